@@ -1,0 +1,275 @@
+/*
+ * The C ABI between libpyop (the loader) and a bridge shared object
+ * (libpyop_bridge.so, one build per Python). Plain C and PODs only.
+ *
+ * Rules (see docs/bridge-abi.md):
+ * - The bridge exports exactly one symbol, PYOP_BRIDGE_ENTRY_SYMBOL, of type
+ *   pyop_bridge_entry_fn. The loader passes the highest ABI it speaks; the
+ *   bridge answers with the version it will use, or refuses. Same major is
+ *   required; a lower minor on either side means the newer side keeps to the
+ *   older one's members.
+ * - Every struct that crosses starts with struct_size. Structs only grow at
+ *   the end; a reader checks struct_size before it reads a member, then NULL,
+ *   then calls.
+ * - Strings cross as pyop_str views (pointer, length), not NUL-terminated,
+ *   and the receiver deep-copies what it keeps. A view with len > 0 and a NULL
+ *   pointer, an embedded NUL, or an empty required string is rejected.
+ * - Descriptor views are borrowed only for the duration of the call.
+ * - The loader never calls the bridge while holding one of its locks, and
+ *   callbacks into the loader (registrar, services) never call the bridge.
+ */
+#ifndef PYOP_BRIDGE_ABI_H
+#define PYOP_BRIDGE_ABI_H
+
+#include "pyop.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PYOP_BRIDGE_ABI_MAJOR 1
+#define PYOP_BRIDGE_ABI_MINOR 0
+#define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
+
+/* ---------------------------------------------------- descriptor views */
+
+typedef struct pyop_io_view {
+  size_t struct_size;
+  pyop_str name;
+  int32_t kind; /* pyop_io_kind */
+} pyop_io_view;
+
+typedef struct pyop_attr_view {
+  size_t struct_size;
+  pyop_str name;
+  int32_t type;     /* pyop_attr_type */
+  int32_t required; /* 1: no default; 0: default_value holds the default */
+  pyop_attr_value default_value;
+} pyop_attr_view;
+
+typedef struct pyop_op_callbacks pyop_op_callbacks;
+
+/*
+ * A prototype: the op's signature. When caps has PYOP_CAP_INFER_META,
+ * callbacks->create_holder/destroy_holder/infer_meta are used with ctx.
+ * ctx and callbacks are owned by the bridge and stay valid until the bridge's
+ * reset() or shutdown().
+ */
+typedef struct pyop_proto_view {
+  size_t struct_size;
+  pyop_str op_type;
+  pyop_str key;         /* descriptor key, e.g. "pyop:plugin_a.scaled_add" */
+  pyop_str source_file; /* Python file of the definition */
+  uint32_t source_line;
+  uint32_t caps;        /* subset of PYOP_CAP_INFER_META */
+  const pyop_io_view *inputs;
+  size_t n_inputs;
+  const pyop_io_view *outputs;
+  size_t n_outputs;
+  const pyop_attr_view *attrs;
+  size_t n_attrs;
+  void *ctx;
+  const pyop_op_callbacks *callbacks;
+} pyop_proto_view;
+
+/*
+ * An implementation of op_type. caps is a non-empty subset of
+ * PYOP_CAP_EXECUTE | PYOP_CAP_COMPILE | PYOP_CAP_LAUNCH; the matching
+ * callbacks must be non-NULL (and only those).
+ */
+typedef struct pyop_impl_view {
+  size_t struct_size;
+  pyop_str op_type;
+  pyop_str key;
+  pyop_str source_file;
+  uint32_t source_line;
+  uint32_t caps;
+  void *ctx;
+  const pyop_op_callbacks *callbacks;
+} pyop_impl_view;
+
+/* ------------------------------------------------------ call arguments */
+
+typedef struct pyop_infer_args {
+  size_t struct_size;
+  const pyop_tensor_list *inputs; /* one slot per prototype input */
+  size_t n_inputs;
+  pyop_tensor *outputs; /* filled by the callee, one per prototype output */
+  size_t n_outputs;
+} pyop_infer_args;
+
+/*
+ * Output/workspace allocation the bridge calls from inside execute; they
+ * route to the host's pyop_exec_ctx (libpyop checks index, sizes, shapes).
+ */
+typedef struct pyop_exec_services {
+  size_t struct_size;
+  void *ctx;
+  /* t: dtype/format/ndim/shape set; on success t->data and t->nbytes set. */
+  int (*alloc_output)(void *ctx, size_t index, pyop_tensor *t);
+  int (*alloc_workspace)(void *ctx, uint64_t nbytes, void **out);
+} pyop_exec_services;
+
+typedef struct pyop_exec_args {
+  size_t struct_size;
+  const pyop_tensor_list *inputs;
+  size_t n_inputs;
+  size_t n_outputs;
+  const pyop_exec_services *services;
+  void *stream;
+} pyop_exec_args;
+
+typedef struct pyop_compile_args {
+  size_t struct_size;
+  const pyop_tensor_list *inputs; /* descriptions */
+  size_t n_inputs;
+  const pyop_tensor *outputs; /* descriptions */
+  size_t n_outputs;
+  void *sink_ctx;
+  /* Stores the compiled artefact (copied by the loader). */
+  int (*set_artifact)(void *sink_ctx, const void *data, size_t len);
+} pyop_compile_args;
+
+/* One argument of a kernel launch. */
+typedef enum pyop_launch_arg_kind {
+  PYOP_LAUNCH_ARG_INPUT = 1,     /* data pointer of input `index` (flattened slots) */
+  PYOP_LAUNCH_ARG_OUTPUT = 2,    /* data pointer of output `index` */
+  PYOP_LAUNCH_ARG_WORKSPACE = 3, /* pointer to workspace `index` */
+  PYOP_LAUNCH_ARG_SCALAR = 4,    /* a typed scalar value */
+  PYOP_LAUNCH_ARG_STREAM = 5     /* the exec context's stream pointer */
+} pyop_launch_arg_kind;
+
+typedef enum pyop_scalar_type {
+  PYOP_SCALAR_INT8 = 1,
+  PYOP_SCALAR_INT16,
+  PYOP_SCALAR_INT32,
+  PYOP_SCALAR_INT64,
+  PYOP_SCALAR_UINT8,
+  PYOP_SCALAR_UINT16,
+  PYOP_SCALAR_UINT32,
+  PYOP_SCALAR_UINT64,
+  PYOP_SCALAR_FLOAT,
+  PYOP_SCALAR_DOUBLE,
+  PYOP_SCALAR_BOOL,
+  PYOP_SCALAR_POINTER
+} pyop_scalar_type;
+
+typedef struct pyop_launch_arg_view {
+  size_t struct_size;
+  int32_t kind;        /* pyop_launch_arg_kind */
+  int32_t scalar_type; /* pyop_scalar_type, for SCALAR */
+  uint32_t index;      /* for INPUT, OUTPUT, WORKSPACE */
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    uintptr_t p;
+  } value;
+} pyop_launch_arg_view;
+
+typedef struct pyop_launch_view {
+  size_t struct_size;
+  pyop_str library; /* path of the kernel shared library */
+  pyop_str symbol;  /* kernel function name */
+  const pyop_launch_arg_view *args;
+  size_t n_args;
+} pyop_launch_view;
+
+typedef struct pyop_declare_args {
+  size_t struct_size;
+  const pyop_tensor_list *inputs; /* descriptions */
+  size_t n_inputs;
+  const pyop_tensor *outputs; /* descriptions */
+  size_t n_outputs;
+  void *sink_ctx;
+  /* Appends one launch to the plan (validated and copied by the loader). */
+  int (*add_launch)(void *sink_ctx, const pyop_launch_view *launch);
+  /* Declares workspace `index` = the next one, of nbytes bytes. */
+  int (*add_workspace)(void *sink_ctx, uint64_t nbytes);
+} pyop_declare_args;
+
+/*
+ * Callbacks of an op, shared by prototypes and implementations. Each returns
+ * PYOP_OK or a negative status after calling services->set_error().
+ * holder: per-instance state made by create_holder from the resolved
+ * attributes (every prototype attribute, in prototype order, defaults
+ * applied).
+ */
+struct pyop_op_callbacks {
+  size_t struct_size;
+  int (*create_holder)(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                       void **out_holder);
+  void (*destroy_holder)(void *holder);
+  int (*infer_meta)(void *holder, const pyop_infer_args *args);
+  int (*execute)(void *holder, const pyop_exec_args *args);
+  int (*compile)(void *holder, const pyop_compile_args *args);
+  int (*declare_launch_args)(void *holder, const pyop_declare_args *args);
+};
+
+/* ------------------------------------------------- loader <-> bridge */
+
+/* What the loader offers the bridge. Valid until the bridge's shutdown(). */
+typedef struct pyop_loader_services {
+  size_t struct_size;
+  /* Records the calling thread's failure detail (copied). */
+  void (*set_error)(int status, pyop_str message);
+  /* A log line at pyop_log_level (copied). */
+  void (*log)(int level, pyop_str message);
+} pyop_loader_services;
+
+/* Receives the descriptors of one load (a transaction). */
+typedef struct pyop_registrar {
+  size_t struct_size;
+  void *ctx;
+  int (*add_proto)(void *ctx, const pyop_proto_view *proto);
+  int (*add_impl)(void *ctx, const pyop_impl_view *impl);
+} pyop_registrar;
+
+#define PYOP_BRIDGE_START_PYTHON (1u << 0)
+
+typedef struct pyop_bridge_config {
+  size_t struct_size;
+  pyop_str artifact_dir; /* directory the bridge was loaded from */
+  pyop_str manifest_libpython; /* libpython recorded at build (for start-up) */
+  uint32_t flags;        /* PYOP_BRIDGE_START_PYTHON */
+} pyop_bridge_config;
+
+typedef struct pyop_bridge_api {
+  size_t struct_size;
+  uint32_t abi_major; /* what the bridge will use */
+  uint32_t abi_minor;
+  pyop_str build_info; /* free text: compiler, Python headers version */
+  /* Applies configuration; may start Python when asked to. */
+  int (*set_config)(const pyop_bridge_config *config);
+  /*
+   * Imports the plugins found in paths (each an ASCEND_CUSTOM_OPP_PATH
+   * element, absolute) and hands their descriptors to registrar. On failure
+   * the bridge keeps no plugin state of this call.
+   */
+  int (*register_custom_ops)(const pyop_registrar *registrar,
+                             const pyop_str *paths, size_t n_paths);
+  /* Drops every plugin module and the ctx of every descriptor it handed out. */
+  void (*reset)(void);
+  /* Last call before dlclose: releases everything, finalises a Python it started. */
+  void (*shutdown)(void);
+} pyop_bridge_api;
+
+typedef struct pyop_bridge_request {
+  size_t struct_size;
+  uint32_t abi_major; /* highest the loader speaks */
+  uint32_t abi_minor;
+  const pyop_loader_services *services;
+} pyop_bridge_request;
+
+/*
+ * The one exported function. Returns PYOP_OK and sets *out_api, or PYOP_EABI
+ * when it cannot speak request->abi_major.
+ */
+typedef int (*pyop_bridge_entry_fn)(const pyop_bridge_request *request,
+                                    const pyop_bridge_api **out_api);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYOP_BRIDGE_ABI_H */

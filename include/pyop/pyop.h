@@ -1,0 +1,455 @@
+/*
+ * libpyop — load custom operators written in Python into a C or C++ host.
+ *
+ * This is the whole public host API. The library never exposes Python types:
+ * everything that crosses is a plain C struct. Every fallible function returns
+ * PYOP_OK (0) or a negative PYOP_E... code; the detail of the last failure on
+ * the calling thread is pyop_last_error().
+ *
+ * Thread safety: every function may be called from any thread. libpyop never
+ * calls into the bridge, Python or a host hook while it holds one of its own
+ * locks. Lifecycle calls (load/unload/shutdown) are serialised: one that finds
+ * another in progress waits for it, so do not call them while holding the
+ * Python GIL (ctypes.CDLL releases it; ctypes.PyDLL does not).
+ */
+#ifndef PYOP_PYOP_H
+#define PYOP_PYOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PYOP_BUILDING_LIBRARY)
+#define PYOP_API __attribute__((visibility("default")))
+#else
+#define PYOP_API
+#endif
+
+/* Version of the host API and ABI; the soname is libpyop.so.PYOP_ABI_VERSION. */
+#define PYOP_VERSION_MAJOR 0
+#define PYOP_VERSION_MINOR 1
+#define PYOP_VERSION_PATCH 0
+#define PYOP_ABI_VERSION 0
+
+/* ---------------------------------------------------------------- status */
+
+/* X(NAME, value, message): the one list of status codes. */
+#define PYOP_STATUS_MAP(X)                                                    \
+  X(OK, 0, "success")                                                         \
+  X(EINVAL, -1, "invalid argument")                                           \
+  X(ENOMEM, -2, "out of memory")                                              \
+  X(ENOENT, -3, "no such file, directory or operator")                        \
+  X(EIO, -4, "input/output error")                                            \
+  X(ENOPYTHON, -5, "no Python runtime in the process")                        \
+  X(ENOTINIT, -6, "the Python interpreter is not initialised")                \
+  X(ENOBRIDGE, -7, "no usable bridge for the running Python")                 \
+  X(EABI, -8, "bridge ABI mismatch")                                          \
+  X(EDESCRIPTOR, -9, "invalid operator descriptor")                           \
+  X(ECONFLICT, -10, "operator registration conflict")                         \
+  X(EPYTHON, -11, "a Python exception was raised")                            \
+  X(EPLUGIN, -12, "a plugin failed to load")                                  \
+  X(EBUSY, -13, "resource busy")                                              \
+  X(ESTATE, -14, "operation not valid in the current state")                  \
+  X(EUNSUPPORTED, -15, "operation not supported by this operator")            \
+  X(ESECURITY, -16, "refused by the file security policy")                    \
+  X(ELAUNCH, -17, "kernel launch plan invalid or failed")                     \
+  X(EHOST, -18, "a host callback failed")                                     \
+  X(EINTERNAL, -19, "internal error")
+
+typedef enum pyop_status {
+#define PYOP__STATUS_ENUM(name, value, msg) PYOP_##name = (value),
+  PYOP_STATUS_MAP(PYOP__STATUS_ENUM)
+#undef PYOP__STATUS_ENUM
+} pyop_status;
+
+/* "PYOP_EINVAL" for PYOP_EINVAL; "PYOP_UNKNOWN" for a value not in the map. */
+PYOP_API const char *pyop_status_name(int status);
+/* A short static description of the code ("invalid argument"). */
+PYOP_API const char *pyop_strerror(int status);
+/*
+ * The full message of the last failure on the calling thread: what failed,
+ * where, and why. "" when nothing failed yet. The string stays valid until the
+ * next libpyop call on this thread that fails.
+ */
+PYOP_API const char *pyop_last_error(void);
+/* The last failure's status on this thread (PYOP_OK when none). */
+PYOP_API int pyop_last_status(void);
+
+/* ------------------------------------------------------------- logging */
+
+typedef enum pyop_log_level {
+  PYOP_LOG_ERROR = 0,
+  PYOP_LOG_WARN = 1,
+  PYOP_LOG_INFO = 2,
+  PYOP_LOG_DEBUG = 3
+} pyop_log_level;
+
+/* ----------------------------------------------------------- data types */
+
+/* Element types. Names follow numpy: pyop_dtype_name() gives "float32". */
+#define PYOP_DTYPE_MAP(X)                                                     \
+  X(FLOAT32, 0, "float32", 4)                                                 \
+  X(FLOAT16, 1, "float16", 2)                                                 \
+  X(BFLOAT16, 2, "bfloat16", 2)                                               \
+  X(FLOAT64, 3, "float64", 8)                                                 \
+  X(INT8, 4, "int8", 1)                                                       \
+  X(INT16, 5, "int16", 2)                                                     \
+  X(INT32, 6, "int32", 4)                                                     \
+  X(INT64, 7, "int64", 8)                                                     \
+  X(UINT8, 8, "uint8", 1)                                                     \
+  X(UINT16, 9, "uint16", 2)                                                   \
+  X(UINT32, 10, "uint32", 4)                                                  \
+  X(UINT64, 11, "uint64", 8)                                                  \
+  X(BOOL, 12, "bool", 1)
+
+typedef enum pyop_dtype {
+#define PYOP__DTYPE_ENUM(name, value, str, size) PYOP_DTYPE_##name = (value),
+  PYOP_DTYPE_MAP(PYOP__DTYPE_ENUM)
+#undef PYOP__DTYPE_ENUM
+  PYOP_DTYPE_COUNT
+} pyop_dtype;
+
+/* "float32"; NULL for an unknown value. */
+PYOP_API const char *pyop_dtype_name(int dtype);
+/* Bytes per element; 0 for an unknown value. */
+PYOP_API size_t pyop_dtype_size(int dtype);
+/* Parses a numpy-style name; PYOP_EINVAL when unknown. */
+PYOP_API int pyop_dtype_from_name(const char *name, int *out_dtype);
+
+/* Memory layouts a tensor may declare. Names as pyop.Format in Python. */
+#define PYOP_FORMAT_MAP(X)                                                    \
+  X(ND, 0, "ND")                                                              \
+  X(NCHW, 1, "NCHW")                                                          \
+  X(NHWC, 2, "NHWC")                                                          \
+  X(NC1HWC0, 3, "NC1HWC0")                                                    \
+  X(FRACTAL_NZ, 4, "FRACTAL_NZ")
+
+typedef enum pyop_format {
+#define PYOP__FORMAT_ENUM(name, value, str) PYOP_FORMAT_##name = (value),
+  PYOP_FORMAT_MAP(PYOP__FORMAT_ENUM)
+#undef PYOP__FORMAT_ENUM
+  PYOP_FORMAT_COUNT
+} pyop_format;
+
+PYOP_API const char *pyop_format_name(int format);
+
+#define PYOP_MAX_DIMS 8
+
+/*
+ * A tensor as it crosses every boundary: a plain struct, copied by value.
+ * For a description (infer_meta) data is NULL. nbytes is the size of the
+ * buffer data points to; the host owns that memory.
+ */
+typedef struct pyop_tensor {
+  void *data;
+  int32_t dtype;  /* pyop_dtype */
+  int32_t format; /* pyop_format */
+  int32_t ndim;   /* 0 .. PYOP_MAX_DIMS */
+  int32_t reserved;
+  int64_t shape[PYOP_MAX_DIMS];
+  uint64_t nbytes;
+} pyop_tensor;
+
+/* Number of elements of shape[0..ndim) (1 for a scalar); -1 on overflow. */
+PYOP_API int64_t pyop_tensor_numel(const pyop_tensor *t);
+
+/*
+ * One input slot: a required input has count 1, an absent optional input
+ * count 0, a dynamic input any count.
+ */
+typedef struct pyop_tensor_list {
+  const pyop_tensor *items;
+  size_t count;
+} pyop_tensor_list;
+
+/* --------------------------------------------------------- attributes */
+
+typedef enum pyop_attr_type {
+  PYOP_ATTR_INT = 1,
+  PYOP_ATTR_FLOAT = 2,
+  PYOP_ATTR_BOOL = 3,
+  PYOP_ATTR_STR = 4,
+  PYOP_ATTR_DTYPE = 5,
+  PYOP_ATTR_LIST_INT = 6,
+  PYOP_ATTR_LIST_FLOAT = 7,
+  PYOP_ATTR_LIST_BOOL = 8,
+  PYOP_ATTR_LIST_STR = 9,
+  PYOP_ATTR_LIST_DTYPE = 10,
+  PYOP_ATTR_LIST_LIST_INT = 11
+} pyop_attr_type;
+
+/* "int", "list[float]", ...; NULL when unknown. */
+PYOP_API const char *pyop_attr_type_name(int type);
+
+/* A string as a (pointer, length) view; never NUL-terminated by contract. */
+typedef struct pyop_str {
+  const char *data;
+  size_t len;
+} pyop_str;
+
+typedef struct pyop_int_list {
+  const int64_t *items;
+  size_t count;
+} pyop_int_list;
+
+/*
+ * A typed attribute value. Only the member selected by type is read:
+ *   INT i, FLOAT f, BOOL b, STR s, DTYPE dtype,
+ *   LIST_INT ints, LIST_FLOAT floats, LIST_BOOL bools, LIST_STR strs,
+ *   LIST_DTYPE dtypes, LIST_LIST_INT int_lists.
+ * Values are borrowed: the receiver copies what it keeps.
+ */
+typedef struct pyop_attr_value {
+  int32_t type; /* pyop_attr_type */
+  int32_t reserved;
+  union {
+    int64_t i;
+    double f;
+    bool b;
+    int32_t dtype;
+    pyop_str s;
+    struct { const int64_t *items; size_t count; } ints;
+    struct { const double *items; size_t count; } floats;
+    struct { const bool *items; size_t count; } bools;
+    struct { const pyop_str *items; size_t count; } strs;
+    struct { const int32_t *items; size_t count; } dtypes;
+    struct { const pyop_int_list *items; size_t count; } int_lists;
+  } u;
+} pyop_attr_value;
+
+/* A named attribute as the host passes it when creating an op instance. */
+typedef struct pyop_attr {
+  const char *name;
+  pyop_attr_value value;
+} pyop_attr;
+
+/* ------------------------------------------------------- op prototypes */
+
+typedef enum pyop_io_kind {
+  PYOP_IO_REQUIRED = 0,
+  PYOP_IO_OPTIONAL = 1,
+  PYOP_IO_DYNAMIC = 2
+} pyop_io_kind;
+
+/* Capability bits of an operator (union of its prototype and its impl). */
+#define PYOP_CAP_INFER_META (1u << 0)
+#define PYOP_CAP_EXECUTE (1u << 1)
+#define PYOP_CAP_COMPILE (1u << 2)
+#define PYOP_CAP_LAUNCH (1u << 3)
+#define PYOP_CAP_ALL 0xFu
+
+typedef struct pyop_io_info {
+  const char *name;
+  int32_t kind; /* pyop_io_kind */
+} pyop_io_info;
+
+typedef struct pyop_attr_info {
+  const char *name;
+  int32_t type; /* pyop_attr_type */
+  bool required;
+  pyop_attr_value default_value; /* valid when !required */
+} pyop_attr_info;
+
+/*
+ * A read-only view of one registered operator. Obtained with pyop_op_get(),
+ * released with pyop_op_info_release(); it stays valid (and unchanged) until
+ * released, even across pyop_unload(). Strings are NUL-terminated.
+ */
+typedef struct pyop_op_info {
+  size_t struct_size;
+  const char *op_type;
+  const char *proto_key;    /* descriptor key of the prototype */
+  const char *proto_source; /* "file.py:12", or "<host>" */
+  const char *impl_key;     /* NULL for an infer-only op */
+  const char *impl_source;  /* NULL for an infer-only op */
+  const pyop_io_info *inputs;
+  size_t n_inputs;
+  const pyop_io_info *outputs;
+  size_t n_outputs;
+  const pyop_attr_info *attrs;
+  size_t n_attrs;
+  uint32_t capabilities; /* PYOP_CAP_* */
+} pyop_op_info;
+
+/* Takes a reference to the operator's description; PYOP_ENOENT if unknown. */
+PYOP_API int pyop_op_get(const char *op_type, const pyop_op_info **out);
+PYOP_API void pyop_op_info_release(const pyop_op_info *info);
+
+/*
+ * The registered op types, sorted. *out_types is one allocation holding the
+ * array and the strings; free it with pyop_free().
+ */
+PYOP_API int pyop_op_list(char ***out_types, size_t *out_count);
+PYOP_API void pyop_free(void *p);
+
+/*
+ * Registers a prototype the host owns (no Python): op_type, inputs, outputs
+ * and attrs are read from info (other members are ignored; proto_key may be
+ * NULL and then defaults to "host:<op_type>"). A Python implementation may
+ * later bind to it. Stays registered across pyop_unload; same rules of
+ * conflict as for Python prototypes.
+ */
+PYOP_API int pyop_register_host_prototype(const pyop_op_info *info);
+
+/* -------------------------------------------------------- lifecycle */
+
+/*
+ * Scans ASCEND_CUSTOM_OPP_PATH and sets *need_load to true when it holds at
+ * least one Python entry. Cheap when there is none (one readdir a directory).
+ */
+PYOP_API int pyop_check_need_load(bool *need_load);
+
+/*
+ * Finds the running Python, loads the matching bridge and registers every op
+ * the plugins declare. Idempotent: returns PYOP_OK at once when loaded. On
+ * failure the registry is exactly as before the call.
+ */
+PYOP_API int pyop_load(void);
+
+/*
+ * Drops every op registered by pyop_load and the plugins' Python state; the
+ * bridge stays loaded so a following pyop_load re-imports the plugins.
+ * Refuses with PYOP_EBUSY while any op instance is alive (destroy them
+ * first): an unload never leaves an instance pointing at freed state.
+ * PYOP_OK when nothing is loaded.
+ */
+PYOP_API int pyop_unload(void);
+
+/*
+ * Unloads, shuts the bridge down and closes it. If op instances are still
+ * alive it unloads nothing, logs an error and returns PYOP_EBUSY. A later
+ * pyop_load starts again from the scan.
+ */
+PYOP_API int pyop_shutdown(void);
+
+/* Loader options. Initialise with PYOP_OPTIONS_INIT. */
+typedef struct pyop_options {
+  size_t struct_size;
+  /*
+   * When no Python interpreter is initialised in the process, start the
+   * build's default Python with an isolated configuration (no environment,
+   * no cwd on sys.path), owned and finalised by libpyop at pyop_shutdown().
+   * Off by default: loading then requires a running interpreter.
+   */
+  bool start_python;
+} pyop_options;
+
+#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false}
+
+/* Applies to the next pyop_load. PYOP_ESTATE while loaded. */
+PYOP_API int pyop_set_options(const pyop_options *options);
+
+/* -------------------------------------------------------- op instances */
+
+/*
+ * Execution context of one execute/launch call. Initialise with
+ * PYOP_EXEC_CTX_INIT. The host owns all memory:
+ * - alloc_output(user, index, t): t arrives with dtype, format, ndim, shape
+ *   and nbytes set; the host sets t->data (and may keep its own bookkeeping).
+ *   Return 0, or non-zero to fail the call with PYOP_EHOST.
+ *   When alloc_output is NULL the host must pass outputs already allocated,
+ *   and an op asking for output i gets outputs[i] if its shape and dtype
+ *   match what it asks for.
+ * - alloc_workspace(user, nbytes, &p): scratch memory valid for the call.
+ */
+typedef struct pyop_exec_ctx {
+  size_t struct_size;
+  void *user;
+  int (*alloc_output)(void *user, size_t index, pyop_tensor *t);
+  int (*alloc_workspace)(void *user, uint64_t nbytes, void **out);
+  void *stream; /* passed through to kernels as an opaque value */
+} pyop_exec_ctx;
+
+#define PYOP_EXEC_CTX_INIT {sizeof(pyop_exec_ctx), NULL, NULL, NULL, NULL}
+
+/* A live instance of an operator (one node of the host's graph). */
+typedef struct pyop_op pyop_op;
+
+/*
+ * Creates an instance of op_type with the given attributes (names must exist;
+ * missing optional ones take their defaults; ints are accepted for floats).
+ * While any instance lives, pyop_unload refuses with PYOP_EBUSY.
+ */
+PYOP_API int pyop_op_create(const char *op_type, const pyop_attr *attrs,
+                            size_t n_attrs, pyop_op **out);
+/* Destroys an instance; NULL is ignored. */
+PYOP_API void pyop_op_destroy(pyop_op *op);
+/* The instance's operator description (borrowed, valid while op lives). */
+PYOP_API const pyop_op_info *pyop_op_get_info(const pyop_op *op);
+/* PYOP_CAP_* bits the instance supports. */
+PYOP_API uint32_t pyop_op_capabilities(const pyop_op *op);
+
+/*
+ * Shape/dtype inference: inputs carry descriptions (data may be NULL); fills
+ * outputs[0..n_outputs) (data NULL). n_outputs must equal the op's output
+ * count.
+ */
+PYOP_API int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs,
+                                size_t n_inputs, pyop_tensor *outputs,
+                                size_t n_outputs);
+
+/*
+ * Runs the op on host buffers. On success outputs[i] describes output i as
+ * allocated through ctx (or as passed in, see pyop_exec_ctx).
+ */
+PYOP_API int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs,
+                             size_t n_inputs, pyop_tensor *outputs,
+                             size_t n_outputs, const pyop_exec_ctx *ctx);
+
+/* ----------------------------------------------------------- host hooks */
+
+/*
+ * Optional host hooks. Initialise with PYOP_HOST_HOOKS_INIT; NULL members are
+ * skipped. Hooks are never called with a libpyop lock held.
+ */
+typedef struct pyop_host_hooks {
+  size_t struct_size;
+  void *user;
+  /* Non-zero when the host already owns op_type: registering it conflicts. */
+  int (*owns_op)(void *user, const char *op_type);
+  /* Called once per op after a load committed (mirror into host factories). */
+  void (*on_register)(void *user, const pyop_op_info *info);
+  /* Called once per op when an unload removed it. */
+  void (*on_unregister)(void *user, const char *op_type);
+  /* Receives every log line at or above the PYOP_LOG level. */
+  void (*log)(void *user, int level, const char *line);
+} pyop_host_hooks;
+
+#define PYOP_HOST_HOOKS_INIT {sizeof(pyop_host_hooks), NULL, NULL, NULL, NULL, NULL}
+
+/* Installs hooks (copied); NULL removes them. */
+PYOP_API int pyop_set_host_hooks(const pyop_host_hooks *hooks);
+
+/* -------------------------------------------------------- diagnostics */
+
+/*
+ * The runtime key of the Python in this process, as one line
+ * ("cp311-x86_64"), written NUL-terminated into buf.
+ */
+PYOP_API int pyop_runtime_key(char *buf, size_t len);
+
+/*
+ * A multi-line report: the runtime key, each ASCEND_CUSTOM_OPP_PATH element
+ * and its verdict, each bridge candidate and its status. *out is allocated;
+ * free it with pyop_free().
+ */
+PYOP_API int pyop_doctor(char **out);
+
+/* -------------------------------------------------- graph-engine entries */
+
+/* Wrappers over pyop_check_need_load / pyop_load / pyop_unload / pyop_shutdown
+ * with the names and C linkage a GE-style engine calls. 0 = success. */
+PYOP_API int CheckNeedLoadPythonCustomOps(bool *need_load);
+PYOP_API int LoadPythonCustomOps(void);
+PYOP_API void UnloadPythonCustomOps(void);
+PYOP_API void ShutdownPythonCustomOpsForProcess(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYOP_PYOP_H */

@@ -1,0 +1,35 @@
+/*
+ * Loading a bridge: dlopen a vetted candidate, find the one entry symbol,
+ * negotiate the ABI, validate the API table, apply the configuration.
+ */
+#ifndef PYOP_BRIDGE_LOADER_H
+#define PYOP_BRIDGE_LOADER_H
+
+#include "artifacts.h"
+#include "core.h"
+#include "pyop/bridge_abi.h"
+
+typedef struct pyop__bridge {
+  void *handle;
+  const pyop_bridge_api *api;
+  uint32_t abi_major; /* negotiated */
+  uint32_t abi_minor;
+  char *path;         /* resolved bridge file */
+  char *dir;          /* artifact directory */
+} pyop__bridge;
+
+/* The services table libpyop hands to every bridge. */
+extern const pyop_loader_services pyop__loader_services;
+
+/*
+ * Tries the candidates in order until one loads; every candidate tried gets
+ * its status and reason. config->artifact_dir is filled per candidate by
+ * the loader. On failure returns PYOP_ENOBRIDGE (or PYOP_ENOMEM) and the
+ * last error lists every candidate with its status and reason.
+ */
+int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
+                      pyop__bridge *out);
+/* Calls shutdown (if present) then dlclose; b is zeroed. */
+void pyop__bridge_close(pyop__bridge *b);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * The operating-system seam, allocation and the string builder.
+ * Errors are in error.c, logging and environment in log.c.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+static int sys_open(const char *path, int flags) { return open(path, flags); }
+static int sys_openat(int dirfd, const char *path, int flags) {
+  return openat(dirfd, path, flags);
+}
+
+/* The real implementations; pyop__sys_reset() copies them back. */
+static const pyop__sys real_sys = {
+    .malloc = malloc,
+    .calloc = calloc,
+    .realloc = realloc,
+    .free = free,
+    .dlopen = dlopen,
+    .dlsym = dlsym,
+    .dlclose = dlclose,
+    .dlerror = dlerror,
+    .dladdr = dladdr,
+    .open = sys_open,
+    .openat = sys_openat,
+    .close = close,
+    .read = read,
+    .fstat = fstat,
+    .stat = stat,
+    .fstatat = fstatat,
+    .realpath = realpath,
+    .getcwd = getcwd,
+    .opendir = opendir,
+    .readdir = readdir,
+    .closedir = closedir,
+    .secure_getenv = secure_getenv,
+    .getauxval = getauxval,
+    .geteuid = geteuid,
+};
+
+pyop__sys pyop__sys_table = {
+    .malloc = malloc,
+    .calloc = calloc,
+    .realloc = realloc,
+    .free = free,
+    .dlopen = dlopen,
+    .dlsym = dlsym,
+    .dlclose = dlclose,
+    .dlerror = dlerror,
+    .dladdr = dladdr,
+    .open = sys_open,
+    .openat = sys_openat,
+    .close = close,
+    .read = read,
+    .fstat = fstat,
+    .stat = stat,
+    .fstatat = fstatat,
+    .realpath = realpath,
+    .getcwd = getcwd,
+    .opendir = opendir,
+    .readdir = readdir,
+    .closedir = closedir,
+    .secure_getenv = secure_getenv,
+    .getauxval = getauxval,
+    .geteuid = geteuid,
+};
+
+void pyop__sys_reset(void) { pyop__sys_table = real_sys; }
+
+/* ---------------------------------------------------------- allocation */
+
+void *pyop__malloc(size_t n) { return PYOP_SYS(malloc)(n ? n : 1); }
+
+void *pyop__calloc(size_t n, size_t size) {
+  if (n == 0 || size == 0) n = size = 1;
+  return PYOP_SYS(calloc)(n, size);
+}
+
+void *pyop__realloc(void *p, size_t n) { return PYOP_SYS(realloc)(p, n ? n : 1); }
+
+void pyop__free(void *p) {
+  if (p) PYOP_SYS(free)(p);
+}
+
+char *pyop__strndup(const char *s, size_t len) {
+  if (len == SIZE_MAX) return NULL;
+  char *d = pyop__malloc(len + 1);
+  if (!d) return NULL;
+  if (len) memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+char *pyop__strdup(const char *s) { return s ? pyop__strndup(s, strlen(s)) : NULL; }
+
+/* ------------------------------------------------------- string builder */
+
+/* Ensures room for `extra` more bytes plus the NUL; marks oom on failure. */
+static bool sb_reserve(pyop__sb *sb, size_t extra) {
+  if (sb->oom) return false;
+  if (extra > SIZE_MAX / 2 - sb->len) {
+    sb->oom = true;
+    return false;
+  }
+  size_t need = sb->len + extra + 1;
+  if (need <= sb->cap) return true;
+  size_t cap = sb->cap ? sb->cap : 64;
+  while (cap < need) cap *= 2;
+  char *p = pyop__realloc(sb->buf, cap);
+  if (!p) {
+    sb->oom = true;
+    return false;
+  }
+  sb->buf = p;
+  sb->cap = cap;
+  return true;
+}
+
+void pyop__sb_append(pyop__sb *sb, const char *s, size_t len) {
+  if (!sb_reserve(sb, len)) return;
+  if (len) memcpy(sb->buf + sb->len, s, len);
+  sb->len += len;
+  sb->buf[sb->len] = '\0';
+}
+
+void pyop__sb_puts(pyop__sb *sb, const char *s) { pyop__sb_append(sb, s, strlen(s)); }
+
+void pyop__sb_vprintf(pyop__sb *sb, const char *fmt, va_list ap) {
+  if (sb->oom) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  char small[256];
+  int n = vsnprintf(small, sizeof small, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) return;
+  if ((size_t)n < sizeof small) {
+    pyop__sb_append(sb, small, (size_t)n);
+    return;
+  }
+  if (!sb_reserve(sb, (size_t)n)) return;
+  vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+  sb->len += (size_t)n;
+}
+
+void pyop__sb_printf(pyop__sb *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pyop__sb_vprintf(sb, fmt, ap);
+  va_end(ap);
+}
+
+const char *pyop__sb_str(const pyop__sb *sb) { return sb->buf ? sb->buf : ""; }
+
+char *pyop__sb_take(pyop__sb *sb) {
+  char *out = NULL;
+  if (!sb->oom) out = sb->buf ? sb->buf : pyop__strdup("");
+  else pyop__free(sb->buf);
+  sb->buf = NULL;
+  sb->len = sb->cap = 0;
+  sb->oom = false;
+  return out;
+}
+
+void pyop__sb_free(pyop__sb *sb) {
+  pyop__free(sb->buf);
+  sb->buf = NULL;
+  sb->len = sb->cap = 0;
+  sb->oom = false;
+}

@@ -1,0 +1,167 @@
+/*
+ * Internal core of libpyop: the operating-system seam, allocation, the
+ * thread-local error, logging and a small string builder. Every other file
+ * of src/ includes this; none of them includes <dlfcn.h> for calls or calls
+ * malloc/open/opendir/... directly — they go through pyop__sys.
+ */
+#ifndef PYOP_CORE_H
+#define PYOP_CORE_H
+
+#include "pyop/pyop.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define PYOP__UNUSED(x) ((void)(x))
+#define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define PYOP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PYOP__PRINTF(f, a)
+#endif
+
+/* ------------------------------------------------------------ the seam */
+
+/*
+ * Every OS call and allocation of libpyop goes through this table. Tests
+ * replace members (and restore them with pyop__sys_reset()) to inject
+ * faults: fail the Nth call, fake a file system, count allocations.
+ */
+typedef struct pyop__sys {
+  void *(*malloc)(size_t n);
+  void *(*calloc)(size_t n, size_t size);
+  void *(*realloc)(void *p, size_t n);
+  void (*free)(void *p);
+
+  void *(*dlopen)(const char *path, int flags);
+  void *(*dlsym)(void *handle, const char *name);
+  int (*dlclose)(void *handle);
+  char *(*dlerror)(void);
+  int (*dladdr)(const void *addr, Dl_info *info);
+
+  int (*open)(const char *path, int flags);
+  int (*openat)(int dirfd, const char *path, int flags);
+  int (*close)(int fd);
+  ssize_t (*read)(int fd, void *buf, size_t n);
+  int (*fstat)(int fd, struct stat *st);
+  int (*stat)(const char *path, struct stat *st);
+  int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
+  char *(*realpath)(const char *path, char *resolved);
+  char *(*getcwd)(char *buf, size_t n);
+
+  DIR *(*opendir)(const char *path);
+  struct dirent *(*readdir)(DIR *d);
+  int (*closedir)(DIR *d);
+
+  char *(*secure_getenv)(const char *name);
+  unsigned long (*getauxval)(unsigned long type);
+  uid_t (*geteuid)(void);
+} pyop__sys;
+
+extern pyop__sys pyop__sys_table;
+
+/* Restores the real implementations. */
+void pyop__sys_reset(void);
+
+#define PYOP_SYS(fn) (pyop__sys_table.fn)
+
+/* ---------------------------------------------------------- allocation */
+
+void *pyop__malloc(size_t n);
+void *pyop__calloc(size_t n, size_t size);
+void *pyop__realloc(void *p, size_t n);
+void pyop__free(void *p);
+/* Copies [s, s+len) and NUL-terminates; NULL on allocation failure. */
+char *pyop__strndup(const char *s, size_t len);
+char *pyop__strdup(const char *s);
+
+/* ------------------------------------------------------- string builder */
+
+/*
+ * A growable NUL-terminated string. After an allocation failure the builder
+ * is marked failed (oom) and further appends are ignored, so callers check
+ * once at the end. An empty builder's buf may be NULL: use pyop__sb_str().
+ */
+typedef struct pyop__sb {
+  char *buf;
+  size_t len;
+  size_t cap;
+  bool oom;
+} pyop__sb;
+
+#define PYOP__SB_INIT {NULL, 0, 0, false}
+
+void pyop__sb_append(pyop__sb *sb, const char *s, size_t len);
+void pyop__sb_puts(pyop__sb *sb, const char *s);
+void pyop__sb_printf(pyop__sb *sb, const char *fmt, ...) PYOP__PRINTF(2, 3);
+void pyop__sb_vprintf(pyop__sb *sb, const char *fmt, va_list ap);
+/* The string so far ("" when empty). */
+const char *pyop__sb_str(const pyop__sb *sb);
+/* Hands the buffer to the caller (NULL if oom; "" allocated when empty). */
+char *pyop__sb_take(pyop__sb *sb);
+void pyop__sb_free(pyop__sb *sb);
+
+/* --------------------------------------------------------------- errors */
+
+/*
+ * Records the calling thread's last failure and returns status, so callers
+ * write `return pyop__error(PYOP_EINVAL, "...", ...)`. The message should
+ * say what failed, on what (a path, an op type) and why. Never allocates
+ * (a fixed thread-local buffer; over-long messages are truncated with a
+ * marker), so it is safe on out-of-memory paths.
+ */
+int pyop__error(int status, const char *fmt, ...) PYOP__PRINTF(2, 3);
+int pyop__verror(int status, const char *fmt, va_list ap);
+/* Records a message given as a (pointer, length) view, copied verbatim. */
+int pyop__error_str(int status, const char *msg, size_t len);
+/* Prefixes the current last error with "context: ". Returns status. */
+int pyop__error_prefix(int status, const char *fmt, ...) PYOP__PRINTF(2, 3);
+/* Clears the calling thread's last error. */
+void pyop__error_clear(void);
+
+/* -------------------------------------------------------------- logging */
+
+/*
+ * Levelled logging. The level comes from PYOP_LOG (error|warn|info|debug,
+ * read once with secure_getenv; default warn). A line reads
+ * "libpyop: <level>: <func>: <message>" and goes to the host's log hook when
+ * one is set, else to stderr. Callers must not hold a libpyop lock (the host
+ * hook may be called).
+ */
+void pyop__log(int level, const char *func, const char *fmt, ...)
+    PYOP__PRINTF(3, 4);
+bool pyop__log_enabled(int level);
+
+#define PYOP_LOG_E(...) pyop__log(PYOP_LOG_ERROR, __func__, __VA_ARGS__)
+#define PYOP_LOG_W(...) pyop__log(PYOP_LOG_WARN, __func__, __VA_ARGS__)
+#define PYOP_LOG_I(...) pyop__log(PYOP_LOG_INFO, __func__, __VA_ARGS__)
+#define PYOP_LOG_D(...)                                                       \
+  do {                                                                        \
+    if (pyop__log_enabled(PYOP_LOG_DEBUG))                                    \
+      pyop__log(PYOP_LOG_DEBUG, __func__, __VA_ARGS__);                       \
+  } while (0)
+
+/* ----------------------------------------------------------- host hooks */
+
+/* A snapshot copy of the installed hooks (all NULL when none). */
+void pyop__hooks_get(pyop_host_hooks *out);
+
+/* --------------------------------------------------------- environment */
+
+/*
+ * secure_getenv through the seam. In secure-execution mode (setuid, file
+ * capabilities) it returns NULL and logs once per variable that the
+ * variable is ignored.
+ */
+const char *pyop__getenv(const char *name);
+/* True when the process runs in secure-execution mode (AT_SECURE). */
+bool pyop__secure_execution(void);
+
+#endif /* PYOP_CORE_H */

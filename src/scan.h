@@ -1,0 +1,88 @@
+/*
+ * Scanning ASCEND_CUSTOM_OPP_PATH (DESIGN §3).
+ *
+ * The value is colon-separated. Empty elements are ignored (never the cwd).
+ * Relative elements are refused (skipped with a warning): libpyop never
+ * resolves anything against the cwd. An element is a Python entry when it is
+ * a .py file, or a directory holding, one level deep, a .py file or a package
+ * directory (a directory with __init__.py). Names starting with '_' or '.'
+ * are skipped. A listed .py file that does not exist is an error; a missing
+ * directory is skipped with a warning. Directory entries are classified by
+ * d_type; stat (fstatat) is used only when d_type is DT_UNKNOWN or DT_LNK.
+ */
+/*
+ * Decisions (where DESIGN §3 leaves a choice):
+ * - Relative elements ("ops", "./ops", "op.py") get the verdict RELATIVE,
+ *   are warned about and skipped; they are not an error (pyop__scan still
+ *   returns PYOP_OK) and are never resolved against the cwd.
+ * - The "_"/"." rule applies to the entries found inside a scanned
+ *   directory. An element is taken as the user wrote it: an explicitly
+ *   listed "/opt/ops/_private.py" is a Python file.
+ * - An element whose name ends in ".py" is stat'ed: a regular file (or a
+ *   link to one) is PYTHON_FILE; a directory is scanned as a directory; a
+ *   FIFO, socket or device is NOT_PYTHON (warned) and is never opened. It
+ *   is MISSING_FILE only when it does not exist (ENOENT, ENOTDIR); another
+ *   stat failure (EACCES, ELOOP, EIO...) is UNREADABLE, warned, skipped.
+ * - Any other element is opened with opendir directly (no stat): ENOENT is
+ *   MISSING_DIR (warned), ENOTDIR leads to one stat to tell a non-directory
+ *   file (NOT_PYTHON, warned) from a missing one (MISSING_DIR), any other
+ *   failure is UNREADABLE (warned). A read error part-way through the
+ *   directory is UNREADABLE too.
+ * - Inside a directory: a Python file is a regular file (or a link to one)
+ *   named *.py; a package is a directory (or a link to one) that holds a
+ *   regular file (or a link to one) named __init__.py. An entry named *.py
+ *   that is a directory, a FIFO, a socket or a device is not a Python file.
+ *   A dangling link is ignored. Reading a directory stops at its first
+ *   Python entry (readdir order), named in the detail.
+ * - Every missing listed .py file is a MISSING_FILE verdict; the scan goes
+ *   on so every element gets a verdict, then returns PYOP_ENOENT whose
+ *   message names the first missing file (and how many more there are).
+ *   With stop_at_first, elements after the first Python entry are
+ *   NOT_SCANNED (detail NULL), so a missing .py file there is not reported.
+ * - On PYOP_ENOMEM *out is left empty (n == 0, has_python false).
+ * - Every warning reads "ASCEND_CUSTOM_OPP_PATH element '<path>' skipped:
+ *   <detail>". Verdict names (pyop__path_verdict_name) are stable, lower
+ *   case: python-file, python-dir, no-python, missing-dir, missing-file,
+ *   relative, unreadable, not-python, not-scanned ("unknown" otherwise).
+ */
+#ifndef PYOP_SCAN_H
+#define PYOP_SCAN_H
+
+#include "core.h"
+
+typedef enum pyop__path_verdict {
+  PYOP__PATH_PYTHON_FILE = 1, /* element is a .py file */
+  PYOP__PATH_PYTHON_DIR,      /* directory with at least one Python entry */
+  PYOP__PATH_NO_PYTHON,       /* directory without Python entries (C++ OPP) */
+  PYOP__PATH_MISSING_DIR,     /* does not exist: skipped, warned */
+  PYOP__PATH_MISSING_FILE,    /* a listed .py file that does not exist: error */
+  PYOP__PATH_RELATIVE,        /* refused: relative element */
+  PYOP__PATH_UNREADABLE,      /* cannot be opened/read: skipped, warned */
+  PYOP__PATH_NOT_PYTHON,      /* a non-.py file or other non-directory: skipped */
+  PYOP__PATH_NOT_SCANNED      /* after the first Python entry in stop-first mode */
+} pyop__path_verdict;
+
+typedef struct pyop__scan_entry {
+  char *path;   /* the element as written (not NUL-containing) */
+  int verdict;  /* pyop__path_verdict */
+  char *detail; /* why (errno text, first Python entry found...), may be NULL */
+} pyop__scan_entry;
+
+typedef struct pyop__scan_result {
+  pyop__scan_entry *entries;
+  size_t n;
+  bool has_python;
+} pyop__scan_result;
+
+/*
+ * Scans `value` (NULL or "" means nothing to scan). With stop_at_first the
+ * scan ends at the first Python entry (later elements are NOT_SCANNED).
+ * Returns PYOP_OK, PYOP_ENOENT for a missing listed .py file (the message
+ * names it; *out is still filled), or PYOP_ENOMEM. Free with
+ * pyop__scan_result_free (also after an error).
+ */
+int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out);
+void pyop__scan_result_free(pyop__scan_result *r);
+const char *pyop__path_verdict_name(int verdict);
+
+#endif

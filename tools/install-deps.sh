@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages libpyop needs to build and test, if missing.
+# Idempotent: prints nothing and does nothing when all are present.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libffi-dev libcmocka-dev
+      python3.11 python3.11-dev libpython3.11-dev python3-numpy
+      valgrind clang libclang-rt-14-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
