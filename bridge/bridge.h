@@ -1,0 +1,218 @@
+/*
+ * Internal header of the bridge (libpyop_bridge.so), the only C of the
+ * project that includes Python.h. One build per Python; the shared object
+ * does not link libpython: Py* symbols resolve against the interpreter that
+ * is already in the process, as for a CPython extension module.
+ *
+ * Files: entry.c (ABI entry, config, lifecycle, errors, threads),
+ * register.c (package and plugin import, descriptor views), native.c
+ * (pyop._native: Tensor and call contexts), callbacks.c (op callbacks).
+ *
+ * Unless a comment says otherwise every function here must be called with
+ * the GIL held.
+ */
+#ifndef PYOP_BRIDGE_H
+#define PYOP_BRIDGE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pyop/bridge_abi.h"
+
+#if defined(__GNUC__)
+#define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PB_PRINTF(f, a)
+#endif
+
+/* Callback kinds; 1..3 are also the values pyop/__init__.py passes to
+ * _native.current_ctx(). */
+enum { PB_INFER = 0, PB_EXECUTE = 1, PB_COMPILE = 2, PB_LAUNCH = 3, PB_NKINDS = 4 };
+
+/*
+ * The ctx of one descriptor handed to libpyop (a prototype or an
+ * implementation). Owned by the bridge: freed at reset()/shutdown() once no
+ * holder refers to it (refs counts the bridge's list plus each holder).
+ */
+typedef struct pb_op {
+  struct pb_op *next;
+  bool is_impl;
+  bool proto_known;    /* impl: validated against a Python prototype */
+  long refs;
+  PyObject *desc;      /* OpProto / OpImpl */
+  PyObject *callable;  /* proto: infer function; impl: the class */
+  char *op_type;
+  char *where;         /* "file:line" of the definition */
+  char *source_dir;    /* directory of the definition's file */
+  int32_t *input_kinds; /* kind per input slot (hints for impls), may be NULL */
+  size_t n_kinds;
+  long n_outputs;      /* -1: unknown (impl bound to a host prototype) */
+  uint32_t caps;
+  pyop_op_callbacks callbacks;
+} pb_op;
+
+/*
+ * Per op instance state made by create_holder: the call targets and the
+ * attribute values converted once, plus Tensor objects kept for reuse.
+ */
+typedef struct pb_holder {
+  pb_op *op;
+  PyObject *self;               /* impl instance, NULL for a prototype */
+  PyObject *target[PB_NKINDS];  /* infer function / bound methods */
+  PyObject *kwnames;            /* tuple of attribute names, NULL if none */
+  PyObject **attr_values;       /* n_attrs owned references */
+  size_t n_attrs;
+  PyObject **in_cache;          /* per input slot: a Tensor to reuse, or NULL */
+  size_t n_in_cache;
+  PyObject **out_cache;         /* per output index */
+  size_t n_out_cache;
+} pb_holder;
+
+/* A Tensor a callback handed to Python, released when the callback ends. */
+enum { PB_ROLE_INPUT = 0, PB_ROLE_OUTPUT = 1, PB_ROLE_WORKSPACE = 2 };
+typedef struct pb_made {
+  PyObject *obj;    /* owned */
+  PyObject **cache; /* where to keep it for reuse, or NULL */
+  int role;
+  size_t index;
+} pb_made;
+
+/* One callback in progress on this thread (a stack through prev). */
+typedef struct pb_frame {
+  int kind;
+  pb_holder *holder;
+  const void *args;            /* pyop_exec_args / compile / declare args */
+  PyObject *ctx;               /* Context object, made on first request */
+  pb_made *made;               /* Tensors handed to Python in this call */
+  size_t n_made, cap_made;
+  pb_made made_small[8];
+  int host_status;             /* first failure of a host service, 0 if none */
+  struct pb_frame *prev;
+} pb_frame;
+
+/* Everything the bridge keeps; Python members are guarded by the GIL. */
+typedef struct pb_state {
+  const pyop_loader_services *services;
+  uint32_t abi_minor;
+  char *artifact_dir;
+  bool owns_python;
+  PyThreadState *main_tstate;   /* ours, saved after start-up */
+  PyObject *pkg;                /* the pyop package */
+  PyObject *native;             /* pyop._native */
+  PyObject *fn_load;            /* pyop._loader.load_plugins */
+  PyObject *fn_unload;          /* pyop._loader.unload_modules */
+  PyObject *fn_loader_shutdown; /* pyop._loader.shutdown */
+  PyObject *fn_format;          /* pyop._errors.format_exception */
+  PyObject *tensor_desc;        /* pyop.TensorDesc */
+  PyObject *dtypes[PYOP_DTYPE_COUNT];   /* DataType members by value */
+  PyObject *formats[PYOP_FORMAT_COUNT]; /* Format members by value */
+  PyTypeObject *tensor_type;
+  PyTypeObject *ctx_type;
+  PyObject *modules;            /* list: plugin modules of every load since reset */
+  pb_op *ops;
+  PyObject *str_method[PB_NKINDS]; /* "", "execute", "compile", "declare_launch_args" */
+} pb_state;
+
+extern pb_state pb;
+extern _Thread_local pb_frame *pb_tls_frame;
+
+/* The pending exception, normalised, with its traceback; clears it. NULL
+ * when none. */
+static inline PyObject *pb_exc_fetch(void) {
+#if PY_VERSION_HEX >= 0x030C0000
+  return PyErr_GetRaisedException();
+#else
+  PyObject *type = NULL, *value = NULL, *tb = NULL;
+  PyErr_Fetch(&type, &value, &tb);
+  if (type == NULL)
+    return NULL;
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value != NULL && tb != NULL)
+    PyException_SetTraceback(value, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
+#endif
+}
+
+/* Sets exc (stolen; NULL: nothing) as the pending exception. */
+static inline void pb_exc_restore(PyObject *exc) {
+  if (exc == NULL)
+    return;
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(exc);
+#else
+  PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+#endif
+}
+
+/* ---- entry.c */
+/* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
+bool pb_str_ok(pyop_str s, bool required);
+/* Sends a message to services->set_error and returns status (no GIL needed). */
+int pb_error(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/*
+ * With a Python exception set: clears it and reports "<prefix>: <Type>:
+ * <message>\n<traceback>" with status. Returns status.
+ */
+int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/* A log line through services->log (no GIL needed). */
+void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
+/* Takes the GIL from any host thread (keeps one thread state per thread). */
+PyGILState_STATE pb_enter(void);
+void pb_leave(PyGILState_STATE st);
+/* malloc'd printf; NULL on failure. */
+char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
+
+/* ---- register.c */
+int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);
+/* Ensures the package and native module are imported. PYOP_OK or status
+ * (error reported). */
+int pb_package_ensure(void);
+/* Drops plugin modules and every op ctx (the GIL is held). */
+void pb_reset_locked(void);
+/* Drops the package, the native module and cached objects. */
+void pb_package_drop(void);
+void pb_op_decref(pb_op *op);
+
+/* ---- native.c */
+/* Creates pyop._native (types included). New reference or NULL (exception). */
+PyObject *pb_native_create(void);
+/* A read-only (or writable) Tensor over t, reusing *cache when nobody else
+ * holds it. New reference or NULL (exception). */
+PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable);
+/*
+ * Ends a Tensor's life as a view: invalidates it and, when nobody else holds
+ * it, puts it in *cache (which takes the reference) or drops it. Returns
+ * false when a buffer export still refers to it (the caller fails the call).
+ */
+bool pb_tensor_release(PyObject *tensor, PyObject **cache);
+/* Starts a frame of kind on this thread (made = made_small). */
+void pb_frame_begin(pb_frame *f, int kind, pb_holder *h, const void *args);
+/* Records t (reference stolen) in f; -1 with MemoryError (t dropped). */
+int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index);
+/*
+ * Pops the frame, invalidates its context and every tensor it handed out.
+ * Returns false when a buffer export outlived the call; *why (malloc'd)
+ * then says which tensor.
+ */
+bool pb_frame_end(pb_frame *f, char **why);
+/* DataType / Format member for a value; borrowed, NULL if unknown. */
+PyObject *pb_dtype_obj(int32_t dtype);
+PyObject *pb_format_obj(int32_t format);
+
+/* ---- callbacks.c */
+extern const pyop_op_callbacks pb_proto_callbacks;
+int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                        void **out_holder);
+void pb_cb_destroy_holder(void *holder);
+int pb_cb_infer_meta(void *holder, const pyop_infer_args *args);
+int pb_cb_execute(void *holder, const pyop_exec_args *args);
+int pb_cb_compile(void *holder, const pyop_compile_args *args);
+int pb_cb_declare(void *holder, const pyop_declare_args *args);
+
+#endif /* PYOP_BRIDGE_H */

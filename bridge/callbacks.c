@@ -1,0 +1,624 @@
+/*
+ * The op callbacks libpyop calls from any host thread: create/destroy a
+ * holder, infer_meta, execute, compile, declare_launch_args.
+ *
+ * Hot path (execute): take the GIL through the thread's kept thread state,
+ * reuse the holder's Tensor objects when nobody kept them, fill a stack
+ * vector [inputs..., attribute values...] and vectorcall the bound method
+ * prepared at create_holder with the prebuilt kwnames tuple. No dict, no
+ * attribute lookup by name, no argument parsing per call.
+ */
+#include "bridge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PB_STACK_ARGS 32
+
+/* ---------------------------------------------------------- attributes */
+
+static PyObject *dtype_value(int32_t d) {
+  PyObject *o = pb_dtype_obj(d);
+  if (o == NULL) {
+    PyErr_Format(PyExc_ValueError, "unknown data type value %d", (int)d);
+    return NULL;
+  }
+  return Py_NewRef(o);
+}
+
+static PyObject *str_value(pyop_str s) {
+  if (s.len > 0 && s.data == NULL) {
+    PyErr_SetString(PyExc_ValueError, "string attribute with NULL data");
+    return NULL;
+  }
+  return PyUnicode_DecodeUTF8(s.data != NULL ? s.data : "", (Py_ssize_t)s.len, "strict");
+}
+
+static PyObject *int_list(const int64_t *items, size_t n) {
+  if (n > 0 && items == NULL) {
+    PyErr_SetString(PyExc_ValueError, "list attribute with NULL items");
+    return NULL;
+  }
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (l == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *v = PyLong_FromLongLong(items[i]);
+    if (v == NULL) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, v);
+  }
+  return l;
+}
+
+/* The Python object of an attribute value: int, float, bool, str,
+ * DataType, or a list of those (list of lists for LIST_LIST_INT). */
+static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
+  if (v->type != type) {
+    PyErr_Format(PyExc_TypeError, "attribute value of type %d given for type %d", (int)v->type,
+                 (int)type);
+    return NULL;
+  }
+  size_t n = 0;
+  const void *items = NULL;
+  switch (type) {
+  case PYOP_ATTR_INT:
+    return PyLong_FromLongLong(v->u.i);
+  case PYOP_ATTR_FLOAT:
+    return PyFloat_FromDouble(v->u.f);
+  case PYOP_ATTR_BOOL:
+    return PyBool_FromLong(v->u.b);
+  case PYOP_ATTR_STR:
+    return str_value(v->u.s);
+  case PYOP_ATTR_DTYPE:
+    return dtype_value(v->u.dtype);
+  case PYOP_ATTR_LIST_INT:
+    return int_list(v->u.ints.items, v->u.ints.count);
+  case PYOP_ATTR_LIST_FLOAT:
+    n = v->u.floats.count;
+    items = v->u.floats.items;
+    break;
+  case PYOP_ATTR_LIST_BOOL:
+    n = v->u.bools.count;
+    items = v->u.bools.items;
+    break;
+  case PYOP_ATTR_LIST_STR:
+    n = v->u.strs.count;
+    items = v->u.strs.items;
+    break;
+  case PYOP_ATTR_LIST_DTYPE:
+    n = v->u.dtypes.count;
+    items = v->u.dtypes.items;
+    break;
+  case PYOP_ATTR_LIST_LIST_INT:
+    n = v->u.int_lists.count;
+    items = v->u.int_lists.items;
+    break;
+  default:
+    PyErr_Format(PyExc_ValueError, "unknown attribute type %d", (int)type);
+    return NULL;
+  }
+  if (n > 0 && items == NULL) {
+    PyErr_SetString(PyExc_ValueError, "list attribute with NULL items");
+    return NULL;
+  }
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (l == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *e = NULL;
+    switch (type) {
+    case PYOP_ATTR_LIST_FLOAT:
+      e = PyFloat_FromDouble(v->u.floats.items[i]);
+      break;
+    case PYOP_ATTR_LIST_BOOL:
+      e = PyBool_FromLong(v->u.bools.items[i]);
+      break;
+    case PYOP_ATTR_LIST_STR:
+      e = str_value(v->u.strs.items[i]);
+      break;
+    case PYOP_ATTR_LIST_DTYPE:
+      e = dtype_value(v->u.dtypes.items[i]);
+      break;
+    default:
+      e = int_list(v->u.int_lists.items[i].items, v->u.int_lists.items[i].count);
+      break;
+    }
+    if (e == NULL) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, e);
+  }
+  return l;
+}
+
+/* -------------------------------------------------------------- holders */
+
+static void holder_free(pb_holder *h) {
+  for (size_t i = 0; i < PB_NKINDS; i++)
+    Py_XDECREF(h->target[i]);
+  Py_XDECREF(h->self);
+  Py_XDECREF(h->kwnames);
+  for (size_t i = 0; i < h->n_attrs; i++)
+    Py_XDECREF(h->attr_values[i]);
+  free(h->attr_values);
+  for (size_t i = 0; i < h->n_in_cache; i++)
+    Py_XDECREF(h->in_cache[i]);
+  free(h->in_cache);
+  for (size_t i = 0; i < h->n_out_cache; i++)
+    Py_XDECREF(h->out_cache[i]);
+  free(h->out_cache);
+  pb_op_decref(h->op);
+  free(h);
+}
+
+static const char *const kind_label[PB_NKINDS] = {"infer_meta", "execute", "compile",
+                                                  "declare_launch_args"};
+
+/*
+ * Makes the per-instance state: attribute values converted once (in the
+ * order given, which libpyop makes the prototype's), the kwnames tuple, and
+ * for an implementation an instance of the class with its methods bound.
+ */
+int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                        void **out_holder) {
+  pb_op *op = ctx;
+  if (op == NULL || out_holder == NULL || (n_attrs > 0 && attrs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge create_holder: invalid arguments");
+  *out_holder = NULL;
+  if (!Py_IsInitialized())
+    return pb_error(PYOP_ENOTINIT, "bridge create_holder: Python is not initialised");
+  PyGILState_STATE st = pb_enter();
+  int rc = PYOP_OK;
+  pb_holder *h = calloc(1, sizeof *h);
+  if (h == NULL) {
+    pb_leave(st);
+    return pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
+  }
+  h->op = op;
+  op->refs++;
+  h->attr_values = calloc(n_attrs ? n_attrs : 1, sizeof *h->attr_values);
+  size_t n_in = op->n_kinds, n_out = op->n_outputs > 0 ? (size_t)op->n_outputs : 0;
+  h->in_cache = calloc(n_in ? n_in : 1, sizeof *h->in_cache);
+  h->out_cache = calloc(n_out ? n_out : 1, sizeof *h->out_cache);
+  if (h->attr_values == NULL || h->in_cache == NULL || h->out_cache == NULL) {
+    rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
+    goto out;
+  }
+  h->n_in_cache = n_in;
+  h->n_out_cache = n_out;
+  if (n_attrs > 0) {
+    h->kwnames = PyTuple_New((Py_ssize_t)n_attrs);
+    if (h->kwnames == NULL)
+      goto py_fail;
+  }
+  for (size_t i = 0; i < n_attrs; i++) {
+    const pyop_attr_view *a = &attrs[i];
+    if (a->struct_size < sizeof *a || !pb_str_ok(a->name, true)) {
+      rc = pb_error(PYOP_EINVAL, "bridge create_holder: attribute %zu of op '%s' is invalid", i,
+                    op->op_type);
+      goto out;
+    }
+    PyObject *name = PyUnicode_DecodeUTF8(a->name.data, (Py_ssize_t)a->name.len, "strict");
+    if (name == NULL)
+      goto py_fail;
+    PyUnicode_InternInPlace(&name);
+    PyTuple_SET_ITEM(h->kwnames, (Py_ssize_t)i, name);
+    h->attr_values[i] = attr_to_py(&a->default_value, a->type);
+    h->n_attrs = i + 1;
+    if (h->attr_values[i] == NULL) {
+      PyObject *exc = pb_exc_fetch();
+      PyErr_Format(PyExc_ValueError, "attribute '%U': cannot convert its value", name);
+      if (exc != NULL) {
+        PyObject *now = pb_exc_fetch();
+        PyException_SetCause(now, exc);
+        pb_exc_restore(now);
+      }
+      goto py_fail;
+    }
+  }
+  if (op->is_impl) {
+    if (!op->proto_known) {
+      PyObject *names = h->kwnames != NULL ? Py_NewRef(h->kwnames) : PyTuple_New(0);
+      PyObject *r = names != NULL ? PyObject_CallMethod(op->desc, "check_attrs", "O", names) : NULL;
+      Py_XDECREF(names);
+      if (r == NULL) {
+        rc = pb_error_python(PYOP_EDESCRIPTOR,
+                             "op '%s' (%s): the implementation does not match the prototype's "
+                             "attributes",
+                             op->op_type, op->where);
+        goto out;
+      }
+      Py_DECREF(r);
+    }
+    h->self = PyObject_CallNoArgs(op->callable);
+    if (h->self == NULL) {
+      rc = pb_error_python(PYOP_EPYTHON, "op '%s': creating the implementation (class at %s) "
+                           "failed", op->op_type, op->where);
+      goto out;
+    }
+    for (int k = PB_EXECUTE; k < PB_NKINDS; k++) {
+      if (!(op->caps & (PYOP_CAP_INFER_META << k)))
+        continue;
+      h->target[k] = PyObject_GetAttr(h->self, pb.str_method[k]);
+      if (h->target[k] == NULL)
+        goto py_fail;
+    }
+  } else {
+    h->target[PB_INFER] = Py_NewRef(op->callable);
+  }
+  goto out;
+py_fail:
+  rc = pb_error_python(PYOP_EPYTHON, "op '%s' (%s): create_holder failed", op->op_type,
+                       op->where);
+out:
+  if (rc != PYOP_OK) {
+    holder_free(h);
+    h = NULL;
+  }
+  pb_leave(st);
+  *out_holder = h;
+  return rc;
+}
+
+/* Releases the holder; without a running interpreter only its C memory. */
+void pb_cb_destroy_holder(void *holder) {
+  pb_holder *h = holder;
+  if (h == NULL)
+    return;
+  if (!Py_IsInitialized()) {
+    free(h->attr_values);
+    free(h->in_cache);
+    free(h->out_cache);
+    free(h);
+    return;
+  }
+  PyGILState_STATE st = pb_enter();
+  holder_free(h);
+  pb_leave(st);
+}
+
+/* --------------------------------------------------------- arguments */
+
+static int slot_kind(const pb_op *op, size_t i) {
+  return i < op->n_kinds ? op->input_kinds[i] : -1;
+}
+
+/* A TensorDesc for a description. New reference or NULL. */
+static PyObject *make_desc(const pyop_tensor *t) {
+  if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {
+    PyErr_Format(PyExc_ValueError, "tensor description with %d dimensions", (int)t->ndim);
+    return NULL;
+  }
+  PyObject *shape = PyTuple_New(t->ndim);
+  if (shape == NULL)
+    return NULL;
+  for (int32_t i = 0; i < t->ndim; i++) {
+    PyObject *d = PyLong_FromLongLong(t->shape[i]);
+    if (d == NULL) {
+      Py_DECREF(shape);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(shape, i, d);
+  }
+  PyObject *dt = pb_dtype_obj(t->dtype), *fm = pb_format_obj(t->format);
+  if (dt == NULL || fm == NULL) {
+    Py_DECREF(shape);
+    PyErr_Format(PyExc_ValueError, "tensor description with unknown dtype %d or format %d",
+                 (int)t->dtype, (int)t->format);
+    return NULL;
+  }
+  PyObject *argv[3] = {shape, dt, fm};
+  PyObject *r = PyObject_Vectorcall(pb.tensor_desc, argv, 3, NULL);
+  Py_DECREF(shape);
+  return r;
+}
+
+/* One argument object for a tensor: a Tensor view (tracked in f) or a
+ * TensorDesc (as_desc). New reference or NULL. */
+static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache, size_t index,
+                            bool as_desc) {
+  if (as_desc)
+    return make_desc(t);
+  PyObject *o = pb_tensor_get(cache, t, false);
+  if (o == NULL)
+    return NULL;
+  if (pb_frame_track(f, o, cache, PB_ROLE_INPUT, index) < 0)
+    return NULL;
+  return Py_NewRef(o);
+}
+
+/*
+ * Positional arguments for the input slots into argv[0..n): a tensor for a
+ * required slot, the tensor or None for an optional one, a list for a
+ * dynamic one (or when the kind is unknown and count != 1).
+ */
+static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
+                        PyObject **argv, bool as_desc) {
+  pb_holder *h = f->holder;
+  size_t flat = 0;
+  for (size_t i = 0; i < n; i++) {
+    const pyop_tensor_list *s = &inputs[i];
+    if (s->count > 0 && s->items == NULL) {
+      PyErr_Format(PyExc_ValueError, "input slot %zu has %zu tensors and no items", i, s->count);
+      return -1;
+    }
+    int kind = slot_kind(h->op, i);
+    PyObject **cache = i < h->n_in_cache ? &h->in_cache[i] : NULL;
+    if (kind != PYOP_IO_DYNAMIC && s->count == 1) {
+      argv[i] = one_tensor(f, &s->items[0], cache, flat, as_desc);
+    } else if (kind != PYOP_IO_DYNAMIC && s->count == 0) {
+      argv[i] = Py_NewRef(Py_None);
+    } else {
+      PyObject *l = PyList_New((Py_ssize_t)s->count);
+      if (l != NULL) {
+        for (size_t j = 0; j < s->count; j++) {
+          PyObject *e = one_tensor(f, &s->items[j], NULL, flat + j, as_desc);
+          if (e == NULL) {
+            Py_CLEAR(l);
+            break;
+          }
+          PyList_SET_ITEM(l, (Py_ssize_t)j, e);
+        }
+      }
+      argv[i] = l;
+    }
+    flat += s->count;
+    if (argv[i] == NULL)
+      return -1;
+  }
+  return 0;
+}
+
+static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv) {
+  if (n > 0 && outs == NULL) {
+    PyErr_SetString(PyExc_ValueError, "output descriptions missing");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    argv[i] = make_desc(&outs[i]);
+    if (argv[i] == NULL)
+      return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ the call */
+
+typedef struct pb_call {
+  pb_frame frame;
+  PyObject *stack[1 + PB_STACK_ARGS];
+  PyObject **argv; /* argv[0] is the PY_VECTORCALL_ARGUMENTS_OFFSET slot */
+  size_t npos;
+} pb_call;
+
+/* Prepares argv with room for npos positional args plus the attributes. */
+static int call_begin(pb_call *c, pb_holder *h, int kind, const void *args, size_t npos) {
+  size_t total = 1 + npos + h->n_attrs;
+  c->argv = total <= 1 + PB_STACK_ARGS ? c->stack : calloc(total, sizeof *c->argv);
+  if (c->argv == NULL)
+    return pb_error(PYOP_ENOMEM, "bridge: out of memory for the arguments of op '%s'",
+                    h->op->op_type);
+  memset(c->argv, 0, total * sizeof *c->argv);
+  c->npos = npos;
+  pb_frame_begin(&c->frame, kind, h, args);
+  return PYOP_OK;
+}
+
+/* Calls the target; returns the result (new ref) or NULL with an exception. */
+static PyObject *call_invoke(pb_call *c, int kind) {
+  pb_holder *h = c->frame.holder;
+  PyObject **pos = c->argv + 1;
+  for (size_t i = 0; i < h->n_attrs; i++)
+    pos[c->npos + i] = h->attr_values[i]; /* borrowed: the holder owns them */
+  return PyObject_Vectorcall(h->target[kind], pos, c->npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                             h->kwnames);
+}
+
+/*
+ * Ends the call: drops the positional arguments, reports a pending Python
+ * error (rc is then the error status) and releases every tensor; a view
+ * that outlived the call fails it. Returns the final status.
+ */
+static int call_end(pb_call *c, int kind, int rc) {
+  pb_holder *h = c->frame.holder;
+  pb_op *op = h->op;
+  if (PyErr_Occurred()) {
+    int status = c->frame.host_status != 0 ? c->frame.host_status : PYOP_EPYTHON;
+    rc = pb_error_python(status, "%s of op '%s' (%s %s) failed", kind_label[kind], op->op_type,
+                         op->is_impl ? "implementation at" : "defined at", op->where);
+  }
+  for (size_t i = 0; i < c->npos; i++)
+    Py_XDECREF(c->argv[1 + i]);
+  if (c->argv != c->stack)
+    free(c->argv);
+  char *why = NULL;
+  if (!pb_frame_end(&c->frame, &why) && rc == PYOP_OK)
+    rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", kind_label[kind], op->op_type,
+                  op->where, why != NULL ? why : "a tensor view outlived the callback");
+  free(why);
+  return rc;
+}
+
+static bool args_ok(const void *args, size_t size, size_t need) {
+  return args != NULL && size >= need;
+}
+
+/* Reads .shape/.dtype/.format of a TensorDesc-like result into t. */
+static int desc_to_tensor(PyObject *o, pyop_tensor *t, size_t index) {
+  memset(t, 0, sizeof *t);
+  PyObject *shape = PyObject_GetAttrString(o, "shape");
+  PyObject *dtype = shape ? PyObject_GetAttrString(o, "dtype") : NULL;
+  PyObject *format = dtype ? PyObject_GetAttrString(o, "format") : NULL;
+  int rc = -1;
+  if (format == NULL) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "infer_meta output %zu: expected a TensorDesc, got %s", index,
+                 Py_TYPE(o)->tp_name);
+    goto out;
+  }
+  PyObject *seq = PySequence_Fast(shape, "shape must be a sequence");
+  if (seq == NULL)
+    goto out;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > PYOP_MAX_DIMS) {
+    PyErr_Format(PyExc_ValueError, "infer_meta output %zu: %zd dimensions (at most %d)", index,
+                 n, PYOP_MAX_DIMS);
+    Py_DECREF(seq);
+    goto out;
+  }
+  t->ndim = (int32_t)n;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    t->shape[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (t->shape[i] == -1 && PyErr_Occurred()) {
+      Py_DECREF(seq);
+      goto out;
+    }
+  }
+  Py_DECREF(seq);
+  long d = PyLong_AsLong(dtype), f = PyLong_AsLong(format);
+  if (PyErr_Occurred())
+    goto out;
+  if (d < 0 || d >= PYOP_DTYPE_COUNT || f < 0 || f >= PYOP_FORMAT_COUNT) {
+    PyErr_Format(PyExc_ValueError, "infer_meta output %zu: unknown dtype %ld or format %ld",
+                 index, d, f);
+    goto out;
+  }
+  t->dtype = (int32_t)d;
+  t->format = (int32_t)f;
+  rc = 0;
+out:
+  Py_XDECREF(shape);
+  Py_XDECREF(dtype);
+  Py_XDECREF(format);
+  return rc;
+}
+
+/* infer_meta's result: a TensorDesc (one output) or a sequence of them. */
+static int store_infer_result(PyObject *res, pyop_tensor *outs, size_t n) {
+  if (n == 1 && !PyTuple_Check(res) && !PyList_Check(res))
+    return desc_to_tensor(res, &outs[0], 0);
+  if (!PyTuple_Check(res) && !PyList_Check(res)) {
+    PyErr_Format(PyExc_TypeError, "infer_meta must return a tuple of %zu TensorDesc, got %s", n,
+                 Py_TYPE(res)->tp_name);
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(res, "");
+  if (seq == NULL)
+    return -1;
+  if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
+    PyErr_Format(PyExc_ValueError, "infer_meta returned %zd outputs, the op has %zu",
+                 PySequence_Fast_GET_SIZE(seq), n);
+    Py_DECREF(seq);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (desc_to_tensor(PySequence_Fast_GET_ITEM(seq, i), &outs[i], i) < 0) {
+      Py_DECREF(seq);
+      return -1;
+    }
+  Py_DECREF(seq);
+  return 0;
+}
+
+int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
+  pb_holder *h = holder;
+  if (h == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+      (args->n_inputs > 0 && args->inputs == NULL) ||
+      (args->n_outputs > 0 && args->outputs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
+  if (h->target[PB_INFER] == NULL)
+    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no infer_meta", h->op->op_type);
+  PyGILState_STATE st = pb_enter();
+  pb_call c;
+  int rc = call_begin(&c, h, PB_INFER, args, args->n_inputs);
+  if (rc != PYOP_OK) {
+    pb_leave(st);
+    return rc;
+  }
+  rc = PYOP_EPYTHON; /* until the call succeeds */
+  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 1, true) == 0) {
+    PyObject *res = call_invoke(&c, PB_INFER);
+    if (res != NULL) {
+      if (store_infer_result(res, args->outputs, args->n_outputs) == 0)
+        rc = PYOP_OK;
+      Py_DECREF(res);
+    }
+  }
+  rc = call_end(&c, PB_INFER, rc);
+  pb_leave(st);
+  return rc;
+}
+
+int pb_cb_execute(void *holder, const pyop_exec_args *args) {
+  pb_holder *h = holder;
+  if (h == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+      (args->n_inputs > 0 && args->inputs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge execute: invalid arguments");
+  if (h->target[PB_EXECUTE] == NULL)
+    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no execute", h->op->op_type);
+  PyGILState_STATE st = pb_enter();
+  pb_call c;
+  int rc = call_begin(&c, h, PB_EXECUTE, args, args->n_inputs);
+  if (rc != PYOP_OK) {
+    pb_leave(st);
+    return rc;
+  }
+  rc = PYOP_EPYTHON; /* until the call succeeds */
+  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 1, false) == 0) {
+    PyObject *res = call_invoke(&c, PB_EXECUTE);
+    if (res != NULL) {
+      rc = PYOP_OK;
+      Py_DECREF(res);
+    }
+  }
+  rc = call_end(&c, PB_EXECUTE, rc);
+  pb_leave(st);
+  return rc;
+}
+
+/* compile and declare_launch_args: inputs then outputs, as descriptions. */
+static int call_with_descs(pb_holder *h, int kind, const void *args,
+                           const pyop_tensor_list *inputs, size_t n_in,
+                           const pyop_tensor *outputs, size_t n_out) {
+  if (h->target[kind] == NULL)
+    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, kind_label[kind]);
+  PyGILState_STATE st = pb_enter();
+  pb_call c;
+  int rc = call_begin(&c, h, kind, args, n_in + n_out);
+  if (rc != PYOP_OK) {
+    pb_leave(st);
+    return rc;
+  }
+  rc = PYOP_EPYTHON; /* until the call succeeds */
+  if (build_inputs(&c.frame, inputs, n_in, c.argv + 1, true) == 0 &&
+      build_output_descs(outputs, n_out, c.argv + 1 + n_in) == 0) {
+    PyObject *res = call_invoke(&c, kind);
+    if (res != NULL) {
+      rc = PYOP_OK;
+      Py_DECREF(res);
+    }
+  }
+  rc = call_end(&c, kind, rc);
+  pb_leave(st);
+  return rc;
+}
+
+int pb_cb_compile(void *holder, const pyop_compile_args *args) {
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+      (args->n_inputs > 0 && args->inputs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge compile: invalid arguments");
+  return call_with_descs(holder, PB_COMPILE, args, args->inputs, args->n_inputs, args->outputs,
+                         args->n_outputs);
+}
+
+int pb_cb_declare(void *holder, const pyop_declare_args *args) {
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+      (args->n_inputs > 0 && args->inputs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge declare_launch_args: invalid arguments");
+  return call_with_descs(holder, PB_LAUNCH, args, args->inputs, args->n_inputs, args->outputs,
+                         args->n_outputs);
+}

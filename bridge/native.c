@@ -1,0 +1,805 @@
+/*
+ * pyop._native: the Tensor view type and the call contexts.
+ *
+ * A Tensor is a borrowed view of a host pyop_tensor (copied by value: data
+ * pointer, dtype, shape...). It is valid only during the callback that
+ * handed it out: afterwards every attribute and buffer request raises
+ * RuntimeError("tensor used outside its callback"). A buffer export
+ * (memoryview, numpy array) still alive when the callback returns fails
+ * that call. Buffer formats: float32 'f', float16 'e', bfloat16 'H' (the raw
+ * 16 bits; view them with e.g. ml_dtypes.bfloat16), float64 'd', int8 'b',
+ * int16 'h', int32 'i', int64 'q', uint8 'B', uint16 'H', uint32 'I',
+ * uint64 'Q', bool '?'; C-contiguous, read-only for inputs.
+ */
+#include "bridge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pb_tensor {
+  PyObject_HEAD
+  pyop_tensor t;
+  bool valid;
+  bool writable;
+  Py_ssize_t exports;
+  Py_ssize_t shape[PYOP_MAX_DIMS];
+  Py_ssize_t strides[PYOP_MAX_DIMS];
+} pb_tensor;
+
+typedef struct pb_ctx {
+  PyObject_HEAD
+  pb_frame *frame; /* NULL once the callback returned */
+  int kind;
+} pb_ctx;
+
+static const struct {
+  size_t size;
+  const char *name;
+} dtype_info[PYOP_DTYPE_COUNT] = {
+#define PB_DT(name, value, str, size) [value] = {size, str},
+    PYOP_DTYPE_MAP(PB_DT)
+#undef PB_DT
+};
+
+static const char *const dtype_fmt[PYOP_DTYPE_COUNT] = {
+    [PYOP_DTYPE_FLOAT32] = "f", [PYOP_DTYPE_FLOAT16] = "e", [PYOP_DTYPE_BFLOAT16] = "H",
+    [PYOP_DTYPE_FLOAT64] = "d", [PYOP_DTYPE_INT8] = "b",    [PYOP_DTYPE_INT16] = "h",
+    [PYOP_DTYPE_INT32] = "i",   [PYOP_DTYPE_INT64] = "q",   [PYOP_DTYPE_UINT8] = "B",
+    [PYOP_DTYPE_UINT16] = "H",  [PYOP_DTYPE_UINT32] = "I",  [PYOP_DTYPE_UINT64] = "Q",
+    [PYOP_DTYPE_BOOL] = "?",
+};
+
+static size_t dtype_size(int32_t d) {
+  return d >= 0 && d < PYOP_DTYPE_COUNT ? dtype_info[d].size : 0;
+}
+
+PyObject *pb_dtype_obj(int32_t dtype) {
+  return dtype >= 0 && dtype < PYOP_DTYPE_COUNT ? pb.dtypes[dtype] : NULL;
+}
+
+PyObject *pb_format_obj(int32_t format) {
+  return format >= 0 && format < PYOP_FORMAT_COUNT ? pb.formats[format] : NULL;
+}
+
+/* Element count of t, -1 for a negative dimension or on overflow. */
+static int64_t numel(const pyop_tensor *t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim && i < PYOP_MAX_DIMS; i++) {
+    if (t->shape[i] < 0)
+      return -1;
+    if (t->shape[i] != 0 && n > INT64_MAX / t->shape[i])
+      return -1;
+    n *= t->shape[i];
+  }
+  return n;
+}
+
+/* --------------------------------------------------------------- Tensor */
+
+static int tensor_check(pb_tensor *self) {
+  if (!self->valid) {
+    PyErr_SetString(PyExc_RuntimeError, "tensor used outside its callback");
+    return -1;
+  }
+  return 0;
+}
+
+static void tensor_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyObject_Free(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *tensor_shape(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  if (tensor_check(self) < 0)
+    return NULL;
+  PyObject *t = PyTuple_New(self->t.ndim);
+  if (t == NULL)
+    return NULL;
+  for (int32_t i = 0; i < self->t.ndim; i++) {
+    PyObject *d = PyLong_FromLongLong(self->t.shape[i]);
+    if (d == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, i, d);
+  }
+  return t;
+}
+
+static PyObject *tensor_dtype(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  if (tensor_check(self) < 0)
+    return NULL;
+  PyObject *d = pb_dtype_obj(self->t.dtype);
+  return d != NULL ? Py_NewRef(d) : PyLong_FromLong(self->t.dtype);
+}
+
+static PyObject *tensor_format(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  if (tensor_check(self) < 0)
+    return NULL;
+  PyObject *f = pb_format_obj(self->t.format);
+  return f != NULL ? Py_NewRef(f) : PyLong_FromLong(self->t.format);
+}
+
+static PyObject *tensor_ndim(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  return tensor_check(self) < 0 ? NULL : PyLong_FromLong(self->t.ndim);
+}
+
+static PyObject *tensor_nbytes(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  return tensor_check(self) < 0 ? NULL : PyLong_FromUnsignedLongLong(self->t.nbytes);
+}
+
+static PyObject *tensor_numel(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  return tensor_check(self) < 0 ? NULL : PyLong_FromLongLong(numel(&self->t));
+}
+
+static PyObject *tensor_data_ptr(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  return tensor_check(self) < 0 ? NULL : PyLong_FromVoidPtr(self->t.data);
+}
+
+static PyObject *tensor_writable(PyObject *o, void *c) {
+  (void)c;
+  pb_tensor *self = (pb_tensor *)o;
+  return tensor_check(self) < 0 ? NULL : PyBool_FromLong(self->writable);
+}
+
+static PyObject *tensor_valid(PyObject *o, void *c) {
+  (void)c;
+  return PyBool_FromLong(((pb_tensor *)o)->valid);
+}
+
+static PyObject *tensor_repr(PyObject *o) {
+  pb_tensor *self = (pb_tensor *)o;
+  if (!self->valid)
+    return PyUnicode_FromString("<pyop.Tensor (released: used outside its callback)>");
+  char dims[PYOP_MAX_DIMS * 24 + 4];
+  size_t p = 0;
+  dims[p++] = '(';
+  for (int32_t i = 0; i < self->t.ndim; i++)
+    p += (size_t)snprintf(dims + p, sizeof dims - p, i ? ", %lld" : "%lld",
+                          (long long)self->t.shape[i]);
+  if (self->t.ndim == 1)
+    dims[p++] = ',';
+  dims[p++] = ')';
+  dims[p] = '\0';
+  const char *dt = self->t.dtype >= 0 && self->t.dtype < PYOP_DTYPE_COUNT
+                       ? dtype_info[self->t.dtype].name
+                       : "?";
+  return PyUnicode_FromFormat("<pyop.Tensor shape=%s dtype=%s%s>", dims, dt,
+                              self->writable ? " writable" : "");
+}
+
+static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
+  pb_tensor *self = (pb_tensor *)o;
+  view->obj = NULL;
+  if (tensor_check(self) < 0)
+    return -1;
+  size_t isz = dtype_size(self->t.dtype);
+  if (isz == 0) {
+    PyErr_Format(PyExc_BufferError, "tensor has an unknown dtype %d", (int)self->t.dtype);
+    return -1;
+  }
+  int64_t n = numel(&self->t);
+  if (n < 0 || (uint64_t)n > UINT64_MAX / isz) {
+    PyErr_SetString(PyExc_BufferError, "tensor shape has unknown (negative) dimensions");
+    return -1;
+  }
+  uint64_t len = (uint64_t)n * isz;
+  if (len > 0 && self->t.data == NULL) {
+    PyErr_SetString(PyExc_BufferError, "tensor has no data (it is a description)");
+    return -1;
+  }
+  if (len > self->t.nbytes || len > (uint64_t)PY_SSIZE_T_MAX) {
+    PyErr_Format(PyExc_BufferError, "tensor of %lld elements needs %llu bytes, buffer has %llu",
+                 (long long)n, (unsigned long long)len, (unsigned long long)self->t.nbytes);
+    return -1;
+  }
+  if ((flags & PyBUF_WRITABLE) && !self->writable) {
+    PyErr_SetString(PyExc_BufferError, "input tensors are read-only");
+    return -1;
+  }
+  view->buf = self->t.data;
+  view->obj = Py_NewRef(o);
+  view->len = (Py_ssize_t)len;
+  view->readonly = !self->writable;
+  view->itemsize = (Py_ssize_t)isz;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)dtype_fmt[self->t.dtype] : NULL;
+  view->ndim = self->t.ndim;
+  view->shape = (flags & PyBUF_ND) ? self->shape : NULL;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? self->strides : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  if (!(flags & PyBUF_ND)) {
+    /* A flat request sees the bytes. */
+    view->ndim = 1;
+    view->itemsize = 1;
+    if (view->format != NULL)
+      view->format = "B";
+  }
+  self->exports++;
+  return 0;
+}
+
+static void tensor_releasebuffer(PyObject *o, Py_buffer *view) {
+  (void)view;
+  ((pb_tensor *)o)->exports--;
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", tensor_shape, NULL, "tuple of ints", NULL},
+    {"dtype", tensor_dtype, NULL, "pyop.DataType", NULL},
+    {"format", tensor_format, NULL, "pyop.Format", NULL},
+    {"ndim", tensor_ndim, NULL, "number of dimensions", NULL},
+    {"nbytes", tensor_nbytes, NULL, "size of the host buffer in bytes", NULL},
+    {"numel", tensor_numel, NULL, "number of elements", NULL},
+    {"data_ptr", tensor_data_ptr, NULL, "address of the host buffer (int)", NULL},
+    {"writable", tensor_writable, NULL, "True for outputs and workspaces", NULL},
+    {"valid", tensor_valid, NULL, "False once the callback returned (never raises)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot tensor_slots[] = {
+    {Py_tp_dealloc, tensor_dealloc},
+    {Py_tp_repr, tensor_repr},
+    {Py_tp_getset, tensor_getset},
+    {Py_bf_getbuffer, tensor_getbuffer},
+    {Py_bf_releasebuffer, tensor_releasebuffer},
+    {Py_tp_doc, "A borrowed view of a host tensor, valid during one callback. "
+                "Supports the buffer protocol (memoryview(t), numpy.asarray(t))."},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_spec = {
+    "pyop.Tensor", sizeof(pb_tensor), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, tensor_slots,
+};
+
+static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
+  self->t = *t;
+  if (self->t.ndim < 0)
+    self->t.ndim = 0;
+  if (self->t.ndim > PYOP_MAX_DIMS)
+    self->t.ndim = PYOP_MAX_DIMS;
+  self->valid = true;
+  self->writable = writable;
+  Py_ssize_t stride = (Py_ssize_t)dtype_size(self->t.dtype);
+  for (int32_t i = self->t.ndim - 1; i >= 0; i--) {
+    self->shape[i] = (Py_ssize_t)self->t.shape[i];
+    self->strides[i] = stride;
+    if (self->t.shape[i] > 0)
+      stride *= (Py_ssize_t)self->t.shape[i];
+  }
+}
+
+PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
+  pb_tensor *self = NULL;
+#ifndef Py_GIL_DISABLED
+  if (cache != NULL && *cache != NULL && Py_REFCNT(*cache) == 1) {
+    self = (pb_tensor *)*cache;
+    *cache = NULL;
+  }
+#endif
+  if (self == NULL) {
+    self = PyObject_New(pb_tensor, pb.tensor_type);
+    if (self == NULL)
+      return NULL;
+    self->exports = 0;
+  }
+  tensor_fill(self, t, writable);
+  return (PyObject *)self;
+}
+
+bool pb_tensor_release(PyObject *o, PyObject **cache) {
+  pb_tensor *self = (pb_tensor *)o;
+  self->valid = false;
+  bool ok = self->exports == 0;
+#ifndef Py_GIL_DISABLED
+  if (cache != NULL && *cache == NULL && Py_REFCNT(o) == 1) {
+    *cache = o;
+    return ok;
+  }
+#endif
+  Py_DECREF(o);
+  return ok;
+}
+
+/* -------------------------------------------------------------- frames */
+
+void pb_frame_begin(pb_frame *f, int kind, pb_holder *h, const void *args) {
+  f->kind = kind;
+  f->holder = h;
+  f->args = args;
+  f->ctx = NULL;
+  f->made = f->made_small;
+  f->n_made = 0;
+  f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
+  f->host_status = 0;
+  f->prev = pb_tls_frame;
+  pb_tls_frame = f;
+}
+
+int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index) {
+  if (f->n_made == f->cap_made) {
+    size_t cap = f->cap_made * 2;
+    pb_made *m = f->made == f->made_small ? malloc(cap * sizeof *m)
+                                          : realloc(f->made, cap * sizeof *m);
+    if (m == NULL) {
+      ((pb_tensor *)t)->valid = false;
+      Py_DECREF(t);
+      PyErr_NoMemory();
+      return -1;
+    }
+    if (f->made == f->made_small)
+      memcpy(m, f->made_small, sizeof f->made_small);
+    f->made = m;
+    f->cap_made = cap;
+  }
+  f->made[f->n_made++] = (pb_made){t, cache, role, index};
+  return 0;
+}
+
+bool pb_frame_end(pb_frame *f, char **why) {
+  static const char *const roles[] = {"input", "output", "workspace"};
+  pb_tls_frame = f->prev;
+  if (f->ctx != NULL) {
+    ((pb_ctx *)f->ctx)->frame = NULL;
+    Py_CLEAR(f->ctx);
+  }
+  bool ok = true;
+  *why = NULL;
+  for (size_t i = 0; i < f->n_made; i++) {
+    pb_made *m = &f->made[i];
+    if (!pb_tensor_release(m->obj, m->cache) && ok) {
+      ok = false;
+      *why = pb_strdupf("a buffer of %s %zu (a memoryview or numpy array of it) is still alive "
+                        "after the callback returned; tensors are only valid during the "
+                        "callback: copy the data instead of keeping a view",
+                        roles[m->role], m->index);
+    }
+  }
+  if (f->made != f->made_small)
+    free(f->made);
+  f->made = NULL;
+  f->n_made = 0;
+  return ok;
+}
+
+/* ------------------------------------------------------------ contexts */
+
+static const char *const kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
+                                                  "declare_launch_args"};
+
+/* The frame of a live ctx of kind, else NULL with RuntimeError. */
+static pb_frame *ctx_frame(PyObject *o, int kind, const char *method) {
+  pb_ctx *self = (pb_ctx *)o;
+  if (self->frame == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "context used outside its callback");
+    return NULL;
+  }
+  if (self->kind != kind) {
+    PyErr_Format(PyExc_RuntimeError, "%s() is only available in %s (this is a %s context)",
+                 method, kind_names[kind], kind_names[self->kind]);
+    return NULL;
+  }
+  return self->frame;
+}
+
+static void ctx_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyObject_Free(o);
+  Py_DECREF(tp);
+}
+
+static void host_failed(pb_frame *f, int rc) {
+  if (f->host_status == 0)
+    f->host_status = rc < 0 ? rc : PYOP_EHOST;
+}
+
+/* dtype argument: a DataType, an int value or a numpy-style name. */
+static int parse_dtype(PyObject *o, int32_t *out) {
+  if (PyUnicode_Check(o)) {
+    const char *s = PyUnicode_AsUTF8(o);
+    if (s == NULL)
+      return -1;
+    for (int i = 0; i < PYOP_DTYPE_COUNT; i++)
+      if (strcmp(s, dtype_info[i].name) == 0) {
+        *out = i;
+        return 0;
+      }
+    PyErr_Format(PyExc_ValueError, "unknown data type '%s'", s);
+    return -1;
+  }
+  long v = PyLong_AsLong(o);
+  if (v == -1 && PyErr_Occurred())
+    return -1;
+  if (v < 0 || v >= PYOP_DTYPE_COUNT) {
+    PyErr_Format(PyExc_ValueError, "unknown data type value %ld", v);
+    return -1;
+  }
+  *out = (int32_t)v;
+  return 0;
+}
+
+static int parse_shape(PyObject *o, pyop_tensor *t) {
+  PyObject *seq = PySequence_Fast(o, "shape must be a sequence of ints");
+  if (seq == NULL)
+    return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  if (n > PYOP_MAX_DIMS) {
+    PyErr_Format(PyExc_ValueError, "shape has %zd dimensions, at most %d are supported", n,
+                 PYOP_MAX_DIMS);
+    Py_DECREF(seq);
+    return -1;
+  }
+  t->ndim = (int32_t)n;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    long long d = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (d == -1 && PyErr_Occurred()) {
+      Py_DECREF(seq);
+      return -1;
+    }
+    if (d < 0) {
+      PyErr_Format(PyExc_ValueError, "shape dimension %zd is negative (%lld)", i, d);
+      Py_DECREF(seq);
+      return -1;
+    }
+    t->shape[i] = d;
+  }
+  Py_DECREF(seq);
+  return 0;
+}
+
+static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"index", "shape", "dtype", "format", NULL};
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "malloc_output_tensor");
+  if (f == NULL)
+    return NULL;
+  Py_ssize_t index = 0;
+  PyObject *shape = NULL, *dtype = NULL, *format = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "nOO|O:malloc_output_tensor", kwlist, &index,
+                                   &shape, &dtype, &format))
+    return NULL;
+  const pyop_exec_args *a = f->args;
+  if (index < 0 || (size_t)index >= a->n_outputs) {
+    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
+                 index, a->n_outputs);
+    return NULL;
+  }
+  pyop_tensor t;
+  memset(&t, 0, sizeof t);
+  if (parse_shape(shape, &t) < 0 || parse_dtype(dtype, &t.dtype) < 0)
+    return NULL;
+  if (format != NULL && format != Py_None) {
+    long fv = PyLong_AsLong(format);
+    if (fv == -1 && PyErr_Occurred())
+      return NULL;
+    if (fv < 0 || fv >= PYOP_FORMAT_COUNT) {
+      PyErr_Format(PyExc_ValueError, "unknown format value %ld", fv);
+      return NULL;
+    }
+    t.format = (int32_t)fv;
+  }
+  int64_t n = numel(&t);
+  size_t isz = dtype_size(t.dtype);
+  if (n < 0 || (uint64_t)n > UINT64_MAX / isz) {
+    PyErr_SetString(PyExc_OverflowError, "output size overflows");
+    return NULL;
+  }
+  t.nbytes = (uint64_t)n * isz;
+  const pyop_exec_services *s = a->services;
+  if (s == NULL || s->alloc_output == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "the host provides no output allocation");
+    return NULL;
+  }
+  int rc = s->alloc_output(s->ctx, (size_t)index, &t);
+  if (rc != 0) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate output %zd (status %d)",
+                 index, rc);
+    return NULL;
+  }
+  if (t.data == NULL && t.nbytes > 0) {
+    host_failed(f, PYOP_EHOST);
+    PyErr_Format(PyExc_RuntimeError, "the host returned no memory for output %zd", index);
+    return NULL;
+  }
+  pb_holder *h = f->holder;
+  PyObject **cache = (size_t)index < h->n_out_cache ? &h->out_cache[index] : NULL;
+  PyObject *tensor = pb_tensor_get(cache, &t, true);
+  if (tensor == NULL)
+    return NULL;
+  if (pb_frame_track(f, tensor, cache, PB_ROLE_OUTPUT, (size_t)index) < 0)
+    return NULL;
+  return Py_NewRef(tensor);
+}
+
+static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "malloc_workspace");
+  if (f == NULL)
+    return NULL;
+  unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
+  if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+    return NULL;
+  const pyop_exec_args *a = f->args;
+  const pyop_exec_services *s = a->services;
+  if (s == NULL || s->alloc_workspace == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "the host provides no workspace allocation");
+    return NULL;
+  }
+  void *p = NULL;
+  int rc = s->alloc_workspace(s->ctx, nbytes, &p);
+  if (rc != 0 || (p == NULL && nbytes > 0)) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate a workspace of %llu bytes "
+                 "(status %d)", nbytes, rc);
+    return NULL;
+  }
+  pyop_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = p;
+  t.dtype = PYOP_DTYPE_UINT8;
+  t.ndim = 1;
+  t.shape[0] = (int64_t)nbytes;
+  t.nbytes = nbytes;
+  PyObject *tensor = pb_tensor_get(NULL, &t, true);
+  if (tensor == NULL)
+    return NULL;
+  if (pb_frame_track(f, tensor, NULL, PB_ROLE_WORKSPACE, f->n_made) < 0)
+    return NULL;
+  return Py_NewRef(tensor);
+}
+
+static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {
+  pb_frame *f = ctx_frame(o, PB_COMPILE, "set_artifact");
+  if (f == NULL)
+    return NULL;
+  const pyop_compile_args *a = f->args;
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+    return NULL;
+  int rc = a->set_artifact != NULL ? a->set_artifact(a->sink_ctx, view.buf, (size_t)view.len)
+                                   : PYOP_EUNSUPPORTED;
+  PyBuffer_Release(&view);
+  if (rc != 0) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host rejected the artifact (status %d)", rc);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
+  pb_frame *f = ctx_frame(o, PB_LAUNCH, "add_workspace");
+  if (f == NULL)
+    return NULL;
+  unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
+  if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+    return NULL;
+  const pyop_declare_args *a = f->args;
+  int rc = a->add_workspace != NULL ? a->add_workspace(a->sink_ctx, nbytes) : PYOP_EUNSUPPORTED;
+  if (rc != 0) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host rejected the workspace (status %d)", rc);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static int launch_arg(PyObject *item, pyop_launch_arg_view *v) {
+  memset(v, 0, sizeof *v);
+  v->struct_size = sizeof *v;
+  PyObject *kind = PyObject_GetAttrString(item, "kind");
+  PyObject *index = kind ? PyObject_GetAttrString(item, "index") : NULL;
+  PyObject *st = index ? PyObject_GetAttrString(item, "scalar_type") : NULL;
+  PyObject *value = st ? PyObject_GetAttrString(item, "value") : NULL;
+  int rc = -1;
+  if (value == NULL) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "launch arguments must come from pyop.launch "
+                                     "(input, output, workspace, scalar, stream)");
+    goto out;
+  }
+  long k = PyLong_AsLong(kind), i = PyLong_AsLong(index), s = PyLong_AsLong(st);
+  if (PyErr_Occurred())
+    goto out;
+  v->kind = (int32_t)k;
+  v->index = (uint32_t)i;
+  v->scalar_type = (int32_t)s;
+  if (k == PYOP_LAUNCH_ARG_SCALAR) {
+    if (s == PYOP_SCALAR_FLOAT || s == PYOP_SCALAR_DOUBLE) {
+      v->value.f = PyFloat_AsDouble(value);
+    } else if (s == PYOP_SCALAR_UINT64 || s == PYOP_SCALAR_POINTER) {
+      v->value.u = PyLong_AsUnsignedLongLong(value);
+    } else {
+      v->value.i = PyLong_AsLongLong(value);
+    }
+    if (PyErr_Occurred())
+      goto out;
+  }
+  rc = 0;
+out:
+  Py_XDECREF(kind);
+  Py_XDECREF(index);
+  Py_XDECREF(st);
+  Py_XDECREF(value);
+  return rc;
+}
+
+static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"library", "symbol", "args", NULL};
+  pb_frame *f = ctx_frame(o, PB_LAUNCH, "add_launch");
+  if (f == NULL)
+    return NULL;
+  PyObject *lib = NULL, *sym = NULL, *largs = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "UUO:add_launch", kwlist, &lib, &sym, &largs))
+    return NULL;
+  const pyop_declare_args *a = f->args;
+  Py_ssize_t llen = 0, slen = 0;
+  const char *l = PyUnicode_AsUTF8AndSize(lib, &llen);
+  const char *s = PyUnicode_AsUTF8AndSize(sym, &slen);
+  if (l == NULL || s == NULL)
+    return NULL;
+  char *path = NULL;
+  if (llen > 0 && l[0] != '/') /* relative to the implementation's file */
+    path = pb_strdupf("%s/%s", f->holder->op->source_dir, l);
+  PyObject *seq = PySequence_Fast(largs, "args must be a list of pyop.launch arguments");
+  if (seq == NULL) {
+    free(path);
+    return NULL;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  pyop_launch_arg_view *views = calloc(n > 0 ? (size_t)n : 1, sizeof *views);
+  PyObject *ret = NULL;
+  if (views == NULL || (llen > 0 && l[0] != '/' && path == NULL)) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (launch_arg(PySequence_Fast_GET_ITEM(seq, i), &views[i]) < 0)
+      goto out;
+  pyop_launch_view lv;
+  memset(&lv, 0, sizeof lv);
+  lv.struct_size = sizeof lv;
+  lv.library.data = path != NULL ? path : l;
+  lv.library.len = path != NULL ? strlen(path) : (size_t)llen;
+  lv.symbol.data = s;
+  lv.symbol.len = (size_t)slen;
+  lv.args = views;
+  lv.n_args = (size_t)n;
+  int rc = a->add_launch != NULL ? a->add_launch(a->sink_ctx, &lv) : PYOP_EUNSUPPORTED;
+  if (rc != 0) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host rejected the launch of %s in %s (status %d)", s,
+                 lv.library.data, rc);
+    goto out;
+  }
+  ret = Py_NewRef(Py_None);
+out:
+  free(views);
+  free(path);
+  Py_DECREF(seq);
+  return ret;
+}
+
+static PyObject *ctx_stream(PyObject *o, void *c) {
+  (void)c;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "stream");
+  if (f == NULL)
+    return NULL;
+  return PyLong_FromVoidPtr(((const pyop_exec_args *)f->args)->stream);
+}
+
+static PyObject *ctx_valid(PyObject *o, void *c) {
+  (void)c;
+  return PyBool_FromLong(((pb_ctx *)o)->frame != NULL);
+}
+
+static PyMethodDef ctx_methods[] = {
+    {"malloc_output_tensor", (PyCFunction)(void (*)(void))ctx_malloc_output_tensor,
+     METH_VARARGS | METH_KEYWORDS,
+     "malloc_output_tensor(index, shape, dtype, format=Format.ND) -> writable Tensor"},
+    {"malloc_workspace", ctx_malloc_workspace, METH_O,
+     "malloc_workspace(nbytes) -> writable uint8 Tensor valid for this call"},
+    {"set_artifact", ctx_set_artifact, METH_O, "set_artifact(bytes): the compiled artefact"},
+    {"add_workspace", ctx_add_workspace, METH_O,
+     "add_workspace(nbytes): declares the next workspace"},
+    {"add_launch", (PyCFunction)(void (*)(void))ctx_add_launch, METH_VARARGS | METH_KEYWORDS,
+     "add_launch(library, symbol, args): appends a kernel launch (args from pyop.launch)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef ctx_getset[] = {
+    {"stream", ctx_stream, NULL, "the execution stream pointer (int)", NULL},
+    {"valid", ctx_valid, NULL, "False once the callback returned", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot ctx_slots[] = {
+    {Py_tp_dealloc, ctx_dealloc},
+    {Py_tp_methods, ctx_methods},
+    {Py_tp_getset, ctx_getset},
+    {Py_tp_doc, "The context of the callback running on this thread."},
+    {0, NULL},
+};
+
+static PyType_Spec ctx_spec = {
+    "pyop.CallContext", sizeof(pb_ctx), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots,
+};
+
+/* current_ctx(kind): the context of the innermost callback on this thread. */
+static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
+  (void)m;
+  long kind = PyLong_AsLong(arg);
+  if (kind == -1 && PyErr_Occurred())
+    return NULL;
+  if (kind < PB_EXECUTE || kind >= PB_NKINDS) {
+    PyErr_Format(PyExc_ValueError, "unknown callback kind %ld", kind);
+    return NULL;
+  }
+  pb_frame *f = pb_tls_frame;
+  if (f == NULL || f->kind != kind) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "no %s callback is running on this thread (the context exists only "
+                 "during the callback)",
+                 kind_names[kind]);
+    return NULL;
+  }
+  if (f->ctx == NULL) {
+    pb_ctx *c = PyObject_New(pb_ctx, pb.ctx_type);
+    if (c == NULL)
+      return NULL;
+    c->frame = f;
+    c->kind = (int)kind;
+    f->ctx = (PyObject *)c;
+  }
+  return Py_NewRef(f->ctx);
+}
+
+static PyMethodDef native_methods[] = {
+    {"current_ctx", native_current_ctx, METH_O,
+     "current_ctx(kind): context of the running callback (1 execute, 2 compile, 3 launch)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_def = {
+    PyModuleDef_HEAD_INIT, "pyop._native",
+    "Native part of pyop, provided by libpyop_bridge.so", -1, native_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyObject *pb_native_create(void) {
+  PyObject *m = PyModule_Create(&native_def);
+  if (m == NULL)
+    return NULL;
+  PyObject *tt = PyType_FromModuleAndSpec(m, &tensor_spec, NULL);
+  if (tt == NULL)
+    goto fail;
+  PyObject *ct = PyType_FromModuleAndSpec(m, &ctx_spec, NULL);
+  if (ct == NULL) {
+    Py_DECREF(tt);
+    goto fail;
+  }
+  Py_XSETREF(pb.tensor_type, (PyTypeObject *)tt);
+  Py_XSETREF(pb.ctx_type, (PyTypeObject *)ct);
+  if (PyModule_AddObjectRef(m, "Tensor", tt) < 0 || PyModule_AddObjectRef(m, "CallContext", ct) < 0)
+    goto fail;
+  return m;
+fail:
+  Py_DECREF(m);
+  return NULL;
+}

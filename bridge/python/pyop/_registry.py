@@ -1,0 +1,248 @@
+"""The decorators op authors use and the descriptors they produce.
+
+register_op and register_op_impl validate what they can at decoration time
+and add a descriptor to the collection of the load in progress (see
+_loader.load_plugins). Outside a load they only validate and attach the
+descriptor to the decorated object (``__pyop_descriptor__``).
+"""
+
+import inspect
+import re
+import sys
+
+from ._signature import (check_impl_method, impl_input_kinds, parse_prototype,
+                         where, check_impl_attrs, _method_params)
+from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH
+
+__all__ = ["register_op", "register_op_impl", "OpProto", "OpImpl", "Collection",
+           "collecting", "IMPL_METHODS"]
+
+# Method name -> capability bit, in the order capabilities are reported.
+IMPL_METHODS = (("execute", CAP_EXECUTE), ("compile", CAP_COMPILE),
+                ("declare_launch_args", CAP_LAUNCH))
+
+PLUGIN_PREFIX = "_pyop_plugin_"
+_PLUGIN_NAME = re.compile(r"^_pyop_plugin_\d+_(.*)$")
+
+
+class OpProto:
+    """A prototype: what the bridge hands to libpyop as a pyop_proto_view.
+    inputs: ((name, IoKind), ...); outputs: (name, ...);
+    attrs: ((name, AttrType, required, default), ...); infer: the function."""
+
+    __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
+                 "infer", "caps")
+
+    def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer):
+        self.op_type = op_type
+        self.key = key
+        self.file = file
+        self.line = line
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.infer = infer
+        self.caps = CAP_INFER_META
+
+    @property
+    def where(self):
+        return where(self.file, self.line)
+
+    def __repr__(self):
+        return "<OpProto %s at %s>" % (self.op_type, self.where)
+
+
+class OpImpl:
+    """An implementation class of op_type. caps: the PYOP_CAP_* bits of the
+    methods it defines. input_kinds: the kind of each input slot (from the
+    Python prototype when there is one, else from execute's annotations, or
+    None). proto_known: whether a Python prototype validated the methods."""
+
+    __slots__ = ("op_type", "key", "file", "line", "cls", "caps", "methods",
+                 "input_kinds", "n_outputs", "proto_known")
+
+    def __init__(self, op_type, key, file, line, cls, caps, methods):
+        self.op_type = op_type
+        self.key = key
+        self.file = file
+        self.line = line
+        self.cls = cls
+        self.caps = caps
+        self.methods = methods
+        self.input_kinds = None
+        self.n_outputs = -1
+        self.proto_known = False
+
+    @property
+    def where(self):
+        return where(self.file, self.line)
+
+    def bind(self, proto):
+        """Validates every method against proto (TypeError on mismatch)."""
+        inputs = [n for n, _ in proto.inputs]
+        attrs = [a[0] for a in proto.attrs]
+        for m in self.methods:
+            check_impl_method(self.cls, m, self.op_type, self.where, inputs,
+                              len(proto.outputs), attrs)
+        self.input_kinds = tuple(int(k) for _, k in proto.inputs)
+        self.n_outputs = len(proto.outputs)
+        self.proto_known = True
+
+    def check_attrs(self, names):
+        """Called by the bridge when an instance is created against a
+        prototype that is not a Python one: the methods must accept exactly
+        these attribute names (TypeError otherwise)."""
+        for m in self.methods:
+            mw = "op %r: %s() of class at %s" % (self.op_type, m, self.where)
+            fn, _, kw, _, var_kw = _method_params(self.cls, m, mw)
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                mw = "op %r: %s() at %s" % (self.op_type, m,
+                                            where(code.co_filename, code.co_firstlineno))
+            check_impl_attrs(kw, var_kw, list(names), mw)
+
+    def __repr__(self):
+        return "<OpImpl %s at %s>" % (self.op_type, self.where)
+
+
+class Collection:
+    """The descriptors of one load, with duplicate detection."""
+
+    def __init__(self):
+        self.protos = {}
+        self.impls = {}
+
+    def add(self, desc):
+        table = self.protos if isinstance(desc, OpProto) else self.impls
+        other = table.get(desc.op_type)
+        if other is not None:
+            what = "prototype" if isinstance(desc, OpProto) else "implementation"
+            raise ValueError("duplicate %s of op %r: defined at %s and again at %s"
+                             % (what, desc.op_type, other.where, desc.where))
+        table[desc.op_type] = desc
+
+    def finalize(self):
+        """Binds each implementation to the prototype of the same load, or
+        derives its input kinds from its own annotations."""
+        for impl in self.impls.values():
+            proto = self.protos.get(impl.op_type)
+            if proto is not None:
+                impl.bind(proto)
+            else:
+                impl.input_kinds = impl_input_kinds(impl.cls, impl.methods)
+
+
+_active = []  # stack of Collections of the loads in progress
+
+
+class collecting:
+    """Context manager: decorators used inside add to a fresh Collection
+    (what the loader uses; handy in tests)."""
+
+    def __enter__(self):
+        self.collection = Collection()
+        _active.append(self.collection)
+        return self.collection
+
+    def __exit__(self, *exc):
+        _active.remove(self.collection)
+        return False
+
+
+def _check_op_type(op_type):
+    if not isinstance(op_type, str) or not op_type:
+        raise TypeError("op_type must be a non-empty str, got %r" % (op_type,))
+    if "\0" in op_type:
+        raise ValueError("op_type %r contains a NUL character" % op_type)
+
+
+def _module_label(module_name):
+    """'plugin_a' for the unique module name '_pyop_plugin_3_plugin_a'."""
+    m = _PLUGIN_NAME.match(module_name or "")
+    return m.group(1) if m else (module_name or "?")
+
+
+def _function_location(fn):
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return "<unknown>", 0
+    return code.co_filename, code.co_firstlineno
+
+
+def _class_location(cls):
+    file = None
+    mod = sys.modules.get(cls.__module__)
+    if mod is not None:
+        file = getattr(mod, "__file__", None)
+    line = getattr(cls, "__firstlineno__", None)
+    if line is None:
+        try:
+            line = inspect.getsourcelines(cls)[1]
+        except (OSError, TypeError):
+            line = None
+    if line is None or file is None:
+        for v in vars(cls).values():
+            code = getattr(getattr(v, "__func__", v), "__code__", None)
+            if code is not None:
+                file = file or code.co_filename
+                line = line or code.co_firstlineno
+                break
+    return file or "<unknown>", line or 0
+
+
+def _add(desc):
+    if _active:
+        _active[-1].add(desc)
+
+
+def register_op(op_type=None, *, outputs=None):
+    """Decorator: the function is the op's infer_meta and its signature the
+    prototype. Positional parameters are inputs, keyword-only ones attributes,
+    the return annotation gives the outputs; their names are `outputs` when
+    given, else "y" for one output and "y0", "y1", ... for several."""
+    _check_op_type(op_type)
+
+    def decorate(fn):
+        if not callable(fn) or isinstance(fn, type):
+            raise TypeError("register_op(%r) decorates a function, got %r" % (op_type, fn))
+        file, line = _function_location(fn)
+        what = "op %r (%s)" % (op_type, where(file, line))
+        inputs, outs, attrs = parse_prototype(fn, op_type, outputs, what)
+        key = "pyop:%s.%s" % (_module_label(getattr(fn, "__module__", None)),
+                              getattr(fn, "__qualname__", getattr(fn, "__name__", "?")))
+        desc = OpProto(op_type, key, file, line, inputs, outs, attrs, fn)
+        _add(desc)
+        fn.__pyop_descriptor__ = desc
+        return fn
+
+    return decorate
+
+
+def register_op_impl(op_type=None):
+    """Class decorator: an implementation of op_type. Its capabilities are
+    the methods it defines among execute, compile and declare_launch_args.
+    The class is instantiated with no arguments once per op instance."""
+    _check_op_type(op_type)
+
+    def decorate(cls):
+        if not isinstance(cls, type):
+            raise TypeError("register_op_impl(%r) decorates a class, got %r" % (op_type, cls))
+        file, line = _class_location(cls)
+        caps = 0
+        methods = []
+        for name, bit in IMPL_METHODS:
+            if callable(getattr(cls, name, None)):
+                caps |= bit
+                methods.append(name)
+        if not caps:
+            raise TypeError("op %r (%s): class %s defines none of execute, compile, "
+                            "declare_launch_args" % (op_type, where(file, line), cls.__name__))
+        for m in methods:
+            check_impl_method(cls, m, op_type, where(file, line))
+        key = "pyop:%s.%s" % (_module_label(cls.__module__), cls.__qualname__)
+        desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))
+        _add(desc)
+        cls.__pyop_descriptor__ = desc
+        return cls
+
+    return decorate

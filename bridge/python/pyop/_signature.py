@@ -1,0 +1,386 @@
+"""Turning Python signatures into operator prototypes, and checking
+implementation methods against a prototype. Pure Python.
+
+Rules (see pyop/__init__.py for the user-facing summary):
+- positional parameters are inputs: ``TensorDesc``/``Tensor`` (or no
+  annotation) is required, ``Optional[...]`` / ``... | None`` optional,
+  ``list[...]`` / ``List[...]`` dynamic;
+- keyword-only parameters are attributes and must be annotated with one of
+  ``int float bool str DataType`` or ``list[...]`` of those, or
+  ``list[list[int]]``; a default makes the attribute optional;
+- the return annotation gives the outputs (``TensorDesc`` for one,
+  ``tuple[TensorDesc, ...N times]`` for N).
+"""
+
+import inspect
+import sys
+import typing
+import types
+
+from ._types import AttrType, DataType, IoKind, TensorDesc
+
+__all__ = ["parse_prototype", "check_impl_method", "impl_input_kinds",
+           "normalize_attr_value", "where", "ATTR_TYPE_NAMES"]
+
+ATTR_TYPE_NAMES = {
+    AttrType.INT: "int", AttrType.FLOAT: "float", AttrType.BOOL: "bool",
+    AttrType.STR: "str", AttrType.DTYPE: "DataType",
+    AttrType.LIST_INT: "list[int]", AttrType.LIST_FLOAT: "list[float]",
+    AttrType.LIST_BOOL: "list[bool]", AttrType.LIST_STR: "list[str]",
+    AttrType.LIST_DTYPE: "list[DataType]", AttrType.LIST_LIST_INT: "list[list[int]]",
+}
+
+_SCALAR_ATTR = {int: AttrType.INT, float: AttrType.FLOAT, bool: AttrType.BOOL,
+                str: AttrType.STR, DataType: AttrType.DTYPE}
+_LIST_ATTR = {int: AttrType.LIST_INT, float: AttrType.LIST_FLOAT,
+              bool: AttrType.LIST_BOOL, str: AttrType.LIST_STR,
+              DataType: AttrType.LIST_DTYPE}
+
+_NoneType = type(None)
+
+
+def where(file, line):
+    """'file:line' of a definition."""
+    return "%s:%s" % (file, line)
+
+
+def _tensor_types():
+    """The classes accepted as tensor annotations."""
+    kinds = [TensorDesc]
+    pkg = sys.modules.get(__package__)
+    for name in ("Tensor",):
+        t = getattr(pkg, name, None) if pkg is not None else None
+        if isinstance(t, type):
+            kinds.append(t)
+    from . import _types  # the placeholder Tensor, if any
+    t = getattr(_types, "Tensor", None)
+    if isinstance(t, type):
+        kinds.append(t)
+    return tuple(kinds)
+
+
+def _is_tensor_annotation(ann):
+    if isinstance(ann, type):
+        return ann in _tensor_types() or ann.__name__ in ("Tensor", "TensorDesc")
+    return False
+
+
+def _resolve(ann, fn, what):
+    """Evaluates a string annotation in the function's globals."""
+    if not isinstance(ann, str):
+        return ann
+    from . import _types
+    pkg = sys.modules.get(__package__)
+    ns = {"TensorDesc": TensorDesc, "DataType": DataType,
+          "Tensor": getattr(pkg, "Tensor", None) or getattr(_types, "Tensor", TensorDesc),
+          "Optional": typing.Optional, "List": typing.List, "Tuple": typing.Tuple,
+          "Union": typing.Union, "pyop": pkg}
+    try:
+        return eval(ann, getattr(fn, "__globals__", {}), ns)
+    except Exception as e:
+        raise TypeError("%s: cannot evaluate annotation %r: %s" % (what, ann, e)) from None
+
+
+def _union_args(ann):
+    origin = typing.get_origin(ann)
+    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        return typing.get_args(ann)
+    return None
+
+
+def _input_kind(ann):
+    """IoKind for an input annotation, or None when it is not a tensor type."""
+    if ann is inspect.Parameter.empty:
+        return IoKind.REQUIRED
+    if _is_tensor_annotation(ann):
+        return IoKind.REQUIRED
+    args = _union_args(ann)
+    if args is not None:
+        rest = [a for a in args if a is not _NoneType]
+        if len(rest) == 1 and len(args) == 2 and _is_tensor_annotation(rest[0]):
+            return IoKind.OPTIONAL
+        return None
+    if typing.get_origin(ann) in (list, typing.List):
+        inner = typing.get_args(ann)
+        if len(inner) == 1 and _is_tensor_annotation(inner[0]):
+            return IoKind.DYNAMIC
+    return None
+
+
+def _attr_type(ann):
+    """AttrType for an attribute annotation, or None when unsupported."""
+    if ann in _SCALAR_ATTR:
+        return _SCALAR_ATTR[ann]
+    if typing.get_origin(ann) in (list, typing.List):
+        inner = typing.get_args(ann)
+        if len(inner) != 1:
+            return None
+        if inner[0] in _LIST_ATTR:
+            return _LIST_ATTR[inner[0]]
+        if typing.get_origin(inner[0]) in (list, typing.List) and typing.get_args(inner[0]) == (int,):
+            return AttrType.LIST_LIST_INT
+    return None
+
+
+def _check_str(v):
+    if not isinstance(v, str):
+        raise TypeError("expected str, got %s" % type(v).__name__)
+    if "\0" in v:
+        raise ValueError("strings must not contain NUL characters")
+    return v
+
+
+def _check_int(v):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("expected int, got %s" % type(v).__name__)
+    if not -(1 << 63) <= v < (1 << 63):
+        raise ValueError("%d does not fit in int64" % v)
+    return v
+
+
+def _check_float(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError("expected float, got %s" % type(v).__name__)
+    return float(v)
+
+
+def _check_bool(v):
+    if not isinstance(v, bool):
+        raise TypeError("expected bool, got %s" % type(v).__name__)
+    return v
+
+
+def _check_dtype(v):
+    if isinstance(v, DataType):
+        return v
+    if isinstance(v, str):
+        return DataType.from_name(v)
+    raise TypeError("expected DataType, got %s" % type(v).__name__)
+
+
+def _list_of(check):
+    def checker(v):
+        if not isinstance(v, (list, tuple)):
+            raise TypeError("expected a list, got %s" % type(v).__name__)
+        return [check(x) for x in v]
+    return checker
+
+
+_CHECKERS = {
+    AttrType.INT: _check_int, AttrType.FLOAT: _check_float,
+    AttrType.BOOL: _check_bool, AttrType.STR: _check_str,
+    AttrType.DTYPE: _check_dtype,
+    AttrType.LIST_INT: _list_of(_check_int),
+    AttrType.LIST_FLOAT: _list_of(_check_float),
+    AttrType.LIST_BOOL: _list_of(_check_bool),
+    AttrType.LIST_STR: _list_of(_check_str),
+    AttrType.LIST_DTYPE: _list_of(_check_dtype),
+    AttrType.LIST_LIST_INT: _list_of(_list_of(_check_int)),
+}
+
+
+def normalize_attr_value(attr_type, value):
+    """The value converted to the canonical Python type of attr_type
+    (float for FLOAT, list for lists, DataType for DTYPE). TypeError or
+    ValueError when it does not fit."""
+    return _CHECKERS[AttrType(attr_type)](value)
+
+
+def _default_output_names(n):
+    return ("y",) if n == 1 else tuple("y%d" % i for i in range(n))
+
+
+def _output_count(ann, fn, what):
+    """Number of outputs the return annotation declares; -1 for 'any'
+    (tuple[TensorDesc, ...]); None when there is no annotation."""
+    if ann is inspect.Signature.empty or ann is None:
+        return None
+    ann = _resolve(ann, fn, what + ": return annotation")
+    if _is_tensor_annotation(ann):
+        return 1
+    if typing.get_origin(ann) in (tuple, typing.Tuple):
+        args = typing.get_args(ann)
+        if len(args) == 2 and args[1] is Ellipsis and _is_tensor_annotation(args[0]):
+            return -1
+        if args and all(_is_tensor_annotation(a) for a in args):
+            return len(args)
+    raise TypeError("%s: return annotation %r: expected TensorDesc or tuple[TensorDesc, ...]"
+                    % (what, ann))
+
+
+def parse_prototype(fn, op_type, outputs=None, what=None):
+    """Parses fn's signature into (inputs, output_names, attrs) where inputs is
+    a tuple of (name, IoKind), output_names a tuple of str and attrs a tuple of
+    (name, AttrType, required, default). Raises TypeError/ValueError whose
+    message starts with `what` (op and file:line)."""
+    what = what or "op %r" % op_type
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as e:
+        raise TypeError("%s: cannot read the signature: %s" % (what, e)) from None
+    inputs = []
+    attrs = []
+    for p in sig.parameters.values():
+        pw = "%s: parameter %r" % (what, p.name)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            ann = _resolve(p.annotation, fn, pw)
+            kind = _input_kind(ann)
+            if kind is None:
+                raise TypeError("%s: an input must be annotated TensorDesc, Optional[TensorDesc] "
+                                "or list[TensorDesc], not %r (attributes are keyword-only: "
+                                "put them after '*')" % (pw, ann))
+            if p.default is not p.empty and not (kind == IoKind.OPTIONAL and p.default is None):
+                raise TypeError("%s: an input cannot have a default (only None for an "
+                                "Optional input)" % pw)
+            inputs.append((p.name, kind))
+        elif p.kind == p.KEYWORD_ONLY:
+            if p.annotation is p.empty:
+                raise TypeError("%s: attribute has no type annotation (one of %s)"
+                                % (pw, ", ".join(ATTR_TYPE_NAMES.values())))
+            ann = _resolve(p.annotation, fn, pw)
+            at = _attr_type(ann)
+            if at is None:
+                raise TypeError("%s: unsupported attribute type %r (supported: %s)"
+                                % (pw, ann, ", ".join(ATTR_TYPE_NAMES.values())))
+            if p.default is p.empty:
+                attrs.append((p.name, at, True, None))
+            else:
+                try:
+                    default = normalize_attr_value(at, p.default)
+                except (TypeError, ValueError) as e:
+                    raise type(e)("%s: default %r does not match type %s: %s"
+                                  % (pw, p.default, ATTR_TYPE_NAMES[at], e)) from None
+                attrs.append((p.name, at, False, default))
+        elif p.kind == p.VAR_POSITIONAL:
+            raise TypeError("%s: *args is not allowed in a prototype "
+                            "(use a list[TensorDesc] input for a dynamic input)" % pw)
+        else:
+            raise TypeError("%s: **kwargs is not allowed in a prototype "
+                            "(declare each attribute as a keyword-only parameter)" % pw)
+    n = _output_count(sig.return_annotation, fn, what)
+    if outputs is not None:
+        if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
+            raise TypeError("%s: outputs= must be a tuple of names" % what)
+        outputs = tuple(outputs)
+        if n is not None and n != -1 and n != len(outputs):
+            raise TypeError("%s: outputs=%r names %d outputs but the return annotation "
+                            "declares %d" % (what, outputs, len(outputs), n))
+    else:
+        if n is None:
+            raise TypeError("%s: missing return annotation (TensorDesc, or "
+                            "tuple[TensorDesc, TensorDesc] for two outputs)" % what)
+        if n == -1:
+            raise TypeError("%s: tuple[TensorDesc, ...] needs outputs=(names...) to give "
+                            "the number of outputs" % what)
+        outputs = _default_output_names(n)
+    if not outputs:
+        raise TypeError("%s: an op needs at least one output" % what)
+    for o in outputs:
+        if not o.isidentifier():
+            raise ValueError("%s: output name %r is not an identifier" % (what, o))
+    if len(set(outputs)) != len(outputs):
+        raise ValueError("%s: duplicate output names %r" % (what, outputs))
+    names = [i[0] for i in inputs] + [a[0] for a in attrs]
+    for nm in names:
+        if "\0" in nm:
+            raise ValueError("%s: parameter names must not contain NUL" % what)
+    return tuple(inputs), outputs, tuple(attrs)
+
+
+def _method_params(cls, name, what):
+    """(positional params, keyword-only names, has *args, has **kwargs) of a
+    method as called on an instance (self dropped)."""
+    raw = inspect.getattr_static(cls, name)
+    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    if not callable(fn):
+        raise TypeError("%s: %s is not a method" % (what, name))
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError) as e:
+        raise TypeError("%s: cannot read the signature: %s" % (what, e)) from None
+    if not isinstance(raw, staticmethod):
+        if not params or params[0].kind not in (params[0].POSITIONAL_ONLY,
+                                                params[0].POSITIONAL_OR_KEYWORD):
+            raise TypeError("%s: the first parameter must be self" % what)
+        params = params[1:]
+    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    kw = [p for p in params if p.kind == p.KEYWORD_ONLY]
+    var_pos = any(p.kind == p.VAR_POSITIONAL for p in params)
+    var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
+    return fn, pos, kw, var_pos, var_kw
+
+
+def impl_input_kinds(cls, methods):
+    """Input kinds read from the annotations of the first of `methods` the
+    class defines (used when the prototype is not a Python one)."""
+    for name in methods:
+        if name == "execute":
+            fn, pos, _, _, _ = _method_params(cls, name, name)
+            kinds = []
+            for p in pos:
+                try:
+                    ann = _resolve(p.annotation, fn, name)
+                except TypeError:
+                    ann = inspect.Parameter.empty
+                kinds.append(_input_kind(ann) or IoKind.REQUIRED)
+            return tuple(kinds)
+    return None
+
+
+def check_impl_method(cls, name, op_type, class_where, input_names=None,
+                      n_outputs=None, attr_names=None):
+    """Checks method `name` of an implementation class. With a prototype
+    (input_names, n_outputs, attr_names known) the positional parameters must
+    be the inputs in order (then n_outputs outputs for compile and
+    declare_launch_args) and the keyword-only ones the attributes. Raises
+    TypeError naming the op, the method, the parameter and the file:line."""
+    mw = "op %r: %s() of class at %s" % (op_type, name, class_where)
+    fn, pos, kw, var_pos, var_kw = _method_params(cls, name, mw)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        mw = "op %r: %s() at %s" % (op_type, name, where(code.co_filename, code.co_firstlineno))
+    for p in pos:
+        if p.default is not p.empty and p.default is not None:
+            raise TypeError("%s: parameter %r: inputs take no default" % (mw, p.name))
+    if input_names is None:
+        return
+    with_outputs = name != "execute"
+    expected = list(input_names)
+    if not var_pos:
+        got = [p.name for p in pos]
+        if with_outputs and n_outputs is not None:
+            if len(got) != len(expected) + n_outputs:
+                raise TypeError("%s: expected %d positional parameters (inputs %s, then %d "
+                                "output(s)), got %d: %s"
+                                % (mw, len(expected) + n_outputs, expected, n_outputs,
+                                   len(got), got))
+            got = got[:len(expected)]
+        for i, (e, g) in enumerate(zip(expected, got)):
+            if e != g:
+                raise TypeError("%s: parameter %r: positional parameter %d must be input %r "
+                                "(inputs in prototype order: %s)" % (mw, g, i, e, expected))
+        if len(got) != len(expected):
+            if len(got) > len(expected):
+                raise TypeError("%s: parameter %r: not an input of the prototype (inputs: %s; "
+                                "attributes must be keyword-only)"
+                                % (mw, got[len(expected)], expected))
+            raise TypeError("%s: parameter %r: input missing from the signature"
+                            % (mw, expected[len(got)]))
+    if attr_names is not None:
+        check_impl_attrs(kw, var_kw, attr_names, mw)
+
+
+def check_impl_attrs(kw, var_kw, attr_names, mw):
+    """Keyword-only parameters kw (inspect.Parameter list) against the
+    attribute names of the prototype."""
+    names = set(attr_names)
+    for p in kw:
+        if p.name not in names:
+            raise TypeError("%s: parameter %r: not an attribute of the prototype "
+                            "(attributes: %s)" % (mw, p.name, sorted(names)))
+    if not var_kw:
+        have = {p.name for p in kw}
+        for a in attr_names:
+            if a not in have:
+                raise TypeError("%s: parameter %r: attribute missing (declare it "
+                                "keyword-only after '*', or accept **kwargs)" % (mw, a))

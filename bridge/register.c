@@ -1,0 +1,844 @@
+/*
+ * Importing the pyop package (by file location) and the plugins, and
+ * turning their descriptors into the views the registrar receives.
+ */
+#include "bridge.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------- small arena */
+
+/* Allocations that live for one registrar call. */
+typedef struct pb_arena {
+  void **blocks;
+  size_t n, cap;
+} pb_arena;
+
+static void *arena_alloc(pb_arena *a, size_t n, size_t size) {
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? a->cap * 2 : 16;
+    void **b = realloc(a->blocks, cap * sizeof *b);
+    if (b == NULL)
+      return NULL;
+    a->blocks = b;
+    a->cap = cap;
+  }
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p != NULL)
+    a->blocks[a->n++] = p;
+  return p;
+}
+
+static void arena_free(pb_arena *a) {
+  for (size_t i = 0; i < a->n; i++)
+    free(a->blocks[i]);
+  free(a->blocks);
+  a->blocks = NULL;
+  a->n = a->cap = 0;
+}
+
+/* ------------------------------------------------------------ the package */
+
+static PyObject *saved_foreign_pyop; /* a "pyop" found in sys.modules before ours */
+
+static void drop_package_modules(void) {
+  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+  PyObject *keys = PyDict_Keys(mods);
+  if (keys == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
+    PyObject *k = PyList_GET_ITEM(keys, i);
+    if (!PyUnicode_Check(k))
+      continue;
+    const char *s = PyUnicode_AsUTF8(k);
+    if (s == NULL) {
+      PyErr_Clear();
+      continue;
+    }
+    if (strcmp(s, "pyop") == 0 || strncmp(s, "pyop.", 5) == 0) {
+      if (PyDict_DelItem(mods, k) < 0)
+        PyErr_Clear();
+    }
+  }
+  Py_DECREF(keys);
+  if (saved_foreign_pyop != NULL) {
+    if (PyDict_SetItemString(mods, "pyop", saved_foreign_pyop) < 0)
+      PyErr_Clear();
+    Py_CLEAR(saved_foreign_pyop);
+  }
+}
+
+/*
+ * Something outside the bridge still holds a Tensor or context (a plugin
+ * kept one in a module that outlives the package): their types' code lives
+ * in this image, so it must never be unmapped. Pins it with RTLD_NODELETE.
+ */
+static void pin_image(void) {
+  Dl_info info;
+  if (dladdr((void *)pin_image, &info) != 0 && info.dli_fname != NULL) {
+    void *self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    (void)self; /* the extra reference is never dropped on purpose */
+  }
+  pb_log(PYOP_LOG_WARN, "bridge: Python objects of the bridge (Tensor or context) are still "
+                        "referenced at shutdown; the bridge stays mapped");
+}
+
+static bool weakref_alive(PyObject *ref) {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject *o = NULL;
+  int r = PyWeakref_GetRef(ref, &o);
+  Py_XDECREF(o);
+  if (r < 0)
+    PyErr_Clear();
+  return r != 0;
+#else
+  return PyWeakref_GetObject(ref) != Py_None;
+#endif
+}
+
+void pb_package_drop(void) {
+  if (pb.fn_loader_shutdown != NULL) {
+    PyObject *r = PyObject_CallNoArgs(pb.fn_loader_shutdown);
+    if (r == NULL)
+      PyErr_Clear();
+    Py_XDECREF(r);
+  }
+  if (pb.pkg != NULL)
+    drop_package_modules();
+  Py_CLEAR(pb.fn_load);
+  Py_CLEAR(pb.fn_unload);
+  Py_CLEAR(pb.fn_loader_shutdown);
+  Py_CLEAR(pb.fn_format);
+  Py_CLEAR(pb.tensor_desc);
+  for (size_t i = 0; i < PYOP_DTYPE_COUNT; i++)
+    Py_CLEAR(pb.dtypes[i]);
+  for (size_t i = 0; i < PYOP_FORMAT_COUNT; i++)
+    Py_CLEAR(pb.formats[i]);
+  for (size_t i = 0; i < PB_NKINDS; i++)
+    Py_CLEAR(pb.str_method[i]);
+  Py_CLEAR(pb.modules);
+  Py_CLEAR(pb.pkg);
+  /* Watch the objects whose code or static data live in this image. */
+  PyObject *watch[3] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type};
+  PyObject *refs[3] = {NULL, NULL, NULL};
+  bool alive = false;
+  for (size_t i = 0; i < 3; i++) {
+    if (watch[i] == NULL)
+      continue;
+    refs[i] = PyWeakref_NewRef(watch[i], NULL);
+    if (refs[i] == NULL) {
+      PyErr_Clear();
+      alive = true; /* cannot tell: stay safe */
+    }
+  }
+  Py_CLEAR(pb.native);
+  Py_CLEAR(pb.tensor_type);
+  Py_CLEAR(pb.ctx_type);
+  /* The module and its heap types form cycles. */
+  PyGC_Collect();
+  for (size_t i = 0; i < 3; i++) {
+    if (refs[i] != NULL && weakref_alive(refs[i]))
+      alive = true;
+    Py_XDECREF(refs[i]);
+  }
+  if (alive)
+    pin_image();
+}
+
+/* getattr(module, name) where module is sys.modules[modname]; new ref. */
+static PyObject *module_attr(const char *modname, const char *name) {
+  PyObject *mod = PyImport_ImportModule(modname);
+  if (mod == NULL)
+    return NULL;
+  PyObject *r = PyObject_GetAttrString(mod, name);
+  Py_DECREF(mod);
+  return r;
+}
+
+/* Members of an IntEnum class for values 0..n-1 into out[]. */
+static int enum_members(PyObject *cls, PyObject **out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    PyObject *v = PyLong_FromSize_t(i);
+    if (v == NULL)
+      return -1;
+    out[i] = PyObject_CallOneArg(cls, v);
+    Py_DECREF(v);
+    if (out[i] == NULL)
+      return -1;
+  }
+  return 0;
+}
+
+/* Imports <artifact_dir>/python/pyop as sys.modules["pyop"] (exception set
+ * on failure, nothing left in sys.modules). */
+static int import_package(void) {
+  int rc = -1;
+  PyObject *spec = NULL, *module = NULL, *locs = NULL, *kwargs = NULL, *fn = NULL,
+           *args = NULL, *r = NULL;
+  char *pkgdir = pb_strdupf("%s/python/pyop", pb.artifact_dir);
+  char *init = pb_strdupf("%s/python/pyop/__init__.py", pb.artifact_dir);
+  if (pkgdir == NULL || init == NULL) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  PyObject *mods = PyImport_GetModuleDict();
+  PyObject *existing = PyDict_GetItemString(mods, "pyop"); /* borrowed */
+  if (existing != NULL) {
+    pb_log(PYOP_LOG_WARN,
+           "bridge: sys.modules['pyop'] is another module; the bridge's package %s replaces it "
+           "until shutdown",
+           pkgdir);
+    saved_foreign_pyop = Py_NewRef(existing);
+  }
+  pb.native = pb_native_create();
+  if (pb.native == NULL)
+    goto out;
+  if (PyDict_SetItemString(mods, "pyop._native", pb.native) < 0)
+    goto out;
+  fn = module_attr("importlib.util", "spec_from_file_location");
+  if (fn == NULL)
+    goto out;
+  locs = Py_BuildValue("[s]", pkgdir);
+  args = Py_BuildValue("(ss)", "pyop", init);
+  kwargs = PyDict_New();
+  if (locs == NULL || args == NULL || kwargs == NULL ||
+      PyDict_SetItemString(kwargs, "submodule_search_locations", locs) < 0)
+    goto out;
+  spec = PyObject_Call(fn, args, kwargs);
+  if (spec == NULL)
+    goto out;
+  if (spec == Py_None) {
+    PyErr_Format(PyExc_ImportError, "cannot make a module spec for %s", init);
+    goto out;
+  }
+  Py_CLEAR(fn);
+  fn = module_attr("importlib.util", "module_from_spec");
+  if (fn == NULL)
+    goto out;
+  module = PyObject_CallOneArg(fn, spec);
+  if (module == NULL)
+    goto out;
+  if (PyDict_SetItemString(mods, "pyop", module) < 0)
+    goto out;
+  pb.pkg = Py_NewRef(module);
+  PyObject *loader = PyObject_GetAttrString(spec, "loader");
+  if (loader == NULL)
+    goto out;
+  r = PyObject_CallMethod(loader, "exec_module", "O", module);
+  Py_DECREF(loader);
+  if (r == NULL)
+    goto out;
+  rc = 0;
+out:
+  if (rc != 0 && pb.pkg == NULL && pb.native != NULL) {
+    /* pyop._native may be in sys.modules without the package. */
+    PyObject *exc = pb_exc_fetch();
+    drop_package_modules();
+    pb_exc_restore(exc);
+  }
+  Py_XDECREF(r);
+  Py_XDECREF(spec);
+  Py_XDECREF(module);
+  Py_XDECREF(locs);
+  Py_XDECREF(kwargs);
+  Py_XDECREF(fn);
+  Py_XDECREF(args);
+  free(pkgdir);
+  free(init);
+  return rc;
+}
+
+int pb_package_ensure(void) {
+  if (pb.pkg != NULL)
+    return PYOP_OK;
+  if (import_package() < 0)
+    goto fail;
+  static const char *const methods[PB_NKINDS] = {"infer_meta", "execute", "compile",
+                                                 "declare_launch_args"};
+  for (size_t i = 0; i < PB_NKINDS; i++) {
+    pb.str_method[i] = PyUnicode_InternFromString(methods[i]);
+    if (pb.str_method[i] == NULL)
+      goto fail;
+  }
+  pb.fn_load = module_attr("pyop._loader", "load_plugins");
+  pb.fn_unload = module_attr("pyop._loader", "unload_modules");
+  pb.fn_loader_shutdown = module_attr("pyop._loader", "shutdown");
+  pb.fn_format = module_attr("pyop._errors", "format_exception");
+  pb.tensor_desc = PyObject_GetAttrString(pb.pkg, "TensorDesc");
+  if (pb.fn_load == NULL || pb.fn_unload == NULL || pb.fn_loader_shutdown == NULL ||
+      pb.fn_format == NULL || pb.tensor_desc == NULL)
+    goto fail;
+  PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
+  if (dt == NULL)
+    goto fail;
+  int e = enum_members(dt, pb.dtypes, PYOP_DTYPE_COUNT);
+  Py_DECREF(dt);
+  if (e < 0)
+    goto fail;
+  PyObject *fmt = PyObject_GetAttrString(pb.pkg, "Format");
+  if (fmt == NULL)
+    goto fail;
+  e = enum_members(fmt, pb.formats, PYOP_FORMAT_COUNT);
+  Py_DECREF(fmt);
+  if (e < 0)
+    goto fail;
+  pb.modules = PyList_New(0);
+  if (pb.modules == NULL)
+    goto fail;
+  return PYOP_OK;
+fail:;
+  int rc = pb_error_python(PYOP_EPLUGIN, "importing the pyop package from %s/python/pyop failed",
+                           pb.artifact_dir);
+  pb_package_drop();
+  return rc;
+}
+
+/* ------------------------------------------------------------ op ctx */
+
+void pb_op_decref(pb_op *op) {
+  if (op == NULL || --op->refs > 0)
+    return;
+  Py_XDECREF(op->desc);
+  Py_XDECREF(op->callable);
+  free(op->op_type);
+  free(op->where);
+  free(op->source_dir);
+  free(op->input_kinds);
+  free(op);
+}
+
+static void ops_free(pb_op *list) {
+  while (list != NULL) {
+    pb_op *next = list->next;
+    list->next = NULL;
+    pb_op_decref(list);
+    list = next;
+  }
+}
+
+/* A str attribute of obj as a view valid while obj lives (exception set on
+ * failure). */
+static int get_str(PyObject *obj, const char *name, pyop_str *out, PyObject **keep) {
+  PyObject *v = PyObject_GetAttrString(obj, name);
+  if (v == NULL)
+    return -1;
+  if (!PyUnicode_Check(v)) {
+    PyErr_Format(PyExc_TypeError, "descriptor attribute %s must be a str", name);
+    Py_DECREF(v);
+    return -1;
+  }
+  Py_ssize_t len = 0;
+  const char *s = PyUnicode_AsUTF8AndSize(v, &len);
+  if (s == NULL) {
+    Py_DECREF(v);
+    return -1;
+  }
+  out->data = s;
+  out->len = (size_t)len;
+  /* The descriptor holds the string too, so a borrowed view stays valid;
+   * keep a reference anyway for the caller to drop. */
+  *keep = v;
+  return 0;
+}
+
+static int view_of(PyObject *s, pyop_str *out) {
+  if (!PyUnicode_Check(s)) {
+    PyErr_SetString(PyExc_TypeError, "expected a str in a descriptor");
+    return -1;
+  }
+  Py_ssize_t len = 0;
+  const char *d = PyUnicode_AsUTF8AndSize(s, &len);
+  if (d == NULL)
+    return -1;
+  out->data = d;
+  out->len = (size_t)len;
+  return 0;
+}
+
+static int get_long(PyObject *obj, const char *name, long *out) {
+  PyObject *v = PyObject_GetAttrString(obj, name);
+  if (v == NULL)
+    return -1;
+  *out = PyLong_AsLong(v);
+  Py_DECREF(v);
+  return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* Converts a Python list value of an attribute (already normalised by the
+ * package) into v, allocating arrays in a. */
+static int list_to_value(PyObject *obj, int32_t type, pyop_attr_value *v, pb_arena *a) {
+  PyObject *seq = PySequence_Fast(obj, "attribute value must be a list");
+  if (seq == NULL)
+    return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  PyObject **items = PySequence_Fast_ITEMS(seq);
+  int rc = -1;
+  switch (type) {
+  case PYOP_ATTR_LIST_INT: {
+    int64_t *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      arr[i] = PyLong_AsLongLong(items[i]);
+      if (arr[i] == -1 && PyErr_Occurred())
+        goto out;
+    }
+    v->u.ints.items = arr;
+    v->u.ints.count = (size_t)n;
+    break;
+  }
+  case PYOP_ATTR_LIST_FLOAT: {
+    double *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      arr[i] = PyFloat_AsDouble(items[i]);
+      if (arr[i] == -1.0 && PyErr_Occurred())
+        goto out;
+    }
+    v->u.floats.items = arr;
+    v->u.floats.count = (size_t)n;
+    break;
+  }
+  case PYOP_ATTR_LIST_BOOL: {
+    bool *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      int t = PyObject_IsTrue(items[i]);
+      if (t < 0)
+        goto out;
+      arr[i] = t != 0;
+    }
+    v->u.bools.items = arr;
+    v->u.bools.count = (size_t)n;
+    break;
+  }
+  case PYOP_ATTR_LIST_STR: {
+    pyop_str *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++)
+      if (view_of(items[i], &arr[i]) < 0)
+        goto out;
+    v->u.strs.items = arr;
+    v->u.strs.count = (size_t)n;
+    break;
+  }
+  case PYOP_ATTR_LIST_DTYPE: {
+    int32_t *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      long d = PyLong_AsLong(items[i]);
+      if (d == -1 && PyErr_Occurred())
+        goto out;
+      arr[i] = (int32_t)d;
+    }
+    v->u.dtypes.items = arr;
+    v->u.dtypes.count = (size_t)n;
+    break;
+  }
+  case PYOP_ATTR_LIST_LIST_INT: {
+    pyop_int_list *arr = arena_alloc(a, (size_t)n, sizeof *arr);
+    if (arr == NULL)
+      goto oom;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      pyop_attr_value inner = {0};
+      if (list_to_value(items[i], PYOP_ATTR_LIST_INT, &inner, a) < 0)
+        goto out;
+      arr[i].items = inner.u.ints.items;
+      arr[i].count = inner.u.ints.count;
+    }
+    v->u.int_lists.items = arr;
+    v->u.int_lists.count = (size_t)n;
+    break;
+  }
+  default:
+    PyErr_Format(PyExc_ValueError, "unknown list attribute type %d", (int)type);
+    goto out;
+  }
+  rc = 0;
+  goto out;
+oom:
+  PyErr_NoMemory();
+out:
+  Py_DECREF(seq);
+  return rc;
+}
+
+/* A default value (Python) into a pyop_attr_value. */
+static int value_from_py(PyObject *obj, int32_t type, pyop_attr_value *v, pb_arena *a) {
+  memset(v, 0, sizeof *v);
+  v->type = type;
+  switch (type) {
+  case PYOP_ATTR_INT:
+    v->u.i = PyLong_AsLongLong(obj);
+    return (v->u.i == -1 && PyErr_Occurred()) ? -1 : 0;
+  case PYOP_ATTR_FLOAT:
+    v->u.f = PyFloat_AsDouble(obj);
+    return (v->u.f == -1.0 && PyErr_Occurred()) ? -1 : 0;
+  case PYOP_ATTR_BOOL: {
+    int t = PyObject_IsTrue(obj);
+    if (t < 0)
+      return -1;
+    v->u.b = t != 0;
+    return 0;
+  }
+  case PYOP_ATTR_STR:
+    return view_of(obj, &v->u.s);
+  case PYOP_ATTR_DTYPE: {
+    long d = PyLong_AsLong(obj);
+    if (d == -1 && PyErr_Occurred())
+      return -1;
+    v->u.dtype = (int32_t)d;
+    return 0;
+  }
+  default:
+    return list_to_value(obj, type, v, a);
+  }
+}
+
+static char *dir_of(const char *file) {
+  const char *slash = strrchr(file, '/');
+  if (slash == NULL)
+    return strdup(".");
+  if (slash == file)
+    return strdup("/");
+  return strndup(file, (size_t)(slash - file));
+}
+
+/* Common part of a descriptor: op ctx with strings, location and callable. */
+static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *key,
+                     pyop_str *file, long *line, PyObject **keep) {
+  pb_op *op = calloc(1, sizeof *op);
+  if (op == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  op->refs = 1;
+  op->is_impl = is_impl;
+  op->desc = Py_NewRef(desc);
+  if (get_str(desc, "op_type", op_type, &keep[0]) < 0 || get_str(desc, "key", key, &keep[1]) < 0 ||
+      get_str(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", line) < 0)
+    goto fail;
+  op->callable = PyObject_GetAttrString(desc, is_impl ? "cls" : "infer");
+  if (op->callable == NULL)
+    goto fail;
+  op->op_type = strndup(op_type->data, op_type->len);
+  op->where = pb_strdupf("%.*s:%ld", (int)file->len, file->data, *line);
+  if (op->op_type == NULL || op->where == NULL)
+    goto nomem;
+  char *f = strndup(file->data, file->len);
+  if (f == NULL)
+    goto nomem;
+  op->source_dir = dir_of(f);
+  free(f);
+  if (op->source_dir == NULL)
+    goto nomem;
+  long caps = 0;
+  if (get_long(desc, "caps", &caps) < 0)
+    goto fail;
+  op->caps = (uint32_t)caps;
+  op->callbacks.struct_size = sizeof op->callbacks;
+  op->callbacks.create_holder = pb_cb_create_holder;
+  op->callbacks.destroy_holder = pb_cb_destroy_holder;
+  if (op->caps & PYOP_CAP_INFER_META)
+    op->callbacks.infer_meta = pb_cb_infer_meta;
+  if (op->caps & PYOP_CAP_EXECUTE)
+    op->callbacks.execute = pb_cb_execute;
+  if (op->caps & PYOP_CAP_COMPILE)
+    op->callbacks.compile = pb_cb_compile;
+  if (op->caps & PYOP_CAP_LAUNCH)
+    op->callbacks.declare_launch_args = pb_cb_declare;
+  return op;
+nomem:
+  PyErr_NoMemory();
+fail:
+  pb_op_decref(op);
+  return NULL;
+}
+
+/* Builds the proto view of desc and calls add_proto. Returns PYOP_OK, a
+ * registrar status, or -1 with a Python exception set. */
+static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
+  PyObject *keep[3] = {NULL, NULL, NULL};
+  PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
+  pb_arena arena = {0};
+  pyop_proto_view v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  long line = 0;
+  int rc = -1;
+  pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &line, keep);
+  if (op == NULL)
+    goto out;
+  v.source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
+  v.caps = op->caps;
+  inputs = PyObject_GetAttrString(desc, "inputs");
+  outputs = PyObject_GetAttrString(desc, "outputs");
+  attrs = PyObject_GetAttrString(desc, "attrs");
+  if (inputs == NULL || outputs == NULL || attrs == NULL)
+    goto out;
+  if (!PyTuple_Check(inputs) || !PyTuple_Check(outputs) || !PyTuple_Check(attrs)) {
+    PyErr_SetString(PyExc_TypeError, "OpProto inputs/outputs/attrs must be tuples");
+    goto out;
+  }
+  size_t ni = (size_t)PyTuple_GET_SIZE(inputs), no = (size_t)PyTuple_GET_SIZE(outputs),
+         na = (size_t)PyTuple_GET_SIZE(attrs);
+  pyop_io_view *iv = arena_alloc(&arena, ni, sizeof *iv);
+  pyop_io_view *ov = arena_alloc(&arena, no, sizeof *ov);
+  pyop_attr_view *av = arena_alloc(&arena, na, sizeof *av);
+  op->input_kinds = calloc(ni ? ni : 1, sizeof *op->input_kinds);
+  if (iv == NULL || ov == NULL || av == NULL || op->input_kinds == NULL) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  op->n_kinds = ni;
+  op->n_outputs = (long)no;
+  for (size_t i = 0; i < ni; i++) {
+    PyObject *t = PyTuple_GET_ITEM(inputs, i);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 2) {
+      PyErr_SetString(PyExc_TypeError, "OpProto input must be (name, kind)");
+      goto out;
+    }
+    iv[i].struct_size = sizeof iv[i];
+    if (view_of(PyTuple_GET_ITEM(t, 0), &iv[i].name) < 0)
+      goto out;
+    long k = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
+    if (k == -1 && PyErr_Occurred())
+      goto out;
+    iv[i].kind = (int32_t)k;
+    op->input_kinds[i] = (int32_t)k;
+  }
+  for (size_t i = 0; i < no; i++) {
+    ov[i].struct_size = sizeof ov[i];
+    ov[i].kind = PYOP_IO_REQUIRED;
+    if (view_of(PyTuple_GET_ITEM(outputs, i), &ov[i].name) < 0)
+      goto out;
+  }
+  for (size_t i = 0; i < na; i++) {
+    PyObject *t = PyTuple_GET_ITEM(attrs, i);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+      PyErr_SetString(PyExc_TypeError, "OpProto attr must be (name, type, required, default)");
+      goto out;
+    }
+    av[i].struct_size = sizeof av[i];
+    if (view_of(PyTuple_GET_ITEM(t, 0), &av[i].name) < 0)
+      goto out;
+    long type = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
+    if (type == -1 && PyErr_Occurred())
+      goto out;
+    int req = PyObject_IsTrue(PyTuple_GET_ITEM(t, 2));
+    if (req < 0)
+      goto out;
+    av[i].type = (int32_t)type;
+    av[i].required = req;
+    av[i].default_value.type = (int32_t)type;
+    if (!req && value_from_py(PyTuple_GET_ITEM(t, 3), (int32_t)type, &av[i].default_value,
+                              &arena) < 0)
+      goto out;
+  }
+  v.inputs = iv;
+  v.n_inputs = ni;
+  v.outputs = ov;
+  v.n_outputs = no;
+  v.attrs = av;
+  v.n_attrs = na;
+  v.ctx = op;
+  v.callbacks = &op->callbacks;
+  /* The registrar is libpyop: it records its own error detail. */
+  rc = reg->add_proto(reg->ctx, &v);
+  if (rc > 0)
+    rc = PYOP_EINTERNAL;
+out:
+  if (op != NULL) {
+    if (rc == PYOP_OK) {
+      op->next = *list;
+      *list = op;
+    } else {
+      pb_op_decref(op);
+    }
+  }
+  for (size_t i = 0; i < 3; i++)
+    Py_XDECREF(keep[i]);
+  Py_XDECREF(inputs);
+  Py_XDECREF(outputs);
+  Py_XDECREF(attrs);
+  arena_free(&arena);
+  return rc;
+}
+
+static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
+  PyObject *keep[3] = {NULL, NULL, NULL};
+  PyObject *kinds = NULL;
+  pyop_impl_view v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  long line = 0;
+  int rc = -1;
+  pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &line, keep);
+  if (op == NULL)
+    goto out;
+  v.source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
+  v.caps = op->caps;
+  long n_out = -1, known = 0;
+  if (get_long(desc, "n_outputs", &n_out) < 0 || get_long(desc, "proto_known", &known) < 0)
+    goto out;
+  op->n_outputs = n_out;
+  op->proto_known = known != 0;
+  kinds = PyObject_GetAttrString(desc, "input_kinds");
+  if (kinds == NULL)
+    goto out;
+  if (kinds != Py_None) {
+    if (!PyTuple_Check(kinds)) {
+      PyErr_SetString(PyExc_TypeError, "OpImpl.input_kinds must be a tuple or None");
+      goto out;
+    }
+    size_t n = (size_t)PyTuple_GET_SIZE(kinds);
+    op->input_kinds = calloc(n ? n : 1, sizeof *op->input_kinds);
+    if (op->input_kinds == NULL) {
+      PyErr_NoMemory();
+      goto out;
+    }
+    op->n_kinds = n;
+    for (size_t i = 0; i < n; i++) {
+      long k = PyLong_AsLong(PyTuple_GET_ITEM(kinds, i));
+      if (k == -1 && PyErr_Occurred())
+        goto out;
+      op->input_kinds[i] = (int32_t)k;
+    }
+  }
+  v.ctx = op;
+  v.callbacks = &op->callbacks;
+  rc = reg->add_impl(reg->ctx, &v);
+  if (rc > 0)
+    rc = PYOP_EINTERNAL;
+out:
+  if (op != NULL) {
+    if (rc == PYOP_OK) {
+      op->next = *list;
+      *list = op;
+    } else {
+      pb_op_decref(op);
+    }
+  }
+  for (size_t i = 0; i < 3; i++)
+    Py_XDECREF(keep[i]);
+  Py_XDECREF(kinds);
+  return rc;
+}
+
+static void unload(PyObject *modules) {
+  if (modules == NULL || pb.fn_unload == NULL)
+    return;
+  PyObject *r = PyObject_CallOneArg(pb.fn_unload, modules);
+  if (r == NULL) {
+    pb_log(PYOP_LOG_WARN, "bridge: removing plugin modules failed");
+    PyErr_Clear();
+  }
+  Py_XDECREF(r);
+}
+
+/*
+ * Imports the plugins of paths and hands every descriptor to the registrar.
+ * On failure nothing of this call stays: its op ctx are freed and its
+ * modules removed from sys.modules. Python errors are reported with
+ * PYOP_EPLUGIN (import, validation) or PYOP_EPYTHON; a registrar failure
+ * returns the registrar's status without overwriting the error detail the
+ * registrar recorded.
+ */
+int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths) {
+  if (reg == NULL || reg->struct_size < offsetof(pyop_registrar, add_impl) + sizeof(reg->add_impl) ||
+      reg->add_proto == NULL || reg->add_impl == NULL)
+    return pb_error(PYOP_EINVAL, "bridge register_custom_ops: invalid registrar");
+  if (n_paths > 0 && paths == NULL)
+    return pb_error(PYOP_EINVAL, "bridge register_custom_ops: paths is NULL");
+  for (size_t i = 0; i < n_paths; i++)
+    if (!pb_str_ok(paths[i], true))
+      return pb_error(PYOP_EINVAL, "bridge register_custom_ops: path %zu is empty or invalid", i);
+  int rc = pb_package_ensure();
+  if (rc != PYOP_OK)
+    return rc;
+  PyObject *list = PyList_New((Py_ssize_t)n_paths);
+  PyObject *res = NULL, *protos = NULL, *impls = NULL, *modules = NULL;
+  pb_op *mine = NULL;
+  if (list == NULL)
+    goto py_fail;
+  for (size_t i = 0; i < n_paths; i++) {
+    PyObject *s = PyUnicode_DecodeFSDefaultAndSize(paths[i].data, (Py_ssize_t)paths[i].len);
+    if (s == NULL)
+      goto py_fail;
+    PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+  }
+  res = PyObject_CallOneArg(pb.fn_load, list);
+  if (res == NULL) {
+    rc = pb_error_python(PYOP_EPLUGIN, "loading Python plugins failed");
+    goto out;
+  }
+  protos = PyObject_GetAttrString(res, "protos");
+  impls = PyObject_GetAttrString(res, "impls");
+  modules = PyObject_GetAttrString(res, "modules");
+  if (protos == NULL || impls == NULL || modules == NULL || !PyList_Check(protos) ||
+      !PyList_Check(impls) || !PyList_Check(modules)) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_TypeError, "load_plugins returned a malformed result");
+    goto py_fail;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(protos); i++) {
+    rc = add_proto(reg, PyList_GET_ITEM(protos, i), &mine);
+    if (rc == -1)
+      goto py_fail;
+    if (rc != PYOP_OK)
+      goto out;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(impls); i++) {
+    rc = add_impl(reg, PyList_GET_ITEM(impls, i), &mine);
+    if (rc == -1)
+      goto py_fail;
+    if (rc != PYOP_OK)
+      goto out;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(modules); i++) {
+    if (PyList_Append(pb.modules, PyList_GET_ITEM(modules, i)) < 0)
+      goto py_fail;
+  }
+  /* Committed: the op ctx now belong to the bridge until reset(). */
+  while (mine != NULL) {
+    pb_op *next = mine->next;
+    mine->next = pb.ops;
+    pb.ops = mine;
+    mine = next;
+  }
+  rc = PYOP_OK;
+  goto out;
+py_fail:
+  rc = pb_error_python(PYOP_EPYTHON, "converting plugin descriptors failed");
+out:
+  if (rc != PYOP_OK) {
+    ops_free(mine);
+    unload(modules);
+  }
+  Py_XDECREF(list);
+  Py_XDECREF(res);
+  Py_XDECREF(protos);
+  Py_XDECREF(impls);
+  Py_XDECREF(modules);
+  return rc;
+}
+
+void pb_reset_locked(void) {
+  ops_free(pb.ops);
+  pb.ops = NULL;
+  if (pb.modules != NULL && PyList_GET_SIZE(pb.modules) > 0) {
+    unload(pb.modules);
+    if (PyList_SetSlice(pb.modules, 0, PyList_GET_SIZE(pb.modules), NULL) < 0)
+      PyErr_Clear();
+  }
+  /* Plugin functions and their module globals form cycles. */
+  PyGC_Collect();
+}

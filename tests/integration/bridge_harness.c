@@ -1,0 +1,1233 @@
+/*
+ * Drives the real bridge (libpyop_bridge.so) directly, as libpyop will: a
+ * fake loader services table, a recording registrar, and op calls through
+ * the descriptor callbacks on host buffers.
+ *
+ *   bridge_harness <artifact_dir> <plugins_dir> <case>
+ *
+ * The harness is a C host that links libpython (like an embedding engine)
+ * and initialises Python itself, except in the cases "start" (the bridge
+ * starts an isolated Python) and "notinit". It does not include Python.h:
+ * the few embedding calls it makes are declared below.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pyop/bridge_abi.h"
+
+/* The embedding API this host uses (from libpython). */
+void Py_InitializeEx(int initsigs);
+int Py_IsInitialized(void);
+int Py_FinalizeEx(void);
+void *PyEval_SaveThread(void);
+void PyEval_RestoreThread(void *tstate);
+int PyGILState_Ensure(void);
+void PyGILState_Release(int state);
+int PyRun_SimpleString(const char *code);
+
+/* ------------------------------------------------------------ checks */
+
+static const char *g_case = "";
+static int g_checks;
+
+#define CHECK(cond, ...)                                                      \
+  do {                                                                        \
+    g_checks++;                                                               \
+    if (!(cond)) {                                                            \
+      fprintf(stderr, "FAIL %s:%d [%s]: %s: ", __FILE__, __LINE__, g_case,    \
+              #cond);                                                         \
+      fprintf(stderr, __VA_ARGS__);                                           \
+      fprintf(stderr, "\n  last error (%d): %s\n", g_err_status, g_err);      \
+      exit(1);                                                                \
+    }                                                                         \
+  } while (0)
+
+#define CHECK_OK(expr) CHECK((expr) == PYOP_OK, "%s", #expr)
+
+/* --------------------------------------------------------- services */
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static char g_err[65536];
+static int g_err_status;
+static int g_set_error_calls;
+
+static void svc_set_error(int status, pyop_str msg) {
+  pthread_mutex_lock(&g_lock);
+  size_t n = msg.len < sizeof g_err - 1 ? msg.len : sizeof g_err - 1;
+  memcpy(g_err, msg.data, n);
+  g_err[n] = '\0';
+  g_err_status = status;
+  g_set_error_calls++;
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void svc_log(int level, pyop_str msg) {
+  fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
+}
+
+static const pyop_loader_services g_services = {sizeof(pyop_loader_services), svc_set_error,
+                                                svc_log};
+
+static void clear_error(void) {
+  g_err[0] = '\0';
+  g_err_status = 0;
+}
+
+static bool err_has(const char *needle) { return strstr(g_err, needle) != NULL; }
+
+/* -------------------------------------------------------- registrar */
+
+typedef struct rec_op {
+  bool is_impl;
+  char *op_type, *key, *file;
+  uint32_t line, caps;
+  size_t n_inputs, n_outputs, n_attrs;
+  char *inputs[16];
+  int input_kinds[16];
+  char *outputs[16];
+  char *attrs[32]; /* "name:type:required:default" */
+  void *ctx;
+  const pyop_op_callbacks *cb;
+} rec_op;
+
+typedef struct recorder {
+  rec_op ops[64];
+  size_t n;
+  int fail_at; /* fail the n-th add (0-based), -1 never */
+  int adds;
+} recorder;
+
+static char *sdup(pyop_str s) { return strndup(s.data ? s.data : "", s.len); }
+
+static void render_value(char *buf, size_t cap, const pyop_attr_value *v) {
+  size_t p = 0;
+#define OUT(...) p += (size_t)snprintf(buf + p, p < cap ? cap - p : 0, __VA_ARGS__)
+  switch (v->type) {
+  case PYOP_ATTR_INT: OUT("%lld", (long long)v->u.i); break;
+  case PYOP_ATTR_FLOAT: OUT("%g", v->u.f); break;
+  case PYOP_ATTR_BOOL: OUT("%s", v->u.b ? "true" : "false"); break;
+  case PYOP_ATTR_STR: OUT("'%.*s'", (int)v->u.s.len, v->u.s.data); break;
+  case PYOP_ATTR_DTYPE: OUT("dt%d", (int)v->u.dtype); break;
+  case PYOP_ATTR_LIST_INT:
+    OUT("[");
+    for (size_t i = 0; i < v->u.ints.count; i++) OUT(i ? ",%lld" : "%lld", (long long)v->u.ints.items[i]);
+    OUT("]");
+    break;
+  case PYOP_ATTR_LIST_FLOAT:
+    OUT("[");
+    for (size_t i = 0; i < v->u.floats.count; i++) OUT(i ? ",%g" : "%g", v->u.floats.items[i]);
+    OUT("]");
+    break;
+  case PYOP_ATTR_LIST_BOOL:
+    OUT("[");
+    for (size_t i = 0; i < v->u.bools.count; i++) OUT(i ? ",%d" : "%d", (int)v->u.bools.items[i]);
+    OUT("]");
+    break;
+  case PYOP_ATTR_LIST_STR:
+    OUT("[");
+    for (size_t i = 0; i < v->u.strs.count; i++)
+      OUT(i ? ",'%.*s'" : "'%.*s'", (int)v->u.strs.items[i].len, v->u.strs.items[i].data);
+    OUT("]");
+    break;
+  case PYOP_ATTR_LIST_DTYPE:
+    OUT("[");
+    for (size_t i = 0; i < v->u.dtypes.count; i++) OUT(i ? ",dt%d" : "dt%d", (int)v->u.dtypes.items[i]);
+    OUT("]");
+    break;
+  case PYOP_ATTR_LIST_LIST_INT:
+    OUT("[");
+    for (size_t i = 0; i < v->u.int_lists.count; i++) {
+      OUT(i ? ",[" : "[");
+      for (size_t j = 0; j < v->u.int_lists.items[i].count; j++)
+        OUT(j ? ",%lld" : "%lld", (long long)v->u.int_lists.items[i].items[j]);
+      OUT("]");
+    }
+    OUT("]");
+    break;
+  default: OUT("?"); break;
+  }
+#undef OUT
+}
+
+static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
+  recorder *r = ctx;
+  if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
+    svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
+    return PYOP_ECONFLICT;
+  }
+  rec_op *o = &r->ops[r->n++];
+  memset(o, 0, sizeof *o);
+  o->op_type = sdup(p->op_type);
+  o->key = sdup(p->key);
+  o->file = sdup(p->source_file);
+  o->line = p->source_line;
+  o->caps = p->caps;
+  o->n_inputs = p->n_inputs;
+  for (size_t i = 0; i < p->n_inputs; i++) {
+    o->inputs[i] = sdup(p->inputs[i].name);
+    o->input_kinds[i] = p->inputs[i].kind;
+  }
+  o->n_outputs = p->n_outputs;
+  for (size_t i = 0; i < p->n_outputs; i++)
+    o->outputs[i] = sdup(p->outputs[i].name);
+  o->n_attrs = p->n_attrs;
+  for (size_t i = 0; i < p->n_attrs; i++) {
+    char val[512] = "";
+    if (!p->attrs[i].required)
+      render_value(val, sizeof val, &p->attrs[i].default_value);
+    if (asprintf(&o->attrs[i], "%.*s:%d:%d:%s", (int)p->attrs[i].name.len, p->attrs[i].name.data,
+                 p->attrs[i].type, p->attrs[i].required, val) < 0)
+      abort();
+  }
+  o->ctx = p->ctx;
+  o->cb = p->callbacks;
+  return PYOP_OK;
+}
+
+static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
+  recorder *r = ctx;
+  if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
+    svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
+    return PYOP_ECONFLICT;
+  }
+  rec_op *o = &r->ops[r->n++];
+  memset(o, 0, sizeof *o);
+  o->is_impl = true;
+  o->op_type = sdup(p->op_type);
+  o->key = sdup(p->key);
+  o->file = sdup(p->source_file);
+  o->line = p->source_line;
+  o->caps = p->caps;
+  o->ctx = p->ctx;
+  o->cb = p->callbacks;
+  return PYOP_OK;
+}
+
+static void rec_clear(recorder *r) {
+  for (size_t i = 0; i < r->n; i++) {
+    rec_op *o = &r->ops[i];
+    free(o->op_type);
+    free(o->key);
+    free(o->file);
+    for (size_t j = 0; j < o->n_inputs; j++) free(o->inputs[j]);
+    for (size_t j = 0; j < o->n_outputs; j++) free(o->outputs[j]);
+    for (size_t j = 0; j < o->n_attrs; j++) free(o->attrs[j]);
+  }
+  r->n = 0;
+  r->adds = 0;
+}
+
+static const rec_op *find(const recorder *r, const char *op_type, bool impl) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->ops[i].is_impl == impl && strcmp(r->ops[i].op_type, op_type) == 0)
+      return &r->ops[i];
+  return NULL;
+}
+
+/* ------------------------------------------------------------ bridge */
+
+static const pyop_bridge_api *api;
+static void *bridge_handle;
+static char g_artifact[4096], g_plugins[4096];
+
+static void open_bridge(void) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/libpyop_bridge.so", g_artifact);
+  bridge_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(bridge_handle != NULL, "dlopen %s: %s", path, dlerror());
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  CHECK(entry != NULL, "no entry symbol");
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK(api != NULL && api->struct_size >= sizeof *api, "api table");
+  CHECK(api->abi_major == 1 && api->abi_minor == 0, "abi %u.%u", api->abi_major, api->abi_minor);
+}
+
+static int configure(uint32_t flags) {
+  pyop_bridge_config cfg = {sizeof cfg, {g_artifact, strlen(g_artifact)}, {NULL, 0}, flags};
+  return api->set_config(&cfg);
+}
+
+static int load(recorder *r, int n, ...) {
+  pyop_str paths[16];
+  char *bufs[16];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) {
+    const char *rel = va_arg(ap, const char *);
+    if (rel[0] == '/')
+      bufs[i] = strdup(rel);
+    else if (asprintf(&bufs[i], "%s/%s", g_plugins, rel) < 0)
+      abort();
+    paths[i] = (pyop_str){bufs[i], strlen(bufs[i])};
+  }
+  va_end(ap);
+  pyop_registrar reg = {sizeof reg, r, rec_add_proto, rec_add_impl};
+  clear_error();
+  int rc = api->register_custom_ops(&reg, paths, (size_t)n);
+  for (int i = 0; i < n; i++)
+    free(bufs[i]);
+  return rc;
+}
+
+/* Runs Python code in the process; true when it raised nothing. */
+static bool py_ok(const char *code) {
+  int st = PyGILState_Ensure();
+  int rc = PyRun_SimpleString(code);
+  PyGILState_Release(st);
+  return rc == 0;
+}
+
+/* -------------------------------------------------------- op calls */
+
+static pyop_tensor tensor_f32(float *data, int ndim, const int64_t *shape) {
+  pyop_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.dtype = PYOP_DTYPE_FLOAT32;
+  t.ndim = ndim;
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    t.shape[i] = shape[i];
+    n *= shape[i];
+  }
+  t.nbytes = (uint64_t)n * 4;
+  return t;
+}
+
+typedef struct outputs {
+  void *mem[8];
+  pyop_tensor t[8];
+  void *ws[8];
+  int n_ws;
+} outputs;
+
+static int alloc_output(void *ctx, size_t index, pyop_tensor *t) {
+  outputs *o = ctx;
+  if (index >= 8 || t->nbytes > (1u << 30))
+    return PYOP_ENOMEM;
+  free(o->mem[index]);
+  o->mem[index] = calloc(1, t->nbytes ? t->nbytes : 1);
+  if (o->mem[index] == NULL)
+    return PYOP_ENOMEM;
+  t->data = o->mem[index];
+  o->t[index] = *t;
+  return 0;
+}
+
+static int alloc_workspace(void *ctx, uint64_t nbytes, void **out) {
+  outputs *o = ctx;
+  if (o->n_ws >= 8)
+    return PYOP_ENOMEM;
+  *out = o->ws[o->n_ws++] = calloc(1, nbytes ? nbytes : 1);
+  return *out ? 0 : PYOP_ENOMEM;
+}
+
+static void outputs_free(outputs *o) {
+  for (int i = 0; i < 8; i++) free(o->mem[i]);
+  for (int i = 0; i < o->n_ws; i++) free(o->ws[i]);
+  memset(o, 0, sizeof *o);
+}
+
+static void *holder_of(const rec_op *op, const pyop_attr_view *attrs, size_t n) {
+  void *h = NULL;
+  CHECK(op != NULL, "op not registered");
+  clear_error();
+  int rc = op->cb->create_holder(op->ctx, attrs, n, &h);
+  CHECK(rc == PYOP_OK && h != NULL, "create_holder %s: %d", op->op_type, rc);
+  return h;
+}
+
+static pyop_attr_view attr_str(const char *name, const char *value) {
+  pyop_attr_view a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.name = (pyop_str){name, strlen(name)};
+  a.type = PYOP_ATTR_STR;
+  a.default_value.type = PYOP_ATTR_STR;
+  a.default_value.u.s = (pyop_str){value, strlen(value)};
+  return a;
+}
+
+static pyop_attr_view attr_float(const char *name, double v) {
+  pyop_attr_view a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.name = (pyop_str){name, strlen(name)};
+  a.type = PYOP_ATTR_FLOAT;
+  a.default_value.type = PYOP_ATTR_FLOAT;
+  a.default_value.u.f = v;
+  return a;
+}
+
+static int exec1(const rec_op *impl, void *h, pyop_tensor *ins, size_t n_slots,
+                 const size_t *counts, size_t n_outputs, outputs *o) {
+  pyop_tensor_list lists[8];
+  size_t k = 0;
+  for (size_t i = 0; i < n_slots; i++) {
+    lists[i].items = counts[i] ? &ins[k] : NULL;
+    lists[i].count = counts[i];
+    k += counts[i];
+  }
+  pyop_exec_services svc = {sizeof svc, o, alloc_output, alloc_workspace};
+  pyop_exec_args a = {sizeof a, lists, n_slots, n_outputs, &svc, (void *)0x1234};
+  clear_error();
+  return impl->cb->execute(h, &a);
+}
+
+static int infer1(const rec_op *proto, void *h, pyop_tensor *ins, size_t n_slots,
+                  const size_t *counts, pyop_tensor *outs, size_t n_out) {
+  pyop_tensor_list lists[8];
+  size_t k = 0;
+  for (size_t i = 0; i < n_slots; i++) {
+    lists[i].items = counts[i] ? &ins[k] : NULL;
+    lists[i].count = counts[i];
+    k += counts[i];
+  }
+  pyop_infer_args a = {sizeof a, lists, n_slots, outs, n_out};
+  clear_error();
+  return proto->cb->infer_meta(h, &a);
+}
+
+/* Line of the first line of path containing needle (1-based), 0 if none. */
+static unsigned line_of(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  char buf[1024];
+  unsigned n = 0, found = 0;
+  while (fgets(buf, sizeof buf, f) != NULL) {
+    n++;
+    if (strstr(buf, needle) != NULL) {
+      found = n;
+      break;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* ------------------------------------------------------------ cases */
+
+static const size_t ONE[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+
+static void run_scaled_add(const recorder *r, void *ph, void *ih, float alpha, int rounds) {
+  const rec_op *proto = find(r, "ScaledAdd", false), *impl = find(r, "ScaledAdd", true);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {10, 20, 30, 40, 50, 60};
+  int64_t shape[2] = {2, 3};
+  pyop_tensor ins[2] = {tensor_f32(x, 2, shape), tensor_f32(y, 2, shape)};
+  pyop_tensor out;
+  CHECK_OK(infer1(proto, ph, ins, 2, ONE, &out, 1));
+  CHECK(out.ndim == 2 && out.shape[0] == 2 && out.shape[1] == 3 &&
+            out.dtype == PYOP_DTYPE_FLOAT32 && out.data == NULL,
+        "infer result");
+  for (int round = 0; round < rounds; round++) {
+    outputs o = {0};
+    CHECK_OK(exec1(impl, ih, ins, 2, ONE, 1, &o));
+    float *res = o.mem[0];
+    CHECK(res != NULL && o.t[0].nbytes == 24, "output allocated");
+    for (int i = 0; i < 6; i++)
+      CHECK(res[i] == x[i] + alpha * y[i], "out[%d] = %g", i, res[i]);
+    outputs_free(&o);
+  }
+}
+
+static void case_basic(void) {
+  recorder r = {.fail_at = -1};
+  CHECK(py_ok("import sys; _saved_path = list(sys.path); _saved_meta = len(sys.meta_path)"), "save");
+  CHECK_OK(load(&r, 1, "basic"));
+  /* Sorted: json.py, mypkg, ops_file.py; '_'/'.' names and non-packages skipped. */
+  CHECK(r.n == 7, "registered %zu descriptors", r.n);
+  const rec_op *sa = find(&r, "ScaledAdd", false);
+  CHECK(sa != NULL && find(&r, "ScaledAdd", true) != NULL, "ScaledAdd");
+  CHECK(strcmp(sa->key, "pyop:ops_file.scaled_add") == 0, "key %s", sa->key);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/basic/ops_file.py", g_plugins);
+  CHECK(strcmp(sa->file, path) == 0, "file %s", sa->file);
+  CHECK(sa->line == line_of(path, "register_op(op_type=\"ScaledAdd\")"), "line %u", sa->line);
+  CHECK(sa->caps == PYOP_CAP_INFER_META && find(&r, "ScaledAdd", true)->caps == PYOP_CAP_EXECUTE,
+        "caps");
+  CHECK(sa->n_inputs == 2 && strcmp(sa->inputs[0], "x") == 0 && strcmp(sa->inputs[1], "y") == 0,
+        "inputs");
+  CHECK(sa->n_outputs == 1 && strcmp(sa->outputs[0], "y") == 0, "outputs");
+  CHECK(sa->n_attrs == 1 && strcmp(sa->attrs[0], "alpha:2:0:1") == 0, "attr %s", sa->attrs[0]);
+  const rec_op *sai = find(&r, "ScaledAdd", true);
+  CHECK(strcmp(sai->key, "pyop:ops_file.ScaledAddImpl") == 0, "impl key %s", sai->key);
+  CHECK(sai->line == line_of(path, "register_op_impl(op_type=\"ScaledAdd\")") ||
+            sai->line == line_of(path, "class ScaledAddImpl"),
+        "impl line %u", sai->line);
+  const rec_op *io = find(&r, "IoKinds", false);
+  CHECK(io != NULL && io->n_inputs == 3 && io->input_kinds[0] == PYOP_IO_REQUIRED &&
+            io->input_kinds[1] == PYOP_IO_OPTIONAL && io->input_kinds[2] == PYOP_IO_DYNAMIC,
+        "IoKinds inputs");
+  CHECK(io->n_outputs == 2 && strcmp(io->outputs[0], "first") == 0 &&
+            strcmp(io->outputs[1], "info") == 0,
+        "IoKinds outputs");
+  const rec_op *pkg = find(&r, "PkgDouble", false);
+  CHECK(pkg != NULL && strcmp(pkg->key, "pyop:mypkg.pkg_double") == 0, "package plugin %s",
+        pkg ? pkg->key : "-");
+  CHECK(find(&r, "ShadowJson", false) != NULL, "json.py plugin");
+
+  /* ScaledAdd: infer + execute, many rounds (Tensor reuse). */
+  pyop_attr_view alpha = attr_float("alpha", 2.0);
+  void *ph = holder_of(sa, &alpha, 1), *ih = holder_of(sai, &alpha, 1);
+  run_scaled_add(&r, ph, ih, 2.0f, 200);
+  /* No Python object leaks per call (pymalloc's block count is stable). */
+  CHECK(py_ok("import sys, gc; gc.collect(); _b0 = sys.getallocatedblocks()"), "blocks");
+  run_scaled_add(&r, ph, ih, 2.0f, 500);
+  CHECK(py_ok("import sys, gc; gc.collect(); _d = sys.getallocatedblocks() - _b0\n"
+              "assert _d < 100, 'leaked %d blocks over 500 calls' % _d"),
+        "no per-call leak");
+
+  /* IoKinds: optional absent, dynamic with 3 tensors. */
+  {
+    const rec_op *ioi = find(&r, "IoKinds", true);
+    void *h = holder_of(ioi, NULL, 0);
+    float a[2] = {7, 8}, c0[1] = {1}, c1[2] = {1, 2}, c2[3] = {1, 2, 3};
+    int64_t s2[1] = {2}, s1[1] = {1}, s3[1] = {3};
+    pyop_tensor ins[4] = {tensor_f32(a, 1, s2), tensor_f32(c0, 1, s1), tensor_f32(c1, 1, s2),
+                          tensor_f32(c2, 1, s3)};
+    size_t counts[3] = {1, 0, 3};
+    outputs o = {0};
+    CHECK_OK(exec1(ioi, h, ins, 3, counts, 2, &o));
+    float *first = o.mem[0];
+    int64_t *info = o.mem[1];
+    CHECK(first[0] == 7 && first[1] == 8, "first");
+    CHECK(info[0] == 0 && info[1] == 3 && info[2] == 6, "info %lld %lld %lld", (long long)info[0],
+          (long long)info[1], (long long)info[2]);
+    outputs_free(&o);
+    /* optional present, dynamic empty */
+    size_t counts2[3] = {1, 1, 0};
+    CHECK_OK(exec1(ioi, h, ins, 3, counts2, 2, &o));
+    info = o.mem[1];
+    CHECK(info[0] == 1 && info[1] == 0 && info[2] == 0, "info2");
+    outputs_free(&o);
+    /* infer with the prototype */
+    void *hp = holder_of(io, NULL, 0);
+    pyop_tensor outs[2];
+    CHECK_OK(infer1(io, hp, ins, 3, counts, outs, 2));
+    CHECK(outs[0].shape[0] == 2 && outs[1].dtype == PYOP_DTYPE_INT64 && outs[1].shape[0] == 3,
+          "IoKinds infer");
+    io->cb->destroy_holder(hp);
+    ioi->cb->destroy_holder(h);
+  }
+  /* Package plugin with relative imports. */
+  {
+    const rec_op *pi = find(&r, "PkgDouble", true);
+    void *h = holder_of(pi, NULL, 0);
+    float x[3] = {1, 2, 3};
+    int64_t s[1] = {3};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    outputs o = {0};
+    CHECK_OK(exec1(pi, h, &in, 1, ONE, 1, &o));
+    float *res = o.mem[0];
+    CHECK(res[0] == 2 && res[1] == 4 && res[2] == 6, "PkgDouble");
+    outputs_free(&o);
+    pi->cb->destroy_holder(h);
+  }
+  /* json.py: infer checks it does not shadow the stdlib. */
+  {
+    const rec_op *sj = find(&r, "ShadowJson", false);
+    void *h = holder_of(sj, NULL, 0);
+    float x[1] = {0};
+    int64_t s[1] = {1};
+    pyop_tensor in = tensor_f32(x, 1, s), out;
+    CHECK_OK(infer1(sj, h, &in, 1, ONE, &out, 1));
+    sj->cb->destroy_holder(h);
+  }
+  CHECK(py_ok("import sys, json\n"
+              "assert sys.path == _saved_path, sys.path\n"
+              "assert json.__file__.endswith('json/__init__.py'), json.__file__\n"
+              "assert 'pyop' in sys.modules and sys.modules['pyop']._native is not None\n"
+              "mods = [m for m in sys.modules if m.startswith('_pyop_plugin_')]\n"
+              "assert len(mods) == 4, mods\n"),
+        "process state after load");
+  sa->cb->destroy_holder(ph);
+  sai->cb->destroy_holder(ih);
+  api->reset();
+  CHECK(py_ok("import sys\n"
+              "assert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]\n"
+              "assert sys.path == _saved_path\n"),
+        "plugin modules dropped by reset");
+  rec_clear(&r);
+  /* A second load after reset imports again. */
+  CHECK_OK(load(&r, 1, "basic"));
+  CHECK(r.n == 7, "second load");
+  const rec_op *sa2 = find(&r, "ScaledAdd", false);
+  void *ph2 = holder_of(sa2, &alpha, 1), *ih2 = holder_of(find(&r, "ScaledAdd", true), &alpha, 1);
+  run_scaled_add(&r, ph2, ih2, 2.0f, 3);
+  sa2->cb->destroy_holder(ph2);
+  find(&r, "ScaledAdd", true)->cb->destroy_holder(ih2);
+  api->reset();
+  rec_clear(&r);
+}
+
+static void case_attrs(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "attrs/attrs_all.py"));
+  const rec_op *p = find(&r, "AllAttrs", false), *impl = find(&r, "AllAttrs", true);
+  CHECK(p != NULL && impl != NULL && p->n_attrs == 22, "AllAttrs");
+  static const char *const expect[22] = {
+      "i:1:1:", "f:2:1:", "b:3:1:", "s:4:1:", "d:5:1:", "li:6:1:", "lf:7:1:", "lb:8:1:",
+      "ls:9:1:", "ld:10:1:", "lli:11:1:", "oi:1:0:7", "of:2:0:0.5", "ob:3:0:true",
+      "os_:4:0:'dflt'", "od:5:0:dt2", "oli:6:0:[1,2]", "olf:7:0:[1.5]", "olb:8:0:[0,1]",
+      "ols:9:0:['a','b']", "old:10:0:[dt4]", "olli:11:0:[[1],[2,3]]"};
+  for (size_t i = 0; i < 22; i++)
+    CHECK(strcmp(p->attrs[i], expect[i]) == 0, "attr %zu: %s, expected %s", i, p->attrs[i],
+          expect[i]);
+  /* Values as libpyop passes them: every attribute, prototype order. */
+  int64_t li[3] = {1, -2, 3};
+  double lf[2] = {0.25, -1};
+  bool lb[2] = {true, false};
+  pyop_str ls[2] = {{"x", 1}, {"yz", 2}};
+  int32_t ld[2] = {PYOP_DTYPE_FLOAT16, PYOP_DTYPE_UINT64};
+  int64_t r0[2] = {1, 2}, r1[1] = {3};
+  pyop_int_list lli[3] = {{r0, 2}, {NULL, 0}, {r1, 1}};
+  pyop_attr_view a[22];
+  memset(a, 0, sizeof a);
+  for (size_t i = 0; i < 22; i++) {
+    char *name = strndup(p->attrs[i], (size_t)(strchr(p->attrs[i], ':') - p->attrs[i]));
+    a[i].struct_size = sizeof a[i];
+    a[i].name = (pyop_str){name, strlen(name)};
+    a[i].type = atoi(strchr(p->attrs[i], ':') + 1);
+    a[i].default_value.type = a[i].type;
+    a[i].required = 1;
+  }
+  a[0].default_value.u.i = -5;
+  a[1].default_value.u.f = 2.5;
+  a[2].default_value.u.b = true;
+  a[3].default_value.u.s = (pyop_str){"héllo", strlen("héllo")};
+  a[4].default_value.u.dtype = PYOP_DTYPE_INT32;
+  a[5].default_value.u.ints.items = li, a[5].default_value.u.ints.count = 3;
+  a[6].default_value.u.floats.items = lf, a[6].default_value.u.floats.count = 2;
+  a[7].default_value.u.bools.items = lb, a[7].default_value.u.bools.count = 2;
+  a[8].default_value.u.strs.items = ls, a[8].default_value.u.strs.count = 2;
+  a[9].default_value.u.dtypes.items = ld, a[9].default_value.u.dtypes.count = 2;
+  a[10].default_value.u.int_lists.items = lli, a[10].default_value.u.int_lists.count = 3;
+  a[11].default_value.u.i = 7;
+  a[12].default_value.u.f = 0.5;
+  a[13].default_value.u.b = false;
+  a[14].default_value.u.s = (pyop_str){"", 0};
+  a[15].default_value.u.dtype = PYOP_DTYPE_BOOL;
+  /* 16..21: empty lists */
+  void *h = holder_of(impl, a, 22);
+  float x[1] = {0};
+  int64_t s[1] = {1};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  const char *want = "-5|2.5|True|'héllo'|int32|[1,-2,3]|[0.25,-1.0]|[True,False]|['x','yz']|"
+                     "[float16,uint64]|[[1,2],[],[3]]|7|0.5|False|''|bool|[]|[]|[]|[]|[]|[]";
+  CHECK(o.t[0].nbytes == strlen(want) && memcmp(o.mem[0], want, strlen(want)) == 0,
+        "attrs seen by Python: %.*s", (int)o.t[0].nbytes, (char *)o.mem[0]);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  /* A wrong value type is refused at create_holder. */
+  a[4].default_value.u.dtype = 99;
+  void *bad = (void *)1;
+  clear_error();
+  CHECK(impl->cb->create_holder(impl->ctx, a, 22, &bad) == PYOP_EPYTHON && bad == NULL,
+        "bad dtype refused");
+  CHECK(err_has("attribute 'd'") && err_has("unknown data type value 99"), "bad dtype message");
+  for (size_t i = 0; i < 22; i++)
+    free((char *)a[i].name.data);
+  api->reset();
+  rec_clear(&r);
+}
+
+static void expect_call_error(int rc, int status, const char *const *needles) {
+  CHECK(rc == status, "status %d, expected %d", rc, status);
+  CHECK(g_err_status == status, "set_error status %d", g_err_status);
+  for (size_t i = 0; needles[i] != NULL; i++)
+    CHECK(err_has(needles[i]), "message lacks '%s'", needles[i]);
+}
+
+static void case_errors(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "errors"));
+  const rec_op *p = find(&r, "Raise", false), *impl = find(&r, "Raise", true);
+  CHECK(p && impl && impl->caps == (PYOP_CAP_EXECUTE | PYOP_CAP_COMPILE | PYOP_CAP_LAUNCH),
+        "Raise caps");
+  char file[4200];
+  snprintf(file, sizeof file, "%s/errors/raising.py", g_plugins);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  static const char *const wheres[] = {"none", "infer", "keyboard", "infer_type", "ctx_in_infer"};
+  for (size_t w = 0; w < 5; w++) {
+    pyop_attr_view a = attr_str("where", wheres[w]);
+    void *h = holder_of(p, &a, 1);
+    int rc = infer1(p, h, &in, 1, ONE, &out, 1);
+    if (w == 0 || w == 4) {
+      CHECK(rc == PYOP_OK, "infer %s", wheres[w]);
+    } else if (w == 1) {
+      const char *n[] = {"infer_meta of op 'Raise'", "ValueError: boom-infer", "Traceback",
+                         file, "raise ValueError(\"boom-infer\")", NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    } else if (w == 2) {
+      const char *n[] = {"KeyboardInterrupt: boom-keyboard", NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    } else {
+      const char *n[] = {"TypeError", "expected a TensorDesc, got int", NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    }
+    p->cb->destroy_holder(h);
+  }
+  static const char *const ex[] = {"none", "execute", "exit", "badindex", "hostfail"};
+  for (size_t w = 0; w < 5; w++) {
+    pyop_attr_view a = attr_str("where", ex[w]);
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    if (w == 0) {
+      CHECK(rc == PYOP_OK, "execute none");
+    } else if (w == 1) {
+      const char *n[] = {"execute of op 'Raise'", "ValueError: boom-execute", file, "Traceback",
+                         NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    } else if (w == 2) {
+      const char *n[] = {"SystemExit: 5", NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    } else if (w == 3) {
+      const char *n[] = {"IndexError", "output index 3 out of range", NULL};
+      expect_call_error(rc, PYOP_EPYTHON, n);
+    } else {
+      /* The host's failure status wins, with the Python detail. */
+      const char *n[] = {"the host failed to allocate output 0", NULL};
+      expect_call_error(rc, PYOP_ENOMEM, n);
+    }
+    outputs_free(&o);
+    /* The interpreter stays usable: the next call works. */
+    pyop_attr_view ok = attr_str("where", "none");
+    void *h2 = holder_of(impl, &ok, 1);
+    CHECK_OK(exec1(impl, h2, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h2);
+    impl->cb->destroy_holder(h);
+  }
+  /* compile / declare_launch_args raising. */
+  {
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    pyop_attr_view a = attr_str("where", "compile");
+    void *h = holder_of(impl, &a, 1);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &in, 1, NULL, NULL};
+    clear_error();
+    const char *n[] = {"compile of op 'Raise'", "ValueError: boom-compile", NULL};
+    expect_call_error(impl->cb->compile(h, &ca), PYOP_EPYTHON, n);
+    impl->cb->destroy_holder(h);
+    a = attr_str("where", "declare");
+    h = holder_of(impl, &a, 1);
+    pyop_declare_args da = {sizeof da, lists, 1, &in, 1, NULL, NULL, NULL};
+    clear_error();
+    const char *n2[] = {"declare_launch_args of op 'Raise'", "ValueError: boom-declare", NULL};
+    expect_call_error(impl->cb->declare_launch_args(h, &da), PYOP_EPYTHON, n2);
+    impl->cb->destroy_holder(h);
+  }
+  /* A constructor that raises fails create_holder. */
+  {
+    const rec_op *ri = find(&r, "RaiseInit", true);
+    void *h = (void *)1;
+    clear_error();
+    const char *n[] = {"creating the implementation", "RuntimeError: boom-init", file, NULL};
+    expect_call_error(ri->cb->create_holder(ri->ctx, NULL, 0, &h), PYOP_EPYTHON, n);
+    CHECK(h == NULL, "no holder");
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+static void expect_load_error(const char *what, int status, const char *const *needles, int n,
+                              const char *p0, const char *p1) {
+  recorder r = {.fail_at = -1};
+  int rc = n == 1 ? load(&r, 1, p0) : load(&r, 2, p0, p1);
+  CHECK(rc == status, "%s: status %d, expected %d", what, rc, status);
+  CHECK(r.n == 0 || status == PYOP_ECONFLICT, "%s: nothing registered", what);
+  for (size_t i = 0; needles[i] != NULL; i++)
+    CHECK(err_has(needles[i]), "%s: message lacks '%s'", what, needles[i]);
+  CHECK(py_ok("import sys\n"
+              "assert not [m for m in sys.modules if m.startswith('_pyop_plugin_')], "
+              "[m for m in sys.modules if m.startswith('_pyop_plugin_')]\n"
+              "assert '/nonexistent/added-by-plugin' not in sys.path\n"),
+        "%s: no plugin state left", what);
+  rec_clear(&r);
+}
+
+static void case_bad(void) {
+  {
+    const char *n[] = {"TypeError", "op 'BadInput'", "execute()", "'z'", "impl_input_name.py:",
+                       "must be input 'y'", NULL};
+    expect_load_error("impl input", PYOP_EPLUGIN, n, 1, "bad/impl_input_name.py", NULL);
+  }
+  {
+    const char *n[] = {"TypeError", "op 'BadAttrType'", "'table'", "attr_type.py:",
+                       "unsupported attribute type", NULL};
+    expect_load_error("attr type", PYOP_EPLUGIN, n, 1, "bad/attr_type.py", NULL);
+  }
+  {
+    const char *n[] = {"TypeError", "op 'BadExtraAttr'", "'beta'", "impl_extra_attr.py:",
+                       "not an attribute", NULL};
+    expect_load_error("extra attr", PYOP_EPLUGIN, n, 1, "bad/impl_extra_attr.py", NULL);
+  }
+  {
+    const char *n[] = {"TypeError", "'alpha'", "keyword-only", "attr_positional.py:", NULL};
+    expect_load_error("positional attr", PYOP_EPLUGIN, n, 1, "bad/attr_positional.py", NULL);
+  }
+  {
+    const char *n[] = {"TypeError", "missing return annotation", "no_return.py:", NULL};
+    expect_load_error("no return", PYOP_EPLUGIN, n, 1, "bad/no_return.py", NULL);
+  }
+  {
+    const char *n[] = {"ValueError", "duplicate prototype of op 'Dup'", "dup_a.py:", "dup_b.py:",
+                       NULL};
+    expect_load_error("duplicate", PYOP_EPLUGIN, n, 2, "bad/dup_a.py", "bad/dup_b.py");
+  }
+  {
+    const char *n[] = {"SystemExit: 3", "sys_exit.py", NULL};
+    expect_load_error("sys.exit", PYOP_EPLUGIN, n, 1, "bad/sys_exit.py", NULL);
+  }
+  {
+    const char *n[] = {"KeyboardInterrupt", "plugin interrupted", NULL};
+    expect_load_error("KeyboardInterrupt", PYOP_EPLUGIN, n, 1, "bad/keyboard.py", NULL);
+  }
+  {
+    const char *n[] = {"SyntaxError", "syntax_error.py", NULL};
+    expect_load_error("syntax", PYOP_EPLUGIN, n, 1, "bad/syntax_error.py", NULL);
+  }
+  {
+    const char *n[] = {"ModuleNotFoundError", "pyop_no_such_module_anywhere", "import_error.py",
+                       NULL};
+    expect_load_error("import", PYOP_EPLUGIN, n, 1, "bad/import_error.py", NULL);
+  }
+  {
+    const char *n[] = {"FileNotFoundError", "missing.py", NULL};
+    expect_load_error("missing", PYOP_EPLUGIN, n, 1, "bad/missing.py", NULL);
+  }
+  /* A good plugin after a bad one in the same load: nothing of it stays. */
+  {
+    const char *n[] = {"SystemExit", NULL};
+    expect_load_error("good then bad", PYOP_EPLUGIN, n, 2, "launch", "bad/sys_exit.py");
+  }
+  /* The registrar refusing the 2nd descriptor: its status, no plugin state. */
+  {
+    recorder r = {.fail_at = 1};
+    clear_error();
+    int rc = load(&r, 1, "launch");
+    CHECK(rc == PYOP_ECONFLICT && err_has("registrar says no"), "registrar failure %d", rc);
+    CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
+          "no modules after registrar failure");
+    rec_clear(&r);
+  }
+  /* A plugin changing sys.path: the loader restores it. */
+  {
+    recorder r = {.fail_at = -1};
+    CHECK(py_ok("import sys; _p = list(sys.path)"), "save");
+    CHECK_OK(load(&r, 1, "bad/path_change.py"));
+    CHECK(py_ok("import sys; assert sys.path == _p, sys.path"), "sys.path restored");
+    api->reset();
+    rec_clear(&r);
+  }
+  /* And a good load still works afterwards. */
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "launch"));
+  CHECK(r.n == 2, "good load after failures");
+  api->reset();
+  rec_clear(&r);
+}
+
+static void case_escape(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "escape"));
+  const rec_op *impl = find(&r, "Escape", true);
+  float x[4] = {1, 2, 3, 4};
+  int64_t s[2] = {2, 2};
+  pyop_tensor in = tensor_f32(x, 2, s);
+  outputs o = {0};
+  pyop_attr_view a = attr_str("mode", "keep");
+  void *keep = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, keep, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  /* Another call uses what the first one kept: everything raises. */
+  a = attr_str("mode", "use_kept");
+  void *use = NULL;
+  use = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, use, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  /* A memoryview kept after the call fails that call. */
+  a = attr_str("mode", "keep_view");
+  void *kv = holder_of(impl, &a, 1);
+  int rc = exec1(impl, kv, &in, 1, ONE, 1, &o);
+  const char *n[] = {"execute of op 'Escape'", "a buffer of input 0", "still alive", NULL};
+  expect_call_error(rc, PYOP_EPYTHON, n);
+  outputs_free(&o);
+  a = attr_str("mode", "drop");
+  void *drop = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, drop, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  /* numpy, when available: zero-copy, read-only inputs, writable outputs. */
+  if (py_ok("import numpy")) {
+    a = attr_str("mode", "numpy");
+    void *np = holder_of(impl, &a, 1);
+    CHECK_OK(exec1(impl, np, &in, 1, ONE, 1, &o));
+    float *res = o.mem[0];
+    CHECK(res[0] == 3 && res[3] == 12, "numpy result");
+    outputs_free(&o);
+    a = attr_str("mode", "keep_numpy");
+    void *kn = holder_of(impl, &a, 1);
+    const char *n2[] = {"a buffer of output 0", "still alive", NULL};
+    expect_call_error(exec1(impl, kn, &in, 1, ONE, 1, &o), PYOP_EPYTHON, n2);
+    outputs_free(&o);
+    CHECK_OK(exec1(impl, drop, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(kn);
+    impl->cb->destroy_holder(np);
+  } else {
+    fprintf(stderr, "note: numpy not available, numpy checks skipped\n");
+  }
+  /* A Tensor kept where reset/shutdown cannot drop it: the bridge must stay
+   * mapped (main() then dlcloses it and finalises Python). */
+  a = attr_str("mode", "stash_global");
+  void *sg = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, sg, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(sg);
+  impl->cb->destroy_holder(drop);
+  impl->cb->destroy_holder(kv);
+  impl->cb->destroy_holder(use);
+  impl->cb->destroy_holder(keep);
+  api->reset();
+  rec_clear(&r);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL, "open %s: %s", path, strerror(errno));
+  fputs(text, f);
+  fclose(f);
+}
+
+static const char reload_src[] =
+    "import pyop\n"
+    "from pyop import TensorDesc\n"
+    "@pyop.register_op(op_type='Reload')\n"
+    "def reload_op(x: TensorDesc) -> TensorDesc:\n"
+    "    return x\n"
+    "@pyop.register_op_impl(op_type='Reload')\n"
+    "class ReloadImpl:\n"
+    "    def execute(self, x):\n"
+    "        out = pyop.get_execute_ctx().malloc_output_tensor(0, (1,), 'float32')\n"
+    "        with memoryview(out) as m:\n"
+    "            m.cast('B').cast('f')[0] = VALUE\n";
+
+static float reload_value(recorder *r, const char *dir) {
+  CHECK_OK(load(r, 1, dir));
+  const rec_op *impl = find(r, "Reload", true);
+  CHECK(impl != NULL, "Reload registered");
+  void *h = holder_of(impl, NULL, 0);
+  float x[1] = {0};
+  int64_t s[1] = {1};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  float v = *(float *)o.mem[0];
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  return v;
+}
+
+static void case_reload(void) {
+  char dir[] = "/tmp/pyop_reload_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char file[256];
+  snprintf(file, sizeof file, "%s/reloadable.py", dir);
+  char *src = NULL;
+  recorder r = {.fail_at = -1};
+  for (int round = 1; round <= 3; round++) {
+    /* Same size, same second: only a source-based load sees the change. */
+    char val[8];
+    snprintf(val, sizeof val, "%d.0", round);
+    free(src);
+    src = strdup(reload_src);
+    char *p = strstr(src, "VALUE");
+    char *full = NULL;
+    if (asprintf(&full, "%.*s%s%s", (int)(p - src), src, val, p + 5) < 0)
+      abort();
+    write_file(file, full);
+    free(full);
+    float v = reload_value(&r, dir);
+    CHECK(v == (float)round, "round %d saw %g", round, v);
+    api->reset();
+    rec_clear(&r);
+  }
+  free(src);
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/__pycache__", dir);
+  struct stat st;
+  CHECK(stat(cache, &st) != 0, "no bytecode cache written into the plugin directory");
+  unlink(file);
+  rmdir(dir);
+}
+
+typedef struct thread_arg {
+  const recorder *r;
+  void *ih, *ph;
+  int rounds;
+} thread_arg;
+
+static void *thread_main(void *p) {
+  thread_arg *a = p;
+  run_scaled_add(a->r, a->ph, a->ih, 2.0f, a->rounds);
+  return NULL;
+}
+
+static void case_threads(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  const rec_op *sa = find(&r, "ScaledAdd", false), *sai = find(&r, "ScaledAdd", true);
+  pyop_attr_view alpha = attr_float("alpha", 2.0);
+  void *shared_i = holder_of(sai, &alpha, 1), *shared_p = holder_of(sa, &alpha, 1);
+  enum { N = 6 };
+  pthread_t t[N];
+  thread_arg args[N];
+  for (int i = 0; i < N; i++) {
+    args[i].r = &r;
+    args[i].rounds = 300;
+    /* half share one instance, half have their own */
+    args[i].ih = i % 2 ? shared_i : holder_of(sai, &alpha, 1);
+    args[i].ph = shared_p;
+    CHECK(pthread_create(&t[i], NULL, thread_main, &args[i]) == 0, "pthread_create");
+  }
+  for (int i = 0; i < N; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < N; i++)
+    if (args[i].ih != shared_i)
+      sai->cb->destroy_holder(args[i].ih);
+  sai->cb->destroy_holder(shared_i);
+  sa->cb->destroy_holder(shared_p);
+  api->reset();
+  rec_clear(&r);
+}
+
+static void case_launch(void);
+
+typedef struct sink {
+  char artifact[64];
+  size_t artifact_len;
+  uint64_t ws[4];
+  int n_ws;
+  char lib[4200], sym[64];
+  pyop_launch_arg_view args[16];
+  size_t n_args;
+} sink;
+
+static int sink_artifact(void *ctx, const void *data, size_t len) {
+  sink *s = ctx;
+  if (len > sizeof s->artifact)
+    return PYOP_EINVAL;
+  memcpy(s->artifact, data, len);
+  s->artifact_len = len;
+  return 0;
+}
+
+static int sink_ws(void *ctx, uint64_t nbytes) {
+  sink *s = ctx;
+  s->ws[s->n_ws++] = nbytes;
+  return 0;
+}
+
+static int sink_launch(void *ctx, const pyop_launch_view *l) {
+  sink *s = ctx;
+  snprintf(s->lib, sizeof s->lib, "%.*s", (int)l->library.len, l->library.data);
+  snprintf(s->sym, sizeof s->sym, "%.*s", (int)l->symbol.len, l->symbol.data);
+  s->n_args = l->n_args;
+  memcpy(s->args, l->args, l->n_args * sizeof *l->args);
+  return 0;
+}
+
+static void case_launch(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "launch"));
+  const rec_op *impl = find(&r, "Launchy", true);
+  CHECK(impl && impl->caps == (PYOP_CAP_COMPILE | PYOP_CAP_LAUNCH) && impl->cb->execute == NULL,
+        "Launchy caps");
+  pyop_attr_view alpha = attr_float("alpha", 0.5);
+  void *h = holder_of(impl, &alpha, 1);
+  float x[2] = {1, 2};
+  int64_t s[2] = {1, 2};
+  pyop_tensor in[2] = {tensor_f32(x, 2, s), tensor_f32(x, 2, s)}, out = tensor_f32(NULL, 2, s);
+  pyop_tensor_list lists[2] = {{&in[0], 1}, {&in[1], 1}};
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_compile_args ca = {sizeof ca, lists, 2, &out, 1, &sk, sink_artifact};
+  CHECK_OK(impl->cb->compile(h, &ca));
+  CHECK(sk.artifact_len == 18 && memcmp(sk.artifact, "artifact:2:float32", 18) == 0, "artifact");
+  pyop_declare_args da = {sizeof da, lists, 2, &out, 1, &sk, sink_launch, sink_ws};
+  CHECK_OK(impl->cb->declare_launch_args(h, &da));
+  char lib[4200];
+  snprintf(lib, sizeof lib, "%s/launch/libkern.so", g_plugins);
+  CHECK(sk.n_ws == 1 && sk.ws[0] == 64, "workspace");
+  CHECK(strcmp(sk.lib, lib) == 0 && strcmp(sk.sym, "kern") == 0, "launch %s %s", sk.lib, sk.sym);
+  CHECK(sk.n_args == 7, "n_args %zu", sk.n_args);
+  CHECK(sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT && sk.args[0].index == 0, "arg0");
+  CHECK(sk.args[1].kind == PYOP_LAUNCH_ARG_INPUT && sk.args[1].index == 1, "arg1");
+  CHECK(sk.args[2].kind == PYOP_LAUNCH_ARG_OUTPUT && sk.args[2].index == 0, "arg2");
+  CHECK(sk.args[3].kind == PYOP_LAUNCH_ARG_WORKSPACE && sk.args[3].index == 0, "arg3");
+  CHECK(sk.args[4].kind == PYOP_LAUNCH_ARG_SCALAR && sk.args[4].scalar_type == PYOP_SCALAR_FLOAT &&
+            sk.args[4].value.f == 0.5,
+        "arg4");
+  CHECK(sk.args[5].kind == PYOP_LAUNCH_ARG_SCALAR && sk.args[5].scalar_type == PYOP_SCALAR_INT64 &&
+            sk.args[5].value.i == -3,
+        "arg5");
+  CHECK(sk.args[6].kind == PYOP_LAUNCH_ARG_STREAM, "arg6");
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Dispatch cost of an execute that does nothing (informational). */
+static void case_bench(void) {
+  char dir[] = "/tmp/pyop_bench_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char file[256];
+  snprintf(file, sizeof file, "%s/noop.py", dir);
+  write_file(file, "import pyop\nfrom pyop import TensorDesc\n"
+                   "@pyop.register_op(op_type='Noop')\n"
+                   "def noop(x: TensorDesc, *, a: int = 1, b: float = 2.0) -> TensorDesc:\n"
+                   "    return x\n"
+                   "@pyop.register_op_impl(op_type='Noop')\n"
+                   "class NoopImpl:\n"
+                   "    def execute(self, x, *, a, b):\n"
+                   "        pass\n");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, dir));
+  const rec_op *impl = find(&r, "Noop", true);
+  pyop_attr_view a[2] = {attr_float("b", 2.0), attr_float("b", 2.0)};
+  a[0].name = (pyop_str){"a", 1};
+  a[0].type = a[0].default_value.type = PYOP_ATTR_INT;
+  a[0].default_value.u.i = 1;
+  void *h = holder_of(impl, a, 2);
+  float x[4] = {0};
+  int64_t s[1] = {4};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  enum { N = 200000 };
+  for (int i = 0; i < 1000; i++)
+    exec1(impl, h, &in, 1, ONE, 1, &o);
+  double t0 = now_ns();
+  for (int i = 0; i < N; i++)
+    exec1(impl, h, &in, 1, ONE, 1, &o);
+  double t1 = now_ns();
+  printf("execute dispatch (1 input, 2 attrs, no-op body): %.0f ns/call\n", (t1 - t0) / N);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+  unlink(file);
+  rmdir(dir);
+}
+
+static void case_abi(void) {
+  void *h = bridge_handle;
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(h, PYOP_BRIDGE_ENTRY_SYMBOL);
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {sizeof req, 2, 0, &g_services};
+  clear_error();
+  CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "major 2 refused");
+  CHECK(err_has("loader asked for 2.0"), "abi message");
+  req.abi_major = 1;
+  req.abi_minor = 7;
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 7 -> 0");
+  CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,
+        "build_info %.*s", (int)a->build_info.len, a->build_info.data);
+  CHECK(entry(NULL, &a) == PYOP_EINVAL, "NULL request");
+  pyop_bridge_config bad = {sizeof bad, {NULL, 3}, {NULL, 0}, 0};
+  CHECK(a->set_config(&bad) == PYOP_EINVAL, "bad artifact_dir");
+  pyop_registrar reg = {sizeof reg, NULL, NULL, NULL};
+  CHECK(a->register_custom_ops(&reg, NULL, 0) == PYOP_EINVAL, "registrar without functions");
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s <artifact_dir> <plugins_dir> <case>\n", argv[0]);
+    return 2;
+  }
+  snprintf(g_artifact, sizeof g_artifact, "%s", argv[1]);
+  snprintf(g_plugins, sizeof g_plugins, "%s", argv[2]);
+  g_case = argv[3];
+  void *main_ts = NULL;
+  bool host_python = strcmp(g_case, "start") != 0 && strcmp(g_case, "notinit") != 0;
+  if (host_python) {
+    Py_InitializeEx(0);
+    main_ts = PyEval_SaveThread();
+  }
+  open_bridge();
+  if (strcmp(g_case, "notinit") == 0) {
+    CHECK(configure(0) == PYOP_ENOTINIT, "not initialised");
+    CHECK(err_has("not initialised") && err_has("start_python"), "ENOTINIT message");
+    api->shutdown();
+    printf("ok %s (%d checks)\n", g_case, g_checks);
+    return 0;
+  }
+  if (strcmp(g_case, "start") == 0) {
+    CHECK(!Py_IsInitialized(), "no Python yet");
+    CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
+    CHECK(Py_IsInitialized(), "the bridge started Python");
+    CHECK(py_ok("import sys\n"
+                "assert sys.flags.isolated == 1 and sys.flags.ignore_environment == 1\n"
+                "assert '' not in sys.path and '.' not in sys.path, sys.path\n"),
+          "isolated configuration");
+    case_threads();
+    case_basic();
+    api->shutdown();
+    CHECK(!Py_IsInitialized(), "the bridge finalised the Python it started");
+    dlclose(bridge_handle);
+    printf("ok %s (%d checks)\n", g_case, g_checks);
+    return 0;
+  }
+  CHECK_OK(configure(0));
+  if (strcmp(g_case, "basic") == 0) case_basic();
+  else if (strcmp(g_case, "attrs") == 0) case_attrs();
+  else if (strcmp(g_case, "errors") == 0) case_errors();
+  else if (strcmp(g_case, "bad") == 0) case_bad();
+  else if (strcmp(g_case, "escape") == 0) case_escape();
+  else if (strcmp(g_case, "reload") == 0) case_reload();
+  else if (strcmp(g_case, "threads") == 0) case_threads();
+  else if (strcmp(g_case, "launch") == 0) case_launch();
+  else if (strcmp(g_case, "bench") == 0) case_bench();
+  else if (strcmp(g_case, "abi") == 0) case_abi();
+  else if (strcmp(g_case, "all") == 0) {
+    case_basic();
+    case_attrs();
+    case_errors();
+    case_bad();
+    case_escape();
+    case_reload();
+    case_threads();
+    case_launch();
+  } else {
+    fprintf(stderr, "unknown case %s\n", g_case);
+    return 2;
+  }
+  api->shutdown();
+  CHECK(Py_IsInitialized(), "the host's Python is left running");
+  dlclose(bridge_handle);
+  PyEval_RestoreThread(main_ts);
+  CHECK(py_ok("import sys; assert 'pyop' not in sys.modules"), "package dropped at shutdown");
+  CHECK(Py_FinalizeEx() == 0, "finalize");
+  printf("ok %s (%d checks)\n", g_case, g_checks);
+  return 0;
+}

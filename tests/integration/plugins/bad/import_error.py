@@ -1,0 +1,1 @@
+import pyop_no_such_module_anywhere  # noqa: F401

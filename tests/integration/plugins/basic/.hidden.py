@@ -1,0 +1,1 @@
+raise RuntimeError("names starting with '.' are not plugins")

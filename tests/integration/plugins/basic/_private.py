@@ -1,0 +1,1 @@
+raise RuntimeError("names starting with '_' are not plugins")

@@ -1,0 +1,1 @@
+raise RuntimeError("directory without __init__ imported")

@@ -1,0 +1,117 @@
+import os
+import sys
+import unittest
+
+import support
+from support import TempDir, write
+from pyop import _loader
+
+
+OP = """
+import pyop
+from pyop import TensorDesc
+
+@pyop.register_op(op_type=%r)
+def f(x: TensorDesc) -> TensorDesc:
+    return x
+"""
+
+
+class DiscoverTest(unittest.TestCase):
+    def test_order_and_skipping(self):
+        with TempDir() as d:
+            write(d, "b.py", "")
+            write(d, "a.py", "")
+            write(d, "_private.py", "")
+            write(d, ".hidden.py", "")
+            write(d, "notes.txt", "")
+            write(d, "pkg/__init__.py", "")
+            write(d, "_pkg/__init__.py", "")
+            write(d, "plain_dir/mod.py", "")
+            found = [(os.path.basename(f), pkg is not None, stem) for f, pkg, stem in
+                     _loader.discover(d)]
+            self.assertEqual(found, [("a.py", False, "a"), ("b.py", False, "b"),
+                                     ("__init__.py", True, "pkg")])
+            self.assertEqual(_loader.discover(os.path.join(d, "a.py"))[0][2], "a")
+            self.assertEqual(_loader.discover(os.path.join(d, "missing_dir")), [])
+            with self.assertRaises(FileNotFoundError):
+                _loader.discover(os.path.join(d, "missing.py"))
+            with self.assertRaises(ValueError):
+                _loader.discover("relative/dir")
+
+
+class LoadTest(unittest.TestCase):
+    def tearDown(self):
+        _loader.shutdown()
+
+    def _plugin_modules(self):
+        return [m for m in sys.modules if m.startswith("_pyop_plugin_")]
+
+    def test_load_and_unload(self):
+        with TempDir() as d:
+            write(d, "json.py", OP % "FromJson")
+            write(d, "pkg/__init__.py", "from .sub import VALUE\nfrom . import sub\n" + OP % "Pkg")
+            write(d, "pkg/sub.py", "VALUE = 42\n")
+            path_before = list(sys.path)
+            import json as stdlib_json
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual(sorted(p.op_type for p in res.protos), ["FromJson", "Pkg"])
+                self.assertIs(sys.modules["json"], stdlib_json)
+                self.assertEqual(sys.path, path_before)
+                self.assertEqual(len(res.modules), 3)  # json, pkg, pkg.sub
+                pkg = sys.modules[[m for m in res.modules if m.endswith("_pkg")][0]]
+                self.assertEqual(pkg.VALUE, 42)
+                self.assertEqual(res.protos[0].key.split(":")[1].split(".")[0],
+                                 "json" if res.protos[0].op_type == "FromJson" else "pkg")
+                self.assertFalse(os.path.exists(os.path.join(d, "__pycache__")))
+                self.assertFalse(os.path.exists(os.path.join(d, "pkg", "__pycache__")))
+            finally:
+                _loader.unload_modules(res.modules)
+            self.assertEqual(self._plugin_modules(), [])
+
+    def test_failure_leaves_nothing(self):
+        with TempDir() as d:
+            write(d, "a_good.py", OP % "Good")
+            write(d, "b_bad.py", "import sys\nsys.path.append('/x')\nraise SystemExit(4)\n")
+            path_before = list(sys.path)
+            with self.assertRaises(SystemExit) as cm:
+                _loader.load_plugins([d])
+            if hasattr(cm.exception, "__notes__"):
+                self.assertIn("b_bad.py", cm.exception.__notes__[0])
+            self.assertEqual(self._plugin_modules(), [])
+            self.assertEqual(sys.path, path_before)
+
+    def test_duplicate_across_files(self):
+        with TempDir() as d:
+            a = write(d, "a.py", OP % "Dup")
+            b = write(d, "b.py", OP % "Dup")
+            with self.assertRaisesRegex(ValueError, r"duplicate prototype of op 'Dup': defined at "
+                                        "%s:\\d+ and again at %s:\\d+" % (a, b)):
+                _loader.load_plugins([d])
+            self.assertEqual(self._plugin_modules(), [])
+
+    def test_reload_sees_edits(self):
+        with TempDir() as d:
+            for value in (1, 2, 3):
+                write(d, "p.py", "VALUE = %d\n" % value + OP % "R")
+                res = _loader.load_plugins([os.path.join(d, "p.py")])
+                mod = sys.modules[res.modules[0]]
+                self.assertEqual(mod.VALUE, value)
+                _loader.unload_modules(res.modules)
+
+    def test_unique_names(self):
+        with TempDir() as d:
+            write(d, "my-op.py", OP % "Dash")
+            r1 = _loader.load_plugins([d])
+            r2 = _loader.load_plugins([d])
+            try:
+                self.assertNotEqual(r1.modules, r2.modules)
+                self.assertTrue(r1.modules[0].endswith("_my_op"))
+                self.assertEqual(r1.protos[0].key, "pyop:my_op.f")
+            finally:
+                _loader.unload_modules(r1.modules + r2.modules)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,266 @@
+import sys
+import unittest
+from typing import List, Optional
+
+import support
+import pyop
+from pyop import DataType, Tensor, TensorDesc
+from pyop._registry import collecting
+from pyop._types import AttrType, IoKind
+
+
+def proto(fn):
+    return fn.__pyop_descriptor__
+
+
+class PrototypeTest(unittest.TestCase):
+    def test_inputs_attrs_outputs(self):
+        @pyop.register_op(op_type="P1")
+        def f(a: TensorDesc, b: Optional[TensorDesc], c: list[TensorDesc], d: Tensor,
+              e: "TensorDesc | None", g: List[TensorDesc], *, i: int, fl: float = 2,
+              bo: bool = False, s: str = "x", dt: DataType = "int8",
+              li: list[int] = (1, 2), lf: List[float] = [1], lb: list[bool] = [True],
+              ls: list[str] = ["a"], ld: list[DataType] = ["float16"],
+              lli: list[list[int]] = [[1], [2, 3]]) -> TensorDesc:
+            return a
+
+        p = proto(f)
+        self.assertEqual(p.inputs, (("a", IoKind.REQUIRED), ("b", IoKind.OPTIONAL),
+                                    ("c", IoKind.DYNAMIC), ("d", IoKind.REQUIRED),
+                                    ("e", IoKind.OPTIONAL), ("g", IoKind.DYNAMIC)))
+        self.assertEqual(p.outputs, ("y",))
+        attrs = {a[0]: a[1:] for a in p.attrs}
+        self.assertEqual(attrs["i"], (AttrType.INT, True, None))
+        self.assertEqual(attrs["fl"], (AttrType.FLOAT, False, 2.0))
+        self.assertIs(type(attrs["fl"][2]), float)
+        self.assertEqual(attrs["dt"], (AttrType.DTYPE, False, DataType.int8))
+        self.assertEqual(attrs["li"], (AttrType.LIST_INT, False, [1, 2]))
+        self.assertEqual(attrs["lf"], (AttrType.LIST_FLOAT, False, [1.0]))
+        self.assertEqual(attrs["ld"], (AttrType.LIST_DTYPE, False, [DataType.float16]))
+        self.assertEqual(attrs["lli"], (AttrType.LIST_LIST_INT, False, [[1], [2, 3]]))
+        self.assertEqual([a[0] for a in p.attrs],
+                         ["i", "fl", "bo", "s", "dt", "li", "lf", "lb", "ls", "ld", "lli"])
+        self.assertEqual(p.file, __file__)
+        self.assertEqual(p.key, "pyop:test_signature.PrototypeTest.test_inputs_attrs_outputs."
+                                "<locals>.f")
+
+    def test_output_names(self):
+        @pyop.register_op(op_type="Two")
+        def two(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+            return x, x
+
+        self.assertEqual(proto(two).outputs, ("y0", "y1"))
+
+        @pyop.register_op(op_type="Named", outputs=("values", "indices"))
+        def named(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+            return x, x
+
+        self.assertEqual(proto(named).outputs, ("values", "indices"))
+
+        @pyop.register_op(op_type="Var", outputs=("a", "b", "c"))
+        def var(x: TensorDesc) -> tuple[TensorDesc, ...]:
+            return x, x, x
+
+        self.assertEqual(proto(var).outputs, ("a", "b", "c"))
+
+    def test_string_annotations(self):
+        ns = {}
+        code = ("from __future__ import annotations\n"
+                "import pyop\n"
+                "from typing import Optional\n"
+                "from pyop import TensorDesc, DataType\n"
+                "@pyop.register_op(op_type='Str')\n"
+                "def f(x: TensorDesc, y: Optional[TensorDesc], *, d: DataType = DataType.int8,\n"
+                "      l: list[list[int]] = []) -> tuple[TensorDesc, TensorDesc]:\n"
+                "    return x, x\n")
+        exec(compile(code, "<strann>", "exec"), ns)
+        p = proto(ns["f"])
+        self.assertEqual(p.inputs, (("x", IoKind.REQUIRED), ("y", IoKind.OPTIONAL)))
+        self.assertEqual([a[1] for a in p.attrs], [AttrType.DTYPE, AttrType.LIST_LIST_INT])
+        self.assertEqual(p.outputs, ("y0", "y1"))
+
+    def assertRejects(self, exc, pattern, fn, **kw):
+        with self.assertRaisesRegex(exc, pattern):
+            pyop.register_op(op_type="Bad", **kw)(fn)
+
+    def test_errors_name_op_parameter_and_location(self):
+        def f(x: TensorDesc, *, table: dict) -> TensorDesc:
+            return x
+        line = f.__code__.co_firstlineno
+        self.assertRejects(TypeError, r"op 'Bad' \(.*test_signature.py:%d\): parameter 'table': "
+                           r"unsupported attribute type" % line, f)
+
+        def g(x: TensorDesc, alpha: float) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'alpha'.*keyword-only", g)
+
+        def h(x: TensorDesc, *, alpha) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'alpha': attribute has no type annotation", h)
+
+        def i(x: TensorDesc, *, n: int = 1.5) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'n': default 1.5 does not match type int", i)
+
+        def j(x: TensorDesc, *, b: bool = 1) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'b': default", j)
+
+        def k(x: TensorDesc):
+            return x
+        self.assertRejects(TypeError, r"missing return annotation", k)
+
+        def m(x: TensorDesc) -> tuple[TensorDesc, ...]:
+            return x
+        self.assertRejects(TypeError, r"needs outputs=", m)
+
+        def n(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+            return x
+        self.assertRejects(TypeError, r"names 1 outputs but the return annotation declares 2", n,
+                           outputs=("a",))
+
+        def o(*xs: TensorDesc) -> TensorDesc:
+            return xs[0]
+        self.assertRejects(TypeError, r"\*args is not allowed", o)
+
+        def p(x: TensorDesc, **kw) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"\*\*kwargs is not allowed", p)
+
+        def q(x: TensorDesc, *, s: str = "a\0b") -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"NUL", q)
+
+        with self.assertRaises(TypeError):
+            pyop.register_op(op_type="")
+        with self.assertRaises(TypeError):
+            pyop.register_op(op_type=3)
+
+    def test_decorator_returns_function(self):
+        def f(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+        g = pyop.register_op(op_type="Same")(f)
+        self.assertIs(g, f)
+        self.assertEqual(g(TensorDesc((1,), "int8")).shape, (1,))
+
+
+class ImplTest(unittest.TestCase):
+    def _load(self, *objs):
+        with collecting() as c:
+            for o in objs:
+                o()
+        c.finalize()
+        return c
+
+    def test_caps_and_binding(self):
+        def define():
+            @pyop.register_op(op_type="Op")
+            def op(x: TensorDesc, y: Optional[TensorDesc], *, alpha: float = 1.0) -> TensorDesc:
+                return x
+
+            @pyop.register_op_impl(op_type="Op")
+            class Impl:
+                def execute(self, x, y, *, alpha):
+                    pass
+
+                def declare_launch_args(self, x, y, out, *, alpha):
+                    pass
+
+        c = self._load(define)
+        impl = c.impls["Op"]
+        self.assertEqual(impl.caps, pyop._types.CAP_EXECUTE | pyop._types.CAP_LAUNCH)
+        self.assertEqual(impl.input_kinds, (IoKind.REQUIRED, IoKind.OPTIONAL))
+        self.assertTrue(impl.proto_known)
+        self.assertEqual(impl.n_outputs, 1)
+        self.assertTrue(impl.key.endswith(".Impl"))
+
+    def test_mismatches(self):
+        cases = [
+            ("def execute(self, x, z, *, alpha): pass", r"execute\(\) at .*:\d+: parameter 'z': "
+             r"positional parameter 1 must be input 'y'"),
+            ("def execute(self, x, *, alpha): pass", r"parameter 'y': input missing"),
+            ("def execute(self, x, y, w, *, alpha): pass", r"parameter 'w': not an input"),
+            ("def execute(self, x, y, *, alpha, beta): pass",
+             r"parameter 'beta': not an attribute"),
+            ("def execute(self, x, y): pass", r"parameter 'alpha': attribute missing"),
+            ("def compile(self, x, y, *, alpha): pass",
+             r"compile\(\).*expected 3 positional parameters"),
+        ]
+        for body, pattern in cases:
+            with self.subTest(body=body):
+                ns = {"pyop": pyop, "TensorDesc": TensorDesc, "Optional": Optional}
+                code = ("@pyop.register_op(op_type='M')\n"
+                        "def m(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:\n"
+                        "    return x\n"
+                        "@pyop.register_op_impl(op_type='M')\n"
+                        "class Impl:\n"
+                        "    " + body + "\n")
+                with collecting() as c:
+                    exec(compile(code, "/plugins/m.py", "exec"), ns)
+                with self.assertRaisesRegex(TypeError, r"op 'M'.*" + pattern) as cm:
+                    c.finalize()
+                self.assertIn("/plugins/m.py:", str(cm.exception))
+
+    def test_kwargs_accepts_all_attrs(self):
+        def define():
+            @pyop.register_op(op_type="K")
+            def k(x: TensorDesc, *, a: int = 1, b: int = 2) -> TensorDesc:
+                return x
+
+            @pyop.register_op_impl(op_type="K")
+            class Impl:
+                def execute(self, x, **attrs):
+                    pass
+        self._load(define)
+
+    def test_impl_without_python_prototype(self):
+        def define():
+            @pyop.register_op_impl(op_type="HostOwned")
+            class Impl:
+                def execute(self, x: Tensor, ys: list[Tensor], z: Optional[Tensor], *, n):
+                    pass
+        c = self._load(define)
+        impl = c.impls["HostOwned"]
+        self.assertFalse(impl.proto_known)
+        self.assertEqual(impl.input_kinds, (IoKind.REQUIRED, IoKind.DYNAMIC, IoKind.OPTIONAL))
+        impl.check_attrs(("n",))
+        with self.assertRaisesRegex(TypeError, r"parameter 'm': attribute missing|'n'"):
+            impl.check_attrs(("m",))
+
+    def test_no_methods(self):
+        with self.assertRaisesRegex(TypeError, r"op 'E'.*defines none of execute"):
+            @pyop.register_op_impl(op_type="E")
+            class Empty:
+                pass
+
+    def test_duplicates_name_both_definitions(self):
+        with self.assertRaisesRegex(ValueError, r"duplicate prototype of op 'D': defined at "
+                                                r".*test_signature.py:\d+ and again at "
+                                                r".*test_signature.py:\d+"):
+            with collecting():
+                @pyop.register_op(op_type="D")
+                def d1(x: TensorDesc) -> TensorDesc:
+                    return x
+
+                @pyop.register_op(op_type="D")
+                def d2(x: TensorDesc) -> TensorDesc:
+                    return x
+
+
+class LaunchTest(unittest.TestCase):
+    def test_args(self):
+        from pyop import launch
+        self.assertEqual((launch.input(2).kind, launch.input(2).index), (launch.INPUT, 2))
+        s = launch.scalar("float32", 3)
+        self.assertEqual((s.kind, s.scalar_type, s.value), (launch.SCALAR, 9, 3.0))
+        self.assertEqual(launch.scalar(DataType.int64, -1).scalar_type, 4)
+        with self.assertRaises(ValueError):
+            launch.scalar("complex64", 1)
+        with self.assertRaises(TypeError):
+            launch.scalar("int32", 1.5)
+        with self.assertRaises(ValueError):
+            launch.output(-1)
+
+
+if __name__ == "__main__":
+    unittest.main()
