@@ -1,0 +1,665 @@
+/*
+ * Kernel launch plans with libffi (DESIGN §8); the contract is in launch.h.
+ *
+ * A plan is built at declare time (new, add_launch..., add_workspace...,
+ * finish) and then only read. Each launch is one allocation holding the
+ * prepared ffi_cif, its argument types, the scalar values in their exact C
+ * types and an avalue template whose scalar slots already point at those
+ * values; pyop__plan_run copies the template to the stack, points the
+ * pointer-valued slots (inputs, outputs, workspaces, stream) at a stack
+ * array of data pointers and calls ffi_call. Nothing on the run path
+ * allocates or locks.
+ */
+#include "launch.h"
+
+#include "artifacts.h"
+
+#include <ffi.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PYOP__VIEW_MIN(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
+
+/* ------------------------------------------------------ kernel libraries */
+
+/* One opened kernel library, identified by the device+inode of the file
+ * that was checked (two paths to one file are one library). */
+typedef struct kernel_lib {
+  void *handle;
+  dev_t dev;
+  ino_t ino;
+  size_t refs; /* live plans' launches using it; guarded by libs.lock */
+  char path[]; /* resolved path, for messages */
+} kernel_lib;
+
+static struct {
+  pthread_mutex_t lock;
+  kernel_lib **items;
+  size_t n, cap;
+} libs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/*
+ * Finds or opens the kernel library at path (absolute) and takes a reference
+ * on it. The file is checked with pyop__open_trusted every time (outside the
+ * lock); a file already in the table (same device+inode) is not opened
+ * again. Returns PYOP_OK; PYOP_ESECURITY (policy refused, or the file
+ * changed before dlopen), PYOP_ELAUNCH (dlopen failed), PYOP_ENOMEM, or the
+ * file check's PYOP_ENOENT/PYOP_EIO, with the reason in why.
+ */
+static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why) {
+  int fd = -1;
+  char *resolved = NULL;
+  struct stat st;
+  int rc = pyop__open_trusted(path, &fd, &resolved, &st, why);
+  if (rc != PYOP_OK) return rc;
+
+  kernel_lib *lib = NULL;
+  pthread_mutex_lock(&libs.lock);
+  for (size_t i = 0; i < libs.n; i++) {
+    if (libs.items[i]->dev == st.st_dev && libs.items[i]->ino == st.st_ino) {
+      lib = libs.items[i];
+      lib->refs++;
+      break;
+    }
+  }
+  if (!lib) {
+    if (libs.n == libs.cap) {
+      size_t cap = libs.cap ? libs.cap * 2 : 8;
+      kernel_lib **items = pyop__realloc(libs.items, cap * sizeof *items);
+      if (!items) {
+        rc = PYOP_ENOMEM;
+        goto unlock;
+      }
+      libs.items = items;
+      libs.cap = cap;
+    }
+    size_t plen = strlen(resolved);
+    lib = pyop__malloc(sizeof *lib + plen + 1);
+    if (!lib) {
+      rc = PYOP_ENOMEM;
+      goto unlock;
+    }
+    memcpy(lib->path, resolved, plen + 1);
+    lib->dev = st.st_dev;
+    lib->ino = st.st_ino;
+    lib->refs = 1;
+    lib->handle = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, why);
+    if (!lib->handle) {
+      /* pyop__dlopen_trusted recorded PYOP_ESECURITY when the file changed
+       * under us, PYOP_EIO otherwise (dlerror text is in why). */
+      rc = pyop_last_status() == PYOP_ESECURITY ? PYOP_ESECURITY : PYOP_ELAUNCH;
+      pyop__free(lib);
+      lib = NULL;
+      goto unlock;
+    }
+    libs.items[libs.n++] = lib;
+  }
+unlock:
+  pthread_mutex_unlock(&libs.lock);
+  PYOP_SYS(close)(fd);
+  pyop__free(resolved);
+  *out = lib;
+  return rc;
+}
+
+/* Drops one reference; the library stays open until pyop__kernel_libs_close. */
+static void kernel_lib_release(kernel_lib *lib) {
+  pthread_mutex_lock(&libs.lock);
+  lib->refs--;
+  pthread_mutex_unlock(&libs.lock);
+}
+
+/* See launch.h. dlclose runs under the lock (destructors must not call back
+ * into libpyop); the warning is logged after unlocking. */
+void pyop__kernel_libs_close(void) {
+  size_t kept = 0;
+  pthread_mutex_lock(&libs.lock);
+  for (size_t i = 0; i < libs.n; i++) {
+    kernel_lib *lib = libs.items[i];
+    if (lib->refs > 0) {
+      libs.items[kept++] = lib;
+      continue;
+    }
+    PYOP_SYS(dlclose)(lib->handle);
+    pyop__free(lib);
+  }
+  libs.n = kept;
+  if (kept == 0) {
+    pyop__free(libs.items);
+    libs.items = NULL;
+    libs.cap = 0;
+  }
+  pthread_mutex_unlock(&libs.lock);
+  if (kept)
+    PYOP_LOG_W("%zu kernel librar%s still used by live launch plans: left open",
+               kept, kept == 1 ? "y" : "ies");
+}
+
+/* ------------------------------------------------------------- the plan */
+
+/* Where a pointer-valued argument comes from at run time. */
+enum { SRC_INPUT = 0, SRC_OUTPUT, SRC_WORKSPACE, SRC_STREAM, SRC_COUNT };
+
+/* A scalar in its exact C type (what the kernel's parameter is). */
+typedef union scalar_value {
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  float f32;
+  double f64;
+  uint8_t b; /* C bool, see launch.h */
+  void *ptr;
+} scalar_value;
+
+typedef struct launch_arg {
+  int32_t kind;
+  int32_t scalar_type;
+  uint32_t index;
+  scalar_value value;
+} launch_arg;
+
+/* Argument pos takes the data pointer src[index] at run time. */
+typedef struct ptr_ref {
+  uint32_t pos;
+  uint32_t src;
+  uint32_t index;
+} ptr_ref;
+
+/*
+ * One launch, in one allocation: the struct, then args[n_args], types,
+ * avalues and ptrs (pointing into the tail), then the symbol name. Never
+ * moved after creation, so cif.arg_types and avalues stay valid.
+ */
+typedef struct launch {
+  void (*fn)(void);
+  ffi_cif cif;
+  kernel_lib *lib;
+  uint32_t n_args;
+  uint32_t n_ptrs;
+  ffi_type **types;
+  void **avalues; /* template: scalar slots point into args[]; others NULL */
+  ptr_ref *ptrs;
+  const char *symbol;
+  launch_arg args[];
+} launch;
+
+struct pyop__plan {
+  char *op_type;
+  size_t n_inputs;
+  size_t n_outputs;
+  launch **launches;
+  size_t n_launches, cap_launches;
+  uint64_t *ws;
+  size_t n_ws, cap_ws;
+  size_t need[SRC_COUNT - 1]; /* max index + 1 referenced, per array */
+  bool finished;
+};
+
+static const char *kind_name(int32_t kind) {
+  switch (kind) {
+  case PYOP_LAUNCH_ARG_INPUT: return "input";
+  case PYOP_LAUNCH_ARG_OUTPUT: return "output";
+  case PYOP_LAUNCH_ARG_WORKSPACE: return "workspace";
+  case PYOP_LAUNCH_ARG_SCALAR: return "scalar";
+  case PYOP_LAUNCH_ARG_STREAM: return "stream";
+  }
+  return NULL;
+}
+
+/* Names as in Python's pyop.launch.scalar(). */
+static const char *scalar_name(int32_t t) {
+  switch (t) {
+  case PYOP_SCALAR_INT8: return "int8";
+  case PYOP_SCALAR_INT16: return "int16";
+  case PYOP_SCALAR_INT32: return "int32";
+  case PYOP_SCALAR_INT64: return "int64";
+  case PYOP_SCALAR_UINT8: return "uint8";
+  case PYOP_SCALAR_UINT16: return "uint16";
+  case PYOP_SCALAR_UINT32: return "uint32";
+  case PYOP_SCALAR_UINT64: return "uint64";
+  case PYOP_SCALAR_FLOAT: return "float32";
+  case PYOP_SCALAR_DOUBLE: return "float64";
+  case PYOP_SCALAR_BOOL: return "bool";
+  case PYOP_SCALAR_POINTER: return "pointer";
+  }
+  return NULL;
+}
+
+static ffi_type *scalar_ffi_type(int32_t t) {
+  switch (t) {
+  case PYOP_SCALAR_INT8: return &ffi_type_sint8;
+  case PYOP_SCALAR_INT16: return &ffi_type_sint16;
+  case PYOP_SCALAR_INT32: return &ffi_type_sint32;
+  case PYOP_SCALAR_INT64: return &ffi_type_sint64;
+  case PYOP_SCALAR_UINT8: return &ffi_type_uint8;
+  case PYOP_SCALAR_UINT16: return &ffi_type_uint16;
+  case PYOP_SCALAR_UINT32: return &ffi_type_uint32;
+  case PYOP_SCALAR_UINT64: return &ffi_type_uint64;
+  case PYOP_SCALAR_FLOAT: return &ffi_type_float;
+  case PYOP_SCALAR_DOUBLE: return &ffi_type_double;
+  case PYOP_SCALAR_BOOL: return &ffi_type_uint8; /* C bool: 1 byte, 0 or 1 */
+  case PYOP_SCALAR_POINTER: return &ffi_type_pointer;
+  }
+  return NULL;
+}
+
+/* Converts a scalar view to its C type. NULL, or the reason in why. */
+static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *out,
+                                  char *why, size_t n) {
+  const char *name = scalar_name(a->scalar_type);
+  int64_t lo = 0, hi = 0;
+  uint64_t umax = 0;
+  switch (a->scalar_type) {
+  case PYOP_SCALAR_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+  case PYOP_SCALAR_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+  case PYOP_SCALAR_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+  case PYOP_SCALAR_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
+  case PYOP_SCALAR_UINT8: umax = UINT8_MAX; break;
+  case PYOP_SCALAR_UINT16: umax = UINT16_MAX; break;
+  case PYOP_SCALAR_UINT32: umax = UINT32_MAX; break;
+  case PYOP_SCALAR_UINT64: umax = UINT64_MAX; break;
+  case PYOP_SCALAR_BOOL: umax = 1; break;
+  case PYOP_SCALAR_FLOAT: {
+    double d = a->value.f;
+    /* Converting a finite double beyond float's range is undefined. */
+    if (!isnan(d) && !isinf(d) && (d > FLT_MAX || d < -FLT_MAX)) {
+      snprintf(why, n, "float32 value %g out of range", d);
+      return why;
+    }
+    out->f32 = (float)d;
+    return NULL;
+  }
+  case PYOP_SCALAR_DOUBLE: out->f64 = a->value.f; return NULL;
+  case PYOP_SCALAR_POINTER: out->ptr = (void *)a->value.p; return NULL;
+  default:
+    snprintf(why, n, "unknown scalar type %d", (int)a->scalar_type);
+    return why;
+  }
+  if (umax) {
+    if (a->value.u > umax) {
+      if (a->scalar_type == PYOP_SCALAR_BOOL)
+        snprintf(why, n, "bool value %llu must be 0 or 1",
+                 (unsigned long long)a->value.u);
+      else
+        snprintf(why, n, "%s value %llu out of range (at most %llu)", name,
+                 (unsigned long long)a->value.u, (unsigned long long)umax);
+      return why;
+    }
+    switch (a->scalar_type) {
+    case PYOP_SCALAR_UINT8: out->u8 = (uint8_t)a->value.u; break;
+    case PYOP_SCALAR_UINT16: out->u16 = (uint16_t)a->value.u; break;
+    case PYOP_SCALAR_UINT32: out->u32 = (uint32_t)a->value.u; break;
+    case PYOP_SCALAR_BOOL: out->b = (uint8_t)a->value.u; break;
+    default: out->u64 = a->value.u; break;
+    }
+    return NULL;
+  }
+  if (a->value.i < lo || a->value.i > hi) {
+    snprintf(why, n, "%s value %lld out of range [%lld, %lld]", name,
+             (long long)a->value.i, (long long)lo, (long long)hi);
+    return why;
+  }
+  switch (a->scalar_type) {
+  case PYOP_SCALAR_INT8: out->i8 = (int8_t)a->value.i; break;
+  case PYOP_SCALAR_INT16: out->i16 = (int16_t)a->value.i; break;
+  case PYOP_SCALAR_INT32: out->i32 = (int32_t)a->value.i; break;
+  default: out->i64 = a->value.i; break;
+  }
+  return NULL;
+}
+
+/* Records `op "T": launch L[ argument A]: <message>`; returns status.
+ * arg < 0 leaves the argument out. */
+static int plan_fail(int status, const pyop__plan *p, size_t launch_no, long arg,
+                     const char *fmt, ...) PYOP__PRINTF(5, 6);
+static int plan_fail(int status, const pyop__plan *p, size_t launch_no, long arg,
+                     const char *fmt, ...) {
+  char msg[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (arg < 0)
+    return pyop__error(status, "op \"%s\": launch %zu: %s", p->op_type, launch_no, msg);
+  return pyop__error(status, "op \"%s\": launch %zu argument %ld: %s", p->op_type,
+                     launch_no, arg, msg);
+}
+
+/* NULL when s is a non-empty view of at most max bytes without NUL; else
+ * the reason. */
+static const char *str_problem(pyop_str s, size_t max) {
+  if (s.len > 0 && !s.data) return "length > 0 with NULL data";
+  if (s.len == 0) return "empty";
+  if (s.len > max) return "too long";
+  if (memchr(s.data, '\0', s.len)) return "embedded NUL";
+  return NULL;
+}
+
+/* See launch.h. */
+int pyop__plan_new(const char *op_type, size_t n_inputs, size_t n_outputs,
+                   pyop__plan **out) {
+  if (!out) return pyop__error(PYOP_EINVAL, "launch plan: NULL output pointer");
+  *out = NULL;
+  if (!op_type) return pyop__error(PYOP_EINVAL, "launch plan: NULL op type");
+  pyop__plan *p = pyop__calloc(1, sizeof *p);
+  if (!p) return pyop__error(PYOP_ENOMEM, "op \"%s\": launch plan: out of memory", op_type);
+  p->op_type = pyop__strdup(op_type);
+  if (!p->op_type) {
+    pyop__free(p);
+    return pyop__error(PYOP_ENOMEM, "op \"%s\": launch plan: out of memory", op_type);
+  }
+  p->n_inputs = n_inputs;
+  p->n_outputs = n_outputs;
+  *out = p;
+  return PYOP_OK;
+}
+
+/* See launch.h. */
+void pyop__plan_free(pyop__plan *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->n_launches; i++) {
+    kernel_lib_release(p->launches[i]->lib);
+    pyop__free(p->launches[i]);
+  }
+  pyop__free(p->launches);
+  pyop__free(p->ws);
+  pyop__free(p->op_type);
+  pyop__free(p);
+}
+
+/* Checks the args of v (no side effect). Fills need[] with max index + 1
+ * per source array and *n_ptrs with the pointer-valued arg count. */
+static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
+                      size_t need[SRC_COUNT - 1], uint32_t *n_ptrs) {
+  *n_ptrs = 0;
+  memset(need, 0, sizeof(size_t) * (SRC_COUNT - 1));
+  if (v->n_args > PYOP__LAUNCH_MAX_ARGS)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many arguments (%zu > %d)",
+                     v->n_args, PYOP__LAUNCH_MAX_ARGS);
+  if (v->n_args > 0 && !v->args)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "%zu arguments but the array is NULL",
+                     v->n_args);
+  for (size_t j = 0; j < v->n_args; j++) {
+    const pyop_launch_arg_view *a = &v->args[j];
+    long aj = (long)j;
+    size_t min = PYOP__VIEW_MIN(pyop_launch_arg_view, value);
+    if (a->struct_size < min)
+      return plan_fail(PYOP_ELAUNCH, p, no, aj, "struct_size %zu is smaller than %zu",
+                       a->struct_size, min);
+    const char *kn = kind_name(a->kind);
+    if (!kn)
+      return plan_fail(PYOP_ELAUNCH, p, no, aj, "unknown kind %d", (int)a->kind);
+    size_t limit = 0;
+    int src = -1;
+    switch (a->kind) {
+    case PYOP_LAUNCH_ARG_INPUT: src = SRC_INPUT; limit = p->n_inputs; break;
+    case PYOP_LAUNCH_ARG_OUTPUT: src = SRC_OUTPUT; limit = p->n_outputs; break;
+    case PYOP_LAUNCH_ARG_WORKSPACE: src = SRC_WORKSPACE; limit = SIZE_MAX; break;
+    case PYOP_LAUNCH_ARG_STREAM: (*n_ptrs)++; continue;
+    default: break; /* SCALAR */
+    }
+    if (src >= 0) {
+      if (a->index >= limit)
+        return plan_fail(PYOP_ELAUNCH, p, no, aj,
+                         "%s index %u out of range (op has %zu %s%s)", kn,
+                         (unsigned)a->index, limit, kn, limit == 1 ? "" : "s");
+      if ((size_t)a->index + 1 > need[src]) need[src] = (size_t)a->index + 1;
+      (*n_ptrs)++;
+      continue;
+    }
+    char why[256];
+    scalar_value tmp;
+    if (scalar_convert(a, &tmp, why, sizeof why))
+      return plan_fail(PYOP_ELAUNCH, p, no, aj, "%s", why);
+  }
+  return PYOP_OK;
+}
+
+/* Allocates and fills a launch from a checked view (cif prepared). */
+static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *v,
+                        const char *symbol, uint32_t n_ptrs, launch **out) {
+  size_t n = v->n_args;
+  size_t sym_len = strlen(symbol);
+  size_t size = offsetof(launch, args) + n * sizeof(launch_arg) +
+                n * sizeof(ffi_type *) + n * sizeof(void *) + n_ptrs * sizeof(ptr_ref) +
+                sym_len + 1;
+  launch *L = pyop__malloc(size);
+  if (!L) return plan_fail(PYOP_ENOMEM, p, no, -1, "out of memory");
+  char *tail = (char *)L + offsetof(launch, args) + n * sizeof(launch_arg);
+  L->types = (ffi_type **)(void *)tail;
+  tail += n * sizeof(ffi_type *);
+  L->avalues = (void **)(void *)tail;
+  tail += n * sizeof(void *);
+  L->ptrs = (ptr_ref *)(void *)tail;
+  tail += n_ptrs * sizeof(ptr_ref);
+  memcpy(tail, symbol, sym_len + 1);
+  L->symbol = tail;
+  L->fn = NULL;
+  L->lib = NULL;
+  L->n_args = (uint32_t)n;
+  L->n_ptrs = n_ptrs;
+
+  uint32_t k = 0;
+  for (size_t j = 0; j < n; j++) {
+    const pyop_launch_arg_view *a = &v->args[j];
+    launch_arg *d = &L->args[j];
+    memset(d, 0, sizeof *d);
+    d->kind = a->kind;
+    if (a->kind == PYOP_LAUNCH_ARG_SCALAR) {
+      char why[256];
+      d->scalar_type = a->scalar_type;
+      (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
+      L->types[j] = scalar_ffi_type(a->scalar_type);
+      L->avalues[j] = &d->value;
+      continue;
+    }
+    uint32_t src = SRC_STREAM;
+    if (a->kind == PYOP_LAUNCH_ARG_INPUT) src = SRC_INPUT;
+    else if (a->kind == PYOP_LAUNCH_ARG_OUTPUT) src = SRC_OUTPUT;
+    else if (a->kind == PYOP_LAUNCH_ARG_WORKSPACE) src = SRC_WORKSPACE;
+    d->index = src == SRC_STREAM ? 0 : a->index;
+    L->types[j] = &ffi_type_pointer;
+    L->avalues[j] = NULL;
+    L->ptrs[k++] = (ptr_ref){(uint32_t)j, src, d->index};
+  }
+  ffi_status fs = ffi_prep_cif(&L->cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void,
+                               n ? L->types : NULL);
+  if (fs != FFI_OK) {
+    pyop__free(L);
+    return plan_fail(PYOP_ELAUNCH, p, no, -1,
+                     "kernel \"%s\": ffi_prep_cif failed (ffi_status %d)", symbol,
+                     (int)fs);
+  }
+  *out = L;
+  return PYOP_OK;
+}
+
+/* See launch.h. Order: view checks (no side effects), library, symbol,
+ * allocation; each failure undoes what came before. */
+int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
+  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
+  size_t no = p->n_launches;
+  if (p->finished)
+    return plan_fail(PYOP_ESTATE, p, no, -1, "the plan is already finished");
+  if (!v) return plan_fail(PYOP_ELAUNCH, p, no, -1, "NULL launch view");
+  size_t min = PYOP__VIEW_MIN(pyop_launch_view, n_args);
+  if (v->struct_size < min)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "struct_size %zu is smaller than %zu",
+                     v->struct_size, min);
+  if (no >= PYOP__LAUNCH_MAX_LAUNCHES)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many launches (at most %d)",
+                     PYOP__LAUNCH_MAX_LAUNCHES);
+
+  const char *why = str_problem(v->library, PATH_MAX - 1);
+  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path: %s", why);
+  why = str_problem(v->symbol, PYOP__LAUNCH_MAX_SYMBOL_LEN);
+  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol: %s", why);
+  char path[PATH_MAX];
+  memcpy(path, v->library.data, v->library.len);
+  path[v->library.len] = '\0';
+  char symbol[PYOP__LAUNCH_MAX_SYMBOL_LEN + 1];
+  memcpy(symbol, v->symbol.data, v->symbol.len);
+  symbol[v->symbol.len] = '\0';
+  if (path[0] != '/')
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path must be absolute: %s", path);
+
+  size_t need[SRC_COUNT - 1];
+  uint32_t n_ptrs;
+  int rc = check_args(p, no, v, need, &n_ptrs);
+  if (rc != PYOP_OK) return rc;
+
+  pyop__sb lwhy = PYOP__SB_INIT;
+  kernel_lib *lib = NULL;
+  rc = kernel_lib_acquire(path, &lib, &lwhy);
+  if (rc != PYOP_OK) {
+    /* ENOENT/EIO of the file check are reported as ELAUNCH: the plan names
+     * a library that cannot be used. */
+    const char *text = pyop__sb_str(&lwhy);
+    if (rc == PYOP_ESECURITY)
+      rc = plan_fail(rc, p, no, -1,
+                     "kernel library refused by the file security policy: %s", text);
+    else if (rc == PYOP_ENOMEM)
+      rc = plan_fail(rc, p, no, -1, "kernel library %s: out of memory", path);
+    else if (rc == PYOP_ELAUNCH)
+      rc = plan_fail(rc, p, no, -1, "cannot load kernel library: %s", text);
+    else
+      rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "cannot open kernel library: %s", text);
+    pyop__sb_free(&lwhy);
+    return rc;
+  }
+  pyop__sb_free(&lwhy);
+
+  (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
+  void *sym = PYOP_SYS(dlsym)(lib->handle, symbol);
+  if (!sym) {
+    const char *e = PYOP_SYS(dlerror)();
+    /* glibc names the object as it was opened ("/proc/self/fd/N: ..."), a
+     * name that meant something only during the dlopen: drop it. */
+    const char *colon;
+    if (e && strncmp(e, "/proc/self/fd/", 14) == 0 && (colon = strstr(e, ": ")))
+      e = colon + 2;
+    rc = plan_fail(PYOP_ELAUNCH, p, no, -1,
+                   "kernel symbol \"%s\" not found in %s (%s)", symbol, lib->path,
+                   e ? e : "unknown dynamic loader error");
+    kernel_lib_release(lib);
+    return rc;
+  }
+
+  if (p->n_launches == p->cap_launches) {
+    size_t cap = p->cap_launches ? p->cap_launches * 2 : 4;
+    launch **arr = pyop__realloc(p->launches, cap * sizeof *arr);
+    if (!arr) {
+      kernel_lib_release(lib);
+      return plan_fail(PYOP_ENOMEM, p, no, -1, "out of memory");
+    }
+    p->launches = arr;
+    p->cap_launches = cap;
+  }
+  launch *L = NULL;
+  rc = build_launch(p, no, v, symbol, n_ptrs, &L);
+  if (rc != PYOP_OK) {
+    kernel_lib_release(lib);
+    return rc;
+  }
+  L->lib = lib;
+  L->fn = (void (*)(void))sym;
+  p->launches[p->n_launches++] = L;
+  for (int s = 0; s < SRC_COUNT - 1; s++)
+    if (need[s] > p->need[s]) p->need[s] = need[s];
+  return PYOP_OK;
+}
+
+/* See launch.h. */
+int pyop__plan_add_workspace(pyop__plan *p, uint64_t nbytes) {
+  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
+  if (p->finished)
+    return pyop__error(PYOP_ESTATE, "op \"%s\": workspace %zu: the plan is already finished",
+                       p->op_type, p->n_ws);
+  if (p->n_ws >= PYOP__LAUNCH_MAX_WORKSPACES)
+    return pyop__error(PYOP_ELAUNCH, "op \"%s\": workspace %zu: too many workspaces (at most %d)",
+                       p->op_type, p->n_ws, PYOP__LAUNCH_MAX_WORKSPACES);
+  if (p->n_ws == p->cap_ws) {
+    size_t cap = p->cap_ws ? p->cap_ws * 2 : 4;
+    uint64_t *ws = pyop__realloc(p->ws, cap * sizeof *ws);
+    if (!ws)
+      return pyop__error(PYOP_ENOMEM, "op \"%s\": workspace %zu: out of memory",
+                         p->op_type, p->n_ws);
+    p->ws = ws;
+    p->cap_ws = cap;
+  }
+  p->ws[p->n_ws++] = nbytes;
+  return PYOP_OK;
+}
+
+/* See launch.h. */
+int pyop__plan_finish(pyop__plan *p) {
+  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
+  if (p->finished)
+    return pyop__error(PYOP_ESTATE, "op \"%s\": the launch plan is already finished",
+                       p->op_type);
+  if (p->n_launches == 0)
+    return pyop__error(PYOP_ELAUNCH, "op \"%s\": the launch plan has no launch",
+                       p->op_type);
+  for (size_t l = 0; l < p->n_launches; l++) {
+    const launch *L = p->launches[l];
+    for (uint32_t j = 0; j < L->n_args; j++) {
+      const launch_arg *a = &L->args[j];
+      if (a->kind == PYOP_LAUNCH_ARG_WORKSPACE && a->index >= p->n_ws)
+        return plan_fail(PYOP_ELAUNCH, p, l, (long)j,
+                         "workspace index %u out of range (%zu workspace%s declared)",
+                         (unsigned)a->index, p->n_ws, p->n_ws == 1 ? "" : "s");
+    }
+  }
+  p->finished = true;
+  return PYOP_OK;
+}
+
+size_t pyop__plan_workspace_count(const pyop__plan *p) { return p ? p->n_ws : 0; }
+
+/* 0 for an index out of range. */
+uint64_t pyop__plan_workspace_size(const pyop__plan *p, size_t k) {
+  return p && k < p->n_ws ? p->ws[k] : 0;
+}
+
+size_t pyop__plan_launch_count(const pyop__plan *p) { return p ? p->n_launches : 0; }
+
+/* See launch.h. The cif is only read by ffi_call; the cast drops the const
+ * of the (finished, immutable) plan. */
+int pyop__plan_run(const pyop__plan *p, void *const *inputs, void *const *outputs,
+                   void *const *workspaces, void *stream) {
+  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
+  if (!p->finished)
+    return pyop__error(PYOP_ESTATE, "op \"%s\": the launch plan is not finished",
+                       p->op_type);
+  void *const stream_slot[1] = {stream};
+  void *const *src[SRC_COUNT] = {inputs, outputs, workspaces, stream_slot};
+  static const char *const src_name[] = {"inputs", "outputs", "workspaces"};
+  for (int s = 0; s < SRC_COUNT - 1; s++)
+    if (p->need[s] && !src[s])
+      return pyop__error(PYOP_EINVAL, "op \"%s\": launch plan run: %s array is NULL "
+                                      "but %zu are used",
+                         p->op_type, src_name[s], p->need[s]);
+
+  void *avalues[PYOP__LAUNCH_MAX_ARGS];
+  void *slots[PYOP__LAUNCH_MAX_ARGS];
+  for (size_t l = 0; l < p->n_launches; l++) {
+    const launch *L = p->launches[l];
+    memcpy(avalues, L->avalues, L->n_args * sizeof *avalues);
+    for (uint32_t k = 0; k < L->n_ptrs; k++) {
+      const ptr_ref *r = &L->ptrs[k];
+      slots[r->pos] = src[r->src][r->index];
+      avalues[r->pos] = &slots[r->pos];
+    }
+    ffi_call((ffi_cif *)&L->cif, L->fn, NULL, avalues);
+  }
+  return PYOP_OK;
+}

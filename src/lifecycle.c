@@ -1,0 +1,387 @@
+/*
+ * The lifecycle: check-need-load, load, unload, shutdown, options, the
+ * diagnostics report and the GE-style entry points.
+ *
+ * Lifecycle calls are serialised by a "busy" flag and a condition variable,
+ * not by a lock held across the work: no libpyop lock is ever held while the
+ * bridge, Python or a host hook runs. A lifecycle call that finds another in
+ * progress waits for it to finish.
+ *
+ * States: IDLE (nothing registered by a load; the bridge may be open) and
+ * LOADED. pyop_unload returns to IDLE and keeps the bridge open (the next
+ * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
+ * closes it.
+ */
+#include "artifacts.h"
+#include "bridge_loader.h"
+#include "core.h"
+#include "launch.h"
+#include "registry.h"
+#include "runtime_key.h"
+#include "scan.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef PYOP_DEFAULT_ARTIFACT
+#define PYOP_DEFAULT_ARTIFACT ""
+#endif
+
+#define OPP_PATH_VAR "ASCEND_CUSTOM_OPP_PATH"
+
+enum { ST_IDLE, ST_LOADED };
+
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t life_cond = PTHREAD_COND_INITIALIZER;
+static bool life_busy;
+
+/* Owned by the thread that holds the busy flag. */
+static int state = ST_IDLE;
+static pyop__bridge bridge;
+static pyop_options options = PYOP_OPTIONS_INIT;
+static void *started_libpython; /* dlopened for start_python; kept open */
+static char *last_report;       /* candidates of the last bridge load */
+
+/* Waits until no other lifecycle call runs, then marks this one running. */
+static void life_begin(void) {
+  pthread_mutex_lock(&life_lock);
+  while (life_busy) pthread_cond_wait(&life_cond, &life_lock);
+  life_busy = true;
+  pthread_mutex_unlock(&life_lock);
+}
+
+static void life_end(void) {
+  pthread_mutex_lock(&life_lock);
+  life_busy = false;
+  pthread_cond_broadcast(&life_cond);
+  pthread_mutex_unlock(&life_lock);
+}
+
+/* ------------------------------------------------------------- scanning */
+
+int pyop_check_need_load(bool *need_load) {
+  if (!need_load)
+    return pyop__error(PYOP_EINVAL, "pyop_check_need_load: need_load is NULL");
+  *need_load = false;
+  pyop__scan_result r;
+  int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), true, &r);
+  if (rc == PYOP_OK) *need_load = r.has_python;
+  pyop__scan_result_free(&r);
+  return rc;
+}
+
+/*
+ * Collects the Python elements of a full scan as string views into
+ * *out_paths (views point into r; caller frees the array).
+ */
+static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
+                        size_t *out_n) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++)
+    if (r->entries[i].verdict == PYOP__PATH_PYTHON_FILE ||
+        r->entries[i].verdict == PYOP__PATH_PYTHON_DIR)
+      n++;
+  pyop_str *paths = pyop__calloc(n, sizeof *paths);
+  if (!paths)
+    return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory listing paths");
+  size_t k = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    const pyop__scan_entry *e = &r->entries[i];
+    if (e->verdict == PYOP__PATH_PYTHON_FILE || e->verdict == PYOP__PATH_PYTHON_DIR) {
+      paths[k].data = e->path;
+      paths[k].len = strlen(e->path);
+      k++;
+    }
+  }
+  *out_paths = paths;
+  *out_n = n;
+  return PYOP_OK;
+}
+
+/* --------------------------------------------------------- Python runtime */
+
+/*
+ * Opt-in start-up for hosts without Python: dlopens, RTLD_GLOBAL, the
+ * libpython recorded in the manifest of the build's default artifact, after
+ * the same file checks as a bridge. The library stays loaded for the life of
+ * the process (an interpreter cannot be unloaded safely).
+ */
+static int load_default_libpython(void) {
+  if (started_libpython) return PYOP_OK;
+  if (!PYOP_DEFAULT_ARTIFACT[0])
+    return pyop__error(PYOP_ENOPYTHON,
+                       "pyop_load: no Python in the process and this libpyop "
+                       "was built without a default Python to start");
+  pyop__sb dir = PYOP__SB_INIT, why = PYOP__SB_INIT;
+  pyop__manifest m;
+  memset(&m, 0, sizeof m);
+  pyop__sb_printf(&dir, "%s/%s", pyop__artifacts_root(), PYOP_DEFAULT_ARTIFACT);
+  if (dir.oom) return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory");
+  int rc = pyop__manifest_read(pyop__sb_str(&dir), &m, &why);
+  if (rc != PYOP_OK) {
+    rc = pyop__error(PYOP_ENOPYTHON,
+                     "pyop_load: cannot start Python: manifest of the default "
+                     "artifact %s: %s",
+                     pyop__sb_str(&dir), pyop__sb_str(&why));
+    goto out;
+  }
+  if (!m.libpython || !m.libpython[0]) {
+    rc = pyop__error(PYOP_ENOPYTHON,
+                     "pyop_load: cannot start Python: %s/" PYOP__MANIFEST_NAME
+                     " records no libpython (the bridge's Python has no shared "
+                     "library)",
+                     pyop__sb_str(&dir));
+    goto out;
+  }
+  int fd = -1;
+  char *resolved = NULL;
+  struct stat st;
+  rc = pyop__open_trusted(m.libpython, &fd, &resolved, &st, &why);
+  if (rc == PYOP_OK) {
+    started_libpython = pyop__dlopen_trusted(fd, resolved, &st,
+                                             RTLD_NOW | RTLD_GLOBAL, &why);
+    if (!started_libpython) rc = PYOP_ENOPYTHON;
+    PYOP_SYS(close)(fd);
+    pyop__free(resolved);
+  }
+  if (rc != PYOP_OK)
+    rc = pyop__error(rc == PYOP_ESECURITY ? rc : PYOP_ENOPYTHON,
+                     "pyop_load: cannot start Python from %s: %s", m.libpython,
+                     pyop__sb_str(&why));
+  else
+    PYOP_LOG_I("loaded %s to start Python (start_python option)", m.libpython);
+out:
+  pyop__manifest_free(&m);
+  pyop__sb_free(&dir);
+  pyop__sb_free(&why);
+  return rc;
+}
+
+/*
+ * Makes sure a bridge is open: resolves the runtime key (starting Python's
+ * library first when opted in), ranks the candidates and loads the first
+ * that works. Keeps the candidate report for pyop_doctor.
+ */
+static int open_bridge(void) {
+  if (bridge.api) return PYOP_OK;
+  pyop__runtime_key key;
+  int rc = pyop__runtime_key_resolve(&key);
+  if (rc == PYOP_ENOPYTHON && options.start_python) {
+    rc = load_default_libpython();
+    if (rc != PYOP_OK) return rc;
+    rc = pyop__runtime_key_resolve(&key);
+  }
+  if (rc != PYOP_OK) return pyop__error_prefix(rc, "pyop_load");
+  if (!key.initialized && !options.start_python)
+    return pyop__error(PYOP_ENOTINIT,
+                       "pyop_load: Python %u.%u (%s) is in the process but not "
+                       "initialised; initialise it before loading, or set "
+                       "pyop_options.start_python to let libpyop start it",
+                       key.major, key.minor, key.text);
+
+  pyop__candidates cands;
+  rc = pyop__candidates_find(&key, &cands);
+  if (rc != PYOP_OK) return rc;
+  uint32_t flags = options.start_python ? PYOP_BRIDGE_START_PYTHON : 0;
+  rc = pyop__bridge_load(&cands, flags, &bridge);
+  pyop__sb report = PYOP__SB_INIT;
+  pyop__sb_printf(&report, "runtime: %s\n", key.text);
+  pyop__candidates_report(&cands, &report);
+  pyop__free(last_report);
+  last_report = pyop__sb_take(&report);
+  pyop__candidates_free(&cands);
+  if (rc == PYOP_OK)
+    PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
+               bridge.abi_major, bridge.abi_minor);
+  return rc;
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+/* The body of pyop_load; the caller holds the busy flag. */
+static int load_locked(void) {
+  if (state == ST_LOADED) return PYOP_OK;
+  pyop__scan_result r;
+  int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
+  if (rc != PYOP_OK) {
+    pyop__scan_result_free(&r);
+    return pyop__error_prefix(rc, "pyop_load: " OPP_PATH_VAR);
+  }
+  if (!r.has_python) {
+    PYOP_LOG_I("no Python entries in " OPP_PATH_VAR ": nothing to load");
+    pyop__scan_result_free(&r);
+    return PYOP_OK;
+  }
+  pyop_str *paths = NULL;
+  size_t n_paths = 0;
+  pyop__txn *txn = NULL;
+  rc = python_paths(&r, &paths, &n_paths);
+  if (rc == PYOP_OK) rc = open_bridge();
+  if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
+  if (rc == PYOP_OK) {
+    pyop_registrar reg;
+    pyop__txn_registrar(txn, &reg);
+    pyop__error_clear();
+    rc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+    if (rc != PYOP_OK) {
+      if (rc > 0) rc = PYOP_EPLUGIN; /* a bridge must return negative codes */
+      if (!pyop_last_error()[0])
+        pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
+                        "gave no detail", pyop_status_name(rc));
+      pyop__txn_abort(txn);
+    } else {
+      rc = pyop__txn_commit(txn);
+      /* Nothing of this load is registered: drop the plugins' state. */
+      if (rc != PYOP_OK) bridge.api->reset();
+    }
+  }
+  pyop__free(paths);
+  pyop__scan_result_free(&r);
+  if (rc == PYOP_OK) {
+    state = ST_LOADED;
+    PYOP_LOG_I("loaded; %zu op types registered", pyop__registry_count());
+  }
+  return rc;
+}
+
+int pyop_load(void) {
+  life_begin();
+  int rc = load_locked();
+  life_end();
+  return rc;
+}
+
+/* Unregisters what the last load registered; the caller holds the busy flag. */
+static int unload_locked(void) {
+  if (state != ST_LOADED) return PYOP_OK;
+  int rc = pyop__registry_unload();
+  if (rc != PYOP_OK) return rc;
+  if (bridge.api) bridge.api->reset();
+  state = ST_IDLE;
+  return PYOP_OK;
+}
+
+int pyop_unload(void) {
+  life_begin();
+  int rc = unload_locked();
+  life_end();
+  return rc;
+}
+
+int pyop_shutdown(void) {
+  life_begin();
+  int rc = unload_locked();
+  if (rc == PYOP_OK && bridge.api) pyop__bridge_close(&bridge);
+  if (rc == PYOP_OK) pyop__kernel_libs_close();
+  if (rc != PYOP_OK)
+    PYOP_LOG_E("shutdown refused, the bridge stays loaded: %s", pyop_last_error());
+  life_end();
+  return rc;
+}
+
+int pyop_set_options(const pyop_options *in) {
+  if (!in || in->struct_size < offsetof(pyop_options, start_python) + sizeof(bool))
+    return pyop__error(PYOP_EINVAL,
+                       "pyop_set_options: options is NULL or its struct_size is "
+                       "too small (initialise with PYOP_OPTIONS_INIT)");
+  life_begin();
+  int rc = PYOP_OK;
+  if (bridge.api)
+    rc = pyop__error(PYOP_ESTATE,
+                     "pyop_set_options: a bridge is already loaded; call "
+                     "pyop_shutdown first");
+  else
+    options.start_python = in->start_python;
+  life_end();
+  return rc;
+}
+
+/* ----------------------------------------------------------- diagnostics */
+
+int pyop_runtime_key(char *buf, size_t len) {
+  if (!buf || len == 0)
+    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: empty buffer");
+  pyop__runtime_key key;
+  buf[0] = '\0';
+  int rc = pyop__runtime_key_resolve(&key);
+  if (rc != PYOP_OK) return rc;
+  if ((size_t)snprintf(buf, len, "%s", key.text) >= len)
+    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: buffer of %zu bytes is "
+                                    "too small for \"%s\"", len, key.text);
+  return PYOP_OK;
+}
+
+int pyop_doctor(char **out) {
+  if (!out) return pyop__error(PYOP_EINVAL, "pyop_doctor: out is NULL");
+  *out = NULL;
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__runtime_key key;
+  if (pyop__runtime_key_resolve(&key) == PYOP_OK)
+    pyop__sb_printf(&sb, "runtime key: %s (Python %u.%u.%u, %s)\n", key.text,
+                    key.major, key.minor, key.micro,
+                    key.initialized ? "initialised" : "not initialised");
+  else
+    pyop__sb_printf(&sb, "runtime key: none (%s)\n", pyop_last_error());
+
+  const char *opp = pyop__getenv(OPP_PATH_VAR);
+  pyop__sb_printf(&sb, OPP_PATH_VAR "=%s\n", opp ? opp : "(unset)");
+  pyop__scan_result r;
+  int src = pyop__scan(opp, false, &r);
+  for (size_t i = 0; i < r.n; i++)
+    pyop__sb_printf(&sb, "  %s: %s%s%s\n", r.entries[i].path,
+                    pyop__path_verdict_name(r.entries[i].verdict),
+                    r.entries[i].detail ? ": " : "",
+                    r.entries[i].detail ? r.entries[i].detail : "");
+  if (src != PYOP_OK) pyop__sb_printf(&sb, "  error: %s\n", pyop_last_error());
+  pyop__scan_result_free(&r);
+
+  pyop__sb_printf(&sb, "artifacts: %s\n", pyop__artifacts_root());
+  life_begin();
+  if (bridge.api)
+    pyop__sb_printf(&sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
+                    bridge.abi_major, bridge.abi_minor);
+  else
+    pyop__sb_puts(&sb, "bridge: not loaded\n");
+  if (last_report) {
+    pyop__sb_puts(&sb, "candidates (last load):\n");
+    pyop__sb_puts(&sb, last_report);
+  }
+  life_end();
+  if (!last_report && pyop__runtime_key_resolve(&key) == PYOP_OK) {
+    pyop__candidates cands;
+    if (pyop__candidates_find(&key, &cands) == PYOP_OK) {
+      pyop__sb_puts(&sb, "candidates (not loaded yet):\n");
+      pyop__candidates_report(&cands, &sb);
+      pyop__candidates_free(&cands);
+    }
+  }
+  pyop__sb_printf(&sb, "ops registered: %zu\n", pyop__registry_count());
+  *out = pyop__sb_take(&sb);
+  if (!*out) return pyop__error(PYOP_ENOMEM, "pyop_doctor: out of memory");
+  return PYOP_OK;
+}
+
+/* ---------------------------------------------------- GE-style entries */
+
+int CheckNeedLoadPythonCustomOps(bool *need_load) {
+  return pyop_check_need_load(need_load);
+}
+
+int LoadPythonCustomOps(void) {
+  int rc = pyop_load();
+  if (rc != PYOP_OK) PYOP_LOG_E("%s", pyop_last_error());
+  return rc;
+}
+
+void UnloadPythonCustomOps(void) {
+  if (pyop_unload() != PYOP_OK) PYOP_LOG_E("%s", pyop_last_error());
+}
+
+void ShutdownPythonCustomOpsForProcess(void) {
+  pyop_shutdown();
+  life_begin();
+  pyop__free(last_report);
+  last_report = NULL;
+  life_end();
+}

@@ -1,0 +1,799 @@
+/*
+ * Unit tests of kernel launch plans (src/launch.c, DESIGN §8) against the
+ * real example kernels (examples/kernels/), whose path comes from the
+ * environment variable PYOP_TEST_KERNELS.
+ */
+#include "testutil.h"
+
+#include "launch.h"
+
+#include "../../examples/kernels/kernels.h"
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static const char *kernels; /* PYOP_TEST_KERNELS */
+
+static pyop_launch_arg_view A_IN(uint32_t i) {
+  return (pyop_launch_arg_view){sizeof(pyop_launch_arg_view), PYOP_LAUNCH_ARG_INPUT, 0, i, {0}};
+}
+static pyop_launch_arg_view A_OUT(uint32_t i) {
+  return (pyop_launch_arg_view){sizeof(pyop_launch_arg_view), PYOP_LAUNCH_ARG_OUTPUT, 0, i, {0}};
+}
+static pyop_launch_arg_view A_WS(uint32_t k) {
+  return (pyop_launch_arg_view){sizeof(pyop_launch_arg_view), PYOP_LAUNCH_ARG_WORKSPACE, 0, k, {0}};
+}
+static pyop_launch_arg_view A_STREAM(void) {
+  return (pyop_launch_arg_view){sizeof(pyop_launch_arg_view), PYOP_LAUNCH_ARG_STREAM, 0, 0, {0}};
+}
+static pyop_launch_arg_view A_I(int32_t type, int64_t v) {
+  pyop_launch_arg_view a = {sizeof a, PYOP_LAUNCH_ARG_SCALAR, type, 0, {0}};
+  a.value.i = v;
+  return a;
+}
+static pyop_launch_arg_view A_U(int32_t type, uint64_t v) {
+  pyop_launch_arg_view a = {sizeof a, PYOP_LAUNCH_ARG_SCALAR, type, 0, {0}};
+  a.value.u = v;
+  return a;
+}
+static pyop_launch_arg_view A_F(int32_t type, double v) {
+  pyop_launch_arg_view a = {sizeof a, PYOP_LAUNCH_ARG_SCALAR, type, 0, {0}};
+  a.value.f = v;
+  return a;
+}
+static pyop_launch_arg_view A_P(const void *p) {
+  pyop_launch_arg_view a = {sizeof a, PYOP_LAUNCH_ARG_SCALAR, PYOP_SCALAR_POINTER, 0, {0}};
+  a.value.p = (uintptr_t)p;
+  return a;
+}
+
+static pyop_str S(const char *s) { return (pyop_str){s, s ? strlen(s) : 0}; }
+
+static pyop_launch_view LV(const char *lib, const char *sym,
+                           const pyop_launch_arg_view *args, size_t n) {
+  return (pyop_launch_view){sizeof(pyop_launch_view), S(lib), S(sym), args, n};
+}
+
+#define NARGS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A finished plan with one launch of sym(args) in the example kernels. */
+static pyop__plan *one_launch(const char *sym, const pyop_launch_arg_view *args,
+                              size_t n, size_t n_in, size_t n_out) {
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Test", n_in, n_out, &p), PYOP_OK);
+  pyop_launch_view v = LV(kernels, sym, args, n);
+  int rc = pyop__plan_add_launch(p, &v);
+  if (rc != PYOP_OK) fail_msg("add_launch %s: %s", sym, pyop_last_error());
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  return p;
+}
+
+/* Asserts that the last error has status and contains text. */
+#define assert_error(rc, status, text)                                         \
+  do {                                                                         \
+    int rc_ = (rc);                                                            \
+    if (rc_ != (status))                                                       \
+      fail_msg("expected %s, got %s: %s", pyop_status_name(status),            \
+               pyop_status_name(rc_), pyop_last_error());                      \
+    if (!strstr(pyop_last_error(), (text)))                                    \
+      fail_msg("error \"%s\" lacks \"%s\"", pyop_last_error(), (text));        \
+  } while (0)
+
+/* Adds one launch to a fresh plan ("AddKernel", 2 inputs, 1 output) and
+ * returns the status; the plan is freed. */
+static int try_launch(const pyop_launch_view *v) {
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("AddKernel", 2, 1, &p), PYOP_OK);
+  int rc = pyop__plan_add_launch(p, v);
+  assert_int_equal(pyop__plan_launch_count(p), rc == PYOP_OK ? 1 : 0);
+  pyop__plan_free(p);
+  return rc;
+}
+
+/* Copies the kernels library into a fresh directory; returns the directory
+ * (free() it, pt_rmtree it) and the copy's path in path. */
+static char *copy_kernels(char *path, size_t n) {
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  snprintf(path, n, "%s/libcopy.so", dir);
+  FILE *in = fopen(kernels, "rb");
+  FILE *out = fopen(path, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+    assert_int_equal(fwrite(buf, 1, got, out), got);
+  fclose(in);
+  fclose(out);
+  chmod(path, 0755);
+  return dir;
+}
+
+/* Log lines captured through the host hook. */
+static char log_buf[8192];
+static void capture_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  size_t len = strlen(log_buf);
+  snprintf(log_buf + len, sizeof log_buf - len, "%s\n", line);
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  kernels = getenv("PYOP_TEST_KERNELS");
+  if (!kernels || !*kernels) {
+    fprintf(stderr, "test_launch: set PYOP_TEST_KERNELS to the path of "
+                    "libpyop_example_kernels.so\n");
+    return -1;
+  }
+  return 0;
+}
+
+static int setup(void **state) {
+  (void)state;
+  pyop__sys_reset();
+  pyop__error_clear();
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  pyop__sys_reset();
+  pyop_set_host_hooks(NULL);
+  pyop__kernel_libs_close();
+  return 0;
+}
+
+/* ------------------------------------------------------- scalar types */
+
+#define CHECK_STORE(sym, ctype, arg, expect)                                   \
+  do {                                                                         \
+    ctype got_;                                                                \
+    memset(&got_, 0xA5, sizeof got_);                                          \
+    pyop_launch_arg_view args_[] = {arg, A_OUT(0)};                            \
+    pyop__plan *p_ = one_launch(sym, args_, 2, 0, 1);                          \
+    void *outs_[] = {&got_};                                                   \
+    assert_int_equal(pyop__plan_run(p_, NULL, outs_, NULL, NULL), PYOP_OK);    \
+    ctype want_ = (expect);                                                    \
+    assert_memory_equal(&got_, &want_, sizeof want_);                          \
+    pyop__plan_free(p_);                                                       \
+  } while (0)
+
+static void test_scalar_types_exact(void **state) {
+  (void)state;
+  CHECK_STORE("pyop_example_store_i8", int8_t, A_I(PYOP_SCALAR_INT8, -128), INT8_MIN);
+  CHECK_STORE("pyop_example_store_i8", int8_t, A_I(PYOP_SCALAR_INT8, 127), INT8_MAX);
+  CHECK_STORE("pyop_example_store_i8", int8_t, A_I(PYOP_SCALAR_INT8, -1), -1);
+  CHECK_STORE("pyop_example_store_i16", int16_t, A_I(PYOP_SCALAR_INT16, -32768), INT16_MIN);
+  CHECK_STORE("pyop_example_store_i32", int32_t, A_I(PYOP_SCALAR_INT32, INT32_MIN), INT32_MIN);
+  CHECK_STORE("pyop_example_store_i64", int64_t, A_I(PYOP_SCALAR_INT64, INT64_MIN), INT64_MIN);
+  CHECK_STORE("pyop_example_store_i64", int64_t, A_I(PYOP_SCALAR_INT64, INT64_MAX), INT64_MAX);
+  CHECK_STORE("pyop_example_store_u8", uint8_t, A_U(PYOP_SCALAR_UINT8, 255), UINT8_MAX);
+  CHECK_STORE("pyop_example_store_u16", uint16_t, A_U(PYOP_SCALAR_UINT16, 65535), UINT16_MAX);
+  CHECK_STORE("pyop_example_store_u32", uint32_t, A_U(PYOP_SCALAR_UINT32, UINT32_MAX), UINT32_MAX);
+  CHECK_STORE("pyop_example_store_u64", uint64_t, A_U(PYOP_SCALAR_UINT64, UINT64_MAX), UINT64_MAX);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, 1.5), 1.5f);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, 0.1), 0.1f);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, -FLT_MAX), -FLT_MAX);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, FLT_MIN / 4), FLT_MIN / 4);
+  CHECK_STORE("pyop_example_store_f64", double, A_F(PYOP_SCALAR_DOUBLE, 0.1), 0.1);
+  CHECK_STORE("pyop_example_store_f64", double, A_F(PYOP_SCALAR_DOUBLE, -DBL_MAX), -DBL_MAX);
+  CHECK_STORE("pyop_example_store_bool", bool, A_U(PYOP_SCALAR_BOOL, 1), true);
+  CHECK_STORE("pyop_example_store_bool", bool, A_U(PYOP_SCALAR_BOOL, 0), false);
+  static int target;
+  CHECK_STORE("pyop_example_store_ptr", void *, A_P(&target), (void *)&target);
+  CHECK_STORE("pyop_example_store_ptr", void *, A_P(NULL), NULL);
+}
+
+static void test_float_specials(void **state) {
+  (void)state;
+  float got;
+  pyop_launch_arg_view args[] = {A_F(PYOP_SCALAR_FLOAT, -1.0 / 0.0), A_OUT(0)};
+  pyop__plan *p = one_launch("pyop_example_store_f32", args, 2, 0, 1);
+  void *outs[] = {&got};
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_true(got < -FLT_MAX);
+  pyop__plan_free(p);
+  args[0] = A_F(PYOP_SCALAR_FLOAT, 0.0 / 0.0);
+  p = one_launch("pyop_example_store_f32", args, 2, 0, 1);
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_true(got != got);
+  pyop__plan_free(p);
+}
+
+/* More arguments than the registers hold: the tail goes on the stack. */
+static void test_mixed_many_args(void **state) {
+  (void)state;
+  static int target;
+  pyop_launch_arg_view args[] = {
+      A_I(PYOP_SCALAR_INT8, -7),
+      A_U(PYOP_SCALAR_UINT8, 200),
+      A_I(PYOP_SCALAR_INT16, -30000),
+      A_U(PYOP_SCALAR_UINT16, 60000),
+      A_I(PYOP_SCALAR_INT32, -2000000000),
+      A_U(PYOP_SCALAR_UINT32, 4000000000u),
+      A_I(PYOP_SCALAR_INT64, -9000000000000000000),
+      A_U(PYOP_SCALAR_UINT64, 18000000000000000000u),
+      A_U(PYOP_SCALAR_BOOL, 1),
+      A_P(&target),
+      A_F(PYOP_SCALAR_FLOAT, 1.25),
+      A_F(PYOP_SCALAR_DOUBLE, 2.5),
+      A_F(PYOP_SCALAR_FLOAT, 3.75),
+      A_F(PYOP_SCALAR_DOUBLE, 4.125),
+      A_F(PYOP_SCALAR_FLOAT, 5.5),
+      A_F(PYOP_SCALAR_DOUBLE, 6.0625),
+      A_F(PYOP_SCALAR_FLOAT, 7.25),
+      A_F(PYOP_SCALAR_DOUBLE, 8.5),
+      A_F(PYOP_SCALAR_FLOAT, -9.75),
+      A_F(PYOP_SCALAR_DOUBLE, 1e300),
+      A_I(PYOP_SCALAR_INT8, -128),
+      A_U(PYOP_SCALAR_BOOL, 1),
+      A_OUT(0),
+  };
+  pyop__plan *p = one_launch("pyop_example_mixed", args, NARGS(args), 0, 1);
+  pyop_example_mixed_record r;
+  memset(&r, 0, sizeof r);
+  void *outs[] = {&r};
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_int_equal(r.a, -7);
+  assert_int_equal(r.b, 200);
+  assert_int_equal(r.c, -30000);
+  assert_int_equal(r.d, 60000);
+  assert_int_equal(r.e, -2000000000);
+  assert_int_equal(r.f, 4000000000u);
+  assert_true(r.g == -9000000000000000000);
+  assert_true(r.h == 18000000000000000000u);
+  assert_true(r.i);
+  assert_ptr_equal(r.j, &target);
+  assert_true(r.k == 1.25f && r.l == 2.5 && r.m == 3.75f && r.n == 4.125);
+  assert_true(r.o == 5.5f && r.p == 6.0625 && r.q == 7.25f && r.r == 8.5);
+  assert_true(r.s == -9.75f && r.t == 1e300);
+  assert_int_equal(r.u, -128);
+  assert_true(r.v);
+  pyop__plan_free(p);
+}
+
+static void test_no_arguments(void **state) {
+  (void)state;
+  pyop__plan *p = one_launch("pyop_example_count_calls", NULL, 0, 0, 0);
+  void *h = dlopen(kernels, RTLD_NOW | RTLD_NOLOAD);
+  assert_non_null(h);
+  long *calls = dlsym(h, "pyop_example_calls");
+  assert_non_null(calls);
+  long before = *calls;
+  assert_int_equal(pyop__plan_run(p, NULL, NULL, NULL, NULL), PYOP_OK);
+  assert_int_equal(pyop__plan_run(p, NULL, NULL, NULL, NULL), PYOP_OK);
+  assert_int_equal(*calls, before + 2);
+  dlclose(h);
+  pyop__plan_free(p);
+}
+
+/* ---------------------------------------------------- pointer arguments */
+
+static void test_pointers_in_order(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Ptrs", 2, 2, &p), PYOP_OK);
+  assert_int_equal(pyop__plan_add_workspace(p, 16), PYOP_OK);
+  assert_int_equal(pyop__plan_add_workspace(p, 0), PYOP_OK);
+  pyop_launch_arg_view a1[] = {A_IN(1), A_WS(1), A_STREAM(), A_OUT(1), A_OUT(0)};
+  pyop_launch_view v1 = LV(kernels, "pyop_example_collect4", a1, NARGS(a1));
+  assert_int_equal(pyop__plan_add_launch(p, &v1), PYOP_OK);
+  pyop_launch_arg_view a2[] = {A_WS(0), A_IN(0), A_OUT(1), A_STREAM(), A_WS(0)};
+  pyop_launch_view v2 = LV(kernels, "pyop_example_collect4", a2, NARGS(a2));
+  assert_int_equal(pyop__plan_add_launch(p, &v2), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  assert_int_equal(pyop__plan_workspace_count(p), 2);
+  assert_int_equal(pyop__plan_workspace_size(p, 0), 16);
+  assert_int_equal(pyop__plan_workspace_size(p, 1), 0);
+  assert_int_equal(pyop__plan_workspace_size(p, 2), 0);
+
+  int x0, x1, o0, ws0, ws1, stream;
+  void *first[4] = {0}, *second[4] = {0};
+  void *ins[] = {&x0, &x1}, *outs[] = {first, &o0}, *wss[] = {&ws0, &ws1};
+  /* launch 1 writes into first (output 0); launch 2 into workspace 0. */
+  wss[0] = second;
+  assert_int_equal(pyop__plan_run(p, ins, outs, wss, &stream), PYOP_OK);
+  assert_ptr_equal(first[0], &x1);
+  assert_ptr_equal(first[1], &ws1);
+  assert_ptr_equal(first[2], &stream);
+  assert_ptr_equal(first[3], &o0);
+  assert_ptr_equal(second[0], second);
+  assert_ptr_equal(second[1], &x0);
+  assert_ptr_equal(second[2], &o0);
+  assert_ptr_equal(second[3], &stream);
+  pyop__plan_free(p);
+}
+
+static void test_launches_run_in_order(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Order", 0, 1, &p), PYOP_OK);
+  for (int i = 1; i <= 5; i++) {
+    pyop_launch_arg_view a[] = {A_I(PYOP_SCALAR_INT32, i * 10), A_OUT(0)};
+    pyop_launch_view v = LV(kernels, "pyop_example_append_i32", a, 2);
+    assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  }
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  assert_int_equal(pyop__plan_launch_count(p), 5);
+  int32_t log[16] = {0};
+  void *outs[] = {log};
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  int32_t want[] = {5, 10, 20, 30, 40, 50};
+  assert_memory_equal(log, want, sizeof want);
+  pyop__plan_free(p);
+}
+
+/* add then scale: out = alpha * (a + b), through a workspace. */
+static pyop__plan *add_scale_plan(const char *lib) {
+  pyop__plan *p = NULL;
+  int rc = pyop__plan_new("AddScale", 2, 1, &p);
+  if (rc != PYOP_OK) return NULL;
+  pyop_launch_arg_view a1[] = {A_IN(0), A_IN(1), A_WS(0), A_I(PYOP_SCALAR_INT64, 4)};
+  pyop_launch_arg_view a2[] = {A_WS(0), A_OUT(0), A_I(PYOP_SCALAR_INT64, 4),
+                               A_F(PYOP_SCALAR_FLOAT, 0.5)};
+  pyop_launch_view v1 = LV(lib, "pyop_example_add_f32", a1, NARGS(a1));
+  pyop_launch_view v2 = LV(lib, "pyop_example_scale_f32", a2, NARGS(a2));
+  if ((rc = pyop__plan_add_launch(p, &v1)) != PYOP_OK ||
+      (rc = pyop__plan_add_workspace(p, 4 * sizeof(float))) != PYOP_OK ||
+      (rc = pyop__plan_add_launch(p, &v2)) != PYOP_OK ||
+      (rc = pyop__plan_finish(p)) != PYOP_OK) {
+    pyop__plan_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void run_add_scale(const pyop__plan *p) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, ws[4], out[4] = {0};
+  void *ins[] = {a, b}, *outs[] = {out}, *wss[] = {ws};
+  assert_int_equal(pyop__plan_run(p, ins, outs, wss, NULL), PYOP_OK);
+  float want[4] = {5.5f, 11, 16.5f, 22};
+  assert_memory_equal(out, want, sizeof want);
+}
+
+static void test_add_scale(void **state) {
+  (void)state;
+  pyop__plan *p = add_scale_plan(kernels);
+  if (!p) fail_msg("%s", pyop_last_error());
+  run_add_scale(p);
+  run_add_scale(p);
+  pyop__plan_free(p);
+}
+
+/* Many threads run one plan and build their own at once. */
+static void *thread_main(void *arg) {
+  const pyop__plan *shared = arg;
+  for (int i = 0; i < 50; i++) {
+    pyop__plan *mine = add_scale_plan(kernels);
+    if (!mine) return (void *)1;
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, ws[4], out[4] = {0};
+    void *ins[] = {a, b}, *outs[] = {out}, *wss[] = {ws};
+    for (int k = 0; k < 20; k++) {
+      if (pyop__plan_run(k % 2 ? mine : shared, ins, outs, wss, NULL) != PYOP_OK ||
+          out[3] != 22.0f)
+        return (void *)1;
+      out[3] = 0;
+    }
+    pyop__plan_free(mine);
+  }
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  pyop__plan *shared = add_scale_plan(kernels);
+  assert_non_null(shared);
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, thread_main, shared), 0);
+  for (int i = 0; i < 4; i++) {
+    void *ret;
+    assert_int_equal(pthread_join(t[i], &ret), 0);
+    assert_null(ret);
+  }
+  pyop__plan_free(shared);
+}
+
+/* -------------------------------------------------------------- errors */
+
+static void test_error_input_index(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[] = {A_IN(0), A_IN(1), A_OUT(0), A_IN(5)};
+  pyop_launch_view v = LV(kernels, "pyop_example_collect4", a, NARGS(a));
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "op \"AddKernel\": launch 0 argument 3: input index 5 out of "
+               "range (op has 2 inputs)");
+  a[3] = A_OUT(1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "op \"AddKernel\": launch 0 argument 3: output index 1 out of "
+               "range (op has 1 output)");
+}
+
+static void test_error_workspace_index(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Ws", 0, 0, &p), PYOP_OK);
+  assert_int_equal(pyop__plan_add_workspace(p, 8), PYOP_OK);
+  pyop_launch_arg_view a[] = {A_WS(0), A_WS(0), A_WS(0), A_WS(0), A_WS(0)};
+  pyop_launch_view v = LV(kernels, "pyop_example_collect4", a, NARGS(a));
+  assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  a[2] = A_WS(1);
+  assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  assert_error(pyop__plan_finish(p), PYOP_ELAUNCH,
+               "op \"Ws\": launch 1 argument 2: workspace index 1 out of range "
+               "(1 workspace declared)");
+  /* Fixable: declare the workspace, then finish. */
+  assert_int_equal(pyop__plan_add_workspace(p, 8), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  pyop__plan_free(p);
+}
+
+static void test_error_too_many_args(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[PYOP__LAUNCH_MAX_ARGS + 1];
+  for (size_t i = 0; i < NARGS(a); i++) a[i] = A_IN(0);
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, NARGS(a));
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "op \"AddKernel\": launch 0: too many arguments (65 > 64)");
+  /* Exactly the limit is accepted (declared, not run). */
+  v.n_args = PYOP__LAUNCH_MAX_ARGS;
+  assert_int_equal(try_launch(&v), PYOP_OK);
+}
+
+static void test_error_unknown_kind_and_type(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[] = {A_IN(0), A_IN(0)};
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, NARGS(a));
+  a[1].kind = 9;
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0 argument 1: unknown kind 9");
+  a[1].kind = 0;
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown kind 0");
+  a[1] = A_I(99, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown scalar type 99");
+  a[1] = A_I(0, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown scalar type 0");
+}
+
+static void test_error_scalar_range(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[] = {A_I(PYOP_SCALAR_INT8, 128)};
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "argument 0: int8 value 128 out of range [-128, 127]");
+  a[0] = A_I(PYOP_SCALAR_INT32, (int64_t)INT32_MIN - 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "int32 value -2147483649 out of range");
+  a[0] = A_U(PYOP_SCALAR_UINT16, 65536);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "uint16 value 65536 out of range (at most 65535)");
+  a[0] = A_U(PYOP_SCALAR_BOOL, 2);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "bool value 2 must be 0 or 1");
+  a[0] = A_F(PYOP_SCALAR_FLOAT, 1e300);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "float32 value 1e+300 out of range");
+}
+
+static void test_error_library_paths(void **state) {
+  (void)state;
+  pyop_launch_view v = LV("libpyop_example_kernels.so", "pyop_example_empty4", NULL, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "op \"AddKernel\": launch 0: library path must be absolute: "
+               "libpyop_example_kernels.so");
+  v.library = S("./x/lib.so");
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "library path must be absolute");
+  v.library = S("/nonexistent-pyop/lib.so");
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "op \"AddKernel\": launch 0: cannot open kernel library: "
+               "/nonexistent-pyop/lib.so");
+}
+
+static void test_error_unknown_symbol(void **state) {
+  (void)state;
+  pyop_launch_view v = LV(kernels, "pyop_example_no_such_kernel", NULL, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "launch 0: kernel symbol \"pyop_example_no_such_kernel\" not found in ");
+  assert_non_null(strstr(pyop_last_error(), "libpyop_example_kernels.so ("));
+  assert_null(strstr(pyop_last_error(), "/proc/self/fd"));
+}
+
+static void test_error_not_a_library(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/libjunk.so", dir);
+  char junk[1024];
+  memset(junk, 'x', sizeof junk - 1);
+  junk[sizeof junk - 1] = '\0';
+  pt_write_file(path, junk);
+  chmod(path, 0644);
+  pyop_launch_view v = LV(path, "f", NULL, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "cannot load kernel library: ");
+  assert_non_null(strstr(pyop_last_error(), path));
+  assert_non_null(strstr(pyop_last_error(), "ELF"));
+  assert_null(strstr(pyop_last_error(), "/proc/self/fd"));
+  /* The same while another library opened before stays loaded: the file
+   * that was checked is the file that is loaded, whatever name the dynamic
+   * loader saw for the earlier one. */
+  pyop__plan *live = add_scale_plan(kernels);
+  assert_non_null(live);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "cannot load kernel library: ");
+  assert_non_null(strstr(pyop_last_error(), "ELF"));
+  pyop__plan_free(live);
+  pt_rmtree(dir);
+  free(dir);
+}
+
+static void test_error_world_writable(void **state) {
+  (void)state;
+  char path[PATH_MAX];
+  char *dir = copy_kernels(path, sizeof path);
+  pyop_launch_view v = LV(path, "pyop_example_empty4", NULL, 0);
+  assert_int_equal(try_launch(&v), PYOP_OK);
+  pyop__kernel_libs_close();
+  chmod(path, 0757);
+  assert_error(try_launch(&v), PYOP_ESECURITY,
+               "op \"AddKernel\": launch 0: kernel library refused by the file "
+               "security policy: ");
+  assert_non_null(strstr(pyop_last_error(), path));
+  assert_non_null(strstr(pyop_last_error(), "writable by others"));
+  chmod(path, 0775);
+  assert_error(try_launch(&v), PYOP_ESECURITY, "writable by group");
+  /* A writable directory is refused as well, even for a library that was
+   * accepted (and opened) before. */
+  chmod(path, 0755);
+  assert_int_equal(try_launch(&v), PYOP_OK);
+  chmod(dir, 0777);
+  assert_error(try_launch(&v), PYOP_ESECURITY, "directory");
+  assert_non_null(strstr(pyop_last_error(), "writable by group and others"));
+  pt_rmtree(dir);
+  free(dir);
+}
+
+static uid_t fake_euid;
+static uid_t fake_geteuid(void) { return fake_euid; }
+
+static void test_error_foreign_owner(void **state) {
+  (void)state;
+  char path[PATH_MAX];
+  char *dir = copy_kernels(path, sizeof path);
+  if (getuid() == 0) {
+    assert_int_equal(chown(path, 65534, 65534), 0);
+  } else {
+    fake_euid = getuid() + 1; /* the file's owner is neither root nor "us" */
+    pyop__sys_table.geteuid = fake_geteuid;
+  }
+  pyop_launch_view v = LV(path, "pyop_example_empty4", NULL, 0);
+  assert_error(try_launch(&v), PYOP_ESECURITY, "owned by uid");
+  assert_non_null(strstr(pyop_last_error(), path));
+  pyop__sys_reset();
+  pt_rmtree(dir);
+  free(dir);
+}
+
+static void test_error_string_views(void **state) {
+  (void)state;
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", NULL, 0);
+  v.library = (pyop_str){NULL, 5};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0: library path: length > 0 with NULL data");
+  v.library = (pyop_str){"/a\0b", 4};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "library path: embedded NUL");
+  v.library = (pyop_str){"", 0};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "library path: empty");
+  v.library = (pyop_str){NULL, 0};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "library path: empty");
+  static char long_path[PATH_MAX + 1];
+  memset(long_path, 'a', PATH_MAX);
+  long_path[0] = '/';
+  v.library = (pyop_str){long_path, PATH_MAX};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "library path: too long");
+  v.library = S(kernels);
+  v.symbol = (pyop_str){NULL, 3};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "kernel symbol: length > 0 with NULL data");
+  v.symbol = (pyop_str){"ab\0", 3};
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "kernel symbol: embedded NUL");
+  v.symbol = S("");
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "kernel symbol: empty");
+  /* A view that is not NUL-terminated is read by its length only. */
+  v.symbol = (pyop_str){"pyop_example_empty4XYZ", strlen("pyop_example_empty4")};
+  assert_int_equal(try_launch(&v), PYOP_OK);
+}
+
+static void test_error_struct_sizes(void **state) {
+  (void)state;
+  assert_error(try_launch(NULL), PYOP_ELAUNCH, "launch 0: NULL launch view");
+  pyop_launch_arg_view a[] = {A_IN(0)};
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, 1);
+  v.struct_size = offsetof(pyop_launch_view, n_args);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0: struct_size");
+  v.struct_size = sizeof v;
+  a[0].struct_size = 8;
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0 argument 0: struct_size 8 is smaller");
+  a[0].struct_size = sizeof a[0];
+  v.args = NULL;
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "1 arguments but the array is NULL");
+}
+
+static void test_error_states(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("State", 1, 1, &p), PYOP_OK);
+  assert_error(pyop__plan_finish(p), PYOP_ELAUNCH, "op \"State\": the launch plan has no launch");
+  assert_error(pyop__plan_run(p, NULL, NULL, NULL, NULL), PYOP_ESTATE, "not finished");
+  pyop_launch_arg_view a[] = {A_IN(0), A_OUT(0), A_I(PYOP_SCALAR_INT64, 0)};
+  pyop_launch_view bad = LV(kernels, "nope", a, 3);
+  assert_int_equal(pyop__plan_add_launch(p, &bad), PYOP_ELAUNCH);
+  /* A failed add leaves the plan as it was and usable. */
+  assert_int_equal(pyop__plan_launch_count(p), 0);
+  pyop_launch_arg_view a4[] = {A_IN(0), A_OUT(0), A_I(PYOP_SCALAR_INT64, 2),
+                               A_F(PYOP_SCALAR_FLOAT, 3)};
+  pyop_launch_view v = LV(kernels, "pyop_example_scale_f32", a4, 4);
+  assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  assert_error(pyop__plan_finish(p), PYOP_ESTATE, "already finished");
+  assert_error(pyop__plan_add_launch(p, &v), PYOP_ESTATE, "launch 1: the plan is already finished");
+  assert_error(pyop__plan_add_workspace(p, 1), PYOP_ESTATE, "already finished");
+  float x[2] = {1, 2}, y[2] = {0};
+  void *ins[] = {x}, *outs[] = {y};
+  assert_error(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_EINVAL,
+               "inputs array is NULL but 1 are used");
+  assert_error(pyop__plan_run(p, ins, NULL, NULL, NULL), PYOP_EINVAL, "outputs array");
+  assert_int_equal(pyop__plan_run(p, ins, outs, NULL, NULL), PYOP_OK);
+  assert_true(y[0] == 3 && y[1] == 6);
+  pyop__plan_free(p);
+
+  assert_int_equal(pyop__plan_new(NULL, 0, 0, &p), PYOP_EINVAL);
+  assert_null(p);
+  assert_int_equal(pyop__plan_new("X", 0, 0, NULL), PYOP_EINVAL);
+  assert_int_equal(pyop__plan_add_launch(NULL, &v), PYOP_EINVAL);
+  assert_int_equal(pyop__plan_run(NULL, NULL, NULL, NULL, NULL), PYOP_EINVAL);
+  pyop__plan_free(NULL);
+}
+
+static void test_error_too_many_workspaces(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Ws", 0, 0, &p), PYOP_OK);
+  for (int i = 0; i < PYOP__LAUNCH_MAX_WORKSPACES; i++)
+    assert_int_equal(pyop__plan_add_workspace(p, (uint64_t)i), PYOP_OK);
+  assert_error(pyop__plan_add_workspace(p, 1), PYOP_ELAUNCH, "too many workspaces");
+  assert_int_equal(pyop__plan_workspace_count(p), PYOP__LAUNCH_MAX_WORKSPACES);
+  assert_int_equal(pyop__plan_workspace_size(p, 7), 7);
+  pyop__plan_free(p);
+}
+
+/* ------------------------------------------------------ library table */
+
+static int dlopen_count;
+static void *counting_dlopen(const char *path, int flags) {
+  dlopen_count++;
+  return dlopen(path, flags);
+}
+
+static void test_library_opened_once(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pyop__sys_table.dlopen = counting_dlopen;
+  dlopen_count = 0;
+
+  pyop__plan *p1 = add_scale_plan(kernels);
+  pyop__plan *p2 = add_scale_plan(kernels);
+  assert_non_null(p1);
+  assert_non_null(p2);
+  /* Another name of the same file (symlink) is the same library. */
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char link[PATH_MAX];
+  snprintf(link, sizeof link, "%s/alias.so", dir);
+  assert_int_equal(symlink(kernels, link), 0);
+  pyop__plan *p3 = add_scale_plan(link);
+  if (!p3) fail_msg("%s", pyop_last_error());
+  assert_int_equal(dlopen_count, 1);
+  run_add_scale(p3);
+
+  /* Closing with live plans keeps their libraries open. */
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  log_buf[0] = '\0';
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  pyop__kernel_libs_close();
+  assert_non_null(strstr(log_buf, "1 kernel library still used by live launch plans: left open"));
+  run_add_scale(p1);
+  pyop__plan *p4 = add_scale_plan(kernels);
+  assert_non_null(p4);
+  assert_int_equal(dlopen_count, 1);
+
+  pyop__plan_free(p1);
+  pyop__plan_free(p2);
+  pyop__plan_free(p3);
+  pyop__plan_free(p4);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_string_equal(log_buf, "");
+  /* Closed: the next plan opens it again. */
+  pyop__plan *p5 = add_scale_plan(kernels);
+  assert_non_null(p5);
+  assert_int_equal(dlopen_count, 2);
+  run_add_scale(p5);
+  pyop__plan_free(p5);
+  pt_rmtree(dir);
+  free(dir);
+}
+
+/* ------------------------------------------------------ fault injection */
+
+static int build_for_sweep(void *user) {
+  (void)user;
+  pyop__kernel_libs_close(); /* every run goes through the dlopen path */
+  pyop__plan *p = add_scale_plan(kernels);
+  if (!p) {
+    if (pyop_last_status() == PYOP_OK) fail_msg("failure without an error status");
+    if (!*pyop_last_error()) fail_msg("failure without a message");
+    return pyop_last_status();
+  }
+  run_add_scale(p);
+  pyop__plan_free(p);
+  pyop__kernel_libs_close();
+  return PYOP_OK;
+}
+
+static void check_after_fault(void *user, int rc) {
+  (void)user;
+  assert_true(rc < 0);
+  pyop__kernel_libs_close();
+  assert_int_equal(pt_live_allocs(), 0);
+  /* The next call (no fault armed) succeeds. */
+  assert_int_equal(build_for_sweep(NULL), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), 0);
+}
+
+static void test_fault_sweep(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pt_faults_install();
+  long points = pt_faults_sweep(build_for_sweep, check_after_fault, NULL, 500);
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+  /* plan_new 2, per launch: realpath, open, openat, fstat x2, strdup, table,
+   * lib, stat, dlopen, dlsym, array, launch; workspace 1. */
+  assert_true(points >= 20);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_float_specials, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mixed_many_args, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pointers_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_launches_run_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_add_scale, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_input_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_workspace_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_too_many_args, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_unknown_kind_and_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_scalar_range, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_not_a_library, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_world_writable, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_foreign_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_string_views, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_struct_sizes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, group_setup, NULL);
+}
