@@ -176,8 +176,10 @@ void pt_write_file(const char *path, const char *content) {
 }
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st; (void)flag; (void)ftw;
-  chmod(p, 0700); /* an unreadable test dir must still be removable */
+  (void)st; (void)ftw;
+  /* An unreadable test dir must still be removable; never chmod through a
+   * symlink (it would change the file it points to). */
+  if (flag != FTW_SL && flag != FTW_SLN) chmod(p, 0700);
   return remove(p);
 }
 

@@ -1,0 +1,319 @@
+/*
+ * Loading a bridge from the ranked candidates.
+ *
+ * Per candidate, in order, until one loads:
+ *   open_trusted (UNSAFE / INVALID_PATH) -> inside the artifact directory
+ *   after symlinks (INVALID_PATH) -> same file as an earlier candidate
+ *   (DUPLICATE) -> dlopen RTLD_NOW|RTLD_LOCAL (OPEN_FAILED + dlerror) ->
+ *   dlsym pyop_bridge_entry (MISSING_SYMBOL) -> negotiate and validate the
+ *   table (ABI_REJECTED) -> set_config (CONFIG_REJECTED) -> LOADED.
+ *
+ * Clean-up of a rejected candidate: after a failed negotiation nothing of
+ * the bridge is called (its table cannot be trusted), it is only
+ * dlclosed; after a failed set_config the table is valid, so shutdown() is
+ * called (the bridge may have half-applied the configuration) and then it
+ * is dlclosed. Candidates after the one that loaded stay UNTRIED.
+ */
+#include "bridge_loader.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The smallest table this loader can use: ABI 1.0 ends with shutdown. */
+#define PYOP__API_MIN_SIZE \
+  (offsetof(pyop_bridge_api, shutdown) + sizeof(void (*)(void)))
+
+/* ------------------------------------------------------------ services */
+
+/* Records the bridge's failure detail as the thread's last error. */
+static void svc_set_error(int status, pyop_str message) {
+  if (status >= 0) status = PYOP_EINTERNAL;
+  if (message.len && !message.data) {
+    pyop__error(status, "(the bridge reported an error with an invalid "
+                        "message view)");
+    return;
+  }
+  pyop__error_str(status, message.data, message.len);
+}
+
+/* Forwards a bridge log line to libpyop's logger. */
+static void svc_log(int level, pyop_str message) {
+  if (level < PYOP_LOG_ERROR) level = PYOP_LOG_ERROR;
+  if (level > PYOP_LOG_DEBUG) level = PYOP_LOG_DEBUG;
+  if (!pyop__log_enabled(level)) return;
+  if (message.len && !message.data) return;
+  int n = message.len > INT_MAX ? INT_MAX : (int)message.len;
+  pyop__log(level, "bridge", "%.*s", n, message.data ? message.data : "");
+}
+
+const pyop_loader_services pyop__loader_services = {
+    sizeof(pyop_loader_services), svc_set_error, svc_log};
+
+/* -------------------------------------------------------------- loading */
+
+/* The last error text, for a reason ("" when the bridge set none). */
+static const char *bridge_detail(void) {
+  const char *d = pyop_last_error();
+  return d && d[0] ? d : "(the bridge gave no detail)";
+}
+
+/* dlerror() taken now, without a leading "/proc/self/fd/N: " (the name
+ * the dynamic loader knows the bridge by; the caller names the file). */
+static const char *dlerror_text(void) {
+  const char *e = PYOP_SYS(dlerror)();
+  if (!e) return "unknown dynamic loader error";
+  if (strncmp(e, "/proc/self/fd/", 14) == 0) {
+    const char *sep = strstr(e, ": ");
+    if (sep) return sep + 2;
+  }
+  return e;
+}
+
+/* Returns the name of the first NULL required member, or NULL. */
+static const char *missing_member(const pyop_bridge_api *api) {
+  if (!api->set_config) return "set_config";
+  if (!api->register_custom_ops) return "register_custom_ops";
+  if (!api->reset) return "reset";
+  if (!api->shutdown) return "shutdown";
+  return NULL;
+}
+
+/* True when the dev/ino of it was already seen earlier in the list;
+ * *first is that earlier candidate. */
+static bool seen_before(const pyop__candidates *cands, size_t idx,
+                        const pyop__candidate **first) {
+  const pyop__candidate *it = &cands->items[idx];
+  for (size_t j = 0; j < idx; j++) {
+    const pyop__candidate *o = &cands->items[j];
+    if (o->bridge_path && o->dev == it->dev && o->ino == it->ino) {
+      *first = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* True when path is dir itself's child or deeper (both resolved). */
+static bool inside(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  if (n == 1 && dir[0] == '/') return path[0] == '/' && path[1] != '\0';
+  return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+}
+
+/*
+ * Tries candidate idx. PYOP_OK: loaded, *out filled, status LOADED.
+ * 1: rejected, status and reason set. PYOP_ENOMEM: out of memory (nothing
+ * left open).
+ */
+static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
+                         pyop__bridge *out) {
+  pyop__candidate *it = &cands->items[idx];
+  pyop__sb why = PYOP__SB_INIT;
+  int status = PYOP__CAND_INVALID_PATH;
+  int fd = -1;
+  void *h = NULL;
+  bool negotiated = false;
+  char *dir_copy = NULL, *path_copy = NULL;
+  const pyop_bridge_api *api = NULL;
+
+  char dir_real[PATH_MAX];
+  if (!PYOP_SYS(realpath)(it->dir, dir_real)) {
+    int e = errno;
+    if (e == ENOMEM) goto nomem;
+    pyop__sb_printf(&why, "cannot resolve the directory: %s", strerror(e));
+    goto reject;
+  }
+  char bridge_path[PATH_MAX];
+  int n = snprintf(bridge_path, sizeof bridge_path, "%s/%s", dir_real,
+                   it->manifest.bridge);
+  if (n < 0 || (size_t)n >= sizeof bridge_path) {
+    pyop__sb_puts(&why, "bridge path too long");
+    goto reject;
+  }
+
+  char *resolved = NULL;
+  struct stat st;
+  int rc = pyop__open_trusted(bridge_path, &fd, &resolved, &st, &why);
+  if (rc == PYOP_ENOMEM) goto nomem;
+  if (rc != PYOP_OK) {
+    status = rc == PYOP_ESECURITY ? PYOP__CAND_UNSAFE : PYOP__CAND_INVALID_PATH;
+    goto reject;
+  }
+  it->bridge_path = resolved;
+  it->dev = st.st_dev;
+  it->ino = st.st_ino;
+
+  if (!inside(resolved, dir_real)) {
+    pyop__sb_printf(&why, "%s resolves to %s, outside the artifact directory",
+                    bridge_path, resolved);
+    goto reject;
+  }
+  const pyop__candidate *first;
+  if (seen_before(cands, idx, &first)) {
+    status = PYOP__CAND_DUPLICATE;
+    pyop__sb_printf(&why, "same file as %s (tried once)", first->dir);
+    goto reject;
+  }
+  dir_copy = pyop__strdup(dir_real);
+  path_copy = pyop__strdup(resolved);
+  if (!dir_copy || !path_copy) goto nomem;
+
+  h = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &why);
+  PYOP_SYS(close)(fd);
+  fd = -1;
+  if (!h) {
+    status = PYOP__CAND_OPEN_FAILED;
+    goto reject;
+  }
+
+  (void)PYOP_SYS(dlerror)();
+  void *sym = PYOP_SYS(dlsym)(h, PYOP_BRIDGE_ENTRY_SYMBOL);
+  if (!sym) {
+    status = PYOP__CAND_MISSING_SYMBOL;
+    pyop__sb_printf(&why, "%s: no exported symbol " PYOP_BRIDGE_ENTRY_SYMBOL
+                          " (%s)",
+                    resolved, dlerror_text());
+    goto reject;
+  }
+
+  status = PYOP__CAND_ABI_REJECTED;
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)sym;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR,
+                             PYOP_BRIDGE_ABI_MINOR, &pyop__loader_services};
+  pyop__error_clear();
+  rc = entry(&req, &api);
+  if (rc != PYOP_OK) {
+    pyop__sb_printf(&why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
+                          "with %s: %s",
+                    PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
+                    pyop_status_name(rc), bridge_detail());
+    goto reject;
+  }
+  if (!api) {
+    pyop__sb_puts(&why, PYOP_BRIDGE_ENTRY_SYMBOL " returned no API table");
+    goto reject;
+  }
+  if (api->struct_size < PYOP__API_MIN_SIZE) {
+    pyop__sb_printf(&why,
+                    "API table struct_size %zu is smaller than the %zu bytes "
+                    "of bridge ABI %u.0",
+                    api->struct_size, (size_t)PYOP__API_MIN_SIZE,
+                    PYOP_BRIDGE_ABI_MAJOR);
+    goto reject;
+  }
+  if (api->abi_major != PYOP_BRIDGE_ABI_MAJOR) {
+    pyop__sb_printf(&why,
+                    "bridge answered ABI %u.%u; this libpyop speaks %u.%u "
+                    "(same major required)",
+                    api->abi_major, api->abi_minor, PYOP_BRIDGE_ABI_MAJOR,
+                    PYOP_BRIDGE_ABI_MINOR);
+    goto reject;
+  }
+  const char *null_member = missing_member(api);
+  if (null_member) {
+    pyop__sb_printf(&why, "API table member %s is NULL", null_member);
+    goto reject;
+  }
+  negotiated = true;
+  /* The older side's minor: a newer bridge keeps to our members. */
+  uint32_t minor = PYOP_BRIDGE_ABI_MINOR;
+  if (api->abi_minor < minor) minor = api->abi_minor;
+
+  status = PYOP__CAND_CONFIG_REJECTED;
+  const char *libpython = it->manifest.libpython;
+  pyop_bridge_config cfg = {sizeof cfg,
+                            {dir_copy, strlen(dir_copy)},
+                            {libpython, libpython ? strlen(libpython) : 0},
+                            flags};
+  pyop__error_clear();
+  rc = api->set_config(&cfg);
+  if (rc != PYOP_OK) {
+    /* Taken before shutdown() can overwrite the bridge's message. */
+    pyop__sb_printf(&why, "set_config failed with %s: %s", pyop_status_name(rc),
+                    bridge_detail());
+    goto reject;
+  }
+
+  out->handle = h;
+  out->api = api;
+  out->abi_major = PYOP_BRIDGE_ABI_MAJOR;
+  out->abi_minor = minor;
+  out->path = path_copy;
+  out->dir = dir_copy;
+  it->status = PYOP__CAND_LOADED;
+  pyop__free(it->reason);
+  it->reason = NULL;
+  PYOP_LOG_D("bridge candidate %s: loaded %s (ABI %u.%u, bridge offers %u.%u)",
+             it->dir, resolved, out->abi_major, out->abi_minor, api->abi_major,
+             api->abi_minor);
+  return PYOP_OK;
+
+reject:
+  if (negotiated) api->shutdown();
+  if (h) PYOP_SYS(dlclose)(h);
+  if (fd >= 0) PYOP_SYS(close)(fd);
+  pyop__free(dir_copy);
+  pyop__free(path_copy);
+  it->status = status;
+  pyop__free(it->reason);
+  it->reason = pyop__sb_take(&why);
+  if (!it->reason) return PYOP_ENOMEM;
+  PYOP_LOG_D("bridge candidate %s: %s: %s", it->dir,
+             pyop__cand_status_name(status), it->reason);
+  return 1;
+
+nomem:
+  if (fd >= 0) PYOP_SYS(close)(fd);
+  pyop__free(dir_copy);
+  pyop__free(path_copy);
+  pyop__sb_free(&why);
+  return PYOP_ENOMEM;
+}
+
+/*
+ * Tries the UNTRIED candidates in order (see header and the file comment).
+ * On PYOP_ENOBRIDGE the last error is one message listing every candidate.
+ */
+int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
+                      pyop__bridge *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < cands->n; i++) {
+    if (cands->items[i].status != PYOP__CAND_UNTRIED) continue;
+    int rc = try_candidate(cands, i, config_flags, out);
+    if (rc == PYOP_OK) return PYOP_OK;
+    if (rc == PYOP_ENOMEM)
+      return pyop__error(PYOP_ENOMEM, "loading a bridge: out of memory");
+  }
+
+  const char *key = cands->key_text[0] ? cands->key_text : "the running Python";
+  const char *root = cands->root ? cands->root : "(unknown)";
+  pyop__sb msg = PYOP__SB_INIT;
+  pyop__sb_printf(&msg, "no usable bridge for %s in %s:\n", key, root);
+  if (cands->n == 0) pyop__sb_puts(&msg, "  (no artifact directory found)\n");
+  pyop__candidates_report(cands, &msg);
+  if (msg.oom) {
+    pyop__sb_free(&msg);
+    return pyop__error(PYOP_ENOMEM,
+                       "no usable bridge for %s in %s (out of memory while "
+                       "listing the %zu candidates)",
+                       key, root, cands->n);
+  }
+  if (msg.len && msg.buf[msg.len - 1] == '\n') msg.buf[--msg.len] = '\0';
+  int rc = pyop__error(PYOP_ENOBRIDGE, "%s", pyop__sb_str(&msg));
+  pyop__sb_free(&msg);
+  return rc;
+}
+
+/* Calls shutdown (when the table has it) then dlclose; zeroes b. */
+void pyop__bridge_close(pyop__bridge *b) {
+  if (!b) return;
+  if (b->api && b->api->shutdown) b->api->shutdown();
+  if (b->handle) PYOP_SYS(dlclose)(b->handle);
+  pyop__free(b->path);
+  pyop__free(b->dir);
+  memset(b, 0, sizeof *b);
+}
