@@ -4,10 +4,13 @@
  * mutex that is never held across a call into the bridge, Python or a host
  * hook), per-load transactions, refcounted read access and op instances.
  *
- * Public functions implemented here: pyop_op_get, pyop_op_info_release,
- * pyop_op_list, pyop_free, pyop_register_host_prototype, pyop_op_create,
- * pyop_op_destroy, pyop_op_get_info, pyop_op_capabilities,
- * pyop_op_infer_meta, pyop_op_execute.
+ * Public functions implemented behind this header: registry.c —
+ * pyop_op_get, pyop_op_info_release, pyop_op_list, pyop_free,
+ * pyop_register_host_prototype; op.c — pyop_op_create, pyop_op_destroy,
+ * pyop_op_get_info, pyop_op_capabilities, pyop_op_infer_meta,
+ * pyop_op_execute, pyop_op_compile, pyop_op_declare_launch_args,
+ * pyop_op_launch; descriptor.c — validation and deep copies; types.c — the
+ * dtype/format/attr-type helpers and pyop_tensor_numel.
  */
 #ifndef PYOP_REGISTRY_H
 #define PYOP_REGISTRY_H
@@ -113,20 +116,21 @@ typedef struct pyop__impl {
  * reference to that entry in base (restored on unload).
  */
 typedef struct pyop__entry {
-  pyop_op_info info; /* strings point into proto/impl */
-  const pyop__proto *proto; /* own_proto or base->proto */
-  const pyop__impl *impl;   /* own_impl or NULL */
+  /* What a commit touches first (one cache line for big loads). */
   pyop__proto *own_proto;
   pyop__impl *own_impl;
-  struct pyop__entry *base;
+  const pyop__proto *proto; /* own_proto or base->proto */
+  const pyop__impl *impl;   /* own_impl or NULL */
   uint64_t hash;
+  struct pyop__entry *base;
+  /* Registry-private scratch (used under the registry lock only). */
+  struct pyop__entry *txn_target;
+  int txn_action;
   bool from_load; /* removed by pyop__registry_unload */
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */
-  /* Registry-private scratch (used under the registry lock only). */
-  int txn_action;
-  struct pyop__entry *txn_target;
   struct pyop__entry *next_retired;
+  pyop_op_info info; /* strings point into proto/impl */
 } pyop__entry;
 
 /* Validates v and deep-copies it. host: a host prototype (source "<host>").

@@ -1,0 +1,840 @@
+/*
+ * Descriptor views (bridge_abi.h): validation, deep copy and comparison.
+ *
+ * Everything a view says is checked before it is used (DESIGN §5, §6):
+ * struct_size before a member is read, every string view, identifiers,
+ * uniqueness of names, kinds, attribute types and defaults, caps and
+ * callbacks. A valid view is copied into ONE allocation (a two-pass bump
+ * arena: measure, then copy), so a copy is one malloc and one free.
+ *
+ * Decisions:
+ * - op types: 1..256 bytes of [A-Za-z_][A-Za-z0-9_.:-]* ("ScaledAdd",
+ *   "my.ns:Op"); io and attribute names are identifiers [A-Za-z_][A-Za-z0-9_]*.
+ * - keys (required) and source files (optional; empty gives "<unknown>")
+ *   may not hold control characters, so they print safely in messages.
+ * - an attribute default must have exactly the declared type (no coercion
+ *   at registration; coercions are for host values at pyop_op_create).
+ * - required must be 0 or 1.
+ * - outputs accept the three kinds like inputs, but each output is one
+ *   tensor slot at infer/execute time.
+ */
+#include "registry.h"
+
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Bytes of a view up to and including member m (what ABI 1.0 defines). */
+#define PYOP__VIEW_MIN(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
+
+/* ------------------------------------------------------------- helpers */
+
+uint64_t pyop__hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* FNV-1a of a (pointer, length) view. */
+static uint64_t hash_view(const char *s, size_t len) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static bool is_alpha_(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Writes "infer_meta|execute" (or "none") for caps into buf. */
+static const char *caps_str(uint32_t caps, char *buf, size_t n) {
+  static const char *const names[] = {"infer_meta", "execute", "compile", "launch"};
+  size_t used = 0;
+  buf[0] = '\0';
+  for (unsigned i = 0; i < 4; i++) {
+    if (!(caps & (1u << i))) continue;
+    int w = snprintf(buf + used, n - used, "%s%s", used ? "|" : "", names[i]);
+    if (w < 0 || (size_t)w >= n - used) return buf;
+    used += (size_t)w;
+  }
+  if (caps & ~PYOP_CAP_ALL)
+    snprintf(buf + used, n - used, "%s0x%x", used ? "|" : "", caps & ~PYOP_CAP_ALL);
+  else if (!used)
+    snprintf(buf, n, "none");
+  return buf;
+}
+
+static const char *kind_name(int32_t k) {
+  switch (k) {
+  case PYOP_IO_REQUIRED: return "required";
+  case PYOP_IO_OPTIONAL: return "optional";
+  case PYOP_IO_DYNAMIC: return "dynamic";
+  }
+  return "unknown";
+}
+
+/* ---------------------------------------------------------- validation */
+
+/* The state of one validation: what is validated and, once readable, its
+ * op type and source (the message prefix is only built on failure). */
+typedef struct vctx {
+  const char *what; /* "prototype" / "implementation" */
+  pyop_str op_type; /* len 0 until validated */
+  pyop_str file;    /* len 0 until validated */
+  uint32_t line;
+} vctx;
+
+static int vfail(const vctx *c, const char *fmt, ...) PYOP__PRINTF(2, 3);
+static int vfail(const vctx *c, const char *fmt, ...) {
+  char prefix[700], msg[1024];
+  if (c->op_type.len && c->file.len)
+    snprintf(prefix, sizeof prefix, "%s \"%.*s\" (%.*s:%u)", c->what, (int)c->op_type.len,
+             c->op_type.data, (int)(c->file.len > 512 ? 512 : c->file.len), c->file.data,
+             (unsigned)c->line);
+  else if (c->op_type.len)
+    snprintf(prefix, sizeof prefix, "%s \"%.*s\"", c->what, (int)c->op_type.len,
+             c->op_type.data);
+  else
+    snprintf(prefix, sizeof prefix, "%s", c->what);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return pyop__error(PYOP_EDESCRIPTOR, "%s: %s", prefix, msg);
+}
+
+/* NULL when s is a well-formed view of at most max bytes without NUL (and
+ * non-empty when required); else the reason. */
+static const char *str_problem(pyop_str s, bool required, size_t max) {
+  if (s.len > 0 && !s.data) return "length > 0 with NULL data";
+  if (s.len == 0) return required ? "empty" : NULL;
+  if (s.len > max) return "too long";
+  if (memchr(s.data, '\0', s.len)) return "embedded NUL";
+  return NULL;
+}
+
+static bool has_control(pyop_str s) {
+  for (size_t i = 0; i < s.len; i++) {
+    unsigned char ch = (unsigned char)s.data[i];
+    if (ch < 0x20 || ch == 0x7f) return true;
+  }
+  return false;
+}
+
+static bool is_identifier(pyop_str s) {
+  if (s.len == 0 || !is_alpha_(s.data[0])) return false;
+  for (size_t i = 1; i < s.len; i++)
+    if (!is_alpha_(s.data[i]) && !is_digit(s.data[i])) return false;
+  return true;
+}
+
+static bool is_op_type(pyop_str s) {
+  if (s.len == 0 || !is_alpha_(s.data[0])) return false;
+  for (size_t i = 1; i < s.len; i++) {
+    char ch = s.data[i];
+    if (!is_alpha_(ch) && !is_digit(ch) && ch != '.' && ch != ':' && ch != '-')
+      return false;
+  }
+  return true;
+}
+
+/* Checks op_type, source and key of a view; records in c what is readable
+ * for messages. The caller has checked struct_size. */
+static int check_head(vctx *c, pyop_str op_type, pyop_str key, pyop_str file,
+                      uint32_t line) {
+  const char *why = str_problem(op_type, true, PYOP__MAX_NAME_LEN);
+  if (why) return vfail(c, "op_type: %s", why);
+  if (!is_op_type(op_type))
+    return vfail(c, "op_type: \"%.*s\" is not a valid op type "
+                 "([A-Za-z_][A-Za-z0-9_.:-]*)",
+                 has_control(op_type) ? 0 : (int)op_type.len, op_type.data);
+  c->op_type = op_type;
+  why = str_problem(file, false, PYOP__MAX_SOURCE_LEN);
+  if (!why && has_control(file)) why = "control character";
+  if (why) return vfail(c, "source_file: %s", why);
+  c->file = file;
+  c->line = line;
+  why = str_problem(key, true, PYOP__MAX_KEY_LEN);
+  if (!why && has_control(key)) why = "control character";
+  if (why) return vfail(c, "key: %s", why);
+  return PYOP_OK;
+}
+
+/* Checks a string value of an attribute (may be empty). */
+static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
+  const char *p = str_problem(s, false, PYOP__MAX_STR_VALUE_LEN);
+  if (p) snprintf(why, n, "%s: %s", what, p);
+  return p == NULL;
+}
+
+static bool list_ok(const void *items, size_t count, char *why, size_t n) {
+  if (count > PYOP__MAX_LIST_LEN) {
+    snprintf(why, n, "list of %zu items (at most %u)", count, PYOP__MAX_LIST_LEN);
+    return false;
+  }
+  if (count > 0 && !items) {
+    snprintf(why, n, "list of %zu items with NULL items", count);
+    return false;
+  }
+  return true;
+}
+
+static bool dtype_ok(int32_t d) { return d >= 0 && d < PYOP_DTYPE_COUNT; }
+
+bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t n) {
+  switch (v->type) {
+  case PYOP_ATTR_INT:
+  case PYOP_ATTR_FLOAT:
+  case PYOP_ATTR_BOOL:
+    return true;
+  case PYOP_ATTR_DTYPE:
+    if (!dtype_ok(v->u.dtype)) {
+      snprintf(why, n, "data type %d out of range", (int)v->u.dtype);
+      return false;
+    }
+    return true;
+  case PYOP_ATTR_STR:
+    return value_str_ok(v->u.s, "string", why, n);
+  case PYOP_ATTR_LIST_INT:
+    return list_ok(v->u.ints.items, v->u.ints.count, why, n);
+  case PYOP_ATTR_LIST_FLOAT:
+    return list_ok(v->u.floats.items, v->u.floats.count, why, n);
+  case PYOP_ATTR_LIST_BOOL:
+    return list_ok(v->u.bools.items, v->u.bools.count, why, n);
+  case PYOP_ATTR_LIST_DTYPE:
+    if (!list_ok(v->u.dtypes.items, v->u.dtypes.count, why, n)) return false;
+    for (size_t i = 0; i < v->u.dtypes.count; i++)
+      if (!dtype_ok(v->u.dtypes.items[i])) {
+        snprintf(why, n, "item %zu: data type %d out of range", i,
+                 (int)v->u.dtypes.items[i]);
+        return false;
+      }
+    return true;
+  case PYOP_ATTR_LIST_STR:
+    if (!list_ok(v->u.strs.items, v->u.strs.count, why, n)) return false;
+    for (size_t i = 0; i < v->u.strs.count; i++) {
+      char item[32];
+      snprintf(item, sizeof item, "item %zu", i);
+      if (!value_str_ok(v->u.strs.items[i], item, why, n)) return false;
+    }
+    return true;
+  case PYOP_ATTR_LIST_LIST_INT:
+    if (!list_ok(v->u.int_lists.items, v->u.int_lists.count, why, n)) return false;
+    for (size_t i = 0; i < v->u.int_lists.count; i++) {
+      const pyop_int_list *l = &v->u.int_lists.items[i];
+      if (!list_ok(l->items, l->count, why, n)) {
+        char inner[160];
+        snprintf(inner, sizeof inner, "%s", why);
+        snprintf(why, n, "item %zu: %s", i, inner);
+        return false;
+      }
+    }
+    return true;
+  }
+  snprintf(why, n, "unknown attribute type %d", (int)v->type);
+  return false;
+}
+
+/* Where global name index g (inputs, then outputs, then attrs) lives. */
+static void name_place(size_t g, size_t n_in, size_t n_out, char *buf, size_t n) {
+  if (g < n_in) snprintf(buf, n, "input %zu", g);
+  else if (g < n_in + n_out) snprintf(buf, n, "output %zu", g - n_in);
+  else snprintf(buf, n, "attr %zu", g - n_in - n_out);
+}
+
+static pyop_str name_at(const pyop_proto_view *v, size_t g) {
+  if (g < v->n_inputs) return v->inputs[g].name;
+  g -= v->n_inputs;
+  if (g < v->n_outputs) return v->outputs[g].name;
+  return v->attrs[g - v->n_outputs].name;
+}
+
+static bool same_view(pyop_str a, pyop_str b) {
+  return a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+}
+
+/* True when global name index g is an output. */
+static bool is_output_at(const pyop_proto_view *v, size_t g) {
+  return g >= v->n_inputs && g < v->n_inputs + v->n_outputs;
+}
+
+/* Two names clash when equal and in the same namespace: inputs and attrs
+ * share one (they are the parameters of one Python signature), outputs have
+ * their own (an output "y" next to an input "y" is fine). */
+static bool names_clash(const pyop_proto_view *v, size_t i, size_t j) {
+  return is_output_at(v, i) == is_output_at(v, j) &&
+         same_view(name_at(v, i), name_at(v, j));
+}
+
+/* Names (already valid identifiers) are unique within their namespace.
+ * Pairwise for a handful, else a hash set: never quadratic. */
+static int check_unique(const vctx *c, const pyop_proto_view *v) {
+  size_t total = v->n_inputs + v->n_outputs + v->n_attrs;
+  char here[48], there[48];
+  if (total <= 16) {
+    for (size_t i = 1; i < total; i++)
+      for (size_t j = 0; j < i; j++)
+        if (names_clash(v, i, j)) {
+          name_place(i, v->n_inputs, v->n_outputs, here, sizeof here);
+          name_place(j, v->n_inputs, v->n_outputs, there, sizeof there);
+          pyop_str s = name_at(v, i);
+          return vfail(c, "%s name: duplicate name \"%.*s\" (also %s)", here,
+                       (int)s.len, s.data, there);
+        }
+    return PYOP_OK;
+  }
+  size_t cap = 32;
+  while (cap < 2 * total) cap *= 2;
+  uint32_t *slots = pyop__calloc(cap, sizeof *slots);
+  if (!slots)
+    return pyop__error(PYOP_ENOMEM, "%s \"%.*s\": out of memory checking names", c->what,
+                       (int)c->op_type.len, c->op_type.data);
+  int rc = PYOP_OK;
+  for (size_t i = 0; i < total && rc == PYOP_OK; i++) {
+    pyop_str s = name_at(v, i);
+    size_t k = (size_t)hash_view(s.data, s.len) & (cap - 1);
+    for (;; k = (k + 1) & (cap - 1)) {
+      if (!slots[k]) {
+        slots[k] = (uint32_t)i + 1;
+        break;
+      }
+      if (names_clash(v, slots[k] - 1, i)) {
+        name_place(i, v->n_inputs, v->n_outputs, here, sizeof here);
+        name_place(slots[k] - 1, v->n_inputs, v->n_outputs, there, sizeof there);
+        rc = vfail(c, "%s name: duplicate name \"%.*s\" (also %s)", here,
+                   (int)s.len, s.data, there);
+        break;
+      }
+    }
+  }
+  pyop__free(slots);
+  return rc;
+}
+
+static int check_ios(const vctx *c, const pyop_io_view *ios, size_t n,
+                     const char *what) {
+  if (n > PYOP__MAX_IOS)
+    return vfail(c, "%ss: %zu of them (at most %d)", what, n, PYOP__MAX_IOS);
+  if (n > 0 && !ios) return vfail(c, "%ss: %zu of them but the array is NULL", what, n);
+  for (size_t i = 0; i < n; i++) {
+    const pyop_io_view *io = &ios[i];
+    if (io->struct_size < PYOP__VIEW_MIN(pyop_io_view, kind))
+      return vfail(c, "%s %zu: struct_size %zu is smaller than %zu", what, i,
+                   io->struct_size, PYOP__VIEW_MIN(pyop_io_view, kind));
+    const char *why = str_problem(io->name, true, PYOP__MAX_NAME_LEN);
+    if (why) return vfail(c, "%s %zu name: %s", what, i, why);
+    if (!is_identifier(io->name))
+      return vfail(c, "%s %zu name: \"%.*s\" is not an identifier", what, i,
+                   has_control(io->name) ? 0 : (int)io->name.len, io->name.data);
+    if (io->kind != PYOP_IO_REQUIRED && io->kind != PYOP_IO_OPTIONAL &&
+        io->kind != PYOP_IO_DYNAMIC)
+      return vfail(c, "%s %zu \"%.*s\": unknown kind %d", what, i, (int)io->name.len,
+                   io->name.data, (int)io->kind);
+  }
+  return PYOP_OK;
+}
+
+static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n) {
+  if (n > PYOP__MAX_IOS)
+    return vfail(c, "attrs: %zu of them (at most %d)", n, PYOP__MAX_IOS);
+  if (n > 0 && !attrs) return vfail(c, "attrs: %zu of them but the array is NULL", n);
+  for (size_t i = 0; i < n; i++) {
+    const pyop_attr_view *a = &attrs[i];
+    if (a->struct_size < PYOP__VIEW_MIN(pyop_attr_view, default_value))
+      return vfail(c, "attr %zu: struct_size %zu is smaller than %zu", i,
+                   a->struct_size, PYOP__VIEW_MIN(pyop_attr_view, default_value));
+    const char *why = str_problem(a->name, true, PYOP__MAX_NAME_LEN);
+    if (why) return vfail(c, "attr %zu name: %s", i, why);
+    if (!is_identifier(a->name))
+      return vfail(c, "attr %zu name: \"%.*s\" is not an identifier", i,
+                   has_control(a->name) ? 0 : (int)a->name.len, a->name.data);
+    const char *tname = pyop_attr_type_name(a->type);
+    if (!tname)
+      return vfail(c, "attr %zu \"%.*s\": unknown type %d", i, (int)a->name.len,
+                   a->name.data, (int)a->type);
+    if (a->required != 0 && a->required != 1)
+      return vfail(c, "attr %zu \"%.*s\": required is %d (0 or 1)", i,
+                   (int)a->name.len, a->name.data, (int)a->required);
+    if (a->required) continue;
+    if (a->default_value.type != a->type) {
+      const char *dname = pyop_attr_type_name(a->default_value.type);
+      char num[16];
+      snprintf(num, sizeof num, "%d", (int)a->default_value.type);
+      return vfail(c, "attr %zu \"%.*s\": default value has type %s, declared %s", i,
+                   (int)a->name.len, a->name.data, dname ? dname : num, tname);
+    }
+    char vwhy[200];
+    if (!pyop__attr_value_check(&a->default_value, vwhy, sizeof vwhy))
+      return vfail(c, "attr %zu \"%.*s\": default value: %s", i, (int)a->name.len,
+                   a->name.data, vwhy);
+  }
+  return PYOP_OK;
+}
+
+static int check_callbacks(const vctx *c, uint32_t caps, const pyop_op_callbacks *cb) {
+  char cs[64];
+  if (!cb) {
+    if (caps) return vfail(c, "callbacks: NULL but caps is %s", caps_str(caps, cs, sizeof cs));
+    return PYOP_OK;
+  }
+  size_t min = PYOP__VIEW_MIN(pyop_op_callbacks, declare_launch_args);
+  if (cb->struct_size < min)
+    return vfail(c, "callbacks: struct_size %zu is smaller than %zu", cb->struct_size, min);
+  struct {
+    bool set;
+    uint32_t bit;
+    const char *fn, *cap;
+  } pairs[] = {
+      {cb->infer_meta != NULL, PYOP_CAP_INFER_META, "infer_meta", "INFER_META"},
+      {cb->execute != NULL, PYOP_CAP_EXECUTE, "execute", "EXECUTE"},
+      {cb->compile != NULL, PYOP_CAP_COMPILE, "compile", "COMPILE"},
+      {cb->declare_launch_args != NULL, PYOP_CAP_LAUNCH, "declare_launch_args", "LAUNCH"},
+  };
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(pairs); i++) {
+    bool want = (caps & pairs[i].bit) != 0;
+    if (want && !pairs[i].set)
+      return vfail(c, "callbacks: %s is NULL but caps has %s", pairs[i].fn, pairs[i].cap);
+    if (!want && pairs[i].set)
+      return vfail(c, "callbacks: %s is set but caps lacks %s", pairs[i].fn, pairs[i].cap);
+  }
+  if (caps && !cb->create_holder) return vfail(c, "callbacks: create_holder is NULL");
+  if (caps && !cb->destroy_holder) return vfail(c, "callbacks: destroy_holder is NULL");
+  return PYOP_OK;
+}
+
+int pyop__validate_proto_view(const pyop_proto_view *v) {
+  vctx c = {.what = "prototype"};
+  if (!v) return vfail(&c, "the view is NULL");
+  size_t min = PYOP__VIEW_MIN(pyop_proto_view, callbacks);
+  if (v->struct_size < min)
+    return vfail(&c, "struct_size %zu is smaller than the %zu bytes of bridge ABI 1.0",
+                 v->struct_size, min);
+  int rc = check_head(&c, v->op_type, v->key, v->source_file, v->source_line);
+  if (rc != PYOP_OK) return rc;
+  char cs[64];
+  if (v->caps & ~PYOP_CAP_INFER_META)
+    return vfail(&c, "caps: %s is not a subset of infer_meta",
+                 caps_str(v->caps, cs, sizeof cs));
+  if ((rc = check_ios(&c, v->inputs, v->n_inputs, "input")) != PYOP_OK) return rc;
+  if (v->n_outputs == 0) return vfail(&c, "outputs: none (at least one is required)");
+  if ((rc = check_ios(&c, v->outputs, v->n_outputs, "output")) != PYOP_OK) return rc;
+  if ((rc = check_attrs(&c, v->attrs, v->n_attrs)) != PYOP_OK) return rc;
+  if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
+  return check_callbacks(&c, v->caps, v->callbacks);
+}
+
+int pyop__validate_impl_view(const pyop_impl_view *v) {
+  vctx c = {.what = "implementation"};
+  if (!v) return vfail(&c, "the view is NULL");
+  size_t min = PYOP__VIEW_MIN(pyop_impl_view, callbacks);
+  if (v->struct_size < min)
+    return vfail(&c, "struct_size %zu is smaller than the %zu bytes of bridge ABI 1.0",
+                 v->struct_size, min);
+  int rc = check_head(&c, v->op_type, v->key, v->source_file, v->source_line);
+  if (rc != PYOP_OK) return rc;
+  char cs[64];
+  const uint32_t allowed = PYOP_CAP_EXECUTE | PYOP_CAP_COMPILE | PYOP_CAP_LAUNCH;
+  if (v->caps == 0) return vfail(&c, "caps: empty (needs execute, compile or launch)");
+  if (v->caps & ~allowed)
+    return vfail(&c, "caps: %s is not a subset of execute|compile|launch",
+                 caps_str(v->caps, cs, sizeof cs));
+  return check_callbacks(&c, v->caps, v->callbacks);
+}
+
+/* ---------------------------------------------------------- deep copy */
+
+/*
+ * A bump arena used twice: with base NULL it only measures (every take
+ * returns NULL), then with a block of the measured size it copies.
+ */
+typedef struct arena {
+  char *base;
+  size_t used;
+  bool overflow;
+} arena;
+
+static void *arena_take(arena *a, size_t n, size_t align) {
+  size_t off = (a->used + align - 1) & ~(align - 1);
+  if (off < a->used || off + n < off) {
+    a->overflow = true;
+    return NULL;
+  }
+  a->used = off + n;
+  return a->base && !a->overflow ? a->base + off : NULL;
+}
+
+static void *arena_array(arena *a, size_t count, size_t size, size_t align) {
+  if (count && size > SIZE_MAX / count) {
+    a->overflow = true;
+    return NULL;
+  }
+  return arena_take(a, count * size, align);
+}
+
+static char *arena_str(arena *a, const char *s, size_t len) {
+  if (len == SIZE_MAX) {
+    a->overflow = true;
+    return NULL;
+  }
+  char *p = arena_take(a, len + 1, 1);
+  if (p) {
+    if (len) memcpy(p, s, len);
+    p[len] = '\0';
+  }
+  return p;
+}
+
+/* Copies a validated value; list and string payloads go into the arena. */
+static void copy_value(arena *a, const pyop_attr_value *src, pyop_attr_value *dst) {
+  memset(dst, 0, sizeof *dst);
+  dst->type = src->type;
+  switch (src->type) {
+  case PYOP_ATTR_INT: dst->u.i = src->u.i; break;
+  case PYOP_ATTR_FLOAT: dst->u.f = src->u.f; break;
+  case PYOP_ATTR_BOOL: dst->u.b = src->u.b; break;
+  case PYOP_ATTR_DTYPE: dst->u.dtype = src->u.dtype; break;
+  case PYOP_ATTR_STR:
+    dst->u.s.data = arena_str(a, src->u.s.data, src->u.s.len);
+    dst->u.s.len = src->u.s.len;
+    break;
+#define PYOP__COPY_LIST(member, T)                                             \
+  {                                                                            \
+    T *items = arena_array(a, src->u.member.count, sizeof(T), alignof(T));     \
+    if (items && src->u.member.count)                                          \
+      memcpy(items, src->u.member.items, src->u.member.count * sizeof(T));     \
+    dst->u.member.items = items;                                               \
+    dst->u.member.count = src->u.member.count;                                 \
+  }
+  case PYOP_ATTR_LIST_INT: PYOP__COPY_LIST(ints, int64_t) break;
+  case PYOP_ATTR_LIST_FLOAT: PYOP__COPY_LIST(floats, double) break;
+  case PYOP_ATTR_LIST_BOOL: PYOP__COPY_LIST(bools, bool) break;
+  case PYOP_ATTR_LIST_DTYPE: PYOP__COPY_LIST(dtypes, int32_t) break;
+#undef PYOP__COPY_LIST
+  case PYOP_ATTR_LIST_STR: {
+    size_t n = src->u.strs.count;
+    pyop_str *items = arena_array(a, n, sizeof *items, alignof(pyop_str));
+    for (size_t i = 0; i < n; i++) {
+      char *s = arena_str(a, src->u.strs.items[i].data, src->u.strs.items[i].len);
+      if (items) {
+        items[i].data = s;
+        items[i].len = src->u.strs.items[i].len;
+      }
+    }
+    dst->u.strs.items = items;
+    dst->u.strs.count = n;
+    break;
+  }
+  case PYOP_ATTR_LIST_LIST_INT: {
+    size_t n = src->u.int_lists.count;
+    pyop_int_list *lists = arena_array(a, n, sizeof *lists, alignof(pyop_int_list));
+    for (size_t i = 0; i < n; i++) {
+      const pyop_int_list *in = &src->u.int_lists.items[i];
+      int64_t *items = arena_array(a, in->count, sizeof *items, alignof(int64_t));
+      if (items && in->count) memcpy(items, in->items, in->count * sizeof *items);
+      if (lists) {
+        lists[i].items = items;
+        lists[i].count = in->count;
+      }
+    }
+    dst->u.int_lists.items = lists;
+    dst->u.int_lists.count = n;
+    break;
+  }
+  }
+}
+
+static pyop_io_info *copy_ios(arena *a, const pyop_io_view *v, size_t n) {
+  pyop_io_info *ios = arena_array(a, n, sizeof *ios, alignof(pyop_io_info));
+  for (size_t i = 0; i < n; i++) {
+    char *name = arena_str(a, v[i].name.data, v[i].name.len);
+    if (ios) {
+      ios[i].name = name;
+      ios[i].kind = v[i].kind;
+    }
+  }
+  return ios;
+}
+
+static size_t attr_index_slots(size_t n_attrs) {
+  size_t cap = 1;
+  while (cap < 2 * n_attrs) cap *= 2;
+  return cap;
+}
+
+/* Room for a formatted source: the longest file, ':' and a uint32. */
+#define PYOP__SOURCE_BUF (PYOP__MAX_SOURCE_LEN + 16)
+
+/* Writes "file.py:12" of a validated view into buf (PYOP__SOURCE_BUF bytes);
+ * "<host>" for a host prototype, "<unknown>" when the bridge gave no file.
+ * Returns the length. */
+static size_t format_source(char *buf, bool host, pyop_str file, uint32_t line) {
+  const char *fixed = host ? "<host>" : file.len == 0 ? "<unknown>" : NULL;
+  if (fixed) {
+    size_t n = strlen(fixed);
+    memcpy(buf, fixed, n + 1);
+    return n;
+  }
+  memcpy(buf, file.data, file.len);
+  size_t n = file.len;
+  buf[n++] = ':';
+  char digits[10];
+  size_t k = 0;
+  do {
+    digits[k++] = (char)('0' + line % 10);
+    line /= 10;
+  } while (line);
+  while (k) buf[n++] = digits[--k];
+  buf[n] = '\0';
+  return n;
+}
+
+/* Lays a validated proto view out in a (measuring or copying) arena. */
+static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
+                                const char *src, size_t src_len) {
+  pyop__proto *p = arena_take(a, sizeof *p, alignof(pyop__proto));
+  pyop_io_info *in = copy_ios(a, v->inputs, v->n_inputs);
+  pyop_io_info *out = copy_ios(a, v->outputs, v->n_outputs);
+  pyop_attr_info *attrs = arena_array(a, v->n_attrs, sizeof *attrs, alignof(pyop_attr_info));
+  for (size_t i = 0; i < v->n_attrs; i++) {
+    const pyop_attr_view *av = &v->attrs[i];
+    char *name = arena_str(a, av->name.data, av->name.len);
+    pyop_attr_value dv;
+    if (av->required) {
+      memset(&dv, 0, sizeof dv);
+      dv.type = av->type;
+    } else {
+      copy_value(a, &av->default_value, &dv);
+    }
+    if (attrs) {
+      attrs[i].name = name;
+      attrs[i].type = av->type;
+      attrs[i].required = av->required != 0;
+      attrs[i].default_value = dv;
+    }
+  }
+  size_t slots = attr_index_slots(v->n_attrs);
+  uint32_t *index = arena_array(a, slots, sizeof *index, alignof(uint32_t));
+  char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
+  char *key = arena_str(a, v->key.data, v->key.len);
+  char *source = arena_str(a, src, src_len);
+  if (!p) return NULL;
+  memset(index, 0, slots * sizeof *index);
+  p->op_type = op_type;
+  p->key = key;
+  p->source = source;
+  p->host = host;
+  p->caps = v->caps;
+  p->inputs = in;
+  p->n_inputs = v->n_inputs;
+  p->outputs = out;
+  p->n_outputs = v->n_outputs;
+  p->attrs = attrs;
+  p->n_attrs = v->n_attrs;
+  p->attr_index = index;
+  p->attr_index_mask = slots - 1;
+  p->ctx = v->ctx;
+  p->callbacks = v->caps ? v->callbacks : NULL;
+  for (size_t i = 0; i < v->n_attrs; i++) {
+    size_t k = (size_t)pyop__hash_str(attrs[i].name) & p->attr_index_mask;
+    while (index[k]) k = (k + 1) & p->attr_index_mask;
+    index[k] = (uint32_t)i + 1;
+  }
+  return p;
+}
+
+int pyop__proto_copy(const pyop_proto_view *v, bool host, pyop__proto **out) {
+  *out = NULL;
+  int rc = pyop__validate_proto_view(v);
+  if (rc != PYOP_OK) return rc;
+  char src[PYOP__SOURCE_BUF];
+  size_t src_len = format_source(src, host, v->source_file, v->source_line);
+  arena a = {0};
+  build_proto(&a, v, host, src, src_len);
+  if (a.overflow)
+    return pyop__error(PYOP_EDESCRIPTOR, "prototype \"%.*s\": too large to copy",
+                       (int)v->op_type.len, v->op_type.data);
+  char *block = pyop__malloc(a.used);
+  if (!block)
+    return pyop__error(PYOP_ENOMEM, "prototype \"%.*s\": out of memory copying it",
+                       (int)v->op_type.len, v->op_type.data);
+  a = (arena){.base = block};
+  *out = build_proto(&a, v, host, src, src_len);
+  return PYOP_OK;
+}
+
+static pyop__impl *build_impl(arena *a, const pyop_impl_view *v, const char *src,
+                              size_t src_len) {
+  pyop__impl *p = arena_take(a, sizeof *p, alignof(pyop__impl));
+  char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
+  char *key = arena_str(a, v->key.data, v->key.len);
+  char *source = arena_str(a, src, src_len);
+  if (!p) return NULL;
+  p->op_type = op_type;
+  p->key = key;
+  p->source = source;
+  p->caps = v->caps;
+  p->ctx = v->ctx;
+  p->callbacks = v->callbacks;
+  return p;
+}
+
+int pyop__impl_copy(const pyop_impl_view *v, pyop__impl **out) {
+  *out = NULL;
+  int rc = pyop__validate_impl_view(v);
+  if (rc != PYOP_OK) return rc;
+  char src[PYOP__SOURCE_BUF];
+  size_t src_len = format_source(src, false, v->source_file, v->source_line);
+  arena a = {0};
+  build_impl(&a, v, src, src_len);
+  char *block = pyop__malloc(a.used);
+  if (!block)
+    return pyop__error(PYOP_ENOMEM, "implementation \"%.*s\": out of memory copying it",
+                       (int)v->op_type.len, v->op_type.data);
+  a = (arena){.base = block};
+  *out = build_impl(&a, v, src, src_len);
+  return PYOP_OK;
+}
+
+void pyop__proto_free(pyop__proto *p) { pyop__free(p); }
+void pyop__impl_free(pyop__impl *p) { pyop__free(p); }
+
+long pyop__proto_attr_find(const pyop__proto *p, const char *name) {
+  if (!p->n_attrs || !name) return -1;
+  size_t k = (size_t)pyop__hash_str(name) & p->attr_index_mask;
+  for (; p->attr_index[k]; k = (k + 1) & p->attr_index_mask) {
+    uint32_t i = p->attr_index[k] - 1;
+    if (strcmp(p->attrs[i].name, name) == 0) return (long)i;
+  }
+  return -1;
+}
+
+/* ---------------------------------------------------------- comparison */
+
+static bool same_str_view(pyop_str a, pyop_str b) {
+  return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
+}
+
+/* Deep equality of two values of the same declared type (floats by bits). */
+static bool same_value(const pyop_attr_value *a, const pyop_attr_value *b) {
+  if (a->type != b->type) return false;
+  switch (a->type) {
+  case PYOP_ATTR_INT: return a->u.i == b->u.i;
+  case PYOP_ATTR_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+  case PYOP_ATTR_BOOL: return a->u.b == b->u.b;
+  case PYOP_ATTR_DTYPE: return a->u.dtype == b->u.dtype;
+  case PYOP_ATTR_STR: return same_str_view(a->u.s, b->u.s);
+#define PYOP__SAME_LIST(member)                                                 \
+  return a->u.member.count == b->u.member.count &&                              \
+         (a->u.member.count == 0 ||                                             \
+          memcmp(a->u.member.items, b->u.member.items,                          \
+                 a->u.member.count * sizeof *a->u.member.items) == 0);
+  case PYOP_ATTR_LIST_INT: PYOP__SAME_LIST(ints)
+  case PYOP_ATTR_LIST_FLOAT: PYOP__SAME_LIST(floats)
+  case PYOP_ATTR_LIST_DTYPE: PYOP__SAME_LIST(dtypes)
+#undef PYOP__SAME_LIST
+  case PYOP_ATTR_LIST_BOOL:
+    if (a->u.bools.count != b->u.bools.count) return false;
+    for (size_t i = 0; i < a->u.bools.count; i++)
+      if (a->u.bools.items[i] != b->u.bools.items[i]) return false;
+    return true;
+  case PYOP_ATTR_LIST_STR:
+    if (a->u.strs.count != b->u.strs.count) return false;
+    for (size_t i = 0; i < a->u.strs.count; i++)
+      if (!same_str_view(a->u.strs.items[i], b->u.strs.items[i])) return false;
+    return true;
+  case PYOP_ATTR_LIST_LIST_INT:
+    if (a->u.int_lists.count != b->u.int_lists.count) return false;
+    for (size_t i = 0; i < a->u.int_lists.count; i++) {
+      const pyop_int_list *x = &a->u.int_lists.items[i], *y = &b->u.int_lists.items[i];
+      if (x->count != y->count) return false;
+      if (x->count && memcmp(x->items, y->items, x->count * sizeof *x->items) != 0)
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+static bool same_ios(const pyop_io_info *a, size_t na, const pyop_io_info *b, size_t nb,
+                     const char *what, char *why, size_t n) {
+  if (na != nb) {
+    snprintf(why, n, "%zu %ss vs %zu", na, what, nb);
+    return false;
+  }
+  for (size_t i = 0; i < na; i++) {
+    if (strcmp(a[i].name, b[i].name) != 0) {
+      snprintf(why, n, "%s %zu: name \"%s\" vs \"%s\"", what, i, a[i].name, b[i].name);
+      return false;
+    }
+    if (a[i].kind != b[i].kind) {
+      snprintf(why, n, "%s %zu \"%s\": kind %s vs %s", what, i, a[i].name,
+               kind_name(a[i].kind), kind_name(b[i].kind));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, size_t n) {
+  char ca[64], cb[64];
+  if (strcmp(a->op_type, b->op_type) != 0) {
+    snprintf(why, n, "op type \"%s\" vs \"%s\"", a->op_type, b->op_type);
+    return false;
+  }
+  if (a->caps != b->caps) {
+    snprintf(why, n, "capabilities %s vs %s", caps_str(a->caps, ca, sizeof ca),
+             caps_str(b->caps, cb, sizeof cb));
+    return false;
+  }
+  if (!same_ios(a->inputs, a->n_inputs, b->inputs, b->n_inputs, "input", why, n))
+    return false;
+  if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why, n))
+    return false;
+  if (a->n_attrs != b->n_attrs) {
+    snprintf(why, n, "%zu attrs vs %zu", a->n_attrs, b->n_attrs);
+    return false;
+  }
+  for (size_t i = 0; i < a->n_attrs; i++) {
+    const pyop_attr_info *x = &a->attrs[i], *y = &b->attrs[i];
+    if (strcmp(x->name, y->name) != 0) {
+      snprintf(why, n, "attr %zu: name \"%s\" vs \"%s\"", i, x->name, y->name);
+      return false;
+    }
+    if (x->type != y->type) {
+      snprintf(why, n, "attr %zu \"%s\": type %s vs %s", i, x->name,
+               pyop_attr_type_name(x->type), pyop_attr_type_name(y->type));
+      return false;
+    }
+    if (x->required != y->required) {
+      snprintf(why, n, "attr %zu \"%s\": %s vs %s", i, x->name,
+               x->required ? "required" : "optional", y->required ? "required" : "optional");
+      return false;
+    }
+    if (!x->required && !same_value(&x->default_value, &y->default_value)) {
+      snprintf(why, n, "attr %zu \"%s\": different default values", i, x->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why, size_t n) {
+  char ca[64], cb[64];
+  if (strcmp(a->op_type, b->op_type) != 0) {
+    snprintf(why, n, "op type \"%s\" vs \"%s\"", a->op_type, b->op_type);
+    return false;
+  }
+  if (a->caps != b->caps) {
+    snprintf(why, n, "capabilities %s vs %s", caps_str(a->caps, ca, sizeof ca),
+             caps_str(b->caps, cb, sizeof cb));
+    return false;
+  }
+  return true;
+}

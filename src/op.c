@@ -1,0 +1,665 @@
+/*
+ * Op instances: one node of the host's graph bound to a registry entry.
+ *
+ * Everything is resolved at pyop_op_create (entry, callbacks, holders, input
+ * kinds), so pyop_op_infer_meta, pyop_op_execute and pyop_op_launch take no
+ * lock, allocate nothing and look nothing up by name: they check the
+ * arguments, build the call's structs on the stack and call the bridge (or
+ * run the declared libffi plan, launch.h).
+ *
+ * Attribute coercions at create: an int is accepted for a float attribute
+ * and a list[int] for a list[float] (converted to double); nothing else is
+ * coerced (no int for bool, no float for int). A name given twice is an
+ * error.
+ *
+ * Outputs of execute: the op asks for output i through the services table.
+ * With ctx->alloc_output the host allocates (libpyop computes nbytes from
+ * shape x dtype with overflow checks and keeps the shape/dtype it asked
+ * for); without it outputs[i] must already hold a buffer of that dtype and
+ * shape (and enough bytes). Asking twice for one output is an error; an
+ * output never asked for is left as the host passed it.
+ */
+#include "launch.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct pyop_op {
+  pyop__entry *entry; /* one reference, one live-instance count */
+  const pyop__proto *proto;
+  const pyop__impl *impl;
+  const char *op_type;
+  uint32_t caps;
+  bool has_proto_holder, has_impl_holder;
+  void *proto_holder;
+  void *impl_holder;
+  /* Resolved for the hot path (NULL when the capability is absent). */
+  int (*infer_meta)(void *holder, const pyop_infer_args *args);
+  int (*execute)(void *holder, const pyop_exec_args *args);
+  int (*compile)(void *holder, const pyop_compile_args *args);
+  int (*declare)(void *holder, const pyop_declare_args *args);
+  /* The declared launch plan (immutable once finished) and the number of
+   * flattened input tensors it was declared for. */
+  pyop__plan *plan;
+  size_t plan_inputs;
+};
+
+/* ----------------------------------------------------------- attributes */
+
+static const char *type_name(int32_t t) {
+  const char *n = pyop_attr_type_name(t);
+  return n ? n : "unknown";
+}
+
+/* Resolves the host's attrs against p into views[0..p->n_attrs) (every
+ * prototype attribute in prototype order, defaults applied). *conv receives
+ * the buffer of list[int] -> list[float] conversions (free it after use). */
+static int resolve_attrs(const pyop__proto *p, const pyop_attr *attrs, size_t n,
+                         pyop_attr_view *views, long *src, double **conv) {
+  *conv = NULL;
+  if (n && !attrs)
+    return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): %zu attributes but attrs is NULL",
+                       p->op_type, n);
+  for (size_t i = 0; i < p->n_attrs; i++) src[i] = -1;
+  size_t n_conv = 0;
+  for (size_t k = 0; k < n; k++) {
+    const pyop_attr *a = &attrs[k];
+    if (!a->name)
+      return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): attribute %zu has a NULL name",
+                         p->op_type, k);
+    long i = pyop__proto_attr_find(p, a->name);
+    if (i < 0)
+      return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): unknown attribute \"%.256s\"",
+                         p->op_type, a->name);
+    if (src[i] >= 0)
+      return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): attribute \"%s\" given twice",
+                         p->op_type, a->name);
+    int32_t want = p->attrs[i].type, got = a->value.type;
+    bool ok = want == got || (want == PYOP_ATTR_FLOAT && got == PYOP_ATTR_INT) ||
+              (want == PYOP_ATTR_LIST_FLOAT && got == PYOP_ATTR_LIST_INT);
+    if (!ok)
+      return pyop__error(PYOP_EINVAL,
+                         "pyop_op_create(\"%s\"): attribute \"%s\": expected %s, given %s",
+                         p->op_type, a->name, type_name(want), type_name(got));
+    char why[200];
+    if (!pyop__attr_value_check(&a->value, why, sizeof why))
+      return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): attribute \"%s\": %s",
+                         p->op_type, a->name, why);
+    if (want != got && want == PYOP_ATTR_LIST_FLOAT) n_conv += a->value.u.ints.count;
+    src[i] = (long)k;
+  }
+  if (n_conv) {
+    *conv = pyop__malloc(n_conv * sizeof **conv);
+    if (!*conv)
+      return pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory", p->op_type);
+  }
+  double *next = *conv;
+  for (size_t i = 0; i < p->n_attrs; i++) {
+    const pyop_attr_info *info = &p->attrs[i];
+    pyop_attr_view *v = &views[i];
+    memset(v, 0, sizeof *v);
+    v->struct_size = sizeof *v;
+    v->name.data = info->name;
+    v->name.len = strlen(info->name);
+    v->type = info->type;
+    v->required = info->required ? 1 : 0;
+    if (src[i] < 0) {
+      if (info->required)
+        return pyop__error(PYOP_EINVAL,
+                           "pyop_op_create(\"%s\"): required attribute \"%s\" (%s) is missing",
+                           p->op_type, info->name, type_name(info->type));
+      v->default_value = info->default_value;
+      continue;
+    }
+    const pyop_attr_value *given = &attrs[src[i]].value;
+    v->default_value = *given;
+    if (given->type == info->type) continue;
+    v->default_value.type = info->type;
+    if (info->type == PYOP_ATTR_FLOAT) {
+      v->default_value.u.f = (double)given->u.i;
+    } else { /* list[int] -> list[float] */
+      for (size_t j = 0; j < given->u.ints.count; j++) next[j] = (double)given->u.ints.items[j];
+      v->default_value.u.floats.items = next;
+      v->default_value.u.floats.count = given->u.ints.count;
+      next += given->u.ints.count;
+    }
+  }
+  return PYOP_OK;
+}
+
+/* Normalises a failed bridge call's status and puts the op in front of the
+ * bridge's message (or writes one when the bridge gave none). */
+static int callback_failed(int rc, const pyop_op *op, const char *what) {
+  if (rc > 0 || strcmp(pyop_status_name(rc), "PYOP_UNKNOWN") == 0) {
+    return pyop__error(PYOP_EINTERNAL, "%s of \"%s\" returned the invalid status %d", what,
+                       op->op_type, rc);
+  }
+  if (pyop_last_status() == PYOP_OK || !pyop_last_error()[0])
+    return pyop__error(rc, "%s of \"%s\" failed (%s) and gave no detail", what, op->op_type,
+                       pyop_status_name(rc));
+  return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
+}
+
+/* Calls cb->create_holder with the resolved attributes. */
+static int make_holder(pyop_op *op, const pyop_op_callbacks *cb, void *ctx,
+                       const pyop_attr_view *views, size_t n, const char *what,
+                       void **out) {
+  *out = NULL;
+  pyop__error_clear();
+  int rc = cb->create_holder(ctx, n ? views : NULL, n, out);
+  if (rc != PYOP_OK) return callback_failed(rc, op, what);
+  return PYOP_OK;
+}
+
+/*
+ * Creates an instance: takes an entry reference and a live-instance count
+ * (atomically with the lookup), resolves the attributes and creates the
+ * holders (prototype's when it infers, implementation's when there is one)
+ * with no lock held. On failure nothing is left behind.
+ */
+int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
+                   pyop_op **out) {
+  if (out) *out = NULL;
+  if (!op_type || !out)
+    return pyop__error(PYOP_EINVAL, "pyop_op_create: op_type or out is NULL");
+  pyop__entry *e;
+  int rc = pyop__registry_acquire_instance(op_type, &e);
+  if (rc != PYOP_OK) return rc;
+  const pyop__proto *p = e->proto;
+  pyop_op *op = pyop__calloc(1, sizeof *op);
+  pyop_attr_view *views = NULL;
+  long *src = NULL;
+  double *conv = NULL;
+  if (!op) {
+    rc = pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory", op_type);
+    goto fail;
+  }
+  op->entry = e;
+  op->proto = p;
+  op->impl = e->impl;
+  op->op_type = e->info.op_type;
+  op->caps = e->info.capabilities;
+  if (p->n_attrs) {
+    /* One block: the views, then the source index of each. */
+    views = pyop__malloc(p->n_attrs * (sizeof *views + sizeof *src));
+    if (!views) {
+      rc = pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory", op_type);
+      goto fail;
+    }
+    src = (long *)(void *)(views + p->n_attrs);
+  }
+  rc = resolve_attrs(p, attrs, n_attrs, views, src, &conv);
+  if (rc != PYOP_OK) goto fail;
+  if (p->caps & PYOP_CAP_INFER_META) {
+    rc = make_holder(op, p->callbacks, p->ctx, views, p->n_attrs, "create_holder (prototype)",
+                     &op->proto_holder);
+    if (rc != PYOP_OK) goto fail;
+    op->has_proto_holder = true;
+    op->infer_meta = p->callbacks->infer_meta;
+  }
+  if (op->impl) {
+    rc = make_holder(op, op->impl->callbacks, op->impl->ctx, views, p->n_attrs,
+                     "create_holder (implementation)", &op->impl_holder);
+    if (rc != PYOP_OK) goto fail;
+    op->has_impl_holder = true;
+    op->execute = op->impl->callbacks->execute;
+    op->compile = op->impl->callbacks->compile;
+    op->declare = op->impl->callbacks->declare_launch_args;
+  }
+  pyop__free(views);
+  pyop__free(conv);
+  *out = op;
+  return PYOP_OK;
+fail:
+  if (op && op->has_proto_holder) p->callbacks->destroy_holder(op->proto_holder);
+  pyop__free(views);
+  pyop__free(conv);
+  pyop__free(op);
+  pyop__registry_release_instance(e);
+  return rc;
+}
+
+/* Destroys the holders (implementation's first), then gives the entry back. */
+void pyop_op_destroy(pyop_op *op) {
+  if (!op) return;
+  if (op->has_impl_holder) op->impl->callbacks->destroy_holder(op->impl_holder);
+  if (op->has_proto_holder) op->proto->callbacks->destroy_holder(op->proto_holder);
+  pyop__plan_free(op->plan);
+  pyop__entry *e = op->entry;
+  pyop__free(op);
+  pyop__registry_release_instance(e);
+}
+
+const pyop_op_info *pyop_op_get_info(const pyop_op *op) {
+  return op ? &op->entry->info : NULL;
+}
+
+uint32_t pyop_op_capabilities(const pyop_op *op) { return op ? op->caps : 0; }
+
+/* ------------------------------------------------------------ arguments */
+
+/* "float32[2,3]" into buf. */
+static const char *tensor_str(const pyop_tensor *t, char *buf, size_t n) {
+  const char *d = pyop_dtype_name(t->dtype);
+  int used = d ? snprintf(buf, n, "%s[", d) : snprintf(buf, n, "dtype(%d)[", (int)t->dtype);
+  int nd = t->ndim < 0 ? 0 : t->ndim > PYOP_MAX_DIMS ? PYOP_MAX_DIMS : t->ndim;
+  for (int i = 0; i < nd && used > 0 && (size_t)used < n; i++)
+    used += snprintf(buf + used, n - (size_t)used, "%s%lld", i ? "," : "",
+                     (long long)t->shape[i]);
+  if (used > 0 && (size_t)used < n) snprintf(buf + used, n - (size_t)used, "]");
+  return buf;
+}
+
+/* Bytes of t's shape x dtype; the reason (static) when t is not a valid
+ * description or the size overflows. */
+static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
+  size_t es = pyop_dtype_size(t->dtype);
+  if (!es) return "invalid data type";
+  if (t->format < 0 || t->format >= PYOP_FORMAT_COUNT) return "invalid format";
+  if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return "ndim out of 0..8";
+  uint64_t n = es;
+  bool zero = false;
+  for (int32_t i = 0; i < t->ndim; i++) {
+    int64_t d = t->shape[i];
+    if (d < 0) return "negative dimension";
+    if (d == 0) zero = true;
+    else if (!zero && n > UINT64_MAX / (uint64_t)d) return "size overflows";
+    else if (!zero) n *= (uint64_t)d;
+  }
+  *nbytes = zero ? 0 : n;
+  return NULL;
+}
+
+/* Checks the input slots against the prototype; with data, every tensor
+ * must also hold a buffer of at least its size. */
+static int check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n,
+                        bool data, const char *call) {
+  const pyop__proto *p = op->proto;
+  if (n != p->n_inputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu input slots given, the op has %zu",
+                       call, op->op_type, n, p->n_inputs);
+  if (n && !inputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": inputs is NULL", call, op->op_type);
+  for (size_t i = 0; i < n; i++) {
+    size_t c = inputs[i].count;
+    int32_t kind = p->inputs[i].kind;
+    if ((kind == PYOP_IO_REQUIRED && c != 1) || (kind == PYOP_IO_OPTIONAL && c > 1))
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\" is %s: %zu tensors given",
+                         call, op->op_type, i, p->inputs[i].name,
+                         kind == PYOP_IO_REQUIRED ? "required (exactly 1)" : "optional (0 or 1)",
+                         c);
+    if (c && !inputs[i].items)
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\": %zu tensors but items is NULL",
+                         call, op->op_type, i, p->inputs[i].name, c);
+    for (size_t k = 0; k < c; k++) {
+      const pyop_tensor *t = &inputs[i].items[k];
+      uint64_t nb;
+      const char *why = tensor_problem(t, &nb);
+      if (!why && data && t->nbytes < nb) why = "nbytes smaller than shape x dtype";
+      if (!why && data && nb && !t->data) why = "NULL data";
+      if (why) {
+        char ts[128];
+        return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\" tensor %zu (%s): %s",
+                           call, op->op_type, i, p->inputs[i].name, k,
+                           tensor_str(t, ts, sizeof ts), why);
+      }
+    }
+  }
+  return PYOP_OK;
+}
+
+static int check_outputs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
+                         const char *call) {
+  if (n != op->proto->n_outputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
+                       op->op_type, n, op->proto->n_outputs);
+  if (!outputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": outputs is NULL", call, op->op_type);
+  return PYOP_OK;
+}
+
+static int unsupported(const pyop_op *op, const char *what) {
+  return pyop__error(PYOP_EUNSUPPORTED, "\"%s\" has no %s (prototype %s, %s)", op->op_type,
+                     what, op->proto->source,
+                     op->impl ? "implementation without it" : "no implementation");
+}
+
+/* ----------------------------------------------------------- infer_meta */
+
+/*
+ * Runs the prototype's infer_meta. Outputs are cleared (dtype -1) before the
+ * call and checked after it: a valid dtype, format, ndim and non-negative
+ * dims; data is set to NULL and nbytes to shape x dtype.
+ */
+int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                       pyop_tensor *outputs, size_t n_outputs) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta: op is NULL");
+  if (!op->infer_meta) return unsupported(op, "infer_meta");
+  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
+  if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "infer_meta");
+  if (rc != PYOP_OK) return rc;
+  for (size_t i = 0; i < n_outputs; i++) {
+    memset(&outputs[i], 0, sizeof outputs[i]);
+    outputs[i].dtype = -1;
+  }
+  pyop_infer_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs};
+  rc = op->infer_meta(op->proto_holder, &args);
+  if (rc != PYOP_OK) return callback_failed(rc, op, "infer_meta");
+  for (size_t i = 0; i < n_outputs; i++) {
+    pyop_tensor *t = &outputs[i];
+    uint64_t nb;
+    const char *why = tensor_problem(t, &nb);
+    if (why) {
+      char ts[128];
+      return pyop__error(PYOP_EDESCRIPTOR,
+                         "infer_meta of \"%s\" (%s) produced an invalid output %zu \"%s\" "
+                         "(%s): %s",
+                         op->op_type, op->proto->source, i, op->proto->outputs[i].name,
+                         tensor_str(t, ts, sizeof ts),
+                         t->dtype == -1 ? "not set" : why);
+    }
+    t->data = NULL;
+    t->nbytes = nb;
+  }
+  return PYOP_OK;
+}
+
+/* -------------------------------------------------------------- execute */
+
+/* The state behind the services table of one execute call (on the stack). */
+typedef struct exec_state {
+  const pyop_op *op;
+  const pyop_exec_ctx *ctx;
+  pyop_tensor *outputs;
+  size_t n_outputs;
+  uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
+} exec_state;
+
+static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
+  exec_state *st = vctx;
+  const pyop_op *op = st->op;
+  if (!t) return pyop__error(PYOP_EINVAL, "execute of \"%s\": alloc_output: t is NULL", op->op_type);
+  if (index >= st->n_outputs)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu outputs)",
+                       op->op_type, index, st->n_outputs);
+  const char *name = op->proto->outputs[index].name;
+  uint64_t bit = 1ull << (index % 64);
+  if (st->done[index / 64] & bit)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested twice",
+                       op->op_type, index, name);
+  uint64_t nb;
+  char ts[128], hs[128];
+  const char *why = tensor_problem(t, &nb);
+  if (why)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s: %s",
+                       op->op_type, index, name, tensor_str(t, ts, sizeof ts), why);
+  pyop_tensor *o = &st->outputs[index];
+  if (st->ctx->alloc_output) {
+    pyop_tensor req = *t;
+    req.data = NULL;
+    req.nbytes = nb;
+    int rc = st->ctx->alloc_output(st->ctx->user, index, &req);
+    if (rc != 0)
+      return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_output failed for "
+                         "output %zu \"%s\" (%s, %llu bytes) with %d",
+                         op->op_type, index, name, tensor_str(t, ts, sizeof ts),
+                         (unsigned long long)nb, rc);
+    if ((nb && !req.data) || req.nbytes < nb)
+      return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_output gave output "
+                         "%zu \"%s\" (%s) %s",
+                         op->op_type, index, name, tensor_str(t, ts, sizeof ts),
+                         !req.data ? "no buffer" : "fewer bytes than needed");
+    /* The shape and type are what the op asked for; the buffer the host's. */
+    pyop_tensor got = *t;
+    got.data = req.data;
+    got.nbytes = req.nbytes;
+    *o = got;
+  } else {
+    bool same = o->dtype == t->dtype && o->ndim == t->ndim;
+    for (int32_t i = 0; same && i < t->ndim; i++) same = o->shape[i] == t->shape[i];
+    if (!same)
+      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s "
+                         "but the host passed %s (no alloc_output in the exec context)",
+                         op->op_type, index, name, tensor_str(t, ts, sizeof ts),
+                         tensor_str(o, hs, sizeof hs));
+    if (o->nbytes < nb || (nb && !o->data))
+      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" (%s) passed by the "
+                         "host has %s",
+                         op->op_type, index, name, tensor_str(t, ts, sizeof ts),
+                         !o->data ? "no buffer" : "fewer bytes than its shape needs");
+  }
+  *t = *o;
+  st->done[index / 64] |= bit;
+  return PYOP_OK;
+}
+
+static int svc_alloc_workspace(void *vctx, uint64_t nbytes, void **out) {
+  exec_state *st = vctx;
+  if (!out)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": alloc_workspace: out is NULL",
+                       st->op->op_type);
+  *out = NULL;
+  if (!st->ctx->alloc_workspace)
+    return pyop__error(PYOP_EUNSUPPORTED, "execute of \"%s\": the host's exec context has "
+                       "no alloc_workspace", st->op->op_type);
+  int rc = st->ctx->alloc_workspace(st->ctx->user, nbytes, out);
+  if (rc != 0 || (nbytes && !*out))
+    return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_workspace failed for "
+                       "%llu bytes (%d)", st->op->op_type, (unsigned long long)nbytes, rc);
+  return PYOP_OK;
+}
+
+/*
+ * The hot path: argument checks, a stack-built services table routing to
+ * ctx, one call into the bridge. No lock, no allocation.
+ */
+int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                    pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute: op is NULL");
+  if (!op->execute) return unsupported(op, "execute");
+  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
+                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = check_inputs(op, inputs, n_inputs, true, "execute");
+  if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "execute");
+  if (rc != PYOP_OK) return rc;
+  exec_state st;
+  st.op = op;
+  st.ctx = ctx;
+  st.outputs = outputs;
+  st.n_outputs = n_outputs;
+  memset(st.done, 0, (n_outputs + 63) / 64 * sizeof st.done[0]);
+  pyop_exec_services svc = {sizeof svc, &st, svc_alloc_output, svc_alloc_workspace};
+  pyop_exec_args args = {sizeof args, inputs, n_inputs, n_outputs, &svc, ctx->stream};
+  rc = op->execute(op->impl_holder, &args);
+  if (rc != PYOP_OK) return callback_failed(rc, op, "execute");
+  return PYOP_OK;
+}
+
+/* ------------------------------------------------- compile and launch */
+
+/* Output descriptions of compile/declare: valid dtype, format, shape. */
+static int check_output_descs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
+                              bool data, const char *call) {
+  int rc = check_outputs(op, outputs, n, call);
+  if (rc != PYOP_OK) return rc;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t nb;
+    const char *why = tensor_problem(&outputs[i], &nb);
+    if (!why && data && outputs[i].nbytes < nb) why = "nbytes smaller than shape x dtype";
+    if (!why && data && nb && !outputs[i].data) why = "NULL data (not allocated)";
+    if (why) {
+      char ts[128];
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": output %zu \"%s\" (%s): %s", call,
+                         op->op_type, i, op->proto->outputs[i].name,
+                         tensor_str(&outputs[i], ts, sizeof ts), why);
+    }
+  }
+  return PYOP_OK;
+}
+
+/* Where compile's set_artifact stores (a copy of) the artefact. */
+typedef struct artifact_sink {
+  const pyop_op *op;
+  void *data;
+  size_t len;
+} artifact_sink;
+
+static int sink_set_artifact(void *vctx, const void *data, size_t len) {
+  artifact_sink *s = vctx;
+  if (len && !data)
+    return pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu bytes from NULL",
+                       s->op->op_type, len);
+  void *copy = NULL;
+  if (len) {
+    copy = pyop__malloc(len);
+    if (!copy)
+      return pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a %zu-byte "
+                         "artefact", s->op->op_type, len);
+    memcpy(copy, data, len);
+  }
+  pyop__free(s->data); /* a later call replaces an earlier artefact */
+  s->data = copy;
+  s->len = len;
+  return PYOP_OK;
+}
+
+/*
+ * Runs the implementation's compile. On success *artifact is what it stored
+ * last with set_artifact (allocated, pyop_free; NULL when none or empty).
+ */
+int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                    const pyop_tensor *outputs, size_t n_outputs, void **artifact,
+                    size_t *len) {
+  if (!op || !artifact || !len)
+    return pyop__error(PYOP_EINVAL, "pyop_op_compile: op, artifact or len is NULL");
+  *artifact = NULL;
+  *len = 0;
+  if (!op->compile) return unsupported(op, "compile");
+  int rc = check_inputs(op, inputs, n_inputs, false, "compile");
+  if (rc == PYOP_OK) rc = check_output_descs(op, outputs, n_outputs, false, "compile");
+  if (rc != PYOP_OK) return rc;
+  artifact_sink sink = {op, NULL, 0};
+  pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, &sink,
+                            sink_set_artifact};
+  pyop__error_clear();
+  rc = op->compile(op->impl_holder, &args);
+  if (rc != PYOP_OK) {
+    pyop__free(sink.data);
+    return callback_failed(rc, op, "compile");
+  }
+  *artifact = sink.data;
+  *len = sink.len;
+  return PYOP_OK;
+}
+
+static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
+  return pyop__plan_add_launch(vctx, v);
+}
+
+static int sink_add_workspace(void *vctx, uint64_t nbytes) {
+  return pyop__plan_add_workspace(vctx, nbytes);
+}
+
+/*
+ * Runs declare_launch_args into a new plan, finishes it and keeps it in the
+ * instance (replacing an earlier plan). On failure the earlier plan stays.
+ */
+int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
+                                size_t n_inputs, const pyop_tensor *outputs,
+                                size_t n_outputs) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_declare_launch_args: op is NULL");
+  if (!op->declare) return unsupported(op, "declare_launch_args");
+  int rc = check_inputs(op, inputs, n_inputs, false, "declare_launch_args");
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, false, "declare_launch_args");
+  if (rc != PYOP_OK) return rc;
+  size_t flat = 0;
+  for (size_t i = 0; i < n_inputs; i++) flat += inputs[i].count;
+  pyop__plan *plan;
+  rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
+  if (rc != PYOP_OK) return rc;
+  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, plan,
+                            sink_add_launch, sink_add_workspace};
+  pyop__error_clear();
+  rc = op->declare(op->impl_holder, &args);
+  if (rc != PYOP_OK) {
+    pyop__plan_free(plan);
+    return callback_failed(rc, op, "declare_launch_args");
+  }
+  rc = pyop__plan_finish(plan);
+  if (rc != PYOP_OK) {
+    pyop__plan_free(plan);
+    return rc;
+  }
+  pyop__plan_free(op->plan);
+  op->plan = plan;
+  op->plan_inputs = flat;
+  return PYOP_OK;
+}
+
+/* Pointer arrays of one launch: on the stack up to this many, else heap. */
+#define PYOP__LAUNCH_STACK_PTRS 64
+
+/*
+ * Runs the declared plan (declaring it first from these tensors when there
+ * is none). Outputs must be allocated; workspaces come from
+ * ctx->alloc_workspace. No Python, and no allocation unless an op has more
+ * than 64 input, output or workspace pointers.
+ */
+int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                   const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
+  if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
+  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
+    return pyop__error(PYOP_EINVAL, "launch of \"%s\": ctx is NULL or its struct_size is too "
+                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = check_inputs(op, inputs, n_inputs, true, "launch");
+  if (rc == PYOP_OK) rc = check_output_descs(op, outputs, n_outputs, true, "launch");
+  if (rc != PYOP_OK) return rc;
+  if (!op->plan) {
+    rc = pyop_op_declare_launch_args(op, inputs, n_inputs, outputs, n_outputs);
+    if (rc != PYOP_OK) return rc;
+  }
+  size_t flat = 0;
+  for (size_t i = 0; i < n_inputs; i++) flat += inputs[i].count;
+  if (flat != op->plan_inputs)
+    return pyop__error(PYOP_EINVAL, "launch of \"%s\": %zu input tensors given, the plan was "
+                       "declared for %zu (declare again)", op->op_type, flat, op->plan_inputs);
+  size_t n_ws = pyop__plan_workspace_count(op->plan);
+  if (n_ws && !ctx->alloc_workspace)
+    return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu workspaces "
+                       "but the host's exec context has no alloc_workspace", op->op_type, n_ws);
+  void *in_stack[PYOP__LAUNCH_STACK_PTRS], *out_stack[PYOP__LAUNCH_STACK_PTRS],
+      *ws_stack[PYOP__LAUNCH_STACK_PTRS];
+  void **in = flat <= PYOP__LAUNCH_STACK_PTRS ? in_stack : pyop__calloc(flat, sizeof *in);
+  void **out = n_outputs <= PYOP__LAUNCH_STACK_PTRS ? out_stack
+                                                    : pyop__calloc(n_outputs, sizeof *out);
+  void **ws = n_ws <= PYOP__LAUNCH_STACK_PTRS ? ws_stack : pyop__calloc(n_ws, sizeof *ws);
+  if (!in || !out || !ws) {
+    rc = pyop__error(PYOP_ENOMEM, "launch of \"%s\": out of memory", op->op_type);
+    goto done;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n_inputs; i++)
+    for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
+  for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
+  for (size_t i = 0; i < n_ws; i++) {
+    uint64_t nb = pyop__plan_workspace_size(op->plan, i);
+    ws[i] = NULL;
+    int hr = ctx->alloc_workspace(ctx->user, nb, &ws[i]);
+    if (hr != 0 || (nb && !ws[i])) {
+      rc = pyop__error(PYOP_EHOST, "launch of \"%s\": the host's alloc_workspace failed for "
+                       "workspace %zu (%llu bytes, %d)", op->op_type, i,
+                       (unsigned long long)nb, hr);
+      goto done;
+    }
+  }
+  rc = pyop__plan_run(op->plan, in, out, ws, ctx->stream);
+done:
+  if (in != in_stack) pyop__free(in);
+  if (out != out_stack) pyop__free(out);
+  if (ws != ws_stack) pyop__free(ws);
+  return rc;
+}

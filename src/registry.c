@@ -1,0 +1,862 @@
+/*
+ * The operator registry (DESIGN §6).
+ *
+ * Storage: one open-addressed hash table (FNV-1a, linear probing, load
+ * factor at most 0.7, backward-shift deletion, no tombstones) of entry
+ * pointers keyed by op type, guarded by one mutex. The mutex is held only
+ * for lookups, table edits and allocations; never across a call into the
+ * bridge, Python or a host hook (lock order: GIL -> registry lock).
+ *
+ * Entries are immutable once published and refcounted: the table holds one
+ * reference, pyop_op_get and every op instance one more; the last release
+ * frees the entry even after it left the table.
+ *
+ * Transactions: a load's descriptors are validated and deep-copied as they
+ * arrive (merged per op type in a txn-local hash index, so conflicts inside
+ * a load are O(1) lookups too) and published together by pyop__txn_commit,
+ * or not at all.
+ *
+ * Decisions:
+ * - An implementation may bind to a prototype in the same transaction, or
+ *   to a registered prototype that has no implementation yet (a host
+ *   prototype, typically). The bound entry replaces the prototype's entry
+ *   and keeps it as base; unload restores a host base.
+ * - The host's owns_op veto is asked for every op type whose prototype a
+ *   load brings (not for an implementation bound to an already registered
+ *   prototype, and not for host prototypes: the host registers those itself).
+ * - on_register is called for every entry a load publishes and on_unregister
+ *   for every entry an unload removes (a host prototype that loses its
+ *   Python implementation counts as removed: the pair stays symmetric).
+ *   Host prototype registration calls neither.
+ * - Unload refuses with PYOP_EBUSY while any op instance is alive.
+ */
+#include "registry.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP };
+
+/* A table slot keeps the hash inline so probing never touches other entries. */
+typedef struct slot {
+  uint64_t hash;
+  pyop__entry *e;
+} slot;
+
+static struct {
+  pthread_mutex_t mu;
+  slot *slots;
+  size_t cap; /* 0 or a power of two */
+  size_t count;
+  atomic_size_t live;
+} reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void lock(void) { pthread_mutex_lock(&reg.mu); }
+static void unlock(void) { pthread_mutex_unlock(&reg.mu); }
+
+/* ------------------------------------------------------------ entries */
+
+static const char *entry_op_type(const pyop__entry *e) {
+  if (e->proto) return e->proto->op_type;
+  if (e->own_proto) return e->own_proto->op_type;
+  return e->own_impl->op_type;
+}
+
+/* Points e->info at the effective prototype and implementation. */
+static void entry_fill_info(pyop__entry *e) {
+  const pyop__proto *p = e->proto;
+  pyop_op_info *i = &e->info;
+  i->struct_size = sizeof *i;
+  i->op_type = p->op_type;
+  i->proto_key = p->key;
+  i->proto_source = p->source;
+  i->impl_key = e->impl ? e->impl->key : NULL;
+  i->impl_source = e->impl ? e->impl->source : NULL;
+  i->inputs = p->inputs;
+  i->n_inputs = p->n_inputs;
+  i->outputs = p->outputs;
+  i->n_outputs = p->n_outputs;
+  i->attrs = p->attrs;
+  i->n_attrs = p->n_attrs;
+  i->capabilities = p->caps | (e->impl ? e->impl->caps : 0);
+}
+
+/* Frees an entry nobody references (never published, or refs reached 0). */
+static void entry_free(pyop__entry *e) {
+  pyop__proto_free(e->own_proto);
+  pyop__impl_free(e->own_impl);
+  if (e->base) pyop__entry_release(e->base);
+  pyop__free(e);
+}
+
+void pyop__entry_release(pyop__entry *e) {
+  if (e && atomic_fetch_sub(&e->refs, 1) == 1) entry_free(e);
+}
+
+/* ---------------------------------------------------------- the table */
+
+/* The slot holding op_type, or the empty slot where it would go. The caller
+ * holds the lock and the table is allocated. */
+static size_t find_slot_locked(const char *op_type, uint64_t h) {
+  size_t mask = reg.cap - 1;
+  size_t i = (size_t)h & mask;
+  for (;; i = (i + 1) & mask) {
+    const slot *sl = &reg.slots[i];
+    if (!sl->e || (sl->hash == h && strcmp(sl->e->info.op_type, op_type) == 0)) return i;
+  }
+}
+
+static pyop__entry *lookup_locked(const char *op_type, uint64_t h) {
+  if (!reg.count) return NULL;
+  return reg.slots[find_slot_locked(op_type, h)].e;
+}
+
+/* The empty slot where a new hash h goes (op type known to be absent). */
+static size_t free_slot_locked(uint64_t h) {
+  size_t mask = reg.cap - 1;
+  size_t i = (size_t)h & mask;
+  while (reg.slots[i].e) i = (i + 1) & mask;
+  return i;
+}
+
+/* Makes room for `more` new entries (load <= 0.7). PYOP_ENOMEM leaves the
+ * table as it was. */
+static int reserve_locked(size_t more) {
+  size_t need = reg.count + more;
+  if (need < reg.count) return PYOP_ENOMEM;
+  size_t cap = reg.cap ? reg.cap : 16;
+  while (need > cap / 10 * 7) {
+    if (cap > SIZE_MAX / 4 / sizeof(slot)) return PYOP_ENOMEM;
+    cap *= 2;
+  }
+  if (cap == reg.cap) return PYOP_OK;
+  slot *slots = pyop__calloc(cap, sizeof *slots);
+  if (!slots) return PYOP_ENOMEM;
+  slot *old = reg.slots;
+  size_t old_cap = reg.cap;
+  reg.slots = slots;
+  reg.cap = cap;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i].e) reg.slots[free_slot_locked(old[i].hash)] = old[i];
+  pyop__free(old);
+  return PYOP_OK;
+}
+
+/* Empties slot i keeping every probe chain intact (backward shift). */
+static void remove_at_locked(size_t i) {
+  size_t mask = reg.cap - 1;
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!reg.slots[j].e) break;
+    size_t home = (size_t)reg.slots[j].hash & mask;
+    /* The entry at j may move to i when its home is not in (i, j] cyclically. */
+    bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (in_range) continue;
+    reg.slots[i] = reg.slots[j];
+    i = j;
+  }
+  reg.slots[i].e = NULL;
+  reg.slots[i].hash = 0;
+  reg.count--;
+}
+
+/* Takes a reference to the entry of op_type; NULL when unknown. */
+static pyop__entry *get_entry(const char *op_type) {
+  uint64_t h = pyop__hash_str(op_type);
+  lock();
+  pyop__entry *e = lookup_locked(op_type, h);
+  if (e) atomic_fetch_add(&e->refs, 1);
+  unlock();
+  return e;
+}
+
+/* ------------------------------------------------------- transactions */
+
+/* A txn index slot: the low 32 bits of the hash and item index + 1 (0:
+ * empty); 8 bytes. */
+typedef struct tslot {
+  uint32_t hash;
+  uint32_t item;
+} tslot;
+
+/*
+ * Items are found by op type through a hash index. For big loads the index
+ * outgrows the CPU caches, so an add first asks a small bit filter (16 bits
+ * per item): a clear bit proves the op type is new and the add only
+ * appends. The index is brought up to date (with prefetching) only when the
+ * filter says "maybe" — a repeat, or a ~6% false positive.
+ */
+struct pyop__txn {
+  bool host; /* host prototypes: no veto, no hooks, kept across unload */
+  pyop__entry **items; /* one per op type, in order of arrival */
+  uint64_t *hashes;    /* hashes[i] == items[i]->hash, kept dense */
+  size_t n, cap;
+  tslot *index; /* open addressing over items[0..indexed) */
+  size_t index_cap, indexed;
+  uint64_t *filter; /* filter_bits bits (a power of two) */
+  size_t filter_bits;
+};
+
+static size_t filter_bit(uint64_t h, size_t bits) { return (size_t)(h >> 32) & (bits - 1); }
+
+static void index_put(tslot *index, size_t cap, uint64_t h, size_t item) {
+  size_t k = (size_t)h & (cap - 1);
+  while (index[k].item) k = (k + 1) & (cap - 1);
+  index[k].hash = (uint32_t)h;
+  index[k].item = (uint32_t)item + 1;
+}
+
+/* Indexes items[indexed..n). PYOP_ENOMEM leaves the index as it was. */
+static int txn_index_sync(pyop__txn *t) {
+  size_t from = t->indexed;
+  if (2 * t->n > t->index_cap) {
+    size_t cap = t->index_cap ? t->index_cap : 16;
+    while (2 * t->n > cap) cap *= 2;
+    if (cap > UINT32_MAX) return PYOP_ENOMEM;
+    tslot *index = pyop__calloc(cap, sizeof *index);
+    if (!index) return PYOP_ENOMEM;
+    pyop__free(t->index);
+    t->index = index;
+    t->index_cap = cap;
+    from = 0;
+  }
+  for (size_t i = from; i < t->n; i++) {
+    if (i + 16 < t->n) __builtin_prefetch(&t->index[(size_t)t->hashes[i + 16] & (t->index_cap - 1)], 1);
+    index_put(t->index, t->index_cap, t->hashes[i], i);
+  }
+  t->indexed = t->n;
+  return PYOP_OK;
+}
+
+/* The item of op_type in t, or NULL in *out. PYOP_ENOMEM when the index
+ * could not be brought up to date. */
+static int txn_find(pyop__txn *t, const char *op_type, uint64_t h, pyop__entry **out) {
+  *out = NULL;
+  if (!t->n) return PYOP_OK;
+  size_t b = filter_bit(h, t->filter_bits);
+  if (!(t->filter[b / 64] & (1ull << (b % 64)))) return PYOP_OK; /* surely new */
+  if (t->indexed < t->n && txn_index_sync(t) != PYOP_OK) return PYOP_ENOMEM;
+  size_t mask = t->index_cap - 1;
+  for (size_t k = (size_t)h & mask; t->index[k].item; k = (k + 1) & mask) {
+    pyop__entry *e = t->items[t->index[k].item - 1];
+    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(e), op_type) == 0) {
+      *out = e;
+      break;
+    }
+  }
+  return PYOP_OK;
+}
+
+/* Appends e (a new op type). PYOP_ENOMEM leaves t as it was. */
+static int txn_append(pyop__txn *t, pyop__entry *e) {
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 8;
+    pyop__entry **items = pyop__realloc(t->items, cap * sizeof *items);
+    if (!items) return PYOP_ENOMEM;
+    t->items = items;
+    uint64_t *hashes = pyop__realloc(t->hashes, cap * sizeof *hashes);
+    if (!hashes) return PYOP_ENOMEM; /* items merely got roomier */
+    t->hashes = hashes;
+    t->cap = cap;
+  }
+  if (16 * (t->n + 1) > t->filter_bits) {
+    size_t bits = t->filter_bits ? t->filter_bits * 2 : 1024;
+    uint64_t *filter = pyop__calloc(bits / 64, sizeof *filter);
+    if (!filter) return PYOP_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) {
+      size_t b = filter_bit(t->hashes[i], bits);
+      filter[b / 64] |= 1ull << (b % 64);
+    }
+    pyop__free(t->filter);
+    t->filter = filter;
+    t->filter_bits = bits;
+  }
+  size_t b = filter_bit(e->hash, t->filter_bits);
+  t->filter[b / 64] |= 1ull << (b % 64);
+  t->items[t->n] = e;
+  t->hashes[t->n] = e->hash;
+  t->n++;
+  return PYOP_OK;
+}
+
+/* Frees t's own memory (not its items). */
+static void txn_free_shell(pyop__txn *t) {
+  pyop__free(t->items);
+  pyop__free(t->hashes);
+  pyop__free(t->index);
+  pyop__free(t->filter);
+  pyop__free(t);
+}
+
+static pyop__txn *txn_new(bool host) {
+  pyop__txn *t = pyop__calloc(1, sizeof *t);
+  if (t) t->host = host;
+  return t;
+}
+
+int pyop__txn_begin(pyop__txn **out) {
+  if (!out) return pyop__error(PYOP_EINVAL, "pyop__txn_begin: out is NULL");
+  *out = txn_new(false);
+  if (!*out) return pyop__error(PYOP_ENOMEM, "out of memory starting a registration");
+  return PYOP_OK;
+}
+
+void pyop__txn_abort(pyop__txn *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->n; i++) entry_free(t->items[i]);
+  txn_free_shell(t);
+}
+
+/*
+ * Records the conflict of a new descriptor with an existing one. kind is
+ * "prototype" or "implementation"; where says where the other one is.
+ */
+static int conflict(const char *kind, const char *op_type, const char *new_key,
+                    const char *new_src, const char *old_key, const char *old_src,
+                    const char *where, bool same_key, bool same_content,
+                    const char *why) {
+  char reason[400];
+  if (!same_key && !same_content)
+    snprintf(reason, sizeof reason, "different descriptor key and content (%s)", why);
+  else if (!same_key)
+    snprintf(reason, sizeof reason, "different descriptor key");
+  else
+    snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
+  return pyop__error(PYOP_ECONFLICT,
+                     "op type \"%s\": %s \"%s\" (%s) conflicts with %s \"%s\" (%s) %s: %s",
+                     op_type, kind, new_key, new_src, kind, old_key, old_src, where,
+                     reason);
+}
+
+/* PYOP_OK when proto n may stand with the registered/earlier proto o. */
+static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
+  char why[300] = "";
+  bool same_key = strcmp(n->key, o->key) == 0;
+  bool same = pyop__proto_same(n, o, why, sizeof why);
+  if (same_key && same) return PYOP_OK;
+  return conflict("prototype", n->op_type, n->key, n->source, o->key, o->source, where,
+                  same_key, same, why);
+}
+
+static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
+  char why[300] = "";
+  bool same_key = strcmp(n->key, o->key) == 0;
+  bool same = pyop__impl_same(n, o, why, sizeof why);
+  if (same_key && same) return PYOP_OK;
+  return conflict("implementation", n->op_type, n->key, n->source, o->key, o->source,
+                  where, same_key, same, why);
+}
+
+static const char *where_registered(const pyop__entry *e) {
+  return e->proto && e->proto->host ? "registered by the host" : "already registered";
+}
+
+/* Conflicts of a new proto with the committed registry (brief lock). */
+static int check_committed_proto(const pyop__proto *p) {
+  pyop__entry *e = get_entry(p->op_type);
+  if (!e) return PYOP_OK;
+  int rc = check_protos(p, e->proto, where_registered(e));
+  pyop__entry_release(e);
+  return rc;
+}
+
+static int check_committed_impl(const pyop__impl *p) {
+  pyop__entry *e = get_entry(p->op_type);
+  if (!e) return PYOP_OK;
+  int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
+  pyop__entry_release(e);
+  return rc;
+}
+
+int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
+  if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_add_proto: no transaction");
+  pyop__proto *p;
+  int rc = pyop__proto_copy(v, t->host, &p);
+  if (rc != PYOP_OK) return rc;
+  uint64_t h = pyop__hash_str(p->op_type);
+  pyop__entry *it;
+  if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
+    rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
+                     p->source);
+    pyop__proto_free(p);
+    return rc;
+  }
+  if (it && it->own_proto) {
+    rc = check_protos(p, it->own_proto, "registered earlier in this load");
+    pyop__proto_free(p); /* identical: the later copy is dropped */
+    return rc;
+  }
+  rc = check_committed_proto(p);
+  if (rc != PYOP_OK) {
+    pyop__proto_free(p);
+    return rc;
+  }
+  if (it) {
+    it->own_proto = p;
+    return PYOP_OK;
+  }
+  pyop__entry *e = pyop__calloc(1, sizeof *e);
+  if (e) {
+    e->own_proto = p;
+    e->hash = h;
+  }
+  if (!e || txn_append(t, e) != PYOP_OK) {
+    rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
+                     p->op_type, p->source);
+    pyop__free(e);
+    pyop__proto_free(p);
+    return rc;
+  }
+  return PYOP_OK;
+}
+
+int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
+  if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_add_impl: no transaction");
+  if (t->host)
+    return pyop__error(PYOP_EINVAL, "pyop__txn_add_impl: a host transaction takes prototypes only");
+  pyop__impl *p;
+  int rc = pyop__impl_copy(v, &p);
+  if (rc != PYOP_OK) return rc;
+  uint64_t h = pyop__hash_str(p->op_type);
+  pyop__entry *it;
+  if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
+    rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
+                     p->source);
+    pyop__impl_free(p);
+    return rc;
+  }
+  if (it && it->own_impl) {
+    rc = check_impls(p, it->own_impl, "registered earlier in this load");
+    pyop__impl_free(p);
+    return rc;
+  }
+  rc = check_committed_impl(p);
+  if (rc != PYOP_OK) {
+    pyop__impl_free(p);
+    return rc;
+  }
+  if (it) {
+    it->own_impl = p;
+    return PYOP_OK;
+  }
+  pyop__entry *e = pyop__calloc(1, sizeof *e);
+  if (e) {
+    e->own_impl = p;
+    e->hash = h;
+  }
+  if (!e || txn_append(t, e) != PYOP_OK) {
+    rc = pyop__error(PYOP_ENOMEM, "implementation \"%s\" (%s): out of memory registering it",
+                     p->op_type, p->source);
+    pyop__free(e);
+    pyop__impl_free(p);
+    return rc;
+  }
+  return PYOP_OK;
+}
+
+static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
+  return pyop__txn_add_proto(ctx, v);
+}
+static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
+  return pyop__txn_add_impl(ctx, v);
+}
+
+void pyop__txn_registrar(pyop__txn *t, pyop_registrar *out) {
+  memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->ctx = t;
+  out->add_proto = registrar_add_proto;
+  out->add_impl = registrar_add_impl;
+}
+
+/*
+ * Decides what item e of t does against the committed table: a new entry,
+ * an implementation bound to a registered prototype, or an idempotent
+ * repeat. Under the lock; records the error and returns it on conflict.
+ * A new entry's proto is set here (the publish loop prefetches it).
+ */
+static int classify_locked(pyop__entry *e) {
+  pyop__entry *cur = reg.count ? lookup_locked(entry_op_type(e), e->hash) : NULL;
+  e->txn_target = cur;
+  if (e->own_proto) {
+    if (!cur) {
+      e->txn_action = ACT_NEW;
+      e->proto = e->own_proto;
+      e->impl = e->own_impl;
+      return PYOP_OK;
+    }
+    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
+    if (rc != PYOP_OK) return rc;
+  } else if (!cur) {
+    return pyop__error(PYOP_EDESCRIPTOR, "implementation of %s (%s) has no prototype",
+                       e->own_impl->op_type, e->own_impl->source);
+  }
+  /* A registered prototype equal to ours (or none of ours). */
+  if (!e->own_impl) {
+    e->txn_action = ACT_SKIP;
+    return PYOP_OK;
+  }
+  if (cur->impl) {
+    int rc = check_impls(e->own_impl, cur->impl, "already registered");
+    if (rc != PYOP_OK) return rc;
+    e->txn_action = ACT_SKIP;
+    return PYOP_OK;
+  }
+  e->txn_action = ACT_BIND;
+  e->proto = cur->proto;
+  e->impl = e->own_impl;
+  return PYOP_OK;
+}
+
+int pyop__txn_commit(pyop__txn *t) {
+  if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
+  pyop_host_hooks hooks;
+  pyop__hooks_get(&hooks);
+  /* The host's veto, with no lock held. */
+  if (!t->host && hooks.owns_op) {
+    for (size_t i = 0; i < t->n; i++) {
+      const pyop__proto *p = t->items[i]->own_proto;
+      if (p && hooks.owns_op(hooks.user, p->op_type)) {
+        int rc = pyop__error(PYOP_ECONFLICT,
+                             "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
+                             "operator owned by the host",
+                             p->op_type, p->key, p->source);
+        pyop__txn_abort(t);
+        return rc;
+      }
+    }
+  }
+  int rc = PYOP_OK;
+  size_t n_new = 0, n_skip = 0;
+  lock();
+  for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
+    if (i + 32 < t->n) __builtin_prefetch(t->items[i + 32]);
+    rc = classify_locked(t->items[i]);
+    if (rc == PYOP_OK && t->items[i]->txn_action == ACT_NEW) n_new++;
+    if (rc == PYOP_OK && t->items[i]->txn_action == ACT_SKIP) n_skip++;
+  }
+  if (rc == PYOP_OK && reserve_locked(n_new) != PYOP_OK)
+    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
+  if (rc != PYOP_OK) {
+    unlock();
+    pyop__txn_abort(t);
+    return rc;
+  }
+  /* After unlocking, published entries are used only for the hooks and the
+   * debug log: hold a reference for them (an unload may run meanwhile). */
+  bool after = (!t->host && hooks.on_register) || pyop__log_enabled(PYOP_LOG_DEBUG);
+  /* Nothing can fail from here on. Big loads are cache-bound: fetch the
+   * entries and the slots they go to ahead of time. */
+  for (size_t i = 0; i < t->n; i++) {
+    if (i + 32 < t->n) __builtin_prefetch(t->items[i + 32]);
+    if (i + 16 < t->n) {
+      const pyop__entry *ahead = t->items[i + 16];
+      __builtin_prefetch(ahead->proto);
+      __builtin_prefetch(&reg.slots[(size_t)ahead->hash & (reg.cap - 1)], 1);
+    }
+    pyop__entry *e = t->items[i];
+    if (e->txn_action == ACT_SKIP) continue;
+    e->from_load = !t->host;
+    entry_fill_info(e);
+    /* Not yet visible: relaxed; the unlock below publishes it. */
+    atomic_store_explicit(&e->refs, after ? 2 : 1, memory_order_relaxed);
+    size_t i_slot;
+    if (e->txn_action == ACT_BIND) {
+      i_slot = find_slot_locked(e->info.op_type, e->hash);
+      e->base = e->txn_target; /* takes over the table's reference */
+    } else {
+      i_slot = free_slot_locked(e->hash);
+      reg.count++;
+    }
+    reg.slots[i_slot].hash = e->hash;
+    reg.slots[i_slot].e = e;
+  }
+  unlock();
+  for (size_t i = 0; (after || n_skip) && i < t->n; i++) {
+    pyop__entry *e = t->items[i];
+    if (e->txn_action == ACT_SKIP) {
+      entry_free(e);
+      continue;
+    }
+    if (!after) continue;
+    PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
+               e->impl ? e->impl->source : "infer-only");
+    if (!t->host && hooks.on_register) hooks.on_register(hooks.user, &e->info);
+    pyop__entry_release(e);
+  }
+  txn_free_shell(t);
+  return PYOP_OK;
+}
+
+/* ------------------------------------------------------------- unload */
+
+/* Appends "N of "X"" for entries with live instances; under the lock. */
+static void describe_live_locked(char *buf, size_t n) {
+  size_t used = 0, shown = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < reg.cap; i++) {
+    for (pyop__entry *e = reg.slots[i].e; e; e = e->base) {
+      size_t live = atomic_load(&e->live);
+      if (!live) continue;
+      int w = shown < 8 ? snprintf(buf + used, n - used, "%s%zu of \"%s\"",
+                                   shown ? ", " : "", live, e->info.op_type)
+                        : snprintf(buf + used, n - used, ", ...");
+      if (w < 0 || (size_t)w >= n - used) return;
+      used += (size_t)w;
+      if (++shown > 8) return;
+    }
+  }
+}
+
+/* Removes entries (all, or those of loads) into a retired list. Under the
+ * lock; EBUSY (message recorded) while instances live. */
+static int remove_locked(bool all, pyop__entry **retired) {
+  size_t live = atomic_load(&reg.live);
+  if (live) {
+    char what[600];
+    describe_live_locked(what, sizeof what);
+    return pyop__error(PYOP_EBUSY,
+                       "cannot unload: %zu op instance%s alive (%s); destroy them first",
+                       live, live == 1 ? " is" : "s are", what);
+  }
+  *retired = NULL;
+  size_t i = 0;
+  while (i < reg.cap) {
+    pyop__entry *e = reg.slots[i].e;
+    if (!e || (!all && !e->from_load)) {
+      i++;
+      continue;
+    }
+    e->next_retired = *retired;
+    *retired = e;
+    if (!all && e->base && !e->base->from_load) {
+      atomic_fetch_add(&e->base->refs, 1); /* the table's again */
+      reg.slots[i].e = e->base;
+      i++;
+    } else {
+      remove_at_locked(i); /* slot i now holds a later entry: look again */
+    }
+  }
+  return PYOP_OK;
+}
+
+int pyop__registry_unload(void) {
+  pyop_host_hooks hooks;
+  pyop__hooks_get(&hooks);
+  pyop__entry *retired;
+  lock();
+  int rc = remove_locked(false, &retired);
+  unlock();
+  if (rc != PYOP_OK) return rc;
+  size_t n = 0;
+  while (retired) {
+    pyop__entry *e = retired;
+    retired = e->next_retired;
+    if (hooks.on_unregister) hooks.on_unregister(hooks.user, e->info.op_type);
+    pyop__entry_release(e);
+    n++;
+  }
+  PYOP_LOG_D("unloaded %zu op types", n);
+  return PYOP_OK;
+}
+
+int pyop__registry_clear(void) {
+  pyop__entry *retired;
+  lock();
+  int rc = remove_locked(true, &retired);
+  if (rc == PYOP_OK) {
+    pyop__free(reg.slots);
+    reg.slots = NULL;
+    reg.cap = 0;
+    reg.count = 0;
+  }
+  unlock();
+  if (rc != PYOP_OK) return rc;
+  while (retired) {
+    pyop__entry *e = retired;
+    retired = e->next_retired;
+    pyop__entry_release(e);
+  }
+  return PYOP_OK;
+}
+
+size_t pyop__registry_count(void) {
+  lock();
+  size_t n = reg.count;
+  unlock();
+  return n;
+}
+
+size_t pyop__registry_live_instances(void) { return atomic_load(&reg.live); }
+
+int pyop__registry_acquire_instance(const char *op_type, pyop__entry **out) {
+  uint64_t h = pyop__hash_str(op_type);
+  lock();
+  pyop__entry *e = lookup_locked(op_type, h);
+  if (e) {
+    atomic_fetch_add(&e->refs, 1);
+    atomic_fetch_add(&e->live, 1);
+    atomic_fetch_add(&reg.live, 1);
+  }
+  unlock();
+  if (!e) return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+  *out = e;
+  return PYOP_OK;
+}
+
+void pyop__registry_release_instance(pyop__entry *e) {
+  atomic_fetch_sub(&e->live, 1);
+  atomic_fetch_sub(&reg.live, 1);
+  pyop__entry_release(e);
+}
+
+/* ------------------------------------------------------- public queries */
+
+/* Takes a reference; *out stays valid until pyop_op_info_release. */
+int pyop_op_get(const char *op_type, const pyop_op_info **out) {
+  if (!op_type || !out) return pyop__error(PYOP_EINVAL, "pyop_op_get: op_type or out is NULL");
+  pyop__entry *e = get_entry(op_type);
+  if (!e) {
+    *out = NULL;
+    return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+  }
+  *out = &e->info;
+  return PYOP_OK;
+}
+
+/* Drops the reference pyop_op_get took; NULL is ignored. */
+void pyop_op_info_release(const pyop_op_info *info) {
+  if (!info) return;
+  pyop__entry *e = (pyop__entry *)((char *)(uintptr_t)info - offsetof(pyop__entry, info));
+  pyop__entry_release(e);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Sorted op types in one allocation (the pointer array, then the strings);
+ * free with pyop_free. With no op registered: *out_types NULL, count 0.
+ */
+int pyop_op_list(char ***out_types, size_t *out_count) {
+  if (!out_types || !out_count)
+    return pyop__error(PYOP_EINVAL, "pyop_op_list: out_types or out_count is NULL");
+  *out_types = NULL;
+  *out_count = 0;
+  lock();
+  size_t n = reg.count, bytes = n * sizeof(char *);
+  for (size_t i = 0; i < reg.cap; i++)
+    if (reg.slots[i].e) bytes += strlen(reg.slots[i].e->info.op_type) + 1;
+  char **types = NULL;
+  if (n) {
+    types = pyop__malloc(bytes);
+    if (!types) {
+      unlock();
+      return pyop__error(PYOP_ENOMEM, "pyop_op_list: out of memory for %zu op types", n);
+    }
+    char *s = (char *)(types + n);
+    size_t k = 0;
+    for (size_t i = 0; i < reg.cap; i++) {
+      if (!reg.slots[i].e) continue;
+      size_t len = strlen(reg.slots[i].e->info.op_type) + 1;
+      memcpy(s, reg.slots[i].e->info.op_type, len);
+      types[k++] = s;
+      s += len;
+    }
+  }
+  unlock();
+  if (n) qsort(types, n, sizeof *types, cmp_str);
+  *out_types = types;
+  *out_count = n;
+  return PYOP_OK;
+}
+
+void pyop_free(void *p) { pyop__free(p); }
+
+/* "host:<op_type>" as the default key of a host prototype. */
+static char *host_key(const char *op_type) {
+  size_t len = strlen(op_type);
+  if (len > PYOP__MAX_KEY_LEN) len = PYOP__MAX_KEY_LEN; /* validation rejects it anyway */
+  char *k = pyop__malloc(len + 6);
+  if (k) {
+    memcpy(k, "host:", 5);
+    memcpy(k + 5, op_type, len);
+    k[len + 5] = '\0';
+  }
+  return k;
+}
+
+static pyop_str view_of(const char *s) {
+  pyop_str v = {s, s ? strlen(s) : 0};
+  return v;
+}
+
+/*
+ * Converts the host's description into a prototype view, validates it like
+ * a bridge's and registers it at once (a one-op transaction). Kept across
+ * pyop_unload.
+ */
+int pyop_register_host_prototype(const pyop_op_info *info) {
+  if (!info || info->struct_size < offsetof(pyop_op_info, n_attrs) + sizeof info->n_attrs)
+    return pyop__error(PYOP_EINVAL, "pyop_register_host_prototype: info is NULL or its "
+                                    "struct_size is too small");
+  bool too_many = info->n_inputs > PYOP__MAX_IOS || info->n_outputs > PYOP__MAX_IOS ||
+                  info->n_attrs > PYOP__MAX_IOS;
+  size_t n_io = too_many ? 0 : info->n_inputs + info->n_outputs;
+  size_t n_at = too_many ? 0 : info->n_attrs;
+  pyop_io_view *ios = pyop__calloc(n_io ? n_io : 1, sizeof *ios);
+  pyop_attr_view *ats = pyop__calloc(n_at ? n_at : 1, sizeof *ats);
+  char *key = info->proto_key || !info->op_type ? NULL : host_key(info->op_type);
+  pyop__txn *t = txn_new(true);
+  int rc = PYOP_OK;
+  if (!ios || !ats || !t || (!info->proto_key && info->op_type && !key)) {
+    rc = pyop__error(PYOP_ENOMEM, "pyop_register_host_prototype: out of memory");
+    goto out;
+  }
+  pyop_proto_view v;
+  memset(&v, 0, sizeof v);
+  v.struct_size = sizeof v;
+  v.op_type = view_of(info->op_type);
+  v.key = view_of(info->proto_key ? info->proto_key : key);
+  v.n_inputs = info->n_inputs;
+  v.n_outputs = info->n_outputs;
+  v.n_attrs = info->n_attrs;
+  if (!too_many) {
+    for (size_t i = 0; i < info->n_inputs && info->inputs; i++) {
+      ios[i].struct_size = sizeof ios[i];
+      ios[i].name = view_of(info->inputs[i].name);
+      ios[i].kind = info->inputs[i].kind;
+    }
+    for (size_t i = 0; i < info->n_outputs && info->outputs; i++) {
+      pyop_io_view *o = &ios[info->n_inputs + i];
+      o->struct_size = sizeof *o;
+      o->name = view_of(info->outputs[i].name);
+      o->kind = info->outputs[i].kind;
+    }
+    for (size_t i = 0; i < info->n_attrs && info->attrs; i++) {
+      ats[i].struct_size = sizeof ats[i];
+      ats[i].name = view_of(info->attrs[i].name);
+      ats[i].type = info->attrs[i].type;
+      ats[i].required = info->attrs[i].required ? 1 : 0;
+      ats[i].default_value = info->attrs[i].default_value;
+    }
+    v.inputs = info->inputs ? ios : NULL;
+    v.outputs = info->outputs ? ios + info->n_inputs : NULL;
+    v.attrs = info->attrs ? ats : NULL;
+  }
+  rc = pyop__txn_add_proto(t, &v);
+  if (rc == PYOP_OK) {
+    rc = pyop__txn_commit(t);
+    t = NULL;
+  }
+out:
+  pyop__txn_abort(t);
+  pyop__free(key);
+  pyop__free(ios);
+  pyop__free(ats);
+  return rc;
+}

@@ -1,0 +1,521 @@
+/*
+ * Descriptor validation and deep copy (src/descriptor.c): every malformed
+ * view is rejected with PYOP_EDESCRIPTOR and a message naming the op type,
+ * the field and the reason; valid views are copied deeply.
+ */
+#include "registry.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pyop_str S(const char *s) { return (pyop_str){s, strlen(s)}; }
+
+static int cb_create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
+  (void)ctx; (void)a; (void)n;
+  *out = NULL;
+  return PYOP_OK;
+}
+static void cb_destroy(void *h) { (void)h; }
+static int cb_infer(void *h, const pyop_infer_args *a) { (void)h; (void)a; return PYOP_OK; }
+static int cb_exec(void *h, const pyop_exec_args *a) { (void)h; (void)a; return PYOP_OK; }
+static int cb_compile(void *h, const pyop_compile_args *a) { (void)h; (void)a; return PYOP_OK; }
+static int cb_declare(void *h, const pyop_declare_args *a) { (void)h; (void)a; return PYOP_OK; }
+
+static const pyop_op_callbacks proto_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                            cb_infer, NULL, NULL, NULL};
+static const pyop_op_callbacks impl_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                           NULL, cb_exec, NULL, NULL};
+
+/* A valid "ScaledAdd"(x, y?) -> z with alpha: float = 1.5, mode: str. */
+typedef struct fx {
+  pyop_io_view in[2], out[1];
+  pyop_attr_view at[2];
+  pyop_proto_view p;
+  pyop_impl_view i;
+} fx;
+
+static void fx_init(fx *f) {
+  memset(f, 0, sizeof *f);
+  f->in[0] = (pyop_io_view){sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED};
+  f->in[1] = (pyop_io_view){sizeof(pyop_io_view), S("y"), PYOP_IO_OPTIONAL};
+  f->out[0] = (pyop_io_view){sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED};
+  f->at[0].struct_size = sizeof(pyop_attr_view);
+  f->at[0].name = S("alpha");
+  f->at[0].type = PYOP_ATTR_FLOAT;
+  f->at[0].default_value.type = PYOP_ATTR_FLOAT;
+  f->at[0].default_value.u.f = 1.5;
+  f->at[1].struct_size = sizeof(pyop_attr_view);
+  f->at[1].name = S("mode");
+  f->at[1].type = PYOP_ATTR_STR;
+  f->at[1].required = 1;
+  f->p = (pyop_proto_view){sizeof(pyop_proto_view), S("ScaledAdd"), S("pyop:plugin_a.scaled_add"),
+                           S("plugin_a.py"), 12, PYOP_CAP_INFER_META, f->in, 2, f->out, 1,
+                           f->at, 2, NULL, &proto_cbs};
+  f->i = (pyop_impl_view){sizeof(pyop_impl_view), S("ScaledAdd"), S("pyop:plugin_a.ScaledAddImpl"),
+                          S("plugin_a.py"), 30, PYOP_CAP_EXECUTE, NULL, &impl_cbs};
+}
+
+/* Asserts the proto view is rejected with a message holding every part. */
+#define REJECT_PROTO(f, ...) \
+  expect_reject(__LINE__, pyop__validate_proto_view(&(f)->p), __VA_ARGS__, NULL)
+#define REJECT_IMPL(f, ...) \
+  expect_reject(__LINE__, pyop__validate_impl_view(&(f)->i), __VA_ARGS__, NULL)
+
+static void expect_reject(int line, int rc, ...) {
+  if (rc != PYOP_EDESCRIPTOR) fail_msg("line %d: status %d, not PYOP_EDESCRIPTOR", line, rc);
+  assert_int_equal(pyop_last_status(), PYOP_EDESCRIPTOR);
+  va_list ap;
+  va_start(ap, rc);
+  for (const char *part; (part = va_arg(ap, const char *));) {
+    if (!strstr(pyop_last_error(), part))
+      fail_msg("line %d: message \"%s\" lacks \"%s\"", line, pyop_last_error(), part);
+  }
+  va_end(ap);
+}
+
+static void test_valid_views(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  assert_int_equal(pyop__validate_impl_view(&f.i), PYOP_OK);
+  /* A newer minor's bigger view is fine: only known members are read. */
+  struct { pyop_proto_view v; char extra[32]; } big;
+  memset(&big, 0xAB, sizeof big);
+  big.v = f.p;
+  big.v.struct_size = sizeof big;
+  assert_int_equal(pyop__validate_proto_view(&big.v), PYOP_OK);
+  /* An infer-only prototype without callbacks. */
+  f.p.caps = 0;
+  f.p.callbacks = NULL;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* Op types may have dots, colons and dashes after the first character. */
+  f.p.op_type = S("ns.sub:Op-2");
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* Empty source file is allowed. */
+  f.p.source_file = S("");
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+}
+
+static void test_null_and_struct_size(void **state) {
+  (void)state;
+  expect_reject(__LINE__, pyop__validate_proto_view(NULL), "prototype", "NULL", NULL);
+  expect_reject(__LINE__, pyop__validate_impl_view(NULL), "implementation", "NULL", NULL);
+  fx f;
+  fx_init(&f);
+  f.p.struct_size = offsetof(pyop_proto_view, callbacks);
+  REJECT_PROTO(&f, "struct_size");
+  fx_init(&f);
+  f.i.struct_size = 8;
+  REJECT_IMPL(&f, "struct_size 8");
+  fx_init(&f);
+  f.in[1].struct_size = 4;
+  REJECT_PROTO(&f, "prototype \"ScaledAdd\" (plugin_a.py:12)", "input 1", "struct_size 4");
+  fx_init(&f);
+  f.at[0].struct_size = offsetof(pyop_attr_view, default_value);
+  REJECT_PROTO(&f, "attr 0", "struct_size");
+  fx_init(&f);
+  pyop_op_callbacks small = impl_cbs;
+  small.struct_size = offsetof(pyop_op_callbacks, compile);
+  f.i.callbacks = &small;
+  REJECT_IMPL(&f, "implementation \"ScaledAdd\" (plugin_a.py:30)", "callbacks", "struct_size");
+}
+
+static void test_string_views(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  f.p.op_type = (pyop_str){NULL, 3};
+  REJECT_PROTO(&f, "op_type", "NULL data");
+  fx_init(&f);
+  f.p.op_type = (pyop_str){"Sc\0aledAdd", 10};
+  REJECT_PROTO(&f, "op_type", "embedded NUL");
+  fx_init(&f);
+  f.p.op_type = S("");
+  REJECT_PROTO(&f, "op_type", "empty");
+  fx_init(&f);
+  f.p.op_type = S("1Bad");
+  REJECT_PROTO(&f, "op_type", "not a valid op type");
+  fx_init(&f);
+  f.p.op_type = S("Bad Op");
+  REJECT_PROTO(&f, "op_type");
+  fx_init(&f);
+  f.p.key = S("");
+  REJECT_PROTO(&f, "\"ScaledAdd\"", "key", "empty");
+  fx_init(&f);
+  f.p.key = (pyop_str){NULL, 1};
+  REJECT_PROTO(&f, "key", "NULL data");
+  fx_init(&f);
+  f.p.key = S("a\nb");
+  REJECT_PROTO(&f, "key", "control character");
+  fx_init(&f);
+  f.p.source_file = (pyop_str){"a.py\0x", 6};
+  REJECT_PROTO(&f, "source_file", "embedded NUL");
+  fx_init(&f);
+  f.in[0].name = (pyop_str){NULL, 1};
+  REJECT_PROTO(&f, "input 0 name", "NULL data");
+  fx_init(&f);
+  f.in[0].name = S("");
+  REJECT_PROTO(&f, "input 0 name", "empty");
+  fx_init(&f);
+  f.out[0].name = S("z-1");
+  REJECT_PROTO(&f, "output 0 name", "not an identifier");
+  fx_init(&f);
+  f.at[1].name = (pyop_str){"mo\0e", 4};
+  REJECT_PROTO(&f, "attr 1 name", "embedded NUL");
+  fx_init(&f);
+  char longname[300];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  f.at[0].name = S(longname);
+  REJECT_PROTO(&f, "attr 0 name", "too long");
+  fx_init(&f);
+  f.i.op_type = (pyop_str){NULL, 2};
+  REJECT_IMPL(&f, "implementation", "op_type");
+}
+
+static void test_duplicate_names(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  f.in[1].name = S("x");
+  REJECT_PROTO(&f, "prototype \"ScaledAdd\" (plugin_a.py:12): input 1 name: duplicate name \"x\"");
+  /* Outputs have their own namespace: an output "y" beside an input "y". */
+  fx_init(&f);
+  f.out[0].name = S("y");
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  fx_init(&f);
+  f.at[1].name = S("alpha");
+  REJECT_PROTO(&f, "attr 1 name", "duplicate name \"alpha\"");
+  /* Many names go through the hash set path. */
+  enum { N = 600 };
+  static pyop_io_view ins[N];
+  static char names[N][16];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "in%d", i);
+    ins[i] = (pyop_io_view){sizeof(pyop_io_view), S(names[i]), PYOP_IO_DYNAMIC};
+  }
+  fx_init(&f);
+  f.p.inputs = ins;
+  f.p.n_inputs = N;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  ins[N - 1].name = S("in17");
+  REJECT_PROTO(&f, "input 599 name: duplicate name \"in17\" (also input 17)");
+  f.p.inputs = ins;
+  ins[N - 1].name = S(names[N - 1]);
+  f.out[0].name = S("in3");
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* ... but two outputs of one name clash, on the hash path too. */
+  static pyop_io_view outs[2];
+  outs[0] = (pyop_io_view){sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED};
+  outs[1] = (pyop_io_view){sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED};
+  f.p.outputs = outs;
+  f.p.n_outputs = 2;
+  REJECT_PROTO(&f, "output 1 name: duplicate name \"z\" (also output 0)");
+}
+
+static void test_kinds_counts(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  f.in[0].kind = 3;
+  REJECT_PROTO(&f, "input 0", "unknown kind 3");
+  fx_init(&f);
+  f.out[0].kind = -1;
+  REJECT_PROTO(&f, "output 0", "unknown kind -1");
+  fx_init(&f);
+  f.p.n_outputs = 0;
+  REJECT_PROTO(&f, "outputs", "at least one");
+  fx_init(&f);
+  f.p.n_inputs = 1025;
+  REJECT_PROTO(&f, "inputs", "1025");
+  fx_init(&f);
+  f.p.inputs = NULL;
+  REJECT_PROTO(&f, "inputs", "NULL");
+  fx_init(&f);
+  f.p.attrs = NULL;
+  REJECT_PROTO(&f, "attrs", "NULL");
+  fx_init(&f);
+  f.p.n_attrs = (size_t)-1;
+  REJECT_PROTO(&f, "attrs");
+  /* no inputs at all is fine */
+  fx_init(&f);
+  f.p.inputs = NULL;
+  f.p.n_inputs = 0;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+}
+
+static void test_attr_types_defaults(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  f.at[0].type = 0;
+  REJECT_PROTO(&f, "attr 0 \"alpha\"", "unknown type 0");
+  fx_init(&f);
+  f.at[0].type = 12;
+  REJECT_PROTO(&f, "unknown type 12");
+  fx_init(&f);
+  f.at[0].required = 2;
+  REJECT_PROTO(&f, "required is 2");
+  fx_init(&f);
+  f.at[0].default_value.type = PYOP_ATTR_INT;
+  REJECT_PROTO(&f, "attr 0 \"alpha\"", "default value has type int, declared float");
+  fx_init(&f);
+  f.at[0].type = PYOP_ATTR_DTYPE;
+  f.at[0].default_value.type = PYOP_ATTR_DTYPE;
+  f.at[0].default_value.u.dtype = PYOP_DTYPE_COUNT;
+  REJECT_PROTO(&f, "default value", "out of range");
+  fx_init(&f);
+  f.at[0].type = PYOP_ATTR_STR;
+  f.at[0].default_value.type = PYOP_ATTR_STR;
+  f.at[0].default_value.u.s = (pyop_str){NULL, 2};
+  REJECT_PROTO(&f, "default value", "NULL data");
+  f.at[0].default_value.u.s = (pyop_str){"a\0b", 3};
+  REJECT_PROTO(&f, "default value", "embedded NUL");
+  f.at[0].default_value.u.s = S(""); /* an empty string value is fine */
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  fx_init(&f);
+  f.at[0].type = PYOP_ATTR_LIST_INT;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_INT;
+  f.at[0].default_value.u.ints.items = NULL;
+  f.at[0].default_value.u.ints.count = 3;
+  REJECT_PROTO(&f, "default value", "NULL items");
+  f.at[0].default_value.u.ints.count = 0; /* empty list with NULL items is fine */
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  fx_init(&f);
+  pyop_str strs[2] = {S("a"), {NULL, 1}};
+  f.at[0].type = PYOP_ATTR_LIST_STR;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_STR;
+  f.at[0].default_value.u.strs.items = strs;
+  f.at[0].default_value.u.strs.count = 2;
+  REJECT_PROTO(&f, "default value", "item 1");
+  fx_init(&f);
+  int32_t dts[2] = {PYOP_DTYPE_INT8, 99};
+  f.at[0].type = PYOP_ATTR_LIST_DTYPE;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_DTYPE;
+  f.at[0].default_value.u.dtypes.items = dts;
+  f.at[0].default_value.u.dtypes.count = 2;
+  REJECT_PROTO(&f, "item 1", "99");
+  fx_init(&f);
+  int64_t row[2] = {1, 2};
+  pyop_int_list rows[2] = {{row, 2}, {NULL, 5}};
+  f.at[0].type = PYOP_ATTR_LIST_LIST_INT;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_LIST_INT;
+  f.at[0].default_value.u.int_lists.items = rows;
+  f.at[0].default_value.u.int_lists.count = 2;
+  REJECT_PROTO(&f, "item 1", "NULL items");
+  rows[1].items = row;
+  rows[1].count = 1;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* A required attribute's default is never read. */
+  fx_init(&f);
+  f.at[1].default_value.type = 77;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+}
+
+static void test_caps_callbacks(void **state) {
+  (void)state;
+  fx f;
+  pyop_op_callbacks cb;
+  fx_init(&f);
+  f.p.caps = PYOP_CAP_EXECUTE;
+  REJECT_PROTO(&f, "caps", "not a subset of infer_meta");
+  fx_init(&f);
+  f.p.callbacks = NULL;
+  REJECT_PROTO(&f, "callbacks: NULL");
+  fx_init(&f);
+  cb = proto_cbs;
+  cb.infer_meta = NULL;
+  f.p.callbacks = &cb;
+  REJECT_PROTO(&f, "infer_meta is NULL but caps has INFER_META");
+  fx_init(&f);
+  cb = proto_cbs;
+  cb.execute = cb_exec;
+  f.p.callbacks = &cb;
+  REJECT_PROTO(&f, "execute is set but caps lacks EXECUTE");
+  fx_init(&f);
+  f.p.caps = 0; /* callbacks given with infer_meta but no cap */
+  REJECT_PROTO(&f, "infer_meta is set but caps lacks INFER_META");
+  fx_init(&f);
+  cb = proto_cbs;
+  cb.create_holder = NULL;
+  f.p.callbacks = &cb;
+  REJECT_PROTO(&f, "create_holder is NULL");
+  fx_init(&f);
+  cb = proto_cbs;
+  cb.destroy_holder = NULL;
+  f.p.callbacks = &cb;
+  REJECT_PROTO(&f, "destroy_holder is NULL");
+
+  fx_init(&f);
+  f.i.caps = 0;
+  REJECT_IMPL(&f, "caps: empty");
+  fx_init(&f);
+  f.i.caps = PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE;
+  REJECT_IMPL(&f, "not a subset of execute|compile|launch");
+  fx_init(&f);
+  f.i.caps = 0x40;
+  REJECT_IMPL(&f, "caps");
+  fx_init(&f);
+  f.i.callbacks = NULL;
+  REJECT_IMPL(&f, "callbacks: NULL but caps is execute");
+  fx_init(&f);
+  f.i.caps = PYOP_CAP_EXECUTE | PYOP_CAP_LAUNCH;
+  REJECT_IMPL(&f, "declare_launch_args is NULL but caps has LAUNCH");
+  cb = impl_cbs;
+  cb.declare_launch_args = cb_declare;
+  f.i.callbacks = &cb;
+  assert_int_equal(pyop__validate_impl_view(&f.i), PYOP_OK);
+  f.i.caps = PYOP_CAP_COMPILE;
+  cb = impl_cbs;
+  cb.execute = NULL;
+  cb.compile = cb_compile;
+  assert_int_equal(pyop__validate_impl_view(&f.i), PYOP_OK);
+  cb.infer_meta = cb_infer;
+  REJECT_IMPL(&f, "infer_meta is set");
+}
+
+static void test_deep_copy(void **state) {
+  (void)state;
+  fx f;
+  fx_init(&f);
+  int64_t ints[3] = {1, 2, 3};
+  pyop_str strs[2] = {S("p"), S("qq")};
+  f.at[1].required = 0;
+  f.at[1].type = PYOP_ATTR_LIST_STR;
+  f.at[1].default_value.type = PYOP_ATTR_LIST_STR;
+  f.at[1].default_value.u.strs.items = strs;
+  f.at[1].default_value.u.strs.count = 2;
+  pyop_attr_view at3[3] = {f.at[0], f.at[1], f.at[0]};
+  at3[2].name = S("shape");
+  at3[2].type = PYOP_ATTR_LIST_INT;
+  at3[2].default_value.type = PYOP_ATTR_LIST_INT;
+  at3[2].default_value.u.ints.items = ints;
+  at3[2].default_value.u.ints.count = 3;
+  f.p.attrs = at3;
+  f.p.n_attrs = 3;
+  /* Non-terminated source bytes: the copy must terminate them. */
+  char buf[] = "ScaledAddXXX";
+  f.p.op_type = (pyop_str){buf, 9};
+  pt_faults_install();
+  long base = pt_live_allocs();
+  pyop__proto *p;
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), base + 1); /* one block */
+  memset(buf, 'Q', sizeof buf - 1);
+  ints[0] = 99;
+  strs[0] = S("zz");
+  assert_string_equal(p->op_type, "ScaledAdd");
+  assert_string_equal(p->key, "pyop:plugin_a.scaled_add");
+  assert_string_equal(p->source, "plugin_a.py:12");
+  assert_int_equal(p->n_inputs, 2);
+  assert_string_equal(p->inputs[1].name, "y");
+  assert_int_equal(p->inputs[1].kind, PYOP_IO_OPTIONAL);
+  assert_string_equal(p->outputs[0].name, "z");
+  assert_int_equal(p->n_attrs, 3);
+  assert_true(p->attrs[0].default_value.u.f == 1.5);
+  assert_int_equal(p->attrs[1].default_value.u.strs.count, 2);
+  assert_string_equal(p->attrs[1].default_value.u.strs.items[0].data, "p");
+  assert_int_equal(p->attrs[2].default_value.u.ints.items[0], 1);
+  assert_int_equal(pyop__proto_attr_find(p, "shape"), 2);
+  assert_int_equal(pyop__proto_attr_find(p, "alpha"), 0);
+  assert_int_equal(pyop__proto_attr_find(p, "nope"), -1);
+  assert_ptr_equal(p->callbacks, &proto_cbs);
+
+  /* Equality ignores key/source/callbacks, not content. */
+  fx g;
+  fx_init(&g);
+  g.at[1] = f.at[1];
+  strs[0] = S("p");
+  ints[0] = 1;
+  pyop_attr_view at3b[3] = {at3[0], at3[1], at3[2]};
+  g.p.attrs = at3b;
+  g.p.n_attrs = 3;
+  g.p.key = S("other");
+  g.p.source_file = S("b.py");
+  pyop__proto *q;
+  assert_int_equal(pyop__proto_copy(&g.p, false, &q), PYOP_OK);
+  char why[200];
+  assert_true(pyop__proto_same(p, q, why, sizeof why));
+  pyop__proto_free(q);
+  int64_t ints2[3] = {1, 2, 4};
+  at3b[2].default_value.u.ints.items = ints2;
+  assert_int_equal(pyop__proto_copy(&g.p, false, &q), PYOP_OK);
+  assert_false(pyop__proto_same(p, q, why, sizeof why));
+  assert_non_null(strstr(why, "attr 2 \"shape\": different default values"));
+  pyop__proto_free(q);
+  g.in[0].kind = PYOP_IO_DYNAMIC;
+  assert_int_equal(pyop__proto_copy(&g.p, false, &q), PYOP_OK);
+  assert_false(pyop__proto_same(p, q, why, sizeof why));
+  assert_non_null(strstr(why, "input 0 \"x\": kind required vs dynamic"));
+  pyop__proto_free(q);
+  pyop__proto_free(p);
+
+  /* Host copies say "<host>"; an impl copy. */
+  assert_int_equal(pyop__proto_copy(&g.p, true, &q), PYOP_OK);
+  assert_string_equal(q->source, "<host>");
+  pyop__proto_free(q);
+  pyop__impl *im;
+  assert_int_equal(pyop__impl_copy(&f.i, &im), PYOP_OK);
+  assert_string_equal(im->source, "plugin_a.py:30");
+  assert_string_equal(im->key, "pyop:plugin_a.ScaledAddImpl");
+  pyop__impl_free(im);
+  assert_int_equal(pt_live_allocs(), base);
+
+  /* A failed copy allocation leaks nothing. */
+  pt_faults_arm(0);
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_ENOMEM);
+  assert_null(p);
+  pt_faults_arm(-1);
+  assert_int_equal(pt_live_allocs(), base);
+  pt_faults_remove();
+}
+
+static void test_types_helpers(void **state) {
+  (void)state;
+  assert_string_equal(pyop_dtype_name(PYOP_DTYPE_BFLOAT16), "bfloat16");
+  assert_null(pyop_dtype_name(PYOP_DTYPE_COUNT));
+  assert_int_equal(pyop_dtype_size(PYOP_DTYPE_FLOAT64), 8);
+  assert_int_equal(pyop_dtype_size(-1), 0);
+  int d = -5;
+  assert_int_equal(pyop_dtype_from_name("uint16", &d), PYOP_OK);
+  assert_int_equal(d, PYOP_DTYPE_UINT16);
+  assert_int_equal(pyop_dtype_from_name("float", &d), PYOP_EINVAL);
+  assert_non_null(strstr(pyop_last_error(), "float32"));
+  assert_int_equal(d, PYOP_DTYPE_UINT16);
+  assert_string_equal(pyop_format_name(PYOP_FORMAT_FRACTAL_NZ), "FRACTAL_NZ");
+  assert_null(pyop_format_name(17));
+  assert_string_equal(pyop_attr_type_name(PYOP_ATTR_LIST_LIST_INT), "list[list[int]]");
+  assert_null(pyop_attr_type_name(0));
+  pyop_tensor t = {0};
+  assert_int_equal(pyop_tensor_numel(&t), 1);
+  t.ndim = 3;
+  t.shape[0] = 2; t.shape[1] = 3; t.shape[2] = 4;
+  assert_int_equal(pyop_tensor_numel(&t), 24);
+  t.shape[1] = -1;
+  assert_int_equal(pyop_tensor_numel(&t), -1);
+  t.shape[0] = INT64_MAX; t.shape[1] = 2;
+  assert_int_equal(pyop_tensor_numel(&t), -1);
+  t.shape[2] = 0;
+  assert_int_equal(pyop_tensor_numel(&t), 0);
+  t.ndim = 9;
+  assert_int_equal(pyop_tensor_numel(&t), -1);
+  assert_int_equal(pyop_tensor_numel(NULL), -1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_valid_views),
+      cmocka_unit_test(test_null_and_struct_size),
+      cmocka_unit_test(test_string_views),
+      cmocka_unit_test(test_duplicate_names),
+      cmocka_unit_test(test_kinds_counts),
+      cmocka_unit_test(test_attr_types_defaults),
+      cmocka_unit_test(test_caps_callbacks),
+      cmocka_unit_test(test_deep_copy),
+      cmocka_unit_test(test_types_helpers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,860 @@
+/*
+ * The registry (src/registry.c): transactions, idempotence, conflicts, the
+ * host's veto and prototypes, all-or-nothing commits, refcounted reads,
+ * unload, scale (100,000 ops), fault injection and concurrency.
+ */
+#include "registry.h"
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pyop_str S(const char *s) { return (pyop_str){s, strlen(s)}; }
+
+static atomic_int holders_alive;
+
+static int cb_create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
+  (void)ctx; (void)a; (void)n;
+  atomic_fetch_add(&holders_alive, 1);
+  *out = NULL;
+  return PYOP_OK;
+}
+static void cb_destroy(void *h) {
+  (void)h;
+  atomic_fetch_sub(&holders_alive, 1);
+}
+static int cb_infer(void *h, const pyop_infer_args *a) { (void)h; (void)a; return PYOP_OK; }
+static int cb_exec(void *h, const pyop_exec_args *a) { (void)h; (void)a; return PYOP_OK; }
+
+static const pyop_op_callbacks proto_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                            cb_infer, NULL, NULL, NULL};
+static const pyop_op_callbacks impl_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                           NULL, cb_exec, NULL, NULL};
+
+/* One op's descriptors: OP(x, y?) -> z with alpha: float = 2.0. */
+typedef struct desc {
+  char op[64], pkey[96], ikey[96], file[64];
+  pyop_io_view in[2], out[1];
+  pyop_attr_view at[1];
+  pyop_proto_view p;
+  pyop_impl_view i;
+} desc;
+
+static void desc_init(desc *d, const char *op, const char *file) {
+  memset(d, 0, sizeof *d);
+  snprintf(d->op, sizeof d->op, "%s", op);
+  snprintf(d->pkey, sizeof d->pkey, "pyop:%s.proto", op);
+  snprintf(d->ikey, sizeof d->ikey, "pyop:%s.impl", op);
+  snprintf(d->file, sizeof d->file, "%s", file);
+  d->in[0] = (pyop_io_view){sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED};
+  d->in[1] = (pyop_io_view){sizeof(pyop_io_view), S("y"), PYOP_IO_OPTIONAL};
+  d->out[0] = (pyop_io_view){sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED};
+  d->at[0].struct_size = sizeof(pyop_attr_view);
+  d->at[0].name = S("alpha");
+  d->at[0].type = PYOP_ATTR_FLOAT;
+  d->at[0].default_value.type = PYOP_ATTR_FLOAT;
+  d->at[0].default_value.u.f = 2.0;
+  d->p = (pyop_proto_view){sizeof(pyop_proto_view), S(d->op), S(d->pkey), S(d->file), 12,
+                           PYOP_CAP_INFER_META, d->in, 2, d->out, 1, d->at, 1, NULL, &proto_cbs};
+  d->i = (pyop_impl_view){sizeof(pyop_impl_view), S(d->op), S(d->ikey), S(d->file), 30,
+                          PYOP_CAP_EXECUTE, NULL, &impl_cbs};
+}
+
+static void assert_msg_has(const char *part) {
+  if (!strstr(pyop_last_error(), part))
+    fail_msg("message \"%s\" lacks \"%s\"", pyop_last_error(), part);
+}
+
+/* Commits the proto (and impl when with_impl) of d in one transaction. */
+static int commit_one(desc *d, bool with_impl) {
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  int rc = pyop__txn_add_proto(t, &d->p);
+  if (rc == PYOP_OK && with_impl) rc = pyop__txn_add_impl(t, &d->i);
+  if (rc != PYOP_OK) {
+    pyop__txn_abort(t);
+    return rc;
+  }
+  return pyop__txn_commit(t);
+}
+
+/* The sorted op types joined with ',' (for before/after comparisons). */
+static char *list_str(void) {
+  char **types;
+  size_t n;
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  size_t len = 1;
+  for (size_t i = 0; i < n; i++) len += strlen(types[i]) + 1;
+  char *s = calloc(1, len);
+  for (size_t i = 0; i < n; i++) {
+    strcat(s, types[i]);
+    strcat(s, ",");
+  }
+  pyop_free(types);
+  return s;
+}
+
+static int setup(void **state) {
+  (void)state;
+  pyop_set_host_hooks(NULL);
+  return pyop__registry_clear() == PYOP_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  pyop_set_host_hooks(NULL);
+  pt_faults_remove();
+  return pyop__registry_clear() == PYOP_OK ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_register_and_get(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "ScaledAdd", "plugin_a.py");
+  assert_int_equal(commit_one(&d, true), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 1);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("ScaledAdd", &info), PYOP_OK);
+  assert_int_equal(info->struct_size, sizeof(pyop_op_info));
+  assert_string_equal(info->op_type, "ScaledAdd");
+  assert_string_equal(info->proto_key, "pyop:ScaledAdd.proto");
+  assert_string_equal(info->proto_source, "plugin_a.py:12");
+  assert_string_equal(info->impl_key, "pyop:ScaledAdd.impl");
+  assert_string_equal(info->impl_source, "plugin_a.py:30");
+  assert_int_equal(info->n_inputs, 2);
+  assert_string_equal(info->inputs[1].name, "y");
+  assert_int_equal(info->inputs[1].kind, PYOP_IO_OPTIONAL);
+  assert_int_equal(info->n_outputs, 1);
+  assert_string_equal(info->outputs[0].name, "z");
+  assert_int_equal(info->n_attrs, 1);
+  assert_string_equal(info->attrs[0].name, "alpha");
+  assert_false(info->attrs[0].required);
+  assert_true(info->attrs[0].default_value.u.f == 2.0);
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+
+  assert_int_equal(pyop_op_get("Nope", &info), PYOP_ENOENT);
+  assert_msg_has("\"Nope\"");
+  assert_null(info);
+  assert_int_equal(pyop_op_get(NULL, &info), PYOP_EINVAL);
+  pyop_op_info_release(NULL);
+}
+
+static void test_infer_only_and_list(void **state) {
+  (void)state;
+  char **types;
+  size_t n = 9;
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  assert_null(types);
+  assert_int_equal(n, 0);
+  pyop_free(NULL);
+  const char *names[] = {"Zeta", "alpha", "Beta", "Alpha"};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  desc d[4];
+  for (int i = 0; i < 4; i++) {
+    desc_init(&d[i], names[i], "p.py");
+    assert_int_equal(pyop__txn_add_proto(t, &d[i].p), PYOP_OK);
+  }
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  char *s = list_str();
+  assert_string_equal(s, "Alpha,Beta,Zeta,alpha,");
+  free(s);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Beta", &info), PYOP_OK);
+  assert_null(info->impl_key);
+  assert_null(info->impl_source);
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META);
+  pyop_op_info_release(info);
+}
+
+static void test_idempotent(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Idem", "a.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &d.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &d.p), PYOP_OK); /* same txn */
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  const pyop_op_info *before;
+  assert_int_equal(pyop_op_get("Idem", &before), PYOP_OK);
+  /* A later identical registration (another file: source is not content). */
+  desc e;
+  desc_init(&e, "Idem", "copy_of_a.py");
+  e.p.ctx = (void *)0x1;
+  assert_int_equal(commit_one(&e, true), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 1);
+  const pyop_op_info *after;
+  assert_int_equal(pyop_op_get("Idem", &after), PYOP_OK);
+  assert_ptr_equal(before, after); /* the later copy was dropped */
+  assert_string_equal(after->proto_source, "a.py:12");
+  pyop_op_info_release(before);
+  pyop_op_info_release(after);
+  /* Proto only again, while the committed one has an impl: still fine. */
+  assert_int_equal(commit_one(&e, false), PYOP_OK);
+}
+
+static void test_conflict_key(void **state) {
+  (void)state;
+  desc a, b;
+  desc_init(&a, "Clash", "plugin_a.py");
+  desc_init(&b, "Clash", "plugin_b.py");
+  snprintf(b.pkey, sizeof b.pkey, "pyop:plugin_b.clash");
+  b.p.key = S(b.pkey);
+  b.p.source_line = 3;
+  assert_int_equal(commit_one(&a, false), PYOP_OK);
+  char *before = list_str();
+  assert_int_equal(commit_one(&b, false), PYOP_ECONFLICT);
+  assert_msg_has("op type \"Clash\"");
+  assert_msg_has("\"pyop:plugin_b.clash\" (plugin_b.py:3)");
+  assert_msg_has("\"pyop:Clash.proto\" (plugin_a.py:12)");
+  assert_msg_has("different descriptor key");
+  /* Inside one transaction as well. */
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  desc c;
+  desc_init(&c, "Fresh", "x.py");
+  desc c2 = c;
+  c2.p.key = S("other:key");
+  c2.p.op_type = S(c.op);
+  c2.p.inputs = c.in;
+  c2.p.outputs = c.out;
+  c2.p.attrs = c.at;
+  assert_int_equal(pyop__txn_add_proto(t, &c.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &c2.p), PYOP_ECONFLICT);
+  assert_msg_has("registered earlier in this load");
+  assert_msg_has("\"other:key\"");
+  assert_msg_has("\"pyop:Fresh.proto\"");
+  pyop__txn_abort(t);
+  char *after = list_str();
+  assert_string_equal(before, after);
+  free(before);
+  free(after);
+}
+
+static void test_conflict_content(void **state) {
+  (void)state;
+  desc a, b;
+  desc_init(&a, "Shape", "a.py");
+  desc_init(&b, "Shape", "b.py");
+  b.in[1].kind = PYOP_IO_DYNAMIC;
+  assert_int_equal(commit_one(&a, false), PYOP_OK);
+  assert_int_equal(commit_one(&b, false), PYOP_ECONFLICT);
+  assert_msg_has("same descriptor key, different content");
+  assert_msg_has("input 1 \"y\": kind dynamic vs optional");
+  assert_msg_has("(b.py:12)");
+  assert_msg_has("(a.py:12)");
+  desc_init(&b, "Shape", "b.py");
+  b.at[0].default_value.u.f = 3.0;
+  assert_int_equal(commit_one(&b, false), PYOP_ECONFLICT);
+  assert_msg_has("attr 0 \"alpha\": different default values");
+  /* Implementations conflict the same way. */
+  desc_init(&a, "Impl2", "a.py");
+  assert_int_equal(commit_one(&a, true), PYOP_OK);
+  desc_init(&b, "Impl2", "b.py");
+  snprintf(b.ikey, sizeof b.ikey, "pyop:b.Impl2Impl");
+  b.i.key = S(b.ikey);
+  assert_int_equal(commit_one(&b, true), PYOP_ECONFLICT);
+  assert_msg_has("implementation \"pyop:b.Impl2Impl\" (b.py:30) conflicts with "
+                 "implementation \"pyop:Impl2.impl\" (a.py:30)");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Impl2", &info), PYOP_OK);
+  assert_string_equal(info->impl_source, "a.py:30");
+  pyop_op_info_release(info);
+}
+
+/* A conflict that appears between add and commit is caught at commit. */
+static void test_conflict_at_commit(void **state) {
+  (void)state;
+  desc a, b, other;
+  desc_init(&a, "Race", "a.py");
+  desc_init(&b, "Race", "b.py");
+  desc_init(&other, "Bystander", "b.py");
+  snprintf(b.pkey, sizeof b.pkey, "b:key");
+  b.p.key = S(b.pkey);
+  pyop__txn *ta, *tb;
+  assert_int_equal(pyop__txn_begin(&ta), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&tb), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(ta, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(tb, &other.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(tb, &b.p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(ta), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(tb), PYOP_ECONFLICT);
+  assert_msg_has("\"b:key\" (b.py:12)");
+  assert_msg_has("\"pyop:Race.proto\" (a.py:12)");
+  assert_int_equal(pyop__registry_count(), 1);
+  assert_int_equal(pyop_op_get("Bystander", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
+}
+
+/* Hooks record what they see and prove no registry lock is held (they call
+ * back into the registry, which would deadlock otherwise). */
+static struct {
+  int owns_calls, registered, unregistered;
+  char last_registered[64], last_unregistered[64];
+  const char *veto;
+} hk;
+
+static int hk_owns(void *user, const char *op_type) {
+  assert_ptr_equal(user, &hk);
+  (void)pyop__registry_count();
+  hk.owns_calls++;
+  return hk.veto && strcmp(op_type, hk.veto) == 0;
+}
+static void hk_register(void *user, const pyop_op_info *info) {
+  (void)user;
+  const pyop_op_info *again;
+  assert_int_equal(pyop_op_get(info->op_type, &again), PYOP_OK);
+  pyop_op_info_release(again);
+  hk.registered++;
+  snprintf(hk.last_registered, sizeof hk.last_registered, "%s", info->op_type);
+}
+static void hk_unregister(void *user, const char *op_type) {
+  (void)user;
+  (void)pyop__registry_count();
+  hk.unregistered++;
+  snprintf(hk.last_unregistered, sizeof hk.last_unregistered, "%s", op_type);
+}
+
+static void install_hooks(const char *veto) {
+  memset(&hk, 0, sizeof hk);
+  hk.veto = veto;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.user = &hk;
+  h.owns_op = hk_owns;
+  h.on_register = hk_register;
+  h.on_unregister = hk_unregister;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+}
+
+static void test_host_veto_and_hooks(void **state) {
+  (void)state;
+  install_hooks("Conv");
+  desc a, conv;
+  desc_init(&a, "Mine", "a.py");
+  desc_init(&conv, "Conv", "a.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &conv.p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_ECONFLICT);
+  assert_msg_has("\"Conv\"");
+  assert_msg_has("owned by the host");
+  assert_msg_has("(a.py:12)");
+  assert_int_equal(pyop__registry_count(), 0);
+  assert_int_equal(hk.registered, 0);
+  /* Without Conv: registered, on_register once per op. */
+  assert_int_equal(commit_one(&a, true), PYOP_OK);
+  assert_int_equal(hk.registered, 1);
+  assert_string_equal(hk.last_registered, "Mine");
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(hk.unregistered, 1);
+  assert_string_equal(hk.last_unregistered, "Mine");
+  assert_int_equal(pyop__registry_count(), 0);
+}
+
+static void test_host_prototype(void **state) {
+  (void)state;
+  install_hooks("HostOp"); /* the host owns it natively, yet invites an impl */
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_attr_info ats[1] = {{"k", PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = 7}}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostOp", NULL, "ignored", NULL, NULL, ins, 1,
+                     outs, 1, ats, 1, PYOP_CAP_ALL};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK); /* idempotent */
+  assert_int_equal(hk.registered, 0); /* the host did it itself */
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostOp", &info), PYOP_OK);
+  assert_string_equal(info->proto_key, "host:HostOp");
+  assert_string_equal(info->proto_source, "<host>");
+  assert_int_equal(info->capabilities, 0);
+  assert_int_equal(info->attrs[0].default_value.u.i, 7);
+  const pyop_op_info *host_only = info;
+
+  /* A Python impl binds to it. */
+  pyop_impl_view iv = {sizeof iv, S("HostOp"), S("pyop:p.HostOpImpl"), S("p.py"), 5,
+                       PYOP_CAP_EXECUTE, NULL, &impl_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &iv), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(hk.registered, 1);
+  assert_int_equal(pyop_op_get("HostOp", &info), PYOP_OK);
+  assert_string_equal(info->proto_source, "<host>");
+  assert_string_equal(info->impl_source, "p.py:5");
+  assert_int_equal(info->capabilities, PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+  /* A Python prototype of the same op type conflicts with the host's. */
+  desc d;
+  desc_init(&d, "HostOp", "q.py");
+  hk.veto = NULL;
+  assert_int_equal(commit_one(&d, false), PYOP_ECONFLICT);
+  assert_msg_has("registered by the host");
+  assert_msg_has("\"host:HostOp\" (<host>)");
+  /* A host prototype with other content conflicts too. */
+  ins[0].kind = PYOP_IO_DYNAMIC;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_ECONFLICT);
+  ins[0].kind = PYOP_IO_REQUIRED;
+
+  /* Unload: the host prototype stays, without the impl. */
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(hk.unregistered, 1);
+  assert_int_equal(pyop__registry_count(), 1);
+  assert_int_equal(pyop_op_get("HostOp", &info), PYOP_OK);
+  assert_ptr_equal(info, host_only);
+  assert_null(info->impl_key);
+  pyop_op_info_release(info);
+  pyop_op_info_release(host_only);
+
+  /* Explicit key, and validation like any prototype. */
+  hi.op_type = "Host2";
+  hi.proto_key = "engine:Host2";
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_op_get("Host2", &info), PYOP_OK);
+  assert_string_equal(info->proto_key, "engine:Host2");
+  pyop_op_info_release(info);
+  hi.op_type = NULL;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("op_type");
+  hi.op_type = "Host3";
+  hi.n_outputs = 0;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("prototype \"Host3\"");
+  hi.n_outputs = 5000;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_int_equal(pyop_register_host_prototype(NULL), PYOP_EINVAL);
+  hi.struct_size = 8;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
+  assert_int_equal(pyop__registry_count(), 2);
+}
+
+static void test_impl_binding(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Lonely", "plugin_a.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_EDESCRIPTOR);
+  assert_msg_has("implementation of Lonely (plugin_a.py:30) has no prototype");
+  assert_int_equal(pyop__registry_count(), 0);
+  /* Impl first, prototype later in the same transaction. */
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &d.p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Lonely", &info), PYOP_OK);
+  assert_string_equal(info->impl_key, "pyop:Lonely.impl");
+  pyop_op_info_release(info);
+  /* An impl in a later txn binds to a committed proto that has none. */
+  desc e;
+  desc_init(&e, "Later", "b.py");
+  assert_int_equal(commit_one(&e, false), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &e.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop_op_get("Later", &info), PYOP_OK);
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 0);
+}
+
+static void test_all_or_nothing(void **state) {
+  (void)state;
+  desc keep;
+  desc_init(&keep, "Keep", "k.py");
+  assert_int_equal(commit_one(&keep, true), PYOP_OK);
+  char *before = list_str();
+  desc a, b, c;
+  desc_init(&a, "A1", "a.py");
+  desc_init(&b, "B1", "a.py");
+  desc_init(&c, "C1", "a.py");
+  c.in[1].name = S("x"); /* the 3rd add fails */
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &b.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &c.p), PYOP_EDESCRIPTOR);
+  assert_msg_has("prototype \"C1\" (a.py:12): input 1 name: duplicate name \"x\"");
+  pyop__txn_abort(t);
+  char *after = list_str();
+  assert_string_equal(before, after);
+  free(after);
+  /* A commit that fails (B1 has no prototype) publishes nothing either. */
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &b.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_EDESCRIPTOR);
+  after = list_str();
+  assert_string_equal(before, after);
+  free(after);
+  free(before);
+  pyop__txn_abort(NULL);
+  assert_int_equal(pyop__txn_add_proto(NULL, &a.p), PYOP_EINVAL);
+  assert_int_equal(pyop__txn_commit(NULL), PYOP_EINVAL);
+}
+
+static void test_info_outlives_unload(void **state) {
+  (void)state;
+  pt_faults_install();
+  long base = pt_live_allocs();
+  desc d;
+  desc_init(&d, "Kept", "a.py");
+  assert_int_equal(commit_one(&d, true), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Kept", &info), PYOP_OK);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop_op_get("Kept", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
+  assert_string_equal(info->op_type, "Kept");
+  assert_string_equal(info->impl_source, "a.py:30");
+  assert_string_equal(info->inputs[0].name, "x");
+  long held = pt_live_allocs();
+  pyop_op_info_release(info);
+  assert_true(pt_live_allocs() < held); /* freed at the last release */
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), base);
+}
+
+static void test_unload_busy(void **state) {
+  (void)state;
+  desc d, e;
+  desc_init(&d, "Busy", "a.py");
+  desc_init(&e, "Idle", "a.py");
+  assert_int_equal(commit_one(&d, true), PYOP_OK);
+  assert_int_equal(commit_one(&e, true), PYOP_OK);
+  pyop_op *op1, *op2;
+  assert_int_equal(pyop_op_create("Busy", NULL, 0, &op1), PYOP_OK);
+  assert_int_equal(pyop_op_create("Busy", NULL, 0, &op2), PYOP_OK);
+  assert_int_equal(pyop__registry_live_instances(), 2);
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has("2 op instances are alive");
+  assert_msg_has("2 of \"Busy\"");
+  assert_int_equal(pyop__registry_count(), 2);
+  pyop_op_destroy(op1);
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has("1 op instance is alive (1 of \"Busy\")");
+  pyop_op_destroy(op2);
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  assert_int_equal(atomic_load(&holders_alive), 0);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 0);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK); /* nothing left: fine */
+}
+
+/* ------------------------------------------------------------ scale */
+
+typedef struct many {
+  size_t n;
+  char (*names)[16];
+  pyop_proto_view *views;
+  pyop_io_view out;
+} many;
+
+static void many_init(many *m, size_t n, const char *prefix) {
+  m->n = n;
+  m->names = malloc(n * sizeof *m->names);
+  m->views = calloc(n, sizeof *m->views);
+  m->out = (pyop_io_view){sizeof(pyop_io_view), S("y"), PYOP_IO_REQUIRED};
+  for (size_t i = 0; i < n; i++) {
+    snprintf(m->names[i], sizeof m->names[i], "%s%zu", prefix, i);
+    pyop_proto_view *v = &m->views[i];
+    v->struct_size = sizeof *v;
+    v->op_type = S(m->names[i]);
+    v->key = S(m->names[i]);
+    v->source_file = S("many.py");
+    v->outputs = &m->out;
+    v->n_outputs = 1;
+  }
+}
+
+static void many_free(many *m) {
+  free(m->names);
+  free(m->views);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds to register m in one transaction (registry empty before). */
+static double register_many(const many *m) {
+  double t0 = now_s();
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  for (size_t i = 0; i < m->n; i++) assert_int_equal(pyop__txn_add_proto(t, &m->views[i]), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  return now_s() - t0;
+}
+
+static void test_many_ops(void **state) {
+  (void)state;
+  many small, big;
+  many_init(&small, 10000, "Op");
+  many_init(&big, 100000, "Op");
+  /* Best of several runs: the machine may be busy. The budget is 12x for
+   * 10x the ops; the assertion allows 20x so that cache effects on a shared
+   * machine do not make it flaky while anything quadratic (100x) fails. */
+  double best_small = 1e9, best_big = 1e9;
+  for (int round = 0; round < 3; round++) {
+    for (int k = 0; k < 2; k++) {
+      double s = register_many(&small);
+      if (s < best_small) best_small = s;
+      assert_int_equal(pyop__registry_unload(), PYOP_OK);
+    }
+    double b = register_many(&big);
+    if (b < best_big) best_big = b;
+    if (round < 2) assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  }
+  print_message("register 10,000: %.4fs, 100,000: %.4fs (x%.1f)\n", best_small, best_big,
+                best_big / best_small);
+  assert_true(best_big <= 20.0 * best_small + 0.005);
+  assert_int_equal(pyop__registry_count(), 100000);
+  for (size_t i = 0; i < big.n; i++) {
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(big.names[i], &info), PYOP_OK);
+    assert_string_equal(info->op_type, big.names[i]);
+    pyop_op_info_release(info);
+  }
+  char **types;
+  size_t n;
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  assert_int_equal(n, 100000);
+  for (size_t i = 1; i < n; i++) assert_true(strcmp(types[i - 1], types[i]) < 0);
+  pyop_free(types);
+  /* A second identical load is idempotent and stays linear. */
+  register_many(&big);
+  assert_int_equal(pyop__registry_count(), 100000);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 0);
+  many_free(&small);
+  many_free(&big);
+}
+
+/* ------------------------------------------------------- fault injection */
+
+typedef struct sweep_ctx {
+  long allocs;
+  size_t count;
+  char *list;
+  desc d[3];
+  pyop_attr_view at[40];
+  char names[40][8];
+  const pyop_op_info *hi;
+} sweep_ctx;
+
+static int sweep_txn(void *user) {
+  sweep_ctx *c = user;
+  pyop__txn *t;
+  int rc = pyop__txn_begin(&t);
+  if (rc != PYOP_OK) return rc;
+  if ((rc = pyop__txn_add_proto(t, &c->d[0].p)) != PYOP_OK ||
+      (rc = pyop__txn_add_impl(t, &c->d[0].i)) != PYOP_OK ||
+      (rc = pyop__txn_add_impl(t, &c->d[1].i)) != PYOP_OK ||
+      (rc = pyop__txn_add_proto(t, &c->d[1].p)) != PYOP_OK ||
+      (rc = pyop__txn_add_proto(t, &c->d[2].p)) != PYOP_OK) {
+    pyop__txn_abort(t);
+    return rc;
+  }
+  return pyop__txn_commit(t);
+}
+
+static void sweep_check(void *user, int rc) {
+  sweep_ctx *c = user;
+  assert_int_not_equal(rc, PYOP_OK);
+  assert_int_equal(rc, pyop_last_status());
+  assert_int_equal(pt_live_allocs(), c->allocs);
+  assert_int_equal(pyop__registry_count(), c->count);
+  pt_faults_arm(-1);
+  char *now = list_str();
+  assert_string_equal(now, c->list);
+  free(now);
+}
+
+static int sweep_host(void *user) {
+  return pyop_register_host_prototype(((sweep_ctx *)user)->hi);
+}
+
+static void sweep_snapshot(sweep_ctx *c) {
+  free(c->list);
+  c->list = list_str();
+  c->allocs = pt_live_allocs();
+  c->count = pyop__registry_count();
+}
+
+static void test_fault_sweep_txn(void **state) {
+  (void)state;
+  static sweep_ctx c;
+  memset(&c, 0, sizeof c);
+  desc_init(&c.d[0], "F0", "f.py");
+  desc_init(&c.d[1], "F1", "f.py");
+  desc_init(&c.d[2], "F2", "f.py");
+  for (int i = 0; i < 40; i++) { /* enough names for the hash-set check */
+    snprintf(c.names[i], sizeof c.names[i], "a%d", i);
+    c.at[i] = c.d[2].at[0];
+    c.at[i].name = S(c.names[i]);
+  }
+  c.d[2].p.attrs = c.at;
+  c.d[2].p.n_attrs = 40;
+  pt_faults_install();
+  desc pre;
+  desc_init(&pre, "Pre", "pre.py");
+  assert_int_equal(commit_one(&pre, true), PYOP_OK);
+  sweep_snapshot(&c);
+  long points = pt_faults_sweep(sweep_txn, sweep_check, &c, 1000);
+  assert_true(points >= 8);
+  assert_int_equal(pyop__registry_count(), c.count + 3);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+
+  /* A host prototype registration. */
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  static pyop_op_info hi;
+  hi = (pyop_op_info){sizeof hi, "HostF", NULL, NULL, NULL, NULL, NULL, 0, outs, 1, NULL, 0, 0};
+  sweep_snapshot(&c);
+  c.hi = &hi;
+  points = pt_faults_sweep(sweep_host, sweep_check, &c, 100);
+  assert_true(points >= 3);
+  assert_int_equal(pyop__registry_count(), c.count + 1);
+
+  /* Listing. */
+  char **types;
+  size_t n;
+  pt_faults_arm(0);
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_ENOMEM);
+  pt_faults_arm(-1);
+  assert_null(types);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  free(c.list);
+  c.list = NULL;
+}
+
+/* --------------------------------------------------------- concurrency */
+
+enum { GROUP = 10 };
+static atomic_bool stop;
+static desc group[GROUP];
+/* cmocka's asserts may not run on other threads: record the first failure. */
+static char thread_failure[256];
+static atomic_flag thread_failed = ATOMIC_FLAG_INIT;
+
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      if (!atomic_flag_test_and_set(&thread_failed))                            \
+        snprintf(thread_failure, sizeof thread_failure, "%s:%d: %s (%s)",       \
+                 __FILE__, __LINE__, #cond, pyop_last_error());                 \
+      atomic_store(&stop, true);                                                \
+      return NULL;                                                              \
+    }                                                                           \
+  } while (0)
+
+static void *reader(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop)) {
+    char **types;
+    size_t n;
+    CHECK(pyop_op_list(&types, &n) == PYOP_OK);
+    size_t g = 0;
+    bool stable = false;
+    for (size_t i = 0; i < n; i++) {
+      if (types[i][0] == 'G') g++;
+      if (strcmp(types[i], "Stable") == 0) stable = true;
+    }
+    pyop_free(types);
+    CHECK(g == 0 || g == GROUP); /* never a half-committed transaction */
+    CHECK(stable);
+    const pyop_op_info *info;
+    if (pyop_op_get("G3", &info) == PYOP_OK) {
+      bool ok = strcmp(info->op_type, "G3") == 0 && strcmp(info->inputs[0].name, "x") == 0 &&
+                info->impl_key && strcmp(info->impl_key, "pyop:G3.impl") == 0;
+      pyop_op_info_release(info);
+      CHECK(ok);
+    }
+    pyop_op *op;
+    if (pyop_op_create("G7", NULL, 0, &op) == PYOP_OK) {
+      bool ok = strcmp(pyop_op_get_info(op)->op_type, "G7") == 0 &&
+                pyop_op_capabilities(op) == (PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+      pyop_op_destroy(op);
+      CHECK(ok);
+    }
+    CHECK(pyop_op_create("Stable", NULL, 0, &op) == PYOP_OK);
+    pyop_op_destroy(op);
+  }
+  return NULL;
+}
+
+static void *writer(void *arg) {
+  long *rounds = arg;
+  for (long r = 0; r < 300 && !atomic_load(&stop); r++) {
+    pyop__txn *t;
+    CHECK(pyop__txn_begin(&t) == PYOP_OK);
+    for (int i = 0; i < GROUP; i++) {
+      CHECK(pyop__txn_add_proto(t, &group[i].p) == PYOP_OK);
+      CHECK(pyop__txn_add_impl(t, &group[i].i) == PYOP_OK);
+    }
+    CHECK(pyop__txn_commit(t) == PYOP_OK);
+    int rc;
+    while ((rc = pyop__registry_unload()) == PYOP_EBUSY) {
+    }
+    CHECK(rc == PYOP_OK);
+    (*rounds)++;
+  }
+  atomic_store(&stop, true);
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  char names[GROUP][8];
+  for (int i = 0; i < GROUP; i++) {
+    snprintf(names[i], sizeof names[i], "G%d", i);
+    desc_init(&group[i], names[i], "g.py");
+  }
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof hi, "Stable", NULL, NULL, NULL, NULL, NULL, 0, outs, 1, NULL, 0, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  atomic_store(&stop, false);
+  pthread_t th[6];
+  long rounds = 0;
+  for (int i = 0; i < 5; i++) assert_int_equal(pthread_create(&th[i], NULL, reader, NULL), 0);
+  assert_int_equal(pthread_create(&th[5], NULL, writer, &rounds), 0);
+  for (int i = 0; i < 6; i++) pthread_join(th[i], NULL);
+  if (thread_failure[0]) fail_msg("%s", thread_failure);
+  assert_int_equal(rounds, 300);
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  assert_int_equal(atomic_load(&holders_alive), 0);
+  assert_int_equal(pyop__registry_count(), 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_register_and_get, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_only_and_list, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conflict_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conflict_content, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unload_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_many_ops, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_txn, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
