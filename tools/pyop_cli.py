@@ -153,6 +153,9 @@ class Lib:
         c.pyop_op_execute.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
                                       ctypes.c_size_t, ctypes.POINTER(Tensor),
                                       ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
+        c.pyop_op_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                     ctypes.c_size_t, ctypes.POINTER(Tensor),
+                                     ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
 
     def check(self, what, rc):
         if rc != 0:
@@ -193,6 +196,25 @@ class Lib:
 
 def _s(b):
     return b.decode("utf-8", "replace") if b is not None else None
+
+
+def _json_float(x):
+    """Non-finite floats as strings: --json output stays strict JSON."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def json_safe(obj):
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [json_safe(v) for v in obj]
+    return _json_float(obj)
+
+
+def dump_json(obj):
+    print(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False))
 
 
 def attr_value_to_py(v):
@@ -474,7 +496,7 @@ def with_opp_path(paths):
 def cmd_doctor(lib, args):
     text = lib.doctor()
     if args.json:
-        print(json.dumps({"report": text.splitlines()}, indent=2))
+        dump_json({"report": text.splitlines()})
     else:
         print(text, end="")
     return 0
@@ -485,7 +507,7 @@ def cmd_list(lib, args):
     lib.load()
     ops = [lib.op_info(t) for t in lib.op_types()]
     if args.json:
-        print(json.dumps({"ops": ops}, indent=2, sort_keys=True))
+        dump_json({"ops": ops})
         return 0
     if not ops:
         print("no ops registered (ASCEND_CUSTOM_OPP_PATH=%s)"
@@ -563,6 +585,17 @@ def run_op(lib, info, inputs, attrs, want_execute=True):
                                             ctypes.byref(ctx)))
             produced = [outs[k] if k in allocated else None for k in range(n_out)]
             produced = [(t, read_values(t)) if t is not None else None for t in produced]
+        elif want_execute and caps & 8 and inferred is not None:
+            # Launch-only op: outputs allocated from infer_meta, then the
+            # declared kernel plan runs through libffi (no Python).
+            outs = (Tensor * max(n_out, 1))()
+            for k, (dtype, shape) in enumerate(inferred):
+                outs[k] = make_tensor(bufs, dtype, shape)
+            ctx = exec_ctx(bufs, {})
+            lib.check('launch of "%s"' % info["op_type"],
+                      lib.c.pyop_op_launch(op, slots, len(inputs), outs, n_out,
+                                           ctypes.byref(ctx)))
+            produced = [(outs[k], read_values(outs[k])) for k in range(n_out)]
         return inferred, produced
     finally:
         lib.c.pyop_op_destroy(op)
@@ -603,7 +636,7 @@ def cmd_run(lib, args):
         attrs[name] = parse_attr_text(value, types[name])
     inferred, produced = run_op(lib, info, inputs, attrs)
     if produced is None:
-        raise ValueError('op "%s" has no execute implementation' % args.op)
+        raise ValueError('op "%s" has no execute implementation (and no kernel launch)' % args.op)
     result = []
     for k, o in enumerate(info["outputs"]):
         if produced[k] is None:
@@ -613,7 +646,7 @@ def cmd_run(lib, args):
         result.append({"name": o["name"], "dtype": DTYPES[t.dtype],
                        "shape": list(t.shape[:t.ndim]), "values": vals})
     if args.json:
-        print(json.dumps({"op_type": args.op, "outputs": result}, indent=2))
+        dump_json({"op_type": args.op, "outputs": result})
     else:
         for r in result:
             if not r.get("allocated", True):
@@ -700,11 +733,12 @@ def cmd_check(lib, args):
         status = "ok" if not problems else "FAILED"
         if problems:
             failed += 1
-        checked = [c for c in ("infer_meta", "execute") if c in info["capabilities"]]
+        checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
+                   if c in info["capabilities"]]
         report.append({"op_type": t, "status": status.lower(), "checked": checked,
                        "problems": problems, "source": info["proto_source"]})
     if args.json:
-        print(json.dumps({"ops": report, "failed": failed}, indent=2))
+        dump_json({"ops": report, "failed": failed})
     else:
         for r in report:
             print("%-24s %s (%s)" % (r["op_type"], r["status"],

@@ -556,7 +556,7 @@ static void test_unload_busy(void **state) {
 
 typedef struct many {
   size_t n;
-  char (*names)[16];
+  char (*names)[32]; /* prefix + any size_t fits */
   pyop_proto_view *views;
   pyop_io_view out;
 } many;
