@@ -847,6 +847,15 @@ nomem:
 void pyop__candidates_report(const pyop__candidates *c, pyop__sb *sb) {
   for (size_t i = 0; i < c->n; i++) {
     const pyop__candidate *it = &c->items[i];
+    static const char *const rank_names[] = {"override directory", "exact tag",
+                                             "stable ABI"};
+    /* A matching candidate not tried yet says why it would be tried. */
+    if (it->status == PYOP__CAND_UNTRIED && !it->reason && it->rank >= 0 &&
+        it->rank <= 2) {
+      pyop__sb_printf(sb, "  %s: untried: manifest matches (%s)\n", it->dir,
+                      rank_names[it->rank]);
+      continue;
+    }
     pyop__sb_printf(sb, "  %s: %s%s%s\n", it->dir,
                     pyop__cand_status_name(it->status), it->reason ? ": " : "",
                     it->reason ? it->reason : "");

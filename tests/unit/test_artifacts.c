@@ -479,8 +479,11 @@ static void test_candidates_order(void **state) {
   pyop__candidates_report(&c, &sb);
   char want[8192];
   snprintf(want, sizeof want,
-           "  %s: untried\n  %s: untried\n  %s: untried\n  %s: untried\n"
-           "  %s: untried\n"
+           "  %s: untried: manifest matches (override directory)\n"
+           "  %s: untried: manifest matches (exact tag)\n"
+           "  %s: untried: manifest matches (exact tag)\n"
+           "  %s: untried: manifest matches (stable ABI)\n"
+           "  %s: untried: manifest matches (stable ABI)\n"
            "  %s: manifest invalid: manifest.txt: line 2: expected key=value\n"
            "  %s: manifest mismatch: %s\n"
            "  %s: invalid path: no manifest.txt: No such file or directory\n",

@@ -365,7 +365,9 @@ static void test_order_loaded_untried(void **state) {
   pyop__candidates_report(&c, &sb);
   char want[2048];
   snprintf(want, sizeof want,
-           "  %s/zz_exact: loaded\n  %s/zz_second: untried\n  %s/aa_abi3: untried\n",
+           "  %s/zz_exact: loaded\n"
+           "  %s/zz_second: untried: manifest matches (exact tag)\n"
+           "  %s/aa_abi3: untried: manifest matches (stable ABI)\n",
            root, root, root);
   assert_string_equal(pyop__sb_str(&sb), want);
   pyop__sb_free(&sb);
