@@ -137,6 +137,47 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
 
 /* -------------------------------------------------------------- holders */
 
+/*
+ * The attribute names of a TensorDesc, interned once for the hot paths
+ * (make_desc, desc_to_tensor) and kept while any holder lives. Holders only
+ * live while the package is loaded (unload and shutdown refuse while an op
+ * instance lives), so the names never outlive their interpreter. Guarded by
+ * the GIL.
+ */
+static struct {
+  long holders;
+  PyObject *shape, *dtype, *format;
+} desc_names;
+
+static int desc_names_acquire(void) {
+  if (desc_names.holders == 0) {
+    desc_names.shape = PyUnicode_InternFromString("shape");
+    desc_names.dtype = PyUnicode_InternFromString("dtype");
+    desc_names.format = PyUnicode_InternFromString("format");
+    if (desc_names.shape == NULL || desc_names.dtype == NULL || desc_names.format == NULL) {
+      Py_CLEAR(desc_names.shape);
+      Py_CLEAR(desc_names.dtype);
+      Py_CLEAR(desc_names.format);
+      return -1;
+    }
+  }
+  desc_names.holders++;
+  return 0;
+}
+
+/* Drops a holder's use of the names; without Python only forgets them. */
+static void desc_names_release(bool python) {
+  if (--desc_names.holders > 0)
+    return;
+  if (python) {
+    Py_CLEAR(desc_names.shape);
+    Py_CLEAR(desc_names.dtype);
+    Py_CLEAR(desc_names.format);
+  } else {
+    desc_names.shape = desc_names.dtype = desc_names.format = NULL;
+  }
+}
+
 static void holder_free(pb_holder *h) {
   for (size_t i = 0; i < PB_NKINDS; i++)
     Py_XDECREF(h->target[i]);
@@ -223,7 +264,7 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   if (op->is_impl) {
     if (!op->proto_known) {
       PyObject *names = h->kwnames != NULL ? Py_NewRef(h->kwnames) : PyTuple_New(0);
-      PyObject *r = names != NULL ? PyObject_CallMethod(op->desc, "check_attrs", "O", names) : NULL;
+      PyObject *r = names != NULL ? PyObject_CallMethod(op->desc, "check_attrs", "(O)", names) : NULL;
       Py_XDECREF(names);
       if (r == NULL) {
         rc = pb_error_python(PYOP_EDESCRIPTOR,
@@ -250,6 +291,8 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   } else {
     h->target[PB_INFER] = Py_NewRef(op->callable);
   }
+  if (desc_names_acquire() < 0)
+    goto py_fail;
   goto out;
 py_fail:
   rc = pb_error_python(PYOP_EPYTHON, "op '%s' (%s): create_holder failed", op->op_type,
@@ -270,6 +313,7 @@ void pb_cb_destroy_holder(void *holder) {
   if (h == NULL)
     return;
   if (!Py_IsInitialized()) {
+    desc_names_release(false);
     free(h->attr_values);
     free(h->in_cache);
     free(h->out_cache);
@@ -278,6 +322,7 @@ void pb_cb_destroy_holder(void *holder) {
   }
   PyGILState_STATE st = pb_enter();
   holder_free(h);
+  desc_names_release(true);
   pb_leave(st);
 }
 
@@ -311,8 +356,21 @@ static PyObject *make_desc(const pyop_tensor *t) {
                  (int)t->dtype, (int)t->format);
     return NULL;
   }
-  PyObject *argv[3] = {shape, dt, fm};
-  PyObject *r = PyObject_Vectorcall(pb.tensor_desc, argv, 3, NULL);
+  PyObject *r;
+  if (PyType_Check(pb.tensor_desc)) {
+    /* The fields libpyop already checked (non-negative dims, known dtype
+     * and format) set directly: what TensorDesc.__init__ would store,
+     * without running its Python-level validation on the hot path. */
+    PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc;
+    r = tp->tp_alloc(tp, 0);
+    if (r != NULL && (PyObject_SetAttr(r, desc_names.shape, shape) < 0 ||
+                      PyObject_SetAttr(r, desc_names.dtype, dt) < 0 ||
+                      PyObject_SetAttr(r, desc_names.format, fm) < 0))
+      Py_CLEAR(r);
+  } else {
+    PyObject *argv[3] = {shape, dt, fm};
+    r = PyObject_Vectorcall(pb.tensor_desc, argv, 3, NULL);
+  }
   Py_DECREF(shape);
   return r;
 }
@@ -450,9 +508,9 @@ static bool args_ok(const void *args, size_t size, size_t need) {
 /* Reads .shape/.dtype/.format of a TensorDesc-like result into t. */
 static int desc_to_tensor(PyObject *o, pyop_tensor *t, size_t index) {
   memset(t, 0, sizeof *t);
-  PyObject *shape = PyObject_GetAttrString(o, "shape");
-  PyObject *dtype = shape ? PyObject_GetAttrString(o, "dtype") : NULL;
-  PyObject *format = dtype ? PyObject_GetAttrString(o, "format") : NULL;
+  PyObject *shape = PyObject_GetAttr(o, desc_names.shape);
+  PyObject *dtype = shape ? PyObject_GetAttr(o, desc_names.dtype) : NULL;
+  PyObject *format = dtype ? PyObject_GetAttr(o, desc_names.format) : NULL;
   int rc = -1;
   if (format == NULL) {
     PyErr_Clear();

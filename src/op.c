@@ -251,11 +251,19 @@ static const char *tensor_str(const pyop_tensor *t, char *buf, size_t n) {
   return buf;
 }
 
+/* Bytes per element by dtype (pyop_dtype_size without the exported call:
+ * tensor_problem runs for every tensor of every call). */
+static const uint8_t elem_size[PYOP_DTYPE_COUNT] = {
+#define PYOP__DTYPE_SIZE(name, value, str, size) [value] = size,
+    PYOP_DTYPE_MAP(PYOP__DTYPE_SIZE)
+#undef PYOP__DTYPE_SIZE
+};
+
 /* Bytes of t's shape x dtype; the reason (static) when t is not a valid
  * description or the size overflows. */
 static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
-  size_t es = pyop_dtype_size(t->dtype);
-  if (!es) return "invalid data type";
+  if (t->dtype < 0 || t->dtype >= PYOP_DTYPE_COUNT) return "invalid data type";
+  uint64_t es = elem_size[t->dtype];
   if (t->format < 0 || t->format >= PYOP_FORMAT_COUNT) return "invalid format";
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return "ndim out of 0..8";
   uint64_t n = es;
@@ -264,8 +272,8 @@ static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
     int64_t d = t->shape[i];
     if (d < 0) return "negative dimension";
     if (d == 0) zero = true;
-    else if (!zero && n > UINT64_MAX / (uint64_t)d) return "size overflows";
-    else if (!zero) n *= (uint64_t)d;
+    /* No division: this runs for every tensor of every call. */
+    else if (!zero && __builtin_mul_overflow(n, (uint64_t)d, &n)) return "size overflows";
   }
   *nbytes = zero ? 0 : n;
   return NULL;
@@ -374,10 +382,32 @@ typedef struct exec_state {
   pyop_tensor *outputs;
   size_t n_outputs;
   uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
+  /* The first service failure of the call, kept because the bridge turns it
+   * into a Python exception whose text replaces libpyop's message. */
+  int svc_status;
+  char svc_detail[1024];
 } exec_state;
+
+/* Remembers the first failure of a service call (a cold path). */
+static int svc_failed(exec_state *st, int rc) {
+  if (st->svc_status == PYOP_OK) {
+    st->svc_status = rc;
+    snprintf(st->svc_detail, sizeof st->svc_detail, "%s", pyop_last_error());
+  }
+  return rc;
+}
+
+static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t);
 
 static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
   exec_state *st = vctx;
+  int rc = alloc_output_checked(st, index, t);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+}
+
+/* Checks an output request and gets its buffer from the host (or the
+ * pre-allocated outputs). */
+static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   const pyop_op *op = st->op;
   if (!t) return pyop__error(PYOP_EINVAL, "execute of \"%s\": alloc_output: t is NULL", op->op_type);
   if (index >= st->n_outputs)
@@ -434,8 +464,15 @@ static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
   return PYOP_OK;
 }
 
+static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out);
+
 static int svc_alloc_workspace(void *vctx, uint64_t nbytes, void **out) {
   exec_state *st = vctx;
+  int rc = alloc_workspace_checked(st, nbytes, out);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+}
+
+static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) {
   if (!out)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": alloc_workspace: out is NULL",
                        st->op->op_type);
@@ -470,11 +507,19 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   st.outputs = outputs;
   st.n_outputs = n_outputs;
   memset(st.done, 0, (n_outputs + 63) / 64 * sizeof st.done[0]);
+  st.svc_status = PYOP_OK;
   pyop_exec_services svc = {sizeof svc, &st, svc_alloc_output, svc_alloc_workspace};
   pyop_exec_args args = {sizeof args, inputs, n_inputs, n_outputs, &svc, ctx->stream};
   rc = op->execute(op->impl_holder, &args);
-  if (rc != PYOP_OK) return callback_failed(rc, op, "execute");
-  return PYOP_OK;
+  if (rc == PYOP_OK) return PYOP_OK;
+  if (st.svc_status != PYOP_OK) {
+    /* libpyop's reason first (it says what the host or the request got
+     * wrong), then what the op saw of it in Python. */
+    char seen[2048];
+    snprintf(seen, sizeof seen, "%s", pyop_last_error());
+    return pyop__error(st.svc_status, "%s\n(in the op: %s)", st.svc_detail, seen);
+  }
+  return callback_failed(rc, op, "execute");
 }
 
 /* ------------------------------------------------- compile and launch */

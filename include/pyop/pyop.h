@@ -400,6 +400,46 @@ PYOP_API int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs,
                              size_t n_inputs, pyop_tensor *outputs,
                              size_t n_outputs, const pyop_exec_ctx *ctx);
 
+/*
+ * Compiles the op for these descriptions (PYOP_CAP_COMPILE). On success
+ * *artifact (allocated; free with pyop_free; NULL when empty) and *len hold
+ * what the op's compile stored with ctx.set_artifact().
+ */
+PYOP_API int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs,
+                             size_t n_inputs, const pyop_tensor *outputs,
+                             size_t n_outputs, void **artifact, size_t *len);
+
+/*
+ * Declares the op's kernel launches for these descriptions (PYOP_CAP_LAUNCH):
+ * runs the op's declare_launch_args, validates the plan (kernel library and
+ * symbol, argument kinds, indices, scalar types) and keeps it in the
+ * instance, replacing an earlier one. A wrong plan is an error here, never a
+ * crash at launch.
+ */
+PYOP_API int pyop_op_declare_launch_args(pyop_op *op,
+                                         const pyop_tensor_list *inputs,
+                                         size_t n_inputs,
+                                         const pyop_tensor *outputs,
+                                         size_t n_outputs);
+
+/*
+ * Runs the declared plan with libffi on host buffers: outputs must already
+ * be allocated (data set); workspaces come from ctx->alloc_workspace. When
+ * no plan is declared yet it declares one first from these tensors (a call
+ * into Python); after that no Python runs. Scalars in a plan are fixed at
+ * declare time: declare again when shapes change.
+ */
+PYOP_API int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs,
+                            size_t n_inputs, const pyop_tensor *outputs,
+                            size_t n_outputs, const pyop_exec_ctx *ctx);
+
+/*
+ * Concurrency of one instance: infer_meta and execute may run on the same
+ * instance from several threads at once, and so may launch once a plan is
+ * declared; compile and declare_launch_args must not run concurrently with
+ * other calls on the same instance. Different instances are independent.
+ */
+
 /* ----------------------------------------------------------- host hooks */
 
 /*

@@ -787,9 +787,13 @@ static void case_bad(void) {
     expect_load_error("no return", PYOP_EPLUGIN, n, 1, "bad/no_return.py", NULL);
   }
   {
-    const char *n[] = {"ValueError", "duplicate prototype of op 'Dup'", "dup_a.py:", "dup_b.py:",
-                       NULL};
-    expect_load_error("duplicate", PYOP_EPLUGIN, n, 2, "bad/dup_a.py", "bad/dup_b.py");
+    /* Two definitions of one op type both reach the registrar, which
+     * decides (libpyop: a conflict naming both; see tests/e2e). */
+    recorder r = {.fail_at = -1};
+    CHECK_OK(load(&r, 2, "bad/dup_a.py", "bad/dup_b.py"));
+    CHECK(r.n == 2, "duplicate: both prototypes handed over (%zu)", r.n);
+    api->reset();
+    rec_clear(&r);
   }
   {
     const char *n[] = {"SystemExit: 3", "sys_exit.py", NULL};

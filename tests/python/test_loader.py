@@ -83,13 +83,15 @@ class LoadTest(unittest.TestCase):
             self.assertEqual(sys.path, path_before)
 
     def test_duplicate_across_files(self):
+        # Both definitions reach libpyop, whose registry decides (conflict
+        # naming both, or one op when key and content are the same).
         with TempDir() as d:
             a = write(d, "a.py", OP % "Dup")
             b = write(d, "b.py", OP % "Dup")
-            with self.assertRaisesRegex(ValueError, r"duplicate prototype of op 'Dup': defined at "
-                                        "%s:\\d+ and again at %s:\\d+" % (a, b)):
-                _loader.load_plugins([d])
-            self.assertEqual(self._plugin_modules(), [])
+            res = _loader.load_plugins([d])
+            self.assertEqual([(p.op_type, p.file) for p in res.protos],
+                             [("Dup", a), ("Dup", b)])
+            _loader.unload_modules(res.modules)
 
     def test_reload_sees_edits(self):
         with TempDir() as d:

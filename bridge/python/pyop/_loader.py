@@ -163,7 +163,7 @@ def load_plugins(paths):
             if sys.path != saved_path:
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)
-    return LoadResult(list(coll.protos.values()), list(coll.impls.values()), modules)
+    return LoadResult(coll.all_protos(), coll.all_impls(), modules)
 
 
 def _with_submodules(roots):

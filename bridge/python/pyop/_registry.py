@@ -106,25 +106,37 @@ class OpImpl:
 
 
 class Collection:
-    """The descriptors of one load, with duplicate detection."""
+    """The descriptors of one load.
+
+    A second definition of an op type is kept too and handed to libpyop
+    with the first: the registry decides (DESIGN §6) — the same descriptor
+    key and content load once, anything else is a conflict that names both
+    definitions. Only the first prototype of an op type is used to check
+    the implementations' signatures.
+    """
 
     def __init__(self):
         self.protos = {}
         self.impls = {}
+        self.extra = []  # later definitions of an op type already seen
 
     def add(self, desc):
         table = self.protos if isinstance(desc, OpProto) else self.impls
-        other = table.get(desc.op_type)
-        if other is not None:
-            what = "prototype" if isinstance(desc, OpProto) else "implementation"
-            raise ValueError("duplicate %s of op %r: defined at %s and again at %s"
-                             % (what, desc.op_type, other.where, desc.where))
-        table[desc.op_type] = desc
+        if desc.op_type in table:
+            self.extra.append(desc)
+        else:
+            table[desc.op_type] = desc
+
+    def all_protos(self):
+        return list(self.protos.values()) + [d for d in self.extra if isinstance(d, OpProto)]
+
+    def all_impls(self):
+        return list(self.impls.values()) + [d for d in self.extra if isinstance(d, OpImpl)]
 
     def finalize(self):
         """Binds each implementation to the prototype of the same load, or
         derives its input kinds from its own annotations."""
-        for impl in self.impls.values():
+        for impl in self.all_impls():
             proto = self.protos.get(impl.op_type)
             if proto is not None:
                 impl.bind(proto)

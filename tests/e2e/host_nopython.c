@@ -1,0 +1,167 @@
+/*
+ * A C host with no Python at all: it does not link libpython and never
+ * loads it itself.
+ *
+ *   host_nopython nopy    pyop_load fails with PYOP_ENOPYTHON and says how to
+ *                         fix it; nothing is registered; scanning still works
+ *   host_nopython start   pyop_options.start_python: libpyop starts the build's
+ *                         default Python (isolated), the op runs, and
+ *                         pyop_shutdown finalises the interpreter
+ *
+ * Plugins: E2E_IT_PLUGINS/basic (ScaledAdd) and E2E_PLUGINS/probe (reports
+ * the interpreter's configuration), copied into a temporary directory.
+ */
+#include "e2e_util.h"
+
+#include <dlfcn.h>
+
+#ifndef E2E_PLUGINS
+#error "E2E_PLUGINS must be defined"
+#endif
+#ifndef E2E_IT_PLUGINS
+#error "E2E_IT_PLUGINS must be defined"
+#endif
+
+static char *g_tmp;
+
+/* Also on exit() from a failed REQUIRE. */
+static void remove_tmp(void) {
+  if (g_tmp) remove_tree(g_tmp);
+}
+
+/* Py_IsInitialized() of whatever Python is in the process; -1 when none. */
+static int python_initialized(void) {
+  int (*is_init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+  return is_init ? is_init() : -1;
+}
+
+static void run_scaled_add(void) {
+  pyop_op *op = NULL;
+  pyop_attr a = attr_float("alpha", 3);
+  REQUIRE_RC(pyop_op_create("ScaledAdd", &a, 1, &op), PYOP_OK);
+  float x[3] = {1, 2, 3}, y[3] = {1, 1, 2};
+  pyop_tensor tx = f32_1d(x, 3), ty = f32_1d(y, 3);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  pyop_tensor out[1];
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  CHECK_RC(pyop_op_execute(op, in, 2, out, 1, &ctx), PYOP_OK);
+  for (int i = 0; i < 3 && out[0].data; i++)
+    CHECK(((float *)out[0].data)[i] == x[i] + 3 * y[i], "out[%d]", i);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* The interpreter libpyop started is isolated: no environment, no cwd. */
+static void run_probe(void) {
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Probe", NULL, 0, &op), PYOP_OK);
+  float x[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_OK);
+  const int64_t *v = out[0].data;
+  if (v) {
+    fprintf(stderr, "[start] isolated=%lld ignore_environment=%lld cwd_on_path=%lld "
+            "user_site=%lld pythonpath_used=%lld\n", (long long)v[0], (long long)v[1],
+            (long long)v[2], (long long)v[3], (long long)v[4]);
+    CHECK(v[0] == 1, "sys.flags.isolated is %lld", (long long)v[0]);
+    CHECK(v[1] == 1, "sys.flags.ignore_environment is %lld", (long long)v[1]);
+    CHECK(v[2] == 0, "the cwd is on sys.path");
+    CHECK(v[3] == 0, "the user site is enabled");
+    CHECK(v[4] == 0, "PYTHONPATH was honoured");
+  }
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+static void case_nopy(void) {
+  CHECK(python_initialized() == -1, "test bug: this host has Python symbols");
+  bool need = false;
+  CHECK_RC(pyop_check_need_load(&need), PYOP_OK);
+  CHECK(need, "plugins present");
+  char key[64];
+  CHECK_RC(pyop_runtime_key(key, sizeof key), PYOP_ENOPYTHON);
+  CHECK_RC(pyop_load(), PYOP_ENOPYTHON);
+  show_error("pyop_load in a host without Python");
+  CHECK_ERR_HAS("no Python runtime in the process");
+  CHECK_ERR_HAS("Py_IsInitialized");
+  CHECK_ERR_HAS("libpython");
+  CHECK(pyop_last_status() == PYOP_ENOPYTHON, "last status");
+  CHECK_LIST("");
+  /* The GE entry point says the same through its status. */
+  CHECK(LoadPythonCustomOps() == PYOP_ENOPYTHON, "LoadPythonCustomOps");
+  /* The doctor report explains it too. */
+  char *doc = NULL;
+  CHECK_RC(pyop_doctor(&doc), PYOP_OK);
+  CHECK(doc && strstr(doc, "runtime key: none"), "doctor:\n%s", doc ? doc : "");
+  pyop_free(doc);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(python_initialized() == -1, "a failed load loaded Python anyway");
+}
+
+static void case_start(void) {
+  CHECK(python_initialized() == -1, "test bug: this host has Python symbols");
+  /* The isolated interpreter ignores these (checked by the Probe op). */
+  setenv("PYTHONPATH", "/nonexistent/pyop-e2e-marker", 1);
+  setenv("PYTHONHOME", "/nonexistent/pyop-e2e-marker-home", 1);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  REQUIRE_RC(pyop_set_options(&o), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(python_initialized() == 1, "Python not running after the load");
+  CHECK_LIST("IoKinds,PkgDouble,Probe,ScaledAdd,ShadowJson");
+  char key[64];
+  CHECK_RC(pyop_runtime_key(key, sizeof key), PYOP_OK);
+  CHECK(strcmp(key, "cp311-x86_64") == 0, "key %s", key);
+  /* Options cannot change under a loaded bridge. */
+  CHECK_RC(pyop_set_options(&o), PYOP_ESTATE);
+  run_scaled_add();
+  run_probe();
+  /* Unload/load keeps the interpreter. */
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK(python_initialized() == 1, "unload finalised Python");
+  CHECK_RC(pyop_load(), PYOP_OK);
+  run_scaled_add();
+  /* Shutdown finalises the Python libpyop started. */
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(python_initialized() == 0, "Python still initialised after pyop_shutdown "
+        "(Py_IsInitialized() = %d)", python_initialized());
+  CHECK_LIST("");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s nopy|start\n", argv[0]);
+    return 2;
+  }
+  e2e_case = argv[1];
+  g_tmp = make_temp_dir(e2e_case);
+  atexit(remove_tmp);
+  char *it = path_join(g_tmp, "basic"), *probe = path_join(g_tmp, "probe");
+  char *src = path_join(E2E_IT_PLUGINS, "basic");
+  copy_tree(src, it);
+  free(src);
+  src = path_join(E2E_PLUGINS, "probe");
+  copy_tree(src, probe);
+  free(src);
+  char *opp = xasprintf("%s:%s", it, probe);
+  set_opp_path(opp);
+  if (!strcmp(argv[1], "nopy")) case_nopy();
+  else if (!strcmp(argv[1], "start")) case_start();
+  else {
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+  }
+  remove_tree(g_tmp);
+  free(opp);
+  free(it);
+  free(probe);
+  free(g_tmp);
+  g_tmp = NULL;
+  return e2e_finish();
+}
