@@ -63,13 +63,15 @@ static const char *P(const char *base, const char *rel) {
   static char ring[8][PATH_MAX];
   static int next;
   char *b = ring[next++ % 8];
-  snprintf(b, PATH_MAX, "%s/%s", base, rel);
+  int n = snprintf(b, PATH_MAX, "%s/%s", base, rel);
+  assert_true(n > 0 && n < PATH_MAX);
   return b;
 }
 
 static void mkdir_p(const char *base, const char *rel) {
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", base, rel);
+  int n = snprintf(path, sizeof path, "%s/%s", base, rel);
+  assert_true(n > 0 && n < (int)sizeof path);
   for (char *s = path + strlen(base) + 1; *s; s++) {
     if (*s == '/') {
       *s = '\0';
