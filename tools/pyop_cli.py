@@ -752,14 +752,42 @@ def cmd_check(lib, args):
     return 0
 
 
+def _reusing_ctx(bufs):
+    """An exec context whose outputs reuse one buffer per index (benchmarks)."""
+    slots = {}
+
+    def alloc_output(_user, index, tp):
+        t = tp.contents
+        buf = slots.get(index)
+        if buf is None or ctypes.sizeof(buf) < t.nbytes:
+            buf = slots[index] = ctypes.create_string_buffer(max(int(t.nbytes), 1))
+        t.data = ctypes.addressof(buf)
+        return 0
+
+    def alloc_workspace(_user, nbytes, out):
+        out[0] = bufs.alloc(nbytes)
+        return 0
+
+    cb_out = ALLOC_OUTPUT(alloc_output)
+    cb_ws = ALLOC_WORKSPACE(alloc_workspace)
+    bufs.keep.extend([cb_out, cb_ws, slots])
+    return ExecCtx(ctypes.sizeof(ExecCtx), None, cb_out, cb_ws, None)
+
+
 def cmd_bench(lib, args):
+    """Times pyop_op_execute from this process through ctypes, interleaved
+    with a bare ctypes call into libpyop (pyop_op_capabilities) measured the
+    same way, and reports both and their difference: what libpyop and the op
+    add over the cost of calling from Python at all. bench/run.sh measures
+    libpyop from C against its physical floor."""
     lib.load()
     info = lib.op_info(args.op)
+    if "execute" not in info["capabilities"]:
+        raise ValueError('op "%s" has no execute implementation to time' % args.op)
     dtype = DTYPES.index("float32")
     inputs = [[(dtype, [args.size], _sample_values(dtype, args.size, k))]
               if i["kind"] != "optional" else [] for k, i in enumerate(info["inputs"])]
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
-    # Warm up, then time run_op's execute path only through repeated calls.
     keep = []
     bufs = Buffers()
     c_attrs, n_attrs = make_attrs(info, attrs, keep)
@@ -774,24 +802,47 @@ def cmd_bench(lib, args):
             slots[k].items, slots[k].count = arr, len(slot)
         n_out = len(info["outputs"])
         outs = (Tensor * max(n_out, 1))()
-        ctx = exec_ctx(bufs, {})
-        ex = lib.c.pyop_op_execute
-        times = []
-        for _ in range(args.repeat):
-            bufs.keep = bufs.keep[:16]
+        ctx = _reusing_ctx(bufs)
+        ctx_p = ctypes.byref(ctx)
+        ex, base = lib.c.pyop_op_execute, lib.c.pyop_op_capabilities
+        n_in = len(inputs)
+
+        def run_execute(n):
             t0 = time.perf_counter()
-            for _ in range(args.calls):
-                rc = ex(op, slots, len(inputs), outs, n_out, ctypes.byref(ctx))
+            for _ in range(n):
+                rc = ex(op, slots, n_in, outs, n_out, ctx_p)
                 if rc:
-                    lib.check("execute", rc)
-            times.append((time.perf_counter() - t0) / args.calls)
-        times.sort()
-        med = times[len(times) // 2]
-        print("%s execute from Python via ctypes: median %.2f us/call over %d x %d calls "
-              "(includes ctypes overhead; bench/ measures libpyop from C)"
-              % (args.op, med * 1e6, args.repeat, args.calls))
+                    lib.check("execute of %s" % args.op, rc)
+            return (time.perf_counter() - t0) / n
+
+        def run_baseline(n):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                base(op)
+            return (time.perf_counter() - t0) / n
+
+        run_execute(min(200, args.calls))  # thread state, caches
+        run_baseline(min(200, args.calls))
+        ex_t, base_t = [], []
+        for _ in range(args.repeat):  # interleaved: drift hits both alike
+            ex_t.append(run_execute(args.calls))
+            base_t.append(run_baseline(args.calls))
+        ex_t.sort()
+        base_t.sort()
+        med_ex, med_base = ex_t[len(ex_t) // 2], base_t[len(base_t) // 2]
+        result = {"op_type": args.op, "calls": args.calls, "repeat": args.repeat,
+                  "execute_ns": round(med_ex * 1e9, 1),
+                  "ctypes_call_ns": round(med_base * 1e9, 1),
+                  "execute_minus_ctypes_ns": round((med_ex - med_base) * 1e9, 1)}
     finally:
         lib.c.pyop_op_destroy(op)
+    if args.json:
+        dump_json(result)
+    else:
+        print("%s: execute %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
+              "(median of %d x %d calls from Python; bench/run.sh measures from C)"
+              % (args.op, result["execute_ns"], result["ctypes_call_ns"],
+                 result["execute_minus_ctypes_ns"], args.repeat, args.calls))
     return 0
 
 
@@ -814,6 +865,7 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
+    p.add_argument("--json", action="store_true")
     p.add_argument("--size", type=int, default=16)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--repeat", type=int, default=5)
