@@ -100,6 +100,45 @@ static bool weakref_alive(PyObject *ref) {
 #endif
 }
 
+/*
+ * typing memoizes subscriptions in process-wide caches: a plugin annotation
+ * such as Optional[Tensor], List[Tensor] or Union[Tensor, None] leaves an
+ * entry whose arguments hold the Tensor type, hence pyop._native, for the
+ * life of the process (and Optional[TensorDesc] the package's modules). The
+ * caches cannot drop single entries, so they are cleared: they are only
+ * memos, typing rebuilds an entry on the next subscription. Nothing is done
+ * when typing was never imported or has no such caches (the watch in
+ * pb_package_drop then decides).
+ */
+static void clear_typing_caches(void) {
+  PyObject *name = PyUnicode_FromString("typing");
+  PyObject *typing = name != NULL ? PyImport_GetModule(name) : NULL; /* no import */
+  Py_XDECREF(name);
+  PyObject *cleanups = NULL, *list = NULL;
+  if (typing == NULL)
+    goto out;
+  cleanups = PyObject_GetAttrString(typing, "_cleanups");
+  if (cleanups == NULL)
+    goto out;
+  list = PySequence_List(cleanups); /* a copy: a callback cannot change what we walk */
+  if (list == NULL)
+    goto out;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+    PyObject *clear = PyList_GET_ITEM(list, i);
+    if (!PyCallable_Check(clear))
+      continue;
+    PyObject *r = PyObject_CallNoArgs(clear);
+    if (r == NULL)
+      PyErr_Clear();
+    Py_XDECREF(r);
+  }
+out:
+  PyErr_Clear();
+  Py_XDECREF(list);
+  Py_XDECREF(cleanups);
+  Py_XDECREF(typing);
+}
+
 void pb_package_drop(void) {
   if (pb.fn_loader_shutdown != NULL) {
     PyObject *r = PyObject_CallNoArgs(pb.fn_loader_shutdown);
@@ -122,6 +161,7 @@ void pb_package_drop(void) {
     Py_CLEAR(pb.str_method[i]);
   Py_CLEAR(pb.modules);
   Py_CLEAR(pb.pkg);
+  clear_typing_caches();
   /* Watch the objects whose code or static data live in this image. */
   PyObject *watch[3] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type};
   PyObject *refs[3] = {NULL, NULL, NULL};
