@@ -161,7 +161,10 @@ out:
 /*
  * Makes sure a bridge is open: resolves the runtime key (starting Python's
  * library first when opted in), ranks the candidates and loads the first
- * that works. Keeps the candidate report for pyop_doctor.
+ * that works. Keeps the candidate report for pyop_doctor. On success both
+ * the bridge and its report are kept; on failure no bridge is open and the
+ * report of the failed attempt replaces the previous one (NULL when it could
+ * not be built).
  */
 static int open_bridge(void) {
   if (bridge.api) return PYOP_OK;
@@ -188,9 +191,18 @@ static int open_bridge(void) {
   pyop__sb report = PYOP__SB_INIT;
   pyop__sb_printf(&report, "runtime: %s\n", key.text);
   pyop__candidates_report(&cands, &report);
-  pyop__free(last_report);
-  last_report = pyop__sb_take(&report);
   pyop__candidates_free(&cands);
+  char *text = pyop__sb_take(&report);
+  if (!text && rc == PYOP_OK) {
+    /* All or nothing: an open bridge without its report would leave
+     * pyop_doctor saying "not loaded yet", and the next load would not
+     * rebuild it. */
+    pyop__bridge_close(&bridge);
+    rc = pyop__error(PYOP_ENOMEM,
+                     "pyop_load: out of memory recording the bridge candidates");
+  }
+  pyop__free(last_report);
+  last_report = text;
   if (rc == PYOP_OK)
     PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
                bridge.abi_major, bridge.abi_minor);

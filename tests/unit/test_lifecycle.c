@@ -1,0 +1,919 @@
+/*
+ * The lifecycle end to end through the public API (pyop_load, pyop_unload,
+ * pyop_shutdown, pyop_set_options, pyop_set_host_hooks, pyop_runtime_key,
+ * pyop_doctor) with the fake bridges of tests/fake_bridge and a faked
+ * Python runtime: PYOP_SYS(dlsym) answers Py_IsInitialized / Py_Version for
+ * RTLD_DEFAULT with test-local stand-ins, so no libpython is needed.
+ *
+ * Fault sweeps (Vulkan-Loader style): every allocation and OS call on the
+ * load path fails in turn (N = 0, 1, 2, ...). After each failure:
+ *   - pyop_load returned an error (see BENIGN FAULTS below for the one
+ *     documented exception),
+ *   - the registry is unchanged (pyop_op_list identical),
+ *   - nothing leaked. What pyop_load legitimately keeps after a failed call
+ *     is accounted for explicitly:
+ *       * the open bridge, when the failure came after the bridge loaded:
+ *         2 allocations (pyop__bridge.path and .dir) plus the dlopen
+ *         handle (not a seam allocation);
+ *       * the candidates report of the last bridge load (for pyop_doctor):
+ *         1 allocation, kept whenever candidates were enumerated and tried
+ *         (replaced by the next bridge load, freed by
+ *         ShutdownPythonCustomOpsForProcess);
+ *       * the registry's hash table (not touched by a failed load: it
+ *         only grows in a commit, whose allocation is its last failure
+ *         point).
+ *     Both are read back through pyop_doctor ("bridge: loaded",
+ *     "candidates (last load)") and the live allocation count must equal
+ *     baseline + 2 * bridge_open + report; after
+ *     ShutdownPythonCustomOpsForProcess it must equal the baseline exactly;
+ *   - no file descriptor is left open;
+ *   - the next pyop_load without faults succeeds.
+ *
+ * BENIGN FAULTS: a failed opendir/readdir/stat of an ASCEND_CUSTOM_OPP_PATH
+ * element makes the element UNREADABLE: it is skipped with a warning (the
+ * documented rule of scan.h), so when it was the only Python element the
+ * load has nothing to do and returns PYOP_OK without loading anything. The
+ * sweep accepts PYOP_OK only in that case: a "skipped" warning reached the
+ * log hook, nothing was registered and the state stayed unloaded.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fake_bridge/fake_bridge_util.h"
+#include "registry.h"
+
+/* ------------------------------------------------------ a fake Python */
+
+static struct {
+  bool present;     /* Py_IsInitialized and Py_Version exist */
+  int initialized;  /* what Py_IsInitialized() answers */
+} py;
+static unsigned long fake_Py_Version = 0x030b04f0; /* set from the fake key */
+static void *(*chained_dlsym)(void *, const char *);
+
+static int fake_Py_IsInitialized(void) { return py.initialized; }
+
+/*
+ * Py_IsInitialized and Py_Version are answered here; each lookup is still
+ * one counted seam call (through the counting wrapper, on a symbol that
+ * exists) so a fault sweep fails it like any other. The optional ABI-flag
+ * symbols and Py_GetVersion are simply absent (their absence is a valid
+ * answer, so failing them would prove nothing).
+ */
+static void *fake_dlsym(void *handle, const char *name) {
+  if (handle != RTLD_DEFAULT) return chained_dlsym(handle, name);
+  bool is_init = strcmp(name, "Py_IsInitialized") == 0;
+  bool version = strcmp(name, "Py_Version") == 0;
+  if (!is_init && !version) return NULL;
+  if (!chained_dlsym(RTLD_DEFAULT, "malloc")) return NULL; /* injected fault */
+  if (!py.present) return NULL;
+  return is_init ? (void *)fake_Py_IsInitialized : (void *)&fake_Py_Version;
+}
+
+static void install_fake_python(void) {
+  pt_faults_install(); /* no-op when installed */
+  if (pyop__sys_table.dlsym != fake_dlsym) {
+    chained_dlsym = pyop__sys_table.dlsym;
+    pyop__sys_table.dlsym = fake_dlsym;
+  }
+  py.present = true;
+  py.initialized = 1;
+}
+
+/* ------------------------------------------------------ log capture */
+
+static char log_buf[65536];
+static size_t log_len;
+
+static void log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  size_t n = strlen(line);
+  if (log_len + n + 2 < sizeof log_buf) {
+    memcpy(log_buf + log_len, line, n);
+    log_len += n;
+    log_buf[log_len++] = '\n';
+    log_buf[log_len] = '\0';
+  }
+}
+
+static void log_reset(void) {
+  log_len = 0;
+  log_buf[0] = '\0';
+}
+
+static void install_log_hook(void) {
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+}
+
+/* ------------------------------------------------------ fixtures */
+
+static pyop__runtime_key key;
+static char *root;   /* artifacts root of the test (good -> GOOD) */
+static char *opp;    /* an ASCEND_CUSTOM_OPP_PATH directory with a .py */
+static long base_allocs;
+
+/* A fresh artifacts root holding one symlinked variant named "good". */
+static void use_variant(const char *variant) {
+  if (root) {
+    fb_rmtree(root);
+    free(root);
+  }
+  root = pt_mkdtemp();
+  fb_link(root, "good", variant);
+  pyop__artifacts_set_root(root);
+}
+
+static int setup(void **state) {
+  (void)state;
+  install_fake_python();
+  unsetenv("PYOP_BRIDGE_DIR");
+  use_variant("GOOD");
+  opp = pt_mkdtemp();
+  char *py_file = fb_join(opp, "ops.py");
+  pt_write_file(py_file, "# a plugin (the fake bridge does not read it)\n");
+  free(py_file);
+  setenv("ASCEND_CUSTOM_OPP_PATH", opp, 1);
+  log_reset();
+  install_log_hook();
+  base_allocs = pt_live_allocs();
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  ShutdownPythonCustomOpsForProcess();
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), 0);
+  pyop__artifacts_set_root(NULL);
+  unsetenv("ASCEND_CUSTOM_OPP_PATH");
+  unsetenv("PYOP_BRIDGE_DIR");
+  fb_rmtree(root);
+  free(root);
+  root = NULL;
+  fb_rmtree(opp);
+  free(opp);
+  opp = NULL;
+  py.present = true;
+  py.initialized = 1;
+  return 0;
+}
+
+/* ------------------------------------------------------ helpers */
+
+/* The registered op types joined with ',' (libc malloc). */
+static char *op_list(void) {
+  char **types = NULL;
+  size_t n = 0;
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  size_t len = 1;
+  for (size_t i = 0; i < n; i++) len += strlen(types[i]) + 1;
+  char *s = malloc(len);
+  assert_non_null(s);
+  s[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    if (i) strcat(s, ",");
+    strcat(s, types[i]);
+  }
+  pyop_free(types);
+  return s;
+}
+
+static void expect_ops(const char *want) {
+  char *got = op_list();
+  if (strcmp(got, want) != 0) fail_msg("op list \"%s\", want \"%s\"", got, want);
+  free(got);
+}
+
+static void expect_error(int rc, int want_rc, const char *needle) {
+  if (rc != want_rc)
+    fail_msg("status %s, want %s: %s", pyop_status_name(rc), pyop_status_name(want_rc),
+             pyop_last_error());
+  assert_int_equal(pyop_last_status(), want_rc);
+  if (needle && !strstr(pyop_last_error(), needle))
+    fail_msg("last error lacks \"%s\":\n%s", needle, pyop_last_error());
+}
+
+static void expect_in(const char *hay, const char *needle) {
+  if (!strstr(hay, needle)) fail_msg("text:\n%s\nlacks:\n%s", hay, needle);
+}
+
+/* Registers a host prototype op_type(x) -> y with the given key. */
+static void host_proto(const char *op_type, const char *proto_key) {
+  static const pyop_io_info in[] = {{"x", PYOP_IO_REQUIRED}};
+  static const pyop_io_info out[] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.op_type = op_type;
+  info.proto_key = proto_key;
+  info.inputs = in;
+  info.n_inputs = 1;
+  info.outputs = out;
+  info.n_outputs = 1;
+  assert_int_equal(pyop_register_host_prototype(&info), PYOP_OK);
+}
+
+static char *doctor(void) {
+  char *out = NULL;
+  assert_int_equal(pyop_doctor(&out), PYOP_OK);
+  assert_non_null(out);
+  char *copy = strdup(out);
+  pyop_free(out);
+  return copy;
+}
+
+/* What pyop_load legitimately keeps, read back through pyop_doctor: the open
+ * bridge (2 allocations) and the last candidates report (1). */
+static long kept_allocs(bool *bridge_open, bool *report) {
+  char *d = doctor();
+  *bridge_open = strstr(d, "bridge: loaded ") != NULL;
+  *report = strstr(d, "candidates (last load):") != NULL;
+  free(d);
+  return (*bridge_open ? 2 : 0) + (*report ? 1 : 0);
+}
+
+/* ------------------------------------------------ FakeAdd on host data */
+
+static float out_buf[4];
+static int alloc_out(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  if (index != 0 || t->nbytes != sizeof out_buf) return -1;
+  t->data = out_buf;
+  return 0;
+}
+
+/* create FakeAdd(alpha=2) -> execute on 2x2 floats -> check -> destroy. */
+static int run_fake_add(void) {
+  pyop_attr alpha = {"alpha", {PYOP_ATTR_FLOAT, 0, {.f = 2.0}}};
+  pyop_op *op = NULL;
+  int rc = pyop_op_create("FakeAdd", &alpha, 1, &op);
+  if (rc != PYOP_OK) return rc;
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor ty = tx;
+  ty.data = y;
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&ty, 1}};
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = alloc_out;
+  memset(out_buf, 0, sizeof out_buf);
+  rc = pyop_op_execute(op, ins, 2, &out, 1, &ctx);
+  if (rc == PYOP_OK) {
+    assert_ptr_equal(out.data, out_buf);
+    assert_true(out_buf[0] == 21 && out_buf[3] == 84);
+  }
+  pyop_op_destroy(op);
+  return rc;
+}
+
+/* ================================================================ tests */
+
+/* (a) load, idempotent load, unload, load again, shutdown, load again. */
+static void test_load_unload_shutdown_cycle(void **state) {
+  (void)state;
+  bool need = false;
+  assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
+  assert_true(need);
+  expect_ops("");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  const pyop_op_info *info = NULL;
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_string_equal(info->proto_key, "fake:GOOD.fake_add");
+  assert_string_equal(info->proto_source, "GOOD/fake_ops.py:7");
+  assert_string_equal(info->impl_source, "GOOD/fake_ops.py:12");
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+  long loaded_allocs = pt_live_allocs();
+
+  /* Idempotent: nothing changes, no allocation stays. */
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(LoadPythonCustomOps(), 0);
+  expect_ops("FakeAdd,FakeIdentity");
+  assert_int_equal(pt_live_allocs(), loaded_allocs);
+  assert_int_equal(run_fake_add(), PYOP_OK);
+
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  expect_ops("");
+  /* The description taken before the unload is a copy that stays valid. */
+  assert_string_equal(info->op_type, "FakeAdd");
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_unload(), PYOP_OK); /* nothing loaded: OK */
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &(pyop_op *){NULL}), PYOP_ENOENT);
+
+  /* The bridge stayed open: the next load only re-registers. */
+  char *d = doctor();
+  assert_non_null(strstr(d, "bridge: loaded "));
+  free(d);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  assert_int_equal(run_fake_add(), PYOP_OK);
+
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  expect_ops("");
+  d = doctor();
+  assert_non_null(strstr(d, "bridge: not loaded"));
+  free(d);
+  assert_int_equal(pyop_shutdown(), PYOP_OK); /* twice is harmless */
+
+  /* From the scan again. */
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  UnloadPythonCustomOps();
+  expect_ops("");
+  assert_int_equal(LoadPythonCustomOps(), 0);
+  expect_ops("FakeAdd,FakeIdentity");
+  ShutdownPythonCustomOpsForProcess();
+  expect_ops("");
+  /* All that stays is the registry's (empty) hash table. */
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), base_allocs);
+}
+
+/* Nothing Python in the path: the load does nothing and succeeds. */
+static void test_load_without_python_entries(void **state) {
+  (void)state;
+  setenv("ASCEND_CUSTOM_OPP_PATH", "", 1);
+  py.present = false; /* never asked for */
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("");
+  char *cxx = pt_mkdtemp(); /* a C++-only OPP dir */
+  char *so = fb_join(cxx, "libcustom_op.so");
+  pt_write_file(so, "");
+  setenv("ASCEND_CUSTOM_OPP_PATH", cxx, 1);
+  bool need = true;
+  assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
+  assert_false(need);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("");
+  free(so);
+  fb_rmtree(cxx);
+  free(cxx);
+  assert_int_equal(pt_live_allocs(), base_allocs);
+}
+
+/* (b) no Python symbols in the process. */
+static void test_no_python(void **state) {
+  (void)state;
+  host_proto("HostOp", NULL);
+  py.present = false;
+  expect_error(pyop_load(), PYOP_ENOPYTHON,
+               "pyop_load: no Python runtime in the process: symbol Py_IsInitialized "
+               "not found");
+  expect_ops("HostOp");
+  /* The GE entry point returns the same status and logs the message. */
+  log_reset();
+  assert_int_equal(LoadPythonCustomOps(), PYOP_ENOPYTHON);
+  assert_non_null(strstr(log_buf, "libpyop: error: LoadPythonCustomOps: pyop_load: no "
+                                  "Python runtime"));
+  /* Opting in to start_python cannot help when the default artifact is
+   * not in this root: the message says why. */
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ENOPYTHON, "cannot start Python");
+  expect_ops("HostOp");
+  /* Python appears: the same process loads. */
+  o.start_python = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  py.present = true;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity,HostOp");
+}
+
+/* (b) Python present but not initialised. */
+static void test_not_initialised(void **state) {
+  (void)state;
+  py.initialized = 0;
+  expect_error(pyop_load(), PYOP_ENOTINIT, "not initialised");
+  assert_non_null(strstr(pyop_last_error(), "pyop_options.start_python"));
+  char want[128];
+  snprintf(want, sizeof want, "Python 3.%u (%s)", key.minor, key.text);
+  assert_non_null(strstr(pyop_last_error(), want));
+  expect_ops("");
+  char *d = doctor();
+  assert_non_null(strstr(d, "not initialised"));
+  assert_non_null(strstr(d, "bridge: not loaded"));
+  free(d);
+  py.initialized = 1;
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
+/* (b) no usable bridge: the message lists every candidate and its reason. */
+static void test_no_bridge(void **state) {
+  (void)state;
+  host_proto("HostOp", NULL);
+  char *empty = pt_mkdtemp();
+  pyop__artifacts_set_root(empty);
+  char want[2048];
+  snprintf(want, sizeof want,
+           "no usable bridge for %s in %s:\n  (no artifact directory found)", key.text,
+           empty);
+  expect_error(pyop_load(), PYOP_ENOBRIDGE, want);
+
+  use_variant("REFUSE");
+  fb_link(root, "mismatch", "MISMATCH"); /* aborts if ever dlopened */
+  fb_link(root, "wrong_major", "WRONG_MAJOR");
+  expect_error(pyop_load(), PYOP_ENOBRIDGE, "no usable bridge for ");
+  const char *e = pyop_last_error();
+  snprintf(want, sizeof want, "%s/good: ABI rejected: pyop_bridge_entry refused", root);
+  assert_non_null(strstr(e, want));
+  snprintf(want, sizeof want, "%s/wrong_major: ABI rejected: bridge answered ABI 2.0", root);
+  assert_non_null(strstr(e, want));
+  snprintf(want, sizeof want, "%s/mismatch: manifest mismatch: built for cp312-", root);
+  assert_non_null(strstr(e, want));
+  expect_ops("HostOp");
+  /* pyop doctor shows the same candidates. */
+  char *d = doctor();
+  assert_non_null(strstr(d, "candidates (last load):"));
+  snprintf(want, sizeof want, "  %s/wrong_major: ABI rejected", root);
+  assert_non_null(strstr(d, want));
+  free(d);
+  fb_rmtree(empty);
+  free(empty);
+}
+
+/* (b) a bridge that fails half-way: error, registry exactly as before. */
+static void test_register_fail_halfway(void **state) {
+  (void)state;
+  use_variant("REGISTER_FAIL_HALFWAY");
+  expect_error(pyop_load(), PYOP_EPYTHON,
+               "fake bridge REGISTER_FAIL_HALFWAY: plugin raised after two prototypes");
+  expect_ops("");
+  /* With host prototypes registered: exactly those stay. */
+  host_proto("HostOp", NULL);
+  host_proto("FakeHalfC", "host:mine");
+  expect_ops("FakeHalfC,HostOp");
+  expect_error(pyop_load(), PYOP_EPYTHON, "plugin raised after two prototypes");
+  expect_ops("FakeHalfC,HostOp");
+  /* Failing again and again changes nothing either. */
+  expect_error(pyop_load(), PYOP_EPYTHON, NULL);
+  expect_ops("FakeHalfC,HostOp");
+}
+
+static int owns_identity(void *user, const char *op_type) {
+  (void)user;
+  return strcmp(op_type, "FakeIdentity") == 0;
+}
+
+/* (b) conflicting descriptors across a host prototype and a load: the
+ * message names both (keys and sources). The fake bridges register one
+ * variant per load, so CONFLICT_A and CONFLICT_B cannot meet in one load;
+ * the host prototype stands in for CONFLICT_B's definition. */
+static void test_conflict(void **state) {
+  (void)state;
+  use_variant("CONFLICT_B");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  const pyop_op_info *b;
+  assert_int_equal(pyop_op_get("FakeConflict", &b), PYOP_OK);
+  assert_int_equal(b->n_inputs, 1);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* B's prototype now owned by the host, then A loads. */
+  pyop_op_info hb = *b;
+  hb.proto_key = "fake:CONFLICT_B.op";
+  assert_int_equal(pyop_register_host_prototype(&hb), PYOP_OK);
+  pyop_op_info_release(b);
+  expect_ops("FakeConflict");
+  use_variant("CONFLICT_A");
+  expect_error(pyop_load(), PYOP_ECONFLICT,
+               "op type \"FakeConflict\": prototype \"fake:CONFLICT_A.op\" "
+               "(CONFLICT_A/fake_ops.py:10) conflicts with prototype "
+               "\"fake:CONFLICT_B.op\" (<host>) registered by the host: different "
+               "descriptor key and content");
+  expect_ops("FakeConflict");
+  const pyop_op_info *now;
+  assert_int_equal(pyop_op_get("FakeConflict", &now), PYOP_OK);
+  assert_string_equal(now->proto_key, "fake:CONFLICT_B.op");
+  pyop_op_info_release(now);
+}
+
+/* (b) the host's owns_op veto: a native op of the same name conflicts. */
+static void test_host_owns_op(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = log_hook;
+  h.owns_op = owns_identity;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ECONFLICT,
+               "op type \"FakeIdentity\": prototype \"fake:GOOD.fake_identity\" "
+               "(GOOD/fake_ops.py:30) conflicts with an operator owned by the host");
+  expect_ops("");
+}
+
+/* (b) every malformed view is PYOP_EDESCRIPTOR; nothing is registered. */
+static void test_bad_views(void **state) {
+  (void)state;
+  static const struct {
+    const char *variant, *needle;
+  } cases[] = {
+      {"BAD_VIEW_NULL_DATA", "op_type"},
+      {"BAD_VIEW_EMBEDDED_NUL", "op_type"},
+      {"BAD_VIEW_EMPTY_OP_TYPE", "op_type"},
+      {"BAD_VIEW_DUP_INPUT", "\"x\""},
+      {"BAD_VIEW_UNKNOWN_KIND", "kind"},
+  };
+  host_proto("HostOp", NULL);
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(cases); i++) {
+    use_variant(cases[i].variant);
+    int rc = pyop_load();
+    if (rc != PYOP_EDESCRIPTOR)
+      fail_msg("%s: %s: %s", cases[i].variant, pyop_status_name(rc), pyop_last_error());
+    if (!strstr(pyop_last_error(), cases[i].needle))
+      fail_msg("%s: message lacks \"%s\": %s", cases[i].variant, cases[i].needle,
+               pyop_last_error());
+    expect_ops("HostOp");
+    assert_int_equal(pyop_shutdown(), PYOP_OK);
+  }
+}
+
+/* (b) a listed .py file that does not exist: PYOP_ENOENT naming it. */
+static void test_missing_listed_file(void **state) {
+  (void)state;
+  host_proto("HostOp", NULL);
+  char *missing = fb_join(opp, "gone.py");
+  char value[4096];
+  snprintf(value, sizeof value, "%s:%s", missing, opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  expect_error(pyop_load(), PYOP_ENOENT, missing);
+  assert_non_null(strstr(pyop_last_error(), "pyop_load: ASCEND_CUSTOM_OPP_PATH"));
+  expect_ops("HostOp");
+  char *d = doctor();
+  char want[4200];
+  snprintf(want, sizeof want, "  %s: missing-file", missing);
+  assert_non_null(strstr(d, want));
+  free(d);
+  free(missing);
+}
+
+/* Relative and empty elements: refused with a warning / ignored. */
+static void test_relative_and_empty_elements(void **state) {
+  (void)state;
+  char value[4096];
+  snprintf(value, sizeof value, "::relative/ops:%s:", opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  assert_non_null(strstr(log_buf, "libpyop: warn: "));
+  assert_non_null(strstr(log_buf, "ASCEND_CUSTOM_OPP_PATH element 'relative/ops' skipped"));
+}
+
+/* (c) unload and shutdown refuse while an instance lives. */
+static void test_busy(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  expect_error(pyop_unload(), PYOP_EBUSY, "1 op instance is alive (1 of \"FakeAdd\")");
+  expect_ops("FakeAdd,FakeIdentity");
+  log_reset();
+  expect_error(pyop_shutdown(), PYOP_EBUSY, "destroy them first");
+  assert_non_null(strstr(log_buf, "shutdown refused, the bridge stays loaded"));
+  /* The GE entries log the refusal. */
+  log_reset();
+  UnloadPythonCustomOps();
+  assert_non_null(strstr(log_buf, "libpyop: error: UnloadPythonCustomOps: cannot unload"));
+  expect_ops("FakeAdd,FakeIdentity");
+  /* Still usable. */
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  pyop_op_destroy(op);
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  expect_ops("");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &op), PYOP_OK);
+  expect_error(pyop_shutdown(), PYOP_EBUSY, "\"FakeIdentity\"");
+  pyop_op_destroy(op);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  expect_ops("");
+}
+
+/* pyop_set_options / pyop_set_host_hooks: struct_size checks and state. */
+static void test_options_and_hooks(void **state) {
+  (void)state;
+  expect_error(pyop_set_options(NULL), PYOP_EINVAL, "PYOP_OPTIONS_INIT");
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.struct_size = 0;
+  expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size is too small");
+  o.struct_size = offsetof(pyop_options, start_python);
+  expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size");
+  o.struct_size = sizeof o;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_error(pyop_set_options(&o), PYOP_ESTATE, "pyop_shutdown first");
+  /* After an unload the bridge is still open: still refused. */
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  expect_error(pyop_set_options(&o), PYOP_ESTATE, NULL);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.struct_size = offsetof(pyop_host_hooks, user);
+  expect_error(pyop_set_host_hooks(&h), PYOP_EINVAL, "PYOP_HOST_HOOKS_INIT");
+  /* An older, shorter struct: the members it lacks stay NULL (the log hook
+   * here, so the refused relative element goes to stderr, not to us). */
+  h = (pyop_host_hooks)PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_identity;
+  h.log = log_hook;
+  h.struct_size = offsetof(pyop_host_hooks, on_register);
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ECONFLICT, "owned by the host"); /* owns_op copied */
+  log_reset();
+  setenv("ASCEND_CUSTOM_OPP_PATH", "relative", 1);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing Python: OK */
+  assert_int_equal(log_len, 0);           /* log member not copied */
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+/* pyop_runtime_key: exact fit, one byte short, empty buffer, no Python. */
+static void test_runtime_key(void **state) {
+  (void)state;
+  char buf[64];
+  assert_int_equal(pyop_runtime_key(buf, sizeof buf), PYOP_OK);
+  assert_string_equal(buf, key.text);
+  size_t need = strlen(key.text) + 1;
+  assert_int_equal(pyop_runtime_key(buf, need), PYOP_OK);
+  assert_string_equal(buf, key.text);
+  char want[128];
+  snprintf(want, sizeof want, "pyop_runtime_key: buffer of %zu bytes is too small for \"%s\"",
+           need - 1, key.text);
+  expect_error(pyop_runtime_key(buf, need - 1), PYOP_EINVAL, want);
+  expect_error(pyop_runtime_key(buf, 0), PYOP_EINVAL, "empty buffer");
+  expect_error(pyop_runtime_key(NULL, 8), PYOP_EINVAL, "empty buffer");
+  py.present = false;
+  expect_error(pyop_runtime_key(buf, sizeof buf), PYOP_ENOPYTHON, "Py_IsInitialized");
+  assert_string_equal(buf, "");
+}
+
+/* pyop_doctor: runtime key line, every path element with its verdict, the
+ * candidates before and after a load. */
+static void test_doctor(void **state) {
+  (void)state;
+  char *cxx = pt_mkdtemp();
+  char *nothere = fb_join(opp, "no_such_dir");
+  char value[8192];
+  snprintf(value, sizeof value, "%s:%s:rel/dir:%s", cxx, opp, nothere);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  fb_link(root, "wrong_major", "WRONG_MAJOR");
+
+  char *d = doctor();
+  char want[8400];
+  snprintf(want, sizeof want, "runtime key: %s (Python 3.%u.4, initialised)\n", key.text,
+           key.minor);
+  if (strncmp(d, want, strlen(want)) != 0) fail_msg("doctor:\n%s\nwant first line:\n%s", d, want);
+  snprintf(want, sizeof want, "ASCEND_CUSTOM_OPP_PATH=%s\n", value);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  %s: no-python", cxx);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  %s: python-dir: ", opp);
+  expect_in(d, want);
+  expect_in(d, "ops.py");
+  expect_in(d, "  rel/dir: relative");
+  snprintf(want, sizeof want, "  %s: missing-dir", nothere);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "artifacts: %s\n", root);
+  expect_in(d, want);
+  expect_in(d, "bridge: not loaded\n");
+  assert_non_null(strstr(d, "candidates (not loaded yet):\n"));
+  snprintf(want, sizeof want, "  %s/good: untried: manifest matches (exact tag)\n", root);
+  expect_in(d, want);
+  expect_in(d, "ops registered: 0\n");
+  free(d);
+
+  assert_int_equal(pyop_load(), PYOP_OK);
+  d = doctor();
+  expect_in(d, "bridge: loaded ");
+  expect_in(d, "GOOD/libpyop_bridge.so (ABI 1.");
+  assert_non_null(strstr(d, "candidates (last load):\n"));
+  snprintf(want, sizeof want, "runtime: %s\n", key.text);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  %s/good: loaded\n", root);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  %s/wrong_major: untried: manifest matches (exact tag)\n", root);
+  expect_in(d, want);
+  expect_in(d, "ops registered: 2\n");
+  free(d);
+
+  /* Without Python the first line says so. */
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  ShutdownPythonCustomOpsForProcess();
+  py.present = false;
+  d = doctor();
+  assert_true(strncmp(d, "runtime key: none (no Python runtime in the process", 51) == 0);
+  assert_null(strstr(d, "candidates"));
+  free(d);
+  expect_error(pyop_doctor(NULL), PYOP_EINVAL, NULL);
+
+  free(nothere);
+  fb_rmtree(cxx);
+  free(cxx);
+}
+
+/* ========================================================= fault sweeps */
+
+typedef struct sweep {
+  char *before;     /* op list before the call */
+  long allocs;      /* live allocations of the starting state */
+  int fds;
+  bool bridge_open; /* starting state: bridge open (IDLE after an unload) */
+  long benign;      /* faults absorbed as documented (see file comment) */
+  long points;
+} sweep;
+
+/* Back to the starting state after a successful load. */
+static void sweep_restore(sweep *s) {
+  if (s->bridge_open) {
+    assert_int_equal(pyop_unload(), PYOP_OK);
+  } else {
+    ShutdownPythonCustomOpsForProcess();
+  }
+  assert_int_equal(pt_live_allocs(), s->allocs);
+}
+
+static void sweep_begin(sweep *s, bool bridge_open) {
+  memset(s, 0, sizeof *s);
+  s->bridge_open = bridge_open;
+  host_proto("HostOp", NULL); /* the registry is not empty */
+  if (bridge_open) {
+    assert_int_equal(pyop_load(), PYOP_OK);
+    assert_int_equal(pyop_unload(), PYOP_OK);
+  }
+  bool b, r;
+  kept_allocs(&b, &r);
+  assert_true(b == bridge_open && r == bridge_open);
+  s->before = op_list();
+  s->allocs = pt_live_allocs();
+  s->fds = fb_count_fds();
+  log_reset();
+}
+
+static void sweep_end(sweep *s) {
+  print_message("%ld fault points swept (%ld absorbed by a documented skip)\n", s->points,
+                s->benign);
+  free(s->before);
+}
+
+/* The registry unchanged, the kept state accounted for, no fd open. */
+static void sweep_check_state(sweep *s) {
+  expect_ops(s->before);
+  bool bridge_open, report;
+  long kept = kept_allocs(&bridge_open, &report);
+  if (s->bridge_open) {
+    assert_true(bridge_open && report); /* as they were */
+    kept = 0;
+  }
+  if (pt_live_allocs() != s->allocs + kept)
+    fail_msg("live allocations %ld, want %ld (+%ld kept: bridge %d, report %d)",
+             pt_live_allocs(), s->allocs + kept, kept, bridge_open, report);
+  assert_int_equal(fb_count_fds(), s->fds);
+  if (!s->bridge_open) {
+    ShutdownPythonCustomOpsForProcess();
+    assert_int_equal(pt_live_allocs(), s->allocs);
+  }
+}
+
+static int load_fn(void *user) {
+  (void)user;
+  log_reset();
+  return pyop_load();
+}
+
+static void load_check(void *user, int rc) {
+  sweep *s = user;
+  s->points++;
+  if (rc == PYOP_OK) {
+    /* Only the documented skip of an unreadable element may absorb it. */
+    if (!strstr(log_buf, "ASCEND_CUSTOM_OPP_PATH element") || !strstr(log_buf, "skipped"))
+      fail_msg("fault %ld absorbed without an error or a warning (log: %s)", s->points - 1,
+               log_buf);
+    s->benign++;
+  } else {
+    assert_true(pyop_last_error()[0] != '\0');
+    assert_int_equal(pyop_last_status(), rc);
+  }
+  sweep_check_state(s);
+  /* The next load without faults succeeds. */
+  assert_int_equal(pyop_load(), PYOP_OK);
+  char *want = malloc(strlen(s->before) + 32);
+  sprintf(want, "FakeAdd,FakeIdentity,%s", s->before);
+  expect_ops(want);
+  free(want);
+  sweep_restore(s);
+}
+
+/* (d) every fault point of pyop_load from IDLE with no bridge open. */
+static void test_fault_sweep_load_cold(void **state) {
+  (void)state;
+  sweep s;
+  sweep_begin(&s, false);
+  long n = pt_faults_sweep(load_fn, load_check, &s, 2000);
+  expect_ops("FakeAdd,FakeIdentity,HostOp");
+  sweep_restore(&s);
+  s.points = n;
+  sweep_end(&s);
+  assert_true(n > 40);
+}
+
+/* (d) the same with the bridge already open (after an unload). */
+static void test_fault_sweep_load_warm(void **state) {
+  (void)state;
+  sweep s;
+  sweep_begin(&s, true);
+  long n = pt_faults_sweep(load_fn, load_check, &s, 2000);
+  expect_ops("FakeAdd,FakeIdentity,HostOp");
+  sweep_restore(&s);
+  s.points = n;
+  sweep_end(&s);
+  assert_true(n > 10);
+}
+
+/* (d) load -> create -> execute -> destroy -> unload, each step swept. */
+static int cycle_fn(void *user) {
+  (void)user;
+  log_reset();
+  int rc = pyop_load();
+  if (rc != PYOP_OK) return rc;
+  int run = run_fake_add();
+  int un = pyop_unload();
+  assert_int_equal(un, PYOP_OK); /* no instance can be left alive */
+  return run;
+}
+
+static void cycle_check(void *user, int rc) {
+  sweep *s = user;
+  s->points++;
+  if (rc == PYOP_OK) {
+    if (!strstr(log_buf, "skipped"))
+      fail_msg("fault %ld absorbed without an error or a warning (log: %s)", s->points - 1,
+               log_buf);
+    s->benign++;
+  } else {
+    assert_true(pyop_last_error()[0] != '\0');
+  }
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  sweep_check_state(s);
+  assert_int_equal(cycle_fn(s), PYOP_OK);
+  sweep_check_state(s);
+}
+
+static void test_fault_sweep_cycle(void **state) {
+  (void)state;
+  sweep s;
+  sweep_begin(&s, true);
+  long n = pt_faults_sweep(cycle_fn, cycle_check, &s, 2000);
+  sweep_check_state(&s);
+  s.points = n;
+  sweep_end(&s);
+  assert_true(n > 10);
+}
+
+/* ================================================================ main */
+
+static int group_setup(void **state) {
+  (void)state;
+  fb_key(&key);
+  fake_Py_Version = (3ul << 24) | ((unsigned long)key.minor << 16) | (4ul << 8) | 0xf0;
+  install_fake_python();
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  pt_faults_remove();
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_load_unload_shutdown_cycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_load_without_python_entries, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_python, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_initialised, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_bridge, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_register_fail_halfway, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_owns_op, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_views, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_missing_listed_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),
+  };
+  return cmocka_run_group_tests_name("lifecycle", tests, group_setup, group_teardown);
+}
