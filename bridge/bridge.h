@@ -56,8 +56,22 @@ typedef struct pb_op {
 } pb_op;
 
 /*
+ * A TensorDesc kept for reuse by one input slot of a holder, and the shape
+ * tuple last written for that slot. The tuple (immutable, owned) always
+ * holds exactly ndim/dims, so a desc whose .shape is still that very tuple
+ * needs no rewrite when the next call has the same dimensions.
+ */
+typedef struct pb_desc_slot {
+  PyObject *desc;  /* owned TensorDesc, reused while nobody else holds it */
+  PyObject *shape; /* owned tuple equal to dims[0..ndim), or NULL */
+  int32_t ndim;
+  int64_t dims[PYOP_MAX_DIMS];
+} pb_desc_slot;
+
+/*
  * Per op instance state made by create_holder: the call targets and the
- * attribute values converted once, plus Tensor objects kept for reuse.
+ * attribute values converted once, plus Tensor and TensorDesc objects kept
+ * for reuse.
  */
 typedef struct pb_holder {
   pb_op *op;
@@ -70,6 +84,8 @@ typedef struct pb_holder {
   size_t n_in_cache;
   PyObject **out_cache;         /* per output index */
   size_t n_out_cache;
+  pb_desc_slot *desc_cache;     /* per input slot: TensorDesc reuse */
+  size_t n_desc_cache;
 } pb_holder;
 
 /* A Tensor a callback handed to Python, released when the callback ends. */
@@ -108,6 +124,15 @@ typedef struct pb_state {
   PyObject *fn_loader_shutdown; /* pyop._loader.shutdown */
   PyObject *fn_format;          /* pyop._errors.format_exception */
   PyObject *tensor_desc;        /* pyop.TensorDesc */
+  /*
+   * pyop.TensorDesc when its shape/dtype/format are plain __slots__ members
+   * read and written through the generic attribute protocol: the bridge then
+   * accesses them at these offsets (shape, dtype, format) instead of by
+   * name. NULL: use getattr/setattr (pb_desc_setup found something else).
+   */
+  PyTypeObject *desc_type;      /* borrowed: pb.tensor_desc */
+  unsigned int desc_version;    /* its tp_version_tag when checked */
+  Py_ssize_t desc_off[3];
   PyObject *dtypes[PYOP_DTYPE_COUNT];   /* DataType members by value */
   PyObject *formats[PYOP_FORMAT_COUNT]; /* Format members by value */
   PyTypeObject *tensor_type;
@@ -150,6 +175,20 @@ static inline void pb_exc_restore(PyObject *exc) {
 #endif
 }
 
+/* Fields of a TensorDesc, in pb.desc_off order. */
+enum { PB_DESC_SHAPE = 0, PB_DESC_DTYPE = 1, PB_DESC_FORMAT = 2 };
+
+/* pb.desc_type when its fields may be accessed directly now, else NULL. */
+static inline PyTypeObject *pb_desc_fast_type(void) {
+  PyTypeObject *tp = pb.desc_type;
+  return tp != NULL && tp->tp_version_tag == pb.desc_version ? tp : NULL;
+}
+
+/* The field slot of a TensorDesc o (Py_TYPE(o) == pb_desc_fast_type()). */
+static inline PyObject **pb_desc_field(PyObject *o, int field) {
+  return (PyObject **)((char *)o + pb.desc_off[field]);
+}
+
 /* ---- entry.c */
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
@@ -178,6 +217,9 @@ void pb_reset_locked(void);
 /* Drops the package, the native module and cached objects. */
 void pb_package_drop(void);
 void pb_op_decref(pb_op *op);
+/* Sets pb.desc_type/desc_off from pb.tensor_desc (fast field access) when
+ * its layout allows; never fails (falls back to attribute access). */
+void pb_desc_setup(void);
 
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */

@@ -138,11 +138,12 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
 /* -------------------------------------------------------------- holders */
 
 /*
- * The attribute names of a TensorDesc, interned once for the hot paths
- * (make_desc, desc_to_tensor) and kept while any holder lives. Holders only
- * live while the package is loaded (unload and shutdown refuse while an op
- * instance lives), so the names never outlive their interpreter. Guarded by
- * the GIL.
+ * The attribute names of a TensorDesc, interned once for make_desc and
+ * desc_to_tensor when they cannot access the fields directly (see
+ * pb_desc_setup; results of another type), kept while any holder lives.
+ * Holders only live while the package is loaded (unload and shutdown refuse
+ * while an op instance lives), so the names never outlive their interpreter.
+ * Guarded by the GIL.
  */
 static struct {
   long holders;
@@ -192,6 +193,11 @@ static void holder_free(pb_holder *h) {
   for (size_t i = 0; i < h->n_out_cache; i++)
     Py_XDECREF(h->out_cache[i]);
   free(h->out_cache);
+  for (size_t i = 0; i < h->n_desc_cache; i++) {
+    Py_XDECREF(h->desc_cache[i].desc);
+    Py_XDECREF(h->desc_cache[i].shape);
+  }
+  free(h->desc_cache);
   pb_op_decref(h->op);
   free(h);
 }
@@ -225,12 +231,15 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   size_t n_in = op->n_kinds, n_out = op->n_outputs > 0 ? (size_t)op->n_outputs : 0;
   h->in_cache = calloc(n_in ? n_in : 1, sizeof *h->in_cache);
   h->out_cache = calloc(n_out ? n_out : 1, sizeof *h->out_cache);
-  if (h->attr_values == NULL || h->in_cache == NULL || h->out_cache == NULL) {
+  h->desc_cache = calloc(n_in ? n_in : 1, sizeof *h->desc_cache);
+  if (h->attr_values == NULL || h->in_cache == NULL || h->out_cache == NULL ||
+      h->desc_cache == NULL) {
     rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
     goto out;
   }
   h->n_in_cache = n_in;
   h->n_out_cache = n_out;
+  h->n_desc_cache = n_in;
   if (n_attrs > 0) {
     h->kwnames = PyTuple_New((Py_ssize_t)n_attrs);
     if (h->kwnames == NULL)
@@ -317,6 +326,7 @@ void pb_cb_destroy_holder(void *holder) {
     free(h->attr_values);
     free(h->in_cache);
     free(h->out_cache);
+    free(h->desc_cache);
     free(h);
     return;
   }
@@ -332,12 +342,28 @@ static int slot_kind(const pb_op *op, size_t i) {
   return i < op->n_kinds ? op->input_kinds[i] : -1;
 }
 
-/* A TensorDesc for a description. New reference or NULL. */
-static PyObject *make_desc(const pyop_tensor *t) {
-  if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {
-    PyErr_Format(PyExc_ValueError, "tensor description with %d dimensions", (int)t->ndim);
-    return NULL;
-  }
+_Static_assert(sizeof(((pb_desc_slot *)0)->dims) == sizeof(((pyop_tensor *)0)->shape),
+               "pb_desc_slot.dims mirrors pyop_tensor.shape");
+
+/* Whether the slot's shape tuple holds exactly t's dimensions. */
+static bool slot_shape_is(const pb_desc_slot *slot, const pyop_tensor *t) {
+  if (slot->shape == NULL || slot->ndim != t->ndim)
+    return false;
+  for (int32_t i = 0; i < t->ndim; i++)
+    if (slot->dims[i] != t->shape[i])
+      return false;
+  return true;
+}
+
+/*
+ * The shape tuple of t: the slot's when its dimensions are the same, else a
+ * new tuple, which then becomes the slot's (slot may be NULL). New
+ * reference or NULL.
+ */
+static PyObject *shape_tuple(const pyop_tensor *t, pb_desc_slot *slot) {
+  size_t bytes = (size_t)t->ndim * sizeof t->shape[0];
+  if (slot != NULL && slot_shape_is(slot, t))
+    return Py_NewRef(slot->shape);
   PyObject *shape = PyTuple_New(t->ndim);
   if (shape == NULL)
     return NULL;
@@ -349,20 +375,92 @@ static PyObject *make_desc(const pyop_tensor *t) {
     }
     PyTuple_SET_ITEM(shape, i, d);
   }
-  PyObject *dt = pb_dtype_obj(t->dtype), *fm = pb_format_obj(t->format);
+  if (slot != NULL) {
+    PyObject *old = slot->shape;
+    slot->shape = Py_NewRef(shape);
+    slot->ndim = t->ndim;
+    memset(slot->dims, 0, sizeof slot->dims); /* desc_to_tensor copies all */
+    memcpy(slot->dims, t->shape, bytes);
+    Py_XDECREF(old);
+  }
+  return shape;
+}
+
+/*
+ * A TensorDesc for a description. New reference or NULL.
+ *
+ * With slot (one input slot of the holder) the slot's TensorDesc is reused
+ * when nobody else holds it any more (reference count 1: only the slot;
+ * TensorDesc has no __weakref__, pb_desc_setup checks, so nothing can reach
+ * it otherwise). Its fields are then rewritten only where they differ from
+ * t. A TensorDesc a plugin kept is never touched again: the slot takes a
+ * new one. A plugin may have assigned the fields of a reused one: they are
+ * compared by identity (the slot's shape tuple, the DataType and Format
+ * members), so any such change is undone.
+ */
+static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
+  if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {
+    PyErr_Format(PyExc_ValueError, "tensor description with %d dimensions", (int)t->ndim);
+    return NULL;
+  }
+  PyObject *dt = t->dtype >= 0 && t->dtype < PYOP_DTYPE_COUNT ? pb.dtypes[t->dtype] : NULL;
+  PyObject *fm = t->format >= 0 && t->format < PYOP_FORMAT_COUNT ? pb.formats[t->format] : NULL;
   if (dt == NULL || fm == NULL) {
-    Py_DECREF(shape);
     PyErr_Format(PyExc_ValueError, "tensor description with unknown dtype %d or format %d",
                  (int)t->dtype, (int)t->format);
     return NULL;
   }
+  PyTypeObject *tp = pb_desc_fast_type();
+  if (tp != NULL) {
+    PyObject *r = slot != NULL ? slot->desc : NULL;
+    /* The common case: the slot's TensorDesc, free and already right. */
+    if (r != NULL && Py_REFCNT(r) == 1 && Py_IS_TYPE(r, tp) &&
+        *pb_desc_field(r, PB_DESC_DTYPE) == dt && *pb_desc_field(r, PB_DESC_FORMAT) == fm &&
+        *pb_desc_field(r, PB_DESC_SHAPE) == slot->shape && slot_shape_is(slot, t))
+      return Py_NewRef(r);
+    /* The fields libpyop already checked (non-negative dims, known dtype
+     * and format) stored directly: what TensorDesc.__init__ would store,
+     * without its Python-level validation on the hot path. */
+    if (r != NULL && Py_REFCNT(r) == 1 && Py_IS_TYPE(r, tp))
+      slot->desc = NULL; /* taken out of the slot: ours while we fill it */
+    else
+      r = NULL;
+    PyObject *shape = shape_tuple(t, slot);
+    if (shape == NULL) {
+      Py_XDECREF(r);
+      return NULL;
+    }
+    if (r == NULL && (r = tp->tp_alloc(tp, 0)) == NULL) {
+      Py_DECREF(shape);
+      return NULL;
+    }
+    /* Old values are dropped only once r and the slot are consistent: a
+     * destructor may run arbitrary code. */
+    PyObject *old[4] = {NULL, NULL, NULL, NULL};
+    PyObject *want[3] = {shape, dt, fm};
+    for (int k = 0; k < 3; k++) {
+      PyObject **p = pb_desc_field(r, k);
+      if (*p != want[k]) {
+        old[k] = *p;
+        *p = Py_NewRef(want[k]);
+      }
+    }
+    Py_DECREF(shape);
+    if (slot != NULL && slot->desc != r) {
+      old[3] = slot->desc; /* one a plugin kept (or NULL) */
+      slot->desc = Py_NewRef(r);
+    }
+    for (int k = 0; k < 4; k++)
+      Py_XDECREF(old[k]);
+    return r;
+  }
+  PyObject *shape = shape_tuple(t, NULL);
+  if (shape == NULL)
+    return NULL;
   PyObject *r;
   if (PyType_Check(pb.tensor_desc)) {
-    /* The fields libpyop already checked (non-negative dims, known dtype
-     * and format) set directly: what TensorDesc.__init__ would store,
-     * without running its Python-level validation on the hot path. */
-    PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc;
-    r = tp->tp_alloc(tp, 0);
+    PyTypeObject *dtp = (PyTypeObject *)pb.tensor_desc;
+    r = dtp->tp_alloc(dtp, 0);
     if (r != NULL && (PyObject_SetAttr(r, desc_names.shape, shape) < 0 ||
                       PyObject_SetAttr(r, desc_names.dtype, dt) < 0 ||
                       PyObject_SetAttr(r, desc_names.format, fm) < 0))
@@ -377,10 +475,10 @@ static PyObject *make_desc(const pyop_tensor *t) {
 
 /* One argument object for a tensor: a Tensor view (tracked in f) or a
  * TensorDesc (as_desc). New reference or NULL. */
-static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache, size_t index,
-                            bool as_desc) {
+static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache,
+                            pb_desc_slot *slot, size_t index, bool as_desc) {
   if (as_desc)
-    return make_desc(t);
+    return make_desc(t, slot);
   PyObject *o = pb_tensor_get(cache, t, false);
   if (o == NULL)
     return NULL;
@@ -406,15 +504,16 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
     }
     int kind = slot_kind(h->op, i);
     PyObject **cache = i < h->n_in_cache ? &h->in_cache[i] : NULL;
+    pb_desc_slot *slot = i < h->n_desc_cache ? &h->desc_cache[i] : NULL;
     if (kind != PYOP_IO_DYNAMIC && s->count == 1) {
-      argv[i] = one_tensor(f, &s->items[0], cache, flat, as_desc);
+      argv[i] = one_tensor(f, &s->items[0], cache, slot, flat, as_desc);
     } else if (kind != PYOP_IO_DYNAMIC && s->count == 0) {
       argv[i] = Py_NewRef(Py_None);
     } else {
       PyObject *l = PyList_New((Py_ssize_t)s->count);
       if (l != NULL) {
         for (size_t j = 0; j < s->count; j++) {
-          PyObject *e = one_tensor(f, &s->items[j], NULL, flat + j, as_desc);
+          PyObject *e = one_tensor(f, &s->items[j], NULL, NULL, flat + j, as_desc);
           if (e == NULL) {
             Py_CLEAR(l);
             break;
@@ -437,7 +536,7 @@ static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    argv[i] = make_desc(&outs[i]);
+    argv[i] = make_desc(&outs[i], NULL);
     if (argv[i] == NULL)
       return -1;
   }
@@ -505,23 +604,65 @@ static bool args_ok(const void *args, size_t size, size_t need) {
   return args != NULL && size >= need;
 }
 
-/* Reads .shape/.dtype/.format of a TensorDesc-like result into t. */
-static int desc_to_tensor(PyObject *o, pyop_tensor *t, size_t index) {
+/* The value of a DataType/Format member (identity with the package's
+ * members), else of any int; -1 with an exception on failure. */
+static long enum_value(PyObject *o, PyObject *const *members, long n) {
+  for (long i = 0; i < n; i++)
+    if (members[i] == o)
+      return i;
+  return PyLong_AsLong(o);
+}
+
+/*
+ * Reads .shape/.dtype/.format of a TensorDesc-like result into t. A shape
+ * tuple that is one of h's input slots' (a result sharing an input's
+ * shape) is known without reading its items.
+ */
+static int desc_to_tensor(const pb_holder *h, PyObject *o, pyop_tensor *t, size_t index) {
   memset(t, 0, sizeof *t);
-  PyObject *shape = PyObject_GetAttr(o, desc_names.shape);
-  PyObject *dtype = shape ? PyObject_GetAttr(o, desc_names.dtype) : NULL;
-  PyObject *format = dtype ? PyObject_GetAttr(o, desc_names.format) : NULL;
+  PyObject *shape = NULL, *dtype = NULL, *format = NULL;
+  PyTypeObject *tp = pb_desc_fast_type();
+  if (tp != NULL && Py_IS_TYPE(o, tp)) {
+    /* What getattr would return; an unset field (NULL) is reported as
+     * getattr's AttributeError would be. */
+    shape = Py_XNewRef(*pb_desc_field(o, PB_DESC_SHAPE));
+    dtype = Py_XNewRef(*pb_desc_field(o, PB_DESC_DTYPE));
+    format = Py_XNewRef(*pb_desc_field(o, PB_DESC_FORMAT));
+  } else {
+    shape = PyObject_GetAttr(o, desc_names.shape);
+    dtype = shape ? PyObject_GetAttr(o, desc_names.dtype) : NULL;
+    format = dtype ? PyObject_GetAttr(o, desc_names.format) : NULL;
+  }
   int rc = -1;
-  if (format == NULL) {
+  if (shape == NULL || dtype == NULL || format == NULL) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "infer_meta output %zu: expected a TensorDesc, got %s", index,
                  Py_TYPE(o)->tp_name);
     goto out;
   }
-  PyObject *seq = PySequence_Fast(shape, "shape must be a sequence");
-  if (seq == NULL)
-    goto out;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (size_t i = 0; i < h->n_desc_cache; i++) {
+    const pb_desc_slot *slot = &h->desc_cache[i];
+    if (slot->shape == shape) {
+      t->ndim = slot->ndim;
+      memcpy(t->shape, slot->dims, sizeof t->shape); /* zero past ndim */
+      goto dims_done;
+    }
+  }
+  /* A tuple of the dimensions (a list is copied: converting an item may run
+   * code that changes it). */
+  PyObject *seq;
+  if (PyTuple_Check(shape)) {
+    seq = Py_NewRef(shape);
+  } else {
+    PyObject *fast = PySequence_Fast(shape, "shape must be a sequence");
+    if (fast == NULL)
+      goto out;
+    seq = PyList_Check(fast) ? PyList_AsTuple(fast) : Py_NewRef(fast);
+    Py_DECREF(fast);
+    if (seq == NULL)
+      goto out;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
   if (n > PYOP_MAX_DIMS) {
     PyErr_Format(PyExc_ValueError, "infer_meta output %zu: %zd dimensions (at most %d)", index,
                  n, PYOP_MAX_DIMS);
@@ -530,15 +671,19 @@ static int desc_to_tensor(PyObject *o, pyop_tensor *t, size_t index) {
   }
   t->ndim = (int32_t)n;
   for (Py_ssize_t i = 0; i < n; i++) {
-    t->shape[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    t->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
     if (t->shape[i] == -1 && PyErr_Occurred()) {
       Py_DECREF(seq);
       goto out;
     }
   }
   Py_DECREF(seq);
-  long d = PyLong_AsLong(dtype), f = PyLong_AsLong(format);
-  if (PyErr_Occurred())
+dims_done:;
+  long d = enum_value(dtype, pb.dtypes, PYOP_DTYPE_COUNT);
+  if (d == -1 && PyErr_Occurred())
+    goto out;
+  long f = enum_value(format, pb.formats, PYOP_FORMAT_COUNT);
+  if (f == -1 && PyErr_Occurred())
     goto out;
   if (d < 0 || d >= PYOP_DTYPE_COUNT || f < 0 || f >= PYOP_FORMAT_COUNT) {
     PyErr_Format(PyExc_ValueError, "infer_meta output %zu: unknown dtype %ld or format %ld",
@@ -556,25 +701,26 @@ out:
 }
 
 /* infer_meta's result: a TensorDesc (one output) or a sequence of them. */
-static int store_infer_result(PyObject *res, pyop_tensor *outs, size_t n) {
+static int store_infer_result(const pb_holder *h, PyObject *res, pyop_tensor *outs, size_t n) {
   if (n == 1 && !PyTuple_Check(res) && !PyList_Check(res))
-    return desc_to_tensor(res, &outs[0], 0);
+    return desc_to_tensor(h, res, &outs[0], 0);
   if (!PyTuple_Check(res) && !PyList_Check(res)) {
     PyErr_Format(PyExc_TypeError, "infer_meta must return a tuple of %zu TensorDesc, got %s", n,
                  Py_TYPE(res)->tp_name);
     return -1;
   }
-  PyObject *seq = PySequence_Fast(res, "");
+  /* A list is copied: reading an item may run code that changes it. */
+  PyObject *seq = PyList_Check(res) ? PyList_AsTuple(res) : Py_NewRef(res);
   if (seq == NULL)
     return -1;
-  if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
+  if ((size_t)PyTuple_GET_SIZE(seq) != n) {
     PyErr_Format(PyExc_ValueError, "infer_meta returned %zd outputs, the op has %zu",
-                 PySequence_Fast_GET_SIZE(seq), n);
+                 PyTuple_GET_SIZE(seq), n);
     Py_DECREF(seq);
     return -1;
   }
   for (size_t i = 0; i < n; i++)
-    if (desc_to_tensor(PySequence_Fast_GET_ITEM(seq, i), &outs[i], i) < 0) {
+    if (desc_to_tensor(h, PyTuple_GET_ITEM(seq, i), &outs[i], i) < 0) {
       Py_DECREF(seq);
       return -1;
     }
@@ -601,7 +747,7 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
   if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 1, true) == 0) {
     PyObject *res = call_invoke(&c, PB_INFER);
     if (res != NULL) {
-      if (store_infer_result(res, args->outputs, args->n_outputs) == 0)
+      if (store_infer_result(h, res, args->outputs, args->n_outputs) == 0)
         rc = PYOP_OK;
       Py_DECREF(res);
     }

@@ -8,6 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if PY_VERSION_HEX >= 0x030C0000
+#define PB_T_OBJECT_EX Py_T_OBJECT_EX
+#define PB_READONLY Py_READONLY
+#else
+#include <structmember.h>
+#define PB_T_OBJECT_EX T_OBJECT_EX
+#define PB_READONLY READONLY
+#endif
+
 /* ---------------------------------------------------------- small arena */
 
 /* Allocations that live for one registrar call. */
@@ -152,6 +161,9 @@ void pb_package_drop(void) {
   Py_CLEAR(pb.fn_unload);
   Py_CLEAR(pb.fn_loader_shutdown);
   Py_CLEAR(pb.fn_format);
+  pb.desc_type = NULL; /* borrowed from pb.tensor_desc */
+  pb.desc_version = 0;
+  memset(pb.desc_off, 0, sizeof pb.desc_off);
   Py_CLEAR(pb.tensor_desc);
   for (size_t i = 0; i < PYOP_DTYPE_COUNT; i++)
     Py_CLEAR(pb.dtypes[i]);
@@ -187,6 +199,74 @@ void pb_package_drop(void) {
   }
   if (alive)
     pin_image();
+}
+
+/*
+ * Direct field access for TensorDesc. The class declares
+ * __slots__ = ("shape", "dtype", "format"): each name is a member
+ * descriptor of the class storing an object pointer at a fixed offset of
+ * the instance, and with the generic getattr/setattr (no __getattr__,
+ * __getattribute__ or __setattr__ of its own) reading or assigning the
+ * attribute is exactly reading or replacing that pointer. Any other layout
+ * (a property, a metaclass trick, a free-threaded build) keeps the generic
+ * attribute protocol. The checks run once, at package import; the hot paths
+ * (pb_desc_fast_type) also require the class's version tag to be unchanged
+ * (any assignment to a class attribute changes it) and Py_TYPE(obj) to be
+ * exactly the class (a subclass may override the fields).
+ */
+void pb_desc_setup(void) {
+  pb.desc_type = NULL;
+  pb.desc_version = 0;
+  memset(pb.desc_off, 0, sizeof pb.desc_off);
+#ifndef Py_GIL_DISABLED
+  static const char *const names[3] = {"shape", "dtype", "format"};
+  if (pb.tensor_desc == NULL || !PyType_Check(pb.tensor_desc))
+    return;
+  PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc;
+  /* No weak references either: make_desc's reuse relies on the reference
+   * count telling whether anything can still reach an instance. */
+  if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_setattro != PyObject_GenericSetAttr ||
+      tp->tp_alloc == NULL || tp->tp_weaklistoffset != 0)
+    return;
+  Py_ssize_t off[3];
+  for (int i = 0; i < 3; i++) {
+    PyObject *name = PyUnicode_InternFromString(names[i]);
+    if (name == NULL) {
+      PyErr_Clear();
+      return;
+    }
+    /* getattr on the class returns the descriptor an instance's lookup
+     * finds first in the MRO (a member descriptor returns itself when
+     * accessed on the class); the lookup also gives the class a version
+     * tag. */
+    PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
+    Py_DECREF(name);
+    if (d == NULL) {
+      PyErr_Clear();
+      return;
+    }
+    bool ok = Py_IS_TYPE(d, &PyMemberDescr_Type);
+    if (ok) {
+      PyMemberDescrObject *md = (PyMemberDescrObject *)d;
+      ok = md->d_common.d_type == tp && md->d_member != NULL &&
+           md->d_member->type == PB_T_OBJECT_EX && !(md->d_member->flags & PB_READONLY) &&
+           md->d_member->offset >= (Py_ssize_t)sizeof(PyObject) &&
+           md->d_member->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize;
+      off[i] = ok ? md->d_member->offset : 0;
+    }
+    Py_DECREF(d); /* the class keeps it */
+    if (!ok)
+      return;
+  }
+#if PY_VERSION_HEX >= 0x030C0000
+  PyUnstable_Type_AssignVersionTag(tp);
+#endif
+  if (tp->tp_version_tag == 0)
+    return; /* no tag to watch: stay generic */
+  memcpy(pb.desc_off, off, sizeof off);
+  pb.desc_version = tp->tp_version_tag;
+  pb.desc_type = tp;
+#endif
 }
 
 /* getattr(module, name) where module is sys.modules[modname]; new ref. */
@@ -312,6 +392,7 @@ int pb_package_ensure(void) {
   if (pb.fn_load == NULL || pb.fn_unload == NULL || pb.fn_loader_shutdown == NULL ||
       pb.fn_format == NULL || pb.tensor_desc == NULL)
     goto fail;
+  pb_desc_setup();
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
   if (dt == NULL)
     goto fail;

@@ -100,8 +100,14 @@ class TensorDesc:
     shape is a tuple of ints (at most MAX_DIMS of them; -1 marks an unknown
     dimension), dtype a DataType (a name such as "float32" is accepted),
     format a Format.
+
+    The bridge may hand the same TensorDesc object to successive calls of an
+    op instance when the previous call kept no reference to it; one that a
+    plugin keeps is never changed afterwards.
     """
 
+    # The bridge reads and writes these slots directly (bridge/register.c,
+    # pb_desc_setup): keep them plain slots, without __weakref__.
     __slots__ = ("shape", "dtype", "format")
 
     def __init__(self, shape, dtype, format=Format.ND):
