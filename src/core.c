@@ -17,60 +17,23 @@ static int sys_openat(int dirfd, const char *path, int flags) {
   return openat(dirfd, path, flags);
 }
 
-/* The real implementations; pyop__sys_reset() copies them back. */
-static const pyop__sys real_sys = {
-    .malloc = malloc,
-    .calloc = calloc,
-    .realloc = realloc,
-    .free = free,
-    .dlopen = dlopen,
-    .dlsym = dlsym,
-    .dlclose = dlclose,
-    .dlerror = dlerror,
-    .dladdr = dladdr,
-    .open = sys_open,
-    .openat = sys_openat,
-    .close = close,
-    .read = read,
-    .fstat = fstat,
-    .stat = stat,
-    .fstatat = fstatat,
-    .realpath = realpath,
-    .getcwd = getcwd,
-    .opendir = opendir,
-    .readdir = readdir,
-    .closedir = closedir,
-    .secure_getenv = secure_getenv,
-    .getauxval = getauxval,
-    .geteuid = geteuid,
-};
+/* The real implementations: the table's initial value, and what
+ * pyop__sys_reset() copies back. */
+#define PYOP__REAL_SYS                                                        \
+  {                                                                           \
+    .malloc = malloc, .calloc = calloc, .realloc = realloc, .free = free,     \
+    .dlopen = dlopen, .dlsym = dlsym, .dlclose = dlclose, .dlerror = dlerror, \
+    .dladdr = dladdr, .open = sys_open, .openat = sys_openat, .close = close, \
+    .read = read, .fstat = fstat, .stat = stat, .fstatat = fstatat,           \
+    .realpath = realpath, .getcwd = getcwd, .opendir = opendir,               \
+    .readdir = readdir, .closedir = closedir,                                 \
+    .secure_getenv = secure_getenv, .getauxval = getauxval,                   \
+    .geteuid = geteuid,                                                       \
+  }
 
-pyop__sys pyop__sys_table = {
-    .malloc = malloc,
-    .calloc = calloc,
-    .realloc = realloc,
-    .free = free,
-    .dlopen = dlopen,
-    .dlsym = dlsym,
-    .dlclose = dlclose,
-    .dlerror = dlerror,
-    .dladdr = dladdr,
-    .open = sys_open,
-    .openat = sys_openat,
-    .close = close,
-    .read = read,
-    .fstat = fstat,
-    .stat = stat,
-    .fstatat = fstatat,
-    .realpath = realpath,
-    .getcwd = getcwd,
-    .opendir = opendir,
-    .readdir = readdir,
-    .closedir = closedir,
-    .secure_getenv = secure_getenv,
-    .getauxval = getauxval,
-    .geteuid = geteuid,
-};
+static const pyop__sys real_sys = PYOP__REAL_SYS;
+
+pyop__sys pyop__sys_table = PYOP__REAL_SYS;
 
 void pyop__sys_reset(void) { pyop__sys_table = real_sys; }
 
