@@ -4,11 +4,10 @@
  * A plan is built at declare time (new, add_launch..., add_workspace...,
  * finish) and then only read. Each launch is one allocation holding the
  * prepared ffi_cif, its argument types, the scalar values in their exact C
- * types and an avalue template whose scalar slots already point at those
- * values; pyop__plan_run copies the template to the stack, points the
- * pointer-valued slots (inputs, outputs, workspaces, stream) at a stack
- * array of data pointers and calls ffi_call. Nothing on the run path
- * allocates or locks.
+ * types and, per argument, where its avalue is (an offset into the caller's
+ * inputs, outputs or workspaces array, the stream, or the launch's own
+ * scalar value); pyop__plan_run fills a stack array of avalues from that in
+ * one loop and calls ffi_call. Nothing on the run path allocates or locks.
  */
 #include "launch.h"
 
@@ -143,6 +142,8 @@ void pyop__kernel_libs_close(void) {
 
 /* Where a pointer-valued argument comes from at run time. */
 enum { SRC_INPUT = 0, SRC_OUTPUT, SRC_WORKSPACE, SRC_STREAM, SRC_COUNT };
+/* What a scalar's avalue is relative to: the launch itself (arg_ref). */
+enum { SRC_SELF = SRC_COUNT };
 
 /* A scalar in its exact C type (what the kernel's parameter is). */
 typedef union scalar_value {
@@ -167,27 +168,29 @@ typedef struct launch_arg {
   scalar_value value;
 } launch_arg;
 
-/* Argument pos takes the data pointer src[index] at run time. */
-typedef struct ptr_ref {
-  uint32_t pos;
+/*
+ * Where the avalue of an argument is at run time: off bytes into base src,
+ * the bases being the caller's inputs, outputs and workspaces arrays, a
+ * one-element array holding the stream, and the launch itself (a scalar's
+ * value is in its args[]). So a run fills avalues in one short loop.
+ */
+typedef struct arg_ref {
+  uint64_t off;
   uint32_t src;
-  uint32_t index;
-} ptr_ref;
+} arg_ref;
 
 /*
- * One launch, in one allocation: the struct, then args[n_args], types,
- * avalues and ptrs (pointing into the tail), then the symbol name. Never
- * moved after creation, so cif.arg_types and avalues stay valid.
+ * One launch, in one allocation: the struct, then args[n_args], refs and
+ * types (pointing into the tail), then the symbol name. Never moved after
+ * creation, so cif.arg_types and the scalars' avalues stay valid.
  */
 typedef struct launch {
   void (*fn)(void);
   ffi_cif cif;
   kernel_lib *lib;
   uint32_t n_args;
-  uint32_t n_ptrs;
   ffi_type **types;
-  void **avalues; /* template: scalar slots point into args[]; others NULL */
-  ptr_ref *ptrs;
+  arg_ref *refs;
   const char *symbol;
   launch_arg args[];
 } launch;
@@ -377,10 +380,9 @@ void pyop__plan_free(pyop__plan *p) {
 }
 
 /* Checks the args of v (no side effect). Fills need[] with max index + 1
- * per source array and *n_ptrs with the pointer-valued arg count. */
+ * per source array. */
 static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
-                      size_t need[SRC_COUNT - 1], uint32_t *n_ptrs) {
-  *n_ptrs = 0;
+                      size_t need[SRC_COUNT - 1]) {
   memset(need, 0, sizeof(size_t) * (SRC_COUNT - 1));
   if (v->n_args > PYOP__LAUNCH_MAX_ARGS)
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many arguments (%zu > %d)",
@@ -404,7 +406,7 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
     case PYOP_LAUNCH_ARG_INPUT: src = SRC_INPUT; limit = p->n_inputs; break;
     case PYOP_LAUNCH_ARG_OUTPUT: src = SRC_OUTPUT; limit = p->n_outputs; break;
     case PYOP_LAUNCH_ARG_WORKSPACE: src = SRC_WORKSPACE; limit = SIZE_MAX; break;
-    case PYOP_LAUNCH_ARG_STREAM: (*n_ptrs)++; continue;
+    case PYOP_LAUNCH_ARG_STREAM: continue;
     default: break; /* SCALAR */
     }
     if (src >= 0) {
@@ -413,7 +415,6 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
                          "%s index %u out of range (op has %zu %s%s)", kn,
                          (unsigned)a->index, limit, kn, limit == 1 ? "" : "s");
       if ((size_t)a->index + 1 > need[src]) need[src] = (size_t)a->index + 1;
-      (*n_ptrs)++;
       continue;
     }
     char why[256];
@@ -426,29 +427,26 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
 
 /* Allocates and fills a launch from a checked view (cif prepared). */
 static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *v,
-                        const char *symbol, uint32_t n_ptrs, launch **out) {
+                        const char *symbol, launch **out) {
   size_t n = v->n_args;
   size_t sym_len = strlen(symbol);
   size_t size = offsetof(launch, args) + n * sizeof(launch_arg) +
-                n * sizeof(ffi_type *) + n * sizeof(void *) + n_ptrs * sizeof(ptr_ref) +
-                sym_len + 1;
+                n * sizeof(ffi_type *) + n * sizeof(arg_ref) + sym_len + 1;
   launch *L = pyop__malloc(size);
   if (!L) return plan_fail(PYOP_ENOMEM, p, no, -1, "out of memory");
+  /* refs right after args[] (whose alignment, that of a 64-bit scalar,
+   * suits them), then the types (pointers). */
   char *tail = (char *)L + offsetof(launch, args) + n * sizeof(launch_arg);
+  L->refs = (arg_ref *)(void *)tail;
+  tail += n * sizeof(arg_ref);
   L->types = (ffi_type **)(void *)tail;
   tail += n * sizeof(ffi_type *);
-  L->avalues = (void **)(void *)tail;
-  tail += n * sizeof(void *);
-  L->ptrs = (ptr_ref *)(void *)tail;
-  tail += n_ptrs * sizeof(ptr_ref);
   memcpy(tail, symbol, sym_len + 1);
   L->symbol = tail;
   L->fn = NULL;
   L->lib = NULL;
   L->n_args = (uint32_t)n;
-  L->n_ptrs = n_ptrs;
 
-  uint32_t k = 0;
   for (size_t j = 0; j < n; j++) {
     const pyop_launch_arg_view *a = &v->args[j];
     launch_arg *d = &L->args[j];
@@ -459,7 +457,7 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
       d->scalar_type = a->scalar_type;
       (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
       L->types[j] = scalar_ffi_type(a->scalar_type);
-      L->avalues[j] = &d->value;
+      L->refs[j] = (arg_ref){(uint64_t)((char *)&d->value - (char *)L), SRC_SELF};
       continue;
     }
     uint32_t src = SRC_STREAM;
@@ -468,8 +466,7 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
     else if (a->kind == PYOP_LAUNCH_ARG_WORKSPACE) src = SRC_WORKSPACE;
     d->index = src == SRC_STREAM ? 0 : a->index;
     L->types[j] = &ffi_type_pointer;
-    L->avalues[j] = NULL;
-    L->ptrs[k++] = (ptr_ref){(uint32_t)j, src, d->index};
+    L->refs[j] = (arg_ref){(uint64_t)d->index * sizeof(void *), src};
   }
   ffi_status fs = ffi_prep_cif(&L->cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void,
                                n ? L->types : NULL);
@@ -513,8 +510,7 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path must be absolute: %s", path);
 
   size_t need[SRC_COUNT - 1];
-  uint32_t n_ptrs;
-  int rc = check_args(p, no, v, need, &n_ptrs);
+  int rc = check_args(p, no, v, need);
   if (rc != PYOP_OK) return rc;
 
   pyop__sb lwhy = PYOP__SB_INIT;
@@ -565,7 +561,7 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     p->cap_launches = cap;
   }
   launch *L = NULL;
-  rc = build_launch(p, no, v, symbol, n_ptrs, &L);
+  rc = build_launch(p, no, v, symbol, &L);
   if (rc != PYOP_OK) {
     kernel_lib_release(lib);
     return rc;
@@ -633,32 +629,37 @@ uint64_t pyop__plan_workspace_size(const pyop__plan *p, size_t k) {
 size_t pyop__plan_launch_count(const pyop__plan *p) { return p ? p->n_launches : 0; }
 
 /* See launch.h. The cif is only read by ffi_call; the cast drops the const
- * of the (finished, immutable) plan. */
+ * of the (finished, immutable) plan. A pointer-valued argument's avalue
+ * points straight at the caller's array element (ffi_call only reads it). */
 int pyop__plan_run(const pyop__plan *p, void *const *inputs, void *const *outputs,
                    void *const *workspaces, void *stream) {
   if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
   if (!p->finished)
     return pyop__error(PYOP_ESTATE, "op \"%s\": the launch plan is not finished",
                        p->op_type);
-  void *const stream_slot[1] = {stream};
-  void *const *src[SRC_COUNT] = {inputs, outputs, workspaces, stream_slot};
-  static const char *const src_name[] = {"inputs", "outputs", "workspaces"};
-  for (int s = 0; s < SRC_COUNT - 1; s++)
-    if (p->need[s] && !src[s])
-      return pyop__error(PYOP_EINVAL, "op \"%s\": launch plan run: %s array is NULL "
-                                      "but %zu are used",
-                         p->op_type, src_name[s], p->need[s]);
+  if ((p->need[SRC_INPUT] && !inputs) || (p->need[SRC_OUTPUT] && !outputs) ||
+      (p->need[SRC_WORKSPACE] && !workspaces)) {
+    static const char *const src_name[] = {"inputs", "outputs", "workspaces"};
+    void *const *src[SRC_COUNT - 1] = {inputs, outputs, workspaces};
+    for (int s = 0; s < SRC_COUNT - 1; s++)
+      if (p->need[s] && !src[s])
+        return pyop__error(PYOP_EINVAL, "op \"%s\": launch plan run: %s array is NULL "
+                                        "but %zu are used",
+                           p->op_type, src_name[s], p->need[s]);
+  }
 
+  void *const stream_slot[1] = {stream};
+  const char *base[SRC_COUNT + 1] = {(const char *)inputs, (const char *)outputs,
+                                     (const char *)workspaces,
+                                     (const char *)stream_slot, NULL};
   void *avalues[PYOP__LAUNCH_MAX_ARGS];
-  void *slots[PYOP__LAUNCH_MAX_ARGS];
   for (size_t l = 0; l < p->n_launches; l++) {
     const launch *L = p->launches[l];
-    memcpy(avalues, L->avalues, L->n_args * sizeof *avalues);
-    for (uint32_t k = 0; k < L->n_ptrs; k++) {
-      const ptr_ref *r = &L->ptrs[k];
-      slots[r->pos] = src[r->src][r->index];
-      avalues[r->pos] = &slots[r->pos];
-    }
+    const arg_ref *refs = L->refs;
+    uint32_t n = L->n_args;
+    base[SRC_SELF] = (const char *)L;
+    for (uint32_t j = 0; j < n; j++)
+      avalues[j] = (void *)(uintptr_t)(base[refs[j].src] + refs[j].off);
     ffi_call((ffi_cif *)&L->cif, L->fn, NULL, avalues);
   }
   return PYOP_OK;

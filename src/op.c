@@ -25,6 +25,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Pointer arrays of one launch: on the stack up to this many, else heap. */
+#define PYOP__LAUNCH_STACK_PTRS 64
+
 struct pyop_op {
   pyop__entry *entry; /* one reference, one live-instance count */
   const pyop__proto *proto;
@@ -43,6 +46,10 @@ struct pyop_op {
    * flattened input tensors it was declared for. */
   pyop__plan *plan;
   size_t plan_inputs;
+  size_t plan_workspaces;
+  /* Every input is required (one tensor per slot), at most
+   * PYOP__LAUNCH_STACK_PTRS of them: the short path of launch_args_ok. */
+  bool inputs_plain;
 };
 
 /* ----------------------------------------------------------- attributes */
@@ -180,6 +187,9 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->impl = e->impl;
   op->op_type = e->info.op_type;
   op->caps = e->info.capabilities;
+  op->inputs_plain = p->n_inputs <= PYOP__LAUNCH_STACK_PTRS;
+  for (size_t i = 0; i < p->n_inputs; i++)
+    if (p->inputs[i].kind != PYOP_IO_REQUIRED) op->inputs_plain = false;
   if (p->n_attrs) {
     /* One block: the views, then the source index of each. */
     views = pyop__malloc(p->n_attrs * (sizeof *views + sizeof *src));
@@ -641,20 +651,78 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan_free(op->plan);
   op->plan = plan;
   op->plan_inputs = flat;
+  op->plan_workspaces = pyop__plan_workspace_count(plan);
   return PYOP_OK;
 }
 
-/* Pointer arrays of one launch: on the stack up to this many, else heap. */
-#define PYOP__LAUNCH_STACK_PTRS 64
+/* True when t passes tensor_problem and holds a buffer of at least its size
+ * (the data checks of check_inputs and check_output_descs). */
+static inline bool tensor_data_ok(const pyop_tensor *t) {
+  uint64_t nb;
+  return !tensor_problem(t, &nb) && t->nbytes >= nb && (nb == 0 || t->data);
+}
 
 /*
- * Runs the declared plan (declaring it first from these tensors when there
- * is none). Outputs must be allocated; workspaces come from
- * ctx->alloc_workspace. No Python, and no allocation unless an op has more
- * than 64 input, output or workspace pointers.
+ * The arguments of a launch checked in one lean pass: true only when
+ * check_inputs and check_output_descs (both with data) would pass; on the
+ * way the data pointers go to in[] and out[] (the first
+ * PYOP__LAUNCH_STACK_PTRS of each) and *flat counts the input tensors. False
+ * says nothing more: the full checks then find the problem and say it.
  */
-int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
-                   const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+static bool launch_args_ok(const pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                           const pyop_tensor *outputs, size_t n_outputs, void **in,
+                           void **out, size_t *flat) {
+  const pyop__proto *p = op->proto;
+  if (n_inputs != p->n_inputs || (n_inputs && !inputs) || n_outputs != p->n_outputs ||
+      !outputs)
+    return false;
+  size_t k = 0;
+  if (op->inputs_plain) {
+    for (; k < n_inputs; k++) {
+      const pyop_tensor *t = inputs[k].items;
+      if (inputs[k].count != 1 || !t || !tensor_data_ok(t)) return false;
+      in[k] = t->data;
+    }
+  } else {
+    for (size_t i = 0; i < n_inputs; i++) {
+      size_t c = inputs[i].count;
+      int32_t kind = p->inputs[i].kind;
+      const pyop_tensor *items = inputs[i].items;
+      if ((kind == PYOP_IO_REQUIRED && c != 1) || (kind == PYOP_IO_OPTIONAL && c > 1) ||
+          (c && !items))
+        return false;
+      for (size_t j = 0; j < c; j++, k++) {
+        if (!tensor_data_ok(&items[j])) return false;
+        if (k < PYOP__LAUNCH_STACK_PTRS) in[k] = items[j].data;
+      }
+    }
+  }
+  for (size_t i = 0; i < n_outputs; i++) {
+    if (!tensor_data_ok(&outputs[i])) return false;
+    if (i < PYOP__LAUNCH_STACK_PTRS) out[i] = outputs[i].data;
+  }
+  *flat = k;
+  return true;
+}
+
+/* The data pointers of every input tensor (flattened) and output. */
+static void gather_ptrs(const pyop_tensor_list *inputs, size_t n_inputs,
+                        const pyop_tensor *outputs, size_t n_outputs, void **in, void **out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n_inputs; i++)
+    for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
+  for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
+}
+
+/*
+ * Everything pyop_op_launch does, in order, for the calls its short path
+ * does not take: a missing plan (declared here first), workspaces, more
+ * than PYOP__LAUNCH_STACK_PTRS pointers, and every error (the full checks
+ * give the message).
+ */
+static __attribute__((noinline)) int launch_full(pyop_op *op, const pyop_tensor_list *inputs,
+                                                 size_t n_inputs, const pyop_tensor *outputs,
+                                                 size_t n_outputs, const pyop_exec_ctx *ctx) {
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
   if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
   if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
@@ -672,7 +740,7 @@ int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   if (flat != op->plan_inputs)
     return pyop__error(PYOP_EINVAL, "launch of \"%s\": %zu input tensors given, the plan was "
                        "declared for %zu (declare again)", op->op_type, flat, op->plan_inputs);
-  size_t n_ws = pyop__plan_workspace_count(op->plan);
+  size_t n_ws = op->plan_workspaces;
   if (n_ws && !ctx->alloc_workspace)
     return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu workspaces "
                        "but the host's exec context has no alloc_workspace", op->op_type, n_ws);
@@ -686,10 +754,7 @@ int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
     rc = pyop__error(PYOP_ENOMEM, "launch of \"%s\": out of memory", op->op_type);
     goto done;
   }
-  size_t k = 0;
-  for (size_t i = 0; i < n_inputs; i++)
-    for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
-  for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
+  gather_ptrs(inputs, n_inputs, outputs, n_outputs, in, out);
   for (size_t i = 0; i < n_ws; i++) {
     uint64_t nb = pyop__plan_workspace_size(op->plan, i);
     ws[i] = NULL;
@@ -707,4 +772,30 @@ done:
   if (out != out_stack) pyop__free(out);
   if (ws != ws_stack) pyop__free(ws);
   return rc;
+}
+
+/*
+ * Runs the declared plan (declaring it first from these tensors when there
+ * is none). Outputs must be allocated; workspaces come from
+ * ctx->alloc_workspace. No Python, and no allocation unless an op has more
+ * than 64 input, output or workspace pointers.
+ *
+ * The short path — a declared plan without workspaces, arguments that pass
+ * every check — checks the arguments and gathers their pointers in one
+ * pass and runs the plan. Any other call (or any doubt) goes to launch_full,
+ * which runs the full checks from the start, so behaviour and messages are
+ * those of the full path.
+ */
+int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                   const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  if (op && op->declare && op->plan && !op->plan_workspaces && ctx &&
+      ctx->struct_size >= offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream &&
+      n_outputs <= PYOP__LAUNCH_STACK_PTRS) {
+    void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
+    size_t flat;
+    if (launch_args_ok(op, inputs, n_inputs, outputs, n_outputs, in, out, &flat) &&
+        flat == op->plan_inputs && flat <= PYOP__LAUNCH_STACK_PTRS)
+      return pyop__plan_run(op->plan, in, out, NULL, ctx->stream);
+  }
+  return launch_full(op, inputs, n_inputs, outputs, n_outputs, ctx);
 }

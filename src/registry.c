@@ -163,14 +163,31 @@ static void remove_at_locked(size_t i) {
   reg.count--;
 }
 
-/* Takes a reference to the entry of op_type; NULL when unknown. */
-static pyop__entry *get_entry(const char *op_type) {
-  uint64_t h = pyop__hash_str(op_type);
+/* Takes a reference to the entry of op_type (whose hash is h); NULL when
+ * unknown. */
+static pyop__entry *get_entry_hashed(const char *op_type, uint64_t h) {
   lock();
   pyop__entry *e = lookup_locked(op_type, h);
   if (e) atomic_fetch_add(&e->refs, 1);
   unlock();
   return e;
+}
+
+static pyop__entry *get_entry(const char *op_type) {
+  return get_entry_hashed(op_type, pyop__hash_str(op_type));
+}
+
+/* The committed entry with the op type of e (not yet committed, hash h), or
+ * NULL. e is read only when a slot has the same hash, so a commit probes
+ * the table without touching its entries. Under the lock. */
+static pyop__entry *lookup_like_locked(const pyop__entry *e, uint64_t h) {
+  if (!reg.count) return NULL;
+  size_t mask = reg.cap - 1;
+  for (size_t i = (size_t)h & mask; reg.slots[i].e; i = (i + 1) & mask) {
+    const slot *sl = &reg.slots[i];
+    if (sl->hash == h && strcmp(sl->e->info.op_type, entry_op_type(e)) == 0) return sl->e;
+  }
+  return NULL;
 }
 
 /* ------------------------------------------------------- transactions */
@@ -182,17 +199,33 @@ typedef struct tslot {
   uint32_t item;
 } tslot;
 
+/* What an item brought (titem.own). */
+enum { OWN_PROTO = 1, OWN_IMPL = 2 };
+
 /*
- * Items are found by op type through a hash index. For big loads the index
- * outgrows the CPU caches, so an add first asks a small bit filter (16 bits
- * per item): a clear bit proves the op type is new and the add only
- * appends. The index is brought up to date (with prefetching) only when the
- * filter says "maybe" — a repeat, or a ~6% false positive.
+ * One item (op type) of a transaction. The items are kept dense so that a
+ * commit reads these records and the table slots, not the entries: a big
+ * load's entries are long out of the CPU caches when it commits.
+ */
+typedef struct titem {
+  uint64_t hash; /* == e->hash */
+  pyop__entry *e;
+  uint8_t own; /* OWN_* */
+  uint8_t act; /* ACT_*, decided by the commit */
+} titem;
+
+/*
+ * Items are found by op type through a hash index. The common repeat — an
+ * implementation right after its prototype — is the last item and found
+ * without the index. For big loads the index outgrows the CPU caches, so an
+ * add then asks a small bit filter (16 bits per item): a clear bit proves
+ * the op type is new and the add only appends. The index is brought up to
+ * date (with prefetching) only when the filter says "maybe" — a repeat, or
+ * a ~6% false positive.
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
-  pyop__entry **items; /* one per op type, in order of arrival */
-  uint64_t *hashes;    /* hashes[i] == items[i]->hash, kept dense */
+  titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
   tslot *index; /* open addressing over items[0..indexed) */
   size_t index_cap, indexed;
@@ -224,8 +257,9 @@ static int txn_index_sync(pyop__txn *t) {
     from = 0;
   }
   for (size_t i = from; i < t->n; i++) {
-    if (i + 16 < t->n) __builtin_prefetch(&t->index[(size_t)t->hashes[i + 16] & (t->index_cap - 1)], 1);
-    index_put(t->index, t->index_cap, t->hashes[i], i);
+    if (i + 16 < t->n)
+      __builtin_prefetch(&t->index[(size_t)t->items[i + 16].hash & (t->index_cap - 1)], 1);
+    index_put(t->index, t->index_cap, t->items[i].hash, i);
   }
   t->indexed = t->n;
   return PYOP_OK;
@@ -233,17 +267,22 @@ static int txn_index_sync(pyop__txn *t) {
 
 /* The item of op_type in t, or NULL in *out. PYOP_ENOMEM when the index
  * could not be brought up to date. */
-static int txn_find(pyop__txn *t, const char *op_type, uint64_t h, pyop__entry **out) {
+static int txn_find(pyop__txn *t, const char *op_type, uint64_t h, titem **out) {
   *out = NULL;
   if (!t->n) return PYOP_OK;
+  titem *last = &t->items[t->n - 1];
+  if (last->hash == h && strcmp(entry_op_type(last->e), op_type) == 0) {
+    *out = last;
+    return PYOP_OK;
+  }
   size_t b = filter_bit(h, t->filter_bits);
   if (!(t->filter[b / 64] & (1ull << (b % 64)))) return PYOP_OK; /* surely new */
   if (t->indexed < t->n && txn_index_sync(t) != PYOP_OK) return PYOP_ENOMEM;
   size_t mask = t->index_cap - 1;
   for (size_t k = (size_t)h & mask; t->index[k].item; k = (k + 1) & mask) {
-    pyop__entry *e = t->items[t->index[k].item - 1];
-    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(e), op_type) == 0) {
-      *out = e;
+    titem *it = &t->items[t->index[k].item - 1];
+    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(it->e), op_type) == 0) {
+      *out = it;
       break;
     }
   }
@@ -251,15 +290,12 @@ static int txn_find(pyop__txn *t, const char *op_type, uint64_t h, pyop__entry *
 }
 
 /* Appends e (a new op type). PYOP_ENOMEM leaves t as it was. */
-static int txn_append(pyop__txn *t, pyop__entry *e) {
+static int txn_append(pyop__txn *t, pyop__entry *e, uint8_t own) {
   if (t->n == t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 8;
-    pyop__entry **items = pyop__realloc(t->items, cap * sizeof *items);
+    titem *items = pyop__realloc(t->items, cap * sizeof *items);
     if (!items) return PYOP_ENOMEM;
     t->items = items;
-    uint64_t *hashes = pyop__realloc(t->hashes, cap * sizeof *hashes);
-    if (!hashes) return PYOP_ENOMEM; /* items merely got roomier */
-    t->hashes = hashes;
     t->cap = cap;
   }
   if (16 * (t->n + 1) > t->filter_bits) {
@@ -267,7 +303,7 @@ static int txn_append(pyop__txn *t, pyop__entry *e) {
     uint64_t *filter = pyop__calloc(bits / 64, sizeof *filter);
     if (!filter) return PYOP_ENOMEM;
     for (size_t i = 0; i < t->n; i++) {
-      size_t b = filter_bit(t->hashes[i], bits);
+      size_t b = filter_bit(t->items[i].hash, bits);
       filter[b / 64] |= 1ull << (b % 64);
     }
     pyop__free(t->filter);
@@ -276,16 +312,29 @@ static int txn_append(pyop__txn *t, pyop__entry *e) {
   }
   size_t b = filter_bit(e->hash, t->filter_bits);
   t->filter[b / 64] |= 1ull << (b % 64);
-  t->items[t->n] = e;
-  t->hashes[t->n] = e->hash;
+  t->items[t->n] = (titem){.hash = e->hash, .e = e, .own = own, .act = ACT_NONE};
   t->n++;
   return PYOP_OK;
+}
+
+/*
+ * Prepares an item's entry for publication as a new op type while its
+ * descriptors are still in the cache (a commit then only decides and links):
+ * proto and impl are its own, info points at them, the table's reference.
+ * A commit that binds the item to a registered prototype redoes the info.
+ * Nothing here is visible to another thread before the commit publishes it.
+ */
+static void entry_prepare(pyop__entry *e, bool host) {
+  e->proto = e->own_proto;
+  e->impl = e->own_impl;
+  if (e->proto) entry_fill_info(e);
+  e->from_load = !host;
+  atomic_store_explicit(&e->refs, 1, memory_order_relaxed);
 }
 
 /* Frees t's own memory (not its items). */
 static void txn_free_shell(pyop__txn *t) {
   pyop__free(t->items);
-  pyop__free(t->hashes);
   pyop__free(t->index);
   pyop__free(t->filter);
   pyop__free(t);
@@ -306,7 +355,7 @@ int pyop__txn_begin(pyop__txn **out) {
 
 void pyop__txn_abort(pyop__txn *t) {
   if (!t) return;
-  for (size_t i = 0; i < t->n; i++) entry_free(t->items[i]);
+  for (size_t i = 0; i < t->n; i++) entry_free(t->items[i].e);
   txn_free_shell(t);
 }
 
@@ -354,17 +403,18 @@ static const char *where_registered(const pyop__entry *e) {
   return e->proto && e->proto->host ? "registered by the host" : "already registered";
 }
 
-/* Conflicts of a new proto with the committed registry (brief lock). */
-static int check_committed_proto(const pyop__proto *p) {
-  pyop__entry *e = get_entry(p->op_type);
+/* Conflicts of a new proto (hash h) with the committed registry (brief
+ * lock). */
+static int check_committed_proto(const pyop__proto *p, uint64_t h) {
+  pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
   int rc = check_protos(p, e->proto, where_registered(e));
   pyop__entry_release(e);
   return rc;
 }
 
-static int check_committed_impl(const pyop__impl *p) {
-  pyop__entry *e = get_entry(p->op_type);
+static int check_committed_impl(const pyop__impl *p, uint64_t h) {
+  pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
   int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
   pyop__entry_release(e);
@@ -377,25 +427,27 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   int rc = pyop__proto_copy(v, t->host, &p);
   if (rc != PYOP_OK) return rc;
   uint64_t h = pyop__hash_str(p->op_type);
-  pyop__entry *it;
+  titem *it;
   if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
     rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
                      p->source);
     pyop__proto_free(p);
     return rc;
   }
-  if (it && it->own_proto) {
-    rc = check_protos(p, it->own_proto, "registered earlier in this load");
+  if (it && it->e->own_proto) {
+    rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
     pyop__proto_free(p); /* identical: the later copy is dropped */
     return rc;
   }
-  rc = check_committed_proto(p);
+  rc = check_committed_proto(p, h);
   if (rc != PYOP_OK) {
     pyop__proto_free(p);
     return rc;
   }
   if (it) {
-    it->own_proto = p;
+    it->e->own_proto = p;
+    it->own |= OWN_PROTO;
+    entry_prepare(it->e, t->host);
     return PYOP_OK;
   }
   pyop__entry *e = pyop__calloc(1, sizeof *e);
@@ -403,13 +455,14 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
     e->own_proto = p;
     e->hash = h;
   }
-  if (!e || txn_append(t, e) != PYOP_OK) {
+  if (!e || txn_append(t, e, OWN_PROTO) != PYOP_OK) {
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
     pyop__free(e);
     pyop__proto_free(p);
     return rc;
   }
+  entry_prepare(e, t->host);
   return PYOP_OK;
 }
 
@@ -421,25 +474,27 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   int rc = pyop__impl_copy(v, &p);
   if (rc != PYOP_OK) return rc;
   uint64_t h = pyop__hash_str(p->op_type);
-  pyop__entry *it;
+  titem *it;
   if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
     rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
                      p->source);
     pyop__impl_free(p);
     return rc;
   }
-  if (it && it->own_impl) {
-    rc = check_impls(p, it->own_impl, "registered earlier in this load");
+  if (it && it->e->own_impl) {
+    rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
     pyop__impl_free(p);
     return rc;
   }
-  rc = check_committed_impl(p);
+  rc = check_committed_impl(p, h);
   if (rc != PYOP_OK) {
     pyop__impl_free(p);
     return rc;
   }
   if (it) {
-    it->own_impl = p;
+    it->e->own_impl = p;
+    it->own |= OWN_IMPL;
+    entry_prepare(it->e, t->host);
     return PYOP_OK;
   }
   pyop__entry *e = pyop__calloc(1, sizeof *e);
@@ -447,13 +502,14 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
     e->own_impl = p;
     e->hash = h;
   }
-  if (!e || txn_append(t, e) != PYOP_OK) {
+  if (!e || txn_append(t, e, OWN_IMPL) != PYOP_OK) {
     rc = pyop__error(PYOP_ENOMEM, "implementation \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
     pyop__free(e);
     pyop__impl_free(p);
     return rc;
   }
+  entry_prepare(e, t->host);
   return PYOP_OK;
 }
 
@@ -473,41 +529,40 @@ void pyop__txn_registrar(pyop__txn *t, pyop_registrar *out) {
 }
 
 /*
- * Decides what item e of t does against the committed table: a new entry,
- * an implementation bound to a registered prototype, or an idempotent
- * repeat. Under the lock; records the error and returns it on conflict.
- * A new entry's proto is set here (the publish loop prefetches it).
+ * Decides what item it of a txn does against the committed table: a new
+ * entry, an implementation bound to a registered prototype, or an
+ * idempotent repeat. Under the lock; records the error and returns it on
+ * conflict. A new op type (the common case) is decided from the item and
+ * the table alone: its entry was prepared when it was added.
  */
-static int classify_locked(pyop__entry *e) {
-  pyop__entry *cur = reg.count ? lookup_locked(entry_op_type(e), e->hash) : NULL;
-  e->txn_target = cur;
-  if (e->own_proto) {
-    if (!cur) {
-      e->txn_action = ACT_NEW;
-      e->proto = e->own_proto;
-      e->impl = e->own_impl;
+static int classify_locked(titem *it) {
+  pyop__entry *cur = lookup_like_locked(it->e, it->hash);
+  if (!cur) {
+    if (it->own & OWN_PROTO) {
+      it->act = ACT_NEW;
       return PYOP_OK;
     }
+    return pyop__error(PYOP_EDESCRIPTOR, "implementation of %s (%s) has no prototype",
+                       it->e->own_impl->op_type, it->e->own_impl->source);
+  }
+  pyop__entry *e = it->e;
+  e->txn_target = cur;
+  if (e->own_proto) {
     int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
     if (rc != PYOP_OK) return rc;
-  } else if (!cur) {
-    return pyop__error(PYOP_EDESCRIPTOR, "implementation of %s (%s) has no prototype",
-                       e->own_impl->op_type, e->own_impl->source);
   }
   /* A registered prototype equal to ours (or none of ours). */
   if (!e->own_impl) {
-    e->txn_action = ACT_SKIP;
+    it->act = ACT_SKIP;
     return PYOP_OK;
   }
   if (cur->impl) {
     int rc = check_impls(e->own_impl, cur->impl, "already registered");
     if (rc != PYOP_OK) return rc;
-    e->txn_action = ACT_SKIP;
+    it->act = ACT_SKIP;
     return PYOP_OK;
   }
-  e->txn_action = ACT_BIND;
-  e->proto = cur->proto;
-  e->impl = e->own_impl;
+  it->act = ACT_BIND;
   return PYOP_OK;
 }
 
@@ -518,7 +573,7 @@ int pyop__txn_commit(pyop__txn *t) {
   /* The host's veto, with no lock held. */
   if (!t->host && hooks.owns_op) {
     for (size_t i = 0; i < t->n; i++) {
-      const pyop__proto *p = t->items[i]->own_proto;
+      const pyop__proto *p = t->items[i].e->own_proto;
       if (p && hooks.owns_op(hooks.user, p->op_type)) {
         int rc = pyop__error(PYOP_ECONFLICT,
                              "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
@@ -532,11 +587,13 @@ int pyop__txn_commit(pyop__txn *t) {
   int rc = PYOP_OK;
   size_t n_new = 0, n_skip = 0;
   lock();
+  /* Big loads are cache-bound: fetch the slots ahead of time. */
   for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
-    if (i + 32 < t->n) __builtin_prefetch(t->items[i + 32]);
-    rc = classify_locked(t->items[i]);
-    if (rc == PYOP_OK && t->items[i]->txn_action == ACT_NEW) n_new++;
-    if (rc == PYOP_OK && t->items[i]->txn_action == ACT_SKIP) n_skip++;
+    if (reg.count && i + 16 < t->n)
+      __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & (reg.cap - 1)]);
+    rc = classify_locked(&t->items[i]);
+    n_new += t->items[i].act == ACT_NEW;
+    n_skip += t->items[i].act == ACT_SKIP;
   }
   if (rc == PYOP_OK && reserve_locked(n_new) != PYOP_OK)
     rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
@@ -548,36 +605,34 @@ int pyop__txn_commit(pyop__txn *t) {
   /* After unlocking, published entries are used only for the hooks and the
    * debug log: hold a reference for them (an unload may run meanwhile). */
   bool after = (!t->host && hooks.on_register) || pyop__log_enabled(PYOP_LOG_DEBUG);
-  /* Nothing can fail from here on. Big loads are cache-bound: fetch the
-   * entries and the slots they go to ahead of time. */
+  /* Nothing can fail from here on. A new entry is only linked in (its
+   * entry is not read); bound ones get the registered prototype. */
+  size_t mask = reg.cap - 1;
   for (size_t i = 0; i < t->n; i++) {
-    if (i + 32 < t->n) __builtin_prefetch(t->items[i + 32]);
-    if (i + 16 < t->n) {
-      const pyop__entry *ahead = t->items[i + 16];
-      __builtin_prefetch(ahead->proto);
-      __builtin_prefetch(&reg.slots[(size_t)ahead->hash & (reg.cap - 1)], 1);
-    }
-    pyop__entry *e = t->items[i];
-    if (e->txn_action == ACT_SKIP) continue;
-    e->from_load = !t->host;
-    entry_fill_info(e);
-    /* Not yet visible: relaxed; the unlock below publishes it. */
-    atomic_store_explicit(&e->refs, after ? 2 : 1, memory_order_relaxed);
+    if (i + 16 < t->n) __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & mask], 1);
+    const titem *it = &t->items[i];
+    if (it->act == ACT_SKIP) continue;
+    pyop__entry *e = it->e;
     size_t i_slot;
-    if (e->txn_action == ACT_BIND) {
-      i_slot = find_slot_locked(e->info.op_type, e->hash);
+    if (it->act == ACT_BIND) {
       e->base = e->txn_target; /* takes over the table's reference */
+      e->proto = e->base->proto;
+      e->impl = e->own_impl;
+      entry_fill_info(e);
+      i_slot = find_slot_locked(e->info.op_type, it->hash);
     } else {
-      i_slot = free_slot_locked(e->hash);
+      i_slot = free_slot_locked(it->hash);
       reg.count++;
     }
-    reg.slots[i_slot].hash = e->hash;
+    /* Not yet visible: relaxed; the unlock below publishes it. */
+    if (after) atomic_store_explicit(&e->refs, 2, memory_order_relaxed);
+    reg.slots[i_slot].hash = it->hash;
     reg.slots[i_slot].e = e;
   }
   unlock();
   for (size_t i = 0; (after || n_skip) && i < t->n; i++) {
-    pyop__entry *e = t->items[i];
-    if (e->txn_action == ACT_SKIP) {
+    pyop__entry *e = t->items[i].e;
+    if (t->items[i].act == ACT_SKIP) {
       entry_free(e);
       continue;
     }

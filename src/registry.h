@@ -116,16 +116,15 @@ typedef struct pyop__impl {
  * reference to that entry in base (restored on unload).
  */
 typedef struct pyop__entry {
-  /* What a commit touches first (one cache line for big loads). */
   pyop__proto *own_proto;
   pyop__impl *own_impl;
   const pyop__proto *proto; /* own_proto or base->proto */
   const pyop__impl *impl;   /* own_impl or NULL */
   uint64_t hash;
   struct pyop__entry *base;
-  /* Registry-private scratch (used under the registry lock only). */
+  /* Registry-private scratch: the registered entry an item of a commit
+   * binds to or repeats (used under the registry lock only). */
   struct pyop__entry *txn_target;
-  int txn_action;
   bool from_load; /* removed by pyop__registry_unload */
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */

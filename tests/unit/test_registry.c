@@ -604,23 +604,22 @@ static void test_many_ops(void **state) {
   many small, big;
   many_init(&small, 10000, "Op");
   many_init(&big, 100000, "Op");
-  /* Best of several runs: the machine may be busy. The budget is 12x for
-   * 10x the ops; the assertion allows 20x so that cache effects on a shared
-   * machine do not make it flaky while anything quadratic (100x) fails. */
-  double best_small = 1e9, best_big = 1e9;
-  for (int round = 0; round < 3; round++) {
-    for (int k = 0; k < 2; k++) {
-      double s = register_many(&small);
-      if (s < best_small) best_small = s;
-      assert_int_equal(pyop__registry_unload(), PYOP_OK);
-    }
-    double b = register_many(&big);
-    if (b < best_big) best_big = b;
-    if (round < 2) assert_int_equal(pyop__registry_unload(), PYOP_OK);
-  }
-  print_message("register 10,000: %.4fs, 100,000: %.4fs (x%.1f)\n", best_small, best_big,
-                best_big / best_small);
-  assert_true(best_big <= 20.0 * best_small + 0.005);
+  /* Linear work, checked without a clock (timings belong to bench/): the
+   * allocations and OS calls through the seam for 10x the ops stay within
+   * 11x. The times are printed for information only. */
+  pt_faults_install();
+  pt_faults_arm(-1);
+  double t_small = register_many(&small);
+  long calls_small = pt_faults_calls();
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  pt_faults_arm(-1);
+  double t_big = register_many(&big);
+  long calls_big = pt_faults_calls();
+  pt_faults_remove();
+  print_message("register 10,000: %.4fs, %ld seam calls; 100,000: %.4fs, %ld seam calls\n",
+                t_small, calls_small, t_big, calls_big);
+  assert_true(calls_small > 0);
+  assert_true(calls_big <= 11 * calls_small);
   assert_int_equal(pyop__registry_count(), 100000);
   for (size_t i = 0; i < big.n; i++) {
     const pyop_op_info *info;
