@@ -645,7 +645,7 @@ static void test_runtime_key(void **state) {
   size_t need = strlen(key.text) + 1;
   assert_int_equal(pyop_runtime_key(buf, need), PYOP_OK);
   assert_string_equal(buf, key.text);
-  char want[128];
+  char want[256];
   snprintf(want, sizeof want, "pyop_runtime_key: buffer of %zu bytes is too small for \"%s\"",
            need - 1, key.text);
   expect_error(pyop_runtime_key(buf, need - 1), PYOP_EINVAL, want);
