@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pyop/bridge_abi.h"
 
@@ -77,6 +79,10 @@ typedef struct pb_holder {
   pb_op *op;
   PyObject *self;               /* impl instance, NULL for a prototype */
   PyObject *target[PB_NKINDS];  /* infer function / bound methods */
+  /* target[k]'s function when target[k] is a plain method bound to self: the
+   * call is then func(self, ...) directly, as the bound method would make
+   * it. NULL: call target[k]. */
+  PyObject *func[PB_NKINDS];
   PyObject *kwnames;            /* tuple of attribute names, NULL if none */
   PyObject **attr_values;       /* n_attrs owned references */
   size_t n_attrs;
@@ -97,9 +103,12 @@ typedef struct pb_made {
   size_t index;
 } pb_made;
 
+struct pb_thread;
+
 /* One callback in progress on this thread (a stack through prev). */
 typedef struct pb_frame {
   int kind;
+  struct pb_thread *thread;    /* the thread's pb_tls */
   pb_holder *holder;
   const void *args;            /* pyop_exec_args / compile / declare args */
   PyObject *ctx;               /* Context object, made on first request */
@@ -143,7 +152,32 @@ typedef struct pb_state {
 } pb_state;
 
 extern pb_state pb;
-extern _Thread_local pb_frame *pb_tls_frame;
+
+/* What the bridge keeps per host thread (one TLS block: one lookup). */
+typedef struct pb_thread {
+  PyThreadState *ts; /* kept thread state (entry.c), NULL if none */
+  unsigned gen;      /* generation ts belongs to */
+  pb_frame *frame;   /* innermost callback in progress on this thread */
+} pb_thread;
+extern _Thread_local pb_thread pb_tls;
+
+/* &pb_tls, looked up once: the empty asm keeps the compiler from
+ * recomputing the address (another __tls_get_addr) at each use. */
+static inline pb_thread *pb_thread_self(void) {
+  pb_thread *t = &pb_tls;
+#if defined(__GNUC__)
+  __asm__("" : "+r"(t));
+#endif
+  return t;
+}
+
+/* How pb_enter took the GIL (for pb_leave). */
+typedef int pb_gil;
+enum {
+  PB_GIL_HELD = -2,   /* this thread already held it: nothing to drop */
+  PB_GIL_KEPT = -1,   /* the kept thread state was attached */
+  PB_GIL_ENSURED = 0, /* PyGILState_Ensure: PB_GIL_ENSURED + its result */
+};
 
 /* The pending exception, normalised, with its traceback; clears it. NULL
  * when none. */
@@ -202,8 +236,10 @@ int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
 /* A log line through services->log (no GIL needed). */
 void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
 /* Takes the GIL from any host thread (keeps one thread state per thread). */
-PyGILState_STATE pb_enter(void);
-void pb_leave(PyGILState_STATE st);
+pb_gil pb_enter(void);
+/* pb_enter with this thread's &pb_tls already at hand (one TLS lookup). */
+pb_gil pb_enter_on(pb_thread *t);
+void pb_leave(pb_gil g);
 /* malloc'd printf; NULL on failure. */
 char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
 
@@ -224,25 +260,124 @@ void pb_desc_setup(void);
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */
 PyObject *pb_native_create(void);
-/* A read-only (or writable) Tensor over t, reusing *cache when nobody else
- * holds it. New reference or NULL (exception). */
-PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable);
+
+/* A pyop.Tensor: a view of a host pyop_tensor, valid during one callback. */
+typedef struct pb_tensor {
+  PyObject_HEAD
+  pyop_tensor t;   /* the host's description (ndim clamped to 0..8) */
+  bool valid;
+  bool writable;
+  Py_ssize_t exports;
+  Py_ssize_t shape[PYOP_MAX_DIMS];
+  Py_ssize_t strides[PYOP_MAX_DIMS];
+} pb_tensor;
+
 /*
- * Ends a Tensor's life as a view: invalidates it and, when nobody else holds
- * it, puts it in *cache (which takes the reference) or drops it. Returns
- * false when a buffer export still refers to it (the caller fails the call).
+ * Whether a Tensor holding a (filled from a host struct, ndim clamped) shows
+ * exactly what one filled from b would: same data, dtype, format, ndim
+ * (and reserved), nbytes and dimensions 0..ndim. Entries of shape past ndim
+ * are never read. Inline word compares instead of a memcmp call.
  */
-bool pb_tensor_release(PyObject *tensor, PyObject **cache);
-/* Starts a frame of kind on this thread (made = made_small). */
-void pb_frame_begin(pb_frame *f, int kind, pb_holder *h, const void *args);
+static inline bool pb_tensor_same(const pyop_tensor *a, const pyop_tensor *b) {
+  if (a->data != b->data || a->dtype != b->dtype || a->format != b->format ||
+      a->ndim != b->ndim || a->reserved != b->reserved || a->nbytes != b->nbytes)
+    return false;
+  for (int32_t i = 0; i < a->ndim; i++) /* a->ndim is 0..8 */
+    if (a->shape[i] != b->shape[i])
+      return false;
+  return true;
+}
+
+/* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor. */
+PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable);
+
+/*
+ * A read-only (or writable) Tensor over t, reusing *cache when nobody else
+ * holds it (reference count 1: only the cache). New reference or NULL
+ * (exception). A reused Tensor last filled from an equivalent host struct
+ * (pb_tensor_same) is only marked valid again: its shape/strides are t's.
+ */
+static inline PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
+#ifndef Py_GIL_DISABLED
+  if (cache != NULL && *cache != NULL && Py_REFCNT(*cache) == 1) {
+    pb_tensor *self = (pb_tensor *)*cache;
+    if (self->writable == writable && self->exports == 0 && pb_tensor_same(&self->t, t)) {
+      *cache = NULL;
+      self->valid = true;
+      return (PyObject *)self;
+    }
+  }
+#endif
+  return pb_tensor_make(cache, t, writable);
+}
+
+/* pb_frame_track when made[] is full: grows it. */
+int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index);
+
 /* Records t (reference stolen) in f; -1 with MemoryError (t dropped). */
-int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index);
+static inline int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role,
+                                 size_t index) {
+  if (f->n_made == f->cap_made)
+    return pb_frame_track_grow(f, t, cache, role, index);
+  f->made[f->n_made++] = (pb_made){t, cache, role, index};
+  return 0;
+}
+
+/* Invalidates and drops f's context (f->ctx != NULL). */
+void pb_frame_ctx_end(pb_frame *f);
+/* The message for a tensor whose buffer outlived its call (malloc'd). */
+char *pb_frame_why(const pb_made *m);
+
+/* Starts a frame of kind on thread th (&pb_tls; made = made_small). */
+static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holder *h,
+                                  const void *args) {
+  f->kind = kind;
+  f->thread = th;
+  f->holder = h;
+  f->args = args;
+  f->ctx = NULL;
+  f->made = f->made_small;
+  f->n_made = 0;
+  f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
+  f->host_status = 0;
+  f->prev = th->frame;
+  th->frame = f;
+}
+
 /*
- * Pops the frame, invalidates its context and every tensor it handed out.
- * Returns false when a buffer export outlived the call; *why (malloc'd)
- * then says which tensor.
+ * Pops the frame, invalidates its context (if one was made) and every
+ * tensor it handed out; each Tensor nobody else holds goes back to its
+ * cache (which takes the reference) or is dropped. Returns false when a
+ * buffer export outlived the call; *why (malloc'd) then says which tensor.
  */
-bool pb_frame_end(pb_frame *f, char **why);
+static inline bool pb_frame_end(pb_frame *f, char **why) {
+  f->thread->frame = f->prev;
+  if (f->ctx != NULL)
+    pb_frame_ctx_end(f);
+  bool ok = true;
+  *why = NULL;
+  for (size_t i = 0; i < f->n_made; i++) {
+    pb_made *m = &f->made[i];
+    pb_tensor *t = (pb_tensor *)m->obj;
+    t->valid = false;
+    if (t->exports != 0 && ok) {
+      ok = false;
+      *why = pb_frame_why(m);
+    }
+#ifndef Py_GIL_DISABLED
+    if (m->cache != NULL && *m->cache == NULL && Py_REFCNT(m->obj) == 1) {
+      *m->cache = m->obj;
+      continue;
+    }
+#endif
+    Py_DECREF(m->obj);
+  }
+  if (f->made != f->made_small)
+    free(f->made);
+  f->made = NULL;
+  f->n_made = 0;
+  return ok;
+}
 /* DataType / Format member for a value; borrowed, NULL if unknown. */
 PyObject *pb_dtype_obj(int32_t dtype);
 PyObject *pb_format_obj(int32_t format);

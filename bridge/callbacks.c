@@ -3,10 +3,12 @@
  * holder, infer_meta, execute, compile, declare_launch_args.
  *
  * Hot path (execute): take the GIL through the thread's kept thread state,
- * reuse the holder's Tensor objects when nobody kept them, fill a stack
- * vector [inputs..., attribute values...] and vectorcall the bound method
- * prepared at create_holder with the prebuilt kwnames tuple. No dict, no
- * attribute lookup by name, no argument parsing per call.
+ * reuse the holder's Tensor objects when nobody kept them (unchanged ones
+ * are only marked valid again), fill a stack vector [self, inputs...,
+ * attribute values...] and vectorcall the method's function resolved at
+ * create_holder with the prebuilt kwnames tuple. No dict, no attribute
+ * lookup by name, no argument parsing, no context object unless the op
+ * asks for it (pyop.get_execute_ctx), one TLS lookup per call.
  */
 #include "bridge.h"
 
@@ -180,8 +182,10 @@ static void desc_names_release(bool python) {
 }
 
 static void holder_free(pb_holder *h) {
-  for (size_t i = 0; i < PB_NKINDS; i++)
+  for (size_t i = 0; i < PB_NKINDS; i++) {
     Py_XDECREF(h->target[i]);
+    Py_XDECREF(h->func[i]);
+  }
   Py_XDECREF(h->self);
   Py_XDECREF(h->kwnames);
   for (size_t i = 0; i < h->n_attrs; i++)
@@ -218,7 +222,7 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   *out_holder = NULL;
   if (!Py_IsInitialized())
     return pb_error(PYOP_ENOTINIT, "bridge create_holder: Python is not initialised");
-  PyGILState_STATE st = pb_enter();
+  pb_gil st = pb_enter();
   int rc = PYOP_OK;
   pb_holder *h = calloc(1, sizeof *h);
   if (h == NULL) {
@@ -296,6 +300,8 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
       h->target[k] = PyObject_GetAttr(h->self, pb.str_method[k]);
       if (h->target[k] == NULL)
         goto py_fail;
+      if (PyMethod_Check(h->target[k]) && PyMethod_GET_SELF(h->target[k]) == h->self)
+        h->func[k] = Py_NewRef(PyMethod_GET_FUNCTION(h->target[k]));
     }
   } else {
     h->target[PB_INFER] = Py_NewRef(op->callable);
@@ -330,7 +336,7 @@ void pb_cb_destroy_holder(void *holder) {
     free(h);
     return;
   }
-  PyGILState_STATE st = pb_enter();
+  pb_gil st = pb_enter();
   holder_free(h);
   desc_names_release(true);
   pb_leave(st);
@@ -493,10 +499,39 @@ static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache,
  * dynamic one (or when the kind is unknown and count != 1).
  */
 static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
-                        PyObject **argv, bool as_desc) {
+                        PyObject **argv, size_t *built, bool as_desc) {
   pb_holder *h = f->holder;
-  size_t flat = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0, flat = 0;
+#ifndef Py_GIL_DISABLED
+  /*
+   * The common case of execute, as one tight loop: a slot of one tensor
+   * whose cached Tensor nobody holds and already shows that tensor (see
+   * pb_tensor_get): it is only made valid again and tracked. The first slot
+   * that is anything else continues in the general loop below (flat == i:
+   * every slot before it had one tensor).
+   */
+  if (!as_desc && n <= h->n_in_cache && n <= h->op->n_kinds && n <= f->cap_made - f->n_made) {
+    const int32_t *kinds = h->op->input_kinds;
+    pb_made *made = f->made + f->n_made;
+    for (; i < n; i++) {
+      const pyop_tensor_list *s = &inputs[i];
+      pb_tensor *o = (pb_tensor *)h->in_cache[i];
+      if (s->count != 1 || s->items == NULL || kinds[i] == PYOP_IO_DYNAMIC || o == NULL ||
+          Py_REFCNT(o) != 1 || o->writable || o->exports != 0 ||
+          !pb_tensor_same(&o->t, &s->items[0]))
+        break;
+      h->in_cache[i] = NULL;
+      o->valid = true;
+      made[i] = (pb_made){(PyObject *)o, &h->in_cache[i], PB_ROLE_INPUT, i};
+      Py_INCREF(o); /* the frame keeps the cache's reference, argv gets one */
+      argv[i] = (PyObject *)o;
+    }
+    f->n_made += i;
+    *built += i;
+    flat = i;
+  }
+#endif
+  for (; i < n; i++) {
     const pyop_tensor_list *s = &inputs[i];
     if (s->count > 0 && s->items == NULL) {
       PyErr_Format(PyExc_ValueError, "input slot %zu has %zu tensors and no items", i, s->count);
@@ -526,11 +561,13 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
     flat += s->count;
     if (argv[i] == NULL)
       return -1;
+    (*built)++;
   }
   return 0;
 }
 
-static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv) {
+static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv,
+                              size_t *built) {
   if (n > 0 && outs == NULL) {
     PyErr_SetString(PyExc_ValueError, "output descriptions missing");
     return -1;
@@ -539,6 +576,7 @@ static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv
     argv[i] = make_desc(&outs[i], NULL);
     if (argv[i] == NULL)
       return -1;
+    (*built)++;
   }
   return 0;
 }
@@ -547,30 +585,39 @@ static int build_output_descs(const pyop_tensor *outs, size_t n, PyObject **argv
 
 typedef struct pb_call {
   pb_frame frame;
-  PyObject *stack[1 + PB_STACK_ARGS];
-  PyObject **argv; /* argv[0] is the PY_VECTORCALL_ARGUMENTS_OFFSET slot */
+  /* [0] spare slot for PY_VECTORCALL_ARGUMENTS_OFFSET, [1] self (when the
+   * target is called through its function), [2..] the arguments */
+  PyObject *stack[2 + PB_STACK_ARGS];
+  PyObject **argv;
   size_t npos;
+  size_t built; /* argv[2..2+built) hold references (call_end drops them) */
 } pb_call;
 
 /* Prepares argv with room for npos positional args plus the attributes. */
-static int call_begin(pb_call *c, pb_holder *h, int kind, const void *args, size_t npos) {
-  size_t total = 1 + npos + h->n_attrs;
-  c->argv = total <= 1 + PB_STACK_ARGS ? c->stack : calloc(total, sizeof *c->argv);
+static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const void *args,
+                      size_t npos) {
+  size_t total = 2 + npos + h->n_attrs;
+  c->argv = total <= 2 + PB_STACK_ARGS ? c->stack : calloc(total, sizeof *c->argv);
   if (c->argv == NULL)
     return pb_error(PYOP_ENOMEM, "bridge: out of memory for the arguments of op '%s'",
                     h->op->op_type);
-  memset(c->argv, 0, total * sizeof *c->argv);
   c->npos = npos;
-  pb_frame_begin(&c->frame, kind, h, args);
+  c->built = 0;
+  pb_frame_begin(&c->frame, th, kind, h, args);
   return PYOP_OK;
 }
 
 /* Calls the target; returns the result (new ref) or NULL with an exception. */
 static PyObject *call_invoke(pb_call *c, int kind) {
   pb_holder *h = c->frame.holder;
-  PyObject **pos = c->argv + 1;
+  PyObject **pos = c->argv + 2;
   for (size_t i = 0; i < h->n_attrs; i++)
     pos[c->npos + i] = h->attr_values[i]; /* borrowed: the holder owns them */
+  if (h->func[kind] != NULL) {
+    pos[-1] = h->self; /* borrowed */
+    return PyObject_Vectorcall(h->func[kind], pos - 1,
+                               (c->npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
+  }
   return PyObject_Vectorcall(h->target[kind], pos, c->npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
                              h->kwnames);
 }
@@ -588,15 +635,16 @@ static int call_end(pb_call *c, int kind, int rc) {
     rc = pb_error_python(status, "%s of op '%s' (%s %s) failed", kind_label[kind], op->op_type,
                          op->is_impl ? "implementation at" : "defined at", op->where);
   }
-  for (size_t i = 0; i < c->npos; i++)
-    Py_XDECREF(c->argv[1 + i]);
+  for (size_t i = 0; i < c->built; i++)
+    Py_DECREF(c->argv[2 + i]);
   if (c->argv != c->stack)
     free(c->argv);
   char *why = NULL;
   if (!pb_frame_end(&c->frame, &why) && rc == PYOP_OK)
     rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", kind_label[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
-  free(why);
+  if (why != NULL)
+    free(why);
   return rc;
 }
 
@@ -736,15 +784,16 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
     return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
   if (h->target[PB_INFER] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no infer_meta", h->op->op_type);
-  PyGILState_STATE st = pb_enter();
+  pb_thread *th = pb_thread_self();
+  pb_gil st = pb_enter_on(th);
   pb_call c;
-  int rc = call_begin(&c, h, PB_INFER, args, args->n_inputs);
+  int rc = call_begin(&c, th, h, PB_INFER, args, args->n_inputs);
   if (rc != PYOP_OK) {
     pb_leave(st);
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 1, true) == 0) {
+  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 2, &c.built, true) == 0) {
     PyObject *res = call_invoke(&c, PB_INFER);
     if (res != NULL) {
       if (store_infer_result(h, res, args->outputs, args->n_outputs) == 0)
@@ -764,15 +813,16 @@ int pb_cb_execute(void *holder, const pyop_exec_args *args) {
     return pb_error(PYOP_EINVAL, "bridge execute: invalid arguments");
   if (h->target[PB_EXECUTE] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no execute", h->op->op_type);
-  PyGILState_STATE st = pb_enter();
+  pb_thread *th = pb_thread_self();
+  pb_gil st = pb_enter_on(th);
   pb_call c;
-  int rc = call_begin(&c, h, PB_EXECUTE, args, args->n_inputs);
+  int rc = call_begin(&c, th, h, PB_EXECUTE, args, args->n_inputs);
   if (rc != PYOP_OK) {
     pb_leave(st);
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 1, false) == 0) {
+  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 2, &c.built, false) == 0) {
     PyObject *res = call_invoke(&c, PB_EXECUTE);
     if (res != NULL) {
       rc = PYOP_OK;
@@ -790,16 +840,17 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
                            const pyop_tensor *outputs, size_t n_out) {
   if (h->target[kind] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, kind_label[kind]);
-  PyGILState_STATE st = pb_enter();
+  pb_thread *th = pb_thread_self();
+  pb_gil st = pb_enter_on(th);
   pb_call c;
-  int rc = call_begin(&c, h, kind, args, n_in + n_out);
+  int rc = call_begin(&c, th, h, kind, args, n_in + n_out);
   if (rc != PYOP_OK) {
     pb_leave(st);
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, inputs, n_in, c.argv + 1, true) == 0 &&
-      build_output_descs(outputs, n_out, c.argv + 1 + n_in) == 0) {
+  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, true) == 0 &&
+      build_output_descs(outputs, n_out, c.argv + 2 + n_in, &c.built) == 0) {
     PyObject *res = call_invoke(&c, kind);
     if (res != NULL) {
       rc = PYOP_OK;

@@ -21,7 +21,7 @@
 #endif
 
 pb_state pb;
-_Thread_local pb_frame *pb_tls_frame;
+_Thread_local pb_thread pb_tls;
 
 static const char pb_build_info[] =
     PYOP_BRIDGE_BUILD_INFO ", Python headers " PY_VERSION;
@@ -130,8 +130,8 @@ int pb_error_python(int status, const char *fmt, ...) {
 
 /*
  * Each host thread that calls in gets one Python thread state, made by a
- * PyGILState_Ensure that is never released while the thread lives (so the
- * per-call PyGILState_Ensure/Release only takes and drops the GIL), and torn
+ * PyGILState_Ensure that is never released while the thread lives (each
+ * call then only attaches and detaches it: pb_enter/pb_leave), and torn
  * down by a pthread key destructor at thread exit. Threads that already have
  * a thread state (Python threads, the thread that initialised Python) use it
  * as it is. generation changes when the bridge shuts down, so a destructor
@@ -146,8 +146,6 @@ static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ts_key;
 static bool ts_key_ok;
 static atomic_uint generation = 1;
-static _Thread_local PyThreadState *tls_ts;
-static _Thread_local unsigned tls_gen;
 
 static bool python_finalizing(void) {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -194,17 +192,49 @@ static void keep_thread_state(void) {
     free(k);
     return;
   }
-  tls_ts = k->ts;
-  tls_gen = gen;
+  pb_tls.ts = k->ts;
+  pb_tls.gen = gen;
 }
 
-PyGILState_STATE pb_enter(void) {
-  if (tls_ts == NULL || tls_gen != atomic_load(&generation))
+/* The thread state attached to this thread (holding the GIL), or NULL. */
+static inline PyThreadState *attached_tstate(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/*
+ * With a kept thread state the GIL is taken by attaching it directly
+ * (PyEval_RestoreThread / PyEval_SaveThread): what PyGILState_Ensure and
+ * Release do for a thread whose state already exists, without their
+ * thread-specific lookups and counter updates. When this thread already
+ * holds the GIL through that state (a callback that calls back into
+ * libpyop) nothing is taken or dropped. Threads without a kept state (they
+ * had one of their own) go through PyGILState as before.
+ */
+pb_gil pb_enter_on(pb_thread *t) {
+  unsigned gen = atomic_load(&generation);
+  if (t->ts == NULL || t->gen != gen) {
     keep_thread_state();
-  return PyGILState_Ensure();
+    if (t->ts == NULL || t->gen != gen)
+      return PB_GIL_ENSURED + (int)PyGILState_Ensure();
+  }
+  if (attached_tstate() == t->ts)
+    return PB_GIL_HELD;
+  PyEval_RestoreThread(t->ts);
+  return PB_GIL_KEPT;
 }
 
-void pb_leave(PyGILState_STATE st) { PyGILState_Release(st); }
+pb_gil pb_enter(void) { return pb_enter_on(&pb_tls); }
+
+void pb_leave(pb_gil g) {
+  if (g == PB_GIL_KEPT)
+    PyEval_SaveThread();
+  else if (g >= PB_GIL_ENSURED)
+    PyGILState_Release((PyGILState_STATE)(g - PB_GIL_ENSURED));
+}
 
 /* ------------------------------------------------------------- config */
 
@@ -316,7 +346,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
     return pb_error(PYOP_ESTATE, "bridge register_custom_ops: set_config was not called");
   if (!Py_IsInitialized())
     return pb_error(PYOP_ENOTINIT, "bridge register_custom_ops: Python is not initialised");
-  PyGILState_STATE st = pb_enter();
+  pb_gil st = pb_enter();
   int rc = pb_register(registrar, paths, n_paths);
   pb_leave(st);
   return rc;
@@ -325,7 +355,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
 static void pb_reset(void) {
   if (!Py_IsInitialized())
     return;
-  PyGILState_STATE st = pb_enter();
+  pb_gil st = pb_enter();
   pb_reset_locked();
   pb_leave(st);
 }
@@ -348,7 +378,7 @@ static void pb_shutdown(void) {
       pb.owns_python = false;
       pb.main_tstate = NULL;
     } else {
-      PyGILState_STATE st = pb_enter();
+      pb_gil st = pb_enter();
       pb_reset_locked();
       pb_package_drop();
       pb_leave(st);

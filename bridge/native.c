@@ -16,16 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct pb_tensor {
-  PyObject_HEAD
-  pyop_tensor t;
-  bool valid;
-  bool writable;
-  Py_ssize_t exports;
-  Py_ssize_t shape[PYOP_MAX_DIMS];
-  Py_ssize_t strides[PYOP_MAX_DIMS];
-} pb_tensor;
-
 typedef struct pb_ctx {
   PyObject_HEAD
   pb_frame *frame; /* NULL once the callback returned */
@@ -285,7 +275,7 @@ static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
   }
 }
 
-PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
+PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable) {
   pb_tensor *self = NULL;
 #ifndef Py_GIL_DISABLED
   if (cache != NULL && *cache != NULL && Py_REFCNT(*cache) == 1) {
@@ -303,36 +293,9 @@ PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
   return (PyObject *)self;
 }
 
-bool pb_tensor_release(PyObject *o, PyObject **cache) {
-  pb_tensor *self = (pb_tensor *)o;
-  self->valid = false;
-  bool ok = self->exports == 0;
-#ifndef Py_GIL_DISABLED
-  if (cache != NULL && *cache == NULL && Py_REFCNT(o) == 1) {
-    *cache = o;
-    return ok;
-  }
-#endif
-  Py_DECREF(o);
-  return ok;
-}
-
 /* -------------------------------------------------------------- frames */
 
-void pb_frame_begin(pb_frame *f, int kind, pb_holder *h, const void *args) {
-  f->kind = kind;
-  f->holder = h;
-  f->args = args;
-  f->ctx = NULL;
-  f->made = f->made_small;
-  f->n_made = 0;
-  f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
-  f->host_status = 0;
-  f->prev = pb_tls_frame;
-  pb_tls_frame = f;
-}
-
-int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index) {
+int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index) {
   if (f->n_made == f->cap_made) {
     size_t cap = f->cap_made * 2;
     pb_made *m = f->made == f->made_small ? malloc(cap * sizeof *m)
@@ -352,30 +315,17 @@ int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t 
   return 0;
 }
 
-bool pb_frame_end(pb_frame *f, char **why) {
+void pb_frame_ctx_end(pb_frame *f) {
+  ((pb_ctx *)f->ctx)->frame = NULL;
+  Py_CLEAR(f->ctx);
+}
+
+char *pb_frame_why(const pb_made *m) {
   static const char *const roles[] = {"input", "output", "workspace"};
-  pb_tls_frame = f->prev;
-  if (f->ctx != NULL) {
-    ((pb_ctx *)f->ctx)->frame = NULL;
-    Py_CLEAR(f->ctx);
-  }
-  bool ok = true;
-  *why = NULL;
-  for (size_t i = 0; i < f->n_made; i++) {
-    pb_made *m = &f->made[i];
-    if (!pb_tensor_release(m->obj, m->cache) && ok) {
-      ok = false;
-      *why = pb_strdupf("a buffer of %s %zu (a memoryview or numpy array of it) is still alive "
-                        "after the callback returned; tensors are only valid during the "
-                        "callback: copy the data instead of keeping a view",
-                        roles[m->role], m->index);
-    }
-  }
-  if (f->made != f->made_small)
-    free(f->made);
-  f->made = NULL;
-  f->n_made = 0;
-  return ok;
+  return pb_strdupf("a buffer of %s %zu (a memoryview or numpy array of it) is still alive "
+                    "after the callback returned; tensors are only valid during the "
+                    "callback: copy the data instead of keeping a view",
+                    roles[m->role], m->index);
 }
 
 /* ------------------------------------------------------------ contexts */
@@ -751,7 +701,7 @@ static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
     PyErr_Format(PyExc_ValueError, "unknown callback kind %ld", kind);
     return NULL;
   }
-  pb_frame *f = pb_tls_frame;
+  pb_frame *f = pb_tls.frame;
   if (f == NULL || f->kind != kind) {
     PyErr_Format(PyExc_RuntimeError,
                  "no %s callback is running on this thread (the context exists only "

@@ -497,6 +497,23 @@ static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) 
   return PYOP_OK;
 }
 
+static inline bool tensor_data_ok(const pyop_tensor *t);
+
+/*
+ * The inputs of an op whose slots are all required, checked in one lean
+ * pass: true only when check_inputs (with data) would pass. False (also for
+ * any other op) says nothing more: check_inputs then decides and explains.
+ */
+static inline bool exec_inputs_ok(const pyop_op *op, const pyop_tensor_list *inputs,
+                                  size_t n) {
+  if (!op->inputs_plain || n != op->proto->n_inputs || (n && !inputs)) return false;
+  for (size_t i = 0; i < n; i++) {
+    const pyop_tensor *t = inputs[i].items;
+    if (inputs[i].count != 1 || !t || !tensor_data_ok(t)) return false;
+  }
+  return true;
+}
+
 /*
  * The hot path: argument checks, a stack-built services table routing to
  * ctx, one call into the bridge. No lock, no allocation.
@@ -508,7 +525,9 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
                        "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
-  int rc = check_inputs(op, inputs, n_inputs, true, "execute");
+  int rc = PYOP_OK;
+  if (!exec_inputs_ok(op, inputs, n_inputs)) /* the full check says what is wrong */
+    rc = check_inputs(op, inputs, n_inputs, true, "execute");
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "execute");
   if (rc != PYOP_OK) return rc;
   exec_state st;
@@ -516,7 +535,9 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   st.ctx = ctx;
   st.outputs = outputs;
   st.n_outputs = n_outputs;
-  memset(st.done, 0, (n_outputs + 63) / 64 * sizeof st.done[0]);
+  /* Only the words alloc_output can reach (index < n_outputs). */
+  st.done[0] = 0;
+  if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
   st.svc_status = PYOP_OK;
   pyop_exec_services svc = {sizeof svc, &st, svc_alloc_output, svc_alloc_workspace};
   pyop_exec_args args = {sizeof args, inputs, n_inputs, n_outputs, &svc, ctx->stream};
