@@ -26,64 +26,17 @@ import sys
 import tempfile
 
 SKIP = 77
-MAX_DIMS = 8
 FLOAT32 = 0
 OK, ENOENT, EBUSY = 0, -3, -13
 
 
-class Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
-                ("format", ctypes.c_int32), ("ndim", ctypes.c_int32),
-                ("reserved", ctypes.c_int32), ("shape", ctypes.c_int64 * MAX_DIMS),
-                ("nbytes", ctypes.c_uint64)]
-
-
-class TensorList(ctypes.Structure):
-    _fields_ = [("items", ctypes.POINTER(Tensor)), ("count", ctypes.c_size_t)]
-
-
-class AttrUnion(ctypes.Union):
-    _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double),
-                ("span", ctypes.c_void_p * 2)]
-
-
-class AttrValue(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int32), ("reserved", ctypes.c_int32), ("u", AttrUnion)]
-
-
-class Attr(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("value", AttrValue)]
-
-
-class IoInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int32)]
-
-
-class AttrInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int32),
-                ("required", ctypes.c_bool), ("default_value", AttrValue)]
-
-
-class OpInfo(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("op_type", ctypes.c_char_p),
-                ("proto_key", ctypes.c_char_p), ("proto_source", ctypes.c_char_p),
-                ("impl_key", ctypes.c_char_p), ("impl_source", ctypes.c_char_p),
-                ("inputs", ctypes.POINTER(IoInfo)), ("n_inputs", ctypes.c_size_t),
-                ("outputs", ctypes.POINTER(IoInfo)), ("n_outputs", ctypes.c_size_t),
-                ("attrs", ctypes.POINTER(AttrInfo)), ("n_attrs", ctypes.c_size_t),
-                ("capabilities", ctypes.c_uint32)]
-
-
-ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
-                                ctypes.POINTER(Tensor))
-ALLOC_WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64,
-                                   ctypes.POINTER(ctypes.c_void_p))
-
-
-class ExecCtx(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("user", ctypes.c_void_p),
-                ("alloc_output", ALLOC_OUTPUT), ("alloc_workspace", ALLOC_WORKSPACE),
-                ("stream", ctypes.c_void_p)]
+# The struct layouts of include/pyop/pyop.h, as the pyop command binds them
+# (one ctypes binding in the tree; this test exercises it too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools"))
+from pyop_cli import (ALLOC_OUTPUT, Attr, ExecCtx, OpInfo,  # noqa: E402
+                      Tensor, TensorList)
+del sys.path[0]
 
 
 failures = []
