@@ -47,7 +47,7 @@ run_asan() {
 
 run_valgrind() {
   [ -d "$out/release" ] || configure_build "$out/release"
-  (cd "$out/release" && PYOP_VALGRIND=1 ctest --output-on-failure --timeout 1800 -L valgrind)
+  (cd "$out/release" && ctest --output-on-failure --timeout 1800 -L valgrind)
 }
 
 run_tsan() {
