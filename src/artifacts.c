@@ -404,7 +404,8 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
                       "relative artifact directory \"%s\" refused (libpyop "
                       "never resolves paths against the current directory)",
                       dir ? dir : "");
-    return pyop__error(PYOP_EINVAL, "relative artifact directory refused");
+    return pyop__error(PYOP_EINVAL, "relative artifact directory \"%s\" refused",
+                       dir ? dir : "");
   }
   char *path = path_join(dir, PYOP__MANIFEST_NAME);
   if (!path) {
@@ -472,6 +473,8 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
   }
   pyop__sb inner = PYOP__SB_INIT;
   rc = pyop__manifest_parse(buf, total, out, &inner);
+  if (rc == PYOP_EDESCRIPTOR) /* the parser does not know the file */
+    pyop__error_prefix(rc, "%s", path);
   if (rc != PYOP_OK && why)
     pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %s", pyop__sb_str(&inner));
   pyop__sb_free(&inner);
@@ -525,11 +528,13 @@ const char *pyop__artifacts_root(void) {
         }
       }
     }
-    if (!root_default_known)
-      PYOP_LOG_W("cannot locate libpyop itself (dladdr/realpath failed); no "
-                 "artifacts root");
   }
+  bool unknown = !root_overridden && !root_default_known;
   pthread_mutex_unlock(&root_lock);
+  /* Logged after unlocking: the host's log hook may be called. */
+  if (unknown)
+    PYOP_LOG_W("cannot locate libpyop itself (dladdr/realpath failed); no "
+               "artifacts root");
   return r;
 }
 
@@ -864,28 +869,20 @@ void pyop__candidates_report(const pyop__candidates *c, pyop__sb *sb) {
 
 /* ===================================================== security policy */
 
-/* Why an owner/mode is refused, or NULL when it is acceptable. */
-static const char *owner_mode_problem(const struct stat *st, uid_t euid) {
-  if (st->st_uid != 0 && st->st_uid != euid) return "owner";
-  bool g = (st->st_mode & S_IWGRP) != 0, o = (st->st_mode & S_IWOTH) != 0;
-  if (g && o) return "writable by group and others";
-  if (g) return "writable by group";
-  if (o) return "writable by others";
-  return NULL;
-}
-
 /* Writes "<path>: <what>failed check" into why; PYOP_ESECURITY or PYOP_OK. */
 static int check_owner_mode(const char *path, const char *what,
                             const struct stat *st, pyop__sb *why) {
   uid_t euid = PYOP_SYS(geteuid)();
-  const char *p = owner_mode_problem(st, euid);
-  if (!p) return PYOP_OK;
-  if (strcmp(p, "owner") == 0)
+  if (st->st_uid != 0 && st->st_uid != euid) {
     pyop__sb_printf(why, "%s: %sowned by uid %u (must be root or uid %u)", path,
                     what, (unsigned)st->st_uid, (unsigned)euid);
-  else
-    pyop__sb_printf(why, "%s: %s%s (mode %04o)", path, what, p,
-                    (unsigned)(st->st_mode & 07777));
+    return PYOP_ESECURITY;
+  }
+  bool g = (st->st_mode & S_IWGRP) != 0, o = (st->st_mode & S_IWOTH) != 0;
+  if (!g && !o) return PYOP_OK;
+  pyop__sb_printf(why, "%s: %swritable by %s (mode %04o)", path, what,
+                  g && o ? "group and others" : g ? "group" : "others",
+                  (unsigned)(st->st_mode & 07777));
   return PYOP_ESECURITY;
 }
 
@@ -906,27 +903,28 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
                        struct stat *out_st, pyop__sb *why) {
   *out_fd = -1;
   *out_resolved = NULL;
+  int rc = PYOP_OK;
+  int fd = -1, dfd = -1;
   char resolved[PATH_MAX];
   if (!PYOP_SYS(realpath)(path, resolved)) {
     int e = errno;
     pyop__sb_printf(why, "%s: cannot resolve: %s", path, strerror(e));
-    return pyop__error(errno_status(e), "%s: cannot resolve: %s", path,
-                       strerror(e));
+    rc = errno_status(e);
+    goto fail;
   }
   char dir[PATH_MAX];
   const char *slash = strrchr(resolved, '/');
   const char *base = slash ? slash + 1 : resolved;
   if (!slash || !*base) {
     pyop__sb_printf(why, "%s: not a file path", resolved);
-    return pyop__error(PYOP_ENOENT, "%s: not a file path", resolved);
+    rc = PYOP_ENOENT;
+    goto fail;
   }
   size_t dl = slash == resolved ? 1 : (size_t)(slash - resolved);
   memcpy(dir, resolved, dl);
   dir[dl] = '\0';
 
-  int rc = PYOP_OK;
-  int fd = -1;
-  int dfd = PYOP_SYS(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  dfd = PYOP_SYS(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
     int e = errno;
     pyop__sb_printf(why, "%s: cannot open directory: %s", dir, strerror(e));
@@ -978,17 +976,23 @@ fail:
   return pyop__error(rc, "%s", pyop__sb_str(why));
 }
 
-/* Appends dlerror() (taken now) to why, with the /proc/self/fd/N name the
- * loader saw replaced by the resolved path. */
-static void append_dlerror(pyop__sb *why, const char *resolved,
-                           const char *opened_as) {
+/*
+ * dlerror() taken now (a fixed text when it is NULL), without the leading
+ * "<name>: " the dynamic loader puts before it when <name> is the file's
+ * /proc/self/fd/N alias or resolved itself: the caller names the file.
+ */
+const char *pyop__dlerror_detail(const char *resolved) {
   const char *msg = PYOP_SYS(dlerror)();
-  if (!msg) msg = "unknown dynamic loader error";
-  size_t ol = strlen(opened_as);
-  if (strncmp(msg, opened_as, ol) == 0 && msg[ol] == ':')
-    pyop__sb_printf(why, "%s%s", resolved, msg + ol);
-  else
-    pyop__sb_printf(why, "%s: %s", resolved, msg);
+  if (!msg) return "unknown dynamic loader error";
+  const char *rest = NULL;
+  size_t rl = resolved ? strlen(resolved) : 0;
+  if (strncmp(msg, "/proc/self/fd/", 14) == 0) {
+    rest = msg + 14;
+    while (*rest >= '0' && *rest <= '9') rest++;
+  } else if (rl && strncmp(msg, resolved, rl) == 0) {
+    rest = msg + rl;
+  }
+  return rest && rest[0] == ':' && rest[1] == ' ' ? rest + 2 : msg;
 }
 
 static int name_loaded_cb(struct dl_phdr_info *info, size_t size, void *name) {
@@ -1044,7 +1048,7 @@ void *pyop__dlopen_trusted(int fd, const char *resolved,
   (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
   void *h = PYOP_SYS(dlopen)(target, flags);
   if (!h) {
-    append_dlerror(why, resolved, target);
+    pyop__sb_printf(why, "%s: %s", resolved, pyop__dlerror_detail(resolved));
     pyop__error(PYOP_EIO, "%s", pyop__sb_str(why));
     return NULL;
   }

@@ -118,4 +118,12 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
 void *pyop__dlopen_trusted(int fd, const char *resolved,
                            const struct stat *st, int flags, pyop__sb *why);
 
+/*
+ * The text of dlerror(), taken now, for a message about the file resolved
+ * (which may have been opened as /proc/self/fd/N): a leading "<that name>: "
+ * is dropped, NULL becomes a fixed text. Points into the loader's buffer or
+ * static storage: copy it before the next dl call.
+ */
+const char *pyop__dlerror_detail(const char *resolved);
+
 #endif

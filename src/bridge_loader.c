@@ -61,18 +61,6 @@ static const char *bridge_detail(void) {
   return d && d[0] ? d : "(the bridge gave no detail)";
 }
 
-/* dlerror() taken now, without a leading "/proc/self/fd/N: " (the name
- * the dynamic loader knows the bridge by; the caller names the file). */
-static const char *dlerror_text(void) {
-  const char *e = PYOP_SYS(dlerror)();
-  if (!e) return "unknown dynamic loader error";
-  if (strncmp(e, "/proc/self/fd/", 14) == 0) {
-    const char *sep = strstr(e, ": ");
-    if (sep) return sep + 2;
-  }
-  return e;
-}
-
 /* Returns the name of the first NULL required member, or NULL. */
 static const char *missing_member(const pyop_bridge_api *api) {
   if (!api->set_config) return "set_config";
@@ -176,7 +164,7 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
     status = PYOP__CAND_MISSING_SYMBOL;
     pyop__sb_printf(&why, "%s: no exported symbol " PYOP_BRIDGE_ENTRY_SYMBOL
                           " (%s)",
-                    resolved, dlerror_text());
+                    resolved, pyop__dlerror_detail(resolved));
     goto reject;
   }
 

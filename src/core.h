@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define PYOP__UNUSED(x) ((void)(x))
 #define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #if defined(__GNUC__)
@@ -157,11 +156,9 @@ void pyop__hooks_get(pyop_host_hooks *out);
 
 /*
  * secure_getenv through the seam. In secure-execution mode (setuid, file
- * capabilities) it returns NULL and logs once per variable that the
- * variable is ignored.
+ * capabilities) it returns NULL, and the first such call of the process
+ * says on stderr that environment variables are ignored.
  */
 const char *pyop__getenv(const char *name);
-/* True when the process runs in secure-execution mode (AT_SECURE). */
-bool pyop__secure_execution(void);
 
 #endif /* PYOP_CORE_H */

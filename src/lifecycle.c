@@ -79,16 +79,14 @@ static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
                         size_t *out_n) {
   size_t n = 0;
   for (size_t i = 0; i < r->n; i++)
-    if (r->entries[i].verdict == PYOP__PATH_PYTHON_FILE ||
-        r->entries[i].verdict == PYOP__PATH_PYTHON_DIR)
-      n++;
+    if (pyop__path_verdict_is_python(r->entries[i].verdict)) n++;
   pyop_str *paths = pyop__calloc(n, sizeof *paths);
   if (!paths)
     return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory listing paths");
   size_t k = 0;
   for (size_t i = 0; i < r->n; i++) {
     const pyop__scan_entry *e = &r->entries[i];
-    if (e->verdict == PYOP__PATH_PYTHON_FILE || e->verdict == PYOP__PATH_PYTHON_DIR) {
+    if (pyop__path_verdict_is_python(e->verdict)) {
       paths[k].data = e->path;
       paths[k].len = strlen(e->path);
       k++;
@@ -117,7 +115,10 @@ static int load_default_libpython(void) {
   pyop__manifest m;
   memset(&m, 0, sizeof m);
   pyop__sb_printf(&dir, "%s/%s", pyop__artifacts_root(), PYOP_DEFAULT_ARTIFACT);
-  if (dir.oom) return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory");
+  if (dir.oom) {
+    pyop__sb_free(&dir);
+    return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory");
+  }
   int rc = pyop__manifest_read(pyop__sb_str(&dir), &m, &why);
   if (rc != PYOP_OK) {
     rc = pyop__error(PYOP_ENOPYTHON,
@@ -329,7 +330,8 @@ int pyop_doctor(char **out) {
   *out = NULL;
   pyop__sb sb = PYOP__SB_INIT;
   pyop__runtime_key key;
-  if (pyop__runtime_key_resolve(&key) == PYOP_OK)
+  bool have_key = pyop__runtime_key_resolve(&key) == PYOP_OK;
+  if (have_key)
     pyop__sb_printf(&sb, "runtime key: %s (Python %u.%u.%u, %s)\n", key.text,
                     key.major, key.minor, key.micro,
                     key.initialized ? "initialised" : "not initialised");
@@ -355,12 +357,13 @@ int pyop_doctor(char **out) {
                     bridge.abi_major, bridge.abi_minor);
   else
     pyop__sb_puts(&sb, "bridge: not loaded\n");
-  if (last_report) {
+  bool had_report = last_report != NULL;
+  if (had_report) {
     pyop__sb_puts(&sb, "candidates (last load):\n");
     pyop__sb_puts(&sb, last_report);
   }
   life_end();
-  if (!last_report && pyop__runtime_key_resolve(&key) == PYOP_OK) {
+  if (!had_report && have_key) {
     pyop__candidates cands;
     if (pyop__candidates_find(&key, &cands) == PYOP_OK) {
       pyop__sb_puts(&sb, "candidates (not loaded yet):\n");

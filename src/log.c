@@ -18,11 +18,12 @@ static pyop_host_hooks hooks; /* struct_size 0: none installed */
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-bool pyop__secure_execution(void) { return PYOP_SYS(getauxval)(AT_SECURE) != 0; }
+/* True when the process runs in secure-execution mode (AT_SECURE). */
+static bool secure_execution(void) { return PYOP_SYS(getauxval)(AT_SECURE) != 0; }
 
 const char *pyop__getenv(const char *name) {
   const char *v = PYOP_SYS(secure_getenv)(name);
-  if (!v && pyop__secure_execution()) {
+  if (!v && secure_execution()) {
     /* Tell once per process: the variable may be set but is ignored. Use
      * stderr directly: the log level itself comes from the environment. */
     static atomic_bool told;

@@ -27,8 +27,9 @@ typedef enum entry_kind {
   ENTRY_PACKAGE      /* a directory (or link to one) with __init__.py */
 } entry_kind;
 
-/* True when name[0..len) ends in ".py" and has something before it. */
-static bool has_py_suffix(const char *name, size_t len) {
+/* True when name ends in ".py" and has something before it. */
+static bool has_py_suffix(const char *name) {
+  size_t len = strlen(name);
   return len > 3 && memcmp(name + len - 3, ".py", 3) == 0;
 }
 
@@ -126,7 +127,7 @@ static entry_kind classify_entry(int dfd, const char *dir_path,
     else return ENTRY_OTHER; /* FIFO, socket, device: never Python */
   }
   if (type == DT_REG)
-    return has_py_suffix(name, strlen(name)) ? ENTRY_PY_FILE : ENTRY_OTHER;
+    return has_py_suffix(name) ? ENTRY_PY_FILE : ENTRY_OTHER;
   if (type == DT_DIR)
     return is_package(dfd, dir_path, name) ? ENTRY_PACKAGE : ENTRY_OTHER;
   return ENTRY_OTHER;
@@ -241,7 +242,7 @@ static int scan_element(pyop__scan_entry *e) {
     if (rc == PYOP_OK) warn_skipped(e);
     return rc;
   }
-  if (has_py_suffix(e->path, strlen(e->path))) {
+  if (has_py_suffix(e->path)) {
     struct stat st;
     if (PYOP_SYS(stat)(e->path, &st) != 0) {
       int err = errno;
@@ -312,8 +313,7 @@ int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out) {
       continue;
     }
     if (scan_element(e) != PYOP_OK) goto oom;
-    if (e->verdict == PYOP__PATH_PYTHON_FILE ||
-        e->verdict == PYOP__PATH_PYTHON_DIR) {
+    if (pyop__path_verdict_is_python(e->verdict)) {
       out->has_python = true;
       if (stop_at_first) stopped = true;
     } else if (e->verdict == PYOP__PATH_MISSING_FILE) {

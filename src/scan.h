@@ -84,5 +84,9 @@ typedef struct pyop__scan_result {
 int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out);
 void pyop__scan_result_free(pyop__scan_result *r);
 const char *pyop__path_verdict_name(int verdict);
+/* True for the verdicts of a Python entry (PYTHON_FILE, PYTHON_DIR). */
+static inline bool pyop__path_verdict_is_python(int verdict) {
+  return verdict == PYOP__PATH_PYTHON_FILE || verdict == PYOP__PATH_PYTHON_DIR;
+}
 
 #endif
