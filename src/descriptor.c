@@ -256,8 +256,9 @@ static pyop_str name_at(const pyop_proto_view *v, size_t g) {
   return v->attrs[g - v->n_outputs].name;
 }
 
-static bool same_view(pyop_str a, pyop_str b) {
-  return a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+/* Equal views (an empty view may have NULL data). */
+static bool same_str_view(pyop_str a, pyop_str b) {
+  return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
 }
 
 /* True when global name index g is an output. */
@@ -270,7 +271,7 @@ static bool is_output_at(const pyop_proto_view *v, size_t g) {
  * their own (an output "y" next to an input "y" is fine). */
 static bool names_clash(const pyop_proto_view *v, size_t i, size_t j) {
   return is_output_at(v, i) == is_output_at(v, j) &&
-         same_view(name_at(v, i), name_at(v, j));
+         same_str_view(name_at(v, i), name_at(v, j));
 }
 
 /* Names (already valid identifiers) are unique within their namespace.
@@ -717,10 +718,6 @@ long pyop__proto_attr_find(const pyop__proto *p, const char *name) {
 
 /* ---------------------------------------------------------- comparison */
 
-static bool same_str_view(pyop_str a, pyop_str b) {
-  return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
-}
-
 /* Deep equality of two values of the same declared type (floats by bits). */
 static bool same_value(const pyop_attr_value *a, const pyop_attr_value *b) {
   if (a->type != b->type) return false;
@@ -782,17 +779,25 @@ static bool same_ios(const pyop_io_info *a, size_t na, const pyop_io_info *b, si
   return true;
 }
 
-bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, size_t n) {
+/* The part of pyop__proto_same and pyop__impl_same both have: op type and
+ * caps. */
+static bool same_head(const char *type_a, uint32_t caps_a, const char *type_b,
+                      uint32_t caps_b, char *why, size_t n) {
   char ca[64], cb[64];
-  if (strcmp(a->op_type, b->op_type) != 0) {
-    snprintf(why, n, "op type \"%s\" vs \"%s\"", a->op_type, b->op_type);
+  if (strcmp(type_a, type_b) != 0) {
+    snprintf(why, n, "op type \"%s\" vs \"%s\"", type_a, type_b);
     return false;
   }
-  if (a->caps != b->caps) {
-    snprintf(why, n, "capabilities %s vs %s", caps_str(a->caps, ca, sizeof ca),
-             caps_str(b->caps, cb, sizeof cb));
+  if (caps_a != caps_b) {
+    snprintf(why, n, "capabilities %s vs %s", caps_str(caps_a, ca, sizeof ca),
+             caps_str(caps_b, cb, sizeof cb));
     return false;
   }
+  return true;
+}
+
+bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, size_t n) {
+  if (!same_head(a->op_type, a->caps, b->op_type, b->caps, why, n)) return false;
   if (!same_ios(a->inputs, a->n_inputs, b->inputs, b->n_inputs, "input", why, n))
     return false;
   if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why, n))
@@ -826,15 +831,5 @@ bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, siz
 }
 
 bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why, size_t n) {
-  char ca[64], cb[64];
-  if (strcmp(a->op_type, b->op_type) != 0) {
-    snprintf(why, n, "op type \"%s\" vs \"%s\"", a->op_type, b->op_type);
-    return false;
-  }
-  if (a->caps != b->caps) {
-    snprintf(why, n, "capabilities %s vs %s", caps_str(a->caps, ca, sizeof ca),
-             caps_str(b->caps, cb, sizeof cb));
-    return false;
-  }
-  return true;
+  return same_head(a->op_type, a->caps, b->op_type, b->caps, why, n);
 }

@@ -34,9 +34,8 @@ struct pyop_op {
   const pyop__impl *impl;
   const char *op_type;
   uint32_t caps;
-  bool has_proto_holder, has_impl_holder;
-  void *proto_holder;
-  void *impl_holder;
+  void *proto_holder; /* exists when infer_meta is set */
+  void *impl_holder;  /* exists when impl is set */
   /* Resolved for the hot path (NULL when the capability is absent). */
   int (*infer_meta)(void *holder, const pyop_infer_args *args);
   int (*execute)(void *holder, const pyop_exec_args *args);
@@ -205,14 +204,12 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
     rc = make_holder(op, p->callbacks, p->ctx, views, p->n_attrs, "create_holder (prototype)",
                      &op->proto_holder);
     if (rc != PYOP_OK) goto fail;
-    op->has_proto_holder = true;
     op->infer_meta = p->callbacks->infer_meta;
   }
   if (op->impl) {
     rc = make_holder(op, op->impl->callbacks, op->impl->ctx, views, p->n_attrs,
                      "create_holder (implementation)", &op->impl_holder);
     if (rc != PYOP_OK) goto fail;
-    op->has_impl_holder = true;
     op->execute = op->impl->callbacks->execute;
     op->compile = op->impl->callbacks->compile;
     op->declare = op->impl->callbacks->declare_launch_args;
@@ -222,7 +219,8 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   *out = op;
   return PYOP_OK;
 fail:
-  if (op && op->has_proto_holder) p->callbacks->destroy_holder(op->proto_holder);
+  /* The implementation's holder is made last: only the prototype's can exist. */
+  if (op && op->infer_meta) p->callbacks->destroy_holder(op->proto_holder);
   pyop__free(views);
   pyop__free(conv);
   pyop__free(op);
@@ -233,8 +231,8 @@ fail:
 /* Destroys the holders (implementation's first), then gives the entry back. */
 void pyop_op_destroy(pyop_op *op) {
   if (!op) return;
-  if (op->has_impl_holder) op->impl->callbacks->destroy_holder(op->impl_holder);
-  if (op->has_proto_holder) op->proto->callbacks->destroy_holder(op->proto_holder);
+  if (op->impl) op->impl->callbacks->destroy_holder(op->impl_holder);
+  if (op->infer_meta) op->proto->callbacks->destroy_holder(op->proto_holder);
   pyop__plan_free(op->plan);
   pyop__entry *e = op->entry;
   pyop__free(op);
@@ -809,7 +807,7 @@ done:
  */
 int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                    const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
-  if (op && op->declare && op->plan && !op->plan_workspaces && ctx &&
+  if (op && op->plan && !op->plan_workspaces && ctx && /* a plan implies declare */
       ctx->struct_size >= offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream &&
       n_outputs <= PYOP__LAUNCH_STACK_PTRS) {
     void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];

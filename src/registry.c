@@ -58,10 +58,9 @@ static void unlock(void) { pthread_mutex_unlock(&reg.mu); }
 
 /* ------------------------------------------------------------ entries */
 
+/* The op type of a transaction's entry (its own prototype or implementation). */
 static const char *entry_op_type(const pyop__entry *e) {
-  if (e->proto) return e->proto->op_type;
-  if (e->own_proto) return e->own_proto->op_type;
-  return e->own_impl->op_type;
+  return e->own_proto ? e->own_proto->op_type : e->own_impl->op_type;
 }
 
 /* Points e->info at the effective prototype and implementation. */
@@ -421,6 +420,33 @@ static int check_committed_impl(const pyop__impl *p, uint64_t h) {
   return rc;
 }
 
+/*
+ * Puts a checked copy — a prototype p or an implementation q, the other
+ * NULL — of an op type (hash h) into t: into the op type's item it, or as
+ * a new item when it is NULL. Takes the copy on PYOP_OK; PYOP_ENOMEM
+ * (nothing recorded) leaves t and the copy as they were.
+ */
+static int txn_put(pyop__txn *t, titem *it, uint64_t h, pyop__proto *p, pyop__impl *q) {
+  uint8_t own = p ? OWN_PROTO : OWN_IMPL;
+  pyop__entry *e;
+  if (it) {
+    e = it->e;
+    it->own |= own;
+  } else {
+    e = pyop__calloc(1, sizeof *e);
+    if (!e) return PYOP_ENOMEM;
+    e->hash = h;
+    if (txn_append(t, e, own) != PYOP_OK) {
+      pyop__free(e);
+      return PYOP_ENOMEM;
+    }
+  }
+  if (p) e->own_proto = p;
+  else e->own_impl = q;
+  entry_prepare(e, t->host);
+  return PYOP_OK;
+}
+
 int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_add_proto: no transaction");
   pyop__proto *p;
@@ -429,41 +455,22 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   uint64_t h = pyop__hash_str(p->op_type);
   titem *it;
   if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
-    rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
-                     p->source);
-    pyop__proto_free(p);
-    return rc;
-  }
-  if (it && it->e->own_proto) {
+    rc = PYOP_ENOMEM;
+  } else if (it && it->e->own_proto) {
+    /* A repeat: checked, and the later copy is dropped. */
     rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
-    pyop__proto_free(p); /* identical: the later copy is dropped */
-    return rc;
-  }
-  rc = check_committed_proto(p, h);
-  if (rc != PYOP_OK) {
     pyop__proto_free(p);
     return rc;
+  } else {
+    rc = check_committed_proto(p, h);
+    if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
+    if (rc == PYOP_OK) return PYOP_OK;
   }
-  if (it) {
-    it->e->own_proto = p;
-    it->own |= OWN_PROTO;
-    entry_prepare(it->e, t->host);
-    return PYOP_OK;
-  }
-  pyop__entry *e = pyop__calloc(1, sizeof *e);
-  if (e) {
-    e->own_proto = p;
-    e->hash = h;
-  }
-  if (!e || txn_append(t, e, OWN_PROTO) != PYOP_OK) {
+  if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
-    pyop__free(e);
-    pyop__proto_free(p);
-    return rc;
-  }
-  entry_prepare(e, t->host);
-  return PYOP_OK;
+  pyop__proto_free(p);
+  return rc;
 }
 
 int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
@@ -476,41 +483,23 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   uint64_t h = pyop__hash_str(p->op_type);
   titem *it;
   if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
-    rc = pyop__error(PYOP_ENOMEM, "\"%s\" (%s): out of memory registering it", p->op_type,
-                     p->source);
-    pyop__impl_free(p);
-    return rc;
-  }
-  if (it && it->e->own_impl) {
+    rc = PYOP_ENOMEM;
+  } else if (it && it->e->own_impl) {
+    /* A repeat: checked, and the later copy is dropped. */
     rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
     pyop__impl_free(p);
     return rc;
+  } else {
+    rc = check_committed_impl(p, h);
+    if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
+    if (rc == PYOP_OK) return PYOP_OK;
   }
-  rc = check_committed_impl(p, h);
-  if (rc != PYOP_OK) {
-    pyop__impl_free(p);
-    return rc;
-  }
-  if (it) {
-    it->e->own_impl = p;
-    it->own |= OWN_IMPL;
-    entry_prepare(it->e, t->host);
-    return PYOP_OK;
-  }
-  pyop__entry *e = pyop__calloc(1, sizeof *e);
-  if (e) {
-    e->own_impl = p;
-    e->hash = h;
-  }
-  if (!e || txn_append(t, e, OWN_IMPL) != PYOP_OK) {
-    rc = pyop__error(PYOP_ENOMEM, "implementation \"%s\" (%s): out of memory registering it",
+  if (rc == PYOP_ENOMEM)
+    rc = pyop__error(PYOP_ENOMEM,
+                     "implementation \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
-    pyop__free(e);
-    pyop__impl_free(p);
-    return rc;
-  }
-  entry_prepare(e, t->host);
-  return PYOP_OK;
+  pyop__impl_free(p);
+  return rc;
 }
 
 static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
