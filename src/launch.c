@@ -32,6 +32,7 @@ typedef struct kernel_lib {
   dev_t dev;
   ino_t ino;
   size_t refs; /* live plans' launches using it; guarded by libs.lock */
+  struct kernel_lib *next_closed; /* pyop__kernel_libs_close's list */
   char path[]; /* resolved path, for messages */
 } kernel_lib;
 
@@ -41,10 +42,22 @@ static struct {
   size_t n, cap;
 } libs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
+/* The library of the table with this device+inode, with a new reference;
+ * NULL when none. Called with libs.lock held. */
+static kernel_lib *kernel_lib_find_locked(const struct stat *st) {
+  for (size_t i = 0; i < libs.n; i++) {
+    if (libs.items[i]->dev == st->st_dev && libs.items[i]->ino == st->st_ino) {
+      libs.items[i]->refs++;
+      return libs.items[i];
+    }
+  }
+  return NULL;
+}
+
 /*
  * Finds or opens the kernel library at path (absolute) and takes a reference
- * on it. The file is checked with pyop__open_trusted every time (outside the
- * lock); a file already in the table (same device+inode) is not opened
+ * on it. The file is checked with pyop__open_trusted every time and dlopened with
+ * no lock held; a file already in the table (same device+inode) is not opened
  * again. Returns PYOP_OK; PYOP_ESECURITY (policy refused, or the file
  * changed before dlopen), PYOP_ELAUNCH (dlopen failed), PYOP_ENOMEM, or the
  * file check's PYOP_ENOENT/PYOP_EIO, with the reason in why.
@@ -53,52 +66,55 @@ static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why)
   int fd = -1;
   char *resolved = NULL;
   struct stat st;
+  *out = NULL;
   int rc = pyop__open_trusted(path, &fd, &resolved, &st, why);
   if (rc != PYOP_OK) return rc;
 
-  kernel_lib *lib = NULL;
   pthread_mutex_lock(&libs.lock);
-  for (size_t i = 0; i < libs.n; i++) {
-    if (libs.items[i]->dev == st.st_dev && libs.items[i]->ino == st.st_ino) {
-      lib = libs.items[i];
-      lib->refs++;
-      break;
-    }
+  kernel_lib *lib = kernel_lib_find_locked(&st);
+  pthread_mutex_unlock(&libs.lock);
+  if (lib) goto out;
+
+  /* dlopen with no lock held: it runs the library's constructors and may
+   * log (through the host's hook). Another thread may open the same file
+   * meanwhile; the loser drops its extra handle below. */
+  void *handle = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, why);
+  if (!handle) {
+    /* pyop__dlopen_trusted recorded PYOP_ESECURITY when the file changed
+     * under us, PYOP_EIO otherwise (dlerror text is in why). */
+    rc = pyop_last_status() == PYOP_ESECURITY ? PYOP_ESECURITY : PYOP_ELAUNCH;
+    goto out;
   }
-  if (!lib) {
-    if (libs.n == libs.cap) {
-      size_t cap = libs.cap ? libs.cap * 2 : 8;
-      kernel_lib **items = pyop__realloc(libs.items, cap * sizeof *items);
-      if (!items) {
-        rc = PYOP_ENOMEM;
-        goto unlock;
-      }
+  pthread_mutex_lock(&libs.lock);
+  lib = kernel_lib_find_locked(&st);
+  if (!lib && libs.n == libs.cap) {
+    size_t cap = libs.cap ? libs.cap * 2 : 8;
+    kernel_lib **items = pyop__realloc(libs.items, cap * sizeof *items);
+    if (items) {
       libs.items = items;
       libs.cap = cap;
+    } else {
+      rc = PYOP_ENOMEM;
     }
+  }
+  if (!lib && rc == PYOP_OK) {
     size_t plen = strlen(resolved);
     lib = pyop__malloc(sizeof *lib + plen + 1);
-    if (!lib) {
+    if (lib) {
+      memcpy(lib->path, resolved, plen + 1);
+      lib->dev = st.st_dev;
+      lib->ino = st.st_ino;
+      lib->refs = 1;
+      lib->handle = handle;
+      handle = NULL; /* the table owns it */
+      libs.items[libs.n++] = lib;
+    } else {
       rc = PYOP_ENOMEM;
-      goto unlock;
     }
-    memcpy(lib->path, resolved, plen + 1);
-    lib->dev = st.st_dev;
-    lib->ino = st.st_ino;
-    lib->refs = 1;
-    lib->handle = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, why);
-    if (!lib->handle) {
-      /* pyop__dlopen_trusted recorded PYOP_ESECURITY when the file changed
-       * under us, PYOP_EIO otherwise (dlerror text is in why). */
-      rc = pyop_last_status() == PYOP_ESECURITY ? PYOP_ESECURITY : PYOP_ELAUNCH;
-      pyop__free(lib);
-      lib = NULL;
-      goto unlock;
-    }
-    libs.items[libs.n++] = lib;
   }
-unlock:
   pthread_mutex_unlock(&libs.lock);
+  if (handle) PYOP_SYS(dlclose)(handle); /* lost the race, or out of memory */
+out:
   PYOP_SYS(close)(fd);
   pyop__free(resolved);
   *out = lib;
@@ -112,10 +128,12 @@ static void kernel_lib_release(kernel_lib *lib) {
   pthread_mutex_unlock(&libs.lock);
 }
 
-/* See launch.h. dlclose runs under the lock (destructors must not call back
- * into libpyop); the warning is logged after unlocking. */
+/* See launch.h. Unused libraries leave the table under the lock and are
+ * dlclosed after it (their destructors are foreign code); the warning is
+ * logged after unlocking too. */
 void pyop__kernel_libs_close(void) {
   size_t kept = 0;
+  kernel_lib *closed = NULL;
   pthread_mutex_lock(&libs.lock);
   for (size_t i = 0; i < libs.n; i++) {
     kernel_lib *lib = libs.items[i];
@@ -123,8 +141,8 @@ void pyop__kernel_libs_close(void) {
       libs.items[kept++] = lib;
       continue;
     }
-    PYOP_SYS(dlclose)(lib->handle);
-    pyop__free(lib);
+    lib->next_closed = closed;
+    closed = lib;
   }
   libs.n = kept;
   if (kept == 0) {
@@ -133,6 +151,12 @@ void pyop__kernel_libs_close(void) {
     libs.cap = 0;
   }
   pthread_mutex_unlock(&libs.lock);
+  while (closed) {
+    kernel_lib *next = closed->next_closed;
+    PYOP_SYS(dlclose)(closed->handle);
+    pyop__free(closed);
+    closed = next;
+  }
   if (kept)
     PYOP_LOG_W("%zu kernel librar%s still used by live launch plans: left open",
                kept, kept == 1 ? "y" : "ies");
@@ -161,9 +185,9 @@ typedef union scalar_value {
   void *ptr;
 } scalar_value;
 
+/* What pyop__plan_finish checks (kind, index) and a scalar's value. */
 typedef struct launch_arg {
   int32_t kind;
-  int32_t scalar_type;
   uint32_t index;
   scalar_value value;
 } launch_arg;
@@ -454,7 +478,6 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
     d->kind = a->kind;
     if (a->kind == PYOP_LAUNCH_ARG_SCALAR) {
       char why[256];
-      d->scalar_type = a->scalar_type;
       (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
       L->types[j] = scalar_ffi_type(a->scalar_type);
       L->refs[j] = (arg_ref){(uint64_t)((char *)&d->value - (char *)L), SRC_SELF};
@@ -537,15 +560,8 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
   (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
   void *sym = PYOP_SYS(dlsym)(lib->handle, symbol);
   if (!sym) {
-    const char *e = PYOP_SYS(dlerror)();
-    /* glibc names the object as it was opened ("/proc/self/fd/N: ..."), a
-     * name that meant something only during the dlopen: drop it. */
-    const char *colon;
-    if (e && strncmp(e, "/proc/self/fd/", 14) == 0 && (colon = strstr(e, ": ")))
-      e = colon + 2;
-    rc = plan_fail(PYOP_ELAUNCH, p, no, -1,
-                   "kernel symbol \"%s\" not found in %s (%s)", symbol, lib->path,
-                   e ? e : "unknown dynamic loader error");
+    rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol \"%s\" not found in %s (%s)",
+                   symbol, lib->path, pyop__dlerror_detail(lib->path));
     kernel_lib_release(lib);
     return rc;
   }

@@ -26,9 +26,9 @@
  * reader's stride); each element's struct_size is checked.
  *
  * Kernel libraries: a process-wide table keyed by device+inode of the
- * resolved file, guarded by a mutex that is held for the dlopen of a new
- * library (a kernel library's constructors must not call back into libpyop)
- * and never while a kernel runs. Each plan holds a reference on the
+ * resolved file, guarded by a mutex that is never held while foreign code
+ * runs (dlopen/dlclose of a kernel library run its constructors and
+ * destructors; kernels themselves run with no lock). Each plan holds a reference on the
  * libraries it uses; pyop__kernel_libs_close() closes only those that no
  * live plan references.
  */
