@@ -34,6 +34,9 @@
 /* Callback kinds; 1..3 are also the values pyop/__init__.py passes to
  * _native.current_ctx(). */
 enum { PB_INFER = 0, PB_EXECUTE = 1, PB_COMPILE = 2, PB_LAUNCH = 3, PB_NKINDS = 4 };
+/* "infer_meta", "execute", "compile", "declare_launch_args": the kinds'
+ * names in messages, also the implementation methods' names (callbacks.c). */
+extern const char *const pb_kind_names[PB_NKINDS];
 
 /*
  * The ctx of one descriptor handed to libpyop (a prototype or an
@@ -122,7 +125,6 @@ typedef struct pb_frame {
 /* Everything the bridge keeps; Python members are guarded by the GIL. */
 typedef struct pb_state {
   const pyop_loader_services *services;
-  uint32_t abi_minor;
   char *artifact_dir;
   bool owns_python;
   PyThreadState *main_tstate;   /* ours, saved after start-up */
@@ -148,7 +150,7 @@ typedef struct pb_state {
   PyTypeObject *ctx_type;
   PyObject *modules;            /* list: plugin modules of every load since reset */
   pb_op *ops;
-  PyObject *str_method[PB_NKINDS]; /* "", "execute", "compile", "declare_launch_args" */
+  PyObject *str_method[PB_NKINDS]; /* pb_kind_names, interned */
 } pb_state;
 
 extern pb_state pb;
@@ -379,8 +381,12 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
   return ok;
 }
 /* DataType / Format member for a value; borrowed, NULL if unknown. */
-PyObject *pb_dtype_obj(int32_t dtype);
-PyObject *pb_format_obj(int32_t format);
+static inline PyObject *pb_dtype_obj(int32_t dtype) {
+  return dtype >= 0 && dtype < PYOP_DTYPE_COUNT ? pb.dtypes[dtype] : NULL;
+}
+static inline PyObject *pb_format_obj(int32_t format) {
+  return format >= 0 && format < PYOP_FORMAT_COUNT ? pb.formats[format] : NULL;
+}
 
 /* ---- callbacks.c */
 extern const pyop_op_callbacks pb_proto_callbacks;

@@ -206,8 +206,8 @@ static void holder_free(pb_holder *h) {
   free(h);
 }
 
-static const char *const kind_label[PB_NKINDS] = {"infer_meta", "execute", "compile",
-                                                  "declare_launch_args"};
+const char *const pb_kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
+                                              "declare_launch_args"};
 
 /*
  * Makes the per-instance state: attribute values converted once (in the
@@ -409,8 +409,7 @@ static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
     PyErr_Format(PyExc_ValueError, "tensor description with %d dimensions", (int)t->ndim);
     return NULL;
   }
-  PyObject *dt = t->dtype >= 0 && t->dtype < PYOP_DTYPE_COUNT ? pb.dtypes[t->dtype] : NULL;
-  PyObject *fm = t->format >= 0 && t->format < PYOP_FORMAT_COUNT ? pb.formats[t->format] : NULL;
+  PyObject *dt = pb_dtype_obj(t->dtype), *fm = pb_format_obj(t->format);
   if (dt == NULL || fm == NULL) {
     PyErr_Format(PyExc_ValueError, "tensor description with unknown dtype %d or format %d",
                  (int)t->dtype, (int)t->format);
@@ -632,7 +631,7 @@ static int call_end(pb_call *c, int kind, int rc) {
   pb_op *op = h->op;
   if (PyErr_Occurred()) {
     int status = c->frame.host_status != 0 ? c->frame.host_status : PYOP_EPYTHON;
-    rc = pb_error_python(status, "%s of op '%s' (%s %s) failed", kind_label[kind], op->op_type,
+    rc = pb_error_python(status, "%s of op '%s' (%s %s) failed", pb_kind_names[kind], op->op_type,
                          op->is_impl ? "implementation at" : "defined at", op->where);
   }
   for (size_t i = 0; i < c->built; i++)
@@ -641,10 +640,9 @@ static int call_end(pb_call *c, int kind, int rc) {
     free(c->argv);
   char *why = NULL;
   if (!pb_frame_end(&c->frame, &why) && rc == PYOP_OK)
-    rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", kind_label[kind], op->op_type,
+    rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", pb_kind_names[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
-  if (why != NULL)
-    free(why);
+  free(why);
   return rc;
 }
 
@@ -776,62 +774,52 @@ static int store_infer_result(const pb_holder *h, PyObject *res, pyop_tensor *ou
   return 0;
 }
 
-int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
-  pb_holder *h = holder;
-  if (h == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
-      (args->n_inputs > 0 && args->inputs == NULL) ||
-      (args->n_outputs > 0 && args->outputs == NULL))
-    return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
-  if (h->target[PB_INFER] == NULL)
-    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no infer_meta", h->op->op_type);
+/*
+ * infer_meta (kind PB_INFER: TensorDesc inputs, the result stored into outs)
+ * and execute (PB_EXECUTE: Tensor inputs, the result ignored). Inlined into
+ * each with kind constant, so each keeps only its own branch.
+ */
+static inline __attribute__((always_inline)) int
+call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_list *inputs,
+                 size_t n_in, pyop_tensor *outs, size_t n_out) {
+  if (h->target[kind] == NULL)
+    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
   pb_call c;
-  int rc = call_begin(&c, th, h, PB_INFER, args, args->n_inputs);
+  int rc = call_begin(&c, th, h, kind, args, n_in);
   if (rc != PYOP_OK) {
     pb_leave(st);
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 2, &c.built, true) == 0) {
-    PyObject *res = call_invoke(&c, PB_INFER);
+  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER) == 0) {
+    PyObject *res = call_invoke(&c, kind);
     if (res != NULL) {
-      if (store_infer_result(h, res, args->outputs, args->n_outputs) == 0)
+      if (kind != PB_INFER || store_infer_result(h, res, outs, n_out) == 0)
         rc = PYOP_OK;
       Py_DECREF(res);
     }
   }
-  rc = call_end(&c, PB_INFER, rc);
+  rc = call_end(&c, kind, rc);
   pb_leave(st);
   return rc;
 }
 
+int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+      (args->n_inputs > 0 && args->inputs == NULL) ||
+      (args->n_outputs > 0 && args->outputs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
+  return call_with_inputs(holder, PB_INFER, args, args->inputs, args->n_inputs, args->outputs,
+                          args->n_outputs);
+}
+
 int pb_cb_execute(void *holder, const pyop_exec_args *args) {
-  pb_holder *h = holder;
-  if (h == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
       (args->n_inputs > 0 && args->inputs == NULL))
     return pb_error(PYOP_EINVAL, "bridge execute: invalid arguments");
-  if (h->target[PB_EXECUTE] == NULL)
-    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no execute", h->op->op_type);
-  pb_thread *th = pb_thread_self();
-  pb_gil st = pb_enter_on(th);
-  pb_call c;
-  int rc = call_begin(&c, th, h, PB_EXECUTE, args, args->n_inputs);
-  if (rc != PYOP_OK) {
-    pb_leave(st);
-    return rc;
-  }
-  rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, args->inputs, args->n_inputs, c.argv + 2, &c.built, false) == 0) {
-    PyObject *res = call_invoke(&c, PB_EXECUTE);
-    if (res != NULL) {
-      rc = PYOP_OK;
-      Py_DECREF(res);
-    }
-  }
-  rc = call_end(&c, PB_EXECUTE, rc);
-  pb_leave(st);
-  return rc;
+  return call_with_inputs(holder, PB_EXECUTE, args, args->inputs, args->n_inputs, NULL, 0);
 }
 
 /* compile and declare_launch_args: inputs then outputs, as descriptions. */
@@ -839,7 +827,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
                            const pyop_tensor_list *inputs, size_t n_in,
                            const pyop_tensor *outputs, size_t n_out) {
   if (h->target[kind] == NULL)
-    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, kind_label[kind]);
+    return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
   pb_call c;

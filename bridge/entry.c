@@ -28,12 +28,16 @@ static const char pb_build_info[] =
 
 /* ------------------------------------------------------------ messages */
 
+/* malloc'd vprintf; NULL on failure. */
+static char *vstrdupf(const char *fmt, va_list ap) {
+  char *s = NULL;
+  return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *pb_strdupf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *s = NULL;
-  if (vasprintf(&s, fmt, ap) < 0)
-    s = NULL;
+  char *s = vstrdupf(fmt, ap);
   va_end(ap);
   return s;
 }
@@ -57,9 +61,7 @@ static void send_error(int status, const char *msg) {
 int pb_error(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *s = NULL;
-  if (vasprintf(&s, fmt, ap) < 0)
-    s = NULL;
+  char *s = vstrdupf(fmt, ap);
   va_end(ap);
   send_error(status, s);
   free(s);
@@ -73,9 +75,7 @@ void pb_log(int level, const char *fmt, ...) {
     return;
   va_list ap;
   va_start(ap, fmt);
-  char *m = NULL;
-  if (vasprintf(&m, fmt, ap) < 0)
-    m = NULL;
+  char *m = vstrdupf(fmt, ap);
   va_end(ap);
   if (m != NULL) {
     pyop_str v = {m, strlen(m)};
@@ -108,9 +108,7 @@ static char *describe_exception(PyObject *exc) {
 int pb_error_python(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *prefix = NULL;
-  if (vasprintf(&prefix, fmt, ap) < 0)
-    prefix = NULL;
+  char *prefix = vstrdupf(fmt, ap);
   va_end(ap);
   PyObject *exc = pb_exc_fetch();
   char *text = exc != NULL ? describe_exception(exc) : NULL;
@@ -438,7 +436,6 @@ int pyop_bridge_entry(const pyop_bridge_request *request, const pyop_bridge_api 
   pthread_mutex_unlock(&key_lock);
   uint32_t ours = PYOP_BRIDGE_ABI_MINOR;
   pb_api.abi_minor = request->abi_minor < ours ? request->abi_minor : ours;
-  pb.abi_minor = pb_api.abi_minor;
   *out_api = &pb_api;
   return PYOP_OK;
 }

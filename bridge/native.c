@@ -43,14 +43,6 @@ static size_t dtype_size(int32_t d) {
   return d >= 0 && d < PYOP_DTYPE_COUNT ? dtype_info[d].size : 0;
 }
 
-PyObject *pb_dtype_obj(int32_t dtype) {
-  return dtype >= 0 && dtype < PYOP_DTYPE_COUNT ? pb.dtypes[dtype] : NULL;
-}
-
-PyObject *pb_format_obj(int32_t format) {
-  return format >= 0 && format < PYOP_FORMAT_COUNT ? pb.formats[format] : NULL;
-}
-
 /* Element count of t, -1 for a negative dimension or on overflow. */
 static int64_t numel(const pyop_tensor *t) {
   int64_t n = 1;
@@ -74,7 +66,8 @@ static int tensor_check(pb_tensor *self) {
   return 0;
 }
 
-static void tensor_dealloc(PyObject *o) {
+/* tp_dealloc of both heap types (Tensor, CallContext): no references held. */
+static void heap_dealloc(PyObject *o) {
   PyTypeObject *tp = Py_TYPE(o);
   PyObject_Free(o);
   Py_DECREF(tp);
@@ -243,7 +236,7 @@ static PyGetSetDef tensor_getset[] = {
 };
 
 static PyType_Slot tensor_slots[] = {
-    {Py_tp_dealloc, tensor_dealloc},
+    {Py_tp_dealloc, heap_dealloc},
     {Py_tp_repr, tensor_repr},
     {Py_tp_getset, tensor_getset},
     {Py_bf_getbuffer, tensor_getbuffer},
@@ -330,9 +323,6 @@ char *pb_frame_why(const pb_made *m) {
 
 /* ------------------------------------------------------------ contexts */
 
-static const char *const kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
-                                                  "declare_launch_args"};
-
 /* The frame of a live ctx of kind, else NULL with RuntimeError. */
 static pb_frame *ctx_frame(PyObject *o, int kind, const char *method) {
   pb_ctx *self = (pb_ctx *)o;
@@ -342,16 +332,10 @@ static pb_frame *ctx_frame(PyObject *o, int kind, const char *method) {
   }
   if (self->kind != kind) {
     PyErr_Format(PyExc_RuntimeError, "%s() is only available in %s (this is a %s context)",
-                 method, kind_names[kind], kind_names[self->kind]);
+                 method, pb_kind_names[kind], pb_kind_names[self->kind]);
     return NULL;
   }
   return self->frame;
-}
-
-static void ctx_dealloc(PyObject *o) {
-  PyTypeObject *tp = Py_TYPE(o);
-  PyObject_Free(o);
-  Py_DECREF(tp);
 }
 
 static void host_failed(pb_frame *f, int rc) {
@@ -563,8 +547,9 @@ static int launch_arg(PyObject *item, pyop_launch_arg_view *v) {
                                      "(input, output, workspace, scalar, stream)");
     goto out;
   }
-  long k = PyLong_AsLong(kind), i = PyLong_AsLong(index), s = PyLong_AsLong(st);
-  if (PyErr_Occurred())
+  long k = PyLong_AsLong(kind), i = -1, s = -1;
+  if ((k == -1 && PyErr_Occurred()) || ((i = PyLong_AsLong(index)) == -1 && PyErr_Occurred()) ||
+      ((s = PyLong_AsLong(st)) == -1 && PyErr_Occurred()))
     goto out;
   v->kind = (int32_t)k;
   v->index = (uint32_t)i;
@@ -679,7 +664,7 @@ static PyGetSetDef ctx_getset[] = {
 };
 
 static PyType_Slot ctx_slots[] = {
-    {Py_tp_dealloc, ctx_dealloc},
+    {Py_tp_dealloc, heap_dealloc},
     {Py_tp_methods, ctx_methods},
     {Py_tp_getset, ctx_getset},
     {Py_tp_doc, "The context of the callback running on this thread."},
@@ -706,7 +691,7 @@ static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
     PyErr_Format(PyExc_RuntimeError,
                  "no %s callback is running on this thread (the context exists only "
                  "during the callback)",
-                 kind_names[kind]);
+                 pb_kind_names[kind]);
     return NULL;
   }
   if (f->ctx == NULL) {

@@ -377,10 +377,8 @@ int pb_package_ensure(void) {
     return PYOP_OK;
   if (import_package() < 0)
     goto fail;
-  static const char *const methods[PB_NKINDS] = {"infer_meta", "execute", "compile",
-                                                 "declare_launch_args"};
   for (size_t i = 0; i < PB_NKINDS; i++) {
-    pb.str_method[i] = PyUnicode_InternFromString(methods[i]);
+    pb.str_method[i] = PyUnicode_InternFromString(pb_kind_names[i]);
     if (pb.str_method[i] == NULL)
       goto fail;
   }
@@ -489,104 +487,77 @@ static int get_long(PyObject *obj, const char *name, long *out) {
   return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
+static int value_from_py(PyObject *obj, int32_t type, pyop_attr_value *v, pb_arena *a);
+
 /* Converts a Python list value of an attribute (already normalised by the
- * package) into v, allocating arrays in a. */
+ * package) into v, allocating arrays in a: each item as a value of the
+ * element type (a LIST_LIST_INT item as a LIST_INT). */
 static int list_to_value(PyObject *obj, int32_t type, pyop_attr_value *v, pb_arena *a) {
+  int32_t elem;
+  size_t size;
+  switch (type) {
+  case PYOP_ATTR_LIST_INT: elem = PYOP_ATTR_INT; size = sizeof(int64_t); break;
+  case PYOP_ATTR_LIST_FLOAT: elem = PYOP_ATTR_FLOAT; size = sizeof(double); break;
+  case PYOP_ATTR_LIST_BOOL: elem = PYOP_ATTR_BOOL; size = sizeof(bool); break;
+  case PYOP_ATTR_LIST_STR: elem = PYOP_ATTR_STR; size = sizeof(pyop_str); break;
+  case PYOP_ATTR_LIST_DTYPE: elem = PYOP_ATTR_DTYPE; size = sizeof(int32_t); break;
+  case PYOP_ATTR_LIST_LIST_INT: elem = PYOP_ATTR_LIST_INT; size = sizeof(pyop_int_list); break;
+  default:
+    PyErr_Format(PyExc_ValueError, "unknown list attribute type %d", (int)type);
+    return -1;
+  }
   PyObject *seq = PySequence_Fast(obj, "attribute value must be a list");
   if (seq == NULL)
     return -1;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
   PyObject **items = PySequence_Fast_ITEMS(seq);
   int rc = -1;
-  switch (type) {
-  case PYOP_ATTR_LIST_INT: {
-    int64_t *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      arr[i] = PyLong_AsLongLong(items[i]);
-      if (arr[i] == -1 && PyErr_Occurred())
-        goto out;
-    }
-    v->u.ints.items = arr;
-    v->u.ints.count = (size_t)n;
-    break;
-  }
-  case PYOP_ATTR_LIST_FLOAT: {
-    double *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      arr[i] = PyFloat_AsDouble(items[i]);
-      if (arr[i] == -1.0 && PyErr_Occurred())
-        goto out;
-    }
-    v->u.floats.items = arr;
-    v->u.floats.count = (size_t)n;
-    break;
-  }
-  case PYOP_ATTR_LIST_BOOL: {
-    bool *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      int t = PyObject_IsTrue(items[i]);
-      if (t < 0)
-        goto out;
-      arr[i] = t != 0;
-    }
-    v->u.bools.items = arr;
-    v->u.bools.count = (size_t)n;
-    break;
-  }
-  case PYOP_ATTR_LIST_STR: {
-    pyop_str *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++)
-      if (view_of(items[i], &arr[i]) < 0)
-        goto out;
-    v->u.strs.items = arr;
-    v->u.strs.count = (size_t)n;
-    break;
-  }
-  case PYOP_ATTR_LIST_DTYPE: {
-    int32_t *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      long d = PyLong_AsLong(items[i]);
-      if (d == -1 && PyErr_Occurred())
-        goto out;
-      arr[i] = (int32_t)d;
-    }
-    v->u.dtypes.items = arr;
-    v->u.dtypes.count = (size_t)n;
-    break;
-  }
-  case PYOP_ATTR_LIST_LIST_INT: {
-    pyop_int_list *arr = arena_alloc(a, (size_t)n, sizeof *arr);
-    if (arr == NULL)
-      goto oom;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      pyop_attr_value inner = {0};
-      if (list_to_value(items[i], PYOP_ATTR_LIST_INT, &inner, a) < 0)
-        goto out;
-      arr[i].items = inner.u.ints.items;
-      arr[i].count = inner.u.ints.count;
-    }
-    v->u.int_lists.items = arr;
-    v->u.int_lists.count = (size_t)n;
-    break;
-  }
-  default:
-    PyErr_Format(PyExc_ValueError, "unknown list attribute type %d", (int)type);
+  char *arr = arena_alloc(a, n, size);
+  if (arr == NULL) {
+    PyErr_NoMemory();
     goto out;
   }
+  for (size_t i = 0; i < n; i++) {
+    pyop_attr_value e;
+    if (value_from_py(items[i], elem, &e, a) < 0)
+      goto out;
+    void *dst = arr + i * size;
+    switch (type) {
+    case PYOP_ATTR_LIST_INT: *(int64_t *)dst = e.u.i; break;
+    case PYOP_ATTR_LIST_FLOAT: *(double *)dst = e.u.f; break;
+    case PYOP_ATTR_LIST_BOOL: *(bool *)dst = e.u.b; break;
+    case PYOP_ATTR_LIST_STR: *(pyop_str *)dst = e.u.s; break;
+    case PYOP_ATTR_LIST_DTYPE: *(int32_t *)dst = e.u.dtype; break;
+    default: *(pyop_int_list *)dst = (pyop_int_list){e.u.ints.items, e.u.ints.count}; break;
+    }
+  }
+  switch (type) {
+  case PYOP_ATTR_LIST_INT:
+    v->u.ints.items = (const int64_t *)arr;
+    v->u.ints.count = n;
+    break;
+  case PYOP_ATTR_LIST_FLOAT:
+    v->u.floats.items = (const double *)arr;
+    v->u.floats.count = n;
+    break;
+  case PYOP_ATTR_LIST_BOOL:
+    v->u.bools.items = (const bool *)arr;
+    v->u.bools.count = n;
+    break;
+  case PYOP_ATTR_LIST_STR:
+    v->u.strs.items = (const pyop_str *)arr;
+    v->u.strs.count = n;
+    break;
+  case PYOP_ATTR_LIST_DTYPE:
+    v->u.dtypes.items = (const int32_t *)arr;
+    v->u.dtypes.count = n;
+    break;
+  default:
+    v->u.int_lists.items = (const pyop_int_list *)arr;
+    v->u.int_lists.count = n;
+    break;
+  }
   rc = 0;
-  goto out;
-oom:
-  PyErr_NoMemory();
 out:
   Py_DECREF(seq);
   return rc;
@@ -633,9 +604,10 @@ static char *dir_of(const char *file) {
   return strndup(file, (size_t)(slash - file));
 }
 
-/* Common part of a descriptor: op ctx with strings, location and callable. */
+/* Common part of a descriptor: op ctx with strings, location and callable;
+ * the views' strings stay valid while keep[0..3) live. */
 static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *key,
-                     pyop_str *file, long *line, PyObject **keep) {
+                     pyop_str *file, uint32_t *source_line, PyObject **keep) {
   pb_op *op = calloc(1, sizeof *op);
   if (op == NULL) {
     PyErr_NoMemory();
@@ -644,14 +616,16 @@ static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *
   op->refs = 1;
   op->is_impl = is_impl;
   op->desc = Py_NewRef(desc);
+  long line = 0;
   if (get_str(desc, "op_type", op_type, &keep[0]) < 0 || get_str(desc, "key", key, &keep[1]) < 0 ||
-      get_str(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", line) < 0)
+      get_str(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", &line) < 0)
     goto fail;
+  *source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
   op->callable = PyObject_GetAttrString(desc, is_impl ? "cls" : "infer");
   if (op->callable == NULL)
     goto fail;
   op->op_type = strndup(op_type->data, op_type->len);
-  op->where = pb_strdupf("%.*s:%ld", (int)file->len, file->data, *line);
+  op->where = pb_strdupf("%.*s:%ld", (int)file->len, file->data, line);
   if (op->op_type == NULL || op->where == NULL)
     goto nomem;
   char *f = strndup(file->data, file->len);
@@ -684,8 +658,28 @@ fail:
   return NULL;
 }
 
+/*
+ * Ends add_proto/add_impl: op (NULL if op_new failed) joins *list when rc is
+ * PYOP_OK, else is dropped; the keep[] references are released. Returns rc,
+ * a registrar's positive (out of contract) status as PYOP_EINTERNAL.
+ */
+static int op_settle(pb_op *op, int rc, pb_op **list, PyObject **keep) {
+  if (rc > 0)
+    rc = PYOP_EINTERNAL;
+  if (op != NULL && rc == PYOP_OK) {
+    op->next = *list;
+    *list = op;
+  } else {
+    pb_op_decref(op);
+  }
+  for (size_t i = 0; i < 3; i++)
+    Py_XDECREF(keep[i]);
+  return rc;
+}
+
 /* Builds the proto view of desc and calls add_proto. Returns PYOP_OK, a
- * registrar status, or -1 with a Python exception set. */
+ * registrar status, or -1 with a Python exception set (-1 is also
+ * PYOP_EINVAL: the caller tells them apart by the pending exception). */
 static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   PyObject *keep[3] = {NULL, NULL, NULL};
   PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
@@ -693,12 +687,10 @@ static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   pyop_proto_view v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
-  long line = 0;
   int rc = -1;
-  pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &line, keep);
+  pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
   if (op == NULL)
     goto out;
-  v.source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
   v.caps = op->caps;
   inputs = PyObject_GetAttrString(desc, "inputs");
   outputs = PyObject_GetAttrString(desc, "outputs");
@@ -774,24 +766,12 @@ static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   v.callbacks = &op->callbacks;
   /* The registrar is libpyop: it records its own error detail. */
   rc = reg->add_proto(reg->ctx, &v);
-  if (rc > 0)
-    rc = PYOP_EINTERNAL;
 out:
-  if (op != NULL) {
-    if (rc == PYOP_OK) {
-      op->next = *list;
-      *list = op;
-    } else {
-      pb_op_decref(op);
-    }
-  }
-  for (size_t i = 0; i < 3; i++)
-    Py_XDECREF(keep[i]);
   Py_XDECREF(inputs);
   Py_XDECREF(outputs);
   Py_XDECREF(attrs);
   arena_free(&arena);
-  return rc;
+  return op_settle(op, rc, list, keep);
 }
 
 static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
@@ -800,12 +780,10 @@ static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   pyop_impl_view v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
-  long line = 0;
   int rc = -1;
-  pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &line, keep);
+  pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
   if (op == NULL)
     goto out;
-  v.source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
   v.caps = op->caps;
   long n_out = -1, known = 0;
   if (get_long(desc, "n_outputs", &n_out) < 0 || get_long(desc, "proto_known", &known) < 0)
@@ -837,21 +815,9 @@ static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   v.ctx = op;
   v.callbacks = &op->callbacks;
   rc = reg->add_impl(reg->ctx, &v);
-  if (rc > 0)
-    rc = PYOP_EINTERNAL;
 out:
-  if (op != NULL) {
-    if (rc == PYOP_OK) {
-      op->next = *list;
-      *list = op;
-    } else {
-      pb_op_decref(op);
-    }
-  }
-  for (size_t i = 0; i < 3; i++)
-    Py_XDECREF(keep[i]);
   Py_XDECREF(kinds);
-  return rc;
+  return op_settle(op, rc, list, keep);
 }
 
 static void unload(PyObject *modules) {
@@ -912,14 +878,14 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   }
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(protos); i++) {
     rc = add_proto(reg, PyList_GET_ITEM(protos, i), &mine);
-    if (rc == -1)
+    if (rc == -1 && PyErr_Occurred())
       goto py_fail;
     if (rc != PYOP_OK)
       goto out;
   }
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(impls); i++) {
     rc = add_impl(reg, PyList_GET_ITEM(impls, i), &mine);
-    if (rc == -1)
+    if (rc == -1 && PyErr_Occurred())
       goto py_fail;
     if (rc != PYOP_OK)
       goto out;
