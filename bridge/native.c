@@ -9,16 +9,30 @@
  * that call. Buffer formats: float32 'f', float16 'e', bfloat16 'H' (the raw
  * 16 bits; view them with e.g. ml_dtypes.bfloat16), float64 'd', int8 'b',
  * int16 'h', int32 'i', int64 'q', uint8 'B', uint16 'H', uint32 'I',
- * uint64 'Q', bool '?'; C-contiguous, read-only for inputs.
+ * uint64 'Q', bool '?'; C-contiguous, read-only for inputs. A Tensor may be
+ * read from any thread while its callback runs (it copied the host struct).
+ *
+ * A call context (get_execute_ctx()...) points at its callback's frame on
+ * the host thread's stack: it works only on that thread and during that
+ * callback (pb_ctx). Sequence arguments are read from a tuple snapshot.
  */
 #include "bridge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A call context. Its frame, and the host arguments the frame points to,
+ * live on the stack of the host thread running the callback: a method reads
+ * them only on that thread (owner) and only while the callback runs (frame
+ * != NULL), and checks both again after every argument conversion that can
+ * run plugin code (__index__, __getattr__, a buffer export...), never
+ * trusting a check made before plugin code ran.
+ */
 typedef struct pb_ctx {
   PyObject_HEAD
-  pb_frame *frame; /* NULL once the callback returned */
+  pb_frame *frame;  /* NULL once the callback returned */
+  pb_thread *owner; /* the thread running the callback (its &pb_tls) */
   int kind;
 } pb_ctx;
 
@@ -323,11 +337,22 @@ char *pb_frame_why(const pb_made *m) {
 
 /* ------------------------------------------------------------ contexts */
 
-/* The frame of a live ctx of kind, else NULL with RuntimeError. */
+/*
+ * The frame of ctx o when it may be used here and now: its callback is
+ * still running, on this thread, and is of kind. Else NULL with
+ * RuntimeError. Call again after any conversion that can run plugin code.
+ */
 static pb_frame *ctx_frame(PyObject *o, int kind, const char *method) {
   pb_ctx *self = (pb_ctx *)o;
   if (self->frame == NULL) {
-    PyErr_SetString(PyExc_RuntimeError, "context used outside its callback");
+    PyErr_Format(PyExc_RuntimeError, "%s(): context used outside its callback", method);
+    return NULL;
+  }
+  if (self->owner != pb_thread_self()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s(): context used from another thread; a context belongs to the thread "
+                 "running its callback (hand other threads data, not the context)",
+                 method);
     return NULL;
   }
   if (self->kind != kind) {
@@ -343,7 +368,8 @@ static void host_failed(pb_frame *f, int rc) {
     f->host_status = rc < 0 ? rc : PYOP_EHOST;
 }
 
-/* dtype argument: a DataType, an int value or a numpy-style name. */
+/* dtype argument: a DataType, an int value or a numpy-style name. May run
+ * plugin code (__index__). */
 static int parse_dtype(PyObject *o, int32_t *out) {
   if (PyUnicode_Check(o)) {
     const char *s = PyUnicode_AsUTF8(o);
@@ -368,11 +394,28 @@ static int parse_dtype(PyObject *o, int32_t *out) {
   return 0;
 }
 
+/*
+ * A sequence (or iterable) argument as a tuple: the items read are the ones
+ * it held when the method began, whatever converting one of them
+ * (__index__, __getattr__) does to it. New reference, or NULL (TypeError
+ * saying what when o is not iterable).
+ */
+static PyObject *snapshot(PyObject *o, const char *what) {
+  if (PyTuple_CheckExact(o))
+    return Py_NewRef(o);
+  if (Py_TYPE(o)->tp_iter == NULL && !PySequence_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s, got %s", what, Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  return PySequence_Tuple(o);
+}
+
+/* A shape argument into t (may run plugin code: __index__). */
 static int parse_shape(PyObject *o, pyop_tensor *t) {
-  PyObject *seq = PySequence_Fast(o, "shape must be a sequence of ints");
+  PyObject *seq = snapshot(o, "shape must be a sequence of ints");
   if (seq == NULL)
     return -1;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
   if (n > PYOP_MAX_DIMS) {
     PyErr_Format(PyExc_ValueError, "shape has %zd dimensions, at most %d are supported", n,
                  PYOP_MAX_DIMS);
@@ -381,7 +424,7 @@ static int parse_shape(PyObject *o, pyop_tensor *t) {
   }
   t->ndim = (int32_t)n;
   for (Py_ssize_t i = 0; i < n; i++) {
-    long long d = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
     if (d == -1 && PyErr_Occurred()) {
       Py_DECREF(seq);
       return -1;
@@ -399,20 +442,14 @@ static int parse_shape(PyObject *o, pyop_tensor *t) {
 
 static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"index", "shape", "dtype", "format", NULL};
-  pb_frame *f = ctx_frame(o, PB_EXECUTE, "malloc_output_tensor");
-  if (f == NULL)
+  static const char name[] = "malloc_output_tensor";
+  if (ctx_frame(o, PB_EXECUTE, name) == NULL)
     return NULL;
   Py_ssize_t index = 0;
   PyObject *shape = NULL, *dtype = NULL, *format = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "nOO|O:malloc_output_tensor", kwlist, &index,
                                    &shape, &dtype, &format))
     return NULL;
-  const pyop_exec_args *a = f->args;
-  if (index < 0 || (size_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
-                 index, a->n_outputs);
-    return NULL;
-  }
   pyop_tensor t;
   memset(&t, 0, sizeof t);
   if (parse_shape(shape, &t) < 0 || parse_dtype(dtype, &t.dtype) < 0)
@@ -426,6 +463,15 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
       return NULL;
     }
     t.format = (int32_t)fv;
+  }
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, name); /* plugin code may have run */
+  if (f == NULL)
+    return NULL;
+  const pyop_exec_args *a = f->args;
+  if (index < 0 || (size_t)index >= a->n_outputs) {
+    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
+                 index, a->n_outputs);
+    return NULL;
   }
   int64_t n = numel(&t);
   size_t isz = dtype_size(t.dtype);
@@ -462,11 +508,14 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
 }
 
 static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
-  pb_frame *f = ctx_frame(o, PB_EXECUTE, "malloc_workspace");
-  if (f == NULL)
+  static const char name[] = "malloc_workspace";
+  if (ctx_frame(o, PB_EXECUTE, name) == NULL)
     return NULL;
   unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
   if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+    return NULL;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, name);
+  if (f == NULL)
     return NULL;
   const pyop_exec_args *a = f->args;
   const pyop_exec_services *s = a->services;
@@ -498,13 +547,18 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
 }
 
 static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {
-  pb_frame *f = ctx_frame(o, PB_COMPILE, "set_artifact");
-  if (f == NULL)
+  static const char name[] = "set_artifact";
+  if (ctx_frame(o, PB_COMPILE, name) == NULL)
     return NULL;
-  const pyop_compile_args *a = f->args;
   Py_buffer view;
-  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) /* may run plugin code */
     return NULL;
+  pb_frame *f = ctx_frame(o, PB_COMPILE, name);
+  if (f == NULL) {
+    PyBuffer_Release(&view);
+    return NULL;
+  }
+  const pyop_compile_args *a = f->args;
   int rc = a->set_artifact != NULL ? a->set_artifact(a->sink_ctx, view.buf, (size_t)view.len)
                                    : PYOP_EUNSUPPORTED;
   PyBuffer_Release(&view);
@@ -517,11 +571,14 @@ static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {
 }
 
 static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
-  pb_frame *f = ctx_frame(o, PB_LAUNCH, "add_workspace");
-  if (f == NULL)
+  static const char name[] = "add_workspace";
+  if (ctx_frame(o, PB_LAUNCH, name) == NULL)
     return NULL;
   unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
   if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+    return NULL;
+  pb_frame *f = ctx_frame(o, PB_LAUNCH, name);
+  if (f == NULL)
     return NULL;
   const pyop_declare_args *a = f->args;
   int rc = a->add_workspace != NULL ? a->add_workspace(a->sink_ctx, nbytes) : PYOP_EUNSUPPORTED;
@@ -533,6 +590,8 @@ static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
+/* One pyop.launch argument into v (runs plugin code: attribute reads and
+ * conversions). */
 static int launch_arg(PyObject *item, pyop_launch_arg_view *v) {
   memset(v, 0, sizeof *v);
   v->struct_size = sizeof *v;
@@ -576,36 +635,42 @@ out:
 
 static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"library", "symbol", "args", NULL};
-  pb_frame *f = ctx_frame(o, PB_LAUNCH, "add_launch");
-  if (f == NULL)
+  static const char name[] = "add_launch";
+  if (ctx_frame(o, PB_LAUNCH, name) == NULL)
     return NULL;
   PyObject *lib = NULL, *sym = NULL, *largs = NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "UUO:add_launch", kwlist, &lib, &sym, &largs))
     return NULL;
-  const pyop_declare_args *a = f->args;
   Py_ssize_t llen = 0, slen = 0;
   const char *l = PyUnicode_AsUTF8AndSize(lib, &llen);
   const char *s = PyUnicode_AsUTF8AndSize(sym, &slen);
   if (l == NULL || s == NULL)
     return NULL;
-  char *path = NULL;
-  if (llen > 0 && l[0] != '/') /* relative to the implementation's file */
-    path = pb_strdupf("%s/%s", f->holder->op->source_dir, l);
-  PyObject *seq = PySequence_Fast(largs, "args must be a list of pyop.launch arguments");
-  if (seq == NULL) {
-    free(path);
+  PyObject *seq = snapshot(largs, "args must be a list of pyop.launch arguments");
+  if (seq == NULL)
     return NULL;
-  }
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
   pyop_launch_arg_view *views = calloc(n > 0 ? (size_t)n : 1, sizeof *views);
+  char *path = NULL;
   PyObject *ret = NULL;
-  if (views == NULL || (llen > 0 && l[0] != '/' && path == NULL)) {
+  if (views == NULL) {
     PyErr_NoMemory();
     goto out;
   }
   for (Py_ssize_t i = 0; i < n; i++)
-    if (launch_arg(PySequence_Fast_GET_ITEM(seq, i), &views[i]) < 0)
+    if (launch_arg(PyTuple_GET_ITEM(seq, i), &views[i]) < 0)
       goto out;
+  pb_frame *f = ctx_frame(o, PB_LAUNCH, name); /* plugin code may have run */
+  if (f == NULL)
+    goto out;
+  const pyop_declare_args *a = f->args;
+  if (llen > 0 && l[0] != '/') { /* relative to the implementation's file */
+    path = pb_strdupf("%s/%s", f->holder->op->source_dir, l);
+    if (path == NULL) {
+      PyErr_NoMemory();
+      goto out;
+    }
+  }
   pyop_launch_view lv;
   memset(&lv, 0, sizeof lv);
   lv.struct_size = sizeof lv;
@@ -699,6 +764,7 @@ static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
     if (c == NULL)
       return NULL;
     c->frame = f;
+    c->owner = f->thread;
     c->kind = (int)kind;
     f->ctx = (PyObject *)c;
   }

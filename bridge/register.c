@@ -19,10 +19,13 @@
 
 /* ---------------------------------------------------------- small arena */
 
-/* Allocations that live for one registrar call. */
+/* Allocations, and references to the Python objects whose UTF-8 the views
+ * point into, that live for one registrar call. */
 typedef struct pb_arena {
   void **blocks;
   size_t n, cap;
+  PyObject **refs;
+  size_t n_refs, cap_refs;
 } pb_arena;
 
 static void *arena_alloc(pb_arena *a, size_t n, size_t size) {
@@ -40,12 +43,32 @@ static void *arena_alloc(pb_arena *a, size_t n, size_t size) {
   return p;
 }
 
+/* Keeps o (reference stolen) until arena_free; -1 with MemoryError (o is
+ * then dropped). */
+static int arena_keep(pb_arena *a, PyObject *o) {
+  if (a->n_refs == a->cap_refs) {
+    size_t cap = a->cap_refs ? a->cap_refs * 2 : 8;
+    PyObject **r = realloc(a->refs, cap * sizeof *r);
+    if (r == NULL) {
+      Py_DECREF(o);
+      PyErr_NoMemory();
+      return -1;
+    }
+    a->refs = r;
+    a->cap_refs = cap;
+  }
+  a->refs[a->n_refs++] = o;
+  return 0;
+}
+
 static void arena_free(pb_arena *a) {
   for (size_t i = 0; i < a->n; i++)
     free(a->blocks[i]);
   free(a->blocks);
-  a->blocks = NULL;
-  a->n = a->cap = 0;
+  for (size_t i = 0; i < a->n_refs; i++)
+    Py_DECREF(a->refs[i]);
+  free(a->refs);
+  memset(a, 0, sizeof *a);
 }
 
 /* ------------------------------------------------------------ the package */
@@ -506,21 +529,27 @@ static int list_to_value(PyObject *obj, int32_t type, pyop_attr_value *v, pb_are
     PyErr_Format(PyExc_ValueError, "unknown list attribute type %d", (int)type);
     return -1;
   }
-  PyObject *seq = PySequence_Fast(obj, "attribute value must be a list");
-  if (seq == NULL)
+  /* A tuple of the items, kept with the arena: converting an item may run
+   * code (__index__) that changes the list, and the string views of a
+   * LIST_STR point into its items until the registrar call ends. */
+  if (!PyList_Check(obj) && !PyTuple_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "attribute value must be a list, got %s",
+                 Py_TYPE(obj)->tp_name);
     return -1;
-  size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
-  PyObject **items = PySequence_Fast_ITEMS(seq);
-  int rc = -1;
+  }
+  PyObject *seq = PySequence_Tuple(obj);
+  if (seq == NULL || arena_keep(a, seq) < 0)
+    return -1;
+  size_t n = (size_t)PyTuple_GET_SIZE(seq);
   char *arr = arena_alloc(a, n, size);
   if (arr == NULL) {
     PyErr_NoMemory();
-    goto out;
+    return -1;
   }
   for (size_t i = 0; i < n; i++) {
     pyop_attr_value e;
-    if (value_from_py(items[i], elem, &e, a) < 0)
-      goto out;
+    if (value_from_py(PyTuple_GET_ITEM(seq, (Py_ssize_t)i), elem, &e, a) < 0)
+      return -1;
     void *dst = arr + i * size;
     switch (type) {
     case PYOP_ATTR_LIST_INT: *(int64_t *)dst = e.u.i; break;
@@ -557,10 +586,7 @@ static int list_to_value(PyObject *obj, int32_t type, pyop_attr_value *v, pb_are
     v->u.int_lists.count = n;
     break;
   }
-  rc = 0;
-out:
-  Py_DECREF(seq);
-  return rc;
+  return 0;
 }
 
 /* A default value (Python) into a pyop_attr_value. */
@@ -659,14 +685,33 @@ fail:
 }
 
 /*
- * Ends add_proto/add_impl: op (NULL if op_new failed) joins *list when rc is
- * PYOP_OK, else is dropped; the keep[] references are released. Returns rc,
- * a registrar's positive (out of contract) status as PYOP_EINTERNAL.
+ * How add_proto/add_impl ended. Two different failures, two values: a
+ * Python error (an exception is pending, nothing reached the registrar) is
+ * reported by the caller; a registrar refusal already has its detail
+ * recorded by the registrar (libpyop), and its status is in *status.
  */
-static int op_settle(pb_op *op, int rc, pb_op **list, PyObject **keep) {
-  if (rc > 0)
-    rc = PYOP_EINTERNAL;
-  if (op != NULL && rc == PYOP_OK) {
+typedef enum {
+  PB_ADD_OK = 0,      /* the registrar took the descriptor */
+  PB_ADD_PY_ERROR,    /* converting the descriptor raised */
+  PB_ADD_REFUSED,     /* the registrar returned *status (< 0) */
+} pb_add_result;
+
+/*
+ * Ends add_proto/add_impl: op (NULL if op_new failed) joins *list when the
+ * registrar took it, else is dropped; the keep[] references are released.
+ * converted: the view was built (else a Python exception is pending);
+ * rc: what the registrar returned, a positive (out of contract) status
+ * counting as PYOP_EINTERNAL.
+ */
+static pb_add_result op_settle(pb_op *op, bool converted, int rc, int *status, pb_op **list,
+                               PyObject **keep) {
+  pb_add_result res = PB_ADD_PY_ERROR;
+  *status = PYOP_OK;
+  if (converted) {
+    res = rc == PYOP_OK ? PB_ADD_OK : PB_ADD_REFUSED;
+    *status = rc > 0 ? PYOP_EINTERNAL : rc;
+  }
+  if (res == PB_ADD_OK) {
     op->next = *list;
     *list = op;
   } else {
@@ -674,20 +719,20 @@ static int op_settle(pb_op *op, int rc, pb_op **list, PyObject **keep) {
   }
   for (size_t i = 0; i < 3; i++)
     Py_XDECREF(keep[i]);
-  return rc;
+  return res;
 }
 
-/* Builds the proto view of desc and calls add_proto. Returns PYOP_OK, a
- * registrar status, or -1 with a Python exception set (-1 is also
- * PYOP_EINVAL: the caller tells them apart by the pending exception). */
-static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
+/* Builds the proto view of desc and calls add_proto (see pb_add_result). */
+static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
+                               int *status) {
   PyObject *keep[3] = {NULL, NULL, NULL};
   PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
   pb_arena arena = {0};
   pyop_proto_view v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
-  int rc = -1;
+  bool converted = false;
+  int rc = PYOP_OK;
   pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
   if (op == NULL)
     goto out;
@@ -765,22 +810,26 @@ static int add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   v.ctx = op;
   v.callbacks = &op->callbacks;
   /* The registrar is libpyop: it records its own error detail. */
+  converted = true;
   rc = reg->add_proto(reg->ctx, &v);
 out:
   Py_XDECREF(inputs);
   Py_XDECREF(outputs);
   Py_XDECREF(attrs);
   arena_free(&arena);
-  return op_settle(op, rc, list, keep);
+  return op_settle(op, converted, rc, status, list, keep);
 }
 
-static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
+/* Builds the impl view of desc and calls add_impl (see pb_add_result). */
+static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list,
+                              int *status) {
   PyObject *keep[3] = {NULL, NULL, NULL};
   PyObject *kinds = NULL;
   pyop_impl_view v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
-  int rc = -1;
+  bool converted = false;
+  int rc = PYOP_OK;
   pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
   if (op == NULL)
     goto out;
@@ -814,10 +863,24 @@ static int add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list) {
   }
   v.ctx = op;
   v.callbacks = &op->callbacks;
+  converted = true;
   rc = reg->add_impl(reg->ctx, &v);
 out:
   Py_XDECREF(kinds);
-  return op_settle(op, rc, list, keep);
+  return op_settle(op, converted, rc, status, list, keep);
+}
+
+/* The list attribute name of a LoadResult as a tuple (new reference), or
+ * NULL with an exception. */
+static PyObject *get_tuple(PyObject *res, const char *name) {
+  PyObject *l = PyObject_GetAttrString(res, name);
+  if (l == NULL)
+    return NULL;
+  PyObject *t = PyList_Check(l) ? PyList_AsTuple(l) : NULL;
+  if (t == NULL && !PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError, "load_plugins returned a malformed result (%s)", name);
+  Py_DECREF(l);
+  return t;
 }
 
 static void unload(PyObject *modules) {
@@ -867,31 +930,29 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
     rc = pb_error_python(PYOP_EPLUGIN, "loading Python plugins failed");
     goto out;
   }
-  protos = PyObject_GetAttrString(res, "protos");
-  impls = PyObject_GetAttrString(res, "impls");
-  modules = PyObject_GetAttrString(res, "modules");
-  if (protos == NULL || impls == NULL || modules == NULL || !PyList_Check(protos) ||
-      !PyList_Check(impls) || !PyList_Check(modules)) {
-    if (!PyErr_Occurred())
-      PyErr_SetString(PyExc_TypeError, "load_plugins returned a malformed result");
+  /* Tuples: converting a descriptor runs plugin code (__index__...), which
+   * must not change what is walked. */
+  modules = get_tuple(res, "modules"); /* first: a failure below unloads them */
+  protos = modules ? get_tuple(res, "protos") : NULL;
+  impls = protos ? get_tuple(res, "impls") : NULL;
+  if (impls == NULL)
     goto py_fail;
-  }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(protos); i++) {
-    rc = add_proto(reg, PyList_GET_ITEM(protos, i), &mine);
-    if (rc == -1 && PyErr_Occurred())
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(protos); i++) {
+    pb_add_result ar = add_proto(reg, PyTuple_GET_ITEM(protos, i), &mine, &rc);
+    if (ar == PB_ADD_PY_ERROR)
       goto py_fail;
-    if (rc != PYOP_OK)
+    if (ar == PB_ADD_REFUSED)
       goto out;
   }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(impls); i++) {
-    rc = add_impl(reg, PyList_GET_ITEM(impls, i), &mine);
-    if (rc == -1 && PyErr_Occurred())
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(impls); i++) {
+    pb_add_result ar = add_impl(reg, PyTuple_GET_ITEM(impls, i), &mine, &rc);
+    if (ar == PB_ADD_PY_ERROR)
       goto py_fail;
-    if (rc != PYOP_OK)
+    if (ar == PB_ADD_REFUSED)
       goto out;
   }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(modules); i++) {
-    if (PyList_Append(pb.modules, PyList_GET_ITEM(modules, i)) < 0)
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(modules); i++) {
+    if (PyList_Append(pb.modules, PyTuple_GET_ITEM(modules, i)) < 0)
       goto py_fail;
   }
   /* Committed: the op ctx now belong to the bridge until reset(). */

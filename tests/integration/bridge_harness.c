@@ -1161,6 +1161,123 @@ static void case_launch(void) {
   rec_clear(&r);
 }
 
+/* Overwrites the stack below the caller (a Release build then crashes on
+ * a frame read after its call returned; ASan reports it either way). */
+static __attribute__((noinline)) void stomp_stack(void) {
+  volatile unsigned char junk[16384];
+  for (size_t i = 0; i < sizeof junk; i++)
+    junk[i] = 0xA5;
+}
+
+/* Joins the hostile plugin's threads; true when what the thread of key
+ * recorded contains needle. */
+static bool hostile_result(const char *key, const char *needle) {
+  char code[1024];
+  snprintf(code, sizeof code,
+           "import builtins, sys\n"
+           "r = builtins._pyop_hostile\n"
+           "for t in r['threads']: t.join()\n"
+           "if %s not in r.get(%s, ''):\n"
+           "    sys.stderr.write('thread result: %%r\\n' %% (r,))\n"
+           "    raise AssertionError(%s)\n",
+           needle, key, key);
+  return py_ok(code);
+}
+
+/*
+ * Plugin code that attacks what the bridge lends it (plugins/hostile): a
+ * context handed to another thread, used there while (or after) its
+ * callback returns; sequences emptied by the __index__ of their own items
+ * while the bridge reads them; descriptor attribute lists doing the same.
+ */
+static void case_hostile(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "hostile/hostile.py"));
+  const rec_op *impl = find(&r, "Hostile", true);
+  CHECK(impl != NULL && impl->cb->execute != NULL && impl->cb->declare_launch_args != NULL,
+        "Hostile registered");
+  float x[4] = {1, 2, 3, 4};
+  int64_t s[1] = {4};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  /* A context used from another thread: refused at once, never read. */
+  static const char *const exec_modes[] = {"thread_output", "thread_stream"};
+  for (size_t i = 0; i < 2; i++) {
+    pyop_attr_view a = attr_str("mode", exec_modes[i]);
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    stomp_stack();
+    char key[64], needle[128];
+    snprintf(key, sizeof key, "'%s'", exec_modes[i]);
+    snprintf(needle, sizeof needle, "'RuntimeError: '");
+    CHECK(hostile_result(key, needle), "%s: RuntimeError in the thread", exec_modes[i]);
+    CHECK(hostile_result(key, "'used from another thread'"), "%s: message", exec_modes[i]);
+    CHECK(o.mem[0] == NULL, "%s: nothing allocated", exec_modes[i]);
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+  }
+  float ox[4];
+  pyop_tensor out = tensor_f32(ox, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  static const char *const declare_modes[] = {"thread_launch", "thread_workspace"};
+  for (size_t i = 0; i < 2; i++) {
+    pyop_attr_view a = attr_str("mode", declare_modes[i]);
+    void *h = holder_of(impl, &a, 1);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    stomp_stack();
+    char key[64];
+    snprintf(key, sizeof key, "'%s'", declare_modes[i]);
+    CHECK(hostile_result(key, "'RuntimeError: '"), "%s: RuntimeError", declare_modes[i]);
+    CHECK(hostile_result(key, "'used from another thread'"), "%s: message", declare_modes[i]);
+    CHECK(sk.n_args == 0 && sk.n_ws == 0, "%s: nothing reached the host", declare_modes[i]);
+    impl->cb->destroy_holder(h);
+  }
+  /* A shape list emptied by its first item's __index__: the items it held
+   * when the call began are used. */
+  {
+    pyop_attr_view a = attr_str("mode", "shape_cleared");
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    CHECK(o.t[0].ndim == 3 && o.t[0].shape[0] == 1 && o.t[0].shape[1] == 2 &&
+              o.t[0].shape[2] == 3 && o.t[0].nbytes == 24,
+          "shape snapshot: ndim %d", (int)o.t[0].ndim);
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+  }
+  /* The same for add_launch's argument list. */
+  {
+    pyop_attr_view a = attr_str("mode", "args_cleared");
+    void *h = holder_of(impl, &a, 1);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    CHECK(sk.n_args == 3 && sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT && sk.args[0].index == 0 &&
+              sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT &&
+              sk.args[2].kind == PYOP_LAUNCH_ARG_STREAM,
+          "launch args snapshot: %zu args", sk.n_args);
+    impl->cb->destroy_holder(h);
+  }
+  CHECK(py_ok("import builtins; del builtins._pyop_hostile"), "cleanup");
+  api->reset();
+  rec_clear(&r);
+  /* Descriptor attribute lists emptied while converted: the defaults are
+   * the items the lists held, and the strings stay valid for the registrar. */
+  CHECK_OK(load(&r, 1, "hostile/evil_descs.py"));
+  const rec_op *p = find(&r, "EvilDefaults", false);
+  CHECK(p != NULL && p->n_attrs == 2, "EvilDefaults");
+  CHECK(strcmp(p->attrs[0], "ls:9:0:['xa','xb']") == 0, "ls default %s", p->attrs[0]);
+  CHECK(strcmp(p->attrs[1], "li:6:0:[1,5]") == 0, "li default %s", p->attrs[1]);
+  api->reset();
+  rec_clear(&r);
+}
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1280,6 +1397,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "bench") == 0) case_bench();
   else if (strcmp(g_case, "abi") == 0) case_abi();
   else if (strcmp(g_case, "clean") == 0) case_clean();
+  else if (strcmp(g_case, "hostile") == 0) case_hostile();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
@@ -1290,6 +1408,7 @@ int main(int argc, char **argv) {
     case_threads();
     case_launch();
     case_clean();
+    case_hostile();
   } else {
     fprintf(stderr, "unknown case %s\n", g_case);
     return 2;

@@ -81,7 +81,8 @@ def get_execute_ctx():
     """The context of the execute callback running on this thread:
     malloc_output_tensor(index, shape, dtype, format=Format.ND) -> writable
     Tensor; malloc_workspace(nbytes) -> writable uint8 Tensor; stream (int).
-    RuntimeError outside an execute callback."""
+    RuntimeError outside an execute callback. The context works only on
+    this thread and until the callback returns (RuntimeError otherwise)."""
     return _ctx(_CTX_EXECUTE, "get_execute_ctx")
 
 
