@@ -771,9 +771,26 @@ static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
   return Py_NewRef(f->ctx);
 }
 
+/* log(level, message): a line in the host's log (pyop_options.log). */
+static PyObject *native_log(PyObject *m, PyObject *args) {
+  (void)m;
+  int level = 0;
+  const char *msg = NULL;
+  if (!PyArg_ParseTuple(args, "is:log", &level, &msg))
+    return NULL;
+  if (level < PYOP_LOG_ERROR || level > PYOP_LOG_DEBUG) {
+    PyErr_Format(PyExc_ValueError, "unknown log level %d", level);
+    return NULL;
+  }
+  pb_log(level, "%s", msg);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef native_methods[] = {
     {"current_ctx", native_current_ctx, METH_O,
      "current_ctx(kind): context of the running callback (1 execute, 2 compile, 3 launch)"},
+    {"log", native_log, METH_VARARGS,
+     "log(level, message): a line in the host's log (0 error, 1 warn, 2 info, 3 debug)"},
     {NULL, NULL, 0, NULL},
 };
 

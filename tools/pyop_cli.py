@@ -493,8 +493,33 @@ def with_opp_path(paths):
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(os.path.abspath(p) for p in paths)
 
 
+def ge_status_lines():
+    """What serves `import ge` for GE-style plugins in this process (the
+    bridge runs in this interpreter): libpyop's compatibility package, or a
+    real CANN ge imported before the load (then left alone)."""
+    mod = sys.modules.get("ge")
+    if mod is not None and getattr(mod, "__pyop_ge__", False) is not True:
+        where = getattr(mod, "__file__", None) or repr(mod)
+        return ["ge: a CANN `ge` package is already imported (%s); libpyop does not replace "
+                "it, so GE-style plugins register with it and libpyop sees none of their ops"
+                % where]
+    lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
+             "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
+    if mod is None:
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec("ge")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            lines.append("ge: note: a `ge` package is installed at %s; it is used instead "
+                         "only when the host imports it before pyop_load" % spec.origin)
+    return lines
+
+
 def cmd_doctor(lib, args):
     text = lib.doctor()
+    text += "".join(line + "\n" for line in ge_status_lines())
     if args.json:
         dump_json({"report": text.splitlines()})
     else:

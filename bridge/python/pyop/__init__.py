@@ -54,6 +54,8 @@ except ImportError:  # pure-Python use: signature checks, unit tests
 
 if _native is not None:
     Tensor = _native.Tensor
+    from . import _ge_link  # CANN GE compatibility: `ge` next to pyop
+    _ge_link.install()
 else:
     class Tensor:
         """Placeholder for annotations when the bridge is not loaded."""

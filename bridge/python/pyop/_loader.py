@@ -11,6 +11,13 @@
   restored if a plugin changed it during the load. A package plugin's
   relative imports are served by a finder on sys.meta_path that only answers
   for names under the unique prefix.
+- While the plugins of a directory element load, its top-level modules and
+  packages can also be imported by their own names (as CANN GE allows:
+  `import helper`, `import mypkg.sub`): those names are aliases of the
+  unique modules (nothing runs twice), served only for names nothing else
+  provides (never a standard-library, installed, `pyop` or `ge` module), and
+  removed from sys.modules when the element's load ends
+  (docs/ge-plugins.md, "Loading").
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -72,15 +79,130 @@ def _spec(name, file, package_dir):
         submodule_search_locations=[package_dir] if package_dir else None)
 
 
+class _AliasLoader:
+    """Loader of an alias: the module is the unique-named one, not run again."""
+
+    def __init__(self, module, owner):
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+        self.owner = owner
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        if self.spec is not None:
+            module.__spec__ = self.spec  # module_from_spec replaced it
+        self.owner.aliases.append(self.spec_name)
+
+
+_PROTECTED = frozenset(("pyop", "ge"))
+
+
+def _protected(name):
+    std = getattr(sys, "stdlib_module_names", ())
+    return (name in _PROTECTED or name in std or name in sys.builtin_module_names or
+            name.startswith(PLUGIN_PREFIX))
+
+
+class _SiblingFinder:
+    """The absolute names of one directory element during its load.
+
+    Two instances share the state: `top` sits at the END of sys.meta_path and
+    answers top-level names no other finder found (so nothing importable
+    otherwise is shadowed); `sub` sits at the front and answers submodules of
+    the aliases it made (so `mypkg.sub` is the unique package's submodule,
+    not a second copy found through mypkg.__path__).
+    """
+
+    def __init__(self, directory, assigned, extra_roots, top):
+        self.dir = directory
+        self.assigned = assigned  # stem -> unique name of this element's plugins
+        self.extra_roots = extra_roots  # unique names of helpers loaded on demand
+        self.top = top
+        self.aliases = [] if top else None
+        self.roots = {} if top else None  # alias top-level name -> unique name
+        self.peer = None
+
+    def _locate(self, name):
+        pkg_init = os.path.join(self.dir, name, "__init__.py")
+        if os.path.isfile(pkg_init):
+            return pkg_init, os.path.join(self.dir, name)
+        mod = os.path.join(self.dir, name + ".py")
+        if os.path.isfile(mod):
+            return mod, None
+        return None, None
+
+    def find_spec(self, fullname, path=None, target=None):
+        state = self if self.top else self.peer
+        if self.top:
+            if "." in fullname or not fullname.isidentifier() or _protected(fullname):
+                return None
+            file, package_dir = self._locate(fullname)
+            if file is None:
+                return None
+            unique = self.assigned.get(fullname)
+            if unique is None:  # a helper that is not a plugin (_helper.py)
+                unique = self.assigned[fullname] = _unique_name(fullname)
+                self.extra_roots.append(unique)
+            if unique not in sys.modules:
+                _import(unique, file, package_dir)
+            module = sys.modules[unique]
+            state.roots[fullname] = unique
+        else:
+            top, dot, rest = fullname.partition(".")
+            unique = state.roots.get(top) if dot else None
+            if unique is None:
+                return None
+            target_name = unique + "." + rest
+            try:
+                module = importlib.import_module(target_name)
+            except ModuleNotFoundError as e:
+                if e.name == target_name:
+                    return None
+                raise
+        loader = _AliasLoader(module, state)
+        loader.spec_name = fullname
+        return importlib.util.spec_from_loader(fullname, loader)
+
+    def invalidate_caches(self):
+        pass
+
+
+class _Siblings:
+    """Context manager: the sibling finders of one directory element."""
+
+    def __init__(self, directory, assigned, extra_roots):
+        self.top = _SiblingFinder(directory, assigned, extra_roots, True)
+        self.sub = _SiblingFinder(directory, assigned, extra_roots, False)
+        self.sub.peer = self.top
+
+    def __enter__(self):
+        sys.meta_path.insert(0, self.sub)
+        sys.meta_path.append(self.top)
+        return self
+
+    def __exit__(self, *exc):
+        for f in (self.sub, self.top):
+            while f in sys.meta_path:
+                sys.meta_path.remove(f)
+        for name in self.top.aliases:
+            sys.modules.pop(name, None)
+        return False
+
+
 def _install_finder():
     if _PluginFinder not in sys.meta_path:
         sys.meta_path.insert(0, _PluginFinder)
 
 
 def shutdown():
-    """Removes the finder (the bridge calls this before dropping the package)."""
+    """Removes the finder and libpyop's ge package (the bridge calls this
+    before dropping the package)."""
     while _PluginFinder in sys.meta_path:
         sys.meta_path.remove(_PluginFinder)
+    from . import _ge_link
+    _ge_link.uninstall()
 
 
 def _skipped(name):
@@ -124,9 +246,17 @@ def _import(name, file, package_dir):
     try:
         spec.loader.exec_module(module)
     except BaseException as e:
+        sys.modules.pop(name, None)  # as a failed import does: never half a module
         if hasattr(e, "add_note"):
             e.add_note("while importing pyop plugin %s" % (package_dir or file))
         raise
+
+
+def _import_all(found, assigned):
+    for file, package_dir, stem in found:
+        name = assigned[stem]
+        if name not in sys.modules:  # else a sibling imported it already
+            _import(name, file, package_dir)
 
 
 class LoadResult:
@@ -151,10 +281,22 @@ def load_plugins(paths):
     with _registry.collecting() as coll:
         try:
             for p in paths:
-                for file, package_dir, stem in discover(p):
-                    name = _unique_name(stem)
-                    roots.append(name)  # before exec: a failure removes it too
-                    _import(name, file, package_dir)
+                found = discover(p)
+                if not found:
+                    continue
+                assigned = {}
+                for file, package_dir, stem in found:
+                    assigned[stem] = _unique_name(stem)
+                    roots.append(assigned[stem])  # before exec: a failure removes it too
+                extra = []
+                try:
+                    if os.path.isdir(p):
+                        with _Siblings(os.fspath(p), assigned, extra):
+                            _import_all(found, assigned)
+                    else:
+                        _import_all(found, assigned)
+                finally:
+                    roots.extend(extra)
             coll.finalize()
         except BaseException:
             unload_modules(roots)

@@ -88,6 +88,10 @@ class OpImpl:
         self.n_outputs = len(proto.outputs)
         self.proto_known = True
 
+    def unbound(self):
+        """No prototype in this load: input kinds from execute's annotations."""
+        self.input_kinds = impl_input_kinds(self.cls, self.methods)
+
     def check_attrs(self, names):
         """Called by the bridge when an instance is created against a
         prototype that is not a Python one: the methods must accept exactly
@@ -141,7 +145,7 @@ class Collection:
             if proto is not None:
                 impl.bind(proto)
             else:
-                impl.input_kinds = impl_input_kinds(impl.cls, impl.methods)
+                impl.unbound()
 
 
 _active = []  # stack of Collections of the loads in progress

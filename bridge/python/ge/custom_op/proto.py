@@ -1,0 +1,581 @@
+"""register_op with GE's rules (CANN GE ge.custom_op.register_op).
+
+The decorated function's signature is the op's prototype (IR): positional
+parameters are inputs (TensorDesc required, Optional[TensorDesc] optional,
+List[TensorDesc] dynamic; no defaults), keyword-only parameters are
+attributes (GE's twelve types, exact-type defaults), the return annotation
+gives the outputs (None, TensorDesc, List[TensorDesc] or a Tuple of them),
+named output<i> (a mutated input's own name for a ref output).
+GE's verdicts are kept: the same exception types, with GE's prefix
+"register_op op_type '<T>' failed: " and the op and parameter named.
+
+Each prototype is also handed to pyop as an ordinary prototype
+(GeOpProto), so libpyop's registry, pyop list/check/run and the C API see
+it; names and enum values are translated by name (ge._convert).
+"""
+
+import ctypes
+import inspect
+import math
+import struct
+import sys
+import types
+import typing
+
+import pyop
+from pyop import _registry
+from pyop._types import AttrType, IoKind, CAP_INFER_META
+
+from .. import _convert, _features
+from ..graph.types import DataType
+from ..runtime import Tensor, TensorDesc
+from . import _state
+
+__all__ = ["register_op", "get_registered_op_protos", "clear_registered_op_protos",
+           "OpProtoDescriptor", "GeOpProto", "REQUIRED", "OPTIONAL", "DYNAMIC"]
+
+# Input kinds (GE's numbering): REQUIRED 0, OPTIONAL 1, DYNAMIC 2.
+# Output kinds: REQUIRED 0, DYNAMIC 1.
+REQUIRED, OPTIONAL, DYNAMIC = 0, 1, 2
+OUT_REQUIRED, OUT_DYNAMIC = 0, 1
+
+FLT_MAX = 3.4028234663852886e38
+
+_SCALAR = {int: "VT_INT", float: "VT_FLOAT", bool: "VT_BOOL", str: "VT_STRING",
+           DataType: "VT_DATA_TYPE", Tensor: "VT_TENSOR"}
+_LIST = {int: "VT_LIST_INT", float: "VT_LIST_FLOAT", bool: "VT_LIST_BOOL",
+         str: "VT_LIST_STRING", DataType: "VT_LIST_DATA_TYPE"}
+# IR type -> (python element type, is list, is list of lists)
+IR_TYPES = {
+    "VT_INT": (int, 0), "VT_FLOAT": (float, 0), "VT_BOOL": (bool, 0),
+    "VT_STRING": (str, 0), "VT_DATA_TYPE": (DataType, 0), "VT_TENSOR": (Tensor, 0),
+    "VT_LIST_INT": (int, 1), "VT_LIST_FLOAT": (float, 1), "VT_LIST_BOOL": (bool, 1),
+    "VT_LIST_STRING": (str, 1), "VT_LIST_DATA_TYPE": (DataType, 1),
+    "VT_LIST_LIST_INT": (int, 2),
+}
+_NO_DEFAULT = object()
+_NoneType = type(None)
+
+
+def _fail(op_type, exc_type, msg):
+    return exc_type("register_op op_type %r failed: %s" % (op_type, msg))
+
+
+def check_op_type(op_type, who="register_op"):
+    if not isinstance(op_type, str) or not op_type:
+        raise TypeError("%s: op_type must be a non-empty str, got %r" % (who, op_type))
+    if "\0" in op_type:
+        raise ValueError("%s: op_type %r contains a NUL character" % (who, op_type))
+
+
+def is_tensor_type(t):
+    """ge.runtime.TensorDesc / Tensor (never the ge.graph classes)."""
+    return t is TensorDesc or t is Tensor
+
+
+def _origin(ann):
+    return typing.get_origin(ann)
+
+
+def _is_list(ann):
+    return _origin(ann) is list
+
+
+def _optional_arg(ann):
+    """X for typing.Optional[X] / Union[X, None]; None otherwise."""
+    if _origin(ann) is typing.Union:
+        args = typing.get_args(ann)
+        if len(args) == 2 and _NoneType in args:
+            return args[0] if args[1] is _NoneType else args[1]
+    return None
+
+
+def _is_pep604(ann):
+    return hasattr(types, "UnionType") and isinstance(ann, types.UnionType)
+
+
+def input_kind(ann):
+    """GE input kind of a register_op annotation, or None."""
+    if isinstance(ann, type) and is_tensor_type(ann):
+        return REQUIRED
+    inner = _optional_arg(ann)
+    if inner is not None:
+        return OPTIONAL if is_tensor_type(inner) else None
+    if _is_list(ann):
+        a = typing.get_args(ann)
+        if len(a) == 1 and is_tensor_type(a[0]):
+            return DYNAMIC
+    return None
+
+
+def attr_ir_type(ann):
+    """IR type string of an attribute annotation, or None."""
+    if isinstance(ann, type) and ann in _SCALAR:
+        return _SCALAR[ann]
+    if _is_list(ann):
+        a = typing.get_args(ann)
+        if len(a) != 1:
+            return None
+        if isinstance(a[0], type) and a[0] in _LIST:
+            return _LIST[a[0]]
+        if _is_list(a[0]) and typing.get_args(a[0]) == (int,):
+            return "VT_LIST_LIST_INT"
+    return None
+
+
+def _check_default(ir, v):
+    """None when v is a valid default of ir, else a reason."""
+    elem, depth = IR_TYPES[ir]
+    if ir == "VT_TENSOR":
+        return "a Tensor attribute takes no default"
+
+    def scalar_ok(x):
+        if type(x) is not elem:
+            return "expected %s, got %s" % (elem.__name__, type(x).__name__)
+        if elem is DataType and x == DataType.DT_MAX:
+            return "DataType.DT_MAX is not a valid DataType"
+        return None
+
+    if depth == 0:
+        return scalar_ok(v)
+    if type(v) is not list:
+        return "a list default must be a list, got %s" % type(v).__name__
+    for x in v:
+        if depth == 2:
+            if type(x) is not list:
+                return "the rows of a List[List[int]] default must be lists, got %s" \
+                    % type(x).__name__
+            for y in x:
+                r = scalar_ok(y)
+                if r:
+                    return r
+        else:
+            r = scalar_ok(x)
+            if r:
+                return r
+    return None
+
+
+def _float_overflows(ir, v):
+    vals = [v] if ir == "VT_FLOAT" else (v if ir == "VT_LIST_FLOAT" else [])
+    return any(math.isfinite(x) and abs(x) > FLT_MAX for x in vals)
+
+
+def _canon(v):
+    """A comparable form of a default (NaN equals NaN)."""
+    if isinstance(v, float):
+        return ("f", struct.pack("<d", v) if not math.isnan(v) else b"nan")
+    if isinstance(v, list):
+        return ("l", tuple(_canon(x) for x in v))
+    return (type(v).__name__, v)
+
+
+class OpProtoDescriptor:
+    """A GE prototype: op_type, descriptor_key, inputs ((name, kind), ...),
+    attrs ((name, ir_type, default or None, has_default), ...), outputs
+    ((name, kind), ...), mutates {output_index: input_name}, func."""
+
+    __slots__ = ("op_type", "descriptor_key", "inputs", "attrs", "outputs", "mutates",
+                 "func", "file", "line")
+
+    def __init__(self, op_type, key, inputs, attrs, outputs, mutates, func, file, line):
+        self.op_type = op_type
+        self.descriptor_key = key
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs = outputs
+        self.mutates = mutates
+        self.func = func
+        self.file = file
+        self.line = line
+
+    def content(self):
+        return (self.op_type, self.inputs,
+                tuple((n, t, _canon(d) if h else None, h) for n, t, d, h in self.attrs),
+                self.outputs, tuple(sorted(self.mutates.items())))
+
+    def as_dict(self):
+        return {"op_type": self.op_type, "descriptor_key": self.descriptor_key,
+                "inputs": [{"name": n, "kind": k} for n, k in self.inputs],
+                "attrs": [{"name": n, "type": t, "default": d, "has_default": h}
+                          for n, t, d, h in self.attrs],
+                "outputs": [{"name": n, "kind": k} for n, k in self.outputs],
+                "mutates_args": dict(self.mutates)}
+
+    def __repr__(self):
+        return "<ge OpProtoDescriptor %s (%s)>" % (self.op_type, self.descriptor_key)
+
+
+def _hints(fn, op_type):
+    try:
+        return typing.get_type_hints(fn)
+    except Exception as e:  # NameError, SyntaxError, TypeError...
+        raise _fail(op_type, TypeError, "cannot resolve the annotations of %s: %s: %s"
+                    % (getattr(fn, "__qualname__", fn), type(e).__name__, e)) from None
+
+
+def _parse_outputs(ret, op_type):
+    if ret is _NO_DEFAULT:
+        raise _fail(op_type, TypeError, "the return annotation is required (None, TensorDesc, "
+                    "List[TensorDesc] or a Tuple of them)")
+    if ret is None or ret is _NoneType:
+        return []
+
+    def one(a):
+        if isinstance(a, type) and is_tensor_type(a):
+            return OUT_REQUIRED
+        if _is_list(a):
+            inner = typing.get_args(a)
+            if len(inner) == 1 and is_tensor_type(inner[0]):
+                return OUT_DYNAMIC
+        return None
+
+    k = one(ret)
+    if k is not None:
+        return [k]
+    if _origin(ret) is tuple:
+        args = typing.get_args(ret)
+        if not args or args == ((),):
+            raise _fail(op_type, TypeError, "an empty Tuple is not a valid return annotation")
+        kinds = []
+        for a in args:
+            if a is Ellipsis:
+                raise _fail(op_type, TypeError, "Tuple[..., ...] is not a valid return "
+                            "annotation: list each output")
+            k = one(a)
+            if k is None:
+                raise _fail(op_type, TypeError, "return annotation item %r: expected TensorDesc "
+                            "or List[TensorDesc]" % (a,))
+            kinds.append(k)
+        return kinds
+    raise _fail(op_type, TypeError, "return annotation %r: expected None, TensorDesc, "
+                "List[TensorDesc] or a Tuple of them" % (ret,))
+
+
+def _parse_mutates(mutates_args, input_names, n_outputs, op_type):
+    """{output_index: input_name} from either form of mutates_args."""
+    if isinstance(mutates_args, (str, bytes)) or not isinstance(mutates_args, (list, tuple)):
+        raise _fail(op_type, TypeError, "mutates_args must be a list or tuple of input names "
+                    "or of (input_name, output_index) pairs, got %r" % (mutates_args,))
+    entries = list(mutates_args)
+    if not entries:
+        return {}
+    explicit = [isinstance(e, (list, tuple)) for e in entries]
+    if any(explicit) and not all(explicit):
+        raise _fail(op_type, TypeError, "mutates_args mixes input names and "
+                    "(input_name, output_index) pairs: %r" % (mutates_args,))
+    pairs = []
+    if all(explicit):
+        for e in entries:
+            if len(e) != 2 or not isinstance(e[0], str) or type(e[1]) is not int:
+                raise _fail(op_type, TypeError, "mutates_args entry %r: expected a "
+                            "(input_name: str, output_index: int) pair" % (e,))
+            if not 0 <= e[1] < n_outputs:
+                raise _fail(op_type, ValueError, "mutates_args entry %r: output index %d out of "
+                            "range (the op has %d outputs)" % (e, e[1], n_outputs))
+            pairs.append((e[0], e[1]))
+    else:
+        for i, e in enumerate(entries):
+            if not isinstance(e, str):
+                raise _fail(op_type, TypeError, "mutates_args entry %r is not an input name"
+                            % (e,))
+        if len(entries) > n_outputs:
+            raise _fail(op_type, ValueError, "mutates_args names %d inputs but the op has %d "
+                        "outputs (entry i binds output i)" % (len(entries), n_outputs))
+        pairs = [(name, i) for i, name in enumerate(entries)]
+    out = {}
+    bound = set()
+    for name, idx in pairs:
+        if name not in input_names:
+            raise _fail(op_type, ValueError, "mutates_args: %r is not an input (inputs: %s)"
+                        % (name, ", ".join(input_names) or "none"))
+        if name in bound:
+            raise _fail(op_type, ValueError, "mutates_args: input %r is bound twice" % name)
+        if idx in out:
+            raise _fail(op_type, ValueError, "mutates_args: output %d is bound twice" % idx)
+        bound.add(name)
+        out[idx] = name
+    return out
+
+
+def _output_names(input_names, kinds, mutates):
+    taken = set(input_names)
+    names = []
+    for i, _ in enumerate(kinds):
+        if i in mutates:
+            name = mutates[i]
+        else:
+            base = name = "output%d" % i
+            k = 0
+            while name in taken:
+                k += 1
+                name = "%s_%d" % (base, k)
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def parse(fn, op_type, mutates_args=()):
+    """The OpProtoDescriptor of fn under GE's rules."""
+    if not inspect.isfunction(fn):
+        raise _fail(op_type, TypeError, "register_op decorates a function, got %r" % (fn,))
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as e:
+        raise _fail(op_type, TypeError, "cannot read the signature: %s" % e) from None
+    hints = _hints(fn, op_type)
+    inputs, attrs = [], []
+    for p in sig.parameters.values():
+        pw = "parameter %r" % p.name
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise _fail(op_type, TypeError, "%s: *args and **kwargs are not allowed" % pw)
+        if p.name not in hints:
+            raise _fail(op_type, TypeError, "%s has no annotation" % pw)
+        ann = hints[p.name]
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if _is_pep604(ann):
+                raise _fail(op_type, TypeError, "input %r: 'TensorDesc | None' is not accepted, "
+                            "write Optional[TensorDesc]" % p.name)
+            kind = input_kind(ann)
+            if kind is None:
+                raise _fail(op_type, TypeError, "input %r: annotation %r is not TensorDesc, "
+                            "Optional[TensorDesc] or List[TensorDesc] (ge.runtime's, not "
+                            "ge.graph's; attributes are keyword-only)" % (p.name, ann))
+            if p.default is not p.empty:
+                raise _fail(op_type, TypeError, "input %r has a default (%r); inputs take no "
+                            "default, an optional input is Optional[TensorDesc]"
+                            % (p.name, p.default))
+            inputs.append((p.name, kind))
+            continue
+        # keyword-only: an attribute
+        if p.default is None:
+            inner = _optional_arg(ann)
+            if inner is not None:
+                ann = inner
+        ir = attr_ir_type(ann)
+        if ir is None:
+            raise _fail(op_type, TypeError, "attribute %r: unsupported annotation %r (int, "
+                        "float, bool, str, DataType, Tensor, List[int], List[float], "
+                        "List[bool], List[str], List[DataType], List[List[int]])"
+                        % (p.name, ann))
+        if p.default is p.empty:
+            attrs.append((p.name, ir, None, False))
+            continue
+        why = _check_default(ir, p.default)
+        if why:
+            raise _fail(op_type, TypeError, "attribute %r: default %r: %s"
+                        % (p.name, p.default, why))
+        if _float_overflows(ir, p.default):
+            raise _fail(op_type, ValueError, "attribute %r: default %r does not fit in float32"
+                        % (p.name, p.default))
+        attrs.append((p.name, ir, p.default, True))
+    kinds = _parse_outputs(hints.get("return", _NO_DEFAULT), op_type)
+    input_names = [n for n, _ in inputs]
+    mutates = _parse_mutates(mutates_args, input_names, len(kinds), op_type)
+    names = _output_names(input_names, kinds, mutates)
+    code = fn.__code__
+    key = "%s:%s:%s" % (fn.__module__, fn.__qualname__, op_type)
+    return OpProtoDescriptor(op_type, key, tuple(inputs), tuple(attrs),
+                             tuple(zip(names, kinds)), mutates, fn,
+                             code.co_filename, code.co_firstlineno)
+
+
+def register_op(*, op_type, mutates_args=()):
+    """Decorator: GE's register_op. Both arguments are keyword-only."""
+    check_op_type(op_type)
+
+    def decorate(fn):
+        desc = parse(fn, op_type, mutates_args)
+        st = _state.current()
+        old = st.protos.get(desc.descriptor_key)
+        if old is not None:
+            if old.content() != desc.content():
+                raise _fail(op_type, ValueError, "descriptor %r is already registered with "
+                            "other content" % desc.descriptor_key)
+            fn.__ge_op_proto_descriptor__ = old
+            return fn
+        other = st.proto_types.get(op_type)
+        if other is not None:
+            raise _fail(op_type, ValueError, "op type %r is already registered by %s"
+                        % (op_type, other))
+        pdesc = to_pyop(desc)  # may refuse what this libpyop cannot run
+        st.protos[desc.descriptor_key] = desc
+        st.proto_types[op_type] = desc.descriptor_key
+        _registry._add(pdesc)
+        fn.__ge_op_proto_descriptor__ = desc
+        return fn
+
+    return decorate
+
+
+def get_registered_op_protos():
+    """The prototypes registered in the load in progress (or by hand)."""
+    return list(_state.current().protos.values())
+
+
+def clear_registered_op_protos():
+    st = _state.current()
+    st.protos.clear()
+    st.proto_types.clear()
+
+
+# ------------------------------------------------------------ to pyop
+
+_PYOP_ATTR = {
+    "VT_INT": AttrType.INT, "VT_FLOAT": AttrType.FLOAT, "VT_BOOL": AttrType.BOOL,
+    "VT_STRING": AttrType.STR, "VT_DATA_TYPE": AttrType.DTYPE,
+    "VT_LIST_INT": AttrType.LIST_INT, "VT_LIST_FLOAT": AttrType.LIST_FLOAT,
+    "VT_LIST_BOOL": AttrType.LIST_BOOL, "VT_LIST_STRING": AttrType.LIST_STR,
+    "VT_LIST_DATA_TYPE": AttrType.LIST_DTYPE, "VT_LIST_LIST_INT": AttrType.LIST_LIST_INT,
+}
+
+
+def pyop_attr(name, ir, default, has_default, op_type):
+    """(pyop AttrType, pyop default) of a GE attribute.
+
+    A DataType attribute is pyop's DataType when its default (if any) has a
+    host form; otherwise it travels as pyop int holding GE's number (the
+    host then passes GE numbers), so every GE DataType stays a valid value.
+    """
+    if ir == "VT_TENSOR":
+        at = _features.tensor_attr_type()
+        if at is None:
+            raise _fail(op_type, TypeError, "attribute %r: Tensor attributes are not "
+                        "supported by this libpyop yet" % name)
+        return at, None
+    at = _PYOP_ATTR[ir]
+    if not has_default:
+        return at, None
+    if ir == "VT_DATA_TYPE":
+        if default in _convert.HOST_DTYPES:
+            return at, _convert.dtype_to_pyop(default)
+        return AttrType.INT, int(default)
+    if ir == "VT_LIST_DATA_TYPE":
+        if all(d in _convert.HOST_DTYPES for d in default):
+            return at, [_convert.dtype_to_pyop(d) for d in default]
+        return AttrType.LIST_INT, [int(d) for d in default]
+    if ir in ("VT_LIST_INT", "VT_LIST_FLOAT", "VT_LIST_BOOL", "VT_LIST_STRING"):
+        return at, list(default)
+    if ir == "VT_LIST_LIST_INT":
+        return at, [list(r) for r in default]
+    return at, default
+
+
+def f32(x):
+    """x rounded to float32, as GE's C++ side stores float attributes."""
+    return ctypes.c_float(x).value
+
+
+def attr_from_pyop(ir, v):
+    """The value a GE plugin sees for a pyop attribute value."""
+    if ir == "VT_FLOAT":
+        return f32(v)
+    if ir == "VT_LIST_FLOAT":
+        return [f32(x) for x in v]
+    if ir == "VT_DATA_TYPE":
+        return _dt_from(v)
+    if ir == "VT_LIST_DATA_TYPE":
+        return [_dt_from(x) for x in v]
+    if ir in ("VT_LIST_INT", "VT_LIST_BOOL", "VT_LIST_STRING"):
+        return list(v)
+    if ir == "VT_LIST_LIST_INT":
+        return [list(r) for r in v]
+    return v
+
+
+def _dt_from(v):
+    if isinstance(v, pyop.DataType):
+        return _convert.dtype_from_pyop(v)
+    return DataType(v)  # an int attribute holding GE's number
+
+
+def desc_from_pyop(d):
+    """ge.runtime.TensorDesc for a pyop TensorDesc (format dropped)."""
+    return TensorDesc(list(d.shape), _convert.dtype_from_pyop(d.dtype))
+
+
+def desc_to_pyop(d, what):
+    if not isinstance(d, TensorDesc):
+        raise TypeError("%s: expected a ge.runtime.TensorDesc, got %s"
+                        % (what, type(d).__name__))
+    return pyop.TensorDesc(tuple(d._t), _convert.dtype_to_pyop(d._dt, what + " data_type"))
+
+
+class GeOpProto(_registry.OpProto):
+    """pyop's view of a GE prototype; .ge is the OpProtoDescriptor."""
+
+    __slots__ = ("ge",)
+
+
+def _make_infer(desc):
+    inputs = desc.inputs
+    attrs = desc.attrs
+    outputs = desc.outputs
+    fn = desc.func
+    op_type = desc.op_type
+
+    def infer_meta(*args, **kw):
+        ge_args = []
+        for (name, kind), a in zip(inputs, args):
+            if kind == DYNAMIC:
+                ge_args.append([desc_from_pyop(x) for x in a])
+            else:
+                ge_args.append(None if a is None else desc_from_pyop(a))
+        ge_kw = {n: attr_from_pyop(t, kw[n]) for n, t, _, _ in attrs if n in kw}
+        r = fn(*ge_args, **ge_kw)
+        what = "op %r: infer_meta (%s)" % (op_type, fn.__qualname__)
+        if not outputs:
+            if r is not None:
+                raise TypeError("%s: the op has no outputs, it returned %r" % (what, r))
+            return None
+        if len(outputs) == 1:
+            r = (r,)
+        elif not isinstance(r, (tuple, list)) or len(r) != len(outputs):
+            raise TypeError("%s: expected a tuple of %d TensorDescs (one per output), got %r"
+                            % (what, len(outputs), r))
+        out = []
+        for (name, kind), d in zip(outputs, r):
+            if kind == OUT_DYNAMIC:
+                if not isinstance(d, list):
+                    raise TypeError("%s: output %r is dynamic: expected a list of TensorDescs, "
+                                    "got %r" % (what, name, d))
+                out.append([desc_to_pyop(x, "%s: output %r" % (what, name)) for x in d])
+            else:
+                out.append(desc_to_pyop(d, "%s: output %r" % (what, name)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    infer_meta.__qualname__ = fn.__qualname__
+    infer_meta.__module__ = fn.__module__
+    infer_meta.__wrapped__ = fn
+    return infer_meta
+
+
+def label(module):
+    return _registry._module_label(module)
+
+
+def to_pyop(desc):
+    """The GeOpProto of desc; refuses, naming op and element, what this
+    libpyop cannot represent."""
+    op_type = desc.op_type
+    if not desc.outputs and not _features.NO_OUTPUTS:
+        raise _fail(op_type, NotImplementedError, "an op without outputs (-> None) is not "
+                    "supported by this libpyop yet")
+    for name, kind in desc.outputs:
+        if kind == OUT_DYNAMIC and not _features.DYNAMIC_OUTPUTS:
+            raise _fail(op_type, NotImplementedError, "output %r is dynamic (List[TensorDesc]); "
+                        "dynamic outputs are not supported by this libpyop yet" % name)
+    if desc.mutates and not _features.MUTATES_ARGS:
+        raise _fail(op_type, NotImplementedError, "mutates_args (in-place inputs %s) is not "
+                    "supported by this libpyop yet" % sorted(desc.mutates.values()))
+    inputs = tuple((n, IoKind(k)) for n, k in desc.inputs)
+    attrs = []
+    for n, ir, d, has in desc.attrs:
+        at, pd = pyop_attr(n, ir, d, has, op_type)
+        attrs.append((n, at, not has, pd))
+    outputs = tuple(n for n, _ in desc.outputs)
+    key = "ge:%s:%s:%s" % (label(desc.func.__module__), desc.func.__qualname__, op_type)
+    p = GeOpProto(op_type, key, desc.file, desc.line, inputs, outputs, tuple(attrs),
+                  _make_infer(desc))
+    p.ge = desc
+    return p

@@ -1,0 +1,494 @@
+"""ge.runtime: the runtime value types a GE plugin sees (host-only copies
+provided by libpyop).
+
+Tensor is a view handed to execute / declare_launch_args: addr is the host
+address of the data, and the Tensor and every view reached through it are
+valid only during that call (RuntimeError afterwards). There is no buffer
+protocol, as in GE: read and write through addr (ctypes).
+"""
+
+from ..graph.types import DataType, Format
+from .. import _convert
+
+__all__ = ["Tensor", "TensorDesc", "Shape", "StorageShape", "StorageFormat",
+           "ExpandDimsType", "TensorPlacement"]
+
+MAX_DIM_NUM = 25  # gert::Shape::kMaxDimNum
+_INT64_MIN = -(1 << 63)
+
+
+class _Scope:
+    """One validity flag shared by a context and every view it handed out."""
+
+    __slots__ = ("valid", "what")
+
+    def __init__(self, what):
+        self.valid = True
+        self.what = what
+
+    def check(self):
+        if not self.valid:
+            raise RuntimeError("%s used after its call returned (GE objects handed to a "
+                               "callback are valid only during it)" % self.what)
+
+
+def _check(scope):
+    if scope is not None and not scope.valid:
+        scope.check()
+
+
+def _exact_int(v, what):
+    if type(v) is not int:
+        raise TypeError("%s must be an int, got %s" % (what, type(v).__name__))
+    return v
+
+
+def _index(i, what="index"):
+    if isinstance(i, bool) or not isinstance(i, int):
+        raise TypeError("%s must be an int, got %s" % (what, type(i).__name__))
+    if i < 0:
+        raise TypeError("%s must be >= 0, got %d" % (what, i))
+    return i
+
+
+def _dims_from(seq, what):
+    """A list of ints from a list (exact ints; not a tuple, bool or float)."""
+    if isinstance(seq, Shape):
+        return list(seq._view())
+    if not isinstance(seq, list):
+        raise TypeError("%s must be a list of ints, got %s" % (what, type(seq).__name__))
+    for d in seq:
+        _exact_int(d, what + " dimension")
+    if len(seq) > MAX_DIM_NUM:
+        raise ValueError("%s has %d dimensions, at most %d are supported"
+                         % (what, len(seq), MAX_DIM_NUM))
+    return list(seq)
+
+
+def _dims_seq(seq, what):
+    """Dimensions from any int sequence (StorageShape's constructor)."""
+    if isinstance(seq, Shape):
+        return list(seq._view())
+    try:
+        dims = list(seq)
+    except TypeError:
+        raise TypeError("%s must be a sequence of ints, got %s"
+                        % (what, type(seq).__name__)) from None
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError("%s dimension must be an int, got %s" % (what, type(d).__name__))
+    if len(dims) > MAX_DIM_NUM:
+        raise ValueError("%s has %d dimensions, at most %d are supported"
+                         % (what, len(dims), MAX_DIM_NUM))
+    return dims
+
+
+class Shape:
+    """A shape view (no public constructor): dims live in the object that
+    owns them, so set_dim on tensor.storage_shape edits that tensor's
+    description."""
+
+    __slots__ = ("_d", "_s")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("ge.runtime.Shape cannot be constructed from Python; use the views "
+                        "of StorageShape, TensorDesc or Tensor")
+
+    @classmethod
+    def _make(cls, dims, scope=None):
+        s = object.__new__(cls)
+        s._d = dims  # shared list: the view is live
+        s._s = scope
+        return s
+
+    def _view(self):
+        _check(self._s)
+        return self._d
+
+    @property
+    def dims(self):
+        return list(self._view())
+
+    @property
+    def dim_num(self):
+        return len(self._view())
+
+    @property
+    def size(self):
+        n = 1
+        for d in self._view():
+            n *= d
+            if not _INT64_MIN <= n < (1 << 63):
+                return _INT64_MIN
+        return n
+
+    def is_scalar(self):
+        return len(self._view()) == 0
+
+    def get_dim(self, i):
+        d = self._view()
+        i = _index(i)
+        if i >= len(d):
+            raise ValueError("dim index %d out of range (dim_num %d)" % (i, len(d)))
+        return d[i]
+
+    def set_dim(self, i, v):
+        d = self._view()
+        i = _index(i)
+        _exact_int(v, "dimension")
+        if i >= len(d):
+            raise ValueError("dim index %d out of range (dim_num %d)" % (i, len(d)))
+        d[i] = v
+
+    def append_dim(self, v):
+        d = self._view()
+        _exact_int(v, "dimension")
+        if len(d) < MAX_DIM_NUM:
+            d.append(v)
+        return self
+
+    def set_scalar(self):
+        del self._view()[:]
+
+    def __repr__(self):
+        if self._s is not None and not self._s.valid:
+            return "<ge.runtime.Shape (expired)>"
+        return "Shape(%r)" % (self._d,)
+
+
+class StorageShape:
+    """StorageShape() (both scalar) or StorageShape(origin_shape, storage_shape)."""
+
+    __slots__ = ("_o", "_t", "_s")
+
+    def __init__(self, origin_shape=None, storage_shape=None):
+        if (origin_shape is None) != (storage_shape is None):
+            raise TypeError("StorageShape() takes no arguments or both origin_shape and "
+                            "storage_shape")
+        self._o = [] if origin_shape is None else _dims_seq(origin_shape, "origin_shape")
+        self._t = [] if storage_shape is None else _dims_seq(storage_shape, "storage_shape")
+        self._s = None
+
+    @classmethod
+    def _make(cls, origin, storage, scope=None):
+        s = object.__new__(cls)
+        s._o, s._t, s._s = origin, storage, scope
+        return s
+
+    @property
+    def origin_shape(self):
+        _check(self._s)
+        return Shape._make(self._o, self._s)
+
+    @property
+    def storage_shape(self):
+        _check(self._s)
+        return Shape._make(self._t, self._s)
+
+    def set_origin_shape(self, shape):
+        _check(self._s)
+        if not isinstance(shape, Shape):
+            raise TypeError("set_origin_shape() takes a ge.runtime.Shape")
+        self._o[:] = shape._view()
+
+    def set_storage_shape(self, shape):
+        _check(self._s)
+        if not isinstance(shape, Shape):
+            raise TypeError("set_storage_shape() takes a ge.runtime.Shape")
+        self._t[:] = shape._view()
+
+    def __repr__(self):
+        if self._s is not None and not self._s.valid:
+            return "<ge.runtime.StorageShape (expired)>"
+        return "StorageShape(%r, %r)" % (self._o, self._t)
+
+
+class ExpandDimsType:
+    """ExpandDimsType(), (rule: str) such as "1100", or (rule: int): high 8
+    bits the length, low 56 bits the mask of expanded dimensions."""
+
+    __slots__ = ("_v", "_s")
+    _MAX = 56
+
+    def __init__(self, rule=None):
+        self._s = None
+        self._v = [0, 0]  # [size, mask]: a list so views share it
+        if rule is None:
+            return
+        if isinstance(rule, str):
+            if len(rule) > self._MAX:
+                return  # longer than 56: ignored, as GE does
+            mask = 0
+            for i, c in enumerate(rule):
+                if c == "1":
+                    mask |= 1 << i
+            self._v[:] = [len(rule), mask]
+        elif isinstance(rule, int) and not isinstance(rule, bool):
+            if rule < 0 or rule >= 1 << 64:
+                raise TypeError("ExpandDimsType rule must be a uint64, got %d" % rule)
+            self._v[:] = [rule >> 56, rule & ((1 << 56) - 1)]
+        else:
+            raise TypeError("ExpandDimsType rule must be a str or an int, got %s"
+                            % type(rule).__name__)
+
+    @classmethod
+    def _make(cls, v, scope):
+        e = object.__new__(cls)
+        e._v, e._s = v, scope
+        return e
+
+    @property
+    def full_size(self):
+        _check(self._s)
+        return self._v[0]
+
+    def is_expand_index(self, i):
+        _check(self._s)
+        return bool(self._v[1] >> _index(i) & 1) if i < self._MAX else False
+
+    def set_expand_index(self, i):
+        _check(self._s)
+        i = _index(i)
+        if i < self._MAX:
+            self._v[1] |= 1 << i
+
+    def __repr__(self):
+        return "ExpandDimsType(size=%d, mask=%#x)" % (self._v[0], self._v[1])
+
+
+class StorageFormat:
+    """StorageFormat() (ND/ND, empty rule) or StorageFormat(origin_format,
+    storage_format, expand_dims_type); the formats are Format or int."""
+
+    __slots__ = ("_f", "_e", "_s")
+
+    def __init__(self, origin_format=None, storage_format=None, expand_dims_type=None):
+        self._s = None
+        if origin_format is None and storage_format is None and expand_dims_type is None:
+            self._f = [Format.FORMAT_ND, Format.FORMAT_ND]
+            self._e = [0, 0]
+            return
+        if origin_format is None or storage_format is None or expand_dims_type is None:
+            raise TypeError("StorageFormat() takes no arguments or origin_format, "
+                            "storage_format and expand_dims_type")
+        if not isinstance(expand_dims_type, ExpandDimsType):
+            raise TypeError("expand_dims_type must be a ge.runtime.ExpandDimsType")
+        self._f = [_convert.ge_format(origin_format, "origin_format"),
+                   _convert.ge_format(storage_format, "storage_format")]
+        self._e = list(expand_dims_type._v)
+
+    @classmethod
+    def _make(cls, f, e, scope):
+        s = object.__new__(cls)
+        s._f, s._e, s._s = f, e, scope
+        return s
+
+    def get_origin_format(self):
+        _check(self._s)
+        return self._f[0]
+
+    def get_storage_format(self):
+        _check(self._s)
+        return self._f[1]
+
+    origin_format = property(get_origin_format)
+    storage_format = property(get_storage_format)
+
+    @property
+    def expand_dims_type(self):
+        _check(self._s)
+        return ExpandDimsType._make(self._e, self._s)
+
+    def set_origin_format(self, fmt):
+        _check(self._s)
+        self._f[0] = _convert.ge_format(fmt, "origin_format")
+
+    def set_storage_format(self, fmt):
+        _check(self._s)
+        self._f[1] = _convert.ge_format(fmt, "storage_format")
+
+    def set_expand_dims_type(self, e):
+        _check(self._s)
+        if not isinstance(e, ExpandDimsType):
+            raise TypeError("set_expand_dims_type() takes a ge.runtime.ExpandDimsType")
+        self._e[:] = e._v
+
+    def __repr__(self):
+        if self._s is not None and not self._s.valid:
+            return "<ge.runtime.StorageFormat (expired)>"
+        return "StorageFormat(%s, %s)" % (self._f[0].name, self._f[1].name)
+
+
+class TensorPlacement:
+    """Where a tensor's memory lives. Like GE's (a pybind11 enum), this is
+    not an int: use int(p) / p.value and p.name."""
+
+    __slots__ = ("name", "value")
+    _by_value = {}
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("TensorPlacement members are TensorPlacement.ON_HOST, ...")
+
+    @classmethod
+    def _member(cls, name, value):
+        p = object.__new__(cls)
+        object.__setattr__(p, "name", name)
+        object.__setattr__(p, "value", value)
+        cls._by_value[value] = p
+        setattr(cls, name, p)
+        return p
+
+    def __setattr__(self, k, v):
+        raise AttributeError("TensorPlacement members are read-only")
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
+
+    def __eq__(self, other):
+        if isinstance(other, TensorPlacement):
+            return self.value == other.value
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(("TensorPlacement", self.value))
+
+    def __repr__(self):
+        return "<TensorPlacement.%s: %d>" % (self.name, self.value)
+
+
+for _n, _v in (("ON_DEVICE_HBM", 0), ("ON_HOST", 1), ("FOLLOWING", 2),
+               ("ON_DEVICE_P2P", 3), ("END", 4)):
+    TensorPlacement._member(_n, _v)
+TensorPlacement.__members__ = dict((p.name, p) for p in TensorPlacement._by_value.values())
+del _n, _v
+
+
+def _desc_shape(shape, what):
+    """(origin, storage) lists from TensorDesc's shape argument."""
+    if shape is None:
+        return [], []
+    if isinstance(shape, StorageShape):
+        _check(shape._s)
+        return list(shape._o), list(shape._t)
+    dims = _dims_from(shape, what)
+    return dims, list(dims)
+
+
+def _desc_dtype(dt):
+    if not isinstance(dt, DataType):
+        raise TypeError("data_type must be a ge DataType, got %s" % type(dt).__name__)
+    if dt >= DataType.DT_MAX:
+        raise ValueError("data_type %s is not a valid DataType" % dt.name)
+    return dt
+
+
+class TensorDesc:
+    """TensorDesc(shape, data_type): what infer_meta takes and returns.
+    shape is a StorageShape (copied), a list of ints (origin = storage) or
+    None (a scalar); data_type a DataType. There is no format."""
+
+    __slots__ = ("_o", "_t", "_dt")
+
+    def __init__(self, shape, data_type):
+        self._o, self._t = _desc_shape(shape, "shape")
+        self._dt = _desc_dtype(data_type)
+
+    @property
+    def shape(self):
+        return StorageShape._make(self._o, self._t)
+
+    @shape.setter
+    def shape(self, shape):
+        o, t = _desc_shape(shape, "shape")
+        self._o[:] = o
+        self._t[:] = t
+
+    @property
+    def data_type(self):
+        return self._dt
+
+    @data_type.setter
+    def data_type(self, dt):
+        self._dt = _desc_dtype(dt)
+
+    def __repr__(self):
+        if self._o == self._t:
+            return "TensorDesc(%r, DataType.%s)" % (self._t, self._dt.name)
+        return "TensorDesc(StorageShape(%r, %r), DataType.%s)" % (self._o, self._t,
+                                                                    self._dt.name)
+
+
+class Tensor:
+    """A tensor handed to execute / declare_launch_args (no constructor):
+    addr is the host address of its data (0 for a description at
+    declare_launch_args time); valid only during the call."""
+
+    __slots__ = ("_addr", "_size", "_o", "_t", "_f", "_e", "_dt", "_p", "_s")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("ge.runtime.Tensor objects are made by the runtime only")
+
+    @classmethod
+    def _make(cls, scope, addr, size, dims, dtype, fmt, placement):
+        t = object.__new__(cls)
+        t._s = scope
+        t._addr = addr
+        t._size = size
+        t._o = list(dims)
+        t._t = list(dims)
+        t._f = [fmt, fmt]
+        t._e = [0, 0]
+        t._dt = dtype
+        t._p = placement
+        return t
+
+    def _get(self, v):
+        _check(self._s)
+        return v
+
+    addr = property(lambda self: self._get(self._addr), doc="host address of the data")
+    size = property(lambda self: self._get(self._size), doc="bytes of the buffer")
+    data_type = property(lambda self: self._get(self._dt))
+    placement = property(lambda self: self._get(self._p))
+    storage_format = property(lambda self: self._get(self._f[1]))
+    origin_format = property(lambda self: self._get(self._f[0]))
+
+    @property
+    def shape_size(self):
+        _check(self._s)
+        n = 1
+        for d in self._t:
+            n *= d
+        return n
+
+    @property
+    def shape(self):
+        _check(self._s)
+        return StorageShape._make(self._o, self._t, self._s)
+
+    @property
+    def storage_shape(self):
+        _check(self._s)
+        return Shape._make(self._t, self._s)
+
+    @property
+    def origin_shape(self):
+        _check(self._s)
+        return Shape._make(self._o, self._s)
+
+    @property
+    def format(self):
+        _check(self._s)
+        return StorageFormat._make(self._f, self._e, self._s)
+
+    @property
+    def expand_dims_type(self):
+        _check(self._s)
+        return ExpandDimsType._make(self._e, self._s)
+
+    def __repr__(self):
+        if self._s is not None and not self._s.valid:
+            return "<ge.runtime.Tensor (expired: used after its call)>"
+        return "<ge.runtime.Tensor shape=%r %s addr=%#x>" % (self._t, self._dt.name, self._addr)

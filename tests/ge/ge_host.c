@@ -1,0 +1,296 @@
+/*
+ * GE-style plugins (tests/ge/plugins) through libpyop's C API, the way a
+ * GE-style engine embedding libpyop sees them: op infos with GE's names,
+ * execute of both forms with GE's float32 attributes, dynamic and optional
+ * inputs, the context's lifetime across calls of one instance, the NPU
+ * boundary (a launch fails naming the element, the op and the NPU; the
+ * plugin's other ops keep working; an op with both runs execute), and
+ * load/unload/shutdown cycles without the bridge's "still referenced"
+ * warning and without state carried between loads.
+ *
+ *   ge_host run       everything above
+ *   ge_host foreign   a real `ge` imported before the load is kept
+ */
+#include <Python.h>
+
+#include "e2e_util.h"
+
+static PyThreadState *g_main_ts;
+static char g_warn[16384];
+
+static void capture_log(void *user, int level, const char *line) {
+  (void)user;
+  if (level <= PYOP_LOG_WARN) {
+    size_t n = strlen(g_warn);
+    snprintf(g_warn + n, sizeof g_warn - n, "%s\n", line);
+  }
+}
+
+static void set_opp(const char *rel) {
+  char *p = xasprintf("%s/%s", GE_PLUGINS, rel);
+  setenv("ASCEND_CUSTOM_OPP_PATH", p, 1);
+  free(p);
+}
+
+static const pyop_op_info *info_of(const char *op_type) {
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get(op_type, &info), PYOP_OK);
+  return info;
+}
+
+static void check_infos(void) {
+  const pyop_op_info *i = info_of("GeIoKinds");
+  if (i != NULL) {
+    CHECK(i->n_inputs == 3 && i->inputs[0].kind == PYOP_IO_REQUIRED &&
+              i->inputs[1].kind == PYOP_IO_OPTIONAL && i->inputs[2].kind == PYOP_IO_DYNAMIC,
+          "GeIoKinds input kinds");
+    CHECK(i->n_outputs == 2 && !strcmp(i->outputs[0].name, "output0") &&
+              !strcmp(i->outputs[1].name, "output1"),
+          "GeIoKinds outputs named output0, output1");
+    pyop_op_info_release(i);
+  }
+  i = info_of("GeOutputNames");
+  if (i != NULL) {
+    CHECK(i->n_outputs == 2 && !strcmp(i->outputs[0].name, "output0_1"),
+          "an input called output0 renames the first output: %s", i->outputs[0].name);
+    pyop_op_info_release(i);
+  }
+  i = info_of("GeHostAndNpu");
+  if (i != NULL) {
+    CHECK(i->capabilities == (PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE | PYOP_CAP_LAUNCH),
+          "GeHostAndNpu capabilities %u", i->capabilities);
+    CHECK(strstr(i->impl_key, "HostAndNpu") != NULL, "impl key %s", i->impl_key);
+    pyop_op_info_release(i);
+  }
+}
+
+/* GeScaledAdd: alpha arrives float32-rounded, as in GE. */
+static void run_scaled_add(void) {
+  pyop_op *op = NULL;
+  pyop_attr a = attr_float("alpha", 0.1);
+  REQUIRE_RC(pyop_op_create("GeScaledAdd", &a, 1, &op), PYOP_OK);
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  pyop_tensor desc[1];
+  CHECK_RC(pyop_op_infer_meta(op, in, 2, desc, 1), PYOP_OK);
+  CHECK(desc[0].dtype == PYOP_DTYPE_FLOAT32 && desc[0].ndim == 1 && desc[0].shape[0] == 4,
+        "infer_meta through GE's TensorDesc");
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in, 2, out, 1, &ctx), PYOP_OK);
+  for (int k = 0; k < 4 && out[0].data; k++) {
+    float want = (float)((double)x[k] + (double)0.1f * (double)y[k]);
+    CHECK(((float *)out[0].data)[k] == want, "out[%d] = %.9g, want %.9g", k,
+          ((float *)out[0].data)[k], want);
+  }
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* GeIoKinds: one optional absent, two dynamic instances. */
+static void run_io_kinds(void) {
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeIoKinds", NULL, 0, &op), PYOP_OK);
+  float x[2] = {1, 2}, d0[2] = {10, 20}, d1[2] = {100, 200};
+  pyop_tensor tx = f32_1d(x, 2), td[2] = {f32_1d(d0, 2), f32_1d(d1, 2)};
+  pyop_tensor_list in[3] = {one(&tx), none_given(), {td, 2}};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  pyop_tensor out[2];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in, 3, out, 2, &ctx), PYOP_OK);
+  if (out[0].data && out[1].data) {
+    CHECK(((float *)out[0].data)[0] == 111 && ((float *)out[0].data)[1] == 222, "sum");
+    const int32_t *c = out[1].data;
+    CHECK(c[0] == 2 && c[1] == 0 && c[2] == 3 && c[3] == 2, "counts %d %d %d %d", c[0], c[1],
+          c[2], c[3]);
+  }
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* GeCtxProbe twice on one instance: what the first call kept is dead in the
+ * second, the instance (cls()) is the same, the workspace is host memory. */
+static void run_ctx_probe(void) {
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeCtxProbe", NULL, 0, &op), PYOP_OK);
+  float x[3] = {1, 2, 3};
+  pyop_tensor tx = f32_1d(x, 3);
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  for (int call = 1; call <= 2; call++) {
+    pyop_tensor out[1];
+    memset(out, 0, sizeof out);
+    CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_OK);
+    const int64_t *r = out[0].data;
+    if (r != NULL)
+      CHECK(r[0] == (call == 1 ? 0 : 7) && r[1] == call && r[2] == 3 && r[3] == 9 &&
+                r[4] == 0x5A && r[5] == 1,
+            "call %d: expired %lld, calls %lld, size %lld, dtype %lld, ws %lld", call,
+            (long long)r[0], (long long)r[1], (long long)r[2], (long long)r[3],
+            (long long)r[4]);
+    host_mem_reset(&mem);
+  }
+  pyop_op_destroy(op);
+}
+
+static void run_npu_boundary(void) {
+  float x[2] = {1, 2}, y[2] = {3, 4}, z[2] = {0, 0};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2), tz = f32_1d(z, 2);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeNpuOnly", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_capabilities(op) == (PYOP_CAP_INFER_META | PYOP_CAP_LAUNCH), "caps");
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  int rc = pyop_op_launch(op, in, 2, &tz, 1, &ctx);
+  CHECK(rc != PYOP_OK, "an NPU launch cannot succeed on a host");
+  CHECK_ERR_HAS("NotImplementedError");
+  CHECK_ERR_HAS("AnnotatedArgsContext.add_launch");
+  CHECK_ERR_HAS("add_custom_kernel");
+  CHECK_ERR_HAS("'GeNpuOnly'");
+  CHECK_ERR_HAS("needs an NPU");
+  CHECK(pyop_op_declare_launch_args(op, in, 2, &tz, 1) != PYOP_OK, "declare fails too");
+  pyop_op_destroy(op);
+
+  /* Both: execute runs. */
+  REQUIRE_RC(pyop_op_create("GeHostAndNpu", NULL, 0, &op), PYOP_OK);
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in, 2, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data && ((float *)out[0].data)[0] == 3 && ((float *)out[0].data)[1] == 8,
+        "GeHostAndNpu execute");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  /* pyACL: fails where it is imported, naming it and the op. */
+  REQUIRE_RC(pyop_op_create("GeAcl", NULL, 0, &op), PYOP_OK);
+  pyop_tensor_list in1[1] = {one(&tx)};
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in1, 1, out, 1, &ctx), PYOP_EPYTHON);
+  CHECK_ERR_HAS("'acl'");
+  CHECK_ERR_HAS("op 'GeAcl'");
+  CHECK_ERR_HAS("needs an NPU");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  /* The plugin's other ops still work. */
+  run_scaled_add();
+}
+
+static void check_no_ge_modules(const char *when) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = PyRun_SimpleString(
+      "import sys\n"
+      "left = [m for m in sys.modules if m == 'ge' or m.startswith('ge.')]\n"
+      "assert not left, left\n"
+      "assert not [f for f in sys.meta_path if type(f).__name__ == 'AclFinder' or\n"
+      "            getattr(f, '__name__', '') == 'AclFinder'], sys.meta_path\n");
+  PyGILState_Release(g);
+  CHECK(rc == 0, "ge modules left %s", when);
+}
+
+static void case_run(void) {
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  set_opp("");
+  for (int round = 0; round < 3; round++) {
+    /* Each load registers the same GE ops again: no state is kept. */
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    size_t n = 0;
+    char *list = op_list_str(&n);
+    CHECK(n == 12, "round %d: %zu ops: %s", round, n, list);
+    free(list);
+    check_infos();
+    run_scaled_add();
+    run_io_kinds();
+    run_ctx_probe();
+    run_npu_boundary();
+    if (round == 1) {
+      CHECK_RC(pyop_shutdown(), PYOP_OK);
+      check_no_ge_modules("after pyop_shutdown");
+    } else {
+      CHECK_RC(pyop_unload(), PYOP_OK);
+    }
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  check_no_ge_modules("after the last pyop_shutdown");
+  CHECK(strstr(g_warn, "still referenced") == NULL, "warnings: %s", g_warn);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+static void case_foreign(void) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = PyRun_SimpleString(
+      "import sys, types\n"
+      "ge = types.ModuleType('ge')\n"
+      "ge.__file__ = '/opt/cann/python/ge/__init__.py'\n"
+      "co = types.ModuleType('ge.custom_op')\n"
+      "co.seen = []\n"
+      "def register_op(*, op_type, mutates_args=()):\n"
+      "    co.seen.append(op_type)\n"
+      "    return lambda f: f\n"
+      "co.register_op = register_op\n"
+      "ge.custom_op = co\n"
+      "sys.modules['ge'] = ge\n"
+      "sys.modules['ge.custom_op'] = co\n");
+  PyGILState_Release(g);
+  REQUIRE(rc == 0, "fake ge");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  char *dir = make_temp_dir("ge_foreign");
+  char *plugin = path_join(dir, "real_ge.py");
+  write_file(plugin, "from ge.custom_op import register_op\n"
+                     "@register_op(op_type='RealGe')\n"
+                     "def f(x):\n"
+                     "    return x\n");
+  setenv("ASCEND_CUSTOM_OPP_PATH", plugin, 1);
+  CHECK_RC(pyop_load(), PYOP_OK);
+  size_t n = 0;
+  char *list = op_list_str(&n);
+  CHECK(n == 0, "libpyop registered %s", list);
+  free(list);
+  CHECK(strstr(g_warn, "already imported (/opt/cann/python/ge/__init__.py)") != NULL &&
+            strstr(g_warn, "not replaced") != NULL,
+        "log: %s", g_warn);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  g = PyGILState_Ensure();
+  rc = PyRun_SimpleString("import sys\n"
+                          "assert sys.modules['ge'].__file__.startswith('/opt/cann')\n"
+                          "assert sys.modules['ge.custom_op'].seen == ['RealGe']\n");
+  PyGILState_Release(g);
+  CHECK(rc == 0, "the real ge was replaced or not used");
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  remove_tree(dir);
+  free(plugin);
+  free(dir);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s run|foreign\n", argv[0]);
+    return 2;
+  }
+  e2e_case = argv[1];
+  Py_InitializeEx(0);
+  g_main_ts = PyEval_SaveThread();
+  if (!strcmp(argv[1], "run"))
+    case_run();
+  else if (!strcmp(argv[1], "foreign"))
+    case_foreign();
+  else {
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+  }
+  int rc = pyop_shutdown();
+  CHECK(rc == PYOP_OK, "final pyop_shutdown: %s", pyop_status_name(rc));
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  return e2e_finish();
+}

@@ -1,0 +1,180 @@
+"""GE-style plugins (tests/ge/plugins) through the `pyop` command: list,
+check, run, doctor; GE's rejections; a real `ge` imported first; and no
+"still referenced at shutdown" warning because of the ge package.
+
+Environment: PYOP_TEST_CLI (bin/pyop), PYOP_TEST_PYTHON (interpreter),
+PYOP_TEST_GE_PLUGINS (tests/ge/plugins), PYOP_TEST_GE_BAD (tests/ge/bad).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+CLI = os.environ["PYOP_TEST_CLI"]
+PY = os.environ.get("PYOP_TEST_PYTHON", sys.executable)
+PLUGINS = os.environ["PYOP_TEST_GE_PLUGINS"]
+BAD = os.environ["PYOP_TEST_GE_BAD"]
+
+
+def pyop(*args, opp=PLUGINS, code=None):
+    env = dict(os.environ, ASCEND_CUSTOM_OPP_PATH=opp, PYOP_LOG="warn",
+               PYTHONDONTWRITEBYTECODE="1")
+    cmd = [PY, "-B", CLI] + list(args) if code is None else [PY, "-B", "-c", code] + list(args)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+class CliTest(unittest.TestCase):
+    def ok(self, *args, **kw):
+        rc, out, err = pyop(*args, **kw)
+        self.assertEqual(rc, 0, "pyop %s: %s%s" % (" ".join(args), out, err))
+        self.assertNotIn("still referenced", err)
+        return out
+
+    def fails(self, *args, **kw):
+        rc, out, err = pyop(*args, **kw)
+        self.assertEqual(rc, 1, "pyop %s: %s%s" % (" ".join(args), out, err))
+        self.assertNotIn("still referenced", err)
+        return out + err
+
+    def test_list(self):
+        out = self.ok("list")
+        for line in ("GeScaledAdd(x, y; alpha: float = 1.0) -> output0",
+                     "GeLegacyNeg(x) -> output0",
+                     "GeIoKinds(x, bias?, xs[]) -> output0, output1",
+                     "GeOutputNames(output0, other) -> output0_1, output1",
+                     "GeDtypeSentinel(x; dt: int = 28) -> output0",
+                     "GePkgScale(x) -> output0", "GePkgShift(x) -> output0",
+                     "GeNpuOnly(x, y) -> output0", "GeHostAndNpu(x, y) -> output0",
+                     "GeAcl(x) -> output0", "GeCtxProbe(x) -> output0"):
+            self.assertIn(line, out)
+        self.assertIn("dt: DataType = 'float16'", out)
+        self.assertIn("lli: list[list[int]] = [[1, 2], [3]]", out)
+        self.assertIn("capabilities: infer_meta, declare_launch_args", out)
+        self.assertIn("capabilities: infer_meta, execute, declare_launch_args", out)
+        self.assertIn("(ge:ge_ops:ScaledAdd:GeScaledAdd)", out)
+
+    def test_check(self):
+        out = self.fails("check")
+        self.assertIn("12 ops checked, 2 failed", out)
+        for op in ("GeScaledAdd", "GeLegacyNeg", "GeAllAttrs", "GeIoKinds", "GeCtxProbe",
+                   "GeOutputNames", "GeDtypeSentinel", "GePkgScale", "GePkgShift",
+                   "GeHostAndNpu"):
+            self.assertRegex(out, r"\n%s +ok" % op)
+        self.assertRegex(out, r"GeNpuOnly +failed")
+        self.assertRegex(out, r"GeAcl +failed")
+        out = self.ok("check", opp=os.path.join(PLUGINS, "ge_ops.py"))
+        self.assertIn("7 ops checked, 0 failed", out)
+
+    def test_run(self):
+        cases = [
+            (["GeScaledAdd", "--input", "x=float32[3]:1,2,3", "--input", "y=float32[3]:10,20,30",
+              "--attr", "alpha=2"], "output0: float32[3] = [21, 42, 63]"),
+            (["GeLegacyNeg", "--input", "x=float32[2]:1,-2"], "output0: float32[2] = [-1, 2]"),
+            (["GeAllAttrs", "--input", "x=float32[1]:0"],
+             "output0: float64[12] = [7, 0.1, 1, 397, 1, 63, 0.75, 5, 3, 14, 62, 99]"),
+            (["GeAllAttrs", "--input", "x=float32[1]:0", "--attr", "i=-3", "--attr", "f=2.5",
+              "--attr", "b=false", "--attr", "s=zz", "--attr", "dt=int32", "--attr", "li=4,5",
+              "--attr", "lf=0.1", "--attr", "lb=false,true", "--attr", "ls=a,b,c",
+              "--attr", "ldt=float32", "--attr", "lli=[[4],[5,6]]"],
+             "output0: float64[12] = [-3, 2.5, 0, 322, 3, 92, 0.1, 2, 3, 0, 152, 122]"),
+            (["GeDtypeSentinel", "--input", "x=float32[1]:0"], "output0: int32[1] = [28]"),
+            (["GeDtypeSentinel", "--input", "x=float32[1]:0", "--attr", "dt=27"],
+             "output0: int32[1] = [27]"),
+            (["GeIoKinds", "--input", "x=float32[3]:1,2,3", "--input", "xs=float32[3]:1,1,1",
+              "--input", "xs=float32[3]:10,10,10"],
+             "output0: float32[3] = [12, 13, 14]\noutput1: int32[4] = [2, 0, 3, 3]"),
+            (["GeIoKinds", "--input", "x=float32[3]:1,2,3", "--input", "bias=float32[3]:5,5,5"],
+             "output0: float32[3] = [6, 7, 8]\noutput1: int32[4] = [0, 1, 2, 3]"),
+            (["GeOutputNames", "--input", "output0=float32[2]:1,2", "--input",
+              "other=int32[1]:5"], "output0_1: float32[2] = [1, 2]\noutput1: int32[1] = [5]"),
+            (["GeCtxProbe", "--input", "x=float32[2]:1,2"], "output0: int64[6] = [0, 1, 2, 9, 90, 1]"),
+            (["GePkgScale", "--input", "x=float32[2]:1,2"], "output0: float32[2] = [3, 6]"),
+            (["GePkgShift", "--input", "x=float32[2]:1,2"], "output0: float32[2] = [4, 5]"),
+            (["GeHostAndNpu", "--input", "x=float32[2]:1,2", "--input", "y=float32[2]:3,4"],
+             "output0: float32[2] = [3, 8]"),
+        ]
+        for args, want in cases:
+            with self.subTest(args[0]):
+                self.assertIn(want, self.ok("run", *args))
+
+    def test_npu_boundary(self):
+        out = self.fails("run", "GeNpuOnly", "--input", "x=float32[2]:1,2", "--input",
+                         "y=float32[2]:3,4")
+        for s in ("NotImplementedError", "AnnotatedArgsContext.add_launch", "add_custom_kernel",
+                  "'GeNpuOnly'", "needs an NPU"):
+            self.assertIn(s, out)
+        out = self.fails("run", "GeAcl", "--input", "x=float32[2]:1,2")
+        for s in ("ModuleNotFoundError", "'acl'", "pyACL needs an NPU", "op 'GeAcl'",
+                  "ge_npu.py"):
+            self.assertIn(s, out)
+
+    def test_rejections(self):
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_default.py"))
+        self.assertIn("TypeError: register_op op_type 'GeBadDefault' failed: attribute 'alpha'",
+                      out)
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_signature.py"))
+        self.assertIn("TypeError: register_op_impl op_type 'GeBadSignature'", out)
+        self.assertIn("expected keyword-only attribute 'a'", out)
+
+    def test_doctor(self):
+        out = self.ok("doctor")
+        self.assertIn("ge: libpyop's GE compatibility package", out)
+
+    def test_real_ge_is_kept(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "ge", "custom_op"))
+            with open(os.path.join(d, "ge", "__init__.py"), "w") as f:
+                f.write("CANN = True\n")
+            with open(os.path.join(d, "ge", "custom_op", "__init__.py"), "w") as f:
+                f.write(textwrap.dedent("""\
+                    REGISTERED = []
+                    def register_op(*, op_type, mutates_args=()):
+                        def deco(fn):
+                            REGISTERED.append(op_type)
+                            return fn
+                        return deco
+                    def register_op_impl(*, op_type):
+                        return lambda cls: cls
+                    def get_execute_ctx():
+                        raise RuntimeError
+                    """))
+            code = textwrap.dedent("""\
+                import runpy, sys
+                sys.path.insert(0, %r)
+                import ge, ge.custom_op
+                sys.path.pop(0)
+                try:
+                    runpy.run_path(%r, run_name="__main__")
+                except SystemExit as e:
+                    rc = e.code
+                else:
+                    rc = 0
+                assert sys.modules["ge"] is ge and ge.CANN, "the real ge was replaced"
+                print("REGISTERED", sorted(ge.custom_op.REGISTERED))
+                sys.exit(rc)
+                """ % (d, CLI))
+            rc, out, err = pyop("doctor", code=code)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("ge: a CANN `ge` package is already imported", out)
+            plugin = os.path.join(d, "plugins", "real_ge_plugin.py")
+            os.makedirs(os.path.dirname(plugin))
+            with open(plugin, "w") as f:
+                f.write("from ge.custom_op import register_op\n"
+                        "@register_op(op_type='RealGeOp')\n"
+                        "def f(x):\n"
+                        "    return x\n")
+            rc, out, err = pyop("list", code=code, opp=plugin)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("no ops registered", out)
+            self.assertIn("REGISTERED ['RealGeOp']", out)
+            self.assertIn("a `ge` package is already imported", err)
+            self.assertIn("it is not replaced", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
