@@ -665,6 +665,19 @@ class SiblingImportTest(unittest.TestCase):
                 self.assertNotIn(n, sys.modules)
             self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
 
+    def test_site_names_are_never_siblings(self):
+        with TempDir() as d:
+            write(d, "sitecustomize.py", "SIBLING = True\n")
+            write(d, "usercustomize.py", "SIBLING = True\n")
+            write(d, "a.py", "for n in ('sitecustomize', 'usercustomize'):\n"
+                  "    try:\n"
+                  "        m = __import__(n)\n"
+                  "    except ImportError:\n"
+                  "        continue\n"
+                  "    assert not getattr(m, 'SIBLING', False), 'sibling %s served' % n\n")
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+
     def test_file_element_has_no_siblings(self):
         with TempDir() as d:
             write(d, "_helper.py", "X = 1\n")

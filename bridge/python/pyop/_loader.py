@@ -96,7 +96,9 @@ class _AliasLoader:
         self.owner.aliases.append(self.spec_name)
 
 
-_PROTECTED = frozenset(("pyop", "ge"))
+# Never sibling aliases: libpyop's packages and the names the site
+# machinery imports by itself.
+_PROTECTED = frozenset(("pyop", "ge", "sitecustomize", "usercustomize"))
 
 
 def _protected(name):

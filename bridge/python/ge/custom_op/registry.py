@@ -120,18 +120,19 @@ def is_legacy(params):
             params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD))
 
 
-_legacy_cache = {}
-
-
-def _bound_is_legacy(m):
+def _bound_is_legacy(impl, m):
+    """Whether the bound execute m is the legacy form; remembered on the
+    implementation for the last function seen (no process-wide cache)."""
     f = getattr(m, "__func__", m)
-    r = _legacy_cache.get(f)
-    if r is None:
-        try:
-            ps = list(inspect.signature(m).parameters.values())
-        except (TypeError, ValueError):
-            ps = []
-        r = _legacy_cache[f] = is_legacy(ps)
+    seen = impl.legacy_seen
+    if seen is not None and seen[0] is f:
+        return seen[1]
+    try:
+        ps = list(inspect.signature(m).parameters.values())
+    except (TypeError, ValueError):
+        ps = []
+    r = is_legacy(ps)
+    impl.legacy_seen = (f, r)
     return r
 
 
@@ -245,7 +246,7 @@ def _run_execute(impl, inst, args, kw):
     try:
         ctx._vals = _attr_values(ir, kw, ctx._s)
         m = inst.execute
-        if _bound_is_legacy(m):
+        if _bound_is_legacy(impl, m):
             with binding(_EXEC, None, impl.op_type):
                 m(ctx)
         else:
@@ -312,7 +313,7 @@ def _make_adapter(user_cls, impl, methods):
 class GeOpImpl(_registry.OpImpl):
     """pyop's view of a GE implementation (cls is the adapter)."""
 
-    __slots__ = ("ge", "user_cls", "ir")
+    __slots__ = ("ge", "user_cls", "ir", "legacy_seen")
 
     def bind(self, proto):
         ir = _ir_of(proto)
@@ -381,6 +382,7 @@ def register_op_impl(*, op_type):
         impl.ge = desc
         impl.user_cls = cls
         impl.ir = None
+        impl.legacy_seen = None
         impl.cls = _make_adapter(cls, impl, methods)
         st.impls[key] = desc
         st.impl_types[op_type] = key
