@@ -16,6 +16,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PYOP_BENCH_BUILD:-$root/build/bench}
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
+  # A fresh clone has no build root yet: the configure log goes beside $build.
+  mkdir -p "$(dirname "$build")"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 || {
     cat "$build.configure.log" >&2
     echo "bench/run.sh: configure failed" >&2
