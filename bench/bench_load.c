@@ -108,12 +108,12 @@ static double run_importlib(void *arg, long n) {
   (void)arg;
   double total = 0.0;
   for (long i = 0; i < n; i++) {
-    double t0 = bench_now();
+    double t0 = bench_begin();
     PyGILState_STATE st = PyGILState_Ensure();
     PyObject *names = PyObject_CallOneArg(fn_import_all, file_list);
     if (!names) bench_python_die("importlib baseline");
     PyGILState_Release(st);
-    total += bench_now() - t0;
+    total += bench_end(t0);
     st = PyGILState_Ensure();
     PyObject *r = PyObject_CallOneArg(fn_drop, names);
     if (!r) bench_python_die("dropping the baseline's modules");
@@ -128,9 +128,9 @@ static double run_pyop_load(void *arg, long n) {
   (void)arg;
   double total = 0.0;
   for (long i = 0; i < n; i++) {
-    double t0 = bench_now();
+    double t0 = bench_begin();
     check(pyop_load(), "pyop_load");
-    total += bench_now() - t0;
+    total += bench_end(t0);
     const pyop_op_info *info;
     check(pyop_op_get("BenchLoad199", &info), "pyop_op_get BenchLoad199");
     pyop_op_info_release(info);
@@ -140,6 +140,7 @@ static double run_pyop_load(void *arg, long n) {
 }
 
 int main(void) {
+  bench_init();
   const char *plugins = getenv("PYOP_BENCH_PLUGINS");
   if (!plugins || !plugins[0]) plugins = PYOP_BENCH_PLUGINS_DIR;
   char tpl[4200];
@@ -148,7 +149,7 @@ int main(void) {
   write_plugins(tpl);
   setenv("ASCEND_CUSTOM_OPP_PATH", dir, 1);
 
-  int reps = bench_reps();
+  int reps = bench_reps_long(); /* ~150 ms a repetition */
   printf("# bench_load: %d repetitions, medians; %d plugins in %s\n", reps, NPLUGINS, dir);
   bench_python_start();
   /* Opens the bridge and imports the pyop package (the plugins import it). */
@@ -157,16 +158,12 @@ int main(void) {
   setup_baseline();
 
   bench_variant v[] = {
-      {"pyop_load of 200 plugins", run_pyop_load, NULL, 1, 0, NULL},
-      {"importlib of the same 200 files", run_importlib, NULL, 1, 0, NULL},
+      {"pyop_load of 200 plugins", run_pyop_load, NULL, 1, 0, NULL, 1},
+      {"importlib of the same 200 files", run_importlib, NULL, 1, 0, NULL, 1},
   };
   bench_interleave(v, 2, reps);
   for (int i = 0; i < 2; i++) bench_print_variant(&v[i], reps);
-  char raw[256];
-  snprintf(raw, sizeof raw, "pyop_load %.1f ms, importlib %.1f ms", v[0].per_iter * 1e3,
-           v[1].per_iter * 1e3);
-  bench_row("7", "load 200 plugins: pyop_load / importlib", v[0].per_iter / v[1].per_iter, "x",
-            "<=", 1.25, raw);
+  bench_row_ratio("7", "load 200 plugins: pyop_load / importlib", &v[0], &v[1], "<=", 1.25);
   bench_variants_free(v, 2);
 
   PyGILState_STATE st = PyGILState_Ensure();

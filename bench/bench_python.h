@@ -14,7 +14,8 @@
 
 /*
  * Initialises Python with an isolated configuration (no PYTHON* variables,
- * no cwd or user site on sys.path) that never writes bytecode, then
+ * no cwd or user site on sys.path) that never writes bytecode and hashes
+ * strings with the fixed seed 0 (repeatable instruction counts), then
  * releases the GIL: from here on every thread takes it with
  * PyGILState_Ensure. Exits on failure.
  */
