@@ -95,6 +95,16 @@ typedef struct pb_holder {
   size_t n_out_cache;
   pb_desc_slot *desc_cache;     /* per input slot: TensorDesc reuse */
   size_t n_desc_cache;
+  /*
+   * Tensors whose buffer escaped a call of this instance (a memoryview or
+   * array of it still alive when the call returned), NULL when none. While
+   * one is still exported every call is refused: plugin code of the
+   * instance could write through the view into memory the host freed.
+   * See holder_check_escapes (callbacks.c).
+   */
+  PyObject *escaped;            /* list of Tensors, or NULL */
+  char *escaped_why;            /* what the first escape was (malloc'd) */
+  bool escape_untracked;        /* one could not be recorded: refuse for good */
 } pb_holder;
 
 /* A Tensor a callback handed to Python, released when the callback ends. */
@@ -290,18 +300,35 @@ static inline bool pb_tensor_same(const pyop_tensor *a, const pyop_tensor *b) {
   return true;
 }
 
+/*
+ * Whether the object a holder's cache keeps (a Tensor or a TensorDesc) is
+ * free to be refilled for the next call: the cache's reference is the only
+ * one. Nothing else then reaches it (neither plugin code, nor a memoryview,
+ * nor a traceback: each of those holds a reference; Tensor and TensorDesc
+ * take no weak references), so changing it in place is invisible. The
+ * free-threaded build cannot tell this from the count (other threads may
+ * be taking references as it is read) and never reuses.
+ */
+static inline bool pb_only_cache_holds(PyObject *o) {
+#ifdef Py_GIL_DISABLED
+  (void)o;
+  return false;
+#else
+  return Py_REFCNT(o) == 1;
+#endif
+}
+
 /* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor. */
 PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable);
 
 /*
  * A read-only (or writable) Tensor over t, reusing *cache when nobody else
- * holds it (reference count 1: only the cache). New reference or NULL
+ * holds it (pb_only_cache_holds). New reference or NULL
  * (exception). A reused Tensor last filled from an equivalent host struct
  * (pb_tensor_same) is only marked valid again: its shape/strides are t's.
  */
 static inline PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
-#ifndef Py_GIL_DISABLED
-  if (cache != NULL && *cache != NULL && Py_REFCNT(*cache) == 1) {
+  if (cache != NULL && *cache != NULL && pb_only_cache_holds(*cache)) {
     pb_tensor *self = (pb_tensor *)*cache;
     if (self->writable == writable && self->exports == 0 && pb_tensor_same(&self->t, t)) {
       *cache = NULL;
@@ -309,7 +336,6 @@ static inline PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bo
       return (PyObject *)self;
     }
   }
-#endif
   return pb_tensor_make(cache, t, writable);
 }
 
@@ -327,8 +353,9 @@ static inline int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int
 
 /* Invalidates and drops f's context (f->ctx != NULL). */
 void pb_frame_ctx_end(pb_frame *f);
-/* The message for a tensor whose buffer outlived its call (malloc'd). */
-char *pb_frame_why(const pb_made *m);
+/* Records in f's holder that m's buffer outlived the call (see
+ * pb_holder.escaped); returns the message for it (malloc'd, may be NULL). */
+char *pb_frame_escaped(pb_frame *f, const pb_made *m);
 
 /* Starts a frame of kind on thread th (&pb_tls; made = made_small). */
 static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holder *h,
@@ -350,7 +377,8 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
  * Pops the frame, invalidates its context (if one was made) and every
  * tensor it handed out; each Tensor nobody else holds goes back to its
  * cache (which takes the reference) or is dropped. Returns false when a
- * buffer export outlived the call; *why (malloc'd) then says which tensor.
+ * buffer export outlived the call (the holder then refuses calls until it
+ * is released); *why (malloc'd) then says which tensor.
  */
 static inline bool pb_frame_end(pb_frame *f, char **why) {
   f->thread->frame = f->prev;
@@ -362,16 +390,18 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
     pb_made *m = &f->made[i];
     pb_tensor *t = (pb_tensor *)m->obj;
     t->valid = false;
-    if (t->exports != 0 && ok) {
+    if (t->exports != 0) {
+      char *w = pb_frame_escaped(f, m);
+      if (ok)
+        *why = w;
+      else
+        free(w);
       ok = false;
-      *why = pb_frame_why(m);
     }
-#ifndef Py_GIL_DISABLED
-    if (m->cache != NULL && *m->cache == NULL && Py_REFCNT(m->obj) == 1) {
+    if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
       *m->cache = m->obj;
       continue;
     }
-#endif
     Py_DECREF(m->obj);
   }
   if (f->made != f->made_small)

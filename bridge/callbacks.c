@@ -202,6 +202,8 @@ static void holder_free(pb_holder *h) {
     Py_XDECREF(h->desc_cache[i].shape);
   }
   free(h->desc_cache);
+  Py_XDECREF(h->escaped);
+  free(h->escaped_why);
   pb_op_decref(h->op);
   free(h);
 }
@@ -333,6 +335,7 @@ void pb_cb_destroy_holder(void *holder) {
     free(h->in_cache);
     free(h->out_cache);
     free(h->desc_cache);
+    free(h->escaped_why);
     free(h);
     return;
   }
@@ -396,9 +399,8 @@ static PyObject *shape_tuple(const pyop_tensor *t, pb_desc_slot *slot) {
  * A TensorDesc for a description. New reference or NULL.
  *
  * With slot (one input slot of the holder) the slot's TensorDesc is reused
- * when nobody else holds it any more (reference count 1: only the slot;
- * TensorDesc has no __weakref__, pb_desc_setup checks, so nothing can reach
- * it otherwise). Its fields are then rewritten only where they differ from
+ * when nobody else holds it any more (pb_only_cache_holds; TensorDesc has
+ * no __weakref__, pb_desc_setup checks). Its fields are then rewritten only where they differ from
  * t. A TensorDesc a plugin kept is never touched again: the slot takes a
  * new one. A plugin may have assigned the fields of a reused one: they are
  * compared by identity (the slot's shape tuple, the DataType and Format
@@ -419,14 +421,14 @@ static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
   if (tp != NULL) {
     PyObject *r = slot != NULL ? slot->desc : NULL;
     /* The common case: the slot's TensorDesc, free and already right. */
-    if (r != NULL && Py_REFCNT(r) == 1 && Py_IS_TYPE(r, tp) &&
+    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp) &&
         *pb_desc_field(r, PB_DESC_DTYPE) == dt && *pb_desc_field(r, PB_DESC_FORMAT) == fm &&
         *pb_desc_field(r, PB_DESC_SHAPE) == slot->shape && slot_shape_is(slot, t))
       return Py_NewRef(r);
     /* The fields libpyop already checked (non-negative dims, known dtype
      * and format) stored directly: what TensorDesc.__init__ would store,
      * without its Python-level validation on the hot path. */
-    if (r != NULL && Py_REFCNT(r) == 1 && Py_IS_TYPE(r, tp))
+    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp))
       slot->desc = NULL; /* taken out of the slot: ours while we fill it */
     else
       r = NULL;
@@ -516,7 +518,7 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
       const pyop_tensor_list *s = &inputs[i];
       pb_tensor *o = (pb_tensor *)h->in_cache[i];
       if (s->count != 1 || s->items == NULL || kinds[i] == PYOP_IO_DYNAMIC || o == NULL ||
-          Py_REFCNT(o) != 1 || o->writable || o->exports != 0 ||
+          !pb_only_cache_holds((PyObject *)o) || o->writable || o->exports != 0 ||
           !pb_tensor_same(&o->t, &s->items[0]))
         break;
       h->in_cache[i] = NULL;
@@ -591,6 +593,34 @@ typedef struct pb_call {
   size_t npos;
   size_t built; /* argv[2..2+built) hold references (call_end drops them) */
 } pb_call;
+
+/*
+ * PYOP_OK when no buffer that escaped an earlier call of h is still exported
+ * (the released ones are forgotten), else refuses this call with
+ * PYOP_ESTATE: the instance's code could write through the kept view into
+ * memory the host has freed. Only called when h has escapes.
+ */
+static int holder_check_escapes(pb_holder *h, int kind) {
+  if (!h->escape_untracked) {
+    bool alive = false;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(h->escaped) && !alive; i++)
+      alive = ((pb_tensor *)PyList_GET_ITEM(h->escaped, i))->exports != 0;
+    if (!alive) {
+      Py_CLEAR(h->escaped); /* Tensors: no Python code runs when they go */
+      free(h->escaped_why);
+      h->escaped_why = NULL;
+      return PYOP_OK;
+    }
+  }
+  pb_op *op = h->op;
+  return pb_error(PYOP_ESTATE,
+                  "%s of op '%s' (%s %s) refused: %s and is still alive; every call of this "
+                  "op instance is refused until it is released (del the array or the "
+                  "memoryview, or call its release())",
+                  pb_kind_names[kind], op->op_type,
+                  op->is_impl ? "implementation at" : "defined at", op->where,
+                  h->escaped_why != NULL ? h->escaped_why : "a tensor buffer outlived a call");
+}
 
 /* Prepares argv with room for npos positional args plus the attributes. */
 static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const void *args,
@@ -786,6 +816,13 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
+  if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
+    int refused = holder_check_escapes(h, kind);
+    if (refused != PYOP_OK) {
+      pb_leave(st);
+      return refused;
+    }
+  }
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in);
   if (rc != PYOP_OK) {
@@ -830,6 +867,13 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
+  if (h->escaped != NULL || h->escape_untracked) {
+    int refused = holder_check_escapes(h, kind);
+    if (refused != PYOP_OK) {
+      pb_leave(st);
+      return refused;
+    }
+  }
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in + n_out);
   if (rc != PYOP_OK) {

@@ -284,12 +284,10 @@ static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
 
 PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable) {
   pb_tensor *self = NULL;
-#ifndef Py_GIL_DISABLED
-  if (cache != NULL && *cache != NULL && Py_REFCNT(*cache) == 1) {
+  if (cache != NULL && *cache != NULL && pb_only_cache_holds(*cache)) {
     self = (pb_tensor *)*cache;
     *cache = NULL;
   }
-#endif
   if (self == NULL) {
     self = PyObject_New(pb_tensor, pb.tensor_type);
     if (self == NULL)
@@ -327,11 +325,23 @@ void pb_frame_ctx_end(pb_frame *f) {
   Py_CLEAR(f->ctx);
 }
 
-char *pb_frame_why(const pb_made *m) {
+char *pb_frame_escaped(pb_frame *f, const pb_made *m) {
   static const char *const roles[] = {"input", "output", "workspace"};
+  pb_holder *h = f->holder;
+  if (h->escaped_why == NULL)
+    h->escaped_why = pb_strdupf("a buffer of %s %zu (a memoryview or numpy array of it) "
+                                "outlived an earlier call", roles[m->role], m->index);
+  if (h->escaped == NULL)
+    h->escaped = PyList_New(0);
+  if (h->escaped == NULL || PyList_Append(h->escaped, m->obj) < 0) {
+    /* Cannot watch it: refuse for good (pb_holder_check_escapes). */
+    PyErr_Clear();
+    h->escape_untracked = true;
+  }
   return pb_strdupf("a buffer of %s %zu (a memoryview or numpy array of it) is still alive "
                     "after the callback returned; tensors are only valid during the "
-                    "callback: copy the data instead of keeping a view",
+                    "callback: copy the data instead of keeping a view. Every call of "
+                    "this op instance is refused until that view is released",
                     roles[m->role], m->index);
 }
 

@@ -883,6 +883,28 @@ static void case_escape(void) {
   void *drop = holder_of(impl, &a, 1);
   CHECK_OK(exec1(impl, drop, &in, 1, ONE, 1, &o));
   outputs_free(&o);
+  /* A kept view of an output fails its call, and every later call of that
+   * instance is refused (its code would write through the view into the
+   * output the host freed) until the view is released. */
+  a = attr_str("mode", "keep_out_write");
+  void *kw = holder_of(impl, &a, 1);
+  const char *n_out[] = {"execute of op 'Escape'", "a buffer of output 0", "still alive",
+                         "refused until that view is released", NULL};
+  expect_call_error(exec1(impl, kw, &in, 1, ONE, 1, &o), PYOP_EPYTHON, n_out);
+  outputs_free(&o); /* the host frees the output of the failed call */
+  for (int i = 0; i < 2; i++) {
+    const char *n_ref[] = {"execute of op 'Escape'", "refused", "a buffer of output 0",
+                           "outlived an earlier call", "until it is released", NULL};
+    expect_call_error(exec1(impl, kw, &in, 1, ONE, 1, &o), PYOP_ESTATE, n_ref);
+    CHECK(o.mem[0] == NULL, "a refused call runs no plugin code");
+    outputs_free(&o);
+  }
+  /* Other instances still work; "drop" releases the view: kw works again. */
+  CHECK_OK(exec1(impl, drop, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  CHECK_OK(exec1(impl, kw, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(kw);
   /* numpy, when available: zero-copy, read-only inputs, writable outputs. */
   if (py_ok("import numpy")) {
     a = attr_str("mode", "numpy");

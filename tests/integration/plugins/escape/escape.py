@@ -3,6 +3,7 @@ import pyop
 from pyop import TensorDesc
 
 KEPT = []
+KEPT_OUT = []  # a writable byte view of an earlier call's output
 
 
 @pyop.register_op(op_type="Escape")
@@ -45,8 +46,15 @@ class EscapeImpl:
         elif mode == "stash_global":
             import builtins  # outlives the plugin and the pyop package
             builtins._pyop_test_kept = (x, ctx)
+        elif mode == "keep_out_write":
+            if KEPT_OUT:  # what an op keeping a view would do next: write through it
+                KEPT_OUT[0][0] = 0x5A
+            elif not getattr(type(self), "kept_out", False):
+                type(self).kept_out = True
+                KEPT_OUT.append(memoryview(out).cast("B"))
         elif mode == "drop":
             KEPT.clear()
+            KEPT_OUT.clear()
             for name in ("kept", "ctx", "out"):
                 if hasattr(type(self), name):
                     delattr(type(self), name)
