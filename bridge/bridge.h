@@ -73,6 +73,13 @@ typedef struct pb_desc_slot {
   int64_t dims[PYOP_MAX_DIMS];
 } pb_desc_slot;
 
+/* A list-typed attribute of a holder: its value is kept as a tuple (of
+ * tuples when nested, for LIST_LIST_INT) and each call gets new lists. */
+typedef struct pb_list_attr {
+  size_t index; /* in attr_values */
+  bool nested;
+} pb_list_attr;
+
 /*
  * Per op instance state made by create_holder: the call targets and the
  * attribute values converted once, plus Tensor and TensorDesc objects kept
@@ -87,8 +94,10 @@ typedef struct pb_holder {
    * it. NULL: call target[k]. */
   PyObject *func[PB_NKINDS];
   PyObject *kwnames;            /* tuple of attribute names, NULL if none */
-  PyObject **attr_values;       /* n_attrs owned references */
+  PyObject **attr_values;       /* n_attrs owned references; lists as tuples */
   size_t n_attrs;
+  pb_list_attr *list_attrs;     /* the list-typed ones: a new list per call */
+  size_t n_list_attrs;
   PyObject **in_cache;          /* per input slot: a Tensor to reuse, or NULL */
   size_t n_in_cache;
   PyObject **out_cache;         /* per output index */

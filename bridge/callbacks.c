@@ -36,12 +36,12 @@ static PyObject *str_value(pyop_str s) {
   return PyUnicode_DecodeUTF8(s.data != NULL ? s.data : "", (Py_ssize_t)s.len, "strict");
 }
 
-static PyObject *int_list(const int64_t *items, size_t n) {
+static PyObject *int_tuple(const int64_t *items, size_t n) {
   if (n > 0 && items == NULL) {
     PyErr_SetString(PyExc_ValueError, "list attribute with NULL items");
     return NULL;
   }
-  PyObject *l = PyList_New((Py_ssize_t)n);
+  PyObject *l = PyTuple_New((Py_ssize_t)n);
   if (l == NULL)
     return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -50,13 +50,15 @@ static PyObject *int_list(const int64_t *items, size_t n) {
       Py_DECREF(l);
       return NULL;
     }
-    PyList_SET_ITEM(l, (Py_ssize_t)i, v);
+    PyTuple_SET_ITEM(l, (Py_ssize_t)i, v);
   }
   return l;
 }
 
-/* The Python object of an attribute value: int, float, bool, str,
- * DataType, or a list of those (list of lists for LIST_LIST_INT). */
+/* The Python object the holder keeps for an attribute value: int, float,
+ * bool, str, DataType, or for a list type a tuple of those (a tuple of
+ * tuples for LIST_LIST_INT), from which each call gets new lists
+ * (call_list). */
 static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
   if (v->type != type) {
     PyErr_Format(PyExc_TypeError, "attribute value of type %d given for type %d", (int)v->type,
@@ -77,7 +79,7 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
   case PYOP_ATTR_DTYPE:
     return dtype_value(v->u.dtype);
   case PYOP_ATTR_LIST_INT:
-    return int_list(v->u.ints.items, v->u.ints.count);
+    return int_tuple(v->u.ints.items, v->u.ints.count);
   case PYOP_ATTR_LIST_FLOAT:
     n = v->u.floats.count;
     items = v->u.floats.items;
@@ -106,7 +108,7 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
     PyErr_SetString(PyExc_ValueError, "list attribute with NULL items");
     return NULL;
   }
-  PyObject *l = PyList_New((Py_ssize_t)n);
+  PyObject *l = PyTuple_New((Py_ssize_t)n);
   if (l == NULL)
     return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -125,14 +127,33 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
       e = dtype_value(v->u.dtypes.items[i]);
       break;
     default:
-      e = int_list(v->u.int_lists.items[i].items, v->u.int_lists.items[i].count);
+      e = int_tuple(v->u.int_lists.items[i].items, v->u.int_lists.items[i].count);
       break;
     }
     if (e == NULL) {
       Py_DECREF(l);
       return NULL;
     }
-    PyList_SET_ITEM(l, (Py_ssize_t)i, e);
+    PyTuple_SET_ITEM(l, (Py_ssize_t)i, e);
+  }
+  return l;
+}
+
+/* A new list of a kept list attribute (tuple) for one call: of new lists
+ * when nested. What the call does to it reaches nothing else. */
+static PyObject *call_list(PyObject *tuple, bool nested) {
+  Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+  PyObject *l = PyList_New(n);
+  if (l == NULL)
+    return NULL;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *e = PyTuple_GET_ITEM(tuple, i);
+    e = nested ? PySequence_List(e) : Py_NewRef(e);
+    if (e == NULL) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, i, e);
   }
   return l;
 }
@@ -191,6 +212,7 @@ static void holder_free(pb_holder *h) {
   for (size_t i = 0; i < h->n_attrs; i++)
     Py_XDECREF(h->attr_values[i]);
   free(h->attr_values);
+  free(h->list_attrs);
   for (size_t i = 0; i < h->n_in_cache; i++)
     Py_XDECREF(h->in_cache[i]);
   free(h->in_cache);
@@ -234,11 +256,12 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   h->op = op;
   op->refs++;
   h->attr_values = calloc(n_attrs ? n_attrs : 1, sizeof *h->attr_values);
+  h->list_attrs = calloc(n_attrs ? n_attrs : 1, sizeof *h->list_attrs);
   size_t n_in = op->n_kinds, n_out = op->n_outputs > 0 ? (size_t)op->n_outputs : 0;
   h->in_cache = calloc(n_in ? n_in : 1, sizeof *h->in_cache);
   h->out_cache = calloc(n_out ? n_out : 1, sizeof *h->out_cache);
   h->desc_cache = calloc(n_in ? n_in : 1, sizeof *h->desc_cache);
-  if (h->attr_values == NULL || h->in_cache == NULL || h->out_cache == NULL ||
+  if (h->attr_values == NULL || h->list_attrs == NULL || h->in_cache == NULL || h->out_cache == NULL ||
       h->desc_cache == NULL) {
     rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
     goto out;
@@ -265,6 +288,9 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
     PyTuple_SET_ITEM(h->kwnames, (Py_ssize_t)i, name);
     h->attr_values[i] = attr_to_py(&a->default_value, a->type);
     h->n_attrs = i + 1;
+    if (h->attr_values[i] != NULL && a->type >= PYOP_ATTR_LIST_INT)
+      h->list_attrs[h->n_list_attrs++] =
+          (pb_list_attr){i, a->type == PYOP_ATTR_LIST_LIST_INT};
     if (h->attr_values[i] == NULL) {
       PyObject *exc = pb_exc_fetch();
       PyErr_Format(PyExc_ValueError, "attribute '%U': cannot convert its value", name);
@@ -332,6 +358,7 @@ void pb_cb_destroy_holder(void *holder) {
   if (!Py_IsInitialized()) {
     desc_names_release(false);
     free(h->attr_values);
+    free(h->list_attrs);
     free(h->in_cache);
     free(h->out_cache);
     free(h->desc_cache);
@@ -636,19 +663,39 @@ static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const v
   return PYOP_OK;
 }
 
-/* Calls the target; returns the result (new ref) or NULL with an exception. */
+/*
+ * Calls the target with the attribute values after the positional args:
+ * the holder's own objects (immutable), except a new list per list-typed
+ * attribute, made for this call and dropped after it. Returns the result
+ * (new ref) or NULL with an exception.
+ */
 static PyObject *call_invoke(pb_call *c, int kind) {
   pb_holder *h = c->frame.holder;
-  PyObject **pos = c->argv + 2;
+  PyObject **pos = c->argv + 2, **attrs = pos + c->npos;
   for (size_t i = 0; i < h->n_attrs; i++)
-    pos[c->npos + i] = h->attr_values[i]; /* borrowed: the holder owns them */
-  if (h->func[kind] != NULL) {
-    pos[-1] = h->self; /* borrowed */
-    return PyObject_Vectorcall(h->func[kind], pos - 1,
-                               (c->npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
+    attrs[i] = h->attr_values[i]; /* borrowed: the holder owns them */
+  size_t lists = 0;
+  for (; lists < h->n_list_attrs; lists++) {
+    const pb_list_attr *la = &h->list_attrs[lists];
+    attrs[la->index] = call_list(h->attr_values[la->index], la->nested);
+    if (attrs[la->index] == NULL)
+      break;
   }
-  return PyObject_Vectorcall(h->target[kind], pos, c->npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                             h->kwnames);
+  PyObject *res = NULL;
+  if (lists == h->n_list_attrs) {
+    if (h->func[kind] != NULL) {
+      pos[-1] = h->self; /* borrowed */
+      res = PyObject_Vectorcall(h->func[kind], pos - 1,
+                                (c->npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
+    } else {
+      res = PyObject_Vectorcall(h->target[kind], pos, c->npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                h->kwnames);
+    }
+  }
+  /* The callee leaves the argument array as it found it (args[-1] aside). */
+  for (size_t j = 0; j < lists; j++)
+    Py_DECREF(attrs[h->list_attrs[j].index]);
+  return res;
 }
 
 /*
