@@ -84,24 +84,44 @@ void pb_log(int level, const char *fmt, ...) {
   }
 }
 
+/*
+ * A str as a malloc'd C string for a message: UTF-8, where the bytes of a
+ * file name that is not UTF-8 (decoded with surrogateescape) are given back
+ * as they are, any other lone surrogate written as an escape. NULL when s
+ * is not a str or on failure; no exception is left.
+ */
+static char *message_text(PyObject *s) {
+  PyObject *b = NULL;
+  if (s != NULL && PyUnicode_Check(s)) {
+    b = PyUnicode_AsEncodedString(s, "utf-8", "surrogateescape");
+    if (b == NULL) {
+      PyErr_Clear();
+      b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+    }
+  }
+  char *out = b != NULL ? strdup(PyBytes_AS_STRING(b)) : NULL;
+  Py_XDECREF(b);
+  PyErr_Clear();
+  return out;
+}
+
 /* "Type: message\n<traceback>" of exc; malloc'd, NULL on failure. */
 static char *describe_exception(PyObject *exc) {
   char *out = NULL;
   if (pb.fn_format != NULL) {
     PyObject *r = PyObject_CallOneArg(pb.fn_format, exc);
-    const char *s = r != NULL && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : NULL;
-    if (s != NULL)
-      out = strdup(s);
-    Py_XDECREF(r);
     PyErr_Clear();
+    out = message_text(r);
+    Py_XDECREF(r);
     if (out != NULL)
       return out;
   }
   PyObject *str = PyObject_Str(exc);
-  const char *msg = str != NULL ? PyUnicode_AsUTF8(str) : NULL;
-  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name, msg != NULL ? msg : "<unprintable>");
-  Py_XDECREF(str);
   PyErr_Clear();
+  char *msg = message_text(str);
+  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name, msg != NULL ? msg : "<unprintable>");
+  free(msg);
+  Py_XDECREF(str);
   return out;
 }
 

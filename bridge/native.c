@@ -648,17 +648,22 @@ static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
   static const char name[] = "add_launch";
   if (ctx_frame(o, PB_LAUNCH, name) == NULL)
     return NULL;
+  /* library: str, bytes or os.PathLike, as the file system's bytes (a name
+   * that is not UTF-8, read with surrogateescape, gives back its bytes). */
   PyObject *lib = NULL, *sym = NULL, *largs = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "UUO:add_launch", kwlist, &lib, &sym, &largs))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&UO:add_launch", kwlist, PyUnicode_FSConverter,
+                                   &lib, &sym, &largs))
     return NULL;
-  Py_ssize_t llen = 0, slen = 0;
-  const char *l = PyUnicode_AsUTF8AndSize(lib, &llen);
+  Py_ssize_t slen = 0;
+  const char *l = PyBytes_AS_STRING(lib);
+  size_t llen = (size_t)PyBytes_GET_SIZE(lib);
   const char *s = PyUnicode_AsUTF8AndSize(sym, &slen);
-  if (l == NULL || s == NULL)
+  PyObject *seq = s != NULL ? snapshot(largs, "args must be a list of pyop.launch arguments")
+                            : NULL;
+  if (seq == NULL) {
+    Py_DECREF(lib);
     return NULL;
-  PyObject *seq = snapshot(largs, "args must be a list of pyop.launch arguments");
-  if (seq == NULL)
-    return NULL;
+  }
   Py_ssize_t n = PyTuple_GET_SIZE(seq);
   pyop_launch_arg_view *views = calloc(n > 0 ? (size_t)n : 1, sizeof *views);
   char *path = NULL;
@@ -685,7 +690,7 @@ static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
   memset(&lv, 0, sizeof lv);
   lv.struct_size = sizeof lv;
   lv.library.data = path != NULL ? path : l;
-  lv.library.len = path != NULL ? strlen(path) : (size_t)llen;
+  lv.library.len = path != NULL ? strlen(path) : llen;
   lv.symbol.data = s;
   lv.symbol.len = (size_t)slen;
   lv.args = views;
@@ -702,6 +707,7 @@ out:
   free(views);
   free(path);
   Py_DECREF(seq);
+  Py_DECREF(lib);
   return ret;
 }
 

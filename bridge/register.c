@@ -487,6 +487,27 @@ static int get_str(PyObject *obj, const char *name, pyop_str *out, PyObject **ke
   return 0;
 }
 
+/*
+ * A path attribute of obj as a view of its bytes as the file system has
+ * them (os.fsencode: a name that is not UTF-8 was decoded with
+ * surrogateescape and gives back the bytes it came from), valid while
+ * *keep (the bytes object, for the caller to drop) lives.
+ */
+static int get_path(PyObject *obj, const char *name, pyop_str *out, PyObject **keep) {
+  PyObject *v = PyObject_GetAttrString(obj, name);
+  if (v == NULL)
+    return -1;
+  PyObject *b = NULL;
+  int ok = PyUnicode_FSConverter(v, &b);
+  Py_DECREF(v);
+  if (!ok)
+    return -1;
+  out->data = PyBytes_AS_STRING(b);
+  out->len = (size_t)PyBytes_GET_SIZE(b);
+  *keep = b;
+  return 0;
+}
+
 static int view_of(PyObject *s, pyop_str *out) {
   if (!PyUnicode_Check(s)) {
     PyErr_SetString(PyExc_TypeError, "expected a str in a descriptor");
@@ -644,7 +665,7 @@ static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *
   op->desc = Py_NewRef(desc);
   long line = 0;
   if (get_str(desc, "op_type", op_type, &keep[0]) < 0 || get_str(desc, "key", key, &keep[1]) < 0 ||
-      get_str(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", &line) < 0)
+      get_path(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", &line) < 0)
     goto fail;
   *source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
   op->callable = PyObject_GetAttrString(desc, is_impl ? "cls" : "infer");

@@ -1304,6 +1304,66 @@ static void case_hostile(void) {
   rec_clear(&r);
 }
 
+/*
+ * A plugin directory whose name is not UTF-8 (a Latin-1 byte): the load
+ * works, the descriptor's file is the directory's bytes, a relative kernel
+ * library resolves inside it, and an error message names the file.
+ */
+static void case_names(void) {
+  char root[] = "/tmp/pyop_names_XXXXXX";
+  CHECK(mkdtemp(root) != NULL, "mkdtemp");
+  char dir[300], file[400];
+  snprintf(dir, sizeof dir, "%s/ops_\xe9t\xe9", root);
+  CHECK(mkdir(dir, 0755) == 0, "mkdir %s", dir);
+  snprintf(file, sizeof file, "%s/names.py", dir);
+  write_file(file, "import pyop\n"
+                   "from pyop import TensorDesc, launch\n"
+                   "@pyop.register_op(op_type='Named')\n"
+                   "def named(x: TensorDesc, *, fail: bool = False) -> TensorDesc:\n"
+                   "    if fail:\n"
+                   "        raise ValueError('failing on purpose')\n"
+                   "    return x\n"
+                   "@pyop.register_op_impl(op_type='Named')\n"
+                   "class NamedImpl:\n"
+                   "    def declare_launch_args(self, x, y, *, fail):\n"
+                   "        pyop.get_declare_launch_args_ctx().add_launch(\n"
+                   "            'libk.so', 'k', [launch.input(0)])\n");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, dir));
+  const rec_op *p = find(&r, "Named", false), *impl = find(&r, "Named", true);
+  CHECK(p != NULL && impl != NULL, "Named registered");
+  CHECK(strcmp(p->file, file) == 0 && strcmp(impl->file, file) == 0, "file %s", p->file);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  pyop_attr_view a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.name = (pyop_str){"fail", 4};
+  a.type = a.default_value.type = PYOP_ATTR_BOOL;
+  a.default_value.u.b = true;
+  void *h = holder_of(p, &a, 1);
+  const char *n[] = {"infer_meta of op 'Named'", file, "ValueError: failing on purpose", NULL};
+  expect_call_error(infer1(p, h, &in, 1, ONE, &out, 1), PYOP_EPYTHON, n);
+  p->cb->destroy_holder(h);
+  void *ih = holder_of(impl, &a, 1);
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+  clear_error();
+  CHECK_OK(impl->cb->declare_launch_args(ih, &da));
+  char lib[400];
+  snprintf(lib, sizeof lib, "%s/libk.so", dir);
+  CHECK(strcmp(sk.lib, lib) == 0, "library %s", sk.lib);
+  impl->cb->destroy_holder(ih);
+  api->reset();
+  rec_clear(&r);
+  unlink(file);
+  rmdir(dir);
+  rmdir(root);
+}
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1424,6 +1484,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "abi") == 0) case_abi();
   else if (strcmp(g_case, "clean") == 0) case_clean();
   else if (strcmp(g_case, "hostile") == 0) case_hostile();
+  else if (strcmp(g_case, "names") == 0) case_names();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
@@ -1435,6 +1496,7 @@ int main(int argc, char **argv) {
     case_launch();
     case_clean();
     case_hostile();
+    case_names();
   } else {
     fprintf(stderr, "unknown case %s\n", g_case);
     return 2;

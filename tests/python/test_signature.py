@@ -136,6 +136,47 @@ class PrototypeTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             pyop.register_op(op_type=3)
 
+    def test_names_are_ascii_identifiers(self):
+        # Python takes these identifiers; libpyop does not: refused at the
+        # decorator, naming the op, the name and the file:line.
+        def f(x: TensorDesc, *, α: int = 1) -> TensorDesc:
+            return x
+        line = f.__code__.co_firstlineno
+        self.assertRejects(ValueError, r"op 'Bad' \(.*test_signature.py:%d\): attribute name "
+                           r"'\u03b1' is not valid: .*ASCII identifiers" % line, f)
+
+        def g(café: TensorDesc) -> TensorDesc:
+            return café
+        self.assertRejects(ValueError, r"test_signature.py:\d+\): input name 'caf\u00e9' is "
+                           r"not valid", g)
+
+        def h(x: TensorDesc) -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"output name 'r\u00e9sultat' is not valid", h,
+                           outputs=("r\u00e9sultat",))
+        self.assertRejects(ValueError, r"output name 'a-b' is not valid", h, outputs=("a-b",))
+        ns = {"TensorDesc": TensorDesc}
+        exec("def long_attr(x: TensorDesc, *, %s: int = 1) -> TensorDesc:\n    return x"
+             % ("a" * 257), ns)
+        self.assertRejects(ValueError, r"attribute name 'a{257}' is not valid.*at most 256",
+                           ns["long_attr"])
+
+        here = r"\S*test_signature.py:\d+"
+        for bad in ("Caf\u00e9", "two words", "1st", "a/b", "x" * 257):
+            with self.assertRaisesRegex(ValueError, r"register_op\(op_type=.*\) at %s: not a "
+                                        r"valid op type" % here):
+                pyop.register_op(op_type=bad)
+            with self.assertRaisesRegex(ValueError, r"register_op_impl\(op_type=.*\) at %s"
+                                        % here):
+                pyop.register_op_impl(op_type=bad)
+        with self.assertRaisesRegex(TypeError, r"register_op\(op_type=''\) at %s" % here):
+            pyop.register_op(op_type="")
+
+        @pyop.register_op(op_type="my.ns:Op-1", outputs=("out_1",))
+        def ok(x_0: TensorDesc, *, _a: int = 1) -> TensorDesc:
+            return x_0
+        self.assertEqual(proto(ok).op_type, "my.ns:Op-1")
+
     def test_decorator_returns_function(self):
         def f(x: TensorDesc) -> TensorDesc:
             return TensorDesc(x.shape, x.dtype)

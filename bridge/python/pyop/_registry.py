@@ -10,8 +10,8 @@ import inspect
 import re
 import sys
 
-from ._signature import (check_impl_method, impl_input_kinds, parse_prototype,
-                         where, check_impl_attrs, _method_params)
+from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
+                         parse_prototype, where, check_impl_attrs, _method_params)
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH
 
 __all__ = ["register_op", "register_op_impl", "OpProto", "OpImpl", "Collection",
@@ -165,11 +165,21 @@ class collecting:
         return False
 
 
-def _check_op_type(op_type):
+def _check_op_type(op_type, decorator):
+    """Checks the op_type given to a decorator; errors name the plugin's
+    file:line (the decorator's caller)."""
+    if isinstance(op_type, str) and op_type and op_type_problem(op_type) is None:
+        return
+    try:
+        frame = sys._getframe(2)
+        loc = " at %s" % where(frame.f_code.co_filename, frame.f_lineno)
+    except ValueError:
+        loc = ""
     if not isinstance(op_type, str) or not op_type:
-        raise TypeError("op_type must be a non-empty str, got %r" % (op_type,))
-    if "\0" in op_type:
-        raise ValueError("op_type %r contains a NUL character" % op_type)
+        raise TypeError("%s(op_type=%r)%s: op_type must be a non-empty str"
+                        % (decorator, op_type, loc))
+    raise ValueError("%s(op_type=%r)%s: not a valid op type: %s"
+                     % (decorator, op_type, loc, op_type_problem(op_type)))
 
 
 def _module_label(module_name):
@@ -215,8 +225,9 @@ def register_op(op_type=None, *, outputs=None):
     """Decorator: the function is the op's infer_meta and its signature the
     prototype. Positional parameters are inputs, keyword-only ones attributes,
     the return annotation gives the outputs; their names are `outputs` when
-    given, else "y" for one output and "y0", "y1", ... for several."""
-    _check_op_type(op_type)
+    given, else "y" for one output and "y0", "y1", ... for several. Names are
+    ASCII (see _signature.check_name and op_type_problem)."""
+    _check_op_type(op_type, "register_op")
 
     def decorate(fn):
         if not callable(fn) or isinstance(fn, type):
@@ -238,7 +249,7 @@ def register_op_impl(op_type=None):
     """Class decorator: an implementation of op_type. Its capabilities are
     the methods it defines among execute, compile and declare_launch_args.
     The class is instantiated with no arguments once per op instance."""
-    _check_op_type(op_type)
+    _check_op_type(op_type, "register_op_impl")
 
     def decorate(cls):
         if not isinstance(cls, type):

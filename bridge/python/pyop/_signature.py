@@ -13,6 +13,7 @@ Rules (see pyop/__init__.py for the user-facing summary):
 """
 
 import inspect
+import re
 import sys
 import typing
 import types
@@ -20,7 +21,34 @@ import types
 from ._types import AttrType, DataType, IoKind, TensorDesc
 
 __all__ = ["parse_prototype", "check_impl_method", "impl_input_kinds",
-           "normalize_attr_value", "where", "ATTR_TYPE_NAMES"]
+           "normalize_attr_value", "where", "ATTR_TYPE_NAMES", "check_name",
+           "op_type_problem"]
+
+# The names libpyop accepts (src/descriptor.c), checked here so that a bad
+# one fails at the decorator with the plugin's file:line: inputs, outputs
+# and attributes are ASCII identifiers, op types may also hold '.', ':' and
+# '-'; at most MAX_NAME_LEN characters. Python accepts non-ASCII
+# identifiers; libpyop and its C hosts do not.
+MAX_NAME_LEN = 256
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_OP_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*\Z")
+
+
+def check_name(name, kind, what):
+    """ValueError (starting with `what`) unless name is a valid input,
+    output or attribute name (kind says which)."""
+    if not isinstance(name, str) or len(name) > MAX_NAME_LEN or not _NAME.match(name):
+        raise ValueError("%s: %s name %r is not valid: input, output and attribute names are "
+                         "ASCII identifiers ([A-Za-z_][A-Za-z0-9_]*, at most %d characters)"
+                         % (what, kind, name, MAX_NAME_LEN))
+
+
+def op_type_problem(op_type):
+    """Why op_type (a non-empty str) is not a valid op type, or None."""
+    if len(op_type) > MAX_NAME_LEN or not _OP_TYPE.match(op_type):
+        return ("op types are ASCII: a letter or '_', then letters, digits, '_', '.', ':' "
+                "or '-' ([A-Za-z_][A-Za-z0-9_.:-]*, at most %d characters)" % MAX_NAME_LEN)
+    return None
 
 ATTR_TYPE_NAMES = {
     AttrType.INT: "int", AttrType.FLOAT: "float", AttrType.BOOL: "bool",
@@ -222,6 +250,8 @@ def parse_prototype(fn, op_type, outputs=None, what=None):
     attrs = []
     for p in sig.parameters.values():
         pw = "%s: parameter %r" % (what, p.name)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            check_name(p.name, "input" if p.kind != p.KEYWORD_ONLY else "attribute", what)
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             ann = _resolve(p.annotation, fn, pw)
             kind = _input_kind(ann)
@@ -276,14 +306,9 @@ def parse_prototype(fn, op_type, outputs=None, what=None):
     if not outputs:
         raise TypeError("%s: an op needs at least one output" % what)
     for o in outputs:
-        if not o.isidentifier():
-            raise ValueError("%s: output name %r is not an identifier" % (what, o))
+        check_name(o, "output", what)
     if len(set(outputs)) != len(outputs):
         raise ValueError("%s: duplicate output names %r" % (what, outputs))
-    names = [i[0] for i in inputs] + [a[0] for a in attrs]
-    for nm in names:
-        if "\0" in nm:
-            raise ValueError("%s: parameter names must not contain NUL" % what)
     return tuple(inputs), outputs, tuple(attrs)
 
 
