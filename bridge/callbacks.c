@@ -663,39 +663,51 @@ static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const v
   return PYOP_OK;
 }
 
-/*
- * Calls the target with the attribute values after the positional args:
- * the holder's own objects (immutable), except a new list per list-typed
- * attribute, made for this call and dropped after it. Returns the result
- * (new ref) or NULL with an exception.
- */
-static PyObject *call_invoke(pb_call *c, int kind) {
+/* Vectorcalls h's target of kind on pos[0..npos) and the attribute values
+ * after them (pos[-1] is free for the offset convention). */
+static inline PyObject *call_target(pb_holder *h, int kind, PyObject **pos, size_t npos) {
+  if (h->func[kind] != NULL) {
+    pos[-1] = h->self; /* borrowed */
+    return PyObject_Vectorcall(h->func[kind], pos - 1,
+                               (npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
+  }
+  return PyObject_Vectorcall(h->target[kind], pos, npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                             h->kwnames);
+}
+
+/* call_invoke for a holder with list attributes: a new list for each, made
+ * for this call and dropped after it. */
+static __attribute__((noinline)) PyObject *call_invoke_lists(pb_call *c, int kind) {
   pb_holder *h = c->frame.holder;
   PyObject **pos = c->argv + 2, **attrs = pos + c->npos;
-  for (size_t i = 0; i < h->n_attrs; i++)
-    attrs[i] = h->attr_values[i]; /* borrowed: the holder owns them */
-  size_t lists = 0;
-  for (; lists < h->n_list_attrs; lists++) {
-    const pb_list_attr *la = &h->list_attrs[lists];
+  size_t made = 0;
+  for (; made < h->n_list_attrs; made++) {
+    const pb_list_attr *la = &h->list_attrs[made];
     attrs[la->index] = call_list(h->attr_values[la->index], la->nested);
     if (attrs[la->index] == NULL)
       break;
   }
-  PyObject *res = NULL;
-  if (lists == h->n_list_attrs) {
-    if (h->func[kind] != NULL) {
-      pos[-1] = h->self; /* borrowed */
-      res = PyObject_Vectorcall(h->func[kind], pos - 1,
-                                (c->npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
-    } else {
-      res = PyObject_Vectorcall(h->target[kind], pos, c->npos | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                h->kwnames);
-    }
-  }
+  PyObject *res = made == h->n_list_attrs ? call_target(h, kind, pos, c->npos) : NULL;
   /* The callee leaves the argument array as it found it (args[-1] aside). */
-  for (size_t j = 0; j < lists; j++)
+  for (size_t j = 0; j < made; j++)
     Py_DECREF(attrs[h->list_attrs[j].index]);
   return res;
+}
+
+/*
+ * Calls the target with the attribute values after the positional args:
+ * the holder's own objects (immutable), except for list attributes, which
+ * each call gets as new lists (call_invoke_lists). Returns the result (new
+ * ref) or NULL with an exception.
+ */
+static PyObject *call_invoke(pb_call *c, int kind) {
+  pb_holder *h = c->frame.holder;
+  PyObject **pos = c->argv + 2;
+  for (size_t i = 0; i < h->n_attrs; i++)
+    pos[c->npos + i] = h->attr_values[i]; /* borrowed: the holder owns them */
+  if (h->n_list_attrs != 0)
+    return call_invoke_lists(c, kind);
+  return call_target(h, kind, pos, c->npos);
 }
 
 /*
