@@ -31,13 +31,25 @@
 
 /* Records the bridge's failure detail as the thread's last error. */
 static void svc_set_error(int status, pyop_str message) {
-  if (status >= 0) status = PYOP_EINTERNAL;
+  bool odd;
+  int st = pyop__bridge_status(status, &odd);
+  if (st == PYOP_OK) { /* an error cannot be a success */
+    st = PYOP_EINTERNAL;
+    odd = true;
+  }
   if (message.len && !message.data) {
-    pyop__error(status, "(the bridge reported an error with an invalid "
-                        "message view)");
+    pyop__error(st, "(the bridge reported an error with status %d and an "
+                    "invalid message view)", status);
     return;
   }
-  pyop__error_str(status, message.data, message.len);
+  if (!odd) {
+    pyop__error_str(st, message.data, message.len);
+    return;
+  }
+  int n = message.len > INT_MAX ? INT_MAX : (int)message.len;
+  pyop__error(st, "%.*s (the bridge reported status %d, not a libpyop error "
+                  "status; reported as %s)",
+              n, message.data ? message.data : "", status, pyop_status_name(st));
 }
 
 /* Forwards a bridge log line to libpyop's logger. */
@@ -59,6 +71,14 @@ const pyop_loader_services pyop__loader_services = {
 static const char *bridge_detail(void) {
   const char *d = pyop_last_error();
   return d && d[0] ? d : "(the bridge gave no detail)";
+}
+
+/* The name of a status the bridge returned; for one outside
+ * PYOP_STATUS_MAP, its number ("status -999") written into buf. */
+static const char *status_text(int rc, char *buf, size_t len) {
+  if (pyop__status_known(rc)) return pyop_status_name(rc);
+  snprintf(buf, len, "status %d (not a libpyop status)", rc);
+  return buf;
 }
 
 /* Returns the name of the first NULL required member, or NULL. */
@@ -107,6 +127,7 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   bool negotiated = false;
   char *dir_copy = NULL, *path_copy = NULL;
   const pyop_bridge_api *api = NULL;
+  char num[64];
 
   char dir_real[PATH_MAX];
   if (!PYOP_SYS(realpath)(it->dir, dir_real)) {
@@ -178,7 +199,7 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
     pyop__sb_printf(&why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
                           "with %s: %s",
                     PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                    pyop_status_name(rc), bridge_detail());
+                    status_text(rc, num, sizeof num), bridge_detail());
     goto reject;
   }
   if (!api) {
@@ -221,8 +242,8 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   rc = api->set_config(&cfg);
   if (rc != PYOP_OK) {
     /* Taken before shutdown() can overwrite the bridge's message. */
-    pyop__sb_printf(&why, "set_config failed with %s: %s", pyop_status_name(rc),
-                    bridge_detail());
+    pyop__sb_printf(&why, "set_config failed with %s: %s",
+                    status_text(rc, num, sizeof num), bridge_detail());
     goto reject;
   }
 

@@ -124,6 +124,36 @@ int pyop__error_str(int status, const char *msg, size_t len);
 int pyop__error_prefix(int status, const char *fmt, ...) PYOP__PRINTF(2, 3);
 /* Clears the calling thread's last error. */
 void pyop__error_clear(void);
+/*
+ * A counter of the errors recorded on the calling thread. Take it before
+ * calling foreign code (the bridge, a host hook) and compare after a
+ * failure: equal means the callee recorded no message of its own, so the
+ * last error still describes an earlier, unrelated failure. Unlike
+ * pyop__error_clear it leaves the last error as it was on success.
+ */
+unsigned pyop__error_mark(void);
+/*
+ * The calling thread's last error kept aside while a host hook runs: the
+ * hook may call libpyop functions that fail, and their errors must not
+ * replace the one of the call that runs the hook. Restore puts back the
+ * status, message and mark when the hook changed them.
+ */
+typedef struct pyop__error_saved {
+  unsigned seq;
+  int status;
+  char *msg; /* NULL when the message was empty (or could not be copied) */
+} pyop__error_saved;
+void pyop__error_save(pyop__error_saved *s);
+void pyop__error_restore(pyop__error_saved *s);
+/* True when a status is one of PYOP_STATUS_MAP's. */
+bool pyop__status_known(int status);
+/*
+ * The status a caller reports for what a bridge returned: rc itself when it
+ * is a negative code of PYOP_STATUS_MAP, else PYOP_EINTERNAL (a bridge must
+ * return PYOP_OK or a negative libpyop code); *odd is set when rc was
+ * mapped, so the message can say what the bridge returned.
+ */
+int pyop__bridge_status(int rc, bool *odd);
 
 /* -------------------------------------------------------------- logging */
 

@@ -14,6 +14,7 @@
 
 static _Thread_local char last_msg[PYOP__ERROR_CAP];
 static _Thread_local int last_status;
+static _Thread_local unsigned error_seq; /* errors recorded, see mark */
 
 static const char truncated_marker[] = "\n[... message truncated]";
 
@@ -39,6 +40,41 @@ const char *pyop_strerror(int status) {
   return "unknown status";
 }
 
+bool pyop__status_known(int status) {
+  switch (status) {
+#define PYOP__STATUS_KNOWN(name, value, msg) \
+  case value:                                \
+    return true;
+    PYOP_STATUS_MAP(PYOP__STATUS_KNOWN)
+#undef PYOP__STATUS_KNOWN
+  }
+  return false;
+}
+
+int pyop__bridge_status(int rc, bool *odd) {
+  *odd = rc > 0 || !pyop__status_known(rc);
+  return *odd ? PYOP_EINTERNAL : rc;
+}
+
+unsigned pyop__error_mark(void) { return error_seq; }
+
+void pyop__error_save(pyop__error_saved *s) {
+  s->seq = error_seq;
+  s->status = last_status;
+  s->msg = last_msg[0] ? pyop__strdup(last_msg) : NULL;
+}
+
+void pyop__error_restore(pyop__error_saved *s) {
+  if (error_seq != s->seq) {
+    if (s->msg) memcpy(last_msg, s->msg, strlen(s->msg) + 1);
+    else last_msg[0] = '\0';
+    last_status = s->status;
+    error_seq = s->seq;
+  }
+  pyop__free(s->msg);
+  s->msg = NULL;
+}
+
 const char *pyop_last_error(void) { return last_msg; }
 
 int pyop_last_status(void) { return last_status; }
@@ -55,6 +91,7 @@ int pyop__verror(int status, const char *fmt, va_list ap) {
   if (n < 0) last_msg[0] = '\0';
   else mark_truncated((size_t)n);
   last_status = status;
+  error_seq++;
   return status;
 }
 
@@ -73,6 +110,7 @@ int pyop__error_str(int status, const char *msg, size_t len) {
   last_msg[n] = '\0';
   mark_truncated(len);
   last_status = status;
+  error_seq++;
   return status;
 }
 
@@ -97,6 +135,7 @@ int pyop__error_prefix(int status, const char *fmt, ...) {
   last_msg[plen + 2 + keep_old] = '\0';
   if (keep_old < old) mark_truncated(sizeof last_msg);
   last_status = status;
+  error_seq++;
   return status;
 }
 

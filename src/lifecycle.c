@@ -35,6 +35,9 @@ enum { ST_IDLE, ST_LOADED };
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t life_cond = PTHREAD_COND_INITIALIZER;
 static bool life_busy;
+/* True on the thread that holds the busy flag, while it holds it: a call
+ * from a host hook (or a bridge log line) that this lifecycle call runs. */
+static _Thread_local bool life_owner;
 
 /* Owned by the thread that holds the busy flag. */
 static int state = ST_IDLE;
@@ -43,17 +46,32 @@ static pyop_options options = PYOP_OPTIONS_INIT;
 static void *started_libpython; /* dlopened for start_python; kept open */
 static char *last_report;       /* candidates of the last bridge load */
 
-/* Waits until no other lifecycle call runs, then marks this one running. */
-static void life_begin(void) {
+/*
+ * Waits until no other lifecycle call runs, then marks this one running.
+ * A lifecycle call made from inside another one on the same thread (a host
+ * hook or a log line of the running load/unload/shutdown calling back)
+ * would wait for itself: it is refused at once with PYOP_EBUSY instead,
+ * naming `what`. Returns PYOP_OK when the flag is taken.
+ */
+static int life_begin(const char *what) {
+  if (life_owner)
+    return pyop__error(PYOP_EBUSY,
+                       "%s: called from a host hook or log line while a "
+                       "lifecycle call (load, unload, shutdown) runs on this "
+                       "thread; call it after that returns",
+                       what);
   pthread_mutex_lock(&life_lock);
   while (life_busy) pthread_cond_wait(&life_cond, &life_lock);
   life_busy = true;
+  life_owner = true;
   pthread_mutex_unlock(&life_lock);
+  return PYOP_OK;
 }
 
 static void life_end(void) {
   pthread_mutex_lock(&life_lock);
   life_busy = false;
+  life_owner = false;
   pthread_cond_broadcast(&life_cond);
   pthread_mutex_unlock(&life_lock);
 }
@@ -235,11 +253,22 @@ static int load_locked(void) {
   if (rc == PYOP_OK) {
     pyop_registrar reg;
     pyop__txn_registrar(txn, &reg);
-    pyop__error_clear();
-    rc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+    unsigned mark = pyop__error_mark();
+    int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+    bool odd;
+    rc = pyop__bridge_status(brc, &odd);
     if (rc != PYOP_OK) {
-      if (rc > 0) rc = PYOP_EPLUGIN; /* a bridge must return negative codes */
-      if (!pyop_last_error()[0])
+      if (odd && pyop__error_mark() != mark && pyop_last_error()[0])
+        pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
+                               "%d, which is not a libpyop status (reported as %s); "
+                               "its message",
+                           brc, pyop_status_name(rc));
+      else if (odd)
+        pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
+                        "which is not a libpyop status (reported as %s), and gave "
+                        "no detail",
+                    brc, pyop_status_name(rc));
+      else if (pyop__error_mark() == mark || !pyop_last_error()[0])
         pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
                         "gave no detail", pyop_status_name(rc));
       pyop__txn_abort(txn);
@@ -259,7 +288,8 @@ static int load_locked(void) {
 }
 
 int pyop_load(void) {
-  life_begin();
+  int brc = life_begin("pyop_load");
+  if (brc != PYOP_OK) return brc;
   int rc = load_locked();
   life_end();
   return rc;
@@ -276,19 +306,36 @@ static int unload_locked(void) {
 }
 
 int pyop_unload(void) {
-  life_begin();
+  int brc = life_begin("pyop_unload");
+  if (brc != PYOP_OK) return brc;
   int rc = unload_locked();
   life_end();
   return rc;
 }
 
-int pyop_shutdown(void) {
-  life_begin();
+/*
+ * The body of pyop_shutdown; the caller holds the busy flag. forget_report:
+ * also drop the candidate report of the last bridge load, but only when the
+ * bridge was really closed (a refused shutdown keeps the bridge, so
+ * pyop_doctor must keep describing it).
+ */
+static int shutdown_locked(const char *what, bool forget_report) {
   int rc = unload_locked();
   if (rc == PYOP_OK && bridge.api) pyop__bridge_close(&bridge);
   if (rc == PYOP_OK) pyop__kernel_libs_close();
+  if (rc == PYOP_OK && forget_report) {
+    pyop__free(last_report);
+    last_report = NULL;
+  }
   if (rc != PYOP_OK)
-    PYOP_LOG_E("shutdown refused, the bridge stays loaded: %s", pyop_last_error());
+    PYOP_LOG_E("%s refused, the bridge stays loaded: %s", what, pyop_last_error());
+  return rc;
+}
+
+int pyop_shutdown(void) {
+  int rc = life_begin("pyop_shutdown");
+  if (rc != PYOP_OK) return rc;
+  rc = shutdown_locked("shutdown", false);
   life_end();
   return rc;
 }
@@ -298,8 +345,8 @@ int pyop_set_options(const pyop_options *in) {
     return pyop__error(PYOP_EINVAL,
                        "pyop_set_options: options is NULL or its struct_size is "
                        "too small (initialise with PYOP_OPTIONS_INIT)");
-  life_begin();
-  int rc = PYOP_OK;
+  int rc = life_begin("pyop_set_options");
+  if (rc != PYOP_OK) return rc;
   if (bridge.api)
     rc = pyop__error(PYOP_ESTATE,
                      "pyop_set_options: a bridge is already loaded; call "
@@ -351,8 +398,13 @@ int pyop_doctor(char **out) {
   pyop__scan_result_free(&r);
 
   pyop__sb_printf(&sb, "artifacts: %s\n", pyop__artifacts_root());
-  life_begin();
-  if (bridge.api)
+  /* Called from a hook of the lifecycle call running on this thread, the
+   * state is this thread's already (and consistent: the lifecycle never
+   * calls out while bridge or last_report is half updated). */
+  bool nested = life_owner;
+  if (!nested) (void)life_begin("pyop_doctor");
+  bool loaded = bridge.api != NULL;
+  if (loaded)
     pyop__sb_printf(&sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
                     bridge.abi_major, bridge.abi_minor);
   else
@@ -362,11 +414,12 @@ int pyop_doctor(char **out) {
     pyop__sb_puts(&sb, "candidates (last load):\n");
     pyop__sb_puts(&sb, last_report);
   }
-  life_end();
+  if (!nested) life_end();
   if (!had_report && have_key) {
     pyop__candidates cands;
     if (pyop__candidates_find(&key, &cands) == PYOP_OK) {
-      pyop__sb_puts(&sb, "candidates (not loaded yet):\n");
+      pyop__sb_puts(&sb, loaded ? "candidates (now):\n"
+                                : "candidates (not loaded yet):\n");
       pyop__candidates_report(&cands, &sb);
       pyop__candidates_free(&cands);
     }
@@ -393,10 +446,13 @@ void UnloadPythonCustomOps(void) {
   if (pyop_unload() != PYOP_OK) PYOP_LOG_E("%s", pyop_last_error());
 }
 
+/* pyop_shutdown that also forgets the last candidate report, in the same
+ * lifecycle call (no other load can slip in between). */
 void ShutdownPythonCustomOpsForProcess(void) {
-  pyop_shutdown();
-  life_begin();
-  pyop__free(last_report);
-  last_report = NULL;
+  if (life_begin("ShutdownPythonCustomOpsForProcess") != PYOP_OK) {
+    PYOP_LOG_E("%s", pyop_last_error());
+    return;
+  }
+  (void)shutdown_locked("ShutdownPythonCustomOpsForProcess", true);
   life_end();
 }

@@ -66,8 +66,14 @@ void pyop__log(int level, const char *func, const char *fmt, ...) {
   }
   pyop_host_hooks h;
   pyop__hooks_get(&h);
-  if (h.log) h.log(h.user, level, line);
-  else fprintf(stderr, "%s\n", line);
+  if (h.log) {
+    pyop__error_saved saved;
+    pyop__error_save(&saved);
+    h.log(h.user, level, line);
+    pyop__error_restore(&saved);
+  } else {
+    fprintf(stderr, "%s\n", line);
+  }
 }
 
 int pyop_set_host_hooks(const pyop_host_hooks *in) {

@@ -134,14 +134,21 @@ static int resolve_attrs(const pyop__proto *p, const pyop_attr *attrs, size_t n,
   return PYOP_OK;
 }
 
-/* Normalises a failed bridge call's status and puts the op in front of the
- * bridge's message (or writes one when the bridge gave none). */
-static int callback_failed(int rc, const pyop_op *op, const char *what) {
-  if (rc > 0 || strcmp(pyop_status_name(rc), "PYOP_UNKNOWN") == 0) {
-    return pyop__error(PYOP_EINTERNAL, "%s of \"%s\" returned the invalid status %d", what,
-                       op->op_type, rc);
-  }
-  if (pyop_last_status() == PYOP_OK || !pyop_last_error()[0])
+/*
+ * Normalises a failed bridge call's status and puts the op in front of the
+ * bridge's message, or writes one when the bridge recorded none since mark
+ * (pyop__error_mark taken before the call): the last error then never
+ * shows an earlier failure of the thread. A status outside PYOP_STATUS_MAP
+ * becomes PYOP_EINTERNAL, and the message says what the bridge returned.
+ */
+static int callback_failed(int rc, const pyop_op *op, const char *what, unsigned mark) {
+  bool odd;
+  int st = pyop__bridge_status(rc, &odd);
+  if (odd)
+    return pyop__error(st, "%s of \"%s\" returned the invalid status %d (not a libpyop "
+                       "status; reported as %s)", what, op->op_type, rc,
+                       pyop_status_name(st));
+  if (pyop__error_mark() == mark || !pyop_last_error()[0])
     return pyop__error(rc, "%s of \"%s\" failed (%s) and gave no detail", what, op->op_type,
                        pyop_status_name(rc));
   return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
@@ -152,9 +159,9 @@ static int make_holder(pyop_op *op, const pyop_op_callbacks *cb, void *ctx,
                        const pyop_attr_view *views, size_t n, const char *what,
                        void **out) {
   *out = NULL;
-  pyop__error_clear();
+  unsigned mark = pyop__error_mark();
   int rc = cb->create_holder(ctx, n ? views : NULL, n, out);
-  if (rc != PYOP_OK) return callback_failed(rc, op, what);
+  if (rc != PYOP_OK) return callback_failed(rc, op, what, mark);
   return PYOP_OK;
 }
 
@@ -360,8 +367,9 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
     outputs[i].dtype = -1;
   }
   pyop_infer_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs};
+  unsigned mark = pyop__error_mark();
   rc = op->infer_meta(op->proto_holder, &args);
-  if (rc != PYOP_OK) return callback_failed(rc, op, "infer_meta");
+  if (rc != PYOP_OK) return callback_failed(rc, op, "infer_meta", mark);
   for (size_t i = 0; i < n_outputs; i++) {
     pyop_tensor *t = &outputs[i];
     uint64_t nb;
@@ -539,6 +547,7 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   st.svc_status = PYOP_OK;
   pyop_exec_services svc = {sizeof svc, &st, svc_alloc_output, svc_alloc_workspace};
   pyop_exec_args args = {sizeof args, inputs, n_inputs, n_outputs, &svc, ctx->stream};
+  unsigned mark = pyop__error_mark();
   rc = op->execute(op->impl_holder, &args);
   if (rc == PYOP_OK) return PYOP_OK;
   if (st.svc_status != PYOP_OK) {
@@ -548,7 +557,7 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
     snprintf(seen, sizeof seen, "%s", pyop_last_error());
     return pyop__error(st.svc_status, "%s\n(in the op: %s)", st.svc_detail, seen);
   }
-  return callback_failed(rc, op, "execute");
+  return callback_failed(rc, op, "execute", mark);
 }
 
 /* ------------------------------------------------- compile and launch */
@@ -617,11 +626,11 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   artifact_sink sink = {op, NULL, 0};
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, &sink,
                             sink_set_artifact};
-  pyop__error_clear();
+  unsigned mark = pyop__error_mark();
   rc = op->compile(op->impl_holder, &args);
   if (rc != PYOP_OK) {
     pyop__free(sink.data);
-    return callback_failed(rc, op, "compile");
+    return callback_failed(rc, op, "compile", mark);
   }
   *artifact = sink.data;
   *len = sink.len;
@@ -656,11 +665,11 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   if (rc != PYOP_OK) return rc;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, plan,
                             sink_add_launch, sink_add_workspace};
-  pyop__error_clear();
+  unsigned mark = pyop__error_mark();
   rc = op->declare(op->impl_holder, &args);
   if (rc != PYOP_OK) {
     pyop__plan_free(plan);
-    return callback_failed(rc, op, "declare_launch_args");
+    return callback_failed(rc, op, "declare_launch_args", mark);
   }
   rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {

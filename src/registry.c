@@ -555,6 +555,16 @@ static int classify_locked(titem *it) {
   return PYOP_OK;
 }
 
+/* The host's owns_op veto for op_type; the thread's last error is kept
+ * (the hook may call libpyop). */
+static bool host_owns(const pyop_host_hooks *hooks, const char *op_type) {
+  pyop__error_saved saved;
+  pyop__error_save(&saved);
+  bool owns = hooks->owns_op(hooks->user, op_type) != 0;
+  pyop__error_restore(&saved);
+  return owns;
+}
+
 int pyop__txn_commit(pyop__txn *t) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
   pyop_host_hooks hooks;
@@ -563,7 +573,7 @@ int pyop__txn_commit(pyop__txn *t) {
   if (!t->host && hooks.owns_op) {
     for (size_t i = 0; i < t->n; i++) {
       const pyop__proto *p = t->items[i].e->own_proto;
-      if (p && hooks.owns_op(hooks.user, p->op_type)) {
+      if (p && host_owns(&hooks, p->op_type)) {
         int rc = pyop__error(PYOP_ECONFLICT,
                              "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
                              "operator owned by the host",
@@ -628,7 +638,12 @@ int pyop__txn_commit(pyop__txn *t) {
     if (!after) continue;
     PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
                e->impl ? e->impl->source : "infer-only");
-    if (!t->host && hooks.on_register) hooks.on_register(hooks.user, &e->info);
+    if (!t->host && hooks.on_register) {
+      pyop__error_saved saved;
+      pyop__error_save(&saved);
+      hooks.on_register(hooks.user, &e->info);
+      pyop__error_restore(&saved);
+    }
     pyop__entry_release(e);
   }
   txn_free_shell(t);
@@ -699,7 +714,12 @@ int pyop__registry_unload(void) {
   while (retired) {
     pyop__entry *e = retired;
     retired = e->next_retired;
-    if (hooks.on_unregister) hooks.on_unregister(hooks.user, e->info.op_type);
+    if (hooks.on_unregister) {
+      pyop__error_saved saved;
+      pyop__error_save(&saved);
+      hooks.on_unregister(hooks.user, e->info.op_type);
+      pyop__error_restore(&saved);
+    }
     pyop__entry_release(e);
     n++;
   }
@@ -848,10 +868,19 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   if (!info || info->struct_size < offsetof(pyop_op_info, n_attrs) + sizeof info->n_attrs)
     return pyop__error(PYOP_EINVAL, "pyop_register_host_prototype: info is NULL or its "
                                     "struct_size is too small");
-  bool too_many = info->n_inputs > PYOP__MAX_IOS || info->n_outputs > PYOP__MAX_IOS ||
-                  info->n_attrs > PYOP__MAX_IOS;
-  size_t n_io = too_many ? 0 : info->n_inputs + info->n_outputs;
-  size_t n_at = too_many ? 0 : info->n_attrs;
+  /* Each count is checked on its own, so the message names the one that is
+   * wrong (the views below are sized from them). */
+  static const char *const count_names[] = {"n_inputs", "n_outputs", "n_attrs"};
+  const size_t counts[] = {info->n_inputs, info->n_outputs, info->n_attrs};
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(counts); i++)
+    if (counts[i] > PYOP__MAX_IOS)
+      return pyop__error(PYOP_EDESCRIPTOR,
+                         "pyop_register_host_prototype(\"%.256s\"): %s %zu is more "
+                         "than the %d allowed",
+                         info->op_type ? info->op_type : "(null)", count_names[i],
+                         counts[i], PYOP__MAX_IOS);
+  size_t n_io = info->n_inputs + info->n_outputs;
+  size_t n_at = info->n_attrs;
   pyop_io_view *ios = pyop__calloc(n_io ? n_io : 1, sizeof *ios);
   pyop_attr_view *ats = pyop__calloc(n_at ? n_at : 1, sizeof *ats);
   char *key = info->proto_key || !info->op_type ? NULL : host_key(info->op_type);
@@ -869,29 +898,27 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   v.n_inputs = info->n_inputs;
   v.n_outputs = info->n_outputs;
   v.n_attrs = info->n_attrs;
-  if (!too_many) {
-    for (size_t i = 0; i < info->n_inputs && info->inputs; i++) {
-      ios[i].struct_size = sizeof ios[i];
-      ios[i].name = view_of(info->inputs[i].name);
-      ios[i].kind = info->inputs[i].kind;
-    }
-    for (size_t i = 0; i < info->n_outputs && info->outputs; i++) {
-      pyop_io_view *o = &ios[info->n_inputs + i];
-      o->struct_size = sizeof *o;
-      o->name = view_of(info->outputs[i].name);
-      o->kind = info->outputs[i].kind;
-    }
-    for (size_t i = 0; i < info->n_attrs && info->attrs; i++) {
-      ats[i].struct_size = sizeof ats[i];
-      ats[i].name = view_of(info->attrs[i].name);
-      ats[i].type = info->attrs[i].type;
-      ats[i].required = info->attrs[i].required ? 1 : 0;
-      ats[i].default_value = info->attrs[i].default_value;
-    }
-    v.inputs = info->inputs ? ios : NULL;
-    v.outputs = info->outputs ? ios + info->n_inputs : NULL;
-    v.attrs = info->attrs ? ats : NULL;
+  for (size_t i = 0; i < info->n_inputs && info->inputs; i++) {
+    ios[i].struct_size = sizeof ios[i];
+    ios[i].name = view_of(info->inputs[i].name);
+    ios[i].kind = info->inputs[i].kind;
   }
+  for (size_t i = 0; i < info->n_outputs && info->outputs; i++) {
+    pyop_io_view *o = &ios[info->n_inputs + i];
+    o->struct_size = sizeof *o;
+    o->name = view_of(info->outputs[i].name);
+    o->kind = info->outputs[i].kind;
+  }
+  for (size_t i = 0; i < info->n_attrs && info->attrs; i++) {
+    ats[i].struct_size = sizeof ats[i];
+    ats[i].name = view_of(info->attrs[i].name);
+    ats[i].type = info->attrs[i].type;
+    ats[i].required = info->attrs[i].required ? 1 : 0;
+    ats[i].default_value = info->attrs[i].default_value;
+  }
+  v.inputs = info->inputs ? ios : NULL;
+  v.outputs = info->outputs ? ios + info->n_inputs : NULL;
+  v.attrs = info->attrs ? ats : NULL;
   rc = pyop__txn_add_proto(t, &v);
   if (rc == PYOP_OK) {
     rc = pyop__txn_commit(t);

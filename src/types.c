@@ -89,10 +89,14 @@ const char *pyop_attr_type_name(int type) {
  */
 int64_t pyop_tensor_numel(const pyop_tensor *t) {
   if (!t || t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return -1;
+  /* Every dimension is checked before a zero one makes the tensor empty:
+   * {-5, 0} and {0, -5} are both bad shapes. */
+  bool empty = false;
   for (int32_t i = 0; i < t->ndim; i++) {
     if (t->shape[i] < 0) return -1;
-    if (t->shape[i] == 0) return 0; /* empty, even if the rest would overflow */
+    if (t->shape[i] == 0) empty = true;
   }
+  if (empty) return 0; /* even if the other dims would overflow */
   int64_t n = 1;
   for (int32_t i = 0; i < t->ndim; i++) {
     if (n > INT64_MAX / t->shape[i]) return -1;

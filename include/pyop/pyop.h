@@ -10,7 +10,12 @@
  * calls into the bridge, Python or a host hook while it holds one of its own
  * locks. Lifecycle calls (load/unload/shutdown) are serialised: one that finds
  * another in progress waits for it, so do not call them while holding the
- * Python GIL (ctypes.CDLL releases it; ctypes.PyDLL does not).
+ * Python GIL (ctypes.CDLL releases it; ctypes.PyDLL does not). From a host
+ * hook run by a lifecycle call (see pyop_host_hooks), a lifecycle call on
+ * the same thread fails at once with PYOP_EBUSY instead.
+ *
+ * A status a bridge returns that is not in PYOP_STATUS_MAP reaches the host
+ * as PYOP_EINTERNAL, with what the bridge returned in the message.
  */
 #ifndef PYOP_PYOP_H
 #define PYOP_PYOP_H
@@ -154,7 +159,11 @@ typedef struct pyop_tensor {
   uint64_t nbytes;
 } pyop_tensor;
 
-/* Number of elements of shape[0..ndim) (1 for a scalar); -1 on overflow. */
+/*
+ * Number of elements of shape[0..ndim) (1 for a scalar, 0 when a dim is 0);
+ * -1 for a bad shape (t NULL, ndim outside 0..PYOP_MAX_DIMS, any negative
+ * dim, wherever it is) or when the product overflows int64_t.
+ */
 PYOP_API int64_t pyop_tensor_numel(const pyop_tensor *t);
 
 /*
@@ -444,7 +453,12 @@ PYOP_API int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs,
 
 /*
  * Optional host hooks. Initialise with PYOP_HOST_HOOKS_INIT; NULL members are
- * skipped. Hooks are never called with a libpyop lock held.
+ * skipped. Hooks are never called with a libpyop lock held and may call any
+ * libpyop function, except that a lifecycle call (pyop_load, pyop_unload,
+ * pyop_shutdown, pyop_set_options, the GE entries) from a hook that a
+ * lifecycle call runs (owns_op, on_register, on_unregister, and log during
+ * load/unload/shutdown) returns PYOP_EBUSY at once. A hook's own failures do
+ * not replace the last error of the call that ran it.
  */
 typedef struct pyop_host_hooks {
   size_t struct_size;

@@ -95,8 +95,23 @@ static int fake_create_holder(void *ctx, const pyop_attr_view *attrs,
 
 static void fake_destroy_holder(void *h) { free(h); }
 
+/*
+ * Failures on request, through the instance's alpha (every variant):
+ * FAKE_ALPHA_SILENT fails infer_meta and execute with PYOP_EPYTHON and no
+ * message; FAKE_ALPHA_ODD returns -999 (no libpyop status) and no message.
+ */
+#define FAKE_ALPHA_SILENT 666.0
+#define FAKE_ALPHA_ODD 999.0
+static int requested_failure(const void *hp) {
+  const holder *h = hp;
+  if (h && h->alpha == FAKE_ALPHA_SILENT) return PYOP_EPYTHON;
+  if (h && h->alpha == FAKE_ALPHA_ODD) return -999;
+  return PYOP_OK;
+}
+
 static int fake_infer_meta(void *h, const pyop_infer_args *args) {
-  (void)h;
+  int req = requested_failure(h);
+  if (req != PYOP_OK) return req;
   if (!args || args->struct_size < sizeof *args || args->n_inputs < 1 ||
       args->inputs[0].count < 1 || args->n_outputs < 1)
     return fail(PYOP_EINVAL, "fake infer_meta: needs input 0 and output 0");
@@ -114,6 +129,8 @@ static int64_t numel(const pyop_tensor *t) {
 
 static int fake_execute(void *hp, const pyop_exec_args *args) {
   const holder *h = hp;
+  int req = requested_failure(h);
+  if (req != PYOP_OK) return req;
   if (!args || args->struct_size < sizeof *args || args->n_inputs < 2 ||
       args->inputs[0].count < 1 || args->inputs[1].count < 1 ||
       args->n_outputs < 1)
@@ -290,7 +307,15 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
     if (rc != PYOP_OK) return rc;
   }
   return PYOP_OK;
+#elif defined(FAKE_ODD_STATUS)
+  /* A status libpyop does not define, with and without a message. */
+  if (getenv("PYOP_FAKE_ODD_SILENT")) return -999;
+  return fail(-999, "fake bridge " FAKE_VARIANT_NAME ": odd status on purpose");
 #else
+#if defined(FAKE_LOGGY)
+  say(PYOP_LOG_WARN, "fake bridge " FAKE_VARIANT_NAME ": registering (a log line "
+                     "during registration)");
+#endif
   int rc = add_fake_add(r, "FakeAdd", "fake:" FAKE_VARIANT_NAME ".fake_add", 7);
   if (rc != PYOP_OK) return rc;
   return add_identity(r, "FakeIdentity",

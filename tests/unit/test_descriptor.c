@@ -503,6 +503,15 @@ static void test_types_helpers(void **state) {
   t.ndim = 9;
   assert_int_equal(pyop_tensor_numel(&t), -1);
   assert_int_equal(pyop_tensor_numel(NULL), -1);
+  /* A negative dim is a bad shape wherever it is, also after a zero one. */
+  pyop_tensor z = {0};
+  z.ndim = 2;
+  z.shape[0] = -5; z.shape[1] = 0;
+  assert_int_equal(pyop_tensor_numel(&z), -1);
+  z.shape[0] = 0; z.shape[1] = -5;
+  assert_int_equal(pyop_tensor_numel(&z), -1);
+  z.shape[0] = 0; z.shape[1] = 5;
+  assert_int_equal(pyop_tensor_numel(&z), 0);
 }
 
 int main(void) {

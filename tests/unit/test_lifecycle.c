@@ -812,6 +812,329 @@ static void load_check(void *user, int rc) {
   sweep_restore(s);
 }
 
+
+/* ------------------------------------------- hooks that call back (#9.1) */
+
+/*
+ * Every hook calling every public function, during a load and an unload
+ * (the bridge's own log line during registration included, LOGGY variant):
+ * the nested call works or fails at once with PYOP_EBUSY (a lifecycle call
+ * of the running one); the outer calls succeed; nothing hangs (an alarm
+ * kills the test after a few seconds instead).
+ */
+enum { H_OWNS, H_REGISTER, H_UNREGISTER, H_LOG, H_COUNT };
+static const char *const hook_names[H_COUNT] = {"owns_op", "on_register",
+                                                "on_unregister", "log"};
+
+typedef struct reentry {
+  int hook;        /* H_* that calls back */
+  int fn;          /* index into reentry_fns */
+  int depth;       /* no recursion through the hook itself */
+  int calls;       /* nested calls made */
+  int bad;         /* nested results that are neither success nor EBUSY */
+  char what[512];  /* first bad result */
+} reentry;
+static reentry re;
+
+static void reentry_note(int rc, const char *name) {
+  re.calls++;
+  if (rc == PYOP_OK || rc == PYOP_EBUSY) {
+    if (rc == PYOP_EBUSY && !strstr(pyop_last_error(), "called from a host hook") &&
+        !strstr(pyop_last_error(), "alive"))
+      goto bad;
+    return;
+  }
+bad:
+  if (!re.bad++)
+    snprintf(re.what, sizeof re.what, "%s from %s: %s: %s", name,
+             hook_names[re.hook], pyop_status_name(rc), pyop_last_error());
+}
+
+static void reentry_install(void);
+
+static int fn_load(void) { return pyop_load(); }
+static int fn_unload(void) { return pyop_unload(); }
+static int fn_shutdown(void) { return pyop_shutdown(); }
+static int fn_set_options(void) {
+  pyop_options o = PYOP_OPTIONS_INIT;
+  int rc = pyop_set_options(&o);
+  /* PYOP_ESTATE is its documented answer while a bridge is loaded. */
+  return rc == PYOP_ESTATE ? PYOP_OK : rc;
+}
+static int fn_check_need(void) {
+  bool need;
+  return pyop_check_need_load(&need);
+}
+static int fn_doctor(void) {
+  char *d = NULL;
+  int rc = pyop_doctor(&d);
+  if (rc == PYOP_OK && !strstr(d, "bridge: ")) rc = PYOP_EINTERNAL;
+  pyop_free(d);
+  return rc;
+}
+static int fn_op_list(void) {
+  char **t = NULL;
+  size_t n = 0;
+  int rc = pyop_op_list(&t, &n);
+  pyop_free(t);
+  return rc;
+}
+static int fn_op_get(void) {
+  const pyop_op_info *info = NULL;
+  int rc = pyop_op_get("FakeAdd", &info);
+  if (rc == PYOP_OK) pyop_op_info_release(info);
+  return rc == PYOP_ENOENT ? PYOP_OK : rc; /* not registered yet */
+}
+static int fn_host_proto(void) {
+  static const pyop_io_info in[] = {{"x", PYOP_IO_REQUIRED}};
+  static const pyop_io_info out[] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.op_type = "HookHost";
+  info.inputs = in;
+  info.n_inputs = 1;
+  info.outputs = out;
+  info.n_outputs = 1;
+  return pyop_register_host_prototype(&info);
+}
+static int fn_run_op(void) {
+  int rc = run_fake_add();
+  return rc == PYOP_ENOENT ? PYOP_OK : rc; /* not registered (yet/any more) */
+}
+static int fn_set_hooks(void) {
+  reentry_install(); /* the same hooks again */
+  return PYOP_OK;
+}
+static int fn_runtime_key(void) {
+  char buf[64];
+  return pyop_runtime_key(buf, sizeof buf);
+}
+static int fn_ge_load(void) { return LoadPythonCustomOps(); }
+static int fn_ge_unload(void) {
+  UnloadPythonCustomOps();
+  return PYOP_OK;
+}
+static int fn_ge_shutdown(void) {
+  ShutdownPythonCustomOpsForProcess();
+  return PYOP_OK;
+}
+static int fn_ge_check(void) {
+  bool need;
+  return CheckNeedLoadPythonCustomOps(&need);
+}
+static int fn_status(void) {
+  (void)pyop_last_error();
+  (void)pyop_last_status();
+  return pyop_strerror(PYOP_EBUSY)[0] && pyop_status_name(PYOP_EBUSY)[0] ? PYOP_OK
+                                                                          : PYOP_EINTERNAL;
+}
+
+static const struct {
+  const char *name;
+  int (*fn)(void);
+} reentry_fns[] = {
+    {"pyop_load", fn_load},
+    {"pyop_unload", fn_unload},
+    {"pyop_shutdown", fn_shutdown},
+    {"pyop_set_options", fn_set_options},
+    {"pyop_check_need_load", fn_check_need},
+    {"pyop_doctor", fn_doctor},
+    {"pyop_op_list", fn_op_list},
+    {"pyop_op_get", fn_op_get},
+    {"pyop_register_host_prototype", fn_host_proto},
+    {"pyop_op_create/execute/destroy", fn_run_op},
+    {"pyop_set_host_hooks", fn_set_hooks},
+    {"pyop_runtime_key", fn_runtime_key},
+    {"LoadPythonCustomOps", fn_ge_load},
+    {"UnloadPythonCustomOps", fn_ge_unload},
+    {"ShutdownPythonCustomOpsForProcess", fn_ge_shutdown},
+    {"CheckNeedLoadPythonCustomOps", fn_ge_check},
+    {"pyop_last_error/status", fn_status},
+};
+
+static void reentry_call(int hook) {
+  if (re.hook != hook || re.depth) return;
+  re.depth++;
+  int rc = reentry_fns[re.fn].fn();
+  reentry_note(rc, reentry_fns[re.fn].name);
+  re.depth--;
+}
+
+static int re_owns(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  reentry_call(H_OWNS);
+  return 0;
+}
+static void re_register(void *user, const pyop_op_info *info) {
+  (void)user;
+  (void)info;
+  reentry_call(H_REGISTER);
+}
+static void re_unregister(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  reentry_call(H_UNREGISTER);
+}
+static void re_log(void *user, int level, const char *line) {
+  log_hook(user, level, line);
+  reentry_call(H_LOG);
+}
+
+static void reentry_install(void) {
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = re_owns;
+  h.on_register = re_register;
+  h.on_unregister = re_unregister;
+  h.log = re_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+}
+
+static void test_reentrant_hooks(void **state) {
+  (void)state;
+  use_variant("LOGGY"); /* logs a warning from inside register_custom_ops */
+  for (int hook = 0; hook < H_COUNT; hook++) {
+    for (int fn = 0; fn < (int)PYOP__ARRAY_LEN(reentry_fns); fn++) {
+      memset(&re, 0, sizeof re);
+      re.hook = hook;
+      re.fn = fn;
+      re.hook = -1; /* not during the set-up */
+      reentry_install();
+      assert_int_equal(pyop_shutdown(), PYOP_OK);
+      re.hook = hook;
+      alarm(20); /* a hang is a failure, not a stuck CI job */
+      int load_rc = pyop_load();
+      char load_err[1024];
+      snprintf(load_err, sizeof load_err, "%s", pyop_last_error());
+      /* The log hook also sees libpyop's own lines: make one on unload
+       * (an instance alive: the refusal is logged), then unload. */
+      if (hook == H_LOG) UnloadPythonCustomOps();
+      int unload_rc = pyop_unload();
+      alarm(0);
+      re.hook = -1;
+      if (re.bad) fail_msg("%s", re.what);
+      if (re.calls == 0)
+        fail_msg("%s never called %s", hook_names[hook], reentry_fns[fn].name);
+      /* A nested unload/shutdown may legitimately have undone the load
+       * (after it committed); anything else must leave both outer calls
+       * successful. */
+      if (load_rc != PYOP_OK)
+        fail_msg("pyop_load with %s calling %s: %s: %s", hook_names[hook],
+                 reentry_fns[fn].name, pyop_status_name(load_rc), load_err);
+      if (unload_rc != PYOP_OK)
+        fail_msg("pyop_unload with %s calling %s: %s: %s", hook_names[hook],
+                 reentry_fns[fn].name, pyop_status_name(unload_rc), pyop_last_error());
+    }
+  }
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  install_log_hook();
+}
+
+/* A hook's nested failure does not replace the error of the call that ran
+ * the hook. */
+static int owns_after_failing(void *user, const char *op_type) {
+  (void)user;
+  const pyop_op_info *info;
+  (void)pyop_op_get("NoSuchOpInHook", &info); /* fails: PYOP_ENOENT */
+  return strcmp(op_type, "FakeIdentity") == 0;
+}
+
+static void test_hook_keeps_outer_error(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_after_failing;
+  h.log = log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ECONFLICT, "owned by the host");
+  if (strstr(pyop_last_error(), "NoSuchOpInHook")) fail_msg("%s", pyop_last_error());
+  install_log_hook();
+}
+
+/* ------------------------------------- stale error text, odd codes (#9.5/6) */
+
+static int make_fake_add(double alpha, pyop_op **op) {
+  pyop_attr a = {"alpha", {PYOP_ATTR_FLOAT, 0, {.f = alpha}}};
+  return pyop_op_create("FakeAdd", &a, 1, op);
+}
+
+static void test_failure_without_message(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *silent = NULL, *odd = NULL;
+  assert_int_equal(make_fake_add(666.0, &silent), PYOP_OK);
+  assert_int_equal(make_fake_add(999.0, &odd), PYOP_OK);
+  float x[4] = {1, 2, 3, 4};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&tx, 1}};
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = alloc_out;
+
+  /* An unrelated earlier failure of the thread... */
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}),
+               PYOP_ENOENT, "EarlierUnrelated");
+  /* ...is not what a silent failure reports. */
+  expect_error(pyop_op_infer_meta(silent, ins, 2, &out, 1), PYOP_EPYTHON,
+               "infer_meta of \"FakeAdd\" failed (PYOP_EPYTHON) and gave no detail");
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}),
+               PYOP_ENOENT, NULL);
+  expect_error(pyop_op_execute(silent, ins, 2, &out, 1, &ctx), PYOP_EPYTHON,
+               "execute of \"FakeAdd\" failed (PYOP_EPYTHON) and gave no detail");
+  if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
+
+  /* A status outside the table: PYOP_EINTERNAL, saying what came back. */
+  expect_error(pyop_op_infer_meta(odd, ins, 2, &out, 1), PYOP_EINTERNAL,
+               "infer_meta of \"FakeAdd\" returned the invalid status -999");
+  expect_error(pyop_op_execute(odd, ins, 2, &out, 1, &ctx), PYOP_EINTERNAL,
+               "execute of \"FakeAdd\" returned the invalid status -999");
+  pyop_op_destroy(silent);
+  pyop_op_destroy(odd);
+  /* A success keeps the last failure's text (the header's promise). */
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
+}
+
+static void test_odd_status_from_register(void **state) {
+  (void)state;
+  use_variant("ODD_STATUS");
+  expect_error(pyop_load(), PYOP_EINTERNAL, "returned -999, which is not a libpyop status");
+  expect_in(pyop_last_error(), "odd status on purpose");
+  expect_ops("");
+  setenv("PYOP_FAKE_ODD_SILENT", "1", 1);
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}),
+               PYOP_ENOENT, NULL);
+  expect_error(pyop_load(), PYOP_EINTERNAL, "returned -999");
+  expect_in(pyop_last_error(), "gave no detail");
+  if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
+  unsetenv("PYOP_FAKE_ODD_SILENT");
+  expect_ops("");
+}
+
+/* ------------------------------------------ doctor after refusals (#9.7) */
+
+static void test_doctor_after_refused_shutdown(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &op), PYOP_OK);
+  log_reset();
+  ShutdownPythonCustomOpsForProcess(); /* refused: an instance is alive */
+  expect_in(log_buf, "refused, the bridge stays loaded");
+  char *d = doctor();
+  expect_in(d, "bridge: loaded ");
+  expect_in(d, "candidates (last load):\n");
+  if (strstr(d, "not loaded yet")) fail_msg("doctor:\n%s", d);
+  free(d);
+  pyop_op_destroy(op);
+  ShutdownPythonCustomOpsForProcess();
+  d = doctor();
+  expect_in(d, "bridge: not loaded\n");
+  expect_in(d, "candidates (not loaded yet):\n");
+  free(d);
+}
+
 /* (d) every fault point of pyop_load from IDLE with no bridge open. */
 static void test_fault_sweep_load_cold(void **state) {
   (void)state;
@@ -911,6 +1234,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_after_refused_shutdown, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),

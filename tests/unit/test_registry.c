@@ -430,6 +430,18 @@ static void test_host_prototype(void **state) {
   assert_msg_has("prototype \"Host3\"");
   hi.n_outputs = 5000;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("n_outputs 5000");
+  /* Each absurd count is the one the message blames. */
+  hi.n_outputs = 1;
+  hi.n_attrs = (size_t)1 << 40;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("pyop_register_host_prototype(\"Host3\"): n_attrs 1099511627776");
+  if (strstr(pyop_last_error(), "output")) fail_msg("blames outputs: %s", pyop_last_error());
+  hi.n_attrs = 0;
+  hi.n_inputs = 4096;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("n_inputs 4096");
+  hi.n_inputs = 1;
   assert_int_equal(pyop_register_host_prototype(NULL), PYOP_EINVAL);
   hi.struct_size = 8;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
