@@ -52,6 +52,7 @@ status=0
 benches="bench_dispatch bench_scan bench_registry bench_load"
 
 # 1. Timed runs, one program at a time (nothing else of ours on the CPUs).
+t_start=$(date +%s)
 for b in $benches; do
   exe=$build/bin/$b
   [ -x "$exe" ] || { echo "# $b: not built (no shared libpython?)" >>"$out"; continue; }
@@ -79,6 +80,7 @@ count_lane() { # count_lane NAME PROGRAMS...: runs them in turn into $tmp/count.
   done
   return $lane_status
 }
+t_timed=$(date +%s)
 if [ "$count" != 0 ]; then
   : >"$tmp/count.a"
   : >"$tmp/count.b"
@@ -90,6 +92,7 @@ if [ "$count" != 0 ]; then
 else
   echo "ICOUNT|*|-|-|-|not run (PYOP_BENCH_COUNT=0${quick:+, quick mode})" >"$tmp/counts"
 fi
+t_counted=$(date +%s)
 
 if [ "${PYOP_BENCH_RAW:-}" = 1 ]; then
   grep -v '^ROW|' "$out" || true
@@ -194,4 +197,6 @@ awk -F'|' -v reffile="$( [ -f "$ref" ] && echo "$ref" || echo "$tmp/noref")" \
   }
 ' "$( [ -f "$ref" ] && echo "$ref" || echo "$tmp/noref")" "$tmp/counts" "$out"
 grep '^# .*skipped' "$out" || true
+echo "timed runs $((t_timed - t_start)) s, instruction counts $((t_counted - t_timed)) s" \
+  "(load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
 exit $status
