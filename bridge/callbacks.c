@@ -261,8 +261,8 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   h->in_cache = calloc(n_in ? n_in : 1, sizeof *h->in_cache);
   h->out_cache = calloc(n_out ? n_out : 1, sizeof *h->out_cache);
   h->desc_cache = calloc(n_in ? n_in : 1, sizeof *h->desc_cache);
-  if (h->attr_values == NULL || h->list_attrs == NULL || h->in_cache == NULL || h->out_cache == NULL ||
-      h->desc_cache == NULL) {
+  if (h->attr_values == NULL || h->list_attrs == NULL || h->in_cache == NULL ||
+      h->out_cache == NULL || h->desc_cache == NULL) {
     rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
     goto out;
   }
@@ -427,11 +427,11 @@ static PyObject *shape_tuple(const pyop_tensor *t, pb_desc_slot *slot) {
  *
  * With slot (one input slot of the holder) the slot's TensorDesc is reused
  * when nobody else holds it any more (pb_only_cache_holds; TensorDesc has
- * no __weakref__, pb_desc_setup checks). Its fields are then rewritten only where they differ from
- * t. A TensorDesc a plugin kept is never touched again: the slot takes a
- * new one. A plugin may have assigned the fields of a reused one: they are
- * compared by identity (the slot's shape tuple, the DataType and Format
- * members), so any such change is undone.
+ * no __weakref__, pb_desc_setup checks). Its fields are then rewritten only
+ * where they differ from t. A TensorDesc a plugin kept is never touched
+ * again: the slot takes a new one. A plugin may have assigned the fields of
+ * a reused one: they are compared by identity (the slot's shape tuple, the
+ * DataType and Format members), so any such change is undone.
  */
 static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {

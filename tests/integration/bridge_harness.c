@@ -1262,6 +1262,21 @@ static void case_hostile(void) {
     CHECK(sk.n_args == 0 && sk.n_ws == 0, "%s: nothing reached the host", declare_modes[i]);
     impl->cb->destroy_holder(h);
   }
+  {
+    pyop_attr_view a = attr_str("mode", "thread_artifact");
+    void *h = holder_of(impl, &a, 1);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &out, 1, &sk, sink_artifact};
+    clear_error();
+    CHECK_OK(impl->cb->compile(h, &ca));
+    stomp_stack();
+    CHECK(hostile_result("'thread_artifact'", "'RuntimeError: '"), "thread_artifact: RuntimeError");
+    CHECK(hostile_result("'thread_artifact'", "'used from another thread'"),
+          "thread_artifact: message");
+    CHECK(sk.artifact_len == 0, "thread_artifact: nothing reached the host");
+    impl->cb->destroy_holder(h);
+  }
   /* A shape list emptied by its first item's __index__: the items it held
    * when the call began are used. */
   {

@@ -78,6 +78,11 @@ class HostileImpl:
             out = ctx.malloc_output_tensor(0, shape, "float32")
             assert out.shape == (1, 2, 3), out.shape
 
+    def compile(self, x, y, *, mode):
+        ctx = pyop.get_compile_ctx()
+        if mode == "thread_artifact":
+            _in_thread(mode, lambda ev: ctx.set_artifact(b"from another thread"))
+
     def declare_launch_args(self, x, y, *, mode):
         ctx = pyop.get_declare_launch_args_ctx()
         if mode == "thread_launch":
