@@ -122,6 +122,8 @@ int pyop__verror(int status, const char *fmt, va_list ap);
 int pyop__error_str(int status, const char *msg, size_t len);
 /* Prefixes the current last error with "context: ". Returns status. */
 int pyop__error_prefix(int status, const char *fmt, ...) PYOP__PRINTF(2, 3);
+/* Sets the last status to status and keeps the message as it is. */
+int pyop__error_keep(int status);
 /* Clears the calling thread's last error. */
 void pyop__error_clear(void);
 /*
@@ -160,21 +162,23 @@ int pyop__bridge_status(int rc, bool *odd);
 /*
  * Levelled logging. The level comes from PYOP_LOG (error|warn|info|debug,
  * read once with secure_getenv; default warn). A line reads
- * "libpyop: <level>: <func>: <message>" and goes to the host's log hook when
- * one is set, else to stderr. Callers must not hold a libpyop lock (the host
- * hook may be called).
+ * "libpyop: <level>: <message>" ("libpyop: <level>: <origin>: <message>" for
+ * a line relayed from elsewhere, origin "bridge") and goes to the host's log
+ * hook when one is set, else to stderr. The message says what happened and
+ * names the path or op concerned; it never names libpyop's C functions.
+ * Callers must not hold a libpyop lock (the host hook may be called).
  */
-void pyop__log(int level, const char *func, const char *fmt, ...)
+void pyop__log(int level, const char *origin, const char *fmt, ...)
     PYOP__PRINTF(3, 4);
 bool pyop__log_enabled(int level);
 
-#define PYOP_LOG_E(...) pyop__log(PYOP_LOG_ERROR, __func__, __VA_ARGS__)
-#define PYOP_LOG_W(...) pyop__log(PYOP_LOG_WARN, __func__, __VA_ARGS__)
-#define PYOP_LOG_I(...) pyop__log(PYOP_LOG_INFO, __func__, __VA_ARGS__)
+#define PYOP_LOG_E(...) pyop__log(PYOP_LOG_ERROR, NULL, __VA_ARGS__)
+#define PYOP_LOG_W(...) pyop__log(PYOP_LOG_WARN, NULL, __VA_ARGS__)
+#define PYOP_LOG_I(...) pyop__log(PYOP_LOG_INFO, NULL, __VA_ARGS__)
 #define PYOP_LOG_D(...)                                                       \
   do {                                                                        \
     if (pyop__log_enabled(PYOP_LOG_DEBUG))                                    \
-      pyop__log(PYOP_LOG_DEBUG, __func__, __VA_ARGS__);                       \
+      pyop__log(PYOP_LOG_DEBUG, NULL, __VA_ARGS__);                           \
   } while (0)
 
 /* ----------------------------------------------------------- host hooks */

@@ -139,6 +139,12 @@ int pyop__error_prefix(int status, const char *fmt, ...) {
   return status;
 }
 
+int pyop__error_keep(int status) {
+  last_status = status;
+  error_seq++;
+  return status;
+}
+
 void pyop__error_clear(void) {
   last_msg[0] = '\0';
   last_status = PYOP_OK;

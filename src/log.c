@@ -29,9 +29,9 @@ const char *pyop__getenv(const char *name) {
     static atomic_bool told;
     if (!atomic_exchange(&told, true))
       fprintf(stderr,
-              "libpyop: warn: %s: secure execution (setuid/capabilities): "
+              "libpyop: warn: secure execution (setuid/capabilities): "
               "environment variables such as %s are ignored\n",
-              __func__, name);
+              name);
   }
   return v;
 }
@@ -52,11 +52,12 @@ static int current_level(void) {
 
 bool pyop__log_enabled(int level) { return level <= current_level(); }
 
-void pyop__log(int level, const char *func, const char *fmt, ...) {
+void pyop__log(int level, const char *origin, const char *fmt, ...) {
   if (level < PYOP_LOG_ERROR || level > PYOP_LOG_DEBUG) level = PYOP_LOG_ERROR;
   if (!pyop__log_enabled(level)) return;
   char line[2048];
-  int n = snprintf(line, sizeof line, "libpyop: %s: %s: ", level_names[level], func);
+  int n = snprintf(line, sizeof line, "libpyop: %s: %s%s", level_names[level],
+                   origin ? origin : "", origin ? ": " : "");
   if (n < 0) return;
   if ((size_t)n < sizeof line) {
     va_list ap;

@@ -134,9 +134,21 @@ static int resolve_attrs(const pyop__proto *p, const pyop_attr *attrs, size_t n,
   return PYOP_OK;
 }
 
+/* True when msg already starts by naming the call and the op, as the
+ * bridge's messages do ("infer_meta of op 'X' (defined at f.py:3) failed:
+ * ..."): a second prefix would only repeat it. */
+static bool names_call(const char *msg, const pyop_op *op, const char *what) {
+  char head[256];
+  int n = snprintf(head, sizeof head, "%s of op '%s'", what, op->op_type);
+  if (n > 0 && (size_t)n < sizeof head && strncmp(msg, head, (size_t)n) == 0) return true;
+  n = snprintf(head, sizeof head, "%s of \"%s\"", what, op->op_type);
+  return n > 0 && (size_t)n < sizeof head && strncmp(msg, head, (size_t)n) == 0;
+}
+
 /*
- * Normalises a failed bridge call's status and puts the op in front of the
- * bridge's message, or writes one when the bridge recorded none since mark
+ * Normalises a failed bridge call's status and puts the call and the op in
+ * front of the bridge's message unless it names them already (one message,
+ * one prefix), or writes one when the bridge recorded none since mark
  * (pyop__error_mark taken before the call): the last error then never
  * shows an earlier failure of the thread. A status outside PYOP_STATUS_MAP
  * becomes PYOP_EINTERNAL, and the message says what the bridge returned.
@@ -151,6 +163,7 @@ static int callback_failed(int rc, const pyop_op *op, const char *what, unsigned
   if (pyop__error_mark() == mark || !pyop_last_error()[0])
     return pyop__error(rc, "%s of \"%s\" failed (%s) and gave no detail", what, op->op_type,
                        pyop_status_name(rc));
+  if (names_call(pyop_last_error(), op, what)) return pyop__error_keep(rc);
   return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
 }
 

@@ -92,9 +92,12 @@ int pyop__runtime_key_resolve(pyop__runtime_key *out) {
   void *is_init = py_sym("Py_IsInitialized");
   if (!is_init)
     return pyop__error(PYOP_ENOPYTHON,
-                       "no Python runtime in the process: symbol "
-                       "Py_IsInitialized not found (dlsym RTLD_DEFAULT); the "
-                       "host must link libpython or load it RTLD_GLOBAL");
+                       "no Python runtime in the process (symbol "
+                       "Py_IsInitialized not found): set "
+                       "pyop_options.start_python = true with pyop_set_options() "
+                       "before loading to let libpyop start the build's Python, "
+                       "or link libpython into the host (or dlopen it "
+                       "RTLD_GLOBAL) and initialise it");
 
   const unsigned long *hexversion = py_sym("Py_Version");
   if (hexversion) {

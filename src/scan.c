@@ -7,8 +7,9 @@
  * called only for an entry whose d_type is DT_UNKNOWN or DT_LNK, and for an
  * entry that is a directory with an acceptable name (to look for its
  * __init__.py). stat is called only for an element ending in ".py" and for
- * an element opendir refused with ENOTDIR. Nothing is ever opened for
- * reading, so a FIFO can never block the scan.
+ * an element opendir refused with ENOTDIR. Nothing is opened for reading
+ * except an element that is a regular .py file (opened O_NONBLOCK and
+ * closed, to tell an unreadable one), so a FIFO can never block the scan.
  */
 #include "scan.h"
 
@@ -254,6 +255,18 @@ static int scan_element(pyop__scan_entry *e) {
       return rc;
     }
     if (S_ISREG(st.st_mode)) {
+      /* Unreadable like an unreadable directory: skipped with a warning,
+       * rather than failing the load later at import. O_NONBLOCK: a FIFO
+       * swapped in since the stat cannot block the open. */
+      int fd = PYOP_SYS(open)(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+      if (fd < 0) {
+        int err = errno;
+        rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot open for reading: %s",
+                         err_text(err, eb, sizeof eb));
+        if (rc == PYOP_OK) warn_skipped(e);
+        return rc;
+      }
+      PYOP_SYS(close)(fd);
       rc = set_verdict(e, PYOP__PATH_PYTHON_FILE, "a regular .py file");
       if (rc == PYOP_OK)
         PYOP_LOG_D(PYOP__OPP_VAR " element '%s': %s", e->path, e->detail);

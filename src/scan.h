@@ -22,7 +22,10 @@
  *   link to one) is PYTHON_FILE; a directory is scanned as a directory; a
  *   FIFO, socket or device is NOT_PYTHON (warned) and is never opened. It
  *   is MISSING_FILE only when it does not exist (ENOENT, ENOTDIR); another
- *   stat failure (EACCES, ELOOP, EIO...) is UNREADABLE, warned, skipped.
+ *   stat failure (EACCES, ELOOP, EIO...) is UNREADABLE, warned, skipped. A
+ *   regular file that cannot be opened for reading is UNREADABLE too: a
+ *   relative element, an unreadable directory and an unreadable file all
+ *   get a verdict, one warning, and are skipped (the load goes on).
  * - Any other element is opened with opendir directly (no stat): ENOENT is
  *   MISSING_DIR (warned), ENOTDIR leads to one stat to tell a non-directory
  *   file (NOT_PYTHON, warned) from a missing one (MISSING_DIR), any other

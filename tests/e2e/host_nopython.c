@@ -90,6 +90,8 @@ static void case_nopy(void) {
   CHECK_ERR_HAS("no Python runtime in the process");
   CHECK_ERR_HAS("Py_IsInitialized");
   CHECK_ERR_HAS("libpython");
+  /* The documented fix is named in the message itself. */
+  CHECK_ERR_HAS("pyop_options.start_python = true");
   CHECK(pyop_last_status() == PYOP_ENOPYTHON, "last status");
   CHECK_LIST("");
   /* The GE entry point says the same through its status. */

@@ -21,6 +21,7 @@ enum mode {
   M_INFER_UNSET,
   M_INFER_NEG_DIM,
   M_INFER_FAILS,
+  M_INFER_FAILS_NAMED, /* the bridge's message names the call and the op */
   M_EXEC_BAD_INDEX,
   M_EXEC_TWICE,
   M_EXEC_WORKSPACE,
@@ -82,6 +83,9 @@ static int infer(void *hv, const pyop_infer_args *a) {
   (void)hv;
   assert_int_equal(a->struct_size, sizeof(pyop_infer_args));
   if (mode == M_INFER_FAILS) return pyop__error(PYOP_EPYTHON, "TypeError: no shape");
+  if (mode == M_INFER_FAILS_NAMED)
+    return pyop__error(PYOP_EPYTHON, "infer_meta of op 'Axpy' (defined at axpy.py:3) "
+                                     "failed: TypeError: no shape");
   if (mode == M_INFER_UNSET) return PYOP_OK;
   const pyop_tensor *x = &a->inputs[0].items[0];
   a->outputs[0] = *x;
@@ -381,6 +385,12 @@ static void test_infer_meta(void **state) {
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);
   assert_msg_has("infer_meta of \"Axpy\": TypeError: no shape");
+  /* One message, one prefix: a message naming the call is kept as is. */
+  mode = M_INFER_FAILS_NAMED;
+  assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);
+  assert_string_equal(pyop_last_error(), "infer_meta of op 'Axpy' (defined at axpy.py:3) "
+                                         "failed: TypeError: no shape");
+  assert_int_equal(pyop_last_status(), PYOP_EPYTHON);
   pyop_op_destroy(op);
 }
 

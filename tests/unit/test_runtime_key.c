@@ -167,9 +167,12 @@ static void test_missing_is_initialized(void **state) {
   assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
   assert_false(k.present);
   assert_string_equal(pyop_last_error(),
-                      "no Python runtime in the process: symbol "
-                      "Py_IsInitialized not found (dlsym RTLD_DEFAULT); the "
-                      "host must link libpython or load it RTLD_GLOBAL");
+                      "no Python runtime in the process (symbol "
+                      "Py_IsInitialized not found): set "
+                      "pyop_options.start_python = true with pyop_set_options() "
+                      "before loading to let libpyop start the build's Python, "
+                      "or link libpython into the host (or dlopen it "
+                      "RTLD_GLOBAL) and initialise it");
 }
 
 static void test_missing_version_symbols(void **state) {

@@ -116,7 +116,7 @@ static void assert_verdict(const pyop__scan_result *r, size_t i, int verdict) {
 
 static pyop__sys real_sys;
 static long n_stat, n_fstatat, n_opendir, n_readdir, n_open;
-static const char *eacces_path; /* opendir of this path fails with EACCES */
+static const char *eacces_path; /* opendir/open of this path fail with EACCES */
 static const char *eio_readdir_path; /* readdir in this dir fails with EIO */
 static DIR *eio_readdir_dir;
 static bool force_dt_unknown;
@@ -153,6 +153,10 @@ static struct dirent *c_readdir(DIR *d) {
 }
 static int c_open(const char *p, int f) {
   n_open++;
+  if (eacces_path && strcmp(p, eacces_path) == 0) {
+    errno = EACCES;
+    return -1;
+  }
   return real_sys.open(p, f);
 }
 static int c_openat(int d, const char *p, int f) {
@@ -421,6 +425,12 @@ static void test_relative_element_refused(void **state) {
     snprintf(quoted, sizeof quoted, "'%s'", rel[i]);
     assert_non_null(strstr(log_buf, quoted));
     assert_non_null(strstr(log_buf, "relative path refused"));
+    /* The line names what happened and the element, no C function. */
+    char line[128];
+    snprintf(line, sizeof line,
+             "libpyop: warn: ASCEND_CUSTOM_OPP_PATH element '%s' skipped: relative path refused",
+             rel[i]);
+    assert_ptr_equal(strstr(log_buf, line), log_buf);
     pyop__scan_result_free(&r);
   }
 
@@ -534,6 +544,51 @@ static void test_fifo_and_dir_named_py(void **state) {
   pyop__sys_reset();
   alarm(0);
   signal(SIGALRM, SIG_DFL);
+  pt_rmtree(t);
+  free(t);
+}
+
+/* An unreadable .py element is treated like an unreadable directory and a
+ * relative element: a verdict, one warning, skipped; the load goes on. */
+static void test_unreadable_file(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "locked.py");
+  touch(t, "open/op.py");
+  char locked[PATH_MAX];
+  snprintf(locked, sizeof locked, "%s", P(t, "locked.py"));
+  counting_install();
+  eacces_path = locked; /* root reads anything: fake EACCES */
+  char *value = join2(locked, P(t, "open"));
+  pyop__scan_result r;
+  assert_int_equal(pyop__scan(value, false, &r), PYOP_OK);
+  pyop__sys_reset();
+  assert_verdict(&r, 0, PYOP__PATH_UNREADABLE);
+  assert_verdict(&r, 1, PYOP__PATH_PYTHON_DIR);
+  assert_true(r.has_python);
+  assert_int_equal(log_warnings, 1);
+  char want[PATH_MAX + 128];
+  snprintf(want, sizeof want,
+           "libpyop: warn: ASCEND_CUSTOM_OPP_PATH element '%s' skipped: cannot "
+           "open for reading: Permission denied\n", locked);
+  assert_string_equal(log_buf, want);
+  pyop__scan_result_free(&r);
+  /* Alone: nothing to load, not an error. */
+  counting_install();
+  eacces_path = locked;
+  assert_int_equal(pyop__scan(locked, false, &r), PYOP_OK);
+  pyop__sys_reset();
+  assert_false(r.has_python);
+  assert_verdict(&r, 0, PYOP__PATH_UNREADABLE);
+  pyop__scan_result_free(&r);
+  /* Readable: a Python file, opened once and closed. */
+  counting_install();
+  assert_int_equal(pyop__scan(locked, false, &r), PYOP_OK);
+  pyop__sys_reset();
+  assert_verdict(&r, 0, PYOP__PATH_PYTHON_FILE);
+  assert_int_equal(n_open, 1);
+  pyop__scan_result_free(&r);
+  free(value);
   pt_rmtree(t);
   free(t);
 }
@@ -875,6 +930,7 @@ int main(void) {
       T(test_relative_element_refused),
       T(test_many_non_python_files_one_readdir),
       T(test_fifo_and_dir_named_py),
+      T(test_unreadable_file),
       T(test_unreadable_dir),
       T(test_stop_at_first),
       T(test_verdict_names),

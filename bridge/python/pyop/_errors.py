@@ -1,15 +1,44 @@
 """Formatting exceptions for pyop_last_error(). Pure Python."""
 
+import os
 import traceback
 
 __all__ = ["format_exception"]
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_machinery(filename):
+    """pyop's own modules and importlib's frozen frames: not the plugin's."""
+    if filename.startswith("<frozen importlib"):
+        return True
+    return os.path.dirname(os.path.abspath(filename)) == _PACKAGE_DIR
+
+
+def _trim(te, seen):
+    """Drops machinery frames from te and the exceptions chained to it. A
+    traceback made only of machinery frames is kept whole (the error is
+    pyop's own, and its frames are all there is to show)."""
+    if te is None or id(te) in seen:
+        return
+    seen.add(id(te))
+    kept = [f for f in te.stack if not _is_machinery(f.filename)]
+    if kept and len(kept) != len(te.stack):
+        te.stack = traceback.StackSummary.from_list(kept)
+    _trim(te.__cause__, seen)
+    _trim(te.__context__, seen)
+    for sub in getattr(te, "exceptions", None) or ():
+        _trim(sub, seen)
+
 
 def format_exception(exc):
-    """'Type: message' followed by the formatted traceback (with notes)."""
+    """'Type: message' followed by the formatted traceback (with notes),
+    showing the plugin's frames without pyop's and importlib's."""
     head = "%s: %s" % (type(exc).__name__, exc)
     try:
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        _trim(te, set())
+        text = "".join(te.format())
     except Exception:  # never let formatting hide the original error
         return head
     return head + "\n" + text.rstrip("\n")
