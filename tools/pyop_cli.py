@@ -6,20 +6,39 @@ from this Python process: libpyop finds this very interpreter, loads the
 bridge built for it and imports the plugins of ASCEND_CUSTOM_OPP_PATH (or the
 paths given to `check`).
 
+Which Python: the installed command starts with the Python the bridge was
+built for (the build's default, the one `pyop_options.start_python` starts
+in a C host), so what `pyop check` accepts is what such a host loads.
+PYOP_PYTHON=/path/to/python (or `/path/to/python pyop ...`) runs it under
+another Python that has a bridge; `pyop doctor` says which one runs.
+
 Exit status: 0 on success; 1 when the command ran and found a problem (a
-failed load, a failed op, a disagreement in `check`); 2 for bad usage. On
-failure a one-line reason goes to stderr (`pyop: <reason>`), followed by
-libpyop's detailed message when there is one.
+failed load, a failed op, a missing capability, a disagreement in `check`);
+2 for bad usage only (unknown option, malformed --input/--attr, an
+attribute or input the op does not have). On failure one message goes to
+stderr, `pyop: <command>: <message>`, with the plugin's traceback under it
+when there is one. With --json the failure is also printed to stdout as
+{"error": {"status", "message", "op", "file", "line"}}.
 """
 
 import argparse
 import ctypes
+import difflib
 import json
 import math
 import os
+import re
+import shutil
 import struct
 import sys
+import tempfile
 import time
+
+# Filled in by tools/CMakeLists.txt when it makes bin/pyop: the build's
+# default Python (its bridge artifact directory name). None when this file
+# runs from the source tree.
+BUILD_PYTHON = None
+BUILD_ARTIFACT = None
 
 # ----------------------------------------------------------------- library
 
@@ -118,13 +137,71 @@ class ExecCtx(ctypes.Structure):
                 ("stream", ctypes.c_void_p)]
 
 
-class PyopError(Exception):
-    """A libpyop call failed: status name plus pyop_last_error() text."""
+class CliError(Exception):
+    """A failure the command reports: one message, a status name (a
+    PYOP_E... name, or "usage") and, where known, the op, plugin file and
+    line. exit_code 2 for bad usage, 1 otherwise."""
 
-    def __init__(self, what, status, detail):
+    exit_code = 1
+
+    def __init__(self, message, status="PYOP_EINVAL", op=None):
+        super().__init__(message)
+        self.message = message
         self.status = status
+        self.op = op
+
+    def to_json(self):
+        file, line = _where(self.message)
+        return {"status": self.status, "message": self.message,
+                "op": self.op or _op_named(self.message), "file": file, "line": line}
+
+
+class UsageError(CliError):
+    """Bad usage: an unknown option, a malformed --input/--attr, an input or
+    attribute the op does not have. Exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, message, op=None):
+        super().__init__(message, "usage", op)
+
+
+class PyopError(CliError):
+    """A libpyop call failed: its status name and pyop_last_error(), which
+    says what failed on what; `what` stands in when libpyop gave no text."""
+
+    def __init__(self, what, status, detail, strerror=""):
         self.detail = detail
-        super().__init__("%s failed (%s)" % (what, status))
+        text = detail.rstrip() if detail and detail.strip() else \
+            "%s failed (%s: %s)" % (what, status, strerror)
+        super().__init__(text, status)
+
+
+_TB_FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
+_DEFINED_AT = re.compile(r"\((?:defined at |implementation at |class at )?([^()\s]+\.py):(\d+)\)")
+_IMPORTING = re.compile(r"^while importing pyop plugin (.+)$", re.M)
+_OP_NAMED = re.compile(r"""(?:\bop '([^']+)'|\bof "([^"]+)"|\bop "([^"]+)")""")
+
+
+def _where(message):
+    """(file, line) of the plugin code a message points at: the innermost
+    traceback frame, else a "(defined at f.py:3)", else the plugin being
+    imported (line None); (None, None) when it names none."""
+    frames = _TB_FRAME.findall(message)
+    if frames:
+        return frames[-1][0], int(frames[-1][1])
+    m = _DEFINED_AT.search(message)
+    if m:
+        return m.group(1), int(m.group(2))
+    m = _IMPORTING.search(message)
+    if m:
+        return m.group(1).strip(), None
+    return None, None
+
+
+def _op_named(message):
+    m = _OP_NAMED.search(message)
+    return next((g for g in m.groups() if g), None) if m else None
 
 
 class Lib:
@@ -135,6 +212,7 @@ class Lib:
         self.c = ctypes.CDLL(path)
         c = self.c
         c.pyop_status_name.restype = ctypes.c_char_p
+        c.pyop_strerror.restype = ctypes.c_char_p
         c.pyop_last_error.restype = ctypes.c_char_p
         c.pyop_op_get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(OpInfo))]
         c.pyop_op_info_release.argtypes = [ctypes.POINTER(OpInfo)]
@@ -161,7 +239,7 @@ class Lib:
         if rc != 0:
             name = self.c.pyop_status_name(rc).decode()
             detail = self.c.pyop_last_error().decode("utf-8", "replace")
-            raise PyopError(what, name, detail)
+            raise PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
 
     def load(self):
         self.check("pyop_load", self.c.pyop_load())
@@ -186,8 +264,11 @@ class Lib:
 
     def op_info(self, op_type):
         p = ctypes.POINTER(OpInfo)()
-        self.check('looking up op "%s"' % op_type,
-                   self.c.pyop_op_get(op_type.encode(), ctypes.byref(p)))
+        rc = self.c.pyop_op_get(op_type.encode(), ctypes.byref(p))
+        if rc == -3:  # PYOP_ENOENT: say what is there instead
+            raise CliError(unknown_op_message(op_type, self.op_types()), "PYOP_ENOENT",
+                           op_type)
+        self.check('looking up op "%s"' % op_type, rc)
         try:
             return info_to_dict(p.contents)
         finally:
@@ -317,9 +398,13 @@ def make_tensor(bufs, dtype, shape, values=None):
     t.data = bufs.alloc(t.nbytes)
     if values is not None:
         if len(values) != n:
-            raise ValueError("%d values given for shape %s (%d elements)"
+            raise UsageError("%d values given for shape %s (%d elements)"
                              % (len(values), list(shape), n))
-        write_values(t, values)
+        try:
+            write_values(t, values)
+        except (ValueError, struct.error) as e:
+            raise UsageError("values %s do not fit %s: %s"
+                             % (",".join(map(str, values)), DTYPES[dtype], e)) from None
     return t
 
 
@@ -380,8 +465,9 @@ def make_attrs(info, given, keep):
     attrs = (Attr * max(len(given), 1))()
     for k, (name, value) in enumerate(given.items()):
         if name not in types:
-            raise ValueError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (info["op_type"], name, ", ".join(types) or "none"))
+            raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
+                             % (info["op_type"], name, ", ".join(types) or "none"),
+                             info["op_type"])
         a = attrs[k]
         a.name = name.encode()
         keep.append(a.name)
@@ -429,20 +515,38 @@ def set_attr_value(v, type_name, value, keep):
             inner.append(IntList(ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)), n))
         v.u.span.items, v.u.span.count = _array(IntList, inner, keep)
     else:
-        raise ValueError("unsupported attribute type %s" % type_name)
+        raise CliError("unsupported attribute type %s" % type_name, "PYOP_EUNSUPPORTED")
 
 
-def parse_attr_text(text, type_name):
-    """--attr value text -> Python value of the attribute's type."""
-    if type_name in ("int", "float", "bool", "str", "DataType"):
-        return _scalar(text, type_name)
-    if type_name == "list[list[int]]":
-        return json.loads(text)
-    inner = type_name[5:-1]
-    body = text.strip()
-    if body.startswith("["):
-        body = body[1:-1]
-    return [_scalar(x.strip(), inner) for x in body.split(",") if x.strip()]
+_ATTR_EXAMPLES = {"int": "an integer such as 1 or -2", "float": "a number such as 0.5",
+                  "bool": "true or false", "DataType": "a data type such as float32",
+                  "list[int]": "e.g. 1,2,3", "list[float]": "e.g. 0.5,1", "list[bool]":
+                  "e.g. true,false", "list[str]": "e.g. a,b", "list[DataType]":
+                  "e.g. float32,int8", "list[list[int]]": "JSON, e.g. [[1,2],[3]]"}
+
+
+def parse_attr_text(text, type_name, name="", op=None):
+    """--attr NAME=VALUE text -> Python value of the attribute's type; a value
+    that does not parse is a UsageError naming the attribute and the type."""
+    try:
+        if type_name in ("int", "float", "bool", "str", "DataType"):
+            return _scalar(text, type_name)
+        if type_name == "list[list[int]]":
+            value = json.loads(text)
+            if not isinstance(value, list) or not all(
+                    isinstance(r, list) and all(isinstance(x, int) for x in r) for r in value):
+                raise ValueError(text)
+            return value
+        inner = type_name[5:-1]
+        body = text.strip()
+        if body.startswith("["):
+            body = body[1:-1]
+        return [_scalar(x.strip(), inner) for x in body.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError("--attr %s=%s: attribute \"%s\"%s is %s, and %r is not one (%s)"
+                         % (name, text, name, ' of "%s"' % op if op else "",
+                            "an int" if type_name == "int" else "a " + type_name, text,
+                            _ATTR_EXAMPLES.get(type_name, type_name)), op) from None
 
 
 def _scalar(text, type_name):
@@ -456,10 +560,10 @@ def _scalar(text, type_name):
             return True
         if low in ("0", "false", "no", "off"):
             return False
-        raise ValueError("not a bool: %r" % text)
+        raise ValueError(text)
     if type_name == "DataType":
         if text not in DTYPES:
-            raise ValueError("unknown data type %r (one of: %s)" % (text, ", ".join(DTYPES)))
+            raise ValueError(text)
         return text
     return text
 
@@ -467,20 +571,24 @@ def _scalar(text, type_name):
 def parse_input(text):
     """NAME=DTYPE[SHAPE]:VALUES, e.g. x=float32[2,3]:1,2,3,4,5,6 (VALUES optional)."""
     if "=" not in text:
-        raise ValueError("--input %r: expected NAME=DTYPE[SHAPE]:VALUES" % text)
+        raise UsageError("--input %s: expected NAME=DTYPE[SHAPE]:VALUES" % text)
     name, spec = text.split("=", 1)
     values = None
     if "]" not in spec or "[" not in spec:
-        raise ValueError("--input %r: expected DTYPE[SHAPE], e.g. float32[2,3]" % text)
+        raise UsageError("--input %s: expected DTYPE[SHAPE], e.g. float32[2,3]" % text)
     head, _, tail = spec.partition("]")
     dtype_name, _, dims = head.partition("[")
     if dtype_name not in DTYPES:
-        raise ValueError("--input %r: unknown data type %r (one of: %s)"
+        raise UsageError("--input %s: unknown data type %r (one of: %s)"
                          % (text, dtype_name, ", ".join(DTYPES)))
-    shape = [int(d) for d in dims.split(",") if d.strip()]
+    try:
+        shape = [int(d) for d in dims.split(",") if d.strip()]
+    except ValueError:
+        raise UsageError("--input %s: the shape must be integers, e.g. float32[2,3]"
+                         % text) from None
     if tail:
         if not tail.startswith(":"):
-            raise ValueError("--input %r: expected ':' before the values" % text)
+            raise UsageError("--input %s: expected ':' before the values" % text)
         values = [v for v in tail[1:].split(",") if v.strip()]
     return name.strip(), DTYPES.index(dtype_name), shape, values
 
@@ -517,13 +625,317 @@ def ge_status_lines():
     return lines
 
 
-def cmd_doctor(lib, args):
-    text = lib.doctor()
-    text += "".join(line + "\n" for line in ge_status_lines())
-    if args.json:
-        dump_json({"report": text.splitlines()})
+def opp_path_note():
+    """Why no plugin was loaded, when ASCEND_CUSTOM_OPP_PATH explains it."""
+    value = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    if value is None:
+        return "ASCEND_CUSTOM_OPP_PATH is not set, so no plugins were loaded"
+    if not value.strip(":"):
+        return "ASCEND_CUSTOM_OPP_PATH is empty, so no plugins were loaded"
+    return None
+
+
+def unknown_op_message(op_type, known):
+    """'no op "X" is registered', with close names and the path's state."""
+    text = 'no op "%s" is registered' % op_type
+    close = [k for k in known if k.lower() == op_type.lower()]
+    close += [k for k in difflib.get_close_matches(op_type, known, n=3, cutoff=0.6)
+              if k not in close]
+    if close:
+        text += "; did you mean %s?" % " or ".join(close)
+    note = opp_path_note()
+    if note:
+        text += " (%s)" % note
+    elif not known:
+        text += " (none are registered from ASCEND_CUSTOM_OPP_PATH=%s)" \
+            % os.environ["ASCEND_CUSTOM_OPP_PATH"]
+    return text
+
+
+# ------------------------------------------------------------------ doctor
+
+PATH_VERDICTS = ("python-file", "python-dir", "no-python", "missing-dir", "missing-file",
+                 "relative", "unreadable", "not-python", "not-scanned", "unknown")
+CAND_STATUSES = ("untried", "invalid path", "unsafe", "manifest invalid",
+                 "manifest mismatch", "duplicate", "open failed", "missing symbol",
+                 "ABI rejected", "config rejected", "loaded", "unknown")
+
+
+def _item(line, names):
+    """'  <path>: <name>[: <detail>]' -> (path, name, detail) for the
+    leftmost of names that fits."""
+    best = None
+    for name in names:
+        for sep in (": %s: " % name, ": %s" % name):
+            k = line.find(sep)
+            if k > 2 and (sep.endswith(" ") or line.endswith(sep)) and \
+                    (best is None or k < best[0]):
+                best = (k, name, line[k + len(sep):] if sep.endswith(" ") else None)
+    if best is None:
+        return line[2:], "unknown", None
+    return line[2:best[0]], best[1], best[2]
+
+
+def parse_doctor_report(text):
+    """libpyop's pyop_doctor() text as a dict (runtime key, path elements
+    with verdicts, artifact root, bridge, candidates with status)."""
+    out = {"runtime_key": None, "runtime": None, "opp_path": None, "path": [],
+           "artifacts": None, "bridge": None, "candidates": [], "ops_registered": None}
+    section = None
+    for line in text.splitlines():
+        if line.startswith("runtime key: "):
+            rest = line[len("runtime key: "):]
+            key, _, paren = rest.partition(" (")
+            out["runtime_key"] = None if key == "none" else key
+            out["runtime"] = paren.rstrip(")")
+        elif line.startswith("ASCEND_CUSTOM_OPP_PATH="):
+            value = line.split("=", 1)[1]
+            out["opp_path"] = None if value == "(unset)" else value
+            section = "path"
+        elif line.startswith("artifacts: "):
+            out["artifacts"] = line[len("artifacts: "):]
+            section = None
+        elif line.startswith("bridge: "):
+            rest = line[len("bridge: "):]
+            out["bridge"] = {"loaded": rest.startswith("loaded "),
+                             "detail": rest[len("loaded "):] if rest.startswith("loaded ")
+                             else rest}
+        elif line.startswith("candidates"):
+            section = "candidates"
+        elif line.startswith("ops registered: "):
+            out["ops_registered"] = int(line.split(": ", 1)[1])
+            section = None
+        elif line.startswith("  error: ") and section == "path":
+            out["path_error"] = line[len("  error: "):]
+        elif line.startswith("  ") and section == "path":
+            path, verdict, detail = _item(line, PATH_VERDICTS)
+            out["path"].append({"element": path, "verdict": verdict, "detail": detail})
+        elif line.startswith("  ") and section == "candidates":
+            path, status, reason = _item(line, CAND_STATUSES)
+            out["candidates"].append({"dir": path, "status": status, "reason": reason})
+    return out
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def python_report():
+    """The interpreter running this command, and how it relates to the
+    build's (the one a C host with start_python runs)."""
+    try:
+        import site
+        site_dirs = set(site.getsitepackages() + [site.getusersitepackages()])
+    except Exception:  # a stripped-down site module
+        site_dirs = set()
+    paths = [{"path": p, "site_packages": p in site_dirs or
+              os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages")}
+             for p in sys.path if p]
+    numpy = {"importable": False, "version": None, "error": None}
+    try:
+        import numpy as np
+        numpy.update(importable=True, version=getattr(np, "__version__", None))
+    except Exception as e:  # ImportError, or a broken install
+        numpy["error"] = "%s: %s" % (type(e).__name__, e)
+    same = BUILD_PYTHON is None or _same_file(sys.executable, BUILD_PYTHON)
+    return {"executable": sys.executable, "version": sys.version.split()[0],
+            "prefix": sys.prefix, "sys_path": paths, "numpy": numpy,
+            "build_python": BUILD_PYTHON, "is_build_python": same if BUILD_PYTHON else None}
+
+
+def start_python_report(artifacts):
+    """The libpython start_python would load: the default artifact's manifest."""
+    out = {"artifact": BUILD_ARTIFACT, "manifest": None, "libpython": None,
+           "verdict": "unknown"}
+    if not artifacts or not BUILD_ARTIFACT:
+        out["verdict"] = "unknown (run the built or installed command, not the source file)"
+        return out
+    manifest = os.path.join(artifacts, BUILD_ARTIFACT, "manifest.txt")
+    out["manifest"] = manifest
+    try:
+        with open(manifest) as f:
+            fields = dict(l.strip().split("=", 1) for l in f if "=" in l and
+                          not l.startswith("#"))
+    except OSError as e:
+        out["verdict"] = "no manifest: %s" % e.strerror
+        return out
+    lib = fields.get("libpython")
+    out["libpython"] = lib
+    if not lib:
+        out["verdict"] = "none recorded (the build's Python has no shared libpython)"
+    elif not os.path.isfile(lib):
+        out["verdict"] = "missing: %s does not exist" % lib
     else:
-        print(text, end="")
+        out["verdict"] = "present"
+    return out
+
+
+def _plugin_owner(source, plugins):
+    """The plugin (file or package dir) a 'file.py:12' source belongs to."""
+    path = (source or "").rsplit(":", 1)[0]
+    for p in plugins:
+        if path == p["plugin"] or path.startswith(p["plugin"] + os.sep):
+            return p
+    return None
+
+
+def _discover(element):
+    """The plugins of one ASCEND_CUSTOM_OPP_PATH element, as the bridge sees
+    them (its own discover() once it is loaded in this process)."""
+    loader = sys.modules.get("pyop._loader")
+    found = loader.discover(element) if loader else []
+    return [{"plugin": pkg or file, "package": pkg is not None} for file, pkg, _ in found]
+
+
+def _load_alone(lib, plugin):
+    """Loads one plugin by itself; (ops, error dict or None)."""
+    tmp = None
+    try:
+        if plugin["package"]:
+            # A package is one plugin of its parent directory: load it from
+            # a directory that holds only it.
+            tmp = tempfile.mkdtemp(prefix="pyop-doctor-")
+            os.symlink(plugin["plugin"], os.path.join(tmp, os.path.basename(plugin["plugin"])))
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = tmp
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = plugin["plugin"]
+        try:
+            lib.load()
+            return lib.op_types(), None
+        except CliError as e:
+            return [], e.to_json()
+        finally:
+            lib.c.pyop_unload()
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def doctor_report(lib):
+    """Everything `pyop doctor` shows, as one dict (--json prints it)."""
+    rep = {"python": python_report()}
+    opp = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    load = {"status": "ok", "ops": [], "error": None}
+    try:
+        lib.load()
+        load["ops"] = lib.op_types()
+    except CliError as e:
+        load.update(status=e.status, error=e.to_json())
+    rep.update(parse_doctor_report(lib.doctor()))
+    rep["ge"] = ge_status_lines()
+    rep["start_python"] = start_python_report(rep["artifacts"])
+    rep["load"] = load
+    plugins = []
+    for el in rep["path"]:
+        if el["verdict"] in ("python-file", "python-dir"):
+            plugins.extend(_discover(el["element"]))
+    if load["status"] == "ok":
+        infos = [lib.op_info(t) for t in load["ops"]]
+        for p in plugins:
+            p.update(verdict="ok", ops=[], error=None)
+        for i in infos:
+            for src in (i["proto_source"], i["impl_source"]):
+                owner = _plugin_owner(src, plugins)
+                if owner and i["op_type"] not in owner["ops"]:
+                    owner["ops"].append(i["op_type"])
+    elif plugins:
+        # All or nothing: the load failed as a whole; try each plugin alone.
+        lib.c.pyop_unload()
+        try:
+            for p in plugins:
+                ops, err = _load_alone(lib, p)
+                p.update(verdict="ok" if err is None else "failed", ops=ops, error=err)
+        finally:
+            if opp is None:
+                os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+            else:
+                os.environ["ASCEND_CUSTOM_OPP_PATH"] = opp
+    rep["plugins"] = plugins
+    return rep
+
+
+def print_doctor(rep):
+    py = rep["python"]
+    print("python: %s (Python %s)" % (py["executable"], py["version"]))
+    if py["build_python"]:
+        if py["is_build_python"]:
+            print("  the build's Python (what a C host with start_python runs)")
+        else:
+            print("  NOT the build's Python %s, which a C host with start_python runs:"
+                  " ops may import differently there (e.g. numpy); PYOP_PYTHON=%s"
+                  " runs this command under it" % (py["build_python"], py["build_python"]))
+    np = py["numpy"]
+    print("  numpy: %s" % ("importable (%s)" % np["version"] if np["importable"]
+                           else "not importable: %s" % np["error"]))
+    print("  sys.path:")
+    for p in py["sys_path"]:
+        print("    %s%s" % (p["path"], "  (site-packages)" if p["site_packages"] else ""))
+    print("runtime key: %s (%s)" % (rep["runtime_key"] or "none", rep["runtime"]))
+    print("ASCEND_CUSTOM_OPP_PATH=%s" % (rep["opp_path"] if rep["opp_path"] is not None
+                                         else "(unset)"))
+    for el in rep["path"]:
+        print("  %s: %s%s" % (el["element"], el["verdict"],
+                              ": " + el["detail"] if el["detail"] else ""))
+    if rep.get("path_error"):
+        print("  error: %s" % rep["path_error"])
+    print("artifacts: %s" % rep["artifacts"])
+    for c in rep["candidates"]:
+        print("  %s: %s%s" % (c["dir"], c["status"], ": " + c["reason"] if c["reason"] else ""))
+    if rep["bridge"]:
+        print("bridge: %s%s" % ("loaded " if rep["bridge"]["loaded"] else "",
+                                rep["bridge"]["detail"]))
+    for line in rep["ge"]:
+        print(line)
+    sp = rep["start_python"]
+    print("start_python would load: %s (%s)" % (sp["libpython"] or "-", sp["verdict"]))
+    load = rep["load"]
+    if load["status"] == "ok":
+        print("load: ok, %d ops registered" % len(load["ops"]))
+    else:
+        print("load: FAILED (%s)" % load["status"])
+        for line in load["error"]["message"].splitlines():
+            print("  " + line)
+    for p in rep["plugins"]:
+        if p["verdict"] == "ok":
+            print("  plugin %s: ok (%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops"))
+        else:
+            first = p["error"]["message"].splitlines()[0]
+            print("  plugin %s: FAILED: %s" % (p["plugin"], first))
+
+
+LOG_HOOK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+
+
+class HostHooks(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("user", ctypes.c_void_p),
+                ("owns_op", ctypes.c_void_p), ("on_register", ctypes.c_void_p),
+                ("on_unregister", ctypes.c_void_p), ("log", LOG_HOOK)]
+
+
+def cmd_doctor(lib, args):
+    # The doctor loads several times: each log line is shown once, after.
+    lines = []
+    hook = LOG_HOOK(lambda _u, _lv, line: lines.append(line.decode("utf-8", "replace")))
+    hooks = HostHooks(ctypes.sizeof(HostHooks), None, None, None, None, hook)
+    lib.c.pyop_set_host_hooks(ctypes.byref(hooks))
+    try:
+        rep = doctor_report(lib)
+    finally:
+        lib.c.pyop_set_host_hooks(None)
+        for line in dict.fromkeys(lines):
+            sys.stderr.write(line + "\n")
+    if args.json:
+        if rep["load"]["error"]:
+            rep["error"] = rep["load"]["error"]
+        dump_json(rep)
+    else:
+        print_doctor(rep)
+    if rep["load"]["status"] != "ok":
+        sys.stderr.write("pyop: doctor: the load failed (%s)\n" % rep["load"]["status"])
+        return 1
     return 0
 
 
@@ -535,8 +947,8 @@ def cmd_list(lib, args):
         dump_json({"ops": ops})
         return 0
     if not ops:
-        print("no ops registered (ASCEND_CUSTOM_OPP_PATH=%s)"
-              % os.environ.get("ASCEND_CUSTOM_OPP_PATH", ""))
+        print("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
+                                          % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
     for op in ops:
         ins = ", ".join(i["name"] + ("?" if i["kind"] == "optional" else
                                      "[]" if i["kind"] == "dynamic" else "")
@@ -638,30 +1050,33 @@ def cmd_run(lib, args):
     names = [i["name"] for i in info["inputs"]]
     for name in given:
         if name not in names:
-            raise ValueError('op "%s" has no input "%s" (inputs: %s)'
-                             % (args.op, name, ", ".join(names)))
+            raise UsageError('op "%s" has no input "%s" (inputs: %s)'
+                             % (args.op, name, ", ".join(names)), args.op)
     inputs = []
     for i in info["inputs"]:
         slot = given.get(i["name"], [])
         if i["kind"] == "required" and len(slot) != 1:
-            raise ValueError('input "%s" of "%s" is required: give --input %s=DTYPE[SHAPE]:VALUES'
-                             % (i["name"], args.op, i["name"]))
+            raise UsageError('input "%s" of "%s" is required: give --input %s=DTYPE[SHAPE]:VALUES'
+                             % (i["name"], args.op, i["name"]), args.op)
         if i["kind"] == "optional" and len(slot) > 1:
-            raise ValueError('input "%s" is optional: give it at most once' % i["name"])
+            raise UsageError('input "%s" is optional: give it at most once' % i["name"],
+                             args.op)
         inputs.append(slot)
     types = {a["name"]: a["type"] for a in info["attrs"]}
     attrs = {}
     for text in args.attr or []:
         if "=" not in text:
-            raise ValueError("--attr %r: expected NAME=VALUE" % text)
+            raise UsageError("--attr %s: expected NAME=VALUE" % text, args.op)
         name, value = text.split("=", 1)
         if name not in types:
-            raise ValueError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (args.op, name, ", ".join(types) or "none"))
-        attrs[name] = parse_attr_text(value, types[name])
+            raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
+                             % (args.op, name, ", ".join(types) or "none"), args.op)
+        attrs[name] = parse_attr_text(value, types[name], name, args.op)
     inferred, produced = run_op(lib, info, inputs, attrs)
     if produced is None:
-        raise ValueError('op "%s" has no execute implementation (and no kernel launch)' % args.op)
+        raise CliError('op "%s" has no execute implementation (and no kernel launch); '
+                       'it has: %s' % (args.op, ", ".join(info["capabilities"]) or "nothing"),
+                       "PYOP_EUNSUPPORTED", args.op)
     result = []
     for k, o in enumerate(info["outputs"]):
         if produced[k] is None:
@@ -726,8 +1141,8 @@ def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
             for i, n in zip(info["inputs"], counts))
         try:
             inferred, produced = run_op(lib, info, inputs, attrs)
-        except PyopError as e:
-            problems.append("%s: %s: %s" % (label, e, e.detail))
+        except CliError as e:
+            problems.append("%s: %s" % (label, e.message))
             continue
         if inferred is None or produced is None:
             continue
@@ -808,7 +1223,8 @@ def cmd_bench(lib, args):
     lib.load()
     info = lib.op_info(args.op)
     if "execute" not in info["capabilities"]:
-        raise ValueError('op "%s" has no execute implementation to time' % args.op)
+        raise CliError('op "%s" has no execute implementation to time' % args.op,
+                       "PYOP_EUNSUPPORTED", args.op)
     dtype = DTYPES.index("float32")
     inputs = [[(dtype, [args.size], _sample_values(dtype, args.size, k))]
               if i["kind"] != "optional" else [] for k, i in enumerate(info["inputs"])]
@@ -871,11 +1287,50 @@ def cmd_bench(lib, args):
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (so --json can report it) instead of
+    exiting."""
+
+    def error(self, message):
+        raise UsageError("%s (see %s --help)" % (message, self.prog))
+
+
+def run_under_requested_python(argv):
+    """PYOP_PYTHON=/path/to/python: runs this command under that Python
+    instead (once; a no-op when it already is that Python)."""
+    want = os.environ.get("PYOP_PYTHON")
+    if not want or os.environ.get("PYOP__REEXECUTED") == want:
+        return
+    exe = shutil.which(want) if os.sep not in want else want
+    if not exe or not os.path.isfile(exe):
+        raise UsageError("PYOP_PYTHON=%s: no such Python" % want)
+    if _same_file(exe, sys.executable):
+        return
+    os.environ["PYOP__REEXECUTED"] = want
+    sys.stdout.flush()
+    os.execv(exe, [exe, os.path.abspath(__file__)] + list(argv))
+
+
+def report_failure(command, err, as_json):
+    """One message on stderr (and the error object on stdout with --json)."""
+    where = "pyop: %s: " % command if command else "pyop: "
+    lines = err.message.splitlines() or [""]
+    sys.stderr.write(where + lines[0] + "\n")
+    for line in lines[1:]:
+        sys.stderr.write(line + "\n")
+    if as_json:
+        dump_json({"error": err.to_json()})
+    return err.exit_code
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="pyop", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
+    ap = _Parser(prog="pyop", description=__doc__.split("\n\n")[0])
     ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
-    sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("doctor", help="runtime key, path verdicts, bridge candidates")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
+                       "a trial load with each plugin's verdict")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
     p.add_argument("--json", action="store_true")
@@ -894,25 +1349,23 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=16)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args(argv)
-
+    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    try:
+        run_under_requested_python(argv)
+        args = ap.parse_args(argv)
+    except UsageError as e:
+        return report_failure(command, e, as_json)
     try:
         lib = Lib(args.library or _find_library())
     except OSError as e:
-        sys.stderr.write("pyop: cannot load libpyop: %s\n" % e)
-        return 1
+        return report_failure(args.command, CliError(
+            "cannot load libpyop: %s" % e, "PYOP_ENOENT"), args.json)
     handlers = {"doctor": cmd_doctor, "list": cmd_list, "check": cmd_check,
                 "run": cmd_run, "bench": cmd_bench}
     try:
         return handlers[args.command](lib, args)
-    except PyopError as e:
-        sys.stderr.write("pyop: %s: %s\n" % (args.command, e))
-        if e.detail:
-            sys.stderr.write(e.detail.rstrip() + "\n")
-        return 1
-    except ValueError as e:
-        sys.stderr.write("pyop: %s: %s\n" % (args.command, e))
-        return 2
+    except CliError as e:
+        return report_failure(args.command, e, args.json)
     finally:
         lib.shutdown()
 

@@ -1,0 +1,280 @@
+"""The `pyop` command as a new user meets it: which Python runs it, what its
+messages say, its exit codes, and --json on failure.
+
+Driven by ctest (tests/examples/CMakeLists.txt) through environment variables:
+
+  PYOP_TEST_CLI           the build tree's bin/pyop
+  PYOP_TEST_BUILD_PYTHON  the build's default Python (bin/pyop's #! line)
+  PYOP_TEST_OPS           examples/ops
+
+Needs only the standard library.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+ENV = os.environ
+
+
+def _need(name):
+    value = ENV.get(name)
+    if not value:
+        raise unittest.SkipTest("%s is not set (run through ctest)" % name)
+    return value
+
+
+BROKEN = textwrap.dedent('''\
+    import pyop
+    def helper():
+        raise RuntimeError("broken on purpose")
+    helper()
+    ''')
+
+GOOD = textwrap.dedent('''\
+    import pyop
+    from pyop import TensorDesc
+
+    @pyop.register_op(op_type="Fine")
+    def fine(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=x.shape, dtype=x.dtype)
+    ''')
+
+
+class CliMessagesTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cli = _need("PYOP_TEST_CLI")
+        cls.build_python = _need("PYOP_TEST_BUILD_PYTHON")
+        cls.ops = _need("PYOP_TEST_OPS")
+        cls.tmp = tempfile.mkdtemp(prefix="pyop-cli-test-")
+        cls.bad = os.path.join(cls.tmp, "bad")
+        cls.good = os.path.join(cls.tmp, "good")
+        for d, name, text in ((cls.bad, "broken.py", BROKEN), (cls.good, "fine.py", GOOD)):
+            os.makedirs(d)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def pyop(self, *args, opp=None, unset=False, **extra):
+        """Runs bin/pyop as a user would: the script itself (its #! line)."""
+        env = dict(ENV)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYOP_PYTHON", None)
+        env.pop("PYOP__REEXECUTED", None)
+        env["ASCEND_CUSTOM_OPP_PATH"] = self.ops if opp is None else opp
+        if unset:
+            del env["ASCEND_CUSTOM_OPP_PATH"]
+        env.update(extra)
+        return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    def json_error(self, r, status):
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual(err["status"], status, err)
+        self.assertTrue(err["message"])
+        for key in ("op", "file", "line"):
+            self.assertIn(key, err)
+        return err
+
+    # --- item 2: the Python that runs the command
+
+    def test_runs_under_the_build_python(self):
+        with open(self.cli) as f:
+            self.assertEqual(f.readline().rstrip("\n"), "#!" + self.build_python)
+        r = self.pyop("doctor", "--json", opp="")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        py = json.loads(r.stdout)["python"]
+        self.assertTrue(os.path.samefile(py["executable"], self.build_python), py)
+        self.assertIs(py["is_build_python"], True)
+
+    def test_pyop_python_chooses_another(self):
+        other = shutil.which("python3")
+        if other is None or os.path.samefile(other, self.build_python):
+            self.skipTest("no second Python on PATH")
+        r = self.pyop("doctor", "--json", opp="", PYOP_PYTHON=other)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        py = json.loads(r.stdout)["python"]
+        self.assertFalse(os.path.samefile(py["executable"], self.build_python), py)
+        self.assertIs(py["is_build_python"], False)
+        r = self.pyop("doctor", opp="", PYOP_PYTHON=other)
+        self.assertIn("NOT the build's Python %s" % self.build_python, r.stdout)
+        r = self.pyop("list", PYOP_PYTHON="/no/such/python")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "pyop: list: PYOP_PYTHON=/no/such/python: no such Python\n")
+
+    def test_doctor_text(self):
+        r = self.pyop("doctor", opp=self.ops + ":relative/ops")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout
+        self.assertIn("python: ", out)
+        self.assertIn("numpy: ", out)
+        self.assertIn("(site-packages)", out)
+        self.assertIn("start_python would load: /", out)
+        self.assertIn("relative/ops: relative: relative path refused", out)
+        self.assertIn("load: ok, 8 ops registered", out)
+        self.assertIn("plugin %s: ok (Clip, Concat)" % os.path.join(self.ops, "tensor_pack"),
+                      out)
+        # Each log line once, though the doctor scans more than once.
+        self.assertEqual(r.stderr.count("element 'relative/ops' skipped"), 1, r.stderr)
+
+    def test_doctor_json_structure(self):
+        opp = ":".join([self.ops, self.bad, "relative/ops", os.path.join(self.tmp, "none")])
+        r = self.pyop("doctor", "--json", opp=opp)
+        err = self.json_error(r, "PYOP_EPLUGIN")
+        self.assertEqual(err["file"], os.path.join(self.bad, "broken.py"))
+        self.assertEqual(err["line"], 3)
+        d = json.loads(r.stdout)
+        self.assertEqual(d["runtime_key"].split("-")[0][:4], "cp31")
+        self.assertEqual([(p["element"], p["verdict"]) for p in d["path"]],
+                         [(self.ops, "python-dir"), (self.bad, "python-dir"),
+                          ("relative/ops", "relative"),
+                          (os.path.join(self.tmp, "none"), "missing-dir")])
+        self.assertTrue(d["candidates"])
+        self.assertTrue(all(c["status"] and c["dir"] for c in d["candidates"]), d)
+        self.assertIn("loaded", [c["status"] for c in d["candidates"]])
+        py = d["python"]
+        self.assertIsInstance(py["numpy"]["importable"], bool)
+        self.assertTrue(any(p["site_packages"] for p in py["sys_path"]), py["sys_path"])
+        sp = d["start_python"]
+        self.assertEqual(sp["verdict"], "present", sp)
+        self.assertTrue(os.path.isabs(sp["libpython"]))
+        verdicts = {os.path.basename(p["plugin"]): p["verdict"] for p in d["plugins"]}
+        self.assertEqual(verdicts["broken.py"], "failed")
+        self.assertEqual(verdicts["tensor_pack"], "ok")
+        self.assertEqual(verdicts["scaled_add.py"], "ok")
+        ops = {os.path.basename(p["plugin"]): p["ops"] for p in d["plugins"]}
+        self.assertEqual(ops["tensor_pack"], ["Clip", "Concat"])
+
+    # --- item 3: one message, one prefix; plugin frames only
+
+    def test_op_error_one_prefix(self):
+        r = self.pyop("run", "ScaledAdd", "--input", "x=float32[2]:1,2",
+                      "--input", "y=float32[3]:1,2,3")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith("pyop: run: infer_meta of op 'ScaledAdd' (defined at "),
+                        first)
+        self.assertIn("failed: ValueError: ScaledAdd: x[2] and y[3] must have the same shape",
+                      first)
+        self.assertEqual(r.stderr.count("infer_meta of"), 1, r.stderr)
+        self.assertNotIn("PYOP_EPYTHON", r.stderr)
+        self.assertIn('scaled_add.py", line', r.stderr)
+
+    def test_import_error_shows_plugin_frames_only(self):
+        r = self.pyop("list", opp=self.bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.startswith(
+            "pyop: list: loading Python plugins failed: RuntimeError: broken on purpose\n"),
+            r.stderr)
+        self.assertIn('broken.py", line 3, in helper', r.stderr)
+        self.assertIn('broken.py", line 4, in <module>', r.stderr)
+        self.assertNotIn("_loader.py", r.stderr)
+        self.assertNotIn("<frozen importlib", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    # --- item 4: --json on failure
+
+    def test_json_on_failure(self):
+        broken = os.path.join(self.bad, "broken.py")
+        for args in (["list", "--json"], ["check", "--json"]):
+            err = self.json_error(self.pyop(*args, opp=self.bad), "PYOP_EPLUGIN")
+            self.assertEqual((err["file"], err["line"]), (broken, 3), args)
+        r = self.pyop("run", "ScaledAdd", "--json", "--input", "x=float32[2]:1,2",
+                      "--input", "y=float32[3]:1,2,3")
+        err = self.json_error(r, "PYOP_EPYTHON")
+        self.assertEqual(err["op"], "ScaledAdd")
+        self.assertEqual(err["file"], os.path.join(self.ops, "scaled_add.py"))
+        self.assertIsInstance(err["line"], int)
+        err = self.json_error(self.pyop("run", "NoSuchOp", "--json"), "PYOP_ENOENT")
+        self.assertEqual(err["op"], "NoSuchOp")
+        # Bad usage is reported the same way, with exit status 2.
+        r = self.pyop("run", "Concat", "--json", "--input", "xs=float32[1]:1",
+                      "--attr", "axis=1.5")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(json.loads(r.stdout)["error"]["status"], "usage")
+        r = self.pyop("list", "--json", "--bogus")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(json.loads(r.stdout)["error"]["status"], "usage")
+
+    # --- item 5: exit codes and argument messages
+
+    def test_attr_of_the_wrong_type(self):
+        r = self.pyop("run", "Concat", "--input", "xs=float32[1]:1", "--attr", "axis=1.5")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "pyop: run: --attr axis=1.5: attribute \"axis\" of "
+                         "\"Concat\" is an int, and '1.5' is not one (an integer such as "
+                         "1 or -2)\n")
+        r = self.pyop("run", "Clip", "--input", "x=float32[1]:1", "--attr", "min=low")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('attribute "min" of "Clip" is a float', r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+
+    def test_missing_capability_exits_1(self):
+        r = self.pyop("run", "BroadcastShape", "--input", "a=float32[2]:1,2",
+                      "--input", "b=float32[2]:1,2")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn('op "BroadcastShape" has no execute implementation', r.stderr)
+        self.assertIn("it has: infer_meta", r.stderr)
+
+    def test_bad_usage_exits_2(self):
+        for args in (["run", "ScaledAdd", "--input", "x=float32[2"],
+                     ["run", "ScaledAdd", "--input", "x=float32[3]:1,2,3", "--input",
+                      "y=float32[3]:1,2,3", "--attr", "beta=1"],
+                     ["run", "ScaledAdd", "--input", "q=float32[1]:1"],
+                     ["list", "--bogus"], ["frobnicate"]):
+            r = self.pyop(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertTrue(r.stderr.startswith("pyop: "), r.stderr)
+
+    def test_unknown_op(self):
+        r = self.pyop("run", "Scaledadd")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, 'pyop: run: no op "Scaledadd" is registered; '
+                         'did you mean ScaledAdd?\n')
+        r = self.pyop("run", "ScaledAdd", unset=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("ASCEND_CUSTOM_OPP_PATH is not set", r.stderr)
+        r = self.pyop("run", "ScaledAdd", opp="")
+        self.assertIn("ASCEND_CUSTOM_OPP_PATH is empty", r.stderr)
+        r = self.pyop("list", unset=True)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("ASCEND_CUSTOM_OPP_PATH is not set", r.stdout)
+
+    def test_unusable_elements_are_skipped_alike(self):
+        # A relative element: skipped with one warning, the rest loads.
+        r = self.pyop("list", "--json", opp="relative/ops:" + self.good)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([o["op_type"] for o in json.loads(r.stdout)["ops"]], ["Fine"])
+        self.assertIn("libpyop: warn: ASCEND_CUSTOM_OPP_PATH element 'relative/ops' "
+                      "skipped: relative path refused", r.stderr)
+        if os.geteuid() == 0:
+            return  # root reads anything; tests/unit/test_scan.c fakes EACCES
+        locked_dir = os.path.join(self.tmp, "locked_dir")
+        os.makedirs(locked_dir, exist_ok=True)
+        shutil.copy(os.path.join(self.good, "fine.py"), locked_dir)
+        locked_file = os.path.join(self.tmp, "locked.py")
+        shutil.copy(os.path.join(self.good, "fine.py"), locked_file)
+        os.chmod(locked_dir, 0)
+        os.chmod(locked_file, 0)
+        try:
+            for el in (locked_dir, locked_file):
+                r = self.pyop("list", "--json", opp=el + ":" + self.good)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("element '%s' skipped" % el, r.stderr)
+        finally:
+            os.chmod(locked_dir, 0o755)
+            os.chmod(locked_file, 0o644)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
