@@ -3,9 +3,10 @@
 # Nothing installed refers to the build tree; the tree works from any prefix.
 include(CMakePackageConfigHelpers)
 
+# The include directory comes from the target's INSTALL_INTERFACE (src/):
+# no INCLUDES DESTINATION here, which would list it a second time.
 install(TARGETS pyop EXPORT pyopTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/pyop/pyop.h include/pyop/bridge_abi.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pyop)
 install(EXPORT pyopTargets NAMESPACE pyop::

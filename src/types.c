@@ -104,3 +104,5 @@ int64_t pyop_tensor_numel(const pyop_tensor *t) {
   }
   return n;
 }
+
+const char *pyop_version(void) { return PYOP_VERSION_STRING; }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,20 @@ extern "C" {
 #define PYOP_VERSION_MINOR 1
 #define PYOP_VERSION_PATCH 0
 #define PYOP_ABI_VERSION 0
+
+#define PYOP__STRINGIFY2(x) #x
+#define PYOP__STRINGIFY(x) PYOP__STRINGIFY2(x)
+/* The header's version as a string literal: "0.1.0". */
+#define PYOP_VERSION_STRING                                                   \
+  PYOP__STRINGIFY(PYOP_VERSION_MAJOR)                                         \
+  "." PYOP__STRINGIFY(PYOP_VERSION_MINOR) "." PYOP__STRINGIFY(PYOP_VERSION_PATCH)
+
+/*
+ * The version of the libpyop the process runs ("0.1.0"), static. It may be
+ * newer than the header the host was compiled with (PYOP_VERSION_STRING);
+ * the soname (PYOP_ABI_VERSION) says what stays compatible.
+ */
+PYOP_API const char *pyop_version(void);
 
 /* ---------------------------------------------------------------- status */
 
@@ -235,6 +250,135 @@ typedef struct pyop_attr {
   const char *name;
   pyop_attr_value value;
 } pyop_attr;
+
+/* ------------------------------------------------ building values inline */
+
+/*
+ * Helpers that build tensors and attributes in one expression, the same in
+ * C and C++ (no designated initializers needed):
+ *
+ *   int64_t shape[] = {2, 3};
+ *   pyop_tensor x = pyop_tensor_of(buf, PYOP_DTYPE_FLOAT32, 2, shape);
+ *   pyop_attr attrs[] = {pyop_attr_float("alpha", 2.0), pyop_attr_int("axis", 1)};
+ *
+ * Everything they take is borrowed, as for every value the host passes:
+ * names, strings and arrays must stay valid for the call they are passed to.
+ */
+
+/* A tensor with nothing set: data NULL, FLOAT32, ND, a scalar (ndim 0). */
+#define PYOP_TENSOR_INIT {NULL, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0}, 0}
+
+/*
+ * A tensor over data (NULL for a description) of ndim dimensions copied
+ * from shape (at most PYOP_MAX_DIMS are copied; a larger ndim is kept and
+ * refused by the call it is passed to). nbytes is the element count times
+ * the dtype's size, 0 when unknown or on overflow. Format ND.
+ */
+static inline pyop_tensor pyop_tensor_of(void *data, int32_t dtype, int32_t ndim,
+                                         const int64_t *shape) {
+  pyop_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.dtype = dtype;
+  t.format = PYOP_FORMAT_ND;
+  t.ndim = ndim;
+  for (int32_t i = 0; shape != NULL && i < ndim && i < PYOP_MAX_DIMS; i++)
+    t.shape[i] = shape[i];
+  int64_t n = pyop_tensor_numel(&t);
+  size_t size = pyop_dtype_size(dtype);
+  if (n >= 0 && size != 0 && (uint64_t)n <= UINT64_MAX / size)
+    t.nbytes = (uint64_t)n * size;
+  return t;
+}
+
+/* One input slot of count tensors (1 for a required input). */
+static inline pyop_tensor_list pyop_tensor_list_of(const pyop_tensor *items, size_t count) {
+  pyop_tensor_list l;
+  l.items = items;
+  l.count = count;
+  return l;
+}
+
+/* A pyop_str over a NUL-terminated string (NULL gives an empty string). */
+static inline pyop_str pyop_str_of(const char *s) {
+  pyop_str v;
+  v.data = s;
+  v.len = s != NULL ? strlen(s) : 0;
+  return v;
+}
+
+/* An attribute of the given type, its value zero (set the member of u). */
+static inline pyop_attr pyop_attr_of_type(const char *name, int32_t type) {
+  pyop_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = name;
+  a.value.type = type;
+  return a;
+}
+
+static inline pyop_attr pyop_attr_int(const char *name, int64_t v) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_INT);
+  a.value.u.i = v;
+  return a;
+}
+static inline pyop_attr pyop_attr_float(const char *name, double v) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_FLOAT);
+  a.value.u.f = v;
+  return a;
+}
+static inline pyop_attr pyop_attr_bool(const char *name, bool v) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_BOOL);
+  a.value.u.b = v;
+  return a;
+}
+/* s is NUL-terminated; its bytes are borrowed. */
+static inline pyop_attr pyop_attr_str(const char *name, const char *s) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_STR);
+  a.value.u.s = pyop_str_of(s);
+  return a;
+}
+static inline pyop_attr pyop_attr_dtype(const char *name, int32_t dtype) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_DTYPE);
+  a.value.u.dtype = dtype;
+  return a;
+}
+static inline pyop_attr pyop_attr_ints(const char *name, const int64_t *items, size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_INT);
+  a.value.u.ints.items = items;
+  a.value.u.ints.count = count;
+  return a;
+}
+static inline pyop_attr pyop_attr_floats(const char *name, const double *items, size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_FLOAT);
+  a.value.u.floats.items = items;
+  a.value.u.floats.count = count;
+  return a;
+}
+static inline pyop_attr pyop_attr_bools(const char *name, const bool *items, size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_BOOL);
+  a.value.u.bools.items = items;
+  a.value.u.bools.count = count;
+  return a;
+}
+static inline pyop_attr pyop_attr_strs(const char *name, const pyop_str *items, size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_STR);
+  a.value.u.strs.items = items;
+  a.value.u.strs.count = count;
+  return a;
+}
+static inline pyop_attr pyop_attr_dtypes(const char *name, const int32_t *items, size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_DTYPE);
+  a.value.u.dtypes.items = items;
+  a.value.u.dtypes.count = count;
+  return a;
+}
+static inline pyop_attr pyop_attr_int_lists(const char *name, const pyop_int_list *items,
+                                            size_t count) {
+  pyop_attr a = pyop_attr_of_type(name, PYOP_ATTR_LIST_LIST_INT);
+  a.value.u.int_lists.items = items;
+  a.value.u.int_lists.count = count;
+  return a;
+}
 
 /* ------------------------------------------------------- op prototypes */
 

@@ -18,6 +18,8 @@ lib=$(ls "$prefix"/lib*/libpyop.so.* | head -1)
 bad=$(nm -D --defined-only "$lib" | awk '{print $3}' |
   grep -v -E '^(pyop_[a-z_0-9]+|CheckNeedLoadPythonCustomOps|LoadPythonCustomOps|UnloadPythonCustomOps|ShutdownPythonCustomOpsForProcess)$' || true)
 [ -z "$bad" ] || { echo "FAIL: unexpected exported symbols: $bad"; exit 1; }
+nm -D --defined-only "$lib" | awk '{print $3}' | grep -qx pyop_version ||
+  { echo "FAIL: pyop_version is not exported"; exit 1; }
 readelf -d "$lib" | grep -q 'SONAME.*libpyop.so.0' || { echo "FAIL: soname is not libpyop.so.0"; exit 1; }
 
 # Put the fake bridge where an installed real bridge would be, alone.
