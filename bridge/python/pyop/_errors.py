@@ -6,13 +6,17 @@ import traceback
 __all__ = ["format_exception"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The GE compatibility package shipped next to pyop (python/ge).
+_GE_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "ge")
 
 
 def _is_machinery(filename):
-    """pyop's own modules and importlib's frozen frames: not the plugin's."""
+    """pyop's own modules, libpyop's ge package and importlib's frozen
+    frames: not the plugin's."""
     if filename.startswith("<frozen importlib"):
         return True
-    return os.path.dirname(os.path.abspath(filename)) == _PACKAGE_DIR
+    d = os.path.dirname(os.path.abspath(filename))
+    return d == _PACKAGE_DIR or d == _GE_DIR or d.startswith(_GE_DIR + os.sep)
 
 
 def _trim(te, seen):
