@@ -10,6 +10,9 @@
  *
  *   ge_host run       everything above
  *   ge_host foreign   a real `ge` imported before the load is kept
+ *   ge_host threads   4 host threads execute GE ops at once, on one shared
+ *                     instance and on their own: each call sees its own
+ *                     context (get_execute_ctx is per thread)
  */
 #include <Python.h>
 
@@ -272,6 +275,59 @@ static void case_foreign(void) {
   free(dir);
 }
 
+typedef struct thread_arg {
+  pyop_op *shared;
+  int id;
+  int iterations;
+} thread_arg;
+
+static void *exec_thread(void *p) {
+  thread_arg *a = p;
+  pyop_op *own = NULL;
+  CHECK_RC(pyop_op_create("GeIoKinds", NULL, 0, &own), PYOP_OK);
+  float x[2] = {(float)a->id, 1}, d0[2] = {10, 20}, y[2] = {1, 2};
+  pyop_tensor tx = f32_1d(x, 2), td = f32_1d(d0, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list io_in[3] = {one(&tx), none_given(), {&td, 1}};
+  pyop_tensor_list sa_in[2] = {one(&tx), one(&ty)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  for (int k = 0; k < a->iterations; k++) {
+    pyop_tensor out[2];
+    memset(out, 0, sizeof out);
+    int rc = pyop_op_execute(a->shared, sa_in, 2, out, 1, &ctx);
+    CHECK(rc == PYOP_OK && out[0].data && ((float *)out[0].data)[0] == (float)a->id + 2.0f,
+          "thread %d: shared GeScaledAdd (%s)", a->id, pyop_status_name(rc));
+    host_mem_reset(&mem);
+    memset(out, 0, sizeof out);
+    rc = own ? pyop_op_execute(own, io_in, 3, out, 2, &ctx) : PYOP_EINVAL;
+    CHECK(rc == PYOP_OK && out[0].data && ((float *)out[0].data)[0] == (float)a->id + 10.0f &&
+              ((int32_t *)out[1].data)[0] == 1,
+          "thread %d: own GeIoKinds (%s)", a->id, pyop_status_name(rc));
+    host_mem_reset(&mem);
+  }
+  if (own)
+    pyop_op_destroy(own);
+  return NULL;
+}
+
+static void case_threads(void) {
+  set_opp("ge_ops.py");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *shared = NULL;
+  pyop_attr alpha = attr_float("alpha", 2.0);
+  REQUIRE_RC(pyop_op_create("GeScaledAdd", &alpha, 1, &shared), PYOP_OK);
+  pthread_t th[4];
+  thread_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (thread_arg){shared, i, 200};
+    REQUIRE(pthread_create(&th[i], NULL, exec_thread, &args[i]) == 0, "pthread_create");
+  }
+  for (int i = 0; i < 4; i++)
+    pthread_join(th[i], NULL);
+  pyop_op_destroy(shared);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s run|foreign\n", argv[0]);
@@ -284,6 +340,8 @@ int main(int argc, char **argv) {
     case_run();
   else if (!strcmp(argv[1], "foreign"))
     case_foreign();
+  else if (!strcmp(argv[1], "threads"))
+    case_threads();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

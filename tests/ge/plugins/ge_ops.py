@@ -169,6 +169,9 @@ class IoKinds:
         raises(RuntimeError, ctx.get_input_tensor, flat + n_dyn)
         raises(RuntimeError, ctx.get_dynamic_input_num, 3)
         raises(RuntimeError, ctx.get_output_tensor, 0)
+        # output 0 is not declared as a ref of input 0 (mutates_args)
+        raises(RuntimeError, ctx.make_output_ref_input, 0, 0)
+        raises(RuntimeError, ctx.make_output_ref_input, 0, 9)
         z = ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type)
         assert ctx.get_output_tensor(0).addr == z.addr
         zs, xv = view(z), view(x)
