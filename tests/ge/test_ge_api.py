@@ -587,30 +587,52 @@ class RegisterOpImplTest(unittest.TestCase):
         self.load(src)  # the same op types again: the registries were per load
         self.assertEqual(co.get_registered_op_impls(), [])
 
-    def test_pending_contract_features_are_refused(self):
-        # Until libpyop runs them, GE ops that need them fail the load clearly.
+    def test_contract_features(self):
+        """mutates_args, no outputs, dynamic outputs, Tensor attributes: handed
+        to pyop's op contract when it has them, else refused at registration."""
+        inplace = ("from typing import Optional\nfrom ge.custom_op import register_op\n"
+                   "from ge.runtime import TensorDesc\n"
+                   "@register_op(op_type='Inplace', mutates_args=[('x', 1)])\n"
+                   "def f(y: TensorDesc, x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:\n"
+                   "    return x, x\n")
+        noout = ("from ge.custom_op import register_op\nfrom ge.runtime import TensorDesc\n"
+                 "@register_op(op_type='NoOut')\n"
+                 "def f(x: TensorDesc) -> None: pass\n")
+        dynout = ("from typing import List, Tuple\nfrom ge.custom_op import register_op\n"
+                  "from ge.runtime import TensorDesc\n"
+                  "@register_op(op_type='DynOut')\n"
+                  "def f(x: TensorDesc) -> Tuple[List[TensorDesc], TensorDesc]: return [x], x\n")
+        tattr = ("from ge.custom_op import register_op\n"
+                 "from ge.runtime import TensorDesc, Tensor\n"
+                 "@register_op(op_type='TAttr')\n"
+                 "def f(x: TensorDesc, *, w: Tensor) -> TensorDesc: return x\n")
         if not _features.MUTATES_ARGS:
-            self.fails("from ge.custom_op import register_op\nfrom ge.runtime import TensorDesc\n"
-                       "@register_op(op_type='Inplace', mutates_args=['x'])\n"
-                       "def f(x: TensorDesc) -> TensorDesc: return x\n",
-                       NotImplementedError, "'Inplace'", "mutates_args")
-        if not _features.NO_OUTPUTS:
-            self.fails("from ge.custom_op import register_op\nfrom ge.runtime import TensorDesc\n"
-                       "@register_op(op_type='NoOut')\n"
-                       "def f(x: TensorDesc) -> None: pass\n",
-                       NotImplementedError, "'NoOut'", "without outputs")
-        if not _features.DYNAMIC_OUTPUTS:
-            self.fails("from typing import List\nfrom ge.custom_op import register_op\n"
+            self.fails(inplace, NotImplementedError, "'Inplace'", "mutates_args")
+        else:
+            p = self.load(inplace).protos[0]
+            self.assertEqual(p.outputs, ("output0", "x"))
+            self.assertEqual(p.input_flags, (0, 1))
+            self.assertEqual(p.output_alias, (-1, 1))
+            self.fails("from typing import Optional\nfrom ge.custom_op import register_op\n"
                        "from ge.runtime import TensorDesc\n"
-                       "@register_op(op_type='DynOut')\n"
-                       "def f(x: TensorDesc) -> List[TensorDesc]: return [x]\n",
-                       NotImplementedError, "'DynOut'", "output0")
+                       "@register_op(op_type='OptRef', mutates_args=['x'])\n"
+                       "def f(x: Optional[TensorDesc]) -> TensorDesc: return x\n",
+                       NotImplementedError, "'OptRef'", "'x'")
+        if not _features.NO_OUTPUTS:
+            self.fails(noout, NotImplementedError, "'NoOut'", "without outputs")
+        else:
+            self.assertEqual(self.load(noout).protos[0].outputs, ())
+        if not _features.DYNAMIC_OUTPUTS:
+            self.fails(dynout, NotImplementedError, "'DynOut'", "output0")
+        else:
+            p = self.load(dynout).protos[0]
+            self.assertEqual(p.outputs, ("output0", "output1"))
+            self.assertEqual(tuple(int(k) for k in p.output_kinds), (2, 0))
         if _features.tensor_attr_type() is None:
-            self.fails("from ge.custom_op import register_op\n"
-                       "from ge.runtime import TensorDesc, Tensor\n"
-                       "@register_op(op_type='TAttr')\n"
-                       "def f(x: TensorDesc, *, w: Tensor) -> TensorDesc: return x\n",
-                       TypeError, "'TAttr'", "'w'")
+            self.fails(tattr, TypeError, "'TAttr'", "'w'")
+        else:
+            p = self.load(tattr).protos[0]
+            self.assertEqual(p.attrs[0][:3], ("w", _features.tensor_attr_type(), True))
 
 
 class SiblingImportTest(unittest.TestCase):
@@ -676,6 +698,17 @@ class SiblingImportTest(unittest.TestCase):
                   "        continue\n"
                   "    assert not getattr(m, 'SIBLING', False), 'sibling %s served' % n\n")
             res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+
+    def test_linked_plugin_keeps_its_neighbours(self):
+        with TempDir() as d:
+            write(d, "real/_helper.py", "V = 7\n")
+            write(d, "real/plug.py", "import _helper\nassert _helper.V == 7\n")
+            write(d, "real/other.py", "raise AssertionError('a neighbour ran as a plugin')\n")
+            os.makedirs(os.path.join(d, "holder"))
+            os.symlink(os.path.join(d, "real", "plug.py"), os.path.join(d, "holder", "plug.py"))
+            res = _loader.load_plugins([os.path.join(d, "holder")])
+            self.assertEqual(len([m for m in res.modules if m.endswith("_plug")]), 1)
             _loader.unload_modules(res.modules)
 
     def test_file_element_has_no_siblings(self):

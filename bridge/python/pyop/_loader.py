@@ -17,7 +17,8 @@
   unique modules (nothing runs twice), served only for names nothing else
   provides (never a standard-library, installed, `pyop` or `ge` module), and
   removed from sys.modules when the element's load ends
-  (docs/ge-plugins.md, "Loading").
+  (docs/ge-plugins.md, "Loading"). A plugin linked into the directory keeps
+  the neighbours of its real location.
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -118,7 +119,7 @@ class _SiblingFinder:
     """
 
     def __init__(self, directory, assigned, extra_roots, top):
-        self.dir = directory
+        self.dirs = _sibling_dirs(directory)
         self.assigned = assigned  # stem -> unique name of this element's plugins
         self.extra_roots = extra_roots  # unique names of helpers loaded on demand
         self.top = top
@@ -127,12 +128,13 @@ class _SiblingFinder:
         self.peer = None
 
     def _locate(self, name):
-        pkg_init = os.path.join(self.dir, name, "__init__.py")
-        if os.path.isfile(pkg_init):
-            return pkg_init, os.path.join(self.dir, name)
-        mod = os.path.join(self.dir, name + ".py")
-        if os.path.isfile(mod):
-            return mod, None
+        for d in self.dirs:
+            pkg_init = os.path.join(d, name, "__init__.py")
+            if os.path.isfile(pkg_init):
+                return pkg_init, os.path.join(d, name)
+            mod = os.path.join(d, name + ".py")
+            if os.path.isfile(mod):
+                return mod, None
         return None, None
 
     def find_spec(self, fullname, path=None, target=None):
@@ -169,6 +171,25 @@ class _SiblingFinder:
 
     def invalidate_caches(self):
         pass
+
+
+def _sibling_dirs(directory):
+    """Where a directory element's siblings are looked up: the directory,
+    then the real directories of the plugins linked into it (a plugin
+    linked from elsewhere, as `pyop check` does to check one plugin alone,
+    keeps its own neighbours)."""
+    dirs = [directory]
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return dirs
+    for name in names:
+        full = os.path.join(directory, name)
+        if not _skipped(name) and os.path.islink(full):
+            real = os.path.dirname(os.path.realpath(full))
+            if real not in dirs:
+                dirs.append(real)
+    return dirs
 
 
 class _Siblings:
