@@ -345,8 +345,10 @@ static int import_package(void) {
   fn = module_attr("importlib.util", "spec_from_file_location");
   if (fn == NULL)
     goto out;
-  locs = Py_BuildValue("[s]", pkgdir);
-  args = Py_BuildValue("(ss)", "pyop", init);
+  /* Paths as the file system's names (a directory that is not UTF-8 is
+   * decoded with surrogateescape, as os.fsdecode does). */
+  locs = Py_BuildValue("[N]", PyUnicode_DecodeFSDefault(pkgdir));
+  args = Py_BuildValue("(sN)", "pyop", PyUnicode_DecodeFSDefault(init));
   kwargs = PyDict_New();
   if (locs == NULL || args == NULL || kwargs == NULL ||
       PyDict_SetItemString(kwargs, "submodule_search_locations", locs) < 0)

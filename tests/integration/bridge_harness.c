@@ -1379,6 +1379,32 @@ static void case_names(void) {
   rmdir(root);
 }
 
+/*
+ * An artifact directory whose name is not UTF-8 (reached through a symlink
+ * to the real one): the pyop package is imported from it and plugins load.
+ * Its own process: the package is imported once per bridge session.
+ */
+static void case_artifact_name(void) {
+  char root[] = "/tmp/pyop_artname_XXXXXX";
+  CHECK(mkdtemp(root) != NULL, "mkdtemp");
+  char link[300];
+  snprintf(link, sizeof link, "%s/art_\xe9t\xe9", root);
+  CHECK(symlink(g_artifact, link) == 0, "symlink %s", link);
+  pyop_bridge_config cfg = {sizeof cfg, {link, strlen(link)}, {NULL, 0}, 0};
+  CHECK_OK(api->set_config(&cfg));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  CHECK(find(&r, "ScaledAdd", true) != NULL, "ScaledAdd registered");
+  CHECK(py_ok("import sys, os\n"
+              "f = os.fsencode(sys.modules['pyop'].__file__)\n"
+              "assert b'/art_\\xe9t\\xe9/python/pyop/' in f, f\n"),
+        "the package came from the non-UTF-8 directory");
+  api->reset();
+  rec_clear(&r);
+  unlink(link);
+  rmdir(root);
+}
+
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1500,6 +1526,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "clean") == 0) case_clean();
   else if (strcmp(g_case, "hostile") == 0) case_hostile();
   else if (strcmp(g_case, "names") == 0) case_names();
+  else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
