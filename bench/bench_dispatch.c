@@ -2,13 +2,14 @@
  * Dispatch benchmarks (targets 1-4 of bench/README.md), one process:
  *
  *   1a  pyop_op_execute of BenchNoop (body `pass`, two input tensors, one
- *       float attribute) vs the floor: PyGILState_Ensure +
+ *       float attribute, no outputs) vs the floor: PyGILState_Ensure +
  *       PyObject_VectorcallMethod("execute") with prebuilt arguments and
  *       kwnames on an instance of the same implementation class + Release,
  *       on the same host thread (which keeps its Python thread state).
  *   1b  the naive C-API bridge (naive_bridge.c) vs pyop_op_execute.
  *   2   pyop_op_execute from 4 fresh host threads in turn vs 1a's figure.
- *   3   pyop_op_infer_meta with two TensorDesc inputs vs its floor (Ensure +
+ *   3   pyop_op_infer_meta of BenchInfer (two TensorDesc inputs, one output)
+ *       vs its floor (Ensure +
  *       PyObject_Vectorcall of the same infer function with two prebuilt
  *       TensorDesc objects and kwnames + Release).
  *   4   pyop_op_launch of BenchEmpty4 (one launch of pyop_example_empty4) vs
@@ -33,7 +34,7 @@
 
 static struct {
   /* libpyop side */
-  pyop_op *noop, *empty4;
+  pyop_op *noop, *infer, *empty4;
   pyop_tensor in[2], out[1];
   pyop_tensor_list slots[2];
   pyop_exec_ctx ctx;
@@ -66,7 +67,7 @@ static double job_pyop_execute(void *arg, long n) {
   (void)arg;
   double t0 = bench_begin();
   for (long i = 0; i < n; i++)
-    check(pyop_op_execute(B.noop, B.slots, 2, B.out, 1, &B.ctx), "pyop_op_execute");
+    check(pyop_op_execute(B.noop, B.slots, 2, NULL, 0, &B.ctx), "pyop_op_execute");
   return bench_end(t0);
 }
 
@@ -98,7 +99,7 @@ static double job_pyop_infer(void *arg, long n) {
   pyop_tensor outs[1];
   double t0 = bench_begin();
   for (long i = 0; i < n; i++)
-    check(pyop_op_infer_meta(B.noop, B.slots, 2, outs, 1), "pyop_op_infer_meta");
+    check(pyop_op_infer_meta(B.infer, B.slots, 2, outs, 1), "pyop_op_infer_meta");
   return bench_end(t0);
 }
 
@@ -205,7 +206,7 @@ static void setup_python_objects(void) {
   PyGILState_STATE st = PyGILState_Ensure();
   PyObject *mod = plugin_module();
   PyObject *cls = PyObject_GetAttrString(mod, "BenchNoopImpl");
-  B.infer_fn = PyObject_GetAttrString(mod, "bench_noop");
+  B.infer_fn = PyObject_GetAttrString(mod, "bench_infer");
   B.impl = cls ? PyObject_CallNoArgs(cls) : NULL;
   Py_XDECREF(cls);
   B.str_execute = PyUnicode_InternFromString("execute");
@@ -279,6 +280,7 @@ int main(void) {
   check(pyop_load(), "pyop_load");
   pyop_attr alpha = {"alpha", {.type = PYOP_ATTR_FLOAT, .u.f = ALPHA}};
   check(pyop_op_create("BenchNoop", &alpha, 1, &B.noop), "pyop_op_create BenchNoop");
+  check(pyop_op_create("BenchInfer", &alpha, 1, &B.infer), "pyop_op_create BenchInfer");
   check(pyop_op_create("BenchEmpty4", NULL, 0, &B.empty4), "pyop_op_create BenchEmpty4");
   check(pyop_op_declare_launch_args(B.empty4, B.slots, 2, B.out, 1), "declare BenchEmpty4");
   setup_python_objects();
@@ -341,6 +343,7 @@ int main(void) {
   bench_worker_stop(&w0);
   drop_python_objects();
   pyop_op_destroy(B.noop);
+  pyop_op_destroy(B.infer);
   pyop_op_destroy(B.empty4);
   check(pyop_shutdown(), "pyop_shutdown");
   bench_python_stop();

@@ -56,6 +56,7 @@ typedef struct pb_op {
   int32_t *input_kinds; /* kind per input slot (hints for impls), may be NULL */
   size_t n_kinds;
   long n_outputs;      /* -1: unknown (impl bound to a host prototype) */
+  int32_t *output_kinds; /* proto: kind per output (n_outputs of them) */
   uint32_t caps;
   pyop_op_callbacks callbacks;
 } pb_op;
@@ -114,6 +115,7 @@ typedef struct pb_holder {
   PyObject *escaped;            /* list of Tensors, or NULL */
   char *escaped_why;            /* what the first escape was (malloc'd) */
   bool escape_untracked;        /* one could not be recorded: refuse for good */
+  bool tensor_attrs;            /* some attr_values are Tensors (PYOP_ATTR_TENSOR) */
 } pb_holder;
 
 /* A Tensor a callback handed to Python, released when the callback ends. */
@@ -144,6 +146,7 @@ typedef struct pb_frame {
 /* Everything the bridge keeps; Python members are guarded by the GIL. */
 typedef struct pb_state {
   const pyop_loader_services *services;
+  uint32_t abi_minor;           /* negotiated with the loader (entry.c) */
   char *artifact_dir;
   bool owns_python;
   PyThreadState *main_tstate;   /* ours, saved after start-up */

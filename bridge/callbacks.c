@@ -68,6 +68,14 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
   size_t n = 0;
   const void *items = NULL;
   switch (type) {
+  case PYOP_ATTR_TENSOR:
+    /* libpyop's copy, valid until destroy_holder: a read-only Tensor that
+     * stays valid for the holder's life (holder_free invalidates it). */
+    if (v->u.tensor == NULL) {
+      PyErr_SetString(PyExc_ValueError, "Tensor attribute with no tensor");
+      return NULL;
+    }
+    return pb_tensor_make(NULL, v->u.tensor, false);
   case PYOP_ATTR_INT:
     return PyLong_FromLongLong(v->u.i);
   case PYOP_ATTR_FLOAT:
@@ -209,8 +217,12 @@ static void holder_free(pb_holder *h) {
   }
   Py_XDECREF(h->self);
   Py_XDECREF(h->kwnames);
-  for (size_t i = 0; i < h->n_attrs; i++)
-    Py_XDECREF(h->attr_values[i]);
+  for (size_t i = 0; i < h->n_attrs; i++) {
+    PyObject *v = h->attr_values[i];
+    if (v != NULL && Py_IS_TYPE(v, pb.tensor_type))
+      ((pb_tensor *)v)->valid = false; /* the bytes go with the op instance */
+    Py_XDECREF(v);
+  }
   free(h->attr_values);
   free(h->list_attrs);
   for (size_t i = 0; i < h->n_in_cache; i++)
@@ -288,9 +300,12 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
     PyTuple_SET_ITEM(h->kwnames, (Py_ssize_t)i, name);
     h->attr_values[i] = attr_to_py(&a->default_value, a->type);
     h->n_attrs = i + 1;
-    if (h->attr_values[i] != NULL && a->type >= PYOP_ATTR_LIST_INT)
+    if (h->attr_values[i] != NULL && a->type >= PYOP_ATTR_LIST_INT &&
+        a->type <= PYOP_ATTR_LIST_LIST_INT)
       h->list_attrs[h->n_list_attrs++] =
           (pb_list_attr){i, a->type == PYOP_ATTR_LIST_LIST_INT};
+    if (a->type == PYOP_ATTR_TENSOR)
+      h->tensor_attrs = true;
     if (h->attr_values[i] == NULL) {
       PyObject *exc = pb_exc_fetch();
       PyErr_Format(PyExc_ValueError, "attribute '%U': cannot convert its value", name);
@@ -510,10 +525,10 @@ static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
 /* One argument object for a tensor: a Tensor view (tracked in f) or a
  * TensorDesc (as_desc). New reference or NULL. */
 static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache,
-                            pb_desc_slot *slot, size_t index, bool as_desc) {
+                            pb_desc_slot *slot, size_t index, bool as_desc, bool writable) {
   if (as_desc)
     return make_desc(t, slot);
-  PyObject *o = pb_tensor_get(cache, t, false);
+  PyObject *o = pb_tensor_get(cache, t, writable);
   if (o == NULL)
     return NULL;
   if (pb_frame_track(f, o, cache, PB_ROLE_INPUT, index) < 0)
@@ -527,7 +542,8 @@ static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache,
  * dynamic one (or when the kind is unknown and count != 1).
  */
 static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
-                        PyObject **argv, size_t *built, bool as_desc) {
+                        PyObject **argv, size_t *built, bool as_desc,
+                        const uint32_t *flags) {
   pb_holder *h = f->holder;
   size_t i = 0, flat = 0;
 #ifndef Py_GIL_DISABLED
@@ -544,8 +560,9 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
     for (; i < n; i++) {
       const pyop_tensor_list *s = &inputs[i];
       pb_tensor *o = (pb_tensor *)h->in_cache[i];
+      bool w = flags != NULL && (flags[i] & PYOP_INPUT_MUTATED);
       if (s->count != 1 || s->items == NULL || kinds[i] == PYOP_IO_DYNAMIC || o == NULL ||
-          !pb_only_cache_holds((PyObject *)o) || o->writable || o->exports != 0 ||
+          !pb_only_cache_holds((PyObject *)o) || o->writable != w || o->exports != 0 ||
           !pb_tensor_same(&o->t, &s->items[0]))
         break;
       h->in_cache[i] = NULL;
@@ -568,15 +585,16 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
     int kind = slot_kind(h->op, i);
     PyObject **cache = i < h->n_in_cache ? &h->in_cache[i] : NULL;
     pb_desc_slot *slot = i < h->n_desc_cache ? &h->desc_cache[i] : NULL;
+    bool w = flags != NULL && (flags[i] & PYOP_INPUT_MUTATED);
     if (kind != PYOP_IO_DYNAMIC && s->count == 1) {
-      argv[i] = one_tensor(f, &s->items[0], cache, slot, flat, as_desc);
+      argv[i] = one_tensor(f, &s->items[0], cache, slot, flat, as_desc, w);
     } else if (kind != PYOP_IO_DYNAMIC && s->count == 0) {
       argv[i] = Py_NewRef(Py_None);
     } else {
       PyObject *l = PyList_New((Py_ssize_t)s->count);
       if (l != NULL) {
         for (size_t j = 0; j < s->count; j++) {
-          PyObject *e = one_tensor(f, &s->items[j], NULL, NULL, flat + j, as_desc);
+          PyObject *e = one_tensor(f, &s->items[j], NULL, NULL, flat + j, as_desc, w);
           if (e == NULL) {
             Py_CLEAR(l);
             break;
@@ -711,6 +729,26 @@ static PyObject *call_invoke(pb_call *c, int kind) {
 }
 
 /*
+ * A buffer of a Tensor attribute (memoryview, numpy array) must not outlive
+ * the callback either: the bytes go with the op instance, which the host
+ * may destroy at any time after the call. PYOP_OK or the error reported.
+ */
+static int tensor_attrs_released(const pb_holder *h, int kind) {
+  for (size_t i = 0; i < h->n_attrs; i++) {
+    PyObject *v = h->attr_values[i];
+    if (v == NULL || !Py_IS_TYPE(v, pb.tensor_type) || ((pb_tensor *)v)->exports == 0)
+      continue;
+    PyObject *name = PyTuple_GET_ITEM(h->kwnames, (Py_ssize_t)i);
+    return pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): a buffer of Tensor attribute '%s' (a "
+                    "memoryview or numpy array of it) is still alive after the callback "
+                    "returned; copy the data instead of keeping a view",
+                    pb_kind_names[kind], h->op->op_type, h->op->where,
+                    PyUnicode_AsUTF8(name) ? PyUnicode_AsUTF8(name) : "?");
+  }
+  return PYOP_OK;
+}
+
+/*
  * Ends the call: drops the positional arguments, reports a pending Python
  * error (rc is then the error status) and releases every tensor; a view
  * that outlived the call fails it. Returns the final status.
@@ -732,6 +770,8 @@ static int call_end(pb_call *c, int kind, int rc) {
     rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", pb_kind_names[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
   free(why);
+  if (h->tensor_attrs && rc == PYOP_OK)
+    rc = tensor_attrs_released(h, kind);
   return rc;
 }
 
@@ -835,12 +875,67 @@ out:
   return rc;
 }
 
-/* infer_meta's result: a TensorDesc (one output) or a sequence of them. */
-static int store_infer_result(const pb_holder *h, PyObject *res, pyop_tensor *outs, size_t n) {
+/* A list/tuple as a tuple (a list is copied: reading an item may run code
+ * that changes it); NULL with TypeError naming what when it is neither. */
+static PyObject *as_tuple(PyObject *o, const char *what, size_t index) {
+  if (PyTuple_Check(o))
+    return Py_NewRef(o);
+  if (PyList_Check(o))
+    return PyList_AsTuple(o);
+  PyErr_Format(PyExc_TypeError, "infer_meta output %zu: %s, got %s", index, what,
+               Py_TYPE(o)->tp_name);
+  return NULL;
+}
+
+/* The tensors of dynamic output index (a list of TensorDesc) through
+ * add_output. */
+static int store_dynamic(const pb_holder *h, PyObject *item, const pyop_infer_args *args,
+                         size_t index) {
+  if (args->struct_size < offsetof(pyop_infer_args, add_output) + sizeof args->add_output ||
+      args->add_output == NULL) {
+    PyErr_Format(PyExc_RuntimeError, "infer_meta output %zu is a list, but the host's libpyop "
+                 "does not take dynamic outputs (bridge ABI 1.0)", index);
+    return -1;
+  }
+  PyObject *seq = as_tuple(item, "a dynamic output must be a list of TensorDesc", index);
+  if (seq == NULL)
+    return -1;
+  int rc = 0;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(seq) && rc == 0; k++) {
+    pyop_tensor t;
+    rc = desc_to_tensor(h, PyTuple_GET_ITEM(seq, k), &t, index);
+    if (rc == 0 && args->add_output(args->sink_ctx, index, &t) != PYOP_OK) {
+      PyErr_Format(PyExc_RuntimeError, "infer_meta output %zu: the host refused tensor %zd",
+                   index, k);
+      rc = -1;
+    }
+  }
+  Py_DECREF(seq);
+  return rc;
+}
+
+/*
+ * infer_meta's result: None for an op without outputs; for one output its
+ * value; for several a tuple/list with one item per output. The value of a
+ * required output is a TensorDesc, of a dynamic one a list of them.
+ */
+static int store_infer_result(const pb_holder *h, PyObject *res, const pyop_infer_args *args) {
+  pyop_tensor *outs = args->outputs;
+  size_t n = args->n_outputs;
+  const int32_t *kinds = h->op->output_kinds; /* n of them (a prototype's holder) */
+  if (n == 0) {
+    if (res == Py_None)
+      return 0;
+    PyErr_Format(PyExc_TypeError, "infer_meta of an op without outputs must return None, got %s",
+                 Py_TYPE(res)->tp_name);
+    return -1;
+  }
+  if (n == 1 && kinds[0] == PYOP_IO_DYNAMIC)
+    return store_dynamic(h, res, args, 0);
   if (n == 1 && !PyTuple_Check(res) && !PyList_Check(res))
     return desc_to_tensor(h, res, &outs[0], 0);
   if (!PyTuple_Check(res) && !PyList_Check(res)) {
-    PyErr_Format(PyExc_TypeError, "infer_meta must return a tuple of %zu TensorDesc, got %s", n,
+    PyErr_Format(PyExc_TypeError, "infer_meta must return a tuple of %zu outputs, got %s", n,
                  Py_TYPE(res)->tp_name);
     return -1;
   }
@@ -854,11 +949,15 @@ static int store_infer_result(const pb_holder *h, PyObject *res, pyop_tensor *ou
     Py_DECREF(seq);
     return -1;
   }
-  for (size_t i = 0; i < n; i++)
-    if (desc_to_tensor(h, PyTuple_GET_ITEM(seq, i), &outs[i], i) < 0) {
+  for (size_t i = 0; i < n; i++) {
+    PyObject *item = PyTuple_GET_ITEM(seq, i);
+    int r = kinds[i] == PYOP_IO_DYNAMIC ? store_dynamic(h, item, args, i)
+                                        : desc_to_tensor(h, item, &outs[i], i);
+    if (r < 0) {
       Py_DECREF(seq);
       return -1;
     }
+  }
   Py_DECREF(seq);
   return 0;
 }
@@ -870,7 +969,7 @@ static int store_infer_result(const pb_holder *h, PyObject *res, pyop_tensor *ou
  */
 static inline __attribute__((always_inline)) int
 call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_list *inputs,
-                 size_t n_in, pyop_tensor *outs, size_t n_out) {
+                 size_t n_in) {
   if (h->target[kind] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
   pb_thread *th = pb_thread_self();
@@ -889,10 +988,17 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER) == 0) {
+  const uint32_t *flags = NULL;
+  if (kind == PB_EXECUTE) {
+    const pyop_exec_args *ea = args;
+    if (ea->struct_size >= offsetof(pyop_exec_args, input_flags) + sizeof ea->input_flags)
+      flags = ea->input_flags;
+  }
+  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER, flags) ==
+      0) {
     PyObject *res = call_invoke(&c, kind);
     if (res != NULL) {
-      if (kind != PB_INFER || store_infer_result(h, res, outs, n_out) == 0)
+      if (kind != PB_INFER || store_infer_result(h, res, args) == 0)
         rc = PYOP_OK;
       Py_DECREF(res);
     }
@@ -907,15 +1013,18 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
       (args->n_inputs > 0 && args->inputs == NULL) ||
       (args->n_outputs > 0 && args->outputs == NULL))
     return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
-  return call_with_inputs(holder, PB_INFER, args, args->inputs, args->n_inputs, args->outputs,
-                          args->n_outputs);
+  pb_holder *h = holder;
+  if (h->op->is_impl || (size_t)h->op->n_outputs != args->n_outputs)
+    return pb_error(PYOP_EINVAL, "bridge infer_meta of op '%s': %zu outputs asked, the "
+                    "prototype has %ld", h->op->op_type, args->n_outputs, h->op->n_outputs);
+  return call_with_inputs(holder, PB_INFER, args, args->inputs, args->n_inputs);
 }
 
 int pb_cb_execute(void *holder, const pyop_exec_args *args) {
   if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
       (args->n_inputs > 0 && args->inputs == NULL))
     return pb_error(PYOP_EINVAL, "bridge execute: invalid arguments");
-  return call_with_inputs(holder, PB_EXECUTE, args, args->inputs, args->n_inputs, NULL, 0);
+  return call_with_inputs(holder, PB_EXECUTE, args, args->inputs, args->n_inputs);
 }
 
 /* compile and declare_launch_args: inputs then outputs, as descriptions. */
@@ -940,7 +1049,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     return rc;
   }
   rc = PYOP_EPYTHON; /* until the call succeeds */
-  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, true) == 0 &&
+  if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, true, NULL) == 0 &&
       build_output_descs(outputs, n_out, c.argv + 2 + n_in, &c.built) == 0) {
     PyObject *res = call_invoke(&c, kind);
     if (res != NULL) {

@@ -456,6 +456,7 @@ int pyop_bridge_entry(const pyop_bridge_request *request, const pyop_bridge_api 
   pthread_mutex_unlock(&key_lock);
   uint32_t ours = PYOP_BRIDGE_ABI_MINOR;
   pb_api.abi_minor = request->abi_minor < ours ? request->abi_minor : ours;
+  pb.abi_minor = pb_api.abi_minor;
   *out_api = &pb_api;
   return PYOP_OK;
 }

@@ -9,7 +9,10 @@
  * that call. Buffer formats: float32 'f', float16 'e', bfloat16 'H' (the raw
  * 16 bits; view them with e.g. ml_dtypes.bfloat16), float64 'd', int8 'b',
  * int16 'h', int32 'i', int64 'q', uint8 'B', uint16 'H', uint32 'I',
- * uint64 'Q', bool '?'; C-contiguous, read-only for inputs. A Tensor may be
+ * uint64 'Q', bool '?'; C-contiguous, read-only for inputs except those the
+ * op declares in mutates_args (a Tensor attribute is read-only and valid for
+ * the op instance's life; its buffers still only during a callback). A
+ * Tensor may be
  * read from any thread while its callback runs (it copied the host struct).
  *
  * A call context (get_execute_ctx()...) points at its callback's frame on
@@ -206,7 +209,8 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     return -1;
   }
   if ((flags & PyBUF_WRITABLE) && !self->writable) {
-    PyErr_SetString(PyExc_BufferError, "input tensors are read-only");
+    PyErr_SetString(PyExc_BufferError, "this tensor is read-only (an input not declared in "
+                                       "mutates_args, or a Tensor attribute)");
     return -1;
   }
   view->buf = self->t.data;
@@ -244,7 +248,7 @@ static PyGetSetDef tensor_getset[] = {
     {"nbytes", tensor_nbytes, NULL, "size of the host buffer in bytes", NULL},
     {"numel", tensor_numel, NULL, "number of elements", NULL},
     {"data_ptr", tensor_data_ptr, NULL, "address of the host buffer (int)", NULL},
-    {"writable", tensor_writable, NULL, "True for outputs and workspaces", NULL},
+    {"writable", tensor_writable, NULL, "True for outputs, workspaces and mutated inputs", NULL},
     {"valid", tensor_valid, NULL, "False once the callback returned (never raises)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -517,6 +521,55 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   return Py_NewRef(tensor);
 }
 
+/*
+ * make_output_ref_input(output_index, input_index): output output_index
+ * becomes the buffer of input slot input_index (declared with mutates_args
+ * and an output of the input's name); returns it as a writable Tensor.
+ */
+static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"output_index", "input_index", NULL};
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "make_output_ref_input");
+  if (f == NULL)
+    return NULL;
+  Py_ssize_t index = 0, input = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "nn:make_output_ref_input", kwlist, &index, &input))
+    return NULL;
+  const pyop_exec_args *a = f->args;
+  if (index < 0 || (size_t)index >= a->n_outputs) {
+    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
+                 index, a->n_outputs);
+    return NULL;
+  }
+  if (input < 0 || (size_t)input >= a->n_inputs) {
+    PyErr_Format(PyExc_IndexError, "input index %zd out of range (the op has %zu inputs)",
+                 input, a->n_inputs);
+    return NULL;
+  }
+  const pyop_exec_services *s = a->services;
+  if (s == NULL ||
+      s->struct_size < offsetof(pyop_exec_services, alias_output) + sizeof s->alias_output ||
+      s->alias_output == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "the host's libpyop cannot alias outputs "
+                                        "(bridge ABI 1.0)");
+    return NULL;
+  }
+  pyop_tensor t;
+  memset(&t, 0, sizeof t);
+  int rc = s->alias_output(s->ctx, (size_t)index, (size_t)input, &t);
+  if (rc != 0) {
+    host_failed(f, rc);
+    PyErr_Format(PyExc_RuntimeError, "output %zd cannot be input %zd's buffer (status %d)",
+                 index, input, rc);
+    return NULL;
+  }
+  PyObject *tensor = pb_tensor_get(NULL, &t, true);
+  if (tensor == NULL)
+    return NULL;
+  if (pb_frame_track(f, tensor, NULL, PB_ROLE_OUTPUT, (size_t)index) < 0)
+    return NULL;
+  return Py_NewRef(tensor);
+}
+
 static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   static const char name[] = "malloc_workspace";
   if (ctx_frame(o, PB_EXECUTE, name) == NULL)
@@ -728,6 +781,10 @@ static PyMethodDef ctx_methods[] = {
     {"malloc_output_tensor", (PyCFunction)(void (*)(void))ctx_malloc_output_tensor,
      METH_VARARGS | METH_KEYWORDS,
      "malloc_output_tensor(index, shape, dtype, format=Format.ND) -> writable Tensor"},
+    {"make_output_ref_input", (PyCFunction)(void (*)(void))ctx_make_output_ref_input,
+     METH_VARARGS | METH_KEYWORDS,
+     "make_output_ref_input(output_index, input_index) -> writable Tensor: the output is "
+     "the buffer of that (mutated) input"},
     {"malloc_workspace", ctx_malloc_workspace, METH_O,
      "malloc_workspace(nbytes) -> writable uint8 Tensor valid for this call"},
     {"set_artifact", ctx_set_artifact, METH_O, "set_artifact(bytes): the compiled artefact"},

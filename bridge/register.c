@@ -452,6 +452,7 @@ void pb_op_decref(pb_op *op) {
   free(op->where);
   free(op->source_dir);
   free(op->input_kinds);
+  free(op->output_kinds);
   free(op);
 }
 
@@ -745,11 +746,55 @@ static pb_add_result op_settle(pb_op *op, bool converted, int rc, int *status, p
   return res;
 }
 
+/* A tuple attribute of desc of n ints into a[0..n) (arena); *out NULL when
+ * the attribute is None or every value equals none_value. -1 with an
+ * exception on failure. */
+static int int_tuple(PyObject *desc, const char *name, size_t n, int32_t none_value,
+                     pb_arena *arena, int32_t **out) {
+  *out = NULL;
+  PyObject *t = PyObject_GetAttrString(desc, name);
+  if (t == NULL)
+    return -1;
+  int rc = -1;
+  if (t == Py_None) {
+    rc = 0;
+    goto done;
+  }
+  if (!PyTuple_Check(t) || (size_t)PyTuple_GET_SIZE(t) != n) {
+    PyErr_Format(PyExc_TypeError, "OpProto.%s must be a tuple of %zu ints", name, n);
+    goto done;
+  }
+  int32_t *a = arena_alloc(arena, n, sizeof *a);
+  if (a == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  bool any = false;
+  for (size_t i = 0; i < n; i++) {
+    long v = PyLong_AsLong(PyTuple_GET_ITEM(t, (Py_ssize_t)i));
+    if (v == -1 && PyErr_Occurred())
+      goto done;
+    if (v < INT32_MIN || v > INT32_MAX) {
+      PyErr_Format(PyExc_ValueError, "OpProto.%s[%zu] = %ld is out of range", name, i, v);
+      goto done;
+    }
+    a[i] = (int32_t)v;
+    if (a[i] != none_value)
+      any = true;
+  }
+  *out = any ? a : NULL;
+  rc = 0;
+done:
+  Py_DECREF(t);
+  return rc;
+}
+
 /* Builds the proto view of desc and calls add_proto (see pb_add_result). */
 static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
                                int *status) {
   PyObject *keep[3] = {NULL, NULL, NULL};
   PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
+  int32_t *out_kinds = NULL, *in_flags = NULL, *alias = NULL;
   pb_arena arena = {0};
   pyop_proto_view v;
   memset(&v, 0, sizeof v);
@@ -775,10 +820,16 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   pyop_io_view *ov = arena_alloc(&arena, no, sizeof *ov);
   pyop_attr_view *av = arena_alloc(&arena, na, sizeof *av);
   op->input_kinds = calloc(ni ? ni : 1, sizeof *op->input_kinds);
-  if (iv == NULL || ov == NULL || av == NULL || op->input_kinds == NULL) {
+  op->output_kinds = calloc(no ? no : 1, sizeof *op->output_kinds);
+  if (iv == NULL || ov == NULL || av == NULL || op->input_kinds == NULL ||
+      op->output_kinds == NULL) {
     PyErr_NoMemory();
     goto out;
   }
+  if (int_tuple(desc, "output_kinds", no, PYOP_IO_REQUIRED, &arena, &out_kinds) < 0 ||
+      int_tuple(desc, "input_flags", ni, 0, &arena, &in_flags) < 0 ||
+      int_tuple(desc, "output_alias", no, -1, &arena, &alias) < 0)
+    goto out;
   op->n_kinds = ni;
   op->n_outputs = (long)no;
   for (size_t i = 0; i < ni; i++) {
@@ -798,7 +849,8 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   }
   for (size_t i = 0; i < no; i++) {
     ov[i].struct_size = sizeof ov[i];
-    ov[i].kind = PYOP_IO_REQUIRED;
+    ov[i].kind = out_kinds != NULL ? out_kinds[i] : PYOP_IO_REQUIRED;
+    op->output_kinds[i] = ov[i].kind;
     if (view_of(PyTuple_GET_ITEM(outputs, i), &ov[i].name) < 0)
       goto out;
   }
@@ -832,6 +884,26 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   v.n_attrs = na;
   v.ctx = op;
   v.callbacks = &op->callbacks;
+  v.input_flags = (const uint32_t *)in_flags;
+  v.output_alias = alias;
+  if (pb.abi_minor < 1) {
+    /* A loader of ABI 1.0 reads neither the 1.1 members nor lists of
+     * outputs: an op that needs them cannot be handed over. */
+    const char *need = no == 0 ? "no outputs"
+                       : out_kinds != NULL ? "a dynamic (list) output"
+                       : in_flags != NULL  ? "mutated inputs (mutates_args)"
+                                           : NULL;
+    for (size_t i = 0; need == NULL && i < na; i++)
+      if (av[i].type == PYOP_ATTR_TENSOR)
+        need = "a Tensor attribute";
+    if (need != NULL) {
+      PyErr_Format(PyExc_TypeError, "op '%s' (%s) has %s, which needs bridge ABI 1.1; the "
+                   "loaded libpyop speaks 1.%u", op->op_type, op->where, need,
+                   (unsigned)pb.abi_minor);
+      goto out;
+    }
+    v.struct_size = offsetof(pyop_proto_view, input_flags);
+  }
   /* The registrar is libpyop: it records its own error detail. */
   converted = true;
   rc = reg->add_proto(reg->ctx, &v);

@@ -15,8 +15,12 @@
  * - an attribute default must have exactly the declared type (no coercion
  *   at registration; coercions are for host values at pyop_op_create).
  * - required must be 0 or 1.
- * - outputs accept the three kinds like inputs, but each output is one
- *   tensor slot at infer/execute time.
+ * - ABI 1.0 views: at least one output, every output REQUIRED. ABI 1.1
+ *   views (struct_size covering output_alias): any number of outputs, each
+ *   REQUIRED or DYNAMIC (a list); input_flags may mark inputs MUTATED and
+ *   output_alias may make a REQUIRED output the buffer of a REQUIRED mutated
+ *   input (each input aliased at most once).
+ * - a Tensor attribute is required (no default) and a 1.1 feature.
  */
 #include "registry.h"
 
@@ -194,6 +198,12 @@ bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t n) {
   case PYOP_ATTR_FLOAT:
   case PYOP_ATTR_BOOL:
     return true;
+  case PYOP_ATTR_TENSOR:
+    if (!v->u.tensor) {
+      snprintf(why, n, "tensor value is NULL");
+      return false;
+    }
+    return true;
   case PYOP_ATTR_DTYPE:
     if (!dtype_ok(v->u.dtype)) {
       snprintf(why, n, "data type %d out of range", (int)v->u.dtype);
@@ -342,7 +352,7 @@ static int check_ios(const vctx *c, const pyop_io_view *ios, size_t n,
   return PYOP_OK;
 }
 
-static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n) {
+static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, bool v11) {
   if (n > PYOP__MAX_IOS)
     return vfail(c, "attrs: %zu of them (at most %d)", n, PYOP__MAX_IOS);
   if (n > 0 && !attrs) return vfail(c, "attrs: %zu of them but the array is NULL", n);
@@ -363,6 +373,12 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n) {
     if (a->required != 0 && a->required != 1)
       return vfail(c, "attr %zu \"%.*s\": required is %d (0 or 1)", i,
                    (int)a->name.len, a->name.data, (int)a->required);
+    if (a->type == PYOP_ATTR_TENSOR && !v11)
+      return vfail(c, "attr %zu \"%.*s\": a Tensor attribute needs bridge ABI 1.1", i,
+                   (int)a->name.len, a->name.data);
+    if (a->type == PYOP_ATTR_TENSOR && !a->required)
+      return vfail(c, "attr %zu \"%.*s\": a Tensor attribute cannot have a default", i,
+                   (int)a->name.len, a->name.data);
     if (a->required) continue;
     if (a->default_value.type != a->type) {
       const char *dname = pyop_attr_type_name(a->default_value.type);
@@ -410,6 +426,59 @@ static int check_callbacks(const vctx *c, uint32_t caps, const pyop_op_callbacks
   return PYOP_OK;
 }
 
+bool pyop__proto_view_v11(const pyop_proto_view *v) {
+  return v->struct_size >= PYOP__VIEW_MIN(pyop_proto_view, output_alias);
+}
+
+/* Output kinds: REQUIRED only in a 1.0 view; REQUIRED or DYNAMIC in 1.1. */
+static int check_output_kinds(const vctx *c, const pyop_proto_view *v, bool v11) {
+  for (size_t i = 0; i < v->n_outputs; i++) {
+    int32_t k = v->outputs[i].kind;
+    if (k == PYOP_IO_REQUIRED || (v11 && k == PYOP_IO_DYNAMIC)) continue;
+    return vfail(c, "output %zu \"%.*s\": kind %s %s", i, (int)v->outputs[i].name.len,
+                 v->outputs[i].name.data, kind_name(k),
+                 k == PYOP_IO_DYNAMIC ? "needs bridge ABI 1.1"
+                                      : "is not supported for outputs (required or dynamic)");
+  }
+  return PYOP_OK;
+}
+
+/* input_flags and output_alias of a 1.1 view. */
+static int check_refs(const vctx *c, const pyop_proto_view *v) {
+  if (v->input_flags) {
+    for (size_t i = 0; i < v->n_inputs; i++)
+      if (v->input_flags[i] & ~PYOP_INPUT_MUTATED)
+        return vfail(c, "input %zu \"%.*s\": unknown flags 0x%x", i,
+                     (int)v->inputs[i].name.len, v->inputs[i].name.data,
+                     (unsigned)(v->input_flags[i] & ~PYOP_INPUT_MUTATED));
+  }
+  if (!v->output_alias) return PYOP_OK;
+  for (size_t i = 0; i < v->n_outputs; i++) {
+    int32_t a = v->output_alias[i];
+    const pyop_io_view *o = &v->outputs[i];
+    if (a == -1) continue;
+    if (a < 0 || (size_t)a >= v->n_inputs)
+      return vfail(c, "output %zu \"%.*s\": aliases input %d, the op has %zu inputs", i,
+                   (int)o->name.len, o->name.data, (int)a, v->n_inputs);
+    const pyop_io_view *in = &v->inputs[a];
+    if (o->kind != PYOP_IO_REQUIRED || in->kind != PYOP_IO_REQUIRED)
+      return vfail(c, "output %zu \"%.*s\": only a required output can alias a required "
+                   "input (input \"%.*s\" is %s, the output %s)", i, (int)o->name.len,
+                   o->name.data, (int)in->name.len, in->name.data, kind_name(in->kind),
+                   kind_name(o->kind));
+    if (!v->input_flags || !(v->input_flags[a] & PYOP_INPUT_MUTATED))
+      return vfail(c, "output %zu \"%.*s\": aliases input \"%.*s\", which is not "
+                   "mutated (declare it in mutates_args)", i, (int)o->name.len,
+                   o->name.data, (int)in->name.len, in->name.data);
+    for (size_t j = 0; j < i; j++)
+      if (v->output_alias[j] == a)
+        return vfail(c, "output %zu \"%.*s\": input \"%.*s\" is already aliased by "
+                     "output %zu", i, (int)o->name.len, o->name.data, (int)in->name.len,
+                     in->name.data, j);
+  }
+  return PYOP_OK;
+}
+
 int pyop__validate_proto_view(const pyop_proto_view *v) {
   vctx c = {.what = "prototype"};
   if (!v) return vfail(&c, "the view is NULL");
@@ -423,10 +492,15 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if (v->caps & ~PYOP_CAP_INFER_META)
     return vfail(&c, "caps: %s is not a subset of infer_meta",
                  caps_str(v->caps, cs, sizeof cs));
+  bool v11 = pyop__proto_view_v11(v);
   if ((rc = check_ios(&c, v->inputs, v->n_inputs, "input")) != PYOP_OK) return rc;
-  if (v->n_outputs == 0) return vfail(&c, "outputs: none (at least one is required)");
+  if (v->n_outputs == 0 && !v11)
+    return vfail(&c, "outputs: none (bridge ABI 1.0 needs at least one; no outputs "
+                 "needs 1.1)");
   if ((rc = check_ios(&c, v->outputs, v->n_outputs, "output")) != PYOP_OK) return rc;
-  if ((rc = check_attrs(&c, v->attrs, v->n_attrs)) != PYOP_OK) return rc;
+  if ((rc = check_output_kinds(&c, v, v11)) != PYOP_OK) return rc;
+  if (v11 && (rc = check_refs(&c, v)) != PYOP_OK) return rc;
+  if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
   return check_callbacks(&c, v->caps, v->callbacks);
 }
@@ -620,6 +694,16 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
       attrs[i].default_value = dv;
     }
   }
+  bool v11 = pyop__proto_view_v11(v);
+  bool mutated = false, aliased = false;
+  for (size_t i = 0; v11 && v->input_flags && i < v->n_inputs; i++)
+    if (v->input_flags[i]) mutated = true;
+  for (size_t i = 0; v11 && v->output_alias && i < v->n_outputs; i++)
+    if (v->output_alias[i] != -1) aliased = true;
+  uint32_t *flags = mutated ? arena_array(a, v->n_inputs, sizeof *flags, alignof(uint32_t))
+                            : NULL;
+  int32_t *alias = aliased ? arena_array(a, v->n_outputs, sizeof *alias, alignof(int32_t))
+                           : NULL;
   size_t slots = attr_index_slots(v->n_attrs);
   uint32_t *index = arena_array(a, slots, sizeof *index, alignof(uint32_t));
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
@@ -638,6 +722,16 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   p->n_outputs = v->n_outputs;
   p->attrs = attrs;
   p->n_attrs = v->n_attrs;
+  p->input_flags = flags;
+  if (flags) memcpy(flags, v->input_flags, v->n_inputs * sizeof *flags);
+  p->output_alias = alias;
+  if (alias) memcpy(alias, v->output_alias, v->n_outputs * sizeof *alias);
+  p->dynamic_outputs = false;
+  for (size_t i = 0; i < v->n_outputs; i++)
+    if (out[i].kind == PYOP_IO_DYNAMIC) p->dynamic_outputs = true;
+  p->n_tensor_attrs = 0;
+  for (size_t i = 0; i < v->n_attrs; i++)
+    if (attrs[i].type == PYOP_ATTR_TENSOR) p->n_tensor_attrs++;
   p->attr_index = index;
   p->attr_index_mask = slots - 1;
   p->ctx = v->ctx;
@@ -802,6 +896,25 @@ bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, siz
     return false;
   if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why, n))
     return false;
+  for (size_t i = 0; i < a->n_inputs; i++) {
+    uint32_t fa = a->input_flags ? a->input_flags[i] : 0;
+    uint32_t fb = b->input_flags ? b->input_flags[i] : 0;
+    if (fa != fb) {
+      snprintf(why, n, "input %zu \"%s\": %s vs %s", i, a->inputs[i].name,
+               fa & PYOP_INPUT_MUTATED ? "mutated" : "read-only",
+               fb & PYOP_INPUT_MUTATED ? "mutated" : "read-only");
+      return false;
+    }
+  }
+  for (size_t i = 0; i < a->n_outputs; i++) {
+    int32_t xa = a->output_alias ? a->output_alias[i] : -1;
+    int32_t xb = b->output_alias ? b->output_alias[i] : -1;
+    if (xa != xb) {
+      snprintf(why, n, "output %zu \"%s\": aliases input %d vs %d", i, a->outputs[i].name,
+               (int)xa, (int)xb);
+      return false;
+    }
+  }
   if (a->n_attrs != b->n_attrs) {
     snprintf(why, n, "%zu attrs vs %zu", a->n_attrs, b->n_attrs);
     return false;

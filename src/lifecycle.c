@@ -21,6 +21,7 @@
 #include "scan.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -230,8 +231,19 @@ static int open_bridge(void) {
 
 /* ------------------------------------------------------------- lifecycle */
 
+/* pyop_options.strict_outputs or PYOP_STRICT_OUTPUTS=1, as of the last
+ * pyop_load (read by pyop_op_create). */
+static atomic_bool strict_outputs;
+
+bool pyop__strict_outputs(void) {
+  return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
+}
+
 /* The body of pyop_load; the caller holds the busy flag. */
 static int load_locked(void) {
+  const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
+  atomic_store(&strict_outputs, options.strict_outputs ||
+                                    (strict && strict[0] && strcmp(strict, "0") != 0));
   if (state == ST_LOADED) return PYOP_OK;
   pyop__scan_result r;
   int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
@@ -351,8 +363,12 @@ int pyop_set_options(const pyop_options *in) {
     rc = pyop__error(PYOP_ESTATE,
                      "pyop_set_options: a bridge is already loaded; call "
                      "pyop_shutdown first");
-  else
+  else {
     options.start_python = in->start_python;
+    options.strict_outputs =
+        in->struct_size >= offsetof(pyop_options, strict_outputs) + sizeof(bool) &&
+        in->strict_outputs;
+  }
   life_end();
   return rc;
 }

@@ -12,12 +12,20 @@
  * coerced (no int for bool, no float for int). A name given twice is an
  * error.
  *
+ * Tensor attributes are copied at create (description and bytes, one
+ * allocation each) and live until destroy: the host's buffer may go after
+ * pyop_op_create returns; the bridge sees libpyop's copy.
+ *
  * Outputs of execute: the op asks for output i through the services table.
  * With ctx->alloc_output the host allocates (libpyop computes nbytes from
  * shape x dtype with overflow checks and keeps the shape/dtype it asked
  * for); without it outputs[i] must already hold a buffer of that dtype and
- * shape (and enough bytes). Asking twice for one output is an error; an
- * output never asked for is left as the host passed it.
+ * shape (and enough bytes). Asking twice for a (non-dynamic) output is an
+ * error. The contract (pyop.h): PYOP_OK only when every output was produced
+ * (a dynamic output by zero or more requests, an aliasing output by binding
+ * it to its input), and, when the host states expectations
+ * (PYOP_EXEC_EXPECT_OUTPUTS or strict mode), only as expected; otherwise
+ * PYOP_ECONTRACT.
  */
 #include "launch.h"
 #include "registry.h"
@@ -49,9 +57,53 @@ struct pyop_op {
   /* Every input is required (one tensor per slot), at most
    * PYOP__LAUNCH_STACK_PTRS of them: the short path of launch_args_ok. */
   bool inputs_plain;
+  bool strict; /* run infer_meta before each execute and hold execute to it */
+  /* Copies of the Tensor attributes (n_tensor_attrs blocks, each a
+   * pyop_tensor followed by its bytes), freed at destroy. */
+  void **attr_tensors;
+  size_t n_attr_tensors;
 };
 
 /* ----------------------------------------------------------- attributes */
+
+static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes);
+static const char *tensor_str(const pyop_tensor *t, char *buf, size_t n);
+
+/*
+ * Copies a Tensor attribute's description and bytes into one allocation
+ * kept in op (freed at destroy); *out points to the copy. The host's
+ * tensor must be a valid description with data of at least its size.
+ */
+static int copy_tensor_attr(pyop_op *op, const char *name, const pyop_tensor *t,
+                            const pyop_tensor **out) {
+  uint64_t nb = 0;
+  const char *why = tensor_problem(t, &nb);
+  if (!why && t->nbytes < nb) why = "nbytes smaller than shape x dtype";
+  if (!why && nb && !t->data) why = "NULL data";
+  if (!why && nb > SIZE_MAX - 128) why = "too large";
+  if (why) {
+    char ts[128];
+    return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): Tensor attribute \"%s\" (%s): %s",
+                       op->op_type, name, tensor_str(t, ts, sizeof ts), why);
+  }
+  /* The bytes start 128 bytes in, after the description: aligned for any
+   * element type. */
+  char *block = pyop__malloc(128 + (size_t)nb);
+  if (!block)
+    return pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory copying Tensor "
+                       "attribute \"%s\" (%llu bytes)", op->op_type, name,
+                       (unsigned long long)nb);
+  _Static_assert(sizeof(pyop_tensor) <= 128, "a tensor description fits before the bytes");
+  pyop_tensor *copy = (pyop_tensor *)(void *)block;
+  *copy = *t;
+  copy->data = nb ? block + 128 : NULL;
+  copy->nbytes = nb;
+  copy->reserved = 0;
+  if (nb) memcpy(copy->data, t->data, (size_t)nb);
+  op->attr_tensors[op->n_attr_tensors++] = block;
+  *out = copy;
+  return PYOP_OK;
+}
 
 static const char *type_name(int32_t t) {
   const char *n = pyop_attr_type_name(t);
@@ -61,7 +113,7 @@ static const char *type_name(int32_t t) {
 /* Resolves the host's attrs against p into views[0..p->n_attrs) (every
  * prototype attribute in prototype order, defaults applied). *conv receives
  * the buffer of list[int] -> list[float] conversions (free it after use). */
-static int resolve_attrs(const pyop__proto *p, const pyop_attr *attrs, size_t n,
+static int resolve_attrs(pyop_op *op, const pyop__proto *p, const pyop_attr *attrs, size_t n,
                          pyop_attr_view *views, long *src, double **conv) {
   *conv = NULL;
   if (n && !attrs)
@@ -120,6 +172,11 @@ static int resolve_attrs(const pyop__proto *p, const pyop_attr *attrs, size_t n,
     }
     const pyop_attr_value *given = &attrs[src[i]].value;
     v->default_value = *given;
+    if (info->type == PYOP_ATTR_TENSOR) {
+      int rc = copy_tensor_attr(op, info->name, given->u.tensor, &v->default_value.u.tensor);
+      if (rc != PYOP_OK) return rc;
+      continue;
+    }
     if (given->type == info->type) continue;
     v->default_value.type = info->type;
     if (info->type == PYOP_ATTR_FLOAT) {
@@ -178,6 +235,11 @@ static int make_holder(pyop_op *op, const pyop_op_callbacks *cb, void *ctx,
   return PYOP_OK;
 }
 
+static void free_attr_tensors(pyop_op *op) {
+  for (size_t i = 0; i < op->n_attr_tensors; i++) pyop__free(op->attr_tensors[i]);
+  pyop__free(op->attr_tensors);
+}
+
 /*
  * Creates an instance: takes an entry reference and a live-instance count
  * (atomically with the lookup), resolves the attributes and creates the
@@ -209,6 +271,14 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->inputs_plain = p->n_inputs <= PYOP__LAUNCH_STACK_PTRS;
   for (size_t i = 0; i < p->n_inputs; i++)
     if (p->inputs[i].kind != PYOP_IO_REQUIRED) op->inputs_plain = false;
+  op->strict = pyop__strict_outputs() && (p->caps & PYOP_CAP_INFER_META);
+  if (p->n_tensor_attrs) {
+    op->attr_tensors = pyop__calloc(p->n_tensor_attrs, sizeof *op->attr_tensors);
+    if (!op->attr_tensors) {
+      rc = pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory", op_type);
+      goto fail;
+    }
+  }
   if (p->n_attrs) {
     /* One block: the views, then the source index of each. */
     views = pyop__malloc(p->n_attrs * (sizeof *views + sizeof *src));
@@ -218,7 +288,7 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
     }
     src = (long *)(void *)(views + p->n_attrs);
   }
-  rc = resolve_attrs(p, attrs, n_attrs, views, src, &conv);
+  rc = resolve_attrs(op, p, attrs, n_attrs, views, src, &conv);
   if (rc != PYOP_OK) goto fail;
   if (p->caps & PYOP_CAP_INFER_META) {
     rc = make_holder(op, p->callbacks, p->ctx, views, p->n_attrs, "create_holder (prototype)",
@@ -243,6 +313,7 @@ fail:
   if (op && op->infer_meta) p->callbacks->destroy_holder(op->proto_holder);
   pyop__free(views);
   pyop__free(conv);
+  if (op) free_attr_tensors(op);
   pyop__free(op);
   pyop__registry_release_instance(e);
   return rc;
@@ -254,6 +325,7 @@ void pyop_op_destroy(pyop_op *op) {
   if (op->impl) op->impl->callbacks->destroy_holder(op->impl_holder);
   if (op->infer_meta) op->proto->callbacks->destroy_holder(op->proto_holder);
   pyop__plan_free(op->plan);
+  free_attr_tensors(op); /* after the holders: they see these bytes until then */
   pyop__entry *e = op->entry;
   pyop__free(op);
   pyop__registry_release_instance(e);
@@ -345,13 +417,43 @@ static int check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_
   return PYOP_OK;
 }
 
+/* The message for an op with a dynamic output where call cannot take one. */
+static int dynamic_refused(const pyop_op *op, const char *call) {
+  const pyop__proto *p = op->proto;
+  size_t i = 0;
+  while (i < p->n_outputs && p->outputs[i].kind != PYOP_IO_DYNAMIC) i++;
+  const char *hint = strcmp(call, "infer_meta") == 0 ? "use pyop_op_infer_meta_list"
+                     : strcmp(call, "execute") == 0  ? "use pyop_op_execute_list"
+                                                     : "dynamic outputs cannot be compiled or "
+                                                       "launched yet";
+  return pyop__error(PYOP_EINVAL, "%s of \"%s\": output %zu \"%s\" is dynamic (a list of "
+                     "tensors): %s", call, op->op_type, i,
+                     i < p->n_outputs ? p->outputs[i].name : "?", hint);
+}
+
 static int check_outputs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
                          const char *call) {
   if (n != op->proto->n_outputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
                        op->op_type, n, op->proto->n_outputs);
-  if (!outputs)
+  if (n && !outputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": outputs is NULL", call, op->op_type);
+  if (op->proto->dynamic_outputs) return dynamic_refused(op, call);
+  return PYOP_OK;
+}
+
+static int check_output_lists(const pyop_op *op, const pyop_output_list *outputs, size_t n,
+                              const char *call) {
+  if (n != op->proto->n_outputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
+                       op->op_type, n, op->proto->n_outputs);
+  if (n && !outputs)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": outputs is NULL", call, op->op_type);
+  for (size_t i = 0; i < n; i++)
+    if (outputs[i].capacity && !outputs[i].items)
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": output %zu \"%s\": capacity %zu but "
+                         "items is NULL", call, op->op_type, i, op->proto->outputs[i].name,
+                         outputs[i].capacity);
   return PYOP_OK;
 }
 
@@ -361,7 +463,54 @@ static int unsupported(const pyop_op *op, const char *what) {
                      op->impl ? "implementation without it" : "no implementation");
 }
 
+/* Same dtype, format and shape. */
+static bool same_desc(const pyop_tensor *a, const pyop_tensor *b) {
+  if (a->dtype != b->dtype || a->format != b->format || a->ndim != b->ndim) return false;
+  for (int32_t i = 0; i < a->ndim && i < PYOP_MAX_DIMS; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
 /* ----------------------------------------------------------- infer_meta */
+
+/* Where infer_meta's add_output appends the tensors of dynamic outputs. */
+typedef struct infer_sink {
+  const pyop_op *op;
+  pyop_output_list *lists; /* NULL for pyop_op_infer_meta (no dynamic output) */
+} infer_sink;
+
+static int sink_add_output(void *vctx, size_t index, const pyop_tensor *desc) {
+  infer_sink *s = vctx;
+  const pyop__proto *p = s->op->proto;
+  if (!desc)
+    return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc is NULL",
+                       s->op->op_type);
+  if (index >= p->n_outputs || p->outputs[index].kind != PYOP_IO_DYNAMIC || !s->lists)
+    return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: output %zu is not a "
+                       "dynamic output", s->op->op_type, index);
+  pyop_output_list *l = &s->lists[index];
+  if (l->count < l->capacity) l->items[l->count] = *desc;
+  l->count++; /* counted past capacity too: the caller reports what is needed */
+  return PYOP_OK;
+}
+
+/* Checks one description infer_meta produced; sets data NULL and nbytes. */
+static int infer_result_ok(const pyop_op *op, pyop_tensor *t, size_t i, size_t k, bool list) {
+  uint64_t nb;
+  const char *why = tensor_problem(t, &nb);
+  if (why) {
+    char ts[128], item[40] = "";
+    if (list) snprintf(item, sizeof item, " tensor %zu", k);
+    return pyop__error(PYOP_EDESCRIPTOR,
+                       "infer_meta of \"%s\" (%s) produced an invalid output %zu \"%s\"%s "
+                       "(%s): %s",
+                       op->op_type, op->proto->source, i, op->proto->outputs[i].name, item,
+                       tensor_str(t, ts, sizeof ts), t->dtype == -1 ? "not set" : why);
+  }
+  t->data = NULL;
+  t->nbytes = nb;
+  return PYOP_OK;
+}
 
 /*
  * Runs the prototype's infer_meta. Outputs are cleared (dtype -1) before the
@@ -379,27 +528,73 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
     memset(&outputs[i], 0, sizeof outputs[i]);
     outputs[i].dtype = -1;
   }
-  pyop_infer_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs};
+  infer_sink sink = {op, NULL};
+  pyop_infer_args args = {sizeof args, inputs,    n_inputs,       outputs,
+                          n_outputs,   &sink,     sink_add_output};
   unsigned mark = pyop__error_mark();
   rc = op->infer_meta(op->proto_holder, &args);
   if (rc != PYOP_OK) return callback_failed(rc, op, "infer_meta", mark);
   for (size_t i = 0; i < n_outputs; i++) {
-    pyop_tensor *t = &outputs[i];
-    uint64_t nb;
-    const char *why = tensor_problem(t, &nb);
-    if (why) {
-      char ts[128];
-      return pyop__error(PYOP_EDESCRIPTOR,
-                         "infer_meta of \"%s\" (%s) produced an invalid output %zu \"%s\" "
-                         "(%s): %s",
-                         op->op_type, op->proto->source, i, op->proto->outputs[i].name,
-                         tensor_str(t, ts, sizeof ts),
-                         t->dtype == -1 ? "not set" : why);
-    }
-    t->data = NULL;
-    t->nbytes = nb;
+    rc = infer_result_ok(op, &outputs[i], i, 0, false);
+    if (rc != PYOP_OK) return rc;
   }
   return PYOP_OK;
+}
+
+/* Tensors of a call kept on the stack up to this many, else on the heap. */
+#define PYOP__OUT_STACK 16
+
+int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                            pyop_output_list *outputs, size_t n_outputs) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_list: op is NULL");
+  if (!op->infer_meta) return unsupported(op, "infer_meta");
+  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
+  if (rc == PYOP_OK) rc = check_output_lists(op, outputs, n_outputs, "infer_meta");
+  if (rc != PYOP_OK) return rc;
+  const pyop__proto *p = op->proto;
+  /* The bridge writes the required outputs here, one per output. */
+  pyop_tensor stack[PYOP__OUT_STACK];
+  pyop_tensor *req = n_outputs <= PYOP__OUT_STACK ? stack
+                                                   : pyop__malloc(n_outputs * sizeof *req);
+  if (!req)
+    return pyop__error(PYOP_ENOMEM, "infer_meta of \"%s\": out of memory", op->op_type);
+  for (size_t i = 0; i < n_outputs; i++) {
+    memset(&req[i], 0, sizeof req[i]);
+    req[i].dtype = -1;
+    outputs[i].count = 0;
+  }
+  infer_sink sink = {op, outputs};
+  pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs, &sink,
+                          sink_add_output};
+  unsigned mark = pyop__error_mark();
+  rc = op->infer_meta(op->proto_holder, &args);
+  if (rc != PYOP_OK) {
+    rc = callback_failed(rc, op, "infer_meta", mark);
+    goto out;
+  }
+  size_t short_of = SIZE_MAX;
+  for (size_t i = 0; i < n_outputs; i++) {
+    pyop_output_list *l = &outputs[i];
+    if (p->outputs[i].kind != PYOP_IO_DYNAMIC) {
+      l->count = 1;
+      if (l->capacity) l->items[0] = req[i];
+    }
+    if (l->count > l->capacity && short_of == SIZE_MAX) short_of = i;
+  }
+  if (short_of != SIZE_MAX) {
+    rc = pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": output %zu \"%s\" has %zu tensors, "
+                     "room was given for %zu (every count is set: call again with room for "
+                     "them)", op->op_type, short_of, p->outputs[short_of].name,
+                     outputs[short_of].count, outputs[short_of].capacity);
+    goto out;
+  }
+  for (size_t i = 0; i < n_outputs && rc == PYOP_OK; i++)
+    for (size_t k = 0; k < outputs[i].count && rc == PYOP_OK; k++)
+      rc = infer_result_ok(op, &outputs[i].items[k], i, k,
+                           p->outputs[i].kind == PYOP_IO_DYNAMIC);
+out:
+  if (req != stack) pyop__free(req);
+  return rc;
 }
 
 /* -------------------------------------------------------------- execute */
@@ -408,8 +603,18 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
 typedef struct exec_state {
   const pyop_op *op;
   const pyop_exec_ctx *ctx;
-  pyop_tensor *outputs;
+  const pyop_tensor_list *inputs;
+  pyop_tensor *outputs;     /* pyop_op_execute: one per output */
+  pyop_output_list *lists;  /* pyop_op_execute_list: one per output (outputs NULL) */
   size_t n_outputs;
+  /*
+   * What the host expects (NULL: nothing). pyop_op_execute: expect[i] for
+   * output i. pyop_op_execute_list: output i's tensors are
+   * expect[expect_first[i] .. + expect_count[i]).
+   */
+  const pyop_tensor *expect;
+  const size_t *expect_first;
+  const size_t *expect_count;
   uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
   /* The first service failure of the call, kept because the bridge turns it
    * into a Python exception whose text replaces libpyop's message. */
@@ -427,11 +632,49 @@ static int svc_failed(exec_state *st, int rc) {
 }
 
 static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t);
+static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop_tensor *t);
 
 static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
   exec_state *st = vctx;
   int rc = alloc_output_checked(st, index, t);
   return rc == PYOP_OK ? rc : svc_failed(st, rc);
+}
+
+static int svc_alias_output(void *vctx, size_t index, size_t input, pyop_tensor *t) {
+  exec_state *st = vctx;
+  int rc = alias_output_checked(st, index, input, t);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+}
+
+/* The expectation for tensor k of output index, or NULL when the host
+ * states none; *extra is set when the list has fewer than k + 1. */
+static const pyop_tensor *expected_of(const exec_state *st, size_t index, size_t k,
+                                      bool *extra) {
+  *extra = false;
+  if (!st->expect) return NULL;
+  if (!st->expect_first) return &st->expect[index];
+  if (k >= st->expect_count[index]) {
+    /* A required output the host gave no description for: nothing stated. */
+    *extra = st->op->proto->outputs[index].kind == PYOP_IO_DYNAMIC;
+    return NULL;
+  }
+  return &st->expect[st->expect_first[index] + k];
+}
+
+/* ECONTRACT: the op asked for t where ex was expected. */
+static int asked_other(const exec_state *st, size_t index, size_t k, const pyop_tensor *t,
+                       const pyop_tensor *ex) {
+  const pyop_op *op = st->op;
+  char ts[128], es[128], item[40] = "";
+  if (op->proto->outputs[index].kind == PYOP_IO_DYNAMIC)
+    snprintf(item, sizeof item, " tensor %zu", k);
+  return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s): output %zu \"%s\"%s: expected "
+                     "%s%s%s, the op asked for %s%s%s",
+                     op->op_type, op->impl ? op->impl->source : op->proto->source, index,
+                     op->proto->outputs[index].name, item, tensor_str(ex, es, sizeof es),
+                     ex->format ? " format " : "", ex->format ? pyop_format_name(ex->format) : "",
+                     tensor_str(t, ts, sizeof ts), t->format ? " format " : "",
+                     t->format ? pyop_format_name(t->format) : "");
 }
 
 /* Checks an output request and gets its buffer from the host (or the
@@ -442,18 +685,45 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   if (index >= st->n_outputs)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu outputs)",
                        op->op_type, index, st->n_outputs);
-  const char *name = op->proto->outputs[index].name;
+  const pyop__proto *p = op->proto;
+  const char *name = p->outputs[index].name;
+  bool dynamic = p->outputs[index].kind == PYOP_IO_DYNAMIC;
   uint64_t bit = 1ull << (index % 64);
-  if (st->done[index / 64] & bit)
+  if (!dynamic && (st->done[index / 64] & bit))
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested twice",
                        op->op_type, index, name);
+  if (p->output_alias && p->output_alias[index] >= 0) {
+    int32_t a = p->output_alias[index];
+    return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": output %zu \"%s\" is declared as "
+                       "the buffer of input %d \"%s\": bind it to that input "
+                       "(make_output_ref_input) instead of allocating it",
+                       op->op_type, index, name, (int)a, p->inputs[a].name);
+  }
   uint64_t nb;
   char ts[128], hs[128];
   const char *why = tensor_problem(t, &nb);
   if (why)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s: %s",
                        op->op_type, index, name, tensor_str(t, ts, sizeof ts), why);
+  size_t k = 0;
   pyop_tensor *o = &st->outputs[index];
+  if (st->lists) {
+    pyop_output_list *l = &st->lists[index];
+    k = l->count;
+    if (k >= l->capacity)
+      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": tensor %zu "
+                         "requested, the host gave room for %zu", op->op_type, index, name, k,
+                         l->capacity);
+    o = &l->items[k];
+  }
+  bool extra;
+  const pyop_tensor *ex = expected_of(st, index, k, &extra);
+  if (extra)
+    return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": dynamic output %zu \"%s\": the op "
+                       "asked for tensor %zu (%s), %zu were expected",
+                       op->op_type, index, name, k, tensor_str(t, ts, sizeof ts),
+                       st->expect_count[index]);
+  if (ex && !same_desc(ex, t)) return asked_other(st, index, k, t, ex);
   if (st->ctx->alloc_output) {
     pyop_tensor req = *t;
     req.data = NULL;
@@ -489,6 +759,50 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
                          !o->data ? "no buffer" : "fewer bytes than its shape needs");
   }
   *t = *o;
+  if (st->lists) st->lists[index].count++;
+  st->done[index / 64] |= bit;
+  return PYOP_OK;
+}
+
+/* Binds output index to the buffer of input slot `input` (a declared alias). */
+static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop_tensor *t) {
+  const pyop_op *op = st->op;
+  const pyop__proto *p = op->proto;
+  if (!t) return pyop__error(PYOP_EINVAL, "execute of \"%s\": alias_output: t is NULL", op->op_type);
+  if (index >= st->n_outputs)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu outputs)",
+                       op->op_type, index, st->n_outputs);
+  const char *name = p->outputs[index].name;
+  int32_t declared = p->output_alias ? p->output_alias[index] : -1;
+  if (declared < 0 || (size_t)declared != input) {
+    if (declared < 0)
+      return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": output %zu \"%s\" was bound to "
+                         "input %zu, but the prototype declares no alias for it",
+                         op->op_type, index, name, input);
+    return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": output %zu \"%s\" was bound to "
+                       "input %zu, the prototype declares it aliases input %d \"%s\"",
+                       op->op_type, index, name, input, (int)declared,
+                       p->inputs[declared].name);
+  }
+  uint64_t bit = 1ull << (index % 64);
+  if (st->done[index / 64] & bit)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested twice",
+                       op->op_type, index, name);
+  const pyop_tensor *in = &st->inputs[input].items[0]; /* a required input: one tensor */
+  bool extra;
+  const pyop_tensor *ex = expected_of(st, index, 0, &extra);
+  if (ex && !same_desc(ex, in)) return asked_other(st, index, 0, in, ex);
+  if (st->lists) {
+    pyop_output_list *l = &st->lists[index];
+    if (!l->capacity)
+      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": the host gave "
+                         "no room for it", op->op_type, index, name);
+    l->items[0] = *in;
+    l->count = 1;
+  } else {
+    st->outputs[index] = *in;
+  }
+  *t = *in;
   st->done[index / 64] |= bit;
   return PYOP_OK;
 }
@@ -533,44 +847,227 @@ static inline bool exec_inputs_ok(const pyop_op *op, const pyop_tensor_list *inp
   return true;
 }
 
-/*
- * The hot path: argument checks, a stack-built services table routing to
- * ctx, one call into the bridge. No lock, no allocation.
- */
-int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
-                    pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
-  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute: op is NULL");
+/* The status of an execute whose op returned rc: the services' failure, the
+ * op's, or (rc PYOP_OK) the contract: every output produced as expected. */
+static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned mark) {
+  const pyop_op *op = st->op;
+  const pyop__proto *p = op->proto;
+  if (rc != PYOP_OK) {
+    if (st->svc_status != PYOP_OK) {
+      /* libpyop's reason first (it says what the host or the request got
+       * wrong), then what the op saw of it in Python. */
+      char seen[2048];
+      snprintf(seen, sizeof seen, "%s", pyop_last_error());
+      return pyop__error(st->svc_status, "%s\n(in the op: %s)", st->svc_detail, seen);
+    }
+    return callback_failed(rc, op, "execute", mark);
+  }
+  if (st->svc_status == PYOP_ECONTRACT)
+    return pyop__error(PYOP_ECONTRACT, "%s\n(the op caught that error and returned normally)",
+                       st->svc_detail);
+  const char *src = op->impl ? op->impl->source : p->source;
+  for (size_t i = 0; i < st->n_outputs; i++) {
+    bool dynamic = p->outputs[i].kind == PYOP_IO_DYNAMIC;
+    if (dynamic) {
+      if (st->expect && st->lists[i].count != st->expect_count[i])
+        return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned with %zu tensors "
+                           "in dynamic output %zu \"%s\", %zu were expected", op->op_type,
+                           src, st->lists[i].count, i, p->outputs[i].name,
+                           st->expect_count[i]);
+      continue;
+    }
+    if (st->done[i / 64] & (1ull << (i % 64))) continue;
+    char es[160] = "";
+    bool extra;
+    const pyop_tensor *ex = expected_of(st, i, 0, &extra);
+    if (ex) {
+      char ts[128];
+      snprintf(es, sizeof es, " (expected %s)", tensor_str(ex, ts, sizeof ts));
+    }
+    int32_t a = p->output_alias ? p->output_alias[i] : -1;
+    if (a >= 0)
+      return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned without binding "
+                         "output %zu \"%s\" to input %d \"%s\" (it is declared as that "
+                         "input's buffer: call make_output_ref_input(%zu, %d))",
+                         op->op_type, src, i, p->outputs[i].name, (int)a, p->inputs[a].name,
+                         i, (int)a);
+    return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned without producing "
+                       "output %zu \"%s\"%s", op->op_type, src, i, p->outputs[i].name, es);
+  }
+  return PYOP_OK;
+}
+
+/* Checks the arguments common to both forms of execute. */
+static inline int exec_args_check(pyop_op *op, const pyop_tensor_list *inputs,
+                                  size_t n_inputs, const pyop_exec_ctx *ctx) {
   if (!op->execute) return unsupported(op, "execute");
   if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
                        "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
-  int rc = PYOP_OK;
   if (!exec_inputs_ok(op, inputs, n_inputs)) /* the full check says what is wrong */
-    rc = check_inputs(op, inputs, n_inputs, true, "execute");
+    return check_inputs(op, inputs, n_inputs, true, "execute");
+  return PYOP_OK;
+}
+
+static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
+  return ctx->struct_size >= offsetof(pyop_exec_ctx, flags) + sizeof ctx->flags ? ctx->flags
+                                                                                : 0;
+}
+
+/* One call into the bridge with a stack-built services table routing to
+ * ctx, then the contract checks. st has op, ctx, outputs/lists and expect. */
+static inline __attribute__((always_inline)) int
+exec_run(exec_state *st, const pyop_tensor_list *inputs, size_t n_inputs) {
+  const pyop_op *op = st->op;
+  size_t n_outputs = st->n_outputs;
+  st->inputs = inputs;
+  /* Only the words alloc_output can reach (index < n_outputs). */
+  st->done[0] = 0;
+  if (n_outputs > 64) memset(st->done + 1, 0, (n_outputs - 1) / 64 * sizeof st->done[0]);
+  st->svc_status = PYOP_OK;
+  pyop_exec_services svc = {sizeof svc, st, svc_alloc_output, svc_alloc_workspace,
+                            svc_alias_output};
+  pyop_exec_args args = {sizeof args, inputs,           n_inputs,
+                         n_outputs,   &svc,             st->ctx->stream,
+                         op->proto->input_flags};
+  unsigned mark = pyop__error_mark();
+  int rc = op->execute(op->impl_holder, &args);
+  /* The common case: success, every (non-dynamic) output produced. */
+  if (rc == PYOP_OK && st->svc_status == PYOP_OK && !op->proto->dynamic_outputs &&
+      n_outputs <= 64 && st->done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
+    return PYOP_OK;
+  return exec_end(st, rc, mark);
+}
+
+static __attribute__((noinline)) int execute_strict(pyop_op *op,
+                                                    const pyop_tensor_list *inputs,
+                                                    size_t n_inputs, pyop_tensor *outputs,
+                                                    size_t n_outputs,
+                                                    const pyop_exec_ctx *ctx);
+
+/*
+ * The hot path: argument checks, a stack-built services table routing to
+ * ctx, one call into the bridge, the produced-outputs check. No lock, no
+ * allocation.
+ */
+int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                    pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute: op is NULL");
+  int rc = exec_args_check(op, inputs, n_inputs, ctx);
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "execute");
   if (rc != PYOP_OK) return rc;
+  uint32_t flags = exec_flags(ctx);
+  if (op->strict && !(flags & PYOP_EXEC_EXPECT_OUTPUTS))
+    return execute_strict(op, inputs, n_inputs, outputs, n_outputs, ctx);
   exec_state st;
   st.op = op;
   st.ctx = ctx;
   st.outputs = outputs;
+  st.lists = NULL;
   st.n_outputs = n_outputs;
-  /* Only the words alloc_output can reach (index < n_outputs). */
-  st.done[0] = 0;
-  if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
-  st.svc_status = PYOP_OK;
-  pyop_exec_services svc = {sizeof svc, &st, svc_alloc_output, svc_alloc_workspace};
-  pyop_exec_args args = {sizeof args, inputs, n_inputs, n_outputs, &svc, ctx->stream};
-  unsigned mark = pyop__error_mark();
-  rc = op->execute(op->impl_holder, &args);
-  if (rc == PYOP_OK) return PYOP_OK;
-  if (st.svc_status != PYOP_OK) {
-    /* libpyop's reason first (it says what the host or the request got
-     * wrong), then what the op saw of it in Python. */
-    char seen[2048];
-    snprintf(seen, sizeof seen, "%s", pyop_last_error());
-    return pyop__error(st.svc_status, "%s\n(in the op: %s)", st.svc_detail, seen);
+  st.expect = flags & PYOP_EXEC_EXPECT_OUTPUTS ? outputs : NULL;
+  st.expect_first = st.expect_count = NULL;
+  return exec_run(&st, inputs, n_inputs);
+}
+
+/* pyop_op_execute in strict mode: infer_meta first, its outputs expected. */
+static int execute_strict(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                          pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  pyop_tensor stack[PYOP__OUT_STACK];
+  pyop_tensor *want = n_outputs <= PYOP__OUT_STACK ? stack
+                                                    : pyop__malloc(n_outputs * sizeof *want);
+  if (!want) return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
+  int rc = pyop_op_infer_meta(op, inputs, n_inputs, want, n_outputs);
+  if (rc != PYOP_OK) {
+    rc = pyop__error_prefix(rc, "execute of \"%s\" (strict outputs: infer_meta first)",
+                            op->op_type);
+  } else {
+    exec_state st;
+    st.op = op;
+    st.ctx = ctx;
+    st.outputs = outputs;
+    st.lists = NULL;
+    st.n_outputs = n_outputs;
+    st.expect = want;
+    st.expect_first = st.expect_count = NULL;
+    rc = exec_run(&st, inputs, n_inputs);
   }
-  return callback_failed(rc, op, "execute", mark);
+  if (want != stack) pyop__free(want);
+  return rc;
+}
+
+/*
+ * pyop_op_execute for any op. The expectations (the host's, with
+ * PYOP_EXEC_EXPECT_OUTPUTS, or infer_meta's in strict mode) are copied
+ * first: the lists are written as the op asks for tensors.
+ */
+int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                         pyop_output_list *outputs, size_t n_outputs,
+                         const pyop_exec_ctx *ctx) {
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute_list: op is NULL");
+  int rc = exec_args_check(op, inputs, n_inputs, ctx);
+  if (rc == PYOP_OK) rc = check_output_lists(op, outputs, n_outputs, "execute");
+  if (rc != PYOP_OK) return rc;
+  uint32_t flags = exec_flags(ctx);
+  bool host_expects = flags & PYOP_EXEC_EXPECT_OUTPUTS;
+  bool strict = op->strict && !host_expects;
+  size_t total = 0;
+  for (size_t i = 0; i < n_outputs; i++)
+    total += host_expects ? (outputs[i].count <= outputs[i].capacity ? outputs[i].count
+                                                                     : outputs[i].capacity)
+                          : outputs[i].capacity;
+  /* One block: expectations, then the first index and count of each
+   * output, then (strict) the lists infer_meta fills. */
+  void *block = NULL;
+  pyop_tensor *expect = NULL;
+  size_t *first = NULL, *count = NULL;
+  if (host_expects || strict) {
+    size_t bytes = total * sizeof *expect + 2 * n_outputs * sizeof *first +
+                   (strict ? n_outputs * sizeof(pyop_output_list) : 0);
+    block = pyop__malloc(bytes ? bytes : 1);
+    if (!block) return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
+    expect = block;
+    first = (size_t *)(void *)(expect + total);
+    count = first + n_outputs;
+    size_t at = 0;
+    if (host_expects) {
+      for (size_t i = 0; i < n_outputs; i++) {
+        size_t c = outputs[i].count <= outputs[i].capacity ? outputs[i].count
+                                                           : outputs[i].capacity;
+        if (c) memcpy(expect + at, outputs[i].items, c * sizeof *expect);
+        first[i] = at;
+        count[i] = c;
+        at += c;
+      }
+    } else {
+      pyop_output_list *lists = (pyop_output_list *)(void *)(count + n_outputs);
+      for (size_t i = 0; i < n_outputs; i++) {
+        lists[i] = (pyop_output_list){expect + at, outputs[i].capacity, 0};
+        first[i] = at;
+        at += outputs[i].capacity;
+      }
+      rc = pyop_op_infer_meta_list(op, inputs, n_inputs, lists, n_outputs);
+      if (rc != PYOP_OK) {
+        pyop__free(block);
+        return pyop__error_prefix(rc, "execute of \"%s\" (strict outputs: infer_meta first)",
+                                  op->op_type);
+      }
+      for (size_t i = 0; i < n_outputs; i++) count[i] = lists[i].count;
+    }
+  }
+  for (size_t i = 0; i < n_outputs; i++) outputs[i].count = 0;
+  exec_state st;
+  st.op = op;
+  st.ctx = ctx;
+  st.outputs = NULL;
+  st.lists = outputs;
+  st.n_outputs = n_outputs;
+  st.expect = expect;
+  st.expect_first = first;
+  st.expect_count = count;
+  rc = exec_run(&st, inputs, n_inputs);
+  pyop__free(block);
+  return rc;
 }
 
 /* ------------------------------------------------- compile and launch */

@@ -80,6 +80,8 @@ static void entry_fill_info(pyop__entry *e) {
   i->attrs = p->attrs;
   i->n_attrs = p->n_attrs;
   i->capabilities = p->caps | (e->impl ? e->impl->caps : 0);
+  i->input_flags = p->input_flags;
+  i->output_alias = p->output_alias;
 }
 
 /* Frees an entry nobody references (never published, or refs reached 0). */
@@ -919,6 +921,8 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   v.inputs = info->inputs ? ios : NULL;
   v.outputs = info->outputs ? ios + info->n_inputs : NULL;
   v.attrs = info->attrs ? ats : NULL;
+  if (PYOP_OP_INFO_HAS(info, input_flags)) v.input_flags = info->input_flags;
+  if (PYOP_OP_INFO_HAS(info, output_alias)) v.output_alias = info->output_alias;
   rc = pyop__txn_add_proto(t, &v);
   if (rc == PYOP_OK) {
     rc = pyop__txn_commit(t);

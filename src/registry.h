@@ -27,6 +27,8 @@
  * readable), the field and the reason.
  */
 int pyop__validate_proto_view(const pyop_proto_view *v);
+/* Whether a proto view's struct_size covers the members of bridge ABI 1.1. */
+bool pyop__proto_view_v11(const pyop_proto_view *v);
 int pyop__validate_impl_view(const pyop_impl_view *v);
 
 /* A load transaction: nothing is visible until pyop__txn_commit. */
@@ -93,6 +95,10 @@ typedef struct pyop__proto {
   size_t n_outputs;
   pyop_attr_info *attrs;
   size_t n_attrs;
+  uint32_t *input_flags;  /* NULL when no input is mutated */
+  int32_t *output_alias;  /* NULL when no output aliases an input */
+  bool dynamic_outputs;   /* some output is PYOP_IO_DYNAMIC */
+  size_t n_tensor_attrs;  /* attributes of type PYOP_ATTR_TENSOR */
   /* Open-addressed index of attr names: slot holds attr index + 1, 0 empty. */
   uint32_t *attr_index;
   size_t attr_index_mask;
@@ -155,6 +161,9 @@ long pyop__proto_attr_find(const pyop__proto *p, const char *name);
  * True when valid; else false with the reason in why.
  */
 bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t why_len);
+/* Whether strict output checks are on (pyop_options.strict_outputs or
+ * PYOP_STRICT_OUTPUTS, as of the last pyop_load; lifecycle.c). */
+bool pyop__strict_outputs(void);
 /* FNV-1a of a NUL-terminated string. */
 uint64_t pyop__hash_str(const char *s);
 

@@ -79,6 +79,7 @@ const char *pyop_attr_type_name(int type) {
   case PYOP_ATTR_LIST_STR: return "list[str]";
   case PYOP_ATTR_LIST_DTYPE: return "list[DataType]";
   case PYOP_ATTR_LIST_LIST_INT: return "list[list[int]]";
+  case PYOP_ATTR_TENSOR: return "Tensor";
   }
   return NULL;
 }

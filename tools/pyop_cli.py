@@ -66,7 +66,7 @@ FORMATS = ["ND", "NCHW", "NHWC", "NC1HWC0", "FRACTAL_NZ"]
 IO_KINDS = ["required", "optional", "dynamic"]
 ATTR_TYPES = {1: "int", 2: "float", 3: "bool", 4: "str", 5: "DataType",
               6: "list[int]", 7: "list[float]", 8: "list[bool]", 9: "list[str]",
-              10: "list[DataType]", 11: "list[list[int]]"}
+              10: "list[DataType]", 11: "list[list[int]]", 12: "Tensor"}
 CAPS = [(1, "infer_meta"), (2, "execute"), (4, "compile"), (8, "declare_launch_args")]
 
 
@@ -95,7 +95,8 @@ class _Span(ctypes.Structure):
 
 class _AttrUnion(ctypes.Union):
     _fields_ = [("i", ctypes.c_int64), ("f", ctypes.c_double), ("b", ctypes.c_bool),
-                ("dtype", ctypes.c_int32), ("s", Str), ("span", _Span)]
+                ("dtype", ctypes.c_int32), ("s", Str), ("span", _Span),
+                ("tensor", ctypes.POINTER(Tensor))]
 
 
 class AttrValue(ctypes.Structure):
@@ -122,7 +123,9 @@ class OpInfo(ctypes.Structure):
                 ("inputs", ctypes.POINTER(IoInfo)), ("n_inputs", ctypes.c_size_t),
                 ("outputs", ctypes.POINTER(IoInfo)), ("n_outputs", ctypes.c_size_t),
                 ("attrs", ctypes.POINTER(AttrInfo)), ("n_attrs", ctypes.c_size_t),
-                ("capabilities", ctypes.c_uint32)]
+                ("capabilities", ctypes.c_uint32),
+                ("input_flags", ctypes.POINTER(ctypes.c_uint32)),
+                ("output_alias", ctypes.POINTER(ctypes.c_int32))]
 
 
 ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
@@ -134,7 +137,16 @@ ALLOC_WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint6
 class ExecCtx(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("user", ctypes.c_void_p),
                 ("alloc_output", ALLOC_OUTPUT), ("alloc_workspace", ALLOC_WORKSPACE),
-                ("stream", ctypes.c_void_p)]
+                ("stream", ctypes.c_void_p), ("flags", ctypes.c_uint32)]
+
+
+EXEC_EXPECT_OUTPUTS = 1  # PYOP_EXEC_EXPECT_OUTPUTS
+INPUT_MUTATED = 1        # PYOP_INPUT_MUTATED
+
+
+class OutputList(ctypes.Structure):
+    _fields_ = [("items", ctypes.POINTER(Tensor)), ("capacity", ctypes.c_size_t),
+                ("count", ctypes.c_size_t)]
 
 
 class CliError(Exception):
@@ -234,6 +246,12 @@ class Lib:
         c.pyop_op_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
                                      ctypes.c_size_t, ctypes.POINTER(Tensor),
                                      ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
+        c.pyop_op_infer_meta_list.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                              ctypes.c_size_t, ctypes.POINTER(OutputList),
+                                              ctypes.c_size_t]
+        c.pyop_op_execute_list.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                           ctypes.c_size_t, ctypes.POINTER(OutputList),
+                                           ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
 
     def check(self, what, rc):
         if rc != 0:
@@ -341,9 +359,13 @@ def info_to_dict(i):
         "proto_source": _s(i.proto_source),
         "impl_key": _s(i.impl_key),
         "impl_source": _s(i.impl_source),
-        "inputs": [{"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind]}
+        "inputs": [{"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind],
+                    "mutated": bool(i.input_flags and i.input_flags[k] & INPUT_MUTATED)}
                    for k in range(i.n_inputs)],
-        "outputs": [{"name": _s(i.outputs[k].name)} for k in range(i.n_outputs)],
+        "outputs": [{"name": _s(i.outputs[k].name), "kind": IO_KINDS[i.outputs[k].kind],
+                     "alias": (_s(i.inputs[i.output_alias[k]].name)
+                               if i.output_alias and i.output_alias[k] >= 0 else None)}
+                    for k in range(i.n_outputs)],
         "attrs": [{"name": _s(i.attrs[k].name),
                    "type": ATTR_TYPES.get(i.attrs[k].type, str(i.attrs[k].type)),
                    "required": bool(i.attrs[k].required),
@@ -362,6 +384,13 @@ class Buffers:
 
     def __init__(self):
         self.keep = []
+
+    @staticmethod
+    def shared(keep):
+        """A Buffers kept alive by the list keep."""
+        b = Buffers()
+        keep.append(b)
+        return b
 
     def alloc(self, nbytes):
         buf = ctypes.create_string_buffer(max(int(nbytes), 1))
@@ -508,6 +537,11 @@ def set_attr_value(v, type_name, value, keep):
         bs = [str(x).encode() for x in value]
         keep.extend(bs)
         v.u.span.items, v.u.span.count = _array(Str, [Str(b, len(b)) for b in bs], keep)
+    elif type_name == "Tensor":
+        dtype, shape, values = value
+        t = make_tensor(Buffers.shared(keep), dtype, shape, values)
+        keep.append(t)
+        v.u.tensor = ctypes.pointer(t)
     elif type_name == "list[list[int]]":
         inner = []
         for row in value:
@@ -525,9 +559,20 @@ _ATTR_EXAMPLES = {"int": "an integer such as 1 or -2", "float": "a number such a
                   "e.g. float32,int8", "list[list[int]]": "JSON, e.g. [[1,2],[3]]"}
 
 
+def parse_tensor_text(text, what):
+    """DTYPE[SHAPE]:VALUES (VALUES optional: sample values) -> (dtype, shape, values)."""
+    _, dtype, shape, values = parse_input("%s=%s" % (what, text))
+    if values is None:
+        values = _sample_values(dtype, numel(shape), 0)
+    return dtype, shape, values
+
+
 def parse_attr_text(text, type_name, name="", op=None):
-    """--attr NAME=VALUE text -> Python value of the attribute's type; a value
-    that does not parse is a UsageError naming the attribute and the type."""
+    """--attr NAME=VALUE text -> Python value of the attribute's type (a
+    Tensor attribute as DTYPE[SHAPE]:VALUES); a value that does not parse is
+    a UsageError naming the attribute and the type."""
+    if type_name == "Tensor":
+        return parse_tensor_text(text, name or "attr")
     try:
         if type_name in ("int", "float", "bool", "str", "DataType"):
             return _scalar(text, type_name)
@@ -977,16 +1022,41 @@ def _sample_values(dtype, n, seed):
 def _default_attr(a):
     samples = {"int": 1, "float": 1.0, "bool": False, "str": "x", "DataType": "float32",
                "list[int]": [1], "list[float]": [1.0], "list[bool]": [False],
-               "list[str]": ["x"], "list[DataType]": ["float32"], "list[list[int]]": [[1]]}
+               "list[str]": ["x"], "list[DataType]": ["float32"], "list[list[int]]": [[1]],
+               "Tensor": (0, [2, 3], _sample_values(0, 6, 0))}
     return samples[a["type"]]
 
 
-def run_op(lib, info, inputs, attrs, want_execute=True):
-    """Creates the op, runs infer_meta and execute.
+class RunResult:
+    """What run_op saw. inferred: per output a list of (dtype, shape), or None
+    without infer_meta; produced: per output a list of (Tensor, values), or
+    None when nothing ran; inputs: per input slot the Tensors passed;
+    before/after: their bytes around the call; status/detail: the failure
+    (PyopError) of execute, or None."""
+
+    def __init__(self):
+        self.inferred = None
+        self.produced = None
+        self.inputs = []
+        self.before = []
+        self.after = []
+        self.error = None
+
+
+def _bytes_of(t):
+    return ctypes.string_at(t.data, t.nbytes) if t.data and t.nbytes else b""
+
+
+def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None):
+    """Creates the op, runs infer_meta and execute (or the kernel launch of a
+    launch-only op) through the list forms, so any number of outputs and
+    dynamic ones work. When infer_meta exists, execute is held to it
+    (PYOP_EXEC_EXPECT_OUTPUTS): a different output is PYOP_ECONTRACT.
 
     inputs: list (one per prototype input) of lists of (dtype, shape, values).
-    Returns (inferred, produced): lists of (dtype, shape) and of Tensor.
-    """
+    Returns a RunResult (its bufs keep the buffers alive); raises PyopError
+    when creating the op or infer_meta fails; an execute/launch failure is
+    kept in RunResult.error."""
     keep = []
     bufs = Buffers()
     c_attrs, n_attrs = make_attrs(info, attrs, keep)
@@ -994,6 +1064,8 @@ def run_op(lib, info, inputs, attrs, want_execute=True):
     lib.check('creating op "%s"' % info["op_type"],
               lib.c.pyop_op_create(info["op_type"].encode(), c_attrs, n_attrs,
                                    ctypes.byref(op)))
+    res = RunResult()
+    res.bufs = bufs
     try:
         slots = (TensorList * max(len(inputs), 1))()
         for k, slot in enumerate(inputs):
@@ -1003,44 +1075,66 @@ def run_op(lib, info, inputs, attrs, want_execute=True):
             keep.append(arr)
             slots[k].items = arr
             slots[k].count = len(slot)
+            res.inputs.append([arr[j] for j in range(len(slot))])
         n_out = len(info["outputs"])
-        inferred = None
+        lists = (OutputList * max(n_out, 1))()
+        for k in range(n_out):
+            items = (Tensor * capacity)()
+            keep.append(items)
+            lists[k].items, lists[k].capacity, lists[k].count = items, capacity, 0
         caps = lib.c.pyop_op_capabilities(op)
         if caps & 1:
-            descs = (Tensor * max(n_out, 1))()
             lib.check('infer_meta of "%s"' % info["op_type"],
-                      lib.c.pyop_op_infer_meta(op, slots, len(inputs), descs, n_out))
-            inferred = [(descs[k].dtype, list(descs[k].shape[:descs[k].ndim]))
-                        for k in range(n_out)]
-        produced = None
-        if want_execute and caps & 2:
-            outs = (Tensor * max(n_out, 1))()
-            allocated = {}
-            ctx = exec_ctx(bufs, allocated)
-            lib.check('execute of "%s"' % info["op_type"],
-                      lib.c.pyop_op_execute(op, slots, len(inputs), outs, n_out,
-                                            ctypes.byref(ctx)))
-            produced = [outs[k] if k in allocated else None for k in range(n_out)]
-            produced = [(t, read_values(t)) if t is not None else None for t in produced]
-        elif want_execute and caps & 8 and inferred is not None:
+                      lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
+            res.inferred = [[(lists[k].items[j].dtype,
+                              list(lists[k].items[j].shape[:lists[k].items[j].ndim]))
+                             for j in range(lists[k].count)] for k in range(n_out)]
+        if not want_execute:
+            return res
+        res.before = [[_bytes_of(t) for t in slot] for slot in res.inputs]
+        if caps & 2:
+            ctx = exec_ctx(bufs, {})
+            if res.inferred is not None:
+                ctx.flags = EXEC_EXPECT_OUTPUTS
+            rc = lib.c.pyop_op_execute_list(op, slots, len(inputs), lists, n_out,
+                                            ctypes.byref(ctx))
+            what = 'execute of "%s"' % info["op_type"]
+        elif caps & 8 and res.inferred is not None:
             # Launch-only op: outputs allocated from infer_meta, then the
             # declared kernel plan runs through libffi (no Python).
+            if any(o["kind"] == "dynamic" for o in info["outputs"]):
+                raise CliError('op "%s": a launch-only op with a dynamic output cannot '
+                               'be run' % info["op_type"], "PYOP_EUNSUPPORTED", info["op_type"])
             outs = (Tensor * max(n_out, 1))()
-            for k, (dtype, shape) in enumerate(inferred):
+            for k in range(n_out):
+                dtype, shape = res.inferred[k][0]
                 outs[k] = make_tensor(bufs, dtype, shape)
+                lists[k].items[0], lists[k].count = outs[k], 1
+            keep.append(outs)
             ctx = exec_ctx(bufs, {})
-            lib.check('launch of "%s"' % info["op_type"],
-                      lib.c.pyop_op_launch(op, slots, len(inputs), outs, n_out,
-                                           ctypes.byref(ctx)))
-            produced = [(outs[k], read_values(outs[k])) for k in range(n_out)]
-        return inferred, produced
+            rc = lib.c.pyop_op_launch(op, slots, len(inputs), outs, n_out, ctypes.byref(ctx))
+            if rc == 0:
+                for k in range(n_out):
+                    lists[k].items[0] = outs[k]
+            what = 'launch of "%s"' % info["op_type"]
+        else:
+            return res
+        res.after = [[_bytes_of(t) for t in slot] for slot in res.inputs]
+        if rc != 0:
+            try:
+                lib.check(what, rc)
+            except PyopError as e:
+                res.error = e
+            return res
+        res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
+                         for j in range(lists[k].count)] for k in range(n_out)]
+        return res
     finally:
         lib.c.pyop_op_destroy(op)
 
 
-def cmd_run(lib, args):
-    lib.load()
-    info = lib.op_info(args.op)
+def _inputs_from_args(info, args):
+    """One list of (dtype, shape, values) per prototype input from --input."""
     given = {}
     for text in args.input or []:
         name, dtype, shape, values = parse_input(text)
@@ -1051,17 +1145,23 @@ def cmd_run(lib, args):
     for name in given:
         if name not in names:
             raise UsageError('op "%s" has no input "%s" (inputs: %s)'
-                             % (args.op, name, ", ".join(names)), args.op)
+                             % (info["op_type"], name, ", ".join(names)), info["op_type"])
     inputs = []
     for i in info["inputs"]:
         slot = given.get(i["name"], [])
         if i["kind"] == "required" and len(slot) != 1:
             raise UsageError('input "%s" of "%s" is required: give --input %s=DTYPE[SHAPE]:VALUES'
-                             % (i["name"], args.op, i["name"]), args.op)
+                             % (i["name"], info["op_type"], i["name"]), info["op_type"])
         if i["kind"] == "optional" and len(slot) > 1:
             raise UsageError('input "%s" is optional: give it at most once' % i["name"],
                              args.op)
         inputs.append(slot)
+    return inputs
+
+
+def _attrs_from_args(info, args):
+    """{name: value} from --attr NAME=VALUE (a Tensor attribute as
+    DTYPE[SHAPE]:VALUES)."""
     types = {a["name"]: a["type"] for a in info["attrs"]}
     attrs = {}
     for text in args.attr or []:
@@ -1070,30 +1170,62 @@ def cmd_run(lib, args):
         name, value = text.split("=", 1)
         if name not in types:
             raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (args.op, name, ", ".join(types) or "none"), args.op)
-        attrs[name] = parse_attr_text(value, types[name], name, args.op)
-    inferred, produced = run_op(lib, info, inputs, attrs)
-    if produced is None:
+                             % (info["op_type"], name, ", ".join(types) or "none"),
+                             info["op_type"])
+        attrs[name] = parse_attr_text(value, types[name], name, info["op_type"])
+    return attrs
+
+
+def cmd_run(lib, args):
+    lib.load()
+    info = lib.op_info(args.op)
+    inputs = _inputs_from_args(info, args)
+    attrs = _attrs_from_args(info, args)
+    res = run_op(lib, info, inputs, attrs)
+    if res.error is not None:
+        raise res.error
+    if res.produced is None:
         raise CliError('op "%s" has no execute implementation (and no kernel launch); '
                        'it has: %s' % (args.op, ", ".join(info["capabilities"]) or "nothing"),
                        "PYOP_EUNSUPPORTED", args.op)
     result = []
     for k, o in enumerate(info["outputs"]):
-        if produced[k] is None:
-            result.append({"name": o["name"], "allocated": False})
+        tensors = res.produced[k]
+        entry = {"name": o["name"], "kind": o["kind"],
+                 "tensors": [{"dtype": DTYPES[t.dtype], "shape": list(t.shape[:t.ndim]),
+                              "values": vals} for t, vals in tensors]}
+        if o["kind"] != "dynamic":  # the one tensor's fields at the top (stable --json)
+            entry.update(entry["tensors"][0])
+            del entry["tensors"]
+        if o.get("alias"):
+            entry["alias"] = o["alias"]
+        result.append(entry)
+    mutated = []
+    for k, i in enumerate(info["inputs"]):
+        if not i.get("mutated"):
             continue
-        t, vals = produced[k]
-        result.append({"name": o["name"], "dtype": DTYPES[t.dtype],
-                       "shape": list(t.shape[:t.ndim]), "values": vals})
+        for j, t in enumerate(res.inputs[k]):
+            name = i["name"] if i["kind"] != "dynamic" else "%s[%d]" % (i["name"], j)
+            mutated.append({"name": name, "dtype": DTYPES[t.dtype],
+                            "shape": list(t.shape[:t.ndim]), "values": read_values(t)})
     if args.json:
-        dump_json({"op_type": args.op, "outputs": result})
+        dump_json({"op_type": args.op, "outputs": result, "mutated_inputs": mutated})
     else:
         for r in result:
-            if not r.get("allocated", True):
-                print("%s: not produced" % r["name"])
+            alias = " (input %s's buffer)" % r["alias"] if r.get("alias") else ""
+            if "tensors" in r:
+                print("%s: %d tensors" % (r["name"], len(r["tensors"])))
+                for j, t in enumerate(r["tensors"]):
+                    print("%s[%d]: %s%s = %s" % (r["name"], j, t["dtype"], t["shape"],
+                                                 _fmt_values(t["values"])))
             else:
-                print("%s: %s%s = %s" % (r["name"], r["dtype"], r["shape"],
-                                         _fmt_values(r["values"])))
+                print("%s: %s%s = %s%s" % (r["name"], r["dtype"], r["shape"],
+                                           _fmt_values(r["values"]), alias))
+        if not result:
+            print("(no outputs)")
+        for m in mutated:
+            print("input %s after the call (mutated): %s%s = %s"
+                  % (m["name"], m["dtype"], m["shape"], _fmt_values(m["values"])))
     return 0
 
 
@@ -1108,7 +1240,7 @@ def _fmt_values(vals):
 
 
 def _check_cases(info):
-    """Input sets to try: every optional present and absent, dynamic with 2."""
+    """Generated input sets: every optional present and absent, dynamic with 2."""
     base = []
     has_optional = False
     for i in info["inputs"]:
@@ -1126,11 +1258,11 @@ def _check_cases(info):
     return cases
 
 
-def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
-    """Runs infer_meta and execute on generated inputs; returns problems."""
-    problems = []
+def _generated_cases(info, dtype_name="float32", shape=(2, 3)):
+    """(label, inputs, attrs) of the generated cases: float32[2,3] everywhere."""
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
     dtype = DTYPES.index(dtype_name)
+    out = []
     for counts in _check_cases(info):
         inputs = [[(dtype, list(shape), _sample_values(dtype, numel(shape), k + j))
                    for j in range(n)] for k, n in enumerate(counts)]
@@ -1139,57 +1271,254 @@ def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
                        ("%d x " % n if i["kind"] == "dynamic" else "")
                        + "%s%s" % (dtype_name, list(shape)))
             for i, n in zip(info["inputs"], counts))
+        out.append((label, inputs, attrs))
+    return out
+
+
+def _sample_tensor(v, what):
+    """A sample input value -> (dtype, shape, values): (dtype, shape, values)
+    with a DataType or a name, or anything with .dtype/.shape/.tolist() (a
+    numpy array)."""
+    if isinstance(v, (tuple, list)) and len(v) == 3:
+        dtype, shape, values = v
+        name = getattr(dtype, "name", dtype)
+        if name not in DTYPES:
+            raise ValueError("%s: unknown data type %r" % (what, dtype))
+        shape = [int(d) for d in shape]
+        values = list(values)
+        if len(values) != numel(shape):
+            raise ValueError("%s: %d values for shape %s" % (what, len(values), shape))
+        return DTYPES.index(name), shape, values
+    if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):
+        name = str(v.dtype)
+        if name not in DTYPES:
+            raise ValueError("%s: numpy dtype %s has no pyop equivalent" % (what, name))
+        flat = v.reshape(-1).tolist() if hasattr(v, "reshape") else list(v.tolist())
+        return DTYPES.index(name), [int(d) for d in v.shape], flat
+    raise ValueError("%s: expected (dtype, shape, values) or a numpy array, got %r"
+                     % (what, type(v).__name__))
+
+
+def _sample_cases(info, fn, where):
+    """(label, inputs, attrs) of the cases a plugin registered with
+    pyop.register_samples: each a dict {"inputs": {name: value}, "attrs":
+    {name: value}} (a value is (dtype, shape, values) or a numpy array; a
+    list of them for a dynamic input; None or missing for an absent optional
+    one); "label" optional."""
+    cases = fn()
+    if not isinstance(cases, (list, tuple)) or not cases:
+        raise ValueError("samples of %s (%s) must be a non-empty list of cases"
+                         % (info["op_type"], where))
+    out = []
+    names = [i["name"] for i in info["inputs"]]
+    for n, case in enumerate(cases):
+        what = "sample %d of %s (%s)" % (n, info["op_type"], where)
+        if not isinstance(case, dict):
+            raise ValueError("%s: a case is a dict with 'inputs' and 'attrs'" % what)
+        given = dict(case.get("inputs") or {})
+        for name in given:
+            if name not in names:
+                raise ValueError("%s: %r is not an input (inputs: %s)" % (what, name, names))
+        inputs = []
+        for i in info["inputs"]:
+            v = given.get(i["name"])
+            if v is None:
+                if i["kind"] == "required":
+                    raise ValueError("%s: required input %r missing" % (what, i["name"]))
+                inputs.append([])
+            elif i["kind"] == "dynamic":
+                inputs.append([_sample_tensor(x, "%s input %s" % (what, i["name"])) for x in v])
+            else:
+                inputs.append([_sample_tensor(v, "%s input %s" % (what, i["name"]))])
+        attrs = {}
+        types = {a["name"]: a["type"] for a in info["attrs"]}
+        for name, value in dict(case.get("attrs") or {}).items():
+            if name not in types:
+                raise ValueError("%s: %r is not an attribute" % (what, name))
+            attrs[name] = (_sample_tensor(value, "%s attr %s" % (what, name))
+                           if types[name] == "Tensor" else value)
+        out.append((case.get("label") or "sample %d" % n, inputs, attrs))
+    return out
+
+
+def check_cases(lib, info, cases):
+    """Runs each (label, inputs, attrs) case; returns the problems found:
+    a failed call (an output not produced or not as infer_meta said is
+    PYOP_ECONTRACT), output descriptions other than infer_meta's, a write
+    into an input not declared in mutates_args (bytes compared before and
+    after, so writes through data_ptr count), a declared alias that is not
+    the input's buffer."""
+    problems = []
+    for label, inputs, attrs in cases:
         try:
-            inferred, produced = run_op(lib, info, inputs, attrs)
+            res = run_op(lib, info, inputs, attrs)
         except CliError as e:
             problems.append("%s: %s" % (label, e.message))
             continue
-        if inferred is None or produced is None:
-            continue
-        for k, o in enumerate(info["outputs"]):
-            want = inferred[k]
-            if produced[k] is None:
-                problems.append("%s: output %s: infer_meta promised %s%s but execute "
-                                "did not produce it" % (label, o["name"], DTYPES[want[0]],
-                                                        want[1]))
+        for k, i in enumerate(info["inputs"]):
+            if i.get("mutated") or not res.after:
                 continue
-            t = produced[k][0]
-            got = (t.dtype, list(t.shape[:t.ndim]))
-            if got != want:
-                problems.append("%s: output %s: infer_meta promised %s%s, execute "
-                                "produced %s%s" % (label, o["name"], DTYPES[want[0]],
-                                                   want[1], DTYPES[got[0]], got[1]))
+            for j, (b, a) in enumerate(zip(res.before[k], res.after[k])):
+                if a != b:
+                    problems.append("%s: input %s%s was written, but it is not declared in "
+                                    "mutates_args" % (label, i["name"],
+                                                      "[%d]" % j if i["kind"] == "dynamic"
+                                                      else ""))
+        if res.error is not None:
+            problems.append("%s: %s" % (label, res.error.message))
+            continue
+        if res.produced is None:
+            continue
+        names = [i["name"] for i in info["inputs"]]
+        for k, o in enumerate(info["outputs"]):
+            got = [(t.dtype, list(t.shape[:t.ndim])) for t, _ in res.produced[k]]
+            if res.inferred is not None and got != res.inferred[k]:
+                problems.append("%s: output %s: infer_meta said %s, execute produced %s"
+                                % (label, o["name"], _descs(res.inferred[k]), _descs(got)))
+            if o.get("alias"):
+                src = res.inputs[names.index(o["alias"])]
+                if not res.produced[k] or not src or res.produced[k][0][0].data != src[0].data:
+                    problems.append("%s: output %s is declared as input %s's buffer but is "
+                                    "not" % (label, o["name"], o["alias"]))
     return problems
 
 
+def _descs(ds):
+    return ", ".join("%s%s" % (DTYPES[d], s) for d, s in ds) or "nothing"
+
+
+def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
+    """Runs infer_meta and execute on generated inputs; returns problems."""
+    return check_cases(lib, info, _generated_cases(info, dtype_name, shape))
+
+
+def _plugin_samples():
+    """{op_type: (fn, "file:line")} registered by the loaded plugins (the
+    bridge's pyop package lives in this very interpreter)."""
+    pkg = sys.modules.get("pyop")
+    reg = getattr(pkg, "_registry", None) if pkg is not None else None
+    get = getattr(reg, "loaded_samples", None)
+    return get() if get is not None else {}
+
+
+def _plugin_entries(paths):
+    """The plugins of paths, each checked on its own: a .py file, or the
+    .py files and packages one level deep in a directory (names starting
+    with '_' or '.' skipped, as the loader does)."""
+    entries = []
+    for p in paths:
+        p = os.path.abspath(p)
+        if os.path.isdir(p) and not p.endswith(".py"):
+            for name in sorted(os.listdir(p)):
+                full = os.path.join(p, name)
+                if name.startswith(("_", ".")):
+                    continue
+                if (name.endswith(".py") and os.path.isfile(full)) or (
+                        os.path.isdir(full) and os.path.isfile(os.path.join(full, "__init__.py"))):
+                    entries.append(full)
+        else:
+            entries.append(p)
+    return entries
+
+
+def _check_target_kind(t):
+    return "path" if (os.path.exists(t) or os.sep in t or t.endswith(".py")) else "op"
+
+
 def cmd_check(lib, args):
-    with_opp_path(args.path)
-    lib.load()
+    targets = args.target or []
+    paths = [t for t in targets if _check_target_kind(t) == "path"]
+    ops = [t for t in targets if _check_target_kind(t) == "op"]
+    if (args.input or args.attr) and len(ops) != 1:
+        raise UsageError("--input/--attr need exactly one OP to check")
+    if not paths:
+        env = os.environ.get("ASCEND_CUSTOM_OPP_PATH", "")
+        paths = [p for p in env.split(":") if p]
+    if not paths:
+        raise UsageError("nothing to check: give plugin paths or set ASCEND_CUSTOM_OPP_PATH")
     report = []
-    failed = 0
-    for t in lib.op_types():
-        info = lib.op_info(t)
-        problems = check_op(lib, info)
-        status = "ok" if not problems else "FAILED"
-        if problems:
-            failed += 1
-        checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
-                   if c in info["capabilities"]]
-        report.append({"op_type": t, "status": status.lower(), "checked": checked,
-                       "problems": problems, "source": info["proto_source"]})
+    broken = []
+    for entry in _plugin_entries(paths):
+        # A package is a plugin only inside a directory on the path: a
+        # private directory holding a link to it stands for its parent.
+        holder = None
+        if os.path.isdir(entry):
+            holder = tempfile.mkdtemp(prefix="pyop-check-")
+            os.symlink(entry, os.path.join(holder, os.path.basename(entry)))
+            with_opp_path([holder])
+        else:
+            with_opp_path([entry])
+        try:
+            lib.load()
+        except PyopError as e:
+            broken.append({"plugin": entry, "problem": "%s: %s" % (e, e.detail)})
+            lib.c.pyop_unload()
+            continue
+        finally:
+            if holder is not None:
+                shutil.rmtree(holder, ignore_errors=True)
+        samples = _plugin_samples()
+        for t in lib.op_types():
+            if ops and t not in ops:
+                continue
+            info = lib.op_info(t)
+            if args.input or args.attr:
+                cases, origin = [("given inputs",) + _given_case(info, args)], "given"
+            elif t in samples:
+                fn, where = samples[t]
+                try:
+                    cases, origin = _sample_cases(info, fn, where), "samples"
+                except Exception as e:  # a broken samples function is the op's problem
+                    cases, origin = [], "samples"
+                    report.append({"op_type": t, "status": "failed", "checked": [],
+                                   "inputs": origin, "source": info["proto_source"],
+                                   "plugin": entry,
+                                   "problems": ["samples (%s): %s: %s"
+                                                % (where, type(e).__name__, e)]})
+                    continue
+            else:
+                cases, origin = _generated_cases(info), "generated float32[2,3]"
+            problems = check_cases(lib, info, cases)
+            checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
+                       if c in info["capabilities"]]
+            report.append({"op_type": t, "status": "failed" if problems else "ok",
+                           "checked": checked, "inputs": origin, "cases": len(cases),
+                           "problems": problems, "source": info["proto_source"],
+                           "plugin": entry})
+        lib.c.pyop_unload()
+    missing = [o for o in ops if o not in {r["op_type"] for r in report}]
+    failed = sum(1 for r in report if r["status"] != "ok")
     if args.json:
-        dump_json({"ops": report, "failed": failed})
+        dump_json({"ops": report, "failed": failed, "broken_plugins": broken,
+                   "missing_ops": missing})
     else:
+        for b in broken:
+            print("plugin %s: FAILED to load" % b["plugin"])
+            print("    " + b["problem"].rstrip().replace("\n", "\n    "))
         for r in report:
-            print("%-24s %s (%s)" % (r["op_type"], r["status"],
-                                      ", ".join(r["checked"]) or "prototype only"))
+            print("%-24s %s (%s; %s)" % (r["op_type"], r["status"].upper() if r["problems"]
+                                          else r["status"],
+                                          ", ".join(r["checked"]) or "prototype only",
+                                          r["inputs"]))
             for p in r["problems"]:
                 print("    " + p)
-        print("%d ops checked, %d failed" % (len(report), failed))
-    if failed:
-        sys.stderr.write("pyop: check: %d of %d ops failed\n" % (failed, len(report)))
+        for o in missing:
+            print("%-24s not found" % o)
+        print("%d ops checked, %d failed%s" % (len(report), failed,
+                                               ", %d plugins failed to load" % len(broken)
+                                               if broken else ""))
+    if failed or broken or missing or not report:
+        why = ("%d of %d ops failed" % (failed, len(report)) if failed else
+               "%d plugins failed to load" % len(broken) if broken else
+               "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
+        sys.stderr.write("pyop: check: %s\n" % why)
         return 1
     return 0
+
+
+def _given_case(info, args):
+    """(inputs, attrs) from --input/--attr, as `pyop run` reads them."""
+    return _inputs_from_args(info, args), _attrs_from_args(info, args)
 
 
 def _reusing_ctx(bufs):
@@ -1215,20 +1544,30 @@ def _reusing_ctx(bufs):
 
 
 def cmd_bench(lib, args):
-    """Times pyop_op_execute from this process through ctypes, interleaved
-    with a bare ctypes call into libpyop (pyop_op_capabilities) measured the
-    same way, and reports both and their difference: what libpyop and the op
-    add over the cost of calling from Python at all. bench/run.sh measures
-    libpyop from C against its physical floor."""
+    """Times pyop_op_execute (or, for a launch-only op, pyop_op_launch: the
+    declared kernel plan through libffi) from this process through ctypes,
+    interleaved with a bare ctypes call into libpyop (pyop_op_capabilities)
+    measured the same way, and reports both and their difference: what
+    libpyop and the op add over the cost of calling from Python at all.
+    bench/run.sh measures libpyop from C against its physical floor."""
     lib.load()
     info = lib.op_info(args.op)
-    if "execute" not in info["capabilities"]:
-        raise CliError('op "%s" has no execute implementation to time' % args.op,
-                       "PYOP_EUNSUPPORTED", args.op)
-    dtype = DTYPES.index("float32")
-    inputs = [[(dtype, [args.size], _sample_values(dtype, args.size, k))]
-              if i["kind"] != "optional" else [] for k, i in enumerate(info["inputs"])]
+    launch = "execute" not in info["capabilities"]
+    if launch and "declare_launch_args" not in info["capabilities"]:
+        raise CliError('op "%s" has no execute implementation nor kernel launch to time'
+                       % args.op, "PYOP_EUNSUPPORTED", args.op)
+    if args.input:
+        inputs = _inputs_from_args(info, args)
+    else:
+        dtype = DTYPES.index("float32")
+        inputs = [[(dtype, [args.size], _sample_values(dtype, args.size, k))]
+                  if i["kind"] != "optional" else [] for k, i in enumerate(info["inputs"])]
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
+    attrs.update(_attrs_from_args(info, args))
+    dynamic = any(o["kind"] == "dynamic" for o in info["outputs"])
+    if launch and dynamic:
+        raise CliError('op "%s": a launch-only op with a dynamic output cannot be timed'
+                       % args.op, "PYOP_EUNSUPPORTED", args.op)
     keep = []
     bufs = Buffers()
     c_attrs, n_attrs = make_attrs(info, attrs, keep)
@@ -1242,18 +1581,39 @@ def cmd_bench(lib, args):
             keep.append(arr)
             slots[k].items, slots[k].count = arr, len(slot)
         n_out = len(info["outputs"])
+        n_in = len(inputs)
         outs = (Tensor * max(n_out, 1))()
         ctx = _reusing_ctx(bufs)
         ctx_p = ctypes.byref(ctx)
-        ex, base = lib.c.pyop_op_execute, lib.c.pyop_op_capabilities
-        n_in = len(inputs)
+        if launch:
+            # Outputs allocated once from infer_meta; the plan is declared by
+            # the first launch (outside the timed loops).
+            lib.check("infer_meta of %s" % args.op,
+                      lib.c.pyop_op_infer_meta(op, slots, n_in, outs, n_out))
+            for k in range(n_out):
+                outs[k] = make_tensor(bufs, outs[k].dtype, list(outs[k].shape[:outs[k].ndim]))
+            ex = lib.c.pyop_op_launch
+            call_args = (op, slots, n_in, outs, n_out, ctx_p)
+        elif dynamic:
+            lists = (OutputList * max(n_out, 1))()
+            for k in range(n_out):
+                items = (Tensor * 256)()
+                keep.append(items)
+                lists[k].items, lists[k].capacity = items, 256
+            ex = lib.c.pyop_op_execute_list
+            call_args = (op, slots, n_in, lists, n_out, ctx_p)
+        else:
+            ex = lib.c.pyop_op_execute
+            call_args = (op, slots, n_in, outs, n_out, ctx_p)
+        base = lib.c.pyop_op_capabilities
+        what = "%s of %s" % ("launch" if launch else "execute", args.op)
 
         def run_execute(n):
             t0 = time.perf_counter()
             for _ in range(n):
-                rc = ex(op, slots, n_in, outs, n_out, ctx_p)
+                rc = ex(*call_args)
                 if rc:
-                    lib.check("execute of %s" % args.op, rc)
+                    lib.check(what, rc)
             return (time.perf_counter() - t0) / n
 
         def run_baseline(n):
@@ -1262,7 +1622,7 @@ def cmd_bench(lib, args):
                 base(op)
             return (time.perf_counter() - t0) / n
 
-        run_execute(min(200, args.calls))  # thread state, caches
+        run_execute(min(200, args.calls))  # thread state, caches, the launch plan
         run_baseline(min(200, args.calls))
         ex_t, base_t = [], []
         for _ in range(args.repeat):  # interleaved: drift hits both alike
@@ -1272,6 +1632,7 @@ def cmd_bench(lib, args):
         base_t.sort()
         med_ex, med_base = ex_t[len(ex_t) // 2], base_t[len(base_t) // 2]
         result = {"op_type": args.op, "calls": args.calls, "repeat": args.repeat,
+                  "mode": "launch" if launch else "execute",
                   "execute_ns": round(med_ex * 1e9, 1),
                   "ctypes_call_ns": round(med_base * 1e9, 1),
                   "execute_minus_ctypes_ns": round((med_ex - med_base) * 1e9, 1)}
@@ -1280,9 +1641,9 @@ def cmd_bench(lib, args):
     if args.json:
         dump_json(result)
     else:
-        print("%s: execute %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
+        print("%s: %s %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
               "(median of %d x %d calls from Python; bench/run.sh measures from C)"
-              % (args.op, result["execute_ns"], result["ctypes_call_ns"],
+              % (args.op, result["mode"], result["execute_ns"], result["ctypes_call_ns"],
                  result["execute_minus_ctypes_ns"], args.repeat, args.calls))
     return 0
 
@@ -1337,7 +1698,12 @@ def main(argv=None):
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
     p.add_argument("--json", action="store_true")
-    p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
+    p.add_argument("target", nargs="*", metavar="PATH|OP",
+                   help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH) and/or op types "
+                        "to check (default: every op)")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help="inputs of the one OP to check (as for run)")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
     p.add_argument("op")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
@@ -1346,7 +1712,10 @@ def main(argv=None):
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--size", type=int, default=16)
+    p.add_argument("--size", type=int, default=16,
+                   help="float32[SIZE] for every input when no --input is given")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--repeat", type=int, default=5)
     command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)

@@ -1,8 +1,11 @@
 """Ops of the dispatch benchmarks (bench/bench_dispatch.c).
 
-BenchNoop(x, y, *, alpha) -> z
-    infer_meta returns its first input description unchanged and execute
-    does nothing: what is left is the cost of the dispatch itself.
+BenchNoop(x, y, *, alpha) -> None
+    an op without outputs whose execute does nothing (which keeps its
+    contract): what is left is the cost of the dispatch itself.
+BenchInfer(x, y, *, alpha) -> z
+    infer-only: returns its first input description unchanged (the
+    infer_meta row).
 BenchEmpty4(a, b) -> out
     declare_launch_args describes one launch of the empty C kernel
     pyop_example_empty4(a, b, out, n) from the example kernels (their path
@@ -16,8 +19,13 @@ import pyop
 from pyop import Tensor, TensorDesc, launch
 
 
-@pyop.register_op(op_type="BenchNoop", outputs=("z",))
-def bench_noop(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
+@pyop.register_op(op_type="BenchNoop")
+def bench_noop(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> None:
+    return None
+
+
+@pyop.register_op(op_type="BenchInfer", outputs=("z",))
+def bench_infer(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
     return x
 
 

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 0
+#define PYOP_BRIDGE_ABI_MINOR 1
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -54,6 +54,12 @@ typedef struct pyop_op_callbacks pyop_op_callbacks;
  * callbacks->create_holder/destroy_holder/infer_meta are used with ctx.
  * ctx and callbacks are owned by the bridge and stay valid until the bridge's
  * reset() or shutdown().
+ *
+ * ABI 1.0 views (struct_size up to callbacks) have at least one output, and
+ * every output is REQUIRED. ABI 1.1 views (struct_size covering
+ * output_alias) may have no output, DYNAMIC outputs (a list whose length
+ * infer_meta or execute decide), mutated inputs and aliasing outputs, and
+ * attributes of type PYOP_ATTR_TENSOR (required, no default).
  */
 typedef struct pyop_proto_view {
   size_t struct_size;
@@ -70,6 +76,14 @@ typedef struct pyop_proto_view {
   size_t n_attrs;
   void *ctx;
   const pyop_op_callbacks *callbacks;
+  /* ---- ABI 1.1 */
+  /* n_inputs entries of PYOP_INPUT_* bits, or NULL: no input is mutated. */
+  const uint32_t *input_flags;
+  /*
+   * n_outputs entries: the input output i aliases (a REQUIRED output
+   * aliasing a REQUIRED, mutated input), or -1; NULL: no alias.
+   */
+  const int32_t *output_alias;
 } pyop_proto_view;
 
 /*
@@ -94,8 +108,14 @@ typedef struct pyop_infer_args {
   size_t struct_size;
   const pyop_tensor_list *inputs; /* one slot per prototype input */
   size_t n_inputs;
-  pyop_tensor *outputs; /* filled by the callee, one per prototype output */
+  /* filled by the callee, one per prototype output (a DYNAMIC output's
+   * entry is not used: its tensors go through add_output) */
+  pyop_tensor *outputs;
   size_t n_outputs;
+  /* ---- ABI 1.1 */
+  void *sink_ctx;
+  /* Appends one description to DYNAMIC output `index` (copied). */
+  int (*add_output)(void *sink_ctx, size_t index, const pyop_tensor *desc);
 } pyop_infer_args;
 
 /*
@@ -105,9 +125,14 @@ typedef struct pyop_infer_args {
 typedef struct pyop_exec_services {
   size_t struct_size;
   void *ctx;
-  /* t: dtype/format/ndim/shape set; on success t->data and t->nbytes set. */
+  /* t: dtype/format/ndim/shape set; on success t->data and t->nbytes set.
+   * For a DYNAMIC output (ABI 1.1) each call appends the next tensor. */
   int (*alloc_output)(void *ctx, size_t index, pyop_tensor *t);
   int (*alloc_workspace)(void *ctx, uint64_t nbytes, void **out);
+  /* ---- ABI 1.1 */
+  /* Makes output `index` the buffer of input slot `input` (a declared
+   * alias); on success *t is that input's tensor. */
+  int (*alias_output)(void *ctx, size_t index, size_t input, pyop_tensor *t);
 } pyop_exec_services;
 
 typedef struct pyop_exec_args {
@@ -117,6 +142,10 @@ typedef struct pyop_exec_args {
   size_t n_outputs;
   const pyop_exec_services *services;
   void *stream;
+  /* ---- ABI 1.1 */
+  /* n_inputs entries of PYOP_INPUT_* bits, or NULL: hand an input with
+   * PYOP_INPUT_MUTATED writable, every other one read-only. */
+  const uint32_t *input_flags;
 } pyop_exec_args;
 
 typedef struct pyop_compile_args {
@@ -193,7 +222,8 @@ typedef struct pyop_declare_args {
  * PYOP_OK or a negative status after calling services->set_error().
  * holder: per-instance state made by create_holder from the resolved
  * attributes (every prototype attribute, in prototype order, defaults
- * applied).
+ * applied). A PYOP_ATTR_TENSOR value points to a copy libpyop owns, valid
+ * (and unchanged) until destroy_holder.
  */
 struct pyop_op_callbacks {
   size_t struct_size;

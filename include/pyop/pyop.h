@@ -78,7 +78,8 @@ PYOP_API const char *pyop_version(void);
   X(ESECURITY, -16, "refused by the file security policy")                    \
   X(ELAUNCH, -17, "kernel launch plan invalid or failed")                     \
   X(EHOST, -18, "a host callback failed")                                     \
-  X(EINTERNAL, -19, "internal error")
+  X(EINTERNAL, -19, "internal error")                                         \
+  X(ECONTRACT, -20, "the operator broke its contract")
 
 typedef enum pyop_status {
 #define PYOP__STATUS_ENUM(name, value, msg) PYOP_##name = (value),
@@ -203,10 +204,18 @@ typedef enum pyop_attr_type {
   PYOP_ATTR_LIST_BOOL = 8,
   PYOP_ATTR_LIST_STR = 9,
   PYOP_ATTR_LIST_DTYPE = 10,
-  PYOP_ATTR_LIST_LIST_INT = 11
+  PYOP_ATTR_LIST_LIST_INT = 11,
+  /*
+   * A constant tensor (weights, a lookup table): u.tensor points to a
+   * description with data. pyop_op_create copies the bytes (shape x dtype)
+   * into the instance, so the host's buffer may be freed after the call; the
+   * op sees a read-only Tensor valid for the instance's life. A Tensor
+   * attribute is always required (no default).
+   */
+  PYOP_ATTR_TENSOR = 12
 } pyop_attr_type;
 
-/* "int", "list[float]", ...; NULL when unknown. */
+/* "int", "list[float]", "Tensor", ...; NULL when unknown. */
 PYOP_API const char *pyop_attr_type_name(int type);
 
 /* A string as a (pointer, length) view; never NUL-terminated by contract. */
@@ -224,7 +233,7 @@ typedef struct pyop_int_list {
  * A typed attribute value. Only the member selected by type is read:
  *   INT i, FLOAT f, BOOL b, STR s, DTYPE dtype,
  *   LIST_INT ints, LIST_FLOAT floats, LIST_BOOL bools, LIST_STR strs,
- *   LIST_DTYPE dtypes, LIST_LIST_INT int_lists.
+ *   LIST_DTYPE dtypes, LIST_LIST_INT int_lists, TENSOR tensor.
  * Values are borrowed: the receiver copies what it keeps.
  */
 typedef struct pyop_attr_value {
@@ -242,6 +251,7 @@ typedef struct pyop_attr_value {
     struct { const pyop_str *items; size_t count; } strs;
     struct { const int32_t *items; size_t count; } dtypes;
     struct { const pyop_int_list *items; size_t count; } int_lists;
+    const pyop_tensor *tensor;
   } u;
 } pyop_attr_value;
 
@@ -400,6 +410,9 @@ typedef struct pyop_io_info {
   int32_t kind; /* pyop_io_kind */
 } pyop_io_info;
 
+/* Bits of pyop_op_info.input_flags. */
+#define PYOP_INPUT_MUTATED (1u << 0) /* execute writes into this input */
+
 typedef struct pyop_attr_info {
   const char *name;
   int32_t type; /* pyop_attr_type */
@@ -411,6 +424,12 @@ typedef struct pyop_attr_info {
  * A read-only view of one registered operator. Obtained with pyop_op_get(),
  * released with pyop_op_info_release(); it stays valid (and unchanged) until
  * released, even across pyop_unload(). Strings are NUL-terminated.
+ *
+ * Outputs: n_outputs may be 0 (an in-place or side-effect op). An output of
+ * kind PYOP_IO_DYNAMIC is a list whose length is known after infer_meta or
+ * execute (use pyop_op_infer_meta_list / pyop_op_execute_list). The members
+ * after capabilities exist since libpyop 0.2: read them only when
+ * struct_size covers them (PYOP_OP_INFO_HAS(info, member)).
  */
 typedef struct pyop_op_info {
   size_t struct_size;
@@ -426,7 +445,24 @@ typedef struct pyop_op_info {
   const pyop_attr_info *attrs;
   size_t n_attrs;
   uint32_t capabilities; /* PYOP_CAP_* */
+  /*
+   * n_inputs entries of PYOP_INPUT_* bits (PYOP_INPUT_MUTATED: execute
+   * writes into that input in place; every other input is read-only), or
+   * NULL when no input is mutated.
+   */
+  const uint32_t *input_flags;
+  /*
+   * n_outputs entries: the index of the input whose buffer output i is (an
+   * alias of a mutated input: after execute outputs[i].data is that
+   * input's data), or -1 for an output with its own buffer. NULL when no
+   * output aliases an input.
+   */
+  const int32_t *output_alias;
 } pyop_op_info;
+
+/* Whether info (of struct_size bytes) has member m. */
+#define PYOP_OP_INFO_HAS(info, m)                                              \
+  ((info)->struct_size >= offsetof(pyop_op_info, m) + sizeof((info)->m))
 
 /* Takes a reference to the operator's description; PYOP_ENOENT if unknown. */
 PYOP_API int pyop_op_get(const char *op_type, const pyop_op_info **out);
@@ -441,7 +477,8 @@ PYOP_API void pyop_free(void *p);
 
 /*
  * Registers a prototype the host owns (no Python): op_type, inputs, outputs
- * and attrs are read from info (other members are ignored; proto_key may be
+ * and attrs are read from info, and input_flags/output_alias when
+ * struct_size covers them (other members are ignored; proto_key may be
  * NULL and then defaults to "host:<op_type>"). A Python implementation may
  * later bind to it. Stays registered across pyop_unload; same rules of
  * conflict as for Python prototypes.
@@ -489,9 +526,18 @@ typedef struct pyop_options {
    * Off by default: loading then requires a running interpreter.
    */
   bool start_python;
+  /*
+   * Development aid, costly: before every pyop_op_execute /
+   * pyop_op_execute_list, run the op's infer_meta on the inputs and hold
+   * the execute to what it says (as PYOP_EXEC_EXPECT_OUTPUTS does with
+   * descriptions the host gives). Also switched on by the environment
+   * variable PYOP_STRICT_OUTPUTS=1 (read at pyop_load). Ops without
+   * infer_meta are not affected.
+   */
+  bool strict_outputs;
 } pyop_options;
 
-#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false}
+#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false, false}
 
 /* Applies to the next pyop_load. PYOP_ESTATE while loaded. */
 PYOP_API int pyop_set_options(const pyop_options *options);
@@ -503,11 +549,20 @@ PYOP_API int pyop_set_options(const pyop_options *options);
  * PYOP_EXEC_CTX_INIT. The host owns all memory:
  * - alloc_output(user, index, t): t arrives with dtype, format, ndim, shape
  *   and nbytes set; the host sets t->data (and may keep its own bookkeeping).
- *   Return 0, or non-zero to fail the call with PYOP_EHOST.
+ *   Return 0, or non-zero to fail the call with PYOP_EHOST. For a dynamic
+ *   output it is called once per tensor of the list, with the output's
+ *   index.
  *   When alloc_output is NULL the host must pass outputs already allocated,
  *   and an op asking for output i gets outputs[i] if its shape and dtype
  *   match what it asks for.
  * - alloc_workspace(user, nbytes, &p): scratch memory valid for the call.
+ * - flags (since 0.2; PYOP_EXEC_CTX_INIT sets 0):
+ *   PYOP_EXEC_EXPECT_OUTPUTS: the outputs passed in describe what the host
+ *   expects of each output (dtype, format, shape; typically what
+ *   pyop_op_infer_meta just returned; for pyop_op_execute_list also the
+ *   count of a dynamic output). An op that asks for anything else fails the
+ *   call with PYOP_ECONTRACT, naming the op, the output, what was expected
+ *   and what was asked.
  */
 typedef struct pyop_exec_ctx {
   size_t struct_size;
@@ -515,9 +570,24 @@ typedef struct pyop_exec_ctx {
   int (*alloc_output)(void *user, size_t index, pyop_tensor *t);
   int (*alloc_workspace)(void *user, uint64_t nbytes, void **out);
   void *stream; /* passed through to kernels as an opaque value */
+  uint32_t flags; /* PYOP_EXEC_* */
 } pyop_exec_ctx;
 
-#define PYOP_EXEC_CTX_INIT {sizeof(pyop_exec_ctx), NULL, NULL, NULL, NULL}
+#define PYOP_EXEC_EXPECT_OUTPUTS (1u << 0)
+
+#define PYOP_EXEC_CTX_INIT {sizeof(pyop_exec_ctx), NULL, NULL, NULL, NULL, 0}
+
+/*
+ * One output slot of pyop_op_infer_meta_list / pyop_op_execute_list: room
+ * for capacity tensors (host memory); count is set by the call (1 for a
+ * required output, the list's length for a dynamic one). With
+ * PYOP_EXEC_EXPECT_OUTPUTS, items[0..count) on entry are the expectations.
+ */
+typedef struct pyop_output_list {
+  pyop_tensor *items;
+  size_t capacity;
+  size_t count;
+} pyop_output_list;
 
 /* A live instance of an operator (one node of the host's graph). */
 typedef struct pyop_op pyop_op;
@@ -539,19 +609,49 @@ PYOP_API uint32_t pyop_op_capabilities(const pyop_op *op);
 /*
  * Shape/dtype inference: inputs carry descriptions (data may be NULL); fills
  * outputs[0..n_outputs) (data NULL). n_outputs must equal the op's output
- * count.
+ * count (0 for an op without outputs: outputs may then be NULL). An op with
+ * a dynamic output needs pyop_op_infer_meta_list (PYOP_EINVAL here).
  */
 PYOP_API int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs,
                                 size_t n_inputs, pyop_tensor *outputs,
                                 size_t n_outputs);
 
 /*
- * Runs the op on host buffers. On success outputs[i] describes output i as
- * allocated through ctx (or as passed in, see pyop_exec_ctx).
+ * Runs the op on host buffers. PYOP_OK only when the op returned normally
+ * and produced every output (an output it never asked for, or one aliasing
+ * an input it never bound, fails the call with PYOP_ECONTRACT); on success
+ * outputs[i] describes output i as allocated through ctx (or as passed in,
+ * see pyop_exec_ctx), an aliasing output the input it aliases. An op with
+ * a dynamic output needs pyop_op_execute_list (PYOP_EINVAL here).
  */
 PYOP_API int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs,
                              size_t n_inputs, pyop_tensor *outputs,
                              size_t n_outputs, const pyop_exec_ctx *ctx);
+
+/*
+ * pyop_op_infer_meta for any op, dynamic outputs included: one
+ * pyop_output_list per output. On success outputs[i].count holds the
+ * number of tensors of output i and items[0..count) their descriptions.
+ * When an output has more tensors than its capacity the call fails with
+ * PYOP_EINVAL, naming it, and sets every count to what is needed (call
+ * again with room for them).
+ */
+PYOP_API int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs,
+                                     size_t n_inputs, pyop_output_list *outputs,
+                                     size_t n_outputs);
+
+/*
+ * pyop_op_execute for any op, dynamic outputs included: one
+ * pyop_output_list per output. With ctx->alloc_output each tensor the op
+ * asks for is allocated by the host and stored in items[k] (at most
+ * capacity of them: one more fails the call); without it items[0..capacity)
+ * must hold buffers, of which the op uses the first ones in order. On
+ * success count holds the number of tensors produced. A dynamic output may
+ * have zero tensors.
+ */
+PYOP_API int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs,
+                                  size_t n_inputs, pyop_output_list *outputs,
+                                  size_t n_outputs, const pyop_exec_ctx *ctx);
 
 /*
  * Compiles the op for these descriptions (PYOP_CAP_COMPILE). On success

@@ -312,8 +312,9 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", _need("PYOP_TEST_BAD_OPS"), opp="")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("BadTranspose", r.stdout)
-        self.assertIn("output y: infer_meta promised float32[2, 3], execute produced "
-                      "float32[3, 2]", r.stdout)
+        self.assertIn('output 0 "y": expected float32[2,3], the op asked for float32[3,2]',
+                      r.stdout)
+        self.assertIn("PYOP_ECONTRACT", r.stdout)
         self.assertIn("pyop: check: 1 of 1 ops failed", r.stderr)
 
 

@@ -17,6 +17,7 @@
  */
 #include "pyop/bridge_abi.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,16 @@ __attribute__((constructor)) static void fake_constructor(void) {
 /* Deliberately never defined anywhere: dlopen(RTLD_NOW) fails with
  * "undefined symbol: pyop_fake_undefined_function". */
 extern int pyop_fake_undefined_function(void);
+#endif
+
+/* A bridge built for ABI 1.0 (OLD_*): its views end before the 1.1
+ * members, and it answers minor 0. */
+#if defined(FAKE_OLD_MINOR) || defined(FAKE_OLD_DYNAMIC)
+#define FAKE_PROTO_VIEW_SIZE offsetof(pyop_proto_view, input_flags)
+#define FAKE_ABI_MINOR 0
+#else
+#define FAKE_PROTO_VIEW_SIZE sizeof(pyop_proto_view)
+#define FAKE_ABI_MINOR PYOP_BRIDGE_ABI_MINOR
 #endif
 
 /* Not every variant uses every helper. */
@@ -185,7 +196,12 @@ FAKE_MAYBE_UNUSED static int add_fake_add(const pyop_registrar *r, const char *o
   static const pyop_io_view inputs[] = {IO("x", PYOP_IO_REQUIRED),
                                         IO("y", PYOP_IO_REQUIRED)};
 #endif
+#if defined(FAKE_OLD_DYNAMIC)
+  /* A 1.0 view cannot declare a list output. */
+  static const pyop_io_view outputs[] = {IO("z", PYOP_IO_DYNAMIC)};
+#else
   static const pyop_io_view outputs[] = {IO("z", PYOP_IO_REQUIRED)};
+#endif
   pyop_attr_view attrs[1];
   memset(attrs, 0, sizeof attrs);
   attrs[0].struct_size = sizeof attrs[0];
@@ -197,7 +213,7 @@ FAKE_MAYBE_UNUSED static int add_fake_add(const pyop_registrar *r, const char *o
 
   pyop_proto_view p;
   memset(&p, 0, sizeof p);
-  p.struct_size = sizeof p;
+  p.struct_size = FAKE_PROTO_VIEW_SIZE;
   p.op_type = S(op_type);
 #if defined(FAKE_BAD_VIEW_NULL_DATA)
   p.op_type.data = NULL; /* length stays > 0 */
@@ -243,7 +259,7 @@ FAKE_MAYBE_UNUSED static int add_identity(const pyop_registrar *r, const char *o
   static const pyop_io_view outputs[] = {IO("y", PYOP_IO_REQUIRED)};
   pyop_proto_view p;
   memset(&p, 0, sizeof p);
-  p.struct_size = sizeof p;
+  p.struct_size = FAKE_PROTO_VIEW_SIZE;
   p.op_type = S(op_type);
   p.key = S(key);
   p.source_file = S(FAKE_VARIANT_NAME "/fake_ops.py");
@@ -344,7 +360,7 @@ FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
 #if defined(FAKE_NEWER_MINOR)
     7,
 #else
-    PYOP_BRIDGE_ABI_MINOR,
+    FAKE_ABI_MINOR,
 #endif
     {"fake bridge " FAKE_VARIANT_NAME, sizeof("fake bridge " FAKE_VARIANT_NAME) - 1},
     fake_set_config,

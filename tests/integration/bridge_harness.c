@@ -255,7 +255,8 @@ static void open_bridge(void) {
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
   CHECK_OK(entry(&req, &api));
   CHECK(api != NULL && api->struct_size >= sizeof *api, "api table");
-  CHECK(api->abi_major == 1 && api->abi_minor == 0, "abi %u.%u", api->abi_major, api->abi_minor);
+  CHECK(api->abi_major == 1 && api->abi_minor == PYOP_BRIDGE_ABI_MINOR, "abi %u.%u",
+        api->abi_major, api->abi_minor);
 }
 
 static int configure(uint32_t flags) {
@@ -1462,7 +1463,12 @@ static void case_abi(void) {
   CHECK(err_has("loader asked for 2.0"), "abi message");
   req.abi_major = 1;
   req.abi_minor = 7;
-  CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 7 -> 0");
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == PYOP_BRIDGE_ABI_MINOR,
+        "minor 7 -> ours");
+  req.abi_minor = 0; /* an older loader: the bridge keeps to 1.0 */
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 0 -> 0");
+  req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == PYOP_BRIDGE_ABI_MINOR, "minor restored");
   CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,
         "build_info %.*s", (int)a->build_info.len, a->build_info.data);
   CHECK(entry(NULL, &a) == PYOP_EINVAL, "NULL request");

@@ -2,6 +2,8 @@
  * Manifests, candidate enumeration and ranking, and the file security
  * policy (pyop__open_trusted / pyop__dlopen_trusted).
  */
+#define PYOP__STR(x) #x
+#define PYOP__XSTR(x) PYOP__STR(x)
 #include "testutil.h"
 
 #include <errno.h>
@@ -569,7 +571,7 @@ static void test_mismatch_reasons(void **state) {
   expect(&c, 2, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
   snprintf(dir, sizeof dir, "%s/c", root);
   expect(&c, 3, dir, PYOP__CAND_MANIFEST_MISMATCH, -1,
-         "built for bridge ABI 2.0, this libpyop speaks 1.0 (same major required)");
+         "built for bridge ABI 2.0, this libpyop speaks 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " (same major required)");
   snprintf(dir, sizeof dir, "%s/d", root);
   snprintf(want, sizeof want, "built for %s-otherarch, running %s", key.tag, key.text);
   expect(&c, 4, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);

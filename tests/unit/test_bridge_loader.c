@@ -3,6 +3,8 @@
  * variant (tests/fake_bridge), the one message listing every candidate,
  * the services table, and fault injection over find + load.
  */
+#define PYOP__STR(x) #x
+#define PYOP__XSTR(x) PYOP__STR(x)
 #include "testutil.h"
 
 #include <errno.h>
@@ -180,7 +182,7 @@ static void test_registry_variants_load(void **state) {
       "NEWER_MINOR",        "REGISTER_FAIL_HALFWAY", "CONFLICT_A",
       "CONFLICT_B",         "BAD_VIEW_NULL_DATA",    "BAD_VIEW_EMBEDDED_NUL",
       "BAD_VIEW_EMPTY_OP_TYPE", "BAD_VIEW_DUP_INPUT", "BAD_VIEW_UNKNOWN_KIND",
-      "MANY_OPS"};
+      "MANY_OPS",           "OLD_MINOR"};
   setenv("PYOP_FAKE_NOPS", "12", 1);
   for (size_t i = 0; i < PYOP__ARRAY_LEN(names); i++) {
     char *root = pt_mkdtemp();
@@ -195,6 +197,10 @@ static void test_registry_variants_load(void **state) {
       assert_int_equal(b.abi_minor, PYOP_BRIDGE_ABI_MINOR); /* bridge said 7 */
       assert_int_equal(b.api->abi_minor, 7);
       assert_int_equal(rc, PYOP_OK);
+    } else if (strcmp(names[i], "OLD_MINOR") == 0) {
+      assert_int_equal(b.abi_minor, 0); /* the older side's minor */
+      assert_int_equal(rc, PYOP_OK);
+      assert_int_equal(p->struct_size, offsetof(pyop_proto_view, input_flags));
     } else if (strcmp(names[i], "REGISTER_FAIL_HALFWAY") == 0) {
       assert_int_equal(rc, PYOP_EPYTHON);
       assert_int_equal(r.n_protos, 2);
@@ -289,7 +295,7 @@ static void test_every_failure_listed(void **state) {
       "  %s/f_no_entry: missing symbol: %s/NO_ENTRY/libpyop_bridge.so: no "
       "exported symbol pyop_bridge_entry (undefined symbol: pyop_bridge_entry)\n"
       "  %s/g_null_fn: ABI rejected: API table member reset is NULL\n"
-      "  %s/h_refuse: ABI rejected: pyop_bridge_entry refused bridge ABI 1.0 "
+      "  %s/h_refuse: ABI rejected: pyop_bridge_entry refused bridge ABI 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " "
       "with PYOP_EABI: fake bridge REFUSE: will not speak any bridge ABI\n"
       "  %s/i_short_size: ABI rejected: API table struct_size %zu is smaller "
       "than the %zu bytes of bridge ABI 1.0\n"
@@ -297,8 +303,8 @@ static void test_every_failure_listed(void **state) {
       "undefined symbol: pyop_fake_undefined_function\n"
       "  %s/k_world_writable: unsafe: %s/WORLD_WRITABLE/libpyop_bridge.so: "
       "writable by others (mode 0757)\n"
-      "  %s/l_wrong_major: ABI rejected: bridge answered ABI 2.0; this libpyop "
-      "speaks 1.0 (same major required)\n"
+      "  %s/l_wrong_major: ABI rejected: bridge answered ABI 2." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) "; this libpyop "
+      "speaks 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " (same major required)\n"
       "  %s/n_no_bridge: invalid path: %s/libpyop_bridge.so: cannot resolve: "
       "No such file or directory\n"
       "  %s/o_outside: invalid path: %s/libpyop_bridge.so resolves to %s, "

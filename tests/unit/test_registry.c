@@ -425,9 +425,18 @@ static void test_host_prototype(void **state) {
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
   assert_msg_has("op_type");
   hi.op_type = "Host3";
-  hi.n_outputs = 0;
+  hi.n_outputs = 0; /* a host prototype may have no outputs (ABI 1.1 views) */
+  hi.struct_size = offsetof(pyop_op_info, input_flags); /* an older host's info */
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  hi.op_type = "Host3b";
+  hi.n_outputs = 1;
+  static const uint32_t bad_flags[2] = {0x8, 0};
+  hi.struct_size = sizeof hi;
+  hi.input_flags = bad_flags;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
-  assert_msg_has("prototype \"Host3\"");
+  assert_msg_has("prototype \"Host3b\"");
+  assert_msg_has("unknown flags 0x8");
+  hi.input_flags = NULL;
   hi.n_outputs = 5000;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
   assert_msg_has("n_outputs 5000");
@@ -445,7 +454,7 @@ static void test_host_prototype(void **state) {
   assert_int_equal(pyop_register_host_prototype(NULL), PYOP_EINVAL);
   hi.struct_size = 8;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
-  assert_int_equal(pyop__registry_count(), 2);
+  assert_int_equal(pyop__registry_count(), 3); /* HostOp, Host2, Host3 */
 }
 
 static void test_impl_binding(void **state) {

@@ -20,8 +20,15 @@ Prototype (register_op on the infer_meta function):
 - keyword-only parameters are attributes: int, float, bool, str, DataType,
   list[int], list[float], list[bool], list[str], list[DataType],
   list[list[int]]; a default makes one optional;
-- the return annotation gives the outputs: TensorDesc for one,
-  tuple[TensorDesc, TensorDesc] for two...; output names are
+- keyword-only parameters annotated Tensor are Tensor attributes (constants
+  the host gives at create, read-only, no default);
+- register_op(..., mutates_args=("x",)): execute writes into input x (a
+  writable Tensor; the others are read-only); an output named like a mutated
+  input is its buffer (execute binds it with
+  get_execute_ctx().make_output_ref_input(out, in));
+- the return annotation gives the outputs: None for none, TensorDesc for one,
+  list[TensorDesc] for a dynamic one (a list), a tuple of those for several,
+  e.g. tuple[TensorDesc, TensorDesc]; output names are
   register_op(..., outputs=("out", "idx")) when given (required with
   tuple[TensorDesc, ...]), else "y" for one output and "y0", "y1", ...
 - infer_meta returns a TensorDesc, or a tuple/list of them (one per output).
@@ -44,7 +51,7 @@ that call.
 """
 
 from ._types import DataType, Format, TensorDesc
-from ._registry import register_op, register_op_impl
+from ._registry import register_op, register_op_impl, register_samples
 from . import launch
 
 try:  # provided by the bridge (libpyop_bridge.so) before this package runs
@@ -64,7 +71,7 @@ else:
             raise RuntimeError("pyop.Tensor objects are made by the bridge only")
 
 __all__ = ["DataType", "Format", "TensorDesc", "Tensor", "register_op",
-           "register_op_impl", "get_execute_ctx", "get_compile_ctx",
+           "register_op_impl", "register_samples", "get_execute_ctx", "get_compile_ctx",
            "get_declare_launch_args_ctx", "launch", "__version__"]
 
 __version__ = "0.1.0"
@@ -82,7 +89,10 @@ def _ctx(kind, fname):
 def get_execute_ctx():
     """The context of the execute callback running on this thread:
     malloc_output_tensor(index, shape, dtype, format=Format.ND) -> writable
-    Tensor; malloc_workspace(nbytes) -> writable uint8 Tensor; stream (int).
+    Tensor (for a dynamic output each call adds the next tensor);
+    make_output_ref_input(output_index, input_index) -> the output, bound to
+    a mutated input's buffer; malloc_workspace(nbytes) -> writable uint8
+    Tensor; stream (int).
     RuntimeError outside an execute callback. The context works only on
     this thread and until the callback returns (RuntimeError otherwise)."""
     return _ctx(_CTX_EXECUTE, "get_execute_ctx")

@@ -328,6 +328,7 @@ def load_plugins(paths):
             if sys.path != saved_path:
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)
+    _registry._samples.update(coll.samples)
     return LoadResult(coll.all_protos(), coll.all_impls(), modules)
 
 
@@ -341,7 +342,13 @@ def _with_submodules(roots):
 
 
 def unload_modules(names):
-    """Removes the modules (and their submodules) from sys.modules."""
+    """Removes the modules (and their submodules) from sys.modules, and the
+    samples they registered."""
+    gone = set(names)
+    for op_type, (fn, _) in list(_registry._samples.items()):
+        mod = getattr(fn, "__module__", "") or ""
+        if mod in gone or mod.split(".")[0] in gone:
+            del _registry._samples[op_type]
     for r in list(names):
         sys.modules.pop(r, None)
         prefix = r + "."

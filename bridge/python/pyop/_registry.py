@@ -11,11 +11,12 @@ import re
 import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
-                         parse_prototype, where, check_impl_attrs, _method_params)
-from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH
+                         parse_prototype, resolve_mutates, where, check_impl_attrs,
+                         _method_params)
+from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
-__all__ = ["register_op", "register_op_impl", "OpProto", "OpImpl", "Collection",
-           "collecting", "IMPL_METHODS"]
+__all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
+           "OpProto", "OpImpl", "Collection", "collecting", "IMPL_METHODS"]
 
 # Method name -> capability bit, in the order capabilities are reported.
 IMPL_METHODS = (("execute", CAP_EXECUTE), ("compile", CAP_COMPILE),
@@ -28,12 +29,16 @@ _PLUGIN_NAME = re.compile(r"^_pyop_plugin_\d+_(.*)$")
 class OpProto:
     """A prototype: what the bridge hands to libpyop as a pyop_proto_view.
     inputs: ((name, IoKind), ...); outputs: (name, ...);
-    attrs: ((name, AttrType, required, default), ...); infer: the function."""
+    attrs: ((name, AttrType, required, default), ...); infer: the function.
+    output_kinds: (IoKind, ...) per output (None: all required);
+    input_flags: (INPUT_* bits, ...) per input (None: nothing mutated);
+    output_alias: (input index or -1, ...) per output (None: no alias)."""
 
     __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
-                 "infer", "caps")
+                 "infer", "caps", "output_kinds", "input_flags", "output_alias")
 
-    def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer):
+    def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer,
+                 output_kinds=None, input_flags=None, output_alias=None):
         self.op_type = op_type
         self.key = key
         self.file = file
@@ -43,6 +48,16 @@ class OpProto:
         self.attrs = attrs
         self.infer = infer
         self.caps = CAP_INFER_META
+        self.output_kinds = (tuple(int(k) for k in output_kinds)
+                             if output_kinds is not None else None)
+        self.input_flags = tuple(input_flags) if input_flags is not None else None
+        self.output_alias = tuple(output_alias) if output_alias is not None else None
+
+    @property
+    def mutated_inputs(self):
+        """Names of the inputs execute writes into (mutates_args)."""
+        flags = self.input_flags or (0,) * len(self.inputs)
+        return tuple(n for (n, _), f in zip(self.inputs, flags) if f & INPUT_MUTATED)
 
     @property
     def where(self):
@@ -123,6 +138,7 @@ class Collection:
         self.protos = {}
         self.impls = {}
         self.extra = []  # later definitions of an op type already seen
+        self.samples = {}  # op_type -> (function, "file:line")
 
     def add(self, desc):
         table = self.protos if isinstance(desc, OpProto) else self.impls
@@ -221,12 +237,18 @@ def _add(desc):
         _active[-1].add(desc)
 
 
-def register_op(op_type=None, *, outputs=None):
+def register_op(op_type=None, *, outputs=None, mutates_args=()):
     """Decorator: the function is the op's infer_meta and its signature the
     prototype. Positional parameters are inputs, keyword-only ones attributes,
-    the return annotation gives the outputs; their names are `outputs` when
-    given, else "y" for one output and "y0", "y1", ... for several. Names are
-    ASCII (see _signature.check_name and op_type_problem)."""
+    the return annotation gives the outputs (None, TensorDesc,
+    list[TensorDesc] for a dynamic output, or a tuple of those); their names
+    are `outputs` when given, else "y" for one output and "y0", "y1", ... for
+    several. Names are ASCII (see _signature.check_name and op_type_problem).
+
+    mutates_args: names of the inputs execute writes into (in place); those
+    are writable in execute, every other input stays read-only. An output
+    named like a mutated input is that input's buffer (an alias): execute
+    binds it with get_execute_ctx().make_output_ref_input(out, in)."""
     _check_op_type(op_type, "register_op")
 
     def decorate(fn):
@@ -234,12 +256,45 @@ def register_op(op_type=None, *, outputs=None):
             raise TypeError("register_op(%r) decorates a function, got %r" % (op_type, fn))
         file, line = _function_location(fn)
         what = "op %r (%s)" % (op_type, where(file, line))
-        inputs, outs, attrs = parse_prototype(fn, op_type, outputs, what)
+        inputs, outs, attrs, kinds = parse_prototype(fn, op_type, outputs, what,
+                                                     with_kinds=True)
+        flags, alias = resolve_mutates(mutates_args, inputs, outs, kinds, what)
         key = "pyop:%s.%s" % (_module_label(getattr(fn, "__module__", None)),
                               getattr(fn, "__qualname__", getattr(fn, "__name__", "?")))
-        desc = OpProto(op_type, key, file, line, inputs, outs, attrs, fn)
+        desc = OpProto(op_type, key, file, line, inputs, outs, attrs, fn,
+                       kinds if any(int(k) for k in kinds) else None, flags, alias)
         _add(desc)
         fn.__pyop_descriptor__ = desc
+        return fn
+
+    return decorate
+
+
+_samples = {}  # op_type -> (function, "file:line") of the loaded plugins
+
+
+def loaded_samples():
+    """{op_type: (function, "file:line")} registered with register_samples
+    by the plugins loaded now (what `pyop check` uses)."""
+    return dict(_samples)
+
+
+def register_samples(op_type=None):
+    """Decorator: a function with no arguments returning the sample cases
+    `pyop check` runs op_type on instead of generated float32[2,3] inputs.
+    Each case is a dict: {"inputs": {name: value}, "attrs": {name: value},
+    "label": "..." (optional)}; a tensor value is (dtype, shape, values) or
+    a numpy array, a list of them for a dynamic input, None (or missing) for
+    an absent optional one."""
+    _check_op_type(op_type, "register_samples")
+
+    def decorate(fn):
+        if not callable(fn):
+            raise TypeError("register_samples(%r) decorates a function, got %r" % (op_type, fn))
+        file, line = _function_location(fn)
+        if _active:
+            _active[-1].samples[op_type] = (fn, where(file, line))
+        fn.__pyop_samples__ = op_type
         return fn
 
     return decorate

@@ -8,8 +8,11 @@ Rules (see pyop/__init__.py for the user-facing summary):
 - keyword-only parameters are attributes and must be annotated with one of
   ``int float bool str DataType`` or ``list[...]`` of those, or
   ``list[list[int]]``; a default makes the attribute optional;
-- the return annotation gives the outputs (``TensorDesc`` for one,
-  ``tuple[TensorDesc, ...N times]`` for N).
+- keyword-only parameters annotated ``Tensor`` are Tensor attributes
+  (constants the host gives at create; no default);
+- the return annotation gives the outputs: ``None`` (no outputs),
+  ``TensorDesc`` (one), ``list[TensorDesc]`` (one dynamic output: a list),
+  or a ``tuple[...]`` of those (one output per item).
 """
 
 import inspect
@@ -20,9 +23,9 @@ import types
 
 from ._types import AttrType, DataType, IoKind, TensorDesc
 
-__all__ = ["parse_prototype", "check_impl_method", "impl_input_kinds",
-           "normalize_attr_value", "where", "ATTR_TYPE_NAMES", "check_name",
-           "op_type_problem"]
+__all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_kinds",
+           "normalize_attr_value", "resolve_mutates", "where", "ATTR_TYPE_NAMES",
+           "check_name", "op_type_problem"]
 
 # The names libpyop accepts (src/descriptor.c), checked here so that a bad
 # one fails at the decorator with the plugin's file:line: inputs, outputs
@@ -56,6 +59,7 @@ ATTR_TYPE_NAMES = {
     AttrType.LIST_INT: "list[int]", AttrType.LIST_FLOAT: "list[float]",
     AttrType.LIST_BOOL: "list[bool]", AttrType.LIST_STR: "list[str]",
     AttrType.LIST_DTYPE: "list[DataType]", AttrType.LIST_LIST_INT: "list[list[int]]",
+    AttrType.TENSOR: "Tensor",
 }
 
 _SCALAR_ATTR = {int: AttrType.INT, float: AttrType.FLOAT, bool: AttrType.BOOL,
@@ -135,10 +139,18 @@ def _input_kind(ann):
     return None
 
 
+def _is_tensor_attr_annotation(ann):
+    """Tensor (not TensorDesc): a Tensor attribute."""
+    return (isinstance(ann, type) and ann is not TensorDesc and
+            _is_tensor_annotation(ann) and ann.__name__ == "Tensor")
+
+
 def _attr_type(ann):
     """AttrType for an attribute annotation, or None when unsupported."""
     if ann in _SCALAR_ATTR:
         return _SCALAR_ATTR[ann]
+    if _is_tensor_attr_annotation(ann):
+        return AttrType.TENSOR
     if typing.get_origin(ann) in (list, typing.List):
         inner = typing.get_args(ann)
         if len(inner) != 1:
@@ -210,36 +222,89 @@ _CHECKERS = {
 def normalize_attr_value(attr_type, value):
     """The value converted to the canonical Python type of attr_type
     (float for FLOAT, list for lists, DataType for DTYPE). TypeError or
-    ValueError when it does not fit."""
+    ValueError when it does not fit (a Tensor attribute takes no default)."""
+    if AttrType(attr_type) == AttrType.TENSOR:
+        raise TypeError("a Tensor attribute cannot have a default (the host gives it)")
     return _CHECKERS[AttrType(attr_type)](value)
 
 
 def _default_output_names(n):
-    return ("y",) if n == 1 else tuple("y%d" % i for i in range(n))
+    return () if n == 0 else ("y",) if n == 1 else tuple("y%d" % i for i in range(n))
 
 
-def _output_count(ann, fn, what):
-    """Number of outputs the return annotation declares; -1 for 'any'
-    (tuple[TensorDesc, ...]); None when there is no annotation."""
-    if ann is inspect.Signature.empty or ann is None:
+def _output_kind(ann):
+    """IoKind of one output annotation (TensorDesc, list[TensorDesc]) or None."""
+    if _is_tensor_annotation(ann):
+        return IoKind.REQUIRED
+    if typing.get_origin(ann) in (list, typing.List):
+        inner = typing.get_args(ann)
+        if len(inner) == 1 and _is_tensor_annotation(inner[0]):
+            return IoKind.DYNAMIC
+    return None
+
+
+def parse_outputs(ann, fn, what):
+    """Output kinds the return annotation declares: () for None, a tuple of
+    IoKind, -1 for 'any number of required outputs' (tuple[TensorDesc,
+    ...]), or None when there is no annotation."""
+    if ann is inspect.Signature.empty:
         return None
     ann = _resolve(ann, fn, what + ": return annotation")
-    if _is_tensor_annotation(ann):
-        return 1
+    if ann is None or ann is _NoneType:
+        return ()
+    kind = _output_kind(ann)
+    if kind is not None:
+        return (kind,)
     if typing.get_origin(ann) in (tuple, typing.Tuple):
         args = typing.get_args(ann)
         if len(args) == 2 and args[1] is Ellipsis and _is_tensor_annotation(args[0]):
             return -1
-        if args and all(_is_tensor_annotation(a) for a in args):
-            return len(args)
-    raise TypeError("%s: return annotation %r: expected TensorDesc or tuple[TensorDesc, ...]"
-                    % (what, ann))
+        kinds = tuple(_output_kind(a) for a in args)
+        if args and all(k is not None for k in kinds):
+            return kinds
+    raise TypeError("%s: return annotation %r: expected None, TensorDesc, list[TensorDesc] "
+                    "or a tuple of those" % (what, ann))
 
 
-def parse_prototype(fn, op_type, outputs=None, what=None):
+def resolve_mutates(mutates_args, inputs, outputs, output_kinds, what):
+    """(input_flags, output_alias) for mutates_args (input names): each named
+    input is mutated (flag INPUT_MUTATED); an output with the name of a
+    mutated input is that input's buffer (alias = the input's index, -1
+    otherwise). Both None when nothing is mutated."""
+    from ._types import INPUT_MUTATED
+    if mutates_args is None or mutates_args == ():
+        return None, None
+    if isinstance(mutates_args, str) or not isinstance(mutates_args, (tuple, list)):
+        raise TypeError("%s: mutates_args must be a tuple of input names, got %r"
+                        % (what, mutates_args))
+    names = [n for n, _ in inputs]
+    flags = [0] * len(inputs)
+    for m in mutates_args:
+        if not isinstance(m, str):
+            raise TypeError("%s: mutates_args: %r is not an input name" % (what, m))
+        if m not in names:
+            raise ValueError("%s: mutates_args: %r is not an input (inputs: %s)"
+                             % (what, m, names))
+        i = names.index(m)
+        if flags[i]:
+            raise ValueError("%s: mutates_args: input %r given twice" % (what, m))
+        flags[i] = INPUT_MUTATED
+    alias = [-1] * len(outputs)
+    for k, o in enumerate(outputs):
+        if o in names and flags[names.index(o)]:
+            i = names.index(o)
+            if output_kinds[k] != IoKind.REQUIRED or inputs[i][1] != IoKind.REQUIRED:
+                raise TypeError("%s: output %r aliases mutated input %r: both must be single "
+                                "tensors (not Optional or list)" % (what, o, o))
+            alias[k] = i
+    return tuple(flags), (tuple(alias) if any(a >= 0 for a in alias) else None)
+
+
+def parse_prototype(fn, op_type, outputs=None, what=None, with_kinds=False):
     """Parses fn's signature into (inputs, output_names, attrs) where inputs is
     a tuple of (name, IoKind), output_names a tuple of str and attrs a tuple of
-    (name, AttrType, required, default). Raises TypeError/ValueError whose
+    (name, AttrType, required, default); with_kinds, also the output kinds
+    (a tuple of IoKind) as a fourth item. Raises TypeError/ValueError whose
     message starts with `what` (op and file:line)."""
     what = what or "op %r" % op_type
     try:
@@ -272,7 +337,10 @@ def parse_prototype(fn, op_type, outputs=None, what=None):
             if at is None:
                 raise TypeError("%s: unsupported attribute type %r (supported: %s)"
                                 % (pw, ann, ", ".join(ATTR_TYPE_NAMES.values())))
-            if p.default is p.empty:
+            if p.default is p.empty or at == AttrType.TENSOR:
+                if p.default is not p.empty:
+                    raise TypeError("%s: a Tensor attribute cannot have a default (the host "
+                                    "gives it when it creates the op)" % pw)
                 attrs.append((p.name, at, True, None))
             else:
                 try:
@@ -287,28 +355,31 @@ def parse_prototype(fn, op_type, outputs=None, what=None):
         else:
             raise TypeError("%s: **kwargs is not allowed in a prototype "
                             "(declare each attribute as a keyword-only parameter)" % pw)
-    n = _output_count(sig.return_annotation, fn, what)
+    kinds = parse_outputs(sig.return_annotation, fn, what)
     if outputs is not None:
         if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
             raise TypeError("%s: outputs= must be a tuple of names" % what)
         outputs = tuple(outputs)
-        if n is not None and n != -1 and n != len(outputs):
+        if kinds is None or kinds == -1:
+            kinds = (IoKind.REQUIRED,) * len(outputs)
+        elif len(kinds) != len(outputs):
             raise TypeError("%s: outputs=%r names %d outputs but the return annotation "
-                            "declares %d" % (what, outputs, len(outputs), n))
+                            "declares %d" % (what, outputs, len(outputs), len(kinds)))
     else:
-        if n is None:
-            raise TypeError("%s: missing return annotation (TensorDesc, or "
-                            "tuple[TensorDesc, TensorDesc] for two outputs)" % what)
-        if n == -1:
+        if kinds is None:
+            raise TypeError("%s: missing return annotation (None, TensorDesc, "
+                            "list[TensorDesc], or tuple[TensorDesc, TensorDesc] for two "
+                            "outputs)" % what)
+        if kinds == -1:
             raise TypeError("%s: tuple[TensorDesc, ...] needs outputs=(names...) to give "
                             "the number of outputs" % what)
-        outputs = _default_output_names(n)
-    if not outputs:
-        raise TypeError("%s: an op needs at least one output" % what)
+        outputs = _default_output_names(len(kinds))
     for o in outputs:
         check_name(o, "output", what)
     if len(set(outputs)) != len(outputs):
         raise ValueError("%s: duplicate output names %r" % (what, outputs))
+    if with_kinds:
+        return tuple(inputs), outputs, tuple(attrs), tuple(IoKind(k) for k in kinds)
     return tuple(inputs), outputs, tuple(attrs)
 
 

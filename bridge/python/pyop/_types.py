@@ -8,7 +8,7 @@ import enum
 
 __all__ = ["DataType", "Format", "TensorDesc", "AttrType", "IoKind",
            "CAP_INFER_META", "CAP_EXECUTE", "CAP_COMPILE", "CAP_LAUNCH",
-           "MAX_DIMS"]
+           "MAX_DIMS", "INPUT_MUTATED"]
 
 MAX_DIMS = 8  # PYOP_MAX_DIMS
 
@@ -17,6 +17,9 @@ CAP_INFER_META = 1 << 0
 CAP_EXECUTE = 1 << 1
 CAP_COMPILE = 1 << 2
 CAP_LAUNCH = 1 << 3
+
+# PYOP_INPUT_* bits of a prototype's input flags.
+INPUT_MUTATED = 1 << 0
 
 
 class DataType(enum.IntEnum):
@@ -84,6 +87,7 @@ class AttrType(enum.IntEnum):
     LIST_STR = 9
     LIST_DTYPE = 10
     LIST_LIST_INT = 11
+    TENSOR = 12
 
 
 class IoKind(enum.IntEnum):

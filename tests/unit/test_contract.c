@@ -1,0 +1,578 @@
+/*
+ * The op contract (src/op.c, src/descriptor.c; issue 10) with in-process
+ * fake callbacks: outputs must be produced (PYOP_ECONTRACT otherwise), host
+ * expectations and strict mode, ops without outputs, dynamic outputs
+ * (pyop_op_infer_meta_list / pyop_op_execute_list), in-place ops with
+ * aliasing outputs, Tensor attributes, and the ABI 1.0 / 1.1 rules of
+ * prototype views.
+ */
+#include "registry.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pyop_str S(const char *s) { return (pyop_str){s, strlen(s)}; }
+
+static void assert_msg_has(const char *part) {
+  if (!strstr(pyop_last_error(), part))
+    fail_msg("message \"%s\" lacks \"%s\"", pyop_last_error(), part);
+}
+
+/* ------------------------------------------------------ fake callbacks */
+
+/* What execute does, chosen by the attribute "mode" of the op. */
+enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4 };
+
+typedef struct holder {
+  int64_t mode, n;
+  const pyop_tensor *w; /* Tensor attribute "w" when the op has one */
+} holder;
+
+static int holders_alive;
+static const uint32_t *seen_flags; /* input_flags of the last execute */
+
+static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
+  (void)ctx;
+  holder *h = calloc(1, sizeof *h);
+  assert_non_null(h);
+  h->n = 2;
+  for (size_t i = 0; i < n; i++) {
+    if (a[i].name.len == 4 && memcmp(a[i].name.data, "mode", 4) == 0) h->mode = a[i].default_value.u.i;
+    if (a[i].name.len == 1 && a[i].name.data[0] == 'n') h->n = a[i].default_value.u.i;
+    if (a[i].name.len == 1 && a[i].name.data[0] == 'w') {
+      assert_int_equal(a[i].default_value.type, PYOP_ATTR_TENSOR);
+      h->w = a[i].default_value.u.tensor;
+    }
+  }
+  holders_alive++;
+  *out = h;
+  return PYOP_OK;
+}
+
+static void destroy(void *h) {
+  holders_alive--;
+  free(h);
+}
+
+/* Output 0 (or each tensor of a dynamic output 0) is input 0's description. */
+static int infer(void *hv, const pyop_infer_args *a) {
+  holder *h = hv;
+  assert_int_equal(a->struct_size, sizeof(pyop_infer_args));
+  if (a->n_outputs == 0) return PYOP_OK;
+  pyop_tensor t = a->inputs[0].items[0];
+  if (a->n_outputs == 2 || h->n < 0) { /* Split: a dynamic output 0 */
+    for (int64_t k = 0; k < (h->n < 0 ? -h->n : h->n); k++) {
+      int rc = a->add_output(a->sink_ctx, 0, &t);
+      if (rc != PYOP_OK) return rc;
+    }
+    if (a->n_outputs == 2) a->outputs[1] = t;
+    return PYOP_OK;
+  }
+  a->outputs[0] = t;
+  return PYOP_OK;
+}
+
+static int execute(void *hv, const pyop_exec_args *a) {
+  holder *h = hv;
+  const pyop_exec_services *svc = a->services;
+  assert_true(a->struct_size >= offsetof(pyop_exec_args, input_flags) + sizeof(void *));
+  assert_true(svc->struct_size >= offsetof(pyop_exec_services, alias_output) + sizeof(void *));
+  seen_flags = a->input_flags;
+  if (a->n_outputs == 0 || h->mode == X_NOTHING) return PYOP_OK;
+  const pyop_tensor *x = &a->inputs[0].items[0];
+  pyop_tensor t = *x;
+  t.data = NULL;
+  if (a->n_outputs == 2 || h->n < 0) { /* Split: n tensors of output 0 filled with k */
+    for (int64_t k = 0; k < (h->n < 0 ? -h->n : h->n); k++) {
+      pyop_tensor o = t;
+      int rc = svc->alloc_output(svc->ctx, 0, &o);
+      if (rc != PYOP_OK) return rc;
+      for (int64_t i = 0; i < pyop_tensor_numel(&o); i++) ((float *)o.data)[i] = (float)k;
+    }
+    if (a->n_outputs == 2) {
+      pyop_tensor o = t;
+      return svc->alloc_output(svc->ctx, 1, &o);
+    }
+    return PYOP_OK;
+  }
+  if (a->input_flags && (a->input_flags[0] & PYOP_INPUT_MUTATED)) { /* Inplace */
+    float *xv = x->data;
+    for (int64_t i = 0; i < pyop_tensor_numel(x); i++) xv[i] += 1.0f;
+    if (h->mode == X_ALLOC_ALIAS) return svc->alloc_output(svc->ctx, 0, &t);
+    pyop_tensor o;
+    return svc->alias_output(svc->ctx, 0, 0, &o);
+  }
+  if (h->mode == X_WRONG) {
+    t.dtype = PYOP_DTYPE_FLOAT16;
+    t.ndim = 1;
+    t.shape[0] = 6;
+  }
+  int rc = svc->alloc_output(svc->ctx, 0, &t);
+  if (h->mode == X_CATCH) return PYOP_OK; /* swallows the failure */
+  if (rc != PYOP_OK) return rc;
+  if (h->w) { /* Const: y = x + w */
+    const float *w = h->w->data, *xv = x->data;
+    for (int64_t i = 0; i < pyop_tensor_numel(x); i++) ((float *)t.data)[i] = xv[i] + w[i];
+  }
+  return PYOP_OK;
+}
+
+static const pyop_op_callbacks proto_cbs = {sizeof(pyop_op_callbacks), create, destroy, infer,
+                                            NULL, NULL, NULL};
+static const pyop_op_callbacks impl_cbs = {sizeof(pyop_op_callbacks), create, destroy, NULL,
+                                           execute, NULL, NULL};
+
+#define IOV(n, k) {sizeof(pyop_io_view), {n, sizeof(n) - 1}, k}
+
+typedef struct opdef {
+  const char *op_type;
+  size_t n_in, n_out;
+  pyop_io_view in[2], out[2];
+  const uint32_t *flags;
+  const int32_t *alias;
+  bool tensor_attr;
+} opdef;
+
+/* Registers def (prototype with attrs mode: int = 0, n: int = 2 [, w:
+ * Tensor], plus an implementation). Returns the txn status. */
+static int reg(const opdef *d, size_t struct_size) {
+  pyop_attr_view at[3];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("mode"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 0}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("n"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 2}};
+  at[2] = (pyop_attr_view){sizeof(pyop_attr_view), S("w"), PYOP_ATTR_TENSOR, 1,
+                           {.type = PYOP_ATTR_TENSOR}};
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p = (pyop_proto_view){struct_size, S(d->op_type), S("test:contract"), S("contract.py"), 3,
+                        PYOP_CAP_INFER_META, d->in, d->n_in, d->out, d->n_out, at,
+                        d->tensor_attr ? 3 : 2, NULL, &proto_cbs, d->flags, d->alias};
+  pyop_impl_view i = {sizeof i, S(d->op_type), S("test:contract.impl"), S("contract.py"), 9,
+                      PYOP_CAP_EXECUTE, NULL, &impl_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  int rc = pyop__txn_add_proto(t, &p);
+  if (rc == PYOP_OK) rc = pyop__txn_add_impl(t, &i);
+  if (rc != PYOP_OK) {
+    pyop__txn_abort(t);
+    return rc;
+  }
+  return pyop__txn_commit(t);
+}
+
+static const uint32_t mutated_x[1] = {PYOP_INPUT_MUTATED};
+static const int32_t alias_x[1] = {0};
+
+static const opdef op_plain = {"Plain", 1, 1, {IOV("x", PYOP_IO_REQUIRED)},
+                               {IOV("y", PYOP_IO_REQUIRED)}, NULL, NULL, false};
+static const opdef op_none = {"NoOut", 1, 0, {IOV("x", PYOP_IO_REQUIRED)}, {{0}}, NULL, NULL,
+                              false};
+static const opdef op_split = {"Split", 1, 2, {IOV("x", PYOP_IO_REQUIRED)},
+                               {IOV("ys", PYOP_IO_DYNAMIC), IOV("last", PYOP_IO_REQUIRED)},
+                               NULL, NULL, false};
+static const opdef op_inplace = {"Inplace", 1, 1, {IOV("x", PYOP_IO_REQUIRED)},
+                                 {IOV("x", PYOP_IO_REQUIRED)}, mutated_x, alias_x, false};
+static const opdef op_const = {"Const", 1, 1, {IOV("x", PYOP_IO_REQUIRED)},
+                               {IOV("y", PYOP_IO_REQUIRED)}, NULL, NULL, true};
+
+/* ---------------------------------------------------------- host side */
+
+static float xbuf[3] = {1, 2, 3};
+static pyop_tensor xt;
+static pyop_tensor_list xin;
+
+static void *allocs[16];
+static size_t n_allocs;
+
+static int host_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  assert_true(n_allocs < 16);
+  t->data = allocs[n_allocs++] = calloc(1, t->nbytes ? t->nbytes : 1);
+  return 0;
+}
+
+static void free_allocs(void) {
+  for (size_t i = 0; i < n_allocs; i++) free(allocs[i]);
+  n_allocs = 0;
+}
+
+static pyop_op *make(const char *op_type, int64_t mode, int64_t n) {
+  pyop_attr at[2] = {{"mode", {.type = PYOP_ATTR_INT, .u.i = mode}},
+                     {"n", {.type = PYOP_ATTR_INT, .u.i = n}}};
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create(op_type, at, 2, &op), PYOP_OK);
+  return op;
+}
+
+static int setup(void **state) {
+  (void)state;
+  if (pyop__registry_clear() != PYOP_OK) return -1;
+  xt = (pyop_tensor){xbuf, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, sizeof xbuf};
+  xin = (pyop_tensor_list){&xt, 1};
+  xbuf[0] = 1, xbuf[1] = 2, xbuf[2] = 3;
+  const opdef *all[] = {&op_plain, &op_none, &op_split, &op_inplace, &op_const};
+  for (size_t i = 0; i < 5; i++)
+    if (reg(all[i], sizeof(pyop_proto_view)) != PYOP_OK) return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  free_allocs();
+  assert_int_equal(holders_alive, 0);
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  return pyop__registry_clear() == PYOP_OK ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static void test_unproduced_output(void **state) {
+  (void)state;
+  pyop_op *op = make("Plain", X_NOTHING, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  memset(&y, 0, sizeof y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"Plain\" (contract.py:9) returned without producing output 0 \"y\"");
+  assert_string_equal(pyop_status_name(PYOP_ECONTRACT), "PYOP_ECONTRACT");
+  assert_string_equal(pyop_strerror(PYOP_ECONTRACT), "the operator broke its contract");
+  /* Host-allocated outputs: the same rule. */
+  float ybuf[3];
+  pyop_tensor pre = {ybuf, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, sizeof ybuf};
+  pyop_exec_ctx noalloc = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &pre, 1, &noalloc), PYOP_ECONTRACT);
+  pyop_op_destroy(op);
+  /* A correct op with a host that states nothing: PYOP_OK as before. */
+  op = make("Plain", X_OK, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_non_null(y.data);
+  pyop_op_destroy(op);
+  /* An op that swallows a failed request and returns normally. */
+  op = make("Plain", X_CATCH, 2);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  y = (pyop_tensor){NULL, PYOP_DTYPE_FLOAT64, 0, 1, 0, {3}, 0};
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("caught that error");
+  pyop_op_destroy(op);
+}
+
+static void test_expectations(void **state) {
+  (void)state;
+  pyop_op *op = make("Plain", X_WRONG, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  /* Nothing stated: the op's freedom for shapes stays. */
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(y.dtype, PYOP_DTYPE_FLOAT16);
+  /* Stated (infer_meta's description): the same request fails. */
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, &y, 1), PYOP_OK);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  size_t before = n_allocs;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"Plain\" (contract.py:9): output 0 \"y\": expected float32[3], "
+                 "the op asked for float16[6]");
+  assert_int_equal(n_allocs, before); /* nothing allocated for a wrong request */
+  pyop_op_destroy(op);
+  /* A correct op meets them. */
+  op = make("Plain", X_OK, 2);
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, &y, 1), PYOP_OK);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(y.dtype, PYOP_DTYPE_FLOAT32);
+  assert_non_null(y.data);
+  /* An old host's smaller exec ctx has no flags: nothing expected. */
+  pyop_exec_ctx old = ctx;
+  old.struct_size = offsetof(pyop_exec_ctx, flags);
+  y.dtype = PYOP_DTYPE_INT8;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &old), PYOP_OK);
+  pyop_op_destroy(op);
+}
+
+static void test_strict_mode(void **state) {
+  (void)state;
+  assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing to load; reads the variable */
+  pyop_op *op = make("Plain", X_WRONG, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("expected float32[3], the op asked for float16[6]");
+  pyop_op_destroy(op);
+  pyop_output_list l = {&y, 1, 0};
+  op = make("Plain", X_WRONG, 2);
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &l, 1, &ctx), PYOP_ECONTRACT);
+  pyop_op_destroy(op);
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  op = make("Plain", X_WRONG, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  pyop_op_destroy(op);
+  /* The option does the same. */
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.strict_outputs = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  op = make("Plain", X_WRONG, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  pyop_op_destroy(op);
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
+static void test_no_outputs(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("NoOut", &info), PYOP_OK);
+  assert_int_equal(info->n_outputs, 0);
+  pyop_op_info_release(info);
+  pyop_op *op = make("NoOut", X_OK, 2);
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, NULL, 0), PYOP_OK);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, NULL, 0, &ctx), PYOP_OK);
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, NULL, 0, &ctx), PYOP_OK);
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("1 outputs given, the op has 0");
+  pyop_op_destroy(op);
+}
+
+static void test_dynamic_outputs(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Split", &info), PYOP_OK);
+  assert_int_equal(info->outputs[0].kind, PYOP_IO_DYNAMIC);
+  pyop_op_info_release(info);
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_tensor t2[2];
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, t2, 2), PYOP_EINVAL);
+  assert_msg_has("output 0 \"ys\" is dynamic (a list of tensors): use pyop_op_infer_meta_list");
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, t2, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("use pyop_op_execute_list");
+  /* Counts: too little room reports what is needed. */
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 1, 0}, {&last, 1, 0}};
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("output 0 \"ys\" has 3 tensors, room was given for 1");
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  l[0].capacity = 4;
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(ys[2].dtype, PYOP_DTYPE_FLOAT32);
+  assert_null(ys[2].data);
+  assert_int_equal(ys[2].nbytes, 12);
+  /* Execute into the lists, holding it to what infer_meta said. */
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_OK);
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  assert_true(((float *)ys[2].data)[1] == 2.0f);
+  assert_non_null(last.data);
+  /* Expecting two: the third tensor breaks the contract. */
+  l[0].count = 2;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("dynamic output 0 \"ys\": the op asked for tensor 2 (float32[3]), 2 were expected");
+  /* Expecting four: returning with three breaks it too. */
+  l[0].count = 4;
+  l[1].count = 1;
+  for (int k = 0; k < 4; k++) ys[k] = xt;
+  last = xt;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("returned with 3 tensors in dynamic output 0 \"ys\", 4 were expected");
+  /* No room for the third without expectations: the host's limit. */
+  ctx.flags = 0;
+  l[0].capacity = 2;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("tensor 2 requested, the host gave room for 2");
+  pyop_op_destroy(op);
+  /* Zero tensors is a valid dynamic output. */
+  op = make("Split", X_OK, 0);
+  l[0].capacity = 0;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_OK);
+  assert_int_equal(l[0].count, 0);
+  pyop_op_destroy(op);
+}
+
+static void test_inplace_alias(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Inplace", &info), PYOP_OK);
+  assert_true(PYOP_OP_INFO_HAS(info, output_alias));
+  assert_non_null(info->input_flags);
+  assert_int_equal(info->input_flags[0], PYOP_INPUT_MUTATED);
+  assert_int_equal(info->output_alias[0], 0);
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_get("Plain", &info), PYOP_OK);
+  assert_null(info->input_flags);
+  assert_null(info->output_alias);
+  pyop_op_info_release(info);
+
+  pyop_op *op = make("Inplace", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  memset(&y, 0, sizeof y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_non_null(seen_flags);
+  assert_ptr_equal(y.data, xbuf);
+  assert_true(xbuf[2] == 4.0f);
+  assert_int_equal(n_allocs, 0);
+  /* With expectations, the alias must match them too. */
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, &y, 1), PYOP_OK);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  y.shape[0] = 2;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("expected float32[2], the op asked for float32[3]");
+  pyop_op_destroy(op);
+  ctx.flags = 0;
+  /* Allocating a declared alias breaks the contract. */
+  op = make("Inplace", X_ALLOC_ALIAS, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"x\" is declared as the buffer of input 0 \"x\"");
+  pyop_op_destroy(op);
+  /* So does not binding it. */
+  op = make("Plain", X_OK, 2); /* its execute never mutates: flags NULL */
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_null(seen_flags);
+  pyop_op_destroy(op);
+}
+
+static void test_alias_not_bound(void **state) {
+  (void)state;
+  /* Inplace whose execute returns before binding (mode NOTHING). */
+  pyop_op *op = make("Inplace", X_NOTHING, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("returned without binding output 0 \"x\" to input 0 \"x\"");
+  assert_msg_has("make_output_ref_input(0, 0)");
+  pyop_op_destroy(op);
+}
+
+static void test_tensor_attr(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Const", &info), PYOP_OK);
+  assert_int_equal(info->attrs[2].type, PYOP_ATTR_TENSOR);
+  assert_true(info->attrs[2].required);
+  assert_string_equal(pyop_attr_type_name(PYOP_ATTR_TENSOR), "Tensor");
+  pyop_op_info_release(info);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("Const", NULL, 0, &op), PYOP_EINVAL);
+  assert_msg_has("required attribute \"w\" (Tensor) is missing");
+  float *w = malloc(3 * sizeof *w);
+  w[0] = 10, w[1] = 20, w[2] = 30;
+  pyop_tensor wt = {w, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, 3 * sizeof *w};
+  pyop_attr a = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &wt}};
+  wt.nbytes = 8;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
+  wt.nbytes = 12;
+  a.value.u.tensor = NULL;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("tensor value is NULL");
+  a.value.u.tensor = &wt;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_OK);
+  /* Copied at create: the host's buffer may go. */
+  free(w);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  const float *yv = y.data;
+  assert_true(yv[0] == 11.0f && yv[1] == 22.0f && yv[2] == 33.0f);
+  pyop_op_destroy(op);
+}
+
+static void test_descriptor_rules(void **state) {
+  (void)state;
+  size_t v10 = offsetof(pyop_proto_view, input_flags);
+  /* ABI 1.0 views: at least one output, all required, no Tensor attr. */
+  opdef d = op_none;
+  d.op_type = "Old0";
+  assert_int_equal(reg(&d, v10), PYOP_EDESCRIPTOR);
+  assert_msg_has("outputs: none (bridge ABI 1.0 needs at least one");
+  d = op_split;
+  d.op_type = "OldDyn";
+  assert_int_equal(reg(&d, v10), PYOP_EDESCRIPTOR);
+  assert_msg_has("output 0 \"ys\": kind dynamic needs bridge ABI 1.1");
+  d = op_const;
+  d.op_type = "OldConst";
+  assert_int_equal(reg(&d, v10), PYOP_EDESCRIPTOR);
+  assert_msg_has("a Tensor attribute needs bridge ABI 1.1");
+  d = op_plain;
+  d.op_type = "OldPlain";
+  assert_int_equal(reg(&d, v10), PYOP_OK); /* a 1.0 view of a plain op stays valid */
+  /* Optional outputs are not a thing. */
+  d = op_plain;
+  d.op_type = "OptOut";
+  d.out[0].kind = PYOP_IO_OPTIONAL;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("kind optional is not supported for outputs");
+  /* Aliases: only of a mutated input, each input once, in range. */
+  d = op_inplace;
+  d.op_type = "AliasNoMut";
+  d.flags = NULL;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("aliases input \"x\", which is not mutated");
+  static const int32_t bad[1] = {4};
+  d = op_inplace;
+  d.op_type = "AliasRange";
+  d.alias = bad;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("aliases input 4, the op has 1 inputs");
+  static const uint32_t unknown[1] = {0x10};
+  d = op_plain;
+  d.op_type = "BadFlags";
+  d.flags = unknown;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("unknown flags 0x10");
+  static const int32_t twice[2] = {0, 0};
+  d = op_split;
+  d.op_type = "AliasTwice";
+  d.out[0].kind = PYOP_IO_REQUIRED;
+  d.flags = mutated_x;
+  d.alias = twice;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("input \"x\" is already aliased by output 0");
+  /* A Tensor attribute cannot have a default (checked on the view). */
+  pyop_attr_view at = {sizeof at, S("w"), PYOP_ATTR_TENSOR, 0, {.type = PYOP_ATTR_TENSOR}};
+  pyop_io_view in[1] = {IOV("x", PYOP_IO_REQUIRED)};
+  pyop_proto_view p = {sizeof p, S("TDefault"), S("k"), S("f.py"), 1, 0, in, 1, NULL, 0,
+                       &at, 1, NULL, NULL, NULL, NULL};
+  assert_int_equal(pyop__validate_proto_view(&p), PYOP_EDESCRIPTOR);
+  assert_msg_has("a Tensor attribute cannot have a default");
+  /* Same content includes mutation and aliasing. */
+  d = op_inplace;
+  d.alias = NULL;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_ECONFLICT);
+  assert_msg_has("output 0 \"x\": aliases input -1 vs 0");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
