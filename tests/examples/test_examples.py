@@ -283,6 +283,7 @@ class CliTest(unittest.TestCase):
             "BroadcastShape": ["infer_meta"],
             "Clip": run, "Concat": run, "ScaledAdd": run, "SplitHalf": run, "SumAll": run,
             "Softmax": run if self.has_numpy else ["infer_meta"],
+            "AddInto": run, "SplitEven": run,
         }
         self.assertEqual(sorted(ops), sorted(expected))
         for name, caps in expected.items():
@@ -290,6 +291,12 @@ class CliTest(unittest.TestCase):
         self.assertEqual([(i["name"], i["kind"]) for i in ops["SumAll"]["inputs"]],
                          [("xs", "dynamic"), ("bias", "optional")])
         self.assertEqual([o["name"] for o in ops["SplitHalf"]["outputs"]], ["first", "second"])
+        self.assertEqual([(i["name"], i["mutated"]) for i in ops["AddInto"]["inputs"]],
+                         [("x", True), ("y", False)])
+        self.assertEqual([(o["name"], o["alias"]) for o in ops["AddInto"]["outputs"]],
+                         [("x", "x")])
+        self.assertEqual([(o["name"], o["kind"]) for o in ops["SplitEven"]["outputs"]],
+                         [("pieces", "dynamic")])
         # An infinite default is -Infinity/Infinity (Python's json) or, in
         # strict JSON, the string "-inf"/"inf": accept either.
         self.assertEqual([(a["name"], a["type"], a["required"], float(a["default"]))
@@ -306,7 +313,81 @@ class CliTest(unittest.TestCase):
     def test_check_examples(self):
         r = self.pyop("check", self.ops, opp="")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("8 ops checked, 0 failed", r.stdout)
+        self.assertIn("10 ops checked, 0 failed", r.stdout)
+        self.assertRegex(r.stdout, r"SplitEven +ok \(infer_meta, execute; samples\)")
+
+    # --- the op contract (issue 10): in place, dynamic outputs, check fed
+
+    def test_run_in_place(self):
+        r = self.pyop("run", "AddInto", "--input", "x=float32[3]:1,2,3",
+                      "--input", "y=float32[3]:10,20,30")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("x: float32[3] = [11, 22, 33] (input x's buffer)", r.stdout)
+        self.assertIn("input x after the call (mutated): float32[3] = [11, 22, 33]", r.stdout)
+
+    def test_run_dynamic_output(self):
+        r = self.pyop("run", "SplitEven", "--input", "x=int32[6]:1,2,3,4,5,6",
+                      "--attr", "parts=3", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)["outputs"][0]
+        self.assertEqual(out["kind"], "dynamic")
+        self.assertEqual([t["values"] for t in out["tensors"]], [[1, 2], [3, 4], [5, 6]])
+
+    def test_check_fed(self):
+        r = self.pyop("check", "SplitEven", "--input", "x=float32[8]", "--attr", "parts=4")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("SplitEven                ok (infer_meta, execute; given)", r.stdout)
+        self.assertIn("1 ops checked, 0 failed", r.stdout)
+        r = self.pyop("check", "SplitEven", "--input", "x=float32[7]")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("length divisible by parts=2", r.stdout)
+        r = self.pyop("check", "NoSuchOp")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("op(s) not found: NoSuchOp", r.stderr)
+
+    def test_check_nothing_and_broken_plugins(self):
+        empty = tempfile.mkdtemp(prefix="pyop-empty-")
+        try:
+            r = self.pyop("check", empty, opp="")
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("0 ops checked", r.stdout)
+            self.assertIn("pyop: check: 0 ops checked", r.stderr)
+            # One broken plugin next to a good one: reported, the other checked.
+            shutil.copy(os.path.join(self.ops, "scaled_add.py"), empty)
+            with open(os.path.join(empty, "broken.py"), "w") as f:
+                f.write("import pyop\nraise RuntimeError('broken on purpose')\n")
+            r = self.pyop("check", empty, opp="")
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("broken.py: FAILED to load", r.stdout)
+            self.assertIn("broken on purpose", r.stdout)
+            self.assertIn("ScaledAdd                ok", r.stdout)
+            self.assertIn("1 ops checked, 0 failed, 1 plugins failed to load", r.stdout)
+        finally:
+            shutil.rmtree(empty, ignore_errors=True)
+
+    def test_check_writes_into_inputs(self):
+        tmp = tempfile.mkdtemp(prefix="pyop-writes-")
+        try:
+            with open(os.path.join(tmp, "writer.py"), "w") as f:
+                f.write(_WRITER_OPS)
+            r = self.pyop("check", tmp, opp="")
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("input x was written, but it is not declared in mutates_args",
+                          r.stdout)
+            self.assertRegex(r.stdout, r"InPlaceOk +ok")
+            self.assertIn("2 ops checked, 1 failed", r.stdout)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_bench_fed_and_launch(self):
+        r = self.pyop("bench", "AddKernel", "--input", "a=float32[16]", "--input",
+                      "b=float32[16]", "--calls", "50", "--repeat", "1", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["mode"], "launch")
+        r = self.pyop("bench", "SplitEven", "--input", "x=float32[8]", "--attr", "parts=4",
+                      "--calls", "20", "--repeat", "1", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["mode"], "execute")
 
     def test_check_inconsistent_op(self):
         r = self.pyop("check", _need("PYOP_TEST_BAD_OPS"), opp="")
@@ -316,6 +397,39 @@ class CliTest(unittest.TestCase):
                       r.stdout)
         self.assertIn("PYOP_ECONTRACT", r.stdout)
         self.assertIn("pyop: check: 1 of 1 ops failed", r.stderr)
+
+
+# An op that writes into an input through data_ptr (ctypes) without
+# declaring it, and one that declares it: check tells them apart.
+_WRITER_OPS = """
+import ctypes
+import pyop
+from pyop import Tensor, TensorDesc
+
+
+@pyop.register_op(op_type="SneakyWrite")
+def sneaky(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="SneakyWrite")
+class SneakyImpl:
+    def execute(self, x: Tensor) -> None:
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ctypes.memset(x.data_ptr, 0x7F, 4)  # not declared in mutates_args
+
+
+@pyop.register_op(op_type="InPlaceOk", mutates_args=("x",))
+def in_place(x: TensorDesc) -> None:
+    return None
+
+
+@pyop.register_op_impl(op_type="InPlaceOk")
+class InPlaceImpl:
+    def execute(self, x: Tensor) -> None:
+        ctypes.memset(x.data_ptr, 0x7F, 4)
+"""
 
 
 def _line_of(path, text):
