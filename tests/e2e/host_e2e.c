@@ -23,6 +23,8 @@
  *   needload    (k) pyop_check_need_load with C++-only directories
  *   alloc_detail  libpyop's reason for refusing an output reaches the
  *               user through the bridge's exception
+ *   contract    the op contract (issue 10): in-place ops, no outputs,
+ *               dynamic outputs, Tensor attributes, PYOP_ECONTRACT
  *   cycles N_UNLOAD N_SHUTDOWN   (l) load/unload and load/shutdown cycles
  *               (RSS bound unless E2E_NO_RSS=1; the op used is ScaledAdd, or
  *               FakeAdd when PYOP_BRIDGE_DIR points at the fake bridge)
@@ -664,6 +666,122 @@ static void case_alloc_detail(void) {
   CHECK_ERR_HAS("with -7");
   host_mem_reset(&mem);
   pyop_op_destroy(op);
+}
+
+/* ========================================================= the op contract */
+
+/*
+ * Issue 10 through the public API with the real bridge (plugins
+ * tests/e2e/plugins/contract): in-place ops (writable mutated input, an
+ * output that is the input's buffer, pyop_op_info's flags and aliases), an
+ * op without outputs, dynamic outputs (list forms), a Tensor attribute
+ * copied at create, and ops that break the contract (PYOP_ECONTRACT).
+ */
+static void case_contract(void) {
+  char *dir = e2e_path("contract");
+  set_opp_path(dir);
+  free(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+
+  /* In place: x += y, output 0 is x's buffer. */
+  const pyop_op_info *info = NULL;
+  REQUIRE_RC(pyop_op_get("AddInto", &info), PYOP_OK);
+  CHECK(PYOP_OP_INFO_HAS(info, output_alias) && info->input_flags &&
+            info->input_flags[0] == PYOP_INPUT_MUTATED && info->input_flags[1] == 0,
+        "AddInto input flags");
+  CHECK(info->output_alias && info->output_alias[0] == 0, "AddInto alias");
+  pyop_op_info_release(info);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("AddInto", NULL, 0, &op), PYOP_OK);
+  float x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
+  pyop_tensor tx = f32_1d(x, 3), ty = f32_1d(y, 3);
+  pyop_tensor_list in2[2] = {one(&tx), one(&ty)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in2, 2, out, 1, &ctx), PYOP_OK);
+  CHECK(x[0] == 11 && x[2] == 33 && y[0] == 10, "AddInto wrote x %g %g", x[0], x[2]);
+  CHECK(out[0].data == x && mem.calls == 0, "AddInto output is x's buffer");
+  pyop_op_destroy(op);
+
+  /* No outputs, in place. */
+  REQUIRE_RC(pyop_op_create("Zero", NULL, 0, &op), PYOP_OK);
+  pyop_tensor_list in1[1] = {one(&tx)};
+  CHECK_RC(pyop_op_infer_meta(op, in1, 1, NULL, 0), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, in1, 1, NULL, 0, &ctx), PYOP_OK);
+  CHECK(x[0] == 0 && x[1] == 0 && x[2] == 0, "Zero cleared x");
+  pyop_op_destroy(op);
+
+  /* A dynamic output: counts from infer_meta, tensors from execute. */
+  pyop_attr n3 = {"n", {.type = PYOP_ATTR_INT, .u.i = 3}};
+  REQUIRE_RC(pyop_op_create("Split", &n3, 1, &op), PYOP_OK);
+  float d[6] = {0, 1, 2, 3, 4, 5};
+  pyop_tensor td = f32_1d(d, 6);
+  pyop_tensor_list ind[1] = {one(&td)};
+  CHECK_RC(pyop_op_infer_meta(op, ind, 1, out, 1), PYOP_EINVAL);
+  CHECK_ERR_HAS("use pyop_op_infer_meta_list");
+  pyop_tensor pieces[4];
+  pyop_output_list lists[1] = {{pieces, 2, 0}};
+  CHECK_RC(pyop_op_infer_meta_list(op, ind, 1, lists, 1), PYOP_EINVAL);
+  CHECK(lists[0].count == 3, "count needed: %zu", lists[0].count);
+  lists[0].capacity = 4;
+  CHECK_RC(pyop_op_infer_meta_list(op, ind, 1, lists, 1), PYOP_OK);
+  CHECK(lists[0].count == 3 && pieces[2].shape[0] == 2, "Split described");
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  CHECK_RC(pyop_op_execute_list(op, ind, 1, lists, 1, &ctx), PYOP_OK);
+  CHECK(lists[0].count == 3 && pieces[2].data && ((float *)pieces[2].data)[1] == 5,
+        "Split executed");
+  lists[0].count = 2; /* expecting two: the third breaks the contract */
+  CHECK_RC(pyop_op_execute_list(op, ind, 1, lists, 1, &ctx), PYOP_ECONTRACT);
+  CHECK_ERR_HAS("2 were expected");
+  ctx.flags = 0;
+  pyop_op_destroy(op);
+  host_mem_reset(&mem);
+
+  /* A Tensor attribute, copied at create: the host's buffer may go. */
+  float *w = malloc(3 * sizeof *w);
+  REQUIRE(w != NULL, "malloc");
+  w[0] = 2, w[1] = 3, w[2] = 4;
+  pyop_tensor tw = f32_1d(w, 3);
+  pyop_attr aw = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &tw}};
+  REQUIRE_RC(pyop_op_create("Scale", &aw, 1, &op), PYOP_OK);
+  free(w);
+  float s[3] = {1, 1, 2};
+  pyop_tensor ts = f32_1d(s, 3);
+  pyop_tensor_list ins[1] = {one(&ts)};
+  CHECK_RC(pyop_op_infer_meta(op, ins, 1, out, 1), PYOP_OK);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  CHECK_RC(pyop_op_execute(op, ins, 1, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data && ((float *)out[0].data)[2] == 8, "Scale used its copy of w");
+  ctx.flags = 0;
+  pyop_op_destroy(op);
+  host_mem_reset(&mem);
+
+  /* Broken contracts: never PYOP_OK. */
+  float v[3] = {1, 2, 3};
+  pyop_tensor tv = f32_1d(v, 3);
+  pyop_tensor_list inv[1] = {one(&tv)};
+  REQUIRE_RC(pyop_op_create("Lazy", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, inv, 1, out, 1, &ctx), PYOP_ECONTRACT);
+  show_error("an execute that produced nothing");
+  CHECK_ERR_HAS("returned without producing output 0 \"y\"");
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("Wrong", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_infer_meta(op, inv, 1, out, 1), PYOP_OK);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  CHECK_RC(pyop_op_execute(op, inv, 1, out, 1, &ctx), PYOP_ECONTRACT);
+  show_error("an execute that asked for another output");
+  CHECK_ERR_HAS("expected float32[3], the op asked for float16[6]");
+  ctx.flags = 0;
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("Sneaky", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, inv, 1, out, 1, &ctx), PYOP_EPYTHON);
+  CHECK_ERR_HAS("read-only");
+  CHECK(v[0] == 1, "Sneaky could not write its input");
+  pyop_op_destroy(op);
+  host_mem_reset(&mem);
+  CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
 /* ============================================================== (c) badsig */
@@ -1693,6 +1811,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "threads")) case_threads();
   else if (!strcmp(c, "needload")) case_needload();
   else if (!strcmp(c, "alloc_detail")) case_alloc_detail();
+  else if (!strcmp(c, "contract")) case_contract();
   else if (!strcmp(c, "cycles"))
     case_cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 20);
   else {
