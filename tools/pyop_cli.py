@@ -1438,53 +1438,18 @@ def cmd_check(lib, args):
         raise UsageError("nothing to check: give plugin paths or set ASCEND_CUSTOM_OPP_PATH")
     report = []
     broken = []
-    for entry in _plugin_entries(paths):
-        # A package is a plugin only inside a directory on the path: a
-        # private directory holding a link to it stands for its parent.
-        holder = None
-        if os.path.isdir(entry):
-            holder = tempfile.mkdtemp(prefix="pyop-check-")
-            os.symlink(entry, os.path.join(holder, os.path.basename(entry)))
-            with_opp_path([holder])
-        else:
-            with_opp_path([entry])
-        try:
-            lib.load()
-        except PyopError as e:
-            broken.append({"plugin": entry, "problem": "%s: %s" % (e, e.detail)})
-            lib.c.pyop_unload()
-            continue
-        finally:
-            if holder is not None:
-                shutil.rmtree(holder, ignore_errors=True)
-        samples = _plugin_samples()
-        for t in lib.op_types():
-            if ops and t not in ops:
-                continue
-            info = lib.op_info(t)
-            if args.input or args.attr:
-                cases, origin = [("given inputs",) + _given_case(info, args)], "given"
-            elif t in samples:
-                fn, where = samples[t]
-                try:
-                    cases, origin = _sample_cases(info, fn, where), "samples"
-                except Exception as e:  # a broken samples function is the op's problem
-                    cases, origin = [], "samples"
-                    report.append({"op_type": t, "status": "failed", "checked": [],
-                                   "inputs": origin, "source": info["proto_source"],
-                                   "plugin": entry,
-                                   "problems": ["samples (%s): %s: %s"
-                                                % (where, type(e).__name__, e)]})
-                    continue
-            else:
-                cases, origin = _generated_cases(info), "generated float32[2,3]"
-            problems = check_cases(lib, info, cases)
-            checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
-                       if c in info["capabilities"]]
-            report.append({"op_type": t, "status": "failed" if problems else "ok",
-                           "checked": checked, "inputs": origin, "cases": len(cases),
-                           "problems": problems, "source": info["proto_source"],
-                           "plugin": entry})
+    # Everything in one load first (the plugins as a host loads them); when
+    # that load fails, each plugin on its own, so a broken one is reported
+    # and the others are still checked.
+    with_opp_path(paths)
+    try:
+        lib.load()
+    except PyopError:
+        lib.c.pyop_unload()
+        for entry in _plugin_entries(paths):
+            _check_one_plugin(lib, args, ops, entry, report, broken)
+    else:
+        _check_loaded(lib, args, ops, ":".join(paths), report)
         lib.c.pyop_unload()
     missing = [o for o in ops if o not in {r["op_type"] for r in report}]
     failed = sum(1 for r in report if r["status"] != "ok")
@@ -1496,8 +1461,7 @@ def cmd_check(lib, args):
             print("plugin %s: FAILED to load" % b["plugin"])
             print("    " + b["problem"].rstrip().replace("\n", "\n    "))
         for r in report:
-            print("%-24s %s (%s; %s)" % (r["op_type"], r["status"].upper() if r["problems"]
-                                          else r["status"],
+            print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
                                           ", ".join(r["checked"]) or "prototype only",
                                           r["inputs"]))
             for p in r["problems"]:
@@ -1514,6 +1478,67 @@ def cmd_check(lib, args):
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
     return 0
+
+
+def _check_one_plugin(lib, args, ops, entry, report, broken):
+    """Loads entry alone from a private directory standing for its own (a
+    link to it, and links to the helpers beside it: names starting with
+    '_', which the loader never imports as plugins but a plugin may import)
+    and checks its ops. Paths under the private directory are reported as
+    the real ones."""
+    parent = os.path.dirname(entry)
+    holder = tempfile.mkdtemp(prefix="pyop-check-")
+    try:
+        for name in [os.path.basename(entry)] + sorted(
+                n for n in os.listdir(parent) if n.startswith("_") and n != "__pycache__"):
+            os.symlink(os.path.join(parent, name), os.path.join(holder, name))
+        with_opp_path([holder])
+        try:
+            lib.load()
+        except PyopError as e:
+            broken.append({"plugin": entry,
+                           "problem": ("%s: %s" % (e, e.detail)).replace(holder, parent)})
+            lib.c.pyop_unload()
+            return
+        start = len(report)
+        _check_loaded(lib, args, ops, entry, report)
+        lib.c.pyop_unload()
+        for r in report[start:]:
+            r["source"] = r["source"].replace(holder, parent)
+            r["problems"] = [p.replace(holder, parent) for p in r["problems"]]
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def _check_loaded(lib, args, ops, plugin, report):
+    """Checks the ops loaded now (those named in ops, or all) into report."""
+    samples = _plugin_samples()
+    for t in lib.op_types():
+        if ops and t not in ops:
+            continue
+        info = lib.op_info(t)
+        if args.input or args.attr:
+            cases, origin = [("given inputs",) + _given_case(info, args)], "given"
+        elif t in samples:
+            fn, where = samples[t]
+            try:
+                cases, origin = _sample_cases(info, fn, where), "samples"
+            except Exception as e:  # a broken samples function is the op's problem
+                report.append({"op_type": t, "status": "failed", "checked": [],
+                               "inputs": "samples", "source": info["proto_source"],
+                               "plugin": plugin,
+                               "problems": ["samples (%s): %s: %s"
+                                            % (where, type(e).__name__, e)]})
+                continue
+        else:
+            cases, origin = _generated_cases(info), "generated float32[2,3]"
+        problems = check_cases(lib, info, cases)
+        checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
+                   if c in info["capabilities"]]
+        report.append({"op_type": t, "status": "failed" if problems else "ok",
+                       "checked": checked, "inputs": origin, "cases": len(cases),
+                       "problems": problems, "source": info["proto_source"],
+                       "plugin": plugin})
 
 
 def _given_case(info, args):

@@ -437,6 +437,7 @@ static void test_host_prototype(void **state) {
   assert_msg_has("prototype \"Host3b\"");
   assert_msg_has("unknown flags 0x8");
   hi.input_flags = NULL;
+  hi.op_type = "Host3";
   hi.n_outputs = 5000;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
   assert_msg_has("n_outputs 5000");
