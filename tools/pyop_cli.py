@@ -1353,7 +1353,7 @@ def check_cases(lib, info, cases):
         try:
             res = run_op(lib, info, inputs, attrs)
         except CliError as e:
-            problems.append("%s: %s" % (label, e.message))
+            problems.append("%s: %s: %s" % (label, e.status, e.message))
             continue
         for k, i in enumerate(info["inputs"]):
             if i.get("mutated") or not res.after:
@@ -1365,7 +1365,7 @@ def check_cases(lib, info, cases):
                                                       "[%d]" % j if i["kind"] == "dynamic"
                                                       else ""))
         if res.error is not None:
-            problems.append("%s: %s" % (label, res.error.message))
+            problems.append("%s: %s: %s" % (label, res.error.status, res.error.message))
             continue
         if res.produced is None:
             continue
@@ -1444,10 +1444,12 @@ def cmd_check(lib, args):
     with_opp_path(paths)
     try:
         lib.load()
-    except PyopError:
+    except PyopError as whole:
         lib.c.pyop_unload()
         for entry in _plugin_entries(paths):
             _check_one_plugin(lib, args, ops, entry, report, broken)
+        if not report:
+            raise whole  # nothing loaded at all: the load's own error
     else:
         _check_loaded(lib, args, ops, ":".join(paths), report)
         lib.c.pyop_unload()

@@ -121,7 +121,7 @@ class CliMessagesTest(unittest.TestCase):
         self.assertIn("(site-packages)", out)
         self.assertIn("start_python would load: /", out)
         self.assertIn("relative/ops: relative: relative path refused", out)
-        self.assertIn("load: ok, 8 ops registered", out)
+        self.assertIn("load: ok, 10 ops registered", out)
         self.assertIn("plugin %s: ok (Clip, Concat)" % os.path.join(self.ops, "tensor_pack"),
                       out)
         # Each log line once, though the doctor scans more than once.
