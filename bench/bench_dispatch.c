@@ -12,6 +12,9 @@
  *       vs its floor (Ensure +
  *       PyObject_Vectorcall of the same infer function with two prebuilt
  *       TensorDesc objects and kwnames + Release).
+ *   8   pyop_op_execute of BenchGelu (numpy GELU, float32[1,000,000], zero-copy
+ *       in and out) vs the same Python function called directly on numpy
+ *       arrays; skipped with a message when numpy is missing.
  *   4   pyop_op_launch of BenchEmpty4 (one launch of pyop_example_empty4) vs
  *       ffi_call of that function with a prepared cif.
  *
@@ -131,6 +134,98 @@ static double job_ffi_call(void *arg, long n) {
   double t0 = bench_begin();
   for (long i = 0; i < n; i++) ffi_call(&B.cif, (void (*)(void))B.kernel, NULL, B.ffi_values);
   return bench_end(t0);
+}
+
+/* ---------------------------------------------- row 8: numpy GELU (1M) */
+
+#define GELU_N 1000000
+
+static PyObject *plugin_module(void);
+
+static struct {
+  pyop_op *op;              /* BenchGelu, NULL without numpy */
+  pyop_tensor in, out;
+  pyop_tensor_list slot;
+  pyop_exec_ctx ctx;
+  float *x, *y;             /* host buffers */
+  PyObject *fn, *x_np, *y_np; /* bench_ops.gelu and the floor's arrays */
+} G;
+
+/* The host's output buffer, the same every call (as a planned engine's). */
+static int gelu_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  if (t->nbytes > (uint64_t)GELU_N * sizeof(float)) return -1;
+  t->data = G.y;
+  return 0;
+}
+
+static double job_pyop_gelu(void *arg, long n) {
+  (void)arg;
+  double t0 = bench_begin();
+  for (long i = 0; i < n; i++)
+    check(pyop_op_execute(G.op, &G.slot, 1, &G.out, 1, &G.ctx), "pyop_op_execute BenchGelu");
+  return bench_end(t0);
+}
+
+static double job_direct_gelu(void *arg, long n) {
+  (void)arg;
+  double t0 = bench_begin();
+  for (long i = 0; i < n; i++) {
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *argv[2] = {G.x_np, G.y_np};
+    PyObject *r = PyObject_Vectorcall(G.fn, argv, 2, NULL);
+    if (!r) bench_python_die("direct gelu");
+    Py_DECREF(r);
+    PyGILState_Release(st);
+  }
+  return bench_end(t0);
+}
+
+/* BenchGelu and the floor's objects; false (row skipped) without numpy. */
+static bool setup_gelu(void) {
+  const pyop_op_info *info;
+  if (pyop_op_get("BenchGelu", &info) != PYOP_OK) return false; /* no numpy */
+  pyop_op_info_release(info);
+  G.x = malloc(GELU_N * sizeof(float));
+  G.y = malloc(GELU_N * sizeof(float));
+  if (!G.x || !G.y) bench_die("out of memory");
+  for (long i = 0; i < GELU_N; i++) G.x[i] = -4.0f + 8.0f * (float)i / (GELU_N - 1);
+  memset(&G.in, 0, sizeof G.in);
+  G.in.data = G.x;
+  G.in.dtype = PYOP_DTYPE_FLOAT32;
+  G.in.ndim = 1;
+  G.in.shape[0] = GELU_N;
+  G.in.nbytes = GELU_N * sizeof(float);
+  G.slot = (pyop_tensor_list){&G.in, 1};
+  G.ctx = (pyop_exec_ctx)PYOP_EXEC_CTX_INIT;
+  G.ctx.alloc_output = gelu_alloc;
+  check(pyop_op_create("BenchGelu", NULL, 0, &G.op), "pyop_op_create BenchGelu");
+  PyGILState_STATE st = PyGILState_Ensure();
+  PyObject *mod = plugin_module();
+  G.fn = PyObject_GetAttrString(mod, "gelu");
+  PyObject *mk = PyObject_GetAttrString(mod, "gelu_direct_args");
+  PyObject *pair = mk ? PyObject_CallFunction(mk, "l", (long)GELU_N) : NULL;
+  Py_XDECREF(mk);
+  if (!G.fn || !pair || !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+    bench_python_die("gelu setup");
+  G.x_np = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+  G.y_np = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+  Py_DECREF(pair);
+  PyGILState_Release(st);
+  return true;
+}
+
+static void drop_gelu(void) {
+  if (!G.op) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  Py_CLEAR(G.fn);
+  Py_CLEAR(G.x_np);
+  Py_CLEAR(G.y_np);
+  PyGILState_Release(st);
+  pyop_op_destroy(G.op);
+  free(G.x);
+  free(G.y);
 }
 
 /* ------------------------------------------------------------ variants */
@@ -340,7 +435,26 @@ int main(void) {
     bench_variants_free(la, 2);
   }
 
+  /* ---- row 8: a numpy op through libpyop vs the same function called directly */
+  if (bench_want("numpy")) {
+    if (!setup_gelu()) {
+      printf("# 8: numpy GELU row skipped: numpy is not installed for this Python\n");
+    } else {
+      on_w0 j_pg = {job_pyop_gelu}, j_dg = {job_direct_gelu};
+      bench_variant ge[] = {
+          {"pyop_op_execute BenchGelu float32[1M]", run_on_w0, &j_pg, 0, 0, NULL},
+          {"gelu() called directly on numpy arrays", run_on_w0, &j_dg, 0, 0, NULL},
+      };
+      bench_interleave(ge, 2, reps);
+      for (size_t i = 0; i < 2; i++) bench_print_variant(&ge[i], reps);
+      bench_row_ratio("8", "numpy GELU float32[1M]: pyop_op_execute / direct call", &ge[0],
+                      &ge[1], "<=", 1.05);
+      bench_variants_free(ge, 2);
+    }
+  }
+
   bench_worker_stop(&w0);
+  drop_gelu();
   drop_python_objects();
   pyop_op_destroy(B.noop);
   pyop_op_destroy(B.infer);

@@ -47,3 +47,43 @@ class BenchEmpty4Impl:
         ctx.add_launch(os.environ["PYOP_BENCH_KERNELS"], "pyop_example_empty4",
                        [launch.input(0), launch.input(1), launch.output(0),
                         launch.scalar("int64", 16)])
+
+
+# ---- the numpy row (5): GELU on float32[1,000,000], zero-copy in and out.
+# gelu() is the one Python function both sides of the row call: the op's
+# execute on numpy views of the host's buffers, the floor directly on numpy
+# arrays. Registered only when numpy is installed (the row is then skipped).
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+if np is not None:
+    _C = np.float32(0.7978845608028654)  # sqrt(2 / pi)
+
+    def gelu(x, out):
+        """out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+        np.multiply(x, x, out=out)
+        out *= np.float32(0.044715)
+        out += np.float32(1.0)
+        out *= x
+        out *= _C
+        np.tanh(out, out=out)
+        out += np.float32(1.0)
+        out *= x
+        out *= np.float32(0.5)
+
+    @pyop.register_op(op_type="BenchGelu")
+    def bench_gelu(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="BenchGelu")
+    class BenchGeluImpl:
+        def execute(self, x: Tensor) -> None:
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            gelu(np.asarray(x), np.asarray(out))
+
+    def gelu_direct_args(n):
+        """The floor's numpy arrays: the same values the host passes."""
+        x = np.linspace(-4.0, 4.0, n, dtype=np.float32)
+        return x, np.empty_like(x)
