@@ -17,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -248,6 +249,28 @@ static inline PyObject **pb_desc_field(PyObject *o, int field) {
 }
 
 /* ---- entry.c */
+/*
+ * True once the interpreter the bridge's Python objects belong to has been
+ * finalized without the bridge (the host's Py_FinalizeEx: an atexit
+ * callback of that interpreter sets it). From then on no Python object the
+ * bridge holds may be touched, even in a Python the host initialised again:
+ * every call fails with PYOP_ENOTINIT and shutdown only frees C memory.
+ * Cleared when the bridge shuts down.
+ */
+extern atomic_bool pb_lost;
+/* Whether the bridge may take the GIL and use its objects: its interpreter
+ * was not finalized (pb_lost) and a Python is initialised (the fallback when
+ * a plugin removed the atexit callback). No GIL needed. */
+static inline bool pb_python_usable(void) {
+  return !atomic_load_explicit(&pb_lost, memory_order_relaxed) && Py_IsInitialized();
+}
+/* Reports why the bridge cannot use Python for what ("execute of op
+ * 'X'"); returns PYOP_ENOTINIT. */
+int pb_error_no_python(const char *what);
+/* Registers / unregisters the atexit callback that sets pb_lost (GIL held;
+ * register: -1 with an exception). */
+int pb_atexit_register(void);
+void pb_atexit_unregister(void);
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
 /* Sends a message to services->set_error and returns status (no GIL needed). */
@@ -276,6 +299,9 @@ int pb_package_ensure(void);
 void pb_reset_locked(void);
 /* Drops the package, the native module and cached objects. */
 void pb_package_drop(void);
+/* pb_lost: forgets every Python object the bridge holds without touching
+ * them (no GIL) and frees the op ctx's C memory. */
+void pb_package_forget(void);
 void pb_op_decref(pb_op *op);
 /* Sets pb.desc_type/desc_off from pb.tensor_desc (fast field access) when
  * its layout allows; never fails (falls back to attribute access). */

@@ -12,6 +12,8 @@
  */
 #include "bridge.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,8 +258,11 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   if (op == NULL || out_holder == NULL || (n_attrs > 0 && attrs == NULL))
     return pb_error(PYOP_EINVAL, "bridge create_holder: invalid arguments");
   *out_holder = NULL;
-  if (!Py_IsInitialized())
-    return pb_error(PYOP_ENOTINIT, "bridge create_holder: Python is not initialised");
+  if (!pb_python_usable()) {
+    char what[160];
+    snprintf(what, sizeof what, "creating an instance of op '%s'", op->op_type);
+    return pb_error_no_python(what);
+  }
   pb_gil st = pb_enter();
   int rc = PYOP_OK;
   pb_holder *h = calloc(1, sizeof *h);
@@ -365,13 +370,21 @@ out:
   return rc;
 }
 
-/* Releases the holder; without a running interpreter only its C memory. */
+/* Guards the op refs and desc_names when holders are destroyed without an
+ * interpreter (no GIL to do it). */
+static pthread_mutex_t no_python_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Releases the holder; without its interpreter only its C memory (its
+ * Python objects died with the interpreter). */
 void pb_cb_destroy_holder(void *holder) {
   pb_holder *h = holder;
   if (h == NULL)
     return;
-  if (!Py_IsInitialized()) {
+  if (!pb_python_usable()) {
+    pthread_mutex_lock(&no_python_lock);
     desc_names_release(false);
+    pb_op_decref(h->op);
+    pthread_mutex_unlock(&no_python_lock);
     free(h->attr_values);
     free(h->list_attrs);
     free(h->in_cache);
@@ -775,6 +788,13 @@ static int call_end(pb_call *c, int kind, int rc) {
   return rc;
 }
 
+/* A call refused because the op's interpreter is gone (cold path). */
+static __attribute__((noinline, cold)) int no_python(const pb_holder *h, int kind) {
+  char what[160];
+  snprintf(what, sizeof what, "%s of op '%s'", pb_kind_names[kind], h->op->op_type);
+  return pb_error_no_python(what);
+}
+
 static bool args_ok(const void *args, size_t size, size_t need) {
   return args != NULL && size >= need;
 }
@@ -972,6 +992,8 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
                  size_t n_in) {
   if (h->target[kind] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
+  if (!pb_python_usable())
+    return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
   if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
@@ -1033,6 +1055,8 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
                            const pyop_tensor *outputs, size_t n_out) {
   if (h->target[kind] == NULL)
     return pb_error(PYOP_EUNSUPPORTED, "op '%s' has no %s", h->op->op_type, pb_kind_names[kind]);
+  if (!pb_python_usable())
+    return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th);
   if (h->escaped != NULL || h->escape_untracked) {

@@ -22,6 +22,7 @@
 
 pb_state pb;
 _Thread_local pb_thread pb_tls;
+atomic_bool pb_lost;
 
 static const char pb_build_info[] =
     PYOP_BRIDGE_BUILD_INFO ", Python headers " PY_VERSION;
@@ -144,6 +145,19 @@ int pb_error_python(int status, const char *fmt, ...) {
   return status;
 }
 
+int pb_error_no_python(const char *what) {
+  if (atomic_load(&pb_lost))
+    return pb_error(PYOP_ENOTINIT,
+                    "%s: the Python interpreter the ops were loaded into has been finalized "
+                    "(Py_FinalizeEx by the host); destroy the op instances and call "
+                    "pyop_shutdown, then pyop_load again in a running interpreter",
+                    what);
+  return pb_error(PYOP_ENOTINIT,
+                  "%s: the Python interpreter is not initialised (it was finalized by the "
+                  "host); destroy the op instances and call pyop_shutdown",
+                  what);
+}
+
 /* ------------------------------------------------------- thread states */
 
 /*
@@ -171,6 +185,60 @@ static bool python_finalizing(void) {
 #else
   return _Py_IsFinalizing();
 #endif
+}
+
+/* ------------------------------------------------ interpreter exit */
+
+/*
+ * An atexit callback of the interpreter the package was imported into: it
+ * runs inside the Py_FinalizeEx of that interpreter (the host's, or ours
+ * when the unregistration failed) and marks everything the bridge holds as
+ * gone. The bridge never learns about finalization otherwise, and a host
+ * may initialise a new interpreter afterwards, where Py_IsInitialized() is
+ * true again but none of the bridge's objects exist.
+ */
+static PyObject *atexit_fn; /* the callback registered, or NULL */
+
+static PyObject *on_interpreter_exit(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  atomic_store(&pb_lost, true);
+  /* Kept thread states die with the interpreter: no destructor may use one. */
+  atomic_fetch_add(&generation, 1);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef exit_def = {"pyop_bridge_interpreter_exit", on_interpreter_exit,
+                               METH_NOARGS, NULL};
+
+/* atexit.<name>(atexit_fn); -1 with an exception. */
+static int atexit_call(const char *name) {
+  PyObject *mod = PyImport_ImportModule("atexit");
+  PyObject *r = mod != NULL ? PyObject_CallMethod(mod, name, "O", atexit_fn) : NULL;
+  Py_XDECREF(mod);
+  Py_XDECREF(r);
+  return r != NULL ? 0 : -1;
+}
+
+int pb_atexit_register(void) {
+  if (atexit_fn != NULL)
+    return 0;
+  atexit_fn = PyCFunction_New(&exit_def, NULL);
+  if (atexit_fn == NULL)
+    return -1;
+  if (atexit_call("register") < 0) {
+    Py_CLEAR(atexit_fn);
+    return -1;
+  }
+  return 0;
+}
+
+void pb_atexit_unregister(void) {
+  if (atexit_fn == NULL)
+    return;
+  if (atexit_call("unregister") < 0)
+    PyErr_Clear();
+  Py_CLEAR(atexit_fn);
 }
 
 static void kept_destructor(void *p) {
@@ -362,8 +430,8 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
                                   size_t n_paths) {
   if (pb.artifact_dir == NULL)
     return pb_error(PYOP_ESTATE, "bridge register_custom_ops: set_config was not called");
-  if (!Py_IsInitialized())
-    return pb_error(PYOP_ENOTINIT, "bridge register_custom_ops: Python is not initialised");
+  if (!pb_python_usable())
+    return pb_error_no_python("loading Python plugins");
   pb_gil st = pb_enter();
   int rc = pb_register(registrar, paths, n_paths);
   pb_leave(st);
@@ -371,15 +439,27 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
 }
 
 static void pb_reset(void) {
-  if (!Py_IsInitialized())
+  if (!pb_python_usable()) {
+    pb_package_forget();
     return;
+  }
   pb_gil st = pb_enter();
   pb_reset_locked();
   pb_leave(st);
 }
 
 static void pb_shutdown(void) {
-  if (Py_IsInitialized()) {
+  if (!pb_python_usable()) {
+    /* The interpreter is gone (or is another one): forget, touch nothing. */
+    pb_package_forget();
+    atexit_fn = NULL;
+    atomic_fetch_add(&generation, 1);
+    if (pb.owns_python)
+      pb_log(PYOP_LOG_WARN, "bridge: the Python libpyop started was finalized by someone "
+                            "else; nothing left to finalize");
+    pb.owns_python = false;
+    pb.main_tstate = NULL;
+  } else {
     if (pb.owns_python) {
       PyGILState_STATE st = PyGILState_UNLOCKED;
       bool on_init_thread = pthread_equal(init_thread, pthread_self()) != 0;
@@ -413,6 +493,7 @@ static void pb_shutdown(void) {
   free(pb.artifact_dir);
   pb.artifact_dir = NULL;
   pb.services = NULL;
+  atomic_store(&pb_lost, false);
 }
 
 static pyop_bridge_api pb_api = {

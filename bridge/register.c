@@ -172,6 +172,7 @@ out:
 }
 
 void pb_package_drop(void) {
+  pb_atexit_unregister();
   if (pb.fn_loader_shutdown != NULL) {
     PyObject *r = PyObject_CallNoArgs(pb.fn_loader_shutdown);
     if (r == NULL)
@@ -431,7 +432,7 @@ int pb_package_ensure(void) {
   if (e < 0)
     goto fail;
   pb.modules = PyList_New(0);
-  if (pb.modules == NULL)
+  if (pb.modules == NULL || pb_atexit_register() < 0)
     goto fail;
   return PYOP_OK;
 fail:;
@@ -446,8 +447,10 @@ fail:;
 void pb_op_decref(pb_op *op) {
   if (op == NULL || --op->refs > 0)
     return;
-  Py_XDECREF(op->desc);
-  Py_XDECREF(op->callable);
+  if (pb_python_usable()) { /* else they died with their interpreter */
+    Py_XDECREF(op->desc);
+    Py_XDECREF(op->callable);
+  }
   free(op->op_type);
   free(op->where);
   free(op->source_dir);
@@ -1072,6 +1075,22 @@ out:
   Py_XDECREF(impls);
   Py_XDECREF(modules);
   return rc;
+}
+
+void pb_package_forget(void) {
+  ops_free(pb.ops); /* pb_python_usable() is false: C memory only */
+  pb.ops = NULL;
+  saved_foreign_pyop = NULL;
+  pb.pkg = pb.native = pb.fn_load = pb.fn_unload = pb.fn_loader_shutdown = pb.fn_format = NULL;
+  pb.tensor_desc = NULL;
+  pb.desc_type = NULL;
+  pb.desc_version = 0;
+  memset(pb.desc_off, 0, sizeof pb.desc_off);
+  memset(pb.dtypes, 0, sizeof pb.dtypes);
+  memset(pb.formats, 0, sizeof pb.formats);
+  memset(pb.str_method, 0, sizeof pb.str_method);
+  pb.tensor_type = pb.ctx_type = NULL;
+  pb.modules = NULL;
 }
 
 void pb_reset_locked(void) {

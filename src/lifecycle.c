@@ -244,7 +244,18 @@ static int load_locked(void) {
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
   atomic_store(&strict_outputs, options.strict_outputs ||
                                     (strict && strict[0] && strcmp(strict, "0") != 0));
-  if (state == ST_LOADED) return PYOP_OK;
+  if (state == ST_LOADED) {
+    /* Idempotent, unless the interpreter the ops live in was finalized
+     * behind libpyop's back (the host's Py_FinalizeEx). */
+    pyop__runtime_key key;
+    if (bridge.api && pyop__runtime_key_resolve(&key) == PYOP_OK && !key.initialized)
+      return pyop__error(PYOP_ENOTINIT,
+                         "pyop_load: the ops are loaded but Python %u.%u is no longer "
+                         "initialised (finalized by the host); destroy the op instances "
+                         "and call pyop_shutdown",
+                         key.major, key.minor);
+    return PYOP_OK;
+  }
   pyop__scan_result r;
   int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
   if (rc != PYOP_OK) {

@@ -79,7 +79,8 @@ PYOP_API const char *pyop_version(void);
   X(ELAUNCH, -17, "kernel launch plan invalid or failed")                     \
   X(EHOST, -18, "a host callback failed")                                     \
   X(EINTERNAL, -19, "internal error")                                         \
-  X(ECONTRACT, -20, "the operator broke its contract")
+  X(ECONTRACT, -20, "the operator broke its contract")                        \
+  X(EFORKED, -21, "libpyop cannot be used in a process forked after a load")
 
 typedef enum pyop_status {
 #define PYOP__STATUS_ENUM(name, value, msg) PYOP_##name = (value),

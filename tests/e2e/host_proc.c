@@ -1,0 +1,618 @@
+/*
+ * Process- and interpreter-level behaviour of libpyop with the real bridge:
+ * what a host does to the process around libpyop (finalize Python, fork,
+ * keep the GIL, shut down from another thread) and what a plugin does to the
+ * interpreter (break sys.modules, start threads, install signal handlers).
+ *
+ * Two builds of this file:
+ *   host_proc        links the default Python's libpython (PROC_LINK_PYTHON)
+ *   host_proc_start  links no Python: pyop_options.start_python
+ *
+ * Cases (host_proc):
+ *   finalized    the host finalizes Python with instances alive: every call
+ *                returns PYOP_ENOTINIT, destroy/unload/shutdown work, and a
+ *                re-initialised Python loads again
+ *   reinit       the host finalizes and re-initialises Python without
+ *                pyop_shutdown: a kept instance is refused (ENOTINIT)
+ *   poison       plugins that break sys.modules["pyop"], its submodules,
+ *                sys.meta_path, sys.path_hooks, __import__, sys.path fail
+ *                their load; the next load works
+ *   gil_kept     the host keeps the GIL: a warning at load, and a call that
+ *                waits for the GIL is named in a log line
+ *   fork         fork() while another thread runs an op: every call in the
+ *                child fails at once with PYOP_EFORKED
+ *   signals      a plugin's signal.signal is undone at unload and shutdown
+ * Cases (host_proc_start):
+ *   shutdown_thread  load on one thread, pyop_shutdown on another
+ *   plugin_thread    a plugin thread that never ends: shutdown completes and
+ *                    names it
+ *
+ * Each case runs under a watchdog: a hang fails the test instead of
+ * blocking CI.
+ */
+#ifdef PROC_LINK_PYTHON
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#endif
+
+#include "e2e_util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#ifndef E2E_PLUGINS
+#error "E2E_PLUGINS must be defined"
+#endif
+
+static char *g_tmp;
+
+static void remove_tmp(void) {
+  if (g_tmp) remove_tree(g_tmp);
+}
+
+/* ------------------------------------------------------------- watchdog */
+
+static int g_watchdog_seconds = 60;
+
+static void *watchdog(void *arg) {
+  (void)arg;
+  sleep((unsigned)g_watchdog_seconds);
+  fprintf(stderr, "FAIL [%s]: watchdog: the case hung for %d s\n", e2e_case,
+          g_watchdog_seconds);
+  remove_tmp();
+  _exit(3);
+}
+
+static void start_watchdog(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, watchdog, NULL) != 0) abort();
+  pthread_detach(t);
+}
+
+/* ------------------------------------------------------------------ log */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[1 << 16];
+static size_t g_log_len;
+
+static void log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  fprintf(stderr, "[log] %s\n", line);
+  pthread_mutex_lock(&log_mu);
+  size_t n = strlen(line);
+  if (g_log_len + n + 2 < sizeof g_log) {
+    memcpy(g_log + g_log_len, line, n);
+    g_log_len += n;
+    g_log[g_log_len++] = '\n';
+    g_log[g_log_len] = '\0';
+  }
+  pthread_mutex_unlock(&log_mu);
+}
+
+/* Whether a log line so far contains every one of the (NULL-ended) words. */
+static bool log_has(const char *first, ...) {
+  bool found = false;
+  pthread_mutex_lock(&log_mu);
+  for (char *line = g_log; *line && !found;) {
+    char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    char save = line[len];
+    line[len] = '\0';
+    bool all = true;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *w = first; w; w = va_arg(ap, const char *))
+      if (!strstr(line, w)) all = false;
+    va_end(ap);
+    line[len] = save;
+    found = all;
+    line += len + (end ? 1 : 0);
+  }
+  pthread_mutex_unlock(&log_mu);
+  return found;
+}
+
+static void log_clear(void) {
+  pthread_mutex_lock(&log_mu);
+  g_log_len = 0;
+  g_log[0] = '\0';
+  pthread_mutex_unlock(&log_mu);
+}
+
+static void install_log_hook(void) {
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = log_hook;
+  REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
+}
+
+/* --------------------------------------------------------------- helpers */
+
+/* A copy of plugins/proc/<name> in the temporary tree; malloc'd path. */
+static char *plugin_dir(const char *name) {
+  char *from = xasprintf("%s/proc/%s", E2E_PLUGINS, name);
+  char *to = path_join(g_tmp, name);
+  copy_tree(from, to);
+  free(from);
+  return to;
+}
+
+/* Executes op (Twice or Spin) on {1, 2, 3}; checks the doubled result when
+ * it succeeds. Returns the status. */
+static int run_twice(pyop_op *op) {
+  float x[3] = {1, 2, 3};
+  pyop_tensor tx = f32_1d(x, 3);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  int rc = pyop_op_execute(op, in, 1, out, 1, &ctx);
+  if (rc == PYOP_OK)
+    for (int i = 0; i < 3; i++)
+      CHECK(out[0].data && ((float *)out[0].data)[i] == 2 * x[i], "out[%d]", i);
+  host_mem_reset(&mem);
+  return rc;
+}
+
+static int infer_twice(pyop_op *op) {
+  pyop_tensor tx = f32_1d(NULL, 3);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  return pyop_op_infer_meta(op, in, 1, out, 1);
+}
+
+#ifdef PROC_LINK_PYTHON
+/* ================================================= hosts linking Python */
+
+static PyThreadState *g_main_ts;
+
+static void py_start(void) {
+  Py_InitializeEx(0);
+  g_main_ts = PyEval_SaveThread();
+}
+
+static void py_stop(void) {
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  g_main_ts = NULL;
+}
+
+/* ---------------------------------------------------- (12) finalized */
+
+static void case_finalized(void) {
+  char *ops = plugin_dir("ops");
+  set_opp_path(ops);
+  py_start();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *a = NULL, *b = NULL;
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &b), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+
+  /* The host finalizes Python behind libpyop's back. */
+  py_stop();
+
+  CHECK_RC(run_twice(a), PYOP_ENOTINIT);
+  show_error("execute after the host finalized Python");
+  CHECK_ERR_HAS("finalized");
+  CHECK_ERR_HAS("Twice");
+  CHECK_RC(infer_twice(a), PYOP_ENOTINIT);
+  pyop_op *c = NULL;
+  CHECK_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_ENOTINIT);
+  CHECK(c == NULL, "no instance on failure");
+  CHECK_RC(pyop_load(), PYOP_ENOTINIT);
+  show_error("pyop_load after the host finalized Python");
+  char *doc = NULL;
+  CHECK_RC(pyop_doctor(&doc), PYOP_OK);
+  CHECK(doc && strstr(doc, "not initialised"), "doctor:\n%s", doc ? doc : "");
+  pyop_free(doc);
+  /* Instances still alive: unload refuses as always. */
+  CHECK_RC(pyop_unload(), PYOP_EBUSY);
+  /* destroy frees libpyop's memory without Python (valgrind/ASan check). */
+  pyop_op_destroy(a);
+  pyop_op_destroy(b);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+
+  /* A new interpreter: everything starts again. */
+  py_start();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  py_stop();
+  free(ops);
+}
+
+/* The host finalizes and starts Python again without telling libpyop. */
+static void case_reinit(void) {
+  char *ops = plugin_dir("ops");
+  set_opp_path(ops);
+  py_start();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *a = NULL;
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  py_stop();
+  py_start();
+  CHECK_RC(run_twice(a), PYOP_ENOTINIT);
+  show_error("execute in a re-initialised Python");
+  CHECK_ERR_HAS("finalized");
+  CHECK_RC(infer_twice(a), PYOP_ENOTINIT);
+  pyop_op *c = NULL;
+  CHECK_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_ENOTINIT);
+  pyop_op_destroy(a);
+  /* The stale registration is dropped without touching the new Python. */
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  py_stop();
+  free(ops);
+}
+
+/* ------------------------------------------------------- (14) poison */
+
+static void case_poison(void) {
+  char *ops = plugin_dir("ops"), *poison = plugin_dir("poison");
+  py_start();
+  static const char *const kinds[] = {"pyop_none", "pyop_submodules", "pyop_deleted",
+                                      "meta_path", "meta_path_cleared", "path_hooks",
+                                      "import",    "sys_path",        "succeed_pyop_none"};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    const char *k = kinds[i];
+    e2e_case = k;
+    bool succeeds = strncmp(k, "succeed_", 8) == 0;
+    setenv("PROC_POISON", k, 1);
+    /* Python reads the environment at start-up: set os.environ too. */
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *env = os ? PyObject_GetAttrString(os, "environ") : NULL;
+    PyObject *v = PyUnicode_FromString(k), *key = PyUnicode_FromString("PROC_POISON");
+    REQUIRE(env && v && key && PyObject_SetItem(env, key, v) == 0, "setting os.environ");
+    Py_XDECREF(v);
+    Py_XDECREF(key);
+    Py_XDECREF(env);
+    Py_XDECREF(os);
+    PyGILState_Release(st);
+
+    /* A first load, so the package is imported before the poison. */
+    set_opp_path(ops);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK_RC(pyop_unload(), PYOP_OK);
+    set_opp_path(poison);
+    int rc = pyop_load();
+    if (succeeds) {
+      CHECK_RC(rc, PYOP_OK);
+    } else {
+      CHECK(rc != PYOP_OK, "the poison plugin loaded");
+      show_error("poison plugin");
+      CHECK_ERR_HAS(k);
+    }
+    CHECK_RC(pyop_unload(), PYOP_OK);
+    /* The next load must not see the poison. */
+    set_opp_path(ops);
+    rc = pyop_load();
+    CHECK(rc == PYOP_OK, "load after poison %s: %s", k, pyop_status_name(rc));
+    if (rc == PYOP_OK) {
+      pyop_op *a = NULL;
+      CHECK_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+      if (a) CHECK_RC(run_twice(a), PYOP_OK);
+      pyop_op_destroy(a);
+    }
+    CHECK_RC(pyop_unload(), PYOP_OK);
+  }
+  e2e_case = "poison";
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  py_stop();
+  free(ops);
+  free(poison);
+}
+
+/* ------------------------------------------------------ (17) gil kept */
+
+typedef struct exec_job {
+  pyop_op *op;
+  atomic_int rc;
+  atomic_bool done;
+} exec_job;
+
+static void *exec_thread(void *p) {
+  exec_job *j = p;
+  atomic_store(&j->rc, run_twice(j->op));
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+static void case_gil_kept(void) {
+  char *ops = plugin_dir("ops");
+  set_opp_path(ops);
+  install_log_hook();
+  /* The host initialises Python and keeps the GIL (no PyEval_SaveThread). */
+  Py_InitializeEx(0);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(log_has("holds the GIL", "PyEval_SaveThread", NULL),
+        "no warning that the loading thread holds the GIL");
+  pyop_op *a = NULL;
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  exec_job job = {a, 1, false};
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, exec_thread, &job) == 0, "thread");
+  /* Keep the GIL, running no Python, for a while. */
+  double until = now_s() + 8;
+  while (now_s() < until && !log_has("waited", "GIL", NULL)) usleep(50 * 1000);
+  CHECK(!atomic_load(&job.done), "execute ran while the host held the GIL");
+  CHECK(log_has("execute", "Twice", "waited", "GIL", "PyEval_SaveThread", NULL),
+        "no log line naming the call that waits for the GIL");
+  /* The two lines the host guide gives: the call then completes. */
+  PyThreadState *ts = PyEval_SaveThread();
+  pthread_join(t, NULL);
+  CHECK(atomic_load(&job.done) && atomic_load(&job.rc) == PYOP_OK, "execute: %s",
+        pyop_status_name(atomic_load(&job.rc)));
+  /* Once: the line is not repeated for the same wait. */
+  PyEval_RestoreThread(ts);
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  free(ops);
+}
+
+/* ---------------------------------------------------------- (15) fork */
+
+static void *spin_thread(void *p) {
+  exec_job *j = p;
+  atomic_store(&j->rc, run_twice(j->op));
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+/* Waits for pid at most seconds; kills it on timeout. Its exit status, or -1. */
+static int wait_child(pid_t pid, double seconds) {
+  double until = now_s() + seconds;
+  int st = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (r < 0 || now_s() > until) break;
+    usleep(20 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  return -1;
+}
+
+/* In the child: every call fails at once, nothing hangs (its own watchdog). */
+static int child_checks(pyop_op *a) {
+  alarm(10);
+  int bad = 0;
+#define CHILD_RC(expr, want)                                                         \
+  do {                                                                               \
+    int rc_ = (expr);                                                                \
+    if (rc_ != (want)) {                                                             \
+      fprintf(stderr, "FAIL child: %s returned %s, expected %s\n", #expr,            \
+              pyop_status_name(rc_), pyop_status_name(want));                        \
+      bad++;                                                                         \
+    }                                                                                \
+  } while (0)
+  CHILD_RC(run_twice(a), PYOP_EFORKED);
+  if (!strstr(pyop_last_error(), "fork")) {
+    fprintf(stderr, "FAIL child: message lacks 'fork': %s\n", pyop_last_error());
+    bad++;
+  }
+  CHILD_RC(infer_twice(a), PYOP_EFORKED);
+  pyop_op *c = NULL;
+  CHILD_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_EFORKED);
+  char **types = NULL;
+  size_t n = 0;
+  CHILD_RC(pyop_op_list(&types, &n), PYOP_EFORKED);
+  const pyop_op_info *info = NULL;
+  CHILD_RC(pyop_op_get("Twice", &info), PYOP_EFORKED);
+  CHILD_RC(pyop_load(), PYOP_EFORKED);
+  CHILD_RC(pyop_unload(), PYOP_EFORKED);
+  CHILD_RC(pyop_shutdown(), PYOP_EFORKED);
+  char *doc = NULL;
+  CHILD_RC(pyop_doctor(&doc), PYOP_EFORKED);
+  pyop_op_destroy(a); /* frees libpyop's memory, touches no Python */
+  fprintf(stderr, "[fork child] %d failures\n", bad);
+  return bad ? 1 : 0;
+#undef CHILD_RC
+}
+
+static void case_fork(void) {
+  char *ops = plugin_dir("ops");
+  set_opp_path(ops);
+  /* A child forked before anything is loaded may use libpyop. */
+  pid_t pid = fork();
+  if (pid == 0) {
+    char **types = NULL;
+    size_t n = 0;
+    int rc = pyop_op_list(&types, &n);
+    pyop_free(types);
+    _exit(rc == PYOP_OK ? 0 : 1);
+  }
+  CHECK(wait_child(pid, 20) == 0, "a child forked before the load cannot use libpyop");
+
+  py_start();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *spin = NULL, *a = NULL;
+  pyop_attr s = attr_float("seconds", 1.5);
+  REQUIRE_RC(pyop_op_create("Spin", &s, 1, &spin), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  for (int round = 0; round < 2; round++) {
+    exec_job job = {spin, 1, false};
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, spin_thread, &job) == 0, "thread");
+    usleep(300 * 1000); /* the other thread is inside execute, in Python */
+    pid = fork();
+    if (pid == 0) _exit(child_checks(a));
+    int st = wait_child(pid, 30);
+    CHECK(st == 0, "fork child (round %d) exited with %d (-1: hung, killed)", round, st);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&job.rc) == PYOP_OK, "the parent's execute: %s",
+          pyop_status_name(atomic_load(&job.rc)));
+  }
+  /* The parent is unaffected. */
+  CHECK_RC(run_twice(a), PYOP_OK);
+  pyop_op_destroy(a);
+  pyop_op_destroy(spin);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  py_stop();
+  free(ops);
+}
+
+/* ------------------------------------------------------- (15) signals */
+
+static volatile sig_atomic_t g_usr1, g_usr2;
+static void host_usr1(int sig) { (void)sig; g_usr1++; }
+static void host_usr2(int sig) { (void)sig; g_usr2++; }
+
+static void (*current_handler(int sig))(int) {
+  struct sigaction sa;
+  sigaction(sig, NULL, &sa);
+  return sa.sa_handler;
+}
+
+static void case_signals(void) {
+  char *dir = plugin_dir("signals");
+  set_opp_path(dir);
+  install_log_hook();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = host_usr1;
+  sigaction(SIGUSR1, &sa, NULL);
+  py_start();
+  for (int round = 0; round < 2; round++) {
+    /* The load runs on the main thread: the plugin's signal.signal works. */
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK(current_handler(SIGUSR1) != host_usr1, "test bug: the plugin did not replace SIGUSR1");
+    CHECK(current_handler(SIGTERM) == SIG_IGN, "test bug: the plugin did not ignore SIGTERM");
+    /* A handler the host changes while loaded stays the host's. */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = host_usr2;
+    sigaction(SIGUSR2, &sa, NULL);
+    CHECK_RC(round == 0 ? pyop_unload() : pyop_shutdown(), PYOP_OK);
+    CHECK(current_handler(SIGUSR1) == host_usr1, "round %d: SIGUSR1 not restored", round);
+    CHECK(current_handler(SIGTERM) == SIG_DFL, "round %d: SIGTERM not restored", round);
+    CHECK(current_handler(SIGUSR2) == host_usr2, "round %d: the host's SIGUSR2 was changed",
+          round);
+    CHECK(log_has("SIGUSR1", "restored", NULL), "no log line names the restored handler");
+    int before = g_usr1;
+    raise(SIGUSR1);
+    CHECK(g_usr1 == before + 1, "the host's SIGUSR1 handler did not run");
+    log_clear();
+  }
+  py_stop();
+  free(dir);
+}
+
+#else /* !PROC_LINK_PYTHON */
+/* ========================================== hosts without Python linked */
+
+static void start_python_option(void) {
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  REQUIRE_RC(pyop_set_options(&o), PYOP_OK);
+}
+
+static void *load_thread(void *p) {
+  int *rc = p;
+  *rc = pyop_load();
+  return NULL;
+}
+
+static void *shutdown_thread(void *p) {
+  int *rc = p;
+  *rc = pyop_shutdown();
+  return NULL;
+}
+
+/* ------------------------------------------------- (13) shutdown_thread */
+
+static void case_shutdown_thread(void) {
+  char *ops = plugin_dir("ops");
+  set_opp_path(ops);
+  start_python_option();
+  for (int round = 0; round < 2; round++) {
+    int rc = 1;
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, load_thread, &rc) == 0, "thread");
+    pthread_join(t, NULL);
+    REQUIRE_RC(rc, PYOP_OK);
+    pyop_op *a = NULL;
+    REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+    CHECK_RC(run_twice(a), PYOP_OK);
+    pyop_op_destroy(a);
+    /* Round 0: shutdown on the main thread; round 1: on a third thread. */
+    if (round == 0) {
+      CHECK_RC(pyop_shutdown(), PYOP_OK);
+    } else {
+      rc = 1;
+      REQUIRE(pthread_create(&t, NULL, shutdown_thread, &rc) == 0, "thread");
+      pthread_join(t, NULL);
+      CHECK_RC(rc, PYOP_OK);
+    }
+  }
+  free(ops);
+}
+
+/* --------------------------------------------------- (13) plugin_thread */
+
+static void case_plugin_thread(void) {
+  char *dir = plugin_dir("thread");
+  set_opp_path(dir);
+  install_log_hook();
+  start_python_option();
+  int rc = 1;
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, load_thread, &rc) == 0, "thread");
+  pthread_join(t, NULL);
+  REQUIRE_RC(rc, PYOP_OK);
+  double t0 = now_s();
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  fprintf(stderr, "[plugin_thread] shutdown took %.1f s\n", now_s() - t0);
+  CHECK(log_has("stubborn-worker", NULL), "no log line names the plugin thread");
+  CHECK_LIST("");
+  /* libpyop is usable again: the interpreter that could not be finalised
+   * is reused. */
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_LIST("Stubborn");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK_LIST("");
+  free(dir);
+}
+#endif
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s <case>\n", argv[0]);
+    return 2;
+  }
+  e2e_case = argv[1];
+  const char *w = getenv("PROC_WATCHDOG");
+  if (w && atoi(w) > 0) g_watchdog_seconds = atoi(w);
+  start_watchdog();
+  g_tmp = make_temp_dir(e2e_case);
+  atexit(remove_tmp);
+  const char *c = argv[1];
+#ifdef PROC_LINK_PYTHON
+  if (!strcmp(c, "finalized")) case_finalized();
+  else if (!strcmp(c, "reinit")) case_reinit();
+  else if (!strcmp(c, "poison")) case_poison();
+  else if (!strcmp(c, "gil_kept")) case_gil_kept();
+  else if (!strcmp(c, "fork")) case_fork();
+  else if (!strcmp(c, "signals")) case_signals();
+#else
+  if (!strcmp(c, "shutdown_thread")) case_shutdown_thread();
+  else if (!strcmp(c, "plugin_thread")) case_plugin_thread();
+#endif
+  else {
+    fprintf(stderr, "unknown case %s\n", c);
+    return 2;
+  }
+  e2e_case = argv[1];
+  return e2e_finish();
+}
