@@ -981,6 +981,163 @@ static PyObject *get_tuple(PyObject *res, const char *name) {
   return t;
 }
 
+/* -------------------------------------------- interpreter state guard */
+
+/*
+ * What a load relies on in the interpreter and a plugin can break: the
+ * sys.modules entries (the pyop package and its submodules, and the
+ * standard modules the loader uses), sys.path, sys.meta_path,
+ * sys.path_hooks, sys.path_importer_cache and builtins.__import__. Saved
+ * before the plugins run. After a failed load every one of them is put back
+ * (sys.modules entries that existed are restored by identity, "pyop.*"
+ * entries the load added that are not modules are removed); after a
+ * successful load only the package's own entries are (a plugin may add
+ * finders or modules on purpose, but "pyop" is libpyop's). Nothing here is
+ * interpreted: the saved objects are put back as they were.
+ */
+typedef struct pb_guard {
+  PyObject *modules;       /* copy of sys.modules */
+  PyObject *lists[3];      /* copies of sys.path, sys.meta_path, sys.path_hooks */
+  PyObject *importer_cache; /* copy of sys.path_importer_cache */
+  PyObject *import_fn;     /* builtins.__import__ */
+} pb_guard;
+
+static const char *const guard_lists[3] = {"path", "meta_path", "path_hooks"};
+
+/* "pyop" or "pyop.<anything>". */
+static bool is_package_name(PyObject *k) {
+  const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+  if (s == NULL) {
+    PyErr_Clear();
+    return false;
+  }
+  return strcmp(s, "pyop") == 0 || strncmp(s, "pyop.", 5) == 0;
+}
+
+static void guard_free(pb_guard *g) {
+  Py_CLEAR(g->modules);
+  for (int i = 0; i < 3; i++)
+    Py_CLEAR(g->lists[i]);
+  Py_CLEAR(g->importer_cache);
+  Py_CLEAR(g->import_fn);
+}
+
+/* Saves the state; -1 with an exception. */
+static int guard_save(pb_guard *g) {
+  memset(g, 0, sizeof *g);
+  g->modules = PyDict_Copy(PyImport_GetModuleDict());
+  if (g->modules == NULL)
+    goto fail;
+  for (int i = 0; i < 3; i++) {
+    PyObject *l = PySys_GetObject(guard_lists[i]); /* borrowed */
+    g->lists[i] = l != NULL ? PySequence_List(l) : NULL;
+    if (g->lists[i] == NULL)
+      goto fail;
+  }
+  PyObject *cache = PySys_GetObject("path_importer_cache"); /* borrowed */
+  if (cache != NULL && PyDict_Check(cache) && (g->importer_cache = PyDict_Copy(cache)) == NULL)
+    goto fail;
+  PyObject *builtins = PyEval_GetBuiltins(); /* borrowed */
+  g->import_fn = builtins != NULL ? PyDict_GetItemString(builtins, "__import__") : NULL;
+  Py_XINCREF(g->import_fn);
+  return 0;
+fail:
+  guard_free(g);
+  return -1;
+}
+
+/* Puts a saved list back: into the same list object when sys.<name> is
+ * still a list, else as a new list. */
+static void restore_list(const char *name, PyObject *saved) {
+  PyObject *cur = PySys_GetObject(name); /* borrowed */
+  if (cur == NULL || !PyList_CheckExact(cur) ||
+      PyList_SetSlice(cur, 0, PyList_GET_SIZE(cur), saved) < 0) {
+    PyErr_Clear();
+    PyObject *copy = PyList_GetSlice(saved, 0, PyList_GET_SIZE(saved));
+    if (copy == NULL || PySys_SetObject(name, copy) < 0) {
+      PyErr_Clear();
+      pb_log(PYOP_LOG_WARN, "bridge: could not restore sys.%s after a plugin changed it", name);
+    }
+    Py_XDECREF(copy);
+  }
+}
+
+/*
+ * Restores what g saved (all: after a failed load; else only the package's
+ * sys.modules entries). Keeps a pending exception. Logs what it repaired.
+ */
+static void guard_restore(const pb_guard *g, bool all) {
+  PyObject *exc = pb_exc_fetch();
+  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+  PyObject *keys = PyDict_Keys(mods);
+  int repaired = 0;
+  /* Entries the load removed or replaced. */
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  while (PyDict_Next(g->modules, &pos, &k, &v)) {
+    if (!all && !is_package_name(k))
+      continue;
+    PyObject *now = PyDict_GetItemWithError(mods, k); /* borrowed */
+    if (now == v)
+      continue;
+    PyErr_Clear();
+    if (PyDict_SetItem(mods, k, v) < 0)
+      PyErr_Clear();
+    else
+      repaired++;
+  }
+  /* Package entries the load added that are not modules (a plugin's None
+   * blocking a submodule not imported yet). A submodule a plugin imported
+   * (pyop.launch) stays: importing it again would make a second copy of its
+   * classes. */
+  for (Py_ssize_t i = 0; keys != NULL && i < PyList_GET_SIZE(keys); i++) {
+    PyObject *key = PyList_GET_ITEM(keys, i);
+    if (!is_package_name(key) || PyDict_Contains(g->modules, key))
+      continue;
+    PyObject *now = PyDict_GetItemWithError(mods, key); /* borrowed */
+    if (now == NULL || !PyModule_Check(now)) {
+      if (PyDict_DelItem(mods, key) < 0)
+        PyErr_Clear();
+      else
+        repaired++;
+    }
+  }
+  PyErr_Clear();
+  Py_XDECREF(keys);
+  if (all) {
+    for (int i = 0; i < 3; i++)
+      restore_list(guard_lists[i], g->lists[i]);
+    PyObject *cache = PySys_GetObject("path_importer_cache"); /* borrowed */
+    if (g->importer_cache != NULL) {
+      if (cache != NULL && PyDict_CheckExact(cache)) {
+        PyDict_Clear(cache);
+        if (PyDict_Update(cache, g->importer_cache) < 0)
+          PyErr_Clear();
+      } else {
+        PyObject *copy = PyDict_Copy(g->importer_cache);
+        if (copy == NULL || PySys_SetObject("path_importer_cache", copy) < 0)
+          PyErr_Clear();
+        Py_XDECREF(copy);
+      }
+    }
+    PyObject *builtins = PyEval_GetBuiltins(); /* borrowed */
+    if (builtins != NULL && g->import_fn != NULL &&
+        PyDict_GetItemString(builtins, "__import__") != g->import_fn) {
+      if (PyDict_SetItemString(builtins, "__import__", g->import_fn) < 0)
+        PyErr_Clear();
+      else
+        repaired++;
+    }
+  }
+  if (repaired > 0)
+    pb_log(PYOP_LOG_WARN,
+           "bridge: a plugin changed interpreter state libpyop relies on (sys.modules entries "
+           "of the pyop package or the import system, builtins.__import__); %d entr%s "
+           "restored",
+           repaired, repaired == 1 ? "y" : "ies");
+  pb_exc_restore(exc);
+}
+
 static void unload(PyObject *modules) {
   if (modules == NULL || pb.fn_unload == NULL)
     return;
@@ -1015,6 +1172,8 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   PyObject *list = PyList_New((Py_ssize_t)n_paths);
   PyObject *res = NULL, *protos = NULL, *impls = NULL, *modules = NULL;
   pb_op *mine = NULL;
+  pb_guard guard;
+  bool guarded = false;
   if (list == NULL)
     goto py_fail;
   for (size_t i = 0; i < n_paths; i++) {
@@ -1023,6 +1182,9 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
       goto py_fail;
     PyList_SET_ITEM(list, (Py_ssize_t)i, s);
   }
+  if (guard_save(&guard) < 0)
+    goto py_fail;
+  guarded = true;
   res = PyObject_CallOneArg(pb.fn_load, list);
   if (res == NULL) {
     rc = pb_error_python(PYOP_EPLUGIN, "loading Python plugins failed");
@@ -1068,6 +1230,10 @@ out:
   if (rc != PYOP_OK) {
     ops_free(mine);
     unload(modules);
+  }
+  if (guarded) {
+    guard_restore(&guard, rc != PYOP_OK);
+    guard_free(&guard);
   }
   Py_XDECREF(list);
   Py_XDECREF(res);

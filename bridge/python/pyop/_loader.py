@@ -325,7 +325,9 @@ def load_plugins(paths):
             unload_modules(roots)
             raise
         finally:
-            if sys.path != saved_path:
+            if not isinstance(sys.path, list):
+                sys.path = saved_path  # a plugin replaced it (the bridge logs it)
+            elif sys.path != saved_path:
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)
     _registry._samples.update(coll.samples)
