@@ -183,6 +183,18 @@ typedef struct pb_thread {
   PyThreadState *ts; /* kept thread state (entry.c), NULL if none */
   unsigned gen;      /* generation ts belongs to */
   pb_frame *frame;   /* innermost callback in progress on this thread */
+  /*
+   * The GIL-wait watch (entry.c): wait_seq is odd while this thread waits
+   * for the GIL in pb_enter_on, wait_kind/wait_op then say for which call
+   * (wait_op NULL when not waiting). Written only by this thread; read by
+   * the watch thread while this thread is on its list (watch_next).
+   */
+  atomic_uint wait_seq;
+  atomic_int wait_kind;
+  _Atomic(const struct pb_op *) wait_op;
+  struct pb_thread *watch_next;
+  bool watched;
+  long tid;          /* gettid(), for log lines */
 } pb_thread;
 extern _Thread_local pb_thread pb_tls;
 
@@ -196,13 +208,23 @@ static inline pb_thread *pb_thread_self(void) {
   return t;
 }
 
-/* How pb_enter took the GIL (for pb_leave). */
-typedef int pb_gil;
-enum {
-  PB_GIL_HELD = -2,   /* this thread already held it: nothing to drop */
-  PB_GIL_KEPT = -1,   /* the kept thread state was attached */
-  PB_GIL_ENSURED = 0, /* PyGILState_Ensure: PB_GIL_ENSURED + its result */
-};
+/*
+ * How pb_enter took the GIL, so that pb_leave undoes exactly that.
+ * Invariant: when pb_enter returns, the calling thread holds the GIL, and
+ *   PB_GIL_HELD     it held it already (a callback that called back into
+ *                   libpyop): pb_leave does nothing;
+ *   PB_GIL_KEPT     it attached the thread's kept thread state (pb_tls.ts):
+ *                   pb_leave detaches it (PyEval_SaveThread);
+ *   PB_GIL_ENSURED  PyGILState_Ensure took it (a thread with a thread state
+ *                   of its own, or one for which none could be kept):
+ *                   pb_leave calls PyGILState_Release(ensured).
+ * Returned by value (two words, in registers).
+ */
+typedef enum pb_gil_how { PB_GIL_HELD, PB_GIL_KEPT, PB_GIL_ENSURED } pb_gil_how;
+typedef struct pb_gil {
+  pb_gil_how how;
+  PyGILState_STATE ensured; /* PB_GIL_ENSURED only */
+} pb_gil;
 
 /* The pending exception, normalised, with its traceback; clears it. NULL
  * when none. */
@@ -284,9 +306,16 @@ int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
 void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
 /* Takes the GIL from any host thread (keeps one thread state per thread). */
 pb_gil pb_enter(void);
-/* pb_enter with this thread's &pb_tls already at hand (one TLS lookup). */
-pb_gil pb_enter_on(pb_thread *t);
+/*
+ * pb_enter with this thread's &pb_tls already at hand (one TLS lookup), for
+ * a call of kind (PB_INFER...; -1: another bridge entry) on op (may be
+ * NULL), which the GIL-wait watch names if the wait lasts.
+ */
+pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op);
 void pb_leave(pb_gil g);
+/* Waits until the watch thread reads no pb_op (called before one is freed;
+ * no GIL needed). */
+void pb_watch_barrier(void);
 /* malloc'd printf; NULL on failure. */
 char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
 

@@ -995,7 +995,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   if (!pb_python_usable())
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
-  pb_gil st = pb_enter_on(th);
+  pb_gil st = pb_enter_on(th, kind, h->op);
   if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
@@ -1058,7 +1058,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
   if (!pb_python_usable())
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
-  pb_gil st = pb_enter_on(th);
+  pb_gil st = pb_enter_on(th, kind, h->op);
   if (h->escaped != NULL || h->escape_untracked) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {

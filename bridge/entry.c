@@ -6,12 +6,16 @@
 #include "bridge.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifndef PYOP_BRIDGE_BUILD_INFO
 #define PYOP_BRIDGE_BUILD_INFO "unknown compiler"
@@ -241,10 +245,173 @@ void pb_atexit_unregister(void) {
   Py_CLEAR(atexit_fn);
 }
 
+/* ------------------------------------------------------ GIL-wait watch */
+
+/*
+ * A host that keeps the GIL (initialised Python and never called
+ * PyEval_SaveThread) makes every call from another thread wait forever.
+ * pb_enter_on marks the wait in the thread's pb_thread (a few plain stores,
+ * no lock, no clock); a watch thread, started with the first kept thread
+ * state and stopped at shutdown, looks at the marks once a second and logs,
+ * once per wait, a call that has waited PB_WATCH_SECONDS.
+ *
+ * The list of watched threads and every read of a pb_op through wait_op
+ * are under watch_lock; a pb_op is only freed after pb_watch_barrier, and a
+ * thread clears wait_op before its call can end, so the watch never reads
+ * a freed op. A thread leaves the list at exit (kept_destructor) or when
+ * the bridge shuts down.
+ */
+#define PB_WATCH_SECONDS 3
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
+static pb_thread *watch_list;
+static bool watch_running, watch_stop;
+static pthread_t watch_thread;
+
+void pb_watch_barrier(void) {
+  pthread_mutex_lock(&watch_lock);
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* Per watched thread, kept by the watch thread only. */
+typedef struct watch_seen {
+  const pb_thread *t;
+  unsigned seq;
+  int scans;
+} watch_seen;
+
+static void *watch_main(void *arg) {
+  (void)arg;
+  watch_seen seen[64];
+  size_t n_seen = 0;
+  pthread_mutex_lock(&watch_lock);
+  while (!watch_stop) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_cond_timedwait(&watch_cond, &watch_lock, &until);
+    if (watch_stop)
+      break;
+    char *lines[8];
+    size_t n_lines = 0;
+    size_t n_now = 0;
+    watch_seen now[64];
+    for (pb_thread *t = watch_list; t != NULL && n_now < 64; t = t->watch_next) {
+      unsigned seq = atomic_load_explicit(&t->wait_seq, memory_order_acquire);
+      if (!(seq & 1u))
+        continue; /* not waiting */
+      int scans = 1;
+      for (size_t i = 0; i < n_seen; i++)
+        if (seen[i].t == t && seen[i].seq == seq)
+          scans = seen[i].scans + 1;
+      now[n_now++] = (watch_seen){t, seq, scans};
+      if (scans != PB_WATCH_SECONDS || n_lines == sizeof lines / sizeof lines[0])
+        continue; /* logged once per wait: when it reaches the threshold */
+      int kind = atomic_load_explicit(&t->wait_kind, memory_order_relaxed);
+      const pb_op *op = atomic_load_explicit(&t->wait_op, memory_order_acquire);
+      char call[200];
+      if (kind >= 0 && kind < PB_NKINDS && op != NULL)
+        snprintf(call, sizeof call, "%s of op '%s'", pb_kind_names[kind], op->op_type);
+      else
+        snprintf(call, sizeof call, "a libpyop call (load, create or destroy)");
+      lines[n_lines++] = pb_strdupf(
+          "bridge: %s on thread %ld has waited %d s for the Python GIL. Another thread "
+          "holds the GIL without running Python: most likely the host thread that "
+          "initialised Python and never released it. After Py_Initialize call "
+          "PyEval_SaveThread() (and PyEval_RestoreThread() before Py_FinalizeEx); see "
+          "docs/host-guide.md",
+          call, t->tid, PB_WATCH_SECONDS);
+    }
+    memcpy(seen, now, n_now * sizeof now[0]);
+    n_seen = n_now;
+    if (n_lines > 0) {
+      /* The log hook may call libpyop: no lock held. */
+      pthread_mutex_unlock(&watch_lock);
+      for (size_t i = 0; i < n_lines; i++) {
+        if (lines[i] != NULL)
+          pb_log(PYOP_LOG_WARN, "%s", lines[i]);
+        free(lines[i]);
+      }
+      pthread_mutex_lock(&watch_lock);
+    }
+  }
+  pthread_mutex_unlock(&watch_lock);
+  return NULL;
+}
+
+/* Puts this thread on the watch list (starting the watch thread). */
+static void watch_add(pb_thread *t) {
+  pthread_mutex_lock(&watch_lock);
+  if (!t->watched) {
+    t->tid = (long)syscall(SYS_gettid);
+    t->watch_next = watch_list;
+    watch_list = t;
+    t->watched = true;
+  }
+  if (!watch_running) {
+    /* The watch thread takes no signal meant for the host. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    watch_stop = false;
+    watch_running = pthread_create(&watch_thread, NULL, watch_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  pthread_mutex_unlock(&watch_lock);
+}
+
+static void watch_remove_locked(pb_thread *t) {
+  for (pb_thread **p = &watch_list; *p != NULL; p = &(*p)->watch_next)
+    if (*p == t) {
+      *p = t->watch_next;
+      break;
+    }
+  t->watch_next = NULL;
+  t->watched = false;
+}
+
+/* Stops the watch thread and empties the list (bridge shutdown). */
+static void watch_stop_all(void) {
+  pthread_mutex_lock(&watch_lock);
+  bool running = watch_running;
+  watch_stop = true;
+  pthread_cond_broadcast(&watch_cond);
+  pthread_mutex_unlock(&watch_lock);
+  if (running)
+    pthread_join(watch_thread, NULL);
+  pthread_mutex_lock(&watch_lock);
+  watch_running = false;
+  while (watch_list != NULL)
+    watch_remove_locked(watch_list);
+  pthread_mutex_unlock(&watch_lock);
+}
+
+/* Marks the start and the end of a wait for the GIL (owner thread only:
+ * plain loads and stores, no read-modify-write). */
+static inline void wait_begin(pb_thread *t, int kind, const pb_op *op) {
+  unsigned seq = atomic_load_explicit(&t->wait_seq, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_kind, kind, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_op, op, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_seq, seq + 1, memory_order_release);
+}
+
+static inline void wait_end(pb_thread *t) {
+  unsigned seq = atomic_load_explicit(&t->wait_seq, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_op, NULL, memory_order_release);
+  atomic_store_explicit(&t->wait_seq, seq + 1, memory_order_release);
+}
+
+/* ----------------------------------------------------- kept thread states */
+
 static void kept_destructor(void *p) {
   pb_kept *k = p;
-  if (k != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
-      !python_finalizing()) {
+  pthread_mutex_lock(&watch_lock);
+  if (pb_tls.watched)
+    watch_remove_locked(&pb_tls);
+  pthread_mutex_unlock(&watch_lock);
+  if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
+      !python_finalizing() && !atomic_load(&pb_lost)) {
     /* glibc may already have cleared CPython's own thread-specific slot
      * (keys are destroyed in creation order), so do not go through
      * PyGILState_Release: delete the state directly. */
@@ -255,31 +422,40 @@ static void kept_destructor(void *p) {
   free(k);
 }
 
-static void keep_thread_state(void) {
+/*
+ * Gives this thread a kept thread state when it has none of its own. The
+ * key's value is set first, so the thread leaves the watch list at exit
+ * whatever happens; the first PyGILState_Ensure may wait for the GIL, as a
+ * watched wait of (kind, op).
+ */
+static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
   if (PyGILState_GetThisThreadState() != NULL)
-    return;
-  pb_kept *k = malloc(sizeof *k);
-  if (k == NULL)
     return;
   pthread_mutex_lock(&key_lock);
   bool ok = ts_key_ok;
   pthread_mutex_unlock(&key_lock);
-  if (!ok) {
-    free(k);
+  if (!ok)
     return;
+  pb_kept *k = pthread_getspecific(ts_key);
+  if (k == NULL) {
+    k = calloc(1, sizeof *k);
+    if (k == NULL)
+      return;
+    if (pthread_setspecific(ts_key, k) != 0) {
+      free(k);
+      return;
+    }
   }
+  watch_add(t);
+  wait_begin(t, kind, op);
   PyGILState_STATE st = PyGILState_Ensure();
+  wait_end(t);
+  (void)st; /* never released: the state stays this thread's until it exits */
   k->ts = PyEval_SaveThread();
   k->gen = gen;
-  if (pthread_setspecific(ts_key, k) != 0) {
-    PyEval_RestoreThread(k->ts);
-    PyGILState_Release(st);
-    free(k);
-    return;
-  }
-  pb_tls.ts = k->ts;
-  pb_tls.gen = gen;
+  t->ts = k->ts;
+  t->gen = gen;
 }
 
 /* The thread state attached to this thread (holding the GIL), or NULL. */
@@ -298,28 +474,41 @@ static inline PyThreadState *attached_tstate(void) {
  * thread-specific lookups and counter updates. When this thread already
  * holds the GIL through that state (a callback that calls back into
  * libpyop) nothing is taken or dropped. Threads without a kept state (they
- * had one of their own) go through PyGILState as before.
+ * had one of their own) go through PyGILState. Every wait is marked for the
+ * GIL-wait watch.
  */
-pb_gil pb_enter_on(pb_thread *t) {
+pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
   if (t->ts == NULL || t->gen != gen) {
-    keep_thread_state();
-    if (t->ts == NULL || t->gen != gen)
-      return PB_GIL_ENSURED + (int)PyGILState_Ensure();
+    keep_thread_state(t, kind, op);
+    if (t->ts == NULL || t->gen != gen) {
+      wait_begin(t, kind, op);
+      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure()};
+      wait_end(t);
+      return g;
+    }
   }
   if (attached_tstate() == t->ts)
-    return PB_GIL_HELD;
+    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED};
+  wait_begin(t, kind, op);
   PyEval_RestoreThread(t->ts);
-  return PB_GIL_KEPT;
+  wait_end(t);
+  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED};
 }
 
-pb_gil pb_enter(void) { return pb_enter_on(&pb_tls); }
+pb_gil pb_enter(void) { return pb_enter_on(&pb_tls, -1, NULL); }
 
 void pb_leave(pb_gil g) {
-  if (g == PB_GIL_KEPT)
+  switch (g.how) {
+  case PB_GIL_KEPT:
     PyEval_SaveThread();
-  else if (g >= PB_GIL_ENSURED)
-    PyGILState_Release((PyGILState_STATE)(g - PB_GIL_ENSURED));
+    break;
+  case PB_GIL_ENSURED:
+    PyGILState_Release(g.ensured);
+    break;
+  case PB_GIL_HELD:
+    break;
+  }
 }
 
 /* ------------------------------------------------------------- config */
@@ -332,12 +521,63 @@ bool pb_str_ok(pyop_str s, bool required) {
   return s.len == 0 || memchr(s.data, '\0', s.len) == NULL;
 }
 
-static pthread_t init_thread;
+/* ---------------------------------------------------- owned interpreter */
 
-/* Starts an isolated Python that the bridge owns; leaves the GIL released. */
-static int start_python(void) {
+/*
+ * With PYOP_BRIDGE_START_PYTHON the bridge starts Python on a thread of its
+ * own, the interpreter thread, which also finalizes it: Py_FinalizeEx must
+ * run on the thread that initialised Python, and pyop_shutdown may come from
+ * any host thread. The thread imports threading first, so that
+ * threading.main_thread() is the interpreter thread: finalization then never
+ * waits for a host thread's Python state (what made a shutdown from another
+ * thread hang once a plugin had imported threading). It blocks every signal
+ * (the host's signals go to the host's threads) and Python installs no
+ * handlers; plugins, which never run on it, cannot install any either
+ * (signal.signal only works on Python's main thread).
+ *
+ * At shutdown the interpreter thread gives non-daemon threads left by
+ * plugins PB_THREAD_WAIT_SECONDS to end. Py_FinalizeEx would wait for them
+ * forever, so if one does not end it is named in a warning and Python is
+ * not finalized: everything of libpyop's is released (ops, plugin modules,
+ * the pyop package) but the interpreter stays initialised, idle (its GIL
+ * free), and the next pyop_load uses it as a running Python.
+ */
+#define PB_THREAD_WAIT_SECONDS 3
+
+enum { IT_NONE, IT_STARTING, IT_READY, IT_FAILED, IT_FINALIZE, IT_DONE };
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  int state;
+  int rc;         /* start status */
+  char *msg;      /* start failure (malloc'd) */
+  bool finalized; /* Py_FinalizeEx ran */
+} it = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void it_set(int state) {
+  pthread_mutex_lock(&it.mu);
+  it.state = state;
+  pthread_cond_broadcast(&it.cv);
+  pthread_mutex_unlock(&it.mu);
+}
+
+/* Waits until it.state is a or b; returns it. */
+static int it_wait(int a, int b) {
+  pthread_mutex_lock(&it.mu);
+  while (it.state != a && it.state != b)
+    pthread_cond_wait(&it.cv, &it.mu);
+  int st = it.state;
+  pthread_mutex_unlock(&it.mu);
+  return st;
+}
+
+/* Py_InitializeFromConfig, isolated; *msg (malloc'd) on failure. */
+static int init_python(char **msg) {
   PyConfig config;
   PyConfig_InitIsolatedConfig(&config);
+  config.install_signal_handlers = 0;
   PyStatus status;
   const char *home = PYOP_BRIDGE_PYTHON_HOME;
   struct stat st;
@@ -352,19 +592,139 @@ static int start_python(void) {
   if (PyStatus_Exception(status))
     goto fail;
   PyConfig_Clear(&config);
-  pb.owns_python = true;
-  init_thread = pthread_self();
-  pb.main_tstate = PyEval_SaveThread();
   return PYOP_OK;
 fail:
   PyConfig_Clear(&config);
   if (PyStatus_IsExit(status))
-    return pb_error(PYOP_EPYTHON, "starting Python (isolated configuration) failed: exit code %d",
-                    status.exitcode);
-  return pb_error(PYOP_EPYTHON, "starting Python (isolated configuration) failed: %s%s%s",
-                  status.func != NULL ? status.func : "",
-                  status.func != NULL ? ": " : "",
-                  status.err_msg != NULL ? status.err_msg : "unknown error");
+    *msg = pb_strdupf("starting Python (isolated configuration) failed: exit code %d",
+                      status.exitcode);
+  else
+    *msg = pb_strdupf("starting Python (isolated configuration) failed: %s%s%s",
+                      status.func != NULL ? status.func : "", status.func != NULL ? ": " : "",
+                      status.err_msg != NULL ? status.err_msg : "unknown error");
+  return PYOP_EPYTHON;
+}
+
+/*
+ * Joins the live non-daemon threads other than this one for at most
+ * seconds (GIL held, released while joining). Returns the names of those
+ * still alive ("" when none; malloc'd), or NULL when it cannot tell.
+ */
+static char *threads_left(double seconds) {
+  static const char src[] =
+      "def pending(timeout):\n"
+      "    import threading, time\n"
+      "    me = threading.current_thread()\n"
+      "    end = time.monotonic() + timeout\n"
+      "    for t in threading.enumerate():\n"
+      "        if t is not me and not t.daemon:\n"
+      "            t.join(max(0.0, end - time.monotonic()))\n"
+      "    return ', '.join(\"'%s' (ident %s)\" % (t.name, t.ident)\n"
+      "                     for t in threading.enumerate()\n"
+      "                     if t is not me and not t.daemon and t.is_alive())\n";
+  char *out = NULL;
+  PyObject *g = PyDict_New();
+  PyObject *r = NULL, *fn = NULL, *names = NULL;
+  if (g == NULL || PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins()) < 0)
+    goto done;
+  r = PyRun_String(src, Py_file_input, g, g);
+  fn = r != NULL ? PyDict_GetItemString(g, "pending") : NULL; /* borrowed */
+  names = fn != NULL ? PyObject_CallFunction(fn, "d", seconds) : NULL;
+  const char *s = names != NULL && PyUnicode_Check(names) ? PyUnicode_AsUTF8(names) : NULL;
+  if (s != NULL)
+    out = strdup(s);
+done:
+  PyErr_Clear();
+  Py_XDECREF(names);
+  Py_XDECREF(r);
+  Py_XDECREF(g);
+  return out;
+}
+
+static void *interp_main(void *arg) {
+  (void)arg;
+  char *msg = NULL;
+  int rc = init_python(&msg);
+  if (rc == PYOP_OK) {
+    PyObject *threading = PyImport_ImportModule("threading");
+    if (threading == NULL)
+      PyErr_Clear();
+    Py_XDECREF(threading);
+    pb.main_tstate = PyEval_SaveThread();
+  }
+  pthread_mutex_lock(&it.mu);
+  it.rc = rc;
+  it.msg = msg;
+  it.state = rc == PYOP_OK ? IT_READY : IT_FAILED;
+  pthread_cond_broadcast(&it.cv);
+  if (rc != PYOP_OK) {
+    pthread_mutex_unlock(&it.mu);
+    return NULL;
+  }
+  while (it.state != IT_FINALIZE)
+    pthread_cond_wait(&it.cv, &it.mu);
+  pthread_mutex_unlock(&it.mu);
+
+  PyEval_RestoreThread(pb.main_tstate);
+  char *left = threads_left(PB_THREAD_WAIT_SECONDS);
+  bool finalize = left == NULL || left[0] == '\0';
+  if (left == NULL)
+    pb_log(PYOP_LOG_WARN, "bridge: could not list Python threads before finalizing");
+  if (finalize) {
+    if (Py_FinalizeEx() != 0)
+      pb_log(PYOP_LOG_WARN, "bridge: Py_FinalizeEx reported an error while flushing");
+  } else {
+    pb_log(PYOP_LOG_WARN,
+           "bridge: Python thread(s) %s started by a plugin did not end within %d s of "
+           "pyop_shutdown; Python is not finalized (Py_FinalizeEx would wait for them "
+           "forever): the ops, the plugins' modules and the pyop package are released, the "
+           "interpreter stays initialised and idle, and the next pyop_load uses it",
+           left, PB_THREAD_WAIT_SECONDS);
+    PyEval_SaveThread();
+  }
+  free(left);
+  pthread_mutex_lock(&it.mu);
+  it.finalized = finalize;
+  it.state = IT_DONE;
+  pthread_cond_broadcast(&it.cv);
+  pthread_mutex_unlock(&it.mu);
+  return NULL;
+}
+
+/* Starts an isolated Python that the bridge owns on the interpreter thread;
+ * the GIL is left released. */
+static int start_python(void) {
+  it.state = IT_STARTING;
+  it.msg = NULL;
+  it.finalized = false;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits: no host signal */
+  int e = pthread_create(&it.thread, NULL, interp_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (e != 0) {
+    it.state = IT_NONE;
+    return pb_error(PYOP_EPYTHON, "starting Python: cannot create its thread: %s", strerror(e));
+  }
+  if (it_wait(IT_READY, IT_FAILED) == IT_FAILED) {
+    pthread_join(it.thread, NULL);
+    int rc = pb_error(it.rc, "%s", it.msg != NULL ? it.msg : "starting Python failed");
+    free(it.msg);
+    it.msg = NULL;
+    it.state = IT_NONE;
+    return rc;
+  }
+  pb.owns_python = true;
+  return PYOP_OK;
+}
+
+/* Has the interpreter thread finalize (or leave) Python and end. */
+static bool finish_python(void) {
+  it_set(IT_FINALIZE);
+  it_wait(IT_DONE, IT_DONE);
+  pthread_join(it.thread, NULL);
+  it.state = IT_NONE;
+  return it.finalized;
 }
 
 /* The running interpreter must be the major.minor the bridge was built for. */
@@ -426,6 +786,28 @@ static int pb_set_config(const pyop_bridge_config *config) {
 
 /* ------------------------------------------------------ the API table */
 
+/*
+ * A host thread that holds the GIL while running no Python (it initialised
+ * Python and never released it) makes every call from another thread wait.
+ * Said at each load (GIL held).
+ */
+static void warn_if_gil_kept(pb_gil how) {
+  bool held_before = how.how == PB_GIL_HELD ||
+                     (how.how == PB_GIL_ENSURED && how.ensured == PyGILState_LOCKED);
+  if (!held_before)
+    return; /* the GIL was free: taken for this call */
+  PyFrameObject *frame = PyThreadState_GetFrame(attached_tstate());
+  if (frame != NULL) {
+    Py_DECREF(frame); /* a Python caller (ctypes.PyDLL): it releases the GIL as it runs */
+    return;
+  }
+  pb_log(PYOP_LOG_WARN,
+         "bridge: the thread calling pyop_load holds the GIL while running no Python: calls "
+         "from other threads will wait until it releases it. A host that initialised Python "
+         "should call PyEval_SaveThread() right after Py_Initialize (and "
+         "PyEval_RestoreThread() before Py_FinalizeEx)");
+}
+
 static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_str *paths,
                                   size_t n_paths) {
   if (pb.artifact_dir == NULL)
@@ -433,6 +815,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
   if (!pb_python_usable())
     return pb_error_no_python("loading Python plugins");
   pb_gil st = pb_enter();
+  warn_if_gil_kept(st);
   int rc = pb_register(registrar, paths, n_paths);
   pb_leave(st);
   return rc;
@@ -454,35 +837,26 @@ static void pb_shutdown(void) {
     pb_package_forget();
     atexit_fn = NULL;
     atomic_fetch_add(&generation, 1);
-    if (pb.owns_python)
+    if (pb.owns_python) {
       pb_log(PYOP_LOG_WARN, "bridge: the Python libpyop started was finalized by someone "
                             "else; nothing left to finalize");
-    pb.owns_python = false;
-    pb.main_tstate = NULL;
-  } else {
-    if (pb.owns_python) {
-      PyGILState_STATE st = PyGILState_UNLOCKED;
-      bool on_init_thread = pthread_equal(init_thread, pthread_self()) != 0;
-      if (on_init_thread)
-        PyEval_RestoreThread(pb.main_tstate);
-      else
-        st = PyGILState_Ensure();
-      (void)st;
-      pb_reset_locked();
-      pb_package_drop();
-      atomic_fetch_add(&generation, 1);
-      if (Py_FinalizeEx() != 0)
-        pb_log(PYOP_LOG_WARN, "bridge: Py_FinalizeEx reported an error while flushing");
-      pb.owns_python = false;
-      pb.main_tstate = NULL;
-    } else {
-      pb_gil st = pb_enter();
-      pb_reset_locked();
-      pb_package_drop();
-      pb_leave(st);
-      atomic_fetch_add(&generation, 1);
+      it_set(IT_FINALIZE); /* its thread then finds no Python to finalize */
+      it_wait(IT_DONE, IT_DONE);
+      pthread_join(it.thread, NULL);
+      it.state = IT_NONE;
     }
+  } else {
+    pb_gil st = pb_enter();
+    pb_reset_locked();
+    pb_package_drop();
+    pb_leave(st);
+    atomic_fetch_add(&generation, 1);
+    if (pb.owns_python)
+      finish_python();
   }
+  pb.owns_python = false;
+  pb.main_tstate = NULL;
+  watch_stop_all();
   pthread_mutex_lock(&key_lock);
   if (ts_key_ok) {
     /* No destructor may run into this image after dlclose. */

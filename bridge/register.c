@@ -447,6 +447,7 @@ fail:;
 void pb_op_decref(pb_op *op) {
   if (op == NULL || --op->refs > 0)
     return;
+  pb_watch_barrier(); /* the GIL-wait watch may be reading op->op_type */
   if (pb_python_usable()) { /* else they died with their interpreter */
     Py_XDECREF(op->desc);
     Py_XDECREF(op->callable);
