@@ -313,6 +313,11 @@ pb_gil pb_enter(void);
  */
 pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op);
 void pb_leave(pb_gil g);
+/* Saves the signal dispositions before plugins run (once per load). */
+void pb_signals_save(void);
+/* Restores the saved dispositions of signals a plugin's Python code
+ * replaced (GIL held; see entry.c). */
+void pb_signals_restore(void);
 /* Waits until the watch thread reads no pb_op (called before one is freed;
  * no GIL needed). */
 void pb_watch_barrier(void);

@@ -1183,6 +1183,7 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
       goto py_fail;
     PyList_SET_ITEM(list, (Py_ssize_t)i, s);
   }
+  pb_signals_save();
   if (guard_save(&guard) < 0)
     goto py_fail;
   guarded = true;
@@ -1236,6 +1237,8 @@ out:
     guard_restore(&guard, rc != PYOP_OK);
     guard_free(&guard);
   }
+  if (rc != PYOP_OK && (pb.modules == NULL || PyList_GET_SIZE(pb.modules) == 0))
+    pb_signals_restore(); /* no plugin of any load is left */
   Py_XDECREF(list);
   Py_XDECREF(res);
   Py_XDECREF(protos);
@@ -1263,6 +1266,7 @@ void pb_package_forget(void) {
 void pb_reset_locked(void) {
   ops_free(pb.ops);
   pb.ops = NULL;
+  pb_signals_restore();
   if (pb.modules != NULL && PyList_GET_SIZE(pb.modules) > 0) {
     unload(pb.modules);
     if (PyList_SetSlice(pb.modules, 0, PyList_GET_SIZE(pb.modules), NULL) < 0)

@@ -157,6 +157,28 @@ bool pyop__status_known(int status);
  */
 int pyop__bridge_status(int rc, bool *odd);
 
+/* ----------------------------------------------------------------- fork */
+
+/*
+ * Set in the child of a fork() that happened while a bridge was open or a
+ * lifecycle call ran (lifecycle.c): the child's copy of Python and of the
+ * bridge cannot be used (the GIL, kept thread states and locks belong to
+ * threads that do not exist in the child). Every libpyop call that returns a
+ * status then fails at once with PYOP_EFORKED; pyop_op_destroy frees
+ * libpyop's memory only. A child forked while libpyop was idle is unaffected.
+ */
+#include <stdatomic.h>
+extern atomic_bool pyop__forked_flag;
+static inline bool pyop__forked(void) {
+  return atomic_load_explicit(&pyop__forked_flag, memory_order_relaxed);
+}
+/* Records the EFORKED error of fn and returns PYOP_EFORKED (cold). */
+int pyop__error_forked(const char *fn) __attribute__((cold));
+#define PYOP__FORK_GUARD()                                                    \
+  do {                                                                        \
+    if (pyop__forked()) return pyop__error_forked(__func__);                  \
+  } while (0)
+
 /* -------------------------------------------------------------- logging */
 
 /*
@@ -185,6 +207,9 @@ bool pyop__log_enabled(int level);
 
 /* A snapshot copy of the installed hooks (all NULL when none). */
 void pyop__hooks_get(pyop_host_hooks *out);
+/* Take / release the hooks lock around fork() (lifecycle.c only). */
+void pyop__hooks_fork_lock(void);
+void pyop__hooks_fork_unlock(void);
 
 /* --------------------------------------------------------- environment */
 

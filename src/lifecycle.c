@@ -47,6 +47,50 @@ static pyop_options options = PYOP_OPTIONS_INIT;
 static void *started_libpython; /* dlopened for start_python; kept open */
 static char *last_report;       /* candidates of the last bridge load */
 
+/* ------------------------------------------------------------------ fork */
+
+atomic_bool pyop__forked_flag;
+
+int pyop__error_forked(const char *fn) {
+  return pyop__error(PYOP_EFORKED,
+                     "%s: this process was forked while libpyop had Python loaded (a "
+                     "bridge open or a load in progress); libpyop cannot be used in the "
+                     "child: load in each process after fork(), or exec() in the child "
+                     "(docs/host-guide.md, \"fork\")",
+                     fn);
+}
+
+/*
+ * pthread_atfork handlers: the lifecycle, registry and hook locks are taken
+ * around fork() (none is ever held across a call into the bridge, Python or
+ * a hook, so this never waits long), so the child gets consistent copies.
+ * The child is marked forked when a bridge was open or a lifecycle call was
+ * running in the parent; otherwise it starts with libpyop as it was.
+ */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&life_lock);
+  pyop__registry_fork_lock();
+  pyop__hooks_fork_lock();
+}
+
+static void fork_parent(void) {
+  pyop__hooks_fork_unlock();
+  pyop__registry_fork_unlock();
+  pthread_mutex_unlock(&life_lock);
+}
+
+static void fork_child(void) {
+  if (life_busy || bridge.api) atomic_store(&pyop__forked_flag, true);
+  pyop__hooks_fork_unlock();
+  pyop__registry_fork_unlock();
+  pthread_mutex_unlock(&life_lock);
+}
+
+__attribute__((constructor)) static void fork_handlers_install(void) {
+  /* glibc drops the handlers when libpyop is unloaded. */
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 /*
  * Waits until no other lifecycle call runs, then marks this one running.
  * A lifecycle call made from inside another one on the same thread (a host
@@ -80,6 +124,7 @@ static void life_end(void) {
 /* ------------------------------------------------------------- scanning */
 
 int pyop_check_need_load(bool *need_load) {
+  PYOP__FORK_GUARD();
   if (!need_load)
     return pyop__error(PYOP_EINVAL, "pyop_check_need_load: need_load is NULL");
   *need_load = false;
@@ -311,6 +356,7 @@ static int load_locked(void) {
 }
 
 int pyop_load(void) {
+  PYOP__FORK_GUARD();
   int brc = life_begin("pyop_load");
   if (brc != PYOP_OK) return brc;
   int rc = load_locked();
@@ -329,6 +375,7 @@ static int unload_locked(void) {
 }
 
 int pyop_unload(void) {
+  PYOP__FORK_GUARD();
   int brc = life_begin("pyop_unload");
   if (brc != PYOP_OK) return brc;
   int rc = unload_locked();
@@ -356,6 +403,7 @@ static int shutdown_locked(const char *what, bool forget_report) {
 }
 
 int pyop_shutdown(void) {
+  PYOP__FORK_GUARD();
   int rc = life_begin("pyop_shutdown");
   if (rc != PYOP_OK) return rc;
   rc = shutdown_locked("shutdown", false);
@@ -364,6 +412,7 @@ int pyop_shutdown(void) {
 }
 
 int pyop_set_options(const pyop_options *in) {
+  PYOP__FORK_GUARD();
   if (!in || in->struct_size < offsetof(pyop_options, start_python) + sizeof(bool))
     return pyop__error(PYOP_EINVAL,
                        "pyop_set_options: options is NULL or its struct_size is "
@@ -387,6 +436,7 @@ int pyop_set_options(const pyop_options *in) {
 /* ----------------------------------------------------------- diagnostics */
 
 int pyop_runtime_key(char *buf, size_t len) {
+  PYOP__FORK_GUARD();
   if (!buf || len == 0)
     return pyop__error(PYOP_EINVAL, "pyop_runtime_key: empty buffer");
   pyop__runtime_key key;
@@ -400,6 +450,7 @@ int pyop_runtime_key(char *buf, size_t len) {
 }
 
 int pyop_doctor(char **out) {
+  PYOP__FORK_GUARD();
   if (!out) return pyop__error(PYOP_EINVAL, "pyop_doctor: out is NULL");
   *out = NULL;
   pyop__sb sb = PYOP__SB_INIT;
@@ -476,7 +527,8 @@ void UnloadPythonCustomOps(void) {
 /* pyop_shutdown that also forgets the last candidate report, in the same
  * lifecycle call (no other load can slip in between). */
 void ShutdownPythonCustomOpsForProcess(void) {
-  if (life_begin("ShutdownPythonCustomOpsForProcess") != PYOP_OK) {
+  if (pyop__forked() || life_begin("ShutdownPythonCustomOpsForProcess") != PYOP_OK) {
+    if (pyop__forked()) (void)pyop__error_forked("ShutdownPythonCustomOpsForProcess");
     PYOP_LOG_E("%s", pyop_last_error());
     return;
   }

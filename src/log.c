@@ -78,6 +78,7 @@ void pyop__log(int level, const char *origin, const char *fmt, ...) {
 }
 
 int pyop_set_host_hooks(const pyop_host_hooks *in) {
+  PYOP__FORK_GUARD();
   pyop_host_hooks copy;
   memset(&copy, 0, sizeof copy);
   if (in) {
@@ -96,6 +97,10 @@ int pyop_set_host_hooks(const pyop_host_hooks *in) {
   pthread_mutex_unlock(&hooks_lock);
   return PYOP_OK;
 }
+
+/* Around fork() (lifecycle.c): the child gets the hooks unlocked. */
+void pyop__hooks_fork_lock(void) { pthread_mutex_lock(&hooks_lock); }
+void pyop__hooks_fork_unlock(void) { pthread_mutex_unlock(&hooks_lock); }
 
 void pyop__hooks_get(pyop_host_hooks *out) {
   pthread_mutex_lock(&hooks_lock);

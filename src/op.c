@@ -249,6 +249,7 @@ static void free_attr_tensors(pyop_op *op) {
 int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
                    pyop_op **out) {
   if (out) *out = NULL;
+  PYOP__FORK_GUARD();
   if (!op_type || !out)
     return pyop__error(PYOP_EINVAL, "pyop_op_create: op_type or out is NULL");
   pyop__entry *e;
@@ -322,6 +323,15 @@ fail:
 /* Destroys the holders (implementation's first), then gives the entry back. */
 void pyop_op_destroy(pyop_op *op) {
   if (!op) return;
+  if (pyop__forked()) {
+    /* The holders are the bridge's and the entry is counted under the
+     * registry lock: neither is usable in a forked child. Only libpyop's own
+     * memory of the instance is freed. */
+    pyop__plan_free(op->plan);
+    free_attr_tensors(op);
+    pyop__free(op);
+    return;
+  }
   if (op->impl) op->impl->callbacks->destroy_holder(op->impl_holder);
   if (op->infer_meta) op->proto->callbacks->destroy_holder(op->proto_holder);
   pyop__plan_free(op->plan);
@@ -519,6 +529,7 @@ static int infer_result_ok(const pyop_op *op, pyop_tensor *t, size_t i, size_t k
  */
 int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                        pyop_tensor *outputs, size_t n_outputs) {
+  PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta: op is NULL");
   if (!op->infer_meta) return unsupported(op, "infer_meta");
   int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
@@ -546,6 +557,7 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
 
 int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                             pyop_output_list *outputs, size_t n_outputs) {
+  PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_list: op is NULL");
   if (!op->infer_meta) return unsupported(op, "infer_meta");
   int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
@@ -952,6 +964,7 @@ static __attribute__((noinline)) int execute_strict(pyop_op *op,
  */
 int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                     pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute: op is NULL");
   int rc = exec_args_check(op, inputs, n_inputs, ctx);
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "execute");
@@ -1004,6 +1017,7 @@ static int execute_strict(pyop_op *op, const pyop_tensor_list *inputs, size_t n_
 int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                          pyop_output_list *outputs, size_t n_outputs,
                          const pyop_exec_ctx *ctx) {
+  PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_execute_list: op is NULL");
   int rc = exec_args_check(op, inputs, n_inputs, ctx);
   if (rc == PYOP_OK) rc = check_output_lists(op, outputs, n_outputs, "execute");
@@ -1125,6 +1139,7 @@ static int sink_set_artifact(void *vctx, const void *data, size_t len) {
 int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                     const pyop_tensor *outputs, size_t n_outputs, void **artifact,
                     size_t *len) {
+  PYOP__FORK_GUARD();
   if (!op || !artifact || !len)
     return pyop__error(PYOP_EINVAL, "pyop_op_compile: op, artifact or len is NULL");
   *artifact = NULL;
@@ -1162,6 +1177,7 @@ static int sink_add_workspace(void *vctx, uint64_t nbytes) {
 int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
                                 size_t n_inputs, const pyop_tensor *outputs,
                                 size_t n_outputs) {
+  PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_declare_launch_args: op is NULL");
   if (!op->declare) return unsupported(op, "declare_launch_args");
   int rc = check_inputs(op, inputs, n_inputs, false, "declare_launch_args");
@@ -1326,6 +1342,7 @@ done:
  */
 int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                    const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  PYOP__FORK_GUARD();
   if (op && op->plan && !op->plan_workspaces && ctx && /* a plan implies declare */
       ctx->struct_size >= offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream &&
       n_outputs <= PYOP__LAUNCH_STACK_PTRS) {

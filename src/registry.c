@@ -56,6 +56,10 @@ static struct {
 static void lock(void) { pthread_mutex_lock(&reg.mu); }
 static void unlock(void) { pthread_mutex_unlock(&reg.mu); }
 
+/* Around fork() (lifecycle.c): the child gets the registry unlocked. */
+void pyop__registry_fork_lock(void) { lock(); }
+void pyop__registry_fork_unlock(void) { unlock(); }
+
 /* ------------------------------------------------------------ entries */
 
 /* The op type of a transaction's entry (its own prototype or implementation). */
@@ -783,6 +787,7 @@ void pyop__registry_release_instance(pyop__entry *e) {
 
 /* Takes a reference; *out stays valid until pyop_op_info_release. */
 int pyop_op_get(const char *op_type, const pyop_op_info **out) {
+  PYOP__FORK_GUARD();
   if (!op_type || !out) return pyop__error(PYOP_EINVAL, "pyop_op_get: op_type or out is NULL");
   pyop__entry *e = get_entry(op_type);
   if (!e) {
@@ -809,6 +814,7 @@ static int cmp_str(const void *a, const void *b) {
  * free with pyop_free. With no op registered: *out_types NULL, count 0.
  */
 int pyop_op_list(char ***out_types, size_t *out_count) {
+  PYOP__FORK_GUARD();
   if (!out_types || !out_count)
     return pyop__error(PYOP_EINVAL, "pyop_op_list: out_types or out_count is NULL");
   *out_types = NULL;
@@ -867,6 +873,7 @@ static pyop_str view_of(const char *s) {
  * pyop_unload.
  */
 int pyop_register_host_prototype(const pyop_op_info *info) {
+  PYOP__FORK_GUARD();
   if (!info || info->struct_size < offsetof(pyop_op_info, n_attrs) + sizeof info->n_attrs)
     return pyop__error(PYOP_EINVAL, "pyop_register_host_prototype: info is NULL or its "
                                     "struct_size is too small");

@@ -178,4 +178,8 @@ void pyop__registry_release_instance(pyop__entry *e);
 /* Drops one reference; frees at zero (even when no longer in the table). */
 void pyop__entry_release(pyop__entry *e);
 
+/* Take / release the registry lock around fork() (lifecycle.c only). */
+void pyop__registry_fork_lock(void);
+void pyop__registry_fork_unlock(void);
+
 #endif
