@@ -4,7 +4,9 @@
  * execute of both forms with GE's float32 attributes, dynamic and optional
  * inputs, the context's lifetime across calls of one instance, the NPU
  * boundary (a launch fails naming the element, the op and the NPU; the
- * plugin's other ops keep working; an op with both runs execute), and
+ * plugin's other ops keep working; an op with both runs execute), in-place
+ * ops with ref outputs, no outputs, dynamic outputs and Tensor attributes
+ * (libpyop's op contract), and
  * load/unload/shutdown cycles without the bridge's "still referenced"
  * warning and without state carried between loads.
  *
@@ -19,6 +21,7 @@
 #include "e2e_util.h"
 
 static PyThreadState *g_main_ts;
+#define GE_N_OPS 18 /* the ops of tests/ge/plugins */
 static char g_warn[16384];
 
 static void capture_log(void *user, int level, const char *line) {
@@ -185,6 +188,72 @@ static void run_npu_boundary(void) {
   run_scaled_add();
 }
 
+/* In place, no outputs, dynamic outputs, a Tensor attribute (op contract). */
+static void run_contract(void) {
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  pyop_op *op = NULL;
+  float x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
+  pyop_tensor tx = f32_1d(x, 3), ty = f32_1d(y, 3);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  REQUIRE_RC(pyop_op_create("GeAddInto", NULL, 0, &op), PYOP_OK);
+  const pyop_op_info *info = pyop_op_get_info(op);
+  CHECK(info->n_outputs == 1 && !strcmp(info->outputs[0].name, "x"), "ref output named x");
+  CHECK(PYOP_OP_INFO_HAS(info, output_alias) && info->output_alias &&
+            info->output_alias[0] == 0 && info->input_flags &&
+            (info->input_flags[0] & PYOP_INPUT_MUTATED) && !info->input_flags[1],
+        "GeAddInto: x mutated, output 0 aliases input 0");
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in, 2, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data == (void *)x, "the ref output is x's buffer");
+  CHECK(x[0] == 11 && x[1] == 22 && x[2] == 33, "x += y in place: %g %g %g", x[0], x[1], x[2]);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  REQUIRE_RC(pyop_op_create("GeNoOutputs", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_get_info(op)->n_outputs == 0, "no outputs");
+  CHECK_RC(pyop_op_execute(op, in, 1, NULL, 0, &ctx), PYOP_OK);
+  pyop_op_destroy(op);
+
+  /* A dynamic output before a required one: GE's flattened indices. */
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  pyop_tensor tv = f32_1d(v, 6);
+  pyop_tensor_list vin[1] = {one(&tv)};
+  pyop_attr n3 = attr_int("n", 3);
+  REQUIRE_RC(pyop_op_create("GeSplitSum", &n3, 1, &op), PYOP_OK);
+  pyop_tensor parts[4], total[1];
+  pyop_output_list outs[2] = {{parts, 4, 0}, {total, 1, 0}};
+  memset(parts, 0, sizeof parts);
+  memset(total, 0, sizeof total);
+  CHECK_RC(pyop_op_execute_list(op, vin, 1, outs, 2, &ctx), PYOP_OK);
+  CHECK(outs[0].count == 3 && outs[1].count == 1, "counts %zu %zu", outs[0].count,
+        outs[1].count);
+  for (size_t k = 0; k < outs[0].count && k < 3; k++)
+    CHECK(parts[k].data && ((float *)parts[k].data)[1] == v[2 * k + 1], "part %zu", k);
+  CHECK(total[0].data && ((float *)total[0].data)[0] == 21, "total");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  /* A Tensor attribute. */
+  float table[2] = {10, 20};
+  pyop_tensor tt = f32_1d(table, 2);
+  pyop_attr ta;
+  memset(&ta, 0, sizeof ta);
+  ta.name = "table";
+  ta.value.type = PYOP_ATTR_TENSOR;
+  ta.value.u.tensor = &tt;
+  REQUIRE_RC(pyop_op_create("GeAddTable", &ta, 1, &op), PYOP_OK);
+  table[0] = -1; /* copied at create */
+  memset(out, 0, sizeof out);
+  pyop_tensor_list xin[1] = {one(&ty)};
+  CHECK_RC(pyop_op_execute(op, xin, 1, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data && ((float *)out[0].data)[0] == 20 && ((float *)out[0].data)[1] == 40,
+        "table added");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
 static void check_no_ge_modules(const char *when) {
   PyGILState_STATE g = PyGILState_Ensure();
   int rc = PyRun_SimpleString(
@@ -207,13 +276,14 @@ static void case_run(void) {
     REQUIRE_RC(pyop_load(), PYOP_OK);
     size_t n = 0;
     char *list = op_list_str(&n);
-    CHECK(n == 12, "round %d: %zu ops: %s", round, n, list);
+    CHECK(n == GE_N_OPS, "round %d: %zu ops: %s", round, n, list);
     free(list);
     check_infos();
     run_scaled_add();
     run_io_kinds();
     run_ctx_probe();
     run_npu_boundary();
+    run_contract();
     if (round == 1) {
       CHECK_RC(pyop_shutdown(), PYOP_OK);
       check_no_ge_modules("after pyop_shutdown");

@@ -50,7 +50,11 @@ class CliTest(unittest.TestCase):
                      "GeDtypeSentinel(x; dt: int = 28) -> output0",
                      "GePkgScale(x) -> output0", "GePkgShift(x) -> output0",
                      "GeNpuOnly(x, y) -> output0", "GeHostAndNpu(x, y) -> output0",
-                     "GeAcl(x) -> output0", "GeCtxProbe(x) -> output0"):
+                     "GeAcl(x) -> output0", "GeCtxProbe(x) -> output0",
+                     "GeAddInto(x, y) -> x", "GeAccumulate(acc, x) -> output0, acc",
+                     "GeNoOutputs(x) -> ", "GeSplit(x; n: int = 2) -> output0",
+                     "GeSplitSum(x; n: int = 2) -> output0, output1",
+                     "GeAddTable(x; table: Tensor) -> output0"):
             self.assertIn(line, out)
         self.assertIn("dt: DataType = 'float16'", out)
         self.assertIn("lli: list[list[int]] = [[1, 2], [3]]", out)
@@ -60,13 +64,14 @@ class CliTest(unittest.TestCase):
 
     def test_check(self):
         out = self.fails("check")
-        self.assertIn("12 ops checked, 2 failed", out)
+        self.assertIn("18 ops checked, 2 failed", out)
         for op in ("GeScaledAdd", "GeLegacyNeg", "GeAllAttrs", "GeIoKinds", "GeCtxProbe",
                    "GeOutputNames", "GeDtypeSentinel", "GePkgScale", "GePkgShift",
-                   "GeHostAndNpu"):
-            self.assertRegex(out, r"\n%s +ok" % op)
-        self.assertRegex(out, r"GeNpuOnly +failed")
-        self.assertRegex(out, r"GeAcl +failed")
+                   "GeHostAndNpu", "GeAddInto", "GeAccumulate", "GeNoOutputs", "GeSplit",
+                   "GeSplitSum", "GeAddTable"):
+            self.assertRegex(out, r"(?m)^%s +ok" % op)
+        self.assertRegex(out, r"(?i)GeNpuOnly +failed")
+        self.assertRegex(out, r"(?i)GeAcl +failed")
         out = self.ok("check", opp=os.path.join(PLUGINS, "ge_ops.py"))
         self.assertIn("7 ops checked, 0 failed", out)
 
@@ -97,6 +102,19 @@ class CliTest(unittest.TestCase):
             (["GePkgShift", "--input", "x=float32[2]:1,2"], "output0: float32[2] = [4, 5]"),
             (["GeHostAndNpu", "--input", "x=float32[2]:1,2", "--input", "y=float32[2]:3,4"],
              "output0: float32[2] = [3, 8]"),
+            (["GeAddInto", "--input", "x=float32[3]:1,2,3", "--input", "y=float32[3]:10,20,30"],
+             "x: float32[3] = [11, 22, 33] (input x's buffer)\n"
+             "input x after the call (mutated): float32[3] = [11, 22, 33]"),
+            (["GeAccumulate", "--input", "acc=float32[2]:1,1", "--input", "x=float32[2]:2,3"],
+             "output0: float32[2] = [4, 9]\nacc: float32[2] = [3, 4] (input acc's buffer)"),
+            (["GeNoOutputs", "--input", "x=float32[2]:1,2"], "(no outputs)"),
+            (["GeSplit", "--input", "x=float32[4]:1,2,3,4"],
+             "output0: 2 tensors\noutput0[0]: float32[2] = [1, 2]\n"
+             "output0[1]: float32[2] = [3, 4]"),
+            (["GeSplitSum", "--input", "x=float32[6]:1,2,3,4,5,6", "--attr", "n=3"],
+             "output0[2]: float32[2] = [5, 6]\noutput1: float32[1] = [21]"),
+            (["GeAddTable", "--input", "x=float32[4]:1,2,3,4", "--attr",
+              "table=float32[2]:10,20"], "output0: float32[4] = [11, 22, 13, 24]"),
         ]
         for args, want in cases:
             with self.subTest(args[0]):

@@ -175,7 +175,7 @@ class EagerOpExecutionContext:
     workspaces are host memory allocated through libpyop's host."""
 
     __slots__ = ("_s", "_p", "_op", "_ir", "_slots", "_flat", "_vals", "_outs", "_ws",
-                 "_n_out", "_aliases")
+                 "_counts", "_next")
 
     def __init__(self, *a, **k):
         raise TypeError("EagerOpExecutionContext objects are made by the runtime only")
@@ -201,10 +201,10 @@ class EagerOpExecutionContext:
         c._slots = slots
         c._flat = flat
         c._vals = attr_values
-        c._n_out = len(ir.outputs)
+        c._counts = None
+        c._next = {}
         c._outs = {}
         c._ws = []
-        c._aliases = {}
         return c
 
     def _close(self):
@@ -272,6 +272,53 @@ class EagerOpExecutionContext:
         return RuntimeAttrs._make(self._s, self._ir.attrs, self._vals, self._op)
 
     # ----------------------------------------------------------- outputs
+    def _out_slot(self, index, fname):
+        """(output slot, instance) of the flattened output index: dynamic
+        outputs count their instances (known from infer_meta's lists, or
+        unbounded for a dynamic output that comes last)."""
+        if self._ir.outputs is None:  # a host prototype: pyop checks the index
+            return index, 0
+        kinds = [k for _, k in self._ir.outputs]
+        if 1 not in kinds:
+            if index >= len(kinds):
+                raise RuntimeError("op %r: %s(%d): the op has %d outputs"
+                                   % (self._op, fname, index, len(kinds)))
+            return index, 0
+        counts = self._counts
+        if counts is None:
+            if kinds.index(1) == len(kinds) - 1:
+                counts = [1] * (len(kinds) - 1) + [1 << 62]
+            else:
+                counts = self._count_outputs()
+            self._counts = counts
+        flat = 0
+        for slot, n in enumerate(counts):
+            if index < flat + n:
+                return slot, index - flat
+            flat += n
+        raise RuntimeError("op %r: %s(%d): the op has %d output instances (infer_meta)"
+                           % (self._op, fname, index, flat))
+
+    def _count_outputs(self):
+        """Instance counts per output from the op's infer_meta."""
+        fn = getattr(self._ir, "func", None)
+        if fn is None:
+            raise RuntimeError("op %r: the instance counts of its dynamic outputs are unknown "
+                               "(no Python prototype)" % self._op)
+        from ..runtime import TensorDesc
+
+        def desc(t):
+            return TensorDesc(list(t._t), t._dt)
+
+        args = []
+        for (name, kind), ts in zip(self._ir.inputs, self._slots):
+            args.append([desc(t) for t in ts] if kind == 2 else (desc(ts[0]) if ts else None))
+        kw = {a[0]: v for a, v in zip(self._ir.attrs, self._vals)}
+        r = fn(*args, **kw)
+        outs = self._ir.outputs
+        r = (r,) if len(outs) == 1 else tuple(r)
+        return [len(x) if k == 1 else 1 for (_, k), x in zip(outs, r)]
+
     def malloc_output_tensor(self, index, shape, format, dtype):
         """Host memory for output `index` (flattened): storage shape x dtype."""
         self._check()
@@ -282,10 +329,17 @@ class EagerOpExecutionContext:
         if not isinstance(format, StorageFormat):
             raise RuntimeError("Unable to cast Python instance of type %s to C++ type "
                                "'gert::StorageFormat'" % type(format).__name__)
-        if index >= self._n_out:
-            raise RuntimeError("op %r: malloc_output_tensor(%d): the op has %d outputs"
-                               % (self._op, index, self._n_out))
-        name = self._ir.outputs[index][0]
+        slot, inst = self._out_slot(index, "malloc_output_tensor")
+        name, kind = (self._ir.outputs[slot] if self._ir.outputs is not None
+                      else ("output%d" % slot, 0))
+        if kind == 1:
+            name = "%s%d" % (name, inst)  # GE's instance name
+            want = self._next.get(slot, 0)
+            if inst != want:
+                raise RuntimeError("op %r: malloc_output_tensor(%d): instance %r of a dynamic "
+                                   "output allocated before instance %d; libpyop allocates a "
+                                   "dynamic output's instances in order"
+                                   % (self._op, index, name, want))
         what = "op %r: malloc_output_tensor output %r" % (self._op, name)
         gdt = _convert.ge_dtype(dtype, what + " dtype")
         pdt = _convert.dtype_to_pyop(gdt, what + " dtype")
@@ -293,10 +347,12 @@ class EagerOpExecutionContext:
         pfmt = _convert.format_to_pyop(sfmt, what + " storage format")
         dims = list(shape._t)
         try:
-            t = self._p.malloc_output_tensor(index, tuple(dims), pdt, pfmt)
+            t = self._p.malloc_output_tensor(slot, tuple(dims), pdt, pfmt)
         except (ValueError, IndexError, OverflowError, TypeError, RuntimeError) as e:
             raise RuntimeError("%s: allocation of %s[%s] failed: %s"
                                % (what, gdt.name, ",".join(map(str, dims)), e)) from e
+        if kind == 1:
+            self._next[slot] = inst + 1
         out = Tensor._make(self._s, t.data_ptr, t.nbytes, dims, gdt, sfmt,
                            TensorPlacement.ON_HOST)
         out._o[:] = shape._o
@@ -306,23 +362,43 @@ class EagerOpExecutionContext:
         return out
 
     def make_output_ref_input(self, output_index, input_index):
-        """Output `output_index` is input `input_index`'s buffer (same addr)."""
+        """Output `output_index` is input `input_index`'s buffer (same addr);
+        the output must be bound to that input by mutates_args."""
         self._check()
         output_index = _nonneg(output_index, "output_index")
         input_index = _nonneg(input_index, "input_index")
-        if output_index >= self._n_out:
-            raise RuntimeError("op %r: make_output_ref_input(%d, %d): the op has %d outputs"
-                               % (self._op, output_index, input_index, self._n_out))
-        if input_index >= len(self._flat):
-            raise RuntimeError("op %r: make_output_ref_input(%d, %d): no such input"
-                               % (self._op, output_index, input_index))
-        bind = getattr(self._p, "bind_output_alias", None)
+        slot, _ = self._out_slot(output_index, "make_output_ref_input")
+        in_slot, flat = None, 0
+        for k, ts in enumerate(self._slots):
+            if input_index < flat + len(ts):
+                in_slot = k
+                break
+            flat += len(ts)
+        if in_slot is None:
+            raise RuntimeError("op %r: make_output_ref_input(%d, %d): no such input (%d "
+                               "connected)" % (self._op, output_index, input_index, flat))
+        if self._ir.outputs is not None and self._ir.alias.get(slot) != in_slot:
+            raise RuntimeError("op %r: make_output_ref_input(%d, %d): output %r is not bound "
+                               "to input %r by mutates_args" % (
+                                   self._op, output_index, input_index,
+                                   self._ir.outputs[slot][0], self._ir.inputs[in_slot][0]))
+        bind = getattr(self._p, "make_output_ref_input", None)
         if bind is None:
             raise RuntimeError("op %r: make_output_ref_input(%d, %d): output aliases of inputs "
-                               "are not supported by this libpyop yet"
+                               "are not supported by this libpyop"
                                % (self._op, output_index, input_index))
-        bind(output_index, input_index)  # pragma: wired with in-place support
-        out = self._flat[input_index]
+        try:
+            t = bind(slot, in_slot)
+        except (IndexError, ValueError, RuntimeError) as e:
+            raise RuntimeError("op %r: make_output_ref_input(%d, %d): output %r cannot be "
+                               "input %r's buffer (declare it with mutates_args): %s"
+                               % (self._op, output_index, input_index,
+                                  "output%d" % slot if self._ir.outputs is None
+                                  else self._ir.outputs[slot][0],
+                                  self._ir.inputs[in_slot][0], e)) from e
+        src = self._flat[input_index]
+        out = Tensor._make(self._s, t.data_ptr, t.nbytes, src._t, src._dt, src._f[1],
+                           TensorPlacement.ON_HOST)
         self._outs[output_index] = out
         return out
 

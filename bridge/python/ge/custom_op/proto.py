@@ -521,8 +521,24 @@ def _make_infer(desc):
                 ge_args.append([desc_from_pyop(x) for x in a])
             else:
                 ge_args.append(None if a is None else desc_from_pyop(a))
-        ge_kw = {n: attr_from_pyop(t, kw[n]) for n, t, _, _ in attrs if n in kw}
-        r = fn(*ge_args, **ge_kw)
+        scope = None
+        ge_kw = {}
+        for n, t, _, _ in attrs:
+            if n not in kw:
+                continue
+            if t == "VT_TENSOR":
+                if scope is None:
+                    from ..runtime import _Scope
+                    scope = _Scope("op %r: a Tensor attribute given to infer_meta" % op_type)
+                from .context import wrap_tensor
+                ge_kw[n] = wrap_tensor(scope, kw[n])
+            else:
+                ge_kw[n] = attr_from_pyop(t, kw[n])
+        try:
+            r = fn(*ge_args, **ge_kw)
+        finally:
+            if scope is not None:
+                scope.valid = False
         what = "op %r: infer_meta (%s)" % (op_type, fn.__qualname__)
         if not outputs:
             if r is not None:
@@ -575,7 +591,30 @@ def to_pyop(desc):
         attrs.append((n, at, not has, pd))
     outputs = tuple(n for n, _ in desc.outputs)
     key = "ge:%s:%s:%s" % (label(desc.func.__module__), desc.func.__qualname__, op_type)
+    extra = {}
+    if _features.NO_OUTPUTS or _features.DYNAMIC_OUTPUTS:
+        kinds = tuple(IoKind.DYNAMIC if k == OUT_DYNAMIC else IoKind.REQUIRED
+                      for _, k in desc.outputs)
+        extra["output_kinds"] = kinds if any(k == IoKind.DYNAMIC for k in kinds) else None
+    if desc.mutates:
+        from pyop._types import INPUT_MUTATED
+        names = [n for n, _ in desc.inputs]
+        mutated = set(desc.mutates.values())
+        alias = []
+        for i, (oname, okind) in enumerate(desc.outputs):
+            src = desc.mutates.get(i)
+            if src is None:
+                alias.append(-1)
+                continue
+            k = names.index(src)
+            if okind != OUT_REQUIRED or desc.inputs[k][1] != REQUIRED:
+                raise _fail(op_type, NotImplementedError, "mutates_args binds output %d to "
+                            "input %r: libpyop aliases only a required input to a required "
+                            "(not dynamic) output" % (i, src))
+            alias.append(k)
+        extra["input_flags"] = tuple(INPUT_MUTATED if n in mutated else 0 for n in names)
+        extra["output_alias"] = tuple(alias)
     p = GeOpProto(op_type, key, desc.file, desc.line, inputs, outputs, tuple(attrs),
-                  _make_infer(desc))
+                  _make_infer(desc), **extra)
     p.ge = desc
     return p

@@ -52,12 +52,14 @@ class OpImplDescriptor:
 
 class _IR:
     """inputs ((name, kind)), attrs ((name, ir_type, default, has_default)),
-    outputs ((name, kind)) -- what validation and the contexts read."""
+    outputs ((name, kind)), func (the GE infer_meta or None) -- what
+    validation and the contexts read."""
 
-    __slots__ = ("inputs", "attrs", "outputs")
+    __slots__ = ("inputs", "attrs", "outputs", "func", "alias")
 
-    def __init__(self, inputs, attrs, outputs):
-        self.inputs, self.attrs, self.outputs = inputs, attrs, outputs
+    def __init__(self, inputs, attrs, outputs, func=None, alias=None):
+        self.inputs, self.attrs, self.outputs, self.func = inputs, attrs, outputs, func
+        self.alias = alias or {}  # output slot -> the input slot it is (ref outputs)
 
 
 _IR_OF_PYOP = {
@@ -67,17 +69,25 @@ _IR_OF_PYOP = {
     AttrType.LIST_BOOL: "VT_LIST_BOOL", AttrType.LIST_STR: "VT_LIST_STRING",
     AttrType.LIST_DTYPE: "VT_LIST_DATA_TYPE", AttrType.LIST_LIST_INT: "VT_LIST_LIST_INT",
 }
+if hasattr(AttrType, "TENSOR"):
+    _IR_OF_PYOP[AttrType.TENSOR] = "VT_TENSOR"
 
 
 def _ir_of(proto):
     """The GE IR of a pyop prototype of the same load."""
     if isinstance(proto, GeOpProto):
         g = proto.ge
-        return _IR(g.inputs, g.attrs, g.outputs)
+        names = [n for n, _ in g.inputs]
+        return _IR(g.inputs, g.attrs, g.outputs, g.func,
+                   {o: names.index(i) for o, i in g.mutates.items()})
+    kinds = getattr(proto, "output_kinds", None) or (0,) * len(proto.outputs)
     return _IR(tuple((n, int(k)) for n, k in proto.inputs),
                tuple((n, _IR_OF_PYOP.get(AttrType(t), "VT_NONE"), d, not req)
                      for n, t, req, d in proto.attrs),
-               tuple((n, 0) for n in proto.outputs))
+               tuple((n, 1 if int(k) == int(IoKind.DYNAMIC) else 0)
+                     for n, k in zip(proto.outputs, kinds)), None,
+               {o: i for o, i in enumerate(getattr(proto, "output_alias", None) or ())
+                if i >= 0})
 
 
 def _guess_ir(args, kw):
@@ -99,7 +109,7 @@ def _guess_ir(args, kw):
             else:
                 base = base.replace("VT_", "VT_LIST_", 1)
         attrs.append((n, base, None, False))
-    return _IR(inputs, tuple(attrs), ())
+    return _IR(inputs, tuple(attrs), None)  # outputs: the host's, unknown here
 
 
 # ------------------------------------------------------- execute forms
