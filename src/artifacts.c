@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pyop/bridge_abi.h"
@@ -415,7 +416,9 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
   int rc = PYOP_OK;
   char *buf = NULL;
   size_t total = 0;
-  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: a FIFO or a device in the manifest's place must not block
+   * the open (and with it every lifecycle call); fstat then refuses it. */
+  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     bool missing = e == ENOENT || e == ENOTDIR;
@@ -434,8 +437,11 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
     goto out;
   }
   if (!S_ISREG(st.st_mode)) {
-    if (why) pyop__sb_puts(why, PYOP__MANIFEST_NAME ": not a regular file");
-    rc = pyop__error(PYOP_EIO, "%s: not a regular file", path);
+    if (why)
+      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": not a regular file (%s)",
+                      pyop__file_kind(st.st_mode));
+    rc = pyop__error(PYOP_EIO, "%s: not a regular file (%s)", path,
+                     pyop__file_kind(st.st_mode));
     goto out;
   }
   if (st.st_size > PYOP__MANIFEST_MAX) {
@@ -886,6 +892,17 @@ static int check_owner_mode(const char *path, const char *what,
   return PYOP_ESECURITY;
 }
 
+const char *pyop__file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "regular file";
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISLNK(mode)) return "symbolic link";
+  return "unknown file type";
+}
+
 static int errno_status(int e) {
   if (e == ENOMEM) return PYOP_ENOMEM;
   if (e == ENOENT || e == ENOTDIR) return PYOP_ENOENT;
@@ -924,14 +941,17 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
   memcpy(dir, resolved, dl);
   dir[dl] = '\0';
 
-  dfd = PYOP_SYS(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* O_NONBLOCK on both: nothing here may wait for a FIFO's writer or a
+   * device; the fstat below refuses what is not a directory / regular file. */
+  dfd = PYOP_SYS(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
   if (dfd < 0) {
     int e = errno;
     pyop__sb_printf(why, "%s: cannot open directory: %s", dir, strerror(e));
     rc = errno_status(e);
     goto fail;
   }
-  fd = PYOP_SYS(openat)(dfd, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  fd = PYOP_SYS(openat)(dfd, base,
+                        O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     if (e == ELOOP) {
@@ -952,10 +972,12 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
     goto fail;
   }
   if (!S_ISREG(st.st_mode)) {
-    pyop__sb_printf(why, "%s: not a regular file", resolved);
+    pyop__sb_printf(why, "%s: not a regular file (%s)", resolved,
+                    pyop__file_kind(st.st_mode));
     rc = PYOP_ESECURITY;
     goto fail;
   }
+
   rc = check_owner_mode(resolved, "", &st, why);
   if (rc == PYOP_OK) rc = check_owner_mode(dir, "directory ", &dst, why);
   if (rc != PYOP_OK) goto fail;
@@ -978,91 +1000,171 @@ fail:
 
 /*
  * dlerror() taken now (a fixed text when it is NULL), without the leading
- * "<name>: " the dynamic loader puts before it when <name> is the file's
- * /proc/self/fd/N alias or resolved itself: the caller names the file.
+ * "<resolved>: " the dynamic loader puts before it: the caller names the
+ * file.
  */
 const char *pyop__dlerror_detail(const char *resolved) {
   const char *msg = PYOP_SYS(dlerror)();
   if (!msg) return "unknown dynamic loader error";
-  const char *rest = NULL;
   size_t rl = resolved ? strlen(resolved) : 0;
-  if (strncmp(msg, "/proc/self/fd/", 14) == 0) {
-    rest = msg + 14;
-    while (*rest >= '0' && *rest <= '9') rest++;
-  } else if (rl && strncmp(msg, resolved, rl) == 0) {
-    rest = msg + rl;
-  }
+  const char *rest = rl && strncmp(msg, resolved, rl) == 0 ? msg + rl : NULL;
   return rest && rest[0] == ':' && rest[1] == ' ' ? rest + 2 : msg;
 }
 
-static int name_loaded_cb(struct dl_phdr_info *info, size_t size, void *name) {
-  (void)size;
-  return info->dlpi_name && strcmp(info->dlpi_name, name) == 0;
-}
+/* A mapping's identity as /proc/self/maps shows it. */
+typedef struct map_id {
+  bool found;
+  unsigned major, minor;
+  unsigned long long ino;
+} map_id;
 
 /*
- * True when an object is loaded under exactly this name. The dynamic loader
- * returns an object whose name matches without opening the file, so a
- * library loaded earlier through /proc/self/fd/N (its descriptor long
- * closed, the number reused) would be handed back in place of ours.
- * dl_iterate_phdr only reads the process's link map (no OS call, cannot
- * fail), so it is called directly rather than through the seam.
+ * Parses one /proc/self/maps line head ("start-end perms off maj:min ino")
+ * and records its identity in ids[k] when it contains addrs[k].
  */
-static bool name_loaded(const char *name) {
-  return dl_iterate_phdr(name_loaded_cb, (void *)name) != 0;
+static void maps_line(const char *line, const uintptr_t *addrs, map_id *ids, size_t n) {
+  unsigned long long start, end, ino;
+  unsigned maj, min;
+  if (sscanf(line, "%llx-%llx %*s %*s %x:%x %llu", &start, &end, &maj, &min, &ino) != 5)
+    return;
+  for (size_t k = 0; k < n; k++) {
+    if (!ids[k].found && addrs[k] >= start && addrs[k] < end) {
+      ids[k].found = true;
+      ids[k].major = maj;
+      ids[k].minor = min;
+      ids[k].ino = ino;
+    }
+  }
 }
 
 /*
- * dlopens the file behind fd (vetted by pyop__open_trusted): through
- * /proc/self/fd/N when /proc is mounted (and no loaded object already has
- * that name), so the loader maps exactly the checked file; else through
- * the resolved path, then re-stats it and refuses (dlclose) when device or
- * inode changed. NULL with the reason in why on failure. Note: a library
- * loaded through /proc has "/proc/self/fd/N" as its name (dladdr,
- * $ORIGIN); a bridge learns its directory from
- * pyop_bridge_config.artifact_dir instead.
+ * Finds the mappings holding addrs[0..n) in /proc/self/maps (read through
+ * the seam, O_NONBLOCK). PYOP_OK (ids[k].found says which were found);
+ * PYOP_ENOENT when /proc is not there (ENOENT, EACCES); PYOP_EIO with the
+ * reason in why otherwise. Only the head of each line is kept: the
+ * identity is in its first fields.
+ */
+static int maps_lookup(const uintptr_t *addrs, map_id *ids, size_t n, pyop__sb *why) {
+  memset(ids, 0, n * sizeof *ids);
+  int fd = PYOP_SYS(open)("/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT || e == EACCES || e == ENOTDIR) return PYOP_ENOENT;
+    pyop__sb_printf(why, "cannot read /proc/self/maps: %s", strerror(e));
+    return PYOP_EIO;
+  }
+  char buf[4096], head[256];
+  size_t hl = 0;
+  for (;;) {
+    ssize_t r = PYOP_SYS(read)(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      PYOP_SYS(close)(fd);
+      pyop__sb_printf(why, "cannot read /proc/self/maps: %s", strerror(e));
+      return PYOP_EIO;
+    }
+    if (r == 0) break;
+    for (ssize_t i = 0; i < r; i++) {
+      if (buf[i] == '\n') {
+        head[hl] = '\0';
+        maps_line(head, addrs, ids, n);
+        hl = 0;
+      } else if (hl < sizeof head - 1) {
+        head[hl++] = buf[i];
+      }
+    }
+  }
+  PYOP_SYS(close)(fd);
+  return PYOP_OK;
+}
+
+/*
+ * After dlopen(resolved): true when the object behind h is the file the
+ * descriptor fd (checked, st) refers to; else false with the reason in why
+ * and the status in *status. Identity as the kernel reports it: the device
+ * and inode /proc/self/maps shows for a page of fd that we map ourselves
+ * must be those it shows for the object's dynamic section. (Comparing
+ * mapping with mapping, not with fstat, stays right on file systems such as
+ * overlayfs whose maps show the underlying file.) Without /proc, the
+ * resolved path is stat'ed again and compared with st.
+ */
+static bool loaded_is_checked(void *h, int fd, const char *resolved, const struct stat *st,
+                              pyop__sb *why, int *status) {
+  *status = PYOP_ESECURITY;
+  struct link_map *lm = NULL;
+  if (PYOP_SYS(dlinfo)(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) {
+    pyop__sb_printf(why, "%s: cannot locate the loaded object (dlinfo: %s)", resolved,
+                    pyop__dlerror_detail(resolved));
+    *status = PYOP_EIO;
+    return false;
+  }
+  size_t page = 4096;
+  void *ref = PYOP_SYS(mmap)(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (ref == MAP_FAILED) {
+    int e = errno;
+    pyop__sb_printf(why, "%s: cannot map the checked file: %s", resolved, strerror(e));
+    *status = PYOP_EIO;
+    return false;
+  }
+  uintptr_t addrs[2] = {(uintptr_t)ref, (uintptr_t)lm->l_ld};
+  map_id ids[2];
+  int rc = maps_lookup(addrs, ids, 2, why);
+  PYOP_SYS(munmap)(ref, page);
+  if (rc == PYOP_ENOENT) {
+    struct stat now;
+    if (PYOP_SYS(stat)(resolved, &now) == 0 && now.st_dev == st->st_dev &&
+        now.st_ino == st->st_ino)
+      return true;
+    pyop__sb_printf(why, "%s: file changed between the security check and dlopen",
+                    resolved);
+    return false;
+  }
+  if (rc != PYOP_OK) {
+    *status = PYOP_EIO;
+    return false;
+  }
+  if (!ids[0].found || !ids[1].found) {
+    pyop__sb_printf(why, "%s: the %s is not in /proc/self/maps", resolved,
+                    !ids[0].found ? "checked file's mapping" : "loaded object");
+    *status = PYOP_EIO;
+    return false;
+  }
+  if (ids[0].major == ids[1].major && ids[0].minor == ids[1].minor &&
+      ids[0].ino == ids[1].ino)
+    return true;
+  pyop__sb_printf(why,
+                  "%s: the object the dynamic loader mapped (device %x:%x inode %llu) "
+                  "is not the checked file (device %x:%x inode %llu): an object of "
+                  "that name was loaded before and the file was replaced since, or it "
+                  "changed between the security check and dlopen",
+                  resolved, ids[1].major, ids[1].minor, ids[1].ino, ids[0].major,
+                  ids[0].minor, ids[0].ino);
+  return false;
+}
+
+/*
+ * dlopens the file behind fd (vetted by pyop__open_trusted) by its resolved
+ * path, so that its $ORIGIN is its real directory and its own dependencies
+ * are found whatever the descriptor numbers; then checks that the object
+ * the dynamic loader mapped is that file (loaded_is_checked) and refuses it
+ * (dlclose) when not. NULL with the reason in why (and the last error:
+ * PYOP_EIO, or PYOP_ESECURITY for a different file) on failure.
  */
 void *pyop__dlopen_trusted(int fd, const char *resolved,
                            const struct stat *st, int flags, pyop__sb *why) {
-  struct stat pst;
-  bool use_proc = false;
-  char proc_path[64];
-  snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd);
-  if (PYOP_SYS(stat)("/proc/self/fd", &pst) == 0) {
-    use_proc = S_ISDIR(pst.st_mode);
-    if (use_proc && name_loaded(proc_path)) {
-      PYOP_LOG_D("%s: %s is the name of a loaded object; loading by path",
-                 resolved, proc_path);
-      use_proc = false;
-    }
-  } else {
-    int e = errno;
-    if (e != ENOENT && e != ENOTDIR && e != EACCES) {
-      pyop__sb_printf(why, "%s: cannot check /proc/self/fd: %s", resolved,
-                      strerror(e));
-      pyop__error(PYOP_EIO, "%s", pyop__sb_str(why));
-      return NULL;
-    }
-  }
-  const char *target = use_proc ? proc_path : resolved;
   (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
-  void *h = PYOP_SYS(dlopen)(target, flags);
+  void *h = PYOP_SYS(dlopen)(resolved, flags);
   if (!h) {
     pyop__sb_printf(why, "%s: %s", resolved, pyop__dlerror_detail(resolved));
     pyop__error(PYOP_EIO, "%s", pyop__sb_str(why));
     return NULL;
   }
-  if (!use_proc) {
-    struct stat now;
-    if (PYOP_SYS(stat)(resolved, &now) != 0 || now.st_dev != st->st_dev ||
-        now.st_ino != st->st_ino) {
-      PYOP_SYS(dlclose)(h);
-      pyop__sb_printf(why, "%s: file changed between the security check and "
-                           "dlopen",
-                      resolved);
-      pyop__error(PYOP_ESECURITY, "%s", pyop__sb_str(why));
-      return NULL;
-    }
+  int status;
+  if (!loaded_is_checked(h, fd, resolved, st, why, &status)) {
+    PYOP_SYS(dlclose)(h);
+    pyop__error(status, "%s", pyop__sb_str(why));
+    return NULL;
   }
   return h;
 }

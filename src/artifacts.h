@@ -1,6 +1,9 @@
 /*
  * Bridge artifacts: manifests, candidates, ranking, and the file security
  * policy shared by bridges and kernel libraries (DESIGN §4, §10).
+ * Every file is opened O_NONBLOCK|O_CLOEXEC and fstat'ed before it is read
+ * or dlopened: a FIFO or a device in a file's place is refused, never
+ * waited on.
  *
  * Layout: <libdir>/pyop/artifacts/<tag>-<platform>/{manifest.txt, bridge .so,
  * python/...}, where <libdir> is the directory of the libpyop.so in use.
@@ -111,17 +114,22 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
                        struct stat *out_st, pyop__sb *why);
 
 /*
- * dlopens a file vetted by pyop__open_trusted through its descriptor
- * (/proc/self/fd/N when available, else the resolved path re-checked by
- * device+inode). On failure returns NULL and writes dlerror text to why.
+ * dlopens a file vetted by pyop__open_trusted by its resolved path (its
+ * $ORIGIN is then its real directory), then makes sure the object mapped is
+ * the vetted file: the device+inode /proc/self/maps shows for the object
+ * must be those of a page of fd (without /proc: the path is stat'ed again).
+ * On a mismatch it dlcloses and fails with PYOP_ESECURITY. On failure
+ * returns NULL with the reason (dlerror text, or the mismatch) in why.
  */
 void *pyop__dlopen_trusted(int fd, const char *resolved,
                            const struct stat *st, int flags, pyop__sb *why);
 
+/* "FIFO", "directory", "character device"... for a message. */
+const char *pyop__file_kind(mode_t mode);
+
 /*
- * The text of dlerror(), taken now, for a message about the file resolved
- * (which may have been opened as /proc/self/fd/N): a leading "<that name>: "
- * is dropped, NULL becomes a fixed text. Points into the loader's buffer or
+ * The text of dlerror(), taken now, for a message about the file resolved:
+ * a leading "<resolved>: " is dropped, NULL becomes a fixed text. Points into the loader's buffer or
  * static storage: copy it before the next dl call.
  */
 const char *pyop__dlerror_detail(const char *resolved);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int sys_open(const char *path, int flags) { return open(path, flags); }
@@ -23,9 +24,10 @@ static int sys_openat(int dirfd, const char *path, int flags) {
   {                                                                           \
     .malloc = malloc, .calloc = calloc, .realloc = realloc, .free = free,     \
     .dlopen = dlopen, .dlsym = dlsym, .dlclose = dlclose, .dlerror = dlerror, \
-    .dladdr = dladdr, .open = sys_open, .openat = sys_openat, .close = close, \
-    .read = read, .fstat = fstat, .stat = stat, .fstatat = fstatat,           \
-    .realpath = realpath, .getcwd = getcwd, .opendir = opendir,               \
+    .dladdr = dladdr, .dlinfo = dlinfo, .open = sys_open,                     \
+    .openat = sys_openat, .close = close, .read = read, .fstat = fstat,       \
+    .stat = stat, .fstatat = fstatat, .realpath = realpath,                   \
+    .getcwd = getcwd, .mmap = mmap, .munmap = munmap, .opendir = opendir,     \
     .readdir = readdir, .closedir = closedir,                                 \
     .secure_getenv = secure_getenv, .getauxval = getauxval,                   \
     .geteuid = geteuid,                                                       \

@@ -44,6 +44,7 @@ typedef struct pyop__sys {
   int (*dlclose)(void *handle);
   char *(*dlerror)(void);
   int (*dladdr)(const void *addr, Dl_info *info);
+  int (*dlinfo)(void *handle, int request, void *info);
 
   int (*open)(const char *path, int flags);
   int (*openat)(int dirfd, const char *path, int flags);
@@ -54,6 +55,8 @@ typedef struct pyop__sys {
   int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
   char *(*realpath)(const char *path, char *resolved);
   char *(*getcwd)(char *buf, size_t n);
+  void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+  int (*munmap)(void *addr, size_t len);
 
   DIR *(*opendir)(const char *path);
   struct dirent *(*readdir)(DIR *d);

@@ -297,9 +297,18 @@ static void test_manifest_read(void **state) {
   char *mf = fb_join(dir, "manifest.txt");
   assert_int_equal(mkdir(mf, 0755), 0);
   assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EIO);
-  assert_string_equal(pyop__sb_str(&why), "manifest.txt: not a regular file");
+  assert_string_equal(pyop__sb_str(&why), "manifest.txt: not a regular file (directory)");
   pyop__sb_free(&why);
   assert_int_equal(rmdir(mf), 0);
+  /* A FIFO: refused at once (no writer would ever come), the path named. */
+  assert_int_equal(mkfifo(mf, 0644), 0);
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EIO);
+  alarm(0);
+  assert_string_equal(pyop__sb_str(&why), "manifest.txt: not a regular file (FIFO)");
+  assert_non_null(strstr(pyop_last_error(), mf));
+  pyop__sb_free(&why);
+  assert_int_equal(unlink(mf), 0);
 
   pt_write_file(mf, "format=1\nbroken\n");
   assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EDESCRIPTOR);
@@ -753,7 +762,7 @@ static void test_trusted_refusals(void **state) {
   assert_int_equal(chmod(sub, 0755), 0);
 
   /* Not a regular file; missing. */
-  snprintf(want, sizeof want, "%s: not a regular file", sub);
+  snprintf(want, sizeof want, "%s: not a regular file (directory)", sub);
   expect_refused(sub, PYOP_ESECURITY, want);
   char *missing = fb_join(tmp, "missing.so");
   snprintf(want, sizeof want, "%s: cannot resolve: No such file or directory", missing);
@@ -807,24 +816,24 @@ static void test_trusted_owner(void **state) {
   free(tmp);
 }
 
-static int no_proc_stat(const char *path, struct stat *st) {
-  if (strcmp(path, "/proc/self/fd") == 0) {
+static int no_proc_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") == 0) {
     errno = ENOENT;
     return -1;
   }
-  return stat(path, st);
+  return open(path, flags);
 }
-static int swapped_stat(const char *path, struct stat *st) {
-  int rc = no_proc_stat(path, st);
-  if (rc == 0) st->st_ino++;
-  return rc;
-}
-static int eio_proc_stat(const char *path, struct stat *st) {
-  if (strcmp(path, "/proc/self/fd") == 0) {
+static int eio_proc_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") == 0) {
     errno = EIO;
     return -1;
   }
-  return stat(path, st);
+  return open(path, flags);
+}
+static int swapped_stat(const char *path, struct stat *st) {
+  int rc = stat(path, st);
+  if (rc == 0) st->st_ino++;
+  return rc;
 }
 static void *null_dlopen(const char *path, int flags) {
   (void)path;
@@ -850,9 +859,9 @@ static void test_dlopen_trusted_paths(void **state) {
   pyop__sb why = PYOP__SB_INIT;
   char want[1024];
 
-  /* Without /proc: through the path, re-checked by device and inode. */
+  /* Without /proc: the path is stat'ed again and compared. */
   pyop__sys saved = pyop__sys_table;
-  pyop__sys_table.stat = no_proc_stat;
+  pyop__sys_table.open = no_proc_open;
   void *h = open_and_load(good, &why);
   assert_non_null(h);
   dlclose(h);
@@ -861,11 +870,21 @@ static void test_dlopen_trusted_paths(void **state) {
   snprintf(want, sizeof want,
            "%s: file changed between the security check and dlopen", good);
   assert_string_equal(pyop__sb_str(&why), want);
+  assert_int_equal(pyop_last_status(), PYOP_ESECURITY);
   pyop__sb_free(&why);
-  pyop__sys_table.stat = eio_proc_stat;
+  pyop__sys_table = saved;
+  /* With /proc, stat plays no part: the mappings are compared. */
+  pyop__sys_table.stat = swapped_stat;
+  h = open_and_load(good, &why);
+  assert_non_null(h);
+  dlclose(h);
+  pyop__sys_table = saved;
+  /* /proc there but unreadable: refused, not trusted blindly. */
+  pyop__sys_table.open = eio_proc_open;
   assert_null(open_and_load(good, &why));
-  snprintf(want, sizeof want, "%s: cannot check /proc/self/fd: Input/output error", good);
+  snprintf(want, sizeof want, "cannot read /proc/self/maps: Input/output error");
   assert_string_equal(pyop__sb_str(&why), want);
+  assert_int_equal(pyop_last_status(), PYOP_EIO);
   pyop__sb_free(&why);
   pyop__sys_table = saved;
 
@@ -937,6 +956,72 @@ static void test_dlopen_trusted_name_reuse(void **state) {
   free(other);
 }
 
+
+/* A FIFO or a device where a shared object is expected (bridge, kernel
+ * library, start-up libpython: all go through open_trusted) is refused at
+ * once, naming the path and what it is. */
+static void test_trusted_not_regular(void **state) {
+  (void)state;
+  char *tmp = pt_mkdtemp();
+  char *fifo = fb_join(tmp, "libfifo.so");
+  assert_int_equal(mkfifo(fifo, 0644), 0);
+  int fd;
+  char *resolved;
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  char want[1024];
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_int_equal(pyop__open_trusted(fifo, &fd, &resolved, &st, &why), PYOP_ESECURITY);
+  alarm(0);
+  snprintf(want, sizeof want, "%s: not a regular file (FIFO)", fifo);
+  assert_string_equal(pyop__sb_str(&why), want);
+  assert_string_equal(pyop_last_error(), want);
+  pyop__sb_free(&why);
+  alarm(20);
+  assert_int_equal(pyop__open_trusted("/dev/null", &fd, &resolved, &st, &why),
+                   PYOP_ESECURITY);
+  alarm(0);
+  assert_string_equal(pyop__sb_str(&why), "/dev/null: not a regular file (character device)");
+  pyop__sb_free(&why);
+  fb_rmtree(tmp);
+  free(tmp);
+  free(fifo);
+}
+
+/* dlopen by path hands back an object already loaded under that name
+ * without reading the file: when the file was replaced since, the object is
+ * not the one checked, and it is refused. */
+static void test_dlopen_trusted_replaced(void **state) {
+  (void)state;
+  char *good = so_of("GOOD"), *other = so_of("NEWER_MINOR");
+  char *tmp = pt_mkdtemp();
+  char *lib = fb_join(tmp, "libreplaced.so"), *next = fb_join(tmp, "next.so");
+  fb_copy(good, lib, 0755);
+  void *host = dlopen(lib, RTLD_NOW | RTLD_LOCAL); /* the host loaded it first */
+  assert_non_null(host);
+  fb_copy(other, next, 0755);
+  assert_int_equal(rename(next, lib), 0);
+  pyop__sb why = PYOP__SB_INIT;
+  assert_null(open_and_load(lib, &why));
+  assert_int_equal(pyop_last_status(), PYOP_ESECURITY);
+  if (!strstr(pyop__sb_str(&why), "is not the checked file"))
+    fail_msg("%s", pyop__sb_str(&why));
+  pyop__sb_free(&why);
+  /* Once the old object is gone, the new file loads. */
+  dlclose(host);
+  void *h = open_and_load(lib, &why);
+  assert_non_null(h);
+  assert_string_equal(build_info_of(h), "fake bridge NEWER_MINOR");
+  dlclose(h);
+  pyop__sb_free(&why);
+  fb_rmtree(tmp);
+  free(tmp);
+  free(lib);
+  free(next);
+  free(good);
+  free(other);
+}
+
 static int run_trusted(void *user) {
   const char *path = user;
   int fd;
@@ -996,6 +1081,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trusted_refusals, count_setup, count_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_owner, count_setup, count_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_not_regular, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, count_setup, count_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, count_setup, count_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_faults, count_setup, count_teardown),
   };

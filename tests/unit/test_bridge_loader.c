@@ -442,6 +442,45 @@ static void test_unsafe_dir_and_owner(void **state) {
   free(root);
 }
 
+
+/* A FIFO in a bridge's place, and one in a manifest's place: both refused
+ * at once with a reason naming the file; the next candidate loads. */
+static void test_fifo_bridge_and_manifest(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *a = fb_make_artifact(root, "a_fifo_bridge", "GOOD", NULL);
+  char *a_so = fb_join(a, "libpyop_bridge.so");
+  assert_int_equal(unlink(a_so), 0);
+  assert_int_equal(mkfifo(a_so, 0755), 0);
+  char *b_dir = fb_make_artifact(root, "b_fifo_manifest", "GOOD", NULL);
+  char *b_mf = fb_join(b_dir, "manifest.txt");
+  assert_int_equal(unlink(b_mf), 0);
+  assert_int_equal(mkfifo(b_mf, 0644), 0);
+  free(fb_make_artifact(root, "c_good", "GOOD", NULL));
+  pyop__candidates c;
+  pyop__bridge b;
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
+  alarm(0);
+  char want[1024];
+  const pyop__candidate *ca = cand(&c, root, "a_fifo_bridge");
+  assert_int_equal(ca->status, PYOP__CAND_UNSAFE);
+  snprintf(want, sizeof want, "%s: not a regular file (FIFO)", a_so);
+  assert_string_equal(ca->reason, want);
+  const pyop__candidate *cb = cand(&c, root, "b_fifo_manifest");
+  assert_int_equal(cb->status, PYOP__CAND_MANIFEST_INVALID);
+  assert_string_equal(cb->reason, "manifest.txt: not a regular file (FIFO)");
+  assert_int_equal(cand(&c, root, "c_good")->status, PYOP__CAND_LOADED);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(a_so);
+  free(a);
+  free(b_mf);
+  free(b_dir);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_no_candidates(void **state) {
   (void)state;
   char *root = pt_mkdtemp();
@@ -556,6 +595,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_services, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_many, setup, teardown),

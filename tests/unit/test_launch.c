@@ -10,6 +10,7 @@
 #include "../../examples/kernels/kernels.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <pthread.h>
@@ -533,6 +534,55 @@ static void test_error_not_a_library(void **state) {
   free(dir);
 }
 
+
+/* ------------------------------------------- kernel libraries that block */
+
+/* A FIFO named as a kernel library: refused at once, the path named. */
+static void test_error_fifo_library(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/libfifo.so", dir);
+  assert_int_equal(mkfifo(path, 0644), 0);
+  pyop_launch_view v = LV(path, "f", NULL, 0);
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_error(try_launch(&v), PYOP_ESECURITY, "not a regular file (FIFO)");
+  alarm(0);
+  assert_non_null(strstr(pyop_last_error(), path));
+  pt_rmtree(dir);
+  free(dir);
+}
+
+/* ------------------------------------------------ $ORIGIN in RUNPATH */
+
+/*
+ * A kernel library whose RUNPATH is $ORIGIN finds its sibling library,
+ * whatever descriptors are open: it is loaded by its real path, so $ORIGIN
+ * is its directory (through /proc/self/fd/N, $ORIGIN was /proc/self/fd).
+ */
+static void test_origin_runpath(void **state) {
+  (void)state;
+  int extra[40];
+  for (size_t i = 0; i < NARGS(extra); i++) {
+    extra[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(extra[i] >= 0);
+  }
+  pyop_launch_arg_view args[] = {A_OUT(0)};
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Origin", 0, 1, &p), PYOP_OK);
+  pyop_launch_view v = LV(PYOP_TEST_ORIGIN_KERNEL, "origin_kernel", args, 1);
+  int rc = pyop__plan_add_launch(p, &v);
+  if (rc != PYOP_OK) fail_msg("add_launch: %s", pyop_last_error());
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  int32_t got = 0;
+  void *outs[] = {&got};
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_int_equal(got, 42);
+  pyop__plan_free(p);
+  for (size_t i = 0; i < NARGS(extra); i++) close(extra[i]);
+}
+
 static void test_error_world_writable(void **state) {
   (void)state;
   char path[PATH_MAX];
@@ -771,6 +821,8 @@ static void test_fault_sweep(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_fifo_library, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_origin_runpath, setup, teardown),
       cmocka_unit_test_setup_teardown(test_float_specials, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mixed_many_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_arguments, setup, teardown),
