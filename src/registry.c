@@ -32,6 +32,8 @@
  */
 #include "registry.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +95,7 @@ static void entry_free(pyop__entry *e) {
   pyop__proto_free(e->own_proto);
   pyop__impl_free(e->own_impl);
   if (e->base) pyop__entry_release(e->base);
+  if (e->same_def) pyop__entry_release(e->same_def);
   pyop__free(e);
 }
 
@@ -236,6 +239,7 @@ struct pyop__txn {
   size_t index_cap, indexed;
   uint64_t *filter; /* filter_bits bits (a power of two) */
   size_t filter_bits;
+  size_t n_same_def; /* items whose entry holds a same_def reference */
 };
 
 static size_t filter_bit(uint64_t h, size_t bits) { return (size_t)(h >> 32) & (bits - 1); }
@@ -370,60 +374,214 @@ void pyop__txn_abort(pyop__txn *t) {
  */
 static int conflict(const char *kind, const char *op_type, const char *new_key,
                     const char *new_src, const char *old_key, const char *old_src,
-                    const char *where, bool same_key, bool same_content,
-                    const char *why) {
-  char reason[400];
-  if (!same_key && !same_content)
-    snprintf(reason, sizeof reason, "different descriptor key and content (%s)", why);
-  else if (!same_key)
-    snprintf(reason, sizeof reason, "different descriptor key");
-  else
-    snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
+                    const char *where, const char *reason) {
   return pyop__error(PYOP_ECONFLICT,
                      "op type \"%s\": %s \"%s\" (%s) conflicts with %s \"%s\" (%s) %s: %s",
                      op_type, kind, new_key, new_src, kind, old_key, old_src, where,
                      reason);
 }
 
-/* PYOP_OK when proto n may stand with the registered/earlier proto o. */
-static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
-  char why[300] = "";
-  bool same_key = strcmp(n->key, o->key) == 0;
-  bool same = pyop__proto_same(n, o, why, sizeof why);
-  if (same_key && same) return PYOP_OK;
-  return conflict("prototype", n->op_type, n->key, n->source, o->key, o->source, where,
-                  same_key, same, why);
+/* ------------------------------------------------ same definition? */
+
+/*
+ * Identity of two definitions with the same descriptor key and content
+ * (docs/op-author-guide.md, "Registering the same op twice"): they are one
+ * definition when their sources are the same "file:line", or the same line
+ * of two source files with the same bytes (one plugin installed in two
+ * directories). Anything else — two files that differ, a relative or
+ * unreadable file, different lines — is two definitions, whose code may
+ * differ though the signatures agree, and so a conflict.
+ */
+
+/* Splits "file:line" at its last ':'; false when there is no line. */
+static bool split_source(const char *src, size_t *file_len, const char **line) {
+  const char *colon = strrchr(src, ':');
+  if (!colon || colon == src || !colon[1]) return false;
+  for (const char *c = colon + 1; *c; c++)
+    if (*c < '0' || *c > '9') return false;
+  *file_len = (size_t)(colon - src);
+  *line = colon + 1;
+  return true;
 }
 
-static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
+/* Opens an absolute source file for comparison (O_NONBLOCK, regular files
+ * only); -1 with the reason in why. */
+static int open_source(const char *path, struct stat *st, char *why, size_t n) {
+  if (path[0] != '/') {
+    snprintf(why, n, "%s is not an absolute path", path);
+    return -1;
+  }
+  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    snprintf(why, n, "cannot open %s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (PYOP_SYS(fstat)(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    snprintf(why, n, "%s is not a readable regular file", path);
+    PYOP_SYS(close)(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Reads up to n bytes (fewer only at the end); -1 on error. */
+static ssize_t read_full(int fd, char *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = PYOP_SYS(read)(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+/* True when the files a and b hold the same bytes (or are one file). No
+ * allocation: compared a block at a time. */
+static bool same_file_bytes(const char *a, const char *b, char *why, size_t n) {
+  struct stat sa, sb;
+  int fa = open_source(a, &sa, why, n);
+  if (fa < 0) return false;
+  int fb = open_source(b, &sb, why, n);
+  if (fb < 0) {
+    PYOP_SYS(close)(fa);
+    return false;
+  }
+  bool same = (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+  if (!same && sa.st_size == sb.st_size) {
+    char ba[4096], bb[4096];
+    for (;;) {
+      ssize_t ra = read_full(fa, ba, sizeof ba), rb = read_full(fb, bb, sizeof bb);
+      if (ra < 0 || rb < 0) {
+        snprintf(why, n, "cannot read %s", ra < 0 ? a : b);
+        break;
+      }
+      if (ra != rb || memcmp(ba, bb, (size_t)ra) != 0) break;
+      if (ra == 0) {
+        same = true;
+        break;
+      }
+    }
+  }
+  if (!same && !why[0]) snprintf(why, n, "the source files differ");
+  PYOP_SYS(close)(fa);
+  PYOP_SYS(close)(fb);
+  return same;
+}
+
+/* See above. *by_files: the answer needed the files' bytes. */
+static bool same_definition(const char *a, const char *b, bool *by_files, char *why,
+                            size_t n) {
+  *by_files = false;
+  if (strcmp(a, b) == 0) return true;
+  size_t la, lb;
+  const char *line_a, *line_b;
+  if (!split_source(a, &la, &line_a) || !split_source(b, &lb, &line_b)) {
+    snprintf(why, n, "the sources are not both a file:line");
+    return false;
+  }
+  if (strcmp(line_a, line_b) != 0) {
+    snprintf(why, n, "defined at different lines");
+    return false;
+  }
+  char fa[PYOP__MAX_SOURCE_LEN + 1], fb[PYOP__MAX_SOURCE_LEN + 1];
+  if (la > PYOP__MAX_SOURCE_LEN || lb > PYOP__MAX_SOURCE_LEN) return false;
+  memcpy(fa, a, la);
+  fa[la] = '\0';
+  memcpy(fb, b, lb);
+  fb[lb] = '\0';
+  *by_files = true;
+  return same_file_bytes(fa, fb, why, n);
+}
+
+/*
+ * PYOP_OK when a new descriptor (key nk, source ns) may stand with an
+ * earlier one (ok, os) whose content compared same or not (why). Files are
+ * read only when keys and content agree and the sources differ, and not at
+ * all when files_ok (they were compared when the item was added); *by_files
+ * then says whether the answer came from the files.
+ */
+static int check_same(const char *kind, const char *op_type, const char *nk,
+                      const char *ns, const char *ok, const char *os, const char *where,
+                      bool same, const char *why, bool files_ok, bool *by_files) {
+  char reason[PYOP__MAX_SOURCE_LEN + 600];
+  bool same_key = strcmp(nk, ok) == 0;
+  *by_files = false;
+  if (same_key && same) {
+    char dwhy[PYOP__MAX_SOURCE_LEN + 100] = "";
+    if (strcmp(ns, os) == 0 || files_ok) return PYOP_OK;
+    if (same_definition(ns, os, by_files, dwhy, sizeof dwhy)) return PYOP_OK;
+    snprintf(reason, sizeof reason,
+             "same descriptor key and content but two different definitions (%s)",
+             dwhy);
+  } else if (!same_key && !same) {
+    snprintf(reason, sizeof reason, "different descriptor key and content (%s)", why);
+  } else if (!same_key) {
+    snprintf(reason, sizeof reason, "different descriptor key");
+  } else {
+    snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
+  }
+  return conflict(kind, op_type, nk, ns, ok, os, where, reason);
+}
+
+/* PYOP_OK when proto n may stand with the registered/earlier proto o. */
+static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where,
+                        bool files_ok, bool *by_files) {
   char why[300] = "";
-  bool same_key = strcmp(n->key, o->key) == 0;
+  bool same = pyop__proto_same(n, o, why, sizeof why);
+  return check_same("prototype", n->op_type, n->key, n->source, o->key, o->source, where,
+                    same, why, files_ok, by_files);
+}
+
+static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where,
+                       bool files_ok, bool *by_files) {
+  char why[300] = "";
   bool same = pyop__impl_same(n, o, why, sizeof why);
-  if (same_key && same) return PYOP_OK;
-  return conflict("implementation", n->op_type, n->key, n->source, o->key, o->source,
-                  where, same_key, same, why);
+  return check_same("implementation", n->op_type, n->key, n->source, o->key, o->source,
+                    where, same, why, files_ok, by_files);
 }
 
 static const char *where_registered(const pyop__entry *e) {
   return e->proto && e->proto->host ? "registered by the host" : "already registered";
 }
 
-/* Conflicts of a new proto (hash h) with the committed registry (brief
- * lock). */
-static int check_committed_proto(const pyop__proto *p, uint64_t h) {
+/*
+ * Conflicts of a new proto (hash h) with the committed registry (brief
+ * lock; source files read with no lock held). *same_def: the committed
+ * entry, with a reference, when its source files had to be compared to find
+ * it the same definition (NULL otherwise).
+ */
+static int check_committed_proto(const pyop__proto *p, uint64_t h, pyop__entry **same_def) {
+  *same_def = NULL;
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  int rc = check_protos(p, e->proto, where_registered(e));
-  pyop__entry_release(e);
+  bool by_files;
+  int rc = check_protos(p, e->proto, where_registered(e), false, &by_files);
+  if (rc == PYOP_OK && by_files) *same_def = e;
+  else pyop__entry_release(e);
   return rc;
 }
 
-static int check_committed_impl(const pyop__impl *p, uint64_t h) {
+static int check_committed_impl(const pyop__impl *p, uint64_t h, pyop__entry **same_def) {
+  *same_def = NULL;
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
-  pyop__entry_release(e);
+  bool by_files = false;
+  int rc = e->impl ? check_impls(p, e->impl, "already registered", false, &by_files)
+                   : PYOP_OK;
+  if (rc == PYOP_OK && by_files) *same_def = e;
+  else pyop__entry_release(e);
   return rc;
+}
+
+/* Remembers on the item's entry e the committed entry found the same
+ * definition by its files (takes the reference). */
+static void note_same_def(pyop__txn *t, pyop__entry *e, pyop__entry *same_def) {
+  if (!same_def) return;
+  if (e->same_def) pyop__entry_release(e->same_def);
+  else t->n_same_def++;
+  e->same_def = same_def;
 }
 
 /*
@@ -464,13 +622,20 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
     rc = PYOP_ENOMEM;
   } else if (it && it->e->own_proto) {
     /* A repeat: checked, and the later copy is dropped. */
-    rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
+    bool by_files;
+    rc = check_protos(p, it->e->own_proto, "registered earlier in this load", false,
+                      &by_files);
     pyop__proto_free(p);
     return rc;
   } else {
-    rc = check_committed_proto(p, h);
+    pyop__entry *same_def;
+    rc = check_committed_proto(p, h, &same_def);
     if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
-    if (rc == PYOP_OK) return PYOP_OK;
+    if (rc == PYOP_OK) {
+      note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
+      return PYOP_OK;
+    }
+    if (same_def) pyop__entry_release(same_def);
   }
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
@@ -492,13 +657,20 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
     rc = PYOP_ENOMEM;
   } else if (it && it->e->own_impl) {
     /* A repeat: checked, and the later copy is dropped. */
-    rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
+    bool by_files;
+    rc = check_impls(p, it->e->own_impl, "registered earlier in this load", false,
+                     &by_files);
     pyop__impl_free(p);
     return rc;
   } else {
-    rc = check_committed_impl(p, h);
+    pyop__entry *same_def;
+    rc = check_committed_impl(p, h, &same_def);
     if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
-    if (rc == PYOP_OK) return PYOP_OK;
+    if (rc == PYOP_OK) {
+      note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
+      return PYOP_OK;
+    }
+    if (same_def) pyop__entry_release(same_def);
   }
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM,
@@ -542,8 +714,17 @@ static int classify_locked(titem *it) {
   }
   pyop__entry *e = it->e;
   e->txn_target = cur;
+  /* Under the lock no file is read: only a definition whose files were
+   * compared against this very entry when it was added passes with a
+   * different source. */
+  bool files_ok = e->same_def == cur, by_files;
   if (e->own_proto) {
-    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
+    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur), true, &by_files);
+    if (rc == PYOP_OK && !files_ok && strcmp(e->own_proto->source, cur->proto->source) != 0)
+      rc = conflict("prototype", e->own_proto->op_type, e->own_proto->key,
+                    e->own_proto->source, cur->proto->key, cur->proto->source,
+                    where_registered(cur),
+                    "registered meanwhile; its definition was not compared");
     if (rc != PYOP_OK) return rc;
   }
   /* A registered prototype equal to ours (or none of ours). */
@@ -552,7 +733,12 @@ static int classify_locked(titem *it) {
     return PYOP_OK;
   }
   if (cur->impl) {
-    int rc = check_impls(e->own_impl, cur->impl, "already registered");
+    int rc = check_impls(e->own_impl, cur->impl, "already registered", true, &by_files);
+    if (rc == PYOP_OK && !files_ok && strcmp(e->own_impl->source, cur->impl->source) != 0)
+      rc = conflict("implementation", e->own_impl->op_type, e->own_impl->key,
+                    e->own_impl->source, cur->impl->key, cur->impl->source,
+                    "already registered",
+                    "registered meanwhile; its definition was not compared");
     if (rc != PYOP_OK) return rc;
     it->act = ACT_SKIP;
     return PYOP_OK;
@@ -618,6 +804,12 @@ int pyop__txn_commit(pyop__txn *t) {
     const titem *it = &t->items[i];
     if (it->act == ACT_SKIP) continue;
     pyop__entry *e = it->e;
+    /* Done with the entry compared by its files, before e is published
+     * (releasing only frees memory: fine under the lock). */
+    if (t->n_same_def && e->same_def) {
+      pyop__entry_release(e->same_def);
+      e->same_def = NULL;
+    }
     size_t i_slot;
     if (it->act == ACT_BIND) {
       e->base = e->txn_target; /* takes over the table's reference */

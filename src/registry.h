@@ -131,6 +131,11 @@ typedef struct pyop__entry {
   /* Registry-private scratch: the registered entry an item of a commit
    * binds to or repeats (used under the registry lock only). */
   struct pyop__entry *txn_target;
+  /* Registry-private: the registered entry whose prototype/implementation
+   * was found to be this item's definition by comparing source files when
+   * it was added (one reference; dropped after the commit). Spares the
+   * commit, which re-checks under the lock, from reading files there. */
+  struct pyop__entry *same_def;
   bool from_load; /* removed by pyop__registry_unload */
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */

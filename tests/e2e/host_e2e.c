@@ -1180,6 +1180,33 @@ static void case_conflict_dirs(void) {
   free(b);
 }
 
+static void case_twice_dirs(void) {
+  /*
+   * twice_1/ops.py and twice_2/ops.py define op Twice with the same
+   * signature and descriptor keys but different execute code. Not one
+   * definition (the files differ): a conflict naming both file:line, for the
+   * prototype and the implementation alike; registry unchanged.
+   */
+  char *a = e2e_path("twice_1"), *b = e2e_path("twice_2");
+  char *opp = xasprintf("%s:%s", a, b);
+  set_opp_path(opp);
+  register_host_keep();
+  int rc = pyop_load();
+  show_error("Twice defined with different code in two directories");
+  CHECK(rc == PYOP_ECONFLICT, "load returned %s, expected PYOP_ECONFLICT (two different "
+        "definitions must not be merged silently)", pyop_status_name(rc));
+  char *fa = path_join(a, "ops.py"), *fb = path_join(b, "ops.py");
+  check_err_names_line(fa, "register_op(op_type=\"Twice\")");
+  check_err_names_line(fb, "register_op(op_type=\"Twice\")");
+  CHECK_ERR_HAS("two different definitions (the source files differ)");
+  CHECK_LIST("HostKeep");
+  free(fa);
+  free(fb);
+  free(opp);
+  free(a);
+  free(b);
+}
+
 static void case_identical_dirs(void) {
   /*
    * The same plugin file in two OPP directories: same op type, same
@@ -1805,6 +1832,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "busy")) case_busy();
   else if (!strcmp(c, "conflict_dirs")) case_conflict_dirs();
   else if (!strcmp(c, "identical_dirs")) case_identical_dirs();
+  else if (!strcmp(c, "twice_dirs")) case_twice_dirs();
   else if (!strcmp(c, "veto")) case_veto();
   else if (!strcmp(c, "hooks")) case_hooks();
   else if (!strcmp(c, "hostproto")) case_hostproto();

@@ -186,9 +186,9 @@ static void test_idempotent(void **state) {
   assert_int_equal(pyop__txn_commit(t), PYOP_OK);
   const pyop_op_info *before;
   assert_int_equal(pyop_op_get("Idem", &before), PYOP_OK);
-  /* A later identical registration (another file: source is not content). */
+  /* A later identical registration (the same definition: same file:line). */
   desc e;
-  desc_init(&e, "Idem", "copy_of_a.py");
+  desc_init(&e, "Idem", "a.py");
   e.p.ctx = (void *)0x1;
   assert_int_equal(commit_one(&e, true), PYOP_OK);
   assert_int_equal(pyop__registry_count(), 1);
@@ -200,6 +200,77 @@ static void test_idempotent(void **state) {
   pyop_op_info_release(after);
   /* Proto only again, while the committed one has an impl: still fine. */
   assert_int_equal(commit_one(&e, false), PYOP_OK);
+}
+
+
+/*
+ * Same key and content from two files: one definition only when the two
+ * files hold the same bytes (one plugin installed twice) and it is the same
+ * line; otherwise a conflict naming both file:line — for prototypes and
+ * implementations, within one load and against a committed one.
+ */
+static void test_same_definition(void **state) {
+  (void)state;
+  char *d1 = pt_mkdtemp(), *d2 = pt_mkdtemp(), *d3 = pt_mkdtemp();
+  char f1[1024], f2[1024], f3[1024];
+  snprintf(f1, sizeof f1, "%s/ops.py", d1);
+  snprintf(f2, sizeof f2, "%s/ops.py", d2);
+  snprintf(f3, sizeof f3, "%s/ops.py", d3);
+  const char *twice = "def twice(x):\n    return 2 * x\n";
+  pt_write_file(f1, twice);
+  pt_write_file(f2, twice); /* an identical copy */
+  pt_write_file(f3, "def twice(x):\n    return 3 * x\n"); /* same size, other code */
+
+  desc a, b, c;
+  desc_init(&a, "Twice", f1);
+  desc_init(&b, "Twice", f2);
+  desc_init(&c, "Twice", f3);
+  /* Within one load: the copy merges, the different file conflicts. */
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &b.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &b.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &c.i), PYOP_ECONFLICT);
+  char want[4096];
+  snprintf(want, sizeof want, "implementation \"pyop:Twice.impl\" (%s:30) conflicts with "
+           "implementation \"pyop:Twice.impl\" (%s:30) registered earlier in this load: "
+           "same descriptor key and content but two different definitions (the source "
+           "files differ)", f3, f1);
+  assert_msg_has(want);
+  assert_int_equal(pyop__txn_add_proto(t, &c.p), PYOP_ECONFLICT);
+  snprintf(want, sizeof want, "prototype \"pyop:Twice.proto\" (%s:12) conflicts with "
+           "prototype \"pyop:Twice.proto\" (%s:12)", f3, f1);
+  assert_msg_has(want);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+
+  /* Against the committed one: the copy is an idempotent success... */
+  assert_int_equal(commit_one(&b, true), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Twice", &info), PYOP_OK);
+  snprintf(want, sizeof want, "%s:30", f1);
+  assert_string_equal(info->impl_source, want);
+  pyop_op_info_release(info);
+  /* ...the other code is a conflict, and so is another line. */
+  assert_int_equal(commit_one(&c, true), PYOP_ECONFLICT);
+  assert_msg_has("two different definitions (the source files differ)");
+  b.i.source_line = 31;
+  assert_int_equal(commit_one(&b, true), PYOP_ECONFLICT);
+  assert_msg_has("two different definitions (defined at different lines)");
+  b.i.source_line = 30;
+  /* A source that cannot be read is never taken for the same. */
+  desc r;
+  desc_init(&r, "Twice", "relative/ops.py");
+  assert_int_equal(commit_one(&r, false), PYOP_ECONFLICT);
+  assert_msg_has("relative/ops.py is not an absolute path");
+  assert_int_equal(pyop__registry_count(), 1);
+  pt_rmtree(d1);
+  pt_rmtree(d2);
+  pt_rmtree(d3);
+  free(d1);
+  free(d2);
+  free(d3);
 }
 
 static void test_conflict_key(void **state) {
@@ -260,6 +331,7 @@ static void test_conflict_content(void **state) {
   desc_init(&a, "Impl2", "a.py");
   assert_int_equal(commit_one(&a, true), PYOP_OK);
   desc_init(&b, "Impl2", "b.py");
+  b.p.source_file = S("a.py"); /* the same prototype definition */
   snprintf(b.ikey, sizeof b.ikey, "pyop:b.Impl2Impl");
   b.i.key = S(b.ikey);
   assert_int_equal(commit_one(&b, true), PYOP_ECONFLICT);
@@ -866,6 +938,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_content, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_same_definition, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
