@@ -54,9 +54,6 @@ struct pyop_op {
   pyop__plan *plan;
   size_t plan_inputs;
   size_t plan_workspaces;
-  /* Every input is required (one tensor per slot), at most
-   * PYOP__LAUNCH_STACK_PTRS of them: the short path of launch_args_ok. */
-  bool inputs_plain;
   bool strict; /* run infer_meta before each execute and hold execute to it */
   /* Copies of the Tensor attributes (n_tensor_attrs blocks, each a
    * pyop_tensor followed by its bytes), freed at destroy. */
@@ -269,9 +266,6 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->impl = e->impl;
   op->op_type = e->info.op_type;
   op->caps = e->info.capabilities;
-  op->inputs_plain = p->n_inputs <= PYOP__LAUNCH_STACK_PTRS;
-  for (size_t i = 0; i < p->n_inputs; i++)
-    if (p->inputs[i].kind != PYOP_IO_REQUIRED) op->inputs_plain = false;
   op->strict = pyop__strict_outputs() && (p->caps & PYOP_CAP_INFER_META);
   if (p->n_tensor_attrs) {
     op->attr_tensors = pyop__calloc(p->n_tensor_attrs, sizeof *op->attr_tensors);
@@ -389,16 +383,37 @@ static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
   return NULL;
 }
 
-/* Checks the input slots against the prototype; with data, every tensor
- * must also hold a buffer of at least its size. */
-static int check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n,
-                        bool data, const char *call) {
+/* Why t is not usable: tensor_problem, and with data a buffer of at least
+ * its size (no_data: the text for a NULL data); NULL when it is. */
+static inline const char *tensor_data_problem(const pyop_tensor *t, bool data,
+                                              const char *no_data) {
+  uint64_t nb;
+  const char *why = tensor_problem(t, &nb);
+  if (!why && data && t->nbytes < nb) why = "nbytes smaller than shape x dtype";
+  if (!why && data && nb && !t->data) why = no_data;
+  return why;
+}
+
+/*
+ * The one check of the input slots, for every call (the hot paths
+ * included). Invariant: PYOP_OK exactly when the slot count is the
+ * prototype's, each slot's tensor count fits its kind (required: 1,
+ * optional: 0 or 1, dynamic: any) and every tensor is a valid description
+ * that, with data, holds a buffer of at least its size; otherwise the first
+ * violation is the error. When ptrs is not NULL it also receives the data
+ * pointers of the first cap tensors in order (flattened) and *flat their
+ * number, so a launch gathers its pointers in the same pass.
+ */
+static inline __attribute__((always_inline)) int
+check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool data,
+             const char *call, void **ptrs, size_t cap, size_t *flat) {
   const pyop__proto *p = op->proto;
   if (n != p->n_inputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu input slots given, the op has %zu",
                        call, op->op_type, n, p->n_inputs);
   if (n && !inputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": inputs is NULL", call, op->op_type);
+  size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     size_t c = inputs[i].count;
     int32_t kind = p->inputs[i].kind;
@@ -410,20 +425,19 @@ static int check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_
     if (c && !inputs[i].items)
       return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\": %zu tensors but items is NULL",
                          call, op->op_type, i, p->inputs[i].name, c);
-    for (size_t k = 0; k < c; k++) {
-      const pyop_tensor *t = &inputs[i].items[k];
-      uint64_t nb;
-      const char *why = tensor_problem(t, &nb);
-      if (!why && data && t->nbytes < nb) why = "nbytes smaller than shape x dtype";
-      if (!why && data && nb && !t->data) why = "NULL data";
+    for (size_t j = 0; j < c; j++, k++) {
+      const pyop_tensor *t = &inputs[i].items[j];
+      const char *why = tensor_data_problem(t, data, "NULL data");
       if (why) {
         char ts[128];
         return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\" tensor %zu (%s): %s",
-                           call, op->op_type, i, p->inputs[i].name, k,
+                           call, op->op_type, i, p->inputs[i].name, j,
                            tensor_str(t, ts, sizeof ts), why);
       }
+      if (ptrs && k < cap) ptrs[k] = t->data;
     }
   }
+  if (flat) *flat = k;
   return PYOP_OK;
 }
 
@@ -532,7 +546,7 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
   PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta: op is NULL");
   if (!op->infer_meta) return unsupported(op, "infer_meta");
-  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
+  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta", NULL, 0, NULL);
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "infer_meta");
   if (rc != PYOP_OK) return rc;
   for (size_t i = 0; i < n_outputs; i++) {
@@ -560,7 +574,7 @@ int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t 
   PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_list: op is NULL");
   if (!op->infer_meta) return unsupported(op, "infer_meta");
-  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta");
+  int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta", NULL, 0, NULL);
   if (rc == PYOP_OK) rc = check_output_lists(op, outputs, n_outputs, "infer_meta");
   if (rc != PYOP_OK) return rc;
   const pyop__proto *p = op->proto;
@@ -842,23 +856,6 @@ static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) 
   return PYOP_OK;
 }
 
-static inline bool tensor_data_ok(const pyop_tensor *t);
-
-/*
- * The inputs of an op whose slots are all required, checked in one lean
- * pass: true only when check_inputs (with data) would pass. False (also for
- * any other op) says nothing more: check_inputs then decides and explains.
- */
-static inline bool exec_inputs_ok(const pyop_op *op, const pyop_tensor_list *inputs,
-                                  size_t n) {
-  if (!op->inputs_plain || n != op->proto->n_inputs || (n && !inputs)) return false;
-  for (size_t i = 0; i < n; i++) {
-    const pyop_tensor *t = inputs[i].items;
-    if (inputs[i].count != 1 || !t || !tensor_data_ok(t)) return false;
-  }
-  return true;
-}
-
 /* The status of an execute whose op returned rc: the services' failure, the
  * op's, or (rc PYOP_OK) the contract: every output produced as expected. */
 static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned mark) {
@@ -916,9 +913,7 @@ static inline int exec_args_check(pyop_op *op, const pyop_tensor_list *inputs,
   if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
                        "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
-  if (!exec_inputs_ok(op, inputs, n_inputs)) /* the full check says what is wrong */
-    return check_inputs(op, inputs, n_inputs, true, "execute");
-  return PYOP_OK;
+  return check_inputs(op, inputs, n_inputs, true, "execute", NULL, 0, NULL);
 }
 
 static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
@@ -1086,16 +1081,19 @@ int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_i
 
 /* ------------------------------------------------- compile and launch */
 
-/* Output descriptions of compile/declare: valid dtype, format, shape. */
-static int check_output_descs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
-                              bool data, const char *call) {
+/*
+ * Output descriptions of compile/declare/launch, like check_inputs: the
+ * count is the prototype's and each is a valid description that, with
+ * data, holds a buffer of at least its size. ptrs (may be NULL) receives the
+ * data pointers of the first cap outputs.
+ */
+static inline int check_output_descs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
+                                     bool data, const char *call, void **ptrs, size_t cap) {
   int rc = check_outputs(op, outputs, n, call);
   if (rc != PYOP_OK) return rc;
   for (size_t i = 0; i < n; i++) {
-    uint64_t nb;
-    const char *why = tensor_problem(&outputs[i], &nb);
-    if (!why && data && outputs[i].nbytes < nb) why = "nbytes smaller than shape x dtype";
-    if (!why && data && nb && !outputs[i].data) why = "NULL data (not allocated)";
+    const char *why = tensor_data_problem(&outputs[i], data, "NULL data (not allocated)");
+    if (ptrs && i < cap) ptrs[i] = outputs[i].data;
     if (why) {
       char ts[128];
       return pyop__error(PYOP_EINVAL, "%s of \"%s\": output %zu \"%s\" (%s): %s", call,
@@ -1145,8 +1143,9 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   *artifact = NULL;
   *len = 0;
   if (!op->compile) return unsupported(op, "compile");
-  int rc = check_inputs(op, inputs, n_inputs, false, "compile");
-  if (rc == PYOP_OK) rc = check_output_descs(op, outputs, n_outputs, false, "compile");
+  int rc = check_inputs(op, inputs, n_inputs, false, "compile", NULL, 0, NULL);
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, false, "compile", NULL, 0);
   if (rc != PYOP_OK) return rc;
   artifact_sink sink = {op, NULL, 0};
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, &sink,
@@ -1180,9 +1179,9 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_declare_launch_args: op is NULL");
   if (!op->declare) return unsupported(op, "declare_launch_args");
-  int rc = check_inputs(op, inputs, n_inputs, false, "declare_launch_args");
+  int rc = check_inputs(op, inputs, n_inputs, false, "declare_launch_args", NULL, 0, NULL);
   if (rc == PYOP_OK)
-    rc = check_output_descs(op, outputs, n_outputs, false, "declare_launch_args");
+    rc = check_output_descs(op, outputs, n_outputs, false, "declare_launch_args", NULL, 0);
   if (rc != PYOP_OK) return rc;
   size_t flat = 0;
   for (size_t i = 0; i < n_inputs; i++) flat += inputs[i].count;
@@ -1209,106 +1208,39 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   return PYOP_OK;
 }
 
-/* True when t passes tensor_problem and holds a buffer of at least its size
- * (the data checks of check_inputs and check_output_descs). */
-static inline bool tensor_data_ok(const pyop_tensor *t) {
-  uint64_t nb;
-  return !tensor_problem(t, &nb) && t->nbytes >= nb && (nb == 0 || t->data);
-}
-
 /*
- * The arguments of a launch checked in one lean pass: true only when
- * check_inputs and check_output_descs (both with data) would pass; on the
- * way the data pointers go to in[] and out[] (the first
- * PYOP__LAUNCH_STACK_PTRS of each) and *flat counts the input tensors. False
- * says nothing more: the full checks then find the problem and say it.
+ * The rest of a launch when the pointers do not all fit the caller's stack
+ * arrays or the plan has workspaces: pointer arrays on the heap when
+ * needed, workspaces from ctx->alloc_workspace, then the plan. The
+ * arguments were checked; in/out hold the first PYOP__LAUNCH_STACK_PTRS
+ * pointers, gathered again here when there are more.
  */
-static bool launch_args_ok(const pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
-                           const pyop_tensor *outputs, size_t n_outputs, void **in,
-                           void **out, size_t *flat) {
-  const pyop__proto *p = op->proto;
-  if (n_inputs != p->n_inputs || (n_inputs && !inputs) || n_outputs != p->n_outputs ||
-      !outputs)
-    return false;
-  size_t k = 0;
-  if (op->inputs_plain) {
-    for (; k < n_inputs; k++) {
-      const pyop_tensor *t = inputs[k].items;
-      if (inputs[k].count != 1 || !t || !tensor_data_ok(t)) return false;
-      in[k] = t->data;
-    }
-  } else {
-    for (size_t i = 0; i < n_inputs; i++) {
-      size_t c = inputs[i].count;
-      int32_t kind = p->inputs[i].kind;
-      const pyop_tensor *items = inputs[i].items;
-      if ((kind == PYOP_IO_REQUIRED && c != 1) || (kind == PYOP_IO_OPTIONAL && c > 1) ||
-          (c && !items))
-        return false;
-      for (size_t j = 0; j < c; j++, k++) {
-        if (!tensor_data_ok(&items[j])) return false;
-        if (k < PYOP__LAUNCH_STACK_PTRS) in[k] = items[j].data;
-      }
-    }
-  }
-  for (size_t i = 0; i < n_outputs; i++) {
-    if (!tensor_data_ok(&outputs[i])) return false;
-    if (i < PYOP__LAUNCH_STACK_PTRS) out[i] = outputs[i].data;
-  }
-  *flat = k;
-  return true;
-}
-
-/* The data pointers of every input tensor (flattened) and output. */
-static void gather_ptrs(const pyop_tensor_list *inputs, size_t n_inputs,
-                        const pyop_tensor *outputs, size_t n_outputs, void **in, void **out) {
-  size_t k = 0;
-  for (size_t i = 0; i < n_inputs; i++)
-    for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
-  for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
-}
-
-/*
- * Everything pyop_op_launch does, in order, for the calls its short path
- * does not take: a missing plan (declared here first), workspaces, more
- * than PYOP__LAUNCH_STACK_PTRS pointers, and every error (the full checks
- * give the message).
- */
-static __attribute__((noinline)) int launch_full(pyop_op *op, const pyop_tensor_list *inputs,
-                                                 size_t n_inputs, const pyop_tensor *outputs,
-                                                 size_t n_outputs, const pyop_exec_ctx *ctx) {
-  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
-  if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
-  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
-    return pyop__error(PYOP_EINVAL, "launch of \"%s\": ctx is NULL or its struct_size is too "
-                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
-  int rc = check_inputs(op, inputs, n_inputs, true, "launch");
-  if (rc == PYOP_OK) rc = check_output_descs(op, outputs, n_outputs, true, "launch");
-  if (rc != PYOP_OK) return rc;
-  if (!op->plan) {
-    rc = pyop_op_declare_launch_args(op, inputs, n_inputs, outputs, n_outputs);
-    if (rc != PYOP_OK) return rc;
-  }
-  size_t flat = 0;
-  for (size_t i = 0; i < n_inputs; i++) flat += inputs[i].count;
-  if (flat != op->plan_inputs)
-    return pyop__error(PYOP_EINVAL, "launch of \"%s\": %zu input tensors given, the plan was "
-                       "declared for %zu (declare again)", op->op_type, flat, op->plan_inputs);
+static __attribute__((noinline)) int launch_spill(pyop_op *op, const pyop_tensor_list *inputs,
+                                                  size_t n_inputs, const pyop_tensor *outputs,
+                                                  size_t n_outputs, const pyop_exec_ctx *ctx,
+                                                  size_t flat, void **in_stack,
+                                                  void **out_stack) {
   size_t n_ws = op->plan_workspaces;
   if (n_ws && !ctx->alloc_workspace)
     return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu workspaces "
                        "but the host's exec context has no alloc_workspace", op->op_type, n_ws);
-  void *in_stack[PYOP__LAUNCH_STACK_PTRS], *out_stack[PYOP__LAUNCH_STACK_PTRS],
-      *ws_stack[PYOP__LAUNCH_STACK_PTRS];
+  void *ws_stack[PYOP__LAUNCH_STACK_PTRS];
   void **in = flat <= PYOP__LAUNCH_STACK_PTRS ? in_stack : pyop__calloc(flat, sizeof *in);
   void **out = n_outputs <= PYOP__LAUNCH_STACK_PTRS ? out_stack
                                                     : pyop__calloc(n_outputs, sizeof *out);
   void **ws = n_ws <= PYOP__LAUNCH_STACK_PTRS ? ws_stack : pyop__calloc(n_ws, sizeof *ws);
+  int rc = PYOP_OK;
   if (!in || !out || !ws) {
     rc = pyop__error(PYOP_ENOMEM, "launch of \"%s\": out of memory", op->op_type);
     goto done;
   }
-  gather_ptrs(inputs, n_inputs, outputs, n_outputs, in, out);
+  if (in != in_stack) {
+    size_t k = 0;
+    for (size_t i = 0; i < n_inputs; i++)
+      for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
+  }
+  if (out != out_stack)
+    for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
   for (size_t i = 0; i < n_ws; i++) {
     uint64_t nb = pyop__plan_workspace_size(op->plan, i);
     ws[i] = NULL;
@@ -1331,26 +1263,35 @@ done:
 /*
  * Runs the declared plan (declaring it first from these tensors when there
  * is none). Outputs must be allocated; workspaces come from
- * ctx->alloc_workspace. No Python, and no allocation unless an op has more
- * than 64 input, output or workspace pointers.
- *
- * The short path — a declared plan without workspaces, arguments that pass
- * every check — checks the arguments and gathers their pointers in one
- * pass and runs the plan. Any other call (or any doubt) goes to launch_full,
- * which runs the full checks from the start, so behaviour and messages are
- * those of the full path.
+ * ctx->alloc_workspace. No Python once a plan is declared, and no
+ * allocation unless an op has more than PYOP__LAUNCH_STACK_PTRS input,
+ * output or workspace pointers. The arguments go through the same checks as
+ * every call, which gather the data pointers on the way; the common launch
+ * (no workspace, pointers that fit the stack) then runs the plan directly.
  */
 int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                    const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
   PYOP__FORK_GUARD();
-  if (op && op->plan && !op->plan_workspaces && ctx && /* a plan implies declare */
-      ctx->struct_size >= offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream &&
-      n_outputs <= PYOP__LAUNCH_STACK_PTRS) {
-    void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
-    size_t flat;
-    if (launch_args_ok(op, inputs, n_inputs, outputs, n_outputs, in, out, &flat) &&
-        flat == op->plan_inputs && flat <= PYOP__LAUNCH_STACK_PTRS)
-      return pyop__plan_run(op->plan, in, out, NULL, ctx->stream);
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
+  if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
+  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
+    return pyop__error(PYOP_EINVAL, "launch of \"%s\": ctx is NULL or its struct_size is too "
+                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
+  size_t flat = 0;
+  int rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, true, "launch", out, PYOP__LAUNCH_STACK_PTRS);
+  if (rc != PYOP_OK) return rc;
+  if (!op->plan) {
+    rc = pyop_op_declare_launch_args(op, inputs, n_inputs, outputs, n_outputs);
+    if (rc != PYOP_OK) return rc;
   }
-  return launch_full(op, inputs, n_inputs, outputs, n_outputs, ctx);
+  if (flat != op->plan_inputs)
+    return pyop__error(PYOP_EINVAL, "launch of \"%s\": %zu input tensors given, the plan was "
+                       "declared for %zu (declare again)", op->op_type, flat, op->plan_inputs);
+  if (op->plan_workspaces || flat > PYOP__LAUNCH_STACK_PTRS ||
+      n_outputs > PYOP__LAUNCH_STACK_PTRS)
+    return launch_spill(op, inputs, n_inputs, outputs, n_outputs, ctx, flat, in, out);
+  return pyop__plan_run(op->plan, in, out, NULL, ctx->stream);
 }
