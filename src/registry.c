@@ -338,7 +338,22 @@ static void entry_prepare(pyop__entry *e, bool host) {
   e->impl = e->own_impl;
   if (e->proto) entry_fill_info(e);
   e->from_load = !host;
+  /* The table's reference, set now: the commit then links e without
+   * touching it (a big load's entries are out of the cache by then). */
   atomic_store_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+/*
+ * Adds the reference the commit holds on a published entry while it calls
+ * the hooks and the debug log after unlocking (an unload may remove e in
+ * between). Invariant: e is not yet visible to any other thread — the
+ * commit calls this under the lock, before the unlock publishes e — and
+ * its count is the table's 1 from entry_prepare, so a plain store of 2 is
+ * exactly an increment; the post-commit loop drops it with
+ * pyop__entry_release.
+ */
+static void entry_hold_unpublished(pyop__entry *e) {
+  atomic_store_explicit(&e->refs, 2, memory_order_relaxed);
 }
 
 /* Frees t's own memory (not its items). */
@@ -794,7 +809,7 @@ int pyop__txn_commit(pyop__txn *t) {
     return rc;
   }
   /* After unlocking, published entries are used only for the hooks and the
-   * debug log: hold a reference for them (an unload may run meanwhile). */
+   * debug log: hold a reference for them (entry_hold_unpublished). */
   bool after = (!t->host && hooks.on_register) || pyop__log_enabled(PYOP_LOG_DEBUG);
   /* Nothing can fail from here on. A new entry is only linked in (its
    * entry is not read); bound ones get the registered prototype. */
@@ -821,8 +836,7 @@ int pyop__txn_commit(pyop__txn *t) {
       i_slot = free_slot_locked(it->hash);
       reg.count++;
     }
-    /* Not yet visible: relaxed; the unlock below publishes it. */
-    if (after) atomic_store_explicit(&e->refs, 2, memory_order_relaxed);
+    if (after) entry_hold_unpublished(e);
     reg.slots[i_slot].hash = it->hash;
     reg.slots[i_slot].e = e;
   }
