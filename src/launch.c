@@ -4,10 +4,10 @@
  * A plan is built at declare time (new, add_launch..., add_workspace...,
  * finish) and then only read. Each launch is one allocation holding the
  * prepared ffi_cif, its argument types, the scalar values in their exact C
- * types and, per argument, where its avalue is (an offset into the caller's
- * inputs, outputs or workspaces array, the stream, or the launch's own
- * scalar value); pyop__plan_run fills a stack array of avalues from that in
- * one loop and calls ffi_call. Nothing on the run path allocates or locks.
+ * types and, per argument, where its avalue is (arg_ref: the launch's own
+ * scalar value, or an element of the caller's inputs, outputs or
+ * workspaces array, or the stream); pyop__plan_run fills a stack array of
+ * avalues from that in one loop and calls ffi_call. Nothing on the run path allocates or locks.
  */
 #include "launch.h"
 
@@ -166,8 +166,6 @@ void pyop__kernel_libs_close(void) {
 
 /* Where a pointer-valued argument comes from at run time. */
 enum { SRC_INPUT = 0, SRC_OUTPUT, SRC_WORKSPACE, SRC_STREAM, SRC_COUNT };
-/* What a scalar's avalue is relative to: the launch itself (arg_ref). */
-enum { SRC_SELF = SRC_COUNT };
 
 /* A scalar in its exact C type (what the kernel's parameter is). */
 typedef union scalar_value {
@@ -193,14 +191,17 @@ typedef struct launch_arg {
 } launch_arg;
 
 /*
- * Where the avalue of an argument is at run time: off bytes into base src,
- * the bases being the caller's inputs, outputs and workspaces arrays, a
- * one-element array holding the stream, and the launch itself (a scalar's
- * value is in its args[]). So a run fills avalues in one short loop.
+ * Where the avalue of an argument is at run time. Invariant: a scalar has
+ * value set — the address of its converted value in the launch's args[],
+ * fixed because a launch never moves once built — and a pointer argument
+ * has value NULL and is element index of the run's array src (the caller's
+ * inputs, outputs or workspaces, or the one-element array holding the
+ * stream, index 0).
  */
 typedef struct arg_ref {
-  uint64_t off;
+  const void *value;
   uint32_t src;
+  uint32_t index;
 } arg_ref;
 
 /*
@@ -480,7 +481,7 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
       char why[256];
       (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
       L->types[j] = scalar_ffi_type(a->scalar_type);
-      L->refs[j] = (arg_ref){(uint64_t)((char *)&d->value - (char *)L), SRC_SELF};
+      L->refs[j] = (arg_ref){&d->value, 0, 0};
       continue;
     }
     uint32_t src = SRC_STREAM;
@@ -489,7 +490,7 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
     else if (a->kind == PYOP_LAUNCH_ARG_WORKSPACE) src = SRC_WORKSPACE;
     d->index = src == SRC_STREAM ? 0 : a->index;
     L->types[j] = &ffi_type_pointer;
-    L->refs[j] = (arg_ref){(uint64_t)d->index * sizeof(void *), src};
+    L->refs[j] = (arg_ref){NULL, src, d->index};
   }
   ffi_status fs = ffi_prep_cif(&L->cif, FFI_DEFAULT_ABI, (unsigned)n, &ffi_type_void,
                                n ? L->types : NULL);
@@ -665,17 +666,17 @@ int pyop__plan_run(const pyop__plan *p, void *const *inputs, void *const *output
   }
 
   void *const stream_slot[1] = {stream};
-  const char *base[SRC_COUNT + 1] = {(const char *)inputs, (const char *)outputs,
-                                     (const char *)workspaces,
-                                     (const char *)stream_slot, NULL};
+  void *const *const arrays[SRC_COUNT] = {inputs, outputs, workspaces, stream_slot};
   void *avalues[PYOP__LAUNCH_MAX_ARGS];
   for (size_t l = 0; l < p->n_launches; l++) {
     const launch *L = p->launches[l];
     const arg_ref *refs = L->refs;
     uint32_t n = L->n_args;
-    base[SRC_SELF] = (const char *)L;
-    for (uint32_t j = 0; j < n; j++)
-      avalues[j] = (void *)(uintptr_t)(base[refs[j].src] + refs[j].off);
+    for (uint32_t j = 0; j < n; j++) {
+      const arg_ref *r = &refs[j];
+      avalues[j] = r->value ? (void *)(uintptr_t)r->value
+                            : (void *)(uintptr_t)&arrays[r->src][r->index];
+    }
     ffi_call((ffi_cif *)&L->cif, L->fn, NULL, avalues);
   }
   return PYOP_OK;
