@@ -526,8 +526,15 @@ int pyop__validate_impl_view(const pyop_impl_view *v) {
 /* ---------------------------------------------------------- deep copy */
 
 /*
- * A bump arena used twice: with base NULL it only measures (every take
- * returns NULL), then with a block of the measured size it copies.
+ * A bump arena used twice, so that a deep copy is one malloc: a first pass
+ * with base NULL only measures (every take returns NULL, nothing is
+ * written), a second pass with a block of the measured size copies.
+ * Invariant: a build function (build_proto, build_impl) makes exactly the
+ * same takes, in the same order and with the same sizes, in both passes;
+ * it writes into the arena only through what a take returned (NULL while
+ * measuring), and it returns NULL in the measuring pass (its first take is
+ * the struct itself). Overflow of the size arithmetic marks the arena and is refused
+ * after the measuring pass.
  */
 typedef struct arena {
   char *base;
@@ -670,7 +677,8 @@ static size_t format_source(char *buf, bool host, pyop_str file, uint32_t line) 
   return n;
 }
 
-/* Lays a validated proto view out in a (measuring or copying) arena. */
+/* Lays a validated proto view out in a (measuring or copying) arena; see
+ * the arena's invariant: every take comes first, the writes after. */
 static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
                                 const char *src, size_t src_len) {
   pyop__proto *p = arena_take(a, sizeof *p, alignof(pyop__proto));
@@ -709,7 +717,7 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
-  if (!p) return NULL;
+  if (!p) return NULL; /* the measuring pass ends here */
   memset(index, 0, slots * sizeof *index);
   p->op_type = op_type;
   p->key = key;
@@ -770,7 +778,7 @@ static pyop__impl *build_impl(arena *a, const pyop_impl_view *v, const char *src
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
-  if (!p) return NULL;
+  if (!p) return NULL; /* the measuring pass ends here */
   p->op_type = op_type;
   p->key = key;
   p->source = source;
