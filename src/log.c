@@ -67,10 +67,16 @@ void pyop__log(int level, const char *origin, const char *fmt, ...) {
   }
   pyop_host_hooks h;
   pyop__hooks_get(&h);
-  if (h.log) {
+  /* A line logged while the host's log hook runs on this thread (the hook
+   * called a libpyop function that logs) goes to stderr: re-entering the
+   * hook could recurse without end. */
+  static _Thread_local bool in_hook;
+  if (h.log && !in_hook) {
     pyop__error_saved saved;
     pyop__error_save(&saved);
+    in_hook = true;
     h.log(h.user, level, line);
+    in_hook = false;
     pyop__error_restore(&saved);
   } else {
     fprintf(stderr, "%s\n", line);

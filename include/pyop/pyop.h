@@ -703,7 +703,8 @@ PYOP_API int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs,
  * pyop_shutdown, pyop_set_options, the GE entries) from a hook that a
  * lifecycle call runs (owns_op, on_register, on_unregister, and log during
  * load/unload/shutdown) returns PYOP_EBUSY at once. A hook's own failures do
- * not replace the last error of the call that ran it.
+ * not replace the last error of the call that ran it. A line logged while
+ * the log hook runs on the same thread goes to stderr, not to the hook.
  */
 typedef struct pyop_host_hooks {
   size_t struct_size;

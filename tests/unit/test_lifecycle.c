@@ -1062,6 +1062,31 @@ static void test_reentrant_hooks(void **state) {
   install_log_hook();
 }
 
+/* A log hook that calls a GE entry on every line, with no guard of its own:
+ * the nested call's refusal is logged while the hook runs, and must not
+ * come back into the hook (endless recursion). */
+static int greedy_calls;
+static void greedy_log(void *user, int level, const char *line) {
+  log_hook(user, level, line);
+  greedy_calls++;
+  (void)LoadPythonCustomOps();
+}
+
+static void test_log_hook_recursion(void **state) {
+  (void)state;
+  use_variant("LOGGY");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = greedy_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  greedy_calls = 0;
+  alarm(20);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  alarm(0);
+  assert_true(greedy_calls >= 1); /* the bridge's line during registration */
+  assert_true(greedy_calls < 10);
+  install_log_hook();
+}
+
 /* A hook's nested failure does not replace the error of the call that ran
  * the hook. */
 static int owns_after_failing(void *user, const char *op_type) {
@@ -1268,6 +1293,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_log_hook_recursion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_after_refused_shutdown, setup, teardown),
