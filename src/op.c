@@ -416,7 +416,8 @@ check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool d
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     size_t c = inputs[i].count;
-    int32_t kind = p->inputs[i].kind;
+    /* One tensor fits every kind: only other counts need the kind. */
+    int32_t kind = c == 1 ? PYOP_IO_DYNAMIC : p->inputs[i].kind;
     if ((kind == PYOP_IO_REQUIRED && c != 1) || (kind == PYOP_IO_OPTIONAL && c > 1))
       return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\" is %s: %zu tensors given",
                          call, op->op_type, i, p->inputs[i].name,
@@ -455,8 +456,8 @@ static int dynamic_refused(const pyop_op *op, const char *call) {
                      i < p->n_outputs ? p->outputs[i].name : "?", hint);
 }
 
-static int check_outputs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
-                         const char *call) {
+static inline int check_outputs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
+                                const char *call) {
   if (n != op->proto->n_outputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
                        op->op_type, n, op->proto->n_outputs);
