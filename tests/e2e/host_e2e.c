@@ -1617,6 +1617,137 @@ static void case_threads(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
 }
 
+/*
+ * The op contract from 4 host threads at once, on instances shared by all of
+ * them: an in-place op (each thread its own buffers), a dynamic output
+ * through execute_list with expectations, a Tensor attribute read by every
+ * thread, and ops that break the contract (ECONTRACT with this thread's
+ * message, never another's). Results are checked on every call; the case
+ * runs under ThreadSanitizer (label threads).
+ */
+typedef struct contract_arg {
+  pyop_op *add_into, *split, *scale, *lazy, *wrong;
+  int index;
+  double seconds;
+  long calls, failures;
+  char first_error[512];
+} contract_arg;
+
+static void contract_fail(contract_arg *a, long it, const char *what, int rc) {
+  if (!a->failures)
+    snprintf(a->first_error, sizeof a->first_error, "call %ld: %s: %s: %s", it, what,
+             pyop_status_name(rc), rc ? pyop_last_error() : "wrong result");
+  a->failures++;
+}
+
+static void *contract_thread(void *p) {
+  contract_arg *a = p;
+  while (!atomic_load(&g_go)) sched_yield();
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  double end = now_s() + a->seconds;
+  for (long it = 0; now_s() < end; it++) {
+    float base = (float)(a->index * 1000 + it % 100);
+    int rc;
+    /* In place: x += y; output 0 is x's own buffer. */
+    float x[4] = {base, base + 1, base + 2, base + 3}, y[4] = {1, 2, 3, 4};
+    pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4);
+    pyop_tensor_list in2[2] = {one(&tx), one(&ty)};
+    pyop_tensor out[1];
+    memset(out, 0, sizeof out);
+    rc = pyop_op_execute(a->add_into, in2, 2, out, 1, &ctx);
+    if (rc != PYOP_OK || out[0].data != x || x[0] != base + 1 || x[3] != base + 7 || y[3] != 4)
+      contract_fail(a, it, "AddInto", rc);
+    /* A dynamic output (n = 3) with the counts infer_meta gave. */
+    float d[6] = {base, 1, 2, 3, 4, base + 5};
+    pyop_tensor td = f32_1d(d, 6), pieces[3];
+    pyop_tensor_list ind[1] = {one(&td)};
+    pyop_output_list lists[1] = {{pieces, 3, 0}};
+    rc = pyop_op_infer_meta_list(a->split, ind, 1, lists, 1);
+    if (rc == PYOP_OK) {
+      ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+      rc = pyop_op_execute_list(a->split, ind, 1, lists, 1, &ctx);
+      ctx.flags = 0;
+    }
+    if (rc != PYOP_OK || lists[0].count != 3 || !pieces[0].data || !pieces[2].data ||
+        ((float *)pieces[0].data)[0] != base || ((float *)pieces[2].data)[1] != base + 5)
+      contract_fail(a, it, "Split", rc);
+    /* The shared Tensor attribute w = {2, 3, 4}. */
+    float s[3] = {base, 1, 1};
+    pyop_tensor ts = f32_1d(s, 3);
+    pyop_tensor_list ins[1] = {one(&ts)};
+    memset(out, 0, sizeof out);
+    rc = pyop_op_execute(a->scale, ins, 1, out, 1, &ctx);
+    if (rc != PYOP_OK || !out[0].data || ((float *)out[0].data)[0] != 2 * base ||
+        ((float *)out[0].data)[2] != 4)
+      contract_fail(a, it, "Scale", rc);
+    /* Broken contracts: ECONTRACT, and the message is this call's. */
+    memset(out, 0, sizeof out);
+    if (it % 2) {
+      rc = pyop_op_execute(a->lazy, ins, 1, out, 1, &ctx);
+    } else if ((rc = pyop_op_infer_meta(a->wrong, ins, 1, out, 1)) == PYOP_OK) {
+      ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS; /* float32[3], the op asks for float16[6] */
+      rc = pyop_op_execute(a->wrong, ins, 1, out, 1, &ctx);
+      ctx.flags = 0;
+    }
+    const char *want = it % 2 ? "returned without producing output 0"
+                              : "expected float32[3], the op asked for float16[6]";
+    if (rc != PYOP_ECONTRACT || !strstr(pyop_last_error(), want))
+      contract_fail(a, it, it % 2 ? "Lazy" : "Wrong", rc == PYOP_OK ? -1000 : rc);
+    host_mem_reset(&mem);
+    ctx = host_ctx(&mem);
+    a->calls++;
+  }
+  host_mem_reset(&mem);
+  return NULL;
+}
+
+static void case_contract_threads(void) {
+  char *dir = e2e_path("contract");
+  set_opp_path(dir);
+  free(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  enum { N = 4 };
+  contract_arg shared = {0};
+  pyop_attr n3 = {"n", {.type = PYOP_ATTR_INT, .u.i = 3}};
+  float w[3] = {2, 3, 4};
+  pyop_tensor tw = f32_1d(w, 3);
+  pyop_attr aw = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &tw}};
+  REQUIRE_RC(pyop_op_create("AddInto", NULL, 0, &shared.add_into), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Split", &n3, 1, &shared.split), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Scale", &aw, 1, &shared.scale), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Lazy", NULL, 0, &shared.lazy), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Wrong", NULL, 0, &shared.wrong), PYOP_OK);
+  w[0] = -1; /* copied at create: the instances never see this */
+  double secs = getenv("E2E_THREAD_SECONDS") ? atof(getenv("E2E_THREAD_SECONDS")) : 1.0;
+  pthread_t th[N];
+  contract_arg args[N];
+  atomic_store(&g_go, 0);
+  for (int i = 0; i < N; i++) {
+    args[i] = shared;
+    args[i].index = i;
+    args[i].seconds = secs;
+    REQUIRE(pthread_create(&th[i], NULL, contract_thread, &args[i]) == 0, "pthread_create");
+  }
+  atomic_store(&g_go, 1);
+  long total = 0;
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    total += args[i].calls;
+    CHECK(args[i].failures == 0, "contract threads: thread %d: %ld of %ld rounds failed; "
+          "first: %s", i, args[i].failures, args[i].calls, args[i].first_error);
+    CHECK(args[i].calls > 0, "contract threads: thread %d made no call", i);
+  }
+  fprintf(stderr, "[contract threads] %ld rounds of 5 calls from %d threads in %.1f s\n", total,
+          N, secs);
+  pyop_op_destroy(shared.add_into);
+  pyop_op_destroy(shared.split);
+  pyop_op_destroy(shared.scale);
+  pyop_op_destroy(shared.lazy);
+  pyop_op_destroy(shared.wrong);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+}
+
 /* ============================================================ (k) needload */
 
 static void case_needload(void) {
@@ -1840,6 +1971,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "needload")) case_needload();
   else if (!strcmp(c, "alloc_detail")) case_alloc_detail();
   else if (!strcmp(c, "contract")) case_contract();
+  else if (!strcmp(c, "contract_threads")) case_contract_threads();
   else if (!strcmp(c, "cycles"))
     case_cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 20);
   else {
