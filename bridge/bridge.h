@@ -116,7 +116,6 @@ typedef struct pb_holder {
   PyObject *escaped;            /* list of Tensors, or NULL */
   char *escaped_why;            /* what the first escape was (malloc'd) */
   bool escape_untracked;        /* one could not be recorded: refuse for good */
-  bool tensor_attrs;            /* some attr_values are Tensors (PYOP_ATTR_TENSOR) */
 } pb_holder;
 
 /* A Tensor a callback handed to Python, released when the callback ends. */
@@ -352,6 +351,10 @@ typedef struct pb_tensor {
   bool valid;
   bool writable;
   Py_ssize_t exports;
+  /* Bytes this Tensor owns (t.data points into them), freed with it; NULL
+   * for a view of host memory. A Tensor attribute owns a copy, so a buffer
+   * of it (memoryview, numpy) keeps the bytes alive by keeping the Tensor. */
+  void *owned;
   Py_ssize_t shape[PYOP_MAX_DIMS];
   Py_ssize_t strides[PYOP_MAX_DIMS];
 } pb_tensor;
@@ -392,6 +395,9 @@ static inline bool pb_only_cache_holds(PyObject *o) {
 
 /* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor. */
 PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable);
+/* A read-only Tensor that owns a copy of t's bytes (t: a valid description
+ * with data of at least its size): for Tensor attributes. */
+PyObject *pb_tensor_own_copy(const pyop_tensor *t);
 
 /*
  * A read-only (or writable) Tensor over t, reusing *cache when nobody else

@@ -71,13 +71,16 @@ static PyObject *attr_to_py(const pyop_attr_value *v, int32_t type) {
   const void *items = NULL;
   switch (type) {
   case PYOP_ATTR_TENSOR:
-    /* libpyop's copy, valid until destroy_holder: a read-only Tensor that
-     * stays valid for the holder's life (holder_free invalidates it). */
+    /* A read-only Tensor over the bridge's own copy of the bytes (libpyop's
+     * copy is valid until destroy_holder, but a view of the Tensor may live
+     * longer, and calls on one instance from several threads cannot tell
+     * whose view it is): views keep the Tensor, and so the bytes, alive.
+     * holder_free invalidates the Tensor itself. */
     if (v->u.tensor == NULL) {
       PyErr_SetString(PyExc_ValueError, "Tensor attribute with no tensor");
       return NULL;
     }
-    return pb_tensor_make(NULL, v->u.tensor, false);
+    return pb_tensor_own_copy(v->u.tensor);
   case PYOP_ATTR_INT:
     return PyLong_FromLongLong(v->u.i);
   case PYOP_ATTR_FLOAT:
@@ -222,7 +225,7 @@ static void holder_free(pb_holder *h) {
   for (size_t i = 0; i < h->n_attrs; i++) {
     PyObject *v = h->attr_values[i];
     if (v != NULL && Py_IS_TYPE(v, pb.tensor_type))
-      ((pb_tensor *)v)->valid = false; /* the bytes go with the op instance */
+      ((pb_tensor *)v)->valid = false; /* the op instance is gone (its views stay safe) */
     Py_XDECREF(v);
   }
   free(h->attr_values);
@@ -309,8 +312,6 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
         a->type <= PYOP_ATTR_LIST_LIST_INT)
       h->list_attrs[h->n_list_attrs++] =
           (pb_list_attr){i, a->type == PYOP_ATTR_LIST_LIST_INT};
-    if (a->type == PYOP_ATTR_TENSOR)
-      h->tensor_attrs = true;
     if (h->attr_values[i] == NULL) {
       PyObject *exc = pb_exc_fetch();
       PyErr_Format(PyExc_ValueError, "attribute '%U': cannot convert its value", name);
@@ -742,26 +743,6 @@ static PyObject *call_invoke(pb_call *c, int kind) {
 }
 
 /*
- * A buffer of a Tensor attribute (memoryview, numpy array) must not outlive
- * the callback either: the bytes go with the op instance, which the host
- * may destroy at any time after the call. PYOP_OK or the error reported.
- */
-static int tensor_attrs_released(const pb_holder *h, int kind) {
-  for (size_t i = 0; i < h->n_attrs; i++) {
-    PyObject *v = h->attr_values[i];
-    if (v == NULL || !Py_IS_TYPE(v, pb.tensor_type) || ((pb_tensor *)v)->exports == 0)
-      continue;
-    PyObject *name = PyTuple_GET_ITEM(h->kwnames, (Py_ssize_t)i);
-    return pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): a buffer of Tensor attribute '%s' (a "
-                    "memoryview or numpy array of it) is still alive after the callback "
-                    "returned; copy the data instead of keeping a view",
-                    pb_kind_names[kind], h->op->op_type, h->op->where,
-                    PyUnicode_AsUTF8(name) ? PyUnicode_AsUTF8(name) : "?");
-  }
-  return PYOP_OK;
-}
-
-/*
  * Ends the call: drops the positional arguments, reports a pending Python
  * error (rc is then the error status) and releases every tensor; a view
  * that outlived the call fails it. Returns the final status.
@@ -783,8 +764,6 @@ static int call_end(pb_call *c, int kind, int rc) {
     rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", pb_kind_names[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
   free(why);
-  if (h->tensor_attrs && rc == PYOP_OK)
-    rc = tensor_attrs_released(h, kind);
   return rc;
 }
 

@@ -90,6 +90,13 @@ static void heap_dealloc(PyObject *o) {
   Py_DECREF(tp);
 }
 
+/* A Tensor also frees the bytes it owns (a Tensor attribute's copy): no
+ * buffer of it is left, since each holds a reference to it. */
+static void tensor_dealloc(PyObject *o) {
+  free(((pb_tensor *)o)->owned);
+  heap_dealloc(o);
+}
+
 static PyObject *tensor_shape(PyObject *o, void *c) {
   (void)c;
   pb_tensor *self = (pb_tensor *)o;
@@ -254,7 +261,7 @@ static PyGetSetDef tensor_getset[] = {
 };
 
 static PyType_Slot tensor_slots[] = {
-    {Py_tp_dealloc, heap_dealloc},
+    {Py_tp_dealloc, tensor_dealloc},
     {Py_tp_repr, tensor_repr},
     {Py_tp_getset, tensor_getset},
     {Py_bf_getbuffer, tensor_getbuffer},
@@ -297,8 +304,27 @@ PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable) 
     if (self == NULL)
       return NULL;
     self->exports = 0;
+    self->owned = NULL;
   }
   tensor_fill(self, t, writable);
+  return (PyObject *)self;
+}
+
+PyObject *pb_tensor_own_copy(const pyop_tensor *t) {
+  size_t n = (size_t)t->nbytes;
+  void *bytes = malloc(n ? n : 1);
+  if (bytes == NULL)
+    return PyErr_NoMemory();
+  if (n)
+    memcpy(bytes, t->data, n);
+  pyop_tensor d = *t;
+  d.data = bytes;
+  pb_tensor *self = (pb_tensor *)pb_tensor_make(NULL, &d, false);
+  if (self == NULL) {
+    free(bytes);
+    return NULL;
+  }
+  self->owned = bytes;
   return (PyObject *)self;
 }
 

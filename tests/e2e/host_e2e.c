@@ -758,6 +758,29 @@ static void case_contract(void) {
   pyop_op_destroy(op);
   host_mem_reset(&mem);
 
+  /* Views of a Tensor attribute kept by the op past the call and past the
+   * instance stay readable (the bridge owns a copy the views keep alive):
+   * the second instance's execute sums through both views, one of them of
+   * an instance already destroyed (ASan: no use after free). */
+  float w1[3] = {2, 3, 4}, w2[3] = {10, 20, 30};
+  pyop_tensor tw1 = f32_1d(w1, 3), tw2 = f32_1d(w2, 3);
+  pyop_attr akw1 = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &tw1}};
+  pyop_attr akw2 = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &tw2}};
+  REQUIRE_RC(pyop_op_create("KeepW", &akw1, 1, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, ins, 1, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data && ((float *)out[0].data)[2] == 4, "KeepW: first call");
+  CHECK_RC(pyop_op_execute(op, ins, 1, out, 1, &ctx), PYOP_OK); /* a view from the last call */
+  CHECK(out[0].data && ((float *)out[0].data)[2] == 8, "KeepW: second call");
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("KeepW", &akw2, 1, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, ins, 1, out, 1, &ctx), PYOP_OK);
+  CHECK(out[0].data && ((float *)out[0].data)[0] == 2 + 2 + 10 &&
+            ((float *)out[0].data)[2] == 4 + 4 + 30,
+        "KeepW: views of a destroyed instance's attribute read %g %g",
+        out[0].data ? ((float *)out[0].data)[0] : -1, out[0].data ? ((float *)out[0].data)[2] : -1);
+  pyop_op_destroy(op);
+  host_mem_reset(&mem);
+
   /* Broken contracts: never PYOP_OK. */
   float v[3] = {1, 2, 3};
   pyop_tensor tv = f32_1d(v, 3);
