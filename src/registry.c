@@ -200,13 +200,6 @@ static pyop__entry *lookup_like_locked(const pyop__entry *e, uint64_t h) {
 
 /* ------------------------------------------------------- transactions */
 
-/* A txn index slot: the low 32 bits of the hash and item index + 1 (0:
- * empty); 8 bytes. */
-typedef struct tslot {
-  uint32_t hash;
-  uint32_t item;
-} tslot;
-
 /* What an item brought (titem.own). */
 enum { OWN_PROTO = 1, OWN_IMPL = 2 };
 
@@ -222,106 +215,77 @@ typedef struct titem {
   uint8_t act; /* ACT_*, decided by the commit */
 } titem;
 
+/* A slot of a transaction's index (see below); 8 bytes. */
+typedef struct tslot {
+  uint32_t hash; /* the low 32 bits of the item's hash */
+  uint32_t item; /* the item's position + 1; 0: an empty slot */
+} tslot;
+
 /*
- * Items are found by op type through a hash index. The common repeat — an
- * implementation right after its prototype — is the last item and found
- * without the index. For big loads the index outgrows the CPU caches, so an
- * add then asks a small bit filter (16 bits per item): a clear bit proves
- * the op type is new and the add only appends. The index is brought up to
- * date (with prefetching) only when the filter says "maybe" — a repeat, or
- * a ~6% false positive.
+ * A transaction finds its items by op type through one hash index, always
+ * in sync with the items. Invariant:
+ * - every item 0..n-1 is in the index exactly once, and nothing else is;
+ * - the index is open addressing with linear probing over 2 * cap slots (a
+ *   power of two; no index while cap is 0): the item of hash h sits on the
+ *   probe sequence h, h+1, ... (mod 2 * cap) before its first empty slot.
+ *   No item is ever removed, so no slot is ever emptied and a lookup may
+ *   stop at the first empty slot;
+ * - hence at most half of the slots are used: txn_append inserts each new
+ *   item, and when items is full it doubles items and the index together
+ *   and reinserts every item.
+ * A lookup reads an item's entry only when the slot's 32 hash bits match.
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
-  tslot *index; /* open addressing over items[0..indexed) */
-  size_t index_cap, indexed;
-  uint64_t *filter; /* filter_bits bits (a power of two) */
-  size_t filter_bits;
+  tslot *index; /* 2 * cap slots */
   size_t n_same_def; /* items whose entry holds a same_def reference */
 };
 
-static size_t filter_bit(uint64_t h, size_t bits) { return (size_t)(h >> 32) & (bits - 1); }
-
-static void index_put(tslot *index, size_t cap, uint64_t h, size_t item) {
-  size_t k = (size_t)h & (cap - 1);
-  while (index[k].item) k = (k + 1) & (cap - 1);
+/* Puts item i (hash h) in the first empty slot of its probe sequence in an
+ * index of n_slots slots. */
+static void index_put(tslot *index, size_t n_slots, uint64_t h, size_t i) {
+  size_t mask = n_slots - 1, k = (size_t)h & mask;
+  while (index[k].item) k = (k + 1) & mask;
   index[k].hash = (uint32_t)h;
-  index[k].item = (uint32_t)item + 1;
+  index[k].item = (uint32_t)i + 1;
 }
 
-/* Indexes items[indexed..n). PYOP_ENOMEM leaves the index as it was. */
-static int txn_index_sync(pyop__txn *t) {
-  size_t from = t->indexed;
-  if (2 * t->n > t->index_cap) {
-    size_t cap = t->index_cap ? t->index_cap : 16;
-    while (2 * t->n > cap) cap *= 2;
-    if (cap > UINT32_MAX) return PYOP_ENOMEM;
-    tslot *index = pyop__calloc(cap, sizeof *index);
-    if (!index) return PYOP_ENOMEM;
-    pyop__free(t->index);
-    t->index = index;
-    t->index_cap = cap;
-    from = 0;
-  }
-  for (size_t i = from; i < t->n; i++) {
-    if (i + 16 < t->n)
-      __builtin_prefetch(&t->index[(size_t)t->items[i + 16].hash & (t->index_cap - 1)], 1);
-    index_put(t->index, t->index_cap, t->items[i].hash, i);
-  }
-  t->indexed = t->n;
-  return PYOP_OK;
-}
-
-/* The item of op_type in t, or NULL in *out. PYOP_ENOMEM when the index
- * could not be brought up to date. */
-static int txn_find(pyop__txn *t, const char *op_type, uint64_t h, titem **out) {
-  *out = NULL;
-  if (!t->n) return PYOP_OK;
-  titem *last = &t->items[t->n - 1];
-  if (last->hash == h && strcmp(entry_op_type(last->e), op_type) == 0) {
-    *out = last;
-    return PYOP_OK;
-  }
-  size_t b = filter_bit(h, t->filter_bits);
-  if (!(t->filter[b / 64] & (1ull << (b % 64)))) return PYOP_OK; /* surely new */
-  if (t->indexed < t->n && txn_index_sync(t) != PYOP_OK) return PYOP_ENOMEM;
-  size_t mask = t->index_cap - 1;
+/* The item of op_type (hash h) in t, or NULL. */
+static titem *txn_find(const pyop__txn *t, const char *op_type, uint64_t h) {
+  if (!t->index) return NULL;
+  size_t mask = 2 * t->cap - 1;
   for (size_t k = (size_t)h & mask; t->index[k].item; k = (k + 1) & mask) {
     titem *it = &t->items[t->index[k].item - 1];
-    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(it->e), op_type) == 0) {
-      *out = it;
-      break;
-    }
+    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(it->e), op_type) == 0)
+      return it;
   }
-  return PYOP_OK;
+  return NULL;
 }
 
-/* Appends e (a new op type). PYOP_ENOMEM leaves t as it was. */
+/* Appends and indexes e, an op type not yet in t. PYOP_ENOMEM leaves t as
+ * it was. */
 static int txn_append(pyop__txn *t, pyop__entry *e, uint8_t own) {
   if (t->n == t->cap) {
-    size_t cap = t->cap ? t->cap * 2 : 8;
+    size_t cap = t->cap ? 2 * t->cap : 8;
+    /* item + 1 must fit a slot's 32 bits, the items' size a size_t */
+    if (cap > UINT32_MAX / 2 || cap > SIZE_MAX / sizeof(titem)) return PYOP_ENOMEM;
+    tslot *index = pyop__calloc(2 * cap, sizeof *index);
+    if (!index) return PYOP_ENOMEM;
     titem *items = pyop__realloc(t->items, cap * sizeof *items);
-    if (!items) return PYOP_ENOMEM;
+    if (!items) {
+      pyop__free(index);
+      return PYOP_ENOMEM;
+    }
+    for (size_t i = 0; i < t->n; i++) index_put(index, 2 * cap, items[i].hash, i);
+    pyop__free(t->index);
+    t->index = index;
     t->items = items;
     t->cap = cap;
   }
-  if (16 * (t->n + 1) > t->filter_bits) {
-    size_t bits = t->filter_bits ? t->filter_bits * 2 : 1024;
-    uint64_t *filter = pyop__calloc(bits / 64, sizeof *filter);
-    if (!filter) return PYOP_ENOMEM;
-    for (size_t i = 0; i < t->n; i++) {
-      size_t b = filter_bit(t->items[i].hash, bits);
-      filter[b / 64] |= 1ull << (b % 64);
-    }
-    pyop__free(t->filter);
-    t->filter = filter;
-    t->filter_bits = bits;
-  }
-  size_t b = filter_bit(e->hash, t->filter_bits);
-  t->filter[b / 64] |= 1ull << (b % 64);
   t->items[t->n] = (titem){.hash = e->hash, .e = e, .own = own, .act = ACT_NONE};
+  index_put(t->index, 2 * t->cap, e->hash, t->n);
   t->n++;
   return PYOP_OK;
 }
@@ -360,7 +324,6 @@ static void entry_hold_unpublished(pyop__entry *e) {
 static void txn_free_shell(pyop__txn *t) {
   pyop__free(t->items);
   pyop__free(t->index);
-  pyop__free(t->filter);
   pyop__free(t);
 }
 
@@ -632,26 +595,23 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   int rc = pyop__proto_copy(v, t->host, &p);
   if (rc != PYOP_OK) return rc;
   uint64_t h = pyop__hash_str(p->op_type);
-  titem *it;
-  if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
-    rc = PYOP_ENOMEM;
-  } else if (it && it->e->own_proto) {
+  titem *it = txn_find(t, p->op_type, h);
+  if (it && it->e->own_proto) {
     /* A repeat: checked, and the later copy is dropped. */
     bool by_files;
     rc = check_protos(p, it->e->own_proto, "registered earlier in this load", false,
                       &by_files);
     pyop__proto_free(p);
     return rc;
-  } else {
-    pyop__entry *same_def;
-    rc = check_committed_proto(p, h, &same_def);
-    if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
-    if (rc == PYOP_OK) {
-      note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-      return PYOP_OK;
-    }
-    if (same_def) pyop__entry_release(same_def);
   }
+  pyop__entry *same_def;
+  rc = check_committed_proto(p, h, &same_def);
+  if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
+  if (rc == PYOP_OK) {
+    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
+    return PYOP_OK;
+  }
+  if (same_def) pyop__entry_release(same_def);
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
@@ -667,26 +627,23 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   int rc = pyop__impl_copy(v, &p);
   if (rc != PYOP_OK) return rc;
   uint64_t h = pyop__hash_str(p->op_type);
-  titem *it;
-  if (txn_find(t, p->op_type, h, &it) != PYOP_OK) {
-    rc = PYOP_ENOMEM;
-  } else if (it && it->e->own_impl) {
+  titem *it = txn_find(t, p->op_type, h);
+  if (it && it->e->own_impl) {
     /* A repeat: checked, and the later copy is dropped. */
     bool by_files;
     rc = check_impls(p, it->e->own_impl, "registered earlier in this load", false,
                      &by_files);
     pyop__impl_free(p);
     return rc;
-  } else {
-    pyop__entry *same_def;
-    rc = check_committed_impl(p, h, &same_def);
-    if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
-    if (rc == PYOP_OK) {
-      note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-      return PYOP_OK;
-    }
-    if (same_def) pyop__entry_release(same_def);
   }
+  pyop__entry *same_def;
+  rc = check_committed_impl(p, h, &same_def);
+  if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
+  if (rc == PYOP_OK) {
+    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
+    return PYOP_OK;
+  }
+  if (same_def) pyop__entry_release(same_def);
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM,
                      "implementation \"%s\" (%s): out of memory registering it",

@@ -736,6 +736,97 @@ static void test_many_ops(void **state) {
   many_free(&big);
 }
 
+/*
+ * One big transaction, as a load of thousands of op types makes: every op
+ * type is found again by its index however far back it was added (an
+ * implementation arriving thousands of items after its prototype, repeats,
+ * conflicts inside the load), and an allocation failure at any point of an
+ * add — the index growing with the items included — leaves the transaction
+ * as it was and usable. With a broken index an implementation would become
+ * a second item without a prototype (the commit fails), a repeat a second
+ * entry (the count grows) and a conflict would go unnoticed.
+ */
+static void test_big_txn(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  desc *d = calloc(N, sizeof *d);
+  static long points[N];
+  for (int i = 0; i < N; i++) {
+    char op[32];
+    snprintf(op, sizeof op, "Big%d", i);
+    desc_init(&d[i], op, "big.py");
+  }
+  desc clash, other_impl;
+  desc_init(&clash, "Big5", "clash.py");
+  snprintf(clash.pkey, sizeof clash.pkey, "pyop:clash.Big5");
+  clash.p.key = S(clash.pkey);
+  desc_init(&other_impl, "Big7", "other.py");
+  snprintf(other_impl.ikey, sizeof other_impl.ikey, "pyop:other.Big7");
+  other_impl.i.key = S(other_impl.ikey);
+
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  pt_faults_install();
+  /* The prototypes, each add failed at every allocation in turn first. */
+  for (int i = 0; i < N; i++) {
+    for (long k = 0;; k++) {
+      long live = pt_live_allocs();
+      pt_faults_arm(k);
+      int rc = pyop__txn_add_proto(t, &d[i].p);
+      bool fired = pt_faults_fired();
+      pt_faults_arm(-1);
+      if (!fired) {
+        assert_int_equal(rc, PYOP_OK);
+        points[i] = k;
+        break;
+      }
+      assert_int_equal(rc, PYOP_ENOMEM);
+      assert_int_equal(pt_live_allocs(), live); /* nothing kept */
+      if (i == 0) continue;
+      /* The items already added are all still found. */
+      assert_int_equal(pyop__txn_add_proto(t, &d[0].p), PYOP_OK);
+      assert_int_equal(pyop__txn_add_proto(t, &d[i - 1].p), PYOP_OK);
+      assert_int_equal(pyop__txn_add_proto(t, &d[i / 2].p), PYOP_OK);
+      assert_int_equal(pt_live_allocs(), live);
+    }
+  }
+  pt_faults_remove();
+  /* Some adds allocated more than the others: the items and the index grew
+   * there (at least 8 doublings to hold 3,000 items), and failed in each
+   * of those allocations too. */
+  int growths = 0;
+  for (int i = 1; i < N; i++) growths += points[i] > points[i - 1];
+  assert_true(growths >= 8);
+
+  /* The implementations, each thousands of items after its prototype. */
+  for (int i = 0; i < N; i++) assert_int_equal(pyop__txn_add_impl(t, &d[i].i), PYOP_OK);
+  /* Repeats far back: the same definition, dropped. */
+  assert_int_equal(pyop__txn_add_proto(t, &d[0].p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d[1].i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &d[N / 2].p), PYOP_OK);
+  /* Conflicts far back, named with both definitions. */
+  assert_int_equal(pyop__txn_add_proto(t, &clash.p), PYOP_ECONFLICT);
+  assert_msg_has("op type \"Big5\": prototype \"pyop:clash.Big5\" (clash.py:12) conflicts "
+                 "with prototype \"pyop:Big5.proto\" (big.py:12) registered earlier in "
+                 "this load: different descriptor key");
+  assert_int_equal(pyop__txn_add_impl(t, &other_impl.i), PYOP_ECONFLICT);
+  assert_msg_has("op type \"Big7\": implementation \"pyop:other.Big7\" (other.py:30) "
+                 "conflicts with implementation \"pyop:Big7.impl\" (big.py:30) registered "
+                 "earlier in this load: different descriptor key");
+
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), N);
+  for (int i = 0; i < N; i++) {
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(d[i].op, &info), PYOP_OK);
+    assert_string_equal(info->proto_source, "big.py:12");
+    assert_non_null(info->impl_source);
+    assert_string_equal(info->impl_source, "big.py:30");
+    pyop_op_info_release(info);
+  }
+  free(d);
+}
+
 /* ------------------------------------------------------- fault injection */
 
 typedef struct sweep_ctx {
@@ -947,6 +1038,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unload_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_many_ops, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_big_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
   };
