@@ -255,7 +255,7 @@ void pb_signals_restore(void) {
       continue;
     python_table_reset(s);
     if (sigaction(s, &saved_sig[s], NULL) == 0)
-      pb_log(PYOP_LOG_WARN, "bridge: restored the host's handler for SIG%s (signal %d), which a "
+      pb_log(PYOP_LOG_WARN, "restored the host's handler for SIG%s (signal %d), which a "
              "plugin had replaced", sigabbrev_np(s) != NULL ? sigabbrev_np(s) : "?", s);
   }
 }
@@ -385,7 +385,7 @@ static void *watch_main(void *arg) {
       else
         snprintf(call, sizeof call, "a libpyop call (load, create or destroy)");
       lines[n_lines++] = pb_strdupf(
-          "bridge: %s on thread %ld has waited %d s for the Python GIL. Another thread "
+          "%s on thread %ld has waited %d s for the Python GIL. Another thread "
           "holds the GIL without running Python: most likely the host thread that "
           "initialised Python and never released it. After Py_Initialize call "
           "PyEval_SaveThread() (and PyEval_RestoreThread() before Py_FinalizeEx); see "
@@ -743,13 +743,13 @@ static void *interp_main(void *arg) {
   char *left = threads_left(PB_THREAD_WAIT_SECONDS);
   bool finalize = left == NULL || left[0] == '\0';
   if (left == NULL)
-    pb_log(PYOP_LOG_WARN, "bridge: could not list Python threads before finalizing");
+    pb_log(PYOP_LOG_WARN, "could not list Python threads before finalizing");
   if (finalize) {
     if (Py_FinalizeEx() != 0)
-      pb_log(PYOP_LOG_WARN, "bridge: Py_FinalizeEx reported an error while flushing");
+      pb_log(PYOP_LOG_WARN, "Py_FinalizeEx reported an error while flushing");
   } else {
     pb_log(PYOP_LOG_WARN,
-           "bridge: Python thread(s) %s started by a plugin did not end within %d s of "
+           "Python thread(s) %s started by a plugin did not end within %d s of "
            "pyop_shutdown; Python is not finalized (Py_FinalizeEx would wait for them "
            "forever): the ops, the plugins' modules and the pyop package are released, the "
            "interpreter stays initialised and idle, and the next pyop_load uses it",
@@ -876,7 +876,7 @@ static void warn_if_gil_kept(pb_gil how) {
     return;
   }
   pb_log(PYOP_LOG_WARN,
-         "bridge: the thread calling pyop_load holds the GIL while running no Python: calls "
+         "the thread calling pyop_load holds the GIL while running no Python: calls "
          "from other threads will wait until it releases it. A host that initialised Python "
          "should call PyEval_SaveThread() right after Py_Initialize (and "
          "PyEval_RestoreThread() before Py_FinalizeEx)");
@@ -912,7 +912,7 @@ static void pb_shutdown(void) {
     atexit_fn = NULL;
     atomic_fetch_add(&generation, 1);
     if (pb.owns_python) {
-      pb_log(PYOP_LOG_WARN, "bridge: the Python libpyop started was finalized by someone "
+      pb_log(PYOP_LOG_WARN, "the Python libpyop started was finalized by someone "
                             "else; nothing left to finalize");
       it_set(IT_FINALIZE); /* its thread then finds no Python to finalize */
       it_wait(IT_DONE, IT_DONE);

@@ -115,7 +115,7 @@ static void pin_image(void) {
     void *self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     (void)self; /* the extra reference is never dropped on purpose */
   }
-  pb_log(PYOP_LOG_WARN, "bridge: Python objects of the bridge (Tensor or context) are still "
+  pb_log(PYOP_LOG_WARN, "Python objects of the bridge (Tensor or context) are still "
                         "referenced at shutdown; the bridge stays mapped");
 }
 
@@ -333,7 +333,7 @@ static int import_package(void) {
   PyObject *existing = PyDict_GetItemString(mods, "pyop"); /* borrowed */
   if (existing != NULL) {
     pb_log(PYOP_LOG_WARN,
-           "bridge: sys.modules['pyop'] is another module; the bridge's package %s replaces it "
+           "sys.modules['pyop'] is another module; the bridge's package %s replaces it "
            "until shutdown",
            pkgdir);
     saved_foreign_pyop = Py_NewRef(existing);
@@ -1057,7 +1057,7 @@ static void restore_list(const char *name, PyObject *saved) {
     PyObject *copy = PyList_GetSlice(saved, 0, PyList_GET_SIZE(saved));
     if (copy == NULL || PySys_SetObject(name, copy) < 0) {
       PyErr_Clear();
-      pb_log(PYOP_LOG_WARN, "bridge: could not restore sys.%s after a plugin changed it", name);
+      pb_log(PYOP_LOG_WARN, "could not restore sys.%s after a plugin changed it", name);
     }
     Py_XDECREF(copy);
   }
@@ -1132,7 +1132,7 @@ static void guard_restore(const pb_guard *g, bool all) {
   }
   if (repaired > 0)
     pb_log(PYOP_LOG_WARN,
-           "bridge: a plugin changed interpreter state libpyop relies on (sys.modules entries "
+           "a plugin changed interpreter state libpyop relies on (sys.modules entries "
            "of the pyop package or the import system, builtins.__import__); %d entr%s "
            "restored",
            repaired, repaired == 1 ? "y" : "ies");
@@ -1144,7 +1144,7 @@ static void unload(PyObject *modules) {
     return;
   PyObject *r = PyObject_CallOneArg(pb.fn_unload, modules);
   if (r == NULL) {
-    pb_log(PYOP_LOG_WARN, "bridge: removing plugin modules failed");
+    pb_log(PYOP_LOG_WARN, "removing plugin modules failed");
     PyErr_Clear();
   }
   Py_XDECREF(r);

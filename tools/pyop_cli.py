@@ -1425,6 +1425,17 @@ def _check_target_kind(t):
     return "path" if (os.path.exists(t) or os.sep in t or t.endswith(".py")) else "op"
 
 
+def _other_python_note():
+    """A line saying this command runs under another Python than the build's
+    (the one a C host with start_python runs), or None."""
+    if BUILD_PYTHON is None or _same_file(sys.executable, BUILD_PYTHON):
+        return None
+    return ("checked under %s, NOT the build's Python %s, which a C host with "
+            "start_python runs: ops may import differently there (e.g. numpy); "
+            "PYOP_PYTHON=%s runs this command under it"
+            % (sys.executable, BUILD_PYTHON, BUILD_PYTHON))
+
+
 def cmd_check(lib, args):
     targets = args.target or []
     paths = [t for t in targets if _check_target_kind(t) == "path"]
@@ -1455,10 +1466,15 @@ def cmd_check(lib, args):
         lib.c.pyop_unload()
     missing = [o for o in ops if o not in {r["op_type"] for r in report}]
     failed = sum(1 for r in report if r["status"] != "ok")
+    other = _other_python_note()
     if args.json:
         dump_json({"ops": report, "failed": failed, "broken_plugins": broken,
-                   "missing_ops": missing})
+                   "missing_ops": missing,
+                   "python": {"executable": sys.executable,
+                              "is_build_python": other is None if BUILD_PYTHON else None}})
     else:
+        if other:
+            print("note: " + other)
         for b in broken:
             print("plugin %s: FAILED to load" % b["plugin"])
             print("    " + b["problem"].rstrip().replace("\n", "\n    "))

@@ -360,6 +360,9 @@ static void case_gil_kept(void) {
   /* Once per wait: keep it a while longer, no second line. */
   usleep(2500 * 1000);
   CHECK(log_count("has waited") == 1, "%d lines for one wait", log_count("has waited"));
+  CHECK(log_has("libpyop: warn: bridge: execute of op 'Twice' on thread", NULL) &&
+            log_count("bridge: bridge:") == 0,
+        "the line does not read \"libpyop: warn: bridge: execute of op ...\":\n%s", g_log);
   /* The two lines the host guide gives: the call then completes. */
   PyThreadState *ts = PyEval_SaveThread();
   pthread_join(t, NULL);
@@ -511,6 +514,10 @@ static void case_signals(void) {
     CHECK(current_handler(SIGUSR2) == host_usr2, "round %d: the host's SIGUSR2 was changed",
           round);
     CHECK(log_has("SIGUSR1", "restored", NULL), "no log line names the restored handler");
+    /* One prefix per line: libpyop's, then the bridge's origin once. */
+    CHECK(log_has("libpyop: warn: bridge: restored the host's handler for SIGUSR1", NULL),
+          "the line does not read \"libpyop: warn: bridge: restored ...\":\n%s", g_log);
+    CHECK(log_count("bridge: bridge:") == 0, "a line with the prefix twice:\n%s", g_log);
     int before = g_usr1;
     raise(SIGUSR1);
     CHECK(g_usr1 == before + 1, "the host's SIGUSR1 handler did not run");
