@@ -136,7 +136,8 @@ void pyop__error_clear(void);
  * last error still describes an earlier, unrelated failure. Unlike
  * pyop__error_clear it leaves the last error as it was on success.
  */
-unsigned pyop__error_mark(void);
+extern _Thread_local unsigned pyop__error_seq; /* error.c; inline: every execute reads it */
+static inline unsigned pyop__error_mark(void) { return pyop__error_seq; }
 /*
  * The calling thread's last error kept aside while a host hook runs: the
  * hook may call libpyop functions that fail, and their errors must not

@@ -14,7 +14,7 @@
 
 static _Thread_local char last_msg[PYOP__ERROR_CAP];
 static _Thread_local int last_status;
-static _Thread_local unsigned error_seq; /* errors recorded, see mark */
+_Thread_local unsigned pyop__error_seq; /* errors recorded, see pyop__error_mark */
 
 static const char truncated_marker[] = "\n[... message truncated]";
 
@@ -56,20 +56,18 @@ int pyop__bridge_status(int rc, bool *odd) {
   return *odd ? PYOP_EINTERNAL : rc;
 }
 
-unsigned pyop__error_mark(void) { return error_seq; }
-
 void pyop__error_save(pyop__error_saved *s) {
-  s->seq = error_seq;
+  s->seq = pyop__error_seq;
   s->status = last_status;
   s->msg = last_msg[0] ? pyop__strdup(last_msg) : NULL;
 }
 
 void pyop__error_restore(pyop__error_saved *s) {
-  if (error_seq != s->seq) {
+  if (pyop__error_seq != s->seq) {
     if (s->msg) memcpy(last_msg, s->msg, strlen(s->msg) + 1);
     else last_msg[0] = '\0';
     last_status = s->status;
-    error_seq = s->seq;
+    pyop__error_seq = s->seq;
   }
   pyop__free(s->msg);
   s->msg = NULL;
@@ -91,7 +89,7 @@ int pyop__verror(int status, const char *fmt, va_list ap) {
   if (n < 0) last_msg[0] = '\0';
   else mark_truncated((size_t)n);
   last_status = status;
-  error_seq++;
+  pyop__error_seq++;
   return status;
 }
 
@@ -110,7 +108,7 @@ int pyop__error_str(int status, const char *msg, size_t len) {
   last_msg[n] = '\0';
   mark_truncated(len);
   last_status = status;
-  error_seq++;
+  pyop__error_seq++;
   return status;
 }
 
@@ -135,13 +133,13 @@ int pyop__error_prefix(int status, const char *fmt, ...) {
   last_msg[plen + 2 + keep_old] = '\0';
   if (keep_old < old) mark_truncated(sizeof last_msg);
   last_status = status;
-  error_seq++;
+  pyop__error_seq++;
   return status;
 }
 
 int pyop__error_keep(int status) {
   last_status = status;
-  error_seq++;
+  pyop__error_seq++;
   return status;
 }
 
