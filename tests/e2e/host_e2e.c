@@ -1176,26 +1176,32 @@ static void case_busy(void) {
 
 /* ===================================================== (h) conflicts, hooks */
 
-static void case_conflict_dirs(void) {
-  /*
-   * Two OPP directories define op type Twin differently. DESIGN §6: a
-   * conflict error (PYOP_ECONFLICT) naming both sources (descriptor keys and
-   * file:line); registry unchanged.
-   */
-  char *a = e2e_path("conflict_a"), *b = e2e_path("conflict_b");
+/*
+ * Loads OPP directories dir_a:dir_b (below the e2e plugins), each of which
+ * defines op_type in file_a / file_b, and expects PYOP_ECONFLICT naming
+ * both file:line and containing also (may be NULL); the registry keeps only
+ * the host prototype registered before.
+ */
+static void expect_two_dir_conflict(const char *what, const char *dir_a, const char *file_a,
+                                    const char *dir_b, const char *file_b, const char *op_type,
+                                    const char *also) {
+  char *a = e2e_path(dir_a), *b = e2e_path(dir_b);
   char *opp = xasprintf("%s:%s", a, b);
   set_opp_path(opp);
   register_host_keep();
   int rc = pyop_load();
-  show_error("Twin defined differently in two directories");
-  CHECK(rc == PYOP_ECONFLICT, "load returned %s, expected PYOP_ECONFLICT "
-        "(the registry, not the Python loader, decides about a second definition)",
+  show_error(what);
+  CHECK(rc == PYOP_ECONFLICT, "%s: load returned %s, expected PYOP_ECONFLICT (the registry "
+        "decides about a second definition; it must not merge two silently)", what,
         pyop_status_name(rc));
-  char *fa = path_join(a, "twin_a.py"), *fb = path_join(b, "twin_b.py");
-  check_err_names_line(fa, "register_op(op_type=\"Twin\")");
-  check_err_names_line(fb, "register_op(op_type=\"Twin\")");
-  CHECK_ERR_HAS("Twin");
+  char *fa = path_join(a, file_a), *fb = path_join(b, file_b);
+  char *decorator = xasprintf("register_op(op_type=\"%s\")", op_type);
+  check_err_names_line(fa, decorator);
+  check_err_names_line(fb, decorator);
+  CHECK_ERR_HAS(op_type);
+  if (also) CHECK_ERR_HAS(also);
   CHECK_LIST("HostKeep");
+  free(decorator);
   free(fa);
   free(fb);
   free(opp);
@@ -1203,31 +1209,22 @@ static void case_conflict_dirs(void) {
   free(b);
 }
 
+static void case_conflict_dirs(void) {
+  /* Two OPP directories define op type Twin differently. DESIGN §6: a
+   * conflict error (PYOP_ECONFLICT) naming both sources (descriptor keys and
+   * file:line); registry unchanged. */
+  expect_two_dir_conflict("Twin defined differently in two directories", "conflict_a",
+                          "twin_a.py", "conflict_b", "twin_b.py", "Twin", NULL);
+}
+
 static void case_twice_dirs(void) {
-  /*
-   * twice_1/ops.py and twice_2/ops.py define op Twice with the same
+  /* twice_1/ops.py and twice_2/ops.py define op Twice with the same
    * signature and descriptor keys but different execute code. Not one
    * definition (the files differ): a conflict naming both file:line, for the
-   * prototype and the implementation alike; registry unchanged.
-   */
-  char *a = e2e_path("twice_1"), *b = e2e_path("twice_2");
-  char *opp = xasprintf("%s:%s", a, b);
-  set_opp_path(opp);
-  register_host_keep();
-  int rc = pyop_load();
-  show_error("Twice defined with different code in two directories");
-  CHECK(rc == PYOP_ECONFLICT, "load returned %s, expected PYOP_ECONFLICT (two different "
-        "definitions must not be merged silently)", pyop_status_name(rc));
-  char *fa = path_join(a, "ops.py"), *fb = path_join(b, "ops.py");
-  check_err_names_line(fa, "register_op(op_type=\"Twice\")");
-  check_err_names_line(fb, "register_op(op_type=\"Twice\")");
-  CHECK_ERR_HAS("two different definitions (the source files differ)");
-  CHECK_LIST("HostKeep");
-  free(fa);
-  free(fb);
-  free(opp);
-  free(a);
-  free(b);
+   * prototype and the implementation alike; registry unchanged. */
+  expect_two_dir_conflict("Twice defined with different code in two directories", "twice_1",
+                          "ops.py", "twice_2", "ops.py", "Twice",
+                          "two different definitions (the source files differ)");
 }
 
 static void case_identical_dirs(void) {
