@@ -1177,6 +1177,7 @@ def _attrs_from_args(info, args):
 
 
 def cmd_run(lib, args):
+    _warn_other_python("run", "run")
     lib.load()
     info = lib.op_info(args.op)
     inputs = _inputs_from_args(info, args)
@@ -1425,15 +1426,22 @@ def _check_target_kind(t):
     return "path" if (os.path.exists(t) or os.sep in t or t.endswith(".py")) else "op"
 
 
-def _other_python_note():
+def _other_python_note(verb="checked"):
     """A line saying this command runs under another Python than the build's
     (the one a C host with start_python runs), or None."""
     if BUILD_PYTHON is None or _same_file(sys.executable, BUILD_PYTHON):
         return None
-    return ("checked under %s, NOT the build's Python %s, which a C host with "
-            "start_python runs: ops may import differently there (e.g. numpy); "
-            "PYOP_PYTHON=%s runs this command under it"
-            % (sys.executable, BUILD_PYTHON, BUILD_PYTHON))
+    return ("%s under %s, NOT the build's Python %s, which a C host with "
+            "start_python runs: ops may import (and time) differently there (e.g. "
+            "numpy); PYOP_PYTHON=%s runs this command under it"
+            % (verb, sys.executable, BUILD_PYTHON, BUILD_PYTHON))
+
+
+def _warn_other_python(command, verb):
+    """run and bench: the note on stderr (their stdout is the result)."""
+    note = _other_python_note(verb)
+    if note:
+        sys.stderr.write("pyop: %s: note: %s\n" % (command, note))
 
 
 def cmd_check(lib, args):
@@ -1593,6 +1601,7 @@ def cmd_bench(lib, args):
     measured the same way, and reports both and their difference: what
     libpyop and the op add over the cost of calling from Python at all.
     bench/run.sh measures libpyop from C against its physical floor."""
+    _warn_other_python("bench", "timed")
     lib.load()
     info = lib.op_info(args.op)
     launch = "execute" not in info["capabilities"]

@@ -118,6 +118,16 @@ class CliMessagesTest(unittest.TestCase):
         self.assertNotIn("NOT the build's Python", r.stdout)
         r = self.pyop("check", "--json", self.ops)
         self.assertIs(json.loads(r.stdout)["python"]["is_build_python"], True)
+        # run says so on stderr (its stdout is the result, unchanged).
+        run = ("run", "ScaledAdd", "--input", "x=float32[2]:1,2", "--input",
+               "y=float32[2]:3,4", "--attr", "alpha=2")
+        r = self.pyop(*run, opp=self.ops, PYOP_PYTHON=other)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("pyop: run: note: run under ", r.stderr)
+        self.assertIn("NOT the build's Python %s" % self.build_python, r.stderr)
+        mine = self.pyop(*run, opp=self.ops)
+        self.assertEqual(r.stdout, mine.stdout)
+        self.assertNotIn("note:", mine.stderr)
         r = self.pyop("list", PYOP_PYTHON="/no/such/python")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, "pyop: list: PYOP_PYTHON=/no/such/python: no such Python\n")
