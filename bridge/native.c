@@ -480,6 +480,21 @@ static int parse_shape(PyObject *o, pyop_tensor *t) {
   return 0;
 }
 
+/*
+ * A writable Tensor of t handed to plugin code by a context method, tracked
+ * in the call's frame under role and index (cache: the holder's slot to
+ * reuse, or NULL); a new reference, NULL with an exception set.
+ */
+static inline PyObject *frame_tensor(pb_frame *f, PyObject **cache, const pyop_tensor *t,
+                                     int role, size_t index) {
+  PyObject *tensor = pb_tensor_get(cache, t, true);
+  if (tensor == NULL)
+    return NULL;
+  if (pb_frame_track(f, tensor, cache, role, index) < 0)
+    return NULL;
+  return Py_NewRef(tensor);
+}
+
 static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"index", "shape", "dtype", "format", NULL};
   static const char name[] = "malloc_output_tensor";
@@ -539,12 +554,7 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   }
   pb_holder *h = f->holder;
   PyObject **cache = (size_t)index < h->n_out_cache ? &h->out_cache[index] : NULL;
-  PyObject *tensor = pb_tensor_get(cache, &t, true);
-  if (tensor == NULL)
-    return NULL;
-  if (pb_frame_track(f, tensor, cache, PB_ROLE_OUTPUT, (size_t)index) < 0)
-    return NULL;
-  return Py_NewRef(tensor);
+  return frame_tensor(f, cache, &t, PB_ROLE_OUTPUT, (size_t)index);
 }
 
 /*
@@ -588,12 +598,7 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
                  index, input, rc);
     return NULL;
   }
-  PyObject *tensor = pb_tensor_get(NULL, &t, true);
-  if (tensor == NULL)
-    return NULL;
-  if (pb_frame_track(f, tensor, NULL, PB_ROLE_OUTPUT, (size_t)index) < 0)
-    return NULL;
-  return Py_NewRef(tensor);
+  return frame_tensor(f, NULL, &t, PB_ROLE_OUTPUT, (size_t)index);
 }
 
 static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
@@ -627,12 +632,7 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   t.ndim = 1;
   t.shape[0] = (int64_t)nbytes;
   t.nbytes = nbytes;
-  PyObject *tensor = pb_tensor_get(NULL, &t, true);
-  if (tensor == NULL)
-    return NULL;
-  if (pb_frame_track(f, tensor, NULL, PB_ROLE_WORKSPACE, f->n_made) < 0)
-    return NULL;
-  return Py_NewRef(tensor);
+  return frame_tensor(f, NULL, &t, PB_ROLE_WORKSPACE, f->n_made);
 }
 
 static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {

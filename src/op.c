@@ -538,6 +538,26 @@ static int infer_result_ok(const pyop_op *op, pyop_tensor *t, size_t i, size_t k
 }
 
 /*
+ * The call into the prototype's infer_meta shared by both forms: req (one
+ * per output, where the bridge writes the required outputs) cleared to
+ * dtype -1 first; lists (NULL for pyop_op_infer_meta) receive the dynamic
+ * outputs through the sink. The bridge's failure is reported here.
+ */
+static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                             pyop_tensor *req, size_t n_outputs, pyop_output_list *lists) {
+  for (size_t i = 0; i < n_outputs; i++) {
+    memset(&req[i], 0, sizeof req[i]);
+    req[i].dtype = -1;
+  }
+  infer_sink sink = {op, lists};
+  pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs, &sink,
+                          sink_add_output};
+  unsigned mark = pyop__error_mark();
+  int rc = op->infer_meta(op->proto_holder, &args);
+  return rc == PYOP_OK ? PYOP_OK : callback_failed(rc, op, "infer_meta", mark);
+}
+
+/*
  * Runs the prototype's infer_meta. Outputs are cleared (dtype -1) before the
  * call and checked after it: a valid dtype, format, ndim and non-negative
  * dims; data is set to NULL and nbytes to shape x dtype.
@@ -550,16 +570,8 @@ int pyop_op_infer_meta(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inp
   int rc = check_inputs(op, inputs, n_inputs, false, "infer_meta", NULL, 0, NULL);
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "infer_meta");
   if (rc != PYOP_OK) return rc;
-  for (size_t i = 0; i < n_outputs; i++) {
-    memset(&outputs[i], 0, sizeof outputs[i]);
-    outputs[i].dtype = -1;
-  }
-  infer_sink sink = {op, NULL};
-  pyop_infer_args args = {sizeof args, inputs,    n_inputs,       outputs,
-                          n_outputs,   &sink,     sink_add_output};
-  unsigned mark = pyop__error_mark();
-  rc = op->infer_meta(op->proto_holder, &args);
-  if (rc != PYOP_OK) return callback_failed(rc, op, "infer_meta", mark);
+  rc = infer_call(op, inputs, n_inputs, outputs, n_outputs, NULL);
+  if (rc != PYOP_OK) return rc;
   for (size_t i = 0; i < n_outputs; i++) {
     rc = infer_result_ok(op, &outputs[i], i, 0, false);
     if (rc != PYOP_OK) return rc;
@@ -585,20 +597,9 @@ int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t 
                                                    : pyop__malloc(n_outputs * sizeof *req);
   if (!req)
     return pyop__error(PYOP_ENOMEM, "infer_meta of \"%s\": out of memory", op->op_type);
-  for (size_t i = 0; i < n_outputs; i++) {
-    memset(&req[i], 0, sizeof req[i]);
-    req[i].dtype = -1;
-    outputs[i].count = 0;
-  }
-  infer_sink sink = {op, outputs};
-  pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs, &sink,
-                          sink_add_output};
-  unsigned mark = pyop__error_mark();
-  rc = op->infer_meta(op->proto_holder, &args);
-  if (rc != PYOP_OK) {
-    rc = callback_failed(rc, op, "infer_meta", mark);
-    goto out;
-  }
+  for (size_t i = 0; i < n_outputs; i++) outputs[i].count = 0;
+  rc = infer_call(op, inputs, n_inputs, req, n_outputs, outputs);
+  if (rc != PYOP_OK) goto out;
   size_t short_of = SIZE_MAX;
   for (size_t i = 0; i < n_outputs; i++) {
     pyop_output_list *l = &outputs[i];
