@@ -464,7 +464,10 @@ static bool same_definition(const char *a, const char *b, bool *by_files, char *
     return false;
   }
   char fa[PYOP__MAX_SOURCE_LEN + 1], fb[PYOP__MAX_SOURCE_LEN + 1];
-  if (la > PYOP__MAX_SOURCE_LEN || lb > PYOP__MAX_SOURCE_LEN) return false;
+  if (la > PYOP__MAX_SOURCE_LEN || lb > PYOP__MAX_SOURCE_LEN) {
+    snprintf(why, n, "a source path is longer than %d bytes", PYOP__MAX_SOURCE_LEN);
+    return false;
+  }
   memcpy(fa, a, la);
   fa[la] = '\0';
   memcpy(fb, b, lb);
