@@ -1,6 +1,6 @@
 /*
  * Bridge artifacts: manifests, candidates, ranking, and the file security
- * policy shared by bridges and kernel libraries (DESIGN §4, §10).
+ * policy shared by bridges and kernel libraries (docs/design.md §Candidates, §Security).
  * Every file is opened O_NONBLOCK|O_CLOEXEC and fstat'ed before it is read
  * or dlopened: a FIFO or a device in a file's place is refused, never
  * waited on.

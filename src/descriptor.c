@@ -1,7 +1,7 @@
 /*
  * Descriptor views (bridge_abi.h): validation, deep copy and comparison.
  *
- * Everything a view says is checked before it is used (DESIGN §5, §6):
+ * Everything a view says is checked before it is used (docs/design.md §ABI, §Registry):
  * struct_size before a member is read, every string view, identifiers,
  * uniqueness of names, kinds, attribute types and defaults, caps and
  * callbacks. A valid view is copied into ONE allocation (a two-pass bump
