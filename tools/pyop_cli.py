@@ -58,6 +58,9 @@ def _find_library():
 
 MAX_DIMS = 8
 
+# Copies of pyop.h's tables (PYOP_DTYPE_MAP, PYOP_FORMAT_MAP, the attribute
+# types), by value; tests/e2e/test_tables.py compares them with libpyop's
+# pyop_dtype_name/pyop_dtype_size/pyop_format_name/pyop_attr_type_name.
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32",
           "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 DTYPE_SIZE = [4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1]
