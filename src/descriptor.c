@@ -9,7 +9,9 @@
  *
  * Decisions:
  * - op types: 1..256 bytes of [A-Za-z_][A-Za-z0-9_.:-]* ("ScaledAdd",
- *   "my.ns:Op"); io and attribute names are identifiers [A-Za-z_][A-Za-z0-9_]*.
+ *   "my.ns:Op"); io and attribute names are identifiers [A-Za-z_][A-Za-z0-9_]*
+ *   (1..256 bytes). This is the rule's authority; pyop/_signature.py checks
+ *   the same early, and both are tested against tests/names.txt.
  * - keys (required) and source files (optional; empty gives "<unknown>")
  *   may not hold control characters, so they print safely in messages.
  * - an attribute default must have exactly the declared type (no coercion
