@@ -60,11 +60,12 @@ void pyop__txn_abort(pyop__txn *t);
 int pyop__registry_unload(void);
 /* Number of op types registered (host prototypes included). */
 size_t pyop__registry_count(void);
-/* Number of live op instances. */
+/* Test-only: the number of live op instances. */
 size_t pyop__registry_live_instances(void);
 
-/* Removes every entry, host prototypes included (tests, process teardown).
- * PYOP_EBUSY while an op instance is alive. No hooks are called. */
+/* Test-only (the unit tests' reset between cases): removes every entry, host
+ * prototypes included. PYOP_EBUSY while an op instance is alive. No hooks
+ * are called. */
 int pyop__registry_clear(void);
 
 /* ------------------------------------------- internals (registry, op) */

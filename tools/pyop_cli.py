@@ -1391,11 +1391,6 @@ def _descs(ds):
     return ", ".join("%s%s" % (DTYPES[d], s) for d, s in ds) or "nothing"
 
 
-def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
-    """Runs infer_meta and execute on generated inputs; returns problems."""
-    return check_cases(lib, info, _generated_cases(info, dtype_name, shape))
-
-
 def _plugin_samples():
     """{op_type: (fn, "file:line")} registered by the loaded plugins (the
     bridge's pyop package lives in this very interpreter)."""
