@@ -8,12 +8,16 @@ version. libpyop generates pyop_dtype_name/pyop_dtype_size/... from those
 lists; this test reads them through that API (ctypes, no bridge needed) and
 compares every Python copy: the pyop package (DataType, its itemsize,
 Format, the attribute-type names of _signature) and the pyop command
-(DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES). A table that
-drifts fails here with the value, the copy and both answers.
+(DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES, IO_KINDS, CAPS and
+the flag bits). The names `pyop doctor` parses (path verdicts, candidate
+statuses) have their authority in libpyop's internal name functions, read
+here from src/scan.c and src/artifacts.c. A table that drifts fails here
+with the value, the copy and both answers.
 """
 
 import ctypes
 import os
+import re
 import struct
 import sys
 
@@ -105,6 +109,48 @@ def test_attr_types(lib):
     check(pyop_cli.ATTR_TYPES == c, "pyop_cli.ATTR_TYPES %s != libpyop %s" % (pyop_cli.ATTR_TYPES, c))
 
 
+def test_codes():
+    from pyop import _types
+    py = [k.name.lower() for k in sorted(_types.IoKind)]
+    check(pyop_cli.IO_KINDS == py, "pyop_cli.IO_KINDS %s != pyop.IoKind %s" % (pyop_cli.IO_KINDS, py))
+    caps = [(_types.CAP_INFER_META, "infer_meta"), (_types.CAP_EXECUTE, "execute"),
+            (_types.CAP_COMPILE, "compile"), (_types.CAP_LAUNCH, "declare_launch_args")]
+    check(pyop_cli.CAPS == caps, "pyop_cli.CAPS %s != pyop's %s" % (pyop_cli.CAPS, caps))
+    check(pyop_cli.INPUT_MUTATED == _types.INPUT_MUTATED,
+          "pyop_cli.INPUT_MUTATED %d != pyop's %d" % (pyop_cli.INPUT_MUTATED, _types.INPUT_MUTATED))
+    with open(os.path.join(ROOT, "include", "pyop", "pyop.h")) as f:
+        header = f.read()
+    m = re.search(r"#define PYOP_EXEC_EXPECT_OUTPUTS \(1u << (\d+)\)", header)
+    check(m is not None and pyop_cli.EXEC_EXPECT_OUTPUTS == 1 << int(m.group(1)),
+          "pyop_cli.EXEC_EXPECT_OUTPUTS %d != pyop.h's PYOP_EXEC_EXPECT_OUTPUTS"
+          % pyop_cli.EXEC_EXPECT_OUTPUTS)
+
+
+def _c_names(function):
+    """(file, the string literals it returns) of a libpyop name function of
+    src/ (whichever file defines it)."""
+    src = os.path.join(ROOT, "src")
+    for name in sorted(os.listdir(src)):
+        if not name.endswith(".c"):
+            continue
+        with open(os.path.join(src, name)) as f:
+            text = f.read()
+        start = text.find("const char *%s(int " % function)
+        if start >= 0:
+            body = text[start:text.index("\n}\n", start)]
+            return "src/" + name, tuple(re.findall(r'return "([^"]*)";', body))
+    return None, ()
+
+
+def test_doctor_names():
+    for copy, function in ((pyop_cli.PATH_VERDICTS, "pyop__path_verdict_name"),
+                           (pyop_cli.CAND_STATUSES, "pyop__cand_status_name")):
+        path, c = _c_names(function)
+        check(len(c) > 5, "%s: not found in src/*.c, or it returns no names" % function)
+        check(sorted(copy) == sorted(c), "pyop_cli's copy %s != %s of %s %s"
+              % (sorted(copy), function, path, sorted(c)))
+
+
 def test_version(lib):
     v = lib.pyop_version().decode()
     check(pyop.__version__ == v, "pyop.__version__ %r != pyop_version() %r (project(pyop VERSION))"
@@ -119,6 +165,8 @@ def main():
     bind(lib)
     for t in (test_dtypes, test_formats, test_attr_types, test_version):
         t(lib)
+    test_codes()
+    test_doctor_names()
     if failures:
         print("%d table check(s) failed" % len(failures), file=sys.stderr)
         return 1
