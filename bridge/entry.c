@@ -1,7 +1,9 @@
 /*
  * The bridge's one exported symbol, its API table, configuration (optional
- * start-up of an isolated Python), the lifecycle calls, error reporting to
- * the loader and the per-thread Python thread states.
+ * start-up of an isolated Python on a thread of its own), the lifecycle
+ * calls, error reporting to the loader, the per-thread Python thread states,
+ * the GIL-wait watch thread, signal dispositions around plugins and the
+ * atexit detection of a Python finalized by the host.
  */
 #include "bridge.h"
 

@@ -364,7 +364,7 @@ char *pb_frame_escaped(pb_frame *f, const pb_made *m) {
   if (h->escaped == NULL)
     h->escaped = PyList_New(0);
   if (h->escaped == NULL || PyList_Append(h->escaped, m->obj) < 0) {
-    /* Cannot watch it: refuse for good (pb_holder_check_escapes). */
+    /* Cannot watch it: refuse for good (holder_check_escapes, callbacks.c). */
     PyErr_Clear();
     h->escape_untracked = true;
   }

@@ -1,4 +1,4 @@
-# Installed layout (DESIGN §11): lib/libpyop.so*, lib/pyop/artifacts/...,
+# Installed layout (docs/design.md §Versions, README "Layout"): lib/libpyop.so*, lib/pyop/artifacts/...,
 # include/pyop/*.h, bin/pyop, lib/cmake/pyop/, lib/pkgconfig/pyop.pc.
 # Nothing installed refers to the build tree; the tree works from any prefix.
 include(CMakePackageConfigHelpers)
@@ -8,6 +8,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS pyop EXPORT pyopTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/pyop/pyop.h include/pyop/bridge_abi.h
+              ${PROJECT_BINARY_DIR}/include/pyop/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pyop)
 install(EXPORT pyopTargets NAMESPACE pyop::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pyop)

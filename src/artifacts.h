@@ -1,6 +1,6 @@
 /*
  * Bridge artifacts: manifests, candidates, ranking, and the file security
- * policy shared by bridges and kernel libraries (DESIGN §4, §10).
+ * policy shared by bridges and kernel libraries (docs/design.md §Candidates, §Security).
  * Every file is opened O_NONBLOCK|O_CLOEXEC and fstat'ed before it is read
  * or dlopened: a FIFO or a device in a file's place is refused, never
  * waited on.
@@ -97,9 +97,10 @@ void pyop__candidates_free(pyop__candidates *c);
 /* Appends "  <dir>: <status>: <reason>\n" for every candidate. */
 void pyop__candidates_report(const pyop__candidates *c, pyop__sb *sb);
 
-/* The artifacts root in use (<libdir>/pyop/artifacts); tests may override. */
+/* The artifacts root in use (<libdir>/pyop/artifacts). */
 const char *pyop__artifacts_root(void);
-void pyop__artifacts_set_root(const char *root); /* NULL restores default */
+/* Test-only: points the root elsewhere (NULL restores the default). */
+void pyop__artifacts_set_root(const char *root);
 
 /*
  * Security policy for a shared object about to be dlopened: resolves symlinks,

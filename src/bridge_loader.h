@@ -22,10 +22,13 @@ typedef struct pyop__bridge {
 extern const pyop_loader_services pyop__loader_services;
 
 /*
- * Tries the candidates in order until one loads; every candidate tried gets
- * its status and reason. config->artifact_dir is filled per candidate by
- * the loader. On failure returns PYOP_ENOBRIDGE (or PYOP_ENOMEM) and the
- * last error lists every candidate with its status and reason.
+ * Tries the UNTRIED candidates in order until one loads; every candidate
+ * tried gets its status and reason. Each candidate's set_config receives its
+ * own resolved artifact directory, the libpython its manifest records and
+ * config_flags (PYOP_BRIDGE_* bits). On success *out owns the handle and
+ * copies of the paths (release with pyop__bridge_close). On failure returns
+ * PYOP_ENOBRIDGE (or PYOP_ENOMEM), *out is zeroed, and the last error lists
+ * every candidate with its status and reason.
  */
 int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
                       pyop__bridge *out);

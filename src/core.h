@@ -69,7 +69,7 @@ typedef struct pyop__sys {
 
 extern pyop__sys pyop__sys_table;
 
-/* Restores the real implementations. */
+/* Test-only: restores the real implementations after a test replaced some. */
 void pyop__sys_reset(void);
 
 #define PYOP_SYS(fn) (pyop__sys_table.fn)

@@ -1,7 +1,7 @@
 /*
  * Descriptor views (bridge_abi.h): validation, deep copy and comparison.
  *
- * Everything a view says is checked before it is used (DESIGN §5, §6):
+ * Everything a view says is checked before it is used (docs/design.md §ABI, §Registry):
  * struct_size before a member is read, every string view, identifiers,
  * uniqueness of names, kinds, attribute types and defaults, caps and
  * callbacks. A valid view is copied into ONE allocation (a two-pass bump
@@ -9,7 +9,9 @@
  *
  * Decisions:
  * - op types: 1..256 bytes of [A-Za-z_][A-Za-z0-9_.:-]* ("ScaledAdd",
- *   "my.ns:Op"); io and attribute names are identifiers [A-Za-z_][A-Za-z0-9_]*.
+ *   "my.ns:Op"); io and attribute names are identifiers [A-Za-z_][A-Za-z0-9_]*
+ *   (1..256 bytes). This is the rule's authority; pyop/_signature.py checks
+ *   the same early, and both are tested against tests/names.txt.
  * - keys (required) and source files (optional; empty gives "<unknown>")
  *   may not hold control characters, so they print safely in messages.
  * - an attribute default must have exactly the declared type (no coercion

@@ -1,5 +1,5 @@
 /*
- * Kernel launch plans with libffi (DESIGN §8); the contract is in launch.h.
+ * Kernel launch plans with libffi (docs/design.md §Launch); the contract is in launch.h.
  *
  * A plan is built at declare time (new, add_launch..., add_workspace...,
  * finish) and then only read. Each launch is one allocation holding the

@@ -1,5 +1,5 @@
 /*
- * Kernel launch plans (DESIGN §8). declare_launch_args (Python) describes one
+ * Kernel launch plans (docs/design.md §Launch). declare_launch_args (Python) describes one
  * or more launches — a kernel symbol in a C shared library plus an ordered
  * argument list — through pyop_launch_view; libpyop validates and copies each
  * into a plan at declare time (so a wrong plan is an error then, never a

@@ -3,9 +3,12 @@
  *
  * Everything is resolved at pyop_op_create (entry, callbacks, holders, input
  * kinds), so pyop_op_infer_meta, pyop_op_execute and pyop_op_launch take no
- * lock, allocate nothing and look nothing up by name: they check the
- * arguments, build the call's structs on the stack and call the bridge (or
- * run the declared libffi plan, launch.h).
+ * lock and look nothing up by name: they check the arguments, build the
+ * call's structs on the stack and call the bridge (or run the declared
+ * libffi plan, launch.h). They allocate only where the stack does not
+ * suffice: the _list forms' copies of expectations, more than
+ * PYOP__OUT_STACK outputs in strict mode, the first pyop_op_launch (which
+ * declares the plan) and a launch with more pointers than fit the stack.
  *
  * Attribute coercions at create: an int is accepted for a float attribute
  * and a list[int] for a list[float] (converted to double); nothing else is
@@ -956,8 +959,8 @@ static __attribute__((noinline)) int execute_strict(pyop_op *op,
 
 /*
  * The hot path: argument checks, a stack-built services table routing to
- * ctx, one call into the bridge, the produced-outputs check. No lock, no
- * allocation.
+ * ctx, one call into the bridge, the produced-outputs check. No lock; no
+ * allocation (strict mode with more than PYOP__OUT_STACK outputs aside).
  */
 int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                     pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {

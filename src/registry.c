@@ -1,5 +1,5 @@
 /*
- * The operator registry (DESIGN §6).
+ * The operator registry (docs/design.md §Registry).
  *
  * Storage: one open-addressed hash table (FNV-1a, linear probing, load
  * factor at most 0.7, backward-shift deletion, no tombstones) of entry

@@ -1,5 +1,5 @@
 /*
- * The operator registry (DESIGN §6): validated deep copies of descriptor
+ * The operator registry (docs/design.md §Registry): validated deep copies of descriptor
  * views, one entry per op type in a hash table (O(1) lookups under a short
  * mutex that is never held across a call into the bridge, Python or a host
  * hook), per-load transactions, refcounted read access and op instances.
@@ -8,9 +8,10 @@
  * pyop_op_get, pyop_op_info_release, pyop_op_list, pyop_free,
  * pyop_register_host_prototype; op.c — pyop_op_create, pyop_op_destroy,
  * pyop_op_get_info, pyop_op_capabilities, pyop_op_infer_meta,
- * pyop_op_execute, pyop_op_compile, pyop_op_declare_launch_args,
- * pyop_op_launch; descriptor.c — validation and deep copies; types.c — the
- * dtype/format/attr-type helpers and pyop_tensor_numel.
+ * pyop_op_infer_meta_list, pyop_op_execute, pyop_op_execute_list,
+ * pyop_op_compile, pyop_op_declare_launch_args, pyop_op_launch;
+ * descriptor.c — validation, deep copies and comparison. (The dtype, format
+ * and attribute-type helpers are in types.c, behind pyop.h alone.)
  */
 #ifndef PYOP_REGISTRY_H
 #define PYOP_REGISTRY_H
@@ -59,11 +60,12 @@ void pyop__txn_abort(pyop__txn *t);
 int pyop__registry_unload(void);
 /* Number of op types registered (host prototypes included). */
 size_t pyop__registry_count(void);
-/* Number of live op instances. */
+/* Test-only: the number of live op instances. */
 size_t pyop__registry_live_instances(void);
 
-/* Removes every entry, host prototypes included (tests, process teardown).
- * PYOP_EBUSY while an op instance is alive. No hooks are called. */
+/* Test-only (the unit tests' reset between cases): removes every entry, host
+ * prototypes included. PYOP_EBUSY while an op instance is alive. No hooks
+ * are called. */
 int pyop__registry_clear(void);
 
 /* ------------------------------------------- internals (registry, op) */

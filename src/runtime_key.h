@@ -1,6 +1,6 @@
 /*
  * The runtime key of the Python running in the process, resolved without
- * Python's help through dlsym(RTLD_DEFAULT, ...) (DESIGN §4).
+ * Python's help through dlsym(RTLD_DEFAULT, ...) (docs/design.md §Runtime key).
  */
 #ifndef PYOP_RUNTIME_KEY_H
 #define PYOP_RUNTIME_KEY_H

@@ -1,5 +1,5 @@
 /*
- * Scanning ASCEND_CUSTOM_OPP_PATH (DESIGN §3). See scan.h for the rules and
+ * Scanning ASCEND_CUSTOM_OPP_PATH (docs/design.md §Scan). See scan.h for the rules and
  * the decisions taken where the design left a choice.
  *
  * Cost model: a directory element costs opendir + one readdir pass +

@@ -1,5 +1,5 @@
 /*
- * Scanning ASCEND_CUSTOM_OPP_PATH (DESIGN §3).
+ * Scanning ASCEND_CUSTOM_OPP_PATH (docs/design.md §Scan).
  *
  * The value is colon-separated. Empty elements are ignored (never the cwd).
  * Relative elements are refused (skipped with a warning): libpyop never
@@ -11,7 +11,7 @@
  * d_type; stat (fstatat) is used only when d_type is DT_UNKNOWN or DT_LNK.
  */
 /*
- * Decisions (where DESIGN §3 leaves a choice):
+ * Decisions (where the scan rules leave a choice):
  * - Relative elements ("ops", "./ops", "op.py") get the verdict RELATIVE,
  *   are warned about and skipped; they are not an error (pyop__scan still
  *   returns PYOP_OK) and are never resolved against the cwd.

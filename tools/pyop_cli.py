@@ -58,6 +58,9 @@ def _find_library():
 
 MAX_DIMS = 8
 
+# Copies of pyop.h's tables (PYOP_DTYPE_MAP, PYOP_FORMAT_MAP, the attribute
+# types), by value; tests/e2e/test_tables.py compares them with libpyop's
+# pyop_dtype_name/pyop_dtype_size/pyop_format_name/pyop_attr_type_name.
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32",
           "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 DTYPE_SIZE = [4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1]
@@ -699,6 +702,9 @@ def unknown_op_message(op_type, known):
 
 # ------------------------------------------------------------------ doctor
 
+# The names pyop_doctor prints: copies of pyop__path_verdict_name (src/scan.c)
+# and pyop__cand_status_name (src/artifacts.c), held to them by
+# tests/e2e/test_tables.py.
 PATH_VERDICTS = ("python-file", "python-dir", "no-python", "missing-dir", "missing-file",
                  "relative", "unreadable", "not-python", "not-scanned", "unknown")
 CAND_STATUSES = ("untried", "invalid path", "unsafe", "manifest invalid",
@@ -1386,11 +1392,6 @@ def check_cases(lib, info, cases):
 
 def _descs(ds):
     return ", ".join("%s%s" % (DTYPES[d], s) for d, s in ds) or "nothing"
-
-
-def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
-    """Runs infer_meta and execute on generated inputs; returns problems."""
-    return check_cases(lib, info, _generated_cases(info, dtype_name, shape))
 
 
 def _plugin_samples():

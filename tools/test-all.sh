@@ -38,7 +38,8 @@ run_build() {
 
 run_asan() {
   # CPython keeps some allocations until exit by design; leaks are checked by
-  # valgrind on our own code instead (see tests/valgrind.supp).
+  # valgrind on our own code instead (tests labelled valgrind; suppressions in
+  # tests/unit/valgrind-ld.supp and bridge/valgrind-python.supp).
   configure_build "$out/asan" -DCMAKE_BUILD_TYPE=Debug -DPYOP_SANITIZE=ON &&
     (cd "$out/asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -1,5 +1,5 @@
 /*
- * Example C kernels for libpyop launch plans (DESIGN §8). Example ops
+ * Example C kernels for libpyop launch plans (docs/design.md §Launch). Example ops
  * describe calls to them from Python (declare_launch_args), and the unit
  * tests use them to check that every argument kind and scalar type reaches a
  * C function exactly. Every kernel returns void, as launch plans require.

@@ -35,11 +35,9 @@ extern "C" {
 #define PYOP_API
 #endif
 
-/* Version of the host API and ABI; the soname is libpyop.so.PYOP_ABI_VERSION. */
-#define PYOP_VERSION_MAJOR 0
-#define PYOP_VERSION_MINOR 1
-#define PYOP_VERSION_PATCH 0
-#define PYOP_ABI_VERSION 0
+/* PYOP_VERSION_MAJOR/MINOR/PATCH and PYOP_ABI_VERSION (the soname is
+ * libpyop.so.PYOP_ABI_VERSION), configured from the CMake project version. */
+#include "pyop/version.h"
 
 #define PYOP__STRINGIFY2(x) #x
 #define PYOP__STRINGIFY(x) PYOP__STRINGIFY2(x)
@@ -428,8 +426,9 @@ typedef struct pyop_attr_info {
  *
  * Outputs: n_outputs may be 0 (an in-place or side-effect op). An output of
  * kind PYOP_IO_DYNAMIC is a list whose length is known after infer_meta or
- * execute (use pyop_op_infer_meta_list / pyop_op_execute_list). The members
- * after capabilities exist since libpyop 0.2: read them only when
+ * execute (use pyop_op_infer_meta_list / pyop_op_execute_list). Members are
+ * only ever appended; those after capabilities came after the first layout
+ * (every libpyop 0.1.0 has them): read them, and any later one, only when
  * struct_size covers them (PYOP_OP_INFO_HAS(info, member)).
  */
 typedef struct pyop_op_info {
@@ -557,7 +556,8 @@ PYOP_API int pyop_set_options(const pyop_options *options);
  *   and an op asking for output i gets outputs[i] if its shape and dtype
  *   match what it asks for.
  * - alloc_workspace(user, nbytes, &p): scratch memory valid for the call.
- * - flags (since 0.2; PYOP_EXEC_CTX_INIT sets 0):
+ * - flags (PYOP_EXEC_CTX_INIT sets 0; read as 0 when struct_size does not
+ *   cover it):
  *   PYOP_EXEC_EXPECT_OUTPUTS: the outputs passed in describe what the host
  *   expects of each output (dtype, format, shape; typically what
  *   pyop_op_infer_meta just returned; for pyop_op_execute_list also the

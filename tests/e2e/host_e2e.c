@@ -1210,7 +1210,7 @@ static void expect_two_dir_conflict(const char *what, const char *dir_a, const c
 }
 
 static void case_conflict_dirs(void) {
-  /* Two OPP directories define op type Twin differently. DESIGN §6: a
+  /* Two OPP directories define op type Twin differently. docs/design.md §Registry: a
    * conflict error (PYOP_ECONFLICT) naming both sources (descriptor keys and
    * file:line); registry unchanged. */
   expect_two_dir_conflict("Twin defined differently in two directories", "conflict_a",
@@ -1230,7 +1230,7 @@ static void case_twice_dirs(void) {
 static void case_identical_dirs(void) {
   /*
    * The same plugin file in two OPP directories: same op type, same
-   * descriptor key ("pyop:common_ops.twin"), same content. DESIGN §6: an
+   * descriptor key ("pyop:common_ops.twin"), same content. docs/design.md §Registry: an
    * idempotent success; the first directory's definition is the one kept.
    */
   char *a = e2e_path("same_a"), *b = e2e_path("same_b");
@@ -1239,7 +1239,7 @@ static void case_identical_dirs(void) {
   int rc = pyop_load();
   if (rc != PYOP_OK) show_error("identical Twin in two directories");
   CHECK(rc == PYOP_OK, "load returned %s, expected PYOP_OK (same key, same content: "
-        "idempotent per DESIGN §6)",
+        "idempotent, docs/design.md §Registry)",
         pyop_status_name(rc));
   CHECK_LIST("Twin");
   const pyop_op_info *info = NULL;

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: descriptor views (DESIGN §5, §6).
+ * libFuzzer target: descriptor views (docs/design.md §ABI, §Registry).
  *
  * Decodes the fuzzer's bytes into a pyop_proto_view and a pyop_impl_view —
  * strings (including NULL data with a length and embedded NULs), struct

@@ -2,7 +2,8 @@
 names, enums and their translation, ge.runtime types, register_op and
 register_op_impl with GE's verdicts (same exception types, op and parameter
 named), signature validation, contexts that can be built without a call,
-and the loader's absolute sibling imports. Spec: /work/shared/GE_API.md."""
+and the loader's absolute sibling imports. Spec: CANN GE's Python API; what
+libpyop offers of it: docs/ge-plugins.md."""
 
 import math
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh SOURCE_DIR WORK_DIR CMAKE
 #
-# Builds libpyop with bridges for several Pythons side by side (DESIGN §11,
+# Builds libpyop with bridges for several Pythons side by side (docs/design.md §Versions,
 # -DPYOP_PYTHONS): Debian's /usr/bin/python3.11 plus every pyenv CPython
 # 3.10+ of another minor version found on the machine, then runs the ctypes
 # end-to-end test under each interpreter: each process must pick the bridge

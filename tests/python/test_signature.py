@@ -301,5 +301,60 @@ class LaunchTest(unittest.TestCase):
             launch.output(-1)
 
 
+def _names_table():
+    """The rows of tests/names.txt as (line, kind, ok, name); the format is
+    described in that file."""
+    import os
+    import re
+    rows = []
+    with open(os.path.join(support.ROOT, "tests", "names.txt"), "rb") as f:
+        for n, raw in enumerate(f.read().split(b"\n"), 1):
+            if not raw or raw.startswith(b"#"):
+                continue
+            kind, verdict, text = raw.split(b" ", 2)
+            reps = 1
+            m = re.search(rb"\*([0-9]+)$", text)
+            if m:
+                reps, text = int(m.group(1)), text[:m.start()]
+            one = b"" if text == b"(empty)" else re.sub(
+                rb"\\x([0-9A-Fa-f]{2})", lambda h: bytes([int(h.group(1), 16)]), text)
+            name = (one * reps).decode("utf-8", "surrogateescape")
+            assert kind in (b"op_type", b"name") and verdict in (b"ok", b"bad"), (n, raw)
+            rows.append((n, kind.decode(), verdict == b"ok", name))
+    return rows
+
+
+class NamesTableTest(unittest.TestCase):
+    """pyop's early name checks against tests/names.txt, the table the C
+    validation (the rule's authority, src/descriptor.c) is tested against
+    too (tests/unit/test_descriptor.c)."""
+
+    def test_every_row(self):
+        from pyop._signature import check_name, op_type_problem
+        rows = _names_table()
+        self.assertGreater(len(rows), 20)
+        for line, kind, ok, name in rows:
+            with self.subTest(line=line, name=name):
+                if kind == "op_type":
+                    problem = op_type_problem(name)
+                    self.assertEqual(problem is None, ok, "names.txt:%d: %r: %s"
+                                     % (line, name, problem))
+                    continue
+                for what in ("input", "output", "attribute"):
+                    if ok:
+                        check_name(name, what, "Op")
+                    else:
+                        with self.assertRaisesRegex(ValueError, "%s name" % what):
+                            check_name(name, what, "Op")
+
+    def test_decorator_refuses_a_bad_op_type_with_its_reason(self):
+        bad = [name for _, kind, ok, name in _names_table() if kind == "op_type" and not ok and name]
+        self.assertIn("2Add", bad)
+        for name in bad:
+            with self.subTest(name=name):
+                with self.assertRaisesRegex(ValueError, "not a valid op type"):
+                    pyop.register_op(op_type=name)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -43,6 +43,30 @@ class TypesTest(unittest.TestCase):
             self.assertTrue(has(r"#define PYOP_CAP_%s \(1u << %d\)"
                                 % (name, bit.bit_length() - 1)), name)
 
+    def test_launch_codes_match_header(self):
+        from pyop import launch
+        with open(os.path.join(support.ROOT, "include", "pyop", "bridge_abi.h")) as f:
+            text = f.read()
+
+        def enum(name):
+            body = text[text.index("typedef enum %s {" % name):]
+            body = body[:body.index("}")]
+            out, value = {}, 0
+            for m in re.finditer(r"PYOP_(\w+?)(?: = (\d+))?,?\s", body):
+                value = int(m.group(2)) if m.group(2) else value + 1
+                out[m.group(1)] = value
+            return out
+        kinds = enum("pyop_launch_arg_kind")
+        self.assertEqual({k: kinds["LAUNCH_ARG_" + k] for k in
+                          ("INPUT", "OUTPUT", "WORKSPACE", "SCALAR", "STREAM")},
+                         {k: getattr(launch, k) for k in
+                          ("INPUT", "OUTPUT", "WORKSPACE", "SCALAR", "STREAM")})
+        scalars = enum("pyop_scalar_type")
+        c_name = {"float32": "FLOAT", "float64": "DOUBLE"}
+        self.assertEqual(len(scalars), len(launch.SCALAR_TYPES))
+        for name, value in launch.SCALAR_TYPES.items():
+            self.assertEqual(scalars["SCALAR_" + c_name.get(name, name.upper())], value, name)
+
     def test_dtype_names_and_sizes(self):
         self.assertEqual(DataType.from_name("bfloat16"), DataType.bfloat16)
         self.assertEqual(str(DataType.float32), "float32")

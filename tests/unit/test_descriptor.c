@@ -515,6 +515,134 @@ static void test_types_helpers(void **state) {
   assert_int_equal(pyop_tensor_numel(&z), 0);
 }
 
+/* ------------------------------------------------ the names table */
+
+/* One row of tests/names.txt (the format is described there). */
+typedef struct name_row {
+  int line;
+  bool op_type; /* KIND op_type, else name */
+  bool ok;      /* VERDICT */
+  char name[4096];
+  size_t len;
+} name_row;
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Decodes NAME (\xHH, trailing *N, "(empty)") into r; false when malformed. */
+static bool name_decode(const char *text, name_row *r) {
+  size_t n = strlen(text), reps = 1;
+  const char *star = strrchr(text, '*');
+  if (star && star[1]) {
+    char *end;
+    unsigned long v = strtoul(star + 1, &end, 10);
+    if (*end == '\0' && v > 0) {
+      reps = v;
+      n = (size_t)(star - text);
+    }
+  }
+  char one[512];
+  size_t k = 0;
+  if (!(n == 7 && strncmp(text, "(empty)", 7) == 0)) {
+    for (size_t i = 0; i < n; i++) {
+      if (k == sizeof one) return false;
+      if (text[i] == '\\' && i + 3 < n && text[i + 1] == 'x' && hex_digit(text[i + 2]) >= 0 &&
+          hex_digit(text[i + 3]) >= 0) {
+        one[k++] = (char)(hex_digit(text[i + 2]) * 16 + hex_digit(text[i + 3]));
+        i += 3;
+      } else {
+        one[k++] = text[i];
+      }
+    }
+  }
+  if (k * reps > sizeof r->name) return false;
+  r->len = 0;
+  for (size_t j = 0; j < reps; j++) {
+    memcpy(r->name + r->len, one, k);
+    r->len += k;
+  }
+  return true;
+}
+
+/* Reads every row of tests/names.txt into rows (at most cap); the count. */
+static size_t names_read(name_row *rows, size_t cap) {
+  FILE *f = fopen(PYOP_TEST_NAMES_FILE, "r");
+  if (!f) fail_msg("cannot open %s", PYOP_TEST_NAMES_FILE);
+  char line[1024];
+  size_t n = 0;
+  for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+    line[strcspn(line, "\n")] = '\0';
+    if (!line[0] || line[0] == '#') continue;
+    char kind[16], verdict[8];
+    int used = 0;
+    if (sscanf(line, "%15s %7s %n", kind, verdict, &used) != 2 || !used || n == cap)
+      fail_msg("%s:%d: malformed row \"%s\"", PYOP_TEST_NAMES_FILE, ln, line);
+    name_row *r = &rows[n++];
+    r->line = ln;
+    r->op_type = strcmp(kind, "op_type") == 0;
+    r->ok = strcmp(verdict, "ok") == 0;
+    if ((!r->op_type && strcmp(kind, "name") != 0) || (!r->ok && strcmp(verdict, "bad") != 0) ||
+        !name_decode(line + used, r))
+      fail_msg("%s:%d: malformed row \"%s\"", PYOP_TEST_NAMES_FILE, ln, line);
+  }
+  fclose(f);
+  return n;
+}
+
+/* Every row of tests/names.txt, through the validation that is the rule's
+ * authority: an op type as the prototype's and the implementation's op_type,
+ * a name as an input's, an output's and an attribute's. A bad one is
+ * PYOP_EDESCRIPTOR with a message naming the field. */
+static void test_names_table(void **state) {
+  (void)state;
+  static name_row rows[256];
+  size_t n = names_read(rows, PYOP__ARRAY_LEN(rows));
+  assert_true(n > 20);
+  size_t good = 0, bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    const name_row *r = &rows[i];
+    pyop_str s = {r->len ? r->name : NULL, r->len};
+    r->ok ? good++ : bad++;
+    for (int where = 0; where < (r->op_type ? 2 : 3); where++) {
+      fx f;
+      fx_init(&f);
+      /* Names no row uses, so that a valid one never collides. */
+      f.in[0].name = S("q_in0");
+      f.in[1].name = S("q_in1");
+      f.out[0].name = S("q_out0");
+      f.at[0].name = S("q_at0");
+      f.at[1].name = S("q_at1");
+      const char *field;
+      int rc;
+      if (r->op_type) {
+        field = "op_type";
+        if (where == 0) f.p.op_type = s;
+        else f.i.op_type = s;
+        rc = where == 0 ? pyop__validate_proto_view(&f.p) : pyop__validate_impl_view(&f.i);
+      } else {
+        static const char *const fields[] = {"input 0 name", "output 0 name", "attr 0 name"};
+        field = fields[where];
+        if (where == 0) f.in[0].name = s;
+        else if (where == 1) f.out[0].name = s;
+        else f.at[0].name = s;
+        rc = pyop__validate_proto_view(&f.p);
+      }
+      if (r->ok && rc != PYOP_OK)
+        fail_msg("names.txt:%d: valid %s refused: %s", r->line, field, pyop_last_error());
+      if (!r->ok && rc != PYOP_EDESCRIPTOR)
+        fail_msg("names.txt:%d: invalid %s accepted (status %d)", r->line, field, rc);
+      if (!r->ok && !strstr(pyop_last_error(), field))
+        fail_msg("names.txt:%d: message \"%s\" does not name %s", r->line, pyop_last_error(),
+                 field);
+    }
+  }
+  assert_true(good > 5 && bad > 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_valid_views),
@@ -526,6 +654,7 @@ int main(void) {
       cmocka_unit_test(test_caps_callbacks),
       cmocka_unit_test(test_deep_copy),
       cmocka_unit_test(test_types_helpers),
+      cmocka_unit_test(test_names_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * Unit tests of kernel launch plans (src/launch.c, DESIGN §8) against the
+ * Unit tests of kernel launch plans (src/launch.c, docs/design.md §Launch) against the
  * real example kernels (examples/kernels/), whose path comes from the
  * environment variable PYOP_TEST_KERNELS.
  */

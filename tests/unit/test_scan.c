@@ -1,5 +1,5 @@
 /*
- * Unit tests of the ASCEND_CUSTOM_OPP_PATH scan (src/scan.c, DESIGN §3).
+ * Unit tests of the ASCEND_CUSTOM_OPP_PATH scan (src/scan.c, docs/design.md §Scan).
  * Every test builds its own tree under a fresh temporary directory.
  */
 #include "testutil.h"

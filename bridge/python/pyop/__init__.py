@@ -74,6 +74,8 @@ __all__ = ["DataType", "Format", "TensorDesc", "Tensor", "register_op",
            "register_op_impl", "register_samples", "get_execute_ctx", "get_compile_ctx",
            "get_declare_launch_args_ctx", "launch", "__version__"]
 
+# project(pyop VERSION) of CMakeLists.txt; tests/e2e/test_tables.py holds it to
+# libpyop's pyop_version().
 __version__ = "0.1.0"
 
 # Callback kinds of _native.current_ctx().

@@ -128,7 +128,7 @@ class Collection:
     """The descriptors of one load.
 
     A second definition of an op type is kept too and handed to libpyop
-    with the first: the registry decides (DESIGN §6) — the same descriptor
+    with the first: the registry decides (docs/design.md §Registry) — the same descriptor
     key and content load once, anything else is a conflict that names both
     definitions. Only the first prototype of an op type is used to check
     the implementations' signatures.

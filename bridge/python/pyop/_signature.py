@@ -31,7 +31,8 @@ __all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_
 # one fails at the decorator with the plugin's file:line: inputs, outputs
 # and attributes are ASCII identifiers, op types may also hold '.', ':' and
 # '-'; at most MAX_NAME_LEN characters. Python accepts non-ASCII
-# identifiers; libpyop and its C hosts do not.
+# identifiers; libpyop and its C hosts do not. The C validation is the
+# authority: both are tested against one table of names, tests/names.txt.
 MAX_NAME_LEN = 256
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _OP_TYPE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*\Z")

@@ -57,6 +57,8 @@ class DataType(enum.IntEnum):
         return self.name
 
 
+# Bytes per element by value: a copy of PYOP_DTYPE_MAP's sizes (pyop.h, the
+# authority), compared with pyop_dtype_size() by tests/e2e/test_tables.py.
 _ITEMSIZE = (4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1)
 
 

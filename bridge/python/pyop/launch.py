@@ -14,7 +14,8 @@ from ._types import DataType
 
 __all__ = ["LaunchArg", "input", "output", "workspace", "scalar", "stream"]
 
-# pyop_launch_arg_kind
+# pyop_launch_arg_kind and pyop_scalar_type of bridge_abi.h (the authority;
+# tests/python/test_types.py compares).
 INPUT, OUTPUT, WORKSPACE, SCALAR, STREAM = 1, 2, 3, 4, 5
 
 # pyop_scalar_type by numpy-style name.

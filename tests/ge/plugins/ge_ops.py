@@ -1,4 +1,4 @@
-"""GE-style ops written to GE's Python API (docs: /work/shared/GE_API.md),
+"""GE-style ops written to GE's Python API (docs/ge-plugins.md),
 run by libpyop's ge package: both execute forms, every attribute type,
 optional and dynamic inputs, several outputs, output naming, workspaces,
 the context's getters and its lifetime. Checks that can only be made inside

@@ -1,0 +1,86 @@
+"""What the code cites is in the repository: every reference to the design
+names a section of docs/design.md, nothing cites a document outside the
+tree, and the README's layout table names every file of src/, bridge/ and
+the ge package."""
+import os
+import re
+import unittest
+
+import support
+
+ROOT = support.ROOT
+# Where comments and docs cite the design (build trees excluded).
+TREES = ("src", "bridge", "include", "tests", "tools", "bench", "examples", "docs", "cmake")
+TOP_FILES = ("README.md", "CMakeLists.txt")
+TEXT_SUFFIXES = (".c", ".h", ".py", ".md", ".txt", ".cmake", ".sh", ".in", ".cpp")
+# Spelled in pieces so that this file does not cite them itself.
+OUTSIDE = ("DES" + "IGN §", "/work/" + "shared")
+CITATION = re.compile(r"docs/design\.md((?:,? §[A-Z][\w-]*(?: [a-z][\w-]*)*)+)")
+
+
+def _text_files():
+    for top in TREES:
+        for d, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [x for x in dirs if x not in ("__pycache__", "corpus") and not x.startswith(".")]
+            for f in files:
+                if f.endswith(TEXT_SUFFIXES):
+                    yield os.path.join(d, f)
+    for f in TOP_FILES:
+        yield os.path.join(ROOT, f)
+
+
+def _read(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def _design_sections():
+    return set(re.findall(r"^## (.+?)\s*$", _read(os.path.join(ROOT, "docs", "design.md")), re.M))
+
+
+def _repo_files(top, recursive):
+    base = os.path.join(ROOT, top)
+    out = []
+    for d, dirs, files in os.walk(base):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__") if recursive else []
+        out += [os.path.relpath(os.path.join(d, f), ROOT) for f in files if not f.endswith(".pyc")]
+    return sorted(out)
+
+
+class DocsTest(unittest.TestCase):
+    def test_no_citation_outside_the_repository(self):
+        found = []
+        for path in _text_files():
+            for n, line in enumerate(_read(path).splitlines(), 1):
+                if any(o in line for o in OUTSIDE):
+                    found.append("%s:%d: %s" % (os.path.relpath(path, ROOT), n, line.strip()))
+        self.assertEqual(found, [], "cite docs/design.md (or another file of the tree) instead")
+
+    def test_design_citations_name_a_section(self):
+        sections = _design_sections()
+        self.assertIn("Registry", sections)
+        bad, seen = [], 0
+        for path in _text_files():
+            for n, line in enumerate(_read(path).splitlines(), 1):
+                for m in CITATION.finditer(line):
+                    for name in re.findall(r"§([A-Z][\w-]*(?: [a-z][\w-]*)*)", m.group(1)):
+                        seen += 1
+                        if name not in sections:
+                            bad.append("%s:%d: §%s" % (os.path.relpath(path, ROOT), n, name))
+        self.assertGreater(seen, 15)
+        self.assertEqual(bad, [], "sections of docs/design.md: %s" % sorted(sections))
+
+    def test_readme_layout_names_every_file(self):
+        readme = _read(os.path.join(ROOT, "README.md"))
+        start = readme.index("## Layout")
+        layout = readme[start:readme.index("\n## ", start + 1)]
+        named = set(re.findall(r"`([^`]+)`", layout))
+        files = (_repo_files("src", False) + _repo_files("bridge", False)
+                 + _repo_files(os.path.join("bridge", "python", "ge"), True))
+        self.assertIn("src/op.c", files)
+        missing = [f for f in files if f not in named]
+        self.assertEqual(missing, [], "README.md \"Layout\" must say what each of these holds")
+
+
+if __name__ == "__main__":
+    unittest.main()
