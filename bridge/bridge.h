@@ -272,26 +272,30 @@ static inline PyObject **pb_desc_field(PyObject *o, int field) {
 /* ---- entry.c */
 /*
  * True once the interpreter the bridge's Python objects belong to has been
- * finalized without the bridge (the host's Py_FinalizeEx: an atexit
- * callback of that interpreter sets it). From then on no Python object the
- * bridge holds may be touched, even in a Python the host initialised again:
- * every call fails with PYOP_ENOTINIT and shutdown only frees C memory.
- * Cleared when the bridge shuts down.
+ * finalized without the bridge (the host's Py_FinalizeEx: the exit watch,
+ * a capsule in that interpreter's state dict, sets it when the dict is
+ * cleared). From then on no Python object the bridge holds may be touched,
+ * even in a Python the host initialised again: every call fails with
+ * PYOP_ENOTINIT and shutdown only frees C memory. Cleared when the bridge
+ * shuts down.
  */
 extern atomic_bool pb_lost;
 /* Whether the bridge may take the GIL and use its objects: its interpreter
- * was not finalized (pb_lost) and a Python is initialised (the fallback when
- * a plugin removed the atexit callback). No GIL needed. */
+ * was not finalized (pb_lost) and a Python is initialised (also false
+ * during a finalization, before the watch fires). No GIL needed. */
 static inline bool pb_python_usable(void) {
   return !atomic_load_explicit(&pb_lost, memory_order_relaxed) && Py_IsInitialized();
 }
+/* Whether the running Python is one libpyop started (start_python; this
+ * bridge image or an earlier one): read when the exit watch is registered. */
+extern atomic_bool pb_python_ours;
 /* Reports why the bridge cannot use Python for what ("execute of op
  * 'X'"); returns PYOP_ENOTINIT. */
 int pb_error_no_python(const char *what);
-/* Registers / unregisters the atexit callback that sets pb_lost (GIL held;
+/* Registers / unregisters the exit watch that sets pb_lost (GIL held;
  * register: -1 with an exception). */
-int pb_atexit_register(void);
-void pb_atexit_unregister(void);
+int pb_exit_watch_register(void);
+void pb_exit_watch_unregister(void);
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
 /* Sends a message to services->set_error and returns status (no GIL needed). */

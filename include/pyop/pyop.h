@@ -523,7 +523,12 @@ typedef struct pyop_options {
   /*
    * When no Python interpreter is initialised in the process, start the
    * build's default Python with an isolated configuration (no environment,
-   * no cwd on sys.path), owned and finalised by libpyop at pyop_shutdown().
+   * no cwd on sys.path), owned by libpyop. pyop_shutdown() releases the
+   * ops, the plugins' modules and the pyop package but never finalizes that
+   * Python (numpy and plugin threads cannot survive a Py_FinalizeEx): it
+   * stays initialised and idle, and the next pyop_load uses it again. It
+   * installs no signal handlers (SIGINT stays the host's). See
+   * docs/host-guide.md.
    * Off by default: loading then requires a running interpreter.
    */
   bool start_python;

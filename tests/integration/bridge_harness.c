@@ -1513,7 +1513,13 @@ int main(int argc, char **argv) {
     case_clean();
     api->shutdown();
     CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
-    CHECK(!Py_IsInitialized(), "the bridge finalised the Python it started");
+    /* Never finalized (numpy and non-daemon threads cannot survive that):
+     * it stays initialised and idle for the next load. */
+    CHECK(Py_IsInitialized(), "the bridge finalized the Python it started");
+    CHECK(py_ok("import sys\n"
+                "left = [n for n in sys.modules if n == 'pyop' or n.startswith('pyop.')]\n"
+                "assert not left, left\n"),
+          "the pyop package is released at shutdown");
     dlclose(bridge_handle);
     printf("ok %s (%d checks)\n", g_case, g_checks);
     return 0;
