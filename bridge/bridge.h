@@ -302,9 +302,21 @@ bool pb_str_ok(pyop_str s, bool required);
 int pb_error(int status, const char *fmt, ...) PB_PRINTF(2, 3);
 /*
  * With a Python exception set: clears it and reports "<prefix>: <Type>:
- * <message>\n<traceback>" with status. Returns status.
+ * <message>\n<traceback>" with status, or with PYOP_EINTR for a
+ * KeyboardInterrupt (re-raised for a Python caller on this thread: see
+ * entry.c). Returns the status reported.
  */
 int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/*
+ * After a call that failed with PYOP_EINTR, the last thing before the GIL
+ * is released: when Python code is the caller on this thread (a Python
+ * host calling through ctypes: a frame is below the bridge's call), raises
+ * the interrupt again for it (PyErr_SetInterrupt: its main thread sees
+ * KeyboardInterrupt, as for Ctrl-C). A C host only gets the status, so no
+ * later Python code of its sees a stray interrupt. Nothing may run Python
+ * code after it (the interrupt would be consumed there).
+ */
+void pb_interrupt_caller(void);
 /* A log line through services->log (no GIL needed). */
 void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
 /* Takes the GIL from any host thread (keeps one thread state per thread). */

@@ -366,6 +366,8 @@ out:
     holder_free(h);
     h = NULL;
   }
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   pb_leave(st);
   *out_holder = h;
   return rc;
@@ -764,6 +766,8 @@ static int call_end(pb_call *c, int kind, int rc) {
     rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", pb_kind_names[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
   free(why);
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   return rc;
 }
 

@@ -131,12 +131,29 @@ static char *describe_exception(PyObject *exc) {
   return out;
 }
 
+/* A KeyboardInterrupt is an interrupt, never an ordinary error: its
+ * status is PYOP_EINTR (pb_interrupt_caller then hands it back). */
+static int interrupt_status(PyObject *exc, int status) {
+  if (exc == NULL || !PyErr_GivenExceptionMatches(exc, PyExc_KeyboardInterrupt))
+    return status;
+  return PYOP_EINTR;
+}
+
+void pb_interrupt_caller(void) {
+  PyFrameObject *caller = PyThreadState_GetFrame(PyThreadState_Get());
+  if (caller == NULL)
+    return; /* a C host: the status is all it gets */
+  Py_DECREF(caller);
+  PyErr_SetInterrupt();
+}
+
 int pb_error_python(int status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *prefix = vstrdupf(fmt, ap);
   va_end(ap);
   PyObject *exc = pb_exc_fetch();
+  status = interrupt_status(exc, status);
   char *text = exc != NULL ? describe_exception(exc) : NULL;
   /* Dropping exc frees the traceback and with it the frames' locals. */
   Py_XDECREF(exc);
@@ -1010,6 +1027,8 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
   pb_gil st = pb_enter();
   warn_if_gil_kept(st);
   int rc = pb_register(registrar, paths, n_paths);
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   pb_leave(st);
   return rc;
 }

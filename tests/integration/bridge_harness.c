@@ -686,7 +686,7 @@ static void case_errors(void) {
       expect_call_error(rc, PYOP_EPYTHON, n);
     } else if (w == 2) {
       const char *n[] = {"KeyboardInterrupt: boom-keyboard", NULL};
-      expect_call_error(rc, PYOP_EPYTHON, n);
+      expect_call_error(rc, PYOP_EINTR, n);
     } else {
       const char *n[] = {"TypeError", "expected a TensorDesc, got int", NULL};
       expect_call_error(rc, PYOP_EPYTHON, n);
@@ -812,7 +812,7 @@ static void case_bad(void) {
   }
   {
     const char *n[] = {"KeyboardInterrupt", "plugin interrupted", NULL};
-    expect_load_error("KeyboardInterrupt", PYOP_EPLUGIN, n, 1, "bad/keyboard.py", NULL);
+    expect_load_error("KeyboardInterrupt", PYOP_EINTR, n, 1, "bad/keyboard.py", NULL);
   }
   {
     const char *n[] = {"SyntaxError", "syntax_error.py", NULL};
