@@ -139,7 +139,8 @@ typedef struct pb_frame {
   pb_made *made;               /* Tensors handed to Python in this call */
   size_t n_made, cap_made;
   pb_made made_small[8];
-  int host_status;             /* first failure of a host service, 0 if none */
+  int host_status;             /* latest failure of a host service, 0 if none */
+  PyObject *host_exc;          /* the exception raised for it (owned), or NULL */
   struct pb_frame *prev;
 } pb_frame;
 
@@ -450,6 +451,16 @@ void pb_frame_ctx_end(pb_frame *f);
 /* Records in f's holder that m's buffer outlived the call (see
  * pb_holder.escaped); returns the message for it (malloc'd, may be NULL). */
 char *pb_frame_escaped(pb_frame *f, const pb_made *m);
+/*
+ * gc.collect() (a full collection, also when a plugin disabled the
+ * collector), keeping a pending exception: a view held only by a reference
+ * cycle (a recursive inner function closing over it, sys.exc_info() kept
+ * in a local) is released then. Runs finalizers: any code. Cold.
+ */
+void pb_collect_garbage(void);
+/* pb_frame_end from made[from], the first Tensor still exported: collects
+ * garbage, then records each Tensor still exported. Cold. */
+bool pb_frame_end_exported(pb_frame *f, size_t from, char **why);
 
 /* Starts a frame of kind on thread th (&pb_tls; made = made_small). */
 static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holder *h,
@@ -463,6 +474,7 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
   f->n_made = 0;
   f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
   f->host_status = 0;
+  f->host_exc = NULL;
   f->prev = th->frame;
   th->frame = f;
 }
@@ -472,26 +484,22 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
  * tensor it handed out; each Tensor nobody else holds goes back to its
  * cache (which takes the reference) or is dropped. Returns false when a
  * buffer export outlived the call (the holder then refuses calls until it
- * is released); *why (malloc'd) then says which tensor.
+ * is released); *why (malloc'd) then says which tensor. An export still
+ * there when the call returns is judged only after a garbage collection
+ * (pb_frame_end_exported): a view held by nothing but a reference cycle is
+ * not an escape.
  */
 static inline bool pb_frame_end(pb_frame *f, char **why) {
   f->thread->frame = f->prev;
   if (f->ctx != NULL)
     pb_frame_ctx_end(f);
-  bool ok = true;
   *why = NULL;
   for (size_t i = 0; i < f->n_made; i++) {
     pb_made *m = &f->made[i];
     pb_tensor *t = (pb_tensor *)m->obj;
+    if (__builtin_expect(t->exports != 0, 0))
+      return pb_frame_end_exported(f, i, why);
     t->valid = false;
-    if (t->exports != 0) {
-      char *w = pb_frame_escaped(f, m);
-      if (ok)
-        *why = w;
-      else
-        free(w);
-      ok = false;
-    }
     if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
       *m->cache = m->obj;
       continue;
@@ -502,7 +510,7 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
     free(f->made);
   f->made = NULL;
   f->n_made = 0;
-  return ok;
+  return true;
 }
 /* DataType / Format member for a value; borrowed, NULL if unknown. */
 static inline PyObject *pb_dtype_obj(int32_t dtype) {

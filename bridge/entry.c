@@ -125,7 +125,8 @@ static char *describe_exception(PyObject *exc) {
   PyObject *str = PyObject_Str(exc);
   PyErr_Clear();
   char *msg = message_text(str);
-  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name, msg != NULL ? msg : "<unprintable>");
+  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name,
+                   msg != NULL ? msg : "<exception str() failed>");
   free(msg);
   Py_XDECREF(str);
   return out;
