@@ -773,6 +773,25 @@ static void case_threads_broken(void) {
   free(dir);
 }
 
+/* An interrupt surfacing in shutdown's thread listing (KeyboardInterrupt
+ * from threading.enumerate) is cleared and the listing tried again: the
+ * plugin's thread is named, nothing waits. */
+static void case_threads_interrupted(void) {
+  char *dir = plugin_dir("threads_interrupted");
+  set_opp_path(dir);
+  install_log_hook();
+  start_python_option();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  double t0 = now_s();
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(now_s() - t0 < 5, "shutdown took %.1f s", now_s() - t0);
+  CHECK(log_has("'interrupted-worker'", "still running", NULL),
+        "no log line names the plugin's thread:\n%s", g_log);
+  CHECK(!log_has("could not list", NULL), "the listing was not retried:\n%s", g_log);
+  CHECK_LIST("");
+  free(dir);
+}
+
 /* --------------------------------------------- (issue 17.15) gil_holder */
 
 typedef struct hog_job {
@@ -872,6 +891,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "restart_numpy")) case_restart_numpy();
   else if (!strcmp(c, "sigint")) case_sigint();
   else if (!strcmp(c, "threads_broken")) case_threads_broken();
+  else if (!strcmp(c, "threads_interrupted")) case_threads_interrupted();
   else if (!strcmp(c, "gil_holder")) case_gil_holder();
 #endif
   else {
