@@ -757,11 +757,6 @@ static PyObject *call_invoke(pb_call *c, int kind) {
 }
 
 /*
- * Ends the call: drops the positional arguments, reports a pending Python
- * error (rc is then the error status) and releases every tensor; a view
- * that outlived the call fails it. Returns the final status.
- */
-/*
  * The status of a call of f that ends with the pending exception: the host
  * service's failure when that exception is the one raised for it (the op
  * let it through), else PYOP_EPYTHON: the op caught the refusal and failed
@@ -779,6 +774,11 @@ static __attribute__((noinline, cold)) int frame_failure_status(pb_frame *f) {
   return status;
 }
 
+/*
+ * Ends the call: drops the positional arguments, reports a pending Python
+ * error (rc is then the error status) and releases every tensor; a view
+ * that outlived the call fails it. Returns the final status.
+ */
 static int call_end(pb_call *c, int kind, int rc) {
   pb_holder *h = c->frame.holder;
   pb_op *op = h->op;
