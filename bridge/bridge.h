@@ -139,7 +139,8 @@ typedef struct pb_frame {
   pb_made *made;               /* Tensors handed to Python in this call */
   size_t n_made, cap_made;
   pb_made made_small[8];
-  int host_status;             /* first failure of a host service, 0 if none */
+  int host_status;             /* latest failure of a host service, 0 if none */
+  PyObject *host_exc;          /* the exception raised for it (owned), or NULL */
   struct pb_frame *prev;
 } pb_frame;
 
@@ -272,35 +273,51 @@ static inline PyObject **pb_desc_field(PyObject *o, int field) {
 /* ---- entry.c */
 /*
  * True once the interpreter the bridge's Python objects belong to has been
- * finalized without the bridge (the host's Py_FinalizeEx: an atexit
- * callback of that interpreter sets it). From then on no Python object the
- * bridge holds may be touched, even in a Python the host initialised again:
- * every call fails with PYOP_ENOTINIT and shutdown only frees C memory.
- * Cleared when the bridge shuts down.
+ * finalized without the bridge (the host's Py_FinalizeEx: the exit watch,
+ * a capsule in that interpreter's state dict, sets it when the dict is
+ * cleared). From then on no Python object the bridge holds may be touched,
+ * even in a Python the host initialised again: every call fails with
+ * PYOP_ENOTINIT and shutdown only frees C memory. Cleared when the bridge
+ * shuts down.
  */
 extern atomic_bool pb_lost;
 /* Whether the bridge may take the GIL and use its objects: its interpreter
- * was not finalized (pb_lost) and a Python is initialised (the fallback when
- * a plugin removed the atexit callback). No GIL needed. */
+ * was not finalized (pb_lost) and a Python is initialised (also false
+ * during a finalization, before the watch fires). No GIL needed. */
 static inline bool pb_python_usable(void) {
   return !atomic_load_explicit(&pb_lost, memory_order_relaxed) && Py_IsInitialized();
 }
+/* Whether the running Python is one libpyop started (start_python; this
+ * bridge image or an earlier one): read when the exit watch is registered. */
+extern atomic_bool pb_python_ours;
 /* Reports why the bridge cannot use Python for what ("execute of op
  * 'X'"); returns PYOP_ENOTINIT. */
 int pb_error_no_python(const char *what);
-/* Registers / unregisters the atexit callback that sets pb_lost (GIL held;
+/* Registers / unregisters the exit watch that sets pb_lost (GIL held;
  * register: -1 with an exception). */
-int pb_atexit_register(void);
-void pb_atexit_unregister(void);
+int pb_exit_watch_register(void);
+void pb_exit_watch_unregister(void);
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
 /* Sends a message to services->set_error and returns status (no GIL needed). */
 int pb_error(int status, const char *fmt, ...) PB_PRINTF(2, 3);
 /*
  * With a Python exception set: clears it and reports "<prefix>: <Type>:
- * <message>\n<traceback>" with status. Returns status.
+ * <message>\n<traceback>" with status, or with PYOP_EINTR for a
+ * KeyboardInterrupt (re-raised for a Python caller on this thread: see
+ * entry.c). Returns the status reported.
  */
 int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/*
+ * After a call that failed with PYOP_EINTR, the last thing before the GIL
+ * is released: when Python code is the caller on this thread (a Python
+ * host calling through ctypes: a frame is below the bridge's call), raises
+ * the interrupt again for it (PyErr_SetInterrupt: its main thread sees
+ * KeyboardInterrupt, as for Ctrl-C). A C host only gets the status, so no
+ * later Python code of its sees a stray interrupt. Nothing may run Python
+ * code after it (the interrupt would be consumed there).
+ */
+void pb_interrupt_caller(void);
 /* A log line through services->log (no GIL needed). */
 void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
 /* Takes the GIL from any host thread (keeps one thread state per thread). */
@@ -434,6 +451,16 @@ void pb_frame_ctx_end(pb_frame *f);
 /* Records in f's holder that m's buffer outlived the call (see
  * pb_holder.escaped); returns the message for it (malloc'd, may be NULL). */
 char *pb_frame_escaped(pb_frame *f, const pb_made *m);
+/*
+ * gc.collect() (a full collection, also when a plugin disabled the
+ * collector), keeping a pending exception: a view held only by a reference
+ * cycle (a recursive inner function closing over it, sys.exc_info() kept
+ * in a local) is released then. Runs finalizers: any code. Cold.
+ */
+void pb_collect_garbage(void);
+/* pb_frame_end from made[from], the first Tensor still exported: collects
+ * garbage, then records each Tensor still exported. Cold. */
+bool pb_frame_end_exported(pb_frame *f, size_t from, char **why);
 
 /* Starts a frame of kind on thread th (&pb_tls; made = made_small). */
 static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holder *h,
@@ -447,6 +474,7 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
   f->n_made = 0;
   f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
   f->host_status = 0;
+  f->host_exc = NULL;
   f->prev = th->frame;
   th->frame = f;
 }
@@ -456,26 +484,22 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
  * tensor it handed out; each Tensor nobody else holds goes back to its
  * cache (which takes the reference) or is dropped. Returns false when a
  * buffer export outlived the call (the holder then refuses calls until it
- * is released); *why (malloc'd) then says which tensor.
+ * is released); *why (malloc'd) then says which tensor. An export still
+ * there when the call returns is judged only after a garbage collection
+ * (pb_frame_end_exported): a view held by nothing but a reference cycle is
+ * not an escape.
  */
 static inline bool pb_frame_end(pb_frame *f, char **why) {
   f->thread->frame = f->prev;
   if (f->ctx != NULL)
     pb_frame_ctx_end(f);
-  bool ok = true;
   *why = NULL;
   for (size_t i = 0; i < f->n_made; i++) {
     pb_made *m = &f->made[i];
     pb_tensor *t = (pb_tensor *)m->obj;
+    if (__builtin_expect(t->exports != 0, 0))
+      return pb_frame_end_exported(f, i, why);
     t->valid = false;
-    if (t->exports != 0) {
-      char *w = pb_frame_escaped(f, m);
-      if (ok)
-        *why = w;
-      else
-        free(w);
-      ok = false;
-    }
     if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
       *m->cache = m->obj;
       continue;
@@ -486,7 +510,7 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
     free(f->made);
   f->made = NULL;
   f->n_made = 0;
-  return ok;
+  return true;
 }
 /* DataType / Format member for a value; borrowed, NULL if unknown. */
 static inline PyObject *pb_dtype_obj(int32_t dtype) {

@@ -366,6 +366,8 @@ out:
     holder_free(h);
     h = NULL;
   }
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   pb_leave(st);
   *out_holder = h;
   return rc;
@@ -653,6 +655,14 @@ typedef struct pb_call {
   size_t built; /* argv[2..2+built) hold references (call_end drops them) */
 } pb_call;
 
+/* Whether a Tensor of h->escaped is still exported. */
+static bool escaped_alive(const pb_holder *h) {
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(h->escaped); i++)
+    if (((pb_tensor *)PyList_GET_ITEM(h->escaped, i))->exports != 0)
+      return true;
+  return false;
+}
+
 /*
  * PYOP_OK when no buffer that escaped an earlier call of h is still exported
  * (the released ones are forgotten), else refuses this call with
@@ -661,9 +671,13 @@ typedef struct pb_call {
  */
 static int holder_check_escapes(pb_holder *h, int kind) {
   if (!h->escape_untracked) {
-    bool alive = false;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(h->escaped) && !alive; i++)
-      alive = ((pb_tensor *)PyList_GET_ITEM(h->escaped, i))->exports != 0;
+    /* The plugin may have dropped its last reference to a cycle that holds
+     * the view: only a collection frees it, and a refused call runs none. */
+    bool alive = escaped_alive(h);
+    if (alive) {
+      pb_collect_garbage();
+      alive = h->escaped != NULL && escaped_alive(h);
+    }
     if (!alive) {
       Py_CLEAR(h->escaped); /* Tensors: no Python code runs when they go */
       free(h->escaped_why);
@@ -743,6 +757,24 @@ static PyObject *call_invoke(pb_call *c, int kind) {
 }
 
 /*
+ * The status of a call of f that ends with the pending exception: the host
+ * service's failure when that exception is the one raised for it (the op
+ * let it through), else PYOP_EPYTHON: the op caught the refusal and failed
+ * on its own, what finally failed is the op. Drops f->host_exc. Cold.
+ */
+static __attribute__((noinline, cold)) int frame_failure_status(pb_frame *f) {
+  int status = PYOP_EPYTHON;
+  if (f->host_exc != NULL) {
+    PyObject *exc = pb_exc_fetch();
+    if (exc == f->host_exc)
+      status = f->host_status;
+    pb_exc_restore(exc);
+  }
+  Py_CLEAR(f->host_exc);
+  return status;
+}
+
+/*
  * Ends the call: drops the positional arguments, reports a pending Python
  * error (rc is then the error status) and releases every tensor; a view
  * that outlived the call fails it. Returns the final status.
@@ -751,9 +783,11 @@ static int call_end(pb_call *c, int kind, int rc) {
   pb_holder *h = c->frame.holder;
   pb_op *op = h->op;
   if (PyErr_Occurred()) {
-    int status = c->frame.host_status != 0 ? c->frame.host_status : PYOP_EPYTHON;
+    int status = frame_failure_status(&c->frame);
     rc = pb_error_python(status, "%s of op '%s' (%s %s) failed", pb_kind_names[kind], op->op_type,
                          op->is_impl ? "implementation at" : "defined at", op->where);
+  } else if (__builtin_expect(c->frame.host_exc != NULL, 0)) {
+    Py_CLEAR(c->frame.host_exc); /* the op recovered from the refusal */
   }
   for (size_t i = 0; i < c->built; i++)
     Py_DECREF(c->argv[2 + i]);
@@ -764,6 +798,8 @@ static int call_end(pb_call *c, int kind, int rc) {
     rc = pb_error(PYOP_EPYTHON, "%s of op '%s' (%s): %s", pb_kind_names[kind], op->op_type,
                   op->where, why != NULL ? why : "a tensor view outlived the callback");
   free(why);
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   return rc;
 }
 

@@ -127,10 +127,27 @@ static char *describe_exception(PyObject *exc) {
   PyObject *str = PyObject_Str(exc);
   PyErr_Clear();
   char *msg = message_text(str);
-  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name, msg != NULL ? msg : "<unprintable>");
+  out = pb_strdupf("%s: %s", Py_TYPE(exc)->tp_name,
+                   msg != NULL ? msg : "<exception str() failed>");
   free(msg);
   Py_XDECREF(str);
   return out;
+}
+
+/* A KeyboardInterrupt is an interrupt, never an ordinary error: its
+ * status is PYOP_EINTR (pb_interrupt_caller then hands it back). */
+static int interrupt_status(PyObject *exc, int status) {
+  if (exc == NULL || !PyErr_GivenExceptionMatches(exc, PyExc_KeyboardInterrupt))
+    return status;
+  return PYOP_EINTR;
+}
+
+void pb_interrupt_caller(void) {
+  PyFrameObject *caller = PyThreadState_GetFrame(PyThreadState_Get());
+  if (caller == NULL)
+    return; /* a C host: the status is all it gets */
+  Py_DECREF(caller);
+  PyErr_SetInterrupt();
 }
 
 int pb_error_python(int status, const char *fmt, ...) {
@@ -139,6 +156,7 @@ int pb_error_python(int status, const char *fmt, ...) {
   char *prefix = vstrdupf(fmt, ap);
   va_end(ap);
   PyObject *exc = pb_exc_fetch();
+  status = interrupt_status(exc, status);
   char *text = exc != NULL ? describe_exception(exc) : NULL;
   /* Dropping exc frees the traceback and with it the frames' locals. */
   Py_XDECREF(exc);
@@ -265,55 +283,67 @@ void pb_signals_restore(void) {
 /* ------------------------------------------------ interpreter exit */
 
 /*
- * An atexit callback of the interpreter the package was imported into: it
- * runs inside the Py_FinalizeEx of that interpreter (the host's, or ours
- * when the unregistration failed) and marks everything the bridge holds as
- * gone. The bridge never learns about finalization otherwise, and a host
- * may initialise a new interpreter afterwards, where Py_IsInitialized() is
- * true again but none of the bridge's objects exist.
+ * The bridge learns that the interpreter its objects belong to was
+ * finalized from a capsule it keeps in that interpreter's state dict
+ * (PyInterpreterState_GetDict): Py_FinalizeEx clears the dict, and the
+ * capsule's destructor marks everything the bridge holds as gone. No Python
+ * code reaches that dict (an atexit callback, which this replaced, was
+ * removed by a plugin's atexit._clear()), and a host may initialise a new
+ * interpreter afterwards, where Py_IsInitialized() is true again but none
+ * of the bridge's objects exist. The capsule is armed (its context
+ * non-NULL) while registered; the bridge disarms it before removing it, so
+ * its own removal marks nothing. It must be gone before this image is
+ * unloaded: pb_exit_watch_unregister runs at every package drop.
  */
-static PyObject *atexit_fn; /* the callback registered, or NULL */
+#define PB_EXIT_WATCH_KEY "pyop.bridge.exit_watch"
+/* Set in the state dict of a Python that libpyop started (entry.c). */
+#define PB_STARTED_KEY "pyop.bridge.started_by_libpyop"
 
-static PyObject *on_interpreter_exit(PyObject *self, PyObject *unused) {
-  (void)self;
-  (void)unused;
+static PyObject *exit_watch; /* the capsule registered (the dict owns it), or NULL */
+static bool exit_watch_armed_token; /* its context: any non-NULL address */
+atomic_bool pb_python_ours;
+
+static void on_interpreter_exit(PyObject *capsule) {
+  if (PyCapsule_GetContext(capsule) == NULL)
+    return; /* disarmed: the bridge removed it */
   atomic_store(&pb_lost, true);
   /* Kept thread states die with the interpreter: no destructor may use one. */
   atomic_fetch_add(&generation, 1);
-  Py_RETURN_NONE;
 }
 
-static PyMethodDef exit_def = {"pyop_bridge_interpreter_exit", on_interpreter_exit,
-                               METH_NOARGS, NULL};
-
-/* atexit.<name>(atexit_fn); -1 with an exception. */
-static int atexit_call(const char *name) {
-  PyObject *mod = PyImport_ImportModule("atexit");
-  PyObject *r = mod != NULL ? PyObject_CallMethod(mod, name, "O", atexit_fn) : NULL;
-  Py_XDECREF(mod);
-  Py_XDECREF(r);
-  return r != NULL ? 0 : -1;
-}
-
-int pb_atexit_register(void) {
-  if (atexit_fn != NULL)
+int pb_exit_watch_register(void) {
+  if (exit_watch != NULL)
     return 0;
-  atexit_fn = PyCFunction_New(&exit_def, NULL);
-  if (atexit_fn == NULL)
-    return -1;
-  if (atexit_call("register") < 0) {
-    Py_CLEAR(atexit_fn);
+  PyObject *d = PyInterpreterState_GetDict(PyInterpreterState_Get());
+  if (d == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "the interpreter has no state dict");
     return -1;
   }
+  PyObject *c = PyCapsule_New(&exit_watch_armed_token, PB_EXIT_WATCH_KEY, on_interpreter_exit);
+  if (c == NULL)
+    return -1;
+  if (PyCapsule_SetContext(c, &exit_watch_armed_token) < 0 ||
+      PyDict_SetItemString(d, PB_EXIT_WATCH_KEY, c) < 0) {
+    PyCapsule_SetContext(c, NULL);
+    Py_DECREF(c);
+    return -1;
+  }
+  Py_DECREF(c); /* the dict keeps it */
+  exit_watch = c;
+  /* A Python that libpyop started (this image or an earlier one) says so. */
+  PyObject *ours = PyDict_GetItemString(d, PB_STARTED_KEY); /* borrowed */
+  atomic_store(&pb_python_ours, ours == Py_True);
   return 0;
 }
 
-void pb_atexit_unregister(void) {
-  if (atexit_fn == NULL)
+void pb_exit_watch_unregister(void) {
+  if (exit_watch == NULL)
     return;
-  if (atexit_call("unregister") < 0)
+  PyCapsule_SetContext(exit_watch, NULL);
+  PyObject *d = PyInterpreterState_GetDict(PyInterpreterState_Get());
+  if (d == NULL || PyDict_DelItemString(d, PB_EXIT_WATCH_KEY) < 0)
     PyErr_Clear();
-  Py_CLEAR(atexit_fn);
+  exit_watch = NULL;
 }
 
 /* ------------------------------------------------------ GIL-wait watch */
@@ -343,6 +373,49 @@ static pthread_t watch_thread;
 void pb_watch_barrier(void) {
   pthread_mutex_lock(&watch_lock);
   pthread_mutex_unlock(&watch_lock);
+}
+
+/*
+ * The host thread that took the GIL through pb_enter_on and has not given
+ * it back through pb_leave yet: gettid() << 4 | (kind + 1), 0 when none (a
+ * thread libpyop did not enter holds it, or nobody). Written by that thread
+ * (one plain store each way), read by the watch to name who makes the
+ * others wait.
+ */
+static atomic_long gil_holder;
+
+static inline void holder_set(const pb_thread *t, int kind) {
+  atomic_store_explicit(&gil_holder, (t->tid << 4) | (long)(kind + 1), memory_order_relaxed);
+}
+
+/* The watch's line for a call that waited PB_WATCH_SECONDS (malloc'd). */
+static char *wait_line(const char *call, long tid) {
+  long holder = atomic_load_explicit(&gil_holder, memory_order_relaxed);
+  long htid = holder >> 4;
+  int hkind = (int)(holder & 15) - 1;
+  if (htid != 0 && htid != tid)
+    return pb_strdupf(
+        "%s on thread %ld has waited %d s for the Python GIL. Thread %ld holds it, inside "
+        "a libpyop call (%s) that has not released it: plugin code running C that keeps "
+        "the GIL (a C extension, a function called through ctypes.PyDLL) or a long "
+        "computation; see docs/host-guide.md",
+        call, tid, PB_WATCH_SECONDS, htid,
+        hkind >= 0 && hkind < PB_NKINDS ? pb_kind_names[hkind] : "load, create or destroy");
+  if (atomic_load(&pb_python_ours))
+    return pb_strdupf(
+        "%s on thread %ld has waited %d s for the Python GIL. No host thread inside "
+        "libpyop holds it, and libpyop, which started this Python, released it after "
+        "start-up: a Python thread a plugin started holds it, running C that keeps the GIL "
+        "(a C extension, a function called through ctypes.PyDLL) or a long computation; "
+        "see docs/host-guide.md",
+        call, tid, PB_WATCH_SECONDS);
+  return pb_strdupf(
+      "%s on thread %ld has waited %d s for the Python GIL. Another thread "
+      "holds the GIL without running Python: most likely the host thread that "
+      "initialised Python and never released it. After Py_Initialize call "
+      "PyEval_SaveThread() (and PyEval_RestoreThread() before Py_FinalizeEx); see "
+      "docs/host-guide.md",
+      call, tid, PB_WATCH_SECONDS);
 }
 
 /* Per watched thread, kept by the watch thread only. */
@@ -386,13 +459,7 @@ static void *watch_main(void *arg) {
         snprintf(call, sizeof call, "%s of op '%s'", pb_kind_names[kind], op->op_type);
       else
         snprintf(call, sizeof call, "a libpyop call (load, create or destroy)");
-      lines[n_lines++] = pb_strdupf(
-          "%s on thread %ld has waited %d s for the Python GIL. Another thread "
-          "holds the GIL without running Python: most likely the host thread that "
-          "initialised Python and never released it. After Py_Initialize call "
-          "PyEval_SaveThread() (and PyEval_RestoreThread() before Py_FinalizeEx); see "
-          "docs/host-guide.md",
-          call, t->tid, PB_WATCH_SECONDS);
+      lines[n_lines++] = wait_line(call, t->tid);
     }
     memcpy(seen, now, n_now * sizeof now[0]);
     n_seen = n_now;
@@ -553,9 +620,13 @@ pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
   if (t->ts == NULL || t->gen != gen) {
     keep_thread_state(t, kind, op);
     if (t->ts == NULL || t->gen != gen) {
+      if (t->tid == 0)
+        t->tid = (long)syscall(SYS_gettid);
       wait_begin(t, kind, op);
       pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure()};
       wait_end(t);
+      if (g.ensured == PyGILState_UNLOCKED)
+        holder_set(t, kind);
       return g;
     }
   }
@@ -564,6 +635,7 @@ pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
   wait_begin(t, kind, op);
   PyEval_RestoreThread(t->ts);
   wait_end(t);
+  holder_set(t, kind);
   return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED};
 }
 
@@ -572,9 +644,12 @@ pb_gil pb_enter(void) { return pb_enter_on(&pb_tls, -1, NULL); }
 void pb_leave(pb_gil g) {
   switch (g.how) {
   case PB_GIL_KEPT:
+    atomic_store_explicit(&gil_holder, 0, memory_order_relaxed);
     PyEval_SaveThread();
     break;
   case PB_GIL_ENSURED:
+    if (g.ensured == PyGILState_UNLOCKED)
+      atomic_store_explicit(&gil_holder, 0, memory_order_relaxed);
     PyGILState_Release(g.ensured);
     break;
   case PB_GIL_HELD:
@@ -596,26 +671,27 @@ bool pb_str_ok(pyop_str s, bool required) {
 
 /*
  * With PYOP_BRIDGE_START_PYTHON the bridge starts Python on a thread of its
- * own, the interpreter thread, which also finalizes it: Py_FinalizeEx must
- * run on the thread that initialised Python, and pyop_shutdown may come from
- * any host thread. The thread imports threading first, so that
- * threading.main_thread() is the interpreter thread: finalization then never
- * waits for a host thread's Python state (what made a shutdown from another
- * thread hang once a plugin had imported threading). It blocks every signal
- * (the host's signals go to the host's threads) and Python installs no
- * handlers; plugins, which never run on it, cannot install any either
- * (signal.signal only works on Python's main thread).
+ * own, the interpreter thread: pyop_load and pyop_shutdown may come from any
+ * host threads. The thread imports threading first, so that
+ * threading.main_thread() is the interpreter thread and never a host
+ * thread's Python state. It blocks every signal (the host's signals go to
+ * the host's threads), Python installs no handlers, and the SIGINT handler
+ * that importing signal would install is given back to the host
+ * (keep_host_sigint); plugins, which never run on that thread, cannot
+ * install any either (signal.signal only works on Python's main thread).
  *
- * At shutdown the interpreter thread gives non-daemon threads left by
- * plugins PB_THREAD_WAIT_SECONDS to end. Py_FinalizeEx would wait for them
- * forever, so if one does not end it is named in a warning and Python is
- * not finalized: everything of libpyop's is released (ops, plugin modules,
- * the pyop package) but the interpreter stays initialised, idle (its GIL
- * free), and the next pyop_load uses it as a running Python.
+ * libpyop never finalizes the Python it started. Py_FinalizeEx cannot be
+ * undone: extension modules a plugin imported stay loaded and cannot be
+ * initialised a second time (numpy crashes in the next Py_Initialize), and
+ * it would wait forever for a non-daemon thread a plugin left. So at
+ * shutdown everything of libpyop's is released (ops, the plugins' modules,
+ * the pyop package), sys.stdout and sys.stderr are flushed, non-daemon
+ * threads still running are named in a warning, the interpreter thread
+ * ends, and the interpreter stays initialised and idle (its GIL free) for
+ * the life of the process: the next pyop_load uses it. Its state dict says
+ * it is libpyop's (PB_STARTED_KEY), for every later bridge image.
  */
-#define PB_THREAD_WAIT_SECONDS 3
-
-enum { IT_NONE, IT_STARTING, IT_READY, IT_FAILED, IT_FINALIZE, IT_DONE };
+enum { IT_NONE, IT_STARTING, IT_READY, IT_FAILED, IT_FINISH, IT_DONE };
 
 static struct {
   pthread_mutex_t mu;
@@ -624,7 +700,6 @@ static struct {
   int state;
   int rc;         /* start status */
   char *msg;      /* start failure (malloc'd) */
-  bool finalized; /* Py_FinalizeEx ran */
 } it = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
 static void it_set(int state) {
@@ -677,39 +752,129 @@ fail:
 }
 
 /*
- * Joins the live non-daemon threads other than this one for at most
- * seconds (GIL held, released while joining). Returns the names of those
- * still alive ("" when none; malloc'd), or NULL when it cannot tell.
+ * CPython's signal module, when it is first imported in the main
+ * interpreter, installs its own SIGINT handler (KeyboardInterrupt) if
+ * SIGINT is at SIG_DFL, whatever install_signal_handlers says (3.11:
+ * signal_get_set_handlers, called from the module's exec). A plugin that
+ * imports subprocess would so take Ctrl-C from a C host. The interpreter
+ * thread imports it first (GIL held, before any plugin) and gives SIGINT
+ * back: Python's table is set to SIG_DFL (so Python neither runs a handler
+ * nor resets the signal later) and the disposition the host had is put
+ * back. A SIGINT that Python caught in between is sent again, to the host.
  */
-static char *threads_left(double seconds) {
+static void keep_host_sigint(void) {
+  struct sigaction before;
+  if (sigaction(SIGINT, NULL, &before) != 0)
+    return;
+  PyObject *mod = PyImport_ImportModule("signal");
+  if (mod == NULL) {
+    PyErr_Clear();
+    return;
+  }
+  struct sigaction now;
+  if (sigaction(SIGINT, NULL, &now) == 0 && handler_of(&now) != handler_of(&before)) {
+    sigaction(SIGINT, &before, NULL);
+    bool caught = PyErr_CheckSignals() < 0; /* Python's table still has its handler */
+    PyErr_Clear();
+    PyObject *r = PyObject_CallMethod(mod, "signal", "ii", SIGINT, 0 /* SIG_DFL */);
+    if (r == NULL)
+      PyErr_Clear();
+    Py_XDECREF(r);
+    sigaction(SIGINT, &before, NULL);
+    if (caught)
+      kill(getpid(), SIGINT);
+  }
+  Py_DECREF(mod);
+}
+
+/* Marks the interpreter as libpyop's in its state dict (GIL held). */
+static void mark_python_ours(void) {
+  PyObject *d = PyInterpreterState_GetDict(PyInterpreterState_Get());
+  if (d == NULL || PyDict_SetItemString(d, PB_STARTED_KEY, Py_True) < 0)
+    PyErr_Clear();
+  atomic_store(&pb_python_ours, true);
+}
+
+/*
+ * The live non-daemon threads other than this one and Python's main thread
+ * ("'name' (ident N), ..."; "" when none), malloc'd. NULL when Python could
+ * not tell: *why (malloc'd, may be NULL) then says why. An exception raised
+ * while listing is an error, never "no threads"; a KeyboardInterrupt (a
+ * pending interrupt surfacing here) is cleared and the listing tried again,
+ * a bounded number of times. Never waits for a thread.
+ */
+static char *threads_running(char **why) {
   static const char src[] =
-      "def pending(timeout):\n"
-      "    import threading, time\n"
-      "    me = threading.current_thread()\n"
-      "    end = time.monotonic() + timeout\n"
-      "    for t in threading.enumerate():\n"
-      "        if t is not me and not t.daemon:\n"
-      "            t.join(max(0.0, end - time.monotonic()))\n"
+      "def running():\n"
+      "    import threading\n"
+      "    skip = (threading.current_thread(), threading.main_thread())\n"
       "    return ', '.join(\"'%s' (ident %s)\" % (t.name, t.ident)\n"
       "                     for t in threading.enumerate()\n"
-      "                     if t is not me and not t.daemon and t.is_alive())\n";
+      "                     if t not in skip and not t.daemon and t.is_alive())\n";
+  *why = NULL;
   char *out = NULL;
-  PyObject *g = PyDict_New();
-  PyObject *r = NULL, *fn = NULL, *names = NULL;
-  if (g == NULL || PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins()) < 0)
-    goto done;
-  r = PyRun_String(src, Py_file_input, g, g);
-  fn = r != NULL ? PyDict_GetItemString(g, "pending") : NULL; /* borrowed */
-  names = fn != NULL ? PyObject_CallFunction(fn, "d", seconds) : NULL;
-  const char *s = names != NULL && PyUnicode_Check(names) ? PyUnicode_AsUTF8(names) : NULL;
-  if (s != NULL)
-    out = strdup(s);
-done:
+  for (int attempt = 0; attempt < 3 && out == NULL; attempt++) {
+    PyObject *g = PyDict_New();
+    PyObject *r = NULL, *names = NULL;
+    if (g != NULL && PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins()) == 0)
+      r = PyRun_String(src, Py_file_input, g, g);
+    PyObject *fn = r != NULL ? PyDict_GetItemString(g, "running") : NULL; /* borrowed */
+    if (fn != NULL)
+      names = PyObject_CallNoArgs(fn);
+    if (names != NULL && !PyUnicode_Check(names))
+      PyErr_Format(PyExc_TypeError, "the listing returned %s", Py_TYPE(names)->tp_name);
+    const char *s = names != NULL && PyUnicode_Check(names) ? PyUnicode_AsUTF8(names) : NULL;
+    if (s != NULL)
+      out = strdup(s);
+    if (out == NULL) {
+      bool interrupted = PyErr_ExceptionMatches(PyExc_KeyboardInterrupt);
+      PyObject *exc = pb_exc_fetch();
+      free(*why);
+      *why = exc != NULL ? describe_exception(exc) : pb_strdupf("out of memory");
+      Py_XDECREF(exc);
+      if (!interrupted)
+        attempt = 3;
+    }
+    Py_XDECREF(names);
+    Py_XDECREF(r);
+    Py_XDECREF(g);
+  }
   PyErr_Clear();
-  Py_XDECREF(names);
-  Py_XDECREF(r);
-  Py_XDECREF(g);
+  if (out != NULL) {
+    free(*why);
+    *why = NULL;
+  }
   return out;
+}
+
+/*
+ * What pyop_shutdown does to a Python libpyop started, which stays
+ * initialised (see above; GIL held, after the package is dropped): flushes
+ * sys.stdout and sys.stderr, and names the plugin threads left running.
+ */
+static void leave_python_ours(void) {
+  for (int i = 0; i < 2; i++) {
+    PyObject *stream = PySys_GetObject(i == 0 ? "stdout" : "stderr"); /* borrowed */
+    PyObject *r = stream != NULL && stream != Py_None ? PyObject_CallMethod(stream, "flush", NULL)
+                                                      : NULL;
+    Py_XDECREF(r);
+    PyErr_Clear();
+  }
+  char *why = NULL;
+  char *left = threads_running(&why);
+  if (left == NULL)
+    pb_log(PYOP_LOG_WARN,
+           "pyop_shutdown: could not list the Python threads left running: %s",
+           why != NULL ? why : "unknown error");
+  else if (left[0] != '\0')
+    pb_log(PYOP_LOG_WARN,
+           "Python thread(s) %s started by a plugin are still running at pyop_shutdown; "
+           "they keep running: libpyop never finalizes the Python it started (the ops, the "
+           "plugins' modules and the pyop package are released; the interpreter stays "
+           "initialised and idle, and the next pyop_load uses it)",
+           left);
+  free(left);
+  free(why);
 }
 
 static void *interp_main(void *arg) {
@@ -721,6 +886,8 @@ static void *interp_main(void *arg) {
     if (threading == NULL)
       PyErr_Clear();
     Py_XDECREF(threading);
+    keep_host_sigint();
+    mark_python_ours();
     pb.main_tstate = PyEval_SaveThread();
   }
   pthread_mutex_lock(&it.mu);
@@ -728,41 +895,13 @@ static void *interp_main(void *arg) {
   it.msg = msg;
   it.state = rc == PYOP_OK ? IT_READY : IT_FAILED;
   pthread_cond_broadcast(&it.cv);
-  if (rc != PYOP_OK) {
-    pthread_mutex_unlock(&it.mu);
-    return NULL;
+  if (rc == PYOP_OK) {
+    /* Python's main thread while the bridge that started it is loaded. */
+    while (it.state != IT_FINISH)
+      pthread_cond_wait(&it.cv, &it.mu);
+    it.state = IT_DONE;
+    pthread_cond_broadcast(&it.cv);
   }
-  while (it.state != IT_FINALIZE)
-    pthread_cond_wait(&it.cv, &it.mu);
-  pthread_mutex_unlock(&it.mu);
-
-  if (!pb_python_usable()) {
-    /* Someone else finalized it: nothing left to do here. */
-    it_set(IT_DONE);
-    return NULL;
-  }
-  PyEval_RestoreThread(pb.main_tstate);
-  char *left = threads_left(PB_THREAD_WAIT_SECONDS);
-  bool finalize = left == NULL || left[0] == '\0';
-  if (left == NULL)
-    pb_log(PYOP_LOG_WARN, "could not list Python threads before finalizing");
-  if (finalize) {
-    if (Py_FinalizeEx() != 0)
-      pb_log(PYOP_LOG_WARN, "Py_FinalizeEx reported an error while flushing");
-  } else {
-    pb_log(PYOP_LOG_WARN,
-           "Python thread(s) %s started by a plugin did not end within %d s of "
-           "pyop_shutdown; Python is not finalized (Py_FinalizeEx would wait for them "
-           "forever): the ops, the plugins' modules and the pyop package are released, the "
-           "interpreter stays initialised and idle, and the next pyop_load uses it",
-           left, PB_THREAD_WAIT_SECONDS);
-    PyEval_SaveThread();
-  }
-  free(left);
-  pthread_mutex_lock(&it.mu);
-  it.finalized = finalize;
-  it.state = IT_DONE;
-  pthread_cond_broadcast(&it.cv);
   pthread_mutex_unlock(&it.mu);
   return NULL;
 }
@@ -772,7 +911,6 @@ static void *interp_main(void *arg) {
 static int start_python(void) {
   it.state = IT_STARTING;
   it.msg = NULL;
-  it.finalized = false;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits: no host signal */
@@ -794,13 +932,12 @@ static int start_python(void) {
   return PYOP_OK;
 }
 
-/* Has the interpreter thread finalize (or leave) Python and end. */
-static bool finish_python(void) {
-  it_set(IT_FINALIZE);
+/* Ends the interpreter thread (Python stays initialised). */
+static void finish_python(void) {
+  it_set(IT_FINISH);
   it_wait(IT_DONE, IT_DONE);
   pthread_join(it.thread, NULL);
   it.state = IT_NONE;
-  return it.finalized;
 }
 
 /* The running interpreter must be the major.minor the bridge was built for. */
@@ -893,6 +1030,8 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
   pb_gil st = pb_enter();
   warn_if_gil_kept(st);
   int rc = pb_register(registrar, paths, n_paths);
+  if (rc == PYOP_EINTR)
+    pb_interrupt_caller();
   pb_leave(st);
   return rc;
 }
@@ -911,25 +1050,24 @@ static void pb_shutdown(void) {
   if (!pb_python_usable()) {
     /* The interpreter is gone (or is another one): forget, touch nothing. */
     pb_package_forget();
-    atexit_fn = NULL;
+    exit_watch = NULL; /* died with that interpreter's state dict */
     atomic_fetch_add(&generation, 1);
     if (pb.owns_python) {
-      pb_log(PYOP_LOG_WARN, "the Python libpyop started was finalized by someone "
-                            "else; nothing left to finalize");
-      it_set(IT_FINALIZE); /* its thread then finds no Python to finalize */
-      it_wait(IT_DONE, IT_DONE);
-      pthread_join(it.thread, NULL);
-      it.state = IT_NONE;
+      pb_log(PYOP_LOG_WARN, "the Python libpyop started was finalized by someone else");
+      finish_python();
     }
   } else {
     pb_gil st = pb_enter();
     pb_reset_locked();
     pb_package_drop();
+    if (atomic_load(&pb_python_ours))
+      leave_python_ours();
     pb_leave(st);
     atomic_fetch_add(&generation, 1);
     if (pb.owns_python)
       finish_python();
   }
+  atomic_store(&pb_python_ours, false);
   pb.owns_python = false;
   pb.main_tstate = NULL;
   watch_stop_all();

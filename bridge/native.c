@@ -375,6 +375,46 @@ char *pb_frame_escaped(pb_frame *f, const pb_made *m) {
                     roles[m->role], m->index);
 }
 
+void pb_collect_garbage(void) {
+  PyObject *exc = pb_exc_fetch();
+  PyObject *gc = PyImport_ImportModule("gc");
+  PyObject *r = gc != NULL ? PyObject_CallMethod(gc, "collect", NULL) : NULL;
+  Py_XDECREF(r);
+  Py_XDECREF(gc);
+  PyErr_Clear(); /* a failed collection only means the escape check is stricter */
+  pb_exc_restore(exc);
+}
+
+bool pb_frame_end_exported(pb_frame *f, size_t from, char **why) {
+  /* Invalid before any finalizer the collection runs could reach them. */
+  for (size_t i = from; i < f->n_made; i++)
+    ((pb_tensor *)f->made[i].obj)->valid = false;
+  pb_collect_garbage();
+  bool ok = true;
+  *why = NULL;
+  for (size_t i = from; i < f->n_made; i++) {
+    pb_made *m = &f->made[i];
+    if (((pb_tensor *)m->obj)->exports != 0) {
+      char *w = pb_frame_escaped(f, m);
+      if (ok)
+        *why = w;
+      else
+        free(w);
+      ok = false;
+    }
+    if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
+      *m->cache = m->obj;
+      continue;
+    }
+    Py_DECREF(m->obj);
+  }
+  if (f->made != f->made_small)
+    free(f->made);
+  f->made = NULL;
+  f->n_made = 0;
+  return ok;
+}
+
 /* ------------------------------------------------------------ contexts */
 
 /*
@@ -403,9 +443,20 @@ static pb_frame *ctx_frame(PyObject *o, int kind, const char *method) {
   return self->frame;
 }
 
+/*
+ * Records that a host service of f's call failed with rc, just after the
+ * exception saying so was raised (the latest such failure is kept): the
+ * call fails with that status only if that very exception is what it ends
+ * with. The op may catch it and go on, or fail on its own: then the status
+ * is the op's (frame_failure_status, callbacks.c).
+ */
 static void host_failed(pb_frame *f, int rc) {
-  if (f->host_status == 0)
-    f->host_status = rc < 0 ? rc : PYOP_EHOST;
+  f->host_status = rc < 0 ? rc : PYOP_EHOST;
+  PyObject *exc = pb_exc_fetch();
+  PyObject *old = f->host_exc;
+  f->host_exc = Py_XNewRef(exc);
+  Py_XDECREF(old);
+  pb_exc_restore(exc);
 }
 
 /* dtype argument: a DataType, an int value or a numpy-style name. May run
@@ -542,14 +593,14 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   }
   int rc = s->alloc_output(s->ctx, (size_t)index, &t);
   if (rc != 0) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "the host failed to allocate output %zd (status %d)",
                  index, rc);
+    host_failed(f, rc);
     return NULL;
   }
   if (t.data == NULL && t.nbytes > 0) {
-    host_failed(f, PYOP_EHOST);
     PyErr_Format(PyExc_RuntimeError, "the host returned no memory for output %zd", index);
+    host_failed(f, PYOP_EHOST);
     return NULL;
   }
   pb_holder *h = f->holder;
@@ -593,9 +644,9 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
   memset(&t, 0, sizeof t);
   int rc = s->alias_output(s->ctx, (size_t)index, (size_t)input, &t);
   if (rc != 0) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "output %zd cannot be input %zd's buffer (status %d)",
                  index, input, rc);
+    host_failed(f, rc);
     return NULL;
   }
   return frame_tensor(f, NULL, &t, PB_ROLE_OUTPUT, (size_t)index);
@@ -620,9 +671,9 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   void *p = NULL;
   int rc = s->alloc_workspace(s->ctx, nbytes, &p);
   if (rc != 0 || (p == NULL && nbytes > 0)) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "the host failed to allocate a workspace of %llu bytes "
                  "(status %d)", nbytes, rc);
+    host_failed(f, rc);
     return NULL;
   }
   pyop_tensor t;
@@ -652,8 +703,8 @@ static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {
                                    : PYOP_EUNSUPPORTED;
   PyBuffer_Release(&view);
   if (rc != 0) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "the host rejected the artifact (status %d)", rc);
+    host_failed(f, rc);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -672,8 +723,8 @@ static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
   const pyop_declare_args *a = f->args;
   int rc = a->add_workspace != NULL ? a->add_workspace(a->sink_ctx, nbytes) : PYOP_EUNSUPPORTED;
   if (rc != 0) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "the host rejected the workspace (status %d)", rc);
+    host_failed(f, rc);
     return NULL;
   }
   Py_RETURN_NONE;
@@ -776,9 +827,9 @@ static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
   lv.n_args = (size_t)n;
   int rc = a->add_launch != NULL ? a->add_launch(a->sink_ctx, &lv) : PYOP_EUNSUPPORTED;
   if (rc != 0) {
-    host_failed(f, rc);
     PyErr_Format(PyExc_RuntimeError, "the host rejected the launch of %s in %s (status %d)", s,
                  lv.library.data, rc);
+    host_failed(f, rc);
     goto out;
   }
   ret = Py_NewRef(Py_None);

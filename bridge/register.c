@@ -172,7 +172,7 @@ out:
 }
 
 void pb_package_drop(void) {
-  pb_atexit_unregister();
+  pb_exit_watch_unregister();
   if (pb.fn_loader_shutdown != NULL) {
     PyObject *r = PyObject_CallNoArgs(pb.fn_loader_shutdown);
     if (r == NULL)
@@ -432,7 +432,7 @@ int pb_package_ensure(void) {
   if (e < 0)
     goto fail;
   pb.modules = PyList_New(0);
-  if (pb.modules == NULL || pb_atexit_register() < 0)
+  if (pb.modules == NULL || pb_exit_watch_register() < 0)
     goto fail;
   return PYOP_OK;
 fail:;

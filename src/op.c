@@ -867,14 +867,23 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
   const pyop_op *op = st->op;
   const pyop__proto *p = op->proto;
   if (rc != PYOP_OK) {
-    if (st->svc_status != PYOP_OK) {
+    /* The bridge returns the service's status when the call ended with that
+     * failure; any other status is the op's own (it caught the refusal). */
+    if (st->svc_status != PYOP_OK && rc == st->svc_status) {
       /* libpyop's reason first (it says what the host or the request got
        * wrong), then what the op saw of it in Python. */
       char seen[2048];
       snprintf(seen, sizeof seen, "%s", pyop_last_error());
       return pyop__error(st->svc_status, "%s\n(in the op: %s)", st->svc_detail, seen);
     }
-    return callback_failed(rc, op, "execute", mark);
+    int r = callback_failed(rc, op, "execute", mark);
+    if (st->svc_status != PYOP_OK) {
+      char own[2048];
+      snprintf(own, sizeof own, "%s", pyop_last_error());
+      r = pyop__error(r, "%s\n(earlier in this call, which the op caught: %s)", own,
+                      st->svc_detail);
+    }
+    return r;
   }
   if (st->svc_status == PYOP_ECONTRACT)
     return pyop__error(PYOP_ECONTRACT, "%s\n(the op caught that error and returned normally)",

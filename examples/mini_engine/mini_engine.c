@@ -23,7 +23,7 @@
  *
  * Python: this engine does not link libpython. It asks libpyop to start the
  * build's default Python (pyop_options.start_python: isolated configuration,
- * finalised by pyop_shutdown). Built with -DMINI_ENGINE_EMBED_PYTHON (the
+ * left initialised by pyop_shutdown). Built with -DMINI_ENGINE_EMBED_PYTHON (the
  * build tree's mini_engine_embedded) it links libpython instead and starts
  * Python itself, like an engine that already runs Python: Py_InitializeEx(0),
  * release the GIL, and libpyop uses that interpreter.

@@ -280,7 +280,8 @@ typedef struct pyop_bridge_api {
                              const pyop_str *paths, size_t n_paths);
   /* Drops every plugin module and the ctx of every descriptor it handed out. */
   void (*reset)(void);
-  /* Last call before dlclose: releases everything, finalises a Python it started. */
+  /* Last call before dlclose: releases everything. A Python it started stays
+   * initialised and idle (never finalized; the next bridge uses it). */
   void (*shutdown)(void);
 } pyop_bridge_api;
 

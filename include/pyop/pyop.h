@@ -55,7 +55,16 @@ PYOP_API const char *pyop_version(void);
 
 /* ---------------------------------------------------------------- status */
 
-/* X(NAME, value, message): the one list of status codes. */
+/*
+ * X(NAME, value, message): the one list of status codes.
+ *
+ * PYOP_EINTR (since 0.1): a KeyboardInterrupt was raised in Python code a
+ * call ran (a plugin's import, its constructor or a callback; Ctrl-C in a
+ * Python host, or the plugin raising it). When the host itself is Python
+ * code on the calling thread (ctypes), the interrupt is also handed back
+ * to it (PyErr_SetInterrupt): it sees KeyboardInterrupt when the call
+ * returns. A Python exception otherwise is PYOP_EPYTHON.
+ */
 #define PYOP_STATUS_MAP(X)                                                    \
   X(OK, 0, "success")                                                         \
   X(EINVAL, -1, "invalid argument")                                           \
@@ -78,7 +87,8 @@ PYOP_API const char *pyop_version(void);
   X(EHOST, -18, "a host callback failed")                                     \
   X(EINTERNAL, -19, "internal error")                                         \
   X(ECONTRACT, -20, "the operator broke its contract")                        \
-  X(EFORKED, -21, "libpyop cannot be used in a process forked after a load")
+  X(EFORKED, -21, "libpyop cannot be used in a process forked after a load") \
+  X(EINTR, -22, "interrupted: KeyboardInterrupt in Python code")
 
 typedef enum pyop_status {
 #define PYOP__STATUS_ENUM(name, value, msg) PYOP_##name = (value),
@@ -522,7 +532,12 @@ typedef struct pyop_options {
   /*
    * When no Python interpreter is initialised in the process, start the
    * build's default Python with an isolated configuration (no environment,
-   * no cwd on sys.path), owned and finalised by libpyop at pyop_shutdown().
+   * no cwd on sys.path), owned by libpyop. pyop_shutdown() releases the
+   * ops, the plugins' modules and the pyop package but never finalizes that
+   * Python (numpy and plugin threads cannot survive a Py_FinalizeEx): it
+   * stays initialised and idle, and the next pyop_load uses it again. It
+   * installs no signal handlers (SIGINT stays the host's). See
+   * docs/host-guide.md.
    * Off by default: loading then requires a running interpreter.
    */
   bool start_python;

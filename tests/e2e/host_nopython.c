@@ -5,8 +5,9 @@
  *   host_nopython nopy    pyop_load fails with PYOP_ENOPYTHON and says how to
  *                         fix it; nothing is registered; scanning still works
  *   host_nopython start   pyop_options.start_python: libpyop starts the build's
- *                         default Python (isolated), the op runs, and
- *                         pyop_shutdown finalises the interpreter
+ *                         default Python (isolated), the op runs;
+ *                         pyop_shutdown leaves the interpreter initialised
+ *                         and the next load uses it
  *
  * Plugins: E2E_IT_PLUGINS/basic (ScaledAdd) and E2E_PLUGINS/probe (reports
  * the interpreter's configuration), copied into a temporary directory.
@@ -129,10 +130,17 @@ static void case_start(void) {
   CHECK(python_initialized() == 1, "unload finalised Python");
   CHECK_RC(pyop_load(), PYOP_OK);
   run_scaled_add();
-  /* Shutdown finalises the Python libpyop started. */
+  /* Shutdown releases everything of libpyop's but never finalizes the
+   * Python libpyop started: it stays initialised and the next load uses it. */
   CHECK_RC(pyop_shutdown(), PYOP_OK);
-  CHECK(python_initialized() == 0, "Python still initialised after pyop_shutdown "
+  CHECK(python_initialized() == 1, "Python finalized at pyop_shutdown "
         "(Py_IsInitialized() = %d)", python_initialized());
+  CHECK_LIST("");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_LIST("IoKinds,PkgDouble,Probe,ScaledAdd,ShadowJson");
+  run_scaled_add();
+  run_probe();
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
   CHECK_LIST("");
 }
 

@@ -37,7 +37,9 @@
 
 #include "e2e_util.h"
 
+#include <dlfcn.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #ifndef E2E_PLUGINS
@@ -171,6 +173,27 @@ E2E_UNUSED static int infer_twice(pyop_op *op) {
   return pyop_op_infer_meta(op, in, 1, out, 1);
 }
 
+static void (*current_handler(int sig))(int) {
+  struct sigaction sa;
+  sigaction(sig, NULL, &sa);
+  return sa.sa_handler;
+}
+
+/* Waits for pid at most seconds; kills it on timeout. Its exit status, or -1. */
+static int wait_child(pid_t pid, double seconds) {
+  double until = now_s() + seconds;
+  int st = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (r < 0 || now_s() > until) break;
+    usleep(20 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  return -1;
+}
+
 #ifdef PROC_LINK_PYTHON
 /* ================================================= hosts linking Python */
 
@@ -262,6 +285,39 @@ static void case_reinit(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   py_stop();
   free(ops);
+}
+
+/* The plugin clears atexit at import: the host's finalize and a new
+ * interpreter are still seen (issue 17, item 5). */
+static void case_atexit_clear(void) {
+  char *dir = plugin_dir("atexit_clear");
+  set_opp_path(dir);
+  py_start();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *a = NULL;
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  py_stop();
+  py_start();
+  CHECK_RC(run_twice(a), PYOP_ENOTINIT);
+  show_error("execute in a re-initialised Python after atexit._clear()");
+  CHECK_ERR_HAS("finalized");
+  CHECK_ERR_HAS("Twice");
+  CHECK_RC(infer_twice(a), PYOP_ENOTINIT);
+  CHECK_ERR_HAS("finalized");
+  pyop_op *c = NULL;
+  CHECK_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_ENOTINIT);
+  CHECK(c == NULL, "no instance on failure");
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  /* A new load in the new interpreter works. */
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  py_stop();
+  free(dir);
 }
 
 /* ------------------------------------------------------- (14) poison */
@@ -384,21 +440,6 @@ static void *spin_thread(void *p) {
   return NULL;
 }
 
-/* Waits for pid at most seconds; kills it on timeout. Its exit status, or -1. */
-static int wait_child(pid_t pid, double seconds) {
-  double until = now_s() + seconds;
-  int st = 0;
-  for (;;) {
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (r < 0 || now_s() > until) break;
-    usleep(20 * 1000);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &st, 0);
-  return -1;
-}
-
 /* In the child: every call fails at once, nothing hangs (its own watchdog). */
 static int child_checks(pyop_op *a) {
   alarm(10);
@@ -484,11 +525,6 @@ static volatile sig_atomic_t g_usr1, g_usr2;
 static void host_usr1(int sig) { (void)sig; g_usr1++; }
 static void host_usr2(int sig) { (void)sig; g_usr2++; }
 
-static void (*current_handler(int sig))(int) {
-  struct sigaction sa;
-  sigaction(sig, NULL, &sa);
-  return sa.sa_handler;
-}
 
 static void case_signals(void) {
   char *dir = plugin_dir("signals");
@@ -602,6 +638,231 @@ static void case_plugin_thread(void) {
   CHECK_LIST("");
   free(dir);
 }
+
+/* Py_IsInitialized() of the Python libpyop loaded; -1 when none. */
+static int python_initialized(void) {
+  int (*is_init)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+  return is_init ? is_init() : -1;
+}
+
+/* Executes NpImports; the count it reports, or -1. */
+static long np_imports(void) {
+  pyop_op *op = NULL;
+  if (pyop_op_create("NpImports", NULL, 0, &op) != PYOP_OK) return -1;
+  float x[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  long n = -1;
+  if (pyop_op_execute(op, in, 1, out, 1, &ctx) == PYOP_OK && out[0].data)
+    n = (long)*(const int64_t *)out[0].data;
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  return n;
+}
+
+/* ------------------------------------------- (issue 17.2) restart_numpy */
+
+/* load, execute, shutdown twice with a plugin that imports numpy: the
+ * Python libpyop started stays initialised across the shutdown and is used
+ * again (numpy cannot be initialised twice in one process). */
+static void case_restart_numpy(void) {
+  char *dir = plugin_dir("numpy");
+  set_opp_path(dir);
+  start_python_option();
+  for (int round = 0; round < 3; round++) {
+    e2e_case = round == 0 ? "restart_numpy[0]" : round == 1 ? "restart_numpy[1]"
+                                                            : "restart_numpy[2]";
+    int rc = pyop_load();
+    if (rc != PYOP_OK && round == 0 && strstr(pyop_last_error(), "No module named 'numpy'")) {
+      fprintf(stderr, "SKIP: the bridge's Python has no numpy: %s\n", pyop_last_error());
+      exit(77);
+    }
+    REQUIRE_RC(rc, PYOP_OK);
+    pyop_op *a = NULL;
+    REQUIRE_RC(pyop_op_create("NpTwice", NULL, 0, &a), PYOP_OK);
+    CHECK_RC(run_twice(a), PYOP_OK);
+    pyop_op_destroy(a);
+    /* The plugin's module was removed at the shutdown: imported again. */
+    long n = np_imports();
+    CHECK(n == round + 1, "round %d: the plugin was imported %ld times", round, n);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+    CHECK_LIST("");
+    CHECK(python_initialized() == 1, "round %d: Python not initialised after pyop_shutdown",
+          round);
+  }
+  e2e_case = "restart_numpy";
+  free(dir);
+}
+
+/* ------------------------------------------------- (issue 17.7) sigint */
+
+static volatile sig_atomic_t g_int;
+static void host_int(int sig) { (void)sig; g_int++; }
+
+static void case_sigint(void) {
+  char *dir = plugin_dir("sigint");
+  set_opp_path(dir);
+  install_log_hook();
+  start_python_option();
+  /* A child with the default disposition dies by the SIGINT it gets after a
+   * load whose plugin imported subprocess. */
+  pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    if (pyop_load() != PYOP_OK) _exit(5);
+    kill(getpid(), SIGINT);
+    usleep(500 * 1000);
+    _exit(4); /* SIGINT did not end the process */
+  }
+  int st = wait_child(pid, 60);
+  CHECK(st == 128 + SIGINT, "the child exited with %d, not by SIGINT (%d; 4: it survived "
+        "SIGINT, 5: its load failed)", st, 128 + SIGINT);
+
+  signal(SIGINT, SIG_DFL);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(current_handler(SIGINT) == SIG_DFL, "the load replaced the host's SIGINT disposition");
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK(!log_has("SIGINT", NULL), "a log line blames a plugin for SIGINT:\n%s", g_log);
+  /* The host's own handler, set while loaded, is the one that runs. */
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = host_int;
+  sigaction(SIGINT, &sa, NULL);
+  kill(getpid(), SIGINT);
+  for (int i = 0; i < 100 && g_int == 0; i++) usleep(10 * 1000);
+  CHECK(g_int == 1, "the host's SIGINT handler ran %d times", (int)g_int);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(current_handler(SIGINT) == host_int, "shutdown changed the host's SIGINT handler");
+  /* Loaded again (the same interpreter), with the host's handler set. */
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  kill(getpid(), SIGINT);
+  for (int i = 0; i < 100 && g_int == 1; i++) usleep(10 * 1000);
+  CHECK(g_int == 2, "the host's SIGINT handler ran %d times", (int)g_int);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(!log_has("SIGINT", NULL), "a log line blames a plugin for SIGINT:\n%s", g_log);
+  signal(SIGINT, SIG_DFL);
+  free(dir);
+}
+
+/* ------------------------------------------ (issue 17.7) threads_broken */
+
+/* Listing Python's threads fails at shutdown (a plugin broke
+ * threading.enumerate) while a plugin's non-daemon thread runs: an error,
+ * named, never "no threads" (which finalized and waited forever). */
+static void case_threads_broken(void) {
+  char *dir = plugin_dir("threads_broken");
+  set_opp_path(dir);
+  install_log_hook();
+  start_python_option();
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    double t0 = now_s();
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+    double took = now_s() - t0;
+    CHECK(took < 5, "round %d: shutdown took %.1f s", round, took);
+    CHECK(log_has("could not list the Python threads", "threading.enumerate broken", NULL),
+          "round %d: no log line says the thread listing failed:\n%s", round, g_log);
+    CHECK_LIST("");
+    log_clear();
+  }
+  free(dir);
+}
+
+/* An interrupt surfacing in shutdown's thread listing (KeyboardInterrupt
+ * from threading.enumerate) is cleared and the listing tried again: the
+ * plugin's thread is named, nothing waits. */
+static void case_threads_interrupted(void) {
+  char *dir = plugin_dir("threads_interrupted");
+  set_opp_path(dir);
+  install_log_hook();
+  start_python_option();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  double t0 = now_s();
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(now_s() - t0 < 5, "shutdown took %.1f s", now_s() - t0);
+  CHECK(log_has("'interrupted-worker'", "still running", NULL),
+        "no log line names the plugin's thread:\n%s", g_log);
+  CHECK(!log_has("could not list", NULL), "the listing was not retried:\n%s", g_log);
+  CHECK_LIST("");
+  free(dir);
+}
+
+/* --------------------------------------------- (issue 17.15) gil_holder */
+
+typedef struct hog_job {
+  pyop_op *op;
+  atomic_long tid;
+  atomic_int rc;
+} hog_job;
+
+static void *hog_thread(void *p) {
+  hog_job *j = p;
+  atomic_store(&j->tid, (long)syscall(SYS_gettid));
+  float x[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  atomic_store(&j->rc, pyop_op_execute(j->op, in, 1, NULL, 0, &ctx));
+  host_mem_reset(&mem);
+  return NULL;
+}
+
+/* In a start_python host the GIL-wait line names who holds the GIL: a host
+ * thread inside a libpyop call, or a plugin's Python thread; never "the
+ * host thread that initialised Python". */
+static void case_gil_holder(void) {
+  char *hog = plugin_dir("gil_hog"), *ops = plugin_dir("ops");
+  char *opp = xasprintf("%s:%s", hog, ops);
+  set_opp_path(opp);
+  install_log_hook();
+  start_python_option();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *twice = NULL;
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &twice), PYOP_OK);
+  CHECK_RC(run_twice(twice), PYOP_OK); /* this thread's state is kept */
+  static const char *const hogs[] = {"GilHog", "GilHogThread"};
+  for (int k = 0; k < 2; k++) {
+    e2e_case = hogs[k];
+    pyop_attr secs = attr_float("seconds", 5);
+    pyop_op *h = NULL;
+    REQUIRE_RC(pyop_op_create(hogs[k], &secs, 1, &h), PYOP_OK);
+    hog_job job = {h, 0, 1};
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, hog_thread, &job) == 0, "thread");
+    if (k == 1) pthread_join(t, NULL); /* returns at once; its Python thread hogs */
+    usleep(500 * 1000);
+    CHECK_RC(run_twice(twice), PYOP_OK); /* waits until the hog lets go */
+    if (k == 0) pthread_join(t, NULL);
+    CHECK_RC(atomic_load(&job.rc), PYOP_OK);
+    CHECK(log_has("execute of op 'Twice'", "has waited", "GIL", NULL),
+          "no line names the call that waited:\n%s", g_log);
+    CHECK(!log_has("initialised Python and never released it", NULL),
+          "the line blames the host thread that initialised Python:\n%s", g_log);
+    if (k == 0) {
+      char *want = xasprintf("Thread %ld holds it, inside a libpyop call (execute)",
+                             atomic_load(&job.tid));
+      CHECK(log_has(want, NULL), "the line does not say \"%s\":\n%s", want, g_log);
+      free(want);
+    } else {
+      CHECK(log_has("a Python thread a plugin started holds it", NULL),
+            "the line does not name a plugin's Python thread:\n%s", g_log);
+    }
+    pyop_op_destroy(h);
+    log_clear();
+  }
+  e2e_case = "gil_holder";
+  pyop_op_destroy(twice);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+  free(hog);
+  free(ops);
+}
 #endif
 
 int main(int argc, char **argv) {
@@ -619,6 +880,7 @@ int main(int argc, char **argv) {
 #ifdef PROC_LINK_PYTHON
   if (!strcmp(c, "finalized")) case_finalized();
   else if (!strcmp(c, "reinit")) case_reinit();
+  else if (!strcmp(c, "atexit_clear")) case_atexit_clear();
   else if (!strcmp(c, "poison")) case_poison();
   else if (!strcmp(c, "gil_kept")) case_gil_kept();
   else if (!strcmp(c, "fork")) case_fork();
@@ -626,6 +888,11 @@ int main(int argc, char **argv) {
 #else
   if (!strcmp(c, "shutdown_thread")) case_shutdown_thread();
   else if (!strcmp(c, "plugin_thread")) case_plugin_thread();
+  else if (!strcmp(c, "restart_numpy")) case_restart_numpy();
+  else if (!strcmp(c, "sigint")) case_sigint();
+  else if (!strcmp(c, "threads_broken")) case_threads_broken();
+  else if (!strcmp(c, "threads_interrupted")) case_threads_interrupted();
+  else if (!strcmp(c, "gil_holder")) case_gil_holder();
 #endif
   else {
     fprintf(stderr, "unknown case %s\n", c);

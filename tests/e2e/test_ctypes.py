@@ -55,6 +55,7 @@ def bind(lib):
         "pyop_shutdown": (ctypes.c_int, []),
         "pyop_check_need_load": (ctypes.c_int, [ctypes.POINTER(ctypes.c_bool)]),
         "pyop_last_error": (ctypes.c_char_p, []),
+        "pyop_last_status": (ctypes.c_int, []),
         "pyop_status_name": (ctypes.c_char_p, [ctypes.c_int]),
         "pyop_runtime_key": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
         "pyop_op_list": (ctypes.c_int, [ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)),
@@ -251,6 +252,40 @@ def run(libpath, opp):
     check(lib.pyop_load() == OK, "load after shutdown: " + err())
     check(lib.pyop_shutdown() == OK, "second shutdown: " + err())
     check(sum(range(10)) == 45, "the interpreter is still usable")
+
+    # 7. A KeyboardInterrupt raised in plugin code is an interrupt: the call's
+    # status is PYOP_EINTR and this Python (the host) gets KeyboardInterrupt
+    # as the call returns, as for Ctrl-C (issue 17, item 7).
+    intr = os.path.join(os.path.dirname(opp), "interrupt")
+    os.mkdir(intr)
+    with open(os.path.join(intr, "kbd.py"), "w") as f:
+        f.write("import pyop\n"
+                "from pyop import TensorDesc\n\n"
+                "@pyop.register_op(op_type='Kbd')\n"
+                "def kbd(x: TensorDesc) -> TensorDesc:\n"
+                "    raise KeyboardInterrupt('interrupted in a plugin')\n")
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = intr
+    check(lib.pyop_load() == OK, "load of the interrupting plugin: " + err())
+    kop = ctypes.c_void_p()
+    check(lib.pyop_op_create(b"Kbd", None, 0, ctypes.byref(kop)) == OK, "create Kbd: " + err())
+    kins = (TensorList * 1)()
+    kins[0].items, kins[0].count = ctypes.pointer(tx), 1
+    kouts = (Tensor * 1)()
+    interrupted = False
+    try:
+        lib.pyop_op_infer_meta(kop, kins, 1, kouts, 1)
+        for _ in range(100):  # a pending interrupt is raised here at the latest
+            pass
+    except KeyboardInterrupt:
+        interrupted = True
+    status = name(lib.pyop_last_status())
+    check(interrupted, "the host Python did not get the plugin's KeyboardInterrupt "
+          "(status %s: %s)" % (status, err()))
+    check(status == "PYOP_EINTR" and "KeyboardInterrupt: interrupted in a plugin" in err()
+          and "kbd.py" in err(), "interrupted infer_meta: %s: %s" % (status, err()))
+    lib.pyop_op_destroy(kop)
+    check(lib.pyop_shutdown() == OK, "shutdown after the interrupt: " + err())
+    check(sum(range(10)) == 45, "the interpreter is still usable after the interrupt")
 
     if failures:
         print("%d failures" % len(failures), file=sys.stderr)

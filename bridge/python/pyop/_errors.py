@@ -35,10 +35,23 @@ def _trim(te, seen):
         _trim(sub, seen)
 
 
+def _safe_str(exc):
+    """str(exc), or what made it fail: an exception whose __str__ raises
+    still names its type and keeps its traceback."""
+    try:
+        return str(exc)
+    except Exception as e:  # noqa: BLE001 (the original error must not be lost)
+        try:
+            why = "%s: %s" % (type(e).__name__, e)
+        except Exception:  # noqa: BLE001
+            why = type(e).__name__
+        return "<exception str() failed: %s>" % why
+
+
 def format_exception(exc):
     """'Type: message' followed by the formatted traceback (with notes),
     showing the plugin's frames without pyop's and importlib's."""
-    head = "%s: %s" % (type(exc).__name__, exc)
+    head = "%s: %s" % (type(exc).__name__, _safe_str(exc))
     try:
         te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
         _trim(te, set())
