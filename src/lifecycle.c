@@ -320,12 +320,19 @@ static int load_locked(void) {
   if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
   if (rc == PYOP_OK) {
     pyop_registrar reg;
-    pyop__txn_registrar(txn, &reg);
+    pyop__registrar_open(txn, &reg);
     unsigned mark = pyop__error_mark();
     int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+    /* A registrar call from another bridge thread lost its descriptors:
+     * whatever the bridge returned, this load cannot be committed. */
+    int crc = pyop__registrar_close(bridge.path);
     bool odd;
     rc = pyop__bridge_status(brc, &odd);
-    if (rc != PYOP_OK) {
+    if (crc != PYOP_OK) {
+      rc = crc;
+      pyop__txn_abort(txn);
+      bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
+    } else if (rc != PYOP_OK) {
       if (odd && pyop__error_mark() != mark && pyop_last_error()[0])
         pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
                                "%d, which is not a libpyop status (reported as %s); "

@@ -247,7 +247,14 @@ typedef struct pyop_loader_services {
   void (*log)(int level, pyop_str message);
 } pyop_loader_services;
 
-/* Receives the descriptors of one load (a transaction). */
+/*
+ * Receives the descriptors of one load (a transaction). Valid only during
+ * the register_custom_ops call it is passed to, and only on the thread that
+ * call runs on: a call after that call returned, or from another thread,
+ * returns PYOP_ESTATE and changes nothing (from another thread during the
+ * call it also fails the whole load). See docs/bridge-abi.md, "The
+ * registrar".
+ */
 typedef struct pyop_registrar {
   size_t struct_size;
   void *ctx;
@@ -273,7 +280,8 @@ typedef struct pyop_bridge_api {
   int (*set_config)(const pyop_bridge_config *config);
   /*
    * Imports the plugins found in paths (each an ASCEND_CUSTOM_OPP_PATH
-   * element, absolute) and hands their descriptors to registrar. On failure
+   * element, absolute) and hands their descriptors to registrar, on this
+   * thread and before returning (registrar is dead afterwards). On failure
    * the bridge keeps no plugin state of this call.
    */
   int (*register_custom_ops)(const pyop_registrar *registrar,

@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(FAKE_REGISTRAR_THREADS)
+#include <pthread.h>
+#endif
+
 #ifndef FAKE_VARIANT_NAME
 #define FAKE_VARIANT_NAME "GOOD"
 #endif
@@ -294,6 +298,43 @@ static int fake_set_config(const pyop_bridge_config *config) {
 #endif
 }
 
+#if defined(FAKE_REGISTRAR_KEPT)
+/* A careless bridge: keeps a copy of the registrar and calls it after
+ * register_custom_ops returned (from reset, and from the next call). Each
+ * late call's status is logged as "late add_proto (<when>) returned <rc>". */
+static pyop_registrar kept;
+static int kept_n;
+
+static void late_add(const char *when) {
+  if (!kept.add_proto) return;
+  char op_type[32], line[160];
+  snprintf(op_type, sizeof op_type, "FakeLate%d", kept_n++);
+  int rc = add_identity(&kept, op_type, "fake:" FAKE_VARIANT_NAME ".late", 40);
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": late add_proto (%s) returned %d",
+           when, rc);
+  say(PYOP_LOG_WARN, line);
+}
+#endif
+
+#if defined(FAKE_REGISTRAR_THREADS)
+/* A bridge that registers from 4 threads of its own during the call. */
+enum { FAKE_NTHREADS = 4, FAKE_PER_THREAD = 50 };
+static const pyop_registrar *thread_reg;
+static int thread_rc[FAKE_NTHREADS];
+
+static void *register_thread(void *arg) {
+  int k = (int)(intptr_t)arg;
+  thread_rc[k] = PYOP_OK;
+  for (int i = 0; i < FAKE_PER_THREAD; i++) {
+    char op_type[32];
+    snprintf(op_type, sizeof op_type, "FakeThread%d_%02d", k, i);
+    int rc = add_identity(thread_reg, op_type, "fake:" FAKE_VARIANT_NAME ".thread", 50);
+    if (rc != PYOP_OK) thread_rc[k] = rc;
+  }
+  return NULL;
+}
+#endif
+
 static int fake_register(const pyop_registrar *r, const pyop_str *paths,
                          size_t n_paths) {
   (void)paths;
@@ -323,6 +364,22 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
     if (rc != PYOP_OK) return rc;
   }
   return PYOP_OK;
+#elif defined(FAKE_REGISTRAR_THREADS)
+  /* Ignores what the registrar answers its threads: returns PYOP_OK. */
+  thread_reg = r;
+  pthread_t th[FAKE_NTHREADS];
+  for (int k = 0; k < FAKE_NTHREADS; k++)
+    pthread_create(&th[k], NULL, register_thread, (void *)(intptr_t)k);
+  for (int k = 0; k < FAKE_NTHREADS; k++) pthread_join(th[k], NULL);
+  char line[160];
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": thread statuses %d %d %d %d",
+           thread_rc[0], thread_rc[1], thread_rc[2], thread_rc[3]);
+  say(PYOP_LOG_WARN, line);
+  return PYOP_OK;
+#elif defined(FAKE_REGISTRAR_KEPT)
+  late_add("next call");
+  kept = *r;
+  return add_identity(r, "FakeIdentity", "fake:" FAKE_VARIANT_NAME ".fake_identity", 30);
 #elif defined(FAKE_ODD_STATUS)
   /* A status libpyop does not define, with and without a message. */
   if (getenv("PYOP_FAKE_ODD_SILENT")) return -999;
@@ -339,9 +396,18 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
 #endif
 }
 
+#if defined(FAKE_REGISTRAR_KEPT)
+FAKE_MAYBE_UNUSED static void fake_reset(void) { late_add("reset"); }
+#else
 FAKE_MAYBE_UNUSED static void fake_reset(void) {}
+#endif
 
 static void fake_shutdown(void) {
+#if defined(FAKE_REGISTRAR_KEPT)
+  late_add("shutdown");
+  memset(&kept, 0, sizeof kept);
+  kept_n = 0;
+#endif
   services = NULL;
   artifact_dir[0] = '\0';
 }

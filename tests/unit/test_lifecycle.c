@@ -39,6 +39,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,16 +91,21 @@ static void install_fake_python(void) {
 static char log_buf[65536];
 static size_t log_len;
 
+/* Lines may come from a bridge's own threads: one writer at a time. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void log_hook(void *user, int level, const char *line) {
   (void)user;
   (void)level;
   size_t n = strlen(line);
+  pthread_mutex_lock(&log_mu);
   if (log_len + n + 2 < sizeof log_buf) {
     memcpy(log_buf + log_len, line, n);
     log_len += n;
     log_buf[log_len++] = '\n';
     log_buf[log_len] = '\0';
   }
+  pthread_mutex_unlock(&log_mu);
 }
 
 static void log_reset(void) {
@@ -1168,6 +1174,54 @@ static void test_odd_status_from_register(void **state) {
   expect_ops("");
 }
 
+/* ------------------------------------------------ the registrar (#17.3) */
+
+/* A bridge that keeps the registrar and calls it after register_custom_ops
+ * returned (from reset, the next call, shutdown): refused each time, logged
+ * with the bridge's path, and nothing reaches the registry. */
+static void test_registrar_kept(void **state) {
+  (void)state;
+  use_variant("REGISTRAR_KEPT");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeIdentity");
+  log_reset();
+  assert_int_equal(pyop_unload(), PYOP_OK); /* reset: a late call */
+  expect_in(log_buf, "late add_proto (reset) returned -14\n");
+  expect_in(log_buf, "registrar used after register_custom_ops returned");
+  expect_in(log_buf, "the bridge ");
+  expect_in(log_buf, "REGISTRAR_KEPT/libpyop_bridge.so");
+  expect_ops("");
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK); /* a stale registrar in the next call */
+  expect_in(log_buf, "late add_proto (next call) returned -14\n");
+  expect_ops("FakeIdentity");
+  log_reset();
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  expect_in(log_buf, "late add_proto (reset) returned -14\n");
+  expect_in(log_buf, "late add_proto (shutdown) returned -14\n");
+  expect_ops("");
+  assert_int_equal(pyop_load(), PYOP_OK); /* still loads */
+  expect_ops("FakeIdentity");
+}
+
+/* A bridge that calls the registrar from 4 threads of its own during the
+ * call and returns PYOP_OK: every such call is refused and the load fails,
+ * naming the bridge, with nothing registered. */
+static void test_registrar_threads(void **state) {
+  (void)state;
+  use_variant("REGISTRAR_THREADS");
+  log_reset();
+  expect_error(pyop_load(), PYOP_ESTATE,
+               "called the registrar from another thread than the one libpyop "
+               "called register_custom_ops on (200 calls refused, their ops lost)");
+  expect_in(pyop_last_error(), "REGISTRAR_THREADS/libpyop_bridge.so");
+  expect_in(pyop_last_error(), "nothing of this load is registered");
+  expect_in(log_buf, "thread statuses -14 -14 -14 -14\n");
+  expect_ops("");
+  expect_error(pyop_load(), PYOP_ESTATE, "200 calls refused");
+  expect_ops("");
+}
+
 /* ------------------------------------------ doctor after refusals (#9.7) */
 
 static void test_doctor_after_refused_shutdown(void **state) {
@@ -1297,6 +1351,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_after_refused_shutdown, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_registrar_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_registrar_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),
