@@ -20,6 +20,15 @@
 
 #define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Versioned structs (those that start with struct_size): a reader takes a
+ * member whole or not at all. PYOP__MEMBER_END is the struct_size that
+ * holds member m whole; PYOP__HAS whether p's struct_size does. Every
+ * reader of a versioned struct uses these two, nothing else.
+ */
+#define PYOP__MEMBER_END(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
+#define PYOP__HAS(type, p, m) ((p)->struct_size >= PYOP__MEMBER_END(type, m))
+
 #if defined(__GNUC__)
 #define PYOP__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -209,11 +218,36 @@ bool pyop__log_enabled(int level);
 
 /* ----------------------------------------------------------- host hooks */
 
-/* A snapshot copy of the installed hooks (all NULL when none). */
-void pyop__hooks_get(pyop_host_hooks *out);
-/* Take / release the hooks lock around fork() (lifecycle.c only). */
+/*
+ * Calls of the host's hooks (log.c). Each reads the installed hook when it
+ * starts and calls it with no libpyop lock held, keeping the thread's last
+ * error aside; a hook not installed is not called (owns_op then answers 0).
+ * pyop_set_host_hooks waits for the calls of the hooks it replaces, so once
+ * it returns none of them runs or starts (docs/host-guide.md, "Host hooks").
+ * pyop__hook_log returns false when no log hook took the line (none set, or
+ * the log hook itself is running on this thread).
+ */
+int pyop__hook_owns_op(const char *op_type);
+void pyop__hook_on_register(const pyop_op_info *info);
+void pyop__hook_on_unregister(const char *op_type);
+bool pyop__hook_log(int level, const char *line);
+/* Which hooks are installed now (PYOP__HOOK_* bits): to skip work whose only
+ * use is a hook call; the call itself re-reads the hook. */
+enum {
+  PYOP__HOOK_OWNS_OP = 1u << 0,
+  PYOP__HOOK_ON_REGISTER = 1u << 1,
+  PYOP__HOOK_ON_UNREGISTER = 1u << 2,
+  PYOP__HOOK_LOG = 1u << 3
+};
+unsigned pyop__hooks_present(void);
+/* Take / release the hooks lock around fork() (lifecycle.c only); the
+ * child's handler also forgets the hook calls in progress in the parent. */
 void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);
+void pyop__hooks_fork_child(void);
+/* Whether the calling thread holds the registry lock (registry.c; asserts:
+ * no hook and no log line is ever called with it held). */
+bool pyop__registry_lock_held(void);
 
 /* --------------------------------------------------------- environment */
 

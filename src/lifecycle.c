@@ -81,7 +81,7 @@ static void fork_parent(void) {
 
 static void fork_child(void) {
   if (life_busy || bridge.api) atomic_store(&pyop__forked_flag, true);
-  pyop__hooks_fork_unlock();
+  pyop__hooks_fork_child();
   pyop__registry_fork_unlock();
   pthread_mutex_unlock(&life_lock);
 }

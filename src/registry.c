@@ -56,8 +56,20 @@ static struct {
   atomic_size_t live;
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void lock(void) { pthread_mutex_lock(&reg.mu); }
-static void unlock(void) { pthread_mutex_unlock(&reg.mu); }
+/* True on the thread that holds reg.mu, while it holds it. */
+static _Thread_local bool reg_locked;
+
+static void lock(void) {
+  pthread_mutex_lock(&reg.mu);
+  reg_locked = true;
+}
+static void unlock(void) {
+  assert(reg_locked);
+  reg_locked = false;
+  pthread_mutex_unlock(&reg.mu);
+}
+
+bool pyop__registry_lock_held(void) { return reg_locked; }
 
 /* Around fork() (lifecycle.c): the child gets the registry unlocked. */
 void pyop__registry_fork_lock(void) { lock(); }
@@ -814,25 +826,14 @@ static int classify_locked(titem *it) {
   return PYOP_OK;
 }
 
-/* The host's owns_op veto for op_type; the thread's last error is kept
- * (the hook may call libpyop). */
-static bool host_owns(const pyop_host_hooks *hooks, const char *op_type) {
-  pyop__error_saved saved;
-  pyop__error_save(&saved);
-  bool owns = hooks->owns_op(hooks->user, op_type) != 0;
-  pyop__error_restore(&saved);
-  return owns;
-}
-
 int pyop__txn_commit(pyop__txn *t) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
-  pyop_host_hooks hooks;
-  pyop__hooks_get(&hooks);
+  unsigned hooks = t->host ? 0 : pyop__hooks_present();
   /* The host's veto, with no lock held. */
-  if (!t->host && hooks.owns_op) {
+  if (hooks & PYOP__HOOK_OWNS_OP) {
     for (size_t i = 0; i < t->n; i++) {
       const pyop__proto *p = t->items[i].e->own_proto;
-      if (p && host_owns(&hooks, p->op_type)) {
+      if (p && pyop__hook_owns_op(p->op_type)) {
         int rc = pyop__error(PYOP_ECONFLICT,
                              "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
                              "operator owned by the host",
@@ -862,7 +863,7 @@ int pyop__txn_commit(pyop__txn *t) {
   }
   /* After unlocking, published entries are used only for the hooks and the
    * debug log: hold a reference for them (entry_hold_unpublished). */
-  bool after = (!t->host && hooks.on_register) || pyop__log_enabled(PYOP_LOG_DEBUG);
+  bool after = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
   /* Nothing can fail from here on. A new entry is only linked in (its
    * entry is not read); bound ones get the registered prototype. */
   size_t mask = reg.cap - 1;
@@ -902,12 +903,7 @@ int pyop__txn_commit(pyop__txn *t) {
     if (!after) continue;
     PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
                e->impl ? e->impl->source : "infer-only");
-    if (!t->host && hooks.on_register) {
-      pyop__error_saved saved;
-      pyop__error_save(&saved);
-      hooks.on_register(hooks.user, &e->info);
-      pyop__error_restore(&saved);
-    }
+    if (!t->host) pyop__hook_on_register(&e->info);
     pyop__entry_release(e);
   }
   txn_free_shell(t);
@@ -967,8 +963,6 @@ static int remove_locked(bool all, pyop__entry **retired) {
 }
 
 int pyop__registry_unload(void) {
-  pyop_host_hooks hooks;
-  pyop__hooks_get(&hooks);
   pyop__entry *retired;
   lock();
   int rc = remove_locked(false, &retired);
@@ -978,12 +972,7 @@ int pyop__registry_unload(void) {
   while (retired) {
     pyop__entry *e = retired;
     retired = e->next_retired;
-    if (hooks.on_unregister) {
-      pyop__error_saved saved;
-      pyop__error_save(&saved);
-      hooks.on_unregister(hooks.user, e->info.op_type);
-      pyop__error_restore(&saved);
-    }
+    pyop__hook_on_unregister(e->info.op_type);
     pyop__entry_release(e);
     n++;
   }

@@ -721,7 +721,14 @@ typedef struct pyop_host_hooks {
 
 #define PYOP_HOST_HOOKS_INIT {sizeof(pyop_host_hooks), NULL, NULL, NULL, NULL, NULL}
 
-/* Installs hooks (copied); NULL removes them. */
+/*
+ * Installs hooks (copied; a member the struct_size does not hold whole stays
+ * NULL); NULL removes them. When it returns, no call of the previous hooks
+ * is running or will start, so their user data may be freed — except when
+ * called from inside a hook: it then returns without waiting for the hook
+ * calls other threads had started (none starts after it returns). See
+ * docs/host-guide.md, "Hooks".
+ */
 PYOP_API int pyop_set_host_hooks(const pyop_host_hooks *hooks);
 
 /* -------------------------------------------------------- diagnostics */
