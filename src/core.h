@@ -26,8 +26,26 @@
  * holds member m whole; PYOP__HAS whether p's struct_size does. Every
  * reader of a versioned struct uses these two, nothing else.
  */
-#define PYOP__MEMBER_END(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
-#define PYOP__HAS(type, p, m) ((p)->struct_size >= PYOP__MEMBER_END(type, m))
+#define PYOP__MEMBER_END(type, m) PYOP_MEMBER_END(type, m)
+#define PYOP__HAS(type, p, m) PYOP_STRUCT_HAS(type, p, m)
+
+/*
+ * The growth rule of every versioned struct, checked: none ends in padding,
+ * so a member appended after `last` changes sizeof, and struct_size tells an
+ * old caller from a new one (pyop.h, "Versioned structs").
+ */
+#define PYOP__ENDS_WITH(type, last)                                           \
+  _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
+                 #type " ends in padding after " #last                        \
+                 ": fill it with an explicit reserved member")
+PYOP__ENDS_WITH(pyop_options, reserved_);
+#if UINTPTR_MAX > 0xffffffffu
+PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
+#else
+PYOP__ENDS_WITH(pyop_exec_ctx, flags);
+#endif
+PYOP__ENDS_WITH(pyop_host_hooks, log);
+PYOP__ENDS_WITH(pyop_op_info, output_alias);
 
 #if defined(__GNUC__)
 #define PYOP__PRINTF(f, a) __attribute__((format(printf, f, a)))

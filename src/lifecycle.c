@@ -418,24 +418,37 @@ int pyop_shutdown(void) {
   return rc;
 }
 
+/*
+ * Options of the next pyop_load. Refused while loaded (they would not apply
+ * to the ops in place). With a bridge open but nothing loaded (after
+ * pyop_unload), an option that needs no new bridge (strict_outputs) changes;
+ * one that chose how the bridge started (start_python) cannot change until
+ * pyop_shutdown closed it.
+ */
 int pyop_set_options(const pyop_options *in) {
   PYOP__FORK_GUARD();
-  if (!in || in->struct_size < offsetof(pyop_options, start_python) + sizeof(bool))
+  if (!in || !PYOP__HAS(pyop_options, in, start_python))
     return pyop__error(PYOP_EINVAL,
                        "pyop_set_options: options is NULL or its struct_size is "
                        "too small (initialise with PYOP_OPTIONS_INIT)");
+  pyop_options next = PYOP_OPTIONS_INIT;
+  next.start_python = in->start_python;
+  next.strict_outputs = PYOP__HAS(pyop_options, in, strict_outputs) && in->strict_outputs;
   int rc = life_begin("pyop_set_options");
   if (rc != PYOP_OK) return rc;
-  if (bridge.api)
+  if (state == ST_LOADED)
     rc = pyop__error(PYOP_ESTATE,
-                     "pyop_set_options: a bridge is already loaded; call "
-                     "pyop_shutdown first");
-  else {
-    options.start_python = in->start_python;
-    options.strict_outputs =
-        in->struct_size >= offsetof(pyop_options, strict_outputs) + sizeof(bool) &&
-        in->strict_outputs;
-  }
+                     "pyop_set_options: ops are loaded; call pyop_unload first "
+                     "(and pyop_shutdown to change start_python)");
+  else if (bridge.api && next.start_python != options.start_python)
+    rc = pyop__error(PYOP_ESTATE,
+                     "pyop_set_options: start_python cannot change to %s while the "
+                     "bridge stays open (it was loaded with start_python %s); call "
+                     "pyop_shutdown first",
+                     next.start_python ? "true" : "false",
+                     options.start_python ? "true" : "false");
+  else
+    options = next;
   life_end();
   return rc;
 }

@@ -908,19 +908,34 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
   return PYOP_OK;
 }
 
+/* The flags of ctx: 0 when its struct_size does not hold them whole (a
+ * caller of the version before flags). */
+static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
+  return PYOP__HAS(pyop_exec_ctx, ctx, flags) ? ctx->flags : 0;
+}
+
+/* Checks an execution context for `what` ("execute", "launch"): present,
+ * a struct_size that holds stream, no flag bit this libpyop does not know. */
+static inline int exec_ctx_check(const pyop_op *op, const pyop_exec_ctx *ctx,
+                                 const char *what) {
+  if (!ctx || !PYOP__HAS(pyop_exec_ctx, ctx, stream))
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": ctx is NULL or its struct_size is too "
+                       "small (initialise it with PYOP_EXEC_CTX_INIT)", what, op->op_type);
+  uint32_t unknown = exec_flags(ctx) & ~(uint32_t)PYOP_EXEC_KNOWN_FLAGS;
+  if (unknown)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": ctx->flags has bits 0x%x that this "
+                       "libpyop does not know (known: PYOP_EXEC_EXPECT_OUTPUTS = 0x%x)",
+                       what, op->op_type, unknown, (unsigned)PYOP_EXEC_EXPECT_OUTPUTS);
+  return PYOP_OK;
+}
+
 /* Checks the arguments common to both forms of execute. */
 static inline int exec_args_check(pyop_op *op, const pyop_tensor_list *inputs,
                                   size_t n_inputs, const pyop_exec_ctx *ctx) {
   if (!op->execute) return unsupported(op, "execute");
-  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
-    return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
-                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = exec_ctx_check(op, ctx, "execute");
+  if (rc != PYOP_OK) return rc;
   return check_inputs(op, inputs, n_inputs, true, "execute", NULL, 0, NULL);
-}
-
-static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
-  return ctx->struct_size >= offsetof(pyop_exec_ctx, flags) + sizeof ctx->flags ? ctx->flags
-                                                                                : 0;
 }
 
 /* One call into the bridge with a stack-built services table routing to
@@ -1276,12 +1291,11 @@ int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
   if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
-  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
-    return pyop__error(PYOP_EINVAL, "launch of \"%s\": ctx is NULL or its struct_size is too "
-                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = exec_ctx_check(op, ctx, "launch");
+  if (rc != PYOP_OK) return rc;
   void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
   size_t flat = 0;
-  int rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
+  rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
   if (rc == PYOP_OK)
     rc = check_output_descs(op, outputs, n_outputs, true, "launch", out, PYOP__LAUNCH_STACK_PTRS);
   if (rc != PYOP_OK) return rc;

@@ -9,8 +9,9 @@
  *   required; a lower minor on either side means the newer side keeps to the
  *   older one's members.
  * - Every struct that crosses starts with struct_size. Structs only grow at
- *   the end; a reader checks struct_size before it reads a member, then NULL,
- *   then calls.
+ *   the end and never end in padding (pyop.h, "Versioned structs"); a
+ *   reader checks that struct_size holds a member whole before it reads it,
+ *   then NULL, then calls.
  * - Strings cross as pyop_str views (pointer, length), not NUL-terminated,
  *   and the receiver deep-copies what it keeps. A view with len > 0 and a NULL
  *   pointer, an embedded NUL, or an empty required string is rejected.
@@ -37,6 +38,11 @@ typedef struct pyop_io_view {
   size_t struct_size;
   pyop_str name;
   int32_t kind; /* pyop_io_kind */
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (pyop.h, "Versioned
+   * structs"); a member added later goes after it. */
+  int32_t reserved_;
+#endif
 } pyop_io_view;
 
 typedef struct pyop_attr_view {
@@ -269,6 +275,11 @@ typedef struct pyop_bridge_config {
   pyop_str artifact_dir; /* directory the bridge was loaded from */
   pyop_str manifest_libpython; /* libpython recorded at build (for start-up) */
   uint32_t flags;        /* PYOP_BRIDGE_START_PYTHON */
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (pyop.h, "Versioned
+   * structs"). */
+  uint32_t reserved_;
+#endif
 } pyop_bridge_config;
 
 typedef struct pyop_bridge_api {

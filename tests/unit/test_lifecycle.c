@@ -648,11 +648,34 @@ static void test_options_and_hooks(void **state) {
   o.struct_size = sizeof o;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   assert_int_equal(pyop_load(), PYOP_OK);
-  expect_error(pyop_set_options(&o), PYOP_ESTATE, "pyop_shutdown first");
-  /* After an unload the bridge is still open: still refused. */
+  expect_error(pyop_set_options(&o), PYOP_ESTATE, "ops are loaded; call pyop_unload first");
+  /* After an unload the bridge is still open: an option that needs no new
+   * bridge changes (and applies at the next load), start_python does not. */
   assert_int_equal(pyop_unload(), PYOP_OK);
-  expect_error(pyop_set_options(&o), PYOP_ESTATE, NULL);
+  o.strict_outputs = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_true(pyop__strict_outputs());
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  o.start_python = true;
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "start_python cannot change to true while the bridge stays open (it was "
+               "loaded with start_python false); call pyop_shutdown first");
+  o.start_python = false;
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_false(pyop__strict_outputs());
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  /* A caller of the version before strict_outputs: it has its default. */
+  o.strict_outputs = true;
+  o.struct_size = PYOP_MEMBER_END(pyop_options, start_python);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_false(pyop__strict_outputs());
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  o = (pyop_options)PYOP_OPTIONS_INIT;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
 
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
@@ -671,6 +694,50 @@ static void test_options_and_hooks(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK); /* nothing Python: OK */
   assert_int_equal(log_len, 0);           /* log member not copied */
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+/* pyop_exec_ctx as versioned struct: an old-size caller (no flags member)
+ * gets flags 0 whatever lies beyond its struct; unknown bits are refused
+ * naming them; a struct_size that ends inside stream is refused. */
+static int execute_with(pyop_op *op, pyop_exec_ctx *ctx) {
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor ty = tx;
+  ty.data = y;
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&ty, 1}};
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  ctx->alloc_output = alloc_out;
+  return pyop_op_execute(op, ins, 2, &out, 1, ctx);
+}
+
+static void test_exec_ctx_versions(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.flags = 0x6;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL,
+               "execute of \"FakeAdd\": ctx->flags has bits 0x6 that this libpyop does not "
+               "know (known: PYOP_EXEC_EXPECT_OUTPUTS = 0x1)");
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS | 0x80000000u;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL, "bits 0x80000000");
+  /* The version before flags: whatever flags holds is not read. */
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags);
+  ctx.flags = 0xffffffffu;
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags) + 2; /* flags not whole */
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.struct_size = offsetof(pyop_exec_ctx, stream) + 4;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL, "struct_size is too small");
+  pyop_op_destroy(op);
+  /* Growth rule: the struct ends where its last member does. */
+  assert_int_equal(sizeof(pyop_exec_ctx),
+                   PYOP_MEMBER_END(pyop_exec_ctx, flags) +
+                       (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
+  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, reserved_));
 }
 
 /* pyop_runtime_key: exact fit, one byte short, empty buffer, no Python. */
@@ -1343,6 +1410,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
