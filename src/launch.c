@@ -120,6 +120,11 @@ out:
   return rc;
 }
 
+/* Around fork() (lifecycle.c): the child gets the table unlocked. libs.lock
+ * is never held across dlopen/dlclose, so this never waits long. */
+void pyop__kernel_libs_fork_lock(void) { pthread_mutex_lock(&libs.lock); }
+void pyop__kernel_libs_fork_unlock(void) { pthread_mutex_unlock(&libs.lock); }
+
 /* Drops one reference; the library stays open until pyop__kernel_libs_close. */
 static void kernel_lib_release(kernel_lib *lib) {
   pthread_mutex_lock(&libs.lock);

@@ -61,19 +61,27 @@ int pyop__error_forked(const char *fn) {
 }
 
 /*
- * pthread_atfork handlers: the lifecycle, registry and hook locks are taken
- * around fork() (none is ever held across a call into the bridge, Python or
- * a hook, so this never waits long), so the child gets consistent copies.
- * The child is marked forked when a bridge was open or a lifecycle call was
- * running in the parent; otherwise it starts with libpyop as it was.
+ * pthread_atfork handlers. Every libpyop mutex is taken around fork(), so the
+ * child gets consistent, unlocked copies: the lifecycle's, the registry's,
+ * the hooks', the artifacts root's and the kernel library table's (error.c
+ * has none: its state is thread-local). None of them is ever held across a
+ * slow call (the bridge, Python, a hook, dlopen, a path resolution), so
+ * this never waits long. The condition variables are re-made in the child:
+ * their waiters were threads the child does not have. The child is marked
+ * forked when a bridge was open or a lifecycle call was running in the
+ * parent; otherwise it starts with libpyop as it was.
  */
 static void fork_prepare(void) {
   pthread_mutex_lock(&life_lock);
   pyop__registry_fork_lock();
   pyop__hooks_fork_lock();
+  pyop__artifacts_fork_lock();
+  pyop__kernel_libs_fork_lock();
 }
 
 static void fork_parent(void) {
+  pyop__kernel_libs_fork_unlock();
+  pyop__artifacts_fork_unlock();
   pyop__hooks_fork_unlock();
   pyop__registry_fork_unlock();
   pthread_mutex_unlock(&life_lock);
@@ -81,8 +89,11 @@ static void fork_parent(void) {
 
 static void fork_child(void) {
   if (life_busy || bridge.api) atomic_store(&pyop__forked_flag, true);
+  pyop__kernel_libs_fork_unlock();
+  pyop__artifacts_fork_unlock();
   pyop__hooks_fork_child();
   pyop__registry_fork_unlock();
+  pthread_cond_init(&life_cond, NULL);
   pthread_mutex_unlock(&life_lock);
 }
 
