@@ -178,6 +178,59 @@ typedef struct pyop__error_saved {
 } pyop__error_saved;
 void pyop__error_save(pyop__error_saved *s);
 void pyop__error_restore(pyop__error_saved *s);
+/*
+ * Callbacks that libpyop hands the bridge for one call (exec services, the
+ * infer/compile/declare sinks) are valid only during that call and on its
+ * thread (docs/bridge-abi.md, "Callbacks for one call"). Their ctx is not
+ * the call's state but a token: a number unique in the process (never
+ * reused), live on the calling thread while the call runs. A callback maps
+ * its ctx back with pyop__call_state, which answers NULL for a token of a
+ * call that returned (a kept table called later, even from the same stack
+ * address) or of another thread, so such a call is refused without touching
+ * the call's (perhaps dead) state. Calls nest: close restores the call open
+ * before.
+ */
+typedef struct pyop__call_tls {
+  uintptr_t token;  /* of the live call, 0: none */
+  void *state;      /* its state */
+  uintptr_t next, end; /* tokens this thread may still hand out */
+} pyop__call_tls;
+extern _Thread_local pyop__call_tls pyop__call_live; /* error.c */
+/* Refills next/end with a fresh block of tokens (cold). */
+void pyop__call_refill(pyop__call_tls *t);
+typedef struct pyop__call {
+  uintptr_t prev_token;
+  void *prev_state;
+} pyop__call;
+/* Opens a call with this state on this thread; returns the ctx to hand out. */
+static inline void *pyop__call_open(pyop__call *c, void *state) {
+  pyop__call_tls *t = &pyop__call_live;
+  if (__builtin_expect(t->next == t->end, 0)) pyop__call_refill(t);
+  c->prev_token = t->token;
+  c->prev_state = t->state;
+  t->token = t->next++;
+  t->state = state;
+  return (void *)t->token;
+}
+static inline void pyop__call_close(const pyop__call *c) {
+  pyop__call_tls *t = &pyop__call_live;
+  t->token = c->prev_token;
+  t->state = c->prev_state;
+}
+/* The state of the call whose ctx this is, when it is live on this thread;
+ * else NULL. */
+static inline void *pyop__call_state(const void *ctx) {
+  const pyop__call_tls *t = &pyop__call_live;
+  return ctx && (uintptr_t)ctx == t->token ? t->state : NULL;
+}
+/* Records and logs the refusal of callback `what` of `call` ("execute of
+ * \"Op\"") made outside its call; pc is the caller's return address (its
+ * object is named). Returns PYOP_ESTATE. */
+int pyop__call_refused(const char *what, const char *call, const void *pc)
+    __attribute__((cold));
+/* "the bridge <file>" for the object holding code address pc, or "a
+ * bridge" (for messages about a misbehaving caller). */
+void pyop__caller_object(const void *pc, char *buf, size_t n);
 /* True when a status is one of PYOP_STATUS_MAP's. */
 bool pyop__status_known(int status);
 /*

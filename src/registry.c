@@ -688,17 +688,6 @@ static atomic_size_t reg_session_foreign; /* refused calls from other threads */
 static pyop__txn *session_txn;
 static _Thread_local uintptr_t session_gen; /* the session this thread opened */
 
-/* The file of the object that holds code address pc ("a bridge" when it
- * cannot be told), for the messages of a refused registrar call. */
-static void caller_object(const void *pc, char *buf, size_t n) {
-  Dl_info info;
-  memset(&info, 0, sizeof info);
-  if (PYOP_SYS(dladdr)(pc, &info) && info.dli_fname && info.dli_fname[0])
-    snprintf(buf, n, "the bridge %s", info.dli_fname);
-  else
-    snprintf(buf, n, "a bridge");
-}
-
 /*
  * The transaction the registrar call with ctx may add to, or NULL with the
  * error recorded (and logged: a bridge that ignores the status still leaves
@@ -710,7 +699,7 @@ static pyop__txn *session_txn_of(void *ctx, const char *what, const void *pc) {
   uintptr_t open = atomic_load(&reg_session_gen);
   if (gen != 0 && gen == open && gen == session_gen) return session_txn;
   char who[600];
-  caller_object(pc, who, sizeof who);
+  pyop__caller_object(pc, who, sizeof who);
   if (gen != 0 && gen == open) {
     /* Logged once per session; the close counts them all. */
     if (atomic_fetch_add(&reg_session_foreign, 1) == 0)

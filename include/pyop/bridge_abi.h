@@ -18,6 +18,11 @@
  * - Descriptor views are borrowed only for the duration of the call.
  * - The loader never calls the bridge while holding one of its locks, and
  *   callbacks into the loader (registrar, services) never call the bridge.
+ * - The callbacks of one call (the registrar of register_custom_ops, the
+ *   exec services and the infer/compile/declare sinks) are valid only during
+ *   that call and on its thread; a call after it returned or from another
+ *   thread gets PYOP_ESTATE (docs/bridge-abi.md, "The registrar").
+ *   pyop_loader_services stay valid until shutdown(), on any thread.
  */
 #ifndef PYOP_BRIDGE_ABI_H
 #define PYOP_BRIDGE_ABI_H

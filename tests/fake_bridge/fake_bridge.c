@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(FAKE_REGISTRAR_THREADS)
+#if defined(FAKE_REGISTRAR_THREADS) || defined(FAKE_SERVICES_KEPT)
 #include <pthread.h>
 #endif
 
@@ -124,9 +124,39 @@ static int requested_failure(const void *hp) {
   return PYOP_OK;
 }
 
+#if defined(FAKE_SERVICES_KEPT)
+/* A careless bridge: keeps the exec services and the infer sink of one
+ * call and calls them in the next one, and calls the services of a running
+ * execute from a thread of its own. Each status is logged. */
+static pyop_exec_services kept_svc;
+static void *kept_sink_ctx;
+static int (*kept_add_output)(void *, size_t, const pyop_tensor *);
+
+static void say_rc(const char *what, int rc) {
+  char line[160];
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": %s returned %d", what, rc);
+  say(PYOP_LOG_WARN, line);
+}
+
+static void *workspace_thread(void *arg) {
+  const pyop_exec_services *svc = arg;
+  void *p = NULL;
+  say_rc("thread alloc_workspace", svc->alloc_workspace(svc->ctx, 16, &p));
+  return NULL;
+}
+#endif
+
 static int fake_infer_meta(void *h, const pyop_infer_args *args) {
   int req = requested_failure(h);
   if (req != PYOP_OK) return req;
+#if defined(FAKE_SERVICES_KEPT)
+  if (kept_add_output) {
+    pyop_tensor d = args->inputs[0].items[0];
+    say_rc("late add_output", kept_add_output(kept_sink_ctx, 0, &d));
+  }
+  kept_sink_ctx = args->sink_ctx;
+  kept_add_output = args->add_output;
+#endif
   if (!args || args->struct_size < sizeof *args || args->n_inputs < 1 ||
       args->inputs[0].count < 1 || args->n_outputs < 1)
     return fail(PYOP_EINVAL, "fake infer_meta: needs input 0 and output 0");
@@ -163,6 +193,18 @@ static int fake_execute(void *hp, const pyop_exec_args *args) {
   pyop_tensor out = *x;
   out.data = NULL;
   out.nbytes = (uint64_t)n * sizeof(float);
+#if defined(FAKE_SERVICES_KEPT)
+  if (kept_svc.alloc_output) {
+    pyop_tensor late = out;
+    say_rc("late alloc_output", kept_svc.alloc_output(kept_svc.ctx, 0, &late));
+    void *p = NULL;
+    say_rc("late alloc_workspace", kept_svc.alloc_workspace(kept_svc.ctx, 16, &p));
+  }
+  kept_svc = *svc;
+  pthread_t th;
+  pthread_create(&th, NULL, workspace_thread, (void *)svc);
+  pthread_join(th, NULL);
+#endif
   int rc = svc->alloc_output(svc->ctx, 0, &out);
   if (rc != PYOP_OK) return rc;
   if (!out.data && n > 0)

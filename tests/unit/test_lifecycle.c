@@ -1289,6 +1289,34 @@ static void test_registrar_threads(void **state) {
   expect_ops("");
 }
 
+/* The same class for the callbacks of one op call: exec services and the
+ * infer sink kept and called in the next call, or called from another
+ * thread during the call, are refused (PYOP_ESTATE) and logged. */
+static void test_services_kept(void **state) {
+  (void)state;
+  use_variant("SERVICES_KEPT");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  log_reset();
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  expect_in(log_buf, "thread alloc_workspace returned -14\n");
+  expect_in(log_buf, "called alloc_workspace of execute after that call returned, or from "
+                     "another thread; refused");
+  expect_in(log_buf, "SERVICES_KEPT/libpyop_bridge.so");
+  log_reset();
+  assert_int_equal(run_fake_add(), PYOP_OK); /* its results are still right */
+  expect_in(log_buf, "late alloc_output returned -14\n");
+  expect_in(log_buf, "late alloc_workspace returned -14\n");
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  float x[4] = {0};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&tx, 1}};
+  pyop_tensor out;
+  for (int i = 0; i < 2; i++) assert_int_equal(pyop_op_infer_meta(op, ins, 2, &out, 1), PYOP_OK);
+  expect_in(log_buf, "late add_output returned -14\n");
+  pyop_op_destroy(op);
+}
+
 /* ------------------------------------------ doctor after refusals (#9.7) */
 
 static void test_doctor_after_refused_shutdown(void **state) {
@@ -1421,6 +1449,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor_after_refused_shutdown, setup, teardown),
       cmocka_unit_test_setup_teardown(test_registrar_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_registrar_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_services_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),
