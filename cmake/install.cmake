@@ -20,8 +20,9 @@ install(FILES ${PROJECT_BINARY_DIR}/pyopConfig.cmake ${PROJECT_BINARY_DIR}/pyopC
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pyop)
 # pyop.pc holds absolute, normalised paths, so pkg-config never hands out a
 # ".../lib/pkgconfig/../../lib" that a host would record as its RUNPATH (a
-# ${pcfiledir}-relative file cannot avoid that, and cannot know how many
-# components a libdir such as lib/x86_64-linux-gnu has). They are computed
+# ${pcfiledir}-relative file cannot avoid the "..": pkg-config does not
+# normalise, and a libdir such as lib/x86_64-linux-gnu needs one "../" per
+# component, which the old file got wrong). They are computed
 # when installing, from the prefix really installed to (`cmake --install
 # --prefix` included): CMAKE_INSTALL_LIBDIR / CMAKE_INSTALL_INCLUDEDIR
 # relative to it, or absolute as given. Below the prefix they are written
