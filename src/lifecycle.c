@@ -331,12 +331,13 @@ static int load_locked(void) {
   if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
   if (rc == PYOP_OK) {
     pyop_registrar reg;
-    pyop__registrar_open(txn, &reg);
+    pyop__call call;
+    pyop__registrar_open(txn, &call, &reg);
     unsigned mark = pyop__error_mark();
     int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
     /* A registrar call from another bridge thread lost its descriptors:
      * whatever the bridge returned, this load cannot be committed. */
-    int crc = pyop__registrar_close(bridge.path);
+    int crc = pyop__registrar_close(&call, bridge.path);
     bool odd;
     rc = pyop__bridge_status(brc, &odd);
     if (crc != PYOP_OK) {
