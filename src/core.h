@@ -195,27 +195,31 @@ typedef struct pyop__call_tls {
   void *state;      /* its state */
   uintptr_t next, end; /* tokens this thread may still hand out */
 } pyop__call_tls;
-extern _Thread_local pyop__call_tls pyop__call_live; /* error.c */
-/* Refills next/end with a fresh block of tokens (cold). */
-void pyop__call_refill(pyop__call_tls *t);
+extern _Thread_local pyop__call_tls pyop__call_live /* error.c */
+    __attribute__((visibility("hidden")));
+/* Refills next/end with a fresh block of tokens; returns next (cold). */
+uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
 typedef struct pyop__call {
+  pyop__call_tls *tls; /* this thread's (looked up once per call) */
   uintptr_t prev_token;
   void *prev_state;
 } pyop__call;
 /* Opens a call with this state on this thread; returns the ctx to hand out. */
 static inline void *pyop__call_open(pyop__call *c, void *state) {
   pyop__call_tls *t = &pyop__call_live;
-  if (__builtin_expect(t->next == t->end, 0)) pyop__call_refill(t);
+  uintptr_t token = t->next;
+  if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
+  t->next = token + 1;
+  c->tls = t;
   c->prev_token = t->token;
   c->prev_state = t->state;
-  t->token = t->next++;
+  t->token = token;
   t->state = state;
-  return (void *)t->token;
+  return (void *)token;
 }
 static inline void pyop__call_close(const pyop__call *c) {
-  pyop__call_tls *t = &pyop__call_live;
-  t->token = c->prev_token;
-  t->state = c->prev_state;
+  c->tls->token = c->prev_token;
+  c->tls->state = c->prev_state;
 }
 /* The state of the call whose ctx this is, when it is live on this thread;
  * else NULL. */
@@ -317,7 +321,8 @@ void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);
 void pyop__hooks_fork_child(void);
 /* Whether the calling thread holds the registry lock (registry.c; asserts:
- * no hook and no log line is ever called with it held). */
+ * no hook and no log line is ever called with it held; always false with
+ * NDEBUG). */
 bool pyop__registry_lock_held(void);
 
 /* --------------------------------------------------------- environment */

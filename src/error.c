@@ -63,10 +63,11 @@ _Thread_local pyop__call_tls pyop__call_live;
 #define PYOP__CALL_BLOCK ((uintptr_t)1 << 16)
 static atomic_uintptr_t call_blocks = 1; /* block 0 would hold token 0 */
 
-void pyop__call_refill(pyop__call_tls *t) {
+uintptr_t pyop__call_refill(pyop__call_tls *t) {
   uintptr_t b = atomic_fetch_add(&call_blocks, 1);
   t->next = b * PYOP__CALL_BLOCK;
   t->end = t->next + PYOP__CALL_BLOCK;
+  return t->next;
 }
 
 void pyop__caller_object(const void *pc, char *buf, size_t n) {

@@ -56,20 +56,26 @@ static struct {
   atomic_size_t live;
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* True on the thread that holds reg.mu, while it holds it. */
+#ifndef NDEBUG
+/* True on the thread that holds reg.mu, while it holds it (for asserts
+ * only: a release build keeps lookups free of it). */
 static _Thread_local bool reg_locked;
+#define REG_LOCKED(v) (reg_locked = (v))
+bool pyop__registry_lock_held(void) { return reg_locked; }
+#else
+#define REG_LOCKED(v) ((void)0)
+bool pyop__registry_lock_held(void) { return false; }
+#endif
 
 static void lock(void) {
   pthread_mutex_lock(&reg.mu);
-  reg_locked = true;
+  REG_LOCKED(true);
 }
 static void unlock(void) {
-  assert(reg_locked);
-  reg_locked = false;
+  assert(pyop__registry_lock_held());
+  REG_LOCKED(false);
   pthread_mutex_unlock(&reg.mu);
 }
-
-bool pyop__registry_lock_held(void) { return reg_locked; }
 
 /* Around fork() (lifecycle.c): the child gets the registry unlocked. */
 void pyop__registry_fork_lock(void) { lock(); }
