@@ -298,7 +298,7 @@ bool pyop__log_enabled(int level);
  * starts and calls it with no libpyop lock held, keeping the thread's last
  * error aside; a hook not installed is not called (owns_op then answers 0).
  * pyop_set_host_hooks waits for the calls of the hooks it replaces, so once
- * it returns none of them runs or starts (docs/host-guide.md, "Host hooks").
+ * it returns none of them runs or starts (docs/host-guide.md, "Hooks").
  * pyop__hook_log returns false when no log hook took the line (none set, or
  * the log hook itself is running on this thread).
  */

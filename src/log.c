@@ -202,7 +202,7 @@ bool pyop__hook_log(int level, const char *line) {
  * struct_size does not cover whole stay NULL. Returns when no call of the
  * previous hooks is running, except when called from inside a hook (this
  * thread runs one): it then does not wait, since the waits of two such
- * calls could be each other's (docs/host-guide.md, "Host hooks").
+ * calls could be each other's (docs/host-guide.md, "Hooks").
  */
 int pyop_set_host_hooks(const pyop_host_hooks *in) {
   PYOP__FORK_GUARD();
