@@ -40,6 +40,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1317,6 +1319,95 @@ static void test_services_kept(void **state) {
   pyop_op_destroy(op);
 }
 
+/* ------------------------------------------ removed hooks (#17.4) */
+
+/* pyop_load/pyop_unload in a loop on a thread while the main thread
+ * installs hooks with a context, removes them, poisons and frees the
+ * context: no hook ever sees it after pyop_set_host_hooks(NULL) returned
+ * (ASan: no use after free; TSan: no race). */
+typedef struct hook_ctx {
+  atomic_int live;
+  atomic_long calls;
+} hook_ctx;
+static atomic_int hooks_late;
+static atomic_bool loop_stop;
+static atomic_int loop_failed;
+
+static void hook_touch(void *user) {
+  hook_ctx *c = user;
+  if (!atomic_load(&c->live)) atomic_fetch_add(&hooks_late, 1);
+  atomic_fetch_add(&c->calls, 1);
+  struct timespec ts = {0, 50 * 1000};
+  nanosleep(&ts, NULL);
+  if (!atomic_load(&c->live)) atomic_fetch_add(&hooks_late, 1);
+}
+static void ctx_register(void *user, const pyop_op_info *info) {
+  (void)info;
+  hook_touch(user);
+}
+static void ctx_unregister(void *user, const char *op_type) {
+  (void)op_type;
+  hook_touch(user);
+}
+static void ctx_log(void *user, int level, const char *line) {
+  (void)level;
+  (void)line;
+  hook_touch(user);
+}
+
+static void discard_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  (void)line;
+}
+
+static void *load_unload_thread(void *arg) {
+  (void)arg;
+  while (!atomic_load(&loop_stop)) {
+    if (pyop_load() != PYOP_OK || pyop_unload() != PYOP_OK) {
+      atomic_store(&loop_failed, 1);
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static void test_removed_hooks_during_load_loop(void **state) {
+  (void)state;
+  use_variant("LOGGY"); /* a log line in every load, too */
+  atomic_store(&hooks_late, 0);
+  atomic_store(&loop_stop, false);
+  atomic_store(&loop_failed, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, load_unload_thread, NULL), 0);
+  for (int round = 0; round < 30 && !atomic_load(&loop_failed); round++) {
+    hook_ctx *c = malloc(sizeof *c);
+    assert_non_null(c);
+    atomic_store(&c->live, 1);
+    atomic_store(&c->calls, 0);
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.user = c;
+    h.on_register = ctx_register;
+    h.on_unregister = ctx_unregister;
+    h.log = ctx_log;
+    assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+    while (atomic_load(&c->calls) < 2 && !atomic_load(&loop_failed)) sched_yield();
+    assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+    atomic_store(&c->live, 0);
+    pyop_host_hooks quiet = PYOP_HOST_HOOKS_INIT; /* keep the loop's lines off stderr */
+    quiet.log = discard_log;
+    assert_int_equal(pyop_set_host_hooks(&quiet), PYOP_OK);
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+    free(c);
+  }
+  atomic_store(&loop_stop, true);
+  pthread_join(th, NULL);
+  assert_int_equal(atomic_load(&loop_failed), 0);
+  assert_int_equal(atomic_load(&hooks_late), 0);
+  install_log_hook(); /* teardown's log capture */
+}
+
 /* ------------------------------------------ doctor after refusals (#9.7) */
 
 static void test_doctor_after_refused_shutdown(void **state) {
@@ -1450,6 +1541,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_registrar_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_registrar_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_services_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_hooks_during_load_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),
