@@ -508,32 +508,44 @@ static bool root_default_known;
  * itself it returns a relative marker string that candidate enumeration and
  * manifest reading refuse. The pointer stays valid until the next
  * pyop__artifacts_set_root.
+ *
+ * root_lock guards the flags and buffers only: dladdr and realpath (slow,
+ * and realpath may wait on a file system) run without it, so the lock is
+ * never held long and fork() can take it (pyop__artifacts_fork_lock). Two
+ * threads resolving at once compute the same path; the first publishes it.
  */
 const char *pyop__artifacts_root(void) {
   const char *r = PYOP__ROOT_UNKNOWN;
   pthread_mutex_lock(&root_lock);
+  bool known = root_overridden || root_default_known;
+  if (root_overridden) r = root_override;
+  else if (root_default_known) r = root_default;
+  pthread_mutex_unlock(&root_lock);
+  if (known) return r;
+
+  char found[PATH_MAX];
+  bool have = false;
+  Dl_info info;
+  memset(&info, 0, sizeof info);
+  char real[PATH_MAX];
+  if (PYOP_SYS(dladdr)((const void *)pyop__artifacts_root, &info) && info.dli_fname &&
+      info.dli_fname[0] && PYOP_SYS(realpath)(info.dli_fname, real)) {
+    char *slash = strrchr(real, '/');
+    if (slash) {
+      *slash = '\0';
+      int n = snprintf(found, sizeof found, "%s/pyop/artifacts", real);
+      have = n > 0 && (size_t)n < sizeof found;
+    }
+  }
+  pthread_mutex_lock(&root_lock);
   if (root_overridden) {
     r = root_override;
-  } else if (root_default_known) {
-    r = root_default;
   } else {
-    Dl_info info;
-    memset(&info, 0, sizeof info);
-    char real[PATH_MAX];
-    if (PYOP_SYS(dladdr)((const void *)pyop__artifacts_root, &info) &&
-        info.dli_fname && info.dli_fname[0] &&
-        PYOP_SYS(realpath)(info.dli_fname, real)) {
-      char *slash = strrchr(real, '/');
-      if (slash) {
-        *slash = '\0';
-        int n = snprintf(root_default, sizeof root_default, "%s/pyop/artifacts",
-                         real);
-        if (n > 0 && (size_t)n < sizeof root_default) {
-          root_default_known = true;
-          r = root_default;
-        }
-      }
+    if (!root_default_known && have) {
+      memcpy(root_default, found, strlen(found) + 1);
+      root_default_known = true;
     }
+    if (root_default_known) r = root_default;
   }
   bool unknown = !root_overridden && !root_default_known;
   pthread_mutex_unlock(&root_lock);
@@ -543,6 +555,10 @@ const char *pyop__artifacts_root(void) {
                "artifacts root");
   return r;
 }
+
+/* Around fork() (lifecycle.c): the child gets root_lock unlocked. */
+void pyop__artifacts_fork_lock(void) { pthread_mutex_lock(&root_lock); }
+void pyop__artifacts_fork_unlock(void) { pthread_mutex_unlock(&root_lock); }
 
 /* Overrides the artifacts root (tests); NULL restores the default. */
 void pyop__artifacts_set_root(const char *root) {

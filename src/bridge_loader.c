@@ -24,8 +24,32 @@
 #include <unistd.h>
 
 /* The smallest table this loader can use: ABI 1.0 ends with shutdown. */
-#define PYOP__API_MIN_SIZE \
-  (offsetof(pyop_bridge_api, shutdown) + sizeof(void (*)(void)))
+#define PYOP__API_MIN_SIZE PYOP__MEMBER_END(pyop_bridge_api, shutdown)
+
+/* The bridge ABI's versioned structs end where their last member does (the
+ * growth rule, core.h). */
+#if UINTPTR_MAX > 0xffffffffu
+PYOP__ENDS_WITH(pyop_io_view, reserved_);
+PYOP__ENDS_WITH(pyop_bridge_config, reserved_);
+#else
+PYOP__ENDS_WITH(pyop_io_view, kind);
+PYOP__ENDS_WITH(pyop_bridge_config, flags);
+#endif
+PYOP__ENDS_WITH(pyop_attr_view, default_value);
+PYOP__ENDS_WITH(pyop_proto_view, output_alias);
+PYOP__ENDS_WITH(pyop_impl_view, callbacks);
+PYOP__ENDS_WITH(pyop_infer_args, add_output);
+PYOP__ENDS_WITH(pyop_exec_services, alias_output);
+PYOP__ENDS_WITH(pyop_exec_args, input_flags);
+PYOP__ENDS_WITH(pyop_compile_args, set_artifact);
+PYOP__ENDS_WITH(pyop_launch_arg_view, value);
+PYOP__ENDS_WITH(pyop_launch_view, n_args);
+PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
+PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
+PYOP__ENDS_WITH(pyop_loader_services, log);
+PYOP__ENDS_WITH(pyop_registrar, add_impl);
+PYOP__ENDS_WITH(pyop_bridge_api, shutdown);
+PYOP__ENDS_WITH(pyop_bridge_request, services);
 
 /* ------------------------------------------------------------ services */
 

@@ -20,6 +20,33 @@
 
 #define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Versioned structs (those that start with struct_size): a reader takes a
+ * member whole or not at all. PYOP__MEMBER_END is the struct_size that
+ * holds member m whole; PYOP__HAS whether p's struct_size does. Every
+ * reader of a versioned struct uses these two, nothing else.
+ */
+#define PYOP__MEMBER_END(type, m) PYOP_MEMBER_END(type, m)
+#define PYOP__HAS(type, p, m) PYOP_STRUCT_HAS(type, p, m)
+
+/*
+ * The growth rule of every versioned struct, checked: none ends in padding,
+ * so a member appended after `last` changes sizeof, and struct_size tells an
+ * old caller from a new one (pyop.h, "Versioned structs").
+ */
+#define PYOP__ENDS_WITH(type, last)                                           \
+  _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
+                 #type " ends in padding after " #last                        \
+                 ": fill it with an explicit reserved member")
+PYOP__ENDS_WITH(pyop_options, reserved_);
+#if UINTPTR_MAX > 0xffffffffu
+PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
+#else
+PYOP__ENDS_WITH(pyop_exec_ctx, flags);
+#endif
+PYOP__ENDS_WITH(pyop_host_hooks, log);
+PYOP__ENDS_WITH(pyop_op_info, output_alias);
+
 #if defined(__GNUC__)
 #define PYOP__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -151,6 +178,63 @@ typedef struct pyop__error_saved {
 } pyop__error_saved;
 void pyop__error_save(pyop__error_saved *s);
 void pyop__error_restore(pyop__error_saved *s);
+/*
+ * Callbacks that libpyop hands the bridge for one call (exec services, the
+ * infer/compile/declare sinks) are valid only during that call and on its
+ * thread (docs/bridge-abi.md, "Callbacks for one call"). Their ctx is not
+ * the call's state but a token: a number unique in the process (never
+ * reused), live on the calling thread while the call runs. A callback maps
+ * its ctx back with pyop__call_state, which answers NULL for a token of a
+ * call that returned (a kept table called later, even from the same stack
+ * address) or of another thread, so such a call is refused without touching
+ * the call's (perhaps dead) state. Calls nest: close restores the call open
+ * before.
+ */
+typedef struct pyop__call_tls {
+  uintptr_t token;  /* of the live call, 0: none */
+  void *state;      /* its state */
+  uintptr_t next, end; /* tokens this thread may still hand out */
+} pyop__call_tls;
+extern _Thread_local pyop__call_tls pyop__call_live /* error.c */
+    __attribute__((visibility("hidden")));
+/* Refills next/end with a fresh block of tokens; returns next (cold). */
+uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
+typedef struct pyop__call {
+  pyop__call_tls *tls; /* this thread's (looked up once per call) */
+  uintptr_t prev_token;
+  void *prev_state;
+} pyop__call;
+/* Opens a call with this state on this thread; returns the ctx to hand out. */
+static inline void *pyop__call_open(pyop__call *c, void *state) {
+  pyop__call_tls *t = &pyop__call_live;
+  uintptr_t token = t->next;
+  if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
+  t->next = token + 1;
+  c->tls = t;
+  c->prev_token = t->token;
+  c->prev_state = t->state;
+  t->token = token;
+  t->state = state;
+  return (void *)token;
+}
+static inline void pyop__call_close(const pyop__call *c) {
+  c->tls->token = c->prev_token;
+  c->tls->state = c->prev_state;
+}
+/* The state of the call whose ctx this is, when it is live on this thread;
+ * else NULL. */
+static inline void *pyop__call_state(const void *ctx) {
+  const pyop__call_tls *t = &pyop__call_live;
+  return ctx && (uintptr_t)ctx == t->token ? t->state : NULL;
+}
+/* Records and logs the refusal of callback `what` of `call` ("execute of
+ * \"Op\"") made outside its call; pc is the caller's return address (its
+ * object is named). Returns PYOP_ESTATE. */
+int pyop__call_refused(const char *what, const char *call, const void *pc)
+    __attribute__((cold));
+/* "the bridge <file>" for the object holding code address pc, or "a
+ * bridge" (for messages about a misbehaving caller). */
+void pyop__caller_object(const void *pc, char *buf, size_t n);
 /* True when a status is one of PYOP_STATUS_MAP's. */
 bool pyop__status_known(int status);
 /*
@@ -209,11 +293,37 @@ bool pyop__log_enabled(int level);
 
 /* ----------------------------------------------------------- host hooks */
 
-/* A snapshot copy of the installed hooks (all NULL when none). */
-void pyop__hooks_get(pyop_host_hooks *out);
-/* Take / release the hooks lock around fork() (lifecycle.c only). */
+/*
+ * Calls of the host's hooks (log.c). Each reads the installed hook when it
+ * starts and calls it with no libpyop lock held, keeping the thread's last
+ * error aside; a hook not installed is not called (owns_op then answers 0).
+ * pyop_set_host_hooks waits for the calls of the hooks it replaces, so once
+ * it returns none of them runs or starts (docs/host-guide.md, "Hooks").
+ * pyop__hook_log returns false when no log hook took the line (none set, or
+ * the log hook itself is running on this thread).
+ */
+int pyop__hook_owns_op(const char *op_type);
+void pyop__hook_on_register(const pyop_op_info *info);
+void pyop__hook_on_unregister(const char *op_type);
+bool pyop__hook_log(int level, const char *line);
+/* Which hooks are installed now (PYOP__HOOK_* bits): to skip work whose only
+ * use is a hook call; the call itself re-reads the hook. */
+enum {
+  PYOP__HOOK_OWNS_OP = 1u << 0,
+  PYOP__HOOK_ON_REGISTER = 1u << 1,
+  PYOP__HOOK_ON_UNREGISTER = 1u << 2,
+  PYOP__HOOK_LOG = 1u << 3
+};
+unsigned pyop__hooks_present(void);
+/* Take / release the hooks lock around fork() (lifecycle.c only); the
+ * child's handler also forgets the hook calls in progress in the parent. */
 void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);
+void pyop__hooks_fork_child(void);
+/* Whether the calling thread holds the registry lock (registry.c; asserts:
+ * no hook and no log line is ever called with it held; always false with
+ * NDEBUG). */
+bool pyop__registry_lock_held(void);
 
 /* --------------------------------------------------------- environment */
 

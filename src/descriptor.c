@@ -31,7 +31,6 @@
 #include <string.h>
 
 /* Bytes of a view up to and including member m (what ABI 1.0 defines). */
-#define PYOP__VIEW_MIN(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
 
 /* ------------------------------------------------------------- helpers */
 
@@ -338,9 +337,9 @@ static int check_ios(const vctx *c, const pyop_io_view *ios, size_t n,
   if (n > 0 && !ios) return vfail(c, "%ss: %zu of them but the array is NULL", what, n);
   for (size_t i = 0; i < n; i++) {
     const pyop_io_view *io = &ios[i];
-    if (io->struct_size < PYOP__VIEW_MIN(pyop_io_view, kind))
+    if (io->struct_size < PYOP__MEMBER_END(pyop_io_view, kind))
       return vfail(c, "%s %zu: struct_size %zu is smaller than %zu", what, i,
-                   io->struct_size, PYOP__VIEW_MIN(pyop_io_view, kind));
+                   io->struct_size, PYOP__MEMBER_END(pyop_io_view, kind));
     const char *why = str_problem(io->name, true, PYOP__MAX_NAME_LEN);
     if (why) return vfail(c, "%s %zu name: %s", what, i, why);
     if (!is_identifier(io->name))
@@ -360,9 +359,9 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, boo
   if (n > 0 && !attrs) return vfail(c, "attrs: %zu of them but the array is NULL", n);
   for (size_t i = 0; i < n; i++) {
     const pyop_attr_view *a = &attrs[i];
-    if (a->struct_size < PYOP__VIEW_MIN(pyop_attr_view, default_value))
+    if (a->struct_size < PYOP__MEMBER_END(pyop_attr_view, default_value))
       return vfail(c, "attr %zu: struct_size %zu is smaller than %zu", i,
-                   a->struct_size, PYOP__VIEW_MIN(pyop_attr_view, default_value));
+                   a->struct_size, PYOP__MEMBER_END(pyop_attr_view, default_value));
     const char *why = str_problem(a->name, true, PYOP__MAX_NAME_LEN);
     if (why) return vfail(c, "attr %zu name: %s", i, why);
     if (!is_identifier(a->name))
@@ -403,7 +402,7 @@ static int check_callbacks(const vctx *c, uint32_t caps, const pyop_op_callbacks
     if (caps) return vfail(c, "callbacks: NULL but caps is %s", caps_str(caps, cs, sizeof cs));
     return PYOP_OK;
   }
-  size_t min = PYOP__VIEW_MIN(pyop_op_callbacks, declare_launch_args);
+  size_t min = PYOP__MEMBER_END(pyop_op_callbacks, declare_launch_args);
   if (cb->struct_size < min)
     return vfail(c, "callbacks: struct_size %zu is smaller than %zu", cb->struct_size, min);
   struct {
@@ -429,7 +428,7 @@ static int check_callbacks(const vctx *c, uint32_t caps, const pyop_op_callbacks
 }
 
 bool pyop__proto_view_v11(const pyop_proto_view *v) {
-  return v->struct_size >= PYOP__VIEW_MIN(pyop_proto_view, output_alias);
+  return v->struct_size >= PYOP__MEMBER_END(pyop_proto_view, output_alias);
 }
 
 /* Output kinds: REQUIRED only in a 1.0 view; REQUIRED or DYNAMIC in 1.1. */
@@ -484,7 +483,7 @@ static int check_refs(const vctx *c, const pyop_proto_view *v) {
 int pyop__validate_proto_view(const pyop_proto_view *v) {
   vctx c = {.what = "prototype"};
   if (!v) return vfail(&c, "the view is NULL");
-  size_t min = PYOP__VIEW_MIN(pyop_proto_view, callbacks);
+  size_t min = PYOP__MEMBER_END(pyop_proto_view, callbacks);
   if (v->struct_size < min)
     return vfail(&c, "struct_size %zu is smaller than the %zu bytes of bridge ABI 1.0",
                  v->struct_size, min);
@@ -510,7 +509,7 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
 int pyop__validate_impl_view(const pyop_impl_view *v) {
   vctx c = {.what = "implementation"};
   if (!v) return vfail(&c, "the view is NULL");
-  size_t min = PYOP__VIEW_MIN(pyop_impl_view, callbacks);
+  size_t min = PYOP__MEMBER_END(pyop_impl_view, callbacks);
   if (v->struct_size < min)
     return vfail(&c, "struct_size %zu is smaller than the %zu bytes of bridge ABI 1.0",
                  v->struct_size, min);

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PYOP__VIEW_MIN(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
 
 /* ------------------------------------------------------ kernel libraries */
 
@@ -120,6 +119,11 @@ out:
   *out = lib;
   return rc;
 }
+
+/* Around fork() (lifecycle.c): the child gets the table unlocked. libs.lock
+ * is never held across dlopen/dlclose, so this never waits long. */
+void pyop__kernel_libs_fork_lock(void) { pthread_mutex_lock(&libs.lock); }
+void pyop__kernel_libs_fork_unlock(void) { pthread_mutex_unlock(&libs.lock); }
 
 /* Drops one reference; the library stays open until pyop__kernel_libs_close. */
 static void kernel_lib_release(kernel_lib *lib) {
@@ -418,7 +422,7 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
   for (size_t j = 0; j < v->n_args; j++) {
     const pyop_launch_arg_view *a = &v->args[j];
     long aj = (long)j;
-    size_t min = PYOP__VIEW_MIN(pyop_launch_arg_view, value);
+    size_t min = PYOP__MEMBER_END(pyop_launch_arg_view, value);
     if (a->struct_size < min)
       return plan_fail(PYOP_ELAUNCH, p, no, aj, "struct_size %zu is smaller than %zu",
                        a->struct_size, min);
@@ -512,7 +516,7 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
   if (p->finished)
     return plan_fail(PYOP_ESTATE, p, no, -1, "the plan is already finished");
   if (!v) return plan_fail(PYOP_ELAUNCH, p, no, -1, "NULL launch view");
-  size_t min = PYOP__VIEW_MIN(pyop_launch_view, n_args);
+  size_t min = PYOP__MEMBER_END(pyop_launch_view, n_args);
   if (v->struct_size < min)
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "struct_size %zu is smaller than %zu",
                      v->struct_size, min);

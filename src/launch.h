@@ -45,6 +45,10 @@
 #define PYOP__LAUNCH_MAX_SYMBOL_LEN 1024
 
 typedef struct pyop__plan pyop__plan;
+/* Take / release the kernel library table's lock around fork() (lifecycle.c
+ * only). */
+void pyop__kernel_libs_fork_lock(void);
+void pyop__kernel_libs_fork_unlock(void);
 
 /*
  * A new empty plan for an op with n_inputs flattened input tensors and

@@ -61,19 +61,27 @@ int pyop__error_forked(const char *fn) {
 }
 
 /*
- * pthread_atfork handlers: the lifecycle, registry and hook locks are taken
- * around fork() (none is ever held across a call into the bridge, Python or
- * a hook, so this never waits long), so the child gets consistent copies.
- * The child is marked forked when a bridge was open or a lifecycle call was
- * running in the parent; otherwise it starts with libpyop as it was.
+ * pthread_atfork handlers. Every libpyop mutex is taken around fork(), so the
+ * child gets consistent, unlocked copies: the lifecycle's, the registry's,
+ * the hooks', the artifacts root's and the kernel library table's (error.c
+ * has none: its state is thread-local). None of them is ever held across a
+ * slow call (the bridge, Python, a hook, dlopen, a path resolution), so
+ * this never waits long. The condition variables are re-made in the child:
+ * their waiters were threads the child does not have. The child is marked
+ * forked when a bridge was open or a lifecycle call was running in the
+ * parent; otherwise it starts with libpyop as it was.
  */
 static void fork_prepare(void) {
   pthread_mutex_lock(&life_lock);
   pyop__registry_fork_lock();
   pyop__hooks_fork_lock();
+  pyop__artifacts_fork_lock();
+  pyop__kernel_libs_fork_lock();
 }
 
 static void fork_parent(void) {
+  pyop__kernel_libs_fork_unlock();
+  pyop__artifacts_fork_unlock();
   pyop__hooks_fork_unlock();
   pyop__registry_fork_unlock();
   pthread_mutex_unlock(&life_lock);
@@ -81,8 +89,11 @@ static void fork_parent(void) {
 
 static void fork_child(void) {
   if (life_busy || bridge.api) atomic_store(&pyop__forked_flag, true);
-  pyop__hooks_fork_unlock();
+  pyop__kernel_libs_fork_unlock();
+  pyop__artifacts_fork_unlock();
+  pyop__hooks_fork_child();
   pyop__registry_fork_unlock();
+  pthread_cond_init(&life_cond, NULL);
   pthread_mutex_unlock(&life_lock);
 }
 
@@ -320,12 +331,20 @@ static int load_locked(void) {
   if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
   if (rc == PYOP_OK) {
     pyop_registrar reg;
-    pyop__txn_registrar(txn, &reg);
+    pyop__call call;
+    pyop__registrar_open(txn, &call, &reg);
     unsigned mark = pyop__error_mark();
     int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+    /* A registrar call from another bridge thread lost its descriptors:
+     * whatever the bridge returned, this load cannot be committed. */
+    int crc = pyop__registrar_close(&call, bridge.path);
     bool odd;
     rc = pyop__bridge_status(brc, &odd);
-    if (rc != PYOP_OK) {
+    if (crc != PYOP_OK) {
+      rc = crc;
+      pyop__txn_abort(txn);
+      bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
+    } else if (rc != PYOP_OK) {
       if (odd && pyop__error_mark() != mark && pyop_last_error()[0])
         pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
                                "%d, which is not a libpyop status (reported as %s); "
@@ -411,24 +430,37 @@ int pyop_shutdown(void) {
   return rc;
 }
 
+/*
+ * Options of the next pyop_load. Refused while loaded (they would not apply
+ * to the ops in place). With a bridge open but nothing loaded (after
+ * pyop_unload), an option that needs no new bridge (strict_outputs) changes;
+ * one that chose how the bridge started (start_python) cannot change until
+ * pyop_shutdown closed it.
+ */
 int pyop_set_options(const pyop_options *in) {
   PYOP__FORK_GUARD();
-  if (!in || in->struct_size < offsetof(pyop_options, start_python) + sizeof(bool))
+  if (!in || !PYOP__HAS(pyop_options, in, start_python))
     return pyop__error(PYOP_EINVAL,
                        "pyop_set_options: options is NULL or its struct_size is "
                        "too small (initialise with PYOP_OPTIONS_INIT)");
+  pyop_options next = PYOP_OPTIONS_INIT;
+  next.start_python = in->start_python;
+  next.strict_outputs = PYOP__HAS(pyop_options, in, strict_outputs) && in->strict_outputs;
   int rc = life_begin("pyop_set_options");
   if (rc != PYOP_OK) return rc;
-  if (bridge.api)
+  if (state == ST_LOADED)
     rc = pyop__error(PYOP_ESTATE,
-                     "pyop_set_options: a bridge is already loaded; call "
-                     "pyop_shutdown first");
-  else {
-    options.start_python = in->start_python;
-    options.strict_outputs =
-        in->struct_size >= offsetof(pyop_options, strict_outputs) + sizeof(bool) &&
-        in->strict_outputs;
-  }
+                     "pyop_set_options: ops are loaded; call pyop_unload first "
+                     "(and pyop_shutdown to change start_python)");
+  else if (bridge.api && next.start_python != options.start_python)
+    rc = pyop__error(PYOP_ESTATE,
+                     "pyop_set_options: start_python cannot change to %s while the "
+                     "bridge stays open (it was loaded with start_python %s); call "
+                     "pyop_shutdown first",
+                     next.start_python ? "true" : "false",
+                     options.start_python ? "true" : "false");
+  else
+    options = next;
   life_end();
   return rc;
 }

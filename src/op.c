@@ -508,7 +508,8 @@ typedef struct infer_sink {
 } infer_sink;
 
 static int sink_add_output(void *vctx, size_t index, const pyop_tensor *desc) {
-  infer_sink *s = vctx;
+  infer_sink *s = pyop__call_state(vctx);
+  if (!s) return pyop__call_refused("add_output", "infer_meta", __builtin_return_address(0));
   const pyop__proto *p = s->op->proto;
   if (!desc)
     return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc is NULL",
@@ -553,10 +554,12 @@ static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t
     req[i].dtype = -1;
   }
   infer_sink sink = {op, lists};
-  pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs, &sink,
-                          sink_add_output};
+  pyop__call call;
+  pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
+                          pyop__call_open(&call, &sink), sink_add_output};
   unsigned mark = pyop__error_mark();
   int rc = op->infer_meta(op->proto_holder, &args);
+  pyop__call_close(&call);
   return rc == PYOP_OK ? PYOP_OK : callback_failed(rc, op, "infer_meta", mark);
 }
 
@@ -666,13 +669,15 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t);
 static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop_tensor *t);
 
 static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
-  exec_state *st = vctx;
+  exec_state *st = pyop__call_state(vctx);
+  if (!st) return pyop__call_refused("alloc_output", "execute", __builtin_return_address(0));
   int rc = alloc_output_checked(st, index, t);
   return rc == PYOP_OK ? rc : svc_failed(st, rc);
 }
 
 static int svc_alias_output(void *vctx, size_t index, size_t input, pyop_tensor *t) {
-  exec_state *st = vctx;
+  exec_state *st = pyop__call_state(vctx);
+  if (!st) return pyop__call_refused("alias_output", "execute", __builtin_return_address(0));
   int rc = alias_output_checked(st, index, input, t);
   return rc == PYOP_OK ? rc : svc_failed(st, rc);
 }
@@ -841,7 +846,8 @@ static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop
 static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out);
 
 static int svc_alloc_workspace(void *vctx, uint64_t nbytes, void **out) {
-  exec_state *st = vctx;
+  exec_state *st = pyop__call_state(vctx);
+  if (!st) return pyop__call_refused("alloc_workspace", "execute", __builtin_return_address(0));
   int rc = alloc_workspace_checked(st, nbytes, out);
   return rc == PYOP_OK ? rc : svc_failed(st, rc);
 }
@@ -920,19 +926,34 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
   return PYOP_OK;
 }
 
+/* The flags of ctx: 0 when its struct_size does not hold them whole (a
+ * caller of the version before flags). */
+static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
+  return PYOP__HAS(pyop_exec_ctx, ctx, flags) ? ctx->flags : 0;
+}
+
+/* Checks an execution context for `what` ("execute", "launch"): present,
+ * a struct_size that holds stream, no flag bit this libpyop does not know. */
+static inline int exec_ctx_check(const pyop_op *op, const pyop_exec_ctx *ctx,
+                                 const char *what) {
+  if (!ctx || !PYOP__HAS(pyop_exec_ctx, ctx, stream))
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": ctx is NULL or its struct_size is too "
+                       "small (initialise it with PYOP_EXEC_CTX_INIT)", what, op->op_type);
+  uint32_t unknown = exec_flags(ctx) & ~(uint32_t)PYOP_EXEC_KNOWN_FLAGS;
+  if (unknown)
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": ctx->flags has bits 0x%x that this "
+                       "libpyop does not know (known: PYOP_EXEC_EXPECT_OUTPUTS = 0x%x)",
+                       what, op->op_type, unknown, (unsigned)PYOP_EXEC_EXPECT_OUTPUTS);
+  return PYOP_OK;
+}
+
 /* Checks the arguments common to both forms of execute. */
 static inline int exec_args_check(pyop_op *op, const pyop_tensor_list *inputs,
                                   size_t n_inputs, const pyop_exec_ctx *ctx) {
   if (!op->execute) return unsupported(op, "execute");
-  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
-    return pyop__error(PYOP_EINVAL, "execute of \"%s\": ctx is NULL or its struct_size is too "
-                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = exec_ctx_check(op, ctx, "execute");
+  if (rc != PYOP_OK) return rc;
   return check_inputs(op, inputs, n_inputs, true, "execute", NULL, 0, NULL);
-}
-
-static inline uint32_t exec_flags(const pyop_exec_ctx *ctx) {
-  return ctx->struct_size >= offsetof(pyop_exec_ctx, flags) + sizeof ctx->flags ? ctx->flags
-                                                                                : 0;
 }
 
 /* One call into the bridge with a stack-built services table routing to
@@ -946,13 +967,15 @@ exec_run(exec_state *st, const pyop_tensor_list *inputs, size_t n_inputs) {
   st->done[0] = 0;
   if (n_outputs > 64) memset(st->done + 1, 0, (n_outputs - 1) / 64 * sizeof st->done[0]);
   st->svc_status = PYOP_OK;
-  pyop_exec_services svc = {sizeof svc, st, svc_alloc_output, svc_alloc_workspace,
-                            svc_alias_output};
+  pyop__call call;
+  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, st), svc_alloc_output,
+                            svc_alloc_workspace, svc_alias_output};
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             st->ctx->stream,
                          op->proto->input_flags};
   unsigned mark = pyop__error_mark();
   int rc = op->execute(op->impl_holder, &args);
+  pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
   if (rc == PYOP_OK && st->svc_status == PYOP_OK && !op->proto->dynamic_outputs &&
       n_outputs <= 64 && st->done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
@@ -1126,7 +1149,8 @@ typedef struct artifact_sink {
 } artifact_sink;
 
 static int sink_set_artifact(void *vctx, const void *data, size_t len) {
-  artifact_sink *s = vctx;
+  artifact_sink *s = pyop__call_state(vctx);
+  if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
   if (len && !data)
     return pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu bytes from NULL",
                        s->op->op_type, len);
@@ -1162,10 +1186,12 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
     rc = check_output_descs(op, outputs, n_outputs, false, "compile", NULL, 0);
   if (rc != PYOP_OK) return rc;
   artifact_sink sink = {op, NULL, 0};
-  pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, &sink,
-                            sink_set_artifact};
+  pyop__call call;
+  pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
+                            pyop__call_open(&call, &sink), sink_set_artifact};
   unsigned mark = pyop__error_mark();
   rc = op->compile(op->impl_holder, &args);
+  pyop__call_close(&call);
   if (rc != PYOP_OK) {
     pyop__free(sink.data);
     return callback_failed(rc, op, "compile", mark);
@@ -1176,11 +1202,18 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
 }
 
 static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
-  return pyop__plan_add_launch(vctx, v);
+  pyop__plan *plan = pyop__call_state(vctx);
+  if (!plan)
+    return pyop__call_refused("add_launch", "declare_launch_args", __builtin_return_address(0));
+  return pyop__plan_add_launch(plan, v);
 }
 
 static int sink_add_workspace(void *vctx, uint64_t nbytes) {
-  return pyop__plan_add_workspace(vctx, nbytes);
+  pyop__plan *plan = pyop__call_state(vctx);
+  if (!plan)
+    return pyop__call_refused("add_workspace", "declare_launch_args",
+                              __builtin_return_address(0));
+  return pyop__plan_add_workspace(plan, nbytes);
 }
 
 /*
@@ -1202,10 +1235,12 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan *plan;
   rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
   if (rc != PYOP_OK) return rc;
-  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, plan,
-                            sink_add_launch, sink_add_workspace};
+  pyop__call call;
+  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
+                            pyop__call_open(&call, plan), sink_add_launch, sink_add_workspace};
   unsigned mark = pyop__error_mark();
   rc = op->declare(op->impl_holder, &args);
+  pyop__call_close(&call);
   if (rc != PYOP_OK) {
     pyop__plan_free(plan);
     return callback_failed(rc, op, "declare_launch_args", mark);
@@ -1288,12 +1323,11 @@ int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   PYOP__FORK_GUARD();
   if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
   if (!op->declare) return unsupported(op, "declare_launch_args (needed to launch)");
-  if (!ctx || ctx->struct_size < offsetof(pyop_exec_ctx, stream) + sizeof ctx->stream)
-    return pyop__error(PYOP_EINVAL, "launch of \"%s\": ctx is NULL or its struct_size is too "
-                       "small (initialise it with PYOP_EXEC_CTX_INIT)", op->op_type);
+  int rc = exec_ctx_check(op, ctx, "launch");
+  if (rc != PYOP_OK) return rc;
   void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
   size_t flat = 0;
-  int rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
+  rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
   if (rc == PYOP_OK)
     rc = check_output_descs(op, outputs, n_outputs, true, "launch", out, PYOP__LAUNCH_STACK_PTRS);
   if (rc != PYOP_OK) return rc;

@@ -32,6 +32,7 @@
  */
 #include "registry.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -55,8 +56,26 @@ static struct {
   atomic_size_t live;
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void lock(void) { pthread_mutex_lock(&reg.mu); }
-static void unlock(void) { pthread_mutex_unlock(&reg.mu); }
+#ifndef NDEBUG
+/* True on the thread that holds reg.mu, while it holds it (for asserts
+ * only: a release build keeps lookups free of it). */
+static _Thread_local bool reg_locked;
+#define REG_LOCKED(v) (reg_locked = (v))
+bool pyop__registry_lock_held(void) { return reg_locked; }
+#else
+#define REG_LOCKED(v) ((void)0)
+bool pyop__registry_lock_held(void) { return false; }
+#endif
+
+static void lock(void) {
+  pthread_mutex_lock(&reg.mu);
+  REG_LOCKED(true);
+}
+static void unlock(void) {
+  assert(pyop__registry_lock_held());
+  REG_LOCKED(false);
+  pthread_mutex_unlock(&reg.mu);
+}
 
 /* Around fork() (lifecycle.c): the child gets the registry unlocked. */
 void pyop__registry_fork_lock(void) { lock(); }
@@ -655,19 +674,82 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   return rc;
 }
 
-static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
-  return pyop__txn_add_proto(ctx, v);
-}
-static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
-  return pyop__txn_add_impl(ctx, v);
+/* ------------------------------------------------------- the registrar */
+
+/*
+ * The registrar handed to the bridge for one register_custom_ops call
+ * (docs/bridge-abi.md, "The registrar") is a callback table of one call
+ * (core.h, pyop__call): its ctx is a token live only while the call runs,
+ * and only on the thread that made it, so a registrar kept after the call
+ * or called from another thread is refused without touching any
+ * transaction. A call from another thread while the call runs also fails
+ * the load: its descriptors are lost (counted in reg_foreign).
+ *
+ * Invariant: reg_open is 0 or the token of the one open registrar (the
+ * lifecycle, which opens it, is serialised).
+ */
+static atomic_uintptr_t reg_open;
+static atomic_size_t reg_foreign;
+
+/* Records (and logs: a bridge that ignores the status still leaves a trace)
+ * the refusal of registrar entry `what` called with ctx from pc. */
+static int registrar_refused(void *ctx, const char *what, const void *pc) {
+  char who[600];
+  pyop__caller_object(pc, who, sizeof who);
+  if (ctx && (uintptr_t)ctx == atomic_load(&reg_open)) {
+    /* Logged once per call; the close counts them all. */
+    if (atomic_fetch_add(&reg_foreign, 1) == 0)
+      PYOP_LOG_E("%s called the registrar's %s from another thread than the one "
+                 "libpyop called register_custom_ops on; refused (the load fails)",
+                 who, what);
+    return pyop__error(PYOP_ESTATE,
+                       "registrar %s: called from another thread than the one "
+                       "libpyop called register_custom_ops on (%s); refused",
+                       what, who);
+  }
+  PYOP_LOG_E("%s: registrar used after register_custom_ops returned (its %s); refused",
+             who, what);
+  return pyop__error(PYOP_ESTATE,
+                     "registrar %s: registrar used after register_custom_ops returned "
+                     "(%s); a registrar is valid only during the call it was passed to",
+                     what, who);
 }
 
-void pyop__txn_registrar(pyop__txn *t, pyop_registrar *out) {
+static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
+  pyop__txn *t = pyop__call_state(ctx);
+  if (!t) return registrar_refused(ctx, "add_proto", __builtin_return_address(0));
+  return pyop__txn_add_proto(t, v);
+}
+static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
+  pyop__txn *t = pyop__call_state(ctx);
+  if (!t) return registrar_refused(ctx, "add_impl", __builtin_return_address(0));
+  return pyop__txn_add_impl(t, v);
+}
+
+void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
+  assert(t && atomic_load(&reg_open) == 0);
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
-  out->ctx = t;
+  out->ctx = pyop__call_open(call, t);
   out->add_proto = registrar_add_proto;
   out->add_impl = registrar_add_impl;
+  atomic_store(&reg_foreign, 0);
+  atomic_store(&reg_open, (uintptr_t)out->ctx);
+}
+
+int pyop__registrar_close(const pyop__call *call, const char *bridge) {
+  assert(atomic_load(&reg_open) != 0);
+  atomic_store(&reg_open, 0);
+  pyop__call_close(call);
+  size_t foreign = atomic_exchange(&reg_foreign, 0);
+  if (!foreign) return PYOP_OK;
+  return pyop__error(PYOP_ESTATE,
+                     "pyop_load: the bridge %s called the registrar from another "
+                     "thread than the one libpyop called register_custom_ops on "
+                     "(%zu call%s refused, their ops lost); nothing of this load "
+                     "is registered. A bridge registers on the calling thread only "
+                     "(docs/bridge-abi.md, \"The registrar\")",
+                     bridge, foreign, foreign == 1 ? "" : "s");
 }
 
 /*
@@ -722,25 +804,14 @@ static int classify_locked(titem *it) {
   return PYOP_OK;
 }
 
-/* The host's owns_op veto for op_type; the thread's last error is kept
- * (the hook may call libpyop). */
-static bool host_owns(const pyop_host_hooks *hooks, const char *op_type) {
-  pyop__error_saved saved;
-  pyop__error_save(&saved);
-  bool owns = hooks->owns_op(hooks->user, op_type) != 0;
-  pyop__error_restore(&saved);
-  return owns;
-}
-
 int pyop__txn_commit(pyop__txn *t) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
-  pyop_host_hooks hooks;
-  pyop__hooks_get(&hooks);
+  unsigned hooks = t->host ? 0 : pyop__hooks_present();
   /* The host's veto, with no lock held. */
-  if (!t->host && hooks.owns_op) {
+  if (hooks & PYOP__HOOK_OWNS_OP) {
     for (size_t i = 0; i < t->n; i++) {
       const pyop__proto *p = t->items[i].e->own_proto;
-      if (p && host_owns(&hooks, p->op_type)) {
+      if (p && pyop__hook_owns_op(p->op_type)) {
         int rc = pyop__error(PYOP_ECONFLICT,
                              "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
                              "operator owned by the host",
@@ -770,7 +841,7 @@ int pyop__txn_commit(pyop__txn *t) {
   }
   /* After unlocking, published entries are used only for the hooks and the
    * debug log: hold a reference for them (entry_hold_unpublished). */
-  bool after = (!t->host && hooks.on_register) || pyop__log_enabled(PYOP_LOG_DEBUG);
+  bool after = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
   /* Nothing can fail from here on. A new entry is only linked in (its
    * entry is not read); bound ones get the registered prototype. */
   size_t mask = reg.cap - 1;
@@ -810,12 +881,7 @@ int pyop__txn_commit(pyop__txn *t) {
     if (!after) continue;
     PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
                e->impl ? e->impl->source : "infer-only");
-    if (!t->host && hooks.on_register) {
-      pyop__error_saved saved;
-      pyop__error_save(&saved);
-      hooks.on_register(hooks.user, &e->info);
-      pyop__error_restore(&saved);
-    }
+    if (!t->host) pyop__hook_on_register(&e->info);
     pyop__entry_release(e);
   }
   txn_free_shell(t);
@@ -875,8 +941,6 @@ static int remove_locked(bool all, pyop__entry **retired) {
 }
 
 int pyop__registry_unload(void) {
-  pyop_host_hooks hooks;
-  pyop__hooks_get(&hooks);
   pyop__entry *retired;
   lock();
   int rc = remove_locked(false, &retired);
@@ -886,12 +950,7 @@ int pyop__registry_unload(void) {
   while (retired) {
     pyop__entry *e = retired;
     retired = e->next_retired;
-    if (hooks.on_unregister) {
-      pyop__error_saved saved;
-      pyop__error_save(&saved);
-      hooks.on_unregister(hooks.user, e->info.op_type);
-      pyop__error_restore(&saved);
-    }
+    pyop__hook_on_unregister(e->info.op_type);
     pyop__entry_release(e);
     n++;
   }

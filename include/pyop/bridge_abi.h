@@ -9,14 +9,20 @@
  *   required; a lower minor on either side means the newer side keeps to the
  *   older one's members.
  * - Every struct that crosses starts with struct_size. Structs only grow at
- *   the end; a reader checks struct_size before it reads a member, then NULL,
- *   then calls.
+ *   the end and never end in padding (pyop.h, "Versioned structs"); a
+ *   reader checks that struct_size holds a member whole before it reads it,
+ *   then NULL, then calls.
  * - Strings cross as pyop_str views (pointer, length), not NUL-terminated,
  *   and the receiver deep-copies what it keeps. A view with len > 0 and a NULL
  *   pointer, an embedded NUL, or an empty required string is rejected.
  * - Descriptor views are borrowed only for the duration of the call.
  * - The loader never calls the bridge while holding one of its locks, and
  *   callbacks into the loader (registrar, services) never call the bridge.
+ * - The callbacks of one call (the registrar of register_custom_ops, the
+ *   exec services and the infer/compile/declare sinks) are valid only during
+ *   that call and on its thread; a call after it returned or from another
+ *   thread gets PYOP_ESTATE (docs/bridge-abi.md, "The registrar").
+ *   pyop_loader_services stay valid until shutdown(), on any thread.
  */
 #ifndef PYOP_BRIDGE_ABI_H
 #define PYOP_BRIDGE_ABI_H
@@ -37,6 +43,11 @@ typedef struct pyop_io_view {
   size_t struct_size;
   pyop_str name;
   int32_t kind; /* pyop_io_kind */
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (pyop.h, "Versioned
+   * structs"); a member added later goes after it. */
+  int32_t reserved_;
+#endif
 } pyop_io_view;
 
 typedef struct pyop_attr_view {
@@ -247,7 +258,14 @@ typedef struct pyop_loader_services {
   void (*log)(int level, pyop_str message);
 } pyop_loader_services;
 
-/* Receives the descriptors of one load (a transaction). */
+/*
+ * Receives the descriptors of one load (a transaction). Valid only during
+ * the register_custom_ops call it is passed to, and only on the thread that
+ * call runs on: a call after that call returned, or from another thread,
+ * returns PYOP_ESTATE and changes nothing (from another thread during the
+ * call it also fails the whole load). See docs/bridge-abi.md, "The
+ * registrar".
+ */
 typedef struct pyop_registrar {
   size_t struct_size;
   void *ctx;
@@ -262,6 +280,11 @@ typedef struct pyop_bridge_config {
   pyop_str artifact_dir; /* directory the bridge was loaded from */
   pyop_str manifest_libpython; /* libpython recorded at build (for start-up) */
   uint32_t flags;        /* PYOP_BRIDGE_START_PYTHON */
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (pyop.h, "Versioned
+   * structs"). */
+  uint32_t reserved_;
+#endif
 } pyop_bridge_config;
 
 typedef struct pyop_bridge_api {
@@ -273,7 +296,8 @@ typedef struct pyop_bridge_api {
   int (*set_config)(const pyop_bridge_config *config);
   /*
    * Imports the plugins found in paths (each an ASCEND_CUSTOM_OPP_PATH
-   * element, absolute) and hands their descriptors to registrar. On failure
+   * element, absolute) and hands their descriptors to registrar, on this
+   * thread and before returning (registrar is dead afterwards). On failure
    * the bridge keeps no plugin state of this call.
    */
   int (*register_custom_ops)(const pyop_registrar *registrar,

@@ -53,6 +53,21 @@ extern "C" {
  */
 PYOP_API const char *pyop_version(void);
 
+/*
+ * Versioned structs (those that start with struct_size: pyop_options,
+ * pyop_exec_ctx, pyop_host_hooks, pyop_op_info and the bridge ABI's):
+ * - they grow only at the end, and never end in padding (an explicit
+ *   reserved member fills it), so every added member changes sizeof and a
+ *   struct_size tells which version the caller has;
+ * - a reader takes a member whole or not at all: a member that struct_size
+ *   does not hold whole (an older caller) is not read and has its default;
+ * - reserved members are never read and never reused.
+ * PYOP_MEMBER_END(type, m) is the struct_size that holds m whole;
+ * PYOP_STRUCT_HAS(type, p, m) whether p's struct_size does.
+ */
+#define PYOP_MEMBER_END(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
+#define PYOP_STRUCT_HAS(type, p, m) ((p)->struct_size >= PYOP_MEMBER_END(type, m))
+
 /* ---------------------------------------------------------------- status */
 
 /*
@@ -471,8 +486,7 @@ typedef struct pyop_op_info {
 } pyop_op_info;
 
 /* Whether info (of struct_size bytes) has member m. */
-#define PYOP_OP_INFO_HAS(info, m)                                              \
-  ((info)->struct_size >= offsetof(pyop_op_info, m) + sizeof((info)->m))
+#define PYOP_OP_INFO_HAS(info, m) PYOP_STRUCT_HAS(pyop_op_info, info, m)
 
 /* Takes a reference to the operator's description; PYOP_ENOENT if unknown. */
 PYOP_API int pyop_op_get(const char *op_type, const pyop_op_info **out);
@@ -550,11 +564,19 @@ typedef struct pyop_options {
    * infer_meta are not affected.
    */
   bool strict_outputs;
+  /* Not read: fills what would be trailing padding (see "Versioned structs"). */
+  char reserved_[sizeof(size_t) - 2 * sizeof(bool)];
 } pyop_options;
 
-#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false, false}
+#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false, false, {0}}
 
-/* Applies to the next pyop_load. PYOP_ESTATE while loaded. */
+/*
+ * Sets the options of the next pyop_load. While ops are loaded it returns
+ * PYOP_ESTATE (call pyop_unload first). After pyop_unload the bridge stays
+ * open: strict_outputs may change then (it applies at the next pyop_load),
+ * start_python may not (PYOP_ESTATE naming it: call pyop_shutdown first, it
+ * chooses how the bridge starts).
+ */
 PYOP_API int pyop_set_options(const pyop_options *options);
 
 /* -------------------------------------------------------- op instances */
@@ -586,12 +608,22 @@ typedef struct pyop_exec_ctx {
   int (*alloc_output)(void *user, size_t index, pyop_tensor *t);
   int (*alloc_workspace)(void *user, uint64_t nbytes, void **out);
   void *stream; /* passed through to kernels as an opaque value */
-  uint32_t flags; /* PYOP_EXEC_* */
+  uint32_t flags; /* PYOP_EXEC_*; other bits are refused (PYOP_EINVAL) */
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (see "Versioned structs"). */
+  uint32_t reserved_;
+#define PYOP__EXEC_CTX_RESERVED_INIT , 0
+#else
+#define PYOP__EXEC_CTX_RESERVED_INIT
+#endif
 } pyop_exec_ctx;
 
 #define PYOP_EXEC_EXPECT_OUTPUTS (1u << 0)
+/* Every flag this libpyop knows. */
+#define PYOP_EXEC_KNOWN_FLAGS PYOP_EXEC_EXPECT_OUTPUTS
 
-#define PYOP_EXEC_CTX_INIT {sizeof(pyop_exec_ctx), NULL, NULL, NULL, NULL, 0}
+#define PYOP_EXEC_CTX_INIT                                                    \
+  {sizeof(pyop_exec_ctx), NULL, NULL, NULL, NULL, 0 PYOP__EXEC_CTX_RESERVED_INIT}
 
 /*
  * One output slot of pyop_op_infer_meta_list / pyop_op_execute_list: room
@@ -736,7 +768,14 @@ typedef struct pyop_host_hooks {
 
 #define PYOP_HOST_HOOKS_INIT {sizeof(pyop_host_hooks), NULL, NULL, NULL, NULL, NULL}
 
-/* Installs hooks (copied); NULL removes them. */
+/*
+ * Installs hooks (copied; a member the struct_size does not hold whole stays
+ * NULL); NULL removes them. When it returns, no call of the previous hooks
+ * is running or will start, so their user data may be freed — except when
+ * called from inside a hook: it then returns without waiting for the hook
+ * calls other threads had started (none starts after it returns). See
+ * docs/host-guide.md, "Hooks".
+ */
 PYOP_API int pyop_set_host_hooks(const pyop_host_hooks *hooks);
 
 /* -------------------------------------------------------- diagnostics */

@@ -22,6 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(FAKE_REGISTRAR_THREADS) || defined(FAKE_SERVICES_KEPT)
+#include <pthread.h>
+#endif
+
 #ifndef FAKE_VARIANT_NAME
 #define FAKE_VARIANT_NAME "GOOD"
 #endif
@@ -120,9 +124,39 @@ static int requested_failure(const void *hp) {
   return PYOP_OK;
 }
 
+#if defined(FAKE_SERVICES_KEPT)
+/* A careless bridge: keeps the exec services and the infer sink of one
+ * call and calls them in the next one, and calls the services of a running
+ * execute from a thread of its own. Each status is logged. */
+static pyop_exec_services kept_svc;
+static void *kept_sink_ctx;
+static int (*kept_add_output)(void *, size_t, const pyop_tensor *);
+
+static void say_rc(const char *what, int rc) {
+  char line[160];
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": %s returned %d", what, rc);
+  say(PYOP_LOG_WARN, line);
+}
+
+static void *workspace_thread(void *arg) {
+  const pyop_exec_services *svc = arg;
+  void *p = NULL;
+  say_rc("thread alloc_workspace", svc->alloc_workspace(svc->ctx, 16, &p));
+  return NULL;
+}
+#endif
+
 static int fake_infer_meta(void *h, const pyop_infer_args *args) {
   int req = requested_failure(h);
   if (req != PYOP_OK) return req;
+#if defined(FAKE_SERVICES_KEPT)
+  if (kept_add_output) {
+    pyop_tensor d = args->inputs[0].items[0];
+    say_rc("late add_output", kept_add_output(kept_sink_ctx, 0, &d));
+  }
+  kept_sink_ctx = args->sink_ctx;
+  kept_add_output = args->add_output;
+#endif
   if (!args || args->struct_size < sizeof *args || args->n_inputs < 1 ||
       args->inputs[0].count < 1 || args->n_outputs < 1)
     return fail(PYOP_EINVAL, "fake infer_meta: needs input 0 and output 0");
@@ -159,6 +193,18 @@ static int fake_execute(void *hp, const pyop_exec_args *args) {
   pyop_tensor out = *x;
   out.data = NULL;
   out.nbytes = (uint64_t)n * sizeof(float);
+#if defined(FAKE_SERVICES_KEPT)
+  if (kept_svc.alloc_output) {
+    pyop_tensor late = out;
+    say_rc("late alloc_output", kept_svc.alloc_output(kept_svc.ctx, 0, &late));
+    void *p = NULL;
+    say_rc("late alloc_workspace", kept_svc.alloc_workspace(kept_svc.ctx, 16, &p));
+  }
+  kept_svc = *svc;
+  pthread_t th;
+  pthread_create(&th, NULL, workspace_thread, (void *)svc);
+  pthread_join(th, NULL);
+#endif
   int rc = svc->alloc_output(svc->ctx, 0, &out);
   if (rc != PYOP_OK) return rc;
   if (!out.data && n > 0)
@@ -294,6 +340,43 @@ static int fake_set_config(const pyop_bridge_config *config) {
 #endif
 }
 
+#if defined(FAKE_REGISTRAR_KEPT)
+/* A careless bridge: keeps a copy of the registrar and calls it after
+ * register_custom_ops returned (from reset, and from the next call). Each
+ * late call's status is logged as "late add_proto (<when>) returned <rc>". */
+static pyop_registrar kept;
+static int kept_n;
+
+static void late_add(const char *when) {
+  if (!kept.add_proto) return;
+  char op_type[32], line[160];
+  snprintf(op_type, sizeof op_type, "FakeLate%d", kept_n++);
+  int rc = add_identity(&kept, op_type, "fake:" FAKE_VARIANT_NAME ".late", 40);
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": late add_proto (%s) returned %d",
+           when, rc);
+  say(PYOP_LOG_WARN, line);
+}
+#endif
+
+#if defined(FAKE_REGISTRAR_THREADS)
+/* A bridge that registers from 4 threads of its own during the call. */
+enum { FAKE_NTHREADS = 4, FAKE_PER_THREAD = 50 };
+static const pyop_registrar *thread_reg;
+static int thread_rc[FAKE_NTHREADS];
+
+static void *register_thread(void *arg) {
+  int k = (int)(intptr_t)arg;
+  thread_rc[k] = PYOP_OK;
+  for (int i = 0; i < FAKE_PER_THREAD; i++) {
+    char op_type[32];
+    snprintf(op_type, sizeof op_type, "FakeThread%d_%02d", k, i);
+    int rc = add_identity(thread_reg, op_type, "fake:" FAKE_VARIANT_NAME ".thread", 50);
+    if (rc != PYOP_OK) thread_rc[k] = rc;
+  }
+  return NULL;
+}
+#endif
+
 static int fake_register(const pyop_registrar *r, const pyop_str *paths,
                          size_t n_paths) {
   (void)paths;
@@ -323,6 +406,22 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
     if (rc != PYOP_OK) return rc;
   }
   return PYOP_OK;
+#elif defined(FAKE_REGISTRAR_THREADS)
+  /* Ignores what the registrar answers its threads: returns PYOP_OK. */
+  thread_reg = r;
+  pthread_t th[FAKE_NTHREADS];
+  for (int k = 0; k < FAKE_NTHREADS; k++)
+    pthread_create(&th[k], NULL, register_thread, (void *)(intptr_t)k);
+  for (int k = 0; k < FAKE_NTHREADS; k++) pthread_join(th[k], NULL);
+  char line[160];
+  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": thread statuses %d %d %d %d",
+           thread_rc[0], thread_rc[1], thread_rc[2], thread_rc[3]);
+  say(PYOP_LOG_WARN, line);
+  return PYOP_OK;
+#elif defined(FAKE_REGISTRAR_KEPT)
+  late_add("next call");
+  kept = *r;
+  return add_identity(r, "FakeIdentity", "fake:" FAKE_VARIANT_NAME ".fake_identity", 30);
 #elif defined(FAKE_ODD_STATUS)
   /* A status libpyop does not define, with and without a message. */
   if (getenv("PYOP_FAKE_ODD_SILENT")) return -999;
@@ -339,9 +438,18 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
 #endif
 }
 
+#if defined(FAKE_REGISTRAR_KEPT)
+FAKE_MAYBE_UNUSED static void fake_reset(void) { late_add("reset"); }
+#else
 FAKE_MAYBE_UNUSED static void fake_reset(void) {}
+#endif
 
 static void fake_shutdown(void) {
+#if defined(FAKE_REGISTRAR_KEPT)
+  late_add("shutdown");
+  memset(&kept, 0, sizeof kept);
+  kept_n = 0;
+#endif
   services = NULL;
   artifact_dir[0] = '\0';
 }

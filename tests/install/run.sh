@@ -9,9 +9,14 @@ trap 'rm -rf "$work"' EXIT
 # Relocatable: nothing may refer to the first prefix or to the build tree.
 mv "$work/prefix" "$work/moved"
 prefix=$work/moved
-if grep -rIl -e "$work/prefix" -e "$build" "$prefix" 2>/dev/null; then
+# pyop.pc alone records the prefix (absolute, normalised paths), on its
+# prefix= line only; a moved tree passes --define-variable=prefix=.
+if grep -rIl -e "$work/prefix" -e "$build" "$prefix" 2>/dev/null | grep -v '/pkgconfig/pyop\.pc$'; then
   echo "FAIL: installed files refer to the build tree or the install prefix"; exit 1
 fi
+pcfile=$(ls "$prefix"/lib*/pkgconfig/pyop.pc)
+[ "$(grep -c -e "$work/prefix" "$pcfile")" = 1 ] && grep -qx "prefix=$work/prefix" "$pcfile" ||
+  { echo "FAIL: pyop.pc names the install prefix elsewhere than its prefix= line"; cat "$pcfile"; exit 1; }
 
 # Exported symbols: only pyop_* and the four GE-style entry points.
 lib=$(ls "$prefix"/lib*/libpyop.so.* | head -1)
@@ -37,7 +42,8 @@ opp=$work/opp; mkdir -p "$opp"; echo "# a plugin the fake bridge pretends to imp
 ASCEND_CUSTOM_OPP_PATH=$opp LD_LIBRARY_PATH=$libdir "$work/c1/host"
 
 # 2. pkg-config
-pc=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs pyop)
+pc=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --define-variable=prefix="$prefix" --cflags --libs pyop)
+case "$pc" in *"$prefix/include"*"-L$libdir "*) ;; *) echo "FAIL: pkg-config on the moved tree: $pc"; exit 1 ;; esac
 "$cc" -std=c11 -o "$work/host2" "$consumer/host.c" $pc -I"$pyinc" "$pylib"
 ASCEND_CUSTOM_OPP_PATH=$opp LD_LIBRARY_PATH=$libdir "$work/host2"
 echo "install test: ok"

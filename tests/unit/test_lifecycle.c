@@ -39,6 +39,9 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,16 +93,21 @@ static void install_fake_python(void) {
 static char log_buf[65536];
 static size_t log_len;
 
+/* Lines may come from a bridge's own threads: one writer at a time. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void log_hook(void *user, int level, const char *line) {
   (void)user;
   (void)level;
   size_t n = strlen(line);
+  pthread_mutex_lock(&log_mu);
   if (log_len + n + 2 < sizeof log_buf) {
     memcpy(log_buf + log_len, line, n);
     log_len += n;
     log_buf[log_len++] = '\n';
     log_buf[log_len] = '\0';
   }
+  pthread_mutex_unlock(&log_mu);
 }
 
 static void log_reset(void) {
@@ -642,11 +650,34 @@ static void test_options_and_hooks(void **state) {
   o.struct_size = sizeof o;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   assert_int_equal(pyop_load(), PYOP_OK);
-  expect_error(pyop_set_options(&o), PYOP_ESTATE, "pyop_shutdown first");
-  /* After an unload the bridge is still open: still refused. */
+  expect_error(pyop_set_options(&o), PYOP_ESTATE, "ops are loaded; call pyop_unload first");
+  /* After an unload the bridge is still open: an option that needs no new
+   * bridge changes (and applies at the next load), start_python does not. */
   assert_int_equal(pyop_unload(), PYOP_OK);
-  expect_error(pyop_set_options(&o), PYOP_ESTATE, NULL);
+  o.strict_outputs = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_true(pyop__strict_outputs());
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  o.start_python = true;
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "start_python cannot change to true while the bridge stays open (it was "
+               "loaded with start_python false); call pyop_shutdown first");
+  o.start_python = false;
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_false(pyop__strict_outputs());
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  /* A caller of the version before strict_outputs: it has its default. */
+  o.strict_outputs = true;
+  o.struct_size = PYOP_MEMBER_END(pyop_options, start_python);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_false(pyop__strict_outputs());
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  o = (pyop_options)PYOP_OPTIONS_INIT;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
 
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
@@ -665,6 +696,50 @@ static void test_options_and_hooks(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK); /* nothing Python: OK */
   assert_int_equal(log_len, 0);           /* log member not copied */
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+/* pyop_exec_ctx as versioned struct: an old-size caller (no flags member)
+ * gets flags 0 whatever lies beyond its struct; unknown bits are refused
+ * naming them; a struct_size that ends inside stream is refused. */
+static int execute_with(pyop_op *op, pyop_exec_ctx *ctx) {
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor ty = tx;
+  ty.data = y;
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&ty, 1}};
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  ctx->alloc_output = alloc_out;
+  return pyop_op_execute(op, ins, 2, &out, 1, ctx);
+}
+
+static void test_exec_ctx_versions(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.flags = 0x6;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL,
+               "execute of \"FakeAdd\": ctx->flags has bits 0x6 that this libpyop does not "
+               "know (known: PYOP_EXEC_EXPECT_OUTPUTS = 0x1)");
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS | 0x80000000u;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL, "bits 0x80000000");
+  /* The version before flags: whatever flags holds is not read. */
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags);
+  ctx.flags = 0xffffffffu;
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags) + 2; /* flags not whole */
+  assert_int_equal(execute_with(op, &ctx), PYOP_OK);
+  ctx.struct_size = offsetof(pyop_exec_ctx, stream) + 4;
+  expect_error(execute_with(op, &ctx), PYOP_EINVAL, "struct_size is too small");
+  pyop_op_destroy(op);
+  /* Growth rule: the struct ends where its last member does. */
+  assert_int_equal(sizeof(pyop_exec_ctx),
+                   PYOP_MEMBER_END(pyop_exec_ctx, flags) +
+                       (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
+  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, reserved_));
 }
 
 /* pyop_runtime_key: exact fit, one byte short, empty buffer, no Python. */
@@ -1168,6 +1243,171 @@ static void test_odd_status_from_register(void **state) {
   expect_ops("");
 }
 
+/* ------------------------------------------------ the registrar (#17.3) */
+
+/* A bridge that keeps the registrar and calls it after register_custom_ops
+ * returned (from reset, the next call, shutdown): refused each time, logged
+ * with the bridge's path, and nothing reaches the registry. */
+static void test_registrar_kept(void **state) {
+  (void)state;
+  use_variant("REGISTRAR_KEPT");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_ops("FakeIdentity");
+  log_reset();
+  assert_int_equal(pyop_unload(), PYOP_OK); /* reset: a late call */
+  expect_in(log_buf, "late add_proto (reset) returned -14\n");
+  expect_in(log_buf, "registrar used after register_custom_ops returned");
+  expect_in(log_buf, "the bridge ");
+  expect_in(log_buf, "REGISTRAR_KEPT/libpyop_bridge.so");
+  expect_ops("");
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK); /* a stale registrar in the next call */
+  expect_in(log_buf, "late add_proto (next call) returned -14\n");
+  expect_ops("FakeIdentity");
+  log_reset();
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  expect_in(log_buf, "late add_proto (reset) returned -14\n");
+  expect_in(log_buf, "late add_proto (shutdown) returned -14\n");
+  expect_ops("");
+  assert_int_equal(pyop_load(), PYOP_OK); /* still loads */
+  expect_ops("FakeIdentity");
+}
+
+/* A bridge that calls the registrar from 4 threads of its own during the
+ * call and returns PYOP_OK: every such call is refused and the load fails,
+ * naming the bridge, with nothing registered. */
+static void test_registrar_threads(void **state) {
+  (void)state;
+  use_variant("REGISTRAR_THREADS");
+  log_reset();
+  expect_error(pyop_load(), PYOP_ESTATE,
+               "called the registrar from another thread than the one libpyop "
+               "called register_custom_ops on (200 calls refused, their ops lost)");
+  expect_in(pyop_last_error(), "REGISTRAR_THREADS/libpyop_bridge.so");
+  expect_in(pyop_last_error(), "nothing of this load is registered");
+  expect_in(log_buf, "thread statuses -14 -14 -14 -14\n");
+  expect_ops("");
+  expect_error(pyop_load(), PYOP_ESTATE, "200 calls refused");
+  expect_ops("");
+}
+
+/* The same class for the callbacks of one op call: exec services and the
+ * infer sink kept and called in the next call, or called from another
+ * thread during the call, are refused (PYOP_ESTATE) and logged. */
+static void test_services_kept(void **state) {
+  (void)state;
+  use_variant("SERVICES_KEPT");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  log_reset();
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  expect_in(log_buf, "thread alloc_workspace returned -14\n");
+  expect_in(log_buf, "called alloc_workspace of execute after that call returned, or from "
+                     "another thread; refused");
+  expect_in(log_buf, "SERVICES_KEPT/libpyop_bridge.so");
+  log_reset();
+  assert_int_equal(run_fake_add(), PYOP_OK); /* its results are still right */
+  expect_in(log_buf, "late alloc_output returned -14\n");
+  expect_in(log_buf, "late alloc_workspace returned -14\n");
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  float x[4] = {0};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, PYOP_FORMAT_ND, 2, 0, {2, 2}, sizeof x};
+  pyop_tensor_list ins[2] = {{&tx, 1}, {&tx, 1}};
+  pyop_tensor out;
+  for (int i = 0; i < 2; i++) assert_int_equal(pyop_op_infer_meta(op, ins, 2, &out, 1), PYOP_OK);
+  expect_in(log_buf, "late add_output returned -14\n");
+  pyop_op_destroy(op);
+}
+
+/* ------------------------------------------ removed hooks (#17.4) */
+
+/* pyop_load/pyop_unload in a loop on a thread while the main thread
+ * installs hooks with a context, removes them, poisons and frees the
+ * context: no hook ever sees it after pyop_set_host_hooks(NULL) returned
+ * (ASan: no use after free; TSan: no race). */
+typedef struct hook_ctx {
+  atomic_int live;
+  atomic_long calls;
+} hook_ctx;
+static atomic_int hooks_late;
+static atomic_bool loop_stop;
+static atomic_int loop_failed;
+
+static void hook_touch(void *user) {
+  hook_ctx *c = user;
+  if (!atomic_load(&c->live)) atomic_fetch_add(&hooks_late, 1);
+  atomic_fetch_add(&c->calls, 1);
+  struct timespec ts = {0, 50 * 1000};
+  nanosleep(&ts, NULL);
+  if (!atomic_load(&c->live)) atomic_fetch_add(&hooks_late, 1);
+}
+static void ctx_register(void *user, const pyop_op_info *info) {
+  (void)info;
+  hook_touch(user);
+}
+static void ctx_unregister(void *user, const char *op_type) {
+  (void)op_type;
+  hook_touch(user);
+}
+static void ctx_log(void *user, int level, const char *line) {
+  (void)level;
+  (void)line;
+  hook_touch(user);
+}
+
+static void discard_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  (void)line;
+}
+
+static void *load_unload_thread(void *arg) {
+  (void)arg;
+  while (!atomic_load(&loop_stop)) {
+    if (pyop_load() != PYOP_OK || pyop_unload() != PYOP_OK) {
+      atomic_store(&loop_failed, 1);
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static void test_removed_hooks_during_load_loop(void **state) {
+  (void)state;
+  use_variant("LOGGY"); /* a log line in every load, too */
+  atomic_store(&hooks_late, 0);
+  atomic_store(&loop_stop, false);
+  atomic_store(&loop_failed, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, load_unload_thread, NULL), 0);
+  for (int round = 0; round < 30 && !atomic_load(&loop_failed); round++) {
+    hook_ctx *c = malloc(sizeof *c);
+    assert_non_null(c);
+    atomic_store(&c->live, 1);
+    atomic_store(&c->calls, 0);
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.user = c;
+    h.on_register = ctx_register;
+    h.on_unregister = ctx_unregister;
+    h.log = ctx_log;
+    assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+    while (atomic_load(&c->calls) < 2 && !atomic_load(&loop_failed)) sched_yield();
+    assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+    atomic_store(&c->live, 0);
+    pyop_host_hooks quiet = PYOP_HOST_HOOKS_INIT; /* keep the loop's lines off stderr */
+    quiet.log = discard_log;
+    assert_int_equal(pyop_set_host_hooks(&quiet), PYOP_OK);
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+    free(c);
+  }
+  atomic_store(&loop_stop, true);
+  pthread_join(th, NULL);
+  assert_int_equal(atomic_load(&loop_failed), 0);
+  assert_int_equal(atomic_load(&hooks_late), 0);
+  install_log_hook(); /* teardown's log capture */
+}
+
 /* ------------------------------------------ doctor after refusals (#9.7) */
 
 static void test_doctor_after_refused_shutdown(void **state) {
@@ -1289,6 +1529,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
@@ -1297,6 +1538,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_after_refused_shutdown, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_registrar_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_registrar_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_services_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_hooks_during_load_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_cold, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_load_warm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_cycle, setup, teardown),

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1022,6 +1023,220 @@ static void test_threads(void **state) {
   assert_int_equal(pyop__registry_count(), 1);
 }
 
+/* ------------------------------------------ removed hooks (#17.4) */
+
+/* A host context the hooks check: after pyop_set_host_hooks(NULL) returns,
+ * the host poisons it, then frees it (ASan then reports any later call). */
+enum { CTX_LIVE = 0x11fe, CTX_DEAD = 0xdead };
+typedef struct host_ctx {
+  atomic_int magic;
+  atomic_long calls;
+} host_ctx;
+static atomic_int late_calls; /* hook calls that saw a poisoned context */
+
+static void slow_hook_body(void *user) {
+  host_ctx *c = user;
+  if (atomic_load(&c->magic) != CTX_LIVE) atomic_fetch_add(&late_calls, 1);
+  atomic_fetch_add(&c->calls, 1);
+  struct timespec ts = {0, 100 * 1000}; /* widen the window: 0.1 ms */
+  nanosleep(&ts, NULL);
+  if (atomic_load(&c->magic) != CTX_LIVE) atomic_fetch_add(&late_calls, 1);
+}
+static int slow_owns(void *user, const char *op_type) {
+  (void)op_type;
+  slow_hook_body(user);
+  return 0;
+}
+static void slow_register(void *user, const pyop_op_info *info) {
+  (void)info;
+  slow_hook_body(user);
+}
+static void slow_unregister(void *user, const char *op_type) {
+  (void)op_type;
+  slow_hook_body(user);
+}
+
+static void *load_unload_loop(void *arg) {
+  (void)arg;
+  while (!atomic_load(&stop)) {
+    pyop__txn *t;
+    CHECK(pyop__txn_begin(&t) == PYOP_OK);
+    for (int i = 0; i < GROUP; i++) {
+      CHECK(pyop__txn_add_proto(t, &group[i].p) == PYOP_OK);
+      CHECK(pyop__txn_add_impl(t, &group[i].i) == PYOP_OK);
+    }
+    CHECK(pyop__txn_commit(t) == PYOP_OK);
+    CHECK(pyop__registry_unload() == PYOP_OK);
+  }
+  return NULL;
+}
+
+/* Once pyop_set_host_hooks(NULL) returns, no call of the removed hooks runs
+ * or starts, while another thread loads and unloads in a loop. */
+static void test_removed_hooks_stay_removed(void **state) {
+  (void)state;
+  char names[GROUP][8];
+  for (int i = 0; i < GROUP; i++) {
+    snprintf(names[i], sizeof names[i], "R%d", i);
+    desc_init(&group[i], names[i], "r.py");
+  }
+  atomic_store(&stop, false);
+  atomic_store(&late_calls, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, load_unload_loop, NULL), 0);
+  for (int round = 0; round < 40 && !atomic_load(&stop); round++) {
+    host_ctx *c = malloc(sizeof *c);
+    assert_non_null(c);
+    atomic_store(&c->magic, CTX_LIVE);
+    atomic_store(&c->calls, 0);
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.user = c;
+    h.owns_op = slow_owns;
+    h.on_register = slow_register;
+    h.on_unregister = slow_unregister;
+    assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+    /* Remove them while calls are in flight. */
+    while (atomic_load(&c->calls) < 3 && !atomic_load(&stop)) sched_yield();
+    assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+    atomic_store(&c->magic, CTX_DEAD);
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    free(c);
+  }
+  atomic_store(&stop, true);
+  pthread_join(th, NULL);
+  if (thread_failure[0]) fail_msg("%s", thread_failure);
+  assert_int_equal(atomic_load(&late_calls), 0);
+}
+
+/* A hook that replaces the hooks from inside itself: no deadlock, and the
+ * rest of that very commit already calls the new ones (or none). */
+static int inner_calls, outer_calls;
+static void count_inner(void *user, const pyop_op_info *info) {
+  (void)user;
+  (void)info;
+  inner_calls++;
+}
+static void remove_from_inside(void *user, const pyop_op_info *info) {
+  (void)info;
+  outer_calls++;
+  const pyop_host_hooks *next = user;
+  assert_int_equal(pyop_set_host_hooks(next), PYOP_OK);
+}
+static void unregister_counts(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  outer_calls++;
+}
+
+static void test_hook_removes_hooks(void **state) {
+  (void)state;
+  desc d[3];
+  desc_init(&d[0], "In0", "i.py");
+  desc_init(&d[1], "In1", "i.py");
+  desc_init(&d[2], "In2", "i.py");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.on_register = remove_from_inside;
+  h.on_unregister = unregister_counts;
+  h.user = NULL; /* set_host_hooks(NULL) from inside */
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  inner_calls = outer_calls = 0;
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  for (int i = 0; i < 3; i++) assert_int_equal(pyop__txn_add_proto(t, &d[i].p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(outer_calls, 1); /* the two other ops: no hook any more */
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(outer_calls, 1); /* on_unregister was removed too */
+  /* Replacing instead of removing: the rest of the commit calls the new. */
+  pyop_host_hooks next = PYOP_HOST_HOOKS_INIT;
+  next.on_register = count_inner;
+  h.user = &next;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  outer_calls = 0;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  for (int i = 0; i < 3; i++) assert_int_equal(pyop__txn_add_proto(t, &d[i].p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(outer_calls, 1);
+  assert_int_equal(inner_calls, 2);
+}
+
+/* A struct_size that ends inside a pointer member: that member is not
+ * taken (half a pointer would be called). */
+static int owns_seen;
+static int owns_counts(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  owns_seen++;
+  return 0;
+}
+static void must_not_run_reg(void *user, const pyop_op_info *info) {
+  (void)user;
+  fail_msg("on_register taken from a struct_size that ends inside it (%s)", info->op_type);
+}
+static void must_not_run_unreg(void *user, const char *op_type) {
+  (void)user;
+  fail_msg("on_unregister taken from a struct_size that ends inside it (%s)", op_type);
+}
+
+static void test_hooks_struct_size_inside_member(void **state) {
+  (void)state;
+  desc a;
+  desc_init(&a, "Half", "h.py");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_counts;
+  h.on_register = must_not_run_reg;
+  h.on_unregister = must_not_run_unreg;
+  /* Only the low half of each pointer would be in a copy of that many bytes. */
+  h.struct_size = offsetof(pyop_host_hooks, on_register) + 4;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  owns_seen = 0;
+  assert_int_equal(commit_one(&a, true), PYOP_OK);
+  assert_int_equal(owns_seen, 1); /* the members before are taken whole */
+  h.struct_size = offsetof(pyop_host_hooks, on_unregister) + 4;
+  h.on_register = NULL;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  h.struct_size = offsetof(pyop_host_hooks, owns_op) + 4;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  owns_seen = 0;
+  assert_int_equal(commit_one(&a, true), PYOP_OK);
+  assert_int_equal(owns_seen, 0);
+  h.struct_size = offsetof(pyop_host_hooks, user) + 4;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_EINVAL);
+  assert_msg_has("struct_size 12 is too small");
+}
+
+/* pyop_register_host_prototype: struct_size ending inside input_flags or
+ * output_alias (pointers to garbage here) takes neither. */
+static void test_op_info_struct_size_inside_member(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof hi, "HalfHost", NULL, NULL, NULL, NULL, ins, 1, outs, 1, NULL, 0, 0};
+  hi.input_flags = (const uint32_t *)(uintptr_t)0x10; /* never read */
+  hi.output_alias = (const int32_t *)(uintptr_t)0x10;
+  hi.struct_size = offsetof(pyop_op_info, input_flags) + 4;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  const pyop_op_info *got;
+  assert_int_equal(pyop_op_get("HalfHost", &got), PYOP_OK);
+  assert_null(got->input_flags);
+  assert_null(got->output_alias);
+  pyop_op_info_release(got);
+  static const uint32_t flags[1] = {PYOP_INPUT_MUTATED};
+  hi.op_type = "HalfHost2";
+  hi.input_flags = flags;
+  hi.struct_size = offsetof(pyop_op_info, output_alias) + 4;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_op_get("HalfHost2", &got), PYOP_OK);
+  assert_non_null(got->input_flags);
+  assert_int_equal(got->input_flags[0], PYOP_INPUT_MUTATED);
+  assert_null(got->output_alias);
+  pyop_op_info_release(got);
+  hi.struct_size = offsetof(pyop_op_info, n_attrs) + 4;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_register_and_get, setup, teardown),
@@ -1041,6 +1256,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_big_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_hooks_stay_removed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hook_removes_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hooks_struct_size_inside_member, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_info_struct_size_inside_member, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
