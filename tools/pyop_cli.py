@@ -379,11 +379,60 @@ def info_to_dict(i):
 # ------------------------------------------------------------ host buffers
 
 
+# The largest buffer the command allocates for one tensor or workspace: a
+# shape beyond it is a usage error (or, asked for by an op, a refused
+# allocation), not a MemoryError. PYOP_CLI_MAX_BYTES overrides it.
+MAX_BYTES_DEFAULT = 1 << 30
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def max_bytes():
+    text = os.environ.get("PYOP_CLI_MAX_BYTES")
+    if not text:
+        return MAX_BYTES_DEFAULT
+    try:
+        value = int(text, 0)
+    except ValueError:
+        value = -1
+    if not 0 < value <= INT64_MAX:
+        raise UsageError("PYOP_CLI_MAX_BYTES=%s: expected a positive byte count" % text)
+    return value
+
+
+def _fmt_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return "%g %s" % (round(n / size, 1), unit)
+    return "%d bytes" % n
+
+
+def check_shape(dtype, shape, what):
+    """Raises ValueError unless shape is a valid pyop shape (at most
+    PYOP_MAX_DIMS dims, each 0..INT64_MAX) whose tensor fits in max_bytes()."""
+    if len(shape) > MAX_DIMS:
+        raise ValueError("%s: %d dims; a pyop tensor has at most %d (PYOP_MAX_DIMS)"
+                         % (what, len(shape), MAX_DIMS))
+    for d in shape:
+        if d < 0:
+            raise ValueError("%s: dim %d is negative" % (what, d))
+        if d > INT64_MAX:
+            raise ValueError("%s: dim %d does not fit in int64" % (what, d))
+    nbytes = numel(shape) * DTYPE_SIZE[dtype]
+    limit = max_bytes()
+    if nbytes > limit:
+        raise ValueError("%s: %s[%s] needs %s, more than the %s the command allocates for "
+                         "one tensor (PYOP_CLI_MAX_BYTES)"
+                         % (what, DTYPES[dtype], ",".join(map(str, shape)),
+                            _fmt_bytes(nbytes), _fmt_bytes(limit)))
+
+
 class Buffers:
-    """Owns every buffer the command hands to libpyop (the host owns memory)."""
+    """Owns every buffer the command hands to libpyop (the host owns memory).
+    refused: why an allocation an op asked for was refused (too large)."""
 
     def __init__(self):
         self.keep = []
+        self.refused = None
 
     @staticmethod
     def shared(keep):
@@ -392,7 +441,13 @@ class Buffers:
         keep.append(b)
         return b
 
-    def alloc(self, nbytes):
+    def alloc(self, nbytes, what="a buffer"):
+        """A zeroed buffer of nbytes; CliError beyond max_bytes()."""
+        if nbytes > max_bytes():
+            self.refused = ("%s of %s refused: more than the %s the command allocates "
+                            "(PYOP_CLI_MAX_BYTES)" % (what, _fmt_bytes(nbytes),
+                                                      _fmt_bytes(max_bytes())))
+            raise CliError(self.refused, "PYOP_ENOMEM")
         buf = ctypes.create_string_buffer(max(int(nbytes), 1))
         self.keep.append(buf)
         return ctypes.addressof(buf)
@@ -431,7 +486,7 @@ def make_tensor(bufs, dtype, shape, values=None):
                              % (len(values), list(shape), n))
         try:
             write_values(t, values)
-        except (ValueError, struct.error) as e:
+        except (ValueError, OverflowError, struct.error) as e:
             raise UsageError("values %s do not fit %s: %s"
                              % (",".join(map(str, values)), DTYPES[dtype], e)) from None
     return t
@@ -471,12 +526,18 @@ def exec_ctx(bufs, allocated):
 
     def alloc_output(_user, index, tp):
         t = tp.contents
-        t.data = bufs.alloc(t.nbytes)
+        try:
+            t.data = bufs.alloc(t.nbytes, "output %d" % index)
+        except CliError:
+            return 1  # refused: the call fails with PYOP_EHOST, bufs.refused says why
         allocated[index] = (t.dtype, list(t.shape[:t.ndim]))
         return 0
 
     def alloc_workspace(_user, nbytes, out):
-        out[0] = bufs.alloc(nbytes)
+        try:
+            out[0] = bufs.alloc(nbytes, "a workspace")
+        except CliError:
+            return 1
         return 0
 
     cb_out = ALLOC_OUTPUT(alloc_output)
@@ -504,6 +565,15 @@ def make_attrs(info, given, keep):
     return attrs, len(given)
 
 
+def _attr_int64(value):
+    """An int attribute value (also from samples) that fits int64: ctypes
+    would wrap a larger one silently."""
+    try:
+        return _int64(value)
+    except ValueError as e:
+        raise CliError("attribute value %s" % e, "PYOP_EINVAL") from None
+
+
 def _array(ctype, values, keep):
     arr = (ctype * max(len(values), 1))(*values)
     keep.append(arr)
@@ -514,7 +584,7 @@ def set_attr_value(v, type_name, value, keep):
     code = {n: c for c, n in ATTR_TYPES.items()}[type_name]
     v.type = code
     if type_name == "int":
-        v.u.i = int(value)
+        v.u.i = _attr_int64(value)
     elif type_name == "float":
         v.u.f = float(value)
     elif type_name == "bool":
@@ -526,7 +596,8 @@ def set_attr_value(v, type_name, value, keep):
     elif type_name == "DataType":
         v.u.dtype = DTYPES.index(value)
     elif type_name == "list[int]":
-        v.u.span.items, v.u.span.count = _array(ctypes.c_int64, [int(x) for x in value], keep)
+        v.u.span.items, v.u.span.count = _array(ctypes.c_int64,
+                                                [_attr_int64(x) for x in value], keep)
     elif type_name == "list[float]":
         v.u.span.items, v.u.span.count = _array(ctypes.c_double, [float(x) for x in value], keep)
     elif type_name == "list[bool]":
@@ -545,7 +616,7 @@ def set_attr_value(v, type_name, value, keep):
     elif type_name == "list[list[int]]":
         inner = []
         for row in value:
-            p, n = _array(ctypes.c_int64, [int(x) for x in row], keep)
+            p, n = _array(ctypes.c_int64, [_attr_int64(x) for x in row], keep)
             inner.append(IntList(ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)), n))
         v.u.span.items, v.u.span.count = _array(IntList, inner, keep)
     else:
@@ -581,22 +652,31 @@ def parse_attr_text(text, type_name, name="", op=None):
             if not isinstance(value, list) or not all(
                     isinstance(r, list) and all(isinstance(x, int) for x in r) for r in value):
                 raise ValueError(text)
-            return value
+            return [[_int64(x) for x in r] for r in value]
         inner = type_name[5:-1]
         body = text.strip()
         if body.startswith("["):
             body = body[1:-1]
         return [_scalar(x.strip(), inner) for x in body.split(",") if x.strip()]
-    except ValueError:
+    except ValueError as e:
+        why = str(e) if "outside int64" in str(e) else None
         raise UsageError("--attr %s=%s: attribute \"%s\"%s is %s, and %r is not one (%s)"
                          % (name, text, name, ' of "%s"' % op if op else "",
                             "an int" if type_name == "int" else "a " + type_name, text,
-                            _ATTR_EXAMPLES.get(type_name, type_name)), op) from None
+                            why or _ATTR_EXAMPLES.get(type_name, type_name)), op) from None
+
+
+def _int64(value):
+    """value as an int64 attribute; ValueError outside int64."""
+    value = int(value)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError("%d is outside int64" % value)
+    return value
 
 
 def _scalar(text, type_name):
     if type_name == "int":
-        return int(text, 0)
+        return _int64(int(text, 0))
     if type_name == "float":
         return float(text)
     if type_name == "bool":
@@ -631,6 +711,10 @@ def parse_input(text):
     except ValueError:
         raise UsageError("--input %s: the shape must be integers, e.g. float32[2,3]"
                          % text) from None
+    try:
+        check_shape(DTYPES.index(dtype_name), shape, "--input %s" % text)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if tail:
         if not tail.startswith(":"):
             raise UsageError("--input %s: expected ':' before the values" % text)
@@ -641,7 +725,18 @@ def parse_input(text):
 # ---------------------------------------------------------------- commands
 
 
+def check_paths(paths):
+    """Plugin path arguments become ASCEND_CUSTOM_OPP_PATH elements, which ':'
+    separates: a path containing one cannot be passed (UsageError)."""
+    for p in paths or []:
+        if ":" in p:
+            raise UsageError("%s: a plugin path cannot contain ':' (it separates "
+                             "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a "
+                             "path without one" % p)
+
+
 def with_opp_path(paths):
+    check_paths(paths)
     if paths:
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(os.path.abspath(p) for p in paths)
 
@@ -1124,6 +1219,8 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
             try:
                 lib.check(what, rc)
             except PyopError as e:
+                if bufs.refused:
+                    e.message = "%s (%s)" % (e.message, bufs.refused)
                 res.error = e
             return res
         res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
@@ -1286,6 +1383,7 @@ def _sample_tensor(v, what):
         if name not in DTYPES:
             raise ValueError("%s: unknown data type %r" % (what, dtype))
         shape = [int(d) for d in shape]
+        check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
             raise ValueError("%s: %d values for shape %s" % (what, len(values), shape))
@@ -1294,8 +1392,10 @@ def _sample_tensor(v, what):
         name = str(v.dtype)
         if name not in DTYPES:
             raise ValueError("%s: numpy dtype %s has no pyop equivalent" % (what, name))
+        shape = [int(d) for d in v.shape]
+        check_shape(DTYPES.index(name), shape, what)
         flat = v.reshape(-1).tolist() if hasattr(v, "reshape") else list(v.tolist())
-        return DTYPES.index(name), [int(d) for d in v.shape], flat
+        return DTYPES.index(name), shape, flat
     raise ValueError("%s: expected (dtype, shape, values) or a numpy array, got %r"
                      % (what, type(v).__name__))
 
@@ -1450,6 +1550,7 @@ def cmd_check(lib, args):
     ops = [t for t in targets if _check_target_kind(t) == "op"]
     if (args.input or args.attr) and len(ops) != 1:
         raise UsageError("--input/--attr need exactly one OP to check")
+    check_paths(paths)
     if not paths:
         env = os.environ.get("ASCEND_CUSTOM_OPP_PATH", "")
         paths = [p for p in env.split(":") if p]
@@ -1579,13 +1680,20 @@ def _reusing_ctx(bufs):
     def alloc_output(_user, index, tp):
         t = tp.contents
         buf = slots.get(index)
+        if t.nbytes > max_bytes():
+            bufs.refused = "output %d of %s refused: more than the %s the command allocates " \
+                "(PYOP_CLI_MAX_BYTES)" % (index, _fmt_bytes(t.nbytes), _fmt_bytes(max_bytes()))
+            return 1
         if buf is None or ctypes.sizeof(buf) < t.nbytes:
             buf = slots[index] = ctypes.create_string_buffer(max(int(t.nbytes), 1))
         t.data = ctypes.addressof(buf)
         return 0
 
     def alloc_workspace(_user, nbytes, out):
-        out[0] = bufs.alloc(nbytes)
+        try:
+            out[0] = bufs.alloc(nbytes, "a workspace")
+        except CliError:
+            return 1
         return 0
 
     cb_out = ALLOC_OUTPUT(alloc_output)
@@ -1612,6 +1720,10 @@ def cmd_bench(lib, args):
         inputs = _inputs_from_args(info, args)
     else:
         dtype = DTYPES.index("float32")
+        try:
+            check_shape(dtype, [args.size], "--size %d" % args.size)
+        except ValueError as e:
+            raise UsageError(str(e), args.op) from None
         inputs = [[(dtype, [args.size], _sample_values(dtype, args.size, k))]
                   if i["kind"] != "optional" else [] for k, i in enumerate(info["inputs"])]
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
@@ -1665,7 +1777,12 @@ def cmd_bench(lib, args):
             for _ in range(n):
                 rc = ex(*call_args)
                 if rc:
-                    lib.check(what, rc)
+                    try:
+                        lib.check(what, rc)
+                    except PyopError as e:
+                        if bufs.refused:
+                            e.message = "%s (%s)" % (e.message, bufs.refused)
+                        raise
             return (time.perf_counter() - t0) / n
 
         def run_baseline(n):
@@ -1706,6 +1823,21 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError("%s (see %s --help)" % (message, self.prog))
+
+
+def _count(least):
+    """An argparse type: an integer >= least (and at most INT64_MAX)."""
+
+    def parse(text):
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not an integer" % text) from None
+        if not least <= value <= INT64_MAX:
+            raise argparse.ArgumentTypeError("%d is not an integer >= %d" % (value, least))
+        return value
+
+    return parse
 
 
 def run_under_requested_python(argv):
@@ -1764,12 +1896,12 @@ def main(argv=None):
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--size", type=int, default=16,
+    p.add_argument("--size", type=_count(0), default=16,
                    help="float32[SIZE] for every input when no --input is given")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
-    p.add_argument("--calls", type=int, default=2000)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--calls", type=_count(1), default=2000)
+    p.add_argument("--repeat", type=_count(1), default=5)
     command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
     try:
         run_under_requested_python(argv)

@@ -295,6 +295,93 @@ class CliMessagesTest(unittest.TestCase):
             os.chmod(locked_dir, 0o755)
             os.chmod(locked_file, 0o644)
 
+    # --- issue 17 item 12: every number the command reads is range-checked
+
+    def usage(self, r, command, message):
+        """Exit 2 and exactly one line on stderr: pyop: <command>: <message>."""
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "pyop: %s: %s\n" % (command, message))
+
+    def test_numbers_out_of_range_are_usage_errors(self):
+        concat = ("run", "Concat", "--input", "xs=float32[2]:1,2")
+        self.usage(self.pyop(*concat, "--attr", "axis=18446744073709551618"), "run",
+                   "--attr axis=18446744073709551618: attribute \"axis\" of \"Concat\" is an "
+                   "int, and '18446744073709551618' is not one (18446744073709551618 is "
+                   "outside int64)")
+        self.usage(self.pyop(*concat, "--attr", "axis=-9223372036854775809"), "run",
+                   "--attr axis=-9223372036854775809: attribute \"axis\" of \"Concat\" is "
+                   "an int, and '-9223372036854775809' is not one (-9223372036854775809 is "
+                   "outside int64)")
+        nine = "x=float32[1,1,1,1,1,1,1,1,1]"
+        self.usage(self.pyop("run", "ScaledAdd", "--input", nine, "--input", "y=float32[1]"),
+                   "run", "--input %s: 9 dims; a pyop tensor has at most 8 (PYOP_MAX_DIMS)"
+                   % nine)
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[2,-1]"), "run",
+                   "--input x=float32[2,-1]: dim -1 is negative")
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[99999999999999999999]"),
+                   "run", "--input x=float32[99999999999999999999]: dim 99999999999999999999 "
+                   "does not fit in int64")
+        huge = "x=float32[100000,100000,1000]"
+        self.usage(self.pyop("run", "ScaledAdd", "--input", huge), "run",
+                   "--input %s: float32[100000,100000,1000] needs 37252.9 GiB, more than the "
+                   "1 GiB the command allocates for one tensor (PYOP_CLI_MAX_BYTES)" % huge)
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[1]:1e39", "--input",
+                             "y=float32[1]"), "run",
+                   "values 1e39 do not fit float32: float too large to pack with f format")
+        self.usage(self.pyop("check", "Concat", "--input", "xs=float32[-3]"), "check",
+                   "--input xs=float32[-3]: dim -3 is negative")
+        for opt, value in (("--calls", "0"), ("--calls", "-5"), ("--repeat", "0")):
+            self.usage(self.pyop("bench", "ScaledAdd", opt, value), "bench",
+                       "argument %s: %s is not an integer >= 1 (see pyop bench --help)"
+                       % (opt, value))
+        self.usage(self.pyop("bench", "ScaledAdd", "--size", "-1"), "bench",
+                   "argument --size: -1 is not an integer >= 0 (see pyop bench --help)")
+        self.usage(self.pyop("bench", "ScaledAdd", "--size", "99999999999"), "bench",
+                   "--size 99999999999: float32[99999999999] needs 372.5 GiB, more than the "
+                   "1 GiB the command allocates for one tensor (PYOP_CLI_MAX_BYTES)")
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[300]", "--input",
+                             "y=float32[300]", PYOP_CLI_MAX_BYTES="1000"), "run",
+                   "--input x=float32[300]: float32[300] needs 1.2 KiB, more than the 1000 "
+                   "bytes the command allocates for one tensor (PYOP_CLI_MAX_BYTES)")
+        r = self.pyop("bench", "ScaledAdd", "--calls", "10", "--repeat", "1", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(json.loads(r.stdout)["execute_ns"], 0)
+
+    def test_path_with_a_colon_is_not_split(self):
+        odd = os.path.join(self.tmp, "a:b")
+        os.makedirs(odd, exist_ok=True)
+        for command in ("list", "check"):
+            self.usage(self.pyop(command, odd), command,
+                       "%s: a plugin path cannot contain ':' (it separates "
+                       "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a path "
+                       "without one" % odd)
+
+    def test_an_output_too_large_is_refused_by_the_host(self):
+        d = os.path.join(self.tmp, "huge")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "huge.py"), "w") as f:
+            f.write(HUGE)
+        r = self.pyop("run", "Huge", "--input", "x=float32[1]", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("output 0 of 4 GiB refused: more than the 1 GiB the command allocates "
+                      "(PYOP_CLI_MAX_BYTES)", r.stderr)
+        self.assertNotIn("MemoryError", r.stderr)
+
+
+HUGE = textwrap.dedent('''\
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Huge")
+    def huge(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=[1 << 15, 1 << 15], dtype=x.dtype)
+
+    @pyop.register_op_impl(op_type="Huge")
+    class HugeImpl:
+        def execute(self, x: Tensor) -> None:
+            pyop.get_execute_ctx().malloc_output_tensor(0, [1 << 15, 1 << 15], x.dtype)
+    ''')
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
