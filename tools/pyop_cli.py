@@ -192,7 +192,7 @@ class PyopError(CliError):
 _TB_FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
 _DEFINED_AT = re.compile(r"\((?:defined at |implementation at |class at )?([^()\s]+\.py):(\d+)\)")
 _IMPORTING = re.compile(r"^while importing pyop plugin (.+)$", re.M)
-_OP_NAMED = re.compile(r"""(?:\bop '([^']+)'|\bof "([^"]+)"|\bop "([^"]+)")""")
+_OP_NAMED = re.compile(r"""(?:\bop '([^']+)'|\bof "([^"]+)"|\bop "([^"]+)"|\bop type "([^"]+)")""")
 
 
 def _where(message):
@@ -1558,9 +1558,12 @@ def cmd_check(lib, args):
         raise UsageError("nothing to check: give plugin paths or set ASCEND_CUSTOM_OPP_PATH")
     report = []
     broken = []
+    load_error = None
     # Everything in one load first (the plugins as a host loads them); when
     # that load fails, each plugin on its own, so a broken one is reported
-    # and the others are still checked.
+    # and the others are still checked. What check accepts is what a host
+    # loads: a combined load that fails although no plugin fails alone (two
+    # plugins defining one op differently) fails the check, naming why.
     with_opp_path(paths)
     try:
         lib.load()
@@ -1570,6 +1573,8 @@ def cmd_check(lib, args):
             _check_one_plugin(lib, args, ops, entry, report, broken)
         if not report:
             raise whole  # nothing loaded at all: the load's own error
+        if not broken or whole.status == "PYOP_ECONFLICT":
+            load_error = whole
     else:
         _check_loaded(lib, args, ops, ":".join(paths), report)
         lib.c.pyop_unload()
@@ -1578,12 +1583,18 @@ def cmd_check(lib, args):
     other = _other_python_note()
     if args.json:
         dump_json({"ops": report, "failed": failed, "broken_plugins": broken,
+                   "load_error": load_error.to_json() if load_error else None,
                    "missing_ops": missing,
                    "python": {"executable": sys.executable,
                               "is_build_python": other is None if BUILD_PYTHON else None}})
     else:
         if other:
             print("note: " + other)
+        if load_error:
+            print("load of all plugins together: FAILED (%s)" % load_error.status)
+            print("    " + load_error.message.rstrip().replace("\n", "\n    "))
+            print("    (a host loads them together and refuses them; each plugin is "
+                  "checked alone below)")
         for b in broken:
             print("plugin %s: FAILED to load" % b["plugin"])
             print("    " + b["problem"].rstrip().replace("\n", "\n    "))
@@ -1595,11 +1606,15 @@ def cmd_check(lib, args):
                 print("    " + p)
         for o in missing:
             print("%-24s not found" % o)
-        print("%d ops checked, %d failed%s" % (len(report), failed,
-                                               ", %d plugins failed to load" % len(broken)
-                                               if broken else ""))
-    if failed or broken or missing or not report:
-        why = ("%d of %d ops failed" % (failed, len(report)) if failed else
+        print("%d ops checked, %d failed%s%s" % (len(report), failed,
+                                                 ", %d plugins failed to load" % len(broken)
+                                                 if broken else "",
+                                                 ", the plugins do not load together"
+                                                 if load_error else ""))
+    if failed or broken or missing or not report or load_error:
+        why = ("the plugins do not load together: %s"
+               % load_error.message.splitlines()[0] if load_error else
+               "%d of %d ops failed" % (failed, len(report)) if failed else
                "%d plugins failed to load" % len(broken) if broken else
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)

@@ -367,6 +367,47 @@ class CliMessagesTest(unittest.TestCase):
                       "(PYOP_CLI_MAX_BYTES)", r.stderr)
         self.assertNotIn("MemoryError", r.stderr)
 
+    # --- issue 17 item 13: what check accepts is what a host loads
+
+    def test_check_refuses_what_the_combined_load_refuses(self):
+        one, two = os.path.join(self.tmp, "conflict1"), os.path.join(self.tmp, "conflict2")
+        for d, body in ((one, "x.shape"), (two, "[1] + list(x.shape)")):
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "same_name.py"), "w") as f:
+                f.write(CONFLICTING % body)
+        r = self.pyop("list", opp=one + ":" + two)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("conflicts with", r.stderr)
+        r = self.pyop("check", one, two)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        a, b = (os.path.join(d, "same_name.py") for d in (one, two))
+        self.assertIn("load of all plugins together: FAILED (PYOP_ECONFLICT)", r.stdout)
+        self.assertIn("2 ops checked, 0 failed, the plugins do not load together", r.stdout)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith('pyop: check: the plugins do not load together: op '
+                                         'type "Twice": prototype'), first)
+        self.assertIn("%s:4" % b, first)
+        self.assertIn("%s:4" % a, first)
+        r = self.pyop("check", "--json", one, two)
+        self.assertEqual(r.returncode, 1)
+        err = json.loads(r.stdout)["load_error"]
+        self.assertEqual(err["status"], "PYOP_ECONFLICT")
+        self.assertEqual(err["op"], "Twice")
+        # Each alone still passes.
+        r = self.pyop("check", one)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+
+
+CONFLICTING = textwrap.dedent('''\
+    import pyop
+    from pyop import TensorDesc
+
+    @pyop.register_op(op_type="Twice")
+    def twice(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=%s, dtype=x.dtype)
+    ''')
+
 
 HUGE = textwrap.dedent('''\
     import pyop
