@@ -3,12 +3,12 @@
 import ctypes
 import time
 
-from .binding import (ALLOC_OUTPUT, ALLOC_WORKSPACE, DTYPES, ExecCtx, OutputList, Tensor,
-                      TensorList)
+from .binding import (ALLOC_OUTPUT, ALLOC_WORKSPACE, DTYPES, EXEC_EXPECT_OUTPUTS, ExecCtx,
+                      OutputList, Tensor, TensorList)
 from .errors import CliError, PyopError, UsageError
-from .host import _attrs_from_args, _inputs_from_args, _warn_other_python
+from .host import _attrs_from_args, _inputs_from_args, run_op, _warn_other_python
 from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes, make_attrs,
-                     make_tensor, max_bytes, _sample_values)
+                     make_tensor, max_bytes, _sample_values, shape_text)
 
 
 def _reusing_ctx(bufs):
@@ -70,6 +70,15 @@ def cmd_bench(lib, args):
     if launch and dynamic:
         raise CliError('op "%s": a launch-only op with a dynamic output cannot be timed'
                        % args.op, "PYOP_EUNSUPPORTED", args.op)
+    # Held to the contract as `run` is: one checked run first (an output
+    # other than infer_meta's, a write past a buffer's end, a failed call
+    # end the command as they end `run`); the timed calls are held to
+    # infer_meta's outputs too (PYOP_EXEC_EXPECT_OUTPUTS).
+    res = run_op(lib, info, inputs, attrs)
+    if res.error is not None:
+        raise res.error
+    used = [_input_text(i, k, slot) for i, slot in zip(info["inputs"], inputs)
+            for k in range(len(slot))]
     keep = []
     bufs = Buffers()
     c_attrs, n_attrs = make_attrs(info, attrs, keep)
@@ -102,9 +111,17 @@ def cmd_bench(lib, args):
                 items = (Tensor * 256)()
                 keep.append(items)
                 lists[k].items, lists[k].capacity = items, 256
+            if "infer_meta" in info["capabilities"]:
+                lib.check("infer_meta of %s" % args.op,
+                          lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out))
+                ctx.flags = EXEC_EXPECT_OUTPUTS
             ex = lib.c.pyop_op_execute_list
             call_args = (op, slots, n_in, lists, n_out, ctx_p)
         else:
+            if "infer_meta" in info["capabilities"]:
+                lib.check("infer_meta of %s" % args.op,
+                          lib.c.pyop_op_infer_meta(op, slots, n_in, outs, n_out))
+                ctx.flags = EXEC_EXPECT_OUTPUTS
             ex = lib.c.pyop_op_execute
             call_args = (op, slots, n_in, outs, n_out, ctx_p)
         base = lib.c.pyop_op_capabilities
@@ -142,7 +159,8 @@ def cmd_bench(lib, args):
                   "mode": "launch" if launch else "execute",
                   "execute_ns": round(med_ex * 1e9, 1),
                   "ctypes_call_ns": round(med_base * 1e9, 1),
-                  "execute_minus_ctypes_ns": round((med_ex - med_base) * 1e9, 1)}
+                  "execute_minus_ctypes_ns": round((med_ex - med_base) * 1e9, 1),
+                  "inputs": used, "attrs": attrs_text(attrs)}
     finally:
         lib.c.pyop_op_destroy(op)
     if args.json:
@@ -152,4 +170,25 @@ def cmd_bench(lib, args):
               "(median of %d x %d calls from Python; bench/run.sh measures from C)"
               % (args.op, result["mode"], result["execute_ns"], result["ctypes_call_ns"],
                  result["execute_minus_ctypes_ns"], args.repeat, args.calls))
+        print("inputs: %s%s" % (", ".join(used) or "none", "; attrs: %s" % ", ".join(
+            "%s=%s" % kv for kv in result["attrs"].items()) if attrs else ""))
     return 0
+
+
+def _input_text(i, k, slot):
+    """How bench says which input it used: x=float32[16], xs[1]=float32[16]."""
+    dtype, shape, _ = slot[k]
+    name = "%s[%d]" % (i["name"], k) if i["kind"] == "dynamic" else i["name"]
+    return "%s=%s" % (name, shape_text(dtype, shape))
+
+
+def attrs_text(attrs):
+    """{name: printable value} of the attributes bench used (a Tensor
+    attribute as its description)."""
+    out = {}
+    for name, value in attrs.items():
+        if isinstance(value, tuple) and len(value) == 3:
+            out[name] = shape_text(value[0], value[1])
+        else:
+            out[name] = value
+    return out

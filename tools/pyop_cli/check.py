@@ -3,19 +3,47 @@ generated inputs, its samples or the inputs given, checking it against its
 prototype and the host contract."""
 
 import os
+import re
 import shutil
 import sys
 import tempfile
+import threading
 
 from . import config
 from .binding import DTYPES
 from .errors import CliError, PyopError, UsageError
-from .host import (_attrs_from_args, check_paths, _inputs_from_args, _other_python_note,
-                   run_op, with_opp_path)
-from .values import check_shape, _default_attr, _descs, dump_json, numel, _sample_values
+from .host import (_attrs_from_args, check_paths, _inputs_from_args, Instance,
+                   _other_python_note, with_opp_path)
+from .values import (check_shape, _default_attr, _descs, dump_json, numel, _sample_values,
+                     shape_text)
 
 
-def _check_cases(info):
+# The shapes every generated case is also tried with (where infer_meta
+# accepts them), besides float32[2,3] in every data type.
+SWEEP_SHAPES = (([0, 3], "empty"), ([], "rank-0"), ([1], "one element"))
+THREADS = 4          # threads running one instance at once
+THREAD_ROUNDS = 3    # runs per thread
+THREAD_TIMEOUT = 120  # seconds before a concurrent run counts as hung
+# Exit status when nothing failed but some op could not be run (its
+# infer_meta refused every generated input): not a pass, not a failure.
+EXIT_INCONCLUSIVE = 3
+
+
+class Case:
+    """One set of inputs and attributes check runs an op on. kind:
+    "generated" (float32[2,3]), "sweep" (another data type or shape),
+    "samples" or "given"; infer_meta may refuse a generated or sweep case
+    (it is then skipped), never a sample or given one. short: how the
+    report lists it."""
+
+    __slots__ = ("label", "inputs", "attrs", "kind", "short")
+
+    def __init__(self, label, inputs, attrs, kind, short=None):
+        self.label, self.inputs, self.attrs, self.kind = label, inputs, attrs, kind
+        self.short = short or label
+
+
+def _input_counts(info):
     """Generated input sets: every optional present and absent, dynamic with 2."""
     base = []
     has_optional = False
@@ -34,20 +62,38 @@ def _check_cases(info):
     return cases
 
 
-def _generated_cases(info, dtype_name="float32", shape=(2, 3)):
-    """(label, inputs, attrs) of the generated cases: float32[2,3] everywhere."""
-    attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
+def _make_case(info, counts, attrs, dtype_name, shape, kind, short, seed=0):
     dtype = DTYPES.index(dtype_name)
+    inputs = [[(dtype, list(shape), _sample_values(dtype, numel(shape), seed + k + j))
+               for j in range(n)] for k, n in enumerate(counts)]
+    label = "inputs %s" % ", ".join(
+        "%s=%s" % (i["name"], "absent" if n == 0 else
+                   ("%d x " % n if i["kind"] == "dynamic" else "")
+                   + shape_text(dtype, shape))
+        for i, n in zip(info["inputs"], counts))
+    return Case(label, inputs, attrs, kind, short)
+
+
+def _generated_cases(info, sweep=True):
+    """The generated cases: float32[2,3] everywhere (each optional input
+    present and absent), then (sweep) float32[2,3]'s shape in every other
+    data type and float32 in the SWEEP_SHAPES, with the optional inputs
+    present."""
+    attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
+    all_counts = _input_counts(info)
     out = []
-    for counts in _check_cases(info):
-        inputs = [[(dtype, list(shape), _sample_values(dtype, numel(shape), k + j))
-                   for j in range(n)] for k, n in enumerate(counts)]
-        label = "inputs %s" % ", ".join(
-            "%s=%s" % (i["name"], "absent" if n == 0 else
-                       ("%d x " % n if i["kind"] == "dynamic" else "")
-                       + "%s%s" % (dtype_name, list(shape)))
-            for i, n in zip(info["inputs"], counts))
-        out.append((label, inputs, attrs))
+    for n, counts in enumerate(all_counts):
+        short = "float32[2,3]" + (" (optional inputs absent)" if n else "")
+        out.append(_make_case(info, counts, attrs, "float32", [2, 3], "generated", short))
+    if not sweep or not info["inputs"]:
+        return out
+    for name in DTYPES:
+        if name != "float32":
+            out.append(_make_case(info, all_counts[0], attrs, name, [2, 3], "sweep",
+                                  "%s[2,3]" % name))
+    for shape, what in SWEEP_SHAPES:
+        out.append(_make_case(info, all_counts[0], attrs, "float32", shape, "sweep",
+                              "%s (%s)" % (shape_text(0, shape), what)))
     return out
 
 
@@ -116,55 +162,279 @@ def _sample_cases(info, fn, where):
                 raise ValueError("%s: %r is not an attribute" % (what, name))
             attrs[name] = (_sample_tensor(value, "%s attr %s" % (what, name))
                            if types[name] == "Tensor" else value)
-        out.append((case.get("label") or "sample %d" % n, inputs, attrs))
+        out.append(Case(case.get("label") or "sample %d" % n, inputs, attrs, "samples"))
     return out
 
 
-def check_cases(lib, info, cases):
-    """Runs each (label, inputs, attrs) case; returns the problems found:
-    a failed call (an output not produced or not as infer_meta said is
-    PYOP_ECONTRACT), output descriptions other than infer_meta's, a write
-    into an input not declared in mutates_args (bytes compared before and
-    after, so writes through data_ptr count), a declared alias that is not
-    the input's buffer."""
+def _contract_problems(info, label, res):
+    """What one run broke: a write into an input not declared in
+    mutates_args (bytes compared before and after, so writes through
+    data_ptr count), a failed call (an output not produced or not as
+    infer_meta said is PYOP_ECONTRACT), output descriptions other than
+    infer_meta's, a declared alias that is not the input's buffer."""
     problems = []
-    for label, inputs, attrs in cases:
-        try:
-            res = run_op(lib, info, inputs, attrs)
-        except CliError as e:
-            problems.append("%s: %s: %s" % (label, e.status, e.message))
+    for k, i in enumerate(info["inputs"]):
+        if i.get("mutated") or not res.after:
             continue
-        for k, i in enumerate(info["inputs"]):
-            if i.get("mutated") or not res.after:
-                continue
-            for j, (b, a) in enumerate(zip(res.before[k], res.after[k])):
-                if a != b:
-                    problems.append("%s: input %s%s was written, but it is not declared in "
-                                    "mutates_args" % (label, i["name"],
-                                                      "[%d]" % j if i["kind"] == "dynamic"
-                                                      else ""))
-        if res.error is not None:
-            problems.append("%s: %s: %s" % (label, res.error.status, res.error.message))
-            continue
-        if res.produced is None:
-            continue
-        names = [i["name"] for i in info["inputs"]]
-        for k, o in enumerate(info["outputs"]):
-            got = [(t.dtype, list(t.shape[:t.ndim])) for t, _ in res.produced[k]]
-            if res.inferred is not None and got != res.inferred[k]:
-                problems.append("%s: output %s: infer_meta said %s, execute produced %s"
-                                % (label, o["name"], _descs(res.inferred[k]), _descs(got)))
-            if o.get("alias"):
-                src = res.inputs[names.index(o["alias"])]
-                if not res.produced[k] or not src or res.produced[k][0][0].data != src[0].data:
-                    problems.append("%s: output %s is declared as input %s's buffer but is "
-                                    "not" % (label, o["name"], o["alias"]))
+        for j, (b, a) in enumerate(zip(res.before[k], res.after[k])):
+            if a != b:
+                problems.append("%s: input %s%s was written, but it is not declared in "
+                                "mutates_args" % (label, i["name"],
+                                                  "[%d]" % j if i["kind"] == "dynamic"
+                                                  else ""))
+    if res.error is not None:
+        problems.append("%s: %s: %s" % (label, res.error.status, res.error.message))
+        return problems
+    if res.produced is None:
+        return problems
+    names = [i["name"] for i in info["inputs"]]
+    for k, o in enumerate(info["outputs"]):
+        got = [(t.dtype, list(t.shape[:t.ndim])) for t, _ in res.produced[k]]
+        if res.inferred is not None and got != res.inferred[k]:
+            problems.append("%s: output %s: infer_meta said %s, execute produced %s"
+                            % (label, o["name"], _descs(res.inferred[k]), _descs(got)))
+        if o.get("alias"):
+            src = res.inputs[names.index(o["alias"])]
+            if not res.produced[k] or not src or res.produced[k][0][0].data != src[0].data:
+                problems.append("%s: output %s is declared as input %s's buffer but is "
+                                "not" % (label, o["name"], o["alias"]))
     return problems
 
 
-def check_op(lib, info, dtype_name="float32", shape=(2, 3)):
-    """Runs infer_meta and execute on generated inputs; returns problems."""
-    return check_cases(lib, info, _generated_cases(info, dtype_name, shape))
+def _result_bytes(info, res):
+    """What a run produced, to compare runs: {what: bytes} of every output
+    tensor and every mutated input after the call."""
+    out = {}
+    for k, tensors in enumerate(res.output_bytes() or []):
+        name = info["outputs"][k]["name"]
+        out["output %s" % name] = len(tensors)
+        for j, b in enumerate(tensors):
+            out["output %s%s" % (name, "[%d]" % j if len(tensors) > 1 else "")] = b
+    for k, i in enumerate(info["inputs"]):
+        if i.get("mutated") and res.after:
+            for j, b in enumerate(res.after[k]):
+                out["input %s%s (mutated)" % (i["name"], "[%d]" % j if j else "")] = b
+    return out
+
+
+def _difference(first, second):
+    """The first thing two _result_bytes differ in, said briefly, or None."""
+    for what in list(first) + [w for w in second if w not in first]:
+        a, b = first.get(what), second.get(what)
+        if a == b:
+            continue
+        if isinstance(a, int) or isinstance(b, int):
+            return "%s has %s tensors, then %s" % (what, a, b)
+        if a is None or b is None:
+            return "%s is missing from one run" % what
+        at = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return "%s differs from byte %d" % (what, at)
+    return None
+
+
+NONDETERMINISTIC_HINT = ("an op whose results vary by design says so: "
+                         "@pyop.register_op_impl(..., deterministic=False)")
+SELF_HINT = ("per-call data kept on `self` (an attribute execute sets and reads back) is "
+             "the usual cause: keep it in local variables")
+
+
+def _vary(case, t):
+    """The inputs of case for thread t: generated cases get other values per
+    thread (a race then shows in the values); samples and given inputs are
+    used as they are."""
+    if t == 0 or case.kind not in ("generated", "sweep"):
+        return case.inputs
+    return [[(d, s, _sample_values(d, numel(s), 3 * t + k + j)) for j, (d, s, _) in
+             enumerate(slot)] for k, slot in enumerate(case.inputs)]
+
+
+def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
+                          rounds=THREAD_ROUNDS):
+    """Runs case from n_threads threads at once on one instance (the host
+    contract allows it) and compares each run with the same inputs run
+    alone on that instance."""
+    inst = Instance(lib, info, case.attrs)
+    try:
+        variants = [_vary(case, t) for t in range(n_threads)]
+        alone = [_result_bytes(info, inst.run(v)) for v in variants]
+        got = [[None] * rounds for _ in range(n_threads)]
+        barrier = threading.Barrier(n_threads)
+
+        def work(t):
+            try:
+                barrier.wait(timeout=THREAD_TIMEOUT)
+                for r in range(rounds):
+                    res = inst.run(variants[t])
+                    got[t][r] = res.error or _result_bytes(info, res)
+            except Exception as e:  # reported below, with the thread it came from
+                got[t][0] = e
+        threads = [threading.Thread(target=work, args=(t,), daemon=True)
+                   for t in range(n_threads)]
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)  # switch threads often: a race shows sooner
+        try:
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join(THREAD_TIMEOUT)
+        finally:
+            sys.setswitchinterval(old)
+        what = "%s: run from %d threads at once on one instance" % (case.label, n_threads)
+        if any(th.is_alive() for th in threads):
+            return ["%s: did not finish within %d s (a deadlock?)" % (what, THREAD_TIMEOUT)]
+        for t in range(n_threads):
+            for r in range(rounds):
+                g = got[t][r]
+                if isinstance(g, BaseException):
+                    return ["%s: thread %d failed: %s: %s; %s"
+                            % (what, t, getattr(g, "status", type(g).__name__),
+                               getattr(g, "message", g), SELF_HINT)]
+                if g is None:
+                    continue
+                if not deterministic:
+                    g = {k: (len(v) if isinstance(v, bytes) else v) for k, v in g.items()}
+                    want = {k: (len(v) if isinstance(v, bytes) else v)
+                            for k, v in alone[t].items()}
+                else:
+                    want = alone[t]
+                diff = _difference(want, g)
+                if diff:
+                    return ["%s: thread %d: %s, compared with the same inputs run alone; %s"
+                            % (what, t, diff, SELF_HINT)]
+        return []
+    finally:
+        inst.destroy()
+
+
+_MASK = re.compile(r"\b(?:%s|DT_\w+)\b|\d+" % "|".join(DTYPES))
+
+
+def _grouped(raw):
+    """Problems from (case, text): one per distinct failure; the same
+    failure in other cases (another data type, say) is one more line
+    naming those cases instead of a repeat."""
+    groups = {}
+    for case, text in raw:
+        key = _MASK.sub("#", text.replace(case.label, ""))
+        groups.setdefault(key, []).append((case, text))
+    out = []
+    for items in groups.values():
+        case, text = items[0]
+        line = "%s: %s" % (case.label, text)
+        if len(items) > 1:
+            line += "\n(the same failure with %s)" % ", ".join(c.short for c, _ in items[1:])
+        out.append(line)
+    return out
+
+
+def check_cases(lib, info, cases, deterministic=True, threads=THREADS):
+    """Runs each Case and returns the verdict: {"problems", "warnings",
+    "ran": [short], "refused": [short], "inconclusive": None or why}.
+
+    Each case that runs is checked against the contract (_contract_problems)
+    and run a second time on the same instance: different bytes fail unless
+    the op is nondeterministic. The first case that ran is then run from
+    `threads` threads at once on one instance (see _concurrency_problems).
+    A generated or sweep case infer_meta refuses (raises) is skipped; when
+    it refuses them all the op is inconclusive. A mutated input no run
+    wrote is a warning."""
+    v = {"problems": [], "warnings": [], "ran": [], "refused": [], "inconclusive": None}
+    raw = []  # (case, problem without the case's label)
+
+    def fail(case, text):
+        raw.append((case, text[len(case.label) + 2:] if text.startswith(case.label + ": ")
+                    else text))
+    first_refusal = None
+    first_ok = None
+    mutated = [k for k, i in enumerate(info["inputs"]) if i.get("mutated")]
+    written = {k: 0 for k in mutated}
+    runs = {k: 0 for k in mutated}
+    for case in cases:
+        try:
+            inst = Instance(lib, info, case.attrs)
+        except CliError as e:
+            fail(case, "%s: %s" % (e.status, e.message))
+            continue
+        try:
+            try:
+                res = inst.run(case.inputs)
+            except CliError as e:
+                if getattr(e, "stage", None) == "infer_meta" and e.status == "PYOP_EPYTHON" \
+                        and case.kind in ("generated", "sweep"):
+                    v["refused"].append(case.short)
+                    first_refusal = first_refusal or (case, e)
+                    continue
+                fail(case, "%s: %s" % (e.status, e.message))
+                continue
+            v["ran"].append(case.short)
+            found = _contract_problems(info, case.label, res)
+            for text in found:
+                fail(case, text)
+            if found or res.produced is None:
+                continue
+            for k in mutated:
+                for b, a in zip(res.before[k], res.after[k]):
+                    if b:
+                        runs[k] += 1
+                        written[k] += a != b
+            try:
+                again = inst.run(case.inputs)
+            except CliError as e:
+                fail(case, "the second run on the same instance failed: %s: %s"
+                     % (e.status, e.message))
+                continue
+            if again.error is not None:
+                fail(case, "the first run succeeded, the second on the same instance "
+                     "failed: %s: %s" % (again.error.status, again.error.message))
+                continue
+            diff = _difference(_result_bytes(info, res), _result_bytes(info, again))
+            if diff and deterministic:
+                fail(case, "run twice on one instance with the same inputs, %s (%s)"
+                     % (diff, NONDETERMINISTIC_HINT))
+                continue
+            first_ok = first_ok or case
+        finally:
+            inst.destroy()
+    v["problems"] = _grouped(raw)
+    if first_ok is not None and threads > 1 and not raw:
+        v["problems"].extend(_concurrency_problems(lib, info, first_ok, deterministic, threads))
+    for k in mutated:
+        if runs[k] and not written[k]:
+            v["warnings"].append("input %s is declared in mutates_args, but none of the %d "
+                                 "runs wrote it: if execute never writes it, drop it from "
+                                 "mutates_args" % (info["inputs"][k]["name"], runs[k]))
+    if not v["ran"] and first_refusal and not v["problems"]:
+        case, e = first_refusal
+        v["inconclusive"] = ("infer_meta refused every generated input (%s: %s); give inputs "
+                             "it accepts with @pyop.register_samples in the plugin, or "
+                             "--input/--attr" % (case.short, e.message.splitlines()[-1]
+                                                 if e.message.strip() else e.status))
+    return v
+
+
+def _impl_class(info):
+    """The implementation class of the loaded op (the bridge's pyop package
+    and the plugins live in this interpreter): the class whose descriptor
+    has the op's implementation key, or None."""
+    key = info.get("impl_key")
+    if not key:
+        return None
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("_pyop_plugin_") or mod is None:
+            continue
+        for obj in list(vars(mod).values()):
+            desc = getattr(obj, "__pyop_descriptor__", None) if isinstance(obj, type) else None
+            if desc is not None and getattr(desc, "key", None) == key \
+                    and getattr(desc, "op_type", None) == info["op_type"]:
+                return obj
+    return None
+
+
+def is_deterministic(info):
+    """False when the op's implementation declared
+    register_op_impl(..., deterministic=False)."""
+    cls = _impl_class(info)
+    return getattr(cls, "__pyop_deterministic__", True) is not False
 
 
 def _plugin_samples():
@@ -218,8 +488,9 @@ def cmd_check(lib, args):
     # Everything in one load first (the plugins as a host loads them); when
     # that load fails, each plugin on its own, so a broken one is reported
     # and the others are still checked. What check accepts is what a host
-    # loads: a combined load that fails although no plugin fails alone (two
-    # plugins defining one op differently) fails the check, naming why.
+    # loads: a combined load refused for a conflict between plugins that
+    # each load alone (one op defined differently in two directories)
+    # fails the check, naming both definitions.
     with_opp_path(paths)
     try:
         lib.load()
@@ -229,16 +500,18 @@ def cmd_check(lib, args):
             _check_one_plugin(lib, args, ops, entry, report, broken)
         if not report:
             raise whole  # nothing loaded at all: the load's own error
-        if not broken or whole.status == "PYOP_ECONFLICT":
+        if whole.status == "PYOP_ECONFLICT":
             load_error = whole
     else:
         _check_loaded(lib, args, ops, ":".join(paths), report)
         lib.c.pyop_unload()
     missing = [o for o in ops if o not in {r["op_type"] for r in report}]
-    failed = sum(1 for r in report if r["status"] != "ok")
+    failed = sum(1 for r in report if r["status"] == "failed")
+    inconclusive = sum(1 for r in report if r["status"] == "inconclusive")
     other = _other_python_note()
     if args.json:
-        dump_json({"ops": report, "failed": failed, "broken_plugins": broken,
+        dump_json({"ops": report, "failed": failed, "inconclusive": inconclusive,
+                   "broken_plugins": broken,
                    "load_error": load_error.to_json() if load_error else None,
                    "missing_ops": missing,
                    "python": {"executable": sys.executable,
@@ -258,15 +531,15 @@ def cmd_check(lib, args):
             print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
                                           ", ".join(r["checked"]) or "prototype only",
                                           r["inputs"]))
-            for p in r["problems"]:
-                print("    " + p)
+            for line in _report_lines(r):
+                print("    " + line.rstrip("\n").replace("\n", "\n      "))
         for o in missing:
             print("%-24s not found" % o)
-        print("%d ops checked, %d failed%s%s" % (len(report), failed,
-                                                 ", %d plugins failed to load" % len(broken)
-                                                 if broken else "",
-                                                 ", the plugins do not load together"
-                                                 if load_error else ""))
+        print("%d ops checked, %d failed%s%s%s"
+              % (len(report), failed,
+                 ", %d inconclusive" % inconclusive if inconclusive else "",
+                 ", %d plugins failed to load" % len(broken) if broken else "",
+                 ", the plugins do not load together" if load_error else ""))
     if failed or broken or missing or not report or load_error:
         why = ("the plugins do not load together: %s"
                % load_error.message.splitlines()[0] if load_error else
@@ -275,7 +548,31 @@ def cmd_check(lib, args):
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
+    if inconclusive:
+        # Not a pass: nothing failed, but some op was never run.
+        sys.stderr.write("pyop: check: %d of %d ops inconclusive (infer_meta refused every "
+                         "generated input): give samples or --input\n"
+                         % (inconclusive, len(report)))
+        return EXIT_INCONCLUSIVE
     return 0
+
+
+def _report_lines(r):
+    """The lines under an op's verdict: problems, then what ran, what
+    infer_meta refused, warnings; an inconclusive op's reason."""
+    lines = list(r["problems"])
+    if r.get("inconclusive"):
+        lines.append("inconclusive: " + r["inconclusive"])
+    if r.get("ran"):
+        how = "" if "execute" not in r["checked"] and "declare_launch_args" not in \
+            r["checked"] else (" (each twice on one instance%s, and from %d threads at once)"
+                               % ("" if r.get("deterministic", True)
+                                  else "; nondeterministic: values not compared", THREADS))
+        lines.append("ran: %s%s" % (", ".join(r["ran"]), how))
+    if r.get("refused") and r.get("ran"):
+        lines.append("infer_meta refused: %s" % ", ".join(r["refused"]))
+    lines.extend("warning: " + w for w in r.get("warnings", []))
+    return lines
 
 
 def _check_one_plugin(lib, args, ops, entry, report, broken):
@@ -295,7 +592,7 @@ def _check_one_plugin(lib, args, ops, entry, report, broken):
             lib.load()
         except PyopError as e:
             broken.append({"plugin": entry,
-                           "problem": ("%s: %s" % (e, e.detail)).replace(holder, parent)})
+                           "problem": e.message.replace(holder, parent)})
             lib.c.pyop_unload()
             return
         start = len(report)
@@ -303,7 +600,10 @@ def _check_one_plugin(lib, args, ops, entry, report, broken):
         lib.c.pyop_unload()
         for r in report[start:]:
             r["source"] = r["source"].replace(holder, parent)
-            r["problems"] = [p.replace(holder, parent) for p in r["problems"]]
+            for key in ("problems", "warnings"):
+                r[key] = [p.replace(holder, parent) for p in r[key]]
+            if r["inconclusive"]:
+                r["inconclusive"] = r["inconclusive"].replace(holder, parent)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 
@@ -316,7 +616,7 @@ def _check_loaded(lib, args, ops, plugin, report):
             continue
         info = lib.op_info(t)
         if args.input or args.attr:
-            cases, origin = [("given inputs",) + _given_case(info, args)], "given"
+            cases, origin = [Case("given inputs", *_given_case(info, args), "given")], "given"
         elif t in samples:
             fn, where = samples[t]
             try:
@@ -324,19 +624,23 @@ def _check_loaded(lib, args, ops, plugin, report):
             except Exception as e:  # a broken samples function is the op's problem
                 report.append({"op_type": t, "status": "failed", "checked": [],
                                "inputs": "samples", "source": info["proto_source"],
-                               "plugin": plugin,
+                               "plugin": plugin, "ran": [], "refused": [], "warnings": [],
+                               "inconclusive": None,
                                "problems": ["samples (%s): %s: %s"
                                             % (where, type(e).__name__, e)]})
                 continue
         else:
-            cases, origin = _generated_cases(info), "generated float32[2,3]"
-        problems = check_cases(lib, info, cases)
+            cases, origin = _generated_cases(info), "generated"
+        deterministic = is_deterministic(info)
+        v = check_cases(lib, info, cases, deterministic)
         checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
                    if c in info["capabilities"]]
-        report.append({"op_type": t, "status": "failed" if problems else "ok",
-                       "checked": checked, "inputs": origin, "cases": len(cases),
-                       "problems": problems, "source": info["proto_source"],
-                       "plugin": plugin})
+        status = "failed" if v["problems"] else "inconclusive" if v["inconclusive"] else "ok"
+        report.append({"op_type": t, "status": status, "checked": checked, "inputs": origin,
+                       "cases": len(cases), "ran": v["ran"], "refused": v["refused"],
+                       "problems": v["problems"], "warnings": v["warnings"],
+                       "inconclusive": v["inconclusive"], "deterministic": deterministic,
+                       "source": info["proto_source"], "plugin": plugin})
 
 
 def _given_case(info, args):

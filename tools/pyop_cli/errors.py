@@ -42,6 +42,7 @@ class PyopError(CliError):
 
     def __init__(self, what, status, detail, strerror=""):
         self.detail = detail
+        self.stage = None  # "infer_meta" when infer_meta refused the inputs
         text = detail.rstrip() if detail and detail.strip() else \
             "%s failed (%s: %s)" % (what, status, strerror)
         super().__init__(text, status)

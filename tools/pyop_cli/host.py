@@ -86,11 +86,12 @@ def _same_file(a, b):
 
 
 class RunResult:
-    """What run_op saw. inferred: per output a list of (dtype, shape), or None
-    without infer_meta; produced: per output a list of (Tensor, values), or
-    None when nothing ran; inputs: per input slot the Tensors passed;
-    before/after: their bytes around the call; status/detail: the failure
-    (PyopError) of execute, or None."""
+    """What one run saw. inferred: per output a list of (dtype, shape), or
+    None without infer_meta; produced: per output a list of (Tensor, values),
+    or None when nothing ran; inputs: per input slot the Tensors passed;
+    before/after: their bytes around the call; error: the failure
+    (PyopError) of execute or launch, or None; ran: "execute", "launch" or
+    None (infer-only)."""
 
     def __init__(self):
         self.inferred = None
@@ -99,37 +100,63 @@ class RunResult:
         self.before = []
         self.after = []
         self.error = None
+        self.ran = None
+
+    def output_bytes(self):
+        """Per output, the bytes of each tensor it produced (None: none ran)."""
+        if self.produced is None:
+            return None
+        return [[_bytes_of(t) for t, _ in tensors] for tensors in self.produced]
 
 
 def _bytes_of(t):
     return ctypes.string_at(t.data, t.nbytes) if t.data and t.nbytes else b""
 
 
-def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None):
-    """Creates the op, runs infer_meta and execute (or the kernel launch of a
-    launch-only op) through the list forms, so any number of outputs and
-    dynamic ones work. When infer_meta exists, execute is held to it
-    (PYOP_EXEC_EXPECT_OUTPUTS): a different output is PYOP_ECONTRACT.
+class Instance:
+    """One op instance (pyop_op_create with attrs), run as a host runs it:
+    run() any number of times, from any number of threads at once (each run
+    has its own buffers), then destroy()."""
 
-    inputs: list (one per prototype input) of lists of (dtype, shape, values).
-    Returns a RunResult (its bufs keep the buffers alive); raises PyopError
-    when creating the op or infer_meta fails; an execute/launch failure is
-    kept in RunResult.error."""
-    keep = []
-    bufs = Buffers()
-    c_attrs, n_attrs = make_attrs(info, attrs, keep)
-    op = ctypes.c_void_p()
-    lib.check('creating op "%s"' % info["op_type"],
-              lib.c.pyop_op_create(info["op_type"].encode(), c_attrs, n_attrs,
-                                   ctypes.byref(op)))
-    res = RunResult()
-    res.bufs = bufs
-    try:
+    def __init__(self, lib, info, attrs):
+        self.lib = lib
+        self.info = info
+        self.keep = []
+        c_attrs, n_attrs = make_attrs(info, attrs, self.keep)
+        self.op = ctypes.c_void_p()
+        lib.check('creating op "%s"' % info["op_type"],
+                  lib.c.pyop_op_create(info["op_type"].encode(), c_attrs, n_attrs,
+                                       ctypes.byref(self.op)))
+        self.caps = lib.c.pyop_op_capabilities(self.op)
+
+    def destroy(self):
+        if self.op:
+            self.lib.c.pyop_op_destroy(self.op)
+            self.op = ctypes.c_void_p()
+
+    def run(self, inputs, want_execute=True, capacity=64):
+        """infer_meta and execute (or the kernel launch of a launch-only op)
+        through the list forms, so any number of outputs and dynamic ones
+        work. When infer_meta exists, execute is held to it
+        (PYOP_EXEC_EXPECT_OUTPUTS): a different output is PYOP_ECONTRACT.
+
+        inputs: list (one per prototype input) of lists of (dtype, shape,
+        values). Returns a RunResult (its bufs keep the buffers alive);
+        raises PyopError when infer_meta fails (its stage attribute
+        "infer_meta"); an execute/launch failure is kept in RunResult.error."""
+        lib, info, op = self.lib, self.info, self.op
+        keep = []
+        bufs = Buffers()
+        res = RunResult()
+        res.bufs = bufs
+        res.keep = keep
         slots = (TensorList * max(len(inputs), 1))()
         for k, slot in enumerate(inputs):
             arr = (Tensor * max(len(slot), 1))()
+            name = info["inputs"][k]["name"] if k < len(info["inputs"]) else str(k)
             for j, (dtype, shape, values) in enumerate(slot):
-                arr[j] = make_tensor(bufs, dtype, shape, values)
+                arr[j] = make_tensor(bufs, dtype, shape, values, "input %s%s" % (
+                    name, "[%d]" % j if len(slot) > 1 else ""))
             keep.append(arr)
             slots[k].items = arr
             slots[k].count = len(slot)
@@ -140,10 +167,14 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
             items = (Tensor * capacity)()
             keep.append(items)
             lists[k].items, lists[k].capacity, lists[k].count = items, capacity, 0
-        caps = lib.c.pyop_op_capabilities(op)
+        caps = self.caps
         if caps & 1:
-            lib.check('infer_meta of "%s"' % info["op_type"],
-                      lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
+            try:
+                lib.check('infer_meta of "%s"' % info["op_type"],
+                          lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
+            except PyopError as e:
+                e.stage = "infer_meta"
+                raise
             res.inferred = [[(lists[k].items[j].dtype,
                               list(lists[k].items[j].shape[:lists[k].items[j].ndim]))
                              for j in range(lists[k].count)] for k in range(n_out)]
@@ -157,6 +188,7 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
             rc = lib.c.pyop_op_execute_list(op, slots, len(inputs), lists, n_out,
                                             ctypes.byref(ctx))
             what = 'execute of "%s"' % info["op_type"]
+            res.ran = "execute"
         elif caps & 8 and res.inferred is not None:
             # Launch-only op: outputs allocated from infer_meta, then the
             # declared kernel plan runs through libffi (no Python).
@@ -166,7 +198,7 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
             outs = (Tensor * max(n_out, 1))()
             for k in range(n_out):
                 dtype, shape = res.inferred[k][0]
-                outs[k] = make_tensor(bufs, dtype, shape)
+                outs[k] = make_tensor(bufs, dtype, shape, what="output %d" % k)
                 lists[k].items[0], lists[k].count = outs[k], 1
             keep.append(outs)
             ctx = exec_ctx(bufs, {})
@@ -175,9 +207,17 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
                 for k in range(n_out):
                     lists[k].items[0] = outs[k]
             what = 'launch of "%s"' % info["op_type"]
+            res.ran = "launch"
         else:
             return res
         res.after = [[_bytes_of(t) for t in slot] for slot in res.inputs]
+        overruns = bufs.overruns()
+        if overruns:
+            # Reported before anything else: the op wrote outside the
+            # memory the host gave it (here into guard zones).
+            res.error = CliError('%s wrote past the end of %s' % (what, ", ".join(overruns)),
+                                 "PYOP_ECONTRACT", info["op_type"])
+            return res
         if rc != 0:
             try:
                 lib.check(what, rc)
@@ -189,8 +229,16 @@ def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, launch=None
         res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
                          for j in range(lists[k].count)] for k in range(n_out)]
         return res
+
+
+def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64):
+    """Instance.run on a fresh instance, destroyed after; raises PyopError
+    when creating the op fails too."""
+    inst = Instance(lib, info, attrs)
+    try:
+        return inst.run(inputs, want_execute, capacity)
     finally:
-        lib.c.pyop_op_destroy(op)
+        inst.destroy()
 
 
 def _inputs_from_args(info, args):

@@ -81,13 +81,22 @@ def check_shape(dtype, shape, what):
                             _fmt_bytes(nbytes), _fmt_bytes(limit)))
 
 
+GUARD_BYTE = 0xA5
+
+
 class Buffers:
     """Owns every buffer the command hands to libpyop (the host owns memory).
-    refused: why an allocation an op asked for was refused (too large)."""
+    refused: why an allocation an op asked for was refused (too large).
+
+    Each buffer is followed by a guard zone (8 times its size, at least 64
+    bytes) filled with GUARD_BYTE: an op that writes past the end of a
+    tensor (float32 stores into an int8 output) writes there, not into the
+    command's own memory, and overruns() names the buffer."""
 
     def __init__(self):
         self.keep = []
         self.refused = None
+        self.guards = []  # (address, length, what)
 
     @staticmethod
     def shared(keep):
@@ -103,9 +112,25 @@ class Buffers:
                             "(PYOP_CLI_MAX_BYTES)" % (what, _fmt_bytes(nbytes),
                                                       _fmt_bytes(max_bytes())))
             raise CliError(self.refused, "PYOP_ENOMEM")
-        buf = ctypes.create_string_buffer(max(int(nbytes), 1))
+        nbytes = int(nbytes)
+        guard = max(64, 8 * nbytes)
+        buf = ctypes.create_string_buffer(nbytes + guard)
         self.keep.append(buf)
-        return ctypes.addressof(buf)
+        addr = ctypes.addressof(buf)
+        ctypes.memset(addr + nbytes, GUARD_BYTE, guard)
+        self.guards.append((addr + nbytes, guard, what))
+        return addr
+
+    def overruns(self):
+        """What of the buffers had bytes written past its end (guard zones
+        changed), e.g. ["output 0 (12 bytes past its end)"]."""
+        out = []
+        for addr, length, what in list(self.guards):
+            zone = ctypes.string_at(addr, length)
+            if zone.count(GUARD_BYTE) != length:
+                last = max(k for k, b in enumerate(zone) if b != GUARD_BYTE)
+                out.append("%s (%d bytes past its end)" % (what, last + 1))
+        return out
 
 
 def numel(shape):
@@ -124,7 +149,7 @@ def _bf16_value(bits):
     return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
-def make_tensor(bufs, dtype, shape, values=None):
+def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
     """A pyop_tensor over a fresh buffer holding values (or zeros)."""
     t = Tensor()
     t.dtype = dtype
@@ -134,7 +159,7 @@ def make_tensor(bufs, dtype, shape, values=None):
         t.shape[k] = d
     n = numel(shape)
     t.nbytes = n * DTYPE_SIZE[dtype]
-    t.data = bufs.alloc(t.nbytes)
+    t.data = bufs.alloc(t.nbytes, what)
     if values is not None:
         if len(values) != n:
             raise UsageError("%d values given for shape %s (%d elements)"
@@ -172,8 +197,14 @@ def read_values(t):
     return vals
 
 
+def shape_text(dtype, shape):
+    """How the command prints a tensor description, everywhere: float32[2,3]."""
+    name = DTYPES[dtype] if isinstance(dtype, int) else dtype
+    return "%s[%s]" % (name, ",".join(str(d) for d in shape))
+
+
 def tensor_repr(t):
-    return "%s%s" % (DTYPES[t.dtype], list(t.shape[:t.ndim]))
+    return shape_text(t.dtype, t.shape[:t.ndim])
 
 
 def make_attrs(info, given, keep):
@@ -377,4 +408,4 @@ def _fmt_values(vals):
 
 
 def _descs(ds):
-    return ", ".join("%s%s" % (DTYPES[d], s) for d, s in ds) or "nothing"
+    return ", ".join(shape_text(d, s) for d, s in ds) or "nothing"

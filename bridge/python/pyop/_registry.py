@@ -300,11 +300,17 @@ def register_samples(op_type=None):
     return decorate
 
 
-def register_op_impl(op_type=None):
+def register_op_impl(op_type=None, *, deterministic=True):
     """Class decorator: an implementation of op_type. Its capabilities are
     the methods it defines among execute, compile and declare_launch_args.
-    The class is instantiated with no arguments once per op instance."""
+    The class is instantiated with no arguments once per op instance.
+    deterministic=False: the same inputs may give different outputs by
+    design (random numbers); `pyop check` then compares shapes, not bytes
+    (``__pyop_deterministic__`` on the class)."""
     _check_op_type(op_type, "register_op_impl")
+    if not isinstance(deterministic, bool):
+        raise TypeError("register_op_impl(%r): deterministic is True or False, got %r"
+                        % (op_type, deterministic))
 
     def decorate(cls):
         if not isinstance(cls, type):
@@ -325,6 +331,7 @@ def register_op_impl(op_type=None):
         desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))
         _add(desc)
         cls.__pyop_descriptor__ = desc
+        cls.__pyop_deterministic__ = deterministic
         return cls
 
     return decorate
