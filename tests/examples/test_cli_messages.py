@@ -398,6 +398,67 @@ class CliMessagesTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("1 ops checked, 0 failed\n", r.stdout)
 
+    # --- issue 19: list marks mutated inputs, aliases, dynamic outputs
+
+    def test_list_text_marks_mutation_aliases_and_dynamic_outputs(self):
+        d = os.path.join(self.tmp, "noout")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "noout.py"), "w") as f:
+            f.write(NO_OUTPUTS)
+        r = self.pyop("list", opp=self.ops + ":" + d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("AddInto(x (mutated), y) -> x (input x's buffer)", lines)
+        self.assertIn("SplitEven(x; parts: int = 2) -> pieces[]", lines)
+        self.assertIn("SumAll(xs[], bias?) -> out", lines)
+        self.assertIn("Touch(x (mutated))", lines)
+
+    # --- issue 19: shapes print one way
+
+    def test_shapes_print_one_way(self):
+        r = self.pyop("run", "Softmax", "--input", "x=float32[2,2]:1,2,3,4")
+        if r.returncode != 0 and "numpy" in r.stderr:
+            self.skipTest("Softmax needs numpy")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("y: float32[2,2] = ["), r.stdout)
+        r = self.pyop("run", "Softmax", "--input", "x=float32[2,2]:1,2,3")
+        self.usage(r, "run", "3 values given for shape [2,2] (4 elements)")
+        r = self.pyop("check", "--json", "Clip")
+        problems = [p for op in json.loads(r.stdout)["ops"] for p in op["ran"]]
+        self.assertIn("float32[2,3]", problems)
+
+    # --- issue 19: a missing module is one clean report
+
+    def test_a_missing_module_is_one_clean_report(self):
+        d = os.path.join(self.tmp, "missing")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "needs.py"), "w") as f:
+            f.write("import pyop\nimport no_such_module_for_pyop\n")
+        shutil.copy(os.path.join(self.good, "fine.py"), d)
+        r = self.pyop("check", d, opp="")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("Traceback"), 1, r.stdout)
+        self.assertEqual(r.stdout.count("No module named 'no_such_module_for_pyop'"), 2,
+                         r.stdout)  # the summary line and the traceback's last line
+        self.assertNotIn("pyop_cli", r.stdout)
+        self.assertNotIn("During handling", r.stdout)
+        self.assertIn("(imported by %s, Python " % self.build_python, r.stdout)
+        self.assertIn("Fine                     ok", r.stdout)
+        self.assertLess(len(r.stdout.splitlines()), 14, r.stdout)
+        r = self.pyop("list", opp=d)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("(imported by %s, Python " % self.build_python, r.stderr)
+
+
+NO_OUTPUTS = textwrap.dedent('''\
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Touch", mutates_args=("x",))
+    def touch(x: TensorDesc) -> None:
+        return None
+    ''')
+
 
 CONFLICTING = textwrap.dedent('''\
     import pyop

@@ -51,9 +51,10 @@ class CliTest(unittest.TestCase):
                      "GePkgScale(x) -> output0", "GePkgShift(x) -> output0",
                      "GeNpuOnly(x, y) -> output0", "GeHostAndNpu(x, y) -> output0",
                      "GeAcl(x) -> output0", "GeCtxProbe(x) -> output0",
-                     "GeAddInto(x, y) -> x", "GeAccumulate(acc, x) -> output0, acc",
-                     "GeNoOutputs(x) -> ", "GeSplit(x; n: int = 2) -> output0",
-                     "GeSplitSum(x; n: int = 2) -> output0, output1",
+                     "GeAddInto(x (mutated), y) -> x (input x's buffer)",
+                     "GeAccumulate(acc (mutated), x) -> output0, acc (input acc's buffer)",
+                     "GeNoOutputs(x)\n", "GeSplit(x; n: int = 2) -> output0[]",
+                     "GeSplitSum(x; n: int = 2) -> output0[], output1",
                      "GeAddTable(x; table: Tensor) -> output0"):
             self.assertIn(line, out)
         self.assertIn("dt: DataType = 'float16'", out)

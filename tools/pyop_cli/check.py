@@ -110,7 +110,8 @@ def _sample_tensor(v, what):
         check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
-            raise ValueError("%s: %d values for shape %s" % (what, len(values), shape))
+            raise ValueError("%s: %d values for shape [%s]"
+                             % (what, len(values), ",".join(map(str, shape))))
         return DTYPES.index(name), shape, values
     if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):
         name = str(v.dtype)
@@ -494,7 +495,12 @@ def cmd_check(lib, args):
     with_opp_path(paths)
     try:
         lib.load()
-    except PyopError as whole:
+        whole = None
+    except PyopError as e:
+        whole = e
+    if whole is not None:
+        # Outside the except block: a plugin imported now must not get the
+        # command's exception as its context (its traceback would show it).
         lib.c.pyop_unload()
         for entry in _plugin_entries(paths):
             _check_one_plugin(lib, args, ops, entry, report, broken)

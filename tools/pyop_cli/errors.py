@@ -5,6 +5,7 @@ registered."""
 import difflib
 import os
 import re
+import sys
 
 
 class CliError(Exception):
@@ -45,6 +46,10 @@ class PyopError(CliError):
         self.stage = None  # "infer_meta" when infer_meta refused the inputs
         text = detail.rstrip() if detail and detail.strip() else \
             "%s failed (%s: %s)" % (what, status, strerror)
+        if "ModuleNotFoundError: " in text and "while importing pyop plugin" in text:
+            text += ("\n(imported by %s, Python %s: a module installed for another Python "
+                     "is not found; install it for this one, or choose another with "
+                     "PYOP_PYTHON=/path/to/python)" % (sys.executable, sys.version.split()[0]))
         super().__init__(text, status)
 
 

@@ -3,7 +3,7 @@
 from .binding import DTYPES
 from .errors import CliError
 from .host import _attrs_from_args, _inputs_from_args, run_op, _warn_other_python
-from .values import dump_json, _fmt_values, read_values
+from .values import dump_json, _fmt_values, read_values, shape_text
 
 
 def cmd_run(lib, args):
@@ -47,14 +47,14 @@ def cmd_run(lib, args):
             if "tensors" in r:
                 print("%s: %d tensors" % (r["name"], len(r["tensors"])))
                 for j, t in enumerate(r["tensors"]):
-                    print("%s[%d]: %s%s = %s" % (r["name"], j, t["dtype"], t["shape"],
-                                                 _fmt_values(t["values"])))
+                    print("%s[%d]: %s = %s" % (r["name"], j, shape_text(t["dtype"], t["shape"]),
+                                               _fmt_values(t["values"])))
             else:
-                print("%s: %s%s = %s%s" % (r["name"], r["dtype"], r["shape"],
-                                           _fmt_values(r["values"]), alias))
+                print("%s: %s = %s%s" % (r["name"], shape_text(r["dtype"], r["shape"]),
+                                         _fmt_values(r["values"]), alias))
         if not result:
             print("(no outputs)")
         for m in mutated:
-            print("input %s after the call (mutated): %s%s = %s"
-                  % (m["name"], m["dtype"], m["shape"], _fmt_values(m["values"])))
+            print("input %s after the call (mutated): %s = %s"
+                  % (m["name"], shape_text(m["dtype"], m["shape"]), _fmt_values(m["values"])))
     return 0

@@ -162,8 +162,8 @@ def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
     t.data = bufs.alloc(t.nbytes, what)
     if values is not None:
         if len(values) != n:
-            raise UsageError("%d values given for shape %s (%d elements)"
-                             % (len(values), list(shape), n))
+            raise UsageError("%d values given for shape [%s] (%d elements)"
+                             % (len(values), ",".join(map(str, shape)), n))
         try:
             write_values(t, values)
         except (ValueError, OverflowError, struct.error) as e:
