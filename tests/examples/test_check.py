@@ -184,6 +184,63 @@ PLUGINS = {
                     n *= d
                 (ctypes.c_float * n).from_address(out.data_ptr)[:] = [1.0] * n  # 4 bytes each
         ''',
+    "annotated.py": '''
+        import ctypes
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Annotated")
+        def annotated(x: TensorDesc, *, factor: float = 1.0) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Annotated")
+        class AnnotatedImpl:
+            def execute(self, x: list[Tensor], *, factor: int) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ''',
+    "double.py": '''
+        import ctypes
+        import pyop
+        from pyop import DataType, Tensor, TensorDesc
+
+        def _double(x):
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            n = x.nbytes // 4
+            if n:
+                src = (ctypes.c_float * n).from_address(x.data_ptr)
+                dst = (ctypes.c_float * n).from_address(out.data_ptr)
+                for i in range(n):
+                    dst[i] = src[i] * 2
+
+        @pyop.register_op(op_type="Double")
+        def double(x: TensorDesc) -> TensorDesc:
+            if x.dtype != DataType.float32:
+                raise TypeError("float32 only")
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Double")
+        class DoubleImpl:
+            def execute(self, x: Tensor) -> None:
+                _double(x)
+
+        @pyop.register_reference(op_type="Double", rtol=1e-6, atol=0)
+        def double_reference(x):
+            return x * 2
+
+        @pyop.register_op(op_type="NotTriple")
+        def not_triple(x: TensorDesc) -> TensorDesc:
+            return double(x)
+
+        @pyop.register_op_impl(op_type="NotTriple")
+        class NotTripleImpl:
+            def execute(self, x: Tensor) -> None:
+                _double(x)  # the reference says x * 3
+
+        @pyop.register_reference(op_type="NotTriple", rtol=1e-6, atol=0)
+        def triple_reference(x):
+            return x * 3
+        ''',
 }
 
 
@@ -300,6 +357,27 @@ class CheckTest(unittest.TestCase):
         r = self.pyop("check", self.ops, "Picky", "FloatOnly")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("2 ops checked, 1 failed, 1 inconclusive\n", r.stdout)
+
+    def test_annotations_are_compared_with_the_prototype(self):
+        r = self.check("Annotated", 1)
+        where = os.path.join(self.ops, "annotated.py")
+        self.assertIn("    execute() (%s:12): parameter x is annotated list[Tensor] (a dynamic "
+                      "input), but the prototype's input x is required (one tensor)\n" % where,
+                      r.stdout)
+        self.assertIn("    execute() (%s:12): attribute factor is annotated int, but the "
+                      "prototype's factor is float (the host passes a float)\n" % where,
+                      r.stdout)
+        self.assertNotIn("annotated", self.check("CopyOk", 0).stdout)
+
+    def test_outputs_are_compared_with_the_reference(self):
+        r = self.pyop("check", self.ops, "Double")
+        if "needs numpy" in r.stdout:
+            self.skipTest("no numpy in the build's Python")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("; compared with the reference, rtol=1e-06 atol=0,", r.stdout)
+        r = self.check("NotTriple", 1)
+        self.assertIn("    inputs x=float32[2,3]: output y differs from the reference at element "
+                      "1: 1.0, the reference 1.5 (rtol=1e-06, atol=0)\n", r.stdout)
 
     def test_a_write_past_the_end_is_reported_not_a_crash(self):
         r = self.check("Overrun", 1)

@@ -10,7 +10,7 @@ import tempfile
 import threading
 
 from . import config
-from .binding import DTYPES
+from .binding import ATTR_TYPES, DTYPES, IO_KINDS
 from .errors import CliError, PyopError, UsageError
 from .host import (_attrs_from_args, check_paths, _inputs_from_args, Instance,
                    _other_python_note, with_opp_path)
@@ -328,7 +328,7 @@ def _grouped(raw):
     return out
 
 
-def check_cases(lib, info, cases, deterministic=True, threads=THREADS):
+def check_cases(lib, info, cases, deterministic=True, threads=THREADS, reference=None):
     """Runs each Case and returns the verdict: {"problems", "warnings",
     "ran": [short], "refused": [short], "inconclusive": None or why}.
 
@@ -373,6 +373,11 @@ def check_cases(lib, info, cases, deterministic=True, threads=THREADS):
                 fail(case, text)
             if found or res.produced is None:
                 continue
+            if reference is not None:
+                text = _reference_problem(info, case, res, reference)
+                if text:
+                    fail(case, text)
+                    continue
             for k in mutated:
                 for b, a in zip(res.before[k], res.after[k]):
                     if b:
@@ -429,6 +434,136 @@ def _impl_class(info):
                     and getattr(desc, "op_type", None) == info["op_type"]:
                 return obj
     return None
+
+
+def find_reference(info):
+    """(function, (rtol, atol)) registered with pyop.register_reference for
+    the op by a loaded plugin, or None (plugin modules are looked through:
+    an unloaded plugin's modules are gone from sys.modules)."""
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("_pyop_plugin_") or mod is None:
+            continue
+        for obj in list(vars(mod).values()):
+            if callable(obj) and getattr(obj, "__pyop_reference__", None) == info["op_type"]:
+                return obj, getattr(obj, "__pyop_tolerance__", (1e-5, 1e-8))
+    return None
+
+
+_NUMPY_DTYPES = {n: n for n in DTYPES if n != "bfloat16"}
+
+
+def _reference_problem(info, case, res, reference):
+    """Compares what execute produced (res) with the reference on the same
+    inputs; a message, or None when they agree (or the case has bfloat16,
+    which numpy has no type for)."""
+    fn, (rtol, atol) = reference
+    try:
+        import numpy as np
+    except ImportError as e:
+        return "the reference needs numpy, which does not import here (%s)" % e
+    if any(DTYPES[d] == "bfloat16" for slot in case.inputs for d, _, _ in slot):
+        return None
+    args = []
+    for i, slot in zip(info["inputs"], case.inputs):
+        arrays = [np.array(v, dtype=_NUMPY_DTYPES[DTYPES[d]]).reshape(s) for d, s, v in slot]
+        args.append(arrays if i["kind"] == "dynamic" else (arrays[0] if arrays else None))
+    attrs = {k: (np.array(v[2], dtype=_NUMPY_DTYPES[DTYPES[v[0]]]).reshape(v[1])
+                 if isinstance(v, tuple) and len(v) == 3 else v) for k, v in case.attrs.items()}
+    try:
+        want = fn(*args, **attrs)
+    except Exception as e:
+        return "the reference raised %s: %s" % (type(e).__name__, e)
+    outs = info["outputs"]
+    if len(outs) == 1:
+        want = [want]
+    elif not isinstance(want, (tuple, list)) or len(want) != len(outs):
+        return "the reference returned %r, not %d outputs" % (type(want).__name__, len(outs))
+    for k, o in enumerate(outs):
+        got = [np.array(vals, dtype=_NUMPY_DTYPES[DTYPES[t.dtype]]).reshape(
+            list(t.shape[:t.ndim])) for t, vals in res.produced[k]]
+        expect = list(want[k]) if o["kind"] == "dynamic" else [want[k]]
+        if len(got) != len(expect):
+            return "output %s: %d tensors, the reference %d" % (o["name"], len(got), len(expect))
+        for j, (g, w) in enumerate(zip(got, expect)):
+            w = np.asarray(w)
+            what = "output %s%s" % (o["name"], "[%d]" % j if o["kind"] == "dynamic" else "")
+            if g.shape != w.shape:
+                return "%s: shape %s, the reference's %s" % (what, list(g.shape), list(w.shape))
+            ok = np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol,
+                            equal_nan=True)
+            if not ok.all():
+                at = int(np.argmin(ok.reshape(-1)))
+                return ("%s differs from the reference at element %d: %r, the reference %r "
+                        "(rtol=%g, atol=%g)" % (what, at, g.reshape(-1)[at].item(),
+                                                w.reshape(-1)[at].item(), rtol, atol))
+    return None
+
+
+def annotation_problems(info):
+    """The implementation's annotations against the prototype: an input
+    annotated as another kind (x: list[Tensor] for a single input), an
+    attribute annotated as another type (factor: int for a float one). The
+    load accepts both (it checks names and order); a host passes what the
+    prototype says. Unannotated parameters are not compared. Uses the
+    bridge's own annotation readers (pyop._signature, in this interpreter)."""
+    cls = _impl_class(info)
+    sig = sys.modules.get("pyop._signature")
+    if cls is None or sig is None or not (info.get("impl_key") or "").startswith("pyop:"):
+        return []
+    try:
+        params, resolve = sig._method_params, sig._resolve
+        input_kind, attr_type = sig._input_kind, sig._attr_type
+    except AttributeError:  # another bridge version: nothing to compare with
+        return []
+    out = []
+    attr_types = {a["name"]: a["type"] for a in info["attrs"]}
+    for method in ("execute", "compile", "declare_launch_args"):
+        if method not in info["capabilities"]:
+            continue
+        try:
+            fn, pos, kw, _, _ = params(cls, method, method)
+        except TypeError:
+            continue
+        code = getattr(fn, "__code__", None)
+        at = " (%s:%d)" % (code.co_filename, code.co_firstlineno) if code else ""
+
+        def ann_of(p):
+            try:
+                return resolve(p.annotation, fn, method)
+            except TypeError:
+                return p.empty
+        for p, i in zip(pos, info["inputs"]):
+            if p.annotation is p.empty:
+                continue
+            kind = input_kind(ann_of(p))
+            if kind is not None and IO_KINDS[int(kind)] != i["kind"]:
+                out.append("%s()%s: parameter %s is annotated %s (a %s input), but the "
+                           "prototype's input %s is %s"
+                           % (method, at, p.name, _ann_text(p.annotation), IO_KINDS[int(kind)],
+                              i["name"], _KIND_TEXT[i["kind"]]))
+        for p in kw:
+            if p.annotation is p.empty or p.name not in attr_types:
+                continue
+            t = attr_type(ann_of(p))
+            name = ATTR_TYPES.get(int(t)) if t is not None else None
+            if name is not None and name != attr_types[p.name]:
+                out.append("%s()%s: attribute %s is annotated %s, but the prototype's %s is "
+                           "%s (the host passes a %s)"
+                           % (method, at, p.name, _ann_text(p.annotation), p.name,
+                              attr_types[p.name], attr_types[p.name]))
+    return out
+
+
+_KIND_TEXT = {"required": "required (one tensor)", "optional": "optional (a tensor or None)",
+              "dynamic": "dynamic (a list of tensors)"}
+
+
+def _ann_text(ann):
+    if isinstance(ann, str):
+        return ann
+    if isinstance(ann, type):
+        return ann.__name__
+    return repr(ann).replace("typing.", "").replace("pyop._native.", "").replace("pyop.", "")
 
 
 def is_deterministic(info):
@@ -570,10 +705,13 @@ def _report_lines(r):
     if r.get("inconclusive"):
         lines.append("inconclusive: " + r["inconclusive"])
     if r.get("ran"):
+        ref = r.get("reference")
         how = "" if "execute" not in r["checked"] and "declare_launch_args" not in \
-            r["checked"] else (" (each twice on one instance%s, and from %d threads at once)"
+            r["checked"] else (" (each twice on one instance%s%s, and from %d threads at once)"
                                % ("" if r.get("deterministic", True)
-                                  else "; nondeterministic: values not compared", THREADS))
+                                  else "; nondeterministic: values not compared",
+                                  "; compared with the reference, rtol=%g atol=%g"
+                                  % tuple(ref) if ref else "", THREADS))
         lines.append("ran: %s%s" % (", ".join(r["ran"]), how))
     if r.get("refused") and r.get("ran"):
         lines.append("infer_meta refused: %s" % ", ".join(r["refused"]))
@@ -638,7 +776,9 @@ def _check_loaded(lib, args, ops, plugin, report):
         else:
             cases, origin = _generated_cases(info), "generated"
         deterministic = is_deterministic(info)
-        v = check_cases(lib, info, cases, deterministic)
+        reference = find_reference(info)
+        v = check_cases(lib, info, cases, deterministic, reference=reference)
+        v["problems"][:0] = annotation_problems(info)
         checked = [c for c in ("infer_meta", "execute", "declare_launch_args")
                    if c in info["capabilities"]]
         status = "failed" if v["problems"] else "inconclusive" if v["inconclusive"] else "ok"
@@ -646,6 +786,7 @@ def _check_loaded(lib, args, ops, plugin, report):
                        "cases": len(cases), "ran": v["ran"], "refused": v["refused"],
                        "problems": v["problems"], "warnings": v["warnings"],
                        "inconclusive": v["inconclusive"], "deterministic": deterministic,
+                       "reference": list(reference[1]) if reference else None,
                        "source": info["proto_source"], "plugin": plugin})
 
 

@@ -51,7 +51,7 @@ that call.
 """
 
 from ._types import DataType, Format, TensorDesc
-from ._registry import register_op, register_op_impl, register_samples
+from ._registry import register_op, register_op_impl, register_reference, register_samples
 from . import launch
 
 try:  # provided by the bridge (libpyop_bridge.so) before this package runs
@@ -71,8 +71,8 @@ else:
             raise RuntimeError("pyop.Tensor objects are made by the bridge only")
 
 __all__ = ["DataType", "Format", "TensorDesc", "Tensor", "register_op",
-           "register_op_impl", "register_samples", "get_execute_ctx", "get_compile_ctx",
-           "get_declare_launch_args_ctx", "launch", "__version__"]
+           "register_op_impl", "register_samples", "register_reference", "get_execute_ctx",
+           "get_compile_ctx", "get_declare_launch_args_ctx", "launch", "__version__"]
 
 __version__ = "0.1.0"
 

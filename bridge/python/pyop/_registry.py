@@ -16,6 +16,7 @@ from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
 __all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
+           "register_reference",
            "OpProto", "OpImpl", "Collection", "collecting", "IMPL_METHODS"]
 
 # Method name -> capability bit, in the order capabilities are reported.
@@ -295,6 +296,33 @@ def register_samples(op_type=None):
         if _active:
             _active[-1].samples[op_type] = (fn, where(file, line))
         fn.__pyop_samples__ = op_type
+        return fn
+
+    return decorate
+
+
+def register_reference(op_type=None, *, rtol=1e-5, atol=1e-8):
+    """Decorator: a reference implementation of op_type that `pyop check`
+    (and pyop.testing.opcheck) compares execute's outputs with, elementwise
+    within |got - want| <= atol + rtol * |want|. The function takes the
+    inputs as numpy arrays (a list for a dynamic input, None for an absent
+    optional one) and the attributes as keywords, like execute, and returns
+    one array per output (a tuple of them for several, a list for a dynamic
+    one). Nothing is registered with libpyop: the function only carries
+    ``__pyop_reference__`` (the op type) and ``__pyop_tolerance__``."""
+    _check_op_type(op_type, "register_reference")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not value >= 0 or value == float("inf"):
+            raise TypeError("register_reference(%r): %s is a finite number >= 0, got %r"
+                            % (op_type, name, value))
+
+    def decorate(fn):
+        if not callable(fn):
+            raise TypeError("register_reference(%r) decorates a function, got %r"
+                            % (op_type, fn))
+        fn.__pyop_reference__ = op_type
+        fn.__pyop_tolerance__ = (float(rtol), float(atol))
         return fn
 
     return decorate
