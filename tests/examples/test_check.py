@@ -379,6 +379,41 @@ class CheckTest(unittest.TestCase):
         self.assertIn("    inputs x=float32[2,3]: output y differs from the reference at element "
                       "1: 1.0, the reference 1.5 (rtol=1e-06, atol=0)\n", r.stdout)
 
+    def test_opcheck_from_python(self):
+        # pyop.testing.opcheck from the pure-Python package, as a pytest run
+        # under the build's Python imports it; it finds bin/pyop by itself.
+        code = textwrap.dedent('''
+            import sys
+            import pyop.testing as t
+            ops = sys.argv[1]
+            print("ok:", t.opcheck(ops, "CopyOk")["ops"][0]["status"])
+            try:
+                t.opcheck(ops, "FloatOnly")
+            except t.OpCheckError as e:
+                print("failed:", str(e).splitlines()[0], "|", str(e).splitlines()[1])
+            try:
+                t.opcheck(ops, "Picky")
+            except AssertionError as e:
+                print("inconclusive:", str(e).splitlines()[0])
+            print("given:", t.opcheck(ops, "Picky", inputs={"x": "float32[4,4]"})["ops"][0]["status"])
+            try:
+                t.opcheck(ops, "Picky", attrs={"nope": 1})
+            except ValueError as e:
+                print("usage:", e)
+            ''')
+        env = dict(ENV, PYTHONPATH=_need("PYOP_TEST_PYOP_PKG"), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_CLI", None)
+        r = subprocess.run([_need("PYOP_TEST_BUILD_PYTHON"), "-c", code, self.ops],
+                           capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "ok: ok",
+            "failed: pyop check %s FloatOnly: failed | FloatOnly: failed" % self.ops,
+            "inconclusive: pyop check %s Picky: inconclusive" % self.ops,
+            "given: ok",
+            'usage: opcheck: input "x" of "Picky" is required: give --input '
+            'x=DTYPE[SHAPE]:VALUES'])
+
     def test_a_write_past_the_end_is_reported_not_a_crash(self):
         r = self.check("Overrun", 1)
         self.assertIn('inputs x=float32[2,3]: PYOP_ECONTRACT: execute of "Overrun" wrote past '
