@@ -339,7 +339,8 @@ def check_cases(lib, info, cases, deterministic=True, threads=THREADS, reference
     A generated or sweep case infer_meta refuses (raises) is skipped; when
     it refuses them all the op is inconclusive. A mutated input no run
     wrote is a warning."""
-    v = {"problems": [], "warnings": [], "ran": [], "refused": [], "inconclusive": None}
+    v = {"problems": [], "warnings": [], "ran": [], "refused": [], "inconclusive": None,
+         "threads": 0}
     raw = []  # (case, problem without the case's label)
 
     def fail(case, text):
@@ -404,6 +405,7 @@ def check_cases(lib, info, cases, deterministic=True, threads=THREADS, reference
     v["problems"] = _grouped(raw)
     if first_ok is not None and threads > 1 and not raw:
         v["problems"].extend(_concurrency_problems(lib, info, first_ok, deterministic, threads))
+        v["threads"] = threads
     for k in mutated:
         if runs[k] and not written[k]:
             v["warnings"].append("input %s is declared in mutates_args, but none of the %d "
@@ -707,11 +709,13 @@ def _report_lines(r):
     if r.get("ran"):
         ref = r.get("reference")
         how = "" if "execute" not in r["checked"] and "declare_launch_args" not in \
-            r["checked"] else (" (each twice on one instance%s%s, and from %d threads at once)"
+            r["checked"] else (" (each twice on one instance%s%s%s)"
                                % ("" if r.get("deterministic", True)
                                   else "; nondeterministic: values not compared",
                                   "; compared with the reference, rtol=%g atol=%g"
-                                  % tuple(ref) if ref else "", THREADS))
+                                  % tuple(ref) if ref else "",
+                                  ", and from %d threads at once" % r["threads"]
+                                  if r.get("threads") else ""))
         lines.append("ran: %s%s" % (", ".join(r["ran"]), how))
     if r.get("refused") and r.get("ran"):
         lines.append("infer_meta refused: %s" % ", ".join(r["refused"]))
@@ -787,6 +791,7 @@ def _check_loaded(lib, args, ops, plugin, report):
                        "problems": v["problems"], "warnings": v["warnings"],
                        "inconclusive": v["inconclusive"], "deterministic": deterministic,
                        "reference": list(reference[1]) if reference else None,
+                       "threads": v["threads"],
                        "source": info["proto_source"], "plugin": plugin})
 
 
