@@ -413,6 +413,18 @@ class CliMessagesTest(unittest.TestCase):
         self.assertIn("SumAll(xs[], bias?) -> out", lines)
         self.assertIn("Touch(x (mutated))", lines)
 
+    def test_a_reader_that_goes_away_is_not_a_traceback(self):
+        # `pyop list | head -1`: the read end closes before the command writes.
+        env = dict(ENV, ASCEND_CUSTOM_OPP_PATH=self.ops, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_PYTHON", None)
+        p = subprocess.Popen([self.cli, "list"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        p.wait(timeout=300)
+        self.assertEqual(err, "")
+        self.assertEqual(p.returncode, 1)
+
     # --- issue 19: shapes print one way
 
     def test_shapes_print_one_way(self):

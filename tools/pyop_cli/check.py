@@ -420,35 +420,45 @@ def check_cases(lib, info, cases, deterministic=True, threads=THREADS, reference
     return v
 
 
+_index = [None, {}, {}]  # [plugin modules seen, {(op_type, key): class}, {op_type: ref}]
+
+
+def _plugin_index():
+    """What the loaded plugins' modules define that check reads, indexed
+    once per set of loaded modules: implementation classes by (op type,
+    key) and pyop.register_reference functions by op type. Plugin modules
+    only (an unloaded plugin's modules are gone from sys.modules)."""
+    mods = [(name, mod) for name, mod in list(sys.modules.items())
+            if name.startswith("_pyop_plugin_") and mod is not None]
+    seen = frozenset((name, id(mod)) for name, mod in mods)
+    if _index[0] != seen:
+        impls, refs = {}, {}
+        for _, mod in mods:
+            for obj in list(vars(mod).values()):
+                desc = getattr(obj, "__pyop_descriptor__", None) if isinstance(obj, type) \
+                    else None
+                if desc is not None and hasattr(desc, "key"):
+                    impls.setdefault((getattr(desc, "op_type", None), desc.key), obj)
+                op_type = getattr(obj, "__pyop_reference__", None) if callable(obj) else None
+                if isinstance(op_type, str):
+                    refs.setdefault(op_type, obj)
+        _index[:] = [seen, impls, refs]
+    return _index[1], _index[2]
+
+
 def _impl_class(info):
     """The implementation class of the loaded op (the bridge's pyop package
     and the plugins live in this interpreter): the class whose descriptor
     has the op's implementation key, or None."""
     key = info.get("impl_key")
-    if not key:
-        return None
-    for name, mod in list(sys.modules.items()):
-        if not name.startswith("_pyop_plugin_") or mod is None:
-            continue
-        for obj in list(vars(mod).values()):
-            desc = getattr(obj, "__pyop_descriptor__", None) if isinstance(obj, type) else None
-            if desc is not None and getattr(desc, "key", None) == key \
-                    and getattr(desc, "op_type", None) == info["op_type"]:
-                return obj
-    return None
+    return _plugin_index()[0].get((info["op_type"], key)) if key else None
 
 
 def find_reference(info):
     """(function, (rtol, atol)) registered with pyop.register_reference for
-    the op by a loaded plugin, or None (plugin modules are looked through:
-    an unloaded plugin's modules are gone from sys.modules)."""
-    for name, mod in list(sys.modules.items()):
-        if not name.startswith("_pyop_plugin_") or mod is None:
-            continue
-        for obj in list(vars(mod).values()):
-            if callable(obj) and getattr(obj, "__pyop_reference__", None) == info["op_type"]:
-                return obj, getattr(obj, "__pyop_tolerance__", (1e-5, 1e-8))
-    return None
+    the op by a loaded plugin, or None."""
+    fn = _plugin_index()[1].get(info["op_type"])
+    return (fn, getattr(fn, "__pyop_tolerance__", (1e-5, 1e-8))) if fn else None
 
 
 _NUMPY_DTYPES = {n: n for n in DTYPES if n != "bfloat16"}
@@ -758,6 +768,15 @@ def _check_one_plugin(lib, args, ops, entry, report, broken):
 
 def _check_loaded(lib, args, ops, plugin, report):
     """Checks the ops loaded now (those named in ops, or all) into report."""
+    try:
+        _check_loaded_ops(lib, args, ops, plugin, report)
+    finally:
+        # Nothing of the plugins may outlive their unload (the bridge warns
+        # about objects still referenced at shutdown).
+        _index[:] = [None, {}, {}]
+
+
+def _check_loaded_ops(lib, args, ops, plugin, report):
     samples = _plugin_samples()
     for t in lib.op_types():
         if ops and t not in ops:

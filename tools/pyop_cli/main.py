@@ -120,5 +120,11 @@ def main(argv=None):
         return handlers[args.command](lib, args)
     except CliError as e:
         return report_failure(args.command, e, args.json)
+    except BrokenPipeError:
+        # The reader went away (`pyop list | head`): stop writing, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
     finally:
         lib.shutdown()
