@@ -254,10 +254,30 @@ def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
     """Runs case from n_threads threads at once on one instance (the host
     contract allows it) and compares each run with the same inputs run
     alone on that instance."""
-    inst = Instance(lib, info, case.attrs)
     try:
-        variants = [_vary(case, t) for t in range(n_threads)]
-        alone = [_result_bytes(info, inst.run(v)) for v in variants]
+        inst = Instance(lib, info, case.attrs)
+    except CliError as e:
+        return ["%s: creating a second instance failed: %s: %s" % (case.label, e.status,
+                                                                   e.message)]
+    try:
+        variants, alone = [], []
+        for t in range(n_threads):
+            # Other values per thread where they run alone; the case's own
+            # (which ran) where they do not.
+            res = None
+            for inputs in (_vary(case, t), case.inputs):
+                try:
+                    res = inst.run(inputs)
+                except CliError:
+                    continue
+                if res.error is None:
+                    break
+            else:
+                return ["%s: the case no longer runs on a fresh instance: %s" % (
+                    case.label, res.error.message if res is not None and res.error
+                    else "infer_meta refused it")]
+            variants.append(inputs)
+            alone.append(_result_bytes(info, res))
         got = [[None] * rounds for _ in range(n_threads)]
         barrier = threading.Barrier(n_threads)
 
