@@ -22,7 +22,13 @@ def float_view(t):
     A Tensor exports a C-contiguous buffer shaped like the tensor (format
     'f' for float32). memoryview casts between two non-byte formats only
     through bytes, hence cast("B").cast("f"). Every view must be released
-    before execute returns: a buffer still exported then fails the call."""
+    before execute returns: a buffer still exported then fails the call.
+    An empty tensor (a 0 in its shape) gets an empty view: memoryview cannot
+    cast a view with a 0 in its shape."""
+    if t.nbytes == 0:
+        with memoryview(bytearray()) as b, b.cast("f") as f:
+            yield f
+        return
     with memoryview(t) as m, m.cast("B") as b, b.cast("f") as f:
         yield f
 

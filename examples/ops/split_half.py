@@ -29,6 +29,8 @@ class SplitHalfImpl:
         half = (x.shape[0] // 2,) + tuple(x.shape[1:])
         first = ctx.malloc_output_tensor(0, half, x.dtype)
         second = ctx.malloc_output_tensor(1, half, x.dtype)
+        if x.nbytes == 0:
+            return  # nothing to copy (and memoryview cannot cast an empty view)
         # Works for every dtype: copy raw bytes. A flat request of the buffer
         # ("B" cast) sees the bytes in C order; the first half of them is the
         # first output.

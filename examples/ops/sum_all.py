@@ -50,6 +50,10 @@ def sum_all(xs: list[TensorDesc], bias: Optional[TensorDesc] = None) -> TensorDe
 @contextlib.contextmanager
 def float_view(t):
     """A flat float32 memoryview of t, released on exit (see scaled_add.py)."""
+    if t.nbytes == 0:  # memoryview cannot cast a view with a 0 in its shape
+        with memoryview(bytearray()) as b, b.cast("f") as f:
+            yield f
+        return
     with memoryview(t) as m, m.cast("B") as b, b.cast("f") as f:
         yield f
 

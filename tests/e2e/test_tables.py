@@ -7,7 +7,7 @@ size), formats and attribute types, and project(pyop VERSION) for the
 version. libpyop generates pyop_dtype_name/pyop_dtype_size/... from those
 lists; this test reads them through that API (ctypes, no bridge needed) and
 compares every Python copy: the pyop package (DataType, its itemsize,
-Format, the attribute-type names of _signature) and the pyop command
+Format, the attribute-type names of _signature) and the pyop command's binding module
 (DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES, IO_KINDS, CAPS and
 the flag bits). The names `pyop doctor` parses (path verdicts, candidate
 statuses) have their authority in libpyop's internal name functions, read
@@ -30,7 +30,8 @@ sys.dont_write_bytecode = True
 import pyop  # noqa: E402
 from pyop import DataType, Format  # noqa: E402
 from pyop._signature import ATTR_TYPE_NAMES  # noqa: E402
-import pyop_cli  # noqa: E402
+from pyop_cli import binding as pyop_cli  # noqa: E402  (the tables)
+from pyop_cli import doctor as pyop_cli_doctor  # noqa: E402  (the doctor names)
 
 failures = []
 
@@ -143,8 +144,8 @@ def _c_names(function):
 
 
 def test_doctor_names():
-    for copy, function in ((pyop_cli.PATH_VERDICTS, "pyop__path_verdict_name"),
-                           (pyop_cli.CAND_STATUSES, "pyop__cand_status_name")):
+    for copy, function in ((pyop_cli_doctor.PATH_VERDICTS, "pyop__path_verdict_name"),
+                           (pyop_cli_doctor.CAND_STATUSES, "pyop__cand_status_name")):
         path, c = _c_names(function)
         check(len(c) > 5, "%s: not found in src/*.c, or it returns no names" % function)
         check(sorted(copy) == sorted(c), "pyop_cli's copy %s != %s of %s %s"

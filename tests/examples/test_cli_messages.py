@@ -295,6 +295,207 @@ class CliMessagesTest(unittest.TestCase):
             os.chmod(locked_dir, 0o755)
             os.chmod(locked_file, 0o644)
 
+    # --- issue 17 item 12: every number the command reads is range-checked
+
+    def usage(self, r, command, message):
+        """Exit 2 and exactly one line on stderr: pyop: <command>: <message>."""
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "pyop: %s: %s\n" % (command, message))
+
+    def test_numbers_out_of_range_are_usage_errors(self):
+        concat = ("run", "Concat", "--input", "xs=float32[2]:1,2")
+        self.usage(self.pyop(*concat, "--attr", "axis=18446744073709551618"), "run",
+                   "--attr axis=18446744073709551618: attribute \"axis\" of \"Concat\" is an "
+                   "int, and '18446744073709551618' is not one (18446744073709551618 is "
+                   "outside int64)")
+        self.usage(self.pyop(*concat, "--attr", "axis=-9223372036854775809"), "run",
+                   "--attr axis=-9223372036854775809: attribute \"axis\" of \"Concat\" is "
+                   "an int, and '-9223372036854775809' is not one (-9223372036854775809 is "
+                   "outside int64)")
+        nine = "x=float32[1,1,1,1,1,1,1,1,1]"
+        self.usage(self.pyop("run", "ScaledAdd", "--input", nine, "--input", "y=float32[1]"),
+                   "run", "--input %s: 9 dims; a pyop tensor has at most 8 (PYOP_MAX_DIMS)"
+                   % nine)
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[2,-1]"), "run",
+                   "--input x=float32[2,-1]: dim -1 is negative")
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[99999999999999999999]"),
+                   "run", "--input x=float32[99999999999999999999]: dim 99999999999999999999 "
+                   "does not fit in int64")
+        huge = "x=float32[100000,100000,1000]"
+        self.usage(self.pyop("run", "ScaledAdd", "--input", huge), "run",
+                   "--input %s: float32[100000,100000,1000] needs 37252.9 GiB, more than the "
+                   "1 GiB the command allocates for one tensor (PYOP_CLI_MAX_BYTES)" % huge)
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[1]:1e39", "--input",
+                             "y=float32[1]"), "run",
+                   "values 1e39 do not fit float32: float too large to pack with f format")
+        self.usage(self.pyop("check", "Concat", "--input", "xs=float32[-3]"), "check",
+                   "--input xs=float32[-3]: dim -3 is negative")
+        for opt, value in (("--calls", "0"), ("--calls", "-5"), ("--repeat", "0")):
+            self.usage(self.pyop("bench", "ScaledAdd", opt, value), "bench",
+                       "argument %s: %s is not an integer >= 1 (see pyop bench --help)"
+                       % (opt, value))
+        self.usage(self.pyop("bench", "ScaledAdd", "--size", "-1"), "bench",
+                   "argument --size: -1 is not an integer >= 0 (see pyop bench --help)")
+        self.usage(self.pyop("bench", "ScaledAdd", "--size", "99999999999"), "bench",
+                   "--size 99999999999: float32[99999999999] needs 372.5 GiB, more than the "
+                   "1 GiB the command allocates for one tensor (PYOP_CLI_MAX_BYTES)")
+        self.usage(self.pyop("run", "ScaledAdd", "--input", "x=float32[300]", "--input",
+                             "y=float32[300]", PYOP_CLI_MAX_BYTES="1000"), "run",
+                   "--input x=float32[300]: float32[300] needs 1.2 KiB, more than the 1000 "
+                   "bytes the command allocates for one tensor (PYOP_CLI_MAX_BYTES)")
+        r = self.pyop("bench", "ScaledAdd", "--calls", "10", "--repeat", "1", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(json.loads(r.stdout)["execute_ns"], 0)
+
+    def test_path_with_a_colon_is_not_split(self):
+        odd = os.path.join(self.tmp, "a:b")
+        os.makedirs(odd, exist_ok=True)
+        for command in ("list", "check"):
+            self.usage(self.pyop(command, odd), command,
+                       "%s: a plugin path cannot contain ':' (it separates "
+                       "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a path "
+                       "without one" % odd)
+
+    def test_an_output_too_large_is_refused_by_the_host(self):
+        d = os.path.join(self.tmp, "huge")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "huge.py"), "w") as f:
+            f.write(HUGE)
+        r = self.pyop("run", "Huge", "--input", "x=float32[1]", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("output 0 of 4 GiB refused: more than the 1 GiB the command allocates "
+                      "(PYOP_CLI_MAX_BYTES)", r.stderr)
+        self.assertNotIn("MemoryError", r.stderr)
+
+    # --- issue 17 item 13: what check accepts is what a host loads
+
+    def test_check_refuses_what_the_combined_load_refuses(self):
+        one, two = os.path.join(self.tmp, "conflict1"), os.path.join(self.tmp, "conflict2")
+        for d, body in ((one, "x.shape"), (two, "[1] + list(x.shape)")):
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "same_name.py"), "w") as f:
+                f.write(CONFLICTING % body)
+        r = self.pyop("list", opp=one + ":" + two)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("conflicts with", r.stderr)
+        r = self.pyop("check", one, two)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        a, b = (os.path.join(d, "same_name.py") for d in (one, two))
+        self.assertIn("load of all plugins together: FAILED (PYOP_ECONFLICT)", r.stdout)
+        self.assertIn("2 ops checked, 0 failed, the plugins do not load together", r.stdout)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith('pyop: check: the plugins do not load together: op '
+                                         'type "Twice": prototype'), first)
+        self.assertIn("%s:4" % b, first)
+        self.assertIn("%s:4" % a, first)
+        r = self.pyop("check", "--json", one, two)
+        self.assertEqual(r.returncode, 1)
+        err = json.loads(r.stdout)["load_error"]
+        self.assertEqual(err["status"], "PYOP_ECONFLICT")
+        self.assertEqual(err["op"], "Twice")
+        # Each alone still passes.
+        r = self.pyop("check", one)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+
+    # --- issue 19: list marks mutated inputs, aliases, dynamic outputs
+
+    def test_list_text_marks_mutation_aliases_and_dynamic_outputs(self):
+        d = os.path.join(self.tmp, "noout")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "noout.py"), "w") as f:
+            f.write(NO_OUTPUTS)
+        r = self.pyop("list", opp=self.ops + ":" + d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("AddInto(x (mutated), y) -> x (input x's buffer)", lines)
+        self.assertIn("SplitEven(x; parts: int = 2) -> pieces[]", lines)
+        self.assertIn("SumAll(xs[], bias?) -> out", lines)
+        self.assertIn("Touch(x (mutated))", lines)
+
+    def test_a_reader_that_goes_away_is_not_a_traceback(self):
+        # `pyop list | head -1`: the read end closes before the command writes.
+        env = dict(ENV, ASCEND_CUSTOM_OPP_PATH=self.ops, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_PYTHON", None)
+        p = subprocess.Popen([self.cli, "list"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        p.wait(timeout=300)
+        self.assertEqual(err, "")
+        self.assertEqual(p.returncode, 1)
+
+    # --- issue 19: shapes print one way
+
+    def test_shapes_print_one_way(self):
+        r = self.pyop("run", "Softmax", "--input", "x=float32[2,2]:1,2,3,4")
+        if r.returncode != 0 and "numpy" in r.stderr:
+            self.skipTest("Softmax needs numpy")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("y: float32[2,2] = ["), r.stdout)
+        r = self.pyop("run", "Softmax", "--input", "x=float32[2,2]:1,2,3")
+        self.usage(r, "run", "3 values given for shape [2,2] (4 elements)")
+        r = self.pyop("check", "--json", "Clip")
+        problems = [p for op in json.loads(r.stdout)["ops"] for p in op["ran"]]
+        self.assertIn("float32[2,3]", problems)
+
+    # --- issue 19: a missing module is one clean report
+
+    def test_a_missing_module_is_one_clean_report(self):
+        d = os.path.join(self.tmp, "missing")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "needs.py"), "w") as f:
+            f.write("import pyop\nimport no_such_module_for_pyop\n")
+        shutil.copy(os.path.join(self.good, "fine.py"), d)
+        r = self.pyop("check", d, opp="")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count("Traceback"), 1, r.stdout)
+        self.assertEqual(r.stdout.count("No module named 'no_such_module_for_pyop'"), 2,
+                         r.stdout)  # the summary line and the traceback's last line
+        self.assertNotIn("pyop_cli", r.stdout)
+        self.assertNotIn("During handling", r.stdout)
+        self.assertIn("(imported by %s, Python " % self.build_python, r.stdout)
+        self.assertIn("Fine                     ok", r.stdout)
+        self.assertLess(len(r.stdout.splitlines()), 14, r.stdout)
+        r = self.pyop("list", opp=d)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("(imported by %s, Python " % self.build_python, r.stderr)
+
+
+NO_OUTPUTS = textwrap.dedent('''\
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Touch", mutates_args=("x",))
+    def touch(x: TensorDesc) -> None:
+        return None
+    ''')
+
+
+CONFLICTING = textwrap.dedent('''\
+    import pyop
+    from pyop import TensorDesc
+
+    @pyop.register_op(op_type="Twice")
+    def twice(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=%s, dtype=x.dtype)
+    ''')
+
+
+HUGE = textwrap.dedent('''\
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Huge")
+    def huge(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=[1 << 15, 1 << 15], dtype=x.dtype)
+
+    @pyop.register_op_impl(op_type="Huge")
+    class HugeImpl:
+        def execute(self, x: Tensor) -> None:
+            pyop.get_execute_ctx().malloc_output_tensor(0, [1 << 15, 1 << 15], x.dtype)
+    ''')
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -417,7 +417,7 @@ class SneakyImpl:
     def execute(self, x: Tensor) -> None:
         out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
         ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
-        ctypes.memset(x.data_ptr, 0x7F, 4)  # not declared in mutates_args
+        ctypes.memset(x.data_ptr, 0x7F, min(4, x.nbytes))  # not declared in mutates_args
 
 
 @pyop.register_op(op_type="InPlaceOk", mutates_args=("x",))
@@ -428,7 +428,7 @@ def in_place(x: TensorDesc) -> None:
 @pyop.register_op_impl(op_type="InPlaceOk")
 class InPlaceImpl:
     def execute(self, x: Tensor) -> None:
-        ctypes.memset(x.data_ptr, 0x7F, 4)
+        ctypes.memset(x.data_ptr, 0x7F, min(4, x.nbytes))
 """
 
 

@@ -42,6 +42,13 @@ once per op instance; its capabilities are the methods it defines):
   descriptions; they report through get_compile_ctx() /
   get_declare_launch_args_ctx().
 Signatures are checked at load time against the prototype of the same load.
+register_op_impl(..., deterministic=False): the op's outputs may differ for
+the same inputs by design (`pyop check` then compares shapes only).
+
+For `pyop check` (and pyop.testing.opcheck, its checks from a test):
+register_samples(op_type) gives the cases to run the op on,
+register_reference(op_type, rtol=, atol=) a numpy reference its outputs are
+compared with.
 
 Tensors are borrowed views valid only during the callback; use
 memoryview(t) or numpy.asarray(t) (buffer formats: float32 'f', float16 'e',
@@ -51,7 +58,7 @@ that call.
 """
 
 from ._types import DataType, Format, TensorDesc
-from ._registry import register_op, register_op_impl, register_samples
+from ._registry import register_op, register_op_impl, register_reference, register_samples
 from . import launch
 
 try:  # provided by the bridge (libpyop_bridge.so) before this package runs
@@ -71,8 +78,8 @@ else:
             raise RuntimeError("pyop.Tensor objects are made by the bridge only")
 
 __all__ = ["DataType", "Format", "TensorDesc", "Tensor", "register_op",
-           "register_op_impl", "register_samples", "get_execute_ctx", "get_compile_ctx",
-           "get_declare_launch_args_ctx", "launch", "__version__"]
+           "register_op_impl", "register_samples", "register_reference", "get_execute_ctx",
+           "get_compile_ctx", "get_declare_launch_args_ctx", "launch", "__version__"]
 
 # project(pyop VERSION) of CMakeLists.txt; tests/e2e/test_tables.py holds it to
 # libpyop's pyop_version().

@@ -16,6 +16,7 @@ from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
 __all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
+           "register_reference",
            "OpProto", "OpImpl", "Collection", "collecting", "IMPL_METHODS"]
 
 # Method name -> capability bit, in the order capabilities are reported.
@@ -300,11 +301,44 @@ def register_samples(op_type=None):
     return decorate
 
 
-def register_op_impl(op_type=None):
+def register_reference(op_type=None, *, rtol=1e-5, atol=1e-8):
+    """Decorator: a reference implementation of op_type that `pyop check`
+    (and pyop.testing.opcheck) compares execute's outputs with, elementwise
+    within |got - want| <= atol + rtol * |want|. The function takes the
+    inputs as numpy arrays (a list for a dynamic input, None for an absent
+    optional one) and the attributes as keywords, like execute, and returns
+    one array per output (a tuple of them for several, a list for a dynamic
+    one). Nothing is registered with libpyop: the function only carries
+    ``__pyop_reference__`` (the op type) and ``__pyop_tolerance__``."""
+    _check_op_type(op_type, "register_reference")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not value >= 0 or value == float("inf"):
+            raise TypeError("register_reference(%r): %s is a finite number >= 0, got %r"
+                            % (op_type, name, value))
+
+    def decorate(fn):
+        if not callable(fn):
+            raise TypeError("register_reference(%r) decorates a function, got %r"
+                            % (op_type, fn))
+        fn.__pyop_reference__ = op_type
+        fn.__pyop_tolerance__ = (float(rtol), float(atol))
+        return fn
+
+    return decorate
+
+
+def register_op_impl(op_type=None, *, deterministic=True):
     """Class decorator: an implementation of op_type. Its capabilities are
     the methods it defines among execute, compile and declare_launch_args.
-    The class is instantiated with no arguments once per op instance."""
+    The class is instantiated with no arguments once per op instance.
+    deterministic=False: the same inputs may give different outputs by
+    design (random numbers); `pyop check` then compares shapes, not bytes
+    (``__pyop_deterministic__`` on the class)."""
     _check_op_type(op_type, "register_op_impl")
+    if not isinstance(deterministic, bool):
+        raise TypeError("register_op_impl(%r): deterministic is True or False, got %r"
+                        % (op_type, deterministic))
 
     def decorate(cls):
         if not isinstance(cls, type):
@@ -325,6 +359,7 @@ def register_op_impl(op_type=None):
         desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))
         _add(desc)
         cls.__pyop_descriptor__ = desc
+        cls.__pyop_deterministic__ = deterministic
         return cls
 
     return decorate

@@ -33,8 +33,10 @@ class TypedImpl:
             raise LookupError("handled inside execute", x, out, ctx)
         except LookupError:
             pass
-        with memoryview(out) as dst, memoryview(x) as src:
-            dst.cast("B")[:] = src.cast("B")
+        n = min(out.nbytes, x.nbytes)  # out_dtype may be narrower than x's
+        if n:  # memoryview cannot cast a view with a 0 in its shape
+            with memoryview(out) as dst, memoryview(x) as src:
+                dst.cast("B")[:n] = src.cast("B")[:n]
         for t in rest:
             assert isinstance(t, Tensor) and t.valid
         if mode == "raise":

@@ -1,0 +1,134 @@
+"""pyop.testing: `pyop check` from a test (pytest, unittest).
+
+    import pyop.testing
+
+    def test_scaled_add():
+        pyop.testing.opcheck("ops/scaled_add.py", "ScaledAdd")
+
+opcheck runs the same checks as `pyop check` (docs/op-author-guide.md,
+"Seeing, checking and running your op"): the plugins are loaded by libpyop
+as a host loads them, and each op is run on the sweep of generated inputs
+(or its samples, or the inputs given), twice on one instance, from several
+threads at once, against its prototype, its reference and the host
+contract. It runs them in a child process, the installed `pyop` command
+(`<prefix>/bin/pyop`, found from where this package is installed, or
+PYOP_CLI=/path/to/pyop), so the plugins are imported there, by the build's
+Python, never into the test's own process; this module needs only the
+standard library and works from the pure-Python package:
+
+    PYTHONPATH=<prefix>/lib/pyop/artifacts/<key>/python python3 -m pytest
+
+An op that fails, is inconclusive or is not found, and a plugin that does
+not load, raise OpCheckError (an AssertionError) whose message is the
+report; otherwise the report (`pyop check --json`) is returned.
+"""
+
+import json
+import os
+import subprocess
+
+__all__ = ["opcheck", "OpCheckError", "find_cli"]
+
+
+class OpCheckError(AssertionError):
+    """opcheck found a problem. report: the `pyop check --json` report (None
+    when the command did not run)."""
+
+    def __init__(self, message, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+def find_cli():
+    """The `pyop` command: PYOP_CLI, else the bin/pyop of the prefix (or
+    build tree) this package is installed in; OpCheckError when there is
+    none."""
+    env = os.environ.get("PYOP_CLI")
+    if env:
+        return env
+    here = os.path.dirname(os.path.realpath(__file__))
+    d = here
+    while True:
+        cand = os.path.join(d, "bin", "pyop")
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    raise OpCheckError("pyop.testing: no `pyop` command found above %s; set "
+                       "PYOP_CLI=/path/to/bin/pyop" % here)
+
+
+def _attr_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (list, tuple)) for v in value):
+            return json.dumps([list(v) for v in value])
+        return ",".join(_attr_text(v) for v in value)
+    return str(getattr(value, "name", value))
+
+
+def _arguments(inputs, attrs):
+    out = []
+    for name, value in (inputs or {}).items():
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            out += ["--input", "%s=%s" % (name, v)]
+    for name, value in (attrs or {}).items():
+        out += ["--attr", "%s=%s" % (name, _attr_text(value))]
+    return out
+
+
+def _report_text(report):
+    lines = []
+    err = report.get("load_error")
+    if err:
+        lines.append("the plugins do not load together: %s" % err["message"])
+    for b in report.get("broken_plugins", []):
+        lines.append("plugin %s failed to load: %s" % (b["plugin"], b["problem"]))
+    for op in report.get("ops", []):
+        if op["status"] == "ok":
+            continue
+        lines.append("%s: %s" % (op["op_type"], op["status"]))
+        lines.extend("    " + p.replace("\n", "\n    ") for p in op["problems"])
+        if op.get("inconclusive"):
+            lines.append("    " + op["inconclusive"])
+    for name in report.get("missing_ops", []):
+        lines.append("%s: not found" % name)
+    return "\n".join(lines)
+
+
+def opcheck(path, op_type=None, *, inputs=None, attrs=None, cli=None, timeout=600):
+    """Checks op_type (or every op) of the plugin file or directory path as
+    `pyop check PATH [OP] [--input ... --attr ...]` does. inputs: {name:
+    "DTYPE[SHAPE]:VALUES"} (a list of them for a dynamic input); attrs:
+    {name: value} (needs op_type). Returns the report; raises OpCheckError
+    with the problems when anything failed, was inconclusive or not found."""
+    if (inputs or attrs) and not op_type:
+        raise ValueError("opcheck: inputs/attrs need op_type")
+    cmd = [cli or find_cli(), "check", "--json", os.fspath(path)]
+    if op_type:
+        cmd.append(op_type)
+    cmd += _arguments(inputs, attrs)
+    env = dict(os.environ)
+    env.pop("ASCEND_CUSTOM_OPP_PATH", None)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise OpCheckError("pyop.testing: %s could not run: %s" % (cmd[0], e)) from None
+    try:
+        report = json.loads(p.stdout)
+    except ValueError:
+        raise OpCheckError("pyop check failed (exit %d): %s" % (p.returncode, p.stderr.strip()))
+    if "error" in report and "ops" not in report:
+        err = report["error"]
+        if p.returncode == 2:
+            raise ValueError("opcheck: %s" % err["message"])
+        raise OpCheckError("pyop check: %s" % err["message"], report)
+    if p.returncode != 0:
+        raise OpCheckError("pyop check %s%s: %s\n%s" % (
+            os.fspath(path), " " + op_type if op_type else "",
+            "inconclusive" if p.returncode == 3 else "failed", _report_text(report)), report)
+    return report

@@ -1,0 +1,438 @@
+"""`pyop check` runs each op the way a host will (issue 19): ops wrong in
+exactly one way each, and correct ops that must keep passing.
+
+  sweeps         every data type infer_meta accepts, empty, rank-0 and
+                 one-element tensors; the report says which cases ran
+  determinism    each case twice on one instance, bytes compared; an op
+                 declared nondeterministic is compared by shape only
+  mutation       a declared mutated input no run writes is a warning
+  concurrency    one instance from several threads at once, compared with
+                 the same inputs run alone
+  inconclusive   infer_meta refusing every generated input is not a pass
+                 (exit 3) and not a failure
+  overrun        a write past the end of a buffer is reported, not a crash
+  bench          holds the op to the contract as run does
+
+Driven by ctest (tests/examples/CMakeLists.txt): PYOP_TEST_CLI is the build
+tree's bin/pyop. Needs only the standard library.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+ENV = os.environ
+
+PLUGINS = {
+    "copy_ok.py": '''
+        import ctypes
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="CopyOk")
+        def copy_ok(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="CopyOk")
+        class CopyOkImpl:
+            def execute(self, x: Tensor) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ''',
+    "float_only.py": '''
+        import ctypes
+        import pyop
+        from pyop import DataType, Tensor, TensorDesc
+
+        @pyop.register_op(op_type="FloatOnly")
+        def float_only(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)  # accepts every dtype...
+
+        @pyop.register_op_impl(op_type="FloatOnly")
+        class FloatOnlyImpl:
+            def execute(self, x: Tensor) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                if x.dtype != DataType.float32:  # ...but execute handles float32 only
+                    raise TypeError("FloatOnly: no %s" % x.dtype)
+                ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ''',
+    "no_empty.py": '''
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="NoEmpty")
+        def no_empty(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="NoEmpty")
+        class NoEmptyImpl:
+            def execute(self, x: Tensor) -> None:
+                pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                with memoryview(x) as m, m.cast("B"):  # fails with a 0 in the shape
+                    pass
+        ''',
+    "noisy.py": '''
+        import ctypes
+        import os
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Noisy")
+        def noisy(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Noisy")
+        class NoisyImpl:
+            def execute(self, x: Tensor) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, os.urandom(out.nbytes), out.nbytes)
+
+        @pyop.register_op(op_type="NoisyDeclared")
+        def noisy_declared(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="NoisyDeclared", deterministic=False)
+        class NoisyDeclaredImpl(NoisyImpl):
+            pass
+        ''',
+    "counter.py": '''
+        import ctypes
+        import pyop
+        from pyop import DataType, Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Counter")
+        def counter(x: TensorDesc) -> TensorDesc:
+            return TensorDesc([1], DataType.int64)
+
+        @pyop.register_op_impl(op_type="Counter")
+        class CounterImpl:
+            def __init__(self):
+                self.calls = 0
+
+            def execute(self, x: Tensor) -> None:
+                self.calls += 1  # a result that depends on earlier calls
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, [1], DataType.int64)
+                ctypes.c_int64.from_address(out.data_ptr).value = self.calls
+        ''',
+    "declared_unwritten.py": '''
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="DeclaredUnwritten", mutates_args=("x",))
+        def declared_unwritten(x: TensorDesc) -> None:
+            return None
+
+        @pyop.register_op_impl(op_type="DeclaredUnwritten")
+        class DeclaredUnwrittenImpl:
+            def execute(self, x: Tensor) -> None:
+                pass  # declared in mutates_args, never written
+        ''',
+    "racy.py": '''
+        import ctypes
+        import time
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Racy")
+        def racy(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Racy")
+        class RacyImpl:
+            def execute(self, x: Tensor) -> None:
+                self.saved = ctypes.string_at(x.data_ptr, x.nbytes)  # per-call data on self
+                time.sleep(0.005)
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, self.saved, len(self.saved))
+        ''',
+    "picky.py": '''
+        import ctypes
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Picky")
+        def picky(x: TensorDesc) -> TensorDesc:
+            if list(x.shape) != [4, 4]:
+                raise ValueError("Picky takes [4,4] only, got %s" % (list(x.shape),))
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Picky")
+        class PickyImpl:
+            def execute(self, x: Tensor) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ''',
+    "overrun.py": '''
+        import ctypes
+        import pyop
+        from pyop import DataType, Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Overrun")
+        def overrun(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(x.shape, DataType.int8)
+
+        @pyop.register_op_impl(op_type="Overrun")
+        class OverrunImpl:
+            def execute(self, x: Tensor) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, DataType.int8)
+                n = 1
+                for d in x.shape:
+                    n *= d
+                (ctypes.c_float * n).from_address(out.data_ptr)[:] = [1.0] * n  # 4 bytes each
+        ''',
+    "annotated.py": '''
+        import ctypes
+        import pyop
+        from pyop import Tensor, TensorDesc
+
+        @pyop.register_op(op_type="Annotated")
+        def annotated(x: TensorDesc, *, factor: float = 1.0) -> TensorDesc:
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Annotated")
+        class AnnotatedImpl:
+            def execute(self, x: list[Tensor], *, factor: int) -> None:
+                out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+                ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+        ''',
+    "double.py": '''
+        import ctypes
+        import pyop
+        from pyop import DataType, Tensor, TensorDesc
+
+        def _double(x):
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            n = x.nbytes // 4
+            if n:
+                src = (ctypes.c_float * n).from_address(x.data_ptr)
+                dst = (ctypes.c_float * n).from_address(out.data_ptr)
+                for i in range(n):
+                    dst[i] = src[i] * 2
+
+        @pyop.register_op(op_type="Double")
+        def double(x: TensorDesc) -> TensorDesc:
+            if x.dtype != DataType.float32:
+                raise TypeError("float32 only")
+            return TensorDesc(x.shape, x.dtype)
+
+        @pyop.register_op_impl(op_type="Double")
+        class DoubleImpl:
+            def execute(self, x: Tensor) -> None:
+                _double(x)
+
+        @pyop.register_reference(op_type="Double", rtol=1e-6, atol=0)
+        def double_reference(x):
+            return x * 2
+
+        @pyop.register_op(op_type="NotTriple")
+        def not_triple(x: TensorDesc) -> TensorDesc:
+            return double(x)
+
+        @pyop.register_op_impl(op_type="NotTriple")
+        class NotTripleImpl:
+            def execute(self, x: Tensor) -> None:
+                _double(x)  # the reference says x * 3
+
+        @pyop.register_reference(op_type="NotTriple", rtol=1e-6, atol=0)
+        def triple_reference(x):
+            return x * 3
+        ''',
+}
+
+
+def _need(name):
+    value = ENV.get(name)
+    if not value:
+        raise unittest.SkipTest("%s is not set (run through ctest)" % name)
+    return value
+
+
+class CheckTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cli = _need("PYOP_TEST_CLI")
+        cls.tmp = tempfile.mkdtemp(prefix="pyop-check-test-")
+        cls.ops = os.path.join(cls.tmp, "ops")
+        os.makedirs(cls.ops)
+        for name, text in PLUGINS.items():
+            with open(os.path.join(cls.ops, name), "w") as f:
+                f.write(textwrap.dedent(text))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def pyop(self, *args):
+        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", ASCEND_CUSTOM_OPP_PATH=self.ops)
+        env.pop("PYOP_PYTHON", None)
+        return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    def check(self, op, code, *extra):
+        r = self.pyop("check", self.ops, op, *extra)
+        self.assertEqual(r.returncode, code, r.stdout + r.stderr)
+        return r
+
+    def test_a_correct_op_passes_every_check(self):
+        r = self.check("CopyOk", 0)
+        self.assertRegex(r.stdout, r"CopyOk +ok \(infer_meta, execute; generated\)")
+        self.assertIn("    ran: float32[2,3], float16[2,3], bfloat16[2,3], float64[2,3], "
+                      "int8[2,3], int16[2,3], int32[2,3], int64[2,3], uint8[2,3], uint16[2,3], "
+                      "uint32[2,3], uint64[2,3], bool[2,3], float32[0,3] (empty), float32[] "
+                      "(rank-0), float32[1] (one element) (each twice on one instance, and "
+                      "from 4 threads at once)\n", r.stdout)
+        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+        self.assertNotIn("warning", r.stdout)
+
+    def test_a_dtype_infer_meta_accepts_and_execute_breaks_on_fails(self):
+        r = self.check("FloatOnly", 1)
+        self.assertIn("    inputs x=float16[2,3]: PYOP_EPYTHON: execute of op 'FloatOnly'",
+                      r.stdout)
+        self.assertIn("TypeError: FloatOnly: no float16", r.stdout)
+        self.assertIn("(the same failure with bfloat16[2,3], float64[2,3], int8[2,3]",
+                      r.stdout)
+        self.assertNotIn("inputs x=float32[2,3]:", r.stdout)
+        data = json.loads(self.pyop("check", "--json", self.ops, "FloatOnly").stdout)
+        op = data["ops"][0]
+        self.assertEqual(op["status"], "failed")
+        self.assertIn("float32[0,3] (empty)", op["ran"])
+
+    def test_an_empty_tensor_execute_breaks_on_fails(self):
+        r = self.check("NoEmpty", 1)
+        self.assertIn("    inputs x=float32[0,3]: PYOP_EPYTHON: execute of op 'NoEmpty'",
+                      r.stdout)
+        self.assertIn("cannot cast view with zeros in shape or strides", r.stdout)
+
+    def test_different_bytes_from_two_runs_fail(self):
+        r = self.check("Noisy", 1)
+        self.assertIn("    inputs x=float32[2,3]: run twice on one instance with the same "
+                      "inputs, output y differs from byte ", r.stdout)
+        self.assertIn("@pyop.register_op_impl(..., deterministic=False)", r.stdout)
+        r = self.check("Counter", 1)
+        self.assertIn("run twice on one instance with the same inputs, output y differs "
+                      "from byte 0", r.stdout)
+
+    def test_a_declared_nondeterministic_op_is_compared_by_shape(self):
+        r = self.check("NoisyDeclared", 0)
+        self.assertIn("(each twice on one instance; nondeterministic: values not compared, "
+                      "and from 4 threads at once)", r.stdout)
+
+    def test_a_declared_mutation_never_written_is_a_warning(self):
+        r = self.check("DeclaredUnwritten", 0)
+        self.assertRegex(r.stdout, r"DeclaredUnwritten +ok")
+        self.assertIn("    warning: input x is declared in mutates_args, but none of the 15 "
+                      "runs wrote it: if execute never writes it, drop it from mutates_args",
+                      r.stdout)
+
+    def test_per_call_data_on_self_fails_under_threads(self):
+        r = self.check("Racy", 1)
+        self.assertIn("    inputs x=float32[2,3]: run from 4 threads at once on one instance: "
+                      "thread ", r.stdout)
+        self.assertIn(", compared with the same inputs run alone; per-call data kept on "
+                      "`self` (an attribute execute sets and reads back) is the usual cause: "
+                      "keep it in local variables", r.stdout)
+
+    def test_inconclusive_is_not_a_pass(self):
+        r = self.check("Picky", 3)
+        self.assertRegex(r.stdout, r"Picky +inconclusive \(infer_meta, execute; generated\)")
+        self.assertIn("    inconclusive: infer_meta refused every generated input "
+                      "(float32[2,3]: ValueError: Picky takes [4,4] only, got [2, 3]); give "
+                      "inputs it accepts with @pyop.register_samples in the plugin, or "
+                      "--input/--attr", r.stdout)
+        self.assertIn("1 ops checked, 0 failed, 1 inconclusive\n", r.stdout)
+        self.assertEqual(r.stderr, "pyop: check: 1 of 1 ops inconclusive (infer_meta refused "
+                         "every generated input): give samples or --input\n")
+        data = json.loads(self.pyop("check", "--json", self.ops, "Picky").stdout)
+        self.assertEqual((data["failed"], data["inconclusive"]), (0, 1))
+        self.assertEqual(data["ops"][0]["status"], "inconclusive")
+        # Given inputs it accepts, it runs and passes.
+        r = self.check("Picky", 0, "--input", "x=float32[4,4]")
+        self.assertRegex(r.stdout, r"Picky +ok \(infer_meta, execute; given\)")
+        # A failure elsewhere makes the exit status 1, inconclusive or not.
+        r = self.pyop("check", self.ops, "Picky", "FloatOnly")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("2 ops checked, 1 failed, 1 inconclusive\n", r.stdout)
+
+    def test_annotations_are_compared_with_the_prototype(self):
+        r = self.check("Annotated", 1)
+        where = os.path.join(self.ops, "annotated.py")
+        self.assertIn("    execute() (%s:12): parameter x is annotated list[Tensor] (a dynamic "
+                      "input), but the prototype's input x is required (one tensor)\n" % where,
+                      r.stdout)
+        self.assertIn("    execute() (%s:12): attribute factor is annotated int, but the "
+                      "prototype's factor is float (the host passes a float)\n" % where,
+                      r.stdout)
+        self.assertNotIn("annotated", self.check("CopyOk", 0).stdout)
+
+    def test_outputs_are_compared_with_the_reference(self):
+        r = self.pyop("check", self.ops, "Double")
+        if "needs numpy" in r.stdout:
+            self.skipTest("no numpy in the build's Python")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("; compared with the reference, rtol=1e-06 atol=0,", r.stdout)
+        r = self.check("NotTriple", 1)
+        self.assertIn("    inputs x=float32[2,3]: output y differs from the reference at element "
+                      "1: 1.0, the reference 1.5 (rtol=1e-06, atol=0)\n", r.stdout)
+
+    def test_opcheck_from_python(self):
+        # pyop.testing.opcheck from the pure-Python package, as a pytest run
+        # under the build's Python imports it; it finds bin/pyop by itself.
+        code = textwrap.dedent('''
+            import sys
+            import pyop.testing as t
+            ops = sys.argv[1]
+            print("ok:", t.opcheck(ops, "CopyOk")["ops"][0]["status"])
+            try:
+                t.opcheck(ops, "FloatOnly")
+            except t.OpCheckError as e:
+                print("failed:", str(e).splitlines()[0], "|", str(e).splitlines()[1])
+            try:
+                t.opcheck(ops, "Picky")
+            except AssertionError as e:
+                print("inconclusive:", str(e).splitlines()[0])
+            print("given:", t.opcheck(ops, "Picky", inputs={"x": "float32[4,4]"})["ops"][0]["status"])
+            try:
+                t.opcheck(ops, "Picky", attrs={"nope": 1})
+            except ValueError as e:
+                print("usage:", e)
+            ''')
+        env = dict(ENV, PYTHONPATH=_need("PYOP_TEST_PYOP_PKG"), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_CLI", None)
+        r = subprocess.run([_need("PYOP_TEST_BUILD_PYTHON"), "-c", code, self.ops],
+                           capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "ok: ok",
+            "failed: pyop check %s FloatOnly: failed | FloatOnly: failed" % self.ops,
+            "inconclusive: pyop check %s Picky: inconclusive" % self.ops,
+            "given: ok",
+            'usage: opcheck: input "x" of "Picky" is required: give --input '
+            'x=DTYPE[SHAPE]:VALUES'])
+
+    def test_a_write_past_the_end_is_reported_not_a_crash(self):
+        r = self.check("Overrun", 1)
+        self.assertIn('inputs x=float32[2,3]: PYOP_ECONTRACT: execute of "Overrun" wrote past '
+                      'the end of output 0 (18 bytes past its end)', r.stdout)
+        r = self.pyop("run", "Overrun", "--input", "x=float32[2,3]")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn('wrote past the end of output 0', r.stderr)
+
+    def test_bench_holds_the_op_to_the_contract_and_prints_its_inputs(self):
+        r = self.pyop("bench", "Overrun", "--calls", "5", "--repeat", "1")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("wrote past the end of output 0", r.stderr)
+        env_ops = ("bench", "CopyOk", "--calls", "5", "--repeat", "1")
+        r = self.pyop(*env_ops)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("inputs: x=float32[16]", r.stdout)
+        r = self.pyop(*env_ops, "--json")
+        self.assertEqual(json.loads(r.stdout)["inputs"], ["x=float32[16]"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,288 @@
+"""`pyop doctor`: the Python, path verdicts, bridge candidates, a trial load
+with each plugin's verdict."""
+
+import ctypes
+import os
+import shutil
+import sys
+import tempfile
+
+from . import config
+from .binding import HostHooks, LOG_HOOK
+from .errors import CliError
+from .host import ge_status_lines, _same_file
+from .values import dump_json
+
+
+# The names pyop_doctor prints: copies of pyop__path_verdict_name (src/scan.c)
+# and pyop__cand_status_name (src/artifacts.c), held to them by
+# tests/e2e/test_tables.py.
+PATH_VERDICTS = ("python-file", "python-dir", "no-python", "missing-dir", "missing-file",
+                 "relative", "unreadable", "not-python", "not-scanned", "unknown")
+
+
+CAND_STATUSES = ("untried", "invalid path", "unsafe", "manifest invalid",
+                 "manifest mismatch", "duplicate", "open failed", "missing symbol",
+                 "ABI rejected", "config rejected", "loaded", "unknown")
+
+
+def _item(line, names):
+    """'  <path>: <name>[: <detail>]' -> (path, name, detail) for the
+    leftmost of names that fits."""
+    best = None
+    for name in names:
+        for sep in (": %s: " % name, ": %s" % name):
+            k = line.find(sep)
+            if k > 2 and (sep.endswith(" ") or line.endswith(sep)) and \
+                    (best is None or k < best[0]):
+                best = (k, name, line[k + len(sep):] if sep.endswith(" ") else None)
+    if best is None:
+        return line[2:], "unknown", None
+    return line[2:best[0]], best[1], best[2]
+
+
+def parse_doctor_report(text):
+    """libpyop's pyop_doctor() text as a dict (runtime key, path elements
+    with verdicts, artifact root, bridge, candidates with status)."""
+    out = {"runtime_key": None, "runtime": None, "opp_path": None, "path": [],
+           "artifacts": None, "bridge": None, "candidates": [], "ops_registered": None}
+    section = None
+    for line in text.splitlines():
+        if line.startswith("runtime key: "):
+            rest = line[len("runtime key: "):]
+            key, _, paren = rest.partition(" (")
+            out["runtime_key"] = None if key == "none" else key
+            out["runtime"] = paren.rstrip(")")
+        elif line.startswith("ASCEND_CUSTOM_OPP_PATH="):
+            value = line.split("=", 1)[1]
+            out["opp_path"] = None if value == "(unset)" else value
+            section = "path"
+        elif line.startswith("artifacts: "):
+            out["artifacts"] = line[len("artifacts: "):]
+            section = None
+        elif line.startswith("bridge: "):
+            rest = line[len("bridge: "):]
+            out["bridge"] = {"loaded": rest.startswith("loaded "),
+                             "detail": rest[len("loaded "):] if rest.startswith("loaded ")
+                             else rest}
+        elif line.startswith("candidates"):
+            section = "candidates"
+        elif line.startswith("ops registered: "):
+            out["ops_registered"] = int(line.split(": ", 1)[1])
+            section = None
+        elif line.startswith("  error: ") and section == "path":
+            out["path_error"] = line[len("  error: "):]
+        elif line.startswith("  ") and section == "path":
+            path, verdict, detail = _item(line, PATH_VERDICTS)
+            out["path"].append({"element": path, "verdict": verdict, "detail": detail})
+        elif line.startswith("  ") and section == "candidates":
+            path, status, reason = _item(line, CAND_STATUSES)
+            out["candidates"].append({"dir": path, "status": status, "reason": reason})
+    return out
+
+
+def python_report():
+    """The interpreter running this command, and how it relates to the
+    build's (the one a C host with start_python runs)."""
+    try:
+        import site
+        site_dirs = set(site.getsitepackages() + [site.getusersitepackages()])
+    except Exception:  # a stripped-down site module
+        site_dirs = set()
+    paths = [{"path": p, "site_packages": p in site_dirs or
+              os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages")}
+             for p in sys.path if p]
+    numpy = {"importable": False, "version": None, "error": None}
+    try:
+        import numpy as np
+        numpy.update(importable=True, version=getattr(np, "__version__", None))
+    except Exception as e:  # ImportError, or a broken install
+        numpy["error"] = "%s: %s" % (type(e).__name__, e)
+    same = config.BUILD_PYTHON is None or _same_file(sys.executable, config.BUILD_PYTHON)
+    return {"executable": sys.executable, "version": sys.version.split()[0],
+            "prefix": sys.prefix, "sys_path": paths, "numpy": numpy,
+            "build_python": config.BUILD_PYTHON, "is_build_python": same if config.BUILD_PYTHON else None}
+
+
+def start_python_report(artifacts):
+    """The libpython start_python would load: the default artifact's manifest."""
+    out = {"artifact": config.BUILD_ARTIFACT, "manifest": None, "libpython": None,
+           "verdict": "unknown"}
+    if not artifacts or not config.BUILD_ARTIFACT:
+        out["verdict"] = "unknown (run the built or installed command, not the source file)"
+        return out
+    manifest = os.path.join(artifacts, config.BUILD_ARTIFACT, "manifest.txt")
+    out["manifest"] = manifest
+    try:
+        with open(manifest) as f:
+            fields = dict(l.strip().split("=", 1) for l in f if "=" in l and
+                          not l.startswith("#"))
+    except OSError as e:
+        out["verdict"] = "no manifest: %s" % e.strerror
+        return out
+    lib = fields.get("libpython")
+    out["libpython"] = lib
+    if not lib:
+        out["verdict"] = "none recorded (the build's Python has no shared libpython)"
+    elif not os.path.isfile(lib):
+        out["verdict"] = "missing: %s does not exist" % lib
+    else:
+        out["verdict"] = "present"
+    return out
+
+
+def _plugin_owner(source, plugins):
+    """The plugin (file or package dir) a 'file.py:12' source belongs to."""
+    path = (source or "").rsplit(":", 1)[0]
+    for p in plugins:
+        if path == p["plugin"] or path.startswith(p["plugin"] + os.sep):
+            return p
+    return None
+
+
+def _discover(element):
+    """The plugins of one ASCEND_CUSTOM_OPP_PATH element, as the bridge sees
+    them (its own discover() once it is loaded in this process)."""
+    loader = sys.modules.get("pyop._loader")
+    found = loader.discover(element) if loader else []
+    return [{"plugin": pkg or file, "package": pkg is not None} for file, pkg, _ in found]
+
+
+def _load_alone(lib, plugin):
+    """Loads one plugin by itself; (ops, error dict or None)."""
+    tmp = None
+    try:
+        if plugin["package"]:
+            # A package is one plugin of its parent directory: load it from
+            # a directory that holds only it.
+            tmp = tempfile.mkdtemp(prefix="pyop-doctor-")
+            os.symlink(plugin["plugin"], os.path.join(tmp, os.path.basename(plugin["plugin"])))
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = tmp
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = plugin["plugin"]
+        try:
+            lib.load()
+            return lib.op_types(), None
+        except CliError as e:
+            return [], e.to_json()
+        finally:
+            lib.c.pyop_unload()
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def doctor_report(lib):
+    """Everything `pyop doctor` shows, as one dict (--json prints it)."""
+    rep = {"python": python_report()}
+    opp = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    load = {"status": "ok", "ops": [], "error": None}
+    try:
+        lib.load()
+        load["ops"] = lib.op_types()
+    except CliError as e:
+        load.update(status=e.status, error=e.to_json())
+    rep.update(parse_doctor_report(lib.doctor()))
+    rep["ge"] = ge_status_lines()
+    rep["start_python"] = start_python_report(rep["artifacts"])
+    rep["load"] = load
+    plugins = []
+    for el in rep["path"]:
+        if el["verdict"] in ("python-file", "python-dir"):
+            plugins.extend(_discover(el["element"]))
+    if load["status"] == "ok":
+        infos = [lib.op_info(t) for t in load["ops"]]
+        for p in plugins:
+            p.update(verdict="ok", ops=[], error=None)
+        for i in infos:
+            for src in (i["proto_source"], i["impl_source"]):
+                owner = _plugin_owner(src, plugins)
+                if owner and i["op_type"] not in owner["ops"]:
+                    owner["ops"].append(i["op_type"])
+    elif plugins:
+        # All or nothing: the load failed as a whole; try each plugin alone.
+        lib.c.pyop_unload()
+        try:
+            for p in plugins:
+                ops, err = _load_alone(lib, p)
+                p.update(verdict="ok" if err is None else "failed", ops=ops, error=err)
+        finally:
+            if opp is None:
+                os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+            else:
+                os.environ["ASCEND_CUSTOM_OPP_PATH"] = opp
+    rep["plugins"] = plugins
+    return rep
+
+
+def print_doctor(rep):
+    py = rep["python"]
+    print("python: %s (Python %s)" % (py["executable"], py["version"]))
+    if py["build_python"]:
+        if py["is_build_python"]:
+            print("  the build's Python (what a C host with start_python runs)")
+        else:
+            print("  NOT the build's Python %s, which a C host with start_python runs:"
+                  " ops may import differently there (e.g. numpy); PYOP_PYTHON=%s"
+                  " runs this command under it" % (py["build_python"], py["build_python"]))
+    np = py["numpy"]
+    print("  numpy: %s" % ("importable (%s)" % np["version"] if np["importable"]
+                           else "not importable: %s" % np["error"]))
+    print("  sys.path:")
+    for p in py["sys_path"]:
+        print("    %s%s" % (p["path"], "  (site-packages)" if p["site_packages"] else ""))
+    print("runtime key: %s (%s)" % (rep["runtime_key"] or "none", rep["runtime"]))
+    print("ASCEND_CUSTOM_OPP_PATH=%s" % (rep["opp_path"] if rep["opp_path"] is not None
+                                         else "(unset)"))
+    for el in rep["path"]:
+        print("  %s: %s%s" % (el["element"], el["verdict"],
+                              ": " + el["detail"] if el["detail"] else ""))
+    if rep.get("path_error"):
+        print("  error: %s" % rep["path_error"])
+    print("artifacts: %s" % rep["artifacts"])
+    for c in rep["candidates"]:
+        print("  %s: %s%s" % (c["dir"], c["status"], ": " + c["reason"] if c["reason"] else ""))
+    if rep["bridge"]:
+        print("bridge: %s%s" % ("loaded " if rep["bridge"]["loaded"] else "",
+                                rep["bridge"]["detail"]))
+    for line in rep["ge"]:
+        print(line)
+    sp = rep["start_python"]
+    print("start_python would load: %s (%s)" % (sp["libpython"] or "-", sp["verdict"]))
+    load = rep["load"]
+    if load["status"] == "ok":
+        print("load: ok, %d ops registered" % len(load["ops"]))
+    else:
+        print("load: FAILED (%s)" % load["status"])
+        for line in load["error"]["message"].splitlines():
+            print("  " + line)
+    for p in rep["plugins"]:
+        if p["verdict"] == "ok":
+            print("  plugin %s: ok (%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops"))
+        else:
+            first = p["error"]["message"].splitlines()[0]
+            print("  plugin %s: FAILED: %s" % (p["plugin"], first))
+
+
+def cmd_doctor(lib, args):
+    # The doctor loads several times: each log line is shown once, after.
+    lines = []
+    hook = LOG_HOOK(lambda _u, _lv, line: lines.append(line.decode("utf-8", "replace")))
+    hooks = HostHooks(ctypes.sizeof(HostHooks), None, None, None, None, hook)
+    lib.c.pyop_set_host_hooks(ctypes.byref(hooks))
+    try:
+        rep = doctor_report(lib)
+    finally:
+        lib.c.pyop_set_host_hooks(None)
+        for line in dict.fromkeys(lines):
+            sys.stderr.write(line + "\n")
+    if args.json:
+        if rep["load"]["error"]:
+            rep["error"] = rep["load"]["error"]
+        dump_json(rep)
+    else:
+        print_doctor(rep)
+    if rep["load"]["status"] != "ok":
+        sys.stderr.write("pyop: doctor: the load failed (%s)\n" % rep["load"]["status"])
+        return 1
+    return 0

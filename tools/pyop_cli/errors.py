@@ -1,0 +1,113 @@
+"""The failures the command reports (one message, a status name, the op
+and the plugin file:line concerned) and the messages about what is
+registered."""
+
+import difflib
+import os
+import re
+import sys
+
+
+class CliError(Exception):
+    """A failure the command reports: one message, a status name (a
+    PYOP_E... name, or "usage") and, where known, the op, plugin file and
+    line. exit_code 2 for bad usage, 1 otherwise."""
+
+    exit_code = 1
+
+    def __init__(self, message, status="PYOP_EINVAL", op=None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.op = op
+
+    def to_json(self):
+        file, line = _where(self.message)
+        return {"status": self.status, "message": self.message,
+                "op": self.op or _op_named(self.message), "file": file, "line": line}
+
+
+class UsageError(CliError):
+    """Bad usage: an unknown option, a malformed --input/--attr, an input or
+    attribute the op does not have. Exit status 2."""
+
+    exit_code = 2
+
+    def __init__(self, message, op=None):
+        super().__init__(message, "usage", op)
+
+
+class PyopError(CliError):
+    """A libpyop call failed: its status name and pyop_last_error(), which
+    says what failed on what; `what` stands in when libpyop gave no text."""
+
+    def __init__(self, what, status, detail, strerror=""):
+        self.detail = detail
+        self.stage = None  # "infer_meta" when infer_meta refused the inputs
+        text = detail.rstrip() if detail and detail.strip() else \
+            "%s failed (%s: %s)" % (what, status, strerror)
+        if "ModuleNotFoundError: " in text and "while importing pyop plugin" in text:
+            text += ("\n(imported by %s, Python %s: a module installed for another Python "
+                     "is not found; install it for this one, or choose another with "
+                     "PYOP_PYTHON=/path/to/python)" % (sys.executable, sys.version.split()[0]))
+        super().__init__(text, status)
+
+
+_TB_FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
+
+
+_DEFINED_AT = re.compile(r"\((?:defined at |implementation at |class at )?([^()\s]+\.py):(\d+)\)")
+
+
+_IMPORTING = re.compile(r"^while importing pyop plugin (.+)$", re.M)
+
+
+_OP_NAMED = re.compile(r"""(?:\bop '([^']+)'|\bof "([^"]+)"|\bop "([^"]+)"|\bop type "([^"]+)")""")
+
+
+def _where(message):
+    """(file, line) of the plugin code a message points at: the innermost
+    traceback frame, else a "(defined at f.py:3)", else the plugin being
+    imported (line None); (None, None) when it names none."""
+    frames = _TB_FRAME.findall(message)
+    if frames:
+        return frames[-1][0], int(frames[-1][1])
+    m = _DEFINED_AT.search(message)
+    if m:
+        return m.group(1), int(m.group(2))
+    m = _IMPORTING.search(message)
+    if m:
+        return m.group(1).strip(), None
+    return None, None
+
+
+def _op_named(message):
+    m = _OP_NAMED.search(message)
+    return next((g for g in m.groups() if g), None) if m else None
+
+
+def opp_path_note():
+    """Why no plugin was loaded, when ASCEND_CUSTOM_OPP_PATH explains it."""
+    value = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    if value is None:
+        return "ASCEND_CUSTOM_OPP_PATH is not set, so no plugins were loaded"
+    if not value.strip(":"):
+        return "ASCEND_CUSTOM_OPP_PATH is empty, so no plugins were loaded"
+    return None
+
+
+def unknown_op_message(op_type, known):
+    """'no op "X" is registered', with close names and the path's state."""
+    text = 'no op "%s" is registered' % op_type
+    close = [k for k in known if k.lower() == op_type.lower()]
+    close += [k for k in difflib.get_close_matches(op_type, known, n=3, cutoff=0.6)
+              if k not in close]
+    if close:
+        text += "; did you mean %s?" % " or ".join(close)
+    note = opp_path_note()
+    if note:
+        text += " (%s)" % note
+    elif not known:
+        text += " (none are registered from ASCEND_CUSTOM_OPP_PATH=%s)" \
+            % os.environ["ASCEND_CUSTOM_OPP_PATH"]
+    return text

@@ -1,0 +1,130 @@
+"""The command line: argument parsing, PYOP_PYTHON, dispatch to the
+subcommands, the one-line failure report."""
+
+import argparse
+import os
+import shutil
+import sys
+
+from . import config
+from .bench import cmd_bench
+from .binding import _find_library, Lib
+from .check import cmd_check
+from .doctor import cmd_doctor
+from .errors import CliError, UsageError
+from .host import _same_file
+from .list import cmd_list
+from .run import cmd_run
+from .values import dump_json, INT64_MAX
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (so --json can report it) instead of
+    exiting."""
+
+    def error(self, message):
+        raise UsageError("%s (see %s --help)" % (message, self.prog))
+
+
+def _count(least):
+    """An argparse type: an integer >= least (and at most INT64_MAX)."""
+
+    def parse(text):
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not an integer" % text) from None
+        if not least <= value <= INT64_MAX:
+            raise argparse.ArgumentTypeError("%d is not an integer >= %d" % (value, least))
+        return value
+
+    return parse
+
+
+def run_under_requested_python(argv):
+    """PYOP_PYTHON=/path/to/python: runs this command under that Python
+    instead (once; a no-op when it already is that Python)."""
+    want = os.environ.get("PYOP_PYTHON")
+    if not want or os.environ.get("PYOP__REEXECUTED") == want:
+        return
+    exe = shutil.which(want) if os.sep not in want else want
+    if not exe or not os.path.isfile(exe):
+        raise UsageError("PYOP_PYTHON=%s: no such Python" % want)
+    if _same_file(exe, sys.executable):
+        return
+    os.environ["PYOP__REEXECUTED"] = want
+    sys.stdout.flush()
+    os.execv(exe, [exe, os.path.abspath(config.SCRIPT)] + list(argv))
+
+
+def report_failure(command, err, as_json):
+    """One message on stderr (and the error object on stdout with --json)."""
+    where = "pyop: %s: " % command if command else "pyop: "
+    lines = err.message.splitlines() or [""]
+    sys.stderr.write(where + lines[0] + "\n")
+    for line in lines[1:]:
+        sys.stderr.write(line + "\n")
+    if as_json:
+        dump_json({"error": err.to_json()})
+    return err.exit_code
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
+    ap = _Parser(prog="pyop", description=sys.modules[__package__].__doc__.split("\n\n")[0])
+    ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
+                       "a trial load with each plugin's verdict")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
+    p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("target", nargs="*", metavar="PATH|OP",
+                   help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH) and/or op types "
+                        "to check (default: every op)")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help="inputs of the one OP to check (as for run)")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
+    p.add_argument("op")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("bench", help="execute dispatch time of one op")
+    p.add_argument("op")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--size", type=_count(0), default=16,
+                   help="float32[SIZE] for every input when no --input is given")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--calls", type=_count(1), default=2000)
+    p.add_argument("--repeat", type=_count(1), default=5)
+    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    try:
+        run_under_requested_python(argv)
+        args = ap.parse_args(argv)
+    except UsageError as e:
+        return report_failure(command, e, as_json)
+    try:
+        lib = Lib(args.library or _find_library())
+    except OSError as e:
+        return report_failure(args.command, CliError(
+            "cannot load libpyop: %s" % e, "PYOP_ENOENT"), args.json)
+    handlers = {"doctor": cmd_doctor, "list": cmd_list, "check": cmd_check,
+                "run": cmd_run, "bench": cmd_bench}
+    try:
+        return handlers[args.command](lib, args)
+    except CliError as e:
+        return report_failure(args.command, e, args.json)
+    except BrokenPipeError:
+        # The reader went away (`pyop list | head`): stop writing, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+    finally:
+        lib.shutdown()
