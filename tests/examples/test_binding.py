@@ -7,7 +7,8 @@ capability and flag bits, io kinds, the status codes it names).
 Driven by ctest (tests/examples/CMakeLists.txt) through environment variables:
 
   PYOP_TEST_CC       the C compiler of the build
-  PYOP_TEST_INCLUDE  include/ of the source tree
+  PYOP_TEST_INCLUDE  include/ of the source tree and of the build tree
+                     (version.h), separated by ':'
   PYOP_TEST_TOOLS    tools/ of the source tree (holds the pyop_cli package)
 """
 
@@ -118,9 +119,12 @@ class BindingTest(unittest.TestCase):
             src, exe = os.path.join(tmp, "layout.c"), os.path.join(tmp, "layout")
             with open(src, "w") as f:
                 f.write(_c_program(cls.b))
-            subprocess.run([cc, "-std=c11", "-I", include, src, "-o", exe, lib,
-                            "-Wl,-rpath," + os.path.dirname(lib)], check=True,
-                           capture_output=True, text=True, timeout=120)
+            incs = [a for d in include.split(os.pathsep) if d for a in ("-I", d)]
+            built = subprocess.run([cc, "-std=c11", *incs, src, "-o", exe, lib,
+                                    "-Wl,-rpath," + os.path.dirname(lib)],
+                                   capture_output=True, text=True, timeout=120)
+            if built.returncode != 0:
+                raise AssertionError("compiling the layout program failed:\n" + built.stderr)
             out = subprocess.run([exe], check=True, capture_output=True, text=True,
                                  timeout=60).stdout
         finally:
