@@ -668,7 +668,10 @@ PYOP_API int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs,
  * runs the op's declare_launch_args, validates the plan (kernel library and
  * symbol, argument kinds, indices, scalar types) and keeps it in the
  * instance, replacing an earlier one. A wrong plan is an error here, never a
- * crash at launch.
+ * crash at launch: a kernel symbol must be a function (ELF STT_FUNC or
+ * STT_GNU_IFUNC) defined in the kernel library itself; a data object, or a
+ * function found only in one of its dependencies (libc's exit), is
+ * PYOP_ELAUNCH naming the symbol, the library and why.
  */
 PYOP_API int pyop_op_declare_launch_args(pyop_op *op,
                                          const pyop_tensor_list *inputs,
