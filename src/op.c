@@ -1163,12 +1163,33 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   return PYOP_OK;
 }
 
+/* The plan being declared and the first refusal of a sink call: its
+ * reason is libpyop's (the plan checks), kept for the call's error, since
+ * the bridge reports the refusal to Python in its own words. */
+typedef struct declare_sink {
+  pyop__plan *plan;
+  int status;
+  char detail[1024];
+} declare_sink;
+
+static int sink_refused(declare_sink *d, int rc) {
+  if (d->status == PYOP_OK) {
+    d->status = rc;
+    snprintf(d->detail, sizeof d->detail, "%s", pyop_last_error());
+  }
+  return rc;
+}
+
 static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
-  return pyop__plan_add_launch(vctx, v);
+  declare_sink *d = vctx;
+  int rc = pyop__plan_add_launch(d->plan, v);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
 }
 
 static int sink_add_workspace(void *vctx, uint64_t nbytes) {
-  return pyop__plan_add_workspace(vctx, nbytes);
+  declare_sink *d = vctx;
+  int rc = pyop__plan_add_workspace(d->plan, nbytes);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
 }
 
 /*
@@ -1190,13 +1211,23 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan *plan;
   rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
   if (rc != PYOP_OK) return rc;
-  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, plan,
+  declare_sink sink = {plan, PYOP_OK, ""};
+  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs, &sink,
                             sink_add_launch, sink_add_workspace};
   unsigned mark = pyop__error_mark();
   rc = op->declare(op->impl_holder, &args);
-  if (rc != PYOP_OK) {
+  if (rc != PYOP_OK || sink.status != PYOP_OK) {
     pyop__plan_free(plan);
-    return callback_failed(rc, op, "declare_launch_args", mark);
+    if (sink.status == PYOP_OK) return callback_failed(rc, op, "declare_launch_args", mark);
+    /* libpyop's reason first (what is wrong with the plan), then what the
+     * op saw of it; a plan missing a refused launch is never kept, even
+     * when the op caught the refusal and returned normally. */
+    char seen[2048];
+    snprintf(seen, sizeof seen, "%s", rc != PYOP_OK ? pyop_last_error() : "");
+    if (rc == PYOP_OK)
+      return pyop__error(sink.status, "%s\n(the op caught that error and returned normally)",
+                         sink.detail);
+    return pyop__error(sink.status, "%s\n(in the op: %s)", sink.detail, seen);
   }
   rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {

@@ -25,6 +25,7 @@ enum mode {
   M_EXEC_BAD_INDEX,
   M_EXEC_TWICE,
   M_EXEC_WORKSPACE,
+  M_DECLARE_CATCH, /* declare_launch_args ignores a refused launch */
   M_EXEC_BAD_STATUS,
 };
 static enum mode mode;
@@ -142,7 +143,8 @@ static int declare_cb(void *hv, const pyop_declare_args *a) {
   if (rc != PYOP_OK || mode == M_EXEC_WORKSPACE) return rc; /* no launch at all */
   pyop_launch_arg_view arg = {sizeof arg, PYOP_LAUNCH_ARG_INPUT, 0, 0, {0}};
   pyop_launch_view l = {sizeof l, S("/nonexistent/libkernel.so"), S("add"), &arg, 1};
-  return a->add_launch(a->sink_ctx, &l);
+  rc = a->add_launch(a->sink_ctx, &l);
+  return mode == M_DECLARE_CATCH ? PYOP_OK : rc;
 }
 
 static const pyop_op_callbacks kernel_cbs = {sizeof(pyop_op_callbacks), create, destroy, NULL,
@@ -582,6 +584,11 @@ static void test_compile_declare_launch(void **state) {
   /* A plan naming a missing library is refused at declare time. */
   assert_int_not_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_OK);
   assert_msg_has("libkernel.so");
+  /* libpyop's reason is the call's error, whatever the op made of it. */
+  mode = M_DECLARE_CATCH;
+  assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
+  assert_msg_has("op \"Kern\": launch 0: cannot open kernel library: /nonexistent/libkernel.so");
+  assert_msg_has("(the op caught that error and returned normally)");
   mode = M_EXEC_WORKSPACE; /* a plan without a launch */
   assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
   mode = M_OK;
