@@ -29,6 +29,7 @@
  */
 #include "launch.h"
 #include "registry.h"
+#include "shape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -363,24 +364,19 @@ static const uint8_t elem_size[PYOP_DTYPE_COUNT] = {
 #undef PYOP__DTYPE_SIZE
 };
 
-/* Bytes of t's shape x dtype; the reason (static) when t is not a valid
- * description or the size overflows. */
+/* Bytes of t's shape x dtype (shape.h's rule: an empty tensor is 0 bytes,
+ * whatever its other dims); the reason (static) when t is not a valid
+ * description or a non-empty tensor's size overflows. */
 static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
   if (t->dtype < 0 || t->dtype >= PYOP_DTYPE_COUNT) return "invalid data type";
   uint64_t es = elem_size[t->dtype];
   if (t->format < 0 || t->format >= PYOP_FORMAT_COUNT) return "invalid format";
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return "ndim out of 0..8";
-  uint64_t n = es;
-  bool zero = false;
-  for (int32_t i = 0; i < t->ndim; i++) {
-    int64_t d = t->shape[i];
-    if (d < 0) return "negative dimension";
-    if (d == 0) zero = true;
-    /* No division: this runs for every tensor of every call. */
-    else if (!zero && __builtin_mul_overflow(n, (uint64_t)d, &n)) return "size overflows";
+  switch (pyop__shape_size(t->shape, t->ndim, es, UINT64_MAX, nbytes)) {
+  case PYOP__SHAPE_OK: return NULL;
+  case PYOP__SHAPE_NEGATIVE: return "negative dimension";
+  default: return "size overflows";
   }
-  *nbytes = zero ? 0 : n;
-  return NULL;
 }
 
 /* Why t is not usable: tensor_problem, and with data a buffer of at least
@@ -1022,19 +1018,28 @@ int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_i
   uint32_t flags = exec_flags(ctx);
   bool host_expects = flags & PYOP_EXEC_EXPECT_OUTPUTS;
   bool strict = op->strict && !host_expects;
-  size_t total = 0;
-  for (size_t i = 0; i < n_outputs; i++)
-    total += host_expects ? (outputs[i].count <= outputs[i].capacity ? outputs[i].count
-                                                                     : outputs[i].capacity)
-                          : outputs[i].capacity;
   /* One block: expectations, then the first index and count of each
-   * output, then (strict) the lists infer_meta fills. */
+   * output, then (strict) the lists infer_meta fills. Its size is computed
+   * with overflow checks: the capacities are the host's numbers. */
   void *block = NULL;
   pyop_tensor *expect = NULL;
   size_t *first = NULL, *count = NULL;
   if (host_expects || strict) {
-    size_t bytes = total * sizeof *expect + 2 * n_outputs * sizeof *first +
-                   (strict ? n_outputs * sizeof(pyop_output_list) : 0);
+    size_t total = 0, bytes = 0;
+    bool over = false;
+    for (size_t i = 0; i < n_outputs; i++) {
+      size_t c = outputs[i].capacity;
+      if (host_expects && outputs[i].count < c) c = outputs[i].count;
+      over |= __builtin_add_overflow(total, c, &total);
+    }
+    size_t per_output = 2 * sizeof *first + (strict ? sizeof(pyop_output_list) : 0);
+    size_t tail = 0;
+    over |= __builtin_mul_overflow(total, sizeof *expect, &bytes);
+    over |= __builtin_mul_overflow(n_outputs, per_output, &tail);
+    over |= __builtin_add_overflow(bytes, tail, &bytes);
+    if (over)
+      return pyop__error(PYOP_EINVAL, "execute of \"%s\": the output lists' capacities "
+                         "add up to more than memory can hold", op->op_type);
     block = pyop__malloc(bytes ? bytes : 1);
     if (!block) return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
     expect = block;

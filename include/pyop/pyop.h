@@ -177,9 +177,11 @@ typedef struct pyop_tensor {
 } pyop_tensor;
 
 /*
- * Number of elements of shape[0..ndim) (1 for a scalar, 0 when a dim is 0);
+ * Number of elements of shape[0..ndim) (1 for a scalar, 0 when a dim is 0,
+ * whatever the other dims: {0, 2^62, 2^62} and {2^62, 2^62, 0} are both 0);
  * -1 for a bad shape (t NULL, ndim outside 0..PYOP_MAX_DIMS, any negative
- * dim, wherever it is) or when the product overflows int64_t.
+ * dim, wherever it is) or when a non-empty shape's product overflows
+ * int64_t. Every size libpyop computes follows this rule.
  */
 PYOP_API int64_t pyop_tensor_numel(const pyop_tensor *t);
 

@@ -390,6 +390,14 @@ static void test_dynamic_outputs(void **state) {
   last = xt;
   assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_ECONTRACT);
   assert_msg_has("returned with 3 tensors in dynamic output 0 \"ys\", 4 were expected");
+  /* Capacities whose block would not fit memory: refused, never wrapped
+   * into a small allocation. */
+  l[0].capacity = l[0].count = SIZE_MAX / 2;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Split\": the output lists' capacities add up to more than "
+                 "memory can hold");
+  l[0].capacity = 4;
+  l[0].count = 4;
   /* No room for the third without expectations: the host's limit. */
   ctx.flags = 0;
   l[0].capacity = 2;

@@ -371,6 +371,28 @@ static void test_infer_meta(void **state) {
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINVAL);
   assert_msg_has("invalid data type");
   y.dtype = PYOP_DTYPE_FLOAT32;
+  /* Empty before overflow: {2^62, 2^62, 0} and {0, 2^62, 2^62} are both
+   * empty (0 bytes, accepted); {2^62, 2^62, 1} overflows wherever it is. */
+  pyop_tensor e = y;
+  const int64_t big = (int64_t)1 << 62;
+  e.ndim = 3;
+  e.data = NULL;
+  e.nbytes = 0;
+  in[1] = (pyop_tensor_list){&e, 1};
+  const int64_t empties[][3] = {{big, big, 0}, {0, big, big}, {big, 0, big}};
+  for (size_t k = 0; k < 3; k++) {
+    memcpy(e.shape, empties[k], sizeof empties[k]);
+    if (pyop_op_infer_meta(op, in, 3, out, 1) != PYOP_OK)
+      fail_msg("empty {%lld, %lld, %lld}: %s", (long long)e.shape[0], (long long)e.shape[1],
+               (long long)e.shape[2], pyop_last_error());
+  }
+  const int64_t overs[][3] = {{big, big, 1}, {1, big, big}};
+  for (size_t k = 0; k < 2; k++) {
+    memcpy(e.shape, overs[k], sizeof overs[k]);
+    assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINVAL);
+    assert_msg_has("size overflows");
+  }
+  in[1] = (pyop_tensor_list){&y, 1};
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 2), PYOP_EINVAL);
   assert_msg_has("2 outputs given, the op has 1");
   assert_int_equal(pyop_op_infer_meta(op, in, 3, NULL, 1), PYOP_EINVAL);
