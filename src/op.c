@@ -64,7 +64,7 @@ struct pyop_op {
 
 /* ----------------------------------------------------------- attributes */
 
-static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes);
+static inline const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes);
 static const char *tensor_str(const pyop_tensor *t, char *buf, size_t n);
 
 /*
@@ -367,7 +367,7 @@ static const uint8_t elem_size[PYOP_DTYPE_COUNT] = {
 /* Bytes of t's shape x dtype (shape.h's rule: an empty tensor is 0 bytes,
  * whatever its other dims); the reason (static) when t is not a valid
  * description or a non-empty tensor's size overflows. */
-static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
+static inline const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
   if (t->dtype < 0 || t->dtype >= PYOP_DTYPE_COUNT) return "invalid data type";
   uint64_t es = elem_size[t->dtype];
   if (t->format < 0 || t->format >= PYOP_FORMAT_COUNT) return "invalid format";

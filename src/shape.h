@@ -33,25 +33,28 @@ typedef enum pyop__shape_status {
 /*
  * elem times the product of shape[0..ndim) into *size (1 * elem for ndim
  * 0, 0 for an empty tensor), by the rule above; *size is 0 unless the
- * result is PYOP__SHAPE_OK. elem 1 gives the element count. ndim must be in
- * 0..PYOP_MAX_DIMS (the caller checks). One pass and no division: it runs
- * for every tensor of every call.
+ * result is PYOP__SHAPE_OK. elem 1 gives the element count; elem must not
+ * be 0. ndim must be in 0..PYOP_MAX_DIMS (the caller checks). One pass, no
+ * division (it runs for every tensor of every call): without overflow the
+ * product is exact, so it is 0 exactly when a dimension is; only after an
+ * overflow are the dimensions looked at again for a 0.
  */
 static inline pyop__shape_status pyop__shape_size(const int64_t *shape, int32_t ndim,
                                                   uint64_t elem, uint64_t limit,
                                                   uint64_t *size) {
   uint64_t n = elem;
-  bool empty = false, over = false;
+  bool over = false;
   *size = 0;
   for (int32_t i = 0; i < ndim; i++) {
-    int64_t d = shape[i];
-    if (d < 0) return PYOP__SHAPE_NEGATIVE;
-    empty |= d == 0;
-    /* Once over, n is meaningless; only "empty" can still save the shape. */
-    over |= __builtin_mul_overflow(n, (uint64_t)d, &n);
+    if (shape[i] < 0) return PYOP__SHAPE_NEGATIVE;
+    over |= __builtin_mul_overflow(n, (uint64_t)shape[i], &n);
   }
-  if (empty) return PYOP__SHAPE_OK;
-  if (over || n > limit) return PYOP__SHAPE_OVERFLOW;
+  if (__builtin_expect(over, 0)) {
+    for (int32_t i = 0; i < ndim; i++)
+      if (shape[i] == 0) return PYOP__SHAPE_OK; /* empty: nothing overflows */
+    return PYOP__SHAPE_OVERFLOW;
+  }
+  if (n > limit) return PYOP__SHAPE_OVERFLOW;
   *size = n;
   return PYOP__SHAPE_OK;
 }
