@@ -25,12 +25,26 @@
 #include <string.h>
 
 #include "pyop/bridge_abi.h"
+/* Element counts, byte sizes and strides: libpyop's own rule and code. */
+#include "../src/shape.h"
 
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define PB_PRINTF(f, a)
 #endif
+
+/*
+ * A plugin-provided number as a C integer: o (an int, or anything with
+ * __index__, which may run plugin code) must be in [lo, hi]. 0 with the
+ * value in *out, or -1 with an exception naming what (printf-style, only
+ * formatted on failure: "launch argument %zd index") and the range:
+ * TypeError when o is not an integer, ValueError when it is out of range.
+ * Never wraps, never truncates. An exact int within range costs one call.
+ */
+int pb_int_in(PyObject *o, int64_t lo, int64_t hi, int64_t *out, const char *what, ...)
+    PB_PRINTF(5, 6);
+int pb_uint_in(PyObject *o, uint64_t hi, uint64_t *out, const char *what, ...) PB_PRINTF(4, 5);
 
 /* Callback kinds; 1..3 are also the values pyop/__init__.py passes to
  * _native.current_ctx(). */

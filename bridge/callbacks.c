@@ -815,12 +815,20 @@ static bool args_ok(const void *args, size_t size, size_t need) {
 }
 
 /* The value of a DataType/Format member (identity with the package's
- * members), else of any int; -1 with an exception on failure. */
-static long enum_value(PyObject *o, PyObject *const *members, long n) {
+ * members), else of any int in [0, n); 0, or -1 with an exception naming
+ * what. */
+static int enum_value(PyObject *o, PyObject *const *members, long n, size_t index,
+                      const char *what, int32_t *out) {
   for (long i = 0; i < n; i++)
-    if (members[i] == o)
-      return i;
-  return PyLong_AsLong(o);
+    if (members[i] == o) {
+      *out = (int32_t)i;
+      return 0;
+    }
+  int64_t v = 0;
+  if (pb_int_in(o, 0, n - 1, &v, "infer_meta output %zu %s", index, what) < 0)
+    return -1;
+  *out = (int32_t)v;
+  return 0;
 }
 
 /*
@@ -881,27 +889,18 @@ static int desc_to_tensor(const pb_holder *h, PyObject *o, pyop_tensor *t, size_
   }
   t->ndim = (int32_t)n;
   for (Py_ssize_t i = 0; i < n; i++) {
-    t->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
-    if (t->shape[i] == -1 && PyErr_Occurred()) {
+    /* A negative one is libpyop's to name; beyond int64_t is refused here. */
+    if (pb_int_in(PyTuple_GET_ITEM(seq, i), INT64_MIN, INT64_MAX, &t->shape[i],
+                  "infer_meta output %zu dimension %zd", index, i) < 0) {
       Py_DECREF(seq);
       goto out;
     }
   }
   Py_DECREF(seq);
 dims_done:;
-  long d = enum_value(dtype, pb.dtypes, PYOP_DTYPE_COUNT);
-  if (d == -1 && PyErr_Occurred())
+  if (enum_value(dtype, pb.dtypes, PYOP_DTYPE_COUNT, index, "dtype", &t->dtype) < 0 ||
+      enum_value(format, pb.formats, PYOP_FORMAT_COUNT, index, "format", &t->format) < 0)
     goto out;
-  long f = enum_value(format, pb.formats, PYOP_FORMAT_COUNT);
-  if (f == -1 && PyErr_Occurred())
-    goto out;
-  if (d < 0 || d >= PYOP_DTYPE_COUNT || f < 0 || f >= PYOP_FORMAT_COUNT) {
-    PyErr_Format(PyExc_ValueError, "infer_meta output %zu: unknown dtype %ld or format %ld",
-                 index, d, f);
-    goto out;
-  }
-  t->dtype = (int32_t)d;
-  t->format = (int32_t)f;
   rc = 0;
 out:
   Py_XDECREF(shape);

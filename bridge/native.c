@@ -60,17 +60,103 @@ static size_t dtype_size(int32_t d) {
   return d >= 0 && d < PYOP_DTYPE_COUNT ? dtype_info[d].size : 0;
 }
 
-/* Element count of t, -1 for a negative dimension or on overflow. */
+/* Element count of t (shape.h's rule), -1 for a negative dimension or when a
+ * non-empty tensor's count exceeds INT64_MAX. */
 static int64_t numel(const pyop_tensor *t) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < t->ndim && i < PYOP_MAX_DIMS; i++) {
-    if (t->shape[i] < 0)
-      return -1;
-    if (t->shape[i] != 0 && n > INT64_MAX / t->shape[i])
-      return -1;
-    n *= t->shape[i];
+  uint64_t n;
+  int32_t ndim = t->ndim < 0 ? 0 : t->ndim > PYOP_MAX_DIMS ? PYOP_MAX_DIMS : t->ndim;
+  if (pyop__shape_size(t->shape, ndim, 1, INT64_MAX, &n) != PYOP__SHAPE_OK)
+    return -1;
+  return (int64_t)n;
+}
+
+/* ------------------------------------------------------ plugin numbers */
+
+/* o as an exact int (__index__), or NULL with a TypeError naming what. */
+static PyObject *as_index(PyObject *o, const char *what) {
+  PyObject *v = PyNumber_Index(o);
+  if (v == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", what, Py_TYPE(o)->tp_name);
   }
-  return n;
+  return v;
+}
+
+/* The ValueError of a number v out of [lo, hi] ("[0, hi]" when lo is NULL). */
+static void out_of_range(PyObject *v, const char *what, const char *lo, const char *hi) {
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError, "%s %S is out of range [%s, %s]", what, v, lo ? lo : "0", hi);
+}
+
+/* See bridge.h. */
+int pb_int_in(PyObject *o, int64_t lo, int64_t hi, int64_t *out, const char *what, ...) {
+  int over = 0;
+  if (PyLong_CheckExact(o)) { /* the usual case: no __index__, nothing formatted */
+    long long x = PyLong_AsLongLongAndOverflow(o, &over);
+    if (over == 0 && x >= lo && x <= hi && !(x == -1 && PyErr_Occurred())) {
+      *out = (int64_t)x;
+      return 0;
+    }
+  }
+  char name[128], los[24], his[24];
+  va_list ap;
+  va_start(ap, what);
+  vsnprintf(name, sizeof name, what, ap);
+  va_end(ap);
+  PyObject *v = as_index(o, name);
+  if (v == NULL)
+    return -1;
+  long long x = PyLong_AsLongLongAndOverflow(v, &over);
+  int rc = 0;
+  if (x == -1 && PyErr_Occurred()) {
+    rc = -1;
+  } else if (over != 0 || x < lo || x > hi) {
+    snprintf(los, sizeof los, "%lld", (long long)lo);
+    snprintf(his, sizeof his, "%lld", (long long)hi);
+    out_of_range(v, name, los, his);
+    rc = -1;
+  } else {
+    *out = (int64_t)x;
+  }
+  Py_DECREF(v);
+  return rc;
+}
+
+/* See bridge.h. */
+int pb_uint_in(PyObject *o, uint64_t hi, uint64_t *out, const char *what, ...) {
+  int over = 0;
+  if (PyLong_CheckExact(o)) { /* the usual case, as in pb_int_in */
+    long long x = PyLong_AsLongLongAndOverflow(o, &over);
+    if (over == 0 && x >= 0 && (unsigned long long)x <= hi) {
+      *out = (uint64_t)x;
+      return 0;
+    }
+  }
+  char name[128], his[24];
+  va_list ap;
+  va_start(ap, what);
+  vsnprintf(name, sizeof name, what, ap);
+  va_end(ap);
+  PyObject *v = as_index(o, name);
+  if (v == NULL)
+    return -1;
+  long long x = PyLong_AsLongLongAndOverflow(v, &over);
+  unsigned long long u = (unsigned long long)x;
+  bool bad = (x == -1 && PyErr_Occurred()) || over < 0 || (over == 0 && x < 0);
+  if (!bad && over > 0) { /* beyond INT64_MAX: maybe within uint64_t */
+    u = PyLong_AsUnsignedLongLong(v);
+    bad = u == (unsigned long long)-1 && PyErr_Occurred();
+  }
+  int rc = 0;
+  if (bad || u > hi) {
+    snprintf(his, sizeof his, "%llu", (unsigned long long)hi);
+    out_of_range(v, name, NULL, his);
+    rc = -1;
+  } else {
+    *out = (uint64_t)u;
+  }
+  Py_DECREF(v);
+  return rc;
 }
 
 /* --------------------------------------------------------------- Tensor */
@@ -200,19 +286,22 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     PyErr_Format(PyExc_BufferError, "tensor has an unknown dtype %d", (int)self->t.dtype);
     return -1;
   }
-  int64_t n = numel(&self->t);
-  if (n < 0 || (uint64_t)n > UINT64_MAX / isz) {
-    PyErr_SetString(PyExc_BufferError, "tensor shape has unknown (negative) dimensions");
+  uint64_t len = 0;
+  pyop__shape_status ss = pyop__shape_size(self->t.shape, self->t.ndim, isz, UINT64_MAX, &len);
+  if (ss != PYOP__SHAPE_OK) {
+    PyErr_SetString(PyExc_BufferError, ss == PYOP__SHAPE_NEGATIVE
+                                           ? "tensor shape has negative dimensions"
+                                           : "tensor size overflows");
     return -1;
   }
-  uint64_t len = (uint64_t)n * isz;
   if (len > 0 && self->t.data == NULL) {
     PyErr_SetString(PyExc_BufferError, "tensor has no data (it is a description)");
     return -1;
   }
   if (len > self->t.nbytes || len > (uint64_t)PY_SSIZE_T_MAX) {
-    PyErr_Format(PyExc_BufferError, "tensor of %lld elements needs %llu bytes, buffer has %llu",
-                 (long long)n, (unsigned long long)len, (unsigned long long)self->t.nbytes);
+    PyErr_Format(PyExc_BufferError, "tensor of %llu elements needs %llu bytes, buffer has %llu",
+                 (unsigned long long)(len / isz), (unsigned long long)len,
+                 (unsigned long long)self->t.nbytes);
     return -1;
   }
   if ((flags & PyBUF_WRITABLE) && !self->writable) {
@@ -284,12 +373,14 @@ static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
     self->t.ndim = PYOP_MAX_DIMS;
   self->valid = true;
   self->writable = writable;
-  Py_ssize_t stride = (Py_ssize_t)dtype_size(self->t.dtype);
-  for (int32_t i = self->t.ndim - 1; i >= 0; i--) {
+  /* An empty tensor's strides may saturate at PY_SSIZE_T_MAX (shape.h);
+   * a non-empty one's fit whenever its buffer can be viewed at all. */
+  uint64_t strides[PYOP_MAX_DIMS];
+  (void)pyop__shape_strides(self->t.shape, self->t.ndim, dtype_size(self->t.dtype),
+                            (uint64_t)PY_SSIZE_T_MAX, strides);
+  for (int32_t i = 0; i < self->t.ndim; i++) {
     self->shape[i] = (Py_ssize_t)self->t.shape[i];
-    self->strides[i] = stride;
-    if (self->t.shape[i] > 0)
-      stride *= (Py_ssize_t)self->t.shape[i];
+    self->strides[i] = (Py_ssize_t)strides[i];
   }
 }
 
@@ -474,13 +565,9 @@ static int parse_dtype(PyObject *o, int32_t *out) {
     PyErr_Format(PyExc_ValueError, "unknown data type '%s'", s);
     return -1;
   }
-  long v = PyLong_AsLong(o);
-  if (v == -1 && PyErr_Occurred())
+  int64_t v = 0;
+  if (pb_int_in(o, 0, PYOP_DTYPE_COUNT - 1, &v, "data type value") < 0)
     return -1;
-  if (v < 0 || v >= PYOP_DTYPE_COUNT) {
-    PyErr_Format(PyExc_ValueError, "unknown data type value %ld", v);
-    return -1;
-  }
   *out = (int32_t)v;
   return 0;
 }
@@ -515,17 +602,11 @@ static int parse_shape(PyObject *o, pyop_tensor *t) {
   }
   t->ndim = (int32_t)n;
   for (Py_ssize_t i = 0; i < n; i++) {
-    long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
-    if (d == -1 && PyErr_Occurred()) {
+    if (pb_int_in(PyTuple_GET_ITEM(seq, i), 0, INT64_MAX, &t->shape[i], "shape dimension %zd",
+                  i) < 0) {
       Py_DECREF(seq);
       return -1;
     }
-    if (d < 0) {
-      PyErr_Format(PyExc_ValueError, "shape dimension %zd is negative (%lld)", i, d);
-      Py_DECREF(seq);
-      return -1;
-    }
-    t->shape[i] = d;
   }
   Py_DECREF(seq);
   return 0;
@@ -551,41 +632,40 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   static const char name[] = "malloc_output_tensor";
   if (ctx_frame(o, PB_EXECUTE, name) == NULL)
     return NULL;
-  Py_ssize_t index = 0;
-  PyObject *shape = NULL, *dtype = NULL, *format = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "nOO|O:malloc_output_tensor", kwlist, &index,
+  PyObject *index_obj = NULL, *shape = NULL, *dtype = NULL, *format = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O:malloc_output_tensor", kwlist, &index_obj,
                                    &shape, &dtype, &format))
     return NULL;
+  int64_t index = 0;
   pyop_tensor t;
   memset(&t, 0, sizeof t);
-  if (parse_shape(shape, &t) < 0 || parse_dtype(dtype, &t.dtype) < 0)
+  /* Out of int64 is out of range too (an IndexError below names the op's
+   * outputs for the rest). */
+  if (pb_int_in(index_obj, INT64_MIN, INT64_MAX, &index, "output index") < 0 ||
+      parse_shape(shape, &t) < 0 || parse_dtype(dtype, &t.dtype) < 0)
     return NULL;
   if (format != NULL && format != Py_None) {
-    long fv = PyLong_AsLong(format);
-    if (fv == -1 && PyErr_Occurred())
+    int64_t fv = 0;
+    if (pb_int_in(format, 0, PYOP_FORMAT_COUNT - 1, &fv, "format value") < 0)
       return NULL;
-    if (fv < 0 || fv >= PYOP_FORMAT_COUNT) {
-      PyErr_Format(PyExc_ValueError, "unknown format value %ld", fv);
-      return NULL;
-    }
     t.format = (int32_t)fv;
   }
   pb_frame *f = ctx_frame(o, PB_EXECUTE, name); /* plugin code may have run */
   if (f == NULL)
     return NULL;
   const pyop_exec_args *a = f->args;
-  if (index < 0 || (size_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
-                 index, a->n_outputs);
+  if (index < 0 || (uint64_t)index >= a->n_outputs) {
+    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)",
+                 (long long)index, a->n_outputs);
     return NULL;
   }
-  int64_t n = numel(&t);
-  size_t isz = dtype_size(t.dtype);
-  if (n < 0 || (uint64_t)n > UINT64_MAX / isz) {
-    PyErr_SetString(PyExc_OverflowError, "output size overflows");
+  /* Empty before overflow: (0, 3**20, 3**20) is an empty output. */
+  if (pyop__shape_size(t.shape, t.ndim, dtype_size(t.dtype), UINT64_MAX, &t.nbytes) !=
+      PYOP__SHAPE_OK) {
+    PyErr_Format(PyExc_ValueError, "output %lld: shape x dtype size overflows 2**64 bytes",
+                 (long long)index);
     return NULL;
   }
-  t.nbytes = (uint64_t)n * isz;
   const pyop_exec_services *s = a->services;
   if (s == NULL || s->alloc_output == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "the host provides no output allocation");
@@ -593,13 +673,14 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   }
   int rc = s->alloc_output(s->ctx, (size_t)index, &t);
   if (rc != 0) {
-    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate output %zd (status %d)",
-                 index, rc);
+    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate output %lld (status %d)",
+                 (long long)index, rc);
     host_failed(f, rc);
     return NULL;
   }
   if (t.data == NULL && t.nbytes > 0) {
-    PyErr_Format(PyExc_RuntimeError, "the host returned no memory for output %zd", index);
+    PyErr_Format(PyExc_RuntimeError, "the host returned no memory for output %lld",
+                 (long long)index);
     host_failed(f, PYOP_EHOST);
     return NULL;
   }
@@ -615,21 +696,29 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
  */
 static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"output_index", "input_index", NULL};
-  pb_frame *f = ctx_frame(o, PB_EXECUTE, "make_output_ref_input");
+  static const char name[] = "make_output_ref_input";
+  if (ctx_frame(o, PB_EXECUTE, name) == NULL)
+    return NULL;
+  PyObject *index_obj = NULL, *input_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:make_output_ref_input", kwlist, &index_obj,
+                                   &input_obj))
+    return NULL;
+  int64_t index = 0, input = 0;
+  if (pb_int_in(index_obj, INT64_MIN, INT64_MAX, &index, "output index") < 0 ||
+      pb_int_in(input_obj, INT64_MIN, INT64_MAX, &input, "input index") < 0)
+    return NULL;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, name); /* plugin code may have run */
   if (f == NULL)
     return NULL;
-  Py_ssize_t index = 0, input = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "nn:make_output_ref_input", kwlist, &index, &input))
-    return NULL;
   const pyop_exec_args *a = f->args;
-  if (index < 0 || (size_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %zd out of range (the op has %zu outputs)",
-                 index, a->n_outputs);
+  if (index < 0 || (uint64_t)index >= a->n_outputs) {
+    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)",
+                 (long long)index, a->n_outputs);
     return NULL;
   }
-  if (input < 0 || (size_t)input >= a->n_inputs) {
-    PyErr_Format(PyExc_IndexError, "input index %zd out of range (the op has %zu inputs)",
-                 input, a->n_inputs);
+  if (input < 0 || (uint64_t)input >= a->n_inputs) {
+    PyErr_Format(PyExc_IndexError, "input index %lld out of range (the op has %zu inputs)",
+                 (long long)input, a->n_inputs);
     return NULL;
   }
   const pyop_exec_services *s = a->services;
@@ -644,8 +733,8 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
   memset(&t, 0, sizeof t);
   int rc = s->alias_output(s->ctx, (size_t)index, (size_t)input, &t);
   if (rc != 0) {
-    PyErr_Format(PyExc_RuntimeError, "output %zd cannot be input %zd's buffer (status %d)",
-                 index, input, rc);
+    PyErr_Format(PyExc_RuntimeError, "output %lld cannot be input %lld's buffer (status %d)",
+                 (long long)index, (long long)input, rc);
     host_failed(f, rc);
     return NULL;
   }
@@ -656,8 +745,8 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   static const char name[] = "malloc_workspace";
   if (ctx_frame(o, PB_EXECUTE, name) == NULL)
     return NULL;
-  unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
-  if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+  uint64_t nbytes = 0;
+  if (pb_uint_in(arg, INT64_MAX, &nbytes, "malloc_workspace nbytes") < 0)
     return NULL;
   pb_frame *f = ctx_frame(o, PB_EXECUTE, name);
   if (f == NULL)
@@ -672,7 +761,7 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   int rc = s->alloc_workspace(s->ctx, nbytes, &p);
   if (rc != 0 || (p == NULL && nbytes > 0)) {
     PyErr_Format(PyExc_RuntimeError, "the host failed to allocate a workspace of %llu bytes "
-                 "(status %d)", nbytes, rc);
+                 "(status %d)", (unsigned long long)nbytes, rc);
     host_failed(f, rc);
     return NULL;
   }
@@ -714,8 +803,8 @@ static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
   static const char name[] = "add_workspace";
   if (ctx_frame(o, PB_LAUNCH, name) == NULL)
     return NULL;
-  unsigned long long nbytes = PyLong_AsUnsignedLongLong(arg);
-  if (nbytes == (unsigned long long)-1 && PyErr_Occurred())
+  uint64_t nbytes = 0;
+  if (pb_uint_in(arg, UINT64_MAX, &nbytes, "add_workspace nbytes") < 0)
     return NULL;
   pb_frame *f = ctx_frame(o, PB_LAUNCH, name);
   if (f == NULL)
@@ -730,9 +819,34 @@ static PyObject *ctx_add_workspace(PyObject *o, PyObject *arg) {
   Py_RETURN_NONE;
 }
 
-/* One pyop.launch argument into v (runs plugin code: attribute reads and
- * conversions). */
-static int launch_arg(PyObject *item, pyop_launch_arg_view *v) {
+/* The C range of each scalar type's value as the plan carries it (the
+ * member of pyop_launch_arg_view.value that libpyop reads, launch.h). */
+static const struct {
+  const char *name; /* as pyop.launch.scalar() spells it */
+  int64_t lo, hi;   /* signed types */
+  uint64_t umax;    /* unsigned types, bool and pointer (lo = hi = 0) */
+} scalar_range[] = {
+    [PYOP_SCALAR_INT8] = {"int8", INT8_MIN, INT8_MAX, 0},
+    [PYOP_SCALAR_INT16] = {"int16", INT16_MIN, INT16_MAX, 0},
+    [PYOP_SCALAR_INT32] = {"int32", INT32_MIN, INT32_MAX, 0},
+    [PYOP_SCALAR_INT64] = {"int64", INT64_MIN, INT64_MAX, 0},
+    [PYOP_SCALAR_UINT8] = {"uint8", 0, 0, UINT8_MAX},
+    [PYOP_SCALAR_UINT16] = {"uint16", 0, 0, UINT16_MAX},
+    [PYOP_SCALAR_UINT32] = {"uint32", 0, 0, UINT32_MAX},
+    [PYOP_SCALAR_UINT64] = {"uint64", 0, 0, UINT64_MAX},
+    [PYOP_SCALAR_FLOAT] = {"float32", 0, 0, 0},
+    [PYOP_SCALAR_DOUBLE] = {"float64", 0, 0, 0},
+    [PYOP_SCALAR_BOOL] = {"bool", 0, 0, 1},
+    [PYOP_SCALAR_POINTER] = {"pointer", 0, 0, UINTPTR_MAX},
+};
+
+/*
+ * Argument number j of add_launch into v (runs plugin code: attribute reads
+ * and __index__). Every number is range-checked into its C type: kind and
+ * scalar_type into int32_t (libpyop names an unknown one), index into
+ * uint32_t, an integer scalar into its type's range; nothing wraps.
+ */
+static int launch_arg(PyObject *item, Py_ssize_t j, pyop_launch_arg_view *v) {
   memset(v, 0, sizeof *v);
   v->struct_size = sizeof *v;
   PyObject *kind = PyObject_GetAttrString(item, "kind");
@@ -746,23 +860,44 @@ static int launch_arg(PyObject *item, pyop_launch_arg_view *v) {
                                      "(input, output, workspace, scalar, stream)");
     goto out;
   }
-  long k = PyLong_AsLong(kind), i = -1, s = -1;
-  if ((k == -1 && PyErr_Occurred()) || ((i = PyLong_AsLong(index)) == -1 && PyErr_Occurred()) ||
-      ((s = PyLong_AsLong(st)) == -1 && PyErr_Occurred()))
+  int64_t k = 0, s = 0, i = 0;
+  if (pb_int_in(kind, INT32_MIN, INT32_MAX, &k, "launch argument %zd kind", j) < 0 ||
+      pb_int_in(st, INT32_MIN, INT32_MAX, &s, "launch argument %zd scalar_type", j) < 0)
     goto out;
   v->kind = (int32_t)k;
-  v->index = (uint32_t)i;
   v->scalar_type = (int32_t)s;
+  if (k == PYOP_LAUNCH_ARG_INPUT || k == PYOP_LAUNCH_ARG_OUTPUT ||
+      k == PYOP_LAUNCH_ARG_WORKSPACE) {
+    if (pb_int_in(index, 0, UINT32_MAX, &i, "launch argument %zd index", j) < 0)
+      goto out;
+    v->index = (uint32_t)i;
+  }
   if (k == PYOP_LAUNCH_ARG_SCALAR) {
+    const char *name = s > 0 && s < (int64_t)(sizeof scalar_range / sizeof scalar_range[0])
+                           ? scalar_range[s].name
+                           : NULL;
     if (s == PYOP_SCALAR_FLOAT || s == PYOP_SCALAR_DOUBLE) {
       v->value.f = PyFloat_AsDouble(value);
-    } else if (s == PYOP_SCALAR_UINT64 || s == PYOP_SCALAR_POINTER) {
-      v->value.u = PyLong_AsUnsignedLongLong(value);
-    } else {
-      v->value.i = PyLong_AsLongLong(value);
-    }
-    if (PyErr_Occurred())
-      goto out;
+      if (v->value.f == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "launch argument %zd (%s) value %R is not a C double",
+                     j, name, value);
+        goto out;
+      }
+    } else if (name != NULL && scalar_range[s].umax != 0) {
+      uint64_t u = 0;
+      if (pb_uint_in(value, scalar_range[s].umax, &u, "launch argument %zd (%s) value", j,
+                     name) < 0)
+        goto out;
+      if (s == PYOP_SCALAR_POINTER)
+        v->value.p = (uintptr_t)u;
+      else
+        v->value.u = u;
+    } else if (name != NULL) {
+      if (pb_int_in(value, scalar_range[s].lo, scalar_range[s].hi, &v->value.i,
+                    "launch argument %zd (%s) value", j, name) < 0)
+        goto out;
+    } /* an unknown scalar type: libpyop refuses it, naming it */
   }
   rc = 0;
 out:
@@ -803,7 +938,7 @@ static PyObject *ctx_add_launch(PyObject *o, PyObject *args, PyObject *kw) {
     goto out;
   }
   for (Py_ssize_t i = 0; i < n; i++)
-    if (launch_arg(PyTuple_GET_ITEM(seq, i), &views[i]) < 0)
+    if (launch_arg(PyTuple_GET_ITEM(seq, i), i, &views[i]) < 0)
       goto out;
   pb_frame *f = ctx_frame(o, PB_LAUNCH, name); /* plugin code may have run */
   if (f == NULL)

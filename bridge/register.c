@@ -638,10 +638,10 @@ static int value_from_py(PyObject *obj, int32_t type, pyop_attr_value *v, pb_are
   case PYOP_ATTR_STR:
     return view_of(obj, &v->u.s);
   case PYOP_ATTR_DTYPE: {
-    long d = PyLong_AsLong(obj);
-    if (d == -1 && PyErr_Occurred())
+    int64_t d = 0;
+    if (pb_int_in(obj, INT32_MIN, INT32_MAX, &d, "DataType attribute value") < 0)
       return -1;
-    v->u.dtype = (int32_t)d;
+    v->u.dtype = (int32_t)d; /* libpyop names a value outside the map */
     return 0;
   }
   default:
@@ -775,13 +775,10 @@ static int int_tuple(PyObject *desc, const char *name, size_t n, int32_t none_va
   }
   bool any = false;
   for (size_t i = 0; i < n; i++) {
-    long v = PyLong_AsLong(PyTuple_GET_ITEM(t, (Py_ssize_t)i));
-    if (v == -1 && PyErr_Occurred())
+    int64_t v = 0;
+    if (pb_int_in(PyTuple_GET_ITEM(t, (Py_ssize_t)i), INT32_MIN, INT32_MAX, &v,
+                  "OpProto.%s[%zu]", name, i) < 0)
       goto done;
-    if (v < INT32_MIN || v > INT32_MAX) {
-      PyErr_Format(PyExc_ValueError, "OpProto.%s[%zu] = %ld is out of range", name, i, v);
-      goto done;
-    }
     a[i] = (int32_t)v;
     if (a[i] != none_value)
       any = true;
@@ -845,8 +842,9 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     iv[i].struct_size = sizeof iv[i];
     if (view_of(PyTuple_GET_ITEM(t, 0), &iv[i].name) < 0)
       goto out;
-    long k = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
-    if (k == -1 && PyErr_Occurred())
+    int64_t k = 0;
+    if (pb_int_in(PyTuple_GET_ITEM(t, 1), INT32_MIN, INT32_MAX, &k, "OpProto input %zu kind",
+                  i) < 0)
       goto out;
     iv[i].kind = (int32_t)k;
     op->input_kinds[i] = (int32_t)k;
@@ -867,8 +865,9 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     av[i].struct_size = sizeof av[i];
     if (view_of(PyTuple_GET_ITEM(t, 0), &av[i].name) < 0)
       goto out;
-    long type = PyLong_AsLong(PyTuple_GET_ITEM(t, 1));
-    if (type == -1 && PyErr_Occurred())
+    int64_t type = 0;
+    if (pb_int_in(PyTuple_GET_ITEM(t, 1), INT32_MIN, INT32_MAX, &type,
+                  "OpProto attr %zu type", i) < 0)
       goto out;
     int req = PyObject_IsTrue(PyTuple_GET_ITEM(t, 2));
     if (req < 0)
@@ -954,8 +953,9 @@ static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op *
     }
     op->n_kinds = n;
     for (size_t i = 0; i < n; i++) {
-      long k = PyLong_AsLong(PyTuple_GET_ITEM(kinds, i));
-      if (k == -1 && PyErr_Occurred())
+      int64_t k = 0;
+      if (pb_int_in(PyTuple_GET_ITEM(kinds, i), INT32_MIN, INT32_MAX, &k,
+                    "OpImpl input %zu kind", i) < 0)
         goto out;
       op->input_kinds[i] = (int32_t)k;
     }

@@ -212,6 +212,12 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
                     resolved, pyop__dlerror_detail(resolved));
     goto reject;
   }
+  char sym_why[PATH_MAX * 2 + 128];
+  if (pyop__dlsym_not_function(h, sym, resolved, sym_why, sizeof sym_why)) {
+    status = PYOP__CAND_MISSING_SYMBOL;
+    pyop__sb_printf(&why, "%s: " PYOP_BRIDGE_ENTRY_SYMBOL " %s", resolved, sym_why);
+    goto reject;
+  }
 
   status = PYOP__CAND_ABI_REJECTED;
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)sym;

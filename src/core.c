@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ static int sys_openat(int dirfd, const char *path, int flags) {
   {                                                                           \
     .malloc = malloc, .calloc = calloc, .realloc = realloc, .free = free,     \
     .dlopen = dlopen, .dlsym = dlsym, .dlclose = dlclose, .dlerror = dlerror, \
-    .dladdr = dladdr, .dlinfo = dlinfo, .open = sys_open,                     \
+    .dladdr = dladdr, .dladdr1 = dladdr1, .dlinfo = dlinfo,                   \
+    .open = sys_open,                                                         \
     .openat = sys_openat, .close = close, .read = read, .fstat = fstat,       \
     .stat = stat, .fstatat = fstatat, .realpath = realpath,                   \
     .getcwd = getcwd, .mmap = mmap, .munmap = munmap, .opendir = opendir,     \
@@ -38,6 +40,43 @@ static const pyop__sys real_sys = PYOP__REAL_SYS;
 pyop__sys pyop__sys_table = PYOP__REAL_SYS;
 
 void pyop__sys_reset(void) { pyop__sys_table = real_sys; }
+
+/* See core.h. The defining object is compared by its link_map, the one the
+ * dynamic loader keeps for each loaded object. */
+const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *path,
+                                     char *buf, size_t n) {
+  struct link_map *own = NULL, *def = NULL;
+  Dl_info info;
+  if (PYOP_SYS(dlinfo)(handle, RTLD_DI_LINKMAP, &own) != 0 || !own) {
+    snprintf(buf, n, "cannot be checked: the loaded object of %s is unknown (dlinfo failed)",
+             path);
+    return buf;
+  }
+  if (!PYOP_SYS(dladdr1)(sym, &info, (void **)&def, RTLD_DL_LINKMAP) || !def) {
+    snprintf(buf, n, "cannot be checked: no loaded object holds its address (in %s)", path);
+    return buf;
+  }
+  if (def != own) {
+    snprintf(buf, n, "is defined in %s, not in %s",
+             info.dli_fname && *info.dli_fname ? info.dli_fname : "another object", path);
+    return buf;
+  }
+  const ElfW(Sym) *es = NULL;
+  if (!PYOP_SYS(dladdr1)(sym, &info, (void **)&es, RTLD_DL_SYMENT) || !es) {
+    snprintf(buf, n, "cannot be checked: no symbol of %s is at its address", path);
+    return buf;
+  }
+  unsigned type = ELF64_ST_TYPE(es->st_info); /* the same bits as ELF32_ST_TYPE */
+  if (type == STT_FUNC || type == STT_GNU_IFUNC) return NULL;
+  if (type == STT_OBJECT || type == STT_COMMON)
+    snprintf(buf, n, "is a data object in %s, not a function", path);
+  else if (type == STT_TLS)
+    snprintf(buf, n, "is a thread-local variable in %s, not a function", path);
+  else
+    snprintf(buf, n, "is not a function in %s (ELF symbol type %u; an assembly function "
+             "needs .type name, @function)", path, type);
+  return buf;
+}
 
 /* ---------------------------------------------------------- allocation */
 

@@ -71,6 +71,7 @@ typedef struct pyop__sys {
   int (*dlclose)(void *handle);
   char *(*dlerror)(void);
   int (*dladdr)(const void *addr, Dl_info *info);
+  int (*dladdr1)(const void *addr, Dl_info *info, void **extra, int flags);
   int (*dlinfo)(void *handle, int request, void *info);
 
   int (*open)(const char *path, int flags);
@@ -100,6 +101,20 @@ extern pyop__sys pyop__sys_table;
 void pyop__sys_reset(void);
 
 #define PYOP_SYS(fn) (pyop__sys_table.fn)
+
+/*
+ * Why sym, an address dlsym(handle, ...) returned, must not be called as a
+ * function of the library behind handle (path names it in the text); NULL
+ * when it may: its ELF symbol is a function (STT_FUNC or STT_GNU_IFUNC) and
+ * it is defined in that library itself, not in one of its dependencies
+ * (dlsym on a library handle also finds its dependencies' symbols, libc's
+ * exit among them). Otherwise the reason, written into buf, reads after
+ * `symbol "name" `: "is a data object in <path>, not a function", "is
+ * defined in <other>, not in <path>", ... Goes through dladdr1 and dlinfo of
+ * the seam; no allocation.
+ */
+const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *path,
+                                     char *buf, size_t n);
 
 /* ---------------------------------------------------------- allocation */
 

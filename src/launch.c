@@ -570,6 +570,17 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     kernel_lib_release(lib);
     return rc;
   }
+  /* Called through ffi, a data object would be jumped into and a
+   * dependency's function (libc's exit) run as if it were a kernel. */
+  char sym_why[PATH_MAX * 2 + 128];
+  if (pyop__dlsym_not_function(lib->handle, sym, lib->path, sym_why, sizeof sym_why)) {
+    rc = plan_fail(PYOP_ELAUNCH, p, no, -1,
+                   "kernel symbol \"%s\" %s (a kernel must be a function defined in the "
+                   "kernel library itself)",
+                   symbol, sym_why);
+    kernel_lib_release(lib);
+    return rc;
+  }
 
   if (p->n_launches == p->cap_launches) {
     size_t cap = p->cap_launches ? p->cap_launches * 2 : 4;

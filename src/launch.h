@@ -63,7 +63,9 @@ void pyop__plan_free(pyop__plan *p);
 
 /*
  * Validates and appends one launch: the library path must be absolute and
- * pass the file policy, the symbol must exist in it, every arg kind and
+ * pass the file policy, the symbol must be a function defined in that
+ * library (not a data object, not a dependency's function that dlsym finds
+ * through it: pyop__dlsym_not_function), every arg kind and
  * scalar type must be known and every scalar value fit its type,
  * input/output indices in range (workspace indices are checked by
  * pyop__plan_finish), at most PYOP__LAUNCH_MAX_ARGS args. The launch's

@@ -32,7 +32,9 @@
  */
 #include "launch.h"
 #include "registry.h"
+#include "shape.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,7 +68,7 @@ struct pyop_op {
 
 /* ----------------------------------------------------------- attributes */
 
-static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes);
+static inline const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes);
 static const char *tensor_str(const pyop_tensor *t, char *buf, size_t n);
 
 /*
@@ -366,24 +368,19 @@ static const uint8_t elem_size[PYOP_DTYPE_COUNT] = {
 #undef PYOP__DTYPE_SIZE
 };
 
-/* Bytes of t's shape x dtype; the reason (static) when t is not a valid
- * description or the size overflows. */
-static const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
+/* Bytes of t's shape x dtype (shape.h's rule: an empty tensor is 0 bytes,
+ * whatever its other dims); the reason (static) when t is not a valid
+ * description or a non-empty tensor's size overflows. */
+static inline const char *tensor_problem(const pyop_tensor *t, uint64_t *nbytes) {
   if (t->dtype < 0 || t->dtype >= PYOP_DTYPE_COUNT) return "invalid data type";
   uint64_t es = elem_size[t->dtype];
   if (t->format < 0 || t->format >= PYOP_FORMAT_COUNT) return "invalid format";
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return "ndim out of 0..8";
-  uint64_t n = es;
-  bool zero = false;
-  for (int32_t i = 0; i < t->ndim; i++) {
-    int64_t d = t->shape[i];
-    if (d < 0) return "negative dimension";
-    if (d == 0) zero = true;
-    /* No division: this runs for every tensor of every call. */
-    else if (!zero && __builtin_mul_overflow(n, (uint64_t)d, &n)) return "size overflows";
+  switch (pyop__shape_size(t->shape, t->ndim, es, UINT64_MAX, nbytes)) {
+  case PYOP__SHAPE_OK: return NULL;
+  case PYOP__SHAPE_NEGATIVE: return "negative dimension";
+  default: return "size overflows";
   }
-  *nbytes = zero ? 0 : n;
-  return NULL;
 }
 
 /* Why t is not usable: tensor_problem, and with data a buffer of at least
@@ -638,17 +635,17 @@ typedef struct exec_state {
   const pyop_op *op;
   const pyop_exec_ctx *ctx;
   const pyop_tensor_list *inputs;
-  pyop_tensor *outputs;     /* pyop_op_execute: one per output */
-  pyop_output_list *lists;  /* pyop_op_execute_list: one per output (outputs NULL) */
+  /* One list per output, where its tensors go (pyop_op_execute: capacity 1
+   * over the host's outputs[i]); counts start at 0. */
+  pyop_output_list *lists;
   size_t n_outputs;
   /*
-   * What the host expects (NULL: nothing). pyop_op_execute: expect[i] for
-   * output i. pyop_op_execute_list: output i's tensors are
-   * expect[expect_first[i] .. + expect_count[i]).
+   * What is expected of output i (the host's, or infer_meta's in strict
+   * mode): expect[i].items[0 .. count); NULL when nothing is stated. An
+   * expectation may be the very slot its tensor is written to: each is
+   * read before its slot is written and never after.
    */
-  const pyop_tensor *expect;
-  const size_t *expect_first;
-  const size_t *expect_count;
+  const pyop_tensor_list *expect;
   uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
   /* The first service failure of the call, kept because the bridge turns it
    * into a Python exception whose text replaces libpyop's message. */
@@ -688,13 +685,13 @@ static const pyop_tensor *expected_of(const exec_state *st, size_t index, size_t
                                       bool *extra) {
   *extra = false;
   if (!st->expect) return NULL;
-  if (!st->expect_first) return &st->expect[index];
-  if (k >= st->expect_count[index]) {
+  const pyop_tensor_list *e = &st->expect[index];
+  if (k >= e->count) {
     /* A required output the host gave no description for: nothing stated. */
     *extra = st->op->proto->outputs[index].kind == PYOP_IO_DYNAMIC;
     return NULL;
   }
-  return &st->expect[st->expect_first[index] + k];
+  return &e->items[k];
 }
 
 /* ECONTRACT: the op asked for t where ex was expected. */
@@ -741,24 +738,20 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   if (why)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s: %s",
                        op->op_type, index, name, tensor_str(t, ts, sizeof ts), why);
-  size_t k = 0;
-  pyop_tensor *o = &st->outputs[index];
-  if (st->lists) {
-    pyop_output_list *l = &st->lists[index];
-    k = l->count;
-    if (k >= l->capacity)
-      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": tensor %zu "
-                         "requested, the host gave room for %zu", op->op_type, index, name, k,
-                         l->capacity);
-    o = &l->items[k];
-  }
+  pyop_output_list *l = &st->lists[index];
+  size_t k = l->count;
+  if (k >= l->capacity)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": tensor %zu "
+                       "requested, the host gave room for %zu", op->op_type, index, name, k,
+                       l->capacity);
+  pyop_tensor *o = &l->items[k];
   bool extra;
   const pyop_tensor *ex = expected_of(st, index, k, &extra);
   if (extra)
     return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": dynamic output %zu \"%s\": the op "
                        "asked for tensor %zu (%s), %zu were expected",
                        op->op_type, index, name, k, tensor_str(t, ts, sizeof ts),
-                       st->expect_count[index]);
+                       st->expect[index].count);
   if (ex && !same_desc(ex, t)) return asked_other(st, index, k, t, ex);
   if (st->ctx->alloc_output) {
     pyop_tensor req = *t;
@@ -795,7 +788,7 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
                          !o->data ? "no buffer" : "fewer bytes than its shape needs");
   }
   *t = *o;
-  if (st->lists) st->lists[index].count++;
+  l->count++;
   st->done[index / 64] |= bit;
   return PYOP_OK;
 }
@@ -828,16 +821,12 @@ static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop
   bool extra;
   const pyop_tensor *ex = expected_of(st, index, 0, &extra);
   if (ex && !same_desc(ex, in)) return asked_other(st, index, 0, in, ex);
-  if (st->lists) {
-    pyop_output_list *l = &st->lists[index];
-    if (!l->capacity)
-      return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": the host gave "
-                         "no room for it", op->op_type, index, name);
-    l->items[0] = *in;
-    l->count = 1;
-  } else {
-    st->outputs[index] = *in;
-  }
+  pyop_output_list *l = &st->lists[index];
+  if (!l->capacity)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\": the host gave "
+                       "no room for it", op->op_type, index, name);
+  l->items[0] = *in;
+  l->count = 1;
   *t = *in;
   st->done[index / 64] |= bit;
   return PYOP_OK;
@@ -898,11 +887,11 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
   for (size_t i = 0; i < st->n_outputs; i++) {
     bool dynamic = p->outputs[i].kind == PYOP_IO_DYNAMIC;
     if (dynamic) {
-      if (st->expect && st->lists[i].count != st->expect_count[i])
+      if (st->expect && st->lists[i].count != st->expect[i].count)
         return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned with %zu tensors "
                            "in dynamic output %zu \"%s\", %zu were expected", op->op_type,
                            src, st->lists[i].count, i, p->outputs[i].name,
-                           st->expect_count[i]);
+                           st->expect[i].count);
       continue;
     }
     if (st->done[i / 64] & (1ull << (i % 64))) continue;
@@ -956,43 +945,126 @@ static inline int exec_args_check(pyop_op *op, const pyop_tensor_list *inputs,
   return check_inputs(op, inputs, n_inputs, true, "execute", NULL, 0, NULL);
 }
 
-/* One call into the bridge with a stack-built services table routing to
- * ctx, then the contract checks. st has op, ctx, outputs/lists and expect. */
+/*
+ * One call into the bridge with a stack-built services table routing to
+ * ctx, then the contract checks: the one body of every execute. Output i's
+ * tensors go to lists[i] (its count reset to 0 first); expect is one list
+ * per output, or NULL (see exec_state).
+ */
 static inline __attribute__((always_inline)) int
-exec_run(exec_state *st, const pyop_tensor_list *inputs, size_t n_inputs) {
-  const pyop_op *op = st->op;
-  size_t n_outputs = st->n_outputs;
-  st->inputs = inputs;
+exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+          pyop_output_list *lists, size_t n_outputs, const pyop_exec_ctx *ctx,
+          const pyop_tensor_list *expect) {
+  for (size_t i = 0; i < n_outputs; i++) lists[i].count = 0;
+  exec_state st;
+  st.op = op;
+  st.ctx = ctx;
+  st.inputs = inputs;
+  st.lists = lists;
+  st.n_outputs = n_outputs;
+  st.expect = expect;
   /* Only the words alloc_output can reach (index < n_outputs). */
-  st->done[0] = 0;
-  if (n_outputs > 64) memset(st->done + 1, 0, (n_outputs - 1) / 64 * sizeof st->done[0]);
-  st->svc_status = PYOP_OK;
+  st.done[0] = 0;
+  if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
+  st.svc_status = PYOP_OK;
   pyop__call call;
-  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, st), svc_alloc_output,
+  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st), svc_alloc_output,
                             svc_alloc_workspace, svc_alias_output};
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
-                         n_outputs,   &svc,             st->ctx->stream,
+                         n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
   unsigned mark = pyop__error_mark();
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
-  if (rc == PYOP_OK && st->svc_status == PYOP_OK && !op->proto->dynamic_outputs &&
-      n_outputs <= 64 && st->done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
+  if (rc == PYOP_OK && st.svc_status == PYOP_OK && !op->proto->dynamic_outputs &&
+      n_outputs <= 64 && st.done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
     return PYOP_OK;
-  return exec_end(st, rc, mark);
+  return exec_end(&st, rc, mark);
 }
 
-static __attribute__((noinline)) int execute_strict(pyop_op *op,
-                                                    const pyop_tensor_list *inputs,
-                                                    size_t n_inputs, pyop_tensor *outputs,
-                                                    size_t n_outputs,
-                                                    const pyop_exec_ctx *ctx);
+/*
+ * exec_call with what is expected of each output: the host's (with
+ * PYOP_EXEC_EXPECT_OUTPUTS: the tensors it passed, lists[i].items[0 ..
+ * count), read before the counts are reset) or, in strict mode,
+ * infer_meta's. On this frame's stack: the expectation lists always (one
+ * per output, at most PYOP__MAX_IOS), strict mode's descriptions for up to
+ * PYOP__OUT_STACK outputs and tensors, else in a block whose size is
+ * computed with overflow checks (the capacities are the host's numbers).
+ */
+static __attribute__((noinline)) int
+exec_expected(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+              pyop_output_list *lists, size_t n_outputs, const pyop_exec_ctx *ctx,
+              bool host_expects) {
+  pyop_tensor_list expect[PYOP__MAX_IOS];
+  pyop_output_list stack_want[PYOP__OUT_STACK];
+  pyop_tensor stack_descs[PYOP__OUT_STACK];
+  assert(n_outputs <= PYOP__MAX_IOS); /* checked: the prototype's count */
+  size_t total = 0;
+  bool over = false;
+  if (!host_expects)
+    for (size_t i = 0; i < n_outputs; i++)
+      over |= __builtin_add_overflow(total, lists[i].capacity, &total);
+  bool small = host_expects || (n_outputs <= PYOP__OUT_STACK && total <= PYOP__OUT_STACK);
+  size_t bytes = 0, descs_bytes = 0;
+  over |= __builtin_mul_overflow(n_outputs, sizeof(pyop_output_list), &bytes);
+  over |= __builtin_mul_overflow(total, sizeof(pyop_tensor), &descs_bytes);
+  over |= __builtin_add_overflow(bytes, descs_bytes, &bytes);
+  if (over)
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": the output lists' capacities add up "
+                       "to more than memory can hold", op->op_type);
+  void *block = small ? NULL : pyop__malloc(bytes ? bytes : 1);
+  if (!small && !block)
+    return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
+  pyop_output_list *want = small ? stack_want : block;
+  pyop_tensor *descs = small ? stack_descs : (pyop_tensor *)(void *)(want + n_outputs);
+  int rc = PYOP_OK;
+  if (host_expects) {
+    for (size_t i = 0; i < n_outputs; i++) {
+      size_t c = lists[i].count <= lists[i].capacity ? lists[i].count : lists[i].capacity;
+      expect[i] = (pyop_tensor_list){lists[i].items, c};
+    }
+  } else {
+    for (size_t i = 0, at = 0; i < n_outputs; at += lists[i].capacity, i++)
+      want[i] = (pyop_output_list){descs + at, lists[i].capacity, 0};
+    rc = pyop_op_infer_meta_list(op, inputs, n_inputs, want, n_outputs);
+    if (rc != PYOP_OK)
+      rc = pyop__error_prefix(rc, "execute of \"%s\" (strict outputs: infer_meta first)",
+                              op->op_type);
+    for (size_t i = 0; i < n_outputs; i++)
+      expect[i] = (pyop_tensor_list){want[i].items, want[i].count};
+  }
+  if (rc == PYOP_OK) rc = exec_call(op, inputs, n_inputs, lists, n_outputs, ctx, expect);
+  pyop__free(block);
+  return rc;
+}
+
+/* exec_call, with expectations when the host states them or the op is strict. */
+static inline __attribute__((always_inline)) int
+exec_lists(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+           pyop_output_list *lists, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  bool host_expects = exec_flags(ctx) & PYOP_EXEC_EXPECT_OUTPUTS;
+  if (host_expects || op->strict)
+    return exec_expected(op, inputs, n_inputs, lists, n_outputs, ctx, host_expects);
+  return exec_call(op, inputs, n_inputs, lists, n_outputs, ctx, NULL);
+}
+
+/* pyop_op_execute of an op with more outputs than PYOP__OUT_STACK: the
+ * capacity-1 lists in a frame of their own (the hot path's stays small). */
+static __attribute__((noinline)) int execute_many(pyop_op *op, const pyop_tensor_list *inputs,
+                                                  size_t n_inputs, pyop_tensor *outputs,
+                                                  size_t n_outputs, const pyop_exec_ctx *ctx) {
+  pyop_output_list lists[PYOP__MAX_IOS];
+  assert(n_outputs <= PYOP__MAX_IOS); /* check_outputs: the prototype's count */
+  for (size_t i = 0; i < n_outputs; i++) lists[i] = (pyop_output_list){&outputs[i], 1, 1};
+  return exec_lists(op, inputs, n_inputs, lists, n_outputs, ctx);
+}
 
 /*
- * The hot path: argument checks, a stack-built services table routing to
- * ctx, one call into the bridge, the produced-outputs check. No lock; no
- * allocation (strict mode with more than PYOP__OUT_STACK outputs aside).
+ * The hot path: argument checks, each output as a list of capacity 1 over
+ * the host's outputs[i] (count 1: with PYOP_EXEC_EXPECT_OUTPUTS the tensor
+ * passed is the expectation), then exec_lists. No lock, no allocation
+ * (strict mode with more than PYOP__OUT_STACK outputs aside).
  */
 int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                     pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
@@ -1001,50 +1073,16 @@ int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   int rc = exec_args_check(op, inputs, n_inputs, ctx);
   if (rc == PYOP_OK) rc = check_outputs(op, outputs, n_outputs, "execute");
   if (rc != PYOP_OK) return rc;
-  uint32_t flags = exec_flags(ctx);
-  if (op->strict && !(flags & PYOP_EXEC_EXPECT_OUTPUTS))
-    return execute_strict(op, inputs, n_inputs, outputs, n_outputs, ctx);
-  exec_state st;
-  st.op = op;
-  st.ctx = ctx;
-  st.outputs = outputs;
-  st.lists = NULL;
-  st.n_outputs = n_outputs;
-  st.expect = flags & PYOP_EXEC_EXPECT_OUTPUTS ? outputs : NULL;
-  st.expect_first = st.expect_count = NULL;
-  return exec_run(&st, inputs, n_inputs);
-}
-
-/* pyop_op_execute in strict mode: infer_meta first, its outputs expected. */
-static int execute_strict(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
-                          pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
-  pyop_tensor stack[PYOP__OUT_STACK];
-  pyop_tensor *want = n_outputs <= PYOP__OUT_STACK ? stack
-                                                    : pyop__malloc(n_outputs * sizeof *want);
-  if (!want) return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
-  int rc = pyop_op_infer_meta(op, inputs, n_inputs, want, n_outputs);
-  if (rc != PYOP_OK) {
-    rc = pyop__error_prefix(rc, "execute of \"%s\" (strict outputs: infer_meta first)",
-                            op->op_type);
-  } else {
-    exec_state st;
-    st.op = op;
-    st.ctx = ctx;
-    st.outputs = outputs;
-    st.lists = NULL;
-    st.n_outputs = n_outputs;
-    st.expect = want;
-    st.expect_first = st.expect_count = NULL;
-    rc = exec_run(&st, inputs, n_inputs);
-  }
-  if (want != stack) pyop__free(want);
-  return rc;
+  if (n_outputs > PYOP__OUT_STACK)
+    return execute_many(op, inputs, n_inputs, outputs, n_outputs, ctx);
+  pyop_output_list lists[PYOP__OUT_STACK];
+  for (size_t i = 0; i < n_outputs; i++) lists[i] = (pyop_output_list){&outputs[i], 1, 1};
+  return exec_lists(op, inputs, n_inputs, lists, n_outputs, ctx);
 }
 
 /*
- * pyop_op_execute for any op. The expectations (the host's, with
- * PYOP_EXEC_EXPECT_OUTPUTS, or infer_meta's in strict mode) are copied
- * first: the lists are written as the op asks for tensors.
+ * pyop_op_execute for any op: the host's lists are the lists (their counts
+ * read as expectations with PYOP_EXEC_EXPECT_OUTPUTS, then reset).
  */
 int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                          pyop_output_list *outputs, size_t n_outputs,
@@ -1054,66 +1092,7 @@ int pyop_op_execute_list(pyop_op *op, const pyop_tensor_list *inputs, size_t n_i
   int rc = exec_args_check(op, inputs, n_inputs, ctx);
   if (rc == PYOP_OK) rc = check_output_lists(op, outputs, n_outputs, "execute");
   if (rc != PYOP_OK) return rc;
-  uint32_t flags = exec_flags(ctx);
-  bool host_expects = flags & PYOP_EXEC_EXPECT_OUTPUTS;
-  bool strict = op->strict && !host_expects;
-  size_t total = 0;
-  for (size_t i = 0; i < n_outputs; i++)
-    total += host_expects ? (outputs[i].count <= outputs[i].capacity ? outputs[i].count
-                                                                     : outputs[i].capacity)
-                          : outputs[i].capacity;
-  /* One block: expectations, then the first index and count of each
-   * output, then (strict) the lists infer_meta fills. */
-  void *block = NULL;
-  pyop_tensor *expect = NULL;
-  size_t *first = NULL, *count = NULL;
-  if (host_expects || strict) {
-    size_t bytes = total * sizeof *expect + 2 * n_outputs * sizeof *first +
-                   (strict ? n_outputs * sizeof(pyop_output_list) : 0);
-    block = pyop__malloc(bytes ? bytes : 1);
-    if (!block) return pyop__error(PYOP_ENOMEM, "execute of \"%s\": out of memory", op->op_type);
-    expect = block;
-    first = (size_t *)(void *)(expect + total);
-    count = first + n_outputs;
-    size_t at = 0;
-    if (host_expects) {
-      for (size_t i = 0; i < n_outputs; i++) {
-        size_t c = outputs[i].count <= outputs[i].capacity ? outputs[i].count
-                                                           : outputs[i].capacity;
-        if (c) memcpy(expect + at, outputs[i].items, c * sizeof *expect);
-        first[i] = at;
-        count[i] = c;
-        at += c;
-      }
-    } else {
-      pyop_output_list *lists = (pyop_output_list *)(void *)(count + n_outputs);
-      for (size_t i = 0; i < n_outputs; i++) {
-        lists[i] = (pyop_output_list){expect + at, outputs[i].capacity, 0};
-        first[i] = at;
-        at += outputs[i].capacity;
-      }
-      rc = pyop_op_infer_meta_list(op, inputs, n_inputs, lists, n_outputs);
-      if (rc != PYOP_OK) {
-        pyop__free(block);
-        return pyop__error_prefix(rc, "execute of \"%s\" (strict outputs: infer_meta first)",
-                                  op->op_type);
-      }
-      for (size_t i = 0; i < n_outputs; i++) count[i] = lists[i].count;
-    }
-  }
-  for (size_t i = 0; i < n_outputs; i++) outputs[i].count = 0;
-  exec_state st;
-  st.op = op;
-  st.ctx = ctx;
-  st.outputs = NULL;
-  st.lists = outputs;
-  st.n_outputs = n_outputs;
-  st.expect = expect;
-  st.expect_first = first;
-  st.expect_count = count;
-  rc = exec_run(&st, inputs, n_inputs);
-  pyop__free(block);
-  return rc;
+  return exec_lists(op, inputs, n_inputs, outputs, n_outputs, ctx);
 }
 
 /* ------------------------------------------------- compile and launch */
@@ -1201,19 +1180,38 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   return PYOP_OK;
 }
 
+/* The plan being declared and the first refusal of a sink call: its
+ * reason is libpyop's (the plan checks), kept for the call's error, since
+ * the bridge reports the refusal to Python in its own words. */
+typedef struct declare_sink {
+  pyop__plan *plan;
+  int status;
+  char detail[1024];
+} declare_sink;
+
+static int sink_refused(declare_sink *d, int rc) {
+  if (d->status == PYOP_OK) {
+    d->status = rc;
+    snprintf(d->detail, sizeof d->detail, "%s", pyop_last_error());
+  }
+  return rc;
+}
+
 static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
-  pyop__plan *plan = pyop__call_state(vctx);
-  if (!plan)
+  declare_sink *d = pyop__call_state(vctx);
+  if (!d)
     return pyop__call_refused("add_launch", "declare_launch_args", __builtin_return_address(0));
-  return pyop__plan_add_launch(plan, v);
+  int rc = pyop__plan_add_launch(d->plan, v);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
 }
 
 static int sink_add_workspace(void *vctx, uint64_t nbytes) {
-  pyop__plan *plan = pyop__call_state(vctx);
-  if (!plan)
+  declare_sink *d = pyop__call_state(vctx);
+  if (!d)
     return pyop__call_refused("add_workspace", "declare_launch_args",
                               __builtin_return_address(0));
-  return pyop__plan_add_workspace(plan, nbytes);
+  int rc = pyop__plan_add_workspace(d->plan, nbytes);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
 }
 
 /*
@@ -1235,15 +1233,25 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan *plan;
   rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
   if (rc != PYOP_OK) return rc;
+  declare_sink sink = {plan, PYOP_OK, ""};
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
-                            pyop__call_open(&call, plan), sink_add_launch, sink_add_workspace};
+                            pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
   unsigned mark = pyop__error_mark();
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
-  if (rc != PYOP_OK) {
+  if (rc != PYOP_OK || sink.status != PYOP_OK) {
     pyop__plan_free(plan);
-    return callback_failed(rc, op, "declare_launch_args", mark);
+    if (sink.status == PYOP_OK) return callback_failed(rc, op, "declare_launch_args", mark);
+    /* libpyop's reason first (what is wrong with the plan), then what the
+     * op saw of it; a plan missing a refused launch is never kept, even
+     * when the op caught the refusal and returned normally. */
+    char seen[2048];
+    snprintf(seen, sizeof seen, "%s", rc != PYOP_OK ? pyop_last_error() : "");
+    if (rc == PYOP_OK)
+      return pyop__error(sink.status, "%s\n(the op caught that error and returned normally)",
+                         sink.detail);
+    return pyop__error(sink.status, "%s\n(in the op: %s)", sink.detail, seen);
   }
   rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {

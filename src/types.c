@@ -4,6 +4,7 @@
  * drift from the enums.
  */
 #include "core.h"
+#include "shape.h"
 
 #include <string.h>
 
@@ -85,25 +86,16 @@ const char *pyop_attr_type_name(int type) {
 }
 
 /*
- * Product of shape[0..ndim) (1 for ndim 0). -1 when t is NULL, ndim is out of
- * 0..PYOP_MAX_DIMS, a dimension is negative, or the product overflows int64.
+ * Product of shape[0..ndim) (1 for ndim 0) by shape.h's rule: 0 when a
+ * dimension is 0, whatever the others. -1 when t is NULL, ndim is out of
+ * 0..PYOP_MAX_DIMS, a dimension is negative, or a non-empty tensor's count
+ * exceeds INT64_MAX.
  */
 int64_t pyop_tensor_numel(const pyop_tensor *t) {
   if (!t || t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) return -1;
-  /* Every dimension is checked before a zero one makes the tensor empty:
-   * {-5, 0} and {0, -5} are both bad shapes. */
-  bool empty = false;
-  for (int32_t i = 0; i < t->ndim; i++) {
-    if (t->shape[i] < 0) return -1;
-    if (t->shape[i] == 0) empty = true;
-  }
-  if (empty) return 0; /* even if the other dims would overflow */
-  int64_t n = 1;
-  for (int32_t i = 0; i < t->ndim; i++) {
-    if (n > INT64_MAX / t->shape[i]) return -1;
-    n *= t->shape[i];
-  }
-  return n;
+  uint64_t n;
+  if (pyop__shape_size(t->shape, t->ndim, 1, INT64_MAX, &n) != PYOP__SHAPE_OK) return -1;
+  return (int64_t)n;
 }
 
 const char *pyop_version(void) { return PYOP_VERSION_STRING; }

@@ -200,9 +200,11 @@ typedef struct pyop_tensor {
 } pyop_tensor;
 
 /*
- * Number of elements of shape[0..ndim) (1 for a scalar, 0 when a dim is 0);
+ * Number of elements of shape[0..ndim) (1 for a scalar, 0 when a dim is 0,
+ * whatever the other dims: {0, 2^62, 2^62} and {2^62, 2^62, 0} are both 0);
  * -1 for a bad shape (t NULL, ndim outside 0..PYOP_MAX_DIMS, any negative
- * dim, wherever it is) or when the product overflows int64_t.
+ * dim, wherever it is) or when a non-empty shape's product overflows
+ * int64_t. Every size libpyop computes follows this rule.
  */
 PYOP_API int64_t pyop_tensor_numel(const pyop_tensor *t);
 
@@ -715,7 +717,10 @@ PYOP_API int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs,
  * runs the op's declare_launch_args, validates the plan (kernel library and
  * symbol, argument kinds, indices, scalar types) and keeps it in the
  * instance, replacing an earlier one. A wrong plan is an error here, never a
- * crash at launch.
+ * crash at launch: a kernel symbol must be a function (ELF STT_FUNC or
+ * STT_GNU_IFUNC) defined in the kernel library itself; a data object, or a
+ * function found only in one of its dependencies (libc's exit), is
+ * PYOP_ELAUNCH naming the symbol, the library and why.
  */
 PYOP_API int pyop_op_declare_launch_args(pyop_op *op,
                                          const pyop_tensor_list *inputs,

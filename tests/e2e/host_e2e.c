@@ -25,6 +25,10 @@
  *               user through the bridge's exception
  *   contract    the op contract (issue 10): in-place ops, no outputs,
  *               dynamic outputs, Tensor attributes, PYOP_ECONTRACT
+ *   limits      what a plugin hands over at the limits (issue 17 items 1, 6,
+ *               11, plugins tests/e2e/plugins/limits): kernel plans naming a
+ *               data object or libc's exit, launch numbers beyond their C
+ *               types, empty outputs with huge dimensions
  *   cycles N_UNLOAD N_SHUTDOWN   (l) load/unload and load/shutdown cycles
  *               (RSS bound unless E2E_NO_RSS=1; the op used is ScaledAdd, or
  *               FakeAdd when PYOP_BRIDGE_DIR points at the fake bridge)
@@ -2127,6 +2131,180 @@ static void teardown(void) {
   g_tmp = NULL;
 }
 
+
+/* ============================================================ the limits */
+
+/* An op of type with string attributes a=av (and b=bv when b is set). */
+static pyop_op *limits_op(const char *type, const char *a, const char *av, const char *b,
+                          const char *bv) {
+  pyop_attr attrs[2] = {attr_str(a, av), b ? attr_str(b, bv) : attr_str(a, av)};
+  pyop_op *op = NULL;
+  int rc = pyop_op_create(type, attrs, b ? 2 : 1, &op);
+  CHECK(rc == PYOP_OK, "create %s(%s=%s): %s", type, a, av, pyop_last_error());
+  return rc == PYOP_OK ? op : NULL;
+}
+
+/* PlanSym(symbol): declares (and at want OK launches) one kernel call. */
+static void limits_plan_sym(const char *symbol, int want, const char *text) {
+  pyop_op *op = limits_op("PlanSym", "symbol", symbol, NULL, NULL);
+  if (!op) return;
+  float x[1] = {0};
+  int32_t got[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out = f32_1d((float *)(void *)got, 1);
+  out.dtype = PYOP_DTYPE_INT32;
+  int rc = pyop_op_declare_launch_args(op, in, 1, &out, 1);
+  CHECK(rc == want, "PlanSym(%s): %s, expected %s: %s", symbol, pyop_status_name(rc),
+        pyop_status_name(want), pyop_last_error());
+  if (text) {
+    CHECK_ERR_HAS(text);
+    show_error(symbol);
+  }
+  /* Launching declares first when no plan is there: the same refusal. */
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  rc = pyop_op_launch(op, in, 1, &out, 1, &ctx);
+  CHECK(rc == want, "launch PlanSym(%s): %s: %s", symbol, pyop_status_name(rc),
+        pyop_last_error());
+  if (want == PYOP_OK) CHECK(got[0] == 42, "PlanSym(%s) stored %d", symbol, (int)got[0]);
+  pyop_op_destroy(op);
+}
+
+/* PlanNumber(field, value): the declare is refused with want and text. */
+static void limits_plan_number(const char *field, const char *value, int want,
+                               const char *text) {
+  pyop_op *op = limits_op("PlanNumber", "field", field, "value", value);
+  if (!op) return;
+  float x[1] = {0}, y[1] = {0}, z[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1), ty = f32_1d(y, 1), out = f32_1d(z, 1);
+  out.dtype = PYOP_DTYPE_INT32;
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  int rc = pyop_op_declare_launch_args(op, in, 2, &out, 1);
+  CHECK(rc == want, "PlanNumber(%s=%s): %s, expected %s: %s", field, value,
+        pyop_status_name(rc), pyop_status_name(want), pyop_last_error());
+  CHECK(err_has(text), "PlanNumber(%s=%s): last error lacks \"%s\": %s", field, value, text,
+        pyop_last_error());
+  if (!strcmp(field, "index")) show_error(value);
+  pyop_op_destroy(op);
+}
+
+/* Numbers(field, value): execute passes value to a context method. */
+static void limits_numbers(const char *field, const char *value, const char *text) {
+  pyop_op *op = limits_op("Numbers", "field", field, "value", value);
+  if (!op) return;
+  float x[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  int rc = pyop_op_execute(op, in, 1, out, 1, &ctx);
+  CHECK(rc == PYOP_EPYTHON, "Numbers(%s=%s): %s: %s", field, value, pyop_status_name(rc),
+        pyop_last_error());
+  CHECK(err_has(text), "Numbers(%s=%s): last error lacks \"%s\": %s", field, value, text,
+        pyop_last_error());
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* Empty(dims): infer_meta describes 0 bytes, execute's plugin sees sane
+ * strides (it asserts them); both orders of a huge shape with a 0. */
+static void limits_empty(const int64_t *dims, size_t n) {
+  pyop_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = "dims";
+  a.value.type = PYOP_ATTR_LIST_INT;
+  a.value.u.ints.items = dims;
+  a.value.u.ints.count = n;
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Empty", &a, 1, &op), PYOP_OK);
+  float x[1] = {0};
+  pyop_tensor tx = f32_1d(x, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  int rc = pyop_op_infer_meta(op, in, 1, out, 1);
+  CHECK(rc == PYOP_OK, "infer_meta Empty(%lld, %lld, %lld): %s", (long long)dims[0],
+        (long long)dims[1], (long long)dims[2], pyop_last_error());
+  CHECK(rc != PYOP_OK || out[0].nbytes == 0, "Empty: %llu bytes",
+        (unsigned long long)out[0].nbytes);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  memset(out, 0, sizeof out);
+  rc = pyop_op_execute(op, in, 1, out, 1, &ctx);
+  CHECK(rc == PYOP_OK, "execute Empty(%lld, %lld, %lld): %s", (long long)dims[0],
+        (long long)dims[1], (long long)dims[2], pyop_last_error());
+  CHECK(rc != PYOP_OK || (out[0].nbytes == 0 && out[0].shape[1] == dims[1]),
+        "Empty: output %llu bytes", (unsigned long long)out[0].nbytes);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+static void case_limits(void) {
+  char *dir = e2e_path("limits");
+  set_opp_path(dir);
+  free(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+
+  /* Item 1: only a function of the kernel library itself is a kernel. */
+  limits_plan_sym("not_kernels_store", PYOP_OK, NULL);
+  limits_plan_sym("not_kernels_table", PYOP_ELAUNCH,
+                  "kernel symbol \"not_kernels_table\" is a data object in /");
+  limits_plan_sym("not_kernels_counter", PYOP_ELAUNCH, "is a data object in /");
+  limits_plan_sym("exit", PYOP_ELAUNCH, "kernel symbol \"exit\" is defined in /");
+  CHECK_ERR_HAS("libpyop_test_not_kernels.so (a kernel must be a function");
+
+  /* Item 11: launch numbers beyond their C type are refused, named. */
+  static const struct {
+    const char *field, *value, *text;
+  } plans[] = {
+      {"index", "4294967297", "launch argument 0 index 4294967297 is out of range [0, 4294967295]"},
+      {"index", "9223372036854775808", "launch argument 0 index 9223372036854775808 is out of range"},
+      {"index", "-1", "launch argument 0 index -1 is out of range [0, 4294967295]"},
+      {"index", "18446744073709551616", "index 18446744073709551616 is out of range"},
+      {"kind", "4294967297",
+       "launch argument 0 kind 4294967297 is out of range [-2147483648, 2147483647]"},
+      {"scalar_type", "4294967299", "launch argument 0 scalar_type 4294967299 is out of range"},
+      {"int8", "128", "launch argument 0 (int8) value 128 is out of range [-128, 127]"},
+      {"int64", "9223372036854775808", "(int64) value 9223372036854775808 is out of range"},
+      {"uint8", "-1", "launch argument 0 (uint8) value -1 is out of range [0, 255]"},
+      {"uint32", "4294967296", "(uint32) value 4294967296 is out of range [0, 4294967295]"},
+      {"uint64", "18446744073709551616",
+       "(uint64) value 18446744073709551616 is out of range [0, 18446744073709551615]"},
+      {"uint64", "-1", "(uint64) value -1 is out of range [0, 18446744073709551615]"},
+      {"bool", "2", "(bool) value 2 is out of range [0, 1]"},
+      {"pointer", "-1", "(pointer) value -1 is out of range [0, 18446744073709551615]"},
+      {"add_workspace", "-1", "add_workspace nbytes -1 is out of range [0, 18446744073709551615]"},
+      {"add_workspace", "18446744073709551616", "add_workspace nbytes 18446744073709551616 is out"},
+  };
+  for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
+    limits_plan_number(plans[i].field, plans[i].value, PYOP_EPYTHON, plans[i].text);
+
+  /* ... and so are the numbers execute hands to its context. */
+  limits_numbers("malloc_output_tensor index", "18446744073709551616",
+                 "output index 18446744073709551616 is out of range");
+  limits_numbers("malloc_output_tensor index", "4294967296",
+                 "output index 4294967296 out of range (the op has 1 outputs)");
+  limits_numbers("shape dimension", "9223372036854775808",
+                 "shape dimension 1 9223372036854775808 is out of range [0, 9223372036854775807]");
+  limits_numbers("shape dimension", "-1", "shape dimension 1 -1 is out of range");
+  limits_numbers("format value", "4294967296", "format value 4294967296 is out of range [0, ");
+  limits_numbers("data type value", "18446744073709551619",
+                 "data type value 18446744073709551619 is out of range [0, ");
+  limits_numbers("malloc_workspace nbytes", "-1",
+                 "malloc_workspace nbytes -1 is out of range [0, 9223372036854775807]");
+  limits_numbers("malloc_workspace nbytes", "18446744073709551616",
+                 "malloc_workspace nbytes 18446744073709551616 is out of range");
+  limits_numbers("make_output_ref_input", "9223372036854775808",
+                 "input index 9223372036854775808 is out of range");
+
+  /* Item 6: empty outputs with huge dimensions, in every order. */
+  const int64_t p20 = 3486784401LL, big = (int64_t)1 << 62;
+  const int64_t shapes[][3] = {{0, p20, p20}, {p20, p20, 0}, {0, big, big}, {big, big, 0}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) limits_empty(shapes[i], 3);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s <case> [args]\n", argv[0]);
@@ -2155,6 +2333,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "messages")) case_messages();
   else if (!strcmp(c, "contract")) case_contract();
   else if (!strcmp(c, "contract_threads")) case_contract_threads();
+  else if (!strcmp(c, "limits")) case_limits();
   else if (!strcmp(c, "cycles"))
     case_cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 20);
   else {

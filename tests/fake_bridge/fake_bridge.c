@@ -481,11 +481,20 @@ FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
     fake_shutdown,
 };
 
-FAKE_ENTRY_VISIBILITY int pyop_bridge_entry(const pyop_bridge_request *request,
-                                            const pyop_bridge_api **out_api);
+#if defined(FAKE_DATA_ENTRY)
+/* The entry symbol is a data object: called, it would jump into .rodata. */
+FAKE_ENTRY_VISIBILITY const unsigned char pyop_bridge_entry[16] = {0xff};
+#define pyop_bridge_entry fake_bridge_entry_unexported
+#define FAKE_ENTRY_DEF static __attribute__((unused))
+#else
+#define FAKE_ENTRY_DEF FAKE_ENTRY_VISIBILITY
+#endif
 
-FAKE_ENTRY_VISIBILITY int pyop_bridge_entry(const pyop_bridge_request *request,
-                                            const pyop_bridge_api **out_api) {
+FAKE_ENTRY_DEF int pyop_bridge_entry(const pyop_bridge_request *request,
+                                     const pyop_bridge_api **out_api);
+
+FAKE_ENTRY_DEF int pyop_bridge_entry(const pyop_bridge_request *request,
+                                     const pyop_bridge_api **out_api) {
 #if defined(FAKE_UNRESOLVED)
   if (!request) return pyop_fake_undefined_function();
 #endif

@@ -481,6 +481,31 @@ static void test_fifo_bridge_and_manifest(void **state) {
   free(root);
 }
 
+/* A bridge whose pyop_bridge_entry is a data object is refused before it is
+ * called (calling it jumped into .rodata); the next candidate loads. */
+static void test_entry_not_a_function(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  fb_link(root, "a_data_entry", "DATA_ENTRY");
+  fb_link(root, "b_good", "GOOD");
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
+  const pyop__candidate *ca = cand(&c, root, "a_data_entry");
+  assert_int_equal(ca->status, PYOP__CAND_MISSING_SYMBOL);
+  char *so = fb_variant("DATA_ENTRY");
+  char want[2048];
+  snprintf(want, sizeof want, "%s/libpyop_bridge.so: pyop_bridge_entry is a data object in "
+           "%s/libpyop_bridge.so, not a function", so, so);
+  assert_string_equal(ca->reason, want);
+  assert_int_equal(cand(&c, root, "b_good")->status, PYOP__CAND_LOADED);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(so);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_no_candidates(void **state) {
   (void)state;
   char *root = pt_mkdtemp();
@@ -594,6 +619,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_every_failure_listed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_entry_not_a_function, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_services, setup, teardown),

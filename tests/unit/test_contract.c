@@ -309,6 +309,13 @@ static void test_strict_mode(void **state) {
   pyop_output_list l = {&y, 1, 0};
   op = make("Plain", X_WRONG, 2);
   assert_int_equal(pyop_op_execute_list(op, &xin, 1, &l, 1, &ctx), PYOP_ECONTRACT);
+  /* Strict mode describes the outputs first, in room for every capacity:
+   * capacities whose room would not fit memory are refused, never wrapped
+   * into a small allocation. */
+  pyop_output_list huge = {&y, SIZE_MAX / 2, 0};
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &huge, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Plain\": the output lists' capacities add up to more than "
+                 "memory can hold");
   pyop_op_destroy(op);
   assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
   assert_int_equal(pyop_load(), PYOP_OK);

@@ -506,6 +506,67 @@ static void test_error_unknown_symbol(void **state) {
   assert_null(strstr(pyop_last_error(), "/proc/self/fd"));
 }
 
+/* A dladdr1 that finds nothing (the seam's replacement). */
+static int no_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
+  (void)a;
+  (void)i;
+  (void)extra;
+  (void)flags;
+  return 0;
+}
+
+/*
+ * Only a function defined in the kernel library itself is a kernel: a data
+ * object (const or not), a thread-local variable, or a function dlsym finds
+ * in a dependency (libc's exit) is refused when declared, naming the symbol,
+ * the library and why. Run, they jumped into .rodata or ended the process.
+ */
+static void test_error_not_a_function(void **state) {
+  (void)state;
+  const char *lib = PYOP_TEST_NOT_KERNELS;
+  char want[PATH_MAX + 128];
+  pyop_launch_arg_view args[] = {A_OUT(0), A_I(PYOP_SCALAR_INT32, 0)};
+  pyop_launch_view v = LV(lib, "not_kernels_table", args, 2);
+  snprintf(want, sizeof want,
+           "op \"AddKernel\": launch 0: kernel symbol \"not_kernels_table\" is a data "
+           "object in %s, not a function (a kernel must be a function defined in the kernel "
+           "library itself)", lib);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
+  v.symbol = S("not_kernels_counter");
+  snprintf(want, sizeof want, "kernel symbol \"not_kernels_counter\" is a data object in %s",
+           lib);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
+  v.symbol = S("not_kernels_tls");
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "kernel symbol \"not_kernels_tls\" ");
+  v.symbol = S("exit");
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "kernel symbol \"exit\" is defined in /");
+  snprintf(want, sizeof want, ", not in %s (a kernel must be", lib);
+  assert_non_null(strstr(pyop_last_error(), want));
+  /* The example kernels library's counter too. */
+  v = LV(kernels, "pyop_example_calls", NULL, 0);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "kernel symbol \"pyop_example_calls\" is a data object in ");
+
+  /* The library's function is a kernel. */
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Store", 0, 1, &p), PYOP_OK);
+  v = LV(lib, "not_kernels_store", args, 2);
+  int rc = pyop__plan_add_launch(p, &v);
+  if (rc != PYOP_OK) fail_msg("add_launch: %s", pyop_last_error());
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  int32_t got = 0;
+  void *outs[] = {&got};
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_int_equal(got, 42);
+  pyop__plan_free(p);
+
+  /* The check goes through the seam: no answer from dladdr1 is a refusal. */
+  pyop__sys_table.dladdr1 = no_dladdr1;
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "kernel symbol \"not_kernels_store\" cannot be checked: no loaded object "
+               "holds its address");
+}
+
 static void test_error_not_a_library(void **state) {
   (void)state;
   char *dir = pt_mkdtemp();
@@ -838,6 +899,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_library, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_not_a_function, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_world_writable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_foreign_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_string_views, setup, teardown),

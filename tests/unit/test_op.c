@@ -25,6 +25,7 @@ enum mode {
   M_EXEC_BAD_INDEX,
   M_EXEC_TWICE,
   M_EXEC_WORKSPACE,
+  M_DECLARE_CATCH, /* declare_launch_args ignores a refused launch */
   M_EXEC_BAD_STATUS,
 };
 static enum mode mode;
@@ -142,7 +143,8 @@ static int declare_cb(void *hv, const pyop_declare_args *a) {
   if (rc != PYOP_OK || mode == M_EXEC_WORKSPACE) return rc; /* no launch at all */
   pyop_launch_arg_view arg = {sizeof arg, PYOP_LAUNCH_ARG_INPUT, 0, 0, {0}};
   pyop_launch_view l = {sizeof l, S("/nonexistent/libkernel.so"), S("add"), &arg, 1};
-  return a->add_launch(a->sink_ctx, &l);
+  rc = a->add_launch(a->sink_ctx, &l);
+  return mode == M_DECLARE_CATCH ? PYOP_OK : rc;
 }
 
 static const pyop_op_callbacks kernel_cbs = {sizeof(pyop_op_callbacks), create, destroy, NULL,
@@ -369,6 +371,28 @@ static void test_infer_meta(void **state) {
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINVAL);
   assert_msg_has("invalid data type");
   y.dtype = PYOP_DTYPE_FLOAT32;
+  /* Empty before overflow: {2^62, 2^62, 0} and {0, 2^62, 2^62} are both
+   * empty (0 bytes, accepted); {2^62, 2^62, 1} overflows wherever it is. */
+  pyop_tensor e = y;
+  const int64_t big = (int64_t)1 << 62;
+  e.ndim = 3;
+  e.data = NULL;
+  e.nbytes = 0;
+  in[1] = (pyop_tensor_list){&e, 1};
+  const int64_t empties[][3] = {{big, big, 0}, {0, big, big}, {big, 0, big}};
+  for (size_t k = 0; k < 3; k++) {
+    memcpy(e.shape, empties[k], sizeof empties[k]);
+    if (pyop_op_infer_meta(op, in, 3, out, 1) != PYOP_OK)
+      fail_msg("empty {%lld, %lld, %lld}: %s", (long long)e.shape[0], (long long)e.shape[1],
+               (long long)e.shape[2], pyop_last_error());
+  }
+  const int64_t overs[][3] = {{big, big, 1}, {1, big, big}};
+  for (size_t k = 0; k < 2; k++) {
+    memcpy(e.shape, overs[k], sizeof overs[k]);
+    assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINVAL);
+    assert_msg_has("size overflows");
+  }
+  in[1] = (pyop_tensor_list){&y, 1};
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 2), PYOP_EINVAL);
   assert_msg_has("2 outputs given, the op has 1");
   assert_int_equal(pyop_op_infer_meta(op, in, 3, NULL, 1), PYOP_EINVAL);
@@ -582,6 +606,11 @@ static void test_compile_declare_launch(void **state) {
   /* A plan naming a missing library is refused at declare time. */
   assert_int_not_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_OK);
   assert_msg_has("libkernel.so");
+  /* libpyop's reason is the call's error, whatever the op made of it. */
+  mode = M_DECLARE_CATCH;
+  assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
+  assert_msg_has("op \"Kern\": launch 0: cannot open kernel library: /nonexistent/libkernel.so");
+  assert_msg_has("(the op caught that error and returned normally)");
   mode = M_EXEC_WORKSPACE; /* a plan without a launch */
   assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
   mode = M_OK;

@@ -59,6 +59,10 @@ static int w_dladdr(const void *a, Dl_info *i) {
   if (should_fail()) return 0;
   return real.dladdr(a, i);
 }
+static int w_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
+  if (should_fail()) return 0;
+  return real.dladdr1(a, i, extra, flags);
+}
 static int w_open(const char *p, int f) {
   if (should_fail()) { errno = EIO; return -1; }
   return real.open(p, f);
@@ -115,6 +119,7 @@ void pt_faults_install(void) {
   pyop__sys_table.dlopen = w_dlopen;
   pyop__sys_table.dlsym = w_dlsym;
   pyop__sys_table.dladdr = w_dladdr;
+  pyop__sys_table.dladdr1 = w_dladdr1;
   pyop__sys_table.open = w_open;
   pyop__sys_table.openat = w_openat;
   pyop__sys_table.read = w_read;
