@@ -1,10 +1,13 @@
+import ast
+import inspect
 import os
 import sys
 import unittest
+from unittest import mock
 
 import support
 from support import TempDir, write
-from pyop import _loader
+from pyop import _loader, _registry
 
 
 OP = """
@@ -113,6 +116,141 @@ class LoadTest(unittest.TestCase):
                 self.assertEqual(r1.protos[0].key, "pyop:my_op.f")
             finally:
                 _loader.unload_modules(r1.modules + r2.modules)
+
+
+CLASSES = """
+import pyop
+
+def deco(c):
+    return c
+
+class Plain:
+    pass
+
+@deco
+class Decorated:
+    class Inner:
+        @deco
+        @deco
+        class Deeper:
+            pass
+
+def factory():
+    @deco
+    class Local:
+        pass
+    return Local
+
+async def afactory():
+    class ALocal:
+        pass
+    return ALocal
+
+if True:
+    class InIf:
+        pass
+else:
+    class InIf:
+        pass
+
+try:
+    class InTry:
+        pass
+except Exception:
+    class InExcept:
+        pass
+finally:
+    class InFinally:
+        pass
+
+for _ in range(1):
+    class InFor:
+        pass
+
+with open(__file__) as _f:
+    class InWith:
+        pass
+
+class Twice:
+    pass
+
+class Twice:  # noqa: F811 (the first one is what inspect finds)
+    pass
+
+match 1:
+    case 1:
+        class InMatch:
+            pass
+"""
+
+
+class ClassLocationTest(unittest.TestCase):
+    """_registry._class_location: the lines inspect.getsourcelines gives,
+    found with one parse per module (issue 17, item 18)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_same_lines_as_inspect(self):
+        with TempDir() as d:
+            path = write(d, "classes.py", CLASSES)
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.modules[0]]
+                index = _registry._class_lines(path, mod)
+                classes = [mod.Plain, mod.Decorated, mod.Decorated.Inner,
+                           mod.Decorated.Inner.Deeper, mod.factory(), mod.InIf, mod.InTry,
+                           mod.InFinally, mod.InFor, mod.InWith, mod.Twice, mod.InMatch]
+                for cls in classes:
+                    with self.subTest(cls=cls.__qualname__):
+                        self.assertEqual(index[cls.__qualname__], inspect.getsourcelines(cls)[1])
+                        self.assertEqual(_registry._class_location(cls),
+                                         (path, inspect.getsourcelines(cls)[1]))
+                self.assertIn("afactory.<locals>.ALocal", index)
+                self.assertEqual(index["InExcept"],
+                                 CLASSES.splitlines().index("    class InExcept:") + 1)
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_one_parse_per_module(self):
+        impl = ("@pyop.register_op_impl(op_type='Many%d')\nclass Impl%d:\n"
+                "    def execute(self, x):\n        pass\n\n")
+        with TempDir() as d:
+            path = write(d, "many.py",
+                         "import pyop\n\n" + "".join(impl % (i, i) for i in range(60)))
+            parses = []
+            real_parse = ast.parse
+
+            def counting_parse(source, *args, **kw):
+                parses.append(1)
+                return real_parse(source, *args, **kw)
+
+            with mock.patch.object(ast, "parse", counting_parse):
+                res = _loader.load_plugins([d])
+            try:
+                self.assertLessEqual(len(parses), 1)
+                self.assertEqual([(i.op_type, i.line) for i in res.impls],
+                                 [("Many%d" % i, 3 + 5 * i) for i in range(60)])
+                self.assertEqual({i.file for i in res.impls}, {path})
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_thousand_ops_in_one_file(self):
+        op = ("@pyop.register_op(op_type='Big{i}')\n"
+              "def big{i}(x: TensorDesc) -> TensorDesc:\n    return x\n\n"
+              "@pyop.register_op_impl(op_type='Big{i}')\nclass Big{i}Impl:\n"
+              "    def execute(self, x):\n        pass\n\n")
+        head = "import pyop\nfrom pyop import TensorDesc\n\n"
+        with TempDir() as d:
+            write(d, "big.py", head + "".join(op.format(i=i) for i in range(1000)))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([(p.op_type, p.line) for p in res.protos],
+                                 [("Big%d" % i, 4 + 9 * i) for i in range(1000)])
+                self.assertEqual([(p.op_type, p.line) for p in res.impls],
+                                 [("Big%d" % i, 8 + 9 * i) for i in range(1000)])
+            finally:
+                _loader.unload_modules(res.modules)
 
 
 if __name__ == "__main__":

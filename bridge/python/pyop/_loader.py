@@ -335,12 +335,32 @@ def load_plugins(paths):
 
 
 def _with_submodules(roots):
+    """roots (top-level names), each followed by its submodules in
+    sys.modules, sorted. One pass over sys.modules, whatever the number of
+    roots."""
+    wanted = set(roots)
+    subs = {}
+    for n in list(sys.modules):
+        top, dot, _ = n.partition(".")
+        if dot and top in wanted:
+            subs.setdefault(top, []).append(n)
     out = []
     for r in roots:
         out.append(r)
-        prefix = r + "."
-        out.extend(sorted(n for n in list(sys.modules) if n.startswith(prefix)))
+        out.extend(sorted(subs.get(r, ())))
     return out
+
+
+def _under(name, gone):
+    """Whether module name is in gone or a submodule of a name in gone."""
+    if name in gone:
+        return True
+    i = name.find(".")
+    while i >= 0:
+        if name[:i] in gone:
+            return True
+        i = name.find(".", i + 1)
+    return False
 
 
 def unload_modules(names):
@@ -351,10 +371,7 @@ def unload_modules(names):
         mod = getattr(fn, "__module__", "") or ""
         if mod in gone or mod.split(".")[0] in gone:
             del _registry._samples[op_type]
-    for r in list(names):
-        sys.modules.pop(r, None)
-        prefix = r + "."
-        for n in [n for n in list(sys.modules) if n.startswith(prefix)]:
-            sys.modules.pop(n, None)
+    for n in [n for n in list(sys.modules) if _under(n, gone)]:
+        sys.modules.pop(n, None)
     importlib.invalidate_caches()
     linecache.clearcache()
