@@ -4,6 +4,9 @@ register_op and register_op_impl validate what they can at decoration time
 and add a descriptor to the collection of the load in progress (see
 _loader.load_plugins). Outside a load they only validate and attach the
 descriptor to the decorated object (``__pyop_descriptor__``).
+
+The ge package's decorators share these checks: check_sync_function,
+check_sync_method and unawaited_result (from _signature), _class_location.
 """
 
 import ast
@@ -14,6 +17,8 @@ import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
                          parse_prototype, resolve_mutates, where, check_impl_attrs,
+                         check_sync_function, check_sync_method,
+                         unawaited_result,  # noqa: F401 (the ge package calls it from here)
                          _method_params)
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
@@ -307,6 +312,7 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
         if not callable(fn) or isinstance(fn, type):
             raise TypeError("register_op(%r) decorates a function, got %r" % (op_type, fn))
         file, line = _function_location(fn)
+        check_sync_function(fn, op_type, "infer_meta", where(file, line))
         what = "op %r (%s)" % (op_type, where(file, line))
         inputs, outs, attrs, kinds = parse_prototype(fn, op_type, outputs, what,
                                                      with_kinds=True)
@@ -344,6 +350,7 @@ def register_samples(op_type=None):
         if not callable(fn):
             raise TypeError("register_samples(%r) decorates a function, got %r" % (op_type, fn))
         file, line = _function_location(fn)
+        check_sync_function(fn, op_type, "samples", where(file, line))
         if _active:
             _active[-1].samples[op_type] = (fn, where(file, line))
         fn.__pyop_samples__ = op_type
@@ -372,6 +379,7 @@ def register_op_impl(op_type=None):
             raise TypeError("op %r (%s): class %s defines none of execute, compile, "
                             "declare_launch_args" % (op_type, where(file, line), cls.__name__))
         for m in methods:
+            check_sync_method(cls, m, op_type, where(file, line))
             check_impl_method(cls, m, op_type, where(file, line))
         key = "pyop:%s.%s" % (_module_label(cls.__module__), cls.__qualname__)
         desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))
