@@ -118,6 +118,102 @@ class LoadTest(unittest.TestCase):
                 _loader.unload_modules(r1.modules + r2.modules)
 
 
+RUNS_NOT = "raise RuntimeError('this plugin must not be imported')\n"
+
+
+class LayoutTest(unittest.TestCase):
+    """Entries of one directory that would be one module (issue 17, item 10)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def _clean(self):
+        self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
+
+    def refused(self, d, *needles):
+        with self.assertRaises(ImportError) as cm:
+            _loader.load_plugins([d])
+        for n in needles:
+            self.assertIn(n, str(cm.exception))
+        self._clean()  # nothing ran: both plugins raise if imported
+
+    def test_module_beside_package(self):
+        with TempDir() as d:
+            write(d, "foo.py", RUNS_NOT)
+            write(d, "foo/__init__.py", RUNS_NOT)
+            self.refused(d, "plugin directory %s" % d, "foo/ and foo.py are both the module "
+                         "'foo'", "Python itself would import only the package")
+            # discover() still lists both (pyop doctor shows them).
+            self.assertEqual([stem for _, _, stem in _loader.discover(d)], ["foo", "foo"])
+
+    def test_module_beside_plain_directory_loads(self):
+        with TempDir() as d:  # foo/ without __init__.py is not a plugin
+            write(d, "foo.py", OP % "Foo")
+            write(d, "foo/data.py", RUNS_NOT)
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["Foo"])
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_link_to_another_entry(self):
+        with TempDir() as d:
+            write(d, "foo.py", RUNS_NOT)
+            os.symlink(os.path.join(d, "foo.py"), os.path.join(d, "bar.py"))
+            self.refused(d, "bar.py and foo.py are the same file (one is a link to the other)",
+                         "imported twice")
+        with TempDir() as d:
+            write(d, "pkg/__init__.py", RUNS_NOT)
+            os.symlink(os.path.join(d, "pkg"), os.path.join(d, "alias"))
+            self.refused(d, "alias/ and pkg/ are the same package")
+
+    def test_link_from_elsewhere_loads(self):
+        with TempDir() as d, TempDir() as real:
+            write(real, "impl.py", OP % "Linked")
+            os.symlink(os.path.join(real, "impl.py"), os.path.join(d, "linked.py"))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["Linked"])
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_suffix_is_case_sensitive(self):
+        with TempDir() as d:  # as the C scan (src/scan.c): .PY is not Python
+            write(d, "foo.PY", RUNS_NOT)
+            write(d, "bar.Py", RUNS_NOT)
+            self.assertEqual(_loader.discover(d), [])
+
+    def test_same_names_in_two_directories(self):
+        helper_user = "import helper\nVALUE = helper.VALUE\n" + OP
+        with TempDir() as d1, TempDir() as d2:
+            write(d1, "helper.py", "VALUE = 1\n")
+            write(d2, "helper.py", "VALUE = 2\n")
+            write(d1, "ops.py", helper_user % "One")
+            write(d2, "ops.py", helper_user % "Two")
+            res = _loader.load_plugins([d1, d2])
+            try:
+                mods = {p.op_type: sys.modules[p.infer.__module__] for p in res.protos}
+                self.assertEqual((mods["One"].VALUE, mods["Two"].VALUE), (1, 2))
+                self.assertIsNot(mods["One"], mods["Two"])
+                self.assertNotIn("helper", sys.modules)
+            finally:
+                _loader.unload_modules(res.modules)
+            self._clean()
+
+    def test_names_that_are_not_identifiers(self):
+        with TempDir() as d:  # loaded under sanitized unique names; not importable by name
+            for i, name in enumerate(("1op.py", "a b.py", "x.y.py", "caf\u00e9.py")):
+                write(d, name, OP % ("N%d" % i))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual(sorted(p.op_type for p in res.protos),
+                                 ["N0", "N1", "N2", "N3"])
+                for m in res.modules:
+                    self.assertTrue(m.isidentifier(), m)
+            finally:
+                _loader.unload_modules(res.modules)
+
+
 CLASSES = """
 import pyop
 

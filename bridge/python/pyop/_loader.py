@@ -2,7 +2,9 @@
 
 - A path is a .py file, or a directory whose .py files and package
   directories (with __init__.py) one level deep are plugins; names starting
-  with '_' or '.' are skipped. Plugins are imported in name order.
+  with '_' or '.' are skipped. Plugins are imported in name order. The C
+  scan (src/scan.h) decides with the same rule whether to load at all;
+  tests/integration/test_loader_cli.py checks that the two agree.
 - Each plugin is imported under a unique module name
   "_pyop_plugin_<n>_<stem>" (n grows for the life of the process), never
   under its own name, so a plugin called json.py cannot shadow the standard
@@ -19,6 +21,9 @@
   removed from sys.modules when the element's load ends
   (docs/ge-plugins.md, "Loading"). A plugin linked into the directory keeps
   the neighbours of its real location.
+- Two entries of one directory that would be one module (foo.py beside a
+  package foo/, or a link to another entry) fail the load naming both
+  (layout_problem).
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -33,7 +38,8 @@ import sys
 
 from . import _registry
 
-__all__ = ["discover", "load_plugins", "unload_modules", "shutdown", "LoadResult"]
+__all__ = ["discover", "layout_problem", "load_plugins", "unload_modules", "shutdown",
+           "LoadResult"]
 
 _counter = itertools.count(1)
 PLUGIN_PREFIX = _registry.PLUGIN_PREFIX
@@ -235,7 +241,7 @@ def _skipped(name):
 def discover(path):
     """The plugins of one path as (file, package_dir or None, stem), sorted by
     name. A missing .py file raises FileNotFoundError; a missing directory
-    yields nothing."""
+    yields nothing. (What a load refuses in that list: layout_problem.)"""
     path = os.fspath(path)
     if not os.path.isabs(path):
         raise ValueError("plugin path %r is not absolute" % path)
@@ -255,6 +261,43 @@ def discover(path):
         elif os.path.isdir(full) and os.path.isfile(os.path.join(full, "__init__.py")):
             found.append((os.path.join(full, "__init__.py"), full, name))
     return found
+
+
+def layout_problem(path, found):
+    """Why the plugins `found` of directory path cannot load together, or
+    None (docs/op-author-guide.md, "Plugin files and packages"): two of its
+    entries would be one module -- foo.py beside a package foo/ (both are
+    module foo; Python itself would import only the package) -- or one
+    entry is a link to another (the plugin would be imported twice). The
+    message names both entries."""
+    by_stem = {}  # stem -> the entry's path
+    by_file = {}  # (st_dev, st_ino) of the file or package directory -> the entry's path
+    for file, package_dir, stem in found:
+        full = package_dir or file
+        other = by_stem.get(stem)
+        if other is not None:
+            return ("plugin directory %s: %s and %s are both the module %r (Python itself "
+                    "would import only the package): rename or remove one"
+                    % (path, _entry_label(other), _entry_label(full), stem))
+        by_stem[stem] = full
+        try:
+            st = os.stat(full)
+        except OSError:
+            continue  # gone since the listing: its import says so
+        other = by_file.get((st.st_dev, st.st_ino))
+        if other is not None:
+            return ("plugin directory %s: %s and %s are the same %s (one is a link to the "
+                    "other), so it would be imported twice: remove one"
+                    % (path, _entry_label(other), _entry_label(full),
+                       "package" if package_dir else "file"))
+        by_file[(st.st_dev, st.st_ino)] = full
+    return None
+
+
+def _entry_label(full):
+    """An entry of a plugin directory as a message names it: foo.py, foo/."""
+    name = os.path.basename(full)
+    return name + "/" if os.path.isdir(full) else name
 
 
 def _unique_name(stem):
@@ -307,6 +350,9 @@ def load_plugins(paths):
                 found = discover(p)
                 if not found:
                     continue
+                problem = layout_problem(p, found)
+                if problem is not None:
+                    raise ImportError(problem, path=p)
                 assigned = {}
                 for file, package_dir, stem in found:
                     assigned[stem] = _unique_name(stem)
