@@ -214,6 +214,70 @@ class LayoutTest(unittest.TestCase):
                 _loader.unload_modules(res.modules)
 
 
+class NamespaceTest(unittest.TestCase):
+    """A directory without __init__.py is a namespace package for the
+    plugins beside it (issue 17, item 16), and inside a package plugin."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_sibling_namespace_package(self):
+        with TempDir() as d:
+            write(d, "common/utils.py", "VALUE = 5\n")
+            write(d, "common/deep/more.py", "VALUE = 6\n")
+            write(d, "plugin.py", "from common.utils import VALUE\nimport common.utils\n"
+                  "import common.deep.more as more\nimport common\n"
+                  "ALL = (VALUE, common.utils.VALUE, more.VALUE, list(common.__path__))\n"
+                  + OP % "Ns")
+            path_before = list(sys.path)
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.ALL, (5, 5, 6, [os.path.join(d, "common")]))
+                self.assertTrue(mod.common.__name__.startswith("_pyop_plugin_"))
+                self.assertEqual(sys.path, path_before)
+                self.assertNotIn("common", sys.modules)  # the alias left with the load
+                self.assertNotIn("common.utils", sys.modules)
+                self.assertIn(mod.common.__name__ + ".deep.more", res.modules)
+            finally:
+                _loader.unload_modules(res.modules)
+            self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
+
+    def test_regular_module_wins_over_namespace(self):
+        with TempDir() as d:  # as in Python: common.py before the directory common/
+            write(d, "common/utils.py", "VALUE = 5\n")
+            write(d, "_x/common.py", "")
+            write(d, "common.py", "WHICH = 'module'\n")
+            write(d, "plugin.py", "import common\nWHICH = common.WHICH\n" + OP % "Ns")
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual(sorted(p.op_type for p in res.protos), ["Ns"])
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.WHICH, "module")
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_namespace_inside_package_plugin(self):
+        with TempDir() as d:
+            write(d, "pkg/__init__.py", "from .inner.helper import VALUE\n" + OP % "PkgNs")
+            write(d, "pkg/inner/helper.py", "VALUE = 7\n")
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.VALUE, 7)
+                self.assertEqual(len(res.modules), 3)  # pkg, pkg.inner, pkg.inner.helper
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_missing_name_still_fails(self):
+        with TempDir() as d:
+            write(d, "plugin.py", "import common.nothing_here\n")
+            write(d, "common/utils.py", "")
+            with self.assertRaises(ModuleNotFoundError) as cm:
+                _loader.load_plugins([d])
+            self.assertEqual(cm.exception.name, "common.nothing_here")
+
+
 CLASSES = """
 import pyop
 

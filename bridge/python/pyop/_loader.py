@@ -20,7 +20,9 @@
   provides (never a standard-library, installed, `pyop` or `ge` module), and
   removed from sys.modules when the element's load ends
   (docs/ge-plugins.md, "Loading"). A plugin linked into the directory keeps
-  the neighbours of its real location.
+  the neighbours of its real location. A directory without __init__.py is
+  a namespace package there (`import common.utils`), and inside a package
+  plugin too, as in Python.
 - Two entries of one directory that would be one module (foo.py beside a
   package foo/, or a link to another entry) fail the load naming both
   (layout_problem).
@@ -64,19 +66,41 @@ class _PluginFinder:
     def find_spec(cls, fullname, path=None, target=None):
         if not fullname.startswith(PLUGIN_PREFIX) or "." not in fullname or not path:
             return None
-        last = fullname.rpartition(".")[2]
-        for d in path:
-            pkg_init = os.path.join(d, last, "__init__.py")
-            if os.path.isfile(pkg_init):
-                return _spec(fullname, pkg_init, os.path.join(d, last))
-            mod = os.path.join(d, last + ".py")
-            if os.path.isfile(mod):
-                return _spec(fullname, mod, None)
-        return None
+        file, package_dir, portions = _locate(fullname.rpartition(".")[2], path)
+        if file is not None:
+            return _spec(fullname, file, package_dir)
+        return _namespace_spec(fullname, portions) if portions else None
 
     @classmethod
     def invalidate_caches(cls):
         pass
+
+
+def _locate(name, dirs):
+    """Where module `name` is in the directories dirs, as Python's path
+    finder looks: (file, package dir or None, []) for the first package
+    (name/__init__.py) or module (name.py), a package before a module in one
+    directory; else (None, None, portions): the directories name/ without
+    __init__.py, the portions of a namespace package (none: not found)."""
+    portions = []
+    for d in dirs:
+        pkg_dir = os.path.join(d, name)
+        pkg_init = os.path.join(pkg_dir, "__init__.py")
+        if os.path.isfile(pkg_init):
+            return pkg_init, pkg_dir, []
+        mod = os.path.join(d, name + ".py")
+        if os.path.isfile(mod):
+            return mod, None, []
+        if os.path.isdir(pkg_dir):
+            portions.append(pkg_dir)
+    return None, None, portions
+
+
+def _namespace_spec(name, portions):
+    """The spec of a namespace package (no __init__.py) made of portions."""
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = list(portions)
+    return spec
 
 
 def _spec(name, file, package_dir):
@@ -133,30 +157,23 @@ class _SiblingFinder:
         self.roots = {} if top else None  # alias top-level name -> unique name
         self.peer = None
 
-    def _locate(self, name):
-        for d in self.dirs:
-            pkg_init = os.path.join(d, name, "__init__.py")
-            if os.path.isfile(pkg_init):
-                return pkg_init, os.path.join(d, name)
-            mod = os.path.join(d, name + ".py")
-            if os.path.isfile(mod):
-                return mod, None
-        return None, None
-
     def find_spec(self, fullname, path=None, target=None):
         state = self if self.top else self.peer
         if self.top:
             if "." in fullname or not fullname.isidentifier() or _protected(fullname):
                 return None
-            file, package_dir = self._locate(fullname)
-            if file is None:
+            file, package_dir, portions = _locate(fullname, self.dirs)
+            if file is None and not portions:
                 return None
             unique = self.assigned.get(fullname)
-            if unique is None:  # a helper that is not a plugin (_helper.py)
+            if unique is None:  # a helper that is not a plugin (_helper.py, common/)
                 unique = self.assigned[fullname] = _unique_name(fullname)
                 self.extra_roots.append(unique)
             if unique not in sys.modules:
-                _import(unique, file, package_dir)
+                if file is not None:
+                    _import(unique, file, package_dir)
+                else:
+                    _import_namespace(unique, portions)
             module = sys.modules[unique]
             state.roots[fullname] = unique
         else:
@@ -316,6 +333,11 @@ def _import(name, file, package_dir):
         if hasattr(e, "add_note"):
             e.add_note("while importing pyop plugin %s" % (package_dir or file))
         raise
+
+
+def _import_namespace(name, portions):
+    """Makes the namespace package `name` of portions (nothing runs)."""
+    sys.modules[name] = importlib.util.module_from_spec(_namespace_spec(name, portions))
 
 
 def _import_all(found, assigned):
