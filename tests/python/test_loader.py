@@ -363,7 +363,9 @@ class ClassLocationTest(unittest.TestCase):
                            mod.InFinally, mod.InFor, mod.InWith, mod.Twice, mod.InMatch]
                 for cls in classes:
                     with self.subTest(cls=cls.__qualname__):
-                        self.assertEqual(index[cls.__qualname__], inspect.getsourcelines(cls)[1])
+                        if not hasattr(cls, "__firstlineno__"):  # 3.13 reads that, as we do
+                            self.assertEqual(index[cls.__qualname__],
+                                             inspect.getsourcelines(cls)[1])
                         self.assertEqual(_registry._class_location(cls),
                                          (path, inspect.getsourcelines(cls)[1]))
                 self.assertIn("afactory.<locals>.ALocal", index)

@@ -15,6 +15,7 @@ Rules (see pyop/__init__.py for the user-facing summary):
   or a ``tuple[...]`` of those (one output per item).
 """
 
+import functools
 import inspect
 import re
 import sys
@@ -97,7 +98,6 @@ def _unwrap_callable(obj):
     through staticmethod, classmethod, functools.partial / partialmethod
     and a callable object's __call__ (never through __wrapped__: a sync
     wrapper of an async function is an ordinary function)."""
-    import functools
     how = []
     for _ in range(32):  # a cycle of partials cannot loop forever
         if isinstance(obj, (staticmethod, classmethod)):
@@ -166,8 +166,10 @@ def check_sync_method(cls, name, op_type, class_where):
     why = sync_problem(raw)
     if why is not None:
         raise TypeError("%s %s" % (mw, why))
+    # functools.partial binds no instance before Python 3.14 (3.13 warns
+    # that it will): refused on every version, for one rule.
     if (not inspect.isfunction(raw) and not isinstance(raw, (staticmethod, classmethod)) and
-            not hasattr(type(raw), "__get__")):
+            (not hasattr(type(raw), "__get__") or isinstance(raw, functools.partial))):
         raise TypeError("%s is a %s object, not a function: it is not bound to the instance, "
                         "so it would be called without self (define it with def, or wrap it "
                         "in staticmethod)" % (mw, type(raw).__name__))
