@@ -1027,7 +1027,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER, flags) ==
       0) {
     PyObject *res = call_invoke(&c, kind);
-    if (res != NULL && __builtin_expect(unrun_result(res), 0)) {
+    if (res != NULL && res != Py_None && __builtin_expect(unrun_result(res), 0)) {
       refuse_unrun(h, kind, res);
       res = NULL;
     }
@@ -1088,7 +1088,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
   if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, true, NULL) == 0 &&
       build_output_descs(outputs, n_out, c.argv + 2 + n_in, &c.built) == 0) {
     PyObject *res = call_invoke(&c, kind);
-    if (res != NULL && unrun_result(res)) {
+    if (res != NULL && res != Py_None && unrun_result(res)) {
       refuse_unrun(h, kind, res);
       res = NULL;
     }
