@@ -177,6 +177,32 @@ class LayoutTest(unittest.TestCase):
             finally:
                 _loader.unload_modules(res.modules)
 
+    def test_one_file_reached_from_two_paths_imports_once(self):
+        counter = ("import builtins\n"
+                   "builtins._pyop_test_runs = getattr(builtins, '_pyop_test_runs', 0) + 1\n")
+        with TempDir() as d, TempDir() as d2:
+            write(d, "once.py", counter + OP % "Once")
+            os.symlink(os.path.join(d, "once.py"), os.path.join(d2, "once.py"))
+            write(d2, "user.py", "import once\nONCE = once\n" + OP % "User")
+            import builtins
+            for paths in ([d, d], [d, d2]):
+                with self.subTest(paths=paths):
+                    builtins._pyop_test_runs = 0
+                    res = _loader.load_plugins(paths)
+                    try:
+                        self.assertEqual(builtins._pyop_test_runs, 1)
+                        self.assertEqual(sorted(p.op_type for p in res.protos),
+                                         ["Once"] if paths == [d, d] else ["Once", "User"])
+                        if paths == [d, d2]:  # the second path's sibling is the same module
+                            user = [p for p in res.protos if p.op_type == "User"][0]
+                            once = [p for p in res.protos if p.op_type == "Once"][0]
+                            self.assertIs(sys.modules[user.infer.__module__].ONCE,
+                                          sys.modules[once.infer.__module__])
+                    finally:
+                        _loader.unload_modules(res.modules)
+                    self._clean()
+            del builtins._pyop_test_runs
+
     def test_suffix_is_case_sensitive(self):
         with TempDir() as d:  # as the C scan (src/scan.c): .PY is not Python
             write(d, "foo.PY", RUNS_NOT)

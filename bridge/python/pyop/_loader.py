@@ -297,18 +297,26 @@ def layout_problem(path, found):
                     "would import only the package): rename or remove one"
                     % (path, _entry_label(other), _entry_label(full), stem))
         by_stem[stem] = full
-        try:
-            st = os.stat(full)
-        except OSError:
+        fid = _file_id(full)
+        if fid is None:
             continue  # gone since the listing: its import says so
-        other = by_file.get((st.st_dev, st.st_ino))
+        other = by_file.get(fid)
         if other is not None:
             return ("plugin directory %s: %s and %s are the same %s (one is a link to the "
                     "other), so it would be imported twice: remove one"
                     % (path, _entry_label(other), _entry_label(full),
                        "package" if package_dir else "file"))
-        by_file[(st.st_dev, st.st_ino)] = full
+        by_file[fid] = full
     return None
+
+
+def _file_id(path):
+    """(st_dev, st_ino) of path (links followed), or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _entry_label(full):
@@ -359,13 +367,16 @@ class LoadResult:
 
 
 def load_plugins(paths):
-    """Imports every plugin of paths and returns a LoadResult. On any
-    exception (BaseException included) every module of this load is removed
-    from sys.modules before it propagates."""
+    """Imports every plugin of paths and returns a LoadResult. A plugin file
+    or package that an earlier path of the load already imported (a
+    directory listed twice, a link from a second directory) is imported
+    once, by the first. On any exception (BaseException included) every
+    module of this load is removed from sys.modules before it propagates."""
     importlib.invalidate_caches()
     _install_finder()
     saved_path = list(sys.path)
     roots = []
+    by_file = {}  # (st_dev, st_ino) of a plugin of this load -> its unique name
     with _registry.collecting() as coll:
         try:
             for p in paths:
@@ -377,8 +388,14 @@ def load_plugins(paths):
                     raise ImportError(problem, path=p)
                 assigned = {}
                 for file, package_dir, stem in found:
+                    fid = _file_id(package_dir or file)
+                    if fid in by_file:  # an earlier path's plugin (listed twice, a link)
+                        assigned[stem] = by_file[fid]  # imported once; here its name aliases it
+                        continue
                     assigned[stem] = _unique_name(stem)
                     roots.append(assigned[stem])  # before exec: a failure removes it too
+                    if fid is not None:
+                        by_file[fid] = assigned[stem]
                 extra = []
                 try:
                     if os.path.isdir(p):
