@@ -90,7 +90,8 @@ def where(file, line):
 # fails (unawaited_result here; the bridge does the same check in C,
 # bridge/callbacks.c).
 
-_SYNC_WHY = "libpyop calls it synchronously, so its body would never run; define it with def"
+_SYNC_CALL = "libpyop calls it synchronously, so its body would never run"
+_SYNC_WHY = _SYNC_CALL + "; define it with def"
 
 
 def _unwrap_callable(obj):
@@ -187,7 +188,7 @@ def unawaited_result(result, op_type, method):
     raise TypeError("%s of op %r returned %s %s instead of running: %s (async def and generator "
                     "callbacks are refused at registration; this one was set after it)"
                     % (method, op_type, "an" if kind[:1] in "aeiou" else "a", kind,
-                       _SYNC_WHY.split(";")[0]))
+                       _SYNC_CALL))
 
 
 def _tensor_types():
