@@ -996,6 +996,35 @@ static int store_infer_result(const pb_holder *h, PyObject *res, const pyop_infe
   return 0;
 }
 
+/* Whether res is what a coroutine function, an async generator function
+ * or a generator function returns when called: an object whose body has
+ * not run. */
+static inline bool unrun_result(PyObject *res) {
+  return PyCoro_CheckExact(res) || PyGen_CheckExact(res) || PyAsyncGen_CheckExact(res);
+}
+
+/* A callback returned res with unrun_result(res): the plugin made it async
+ * def or a generator after registration (the decorators refuse those, see
+ * pyop/_signature.py, whose unawaited_result says the same). Closes it
+ * unrun and raises TypeError: the call fails, it never "succeeds" doing
+ * nothing. Takes res. */
+static __attribute__((noinline, cold)) void refuse_unrun(const pb_holder *h, int kind,
+                                                          PyObject *res) {
+  if (!PyAsyncGen_CheckExact(res)) { /* an unstarted async generator needs no close */
+    PyObject *r = PyObject_CallMethod(res, "close", NULL);
+    Py_XDECREF(r);
+  }
+  const char *type = Py_TYPE(res)->tp_name;
+  if (!PyErr_Occurred())
+    PyErr_Format(PyExc_TypeError,
+                 "%s of op '%s' returned %s %s instead of running: libpyop calls it "
+                 "synchronously, so its body would never run (async def and generator "
+                 "callbacks are refused at registration; this one was set after it)",
+                 pb_kind_names[kind], h->op->op_type, strchr("aeiou", type[0]) ? "an" : "a",
+                 type);
+  Py_DECREF(res);
+}
+
 /*
  * infer_meta (kind PB_INFER: TensorDesc inputs, the result stored into outs)
  * and execute (PB_EXECUTE: Tensor inputs, the result ignored). Inlined into
@@ -1033,6 +1062,10 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER, flags) ==
       0) {
     PyObject *res = call_invoke(&c, kind);
+    if (res != NULL && res != Py_None && __builtin_expect(unrun_result(res), 0)) {
+      refuse_unrun(h, kind, res);
+      res = NULL;
+    }
     if (res != NULL) {
       if (kind != PB_INFER || store_infer_result(h, res, args) == 0)
         rc = PYOP_OK;
@@ -1090,6 +1123,10 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
   if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, true, NULL) == 0 &&
       build_output_descs(outputs, n_out, c.argv + 2 + n_in, &c.built) == 0) {
     PyObject *res = call_invoke(&c, kind);
+    if (res != NULL && res != Py_None && unrun_result(res)) {
+      refuse_unrun(h, kind, res);
+      res = NULL;
+    }
     if (res != NULL) {
       rc = PYOP_OK;
       Py_DECREF(res);

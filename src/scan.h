@@ -9,6 +9,13 @@
  * are skipped. A listed .py file that does not exist is an error; a missing
  * directory is skipped with a warning. Directory entries are classified by
  * d_type; stat (fstatat) is used only when d_type is DT_UNKNOWN or DT_LNK.
+ *
+ * The Python loader (bridge/python/pyop/_loader.py, discover) applies the
+ * same rule to choose what it imports; tests/integration/test_loader_cli.py
+ * (test_scan_and_loader_agree) checks, layout by layout, that this scan
+ * calls a directory Python exactly when the loader finds a plugin in it.
+ * What a load then refuses (foo.py beside a package foo/, a link to another
+ * entry) is the loader's alone: the scan only decides whether to load.
  */
 /*
  * Decisions (where the scan rules leave a choice):

@@ -773,6 +773,93 @@ static void expect_load_error(const char *what, int status, const char *const *n
   rec_clear(&r);
 }
 
+/* Callbacks libpyop cannot call synchronously (issue 17, item 9): refused at
+ * the decorator with op, method, why and file:line; made async after
+ * decoration, each call fails (never PYOP_OK) and the coroutine or
+ * generator is closed unrun (no "never awaited" warning). */
+static void case_sync(void) {
+  static const char why[] = "is a coroutine function (async def): libpyop calls it synchronously";
+  static const char late[] = "instead of running: libpyop calls it synchronously, so its body "
+                             "would never run";
+  char file[4200], at[4300];
+  snprintf(file, sizeof file, "%s/bad/async_execute.py", g_plugins);
+  snprintf(at, sizeof at, "%s:%u", file, line_of(file, "async def execute"));
+  {
+    const char *n[] = {"TypeError", "op 'AsyncExecute'", "execute() of class AsyncExecuteImpl",
+                       at, why, NULL};
+    expect_load_error("async execute", PYOP_EPLUGIN, n, 1, "bad/async_execute.py", NULL);
+  }
+  snprintf(file, sizeof file, "%s/bad/ge_async_execute.py", g_plugins);
+  snprintf(at, sizeof at, "%s:%u", file, line_of(file, "async def execute"));
+  {
+    const char *n[] = {"TypeError", "op 'GeAsyncExecute'", "execute() of class "
+                       "GeAsyncExecuteImpl", at, why, NULL};
+    expect_load_error("GE async execute", PYOP_EPLUGIN, n, 1, "bad/ge_async_execute.py", NULL);
+  }
+
+  CHECK(py_ok("import warnings\n"
+              "_sync_catch = warnings.catch_warnings(record=True)\n"
+              "_sync_seen = _sync_catch.__enter__()\n"
+              "warnings.simplefilter('always')\n"),
+        "record warnings");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "late"));
+  const rec_op *inplace = find(&r, "LateInplace", true), *infer = find(&r, "LateInfer", false),
+               *ge = find(&r, "GeLate", true);
+  CHECK(inplace && infer && ge, "late ops registered");
+  if (inplace && infer && ge) {
+    float x[2] = {1, 2};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s), out;
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    void *h = holder_of(inplace, NULL, 0);
+    outputs o = {0};
+    {
+      const char *n[] = {"execute of op 'LateInplace'", "TypeError", "returned a coroutine", late,
+                         NULL};
+      expect_call_error(exec1(inplace, h, &in, 1, ONE, 0, &o), PYOP_EPYTHON, n);
+    }
+    outputs_free(&o);
+    {
+      pyop_compile_args ca = {sizeof ca, lists, 1, NULL, 0, NULL, NULL};
+      clear_error();
+      const char *n[] = {"compile of op 'LateInplace'", "returned a generator", late, NULL};
+      expect_call_error(inplace->cb->compile(h, &ca), PYOP_EPYTHON, n);
+    }
+    {
+      pyop_declare_args da = {sizeof da, lists, 1, NULL, 0, NULL, NULL, NULL};
+      clear_error();
+      const char *n[] = {"declare_launch_args of op 'LateInplace'", "returned an async_generator",
+                         late, NULL};
+      expect_call_error(inplace->cb->declare_launch_args(h, &da), PYOP_EPYTHON, n);
+    }
+    inplace->cb->destroy_holder(h);
+    h = holder_of(infer, NULL, 0);
+    {
+      const char *n[] = {"infer_meta of op 'LateInfer'", "returned a coroutine", late, NULL};
+      expect_call_error(infer1(infer, h, &in, 1, ONE, &out, 1), PYOP_EPYTHON, n);
+    }
+    infer->cb->destroy_holder(h);
+    h = holder_of(ge, NULL, 0);
+    {
+      const char *n[] = {"execute of op 'GeLate'", "TypeError", "returned a coroutine", late,
+                         NULL};
+      expect_call_error(exec1(ge, h, &in, 1, ONE, 1, &o), PYOP_EPYTHON, n);
+    }
+    outputs_free(&o);
+    ge->cb->destroy_holder(h);
+  }
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import gc\n"
+              "gc.collect()\n"
+              "_sync_catch.__exit__(None, None, None)\n"
+              "_bad = [str(w.message) for w in _sync_seen if 'never awaited' in str(w.message)]\n"
+              "assert not _bad, _bad\n"
+              "del _sync_catch, _sync_seen\n"),
+        "every coroutine was closed unrun");
+}
+
 static void case_bad(void) {
   {
     const char *n[] = {"TypeError", "op 'BadInput'", "execute()", "'z'", "impl_input_name.py:",
@@ -1529,6 +1616,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "attrs") == 0) case_attrs();
   else if (strcmp(g_case, "errors") == 0) case_errors();
   else if (strcmp(g_case, "bad") == 0) case_bad();
+  else if (strcmp(g_case, "sync") == 0) case_sync();
   else if (strcmp(g_case, "escape") == 0) case_escape();
   else if (strcmp(g_case, "reload") == 0) case_reload();
   else if (strcmp(g_case, "threads") == 0) case_threads();
@@ -1544,6 +1632,7 @@ int main(int argc, char **argv) {
     case_attrs();
     case_errors();
     case_bad();
+    case_sync();
     case_escape();
     case_reload();
     case_threads();

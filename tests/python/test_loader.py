@@ -1,10 +1,13 @@
+import ast
+import inspect
 import os
 import sys
 import unittest
+from unittest import mock
 
 import support
 from support import TempDir, write
-from pyop import _loader
+from pyop import _loader, _registry
 
 
 OP = """
@@ -113,6 +116,329 @@ class LoadTest(unittest.TestCase):
                 self.assertEqual(r1.protos[0].key, "pyop:my_op.f")
             finally:
                 _loader.unload_modules(r1.modules + r2.modules)
+
+
+RUNS_NOT = "raise RuntimeError('this plugin must not be imported')\n"
+
+
+class LayoutTest(unittest.TestCase):
+    """Entries of one directory that would be one module (issue 17, item 10)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def _clean(self):
+        self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
+
+    def refused(self, d, *needles):
+        with self.assertRaises(ImportError) as cm:
+            _loader.load_plugins([d])
+        for n in needles:
+            self.assertIn(n, str(cm.exception))
+        self._clean()  # nothing ran: both plugins raise if imported
+
+    def test_module_beside_package(self):
+        with TempDir() as d:
+            write(d, "foo.py", RUNS_NOT)
+            write(d, "foo/__init__.py", RUNS_NOT)
+            self.refused(d, "plugin directory %s" % d, "foo/ and foo.py are both the module "
+                         "'foo'", "Python itself would import only the package")
+            # discover() still lists both (pyop doctor shows them).
+            self.assertEqual([stem for _, _, stem in _loader.discover(d)], ["foo", "foo"])
+
+    def test_module_beside_plain_directory_loads(self):
+        with TempDir() as d:  # foo/ without __init__.py is not a plugin
+            write(d, "foo.py", OP % "Foo")
+            write(d, "foo/data.py", RUNS_NOT)
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["Foo"])
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_link_to_another_entry(self):
+        with TempDir() as d:
+            write(d, "foo.py", RUNS_NOT)
+            os.symlink(os.path.join(d, "foo.py"), os.path.join(d, "bar.py"))
+            self.refused(d, "bar.py and foo.py are the same file (one is a link to the other)",
+                         "imported twice")
+        with TempDir() as d:
+            write(d, "pkg/__init__.py", RUNS_NOT)
+            os.symlink(os.path.join(d, "pkg"), os.path.join(d, "alias"))
+            self.refused(d, "alias/ and pkg/ are the same package")
+
+    def test_link_from_elsewhere_loads(self):
+        with TempDir() as d, TempDir() as real:
+            write(real, "impl.py", OP % "Linked")
+            os.symlink(os.path.join(real, "impl.py"), os.path.join(d, "linked.py"))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["Linked"])
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_one_file_reached_from_two_paths_imports_once(self):
+        counter = ("import builtins\n"
+                   "builtins._pyop_test_runs = getattr(builtins, '_pyop_test_runs', 0) + 1\n")
+        with TempDir() as d, TempDir() as d2:
+            write(d, "once.py", counter + OP % "Once")
+            os.symlink(os.path.join(d, "once.py"), os.path.join(d2, "once.py"))
+            write(d2, "user.py", "import once\nONCE = once\n" + OP % "User")
+            import builtins
+            for paths in ([d, d], [d, d2]):
+                with self.subTest(paths=paths):
+                    builtins._pyop_test_runs = 0
+                    res = _loader.load_plugins(paths)
+                    try:
+                        self.assertEqual(builtins._pyop_test_runs, 1)
+                        self.assertEqual(sorted(p.op_type for p in res.protos),
+                                         ["Once"] if paths == [d, d] else ["Once", "User"])
+                        if paths == [d, d2]:  # the second path's sibling is the same module
+                            user = [p for p in res.protos if p.op_type == "User"][0]
+                            once = [p for p in res.protos if p.op_type == "Once"][0]
+                            self.assertIs(sys.modules[user.infer.__module__].ONCE,
+                                          sys.modules[once.infer.__module__])
+                    finally:
+                        _loader.unload_modules(res.modules)
+                    self._clean()
+            del builtins._pyop_test_runs
+
+    def test_suffix_is_case_sensitive(self):
+        with TempDir() as d:  # as the C scan (src/scan.c): .PY is not Python
+            write(d, "foo.PY", RUNS_NOT)
+            write(d, "bar.Py", RUNS_NOT)
+            self.assertEqual(_loader.discover(d), [])
+
+    def test_same_names_in_two_directories(self):
+        helper_user = "import helper\nVALUE = helper.VALUE\n" + OP
+        with TempDir() as d1, TempDir() as d2:
+            write(d1, "helper.py", "VALUE = 1\n")
+            write(d2, "helper.py", "VALUE = 2\n")
+            write(d1, "ops.py", helper_user % "One")
+            write(d2, "ops.py", helper_user % "Two")
+            res = _loader.load_plugins([d1, d2])
+            try:
+                mods = {p.op_type: sys.modules[p.infer.__module__] for p in res.protos}
+                self.assertEqual((mods["One"].VALUE, mods["Two"].VALUE), (1, 2))
+                self.assertIsNot(mods["One"], mods["Two"])
+                self.assertNotIn("helper", sys.modules)
+            finally:
+                _loader.unload_modules(res.modules)
+            self._clean()
+
+    def test_names_that_are_not_identifiers(self):
+        with TempDir() as d:  # loaded under sanitized unique names; not importable by name
+            for i, name in enumerate(("1op.py", "a b.py", "x.y.py", "caf\u00e9.py")):
+                write(d, name, OP % ("N%d" % i))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual(sorted(p.op_type for p in res.protos),
+                                 ["N0", "N1", "N2", "N3"])
+                for m in res.modules:
+                    self.assertTrue(m.isidentifier(), m)
+            finally:
+                _loader.unload_modules(res.modules)
+
+
+class NamespaceTest(unittest.TestCase):
+    """A directory without __init__.py is a namespace package for the
+    plugins beside it (issue 17, item 16), and inside a package plugin."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_sibling_namespace_package(self):
+        with TempDir() as d:
+            write(d, "common/utils.py", "VALUE = 5\n")
+            write(d, "common/deep/more.py", "VALUE = 6\n")
+            write(d, "plugin.py", "from common.utils import VALUE\nimport common.utils\n"
+                  "import common.deep.more as more\nimport common\n"
+                  "ALL = (VALUE, common.utils.VALUE, more.VALUE, list(common.__path__))\n"
+                  + OP % "Ns")
+            path_before = list(sys.path)
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.ALL, (5, 5, 6, [os.path.join(d, "common")]))
+                self.assertTrue(mod.common.__name__.startswith("_pyop_plugin_"))
+                self.assertEqual(sys.path, path_before)
+                self.assertNotIn("common", sys.modules)  # the alias left with the load
+                self.assertNotIn("common.utils", sys.modules)
+                self.assertIn(mod.common.__name__ + ".deep.more", res.modules)
+            finally:
+                _loader.unload_modules(res.modules)
+            self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
+
+    def test_regular_module_wins_over_namespace(self):
+        with TempDir() as d:  # as in Python: common.py before the directory common/
+            write(d, "common/utils.py", "VALUE = 5\n")
+            write(d, "_x/common.py", "")
+            write(d, "common.py", "WHICH = 'module'\n")
+            write(d, "plugin.py", "import common\nWHICH = common.WHICH\n" + OP % "Ns")
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual(sorted(p.op_type for p in res.protos), ["Ns"])
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.WHICH, "module")
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_namespace_inside_package_plugin(self):
+        with TempDir() as d:
+            write(d, "pkg/__init__.py", "from .inner.helper import VALUE\n" + OP % "PkgNs")
+            write(d, "pkg/inner/helper.py", "VALUE = 7\n")
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.VALUE, 7)
+                self.assertEqual(len(res.modules), 3)  # pkg, pkg.inner, pkg.inner.helper
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_missing_name_still_fails(self):
+        with TempDir() as d:
+            write(d, "plugin.py", "import common.nothing_here\n")
+            write(d, "common/utils.py", "")
+            with self.assertRaises(ModuleNotFoundError) as cm:
+                _loader.load_plugins([d])
+            self.assertEqual(cm.exception.name, "common.nothing_here")
+
+
+CLASSES = """
+import pyop
+
+def deco(c):
+    return c
+
+class Plain:
+    pass
+
+@deco
+class Decorated:
+    class Inner:
+        @deco
+        @deco
+        class Deeper:
+            pass
+
+def factory():
+    @deco
+    class Local:
+        pass
+    return Local
+
+async def afactory():
+    class ALocal:
+        pass
+    return ALocal
+
+if True:
+    class InIf:
+        pass
+else:
+    class InIf:
+        pass
+
+try:
+    class InTry:
+        pass
+except Exception:
+    class InExcept:
+        pass
+finally:
+    class InFinally:
+        pass
+
+for _ in range(1):
+    class InFor:
+        pass
+
+with open(__file__) as _f:
+    class InWith:
+        pass
+
+class Twice:
+    pass
+
+class Twice:  # noqa: F811 (the first one is what inspect finds)
+    pass
+
+match 1:
+    case 1:
+        class InMatch:
+            pass
+"""
+
+
+class ClassLocationTest(unittest.TestCase):
+    """_registry._class_location: the lines inspect.getsourcelines gives,
+    found with one parse per module (issue 17, item 18)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_same_lines_as_inspect(self):
+        with TempDir() as d:
+            path = write(d, "classes.py", CLASSES)
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.modules[0]]
+                index = _registry._class_lines(path, mod)
+                classes = [mod.Plain, mod.Decorated, mod.Decorated.Inner,
+                           mod.Decorated.Inner.Deeper, mod.factory(), mod.InIf, mod.InTry,
+                           mod.InFinally, mod.InFor, mod.InWith, mod.Twice, mod.InMatch]
+                for cls in classes:
+                    with self.subTest(cls=cls.__qualname__):
+                        if not hasattr(cls, "__firstlineno__"):  # 3.13 reads that, as we do
+                            self.assertEqual(index[cls.__qualname__],
+                                             inspect.getsourcelines(cls)[1])
+                        self.assertEqual(_registry._class_location(cls),
+                                         (path, inspect.getsourcelines(cls)[1]))
+                self.assertIn("afactory.<locals>.ALocal", index)
+                self.assertEqual(index["InExcept"],
+                                 CLASSES.splitlines().index("    class InExcept:") + 1)
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_one_parse_per_module(self):
+        impl = ("@pyop.register_op_impl(op_type='Many%d')\nclass Impl%d:\n"
+                "    def execute(self, x):\n        pass\n\n")
+        with TempDir() as d:
+            path = write(d, "many.py",
+                         "import pyop\n\n" + "".join(impl % (i, i) for i in range(60)))
+            parses = []
+            real_parse = ast.parse
+
+            def counting_parse(source, *args, **kw):
+                parses.append(1)
+                return real_parse(source, *args, **kw)
+
+            with mock.patch.object(ast, "parse", counting_parse):
+                res = _loader.load_plugins([d])
+            try:
+                self.assertLessEqual(len(parses), 1)
+                self.assertEqual([(i.op_type, i.line) for i in res.impls],
+                                 [("Many%d" % i, 3 + 5 * i) for i in range(60)])
+                self.assertEqual({i.file for i in res.impls}, {path})
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_thousand_ops_in_one_file(self):
+        op = ("@pyop.register_op(op_type='Big{i}')\n"
+              "def big{i}(x: TensorDesc) -> TensorDesc:\n    return x\n\n"
+              "@pyop.register_op_impl(op_type='Big{i}')\nclass Big{i}Impl:\n"
+              "    def execute(self, x):\n        pass\n\n")
+        head = "import pyop\nfrom pyop import TensorDesc\n\n"
+        with TempDir() as d:
+            write(d, "big.py", head + "".join(op.format(i=i) for i in range(1000)))
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([(p.op_type, p.line) for p in res.protos],
+                                 [("Big%d" % i, 4 + 9 * i) for i in range(1000)])
+                self.assertEqual([(p.op_type, p.line) for p in res.impls],
+                                 [("Big%d" % i, 8 + 9 * i) for i in range(1000)])
+            finally:
+                _loader.unload_modules(res.modules)
 
 
 if __name__ == "__main__":

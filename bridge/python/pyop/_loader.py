@@ -2,7 +2,9 @@
 
 - A path is a .py file, or a directory whose .py files and package
   directories (with __init__.py) one level deep are plugins; names starting
-  with '_' or '.' are skipped. Plugins are imported in name order.
+  with '_' or '.' are skipped. Plugins are imported in name order. The C
+  scan (src/scan.h) decides with the same rule whether to load at all;
+  tests/integration/test_loader_cli.py checks that the two agree.
 - Each plugin is imported under a unique module name
   "_pyop_plugin_<n>_<stem>" (n grows for the life of the process), never
   under its own name, so a plugin called json.py cannot shadow the standard
@@ -18,7 +20,12 @@
   provides (never a standard-library, installed, `pyop` or `ge` module), and
   removed from sys.modules when the element's load ends
   (docs/ge-plugins.md, "Loading"). A plugin linked into the directory keeps
-  the neighbours of its real location.
+  the neighbours of its real location. A directory without __init__.py is
+  a namespace package there (`import common.utils`), and inside a package
+  plugin too, as in Python.
+- Two entries of one directory that would be one module (foo.py beside a
+  package foo/, or a link to another entry) fail the load naming both
+  (layout_problem).
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -33,7 +40,8 @@ import sys
 
 from . import _registry
 
-__all__ = ["discover", "load_plugins", "unload_modules", "shutdown", "LoadResult"]
+__all__ = ["discover", "layout_problem", "load_plugins", "unload_modules", "shutdown",
+           "LoadResult"]
 
 _counter = itertools.count(1)
 PLUGIN_PREFIX = _registry.PLUGIN_PREFIX
@@ -58,19 +66,41 @@ class _PluginFinder:
     def find_spec(cls, fullname, path=None, target=None):
         if not fullname.startswith(PLUGIN_PREFIX) or "." not in fullname or not path:
             return None
-        last = fullname.rpartition(".")[2]
-        for d in path:
-            pkg_init = os.path.join(d, last, "__init__.py")
-            if os.path.isfile(pkg_init):
-                return _spec(fullname, pkg_init, os.path.join(d, last))
-            mod = os.path.join(d, last + ".py")
-            if os.path.isfile(mod):
-                return _spec(fullname, mod, None)
-        return None
+        file, package_dir, portions = _locate(fullname.rpartition(".")[2], path)
+        if file is not None:
+            return _spec(fullname, file, package_dir)
+        return _namespace_spec(fullname, portions) if portions else None
 
     @classmethod
     def invalidate_caches(cls):
         pass
+
+
+def _locate(name, dirs):
+    """Where module `name` is in the directories dirs, as Python's path
+    finder looks: (file, package dir or None, []) for the first package
+    (name/__init__.py) or module (name.py), a package before a module in one
+    directory; else (None, None, portions): the directories name/ without
+    __init__.py, the portions of a namespace package (none: not found)."""
+    portions = []
+    for d in dirs:
+        pkg_dir = os.path.join(d, name)
+        pkg_init = os.path.join(pkg_dir, "__init__.py")
+        if os.path.isfile(pkg_init):
+            return pkg_init, pkg_dir, []
+        mod = os.path.join(d, name + ".py")
+        if os.path.isfile(mod):
+            return mod, None, []
+        if os.path.isdir(pkg_dir):
+            portions.append(pkg_dir)
+    return None, None, portions
+
+
+def _namespace_spec(name, portions):
+    """The spec of a namespace package (no __init__.py) made of portions."""
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = list(portions)
+    return spec
 
 
 def _spec(name, file, package_dir):
@@ -127,30 +157,23 @@ class _SiblingFinder:
         self.roots = {} if top else None  # alias top-level name -> unique name
         self.peer = None
 
-    def _locate(self, name):
-        for d in self.dirs:
-            pkg_init = os.path.join(d, name, "__init__.py")
-            if os.path.isfile(pkg_init):
-                return pkg_init, os.path.join(d, name)
-            mod = os.path.join(d, name + ".py")
-            if os.path.isfile(mod):
-                return mod, None
-        return None, None
-
     def find_spec(self, fullname, path=None, target=None):
         state = self if self.top else self.peer
         if self.top:
             if "." in fullname or not fullname.isidentifier() or _protected(fullname):
                 return None
-            file, package_dir = self._locate(fullname)
-            if file is None:
+            file, package_dir, portions = _locate(fullname, self.dirs)
+            if file is None and not portions:
                 return None
             unique = self.assigned.get(fullname)
-            if unique is None:  # a helper that is not a plugin (_helper.py)
+            if unique is None:  # a helper that is not a plugin (_helper.py, common/)
                 unique = self.assigned[fullname] = _unique_name(fullname)
                 self.extra_roots.append(unique)
             if unique not in sys.modules:
-                _import(unique, file, package_dir)
+                if file is not None:
+                    _import(unique, file, package_dir)
+                else:
+                    _import_namespace(unique, portions)
             module = sys.modules[unique]
             state.roots[fullname] = unique
         else:
@@ -235,7 +258,7 @@ def _skipped(name):
 def discover(path):
     """The plugins of one path as (file, package_dir or None, stem), sorted by
     name. A missing .py file raises FileNotFoundError; a missing directory
-    yields nothing."""
+    yields nothing. (What a load refuses in that list: layout_problem.)"""
     path = os.fspath(path)
     if not os.path.isabs(path):
         raise ValueError("plugin path %r is not absolute" % path)
@@ -257,6 +280,51 @@ def discover(path):
     return found
 
 
+def layout_problem(path, found):
+    """Why the plugins `found` of directory path cannot load together, or
+    None (docs/op-author-guide.md, "Plugin files and packages"): two of its
+    entries would be one module -- foo.py beside a package foo/ (both are
+    module foo; Python itself would import only the package) -- or one
+    entry is a link to another (the plugin would be imported twice). The
+    message names both entries."""
+    by_stem = {}  # stem -> the entry's path
+    by_file = {}  # (st_dev, st_ino) of the file or package directory -> the entry's path
+    for file, package_dir, stem in found:
+        full = package_dir or file
+        other = by_stem.get(stem)
+        if other is not None:
+            return ("plugin directory %s: %s and %s are both the module %r (Python itself "
+                    "would import only the package): rename or remove one"
+                    % (path, _entry_label(other), _entry_label(full), stem))
+        by_stem[stem] = full
+        fid = _file_id(full)
+        if fid is None:
+            continue  # gone since the listing: its import says so
+        other = by_file.get(fid)
+        if other is not None:
+            return ("plugin directory %s: %s and %s are the same %s (one is a link to the "
+                    "other), so it would be imported twice: remove one"
+                    % (path, _entry_label(other), _entry_label(full),
+                       "package" if package_dir else "file"))
+        by_file[fid] = full
+    return None
+
+
+def _file_id(path):
+    """(st_dev, st_ino) of path (links followed), or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _entry_label(full):
+    """An entry of a plugin directory as a message names it: foo.py, foo/."""
+    name = os.path.basename(full)
+    return name + "/" if os.path.isdir(full) else name
+
+
 def _unique_name(stem):
     safe = "".join(c if (c.isalnum() or c == "_") else "_" for c in stem)
     return "%s%d_%s" % (PLUGIN_PREFIX, next(_counter), safe)
@@ -273,6 +341,11 @@ def _import(name, file, package_dir):
         if hasattr(e, "add_note"):
             e.add_note("while importing pyop plugin %s" % (package_dir or file))
         raise
+
+
+def _import_namespace(name, portions):
+    """Makes the namespace package `name` of portions (nothing runs)."""
+    sys.modules[name] = importlib.util.module_from_spec(_namespace_spec(name, portions))
 
 
 def _import_all(found, assigned):
@@ -294,23 +367,35 @@ class LoadResult:
 
 
 def load_plugins(paths):
-    """Imports every plugin of paths and returns a LoadResult. On any
-    exception (BaseException included) every module of this load is removed
-    from sys.modules before it propagates."""
+    """Imports every plugin of paths and returns a LoadResult. A plugin file
+    or package that an earlier path of the load already imported (a
+    directory listed twice, a link from a second directory) is imported
+    once, by the first. On any exception (BaseException included) every
+    module of this load is removed from sys.modules before it propagates."""
     importlib.invalidate_caches()
     _install_finder()
     saved_path = list(sys.path)
     roots = []
+    by_file = {}  # (st_dev, st_ino) of a plugin of this load -> its unique name
     with _registry.collecting() as coll:
         try:
             for p in paths:
                 found = discover(p)
                 if not found:
                     continue
+                problem = layout_problem(p, found)
+                if problem is not None:
+                    raise ImportError(problem, path=p)
                 assigned = {}
                 for file, package_dir, stem in found:
+                    fid = _file_id(package_dir or file)
+                    if fid in by_file:  # an earlier path's plugin (listed twice, a link)
+                        assigned[stem] = by_file[fid]  # imported once; here its name aliases it
+                        continue
                     assigned[stem] = _unique_name(stem)
                     roots.append(assigned[stem])  # before exec: a failure removes it too
+                    if fid is not None:
+                        by_file[fid] = assigned[stem]
                 extra = []
                 try:
                     if os.path.isdir(p):
@@ -335,12 +420,32 @@ def load_plugins(paths):
 
 
 def _with_submodules(roots):
+    """roots (top-level names), each followed by its submodules in
+    sys.modules, sorted. One pass over sys.modules, whatever the number of
+    roots."""
+    wanted = set(roots)
+    subs = {}
+    for n in list(sys.modules):
+        top, dot, _ = n.partition(".")
+        if dot and top in wanted:
+            subs.setdefault(top, []).append(n)
     out = []
     for r in roots:
         out.append(r)
-        prefix = r + "."
-        out.extend(sorted(n for n in list(sys.modules) if n.startswith(prefix)))
+        out.extend(sorted(subs.get(r, ())))
     return out
+
+
+def _under(name, gone):
+    """Whether module name is in gone or a submodule of a name in gone."""
+    if name in gone:
+        return True
+    i = name.find(".")
+    while i >= 0:
+        if name[:i] in gone:
+            return True
+        i = name.find(".", i + 1)
+    return False
 
 
 def unload_modules(names):
@@ -351,10 +456,7 @@ def unload_modules(names):
         mod = getattr(fn, "__module__", "") or ""
         if mod in gone or mod.split(".")[0] in gone:
             del _registry._samples[op_type]
-    for r in list(names):
-        sys.modules.pop(r, None)
-        prefix = r + "."
-        for n in [n for n in list(sys.modules) if n.startswith(prefix)]:
-            sys.modules.pop(n, None)
+    for n in [n for n in list(sys.modules) if _under(n, gone)]:
+        sys.modules.pop(n, None)
     importlib.invalidate_caches()
     linecache.clearcache()

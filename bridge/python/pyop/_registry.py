@@ -4,14 +4,21 @@ register_op and register_op_impl validate what they can at decoration time
 and add a descriptor to the collection of the load in progress (see
 _loader.load_plugins). Outside a load they only validate and attach the
 descriptor to the decorated object (``__pyop_descriptor__``).
+
+The ge package's decorators share these checks: check_sync_function,
+check_sync_method and unawaited_result (from _signature), _class_location.
 """
 
+import ast
 import inspect
+import linecache
 import re
 import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
                          parse_prototype, resolve_mutates, where, check_impl_attrs,
+                         check_sync_function, check_sync_method,
+                         unawaited_result,  # noqa: F401 (the ge package calls it from here)
                          _method_params)
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
@@ -140,6 +147,7 @@ class Collection:
         self.impls = {}
         self.extra = []  # later definitions of an op type already seen
         self.samples = {}  # op_type -> (function, "file:line")
+        self.class_lines = {}  # file -> (linecache's lines, {qualname: line})
 
     def add(self, desc):
         table = self.protos if isinstance(desc, OpProto) else self.impls
@@ -212,17 +220,66 @@ def _function_location(fn):
     return code.co_filename, code.co_firstlineno
 
 
+# What holds statements: a statement, an except clause, a match case.
+_BLOCKS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
+
+
+def _index_classes(body, prefix, out):
+    """Adds to out the line of each class statement in the statement list
+    body (and in the statements nested in it), by qualified name: its first
+    decorator's line when it has one, else the `class` line; for a name
+    defined twice, the first in source order. The walk inspect's
+    _ClassFinder makes for inspect.getsourcelines(cls) (classes are
+    statements, so only statements are visited), once for all classes."""
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            qual = prefix + node.name
+            out.setdefault(qual, node.decorator_list[0].lineno if node.decorator_list
+                           else node.lineno)
+            _index_classes(node.body, qual + ".", out)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _index_classes(node.body, prefix + node.name + ".<locals>.", out)
+        else:
+            for field in node._fields:  # if/for/while/with/try/match bodies
+                value = getattr(node, field, None)
+                if isinstance(value, list) and value and isinstance(value[0], _BLOCKS):
+                    _index_classes(value, prefix, out)
+
+
+def _class_lines(file, module):
+    """{qualname: line} of the classes of file as linecache holds it (read
+    the way inspect reads it), or None without a source. Within a load the
+    answer is kept per file for as long as linecache keeps the same lines,
+    so a module is parsed once however many classes it registers."""
+    linecache.checkcache(file)
+    lines = linecache.getlines(file, getattr(module, "__dict__", None))
+    if not lines:
+        return None
+    cache = _active[-1].class_lines if _active else {}
+    hit = cache.get(file)
+    if hit is not None and hit[0] is lines:
+        return hit[1]
+    index = {}
+    try:
+        _index_classes(ast.parse("".join(lines)).body, "", index)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    cache[file] = (lines, index)
+    return index
+
+
 def _class_location(cls):
+    """(file, line) of a class statement: __firstlineno__ where Python
+    records it (3.13), else the line inspect.getsourcelines gives (the first
+    decorator's), else the first method's; ("<unknown>", 0) when none."""
     file = None
     mod = sys.modules.get(cls.__module__)
     if mod is not None:
         file = getattr(mod, "__file__", None)
     line = getattr(cls, "__firstlineno__", None)
-    if line is None:
-        try:
-            line = inspect.getsourcelines(cls)[1]
-        except (OSError, TypeError):
-            line = None
+    if line is None and isinstance(file, str):
+        index = _class_lines(file, mod)
+        line = index.get(cls.__qualname__) if index is not None else None
     if line is None or file is None:
         for v in vars(cls).values():
             code = getattr(getattr(v, "__func__", v), "__code__", None)
@@ -256,6 +313,7 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
         if not callable(fn) or isinstance(fn, type):
             raise TypeError("register_op(%r) decorates a function, got %r" % (op_type, fn))
         file, line = _function_location(fn)
+        check_sync_function(fn, op_type, "infer_meta", where(file, line))
         what = "op %r (%s)" % (op_type, where(file, line))
         inputs, outs, attrs, kinds = parse_prototype(fn, op_type, outputs, what,
                                                      with_kinds=True)
@@ -293,6 +351,7 @@ def register_samples(op_type=None):
         if not callable(fn):
             raise TypeError("register_samples(%r) decorates a function, got %r" % (op_type, fn))
         file, line = _function_location(fn)
+        check_sync_function(fn, op_type, "samples", where(file, line))
         if _active:
             _active[-1].samples[op_type] = (fn, where(file, line))
         fn.__pyop_samples__ = op_type
@@ -354,6 +413,7 @@ def register_op_impl(op_type=None, *, deterministic=True):
             raise TypeError("op %r (%s): class %s defines none of execute, compile, "
                             "declare_launch_args" % (op_type, where(file, line), cls.__name__))
         for m in methods:
+            check_sync_method(cls, m, op_type, where(file, line))
             check_impl_method(cls, m, op_type, where(file, line))
         key = "pyop:%s.%s" % (_module_label(cls.__module__), cls.__qualname__)
         desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))

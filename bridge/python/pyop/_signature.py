@@ -15,6 +15,7 @@ Rules (see pyop/__init__.py for the user-facing summary):
   or a ``tuple[...]`` of those (one output per item).
 """
 
+import functools
 import inspect
 import re
 import sys
@@ -25,7 +26,8 @@ from ._types import AttrType, DataType, IoKind, TensorDesc
 
 __all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_kinds",
            "normalize_attr_value", "resolve_mutates", "where", "ATTR_TYPE_NAMES",
-           "check_name", "op_type_problem"]
+           "check_name", "op_type_problem", "check_sync_function", "check_sync_method",
+           "unawaited_result"]
 
 # The names libpyop accepts (src/descriptor.c), checked here so that a bad
 # one fails at the decorator with the plugin's file:line: inputs, outputs
@@ -75,6 +77,119 @@ _NoneType = type(None)
 def where(file, line):
     """'file:line' of a definition."""
     return "%s:%s" % (file, line)
+
+
+# ------------------------------------------------ synchronous callbacks
+#
+# libpyop calls every callback (infer_meta, execute, compile,
+# declare_launch_args, a samples function) synchronously and uses what it
+# returns: a coroutine function, an async generator function or a
+# generator function would return an object whose body never runs, and the
+# call would "succeed" doing nothing. They are refused at the decorator
+# (check_sync_function, check_sync_method; the ge package calls them too),
+# and a call that still returns one (a method replaced after decoration)
+# fails (unawaited_result here; the bridge does the same check in C,
+# bridge/callbacks.c).
+
+_SYNC_CALL = "libpyop calls it synchronously, so its body would never run"
+_SYNC_WHY = _SYNC_CALL + "; define it with def"
+
+
+def _unwrap_callable(obj):
+    """(innermost callable, description of the wrapping) of obj seen
+    through staticmethod, classmethod, functools.partial / partialmethod
+    and a callable object's __call__ (never through __wrapped__: a sync
+    wrapper of an async function is an ordinary function)."""
+    how = []
+    for _ in range(32):  # a cycle of partials cannot loop forever
+        if isinstance(obj, (staticmethod, classmethod)):
+            how.append("a %s of " % type(obj).__name__)
+            obj = obj.__func__
+        elif isinstance(obj, (functools.partial, functools.partialmethod)):
+            how.append("a functools.%s of " % type(obj).__name__)
+            obj = obj.func
+        elif inspect.ismethod(obj):
+            obj = obj.__func__
+        elif (not isinstance(obj, type) and not inspect.isfunction(obj) and
+              not inspect.isbuiltin(obj) and callable(obj) and
+              inspect.isfunction(getattr(type(obj), "__call__", None))):
+            how.append("a callable %s object whose __call__ is " % type(obj).__name__)
+            obj = type(obj).__call__
+        else:
+            break
+    return obj, "".join(how)
+
+
+def sync_problem(obj):
+    """Why libpyop cannot use obj as a callback (see above), or None."""
+    inner, how = _unwrap_callable(obj)
+    if inspect.iscoroutinefunction(inner) or inspect.iscoroutinefunction(obj):
+        what = "a coroutine function (async def)"
+    elif inspect.isasyncgenfunction(inner):
+        what = "an asynchronous generator function (async def with yield)"
+    elif inspect.isgeneratorfunction(inner):
+        what = "a generator function (it contains yield)"
+    else:
+        return None
+    return "is %s%s: %s" % (how, what, _SYNC_WHY)
+
+
+def _code_where(obj, default):
+    code = getattr(_unwrap_callable(obj)[0], "__code__", None)
+    return where(code.co_filename, code.co_firstlineno) if code is not None else default
+
+
+def check_sync_function(fn, op_type, role, default_where):
+    """TypeError naming the op, the role ("infer_meta", "samples"), why and
+    the function's file:line (else default_where) when fn is not an
+    ordinary synchronous callable."""
+    why = sync_problem(fn)
+    if why is not None:
+        name = (getattr(fn, "__name__", None) or
+                getattr(_unwrap_callable(fn)[0], "__qualname__", None) or type(fn).__name__)
+        raise TypeError("op %r: %s function %s() at %s %s"
+                        % (op_type, role, name, _code_where(fn, default_where), why))
+
+
+def check_sync_method(cls, name, op_type, class_where):
+    """TypeError naming the op, the method, why and its file:line (else the
+    class's) unless method `name` of cls is a function libpyop can call on
+    an instance and use the result of: a def (or a staticmethod /
+    classmethod, or another descriptor such as functools.partialmethod),
+    not async, not a generator. A callable object that is not a descriptor
+    (a partial, an instance with __call__) is refused too: it is not bound
+    to the instance, so it would be called without self."""
+    try:
+        raw = inspect.getattr_static(cls, name)
+    except AttributeError:
+        raw = getattr(cls, name)
+    mw = "op %r: %s() of class %s at %s" % (op_type, name, cls.__name__,
+                                              _code_where(raw, class_where))
+    why = sync_problem(raw)
+    if why is not None:
+        raise TypeError("%s %s" % (mw, why))
+    # functools.partial binds no instance before Python 3.14 (3.13 warns
+    # that it will): refused on every version, for one rule.
+    if (not inspect.isfunction(raw) and not isinstance(raw, (staticmethod, classmethod)) and
+            (not hasattr(type(raw), "__get__") or isinstance(raw, functools.partial))):
+        raise TypeError("%s is a %s object, not a function: it is not bound to the instance, "
+                        "so it would be called without self (define it with def, or wrap it "
+                        "in staticmethod)" % (mw, type(raw).__name__))
+
+
+def unawaited_result(result, op_type, method):
+    """result, unless it is a coroutine, an async generator or a generator
+    (a callback that is async or a generator after all, e.g. replaced after
+    decoration): that one is closed unrun and TypeError raised."""
+    if inspect.iscoroutine(result) or inspect.isgenerator(result):
+        result.close()  # unstarted: nothing runs, and no "never awaited" warning
+    elif not inspect.isasyncgen(result):  # an unstarted one needs no closing
+        return result
+    kind = type(result).__name__
+    raise TypeError("%s of op %r returned %s %s instead of running: %s (async def and generator "
+                    "callbacks are refused at registration; this one was set after it)"
+                    % (method, op_type, "an" if kind[:1] in "aeiou" else "a", kind,
+                       _SYNC_CALL))
 
 
 def _tensor_types():

@@ -385,6 +385,7 @@ def register_op(*, op_type, mutates_args=()):
     check_op_type(op_type)
 
     def decorate(fn):
+        _registry.check_sync_function(fn, op_type, "infer_meta", "<unknown>")
         desc = parse(fn, op_type, mutates_args)
         st = _state.current()
         old = st.protos.get(desc.descriptor_key)

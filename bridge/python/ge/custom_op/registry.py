@@ -258,12 +258,12 @@ def _run_execute(impl, inst, args, kw):
         m = inst.execute
         if _bound_is_legacy(impl, m):
             with binding(_EXEC, None, impl.op_type):
-                m(ctx)
+                _registry.unawaited_result(m(ctx), impl.op_type, "execute")
         else:
             ge_args = _ge_slots(ir.inputs, args, ctx._slots)
             ge_kw = {a[0]: v for a, v in zip(ir.attrs, ctx._vals)}
             with binding(_EXEC, ctx, impl.op_type):
-                m(*ge_args, **ge_kw)
+                _registry.unawaited_result(m(*ge_args, **ge_kw), impl.op_type, "execute")
     finally:
         ctx._close()
     return None
@@ -292,7 +292,8 @@ def _run_declare(impl, inst, args, kw):
         vals = _attr_values(ir, kw, s)
         ge_kw = {a[0]: v for a, v in zip(ir.attrs, vals)}
         with binding(_DECLARE, ctx, impl.op_type):
-            r = inst.declare_launch_args(*ins, *outs, **ge_kw)
+            r = _registry.unawaited_result(inst.declare_launch_args(*ins, *outs, **ge_kw),
+                                           impl.op_type, "declare_launch_args")
         if r is not None:
             raise TypeError("op %r: declare_launch_args returned %r; it must return None"
                             % (impl.op_type, r))
@@ -387,6 +388,8 @@ def register_op_impl(*, op_type):
                              % (head, op_type, st.impl_types[op_type]))
         desc = OpImplDescriptor(op_type, key, cls, tuple(caps))
         file, line = _registry._class_location(cls)
+        for m in methods:
+            _registry.check_sync_method(cls, m, op_type, "%s:%s" % (file, line))
         pkey = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, op_type)
         impl = GeOpImpl(op_type, pkey, file, line, None, bits, tuple(methods))
         impl.ge = desc

@@ -1,0 +1,23 @@
+"""A GE-style legacy execute made async def after decoration: the call fails
+(issue 17, item 9)."""
+
+from ge.custom_op import register_op, register_op_impl
+from ge.runtime import TensorDesc
+
+
+@register_op(op_type="GeLate")
+def ge_late(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@register_op_impl(op_type="GeLate")
+class GeLateImpl:
+    def execute(self, ctx):
+        pass
+
+
+async def _execute(self, ctx):
+    raise AssertionError("the coroutine must never run")
+
+
+GeLateImpl.execute = _execute
