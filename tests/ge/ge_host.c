@@ -15,6 +15,12 @@
  *   ge_host threads   4 host threads execute GE ops at once, on one shared
  *                     instance and on their own: each call sees its own
  *                     context (get_execute_ctx is per thread)
+ *   ge_host next      GE's newest API (tests/ge/next, GE_API_NEXT.md §K):
+ *                     HOST kernel preferred, a DEVICE-only kernel run on the
+ *                     host, compile (read-only views, options, the platform
+ *                     refused) leaving its kernel on the one instance of the
+ *                     op type, the legacy execute(ctx), unallocated outputs
+ *                     refused (PYOP_ECONTRACT), execute returning a value
  */
 #include <Python.h>
 
@@ -398,6 +404,93 @@ static void case_threads(void) {
   CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
+/* ------------------------------------------------ GE's newest API (next) */
+
+static void set_next(const char *rel) {
+  char *p = xasprintf("%s/%s", GE_NEXT, rel);
+  setenv("ASCEND_CUSTOM_OPP_PATH", p, 1);
+  free(p);
+}
+
+/* Executes op_type on float32[4] inputs x (and y when n_in == 2) with one
+ * output; returns the status, out[0] in *res. */
+static int exec4(pyop_op *op, const float *x, const float *y, size_t n_in, float *res) {
+  pyop_tensor tx = f32_1d((float *)x, 4), ty = f32_1d((float *)y, 4);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  int rc = pyop_op_execute(op, in, n_in, out, 1, &ctx);
+  if (rc == PYOP_OK && out[0].data)
+    memcpy(res, out[0].data, 4 * sizeof(float));
+  host_mem_reset(&mem);
+  return rc;
+}
+
+static void run_next_kernels(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeNextBoth", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 11 && r[3] == 44, "the HOST kernel runs when there are both: %g %g", r[0],
+        r[3]);
+  pyop_op_destroy(op);
+  pyop_attr k = attr_int("k", 3);
+  REQUIRE_RC(pyop_op_create("GeNextDeviceOnly", &k, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 3 && r[3] == 12, "the DEVICE kernel runs on the host: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextLegacy", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 1.5f && r[3] == 4.5f, "legacy execute(ctx): %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextNoAlloc", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_ECONTRACT);
+  CHECK_ERR_HAS("GeNextNoAlloc");
+  pyop_op_destroy(op);
+  pyop_tensor tx = f32_1d((float *)x, 4);
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  REQUIRE_RC(pyop_op_create("GeNextReturns", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, in, 1, NULL, 0, &ctx), PYOP_EPYTHON);
+  CHECK_ERR_HAS("execute must return None");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* compile on one op instance leaves its kernel on the op type's one
+ * implementation object; execute on another instance reads it. */
+static void run_next_compile(void) {
+  const float x[4] = {1, 2, 3, 4};
+  float r[4] = {0};
+  pyop_op *a = NULL, *b = NULL;
+  REQUIRE_RC(pyop_op_create("GeNextCompiled", NULL, 0, &a), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("GeNextCompiled", NULL, 0, &b), PYOP_OK);
+  pyop_tensor d = f32_1d(NULL, 4), od = f32_1d(NULL, 4);
+  pyop_tensor_list in[1] = {one(&d)};
+  void *art = NULL;
+  size_t len = 0;
+  CHECK_RC(pyop_op_compile(a, in, 1, &od, 1, &art, &len), PYOP_OK);
+  pyop_free(art);
+  CHECK_RC(exec4(b, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 1, "execute on another instance sees compile's kernel: %g", r[0]);
+  pyop_op_destroy(a);
+  pyop_op_destroy(b);
+}
+
+static void case_next(void) {
+  set_next("ge_next_ops.py");
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    run_next_kernels();
+    run_next_compile();
+    CHECK_RC(pyop_unload(), PYOP_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s run|foreign\n", argv[0]);
@@ -412,6 +505,8 @@ int main(int argc, char **argv) {
     case_foreign();
   else if (!strcmp(argv[1], "threads"))
     case_threads();
+  else if (!strcmp(argv[1], "next"))
+    case_next();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

@@ -136,8 +136,20 @@ class CliTest(unittest.TestCase):
         self.assertIn("TypeError: register_op op_type 'GeBadDefault' failed: attribute 'alpha'",
                       out)
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_signature.py"))
-        self.assertIn("TypeError: register_op_impl op_type 'GeBadSignature'", out)
-        self.assertIn("expected keyword-only attribute 'a'", out)
+        self.assertIn("TypeError: invalid execute signature for op type GeBadSignature", out)
+        self.assertIn("expected attr name 'a'", out)
+        self.assertIn("actual attr name 'b'", out)
+        self.assertIn("ge_bad_signature.py:15", out)
+        # issue 17 item 15: the op, the attribute, the cause and file:line
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_int_default.py"))
+        for s in ("ValueError: register_op op_type 'GeBadIntDefault' failed: attribute 'k'",
+                  "18446744073709551616 does not fit in int64", "ge_bad_int_default.py:8"):
+            self.assertIn(s, out)
+        self.assertNotIn("OverflowError", out)
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_op_type.py"))
+        for s in ("ValueError: register_op: op_type 'Ge Bad Type'", "ge_bad_op_type.py:8",
+                  "op types are ASCII"):
+            self.assertIn(s, out)
 
     def test_doctor(self):
         out = self.ok("doctor")
