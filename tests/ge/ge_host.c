@@ -21,6 +21,11 @@
  *                     refused) leaving its kernel on the one instance of the
  *                     op type, the legacy execute(ctx), unallocated outputs
  *                     refused (PYOP_ECONTRACT), execute returning a value
+ *   ge_host impl_only an implementation-only plugin (tests/ge/impl_only) bound
+ *                     to prototypes the host registers (GE's REG_OP), before
+ *                     and after pyop_load; a legacy execute(ctx) waiting for
+ *                     its prototype; a mismatch refused at the load (before)
+ *                     or at pyop_op_create (after), naming op and file:line
  */
 #include <Python.h>
 
@@ -481,6 +486,111 @@ static void run_next_compile(void) {
   pyop_op_destroy(b);
 }
 
+/* ------------------------------------ implementation-only plugins (§D) */
+
+static char *dir_of(const char *rel) { return xasprintf("%s/../%s", GE_PLUGINS, rel); }
+
+/* The host's REG_OPs of tests/ge/impl_only/ge_add_custom.py: which = 'a'
+ * (GeAddCustom), 'm' (GeMulCustom), 'l' (GeLegacyHost). */
+static void register_reg_op(char which) {
+  pyop_io_info ins[2] = {{"x1", PYOP_IO_REQUIRED}, {"x2", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_attr_info alpha[1] = {{"alpha", PYOP_ATTR_FLOAT, false,
+                              {.type = PYOP_ATTR_FLOAT, .u.f = 1.0}}};
+  pyop_attr_info k[1] = {{"k", PYOP_ATTR_INT, true, {.type = PYOP_ATTR_INT}}};
+  pyop_op_info info = {sizeof info, "GeAddCustom", NULL, NULL, NULL, NULL, ins, 2,
+                       outs, 1, alpha, 1, 0};
+  if (which == 'm') {
+    info.op_type = "GeMulCustom";
+    info.attrs = NULL;
+    info.n_attrs = 0;
+  } else if (which == 'l') {
+    info.op_type = "GeLegacyHost";
+    info.n_inputs = 1;
+    info.attrs = k;
+  }
+  REQUIRE_RC(pyop_register_host_prototype(&info), PYOP_OK);
+}
+
+static void run_add(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  pyop_attr a = attr_float("alpha", 0.5);
+  REQUIRE_RC(pyop_op_create("GeAddCustom", &a, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 6 && r[3] == 24, "x1 + alpha * x2: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeAddCustom", NULL, 0, &op), PYOP_OK); /* REG_OP's default */
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 11, "alpha defaults to 1: %g", r[0]);
+  pyop_op_destroy(op);
+}
+
+static void run_mul_and_legacy(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeMulCustom", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 10 && r[3] == 160, "x1 * x2: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  pyop_attr k = attr_int("k", 3);
+  REQUIRE_RC(pyop_op_create("GeLegacyHost", &k, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 3 && r[3] == 12, "legacy execute(ctx) with the host's attribute: %g %g", r[0],
+        r[3]);
+  pyop_op_destroy(op);
+}
+
+static void case_impl_only(void) {
+  char *good = dir_of("impl_only"), *bad = dir_of("impl_only_bad");
+  pyop_op *op = NULL;
+  /* 1. A mismatch with a prototype the host registers after the load:
+   * refused at pyop_op_create, naming the op, the mismatch, file:line. */
+  setenv("ASCEND_CUSTOM_OPP_PATH", bad, 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  register_reg_op('a');
+  CHECK_RC(pyop_op_create("GeAddCustom", NULL, 0, &op), PYOP_EDESCRIPTOR);
+  CHECK_ERR_HAS("GeAddCustom");
+  CHECK_ERR_HAS("actual attr name 'beta'");
+  CHECK_ERR_HAS("ge_add_mismatch.py:");
+  show_error("a mismatch with a host prototype, at pyop_op_create");
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  /* 2. ... and with one registered before the load: the load fails, as in GE. */
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("invalid execute signature for op type GeAddCustom");
+  CHECK_ERR_HAS("expected attr name 'alpha'");
+  CHECK_ERR_HAS("actual attr name 'beta'");
+  CHECK_ERR_HAS("ge_add_mismatch.py:");
+  show_error("a mismatch with a host prototype, at the load");
+  /* 3. The impl-only plugin: GeAddCustom's prototype came before the load,
+   * GeMulCustom's and GeLegacyHost's come after (until then they wait, and
+   * creating one says what is missing). */
+  setenv("ASCEND_CUSTOM_OPP_PATH", good, 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  run_add();
+  CHECK_RC(pyop_op_create("GeMulCustom", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("op \"GeMulCustom\": its implementation (");
+  CHECK_ERR_HAS("ge_add_custom.py:");
+  CHECK_ERR_HAS("has no prototype: register one with pyop_register_host_prototype");
+  show_error("an implementation without a prototype");
+  CHECK_RC(pyop_op_create("GeLegacyHost", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("op \"GeLegacyHost\": its implementation (");
+  register_reg_op('m');
+  register_reg_op('l');
+  run_mul_and_legacy();
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  /* 4. Host prototypes are kept: a new load binds to all of them. */
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  run_add();
+  run_mul_and_legacy();
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  free(good);
+  free(bad);
+}
+
 static void case_next(void) {
   set_next("ge_next_ops.py");
   for (int round = 0; round < 2; round++) {
@@ -507,6 +617,8 @@ int main(int argc, char **argv) {
     case_threads();
   else if (!strcmp(argv[1], "next"))
     case_next();
+  else if (!strcmp(argv[1], "impl_only"))
+    case_impl_only();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

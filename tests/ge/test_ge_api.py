@@ -601,15 +601,27 @@ class RegisterOpImplTest(unittest.TestCase):
                 self.assertIn("plugin.py:", msg)
 
     def test_no_ir(self):
-        self.fails("from ge.custom_op import register_op_impl\n"
-                   "@register_op_impl(op_type='Lonely')\n"
-                   "class Impl:\n"
-                   "    def execute(self, x): pass\n", RuntimeError, "canonical IR", "Lonely")
+        """No prototype in the load and none registered: the load keeps the
+        implementation (issue 21); binding it needs a prototype, and without
+        one the error is GE's "canonical IR not found"."""
+        res = self.load("from ge.custom_op import register_op_impl\n"
+                        "@register_op_impl(op_type='Lonely')\n"
+                        "class Impl:\n"
+                        "    def execute(self, x) -> None: pass\n")
+        impl = res.impls[0]
+        self.assertIsNone(impl.input_kinds)
+        self.assertFalse(impl.proto_known)
+        with self.assertRaises(RuntimeError) as cm:
+            impl.check_attrs(())
+        for s in ("canonical IR not found for schema-bound execute: Lonely",
+                  "pyop_register_host_prototype", "plugin.py:"):
+            self.assertIn(s, str(cm.exception))
         res = self.load("from ge.custom_op import register_op_impl\n"
                         "@register_op_impl(op_type='Lonely')\n"
                         "class Impl:\n"
                         "    def execute(self, ctx): pass\n")
         self.assertIsNone(res.impls[0].input_kinds)
+        self.assertIsNone(res.impls[0].check_attrs(("a",)))  # legacy: any attributes
 
     def test_no_state_between_loads(self):
         src = _proto_src("@register_op_impl(op_type='Op')\n"
@@ -820,6 +832,39 @@ class DescriptorTest(unittest.TestCase):
                     self.assertIn(repr(bad), msg)
                     self.assertIn("%s:%d" % (here, sys._getframe().f_lineno - 3), msg)
                     self.assertIn("op types are ASCII", msg)
+
+
+class RegOpTest(unittest.TestCase):
+    """ge.custom_op.host_proto: REG_OP files for pyop list/check/run --proto."""
+
+    def test_read(self):
+        from ge.custom_op import host_proto
+        from pyop._types import AttrType, IoKind
+        with TempDir() as d:
+            path = write(d, "ops.reg_op",
+                         "REG_OP('AddCustom').INPUT('x1').OPTIONAL_INPUT('b')"
+                         ".DYNAMIC_INPUT('xs').OUTPUT('y').DYNAMIC_OUTPUT('ys')"
+                         ".ATTR('alpha', 'Float', 1).ATTR('dt', 'Type', DataType.DT_INT8)"
+                         ".REQUIRED_ATTR('k', 'ListListInt').OP_END_FACTORY_REG('AddCustom')\n"
+                         "REG_OP('Other').INPUT('x').OUTPUT('y')\n")
+            ops = host_proto.read(path)
+            self.assertEqual([o.op_type for o in ops], ["AddCustom", "Other"])
+            info = ops[0].info()
+            self.assertEqual(info["inputs"], [("x1", IoKind.REQUIRED), ("b", IoKind.OPTIONAL),
+                                              ("xs", IoKind.DYNAMIC)])
+            self.assertEqual(info["outputs"], [("y", IoKind.REQUIRED), ("ys", IoKind.DYNAMIC)])
+            self.assertEqual(info["attrs"], [("alpha", AttrType.FLOAT, False, 1.0),
+                                             ("dt", AttrType.DTYPE, False, pyop.DataType.int8),
+                                             ("k", AttrType.LIST_LIST_INT, True, None)])
+            bad = write(d, "bad.reg_op", "REG_OP('B').INPUT('x').ATTR('n', 'NamedAttrs', 0)\n")
+            with self.assertRaises(ValueError) as cm:
+                host_proto.read(bad)
+            self.assertIn("unsupported custom op runtime attr type: 'NamedAttrs'", str(cm.exception))
+            twice = write(d, "twice.reg_op", "REG_OP('T').INPUT('x')\nREG_OP('T').INPUT('x')\n")
+            with self.assertRaisesRegex(ValueError, "declared twice"):
+                host_proto.read(twice)
+            with self.assertRaisesRegex(ValueError, "op types are ASCII"):
+                host_proto.REG_OP("Has Space")
 
 
 class ReadOnlyViewTest(unittest.TestCase):

@@ -26,9 +26,10 @@ __all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "get_compile_ctx",
 _EXEC, _DECLARE, _COMPILE = 1, 2, 3
 
 # The call running in this context (GE keeps it in a ContextVar too): None,
-# or a list [kind, ctx or None, op_type, maker]. A schema-bound execute's
-# context is made on the first get_execute_ctx() (maker() builds it), so a
-# kernel that never asks for it costs no context object.
+# or a list [kind, ctx or None, op_type, Ctx, scope, ir, args, kw]. A
+# schema-bound execute's context is made on the first get_execute_ctx()
+# (Ctx._make(scope, op_type, ir, args, kw)), so a kernel that never asks for
+# it costs no context object.
 _CUR = contextvars.ContextVar("ge_custom_op_call", default=None)
 
 
@@ -39,7 +40,7 @@ class binding:
     __slots__ = ("entry", "tok")
 
     def __init__(self, kind, ctx, op_type=None):
-        self.entry = [kind, ctx, op_type, None]
+        self.entry = [kind, ctx, op_type, None]  # nothing to make lazily
 
     def __enter__(self):
         self.tok = _CUR.set(self.entry)
@@ -67,7 +68,7 @@ def _bound(kind):
     if e is not None and e[0] == kind:
         c = e[1]
         if c is None and e[3] is not None:
-            c = e[1] = e[3]()
+            c = e[1] = e[3]._make(e[4], e[2], e[5], e[6], e[7])
         if c is not None:
             return c
     raise RuntimeError("%s (a legacy execute(self, ctx) gets its context as the argument; "
@@ -258,8 +259,9 @@ class _ExecBase:
         if self._slots is None:
             slots, flat = [], []
             for (name, kind), a in zip(self._ir.inputs, self._args):
-                if kind == 2:
-                    ts = [Tensor._lazy(self._s, x) for x in a]
+                if kind == 2:  # a list (one tensor alone when the bridge knew no kinds)
+                    seq = a if isinstance(a, list) else ([] if a is None else [a])
+                    ts = [Tensor._lazy(self._s, x) for x in seq]
                 elif a is None:
                     ts = []
                 else:

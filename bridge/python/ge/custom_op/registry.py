@@ -199,6 +199,30 @@ def _ir_of(proto):
                 if i >= 0})
 
 
+def _thaw(v):
+    return [_thaw(x) for x in v] if isinstance(v, tuple) else v
+
+
+def host_ir(op_type):
+    """The GE IR (GE_API_NEXT §D) of the prototype libpyop has registered
+    for op_type -- the C equivalent of GE's REG_OP, a host's
+    pyop_register_host_prototype -- or None (none, or a libpyop older than
+    bridge ABI 1.2). Input kinds are GE's (0 required, 1 optional, 2
+    dynamic), output kinds GE's (0 required, 1 dynamic), attribute types
+    the VT_* names, defaults applied by libpyop at create."""
+    native = getattr(pyop, "_native", None)
+    find = getattr(native, "registered_proto", None)
+    d = find(op_type) if find is not None else None
+    if d is None:
+        return None
+    attrs = tuple((n, _IR_OF_PYOP.get(AttrType(t), "VT_NONE"), None if req else _thaw(dv),
+                   not req) for n, t, req, dv in d["attrs"])
+    alias = {o: i for o, i in enumerate(d["output_alias"] or ()) if i >= 0}
+    return _IR(tuple((n, int(k)) for n, k in d["inputs"]), attrs,
+               tuple((n, 1 if int(k) == int(IoKind.DYNAMIC) else 0) for n, k in d["outputs"]),
+               None, alias)
+
+
 def _guess_ir(args, kw):
     """IR of a legacy execute whose prototype is not a Python one (the host
     registered it): kinds and attribute types from the values."""
@@ -411,35 +435,41 @@ def _make_execute(impl):
             return _run_schema(self._kernel, Ctx, op, ir, what, args, kw, conv, None)
         return execute
 
-    # The common case: required inputs, attributes as pyop gives them.
-    def execute(self, *args, **kw):
-        scope = _new(_Scope)
-        scope.valid = True
-        scope.what = what
-        scope.ro = False
-        ts = []
-        for a in args:
-            t = _new(Tensor)
-            t._s = scope
-            t._pt = a
-            t._o = None
-            ts.append(t)
-        entry = [_EXEC, None, op, None]
-        entry[3] = lambda: Ctx._make(scope, op, ir, args, kw)
-        tok = _CUR.set(entry)
-        try:
-            r = self._kernel(*ts, **kw)
-        finally:
-            _CUR.reset(tok)
-            scope.valid = False
-            for t in ts:
-                t._pt = None
-            if entry[1] is not None:
-                entry[1]._close()
-        if r is not None:
-            raise TypeError("execute must return None (op %r returned %s)"
-                            % (op, type(r).__name__))
-    return execute
+    # The common case: required inputs, attributes as pyop gives them. The
+    # function is generated for the op's arity (no *args packing), its scope
+    # class carries the op's text (one attribute set per call), and the
+    # context is made only when the kernel asks for it (_bound).
+    Scope = type("_Scope_" + op.replace(".", "_").replace(":", "_").replace("-", "_"),
+                 (_Scope,), {"__slots__": (), "what": what, "ro": False})
+    n = len(ir.inputs)
+    names = ["a%d" % i for i in range(n)]
+    kwp = ", **kw" if ir.attrs else ""
+    kwa = ", **kw" if ir.attrs else ""
+    kwv = "kw" if ir.attrs else "None"
+    lines = ["def execute(self%s%s):" % ("".join(", " + a for a in names), kwp),
+             "    s = new(Scope)",
+             "    s.valid = True"]
+    for a in names:
+        lines += ["    t_%s = new(Tensor)" % a, "    t_%s._s = s" % a,
+                  "    t_%s._pt = %s" % (a, a), "    t_%s._o = None" % a]
+    lines += ["    e = [EXEC, None, op, Ctx, s, ir, (%s), %s]"
+              % ("".join(a + ", " for a in names), kwv),
+              "    tok = cur_set(e)",
+              "    try:",
+              "        r = self._kernel(%s%s)" % (", ".join("t_" + a for a in names), kwa),
+              "    finally:",
+              "        cur_reset(tok)",
+              "        s.valid = False"]
+    lines += ["        t_%s._pt = None" % a for a in names]
+    lines += ["        if e[1] is not None:",
+              "            e[1]._close()",
+              "    if r is not None:",
+              "        raise TypeError('execute must return None (op %r returned %s)'"
+              " % (op, type(r).__name__))"]
+    env = {"new": _new, "Scope": Scope, "Tensor": Tensor, "EXEC": _EXEC, "op": op, "Ctx": Ctx,
+           "ir": ir, "cur_set": _CUR.set, "cur_reset": _CUR.reset}
+    exec(compile("\n".join(lines) + "\n", "<ge execute adapter of %s>" % op, "exec"), env)
+    return env["execute"]
 
 
 def _run_legacy(m, Ctx, op, ir, what, args, kw):
@@ -484,6 +514,8 @@ def _descs(scope, ir_slots, args):
 
 def _run_declare(impl, m, args, kw):
     ir = impl.ir
+    if ir is None:
+        raise impl._missing_ir("declare_launch_args")
     n_in = len(ir.inputs)
     ctx = AnnotatedArgsContext._make(impl.op_type, 0, 0)
     try:
@@ -510,6 +542,8 @@ def _run_compile(impl, m, args, kw):
     """GE's compile(self, *inputs, *outputs, **attrs) on read-only
     descriptions (addr 0), re-validated at each call as GE does."""
     ir = impl.ir
+    if ir is None:
+        raise impl._missing_ir("compile")
     validate(impl.user_cls, "compile", ir, impl.op_type, impl.ge.descriptor_key)
     n_in = len(ir.inputs)
     scope = _Scope("op %r: a compile-time Tensor" % impl.op_type, ro=True)
@@ -571,7 +605,15 @@ class GeOpImpl(_registry.OpImpl):
             self.legacy = is_legacy(_raw_params(self.kernel)[1])
 
     def _install(self):
-        if "execute" in self.methods:
+        if "execute" not in self.methods:
+            return
+        if self.ir is None and "execute" in self._needs_ir():
+            impl = self
+
+            def execute(adapter, *args, **kw):  # never bound: the registry refuses first
+                raise impl._missing_ir("execute")
+            self.cls.execute = execute
+        else:
             self.cls.execute = _make_execute(self)
 
     def bind(self, proto):
@@ -596,25 +638,67 @@ class GeOpImpl(_registry.OpImpl):
                     continue
             validate(self.user_cls, m, ir, self.op_type, key)
 
-    def unbound(self):
-        """No prototype in this load: only a legacy execute can run."""
+    def _needs_ir(self):
+        """The methods that are schema-bound (everything but a legacy execute)."""
+        out = []
         for m in self.methods:
-            if m == "execute" and self.legacy:
+            if m == "execute" and (self.legacy or (self.kernel is None and is_legacy(
+                    _params(self.user_cls, m)[1]))):
                 continue
-            if m == "execute" and self.kernel is None and is_legacy(
-                    _params(self.user_cls, m)[1]):
-                continue
-            what = ("canonical IR not found for schema-bound execute: %s" % self.op_type
-                    if m == "execute" else "canonical IR not found for schema-bound %s" % m)
-            raise RuntimeError("%s (op %r, class at %s, descriptor key %s: register its "
-                               "prototype with ge.custom_op.register_op in the same load)"
-                               % (what, self.op_type, self.where, self.ge.descriptor_key))
-        self.ir = None
-        self.input_kinds = None
+            out.append(m)
+        return out
+
+    def _missing_ir(self, m):
+        what = ("canonical IR not found for schema-bound execute: %s" % self.op_type
+                if m == "execute" else "canonical IR not found for schema-bound %s" % m)
+        return RuntimeError("%s (op %r, class at %s, descriptor key %s: no prototype of %r is "
+                            "registered: the host registers it with pyop_register_host_"
+                            "prototype, or a plugin with ge.custom_op.register_op)"
+                            % (what, self.op_type, self.where, self.ge.descriptor_key,
+                               self.op_type))
+
+    def unbound(self):
+        """No Python prototype in this load. A prototype the host registered
+        before the load (GE's REG_OP) is the canonical IR: validated now, a
+        mismatch fails the load as in GE. Without one the implementation is
+        kept: libpyop lists it as waiting for a prototype, and check_attrs
+        binds it at the first pyop_op_create after the host registers one."""
+        ir = host_ir(self.op_type)
+        if ir is not None:
+            self._validate(ir)
+            self.ir = ir
+            self.input_kinds = tuple(int(k) for _, k in ir.inputs)
+            self.n_outputs = len(ir.outputs)
+            self.proto_known = True
+        else:
+            self.ir = None
+            self.input_kinds = None
         self._install()
 
     def check_attrs(self, names):
-        return None  # legacy execute takes whatever attributes the host gives
+        """Called by the bridge when an op instance is made against a
+        prototype this load did not bring (a host prototype registered after
+        the load): validates the methods against it and binds them (a
+        TypeError names the op, the method and the mismatch). A legacy
+        execute takes whatever the host gives."""
+        if self.proto_known:
+            return None
+        with self.lock:
+            if self.proto_known:
+                return None
+            ir = host_ir(self.op_type)
+            if ir is None:
+                need = self._needs_ir()
+                if need:
+                    raise self._missing_ir(need[0])
+                return None
+            self._validate(ir)
+            self.ir = ir
+            self.input_kinds = tuple(int(k) for _, k in ir.inputs)
+            self.n_outputs = len(ir.outputs)
+            self.proto_known = True
+            self._install()
+        return None
 
     def instance(self):
         """The one instance of the class for this op type (GE's model),
