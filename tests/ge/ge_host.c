@@ -459,6 +459,17 @@ static void run_next_kernels(void) {
   pyop_tensor_list in[1] = {one(&tx)};
   host_mem mem = {0};
   pyop_exec_ctx ctx = host_ctx(&mem);
+  float buf[4] = {1, 2, 3, 4};
+  pyop_tensor tb = f32_1d(buf, 4);
+  pyop_tensor_list rin[1] = {one(&tb)};
+  pyop_tensor rout[1];
+  memset(rout, 0, sizeof rout);
+  REQUIRE_RC(pyop_op_create("GeNextHostRef", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, rin, 1, rout, 1, &ctx), PYOP_OK);
+  CHECK(rout[0].data == buf && buf[0] == 10 && buf[3] == 40,
+        "HOST kernel, ref output = the input's buffer: %g %g", buf[0], buf[3]);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
   REQUIRE_RC(pyop_op_create("GeNextReturns", NULL, 0, &op), PYOP_OK);
   CHECK_RC(pyop_op_execute(op, in, 1, NULL, 0, &ctx), PYOP_EPYTHON);
   CHECK_ERR_HAS("execute must return None");

@@ -834,6 +834,42 @@ class DescriptorTest(unittest.TestCase):
                     self.assertIn("op types are ASCII", msg)
 
 
+class InferMetaMessagesTest(unittest.TestCase):
+    """infer_meta's result checks with GE's texts (GE_API_NEXT §F)."""
+
+    def infer_of(self, fn, op_type):
+        with _registry.collecting() as coll:
+            co.register_op(op_type=op_type)(fn)
+        return coll.protos[op_type].infer
+
+    def test_messages(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+
+        def one(x: TensorDesc) -> TensorDesc:
+            return 1
+
+        def dyn(x: TensorDesc) -> List[TensorDesc]:
+            return x
+
+        def two(x: TensorDesc) -> Tuple[TensorDesc, List[TensorDesc]]:
+            return self.ret
+
+        cases = [(one, None, "infer_meta output[0] must be TensorDesc, got int"),
+                 (dyn, None, "infer_meta output[0] is dynamic, must return list, got TensorDesc"),
+                 (two, x, "infer_meta must return list/tuple for multiple outputs, got"),
+                 (two, (x,), "infer_meta return count 1 != output count 2"),
+                 (two, (TensorDesc([2], DataType.DT_FLOAT), 3),
+                  "infer_meta output[1] is dynamic, must return list")]
+        for i, (fn, ret, text) in enumerate(cases):
+            with self.subTest(text):
+                self.ret = ret
+                infer = self.infer_of(fn, "Inf%d" % i)
+                with self.assertRaises(TypeError) as cm:
+                    infer(x)
+                self.assertIn(text, str(cm.exception))
+                self.assertIn("'Inf%d'" % i, str(cm.exception))
+
+
 class RegOpTest(unittest.TestCase):
     """ge.custom_op.host_proto: REG_OP files for pyop list/check/run --proto."""
 

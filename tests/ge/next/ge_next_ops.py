@@ -175,3 +175,24 @@ def returns(x: TensorDesc) -> None:
 class Returns:
     def execute(self, x: Tensor) -> None:
         return 1
+
+
+# --- a HOST kernel of an in-place op: the ref output cannot be malloc'd on
+# the host context (GE's "Failed to malloc host output tensor"); it is the
+# input's buffer through make_output_ref_input. x *= 10 in place.
+@register_op(op_type="GeNextHostRef", mutates_args=["x"])
+def host_ref(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.data_type)
+
+
+@register_op_impl(op_type="GeNextHostRef")
+class HostRef:
+    @register_kernel(backend=OpBackend.HOST)
+    def execute(self, x: Tensor) -> None:
+        ctx = get_execute_ctx()
+        msg = raises(RuntimeError, ctx.malloc_output_tensor, 0, x.shape, x.format, x.data_type)
+        assert "Failed to malloc host output tensor" in msg and "ref output" in msg, msg
+        out = ctx.make_output_ref_input(0, 0)
+        assert out.addr == x.addr
+        for i, a in enumerate(view(x)):
+            view(x)[i] = a * 10
