@@ -120,6 +120,29 @@ class CliTest(unittest.TestCase):
             with self.subTest(args[0]):
                 self.assertIn(want, self.ok("run", *args))
 
+    def test_newest_api(self):
+        """GE's newest API (tests/ge/next, GE_API_NEXT §K) through pyop list/run."""
+        nxt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "next",
+                           "ge_next_ops.py")
+        out = self.ok("list", opp=nxt)
+        for op in ("GeNextBoth", "GeNextDeviceOnly", "GeNextCompiled", "GeNextLegacy",
+                   "GeNextNoAlloc", "GeNextReturns", "GeNextHostRef"):
+            self.assertIn(op, out)
+        self.assertIn("output0: float32[2] = [11, 22]",  # the HOST kernel (x + y)
+                      self.ok("run", "GeNextBoth", "--input", "x=float32[2]:1,2", "--input",
+                              "y=float32[2]:10,20", opp=nxt))
+        self.assertIn("output0: float32[2] = [3, 6]",
+                      self.ok("run", "GeNextDeviceOnly", "--input", "x=float32[2]:1,2",
+                              "--attr", "k=3", opp=nxt))
+        self.assertIn("output0: float32[2] = [1.5, 2.5]",
+                      self.ok("run", "GeNextLegacy", "--input", "x=float32[2]:1,2", opp=nxt))
+        out = self.fails("run", "GeNextNoAlloc", "--input", "x=float32[2]:1,2", "--input",
+                         "y=float32[2]:1,2", opp=nxt)
+        self.assertIn('execute of "GeNextNoAlloc"', out)
+        self.assertIn('returned without producing output 0 "output0"', out)
+        out = self.fails("run", "GeNextReturns", "--input", "x=float32[2]:1,2", opp=nxt)
+        self.assertIn("TypeError: execute must return None", out)
+
     def test_npu_boundary(self):
         out = self.fails("run", "GeNpuOnly", "--input", "x=float32[2]:1,2", "--input",
                          "y=float32[2]:3,4")
