@@ -7,8 +7,8 @@ A context, its RuntimeAttrs and every Tensor / view reached through them
 share one validity flag: after the call, any access raises RuntimeError.
 """
 
-import contextvars
 import ctypes
+import threading
 
 import pyop
 
@@ -25,35 +25,75 @@ __all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "get_compile_ctx",
 
 _EXEC, _DECLARE, _COMPILE = 1, 2, 3
 
-# The call running in this context (GE keeps it in a ContextVar too): None,
-# or a list [kind, ctx or None, op_type, Ctx, scope, ir, args, kw]. A
-# schema-bound execute's context is made on the first get_execute_ctx()
-# (Ctx._make(scope, op_type, ir, args, kw)), so a kernel that never asks for
-# it costs no context object.
-_CUR = contextvars.ContextVar("ge_custom_op_call", default=None)
+
+# The call running on this thread: None, or an object with kind, ctx (None
+# until made), op and lazy. A _Call for compile, declare_launch_args and
+# the general execute paths; for the common schema-bound execute the call's
+# scope itself (registry._make_execute: a per-op _CallScope subclass whose
+# class attributes give kind, op, Ctx and ir), whose context is made on the
+# first get_execute_ctx() (Ctx._make(scope, op, ir, args, kw)), so a kernel
+# that never asks for it costs no context object. A thread-local, not a
+# ContextVar as in GE: setting a ContextVar costs a new context mapping per
+# call (a fifth of a GE no-op's instructions; a threading.local costs as
+# much), and GE's observable rules hold the same (the binding is per thread,
+# nested calls restore the outer one, a context copied inside raises once
+# the call has ended). _calls maps a thread's ident to its current call.
+_calls = {}
+_ident = threading.get_ident
+
+
+class _Call:
+    __slots__ = ("kind", "ctx", "op")
+    lazy = False
+
+    def __init__(self, kind, ctx, op):
+        self.kind, self.ctx, self.op = kind, ctx, op
+
+
+class _CallScope(_Scope):
+    """The scope of a schema-bound execute, which is also its call record."""
+    __slots__ = ("ctx", "args", "kw")
+    lazy = True
+
+
+def enter(call):
+    """Makes call this thread's current one; returns (ident, previous) for
+    leave."""
+    tid = _ident()
+    prev = _calls.get(tid)
+    _calls[tid] = call
+    return tid, prev
+
+
+def leave(token):
+    tid, prev = token
+    if prev is None:
+        del _calls[tid]
+    else:
+        _calls[tid] = prev
 
 
 class binding:
     """Binds ctx (or None: a legacy call) for get_*_ctx() during a call; a
     nested call restores the outer binding."""
 
-    __slots__ = ("entry", "tok")
+    __slots__ = ("call", "prev")
 
     def __init__(self, kind, ctx, op_type=None):
-        self.entry = [kind, ctx, op_type, None]  # nothing to make lazily
+        self.call = _Call(kind, ctx, op_type)
 
     def __enter__(self):
-        self.tok = _CUR.set(self.entry)
+        self.prev = enter(self.call)
 
     def __exit__(self, *exc):
-        _CUR.reset(self.tok)
+        leave(self.prev)
         return False
 
 
 def current_op():
-    """The op type of the innermost GE call in this context, or None."""
-    e = _CUR.get()
-    return e[2] if e is not None else None
+    """The op type of the innermost GE call on this thread, or None."""
+    c = _calls.get(_ident())
+    return c.op if c is not None else None
 
 
 _OUTSIDE = {
@@ -64,13 +104,13 @@ _OUTSIDE = {
 
 
 def _bound(kind):
-    e = _CUR.get()
-    if e is not None and e[0] == kind:
-        c = e[1]
-        if c is None and e[3] is not None:
-            c = e[1] = e[3]._make(e[4], e[2], e[5], e[6], e[7])
-        if c is not None:
-            return c
+    c = _calls.get(_ident())
+    if c is not None and c.kind == kind:
+        x = c.ctx
+        if x is None and c.lazy:
+            x = c.ctx = c.Ctx._make(c, c.op, c.ir, c.args, c.kw)
+        if x is not None:
+            return x
     raise RuntimeError("%s (a legacy execute(self, ctx) gets its context as the argument; "
                        "the context exists only during the call)" % _OUTSIDE[kind])
 

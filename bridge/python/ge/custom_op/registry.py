@@ -31,7 +31,8 @@ from ..graph.types import DataType
 from ..runtime import Tensor, TensorDesc, _Scope
 from . import _state
 from .context import (AnnotatedArgsContext, EagerOpExecutionContext, HostCpuOpExecutionContext,
-                      OpCompileContext, binding, wrap_tensor, _attr_values, _CUR, _EXEC,
+                      OpCompileContext, binding, wrap_tensor, _attr_values, _Call,
+                      _CallScope, _calls, _ident, enter, leave, _EXEC,
                       _DECLARE, _COMPILE)
 from .proto import (GeOpProto, attr_from_pyop, check_op_type, label, _optional_arg,
                     _is_list, _is_pep604, IR_TYPES)
@@ -436,38 +437,53 @@ def _make_execute(impl):
         return execute
 
     # The common case: required inputs, attributes as pyop gives them. The
-    # function is generated for the op's arity (no *args packing), its scope
-    # class carries the op's text (one attribute set per call), and the
-    # context is made only when the kernel asks for it (_bound).
-    Scope = type("_Scope_" + op.replace(".", "_").replace(":", "_").replace("-", "_"),
-                 (_Scope,), {"__slots__": (), "what": what, "ro": False})
+    # function is generated for the op's arity (no *args packing); its scope
+    # is the call record too, and its class carries what does not change
+    # between calls (the op, the IR, the context class), so a call sets only
+    # what does; the context is made only when the kernel asks (_bound).
     n = len(ir.inputs)
     names = ["a%d" % i for i in range(n)]
+    ns = {"__slots__": (), "what": what, "ro": False, "kind": _EXEC, "op": op, "Ctx": Ctx,
+          "ir": ir}
+    if not ir.attrs:
+        ns["kw"] = None
+    Scope = type("_Scope_" + "".join(c if c.isalnum() else "_" for c in op),
+                 (_CallScope,), ns)
     kwp = ", **kw" if ir.attrs else ""
-    kwa = ", **kw" if ir.attrs else ""
-    kwv = "kw" if ir.attrs else "None"
     lines = ["def execute(self%s%s):" % ("".join(", " + a for a in names), kwp),
              "    s = new(Scope)",
-             "    s.valid = True"]
+             "    s.valid = True",
+             "    s.ctx = None",
+             "    s.args = (%s)" % "".join(a + ", " for a in names)]
+    if ir.attrs:
+        lines.append("    s.kw = kw")
     for a in names:
         lines += ["    t_%s = new(Tensor)" % a, "    t_%s._s = s" % a,
                   "    t_%s._pt = %s" % (a, a), "    t_%s._o = None" % a]
-    lines += ["    e = [EXEC, None, op, Ctx, s, ir, (%s), %s]"
-              % ("".join(a + ", " for a in names), kwv),
-              "    tok = cur_set(e)",
+    lines += ["    tid = ident()",
+              "    prev = calls.get(tid)",
+              "    calls[tid] = s",
               "    try:",
-              "        r = self._kernel(%s%s)" % (", ".join("t_" + a for a in names), kwa),
+              "        r = self._kernel(%s%s)" % (", ".join("t_" + a for a in names), kwp),
               "    finally:",
-              "        cur_reset(tok)",
-              "        s.valid = False"]
+              "        if prev is None:",
+              "            del calls[tid]",
+              "        else:",
+              "            calls[tid] = prev",
+              "        s.valid = False",
+              "        s.args = None"]
     lines += ["        t_%s._pt = None" % a for a in names]
-    lines += ["        if e[1] is not None:",
-              "            e[1]._close()",
+    if ir.attrs:
+        lines.append("        s.kw = None")
+    lines += ["        c = s.ctx",
+              "        if c is not None:",
+              "            s.ctx = None",
+              "            c._close()",
               "    if r is not None:",
               "        raise TypeError('execute must return None (op %r returned %s)'"
               " % (op, type(r).__name__))"]
-    env = {"new": _new, "Scope": Scope, "Tensor": Tensor, "EXEC": _EXEC, "op": op, "Ctx": Ctx,
-           "ir": ir, "cur_set": _CUR.set, "cur_reset": _CUR.reset}
+    env = {"new": _new, "Scope": Scope, "Tensor": Tensor, "op": op, "calls": _calls,
+           "ident": _ident}
     exec(compile("\n".join(lines) + "\n", "<ge execute adapter of %s>" % op, "exec"), env)
     return env["execute"]
 
@@ -476,11 +492,11 @@ def _run_legacy(m, Ctx, op, ir, what, args, kw):
     """execute(ctx): the context as the argument, get_execute_ctx() unbound
     inside, the result ignored (GE master / develop)."""
     ctx = Ctx._make(_Scope(what), op, ir, args, kw)
-    tok = _CUR.set([_EXEC, None, op, None])
+    prev = enter(_Call(_EXEC, None, op))
     try:
         m(ctx)
     finally:
-        _CUR.reset(tok)
+        leave(prev)
         ctx._close()
 
 
@@ -491,12 +507,11 @@ def _run_schema(m, Ctx, op, ir, what, args, kw, conv, _):
     ge_args = [ts if kind == 2 else (ts[0] if ts else None)
                for (_n, kind), ts in zip(ir.inputs, slots)]
     ge_kw = conv(kw, scope) if conv is not None else kw
-    entry = [_EXEC, ctx, op, None]
-    tok = _CUR.set(entry)
+    prev = enter(_Call(_EXEC, ctx, op))
     try:
         r = m(*ge_args, **ge_kw)
     finally:
-        _CUR.reset(tok)
+        leave(prev)
         ctx._close()
     if r is not None:
         raise TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
