@@ -17,6 +17,9 @@
  *       arrays; skipped with a message when numpy is missing.
  *   4   pyop_op_launch of BenchEmpty4 (one launch of pyop_example_empty4) vs
  *       ffi_call of that function with a prepared cif.
+ *   9   pyop_op_execute of BenchGeNoop (a GE-style no-op: execute(self, x:
+ *       Tensor) -> None, one float32[4] input, no outputs, run by libpyop's
+ *       ge package) vs the same no-op written to pyop (BenchNoop1).
  *
  * The host links libpython, initialises it, releases the GIL and calls
  * libpyop from host threads (bench_python.h). Plugins: bench/plugins.
@@ -37,7 +40,10 @@
 
 static struct {
   /* libpyop side */
-  pyop_op *noop, *infer, *empty4;
+  pyop_op *noop, *infer, *empty4, *ge_noop, *noop1;
+  pyop_tensor in4[1];
+  pyop_tensor_list slots4[1];
+  float buf_4[4];
   pyop_tensor in[2], out[1];
   pyop_tensor_list slots[2];
   pyop_exec_ctx ctx;
@@ -71,6 +77,23 @@ static double job_pyop_execute(void *arg, long n) {
   double t0 = bench_begin();
   for (long i = 0; i < n; i++)
     check(pyop_op_execute(B.noop, B.slots, 2, NULL, 0, &B.ctx), "pyop_op_execute");
+  return bench_end(t0);
+}
+
+/* Row 9: the GE-style no-op and its pyop-native twin, one float32[4] input. */
+static double job_ge_noop(void *arg, long n) {
+  (void)arg;
+  double t0 = bench_begin();
+  for (long i = 0; i < n; i++)
+    check(pyop_op_execute(B.ge_noop, B.slots4, 1, NULL, 0, &B.ctx), "pyop_op_execute GE");
+  return bench_end(t0);
+}
+
+static double job_noop1(void *arg, long n) {
+  (void)arg;
+  double t0 = bench_begin();
+  for (long i = 0; i < n; i++)
+    check(pyop_op_execute(B.noop1, B.slots4, 1, NULL, 0, &B.ctx), "pyop_op_execute pyop");
   return bench_end(t0);
 }
 
@@ -279,6 +302,11 @@ static void setup_tensors(void) {
   }
   B.slots[0] = (pyop_tensor_list){&B.in[0], 1};
   B.slots[1] = (pyop_tensor_list){&B.in[1], 1};
+  B.in4[0] = B.in[0];
+  B.in4[0].data = B.buf_4;
+  B.in4[0].nbytes = sizeof B.buf_4;
+  B.in4[0].shape[0] = 4;
+  B.slots4[0] = (pyop_tensor_list){&B.in4[0], 1};
   B.ctx = (pyop_exec_ctx)PYOP_EXEC_CTX_INIT;
 }
 
@@ -363,7 +391,7 @@ int main(void) {
   const char *kernels = getenv("PYOP_BENCH_KERNELS");
   if (!kernels || !kernels[0]) kernels = PYOP_BENCH_KERNELS_PATH;
   char opp[4096];
-  snprintf(opp, sizeof opp, "%s/bench_ops.py", plugins);
+  snprintf(opp, sizeof opp, "%s/bench_ops.py:%s/bench_ge_ops.py", plugins, plugins);
   /* Before Python starts: os.environ is read once, at start-up. */
   setenv("ASCEND_CUSTOM_OPP_PATH", opp, 1);
   setenv("PYOP_BENCH_KERNELS", kernels, 1);
@@ -377,6 +405,8 @@ int main(void) {
   check(pyop_op_create("BenchNoop", &alpha, 1, &B.noop), "pyop_op_create BenchNoop");
   check(pyop_op_create("BenchInfer", &alpha, 1, &B.infer), "pyop_op_create BenchInfer");
   check(pyop_op_create("BenchEmpty4", NULL, 0, &B.empty4), "pyop_op_create BenchEmpty4");
+  check(pyop_op_create("BenchGeNoop", NULL, 0, &B.ge_noop), "pyop_op_create BenchGeNoop");
+  check(pyop_op_create("BenchNoop1", NULL, 0, &B.noop1), "pyop_op_create BenchNoop1");
   check(pyop_op_declare_launch_args(B.empty4, B.slots, 2, B.out, 1), "declare BenchEmpty4");
   setup_python_objects();
   setup_ffi(kernels);
@@ -407,6 +437,20 @@ int main(void) {
     bench_row_ratio("2i", "naive bridge on a thread without tstate / pyop_op_execute", &ex[4],
                     &ex[0], "info", 0);
     bench_variants_free(ex, nex);
+  }
+
+  /* ---- row 9: a GE-style op costs what a pyop op costs */
+  if (bench_want("ge")) {
+    on_w0 j_ge = {job_ge_noop}, j_p1 = {job_noop1};
+    bench_variant gv[] = {
+        {"pyop_op_execute BenchGeNoop (GE API)", run_on_w0, &j_ge, 0, 0, NULL},
+        {"pyop_op_execute BenchNoop1 (pyop)", run_on_w0, &j_p1, 0, 0, NULL},
+    };
+    bench_interleave(gv, 2, reps);
+    for (size_t i = 0; i < 2; i++) bench_print_variant(&gv[i], reps);
+    bench_row_ratio("9", "execute: GE-style no-op / the same pyop no-op", &gv[0], &gv[1], "<=",
+                    1.5);
+    bench_variants_free(gv, 2);
   }
 
   /* ---- target 3: infer_meta */
@@ -461,6 +505,8 @@ int main(void) {
   pyop_op_destroy(B.noop);
   pyop_op_destroy(B.infer);
   pyop_op_destroy(B.empty4);
+  pyop_op_destroy(B.ge_noop);
+  pyop_op_destroy(B.noop1);
   check(pyop_shutdown(), "pyop_shutdown");
   bench_python_stop();
   return 0;

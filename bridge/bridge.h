@@ -536,6 +536,8 @@ static inline PyObject *pb_format_obj(int32_t format) {
 
 /* ---- callbacks.c */
 extern const pyop_op_callbacks pb_proto_callbacks;
+/* _native.registered_proto(op_type) (callbacks.c; loader service of ABI 1.2). */
+PyObject *pb_registered_proto(PyObject *self, PyObject *op_type);
 int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
                         void **out_holder);
 void pb_cb_destroy_holder(void *holder);

@@ -247,6 +247,92 @@ static void holder_free(pb_holder *h) {
   free(h);
 }
 
+/* (name, kind) tuples of n io infos. New reference or NULL. */
+static PyObject *io_list(const pyop_io_info *io, size_t n) {
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; l != NULL && i < n; i++) {
+    PyObject *t = Py_BuildValue("(si)", io[i].name, (int)io[i].kind);
+    if (t == NULL)
+      Py_CLEAR(l);
+    else
+      PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+  }
+  return l;
+}
+
+/* The registered prototype as a dict (see pb_registered_proto). */
+static PyObject *info_dict(const pyop_op_info *in) {
+  PyObject *attrs = PyList_New((Py_ssize_t)in->n_attrs);
+  for (size_t i = 0; attrs != NULL && i < in->n_attrs; i++) {
+    const pyop_attr_info *a = &in->attrs[i];
+    PyObject *d = a->required ? Py_NewRef(Py_None) : attr_to_py(&a->default_value, a->type);
+    PyObject *t = d != NULL ? Py_BuildValue("(siON)", a->name, (int)a->type,
+                                            a->required ? Py_True : Py_False, d)
+                            : NULL;
+    if (t == NULL)
+      Py_CLEAR(attrs);
+    else
+      PyList_SET_ITEM(attrs, (Py_ssize_t)i, t);
+  }
+  PyObject *flags = Py_NewRef(Py_None), *alias = Py_NewRef(Py_None);
+  if (in->input_flags != NULL) {
+    Py_SETREF(flags, PyTuple_New((Py_ssize_t)in->n_inputs));
+    for (size_t i = 0; flags != NULL && i < in->n_inputs; i++)
+      PyTuple_SET_ITEM(flags, (Py_ssize_t)i, PyLong_FromUnsignedLong(in->input_flags[i]));
+  }
+  if (in->output_alias != NULL) {
+    Py_SETREF(alias, PyTuple_New((Py_ssize_t)in->n_outputs));
+    for (size_t i = 0; alias != NULL && i < in->n_outputs; i++)
+      PyTuple_SET_ITEM(alias, (Py_ssize_t)i, PyLong_FromLong(in->output_alias[i]));
+  }
+  PyObject *ins = io_list(in->inputs, in->n_inputs), *outs = io_list(in->outputs, in->n_outputs);
+  PyObject *r = NULL;
+  if (attrs != NULL && flags != NULL && alias != NULL && ins != NULL && outs != NULL &&
+      !PyErr_Occurred())
+    r = Py_BuildValue("{s:s,s:z,s:z,s:O,s:O,s:O,s:O,s:O}", "op_type", in->op_type, "proto_key",
+                      in->proto_key, "proto_source", in->proto_source, "inputs", ins,
+                      "outputs", outs, "attrs", attrs, "input_flags", flags,
+                      "output_alias", alias);
+  Py_XDECREF(attrs);
+  Py_XDECREF(flags);
+  Py_XDECREF(alias);
+  Py_XDECREF(ins);
+  Py_XDECREF(outs);
+  return r;
+}
+
+/*
+ * _native.registered_proto(op_type): the prototype libpyop has registered
+ * for op_type (a host prototype, or one of an earlier load) through the
+ * loader service find_proto (bridge ABI 1.2), as a dict {op_type,
+ * proto_key, proto_source, inputs [(name, kind)], outputs [(name, kind)],
+ * attrs [(name, type, required, default)], input_flags, output_alias}; None
+ * when there is none, or when the loader is older than ABI 1.2.
+ */
+PyObject *pb_registered_proto(PyObject *self, PyObject *arg) {
+  (void)self;
+  const pyop_loader_services *s = pb.services;
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "registered_proto() takes the op type (str)");
+    return NULL;
+  }
+  if (pb.abi_minor < 2 || s == NULL ||
+      s->struct_size < offsetof(pyop_loader_services, release_proto) + sizeof s->release_proto ||
+      s->find_proto == NULL || s->release_proto == NULL)
+    Py_RETURN_NONE;
+  Py_ssize_t len;
+  const char *name = PyUnicode_AsUTF8AndSize(arg, &len);
+  if (name == NULL)
+    return NULL;
+  const pyop_op_info *info = NULL;
+  if (s->find_proto((pyop_str){name, (size_t)len}, &info) != PYOP_OK || info == NULL)
+    Py_RETURN_NONE;
+  PyObject *r = info->op_type != NULL && info->proto_key != NULL ? info_dict(info)
+                                                                 : Py_NewRef(Py_None);
+  s->release_proto(info);
+  return r;
+}
+
 const char *const pb_kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
                                               "declare_launch_args"};
 

@@ -1076,6 +1076,9 @@ static PyMethodDef native_methods[] = {
      "current_ctx(kind): context of the running callback (1 execute, 2 compile, 3 launch)"},
     {"log", native_log, METH_VARARGS,
      "log(level, message): a line in the host's log (0 error, 1 warn, 2 info, 3 debug)"},
+    {"registered_proto", pb_registered_proto, METH_O,
+     "registered_proto(op_type): the prototype libpyop has registered (a host prototype), "
+     "as a dict, or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,6 +15,7 @@
  * is dlclosed. Candidates after the one that loaded stay UNTRIED.
  */
 #include "bridge_loader.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -87,7 +88,8 @@ static void svc_log(int level, pyop_str message) {
 }
 
 const pyop_loader_services pyop__loader_services = {
-    sizeof(pyop_loader_services), svc_set_error, svc_log};
+    sizeof(pyop_loader_services), svc_set_error, svc_log, pyop__registry_find_proto,
+    pyop__registry_release_proto};
 
 /* -------------------------------------------------------------- loading */
 

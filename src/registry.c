@@ -29,6 +29,12 @@
  *   Python implementation counts as removed: the pair stays symmetric).
  *   Host prototype registration calls neither.
  * - Unload refuses with PYOP_EBUSY while any op instance is alive.
+ * - An implementation with no prototype (none in its load, none registered)
+ *   does not fail the load: it waits on the pending list (not in the table,
+ *   no hooks; pyop_op_create and pyop_op_get say what is missing) until the
+ *   host registers its prototype with pyop_register_host_prototype, which
+ *   binds it as a load's implementation (on_register then). Unload drops
+ *   the pending list.
  */
 #include "registry.h"
 
@@ -40,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP };
+enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP, ACT_PENDING };
 
 /* A table slot keeps the hash inline so probing never touches other entries. */
 typedef struct slot {
@@ -54,6 +60,7 @@ static struct {
   size_t cap; /* 0 or a power of two */
   size_t count;
   atomic_size_t live;
+  pyop__entry *pending; /* implementations waiting for a prototype */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #ifndef NDEBUG
@@ -202,6 +209,34 @@ static pyop__entry *get_entry_hashed(const char *op_type, uint64_t h) {
 
 static pyop__entry *get_entry(const char *op_type) {
   return get_entry_hashed(op_type, pyop__hash_str(op_type));
+}
+
+/* The pending implementation of op_type, or NULL; *prev_next the link that
+ * points at it. Under the lock. */
+static pyop__entry *pending_find_locked(const char *op_type, pyop__entry ***prev_next) {
+  for (pyop__entry **pp = &reg.pending; *pp; pp = &(*pp)->next_pending)
+    if (strcmp((*pp)->own_impl->op_type, op_type) == 0) {
+      if (prev_next) *prev_next = pp;
+      return *pp;
+    }
+  return NULL;
+}
+
+/* The ENOENT of an op type that is not registered: with what is missing
+ * when its implementation waits for a prototype. */
+static int not_registered(const char *op_type) {
+  char src[PYOP__MAX_SOURCE_LEN + 16] = "";
+  lock();
+  pyop__entry *p = pending_find_locked(op_type, NULL);
+  if (p) snprintf(src, sizeof src, "%s", p->own_impl->source);
+  unlock();
+  if (src[0])
+    return pyop__error(PYOP_ENOENT,
+                       "op \"%.256s\": its implementation (%s) is loaded but has no prototype: "
+                       "register one with pyop_register_host_prototype (or load a Python "
+                       "register_op for it)",
+                       op_type, src);
+  return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
 }
 
 /* The committed entry with the op type of e (not yet committed, hash h), or
@@ -766,8 +801,21 @@ static int classify_locked(titem *it) {
       it->act = ACT_NEW;
       return PYOP_OK;
     }
-    return pyop__error(PYOP_EDESCRIPTOR, "implementation of %s (%s) has no prototype",
-                       it->e->own_impl->op_type, it->e->own_impl->source);
+    /* No prototype anywhere yet: the implementation waits for one. */
+    pyop__entry *p = pending_find_locked(it->e->own_impl->op_type, NULL);
+    if (p) {
+      bool by_files;
+      const pyop__impl *n = it->e->own_impl, *o = p->own_impl;
+      int rc = check_impls(n, o, "waiting for a prototype", true, &by_files);
+      if (rc == PYOP_OK && it->e->same_def != p && strcmp(n->source, o->source) != 0)
+        rc = conflict("implementation", n->op_type, n->key, n->source, o->key, o->source,
+                      "waiting for a prototype", "its definition was not compared");
+      if (rc != PYOP_OK) return rc;
+      it->act = ACT_SKIP;
+      return PYOP_OK;
+    }
+    it->act = ACT_PENDING;
+    return PYOP_OK;
   }
   pyop__entry *e = it->e;
   e->txn_target = cur;
@@ -822,7 +870,7 @@ int pyop__txn_commit(pyop__txn *t) {
     }
   }
   int rc = PYOP_OK;
-  size_t n_new = 0, n_skip = 0;
+  size_t n_new = 0, n_skip = 0, n_pending = 0;
   lock();
   /* Big loads are cache-bound: fetch the slots ahead of time. */
   for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
@@ -831,6 +879,7 @@ int pyop__txn_commit(pyop__txn *t) {
     rc = classify_locked(&t->items[i]);
     n_new += t->items[i].act == ACT_NEW;
     n_skip += t->items[i].act == ACT_SKIP;
+    n_pending += t->items[i].act == ACT_PENDING;
   }
   if (rc == PYOP_OK && reserve_locked(n_new) != PYOP_OK)
     rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
@@ -856,6 +905,17 @@ int pyop__txn_commit(pyop__txn *t) {
       pyop__entry_release(e->same_def);
       e->same_def = NULL;
     }
+    if (it->act == ACT_PENDING) {
+      pyop_op_info *info = &e->info;
+      info->struct_size = sizeof *info;
+      info->op_type = e->own_impl->op_type;
+      info->impl_key = e->own_impl->key;
+      info->impl_source = e->own_impl->source;
+      info->capabilities = e->own_impl->caps;
+      e->next_pending = reg.pending;
+      reg.pending = e; /* the list holds entry_prepare's reference */
+      continue;
+    }
     size_t i_slot;
     if (it->act == ACT_BIND) {
       e->base = e->txn_target; /* takes over the table's reference */
@@ -872,10 +932,16 @@ int pyop__txn_commit(pyop__txn *t) {
     reg.slots[i_slot].e = e;
   }
   unlock();
-  for (size_t i = 0; (after || n_skip) && i < t->n; i++) {
+  for (size_t i = 0; (after || n_skip || n_pending) && i < t->n; i++) {
     pyop__entry *e = t->items[i].e;
     if (t->items[i].act == ACT_SKIP) {
       entry_free(e);
+      continue;
+    }
+    if (t->items[i].act == ACT_PENDING) {
+      PYOP_LOG_I("implementation of %s (%s) has no prototype yet: it runs once the host "
+                 "registers one (pyop_register_host_prototype)",
+                 e->own_impl->op_type, e->own_impl->source);
       continue;
     }
     if (!after) continue;
@@ -920,6 +986,13 @@ static int remove_locked(bool all, pyop__entry **retired) {
                        live, live == 1 ? " is" : "s are", what);
   }
   *retired = NULL;
+  /* Pending implementations were never published: freed here (memory
+   * only), with no hook. */
+  while (reg.pending) {
+    pyop__entry *p = reg.pending;
+    reg.pending = p->next_pending;
+    pyop__entry_release(p);
+  }
   size_t i = 0;
   while (i < reg.cap) {
     pyop__entry *e = reg.slots[i].e;
@@ -997,7 +1070,7 @@ int pyop__registry_acquire_instance(const char *op_type, pyop__entry **out) {
     atomic_fetch_add(&reg.live, 1);
   }
   unlock();
-  if (!e) return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+  if (!e) return not_registered(op_type);
   *out = e;
   return PYOP_OK;
 }
@@ -1017,11 +1090,28 @@ int pyop_op_get(const char *op_type, const pyop_op_info **out) {
   pyop__entry *e = get_entry(op_type);
   if (!e) {
     *out = NULL;
-    return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+    return not_registered(op_type);
   }
   *out = &e->info;
   return PYOP_OK;
 }
+
+int pyop__registry_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  char name[PYOP__MAX_NAME_LEN + 1];
+  if (!out) return PYOP_EINVAL;
+  *out = NULL;
+  if ((op_type.len && !op_type.data) || op_type.len == 0 || op_type.len > PYOP__MAX_NAME_LEN ||
+      memchr(op_type.data, '\0', op_type.len))
+    return PYOP_ENOENT;
+  memcpy(name, op_type.data, op_type.len);
+  name[op_type.len] = '\0';
+  pyop__entry *e = get_entry(name);
+  if (!e) return PYOP_ENOENT;
+  *out = &e->info;
+  return PYOP_OK;
+}
+
+void pyop__registry_release_proto(const pyop_op_info *info) { pyop_op_info_release(info); }
 
 /* Drops the reference pyop_op_get took; NULL is ignored. */
 void pyop_op_info_release(const pyop_op_info *info) {
@@ -1093,6 +1183,45 @@ static pyop_str view_of(const char *s) {
 }
 
 /*
+ * Binds the implementation waiting for op_type's prototype (if any) to the
+ * entry just registered, as a load's commit binds one (the bound entry is
+ * the load's: unload restores the prototype alone), then calls on_register
+ * for it with no lock held.
+ */
+static void bind_pending(const char *op_type) {
+  pyop_host_hooks hooks;
+  pyop__hooks_get(&hooks);
+  uint64_t h = pyop__hash_str(op_type);
+  lock();
+  pyop__entry **pp = NULL, *e = pending_find_locked(op_type, &pp);
+  size_t i_slot = e ? find_slot_locked(op_type, h) : 0;
+  pyop__entry *cur = e ? reg.slots[i_slot].e : NULL;
+  if (!cur || cur->impl) {
+    unlock();
+    return;
+  }
+  *pp = e->next_pending;
+  e->next_pending = NULL;
+  e->base = cur; /* takes over the table's reference */
+  e->proto = cur->proto;
+  e->impl = e->own_impl;
+  e->hash = h;
+  entry_fill_info(e);
+  atomic_fetch_add(&e->refs, 1); /* ours for the hook below */
+  reg.slots[i_slot].e = e;
+  unlock();
+  PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
+             e->impl->source);
+  if (hooks.on_register) {
+    pyop__error_saved saved;
+    pyop__error_save(&saved);
+    hooks.on_register(hooks.user, &e->info);
+    pyop__error_restore(&saved);
+  }
+  pyop__entry_release(e);
+}
+
+/*
  * Converts the host's description into a prototype view, validates it like
  * a bridge's and registers it at once (a one-op transaction). Kept across
  * pyop_unload.
@@ -1159,6 +1288,7 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   if (rc == PYOP_OK) {
     rc = pyop__txn_commit(t);
     t = NULL;
+    if (rc == PYOP_OK) bind_pending(info->op_type);
   }
 out:
   pyop__txn_abort(t);

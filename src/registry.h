@@ -155,6 +155,9 @@ typedef struct pyop__entry {
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */
   struct pyop__entry *next_retired;
+  /* Registry-private: the next implementation waiting for a prototype
+   * (pending list; such an entry has no proto and is not in the table). */
+  struct pyop__entry *next_pending;
   pyop_op_info info; /* strings point into proto/impl */
 } pyop__entry;
 
@@ -197,6 +200,14 @@ int pyop__registry_acquire_instance(const char *op_type, pyop__entry **out);
 void pyop__registry_release_instance(pyop__entry *e);
 /* Drops one reference; frees at zero (even when no longer in the table). */
 void pyop__entry_release(pyop__entry *e);
+
+/*
+ * The loader service find_proto (bridge ABI 1.2): a reference to the
+ * registered entry of op_type as its pyop_op_info, or PYOP_ENOENT with *out
+ * NULL and no error recorded. release_proto drops it.
+ */
+int pyop__registry_find_proto(pyop_str op_type, const pyop_op_info **out);
+void pyop__registry_release_proto(const pyop_op_info *info);
 
 /* Take / release the registry lock around fork() (lifecycle.c only). */
 void pyop__registry_fork_lock(void);

@@ -3,6 +3,9 @@
 BenchNoop(x, y, *, alpha) -> None
     an op without outputs whose execute does nothing (which keeps its
     contract): what is left is the cost of the dispatch itself.
+BenchNoop1(x) -> None
+    one input, no attribute, execute does nothing: row 9's baseline (the
+    same op written to GE's API is bench_ge_ops.BenchGeNoop).
 BenchInfer(x, y, *, alpha) -> z
     infer-only: returns its first input description unchanged (the
     infer_meta row).
@@ -22,6 +25,19 @@ from pyop import Tensor, TensorDesc, launch
 @pyop.register_op(op_type="BenchNoop")
 def bench_noop(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> None:
     return None
+
+
+@pyop.register_op(op_type="BenchNoop1")
+def bench_noop1(x: TensorDesc) -> None:
+    return None
+
+
+@pyop.register_op_impl(op_type="BenchNoop1")
+class BenchNoop1Impl:
+    """Row 9's pyop-native twin of bench_ge_ops.BenchGeNoop."""
+
+    def execute(self, x: Tensor) -> None:
+        pass
 
 
 @pyop.register_op(op_type="BenchInfer", outputs=("z",))

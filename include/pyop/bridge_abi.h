@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 1
+#define PYOP_BRIDGE_ABI_MINOR 2
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -256,6 +256,18 @@ typedef struct pyop_loader_services {
   void (*set_error)(int status, pyop_str message);
   /* A log line at pyop_log_level (copied). */
   void (*log)(int level, pyop_str message);
+  /* ---- ABI 1.2 */
+  /*
+   * The prototype libpyop has registered for op_type (one the host gave
+   * with pyop_register_host_prototype, or one of an earlier load), as
+   * pyop_op_get describes it: *out is a reference the bridge gives back
+   * with release_proto (it stays valid until then). PYOP_ENOENT (and *out
+   * NULL, no error recorded) when there is none. Takes no libpyop lock
+   * across the call and never calls the bridge: callable from
+   * register_custom_ops and from any callback.
+   */
+  int (*find_proto)(pyop_str op_type, const pyop_op_info **out);
+  void (*release_proto)(const pyop_op_info *info);
 } pyop_loader_services;
 
 /*

@@ -506,7 +506,9 @@ PYOP_API void pyop_free(void *p);
  * and attrs are read from info, and input_flags/output_alias when
  * struct_size covers them (other members are ignored; proto_key may be
  * NULL and then defaults to "host:<op_type>"). A Python implementation may
- * later bind to it. Stays registered across pyop_unload; same rules of
+ * bind to it: one loaded later binds at the load, and one already loaded
+ * without any prototype (pyop_op_create of it fails with PYOP_ENOENT
+ * saying so) binds now. Stays registered across pyop_unload; same rules of
  * conflict as for Python prototypes.
  */
 PYOP_API int pyop_register_host_prototype(const pyop_op_info *info);

@@ -15,6 +15,17 @@
  *   ge_host threads   4 host threads execute GE ops at once, on one shared
  *                     instance and on their own: each call sees its own
  *                     context (get_execute_ctx is per thread)
+ *   ge_host next      GE's newest API (tests/ge/next, GE_API_NEXT.md §K):
+ *                     HOST kernel preferred, a DEVICE-only kernel run on the
+ *                     host, compile (read-only views, options, the platform
+ *                     refused) leaving its kernel on the one instance of the
+ *                     op type, the legacy execute(ctx), unallocated outputs
+ *                     refused (PYOP_ECONTRACT), execute returning a value
+ *   ge_host impl_only an implementation-only plugin (tests/ge/impl_only) bound
+ *                     to prototypes the host registers (GE's REG_OP), before
+ *                     and after pyop_load; a legacy execute(ctx) waiting for
+ *                     its prototype; a mismatch refused at the load (before)
+ *                     or at pyop_op_create (after), naming op and file:line
  */
 #include <Python.h>
 
@@ -398,6 +409,209 @@ static void case_threads(void) {
   CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
+/* ------------------------------------------------ GE's newest API (next) */
+
+static void set_next(const char *rel) {
+  char *p = xasprintf("%s/%s", GE_NEXT, rel);
+  setenv("ASCEND_CUSTOM_OPP_PATH", p, 1);
+  free(p);
+}
+
+/* Executes op_type on float32[4] inputs x (and y when n_in == 2) with one
+ * output; returns the status, out[0] in *res. */
+static int exec4(pyop_op *op, const float *x, const float *y, size_t n_in, float *res) {
+  pyop_tensor tx = f32_1d((float *)x, 4), ty = f32_1d((float *)y, 4);
+  pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  int rc = pyop_op_execute(op, in, n_in, out, 1, &ctx);
+  if (rc == PYOP_OK && out[0].data)
+    memcpy(res, out[0].data, 4 * sizeof(float));
+  host_mem_reset(&mem);
+  return rc;
+}
+
+static void run_next_kernels(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeNextBoth", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 11 && r[3] == 44, "the HOST kernel runs when there are both: %g %g", r[0],
+        r[3]);
+  pyop_op_destroy(op);
+  pyop_attr k = attr_int("k", 3);
+  REQUIRE_RC(pyop_op_create("GeNextDeviceOnly", &k, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 3 && r[3] == 12, "the DEVICE kernel runs on the host: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextLegacy", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 1.5f && r[3] == 4.5f, "legacy execute(ctx): %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextNoAlloc", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_ECONTRACT);
+  CHECK_ERR_HAS("GeNextNoAlloc");
+  pyop_op_destroy(op);
+  pyop_tensor tx = f32_1d((float *)x, 4);
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  float buf[4] = {1, 2, 3, 4};
+  pyop_tensor tb = f32_1d(buf, 4);
+  pyop_tensor_list rin[1] = {one(&tb)};
+  pyop_tensor rout[1];
+  memset(rout, 0, sizeof rout);
+  REQUIRE_RC(pyop_op_create("GeNextHostRef", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, rin, 1, rout, 1, &ctx), PYOP_OK);
+  CHECK(rout[0].data == buf && buf[0] == 10 && buf[3] == 40,
+        "HOST kernel, ref output = the input's buffer: %g %g", buf[0], buf[3]);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextReturns", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(pyop_op_execute(op, in, 1, NULL, 0, &ctx), PYOP_EPYTHON);
+  CHECK_ERR_HAS("execute must return None");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+}
+
+/* compile on one op instance leaves its kernel on the op type's one
+ * implementation object; execute on another instance reads it. */
+static void run_next_compile(void) {
+  const float x[4] = {1, 2, 3, 4};
+  float r[4] = {0};
+  pyop_op *a = NULL, *b = NULL;
+  REQUIRE_RC(pyop_op_create("GeNextCompiled", NULL, 0, &a), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("GeNextCompiled", NULL, 0, &b), PYOP_OK);
+  pyop_tensor d = f32_1d(NULL, 4), od = f32_1d(NULL, 4);
+  pyop_tensor_list in[1] = {one(&d)};
+  void *art = NULL;
+  size_t len = 0;
+  CHECK_RC(pyop_op_compile(a, in, 1, &od, 1, &art, &len), PYOP_OK);
+  pyop_free(art);
+  CHECK_RC(exec4(b, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 1, "execute on another instance sees compile's kernel: %g", r[0]);
+  pyop_op_destroy(a);
+  pyop_op_destroy(b);
+}
+
+/* ------------------------------------ implementation-only plugins (§D) */
+
+static char *dir_of(const char *rel) { return xasprintf("%s/../%s", GE_PLUGINS, rel); }
+
+/* The host's REG_OPs of tests/ge/impl_only/ge_add_custom.py: which = 'a'
+ * (GeAddCustom), 'm' (GeMulCustom), 'l' (GeLegacyHost). */
+static void register_reg_op(char which) {
+  pyop_io_info ins[2] = {{"x1", PYOP_IO_REQUIRED}, {"x2", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_attr_info alpha[1] = {{"alpha", PYOP_ATTR_FLOAT, false,
+                              {.type = PYOP_ATTR_FLOAT, .u.f = 1.0}}};
+  pyop_attr_info k[1] = {{"k", PYOP_ATTR_INT, true, {.type = PYOP_ATTR_INT}}};
+  pyop_op_info info = {sizeof info, "GeAddCustom", NULL, NULL, NULL, NULL, ins, 2,
+                       outs, 1, alpha, 1, 0};
+  if (which == 'm') {
+    info.op_type = "GeMulCustom";
+    info.attrs = NULL;
+    info.n_attrs = 0;
+  } else if (which == 'l') {
+    info.op_type = "GeLegacyHost";
+    info.n_inputs = 1;
+    info.attrs = k;
+  }
+  REQUIRE_RC(pyop_register_host_prototype(&info), PYOP_OK);
+}
+
+static void run_add(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  pyop_attr a = attr_float("alpha", 0.5);
+  REQUIRE_RC(pyop_op_create("GeAddCustom", &a, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 6 && r[3] == 24, "x1 + alpha * x2: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeAddCustom", NULL, 0, &op), PYOP_OK); /* REG_OP's default */
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 11, "alpha defaults to 1: %g", r[0]);
+  pyop_op_destroy(op);
+}
+
+static void run_mul_and_legacy(void) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float r[4] = {0};
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeMulCustom", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 10 && r[3] == 160, "x1 * x2: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
+  pyop_attr k = attr_int("k", 3);
+  REQUIRE_RC(pyop_op_create("GeLegacyHost", &k, 1, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, NULL, 1, r), PYOP_OK);
+  CHECK(r[0] == 3 && r[3] == 12, "legacy execute(ctx) with the host's attribute: %g %g", r[0],
+        r[3]);
+  pyop_op_destroy(op);
+}
+
+static void case_impl_only(void) {
+  char *good = dir_of("impl_only"), *bad = dir_of("impl_only_bad");
+  pyop_op *op = NULL;
+  /* 1. A mismatch with a prototype the host registers after the load:
+   * refused at pyop_op_create, naming the op, the mismatch, file:line. */
+  setenv("ASCEND_CUSTOM_OPP_PATH", bad, 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  register_reg_op('a');
+  CHECK_RC(pyop_op_create("GeAddCustom", NULL, 0, &op), PYOP_EDESCRIPTOR);
+  CHECK_ERR_HAS("GeAddCustom");
+  CHECK_ERR_HAS("actual attr name 'beta'");
+  CHECK_ERR_HAS("ge_add_mismatch.py:");
+  show_error("a mismatch with a host prototype, at pyop_op_create");
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  /* 2. ... and with one registered before the load: the load fails, as in GE. */
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("invalid execute signature for op type GeAddCustom");
+  CHECK_ERR_HAS("expected attr name 'alpha'");
+  CHECK_ERR_HAS("actual attr name 'beta'");
+  CHECK_ERR_HAS("ge_add_mismatch.py:");
+  show_error("a mismatch with a host prototype, at the load");
+  /* 3. The impl-only plugin: GeAddCustom's prototype came before the load,
+   * GeMulCustom's and GeLegacyHost's come after (until then they wait, and
+   * creating one says what is missing). */
+  setenv("ASCEND_CUSTOM_OPP_PATH", good, 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  run_add();
+  CHECK_RC(pyop_op_create("GeMulCustom", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("op \"GeMulCustom\": its implementation (");
+  CHECK_ERR_HAS("ge_add_custom.py:");
+  CHECK_ERR_HAS("has no prototype: register one with pyop_register_host_prototype");
+  show_error("an implementation without a prototype");
+  CHECK_RC(pyop_op_create("GeLegacyHost", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("op \"GeLegacyHost\": its implementation (");
+  register_reg_op('m');
+  register_reg_op('l');
+  run_mul_and_legacy();
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  /* 4. Host prototypes are kept: a new load binds to all of them. */
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  run_add();
+  run_mul_and_legacy();
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  free(good);
+  free(bad);
+}
+
+static void case_next(void) {
+  set_next("ge_next_ops.py");
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    run_next_kernels();
+    run_next_compile();
+    CHECK_RC(pyop_unload(), PYOP_OK);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s run|foreign\n", argv[0]);
@@ -412,6 +626,10 @@ int main(int argc, char **argv) {
     case_foreign();
   else if (!strcmp(argv[1], "threads"))
     case_threads();
+  else if (!strcmp(argv[1], "next"))
+    case_next();
+  else if (!strcmp(argv[1], "impl_only"))
+    case_impl_only();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

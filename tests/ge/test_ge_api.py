@@ -5,6 +5,7 @@ named), signature validation, contexts that can be built without a call,
 and the loader's absolute sibling imports. Spec: CANN GE's Python API; what
 libpyop offers of it: docs/ge-plugins.md."""
 
+import dataclasses
 import math
 import os
 import sys
@@ -36,13 +37,17 @@ def fresh():
 
 class ModulesTest(unittest.TestCase):
     def test_public_names(self):
-        self.assertEqual(sorted(co.__all__), sorted([
-            "register_op", "register_op_impl", "get_execute_ctx",
-            "get_declare_launch_args_ctx", "BaseCustomOp", "EagerExecuteOp",
-            "EagerOpExecutionContext", "AnnotatedArgsContext", "AnnotatedKernelArgs",
-            "AnnotatedKernelLaunchInfo", "WorkspaceAddr", "get_registered_op_impls",
-            "get_registered_op_impl_dicts", "get_registered_op_impl_by_descriptor_key",
-            "clear_registered_op_impls"]))
+        newest = ["AnnotatedArgsContext", "AnnotatedKernelArgs", "AnnotatedKernelLaunchInfo",
+                  "EagerOpExecutionContext", "HostCpuOpExecutionContext",
+                  "CompilePlatformInfo", "OpBackend", "OpCompileContext", "WorkspaceAddr",
+                  "clear_registered_op_impls", "get_declare_launch_args_ctx",
+                  "get_compile_ctx", "get_compile_platform_info", "get_execute_ctx",
+                  "get_registered_op_impl_by_descriptor_key", "get_registered_op_impl_dicts",
+                  "get_registered_op_impls", "register_kernel", "register_op",
+                  "register_op_impl"]
+        # GE's newest 20 names plus master's and develop's (GE_API_NEXT §I)
+        self.assertEqual(sorted(co.__all__),
+                         sorted(newest + ["BaseCustomOp", "EagerExecuteOp", "InferMetaContext"]))
         for n in co.__all__:
             self.assertTrue(hasattr(co, n), n)
         import ge.runtime as rt
@@ -192,10 +197,21 @@ class RuntimeTypesTest(unittest.TestCase):
                 co.AnnotatedKernelLaunchInfo(**args)
 
     def test_ctx_outside_a_call(self):
-        with self.assertRaises(RuntimeError):
-            co.get_execute_ctx()
-        with self.assertRaises(RuntimeError):
-            co.get_declare_launch_args_ctx()
+        # GE's texts (GE_API_NEXT §F): its tests match these substrings
+        for fn, text in ((co.get_execute_ctx, "only available inside schema-bound execute"),
+                         (co.get_declare_launch_args_ctx,
+                          "only available inside declare_launch_args"),
+                         (co.get_compile_ctx, "get_compile_ctx() is only available inside "
+                          "schema-bound compile"),
+                         (co.get_compile_platform_info, "get_compile_ctx() is only available "
+                          "inside schema-bound compile")):
+            with self.assertRaises(RuntimeError) as cm:
+                fn()
+            self.assertIn(text, str(cm.exception))
+        for cls in (co.HostCpuOpExecutionContext, co.OpCompileContext, co.CompilePlatformInfo,
+                    co.InferMetaContext):
+            with self.assertRaises(TypeError):
+                cls()
         for cls in (co.EagerOpExecutionContext, co.AnnotatedArgsContext, co.AnnotatedKernelArgs,
                     co.WorkspaceAddr):
             with self.assertRaises(TypeError):
@@ -210,21 +226,23 @@ class RuntimeTypesTest(unittest.TestCase):
             self.assertIs(co.get_declare_launch_args_ctx(), ctx)
         args = ctx.create_kernel_args()
         args.append_input(1, t)
-        with self.assertRaises(IndexError):
+        with self.assertRaisesRegex(IndexError, "input instance index 2 is out of range for "
+                                    "input count 2"):  # GE's ST matches "index 2"
             args.append_input(2, t)
-        with self.assertRaises(IndexError):
+        with self.assertRaisesRegex(IndexError, "output instance index 1 is out of range"):
             args.append_output(1, t)
         with self.assertRaises(TypeError):
             args.append_scalar(-1)
         with self.assertRaises(TypeError):
             args.append_scalar(1 << 64)
-        with self.assertRaises(ValueError):
+        with self.assertRaisesRegex(ValueError, "workspace size must be greater than zero"):
             ctx.malloc_workspace(0)
         ws = ctx.malloc_workspace(8)
         self.assertEqual((ws.index, ctx.malloc_workspace(8).index), (0, 1))
         bad = co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b"x", block_dim=1,
                                            stream_id=1)
-        with self.assertRaises(ValueError):
+        with self.assertRaisesRegex(ValueError, "launch stream_id does not match current "
+                                    "context stream_id"):
             ctx.add_launch(bad, args)
         args.append_workspace(ws)  # still usable
         info = co.AnnotatedKernelLaunchInfo(kernel_name="my_kernel", kernel_bin=b"x",
@@ -235,14 +253,14 @@ class RuntimeTypesTest(unittest.TestCase):
         for s in ("AnnotatedArgsContext.add_launch", "my_kernel", "'Op'", "needs an NPU"):
             self.assertIn(s, msg)
         self.assertIsInstance(cm.exception, RuntimeError)
-        with self.assertRaises(RuntimeError):  # consumed
+        with self.assertRaisesRegex(RuntimeError, "AnnotatedKernelArgs has been consumed"):
             args.append_scalar(1)
         ctx._close()
-        with self.assertRaises(RuntimeError):
+        with self.assertRaisesRegex(RuntimeError, "Borrowed native object has expired"):
             ctx.get_stream_id()
-        with self.assertRaises(RuntimeError):
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
             t.addr
-        with self.assertRaises(RuntimeError):
+        with self.assertRaisesRegex(RuntimeError, "Borrowed native object has expired"):
             ws.addr
 
 
@@ -525,14 +543,14 @@ class RegisterOpImplTest(unittest.TestCase):
             def execute(self, ctx):
                 pass
         co.register_op_impl(op_type="X")(Fine)
-        self.assertEqual(Fine.__ge_op_impl_descriptor__.capabilities, ("eager_execute",))
-        with self.assertRaises(ValueError):  # not idempotent, even for the same class
-            co.register_op_impl(op_type="X")(Fine)
+        self.assertEqual(Fine.__ge_op_impl_descriptor__.interfaces, ["eager_execute"])
+        with self.assertRaisesRegex(ValueError, "descriptor_key already exists"):
+            co.register_op_impl(op_type="X")(Fine)  # not idempotent, even for the same class
 
         class Other:
             def execute(self, ctx):
                 pass
-        with self.assertRaises(ValueError):
+        with self.assertRaisesRegex(ValueError, "op impl type already exists: X"):
             co.register_op_impl(op_type="X")(Other)
         self.assertEqual(len(co.get_registered_op_impls()), 1)
         key = Fine.__ge_op_impl_descriptor__.descriptor_key
@@ -543,42 +561,68 @@ class RegisterOpImplTest(unittest.TestCase):
         self.assertEqual(co.get_registered_op_impls(), [])
 
     def test_signature_validation(self):
+        # GE's wording (GE_API_NEXT §F): the substrings GE's own tests match.
         cases = [
-            ("count", "def execute(self, a, b, c, *, n): pass", "expected 5 parameters"),
-            ("varargs", "def execute(self, *a, **k): pass", "not allowed"),
-            ("context_not_legacy", "def execute(self, context): pass", "expected 5"),
+            ("count", "def execute(self, a, b, c, *, n): pass",
+             "expected keyword-only attr name 'alpha'"),
+            ("varargs", "def execute(self, *a, **k): pass", "variadic"),
+            ("context_not_legacy", "def execute(self, context): pass", "expected 3 positional"),
             ("desc_annotation", "def execute(self, a: TensorDesc, b, c, *, n, alpha): pass",
-             "'a'"),
-            ("kind", "def execute(self, a, b: Tensor, c, *, n, alpha): pass", "'b'"),
-            ("dyn_kind", "def execute(self, a, b, c: Tensor, *, n, alpha): pass", "'c'"),
-            ("attr_order", "def execute(self, a, b, c, *, alpha, n): pass", "'alpha'"),
-            ("attr_positional", "def execute(self, a, b, c, n, *, alpha): pass", "'n'"),
+             "input parameter at index 0 annotation"),
+            ("kind", "def execute(self, a, b: Tensor, c, *, n, alpha): pass",
+             "input parameter at index 1 annotation"),
+            ("dyn_kind", "def execute(self, a, b, c: Tensor, *, n, alpha): pass",
+             "input parameter at index 2 annotation"),
+            ("attr_order", "def execute(self, a, b, c, *, alpha, n): pass",
+             "expected attr name 'n'", "actual attr name 'alpha'"),
+            ("attr_positional", "def execute(self, a, b, c, n, *, alpha): pass",
+             "expected 3 positional"),
             ("attr_type", "def execute(self, a, b, c, *, n: float, alpha): pass", "'n'"),
+            ("execute_return", "def execute(self, a, b, c, *, n, alpha) -> int: pass",
+             "None return annotation"),
             ("declare_count", "def declare_launch_args(self, a, b, c, *, n, alpha) -> None: "
-             "pass", "expected 6"),
+             "pass", "expected 4 positional"),
             ("declare_return", "def declare_launch_args(self, a, b, c, z, *, n, alpha): pass",
-             "return annotation"),
+             "missing return annotation"),
             ("declare_out_kind", "def declare_launch_args(self, a, b, c, z: list[Tensor], *, "
-             "n, alpha) -> None: pass", "'z'"),
+             "n, alpha) -> None: pass", "output parameter at index 0 annotation"),
+            ("compile_return", "def compile(self, a, b, c, z, *, n, alpha): pass",
+             "invalid compile signature", "missing return annotation"),
         ]
-        for name, method, frag in cases:
+        for name, method, *frags in cases:
             with self.subTest(name):
+                m = "compile" if "compile" in name else (
+                    "declare_launch_args" if "declare" in name else "execute")
                 msg = self.fails(_proto_src(
                     "@register_op_impl(op_type='Op')\n"
                     "class Impl:\n"
-                    "    " + method + "\n"), TypeError, "'Op'", frag)
+                    "    " + method + "\n"), TypeError, "invalid %s signature" % m,
+                    "op type Op", "descriptor key", "expected", "actual", *frags)
                 self.assertIn("plugin:Impl:Op", msg)
+                self.assertIn("plugin.py:", msg)
 
     def test_no_ir(self):
-        self.fails("from ge.custom_op import register_op_impl\n"
-                   "@register_op_impl(op_type='Lonely')\n"
-                   "class Impl:\n"
-                   "    def execute(self, x): pass\n", RuntimeError, "canonical IR", "Lonely")
+        """No prototype in the load and none registered: the load keeps the
+        implementation (issue 21); binding it needs a prototype, and without
+        one the error is GE's "canonical IR not found"."""
+        res = self.load("from ge.custom_op import register_op_impl\n"
+                        "@register_op_impl(op_type='Lonely')\n"
+                        "class Impl:\n"
+                        "    def execute(self, x) -> None: pass\n")
+        impl = res.impls[0]
+        self.assertIsNone(impl.input_kinds)
+        self.assertFalse(impl.proto_known)
+        with self.assertRaises(RuntimeError) as cm:
+            impl.check_attrs(())
+        for s in ("canonical IR not found for schema-bound execute: Lonely",
+                  "pyop_register_host_prototype", "plugin.py:"):
+            self.assertIn(s, str(cm.exception))
         res = self.load("from ge.custom_op import register_op_impl\n"
                         "@register_op_impl(op_type='Lonely')\n"
                         "class Impl:\n"
                         "    def execute(self, ctx): pass\n")
         self.assertIsNone(res.impls[0].input_kinds)
+        self.assertIsNone(res.impls[0].check_attrs(("a",)))  # legacy: any attributes
 
     def test_no_state_between_loads(self):
         src = _proto_src("@register_op_impl(op_type='Op')\n"
@@ -634,6 +678,249 @@ class RegisterOpImplTest(unittest.TestCase):
         else:
             p = self.load(tattr).protos[0]
             self.assertEqual(p.attrs[0][:3], ("w", _features.tensor_attr_type(), True))
+
+
+NEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "next")
+
+
+def _import_file(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+class KernelRulesTest(unittest.TestCase):
+    """register_kernel (GE_API_NEXT §A.2): every rule, GE's TypeError and text."""
+
+    @classmethod
+    def setUpClass(cls):
+        fresh()
+        cls.m = _import_file(os.path.join(NEXT, "ge_next_rules.py"), "ge_next_rules")
+
+    def test_backend(self):
+        self.assertIs(co.OpBackend("host"), co.OpBackend.HOST)
+        self.assertEqual([(b.name, b.value) for b in co.OpBackend],
+                         [("DEVICE", "device"), ("HOST", "host")])
+        self.assertNotIsInstance(co.OpBackend.HOST, int)
+
+    def test_refusals(self):
+        want = {
+            "backend_not_member": "backend must be an OpBackend member",
+            "backend_positional": "positional",
+            "not_a_function": "register_kernel decorates a function",
+            "not_execute": "register_kernel can only decorate execute",
+            "outside_class": "must be used in a class body",
+            "earlier_undecorated": "an earlier execute implementation is not decorated with "
+                                   "register_kernel",
+            "same_backend_twice": "'host' is declared twice",
+            "static_over_kernel": "register_kernel must be the outermost decorator",
+            "later_undecorated": "every execute implementation must declare a backend",
+            "nothing_supported": "must implement at least one supported method: execute, "
+                                 "compile, declare_launch_args",
+            "compile_not_callable": "compile must be callable",
+        }
+        self.assertEqual(sorted(want), sorted(self.m.CASES))
+        for name, text in want.items():
+            with self.subTest(name):
+                with self.assertRaises(TypeError) as cm:
+                    self.m.CASES[name]()
+                self.assertIn(text, str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            self.m.CASES["same_backend_twice"]()
+        self.assertEqual(str(cm.exception).count("ge_next_rules.py:"), 2, str(cm.exception))
+
+    def test_accepted(self):
+        m = self.m
+        b = m.OkStatic.__ge_op_impl_descriptor__.kernel_bindings
+        self.assertEqual(list(b), [co.OpBackend.HOST])
+        self.assertIsInstance(b[co.OpBackend.HOST].function, staticmethod)
+        self.assertRegex(b[co.OpBackend.HOST].source_location, r"ge_next_rules\.py:\d+$")
+        base = m.OkBase.__ge_op_impl_descriptor__
+        self.assertEqual(base.interfaces, ["eager_execute", "host_cpu_execute"])
+        inh = m.OkInherits.__ge_op_impl_descriptor__
+        self.assertEqual(dict(inh.kernel_bindings), dict(base.kernel_bindings))
+        plain = m.OkPlainBase.__ge_op_impl_descriptor__
+        self.assertEqual(list(plain.kernel_bindings), [co.OpBackend.DEVICE])
+        self.assertEqual(plain.interfaces, ["eager_execute"])
+        with self.assertRaises(TypeError):  # a read-only mapping
+            base.kernel_bindings[co.OpBackend.HOST] = None
+        self.assertFalse(hasattr(m.OkBase, "__ge_pending_custom_op_kernels__"))
+
+
+class DescriptorTest(unittest.TestCase):
+    """__ge_op_impl_descriptor__, __ge_op_proto_descriptor__ and the
+    ge.custom_op.proto look-ups (GE_API_NEXT §H)."""
+
+    def setUp(self):
+        fresh()
+
+    def test_shapes(self):
+        from ge.custom_op import proto
+        from ge.custom_op._ir_types import InputType, OutputType, AttrType
+
+        @co.register_op(op_type="ZOp")
+        def zop(x: TensorDesc, o: Optional[TensorDesc], *, k: List[List[int]] = [[1], [2]],
+                f: float) -> TensorDesc:
+            return x
+
+        @co.register_op(op_type="AOp")
+        def aop(x: TensorDesc) -> List[TensorDesc]:
+            return [x]
+
+        d = zop.__ge_op_proto_descriptor__
+        self.assertEqual(d.descriptor_key, "%s:%s:ZOp" % (zop.__module__, zop.__qualname__))
+        self.assertEqual((d.op_type, d.module_name, d.func_name),
+                         ("ZOp", zop.__module__, zop.__qualname__))
+        self.assertEqual(d.inputs, (proto.OpInput("x", 0, InputType.REQUIRED),
+                                    proto.OpInput("o", 1, InputType.OPTIONAL)))
+        self.assertEqual(d.attrs[0], proto.OpAttr("k", 0, AttrType.LIST_LIST_INT, False,
+                                                  ((1,), (2,))))
+        self.assertEqual(d.attrs[1], proto.OpAttr("f", 1, "VT_FLOAT", True, None))
+        self.assertEqual(d.outputs, (proto.OpOutput("output0", 0, OutputType.REQUIRED),))
+        self.assertIs(d.infer_func, zop)
+        bd = d.to_bridge_dict()
+        self.assertEqual(bd["attrs"][0], {"name": "k", "type": "VT_LIST_LIST_INT",
+                                          "is_required": False, "default": [[1], [2]]})
+        self.assertEqual(bd["inputs"], [{"name": "x", "kind": 0}, {"name": "o", "kind": 1}])
+        self.assertEqual([p.op_type for p in proto.get_registered_op_protos()], ["AOp", "ZOp"])
+        self.assertEqual(proto.get_registered_op_proto_dicts()[0]["op_type"], "AOp")
+        self.assertIs(proto.get_registered_op_proto_by_op_type("ZOp"), d)
+        self.assertIsNone(proto.get_registered_op_proto_by_op_type("Nope"))
+        self.assertIs(proto.get_registered_op_proto_by_descriptor_key(d.descriptor_key), d)
+        self.assertFalse(hasattr(proto, "__all__"))
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            d.op_type = "X"
+
+        @co.register_op_impl(op_type="ZOp")
+        class Impl:
+            def compile(self, x, o, y, *, k, f) -> None:
+                pass
+
+            def execute(self, x, o, *, k, f) -> None:
+                pass
+        i = Impl.__ge_op_impl_descriptor__
+        self.assertEqual(i.to_bridge_dict(), {
+            "descriptor_key": "%s:Impl:ZOp" % Impl.__module__, "op_type": "ZOp",
+            "module_name": Impl.__module__, "class_name": "Impl",
+            "interfaces": ["eager_execute", "compilable"]})
+        self.assertIs(i.cls, Impl)
+        self.assertEqual(co.get_registered_op_impl_dicts(), [i.to_bridge_dict()])
+
+    def test_messages_name_the_place(self):
+        """issue 17 item 15: an int default outside int64 and an op type
+        libpyop refuses name the op, the cause and the plugin's file:line."""
+        here = os.path.basename(__file__)
+        with self.assertRaises(ValueError) as cm:
+            @co.register_op(op_type="Big")
+            def big(x: TensorDesc, *, k: int = -(1 << 63) - 1) -> TensorDesc:
+                return x
+        msg = str(cm.exception)
+        for s in ("'Big'", "attribute 'k'", "does not fit in int64", here + ":"):
+            self.assertIn(s, msg)
+        with self.assertRaises(ValueError) as cm:
+            @co.register_op(op_type="Big")
+            def big2(x: TensorDesc, *, k: List[List[int]] = [[1 << 63]]) -> TensorDesc:
+                return x
+        self.assertIn("does not fit in int64", str(cm.exception))
+        for bad in ("Has Space", "Caf\u00e9"):
+            for deco in (co.register_op, co.register_op_impl):
+                with self.subTest(bad=bad, deco=deco.__name__):
+                    with self.assertRaises(ValueError) as cm:
+                        deco(op_type=bad)
+                    msg = str(cm.exception)
+                    self.assertIn(repr(bad), msg)
+                    self.assertIn("%s:%d" % (here, sys._getframe().f_lineno - 3), msg)
+                    self.assertIn("op types are ASCII", msg)
+
+
+class InferMetaMessagesTest(unittest.TestCase):
+    """infer_meta's result checks with GE's texts (GE_API_NEXT §F)."""
+
+    def infer_of(self, fn, op_type):
+        with _registry.collecting() as coll:
+            co.register_op(op_type=op_type)(fn)
+        return coll.protos[op_type].infer
+
+    def test_messages(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+
+        def one(x: TensorDesc) -> TensorDesc:
+            return 1
+
+        def dyn(x: TensorDesc) -> List[TensorDesc]:
+            return x
+
+        def two(x: TensorDesc) -> Tuple[TensorDesc, List[TensorDesc]]:
+            return self.ret
+
+        cases = [(one, None, "infer_meta output[0] must be TensorDesc, got int"),
+                 (dyn, None, "infer_meta output[0] is dynamic, must return list, got TensorDesc"),
+                 (two, x, "infer_meta must return list/tuple for multiple outputs, got"),
+                 (two, (x,), "infer_meta return count 1 != output count 2"),
+                 (two, (TensorDesc([2], DataType.DT_FLOAT), 3),
+                  "infer_meta output[1] is dynamic, must return list")]
+        for i, (fn, ret, text) in enumerate(cases):
+            with self.subTest(text):
+                self.ret = ret
+                infer = self.infer_of(fn, "Inf%d" % i)
+                with self.assertRaises(TypeError) as cm:
+                    infer(x)
+                self.assertIn(text, str(cm.exception))
+                self.assertIn("'Inf%d'" % i, str(cm.exception))
+
+
+class RegOpTest(unittest.TestCase):
+    """ge.custom_op.host_proto: REG_OP files for pyop list/check/run --proto."""
+
+    def test_read(self):
+        from ge.custom_op import host_proto
+        from pyop._types import AttrType, IoKind
+        with TempDir() as d:
+            path = write(d, "ops.reg_op",
+                         "REG_OP('AddCustom').INPUT('x1').OPTIONAL_INPUT('b')"
+                         ".DYNAMIC_INPUT('xs').OUTPUT('y').DYNAMIC_OUTPUT('ys')"
+                         ".ATTR('alpha', 'Float', 1).ATTR('dt', 'Type', DataType.DT_INT8)"
+                         ".REQUIRED_ATTR('k', 'ListListInt').OP_END_FACTORY_REG('AddCustom')\n"
+                         "REG_OP('Other').INPUT('x').OUTPUT('y')\n")
+            ops = host_proto.read(path)
+            self.assertEqual([o.op_type for o in ops], ["AddCustom", "Other"])
+            info = ops[0].info()
+            self.assertEqual(info["inputs"], [("x1", IoKind.REQUIRED), ("b", IoKind.OPTIONAL),
+                                              ("xs", IoKind.DYNAMIC)])
+            self.assertEqual(info["outputs"], [("y", IoKind.REQUIRED), ("ys", IoKind.DYNAMIC)])
+            self.assertEqual(info["attrs"], [("alpha", AttrType.FLOAT, False, 1.0),
+                                             ("dt", AttrType.DTYPE, False, pyop.DataType.int8),
+                                             ("k", AttrType.LIST_LIST_INT, True, None)])
+            bad = write(d, "bad.reg_op", "REG_OP('B').INPUT('x').ATTR('n', 'NamedAttrs', 0)\n")
+            with self.assertRaises(ValueError) as cm:
+                host_proto.read(bad)
+            self.assertIn("unsupported custom op runtime attr type: 'NamedAttrs'", str(cm.exception))
+            twice = write(d, "twice.reg_op", "REG_OP('T').INPUT('x')\nREG_OP('T').INPUT('x')\n")
+            with self.assertRaisesRegex(ValueError, "declared twice"):
+                host_proto.read(twice)
+            with self.assertRaisesRegex(ValueError, "op types are ASCII"):
+                host_proto.REG_OP("Has Space")
+
+
+class ReadOnlyViewTest(unittest.TestCase):
+    def test_compile_views(self):
+        from ge.runtime import _Scope
+        s = _Scope("op 'X': a compile-time Tensor", ro=True)
+        t = Tensor._make(s, 0, 0, [2, 3], DataType.DT_FLOAT, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        for fn in (lambda: t.storage_shape.set_dim(0, 1), lambda: t.origin_shape.append_dim(1),
+                   lambda: t.storage_shape.set_scalar(), lambda: t.format.set_storage_format(0),
+                   lambda: t.shape.set_storage_shape(t.storage_shape),
+                   lambda: t.expand_dims_type.set_expand_index(0),
+                   lambda: t.format.expand_dims_type.set_expand_index(1)):
+            with self.assertRaisesRegex(RuntimeError, "borrowed object is read-only"):
+                fn()
+        self.assertEqual(t.storage_shape.dims, [2, 3])
+        s.valid = False
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
+            t.storage_shape
 
 
 class SiblingImportTest(unittest.TestCase):

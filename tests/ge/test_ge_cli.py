@@ -135,6 +135,29 @@ class CliTest(unittest.TestCase):
             with self.subTest(args[0]):
                 self.assertIn(want, self.ok("run", *args))
 
+    def test_newest_api(self):
+        """GE's newest API (tests/ge/next, GE_API_NEXT §K) through pyop list/run."""
+        nxt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "next",
+                           "ge_next_ops.py")
+        out = self.ok("list", opp=nxt)
+        for op in ("GeNextBoth", "GeNextDeviceOnly", "GeNextCompiled", "GeNextLegacy",
+                   "GeNextNoAlloc", "GeNextReturns", "GeNextHostRef"):
+            self.assertIn(op, out)
+        self.assertIn("output0: float32[2] = [11, 22]",  # the HOST kernel (x + y)
+                      self.ok("run", "GeNextBoth", "--input", "x=float32[2]:1,2", "--input",
+                              "y=float32[2]:10,20", opp=nxt))
+        self.assertIn("output0: float32[2] = [3, 6]",
+                      self.ok("run", "GeNextDeviceOnly", "--input", "x=float32[2]:1,2",
+                              "--attr", "k=3", opp=nxt))
+        self.assertIn("output0: float32[2] = [1.5, 2.5]",
+                      self.ok("run", "GeNextLegacy", "--input", "x=float32[2]:1,2", opp=nxt))
+        out = self.fails("run", "GeNextNoAlloc", "--input", "x=float32[2]:1,2", "--input",
+                         "y=float32[2]:1,2", opp=nxt)
+        self.assertIn('execute of "GeNextNoAlloc"', out)
+        self.assertIn('returned without producing output 0 "output0"', out)
+        out = self.fails("run", "GeNextReturns", "--input", "x=float32[2]:1,2", opp=nxt)
+        self.assertIn("TypeError: execute must return None", out)
+
     def test_npu_boundary(self):
         out = self.fails("run", "GeNpuOnly", "--input", "x=float32[2]:1,2", "--input",
                          "y=float32[2]:3,4")
@@ -151,8 +174,20 @@ class CliTest(unittest.TestCase):
         self.assertIn("TypeError: register_op op_type 'GeBadDefault' failed: attribute 'alpha'",
                       out)
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_signature.py"))
-        self.assertIn("TypeError: register_op_impl op_type 'GeBadSignature'", out)
-        self.assertIn("expected keyword-only attribute 'a'", out)
+        self.assertIn("TypeError: invalid execute signature for op type GeBadSignature", out)
+        self.assertIn("expected attr name 'a'", out)
+        self.assertIn("actual attr name 'b'", out)
+        self.assertIn("ge_bad_signature.py:15", out)
+        # issue 17 item 15: the op, the attribute, the cause and file:line
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_int_default.py"))
+        for s in ("ValueError: register_op op_type 'GeBadIntDefault' failed: attribute 'k'",
+                  "18446744073709551616 does not fit in int64", "ge_bad_int_default.py:8"):
+            self.assertIn(s, out)
+        self.assertNotIn("OverflowError", out)
+        out = self.fails("list", opp=os.path.join(BAD, "ge_bad_op_type.py"))
+        for s in ("ValueError: register_op: op_type 'Ge Bad Type'", "ge_bad_op_type.py:8",
+                  "op types are ASCII"):
+            self.assertIn(s, out)
 
     def test_doctor(self):
         out = self.ok("doctor")

@@ -538,15 +538,68 @@ static void test_impl_binding(void **state) {
   pyop__txn *t;
   assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
   assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
-  assert_int_equal(pyop__txn_commit(t), PYOP_EDESCRIPTOR);
-  assert_msg_has("implementation of Lonely (plugin_a.py:30) has no prototype");
+  /* No prototype anywhere: the load succeeds, the impl waits (issue 21). */
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
   assert_int_equal(pyop__registry_count(), 0);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Lonely", &info), PYOP_ENOENT);
+  assert_msg_has("op \"Lonely\": its implementation (plugin_a.py:30) is loaded but has no "
+                 "prototype: register one with pyop_register_host_prototype");
+  pyop__entry *ent = NULL;
+  assert_int_equal(pyop__registry_acquire_instance("Lonely", &ent), PYOP_ENOENT);
+  assert_msg_has("has no prototype");
+  /* The same impl again waits once; another definition conflicts. */
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  desc other;
+  desc_init(&other, "Lonely", "plugin_b.py");
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &other.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_ECONFLICT);
+  assert_msg_has("waiting for a prototype");
+  /* The host registers the prototype (after the load): the impl binds. */
+  install_hooks(NULL);
+  pyop_io_info hin[2] = {{"x", PYOP_IO_REQUIRED}, {"y", PYOP_IO_OPTIONAL}};
+  pyop_io_info hout[1] = {{"z", PYOP_IO_REQUIRED}};
+  pyop_attr_info hat[1] = {{"alpha", PYOP_ATTR_FLOAT, false,
+                            {.type = PYOP_ATTR_FLOAT, .u.f = 2.0}}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "Lonely", NULL, NULL, NULL, NULL, hin, 2,
+                     hout, 1, hat, 1, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(hk.registered, 1); /* the bound entry is the load's */
+  assert_int_equal(pyop_op_get("Lonely", &info), PYOP_OK);
+  assert_string_equal(info->impl_source, "plugin_a.py:30");
+  assert_string_equal(info->proto_source, "<host>");
+  assert_int_equal(info->capabilities, PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+  /* The loader service of bridge ABI 1.2 finds it; an unknown op quietly not. */
+  const pyop_op_info *found = NULL;
+  assert_int_equal(pyop__registry_find_proto(S("Lonely"), &found), PYOP_OK);
+  assert_string_equal(found->inputs[1].name, "y");
+  pyop__registry_release_proto(found);
+  assert_int_equal(pyop__registry_find_proto(S("Nobody"), &found), PYOP_ENOENT);
+  assert_null(found);
+  /* Unload: the host prototype stays, without the impl. */
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(hk.unregistered, 1);
+  assert_int_equal(pyop_op_get("Lonely", &info), PYOP_OK);
+  assert_null(info->impl_key);
+  pyop_op_info_release(info);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  /* A waiting impl is dropped by an unload. */
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop_op_get("Lonely", &info), PYOP_ENOENT);
+  assert_msg_has("no operator \"Lonely\" is registered");
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
   /* Impl first, prototype later in the same transaction. */
   assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
   assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
   assert_int_equal(pyop__txn_add_proto(t, &d.p), PYOP_OK);
   assert_int_equal(pyop__txn_commit(t), PYOP_OK);
-  const pyop_op_info *info;
   assert_int_equal(pyop_op_get("Lonely", &info), PYOP_OK);
   assert_string_equal(info->impl_key, "pyop:Lonely.impl");
   pyop_op_info_release(info);
@@ -585,12 +638,18 @@ static void test_all_or_nothing(void **state) {
   char *after = list_str();
   assert_string_equal(before, after);
   free(after);
-  /* A commit that fails (B1 has no prototype) publishes nothing either. */
+  /* A commit that fails (B1's impl conflicts with another one waiting for
+   * a prototype) publishes nothing either. */
+  desc b0;
+  desc_init(&b0, "B1", "z.py");
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &b0.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
   assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
   assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
   assert_int_equal(pyop__txn_add_impl(t, &a.i), PYOP_OK);
   assert_int_equal(pyop__txn_add_impl(t, &b.i), PYOP_OK);
-  assert_int_equal(pyop__txn_commit(t), PYOP_EDESCRIPTOR);
+  assert_int_equal(pyop__txn_commit(t), PYOP_ECONFLICT);
   after = list_str();
   assert_string_equal(before, after);
   free(after);

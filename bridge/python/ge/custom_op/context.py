@@ -17,78 +17,133 @@ from ..graph.types import DataType
 from ..runtime import (_Scope, ExpandDimsType, StorageFormat, StorageShape, Tensor,
                        TensorPlacement)
 
-__all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "EagerOpExecutionContext",
-           "RuntimeAttrs", "AnnotatedArgsContext", "AnnotatedKernelArgs",
-           "AnnotatedKernelLaunchInfo", "WorkspaceAddr"]
+__all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "get_compile_ctx",
+           "get_compile_platform_info", "EagerOpExecutionContext", "HostCpuOpExecutionContext",
+           "OpCompileContext", "CompilePlatformInfo", "InferMetaContext", "RuntimeAttrs",
+           "AnnotatedArgsContext", "AnnotatedKernelArgs", "AnnotatedKernelLaunchInfo",
+           "WorkspaceAddr", "set_compile_options"]
 
-_tls = threading.local()
-_EXEC, _DECLARE = 1, 2
+_EXEC, _DECLARE, _COMPILE = 1, 2, 3
 
 
-def _stack():
-    s = getattr(_tls, "stack", None)
-    if s is None:
-        s = _tls.stack = []
-    return s
+# The call running on this thread: None, or an object with kind, ctx (None
+# until made), op and lazy. A _Call for compile, declare_launch_args and
+# the general execute paths; for the common schema-bound execute the call's
+# scope itself (registry._make_execute: a per-op _CallScope subclass whose
+# class attributes give kind, op, Ctx and ir), whose context is made on the
+# first get_execute_ctx() (Ctx._make(scope, op, ir, args, kw)), so a kernel
+# that never asks for it costs no context object. A thread-local, not a
+# ContextVar as in GE: setting a ContextVar costs a new context mapping per
+# call (a fifth of a GE no-op's instructions; a threading.local costs as
+# much), and GE's observable rules hold the same (the binding is per thread,
+# nested calls restore the outer one, a context copied inside raises once
+# the call has ended). _calls maps a thread's ident to its current call.
+_calls = {}
+_ident = threading.get_ident
+
+
+class _Call:
+    __slots__ = ("kind", "ctx", "op")
+    lazy = False
+
+    def __init__(self, kind, ctx, op):
+        self.kind, self.ctx, self.op = kind, ctx, op
+
+
+class _CallScope(_Scope):
+    """The scope of a schema-bound execute, which is also its call record."""
+    __slots__ = ("ctx", "args", "kw")
+    lazy = True
+
+
+def enter(call):
+    """Makes call this thread's current one; returns (ident, previous) for
+    leave."""
+    tid = _ident()
+    prev = _calls.get(tid)
+    _calls[tid] = call
+    return tid, prev
+
+
+def leave(token):
+    tid, prev = token
+    if prev is None:
+        del _calls[tid]
+    else:
+        _calls[tid] = prev
 
 
 class binding:
     """Binds ctx (or None: a legacy call) for get_*_ctx() during a call; a
     nested call restores the outer binding."""
 
-    __slots__ = ("entry",)
+    __slots__ = ("call", "prev")
 
     def __init__(self, kind, ctx, op_type=None):
-        self.entry = (kind, ctx, op_type)
+        self.call = _Call(kind, ctx, op_type)
 
     def __enter__(self):
-        _stack().append(self.entry)
+        self.prev = enter(self.call)
 
     def __exit__(self, *exc):
-        s = _stack()
-        s.pop()
-        if not s:
-            del _tls.stack
+        leave(self.prev)
         return False
 
 
 def current_op():
     """The op type of the innermost GE call on this thread, or None."""
-    s = getattr(_tls, "stack", None)
-    return s[-1][2] if s else None
+    c = _calls.get(_ident())
+    return c.op if c is not None else None
 
 
-def _bound(kind, fname):
-    s = getattr(_tls, "stack", None)
-    if s and s[-1][0] == kind and s[-1][1] is not None:
-        return s[-1][1]
-    raise RuntimeError("%s(): no schema-bound %s call is running on this thread (the "
-                       "context exists only during the call; a legacy execute(self, ctx) "
-                       "gets it as its argument)"
-                       % (fname, "execute" if kind == _EXEC else "declare_launch_args"))
+_OUTSIDE = {
+    _EXEC: "get_execute_ctx() is only available inside schema-bound execute",
+    _COMPILE: "get_compile_ctx() is only available inside schema-bound compile",
+    _DECLARE: "get_declare_launch_args_ctx() is only available inside declare_launch_args",
+}
+
+
+def _bound(kind):
+    c = _calls.get(_ident())
+    if c is not None and c.kind == kind:
+        x = c.ctx
+        if x is None and c.lazy:
+            x = c.ctx = c.Ctx._make(c, c.op, c.ir, c.args, c.kw)
+        if x is not None:
+            return x
+    raise RuntimeError("%s (a legacy execute(self, ctx) gets its context as the argument; "
+                       "the context exists only during the call)" % _OUTSIDE[kind])
 
 
 def get_execute_ctx():
-    """The EagerOpExecutionContext of the schema-bound execute running on
-    this thread; RuntimeError elsewhere."""
-    return _bound(_EXEC, "get_execute_ctx")
+    """The EagerOpExecutionContext (DEVICE kernel) or HostCpuOpExecutionContext
+    (HOST kernel) of the schema-bound execute running in this context;
+    RuntimeError elsewhere."""
+    return _bound(_EXEC)
 
 
 def get_declare_launch_args_ctx():
-    """The AnnotatedArgsContext of the declare_launch_args running on this
-    thread; RuntimeError elsewhere."""
-    return _bound(_DECLARE, "get_declare_launch_args_ctx")
+    """The AnnotatedArgsContext of the declare_launch_args running here;
+    RuntimeError elsewhere."""
+    return _bound(_DECLARE)
+
+
+def get_compile_ctx():
+    """The OpCompileContext of the schema-bound compile running here;
+    RuntimeError elsewhere."""
+    return _bound(_COMPILE)
+
+
+def get_compile_platform_info():
+    """get_compile_ctx()._get_platform_info(): a new CompilePlatformInfo,
+    whose every query is refused on a host (no Ascend SoC)."""
+    return get_compile_ctx()._get_platform_info()
 
 
 def wrap_tensor(scope, t, placement=TensorPlacement.ON_HOST):
     """A ge.runtime.Tensor for a pyop Tensor (execute) or TensorDesc
-    (declare_launch_args: addr 0)."""
-    if isinstance(t, pyop.TensorDesc):
-        return Tensor._make(scope, 0, 0, t.shape, _convert.dtype_from_pyop(t.dtype),
-                            _convert.format_from_pyop(t.format), placement)
-    return Tensor._make(scope, t.data_ptr, t.nbytes, t.shape,
-                        _convert.dtype_from_pyop(t.dtype), _convert.format_from_pyop(t.format),
-                        placement)
+    (compile / declare_launch_args: addr 0), read on first use."""
+    return Tensor._lazy(scope, t)
 
 
 def _nonneg(v, what):
@@ -115,12 +170,17 @@ class RuntimeAttrs:
         r._s, r._ir, r._v, r._op = scope, ir_attrs, values, op_type
         return r
 
+    def _live(self):
+        if not self._s.valid:
+            raise RuntimeError("Borrowed runtime attrs have expired (op %r: RuntimeAttrs are "
+                               "valid only during the call)" % self._op)
+
     def get_attr_num(self):
-        self._s.check()
+        self._live()
         return len(self._ir)
 
     def _get(self, index, ir, getter):
-        self._s.check()
+        self._live()
         index = _nonneg(index, "index")
         if index >= len(self._ir):
             raise RuntimeError("op %r: %s(%d): no attribute at that index (the op has %d)"
@@ -170,78 +230,114 @@ class RuntimeAttrs:
         return self._get(index, "VT_LIST_LIST_INT", "get_list_list_int")
 
 
-class EagerOpExecutionContext:
-    """The execute context (host-only): inputs are host tensors, outputs and
-    workspaces are host memory allocated through libpyop's host."""
+def _attr_values(ir, kw, scope):
+    """The attribute values by IR index, as GE delivers them (defaults
+    applied: libpyop gives every attribute)."""
+    from .proto import attr_from_pyop
+    vals = []
+    for n, t, d, has in ir.attrs:
+        v = kw[n] if n in kw else d
+        if t == "VT_TENSOR":
+            vals.append(wrap_tensor(scope, v) if v is not None else None)
+        else:
+            vals.append(attr_from_pyop(t, v))
+    return vals
 
-    __slots__ = ("_s", "_p", "_op", "_ir", "_slots", "_flat", "_vals", "_outs", "_ws",
-                 "_counts", "_next")
+
+class _ExecBase:
+    """What both execute contexts share: the bridge-only input readers
+    (_get_*), output allocation through libpyop's host, validity."""
+
+    __slots__ = ("_s", "_p", "_op", "_ir", "_args", "_kw", "_slots", "_flat", "_vals",
+                 "_outs", "_ws", "_counts", "_next")
+    _EXPIRED = "Borrowed native object has expired"
+    _HOST = False
 
     def __init__(self, *a, **k):
-        raise TypeError("EagerOpExecutionContext objects are made by the runtime only")
+        raise TypeError("%s objects are made by the runtime only" % type(self).__name__)
 
     @classmethod
-    def _make(cls, pyop_ctx, op_type, ir, inputs, attr_values):
-        """inputs: pyop's positional execute arguments in IR order."""
+    def _make(cls, scope, op_type, ir, inputs, kw, attr_values=None):
+        """inputs: pyop's positional execute arguments in IR order; kw: the
+        attribute values by name. Everything else is read on first use."""
         c = object.__new__(cls)
-        c._s = _Scope("op %r: the execute context (or a Tensor or view from it)" % op_type)
-        c._p = pyop_ctx
+        c._s = scope
+        c._p = None
         c._op = op_type
         c._ir = ir
-        slots, flat = [], []
-        for (name, kind), a in zip(ir.inputs, inputs):
-            if kind == 2:
-                ts = [wrap_tensor(c._s, x) for x in a]
-            elif a is None:
-                ts = []
-            else:
-                ts = [wrap_tensor(c._s, a)]
-            slots.append(ts)
-            flat.extend(ts)
-        c._slots = slots
-        c._flat = flat
+        c._args = inputs
+        c._kw = kw
+        c._slots = None
+        c._flat = None
         c._vals = attr_values
+        c._outs = None
+        c._ws = None
         c._counts = None
-        c._next = {}
-        c._outs = {}
-        c._ws = []
+        c._next = None
         return c
 
     def _close(self):
         self._s.valid = False
-        self._p = None
-        self._ws = None
-        self._outs = None
-        self._slots = self._flat = None
+        for t in self._flat or ():
+            t._pt = None
+        self._p = self._ws = self._outs = self._slots = self._flat = None
+        self._args = self._kw = None
 
     def _check(self):
-        self._s.check()
+        if not self._s.valid:
+            raise RuntimeError("%s (op %r: the execute context is valid only during the call)"
+                               % (self._EXPIRED, self._op))
 
-    # ------------------------------------------------------------ inputs
-    def get_input_num(self):
+    def _pyop(self):
+        p = self._p
+        if p is None:
+            p = self._p = pyop.get_execute_ctx()
+        return p
+
+    def _in(self):
+        """(slots, flat) of the inputs, made on first use."""
+        if self._slots is None:
+            slots, flat = [], []
+            for (name, kind), a in zip(self._ir.inputs, self._args):
+                if kind == 2:  # a list (one tensor alone when the bridge knew no kinds)
+                    seq = a if isinstance(a, list) else ([] if a is None else [a])
+                    ts = [Tensor._lazy(self._s, x) for x in seq]
+                elif a is None:
+                    ts = []
+                else:
+                    ts = [Tensor._lazy(self._s, a)]
+                slots.append(ts)
+                flat.extend(ts)
+            self._slots, self._flat = slots, flat
+        return self._slots, self._flat
+
+    # ------------------------------------------------ inputs (bridge-only)
+    def _get_input_num(self):
         self._check()
-        return len(self._flat)
+        return len(self._in()[1])
 
-    def get_input_tensor(self, index):
+    def _get_input_tensor(self, index):
         self._check()
         index = _nonneg(index, "index")
-        if index >= len(self._flat):
+        flat = self._in()[1]
+        if index >= len(flat):
             raise RuntimeError("op %r: get_input_tensor(%d): no such input (%d connected)"
-                               % (self._op, index, len(self._flat)))
-        return self._flat[index]
+                               % (self._op, index, len(flat)))
+        return flat[index]
 
     def _slot(self, ir_index, fname):
         ir_index = _nonneg(ir_index, "ir_index")
-        if ir_index >= len(self._slots):
+        slots = self._in()[0]
+        if ir_index >= len(slots):
             raise RuntimeError("op %r: %s(%d): the op has %d IR inputs"
-                               % (self._op, fname, ir_index, len(self._slots)))
-        return ir_index, self._slots[ir_index]
+                               % (self._op, fname, ir_index, len(slots)))
+        return ir_index, slots[ir_index]
 
-    def get_dynamic_input_num(self, ir_index):
+    def _get_dynamic_input_num(self, ir_index):
         self._check()
         return len(self._slot(ir_index, "get_dynamic_input_num")[1])
 
-    def get_required_input_tensor(self, ir_index):
+    def _get_required_input_tensor(self, ir_index):
         self._check()
         i, s = self._slot(ir_index, "get_required_input_tensor")
         if len(s) != 1 or self._ir.inputs[i][1] == 2:
@@ -249,7 +345,7 @@ class EagerOpExecutionContext:
                                "connected required input" % (self._op, i, self._ir.inputs[i][0]))
         return s[0]
 
-    def get_optional_input_tensor(self, ir_index):
+    def _get_optional_input_tensor(self, ir_index):
         self._check()
         i, s = self._slot(ir_index, "get_optional_input_tensor")
         if self._ir.inputs[i][1] == 2:
@@ -257,7 +353,7 @@ class EagerOpExecutionContext:
                                % (self._op, i, self._ir.inputs[i][0]))
         return s[0] if s else None
 
-    def get_dynamic_input_tensor(self, ir_index, relative_index):
+    def _get_dynamic_input_tensor(self, ir_index, relative_index):
         self._check()
         i, s = self._slot(ir_index, "get_dynamic_input_tensor")
         relative_index = _nonneg(relative_index, "relative_index")
@@ -267,9 +363,14 @@ class EagerOpExecutionContext:
                                               self._ir.inputs[i][0], len(s)))
         return s[relative_index]
 
-    def get_attrs(self):
+    def _get_attrs(self):
         self._check()
+        if self._vals is None:
+            self._vals = _attr_values(self._ir, self._kw, self._s)
         return RuntimeAttrs._make(self._s, self._ir.attrs, self._vals, self._op)
+
+    def _invalidate(self):
+        self._close()
 
     # ----------------------------------------------------------- outputs
     def _out_slot(self, index, fname):
@@ -308,20 +409,38 @@ class EagerOpExecutionContext:
         from ..runtime import TensorDesc
 
         def desc(t):
+            t._m()
             return TensorDesc(list(t._t), t._dt)
 
         args = []
-        for (name, kind), ts in zip(self._ir.inputs, self._slots):
+        for (name, kind), ts in zip(self._ir.inputs, self._in()[0]):
             args.append([desc(t) for t in ts] if kind == 2 else (desc(ts[0]) if ts else None))
+        if self._vals is None:
+            self._vals = _attr_values(self._ir, self._kw, self._s)
         kw = {a[0]: v for a, v in zip(self._ir.attrs, self._vals)}
         r = fn(*args, **kw)
         outs = self._ir.outputs
         r = (r,) if len(outs) == 1 else tuple(r)
         return [len(x) if k == 1 else 1 for (_, k), x in zip(outs, r)]
 
+    def _fail(self, what, e):
+        """The error of a failed output call: GE's RuntimeError text for a
+        HOST context, libpyop's message either way."""
+        if self._HOST:
+            return RuntimeError("%s: %s" % (what, e))
+        return RuntimeError(str(e))
+
     def malloc_output_tensor(self, index, shape, format, dtype):
         """Host memory for output `index` (flattened): storage shape x dtype."""
         self._check()
+        try:
+            return self._malloc(index, shape, format, dtype)
+        except RuntimeError as e:
+            if self._HOST:
+                raise RuntimeError("Failed to malloc host output tensor: %s" % e) from e
+            raise
+
+    def _malloc(self, index, shape, format, dtype):
         index = _nonneg(index, "index")
         if not isinstance(shape, StorageShape):
             raise RuntimeError("Unable to cast Python instance of type %s to C++ type "
@@ -332,9 +451,14 @@ class EagerOpExecutionContext:
         slot, inst = self._out_slot(index, "malloc_output_tensor")
         name, kind = (self._ir.outputs[slot] if self._ir.outputs is not None
                       else ("output%d" % slot, 0))
+        if self._HOST and slot in getattr(self._ir, "alias", {}):
+            raise RuntimeError("op %r: malloc_output_tensor(%d): output %r is a ref output "
+                               "(its IR name is an input's); use make_output_ref_input"
+                               % (self._op, index, name))
         if kind == 1:
             name = "%s%d" % (name, inst)  # GE's instance name
-            want = self._next.get(slot, 0)
+            nxt = self._next or {}
+            want = nxt.get(slot, 0)
             if inst != want:
                 raise RuntimeError("op %r: malloc_output_tensor(%d): instance %r of a dynamic "
                                    "output allocated before instance %d; libpyop allocates a "
@@ -347,17 +471,21 @@ class EagerOpExecutionContext:
         pfmt = _convert.format_to_pyop(sfmt, what + " storage format")
         dims = list(shape._t)
         try:
-            t = self._p.malloc_output_tensor(slot, tuple(dims), pdt, pfmt)
+            t = self._pyop().malloc_output_tensor(slot, tuple(dims), pdt, pfmt)
         except (ValueError, IndexError, OverflowError, TypeError, RuntimeError) as e:
             raise RuntimeError("%s: allocation of %s[%s] failed: %s"
                                % (what, gdt.name, ",".join(map(str, dims)), e)) from e
         if kind == 1:
+            if self._next is None:
+                self._next = {}
             self._next[slot] = inst + 1
         out = Tensor._make(self._s, t.data_ptr, t.nbytes, dims, gdt, sfmt,
                            TensorPlacement.ON_HOST)
         out._o[:] = shape._o
         out._f[0] = format._f[0]
         out._e[:] = format._e
+        if self._outs is None:
+            self._outs = {}
         self._outs[index] = out
         return out
 
@@ -365,11 +493,20 @@ class EagerOpExecutionContext:
         """Output `output_index` is input `input_index`'s buffer (same addr);
         the output must be bound to that input by mutates_args."""
         self._check()
+        try:
+            return self._ref(output_index, input_index)
+        except RuntimeError as e:
+            if self._HOST:
+                raise RuntimeError("Failed to make host output reference input: %s" % e) from e
+            raise
+
+    def _ref(self, output_index, input_index):
         output_index = _nonneg(output_index, "output_index")
         input_index = _nonneg(input_index, "input_index")
         slot, _ = self._out_slot(output_index, "make_output_ref_input")
+        slots, flat_in = self._in()
         in_slot, flat = None, 0
-        for k, ts in enumerate(self._slots):
+        for k, ts in enumerate(slots):
             if input_index < flat + len(ts):
                 in_slot = k
                 break
@@ -382,7 +519,7 @@ class EagerOpExecutionContext:
                                "to input %r by mutates_args" % (
                                    self._op, output_index, input_index,
                                    self._ir.outputs[slot][0], self._ir.inputs[in_slot][0]))
-        bind = getattr(self._p, "make_output_ref_input", None)
+        bind = getattr(self._pyop(), "make_output_ref_input", None)
         if bind is None:
             raise RuntimeError("op %r: make_output_ref_input(%d, %d): output aliases of inputs "
                                "are not supported by this libpyop"
@@ -396,38 +533,217 @@ class EagerOpExecutionContext:
                                   "output%d" % slot if self._ir.outputs is None
                                   else self._ir.outputs[slot][0],
                                   self._ir.inputs[in_slot][0], e)) from e
-        src = self._flat[input_index]
+        src = flat_in[input_index]._m()
         out = Tensor._make(self._s, t.data_ptr, t.nbytes, src._t, src._dt, src._f[1],
                            TensorPlacement.ON_HOST)
+        if self._outs is None:
+            self._outs = {}
         self._outs[output_index] = out
         return out
 
     def get_output_tensor(self, index):
         self._check()
         index = _nonneg(index, "index")
-        t = self._outs.get(index)
+        t = self._outs.get(index) if self._outs is not None else None
         if t is None:
-            raise RuntimeError("op %r: get_output_tensor(%d): output not allocated (use "
-                               "malloc_output_tensor or make_output_ref_input first)"
-                               % (self._op, index))
+            msg = ("op %r: get_output_tensor(%d): output not allocated (use "
+                   "malloc_output_tensor or make_output_ref_input first)" % (self._op, index))
+            if self._HOST:
+                msg = "Failed to get host output tensor: " + msg
+            raise RuntimeError(msg)
         return t
+
+
+class EagerOpExecutionContext(_ExecBase):
+    """The execute context of a DEVICE kernel, run on the host: inputs are
+    host tensors, outputs and workspaces host memory allocated through
+    libpyop's host. GE master's public input getters are kept beside the
+    bridge-only _get_* names of newer GE, so old and new plugins both run."""
+
+    __slots__ = ()
+
+    get_input_num = _ExecBase._get_input_num
+    get_input_tensor = _ExecBase._get_input_tensor
+    get_dynamic_input_num = _ExecBase._get_dynamic_input_num
+    get_required_input_tensor = _ExecBase._get_required_input_tensor
+    get_optional_input_tensor = _ExecBase._get_optional_input_tensor
+    get_dynamic_input_tensor = _ExecBase._get_dynamic_input_tensor
+    get_attrs = _ExecBase._get_attrs
 
     def malloc_workspace(self, size):
         """The address of `size` bytes of host scratch memory for this call."""
         self._check()
         size = _nonneg(size, "size")
         try:
-            t = self._p.malloc_workspace(size)
+            t = self._pyop().malloc_workspace(size)
         except (ValueError, OverflowError, RuntimeError) as e:
             raise RuntimeError("op %r: malloc_workspace(%d) failed: %s"
                                % (self._op, size, e)) from e
+        if self._ws is None:
+            self._ws = []
         self._ws.append(t)
         return t.data_ptr
 
     def get_stream(self):
         """The host's stream value (0 when the host gives none)."""
         self._check()
-        return int(self._p.stream or 0)
+        return int(self._pyop().stream or 0)
+
+
+class HostCpuOpExecutionContext(_ExecBase):
+    """The execute context of a HOST kernel (GE's host_cpu_execute): host
+    memory; public malloc_output_tensor, make_output_ref_input and
+    get_output_tensor only (no stream, no workspace: AttributeError, as in
+    GE); failures are RuntimeErrors with GE's texts."""
+
+    __slots__ = ()
+    _EXPIRED = "Borrowed host native object has expired"
+    _HOST = True
+
+
+class InferMetaContext:
+    """GE's bridge-only infer-meta context (exported by GE develop for
+    import compatibility). Plugins never get one: their register_op function
+    is called with TensorDesc arguments."""
+
+    __slots__ = ()
+
+    def __init__(self, *a, **k):
+        raise TypeError("InferMetaContext objects are made by the runtime only")
+
+
+_compile_options = {}
+
+
+def set_compile_options(options):
+    """Sets the options OpCompileContext.get_option sees (a dict of str to
+    str; libpyop's host gives none by default). For Python hosts and tests."""
+    if not isinstance(options, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
+        raise TypeError("set_compile_options takes a dict of str to str")
+    _compile_options.clear()
+    _compile_options.update(options)
+
+
+def _str_arg(v, what):
+    if not isinstance(v, str):
+        raise TypeError("%s must be a string" % what)
+    if not v:
+        raise ValueError("%s must not be empty" % what)
+    return v
+
+
+class OpCompileContext:
+    """The compile context (GE 6e38964b+): get_option(key) and the
+    bridge-only readers. Compile tensors are read-only descriptions (addr 0)."""
+
+    __slots__ = ("_s", "_op", "_ins", "_outs", "_vals", "_ir")
+
+    def __init__(self, *a, **k):
+        raise TypeError("OpCompileContext objects are made by the runtime only")
+
+    @classmethod
+    def _make(cls, scope, op_type, ir, ins, outs, vals):
+        c = object.__new__(cls)
+        c._s, c._op, c._ir, c._ins, c._outs, c._vals = scope, op_type, ir, ins, outs, vals
+        return c
+
+    def _check(self):
+        if not self._s.valid:
+            raise RuntimeError("Borrowed native object has expired (op %r: the compile context "
+                               "is valid only during compile)" % self._op)
+
+    def get_option(self, option_key):
+        """The compile option's value (a copy); KeyError for an option the
+        host does not give."""
+        self._check()
+        _str_arg(option_key, "option_key")
+        try:
+            return str(_compile_options[option_key])
+        except KeyError:
+            raise KeyError(option_key) from None
+
+    def _get_platform_info(self):
+        self._check()
+        p = object.__new__(CompilePlatformInfo)
+        p._c = self
+        return p
+
+    def _get_required_input_tensor(self, ir_index):
+        self._check()
+        return self._ins[ir_index]
+
+    def _get_optional_input_tensor(self, ir_index):
+        self._check()
+        return self._ins[ir_index]
+
+    def _get_dynamic_input_num(self, ir_index):
+        self._check()
+        return len(self._ins[ir_index])
+
+    def _get_dynamic_input_tensor(self, ir_index, relative_index):
+        self._check()
+        return self._ins[ir_index][relative_index]
+
+    def _get_required_output_tensor(self, ir_index):
+        self._check()
+        return self._outs[ir_index]
+
+    def _get_dynamic_output_num(self, ir_index):
+        self._check()
+        return len(self._outs[ir_index])
+
+    def _get_dynamic_output_tensor(self, ir_index, relative_index):
+        self._check()
+        return self._outs[ir_index][relative_index]
+
+    def _get_attrs(self):
+        self._check()
+        return RuntimeAttrs._make(self._s, self._ir.attrs, self._vals, self._op)
+
+    def _invalidate(self):
+        self._s.valid = False
+
+
+class CompilePlatformInfo:
+    """GE's target-SoC description. A host-only libpyop has no Ascend SoC:
+    every query raises NotImplementedError naming the method and the op
+    (nothing is invented)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, *a, **k):
+        raise TypeError("CompilePlatformInfo objects come from get_compile_platform_info()")
+
+    def _refuse(self, method):
+        self._c._check()
+        raise NotImplementedError(
+            "CompilePlatformInfo.%s (op %r): no Ascend SoC platform on a host-only build; "
+            "libpyop runs GE plugins on the host, and a kernel compiled for an NPU needs one "
+            "(docs/ge-plugins.md)" % (method, self._c._op))
+
+    def get_platform_resource(self, group, key):
+        self._c._check()
+        _str_arg(group, "group")
+        _str_arg(key, "key")
+        self._refuse("get_platform_resource")
+
+    def get_platform_resource_group(self, group):
+        self._c._check()
+        _str_arg(group, "group")
+        self._refuse("get_platform_resource_group")
+
+    def get_core_num(self, core_type=None):
+        self._c._check()
+        if core_type is not None:
+            _str_arg(core_type, "core_type")
+        self._refuse("get_core_num")
+
+    def get_soc_version(self):
+        self._refuse("get_soc_version")
+
+    def get_ai_core_num(self):
+        self._refuse("get_ai_core_num")
 
 
 # ------------------------------------------------------- annotated args
@@ -440,14 +756,19 @@ class WorkspaceAddr:
     def __init__(self, *a, **k):
         raise TypeError("WorkspaceAddr objects come from AnnotatedArgsContext.malloc_workspace()")
 
+    def _live(self):
+        if not self._s.valid:
+            raise RuntimeError("Borrowed native object has expired (a WorkspaceAddr is valid "
+                               "only during declare_launch_args)")
+
     @property
     def index(self):
-        self._s.check()
+        self._live()
         return self._i
 
     @property
     def addr(self):
-        self._s.check()
+        self._live()
         return self._a
 
     def __repr__(self):
@@ -479,7 +800,7 @@ class AnnotatedKernelLaunchInfo:
         if len(kernel_bin) == 0:
             raise ValueError("kernel_bin must not be empty")
         if block_dim == 0:
-            raise ValueError("block_dim must be > 0")
+            raise ValueError("block_dim must be greater than zero")
         self._name = kernel_name
         self._bin = bytes(kernel_bin)
         self._block = block_dim
@@ -501,8 +822,8 @@ class AnnotatedKernelArgs:
 
     def _live(self):
         if self._used:
-            raise RuntimeError("AnnotatedKernelArgs used after add_launch consumed them")
-        self._ctx._s.check()
+            raise RuntimeError("AnnotatedKernelArgs has been consumed (by add_launch)")
+        self._ctx._check()
 
     def _tensor(self, kind, index, tensor, n):
         self._live()
@@ -511,8 +832,8 @@ class AnnotatedKernelArgs:
             raise TypeError("append_%s() takes a ge.runtime.Tensor, got %s"
                             % (kind, type(tensor).__name__))
         if index >= n:
-            raise IndexError("append_%s(%d): the node has %d %s instances"
-                             % (kind, index, n, kind))
+            raise IndexError("%s instance index %d is out of range for %s count %d (op %r)"
+                             % (kind, index, kind, n, self._ctx._op))
         self._args.append((kind, index))
 
     def append_input(self, instance_index, tensor):
@@ -560,11 +881,18 @@ class AnnotatedArgsContext:
         self._s.valid = False
         self._ws = None
 
+    def _check(self):
+        if not self._s.valid:
+            raise RuntimeError("Borrowed native object has expired (op %r: the "
+                               "declare_launch_args context is valid only during the call)"
+                               % self._op)
+
     def malloc_workspace(self, size):
-        self._s.check()
+        self._check()
         size = _nonneg(size, "size")
         if size == 0:
-            raise ValueError("malloc_workspace(0): size must be > 0")
+            raise ValueError("workspace size must be greater than zero (op %r: "
+                             "malloc_workspace(0))" % self._op)
         buf = ctypes.create_string_buffer(size)
         self._ws.append(buf)
         w = object.__new__(WorkspaceAddr)
@@ -574,11 +902,11 @@ class AnnotatedArgsContext:
         return w
 
     def get_stream_id(self):
-        self._s.check()
+        self._check()
         return 0
 
     def create_kernel_args(self):
-        self._s.check()
+        self._check()
         a = object.__new__(AnnotatedKernelArgs)
         a._ctx = self
         a._args = []
@@ -586,7 +914,7 @@ class AnnotatedArgsContext:
         return a
 
     def add_launch(self, launch_info, args):
-        self._s.check()
+        self._check()
         if not isinstance(launch_info, AnnotatedKernelLaunchInfo):
             raise TypeError("add_launch() takes an AnnotatedKernelLaunchInfo, got %s"
                             % type(launch_info).__name__)
@@ -595,8 +923,9 @@ class AnnotatedArgsContext:
                             % type(args).__name__)
         args._live()
         if launch_info._stream != self.get_stream_id():
-            raise ValueError("add_launch(): launch_info.stream_id %d is not this context's "
-                             "stream id %d" % (launch_info._stream, self.get_stream_id()))
+            raise ValueError("launch stream_id does not match current context stream_id (op %r: "
+                             "launch_info.stream_id %d, context %d)"
+                             % (self._op, launch_info._stream, self.get_stream_id()))
         args._used = True
         args._args = None
         raise NotImplementedError(

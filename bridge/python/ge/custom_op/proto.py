@@ -15,6 +15,7 @@ it; names and enum values are translated by name (ge._convert).
 """
 
 import ctypes
+import dataclasses
 import inspect
 import math
 import struct
@@ -30,9 +31,9 @@ from .. import _convert, _features
 from ..graph.types import DataType
 from ..runtime import Tensor, TensorDesc
 from . import _state
+from ._ir_types import InputType, OutputType
 
-__all__ = ["register_op", "get_registered_op_protos", "clear_registered_op_protos",
-           "OpProtoDescriptor", "GeOpProto", "REQUIRED", "OPTIONAL", "DYNAMIC"]
+# No __all__, as in GE.
 
 # Input kinds (GE's numbering): REQUIRED 0, OPTIONAL 1, DYNAMIC 2.
 # Output kinds: REQUIRED 0, DYNAMIC 1.
@@ -61,11 +62,27 @@ def _fail(op_type, exc_type, msg):
     return exc_type("register_op op_type %r failed: %s" % (op_type, msg))
 
 
-def check_op_type(op_type, who="register_op"):
+def _caller_where(depth):
+    """' at file:line' of the plugin line `depth` frames up, or ''."""
+    try:
+        f = sys._getframe(depth + 1)
+    except ValueError:
+        return ""
+    return " at %s:%d" % (f.f_code.co_filename, f.f_lineno)
+
+
+def check_op_type(op_type, who="register_op", depth=2):
+    """GE's TypeError for a non-str or empty op type; an op type libpyop
+    cannot register (not ASCII, a space, ...) is a ValueError. Both name the
+    plugin's file:line (the decorator's caller, `depth` frames up)."""
+    from pyop._signature import op_type_problem
     if not isinstance(op_type, str) or not op_type:
-        raise TypeError("%s: op_type must be a non-empty str, got %r" % (who, op_type))
-    if "\0" in op_type:
-        raise ValueError("%s: op_type %r contains a NUL character" % (who, op_type))
+        raise TypeError("%s: op_type must be a non-empty str, got %r%s"
+                        % (who, op_type, _caller_where(depth)))
+    why = op_type_problem(op_type)
+    if why is not None:
+        raise ValueError("%s: op_type %r%s is not an op type libpyop can register: %s"
+                         % (who, op_type, _caller_where(depth), why))
 
 
 def is_tensor_type(t):
@@ -156,6 +173,25 @@ def _check_default(ir, v):
     return None
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _int_overflow(ir, v):
+    """The first value of an int attribute default outside int64, or None."""
+    if ir == "VT_INT":
+        vals = [v]
+    elif ir == "VT_LIST_INT":
+        vals = v
+    elif ir == "VT_LIST_LIST_INT":
+        vals = [x for row in v for x in row]
+    else:
+        return None
+    for x in vals:
+        if not _INT64[0] <= x <= _INT64[1]:
+            return x
+    return None
+
+
 def _float_overflows(ir, v):
     vals = [v] if ir == "VT_FLOAT" else (v if ir == "VT_LIST_FLOAT" else [])
     return any(math.isfinite(x) and abs(x) > FLT_MAX for x in vals)
@@ -170,8 +206,9 @@ def _canon(v):
     return (type(v).__name__, v)
 
 
-class OpProtoDescriptor:
-    """A GE prototype: op_type, descriptor_key, inputs ((name, kind), ...),
+class _ProtoIR:
+    """libpyop's parsed GE prototype (the public descriptor is
+    OpProtoDescriptor): op_type, descriptor_key, inputs ((name, kind), ...),
     attrs ((name, ir_type, default or None, has_default), ...), outputs
     ((name, kind), ...), mutates {output_index: input_name}, func."""
 
@@ -203,7 +240,74 @@ class OpProtoDescriptor:
                 "mutates_args": dict(self.mutates)}
 
     def __repr__(self):
-        return "<ge OpProtoDescriptor %s (%s)>" % (self.op_type, self.descriptor_key)
+        return "<ge prototype IR %s (%s)>" % (self.op_type, self.descriptor_key)
+
+
+def _freeze(v):
+    """A default as GE's descriptor keeps it: lists become tuples."""
+    return tuple(_freeze(x) for x in v) if isinstance(v, list) else v
+
+
+def _thaw(v):
+    return [_thaw(x) for x in v] if isinstance(v, tuple) else v
+
+
+@dataclasses.dataclass(frozen=True)
+class OpInput:
+    name: str
+    index: int
+    kind: InputType
+
+
+@dataclasses.dataclass(frozen=True)
+class OpAttr:
+    name: str
+    index: int
+    type: str
+    is_required: bool
+    default: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class OpOutput:
+    name: str
+    index: int
+    kind: OutputType
+
+
+@dataclasses.dataclass(frozen=True)
+class OpProtoDescriptor:
+    """GE's registered prototype (fn.__ge_op_proto_descriptor__)."""
+
+    descriptor_key: str
+    op_type: str
+    module_name: str
+    func_name: str
+    inputs: tuple
+    attrs: tuple
+    outputs: tuple
+    infer_func: object = dataclasses.field(default=None, compare=False, repr=False)
+
+    def to_bridge_dict(self):
+        return {"descriptor_key": self.descriptor_key, "op_type": self.op_type,
+                "module_name": self.module_name, "func_name": self.func_name,
+                "inputs": [{"name": i.name, "kind": int(i.kind)} for i in self.inputs],
+                "attrs": [{"name": a.name, "type": a.type, "is_required": a.is_required,
+                           "default": _thaw(a.default)} for a in self.attrs],
+                "outputs": [{"name": o.name, "kind": int(o.kind)} for o in self.outputs]}
+
+
+def _public(ir):
+    fn = ir.func
+    d = OpProtoDescriptor(
+        ir.descriptor_key, ir.op_type, fn.__module__, fn.__qualname__,
+        tuple(OpInput(n, i, InputType(k)) for i, (n, k) in enumerate(ir.inputs)),
+        tuple(OpAttr(n, i, t, not h, _freeze(d) if h else None)
+              for i, (n, t, d, h) in enumerate(ir.attrs)),
+        tuple(OpOutput(n, i, OutputType(k)) for i, (n, k) in enumerate(ir.outputs)),
+        fn)
+    object.__setattr__(d, "_pyop_ir", ir)
+    return d
 
 
 def _hints(fn, op_type):
@@ -365,6 +469,10 @@ def parse(fn, op_type, mutates_args=()):
         if why:
             raise _fail(op_type, TypeError, "attribute %r: default %r: %s"
                         % (p.name, p.default, why))
+        big = _int_overflow(ir, p.default)
+        if big is not None:
+            raise _fail(op_type, ValueError, "attribute %r: default %r: %d does not fit in "
+                        "int64 (GE stores int attributes as int64)" % (p.name, p.default, big))
         if _float_overflows(ir, p.default):
             raise _fail(op_type, ValueError, "attribute %r: default %r does not fit in float32"
                         % (p.name, p.default))
@@ -375,7 +483,7 @@ def parse(fn, op_type, mutates_args=()):
     names = _output_names(input_names, kinds, mutates)
     code = fn.__code__
     key = "%s:%s:%s" % (fn.__module__, fn.__qualname__, op_type)
-    return OpProtoDescriptor(op_type, key, tuple(inputs), tuple(attrs),
+    return _ProtoIR(op_type, key, tuple(inputs), tuple(attrs),
                              tuple(zip(names, kinds)), mutates, fn,
                              code.co_filename, code.co_firstlineno)
 
@@ -383,25 +491,32 @@ def parse(fn, op_type, mutates_args=()):
 def register_op(*, op_type, mutates_args=()):
     """Decorator: GE's register_op. Both arguments are keyword-only."""
     check_op_type(op_type)
+    loc = _caller_where(1)
 
     def decorate(fn):
-        _registry.check_sync_function(fn, op_type, "infer_meta", "<unknown>")
-        desc = parse(fn, op_type, mutates_args)
-        st = _state.current()
-        old = st.protos.get(desc.descriptor_key)
-        if old is not None:
-            if old.content() != desc.content():
-                raise _fail(op_type, ValueError, "descriptor %r is already registered with "
-                            "other content" % desc.descriptor_key)
-            fn.__ge_op_proto_descriptor__ = old
-            return fn
-        other = st.proto_types.get(op_type)
-        if other is not None:
-            raise _fail(op_type, ValueError, "op type %r is already registered by %s"
-                        % (op_type, other))
-        pdesc = to_pyop(desc)  # may refuse what this libpyop cannot run
-        st.protos[desc.descriptor_key] = desc
-        st.proto_types[op_type] = desc.descriptor_key
+        _registry.check_sync_function(fn, op_type, "infer_meta", loc[len(" at "):] or "<unknown>")
+        code = getattr(fn, "__code__", None)
+        at = (" at %s:%d" % (code.co_filename, code.co_firstlineno)) if code else loc
+        try:
+            ir = parse(fn, op_type, mutates_args)
+            st = _state.current()
+            old = st.protos.get(ir.descriptor_key)
+            if old is not None:
+                if old._pyop_ir.content() != ir.content():
+                    raise _fail(op_type, ValueError, "descriptor %r is already registered "
+                                "with other content" % ir.descriptor_key)
+                fn.__ge_op_proto_descriptor__ = old
+                return fn
+            other = st.proto_types.get(op_type)
+            if other is not None:
+                raise _fail(op_type, ValueError, "op type %r is already registered by %s"
+                            % (op_type, other))
+            pdesc = to_pyop(ir)  # may refuse what this libpyop cannot run
+        except (TypeError, ValueError, NotImplementedError) as e:
+            raise type(e)("%s (%s)" % (e, at[len(" at "):])) from None
+        desc = _public(ir)
+        st.protos[ir.descriptor_key] = desc
+        st.proto_types[op_type] = ir.descriptor_key
         _registry._add(pdesc)
         fn.__ge_op_proto_descriptor__ = desc
         return fn
@@ -410,8 +525,23 @@ def register_op(*, op_type, mutates_args=()):
 
 
 def get_registered_op_protos():
-    """The prototypes registered in the load in progress (or by hand)."""
-    return list(_state.current().protos.values())
+    """The prototypes registered in the load in progress (or by hand),
+    sorted by op type, as GE returns them."""
+    return sorted(_state.current().protos.values(), key=lambda d: d.op_type)
+
+
+def get_registered_op_proto_dicts():
+    return [d.to_bridge_dict() for d in get_registered_op_protos()]
+
+
+def get_registered_op_proto_by_descriptor_key(descriptor_key):
+    return _state.current().protos.get(descriptor_key)
+
+
+def get_registered_op_proto_by_op_type(op_type):
+    st = _state.current()
+    key = st.proto_types.get(op_type)
+    return st.protos.get(key) if key is not None else None
 
 
 def clear_registered_op_protos():
@@ -546,18 +676,31 @@ def _make_infer(desc):
                 raise TypeError("%s: the op has no outputs, it returned %r" % (what, r))
             return None
         if len(outputs) == 1:
+            if outputs[0][1] == OUT_DYNAMIC and not isinstance(r, (list, tuple)):
+                raise TypeError("infer_meta output[0] is dynamic, must return list, got %s "
+                                "(%s)" % (type(r).__name__, what))
             r = (r,)
-        elif not isinstance(r, (tuple, list)) or len(r) != len(outputs):
-            raise TypeError("%s: expected a tuple of %d TensorDescs (one per output), got %r"
-                            % (what, len(outputs), r))
+        elif not isinstance(r, (tuple, list)):
+            raise TypeError("infer_meta must return list/tuple for multiple outputs, got %s "
+                            "(%s)" % (type(r).__name__, what))
+        elif len(r) != len(outputs):
+            raise TypeError("infer_meta return count %d != output count %d (%s)"
+                            % (len(r), len(outputs), what))
         out = []
-        for (name, kind), d in zip(outputs, r):
+        for i, ((name, kind), d) in enumerate(zip(outputs, r)):
             if kind == OUT_DYNAMIC:
-                if not isinstance(d, list):
-                    raise TypeError("%s: output %r is dynamic: expected a list of TensorDescs, "
-                                    "got %r" % (what, name, d))
+                if not isinstance(d, (list, tuple)):
+                    raise TypeError("infer_meta output[%d] is dynamic, must return list (%s: "
+                                    "output %r, got %s)" % (i, what, name, type(d).__name__))
+                for x in d:
+                    if not isinstance(x, TensorDesc):
+                        raise TypeError("infer_meta output[%d] must be TensorDesc, got %s (%s: "
+                                        "output %r)" % (i, type(x).__name__, what, name))
                 out.append([desc_to_pyop(x, "%s: output %r" % (what, name)) for x in d])
             else:
+                if not isinstance(d, TensorDesc):
+                    raise TypeError("infer_meta output[%d] must be TensorDesc, got %s (%s: "
+                                    "output %r)" % (i, type(d).__name__, what, name))
                 out.append(desc_to_pyop(d, "%s: output %r" % (what, name)))
         return out[0] if len(out) == 1 else tuple(out)
 

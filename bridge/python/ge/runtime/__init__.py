@@ -18,23 +18,36 @@ _INT64_MIN = -(1 << 63)
 
 
 class _Scope:
-    """One validity flag shared by a context and every view it handed out."""
+    """One validity flag shared by a context and every view it handed out.
+    ro: the views are read-only (compile-time tensors, GE 6e38964b+)."""
 
-    __slots__ = ("valid", "what")
+    __slots__ = ("valid", "what", "ro")
 
-    def __init__(self, what):
+    def __init__(self, what, ro=False):
         self.valid = True
         self.what = what
+        self.ro = ro
 
     def check(self):
         if not self.valid:
-            raise RuntimeError("%s used after its call returned (GE objects handed to a "
-                               "callback are valid only during it)" % self.what)
+            raise RuntimeError("handle has expired: %s used after its call returned (GE "
+                               "objects handed to a callback are valid only during it)"
+                               % self.what)
 
 
 def _check(scope):
     if scope is not None and not scope.valid:
         scope.check()
+
+
+def _writable(scope):
+    """RuntimeError on a mutator of a read-only (compile-time) view."""
+    if scope is not None:
+        if not scope.valid:
+            scope.check()
+        if scope.ro:
+            raise RuntimeError("borrowed object is read-only: %s is a compile-time view"
+                               % scope.what)
 
 
 def _exact_int(v, what):
@@ -133,6 +146,7 @@ class Shape:
         return d[i]
 
     def set_dim(self, i, v):
+        _writable(self._s)
         d = self._view()
         i = _index(i)
         _exact_int(v, "dimension")
@@ -141,6 +155,7 @@ class Shape:
         d[i] = v
 
     def append_dim(self, v):
+        _writable(self._s)
         d = self._view()
         _exact_int(v, "dimension")
         if len(d) < MAX_DIM_NUM:
@@ -148,6 +163,7 @@ class Shape:
         return self
 
     def set_scalar(self):
+        _writable(self._s)
         del self._view()[:]
 
     def __repr__(self):
@@ -186,13 +202,13 @@ class StorageShape:
         return Shape._make(self._t, self._s)
 
     def set_origin_shape(self, shape):
-        _check(self._s)
+        _writable(self._s)
         if not isinstance(shape, Shape):
             raise TypeError("set_origin_shape() takes a ge.runtime.Shape")
         self._o[:] = shape._view()
 
     def set_storage_shape(self, shape):
-        _check(self._s)
+        _writable(self._s)
         if not isinstance(shape, Shape):
             raise TypeError("set_storage_shape() takes a ge.runtime.Shape")
         self._t[:] = shape._view()
@@ -247,7 +263,7 @@ class ExpandDimsType:
         return bool(self._v[1] >> _index(i) & 1) if i < self._MAX else False
 
     def set_expand_index(self, i):
-        _check(self._s)
+        _writable(self._s)
         i = _index(i)
         if i < self._MAX:
             self._v[1] |= 1 << i
@@ -300,15 +316,15 @@ class StorageFormat:
         return ExpandDimsType._make(self._e, self._s)
 
     def set_origin_format(self, fmt):
-        _check(self._s)
+        _writable(self._s)
         self._f[0] = _convert.ge_format(fmt, "origin_format")
 
     def set_storage_format(self, fmt):
-        _check(self._s)
+        _writable(self._s)
         self._f[1] = _convert.ge_format(fmt, "storage_format")
 
     def set_expand_dims_type(self, e):
-        _check(self._s)
+        _writable(self._s)
         if not isinstance(e, ExpandDimsType):
             raise TypeError("set_expand_dims_type() takes a ge.runtime.ExpandDimsType")
         self._e[:] = e._v
@@ -421,11 +437,15 @@ class TensorDesc:
 
 
 class Tensor:
-    """A tensor handed to execute / declare_launch_args (no constructor):
-    addr is the host address of its data (0 for a description at
-    declare_launch_args time); valid only during the call."""
+    """A tensor handed to execute / compile / declare_launch_args (no
+    constructor): addr is the host address of its data (0 for a description
+    at compile / declare_launch_args time); valid only during the call.
 
-    __slots__ = ("_addr", "_size", "_o", "_t", "_f", "_e", "_dt", "_p", "_s")
+    A Tensor made for a call reads pyop's tensor only when a property is
+    first used (most kernels read addr and one shape), so an input costs
+    one small object per call."""
+
+    __slots__ = ("_pt", "_addr", "_size", "_o", "_t", "_f", "_e", "_dt", "_p", "_s")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("ge.runtime.Tensor objects are made by the runtime only")
@@ -434,6 +454,7 @@ class Tensor:
     def _make(cls, scope, addr, size, dims, dtype, fmt, placement):
         t = object.__new__(cls)
         t._s = scope
+        t._pt = None
         t._addr = addr
         t._size = size
         t._o = list(dims)
@@ -444,51 +465,77 @@ class Tensor:
         t._p = placement
         return t
 
-    def _get(self, v):
-        _check(self._s)
-        return v
+    @classmethod
+    def _lazy(cls, scope, pt):
+        """A view of pyop tensor (or TensorDesc) pt, read on first use."""
+        t = object.__new__(cls)
+        t._s = scope
+        t._pt = pt
+        t._o = None
+        return t
 
-    addr = property(lambda self: self._get(self._addr), doc="host address of the data")
-    size = property(lambda self: self._get(self._size), doc="bytes of the buffer")
-    data_type = property(lambda self: self._get(self._dt))
-    placement = property(lambda self: self._get(self._p))
-    storage_format = property(lambda self: self._get(self._f[1]))
-    origin_format = property(lambda self: self._get(self._f[0]))
+    def _m(self):
+        """Checks validity and reads pyop's tensor the first time."""
+        s = self._s
+        if s is not None and not s.valid:
+            s.check()
+        if self._o is None:
+            pt = self._pt
+            dims = list(pt.shape)
+            self._o = dims
+            self._t = list(dims)
+            fmt = _convert.format_from_pyop(pt.format)
+            self._f = [fmt, fmt]
+            self._e = [0, 0]
+            self._dt = _convert.dtype_from_pyop(pt.dtype)
+            self._p = TensorPlacement.ON_HOST
+            if hasattr(pt, "data_ptr"):
+                self._addr = pt.data_ptr
+                self._size = pt.nbytes
+            else:  # a description (compile, declare_launch_args): no memory
+                self._addr = 0
+                self._size = 0
+            self._pt = None
+        return self
+
+    addr = property(lambda self: self._m()._addr, doc="host address of the data")
+    size = property(lambda self: self._m()._size, doc="bytes of the buffer")
+    data_type = property(lambda self: self._m()._dt)
+    placement = property(lambda self: self._m()._p)
+    storage_format = property(lambda self: self._m()._f[1])
+    origin_format = property(lambda self: self._m()._f[0])
 
     @property
     def shape_size(self):
-        _check(self._s)
         n = 1
-        for d in self._t:
+        for d in self._m()._t:
             n *= d
         return n
 
     @property
     def shape(self):
-        _check(self._s)
+        self._m()
         return StorageShape._make(self._o, self._t, self._s)
 
     @property
     def storage_shape(self):
-        _check(self._s)
-        return Shape._make(self._t, self._s)
+        return Shape._make(self._m()._t, self._s)
 
     @property
     def origin_shape(self):
-        _check(self._s)
-        return Shape._make(self._o, self._s)
+        return Shape._make(self._m()._o, self._s)
 
     @property
     def format(self):
-        _check(self._s)
+        self._m()
         return StorageFormat._make(self._f, self._e, self._s)
 
     @property
     def expand_dims_type(self):
-        _check(self._s)
-        return ExpandDimsType._make(self._e, self._s)
+        return ExpandDimsType._make(self._m()._e, self._s)
 
     def __repr__(self):
         if self._s is not None and not self._s.valid:
             return "<ge.runtime.Tensor (expired: used after its call)>"
+        self._m()
         return "<ge.runtime.Tensor shape=%r %s addr=%#x>" % (self._t, self._dt.name, self._addr)
