@@ -47,7 +47,7 @@ PYOP__ENDS_WITH(pyop_launch_arg_view, value);
 PYOP__ENDS_WITH(pyop_launch_view, n_args);
 PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
 PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
-PYOP__ENDS_WITH(pyop_loader_services, log);
+PYOP__ENDS_WITH(pyop_loader_services, release_proto);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
 PYOP__ENDS_WITH(pyop_bridge_api, shutdown);
 PYOP__ENDS_WITH(pyop_bridge_request, services);

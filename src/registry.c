@@ -1189,8 +1189,6 @@ static pyop_str view_of(const char *s) {
  * for it with no lock held.
  */
 static void bind_pending(const char *op_type) {
-  pyop_host_hooks hooks;
-  pyop__hooks_get(&hooks);
   uint64_t h = pyop__hash_str(op_type);
   lock();
   pyop__entry **pp = NULL, *e = pending_find_locked(op_type, &pp);
@@ -1212,12 +1210,7 @@ static void bind_pending(const char *op_type) {
   unlock();
   PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
              e->impl->source);
-  if (hooks.on_register) {
-    pyop__error_saved saved;
-    pyop__error_save(&saved);
-    hooks.on_register(hooks.user, &e->info);
-    pyop__error_restore(&saved);
-  }
+  pyop__hook_on_register(&e->info);
   pyop__entry_release(e);
 }
 

@@ -656,7 +656,7 @@ static void case_attrs(void) {
 }
 
 static void expect_call_error(int rc, int status, const char *const *needles) {
-  CHECK(rc == status, "status %d, expected %d", rc, status);
+  CHECK(rc == status, "%s: status %d, expected %d", needles[0], rc, status);
   CHECK(g_err_status == status, "set_error status %d", g_err_status);
   for (size_t i = 0; needles[i] != NULL; i++)
     CHECK(err_has(needles[i]), "message lacks '%s'", needles[i]);
@@ -840,12 +840,11 @@ static void case_sync(void) {
       expect_call_error(infer1(infer, h, &in, 1, ONE, &out, 1), PYOP_EPYTHON, n);
     }
     infer->cb->destroy_holder(h);
+    /* The GE layer binds an implementation's kernel when the class is
+     * registered (GE's kernel_bindings): the execute assigned afterwards is
+     * not what runs, so no coroutine is ever made; the registered one runs. */
     h = holder_of(ge, NULL, 0);
-    {
-      const char *n[] = {"execute of op 'GeLate'", "TypeError", "returned a coroutine", late,
-                         NULL};
-      expect_call_error(exec1(ge, h, &in, 1, ONE, 1, &o), PYOP_EPYTHON, n);
-    }
+    CHECK_OK(exec1(ge, h, &in, 1, ONE, 1, &o));
     outputs_free(&o);
     ge->cb->destroy_holder(h);
   }

@@ -1,5 +1,7 @@
-"""A GE-style legacy execute made async def after decoration: the call fails
-(issue 17, item 9)."""
+"""A GE-style legacy execute replaced by an async def after decoration
+(issue 17, item 9). The GE layer binds the kernel when the class is
+registered, as GE does, so the registered (synchronous) execute is what
+runs: no coroutine is made, and none is dropped unrun."""
 
 from ge.custom_op import register_op, register_op_impl
 from ge.runtime import TensorDesc

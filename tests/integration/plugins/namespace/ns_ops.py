@@ -10,6 +10,8 @@ from pyop import Tensor, TensorDesc
 
 @pyop.register_op(op_type="NsTwice")
 def ns_twice(x: TensorDesc) -> TensorDesc:
+    if x.dtype != pyop.DataType.float32:  # twice() works on float32 views
+        raise TypeError("NsTwice supports float32 only, got %s" % x.dtype)
     return TensorDesc(shape=x.shape, dtype=x.dtype)
 
 
@@ -17,5 +19,7 @@ def ns_twice(x: TensorDesc) -> TensorDesc:
 class NsTwiceImpl:
     def execute(self, x: Tensor) -> None:
         out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        if 0 in x.shape:  # an empty view cannot be cast; nothing to compute
+            return
         twice(memoryview(x).cast("B").cast("f"), memoryview(out).cast("B").cast("f"),
               common.sub.scale.FACTOR)
