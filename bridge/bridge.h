@@ -105,10 +105,12 @@ typedef struct pb_holder {
   pb_op *op;
   PyObject *self;               /* impl instance, NULL for a prototype */
   PyObject *target[PB_NKINDS];  /* infer function / bound methods */
-  /* target[k]'s function when target[k] is a plain method bound to self: the
-   * call is then func(self, ...) directly, as the bound method would make
-   * it. NULL: call target[k]. */
+  /* target[k]'s function and instance when target[k] is a plain bound
+   * method (of self, or for a GE kernel of the op type's one instance): the
+   * call is then func(fself, ...) directly, as the bound method would make
+   * it. NULL: call target[k]. fself[k] is borrowed from target[k]. */
   PyObject *func[PB_NKINDS];
+  PyObject *fself[PB_NKINDS];
   PyObject *kwnames;            /* tuple of attribute names, NULL if none */
   PyObject **attr_values;       /* n_attrs owned references; lists as tuples */
   size_t n_attrs;
@@ -120,6 +122,13 @@ typedef struct pb_holder {
   size_t n_out_cache;
   pb_desc_slot *desc_cache;     /* per input slot: TensorDesc reuse */
   size_t n_desc_cache;
+  /*
+   * The class of the execute input views when the implementation class
+   * names one in __pyop_input_view__ (a subclass of pyop._native.ViewBase
+   * that gives the views its own API: ge.runtime.Tensor), owned; NULL for
+   * pyop.Tensor. Such an execute must return None (TypeError otherwise).
+   */
+  PyTypeObject *in_type;
   /*
    * Tensors whose buffer escaped a call of this instance (a memoryview or
    * array of it still alive when the call returned), NULL when none. While
@@ -149,6 +158,11 @@ typedef struct pb_frame {
   struct pb_thread *thread;    /* the thread's pb_tls */
   pb_holder *holder;
   const void *args;            /* pyop_exec_args / compile / declare args */
+  /* The call's positional arguments and, after them, its attribute values
+   * (argv[0..npos + holder->n_attrs)), valid while the frame runs: what the
+   * context's _inputs / _attrs read. */
+  PyObject *const *argv;
+  size_t npos;
   PyObject *ctx;               /* Context object, made on first request */
   pb_made *made;               /* Tensors handed to Python in this call */
   size_t n_made, cap_made;
@@ -184,6 +198,7 @@ typedef struct pb_state {
   PyObject *dtypes[PYOP_DTYPE_COUNT];   /* DataType members by value */
   PyObject *formats[PYOP_FORMAT_COUNT]; /* Format members by value */
   PyTypeObject *tensor_type;
+  PyTypeObject *view_type;      /* pyop._native.ViewBase (see pb_holder.in_type) */
   PyTypeObject *ctx_type;
   PyObject *modules;            /* list: plugin modules of every load since reset */
   pb_op *ops;
@@ -386,6 +401,10 @@ typedef struct pb_tensor {
    * for a view of host memory. A Tensor attribute owns a copy, so a buffer
    * of it (memoryview, numpy) keeps the bytes alive by keeping the Tensor. */
   void *owned;
+  /* A ViewBase's state of its subclass (ViewBase._x: the lazily made
+   * ge.runtime.Tensor fields), owned, or NULL; dropped whenever the view
+   * ends its call, so a reused view starts afresh. NULL for a pyop.Tensor. */
+  PyObject *ext;
   Py_ssize_t shape[PYOP_MAX_DIMS];
   Py_ssize_t strides[PYOP_MAX_DIMS];
 } pb_tensor;
@@ -424,8 +443,10 @@ static inline bool pb_only_cache_holds(PyObject *o) {
 #endif
 }
 
-/* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor. */
-PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable);
+/* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor
+ * of type tp (NULL: pyop.Tensor; else a subclass of pb.view_type). */
+PyObject *pb_tensor_make(PyTypeObject *tp, PyObject **cache, const pyop_tensor *t,
+                         bool writable);
 /* A read-only Tensor that owns a copy of t's bytes (t: a valid description
  * with data of at least its size): for Tensor attributes. */
 PyObject *pb_tensor_own_copy(const pyop_tensor *t);
@@ -436,7 +457,8 @@ PyObject *pb_tensor_own_copy(const pyop_tensor *t);
  * (exception). A reused Tensor last filled from an equivalent host struct
  * (pb_tensor_same) is only marked valid again: its shape/strides are t's.
  */
-static inline PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bool writable) {
+static inline PyObject *pb_tensor_get(PyTypeObject *tp, PyObject **cache, const pyop_tensor *t,
+                                      bool writable) {
   if (cache != NULL && *cache != NULL && pb_only_cache_holds(*cache)) {
     pb_tensor *self = (pb_tensor *)*cache;
     if (self->writable == writable && self->exports == 0 && pb_tensor_same(&self->t, t)) {
@@ -445,7 +467,7 @@ static inline PyObject *pb_tensor_get(PyObject **cache, const pyop_tensor *t, bo
       return (PyObject *)self;
     }
   }
-  return pb_tensor_make(cache, t, writable);
+  return pb_tensor_make(tp, cache, t, writable);
 }
 
 /* pb_frame_track when made[] is full: grows it. */
@@ -483,6 +505,8 @@ static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holde
   f->thread = th;
   f->holder = h;
   f->args = args;
+  f->argv = NULL;
+  f->npos = 0;
   f->ctx = NULL;
   f->made = f->made_small;
   f->n_made = 0;
@@ -514,6 +538,8 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
     if (__builtin_expect(t->exports != 0, 0))
       return pb_frame_end_exported(f, i, why);
     t->valid = false;
+    if (__builtin_expect(t->ext != NULL, 0))
+      Py_CLEAR(t->ext); /* a view's state: also breaks its cycle through the view */
     if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
       *m->cache = m->obj;
       continue;

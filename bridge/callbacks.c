@@ -8,7 +8,10 @@
  * attribute values...] and vectorcall the method's function resolved at
  * create_holder with the prebuilt kwnames tuple. No dict, no attribute
  * lookup by name, no argument parsing, no context object unless the op
- * asks for it (pyop.get_execute_ctx), one TLS lookup per call.
+ * asks for it (pyop.get_execute_ctx), one TLS lookup per call. A GE kernel
+ * takes the same path: its class names the type of its input views
+ * (__pyop_input_view__, a ViewBase subclass the views are made of) and its
+ * execute attribute is the kernel itself.
  */
 #include "bridge.h"
 
@@ -221,6 +224,7 @@ static void holder_free(pb_holder *h) {
     Py_XDECREF(h->func[i]);
   }
   Py_XDECREF(h->self);
+  Py_XDECREF((PyObject *)h->in_type);
   Py_XDECREF(h->kwnames);
   for (size_t i = 0; i < h->n_attrs; i++) {
     PyObject *v = h->attr_values[i];
@@ -333,6 +337,34 @@ PyObject *pb_registered_proto(PyObject *self, PyObject *arg) {
   return r;
 }
 
+/*
+ * h->in_type from the implementation class's __pyop_input_view__ (absent or
+ * None: pyop.Tensor views): a subclass of pyop._native.ViewBase whose
+ * instances execute gets as its inputs. 0, or -1 with TypeError.
+ */
+static int input_view(pb_holder *h) {
+  PyObject *tp = PyObject_GetAttrString(h->op->callable, "__pyop_input_view__");
+  if (tp == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+      return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  if (tp == Py_None) {
+    Py_DECREF(tp);
+    return 0;
+  }
+  if (!PyType_Check(tp) || !PyType_IsSubtype((PyTypeObject *)tp, pb.view_type) ||
+      ((PyTypeObject *)tp)->tp_basicsize < pb.view_type->tp_basicsize) {
+    PyErr_Format(PyExc_TypeError, "__pyop_input_view__ must be a subclass of "
+                 "pyop._native.ViewBase, got %R", tp);
+    Py_DECREF(tp);
+    return -1;
+  }
+  h->in_type = (PyTypeObject *)tp;
+  return 0;
+}
+
 const char *const pb_kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
                                               "declare_launch_args"};
 
@@ -435,9 +467,13 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
       h->target[k] = PyObject_GetAttr(h->self, pb.str_method[k]);
       if (h->target[k] == NULL)
         goto py_fail;
-      if (PyMethod_Check(h->target[k]) && PyMethod_GET_SELF(h->target[k]) == h->self)
+      if (PyMethod_Check(h->target[k])) {
         h->func[k] = Py_NewRef(PyMethod_GET_FUNCTION(h->target[k]));
+        h->fself[k] = PyMethod_GET_SELF(h->target[k]);
+      }
     }
+    if ((op->caps & PYOP_CAP_EXECUTE) && input_view(h) < 0)
+      goto py_fail;
   } else {
     h->target[PB_INFER] = Py_NewRef(op->callable);
   }
@@ -630,7 +666,7 @@ static PyObject *one_tensor(pb_frame *f, const pyop_tensor *t, PyObject **cache,
                             pb_desc_slot *slot, size_t index, bool as_desc, bool writable) {
   if (as_desc)
     return make_desc(t, slot);
-  PyObject *o = pb_tensor_get(cache, t, writable);
+  PyObject *o = pb_tensor_get(f->holder->in_type, cache, t, writable);
   if (o == NULL)
     return NULL;
   if (pb_frame_track(f, o, cache, PB_ROLE_INPUT, index) < 0)
@@ -792,6 +828,8 @@ static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const v
   c->npos = npos;
   c->built = 0;
   pb_frame_begin(&c->frame, th, kind, h, args);
+  c->frame.argv = c->argv + 2;
+  c->frame.npos = npos;
   return PYOP_OK;
 }
 
@@ -799,7 +837,7 @@ static int call_begin(pb_call *c, pb_thread *th, pb_holder *h, int kind, const v
  * after them (pos[-1] is free for the offset convention). */
 static inline PyObject *call_target(pb_holder *h, int kind, PyObject **pos, size_t npos) {
   if (h->func[kind] != NULL) {
-    pos[-1] = h->self; /* borrowed */
+    pos[-1] = h->fself[kind]; /* borrowed */
     return PyObject_Vectorcall(h->func[kind], pos - 1,
                                (npos + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, h->kwnames);
   }
@@ -1111,6 +1149,14 @@ static __attribute__((noinline, cold)) void refuse_unrun(const pb_holder *h, int
   Py_DECREF(res);
 }
 
+/* An execute with input views (h->in_type: GE's schema-bound execute)
+ * returned res, not None: TypeError, the call fails. Takes res. */
+static __attribute__((noinline, cold)) void refuse_result(const pb_holder *h, PyObject *res) {
+  PyErr_Format(PyExc_TypeError, "execute must return None (op '%s' returned %s)",
+               h->op->op_type, Py_TYPE(res)->tp_name);
+  Py_DECREF(res);
+}
+
 /*
  * infer_meta (kind PB_INFER: TensorDesc inputs, the result stored into outs)
  * and execute (PB_EXECUTE: Tensor inputs, the result ignored). Inlined into
@@ -1150,6 +1196,9 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     PyObject *res = call_invoke(&c, kind);
     if (res != NULL && res != Py_None && __builtin_expect(unrun_result(res), 0)) {
       refuse_unrun(h, kind, res);
+      res = NULL;
+    } else if (kind == PB_EXECUTE && res != NULL && res != Py_None && h->in_type != NULL) {
+      refuse_result(h, res);
       res = NULL;
     }
     if (res != NULL) {

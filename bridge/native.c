@@ -15,12 +15,17 @@
  * Tensor may be
  * read from any thread while its callback runs (it copied the host struct).
  *
+ * pyop._native.ViewBase is the same view for a package's subclass that gives
+ * it another API (ge.runtime.Tensor: the inputs of a GE kernel the bridge
+ * calls directly; see pb_holder.in_type).
+ *
  * A call context (get_execute_ctx()...) points at its callback's frame on
  * the host thread's stack: it works only on that thread and during that
  * callback (pb_ctx). Sequence arguments are read from a tuple snapshot.
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +42,7 @@ typedef struct pb_ctx {
   pb_frame *frame;  /* NULL once the callback returned */
   pb_thread *owner; /* the thread running the callback (its &pb_tls) */
   int kind;
+  PyObject *ext;    /* _x: what a package keeps for the call (ge: its context), or NULL */
 } pb_ctx;
 
 static const struct {
@@ -365,6 +371,79 @@ static PyType_Spec tensor_spec = {
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, tensor_slots,
 };
 
+/* ------------------------------------------------------------ ViewBase */
+
+/*
+ * pyop._native.ViewBase: the same view of a host tensor as pyop.Tensor
+ * (same struct, validity, frame tracking and reuse), for a package's
+ * subclass that gives the view its own API (ge.runtime.Tensor). It has no
+ * buffer protocol and no public names, only what the subclass reads:
+ * valid, _dims, _dtype, _format, _data, _nbytes (RuntimeError once the call
+ * ended, as pyop.Tensor's), and _x, the subclass's state for this call
+ * (None until set), dropped when the view's call ends (pb_frame_end), so a
+ * view the holder reuses starts afresh. An implementation class names its
+ * subclass in __pyop_input_view__ (callbacks.c). ViewBase() itself makes an
+ * invalid view of nothing: the subclass's objects made in Python.
+ */
+static PyObject *view_x_get(PyObject *o, void *c) {
+  (void)c;
+  PyObject *x = ((pb_tensor *)o)->ext;
+  return Py_NewRef(x != NULL ? x : Py_None);
+}
+
+static int view_x_set(PyObject *o, PyObject *v, void *c) {
+  (void)c;
+  Py_XSETREF(((pb_tensor *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
+  return 0;
+}
+
+static int view_traverse(PyObject *o, visitproc visit, void *arg) {
+  Py_VISIT(((pb_tensor *)o)->ext);
+  Py_VISIT(Py_TYPE(o)); /* a heap type's instances keep it */
+  return 0;
+}
+
+static int view_clear(PyObject *o) {
+  Py_CLEAR(((pb_tensor *)o)->ext);
+  return 0;
+}
+
+static void view_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyObject_GC_UnTrack(o);
+  Py_CLEAR(((pb_tensor *)o)->ext);
+  assert(((pb_tensor *)o)->owned == NULL);
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
+static PyGetSetDef view_getset[] = {
+    {"valid", tensor_valid, NULL, "False once the callback returned (never raises)", NULL},
+    {"_dims", tensor_shape, NULL, "the dimensions (tuple of ints)", NULL},
+    {"_dtype", tensor_dtype, NULL, "pyop.DataType", NULL},
+    {"_format", tensor_format, NULL, "pyop.Format", NULL},
+    {"_data", tensor_data_ptr, NULL, "address of the host buffer (int)", NULL},
+    {"_nbytes", tensor_nbytes, NULL, "size of the host buffer in bytes", NULL},
+    {"_x", view_x_get, view_x_set, "the subclass's state for this call, or None", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot view_slots[] = {
+    {Py_tp_dealloc, view_dealloc},
+    {Py_tp_traverse, view_traverse},
+    {Py_tp_clear, view_clear},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_getset, view_getset},
+    {Py_tp_doc, "Base of a package's own view of a host tensor (ge.runtime.Tensor), valid "
+                "during one callback."},
+    {0, NULL},
+};
+
+static PyType_Spec view_spec = {
+    "pyop._native.ViewBase", sizeof(pb_tensor), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, view_slots,
+};
+
 static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
   self->t = *t;
   if (self->t.ndim < 0)
@@ -384,18 +463,25 @@ static void tensor_fill(pb_tensor *self, const pyop_tensor *t, bool writable) {
   }
 }
 
-PyObject *pb_tensor_make(PyObject **cache, const pyop_tensor *t, bool writable) {
+PyObject *pb_tensor_make(PyTypeObject *tp, PyObject **cache, const pyop_tensor *t,
+                         bool writable) {
   pb_tensor *self = NULL;
   if (cache != NULL && *cache != NULL && pb_only_cache_holds(*cache)) {
     self = (pb_tensor *)*cache;
     *cache = NULL;
   }
-  if (self == NULL) {
+  if (self == NULL && tp != NULL) { /* a view: a GC-tracked subclass, zeroed */
+    assert(PyType_IsSubtype(tp, pb.view_type));
+    self = (pb_tensor *)tp->tp_alloc(tp, 0);
+    if (self == NULL)
+      return NULL;
+  } else if (self == NULL) {
     self = PyObject_New(pb_tensor, pb.tensor_type);
     if (self == NULL)
       return NULL;
     self->exports = 0;
     self->owned = NULL;
+    self->ext = NULL;
   }
   tensor_fill(self, t, writable);
   return (PyObject *)self;
@@ -410,7 +496,7 @@ PyObject *pb_tensor_own_copy(const pyop_tensor *t) {
     memcpy(bytes, t->data, n);
   pyop_tensor d = *t;
   d.data = bytes;
-  pb_tensor *self = (pb_tensor *)pb_tensor_make(NULL, &d, false);
+  pb_tensor *self = (pb_tensor *)pb_tensor_make(NULL, NULL, &d, false);
   if (self == NULL) {
     free(bytes);
     return NULL;
@@ -442,7 +528,9 @@ int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, si
 }
 
 void pb_frame_ctx_end(pb_frame *f) {
-  ((pb_ctx *)f->ctx)->frame = NULL;
+  pb_ctx *c = (pb_ctx *)f->ctx;
+  c->frame = NULL;
+  Py_CLEAR(c->ext); /* what a package kept for the call (and its cycle through c) */
   Py_CLEAR(f->ctx);
 }
 
@@ -478,8 +566,11 @@ void pb_collect_garbage(void) {
 
 bool pb_frame_end_exported(pb_frame *f, size_t from, char **why) {
   /* Invalid before any finalizer the collection runs could reach them. */
-  for (size_t i = from; i < f->n_made; i++)
-    ((pb_tensor *)f->made[i].obj)->valid = false;
+  for (size_t i = from; i < f->n_made; i++) {
+    pb_tensor *t = (pb_tensor *)f->made[i].obj;
+    t->valid = false;
+    Py_CLEAR(t->ext);
+  }
   pb_collect_garbage();
   bool ok = true;
   *why = NULL;
@@ -619,7 +710,7 @@ static int parse_shape(PyObject *o, pyop_tensor *t) {
  */
 static inline PyObject *frame_tensor(pb_frame *f, PyObject **cache, const pyop_tensor *t,
                                      int role, size_t index) {
-  PyObject *tensor = pb_tensor_get(cache, t, true);
+  PyObject *tensor = pb_tensor_get(NULL, cache, t, true);
   if (tensor == NULL)
     return NULL;
   if (pb_frame_track(f, tensor, cache, role, index) < 0)
@@ -989,6 +1080,65 @@ static PyObject *ctx_valid(PyObject *o, void *c) {
   return PyBool_FromLong(((pb_ctx *)o)->frame != NULL);
 }
 
+/* _inputs: the call's positional arguments (a tuple; execute only). */
+static PyObject *ctx_inputs(PyObject *o, void *c) {
+  (void)c;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "_inputs");
+  if (f == NULL)
+    return NULL;
+  PyObject *t = PyTuple_New((Py_ssize_t)f->npos);
+  for (size_t i = 0; t != NULL && i < f->npos; i++)
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, Py_NewRef(f->argv[i]));
+  return t;
+}
+
+/* _attrs: the call's attribute values by name (a new dict; execute only). */
+static PyObject *ctx_attrs(PyObject *o, void *c) {
+  (void)c;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "_attrs");
+  if (f == NULL)
+    return NULL;
+  const pb_holder *h = f->holder;
+  PyObject *d = PyDict_New();
+  for (size_t i = 0; d != NULL && i < h->n_attrs; i++)
+    if (PyDict_SetItem(d, PyTuple_GET_ITEM(h->kwnames, (Py_ssize_t)i), f->argv[f->npos + i]) < 0)
+      Py_CLEAR(d);
+  return d;
+}
+
+/* _view: the class of the call's input views (pb_holder.in_type), or None. */
+static PyObject *ctx_view(PyObject *o, void *c) {
+  (void)c;
+  pb_frame *f = ctx_frame(o, PB_EXECUTE, "_view");
+  if (f == NULL)
+    return NULL;
+  PyObject *tp = (PyObject *)f->holder->in_type;
+  return Py_NewRef(tp != NULL ? tp : Py_None);
+}
+
+static PyObject *ctx_x_get(PyObject *o, void *c) {
+  (void)c;
+  PyObject *x = ((pb_ctx *)o)->ext;
+  return Py_NewRef(x != NULL ? x : Py_None);
+}
+
+/* _x = v: kept until the callback ends (refused after it: nothing would
+ * drop it, and it may hold the context). */
+static int ctx_x_set(PyObject *o, PyObject *v, void *c) {
+  (void)c;
+  if (((pb_ctx *)o)->frame == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "_x: context used outside its callback");
+    return -1;
+  }
+  Py_XSETREF(((pb_ctx *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
+  return 0;
+}
+
+static void ctx_dealloc(PyObject *o) {
+  Py_CLEAR(((pb_ctx *)o)->ext);
+  heap_dealloc(o);
+}
+
 static PyMethodDef ctx_methods[] = {
     {"malloc_output_tensor", (PyCFunction)(void (*)(void))ctx_malloc_output_tensor,
      METH_VARARGS | METH_KEYWORDS,
@@ -1010,11 +1160,15 @@ static PyMethodDef ctx_methods[] = {
 static PyGetSetDef ctx_getset[] = {
     {"stream", ctx_stream, NULL, "the execution stream pointer (int)", NULL},
     {"valid", ctx_valid, NULL, "False once the callback returned", NULL},
+    {"_inputs", ctx_inputs, NULL, "the call's positional arguments (execute)", NULL},
+    {"_attrs", ctx_attrs, NULL, "the call's attribute values by name (execute)", NULL},
+    {"_view", ctx_view, NULL, "the class of the input views, or None (execute)", NULL},
+    {"_x", ctx_x_get, ctx_x_set, "what a package keeps for this call, or None", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot ctx_slots[] = {
-    {Py_tp_dealloc, heap_dealloc},
+    {Py_tp_dealloc, ctx_dealloc},
     {Py_tp_methods, ctx_methods},
     {Py_tp_getset, ctx_getset},
     {Py_tp_doc, "The context of the callback running on this thread."},
@@ -1025,6 +1179,21 @@ static PyType_Spec ctx_spec = {
     "pyop.CallContext", sizeof(pb_ctx), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, ctx_slots,
 };
+
+/* The context of frame f (made on first request, kept by the frame). */
+static PyObject *frame_ctx(pb_frame *f) {
+  if (f->ctx == NULL) {
+    pb_ctx *c = PyObject_New(pb_ctx, pb.ctx_type);
+    if (c == NULL)
+      return NULL;
+    c->frame = f;
+    c->owner = f->thread;
+    c->kind = f->kind;
+    c->ext = NULL;
+    f->ctx = (PyObject *)c;
+  }
+  return Py_NewRef(f->ctx);
+}
 
 /* current_ctx(kind): the context of the innermost callback on this thread. */
 static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
@@ -1044,16 +1213,40 @@ static PyObject *native_current_ctx(PyObject *m, PyObject *arg) {
                  pb_kind_names[kind]);
     return NULL;
   }
-  if (f->ctx == NULL) {
-    pb_ctx *c = PyObject_New(pb_ctx, pb.ctx_type);
-    if (c == NULL)
-      return NULL;
-    c->frame = f;
-    c->owner = f->thread;
-    c->kind = (int)kind;
-    f->ctx = (PyObject *)c;
-  }
-  return Py_NewRef(f->ctx);
+  return frame_ctx(f);
+}
+
+/* Frames on this thread (the innermost one's depth; 0: none). */
+static long frame_depth(const pb_frame *f) {
+  long n = 0;
+  for (; f != NULL; f = f->prev)
+    n++;
+  return n;
+}
+
+/*
+ * view_call(min_depth): the context of the innermost callback on this
+ * thread when it is an execute whose inputs are views of a package's class
+ * (pb_holder.in_type) and it runs deeper than min_depth frames; else None.
+ * What ge.custom_op.get_execute_ctx() finds a directly called GE kernel by.
+ */
+static PyObject *native_view_call(PyObject *m, PyObject *arg) {
+  (void)m;
+  long min = PyLong_AsLong(arg);
+  if (min == -1 && PyErr_Occurred())
+    return NULL;
+  pb_frame *f = pb_tls.frame;
+  if (f == NULL || f->kind != PB_EXECUTE || f->holder->in_type == NULL ||
+      frame_depth(f) <= min)
+    Py_RETURN_NONE;
+  return frame_ctx(f);
+}
+
+/* depth(): how many callbacks are running on this thread (nested). */
+static PyObject *native_depth(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  return PyLong_FromLong(frame_depth(pb_tls.frame));
 }
 
 /* log(level, message): a line in the host's log (pyop_options.log). */
@@ -1076,6 +1269,10 @@ static PyMethodDef native_methods[] = {
      "current_ctx(kind): context of the running callback (1 execute, 2 compile, 3 launch)"},
     {"log", native_log, METH_VARARGS,
      "log(level, message): a line in the host's log (0 error, 1 warn, 2 info, 3 debug)"},
+    {"view_call", native_view_call, METH_O,
+     "view_call(min_depth): context of the innermost execute whose inputs are views of a "
+     "package's class, when deeper than min_depth callbacks; else None"},
+    {"depth", native_depth, METH_NOARGS, "depth(): callbacks running on this thread"},
     {"registered_proto", pb_registered_proto, METH_O,
      "registered_proto(op_type): the prototype libpyop has registered (a host prototype), "
      "as a dict, or None"},
@@ -1100,9 +1297,17 @@ PyObject *pb_native_create(void) {
     Py_DECREF(tt);
     goto fail;
   }
+  PyObject *vt = PyType_FromModuleAndSpec(m, &view_spec, NULL);
+  if (vt == NULL) {
+    Py_DECREF(tt);
+    Py_DECREF(ct);
+    goto fail;
+  }
   Py_XSETREF(pb.tensor_type, (PyTypeObject *)tt);
   Py_XSETREF(pb.ctx_type, (PyTypeObject *)ct);
-  if (PyModule_AddObjectRef(m, "Tensor", tt) < 0 || PyModule_AddObjectRef(m, "CallContext", ct) < 0)
+  Py_XSETREF(pb.view_type, (PyTypeObject *)vt);
+  if (PyModule_AddObjectRef(m, "Tensor", tt) < 0 || PyModule_AddObjectRef(m, "CallContext", ct) < 0 ||
+      PyModule_AddObjectRef(m, "ViewBase", vt) < 0)
     goto fail;
   return m;
 fail:

@@ -199,10 +199,11 @@ void pb_package_drop(void) {
   Py_CLEAR(pb.pkg);
   clear_typing_caches();
   /* Watch the objects whose code or static data live in this image. */
-  PyObject *watch[3] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type};
-  PyObject *refs[3] = {NULL, NULL, NULL};
+  PyObject *watch[4] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type,
+                        (PyObject *)pb.view_type};
+  PyObject *refs[4] = {NULL, NULL, NULL, NULL};
   bool alive = false;
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < 4; i++) {
     if (watch[i] == NULL)
       continue;
     refs[i] = PyWeakref_NewRef(watch[i], NULL);
@@ -214,9 +215,10 @@ void pb_package_drop(void) {
   Py_CLEAR(pb.native);
   Py_CLEAR(pb.tensor_type);
   Py_CLEAR(pb.ctx_type);
+  Py_CLEAR(pb.view_type);
   /* The module and its heap types form cycles. */
   PyGC_Collect();
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < 4; i++) {
     if (refs[i] != NULL && weakref_alive(refs[i]))
       alive = true;
     Py_XDECREF(refs[i]);
@@ -1259,7 +1261,7 @@ void pb_package_forget(void) {
   memset(pb.dtypes, 0, sizeof pb.dtypes);
   memset(pb.formats, 0, sizeof pb.formats);
   memset(pb.str_method, 0, sizeof pb.str_method);
-  pb.tensor_type = pb.ctx_type = NULL;
+  pb.tensor_type = pb.ctx_type = pb.view_type = NULL;
   pb.modules = NULL;
 }
 

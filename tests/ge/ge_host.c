@@ -32,7 +32,7 @@
 #include "e2e_util.h"
 
 static PyThreadState *g_main_ts;
-#define GE_N_OPS 18 /* the ops of tests/ge/plugins */
+#define GE_N_OPS 19 /* the ops of tests/ge/plugins */
 static char g_warn[16384];
 
 static void capture_log(void *user, int level, const char *line) {
@@ -150,6 +150,33 @@ static void run_ctx_probe(void) {
             "call %d: expired %lld, calls %lld, size %lld, dtype %lld, ws %lld", call,
             (long long)r[0], (long long)r[1], (long long)r[2], (long long)r[3],
             (long long)r[4]);
+    host_mem_reset(&mem);
+  }
+  pyop_op_destroy(op);
+}
+
+/* GeDirectProbe twice on one instance (issue 21 item 6): the kernel runs
+ * with no GE Python frame above it, the context's input is the argument
+ * itself, and a description the first call changed is the host's again in
+ * the second. */
+static void run_direct_probe(void) {
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("GeDirectProbe", NULL, 0, &op), PYOP_OK);
+  float x[3] = {1, 2, 3};
+  pyop_tensor tx = f32_1d(x, 3);
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  for (int call = 1; call <= 2; call++) {
+    pyop_tensor out[1];
+    memset(out, 0, sizeof out);
+    CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_OK);
+    const int64_t *r = out[0].data;
+    if (r != NULL)
+      CHECK(r[0] == 0 && r[1] == 1 && r[2] == 1003 && r[3] == 1,
+            "call %d: GE frames above the kernel %lld, same input view %lld, dims %lld, "
+            "format ND %lld", call, (long long)r[0], (long long)r[1], (long long)r[2],
+            (long long)r[3]);
     host_mem_reset(&mem);
   }
   pyop_op_destroy(op);
@@ -293,6 +320,7 @@ static void case_run(void) {
     run_scaled_add();
     run_io_kinds();
     run_ctx_probe();
+    run_direct_probe();
     run_npu_boundary();
     run_contract();
     if (round == 1) {

@@ -65,9 +65,9 @@ class CliTest(unittest.TestCase):
 
     def test_check(self):
         out = self.fails("check")
-        self.assertIn("18 ops checked, 13 failed", out)
+        self.assertIn("19 ops checked, 13 failed", out)
         for op in ("GeScaledAdd", "GeAllAttrs", "GeOutputNames", "GeDtypeSentinel",
-                   "GeNoOutputs"):
+                   "GeNoOutputs", "GeDirectProbe"):
             self.assertRegex(out, r"(?m)^%s +ok" % op)
         # float32-only ops whose infer_meta accepts every data type: the sweep
         # runs them on the others (float32[2,3] itself passes), and the

@@ -14,7 +14,7 @@ import pyop
 
 from .. import _convert
 from ..graph.types import DataType
-from ..runtime import (_Scope, ExpandDimsType, StorageFormat, StorageShape, Tensor,
+from ..runtime import (_Scope, _View, ExpandDimsType, StorageFormat, StorageShape, Tensor,
                        TensorPlacement)
 
 __all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "get_compile_ctx",
@@ -26,39 +26,39 @@ __all__ = ["get_execute_ctx", "get_declare_launch_args_ctx", "get_compile_ctx",
 _EXEC, _DECLARE, _COMPILE = 1, 2, 3
 
 
-# The call running on this thread: None, or an object with kind, ctx (None
-# until made), op and lazy. A _Call for compile, declare_launch_args and
-# the general execute paths; for the common schema-bound execute the call's
-# scope itself (registry._make_execute: a per-op _CallScope subclass whose
-# class attributes give kind, op, Ctx and ir), whose context is made on the
-# first get_execute_ctx() (Ctx._make(scope, op, ir, args, kw)), so a kernel
-# that never asks for it costs no context object. A thread-local, not a
-# ContextVar as in GE: setting a ContextVar costs a new context mapping per
-# call (a fifth of a GE no-op's instructions; a threading.local costs as
-# much), and GE's observable rules hold the same (the binding is per thread,
-# nested calls restore the outer one, a context copied inside raises once
-# the call has ended). _calls maps a thread's ident to its current call.
+# The call running on this thread. A schema-bound execute whose inputs are
+# all required and whose attributes need no conversion is called by the
+# bridge directly (registry._make_execute: the adapter's execute is the
+# kernel itself, its inputs are ge.runtime.Tensor views the bridge makes),
+# so no Python runs around it: its call is the bridge's innermost callback
+# (_native.view_call), whose context is made on the first get_execute_ctx()
+# from the call's inputs and attributes and kept on pyop's context (_x)
+# until the call ends. Every other call (compile, declare_launch_args, the
+# legacy and general execute paths) is a _Call in _calls, which maps a
+# thread's ident to its current call: a dict, not a ContextVar as in GE
+# (setting a ContextVar costs a new context mapping per call), and GE's
+# observable rules hold the same (the binding is per thread, nested calls
+# restore the outer one, a context copied inside raises once the call has
+# ended). A _Call records how many bridge callbacks were running when it
+# began (depth), so the innermost of the two kinds is the one found.
 _calls = {}
 _ident = threading.get_ident
+_native = getattr(pyop, "_native", None)
+_view_call = getattr(_native, "view_call", None)
+_depth = getattr(_native, "depth", None) or (lambda: 0)
 
 
 class _Call:
-    __slots__ = ("kind", "ctx", "op")
-    lazy = False
+    __slots__ = ("kind", "ctx", "op", "depth")
 
     def __init__(self, kind, ctx, op):
         self.kind, self.ctx, self.op = kind, ctx, op
 
 
-class _CallScope(_Scope):
-    """The scope of a schema-bound execute, which is also its call record."""
-    __slots__ = ("ctx", "args", "kw")
-    lazy = True
-
-
 def enter(call):
     """Makes call this thread's current one; returns (ident, previous) for
     leave."""
+    call.depth = _depth()
     tid = _ident()
     prev = _calls.get(tid)
     _calls[tid] = call
@@ -71,6 +71,48 @@ def leave(token):
         del _calls[tid]
     else:
         _calls[tid] = prev
+
+
+def _direct(c):
+    """pyop's context of the bridge's innermost callback when it is a
+    directly called GE execute that began after c (a _Call or None), else
+    None."""
+    if _view_call is None:
+        return None
+    return _view_call(c.depth if c is not None else 0)
+
+
+class _FrameScope:
+    """The validity of a directly called execute's context and what it
+    hands out: that of pyop's context of the call (p), or False once closed."""
+
+    __slots__ = ("_p", "_closed", "what")
+    ro = False
+
+    def __init__(self, p, what):
+        self._p, self._closed, self.what = p, False, what
+
+    @property
+    def valid(self):
+        return not self._closed and self._p.valid
+
+    @valid.setter
+    def valid(self, v):
+        if not v:
+            self._closed = True
+
+    check = _Scope.check
+
+
+def _from_frame(p):
+    """The execute context of a directly called kernel (p: pyop's context
+    of its call), kept on p for the rest of the call."""
+    view = p._view
+    scope = _FrameScope(p, view.what)
+    ctx = view.Ctx._make(scope, view.op, view.ir, list(p._inputs), p._attrs)
+    ctx._p = p
+    p._x = ctx
+    return ctx
 
 
 class binding:
@@ -93,6 +135,9 @@ class binding:
 def current_op():
     """The op type of the innermost GE call on this thread, or None."""
     c = _calls.get(_ident())
+    p = _direct(c)
+    if p is not None:
+        return p._view.op
     return c.op if c is not None else None
 
 
@@ -105,12 +150,13 @@ _OUTSIDE = {
 
 def _bound(kind):
     c = _calls.get(_ident())
-    if c is not None and c.kind == kind:
-        x = c.ctx
-        if x is None and c.lazy:
-            x = c.ctx = c.Ctx._make(c, c.op, c.ir, c.args, c.kw)
-        if x is not None:
-            return x
+    if kind == _EXEC:
+        p = _direct(c)
+        if p is not None:
+            x = p._x
+            return x if x is not None else _from_frame(p)
+    if c is not None and c.kind == kind and c.ctx is not None:
+        return c.ctx
     raise RuntimeError("%s (a legacy execute(self, ctx) gets its context as the argument; "
                        "the context exists only during the call)" % _OUTSIDE[kind])
 
@@ -279,7 +325,8 @@ class _ExecBase:
     def _close(self):
         self._s.valid = False
         for t in self._flat or ():
-            t._pt = None
+            if not isinstance(t, _View):
+                t._pt = None
         self._p = self._ws = self._outs = self._slots = self._flat = None
         self._args = self._kw = None
 
@@ -294,6 +341,11 @@ class _ExecBase:
             p = self._p = pyop.get_execute_ctx()
         return p
 
+    def _view(self, a):
+        """The ge.runtime.Tensor of input a: a view the bridge made (a
+        directly called kernel's) is that very Tensor."""
+        return a if isinstance(a, Tensor) else Tensor._lazy(self._s, a)
+
     def _in(self):
         """(slots, flat) of the inputs, made on first use."""
         if self._slots is None:
@@ -301,11 +353,11 @@ class _ExecBase:
             for (name, kind), a in zip(self._ir.inputs, self._args):
                 if kind == 2:  # a list (one tensor alone when the bridge knew no kinds)
                     seq = a if isinstance(a, list) else ([] if a is None else [a])
-                    ts = [Tensor._lazy(self._s, x) for x in seq]
+                    ts = [self._view(x) for x in seq]
                 elif a is None:
                     ts = []
                 else:
-                    ts = [Tensor._lazy(self._s, a)]
+                    ts = [self._view(a)]
                 slots.append(ts)
                 flat.extend(ts)
             self._slots, self._flat = slots, flat
@@ -409,8 +461,8 @@ class _ExecBase:
         from ..runtime import TensorDesc
 
         def desc(t):
-            t._m()
-            return TensorDesc(list(t._t), t._dt)
+            m = t._m()
+            return TensorDesc(list(m._t), m._dt)
 
         args = []
         for (name, kind), ts in zip(self._ir.inputs, self._in()[0]):

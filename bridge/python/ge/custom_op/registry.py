@@ -7,12 +7,14 @@ ONE instance per op type per load, made at the first pyop_op_create and
 shared by every op instance of that type. (A pyop-native implementation
 gets one instance per pyop_op_create.)
 
-Each call translates: pyop Tensors become ge.runtime.Tensors (host addr,
+A call translates: pyop Tensors become ge.runtime.Tensors (host addr,
 read on first use), attribute values are given GE's types (float32-rounded
 floats, GE DataTypes), and the call runs with its context bound. What does
 not depend on the call (which kernel runs, legacy or schema-bound, the
 attribute conversions) is decided once, when the implementation is bound to
-its prototype.
+its prototype. The common schema-bound form (required inputs, attributes
+pyop already gives as GE does) needs no translation: the bridge calls the
+kernel itself with ge.runtime.Tensor views it makes (_make_execute).
 """
 
 import dataclasses
@@ -28,12 +30,11 @@ from pyop import _registry
 from pyop._types import AttrType, CAP_COMPILE, CAP_EXECUTE, CAP_LAUNCH, IoKind
 
 from ..graph.types import DataType
-from ..runtime import Tensor, TensorDesc, _Scope
+from ..runtime import Tensor, TensorDesc, _Scope, _View
 from . import _state
 from .context import (AnnotatedArgsContext, EagerOpExecutionContext, HostCpuOpExecutionContext,
                       OpCompileContext, binding, wrap_tensor, _attr_values, _Call,
-                      _CallScope, _calls, _ident, enter, leave, _EXEC,
-                      _DECLARE, _COMPILE)
+                      enter, leave, _EXEC, _DECLARE, _COMPILE)
 from .proto import (GeOpProto, attr_from_pyop, check_op_type, label, _optional_arg,
                     _is_list, _is_pep604, IR_TYPES)
 
@@ -391,9 +392,6 @@ def validate(cls, method, ir, op_type, key, raw=None, suffix=""):
 
 # --------------------------------------------------------- the adapter
 
-_new = object.__new__
-
-
 def _attr_plan(ir):
     """A function kw -> GE's keyword values, or None when pyop's values are
     GE's (ints, bools, strings, no attributes)."""
@@ -406,10 +404,11 @@ def _attr_plan(ir):
 
 
 def _make_execute(impl):
-    """The adapter's execute for impl's chosen kernel: decided once (which
-    kernel, legacy or schema-bound, the conversions); per call it makes one
-    scope, one Tensor view per input and, only when the kernel asks for it,
-    the context."""
+    """The adapter's execute for impl's chosen kernel, decided once (which
+    kernel, legacy or schema-bound, the conversions): a function of the
+    adapter that translates each call, or, for the common schema-bound form,
+    the per-op class of the input views the bridge makes when it calls the
+    kernel directly (_install)."""
     op = impl.op_type
     Ctx = HostCpuOpExecutionContext if impl.backend is OpBackend.HOST else EagerOpExecutionContext
     what = "op %r: the execute context (or a Tensor or view from it)" % op
@@ -437,56 +436,19 @@ def _make_execute(impl):
         return execute
 
     # The common case: required inputs, attributes as pyop gives them. The
-    # function is generated for the op's arity (no *args packing); its scope
-    # is the call record too, and its class carries what does not change
-    # between calls (the op, the IR, the context class), so a call sets only
-    # what does; the context is made only when the kernel asks (_bound).
-    n = len(ir.inputs)
-    names = ["a%d" % i for i in range(n)]
-    ns = {"__slots__": (), "what": what, "ro": False, "kind": _EXEC, "op": op, "Ctx": Ctx,
-          "ir": ir}
-    if not ir.attrs:
-        ns["kw"] = None
-    Scope = type("_Scope_" + "".join(c if c.isalnum() else "_" for c in op),
-                 (_CallScope,), ns)
-    kwp = ", **kw" if ir.attrs else ""
-    lines = ["def execute(self%s%s):" % ("".join(", " + a for a in names), kwp),
-             "    s = new(Scope)",
-             "    s.valid = True",
-             "    s.ctx = None",
-             "    s.args = (%s)" % "".join(a + ", " for a in names)]
-    if ir.attrs:
-        lines.append("    s.kw = kw")
-    for a in names:
-        lines += ["    t_%s = new(Tensor)" % a, "    t_%s._s = s" % a,
-                  "    t_%s._pt = %s" % (a, a), "    t_%s._o = None" % a]
-    lines += ["    tid = ident()",
-              "    prev = calls.get(tid)",
-              "    calls[tid] = s",
-              "    try:",
-              "        r = self._kernel(%s%s)" % (", ".join("t_" + a for a in names), kwp),
-              "    finally:",
-              "        if prev is None:",
-              "            del calls[tid]",
-              "        else:",
-              "            calls[tid] = prev",
-              "        s.valid = False",
-              "        s.args = None"]
-    lines += ["        t_%s._pt = None" % a for a in names]
-    if ir.attrs:
-        lines.append("        s.kw = None")
-    lines += ["        c = s.ctx",
-              "        if c is not None:",
-              "            s.ctx = None",
-              "            c._close()",
-              "    if r is not None:",
-              "        unawaited(r, op, 'execute')",
-              "        raise TypeError('execute must return None (op %r returned %s)'"
-              " % (op, type(r).__name__))"]
-    env = {"new": _new, "Scope": Scope, "Tensor": Tensor, "op": op, "calls": _calls,
-           "ident": _ident, "unawaited": _registry.unawaited_result}
-    exec(compile("\n".join(lines) + "\n", "<ge execute adapter of %s>" % op, "exec"), env)
-    return env["execute"]
+    # bridge calls the kernel itself (the adapter's execute is the kernel
+    # bound to the op type's instance), with input views it makes of a
+    # per-op ge.runtime.Tensor class (__pyop_input_view__), and refuses a
+    # result other than None; the context is made only when the kernel asks
+    # (context._bound). No Python runs around the kernel.
+    return _view_class(op, ir, Ctx, what)
+
+
+def _view_class(op, ir, Ctx, what):
+    """The per-op class of a directly called execute's input views."""
+    return type("Tensor", (_View,), {"__slots__": (), "__module__": "ge.runtime",
+                                     "__qualname__": "Tensor", "what": what, "op": op,
+                                     "ir": ir, "Ctx": Ctx})
 
 
 def _run_legacy(m, Ctx, op, ir, what, args, kw):
@@ -583,6 +545,10 @@ def _run_compile(impl, m, args, kw):
         scope.valid = False
 
 
+def _kernel_of(adapter):
+    return adapter._kernel
+
+
 def _make_adapter(user_cls, impl, methods):
     def __init__(self):
         self._inst = inst = impl.instance()
@@ -626,16 +592,24 @@ class GeOpImpl(_registry.OpImpl):
             self.legacy = is_legacy(_raw_params(self.kernel)[1])
 
     def _install(self):
+        """Sets the adapter's execute: a function of the adapter, or (a
+        per-op view class from _make_execute) the kernel itself, bound to
+        the op type's instance, which the bridge calls with input views of
+        that class (__pyop_input_view__)."""
         if "execute" not in self.methods:
             return
+        view = None
         if self.ir is None and "execute" in self._needs_ir():
             impl = self
 
             def execute(adapter, *args, **kw):  # never bound: the registry refuses first
                 raise impl._missing_ir("execute")
-            self.cls.execute = execute
         else:
-            self.cls.execute = _make_execute(self)
+            execute = _make_execute(self)
+            if isinstance(execute, type):
+                view, execute = execute, property(_kernel_of, doc="the kernel, called directly")
+        self.cls.__pyop_input_view__ = view
+        self.cls.execute = execute
 
     def bind(self, proto):
         ir = _ir_of(proto)

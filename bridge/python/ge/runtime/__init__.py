@@ -7,8 +7,15 @@ valid only during that call (RuntimeError afterwards). There is no buffer
 protocol, as in GE: read and write through addr (ctypes).
 """
 
+import pyop
+
 from ..graph.types import DataType, Format
 from .. import _convert
+
+# The bridge's base of the Tensor views it hands a directly called execute
+# (pyop._native.ViewBase); object without the bridge (pure-Python use).
+_ViewBase = getattr(getattr(pyop, "_native", None), "ViewBase", object)
+_new = _ViewBase.__new__
 
 __all__ = ["Tensor", "TensorDesc", "Shape", "StorageShape", "StorageFormat",
            "ExpandDimsType", "TensorPlacement"]
@@ -436,14 +443,15 @@ class TensorDesc:
                                                                     self._dt.name)
 
 
-class Tensor:
+class Tensor(_ViewBase):
     """A tensor handed to execute / compile / declare_launch_args (no
     constructor): addr is the host address of its data (0 for a description
     at compile / declare_launch_args time); valid only during the call.
 
     A Tensor made for a call reads pyop's tensor only when a property is
     first used (most kernels read addr and one shape), so an input costs
-    one small object per call."""
+    one small object per call. The inputs of a directly called execute are
+    _View objects the bridge makes itself (no Python runs to make them)."""
 
     __slots__ = ("_pt", "_addr", "_size", "_o", "_t", "_f", "_e", "_dt", "_p", "_s")
 
@@ -452,7 +460,7 @@ class Tensor:
 
     @classmethod
     def _make(cls, scope, addr, size, dims, dtype, fmt, placement):
-        t = object.__new__(cls)
+        t = _new(cls)
         t._s = scope
         t._pt = None
         t._addr = addr
@@ -468,7 +476,7 @@ class Tensor:
     @classmethod
     def _lazy(cls, scope, pt):
         """A view of pyop tensor (or TensorDesc) pt, read on first use."""
-        t = object.__new__(cls)
+        t = _new(cls)
         t._s = scope
         t._pt = pt
         t._o = None
@@ -514,28 +522,65 @@ class Tensor:
 
     @property
     def shape(self):
-        self._m()
-        return StorageShape._make(self._o, self._t, self._s)
+        m = self._m()
+        return StorageShape._make(m._o, m._t, m._s)
 
     @property
     def storage_shape(self):
-        return Shape._make(self._m()._t, self._s)
+        m = self._m()
+        return Shape._make(m._t, m._s)
 
     @property
     def origin_shape(self):
-        return Shape._make(self._m()._o, self._s)
+        m = self._m()
+        return Shape._make(m._o, m._s)
 
     @property
     def format(self):
-        self._m()
-        return StorageFormat._make(self._f, self._e, self._s)
+        m = self._m()
+        return StorageFormat._make(m._f, m._e, m._s)
 
     @property
     def expand_dims_type(self):
-        return ExpandDimsType._make(self._m()._e, self._s)
+        m = self._m()
+        return ExpandDimsType._make(m._e, m._s)
 
     def __repr__(self):
         if self._s is not None and not self._s.valid:
             return "<ge.runtime.Tensor (expired: used after its call)>"
         self._m()
         return "<ge.runtime.Tensor shape=%r %s addr=%#x>" % (self._t, self._dt.name, self._addr)
+
+
+class _View(Tensor):
+    """An input of a directly called execute: the bridge makes it (a
+    pyop._native.ViewBase of the host tensor; valid while its call runs, then
+    every use raises). A per-op subclass (registry._make_execute) names the
+    op (what, op) and carries what its context is made from (ir, Ctx). The
+    fields are read from the host tensor on first use into a Tensor made
+    here (_x, dropped by the bridge when the call ends) whose scope is the
+    view itself, so the Shape / StorageShape / StorageFormat views reached
+    through it expire with it. Without the bridge it is never made."""
+
+    __slots__ = ()
+    what = "a Tensor"
+    ro = False
+
+    check = _Scope.check
+
+    def _m(self):
+        if not self.valid:
+            self.check()
+        m = self._x
+        if m is None:
+            m = self._x = Tensor._make(self, self._data, self._nbytes, self._dims,
+                                       _convert.dtype_from_pyop(self._dtype),
+                                       _convert.format_from_pyop(self._format),
+                                       TensorPlacement.ON_HOST)
+        return m
+
+    def __repr__(self):
+        if not self.valid:
+            return "<ge.runtime.Tensor (expired: used after its call)>"
+        m = self._m()
+        return "<ge.runtime.Tensor shape=%r %s addr=%#x>" % (m._t, m._dt.name, m._addr)
