@@ -23,6 +23,10 @@
  *   output_alias may make a REQUIRED output the buffer of a REQUIRED mutated
  *   input (each input aliased at most once).
  * - a Tensor attribute is required (no default) and a 1.1 feature.
+ * - ABI 1.3 views may give a source_digest (optional, at most
+ *   PYOP__MAX_DIGEST_LEN bytes, no control characters): opaque, kept as it
+ *   is and compared byte for byte by the registry (docs/bridge-abi.md,
+ *   "Source digests"). An older view has none (kept as "").
  */
 #include "registry.h"
 
@@ -171,6 +175,22 @@ static int check_head(vctx *c, pyop_str op_type, pyop_str key, pyop_str file,
   if (why) return vfail(c, "key: %s", why);
   return PYOP_OK;
 }
+
+/* Checks a source digest (optional). */
+static int check_digest(const vctx *c, pyop_str digest) {
+  const char *why = str_problem(digest, false, PYOP__MAX_DIGEST_LEN);
+  if (!why && has_control(digest)) why = "control character";
+  if (why) return vfail(c, "source_digest: %s", why);
+  return PYOP_OK;
+}
+
+/* The source_digest of a view; empty when the view predates ABI 1.3. */
+#define PROTO_DIGEST(v)                                                     \
+  (PYOP__HAS(pyop_proto_view, v, source_digest) ? (v)->source_digest        \
+                                                : (pyop_str){NULL, 0})
+#define IMPL_DIGEST(v)                                                      \
+  (PYOP__HAS(pyop_impl_view, v, source_digest) ? (v)->source_digest         \
+                                               : (pyop_str){NULL, 0})
 
 /* Checks a string value of an attribute (may be empty). */
 static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
@@ -501,6 +521,7 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_ios(&c, v->outputs, v->n_outputs, "output")) != PYOP_OK) return rc;
   if ((rc = check_output_kinds(&c, v, v11)) != PYOP_OK) return rc;
   if (v11 && (rc = check_refs(&c, v)) != PYOP_OK) return rc;
+  if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
   return check_callbacks(&c, v->caps, v->callbacks);
@@ -521,6 +542,7 @@ int pyop__validate_impl_view(const pyop_impl_view *v) {
   if (v->caps & ~allowed)
     return vfail(&c, "caps: %s is not a subset of execute|compile|launch",
                  caps_str(v->caps, cs, sizeof cs));
+  if ((rc = check_digest(&c, IMPL_DIGEST(v))) != PYOP_OK) return rc;
   return check_callbacks(&c, v->caps, v->callbacks);
 }
 
@@ -718,11 +740,15 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
+  pyop_str dg = PROTO_DIGEST(v);
+  char *digest = arena_str(a, dg.data, dg.len);
   if (!p) return NULL; /* the measuring pass ends here */
   memset(index, 0, slots * sizeof *index);
   p->op_type = op_type;
   p->key = key;
   p->source = source;
+  p->line = host ? 0 : v->source_line;
+  p->digest = digest;
   p->host = host;
   p->caps = v->caps;
   p->inputs = in;
@@ -779,10 +805,14 @@ static pyop__impl *build_impl(arena *a, const pyop_impl_view *v, const char *src
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
+  pyop_str dg = IMPL_DIGEST(v);
+  char *digest = arena_str(a, dg.data, dg.len);
   if (!p) return NULL; /* the measuring pass ends here */
   p->op_type = op_type;
   p->key = key;
   p->source = source;
+  p->line = v->source_line;
+  p->digest = digest;
   p->caps = v->caps;
   p->ctx = v->ctx;
   p->callbacks = v->callbacks;

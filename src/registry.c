@@ -39,8 +39,6 @@
 #include "registry.h"
 
 #include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +119,6 @@ static void entry_free(pyop__entry *e) {
   pyop__proto_free(e->own_proto);
   pyop__impl_free(e->own_impl);
   if (e->base) pyop__entry_release(e->base);
-  if (e->same_def) pyop__entry_release(e->same_def);
   pyop__free(e);
 }
 
@@ -294,7 +291,6 @@ struct pyop__txn {
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
   tslot *index; /* 2 * cap slots */
-  size_t n_same_def; /* items whose entry holds a same_def reference */
 };
 
 /* Puts item i (hash h) in the first empty slot of its probe sequence in an
@@ -417,136 +413,54 @@ static int conflict(const char *kind, const char *op_type, const char *new_key,
 
 /*
  * Identity of two definitions with the same descriptor key and content
- * (docs/op-author-guide.md, "Registering the same op twice"): they are one
- * definition when their sources are the same "file:line", or the same line
- * of two source files with the same bytes (one plugin installed in two
- * directories). Anything else — two files that differ, a relative or
- * unreadable file, different lines — is two definitions, whose code may
- * differ though the signatures agree, and so a conflict.
+ * (docs/op-author-guide.md, "Registering the same op twice"): the bridge
+ * hands over each one's source digest (bridge ABI 1.3, the identity of its
+ * source file's bytes). When both have one, they are one definition when
+ * they sit on the same line of files with the same digest (one plugin
+ * installed in two directories, or one file loaded twice); a bridge that
+ * gives none leaves only the same "file:line" for one definition. Anything
+ * else is two definitions, whose code may differ though the signatures
+ * agree, and so a conflict. The registry reads no file: the comparison is
+ * of strings only, so a commit makes it under the lock.
  */
 
-/* Splits "file:line" at its last ':'; false when there is no line. */
-static bool split_source(const char *src, size_t *file_len, const char **line) {
-  const char *colon = strrchr(src, ':');
-  if (!colon || colon == src || !colon[1]) return false;
-  for (const char *c = colon + 1; *c; c++)
-    if (*c < '0' || *c > '9') return false;
-  *file_len = (size_t)(colon - src);
-  *line = colon + 1;
-  return true;
+/* What identifies one descriptor in a conflict check. */
+typedef struct ident {
+  const char *key, *source, *digest;
+  uint32_t line;
+} ident;
+
+static ident proto_ident(const pyop__proto *p) {
+  return (ident){p->key, p->source, p->digest, p->line};
+}
+static ident impl_ident(const pyop__impl *p) {
+  return (ident){p->key, p->source, p->digest, p->line};
 }
 
-/* Opens an absolute source file for comparison (O_NONBLOCK, regular files
- * only); -1 with the reason in why. */
-static int open_source(const char *path, struct stat *st, char *why, size_t n) {
-  if (path[0] != '/') {
-    snprintf(why, n, "%s is not an absolute path", path);
-    return -1;
-  }
-  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    snprintf(why, n, "cannot open %s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (PYOP_SYS(fstat)(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    snprintf(why, n, "%s is not a readable regular file", path);
-    PYOP_SYS(close)(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/* Reads up to n bytes (fewer only at the end); -1 on error. */
-static ssize_t read_full(int fd, char *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = PYOP_SYS(read)(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) break;
-    got += (size_t)r;
-  }
-  return (ssize_t)got;
-}
-
-/* True when the files a and b hold the same bytes (or are one file). No
- * allocation: compared a block at a time. */
-static bool same_file_bytes(const char *a, const char *b, char *why, size_t n) {
-  struct stat sa, sb;
-  int fa = open_source(a, &sa, why, n);
-  if (fa < 0) return false;
-  int fb = open_source(b, &sb, why, n);
-  if (fb < 0) {
-    PYOP_SYS(close)(fa);
+/* See above; false with the reason in why. */
+static bool same_definition(const ident *a, const ident *b, char *why, size_t n) {
+  if (a->digest[0] && b->digest[0]) {
+    if (a->line != b->line) snprintf(why, n, "defined at different lines");
+    else if (strcmp(a->digest, b->digest) != 0) snprintf(why, n, "the source files differ");
+    else return true;
     return false;
   }
-  bool same = (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
-  if (!same && sa.st_size == sb.st_size) {
-    char ba[4096], bb[4096];
-    for (;;) {
-      ssize_t ra = read_full(fa, ba, sizeof ba), rb = read_full(fb, bb, sizeof bb);
-      if (ra < 0 || rb < 0) {
-        snprintf(why, n, "cannot read %s", ra < 0 ? a : b);
-        break;
-      }
-      if (ra != rb || memcmp(ba, bb, (size_t)ra) != 0) break;
-      if (ra == 0) {
-        same = true;
-        break;
-      }
-    }
-  }
-  if (!same && !why[0]) snprintf(why, n, "the source files differ");
-  PYOP_SYS(close)(fa);
-  PYOP_SYS(close)(fb);
-  return same;
-}
-
-/* See above. *by_files: the answer needed the files' bytes. */
-static bool same_definition(const char *a, const char *b, bool *by_files, char *why,
-                            size_t n) {
-  *by_files = false;
-  if (strcmp(a, b) == 0) return true;
-  size_t la, lb;
-  const char *line_a, *line_b;
-  if (!split_source(a, &la, &line_a) || !split_source(b, &lb, &line_b)) {
-    snprintf(why, n, "the sources are not both a file:line");
-    return false;
-  }
-  if (strcmp(line_a, line_b) != 0) {
-    snprintf(why, n, "defined at different lines");
-    return false;
-  }
-  char fa[PYOP__MAX_SOURCE_LEN + 1], fb[PYOP__MAX_SOURCE_LEN + 1];
-  if (la > PYOP__MAX_SOURCE_LEN || lb > PYOP__MAX_SOURCE_LEN) {
-    snprintf(why, n, "a source path is longer than %d bytes", PYOP__MAX_SOURCE_LEN);
-    return false;
-  }
-  memcpy(fa, a, la);
-  fa[la] = '\0';
-  memcpy(fb, b, lb);
-  fb[lb] = '\0';
-  *by_files = true;
-  return same_file_bytes(fa, fb, why, n);
+  if (strcmp(a->source, b->source) == 0) return true;
+  snprintf(why, n, "different sources, and no source digest to tell the same file by");
+  return false;
 }
 
 /*
- * PYOP_OK when a new descriptor (key nk, source ns) may stand with an
- * earlier one (ok, os) whose content compared same or not (why). Files are
- * read only when keys and content agree and the sources differ, and not at
- * all when files_ok (they were compared when the item was added); *by_files
- * then says whether the answer came from the files.
+ * PYOP_OK when a new descriptor n may stand with an earlier one o whose
+ * content compared same or not (why); else the conflict, recorded.
  */
-static int check_same(const char *kind, const char *op_type, const char *nk,
-                      const char *ns, const char *ok, const char *os, const char *where,
-                      bool same, const char *why, bool files_ok, bool *by_files) {
-  char reason[PYOP__MAX_SOURCE_LEN + 600];
-  bool same_key = strcmp(nk, ok) == 0;
-  *by_files = false;
+static int check_same(const char *kind, const char *op_type, const ident *n,
+                      const ident *o, const char *where, bool same, const char *why) {
+  char reason[400];
+  bool same_key = strcmp(n->key, o->key) == 0;
   if (same_key && same) {
-    char dwhy[PYOP__MAX_SOURCE_LEN + 100] = "";
-    if (strcmp(ns, os) == 0 || files_ok) return PYOP_OK;
-    if (same_definition(ns, os, by_files, dwhy, sizeof dwhy)) return PYOP_OK;
+    char dwhy[100];
+    if (same_definition(n, o, dwhy, sizeof dwhy)) return PYOP_OK;
     snprintf(reason, sizeof reason,
              "same descriptor key and content but two different definitions (%s)",
              dwhy);
@@ -557,66 +471,44 @@ static int check_same(const char *kind, const char *op_type, const char *nk,
   } else {
     snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
   }
-  return conflict(kind, op_type, nk, ns, ok, os, where, reason);
+  return conflict(kind, op_type, n->key, n->source, o->key, o->source, where, reason);
 }
 
 /* PYOP_OK when proto n may stand with the registered/earlier proto o. */
-static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where,
-                        bool files_ok, bool *by_files) {
+static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
   char why[300] = "";
   bool same = pyop__proto_same(n, o, why, sizeof why);
-  return check_same("prototype", n->op_type, n->key, n->source, o->key, o->source, where,
-                    same, why, files_ok, by_files);
+  ident in = proto_ident(n), io = proto_ident(o);
+  return check_same("prototype", n->op_type, &in, &io, where, same, why);
 }
 
-static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where,
-                       bool files_ok, bool *by_files) {
+static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
   char why[300] = "";
   bool same = pyop__impl_same(n, o, why, sizeof why);
-  return check_same("implementation", n->op_type, n->key, n->source, o->key, o->source,
-                    where, same, why, files_ok, by_files);
+  ident in = impl_ident(n), io = impl_ident(o);
+  return check_same("implementation", n->op_type, &in, &io, where, same, why);
 }
 
 static const char *where_registered(const pyop__entry *e) {
   return e->proto && e->proto->host ? "registered by the host" : "already registered";
 }
 
-/*
- * Conflicts of a new proto (hash h) with the committed registry (brief
- * lock; source files read with no lock held). *same_def: the committed
- * entry, with a reference, when its source files had to be compared to find
- * it the same definition (NULL otherwise).
- */
-static int check_committed_proto(const pyop__proto *p, uint64_t h, pyop__entry **same_def) {
-  *same_def = NULL;
+/* Conflicts of a new proto (hash h) with the committed registry (checked
+ * again by the commit: this one fails a load early). */
+static int check_committed_proto(const pyop__proto *p, uint64_t h) {
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  bool by_files;
-  int rc = check_protos(p, e->proto, where_registered(e), false, &by_files);
-  if (rc == PYOP_OK && by_files) *same_def = e;
-  else pyop__entry_release(e);
+  int rc = check_protos(p, e->proto, where_registered(e));
+  pyop__entry_release(e);
   return rc;
 }
 
-static int check_committed_impl(const pyop__impl *p, uint64_t h, pyop__entry **same_def) {
-  *same_def = NULL;
+static int check_committed_impl(const pyop__impl *p, uint64_t h) {
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  bool by_files = false;
-  int rc = e->impl ? check_impls(p, e->impl, "already registered", false, &by_files)
-                   : PYOP_OK;
-  if (rc == PYOP_OK && by_files) *same_def = e;
-  else pyop__entry_release(e);
+  int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
+  pyop__entry_release(e);
   return rc;
-}
-
-/* Remembers on the item's entry e the committed entry found the same
- * definition by its files (takes the reference). */
-static void note_same_def(pyop__txn *t, pyop__entry *e, pyop__entry *same_def) {
-  if (!same_def) return;
-  if (e->same_def) pyop__entry_release(e->same_def);
-  else t->n_same_def++;
-  e->same_def = same_def;
 }
 
 /*
@@ -655,20 +547,13 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   titem *it = txn_find(t, p->op_type, h);
   if (it && it->e->own_proto) {
     /* A repeat: checked, and the later copy is dropped. */
-    bool by_files;
-    rc = check_protos(p, it->e->own_proto, "registered earlier in this load", false,
-                      &by_files);
+    rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
     pyop__proto_free(p);
     return rc;
   }
-  pyop__entry *same_def;
-  rc = check_committed_proto(p, h, &same_def);
+  rc = check_committed_proto(p, h);
   if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
-  if (rc == PYOP_OK) {
-    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-    return PYOP_OK;
-  }
-  if (same_def) pyop__entry_release(same_def);
+  if (rc == PYOP_OK) return PYOP_OK;
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
@@ -687,20 +572,13 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   titem *it = txn_find(t, p->op_type, h);
   if (it && it->e->own_impl) {
     /* A repeat: checked, and the later copy is dropped. */
-    bool by_files;
-    rc = check_impls(p, it->e->own_impl, "registered earlier in this load", false,
-                     &by_files);
+    rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
     pyop__impl_free(p);
     return rc;
   }
-  pyop__entry *same_def;
-  rc = check_committed_impl(p, h, &same_def);
+  rc = check_committed_impl(p, h);
   if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
-  if (rc == PYOP_OK) {
-    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-    return PYOP_OK;
-  }
-  if (same_def) pyop__entry_release(same_def);
+  if (rc == PYOP_OK) return PYOP_OK;
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM,
                      "implementation \"%s\" (%s): out of memory registering it",
@@ -804,12 +682,7 @@ static int classify_locked(titem *it) {
     /* No prototype anywhere yet: the implementation waits for one. */
     pyop__entry *p = pending_find_locked(it->e->own_impl->op_type, NULL);
     if (p) {
-      bool by_files;
-      const pyop__impl *n = it->e->own_impl, *o = p->own_impl;
-      int rc = check_impls(n, o, "waiting for a prototype", true, &by_files);
-      if (rc == PYOP_OK && it->e->same_def != p && strcmp(n->source, o->source) != 0)
-        rc = conflict("implementation", n->op_type, n->key, n->source, o->key, o->source,
-                      "waiting for a prototype", "its definition was not compared");
+      int rc = check_impls(it->e->own_impl, p->own_impl, "waiting for a prototype");
       if (rc != PYOP_OK) return rc;
       it->act = ACT_SKIP;
       return PYOP_OK;
@@ -819,17 +692,8 @@ static int classify_locked(titem *it) {
   }
   pyop__entry *e = it->e;
   e->txn_target = cur;
-  /* Under the lock no file is read: only a definition whose files were
-   * compared against this very entry when it was added passes with a
-   * different source. */
-  bool files_ok = e->same_def == cur, by_files;
   if (e->own_proto) {
-    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur), true, &by_files);
-    if (rc == PYOP_OK && !files_ok && strcmp(e->own_proto->source, cur->proto->source) != 0)
-      rc = conflict("prototype", e->own_proto->op_type, e->own_proto->key,
-                    e->own_proto->source, cur->proto->key, cur->proto->source,
-                    where_registered(cur),
-                    "registered meanwhile; its definition was not compared");
+    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
     if (rc != PYOP_OK) return rc;
   }
   /* A registered prototype equal to ours (or none of ours). */
@@ -838,12 +702,7 @@ static int classify_locked(titem *it) {
     return PYOP_OK;
   }
   if (cur->impl) {
-    int rc = check_impls(e->own_impl, cur->impl, "already registered", true, &by_files);
-    if (rc == PYOP_OK && !files_ok && strcmp(e->own_impl->source, cur->impl->source) != 0)
-      rc = conflict("implementation", e->own_impl->op_type, e->own_impl->key,
-                    e->own_impl->source, cur->impl->key, cur->impl->source,
-                    "already registered",
-                    "registered meanwhile; its definition was not compared");
+    int rc = check_impls(e->own_impl, cur->impl, "already registered");
     if (rc != PYOP_OK) return rc;
     it->act = ACT_SKIP;
     return PYOP_OK;
@@ -899,12 +758,6 @@ int pyop__txn_commit(pyop__txn *t) {
     const titem *it = &t->items[i];
     if (it->act == ACT_SKIP) continue;
     pyop__entry *e = it->e;
-    /* Done with the entry compared by its files, before e is published
-     * (releasing only frees memory: fine under the lock). */
-    if (t->n_same_def && e->same_def) {
-      pyop__entry_release(e->same_def);
-      e->same_def = NULL;
-    }
     if (it->act == ACT_PENDING) {
       pyop_op_info *info = &e->info;
       info->struct_size = sizeof *info;
