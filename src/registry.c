@@ -1,9 +1,8 @@
 /*
  * The operator registry (docs/design.md §Registry).
  *
- * Storage: one open-addressed hash table (FNV-1a, linear probing, load
- * factor at most 0.7, backward-shift deletion, no tombstones) of entry
- * pointers keyed by op type, guarded by one mutex. The mutex is held only
+ * Storage: one hash map (hashmap.h; FNV-1a hashes) of entry pointers keyed
+ * by op type, guarded by one mutex. The mutex is held only
  * for lookups, table edits and allocations; never across a call into the
  * bridge, Python or a host hook (lock order: GIL -> registry lock).
  *
@@ -38,6 +37,8 @@
  */
 #include "registry.h"
 
+#include "hashmap.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,17 +47,9 @@
 
 enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP, ACT_PENDING };
 
-/* A table slot keeps the hash inline so probing never touches other entries. */
-typedef struct slot {
-  uint64_t hash;
-  pyop__entry *e;
-} slot;
-
 static struct {
   pthread_mutex_t mu;
-  slot *slots;
-  size_t cap; /* 0 or a power of two */
-  size_t count;
+  pyop__hmap ops; /* op type -> published pyop__entry * */
   atomic_size_t live;
   pyop__entry *pending; /* implementations waiting for a prototype */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -128,70 +121,28 @@ void pyop__entry_release(pyop__entry *e) {
 
 /* ---------------------------------------------------------- the table */
 
+/* The entry a slot of reg.ops holds. */
+static pyop__entry *slot_entry(size_t i) { return (pyop__entry *)reg.ops.slots[i].val; }
+
+/* hashmap.h's eq: whether the entry val has the op type key (a C string). */
+static bool entry_is(const void *key, uintptr_t val) {
+  return strcmp(((const pyop__entry *)val)->info.op_type, (const char *)key) == 0;
+}
+
 /* The slot holding op_type, or the empty slot where it would go. The caller
  * holds the lock and the table is allocated. */
 static size_t find_slot_locked(const char *op_type, uint64_t h) {
-  size_t mask = reg.cap - 1;
-  size_t i = (size_t)h & mask;
-  for (;; i = (i + 1) & mask) {
-    const slot *sl = &reg.slots[i];
-    if (!sl->e || (sl->hash == h && strcmp(sl->e->info.op_type, op_type) == 0)) return i;
-  }
+  return pyop__hmap_find(&reg.ops, h, entry_is, op_type);
 }
 
 static pyop__entry *lookup_locked(const char *op_type, uint64_t h) {
-  if (!reg.count) return NULL;
-  return reg.slots[find_slot_locked(op_type, h)].e;
+  return (pyop__entry *)pyop__hmap_get(&reg.ops, h, entry_is, op_type);
 }
 
-/* The empty slot where a new hash h goes (op type known to be absent). */
-static size_t free_slot_locked(uint64_t h) {
-  size_t mask = reg.cap - 1;
-  size_t i = (size_t)h & mask;
-  while (reg.slots[i].e) i = (i + 1) & mask;
-  return i;
-}
-
-/* Makes room for `more` new entries (load <= 0.7). PYOP_ENOMEM leaves the
- * table as it was. */
-static int reserve_locked(size_t more) {
-  size_t need = reg.count + more;
-  if (need < reg.count) return PYOP_ENOMEM;
-  size_t cap = reg.cap ? reg.cap : 16;
-  while (need > cap / 10 * 7) {
-    if (cap > SIZE_MAX / 4 / sizeof(slot)) return PYOP_ENOMEM;
-    cap *= 2;
-  }
-  if (cap == reg.cap) return PYOP_OK;
-  slot *slots = pyop__calloc(cap, sizeof *slots);
-  if (!slots) return PYOP_ENOMEM;
-  slot *old = reg.slots;
-  size_t old_cap = reg.cap;
-  reg.slots = slots;
-  reg.cap = cap;
-  for (size_t i = 0; i < old_cap; i++)
-    if (old[i].e) reg.slots[free_slot_locked(old[i].hash)] = old[i];
-  pyop__free(old);
-  return PYOP_OK;
-}
-
-/* Empties slot i keeping every probe chain intact (backward shift). */
-static void remove_at_locked(size_t i) {
-  size_t mask = reg.cap - 1;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    if (!reg.slots[j].e) break;
-    size_t home = (size_t)reg.slots[j].hash & mask;
-    /* The entry at j may move to i when its home is not in (i, j] cyclically. */
-    bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (in_range) continue;
-    reg.slots[i] = reg.slots[j];
-    i = j;
-  }
-  reg.slots[i].e = NULL;
-  reg.slots[i].hash = 0;
-  reg.count--;
+/* Publishes e (hash h) in slot i of the table (from find_slot_locked or
+ * pyop__hmap_free_slot; room reserved). */
+static void set_slot_locked(size_t i, uint64_t h, pyop__entry *e) {
+  pyop__hmap_set(&reg.ops, i, h, (uintptr_t)e);
 }
 
 /* Takes a reference to the entry of op_type (whose hash is h); NULL when
@@ -239,14 +190,11 @@ static int not_registered(const char *op_type) {
 /* The committed entry with the op type of e (not yet committed, hash h), or
  * NULL. e is read only when a slot has the same hash, so a commit probes
  * the table without touching its entries. Under the lock. */
+static bool entry_like(const void *key, uintptr_t val) {
+  return entry_is(entry_op_type(key), val);
+}
 static pyop__entry *lookup_like_locked(const pyop__entry *e, uint64_t h) {
-  if (!reg.count) return NULL;
-  size_t mask = reg.cap - 1;
-  for (size_t i = (size_t)h & mask; reg.slots[i].e; i = (i + 1) & mask) {
-    const slot *sl = &reg.slots[i];
-    if (sl->hash == h && strcmp(sl->e->info.op_type, entry_op_type(e)) == 0) return sl->e;
-  }
-  return NULL;
+  return (pyop__entry *)pyop__hmap_get(&reg.ops, h, entry_like, e);
 }
 
 /* ------------------------------------------------------- transactions */
@@ -266,76 +214,58 @@ typedef struct titem {
   uint8_t act; /* ACT_*, decided by the commit */
 } titem;
 
-/* A slot of a transaction's index (see below); 8 bytes. */
-typedef struct tslot {
-  uint32_t hash; /* the low 32 bits of the item's hash */
-  uint32_t item; /* the item's position + 1; 0: an empty slot */
-} tslot;
-
 /*
- * A transaction finds its items by op type through one hash index, always
- * in sync with the items. Invariant:
- * - every item 0..n-1 is in the index exactly once, and nothing else is;
- * - the index is open addressing with linear probing over 2 * cap slots (a
- *   power of two; no index while cap is 0): the item of hash h sits on the
- *   probe sequence h, h+1, ... (mod 2 * cap) before its first empty slot.
- *   No item is ever removed, so no slot is ever emptied and a lookup may
- *   stop at the first empty slot;
- * - hence at most half of the slots are used: txn_append inserts each new
- *   item, and when items is full it doubles items and the index together
- *   and reinserts every item.
- * A lookup reads an item's entry only when the slot's 32 hash bits match.
+ * A transaction finds its items by op type through one hash map (hashmap.h)
+ * whose values are item positions + 1, always in sync with the items:
+ * every item 0..n-1 is in the index exactly once, and nothing else is (no
+ * item is ever removed). A lookup reads an item's entry only when the
+ * slot's hash matches.
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
-  tslot *index; /* 2 * cap slots */
+  pyop__hmap index; /* op type -> item position + 1 */
 };
 
-/* Puts item i (hash h) in the first empty slot of its probe sequence in an
- * index of n_slots slots. */
-static void index_put(tslot *index, size_t n_slots, uint64_t h, size_t i) {
-  size_t mask = n_slots - 1, k = (size_t)h & mask;
-  while (index[k].item) k = (k + 1) & mask;
-  index[k].hash = (uint32_t)h;
-  index[k].item = (uint32_t)i + 1;
+/* What txn_find looks for. */
+typedef struct txn_key {
+  const pyop__txn *t;
+  const char *op_type;
+} txn_key;
+
+static bool item_is(const void *key, uintptr_t val) {
+  const txn_key *k = key;
+  return strcmp(entry_op_type(k->t->items[val - 1].e), k->op_type) == 0;
 }
 
 /* The item of op_type (hash h) in t, or NULL. */
-static titem *txn_find(const pyop__txn *t, const char *op_type, uint64_t h) {
-  if (!t->index) return NULL;
-  size_t mask = 2 * t->cap - 1;
-  for (size_t k = (size_t)h & mask; t->index[k].item; k = (k + 1) & mask) {
-    titem *it = &t->items[t->index[k].item - 1];
-    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(it->e), op_type) == 0)
-      return it;
-  }
-  return NULL;
+static inline titem *txn_find(const pyop__txn *t, const char *op_type, uint64_t h) {
+  txn_key k = {t, op_type};
+  uintptr_t pos = pyop__hmap_get(&t->index, h, item_is, &k);
+  return pos ? &t->items[pos - 1] : NULL;
 }
 
 /* Appends and indexes e, an op type not yet in t. PYOP_ENOMEM leaves t as
- * it was. */
+ * it was. The items and the room of the index grow together: the index
+ * always has room for cap items. */
 static int txn_append(pyop__txn *t, pyop__entry *e, uint8_t own) {
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 8;
-    /* item + 1 must fit a slot's 32 bits, the items' size a size_t */
-    if (cap > UINT32_MAX / 2 || cap > SIZE_MAX / sizeof(titem)) return PYOP_ENOMEM;
-    tslot *index = pyop__calloc(2 * cap, sizeof *index);
-    if (!index) return PYOP_ENOMEM;
-    titem *items = pyop__realloc(t->items, cap * sizeof *items);
-    if (!items) {
-      pyop__free(index);
+    if (cap > SIZE_MAX / sizeof(titem)) return PYOP_ENOMEM;
+    titem *items = pyop__malloc(cap * sizeof *items);
+    if (!items) return PYOP_ENOMEM;
+    if (pyop__hmap_reserve(&t->index, cap - t->n) != PYOP_OK) {
+      pyop__free(items);
       return PYOP_ENOMEM;
     }
-    for (size_t i = 0; i < t->n; i++) index_put(index, 2 * cap, items[i].hash, i);
-    pyop__free(t->index);
-    t->index = index;
+    if (t->n) memcpy(items, t->items, t->n * sizeof *items);
+    pyop__free(t->items);
     t->items = items;
     t->cap = cap;
   }
   t->items[t->n] = (titem){.hash = e->hash, .e = e, .own = own, .act = ACT_NONE};
-  index_put(t->index, 2 * t->cap, e->hash, t->n);
+  pyop__hmap_set(&t->index, pyop__hmap_free_slot(&t->index, e->hash), e->hash, t->n + 1);
   t->n++;
   return PYOP_OK;
 }
@@ -373,7 +303,7 @@ static void entry_hold_unpublished(pyop__entry *e) {
 /* Frees t's own memory (not its items). */
 static void txn_free_shell(pyop__txn *t) {
   pyop__free(t->items);
-  pyop__free(t->index);
+  pyop__hmap_free(&t->index);
   pyop__free(t);
 }
 
@@ -733,14 +663,14 @@ int pyop__txn_commit(pyop__txn *t) {
   lock();
   /* Big loads are cache-bound: fetch the slots ahead of time. */
   for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
-    if (reg.count && i + 16 < t->n)
-      __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & (reg.cap - 1)]);
+    if (reg.ops.count && i + 16 < t->n)
+      __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & (reg.ops.cap - 1)]);
     rc = classify_locked(&t->items[i]);
     n_new += t->items[i].act == ACT_NEW;
     n_skip += t->items[i].act == ACT_SKIP;
     n_pending += t->items[i].act == ACT_PENDING;
   }
-  if (rc == PYOP_OK && reserve_locked(n_new) != PYOP_OK)
+  if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, n_new) != PYOP_OK)
     rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
   if (rc != PYOP_OK) {
     unlock();
@@ -752,9 +682,9 @@ int pyop__txn_commit(pyop__txn *t) {
   bool after = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
   /* Nothing can fail from here on. A new entry is only linked in (its
    * entry is not read); bound ones get the registered prototype. */
-  size_t mask = reg.cap - 1;
+  size_t mask = reg.ops.cap - 1;
   for (size_t i = 0; i < t->n; i++) {
-    if (i + 16 < t->n) __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & mask], 1);
+    if (i + 16 < t->n) __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & mask], 1);
     const titem *it = &t->items[i];
     if (it->act == ACT_SKIP) continue;
     pyop__entry *e = it->e;
@@ -777,12 +707,10 @@ int pyop__txn_commit(pyop__txn *t) {
       entry_fill_info(e);
       i_slot = find_slot_locked(e->info.op_type, it->hash);
     } else {
-      i_slot = free_slot_locked(it->hash);
-      reg.count++;
+      i_slot = pyop__hmap_free_slot(&reg.ops, it->hash);
     }
     if (after) entry_hold_unpublished(e);
-    reg.slots[i_slot].hash = it->hash;
-    reg.slots[i_slot].e = e;
+    set_slot_locked(i_slot, it->hash, e);
   }
   unlock();
   for (size_t i = 0; (after || n_skip || n_pending) && i < t->n; i++) {
@@ -813,8 +741,8 @@ int pyop__txn_commit(pyop__txn *t) {
 static void describe_live_locked(char *buf, size_t n) {
   size_t used = 0, shown = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < reg.cap; i++) {
-    for (pyop__entry *e = reg.slots[i].e; e; e = e->base) {
+  for (size_t i = 0; i < reg.ops.cap; i++) {
+    for (pyop__entry *e = slot_entry(i); e; e = e->base) {
       size_t live = atomic_load(&e->live);
       if (!live) continue;
       int w = shown < 8 ? snprintf(buf + used, n - used, "%s%zu of \"%s\"",
@@ -847,8 +775,8 @@ static int remove_locked(bool all, pyop__entry **retired) {
     pyop__entry_release(p);
   }
   size_t i = 0;
-  while (i < reg.cap) {
-    pyop__entry *e = reg.slots[i].e;
+  while (i < reg.ops.cap) {
+    pyop__entry *e = slot_entry(i);
     if (!e || (!all && !e->from_load)) {
       i++;
       continue;
@@ -857,10 +785,10 @@ static int remove_locked(bool all, pyop__entry **retired) {
     *retired = e;
     if (!all && e->base && !e->base->from_load) {
       atomic_fetch_add(&e->base->refs, 1); /* the table's again */
-      reg.slots[i].e = e->base;
+      reg.ops.slots[i].val = (uintptr_t)e->base;
       i++;
     } else {
-      remove_at_locked(i); /* slot i now holds a later entry: look again */
+      pyop__hmap_remove_at(&reg.ops, i); /* slot i now holds a later entry: look again */
     }
   }
   return PYOP_OK;
@@ -889,10 +817,7 @@ int pyop__registry_clear(void) {
   lock();
   int rc = remove_locked(true, &retired);
   if (rc == PYOP_OK) {
-    pyop__free(reg.slots);
-    reg.slots = NULL;
-    reg.cap = 0;
-    reg.count = 0;
+    pyop__hmap_free(&reg.ops);
   }
   unlock();
   if (rc != PYOP_OK) return rc;
@@ -906,7 +831,7 @@ int pyop__registry_clear(void) {
 
 size_t pyop__registry_count(void) {
   lock();
-  size_t n = reg.count;
+  size_t n = reg.ops.count;
   unlock();
   return n;
 }
@@ -988,9 +913,9 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
   *out_types = NULL;
   *out_count = 0;
   lock();
-  size_t n = reg.count, bytes = n * sizeof(char *);
-  for (size_t i = 0; i < reg.cap; i++)
-    if (reg.slots[i].e) bytes += strlen(reg.slots[i].e->info.op_type) + 1;
+  size_t n = reg.ops.count, bytes = n * sizeof(char *);
+  for (size_t i = 0; i < reg.ops.cap; i++)
+    if (slot_entry(i)) bytes += strlen(slot_entry(i)->info.op_type) + 1;
   char **types = NULL;
   if (n) {
     types = pyop__malloc(bytes);
@@ -1000,10 +925,11 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
     }
     char *s = (char *)(types + n);
     size_t k = 0;
-    for (size_t i = 0; i < reg.cap; i++) {
-      if (!reg.slots[i].e) continue;
-      size_t len = strlen(reg.slots[i].e->info.op_type) + 1;
-      memcpy(s, reg.slots[i].e->info.op_type, len);
+    for (size_t i = 0; i < reg.ops.cap; i++) {
+      const pyop__entry *e = slot_entry(i);
+      if (!e) continue;
+      size_t len = strlen(e->info.op_type) + 1;
+      memcpy(s, e->info.op_type, len);
       types[k++] = s;
       s += len;
     }
@@ -1045,8 +971,8 @@ static void bind_pending(const char *op_type) {
   uint64_t h = pyop__hash_str(op_type);
   lock();
   pyop__entry **pp = NULL, *e = pending_find_locked(op_type, &pp);
-  size_t i_slot = e ? find_slot_locked(op_type, h) : 0;
-  pyop__entry *cur = e ? reg.slots[i_slot].e : NULL;
+  size_t i_slot = e && reg.ops.count ? find_slot_locked(op_type, h) : 0;
+  pyop__entry *cur = e && reg.ops.count ? slot_entry(i_slot) : NULL;
   if (!cur || cur->impl) {
     unlock();
     return;
@@ -1059,7 +985,7 @@ static void bind_pending(const char *op_type) {
   e->hash = h;
   entry_fill_info(e);
   atomic_fetch_add(&e->refs, 1); /* ours for the hook below */
-  reg.slots[i_slot].e = e;
+  set_slot_locked(i_slot, h, e);
   unlock();
   PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
              e->impl->source);

@@ -17,6 +17,7 @@
 #define PYOP_REGISTRY_H
 
 #include "core.h"
+#include "hashmap.h"
 #include "pyop/bridge_abi.h"
 
 /*
@@ -117,9 +118,8 @@ typedef struct pyop__proto {
   int32_t *output_alias;  /* NULL when no output aliases an input */
   bool dynamic_outputs;   /* some output is PYOP_IO_DYNAMIC */
   size_t n_tensor_attrs;  /* attributes of type PYOP_ATTR_TENSOR */
-  /* Open-addressed index of attr names: slot holds attr index + 1, 0 empty. */
-  uint32_t *attr_index;
-  size_t attr_index_mask;
+  /* attr name -> attr index + 1 (hashmap.h; fixed slots in the copy). */
+  pyop__hmap attr_index;
   void *ctx;
   const pyop_op_callbacks *callbacks;
 } pyop__proto;
