@@ -660,10 +660,26 @@ static char *dir_of(const char *file) {
   return strndup(file, (size_t)(slash - file));
 }
 
+/* The descriptor's source_digest (a str, or None: the view gives none). */
+static int get_digest(PyObject *desc, pyop_str *out, PyObject **keep) {
+  PyObject *v = PyObject_GetAttrString(desc, "source_digest");
+  if (v == NULL)
+    return -1;
+  bool none = v == Py_None;
+  Py_DECREF(v);
+  if (none) {
+    *out = (pyop_str){NULL, 0};
+    return 0;
+  }
+  return get_str(desc, "source_digest", out, keep);
+}
+
 /* Common part of a descriptor: op ctx with strings, location and callable;
- * the views' strings stay valid while keep[0..3) live. */
+ * the views' strings stay valid while keep[0..PB_KEEP) live. */
+enum { PB_KEEP = 4 };
 static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *key,
-                     pyop_str *file, uint32_t *source_line, PyObject **keep) {
+                     pyop_str *file, uint32_t *source_line, pyop_str *digest,
+                     PyObject **keep) {
   pb_op *op = calloc(1, sizeof *op);
   if (op == NULL) {
     PyErr_NoMemory();
@@ -674,7 +690,8 @@ static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *
   op->desc = Py_NewRef(desc);
   long line = 0;
   if (get_str(desc, "op_type", op_type, &keep[0]) < 0 || get_str(desc, "key", key, &keep[1]) < 0 ||
-      get_path(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", &line) < 0)
+      get_path(desc, "file", file, &keep[2]) < 0 || get_long(desc, "line", &line) < 0 ||
+      get_digest(desc, digest, &keep[3]) < 0)
     goto fail;
   *source_line = line > 0 && line <= (long)UINT32_MAX ? (uint32_t)line : 0;
   op->callable = PyObject_GetAttrString(desc, is_impl ? "cls" : "infer");
@@ -747,7 +764,7 @@ static pb_add_result op_settle(pb_op *op, bool converted, int rc, int *status, p
   } else {
     pb_op_decref(op);
   }
-  for (size_t i = 0; i < 3; i++)
+  for (size_t i = 0; i < PB_KEEP; i++)
     Py_XDECREF(keep[i]);
   return res;
 }
@@ -795,7 +812,7 @@ done:
 /* Builds the proto view of desc and calls add_proto (see pb_add_result). */
 static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
                                int *status) {
-  PyObject *keep[3] = {NULL, NULL, NULL};
+  PyObject *keep[PB_KEEP] = {NULL, NULL, NULL, NULL};
   PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
   int32_t *out_kinds = NULL, *in_flags = NULL, *alias = NULL;
   pb_arena arena = {0};
@@ -804,7 +821,8 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   v.struct_size = sizeof v;
   bool converted = false;
   int rc = PYOP_OK;
-  pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
+  pb_op *op = op_new(desc, false, &v.op_type, &v.key, &v.source_file, &v.source_line,
+                     &v.source_digest, keep);
   if (op == NULL)
     goto out;
   v.caps = op->caps;
@@ -908,6 +926,8 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
       goto out;
     }
     v.struct_size = offsetof(pyop_proto_view, input_flags);
+  } else if (pb.abi_minor < 3) {
+    v.struct_size = offsetof(pyop_proto_view, source_digest); /* a loader of 1.1/1.2 */
   }
   /* The registrar is libpyop: it records its own error detail. */
   converted = true;
@@ -923,14 +943,15 @@ out:
 /* Builds the impl view of desc and calls add_impl (see pb_add_result). */
 static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list,
                               int *status) {
-  PyObject *keep[3] = {NULL, NULL, NULL};
+  PyObject *keep[PB_KEEP] = {NULL, NULL, NULL, NULL};
   PyObject *kinds = NULL;
   pyop_impl_view v;
   memset(&v, 0, sizeof v);
   v.struct_size = sizeof v;
   bool converted = false;
   int rc = PYOP_OK;
-  pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &v.source_line, keep);
+  pb_op *op = op_new(desc, true, &v.op_type, &v.key, &v.source_file, &v.source_line,
+                     &v.source_digest, keep);
   if (op == NULL)
     goto out;
   v.caps = op->caps;
@@ -964,6 +985,8 @@ static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op *
   }
   v.ctx = op;
   v.callbacks = &op->callbacks;
+  if (pb.abi_minor < 3)
+    v.struct_size = offsetof(pyop_impl_view, source_digest); /* a loader before 1.3 */
   converted = true;
   rc = reg->add_impl(reg->ctx, &v);
 out:

@@ -37,8 +37,8 @@ PYOP__ENDS_WITH(pyop_io_view, kind);
 PYOP__ENDS_WITH(pyop_bridge_config, flags);
 #endif
 PYOP__ENDS_WITH(pyop_attr_view, default_value);
-PYOP__ENDS_WITH(pyop_proto_view, output_alias);
-PYOP__ENDS_WITH(pyop_impl_view, callbacks);
+PYOP__ENDS_WITH(pyop_proto_view, source_digest);
+PYOP__ENDS_WITH(pyop_impl_view, source_digest);
 PYOP__ENDS_WITH(pyop_infer_args, add_output);
 PYOP__ENDS_WITH(pyop_exec_services, alias_output);
 PYOP__ENDS_WITH(pyop_exec_args, input_flags);

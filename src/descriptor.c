@@ -23,6 +23,10 @@
  *   output_alias may make a REQUIRED output the buffer of a REQUIRED mutated
  *   input (each input aliased at most once).
  * - a Tensor attribute is required (no default) and a 1.1 feature.
+ * - ABI 1.3 views may give a source_digest (optional, at most
+ *   PYOP__MAX_DIGEST_LEN bytes, no control characters): opaque, kept as it
+ *   is and compared byte for byte by the registry (docs/bridge-abi.md,
+ *   "Source digests"). An older view has none (kept as "").
  */
 #include "registry.h"
 
@@ -172,6 +176,22 @@ static int check_head(vctx *c, pyop_str op_type, pyop_str key, pyop_str file,
   return PYOP_OK;
 }
 
+/* Checks a source digest (optional). */
+static int check_digest(const vctx *c, pyop_str digest) {
+  const char *why = str_problem(digest, false, PYOP__MAX_DIGEST_LEN);
+  if (!why && has_control(digest)) why = "control character";
+  if (why) return vfail(c, "source_digest: %s", why);
+  return PYOP_OK;
+}
+
+/* The source_digest of a view; empty when the view predates ABI 1.3. */
+#define PROTO_DIGEST(v)                                                     \
+  (PYOP__HAS(pyop_proto_view, v, source_digest) ? (v)->source_digest        \
+                                                : (pyop_str){NULL, 0})
+#define IMPL_DIGEST(v)                                                      \
+  (PYOP__HAS(pyop_impl_view, v, source_digest) ? (v)->source_digest         \
+                                               : (pyop_str){NULL, 0})
+
 /* Checks a string value of an attribute (may be empty). */
 static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
   const char *p = str_problem(s, false, PYOP__MAX_STR_VALUE_LEN);
@@ -285,6 +305,18 @@ static bool names_clash(const pyop_proto_view *v, size_t i, size_t j) {
          same_str_view(name_at(v, i), name_at(v, j));
 }
 
+/* hashmap.h's eq of check_unique: name i of v clashes with the one a slot
+ * holds (its index + 1). */
+typedef struct name_key {
+  const pyop_proto_view *v;
+  size_t i;
+} name_key;
+
+static bool name_clashes(const void *key, uintptr_t val) {
+  const name_key *k = key;
+  return names_clash(k->v, val - 1, k->i);
+}
+
 /* Names (already valid identifiers) are unique within their namespace.
  * Pairwise for a handful, else a hash set: never quadratic. */
 static int check_unique(const vctx *c, const pyop_proto_view *v) {
@@ -302,31 +334,27 @@ static int check_unique(const vctx *c, const pyop_proto_view *v) {
         }
     return PYOP_OK;
   }
-  size_t cap = 32;
-  while (cap < 2 * total) cap *= 2;
-  uint32_t *slots = pyop__calloc(cap, sizeof *slots);
-  if (!slots)
+  pyop__hmap set = {0};
+  if (pyop__hmap_reserve(&set, total) != PYOP_OK)
     return pyop__error(PYOP_ENOMEM, "%s \"%.*s\": out of memory checking names", c->what,
                        (int)c->op_type.len, c->op_type.data);
   int rc = PYOP_OK;
   for (size_t i = 0; i < total && rc == PYOP_OK; i++) {
     pyop_str s = name_at(v, i);
-    size_t k = (size_t)hash_view(s.data, s.len) & (cap - 1);
-    for (;; k = (k + 1) & (cap - 1)) {
-      if (!slots[k]) {
-        slots[k] = (uint32_t)i + 1;
-        break;
-      }
-      if (names_clash(v, slots[k] - 1, i)) {
-        name_place(i, v->n_inputs, v->n_outputs, here, sizeof here);
-        name_place(slots[k] - 1, v->n_inputs, v->n_outputs, there, sizeof there);
-        rc = vfail(c, "%s name: duplicate name \"%.*s\" (also %s)", here,
-                   (int)s.len, s.data, there);
-        break;
-      }
+    uint64_t h = hash_view(s.data, s.len);
+    name_key k = {v, i};
+    size_t slot = pyop__hmap_find(&set, h, name_clashes, &k);
+    if (!set.slots[slot].val) {
+      pyop__hmap_set(&set, slot, h, i + 1);
+      continue;
     }
+    size_t j = set.slots[slot].val - 1;
+    name_place(i, v->n_inputs, v->n_outputs, here, sizeof here);
+    name_place(j, v->n_inputs, v->n_outputs, there, sizeof there);
+    rc = vfail(c, "%s name: duplicate name \"%.*s\" (also %s)", here, (int)s.len, s.data,
+               there);
   }
-  pyop__free(slots);
+  pyop__hmap_free(&set);
   return rc;
 }
 
@@ -501,6 +529,7 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_ios(&c, v->outputs, v->n_outputs, "output")) != PYOP_OK) return rc;
   if ((rc = check_output_kinds(&c, v, v11)) != PYOP_OK) return rc;
   if (v11 && (rc = check_refs(&c, v)) != PYOP_OK) return rc;
+  if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
   return check_callbacks(&c, v->caps, v->callbacks);
@@ -521,6 +550,7 @@ int pyop__validate_impl_view(const pyop_impl_view *v) {
   if (v->caps & ~allowed)
     return vfail(&c, "caps: %s is not a subset of execute|compile|launch",
                  caps_str(v->caps, cs, sizeof cs));
+  if ((rc = check_digest(&c, IMPL_DIGEST(v))) != PYOP_OK) return rc;
   return check_callbacks(&c, v->caps, v->callbacks);
 }
 
@@ -645,12 +675,6 @@ static pyop_io_info *copy_ios(arena *a, const pyop_io_view *v, size_t n) {
   return ios;
 }
 
-static size_t attr_index_slots(size_t n_attrs) {
-  size_t cap = 1;
-  while (cap < 2 * n_attrs) cap *= 2;
-  return cap;
-}
-
 /* Room for a formatted source: the longest file, ':' and a uint32. */
 #define PYOP__SOURCE_BUF (PYOP__MAX_SOURCE_LEN + 16)
 
@@ -713,16 +737,20 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
                             : NULL;
   int32_t *alias = aliased ? arena_array(a, v->n_outputs, sizeof *alias, alignof(int32_t))
                            : NULL;
-  size_t slots = attr_index_slots(v->n_attrs);
-  uint32_t *index = arena_array(a, slots, sizeof *index, alignof(uint32_t));
+  size_t slots = v->n_attrs ? pyop__hmap_slots_for(v->n_attrs) : 0; /* 0: no index */
+  pyop__hslot *index = arena_array(a, slots, sizeof *index, alignof(pyop__hslot));
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
+  pyop_str dg = PROTO_DIGEST(v);
+  char *digest = arena_str(a, dg.data, dg.len);
   if (!p) return NULL; /* the measuring pass ends here */
-  memset(index, 0, slots * sizeof *index);
+  if (slots) memset(index, 0, slots * sizeof *index);
   p->op_type = op_type;
   p->key = key;
   p->source = source;
+  p->line = host ? 0 : v->source_line;
+  p->digest = digest;
   p->host = host;
   p->caps = v->caps;
   p->inputs = in;
@@ -741,14 +769,13 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   p->n_tensor_attrs = 0;
   for (size_t i = 0; i < v->n_attrs; i++)
     if (attrs[i].type == PYOP_ATTR_TENSOR) p->n_tensor_attrs++;
-  p->attr_index = index;
-  p->attr_index_mask = slots - 1;
+  if (slots) pyop__hmap_init_fixed(&p->attr_index, index, slots);
+  else p->attr_index = (pyop__hmap){.fixed = true};
   p->ctx = v->ctx;
   p->callbacks = v->caps ? v->callbacks : NULL;
   for (size_t i = 0; i < v->n_attrs; i++) {
-    size_t k = (size_t)pyop__hash_str(attrs[i].name) & p->attr_index_mask;
-    while (index[k]) k = (k + 1) & p->attr_index_mask;
-    index[k] = (uint32_t)i + 1;
+    uint64_t h = pyop__hash_str(attrs[i].name);
+    pyop__hmap_set(&p->attr_index, pyop__hmap_free_slot(&p->attr_index, h), h, i + 1);
   }
   return p;
 }
@@ -779,10 +806,14 @@ static pyop__impl *build_impl(arena *a, const pyop_impl_view *v, const char *src
   char *op_type = arena_str(a, v->op_type.data, v->op_type.len);
   char *key = arena_str(a, v->key.data, v->key.len);
   char *source = arena_str(a, src, src_len);
+  pyop_str dg = IMPL_DIGEST(v);
+  char *digest = arena_str(a, dg.data, dg.len);
   if (!p) return NULL; /* the measuring pass ends here */
   p->op_type = op_type;
   p->key = key;
   p->source = source;
+  p->line = v->source_line;
+  p->digest = digest;
   p->caps = v->caps;
   p->ctx = v->ctx;
   p->callbacks = v->callbacks;
@@ -809,14 +840,22 @@ int pyop__impl_copy(const pyop_impl_view *v, pyop__impl **out) {
 void pyop__proto_free(pyop__proto *p) { pyop__free(p); }
 void pyop__impl_free(pyop__impl *p) { pyop__free(p); }
 
+/* What pyop__proto_attr_find looks for. */
+typedef struct attr_key {
+  const pyop__proto *p;
+  const char *name;
+} attr_key;
+
+static bool attr_is(const void *key, uintptr_t val) {
+  const attr_key *k = key;
+  return strcmp(k->p->attrs[val - 1].name, k->name) == 0;
+}
+
 long pyop__proto_attr_find(const pyop__proto *p, const char *name) {
-  if (!p->n_attrs || !name) return -1;
-  size_t k = (size_t)pyop__hash_str(name) & p->attr_index_mask;
-  for (; p->attr_index[k]; k = (k + 1) & p->attr_index_mask) {
-    uint32_t i = p->attr_index[k] - 1;
-    if (strcmp(p->attrs[i].name, name) == 0) return (long)i;
-  }
-  return -1;
+  if (!name) return -1;
+  attr_key k = {p, name};
+  uintptr_t pos = pyop__hmap_get(&p->attr_index, pyop__hash_str(name), attr_is, &k);
+  return pos ? (long)pos - 1 : -1;
 }
 
 /* ---------------------------------------------------------- comparison */

@@ -1,9 +1,8 @@
 /*
  * The operator registry (docs/design.md §Registry).
  *
- * Storage: one open-addressed hash table (FNV-1a, linear probing, load
- * factor at most 0.7, backward-shift deletion, no tombstones) of entry
- * pointers keyed by op type, guarded by one mutex. The mutex is held only
+ * Storage: one hash map (hashmap.h; FNV-1a hashes) of entry pointers keyed
+ * by op type, guarded by one mutex. The mutex is held only
  * for lookups, table edits and allocations; never across a call into the
  * bridge, Python or a host hook (lock order: GIL -> registry lock).
  *
@@ -38,9 +37,9 @@
  */
 #include "registry.h"
 
+#include "hashmap.h"
+
 #include <assert.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,17 +47,9 @@
 
 enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP, ACT_PENDING };
 
-/* A table slot keeps the hash inline so probing never touches other entries. */
-typedef struct slot {
-  uint64_t hash;
-  pyop__entry *e;
-} slot;
-
 static struct {
   pthread_mutex_t mu;
-  slot *slots;
-  size_t cap; /* 0 or a power of two */
-  size_t count;
+  pyop__hmap ops; /* op type -> published pyop__entry * */
   atomic_size_t live;
   pyop__entry *pending; /* implementations waiting for a prototype */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -121,7 +112,6 @@ static void entry_free(pyop__entry *e) {
   pyop__proto_free(e->own_proto);
   pyop__impl_free(e->own_impl);
   if (e->base) pyop__entry_release(e->base);
-  if (e->same_def) pyop__entry_release(e->same_def);
   pyop__free(e);
 }
 
@@ -131,70 +121,28 @@ void pyop__entry_release(pyop__entry *e) {
 
 /* ---------------------------------------------------------- the table */
 
+/* The entry a slot of reg.ops holds. */
+static pyop__entry *slot_entry(size_t i) { return (pyop__entry *)reg.ops.slots[i].val; }
+
+/* hashmap.h's eq: whether the entry val has the op type key (a C string). */
+static bool entry_is(const void *key, uintptr_t val) {
+  return strcmp(((const pyop__entry *)val)->info.op_type, (const char *)key) == 0;
+}
+
 /* The slot holding op_type, or the empty slot where it would go. The caller
  * holds the lock and the table is allocated. */
 static size_t find_slot_locked(const char *op_type, uint64_t h) {
-  size_t mask = reg.cap - 1;
-  size_t i = (size_t)h & mask;
-  for (;; i = (i + 1) & mask) {
-    const slot *sl = &reg.slots[i];
-    if (!sl->e || (sl->hash == h && strcmp(sl->e->info.op_type, op_type) == 0)) return i;
-  }
+  return pyop__hmap_find(&reg.ops, h, entry_is, op_type);
 }
 
 static pyop__entry *lookup_locked(const char *op_type, uint64_t h) {
-  if (!reg.count) return NULL;
-  return reg.slots[find_slot_locked(op_type, h)].e;
+  return (pyop__entry *)pyop__hmap_get(&reg.ops, h, entry_is, op_type);
 }
 
-/* The empty slot where a new hash h goes (op type known to be absent). */
-static size_t free_slot_locked(uint64_t h) {
-  size_t mask = reg.cap - 1;
-  size_t i = (size_t)h & mask;
-  while (reg.slots[i].e) i = (i + 1) & mask;
-  return i;
-}
-
-/* Makes room for `more` new entries (load <= 0.7). PYOP_ENOMEM leaves the
- * table as it was. */
-static int reserve_locked(size_t more) {
-  size_t need = reg.count + more;
-  if (need < reg.count) return PYOP_ENOMEM;
-  size_t cap = reg.cap ? reg.cap : 16;
-  while (need > cap / 10 * 7) {
-    if (cap > SIZE_MAX / 4 / sizeof(slot)) return PYOP_ENOMEM;
-    cap *= 2;
-  }
-  if (cap == reg.cap) return PYOP_OK;
-  slot *slots = pyop__calloc(cap, sizeof *slots);
-  if (!slots) return PYOP_ENOMEM;
-  slot *old = reg.slots;
-  size_t old_cap = reg.cap;
-  reg.slots = slots;
-  reg.cap = cap;
-  for (size_t i = 0; i < old_cap; i++)
-    if (old[i].e) reg.slots[free_slot_locked(old[i].hash)] = old[i];
-  pyop__free(old);
-  return PYOP_OK;
-}
-
-/* Empties slot i keeping every probe chain intact (backward shift). */
-static void remove_at_locked(size_t i) {
-  size_t mask = reg.cap - 1;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    if (!reg.slots[j].e) break;
-    size_t home = (size_t)reg.slots[j].hash & mask;
-    /* The entry at j may move to i when its home is not in (i, j] cyclically. */
-    bool in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (in_range) continue;
-    reg.slots[i] = reg.slots[j];
-    i = j;
-  }
-  reg.slots[i].e = NULL;
-  reg.slots[i].hash = 0;
-  reg.count--;
+/* Publishes e (hash h) in slot i of the table (from find_slot_locked or
+ * pyop__hmap_free_slot; room reserved). */
+static void set_slot_locked(size_t i, uint64_t h, pyop__entry *e) {
+  pyop__hmap_set(&reg.ops, i, h, (uintptr_t)e);
 }
 
 /* Takes a reference to the entry of op_type (whose hash is h); NULL when
@@ -242,14 +190,11 @@ static int not_registered(const char *op_type) {
 /* The committed entry with the op type of e (not yet committed, hash h), or
  * NULL. e is read only when a slot has the same hash, so a commit probes
  * the table without touching its entries. Under the lock. */
+static bool entry_like(const void *key, uintptr_t val) {
+  return entry_is(entry_op_type(key), val);
+}
 static pyop__entry *lookup_like_locked(const pyop__entry *e, uint64_t h) {
-  if (!reg.count) return NULL;
-  size_t mask = reg.cap - 1;
-  for (size_t i = (size_t)h & mask; reg.slots[i].e; i = (i + 1) & mask) {
-    const slot *sl = &reg.slots[i];
-    if (sl->hash == h && strcmp(sl->e->info.op_type, entry_op_type(e)) == 0) return sl->e;
-  }
-  return NULL;
+  return (pyop__entry *)pyop__hmap_get(&reg.ops, h, entry_like, e);
 }
 
 /* ------------------------------------------------------- transactions */
@@ -269,77 +214,58 @@ typedef struct titem {
   uint8_t act; /* ACT_*, decided by the commit */
 } titem;
 
-/* A slot of a transaction's index (see below); 8 bytes. */
-typedef struct tslot {
-  uint32_t hash; /* the low 32 bits of the item's hash */
-  uint32_t item; /* the item's position + 1; 0: an empty slot */
-} tslot;
-
 /*
- * A transaction finds its items by op type through one hash index, always
- * in sync with the items. Invariant:
- * - every item 0..n-1 is in the index exactly once, and nothing else is;
- * - the index is open addressing with linear probing over 2 * cap slots (a
- *   power of two; no index while cap is 0): the item of hash h sits on the
- *   probe sequence h, h+1, ... (mod 2 * cap) before its first empty slot.
- *   No item is ever removed, so no slot is ever emptied and a lookup may
- *   stop at the first empty slot;
- * - hence at most half of the slots are used: txn_append inserts each new
- *   item, and when items is full it doubles items and the index together
- *   and reinserts every item.
- * A lookup reads an item's entry only when the slot's 32 hash bits match.
+ * A transaction finds its items by op type through one hash map (hashmap.h)
+ * whose values are item positions + 1, always in sync with the items:
+ * every item 0..n-1 is in the index exactly once, and nothing else is (no
+ * item is ever removed). A lookup reads an item's entry only when the
+ * slot's hash matches.
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
-  tslot *index; /* 2 * cap slots */
-  size_t n_same_def; /* items whose entry holds a same_def reference */
+  pyop__hmap index; /* op type -> item position + 1 */
 };
 
-/* Puts item i (hash h) in the first empty slot of its probe sequence in an
- * index of n_slots slots. */
-static void index_put(tslot *index, size_t n_slots, uint64_t h, size_t i) {
-  size_t mask = n_slots - 1, k = (size_t)h & mask;
-  while (index[k].item) k = (k + 1) & mask;
-  index[k].hash = (uint32_t)h;
-  index[k].item = (uint32_t)i + 1;
+/* What txn_find looks for. */
+typedef struct txn_key {
+  const pyop__txn *t;
+  const char *op_type;
+} txn_key;
+
+static bool item_is(const void *key, uintptr_t val) {
+  const txn_key *k = key;
+  return strcmp(entry_op_type(k->t->items[val - 1].e), k->op_type) == 0;
 }
 
 /* The item of op_type (hash h) in t, or NULL. */
-static titem *txn_find(const pyop__txn *t, const char *op_type, uint64_t h) {
-  if (!t->index) return NULL;
-  size_t mask = 2 * t->cap - 1;
-  for (size_t k = (size_t)h & mask; t->index[k].item; k = (k + 1) & mask) {
-    titem *it = &t->items[t->index[k].item - 1];
-    if (t->index[k].hash == (uint32_t)h && strcmp(entry_op_type(it->e), op_type) == 0)
-      return it;
-  }
-  return NULL;
+static inline titem *txn_find(const pyop__txn *t, const char *op_type, uint64_t h) {
+  txn_key k = {t, op_type};
+  uintptr_t pos = pyop__hmap_get(&t->index, h, item_is, &k);
+  return pos ? &t->items[pos - 1] : NULL;
 }
 
 /* Appends and indexes e, an op type not yet in t. PYOP_ENOMEM leaves t as
- * it was. */
+ * it was. The items and the room of the index grow together: the index
+ * always has room for cap items. */
 static int txn_append(pyop__txn *t, pyop__entry *e, uint8_t own) {
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 8;
-    /* item + 1 must fit a slot's 32 bits, the items' size a size_t */
-    if (cap > UINT32_MAX / 2 || cap > SIZE_MAX / sizeof(titem)) return PYOP_ENOMEM;
-    tslot *index = pyop__calloc(2 * cap, sizeof *index);
-    if (!index) return PYOP_ENOMEM;
-    titem *items = pyop__realloc(t->items, cap * sizeof *items);
-    if (!items) {
-      pyop__free(index);
+    if (cap > SIZE_MAX / sizeof(titem)) return PYOP_ENOMEM;
+    titem *items = pyop__malloc(cap * sizeof *items);
+    if (!items) return PYOP_ENOMEM;
+    if (pyop__hmap_reserve(&t->index, cap - t->n) != PYOP_OK) {
+      pyop__free(items);
       return PYOP_ENOMEM;
     }
-    for (size_t i = 0; i < t->n; i++) index_put(index, 2 * cap, items[i].hash, i);
-    pyop__free(t->index);
-    t->index = index;
+    if (t->n) memcpy(items, t->items, t->n * sizeof *items);
+    pyop__free(t->items);
     t->items = items;
     t->cap = cap;
   }
   t->items[t->n] = (titem){.hash = e->hash, .e = e, .own = own, .act = ACT_NONE};
-  index_put(t->index, 2 * t->cap, e->hash, t->n);
+  pyop__hmap_set(&t->index, pyop__hmap_free_slot(&t->index, e->hash), e->hash, t->n + 1);
   t->n++;
   return PYOP_OK;
 }
@@ -377,7 +303,7 @@ static void entry_hold_unpublished(pyop__entry *e) {
 /* Frees t's own memory (not its items). */
 static void txn_free_shell(pyop__txn *t) {
   pyop__free(t->items);
-  pyop__free(t->index);
+  pyop__hmap_free(&t->index);
   pyop__free(t);
 }
 
@@ -417,136 +343,54 @@ static int conflict(const char *kind, const char *op_type, const char *new_key,
 
 /*
  * Identity of two definitions with the same descriptor key and content
- * (docs/op-author-guide.md, "Registering the same op twice"): they are one
- * definition when their sources are the same "file:line", or the same line
- * of two source files with the same bytes (one plugin installed in two
- * directories). Anything else — two files that differ, a relative or
- * unreadable file, different lines — is two definitions, whose code may
- * differ though the signatures agree, and so a conflict.
+ * (docs/op-author-guide.md, "Registering the same op twice"): the bridge
+ * hands over each one's source digest (bridge ABI 1.3, the identity of its
+ * source file's bytes). When both have one, they are one definition when
+ * they sit on the same line of files with the same digest (one plugin
+ * installed in two directories, or one file loaded twice); a bridge that
+ * gives none leaves only the same "file:line" for one definition. Anything
+ * else is two definitions, whose code may differ though the signatures
+ * agree, and so a conflict. The registry reads no file: the comparison is
+ * of strings only, so a commit makes it under the lock.
  */
 
-/* Splits "file:line" at its last ':'; false when there is no line. */
-static bool split_source(const char *src, size_t *file_len, const char **line) {
-  const char *colon = strrchr(src, ':');
-  if (!colon || colon == src || !colon[1]) return false;
-  for (const char *c = colon + 1; *c; c++)
-    if (*c < '0' || *c > '9') return false;
-  *file_len = (size_t)(colon - src);
-  *line = colon + 1;
-  return true;
+/* What identifies one descriptor in a conflict check. */
+typedef struct ident {
+  const char *key, *source, *digest;
+  uint32_t line;
+} ident;
+
+static ident proto_ident(const pyop__proto *p) {
+  return (ident){p->key, p->source, p->digest, p->line};
+}
+static ident impl_ident(const pyop__impl *p) {
+  return (ident){p->key, p->source, p->digest, p->line};
 }
 
-/* Opens an absolute source file for comparison (O_NONBLOCK, regular files
- * only); -1 with the reason in why. */
-static int open_source(const char *path, struct stat *st, char *why, size_t n) {
-  if (path[0] != '/') {
-    snprintf(why, n, "%s is not an absolute path", path);
-    return -1;
-  }
-  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    snprintf(why, n, "cannot open %s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (PYOP_SYS(fstat)(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-    snprintf(why, n, "%s is not a readable regular file", path);
-    PYOP_SYS(close)(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/* Reads up to n bytes (fewer only at the end); -1 on error. */
-static ssize_t read_full(int fd, char *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = PYOP_SYS(read)(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -1;
-    if (r == 0) break;
-    got += (size_t)r;
-  }
-  return (ssize_t)got;
-}
-
-/* True when the files a and b hold the same bytes (or are one file). No
- * allocation: compared a block at a time. */
-static bool same_file_bytes(const char *a, const char *b, char *why, size_t n) {
-  struct stat sa, sb;
-  int fa = open_source(a, &sa, why, n);
-  if (fa < 0) return false;
-  int fb = open_source(b, &sb, why, n);
-  if (fb < 0) {
-    PYOP_SYS(close)(fa);
+/* See above; false with the reason in why. */
+static bool same_definition(const ident *a, const ident *b, char *why, size_t n) {
+  if (a->digest[0] && b->digest[0]) {
+    if (a->line != b->line) snprintf(why, n, "defined at different lines");
+    else if (strcmp(a->digest, b->digest) != 0) snprintf(why, n, "the source files differ");
+    else return true;
     return false;
   }
-  bool same = (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
-  if (!same && sa.st_size == sb.st_size) {
-    char ba[4096], bb[4096];
-    for (;;) {
-      ssize_t ra = read_full(fa, ba, sizeof ba), rb = read_full(fb, bb, sizeof bb);
-      if (ra < 0 || rb < 0) {
-        snprintf(why, n, "cannot read %s", ra < 0 ? a : b);
-        break;
-      }
-      if (ra != rb || memcmp(ba, bb, (size_t)ra) != 0) break;
-      if (ra == 0) {
-        same = true;
-        break;
-      }
-    }
-  }
-  if (!same && !why[0]) snprintf(why, n, "the source files differ");
-  PYOP_SYS(close)(fa);
-  PYOP_SYS(close)(fb);
-  return same;
-}
-
-/* See above. *by_files: the answer needed the files' bytes. */
-static bool same_definition(const char *a, const char *b, bool *by_files, char *why,
-                            size_t n) {
-  *by_files = false;
-  if (strcmp(a, b) == 0) return true;
-  size_t la, lb;
-  const char *line_a, *line_b;
-  if (!split_source(a, &la, &line_a) || !split_source(b, &lb, &line_b)) {
-    snprintf(why, n, "the sources are not both a file:line");
-    return false;
-  }
-  if (strcmp(line_a, line_b) != 0) {
-    snprintf(why, n, "defined at different lines");
-    return false;
-  }
-  char fa[PYOP__MAX_SOURCE_LEN + 1], fb[PYOP__MAX_SOURCE_LEN + 1];
-  if (la > PYOP__MAX_SOURCE_LEN || lb > PYOP__MAX_SOURCE_LEN) {
-    snprintf(why, n, "a source path is longer than %d bytes", PYOP__MAX_SOURCE_LEN);
-    return false;
-  }
-  memcpy(fa, a, la);
-  fa[la] = '\0';
-  memcpy(fb, b, lb);
-  fb[lb] = '\0';
-  *by_files = true;
-  return same_file_bytes(fa, fb, why, n);
+  if (strcmp(a->source, b->source) == 0) return true;
+  snprintf(why, n, "different sources, and no source digest to tell the same file by");
+  return false;
 }
 
 /*
- * PYOP_OK when a new descriptor (key nk, source ns) may stand with an
- * earlier one (ok, os) whose content compared same or not (why). Files are
- * read only when keys and content agree and the sources differ, and not at
- * all when files_ok (they were compared when the item was added); *by_files
- * then says whether the answer came from the files.
+ * PYOP_OK when a new descriptor n may stand with an earlier one o whose
+ * content compared same or not (why); else the conflict, recorded.
  */
-static int check_same(const char *kind, const char *op_type, const char *nk,
-                      const char *ns, const char *ok, const char *os, const char *where,
-                      bool same, const char *why, bool files_ok, bool *by_files) {
-  char reason[PYOP__MAX_SOURCE_LEN + 600];
-  bool same_key = strcmp(nk, ok) == 0;
-  *by_files = false;
+static int check_same(const char *kind, const char *op_type, const ident *n,
+                      const ident *o, const char *where, bool same, const char *why) {
+  char reason[400];
+  bool same_key = strcmp(n->key, o->key) == 0;
   if (same_key && same) {
-    char dwhy[PYOP__MAX_SOURCE_LEN + 100] = "";
-    if (strcmp(ns, os) == 0 || files_ok) return PYOP_OK;
-    if (same_definition(ns, os, by_files, dwhy, sizeof dwhy)) return PYOP_OK;
+    char dwhy[100];
+    if (same_definition(n, o, dwhy, sizeof dwhy)) return PYOP_OK;
     snprintf(reason, sizeof reason,
              "same descriptor key and content but two different definitions (%s)",
              dwhy);
@@ -557,66 +401,44 @@ static int check_same(const char *kind, const char *op_type, const char *nk,
   } else {
     snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
   }
-  return conflict(kind, op_type, nk, ns, ok, os, where, reason);
+  return conflict(kind, op_type, n->key, n->source, o->key, o->source, where, reason);
 }
 
 /* PYOP_OK when proto n may stand with the registered/earlier proto o. */
-static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where,
-                        bool files_ok, bool *by_files) {
+static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
   char why[300] = "";
   bool same = pyop__proto_same(n, o, why, sizeof why);
-  return check_same("prototype", n->op_type, n->key, n->source, o->key, o->source, where,
-                    same, why, files_ok, by_files);
+  ident in = proto_ident(n), io = proto_ident(o);
+  return check_same("prototype", n->op_type, &in, &io, where, same, why);
 }
 
-static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where,
-                       bool files_ok, bool *by_files) {
+static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
   char why[300] = "";
   bool same = pyop__impl_same(n, o, why, sizeof why);
-  return check_same("implementation", n->op_type, n->key, n->source, o->key, o->source,
-                    where, same, why, files_ok, by_files);
+  ident in = impl_ident(n), io = impl_ident(o);
+  return check_same("implementation", n->op_type, &in, &io, where, same, why);
 }
 
 static const char *where_registered(const pyop__entry *e) {
   return e->proto && e->proto->host ? "registered by the host" : "already registered";
 }
 
-/*
- * Conflicts of a new proto (hash h) with the committed registry (brief
- * lock; source files read with no lock held). *same_def: the committed
- * entry, with a reference, when its source files had to be compared to find
- * it the same definition (NULL otherwise).
- */
-static int check_committed_proto(const pyop__proto *p, uint64_t h, pyop__entry **same_def) {
-  *same_def = NULL;
+/* Conflicts of a new proto (hash h) with the committed registry (checked
+ * again by the commit: this one fails a load early). */
+static int check_committed_proto(const pyop__proto *p, uint64_t h) {
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  bool by_files;
-  int rc = check_protos(p, e->proto, where_registered(e), false, &by_files);
-  if (rc == PYOP_OK && by_files) *same_def = e;
-  else pyop__entry_release(e);
+  int rc = check_protos(p, e->proto, where_registered(e));
+  pyop__entry_release(e);
   return rc;
 }
 
-static int check_committed_impl(const pyop__impl *p, uint64_t h, pyop__entry **same_def) {
-  *same_def = NULL;
+static int check_committed_impl(const pyop__impl *p, uint64_t h) {
   pyop__entry *e = get_entry_hashed(p->op_type, h);
   if (!e) return PYOP_OK;
-  bool by_files = false;
-  int rc = e->impl ? check_impls(p, e->impl, "already registered", false, &by_files)
-                   : PYOP_OK;
-  if (rc == PYOP_OK && by_files) *same_def = e;
-  else pyop__entry_release(e);
+  int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
+  pyop__entry_release(e);
   return rc;
-}
-
-/* Remembers on the item's entry e the committed entry found the same
- * definition by its files (takes the reference). */
-static void note_same_def(pyop__txn *t, pyop__entry *e, pyop__entry *same_def) {
-  if (!same_def) return;
-  if (e->same_def) pyop__entry_release(e->same_def);
-  else t->n_same_def++;
-  e->same_def = same_def;
 }
 
 /*
@@ -655,20 +477,13 @@ int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   titem *it = txn_find(t, p->op_type, h);
   if (it && it->e->own_proto) {
     /* A repeat: checked, and the later copy is dropped. */
-    bool by_files;
-    rc = check_protos(p, it->e->own_proto, "registered earlier in this load", false,
-                      &by_files);
+    rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
     pyop__proto_free(p);
     return rc;
   }
-  pyop__entry *same_def;
-  rc = check_committed_proto(p, h, &same_def);
+  rc = check_committed_proto(p, h);
   if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
-  if (rc == PYOP_OK) {
-    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-    return PYOP_OK;
-  }
-  if (same_def) pyop__entry_release(same_def);
+  if (rc == PYOP_OK) return PYOP_OK;
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
                      p->op_type, p->source);
@@ -687,20 +502,13 @@ int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   titem *it = txn_find(t, p->op_type, h);
   if (it && it->e->own_impl) {
     /* A repeat: checked, and the later copy is dropped. */
-    bool by_files;
-    rc = check_impls(p, it->e->own_impl, "registered earlier in this load", false,
-                     &by_files);
+    rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
     pyop__impl_free(p);
     return rc;
   }
-  pyop__entry *same_def;
-  rc = check_committed_impl(p, h, &same_def);
+  rc = check_committed_impl(p, h);
   if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
-  if (rc == PYOP_OK) {
-    note_same_def(t, (it ? it : &t->items[t->n - 1])->e, same_def);
-    return PYOP_OK;
-  }
-  if (same_def) pyop__entry_release(same_def);
+  if (rc == PYOP_OK) return PYOP_OK;
   if (rc == PYOP_ENOMEM)
     rc = pyop__error(PYOP_ENOMEM,
                      "implementation \"%s\" (%s): out of memory registering it",
@@ -804,12 +612,7 @@ static int classify_locked(titem *it) {
     /* No prototype anywhere yet: the implementation waits for one. */
     pyop__entry *p = pending_find_locked(it->e->own_impl->op_type, NULL);
     if (p) {
-      bool by_files;
-      const pyop__impl *n = it->e->own_impl, *o = p->own_impl;
-      int rc = check_impls(n, o, "waiting for a prototype", true, &by_files);
-      if (rc == PYOP_OK && it->e->same_def != p && strcmp(n->source, o->source) != 0)
-        rc = conflict("implementation", n->op_type, n->key, n->source, o->key, o->source,
-                      "waiting for a prototype", "its definition was not compared");
+      int rc = check_impls(it->e->own_impl, p->own_impl, "waiting for a prototype");
       if (rc != PYOP_OK) return rc;
       it->act = ACT_SKIP;
       return PYOP_OK;
@@ -819,17 +622,8 @@ static int classify_locked(titem *it) {
   }
   pyop__entry *e = it->e;
   e->txn_target = cur;
-  /* Under the lock no file is read: only a definition whose files were
-   * compared against this very entry when it was added passes with a
-   * different source. */
-  bool files_ok = e->same_def == cur, by_files;
   if (e->own_proto) {
-    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur), true, &by_files);
-    if (rc == PYOP_OK && !files_ok && strcmp(e->own_proto->source, cur->proto->source) != 0)
-      rc = conflict("prototype", e->own_proto->op_type, e->own_proto->key,
-                    e->own_proto->source, cur->proto->key, cur->proto->source,
-                    where_registered(cur),
-                    "registered meanwhile; its definition was not compared");
+    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
     if (rc != PYOP_OK) return rc;
   }
   /* A registered prototype equal to ours (or none of ours). */
@@ -838,12 +632,7 @@ static int classify_locked(titem *it) {
     return PYOP_OK;
   }
   if (cur->impl) {
-    int rc = check_impls(e->own_impl, cur->impl, "already registered", true, &by_files);
-    if (rc == PYOP_OK && !files_ok && strcmp(e->own_impl->source, cur->impl->source) != 0)
-      rc = conflict("implementation", e->own_impl->op_type, e->own_impl->key,
-                    e->own_impl->source, cur->impl->key, cur->impl->source,
-                    "already registered",
-                    "registered meanwhile; its definition was not compared");
+    int rc = check_impls(e->own_impl, cur->impl, "already registered");
     if (rc != PYOP_OK) return rc;
     it->act = ACT_SKIP;
     return PYOP_OK;
@@ -874,14 +663,14 @@ int pyop__txn_commit(pyop__txn *t) {
   lock();
   /* Big loads are cache-bound: fetch the slots ahead of time. */
   for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
-    if (reg.count && i + 16 < t->n)
-      __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & (reg.cap - 1)]);
+    if (reg.ops.count && i + 16 < t->n)
+      __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & (reg.ops.cap - 1)]);
     rc = classify_locked(&t->items[i]);
     n_new += t->items[i].act == ACT_NEW;
     n_skip += t->items[i].act == ACT_SKIP;
     n_pending += t->items[i].act == ACT_PENDING;
   }
-  if (rc == PYOP_OK && reserve_locked(n_new) != PYOP_OK)
+  if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, n_new) != PYOP_OK)
     rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
   if (rc != PYOP_OK) {
     unlock();
@@ -893,18 +682,12 @@ int pyop__txn_commit(pyop__txn *t) {
   bool after = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
   /* Nothing can fail from here on. A new entry is only linked in (its
    * entry is not read); bound ones get the registered prototype. */
-  size_t mask = reg.cap - 1;
+  size_t mask = reg.ops.cap - 1;
   for (size_t i = 0; i < t->n; i++) {
-    if (i + 16 < t->n) __builtin_prefetch(&reg.slots[(size_t)t->items[i + 16].hash & mask], 1);
+    if (i + 16 < t->n) __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & mask], 1);
     const titem *it = &t->items[i];
     if (it->act == ACT_SKIP) continue;
     pyop__entry *e = it->e;
-    /* Done with the entry compared by its files, before e is published
-     * (releasing only frees memory: fine under the lock). */
-    if (t->n_same_def && e->same_def) {
-      pyop__entry_release(e->same_def);
-      e->same_def = NULL;
-    }
     if (it->act == ACT_PENDING) {
       pyop_op_info *info = &e->info;
       info->struct_size = sizeof *info;
@@ -924,12 +707,10 @@ int pyop__txn_commit(pyop__txn *t) {
       entry_fill_info(e);
       i_slot = find_slot_locked(e->info.op_type, it->hash);
     } else {
-      i_slot = free_slot_locked(it->hash);
-      reg.count++;
+      i_slot = pyop__hmap_free_slot(&reg.ops, it->hash);
     }
     if (after) entry_hold_unpublished(e);
-    reg.slots[i_slot].hash = it->hash;
-    reg.slots[i_slot].e = e;
+    set_slot_locked(i_slot, it->hash, e);
   }
   unlock();
   for (size_t i = 0; (after || n_skip || n_pending) && i < t->n; i++) {
@@ -960,8 +741,8 @@ int pyop__txn_commit(pyop__txn *t) {
 static void describe_live_locked(char *buf, size_t n) {
   size_t used = 0, shown = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < reg.cap; i++) {
-    for (pyop__entry *e = reg.slots[i].e; e; e = e->base) {
+  for (size_t i = 0; i < reg.ops.cap; i++) {
+    for (pyop__entry *e = slot_entry(i); e; e = e->base) {
       size_t live = atomic_load(&e->live);
       if (!live) continue;
       int w = shown < 8 ? snprintf(buf + used, n - used, "%s%zu of \"%s\"",
@@ -994,8 +775,8 @@ static int remove_locked(bool all, pyop__entry **retired) {
     pyop__entry_release(p);
   }
   size_t i = 0;
-  while (i < reg.cap) {
-    pyop__entry *e = reg.slots[i].e;
+  while (i < reg.ops.cap) {
+    pyop__entry *e = slot_entry(i);
     if (!e || (!all && !e->from_load)) {
       i++;
       continue;
@@ -1004,10 +785,10 @@ static int remove_locked(bool all, pyop__entry **retired) {
     *retired = e;
     if (!all && e->base && !e->base->from_load) {
       atomic_fetch_add(&e->base->refs, 1); /* the table's again */
-      reg.slots[i].e = e->base;
+      reg.ops.slots[i].val = (uintptr_t)e->base;
       i++;
     } else {
-      remove_at_locked(i); /* slot i now holds a later entry: look again */
+      pyop__hmap_remove_at(&reg.ops, i); /* slot i now holds a later entry: look again */
     }
   }
   return PYOP_OK;
@@ -1036,10 +817,7 @@ int pyop__registry_clear(void) {
   lock();
   int rc = remove_locked(true, &retired);
   if (rc == PYOP_OK) {
-    pyop__free(reg.slots);
-    reg.slots = NULL;
-    reg.cap = 0;
-    reg.count = 0;
+    pyop__hmap_free(&reg.ops);
   }
   unlock();
   if (rc != PYOP_OK) return rc;
@@ -1053,7 +831,7 @@ int pyop__registry_clear(void) {
 
 size_t pyop__registry_count(void) {
   lock();
-  size_t n = reg.count;
+  size_t n = reg.ops.count;
   unlock();
   return n;
 }
@@ -1135,9 +913,9 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
   *out_types = NULL;
   *out_count = 0;
   lock();
-  size_t n = reg.count, bytes = n * sizeof(char *);
-  for (size_t i = 0; i < reg.cap; i++)
-    if (reg.slots[i].e) bytes += strlen(reg.slots[i].e->info.op_type) + 1;
+  size_t n = reg.ops.count, bytes = n * sizeof(char *);
+  for (size_t i = 0; i < reg.ops.cap; i++)
+    if (slot_entry(i)) bytes += strlen(slot_entry(i)->info.op_type) + 1;
   char **types = NULL;
   if (n) {
     types = pyop__malloc(bytes);
@@ -1147,10 +925,11 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
     }
     char *s = (char *)(types + n);
     size_t k = 0;
-    for (size_t i = 0; i < reg.cap; i++) {
-      if (!reg.slots[i].e) continue;
-      size_t len = strlen(reg.slots[i].e->info.op_type) + 1;
-      memcpy(s, reg.slots[i].e->info.op_type, len);
+    for (size_t i = 0; i < reg.ops.cap; i++) {
+      const pyop__entry *e = slot_entry(i);
+      if (!e) continue;
+      size_t len = strlen(e->info.op_type) + 1;
+      memcpy(s, e->info.op_type, len);
       types[k++] = s;
       s += len;
     }
@@ -1192,8 +971,8 @@ static void bind_pending(const char *op_type) {
   uint64_t h = pyop__hash_str(op_type);
   lock();
   pyop__entry **pp = NULL, *e = pending_find_locked(op_type, &pp);
-  size_t i_slot = e ? find_slot_locked(op_type, h) : 0;
-  pyop__entry *cur = e ? reg.slots[i_slot].e : NULL;
+  size_t i_slot = e && reg.ops.count ? find_slot_locked(op_type, h) : 0;
+  pyop__entry *cur = e && reg.ops.count ? slot_entry(i_slot) : NULL;
   if (!cur || cur->impl) {
     unlock();
     return;
@@ -1206,7 +985,7 @@ static void bind_pending(const char *op_type) {
   e->hash = h;
   entry_fill_info(e);
   atomic_fetch_add(&e->refs, 1); /* ours for the hook below */
-  reg.slots[i_slot].e = e;
+  set_slot_locked(i_slot, h, e);
   unlock();
   PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
              e->impl->source);

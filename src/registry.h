@@ -17,6 +17,7 @@
 #define PYOP_REGISTRY_H
 
 #include "core.h"
+#include "hashmap.h"
 #include "pyop/bridge_abi.h"
 
 /*
@@ -90,6 +91,7 @@ int pyop__registry_clear(void);
 #define PYOP__MAX_NAME_LEN 256      /* op type, io and attr names */
 #define PYOP__MAX_KEY_LEN 1024      /* descriptor keys */
 #define PYOP__MAX_SOURCE_LEN 4096   /* source file paths */
+#define PYOP__MAX_DIGEST_LEN 256    /* source digests (bridge ABI 1.3) */
 #define PYOP__MAX_LIST_LEN (1u << 20) /* elements of a list attribute value */
 #define PYOP__MAX_STR_VALUE_LEN (1u << 20)
 
@@ -102,7 +104,9 @@ typedef struct pyop__proto {
   char *op_type;
   char *key;
   char *source; /* "file.py:12", or "<host>" */
-  bool host;    /* registered with pyop_register_host_prototype */
+  uint32_t line; /* the 12 of source; 0 for a host prototype */
+  char *digest;  /* the view's source_digest, "" when none */
+  bool host;     /* registered with pyop_register_host_prototype */
   uint32_t caps;
   pyop_io_info *inputs;
   size_t n_inputs;
@@ -114,9 +118,8 @@ typedef struct pyop__proto {
   int32_t *output_alias;  /* NULL when no output aliases an input */
   bool dynamic_outputs;   /* some output is PYOP_IO_DYNAMIC */
   size_t n_tensor_attrs;  /* attributes of type PYOP_ATTR_TENSOR */
-  /* Open-addressed index of attr names: slot holds attr index + 1, 0 empty. */
-  uint32_t *attr_index;
-  size_t attr_index_mask;
+  /* attr name -> attr index + 1 (hashmap.h; fixed slots in the copy). */
+  pyop__hmap attr_index;
   void *ctx;
   const pyop_op_callbacks *callbacks;
 } pyop__proto;
@@ -126,6 +129,8 @@ typedef struct pyop__impl {
   char *op_type;
   char *key;
   char *source;
+  uint32_t line;
+  char *digest; /* "" when none */
   uint32_t caps;
   void *ctx;
   const pyop_op_callbacks *callbacks;
@@ -146,11 +151,6 @@ typedef struct pyop__entry {
   /* Registry-private scratch: the registered entry an item of a commit
    * binds to or repeats (used under the registry lock only). */
   struct pyop__entry *txn_target;
-  /* Registry-private: the registered entry whose prototype/implementation
-   * was found to be this item's definition by comparing source files when
-   * it was added (one reference; dropped after the commit). Spares the
-   * commit, which re-checks under the lock, from reading files there. */
-  struct pyop__entry *same_def;
   bool from_load; /* removed by pyop__registry_unload */
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */
@@ -169,7 +169,7 @@ void pyop__proto_free(pyop__proto *p);
 void pyop__impl_free(pyop__impl *p);
 /*
  * True when a and b have the same content (op type, inputs, outputs, attrs
- * with defaults, caps; not key, source or callbacks). Otherwise false and a
+ * with defaults, caps; not key, source, digest or callbacks). Otherwise false and a
  * short description of the first difference in why.
  */
 bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why,

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 2
+#define PYOP_BRIDGE_ABI_MINOR 3
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -95,6 +95,11 @@ typedef struct pyop_proto_view {
    * aliasing a REQUIRED, mutated input), or -1; NULL: no alias.
    */
   const int32_t *output_alias;
+  /* ---- ABI 1.3 */
+  /* The identity of source_file's content (e.g. "sha256:" and the hex
+   * digest of its bytes), or empty: unknown. Opaque to libpyop, which
+   * compares it byte for byte (docs/bridge-abi.md, "Source digests"). */
+  pyop_str source_digest;
 } pyop_proto_view;
 
 /*
@@ -111,6 +116,8 @@ typedef struct pyop_impl_view {
   uint32_t caps;
   void *ctx;
   const pyop_op_callbacks *callbacks;
+  /* ---- ABI 1.3 */
+  pyop_str source_digest; /* as in pyop_proto_view */
 } pyop_impl_view;
 
 /* ------------------------------------------------------ call arguments */

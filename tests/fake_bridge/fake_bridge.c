@@ -57,9 +57,11 @@ extern int pyop_fake_undefined_function(void);
  * members, and it answers minor 0. */
 #if defined(FAKE_OLD_MINOR) || defined(FAKE_OLD_DYNAMIC)
 #define FAKE_PROTO_VIEW_SIZE offsetof(pyop_proto_view, input_flags)
+#define FAKE_IMPL_VIEW_SIZE offsetof(pyop_impl_view, source_digest)
 #define FAKE_ABI_MINOR 0
 #else
 #define FAKE_PROTO_VIEW_SIZE sizeof(pyop_proto_view)
+#define FAKE_IMPL_VIEW_SIZE sizeof(pyop_impl_view)
 #define FAKE_ABI_MINOR PYOP_BRIDGE_ABI_MINOR
 #endif
 
@@ -287,7 +289,7 @@ FAKE_MAYBE_UNUSED static int add_fake_add(const pyop_registrar *r, const char *o
 
   pyop_impl_view im;
   memset(&im, 0, sizeof im);
-  im.struct_size = sizeof im;
+  im.struct_size = FAKE_IMPL_VIEW_SIZE;
   im.op_type = p.op_type;
   im.key = S(key);
   im.source_file = p.source_file;

@@ -18,6 +18,9 @@
  *   proto: str op_type, str key, str file, u8 line, u8 caps, u8 callbacks,
  *          u8 n_inputs + ios, u8 n_outputs + ios, u8 n_attrs + attrs
  *   impl:  [str op_type], str key, str file, u8 line, u8 caps, u8 callbacks
+ *   digests (ABI 1.3): str proto source_digest, str impl source_digest;
+ *          a proto that was added is added again with the impl's digest
+ *          (a repeat: the same definition or a conflict)
  *   str:   u8 b; b == 0xFF: NULL data with length (next u8)+1;
  *          else length b % 48, bytes taken from the input
  *   io:    u8 size_sel, str name, u8 kind (as int8)
@@ -256,6 +259,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   i.source_line = u8(&r);
   i.caps = u8(&r) & 0x1F;
   i.callbacks = rd_callbacks(&r);
+  p.source_digest = rd_str(&r);
+  i.source_digest = rd_str(&r);
 
   int vp = pyop__validate_proto_view(&p);
 #ifdef PYOP_FUZZ_STANDALONE
@@ -274,6 +279,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int ri = pyop__txn_add_impl(t, &i);
   if ((rp == PYOP_OK) != (vp == PYOP_OK) && rp != PYOP_ENOMEM) abort();
   if ((ri == PYOP_OK) != (vi == PYOP_OK) && ri != PYOP_ENOMEM && ri != PYOP_ECONFLICT) abort();
+  if (rp == PYOP_OK) {
+    pyop_proto_view again = p;
+    again.source_digest = i.source_digest;
+    int ra = pyop__txn_add_proto(t, &again);
+    if (ra != PYOP_OK && ra != PYOP_ECONFLICT && ra != PYOP_EDESCRIPTOR && ra != PYOP_ENOMEM)
+      abort();
+  }
   if (flags & 4) {
     int rc = pyop__txn_commit(t);
 #ifdef PYOP_FUZZ_STANDALONE
@@ -281,8 +293,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fprintf(stderr, "commit: %d (%zu ops) %s\n", rc, pyop__registry_count(),
               rc ? pyop_last_error() : "");
 #endif
-    /* An implementation alone waits for its prototype (it is not counted
-     * until one is registered); a prototype is always published. */
+    /* A valid prototype is registered; an implementation alone waits for
+     * one outside the op table (docs/bridge-abi.md, ABI 1.2). */
     if (rc == PYOP_OK && pyop__registry_count() == 0 && rp == PYOP_OK) abort();
     if (pyop__registry_unload() != PYOP_OK) abort();
   } else {

@@ -96,6 +96,26 @@ class LoadTest(unittest.TestCase):
                              [("Dup", a), ("Dup", b)])
             _loader.unload_modules(res.modules)
 
+    def test_source_digests(self):
+        # What libpyop compares to tell one definition from two (bridge ABI
+        # 1.3 source_digest): the SHA-256 of the defining file's bytes.
+        import hashlib
+        with TempDir() as d:
+            a = write(d, "one/ops.py", OP % "Same")
+            write(d, "two/ops.py", OP % "Same")  # the same bytes
+            write(d, "three/ops.py", "# other\n" + OP % "Same")
+            res = _loader.load_plugins([os.path.join(d, n) for n in ("one", "two", "three")])
+            try:
+                with open(a, "rb") as f:
+                    want = "sha256:" + hashlib.sha256(f.read()).hexdigest()
+                digests = [p.source_digest for p in res.protos]
+                self.assertEqual(digests[:2], [want, want])
+                self.assertNotEqual(digests[2], want)
+                self.assertTrue(digests[2].startswith("sha256:"))
+            finally:
+                _loader.unload_modules(res.modules)
+        self.assertIsNone(_registry.source_digest(os.path.join(d, "gone.py")))
+
     def test_reload_sees_edits(self):
         with TempDir() as d:
             for value in (1, 2, 3):

@@ -205,27 +205,23 @@ static void test_idempotent(void **state) {
 
 
 /*
- * Same key and content from two files: one definition only when the two
- * files hold the same bytes (one plugin installed twice) and it is the same
- * line; otherwise a conflict naming both file:line — for prototypes and
- * implementations, within one load and against a committed one.
+ * Same key and content from two files: one definition only when the bridge
+ * gives both the same source digest and it is the same line (one plugin
+ * installed twice); otherwise a conflict naming both file:line — for
+ * prototypes and implementations, within one load and against a committed
+ * one. The registry reads no file: these paths do not exist.
  */
 static void test_same_definition(void **state) {
   (void)state;
-  char *d1 = pt_mkdtemp(), *d2 = pt_mkdtemp(), *d3 = pt_mkdtemp();
-  char f1[1024], f2[1024], f3[1024];
-  snprintf(f1, sizeof f1, "%s/ops.py", d1);
-  snprintf(f2, sizeof f2, "%s/ops.py", d2);
-  snprintf(f3, sizeof f3, "%s/ops.py", d3);
-  const char *twice = "def twice(x):\n    return 2 * x\n";
-  pt_write_file(f1, twice);
-  pt_write_file(f2, twice); /* an identical copy */
-  pt_write_file(f3, "def twice(x):\n    return 3 * x\n"); /* same size, other code */
-
+  const char *f1 = "/nonexistent/d1/ops.py", *f2 = "/nonexistent/d2/ops.py",
+             *f3 = "/nonexistent/d3/ops.py";
   desc a, b, c;
   desc_init(&a, "Twice", f1);
   desc_init(&b, "Twice", f2);
   desc_init(&c, "Twice", f3);
+  a.p.source_digest = a.i.source_digest = S("sha256:0123");
+  b.p.source_digest = b.i.source_digest = S("sha256:0123"); /* an identical copy */
+  c.p.source_digest = c.i.source_digest = S("sha256:4567"); /* other code */
   /* Within one load: the copy merges, the different file conflicts. */
   pyop__txn *t;
   assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
@@ -260,18 +256,59 @@ static void test_same_definition(void **state) {
   assert_int_equal(commit_one(&b, true), PYOP_ECONFLICT);
   assert_msg_has("two different definitions (defined at different lines)");
   b.i.source_line = 30;
-  /* A source that cannot be read is never taken for the same. */
-  desc r;
-  desc_init(&r, "Twice", "relative/ops.py");
-  assert_int_equal(commit_one(&r, false), PYOP_ECONFLICT);
-  assert_msg_has("relative/ops.py is not an absolute path");
+  /* The same file:line whose bytes changed in between is another definition. */
+  desc e;
+  desc_init(&e, "Twice", f1);
+  e.p.source_digest = S("sha256:89ab");
+  assert_int_equal(commit_one(&e, false), PYOP_ECONFLICT);
+  assert_msg_has("two different definitions (the source files differ)");
+  /* A bridge that gives no digest: only the same file:line is the same. */
+  desc_init(&e, "Twice", f1);
+  assert_int_equal(commit_one(&e, true), PYOP_OK);
+  desc_init(&e, "Twice", f2);
+  assert_int_equal(commit_one(&e, false), PYOP_ECONFLICT);
+  snprintf(want, sizeof want, "prototype \"pyop:Twice.proto\" (%s:12) conflicts with "
+           "prototype \"pyop:Twice.proto\" (%s:12) already registered: same descriptor "
+           "key and content but two different definitions (different sources, and no "
+           "source digest to tell the same file by)", f2, f1);
+  assert_msg_has(want);
+  /* ...a view of bridge ABI 1.2 has no digest member: it is not read. */
+  desc_init(&e, "Twice", f2);
+  e.p.source_digest = S("sha256:0123");
+  e.p.struct_size = offsetof(pyop_proto_view, source_digest);
+  assert_int_equal(commit_one(&e, false), PYOP_ECONFLICT);
+  assert_msg_has("no source digest to tell the same file by");
+  e.p.struct_size = sizeof e.p;
+  assert_int_equal(commit_one(&e, false), PYOP_OK);
   assert_int_equal(pyop__registry_count(), 1);
-  pt_rmtree(d1);
-  pt_rmtree(d2);
-  pt_rmtree(d3);
-  free(d1);
-  free(d2);
-  free(d3);
+}
+
+/* A source digest is checked like the other strings of a view. */
+static void test_digest_validation(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Dig", "a.py");
+  d.p.source_digest = S("sha256:\n12");
+  assert_int_equal(commit_one(&d, false), PYOP_EDESCRIPTOR);
+  assert_msg_has("prototype \"Dig\" (a.py:12): source_digest: control character");
+  desc_init(&d, "Dig", "a.py");
+  d.i.source_digest = (pyop_str){NULL, 4};
+  assert_int_equal(commit_one(&d, true), PYOP_EDESCRIPTOR);
+  assert_msg_has("implementation \"Dig\" (a.py:30): source_digest: length > 0 with NULL data");
+  char big[PYOP__MAX_DIGEST_LEN + 2];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  desc_init(&d, "Dig", "a.py");
+  d.i.source_digest = S(big);
+  assert_int_equal(commit_one(&d, true), PYOP_EDESCRIPTOR);
+  assert_msg_has("source_digest: too long");
+  /* An impl view of ABI 1.2 ends before the member: whatever lies there is
+   * not read. */
+  desc_init(&d, "Dig", "a.py");
+  d.i.source_digest = (pyop_str){NULL, 4};
+  d.i.struct_size = offsetof(pyop_impl_view, source_digest);
+  assert_int_equal(commit_one(&d, true), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 1);
 }
 
 static void test_conflict_key(void **state) {
@@ -1304,6 +1341,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conflict_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_content, setup, teardown),
       cmocka_unit_test_setup_teardown(test_same_definition, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_digest_validation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),

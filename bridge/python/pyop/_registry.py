@@ -10,6 +10,7 @@ check_sync_method and unawaited_result (from _signature), _class_location.
 """
 
 import ast
+import hashlib
 import inspect
 import linecache
 import re
@@ -40,10 +41,13 @@ class OpProto:
     attrs: ((name, AttrType, required, default), ...); infer: the function.
     output_kinds: (IoKind, ...) per output (None: all required);
     input_flags: (INPUT_* bits, ...) per input (None: nothing mutated);
-    output_alias: (input index or -1, ...) per output (None: no alias)."""
+    output_alias: (input index or -1, ...) per output (None: no alias).
+    source_digest: the identity of file's bytes (source_digest), set when a
+    load collects the descriptor; None: unknown."""
 
     __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
-                 "infer", "caps", "output_kinds", "input_flags", "output_alias")
+                 "infer", "caps", "output_kinds", "input_flags", "output_alias",
+                 "source_digest")
 
     def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer,
                  output_kinds=None, input_flags=None, output_alias=None):
@@ -60,6 +64,7 @@ class OpProto:
                              if output_kinds is not None else None)
         self.input_flags = tuple(input_flags) if input_flags is not None else None
         self.output_alias = tuple(output_alias) if output_alias is not None else None
+        self.source_digest = None
 
     @property
     def mutated_inputs(self):
@@ -79,10 +84,11 @@ class OpImpl:
     """An implementation class of op_type. caps: the PYOP_CAP_* bits of the
     methods it defines. input_kinds: the kind of each input slot (from the
     Python prototype when there is one, else from execute's annotations, or
-    None). proto_known: whether a Python prototype validated the methods."""
+    None). proto_known: whether a Python prototype validated the methods.
+    source_digest: as OpProto's."""
 
     __slots__ = ("op_type", "key", "file", "line", "cls", "caps", "methods",
-                 "input_kinds", "n_outputs", "proto_known")
+                 "input_kinds", "n_outputs", "proto_known", "source_digest")
 
     def __init__(self, op_type, key, file, line, cls, caps, methods):
         self.op_type = op_type
@@ -95,6 +101,7 @@ class OpImpl:
         self.input_kinds = None
         self.n_outputs = -1
         self.proto_known = False
+        self.source_digest = None
 
     @property
     def where(self):
@@ -148,8 +155,12 @@ class Collection:
         self.extra = []  # later definitions of an op type already seen
         self.samples = {}  # op_type -> (function, "file:line")
         self.class_lines = {}  # file -> (linecache's lines, {qualname: line})
+        self.digests = {}  # file -> source_digest(file), read once per load
 
     def add(self, desc):
+        if desc.file not in self.digests:
+            self.digests[desc.file] = source_digest(desc.file)
+        desc.source_digest = self.digests[desc.file]
         table = self.protos if isinstance(desc, OpProto) else self.impls
         if desc.op_type in table:
             self.extra.append(desc)
@@ -174,6 +185,18 @@ class Collection:
 
 
 _active = []  # stack of Collections of the loads in progress
+
+
+def source_digest(file):
+    """The identity of a definition's source file that the bridge hands to
+    libpyop (the views' source_digest, docs/bridge-abi.md "Source
+    digests"): "sha256:" and the hex SHA-256 of the file's bytes, or None
+    when it cannot be read (libpyop then compares file:line alone)."""
+    try:
+        with open(file, "rb") as f:
+            return "sha256:" + hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError, ValueError):
+        return None
 
 
 class collecting:
