@@ -434,5 +434,120 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(json.loads(r.stdout)["inputs"], ["x=float32[16]"])
 
 
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+
+
+IDENTITY = '''
+    import pyop
+    from pyop import TensorDesc
+
+    @pyop.register_op(op_type="%s")
+    def identity(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+    '''
+
+
+class LoadsAsAHostTest(unittest.TestCase):
+    """What `pyop check` accepts is what a host loads (issue 17 item 10), and
+    an interrupt in plugin code ends any subcommand (PYOP_EINTR)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cli = _need("PYOP_TEST_CLI")
+        cls.tmp = tempfile.mkdtemp(prefix="pyop-check-host-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def pyop(self, *args, opp=None):
+        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_PYTHON", None)
+        if opp is None:
+            env.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            env["ASCEND_CUSTOM_OPP_PATH"] = opp
+        return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    def test_a_file_beside_a_package_of_its_name_fails_the_check(self):
+        d = os.path.join(self.tmp, "layout")
+        _write(d, {"foo.py": IDENTITY % "FooFile", "foo/__init__.py": IDENTITY % "FooPkg"})
+        r = self.pyop("list", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        r = self.pyop("check", d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("load of all plugins together: FAILED (PYOP_EPLUGIN)", r.stdout)
+        self.assertIn("2 ops checked, 0 failed, the plugins do not load together", r.stdout)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith("pyop: check: the plugins do not load together: "),
+                        first)
+        self.assertIn("foo/ and foo.py are both the module 'foo'", first)
+        data = json.loads(self.pyop("check", "--json", d).stdout)
+        self.assertEqual(data["load_error"]["status"], "PYOP_EPLUGIN")
+        # From ASCEND_CUSTOM_OPP_PATH too.
+        r = self.pyop("check", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("the plugins do not load together", r.stderr)
+
+    def test_a_file_argument_loads_as_a_plugin_of_its_directory(self):
+        d = os.path.join(self.tmp, "neighbours")
+        _write(d, {"_helper.py": "SHAPE_OF = lambda x: x.shape\n",
+                   "other.py": IDENTITY % "Other",
+                   "uses.py": "import _helper\nimport other\n" + textwrap.dedent(
+                       IDENTITY % "Uses")})
+        r = self.pyop("check", os.path.join(d, "uses.py"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^Uses +ok")
+        # The neighbour it imports registers its op in that load, as it does
+        # when the host loads the directory.
+        self.assertRegex(r.stdout, r"(?m)^Other +ok")
+        self.assertIn("2 ops checked, 0 failed\n", r.stdout)
+        # A host listing the file itself has no neighbours: check of that
+        # path element fails as the host's load does.
+        r = self.pyop("check", opp=os.path.join(d, "uses.py"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("No module named '_helper'", r.stderr)
+
+    def test_a_keyboard_interrupt_in_plugin_code_ends_the_command(self):
+        d = os.path.join(self.tmp, "interrupt")
+        _write(d, {"intr.py": '''
+            import pyop
+            from pyop import Tensor, TensorDesc
+
+            @pyop.register_op(op_type="Intr")
+            def intr(x: TensorDesc) -> TensorDesc:
+                return TensorDesc(x.shape, x.dtype)
+
+            @pyop.register_op_impl(op_type="Intr")
+            class IntrImpl:
+                def execute(self, x: Tensor) -> None:
+                    raise KeyboardInterrupt
+            '''})
+        for args in (["run", "Intr", "--input", "x=float32[2]:1,2"], ["check", d],
+                     ["bench", "Intr", "--calls", "2", "--repeat", "1"]):
+            with self.subTest(args[0]):
+                r = self.pyop(*args, opp=d)
+                self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+                self.assertEqual(r.stderr, "pyop: %s: interrupted (execute of op 'Intr' "
+                                 "(implementation at %s:9) failed: KeyboardInterrupt:)\n"
+                                 % (args[0], os.path.join(d, "intr.py")))
+        boom = os.path.join(self.tmp, "interrupt_import")
+        _write(boom, {"boom.py": "raise KeyboardInterrupt\n"})
+        for cmd in ("list", "doctor", "check"):
+            with self.subTest(cmd):
+                r = self.pyop(cmd, opp=boom)
+                self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+                self.assertEqual(r.stderr.splitlines(), [
+                    "pyop: %s: interrupted (loading Python plugins failed: "
+                    "KeyboardInterrupt:)" % cmd])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -129,6 +129,9 @@ class ExecCtx(ctypes.Structure):
 EXEC_EXPECT_OUTPUTS = 1  # PYOP_EXEC_EXPECT_OUTPUTS
 
 
+PYOP_EINTR = -22  # interrupted: a KeyboardInterrupt in plugin code
+
+
 INPUT_MUTATED = 1        # PYOP_INPUT_MUTATED
 
 
@@ -147,6 +150,7 @@ class Lib:
         c.pyop_status_name.restype = ctypes.c_char_p
         c.pyop_strerror.restype = ctypes.c_char_p
         c.pyop_last_error.restype = ctypes.c_char_p
+        c.pyop_last_status.restype = ctypes.c_int
         c.pyop_op_get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(OpInfo))]
         c.pyop_op_info_release.argtypes = [ctypes.POINTER(OpInfo)]
         c.pyop_op_list.argtypes = [ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)),
@@ -175,10 +179,24 @@ class Lib:
                                            ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
 
     def check(self, what, rc):
+        """Raises PyopError for a failed call; an interrupted one
+        (PYOP_EINTR: a KeyboardInterrupt in plugin code) raises
+        KeyboardInterrupt, so no handler of failures takes it for one and
+        the command ends (main)."""
         if rc != 0:
             name = self.c.pyop_status_name(rc).decode()
             detail = self.c.pyop_last_error().decode("utf-8", "replace")
+            if rc == PYOP_EINTR:
+                raise KeyboardInterrupt(detail.splitlines()[0] if detail.strip() else what)
             raise PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+
+    def interrupt_detail(self):
+        """The first line of this thread's last error when the last failure
+        was PYOP_EINTR (what was interrupted), else None."""
+        if self.c.pyop_last_status() != PYOP_EINTR:
+            return None
+        text = self.c.pyop_last_error().decode("utf-8", "replace").strip()
+        return text.splitlines()[0] if text else None
 
     def load(self):
         self.check("pyop_load", self.c.pyop_load())

@@ -656,28 +656,40 @@ def cmd_check(lib, args):
     # Everything in one load first (the plugins as a host loads them); when
     # that load fails, each plugin on its own, so a broken one is reported
     # and the others are still checked. What check accepts is what a host
-    # loads: a combined load refused for a conflict between plugins that
-    # each load alone (one op defined differently in two directories)
-    # fails the check, naming both definitions.
-    with_opp_path(paths)
+    # loads: a failed combined load fails the check, whatever its status
+    # (a conflict between directories, foo.py beside a package foo/, a
+    # plugin that fails to import), naming the cause. A .py file given as
+    # an argument loads as a plugin of its directory (_as_loaded), so it
+    # imports its neighbours as it does when the host lists the directory.
+    given = bool(args.target) and any(_check_target_kind(t) == "path" for t in args.target)
+    holders = {}
     try:
-        lib.load()
-        whole = None
-    except PyopError as e:
-        whole = e
-    if whole is not None:
-        # Outside the except block: a plugin imported now must not get the
-        # command's exception as its context (its traceback would show it).
-        lib.c.pyop_unload()
-        for entry in _plugin_entries(paths):
-            _check_one_plugin(lib, args, ops, entry, report, broken)
-        if not report:
-            raise whole  # nothing loaded at all: the load's own error
-        if whole.status == "PYOP_ECONFLICT":
-            load_error = whole
-    else:
-        _check_loaded(lib, args, ops, ":".join(paths), report)
-        lib.c.pyop_unload()
+        with_opp_path(_as_loaded(paths, holders) if given else paths)
+        try:
+            lib.load()
+            whole = None
+        except PyopError as e:
+            whole = e
+            whole.message = _real_paths(whole.message, holders)
+        if whole is not None:
+            # Outside the except block: a plugin imported now must not get the
+            # command's exception as its context (its traceback would show it).
+            lib.c.pyop_unload()
+            for entry in _plugin_entries(paths):
+                _check_one_plugin(lib, args, ops, entry, report, broken)
+            if not report:
+                raise whole  # nothing loaded at all: the load's own error
+            # Shown unless a plugin that fails alone is that failure (it is
+            # reported below, in full).
+            first = whole.message.splitlines()[0] if whole.message else ""
+            if not any(b["problem"].splitlines()[:1] == [first] for b in broken):
+                load_error = whole
+        else:
+            _check_loaded(lib, args, ops, ":".join(paths), report, holders)
+            lib.c.pyop_unload()
+    finally:
+        for holder in holders:
+            shutil.rmtree(holder, ignore_errors=True)
     missing = [o for o in ops if o not in {r["op_type"] for r in report}]
     failed = sum(1 for r in report if r["status"] == "failed")
     inconclusive = sum(1 for r in report if r["status"] == "inconclusive")
@@ -714,10 +726,10 @@ def cmd_check(lib, args):
                  ", %d plugins failed to load" % len(broken) if broken else "",
                  ", the plugins do not load together" if load_error else ""))
     if failed or broken or missing or not report or load_error:
-        why = ("the plugins do not load together: %s"
+        why = ("%d plugins failed to load" % len(broken) if broken else
+               "the plugins do not load together: %s"
                % load_error.message.splitlines()[0] if load_error else
                "%d of %d ops failed" % (failed, len(report)) if failed else
-               "%d plugins failed to load" % len(broken) if broken else
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
@@ -753,47 +765,87 @@ def _report_lines(r):
     return lines
 
 
-def _check_one_plugin(lib, args, ops, entry, report, broken):
-    """Loads entry alone from a private directory standing for its own (a
-    link to it, and links to the helpers beside it: names starting with
-    '_', which the loader never imports as plugins but a plugin may import)
-    and checks its ops. Paths under the private directory are reported as
-    the real ones."""
-    parent = os.path.dirname(entry)
+def _link_dir(parent, names):
+    """A private directory standing for parent: links to the entries names
+    of parent and to the helpers beside them (names starting with '_',
+    which the loader never imports as plugins but a plugin may import).
+    The loader looks up a linked plugin's neighbours in its real directory
+    too. The caller removes it."""
     holder = tempfile.mkdtemp(prefix="pyop-check-")
+    helpers = sorted(n for n in os.listdir(parent)
+                     if n.startswith("_") and n != "__pycache__")
+    for name in list(dict.fromkeys(names)) + [h for h in helpers if h not in names]:
+        os.symlink(os.path.join(parent, name), os.path.join(holder, name))
+    return holder
+
+
+def _as_loaded(paths, holders):
+    """The ASCEND_CUSTOM_OPP_PATH elements that load paths (the arguments)
+    as a host listing their directories loads them: a directory as it is; a
+    .py file as a plugin of its directory, from a _link_dir of it (the
+    files given from one directory share one, in the place of the first).
+    holders gets {private directory: real directory}."""
+    out, files = [], {}  # files: parent -> (its index in out, [file names])
+    for p in map(os.path.abspath, paths):
+        if not (p.endswith(".py") and os.path.isfile(p)):
+            out.append(p)
+            continue
+        parent = os.path.dirname(p)
+        if parent not in files:
+            files[parent] = (len(out), [])
+            out.append(None)
+        files[parent][1].append(os.path.basename(p))
+    for parent, (k, names) in files.items():
+        out[k] = _link_dir(parent, names)
+        holders[out[k]] = parent
+    return out
+
+
+def _real_paths(text, holders):
+    """text with the private directories of holders named as the real ones."""
+    for holder, parent in holders.items():
+        text = text.replace(holder, parent)
+    return text
+
+
+def _check_one_plugin(lib, args, ops, entry, report, broken):
+    """Loads entry alone from a private directory standing for its own
+    (_link_dir) and checks its ops. Paths under the private directory are
+    reported as the real ones."""
+    parent = os.path.dirname(entry)
+    holder = _link_dir(parent, [os.path.basename(entry)])
+    holders = {holder: parent}
     try:
-        for name in [os.path.basename(entry)] + sorted(
-                n for n in os.listdir(parent) if n.startswith("_") and n != "__pycache__"):
-            os.symlink(os.path.join(parent, name), os.path.join(holder, name))
         with_opp_path([holder])
         try:
             lib.load()
         except PyopError as e:
-            broken.append({"plugin": entry,
-                           "problem": e.message.replace(holder, parent)})
+            broken.append({"plugin": entry, "problem": _real_paths(e.message, holders)})
             lib.c.pyop_unload()
             return
-        start = len(report)
-        _check_loaded(lib, args, ops, entry, report)
+        _check_loaded(lib, args, ops, entry, report, holders)
         lib.c.pyop_unload()
-        for r in report[start:]:
-            r["source"] = r["source"].replace(holder, parent)
-            for key in ("problems", "warnings"):
-                r[key] = [p.replace(holder, parent) for p in r[key]]
-            if r["inconclusive"]:
-                r["inconclusive"] = r["inconclusive"].replace(holder, parent)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def _check_loaded(lib, args, ops, plugin, report):
-    """Checks the ops loaded now (those named in ops, or all) into report."""
+def _check_loaded(lib, args, ops, plugin, report, holders=None):
+    """Checks the ops loaded now (those named in ops, or all) into report;
+    paths under the private directories of holders are reported as the
+    real ones."""
+    start = len(report)
     try:
         _check_loaded_ops(lib, args, ops, plugin, report)
     finally:
         # Nothing of the plugins may outlive their unload (the bridge warns
         # about objects still referenced at shutdown).
         _index[:] = [None, {}, {}]
+    for r in report[start:]:
+        r["source"] = _real_paths(r["source"], holders or {})
+        for key in ("problems", "warnings"):
+            r[key] = [_real_paths(p, holders or {}) for p in r[key]]
+        if r["inconclusive"]:
+            r["inconclusive"] = _real_paths(r["inconclusive"], holders or {})
 
 
 def _check_loaded_ops(lib, args, ops, plugin, report):

@@ -69,8 +69,31 @@ def report_failure(command, err, as_json):
     return err.exit_code
 
 
+# The exit status of an interrupted command (as a shell reports SIGINT).
+EXIT_INTERRUPTED = 130
+
+
 def main(argv=None):
+    """The command; its exit status. An interrupt (Ctrl-C, or a
+    KeyboardInterrupt raised in plugin code, which libpyop reports as
+    PYOP_EINTR and raises again in this Python) ends any subcommand with
+    one line on stderr and EXIT_INTERRUPTED, never a traceback."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    try:
+        return _main(argv, command)
+    except KeyboardInterrupt as e:
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, KeyboardInterrupt):
+            pass
+        what = str(e).strip()
+        sys.stderr.write("pyop: %sinterrupted%s\n" % ("%s: " % command if command else "",
+                                                      " (%s)" % what if what else ""))
+        return EXIT_INTERRUPTED
+
+
+def _main(argv, command):
     as_json = "--json" in argv
     ap = _Parser(prog="pyop", description=sys.modules[__package__].__doc__.split("\n\n")[0])
     ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
@@ -103,7 +126,6 @@ def main(argv=None):
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
-    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -118,6 +140,10 @@ def main(argv=None):
                 "run": cmd_run, "bench": cmd_bench}
     try:
         return handlers[args.command](lib, args)
+    except KeyboardInterrupt as e:
+        # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
+        # code: its last error says where.
+        raise KeyboardInterrupt(str(e) or lib.interrupt_detail() or "") from None
     except CliError as e:
         return report_failure(args.command, e, args.json)
     except BrokenPipeError:
