@@ -153,6 +153,7 @@ class Lib:
         c.pyop_last_status.restype = ctypes.c_int
         c.pyop_op_get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(OpInfo))]
         c.pyop_op_info_release.argtypes = [ctypes.POINTER(OpInfo)]
+        c.pyop_register_host_prototype.argtypes = [ctypes.POINTER(OpInfo)]
         c.pyop_op_list.argtypes = [ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)),
                                    ctypes.POINTER(ctypes.c_size_t)]
         c.pyop_free.argtypes = [ctypes.c_void_p]
@@ -223,6 +224,12 @@ class Lib:
         p = ctypes.POINTER(OpInfo)()
         rc = self.c.pyop_op_get(op_type.encode(), ctypes.byref(p))
         if rc == -3:  # PYOP_ENOENT: say what is there instead
+            from .plugins import pending_impls
+            detail = self.c.pyop_last_error().decode("utf-8", "replace")
+            waiting = [i for i in pending_impls(self.op_types()) if i["op_type"] == op_type]
+            if waiting:  # libpyop's message says what is missing; the hint how to give it
+                raise CliError("%s (pyop: give it its REG_OP with --proto FILE: "
+                               "docs/ge-plugins.md)" % detail.rstrip(), "PYOP_ENOENT", op_type)
             raise CliError(unknown_op_message(op_type, self.op_types()), "PYOP_ENOENT",
                            op_type)
         self.check('looking up op "%s"' % op_type, rc)

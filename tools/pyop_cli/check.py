@@ -2,6 +2,7 @@
 generated inputs, its samples or the inputs given, checking it against its
 prototype and the host contract."""
 
+import numbers
 import os
 import re
 import shutil
@@ -10,12 +11,13 @@ import tempfile
 import threading
 
 from . import config
+from .plugins import PENDING_HINT, pending_impls
 from .binding import ATTR_TYPES, DTYPES, IO_KINDS
 from .errors import CliError, PyopError, UsageError
 from .host import (_attrs_from_args, check_paths, _inputs_from_args, Instance,
                    _other_python_note, with_opp_path)
-from .values import (check_shape, _default_attr, _descs, dump_json, numel, _sample_values,
-                     shape_text)
+from .values import (check_shape, _default_attr, _descs, dump_json, numel,
+                     plugin_attr_value, plugin_tensor_values, _sample_values, shape_text)
 
 
 # The shapes every generated case is also tried with (where infer_meta
@@ -106,23 +108,36 @@ def _sample_tensor(v, what):
         name = getattr(dtype, "name", dtype)
         if name not in DTYPES:
             raise ValueError("%s: unknown data type %r" % (what, dtype))
-        shape = [int(d) for d in shape]
+        shape = _sample_shape(shape, what)
         check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
             raise ValueError("%s: %d values for shape [%s]"
                              % (what, len(values), ",".join(map(str, shape))))
-        return DTYPES.index(name), shape, values
+        return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), values,
+                                                               what)
     if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):
         name = str(v.dtype)
         if name not in DTYPES:
             raise ValueError("%s: numpy dtype %s has no pyop equivalent" % (what, name))
-        shape = [int(d) for d in v.shape]
+        shape = _sample_shape(v.shape, what)
         check_shape(DTYPES.index(name), shape, what)
         flat = v.reshape(-1).tolist() if hasattr(v, "reshape") else list(v.tolist())
-        return DTYPES.index(name), shape, flat
+        return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), flat, what)
     raise ValueError("%s: expected (dtype, shape, values) or a numpy array, got %r"
                      % (what, type(v).__name__))
+
+
+def _sample_shape(shape, what):
+    """A sample's shape as --input's is read: a sequence of integers (2.5 or
+    True is no dim); check_shape then checks the count and the range."""
+    if not isinstance(shape, (list, tuple)) and not hasattr(shape, "__len__"):
+        raise ValueError("%s: shape %r is not a list of dims" % (what, shape))
+    dims = list(shape)
+    bad = [d for d in dims if not isinstance(d, numbers.Integral) or isinstance(d, bool)]
+    if bad:
+        raise ValueError("%s: dim %r is not an integer" % (what, bad[0]))
+    return [int(d) for d in dims]
 
 
 def _sample_cases(info, fn, where):
@@ -161,8 +176,13 @@ def _sample_cases(info, fn, where):
         for name, value in dict(case.get("attrs") or {}).items():
             if name not in types:
                 raise ValueError("%s: %r is not an attribute" % (what, name))
-            attrs[name] = (_sample_tensor(value, "%s attr %s" % (what, name))
-                           if types[name] == "Tensor" else value)
+            if types[name] == "Tensor":
+                attrs[name] = _sample_tensor(value, "%s attr %s" % (what, name))
+                continue
+            try:
+                attrs[name] = plugin_attr_value(value, types[name])
+            except ValueError as e:
+                raise ValueError("%s: attr %s (%s): %s" % (what, name, types[name], e)) from None
         out.append(Case(case.get("label") or "sample %d" % n, inputs, attrs, "samples"))
     return out
 
@@ -287,7 +307,7 @@ def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
                 for r in range(rounds):
                     res = inst.run(variants[t])
                     got[t][r] = res.error or _result_bytes(info, res)
-            except Exception as e:  # reported below, with the thread it came from
+            except BaseException as e:  # reported below, with the thread it came from
                 got[t][0] = e
         threads = [threading.Thread(target=work, args=(t,), daemon=True)
                    for t in range(n_threads)]
@@ -303,6 +323,9 @@ def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
         what = "%s: run from %d threads at once on one instance" % (case.label, n_threads)
         if any(th.is_alive() for th in threads):
             return ["%s: did not finish within %d s (a deadlock?)" % (what, THREAD_TIMEOUT)]
+        for t in range(n_threads):
+            if isinstance(got[t][0], KeyboardInterrupt):
+                raise got[t][0]  # an interrupt in a thread ends the command too
         for t in range(n_threads):
             for r in range(rounds):
                 g = got[t][r]
@@ -714,8 +737,9 @@ def cmd_check(lib, args):
             print("    " + b["problem"].rstrip().replace("\n", "\n    "))
         for r in report:
             print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
-                                          ", ".join(r["checked"]) or "prototype only",
-                                          r["inputs"]))
+                                          ", ".join(r["checked"]) or (
+                                              "implementation only" if r.get("pending")
+                                              else "prototype only"), r["inputs"]))
             for line in _report_lines(r):
                 print("    " + line.rstrip("\n").replace("\n", "\n      "))
         for o in missing:
@@ -850,7 +874,19 @@ def _check_loaded(lib, args, ops, plugin, report, holders=None):
 
 def _check_loaded_ops(lib, args, ops, plugin, report):
     samples = _plugin_samples()
-    for t in lib.op_types():
+    types = lib.op_types()
+    for i in pending_impls(types):
+        # Loaded, but a host cannot run it until it has a prototype: not a
+        # pass (nothing ran), not a failure of the op.
+        if ops and i["op_type"] not in ops:
+            continue
+        report.append({"op_type": i["op_type"], "status": "inconclusive", "checked": [],
+                       "inputs": "no prototype", "source": i["impl_source"],
+                       "plugin": plugin, "ran": [], "refused": [], "warnings": [],
+                       "problems": [], "pending": True,
+                       "inconclusive": "its implementation (%s) is %s"
+                       % (i["impl_source"], PENDING_HINT)})
+    for t in types:
         if ops and t not in ops:
             continue
         info = lib.op_info(t)

@@ -14,6 +14,7 @@ from .doctor import cmd_doctor
 from .errors import CliError, UsageError
 from .host import _same_file
 from .list import cmd_list
+from .proto import register_protos
 from .run import cmd_run
 from .values import dump_json, INT64_MAX
 
@@ -101,8 +102,14 @@ def _main(argv, command):
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
     p.add_argument("--json", action="store_true")
@@ -112,11 +119,17 @@ def _main(argv, command):
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
                    help="inputs of the one OP to check (as for run)")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
     p.add_argument("op")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true")
@@ -126,6 +139,9 @@ def _main(argv, command):
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -139,6 +155,8 @@ def _main(argv, command):
     handlers = {"doctor": cmd_doctor, "list": cmd_list, "check": cmd_check,
                 "run": cmd_run, "bench": cmd_bench}
     try:
+        # Before any load, as a GE-style engine registers its REG_OPs.
+        args.proto_files = register_protos(lib, getattr(args, "proto", None))
         return handlers[args.command](lib, args)
     except KeyboardInterrupt as e:
         # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
