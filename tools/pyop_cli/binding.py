@@ -12,15 +12,17 @@ from .errors import CliError, PyopError, unknown_op_message
 
 
 def _find_library():
-    """libpyop next to the command: <prefix>/bin/pyop -> <prefix>/lib*/libpyop.so."""
+    """The libpyop the command drives: PYOP_LIBRARY when set; else the one
+    of the command's own build or install, config.LIBDIR (filled in by
+    bin/pyop at configure time: the install's libdir relative to bin/, or
+    absolute), so any libdir layout works; from the source tree (no
+    LIBDIR) the dynamic loader's search."""
     env = os.environ.get("PYOP_LIBRARY")
     if env:
         return env
-    here = os.path.dirname(os.path.realpath(config.SCRIPT or __file__))
-    for libdir in ("lib", "lib64", os.path.join("lib", "x86_64-linux-gnu")):
-        cand = os.path.join(here, "..", libdir, "libpyop.so.0")
-        if os.path.exists(cand):
-            return os.path.normpath(cand)
+    if config.LIBDIR and config.SCRIPT:
+        here = os.path.dirname(os.path.realpath(config.SCRIPT))
+        return os.path.normpath(os.path.join(here, config.LIBDIR, "libpyop.so.0"))
     return "libpyop.so.0"
 
 
