@@ -811,8 +811,9 @@ def _as_loaded(paths, holders):
     holders gets {private directory: real directory}."""
     out, files = [], {}  # files: parent -> (its index in out, [file names])
     for p in map(os.path.abspath, paths):
-        if not (p.endswith(".py") and os.path.isfile(p)):
-            out.append(p)
+        if not (p.endswith(".py") and os.path.isfile(p)) or \
+                os.path.basename(p).startswith(("_", ".")):
+            out.append(p)  # (a '_' file is no plugin of its directory: loaded as given)
             continue
         parent = os.path.dirname(p)
         if parent not in files:
