@@ -542,6 +542,11 @@ class LoadsAsAHostTest(_CliCase):
                 self.assertEqual(r.stderr, "pyop: %s: interrupted (execute of op 'Intr' "
                                  "(implementation at %s:9) failed: KeyboardInterrupt:)\n"
                                  % (args[0], os.path.join(d, "intr.py")))
+        r = self.pyop("run", "--json", "Intr", "--input", "x=float32[2]:1,2", opp=d)
+        self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"], err["file"], err["line"]),
+                         ("PYOP_EINTR", "Intr", os.path.join(d, "intr.py"), 9))
         boom = os.path.join(self.tmp, "interrupt_import")
         _write(boom, {"boom.py": "raise KeyboardInterrupt\n"})
         for cmd in ("list", "doctor", "check"):

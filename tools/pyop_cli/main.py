@@ -89,8 +89,10 @@ def main(argv=None):
         except (BrokenPipeError, KeyboardInterrupt):
             pass
         what = str(e).strip()
-        sys.stderr.write("pyop: %sinterrupted%s\n" % ("%s: " % command if command else "",
-                                                      " (%s)" % what if what else ""))
+        text = "interrupted%s" % (" (%s)" % what if what else "")
+        sys.stderr.write("pyop: %s%s\n" % ("%s: " % command if command else "", text))
+        if "--json" in argv:
+            dump_json({"error": CliError(text, "PYOP_EINTR").to_json()})
         return EXIT_INTERRUPTED
 
 
