@@ -717,7 +717,7 @@ class SampleNumbersTest(_CliCase):
              "attr on (bool): 'false' is not a bool"),
             ('{"inputs": {"x": ("float32", [2.5], [1, 2])}}', "dim 2.5 is not an integer"),
             ('{"inputs": {"x": ("int8", [2], [1, 300])}}', "300 does not fit int8"),
-            ('{"inputs": {"x": ("int32", [2], [1, 2.5])}}', "2.5 is not a int32 value"),
+            ('{"inputs": {"x": ("int32", [2], [1, 2.5])}}', "2.5 is not an int32 value"),
             ('{"inputs": {"x": ("float16", [1], [1e6])}}', "1000000.0 does not fit float16"),
         )
         for n, (case, want) in enumerate(cases):
@@ -731,6 +731,15 @@ class SampleNumbersTest(_CliCase):
                               r.stdout)
                 self.assertIn(want, r.stdout)
                 self.assertNotIn("Traceback", r.stdout + r.stderr)
+        # The command line's own bool values: "0" and "false" are False.
+        d = os.path.join(self.tmp, "copy")
+        _write(d, {"copy_ok.py": PLUGINS["copy_ok.py"]})
+        r = self.pyop("run", "CopyOk", "--input", "x=bool[4]:0,1,false,on", opp=d)
+        self.assertEqual((r.returncode, r.stdout), (0, "y: bool[4] = [False, True, False, True]\n"),
+                         r.stderr)
+        r = self.pyop("run", "CopyOk", "--input", "x=bool[2]:2,1", opp=d)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, "pyop: run: --input x=bool[2]:2,1: '2' is not a bool value\n"))
         d = os.path.join(self.tmp, "sampled_inf")  # inf and nan are floats like any other
         _write(d, {"sampled.py": SAMPLED % '{"inputs": {"x": ("float32", [2], '
                    '[float("inf"), float("nan")])}, "attrs": {"k": 3, "on": True}}'})

@@ -213,7 +213,7 @@ def plugin_tensor_values(dtype, values, what):
               if name.startswith(("int", "uint")) else
               isinstance(v, numbers.Real) and not _is_bool(v))
         if not ok:
-            raise ValueError("%s: %r is not a %s value" % (what, v, name))
+            raise ValueError("%s: %r is not %s value" % (what, v, _a(name)))
     try:
         encode_values(dtype, values)
     except (ValueError, OverflowError, struct.error) as e:
@@ -463,8 +463,33 @@ def parse_input(text):
     if tail:
         if not tail.startswith(":"):
             raise UsageError("--input %s: expected ':' before the values" % text)
-        values = [v for v in tail[1:].split(",") if v.strip()]
+        given = [v.strip() for v in tail[1:].split(",") if v.strip()]
+        values = [_value_text(v, dtype_name, text) for v in given]
+        try:
+            encode_values(DTYPES.index(dtype_name), values)
+        except (ValueError, OverflowError, struct.error) as e:
+            raise UsageError("values %s do not fit %s: %s"
+                             % (",".join(given), dtype_name, e)) from None
     return name.strip(), DTYPES.index(dtype_name), shape, values
+
+
+def _value_text(v, dtype_name, text):
+    """One VALUES element of --input as a value of its data type, read as
+    --attr reads one (bool: true/false/1/0/yes/no/on/off, never "any text is
+    True"); whether it fits the type is checked when it is written."""
+    try:
+        if dtype_name == "bool":
+            return _scalar(v, "bool")
+        if dtype_name.startswith(("int", "uint")):
+            return int(v)
+        return float(v)
+    except ValueError:
+        raise UsageError("--input %s: %r is not %s value" % (text, v, _a(dtype_name))) from None
+
+
+def _a(name):
+    """'an int8', 'a float32': the data type name with its article."""
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def _sample_values(dtype, n, seed):
