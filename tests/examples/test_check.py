@@ -434,5 +434,319 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(json.loads(r.stdout)["inputs"], ["x=float32[16]"])
 
 
+
+def _write(root, files):
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+
+
+IDENTITY = '''
+    import pyop
+    from pyop import TensorDesc
+
+    @pyop.register_op(op_type="%s")
+    def identity(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+    '''
+
+
+class _CliCase(unittest.TestCase):
+    """The command on plugins written into a private directory per class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cli = _need("PYOP_TEST_CLI")
+        cls.tmp = tempfile.mkdtemp(prefix="pyop-check-host-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def pyop(self, *args, opp=None):
+        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1")
+        env.pop("PYOP_PYTHON", None)
+        if opp is None:
+            env.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            env["ASCEND_CUSTOM_OPP_PATH"] = opp
+        return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
+                              env=env, timeout=300)
+
+
+class LoadsAsAHostTest(_CliCase):
+    """What `pyop check` accepts is what a host loads (issue 17 item 10), and
+    an interrupt in plugin code ends any subcommand (PYOP_EINTR)."""
+
+    def test_a_file_beside_a_package_of_its_name_fails_the_check(self):
+        d = os.path.join(self.tmp, "layout")
+        _write(d, {"foo.py": IDENTITY % "FooFile", "foo/__init__.py": IDENTITY % "FooPkg"})
+        r = self.pyop("list", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        r = self.pyop("check", d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("load of all plugins together: FAILED (PYOP_EPLUGIN)", r.stdout)
+        self.assertIn("2 ops checked, 0 failed, the plugins do not load together", r.stdout)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith("pyop: check: the plugins do not load together: "),
+                        first)
+        self.assertIn("foo/ and foo.py are both the module 'foo'", first)
+        data = json.loads(self.pyop("check", "--json", d).stdout)
+        self.assertEqual(data["load_error"]["status"], "PYOP_EPLUGIN")
+        # From ASCEND_CUSTOM_OPP_PATH too.
+        r = self.pyop("check", opp=d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("the plugins do not load together", r.stderr)
+
+    def test_a_file_argument_loads_as_a_plugin_of_its_directory(self):
+        d = os.path.join(self.tmp, "neighbours")
+        _write(d, {"_helper.py": "SHAPE_OF = lambda x: x.shape\n",
+                   "other.py": IDENTITY % "Other",
+                   "uses.py": "import _helper\nimport other\n" + textwrap.dedent(
+                       IDENTITY % "Uses")})
+        r = self.pyop("check", os.path.join(d, "uses.py"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^Uses +ok")
+        # The neighbour it imports registers its op in that load, as it does
+        # when the host loads the directory.
+        self.assertRegex(r.stdout, r"(?m)^Other +ok")
+        self.assertIn("2 ops checked, 0 failed\n", r.stdout)
+        # A host listing the file itself has no neighbours: check of that
+        # path element fails as the host's load does.
+        r = self.pyop("check", opp=os.path.join(d, "uses.py"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("No module named '_helper'", r.stderr)
+
+    def test_a_keyboard_interrupt_in_plugin_code_ends_the_command(self):
+        d = os.path.join(self.tmp, "interrupt")
+        _write(d, {"intr.py": '''
+            import pyop
+            from pyop import Tensor, TensorDesc
+
+            @pyop.register_op(op_type="Intr")
+            def intr(x: TensorDesc) -> TensorDesc:
+                return TensorDesc(x.shape, x.dtype)
+
+            @pyop.register_op_impl(op_type="Intr")
+            class IntrImpl:
+                def execute(self, x: Tensor) -> None:
+                    raise KeyboardInterrupt
+            '''})
+        for args in (["run", "Intr", "--input", "x=float32[2]:1,2"], ["check", d],
+                     ["bench", "Intr", "--calls", "2", "--repeat", "1"]):
+            with self.subTest(args[0]):
+                r = self.pyop(*args, opp=d)
+                self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+                self.assertEqual(r.stderr, "pyop: %s: interrupted (execute of op 'Intr' "
+                                 "(implementation at %s:9) failed: KeyboardInterrupt:)\n"
+                                 % (args[0], os.path.join(d, "intr.py")))
+        r = self.pyop("run", "--json", "Intr", "--input", "x=float32[2]:1,2", opp=d)
+        self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"], err["file"], err["line"]),
+                         ("PYOP_EINTR", "Intr", os.path.join(d, "intr.py"), 9))
+        boom = os.path.join(self.tmp, "interrupt_import")
+        _write(boom, {"boom.py": "raise KeyboardInterrupt\n"})
+        for cmd in ("list", "doctor", "check"):
+            with self.subTest(cmd):
+                r = self.pyop(cmd, opp=boom)
+                self.assertEqual(r.returncode, 130, r.stdout + r.stderr)
+                self.assertEqual(r.stderr.splitlines(), [
+                    "pyop: %s: interrupted (loading Python plugins failed: "
+                    "KeyboardInterrupt:)" % cmd])
+
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IMPL_ONLY = os.path.normpath(os.path.join(HERE, "..", "ge", "impl_only"))
+IMPL_ONLY_BAD = os.path.normpath(os.path.join(HERE, "..", "ge", "impl_only_bad"))
+GE_NEXT = os.path.normpath(os.path.join(HERE, "..", "ge", "next"))
+REG_OPS = os.path.join(HERE, "ge_protos", "ge_add_custom.reg_op")
+WAITING = ("implementation waiting for a prototype: pyop_op_create fails until the host "
+           "registers it (pyop_register_host_prototype); give the command its REG_OP with "
+           "--proto FILE (docs/ge-plugins.md)")
+
+
+class ProtoTest(_CliCase):
+    """An implementation-only GE plugin checked without a host (issue 21
+    item 1): --proto FILE registers its REG_OPs as the host's before the
+    load; what still waits for a prototype is listed as such; doctor flags
+    GE's legacy execute(self, ctx) and reports ops with compile."""
+
+    def ok(self, *args, opp=IMPL_ONLY, code=0):
+        r = self.pyop(*args, opp=opp)
+        self.assertEqual(r.returncode, code, r.stdout + r.stderr)
+        self.assertNotIn("is another module", r.stderr)  # the reader left nothing behind
+        return r
+
+    def test_list_shows_what_waits_for_a_prototype(self):
+        out = self.ok("list").stdout
+        for op, line in (("GeAddCustom", 22), ("GeLegacyHost", 31), ("GeMulCustom", 44)):
+            self.assertIn("%s: %s\n    capabilities: execute\n    implementation: %s:%d"
+                          % (op, WAITING, os.path.join(IMPL_ONLY, "ge_add_custom.py"), line),
+                          out)
+        data = json.loads(self.ok("list", "--json").stdout)
+        self.assertEqual(data["ops"], [])
+        self.assertEqual([p["op_type"] for p in data["pending"]],
+                         ["GeAddCustom", "GeLegacyHost", "GeMulCustom"])
+        self.assertEqual(data["pending"][0]["impl_key"], "ge:ge_add_custom:AddCustom:GeAddCustom")
+
+    def test_proto_binds_the_implementations(self):
+        out = self.ok("list", "--proto", REG_OPS).stdout
+        self.assertIn("GeAddCustom(x1, x2; alpha: float = 1.0) -> y\n    capabilities: "
+                      "execute\n    prototype: <host>, the REG_OP of --proto %s "
+                      "(host:GeAddCustom)\n" % REG_OPS, out)
+        self.assertIn("GeLegacyHost(x; k: int) -> y", out)
+        self.assertIn("GeMulCustom: " + WAITING, out)
+        self.assertNotIn("GeAddCustom: implementation waiting", out)
+        r = self.ok("run", "GeAddCustom", "--proto", REG_OPS, "--input", "x1=float32[2]:1,2",
+                    "--input", "x2=float32[2]:10,20", "--attr", "alpha=2")
+        self.assertEqual(r.stdout, "y: float32[2] = [21, 42]\n")
+        r = self.ok("run", "GeLegacyHost", "--proto", REG_OPS, "--input", "x=float32[3]:1,2,3",
+                    "--attr", "k=3")
+        self.assertEqual(r.stdout, "y: float32[3] = [3, 6, 9]\n")
+        r = self.ok("check", "--proto", REG_OPS, "GeLegacyHost")
+        self.assertRegex(r.stdout, r"(?m)^GeLegacyHost +ok \(execute; generated\)")
+        self.assertIn("GeAddCustom", self.ok("check", "--proto", REG_OPS, "GeAddCustom",
+                                             "--input", "x1=float32[2]:1,2", "--input",
+                                             "x2=float32[2]:3,4").stdout)
+
+    def test_without_a_prototype_nothing_runs_and_says_why(self):
+        r = self.ok("run", "GeMulCustom", "--input", "x1=float32[2]:1,2", "--input",
+                    "x2=float32[2]:3,4", code=1)
+        self.assertIn('pyop: run: op "GeMulCustom": its implementation (%s:44) is loaded but '
+                      "has no prototype" % os.path.join(IMPL_ONLY, "ge_add_custom.py"), r.stderr)
+        self.assertIn("give it its REG_OP with --proto FILE", r.stderr)
+        r = self.ok("check", code=3)  # nothing ran: not a pass, not a failure
+        self.assertIn("GeMulCustom              inconclusive (implementation only; no "
+                      "prototype)\n    inconclusive: its implementation (%s:44) is %s"
+                      % (os.path.join(IMPL_ONLY, "ge_add_custom.py"),
+                         WAITING[len("implementation "):]), r.stdout)
+        self.assertIn("3 ops checked, 0 failed, 3 inconclusive", r.stdout)
+
+    def test_a_mismatching_implementation_fails_the_load_as_in_the_engine(self):
+        r = self.ok("list", "--proto", REG_OPS, opp=IMPL_ONLY_BAD, code=1)
+        self.assertIn("invalid execute signature for op type GeAddCustom", r.stderr)
+        self.assertIn("expected attr name 'alpha'", r.stderr)
+        self.assertIn("ge_add_mismatch.py:11", r.stderr)
+        r = self.ok("check", "--proto", REG_OPS, IMPL_ONLY_BAD, code=1)
+        self.assertIn("expected attr name 'alpha'", r.stdout + r.stderr)
+
+    def test_a_wrong_proto_file_is_named(self):
+        r = self.ok("list", "--proto", os.path.join(self.tmp, "none.reg_op"), code=2)
+        self.assertEqual(r.stderr, "pyop: list: --proto %s: no such file\n"
+                         % os.path.join(self.tmp, "none.reg_op"))
+        cases = (('.ATTR("k", "Int", 2**70)', "default 1180591620717411303424 is outside int64"),
+                 ('.ATTR("k", "Int", 2.5)', "default 2.5 is not an int"),
+                 ('.ATTR("b", "Bool", "false")', "default 'false' is not a bool"),
+                 ('.ATTR("k", "Nope", 1)', "unsupported custom op runtime attr type: 'Nope'"))
+        for n, (attr, want) in enumerate(cases):
+            with self.subTest(want):
+                path = os.path.join(self.tmp, "bad%d.reg_op" % n)
+                with open(path, "w") as f:
+                    f.write('\nREG_OP("Bad").INPUT("x").OUTPUT("y")%s\n' % attr)
+                r = self.ok("list", "--proto", path, code=1)
+                self.assertTrue(r.stderr.startswith("pyop: list: --proto %s: " % path), r.stderr)
+                self.assertIn(want, r.stderr)
+        path = os.path.join(self.tmp, "inf.reg_op")
+        with open(path, "w") as f:
+            f.write('REG_OP("GeLegacyHost").INPUT("x").OUTPUT("y").REQUIRED_ATTR("k", "Int")'
+                    '.ATTR("lo", "Float", -float("inf"))\n')
+        r = self.ok("list", "--proto", path, "--json")
+        op = json.loads(r.stdout)["ops"][0]
+        self.assertEqual(op["attrs"][1]["default"], "-inf")  # Clip's defaults need them
+
+    def test_doctor_flags_legacy_execute_and_compile(self):
+        out = self.ok("doctor", opp=IMPL_ONLY + ":" + GE_NEXT).stdout
+        nxt = os.path.join(GE_NEXT, "ge_next_ops.py")
+        self.assertIn("  op GeNextLegacy (%s:143): legacy execute(self, ctx): runs here, as on "
+                      "GE master and develop, but is rejected by newer GE" % nxt, out)
+        self.assertIn("  op GeNextCompiled (%s:100): has compile: it runs where the host "
+                      "compiles the op (pyop_op_compile); CompilePlatformInfo queries need an "
+                      "NPU" % nxt, out)
+        self.assertIn("  op GeMulCustom (%s:44): %s"
+                      % (os.path.join(IMPL_ONLY, "ge_add_custom.py"), WAITING), out)
+        self.assertIn("ok (no ops; waiting for a prototype: GeAddCustom, GeLegacyHost, "
+                      "GeMulCustom)", out)
+        out = self.ok("doctor", "--proto", REG_OPS).stdout
+        self.assertIn("ok (GeAddCustom, GeLegacyHost; waiting for a prototype: GeMulCustom)",
+                      out)
+        self.assertIn("  op GeLegacyHost (%s:31): legacy execute(self, ctx)"
+                      % os.path.join(IMPL_ONLY, "ge_add_custom.py"), out)
+        rep = json.loads(self.ok("doctor", "--json").stdout)
+        self.assertEqual(sorted(i["op_type"] for i in rep["implementations"] if i["pending"]),
+                         ["GeAddCustom", "GeLegacyHost", "GeMulCustom"])
+
+
+
+SAMPLED = '''
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Sampled")
+    def sampled(x: TensorDesc, *, k: int = 1, on: bool = False) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="Sampled")
+    class SampledImpl:
+        def execute(self, x: Tensor, *, k: int, on: bool) -> None:
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            with memoryview(x) as a, memoryview(out) as b:
+                b[:] = a
+
+    @pyop.register_samples(op_type="Sampled")
+    def samples():
+        return [%s]
+    '''
+
+
+class SampleNumbersTest(_CliCase):
+    """Every number check reads from a plugin's samples is read as the
+    command line's are (issue 17 item 12's class): an int attribute is an
+    integer within int64, a dim an integer, a tensor value fits its type."""
+
+    def test_sample_numbers_are_checked_as_command_line_numbers(self):
+        cases = (
+            ('{"inputs": {"x": ("float32", [2], [1, 2])}, "attrs": {"k": 2.5}}',
+             "attr k (int): 2.5 is not an int"),
+            ('{"inputs": {"x": ("float32", [2], [1, 2])}, "attrs": {"k": 2**64 + 2}}',
+             "attr k (int): 18446744073709551618 is outside int64"),
+            ('{"inputs": {"x": ("float32", [2], [1, 2])}, "attrs": {"on": "false"}}',
+             "attr on (bool): 'false' is not a bool"),
+            ('{"inputs": {"x": ("float32", [2.5], [1, 2])}}', "dim 2.5 is not an integer"),
+            ('{"inputs": {"x": ("int8", [2], [1, 300])}}', "300 does not fit int8"),
+            ('{"inputs": {"x": ("int32", [2], [1, 2.5])}}', "2.5 is not an int32 value"),
+            ('{"inputs": {"x": ("float16", [1], [1e6])}}', "1000000.0 does not fit float16"),
+        )
+        for n, (case, want) in enumerate(cases):
+            with self.subTest(want):
+                d = os.path.join(self.tmp, "sampled%d" % n)
+                _write(d, {"sampled.py": SAMPLED % case})
+                r = self.pyop("check", d)
+                self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                self.assertRegex(r.stdout, r"(?m)^Sampled +failed")
+                self.assertIn("sample 0 of Sampled (%s" % os.path.join(d, "sampled.py"),
+                              r.stdout)
+                self.assertIn(want, r.stdout)
+                self.assertNotIn("Traceback", r.stdout + r.stderr)
+        # The command line's own bool values: "0" and "false" are False.
+        d = os.path.join(self.tmp, "copy")
+        _write(d, {"copy_ok.py": PLUGINS["copy_ok.py"]})
+        r = self.pyop("run", "CopyOk", "--input", "x=bool[4]:0,1,false,on", opp=d)
+        self.assertEqual((r.returncode, r.stdout), (0, "y: bool[4] = [False, True, False, True]\n"),
+                         r.stderr)
+        r = self.pyop("run", "CopyOk", "--input", "x=bool[2]:2,1", opp=d)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, "pyop: run: --input x=bool[2]:2,1: '2' is not a bool value\n"))
+        d = os.path.join(self.tmp, "sampled_inf")  # inf and nan are floats like any other
+        _write(d, {"sampled.py": SAMPLED % '{"inputs": {"x": ("float32", [2], '
+                   '[float("inf"), float("nan")])}, "attrs": {"k": 3, "on": True}}'})
+        r = self.pyop("check", d)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^Sampled +ok \(infer_meta, execute; samples\)")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -2,12 +2,13 @@
 # libdirs.sh SOURCE_DIR CC CMAKE
 #
 # Installs libpyop with a libdir of more than one component (Debian's
-# multiarch lib/x86_64-linux-gnu) and with an absolute one, and checks that
+# multiarch lib/x86_64-linux-gnu, and another triple) and with an absolute one, and checks that
 # what a host gets from pkg-config and find_package(pyop) is right there:
 # pyop.pc's --cflags/--libs/libdir point at the real directories, absolute
 # and normalised (no ".." that a host would record as its RUNPATH), and the
 # README's host snippet compiles, links and runs against each tree, through
-# pkg-config (rpath from --variable=libdir) and through find_package.
+# pkg-config (rpath from --variable=libdir) and through find_package; and
+# the installed `pyop doctor` / `pyop list` find that libdir's libpyop.
 set -euo pipefail
 src=$1 cc=$2 cmake=$3
 work=$(mktemp -d /tmp/pyop-libdirs-XXXXXX)
@@ -62,6 +63,18 @@ check() {
   out=$("$work/$label-pc") || fail "$label: the README host (pkg-config) failed: $out"
   [ "$out" = "z = [3, 4, 5]" ] || fail "$label: the README host printed '$out'"
 
+  # The installed command finds the libpyop of this libdir by itself (bin/pyop
+  # has it filled in at configure time), whatever the layout.
+  out=$(env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" doctor 2>&1) ||
+    fail "$label: the installed pyop doctor failed: $out"
+  grep -qxF "artifacts: $libdir/pyop/artifacts" <<<"$out" ||
+    fail "$label: pyop doctor does not use $libdir: $out"
+  grep -q '^load: ok, [1-9][0-9]* ops registered$' <<<"$out" ||
+    fail "$label: pyop doctor's trial load: $out"
+  out=$(env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" list 2>&1) ||
+    fail "$label: the installed pyop list failed: $out"
+  grep -q '^ScaledAdd(' <<<"$out" || fail "$label: pyop list has no ScaledAdd: $out"
+
   # The same host through find_package(pyop).
   mkdir -p "$work/$label-cm"
   cp "$work/snippet.c" "$work/$label-cm/host.c"
@@ -83,4 +96,6 @@ CM
 
 check multiarch lib/x86_64-linux-gnu "$work/usr" "$work/usr/lib/x86_64-linux-gnu"
 check absolute "$work/abs/lib" "$work/usr2" "$work/abs/lib"
+# Another multiarch triple than the machine's: nothing may assume one.
+check other-multiarch lib/aarch64-linux-gnu "$work/usr3" "$work/usr3/lib/aarch64-linux-gnu"
 echo "libdirs test: ok"

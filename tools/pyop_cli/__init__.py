@@ -21,7 +21,9 @@ when there is one. With --json the failure is also printed to stdout as
 
 The package (tools/pyop_cli/, installed as <datadir>/pyop/pyop_cli/) has one
 module per subcommand (doctor, list, check, run, bench), main for the
-command line, and one ctypes binding of pyop.h (binding). bin/pyop, made by
+command line, one ctypes binding of pyop.h (binding), the --proto REG_OP
+files registered as host prototypes (proto) and what the loaded plugins
+define, read in this interpreter (plugins). bin/pyop, made by
 tools/CMakeLists.txt, imports it from its own location and fills in config;
 `python3 tools/pyop_cli ...` runs it from the source tree.
 """

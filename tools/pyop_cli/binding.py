@@ -12,15 +12,17 @@ from .errors import CliError, PyopError, unknown_op_message
 
 
 def _find_library():
-    """libpyop next to the command: <prefix>/bin/pyop -> <prefix>/lib*/libpyop.so."""
+    """The libpyop the command drives: PYOP_LIBRARY when set; else the one
+    of the command's own build or install, config.LIBDIR (filled in by
+    bin/pyop at configure time: the install's libdir relative to bin/, or
+    absolute), so any libdir layout works; from the source tree (no
+    LIBDIR) the dynamic loader's search."""
     env = os.environ.get("PYOP_LIBRARY")
     if env:
         return env
-    here = os.path.dirname(os.path.realpath(config.SCRIPT or __file__))
-    for libdir in ("lib", "lib64", os.path.join("lib", "x86_64-linux-gnu")):
-        cand = os.path.join(here, "..", libdir, "libpyop.so.0")
-        if os.path.exists(cand):
-            return os.path.normpath(cand)
+    if config.LIBDIR and config.SCRIPT:
+        here = os.path.dirname(os.path.realpath(config.SCRIPT))
+        return os.path.normpath(os.path.join(here, config.LIBDIR, "libpyop.so.0"))
     return "libpyop.so.0"
 
 
@@ -129,6 +131,9 @@ class ExecCtx(ctypes.Structure):
 EXEC_EXPECT_OUTPUTS = 1  # PYOP_EXEC_EXPECT_OUTPUTS
 
 
+PYOP_EINTR = -22  # interrupted: a KeyboardInterrupt in plugin code
+
+
 INPUT_MUTATED = 1        # PYOP_INPUT_MUTATED
 
 
@@ -147,8 +152,10 @@ class Lib:
         c.pyop_status_name.restype = ctypes.c_char_p
         c.pyop_strerror.restype = ctypes.c_char_p
         c.pyop_last_error.restype = ctypes.c_char_p
+        c.pyop_last_status.restype = ctypes.c_int
         c.pyop_op_get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(OpInfo))]
         c.pyop_op_info_release.argtypes = [ctypes.POINTER(OpInfo)]
+        c.pyop_register_host_prototype.argtypes = [ctypes.POINTER(OpInfo)]
         c.pyop_op_list.argtypes = [ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)),
                                    ctypes.POINTER(ctypes.c_size_t)]
         c.pyop_free.argtypes = [ctypes.c_void_p]
@@ -175,10 +182,24 @@ class Lib:
                                            ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
 
     def check(self, what, rc):
+        """Raises PyopError for a failed call; an interrupted one
+        (PYOP_EINTR: a KeyboardInterrupt in plugin code) raises
+        KeyboardInterrupt, so no handler of failures takes it for one and
+        the command ends (main)."""
         if rc != 0:
             name = self.c.pyop_status_name(rc).decode()
             detail = self.c.pyop_last_error().decode("utf-8", "replace")
+            if rc == PYOP_EINTR:
+                raise KeyboardInterrupt(detail.splitlines()[0] if detail.strip() else what)
             raise PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+
+    def interrupt_detail(self):
+        """The first line of this thread's last error when the last failure
+        was PYOP_EINTR (what was interrupted), else None."""
+        if self.c.pyop_last_status() != PYOP_EINTR:
+            return None
+        text = self.c.pyop_last_error().decode("utf-8", "replace").strip()
+        return text.splitlines()[0] if text else None
 
     def load(self):
         self.check("pyop_load", self.c.pyop_load())
@@ -205,6 +226,12 @@ class Lib:
         p = ctypes.POINTER(OpInfo)()
         rc = self.c.pyop_op_get(op_type.encode(), ctypes.byref(p))
         if rc == -3:  # PYOP_ENOENT: say what is there instead
+            from .plugins import pending_impls
+            detail = self.c.pyop_last_error().decode("utf-8", "replace")
+            waiting = [i for i in pending_impls(self.op_types()) if i["op_type"] == op_type]
+            if waiting:  # libpyop's message says what is missing; the hint how to give it
+                raise CliError("%s (pyop: give it its REG_OP with --proto FILE: "
+                               "docs/ge-plugins.md)" % detail.rstrip(), "PYOP_ENOENT", op_type)
             raise CliError(unknown_op_message(op_type, self.op_types()), "PYOP_ENOENT",
                            op_type)
         self.check('looking up op "%s"' % op_type, rc)

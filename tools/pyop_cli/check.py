@@ -2,6 +2,7 @@
 generated inputs, its samples or the inputs given, checking it against its
 prototype and the host contract."""
 
+import numbers
 import os
 import re
 import shutil
@@ -10,12 +11,13 @@ import tempfile
 import threading
 
 from . import config
+from .plugins import PENDING_HINT, pending_impls
 from .binding import ATTR_TYPES, DTYPES, IO_KINDS
 from .errors import CliError, PyopError, UsageError
 from .host import (_attrs_from_args, check_paths, _inputs_from_args, Instance,
                    _other_python_note, with_opp_path)
-from .values import (check_shape, _default_attr, _descs, dump_json, numel, _sample_values,
-                     shape_text)
+from .values import (check_shape, _default_attr, _descs, dump_json, numel,
+                     plugin_attr_value, plugin_tensor_values, _sample_values, shape_text)
 
 
 # The shapes every generated case is also tried with (where infer_meta
@@ -106,23 +108,36 @@ def _sample_tensor(v, what):
         name = getattr(dtype, "name", dtype)
         if name not in DTYPES:
             raise ValueError("%s: unknown data type %r" % (what, dtype))
-        shape = [int(d) for d in shape]
+        shape = _sample_shape(shape, what)
         check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
             raise ValueError("%s: %d values for shape [%s]"
                              % (what, len(values), ",".join(map(str, shape))))
-        return DTYPES.index(name), shape, values
+        return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), values,
+                                                               what)
     if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):
         name = str(v.dtype)
         if name not in DTYPES:
             raise ValueError("%s: numpy dtype %s has no pyop equivalent" % (what, name))
-        shape = [int(d) for d in v.shape]
+        shape = _sample_shape(v.shape, what)
         check_shape(DTYPES.index(name), shape, what)
         flat = v.reshape(-1).tolist() if hasattr(v, "reshape") else list(v.tolist())
-        return DTYPES.index(name), shape, flat
+        return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), flat, what)
     raise ValueError("%s: expected (dtype, shape, values) or a numpy array, got %r"
                      % (what, type(v).__name__))
+
+
+def _sample_shape(shape, what):
+    """A sample's shape as --input's is read: a sequence of integers (2.5 or
+    True is no dim); check_shape then checks the count and the range."""
+    if not isinstance(shape, (list, tuple)) and not hasattr(shape, "__len__"):
+        raise ValueError("%s: shape %r is not a list of dims" % (what, shape))
+    dims = list(shape)
+    bad = [d for d in dims if not isinstance(d, numbers.Integral) or isinstance(d, bool)]
+    if bad:
+        raise ValueError("%s: dim %r is not an integer" % (what, bad[0]))
+    return [int(d) for d in dims]
 
 
 def _sample_cases(info, fn, where):
@@ -161,8 +176,13 @@ def _sample_cases(info, fn, where):
         for name, value in dict(case.get("attrs") or {}).items():
             if name not in types:
                 raise ValueError("%s: %r is not an attribute" % (what, name))
-            attrs[name] = (_sample_tensor(value, "%s attr %s" % (what, name))
-                           if types[name] == "Tensor" else value)
+            if types[name] == "Tensor":
+                attrs[name] = _sample_tensor(value, "%s attr %s" % (what, name))
+                continue
+            try:
+                attrs[name] = plugin_attr_value(value, types[name])
+            except ValueError as e:
+                raise ValueError("%s: attr %s (%s): %s" % (what, name, types[name], e)) from None
         out.append(Case(case.get("label") or "sample %d" % n, inputs, attrs, "samples"))
     return out
 
@@ -287,7 +307,7 @@ def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
                 for r in range(rounds):
                     res = inst.run(variants[t])
                     got[t][r] = res.error or _result_bytes(info, res)
-            except Exception as e:  # reported below, with the thread it came from
+            except BaseException as e:  # reported below, with the thread it came from
                 got[t][0] = e
         threads = [threading.Thread(target=work, args=(t,), daemon=True)
                    for t in range(n_threads)]
@@ -303,6 +323,9 @@ def _concurrency_problems(lib, info, case, deterministic, n_threads=THREADS,
         what = "%s: run from %d threads at once on one instance" % (case.label, n_threads)
         if any(th.is_alive() for th in threads):
             return ["%s: did not finish within %d s (a deadlock?)" % (what, THREAD_TIMEOUT)]
+        for t in range(n_threads):
+            if isinstance(got[t][0], KeyboardInterrupt):
+                raise got[t][0]  # an interrupt in a thread ends the command too
         for t in range(n_threads):
             for r in range(rounds):
                 g = got[t][r]
@@ -656,28 +679,40 @@ def cmd_check(lib, args):
     # Everything in one load first (the plugins as a host loads them); when
     # that load fails, each plugin on its own, so a broken one is reported
     # and the others are still checked. What check accepts is what a host
-    # loads: a combined load refused for a conflict between plugins that
-    # each load alone (one op defined differently in two directories)
-    # fails the check, naming both definitions.
-    with_opp_path(paths)
+    # loads: a failed combined load fails the check, whatever its status
+    # (a conflict between directories, foo.py beside a package foo/, a
+    # plugin that fails to import), naming the cause. A .py file given as
+    # an argument loads as a plugin of its directory (_as_loaded), so it
+    # imports its neighbours as it does when the host lists the directory.
+    given = bool(args.target) and any(_check_target_kind(t) == "path" for t in args.target)
+    holders = {}
     try:
-        lib.load()
-        whole = None
-    except PyopError as e:
-        whole = e
-    if whole is not None:
-        # Outside the except block: a plugin imported now must not get the
-        # command's exception as its context (its traceback would show it).
-        lib.c.pyop_unload()
-        for entry in _plugin_entries(paths):
-            _check_one_plugin(lib, args, ops, entry, report, broken)
-        if not report:
-            raise whole  # nothing loaded at all: the load's own error
-        if whole.status == "PYOP_ECONFLICT":
-            load_error = whole
-    else:
-        _check_loaded(lib, args, ops, ":".join(paths), report)
-        lib.c.pyop_unload()
+        with_opp_path(_as_loaded(paths, holders) if given else paths)
+        try:
+            lib.load()
+            whole = None
+        except PyopError as e:
+            whole = e
+            whole.message = _real_paths(whole.message, holders)
+        if whole is not None:
+            # Outside the except block: a plugin imported now must not get the
+            # command's exception as its context (its traceback would show it).
+            lib.c.pyop_unload()
+            for entry in _plugin_entries(paths):
+                _check_one_plugin(lib, args, ops, entry, report, broken)
+            if not report:
+                raise whole  # nothing loaded at all: the load's own error
+            # Shown unless a plugin that fails alone is that failure (it is
+            # reported below, in full).
+            first = whole.message.splitlines()[0] if whole.message else ""
+            if not any(b["problem"].splitlines()[:1] == [first] for b in broken):
+                load_error = whole
+        else:
+            _check_loaded(lib, args, ops, ":".join(paths), report, holders)
+            lib.c.pyop_unload()
+    finally:
+        for holder in holders:
+            shutil.rmtree(holder, ignore_errors=True)
     missing = [o for o in ops if o not in {r["op_type"] for r in report}]
     failed = sum(1 for r in report if r["status"] == "failed")
     inconclusive = sum(1 for r in report if r["status"] == "inconclusive")
@@ -702,8 +737,9 @@ def cmd_check(lib, args):
             print("    " + b["problem"].rstrip().replace("\n", "\n    "))
         for r in report:
             print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
-                                          ", ".join(r["checked"]) or "prototype only",
-                                          r["inputs"]))
+                                          ", ".join(r["checked"]) or (
+                                              "implementation only" if r.get("pending")
+                                              else "prototype only"), r["inputs"]))
             for line in _report_lines(r):
                 print("    " + line.rstrip("\n").replace("\n", "\n      "))
         for o in missing:
@@ -714,10 +750,10 @@ def cmd_check(lib, args):
                  ", %d plugins failed to load" % len(broken) if broken else "",
                  ", the plugins do not load together" if load_error else ""))
     if failed or broken or missing or not report or load_error:
-        why = ("the plugins do not load together: %s"
+        why = ("%d plugins failed to load" % len(broken) if broken else
+               "the plugins do not load together: %s"
                % load_error.message.splitlines()[0] if load_error else
                "%d of %d ops failed" % (failed, len(report)) if failed else
-               "%d plugins failed to load" % len(broken) if broken else
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
@@ -753,52 +789,105 @@ def _report_lines(r):
     return lines
 
 
-def _check_one_plugin(lib, args, ops, entry, report, broken):
-    """Loads entry alone from a private directory standing for its own (a
-    link to it, and links to the helpers beside it: names starting with
-    '_', which the loader never imports as plugins but a plugin may import)
-    and checks its ops. Paths under the private directory are reported as
-    the real ones."""
-    parent = os.path.dirname(entry)
+def _link_dir(parent, names):
+    """A private directory standing for parent: links to the entries names
+    of parent and to the helpers beside them (names starting with '_',
+    which the loader never imports as plugins but a plugin may import).
+    The loader looks up a linked plugin's neighbours in its real directory
+    too. The caller removes it."""
     holder = tempfile.mkdtemp(prefix="pyop-check-")
+    helpers = sorted(n for n in os.listdir(parent)
+                     if n.startswith("_") and n != "__pycache__")
+    for name in list(dict.fromkeys(names)) + [h for h in helpers if h not in names]:
+        os.symlink(os.path.join(parent, name), os.path.join(holder, name))
+    return holder
+
+
+def _as_loaded(paths, holders):
+    """The ASCEND_CUSTOM_OPP_PATH elements that load paths (the arguments)
+    as a host listing their directories loads them: a directory as it is; a
+    .py file as a plugin of its directory, from a _link_dir of it (the
+    files given from one directory share one, in the place of the first).
+    holders gets {private directory: real directory}."""
+    out, files = [], {}  # files: parent -> (its index in out, [file names])
+    for p in map(os.path.abspath, paths):
+        if not (p.endswith(".py") and os.path.isfile(p)) or \
+                os.path.basename(p).startswith(("_", ".")):
+            out.append(p)  # (a '_' file is no plugin of its directory: loaded as given)
+            continue
+        parent = os.path.dirname(p)
+        if parent not in files:
+            files[parent] = (len(out), [])
+            out.append(None)
+        files[parent][1].append(os.path.basename(p))
+    for parent, (k, names) in files.items():
+        out[k] = _link_dir(parent, names)
+        holders[out[k]] = parent
+    return out
+
+
+def _real_paths(text, holders):
+    """text with the private directories of holders named as the real ones."""
+    for holder, parent in holders.items():
+        text = text.replace(holder, parent)
+    return text
+
+
+def _check_one_plugin(lib, args, ops, entry, report, broken):
+    """Loads entry alone from a private directory standing for its own
+    (_link_dir) and checks its ops. Paths under the private directory are
+    reported as the real ones."""
+    parent = os.path.dirname(entry)
+    holder = _link_dir(parent, [os.path.basename(entry)])
+    holders = {holder: parent}
     try:
-        for name in [os.path.basename(entry)] + sorted(
-                n for n in os.listdir(parent) if n.startswith("_") and n != "__pycache__"):
-            os.symlink(os.path.join(parent, name), os.path.join(holder, name))
         with_opp_path([holder])
         try:
             lib.load()
         except PyopError as e:
-            broken.append({"plugin": entry,
-                           "problem": e.message.replace(holder, parent)})
+            broken.append({"plugin": entry, "problem": _real_paths(e.message, holders)})
             lib.c.pyop_unload()
             return
-        start = len(report)
-        _check_loaded(lib, args, ops, entry, report)
+        _check_loaded(lib, args, ops, entry, report, holders)
         lib.c.pyop_unload()
-        for r in report[start:]:
-            r["source"] = r["source"].replace(holder, parent)
-            for key in ("problems", "warnings"):
-                r[key] = [p.replace(holder, parent) for p in r[key]]
-            if r["inconclusive"]:
-                r["inconclusive"] = r["inconclusive"].replace(holder, parent)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def _check_loaded(lib, args, ops, plugin, report):
-    """Checks the ops loaded now (those named in ops, or all) into report."""
+def _check_loaded(lib, args, ops, plugin, report, holders=None):
+    """Checks the ops loaded now (those named in ops, or all) into report;
+    paths under the private directories of holders are reported as the
+    real ones."""
+    start = len(report)
     try:
         _check_loaded_ops(lib, args, ops, plugin, report)
     finally:
         # Nothing of the plugins may outlive their unload (the bridge warns
         # about objects still referenced at shutdown).
         _index[:] = [None, {}, {}]
+    for r in report[start:]:
+        r["source"] = _real_paths(r["source"], holders or {})
+        for key in ("problems", "warnings"):
+            r[key] = [_real_paths(p, holders or {}) for p in r[key]]
+        if r["inconclusive"]:
+            r["inconclusive"] = _real_paths(r["inconclusive"], holders or {})
 
 
 def _check_loaded_ops(lib, args, ops, plugin, report):
     samples = _plugin_samples()
-    for t in lib.op_types():
+    types = lib.op_types()
+    for i in pending_impls(types):
+        # Loaded, but a host cannot run it until it has a prototype: not a
+        # pass (nothing ran), not a failure of the op.
+        if ops and i["op_type"] not in ops:
+            continue
+        report.append({"op_type": i["op_type"], "status": "inconclusive", "checked": [],
+                       "inputs": "no prototype", "source": i["impl_source"],
+                       "plugin": plugin, "ran": [], "refused": [], "warnings": [],
+                       "problems": [], "pending": True,
+                       "inconclusive": "its implementation (%s) is %s"
+                       % (i["impl_source"], PENDING_HINT)})
+    for t in types:
         if ops and t not in ops:
             continue
         info = lib.op_info(t)

@@ -1,8 +1,11 @@
 """What bin/pyop fills in when it starts the command (tools/CMakeLists.txt
 writes the values into it): the build's default Python, its bridge artifact
-directory name, and the command's own path (re-executed under PYOP_PYTHON;
-libpyop is found next to it). None when run from the source tree."""
+directory name, the command's own path (re-executed under PYOP_PYTHON), and
+the directory of libpyop.so.0: relative to the command's own directory, or
+absolute (the install's libdir, whatever its layout). None when run from
+the source tree."""
 
 BUILD_PYTHON = None
 BUILD_ARTIFACT = None
 SCRIPT = None
+LIBDIR = None

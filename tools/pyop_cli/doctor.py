@@ -11,6 +11,7 @@ from . import config
 from .binding import HostHooks, LOG_HOOK
 from .errors import CliError
 from .host import ge_status_lines, _same_file
+from .plugins import loaded_impls, PENDING_HINT
 from .values import dump_json
 
 
@@ -149,7 +150,7 @@ def _discover(element):
 
 
 def _load_alone(lib, plugin):
-    """Loads one plugin by itself; (ops, error dict or None)."""
+    """Loads one plugin by itself; (ops, error dict or None, _impl_notes)."""
     tmp = None
     try:
         if plugin["package"]:
@@ -162,9 +163,10 @@ def _load_alone(lib, plugin):
             os.environ["ASCEND_CUSTOM_OPP_PATH"] = plugin["plugin"]
         try:
             lib.load()
-            return lib.op_types(), None
+            types = lib.op_types()
+            return types, None, _impl_notes(types)
         except CliError as e:
-            return [], e.to_json()
+            return [], e.to_json(), []
         finally:
             lib.c.pyop_unload()
     finally:
@@ -190,7 +192,9 @@ def doctor_report(lib):
     for el in rep["path"]:
         if el["verdict"] in ("python-file", "python-dir"):
             plugins.extend(_discover(el["element"]))
+    impls = []
     if load["status"] == "ok":
+        impls = _impl_notes(load["ops"])
         infos = [lib.op_info(t) for t in load["ops"]]
         for p in plugins:
             p.update(verdict="ok", ops=[], error=None)
@@ -204,15 +208,32 @@ def doctor_report(lib):
         lib.c.pyop_unload()
         try:
             for p in plugins:
-                ops, err = _load_alone(lib, p)
+                ops, err, notes = _load_alone(lib, p)
                 p.update(verdict="ok" if err is None else "failed", ops=ops, error=err)
+                impls.extend(n for n in notes if n not in impls)
         finally:
             if opp is None:
                 os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
             else:
                 os.environ["ASCEND_CUSTOM_OPP_PATH"] = opp
+    for p in plugins:
+        p["pending"] = sorted({i["op_type"] for i in impls if i["pending"] and
+                               _plugin_owner(i["impl_source"], [p])})
     rep["plugins"] = plugins
+    rep["implementations"] = impls
     return rep
+
+
+def _impl_notes(registered):
+    """The loaded implementations worth a line (plugins.loaded_impls): one
+    waiting for a prototype ("pending"), a GE legacy execute(self, ctx)
+    ("legacy": newer GE rejects it), one with compile."""
+    out = []
+    for i in loaded_impls():
+        i["pending"] = i["op_type"] not in registered
+        if i["pending"] or i["legacy"] or "compile" in i["capabilities"]:
+            out.append(i)
+    return out
 
 
 def print_doctor(rep):
@@ -258,10 +279,25 @@ def print_doctor(rep):
             print("  " + line)
     for p in rep["plugins"]:
         if p["verdict"] == "ok":
-            print("  plugin %s: ok (%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops"))
+            print("  plugin %s: ok (%s%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops",
+                                             "; waiting for a prototype: %s"
+                                             % ", ".join(p["pending"]) if p["pending"] else ""))
         else:
             first = p["error"]["message"].splitlines()[0]
             print("  plugin %s: FAILED: %s" % (p["plugin"], first))
+    for i in rep["implementations"]:
+        if i["pending"]:
+            print("  op %s (%s): implementation %s" % (i["op_type"], i["impl_source"],
+                                                      PENDING_HINT))
+        if i["legacy"]:
+            print("  op %s (%s): legacy execute(self, ctx): runs here, as on GE master and "
+                  "develop, but is rejected by newer GE: write a schema-bound execute(self, "
+                  "<inputs>, *, <attrs>) -> None" % (i["op_type"], i["impl_source"]))
+        if "compile" in i["capabilities"]:
+            print("  op %s (%s): has compile: it runs where the host compiles the op "
+                  "(pyop_op_compile)%s" % (i["op_type"], i["impl_source"],
+                                           "; CompilePlatformInfo queries need an NPU"
+                                           if i["ge"] else ""))
 
 
 def cmd_doctor(lib, args):

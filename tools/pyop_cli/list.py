@@ -5,25 +5,40 @@ import os
 
 from .errors import opp_path_note
 from .host import with_opp_path
+from .plugins import PENDING_HINT, pending_impls
 from .values import dump_json
 
 
 def cmd_list(lib, args):
+    """The registered ops, then the implementations waiting for a prototype
+    (loaded, not registered: an implementation-only plugin whose REG_OP the
+    host has not declared; --json: "pending")."""
     with_opp_path(args.path)
     lib.load()
-    ops = [lib.op_info(t) for t in lib.op_types()]
+    types = lib.op_types()
+    ops = [lib.op_info(t) for t in types]
+    pending = [{k: i[k] for k in ("op_type", "impl_key", "impl_source", "capabilities")}
+               for i in pending_impls(types)]
+    protos = getattr(args, "proto_files", None) or {}
     if args.json:
-        dump_json({"ops": ops})
+        dump_json({"ops": ops, "pending": pending})
         return 0
-    if not ops:
+    if not ops and not pending:
         print("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
                                           % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
     for op in ops:
         print(signature_line(op))
         print("    capabilities: %s" % (", ".join(op["capabilities"]) or "none"))
-        print("    prototype: %s (%s)" % (op["proto_source"], op["proto_key"]))
+        src = op["proto_source"]
+        if op["op_type"] in protos and op["proto_key"] == "host:" + op["op_type"]:
+            src = "%s, the REG_OP of --proto %s" % (src, protos[op["op_type"]])
+        print("    prototype: %s (%s)" % (src, op["proto_key"]))
         if op["impl_key"]:
             print("    implementation: %s (%s)" % (op["impl_source"], op["impl_key"]))
+    for i in pending:
+        print("%s: implementation %s" % (i["op_type"], PENDING_HINT))
+        print("    capabilities: %s" % (", ".join(i["capabilities"]) or "none"))
+        print("    implementation: %s (%s)" % (i["impl_source"], i["impl_key"]))
     return 0
 
 

@@ -14,6 +14,7 @@ from .doctor import cmd_doctor
 from .errors import CliError, UsageError
 from .host import _same_file
 from .list import cmd_list
+from .proto import register_protos
 from .run import cmd_run
 from .values import dump_json, INT64_MAX
 
@@ -69,8 +70,33 @@ def report_failure(command, err, as_json):
     return err.exit_code
 
 
+# The exit status of an interrupted command (as a shell reports SIGINT).
+EXIT_INTERRUPTED = 130
+
+
 def main(argv=None):
+    """The command; its exit status. An interrupt (Ctrl-C, or a
+    KeyboardInterrupt raised in plugin code, which libpyop reports as
+    PYOP_EINTR and raises again in this Python) ends any subcommand with
+    one line on stderr and EXIT_INTERRUPTED, never a traceback."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    try:
+        return _main(argv, command)
+    except KeyboardInterrupt as e:
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, KeyboardInterrupt):
+            pass
+        what = str(e).strip()
+        text = "interrupted%s" % (" (%s)" % what if what else "")
+        sys.stderr.write("pyop: %s%s\n" % ("%s: " % command if command else "", text))
+        if "--json" in argv:
+            dump_json({"error": CliError(text, "PYOP_EINTR").to_json()})
+        return EXIT_INTERRUPTED
+
+
+def _main(argv, command):
     as_json = "--json" in argv
     ap = _Parser(prog="pyop", description=sys.modules[__package__].__doc__.split("\n\n")[0])
     ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
@@ -78,8 +104,14 @@ def main(argv=None):
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
     p.add_argument("--json", action="store_true")
@@ -89,11 +121,17 @@ def main(argv=None):
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
                    help="inputs of the one OP to check (as for run)")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
     p.add_argument("op")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true")
@@ -103,7 +141,9 @@ def main(argv=None):
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
-    command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    p.add_argument("--proto", action="append", metavar="FILE",
+                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
+                        "host's before the load, for implementation-only plugins")
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -117,7 +157,13 @@ def main(argv=None):
     handlers = {"doctor": cmd_doctor, "list": cmd_list, "check": cmd_check,
                 "run": cmd_run, "bench": cmd_bench}
     try:
+        # Before any load, as a GE-style engine registers its REG_OPs.
+        args.proto_files = register_protos(lib, getattr(args, "proto", None))
         return handlers[args.command](lib, args)
+    except KeyboardInterrupt as e:
+        # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
+        # code: its last error says where.
+        raise KeyboardInterrupt(str(e) or lib.interrupt_detail() or "") from None
     except CliError as e:
         return report_failure(args.command, e, args.json)
     except BrokenPipeError:

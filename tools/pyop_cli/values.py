@@ -5,6 +5,7 @@ range-checked before it reaches libpyop, and JSON output."""
 import ctypes
 import json
 import math
+import numbers
 import os
 import struct
 
@@ -172,8 +173,11 @@ def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
     return t
 
 
-def write_values(t, values):
-    name = DTYPES[t.dtype]
+def encode_values(dtype, values):
+    """The bytes of values as dtype; ValueError, OverflowError or
+    struct.error when one does not fit (an int outside the type's range, a
+    float too large for float32/float16, text that is no number)."""
+    name = DTYPES[dtype]
     if name == "bfloat16":
         values = [_bf16_bits(float(v)) for v in values]
     elif name == "bool":
@@ -182,8 +186,91 @@ def write_values(t, values):
         values = [int(v) for v in values]
     else:
         values = [float(v) for v in values]
-    raw = struct.pack("<%d%s" % (len(values), DTYPE_STRUCT[t.dtype]), *values)
+    return struct.pack("<%d%s" % (len(values), DTYPE_STRUCT[dtype]), *values)
+
+
+def write_values(t, values):
+    raw = encode_values(t.dtype, values)
     ctypes.memmove(t.data, raw, len(raw))
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not _is_bool(v)
+
+
+def _is_bool(v):
+    return isinstance(v, bool) or type(v).__name__ == "bool_"  # numpy's too
+
+
+def plugin_tensor_values(dtype, values, what):
+    """Tensor values a plugin gives (its samples) as the command line's are
+    read: an int type takes integers (not 2.5, not True), a float type real
+    numbers (inf and nan included), bool takes bools; each must fit the type
+    (ValueError naming what and the value)."""
+    name = DTYPES[dtype]
+    for v in values:
+        ok = (_is_bool(v) if name == "bool" else _is_int(v)
+              if name.startswith(("int", "uint")) else
+              isinstance(v, numbers.Real) and not _is_bool(v))
+        if not ok:
+            raise ValueError("%s: %r is not %s value" % (what, v, _a(name)))
+    try:
+        encode_values(dtype, values)
+    except (ValueError, OverflowError, struct.error) as e:
+        bad = next((v for v in values if not _fits(dtype, v)), None)
+        raise ValueError("%s: %r does not fit %s (%s)" % (what, bad, name, e)) from None
+    return list(values)
+
+
+def _fits(dtype, v):
+    try:
+        encode_values(dtype, [v])
+        return True
+    except (ValueError, OverflowError, struct.error):
+        return False
+
+
+def plugin_attr_value(value, type_name):
+    """An attribute value a plugin or a --proto file gives (a sample's
+    attrs, a REG_OP default), checked as --attr text is: an int is an
+    integer within int64 (never a float or a bool), a float a real number
+    (inf and nan included), a bool a bool, a str a str, a DataType a data
+    type name or pyop.DataType, lists of those. Returns the value as
+    set_attr_value takes it; ValueError saying what is wrong."""
+    def one(v, t):
+        if t == "int":
+            if not _is_int(v):
+                raise ValueError("%r is not an int" % (v,))
+            return _int64(v)
+        if t == "float":
+            if not isinstance(v, numbers.Real) or _is_bool(v):
+                raise ValueError("%r is not a number" % (v,))
+            return float(v)
+        if t == "bool":
+            if not _is_bool(v):
+                raise ValueError("%r is not a bool" % (v,))
+            return bool(v)
+        if t == "str":
+            if not isinstance(v, str):
+                raise ValueError("%r is not a str" % (v,))
+            return v
+        if t == "DataType":
+            name = v if isinstance(v, str) else getattr(v, "name", None)
+            if name not in DTYPES:
+                raise ValueError("%r is not a data type (one of: %s)" % (v, ", ".join(DTYPES)))
+            return name
+        raise ValueError("attribute type %s" % t)
+
+    if type_name.startswith("list[list["):
+        if not isinstance(value, (list, tuple)) or not all(
+                isinstance(r, (list, tuple)) for r in value):
+            raise ValueError("%r is not a list of lists of int" % (value,))
+        return [[one(x, "int") for x in r] for r in value]
+    if type_name.startswith("list["):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError("%r is not a %s" % (value, type_name))
+        return [one(x, type_name[5:-1]) for x in value]
+    return one(value, type_name)
 
 
 def read_values(t):
@@ -376,8 +463,33 @@ def parse_input(text):
     if tail:
         if not tail.startswith(":"):
             raise UsageError("--input %s: expected ':' before the values" % text)
-        values = [v for v in tail[1:].split(",") if v.strip()]
+        given = [v.strip() for v in tail[1:].split(",") if v.strip()]
+        values = [_value_text(v, dtype_name, text) for v in given]
+        try:
+            encode_values(DTYPES.index(dtype_name), values)
+        except (ValueError, OverflowError, struct.error) as e:
+            raise UsageError("values %s do not fit %s: %s"
+                             % (",".join(given), dtype_name, e)) from None
     return name.strip(), DTYPES.index(dtype_name), shape, values
+
+
+def _value_text(v, dtype_name, text):
+    """One VALUES element of --input as a value of its data type, read as
+    --attr reads one (bool: true/false/1/0/yes/no/on/off, never "any text is
+    True"); whether it fits the type is checked when it is written."""
+    try:
+        if dtype_name == "bool":
+            return _scalar(v, "bool")
+        if dtype_name.startswith(("int", "uint")):
+            return int(v)
+        return float(v)
+    except ValueError:
+        raise UsageError("--input %s: %r is not %s value" % (text, v, _a(dtype_name))) from None
+
+
+def _a(name):
+    """'an int8', 'a float32': the data type name with its article."""
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def _sample_values(dtype, n, seed):

@@ -1,0 +1,95 @@
+"""What the loaded plugins define, read in this interpreter (the bridge runs
+the plugins in the process of the command): their implementation classes,
+pyop's and GE's, with what libpyop does not list -- an implementation still
+waiting for a prototype -- and what GE versions disagree on (a legacy
+execute(self, ctx), compile)."""
+
+import sys
+
+from .binding import CAPS
+
+PLUGIN_PREFIX = "_pyop_plugin_"  # pyop._loader's unique module names
+
+# GE's interfaces (OpImplDescriptor.interfaces) -> pyop's capability names.
+_GE_INTERFACES = {"eager_execute": "execute", "host_cpu_execute": "execute",
+                  "compilable": "compile", "annotated_args": "declare_launch_args"}
+
+
+def _plugin_classes():
+    """Every class defined at the top level of a loaded plugin module (or
+    submodule), once."""
+    seen = set()
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(PLUGIN_PREFIX) or mod is None:
+            continue
+        for obj in list(vars(mod).values()):
+            if isinstance(obj, type) and id(obj) not in seen:
+                seen.add(id(obj))
+                yield obj
+
+
+def _ge_legacy(desc):
+    """Whether the GE implementation's execute that runs is the legacy
+    execute(self, ctx): GE's own rule (ge.custom_op.registry.is_legacy);
+    False when that layer is not the one loaded."""
+    reg = sys.modules.get("ge.custom_op.registry")
+    is_legacy = getattr(reg, "is_legacy", None)
+    raw_params = getattr(reg, "_raw_params", None)
+    params = getattr(reg, "_params", None)
+    if is_legacy is None or raw_params is None or params is None:
+        return False
+    try:
+        bindings = getattr(desc, "kernel_bindings", None) or {}
+        kernel = next((b for b in bindings.values()), None)
+        for b in bindings.values():
+            if getattr(getattr(b, "backend", None), "value", None) == "host":
+                kernel = b
+        if kernel is not None:
+            return is_legacy(raw_params(kernel.function)[1])
+        if callable(getattr(desc.cls, "execute", None)):
+            return is_legacy(params(desc.cls, "execute")[1])
+    except (TypeError, ValueError, AttributeError):
+        pass
+    return False
+
+
+def loaded_impls():
+    """The implementations of the loaded plugins, sorted by op type: dicts
+    {op_type, impl_key, impl_source, capabilities, ge, legacy}. legacy: a
+    GE execute(self, ctx), which newer GE rejects."""
+    out = {}
+    reg = sys.modules.get("pyop._registry")
+    location = getattr(reg, "_class_location", None)
+    label = getattr(reg, "_module_label", None)
+    for cls in _plugin_classes():
+        desc = cls.__dict__.get("__pyop_descriptor__")
+        if desc is not None and hasattr(desc, "caps") and hasattr(desc, "key"):
+            out.setdefault(desc.key, {
+                "op_type": desc.op_type, "impl_key": desc.key,
+                "impl_source": "%s:%s" % (desc.file, desc.line),
+                "capabilities": [n for bit, n in CAPS if desc.caps & bit],
+                "ge": False, "legacy": False})
+            continue
+        desc = cls.__dict__.get("__ge_op_impl_descriptor__")
+        if desc is None or location is None or label is None:
+            continue
+        file, line = location(cls)
+        key = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, desc.op_type)
+        caps = {_GE_INTERFACES[i] for i in desc.interfaces if i in _GE_INTERFACES}
+        out.setdefault(key, {
+            "op_type": desc.op_type, "impl_key": key, "impl_source": "%s:%s" % (file, line),
+            "capabilities": [n for _, n in CAPS if n in caps], "ge": True,
+            "legacy": _ge_legacy(desc)})
+    return sorted(out.values(), key=lambda i: (i["op_type"], i["impl_key"]))
+
+
+def pending_impls(registered):
+    """The loaded implementations whose op type is not registered: they
+    wait for a prototype (pyop_register_host_prototype, or --proto FILE)."""
+    have = set(registered)
+    return [i for i in loaded_impls() if i["op_type"] not in have]
+
+
+PENDING_HINT = ("waiting for a prototype: pyop_op_create fails until the host registers "
+                "it (pyop_register_host_prototype); give the command its REG_OP with "
+                "--proto FILE (docs/ge-plugins.md)")

@@ -1,0 +1,145 @@
+"""--proto FILE: the C++ prototypes (GE's REG_OP) an implementation-only
+plugin binds to, registered with libpyop as host prototypes before the
+load, as a GE-style engine registers them (docs/ge-plugins.md, "Checking
+an implementation-only plugin with pyop").
+
+The file is read by libpyop's own reader, ge.custom_op.host_proto.read,
+from the python/ directory of the bridge artifact this Python would load
+(pure Python, imported for the reading only and removed from sys.modules
+after it, so the bridge's load imports its packages afresh). Each
+declaration's info() becomes a pyop_op_info for
+pyop_register_host_prototype; its default values are range-checked as
+every number the command reads (values.plugin_attr_value)."""
+
+import ctypes
+import os
+import sys
+import traceback
+
+from .binding import ATTR_TYPES, AttrInfo, IoInfo, OpInfo
+from .doctor import parse_doctor_report
+from .errors import CliError, UsageError
+from .values import plugin_attr_value, set_attr_value
+
+# Candidate statuses (src/artifacts.c) of a bridge this Python may load.
+_USABLE = ("untried", "loaded", "duplicate")
+
+
+def _python_dir(lib):
+    """The python/ directory (holding ge/custom_op/host_proto.py) of the
+    first bridge artifact libpyop would try for this Python."""
+    rep = parse_doctor_report(lib.doctor())
+    for c in rep["candidates"]:
+        d = os.path.join(c["dir"], "python")
+        if c["status"] in _USABLE and os.path.isfile(
+                os.path.join(d, "ge", "custom_op", "host_proto.py")):
+            return d
+    raise CliError("--proto: no bridge artifact for this Python has the REG_OP reader "
+                   "(python/ge/custom_op/host_proto.py); pyop doctor lists the candidates",
+                   "PYOP_ENOENT")
+
+
+def _ours(name):
+    return name in ("pyop", "ge") or name.startswith(("pyop.", "ge."))
+
+
+def read_declarations(lib, path):
+    """[info dict] of the REG_OP declarations in path (UsageError when it
+    cannot be read; CliError naming the file and the declaration when its
+    content is wrong)."""
+    if not os.path.isfile(path):
+        raise UsageError("--proto %s: no such file" % path)
+    if any(_ours(n) for n in sys.modules):
+        # The bridge's packages are loaded (a second read in one command):
+        # the reader is theirs.
+        from ge.custom_op import host_proto
+        return _read(host_proto, path)
+    pydir = _python_dir(lib)
+    saved = list(sys.path)
+    sys.path.insert(0, pydir)
+    try:
+        from ge.custom_op import host_proto
+        return _read(host_proto, path)
+    finally:
+        sys.path[:] = saved
+        for n in [n for n in sys.modules if _ours(n)]:
+            del sys.modules[n]
+
+
+def _read(host_proto, path):
+    try:
+        return [r.info() for r in host_proto.read(path)]
+    except OSError as e:
+        raise UsageError("--proto %s: %s" % (path, e.strerror or e)) from None
+    except Exception as e:  # the file's own error: say where in it
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+        at = " (%s:%d)" % (path, frames[-1].lineno) if frames else ""
+        if isinstance(e, SyntaxError) and e.lineno:
+            at = " (%s:%d)" % (path, e.lineno)
+        raise CliError("--proto %s: %s: %s%s" % (path, type(e).__name__, e, at),
+                       "PYOP_EDESCRIPTOR") from None
+
+
+def _op_info(info, path, keep):
+    """The pyop_op_info of one declaration (its arrays kept alive by keep)."""
+    op = info["op_type"]
+    what = "--proto %s: REG_OP(%r)" % (path, op)
+
+    def ios(items):
+        arr = (IoInfo * max(len(items), 1))()
+        for k, (name, kind) in enumerate(items):
+            arr[k].name = name.encode()
+            arr[k].kind = int(kind)
+            keep.append(arr[k].name)
+        keep.append(arr)
+        return arr, len(items)
+
+    ins, n_in = ios(info["inputs"])
+    outs, n_out = ios(info["outputs"])
+    attrs = (AttrInfo * max(len(info["attrs"]), 1))()
+    for k, (name, atype, required, default) in enumerate(info["attrs"]):
+        type_name = ATTR_TYPES.get(int(atype))
+        if type_name is None:
+            raise CliError("%s attr %r: attribute type %d has no pyop form"
+                           % (what, name, int(atype)), "PYOP_EDESCRIPTOR", op)
+        a = attrs[k]
+        a.name = name.encode()
+        keep.append(a.name)
+        a.type = int(atype)
+        a.required = bool(required)
+        if not required:
+            try:
+                value = plugin_attr_value(default, type_name)
+            except ValueError as e:
+                raise CliError("%s ATTR(%r): default %s" % (what, name, e),
+                               "PYOP_EDESCRIPTOR", op) from None
+            set_attr_value(a.default_value, type_name, value, keep)
+    keep.append(attrs)
+    o = OpInfo()
+    o.struct_size = ctypes.sizeof(OpInfo)
+    o.op_type = op.encode()
+    keep.append(o.op_type)
+    o.inputs, o.n_inputs = ins, n_in
+    o.outputs, o.n_outputs = outs, n_out
+    o.attrs, o.n_attrs = attrs, len(info["attrs"])
+    return o
+
+
+def register_protos(lib, files):
+    """Registers the REG_OPs of every --proto file with
+    pyop_register_host_prototype, before the load (they stay registered
+    across the command's unloads). Returns {op_type: file}."""
+    done = {}
+    for path in files or []:
+        path = os.path.abspath(path)
+        for info in read_declarations(lib, path):
+            if info["op_type"] in done:
+                raise CliError("--proto %s: REG_OP(%r) is declared in %s too"
+                               % (path, info["op_type"], done[info["op_type"]]),
+                               "PYOP_ECONFLICT", info["op_type"])
+            keep = []
+            lib.check("registering REG_OP(%r) of --proto %s" % (info["op_type"], path),
+                      lib.c.pyop_register_host_prototype(
+                          ctypes.byref(_op_info(info, path, keep))))
+            done[info["op_type"]] = path
+    return done
