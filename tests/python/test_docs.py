@@ -81,6 +81,24 @@ class DocsTest(unittest.TestCase):
         missing = [f for f in files if f not in named]
         self.assertEqual(missing, [], "README.md \"Layout\" must say what each of these holds")
 
+    def test_readme_op_names_its_output_apart_from_its_inputs(self):
+        # The README's op is the first thing an op author reads: an output
+        # named like an input ("y", the default name) reads as an alias
+        # (docs/op-author-guide.md, In-place ops). It mirrors
+        # examples/ops/scaled_add.py, which names its output "z".
+        readme = _read(os.path.join(ROOT, "README.md"))
+        start = readme.index("## A Python op")
+        block = re.search(r"```python\n(.*?)```", readme[start:], re.S).group(1)
+        ns = {"__name__": "readme_op"}
+        exec(compile(block, "README.md", "exec"), ns)
+        p = ns["scaled_add"].__pyop_descriptor__
+        inputs = [i[0] if isinstance(i, tuple) else i.name for i in p.inputs]
+        self.assertEqual(sorted(set(inputs) & set(p.outputs)), [],
+                         "README's op: outputs %s named like inputs %s" % (p.outputs, inputs))
+        self.assertEqual(p.outputs, ("z",), "README's op names its output as examples/ops does")
+        after = readme[start:readme.index("\n## ", start + 1)]
+        self.assertIn("# z: float32[3] = [3, 4, 5]", after)
+
 
 if __name__ == "__main__":
     unittest.main()
