@@ -23,6 +23,8 @@
  *   needload    (k) pyop_check_need_load with C++-only directories
  *   alloc_detail  libpyop's reason for refusing an output reaches the
  *               user through the bridge's exception
+ *   unknown     an unknown op type: why nothing is registered, near names,
+ *               an implementation waiting under a mistyped op type
  *   refusals    what the op's exception says when libpyop refuses an
  *               output, an alias or a workspace, or the host fails it
  *               (plugins/refusals; issue 19, first hour)
@@ -1701,6 +1703,88 @@ static float run_host_op(const char *op_type, const pyop_attr *attrs, size_t n_a
 }
 
 /*
+ * An unknown op type (issue 19, first hour): when nothing is registered the
+ * error says why (ASCEND_CUSTOM_OPP_PATH unset, empty, or without a Python
+ * entry, each element with its verdict); a near name is suggested, also an
+ * implementation waiting under a mistyped op type, and the op the author
+ * meant says which implementation that is when it exists without one.
+ */
+static void case_unknown(void) {
+  pyop_op *op = NULL;
+  const pyop_op_info *info = NULL;
+  set_opp_path(NULL);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAdd", NULL, 0, &op), PYOP_ENOENT);
+  show_error("unset");
+  CHECK_ERR_HAS("no operator \"ScaledAdd\" is registered (none is: "
+                "ASCEND_CUSTOM_OPP_PATH is not set, so no Python operator was loaded)");
+  set_opp_path("::");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_get("ScaledAdd", &info), PYOP_ENOENT);
+  CHECK_ERR_HAS("(none is: ASCEND_CUSTOM_OPP_PATH is empty, so no Python operator was loaded)");
+  /* A C++-only OPP directory and a missing one. */
+  char *cxx = path_join(g_tmp, "cxx_opp"), *gone = path_join(g_tmp, "gone");
+  REQUIRE(mkdir(cxx, 0755) == 0, "mkdir %s", cxx);
+  char *so = path_join(cxx, "libcustom_ops.so");
+  FILE *f = fopen(so, "w");
+  REQUIRE(f != NULL, "create %s", so);
+  fclose(f);
+  char *v = xasprintf("%s:%s", cxx, gone);
+  set_opp_path(v);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAdd", NULL, 0, &op), PYOP_ENOENT);
+  show_error("no Python entry");
+  char *want = xasprintf("ASCEND_CUSTOM_OPP_PATH has no Python entry ('%s': no-python, '%s': "
+                         "missing-dir), so no Python operator was loaded)", cxx, gone);
+  CHECK_ERR_HAS(want);
+  free(want);
+  free(v);
+  free(so);
+  free(gone);
+  free(cxx);
+
+  /* Near names of registered ops. */
+  opp_it("basic", NULL);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAd", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("no operator \"ScaledAd\" is registered; did you mean \"ScaledAdd\"?");
+  CHECK(!err_has("(none is"), "ops are registered");
+  CHECK_RC(pyop_op_get("scaledadd", &info), PYOP_ENOENT);
+  CHECK_ERR_HAS("did you mean \"ScaledAdd\"?");
+  CHECK_RC(pyop_op_get("Conv2D", &info), PYOP_ENOENT);
+  CHECK(!err_has("did you mean"), "nothing is near Conv2D: %s", pyop_last_error());
+  CHECK_RC(pyop_unload(), PYOP_OK);
+
+  /* An implementation under a mistyped op type waits; the op meant names it. */
+  char *dir = e2e_path("typo"), *file = path_join(dir, "typo_impl.py");
+  set_opp_path(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("HostScale", NULL, 0, &op), PYOP_ENOENT);
+  show_error("typo, no host prototype");
+  CHECK_ERR_HAS("no operator \"HostScale\" is registered (no prototype and implementation pair "
+                "has that name); did you mean \"HostScal\", an implementation (");
+  CHECK_ERR_HAS(file);
+  CHECK_ERR_HAS(") waiting for a prototype of that name: a typo in its register_op_impl op type?");
+  register_host_protos();
+  REQUIRE_RC(pyop_op_create("HostScale", NULL, 0, &op), PYOP_OK); /* infer-only */
+  float x[3] = {1, 2, 3};
+  pyop_tensor tx = f32_1d(x, 3), out[1];
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_EUNSUPPORTED);
+  show_error("typo, host prototype");
+  CHECK_ERR_HAS("\"HostScale\" has no execute (prototype <host>, no implementation); the "
+                "implementation of \"HostScal\" (");
+  CHECK_ERR_HAS("waits for a prototype of that name: a typo in its register_op_impl op type?");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  free(file);
+  free(dir);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+/*
  * (i) Python implementations bound to prototypes the host registered.
  */
 static void case_hostproto(void) {
@@ -2420,6 +2504,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "needload")) case_needload();
   else if (!strcmp(c, "alloc_detail")) case_alloc_detail();
   else if (!strcmp(c, "refusals")) case_refusals();
+  else if (!strcmp(c, "unknown")) case_unknown();
   else if (!strcmp(c, "escape_cycles")) case_escape_cycles();
   else if (!strcmp(c, "messages")) case_messages();
   else if (!strcmp(c, "contract")) case_contract();
