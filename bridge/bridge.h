@@ -349,6 +349,20 @@ int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
 void pb_interrupt_caller(void);
 /* A log line through services->log (no GIL needed). */
 void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
+
+/*
+ * Why the loader service this thread called last failed, as the loader
+ * says it (loader service last_error, ABI 1.3): NUL-terminated, valid until
+ * the thread's next call into the loader; NULL when the loader is older or
+ * says nothing. Cold paths only.
+ */
+const char *pb_loader_last_error(void);
+
+/* "PYOP_EINVAL" for a status of PYOP_STATUS_MAP, NULL for any other. */
+const char *pb_status_name(int status);
+/* The message of a status of PYOP_STATUS_MAP ("invalid argument"), NULL
+ * for any other. */
+const char *pb_status_message(int status);
 /* Takes the GIL from any host thread (keeps one thread state per thread). */
 pb_gil pb_enter(void);
 /*

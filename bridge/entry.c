@@ -76,6 +76,43 @@ int pb_error(int status, const char *fmt, ...) {
   return status;
 }
 
+const char *pb_loader_last_error(void) {
+  const pyop_loader_services *s = pb.services;
+  if (pb.abi_minor < 4 || s == NULL ||
+      s->struct_size < offsetof(pyop_loader_services, last_error) + sizeof s->last_error ||
+      s->last_error == NULL)
+    return NULL;
+  pyop_str v = s->last_error();
+  /* A view is (pointer, length); the loader's is NUL-terminated too. */
+  if (v.data == NULL || v.len == 0 || v.data[v.len] != '\0')
+    return NULL;
+  return v.data;
+}
+
+const char *pb_status_name(int status) {
+  switch (status) {
+#define PB_STATUS_NAME(name, value, message)                                                 \
+  case value:                                                                                \
+    return "PYOP_" #name;
+    PYOP_STATUS_MAP(PB_STATUS_NAME)
+#undef PB_STATUS_NAME
+  default:
+    return NULL;
+  }
+}
+
+const char *pb_status_message(int status) {
+  switch (status) {
+#define PB_STATUS_MESSAGE(name, value, message)                                              \
+  case value:                                                                                \
+    return message;
+    PYOP_STATUS_MAP(PB_STATUS_MESSAGE)
+#undef PB_STATUS_MESSAGE
+  default:
+    return NULL;
+  }
+}
+
 void pb_log(int level, const char *fmt, ...) {
   const pyop_loader_services *s = pb.services;
   if (s == NULL || s->struct_size < offsetof(pyop_loader_services, log) + sizeof(s->log) ||

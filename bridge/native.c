@@ -718,6 +718,69 @@ static inline PyObject *frame_tensor(pb_frame *f, PyObject **cache, const pyop_t
   return Py_NewRef(tensor);
 }
 
+/*
+ * Raises the RuntimeError for an exec service that failed with rc when
+ * asked to do `what` ("allocate output 0"), and records the failure
+ * (host_failed). PYOP_EHOST: the host's callback failed; any other status:
+ * libpyop refused the request. The status goes by its name, with libpyop's
+ * reason when the loader gives it (bridge ABI 1.4): what it refused and why.
+ */
+static __attribute__((cold, noinline)) void service_failed(pb_frame *f, int rc,
+                                                           const char *what) {
+  const char *name = pb_status_name(rc);
+  char num[32];
+  if (name == NULL) {
+    snprintf(num, sizeof num, "status %d", rc);
+    name = num;
+  }
+  const char *why = pb_loader_last_error();
+  if (why == NULL)
+    why = pb_status_message(rc) != NULL ? pb_status_message(rc) : "no detail";
+  PyErr_Format(PyExc_RuntimeError, "%s to %s (%s): %s",
+               rc == PYOP_EHOST ? "the host failed" : "libpyop refused", what, name, why);
+  host_failed(f, rc);
+}
+
+/*
+ * Raises the IndexError of malloc_output_tensor(index, ...) for an index
+ * outside the op's n outputs. An index is the output's, repeated for each
+ * tensor of a dynamic output: past the last output of an op that has one,
+ * the likely mistake is a flattened index (GE's), and the message says
+ * which index to repeat. The outputs' names and kinds come from the
+ * prototype libpyop registered (loader service find_proto, ABI 1.2); without
+ * it the message gives the range only. Cold.
+ */
+static __attribute__((cold, noinline)) void output_index_error(const pb_frame *f,
+                                                               long long index, size_t n) {
+  char hint[512] = "";
+  const pyop_loader_services *s = pb.services;
+  const pyop_op_info *info = NULL;
+  if (index >= 0 && pb.abi_minor >= 2 && s != NULL &&
+      s->struct_size >= offsetof(pyop_loader_services, release_proto) + sizeof s->release_proto &&
+      s->find_proto != NULL && s->release_proto != NULL) {
+    const char *op_type = f->holder->op->op_type;
+    if (s->find_proto((pyop_str){op_type, strlen(op_type)}, &info) != PYOP_OK)
+      info = NULL;
+  }
+  if (info != NULL) {
+    size_t used = 0;
+    for (size_t i = 0; i < info->n_outputs && i < n && used < sizeof hint; i++) {
+      if (info->outputs[i].kind != PYOP_IO_DYNAMIC)
+        continue;
+      int w = snprintf(hint + used, sizeof hint - used,
+                       "; output %zu '%s' is dynamic: call malloc_output_tensor(%zu, ...) again "
+                       "for its next tensor",
+                       i, info->outputs[i].name != NULL ? info->outputs[i].name : "?", i);
+      if (w < 0)
+        break;
+      used += (size_t)w;
+    }
+    s->release_proto(info);
+  }
+  PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)%s",
+               index, n, hint);
+}
+
 static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"index", "shape", "dtype", "format", NULL};
   static const char name[] = "malloc_output_tensor";
@@ -746,8 +809,7 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
     return NULL;
   const pyop_exec_args *a = f->args;
   if (index < 0 || (uint64_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)",
-                 (long long)index, a->n_outputs);
+    output_index_error(f, (long long)index, a->n_outputs);
     return NULL;
   }
   /* Empty before overflow: (0, 3**20, 3**20) is an empty output. */
@@ -764,9 +826,9 @@ static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject 
   }
   int rc = s->alloc_output(s->ctx, (size_t)index, &t);
   if (rc != 0) {
-    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate output %lld (status %d)",
-                 (long long)index, rc);
-    host_failed(f, rc);
+    char what[64];
+    snprintf(what, sizeof what, "allocate output %lld", (long long)index);
+    service_failed(f, rc, what);
     return NULL;
   }
   if (t.data == NULL && t.nbytes > 0) {
@@ -824,9 +886,10 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
   memset(&t, 0, sizeof t);
   int rc = s->alias_output(s->ctx, (size_t)index, (size_t)input, &t);
   if (rc != 0) {
-    PyErr_Format(PyExc_RuntimeError, "output %lld cannot be input %lld's buffer (status %d)",
-                 (long long)index, (long long)input, rc);
-    host_failed(f, rc);
+    char what[96];
+    snprintf(what, sizeof what, "make output %lld input %lld's buffer", (long long)index,
+             (long long)input);
+    service_failed(f, rc, what);
     return NULL;
   }
   return frame_tensor(f, NULL, &t, PB_ROLE_OUTPUT, (size_t)index);
@@ -851,9 +914,14 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   void *p = NULL;
   int rc = s->alloc_workspace(s->ctx, nbytes, &p);
   if (rc != 0 || (p == NULL && nbytes > 0)) {
-    PyErr_Format(PyExc_RuntimeError, "the host failed to allocate a workspace of %llu bytes "
-                 "(status %d)", (unsigned long long)nbytes, rc);
-    host_failed(f, rc);
+    char what[80];
+    snprintf(what, sizeof what, "allocate a workspace of %llu bytes", (unsigned long long)nbytes);
+    if (rc != 0) {
+      service_failed(f, rc, what);
+    } else {
+      PyErr_Format(PyExc_RuntimeError, "the host returned no memory when asked to %s", what);
+      host_failed(f, PYOP_EHOST);
+    }
     return NULL;
   }
   pyop_tensor t;

@@ -47,7 +47,7 @@ PYOP__ENDS_WITH(pyop_launch_arg_view, value);
 PYOP__ENDS_WITH(pyop_launch_view, n_args);
 PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
 PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
-PYOP__ENDS_WITH(pyop_loader_services, release_proto);
+PYOP__ENDS_WITH(pyop_loader_services, last_error);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
 PYOP__ENDS_WITH(pyop_bridge_api, shutdown);
 PYOP__ENDS_WITH(pyop_bridge_request, services);
@@ -87,9 +87,15 @@ static void svc_log(int level, pyop_str message) {
   pyop__log(level, "bridge", "%.*s", n, message.data ? message.data : "");
 }
 
+/* The calling thread's last failure detail, as a view (bridge ABI 1.4). */
+static pyop_str svc_last_error(void) {
+  const char *d = pyop_last_error();
+  return (pyop_str){d, strlen(d)};
+}
+
 const pyop_loader_services pyop__loader_services = {
     sizeof(pyop_loader_services), svc_set_error, svc_log, pyop__registry_find_proto,
-    pyop__registry_release_proto};
+    pyop__registry_release_proto, svc_last_error};
 
 /* -------------------------------------------------------------- loading */
 

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <sys/auxv.h>
 
-/* -1 until read from PYOP_LOG. */
+/* -1 until read from PYOP_LOG or set by pyop_set_log_level. */
 static atomic_int log_level = -1;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -34,7 +34,8 @@ const char *pyop__getenv(const char *name) {
   return v;
 }
 
-/* Parses PYOP_LOG once; unknown values keep the default (warn). */
+/* Parses PYOP_LOG once; unknown values keep the default (warn). A level
+ * pyop_set_log_level stored meanwhile wins over the environment's. */
 static int current_level(void) {
   int lv = atomic_load_explicit(&log_level, memory_order_relaxed);
   if (lv >= 0) return lv;
@@ -44,9 +45,21 @@ static int current_level(void) {
     for (int i = 0; i < (int)PYOP__ARRAY_LEN(level_names); i++)
       if (strcasecmp(v, level_names[i]) == 0) lv = i;
   }
-  atomic_store(&log_level, lv);
+  int unset = -1;
+  if (!atomic_compare_exchange_strong(&log_level, &unset, lv)) return unset;
   return lv;
 }
+
+int pyop_set_log_level(int level) {
+  if (level < PYOP_LOG_ERROR || level > PYOP_LOG_DEBUG)
+    return pyop__error(PYOP_EINVAL, "pyop_set_log_level: level %d is not a pyop_log_level "
+                       "(PYOP_LOG_ERROR %d .. PYOP_LOG_DEBUG %d)", level, PYOP_LOG_ERROR,
+                       PYOP_LOG_DEBUG);
+  atomic_store(&log_level, level);
+  return PYOP_OK;
+}
+
+int pyop_get_log_level(void) { return current_level(); }
 
 bool pyop__log_enabled(int level) { return level <= current_level(); }
 

@@ -482,10 +482,12 @@ static int check_output_lists(const pyop_op *op, const pyop_output_list *outputs
   return PYOP_OK;
 }
 
-static int unsupported(const pyop_op *op, const char *what) {
-  return pyop__error(PYOP_EUNSUPPORTED, "\"%s\" has no %s (prototype %s, %s)", op->op_type,
+static __attribute__((noinline, cold)) int unsupported(const pyop_op *op, const char *what) {
+  char hint[1024] = "";
+  if (!op->impl) pyop__registry_near_pending(op->op_type, hint, sizeof hint);
+  return pyop__error(PYOP_EUNSUPPORTED, "\"%s\" has no %s (prototype %s, %s)%s", op->op_type,
                      what, op->proto->source,
-                     op->impl ? "implementation without it" : "no implementation");
+                     op->impl ? "implementation without it" : "no implementation", hint);
 }
 
 /* Same dtype, format and shape. */

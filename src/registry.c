@@ -36,6 +36,7 @@
  *   the pending list.
  */
 #include "registry.h"
+#include "scan.h"
 
 #include "hashmap.h"
 
@@ -44,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum { ACT_NONE = 0, ACT_NEW, ACT_BIND, ACT_SKIP, ACT_PENDING };
 
@@ -170,21 +172,129 @@ static pyop__entry *pending_find_locked(const char *op_type, pyop__entry ***prev
   return NULL;
 }
 
-/* The ENOENT of an op type that is not registered: with what is missing
- * when its implementation waits for a prototype. */
-static int not_registered(const char *op_type) {
+/*
+ * True when b is close to a (a likely typo of it): the same but for case,
+ * or at most one edit (insert, delete, substitute) per four characters of
+ * a, at least one, at most three.
+ */
+static bool near_name(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > PYOP__MAX_NAME_LEN || lb > PYOP__MAX_NAME_LEN) return false;
+  if (la == lb && strcasecmp(a, b) == 0) return true;
+  size_t limit = la / 4 < 1 ? 1 : la / 4 > 3 ? 3 : la / 4;
+  if ((la > lb ? la - lb : lb - la) > limit) return false;
+  size_t row[PYOP__MAX_NAME_LEN + 1], prev[PYOP__MAX_NAME_LEN + 1];
+  for (size_t j = 0; j <= lb; j++) prev[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    row[0] = i;
+    size_t best = row[0];
+    for (size_t j = 1; j <= lb; j++) {
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      size_t del = prev[j] + 1, ins = row[j - 1] + 1;
+      row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      if (row[j] < best) best = row[j];
+    }
+    if (best > limit) return false;
+    memcpy(prev, row, (lb + 1) * sizeof row[0]);
+  }
+  return prev[lb] <= limit;
+}
+
+enum { NEAR_MAX = 3 };
+
+/* The registered op types and waiting implementations near op_type (at
+ * most NEAR_MAX, copied), and whether the registry holds nothing at all.
+ * Cold: walks every slot. */
+typedef struct near_names {
+  size_t n;
+  bool empty;
+  char name[NEAR_MAX][PYOP__MAX_NAME_LEN + 1];
+  char pending_source[NEAR_MAX][PYOP__MAX_SOURCE_LEN + 16]; /* "" for a registered op */
+} near_names;
+
+static void near_names_locked(const char *op_type, near_names *out) {
+  out->n = 0;
+  out->empty = reg.count == 0 && reg.pending == NULL;
+  for (size_t i = 0; i < reg.cap && out->n < NEAR_MAX; i++) {
+    const pyop__entry *e = reg.slots[i].e;
+    if (e && near_name(op_type, e->info.op_type)) {
+      snprintf(out->name[out->n], sizeof out->name[0], "%s", e->info.op_type);
+      out->pending_source[out->n++][0] = '\0';
+    }
+  }
+  for (const pyop__entry *p = reg.pending; p && out->n < NEAR_MAX; p = p->next_pending)
+    if (near_name(op_type, p->own_impl->op_type)) {
+      snprintf(out->name[out->n], sizeof out->name[0], "%s", p->own_impl->op_type);
+      snprintf(out->pending_source[out->n++], sizeof out->pending_source[0], "%s",
+               p->own_impl->source);
+    }
+}
+
+void pyop__registry_near_pending(const char *op_type, char *buf, size_t len) {
+  assert(len > 0);
+  buf[0] = '\0';
+  near_names *near = pyop__calloc(1, sizeof *near);
+  if (!near) return;
+  lock();
+  near_names_locked(op_type, near);
+  unlock();
+  size_t used = 0;
+  for (size_t i = 0; i < near->n && used < len; i++) {
+    if (!near->pending_source[i][0]) continue;
+    int w = snprintf(buf + used, len - used, "; the implementation of \"%s\" (%s) waits for a "
+                     "prototype of that name: a typo in its register_op_impl op type?",
+                     near->name[i], near->pending_source[i]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  pyop__free(near);
+}
+
+/*
+ * The ENOENT of an op type that is not registered: with what is missing
+ * when its implementation waits for a prototype; else with the near names
+ * (a registered op, or an implementation waiting under a mistyped op type),
+ * and, when nothing is registered, why (ASCEND_CUSTOM_OPP_PATH).
+ */
+static __attribute__((noinline, cold)) int not_registered(const char *op_type) {
   char src[PYOP__MAX_SOURCE_LEN + 16] = "";
+  near_names *near = pyop__calloc(1, sizeof *near);
   lock();
   pyop__entry *p = pending_find_locked(op_type, NULL);
   if (p) snprintf(src, sizeof src, "%s", p->own_impl->source);
+  else if (near) near_names_locked(op_type, near);
   unlock();
-  if (src[0])
+  if (src[0]) {
+    pyop__free(near);
     return pyop__error(PYOP_ENOENT,
                        "op \"%.256s\": its implementation (%s) is loaded but has no prototype: "
                        "register one with pyop_register_host_prototype (or load a Python "
                        "register_op for it)",
                        op_type, src);
-  return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+  }
+  if (!near) return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__sb_printf(&sb, "no operator \"%.256s\" is registered", op_type);
+  bool pending = false;
+  for (size_t i = 0; i < near->n; i++) pending |= near->pending_source[i][0] != '\0';
+  if (pending) pyop__sb_puts(&sb, " (no prototype and implementation pair has that name)");
+  for (size_t i = 0; i < near->n; i++) {
+    pyop__sb_printf(&sb, "%s\"%s\"", i == 0 ? "; did you mean " : " or ", near->name[i]);
+    if (near->pending_source[i][0])
+      pyop__sb_printf(&sb, ", an implementation (%s) waiting for a prototype of that name: a "
+                      "typo in its register_op_impl op type?", near->pending_source[i]);
+  }
+  if (near->n) pyop__sb_puts(&sb, near->pending_source[near->n - 1][0] ? "" : "?");
+  if (near->empty) {
+    pyop__sb_puts(&sb, " (none is: ");
+    pyop__scan_explain(pyop__getenv(PYOP__OPP_VAR), &sb);
+    pyop__sb_puts(&sb, ")");
+  }
+  pyop__free(near);
+  int rc = sb.oom ? pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type)
+                  : pyop__error(PYOP_ENOENT, "%s", pyop__sb_str(&sb));
+  pyop__sb_free(&sb);
+  return rc;
 }
 
 /* The committed entry with the op type of e (not yet committed, hash h), or

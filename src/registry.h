@@ -72,6 +72,14 @@ void pyop__txn_abort(pyop__txn *t);
  * alive. Calls on_unregister hooks after unlocking.
  */
 int pyop__registry_unload(void);
+/*
+ * Writes into buf (len > 0) a hint naming each implementation that waits
+ * for a prototype under an op type near op_type ("; the implementation of
+ * "MyAd" (f.py:3) waits for ..."), "" when none. Cold: error messages of an
+ * op without an implementation.
+ */
+void pyop__registry_near_pending(const char *op_type, char *buf, size_t len);
+
 /* Number of op types registered (host prototypes included). */
 size_t pyop__registry_count(void);
 /* Test-only: the number of live op instances. */

@@ -18,7 +18,6 @@
 #include <limits.h>
 #include <string.h>
 
-#define PYOP__OPP_VAR "ASCEND_CUSTOM_OPP_PATH"
 #define PYOP__PKG_INIT "__init__.py"
 
 /* What one directory entry is, as far as the scan cares. */
@@ -362,6 +361,30 @@ void pyop__scan_result_free(pyop__scan_result *r) {
   }
   pyop__free(r->entries);
   memset(r, 0, sizeof *r);
+}
+
+void pyop__scan_explain(const char *value, pyop__sb *sb) {
+  if (!value) {
+    pyop__sb_puts(sb, PYOP__OPP_VAR " is not set, so no Python operator was loaded");
+    return;
+  }
+  if (value[strspn(value, ":")] == '\0') {
+    pyop__sb_puts(sb, PYOP__OPP_VAR " is empty, so no Python operator was loaded");
+    return;
+  }
+  pyop__scan_result r;
+  if (pyop__scan(value, false, &r) == PYOP_ENOMEM) {
+    pyop__sb_printf(sb, PYOP__OPP_VAR "=%s (not scanned: out of memory)", value);
+    return;
+  }
+  pyop__sb_puts(sb, r.has_python ? PYOP__OPP_VAR " has Python entries ("
+                                 : PYOP__OPP_VAR " has no Python entry (");
+  for (size_t i = 0; i < r.n; i++)
+    pyop__sb_printf(sb, "%s'%s': %s", i ? ", " : "", r.entries[i].path,
+                    pyop__path_verdict_name(r.entries[i].verdict));
+  pyop__sb_puts(sb, r.has_python ? "): has pyop_load run, and do they register operators?"
+                                 : "), so no Python operator was loaded");
+  pyop__scan_result_free(&r);
 }
 
 const char *pyop__path_verdict_name(int verdict) {

@@ -94,6 +94,17 @@ typedef struct pyop__scan_result {
 int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out);
 void pyop__scan_result_free(pyop__scan_result *r);
 const char *pyop__path_verdict_name(int verdict);
+
+/* The variable the scan reads (docs/design.md §Scan). */
+#define PYOP__OPP_VAR "ASCEND_CUSTOM_OPP_PATH"
+
+/*
+ * Appends to sb why `value` (the variable's value, NULL when unset) loads
+ * no Python operator: it is unset, it is empty, or no element is a Python
+ * entry (each element with its verdict); when some are, it names them
+ * instead. Scans anew: for error messages only (it logs what a scan logs).
+ */
+void pyop__scan_explain(const char *value, pyop__sb *sb);
 /* True for the verdicts of a Python entry (PYTHON_FILE, PYTHON_DIR). */
 static inline bool pyop__path_verdict_is_python(int verdict) {
   return verdict == PYOP__PATH_PYTHON_FILE || verdict == PYOP__PATH_PYTHON_DIR;

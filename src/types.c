@@ -99,3 +99,5 @@ int64_t pyop_tensor_numel(const pyop_tensor *t) {
 }
 
 const char *pyop_version(void) { return PYOP_VERSION_STRING; }
+
+int pyop_version_number(void) { return PYOP_VERSION_NUMBER; }

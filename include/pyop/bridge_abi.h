@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 3
+#define PYOP_BRIDGE_ABI_MINOR 4
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -275,6 +275,16 @@ typedef struct pyop_loader_services {
    */
   int (*find_proto)(pyop_str op_type, const pyop_op_info **out);
   void (*release_proto)(const pyop_op_info *info);
+  /* ---- ABI 1.4 */
+  /*
+   * Why the service of the loader's that this thread called last failed
+   * (an exec service, a sink of infer/compile/declare, the registrar):
+   * libpyop's message as pyop_last_error() gives it, saying what it refused
+   * and why or how the host's callback failed. The view (NUL-terminated
+   * too) stays valid until this thread's next call into the loader; empty
+   * when nothing failed. For the exception the op sees.
+   */
+  pyop_str (*last_error)(void);
 } pyop_loader_services;
 
 /*

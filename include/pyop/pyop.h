@@ -54,6 +54,14 @@ extern "C" {
 PYOP_API const char *pyop_version(void);
 
 /*
+ * The version of the libpyop the process runs as one number, MAJOR * 10000
+ * + MINOR * 100 + PATCH (0.1.0 is 100), to compare with PYOP_VERSION_NUMBER
+ * (the header's) or a minimum the host needs:
+ * pyop_version_number() >= PYOP_VERSION_NUMBER_OF(0, 2, 0).
+ */
+PYOP_API int pyop_version_number(void);
+
+/*
  * Versioned structs (those that start with struct_size: pyop_options,
  * pyop_exec_ctx, pyop_host_hooks, pyop_op_info and the bridge ABI's):
  * - they grow only at the end, and never end in padding (an explicit
@@ -132,6 +140,19 @@ typedef enum pyop_log_level {
   PYOP_LOG_INFO = 2,
   PYOP_LOG_DEBUG = 3
 } pyop_log_level;
+
+/*
+ * Sets the process's log level: lines at level or more severe (a lower
+ * value) are logged, the others cost one atomic load. It replaces what
+ * PYOP_LOG says (read at the first log line or pyop_get_log_level, unless
+ * this was called first). Any thread, any time; calls in progress on other
+ * threads see it at their next line. PYOP_EINVAL for a level outside
+ * PYOP_LOG_ERROR..PYOP_LOG_DEBUG (the level is then unchanged).
+ */
+PYOP_API int pyop_set_log_level(int level);
+/* The log level in force (PYOP_LOG's, warn by default, or the last
+ * pyop_set_log_level). */
+PYOP_API int pyop_get_log_level(void);
 
 /* ----------------------------------------------------------- data types */
 

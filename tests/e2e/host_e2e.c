@@ -23,6 +23,11 @@
  *   needload    (k) pyop_check_need_load with C++-only directories
  *   alloc_detail  libpyop's reason for refusing an output reaches the
  *               user through the bridge's exception
+ *   unknown     an unknown op type: why nothing is registered, near names,
+ *               an implementation waiting under a mistyped op type
+ *   refusals    what the op's exception says when libpyop refuses an
+ *               output, an alias or a workspace, or the host fails it
+ *               (plugins/refusals; issue 19, first hour)
  *   contract    the op contract (issue 10): in-place ops, no outputs,
  *               dynamic outputs, Tensor attributes, PYOP_ECONTRACT
  *   limits      what a plugin hands over at the limits (issue 17 items 1, 6,
@@ -672,6 +677,91 @@ static void case_alloc_detail(void) {
   pyop_op_destroy(op);
 }
 
+/*
+ * What the op reads when libpyop refuses what it asks of the execution
+ * context (issue 19, first hour): the exception says libpyop refused (or
+ * the host failed), names the status, and gives libpyop's reason, not "the
+ * host failed ... (status -20)". An index past the last output of an op
+ * with a dynamic output says which index to repeat.
+ */
+static void case_refusals(void) {
+  char *dir = e2e_path("refusals");
+  set_opp_path(dir);
+  free(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  float x[2] = {1, 2}, y[2] = {3, 4};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+
+  /* A dynamic output filled with GE's flattened index. */
+  pyop_attr flat = attr_str("mode", "flat");
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Pieces", &flat, 1, &op), PYOP_OK);
+  pyop_tensor_list in1[1] = {one(&tx)};
+  pyop_tensor pieces[3];
+  memset(pieces, 0, sizeof pieces);
+  pyop_output_list lists[1] = {{pieces, 3, 0}};
+  CHECK_RC(pyop_op_execute_list(op, in1, 1, lists, 1, &ctx), PYOP_EPYTHON);
+  show_error("dynamic output, flattened index");
+  CHECK_ERR_HAS("IndexError: output index 1 out of range (the op has 1 outputs); output 0 "
+                "'pieces' is dynamic: call malloc_output_tensor(0, ...) again for its next "
+                "tensor");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  /* The right way (index 0 for each tensor) works. */
+  REQUIRE_RC(pyop_op_create("Pieces", NULL, 0, &op), PYOP_OK);
+  lists[0].count = 0;
+  CHECK_RC(pyop_op_execute_list(op, in1, 1, lists, 1, &ctx), PYOP_OK);
+  CHECK(lists[0].count == 3, "Pieces made %zu tensors", lists[0].count);
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  /* A contract violation: the host expects float32[8] of ScaledAdd's
+   * output, the op asks for float32[2]. */
+  char *basic = it_path("basic");
+  char *both = xasprintf("%s:%s", basic, getenv("ASCEND_CUSTOM_OPP_PATH"));
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  set_opp_path(both);
+  free(both);
+  free(basic);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("ScaledAdd", NULL, 0, &op), PYOP_OK);
+  float pre[8];
+  pyop_tensor_list in2[2] = {one(&tx), one(&ty)};
+  pyop_tensor out[1] = {f32_1d(pre, 8)};
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  CHECK_RC(pyop_op_execute(op, in2, 2, out, 1, &ctx), PYOP_ECONTRACT);
+  show_error("contract violation");
+  CHECK_ERR_HAS("RuntimeError: libpyop refused to allocate output 0 (PYOP_ECONTRACT): execute "
+                "of \"ScaledAdd\" (");
+  CHECK_ERR_HAS("output 0 \"y\": expected float32[8], the op asked for float32[2]");
+  CHECK(!err_has("(status "), "a raw status number");
+  CHECK(!err_has("the host failed"), "the host is blamed for libpyop's refusal");
+  ctx.flags = 0;
+  host_mem_reset(&mem);
+  /* The host's allocator fails: the host is named, the status by name. */
+  mem.fail_at = 1;
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in2, 2, out, 1, &ctx), PYOP_EHOST);
+  CHECK_ERR_HAS("RuntimeError: the host failed to allocate output 0 (PYOP_EHOST): execute of "
+                "\"ScaledAdd\": the host's alloc_output failed for output 0 \"y\"");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+
+  /* An alias bound to the wrong input. */
+  REQUIRE_RC(pyop_op_create("WrongAlias", NULL, 0, &op), PYOP_OK);
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in2, 2, out, 1, &ctx), PYOP_ECONTRACT);
+  show_error("alias of the wrong input");
+  CHECK_ERR_HAS("RuntimeError: libpyop refused to make output 0 input 1's buffer "
+                "(PYOP_ECONTRACT): execute of \"WrongAlias\": output 0 \"x\" was bound to input 1, "
+                "the prototype declares it aliases input 0 \"x\"");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+}
+
 /* ==================================================== escapes and cycles */
 
 /* Executes op on {1, 2, 3}; checks the doubled output when it succeeds. */
@@ -814,6 +904,8 @@ static void case_messages(void) {
   /* Not caught: the host's refusal is the cause, as before. */
   CHECK_RC(exec_msg("workspace_uncaught", &wctx), PYOP_EHOST);
   CHECK_ERR_HAS("workspace");
+  CHECK_ERR_HAS("RuntimeError: the host failed to allocate a workspace of ");
+  CHECK_ERR_HAS("(PYOP_EHOST): execute of \"Msg\": the host's alloc_workspace failed for ");
   host_mem_reset(&mem);
 
   mem.fail_at = 1;
@@ -1611,6 +1703,88 @@ static float run_host_op(const char *op_type, const pyop_attr *attrs, size_t n_a
 }
 
 /*
+ * An unknown op type (issue 19, first hour): when nothing is registered the
+ * error says why (ASCEND_CUSTOM_OPP_PATH unset, empty, or without a Python
+ * entry, each element with its verdict); a near name is suggested, also an
+ * implementation waiting under a mistyped op type, and the op the author
+ * meant says which implementation that is when it exists without one.
+ */
+static void case_unknown(void) {
+  pyop_op *op = NULL;
+  const pyop_op_info *info = NULL;
+  set_opp_path(NULL);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAdd", NULL, 0, &op), PYOP_ENOENT);
+  show_error("unset");
+  CHECK_ERR_HAS("no operator \"ScaledAdd\" is registered (none is: "
+                "ASCEND_CUSTOM_OPP_PATH is not set, so no Python operator was loaded)");
+  set_opp_path("::");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_get("ScaledAdd", &info), PYOP_ENOENT);
+  CHECK_ERR_HAS("(none is: ASCEND_CUSTOM_OPP_PATH is empty, so no Python operator was loaded)");
+  /* A C++-only OPP directory and a missing one. */
+  char *cxx = path_join(g_tmp, "cxx_opp"), *gone = path_join(g_tmp, "gone");
+  REQUIRE(mkdir(cxx, 0755) == 0, "mkdir %s", cxx);
+  char *so = path_join(cxx, "libcustom_ops.so");
+  FILE *f = fopen(so, "w");
+  REQUIRE(f != NULL, "create %s", so);
+  fclose(f);
+  char *v = xasprintf("%s:%s", cxx, gone);
+  set_opp_path(v);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAdd", NULL, 0, &op), PYOP_ENOENT);
+  show_error("no Python entry");
+  char *want = xasprintf("ASCEND_CUSTOM_OPP_PATH has no Python entry ('%s': no-python, '%s': "
+                         "missing-dir), so no Python operator was loaded)", cxx, gone);
+  CHECK_ERR_HAS(want);
+  free(want);
+  free(v);
+  free(so);
+  free(gone);
+  free(cxx);
+
+  /* Near names of registered ops. */
+  opp_it("basic", NULL);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("ScaledAd", NULL, 0, &op), PYOP_ENOENT);
+  CHECK_ERR_HAS("no operator \"ScaledAd\" is registered; did you mean \"ScaledAdd\"?");
+  CHECK(!err_has("(none is"), "ops are registered");
+  CHECK_RC(pyop_op_get("scaledadd", &info), PYOP_ENOENT);
+  CHECK_ERR_HAS("did you mean \"ScaledAdd\"?");
+  CHECK_RC(pyop_op_get("Conv2D", &info), PYOP_ENOENT);
+  CHECK(!err_has("did you mean"), "nothing is near Conv2D: %s", pyop_last_error());
+  CHECK_RC(pyop_unload(), PYOP_OK);
+
+  /* An implementation under a mistyped op type waits; the op meant names it. */
+  char *dir = e2e_path("typo"), *file = path_join(dir, "typo_impl.py");
+  set_opp_path(dir);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_create("HostScale", NULL, 0, &op), PYOP_ENOENT);
+  show_error("typo, no host prototype");
+  CHECK_ERR_HAS("no operator \"HostScale\" is registered (no prototype and implementation pair "
+                "has that name); did you mean \"HostScal\", an implementation (");
+  CHECK_ERR_HAS(file);
+  CHECK_ERR_HAS(") waiting for a prototype of that name: a typo in its register_op_impl op type?");
+  register_host_protos();
+  REQUIRE_RC(pyop_op_create("HostScale", NULL, 0, &op), PYOP_OK); /* infer-only */
+  float x[3] = {1, 2, 3};
+  pyop_tensor tx = f32_1d(x, 3), out[1];
+  pyop_tensor_list in[1] = {one(&tx)};
+  host_mem mem = {0};
+  pyop_exec_ctx ctx = host_ctx(&mem);
+  CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_EUNSUPPORTED);
+  show_error("typo, host prototype");
+  CHECK_ERR_HAS("\"HostScale\" has no execute (prototype <host>, no implementation); the "
+                "implementation of \"HostScal\" (");
+  CHECK_ERR_HAS("waits for a prototype of that name: a typo in its register_op_impl op type?");
+  host_mem_reset(&mem);
+  pyop_op_destroy(op);
+  free(file);
+  free(dir);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+/*
  * (i) Python implementations bound to prototypes the host registered.
  */
 static void case_hostproto(void) {
@@ -2329,6 +2503,8 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "threads")) case_threads();
   else if (!strcmp(c, "needload")) case_needload();
   else if (!strcmp(c, "alloc_detail")) case_alloc_detail();
+  else if (!strcmp(c, "refusals")) case_refusals();
+  else if (!strcmp(c, "unknown")) case_unknown();
   else if (!strcmp(c, "escape_cycles")) case_escape_cycles();
   else if (!strcmp(c, "messages")) case_messages();
   else if (!strcmp(c, "contract")) case_contract();

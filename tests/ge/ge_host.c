@@ -15,7 +15,7 @@
  *   ge_host threads   4 host threads execute GE ops at once, on one shared
  *                     instance and on their own: each call sees its own
  *                     context (get_execute_ctx is per thread)
- *   ge_host next      GE's newest API (tests/ge/next, GE_API_NEXT.md §K):
+ *   ge_host next      GE's newest API (tests/ge/next, docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"):
  *                     HOST kernel preferred, a DEVICE-only kernel run on the
  *                     host, compile (read-only views, options, the platform
  *                     refused) leaving its kernel on the one instance of the

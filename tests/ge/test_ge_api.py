@@ -45,7 +45,7 @@ class ModulesTest(unittest.TestCase):
                   "get_registered_op_impl_by_descriptor_key", "get_registered_op_impl_dicts",
                   "get_registered_op_impls", "register_kernel", "register_op",
                   "register_op_impl"]
-        # GE's newest 20 names plus master's and develop's (GE_API_NEXT §I)
+        # GE's newest 20 names plus master's and develop's (docs/ge-plugins.md, "Which GE versions")
         self.assertEqual(sorted(co.__all__),
                          sorted(newest + ["BaseCustomOp", "EagerExecuteOp", "InferMetaContext"]))
         for n in co.__all__:
@@ -197,7 +197,7 @@ class RuntimeTypesTest(unittest.TestCase):
                 co.AnnotatedKernelLaunchInfo(**args)
 
     def test_ctx_outside_a_call(self):
-        # GE's texts (GE_API_NEXT §F): its tests match these substrings
+        # GE's texts (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU": GE's messages): its tests match these substrings
         for fn, text in ((co.get_execute_ctx, "only available inside schema-bound execute"),
                          (co.get_declare_launch_args_ctx,
                           "only available inside declare_launch_args"),
@@ -561,7 +561,7 @@ class RegisterOpImplTest(unittest.TestCase):
         self.assertEqual(co.get_registered_op_impls(), [])
 
     def test_signature_validation(self):
-        # GE's wording (GE_API_NEXT §F): the substrings GE's own tests match.
+        # GE's wording (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU": GE's messages): the substrings GE's own tests match.
         cases = [
             ("count", "def execute(self, a, b, c, *, n): pass",
              "expected keyword-only attr name 'alpha'"),
@@ -692,7 +692,7 @@ def _import_file(path, name):
 
 
 class KernelRulesTest(unittest.TestCase):
-    """register_kernel (GE_API_NEXT §A.2): every rule, GE's TypeError and text."""
+    """register_kernel (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"): every rule, GE's TypeError and text."""
 
     @classmethod
     def setUpClass(cls):
@@ -751,7 +751,7 @@ class KernelRulesTest(unittest.TestCase):
 
 class DescriptorTest(unittest.TestCase):
     """__ge_op_impl_descriptor__, __ge_op_proto_descriptor__ and the
-    ge.custom_op.proto look-ups (GE_API_NEXT §H)."""
+    ge.custom_op.proto look-ups (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU": descriptors)."""
 
     def setUp(self):
         fresh()
@@ -836,7 +836,7 @@ class DescriptorTest(unittest.TestCase):
 
 
 class InferMetaMessagesTest(unittest.TestCase):
-    """infer_meta's result checks with GE's texts (GE_API_NEXT §F)."""
+    """infer_meta's result checks with GE's texts (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU": GE's messages)."""
 
     def infer_of(self, fn, op_type):
         with _registry.collecting() as coll:

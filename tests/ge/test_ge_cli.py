@@ -90,6 +90,40 @@ class CliTest(unittest.TestCase):
                       opp=os.path.join(PLUGINS, "ge_ops.py"))
         self.assertIn("4 ops checked, 0 failed", out)
 
+    def test_docs_example(self):
+        """docs/ge-plugins.md's plugin, as written there: StorageShape read
+        the documented way, pyop samples in a GE plugin; check runs the
+        sample and passes, run prints the product; x.shape[0] fails as the
+        document says."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "..", "docs", "ge-plugins.md")) as f:
+            doc = f.read()
+        start = doc.index("## Reading shapes, samples and the execute context")
+        section = doc[start:doc.index("\n## ", start + 1)]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "ge_row_scale.py"), "w") as f:
+                f.write(code)
+            out = self.ok("check", "GeRowScale", opp=d)
+            self.assertIn("1 ops checked, 0 failed", out)
+            self.assertRegex(out, r"(?m)^GeRowScale +ok")
+            self.assertIn("2x3", out)
+            out = self.ok("run", "GeRowScale", "--input", "x=float32[2,3]:1,2,3,4,5,6",
+                          "--input", "gamma=float32[3]:10,20,30", opp=d)
+            self.assertIn("output0: float32[2,3] = [10, 40, 90, 40, 100, 180]", out)
+            self.assertIn(out.strip(), section)
+        sys.path.insert(0, os.path.join(here, "..", "..", "bridge", "python"))
+        try:
+            from ge.runtime import TensorDesc
+            from ge.graph.types import DataType
+        finally:
+            del sys.path[0]
+        x = TensorDesc([2, 3], DataType.DT_FLOAT)
+        with self.assertRaises(TypeError):
+            x.shape[0]
+        self.assertEqual((x.shape.storage_shape.dims, x.shape.origin_shape.get_dim(1),
+                          x.shape.storage_shape.dim_num), ([2, 3], 3, 2))
+
     def test_run(self):
         cases = [
             (["GeScaledAdd", "--input", "x=float32[3]:1,2,3", "--input", "y=float32[3]:10,20,30",
@@ -136,7 +170,7 @@ class CliTest(unittest.TestCase):
                 self.assertIn(want, self.ok("run", *args))
 
     def test_newest_api(self):
-        """GE's newest API (tests/ge/next, GE_API_NEXT §K) through pyop list/run."""
+        """GE's newest API (tests/ge/next, docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU") through pyop list/run."""
         nxt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "next",
                            "ge_next_ops.py")
         out = self.ok("list", opp=nxt)

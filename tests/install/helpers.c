@@ -72,6 +72,9 @@ int main(void) {
   EXPECT(a.value.type == PYOP_ATTR_LIST_LIST_INT && a.value.u.int_lists.items == rows);
 
   EXPECT(strcmp(pyop_version(), PYOP_VERSION_STRING) == 0);
+  EXPECT(pyop_version_number() == PYOP_VERSION_NUMBER);
+  EXPECT(PYOP_VERSION_NUMBER == PYOP_VERSION_NUMBER_OF(PYOP_VERSION_MAJOR, PYOP_VERSION_MINOR,
+                                                       PYOP_VERSION_PATCH));
   if (failures) return 1;
   printf("helpers: ok\n");
   return 0;

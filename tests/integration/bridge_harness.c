@@ -712,8 +712,11 @@ static void case_errors(void) {
       const char *n[] = {"IndexError", "output index 3 out of range", NULL};
       expect_call_error(rc, PYOP_EPYTHON, n);
     } else {
-      /* The host's failure status wins, with the Python detail. */
-      const char *n[] = {"the host failed to allocate output 0", NULL};
+      /* The service's failure status wins, with the Python detail: the
+       * status by name and, from a loader without last_error (this
+       * harness's services), its message. */
+      const char *n[] = {"RuntimeError: libpyop refused to allocate output 0 (PYOP_ENOMEM): "
+                         "out of memory", NULL};
       expect_call_error(rc, PYOP_ENOMEM, n);
     }
     outputs_free(&o);

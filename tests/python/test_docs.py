@@ -81,6 +81,47 @@ class DocsTest(unittest.TestCase):
         missing = [f for f in files if f not in named]
         self.assertEqual(missing, [], "README.md \"Layout\" must say what each of these holds")
 
+    def test_ge_citations_name_a_section(self):
+        # The GE layer's description is docs/ge-plugins.md; the spec files it
+        # was written from are not in the tree, so nothing in tests/ or docs/
+        # names them, and a citation of the guide names one of its sections.
+        spec = "GE_" + "API"
+        guide = _read(os.path.join(ROOT, "docs", "ge-plugins.md"))
+        sections = set(re.findall(r"^##+ (.+?)\s*$", guide, re.M))
+        bad, seen = [], 0
+        for path in _text_files():
+            rel = os.path.relpath(path, ROOT)
+            if not rel.startswith(("tests" + os.sep, "docs" + os.sep)):
+                continue
+            text = _read(path)
+            for n, line in enumerate(text.splitlines(), 1):
+                if spec in line:
+                    bad.append("%s:%d: %s" % (rel, n, line.strip()))
+            for name in re.findall(r'docs/ge-plugins\.md,\s+"([^"]+)"', text):
+                seen += 1
+                if " ".join(name.split()) not in sections:
+                    bad.append("%s: no section \"%s\" in docs/ge-plugins.md" % (rel, name))
+        self.assertGreater(seen, 5)
+        self.assertEqual(bad, [], "cite docs/ge-plugins.md and one of its sections")
+
+    def test_readme_op_names_its_output_apart_from_its_inputs(self):
+        # The README's op is the first thing an op author reads: an output
+        # named like an input ("y", the default name) reads as an alias
+        # (docs/op-author-guide.md, In-place ops). It mirrors
+        # examples/ops/scaled_add.py, which names its output "z".
+        readme = _read(os.path.join(ROOT, "README.md"))
+        start = readme.index("## A Python op")
+        block = re.search(r"```python\n(.*?)```", readme[start:], re.S).group(1)
+        ns = {"__name__": "readme_op"}
+        exec(compile(block, "README.md", "exec"), ns)
+        p = ns["scaled_add"].__pyop_descriptor__
+        inputs = [i[0] if isinstance(i, tuple) else i.name for i in p.inputs]
+        self.assertEqual(sorted(set(inputs) & set(p.outputs)), [],
+                         "README's op: outputs %s named like inputs %s" % (p.outputs, inputs))
+        self.assertEqual(p.outputs, ("z",), "README's op names its output as examples/ops does")
+        after = readme[start:readme.index("\n## ", start + 1)]
+        self.assertIn("# z: float32[3] = [3, 4, 5]", after)
+
 
 if __name__ == "__main__":
     unittest.main()

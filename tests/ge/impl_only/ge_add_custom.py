@@ -2,7 +2,8 @@
 prototypes are C++ REG_OPs of the engine (here: the host registers them with
 pyop_register_host_prototype, tests/ge/ge_host.c), the plugin holds only
 register_op_impl, and the schema-bound execute binds to that canonical IR
-(positional names free, attribute names matched; GE_API_NEXT §D).
+(positional names free, attribute names matched; docs/ge-plugins.md,
+"Implementation-only plugins and the host's REG_OPs").
 
     REG_OP(GeAddCustom)  .INPUT(x1) .INPUT(x2) .OUTPUT(y) .ATTR(alpha, Float, 1.0)
     REG_OP(GeLegacyHost) .INPUT(x) .OUTPUT(y) .REQUIRED_ATTR(k, Int)

@@ -1,5 +1,5 @@
-"""GE-style ops written to GE's newest Python API (GE_API_NEXT.md, written
-here from the spec): register_kernel with HOST and DEVICE kernels, the host
+"""GE-style ops written to GE's newest Python API (as docs/ge-plugins.md,
+"Which GE versions", describes it): register_kernel with HOST and DEVICE kernels, the host
 execution context, compile with its contexts and the one-instance-per-op-type
 model, the legacy execute(ctx) with the private readers, and GE's departures
 libpyop keeps on purpose (unallocated outputs). Checks that can only be made

@@ -1,4 +1,4 @@
-"""register_kernel's rules (GE_API_NEXT §A.2), each tried inside a class body
+"""register_kernel's rules (docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"), each tried inside a class body
 the way a plugin writes it; every refusal must be GE's TypeError with GE's
 text. Run by tests/ge/test_ge_api.py (KernelRulesTest) when this file is
 imported: it only defines the cases."""

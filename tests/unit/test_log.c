@@ -1,0 +1,136 @@
+/*
+ * The host's control of logging and the runtime version (src/log.c,
+ * src/types.c): pyop_set_log_level / pyop_get_log_level over PYOP_LOG, from
+ * several threads at once, and pyop_version_number against the header.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lines the host's log hook received, by level. */
+static atomic_int seen[4];
+static char last_line[512];
+
+static void count_log(void *user, int level, const char *line) {
+  (void)user;
+  if (level >= PYOP_LOG_ERROR && level <= PYOP_LOG_DEBUG) atomic_fetch_add(&seen[level], 1);
+  snprintf(last_line, sizeof last_line, "%s", line);
+}
+
+static void hook_on(void) {
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = count_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  for (int i = 0; i < 4; i++) atomic_store(&seen[i], 0);
+}
+
+/* Logs one line at each level; returns how many reached the hook. */
+static int log_each_level(void) {
+  for (int i = 0; i < 4; i++) atomic_store(&seen[i], 0);
+  for (int lv = PYOP_LOG_ERROR; lv <= PYOP_LOG_DEBUG; lv++)
+    pyop__log(lv, "test", "line at %d", lv);
+  int n = 0;
+  for (int i = 0; i < 4; i++) n += atomic_load(&seen[i]);
+  return n;
+}
+
+/*
+ * Runs first (cmocka keeps the order): the level set before anything read
+ * PYOP_LOG wins over the environment, and later calls change it at once.
+ */
+static void test_set_log_level(void **state) {
+  (void)state;
+  setenv("PYOP_LOG", "debug", 1);
+  hook_on();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_ERROR), PYOP_OK);
+  assert_int_equal(pyop_get_log_level(), PYOP_LOG_ERROR);
+  assert_int_equal(log_each_level(), 1);
+  assert_int_equal(atomic_load(&seen[PYOP_LOG_ERROR]), 1);
+  assert_non_null(strstr(last_line, "libpyop: error: test: line at 0"));
+
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  assert_int_equal(pyop_get_log_level(), PYOP_LOG_DEBUG);
+  assert_int_equal(log_each_level(), 4);
+  assert_true(pyop__log_enabled(PYOP_LOG_DEBUG));
+
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_WARN), PYOP_OK);
+  assert_int_equal(log_each_level(), 2);
+  assert_false(pyop__log_enabled(PYOP_LOG_INFO));
+  unsetenv("PYOP_LOG");
+  pyop_set_host_hooks(NULL);
+}
+
+/* A level outside the enum is refused, named, and changes nothing. */
+static void test_set_log_level_refused(void **state) {
+  (void)state;
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  static const int bad[] = {-1, 4, 1000, -2147483647 - 1};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(pyop_set_log_level(bad[i]), PYOP_EINVAL);
+    char want[64];
+    snprintf(want, sizeof want, "level %d is not a pyop_log_level", bad[i]);
+    assert_non_null(strstr(pyop_last_error(), want));
+    assert_non_null(strstr(pyop_last_error(), "PYOP_LOG_ERROR 0 .. PYOP_LOG_DEBUG 3"));
+    assert_int_equal(pyop_get_log_level(), PYOP_LOG_INFO);
+  }
+}
+
+/* Several threads set the level and log while others read it: every read
+ * is one of the levels set (ThreadSanitizer runs this too). */
+static atomic_bool stop;
+static atomic_int setter_failures; /* cmocka's asserts are for the main thread */
+
+static void *setter(void *arg) {
+  int base = (int)(intptr_t)arg;
+  for (int i = 0; !atomic_load(&stop) && i < 20000; i++) {
+    if (pyop_set_log_level((base + i) % 2 ? PYOP_LOG_ERROR : PYOP_LOG_WARN) != PYOP_OK)
+      atomic_fetch_add(&setter_failures, 1);
+    pyop__log(PYOP_LOG_DEBUG, "test", "never logged at error or warn");
+  }
+  return NULL;
+}
+
+static void test_log_level_threads(void **state) {
+  (void)state;
+  hook_on();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_WARN), PYOP_OK);
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, setter, (void *)(intptr_t)i), 0);
+  for (int i = 0; i < 20000; i++) {
+    int lv = pyop_get_log_level();
+    assert_true(lv == PYOP_LOG_ERROR || lv == PYOP_LOG_WARN);
+  }
+  atomic_store(&stop, true);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  assert_int_equal(atomic_load(&setter_failures), 0);
+  assert_int_equal(atomic_load(&seen[PYOP_LOG_DEBUG]), 0);
+  pyop_set_host_hooks(NULL);
+}
+
+/* The runtime's number is the header's, and says what pyop_version() says. */
+static void test_version_number(void **state) {
+  (void)state;
+  assert_int_equal(pyop_version_number(), PYOP_VERSION_NUMBER);
+  assert_int_equal(PYOP_VERSION_NUMBER, PYOP_VERSION_MAJOR * 10000 + PYOP_VERSION_MINOR * 100 +
+                                            PYOP_VERSION_PATCH);
+  int major = -1, minor = -1, patch = -1;
+  assert_int_equal(sscanf(pyop_version(), "%d.%d.%d", &major, &minor, &patch), 3);
+  assert_int_equal(pyop_version_number(), PYOP_VERSION_NUMBER_OF(major, minor, patch));
+  assert_true(PYOP_VERSION_NUMBER_OF(0, 1, 0) < PYOP_VERSION_NUMBER_OF(0, 1, 1));
+  assert_true(PYOP_VERSION_NUMBER_OF(0, 99, 99) < PYOP_VERSION_NUMBER_OF(1, 0, 0));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_set_log_level),
+      cmocka_unit_test(test_set_log_level_refused),
+      cmocka_unit_test(test_log_level_threads),
+      cmocka_unit_test(test_version_number),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
