@@ -214,9 +214,9 @@ typedef struct near_names {
 
 static void near_names_locked(const char *op_type, near_names *out) {
   out->n = 0;
-  out->empty = reg.count == 0 && reg.pending == NULL;
-  for (size_t i = 0; i < reg.cap && out->n < NEAR_MAX; i++) {
-    const pyop__entry *e = reg.slots[i].e;
+  out->empty = reg.ops.count == 0 && reg.pending == NULL;
+  for (size_t i = 0; i < reg.ops.cap && out->n < NEAR_MAX; i++) {
+    const pyop__entry *e = (const pyop__entry *)reg.ops.slots[i].val;
     if (e && near_name(op_type, e->info.op_type)) {
       snprintf(out->name[out->n], sizeof out->name[0], "%s", e->info.op_type);
       out->pending_source[out->n++][0] = '\0';
