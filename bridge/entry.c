@@ -1084,6 +1084,15 @@ static void pb_shutdown(void) {
   atomic_store(&pb_lost, false);
 }
 
+/*
+ * ABI 1.3: whether the interpreter the bridge's objects belong to still
+ * runs (pb_lost is set by the exit watch, which does not depend on atexit).
+ * No GIL, no Python call, no error recorded.
+ */
+static int pb_interpreter_status(void) {
+  return pb_python_usable() ? PYOP_OK : PYOP_ENOTINIT;
+}
+
 static pyop_bridge_api pb_api = {
     sizeof(pyop_bridge_api),
     PYOP_BRIDGE_ABI_MAJOR,
@@ -1093,6 +1102,7 @@ static pyop_bridge_api pb_api = {
     pb_register_custom_ops,
     pb_reset,
     pb_shutdown,
+    pb_interpreter_status,
 };
 
 __attribute__((visibility("default"))) int

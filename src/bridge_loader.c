@@ -17,6 +17,7 @@
 #include "bridge_loader.h"
 #include "registry.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
 PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
 PYOP__ENDS_WITH(pyop_loader_services, release_proto);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
-PYOP__ENDS_WITH(pyop_bridge_api, shutdown);
+PYOP__ENDS_WITH(pyop_bridge_api, interpreter_status);
 PYOP__ENDS_WITH(pyop_bridge_request, services);
 
 /* ------------------------------------------------------------ services */
@@ -347,6 +348,24 @@ int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
   int rc = pyop__error(PYOP_ENOBRIDGE, "%s", pyop__sb_str(&msg));
   pyop__sb_free(&msg);
   return rc;
+}
+
+/*
+ * Asks a bridge of ABI 1.3 whether the interpreter its objects belong to
+ * is gone (see the header). A status outside the two the ABI allows is a
+ * bridge bug: logged, and taken as "cannot tell".
+ */
+bool pyop__bridge_interpreter_lost(const pyop__bridge *b) {
+  assert(b->api != NULL);
+  if (b->abi_minor < 3 || !PYOP__HAS(pyop_bridge_api, b->api, interpreter_status) ||
+      !b->api->interpreter_status)
+    return false;
+  int rc = b->api->interpreter_status();
+  if (rc != PYOP_OK && rc != PYOP_ENOTINIT)
+    PYOP_LOG_W("bridge %s: interpreter_status returned %d, neither PYOP_OK nor "
+               "PYOP_ENOTINIT; taken as \"cannot tell\"",
+               b->path, rc);
+  return rc == PYOP_ENOTINIT;
 }
 
 /* Calls shutdown (when the table has it) then dlclose; zeroes b. */

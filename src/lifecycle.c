@@ -295,14 +295,40 @@ bool pyop__strict_outputs(void) {
   return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
 }
 
+static int unload_locked(void);
+
+/*
+ * What was loaded into an interpreter that is gone (the bridge said so) is
+ * retired as pyop_shutdown would: unloaded (the host's on_unregister runs
+ * for each op) and the bridge closed, so that the load goes on afresh in
+ * the Python that runs now. PYOP_EBUSY, nothing changed, while op
+ * instances live (they must be destroyed first, as for pyop_unload). The
+ * caller holds the busy flag.
+ */
+static int retire_lost_interpreter(void) {
+  int rc = unload_locked();
+  if (rc != PYOP_OK)
+    return pyop__error_prefix(rc, "pyop_load: the Python interpreter the ops were "
+                                  "loaded into was finalized; to load them into the "
+                                  "running one libpyop must unload them first");
+  PYOP_LOG_W("the Python interpreter the bridge %s was loaded into was finalized: "
+             "closing it to load afresh",
+             bridge.path);
+  pyop__bridge_close(&bridge);
+  pyop__kernel_libs_close();
+  return PYOP_OK;
+}
+
 /* The body of pyop_load; the caller holds the busy flag. */
 static int load_locked(void) {
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
   atomic_store(&strict_outputs, options.strict_outputs ||
                                     (strict && strict[0] && strcmp(strict, "0") != 0));
+  /* The interpreter the ops (or the open bridge) belong to was finalized
+   * behind libpyop's back (the host's Py_FinalizeEx), perhaps followed by
+   * a new one: asked of the bridge (ABI 1.3), as an older one cannot tell. */
+  bool lost = bridge.api && pyop__bridge_interpreter_lost(&bridge);
   if (state == ST_LOADED) {
-    /* Idempotent, unless the interpreter the ops live in was finalized
-     * behind libpyop's back (the host's Py_FinalizeEx). */
     pyop__runtime_key key;
     if (bridge.api && pyop__runtime_key_resolve(&key) == PYOP_OK && !key.initialized)
       return pyop__error(PYOP_ENOTINIT,
@@ -310,7 +336,11 @@ static int load_locked(void) {
                          "initialised (finalized by the host); destroy the op instances "
                          "and call pyop_shutdown",
                          key.major, key.minor);
-    return PYOP_OK;
+    if (!lost) return PYOP_OK; /* idempotent */
+  }
+  if (lost) {
+    int rc = retire_lost_interpreter();
+    if (rc != PYOP_OK) return rc;
   }
   pyop__scan_result r;
   int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
@@ -514,10 +544,14 @@ int pyop_doctor(char **out) {
   bool nested = life_owner;
   if (!nested) (void)life_begin("pyop_doctor");
   bool loaded = bridge.api != NULL;
-  if (loaded)
+  if (loaded) {
     pyop__sb_printf(&sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
                     bridge.abi_major, bridge.abi_minor);
-  else
+    if (pyop__bridge_interpreter_lost(&bridge))
+      pyop__sb_puts(&sb, "  the Python interpreter it was loaded into was finalized: "
+                         "its ops cannot run; pyop_load loads them afresh once "
+                         "Python runs again and no op instance is alive\n");
+  } else
     pyop__sb_puts(&sb, "bridge: not loaded\n");
   bool had_report = last_report != NULL;
   if (had_report) {
