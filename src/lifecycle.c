@@ -5,7 +5,9 @@
  * Lifecycle calls are serialised by a "busy" flag and a condition variable,
  * not by a lock held across the work: no libpyop lock is ever held while the
  * bridge, Python or a host hook runs. A lifecycle call that finds another in
- * progress waits for it to finish.
+ * progress waits for it to finish. A function named `..._busy` runs with
+ * the busy flag held by its caller (asserted); `_locked` means only "the
+ * caller holds the mutex", as everywhere in libpyop.
  *
  * States: IDLE (nothing registered by a load; the bridge may be open) and
  * LOADED. pyop_unload returns to IDLE and keeps the bridge open (the next
@@ -20,6 +22,7 @@
 #include "runtime_key.h"
 #include "scan.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -295,7 +298,7 @@ bool pyop__strict_outputs(void) {
   return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
 }
 
-static int unload_locked(void);
+static int unload_busy(void);
 
 /*
  * What was loaded into an interpreter that is gone (the bridge said so) is
@@ -303,10 +306,11 @@ static int unload_locked(void);
  * for each op) and the bridge closed, so that the load goes on afresh in
  * the Python that runs now. PYOP_EBUSY, nothing changed, while op
  * instances live (they must be destroyed first, as for pyop_unload). The
- * caller holds the busy flag.
+ * caller holds the busy flag (asserted).
  */
 static int retire_lost_interpreter(void) {
-  int rc = unload_locked();
+  assert(life_owner);
+  int rc = unload_busy();
   if (rc != PYOP_OK)
     return pyop__error_prefix(rc, "pyop_load: the Python interpreter the ops were "
                                   "loaded into was finalized; to load them into the "
@@ -319,8 +323,9 @@ static int retire_lost_interpreter(void) {
   return PYOP_OK;
 }
 
-/* The body of pyop_load; the caller holds the busy flag. */
-static int load_locked(void) {
+/* The body of pyop_load; the caller holds the busy flag (asserted). */
+static int load_busy(void) {
+  assert(life_owner);
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
   atomic_store(&strict_outputs, options.strict_outputs ||
                                     (strict && strict[0] && strcmp(strict, "0") != 0));
@@ -408,13 +413,15 @@ int pyop_load(void) {
   PYOP__FORK_GUARD();
   int brc = life_begin("pyop_load");
   if (brc != PYOP_OK) return brc;
-  int rc = load_locked();
+  int rc = load_busy();
   life_end();
   return rc;
 }
 
-/* Unregisters what the last load registered; the caller holds the busy flag. */
-static int unload_locked(void) {
+/* Unregisters what the last load registered; the caller holds the busy flag
+ * (asserted). */
+static int unload_busy(void) {
+  assert(life_owner);
   if (state != ST_LOADED) return PYOP_OK;
   int rc = pyop__registry_unload();
   if (rc != PYOP_OK) return rc;
@@ -427,19 +434,20 @@ int pyop_unload(void) {
   PYOP__FORK_GUARD();
   int brc = life_begin("pyop_unload");
   if (brc != PYOP_OK) return brc;
-  int rc = unload_locked();
+  int rc = unload_busy();
   life_end();
   return rc;
 }
 
 /*
- * The body of pyop_shutdown; the caller holds the busy flag. forget_report:
- * also drop the candidate report of the last bridge load, but only when the
- * bridge was really closed (a refused shutdown keeps the bridge, so
- * pyop_doctor must keep describing it).
+ * The body of pyop_shutdown; the caller holds the busy flag (asserted).
+ * forget_report: also drop the candidate report of the last bridge load,
+ * but only when the bridge was really closed (a refused shutdown keeps the
+ * bridge, so pyop_doctor must keep describing it).
  */
-static int shutdown_locked(const char *what, bool forget_report) {
-  int rc = unload_locked();
+static int shutdown_busy(const char *what, bool forget_report) {
+  assert(life_owner);
+  int rc = unload_busy();
   if (rc == PYOP_OK && bridge.api) pyop__bridge_close(&bridge);
   if (rc == PYOP_OK) pyop__kernel_libs_close();
   if (rc == PYOP_OK && forget_report) {
@@ -455,7 +463,7 @@ int pyop_shutdown(void) {
   PYOP__FORK_GUARD();
   int rc = life_begin("pyop_shutdown");
   if (rc != PYOP_OK) return rc;
-  rc = shutdown_locked("shutdown", false);
+  rc = shutdown_busy("shutdown", false);
   life_end();
   return rc;
 }
@@ -598,6 +606,6 @@ void ShutdownPythonCustomOpsForProcess(void) {
     PYOP_LOG_E("%s", pyop_last_error());
     return;
   }
-  (void)shutdown_locked("ShutdownPythonCustomOpsForProcess", true);
+  (void)shutdown_busy("ShutdownPythonCustomOpsForProcess", true);
   life_end();
 }
