@@ -94,10 +94,11 @@ const pyop_loader_services pyop__loader_services = {
 
 /* -------------------------------------------------------------- loading */
 
-/* The last error text, for a reason ("" when the bridge set none). */
-static const char *bridge_detail(void) {
-  const char *d = pyop_last_error();
-  return d && d[0] ? d : "(the bridge gave no detail)";
+/* The bridge's own message of a failed call (mark taken before it), for a
+ * reason; a fixed text when it recorded none. */
+static const char *bridge_detail(int rc, unsigned mark) {
+  return pyop__bridge_failed(rc, mark).said ? pyop_last_error()
+                                              : "(the bridge gave no detail)";
 }
 
 /* The name of a status the bridge returned; for one outside
@@ -226,13 +227,13 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)sym;
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR,
                              PYOP_BRIDGE_ABI_MINOR, &pyop__loader_services};
-  pyop__error_clear();
+  unsigned mark = pyop__error_mark();
   rc = entry(&req, &api);
   if (rc != PYOP_OK) {
     pyop__sb_printf(&why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
                           "with %s: %s",
                     PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                    status_text(rc, num, sizeof num), bridge_detail());
+                    status_text(rc, num, sizeof num), bridge_detail(rc, mark));
     goto reject;
   }
   if (!api) {
@@ -271,12 +272,12 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
                             {dir_copy, strlen(dir_copy)},
                             {libpython, libpython ? strlen(libpython) : 0},
                             flags};
-  pyop__error_clear();
+  mark = pyop__error_mark();
   rc = api->set_config(&cfg);
   if (rc != PYOP_OK) {
     /* Taken before shutdown() can overwrite the bridge's message. */
     pyop__sb_printf(&why, "set_config failed with %s: %s",
-                    status_text(rc, num, sizeof num), bridge_detail());
+                    status_text(rc, num, sizeof num), bridge_detail(rc, mark));
     goto reject;
   }
 

@@ -373,24 +373,24 @@ static int load_busy(void) {
     /* A registrar call from another bridge thread lost its descriptors:
      * whatever the bridge returned, this load cannot be committed. */
     int crc = pyop__registrar_close(&call, bridge.path);
-    bool odd;
-    rc = pyop__bridge_status(brc, &odd);
     if (crc != PYOP_OK) {
       rc = crc;
       pyop__txn_abort(txn);
       bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-    } else if (rc != PYOP_OK) {
-      if (odd && pyop__error_mark() != mark && pyop_last_error()[0])
+    } else if (brc != PYOP_OK) {
+      pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
+      rc = f.status;
+      if (f.odd && f.said)
         pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
                                "%d, which is not a libpyop status (reported as %s); "
                                "its message",
                            brc, pyop_status_name(rc));
-      else if (odd)
+      else if (f.odd)
         pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
                         "which is not a libpyop status (reported as %s), and gave "
                         "no detail",
                     brc, pyop_status_name(rc));
-      else if (pyop__error_mark() == mark || !pyop_last_error()[0])
+      else if (!f.said)
         pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
                         "gave no detail", pyop_status_name(rc));
       pyop__txn_abort(txn);
