@@ -36,7 +36,9 @@ typedef struct pyop__manifest {
 
 /*
  * Parses text[0..len) (not NUL-terminated). On failure returns
- * PYOP_EDESCRIPTOR and writes the reason ("line 3: ...") to why.
+ * PYOP_EDESCRIPTOR (or PYOP_ENOMEM) and writes the reason ("line 3: ...")
+ * to why (NULL: not wanted). why is the manifest layer's one carrier: the
+ * thread's last error is left to the caller, who knows which file it read.
  * Never reads past len; *out is zeroed on entry and freed on failure.
  */
 int pyop__manifest_parse(const char *text, size_t len, pyop__manifest *out,
@@ -47,7 +49,8 @@ void pyop__manifest_free(pyop__manifest *m);
  * close; nothing is dlopened). dir must be absolute. Returns PYOP_OK,
  * PYOP_ENOENT (no manifest), PYOP_EIO (unreadable), PYOP_EDESCRIPTOR
  * (malformed, "manifest.txt line 3: ...") or PYOP_ENOMEM, with the reason in
- * why. *out is zeroed on entry and freed on failure.
+ * why (required; the thread's last error is not touched). *out is zeroed on
+ * entry and freed on failure.
  */
 int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why);
 
