@@ -1003,7 +1003,7 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
 fail:
   if (fd >= 0) PYOP_SYS(close)(fd);
   if (dfd >= 0) PYOP_SYS(close)(dfd);
-  return pyop__error(rc, "%s", pyop__sb_str(why));
+  return rc;
 }
 
 /*
@@ -1156,23 +1156,23 @@ static bool loaded_is_checked(void *h, int fd, const char *resolved, const struc
  * path, so that its $ORIGIN is its real directory and its own dependencies
  * are found whatever the descriptor numbers; then checks that the object
  * the dynamic loader mapped is that file (loaded_is_checked) and refuses it
- * (dlclose) when not. NULL with the reason in why (and the last error:
- * PYOP_EIO, or PYOP_ESECURITY for a different file) on failure.
+ * (dlclose) when not. See the header for the statuses.
  */
-void *pyop__dlopen_trusted(int fd, const char *resolved,
-                           const struct stat *st, int flags, pyop__sb *why) {
+int pyop__dlopen_trusted(int fd, const char *resolved, const struct stat *st, int flags,
+                         void **out, pyop__sb *why) {
+  *out = NULL;
   (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
   void *h = PYOP_SYS(dlopen)(resolved, flags);
   if (!h) {
     pyop__sb_printf(why, "%s: %s", resolved, pyop__dlerror_detail(resolved));
-    pyop__error(PYOP_EIO, "%s", pyop__sb_str(why));
-    return NULL;
+    return PYOP_EIO;
   }
   int status;
   if (!loaded_is_checked(h, fd, resolved, st, why, &status)) {
     PYOP_SYS(dlclose)(h);
-    pyop__error(status, "%s", pyop__sb_str(why));
-    return NULL;
+    assert(status != PYOP_OK);
+    return status;
   }
-  return h;
+  *out = h;
+  return PYOP_OK;
 }

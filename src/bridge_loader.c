@@ -199,10 +199,10 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   path_copy = pyop__strdup(resolved);
   if (!dir_copy || !path_copy) goto nomem;
 
-  h = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &why);
+  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, &why);
   PYOP_SYS(close)(fd);
   fd = -1;
-  if (!h) {
+  if (rc != PYOP_OK) {
     status = PYOP__CAND_OPEN_FAILED;
     goto reject;
   }

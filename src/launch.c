@@ -93,11 +93,12 @@ static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why)
   /* dlopen with no lock held: it runs the library's constructors and may
    * log (through the host's hook). Another thread may open the same file
    * meanwhile; the loser drops its extra handle below. */
-  void *handle = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, why);
-  if (!handle) {
-    /* pyop__dlopen_trusted recorded PYOP_ESECURITY when the file changed
-     * under us, PYOP_EIO otherwise (dlerror text is in why). */
-    rc = pyop_last_status() == PYOP_ESECURITY ? PYOP_ESECURITY : PYOP_ELAUNCH;
+  void *handle;
+  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &handle, why);
+  if (rc != PYOP_OK) {
+    /* PYOP_ESECURITY when the file changed under us; a failed dlopen
+     * (PYOP_EIO, dlerror text in why) is this library's PYOP_ELAUNCH. */
+    if (rc != PYOP_ESECURITY) rc = PYOP_ELAUNCH;
     goto out;
   }
   libs_lock();

@@ -218,9 +218,10 @@ static int load_default_libpython(void) {
   struct stat st;
   rc = pyop__open_trusted(m.libpython, &fd, &resolved, &st, &why);
   if (rc == PYOP_OK) {
-    started_libpython = pyop__dlopen_trusted(fd, resolved, &st,
-                                             RTLD_NOW | RTLD_GLOBAL, &why);
-    if (!started_libpython) rc = PYOP_ENOPYTHON;
+    /* A libpython that cannot be opened, or was swapped, cannot start Python. */
+    if (pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_GLOBAL, &started_libpython,
+                             &why) != PYOP_OK)
+      rc = PYOP_ENOPYTHON;
     PYOP_SYS(close)(fd);
     pyop__free(resolved);
   }
