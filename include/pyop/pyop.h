@@ -528,7 +528,8 @@ PYOP_API int pyop_check_need_load(bool *need_load);
  * PYOP_ENOTINIT while no Python runs, and in a new one it unloads them,
  * closes the bridge and loads afresh (PYOP_EBUSY while op instances live;
  * docs/host-guide.md, "A Python the host finalizes"). On failure the
- * registry is exactly as before the call.
+ * registry is exactly as before the call (after such a retirement: as
+ * after pyop_shutdown).
  */
 PYOP_API int pyop_load(void);
 
