@@ -532,6 +532,14 @@ static void test_interpreter_lost(void **state) {
   unsetenv("PYOP_FAKE_PYTHON_GONE");
   assert_int_equal(run_fake_add(), PYOP_OK);
 
+  /* Retired ops stay retired when the fresh load fails: nothing is
+   * registered, as after pyop_shutdown and a failed load. */
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  use_variant("REGISTER_FAIL_HALFWAY");
+  expect_error(pyop_load(), PYOP_EPYTHON, "fake bridge REGISTER_FAIL_HALFWAY");
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  expect_ops("");
+
   /* A bridge of ABI 1.0 is never asked. */
   assert_int_equal(pyop_shutdown(), PYOP_OK);
   use_variant("OLD_MINOR");
