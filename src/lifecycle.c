@@ -181,9 +181,11 @@ static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
  * Opt-in start-up for hosts without Python: dlopens, RTLD_GLOBAL, the
  * libpython recorded in the manifest of the build's default artifact, after
  * the same file checks as a bridge. The library stays loaded for the life of
- * the process (an interpreter cannot be unloaded safely).
+ * the process (an interpreter cannot be unloaded safely). The caller holds
+ * the busy flag (asserted): started_libpython is the lifecycle's.
  */
 static int load_default_libpython(void) {
+  assert(life_owner);
   if (started_libpython) return PYOP_OK;
   if (!PYOP_DEFAULT_ARTIFACT[0])
     return pyop__error(PYOP_ENOPYTHON,
@@ -244,9 +246,11 @@ out:
  * that works. Keeps the candidate report for pyop_doctor. On success both
  * the bridge and its report are kept; on failure no bridge is open and the
  * report of the failed attempt replaces the previous one (NULL when it could
- * not be built).
+ * not be built). The caller holds the busy flag (asserted): bridge and
+ * last_report are the lifecycle's.
  */
 static int open_bridge(void) {
+  assert(life_owner);
   if (bridge.api) return PYOP_OK;
   pyop__runtime_key key;
   int rc = pyop__runtime_key_resolve(&key);
