@@ -352,7 +352,7 @@ void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
 
 /*
  * Why the loader service this thread called last failed, as the loader
- * says it (loader service last_error, ABI 1.3): NUL-terminated, valid until
+ * says it (loader service last_error, ABI 1.4): NUL-terminated, valid until
  * the thread's next call into the loader; NULL when the loader is older or
  * says nothing. Cold paths only.
  */
@@ -388,8 +388,9 @@ int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n
 /* Ensures the package and native module are imported. PYOP_OK or status
  * (error reported). */
 int pb_package_ensure(void);
-/* Drops plugin modules and every op ctx (the GIL is held). */
-void pb_reset_locked(void);
+/* Drops plugin modules and every op ctx; the caller holds the GIL
+ * (asserted). `_locked` in the bridge means only "holds the mutex". */
+void pb_reset_gil(void);
 /* Drops the package, the native module and cached objects. */
 void pb_package_drop(void);
 /* pb_lost: forgets every Python object the bridge holds without touching

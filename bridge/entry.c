@@ -7,6 +7,7 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -406,10 +407,23 @@ static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
 static pb_thread *watch_list;
 static bool watch_running, watch_stop;
 static pthread_t watch_thread;
+/* Whether this thread holds watch_lock (for the asserts of `_locked`). */
+static _Thread_local bool watch_held;
+
+static void watch_lock_take(void) {
+  pthread_mutex_lock(&watch_lock);
+  watch_held = true;
+}
+
+static void watch_lock_give(void) {
+  assert(watch_held);
+  watch_held = false;
+  pthread_mutex_unlock(&watch_lock);
+}
 
 void pb_watch_barrier(void) {
-  pthread_mutex_lock(&watch_lock);
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_take();
+  watch_lock_give();
 }
 
 /*
@@ -466,7 +480,7 @@ static void *watch_main(void *arg) {
   (void)arg;
   watch_seen seen[64];
   size_t n_seen = 0;
-  pthread_mutex_lock(&watch_lock);
+  watch_lock_take();
   while (!watch_stop) {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -502,22 +516,22 @@ static void *watch_main(void *arg) {
     n_seen = n_now;
     if (n_lines > 0) {
       /* The log hook may call libpyop: no lock held. */
-      pthread_mutex_unlock(&watch_lock);
+      watch_lock_give();
       for (size_t i = 0; i < n_lines; i++) {
         if (lines[i] != NULL)
           pb_log(PYOP_LOG_WARN, "%s", lines[i]);
         free(lines[i]);
       }
-      pthread_mutex_lock(&watch_lock);
+      watch_lock_take();
     }
   }
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_give();
   return NULL;
 }
 
 /* Puts this thread on the watch list (starting the watch thread). */
 static void watch_add(pb_thread *t) {
-  pthread_mutex_lock(&watch_lock);
+  watch_lock_take();
   if (!t->watched) {
     t->tid = (long)syscall(SYS_gettid);
     t->watch_next = watch_list;
@@ -533,10 +547,12 @@ static void watch_add(pb_thread *t) {
     watch_running = pthread_create(&watch_thread, NULL, watch_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_give();
 }
 
+/* Takes t off the watch list; the caller holds watch_lock (asserted). */
 static void watch_remove_locked(pb_thread *t) {
+  assert(watch_held);
   for (pb_thread **p = &watch_list; *p != NULL; p = &(*p)->watch_next)
     if (*p == t) {
       *p = t->watch_next;
@@ -548,18 +564,18 @@ static void watch_remove_locked(pb_thread *t) {
 
 /* Stops the watch thread and empties the list (bridge shutdown). */
 static void watch_stop_all(void) {
-  pthread_mutex_lock(&watch_lock);
+  watch_lock_take();
   bool running = watch_running;
   watch_stop = true;
   pthread_cond_broadcast(&watch_cond);
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_give();
   if (running)
     pthread_join(watch_thread, NULL);
-  pthread_mutex_lock(&watch_lock);
+  watch_lock_take();
   watch_running = false;
   while (watch_list != NULL)
     watch_remove_locked(watch_list);
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_give();
 }
 
 /* Marks the start and the end of a wait for the GIL (owner thread only:
@@ -581,10 +597,10 @@ static inline void wait_end(pb_thread *t) {
 
 static void kept_destructor(void *p) {
   pb_kept *k = p;
-  pthread_mutex_lock(&watch_lock);
+  watch_lock_take();
   if (pb_tls.watched)
     watch_remove_locked(&pb_tls);
-  pthread_mutex_unlock(&watch_lock);
+  watch_lock_give();
   if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
       !python_finalizing() && !atomic_load(&pb_lost)) {
     /* glibc may already have cleared CPython's own thread-specific slot
@@ -1079,7 +1095,7 @@ static void pb_reset(void) {
     return;
   }
   pb_gil st = pb_enter();
-  pb_reset_locked();
+  pb_reset_gil();
   pb_leave(st);
 }
 
@@ -1095,7 +1111,7 @@ static void pb_shutdown(void) {
     }
   } else {
     pb_gil st = pb_enter();
-    pb_reset_locked();
+    pb_reset_gil();
     pb_package_drop();
     if (atomic_load(&pb_python_ours))
       leave_python_ours();
@@ -1121,6 +1137,15 @@ static void pb_shutdown(void) {
   atomic_store(&pb_lost, false);
 }
 
+/*
+ * ABI 1.5: whether the interpreter the bridge's objects belong to still
+ * runs (pb_lost is set by the exit watch, which does not depend on atexit).
+ * No GIL, no Python call, no error recorded.
+ */
+static int pb_interpreter_status(void) {
+  return pb_python_usable() ? PYOP_OK : PYOP_ENOTINIT;
+}
+
 static pyop_bridge_api pb_api = {
     sizeof(pyop_bridge_api),
     PYOP_BRIDGE_ABI_MAJOR,
@@ -1130,6 +1155,7 @@ static pyop_bridge_api pb_api = {
     pb_register_custom_ops,
     pb_reset,
     pb_shutdown,
+    pb_interpreter_status,
 };
 
 __attribute__((visibility("default"))) int

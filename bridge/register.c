@@ -4,6 +4,8 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1288,7 +1290,8 @@ void pb_package_forget(void) {
   pb.modules = NULL;
 }
 
-void pb_reset_locked(void) {
+void pb_reset_gil(void) {
+  assert(PyGILState_Check());
   ops_free(pb.ops);
   pb.ops = NULL;
   pb_signals_restore();

@@ -30,6 +30,7 @@
  */
 #include "artifacts.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -76,16 +77,17 @@ static const char *const mkey_names[MK_COUNT] = {
 /* Shortest prefix of a value that is printed in a message. */
 #define VIEW_FMT(v) (int)((v).n > 64 ? 64 : (v).n), (v).p
 
-/* Records a parse failure in why and the thread's last error. */
+/* Writes a parse failure to why when given (the manifest layer's one
+ * carrier: the thread's last error is its callers'). Returns
+ * PYOP_EDESCRIPTOR. */
 static int mf_fail(pyop__sb *why, const char *fmt, ...) PYOP__PRINTF(2, 3);
 static int mf_fail(pyop__sb *why, const char *fmt, ...) {
-  char buf[512];
+  if (!why) return PYOP_EDESCRIPTOR;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  pyop__sb_vprintf(why, fmt, ap);
   va_end(ap);
-  if (why) pyop__sb_puts(why, buf);
-  return pyop__error(PYOP_EDESCRIPTOR, "manifest: %s", buf);
+  return PYOP_EDESCRIPTOR;
 }
 
 static bool is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -377,7 +379,7 @@ int pyop__manifest_parse(const char *text, size_t len, pyop__manifest *out,
       (at[MK_BUILD_INFO] && !copy_view(&out->build_info, vals[MK_BUILD_INFO]))) {
     pyop__manifest_free(out);
     if (why) pyop__sb_puts(why, "out of memory");
-    return pyop__error(PYOP_ENOMEM, "manifest: out of memory");
+    return PYOP_ENOMEM;
   }
   return PYOP_OK;
 }
@@ -398,20 +400,19 @@ static char *path_join(const char *dir, const char *name) {
  * Reads <dir>/manifest.txt through the seam and parses it (see header).
  */
 int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
+  assert(why != NULL);
   memset(out, 0, sizeof *out);
   if (!dir || dir[0] != '/') {
-    if (why)
-      pyop__sb_printf(why,
-                      "relative artifact directory \"%s\" refused (libpyop "
-                      "never resolves paths against the current directory)",
-                      dir ? dir : "");
-    return pyop__error(PYOP_EINVAL, "relative artifact directory \"%s\" refused",
-                       dir ? dir : "");
+    pyop__sb_printf(why,
+                    "relative artifact directory \"%s\" refused (libpyop "
+                    "never resolves paths against the current directory)",
+                    dir ? dir : "");
+    return PYOP_EINVAL;
   }
   char *path = path_join(dir, PYOP__MANIFEST_NAME);
   if (!path) {
-    if (why) pyop__sb_puts(why, "out of memory");
-    return pyop__error(PYOP_ENOMEM, "reading a manifest: out of memory");
+    pyop__sb_puts(why, "out of memory");
+    return PYOP_ENOMEM;
   }
   int rc = PYOP_OK;
   char *buf = NULL;
@@ -422,39 +423,34 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
   if (fd < 0) {
     int e = errno;
     bool missing = e == ENOENT || e == ENOTDIR;
-    if (why)
-      pyop__sb_printf(why, "%s " PYOP__MANIFEST_NAME ": %s",
-                      missing ? "no" : "cannot open", strerror(e));
-    rc = pyop__error(missing ? PYOP_ENOENT : PYOP_EIO, "%s: %s", path,
-                     strerror(e));
+    pyop__sb_printf(why, "%s " PYOP__MANIFEST_NAME ": %s", missing ? "no" : "cannot open",
+                    strerror(e));
+    rc = missing ? PYOP_ENOENT : PYOP_EIO;
     goto out;
   }
   struct stat st;
   if (PYOP_SYS(fstat)(fd, &st) != 0) {
     int e = errno;
-    if (why) pyop__sb_printf(why, PYOP__MANIFEST_NAME ": fstat: %s", strerror(e));
-    rc = pyop__error(PYOP_EIO, "%s: fstat: %s", path, strerror(e));
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": fstat: %s", strerror(e));
+    rc = PYOP_EIO;
     goto out;
   }
   if (!S_ISREG(st.st_mode)) {
-    if (why)
-      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": not a regular file (%s)",
-                      pyop__file_kind(st.st_mode));
-    rc = pyop__error(PYOP_EIO, "%s: not a regular file (%s)", path,
-                     pyop__file_kind(st.st_mode));
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": not a regular file (%s)",
+                    pyop__file_kind(st.st_mode));
+    rc = PYOP_EIO;
     goto out;
   }
   if (st.st_size > PYOP__MANIFEST_MAX) {
-    if (why)
-      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %lld bytes, more than the %d allowed",
-                      (long long)st.st_size, PYOP__MANIFEST_MAX);
-    rc = pyop__error(PYOP_EDESCRIPTOR, "%s: too large", path);
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %lld bytes, more than the %d allowed",
+                    (long long)st.st_size, PYOP__MANIFEST_MAX);
+    rc = PYOP_EDESCRIPTOR;
     goto out;
   }
   buf = pyop__malloc(PYOP__MANIFEST_MAX + 1);
   if (!buf) {
-    if (why) pyop__sb_puts(why, "out of memory");
-    rc = pyop__error(PYOP_ENOMEM, "reading %s: out of memory", path);
+    pyop__sb_puts(why, "out of memory");
+    rc = PYOP_ENOMEM;
     goto out;
   }
   /* Read one byte more than allowed to notice a file that grew. */
@@ -463,26 +459,22 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
-      if (why) pyop__sb_printf(why, PYOP__MANIFEST_NAME ": read: %s", strerror(e));
-      rc = pyop__error(PYOP_EIO, "%s: read: %s", path, strerror(e));
+      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": read: %s", strerror(e));
+      rc = PYOP_EIO;
       goto out;
     }
     if (n == 0) break;
     total += (size_t)n;
   }
   if (total > PYOP__MANIFEST_MAX) {
-    if (why)
-      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": more than the %d bytes allowed",
-                      PYOP__MANIFEST_MAX);
-    rc = pyop__error(PYOP_EDESCRIPTOR, "%s: too large", path);
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": more than the %d bytes allowed",
+                    PYOP__MANIFEST_MAX);
+    rc = PYOP_EDESCRIPTOR;
     goto out;
   }
   pyop__sb inner = PYOP__SB_INIT;
   rc = pyop__manifest_parse(buf, total, out, &inner);
-  if (rc == PYOP_EDESCRIPTOR) /* the parser does not know the file */
-    pyop__error_prefix(rc, "%s", path);
-  if (rc != PYOP_OK && why)
-    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %s", pyop__sb_str(&inner));
+  if (rc != PYOP_OK) pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %s", pyop__sb_str(&inner));
   pyop__sb_free(&inner);
 out:
   if (fd >= 0) PYOP_SYS(close)(fd);
@@ -1011,7 +1003,7 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
 fail:
   if (fd >= 0) PYOP_SYS(close)(fd);
   if (dfd >= 0) PYOP_SYS(close)(dfd);
-  return pyop__error(rc, "%s", pyop__sb_str(why));
+  return rc;
 }
 
 /*
@@ -1164,23 +1156,23 @@ static bool loaded_is_checked(void *h, int fd, const char *resolved, const struc
  * path, so that its $ORIGIN is its real directory and its own dependencies
  * are found whatever the descriptor numbers; then checks that the object
  * the dynamic loader mapped is that file (loaded_is_checked) and refuses it
- * (dlclose) when not. NULL with the reason in why (and the last error:
- * PYOP_EIO, or PYOP_ESECURITY for a different file) on failure.
+ * (dlclose) when not. See the header for the statuses.
  */
-void *pyop__dlopen_trusted(int fd, const char *resolved,
-                           const struct stat *st, int flags, pyop__sb *why) {
+int pyop__dlopen_trusted(int fd, const char *resolved, const struct stat *st, int flags,
+                         void **out, pyop__sb *why) {
+  *out = NULL;
   (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
   void *h = PYOP_SYS(dlopen)(resolved, flags);
   if (!h) {
     pyop__sb_printf(why, "%s: %s", resolved, pyop__dlerror_detail(resolved));
-    pyop__error(PYOP_EIO, "%s", pyop__sb_str(why));
-    return NULL;
+    return PYOP_EIO;
   }
   int status;
   if (!loaded_is_checked(h, fd, resolved, st, why, &status)) {
     PYOP_SYS(dlclose)(h);
-    pyop__error(status, "%s", pyop__sb_str(why));
-    return NULL;
+    assert(status != PYOP_OK);
+    return status;
   }
-  return h;
+  *out = h;
+  return PYOP_OK;
 }

@@ -36,7 +36,9 @@ typedef struct pyop__manifest {
 
 /*
  * Parses text[0..len) (not NUL-terminated). On failure returns
- * PYOP_EDESCRIPTOR and writes the reason ("line 3: ...") to why.
+ * PYOP_EDESCRIPTOR (or PYOP_ENOMEM) and writes the reason ("line 3: ...")
+ * to why (NULL: not wanted). why is the manifest layer's one carrier: the
+ * thread's last error is left to the caller, who knows which file it read.
  * Never reads past len; *out is zeroed on entry and freed on failure.
  */
 int pyop__manifest_parse(const char *text, size_t len, pyop__manifest *out,
@@ -47,7 +49,8 @@ void pyop__manifest_free(pyop__manifest *m);
  * close; nothing is dlopened). dir must be absolute. Returns PYOP_OK,
  * PYOP_ENOENT (no manifest), PYOP_EIO (unreadable), PYOP_EDESCRIPTOR
  * (malformed, "manifest.txt line 3: ...") or PYOP_ENOMEM, with the reason in
- * why. *out is zeroed on entry and freed on failure.
+ * why (required; the thread's last error is not touched). *out is zeroed on
+ * entry and freed on failure.
  */
 int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why);
 
@@ -112,7 +115,9 @@ void pyop__artifacts_set_root(const char *root);
  * ownership and not writable by group/others). On success *out_fd is an open
  * descriptor of the checked file and *out_resolved the resolved path
  * (caller frees/closes). On failure returns PYOP_ESECURITY (or PYOP_ENOENT /
- * PYOP_EIO) and writes to why which file and which check failed.
+ * PYOP_EIO, PYOP_ENOMEM) and writes to why which file and which check
+ * failed: rc + why are the one carrier (the thread's last error is not
+ * touched; the caller names what it was opening).
  */
 int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
                        struct stat *out_st, pyop__sb *why);
@@ -122,11 +127,14 @@ int pyop__open_trusted(const char *path, int *out_fd, char **out_resolved,
  * $ORIGIN is then its real directory), then makes sure the object mapped is
  * the vetted file: the device+inode /proc/self/maps shows for the object
  * must be those of a page of fd (without /proc: the path is stat'ed again).
- * On a mismatch it dlcloses and fails with PYOP_ESECURITY. On failure
- * returns NULL with the reason (dlerror text, or the mismatch) in why.
+ * On a mismatch it dlcloses and fails with PYOP_ESECURITY. PYOP_OK and the
+ * handle in *out; on failure *out is NULL and the status (PYOP_EIO: dlopen
+ * failed; PYOP_ESECURITY: the mapped object is not the vetted file) comes
+ * with the reason in why (dlerror text, or the mismatch), the thread's last
+ * error untouched.
  */
-void *pyop__dlopen_trusted(int fd, const char *resolved,
-                           const struct stat *st, int flags, pyop__sb *why);
+int pyop__dlopen_trusted(int fd, const char *resolved, const struct stat *st, int flags,
+                         void **out, pyop__sb *why);
 
 /* "FIFO", "directory", "character device"... for a message. */
 const char *pyop__file_kind(mode_t mode);

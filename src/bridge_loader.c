@@ -17,6 +17,7 @@
 #include "bridge_loader.h"
 #include "registry.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
 PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
 PYOP__ENDS_WITH(pyop_loader_services, last_error);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
-PYOP__ENDS_WITH(pyop_bridge_api, shutdown);
+PYOP__ENDS_WITH(pyop_bridge_api, interpreter_status);
 PYOP__ENDS_WITH(pyop_bridge_request, services);
 
 /* ------------------------------------------------------------ services */
@@ -99,10 +100,11 @@ const pyop_loader_services pyop__loader_services = {
 
 /* -------------------------------------------------------------- loading */
 
-/* The last error text, for a reason ("" when the bridge set none). */
-static const char *bridge_detail(void) {
-  const char *d = pyop_last_error();
-  return d && d[0] ? d : "(the bridge gave no detail)";
+/* The bridge's own message of a failed call (mark taken before it), for a
+ * reason; a fixed text when it recorded none. */
+static const char *bridge_detail(int rc, unsigned mark) {
+  return pyop__bridge_failed(rc, mark).said ? pyop_last_error()
+                                              : "(the bridge gave no detail)";
 }
 
 /* The name of a status the bridge returned; for one outside
@@ -203,10 +205,10 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   path_copy = pyop__strdup(resolved);
   if (!dir_copy || !path_copy) goto nomem;
 
-  h = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &why);
+  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, &why);
   PYOP_SYS(close)(fd);
   fd = -1;
-  if (!h) {
+  if (rc != PYOP_OK) {
     status = PYOP__CAND_OPEN_FAILED;
     goto reject;
   }
@@ -231,13 +233,13 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)sym;
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR,
                              PYOP_BRIDGE_ABI_MINOR, &pyop__loader_services};
-  pyop__error_clear();
+  unsigned mark = pyop__error_mark();
   rc = entry(&req, &api);
   if (rc != PYOP_OK) {
     pyop__sb_printf(&why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
                           "with %s: %s",
                     PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                    status_text(rc, num, sizeof num), bridge_detail());
+                    status_text(rc, num, sizeof num), bridge_detail(rc, mark));
     goto reject;
   }
   if (!api) {
@@ -276,12 +278,12 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
                             {dir_copy, strlen(dir_copy)},
                             {libpython, libpython ? strlen(libpython) : 0},
                             flags};
-  pyop__error_clear();
+  mark = pyop__error_mark();
   rc = api->set_config(&cfg);
   if (rc != PYOP_OK) {
     /* Taken before shutdown() can overwrite the bridge's message. */
     pyop__sb_printf(&why, "set_config failed with %s: %s",
-                    status_text(rc, num, sizeof num), bridge_detail());
+                    status_text(rc, num, sizeof num), bridge_detail(rc, mark));
     goto reject;
   }
 
@@ -353,6 +355,24 @@ int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
   int rc = pyop__error(PYOP_ENOBRIDGE, "%s", pyop__sb_str(&msg));
   pyop__sb_free(&msg);
   return rc;
+}
+
+/*
+ * Asks a bridge of ABI 1.5 whether the interpreter its objects belong to
+ * is gone (see the header). A status outside the two the ABI allows is a
+ * bridge bug: logged, and taken as "cannot tell".
+ */
+bool pyop__bridge_interpreter_lost(const pyop__bridge *b) {
+  assert(b->api != NULL);
+  if (b->abi_minor < 5 || !PYOP__HAS(pyop_bridge_api, b->api, interpreter_status) ||
+      !b->api->interpreter_status)
+    return false;
+  int rc = b->api->interpreter_status();
+  if (rc != PYOP_OK && rc != PYOP_ENOTINIT)
+    PYOP_LOG_W("bridge %s: interpreter_status returned %d, neither PYOP_OK nor "
+               "PYOP_ENOTINIT; taken as \"cannot tell\"",
+               b->path, rc);
+  return rc == PYOP_ENOTINIT;
 }
 
 /* Calls shutdown (when the table has it) then dlclose; zeroes b. */

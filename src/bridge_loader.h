@@ -32,6 +32,13 @@ extern const pyop_loader_services pyop__loader_services;
  */
 int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
                       pyop__bridge *out);
+/*
+ * True when the open bridge b says (ABI 1.5 interpreter_status) that the
+ * interpreter its objects belong to was finalized, or that no Python is
+ * initialised; false while it runs, and for a bridge that cannot tell (an
+ * older minor). Calls the bridge: never with a libpyop lock held.
+ */
+bool pyop__bridge_interpreter_lost(const pyop__bridge *b);
 /* Calls shutdown (if present) then dlclose; b is zeroed. */
 void pyop__bridge_close(pyop__bridge *b);
 

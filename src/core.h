@@ -259,6 +259,20 @@ bool pyop__status_known(int status);
  * mapped, so the message can say what the bridge returned.
  */
 int pyop__bridge_status(int rc, bool *odd);
+/*
+ * How a bridge call that returned rc (not PYOP_OK) failed, read once:
+ * status is what libpyop reports (pyop__bridge_status), odd that rc was
+ * not a libpyop status, said that the bridge recorded a message of its own
+ * (non-empty) since mark, pyop__error_mark() taken before the call. The one
+ * place that looks at the last error after a bridge call: callers decide
+ * on these fields, never on the text.
+ */
+typedef struct pyop__bridge_failure {
+  int status;
+  bool odd;
+  bool said;
+} pyop__bridge_failure;
+pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark);
 
 /* ----------------------------------------------------------------- fork */
 

@@ -5,6 +5,8 @@
  */
 #include "core.h"
 
+#include <assert.h>
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,14 @@ bool pyop__status_known(int status) {
 int pyop__bridge_status(int rc, bool *odd) {
   *odd = rc > 0 || !pyop__status_known(rc);
   return *odd ? PYOP_EINTERNAL : rc;
+}
+
+pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark) {
+  assert(rc != PYOP_OK);
+  pyop__bridge_failure f;
+  f.status = pyop__bridge_status(rc, &f.odd);
+  f.said = pyop__error_seq != mark && last_msg[0] != '\0';
+  return f;
 }
 
 _Thread_local pyop__call_tls pyop__call_live;

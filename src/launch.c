@@ -13,6 +13,7 @@
 
 #include "artifacts.h"
 
+#include <assert.h>
 #include <ffi.h>
 #include <float.h>
 #include <limits.h>
@@ -41,9 +42,24 @@ static struct {
   size_t n, cap;
 } libs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
+/* Whether this thread holds libs.lock (for the asserts of `_locked`). */
+static _Thread_local bool libs_held;
+
+static void libs_lock(void) {
+  pthread_mutex_lock(&libs.lock);
+  libs_held = true;
+}
+
+static void libs_unlock(void) {
+  assert(libs_held);
+  libs_held = false;
+  pthread_mutex_unlock(&libs.lock);
+}
+
 /* The library of the table with this device+inode, with a new reference;
- * NULL when none. Called with libs.lock held. */
+ * NULL when none. The caller holds libs.lock (asserted). */
 static kernel_lib *kernel_lib_find_locked(const struct stat *st) {
+  assert(libs_held);
   for (size_t i = 0; i < libs.n; i++) {
     if (libs.items[i]->dev == st->st_dev && libs.items[i]->ino == st->st_ino) {
       libs.items[i]->refs++;
@@ -69,22 +85,23 @@ static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why)
   int rc = pyop__open_trusted(path, &fd, &resolved, &st, why);
   if (rc != PYOP_OK) return rc;
 
-  pthread_mutex_lock(&libs.lock);
+  libs_lock();
   kernel_lib *lib = kernel_lib_find_locked(&st);
-  pthread_mutex_unlock(&libs.lock);
+  libs_unlock();
   if (lib) goto out;
 
   /* dlopen with no lock held: it runs the library's constructors and may
    * log (through the host's hook). Another thread may open the same file
    * meanwhile; the loser drops its extra handle below. */
-  void *handle = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, why);
-  if (!handle) {
-    /* pyop__dlopen_trusted recorded PYOP_ESECURITY when the file changed
-     * under us, PYOP_EIO otherwise (dlerror text is in why). */
-    rc = pyop_last_status() == PYOP_ESECURITY ? PYOP_ESECURITY : PYOP_ELAUNCH;
+  void *handle;
+  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &handle, why);
+  if (rc != PYOP_OK) {
+    /* PYOP_ESECURITY when the file changed under us; a failed dlopen
+     * (PYOP_EIO, dlerror text in why) is this library's PYOP_ELAUNCH. */
+    if (rc != PYOP_ESECURITY) rc = PYOP_ELAUNCH;
     goto out;
   }
-  pthread_mutex_lock(&libs.lock);
+  libs_lock();
   lib = kernel_lib_find_locked(&st);
   if (!lib && libs.n == libs.cap) {
     size_t cap = libs.cap ? libs.cap * 2 : 8;
@@ -111,7 +128,7 @@ static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why)
       rc = PYOP_ENOMEM;
     }
   }
-  pthread_mutex_unlock(&libs.lock);
+  libs_unlock();
   if (handle) PYOP_SYS(dlclose)(handle); /* lost the race, or out of memory */
 out:
   PYOP_SYS(close)(fd);
@@ -122,14 +139,14 @@ out:
 
 /* Around fork() (lifecycle.c): the child gets the table unlocked. libs.lock
  * is never held across dlopen/dlclose, so this never waits long. */
-void pyop__kernel_libs_fork_lock(void) { pthread_mutex_lock(&libs.lock); }
-void pyop__kernel_libs_fork_unlock(void) { pthread_mutex_unlock(&libs.lock); }
+void pyop__kernel_libs_fork_lock(void) { libs_lock(); }
+void pyop__kernel_libs_fork_unlock(void) { libs_unlock(); }
 
 /* Drops one reference; the library stays open until pyop__kernel_libs_close. */
 static void kernel_lib_release(kernel_lib *lib) {
-  pthread_mutex_lock(&libs.lock);
+  libs_lock();
   lib->refs--;
-  pthread_mutex_unlock(&libs.lock);
+  libs_unlock();
 }
 
 /* See launch.h. Unused libraries leave the table under the lock and are
@@ -138,7 +155,7 @@ static void kernel_lib_release(kernel_lib *lib) {
 void pyop__kernel_libs_close(void) {
   size_t kept = 0;
   kernel_lib *closed = NULL;
-  pthread_mutex_lock(&libs.lock);
+  libs_lock();
   for (size_t i = 0; i < libs.n; i++) {
     kernel_lib *lib = libs.items[i];
     if (lib->refs > 0) {
@@ -154,7 +171,7 @@ void pyop__kernel_libs_close(void) {
     libs.items = NULL;
     libs.cap = 0;
   }
-  pthread_mutex_unlock(&libs.lock);
+  libs_unlock();
   while (closed) {
     kernel_lib *next = closed->next_closed;
     PYOP_SYS(dlclose)(closed->handle);

@@ -5,7 +5,9 @@
  * Lifecycle calls are serialised by a "busy" flag and a condition variable,
  * not by a lock held across the work: no libpyop lock is ever held while the
  * bridge, Python or a host hook runs. A lifecycle call that finds another in
- * progress waits for it to finish.
+ * progress waits for it to finish. A function named `..._busy` runs with
+ * the busy flag held by its caller (asserted); `_locked` means only "the
+ * caller holds the mutex", as everywhere in libpyop.
  *
  * States: IDLE (nothing registered by a load; the bridge may be open) and
  * LOADED. pyop_unload returns to IDLE and keeps the bridge open (the next
@@ -20,6 +22,7 @@
 #include "runtime_key.h"
 #include "scan.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -178,9 +181,11 @@ static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
  * Opt-in start-up for hosts without Python: dlopens, RTLD_GLOBAL, the
  * libpython recorded in the manifest of the build's default artifact, after
  * the same file checks as a bridge. The library stays loaded for the life of
- * the process (an interpreter cannot be unloaded safely).
+ * the process (an interpreter cannot be unloaded safely). The caller holds
+ * the busy flag (asserted): started_libpython is the lifecycle's.
  */
 static int load_default_libpython(void) {
+  assert(life_owner);
   if (started_libpython) return PYOP_OK;
   if (!PYOP_DEFAULT_ARTIFACT[0])
     return pyop__error(PYOP_ENOPYTHON,
@@ -215,9 +220,10 @@ static int load_default_libpython(void) {
   struct stat st;
   rc = pyop__open_trusted(m.libpython, &fd, &resolved, &st, &why);
   if (rc == PYOP_OK) {
-    started_libpython = pyop__dlopen_trusted(fd, resolved, &st,
-                                             RTLD_NOW | RTLD_GLOBAL, &why);
-    if (!started_libpython) rc = PYOP_ENOPYTHON;
+    /* A libpython that cannot be opened, or was swapped, cannot start Python. */
+    if (pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_GLOBAL, &started_libpython,
+                             &why) != PYOP_OK)
+      rc = PYOP_ENOPYTHON;
     PYOP_SYS(close)(fd);
     pyop__free(resolved);
   }
@@ -240,9 +246,11 @@ out:
  * that works. Keeps the candidate report for pyop_doctor. On success both
  * the bridge and its report are kept; on failure no bridge is open and the
  * report of the failed attempt replaces the previous one (NULL when it could
- * not be built).
+ * not be built). The caller holds the busy flag (asserted): bridge and
+ * last_report are the lifecycle's.
  */
 static int open_bridge(void) {
+  assert(life_owner);
   if (bridge.api) return PYOP_OK;
   pyop__runtime_key key;
   int rc = pyop__runtime_key_resolve(&key);
@@ -295,14 +303,42 @@ bool pyop__strict_outputs(void) {
   return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
 }
 
-/* The body of pyop_load; the caller holds the busy flag. */
-static int load_locked(void) {
+static int unload_busy(void);
+
+/*
+ * What was loaded into an interpreter that is gone (the bridge said so) is
+ * retired as pyop_shutdown would: unloaded (the host's on_unregister runs
+ * for each op) and the bridge closed, so that the load goes on afresh in
+ * the Python that runs now. PYOP_EBUSY, nothing changed, while op
+ * instances live (they must be destroyed first, as for pyop_unload). The
+ * caller holds the busy flag (asserted).
+ */
+static int retire_lost_interpreter(void) {
+  assert(life_owner);
+  int rc = unload_busy();
+  if (rc != PYOP_OK)
+    return pyop__error_prefix(rc, "pyop_load: the Python interpreter the ops were "
+                                  "loaded into was finalized; to load them into the "
+                                  "running one libpyop must unload them first");
+  PYOP_LOG_W("the Python interpreter the bridge %s was loaded into was finalized: "
+             "closing it to load afresh",
+             bridge.path);
+  pyop__bridge_close(&bridge);
+  pyop__kernel_libs_close();
+  return PYOP_OK;
+}
+
+/* The body of pyop_load; the caller holds the busy flag (asserted). */
+static int load_busy(void) {
+  assert(life_owner);
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
   atomic_store(&strict_outputs, options.strict_outputs ||
                                     (strict && strict[0] && strcmp(strict, "0") != 0));
+  /* The interpreter the ops (or the open bridge) belong to was finalized
+   * behind libpyop's back (the host's Py_FinalizeEx), perhaps followed by
+   * a new one: asked of the bridge (ABI 1.5), as an older one cannot tell. */
+  bool lost = bridge.api && pyop__bridge_interpreter_lost(&bridge);
   if (state == ST_LOADED) {
-    /* Idempotent, unless the interpreter the ops live in was finalized
-     * behind libpyop's back (the host's Py_FinalizeEx). */
     pyop__runtime_key key;
     if (bridge.api && pyop__runtime_key_resolve(&key) == PYOP_OK && !key.initialized)
       return pyop__error(PYOP_ENOTINIT,
@@ -310,7 +346,11 @@ static int load_locked(void) {
                          "initialised (finalized by the host); destroy the op instances "
                          "and call pyop_shutdown",
                          key.major, key.minor);
-    return PYOP_OK;
+    if (!lost) return PYOP_OK; /* idempotent */
+  }
+  if (lost) {
+    int rc = retire_lost_interpreter();
+    if (rc != PYOP_OK) return rc;
   }
   pyop__scan_result r;
   int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
@@ -338,24 +378,24 @@ static int load_locked(void) {
     /* A registrar call from another bridge thread lost its descriptors:
      * whatever the bridge returned, this load cannot be committed. */
     int crc = pyop__registrar_close(&call, bridge.path);
-    bool odd;
-    rc = pyop__bridge_status(brc, &odd);
     if (crc != PYOP_OK) {
       rc = crc;
       pyop__txn_abort(txn);
       bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-    } else if (rc != PYOP_OK) {
-      if (odd && pyop__error_mark() != mark && pyop_last_error()[0])
+    } else if (brc != PYOP_OK) {
+      pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
+      rc = f.status;
+      if (f.odd && f.said)
         pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
                                "%d, which is not a libpyop status (reported as %s); "
                                "its message",
                            brc, pyop_status_name(rc));
-      else if (odd)
+      else if (f.odd)
         pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
                         "which is not a libpyop status (reported as %s), and gave "
                         "no detail",
                     brc, pyop_status_name(rc));
-      else if (pyop__error_mark() == mark || !pyop_last_error()[0])
+      else if (!f.said)
         pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
                         "gave no detail", pyop_status_name(rc));
       pyop__txn_abort(txn);
@@ -378,13 +418,15 @@ int pyop_load(void) {
   PYOP__FORK_GUARD();
   int brc = life_begin("pyop_load");
   if (brc != PYOP_OK) return brc;
-  int rc = load_locked();
+  int rc = load_busy();
   life_end();
   return rc;
 }
 
-/* Unregisters what the last load registered; the caller holds the busy flag. */
-static int unload_locked(void) {
+/* Unregisters what the last load registered; the caller holds the busy flag
+ * (asserted). */
+static int unload_busy(void) {
+  assert(life_owner);
   if (state != ST_LOADED) return PYOP_OK;
   int rc = pyop__registry_unload();
   if (rc != PYOP_OK) return rc;
@@ -397,19 +439,20 @@ int pyop_unload(void) {
   PYOP__FORK_GUARD();
   int brc = life_begin("pyop_unload");
   if (brc != PYOP_OK) return brc;
-  int rc = unload_locked();
+  int rc = unload_busy();
   life_end();
   return rc;
 }
 
 /*
- * The body of pyop_shutdown; the caller holds the busy flag. forget_report:
- * also drop the candidate report of the last bridge load, but only when the
- * bridge was really closed (a refused shutdown keeps the bridge, so
- * pyop_doctor must keep describing it).
+ * The body of pyop_shutdown; the caller holds the busy flag (asserted).
+ * forget_report: also drop the candidate report of the last bridge load,
+ * but only when the bridge was really closed (a refused shutdown keeps the
+ * bridge, so pyop_doctor must keep describing it).
  */
-static int shutdown_locked(const char *what, bool forget_report) {
-  int rc = unload_locked();
+static int shutdown_busy(const char *what, bool forget_report) {
+  assert(life_owner);
+  int rc = unload_busy();
   if (rc == PYOP_OK && bridge.api) pyop__bridge_close(&bridge);
   if (rc == PYOP_OK) pyop__kernel_libs_close();
   if (rc == PYOP_OK && forget_report) {
@@ -425,7 +468,7 @@ int pyop_shutdown(void) {
   PYOP__FORK_GUARD();
   int rc = life_begin("pyop_shutdown");
   if (rc != PYOP_OK) return rc;
-  rc = shutdown_locked("shutdown", false);
+  rc = shutdown_busy("shutdown", false);
   life_end();
   return rc;
 }
@@ -514,10 +557,14 @@ int pyop_doctor(char **out) {
   bool nested = life_owner;
   if (!nested) (void)life_begin("pyop_doctor");
   bool loaded = bridge.api != NULL;
-  if (loaded)
+  if (loaded) {
     pyop__sb_printf(&sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
                     bridge.abi_major, bridge.abi_minor);
-  else
+    if (pyop__bridge_interpreter_lost(&bridge))
+      pyop__sb_puts(&sb, "  the Python interpreter it was loaded into was finalized: "
+                         "its ops cannot run; pyop_load loads them afresh once "
+                         "Python runs again and no op instance is alive\n");
+  } else
     pyop__sb_puts(&sb, "bridge: not loaded\n");
   bool had_report = last_report != NULL;
   if (had_report) {
@@ -564,6 +611,6 @@ void ShutdownPythonCustomOpsForProcess(void) {
     PYOP_LOG_E("%s", pyop_last_error());
     return;
   }
-  (void)shutdown_locked("ShutdownPythonCustomOpsForProcess", true);
+  (void)shutdown_busy("ShutdownPythonCustomOpsForProcess", true);
   life_end();
 }

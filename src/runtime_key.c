@@ -17,6 +17,8 @@
  */
 #include "runtime_key.h"
 
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +54,52 @@ static void *py_sym(const char *name) {
   return PYOP_SYS(dlsym)(RTLD_DEFAULT, name);
 }
 
+/*
+ * Why sym, what dlsym(RTLD_DEFAULT, name) returned, must not be used as the
+ * C API declares it (a function libpyop calls when want_function, else a
+ * data object it reads), written into buf; NULL when it may. A process may
+ * export anything under these names: calling a data object would jump into
+ * it. The ELF symbol entry comes from the seam's dladdr1: an address no
+ * loaded object holds is refused; one whose object lists no dynamic symbol
+ * for it (a local symbol, as the unit tests' stand-ins are) has no type to
+ * check and is taken as dlsym gave it. No allocation.
+ */
+static const char *sym_refusal(const char *name, const void *sym, bool want_function,
+                               char *buf, size_t n) {
+  Dl_info info;
+  const ElfW(Sym) *es = NULL;
+  if (!PYOP_SYS(dladdr1)(sym, &info, (void **)&es, RTLD_DL_SYMENT)) {
+    snprintf(buf, n, "symbol %s cannot be checked: no loaded object holds its address",
+             name);
+    return buf;
+  }
+  if (!es) return NULL;
+  const char *where = info.dli_fname && *info.dli_fname ? info.dli_fname : "the process";
+  unsigned type = ELF64_ST_TYPE(es->st_info); /* the same bits as ELF32_ST_TYPE */
+  bool function = type == STT_FUNC || type == STT_GNU_IFUNC;
+  bool object = type == STT_OBJECT || type == STT_COMMON;
+  if (want_function && !function)
+    snprintf(buf, n, "symbol %s is %s in %s, not a function", name,
+             object ? "a data object" : "not a function", where);
+  else if (!want_function && !object)
+    snprintf(buf, n, "symbol %s is %s in %s, not a data object", name,
+             function ? "a function" : "not a data object", where);
+  else if (!want_function && es->st_size && es->st_size < sizeof(unsigned long))
+    snprintf(buf, n, "symbol %s in %s is %zu bytes, not an unsigned long", name, where,
+             (size_t)es->st_size);
+  else
+    return NULL;
+  return buf;
+}
+
+/* The same, as the error of pyop__runtime_key_resolve. */
+static int sym_refused(const char *why) {
+  return pyop__error(PYOP_ENOPYTHON,
+                     "no Python runtime in the process: %s (the process exports a "
+                     "name of Python's C API that is not Python's)",
+                     why);
+}
+
 /* Parses "3.10.12 (main, ...)" as returned by Py_GetVersion(). Returns
  * false when it does not start with major.minor. */
 static bool parse_version_text(const char *s, unsigned *major, unsigned *minor,
@@ -81,7 +129,9 @@ static bool parse_version_text(const char *s, unsigned *major, unsigned *minor,
 /*
  * Fills *out from the symbols of the process. PYOP_OK when the Python C API
  * is present (out->initialized tells whether it is running);
- * PYOP_ENOPYTHON, with the missing symbol named, otherwise. Never calls into
+ * PYOP_ENOPYTHON, with the missing symbol named (or the one that is not
+ * what Python's C API declares: a data object where a function is called),
+ * otherwise. Never calls into
  * Python except Py_IsInitialized() and, before 3.11, Py_GetVersion(), both
  * documented as safe before initialisation and without the GIL.
  */
@@ -98,8 +148,13 @@ int pyop__runtime_key_resolve(pyop__runtime_key *out) {
                        "before loading to let libpyop start the build's Python, "
                        "or link libpython into the host (or dlopen it "
                        "RTLD_GLOBAL) and initialise it");
+  char why[PATH_MAX + 128];
+  if (sym_refusal("Py_IsInitialized", is_init, true, why, sizeof why))
+    return sym_refused(why);
 
   const unsigned long *hexversion = py_sym("Py_Version");
+  if (hexversion && sym_refusal("Py_Version", hexversion, false, why, sizeof why))
+    return sym_refused(why);
   if (hexversion) {
     /* PY_VERSION_HEX layout: 0xMMmmuuLS. */
     out->major = (unsigned)((*hexversion >> 24) & 0xffu);
@@ -112,6 +167,7 @@ int pyop__runtime_key_resolve(pyop__runtime_key *out) {
                          "no Python runtime in the process: neither symbol "
                          "Py_Version (3.11+) nor Py_GetVersion found (dlsym "
                          "RTLD_DEFAULT)");
+    if (sym_refusal("Py_GetVersion", gv, true, why, sizeof why)) return sym_refused(why);
     const char *(*get_version)(void) = (const char *(*)(void))gv;
     const char *text = get_version();
     if (!text || !parse_version_text(text, &out->major, &out->minor, &out->micro))

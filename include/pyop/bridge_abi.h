@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 4
+#define PYOP_BRIDGE_ABI_MINOR 5
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -336,6 +336,16 @@ typedef struct pyop_bridge_api {
   /* Last call before dlclose: releases everything. A Python it started stays
    * initialised and idle (never finalized; the next bridge uses it). */
   void (*shutdown)(void);
+  /* ---- ABI 1.5 */
+  /*
+   * PYOP_OK while the interpreter the bridge's objects belong to (the one
+   * set_config found or started) still runs; PYOP_ENOTINIT once it was
+   * finalized, even when the host has initialised a new one since, and
+   * while no Python is initialised. Cheap: takes no GIL, runs no Python,
+   * records no error. Callable from any thread between set_config and
+   * shutdown. NULL (or an older minor): the loader cannot tell.
+   */
+  int (*interpreter_status)(void);
 } pyop_bridge_api;
 
 typedef struct pyop_bridge_request {

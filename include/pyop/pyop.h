@@ -544,8 +544,13 @@ PYOP_API int pyop_check_need_load(bool *need_load);
 
 /*
  * Finds the running Python, loads the matching bridge and registers every op
- * the plugins declare. Idempotent: returns PYOP_OK at once when loaded. On
- * failure the registry is exactly as before the call.
+ * the plugins declare. Idempotent: returns PYOP_OK at once when loaded,
+ * unless the interpreter the ops were loaded into was finalized: then
+ * PYOP_ENOTINIT while no Python runs, and in a new one it unloads them,
+ * closes the bridge and loads afresh (PYOP_EBUSY while op instances live;
+ * docs/host-guide.md, "A Python the host finalizes"). On failure the
+ * registry is exactly as before the call (after such a retirement: as
+ * after pyop_shutdown).
  */
 PYOP_API int pyop_load(void);
 

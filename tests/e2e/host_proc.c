@@ -13,7 +13,11 @@
  *                returns PYOP_ENOTINIT, destroy/unload/shutdown work, and a
  *                re-initialised Python loads again
  *   reinit       the host finalizes and re-initialises Python without
- *                pyop_shutdown: a kept instance is refused (ENOTINIT)
+ *                pyop_shutdown: a kept instance is refused (ENOTINIT),
+ *                pyop_load refuses (EBUSY naming it) until it is destroyed,
+ *                then loads afresh (also from an unload with the bridge open)
+ *   atexit_clear the same after a plugin's atexit._clear(), with the
+ *                documented pyop_shutdown + pyop_load
  *   poison       plugins that break sys.modules["pyop"], its submodules,
  *                sys.meta_path, sys.path_hooks, __import__, sys.path fail
  *                their load; the next load works
@@ -262,6 +266,7 @@ static void case_finalized(void) {
 static void case_reinit(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
+  install_log_hook();
   py_start();
   REQUIRE_RC(pyop_load(), PYOP_OK);
   pyop_op *a = NULL;
@@ -275,10 +280,36 @@ static void case_reinit(void) {
   CHECK_RC(infer_twice(a), PYOP_ENOTINIT);
   pyop_op *c = NULL;
   CHECK_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_ENOTINIT);
+  /* The ops are dead: pyop_load says so, never PYOP_OK, while an
+   * instance of the old interpreter lives. */
+  CHECK_RC(pyop_load(), PYOP_EBUSY);
+  show_error("pyop_load in a re-initialised Python with an instance alive");
+  CHECK_ERR_HAS("interpreter the ops were loaded into was finalized");
+  CHECK_ERR_HAS("\"Twice\"");
+  CHECK_ERR_HAS("destroy them first");
+  char *doc = NULL;
+  CHECK_RC(pyop_doctor(&doc), PYOP_OK);
+  CHECK(doc && strstr(doc, "it was loaded into was finalized"), "doctor:\n%s",
+        doc ? doc : "");
+  pyop_free(doc);
   pyop_op_destroy(a);
-  /* The stale registration is dropped without touching the new Python. */
-  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  /* Then it unloads what the old interpreter had and loads afresh, without
+   * touching the new Python with the old one's objects. */
   REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(log_has("was finalized", "closing it to load afresh", NULL), "reload logged");
+  REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
+  CHECK_RC(run_twice(a), PYOP_OK);
+  pyop_op_destroy(a);
+  CHECK_RC(pyop_load(), PYOP_OK); /* idempotent again */
+
+  /* Unloaded (the bridge stays open), then finalize and start again: the
+   * next load opens the bridge afresh. */
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  py_stop();
+  py_start();
+  log_clear();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(log_has("closing it to load afresh", NULL), "reload from unloaded logged");
   REQUIRE_RC(pyop_op_create("Twice", NULL, 0, &a), PYOP_OK);
   CHECK_RC(run_twice(a), PYOP_OK);
   pyop_op_destroy(a);
@@ -308,7 +339,10 @@ static void case_atexit_clear(void) {
   pyop_op *c = NULL;
   CHECK_RC(pyop_op_create("Twice", NULL, 0, &c), PYOP_ENOTINIT);
   CHECK(c == NULL, "no instance on failure");
+  CHECK_RC(pyop_load(), PYOP_EBUSY); /* not OK: the exit watch saw it */
+  CHECK_ERR_HAS("was finalized");
   pyop_op_destroy(a);
+  /* The documented explicit step works as well. */
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   /* A new load in the new interpreter works. */
   REQUIRE_RC(pyop_load(), PYOP_OK);

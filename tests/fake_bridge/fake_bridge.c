@@ -456,6 +456,11 @@ static void fake_shutdown(void) {
   artifact_dir[0] = '\0';
 }
 
+/* ABI 1.5: the "interpreter" is gone while PYOP_FAKE_PYTHON_GONE is set. */
+static int fake_interpreter_status(void) {
+  return getenv("PYOP_FAKE_PYTHON_GONE") ? PYOP_ENOTINIT : PYOP_OK;
+}
+
 FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
 #if defined(FAKE_SHORT_SIZE)
     offsetof(pyop_bridge_api, set_config), /* too small for ABI 1.0 */
@@ -481,6 +486,7 @@ FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
     fake_reset,
 #endif
     fake_shutdown,
+    fake_interpreter_status,
 };
 
 #if defined(FAKE_DATA_ENTRY)

@@ -318,7 +318,7 @@ static void test_every_failure_listed(void **state) {
       "  %s/m_no_manifest: invalid path: no manifest.txt: No such file or "
       "directory",
       key.text, root, root, root, root, root, fb, root, root, root,
-      offsetof(pyop_bridge_api, set_config), sizeof(pyop_bridge_api), root, fb,
+      offsetof(pyop_bridge_api, set_config), PYOP_MEMBER_END(pyop_bridge_api, shutdown), root, fb,
       root, fb, root, root, n, root, o, good_real, root, root, root,
       key.machine, key.text, root);
   if (strcmp(pyop_last_error(), want) != 0)

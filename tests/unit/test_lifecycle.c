@@ -166,6 +166,7 @@ static int teardown(void **state) {
   pyop__artifacts_set_root(NULL);
   unsetenv("ASCEND_CUSTOM_OPP_PATH");
   unsetenv("PYOP_BRIDGE_DIR");
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
   fb_rmtree(root);
   free(root);
   root = NULL;
@@ -482,6 +483,76 @@ static void test_old_minor_bridge(void **state) {
   use_variant("OLD_DYNAMIC");
   expect_error(pyop_load(), PYOP_EDESCRIPTOR, "output 0 \"z\": kind dynamic needs bridge ABI 1.1");
   expect_ops("");
+}
+
+/*
+ * The host finalized the interpreter the ops live in and started a new one
+ * (the bridge, ABI 1.5, says so: PYOP_FAKE_PYTHON_GONE). pyop_load never
+ * answers PYOP_OK for dead ops: with an instance alive it refuses
+ * (PYOP_EBUSY naming the cause, the instance and what to do, nothing
+ * changed); then it unloads, closes the bridge and loads afresh, from
+ * LOADED and from IDLE with the bridge open. A 1.0 bridge cannot tell:
+ * pyop_load stays idempotent, as before.
+ */
+static void test_interpreter_lost(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op), PYOP_OK);
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  expect_error(pyop_load(), PYOP_EBUSY,
+               "pyop_load: the Python interpreter the ops were loaded into was finalized; "
+               "to load them into the running one libpyop must unload them first: cannot "
+               "unload: 1 op instance is alive (1 of \"FakeAdd\"); destroy them first");
+  expect_ops("FakeAdd,FakeIdentity");
+  char *d = doctor();
+  expect_in(d, "the Python interpreter it was loaded into was finalized: its ops cannot "
+               "run; pyop_load loads them afresh");
+  free(d);
+  pyop_op_destroy(op);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_in(log_buf, "was finalized: closing it to load afresh");
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  expect_ops("FakeAdd,FakeIdentity");
+  assert_int_equal(run_fake_add(), PYOP_OK);
+  d = doctor();
+  assert_null(strstr(d, "was finalized"));
+  free(d);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK); /* idempotent again */
+  assert_null(strstr(log_buf, "closing it"));
+
+  /* Unloaded, the bridge open: the next load opens a new bridge. */
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_in(log_buf, "was finalized: closing it to load afresh");
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  assert_int_equal(run_fake_add(), PYOP_OK);
+
+  /* Retired ops stay retired when the fresh load fails: nothing is
+   * registered, as after pyop_shutdown and a failed load. */
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  use_variant("REGISTER_FAIL_HALFWAY");
+  expect_error(pyop_load(), PYOP_EPYTHON, "fake bridge REGISTER_FAIL_HALFWAY");
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  expect_ops("");
+
+  /* A bridge of ABI 1.0 is never asked. */
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  use_variant("OLD_MINOR");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  d = doctor();
+  assert_null(strstr(d, "was finalized"));
+  free(d);
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  assert_null(strstr(log_buf, "closing it"));
+  expect_ops("FakeAdd,FakeIdentity");
 }
 
 /* (b) a bridge that fails half-way: error, registry exactly as before. */
@@ -1521,6 +1592,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_initialised, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge, setup, teardown),
       cmocka_unit_test_setup_teardown(test_old_minor_bridge, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interpreter_lost, setup, teardown),
       cmocka_unit_test_setup_teardown(test_register_fail_halfway, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_owns_op, setup, teardown),

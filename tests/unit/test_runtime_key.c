@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,94 @@ static void test_python2_refused(void **state) {
   assert_non_null(strstr(pyop_last_error(), "version 2.7"));
 }
 
+/*
+ * A process may export data under a name of Python's C API: the symbol is
+ * checked (its ELF type, through the seam's dladdr1) before it is called or
+ * read. The stand-ins are local symbols, which dladdr1 finds no entry for:
+ * this dladdr1 describes them as a host would export them.
+ */
+static struct {
+  const void *addr;
+  unsigned char type; /* STT_* of the symbol at addr */
+  size_t size;
+  bool nothing; /* no loaded object holds any address */
+} fake_sym;
+
+static int fake_dladdr1(const void *a, Dl_info *info, void **extra, int flags) {
+  assert_int_equal(flags, RTLD_DL_SYMENT);
+  static ElfW(Sym) es;
+  if (fake_sym.nothing) return 0;
+  memset(info, 0, sizeof *info);
+  info->dli_fname = "/opt/host/bin/engine";
+  *extra = NULL;
+  if (a == fake_sym.addr) {
+    memset(&es, 0, sizeof es);
+    es.st_info = ELF64_ST_INFO(STB_GLOBAL, fake_sym.type);
+    es.st_size = fake_sym.size;
+    *extra = &es;
+  }
+  return 1;
+}
+
+static void expect_refused(const char *want) {
+  pyop__runtime_key k;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
+  assert_false(k.present);
+  if (!strstr(pyop_last_error(), want))
+    fail_msg("last error lacks \"%s\":\n%s", want, pyop_last_error());
+}
+
+static void test_symbol_kinds_checked(void **state) {
+  (void)state;
+  pyop__sys_table.dladdr1 = fake_dladdr1;
+  memset(&fake_sym, 0, sizeof fake_sym);
+  pyop__runtime_key k;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK); /* no entry: as given */
+
+  /* Py_IsInitialized exported as data (the host's own variable). */
+  fake_sym.addr = (const void *)fake_Py_IsInitialized;
+  fake_sym.type = STT_OBJECT;
+  fake_sym.size = 4;
+  expect_refused("no Python runtime in the process: symbol Py_IsInitialized is a data "
+                 "object in /opt/host/bin/engine, not a function (the process exports a "
+                 "name of Python's C API that is not Python's)");
+  fake_sym.type = STT_TLS;
+  expect_refused("symbol Py_IsInitialized is not a function in /opt/host/bin/engine");
+  fake_sym.type = STT_FUNC;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+
+  /* Before 3.11: Py_GetVersion is called. */
+  have.version = false;
+  have.get_version = true;
+  fake_version_text = "3.10.12";
+  fake_sym.addr = (const void *)fake_Py_GetVersion;
+  fake_sym.type = STT_OBJECT;
+  expect_refused("symbol Py_GetVersion is a data object in /opt/host/bin/engine, not a "
+                 "function");
+  fake_sym.type = STT_GNU_IFUNC;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  assert_int_equal(k.minor, 10);
+
+  /* Py_Version is read: a function there, or data too small, is refused. */
+  have.version = true;
+  fake_sym.addr = &fake_Py_Version;
+  fake_sym.type = STT_FUNC;
+  expect_refused("symbol Py_Version is a function in /opt/host/bin/engine, not a data "
+                 "object");
+  fake_sym.type = STT_OBJECT;
+  fake_sym.size = 2;
+  expect_refused("symbol Py_Version in /opt/host/bin/engine is 2 bytes, not an "
+                 "unsigned long");
+  fake_sym.size = sizeof fake_Py_Version;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  assert_int_equal(k.minor, 11);
+
+  /* An address no loaded object holds cannot be checked: refused. */
+  fake_sym.nothing = true;
+  expect_refused("symbol Py_IsInitialized cannot be checked: no loaded object holds its "
+                 "address");
+}
+
 /* With the real dlsym: a process without libpython has no key; after
  * loading the real libpython RTLD_GLOBAL (not initialised) it has one. */
 static void test_real_libpython(void **state) {
@@ -237,6 +326,7 @@ static void test_real_libpython(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_cp311, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_kinds_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_threaded_313t, setup, teardown),
       cmocka_unit_test_setup_teardown(test_debug_builds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pre_311_uses_py_get_version, setup, teardown),
