@@ -43,6 +43,18 @@ class DeclarationsTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "not a valid op type"):
             pyop.register_reference(op_type="no spaces")
 
+        async def coro(x):
+            return x
+
+        def gen(x):
+            yield x
+
+        for fn, why in ((coro, "is a coroutine function"), (gen, "is a generator function")):
+            with self.assertRaisesRegex(TypeError, r"op 'Ref': reference function %s\(\) at "
+                                        r"\S+test_check_decls.py:\d+ %s"
+                                        % (fn.__name__, why)):
+                pyop.register_reference(op_type="Ref")(fn)
+
 
 class TestingTest(unittest.TestCase):
     def test_arguments(self):

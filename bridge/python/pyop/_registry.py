@@ -403,6 +403,8 @@ def register_reference(op_type=None, *, rtol=1e-5, atol=1e-8):
         if not callable(fn):
             raise TypeError("register_reference(%r) decorates a function, got %r"
                             % (op_type, fn))
+        file, line = _function_location(fn)
+        check_sync_function(fn, op_type, "reference", where(file, line))
         fn.__pyop_reference__ = op_type
         fn.__pyop_tolerance__ = (float(rtol), float(atol))
         return fn
