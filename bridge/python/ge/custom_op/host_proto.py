@@ -27,10 +27,8 @@ _TYPES = {
     "String": AttrType.STR, "Type": AttrType.DTYPE, "ListInt": AttrType.LIST_INT,
     "ListFloat": AttrType.LIST_FLOAT, "ListBool": AttrType.LIST_BOOL,
     "ListString": AttrType.LIST_STR, "ListType": AttrType.LIST_DTYPE,
-    "ListListInt": AttrType.LIST_LIST_INT,
+    "ListListInt": AttrType.LIST_LIST_INT, "Tensor": AttrType.TENSOR,
 }
-if hasattr(AttrType, "TENSOR"):
-    _TYPES["Tensor"] = AttrType.TENSOR
 
 
 def _default(op_type, name, at, v):
@@ -94,7 +92,7 @@ class REG_OP:
 
     def ATTR(self, name, type, default):
         at = self._type(name, type)
-        if at == getattr(AttrType, "TENSOR", None):
+        if at == AttrType.TENSOR:
             raise ValueError("REG_OP(%r) attr %r: a Tensor attribute takes no default (use "
                              "REQUIRED_ATTR)" % (self.op_type, name))
         self.attrs.append((name, at, False, _default(self.op_type, name, at, default)))

@@ -25,9 +25,9 @@ import typing
 
 import pyop
 from pyop import _registry
-from pyop._types import AttrType, IoKind, CAP_INFER_META
+from pyop._types import AttrType, IoKind
 
-from .. import _convert, _features
+from .. import _convert
 from ..graph.types import DataType
 from ..runtime import Tensor, TensorDesc
 from . import _state
@@ -230,14 +230,6 @@ class _ProtoIR:
         return (self.op_type, self.inputs,
                 tuple((n, t, _canon(d) if h else None, h) for n, t, d, h in self.attrs),
                 self.outputs, tuple(sorted(self.mutates.items())))
-
-    def as_dict(self):
-        return {"op_type": self.op_type, "descriptor_key": self.descriptor_key,
-                "inputs": [{"name": n, "kind": k} for n, k in self.inputs],
-                "attrs": [{"name": n, "type": t, "default": d, "has_default": h}
-                          for n, t, d, h in self.attrs],
-                "outputs": [{"name": n, "kind": k} for n, k in self.outputs],
-                "mutates_args": dict(self.mutates)}
 
     def __repr__(self):
         return "<ge prototype IR %s (%s)>" % (self.op_type, self.descriptor_key)
@@ -554,7 +546,7 @@ def clear_registered_op_protos():
 
 _PYOP_ATTR = {
     "VT_INT": AttrType.INT, "VT_FLOAT": AttrType.FLOAT, "VT_BOOL": AttrType.BOOL,
-    "VT_STRING": AttrType.STR, "VT_DATA_TYPE": AttrType.DTYPE,
+    "VT_STRING": AttrType.STR, "VT_DATA_TYPE": AttrType.DTYPE, "VT_TENSOR": AttrType.TENSOR,
     "VT_LIST_INT": AttrType.LIST_INT, "VT_LIST_FLOAT": AttrType.LIST_FLOAT,
     "VT_LIST_BOOL": AttrType.LIST_BOOL, "VT_LIST_STRING": AttrType.LIST_STR,
     "VT_LIST_DATA_TYPE": AttrType.LIST_DTYPE, "VT_LIST_LIST_INT": AttrType.LIST_LIST_INT,
@@ -568,13 +560,9 @@ def pyop_attr(name, ir, default, has_default, op_type):
     host form; otherwise it travels as pyop int holding GE's number (the
     host then passes GE numbers), so every GE DataType stays a valid value.
     """
-    if ir == "VT_TENSOR":
-        at = _features.tensor_attr_type()
-        if at is None:
-            raise _fail(op_type, TypeError, "attribute %r: Tensor attributes are not "
-                        "supported by this libpyop yet" % name)
-        return at, None
     at = _PYOP_ATTR[ir]
+    if ir == "VT_TENSOR":
+        return at, None
     if not has_default:
         return at, None
     if ir == "VT_DATA_TYPE":
@@ -718,16 +706,6 @@ def to_pyop(desc):
     """The GeOpProto of desc; refuses, naming op and element, what this
     libpyop cannot represent."""
     op_type = desc.op_type
-    if not desc.outputs and not _features.NO_OUTPUTS:
-        raise _fail(op_type, NotImplementedError, "an op without outputs (-> None) is not "
-                    "supported by this libpyop yet")
-    for name, kind in desc.outputs:
-        if kind == OUT_DYNAMIC and not _features.DYNAMIC_OUTPUTS:
-            raise _fail(op_type, NotImplementedError, "output %r is dynamic (List[TensorDesc]); "
-                        "dynamic outputs are not supported by this libpyop yet" % name)
-    if desc.mutates and not _features.MUTATES_ARGS:
-        raise _fail(op_type, NotImplementedError, "mutates_args (in-place inputs %s) is not "
-                    "supported by this libpyop yet" % sorted(desc.mutates.values()))
     inputs = tuple((n, IoKind(k)) for n, k in desc.inputs)
     attrs = []
     for n, ir, d, has in desc.attrs:
@@ -736,10 +714,9 @@ def to_pyop(desc):
     outputs = tuple(n for n, _ in desc.outputs)
     key = "ge:%s:%s:%s" % (label(desc.func.__module__), desc.func.__qualname__, op_type)
     extra = {}
-    if _features.NO_OUTPUTS or _features.DYNAMIC_OUTPUTS:
-        kinds = tuple(IoKind.DYNAMIC if k == OUT_DYNAMIC else IoKind.REQUIRED
-                      for _, k in desc.outputs)
-        extra["output_kinds"] = kinds if any(k == IoKind.DYNAMIC for k in kinds) else None
+    kinds = tuple(IoKind.DYNAMIC if k == OUT_DYNAMIC else IoKind.REQUIRED
+                  for _, k in desc.outputs)
+    extra["output_kinds"] = kinds if any(k == IoKind.DYNAMIC for k in kinds) else None
     if desc.mutates:
         from pyop._types import INPUT_MUTATED
         names = [n for n, _ in desc.inputs]

@@ -179,9 +179,8 @@ _IR_OF_PYOP = {
     AttrType.LIST_INT: "VT_LIST_INT", AttrType.LIST_FLOAT: "VT_LIST_FLOAT",
     AttrType.LIST_BOOL: "VT_LIST_BOOL", AttrType.LIST_STR: "VT_LIST_STRING",
     AttrType.LIST_DTYPE: "VT_LIST_DATA_TYPE", AttrType.LIST_LIST_INT: "VT_LIST_LIST_INT",
+    AttrType.TENSOR: "VT_TENSOR",
 }
-if hasattr(AttrType, "TENSOR"):
-    _IR_OF_PYOP[AttrType.TENSOR] = "VT_TENSOR"
 
 
 def _ir_of(proto):
