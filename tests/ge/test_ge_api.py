@@ -625,6 +625,18 @@ class RegisterOpImplTest(unittest.TestCase):
         self.assertIsNone(res.impls[0].input_kinds)
         self.assertIsNone(res.impls[0].check_attrs(("a",)))  # legacy: any attributes
 
+    def test_clear_in_a_load_hands_nothing_to_libpyop(self):
+        res = self.load(_proto_src("@register_op_impl(op_type='Op')\n"
+                                   "class Impl:\n"
+                                   "    def execute(self, ctx): pass\n"
+                                   "from ge.custom_op import clear_registered_op_impls\n"
+                                   "clear_registered_op_impls()\n"
+                                   "@register_op_impl(op_type='Op2')\n"
+                                   "class Impl2:\n"
+                                   "    def execute(self, ctx): pass\n"))
+        self.assertEqual([d.op_type for d in res.impls], ["Op2"])
+        self.assertEqual([d.op_type for d in res.protos], ["Op"])
+
     def test_no_state_between_loads(self):
         src = _proto_src("@register_op_impl(op_type='Op')\n"
                          "class Impl:\n"

@@ -13,7 +13,7 @@ pyop_register_host_prototype takes: op_type, inputs/outputs as (name,
 pyop IoKind), attrs as (name, pyop AttrType, required, default).
 """
 
-from pyop._types import AttrType, IoKind
+from pyop.ext import AttrType, IoKind
 
 from .. import _convert
 from ..graph.types import DataType
