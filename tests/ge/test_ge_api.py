@@ -8,6 +8,7 @@ libpyop offers of it: docs/ge-plugins.md."""
 import dataclasses
 import math
 import os
+import re
 import sys
 import typing
 import unittest
@@ -903,6 +904,69 @@ class RegOpTest(unittest.TestCase):
                 host_proto.read(twice)
             with self.assertRaisesRegex(ValueError, "op types are ASCII"):
                 host_proto.REG_OP("Has Space")
+
+
+class NamesTableTest(unittest.TestCase):
+    """tests/names.txt through the ge package's checks: its op types
+    (register_op, register_op_impl, REG_OP) and names (register_op's
+    parameters, REG_OP's inputs, outputs and attributes) follow the table
+    libpyop's validation and pyop's are tested against."""
+
+    def setUp(self):
+        fresh()
+
+    def test_op_types(self):
+        from ge.custom_op import host_proto
+        rows = [r for r in support.names_table() if r[1] == "op_type"]
+        self.assertGreater(len(rows), 10)
+        for line, _, ok, name in rows:
+            for who, call in (("register_op", lambda n: co.register_op(op_type=n)),
+                              ("register_op_impl", lambda n: co.register_op_impl(op_type=n)),
+                              ("REG_OP", host_proto.REG_OP)):
+                with self.subTest(line=line, name=name, who=who):
+                    if ok:
+                        call(name)
+                    elif not name:
+                        with self.assertRaisesRegex(TypeError, "non-empty str"):
+                            call(name)
+                    else:
+                        with self.assertRaisesRegex(ValueError, "%s: op_type %s.* is not an op "
+                                                    "type libpyop can register: op types are "
+                                                    "ASCII" % (who, re.escape(repr(name)))):
+                            call(name)
+
+    def test_names(self):
+        from ge.custom_op import host_proto
+        rows = [r for r in support.names_table() if r[1] == "name"]
+        self.assertGreater(len(rows), 10)
+        for line, _, ok, name in rows:
+            for kind, call in (("input", lambda r, n: r.INPUT(n)),
+                               ("output", lambda r, n: r.OUTPUT(n)),
+                               ("attribute", lambda r, n: r.ATTR(n, "Int", 1)),
+                               ("attribute", lambda r, n: r.REQUIRED_ATTR(n, "Int"))):
+                with self.subTest(line=line, name=name, kind=kind):
+                    r = host_proto.REG_OP("Op")
+                    if ok:
+                        call(r, name)
+                    elif not name and kind != "attribute":
+                        with self.assertRaisesRegex(TypeError, "non-empty str"):
+                            call(r, name)
+                    else:
+                        with self.assertRaisesRegex(ValueError, r"REG_OP\('Op'\): %s name .* is "
+                                                    "not valid: .*ASCII identifiers" % kind):
+                            call(r, name)
+
+    def test_register_op_parameter_names(self):
+        # Python takes non-ASCII identifiers; libpyop and its hosts do not.
+        ns = {}
+        exec("from ge.runtime import TensorDesc\n"
+             "def f(\u00e9t\u00e9: TensorDesc) -> TensorDesc: pass\n"
+             "def g(x: TensorDesc, *, \u00e9: int = 1) -> TensorDesc: pass\n", ns)
+        for fn, kind in ((ns["f"], "input"), (ns["g"], "attribute")):
+            with self.subTest(kind=kind):
+                with self.assertRaisesRegex(ValueError, "register_op op_type 'N' failed: %s name "
+                                            ".* is not valid" % kind):
+                    co.register_op(op_type="N")(fn)
 
 
 class ReadOnlyViewTest(unittest.TestCase):

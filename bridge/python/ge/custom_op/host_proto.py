@@ -13,7 +13,7 @@ pyop_register_host_prototype takes: op_type, inputs/outputs as (name,
 pyop IoKind), attrs as (name, pyop AttrType, required, default).
 """
 
-from pyop.ext import AttrType, IoKind
+from pyop.ext import AttrType, IoKind, check_name
 
 from .. import _convert
 from ..graph.types import DataType
@@ -65,6 +65,7 @@ class REG_OP:
         if not isinstance(name, str) or not name:
             raise TypeError("REG_OP(%r): an input/output name must be a non-empty str, got %r"
                             % (self.op_type, name))
+        check_name(name, "input" if table is self.inputs else "output", "REG_OP(%r)" % self.op_type)
         table.append((name, kind))
         return self
 
@@ -84,6 +85,7 @@ class REG_OP:
         return self._io(self.outputs, name, IoKind.DYNAMIC)
 
     def _type(self, name, t):
+        check_name(name, "attribute", "REG_OP(%r)" % self.op_type)
         at = _TYPES.get(t)
         if at is None:
             raise ValueError("REG_OP(%r) attr %r: unsupported custom op runtime attr type: %r "

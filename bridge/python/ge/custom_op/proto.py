@@ -416,6 +416,8 @@ def parse(fn, op_type, mutates_args=()):
         pw = "parameter %r" % p.name
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise _fail(op_type, TypeError, "%s: *args and **kwargs are not allowed" % pw)
+        ext.check_name(p.name, "attribute" if p.kind == p.KEYWORD_ONLY else "input",
+                       "register_op op_type %r failed" % op_type)
         if p.name not in hints:
             raise _fail(op_type, TypeError, "%s has no annotation" % pw)
         ann = hints[p.name]
