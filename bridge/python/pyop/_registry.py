@@ -30,7 +30,7 @@ IMPL_METHODS = (("execute", CAP_EXECUTE), ("compile", CAP_COMPILE),
                 ("declare_launch_args", CAP_LAUNCH))
 
 PLUGIN_PREFIX = "_pyop_plugin_"
-_PLUGIN_NAME = re.compile(r"^_pyop_plugin_\d+_(.*)$")
+_PLUGIN_NAME = re.compile("^" + re.escape(PLUGIN_PREFIX) + r"\d+_(.*)$")
 
 
 class OpProto:
