@@ -55,8 +55,7 @@ PYOP__ENDS_WITH(pyop_bridge_request, services);
 
 /* ------------------------------------------------------------ services */
 
-/* Records the bridge's failure detail as the thread's last error, whole: a
- * message of the bridge names its call (pyop__error_names_call). */
+/* Records the bridge's failure detail as the thread's last error. */
 static void record_bridge_error(int status, pyop_str message) {
   bool odd;
   int st = pyop__bridge_status(status, &odd);
@@ -79,6 +78,8 @@ static void record_bridge_error(int status, pyop_str message) {
               n, message.data ? message.data : "", status, pyop_status_name(st));
 }
 
+/* set_error: the message is recorded whole, as one that names its call (a
+ * bridge's message of a failed op callback does: pyop__error_names_call). */
 static void svc_set_error(int status, pyop_str message) {
   record_bridge_error(status, message);
   pyop__error_names_call();

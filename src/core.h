@@ -186,8 +186,10 @@ static inline unsigned pyop__error_mark(void) { return pyop__error_seq; }
  * keeps it whole instead of putting the call in front
  * (pyop__bridge_failure.names_call). Set for every message the bridge
  * records with set_error (the bridge ABI's rule: docs/bridge-abi.md,
- * "Evolving the ABI") and by libpyop's own callbacks of one call (exec
- * services, sinks), whose messages start with the call.
+ * "Evolving the ABI") and by the sinks of one call whose failure the caller
+ * does not keep apart (infer_meta's add_output, compile's set_artifact):
+ * their messages start with the call. (The exec services and the declare
+ * sinks keep their first failure in the call's state instead.)
  */
 void pyop__error_names_call(void);
 /*
