@@ -56,7 +56,7 @@ PYOP__ENDS_WITH(pyop_bridge_request, services);
 /* ------------------------------------------------------------ services */
 
 /* Records the bridge's failure detail as the thread's last error. */
-static void svc_set_error(int status, pyop_str message) {
+static void record_bridge_error(int status, pyop_str message) {
   bool odd;
   int st = pyop__bridge_status(status, &odd);
   if (st == PYOP_OK) { /* an error cannot be a success */
@@ -76,6 +76,13 @@ static void svc_set_error(int status, pyop_str message) {
   pyop__error(st, "%.*s (the bridge reported status %d, not a libpyop error "
                   "status; reported as %s)",
               n, message.data ? message.data : "", status, pyop_status_name(st));
+}
+
+/* set_error: the message is recorded whole, as one that names its call (a
+ * bridge's message of a failed op callback does: pyop__error_names_call). */
+static void svc_set_error(int status, pyop_str message) {
+  record_bridge_error(status, message);
+  pyop__error_names_call();
 }
 
 /* Forwards a bridge log line to libpyop's logger. */

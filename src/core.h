@@ -181,6 +181,18 @@ void pyop__error_clear(void);
 extern _Thread_local unsigned pyop__error_seq; /* error.c; inline: every execute reads it */
 static inline unsigned pyop__error_mark(void) { return pyop__error_seq; }
 /*
+ * Marks the message just recorded as one that names the bridge call it
+ * belongs to (the callback and the op), so that the caller of the callback
+ * keeps it whole instead of putting the call in front
+ * (pyop__bridge_failure.names_call). Set for every message the bridge
+ * records with set_error (the bridge ABI's rule: docs/bridge-abi.md,
+ * "Evolving the ABI") and by the sinks of one call whose failure the caller
+ * does not keep apart (infer_meta's add_output, compile's set_artifact):
+ * their messages start with the call. (The exec services and the declare
+ * sinks keep their first failure in the call's state instead.)
+ */
+void pyop__error_names_call(void);
+/*
  * The calling thread's last error kept aside while a host hook runs: the
  * hook may call libpyop functions that fail, and their errors must not
  * replace the one of the call that runs the hook. Restore puts back the
@@ -263,14 +275,16 @@ int pyop__bridge_status(int rc, bool *odd);
  * How a bridge call that returned rc (not PYOP_OK) failed, read once:
  * status is what libpyop reports (pyop__bridge_status), odd that rc was
  * not a libpyop status, said that the bridge recorded a message of its own
- * (non-empty) since mark, pyop__error_mark() taken before the call. The one
- * place that looks at the last error after a bridge call: callers decide
- * on these fields, never on the text.
+ * (non-empty) since mark, pyop__error_mark() taken before the call,
+ * names_call that this last message was marked by pyop__error_names_call.
+ * The one place that looks at the last error after a bridge call: callers
+ * decide on these fields, never on the text.
  */
 typedef struct pyop__bridge_failure {
   int status;
   bool odd;
   bool said;
+  bool names_call;
 } pyop__bridge_failure;
 pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark);
 

@@ -119,6 +119,9 @@ def test_codes():
     check(pyop_cli.CAPS == caps, "pyop_cli.CAPS %s != pyop's %s" % (pyop_cli.CAPS, caps))
     check(pyop_cli.INPUT_MUTATED == _types.INPUT_MUTATED,
           "pyop_cli.INPUT_MUTATED %d != pyop's %d" % (pyop_cli.INPUT_MUTATED, _types.INPUT_MUTATED))
+    # pyop_cli.MAX_DIMS is held to PYOP_MAX_DIMS by tests/examples/test_binding.py.
+    check(pyop_cli.MAX_DIMS == _types.MAX_DIMS,
+          "pyop_cli.MAX_DIMS %d != pyop's MAX_DIMS %d" % (pyop_cli.MAX_DIMS, _types.MAX_DIMS))
     with open(os.path.join(ROOT, "include", "pyop", "pyop.h")) as f:
         header = f.read()
     m = re.search(r"#define PYOP_EXEC_EXPECT_OUTPUTS \(1u << (\d+)\)", header)
