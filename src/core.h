@@ -125,6 +125,9 @@ void pyop__free(void *p);
 /* Copies [s, s+len) and NUL-terminates; NULL on allocation failure. */
 char *pyop__strndup(const char *s, size_t len);
 char *pyop__strdup(const char *s);
+/* "dir/name" (one '/' between them) in a new allocation; NULL on
+ * allocation failure. */
+char *pyop__path_join(const char *dir, const char *name);
 
 /* ------------------------------------------------------- string builder */
 

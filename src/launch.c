@@ -11,7 +11,7 @@
  */
 #include "launch.h"
 
-#include "artifacts.h"
+#include "trust.h"
 
 #include <assert.h>
 #include <ffi.h>

@@ -14,13 +14,14 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
-#include "artifacts.h"
 #include "bridge_loader.h"
+#include "candidates.h"
 #include "core.h"
 #include "launch.h"
 #include "registry.h"
 #include "runtime_key.h"
 #include "scan.h"
+#include "trust.h"
 
 #include <assert.h>
 #include <pthread.h>

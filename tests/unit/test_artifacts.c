@@ -1,6 +1,7 @@
 /*
- * Manifests, candidate enumeration and ranking, and the file security
- * policy (pyop__open_trusted / pyop__dlopen_trusted).
+ * Manifests (src/manifest.c), candidate enumeration and ranking
+ * (src/candidates.c), and the file security policy (src/trust.c:
+ * pyop__open_trusted / pyop__dlopen_trusted).
  */
 #define PYOP__STR(x) #x
 #define PYOP__XSTR(x) PYOP__STR(x)
@@ -14,7 +15,9 @@
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
-#include "artifacts.h"
+#include "candidates.h"
+#include "manifest.h"
+#include "trust.h"
 #include "pyop/bridge_abi.h"
 
 #define BASE                       \
