@@ -82,7 +82,7 @@ const char *pyop__artifacts_root(void) {
   return r;
 }
 
-/* Around fork() (lifecycle.c): the child gets root_lock unlocked. */
+/* Around fork() (fork.c): the child gets root_lock unlocked. */
 void pyop__artifacts_fork_lock(void) { pthread_mutex_lock(&root_lock); }
 void pyop__artifacts_fork_unlock(void) { pthread_mutex_unlock(&root_lock); }
 

@@ -63,7 +63,7 @@ void pyop__candidates_report(const pyop__candidates *c, pyop__sb *sb);
 
 /* The artifacts root in use (<libdir>/pyop/artifacts). */
 const char *pyop__artifacts_root(void);
-/* Take / release the artifacts root's lock around fork() (lifecycle.c only). */
+/* Take / release the artifacts root's lock around fork() (fork.c only). */
 void pyop__artifacts_fork_lock(void);
 void pyop__artifacts_fork_unlock(void);
 /* Test-only: points the root elsewhere (NULL restores the default). */

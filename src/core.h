@@ -281,7 +281,7 @@ pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark);
 
 /*
  * Set in the child of a fork() that happened while a bridge was open or a
- * lifecycle call ran (lifecycle.c): the child's copy of Python and of the
+ * lifecycle call ran (fork.c): the child's copy of Python and of the
  * bridge cannot be used (the GIL, kept thread states and locks belong to
  * threads that do not exist in the child). Every libpyop call that returns a
  * status then fails at once with PYOP_EFORKED; pyop_op_destroy frees
@@ -347,7 +347,7 @@ enum {
   PYOP__HOOK_LOG = 1u << 3
 };
 unsigned pyop__hooks_present(void);
-/* Take / release the hooks lock around fork() (lifecycle.c only); the
+/* Take / release the hooks lock around fork() (fork.c only); the
  * child's handler also forgets the hook calls in progress in the parent. */
 void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);

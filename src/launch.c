@@ -137,7 +137,7 @@ out:
   return rc;
 }
 
-/* Around fork() (lifecycle.c): the child gets the table unlocked. libs.lock
+/* Around fork() (fork.c): the child gets the table unlocked. libs.lock
  * is never held across dlopen/dlclose, so this never waits long. */
 void pyop__kernel_libs_fork_lock(void) { libs_lock(); }
 void pyop__kernel_libs_fork_unlock(void) { libs_unlock(); }

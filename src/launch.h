@@ -45,7 +45,7 @@
 #define PYOP__LAUNCH_MAX_SYMBOL_LEN 1024
 
 typedef struct pyop__plan pyop__plan;
-/* Take / release the kernel library table's lock around fork() (lifecycle.c
+/* Take / release the kernel library table's lock around fork() (fork.c
  * only). */
 void pyop__kernel_libs_fork_lock(void);
 void pyop__kernel_libs_fork_unlock(void);

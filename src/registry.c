@@ -77,7 +77,7 @@ static void unlock(void) {
   pthread_mutex_unlock(&reg.mu);
 }
 
-/* Around fork() (lifecycle.c): the child gets the registry unlocked. */
+/* Around fork() (fork.c): the child gets the registry unlocked. */
 void pyop__registry_fork_lock(void) { lock(); }
 void pyop__registry_fork_unlock(void) { unlock(); }
 

@@ -217,7 +217,7 @@ void pyop__entry_release(pyop__entry *e);
 int pyop__registry_find_proto(pyop_str op_type, const pyop_op_info **out);
 void pyop__registry_release_proto(const pyop_op_info *info);
 
-/* Take / release the registry lock around fork() (lifecycle.c only). */
+/* Take / release the registry lock around fork() (fork.c only). */
 void pyop__registry_fork_lock(void);
 void pyop__registry_fork_unlock(void);
 
