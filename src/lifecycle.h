@@ -1,13 +1,18 @@
 /*
  * What the lifecycle (lifecycle.c: load, unload, shutdown, options) lends
- * the files beside it: the report of its state for pyop_doctor (doctor.c)
- * and its lock around fork() (fork.c). Lifecycle calls are serialised by a
+ * the files beside it: the strict-outputs option of the last load (op.c),
+ * the report of its state for pyop_doctor (doctor.c) and its lock around
+ * fork() (fork.c). Lifecycle calls are serialised by a
  * busy flag (docs/design.md §Threads).
  */
 #ifndef PYOP_LIFECYCLE_H
 #define PYOP_LIFECYCLE_H
 
 #include "core.h"
+
+/* Whether strict output checks are on (pyop_options.strict_outputs or
+ * PYOP_STRICT_OUTPUTS, as of the last pyop_load; read by pyop_op_create). */
+bool pyop__strict_outputs(void);
 
 /*
  * Appends the bridge's line ("bridge: loaded <path> (ABI x.y)" and whether
