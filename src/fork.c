@@ -5,7 +5,7 @@
  */
 #include "candidates.h"
 #include "core.h"
-#include "launch.h"
+#include "kernel_libs.h"
 #include "lifecycle.h"
 #include "registry.h"
 

@@ -18,7 +18,7 @@
 #include "bridge_loader.h"
 #include "candidates.h"
 #include "core.h"
-#include "launch.h"
+#include "kernel_libs.h"
 #include "lifecycle.h"
 #include "registry.h"
 #include "runtime_key.h"
