@@ -290,6 +290,57 @@ static int retire_lost_interpreter(void) {
   return PYOP_OK;
 }
 
+/*
+ * The register stage of pyop_load: one transaction for the plugins at
+ * paths, filled by the open bridge's register_custom_ops through the
+ * registrar, then committed, or aborted (and the bridge reset when it may
+ * have kept the plugins) when the bridge failed, a registrar call came from
+ * another thread or the commit refused. The caller holds the busy flag
+ * (asserted).
+ */
+static int register_busy(const pyop_str *paths, size_t n_paths) {
+  assert(life_owner);
+  assert(bridge.api != NULL);
+  pyop__txn *txn = NULL;
+  int rc = pyop__txn_begin(&txn);
+  if (rc != PYOP_OK) return rc;
+  pyop_registrar reg;
+  pyop__call call;
+  pyop__registrar_open(txn, &call, &reg);
+  unsigned mark = pyop__error_mark();
+  int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+  /* A registrar call from another bridge thread lost its descriptors:
+   * whatever the bridge returned, this load cannot be committed. */
+  int crc = pyop__registrar_close(&call, bridge.path);
+  if (crc != PYOP_OK) {
+    rc = crc;
+    pyop__txn_abort(txn);
+    bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
+  } else if (brc != PYOP_OK) {
+    pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
+    rc = f.status;
+    if (f.odd && f.said)
+      pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
+                             "%d, which is not a libpyop status (reported as %s); "
+                             "its message",
+                         brc, pyop_status_name(rc));
+    else if (f.odd)
+      pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
+                      "which is not a libpyop status (reported as %s), and gave "
+                      "no detail",
+                  brc, pyop_status_name(rc));
+    else if (!f.said)
+      pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
+                      "gave no detail", pyop_status_name(rc));
+    pyop__txn_abort(txn);
+  } else {
+    rc = pyop__txn_commit(txn);
+    /* Nothing of this load is registered: drop the plugins' state. */
+    if (rc != PYOP_OK) bridge.api->reset();
+  }
+  return rc;
+}
+
 /* The body of pyop_load; the caller holds the busy flag (asserted). */
 static int load_busy(void) {
   assert(life_owner);
@@ -327,46 +378,9 @@ static int load_busy(void) {
   }
   pyop_str *paths = NULL;
   size_t n_paths = 0;
-  pyop__txn *txn = NULL;
   rc = python_paths(&r, &paths, &n_paths);
   if (rc == PYOP_OK) rc = open_bridge();
-  if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
-  if (rc == PYOP_OK) {
-    pyop_registrar reg;
-    pyop__call call;
-    pyop__registrar_open(txn, &call, &reg);
-    unsigned mark = pyop__error_mark();
-    int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
-    /* A registrar call from another bridge thread lost its descriptors:
-     * whatever the bridge returned, this load cannot be committed. */
-    int crc = pyop__registrar_close(&call, bridge.path);
-    if (crc != PYOP_OK) {
-      rc = crc;
-      pyop__txn_abort(txn);
-      bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-    } else if (brc != PYOP_OK) {
-      pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
-      rc = f.status;
-      if (f.odd && f.said)
-        pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
-                               "%d, which is not a libpyop status (reported as %s); "
-                               "its message",
-                           brc, pyop_status_name(rc));
-      else if (f.odd)
-        pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
-                        "which is not a libpyop status (reported as %s), and gave "
-                        "no detail",
-                    brc, pyop_status_name(rc));
-      else if (!f.said)
-        pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
-                        "gave no detail", pyop_status_name(rc));
-      pyop__txn_abort(txn);
-    } else {
-      rc = pyop__txn_commit(txn);
-      /* Nothing of this load is registered: drop the plugins' state. */
-      if (rc != PYOP_OK) bridge.api->reset();
-    }
-  }
+  if (rc == PYOP_OK) rc = register_busy(paths, n_paths);
   pyop__free(paths);
   pyop__scan_result_free(&r);
   if (rc == PYOP_OK) {
