@@ -367,40 +367,19 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
 
 /* See launch.h. Order: view checks (no side effects), library, symbol,
  * allocation; each failure undoes what came before. */
-int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
-  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
-  size_t no = p->n_launches;
-  if (p->finished)
-    return plan_fail(PYOP_ESTATE, p, no, -1, "the plan is already finished");
-  if (!v) return plan_fail(PYOP_ELAUNCH, p, no, -1, "NULL launch view");
-  size_t min = PYOP__MEMBER_END(pyop_launch_view, n_args);
-  if (v->struct_size < min)
-    return plan_fail(PYOP_ELAUNCH, p, no, -1, "struct_size %zu is smaller than %zu",
-                     v->struct_size, min);
-  if (no >= PYOP__LAUNCH_MAX_LAUNCHES)
-    return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many launches (at most %d)",
-                     PYOP__LAUNCH_MAX_LAUNCHES);
-
-  const char *why = str_problem(v->library, PATH_MAX - 1);
-  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path: %s", why);
-  why = str_problem(v->symbol, PYOP__LAUNCH_MAX_SYMBOL_LEN);
-  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol: %s", why);
-  char path[PATH_MAX];
-  memcpy(path, v->library.data, v->library.len);
-  path[v->library.len] = '\0';
-  char symbol[PYOP__LAUNCH_MAX_SYMBOL_LEN + 1];
-  memcpy(symbol, v->symbol.data, v->symbol.len);
-  symbol[v->symbol.len] = '\0';
-  if (path[0] != '/')
-    return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path must be absolute: %s", path);
-
-  size_t need[SRC_COUNT - 1];
-  int rc = check_args(p, no, v, need);
-  if (rc != PYOP_OK) return rc;
-
+/*
+ * The kernel of launch no: its library at path opened (kernel_libs.h, one
+ * reference taken) and symbol found in it, a function defined there.
+ * PYOP_OK with both in *out_lib and *out_sym; else the plan's error
+ * recorded and no reference kept.
+ */
+static int find_kernel(const pyop__plan *p, size_t no, const char *path, const char *symbol,
+                       pyop__kernel_lib **out_lib, void **out_sym) {
   pyop__sb lwhy = PYOP__SB_INIT;
   pyop__kernel_lib *lib = NULL;
-  rc = pyop__kernel_lib_acquire(path, &lib, &lwhy);
+  *out_lib = NULL;
+  *out_sym = NULL;
+  int rc = pyop__kernel_lib_acquire(path, &lib, &lwhy);
   if (rc != PYOP_OK) {
     /* ENOENT/EIO of the file check are reported as ELAUNCH: the plan names
      * a library that cannot be used. */
@@ -438,6 +417,46 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     pyop__kernel_lib_release(lib);
     return rc;
   }
+  *out_lib = lib;
+  *out_sym = sym;
+  return PYOP_OK;
+}
+
+int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
+  if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
+  size_t no = p->n_launches;
+  if (p->finished)
+    return plan_fail(PYOP_ESTATE, p, no, -1, "the plan is already finished");
+  if (!v) return plan_fail(PYOP_ELAUNCH, p, no, -1, "NULL launch view");
+  size_t min = PYOP__MEMBER_END(pyop_launch_view, n_args);
+  if (v->struct_size < min)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "struct_size %zu is smaller than %zu",
+                     v->struct_size, min);
+  if (no >= PYOP__LAUNCH_MAX_LAUNCHES)
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many launches (at most %d)",
+                     PYOP__LAUNCH_MAX_LAUNCHES);
+
+  const char *why = str_problem(v->library, PATH_MAX - 1);
+  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path: %s", why);
+  why = str_problem(v->symbol, PYOP__LAUNCH_MAX_SYMBOL_LEN);
+  if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol: %s", why);
+  char path[PATH_MAX];
+  memcpy(path, v->library.data, v->library.len);
+  path[v->library.len] = '\0';
+  char symbol[PYOP__LAUNCH_MAX_SYMBOL_LEN + 1];
+  memcpy(symbol, v->symbol.data, v->symbol.len);
+  symbol[v->symbol.len] = '\0';
+  if (path[0] != '/')
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path must be absolute: %s", path);
+
+  size_t need[SRC_COUNT - 1];
+  int rc = check_args(p, no, v, need);
+  if (rc != PYOP_OK) return rc;
+
+  pyop__kernel_lib *lib;
+  void *sym;
+  rc = find_kernel(p, no, path, symbol, &lib, &sym);
+  if (rc != PYOP_OK) return rc;
 
   if (p->n_launches == p->cap_launches) {
     size_t cap = p->cap_launches ? p->cap_launches * 2 : 4;
