@@ -20,6 +20,7 @@
 #include "core.h"
 #include "kernel_libs.h"
 #include "lifecycle.h"
+#include "registrar.h"
 #include "registry.h"
 #include "runtime_key.h"
 #include "scan.h"

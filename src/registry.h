@@ -26,21 +26,6 @@ int pyop__txn_begin(pyop__txn **out);
 int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v);
 int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v);
 /*
- * Opens the registrar of one register_custom_ops call on the calling thread
- * (a call of core.h's pyop__call) and fills out (handed to the bridge): its
- * callbacks add to t while it is open, on this thread only. At most one session is open at
- * a time (the caller is the serialised lifecycle).
- */
-void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out);
-/*
- * Closes it right after register_custom_ops returned: every later
- * call of that registrar is refused (PYOP_ESTATE, logged). Returns PYOP_OK,
- * or PYOP_ESTATE with a message naming bridge (its path) when calls from
- * other threads were refused during the call: their descriptors are lost,
- * so the caller must abort t.
- */
-int pyop__registrar_close(const pyop__call *call, const char *bridge);
-/*
  * Makes every descriptor of t visible at once, or none: runs the host's
  * owns_op veto (unlocked), binds each impl to its prototype (in t, or a
  * host prototype already registered), re-checks conflicts under the lock and
