@@ -420,7 +420,68 @@ int pyop__manifest_parse(const char *text, size_t len, pyop__manifest *out,
 }
 
 /*
- * Reads <dir>/manifest.txt through the seam and parses it (see header).
+ * Stage 1 of reading: opens <dir>/manifest.txt (O_NONBLOCK: a FIFO or a
+ * device in its place must not block the open, and with it every lifecycle
+ * call) and checks the opened file: regular, at most PYOP__MANIFEST_MAX
+ * bytes. PYOP_OK with *fd open; else the status with the reason in why.
+ */
+static int mf_open(const char *path, int *fd, pyop__sb *why) {
+  *fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (*fd < 0) {
+    int e = errno;
+    bool missing = e == ENOENT || e == ENOTDIR;
+    pyop__sb_printf(why, "%s " PYOP__MANIFEST_NAME ": %s", missing ? "no" : "cannot open",
+                    strerror(e));
+    return missing ? PYOP_ENOENT : PYOP_EIO;
+  }
+  struct stat st;
+  if (PYOP_SYS(fstat)(*fd, &st) != 0) {
+    int e = errno;
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": fstat: %s", strerror(e));
+    return PYOP_EIO;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": not a regular file (%s)",
+                    pyop__file_kind(st.st_mode));
+    return PYOP_EIO;
+  }
+  if (st.st_size > PYOP__MANIFEST_MAX) {
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %lld bytes, more than the %d allowed",
+                    (long long)st.st_size, PYOP__MANIFEST_MAX);
+    return PYOP_EDESCRIPTOR;
+  }
+  return PYOP_OK;
+}
+
+/*
+ * Stage 2: reads fd whole into buf (PYOP__MANIFEST_MAX + 1 bytes), one byte
+ * more than allowed to notice a file that grew since the fstat. PYOP_OK
+ * with the length in *total; else the status with the reason in why.
+ */
+static int mf_read_all(int fd, char *buf, size_t *total, pyop__sb *why) {
+  *total = 0;
+  while (*total <= PYOP__MANIFEST_MAX) {
+    ssize_t n = PYOP_SYS(read)(fd, buf + *total, PYOP__MANIFEST_MAX + 1 - *total);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": read: %s", strerror(e));
+      return PYOP_EIO;
+    }
+    if (n == 0) break;
+    *total += (size_t)n;
+  }
+  if (*total > PYOP__MANIFEST_MAX) {
+    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": more than the %d bytes allowed",
+                    PYOP__MANIFEST_MAX);
+    return PYOP_EDESCRIPTOR;
+  }
+  return PYOP_OK;
+}
+
+/*
+ * Reads <dir>/manifest.txt through the seam and parses it (see header):
+ * open and check, read, parse.
  */
 int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
   assert(why != NULL);
@@ -437,69 +498,24 @@ int pyop__manifest_read(const char *dir, pyop__manifest *out, pyop__sb *why) {
     pyop__sb_puts(why, "out of memory");
     return PYOP_ENOMEM;
   }
-  int rc = PYOP_OK;
+  int fd = -1;
   char *buf = NULL;
   size_t total = 0;
-  /* O_NONBLOCK: a FIFO or a device in the manifest's place must not block
-   * the open (and with it every lifecycle call); fstat then refuses it. */
-  int fd = PYOP_SYS(open)(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) {
-    int e = errno;
-    bool missing = e == ENOENT || e == ENOTDIR;
-    pyop__sb_printf(why, "%s " PYOP__MANIFEST_NAME ": %s", missing ? "no" : "cannot open",
-                    strerror(e));
-    rc = missing ? PYOP_ENOENT : PYOP_EIO;
-    goto out;
-  }
-  struct stat st;
-  if (PYOP_SYS(fstat)(fd, &st) != 0) {
-    int e = errno;
-    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": fstat: %s", strerror(e));
-    rc = PYOP_EIO;
-    goto out;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": not a regular file (%s)",
-                    pyop__file_kind(st.st_mode));
-    rc = PYOP_EIO;
-    goto out;
-  }
-  if (st.st_size > PYOP__MANIFEST_MAX) {
-    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %lld bytes, more than the %d allowed",
-                    (long long)st.st_size, PYOP__MANIFEST_MAX);
-    rc = PYOP_EDESCRIPTOR;
-    goto out;
-  }
-  buf = pyop__malloc(PYOP__MANIFEST_MAX + 1);
-  if (!buf) {
-    pyop__sb_puts(why, "out of memory");
-    rc = PYOP_ENOMEM;
-    goto out;
-  }
-  /* Read one byte more than allowed to notice a file that grew. */
-  while (total <= PYOP__MANIFEST_MAX) {
-    ssize_t n = PYOP_SYS(read)(fd, buf + total, PYOP__MANIFEST_MAX + 1 - total);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      pyop__sb_printf(why, PYOP__MANIFEST_NAME ": read: %s", strerror(e));
-      rc = PYOP_EIO;
-      goto out;
+  int rc = mf_open(path, &fd, why);
+  if (rc == PYOP_OK) {
+    buf = pyop__malloc(PYOP__MANIFEST_MAX + 1);
+    if (!buf) {
+      pyop__sb_puts(why, "out of memory");
+      rc = PYOP_ENOMEM;
     }
-    if (n == 0) break;
-    total += (size_t)n;
   }
-  if (total > PYOP__MANIFEST_MAX) {
-    pyop__sb_printf(why, PYOP__MANIFEST_NAME ": more than the %d bytes allowed",
-                    PYOP__MANIFEST_MAX);
-    rc = PYOP_EDESCRIPTOR;
-    goto out;
+  if (rc == PYOP_OK) rc = mf_read_all(fd, buf, &total, why);
+  if (rc == PYOP_OK) {
+    pyop__sb inner = PYOP__SB_INIT;
+    rc = pyop__manifest_parse(buf, total, out, &inner);
+    if (rc != PYOP_OK) pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %s", pyop__sb_str(&inner));
+    pyop__sb_free(&inner);
   }
-  pyop__sb inner = PYOP__SB_INIT;
-  rc = pyop__manifest_parse(buf, total, out, &inner);
-  if (rc != PYOP_OK) pyop__sb_printf(why, PYOP__MANIFEST_NAME ": %s", pyop__sb_str(&inner));
-  pyop__sb_free(&inner);
-out:
   if (fd >= 0) PYOP_SYS(close)(fd);
   pyop__free(buf);
   pyop__free(path);
