@@ -31,6 +31,7 @@
  * PYOP_ECONTRACT.
  */
 #include "launch.h"
+#include "lifecycle.h"
 #include "registry.h"
 #include "shape.h"
 

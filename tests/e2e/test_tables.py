@@ -11,7 +11,7 @@ Format, the attribute-type names of _signature) and the pyop command's binding m
 (DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES, IO_KINDS, CAPS and
 the flag bits). The names `pyop doctor` parses (path verdicts, candidate
 statuses) have their authority in libpyop's internal name functions, read
-here from src/scan.c and src/artifacts.c. A table that drifts fails here
+here from src/scan.c and src/candidates.c. A table that drifts fails here
 with the value, the copy and both answers.
 """
 
