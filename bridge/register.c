@@ -173,6 +173,53 @@ out:
   Py_XDECREF(typing);
 }
 
+/* Forgets the fast TensorDesc access derived from pb.tensor_desc. */
+static void desc_fast_reset(void) {
+  pb.desc_type = NULL; /* borrowed from pb.tensor_desc */
+  pb.desc_version = 0;
+  memset(pb.desc_off, 0, sizeof pb.desc_off);
+}
+
+/* Drops the size bytes of owned references at members (NULL ones skipped),
+ * each set to NULL before its reference goes, as Py_CLEAR does. */
+static void refs_release(void *members, size_t size) {
+  for (size_t off = 0; off + sizeof(PyObject *) <= size; off += sizeof(PyObject *)) {
+    PyObject *o;
+    memcpy(&o, (char *)members + off, sizeof o);
+    memset((char *)members + off, 0, sizeof o);
+    Py_XDECREF(o);
+  }
+}
+
+/* Releases the PB_PY_STATE members of group image, in table order. */
+static void py_state_release(int image) {
+#define PB_PY_RELEASE(type, name, dims, img, module, attr)                                    \
+  if ((img) == image)                                                                         \
+    refs_release(&pb.name, sizeof pb.name);
+  PB_PY_STATE(PB_PY_RELEASE)
+#undef PB_PY_RELEASE
+}
+
+/* How many objects PB_PY_STATE's image group holds at most. */
+#define PB_PY_IMAGE_COUNT(type, name, dims, img, module, attr)                                \
+  +((img) ? sizeof(((pb_state *)0)->name) / sizeof(PyObject *) : 0)
+enum { PB_N_IMAGE_OBJECTS = 0 PB_PY_STATE(PB_PY_IMAGE_COUNT) };
+#undef PB_PY_IMAGE_COUNT
+
+/* The objects of PB_PY_STATE's image group (borrowed, NULL ones too) into
+ * out[PB_N_IMAGE_OBJECTS]. */
+static void py_state_image_objects(PyObject **out) {
+  size_t n = 0;
+#define PB_PY_IMAGE_OBJECTS(type, name, dims, img, module, attr)                              \
+  if (img) {                                                                                  \
+    memcpy(out + n, &pb.name, sizeof pb.name);                                                \
+    n += sizeof pb.name / sizeof(PyObject *);                                                 \
+  }
+  PB_PY_STATE(PB_PY_IMAGE_OBJECTS)
+#undef PB_PY_IMAGE_OBJECTS
+  assert(n == PB_N_IMAGE_OBJECTS);
+}
+
 void pb_package_drop(void) {
   pb_exit_watch_unregister();
   if (pb.fn_loader_shutdown != NULL) {
@@ -183,29 +230,15 @@ void pb_package_drop(void) {
   }
   if (pb.pkg != NULL)
     drop_package_modules();
-  Py_CLEAR(pb.fn_load);
-  Py_CLEAR(pb.fn_unload);
-  Py_CLEAR(pb.fn_loader_shutdown);
-  Py_CLEAR(pb.fn_format);
-  pb.desc_type = NULL; /* borrowed from pb.tensor_desc */
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-  Py_CLEAR(pb.tensor_desc);
-  for (size_t i = 0; i < PYOP_DTYPE_COUNT; i++)
-    Py_CLEAR(pb.dtypes[i]);
-  for (size_t i = 0; i < PYOP_FORMAT_COUNT; i++)
-    Py_CLEAR(pb.formats[i]);
-  for (size_t i = 0; i < PB_NKINDS; i++)
-    Py_CLEAR(pb.str_method[i]);
-  Py_CLEAR(pb.modules);
-  Py_CLEAR(pb.pkg);
+  desc_fast_reset();
+  py_state_release(0);
   clear_typing_caches();
   /* Watch the objects whose code or static data live in this image. */
-  PyObject *watch[4] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type,
-                        (PyObject *)pb.view_type};
-  PyObject *refs[4] = {NULL, NULL, NULL, NULL};
+  PyObject *watch[PB_N_IMAGE_OBJECTS];
+  PyObject *refs[PB_N_IMAGE_OBJECTS] = {NULL};
+  py_state_image_objects(watch);
   bool alive = false;
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++) {
     if (watch[i] == NULL)
       continue;
     refs[i] = PyWeakref_NewRef(watch[i], NULL);
@@ -214,13 +247,10 @@ void pb_package_drop(void) {
       alive = true; /* cannot tell: stay safe */
     }
   }
-  Py_CLEAR(pb.native);
-  Py_CLEAR(pb.tensor_type);
-  Py_CLEAR(pb.ctx_type);
-  Py_CLEAR(pb.view_type);
+  py_state_release(1);
   /* The module and its heap types form cycles. */
   PyGC_Collect();
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++) {
     if (refs[i] != NULL && weakref_alive(refs[i]))
       alive = true;
     Py_XDECREF(refs[i]);
@@ -243,9 +273,7 @@ void pb_package_drop(void) {
  * exactly the class (a subclass may override the fields).
  */
 void pb_desc_setup(void) {
-  pb.desc_type = NULL;
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
+  desc_fast_reset();
 #ifndef Py_GIL_DISABLED
   static const char *const names[3] = {"shape", "dtype", "format"};
   if (pb.tensor_desc == NULL || !PyType_Check(pb.tensor_desc))
@@ -317,6 +345,34 @@ static int enum_members(PyObject *cls, PyObject **out, size_t n) {
     Py_DECREF(v);
     if (out[i] == NULL)
       return -1;
+  }
+  return 0;
+}
+
+/* The PB_PY_STATE members that are a module attribute: where they are in
+ * pb and where they come from. */
+static const struct py_from_module {
+  size_t offset, size;
+  const char *module, *attr;
+} py_from_module[] = {
+#define PB_PY_FROM_MODULE(type, name, dims, image, module, attr)                              \
+  {offsetof(pb_state, name), sizeof(((pb_state *)0)->name), module, attr},
+    PB_PY_STATE(PB_PY_FROM_MODULE)
+#undef PB_PY_FROM_MODULE
+};
+
+/* Sets every PB_PY_STATE member that has a module and attribute, in table
+ * order; -1 with an exception at the first that fails. */
+static int py_state_from_modules(void) {
+  for (size_t i = 0; i < sizeof py_from_module / sizeof py_from_module[0]; i++) {
+    const struct py_from_module *m = &py_from_module[i];
+    if (m->module == NULL)
+      continue;
+    assert(m->size == sizeof(PyObject *));
+    PyObject *o = module_attr(m->module, m->attr);
+    if (o == NULL)
+      return -1;
+    memcpy((char *)&pb + m->offset, &o, sizeof o);
   }
   return 0;
 }
@@ -412,13 +468,7 @@ int pb_package_ensure(void) {
     if (pb.str_method[i] == NULL)
       goto fail;
   }
-  pb.fn_load = module_attr("pyop._loader", "load_plugins");
-  pb.fn_unload = module_attr("pyop._loader", "unload_modules");
-  pb.fn_loader_shutdown = module_attr("pyop._loader", "shutdown");
-  pb.fn_format = module_attr("pyop._errors", "format_exception");
-  pb.tensor_desc = PyObject_GetAttrString(pb.pkg, "TensorDesc");
-  if (pb.fn_load == NULL || pb.fn_unload == NULL || pb.fn_loader_shutdown == NULL ||
-      pb.fn_format == NULL || pb.tensor_desc == NULL)
+  if (py_state_from_modules() < 0)
     goto fail;
   pb_desc_setup();
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
@@ -1278,16 +1328,10 @@ void pb_package_forget(void) {
   ops_free(pb.ops); /* pb_python_usable() is false: C memory only */
   pb.ops = NULL;
   saved_foreign_pyop = NULL;
-  pb.pkg = pb.native = pb.fn_load = pb.fn_unload = pb.fn_loader_shutdown = pb.fn_format = NULL;
-  pb.tensor_desc = NULL;
-  pb.desc_type = NULL;
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-  memset(pb.dtypes, 0, sizeof pb.dtypes);
-  memset(pb.formats, 0, sizeof pb.formats);
-  memset(pb.str_method, 0, sizeof pb.str_method);
-  pb.tensor_type = pb.ctx_type = pb.view_type = NULL;
-  pb.modules = NULL;
+  desc_fast_reset();
+#define PB_PY_FORGET(type, name, dims, image, module, attr) memset(&pb.name, 0, sizeof pb.name);
+  PB_PY_STATE(PB_PY_FORGET)
+#undef PB_PY_FORGET
 }
 
 void pb_reset_gil(void) {
