@@ -1064,23 +1064,25 @@ static PyObject *get_tuple(PyObject *res, const char *name) {
 /*
  * What a load relies on in the interpreter and a plugin can break: the
  * sys.modules entries (the pyop package and its submodules, and the
- * standard modules the loader uses), sys.path, sys.meta_path,
- * sys.path_hooks, sys.path_importer_cache and builtins.__import__. Saved
- * before the plugins run. After a failed load every one of them is put back
- * (sys.modules entries that existed are restored by identity, "pyop.*"
- * entries the load added that are not modules are removed); after a
- * successful load only the package's own entries are (a plugin may add
- * finders or modules on purpose, but "pyop" is libpyop's). Nothing here is
- * interpreted: the saved objects are put back as they were.
+ * standard modules the loader uses), sys.meta_path, sys.path_hooks,
+ * sys.path_importer_cache and builtins.__import__. Saved before the plugins
+ * run. After a failed load every one of them is put back (sys.modules
+ * entries that existed are restored by identity, "pyop.*" entries the load
+ * added that are not modules are removed); after a successful load only
+ * the package's own entries are (a plugin may add finders or modules on
+ * purpose, but "pyop" is libpyop's). Nothing here is interpreted: the saved
+ * objects are put back as they were. sys.path is not here: its one owner is
+ * the loader (pyop/_loader.py, load_plugins), which puts it back after
+ * every load, failed or not.
  */
 typedef struct pb_guard {
   PyObject *modules;       /* copy of sys.modules */
-  PyObject *lists[3];      /* copies of sys.path, sys.meta_path, sys.path_hooks */
+  PyObject *lists[2];      /* copies of sys.meta_path, sys.path_hooks */
   PyObject *importer_cache; /* copy of sys.path_importer_cache */
   PyObject *import_fn;     /* builtins.__import__ */
 } pb_guard;
 
-static const char *const guard_lists[3] = {"path", "meta_path", "path_hooks"};
+static const char *const guard_lists[2] = {"meta_path", "path_hooks"};
 
 /* "pyop" or "pyop.<anything>". */
 static bool is_package_name(PyObject *k) {
@@ -1094,7 +1096,7 @@ static bool is_package_name(PyObject *k) {
 
 static void guard_free(pb_guard *g) {
   Py_CLEAR(g->modules);
-  for (int i = 0; i < 3; i++)
+  for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++)
     Py_CLEAR(g->lists[i]);
   Py_CLEAR(g->importer_cache);
   Py_CLEAR(g->import_fn);
@@ -1106,7 +1108,7 @@ static int guard_save(pb_guard *g) {
   g->modules = PyDict_Copy(PyImport_GetModuleDict());
   if (g->modules == NULL)
     goto fail;
-  for (int i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++) {
     PyObject *l = PySys_GetObject(guard_lists[i]); /* borrowed */
     g->lists[i] = l != NULL ? PySequence_List(l) : NULL;
     if (g->lists[i] == NULL)
@@ -1183,7 +1185,7 @@ static void guard_restore(const pb_guard *g, bool all) {
   PyErr_Clear();
   Py_XDECREF(keys);
   if (all) {
-    for (int i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++)
       restore_list(guard_lists[i], g->lists[i]);
     PyObject *cache = PySys_GetObject("path_importer_cache"); /* borrowed */
     if (g->importer_cache != NULL) {

@@ -19,8 +19,8 @@
  *   atexit_clear the same after a plugin's atexit._clear(), with the
  *                documented pyop_shutdown + pyop_load
  *   poison       plugins that break sys.modules["pyop"], its submodules,
- *                sys.meta_path, sys.path_hooks, __import__, sys.path fail
- *                their load; the next load works
+ *                sys.meta_path, sys.path_hooks, __import__, sys.path (replaced
+ *                or deleted) fail their load; the next load works
  *   gil_kept     the host keeps the GIL: a warning at load, and a call that
  *                waits for the GIL is named in a log line
  *   fork         fork() while another thread runs an op: every call in the
@@ -365,7 +365,8 @@ static void case_poison(void) {
   py_start();
   static const char *const kinds[] = {"pyop_none", "pyop_submodules", "pyop_deleted",
                                       "meta_path", "meta_path_cleared", "path_hooks",
-                                      "import",    "sys_path",        "succeed_pyop_none"};
+                                      "import",    "sys_path",        "sys_path_deleted",
+                                      "succeed_pyop_none"};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     const char *k = kinds[i];
     e2e_case = k;
