@@ -447,6 +447,10 @@ void pb_watch_add(pb_thread *t);
 void pb_watch_remove(pb_thread *t);
 /* Stops the watch thread and empties the list (bridge shutdown). */
 void pb_watch_stop_all(void);
+/* At each load, with the GIL taken as how says: warns when this thread
+ * held the GIL while running no Python, and records it for the watch's
+ * line. */
+void pb_watch_note_load(pb_gil how);
 /* Marks the start and the end of a wait for the GIL (owner thread only:
  * plain loads and stores, no read-modify-write). */
 static inline void pb_wait_begin(pb_thread *t, int kind, const pb_op *op) {

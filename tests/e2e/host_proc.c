@@ -452,6 +452,11 @@ static void case_gil_kept(void) {
   CHECK(!atomic_load(&job.done), "execute ran while the host held the GIL");
   CHECK(log_has("execute", "Twice", "waited", "GIL", "PyEval_SaveThread", NULL),
         "no log line naming the call that waits for the GIL");
+  /* The line names the thread the load found keeping the GIL: this one. */
+  char *kept = xasprintf("thread %ld held it while running no Python when it called pyop_load",
+                         (long)syscall(SYS_gettid));
+  CHECK(log_has("has waited", kept, NULL), "the wait line does not say \"%s\":\n%s", kept, g_log);
+  free(kept);
   /* Once per wait: keep it a while longer, no second line. */
   usleep(2500 * 1000);
   CHECK(log_count("has waited") == 1, "%d lines for one wait", log_count("has waited"));
