@@ -210,7 +210,9 @@ typedef struct pb_frame {
   X(PyTypeObject *, tensor_type, , 1, NULL, NULL)                                             \
   X(PyTypeObject *, ctx_type, , 1, NULL, NULL)                                                \
   /* pyop._native.ViewBase (see pb_holder.in_type) */                                         \
-  X(PyTypeObject *, view_type, , 1, NULL, NULL)
+  X(PyTypeObject *, view_type, , 1, NULL, NULL)                                               \
+  /* pyop._native.TensorDescBase: the fields of pyop.TensorDesc (pb_desc) */                  \
+  X(PyTypeObject *, desc_type, , 1, NULL, NULL)
 
 /* Everything the bridge keeps: the process-wide C members, then the
  * Python objects (PB_PY_STATE). */
@@ -221,16 +223,6 @@ typedef struct pb_state {
   bool owns_python;
   PyThreadState *main_tstate;   /* ours, saved after start-up */
   pb_op *ops;
-  /*
-   * pyop.TensorDesc when its shape/dtype/format are plain __slots__ members
-   * read and written through the generic attribute protocol: the bridge then
-   * accesses them at these offsets (shape, dtype, format) instead of by
-   * name. NULL: use getattr/setattr (pb_desc_setup found something else).
-   * Derived from tensor_desc, reset with it.
-   */
-  PyTypeObject *desc_type;      /* borrowed: pb.tensor_desc */
-  unsigned int desc_version;    /* its tp_version_tag when checked */
-  Py_ssize_t desc_off[3];
 #define PB_PY_DECLARE(type, name, dims, image, module, attr) type name dims;
   PB_PY_STATE(PB_PY_DECLARE)
 #undef PB_PY_DECLARE
@@ -316,19 +308,18 @@ static inline void pb_exc_restore(PyObject *exc) {
 #endif
 }
 
-/* Fields of a TensorDesc, in pb.desc_off order. */
-enum { PB_DESC_SHAPE = 0, PB_DESC_DTYPE = 1, PB_DESC_FORMAT = 2 };
-
-/* pb.desc_type when its fields may be accessed directly now, else NULL. */
-static inline PyTypeObject *pb_desc_fast_type(void) {
-  PyTypeObject *tp = pb.desc_type;
-  return tp != NULL && tp->tp_version_tag == pb.desc_version ? tp : NULL;
-}
-
-/* The field slot of a TensorDesc o (Py_TYPE(o) == pb_desc_fast_type()). */
-static inline PyObject **pb_desc_field(PyObject *o, int field) {
-  return (PyObject **)((char *)o + pb.desc_off[field]);
-}
+/*
+ * A pyop.TensorDesc: a Python subclass of pyop._native.TensorDescBase (in
+ * pb.desc_type) that adds no field, no __dict__ and no __weakref__
+ * (pb_package_ensure checks), so the bridge reads and writes its fields
+ * here. NULL: not set (getattr raises AttributeError).
+ */
+typedef struct pb_desc {
+  PyObject_HEAD
+  PyObject *shape;  /* tuple of ints */
+  PyObject *dtype;  /* DataType member */
+  PyObject *format; /* Format member */
+} pb_desc;
 
 /* ---- entry.c */
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
@@ -501,9 +492,6 @@ void pb_package_drop(void);
  * them (no GIL) and frees the op ctx's C memory. */
 void pb_package_forget(void);
 void pb_op_decref(pb_op *op);
-/* Sets pb.desc_type/desc_off from pb.tensor_desc (fast field access) when
- * its layout allows; never fails (falls back to attribute access). */
-void pb_desc_setup(void);
 
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */

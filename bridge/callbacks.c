@@ -177,9 +177,9 @@ static PyObject *call_list(PyObject *tuple, bool nested) {
 /* -------------------------------------------------------------- holders */
 
 /*
- * The attribute names of a TensorDesc, interned once for make_desc and
- * desc_to_tensor when they cannot access the fields directly (see
- * pb_desc_setup; results of another type), kept while any holder lives.
+ * The attribute names of a TensorDesc, interned once for desc_to_tensor
+ * reading a result that is not exactly a pyop.TensorDesc (a subclass, any
+ * object with the three attributes), kept while any holder lives.
  * Holders only live while the package is loaded (unload and shutdown refuse
  * while an op instance lives), so the names never outlive their interpreter.
  * Guarded by the GIL.
@@ -618,13 +618,16 @@ static PyObject *shape_tuple(const pyop_tensor *t, pb_desc_slot *slot) {
 /*
  * A TensorDesc for a description. New reference or NULL.
  *
+ * Its fields (pb_desc) are stored directly: what TensorDesc.__init__ would
+ * store for the fields libpyop already checked (non-negative dims, known
+ * dtype and format), without its Python-level validation on the hot path.
  * With slot (one input slot of the holder) the slot's TensorDesc is reused
  * when nobody else holds it any more (pb_only_cache_holds; TensorDesc has
- * no __weakref__, pb_desc_setup checks). Its fields are then rewritten only
- * where they differ from t. A TensorDesc a plugin kept is never touched
- * again: the slot takes a new one. A plugin may have assigned the fields of
- * a reused one: they are compared by identity (the slot's shape tuple, the
- * DataType and Format members), so any such change is undone.
+ * no __weakref__, pb_package_ensure checks). Its fields are then rewritten
+ * only where they differ from t. A TensorDesc a plugin kept is never
+ * touched again: the slot takes a new one. A plugin may have assigned the
+ * fields of a reused one: they are compared by identity (the slot's shape
+ * tuple, the DataType and Format members), so any such change is undone.
  */
 static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {
@@ -637,67 +640,47 @@ static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
                  (int)t->dtype, (int)t->format);
     return NULL;
   }
-  PyTypeObject *tp = pb_desc_fast_type();
-  if (tp != NULL) {
-    PyObject *r = slot != NULL ? slot->desc : NULL;
-    /* The common case: the slot's TensorDesc, free and already right. */
-    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp) &&
-        *pb_desc_field(r, PB_DESC_DTYPE) == dt && *pb_desc_field(r, PB_DESC_FORMAT) == fm &&
-        *pb_desc_field(r, PB_DESC_SHAPE) == slot->shape && slot_shape_is(slot, t))
-      return Py_NewRef(r);
-    /* The fields libpyop already checked (non-negative dims, known dtype
-     * and format) stored directly: what TensorDesc.__init__ would store,
-     * without its Python-level validation on the hot path. */
-    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp))
-      slot->desc = NULL; /* taken out of the slot: ours while we fill it */
-    else
-      r = NULL;
-    PyObject *shape = shape_tuple(t, slot);
-    if (shape == NULL) {
-      Py_XDECREF(r);
-      return NULL;
-    }
-    if (r == NULL && (r = tp->tp_alloc(tp, 0)) == NULL) {
-      Py_DECREF(shape);
-      return NULL;
-    }
-    /* Old values are dropped only once r and the slot are consistent: a
-     * destructor may run arbitrary code. */
-    PyObject *old[4] = {NULL, NULL, NULL, NULL};
-    PyObject *want[3] = {shape, dt, fm};
-    for (int k = 0; k < 3; k++) {
-      PyObject **p = pb_desc_field(r, k);
-      if (*p != want[k]) {
-        old[k] = *p;
-        *p = Py_NewRef(want[k]);
-      }
-    }
-    Py_DECREF(shape);
-    if (slot != NULL && slot->desc != r) {
-      old[3] = slot->desc; /* one a plugin kept (or NULL) */
-      slot->desc = Py_NewRef(r);
-    }
-    for (int k = 0; k < 4; k++)
-      Py_XDECREF(old[k]);
-    return r;
-  }
-  PyObject *shape = shape_tuple(t, NULL);
-  if (shape == NULL)
+#ifdef Py_GIL_DISABLED
+  slot = NULL; /* calls of one holder may run at once: nothing is shared or reused */
+#endif
+  PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc; /* layout: pb_package_ensure */
+  pb_desc *r = slot != NULL ? (pb_desc *)slot->desc : NULL;
+  /* The common case: the slot's TensorDesc, free and already right. */
+  if (r != NULL && pb_only_cache_holds((PyObject *)r) && r->dtype == dt && r->format == fm &&
+      r->shape == slot->shape && slot_shape_is(slot, t))
+    return Py_NewRef((PyObject *)r);
+  if (r != NULL && pb_only_cache_holds((PyObject *)r))
+    slot->desc = NULL; /* taken out of the slot: ours while we fill it */
+  else
+    r = NULL;
+  PyObject *shape = shape_tuple(t, slot);
+  if (shape == NULL) {
+    Py_XDECREF(r);
     return NULL;
-  PyObject *r;
-  if (PyType_Check(pb.tensor_desc)) {
-    PyTypeObject *dtp = (PyTypeObject *)pb.tensor_desc;
-    r = dtp->tp_alloc(dtp, 0);
-    if (r != NULL && (PyObject_SetAttr(r, desc_names.shape, shape) < 0 ||
-                      PyObject_SetAttr(r, desc_names.dtype, dt) < 0 ||
-                      PyObject_SetAttr(r, desc_names.format, fm) < 0))
-      Py_CLEAR(r);
-  } else {
-    PyObject *argv[3] = {shape, dt, fm};
-    r = PyObject_Vectorcall(pb.tensor_desc, argv, 3, NULL);
+  }
+  if (r == NULL && (r = (pb_desc *)tp->tp_alloc(tp, 0)) == NULL) {
+    Py_DECREF(shape);
+    return NULL;
+  }
+  /* Old values are dropped only once r and the slot are consistent: a
+   * destructor may run arbitrary code. */
+  PyObject *old[4] = {NULL, NULL, NULL, NULL};
+  PyObject **field[3] = {&r->shape, &r->dtype, &r->format};
+  PyObject *want[3] = {shape, dt, fm};
+  for (int k = 0; k < 3; k++) {
+    if (*field[k] != want[k]) {
+      old[k] = *field[k];
+      *field[k] = Py_NewRef(want[k]);
+    }
   }
   Py_DECREF(shape);
-  return r;
+  if (slot != NULL && slot->desc != (PyObject *)r) {
+    old[3] = slot->desc; /* one a plugin kept (or NULL) */
+    slot->desc = Py_NewRef((PyObject *)r);
+  }
+  for (int k = 0; k < 4; k++)
+    Py_XDECREF(old[k]);
+  return (PyObject *)r;
 }
 
 /* One argument object for a tensor: a Tensor view (tracked in f) or a
@@ -1003,14 +986,18 @@ static int enum_value(PyObject *o, PyObject *const *members, long n, size_t inde
 static int desc_to_tensor(const pb_holder *h, PyObject *o, pyop_tensor *t, size_t index) {
   memset(t, 0, sizeof *t);
   PyObject *shape = NULL, *dtype = NULL, *format = NULL;
-  PyTypeObject *tp = pb_desc_fast_type();
-  if (tp != NULL && Py_IS_TYPE(o, tp)) {
+#ifndef Py_GIL_DISABLED
+  if (Py_IS_TYPE(o, (PyTypeObject *)pb.tensor_desc)) {
     /* What getattr would return; an unset field (NULL) is reported as
-     * getattr's AttributeError would be. */
-    shape = Py_XNewRef(*pb_desc_field(o, PB_DESC_SHAPE));
-    dtype = Py_XNewRef(*pb_desc_field(o, PB_DESC_DTYPE));
-    format = Py_XNewRef(*pb_desc_field(o, PB_DESC_FORMAT));
-  } else {
+     * getattr's AttributeError would be. (Free-threaded: another thread may
+     * be assigning them, so the member descriptors read them.) */
+    const pb_desc *d = (const pb_desc *)o;
+    shape = Py_XNewRef(d->shape);
+    dtype = Py_XNewRef(d->dtype);
+    format = Py_XNewRef(d->format);
+  } else
+#endif
+  {
     shape = PyObject_GetAttr(o, desc_names.shape);
     dtype = shape ? PyObject_GetAttr(o, desc_names.dtype) : NULL;
     format = dtype ? PyObject_GetAttr(o, desc_names.format) : NULL;

@@ -86,6 +86,7 @@ static int pb_set_config(const pyop_bridge_config *config) {
   pb.artifact_dir = dir;
   return PYOP_OK;
 }
+
 /* ------------------------------------------------------ the API table */
 
 static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_str *paths,

@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if PY_VERSION_HEX >= 0x030C0000
-#define PB_T_OBJECT_EX Py_T_OBJECT_EX
-#define PB_READONLY Py_READONLY
-#else
-#include <structmember.h>
-#define PB_T_OBJECT_EX T_OBJECT_EX
-#define PB_READONLY READONLY
-#endif
-
 /* ---------------------------------------------------------- small arena */
 
 /* Allocations, and references to the Python objects whose UTF-8 the views
@@ -173,13 +164,6 @@ out:
   Py_XDECREF(typing);
 }
 
-/* Forgets the fast TensorDesc access derived from pb.tensor_desc. */
-static void desc_fast_reset(void) {
-  pb.desc_type = NULL; /* borrowed from pb.tensor_desc */
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-}
-
 /* Drops the size bytes of owned references at members (NULL ones skipped),
  * each set to NULL before its reference goes, as Py_CLEAR does. */
 static void refs_release(void *members, size_t size) {
@@ -230,7 +214,6 @@ void pb_package_drop(void) {
   }
   if (pb.pkg != NULL)
     drop_package_modules();
-  desc_fast_reset();
   py_state_release(0);
   clear_typing_caches();
   /* Watch the objects whose code or static data live in this image. */
@@ -260,69 +243,23 @@ void pb_package_drop(void) {
 }
 
 /*
- * Direct field access for TensorDesc. The class declares
- * __slots__ = ("shape", "dtype", "format"): each name is a member
- * descriptor of the class storing an object pointer at a fixed offset of
- * the instance, and with the generic getattr/setattr (no __getattr__,
- * __getattribute__ or __setattr__ of its own) reading or assigning the
- * attribute is exactly reading or replacing that pointer. Any other layout
- * (a property, a metaclass trick, a free-threaded build) keeps the generic
- * attribute protocol. The checks run once, at package import; the hot paths
- * (pb_desc_fast_type) also require the class's version tag to be unchanged
- * (any assignment to a class attribute changes it) and Py_TYPE(obj) to be
- * exactly the class (a subclass may override the fields).
+ * Whether pyop.TensorDesc keeps the layout the bridge reads and writes
+ * (pb_desc): a subclass of pyop._native.TensorDescBase of the same size,
+ * without __dict__ or __weakref__ (the reuse of a TensorDesc relies on its
+ * reference count telling whether anything can still reach it). 0, or -1
+ * with TypeError.
  */
-void pb_desc_setup(void) {
-  desc_fast_reset();
-#ifndef Py_GIL_DISABLED
-  static const char *const names[3] = {"shape", "dtype", "format"};
-  if (pb.tensor_desc == NULL || !PyType_Check(pb.tensor_desc))
-    return;
-  PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc;
-  /* No weak references either: make_desc's reuse relies on the reference
-   * count telling whether anything can still reach an instance. */
-  if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_setattro != PyObject_GenericSetAttr ||
-      tp->tp_alloc == NULL || tp->tp_weaklistoffset != 0)
-    return;
-  Py_ssize_t off[3];
-  for (int i = 0; i < 3; i++) {
-    PyObject *name = PyUnicode_InternFromString(names[i]);
-    if (name == NULL) {
-      PyErr_Clear();
-      return;
-    }
-    /* getattr on the class returns the descriptor an instance's lookup
-     * finds first in the MRO (a member descriptor returns itself when
-     * accessed on the class); the lookup also gives the class a version
-     * tag. */
-    PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
-    Py_DECREF(name);
-    if (d == NULL) {
-      PyErr_Clear();
-      return;
-    }
-    bool ok = Py_IS_TYPE(d, &PyMemberDescr_Type);
-    if (ok) {
-      PyMemberDescrObject *md = (PyMemberDescrObject *)d;
-      ok = md->d_common.d_type == tp && md->d_member != NULL &&
-           md->d_member->type == PB_T_OBJECT_EX && !(md->d_member->flags & PB_READONLY) &&
-           md->d_member->offset >= (Py_ssize_t)sizeof(PyObject) &&
-           md->d_member->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize;
-      off[i] = ok ? md->d_member->offset : 0;
-    }
-    Py_DECREF(d); /* the class keeps it */
-    if (!ok)
-      return;
-  }
-#if PY_VERSION_HEX >= 0x030C0000
-  PyUnstable_Type_AssignVersionTag(tp);
-#endif
-  if (tp->tp_version_tag == 0)
-    return; /* no tag to watch: stay generic */
-  memcpy(pb.desc_off, off, sizeof off);
-  pb.desc_version = tp->tp_version_tag;
-  pb.desc_type = tp;
-#endif
+static int desc_layout_check(void) {
+  PyTypeObject *tp = PyType_Check(pb.tensor_desc) ? (PyTypeObject *)pb.tensor_desc : NULL;
+  if (tp != NULL && pb.desc_type != NULL && PyType_IsSubtype(tp, pb.desc_type) &&
+      tp->tp_basicsize == (Py_ssize_t)sizeof(pb_desc) && tp->tp_dictoffset == 0 &&
+      tp->tp_weaklistoffset == 0)
+    return 0;
+  PyErr_Format(PyExc_TypeError,
+               "pyop.TensorDesc (%R) must subclass pyop._native.TensorDescBase with "
+               "__slots__ = () (no field, __dict__ or __weakref__ of its own)",
+               pb.tensor_desc);
+  return -1;
 }
 
 /* getattr(module, name) where module is sys.modules[modname]; new ref. */
@@ -468,9 +405,8 @@ int pb_package_ensure(void) {
     if (pb.str_method[i] == NULL)
       goto fail;
   }
-  if (py_state_from_modules() < 0)
+  if (py_state_from_modules() < 0 || desc_layout_check() < 0)
     goto fail;
-  pb_desc_setup();
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
   if (dt == NULL)
     goto fail;
@@ -1330,7 +1266,6 @@ void pb_package_forget(void) {
   ops_free(pb.ops); /* pb_python_usable() is false: C memory only */
   pb.ops = NULL;
   saved_foreign_pyop = NULL;
-  desc_fast_reset();
 #define PB_PY_FORGET(type, name, dims, image, module, attr) memset(&pb.name, 0, sizeof pb.name);
   PB_PY_STATE(PB_PY_FORGET)
 #undef PB_PY_FORGET
