@@ -61,8 +61,8 @@ typedef struct par_mode {
 /* Whether this Python runs without a GIL now (a free-threaded build that
  * did not turn it back on: PYTHON_GIL=1, or an extension module without
  * Py_mod_gil imported). */
-static bool python_gil_disabled(void) {
 #ifdef Py_GIL_DISABLED
+static bool python_gil_disabled(void) {
   PyGILState_STATE st = PyGILState_Ensure();
   PyObject *sys = PyImport_ImportModule("sys");
   PyObject *r = sys != NULL ? PyObject_CallMethod(sys, "_is_gil_enabled", NULL) : NULL;
@@ -73,10 +73,8 @@ static bool python_gil_disabled(void) {
   Py_XDECREF(sys);
   PyGILState_Release(st);
   return off;
-#else
-  return false;
-#endif
 }
+#endif
 
 static const char *mode_shared_gil(pyop_options *o) {
   (void)o;
