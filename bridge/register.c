@@ -1238,8 +1238,10 @@ static void warn_gil_enabled(PyObject *before) {
     PyObject *k = PyList_GET_ITEM(keys, i);
     if (before != NULL && PyDict_Contains(before, k) != 0)
       continue;
-    PyObject *m = PyDict_GetItemWithError(mods, k); /* borrowed */
-    PyObject *file = m != NULL ? PyObject_GetAttrString(m, "__file__") : NULL;
+    PyObject *m = NULL; /* a new reference: other threads may change sys.modules */
+    PyObject *file = PyDict_GetItemRef(mods, k, &m) > 0 ? PyObject_GetAttrString(m, "__file__")
+                                                        : NULL;
+    Py_XDECREF(m);
     const char *f = file != NULL && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
     const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
     size_t fl = f != NULL ? strlen(f) : 0;

@@ -130,7 +130,9 @@ run_freethreaded() {
   local dir=$out/freethreaded
   configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPYOP_PYTHONS="$ft_prefix/bin/python3.13t" || return 1
-  (cd "$dir" && ctest -j"$jobs" --output-on-failure --timeout 600 -L threads) || return 1
+  # The threaded tests, and the Python package's (the loader's free-threaded case).
+  (cd "$dir" && ctest -j"$jobs" --output-on-failure --timeout 600 -L threads &&
+     ctest --output-on-failure --timeout 600 -R '^python\.pyop$') || return 1
   # Numbers, not a test (bench/README.md, row 10): printed, never failing.
   cmake --build "$dir" -j"$jobs" --target bench_parallel >/dev/null &&
     "$dir/bin/bench_parallel"

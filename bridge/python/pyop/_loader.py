@@ -53,8 +53,9 @@ PLUGIN_PREFIX = _registry.PLUGIN_PREFIX
 # them: a float or tuple constant of a plugin is then one shared reference
 # count that every thread running the plugin's code writes, which keeps two
 # host threads from running one op's code at once (docs/host-guide.md,
-# "Python ops in parallel").
-_FREE_THREADED = hasattr(sys, "_is_gil_enabled")
+# "Python ops in parallel"). sys._is_gil_enabled: 3.13+, False only while a
+# free-threaded build runs without its GIL.
+_gil_enabled = getattr(sys, "_is_gil_enabled", lambda: True)
 
 
 class _PluginLoader(importlib.machinery.SourceFileLoader):
@@ -63,7 +64,7 @@ class _PluginLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname):
         path = self.get_filename(fullname)
         code = self.source_to_code(self.get_data(path), path)
-        if _FREE_THREADED:
+        if not _gil_enabled():
             # What loading it from a .pyc would give, without a .pyc.
             code = marshal.loads(marshal.dumps(code))
         return code
