@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ELEMS 4096
 #define THREADS 2
@@ -113,9 +114,17 @@ typedef struct lane {
   pyop_tensor_list slot, slot_small;
   pyop_exec_ctx ctx;
   bench_worker w;
+  double cpu; /* CPU seconds its jobs spent on the worker (thread_cpu) */
 } lane;
 
 static lane lanes_[THREADS];
+
+/* CPU seconds this thread has used. */
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 static long control_steps; /* inner steps of one control call (~ one op call) */
 
 static void lane_setup(lane *l) {
@@ -141,21 +150,23 @@ static void lane_setup(lane *l) {
 
 static double job_elementwise(void *arg, long n) {
   lane *l = arg;
-  double t0 = bench_now();
+  double t0 = bench_now(), c0 = thread_cpu();
   for (long i = 0; i < n; i++) {
     pyop_tensor out = l->out;
     check(pyop_op_execute(l->elementwise, &l->slot, 1, &out, 1, &l->ctx),
           "pyop_op_execute BenchElementwise");
   }
+  l->cpu += thread_cpu() - c0;
   return bench_now() - t0;
 }
 
 static double job_small(void *arg, long n) {
   lane *l = arg;
-  double t0 = bench_now();
+  double t0 = bench_now(), c0 = thread_cpu();
   for (long i = 0; i < n; i++)
     check(pyop_op_execute(l->small, &l->slot_small, 1, NULL, 0, &l->ctx),
           "pyop_op_execute BenchSmall");
+  l->cpu += thread_cpu() - c0;
   return bench_now() - t0;
 }
 
@@ -163,13 +174,14 @@ static double job_small(void *arg, long n) {
  * arithmetic per call (no memory traffic beyond one cache-resident array). */
 static double job_control(void *arg, long n) {
   lane *l = arg;
-  double t0 = bench_now();
+  double t0 = bench_now(), c0 = thread_cpu();
   for (long i = 0; i < n; i++) {
     for (long s = 0; s < control_steps; s++)
       for (int k = 0; k < 64; k++)
         l->c[k] = l->c[k] * 0.999f + 1.0f;
     __asm__ volatile("" ::"r"(l->c) : "memory");
   }
+  l->cpu += thread_cpu() - c0;
   return bench_now() - t0;
 }
 
@@ -179,6 +191,8 @@ typedef double (*job_fn)(void *, long);
 typedef struct par_job {
   job_fn job;
   int threads;
+  double cpu; /* CPU seconds of all its runs, summed over its threads */
+  long calls; /* calls of all its runs */
 } par_job;
 
 typedef struct par_start {
@@ -203,8 +217,15 @@ static void *par_thread(void *p) {
  */
 static double run_par(void *arg, long n) {
   par_job *j = arg;
-  if (j->threads == 1)
-    return bench_worker_run(&lanes_[0].w, j->job, &lanes_[0], n);
+  double cpu0 = 0;
+  for (int i = 0; i < j->threads; i++)
+    cpu0 += lanes_[i].cpu;
+  j->calls += n / j->threads * j->threads;
+  if (j->threads == 1) {
+    double t = bench_worker_run(&lanes_[0].w, j->job, &lanes_[0], n);
+    j->cpu += lanes_[0].cpu - cpu0;
+    return t;
+  }
   par_start s[THREADS];
   pthread_t t[THREADS];
   double t0 = bench_now();
@@ -215,7 +236,27 @@ static double run_par(void *arg, long n) {
   }
   for (int i = 0; i < THREADS; i++)
     pthread_join(t[i], NULL);
-  return bench_now() - t0;
+  double t1 = bench_now();
+  for (int i = 0; i < THREADS; i++)
+    j->cpu += lanes_[i].cpu;
+  j->cpu -= cpu0;
+  return t1 - t0;
+}
+
+/*
+ * "# ... CPU per call" line: the CPU time a call costs when THREADS threads
+ * run at once over what it costs alone (warm-up and calibration included on
+ * both sides). Unlike the time ratio it does not depend on whether the
+ * machine had a core free: work that two threads add to each other
+ * (contended reference counts or locks spinning, cache lines moving
+ * between cores) raises it above 1; waiting (a lock that blocks, a
+ * stop-the-world collection) does not show in it.
+ */
+static void print_cpu(const char *what, const par_job *one, const par_job *two) {
+  double c1 = one->calls ? one->cpu / (double)one->calls : 0;
+  double c2 = two->calls ? two->cpu / (double)two->calls : 0;
+  printf("# %s: CPU per call %.2f us alone, %.2f us with %d threads at once: %.2fx\n", what,
+         c1 * 1e6, c2 * 1e6, THREADS, c1 > 0 ? c2 / c1 : 0);
 }
 
 /* Iterations so that one repetition of job on one thread takes ~ms. */
@@ -296,6 +337,9 @@ static void run_mode(const par_mode *m, bool target) {
   bench_interleave(v, nv, reps);
   for (size_t i = 0; i < nv; i++)
     bench_print_variant(&v[i], reps);
+  print_cpu("elementwise", &el1, &el2);
+  print_cpu("~2 us op", &sm1, &sm2);
+  print_cpu("C control", &c1, &c2);
   double cmin, cmed, emin, emed;
   ratios(&v[4], &v[5], &cmin, &cmed);
   ratios(&v[0], &v[1], &emin, &emed);
