@@ -15,7 +15,8 @@
 # default ~/.cache/pyop/py313t), builds libpyop with that Python as its
 # default (its bridge, and the tests and benchmarks linking its libpython),
 # runs the threaded tests (label threads) and the parallel benchmark
-# (bench/README.md, row 10) there.
+# (bench/README.md, row 10) there; with PYOP_FT_TSAN=1 also the threaded
+# tests in a ThreadSanitizer build for it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${PYOP_BUILD_ROOT:-$here/build}
@@ -135,7 +136,16 @@ run_freethreaded() {
      ctest --output-on-failure --timeout 600 -R '^python\.pyop$') || return 1
   # Numbers, not a test (bench/README.md, row 10): printed, never failing.
   cmake --build "$dir" -j"$jobs" --target bench_parallel >/dev/null &&
-    "$dir/bin/bench_parallel"
+    "$dir/bin/bench_parallel" || return 1
+  # PYOP_FT_TSAN=1: the threaded tests again in a ThreadSanitizer build for
+  # that Python (its libpython is not instrumented: tests/tsan-free-threaded.supp).
+  if [ "${PYOP_FT_TSAN:-}" = 1 ]; then
+    CC=clang configure_build "$out/freethreaded-tsan" -DCMAKE_BUILD_TYPE=Debug -DPYOP_TSAN=ON \
+      -DPYOP_PYTHONS="$ft_prefix/bin/python3.13t" &&
+      (cd "$out/freethreaded-tsan" &&
+         TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan-free-threaded.supp \
+         ctest -j"$jobs" --output-on-failure --timeout 900 -L threads)
+  fi
 }
 
 mkdir -p "$out"
