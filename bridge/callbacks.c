@@ -430,7 +430,7 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   pb_holder *h = calloc(1, sizeof *h);
   if (h == NULL) {
     pb_leave(st);
-    return pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
+    return pb_error(PYOP_ENOMEM, "bridge create_holder of op '%s': out of memory", op->op_type);
   }
   h->op = op;
   HOLDERS_LOCK();
@@ -444,7 +444,7 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   h->desc_cache = calloc(n_in ? n_in : 1, sizeof *h->desc_cache);
   if (h->attr_values == NULL || h->list_attrs == NULL || h->in_cache == NULL ||
       h->out_cache == NULL || h->desc_cache == NULL) {
-    rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
+    rc = pb_error(PYOP_ENOMEM, "bridge create_holder of op '%s': out of memory", op->op_type);
     goto out;
   }
   h->n_in_cache = n_in;

@@ -28,7 +28,7 @@
  *   is and compared byte for byte by the registry (docs/bridge-abi.md,
  *   "Source digests"). An older view has none (kept as "").
  */
-#include "registry.h"
+#include "descriptor.h"
 
 #include <stdalign.h>
 #include <stdio.h>
