@@ -1220,8 +1220,8 @@ static int gil_enabled(void) {
  * extension module that does not declare Py_mod_gil was imported, and
  * CPython enables the GIL for the whole process): a warning naming the
  * extension modules the load imported (new in sys.modules since before,
- * with a shared-object file outside CPython's lib-dynload), since every Python op of every
- * host thread runs one at a time from now on.
+ * with a shared-object file outside CPython's lib-dynload), since every
+ * Python op of every host thread runs one at a time from now on.
  */
 static void warn_gil_enabled(PyObject *before) {
   PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
