@@ -145,6 +145,19 @@ typedef struct pb_holder {
   PyObject *escaped;            /* list of Tensors, or NULL */
   char *escaped_why;            /* what the first escape was (malloc'd) */
   bool escape_untracked;        /* one could not be recorded: refuse for good */
+#ifdef Py_GIL_DISABLED
+  /*
+   * A free-threaded Python has no GIL to serialise the calls of one
+   * instance: a callback holds this lock from pb_enter_on to pb_leave, so
+   * the caches and the escape list above stay the one call's, as under the
+   * GIL. Calls of different instances never share it. lock_owner: the
+   * thread in a call (pb_tls), so a callback that calls the same instance
+   * again from its own thread (as the GIL allowed) does not wait for
+   * itself. See holder_lock (callbacks.c).
+   */
+  PyMutex lock;
+  _Atomic(struct pb_thread *) lock_owner;
+#endif
 } pb_holder;
 
 /* A Tensor a callback handed to Python, released when the callback ends. */
@@ -496,6 +509,15 @@ void pb_op_decref(pb_op *op);
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */
 PyObject *pb_native_create(void);
+#ifdef Py_GIL_DISABLED
+/*
+ * Tensors and contexts alive (made and not yet deallocated). A free-threaded
+ * Python makes the module and its types immortal once a second thread
+ * exists, so their weak references never tell whether a plugin kept one of
+ * their objects; this count does (pb_package_drop).
+ */
+extern atomic_long pb_live_objects;
+#endif
 
 /* A pyop.Tensor: a view of a host pyop_tensor, valid during one callback. */
 typedef struct pb_tensor {
@@ -537,14 +559,21 @@ static inline bool pb_tensor_same(const pyop_tensor *a, const pyop_tensor *b) {
  * free to be refilled for the next call: the cache's reference is the only
  * one. Nothing else then reaches it (neither plugin code, nor a memoryview,
  * nor a traceback: each of those holds a reference; Tensor and TensorDesc
- * take no weak references), so changing it in place is invisible. The
- * free-threaded build cannot tell this from the count (other threads may
- * be taking references as it is read) and never reuses.
+ * take no weak references), so changing it in place is invisible.
+ *
+ * A free-threaded Python splits the count: a local part only the thread
+ * that made the object changes, and a shared part other threads add to
+ * atomically. The object is the cache's alone when this thread made it,
+ * the local part is that one reference and no other thread holds any
+ * (shared part 0, not merged). No other thread can be taking one as it is
+ * read: the only pointer to it is the cache, used under the holder's lock
+ * (pb_holder.lock). An object another thread made is not reused (that
+ * thread's call makes its own).
  */
 static inline bool pb_only_cache_holds(PyObject *o) {
 #ifdef Py_GIL_DISABLED
-  (void)o;
-  return false;
+  return _Py_IsOwnedByCurrentThread(o) && o->ob_ref_local == 1 &&
+         _Py_atomic_load_ssize_relaxed(&o->ob_ref_shared) == 0;
 #else
   return Py_REFCNT(o) == 1;
 #endif

@@ -177,12 +177,51 @@ static PyObject *call_list(PyObject *tuple, bool nested) {
 /* -------------------------------------------------------------- holders */
 
 /*
+ * What create_holder and destroy_holder share between instances of any op:
+ * each pb_op's refs and desc_names below. The GIL guards them; a
+ * free-threaded Python has none, so there this mutex does (a PyMutex: a
+ * thread that waits for it lets a stop-the-world collection go on). The
+ * other bridge entries that change them (load, reset, shutdown) never run
+ * while an instance lives.
+ */
+#ifdef Py_GIL_DISABLED
+/*
+ * PyMutex lives in libpython, which ThreadSanitizer does not instrument: a
+ * TSan build tells it about each acquire and release, or it would take the
+ * data a PyMutex guards for racing.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PB_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PB_TSAN 1
+#endif
+#ifdef PB_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define PB_MUTEX_LOCK(m) (PyMutex_Lock(m), __tsan_acquire(m))
+#define PB_MUTEX_UNLOCK(m) (__tsan_release(m), PyMutex_Unlock(m))
+#else
+#define PB_MUTEX_LOCK(m) PyMutex_Lock(m)
+#define PB_MUTEX_UNLOCK(m) PyMutex_Unlock(m)
+#endif
+static PyMutex holders_lock;
+#define HOLDERS_LOCK() PB_MUTEX_LOCK(&holders_lock)
+#define HOLDERS_UNLOCK() PB_MUTEX_UNLOCK(&holders_lock)
+#else
+#define HOLDERS_LOCK() ((void)0)
+#define HOLDERS_UNLOCK() ((void)0)
+#endif
+
+/*
  * The attribute names of a TensorDesc, interned once for desc_to_tensor
  * reading a result that is not exactly a pyop.TensorDesc (a subclass, any
  * object with the three attributes), kept while any holder lives.
  * Holders only live while the package is loaded (unload and shutdown refuse
  * while an op instance lives), so the names never outlive their interpreter.
- * Guarded by the GIL.
+ * Guarded by the GIL (and holders_lock).
  */
 static struct {
   long holders;
@@ -247,7 +286,9 @@ static void holder_free(pb_holder *h) {
   free(h->desc_cache);
   Py_XDECREF(h->escaped);
   free(h->escaped_why);
+  HOLDERS_LOCK();
   pb_op_decref(h->op);
+  HOLDERS_UNLOCK();
   free(h);
 }
 
@@ -384,7 +425,9 @@ static pb_holder *holder_new(pb_op *op, size_t n_attrs) {
   if (h == NULL)
     return NULL;
   h->op = op;
+  HOLDERS_LOCK();
   op->refs++;
+  HOLDERS_UNLOCK();
   h->attr_values = calloc(n_attrs ? n_attrs : 1, sizeof *h->attr_values);
   h->list_attrs = calloc(n_attrs ? n_attrs : 1, sizeof *h->list_attrs);
   size_t n_in = op->n_kinds, n_out = op->n_outputs > 0 ? (size_t)op->n_outputs : 0;
@@ -522,8 +565,13 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
     rc = impl_bind(h);
   if (rc == PYOP_OK && !op->is_impl)
     h->target[PB_INFER] = Py_NewRef(op->callable);
-  if (rc == PYOP_OK && desc_names_acquire() < 0)
-    rc = create_failed(op);
+  if (rc == PYOP_OK) {
+    HOLDERS_LOCK();
+    int named = desc_names_acquire();
+    HOLDERS_UNLOCK();
+    if (named < 0)
+      rc = create_failed(op);
+  }
   if (rc != PYOP_OK) {
     holder_free(h);
     h = NULL;
@@ -561,7 +609,9 @@ void pb_cb_destroy_holder(void *holder) {
   }
   pb_gil st = pb_enter();
   holder_free(h);
+  HOLDERS_LOCK();
   desc_names_release(true);
+  HOLDERS_UNLOCK();
   pb_leave(st);
 }
 
@@ -707,7 +757,6 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
                         const uint32_t *flags) {
   pb_holder *h = f->holder;
   size_t i = 0, flat = 0;
-#ifndef Py_GIL_DISABLED
   /*
    * The common case of execute, as one tight loop: a slot of one tensor
    * whose cached Tensor nobody holds and already shows that tensor (see
@@ -736,7 +785,6 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
     *built += i;
     flat = i;
   }
-#endif
   for (; i < n; i++) {
     const pyop_tensor_list *s = &inputs[i];
     if (s->count > 0 && s->items == NULL) {
@@ -948,6 +996,39 @@ static int call_end(pb_call *c, int kind, int rc) {
   if (rc == PYOP_EINTR)
     pb_interrupt_caller();
   return rc;
+}
+
+/*
+ * Takes h's lock for a call on thread th (a free-threaded Python: see
+ * pb_holder.lock); returns whether it took it (false: th is already in a
+ * call of h, which keeps it, or the build has a GIL). Called attached, after
+ * pb_enter_on: a wait for it detaches, as a wait for the GIL would.
+ */
+static inline bool holder_lock(pb_holder *h, pb_thread *th) {
+#ifdef Py_GIL_DISABLED
+  if (atomic_load_explicit(&h->lock_owner, memory_order_relaxed) == th)
+    return false;
+  PB_MUTEX_LOCK(&h->lock);
+  atomic_store_explicit(&h->lock_owner, th, memory_order_relaxed);
+  return true;
+#else
+  (void)h;
+  (void)th;
+  return false;
+#endif
+}
+
+/* Gives back what holder_lock took (taken: its result). */
+static inline void holder_unlock(pb_holder *h, bool taken) {
+#ifdef Py_GIL_DISABLED
+  if (taken) {
+    atomic_store_explicit(&h->lock_owner, NULL, memory_order_relaxed);
+    PB_MUTEX_UNLOCK(&h->lock);
+  }
+#else
+  (void)h;
+  (void)taken;
+#endif
 }
 
 /* A call refused because the op's interpreter is gone (cold path). */
@@ -1198,9 +1279,11 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
+  bool locked = holder_lock(h, th);
   if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
+      holder_unlock(h, locked);
       pb_leave(st);
       return refused;
     }
@@ -1208,6 +1291,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in);
   if (rc != PYOP_OK) {
+    holder_unlock(h, locked);
     pb_leave(st);
     return rc;
   }
@@ -1235,6 +1319,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     }
   }
   rc = call_end(&c, kind, rc);
+  holder_unlock(h, locked);
   pb_leave(st);
   return rc;
 }
@@ -1268,9 +1353,11 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
+  bool locked = holder_lock(h, th);
   if (h->escaped != NULL || h->escape_untracked) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
+      holder_unlock(h, locked);
       pb_leave(st);
       return refused;
     }
@@ -1278,6 +1365,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in + n_out);
   if (rc != PYOP_OK) {
+    holder_unlock(h, locked);
     pb_leave(st);
     return rc;
   }
@@ -1295,6 +1383,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     }
   }
   rc = call_end(&c, kind, rc);
+  holder_unlock(h, locked);
   pb_leave(st);
   return rc;
 }

@@ -187,11 +187,19 @@ static int tensor_check(pb_tensor *self) {
   return 0;
 }
 
+#ifdef Py_GIL_DISABLED
+atomic_long pb_live_objects;
+#define LIVE_ADD(n) atomic_fetch_add_explicit(&pb_live_objects, (n), memory_order_relaxed)
+#else
+#define LIVE_ADD(n) ((void)0)
+#endif
+
 /* tp_dealloc of both heap types (Tensor, CallContext): no references held. */
 static void heap_dealloc(PyObject *o) {
   PyTypeObject *tp = Py_TYPE(o);
   PyObject_Free(o);
   Py_DECREF(tp);
+  LIVE_ADD(-1);
 }
 
 /* A Tensor also frees the bytes it owns (a Tensor attribute's copy): no
@@ -427,6 +435,15 @@ static void view_dealloc(PyObject *o) {
   assert(((pb_tensor *)o)->owned == NULL);
   tp->tp_free(o);
   Py_DECREF(tp);
+  LIVE_ADD(-1);
+}
+
+/* tp_new of ViewBase (and its subclasses): PyType_GenericNew, counted. */
+static PyObject *view_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+  PyObject *o = PyType_GenericNew(tp, args, kw);
+  if (o != NULL)
+    LIVE_ADD(1);
+  return o;
 }
 
 static PyGetSetDef view_getset[] = {
@@ -444,7 +461,7 @@ static PyType_Slot view_slots[] = {
     {Py_tp_dealloc, view_dealloc},
     {Py_tp_traverse, view_traverse},
     {Py_tp_clear, view_clear},
-    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_new, view_new},
     {Py_tp_getset, view_getset},
     {Py_tp_doc, "Base of a package's own view of a host tensor (ge.runtime.Tensor), valid "
                 "during one callback."},
@@ -487,10 +504,12 @@ PyObject *pb_tensor_make(PyTypeObject *tp, PyObject **cache, const pyop_tensor *
     self = (pb_tensor *)tp->tp_alloc(tp, 0);
     if (self == NULL)
       return NULL;
+    LIVE_ADD(1);
   } else if (self == NULL) {
     self = PyObject_New(pb_tensor, pb.tensor_type);
     if (self == NULL)
       return NULL;
+    LIVE_ADD(1);
     self->exports = 0;
     self->owned = NULL;
     self->ext = NULL;
@@ -1266,6 +1285,7 @@ static PyObject *frame_ctx(pb_frame *f) {
     pb_ctx *c = PyObject_New(pb_ctx, pb.ctx_type);
     if (c == NULL)
       return NULL;
+    LIVE_ADD(1);
     c->frame = f;
     c->owner = f->thread;
     c->kind = f->kind;
@@ -1434,6 +1454,12 @@ PyObject *pb_native_create(void) {
   PyObject *m = PyModule_Create(&native_def);
   if (m == NULL)
     return NULL;
+#ifdef Py_GIL_DISABLED
+  /* Safe without the GIL: what the GIL guarded is guarded otherwise
+   * (pb_holder.lock, holders_lock in callbacks.c, pb_tls per thread). */
+  if (PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0)
+    goto fail;
+#endif
   PyObject *tt = PyType_FromModuleAndSpec(m, &tensor_spec, NULL);
   if (tt == NULL)
     goto fail;

@@ -102,14 +102,18 @@ static void drop_package_modules(void) {
  * kept one in a module that outlives the package): their types' code lives
  * in this image, so it must never be unmapped. Pins it with RTLD_NODELETE.
  */
-static void pin_image(void) {
+static void pin_image(bool referenced) {
   Dl_info info;
   if (dladdr((void *)pin_image, &info) != 0 && info.dli_fname != NULL) {
     void *self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
     (void)self; /* the extra reference is never dropped on purpose */
   }
-  pb_log(PYOP_LOG_WARN, "Python objects of the bridge (Tensor or context) are still "
-                        "referenced at shutdown; the bridge stays mapped");
+  if (referenced)
+    pb_log(PYOP_LOG_WARN, "Python objects of the bridge (Tensor or context) are still "
+                          "referenced at shutdown; the bridge stays mapped");
+  else
+    pb_log(PYOP_LOG_DEBUG, "the bridge stays mapped: this free-threaded Python made its "
+                           "module and types immortal (they are never freed)");
 }
 
 static bool weakref_alive(PyObject *ref) {
@@ -220,8 +224,17 @@ void pb_package_drop(void) {
   PyObject *watch[PB_N_IMAGE_OBJECTS];
   PyObject *refs[PB_N_IMAGE_OBJECTS] = {NULL};
   py_state_image_objects(watch);
-  bool alive = false;
-  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++) {
+  bool alive = false, immortal = false;
+#ifdef Py_GIL_DISABLED
+  /* Once a second thread exists a free-threaded 3.13 makes every module,
+   * type and function immortal: then the module, and the types it holds,
+   * are never freed, and their weak references say nothing about what a
+   * plugin kept (pb_live_objects does, below). */
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++)
+    if (watch[i] != NULL && _Py_IsImmortal(watch[i]))
+      immortal = true;
+#endif
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS && !immortal; i++) {
     if (watch[i] == NULL)
       continue;
     refs[i] = PyWeakref_NewRef(watch[i], NULL);
@@ -238,8 +251,12 @@ void pb_package_drop(void) {
       alive = true;
     Py_XDECREF(refs[i]);
   }
-  if (alive)
-    pin_image();
+#ifdef Py_GIL_DISABLED
+  if (atomic_load(&pb_live_objects) > 0)
+    alive = true; /* a Tensor or context a plugin kept */
+#endif
+  if (alive || immortal)
+    pin_image(alive);
 }
 
 /*
@@ -1173,6 +1190,74 @@ static void unload(PyObject *modules) {
  * returns the registrar's status without overwriting the error detail the
  * registrar recorded.
  */
+#ifdef Py_GIL_DISABLED
+/* sys._is_gil_enabled(): 1, 0, or -1 when it cannot be told (no exception
+ * left). */
+static int gil_enabled(void) {
+  PyObject *fn = PySys_GetObject("_is_gil_enabled"); /* borrowed */
+  PyObject *r = fn != NULL ? PyObject_CallNoArgs(fn) : NULL;
+  int on = r == NULL ? -1 : PyObject_IsTrue(r);
+  Py_XDECREF(r);
+  if (on < 0)
+    PyErr_Clear();
+  return on;
+}
+
+/*
+ * After a load that turned the GIL of a free-threaded Python back on (an
+ * extension module that does not declare Py_mod_gil was imported, and
+ * CPython enables the GIL for the whole process): a warning naming the
+ * extension modules the load imported (new in sys.modules since before,
+ * with a shared-object file outside CPython's lib-dynload), since every
+ * Python op of every host thread runs one at a time from now on.
+ */
+static void warn_gil_enabled(PyObject *before) {
+  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+  PyObject *keys = PyDict_Keys(mods);
+  /* CPython's own extension modules (lib-dynload) all declare it. */
+  PyObject *std = PySys_GetObject("_stdlib_dir"); /* borrowed */
+  const char *stdlib = std != NULL && PyUnicode_Check(std) ? PyUnicode_AsUTF8(std) : NULL;
+  char dynload[4096] = "";
+  if (stdlib != NULL)
+    snprintf(dynload, sizeof dynload, "%s/lib-dynload/", stdlib);
+  char names[512] = "";
+  size_t used = 0, n = 0;
+  for (Py_ssize_t i = 0; keys != NULL && i < PyList_GET_SIZE(keys); i++) {
+    PyObject *k = PyList_GET_ITEM(keys, i);
+    if (before != NULL && PyDict_Contains(before, k) != 0)
+      continue;
+    PyObject *m = NULL; /* a new reference: other threads may change sys.modules */
+    PyObject *file = PyDict_GetItemRef(mods, k, &m) > 0 ? PyObject_GetAttrString(m, "__file__")
+                                                        : NULL;
+    Py_XDECREF(m);
+    const char *f = file != NULL && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+    size_t fl = f != NULL ? strlen(f) : 0;
+    if (f != NULL && name != NULL && fl > 3 && strcmp(f + fl - 3, ".so") == 0 &&
+        (dynload[0] == '\0' || strncmp(f, dynload, strlen(dynload)) != 0)) {
+      int w = snprintf(names + used, sizeof names - used, "%s'%s' (%s)", n ? ", " : "", name, f);
+      if (w > 0 && (size_t)w < sizeof names - used)
+        used += (size_t)w;
+      n++;
+    }
+    Py_XDECREF(file);
+    PyErr_Clear();
+  }
+  Py_XDECREF(keys);
+  PyErr_Clear();
+  pb_log(PYOP_LOG_WARN,
+         "loading the plugins turned the GIL of this free-threaded Python back on: %s%s%s "
+         "not declare that it can run without it (Py_mod_gil), so from now on the Python "
+         "ops of all host threads run one at a time. Use a build of it for free-threaded "
+         "Python, or set PYTHON_GIL=0 to keep the GIL off at your own risk "
+         "(docs/host-guide.md, \"Python ops in parallel\")",
+         n > 1    ? "an extension module the load imported, one of "
+         : n == 1 ? "the extension module "
+                  : "an extension module the plugins imported",
+         names, n > 1 ? ", does" : " does");
+}
+#endif
+
 int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths) {
   if (reg == NULL || reg->struct_size < offsetof(pyop_registrar, add_impl) + sizeof(reg->add_impl) ||
       reg->add_proto == NULL || reg->add_impl == NULL)
@@ -1202,7 +1287,18 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   if (guard_save(&guard) < 0)
     goto py_fail;
   guarded = true;
+#ifdef Py_GIL_DISABLED
+  bool gil_was_off = gil_enabled() == 0;
+#endif
   res = PyObject_CallOneArg(pb.fn_load, list);
+#ifdef Py_GIL_DISABLED
+  if (gil_was_off) {
+    PyObject *exc = pb_exc_fetch(); /* a failed load's, kept for its message */
+    if (gil_enabled() == 1)
+      warn_gil_enabled(guard.modules);
+    pb_exc_restore(exc);
+  }
+#endif
   if (res == NULL) {
     rc = pb_error_python(PYOP_EPLUGIN, "loading Python plugins failed");
     goto out;

@@ -7,12 +7,23 @@
 #   tools/test-all.sh            everything (what CI runs)
 #   PYOP_STAGES="build asan" tools/test-all.sh   a subset
 #   PYOP_FUZZ_SECONDS=10 tools/test-all.sh       shorter fuzzing
+#
+# Not in the default set (CI's time): the stage `freethreaded`
+#   PYOP_STAGES=freethreaded tools/test-all.sh
+# builds a free-threaded CPython 3.13t from Debian trixie's python3.13
+# source package once (~10 minutes on 2 cores; cached in $PYOP_FT_PREFIX,
+# default ~/.cache/pyop/py313t), builds libpyop with that Python as its
+# default (its bridge, and the tests and benchmarks linking its libpython),
+# runs the threaded tests (label threads) and the parallel benchmark
+# (bench/README.md, row 10) there; with PYOP_FT_TSAN=1 also the threaded
+# tests in a ThreadSanitizer build for it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${PYOP_BUILD_ROOT:-$here/build}
 stages=${PYOP_STAGES:-"build asan valgrind tsan fuzz"}
 fuzz_seconds=${PYOP_FUZZ_SECONDS:-60}
 jobs=${PYOP_JOBS:-$(nproc)}
+ft_prefix=${PYOP_FT_PREFIX:-${HOME:-/root}/.cache/pyop/py313t}
 
 "$here/tools/install-deps.sh"
 
@@ -73,6 +84,70 @@ run_fuzz() {
   return $ok
 }
 
+# The free-threaded CPython of stage freethreaded, built once into
+# $ft_prefix: the upstream tarball of Debian trixie's python3.13 source
+# package, fetched with a private APT configuration (one deb-src line, its
+# own lists, cache and state: the system's are not touched and nothing is
+# installed), configured --disable-gil --enable-shared.
+ft_python_build() {
+  local py=$ft_prefix/bin/python3.13t
+  if [ -x "$py" ] && "$py" -c 'import sys; sys.exit(sys._is_gil_enabled())' 2>/dev/null; then
+    echo "free-threaded Python: $py (cached)"
+    return 0
+  fi
+  local work apt
+  work=$(mktemp -d "${TMPDIR:-/tmp}/pyop-py313t.XXXXXX")
+  apt=$work/apt
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/state"
+  : >"$apt/state/status"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+    "http://deb.debian.org/debian trixie main" >"$apt/sources.list"
+  printf '%s\n' "Dir::Etc::SourceList \"$apt/sources.list\";" \
+    "Dir::Etc::SourceParts \"$apt/none\";" "Dir::State \"$apt/state\";" \
+    "Dir::State::Lists \"$apt/lists\";" "Dir::Cache \"$apt/cache\";" \
+    "Debug::NoLocking \"1\";" >"$apt/apt.conf"
+  echo "building a free-threaded CPython 3.13 into $ft_prefix (log: $work/build.log)"
+  (
+    set -e
+    export APT_CONFIG=$apt/apt.conf
+    apt-get update -q
+    cd "$work"
+    apt-get source --download-only python3.13
+    tar xf python3.13_*.orig.tar.xz
+    mkdir build
+    cd build
+    ../Python-3.13*/configure --disable-gil --enable-shared --with-ensurepip=no \
+      --prefix="$ft_prefix" LDFLAGS="-Wl,-rpath,$ft_prefix/lib"
+    make -j"$jobs"
+    make install
+  ) >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; return 1; }
+  "$py" -c 'import sys; sys.exit(sys._is_gil_enabled())' ||
+    { echo "$py is not free-threaded"; return 1; }
+  rm -rf "$work"
+}
+
+run_freethreaded() {
+  ft_python_build || return 1
+  local dir=$out/freethreaded
+  configure_build "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPYOP_PYTHONS="$ft_prefix/bin/python3.13t" || return 1
+  # The threaded tests, and the Python package's (the loader's free-threaded case).
+  (cd "$dir" && ctest -j"$jobs" --output-on-failure --timeout 600 -L threads &&
+     ctest --output-on-failure --timeout 600 -R '^python\.pyop$') || return 1
+  # Numbers, not a test (bench/README.md, row 10): printed, never failing.
+  cmake --build "$dir" -j"$jobs" --target bench_parallel >/dev/null &&
+    "$dir/bin/bench_parallel" || return 1
+  # PYOP_FT_TSAN=1: the threaded tests again in a ThreadSanitizer build for
+  # that Python (its libpython is not instrumented: tests/tsan-free-threaded.supp).
+  if [ "${PYOP_FT_TSAN:-}" = 1 ]; then
+    CC=clang configure_build "$out/freethreaded-tsan" -DCMAKE_BUILD_TYPE=Debug -DPYOP_TSAN=ON \
+      -DPYOP_PYTHONS="$ft_prefix/bin/python3.13t" &&
+      (cd "$out/freethreaded-tsan" &&
+         TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan-free-threaded.supp \
+         ctest -j"$jobs" --output-on-failure --timeout 900 -L threads)
+  fi
+}
+
 mkdir -p "$out"
 for s in $stages; do
   case $s in
@@ -81,6 +156,7 @@ for s in $stages; do
     valgrind) stage valgrind run_valgrind ;;
     tsan) stage tsan run_tsan ;;
     fuzz) stage fuzz run_fuzz ;;
+    freethreaded) stage freethreaded run_freethreaded ;;
     *) echo "unknown stage $s"; exit 2 ;;
   esac
 done

@@ -872,6 +872,10 @@ static void *hog_thread(void *p) {
  * thread inside a libpyop call, or a plugin's Python thread; never "the
  * host thread that initialised Python". */
 static void case_gil_holder(void) {
+#ifdef E2E_FREE_THREADED
+  fprintf(stderr, "SKIP: the build's Python is free-threaded: no GIL for a thread to keep\n");
+  exit(77);
+#endif
   char *hog = plugin_dir("gil_hog"), *ops = plugin_dir("ops");
   char *opp = xasprintf("%s:%s", hog, ops);
   set_opp_path(opp);

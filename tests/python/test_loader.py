@@ -162,6 +162,33 @@ class LoadTest(unittest.TestCase):
 RUNS_NOT = "raise RuntimeError('this plugin must not be imported')\n"
 
 
+@unittest.skipIf(getattr(sys, "_is_gil_enabled", lambda: True)(),
+                 "a free-threaded Python running without its GIL only")
+class FreeThreadedTest(unittest.TestCase):
+    """On a free-threaded CPython the constants of plugin code are immortal,
+    as when loaded from a .pyc (docs/host-guide.md, "Python ops in
+    parallel"): compile() leaves them mortal, one reference count that every
+    thread running the code writes."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_plugin_constants_are_immortal(self):
+        with TempDir() as d:
+            write(d, "consts.py", OP % "Consts" + "\ndef scale(v):\n    return v * 0.125 + 1.5\n")
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.modules[0]]
+                consts = [c for c in mod.scale.__code__.co_consts if isinstance(c, float)]
+                self.assertEqual(sorted(consts), [0.125, 1.5])
+                for c in consts:
+                    # An immortal object's count reads as a fixed huge value.
+                    self.assertGreater(sys.getrefcount(c), 1 << 30, c)
+                self.assertEqual(mod.scale(8.0), 2.5)
+            finally:
+                _loader.unload_modules(res.modules)
+
+
 class LayoutTest(unittest.TestCase):
     """Entries of one directory that would be one module (issue 17, item 10)."""
 

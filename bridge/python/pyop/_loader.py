@@ -35,6 +35,7 @@ import importlib.machinery
 import importlib.util
 import itertools
 import linecache
+import marshal
 import os
 import sys
 
@@ -47,12 +48,26 @@ _counter = itertools.count(1)
 PLUGIN_PREFIX = _registry.PLUGIN_PREFIX
 
 
+# A free-threaded CPython (3.13t) makes a code object's constants immortal
+# when it loads them from bytecode (marshal), but not when compile() makes
+# them: a float or tuple constant of a plugin is then one shared reference
+# count that every thread running the plugin's code writes, which keeps two
+# host threads from running one op's code at once (docs/host-guide.md,
+# "Python ops in parallel"). sys._is_gil_enabled: 3.13+, False only while a
+# free-threaded build runs without its GIL.
+_gil_enabled = getattr(sys, "_is_gil_enabled", lambda: True)
+
+
 class _PluginLoader(importlib.machinery.SourceFileLoader):
     """Source loader that never uses bytecode caches."""
 
     def get_code(self, fullname):
         path = self.get_filename(fullname)
-        return self.source_to_code(self.get_data(path), path)
+        code = self.source_to_code(self.get_data(path), path)
+        if not _gil_enabled():
+            # What loading it from a .pyc would give, without a .pyc.
+            code = marshal.loads(marshal.dumps(code))
+        return code
 
     def set_data(self, path, data, *, _mode=0o666):  # never write .pyc
         return None
