@@ -5,7 +5,8 @@
  * is already in the process, as for a CPython extension module.
  *
  * Files: entry.c (ABI entry, config, lifecycle, errors, threads),
- * register.c (package and plugin import, descriptor views), native.c
+ * lanes.c (interpreter lanes), register.c (package and plugin import,
+ * descriptor views), native.c
  * (pyop._native: Tensor and call contexts), callbacks.c (op callbacks).
  *
  * Unless a comment says otherwise every function here must be called with
@@ -27,6 +28,9 @@
 #include "pyop/bridge_abi.h"
 /* Element counts, byte sizes and strides: libpyop's own rule and code. */
 #include "../src/shape.h"
+
+#define PB_STR_(x) #x
+#define PB_XSTR(x) PB_STR_(x)
 
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -382,6 +386,15 @@ void pb_signals_restore(void);
 void pb_watch_barrier(void);
 /* malloc'd printf; NULL on failure. */
 char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
+
+/* ---- lanes.c (interpreter lanes, bridge ABI 1.6) */
+/* Takes the lane count of config (when it has one): PYOP_OK, or PYOP_EINVAL
+ * out of range (error reported). Logs why lanes cannot run here. */
+int pb_lanes_configure(const pyop_bridge_config *config);
+/* The lanes members of op's view: *lanes the lanes it runs in (0: serial)
+ * and *reason why it is serial (static text; empty when it is not, or when
+ * no lanes were asked for). */
+void pb_lanes_view(const pb_op *op, pyop_str *reason, uint32_t *lanes);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);

@@ -1022,6 +1022,9 @@ static int pb_set_config(const pyop_bridge_config *config) {
     return pb_error(PYOP_EINVAL, "bridge set_config: config is NULL or too small");
   if (!pb_str_ok(config->artifact_dir, true))
     return pb_error(PYOP_EINVAL, "bridge set_config: artifact_dir is empty or invalid");
+  int lrc = pb_lanes_configure(config);
+  if (lrc != PYOP_OK)
+    return lrc;
   char *dir = strndup(config->artifact_dir.data, config->artifact_dir.len);
   if (dir == NULL)
     return pb_error(PYOP_ENOMEM, "bridge set_config: out of memory");

@@ -930,7 +930,10 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     v.struct_size = offsetof(pyop_proto_view, input_flags);
   } else if (pb.abi_minor < 3) {
     v.struct_size = offsetof(pyop_proto_view, source_digest); /* a loader of 1.1/1.2 */
+  } else if (pb.abi_minor < 6) {
+    v.struct_size = offsetof(pyop_proto_view, serial_reason); /* a loader of 1.3..1.5 */
   }
+  pb_lanes_view(op, &v.serial_reason, &v.lanes);
   /* The registrar is libpyop: it records its own error detail. */
   converted = true;
   rc = reg->add_proto(reg->ctx, &v);
@@ -989,6 +992,9 @@ static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op *
   v.callbacks = &op->callbacks;
   if (pb.abi_minor < 3)
     v.struct_size = offsetof(pyop_impl_view, source_digest); /* a loader before 1.3 */
+  else if (pb.abi_minor < 6)
+    v.struct_size = offsetof(pyop_impl_view, serial_reason); /* a loader of 1.3..1.5 */
+  pb_lanes_view(op, &v.serial_reason, &v.lanes);
   converted = true;
   rc = reg->add_impl(reg->ctx, &v);
 out:

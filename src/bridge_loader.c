@@ -32,14 +32,16 @@
  * growth rule, core.h). */
 #if UINTPTR_MAX > 0xffffffffu
 PYOP__ENDS_WITH(pyop_io_view, reserved_);
-PYOP__ENDS_WITH(pyop_bridge_config, reserved_);
+PYOP__ENDS_WITH(pyop_bridge_config, reserved_lanes_);
+PYOP__ENDS_WITH(pyop_proto_view, reserved_);
+PYOP__ENDS_WITH(pyop_impl_view, reserved_);
 #else
 PYOP__ENDS_WITH(pyop_io_view, kind);
-PYOP__ENDS_WITH(pyop_bridge_config, flags);
+PYOP__ENDS_WITH(pyop_bridge_config, lanes);
+PYOP__ENDS_WITH(pyop_proto_view, lanes);
+PYOP__ENDS_WITH(pyop_impl_view, lanes);
 #endif
 PYOP__ENDS_WITH(pyop_attr_view, default_value);
-PYOP__ENDS_WITH(pyop_proto_view, source_digest);
-PYOP__ENDS_WITH(pyop_impl_view, source_digest);
 PYOP__ENDS_WITH(pyop_infer_args, add_output);
 PYOP__ENDS_WITH(pyop_exec_services, alias_output);
 PYOP__ENDS_WITH(pyop_exec_args, input_flags);
@@ -47,7 +49,7 @@ PYOP__ENDS_WITH(pyop_compile_args, set_artifact);
 PYOP__ENDS_WITH(pyop_launch_arg_view, value);
 PYOP__ENDS_WITH(pyop_launch_view, n_args);
 PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
-PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
+PYOP__ENDS_WITH(pyop_op_callbacks, create_holder_in);
 PYOP__ENDS_WITH(pyop_loader_services, last_error);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
 PYOP__ENDS_WITH(pyop_bridge_api, interpreter_status);
@@ -152,7 +154,7 @@ static bool inside(const char *path, const char *dir) {
  * left open).
  */
 static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
-                         pyop__bridge *out) {
+                         uint32_t lanes, pyop__bridge *out) {
   pyop__candidate *it = &cands->items[idx];
   pyop__sb why = PYOP__SB_INIT;
   int status = PYOP__CAND_INVALID_PATH;
@@ -278,6 +280,7 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
                             {dir_copy, strlen(dir_copy)},
                             {libpython, libpython ? strlen(libpython) : 0},
                             flags};
+  cfg.lanes = lanes;
   mark = pyop__error_mark();
   rc = api->set_config(&cfg);
   if (rc != PYOP_OK) {
@@ -327,12 +330,13 @@ nomem:
  * Tries the UNTRIED candidates in order (see header and the file comment).
  * On PYOP_ENOBRIDGE the last error is one message listing every candidate.
  */
-int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
+int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t lanes,
                       pyop__bridge *out) {
+  assert(lanes <= PYOP_MAX_LANES);
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < cands->n; i++) {
     if (cands->items[i].status != PYOP__CAND_UNTRIED) continue;
-    int rc = try_candidate(cands, i, config_flags, out);
+    int rc = try_candidate(cands, i, config_flags, lanes, out);
     if (rc == PYOP_OK) return PYOP_OK;
     if (rc == PYOP_ENOMEM)
       return pyop__error(PYOP_ENOMEM, "loading a bridge: out of memory");

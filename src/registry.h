@@ -100,6 +100,7 @@ int pyop__registry_clear(void);
 #define PYOP__MAX_KEY_LEN 1024      /* descriptor keys */
 #define PYOP__MAX_SOURCE_LEN 4096   /* source file paths */
 #define PYOP__MAX_DIGEST_LEN 256    /* source digests (bridge ABI 1.3) */
+#define PYOP__MAX_REASON_LEN 1024   /* serial reasons of lanes (bridge ABI 1.6) */
 #define PYOP__MAX_LIST_LEN (1u << 20) /* elements of a list attribute value */
 #define PYOP__MAX_STR_VALUE_LEN (1u << 20)
 
@@ -114,6 +115,8 @@ typedef struct pyop__proto {
   char *source; /* "file.py:12", or "<host>" */
   uint32_t line; /* the 12 of source; 0 for a host prototype */
   char *digest;  /* the view's source_digest, "" when none */
+  char *serial_reason; /* the view's (ABI 1.6), "" when none */
+  uint32_t lanes;      /* the view's lanes (ABI 1.6): 0 serial */
   bool host;     /* registered with pyop_register_host_prototype */
   uint32_t caps;
   pyop_io_info *inputs;
@@ -139,6 +142,8 @@ typedef struct pyop__impl {
   char *source;
   uint32_t line;
   char *digest; /* "" when none */
+  char *serial_reason; /* as in pyop__proto */
+  uint32_t lanes;
   uint32_t caps;
   void *ctx;
   const pyop_op_callbacks *callbacks;
@@ -195,6 +200,12 @@ bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t why_len)
 /* Whether strict output checks are on (pyop_options.strict_outputs or
  * PYOP_STRICT_OUTPUTS, as of the last pyop_load; lifecycle.c). */
 bool pyop__strict_outputs(void);
+/*
+ * Why every op runs serially when the host asked for lanes and the open
+ * bridge is too old to say per descriptor (ABI < 1.6): a static text, ""
+ * otherwise (lifecycle.c; set before a load registers anything).
+ */
+const char *pyop__lanes_fallback_reason(void);
 /* FNV-1a of a NUL-terminated string. */
 uint64_t pyop__hash_str(const char *s);
 
