@@ -4,10 +4,16 @@
  * does not link libpython: Py* symbols resolve against the interpreter that
  * is already in the process, as for a CPython extension module.
  *
- * Files: entry.c (ABI entry, config, lifecycle, errors, threads),
- * lanes.c (interpreter lanes), register.c (package and plugin import,
- * descriptor views), native.c
- * (pyop._native: Tensor and call contexts), callbacks.c (op callbacks).
+ * Files (a section below per file): entry.c (the exported symbol, the
+ * API table, config and lifecycle calls), errors.c (errors and log lines
+ * to the loader), exit_watch.c (whether the bridge's interpreter still
+ * runs, and whether libpyop started it), gil.c (taking the GIL from any
+ * host thread: kept thread states), gil_watch.c (the GIL-wait watch
+ * thread), signals.c (signal dispositions around plugins),
+ * owned_python.c (the Python libpyop starts and its thread), lanes.c
+ * (interpreter lanes), register.c
+ * (package and plugin import, descriptor views), native.c (pyop._native:
+ * Tensor and call contexts), callbacks.c (op callbacks).
  *
  * Unless a comment says otherwise every function here must be called with
  * the GIL held.
@@ -213,11 +219,11 @@ extern pb_state pb;
 
 /* What the bridge keeps per host thread (one TLS block: one lookup). */
 typedef struct pb_thread {
-  PyThreadState *ts; /* kept thread state (entry.c), NULL if none */
+  PyThreadState *ts; /* kept thread state (gil.c), NULL if none */
   unsigned gen;      /* generation ts belongs to */
   pb_frame *frame;   /* innermost callback in progress on this thread */
   /*
-   * The GIL-wait watch (entry.c): wait_seq is odd while this thread waits
+   * The GIL-wait watch (gil_watch.c): wait_seq is odd while this thread waits
    * for the GIL in pb_enter_on, wait_kind/wait_op then say for which call
    * (wait_op NULL when not waiting). Written only by this thread; read by
    * the watch thread while this thread is on its list (watch_next).
@@ -304,6 +310,53 @@ static inline PyObject **pb_desc_field(PyObject *o, int field) {
 }
 
 /* ---- entry.c */
+/* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
+bool pb_str_ok(pyop_str s, bool required);
+
+/* ---- errors.c */
+/* Sends a message to services->set_error and returns status (no GIL needed). */
+int pb_error(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/*
+ * With a Python exception set: clears it and reports "<prefix>: <Type>:
+ * <message>\n<traceback>" with status, or with PYOP_EINTR for a
+ * KeyboardInterrupt (re-raised for a Python caller on this thread: see
+ * errors.c). Returns the status reported.
+ */
+int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
+/* Reports why the bridge cannot use Python for what ("execute of op
+ * 'X'"); returns PYOP_ENOTINIT. */
+int pb_error_no_python(const char *what);
+/*
+ * After a call that failed with PYOP_EINTR, the last thing before the GIL
+ * is released: when Python code is the caller on this thread (a Python
+ * host calling through ctypes: a frame is below the bridge's call), raises
+ * the interrupt again for it (PyErr_SetInterrupt: its main thread sees
+ * KeyboardInterrupt, as for Ctrl-C). A C host only gets the status, so no
+ * later Python code of its sees a stray interrupt. Nothing may run Python
+ * code after it (the interrupt would be consumed there).
+ */
+void pb_interrupt_caller(void);
+/* "Type: message\n<traceback>" of exc (pyop._errors.format_exception when
+ * the package is imported); malloc'd, NULL on failure. */
+char *pb_describe_exception(PyObject *exc);
+/* A log line through services->log (no GIL needed). */
+void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
+/*
+ * Why the loader service this thread called last failed, as the loader
+ * says it (loader service last_error, ABI 1.4): NUL-terminated, valid until
+ * the thread's next call into the loader; NULL when the loader is older or
+ * says nothing. Cold paths only.
+ */
+const char *pb_loader_last_error(void);
+/* "PYOP_EINVAL" for a status of PYOP_STATUS_MAP, NULL for any other. */
+const char *pb_status_name(int status);
+/* The message of a status of PYOP_STATUS_MAP ("invalid argument"), NULL
+ * for any other. */
+const char *pb_status_message(int status);
+/* malloc'd printf; NULL on failure. */
+char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
+
+/* ---- exit_watch.c */
 /*
  * True once the interpreter the bridge's Python objects belong to has been
  * finalized without the bridge (the host's Py_FinalizeEx: the exit watch,
@@ -320,53 +373,21 @@ extern atomic_bool pb_lost;
 static inline bool pb_python_usable(void) {
   return !atomic_load_explicit(&pb_lost, memory_order_relaxed) && Py_IsInitialized();
 }
-/* Whether the running Python is one libpyop started (start_python; this
+/* Whether the running Python is one libpyop started (pb_python_start; this
  * bridge image or an earlier one): read when the exit watch is registered. */
 extern atomic_bool pb_python_ours;
-/* Reports why the bridge cannot use Python for what ("execute of op
- * 'X'"); returns PYOP_ENOTINIT. */
-int pb_error_no_python(const char *what);
 /* Registers / unregisters the exit watch that sets pb_lost (GIL held;
  * register: -1 with an exception). */
 int pb_exit_watch_register(void);
 void pb_exit_watch_unregister(void);
-/* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
-bool pb_str_ok(pyop_str s, bool required);
-/* Sends a message to services->set_error and returns status (no GIL needed). */
-int pb_error(int status, const char *fmt, ...) PB_PRINTF(2, 3);
-/*
- * With a Python exception set: clears it and reports "<prefix>: <Type>:
- * <message>\n<traceback>" with status, or with PYOP_EINTR for a
- * KeyboardInterrupt (re-raised for a Python caller on this thread: see
- * entry.c). Returns the status reported.
- */
-int pb_error_python(int status, const char *fmt, ...) PB_PRINTF(2, 3);
-/*
- * After a call that failed with PYOP_EINTR, the last thing before the GIL
- * is released: when Python code is the caller on this thread (a Python
- * host calling through ctypes: a frame is below the bridge's call), raises
- * the interrupt again for it (PyErr_SetInterrupt: its main thread sees
- * KeyboardInterrupt, as for Ctrl-C). A C host only gets the status, so no
- * later Python code of its sees a stray interrupt. Nothing may run Python
- * code after it (the interrupt would be consumed there).
- */
-void pb_interrupt_caller(void);
-/* A log line through services->log (no GIL needed). */
-void pb_log(int level, const char *fmt, ...) PB_PRINTF(2, 3);
+/* Forgets the exit watch without touching it: it died with its
+ * interpreter's state dict (no GIL). */
+void pb_exit_watch_forget(void);
+/* Marks the running interpreter as libpyop's in its state dict, for every
+ * later bridge image, and sets pb_python_ours (GIL held). */
+void pb_python_mark_ours(void);
 
-/*
- * Why the loader service this thread called last failed, as the loader
- * says it (loader service last_error, ABI 1.4): NUL-terminated, valid until
- * the thread's next call into the loader; NULL when the loader is older or
- * says nothing. Cold paths only.
- */
-const char *pb_loader_last_error(void);
-
-/* "PYOP_EINVAL" for a status of PYOP_STATUS_MAP, NULL for any other. */
-const char *pb_status_name(int status);
-/* The message of a status of PYOP_STATUS_MAP ("invalid argument"), NULL
- * for any other. */
-const char *pb_status_message(int status);
+/* ---- gil.c */
 /* Takes the GIL from any host thread (keeps one thread state per thread). */
 pb_gil pb_enter(void);
 /*
@@ -376,16 +397,70 @@ pb_gil pb_enter(void);
  */
 pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op);
 void pb_leave(pb_gil g);
-/* Saves the signal dispositions before plugins run (once per load). */
-void pb_signals_save(void);
-/* Restores the saved dispositions of signals a plugin's Python code
- * replaced (GIL held; see entry.c). */
-void pb_signals_restore(void);
+/* The host thread inside libpyop holding the GIL, for the watch:
+ * gettid() << 4 | (kind + 1), 0 when none (no GIL needed). */
+long pb_gil_holder(void);
+/* Creates (once) / deletes the pthread key whose destructor ends a host
+ * thread's kept thread state (no GIL needed). */
+void pb_kept_key_create(void);
+void pb_kept_key_delete(void);
+/* Retires every kept thread state: their interpreter is gone or the bridge
+ * shuts down, so no destructor touches one (no GIL needed). */
+void pb_kept_retire(void);
+/* The thread state attached to this thread (holding the GIL), or NULL. */
+static inline PyThreadState *pb_attached_tstate(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/* ---- gil_watch.c */
 /* Waits until the watch thread reads no pb_op (called before one is freed;
  * no GIL needed). */
 void pb_watch_barrier(void);
-/* malloc'd printf; NULL on failure. */
-char *pb_strdupf(const char *fmt, ...) PB_PRINTF(1, 2);
+/* Puts t (this thread's) on the watch list, starting the watch thread. */
+void pb_watch_add(pb_thread *t);
+/* Takes t off the watch list if it is on it (its thread exits). */
+void pb_watch_remove(pb_thread *t);
+/* Stops the watch thread and empties the list (bridge shutdown). */
+void pb_watch_stop_all(void);
+/* Marks the start and the end of a wait for the GIL (owner thread only:
+ * plain loads and stores, no read-modify-write). */
+static inline void pb_wait_begin(pb_thread *t, int kind, const pb_op *op) {
+  unsigned seq = atomic_load_explicit(&t->wait_seq, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_kind, kind, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_op, op, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_seq, seq + 1, memory_order_release);
+}
+
+static inline void pb_wait_end(pb_thread *t) {
+  unsigned seq = atomic_load_explicit(&t->wait_seq, memory_order_relaxed);
+  atomic_store_explicit(&t->wait_op, NULL, memory_order_release);
+  atomic_store_explicit(&t->wait_seq, seq + 1, memory_order_release);
+}
+
+/* ---- signals.c */
+/* Saves the signal dispositions before plugins run (once per load). */
+void pb_signals_save(void);
+/* Restores the saved dispositions of signals a plugin's Python code
+ * replaced (GIL held; see signals.c). */
+void pb_signals_restore(void);
+/* On the interpreter thread of a Python libpyop started, before any
+ * plugin: imports signal and gives SIGINT back to the host (GIL held). */
+void pb_signals_keep_host_sigint(void);
+
+/* ---- owned_python.c */
+/* Starts an isolated Python that the bridge owns on the interpreter thread;
+ * the GIL is left released. PYOP_OK or status (error reported). */
+int pb_python_start(void);
+/* Ends the interpreter thread (Python stays initialised). */
+void pb_python_finish(void);
+/* What pyop_shutdown does to a Python libpyop started (GIL held, after the
+ * package is dropped): flushes sys.stdout/stderr, names the plugin threads
+ * left running. */
+void pb_python_leave_ours(void);
 
 /* ---- lanes.c (interpreter lanes, bridge ABI 1.6) */
 /* Takes the lane count of config (when it has one): PYOP_OK, or PYOP_EINVAL

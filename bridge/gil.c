@@ -1,0 +1,180 @@
+/*
+ * Taking and giving back the GIL from any host thread (pb_enter_on,
+ * pb_leave): the Python thread state the bridge keeps per host thread, the
+ * generation that retires kept states when their interpreter is gone, and
+ * which host thread inside libpyop holds the GIL (for the GIL-wait watch,
+ * gil_watch.c).
+ */
+#include "bridge.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Thread_local pb_thread pb_tls;
+
+/*
+ * Each host thread that calls in gets one Python thread state, made by a
+ * PyGILState_Ensure that is never released while the thread lives (each
+ * call then only attaches and detaches it: pb_enter/pb_leave), and torn
+ * down by a pthread key destructor at thread exit. Threads that already have
+ * a thread state (Python threads, the thread that initialised Python) use it
+ * as it is. generation changes when the bridge shuts down, so a destructor
+ * never touches a thread state of a finished interpreter.
+ */
+typedef struct pb_kept {
+  PyThreadState *ts;
+  unsigned gen;
+} pb_kept;
+
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t ts_key;
+static bool ts_key_ok;
+static atomic_uint generation = 1;
+
+static bool python_finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+/*
+ * The host thread that took the GIL through pb_enter_on and has not given
+ * it back through pb_leave yet: gettid() << 4 | (kind + 1), 0 when none (a
+ * thread libpyop did not enter holds it, or nobody). Written by that thread
+ * (one plain store each way), read by the watch to name who makes the
+ * others wait.
+ */
+static atomic_long gil_holder;
+
+static inline void holder_set(const pb_thread *t, int kind) {
+  atomic_store_explicit(&gil_holder, (t->tid << 4) | (long)(kind + 1), memory_order_relaxed);
+}
+
+long pb_gil_holder(void) { return atomic_load_explicit(&gil_holder, memory_order_relaxed); }
+
+static void kept_destructor(void *p) {
+  pb_kept *k = p;
+  pb_watch_remove(&pb_tls);
+  if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
+      !python_finalizing() && !atomic_load(&pb_lost)) {
+    /* glibc may already have cleared CPython's own thread-specific slot
+     * (keys are destroyed in creation order), so do not go through
+     * PyGILState_Release: delete the state directly. */
+    PyEval_RestoreThread(k->ts);
+    PyThreadState_Clear(k->ts);
+    PyThreadState_DeleteCurrent(); /* also drops the GIL */
+  }
+  free(k);
+}
+
+void pb_kept_key_create(void) {
+  pthread_mutex_lock(&key_lock);
+  if (!ts_key_ok)
+    ts_key_ok = pthread_key_create(&ts_key, kept_destructor) == 0;
+  pthread_mutex_unlock(&key_lock);
+}
+
+void pb_kept_key_delete(void) {
+  pthread_mutex_lock(&key_lock);
+  if (ts_key_ok) {
+    /* No destructor may run into this image after dlclose. */
+    pthread_key_delete(ts_key);
+    ts_key_ok = false;
+  }
+  pthread_mutex_unlock(&key_lock);
+}
+
+void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
+
+/*
+ * Gives this thread a kept thread state when it has none of its own. The
+ * key's value is set first, so the thread leaves the watch list at exit
+ * whatever happens; the first PyGILState_Ensure may wait for the GIL, as a
+ * watched wait of (kind, op).
+ */
+static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
+  unsigned gen = atomic_load(&generation);
+  if (PyGILState_GetThisThreadState() != NULL)
+    return;
+  pthread_mutex_lock(&key_lock);
+  bool ok = ts_key_ok;
+  pthread_mutex_unlock(&key_lock);
+  if (!ok)
+    return;
+  pb_kept *k = pthread_getspecific(ts_key);
+  if (k == NULL) {
+    k = calloc(1, sizeof *k);
+    if (k == NULL)
+      return;
+    if (pthread_setspecific(ts_key, k) != 0) {
+      free(k);
+      return;
+    }
+  }
+  pb_watch_add(t);
+  pb_wait_begin(t, kind, op);
+  PyGILState_STATE st = PyGILState_Ensure();
+  pb_wait_end(t);
+  (void)st; /* never released: the state stays this thread's until it exits */
+  k->ts = PyEval_SaveThread();
+  k->gen = gen;
+  t->ts = k->ts;
+  t->gen = gen;
+}
+
+/*
+ * With a kept thread state the GIL is taken by attaching it directly
+ * (PyEval_RestoreThread / PyEval_SaveThread): what PyGILState_Ensure and
+ * Release do for a thread whose state already exists, without their
+ * thread-specific lookups and counter updates. When this thread already
+ * holds the GIL through that state (a callback that calls back into
+ * libpyop) nothing is taken or dropped. Threads without a kept state (they
+ * had one of their own) go through PyGILState. Every wait is marked for the
+ * GIL-wait watch.
+ */
+pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
+  unsigned gen = atomic_load(&generation);
+  if (t->ts == NULL || t->gen != gen) {
+    keep_thread_state(t, kind, op);
+    if (t->ts == NULL || t->gen != gen) {
+      if (t->tid == 0)
+        t->tid = (long)syscall(SYS_gettid);
+      pb_wait_begin(t, kind, op);
+      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure()};
+      pb_wait_end(t);
+      if (g.ensured == PyGILState_UNLOCKED)
+        holder_set(t, kind);
+      return g;
+    }
+  }
+  if (pb_attached_tstate() == t->ts)
+    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED};
+  pb_wait_begin(t, kind, op);
+  PyEval_RestoreThread(t->ts);
+  pb_wait_end(t);
+  holder_set(t, kind);
+  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED};
+}
+
+pb_gil pb_enter(void) { return pb_enter_on(&pb_tls, -1, NULL); }
+
+void pb_leave(pb_gil g) {
+  switch (g.how) {
+  case PB_GIL_KEPT:
+    atomic_store_explicit(&gil_holder, 0, memory_order_relaxed);
+    PyEval_SaveThread();
+    break;
+  case PB_GIL_ENSURED:
+    if (g.ensured == PyGILState_UNLOCKED)
+      atomic_store_explicit(&gil_holder, 0, memory_order_relaxed);
+    PyGILState_Release(g.ensured);
+    break;
+  case PB_GIL_HELD:
+    break;
+  }
+}
