@@ -255,14 +255,19 @@ static inline pb_thread *pb_thread_self(void) {
  *   PB_GIL_KEPT     it attached the thread's kept thread state (pb_tls.ts):
  *                   pb_leave detaches it (PyEval_SaveThread);
  *   PB_GIL_ENSURED  PyGILState_Ensure took it (a thread with a thread state
- *                   of its own, or one for which none could be kept):
- *                   pb_leave calls PyGILState_Release(ensured).
+ *                   of its own in the bridge's interpreter, or one for
+ *                   which none could be kept): pb_leave calls
+ *                   PyGILState_Release(ensured).
+ * and, whatever how says, when other is not NULL the thread had a thread
+ * state of another interpreter attached (a sub-interpreter the host runs on
+ * it): pb_enter_on detached it first and pb_leave attaches it again.
  * Returned by value (two words, in registers).
  */
 typedef enum pb_gil_how { PB_GIL_HELD, PB_GIL_KEPT, PB_GIL_ENSURED } pb_gil_how;
 typedef struct pb_gil {
   pb_gil_how how;
   PyGILState_STATE ensured; /* PB_GIL_ENSURED only */
+  PyThreadState *other;     /* another interpreter's state to attach again, or NULL */
 } pb_gil;
 
 /* The pending exception, normalised, with its traceback; clears it. NULL

@@ -23,6 +23,17 @@ _Thread_local pb_thread pb_tls;
  * a thread state (Python threads, the thread that initialised Python) use it
  * as it is. generation changes when the bridge shuts down, so a destructor
  * never touches a thread state of a finished interpreter.
+ *
+ * Thread states are per (thread, interpreter), and the bridge's objects
+ * live in the main interpreter. CPython's PyGILState_* knows one state per
+ * thread: the first one made on it, whatever its interpreter. On a thread
+ * whose first state belongs to a sub-interpreter (one the host made, or
+ * one of its own the host runs there) PyGILState_Ensure would attach that
+ * state and run the bridge's objects in the wrong interpreter (issue 20):
+ * such a thread gets a kept state made for the main interpreter with
+ * PyThreadState_New, attached and detached directly. A thread that enters
+ * with another interpreter's state attached has it detached for the call
+ * and attached again after (pb_gil.other).
  */
 typedef struct pb_kept {
   PyThreadState *ts;
@@ -99,8 +110,10 @@ void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
  */
 static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
-  if (PyGILState_GetThisThreadState() != NULL)
-    return;
+  PyInterpreterState *home = PyInterpreterState_Main();
+  PyThreadState *own = PyGILState_GetThisThreadState();
+  if (own != NULL && PyThreadState_GetInterpreter(own) == home)
+    return; /* its own state in the bridge's interpreter: PyGILState finds it */
   pthread_mutex_lock(&key_lock);
   bool ok = ts_key_ok;
   pthread_mutex_unlock(&key_lock);
@@ -117,10 +130,20 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
     }
   }
   pb_watch_add(t);
-  pb_wait_begin(t, kind, op);
-  PyGILState_STATE st = PyGILState_Ensure();
-  pb_wait_end(t);
-  (void)st; /* never released: the state stays this thread's until it exits */
+  if (own != NULL) {
+    /* PyGILState's state of this thread is another interpreter's. */
+    PyThreadState *ts = PyThreadState_New(home);
+    if (ts == NULL)
+      return;
+    pb_wait_begin(t, kind, op);
+    PyEval_RestoreThread(ts);
+    pb_wait_end(t);
+  } else {
+    pb_wait_begin(t, kind, op);
+    PyGILState_STATE st = PyGILState_Ensure();
+    pb_wait_end(t);
+    (void)st; /* never released: the state stays this thread's until it exits */
+  }
   k->ts = PyEval_SaveThread();
   k->gen = gen;
   t->ts = k->ts;
@@ -137,28 +160,53 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
  * had one of their own) go through PyGILState. Every wait is marked for the
  * GIL-wait watch.
  */
+/*
+ * The state attached to this thread when it belongs to another interpreter
+ * than the bridge's, detached (its GIL released), or NULL. Cold: only a
+ * host that runs a sub-interpreter on the calling thread gets here.
+ */
+static PyThreadState *detach_other(PyThreadState *cur) {
+  if (cur == NULL || PyThreadState_GetInterpreter(cur) == PyInterpreterState_Main())
+    return NULL;
+  return PyEval_SaveThread();
+}
+
 pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
+  PyThreadState *cur = pb_attached_tstate();
   if (t->ts == NULL || t->gen != gen) {
+    PyThreadState *other = __builtin_expect(cur != NULL, 0) ? detach_other(cur) : NULL;
     keep_thread_state(t, kind, op);
     if (t->ts == NULL || t->gen != gen) {
       if (t->tid == 0)
         t->tid = (long)syscall(SYS_gettid);
       pb_wait_begin(t, kind, op);
-      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure()};
+      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure(), other};
       pb_wait_end(t);
       if (g.ensured == PyGILState_UNLOCKED)
         holder_set(t, kind);
       return g;
     }
+    if (other != NULL)
+      cur = NULL; /* detached above: t->ts is attached below */
+    else
+      cur = pb_attached_tstate();
+    if (cur == t->ts)
+      return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED, NULL};
+    pb_wait_begin(t, kind, op);
+    PyEval_RestoreThread(t->ts);
+    pb_wait_end(t);
+    holder_set(t, kind);
+    return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED, other};
   }
-  if (pb_attached_tstate() == t->ts)
-    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED};
+  if (cur == t->ts)
+    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED, NULL};
+  PyThreadState *other = __builtin_expect(cur != NULL, 0) ? detach_other(cur) : NULL;
   pb_wait_begin(t, kind, op);
   PyEval_RestoreThread(t->ts);
   pb_wait_end(t);
   holder_set(t, kind);
-  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED};
+  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED, other};
 }
 
 pb_gil pb_enter(void) { return pb_enter_on(&pb_tls, -1, NULL); }
@@ -177,4 +225,6 @@ void pb_leave(pb_gil g) {
   case PB_GIL_HELD:
     break;
   }
+  if (__builtin_expect(g.other != NULL, 0))
+    PyEval_RestoreThread(g.other);
 }
