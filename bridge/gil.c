@@ -7,6 +7,7 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -38,12 +39,38 @@ _Thread_local pb_thread pb_tls;
 typedef struct pb_kept {
   PyThreadState *ts;
   unsigned gen;
+  struct pb_kept *next, *prev; /* kept_list, under key_lock */
 } pb_kept;
 
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ts_key;
 static bool ts_key_ok;
 static atomic_uint generation = 1;
+/* Every thread's pb_kept (a lane image ends their states: pb_kept_end_all). */
+static pb_kept *kept_list;
+
+/*
+ * The interpreter this image's objects live in: the main one, or for the
+ * image of an interpreter lane (lanes.c) its sub-interpreter. Set once, at
+ * set_config, before any thread state is kept.
+ */
+static PyInterpreterState *home_interp;
+
+void pb_gil_set_home(PyInterpreterState *interp) { home_interp = interp; }
+
+static inline PyInterpreterState *home(void) {
+  return home_interp != NULL ? home_interp : PyInterpreterState_Main();
+}
+
+static void kept_unlink_locked(pb_kept *k) {
+  if (k->prev != NULL)
+    k->prev->next = k->next;
+  else if (kept_list == k)
+    kept_list = k->next;
+  if (k->next != NULL)
+    k->next->prev = k->prev;
+  k->next = k->prev = NULL;
+}
 
 static bool python_finalizing(void) {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -70,6 +97,11 @@ long pb_gil_holder(void) { return atomic_load_explicit(&gil_holder, memory_order
 
 static void kept_destructor(void *p) {
   pb_kept *k = p;
+  if (k != NULL) {
+    pthread_mutex_lock(&key_lock);
+    kept_unlink_locked(k);
+    pthread_mutex_unlock(&key_lock);
+  }
   pb_watch_remove(&pb_tls);
   if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
       !python_finalizing() && !atomic_load(&pb_lost)) {
@@ -102,6 +134,28 @@ void pb_kept_key_delete(void) {
 
 void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
 
+void pb_kept_end_all(void) {
+  assert(home_interp != NULL);
+  PyThreadState *ts = PyThreadState_New(home_interp);
+  if (ts == NULL)
+    return;
+  PyEval_RestoreThread(ts);
+  unsigned gen = atomic_load(&generation);
+  pthread_mutex_lock(&key_lock);
+  while (kept_list != NULL) {
+    pb_kept *k = kept_list;
+    kept_unlink_locked(k);
+    if (k->ts != NULL && k->gen == gen) {
+      PyThreadState_Clear(k->ts);
+      PyThreadState_Delete(k->ts);
+    }
+    k->ts = NULL; /* the block stays the thread's key value until the key goes */
+  }
+  pthread_mutex_unlock(&key_lock);
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent();
+}
+
 /*
  * Gives this thread a kept thread state when it has none of its own. The
  * key's value is set first, so the thread leaves the watch list at exit
@@ -110,9 +164,9 @@ void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
  */
 static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
-  PyInterpreterState *home = PyInterpreterState_Main();
+  PyInterpreterState *here = home();
   PyThreadState *own = PyGILState_GetThisThreadState();
-  if (own != NULL && PyThreadState_GetInterpreter(own) == home)
+  if (own != NULL && PyThreadState_GetInterpreter(own) == here)
     return; /* its own state in the bridge's interpreter: PyGILState finds it */
   pthread_mutex_lock(&key_lock);
   bool ok = ts_key_ok;
@@ -128,11 +182,19 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
       free(k);
       return;
     }
+    pthread_mutex_lock(&key_lock);
+    k->next = kept_list;
+    if (kept_list != NULL)
+      kept_list->prev = k;
+    kept_list = k;
+    pthread_mutex_unlock(&key_lock);
   }
   pb_watch_add(t);
-  if (own != NULL) {
-    /* PyGILState's state of this thread is another interpreter's. */
-    PyThreadState *ts = PyThreadState_New(home);
+  if (own != NULL || here != PyInterpreterState_Main()) {
+    /* PyGILState's state of this thread is another interpreter's, or this
+     * image is a lane's (PyGILState only ever makes main-interpreter
+     * states). */
+    PyThreadState *ts = PyThreadState_New(here);
     if (ts == NULL)
       return;
     pb_wait_begin(t, kind, op);
@@ -166,7 +228,7 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
  * host that runs a sub-interpreter on the calling thread gets here.
  */
 static PyThreadState *detach_other(PyThreadState *cur) {
-  if (cur == NULL || PyThreadState_GetInterpreter(cur) == PyInterpreterState_Main())
+  if (cur == NULL || PyThreadState_GetInterpreter(cur) == home())
     return NULL;
   return PyEval_SaveThread();
 }
