@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -137,8 +138,10 @@ typedef struct pb_lane {
   uint32_t index; /* 1..n_lanes */
   PyInterpreterState *interp;
   /* The state the interpreter was made with (its initial one), detached,
-   * deleted only when it ends: 3.12 cannot make its initial state again. */
+   * until it ends the interpreter: 3.12 cannot make its initial state
+   * again once deleted. */
   PyThreadState *ts0;
+  pthread_t ts0_thread; /* the thread ts0 was made on */
   int fd;       /* the image's memfd */
   void *handle; /* the image */
   const pyop_bridge_api *api;
@@ -349,6 +352,30 @@ fail:
   return -1;
 }
 
+#if PY_VERSION_HEX < 0x030D0000
+/*
+ * CPython 3.12 cannot end a sub-interpreter that imported asyncio (the end
+ * hangs or crashes; 3.13 can): in a lane of 3.12 importing it raises
+ * ImportError, so a plugin that needs it stays serial, saying why. Runs in
+ * the lane (its state attached); a failure to install only logs.
+ */
+static void refuse_asyncio(void) {
+  static const char code[] =
+      "import sys\n"
+      "class _PyopNoAsyncio:\n"
+      "    @staticmethod\n"
+      "    def find_spec(name, path=None, target=None):\n"
+      "        if name == 'asyncio' or name.startswith('asyncio.'):\n"
+      "            raise ImportError('asyncio is refused in an interpreter lane on Python "
+      "3.12 (CPython 3.12 cannot end a sub-interpreter that imported it; 3.13 can)', "
+      "name=name)\n"
+      "        return None\n"
+      "sys.meta_path.insert(0, _PyopNoAsyncio)\n";
+  if (PyRun_SimpleString(code) != 0)
+    pb_log(PYOP_LOG_WARN, "lanes: cannot refuse asyncio in a lane of Python 3.12");
+}
+#endif
+
 /*
  * Starts lane l (index set): its sub-interpreter, its image configured to
  * adopt it. Called with the main interpreter's GIL held through main (this
@@ -408,10 +435,22 @@ static int lane_start(pb_lane *l, int src) {
   c.artifact_dir = (pyop_str){pb.artifact_dir, strlen(pb.artifact_dir)};
   c.flags = PB_CONFIG_LANE;
   int rc = l->api->set_config(&c);
-  if (rc != PYOP_OK)
+  if (rc != PYOP_OK) {
     Py_EndInterpreter(ts);
-  else
+  } else {
+    /* threading's main thread is the state that imports it first: ts0, the
+     * one that ends the interpreter (else 3.12's threading._shutdown finds
+     * the lock of a state the image deleted and complains at the end). */
+    PyObject *m = PyImport_ImportModule("threading");
+    if (m == NULL)
+      PyErr_Clear();
+    Py_XDECREF(m);
+#if PY_VERSION_HEX < 0x030D0000
+    refuse_asyncio();
+#endif
+    l->ts0_thread = pthread_self();
     l->ts0 = PyEval_SaveThread(); /* the image keeps states of its own */
+  }
   PyEval_RestoreThread(main);
   if (rc != PYOP_OK) {
     l->api->shutdown();
@@ -428,15 +467,26 @@ static void lane_stop(pb_lane *l) {
   lane_forget_load(l);
   l->api->shutdown();
   if (pb_python_usable()) {
-    /* Ended on this thread with a state of its own (ts0 may be another
-     * thread's): ts0 goes first, then the last state ends the interpreter. */
-    PyThreadState *ts = PyThreadState_New(l->interp);
-    if (ts != NULL) {
-      PyEval_RestoreThread(ts);
-      PyThreadState_Clear(l->ts0);
-      PyThreadState_Delete(l->ts0);
-      Py_EndInterpreter(ts);
+    /* On ts0's thread ts0 ends the interpreter (threading's main thread is
+     * ts0: its _shutdown releases ts0's lock). On another thread a state of
+     * this thread does, ts0 deleted first (threading then ignores its main
+     * thread, and 3.12 hangs ending an interpreter with a state made on
+     * another thread). */
+    PyThreadState *ts = l->ts0;
+    if (!pthread_equal(l->ts0_thread, pthread_self())) {
+      ts = PyThreadState_New(l->interp);
+      if (ts == NULL) {
+        pb_log(PYOP_LOG_WARN, "lane %u: out of memory ending it", (unsigned)l->index);
+        ts = l->ts0;
+      } else {
+        PyEval_RestoreThread(ts);
+        PyThreadState_Clear(l->ts0);
+        PyThreadState_Delete(l->ts0);
+        PyEval_SaveThread();
+      }
     }
+    PyEval_RestoreThread(ts);
+    Py_EndInterpreter(ts);
   }
   dlclose(l->handle);
   close(l->fd);

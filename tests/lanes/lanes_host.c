@@ -15,13 +15,17 @@
  *              and a load without it works
  *   hooks      a host allocator that calls back into libpyop (a lookup and
  *              another op's execute, in another lane) from inside a lane
+ *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
+ *              the reason on 3.12 (_ctypes)
+ *   asyncio    a plugin importing asyncio in lanes; shutdown from another
+ *              thread, twice, with nothing on stderr (run.sh checks)
  */
 #include "../e2e/e2e_util.h"
 
 #include <pthread.h>
 
-#ifndef LANES_PLUGINS
-#error "LANES_PLUGINS must be defined"
+#if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
+#error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
 #endif
 
 static void load_with_lanes(uint32_t n, const char *opp) {
@@ -223,9 +227,73 @@ static void case_hooks(void) {
   free(opp);
 }
 
+/* GE plugins (tests/ge/plugins: the ge package, ctypes views) in 2 lanes:
+ * on 3.13 every op runs in lanes and GeScaledAdd computes in one; on 3.12,
+ * whose _ctypes refuses such interpreters, every op stays serial and says
+ * why. */
+static void case_ge(void) {
+  load_with_lanes(2, LANES_GE_PLUGINS);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  bool py313 = strstr(Py_VERSION_FOR_TEST, "3.12") == NULL;
+  if (py313)
+    expect_info("GeScaledAdd", 2, NULL);
+  else
+    expect_info("GeScaledAdd", 0, "module _ctypes does not support loading in subinterpreters");
+  pyop_attr alpha = attr_float("alpha", 3.0);
+  for (int k = 0; k < 3; k++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("GeScaledAdd", &alpha, 1, &op), PYOP_OK);
+    CHECK(py313 ? pyop_op_lane(op) != 0 : pyop_op_lane(op) == 0, "instance %d in lane %u", k,
+          (unsigned)pyop_op_lane(op));
+    float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, z[3] = {0, 0, 0};
+    pyop_tensor tx = f32_1d(x, 3), ty = f32_1d(y, 3), tz = f32_1d(z, 3);
+    pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+    pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+    CHECK_RC(pyop_op_execute(op, in, 2, &tz, 1, &ctx), PYOP_OK);
+    CHECK(z[0] == 4.0f && z[2] == 6.0f, "GeScaledAdd: z = %g %g %g", z[0], z[1], z[2]);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+static void *shutdown_thread(void *p) {
+  (void)p;
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  return NULL;
+}
+
+/* A plugin that imports asyncio runs in lanes on 3.13; 3.12 refuses
+ * asyncio in a lane (it cannot end such an interpreter), so there the op
+ * stays serial and says why. The lanes end from another thread than the
+ * one that started them, and start again (run.sh fails the case on any
+ * "Exception ignored" or fatal error on stderr). */
+static void case_asyncio(void) {
+  char *opp = xasprintf("%s/asyncio_user:%s/pure", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    if (py312)
+      expect_info("AsyncioUser", 0, "asyncio is refused in an interpreter lane on Python 3.12");
+    else
+      expect_info("AsyncioUser", 2, NULL);
+    expect_info("Scale", 2, NULL);
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("AsyncioUser", NULL, 0, &op), PYOP_OK);
+    float x[2] = {5, 6}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 6.0f, "y[1] = %g", y[1]);
+    pyop_op_destroy(op);
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, shutdown_thread, NULL) == 0, "thread");
+    pthread_join(t, NULL);
+  }
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -237,6 +305,10 @@ int main(int argc, char **argv) {
     case_one_lane();
   else if (!strcmp(argv[1], "hooks"))
     case_hooks();
+  else if (!strcmp(argv[1], "ge"))
+    case_ge();
+  else if (!strcmp(argv[1], "asyncio"))
+    case_asyncio();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

@@ -29,7 +29,7 @@ if ((${#pys[@]} == 0)); then
   exit 77
 fi
 mkdir -p "$work"
-cases=(basic threads one_lane hooks)
+cases=(basic threads one_lane hooks ge asyncio)
 [ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -48,11 +48,18 @@ for exe in "${pys[@]}"; do
     esac
   done
   "$cc" -std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include" \
-    -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" "$src/tests/lanes/lanes_host.c" \
+    -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\"" \
+    -DPy_VERSION_FOR_TEST="\"$ver\"" "$src/tests/lanes/lanes_host.c" \
     -o "$tree/lanes_host" -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
   for c in "${cases[@]}"; do
     echo "--- Python $ver: lanes_host $c"
-    PYTHONDONTWRITEBYTECODE=1 timeout 300 "$tree/lanes_host" "$c"
+    PYTHONDONTWRITEBYTECODE=1 timeout 300 "$tree/lanes_host" "$c" 2>"$tree/$c.err" ||
+      { cat "$tree/$c.err"; exit 1; }
+    # A lane ended badly says so on stderr only (CPython's "Exception ignored").
+    if grep -E "Exception ignored|Fatal Python error" "$tree/$c.err"; then
+      echo "FAIL: lanes_host $c: CPython complained on stderr"; exit 1
+    fi
+    grep -v "^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
   done
 done
 echo "lanes: ${#pys[@]} Pythons: ok"
