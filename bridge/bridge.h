@@ -187,37 +187,54 @@ typedef struct pb_frame {
   struct pb_frame *prev;
 } pb_frame;
 
-/* Everything the bridge keeps; Python members are guarded by the GIL. */
+/*
+ * The Python objects the bridge holds, all of them: one row each,
+ * X(type, name, dims, image, module, attr). pb.name is a type, or an array
+ * of them when dims is [n]; every one is an owned reference or NULL, guarded
+ * by the GIL. module/attr (NULL: code sets it, as the comment says): the
+ * package set-up (pb_package_ensure) fills it with
+ * getattr(sys.modules[module], attr), in table order. pb_package_drop
+ * releases them in table order, image 1 last (this image's own module and
+ * types, whose code lives here: watched until they are gone);
+ * pb_package_forget drops them without touching them. A member added here
+ * is declared, released and forgotten with no other change.
+ */
+#define PB_PY_STATE(X)                                                                        \
+  X(PyObject *, fn_load, , 0, "pyop._loader", "load_plugins")                                 \
+  X(PyObject *, fn_unload, , 0, "pyop._loader", "unload_modules")                             \
+  X(PyObject *, fn_loader_shutdown, , 0, "pyop._loader", "shutdown")                          \
+  X(PyObject *, fn_format, , 0, "pyop._errors", "format_exception")                           \
+  X(PyObject *, tensor_desc, , 0, "pyop", "TensorDesc")                                       \
+  /* DataType / Format members by value (pb_package_ensure) */                                \
+  X(PyObject *, dtypes, [PYOP_DTYPE_COUNT], 0, NULL, NULL)                                    \
+  X(PyObject *, formats, [PYOP_FORMAT_COUNT], 0, NULL, NULL)                                  \
+  /* pb_kind_names, interned (pb_package_ensure) */                                           \
+  X(PyObject *, str_method, [PB_NKINDS], 0, NULL, NULL)                                       \
+  /* list: plugin modules of every load since reset (pb_package_ensure) */                    \
+  X(PyObject *, modules, , 0, NULL, NULL)                                                     \
+  /* the pyop package (import_package) */                                                     \
+  X(PyObject *, pkg, , 0, NULL, NULL)                                                         \
+  /* pyop._native and its types (pb_native_create) */                                         \
+  X(PyObject *, native, , 1, NULL, NULL)                                                      \
+  X(PyTypeObject *, tensor_type, , 1, NULL, NULL)                                             \
+  X(PyTypeObject *, ctx_type, , 1, NULL, NULL)                                                \
+  /* pyop._native.ViewBase (see pb_holder.in_type) */                                         \
+  X(PyTypeObject *, view_type, , 1, NULL, NULL)                                               \
+  /* pyop._native.TensorDescBase: the fields of pyop.TensorDesc (pb_desc) */                  \
+  X(PyTypeObject *, desc_type, , 1, NULL, NULL)
+
+/* Everything the bridge keeps: the process-wide C members, then the
+ * Python objects (PB_PY_STATE). */
 typedef struct pb_state {
   const pyop_loader_services *services;
   uint32_t abi_minor;           /* negotiated with the loader (entry.c) */
   char *artifact_dir;
   bool owns_python;
   PyThreadState *main_tstate;   /* ours, saved after start-up */
-  PyObject *pkg;                /* the pyop package */
-  PyObject *native;             /* pyop._native */
-  PyObject *fn_load;            /* pyop._loader.load_plugins */
-  PyObject *fn_unload;          /* pyop._loader.unload_modules */
-  PyObject *fn_loader_shutdown; /* pyop._loader.shutdown */
-  PyObject *fn_format;          /* pyop._errors.format_exception */
-  PyObject *tensor_desc;        /* pyop.TensorDesc */
-  /*
-   * pyop.TensorDesc when its shape/dtype/format are plain __slots__ members
-   * read and written through the generic attribute protocol: the bridge then
-   * accesses them at these offsets (shape, dtype, format) instead of by
-   * name. NULL: use getattr/setattr (pb_desc_setup found something else).
-   */
-  PyTypeObject *desc_type;      /* borrowed: pb.tensor_desc */
-  unsigned int desc_version;    /* its tp_version_tag when checked */
-  Py_ssize_t desc_off[3];
-  PyObject *dtypes[PYOP_DTYPE_COUNT];   /* DataType members by value */
-  PyObject *formats[PYOP_FORMAT_COUNT]; /* Format members by value */
-  PyTypeObject *tensor_type;
-  PyTypeObject *view_type;      /* pyop._native.ViewBase (see pb_holder.in_type) */
-  PyTypeObject *ctx_type;
-  PyObject *modules;            /* list: plugin modules of every load since reset */
   pb_op *ops;
-  PyObject *str_method[PB_NKINDS]; /* pb_kind_names, interned */
+#define PB_PY_DECLARE(type, name, dims, image, module, attr) type name dims;
+  PB_PY_STATE(PB_PY_DECLARE)
+#undef PB_PY_DECLARE
 } pb_state;
 
 extern pb_state pb;
@@ -305,19 +322,18 @@ static inline void pb_exc_restore(PyObject *exc) {
 #endif
 }
 
-/* Fields of a TensorDesc, in pb.desc_off order. */
-enum { PB_DESC_SHAPE = 0, PB_DESC_DTYPE = 1, PB_DESC_FORMAT = 2 };
-
-/* pb.desc_type when its fields may be accessed directly now, else NULL. */
-static inline PyTypeObject *pb_desc_fast_type(void) {
-  PyTypeObject *tp = pb.desc_type;
-  return tp != NULL && tp->tp_version_tag == pb.desc_version ? tp : NULL;
-}
-
-/* The field slot of a TensorDesc o (Py_TYPE(o) == pb_desc_fast_type()). */
-static inline PyObject **pb_desc_field(PyObject *o, int field) {
-  return (PyObject **)((char *)o + pb.desc_off[field]);
-}
+/*
+ * A pyop.TensorDesc: a Python subclass of pyop._native.TensorDescBase (in
+ * pb.desc_type) that adds no field, no __dict__ and no __weakref__
+ * (pb_package_ensure checks), so the bridge reads and writes its fields
+ * here. NULL: not set (getattr raises AttributeError).
+ */
+typedef struct pb_desc {
+  PyObject_HEAD
+  PyObject *shape;  /* tuple of ints */
+  PyObject *dtype;  /* DataType member */
+  PyObject *format; /* Format member */
+} pb_desc;
 
 /* ---- entry.c */
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
@@ -442,6 +458,10 @@ void pb_watch_add(pb_thread *t);
 void pb_watch_remove(pb_thread *t);
 /* Stops the watch thread and empties the list (bridge shutdown). */
 void pb_watch_stop_all(void);
+/* At each load, with the GIL taken as how says: warns when this thread
+ * held the GIL while running no Python, and records it for the watch's
+ * line. */
+void pb_watch_note_load(pb_gil how);
 /* Marks the start and the end of a wait for the GIL (owner thread only:
  * plain loads and stores, no read-modify-write). */
 static inline void pb_wait_begin(pb_thread *t, int kind, const pb_op *op) {
@@ -524,9 +544,6 @@ void pb_package_drop(void);
  * them (no GIL) and frees the op ctx's C memory. */
 void pb_package_forget(void);
 void pb_op_decref(pb_op *op);
-/* Sets pb.desc_type/desc_off from pb.tensor_desc (fast field access) when
- * its layout allows; never fails (falls back to attribute access). */
-void pb_desc_setup(void);
 
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */

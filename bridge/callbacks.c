@@ -177,9 +177,9 @@ static PyObject *call_list(PyObject *tuple, bool nested) {
 /* -------------------------------------------------------------- holders */
 
 /*
- * The attribute names of a TensorDesc, interned once for make_desc and
- * desc_to_tensor when they cannot access the fields directly (see
- * pb_desc_setup; results of another type), kept while any holder lives.
+ * The attribute names of a TensorDesc, interned once for desc_to_tensor
+ * reading a result that is not exactly a pyop.TensorDesc (a subclass, any
+ * object with the three attributes), kept while any holder lives.
  * Holders only live while the package is loaded (unload and shutdown refuse
  * while an op instance lives), so the names never outlive their interpreter.
  * Guarded by the GIL.
@@ -368,29 +368,21 @@ static int input_view(pb_holder *h) {
 const char *const pb_kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
                                               "declare_launch_args"};
 
+/* create_holder's report of a failed Python call; returns its status. */
+static int create_failed(const pb_op *op) {
+  return pb_error_python(PYOP_EPYTHON, "op '%s' (%s): create_holder failed", op->op_type,
+                         op->where);
+}
+
 /*
- * Makes the per-instance state: attribute values converted once (in the
- * order given, which libpyop makes the prototype's), the kwnames tuple, and
- * for an implementation an instance of the class with its methods bound.
+ * Stage 1: a holder of op (which it refers to) with room for n_attrs
+ * attributes and the Tensor / TensorDesc caches of op's inputs and outputs;
+ * NULL when out of memory (nothing left).
  */
-int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
-                        void **out_holder) {
-  pb_op *op = ctx;
-  if (op == NULL || out_holder == NULL || (n_attrs > 0 && attrs == NULL))
-    return pb_error(PYOP_EINVAL, "bridge create_holder: invalid arguments");
-  *out_holder = NULL;
-  if (!pb_python_usable()) {
-    char what[160];
-    snprintf(what, sizeof what, "creating an instance of op '%s'", op->op_type);
-    return pb_error_no_python(what);
-  }
-  pb_gil st = pb_enter();
-  int rc = PYOP_OK;
+static pb_holder *holder_new(pb_op *op, size_t n_attrs) {
   pb_holder *h = calloc(1, sizeof *h);
-  if (h == NULL) {
-    pb_leave(st);
-    return pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
-  }
+  if (h == NULL)
+    return NULL;
   h->op = op;
   op->refs++;
   h->attr_values = calloc(n_attrs ? n_attrs : 1, sizeof *h->attr_values);
@@ -401,27 +393,35 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
   h->desc_cache = calloc(n_in ? n_in : 1, sizeof *h->desc_cache);
   if (h->attr_values == NULL || h->list_attrs == NULL || h->in_cache == NULL ||
       h->out_cache == NULL || h->desc_cache == NULL) {
-    rc = pb_error(PYOP_ENOMEM, "bridge create_holder: out of memory");
-    goto out;
+    holder_free(h);
+    return NULL;
   }
   h->n_in_cache = n_in;
   h->n_out_cache = n_out;
   h->n_desc_cache = n_in;
+  return h;
+}
+
+/*
+ * Stage 2: the attribute values converted once (in the order given, which
+ * libpyop makes the prototype's), the list-typed ones noted, and the
+ * kwnames tuple. PYOP_OK or the status reported.
+ */
+static int holder_attrs(pb_holder *h, const pyop_attr_view *attrs, size_t n_attrs) {
+  const pb_op *op = h->op;
   if (n_attrs > 0) {
     h->kwnames = PyTuple_New((Py_ssize_t)n_attrs);
     if (h->kwnames == NULL)
-      goto py_fail;
+      return create_failed(op);
   }
   for (size_t i = 0; i < n_attrs; i++) {
     const pyop_attr_view *a = &attrs[i];
-    if (a->struct_size < sizeof *a || !pb_str_ok(a->name, true)) {
-      rc = pb_error(PYOP_EINVAL, "bridge create_holder: attribute %zu of op '%s' is invalid", i,
-                    op->op_type);
-      goto out;
-    }
+    if (a->struct_size < sizeof *a || !pb_str_ok(a->name, true))
+      return pb_error(PYOP_EINVAL, "bridge create_holder: attribute %zu of op '%s' is invalid",
+                      i, op->op_type);
     PyObject *name = PyUnicode_DecodeUTF8(a->name.data, (Py_ssize_t)a->name.len, "strict");
     if (name == NULL)
-      goto py_fail;
+      return create_failed(op);
     PyUnicode_InternInPlace(&name);
     PyTuple_SET_ITEM(h->kwnames, (Py_ssize_t)i, name);
     h->attr_values[i] = attr_to_py(&a->default_value, a->type);
@@ -438,52 +438,92 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
         PyException_SetCause(now, exc);
         pb_exc_restore(now);
       }
-      goto py_fail;
+      return create_failed(op);
     }
   }
-  if (op->is_impl) {
-    if (!op->proto_known) {
-      PyObject *names = h->kwnames != NULL ? Py_NewRef(h->kwnames) : PyTuple_New(0);
-      PyObject *r = names != NULL ? PyObject_CallMethod(op->desc, "check_attrs", "(O)", names) : NULL;
-      Py_XDECREF(names);
-      if (r == NULL) {
-        rc = pb_error_python(PYOP_EDESCRIPTOR,
-                             "op '%s' (%s): the implementation does not match the prototype's "
-                             "attributes",
-                             op->op_type, op->where);
-        goto out;
-      }
-      Py_DECREF(r);
-    }
-    h->self = PyObject_CallNoArgs(op->callable);
-    if (h->self == NULL) {
-      rc = pb_error_python(PYOP_EPYTHON, "op '%s': creating the implementation (class at %s) "
+  return PYOP_OK;
+}
+
+/*
+ * Stage 3 of an implementation not validated against a Python prototype:
+ * its descriptor checks the attribute names the host's prototype gave
+ * (OpImpl.check_attrs). PYOP_OK or the status reported.
+ */
+static int impl_check_attrs(pb_holder *h) {
+  const pb_op *op = h->op;
+  PyObject *names = h->kwnames != NULL ? Py_NewRef(h->kwnames) : PyTuple_New(0);
+  PyObject *r = names != NULL ? PyObject_CallMethod(op->desc, "check_attrs", "(O)", names) : NULL;
+  Py_XDECREF(names);
+  if (r == NULL)
+    return pb_error_python(PYOP_EDESCRIPTOR,
+                           "op '%s' (%s): the implementation does not match the prototype's "
+                           "attributes",
+                           op->op_type, op->where);
+  Py_DECREF(r);
+  return PYOP_OK;
+}
+
+/*
+ * Stage 4 of an implementation: an instance of the class, its methods for
+ * the capabilities bound (with the function and instance of a plain bound
+ * method kept for direct calls) and the execute input view class. PYOP_OK
+ * or the status reported.
+ */
+static int impl_bind(pb_holder *h) {
+  const pb_op *op = h->op;
+  h->self = PyObject_CallNoArgs(op->callable);
+  if (h->self == NULL)
+    return pb_error_python(PYOP_EPYTHON, "op '%s': creating the implementation (class at %s) "
                            "failed", op->op_type, op->where);
-      goto out;
+  for (int k = PB_EXECUTE; k < PB_NKINDS; k++) {
+    if (!(op->caps & (PYOP_CAP_INFER_META << k)))
+      continue;
+    h->target[k] = PyObject_GetAttr(h->self, pb.str_method[k]);
+    if (h->target[k] == NULL)
+      return create_failed(op);
+    if (PyMethod_Check(h->target[k])) {
+      h->func[k] = Py_NewRef(PyMethod_GET_FUNCTION(h->target[k]));
+      h->fself[k] = PyMethod_GET_SELF(h->target[k]);
     }
-    for (int k = PB_EXECUTE; k < PB_NKINDS; k++) {
-      if (!(op->caps & (PYOP_CAP_INFER_META << k)))
-        continue;
-      h->target[k] = PyObject_GetAttr(h->self, pb.str_method[k]);
-      if (h->target[k] == NULL)
-        goto py_fail;
-      if (PyMethod_Check(h->target[k])) {
-        h->func[k] = Py_NewRef(PyMethod_GET_FUNCTION(h->target[k]));
-        h->fself[k] = PyMethod_GET_SELF(h->target[k]);
-      }
-    }
-    if ((op->caps & PYOP_CAP_EXECUTE) && input_view(h) < 0)
-      goto py_fail;
-  } else {
-    h->target[PB_INFER] = Py_NewRef(op->callable);
   }
-  if (desc_names_acquire() < 0)
-    goto py_fail;
-  goto out;
-py_fail:
-  rc = pb_error_python(PYOP_EPYTHON, "op '%s' (%s): create_holder failed", op->op_type,
-                       op->where);
-out:
+  if ((op->caps & PYOP_CAP_EXECUTE) && input_view(h) < 0)
+    return create_failed(op);
+  return PYOP_OK;
+}
+
+/*
+ * Makes the per-instance state, stage by stage: the holder (holder_new),
+ * the attribute values (holder_attrs), then for an implementation the
+ * attribute check (impl_check_attrs) and the bound instance (impl_bind),
+ * for a prototype its infer function; last the TensorDesc names. On
+ * failure nothing is left.
+ */
+int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                        void **out_holder) {
+  pb_op *op = ctx;
+  if (op == NULL || out_holder == NULL || (n_attrs > 0 && attrs == NULL))
+    return pb_error(PYOP_EINVAL, "bridge create_holder: invalid arguments");
+  *out_holder = NULL;
+  if (!pb_python_usable()) {
+    char what[160];
+    snprintf(what, sizeof what, "creating an instance of op '%s'", op->op_type);
+    return pb_error_no_python(what);
+  }
+  pb_gil st = pb_enter();
+  pb_holder *h = holder_new(op, n_attrs);
+  if (h == NULL) {
+    pb_leave(st);
+    return pb_error(PYOP_ENOMEM, "bridge create_holder of op '%s': out of memory", op->op_type);
+  }
+  int rc = holder_attrs(h, attrs, n_attrs);
+  if (rc == PYOP_OK && op->is_impl && !op->proto_known)
+    rc = impl_check_attrs(h);
+  if (rc == PYOP_OK && op->is_impl)
+    rc = impl_bind(h);
+  if (rc == PYOP_OK && !op->is_impl)
+    h->target[PB_INFER] = Py_NewRef(op->callable);
+  if (rc == PYOP_OK && desc_names_acquire() < 0)
+    rc = create_failed(op);
   if (rc != PYOP_OK) {
     holder_free(h);
     h = NULL;
@@ -578,13 +618,16 @@ static PyObject *shape_tuple(const pyop_tensor *t, pb_desc_slot *slot) {
 /*
  * A TensorDesc for a description. New reference or NULL.
  *
+ * Its fields (pb_desc) are stored directly: what TensorDesc.__init__ would
+ * store for the fields libpyop already checked (non-negative dims, known
+ * dtype and format), without its Python-level validation on the hot path.
  * With slot (one input slot of the holder) the slot's TensorDesc is reused
  * when nobody else holds it any more (pb_only_cache_holds; TensorDesc has
- * no __weakref__, pb_desc_setup checks). Its fields are then rewritten only
- * where they differ from t. A TensorDesc a plugin kept is never touched
- * again: the slot takes a new one. A plugin may have assigned the fields of
- * a reused one: they are compared by identity (the slot's shape tuple, the
- * DataType and Format members), so any such change is undone.
+ * no __weakref__, pb_package_ensure checks). Its fields are then rewritten
+ * only where they differ from t. A TensorDesc a plugin kept is never
+ * touched again: the slot takes a new one. A plugin may have assigned the
+ * fields of a reused one: they are compared by identity (the slot's shape
+ * tuple, the DataType and Format members), so any such change is undone.
  */
 static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
   if (t->ndim < 0 || t->ndim > PYOP_MAX_DIMS) {
@@ -597,67 +640,47 @@ static PyObject *make_desc(const pyop_tensor *t, pb_desc_slot *slot) {
                  (int)t->dtype, (int)t->format);
     return NULL;
   }
-  PyTypeObject *tp = pb_desc_fast_type();
-  if (tp != NULL) {
-    PyObject *r = slot != NULL ? slot->desc : NULL;
-    /* The common case: the slot's TensorDesc, free and already right. */
-    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp) &&
-        *pb_desc_field(r, PB_DESC_DTYPE) == dt && *pb_desc_field(r, PB_DESC_FORMAT) == fm &&
-        *pb_desc_field(r, PB_DESC_SHAPE) == slot->shape && slot_shape_is(slot, t))
-      return Py_NewRef(r);
-    /* The fields libpyop already checked (non-negative dims, known dtype
-     * and format) stored directly: what TensorDesc.__init__ would store,
-     * without its Python-level validation on the hot path. */
-    if (r != NULL && pb_only_cache_holds(r) && Py_IS_TYPE(r, tp))
-      slot->desc = NULL; /* taken out of the slot: ours while we fill it */
-    else
-      r = NULL;
-    PyObject *shape = shape_tuple(t, slot);
-    if (shape == NULL) {
-      Py_XDECREF(r);
-      return NULL;
-    }
-    if (r == NULL && (r = tp->tp_alloc(tp, 0)) == NULL) {
-      Py_DECREF(shape);
-      return NULL;
-    }
-    /* Old values are dropped only once r and the slot are consistent: a
-     * destructor may run arbitrary code. */
-    PyObject *old[4] = {NULL, NULL, NULL, NULL};
-    PyObject *want[3] = {shape, dt, fm};
-    for (int k = 0; k < 3; k++) {
-      PyObject **p = pb_desc_field(r, k);
-      if (*p != want[k]) {
-        old[k] = *p;
-        *p = Py_NewRef(want[k]);
-      }
-    }
-    Py_DECREF(shape);
-    if (slot != NULL && slot->desc != r) {
-      old[3] = slot->desc; /* one a plugin kept (or NULL) */
-      slot->desc = Py_NewRef(r);
-    }
-    for (int k = 0; k < 4; k++)
-      Py_XDECREF(old[k]);
-    return r;
-  }
-  PyObject *shape = shape_tuple(t, NULL);
-  if (shape == NULL)
+#ifdef Py_GIL_DISABLED
+  slot = NULL; /* calls of one holder may run at once: nothing is shared or reused */
+#endif
+  PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc; /* layout: pb_package_ensure */
+  pb_desc *r = slot != NULL ? (pb_desc *)slot->desc : NULL;
+  /* The common case: the slot's TensorDesc, free and already right. */
+  if (r != NULL && pb_only_cache_holds((PyObject *)r) && r->dtype == dt && r->format == fm &&
+      r->shape == slot->shape && slot_shape_is(slot, t))
+    return Py_NewRef((PyObject *)r);
+  if (r != NULL && pb_only_cache_holds((PyObject *)r))
+    slot->desc = NULL; /* taken out of the slot: ours while we fill it */
+  else
+    r = NULL;
+  PyObject *shape = shape_tuple(t, slot);
+  if (shape == NULL) {
+    Py_XDECREF(r);
     return NULL;
-  PyObject *r;
-  if (PyType_Check(pb.tensor_desc)) {
-    PyTypeObject *dtp = (PyTypeObject *)pb.tensor_desc;
-    r = dtp->tp_alloc(dtp, 0);
-    if (r != NULL && (PyObject_SetAttr(r, desc_names.shape, shape) < 0 ||
-                      PyObject_SetAttr(r, desc_names.dtype, dt) < 0 ||
-                      PyObject_SetAttr(r, desc_names.format, fm) < 0))
-      Py_CLEAR(r);
-  } else {
-    PyObject *argv[3] = {shape, dt, fm};
-    r = PyObject_Vectorcall(pb.tensor_desc, argv, 3, NULL);
+  }
+  if (r == NULL && (r = (pb_desc *)tp->tp_alloc(tp, 0)) == NULL) {
+    Py_DECREF(shape);
+    return NULL;
+  }
+  /* Old values are dropped only once r and the slot are consistent: a
+   * destructor may run arbitrary code. */
+  PyObject *old[4] = {NULL, NULL, NULL, NULL};
+  PyObject **field[3] = {&r->shape, &r->dtype, &r->format};
+  PyObject *want[3] = {shape, dt, fm};
+  for (int k = 0; k < 3; k++) {
+    if (*field[k] != want[k]) {
+      old[k] = *field[k];
+      *field[k] = Py_NewRef(want[k]);
+    }
   }
   Py_DECREF(shape);
-  return r;
+  if (slot != NULL && slot->desc != (PyObject *)r) {
+    old[3] = slot->desc; /* one a plugin kept (or NULL) */
+    slot->desc = Py_NewRef((PyObject *)r);
+  }
+  for (int k = 0; k < 4; k++)
+    Py_XDECREF(old[k]);
+  return (PyObject *)r;
 }
 
 /* One argument object for a tensor: a Tensor view (tracked in f) or a
@@ -963,14 +986,18 @@ static int enum_value(PyObject *o, PyObject *const *members, long n, size_t inde
 static int desc_to_tensor(const pb_holder *h, PyObject *o, pyop_tensor *t, size_t index) {
   memset(t, 0, sizeof *t);
   PyObject *shape = NULL, *dtype = NULL, *format = NULL;
-  PyTypeObject *tp = pb_desc_fast_type();
-  if (tp != NULL && Py_IS_TYPE(o, tp)) {
+#ifndef Py_GIL_DISABLED
+  if (Py_IS_TYPE(o, (PyTypeObject *)pb.tensor_desc)) {
     /* What getattr would return; an unset field (NULL) is reported as
-     * getattr's AttributeError would be. */
-    shape = Py_XNewRef(*pb_desc_field(o, PB_DESC_SHAPE));
-    dtype = Py_XNewRef(*pb_desc_field(o, PB_DESC_DTYPE));
-    format = Py_XNewRef(*pb_desc_field(o, PB_DESC_FORMAT));
-  } else {
+     * getattr's AttributeError would be. (Free-threaded: another thread may
+     * be assigning them, so the member descriptors read them.) */
+    const pb_desc *d = (const pb_desc *)o;
+    shape = Py_XNewRef(d->shape);
+    dtype = Py_XNewRef(d->dtype);
+    format = Py_XNewRef(d->format);
+  } else
+#endif
+  {
     shape = PyObject_GetAttr(o, desc_names.shape);
     dtype = shape ? PyObject_GetAttr(o, desc_names.dtype) : NULL;
     format = dtype ? PyObject_GetAttr(o, desc_names.format) : NULL;

@@ -89,29 +89,8 @@ static int pb_set_config(const pyop_bridge_config *config) {
   pb.artifact_dir = dir;
   return PYOP_OK;
 }
-/* ------------------------------------------------------ the API table */
 
-/*
- * A host thread that holds the GIL while running no Python (it initialised
- * Python and never released it) makes every call from another thread wait.
- * Said at each load (GIL held).
- */
-static void warn_if_gil_kept(pb_gil how) {
-  bool held_before = how.how == PB_GIL_HELD ||
-                     (how.how == PB_GIL_ENSURED && how.ensured == PyGILState_LOCKED);
-  if (!held_before)
-    return; /* the GIL was free: taken for this call */
-  PyFrameObject *frame = PyThreadState_GetFrame(pb_attached_tstate());
-  if (frame != NULL) {
-    Py_DECREF(frame); /* a Python caller (ctypes.PyDLL): it releases the GIL as it runs */
-    return;
-  }
-  pb_log(PYOP_LOG_WARN,
-         "the thread calling pyop_load holds the GIL while running no Python: calls "
-         "from other threads will wait until it releases it. A host that initialised Python "
-         "should call PyEval_SaveThread() right after Py_Initialize (and "
-         "PyEval_RestoreThread() before Py_FinalizeEx)");
-}
+/* ------------------------------------------------------ the API table */
 
 static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_str *paths,
                                   size_t n_paths) {
@@ -120,7 +99,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
   if (!pb_python_usable())
     return pb_error_no_python("loading Python plugins");
   pb_gil st = pb_enter();
-  warn_if_gil_kept(st);
+  pb_watch_note_load(st);
   int rc = pb_lanes_load(paths, n_paths);
   if (rc == PYOP_OK) {
     rc = pb_register(registrar, paths, n_paths);

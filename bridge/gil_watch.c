@@ -1,6 +1,8 @@
 /*
- * The GIL-wait watch: a thread that logs, once per wait, a call that has
- * waited PB_WATCH_SECONDS for the GIL, and who holds it.
+ * Who holds the GIL when a call waits for it, the one diagnosis: the load
+ * notes a host thread that keeps the GIL (pb_watch_note_load), and a watch
+ * thread logs, once per wait, a call that has waited PB_WATCH_SECONDS for
+ * the GIL and who holds it.
  */
 #include "bridge.h"
 
@@ -55,6 +57,42 @@ void pb_watch_barrier(void) {
   watch_lock_give();
 }
 
+/* What both lines tell a host whose thread keeps the GIL. */
+#define PB_GIL_KEPT_ADVICE                                                                    \
+  "After Py_Initialize call PyEval_SaveThread() (and PyEval_RestoreThread() before "          \
+  "Py_FinalizeEx); see docs/host-guide.md"
+
+/*
+ * The load's finding: gettid() of the thread that called pyop_load holding
+ * the GIL while running no Python, 0 when the last load found it free (or
+ * taken by Python code). The watch names that thread instead of guessing.
+ */
+static atomic_long kept_by;
+
+/*
+ * A host thread that holds the GIL while running no Python (it initialised
+ * Python and never released it) makes every call from another thread wait.
+ * Said at each load and recorded for the watch (GIL held).
+ */
+void pb_watch_note_load(pb_gil how) {
+  bool held_before = how.how == PB_GIL_HELD ||
+                     (how.how == PB_GIL_ENSURED && how.ensured == PyGILState_LOCKED);
+  PyFrameObject *frame = held_before ? PyThreadState_GetFrame(pb_attached_tstate()) : NULL;
+  if (!held_before || frame != NULL) {
+    /* The GIL was free (taken for this call), or a Python caller
+     * (ctypes.PyDLL) holds it, which releases it as it runs. */
+    Py_XDECREF(frame);
+    atomic_store_explicit(&kept_by, 0, memory_order_relaxed);
+    return;
+  }
+  long tid = (long)syscall(SYS_gettid);
+  atomic_store_explicit(&kept_by, tid, memory_order_relaxed);
+  pb_log(PYOP_LOG_WARN,
+         "the thread calling pyop_load (thread %ld) holds the GIL while running no Python: "
+         "calls from other threads will wait until it releases it. " PB_GIL_KEPT_ADVICE,
+         tid);
+}
+
 /* The watch's line for a call that waited PB_WATCH_SECONDS (malloc'd). */
 static char *wait_line(const char *call, long tid) {
   long holder = pb_gil_holder();
@@ -76,12 +114,18 @@ static char *wait_line(const char *call, long tid) {
         "(a C extension, a function called through ctypes.PyDLL) or a long computation; "
         "see docs/host-guide.md",
         call, tid, PB_WATCH_SECONDS);
+  long kept = atomic_load_explicit(&kept_by, memory_order_relaxed);
+  if (kept != 0 && kept != tid)
+    return pb_strdupf(
+        "%s on thread %ld has waited %d s for the Python GIL. No host thread inside "
+        "libpyop holds it; thread %ld held it while running no Python when it called "
+        "pyop_load (the host thread that initialised Python and never released it) and "
+        "still does. " PB_GIL_KEPT_ADVICE,
+        call, tid, PB_WATCH_SECONDS, kept);
   return pb_strdupf(
-      "%s on thread %ld has waited %d s for the Python GIL. Another thread "
-      "holds the GIL without running Python: most likely the host thread that "
-      "initialised Python and never released it. After Py_Initialize call "
-      "PyEval_SaveThread() (and PyEval_RestoreThread() before Py_FinalizeEx); see "
-      "docs/host-guide.md",
+      "%s on thread %ld has waited %d s for the Python GIL. No host thread inside libpyop "
+      "holds it: a thread libpyop did not enter does (a host thread that took the GIL "
+      "and runs no Python, or a Python thread running C that keeps it). " PB_GIL_KEPT_ADVICE,
       call, tid, PB_WATCH_SECONDS);
 }
 
@@ -192,6 +236,7 @@ void pb_watch_stop_all(void) {
   while (watch_list != NULL)
     watch_remove_locked(watch_list);
   watch_lock_give();
+  atomic_store_explicit(&kept_by, 0, memory_order_relaxed);
 }
 
 /* Takes t off the watch list if it is on it (its thread exits). */

@@ -19,6 +19,11 @@
  * it another API (ge.runtime.Tensor: the inputs of a GE kernel the bridge
  * calls directly; see pb_holder.in_type).
  *
+ * pyop._native.TensorDescBase holds the fields of a pyop.TensorDesc (the
+ * Python subclass in pyop/_types.py gives it its constructor and behaviour):
+ * shape, dtype and format as C members the bridge reads and writes
+ * directly (pb_desc).
+ *
  * A call context (get_execute_ctx()...) points at its callback's frame on
  * the host thread's stack: it works only on that thread and during that
  * callback (pb_ctx). Sequence arguments are read from a tuple snapshot.
@@ -28,6 +33,13 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define PB_T_OBJECT_EX Py_T_OBJECT_EX
+#else
+#include <structmember.h>
+#define PB_T_OBJECT_EX T_OBJECT_EX
+#endif
 
 /*
  * A call context. Its frame, and the host arguments the frame points to,
@@ -1347,6 +1359,71 @@ static PyMethodDef native_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* ------------------------------------------------------- TensorDescBase */
+
+static int desc_traverse(PyObject *o, visitproc visit, void *arg) {
+  pb_desc *d = (pb_desc *)o;
+  Py_VISIT(d->shape);
+  Py_VISIT(d->dtype);
+  Py_VISIT(d->format);
+  Py_VISIT(Py_TYPE(o)); /* a heap type's instances keep it */
+  return 0;
+}
+
+static int desc_clear(PyObject *o) {
+  pb_desc *d = (pb_desc *)o;
+  Py_CLEAR(d->shape);
+  Py_CLEAR(d->dtype);
+  Py_CLEAR(d->format);
+  return 0;
+}
+
+static void desc_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  PyObject_GC_UnTrack(o);
+  desc_clear(o);
+  tp->tp_free(o);
+  Py_DECREF(tp);
+}
+
+/* Plain members, as __slots__ would make them: unset until assigned
+ * (AttributeError), any object may be stored. */
+static PyMemberDef desc_members[] = {
+    {"shape", PB_T_OBJECT_EX, offsetof(pb_desc, shape), 0, "tuple of ints (-1: unknown)"},
+    {"dtype", PB_T_OBJECT_EX, offsetof(pb_desc, dtype), 0, "pyop.DataType"},
+    {"format", PB_T_OBJECT_EX, offsetof(pb_desc, format), 0, "pyop.Format"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot desc_slots[] = {
+    {Py_tp_dealloc, desc_dealloc},
+    {Py_tp_traverse, desc_traverse},
+    {Py_tp_clear, desc_clear},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_members, desc_members},
+    {Py_tp_doc, "The fields of pyop.TensorDesc, which subclasses it."},
+    {0, NULL},
+};
+
+static PyType_Spec desc_spec = {
+    "pyop._native.TensorDescBase", sizeof(pb_desc), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, desc_slots,
+};
+
+/*
+ * TensorDescBase as a type of module m, with __slots__ naming its members,
+ * so that copy and pickle see pyop.TensorDesc's fields as they see slots.
+ * New reference or NULL.
+ */
+static PyObject *desc_type_new(PyObject *m) {
+  PyObject *tp = PyType_FromModuleAndSpec(m, &desc_spec, NULL);
+  PyObject *names = tp != NULL ? Py_BuildValue("(sss)", "shape", "dtype", "format") : NULL;
+  if (names == NULL || PyObject_SetAttrString(tp, "__slots__", names) < 0)
+    Py_CLEAR(tp);
+  Py_XDECREF(names);
+  return tp;
+}
+
 static struct PyModuleDef native_def = {
     PyModuleDef_HEAD_INIT, "pyop._native",
     "Native part of pyop, provided by libpyop_bridge.so", -1, native_methods,
@@ -1371,11 +1448,20 @@ PyObject *pb_native_create(void) {
     Py_DECREF(ct);
     goto fail;
   }
+  PyObject *dt = desc_type_new(m);
+  if (dt == NULL) {
+    Py_DECREF(tt);
+    Py_DECREF(ct);
+    Py_DECREF(vt);
+    goto fail;
+  }
   Py_XSETREF(pb.tensor_type, (PyTypeObject *)tt);
   Py_XSETREF(pb.ctx_type, (PyTypeObject *)ct);
   Py_XSETREF(pb.view_type, (PyTypeObject *)vt);
+  Py_XSETREF(pb.desc_type, (PyTypeObject *)dt);
   if (PyModule_AddObjectRef(m, "Tensor", tt) < 0 || PyModule_AddObjectRef(m, "CallContext", ct) < 0 ||
-      PyModule_AddObjectRef(m, "ViewBase", vt) < 0)
+      PyModule_AddObjectRef(m, "ViewBase", vt) < 0 ||
+      PyModule_AddObjectRef(m, "TensorDescBase", dt) < 0)
     goto fail;
   return m;
 fail:

@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if PY_VERSION_HEX >= 0x030C0000
-#define PB_T_OBJECT_EX Py_T_OBJECT_EX
-#define PB_READONLY Py_READONLY
-#else
-#include <structmember.h>
-#define PB_T_OBJECT_EX T_OBJECT_EX
-#define PB_READONLY READONLY
-#endif
-
 /* ---------------------------------------------------------- small arena */
 
 /* Allocations, and references to the Python objects whose UTF-8 the views
@@ -173,6 +164,46 @@ out:
   Py_XDECREF(typing);
 }
 
+/* Drops the size bytes of owned references at members (NULL ones skipped),
+ * each set to NULL before its reference goes, as Py_CLEAR does. */
+static void refs_release(void *members, size_t size) {
+  for (size_t off = 0; off + sizeof(PyObject *) <= size; off += sizeof(PyObject *)) {
+    PyObject *o;
+    memcpy(&o, (char *)members + off, sizeof o);
+    memset((char *)members + off, 0, sizeof o);
+    Py_XDECREF(o);
+  }
+}
+
+/* Releases the PB_PY_STATE members of group image, in table order. */
+static void py_state_release(int image) {
+#define PB_PY_RELEASE(type, name, dims, img, module, attr)                                    \
+  if ((img) == image)                                                                         \
+    refs_release(&pb.name, sizeof pb.name);
+  PB_PY_STATE(PB_PY_RELEASE)
+#undef PB_PY_RELEASE
+}
+
+/* How many objects PB_PY_STATE's image group holds at most. */
+#define PB_PY_IMAGE_COUNT(type, name, dims, img, module, attr)                                \
+  +((img) ? sizeof(((pb_state *)0)->name) / sizeof(PyObject *) : 0)
+enum { PB_N_IMAGE_OBJECTS = 0 PB_PY_STATE(PB_PY_IMAGE_COUNT) };
+#undef PB_PY_IMAGE_COUNT
+
+/* The objects of PB_PY_STATE's image group (borrowed, NULL ones too) into
+ * out[PB_N_IMAGE_OBJECTS]. */
+static void py_state_image_objects(PyObject **out) {
+  size_t n = 0;
+#define PB_PY_IMAGE_OBJECTS(type, name, dims, img, module, attr)                              \
+  if (img) {                                                                                  \
+    memcpy(out + n, &pb.name, sizeof pb.name);                                                \
+    n += sizeof pb.name / sizeof(PyObject *);                                                 \
+  }
+  PB_PY_STATE(PB_PY_IMAGE_OBJECTS)
+#undef PB_PY_IMAGE_OBJECTS
+  assert(n == PB_N_IMAGE_OBJECTS);
+}
+
 void pb_package_drop(void) {
   pb_exit_watch_unregister();
   if (pb.fn_loader_shutdown != NULL) {
@@ -183,29 +214,14 @@ void pb_package_drop(void) {
   }
   if (pb.pkg != NULL)
     drop_package_modules();
-  Py_CLEAR(pb.fn_load);
-  Py_CLEAR(pb.fn_unload);
-  Py_CLEAR(pb.fn_loader_shutdown);
-  Py_CLEAR(pb.fn_format);
-  pb.desc_type = NULL; /* borrowed from pb.tensor_desc */
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-  Py_CLEAR(pb.tensor_desc);
-  for (size_t i = 0; i < PYOP_DTYPE_COUNT; i++)
-    Py_CLEAR(pb.dtypes[i]);
-  for (size_t i = 0; i < PYOP_FORMAT_COUNT; i++)
-    Py_CLEAR(pb.formats[i]);
-  for (size_t i = 0; i < PB_NKINDS; i++)
-    Py_CLEAR(pb.str_method[i]);
-  Py_CLEAR(pb.modules);
-  Py_CLEAR(pb.pkg);
+  py_state_release(0);
   clear_typing_caches();
   /* Watch the objects whose code or static data live in this image. */
-  PyObject *watch[4] = {pb.native, (PyObject *)pb.tensor_type, (PyObject *)pb.ctx_type,
-                        (PyObject *)pb.view_type};
-  PyObject *refs[4] = {NULL, NULL, NULL, NULL};
+  PyObject *watch[PB_N_IMAGE_OBJECTS];
+  PyObject *refs[PB_N_IMAGE_OBJECTS] = {NULL};
+  py_state_image_objects(watch);
   bool alive = false;
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++) {
     if (watch[i] == NULL)
       continue;
     refs[i] = PyWeakref_NewRef(watch[i], NULL);
@@ -214,13 +230,10 @@ void pb_package_drop(void) {
       alive = true; /* cannot tell: stay safe */
     }
   }
-  Py_CLEAR(pb.native);
-  Py_CLEAR(pb.tensor_type);
-  Py_CLEAR(pb.ctx_type);
-  Py_CLEAR(pb.view_type);
+  py_state_release(1);
   /* The module and its heap types form cycles. */
   PyGC_Collect();
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < PB_N_IMAGE_OBJECTS; i++) {
     if (refs[i] != NULL && weakref_alive(refs[i]))
       alive = true;
     Py_XDECREF(refs[i]);
@@ -230,71 +243,23 @@ void pb_package_drop(void) {
 }
 
 /*
- * Direct field access for TensorDesc. The class declares
- * __slots__ = ("shape", "dtype", "format"): each name is a member
- * descriptor of the class storing an object pointer at a fixed offset of
- * the instance, and with the generic getattr/setattr (no __getattr__,
- * __getattribute__ or __setattr__ of its own) reading or assigning the
- * attribute is exactly reading or replacing that pointer. Any other layout
- * (a property, a metaclass trick, a free-threaded build) keeps the generic
- * attribute protocol. The checks run once, at package import; the hot paths
- * (pb_desc_fast_type) also require the class's version tag to be unchanged
- * (any assignment to a class attribute changes it) and Py_TYPE(obj) to be
- * exactly the class (a subclass may override the fields).
+ * Whether pyop.TensorDesc keeps the layout the bridge reads and writes
+ * (pb_desc): a subclass of pyop._native.TensorDescBase of the same size,
+ * without __dict__ or __weakref__ (the reuse of a TensorDesc relies on its
+ * reference count telling whether anything can still reach it). 0, or -1
+ * with TypeError.
  */
-void pb_desc_setup(void) {
-  pb.desc_type = NULL;
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-#ifndef Py_GIL_DISABLED
-  static const char *const names[3] = {"shape", "dtype", "format"};
-  if (pb.tensor_desc == NULL || !PyType_Check(pb.tensor_desc))
-    return;
-  PyTypeObject *tp = (PyTypeObject *)pb.tensor_desc;
-  /* No weak references either: make_desc's reuse relies on the reference
-   * count telling whether anything can still reach an instance. */
-  if (tp->tp_getattro != PyObject_GenericGetAttr || tp->tp_setattro != PyObject_GenericSetAttr ||
-      tp->tp_alloc == NULL || tp->tp_weaklistoffset != 0)
-    return;
-  Py_ssize_t off[3];
-  for (int i = 0; i < 3; i++) {
-    PyObject *name = PyUnicode_InternFromString(names[i]);
-    if (name == NULL) {
-      PyErr_Clear();
-      return;
-    }
-    /* getattr on the class returns the descriptor an instance's lookup
-     * finds first in the MRO (a member descriptor returns itself when
-     * accessed on the class); the lookup also gives the class a version
-     * tag. */
-    PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
-    Py_DECREF(name);
-    if (d == NULL) {
-      PyErr_Clear();
-      return;
-    }
-    bool ok = Py_IS_TYPE(d, &PyMemberDescr_Type);
-    if (ok) {
-      PyMemberDescrObject *md = (PyMemberDescrObject *)d;
-      ok = md->d_common.d_type == tp && md->d_member != NULL &&
-           md->d_member->type == PB_T_OBJECT_EX && !(md->d_member->flags & PB_READONLY) &&
-           md->d_member->offset >= (Py_ssize_t)sizeof(PyObject) &&
-           md->d_member->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize;
-      off[i] = ok ? md->d_member->offset : 0;
-    }
-    Py_DECREF(d); /* the class keeps it */
-    if (!ok)
-      return;
-  }
-#if PY_VERSION_HEX >= 0x030C0000
-  PyUnstable_Type_AssignVersionTag(tp);
-#endif
-  if (tp->tp_version_tag == 0)
-    return; /* no tag to watch: stay generic */
-  memcpy(pb.desc_off, off, sizeof off);
-  pb.desc_version = tp->tp_version_tag;
-  pb.desc_type = tp;
-#endif
+static int desc_layout_check(void) {
+  PyTypeObject *tp = PyType_Check(pb.tensor_desc) ? (PyTypeObject *)pb.tensor_desc : NULL;
+  if (tp != NULL && pb.desc_type != NULL && PyType_IsSubtype(tp, pb.desc_type) &&
+      tp->tp_basicsize == (Py_ssize_t)sizeof(pb_desc) && tp->tp_dictoffset == 0 &&
+      tp->tp_weaklistoffset == 0)
+    return 0;
+  PyErr_Format(PyExc_TypeError,
+               "pyop.TensorDesc (%R) must subclass pyop._native.TensorDescBase with "
+               "__slots__ = () (no field, __dict__ or __weakref__ of its own)",
+               pb.tensor_desc);
+  return -1;
 }
 
 /* getattr(module, name) where module is sys.modules[modname]; new ref. */
@@ -317,6 +282,34 @@ static int enum_members(PyObject *cls, PyObject **out, size_t n) {
     Py_DECREF(v);
     if (out[i] == NULL)
       return -1;
+  }
+  return 0;
+}
+
+/* The PB_PY_STATE members that are a module attribute: where they are in
+ * pb and where they come from. */
+static const struct py_from_module {
+  size_t offset, size;
+  const char *module, *attr;
+} py_from_module[] = {
+#define PB_PY_FROM_MODULE(type, name, dims, image, module, attr)                              \
+  {offsetof(pb_state, name), sizeof(((pb_state *)0)->name), module, attr},
+    PB_PY_STATE(PB_PY_FROM_MODULE)
+#undef PB_PY_FROM_MODULE
+};
+
+/* Sets every PB_PY_STATE member that has a module and attribute, in table
+ * order; -1 with an exception at the first that fails. */
+static int py_state_from_modules(void) {
+  for (size_t i = 0; i < sizeof py_from_module / sizeof py_from_module[0]; i++) {
+    const struct py_from_module *m = &py_from_module[i];
+    if (m->module == NULL)
+      continue;
+    assert(m->size == sizeof(PyObject *));
+    PyObject *o = module_attr(m->module, m->attr);
+    if (o == NULL)
+      return -1;
+    memcpy((char *)&pb + m->offset, &o, sizeof o);
   }
   return 0;
 }
@@ -412,15 +405,8 @@ int pb_package_ensure(void) {
     if (pb.str_method[i] == NULL)
       goto fail;
   }
-  pb.fn_load = module_attr("pyop._loader", "load_plugins");
-  pb.fn_unload = module_attr("pyop._loader", "unload_modules");
-  pb.fn_loader_shutdown = module_attr("pyop._loader", "shutdown");
-  pb.fn_format = module_attr("pyop._errors", "format_exception");
-  pb.tensor_desc = PyObject_GetAttrString(pb.pkg, "TensorDesc");
-  if (pb.fn_load == NULL || pb.fn_unload == NULL || pb.fn_loader_shutdown == NULL ||
-      pb.fn_format == NULL || pb.tensor_desc == NULL)
+  if (py_state_from_modules() < 0 || desc_layout_check() < 0)
     goto fail;
-  pb_desc_setup();
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
   if (dt == NULL)
     goto fail;
@@ -1024,23 +1010,25 @@ static PyObject *get_tuple(PyObject *res, const char *name) {
 /*
  * What a load relies on in the interpreter and a plugin can break: the
  * sys.modules entries (the pyop package and its submodules, and the
- * standard modules the loader uses), sys.path, sys.meta_path,
- * sys.path_hooks, sys.path_importer_cache and builtins.__import__. Saved
- * before the plugins run. After a failed load every one of them is put back
- * (sys.modules entries that existed are restored by identity, "pyop.*"
- * entries the load added that are not modules are removed); after a
- * successful load only the package's own entries are (a plugin may add
- * finders or modules on purpose, but "pyop" is libpyop's). Nothing here is
- * interpreted: the saved objects are put back as they were.
+ * standard modules the loader uses), sys.meta_path, sys.path_hooks,
+ * sys.path_importer_cache and builtins.__import__. Saved before the plugins
+ * run. After a failed load every one of them is put back (sys.modules
+ * entries that existed are restored by identity, "pyop.*" entries the load
+ * added that are not modules are removed); after a successful load only
+ * the package's own entries are (a plugin may add finders or modules on
+ * purpose, but "pyop" is libpyop's). Nothing here is interpreted: the saved
+ * objects are put back as they were. sys.path is not here: its one owner is
+ * the loader (pyop/_loader.py, load_plugins), which puts it back after
+ * every load, failed or not.
  */
 typedef struct pb_guard {
   PyObject *modules;       /* copy of sys.modules */
-  PyObject *lists[3];      /* copies of sys.path, sys.meta_path, sys.path_hooks */
+  PyObject *lists[2];      /* copies of sys.meta_path, sys.path_hooks */
   PyObject *importer_cache; /* copy of sys.path_importer_cache */
   PyObject *import_fn;     /* builtins.__import__ */
 } pb_guard;
 
-static const char *const guard_lists[3] = {"path", "meta_path", "path_hooks"};
+static const char *const guard_lists[2] = {"meta_path", "path_hooks"};
 
 /* "pyop" or "pyop.<anything>". */
 static bool is_package_name(PyObject *k) {
@@ -1054,7 +1042,7 @@ static bool is_package_name(PyObject *k) {
 
 static void guard_free(pb_guard *g) {
   Py_CLEAR(g->modules);
-  for (int i = 0; i < 3; i++)
+  for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++)
     Py_CLEAR(g->lists[i]);
   Py_CLEAR(g->importer_cache);
   Py_CLEAR(g->import_fn);
@@ -1066,7 +1054,7 @@ static int guard_save(pb_guard *g) {
   g->modules = PyDict_Copy(PyImport_GetModuleDict());
   if (g->modules == NULL)
     goto fail;
-  for (int i = 0; i < 3; i++) {
+  for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++) {
     PyObject *l = PySys_GetObject(guard_lists[i]); /* borrowed */
     g->lists[i] = l != NULL ? PySequence_List(l) : NULL;
     if (g->lists[i] == NULL)
@@ -1143,7 +1131,7 @@ static void guard_restore(const pb_guard *g, bool all) {
   PyErr_Clear();
   Py_XDECREF(keys);
   if (all) {
-    for (int i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof guard_lists / sizeof guard_lists[0]; i++)
       restore_list(guard_lists[i], g->lists[i]);
     PyObject *cache = PySys_GetObject("path_importer_cache"); /* borrowed */
     if (g->importer_cache != NULL) {
@@ -1290,16 +1278,9 @@ void pb_package_forget(void) {
   ops_free(pb.ops); /* pb_python_usable() is false: C memory only */
   pb.ops = NULL;
   saved_foreign_pyop = NULL;
-  pb.pkg = pb.native = pb.fn_load = pb.fn_unload = pb.fn_loader_shutdown = pb.fn_format = NULL;
-  pb.tensor_desc = NULL;
-  pb.desc_type = NULL;
-  pb.desc_version = 0;
-  memset(pb.desc_off, 0, sizeof pb.desc_off);
-  memset(pb.dtypes, 0, sizeof pb.dtypes);
-  memset(pb.formats, 0, sizeof pb.formats);
-  memset(pb.str_method, 0, sizeof pb.str_method);
-  pb.tensor_type = pb.ctx_type = pb.view_type = NULL;
-  pb.modules = NULL;
+#define PB_PY_FORGET(type, name, dims, image, module, attr) memset(&pb.name, 0, sizeof pb.name);
+  PB_PY_STATE(PB_PY_FORGET)
+#undef PB_PY_FORGET
 }
 
 void pb_reset_gil(void) {

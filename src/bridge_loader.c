@@ -1,12 +1,15 @@
 /*
  * Loading a bridge from the ranked candidates.
  *
- * Per candidate, in order, until one loads:
- *   open_trusted (UNSAFE / INVALID_PATH) -> inside the artifact directory
- *   after symlinks (INVALID_PATH) -> same file as an earlier candidate
- *   (DUPLICATE) -> dlopen RTLD_NOW|RTLD_LOCAL (OPEN_FAILED + dlerror) ->
- *   dlsym pyop_bridge_entry (MISSING_SYMBOL) -> negotiate and validate the
- *   table (ABI_REJECTED) -> set_config (CONFIG_REJECTED) -> LOADED.
+ * Per candidate, in order, until one loads, four stages (try_candidate):
+ *   cand_locate: open_trusted (UNSAFE / INVALID_PATH) -> inside the
+ *     artifact directory after symlinks (INVALID_PATH) -> same file as an
+ *     earlier candidate (DUPLICATE);
+ *   cand_open: dlopen RTLD_NOW|RTLD_LOCAL (OPEN_FAILED + dlerror) -> dlsym
+ *     pyop_bridge_entry (MISSING_SYMBOL);
+ *   cand_negotiate: negotiate and validate the table (ABI_REJECTED);
+ *   cand_configure: set_config (CONFIG_REJECTED);
+ * then LOADED.
  *
  * Clean-up of a rejected candidate: after a failed negotiation nothing of
  * the bridge is called (its table cannot be trusted), it is only
@@ -16,6 +19,7 @@
  */
 #include "bridge_loader.h"
 #include "registry.h"
+#include "trust.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -58,7 +62,7 @@ PYOP__ENDS_WITH(pyop_bridge_request, services);
 /* ------------------------------------------------------------ services */
 
 /* Records the bridge's failure detail as the thread's last error. */
-static void svc_set_error(int status, pyop_str message) {
+static void record_bridge_error(int status, pyop_str message) {
   bool odd;
   int st = pyop__bridge_status(status, &odd);
   if (st == PYOP_OK) { /* an error cannot be a success */
@@ -78,6 +82,13 @@ static void svc_set_error(int status, pyop_str message) {
   pyop__error(st, "%.*s (the bridge reported status %d, not a libpyop error "
                   "status; reported as %s)",
               n, message.data ? message.data : "", status, pyop_status_name(st));
+}
+
+/* set_error: the message is recorded whole, as one that names its call (a
+ * bridge's message of a failed op callback does: pyop__error_names_call). */
+static void svc_set_error(int status, pyop_str message) {
+  record_bridge_error(status, message);
+  pyop__error_names_call();
 }
 
 /* Forwards a bridge log line to libpyop's logger. */
@@ -149,181 +160,259 @@ static bool inside(const char *path, const char *dir) {
 }
 
 /*
- * Tries candidate idx. PYOP_OK: loaded, *out filled, status LOADED.
- * 1: rejected, status and reason set. PYOP_ENOMEM: out of memory (nothing
- * left open).
+ * One candidate being tried: what its stages (cand_locate, cand_open,
+ * cand_negotiate, cand_configure) found so far, and what cand_drop undoes
+ * when one of them refuses it.
  */
-static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
-                         uint32_t lanes, pyop__bridge *out) {
-  pyop__candidate *it = &cands->items[idx];
-  pyop__sb why = PYOP__SB_INIT;
-  int status = PYOP__CAND_INVALID_PATH;
-  int fd = -1;
-  void *h = NULL;
-  bool negotiated = false;
-  char *dir_copy = NULL, *path_copy = NULL;
-  const pyop_bridge_api *api = NULL;
-  char num[64];
-
+typedef struct attempt {
+  pyop__candidates *cands;
+  size_t idx;
+  pyop__candidate *it; /* cands->items[idx] */
+  uint32_t flags;      /* PYOP_BRIDGE_* bits for set_config */
+  uint32_t lanes;      /* pyop_options.lanes for set_config (ABI 1.6) */
+  pyop__sb why;        /* the reason of the stage that refused it */
+  int status;          /* the status it ends in if the current stage refuses it */
+  bool nomem;          /* a stage ran out of memory (nothing is recorded then) */
   char dir_real[PATH_MAX];
-  if (!PYOP_SYS(realpath)(it->dir, dir_real)) {
+  char *dir_copy, *path_copy; /* the resolved directory and file, for the bridge */
+  int fd;                     /* the vetted file until dlopen, else -1 */
+  struct stat st;
+  void *handle;
+  pyop_bridge_entry_fn entry;
+  const pyop_bridge_api *api;
+  bool negotiated; /* the table is valid: shutdown() may be called */
+  uint32_t minor;  /* the negotiated minor */
+} attempt;
+
+static bool out_of_memory(attempt *a) {
+  a->nomem = true;
+  return false;
+}
+
+/*
+ * Stage 1, which file: resolves the artifact directory and the manifest's
+ * bridge in it, vets the file (pyop__open_trusted; UNSAFE / INVALID_PATH),
+ * checks that it stays inside the directory after symlinks (INVALID_PATH)
+ * and is not a file an earlier candidate was (DUPLICATE). True to go on.
+ */
+static bool cand_locate(attempt *a) {
+  pyop__candidate *it = a->it;
+  a->status = PYOP__CAND_INVALID_PATH;
+  if (!PYOP_SYS(realpath)(it->dir, a->dir_real)) {
     int e = errno;
-    if (e == ENOMEM) goto nomem;
-    pyop__sb_printf(&why, "cannot resolve the directory: %s", strerror(e));
-    goto reject;
+    if (e == ENOMEM) return out_of_memory(a);
+    pyop__sb_printf(&a->why, "cannot resolve the directory: %s", strerror(e));
+    return false;
   }
   char bridge_path[PATH_MAX];
-  int n = snprintf(bridge_path, sizeof bridge_path, "%s/%s", dir_real,
+  int n = snprintf(bridge_path, sizeof bridge_path, "%s/%s", a->dir_real,
                    it->manifest.bridge);
   if (n < 0 || (size_t)n >= sizeof bridge_path) {
-    pyop__sb_puts(&why, "bridge path too long");
-    goto reject;
+    pyop__sb_puts(&a->why, "bridge path too long");
+    return false;
   }
 
   char *resolved = NULL;
-  struct stat st;
-  int rc = pyop__open_trusted(bridge_path, &fd, &resolved, &st, &why);
-  if (rc == PYOP_ENOMEM) goto nomem;
+  int rc = pyop__open_trusted(bridge_path, &a->fd, &resolved, &a->st, &a->why);
+  if (rc == PYOP_ENOMEM) return out_of_memory(a);
   if (rc != PYOP_OK) {
-    status = rc == PYOP_ESECURITY ? PYOP__CAND_UNSAFE : PYOP__CAND_INVALID_PATH;
-    goto reject;
+    a->status = rc == PYOP_ESECURITY ? PYOP__CAND_UNSAFE : PYOP__CAND_INVALID_PATH;
+    return false;
   }
   it->bridge_path = resolved;
-  it->dev = st.st_dev;
-  it->ino = st.st_ino;
+  it->dev = a->st.st_dev;
+  it->ino = a->st.st_ino;
 
-  if (!inside(resolved, dir_real)) {
-    pyop__sb_printf(&why, "%s resolves to %s, outside the artifact directory",
+  if (!inside(resolved, a->dir_real)) {
+    pyop__sb_printf(&a->why, "%s resolves to %s, outside the artifact directory",
                     bridge_path, resolved);
-    goto reject;
+    return false;
   }
   const pyop__candidate *first;
-  if (seen_before(cands, idx, &first)) {
-    status = PYOP__CAND_DUPLICATE;
-    pyop__sb_printf(&why, "same file as %s (tried once)", first->dir);
-    goto reject;
+  if (seen_before(a->cands, a->idx, &first)) {
+    a->status = PYOP__CAND_DUPLICATE;
+    pyop__sb_printf(&a->why, "same file as %s (tried once)", first->dir);
+    return false;
   }
-  dir_copy = pyop__strdup(dir_real);
-  path_copy = pyop__strdup(resolved);
-  if (!dir_copy || !path_copy) goto nomem;
+  a->dir_copy = pyop__strdup(a->dir_real);
+  a->path_copy = pyop__strdup(resolved);
+  if (!a->dir_copy || !a->path_copy) return out_of_memory(a);
+  return true;
+}
 
-  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, &why);
-  PYOP_SYS(close)(fd);
-  fd = -1;
-  if (rc != PYOP_OK) {
-    status = PYOP__CAND_OPEN_FAILED;
-    goto reject;
-  }
+/*
+ * Stage 2, open it: dlopens the vetted file (OPEN_FAILED with dlerror's
+ * text) and finds the one entry symbol, a function (MISSING_SYMBOL). The
+ * file descriptor is closed either way. True to go on.
+ */
+static bool cand_open(attempt *a) {
+  const char *resolved = a->it->bridge_path;
+  a->status = PYOP__CAND_OPEN_FAILED;
+  int rc = pyop__dlopen_trusted(a->fd, resolved, &a->st, RTLD_NOW | RTLD_LOCAL, &a->handle,
+                                &a->why);
+  PYOP_SYS(close)(a->fd);
+  a->fd = -1;
+  if (rc != PYOP_OK) return false;
 
+  a->status = PYOP__CAND_MISSING_SYMBOL;
   (void)PYOP_SYS(dlerror)();
-  void *sym = PYOP_SYS(dlsym)(h, PYOP_BRIDGE_ENTRY_SYMBOL);
+  void *sym = PYOP_SYS(dlsym)(a->handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   if (!sym) {
-    status = PYOP__CAND_MISSING_SYMBOL;
-    pyop__sb_printf(&why, "%s: no exported symbol " PYOP_BRIDGE_ENTRY_SYMBOL
-                          " (%s)",
+    pyop__sb_printf(&a->why, "%s: no exported symbol " PYOP_BRIDGE_ENTRY_SYMBOL " (%s)",
                     resolved, pyop__dlerror_detail(resolved));
-    goto reject;
+    return false;
   }
   char sym_why[PATH_MAX * 2 + 128];
-  if (pyop__dlsym_not_function(h, sym, resolved, sym_why, sizeof sym_why)) {
-    status = PYOP__CAND_MISSING_SYMBOL;
-    pyop__sb_printf(&why, "%s: " PYOP_BRIDGE_ENTRY_SYMBOL " %s", resolved, sym_why);
-    goto reject;
+  if (pyop__dlsym_not_function(a->handle, sym, resolved, sym_why, sizeof sym_why)) {
+    pyop__sb_printf(&a->why, "%s: " PYOP_BRIDGE_ENTRY_SYMBOL " %s", resolved, sym_why);
+    return false;
   }
+  a->entry = (pyop_bridge_entry_fn)sym;
+  return true;
+}
 
-  status = PYOP__CAND_ABI_REJECTED;
-  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)sym;
-  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR,
-                             PYOP_BRIDGE_ABI_MINOR, &pyop__loader_services};
+/*
+ * Stage 3, negotiate (docs/design.md §ABI): says the ABI this loader
+ * speaks, takes the table the bridge answers with and checks it: a
+ * struct_size of at least ABI 1.0's, the same major, every required member
+ * (ABI_REJECTED). The minor is the older side's. True to go on: the table
+ * is valid from here on.
+ */
+static bool cand_negotiate(attempt *a) {
+  char num[64];
+  a->status = PYOP__CAND_ABI_REJECTED;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
+                             &pyop__loader_services};
+  const pyop_bridge_api *api = NULL;
   unsigned mark = pyop__error_mark();
-  rc = entry(&req, &api);
+  int rc = a->entry(&req, &api);
   if (rc != PYOP_OK) {
-    pyop__sb_printf(&why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
-                          "with %s: %s",
+    pyop__sb_printf(&a->why, PYOP_BRIDGE_ENTRY_SYMBOL " refused bridge ABI %u.%u "
+                             "with %s: %s",
                     PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
                     status_text(rc, num, sizeof num), bridge_detail(rc, mark));
-    goto reject;
+    return false;
   }
   if (!api) {
-    pyop__sb_puts(&why, PYOP_BRIDGE_ENTRY_SYMBOL " returned no API table");
-    goto reject;
+    pyop__sb_puts(&a->why, PYOP_BRIDGE_ENTRY_SYMBOL " returned no API table");
+    return false;
   }
   if (api->struct_size < PYOP__API_MIN_SIZE) {
-    pyop__sb_printf(&why,
+    pyop__sb_printf(&a->why,
                     "API table struct_size %zu is smaller than the %zu bytes "
                     "of bridge ABI %u.0",
                     api->struct_size, (size_t)PYOP__API_MIN_SIZE,
                     PYOP_BRIDGE_ABI_MAJOR);
-    goto reject;
+    return false;
   }
   if (api->abi_major != PYOP_BRIDGE_ABI_MAJOR) {
-    pyop__sb_printf(&why,
+    pyop__sb_printf(&a->why,
                     "bridge answered ABI %u.%u; this libpyop speaks %u.%u "
                     "(same major required)",
                     api->abi_major, api->abi_minor, PYOP_BRIDGE_ABI_MAJOR,
                     PYOP_BRIDGE_ABI_MINOR);
-    goto reject;
+    return false;
   }
   const char *null_member = missing_member(api);
   if (null_member) {
-    pyop__sb_printf(&why, "API table member %s is NULL", null_member);
-    goto reject;
+    pyop__sb_printf(&a->why, "API table member %s is NULL", null_member);
+    return false;
   }
-  negotiated = true;
+  a->api = api;
+  a->negotiated = true;
   /* The older side's minor: a newer bridge keeps to our members. */
-  uint32_t minor = PYOP_BRIDGE_ABI_MINOR;
-  if (api->abi_minor < minor) minor = api->abi_minor;
+  a->minor = PYOP_BRIDGE_ABI_MINOR;
+  if (api->abi_minor < a->minor) a->minor = api->abi_minor;
+  return true;
+}
 
-  status = PYOP__CAND_CONFIG_REJECTED;
-  const char *libpython = it->manifest.libpython;
+/*
+ * Stage 4, configure: set_config with the resolved artifact directory, the
+ * libpython the manifest records and the flags (CONFIG_REJECTED, with the
+ * bridge's message taken before cand_drop's shutdown() can replace it).
+ */
+static bool cand_configure(attempt *a) {
+  char num[64];
+  a->status = PYOP__CAND_CONFIG_REJECTED;
+  const char *libpython = a->it->manifest.libpython;
   pyop_bridge_config cfg = {sizeof cfg,
-                            {dir_copy, strlen(dir_copy)},
+                            {a->dir_copy, strlen(a->dir_copy)},
                             {libpython, libpython ? strlen(libpython) : 0},
-                            flags};
-  cfg.lanes = lanes;
-  mark = pyop__error_mark();
-  rc = api->set_config(&cfg);
+                            a->flags};
+  cfg.lanes = a->lanes;
+  unsigned mark = pyop__error_mark();
+  int rc = a->api->set_config(&cfg);
   if (rc != PYOP_OK) {
-    /* Taken before shutdown() can overwrite the bridge's message. */
-    pyop__sb_printf(&why, "set_config failed with %s: %s",
+    pyop__sb_printf(&a->why, "set_config failed with %s: %s",
                     status_text(rc, num, sizeof num), bridge_detail(rc, mark));
-    goto reject;
+    return false;
   }
+  return true;
+}
 
-  out->handle = h;
-  out->api = api;
+/* The candidate passed every stage: *out owns the handle and the copies. */
+static int cand_loaded(attempt *a, pyop__bridge *out) {
+  pyop__candidate *it = a->it;
+  out->handle = a->handle;
+  out->api = a->api;
   out->abi_major = PYOP_BRIDGE_ABI_MAJOR;
-  out->abi_minor = minor;
-  out->path = path_copy;
-  out->dir = dir_copy;
+  out->abi_minor = a->minor;
+  out->path = a->path_copy;
+  out->dir = a->dir_copy;
   it->status = PYOP__CAND_LOADED;
   pyop__free(it->reason);
   it->reason = NULL;
   PYOP_LOG_D("bridge candidate %s: loaded %s (ABI %u.%u, bridge offers %u.%u)",
-             it->dir, resolved, out->abi_major, out->abi_minor, api->abi_major,
-             api->abi_minor);
+             it->dir, it->bridge_path, out->abi_major, out->abi_minor, a->api->abi_major,
+             a->api->abi_minor);
   return PYOP_OK;
+}
 
-reject:
-  if (negotiated) api->shutdown();
-  if (h) PYOP_SYS(dlclose)(h);
-  if (fd >= 0) PYOP_SYS(close)(fd);
-  pyop__free(dir_copy);
-  pyop__free(path_copy);
-  it->status = status;
+/*
+ * A stage refused the candidate: undoes what the earlier ones did (the
+ * bridge's shutdown() only once its table was negotiated, then dlclose)
+ * and records its status and reason. PYOP_ENOBRIDGE, or PYOP_ENOMEM when a
+ * stage or the reason ran out of memory (nothing recorded then).
+ */
+static int cand_drop(attempt *a) {
+  pyop__candidate *it = a->it;
+  if (a->negotiated) a->api->shutdown();
+  if (a->handle) PYOP_SYS(dlclose)(a->handle);
+  if (a->fd >= 0) PYOP_SYS(close)(a->fd);
+  pyop__free(a->dir_copy);
+  pyop__free(a->path_copy);
+  if (a->nomem) {
+    pyop__sb_free(&a->why);
+    return PYOP_ENOMEM;
+  }
+  it->status = a->status;
   pyop__free(it->reason);
-  it->reason = pyop__sb_take(&why);
+  it->reason = pyop__sb_take(&a->why);
   if (!it->reason) return PYOP_ENOMEM;
-  PYOP_LOG_D("bridge candidate %s: %s: %s", it->dir,
-             pyop__cand_status_name(status), it->reason);
-  return 1;
+  PYOP_LOG_D("bridge candidate %s: %s: %s", it->dir, pyop__cand_status_name(a->status),
+             it->reason);
+  return PYOP_ENOBRIDGE;
+}
 
-nomem:
-  if (fd >= 0) PYOP_SYS(close)(fd);
-  pyop__free(dir_copy);
-  pyop__free(path_copy);
-  pyop__sb_free(&why);
-  return PYOP_ENOMEM;
+/*
+ * Tries candidate idx through its four stages. PYOP_OK: loaded, *out
+ * filled, status LOADED. PYOP_ENOBRIDGE: rejected, status and reason set.
+ * PYOP_ENOMEM: out of memory (nothing left open).
+ */
+static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
+                         uint32_t lanes, pyop__bridge *out) {
+  attempt a;
+  memset(&a, 0, sizeof a);
+  a.cands = cands;
+  a.idx = idx;
+  a.it = &cands->items[idx];
+  a.flags = flags;
+  a.lanes = lanes;
+  a.why = (pyop__sb)PYOP__SB_INIT;
+  a.fd = -1;
+  if (cand_locate(&a) && cand_open(&a) && cand_negotiate(&a) && cand_configure(&a))
+    return cand_loaded(&a, out);
+  return cand_drop(&a);
 }
 
 /*
@@ -338,6 +427,7 @@ int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t l
     if (cands->items[i].status != PYOP__CAND_UNTRIED) continue;
     int rc = try_candidate(cands, i, config_flags, lanes, out);
     if (rc == PYOP_OK) return PYOP_OK;
+    assert(rc == PYOP_ENOBRIDGE || rc == PYOP_ENOMEM);
     if (rc == PYOP_ENOMEM)
       return pyop__error(PYOP_ENOMEM, "loading a bridge: out of memory");
   }

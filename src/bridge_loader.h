@@ -5,7 +5,7 @@
 #ifndef PYOP_BRIDGE_LOADER_H
 #define PYOP_BRIDGE_LOADER_H
 
-#include "artifacts.h"
+#include "candidates.h"
 #include "core.h"
 #include "pyop/bridge_abi.h"
 

@@ -104,6 +104,18 @@ char *pyop__strndup(const char *s, size_t len) {
 
 char *pyop__strdup(const char *s) { return s ? pyop__strndup(s, strlen(s)) : NULL; }
 
+/* Joins dir and name with one '/' (trailing '/'s of dir dropped). */
+char *pyop__path_join(const char *dir, const char *name) {
+  size_t dl = strlen(dir), nl = strlen(name);
+  while (dl > 1 && dir[dl - 1] == '/') dl--;
+  char *p = pyop__malloc(dl + 1 + nl + 1);
+  if (!p) return NULL;
+  memcpy(p, dir, dl);
+  p[dl] = '/';
+  memcpy(p + dl + 1, name, nl + 1);
+  return p;
+}
+
 /* ------------------------------------------------------- string builder */
 
 /* Ensures room for `extra` more bytes plus the NUL; marks oom on failure. */

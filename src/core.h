@@ -2,7 +2,8 @@
  * Internal core of libpyop: the operating-system seam, allocation, the
  * thread-local error, logging and a small string builder. Every other file
  * of src/ includes this; none of them includes <dlfcn.h> for calls or calls
- * malloc/open/opendir/... directly — they go through pyop__sys.
+ * malloc/open/opendir/... directly — they go through pyop__sys. Each
+ * section says the file that defines what it declares.
  */
 #ifndef PYOP_CORE_H
 #define PYOP_CORE_H
@@ -55,7 +56,7 @@ PYOP__ENDS_WITH(pyop_host_hooks, log);
 #define PYOP__PRINTF(f, a)
 #endif
 
-/* ------------------------------------------------------------ the seam */
+/* ------------------------------------------------ the seam (core.c) */
 
 /*
  * Every OS call and allocation of libpyop goes through this table. Tests
@@ -118,7 +119,7 @@ void pyop__sys_reset(void);
 const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *path,
                                      char *buf, size_t n);
 
-/* ---------------------------------------------------------- allocation */
+/* ---------------------------------------------- allocation (core.c) */
 
 void *pyop__malloc(size_t n);
 void *pyop__calloc(size_t n, size_t size);
@@ -127,8 +128,11 @@ void pyop__free(void *p);
 /* Copies [s, s+len) and NUL-terminates; NULL on allocation failure. */
 char *pyop__strndup(const char *s, size_t len);
 char *pyop__strdup(const char *s);
+/* "dir/name" (one '/' between them) in a new allocation; NULL on
+ * allocation failure. */
+char *pyop__path_join(const char *dir, const char *name);
 
-/* ------------------------------------------------------- string builder */
+/* ------------------------------------------ string builder (core.c) */
 
 /*
  * A growable NUL-terminated string. After an allocation failure the builder
@@ -154,7 +158,7 @@ const char *pyop__sb_str(const pyop__sb *sb);
 char *pyop__sb_take(pyop__sb *sb);
 void pyop__sb_free(pyop__sb *sb);
 
-/* --------------------------------------------------------------- errors */
+/* ------------------------------------ errors, call tokens (error.c) */
 
 /*
  * Records the calling thread's last failure and returns status, so callers
@@ -182,6 +186,18 @@ void pyop__error_clear(void);
  */
 extern _Thread_local unsigned pyop__error_seq; /* error.c; inline: every execute reads it */
 static inline unsigned pyop__error_mark(void) { return pyop__error_seq; }
+/*
+ * Marks the message just recorded as one that names the bridge call it
+ * belongs to (the callback and the op), so that the caller of the callback
+ * keeps it whole instead of putting the call in front
+ * (pyop__bridge_failure.names_call). Set for every message the bridge
+ * records with set_error (the bridge ABI's rule: docs/bridge-abi.md,
+ * "Evolving the ABI") and by the sinks of one call whose failure the caller
+ * does not keep apart (infer_meta's add_output, compile's set_artifact):
+ * their messages start with the call. (The exec services and the declare
+ * sinks keep their first failure in the call's state instead.)
+ */
+void pyop__error_names_call(void);
 /*
  * The calling thread's last error kept aside while a host hook runs: the
  * hook may call libpyop functions that fail, and their errors must not
@@ -265,22 +281,24 @@ int pyop__bridge_status(int rc, bool *odd);
  * How a bridge call that returned rc (not PYOP_OK) failed, read once:
  * status is what libpyop reports (pyop__bridge_status), odd that rc was
  * not a libpyop status, said that the bridge recorded a message of its own
- * (non-empty) since mark, pyop__error_mark() taken before the call. The one
- * place that looks at the last error after a bridge call: callers decide
- * on these fields, never on the text.
+ * (non-empty) since mark, pyop__error_mark() taken before the call,
+ * names_call that this last message was marked by pyop__error_names_call.
+ * The one place that looks at the last error after a bridge call: callers
+ * decide on these fields, never on the text.
  */
 typedef struct pyop__bridge_failure {
   int status;
   bool odd;
   bool said;
+  bool names_call;
 } pyop__bridge_failure;
 pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark);
 
-/* ----------------------------------------------------------------- fork */
+/* ---------------------------------------------------- fork (fork.c) */
 
 /*
  * Set in the child of a fork() that happened while a bridge was open or a
- * lifecycle call ran (lifecycle.c): the child's copy of Python and of the
+ * lifecycle call ran (fork.c): the child's copy of Python and of the
  * bridge cannot be used (the GIL, kept thread states and locks belong to
  * threads that do not exist in the child). Every libpyop call that returns a
  * status then fails at once with PYOP_EFORKED; pyop_op_destroy frees
@@ -298,7 +316,7 @@ int pyop__error_forked(const char *fn) __attribute__((cold));
     if (pyop__forked()) return pyop__error_forked(__func__);                  \
   } while (0)
 
-/* -------------------------------------------------------------- logging */
+/* -------------------------------------------------- logging (log.c) */
 
 /*
  * Levelled logging. The level comes from PYOP_LOG (error|warn|info|debug,
@@ -322,7 +340,7 @@ bool pyop__log_enabled(int level);
       pyop__log(PYOP_LOG_DEBUG, NULL, __VA_ARGS__);                           \
   } while (0)
 
-/* ----------------------------------------------------------- host hooks */
+/* ----------------------------------------------- host hooks (log.c) */
 
 /*
  * Calls of the host's hooks (log.c). Each reads the installed hook when it
@@ -346,7 +364,7 @@ enum {
   PYOP__HOOK_LOG = 1u << 3
 };
 unsigned pyop__hooks_present(void);
-/* Take / release the hooks lock around fork() (lifecycle.c only); the
+/* Take / release the hooks lock around fork() (fork.c only); the
  * child's handler also forgets the hook calls in progress in the parent. */
 void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);
@@ -356,7 +374,7 @@ void pyop__hooks_fork_child(void);
  * NDEBUG). */
 bool pyop__registry_lock_held(void);
 
-/* --------------------------------------------------------- environment */
+/* ---------------------------------------------- environment (log.c) */
 
 /*
  * secure_getenv through the seam. In secure-execution mode (setuid, file

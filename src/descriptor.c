@@ -33,7 +33,7 @@
  *   both. Not compared: the same descriptor stays the same op whatever
  *   lanes it runs in. An older view runs serially, with no reason.
  */
-#include "registry.h"
+#include "descriptor.h"
 
 #include <inttypes.h>
 #include <stdalign.h>

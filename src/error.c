@@ -18,6 +18,9 @@
 static _Thread_local char last_msg[PYOP__ERROR_CAP];
 static _Thread_local int last_status;
 _Thread_local unsigned pyop__error_seq; /* errors recorded, see pyop__error_mark */
+/* The pyop__error_seq of the last message marked by pyop__error_names_call
+ * (a message recorded after it has another number). */
+static _Thread_local unsigned named_seq;
 
 static const char truncated_marker[] = "\n[... message truncated]";
 
@@ -64,8 +67,11 @@ pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark) {
   pyop__bridge_failure f;
   f.status = pyop__bridge_status(rc, &f.odd);
   f.said = pyop__error_seq != mark && last_msg[0] != '\0';
+  f.names_call = f.said && named_seq == pyop__error_seq;
   return f;
 }
+
+void pyop__error_names_call(void) { named_seq = pyop__error_seq; }
 
 _Thread_local pyop__call_tls pyop__call_live;
 

@@ -11,7 +11,8 @@
  */
 #include "launch.h"
 
-#include "artifacts.h"
+#include "kernel_libs.h"
+#include "trust.h"
 
 #include <assert.h>
 #include <ffi.h>
@@ -21,167 +22,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-
-/* ------------------------------------------------------ kernel libraries */
-
-/* One opened kernel library, identified by the device+inode of the file
- * that was checked (two paths to one file are one library). */
-typedef struct kernel_lib {
-  void *handle;
-  dev_t dev;
-  ino_t ino;
-  size_t refs; /* live plans' launches using it; guarded by libs.lock */
-  struct kernel_lib *next_closed; /* pyop__kernel_libs_close's list */
-  char path[]; /* resolved path, for messages */
-} kernel_lib;
-
-static struct {
-  pthread_mutex_t lock;
-  kernel_lib **items;
-  size_t n, cap;
-} libs = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
-
-/* Whether this thread holds libs.lock (for the asserts of `_locked`). */
-static _Thread_local bool libs_held;
-
-static void libs_lock(void) {
-  pthread_mutex_lock(&libs.lock);
-  libs_held = true;
-}
-
-static void libs_unlock(void) {
-  assert(libs_held);
-  libs_held = false;
-  pthread_mutex_unlock(&libs.lock);
-}
-
-/* The library of the table with this device+inode, with a new reference;
- * NULL when none. The caller holds libs.lock (asserted). */
-static kernel_lib *kernel_lib_find_locked(const struct stat *st) {
-  assert(libs_held);
-  for (size_t i = 0; i < libs.n; i++) {
-    if (libs.items[i]->dev == st->st_dev && libs.items[i]->ino == st->st_ino) {
-      libs.items[i]->refs++;
-      return libs.items[i];
-    }
-  }
-  return NULL;
-}
-
-/*
- * Finds or opens the kernel library at path (absolute) and takes a reference
- * on it. The file is checked with pyop__open_trusted every time and dlopened with
- * no lock held; a file already in the table (same device+inode) is not opened
- * again. Returns PYOP_OK; PYOP_ESECURITY (policy refused, or the file
- * changed before dlopen), PYOP_ELAUNCH (dlopen failed), PYOP_ENOMEM, or the
- * file check's PYOP_ENOENT/PYOP_EIO, with the reason in why.
- */
-static int kernel_lib_acquire(const char *path, kernel_lib **out, pyop__sb *why) {
-  int fd = -1;
-  char *resolved = NULL;
-  struct stat st;
-  *out = NULL;
-  int rc = pyop__open_trusted(path, &fd, &resolved, &st, why);
-  if (rc != PYOP_OK) return rc;
-
-  libs_lock();
-  kernel_lib *lib = kernel_lib_find_locked(&st);
-  libs_unlock();
-  if (lib) goto out;
-
-  /* dlopen with no lock held: it runs the library's constructors and may
-   * log (through the host's hook). Another thread may open the same file
-   * meanwhile; the loser drops its extra handle below. */
-  void *handle;
-  rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &handle, why);
-  if (rc != PYOP_OK) {
-    /* PYOP_ESECURITY when the file changed under us; a failed dlopen
-     * (PYOP_EIO, dlerror text in why) is this library's PYOP_ELAUNCH. */
-    if (rc != PYOP_ESECURITY) rc = PYOP_ELAUNCH;
-    goto out;
-  }
-  libs_lock();
-  lib = kernel_lib_find_locked(&st);
-  if (!lib && libs.n == libs.cap) {
-    size_t cap = libs.cap ? libs.cap * 2 : 8;
-    kernel_lib **items = pyop__realloc(libs.items, cap * sizeof *items);
-    if (items) {
-      libs.items = items;
-      libs.cap = cap;
-    } else {
-      rc = PYOP_ENOMEM;
-    }
-  }
-  if (!lib && rc == PYOP_OK) {
-    size_t plen = strlen(resolved);
-    lib = pyop__malloc(sizeof *lib + plen + 1);
-    if (lib) {
-      memcpy(lib->path, resolved, plen + 1);
-      lib->dev = st.st_dev;
-      lib->ino = st.st_ino;
-      lib->refs = 1;
-      lib->handle = handle;
-      handle = NULL; /* the table owns it */
-      libs.items[libs.n++] = lib;
-    } else {
-      rc = PYOP_ENOMEM;
-    }
-  }
-  libs_unlock();
-  if (handle) PYOP_SYS(dlclose)(handle); /* lost the race, or out of memory */
-out:
-  PYOP_SYS(close)(fd);
-  pyop__free(resolved);
-  *out = lib;
-  return rc;
-}
-
-/* Around fork() (lifecycle.c): the child gets the table unlocked. libs.lock
- * is never held across dlopen/dlclose, so this never waits long. */
-void pyop__kernel_libs_fork_lock(void) { libs_lock(); }
-void pyop__kernel_libs_fork_unlock(void) { libs_unlock(); }
-
-/* Drops one reference; the library stays open until pyop__kernel_libs_close. */
-static void kernel_lib_release(kernel_lib *lib) {
-  libs_lock();
-  lib->refs--;
-  libs_unlock();
-}
-
-/* See launch.h. Unused libraries leave the table under the lock and are
- * dlclosed after it (their destructors are foreign code); the warning is
- * logged after unlocking too. */
-void pyop__kernel_libs_close(void) {
-  size_t kept = 0;
-  kernel_lib *closed = NULL;
-  libs_lock();
-  for (size_t i = 0; i < libs.n; i++) {
-    kernel_lib *lib = libs.items[i];
-    if (lib->refs > 0) {
-      libs.items[kept++] = lib;
-      continue;
-    }
-    lib->next_closed = closed;
-    closed = lib;
-  }
-  libs.n = kept;
-  if (kept == 0) {
-    pyop__free(libs.items);
-    libs.items = NULL;
-    libs.cap = 0;
-  }
-  libs_unlock();
-  while (closed) {
-    kernel_lib *next = closed->next_closed;
-    PYOP_SYS(dlclose)(closed->handle);
-    pyop__free(closed);
-    closed = next;
-  }
-  if (kept)
-    PYOP_LOG_W("%zu kernel librar%s still used by live launch plans: left open",
-               kept, kept == 1 ? "y" : "ies");
-}
 
 /* ------------------------------------------------------------- the plan */
 
@@ -233,7 +73,7 @@ typedef struct arg_ref {
 typedef struct launch {
   void (*fn)(void);
   ffi_cif cif;
-  kernel_lib *lib;
+  pyop__kernel_lib *lib;
   uint32_t n_args;
   ffi_type **types;
   arg_ref *refs;
@@ -416,7 +256,7 @@ int pyop__plan_new(const char *op_type, size_t n_inputs, size_t n_outputs,
 void pyop__plan_free(pyop__plan *p) {
   if (!p) return;
   for (size_t i = 0; i < p->n_launches; i++) {
-    kernel_lib_release(p->launches[i]->lib);
+    pyop__kernel_lib_release(p->launches[i]->lib);
     pyop__free(p->launches[i]);
   }
   pyop__free(p->launches);
@@ -527,6 +367,61 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
 
 /* See launch.h. Order: view checks (no side effects), library, symbol,
  * allocation; each failure undoes what came before. */
+/*
+ * The kernel of launch no: its library at path opened (kernel_libs.h, one
+ * reference taken) and symbol found in it, a function defined there.
+ * PYOP_OK with both in *out_lib and *out_sym; else the plan's error
+ * recorded and no reference kept.
+ */
+static int find_kernel(const pyop__plan *p, size_t no, const char *path, const char *symbol,
+                       pyop__kernel_lib **out_lib, void **out_sym) {
+  pyop__sb lwhy = PYOP__SB_INIT;
+  pyop__kernel_lib *lib = NULL;
+  *out_lib = NULL;
+  *out_sym = NULL;
+  int rc = pyop__kernel_lib_acquire(path, &lib, &lwhy);
+  if (rc != PYOP_OK) {
+    /* ENOENT/EIO of the file check are reported as ELAUNCH: the plan names
+     * a library that cannot be used. */
+    const char *text = pyop__sb_str(&lwhy);
+    if (rc == PYOP_ESECURITY)
+      rc = plan_fail(rc, p, no, -1,
+                     "kernel library refused by the file security policy: %s", text);
+    else if (rc == PYOP_ENOMEM)
+      rc = plan_fail(rc, p, no, -1, "kernel library %s: out of memory", path);
+    else if (rc == PYOP_ELAUNCH)
+      rc = plan_fail(rc, p, no, -1, "cannot load kernel library: %s", text);
+    else
+      rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "cannot open kernel library: %s", text);
+    pyop__sb_free(&lwhy);
+    return rc;
+  }
+  pyop__sb_free(&lwhy);
+
+  (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
+  void *sym = PYOP_SYS(dlsym)(lib->handle, symbol);
+  if (!sym) {
+    rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol \"%s\" not found in %s (%s)",
+                   symbol, lib->path, pyop__dlerror_detail(lib->path));
+    pyop__kernel_lib_release(lib);
+    return rc;
+  }
+  /* Called through ffi, a data object would be jumped into and a
+   * dependency's function (libc's exit) run as if it were a kernel. */
+  char sym_why[PATH_MAX * 2 + 128];
+  if (pyop__dlsym_not_function(lib->handle, sym, lib->path, sym_why, sizeof sym_why)) {
+    rc = plan_fail(PYOP_ELAUNCH, p, no, -1,
+                   "kernel symbol \"%s\" %s (a kernel must be a function defined in the "
+                   "kernel library itself)",
+                   symbol, sym_why);
+    pyop__kernel_lib_release(lib);
+    return rc;
+  }
+  *out_lib = lib;
+  *out_sym = sym;
+  return PYOP_OK;
+}
+
 int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
   if (!p) return pyop__error(PYOP_EINVAL, "launch plan: NULL plan");
   size_t no = p->n_launches;
@@ -558,52 +453,16 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
   int rc = check_args(p, no, v, need);
   if (rc != PYOP_OK) return rc;
 
-  pyop__sb lwhy = PYOP__SB_INIT;
-  kernel_lib *lib = NULL;
-  rc = kernel_lib_acquire(path, &lib, &lwhy);
-  if (rc != PYOP_OK) {
-    /* ENOENT/EIO of the file check are reported as ELAUNCH: the plan names
-     * a library that cannot be used. */
-    const char *text = pyop__sb_str(&lwhy);
-    if (rc == PYOP_ESECURITY)
-      rc = plan_fail(rc, p, no, -1,
-                     "kernel library refused by the file security policy: %s", text);
-    else if (rc == PYOP_ENOMEM)
-      rc = plan_fail(rc, p, no, -1, "kernel library %s: out of memory", path);
-    else if (rc == PYOP_ELAUNCH)
-      rc = plan_fail(rc, p, no, -1, "cannot load kernel library: %s", text);
-    else
-      rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "cannot open kernel library: %s", text);
-    pyop__sb_free(&lwhy);
-    return rc;
-  }
-  pyop__sb_free(&lwhy);
-
-  (void)PYOP_SYS(dlerror)(); /* a stale message must not be taken for ours */
-  void *sym = PYOP_SYS(dlsym)(lib->handle, symbol);
-  if (!sym) {
-    rc = plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol \"%s\" not found in %s (%s)",
-                   symbol, lib->path, pyop__dlerror_detail(lib->path));
-    kernel_lib_release(lib);
-    return rc;
-  }
-  /* Called through ffi, a data object would be jumped into and a
-   * dependency's function (libc's exit) run as if it were a kernel. */
-  char sym_why[PATH_MAX * 2 + 128];
-  if (pyop__dlsym_not_function(lib->handle, sym, lib->path, sym_why, sizeof sym_why)) {
-    rc = plan_fail(PYOP_ELAUNCH, p, no, -1,
-                   "kernel symbol \"%s\" %s (a kernel must be a function defined in the "
-                   "kernel library itself)",
-                   symbol, sym_why);
-    kernel_lib_release(lib);
-    return rc;
-  }
+  pyop__kernel_lib *lib;
+  void *sym;
+  rc = find_kernel(p, no, path, symbol, &lib, &sym);
+  if (rc != PYOP_OK) return rc;
 
   if (p->n_launches == p->cap_launches) {
     size_t cap = p->cap_launches ? p->cap_launches * 2 : 4;
     launch **arr = pyop__realloc(p->launches, cap * sizeof *arr);
     if (!arr) {
-      kernel_lib_release(lib);
+      pyop__kernel_lib_release(lib);
       return plan_fail(PYOP_ENOMEM, p, no, -1, "out of memory");
     }
     p->launches = arr;
@@ -612,7 +471,7 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
   launch *L = NULL;
   rc = build_launch(p, no, v, symbol, &L);
   if (rc != PYOP_OK) {
-    kernel_lib_release(lib);
+    pyop__kernel_lib_release(lib);
     return rc;
   }
   L->lib = lib;

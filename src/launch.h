@@ -25,12 +25,8 @@
  * only. Arrays of views are C arrays of the structs of bridge_abi.h (the
  * reader's stride); each element's struct_size is checked.
  *
- * Kernel libraries: a process-wide table keyed by device+inode of the
- * resolved file, guarded by a mutex that is never held while foreign code
- * runs (dlopen/dlclose of a kernel library run its constructors and
- * destructors; kernels themselves run with no lock). Each plan holds a reference on the
- * libraries it uses; pyop__kernel_libs_close() closes only those that no
- * live plan references.
+ * The kernel libraries a plan calls into are kernel_libs.h's table; each
+ * plan holds a reference on the libraries it uses.
  */
 #ifndef PYOP_LAUNCH_H
 #define PYOP_LAUNCH_H
@@ -45,10 +41,6 @@
 #define PYOP__LAUNCH_MAX_SYMBOL_LEN 1024
 
 typedef struct pyop__plan pyop__plan;
-/* Take / release the kernel library table's lock around fork() (lifecycle.c
- * only). */
-void pyop__kernel_libs_fork_lock(void);
-void pyop__kernel_libs_fork_unlock(void);
 
 /*
  * A new empty plan for an op with n_inputs flattened input tensors and
@@ -101,12 +93,5 @@ size_t pyop__plan_launch_count(const pyop__plan *p);
  */
 int pyop__plan_run(const pyop__plan *p, void *const *inputs,
                    void *const *outputs, void *const *workspaces, void *stream);
-
-/*
- * Closes every kernel library that no live plan references (at
- * pyop_shutdown); those still referenced stay open and a warning is logged.
- * A later pyop__plan_add_launch opens libraries again.
- */
-void pyop__kernel_libs_close(void);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * The lifecycle: check-need-load, load, unload, shutdown, options, the
- * diagnostics report and the GE-style entry points.
+ * GE-style entry points, and the state pyop_doctor (doctor.c) and the fork
+ * handlers (fork.c) read of it.
  *
  * Lifecycle calls are serialised by a "busy" flag and a condition variable,
  * not by a lock held across the work: no libpyop lock is ever held while the
@@ -14,26 +15,28 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
-#include "artifacts.h"
 #include "bridge_loader.h"
+#include "candidates.h"
 #include "core.h"
-#include "launch.h"
+#include "kernel_libs.h"
+#include "lifecycle.h"
+#include "registrar.h"
 #include "registry.h"
 #include "runtime_key.h"
 #include "scan.h"
+#include "trust.h"
 
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 
 #ifndef PYOP_DEFAULT_ARTIFACT
 #define PYOP_DEFAULT_ARTIFACT ""
 #endif
 
-#define OPP_PATH_VAR "ASCEND_CUSTOM_OPP_PATH"
+#define OPP_PATH_VAR PYOP__OPP_VAR
 
 enum { ST_IDLE, ST_LOADED };
 
@@ -53,57 +56,17 @@ static char *last_report;       /* candidates of the last bridge load */
 
 /* ------------------------------------------------------------------ fork */
 
-atomic_bool pyop__forked_flag;
+/* Around fork() (fork.c): life_lock is taken by the prepare handler, so the
+ * busy flag and the bridge read by the child's handler are consistent. */
+void pyop__lifecycle_fork_lock(void) { pthread_mutex_lock(&life_lock); }
+void pyop__lifecycle_fork_unlock(void) { pthread_mutex_unlock(&life_lock); }
 
-int pyop__error_forked(const char *fn) {
-  return pyop__error(PYOP_EFORKED,
-                     "%s: this process was forked while libpyop had Python loaded (a "
-                     "bridge open or a load in progress); libpyop cannot be used in the "
-                     "child: load in each process after fork(), or exec() in the child "
-                     "(docs/host-guide.md, \"fork\")",
-                     fn);
-}
+bool pyop__lifecycle_fork_in_use(void) { return life_busy || bridge.api; }
 
-/*
- * pthread_atfork handlers. Every libpyop mutex is taken around fork(), so the
- * child gets consistent, unlocked copies: the lifecycle's, the registry's,
- * the hooks', the artifacts root's and the kernel library table's (error.c
- * has none: its state is thread-local). None of them is ever held across a
- * slow call (the bridge, Python, a hook, dlopen, a path resolution), so
- * this never waits long. The condition variables are re-made in the child:
- * their waiters were threads the child does not have. The child is marked
- * forked when a bridge was open or a lifecycle call was running in the
- * parent; otherwise it starts with libpyop as it was.
- */
-static void fork_prepare(void) {
-  pthread_mutex_lock(&life_lock);
-  pyop__registry_fork_lock();
-  pyop__hooks_fork_lock();
-  pyop__artifacts_fork_lock();
-  pyop__kernel_libs_fork_lock();
-}
-
-static void fork_parent(void) {
-  pyop__kernel_libs_fork_unlock();
-  pyop__artifacts_fork_unlock();
-  pyop__hooks_fork_unlock();
-  pyop__registry_fork_unlock();
-  pthread_mutex_unlock(&life_lock);
-}
-
-static void fork_child(void) {
-  if (life_busy || bridge.api) atomic_store(&pyop__forked_flag, true);
-  pyop__kernel_libs_fork_unlock();
-  pyop__artifacts_fork_unlock();
-  pyop__hooks_fork_child();
-  pyop__registry_fork_unlock();
+void pyop__lifecycle_fork_child(void) {
+  /* Its waiters were threads the child does not have. */
   pthread_cond_init(&life_cond, NULL);
   pthread_mutex_unlock(&life_lock);
-}
-
-__attribute__((constructor)) static void fork_handlers_install(void) {
-  /* glibc drops the handlers when libpyop is unloaded. */
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /*
@@ -343,6 +306,57 @@ static int retire_lost_interpreter(void) {
   return PYOP_OK;
 }
 
+/*
+ * The register stage of pyop_load: one transaction for the plugins at
+ * paths, filled by the open bridge's register_custom_ops through the
+ * registrar, then committed, or aborted (and the bridge reset when it may
+ * have kept the plugins) when the bridge failed, a registrar call came from
+ * another thread or the commit refused. The caller holds the busy flag
+ * (asserted).
+ */
+static int register_busy(const pyop_str *paths, size_t n_paths) {
+  assert(life_owner);
+  assert(bridge.api != NULL);
+  pyop__txn *txn = NULL;
+  int rc = pyop__txn_begin(&txn);
+  if (rc != PYOP_OK) return rc;
+  pyop_registrar reg;
+  pyop__call call;
+  pyop__registrar_open(txn, &call, &reg);
+  unsigned mark = pyop__error_mark();
+  int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
+  /* A registrar call from another bridge thread lost its descriptors:
+   * whatever the bridge returned, this load cannot be committed. */
+  int crc = pyop__registrar_close(&call, bridge.path);
+  if (crc != PYOP_OK) {
+    rc = crc;
+    pyop__txn_abort(txn);
+    bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
+  } else if (brc != PYOP_OK) {
+    pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
+    rc = f.status;
+    if (f.odd && f.said)
+      pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
+                             "%d, which is not a libpyop status (reported as %s); "
+                             "its message",
+                         brc, pyop_status_name(rc));
+    else if (f.odd)
+      pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
+                      "which is not a libpyop status (reported as %s), and gave "
+                      "no detail",
+                  brc, pyop_status_name(rc));
+    else if (!f.said)
+      pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
+                      "gave no detail", pyop_status_name(rc));
+    pyop__txn_abort(txn);
+  } else {
+    rc = pyop__txn_commit(txn);
+    /* Nothing of this load is registered: drop the plugins' state. */
+    if (rc != PYOP_OK) bridge.api->reset();
+  }
+  return rc;
+}
+
 /* The body of pyop_load; the caller holds the busy flag (asserted). */
 static int load_busy(void) {
   assert(life_owner);
@@ -380,46 +394,9 @@ static int load_busy(void) {
   }
   pyop_str *paths = NULL;
   size_t n_paths = 0;
-  pyop__txn *txn = NULL;
   rc = python_paths(&r, &paths, &n_paths);
   if (rc == PYOP_OK) rc = open_bridge();
-  if (rc == PYOP_OK) rc = pyop__txn_begin(&txn);
-  if (rc == PYOP_OK) {
-    pyop_registrar reg;
-    pyop__call call;
-    pyop__registrar_open(txn, &call, &reg);
-    unsigned mark = pyop__error_mark();
-    int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
-    /* A registrar call from another bridge thread lost its descriptors:
-     * whatever the bridge returned, this load cannot be committed. */
-    int crc = pyop__registrar_close(&call, bridge.path);
-    if (crc != PYOP_OK) {
-      rc = crc;
-      pyop__txn_abort(txn);
-      bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-    } else if (brc != PYOP_OK) {
-      pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
-      rc = f.status;
-      if (f.odd && f.said)
-        pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
-                               "%d, which is not a libpyop status (reported as %s); "
-                               "its message",
-                           brc, pyop_status_name(rc));
-      else if (f.odd)
-        pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
-                        "which is not a libpyop status (reported as %s), and gave "
-                        "no detail",
-                    brc, pyop_status_name(rc));
-      else if (!f.said)
-        pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
-                        "gave no detail", pyop_status_name(rc));
-      pyop__txn_abort(txn);
-    } else {
-      rc = pyop__txn_commit(txn);
-      /* Nothing of this load is registered: drop the plugins' state. */
-      if (rc != PYOP_OK) bridge.api->reset();
-    }
-  }
+  if (rc == PYOP_OK) rc = register_busy(paths, n_paths);
   pyop__free(paths);
   pyop__scan_result_free(&r);
   if (rc == PYOP_OK) {
@@ -536,81 +513,34 @@ int pyop_set_options(const pyop_options *in) {
 
 /* ----------------------------------------------------------- diagnostics */
 
-int pyop_runtime_key(char *buf, size_t len) {
-  PYOP__FORK_GUARD();
-  if (!buf || len == 0)
-    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: empty buffer");
-  pyop__runtime_key key;
-  buf[0] = '\0';
-  int rc = pyop__runtime_key_resolve(&key);
-  if (rc != PYOP_OK) return rc;
-  if ((size_t)snprintf(buf, len, "%s", key.text) >= len)
-    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: buffer of %zu bytes is "
-                                    "too small for \"%s\"", len, key.text);
-  return PYOP_OK;
-}
-
-int pyop_doctor(char **out) {
-  PYOP__FORK_GUARD();
-  if (!out) return pyop__error(PYOP_EINVAL, "pyop_doctor: out is NULL");
-  *out = NULL;
-  pyop__sb sb = PYOP__SB_INIT;
-  pyop__runtime_key key;
-  bool have_key = pyop__runtime_key_resolve(&key) == PYOP_OK;
-  if (have_key)
-    pyop__sb_printf(&sb, "runtime key: %s (Python %u.%u.%u, %s)\n", key.text,
-                    key.major, key.minor, key.micro,
-                    key.initialized ? "initialised" : "not initialised");
-  else
-    pyop__sb_printf(&sb, "runtime key: none (%s)\n", pyop_last_error());
-
-  const char *opp = pyop__getenv(OPP_PATH_VAR);
-  pyop__sb_printf(&sb, OPP_PATH_VAR "=%s\n", opp ? opp : "(unset)");
-  pyop__scan_result r;
-  int src = pyop__scan(opp, false, &r);
-  for (size_t i = 0; i < r.n; i++)
-    pyop__sb_printf(&sb, "  %s: %s%s%s\n", r.entries[i].path,
-                    pyop__path_verdict_name(r.entries[i].verdict),
-                    r.entries[i].detail ? ": " : "",
-                    r.entries[i].detail ? r.entries[i].detail : "");
-  if (src != PYOP_OK) pyop__sb_printf(&sb, "  error: %s\n", pyop_last_error());
-  pyop__scan_result_free(&r);
-
-  pyop__sb_printf(&sb, "artifacts: %s\n", pyop__artifacts_root());
-  /* Called from a hook of the lifecycle call running on this thread, the
-   * state is this thread's already (and consistent: the lifecycle never
-   * calls out while bridge or last_report is half updated). */
+/*
+ * pyop_doctor's part (doctor.c) that is the lifecycle's state: the open
+ * bridge and the candidate report of the last bridge load, read under the
+ * busy flag (or as this thread's own when called from a hook of the
+ * lifecycle call running on it: the lifecycle never calls out while bridge
+ * or last_report is half updated).
+ */
+bool pyop__lifecycle_describe(pyop__sb *sb, bool *bridge_open) {
   bool nested = life_owner;
   if (!nested) (void)life_begin("pyop_doctor");
   bool loaded = bridge.api != NULL;
   if (loaded) {
-    pyop__sb_printf(&sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
+    pyop__sb_printf(sb, "bridge: loaded %s (ABI %u.%u)\n", bridge.path,
                     bridge.abi_major, bridge.abi_minor);
     if (pyop__bridge_interpreter_lost(&bridge))
-      pyop__sb_puts(&sb, "  the Python interpreter it was loaded into was finalized: "
-                         "its ops cannot run; pyop_load loads them afresh once "
-                         "Python runs again and no op instance is alive\n");
+      pyop__sb_puts(sb, "  the Python interpreter it was loaded into was finalized: "
+                        "its ops cannot run; pyop_load loads them afresh once "
+                        "Python runs again and no op instance is alive\n");
   } else
-    pyop__sb_puts(&sb, "bridge: not loaded\n");
+    pyop__sb_puts(sb, "bridge: not loaded\n");
   bool had_report = last_report != NULL;
   if (had_report) {
-    pyop__sb_puts(&sb, "candidates (last load):\n");
-    pyop__sb_puts(&sb, last_report);
+    pyop__sb_puts(sb, "candidates (last load):\n");
+    pyop__sb_puts(sb, last_report);
   }
   if (!nested) life_end();
-  if (!had_report && have_key) {
-    pyop__candidates cands;
-    if (pyop__candidates_find(&key, &cands) == PYOP_OK) {
-      pyop__sb_puts(&sb, loaded ? "candidates (now):\n"
-                                : "candidates (not loaded yet):\n");
-      pyop__candidates_report(&cands, &sb);
-      pyop__candidates_free(&cands);
-    }
-  }
-  pyop__sb_printf(&sb, "ops registered: %zu\n", pyop__registry_count());
-  *out = pyop__sb_take(&sb);
-  if (!*out) return pyop__error(PYOP_ENOMEM, "pyop_doctor: out of memory");
-  return PYOP_OK;
+  *bridge_open = loaded;
+  return had_report;
 }
 
 /* ---------------------------------------------------- GE-style entries */

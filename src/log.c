@@ -247,7 +247,7 @@ int pyop_set_host_hooks(const pyop_host_hooks *in) {
   return PYOP_OK;
 }
 
-/* Around fork() (lifecycle.c): the child gets the hooks unlocked, and the
+/* Around fork() (fork.c): the child gets the hooks unlocked, and the
  * calls in progress in the parent (of threads the child does not have, or
  * of the forking thread, which ends them uncounted) are forgotten. */
 void pyop__hooks_fork_lock(void) { pthread_mutex_lock(&hk.mu); }

@@ -31,6 +31,7 @@
  * PYOP_ECONTRACT.
  */
 #include "launch.h"
+#include "lifecycle.h"
 #include "registry.h"
 #include "shape.h"
 
@@ -198,36 +199,26 @@ static int resolve_attrs(pyop_op *op, const pyop__proto *p, const pyop_attr *att
   return PYOP_OK;
 }
 
-/* True when msg already starts by naming the call and the op, as the
- * bridge's messages do ("infer_meta of op 'X' (defined at f.py:3) failed:
- * ..."): a second prefix would only repeat it. */
-static bool names_call(const char *msg, const pyop_op *op, const char *what) {
-  char head[256];
-  int n = snprintf(head, sizeof head, "%s of op '%s'", what, op->op_type);
-  if (n > 0 && (size_t)n < sizeof head && strncmp(msg, head, (size_t)n) == 0) return true;
-  n = snprintf(head, sizeof head, "%s of \"%s\"", what, op->op_type);
-  return n > 0 && (size_t)n < sizeof head && strncmp(msg, head, (size_t)n) == 0;
-}
-
 /*
- * Normalises a failed bridge call's status and puts the call and the op in
- * front of the bridge's message unless it names them already (one message,
- * one prefix), or writes one when the bridge recorded none since mark
- * (pyop__error_mark taken before the call): the last error then never
- * shows an earlier failure of the thread. A status outside PYOP_STATUS_MAP
- * becomes PYOP_EINTERNAL, and the message says what the bridge returned.
+ * Normalises a failed bridge call's status (pyop__bridge_failed, the one
+ * reading of a bridge failure) and its message: one that names the call
+ * (the bridge's, or a service's of this call: pyop__error_names_call) is
+ * kept whole, any other gets the call and the op in front (one message, one
+ * prefix); when none was recorded since mark (pyop__error_mark taken before
+ * the call) libpyop writes one, so the last error never shows an earlier
+ * failure of the thread. A status outside PYOP_STATUS_MAP becomes
+ * PYOP_EINTERNAL, and the message says what the bridge returned.
  */
 static int callback_failed(int rc, const pyop_op *op, const char *what, unsigned mark) {
-  bool odd;
-  int st = pyop__bridge_status(rc, &odd);
-  if (odd)
-    return pyop__error(st, "%s of \"%s\" returned the invalid status %d (not a libpyop "
+  pyop__bridge_failure f = pyop__bridge_failed(rc, mark);
+  if (f.odd)
+    return pyop__error(f.status, "%s of \"%s\" returned the invalid status %d (not a libpyop "
                        "status; reported as %s)", what, op->op_type, rc,
-                       pyop_status_name(st));
-  if (pyop__error_mark() == mark || !pyop_last_error()[0])
+                       pyop_status_name(f.status));
+  if (!f.said)
     return pyop__error(rc, "%s of \"%s\" failed (%s) and gave no detail", what, op->op_type,
                        pyop_status_name(rc));
-  if (names_call(pyop_last_error(), op, what)) return pyop__error_keep(rc);
+  if (f.names_call) return pyop__error_keep(rc);
   return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
 }
 
@@ -519,16 +510,23 @@ typedef struct infer_sink {
   pyop_output_list *lists; /* NULL for pyop_op_infer_meta (no dynamic output) */
 } infer_sink;
 
+/* rc, the failure of a sink of one call whose message (just recorded)
+ * starts with the call: the callback's caller keeps it whole. */
+static int sink_failed(int rc) {
+  pyop__error_names_call();
+  return rc;
+}
+
 static int sink_add_output(void *vctx, size_t index, const pyop_tensor *desc) {
   infer_sink *s = pyop__call_state(vctx);
   if (!s) return pyop__call_refused("add_output", "infer_meta", __builtin_return_address(0));
   const pyop__proto *p = s->op->proto;
   if (!desc)
-    return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc is NULL",
-                       s->op->op_type);
+    return sink_failed(pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc is "
+                                   "NULL", s->op->op_type));
   if (index >= p->n_outputs || p->outputs[index].kind != PYOP_IO_DYNAMIC || !s->lists)
-    return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: output %zu is not a "
-                       "dynamic output", s->op->op_type, index);
+    return sink_failed(pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: output "
+                                   "%zu is not a dynamic output", s->op->op_type, index));
   pyop_output_list *l = &s->lists[index];
   if (l->count < l->capacity) l->items[l->count] = *desc;
   l->count++; /* counted past capacity too: the caller reports what is needed */
@@ -1146,14 +1144,14 @@ static int sink_set_artifact(void *vctx, const void *data, size_t len) {
   artifact_sink *s = pyop__call_state(vctx);
   if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
   if (len && !data)
-    return pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu bytes from NULL",
-                       s->op->op_type, len);
+    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu bytes "
+                                   "from NULL", s->op->op_type, len));
   void *copy = NULL;
   if (len) {
     copy = pyop__malloc(len);
     if (!copy)
-      return pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a %zu-byte "
-                         "artefact", s->op->op_type, len);
+      return sink_failed(pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a "
+                                     "%zu-byte artefact", s->op->op_type, len));
     memcpy(copy, data, len);
   }
   pyop__free(s->data); /* a later call replaces an earlier artefact */

@@ -35,6 +35,7 @@
  *   binds it as a load's implementation (on_register then). Unload drops
  *   the pending list.
  */
+#include "lifecycle.h"
 #include "registry.h"
 #include "scan.h"
 
@@ -77,7 +78,7 @@ static void unlock(void) {
   pthread_mutex_unlock(&reg.mu);
 }
 
-/* Around fork() (lifecycle.c): the child gets the registry unlocked. */
+/* Around fork() (fork.c): the child gets the registry unlocked. */
 void pyop__registry_fork_lock(void) { lock(); }
 void pyop__registry_fork_unlock(void) { unlock(); }
 
@@ -551,20 +552,27 @@ static const char *where_registered(const pyop__entry *e) {
   return e->proto && e->proto->host ? "registered by the host" : "already registered";
 }
 
-/* Conflicts of a new proto (hash h) with the committed registry (checked
- * again by the commit: this one fails a load early). */
-static int check_committed_proto(const pyop__proto *p, uint64_t h) {
-  pyop__entry *e = get_entry_hashed(p->op_type, h);
-  if (!e) return PYOP_OK;
-  int rc = check_protos(p, e->proto, where_registered(e));
-  pyop__entry_release(e);
-  return rc;
+/*
+ * Adding one descriptor copy to a transaction, a prototype p or an
+ * implementation q (the other NULL), in stages: a repeat of its kind in
+ * this load is checked against the first (add_repeat) and dropped; else it
+ * is checked against the committed registry (add_check_committed: a load
+ * fails early, the commit checks again under the lock) and put into the
+ * transaction (txn_put). Every path but the last frees the copy.
+ */
+
+/* A repeat in this load of e's prototype or implementation. */
+static int add_repeat(const pyop__entry *e, const pyop__proto *p, const pyop__impl *q) {
+  const char *where = "registered earlier in this load";
+  return p ? check_protos(p, e->own_proto, where) : check_impls(q, e->own_impl, where);
 }
 
-static int check_committed_impl(const pyop__impl *p, uint64_t h) {
-  pyop__entry *e = get_entry_hashed(p->op_type, h);
+/* Conflicts of the copy (op type hash h) with the committed registry. */
+static int add_check_committed(const pyop__proto *p, const pyop__impl *q, uint64_t h) {
+  pyop__entry *e = get_entry_hashed(p ? p->op_type : q->op_type, h);
   if (!e) return PYOP_OK;
-  int rc = e->impl ? check_impls(p, e->impl, "already registered") : PYOP_OK;
+  int rc = p ? check_protos(p, e->proto, where_registered(e))
+             : e->impl ? check_impls(q, e->impl, "already registered") : PYOP_OK;
   pyop__entry_release(e);
   return rc;
 }
@@ -596,131 +604,43 @@ static int txn_put(pyop__txn *t, titem *it, uint64_t h, pyop__proto *p, pyop__im
   return PYOP_OK;
 }
 
+/* The stages above for a validated copy p or q (taken: kept or freed). */
+static int txn_add(pyop__txn *t, pyop__proto *p, pyop__impl *q) {
+  assert((p != NULL) != (q != NULL));
+  const char *op_type = p ? p->op_type : q->op_type;
+  uint64_t h = pyop__hash_str(op_type);
+  titem *it = txn_find(t, op_type, h);
+  int rc;
+  if (it && (p ? it->e->own_proto != NULL : it->e->own_impl != NULL)) {
+    rc = add_repeat(it->e, p, q);
+  } else {
+    rc = add_check_committed(p, q, h);
+    if (rc == PYOP_OK) rc = txn_put(t, it, h, p, q);
+    if (rc == PYOP_OK) return PYOP_OK;
+    if (rc == PYOP_ENOMEM)
+      rc = pyop__error(PYOP_ENOMEM, "%s \"%s\" (%s): out of memory registering it",
+                       p ? "prototype" : "implementation", op_type,
+                       p ? p->source : q->source);
+  }
+  if (p) pyop__proto_free(p);
+  else pyop__impl_free(q);
+  return rc;
+}
+
 int pyop__txn_add_proto(pyop__txn *t, const pyop_proto_view *v) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_add_proto: no transaction");
   pyop__proto *p;
   int rc = pyop__proto_copy(v, t->host, &p);
-  if (rc != PYOP_OK) return rc;
-  uint64_t h = pyop__hash_str(p->op_type);
-  titem *it = txn_find(t, p->op_type, h);
-  if (it && it->e->own_proto) {
-    /* A repeat: checked, and the later copy is dropped. */
-    rc = check_protos(p, it->e->own_proto, "registered earlier in this load");
-    pyop__proto_free(p);
-    return rc;
-  }
-  rc = check_committed_proto(p, h);
-  if (rc == PYOP_OK) rc = txn_put(t, it, h, p, NULL);
-  if (rc == PYOP_OK) return PYOP_OK;
-  if (rc == PYOP_ENOMEM)
-    rc = pyop__error(PYOP_ENOMEM, "prototype \"%s\" (%s): out of memory registering it",
-                     p->op_type, p->source);
-  pyop__proto_free(p);
-  return rc;
+  return rc == PYOP_OK ? txn_add(t, p, NULL) : rc;
 }
 
 int pyop__txn_add_impl(pyop__txn *t, const pyop_impl_view *v) {
   if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_add_impl: no transaction");
   if (t->host)
     return pyop__error(PYOP_EINVAL, "pyop__txn_add_impl: a host transaction takes prototypes only");
-  pyop__impl *p;
-  int rc = pyop__impl_copy(v, &p);
-  if (rc != PYOP_OK) return rc;
-  uint64_t h = pyop__hash_str(p->op_type);
-  titem *it = txn_find(t, p->op_type, h);
-  if (it && it->e->own_impl) {
-    /* A repeat: checked, and the later copy is dropped. */
-    rc = check_impls(p, it->e->own_impl, "registered earlier in this load");
-    pyop__impl_free(p);
-    return rc;
-  }
-  rc = check_committed_impl(p, h);
-  if (rc == PYOP_OK) rc = txn_put(t, it, h, NULL, p);
-  if (rc == PYOP_OK) return PYOP_OK;
-  if (rc == PYOP_ENOMEM)
-    rc = pyop__error(PYOP_ENOMEM,
-                     "implementation \"%s\" (%s): out of memory registering it",
-                     p->op_type, p->source);
-  pyop__impl_free(p);
-  return rc;
-}
-
-/* ------------------------------------------------------- the registrar */
-
-/*
- * The registrar handed to the bridge for one register_custom_ops call
- * (docs/bridge-abi.md, "The registrar") is a callback table of one call
- * (core.h, pyop__call): its ctx is a token live only while the call runs,
- * and only on the thread that made it, so a registrar kept after the call
- * or called from another thread is refused without touching any
- * transaction. A call from another thread while the call runs also fails
- * the load: its descriptors are lost (counted in reg_foreign).
- *
- * Invariant: reg_open is 0 or the token of the one open registrar (the
- * lifecycle, which opens it, is serialised).
- */
-static atomic_uintptr_t reg_open;
-static atomic_size_t reg_foreign;
-
-/* Records (and logs: a bridge that ignores the status still leaves a trace)
- * the refusal of registrar entry `what` called with ctx from pc. */
-static int registrar_refused(void *ctx, const char *what, const void *pc) {
-  char who[600];
-  pyop__caller_object(pc, who, sizeof who);
-  if (ctx && (uintptr_t)ctx == atomic_load(&reg_open)) {
-    /* Logged once per call; the close counts them all. */
-    if (atomic_fetch_add(&reg_foreign, 1) == 0)
-      PYOP_LOG_E("%s called the registrar's %s from another thread than the one "
-                 "libpyop called register_custom_ops on; refused (the load fails)",
-                 who, what);
-    return pyop__error(PYOP_ESTATE,
-                       "registrar %s: called from another thread than the one "
-                       "libpyop called register_custom_ops on (%s); refused",
-                       what, who);
-  }
-  PYOP_LOG_E("%s: registrar used after register_custom_ops returned (its %s); refused",
-             who, what);
-  return pyop__error(PYOP_ESTATE,
-                     "registrar %s: registrar used after register_custom_ops returned "
-                     "(%s); a registrar is valid only during the call it was passed to",
-                     what, who);
-}
-
-static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
-  pyop__txn *t = pyop__call_state(ctx);
-  if (!t) return registrar_refused(ctx, "add_proto", __builtin_return_address(0));
-  return pyop__txn_add_proto(t, v);
-}
-static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
-  pyop__txn *t = pyop__call_state(ctx);
-  if (!t) return registrar_refused(ctx, "add_impl", __builtin_return_address(0));
-  return pyop__txn_add_impl(t, v);
-}
-
-void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
-  assert(t && atomic_load(&reg_open) == 0);
-  memset(out, 0, sizeof *out);
-  out->struct_size = sizeof *out;
-  out->ctx = pyop__call_open(call, t);
-  out->add_proto = registrar_add_proto;
-  out->add_impl = registrar_add_impl;
-  atomic_store(&reg_foreign, 0);
-  atomic_store(&reg_open, (uintptr_t)out->ctx);
-}
-
-int pyop__registrar_close(const pyop__call *call, const char *bridge) {
-  assert(atomic_load(&reg_open) != 0);
-  atomic_store(&reg_open, 0);
-  pyop__call_close(call);
-  size_t foreign = atomic_exchange(&reg_foreign, 0);
-  if (!foreign) return PYOP_OK;
-  return pyop__error(PYOP_ESTATE,
-                     "pyop_load: the bridge %s called the registrar from another "
-                     "thread than the one libpyop called register_custom_ops on "
-                     "(%zu call%s refused, their ops lost); nothing of this load "
-                     "is registered. A bridge registers on the calling thread only "
-                     "(docs/bridge-abi.md, \"The registrar\")",
-                     bridge, foreign, foreign == 1 ? "" : "s");
+  pyop__impl *q;
+  int rc = pyop__impl_copy(v, &q);
+  return rc == PYOP_OK ? txn_add(t, NULL, q) : rc;
 }
 
 /*
@@ -769,47 +689,51 @@ static int classify_locked(titem *it) {
   return PYOP_OK;
 }
 
-int pyop__txn_commit(pyop__txn *t) {
-  if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
-  unsigned hooks = t->host ? 0 : pyop__hooks_present();
-  /* The host's veto, with no lock held. */
-  if (hooks & PYOP__HOOK_OWNS_OP) {
-    for (size_t i = 0; i < t->n; i++) {
-      const pyop__proto *p = t->items[i].e->own_proto;
-      if (p && pyop__hook_owns_op(p->op_type)) {
-        int rc = pyop__error(PYOP_ECONFLICT,
-                             "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
-                             "operator owned by the host",
-                             p->op_type, p->key, p->source);
-        pyop__txn_abort(t);
-        return rc;
-      }
-    }
+/* Commit stage 1, with no lock held: the host's owns_op veto of every
+ * prototype of t. PYOP_OK, or the conflict recorded. */
+static int commit_veto(const pyop__txn *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    const pyop__proto *p = t->items[i].e->own_proto;
+    if (p && pyop__hook_owns_op(p->op_type))
+      return pyop__error(PYOP_ECONFLICT,
+                         "op type \"%s\": prototype \"%s\" (%s) conflicts with an "
+                         "operator owned by the host",
+                         p->op_type, p->key, p->source);
   }
+  return PYOP_OK;
+}
+
+/* How many items of a commit do what (ACT_*). */
+typedef struct commit_counts {
+  size_t n_new, n_skip, n_pending;
+} commit_counts;
+
+/* Commit stage 2, under the lock: classifies every item (classify_locked)
+ * and makes room in the table for the new ones. PYOP_OK, or the first
+ * conflict (or PYOP_ENOMEM) recorded, nothing changed. */
+static int commit_classify_locked(pyop__txn *t, commit_counts *c) {
+  assert(pyop__registry_lock_held());
   int rc = PYOP_OK;
-  size_t n_new = 0, n_skip = 0, n_pending = 0;
-  lock();
   /* Big loads are cache-bound: fetch the slots ahead of time. */
   for (size_t i = 0; i < t->n && rc == PYOP_OK; i++) {
     if (reg.ops.count && i + 16 < t->n)
       __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & (reg.ops.cap - 1)]);
     rc = classify_locked(&t->items[i]);
-    n_new += t->items[i].act == ACT_NEW;
-    n_skip += t->items[i].act == ACT_SKIP;
-    n_pending += t->items[i].act == ACT_PENDING;
+    c->n_new += t->items[i].act == ACT_NEW;
+    c->n_skip += t->items[i].act == ACT_SKIP;
+    c->n_pending += t->items[i].act == ACT_PENDING;
   }
-  if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, n_new) != PYOP_OK)
-    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", n_new);
-  if (rc != PYOP_OK) {
-    unlock();
-    pyop__txn_abort(t);
-    return rc;
-  }
-  /* After unlocking, published entries are used only for the hooks and the
-   * debug log: hold a reference for them (entry_hold_unpublished). */
-  bool after = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
-  /* Nothing can fail from here on. A new entry is only linked in (its
-   * entry is not read); bound ones get the registered prototype. */
+  if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, c->n_new) != PYOP_OK)
+    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", c->n_new);
+  return rc;
+}
+
+/* Commit stage 3, under the lock, after stage 2 succeeded: nothing can fail.
+ * A new entry is only linked in (its entry is not read); bound ones get the
+ * registered prototype; pending ones join the pending list. hold: take a
+ * reference on each published entry for stage 4. */
+static void commit_publish_locked(pyop__txn *t, bool hold) {
+  assert(pyop__registry_lock_held());
   size_t mask = reg.ops.cap - 1;
   for (size_t i = 0; i < t->n; i++) {
     if (i + 16 < t->n) __builtin_prefetch(&reg.ops.slots[(size_t)t->items[i + 16].hash & mask], 1);
@@ -837,11 +761,16 @@ int pyop__txn_commit(pyop__txn *t) {
     } else {
       i_slot = pyop__hmap_free_slot(&reg.ops, it->hash);
     }
-    if (after) entry_hold_unpublished(e);
+    if (hold) entry_hold_unpublished(e);
     set_slot_locked(i_slot, it->hash, e);
   }
-  unlock();
-  for (size_t i = 0; (after || n_skip || n_pending) && i < t->n; i++) {
+}
+
+/* Commit stage 4, unlocked: frees the repeats, says which implementations
+ * wait for a prototype and, when held (stage 3's hold), logs each published
+ * entry, calls on_register and drops the hold. */
+static void commit_after(const pyop__txn *t, bool held) {
+  for (size_t i = 0; i < t->n; i++) {
     pyop__entry *e = t->items[i].e;
     if (t->items[i].act == ACT_SKIP) {
       entry_free(e);
@@ -853,12 +782,37 @@ int pyop__txn_commit(pyop__txn *t) {
                  e->own_impl->op_type, e->own_impl->source);
       continue;
     }
-    if (!after) continue;
+    if (!held) continue;
     PYOP_LOG_D("registered %s (prototype %s, %s)", e->info.op_type, e->info.proto_source,
                e->impl ? e->impl->source : "infer-only");
     if (!t->host) pyop__hook_on_register(&e->info);
     pyop__entry_release(e);
   }
+}
+
+/* The four stages; see the header. */
+int pyop__txn_commit(pyop__txn *t) {
+  if (!t) return pyop__error(PYOP_EINVAL, "pyop__txn_commit: no transaction");
+  unsigned hooks = t->host ? 0 : pyop__hooks_present();
+  int rc = hooks & PYOP__HOOK_OWNS_OP ? commit_veto(t) : PYOP_OK;
+  if (rc != PYOP_OK) {
+    pyop__txn_abort(t);
+    return rc;
+  }
+  commit_counts c = {0, 0, 0};
+  lock();
+  rc = commit_classify_locked(t, &c);
+  if (rc != PYOP_OK) {
+    unlock();
+    pyop__txn_abort(t);
+    return rc;
+  }
+  /* After unlocking, published entries are used only for the hooks and the
+   * debug log: hold a reference for them (entry_hold_unpublished). */
+  bool hold = (hooks & PYOP__HOOK_ON_REGISTER) || pyop__log_enabled(PYOP_LOG_DEBUG);
+  commit_publish_locked(t, hold);
+  unlock();
+  if (hold || c.n_skip || c.n_pending) commit_after(t, hold);
   txn_free_shell(t);
   return PYOP_OK;
 }

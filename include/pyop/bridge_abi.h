@@ -287,7 +287,9 @@ struct pyop_op_callbacks {
 /* What the loader offers the bridge. Valid until the bridge's shutdown(). */
 typedef struct pyop_loader_services {
   size_t struct_size;
-  /* Records the calling thread's failure detail (copied). */
+  /* Records the calling thread's failure detail (copied). For a failed op
+   * callback it is the whole message: it names the callback and the op, and
+   * libpyop adds nothing to it (docs/bridge-abi.md, "Evolving the ABI"). */
   void (*set_error)(int status, pyop_str message);
   /* A log line at pyop_log_level (copied). */
   void (*log)(int level, pyop_str message);

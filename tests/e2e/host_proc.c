@@ -19,8 +19,8 @@
  *   atexit_clear the same after a plugin's atexit._clear(), with the
  *                documented pyop_shutdown + pyop_load
  *   poison       plugins that break sys.modules["pyop"], its submodules,
- *                sys.meta_path, sys.path_hooks, __import__, sys.path fail
- *                their load; the next load works
+ *                sys.meta_path, sys.path_hooks, __import__, sys.path (replaced
+ *                or deleted) fail their load; the next load works
  *   gil_kept     the host keeps the GIL: a warning at load, and a call that
  *                waits for the GIL is named in a log line
  *   fork         fork() while another thread runs an op: every call in the
@@ -368,7 +368,8 @@ static void case_poison(void) {
   py_start();
   static const char *const kinds[] = {"pyop_none", "pyop_submodules", "pyop_deleted",
                                       "meta_path", "meta_path_cleared", "path_hooks",
-                                      "import",    "sys_path",        "succeed_pyop_none"};
+                                      "import",    "sys_path",        "sys_path_deleted",
+                                      "succeed_pyop_none"};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     const char *k = kinds[i];
     e2e_case = k;
@@ -454,6 +455,11 @@ static void case_gil_kept(void) {
   CHECK(!atomic_load(&job.done), "execute ran while the host held the GIL");
   CHECK(log_has("execute", "Twice", "waited", "GIL", "PyEval_SaveThread", NULL),
         "no log line naming the call that waits for the GIL");
+  /* The line names the thread the load found keeping the GIL: this one. */
+  char *kept = xasprintf("thread %ld held it while running no Python when it called pyop_load",
+                         (long)syscall(SYS_gettid));
+  CHECK(log_has("has waited", kept, NULL), "the wait line does not say \"%s\":\n%s", kept, g_log);
+  free(kept);
   /* Once per wait: keep it a while longer, no second line. */
   usleep(2500 * 1000);
   CHECK(log_count("has waited") == 1, "%d lines for one wait", log_count("has waited"));

@@ -11,7 +11,7 @@ Format, the attribute-type names of _signature) and the pyop command's binding m
 (DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES, IO_KINDS, CAPS and
 the flag bits). The names `pyop doctor` parses (path verdicts, candidate
 statuses) have their authority in libpyop's internal name functions, read
-here from src/scan.c and src/artifacts.c. A table that drifts fails here
+here from src/scan.c and src/candidates.c. A table that drifts fails here
 with the value, the copy and both answers.
 """
 
@@ -119,6 +119,9 @@ def test_codes():
     check(pyop_cli.CAPS == caps, "pyop_cli.CAPS %s != pyop's %s" % (pyop_cli.CAPS, caps))
     check(pyop_cli.INPUT_MUTATED == _types.INPUT_MUTATED,
           "pyop_cli.INPUT_MUTATED %d != pyop's %d" % (pyop_cli.INPUT_MUTATED, _types.INPUT_MUTATED))
+    # pyop_cli.MAX_DIMS is held to PYOP_MAX_DIMS by tests/examples/test_binding.py.
+    check(pyop_cli.MAX_DIMS == _types.MAX_DIMS,
+          "pyop_cli.MAX_DIMS %d != pyop's MAX_DIMS %d" % (pyop_cli.MAX_DIMS, _types.MAX_DIMS))
     with open(os.path.join(ROOT, "include", "pyop", "pyop.h")) as f:
         header = f.read()
     m = re.search(r"#define PYOP_EXEC_EXPECT_OUTPUTS \(1u << (\d+)\)", header)

@@ -163,6 +163,19 @@ class BindingTest(unittest.TestCase):
         for k, name in enumerate(self.b.FORMATS):
             self.assertEqual(self.c["format %d" % k], name)
 
+    def test_the_other_copies_match_the_header(self):
+        # ctypes copies of pyop.h structs outside the binding: each is held to
+        # the header here, as the binding's own are (one authority, the header).
+        import importlib.util
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hardening",
+                            "harden.py")
+        spec = importlib.util.spec_from_file_location("harden_copy", path)
+        harden = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(harden)
+        members = {ctype: m for _, ctype, m in _layouts(self.b)}["pyop_host_hooks"]
+        self.assertEqual(self.mismatches(harden.Hooks, "pyop_host_hooks", members), [],
+                         "tests/hardening/harden.py: Hooks")
+
     def test_a_wrong_layout_is_caught(self):
         # The comparison can fail: ndim declared 64-bit, or nbytes missing.
         members = [(f[0], f[0]) for f in self.b.Tensor._fields_]

@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "artifacts.h"
+#include "candidates.h"
+#include "trust.h"
 #include "runtime_key.h"
 
 #ifndef PYOP_TEST_FAKE_BRIDGE_DIR

@@ -8,6 +8,7 @@ libpyop offers of it: docs/ge-plugins.md."""
 import dataclasses
 import math
 import os
+import re
 import sys
 import typing
 import unittest
@@ -22,7 +23,8 @@ from pyop import _loader, _registry  # noqa: E402
 import ge  # noqa: E402
 import ge.custom_op as co  # noqa: E402
 import ge.graph  # noqa: E402
-from ge import _convert, _features  # noqa: E402
+from ge import _convert  # noqa: E402
+from pyop._types import AttrType  # noqa: E402
 from ge.custom_op import proto as gproto, registry as greg  # noqa: E402
 from ge.graph.types import DataType, Format, Placement, AttrValueType  # noqa: E402
 from ge.runtime import (Tensor, TensorDesc, Shape, StorageShape, StorageFormat,  # noqa: E402
@@ -624,6 +626,18 @@ class RegisterOpImplTest(unittest.TestCase):
         self.assertIsNone(res.impls[0].input_kinds)
         self.assertIsNone(res.impls[0].check_attrs(("a",)))  # legacy: any attributes
 
+    def test_clear_in_a_load_hands_nothing_to_libpyop(self):
+        res = self.load(_proto_src("@register_op_impl(op_type='Op')\n"
+                                   "class Impl:\n"
+                                   "    def execute(self, ctx): pass\n"
+                                   "from ge.custom_op import clear_registered_op_impls\n"
+                                   "clear_registered_op_impls()\n"
+                                   "@register_op_impl(op_type='Op2')\n"
+                                   "class Impl2:\n"
+                                   "    def execute(self, ctx): pass\n"))
+        self.assertEqual([d.op_type for d in res.impls], ["Op2"])
+        self.assertEqual([d.op_type for d in res.protos], ["Op"])
+
     def test_no_state_between_loads(self):
         src = _proto_src("@register_op_impl(op_type='Op')\n"
                          "class Impl:\n"
@@ -634,7 +648,7 @@ class RegisterOpImplTest(unittest.TestCase):
 
     def test_contract_features(self):
         """mutates_args, no outputs, dynamic outputs, Tensor attributes: handed
-        to pyop's op contract when it has them, else refused at registration."""
+        to pyop's op contract; what it cannot alias is refused at registration."""
         inplace = ("from typing import Optional\nfrom ge.custom_op import register_op\n"
                    "from ge.runtime import TensorDesc\n"
                    "@register_op(op_type='Inplace', mutates_args=[('x', 1)])\n"
@@ -651,33 +665,21 @@ class RegisterOpImplTest(unittest.TestCase):
                  "from ge.runtime import TensorDesc, Tensor\n"
                  "@register_op(op_type='TAttr')\n"
                  "def f(x: TensorDesc, *, w: Tensor) -> TensorDesc: return x\n")
-        if not _features.MUTATES_ARGS:
-            self.fails(inplace, NotImplementedError, "'Inplace'", "mutates_args")
-        else:
-            p = self.load(inplace).protos[0]
-            self.assertEqual(p.outputs, ("output0", "x"))
-            self.assertEqual(p.input_flags, (0, 1))
-            self.assertEqual(p.output_alias, (-1, 1))
-            self.fails("from typing import Optional\nfrom ge.custom_op import register_op\n"
-                       "from ge.runtime import TensorDesc\n"
-                       "@register_op(op_type='OptRef', mutates_args=['x'])\n"
-                       "def f(x: Optional[TensorDesc]) -> TensorDesc: return x\n",
-                       NotImplementedError, "'OptRef'", "'x'")
-        if not _features.NO_OUTPUTS:
-            self.fails(noout, NotImplementedError, "'NoOut'", "without outputs")
-        else:
-            self.assertEqual(self.load(noout).protos[0].outputs, ())
-        if not _features.DYNAMIC_OUTPUTS:
-            self.fails(dynout, NotImplementedError, "'DynOut'", "output0")
-        else:
-            p = self.load(dynout).protos[0]
-            self.assertEqual(p.outputs, ("output0", "output1"))
-            self.assertEqual(tuple(int(k) for k in p.output_kinds), (2, 0))
-        if _features.tensor_attr_type() is None:
-            self.fails(tattr, TypeError, "'TAttr'", "'w'")
-        else:
-            p = self.load(tattr).protos[0]
-            self.assertEqual(p.attrs[0][:3], ("w", _features.tensor_attr_type(), True))
+        p = self.load(inplace).protos[0]
+        self.assertEqual(p.outputs, ("output0", "x"))
+        self.assertEqual(p.input_flags, (0, 1))
+        self.assertEqual(p.output_alias, (-1, 1))
+        self.fails("from typing import Optional\nfrom ge.custom_op import register_op\n"
+                   "from ge.runtime import TensorDesc\n"
+                   "@register_op(op_type='OptRef', mutates_args=['x'])\n"
+                   "def f(x: Optional[TensorDesc]) -> TensorDesc: return x\n",
+                   NotImplementedError, "'OptRef'", "'x'")
+        self.assertEqual(self.load(noout).protos[0].outputs, ())
+        p = self.load(dynout).protos[0]
+        self.assertEqual(p.outputs, ("output0", "output1"))
+        self.assertEqual(tuple(int(k) for k in p.output_kinds), (2, 0))
+        p = self.load(tattr).protos[0]
+        self.assertEqual(p.attrs[0][:3], ("w", AttrType.TENSOR, True))
 
 
 NEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "next")
@@ -902,6 +904,69 @@ class RegOpTest(unittest.TestCase):
                 host_proto.read(twice)
             with self.assertRaisesRegex(ValueError, "op types are ASCII"):
                 host_proto.REG_OP("Has Space")
+
+
+class NamesTableTest(unittest.TestCase):
+    """tests/names.txt through the ge package's checks: its op types
+    (register_op, register_op_impl, REG_OP) and names (register_op's
+    parameters, REG_OP's inputs, outputs and attributes) follow the table
+    libpyop's validation and pyop's are tested against."""
+
+    def setUp(self):
+        fresh()
+
+    def test_op_types(self):
+        from ge.custom_op import host_proto
+        rows = [r for r in support.names_table() if r[1] == "op_type"]
+        self.assertGreater(len(rows), 10)
+        for line, _, ok, name in rows:
+            for who, call in (("register_op", lambda n: co.register_op(op_type=n)),
+                              ("register_op_impl", lambda n: co.register_op_impl(op_type=n)),
+                              ("REG_OP", host_proto.REG_OP)):
+                with self.subTest(line=line, name=name, who=who):
+                    if ok:
+                        call(name)
+                    elif not name:
+                        with self.assertRaisesRegex(TypeError, "non-empty str"):
+                            call(name)
+                    else:
+                        with self.assertRaisesRegex(ValueError, "%s: op_type %s.* is not an op "
+                                                    "type libpyop can register: op types are "
+                                                    "ASCII" % (who, re.escape(repr(name)))):
+                            call(name)
+
+    def test_names(self):
+        from ge.custom_op import host_proto
+        rows = [r for r in support.names_table() if r[1] == "name"]
+        self.assertGreater(len(rows), 10)
+        for line, _, ok, name in rows:
+            for kind, call in (("input", lambda r, n: r.INPUT(n)),
+                               ("output", lambda r, n: r.OUTPUT(n)),
+                               ("attribute", lambda r, n: r.ATTR(n, "Int", 1)),
+                               ("attribute", lambda r, n: r.REQUIRED_ATTR(n, "Int"))):
+                with self.subTest(line=line, name=name, kind=kind):
+                    r = host_proto.REG_OP("Op")
+                    if ok:
+                        call(r, name)
+                    elif not name and kind != "attribute":
+                        with self.assertRaisesRegex(TypeError, "non-empty str"):
+                            call(r, name)
+                    else:
+                        with self.assertRaisesRegex(ValueError, r"REG_OP\('Op'\): %s name .* is "
+                                                    "not valid: .*ASCII identifiers" % kind):
+                            call(r, name)
+
+    def test_register_op_parameter_names(self):
+        # Python takes non-ASCII identifiers; libpyop and its hosts do not.
+        ns = {}
+        exec("from ge.runtime import TensorDesc\n"
+             "def f(\u00e9t\u00e9: TensorDesc) -> TensorDesc: pass\n"
+             "def g(x: TensorDesc, *, \u00e9: int = 1) -> TensorDesc: pass\n", ns)
+        for fn, kind in ((ns["f"], "input"), (ns["g"], "attribute")):
+            with self.subTest(kind=kind):
+                with self.assertRaisesRegex(ValueError, "register_op op_type 'N' failed: %s name "
+                                            ".* is not valid" % kind):
+                    co.register_op(op_type="N")(fn)
 
 
 class ReadOnlyViewTest(unittest.TestCase):

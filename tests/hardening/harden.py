@@ -38,6 +38,7 @@ ON_REG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 ON_UNREG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
 
+# pyop_host_hooks; tests/examples/test_binding.py holds it to the header.
 class Hooks(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("user", ctypes.c_void_p),
                 ("owns_op", OWNS), ("on_register", ON_REG),

@@ -558,6 +558,39 @@ static void case_basic(void) {
               "mods = [m for m in sys.modules if m.startswith('_pyop_plugin_')]\n"
               "assert len(mods) == 4, mods\n"),
         "process state after load");
+  /* pyop.TensorDesc: the Python class on the bridge's C fields
+   * (pyop._native.TensorDescBase), with the behaviour it has in pure Python. */
+  CHECK(py_ok("def _td():  # locals only: nothing keeps a TensorDesc\n"
+              "    import copy, pickle, weakref, pyop, pyop._native as native\n"
+              "    D = pyop.TensorDesc\n"
+              "    assert D.__mro__[1] is native.TensorDescBase, D.__mro__\n"
+              "    d = D([2, 3], 'float32')\n"
+              "    assert d.shape == (2, 3) and d.ndim == 2, d.shape\n"
+              "    assert d.dtype is pyop.DataType.float32 and d.format is pyop.Format.ND\n"
+              "    assert repr(d) == 'TensorDesc(shape=(2, 3), dtype=DataType.float32)', repr(d)\n"
+              "    assert d == D((2, 3), 0) and hash(d) == hash(D((2, 3), 0)) and d != D((3,), 0)\n"
+              "    for bad in ([1.5], [-2], [True], [1] * 9):\n"
+              "        try:\n"
+              "            D(bad, 0)\n"
+              "        except ValueError as e:\n"
+              "            assert str(e).startswith('TensorDesc: '), e\n"
+              "        else:\n"
+              "            raise AssertionError(bad)\n"
+              "    for c in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):\n"
+              "        assert c == d and type(c) is D and c is not d, c\n"
+              "    for f in (lambda: setattr(d, 'other', 1), lambda: weakref.ref(d),\n"
+              "              lambda: D.__new__(D).shape):\n"
+              "        try:\n"
+              "            f()\n"
+              "        except (AttributeError, TypeError):\n"
+              "            pass\n"
+              "        else:\n"
+              "            raise AssertionError('no __dict__, no weakref, unset fields raise')\n"
+              "    d.shape = (4,)\n"
+              "    assert d.ndim == 1 and d == D([4], 0)\n"
+              "_td()\n"
+              "del _td\n"),
+        "pyop.TensorDesc on the bridge's fields");
   sa->cb->destroy_holder(ph);
   sai->cb->destroy_holder(ih);
   api->reset();

@@ -32,3 +32,26 @@ class TempDir:
     def __exit__(self, *exc):
         self._t.cleanup()
         return False
+
+
+def names_table():
+    """The rows of tests/names.txt as (line, kind, ok, name); the format is
+    described in that file (pyop's, the ge package's and libpyop's name
+    checks are all run against it)."""
+    import re
+    rows = []
+    with open(os.path.join(ROOT, "tests", "names.txt"), "rb") as f:
+        for n, raw in enumerate(f.read().split(b"\n"), 1):
+            if not raw or raw.startswith(b"#"):
+                continue
+            kind, verdict, text = raw.split(b" ", 2)
+            reps = 1
+            m = re.search(rb"\*([0-9]+)$", text)
+            if m:
+                reps, text = int(m.group(1)), text[:m.start()]
+            one = b"" if text == b"(empty)" else re.sub(
+                rb"\\x([0-9A-Fa-f]{2})", lambda h: bytes([int(h.group(1), 16)]), text)
+            name = (one * reps).decode("utf-8", "surrogateescape")
+            assert kind in (b"op_type", b"name") and verdict in (b"ok", b"bad"), (n, raw)
+            rows.append((n, kind.decode(), verdict == b"ok", name))
+    return rows

@@ -85,6 +85,27 @@ class LoadTest(unittest.TestCase):
             self.assertEqual(self._plugin_modules(), [])
             self.assertEqual(sys.path, path_before)
 
+    def test_deleted_sys_path_is_put_back(self):
+        # sys.path has one owner, load_plugins: a plugin that deletes it gets
+        # it back, and its own exception (not an AttributeError) propagates.
+        with TempDir() as d:
+            write(d, "a_bad.py", "import sys\ndel sys.path\nraise SystemExit(5)\n")
+            path_before = list(sys.path)
+            with self.assertRaises(SystemExit) as cm:
+                _loader.load_plugins([d])
+            self.assertEqual(cm.exception.code, 5)
+            self.assertEqual(sys.path, path_before)
+            self.assertEqual(self._plugin_modules(), [])
+        with TempDir() as d:
+            write(d, "a_ok.py", "import sys\ndel sys.path\n" + OP % "DelPath")
+            path_before = list(sys.path)
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["DelPath"])
+                self.assertEqual(sys.path, path_before)
+            finally:
+                _loader.unload_modules(res.modules)
+
     def test_duplicate_across_files(self):
         # Both definitions reach libpyop, whose registry decides (conflict
         # naming both, or one op when key and content are the same).

@@ -19,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "artifacts.h"
+#include "candidates.h"
+#include "trust.h"
 #include "registry.h"
 
 static atomic_bool armed, inside, released;

@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include "kernel_libs.h"
 #include "launch.h"
 
 #include "../../examples/kernels/kernels.h"

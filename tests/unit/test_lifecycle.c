@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
+#include "lifecycle.h"
 #include "registry.h"
 
 /* ------------------------------------------------------ a fake Python */

@@ -3,6 +3,7 @@
  * execute argument checks, output/workspace routing to the host's exec
  * context, failures of the bridge callbacks, fault injection on create.
  */
+#include "bridge_loader.h"
 #include "registry.h"
 #include "testutil.h"
 
@@ -22,6 +23,8 @@ enum mode {
   M_INFER_NEG_DIM,
   M_INFER_FAILS,
   M_INFER_FAILS_NAMED, /* the bridge's message names the call and the op */
+  M_INFER_FAILS_BRIDGE, /* a bridge message in words of its own (set_error) */
+  M_INFER_FAILS_LOOKS_NAMED, /* not the bridge's, though it reads like a named one */
   M_EXEC_BAD_INDEX,
   M_EXEC_TWICE,
   M_EXEC_WORKSPACE,
@@ -84,9 +87,18 @@ static int infer(void *hv, const pyop_infer_args *a) {
   (void)hv;
   assert_int_equal(a->struct_size, sizeof(pyop_infer_args));
   if (mode == M_INFER_FAILS) return pyop__error(PYOP_EPYTHON, "TypeError: no shape");
-  if (mode == M_INFER_FAILS_NAMED)
-    return pyop__error(PYOP_EPYTHON, "infer_meta of op 'Axpy' (defined at axpy.py:3) "
-                                     "failed: TypeError: no shape");
+  if (mode == M_INFER_FAILS_NAMED) { /* as a bridge does: its set_error service */
+    const char *m = "infer_meta of op 'Axpy' (defined at axpy.py:3) failed: TypeError: no shape";
+    pyop__loader_services.set_error(PYOP_EPYTHON, (pyop_str){m, strlen(m)});
+    return PYOP_EPYTHON;
+  }
+  if (mode == M_INFER_FAILS_BRIDGE) {
+    const char *m = "op 'Axpy' (axpy.py:3): TypeError: no shape";
+    pyop__loader_services.set_error(PYOP_EPYTHON, (pyop_str){m, strlen(m)});
+    return PYOP_EPYTHON;
+  }
+  if (mode == M_INFER_FAILS_LOOKS_NAMED)
+    return pyop__error(PYOP_EPYTHON, "infer_meta of op 'Axpy' is what this text begins with");
   if (mode == M_INFER_UNSET) return PYOP_OK;
   const pyop_tensor *x = &a->inputs[0].items[0];
   a->outputs[0] = *x;
@@ -415,6 +427,16 @@ static void test_infer_meta(void **state) {
   assert_string_equal(pyop_last_error(), "infer_meta of op 'Axpy' (defined at axpy.py:3) "
                                          "failed: TypeError: no shape");
   assert_int_equal(pyop_last_status(), PYOP_EPYTHON);
+  /* Whether the call is put in front is decided by who recorded the
+   * message, never by its words: the bridge's (set_error) is whole... */
+  mode = M_INFER_FAILS_BRIDGE;
+  assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);
+  assert_string_equal(pyop_last_error(), "op 'Axpy' (axpy.py:3): TypeError: no shape");
+  /* ... and one recorded otherwise gets the call, whatever it reads like. */
+  mode = M_INFER_FAILS_LOOKS_NAMED;
+  assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);
+  assert_string_equal(pyop_last_error(), "infer_meta of \"Axpy\": infer_meta of op 'Axpy' is "
+                                         "what this text begins with");
   pyop_op_destroy(op);
 }
 
@@ -599,6 +621,7 @@ static void test_compile_declare_launch(void **state) {
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_EINVAL);
   assert_msg_has("compile of \"Kern\": set_artifact: 2 bytes from NULL");
+  assert_string_equal(pyop_last_error(), "compile of \"Kern\": set_artifact: 2 bytes from NULL");
   assert_null(art);
   mode = M_OK;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 2, &art, &len), PYOP_EINVAL);

@@ -17,7 +17,7 @@ from .values import dump_json
 
 
 # The names pyop_doctor prints: copies of pyop__path_verdict_name (src/scan.c)
-# and pyop__cand_status_name (src/artifacts.c), held to them by
+# and pyop__cand_status_name (src/candidates.c), held to them by
 # tests/e2e/test_tables.py.
 PATH_VERDICTS = ("python-file", "python-dir", "no-python", "missing-dir", "missing-file",
                  "relative", "unreadable", "not-python", "not-scanned", "unknown")

@@ -8,7 +8,6 @@ import sys
 
 from .binding import CAPS
 
-PLUGIN_PREFIX = "_pyop_plugin_"  # pyop._loader's unique module names
 
 # GE's interfaces (OpImplDescriptor.interfaces) -> pyop's capability names.
 _GE_INTERFACES = {"eager_execute": "execute", "host_cpu_execute": "execute",
@@ -18,9 +17,14 @@ _GE_INTERFACES = {"eager_execute": "execute", "host_cpu_execute": "execute",
 def _plugin_classes():
     """Every class defined at the top level of a loaded plugin module (or
     submodule), once."""
+    # pyop._loader's prefix of the unique module names, read from the pyop
+    # the bridge imported (none: no plugin is loaded).
+    prefix = getattr(sys.modules.get("pyop._loader"), "PLUGIN_PREFIX", None)
+    if not prefix:
+        return
     seen = set()
     for name, mod in list(sys.modules.items()):
-        if not name.startswith(PLUGIN_PREFIX) or mod is None:
+        if not name.startswith(prefix) or mod is None:
             continue
         for obj in list(vars(mod).values()):
             if isinstance(obj, type) and id(obj) not in seen:

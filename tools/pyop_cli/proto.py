@@ -21,7 +21,7 @@ from .doctor import parse_doctor_report
 from .errors import CliError, UsageError
 from .values import plugin_attr_value, set_attr_value
 
-# Candidate statuses (src/artifacts.c) of a bridge this Python may load.
+# Candidate statuses (src/candidates.c) of a bridge this Python may load.
 _USABLE = ("untried", "loaded", "duplicate")
 
 

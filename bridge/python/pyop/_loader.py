@@ -410,8 +410,10 @@ def load_plugins(paths):
             unload_modules(roots)
             raise
         finally:
-            if not isinstance(sys.path, list):
-                sys.path = saved_path  # a plugin replaced it (the bridge logs it)
+            # The one place sys.path is put back (the bridge's guard leaves it
+            # to this): after every load, failed or not.
+            if not isinstance(getattr(sys, "path", None), list):
+                sys.path = saved_path  # a plugin replaced or deleted it
             elif sys.path != saved_path:
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)

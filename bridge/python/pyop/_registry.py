@@ -5,8 +5,8 @@ and add a descriptor to the collection of the load in progress (see
 _loader.load_plugins). Outside a load they only validate and attach the
 descriptor to the decorated object (``__pyop_descriptor__``).
 
-The ge package's decorators share these checks: check_sync_function,
-check_sync_method and unawaited_result (from _signature), _class_location.
+Layers with decorators of their own (the ge package) reach these through
+pyop.ext, never this module.
 """
 
 import ast
@@ -18,9 +18,7 @@ import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
                          parse_prototype, resolve_mutates, where, check_impl_attrs,
-                         check_sync_function, check_sync_method,
-                         unawaited_result,  # noqa: F401 (the ge package calls it from here)
-                         _method_params)
+                         check_sync_function, check_sync_method, _method_params)
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
 __all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
@@ -32,7 +30,7 @@ IMPL_METHODS = (("execute", CAP_EXECUTE), ("compile", CAP_COMPILE),
                 ("declare_launch_args", CAP_LAUNCH))
 
 PLUGIN_PREFIX = "_pyop_plugin_"
-_PLUGIN_NAME = re.compile(r"^_pyop_plugin_\d+_(.*)$")
+_PLUGIN_NAME = re.compile("^" + re.escape(PLUGIN_PREFIX) + r"\d+_(.*)$")
 
 
 class OpProto:
@@ -156,6 +154,7 @@ class Collection:
         self.samples = {}  # op_type -> (function, "file:line")
         self.class_lines = {}  # file -> (linecache's lines, {qualname: line})
         self.digests = {}  # file -> source_digest(file), read once per load
+        self.layer_states = {}  # a layer's name -> its state (pyop.ext.load_state)
 
     def add(self, desc):
         if desc.file not in self.digests:
@@ -166,6 +165,14 @@ class Collection:
             self.extra.append(desc)
         else:
             table[desc.op_type] = desc
+
+    def discard(self, predicate):
+        """Drops every descriptor for which predicate(desc) is true."""
+        for table in (self.protos, self.impls):
+            for t, d in list(table.items()):
+                if predicate(d):
+                    del table[t]
+        self.extra[:] = [d for d in self.extra if not predicate(d)]
 
     def all_protos(self):
         return list(self.protos.values()) + [d for d in self.extra if isinstance(d, OpProto)]

@@ -27,7 +27,7 @@ from ._types import AttrType, DataType, IoKind, TensorDesc
 __all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_kinds",
            "normalize_attr_value", "resolve_mutates", "where", "ATTR_TYPE_NAMES",
            "check_name", "op_type_problem", "check_sync_function", "check_sync_method",
-           "unawaited_result"]
+           "unawaited_result", "classify_input", "classify_output", "classify_attr"]
 
 # The names libpyop accepts (src/descriptor.c), checked here so that a bad
 # one fails at the decorator with the plugin's file:line: inputs, outputs
@@ -66,10 +66,9 @@ ATTR_TYPE_NAMES = {
 }
 
 _SCALAR_ATTR = {int: AttrType.INT, float: AttrType.FLOAT, bool: AttrType.BOOL,
-                str: AttrType.STR, DataType: AttrType.DTYPE}
+                str: AttrType.STR}
 _LIST_ATTR = {int: AttrType.LIST_INT, float: AttrType.LIST_FLOAT,
-              bool: AttrType.LIST_BOOL, str: AttrType.LIST_STR,
-              DataType: AttrType.LIST_DTYPE}
+              bool: AttrType.LIST_BOOL, str: AttrType.LIST_STR}
 
 _NoneType = type(None)
 
@@ -236,23 +235,46 @@ def _union_args(ann):
     return None
 
 
+def classify_input(ann, is_tensor):
+    """IoKind of an input annotation, or None when it is not one: a class
+    for which is_tensor(cls) is true is REQUIRED, Optional[X] / X | None
+    (X such a class) OPTIONAL, list[X] / List[X] DYNAMIC. The one parser of
+    input annotations: pyop's signatures and the ge package's (with their
+    own tensor classes) both use it."""
+    args = _union_args(ann)
+    if args is not None:
+        rest = [a for a in args if a is not _NoneType]
+        if len(rest) == 1 and len(args) == 2 and _is_class(rest[0], is_tensor):
+            return IoKind.OPTIONAL
+        return None
+    return _list_kind(ann, is_tensor) or (IoKind.REQUIRED if _is_class(ann, is_tensor) else None)
+
+
+def classify_output(ann, is_tensor):
+    """IoKind of one output annotation (REQUIRED for a tensor class,
+    DYNAMIC for list[X]), or None; as classify_input."""
+    return _list_kind(ann, is_tensor) or (IoKind.REQUIRED if _is_class(ann, is_tensor) else None)
+
+
+def _is_class(ann, is_tensor):
+    """A tensor class (never list[X], which is a type on Python 3.9/3.10)."""
+    return (isinstance(ann, type) and typing.get_origin(ann) is None and
+            bool(is_tensor(ann)))
+
+
+def _list_kind(ann, is_tensor):
+    if typing.get_origin(ann) in (list, typing.List):
+        inner = typing.get_args(ann)
+        if len(inner) == 1 and _is_class(inner[0], is_tensor):
+            return IoKind.DYNAMIC
+    return None
+
+
 def _input_kind(ann):
     """IoKind for an input annotation, or None when it is not a tensor type."""
     if ann is inspect.Parameter.empty:
         return IoKind.REQUIRED
-    if _is_tensor_annotation(ann):
-        return IoKind.REQUIRED
-    args = _union_args(ann)
-    if args is not None:
-        rest = [a for a in args if a is not _NoneType]
-        if len(rest) == 1 and len(args) == 2 and _is_tensor_annotation(rest[0]):
-            return IoKind.OPTIONAL
-        return None
-    if typing.get_origin(ann) in (list, typing.List):
-        inner = typing.get_args(ann)
-        if len(inner) == 1 and _is_tensor_annotation(inner[0]):
-            return IoKind.DYNAMIC
-    return None
+    return classify_input(ann, _is_tensor_annotation)
 
 
 def _is_tensor_attr_annotation(ann):
@@ -261,21 +283,35 @@ def _is_tensor_attr_annotation(ann):
             _is_tensor_annotation(ann) and ann.__name__ == "Tensor")
 
 
-def _attr_type(ann):
-    """AttrType for an attribute annotation, or None when unsupported."""
-    if ann in _SCALAR_ATTR:
-        return _SCALAR_ATTR[ann]
-    if _is_tensor_attr_annotation(ann):
-        return AttrType.TENSOR
+def classify_attr(ann, dtype, is_tensor):
+    """AttrType of an attribute annotation, or None when unsupported: int,
+    float, bool, str, the class `dtype` (a DataType enum), list[...] of
+    those, list[list[int]], and a class for which is_tensor(cls) is true
+    (a Tensor attribute). The one parser of attribute annotations (pyop's,
+    and the ge package's with GE's DataType and Tensor)."""
     if typing.get_origin(ann) in (list, typing.List):
         inner = typing.get_args(ann)
         if len(inner) != 1:
             return None
-        if inner[0] in _LIST_ATTR:
+        if inner[0] is dtype:
+            return AttrType.LIST_DTYPE
+        if isinstance(inner[0], type) and inner[0] in _LIST_ATTR:
             return _LIST_ATTR[inner[0]]
         if typing.get_origin(inner[0]) in (list, typing.List) and typing.get_args(inner[0]) == (int,):
             return AttrType.LIST_LIST_INT
-    return None
+        return None
+    if not isinstance(ann, type) or typing.get_origin(ann) is not None:
+        return None
+    if ann is dtype:
+        return AttrType.DTYPE
+    if ann in _SCALAR_ATTR:
+        return _SCALAR_ATTR[ann]
+    return AttrType.TENSOR if _is_class(ann, is_tensor) else None
+
+
+def _attr_type(ann):
+    """AttrType for an attribute annotation of a pyop signature, or None."""
+    return classify_attr(ann, DataType, _is_tensor_attr_annotation)
 
 
 def _check_str(v):
@@ -350,13 +386,7 @@ def _default_output_names(n):
 
 def _output_kind(ann):
     """IoKind of one output annotation (TensorDesc, list[TensorDesc]) or None."""
-    if _is_tensor_annotation(ann):
-        return IoKind.REQUIRED
-    if typing.get_origin(ann) in (list, typing.List):
-        inner = typing.get_args(ann)
-        if len(inner) == 1 and _is_tensor_annotation(inner[0]):
-            return IoKind.DYNAMIC
-    return None
+    return classify_output(ann, _is_tensor_annotation)
 
 
 def parse_outputs(ann, fn, what):

@@ -1,7 +1,8 @@
 """Value types of the pyop package: DataType, Format, TensorDesc and the
 numeric codes shared with the C side (include/pyop/pyop.h, bridge_abi.h).
 
-Pure Python: importable without the bridge's native module.
+Pure Python: importable without the bridge's native module (TensorDesc's
+fields then live in plain slots instead of the native TensorDescBase).
 """
 
 import enum
@@ -100,7 +101,14 @@ class IoKind(enum.IntEnum):
     DYNAMIC = 2
 
 
-class TensorDesc:
+try:  # the bridge's native module, in sys.modules before this package runs
+    from ._native import TensorDescBase as _DescFields
+except ImportError:  # pure-Python use: the same three fields as slots
+    class _DescFields:
+        __slots__ = ("shape", "dtype", "format")
+
+
+class TensorDesc(_DescFields):
     """A tensor description (no data): what infer_meta receives and returns.
 
     shape is a tuple of ints (at most MAX_DIMS of them; -1 marks an unknown
@@ -112,9 +120,11 @@ class TensorDesc:
     plugin keeps is never changed afterwards.
     """
 
-    # The bridge reads and writes these slots directly (bridge/register.c,
-    # pb_desc_setup): keep them plain slots, without __weakref__.
-    __slots__ = ("shape", "dtype", "format")
+    # The fields are the base's: under the bridge, the C members of
+    # pyop._native.TensorDescBase, which it reads and writes directly
+    # (bridge/bridge.h, pb_desc). No field, __dict__ or __weakref__ here:
+    # the bridge checks this layout when it imports the package.
+    __slots__ = ()
 
     def __init__(self, shape, dtype, format=Format.ND):
         shape = tuple(shape)

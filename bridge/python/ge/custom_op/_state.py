@@ -1,9 +1,9 @@
-"""Per-load state of the GE layer: the GE registries live on pyop's
-collection of the load in progress (pyop._registry.collecting), so nothing
-survives from one load to the next. Outside a load (a plugin imported by
-hand, unit tests) they live in a module-level fallback."""
+"""Per-load state of the GE layer: the GE registries live with pyop's load
+in progress (pyop.ext.load_state), so nothing survives from one load to the
+next. Outside a load (a plugin imported by hand, unit tests) they live in a
+module-level fallback."""
 
-from pyop import _registry
+from pyop import ext
 
 __all__ = ["current", "State"]
 
@@ -23,10 +23,5 @@ _fallback = State()
 
 def current():
     """The state of the load in progress, or the fallback."""
-    if _registry._active:
-        coll = _registry._active[-1]
-        st = getattr(coll, "ge_state", None)
-        if st is None:
-            st = coll.ge_state = State()
-        return st
-    return _fallback
+    st = ext.load_state("ge", State)
+    return _fallback if st is None else st

@@ -11,6 +11,7 @@ import ctypes
 import threading
 
 import pyop
+from pyop import ext
 
 from .. import _convert
 from ..graph.types import DataType
@@ -31,7 +32,7 @@ _EXEC, _DECLARE, _COMPILE = 1, 2, 3
 # bridge directly (registry._make_execute: the adapter's execute is the
 # kernel itself, its inputs are ge.runtime.Tensor views the bridge makes),
 # so no Python runs around it: its call is the bridge's innermost callback
-# (_native.view_call), whose context is made on the first get_execute_ctx()
+# (pyop.ext.native.view_call), whose context is made on the first get_execute_ctx()
 # from the call's inputs and attributes and kept on pyop's context (_x)
 # until the call ends. Every other call (compile, declare_launch_args, the
 # legacy and general execute paths) is a _Call in _calls, which maps a
@@ -43,9 +44,8 @@ _EXEC, _DECLARE, _COMPILE = 1, 2, 3
 # began (depth), so the innermost of the two kinds is the one found.
 _calls = {}
 _ident = threading.get_ident
-_native = getattr(pyop, "_native", None)
-_view_call = getattr(_native, "view_call", None)
-_depth = getattr(_native, "depth", None) or (lambda: 0)
+_view_call = getattr(ext.native, "view_call", None)
+_depth = getattr(ext.native, "depth", None) or (lambda: 0)
 
 
 class _Call:

@@ -13,7 +13,7 @@ pyop_register_host_prototype takes: op_type, inputs/outputs as (name,
 pyop IoKind), attrs as (name, pyop AttrType, required, default).
 """
 
-from pyop._types import AttrType, IoKind
+from pyop.ext import AttrType, IoKind, check_name
 
 from .. import _convert
 from ..graph.types import DataType
@@ -27,10 +27,8 @@ _TYPES = {
     "String": AttrType.STR, "Type": AttrType.DTYPE, "ListInt": AttrType.LIST_INT,
     "ListFloat": AttrType.LIST_FLOAT, "ListBool": AttrType.LIST_BOOL,
     "ListString": AttrType.LIST_STR, "ListType": AttrType.LIST_DTYPE,
-    "ListListInt": AttrType.LIST_LIST_INT,
+    "ListListInt": AttrType.LIST_LIST_INT, "Tensor": AttrType.TENSOR,
 }
-if hasattr(AttrType, "TENSOR"):
-    _TYPES["Tensor"] = AttrType.TENSOR
 
 
 def _default(op_type, name, at, v):
@@ -67,6 +65,7 @@ class REG_OP:
         if not isinstance(name, str) or not name:
             raise TypeError("REG_OP(%r): an input/output name must be a non-empty str, got %r"
                             % (self.op_type, name))
+        check_name(name, "input" if table is self.inputs else "output", "REG_OP(%r)" % self.op_type)
         table.append((name, kind))
         return self
 
@@ -86,6 +85,7 @@ class REG_OP:
         return self._io(self.outputs, name, IoKind.DYNAMIC)
 
     def _type(self, name, t):
+        check_name(name, "attribute", "REG_OP(%r)" % self.op_type)
         at = _TYPES.get(t)
         if at is None:
             raise ValueError("REG_OP(%r) attr %r: unsupported custom op runtime attr type: %r "
@@ -94,7 +94,7 @@ class REG_OP:
 
     def ATTR(self, name, type, default):
         at = self._type(name, type)
-        if at == getattr(AttrType, "TENSOR", None):
+        if at == AttrType.TENSOR:
             raise ValueError("REG_OP(%r) attr %r: a Tensor attribute takes no default (use "
                              "REQUIRED_ATTR)" % (self.op_type, name))
         self.attrs.append((name, at, False, _default(self.op_type, name, at, default)))

@@ -24,10 +24,10 @@ import types
 import typing
 
 import pyop
-from pyop import _registry
-from pyop._types import AttrType, IoKind, CAP_INFER_META
+from pyop import ext
+from pyop.ext import AttrType, IoKind
 
-from .. import _convert, _features
+from .. import _convert
 from ..graph.types import DataType
 from ..runtime import Tensor, TensorDesc
 from . import _state
@@ -42,10 +42,6 @@ OUT_REQUIRED, OUT_DYNAMIC = 0, 1
 
 FLT_MAX = 3.4028234663852886e38
 
-_SCALAR = {int: "VT_INT", float: "VT_FLOAT", bool: "VT_BOOL", str: "VT_STRING",
-           DataType: "VT_DATA_TYPE", Tensor: "VT_TENSOR"}
-_LIST = {int: "VT_LIST_INT", float: "VT_LIST_FLOAT", bool: "VT_LIST_BOOL",
-         str: "VT_LIST_STRING", DataType: "VT_LIST_DATA_TYPE"}
 # IR type -> (python element type, is list, is list of lists)
 IR_TYPES = {
     "VT_INT": (int, 0), "VT_FLOAT": (float, 0), "VT_BOOL": (bool, 0),
@@ -54,6 +50,16 @@ IR_TYPES = {
     "VT_LIST_STRING": (str, 1), "VT_LIST_DATA_TYPE": (DataType, 1),
     "VT_LIST_LIST_INT": (int, 2),
 }
+# IR type -> pyop's AttrType: the one table between the two namings
+# (IR_OF_PYOP is its inverse).
+PYOP_ATTR = {
+    "VT_INT": AttrType.INT, "VT_FLOAT": AttrType.FLOAT, "VT_BOOL": AttrType.BOOL,
+    "VT_STRING": AttrType.STR, "VT_DATA_TYPE": AttrType.DTYPE, "VT_TENSOR": AttrType.TENSOR,
+    "VT_LIST_INT": AttrType.LIST_INT, "VT_LIST_FLOAT": AttrType.LIST_FLOAT,
+    "VT_LIST_BOOL": AttrType.LIST_BOOL, "VT_LIST_STRING": AttrType.LIST_STR,
+    "VT_LIST_DATA_TYPE": AttrType.LIST_DTYPE, "VT_LIST_LIST_INT": AttrType.LIST_LIST_INT,
+}
+IR_OF_PYOP = {at: ir for ir, at in PYOP_ATTR.items()}
 _NO_DEFAULT = object()
 _NoneType = type(None)
 
@@ -73,13 +79,13 @@ def _caller_where(depth):
 
 def check_op_type(op_type, who="register_op", depth=2):
     """GE's TypeError for a non-str or empty op type; an op type libpyop
-    cannot register (not ASCII, a space, ...) is a ValueError. Both name the
-    plugin's file:line (the decorator's caller, `depth` frames up)."""
-    from pyop._signature import op_type_problem
+    cannot register (not ASCII, a space, ...) is a ValueError with pyop's
+    reason (ext.op_type_problem, the one rule). Both name the plugin's
+    file:line (the decorator's caller, `depth` frames up)."""
     if not isinstance(op_type, str) or not op_type:
         raise TypeError("%s: op_type must be a non-empty str, got %r%s"
                         % (who, op_type, _caller_where(depth)))
-    why = op_type_problem(op_type)
+    why = ext.op_type_problem(op_type)
     if why is not None:
         raise ValueError("%s: op_type %r%s is not an op type libpyop can register: %s"
                          % (who, op_type, _caller_where(depth), why))
@@ -92,10 +98,6 @@ def is_tensor_type(t):
 
 def _origin(ann):
     return typing.get_origin(ann)
-
-
-def _is_list(ann):
-    return _origin(ann) is list
 
 
 def _optional_arg(ann):
@@ -111,33 +113,30 @@ def _is_pep604(ann):
     return hasattr(types, "UnionType") and isinstance(ann, types.UnionType)
 
 
-def input_kind(ann):
-    """GE input kind of a register_op annotation, or None."""
-    if isinstance(ann, type) and is_tensor_type(ann):
-        return REQUIRED
-    inner = _optional_arg(ann)
-    if inner is not None:
-        return OPTIONAL if is_tensor_type(inner) else None
-    if _is_list(ann):
-        a = typing.get_args(ann)
-        if len(a) == 1 and is_tensor_type(a[0]):
-            return DYNAMIC
-    return None
+def input_kind(ann, is_tensor=is_tensor_type):
+    """GE input kind of an annotation (GE's numbers equal pyop's IoKind
+    values), or None; pyop's parser (ext.classify_input) with GE's tensor
+    classes."""
+    k = ext.classify_input(ann, is_tensor)
+    return None if k is None else int(k)
+
+
+def output_kind(ann, is_tensor=is_tensor_type):
+    """GE output kind (OUT_REQUIRED, OUT_DYNAMIC) of one output annotation,
+    or None (ext.classify_output)."""
+    k = ext.classify_output(ann, is_tensor)
+    return None if k is None else OUT_DYNAMIC if k == IoKind.DYNAMIC else OUT_REQUIRED
+
+
+def _is_ge_tensor(t):
+    return t is Tensor
 
 
 def attr_ir_type(ann):
-    """IR type string of an attribute annotation, or None."""
-    if isinstance(ann, type) and ann in _SCALAR:
-        return _SCALAR[ann]
-    if _is_list(ann):
-        a = typing.get_args(ann)
-        if len(a) != 1:
-            return None
-        if isinstance(a[0], type) and a[0] in _LIST:
-            return _LIST[a[0]]
-        if _is_list(a[0]) and typing.get_args(a[0]) == (int,):
-            return "VT_LIST_LIST_INT"
-    return None
+    """IR type string of an attribute annotation, or None: pyop's parser
+    (ext.classify_attr) with GE's DataType and Tensor."""
+    at = ext.classify_attr(ann, DataType, _is_ge_tensor)
+    return None if at is None else IR_OF_PYOP[at]
 
 
 def _check_default(ir, v):
@@ -231,14 +230,6 @@ class _ProtoIR:
                 tuple((n, t, _canon(d) if h else None, h) for n, t, d, h in self.attrs),
                 self.outputs, tuple(sorted(self.mutates.items())))
 
-    def as_dict(self):
-        return {"op_type": self.op_type, "descriptor_key": self.descriptor_key,
-                "inputs": [{"name": n, "kind": k} for n, k in self.inputs],
-                "attrs": [{"name": n, "type": t, "default": d, "has_default": h}
-                          for n, t, d, h in self.attrs],
-                "outputs": [{"name": n, "kind": k} for n, k in self.outputs],
-                "mutates_args": dict(self.mutates)}
-
     def __repr__(self):
         return "<ge prototype IR %s (%s)>" % (self.op_type, self.descriptor_key)
 
@@ -325,15 +316,7 @@ def _parse_outputs(ret, op_type):
     if ret is None or ret is _NoneType:
         return []
 
-    def one(a):
-        if isinstance(a, type) and is_tensor_type(a):
-            return OUT_REQUIRED
-        if _is_list(a):
-            inner = typing.get_args(a)
-            if len(inner) == 1 and is_tensor_type(inner[0]):
-                return OUT_DYNAMIC
-        return None
-
+    one = output_kind
     k = one(ret)
     if k is not None:
         return [k]
@@ -433,6 +416,8 @@ def parse(fn, op_type, mutates_args=()):
         pw = "parameter %r" % p.name
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise _fail(op_type, TypeError, "%s: *args and **kwargs are not allowed" % pw)
+        ext.check_name(p.name, "attribute" if p.kind == p.KEYWORD_ONLY else "input",
+                       "register_op op_type %r failed" % op_type)
         if p.name not in hints:
             raise _fail(op_type, TypeError, "%s has no annotation" % pw)
         ann = hints[p.name]
@@ -494,7 +479,7 @@ def register_op(*, op_type, mutates_args=()):
     loc = _caller_where(1)
 
     def decorate(fn):
-        _registry.check_sync_function(fn, op_type, "infer_meta", loc[len(" at "):] or "<unknown>")
+        ext.check_sync_function(fn, op_type, "infer_meta", loc[len(" at "):] or "<unknown>")
         code = getattr(fn, "__code__", None)
         at = (" at %s:%d" % (code.co_filename, code.co_firstlineno)) if code else loc
         try:
@@ -517,7 +502,7 @@ def register_op(*, op_type, mutates_args=()):
         desc = _public(ir)
         st.protos[ir.descriptor_key] = desc
         st.proto_types[op_type] = ir.descriptor_key
-        _registry._add(pdesc)
+        ext.add_descriptor(pdesc)
         fn.__ge_op_proto_descriptor__ = desc
         return fn
 
@@ -552,14 +537,6 @@ def clear_registered_op_protos():
 
 # ------------------------------------------------------------ to pyop
 
-_PYOP_ATTR = {
-    "VT_INT": AttrType.INT, "VT_FLOAT": AttrType.FLOAT, "VT_BOOL": AttrType.BOOL,
-    "VT_STRING": AttrType.STR, "VT_DATA_TYPE": AttrType.DTYPE,
-    "VT_LIST_INT": AttrType.LIST_INT, "VT_LIST_FLOAT": AttrType.LIST_FLOAT,
-    "VT_LIST_BOOL": AttrType.LIST_BOOL, "VT_LIST_STRING": AttrType.LIST_STR,
-    "VT_LIST_DATA_TYPE": AttrType.LIST_DTYPE, "VT_LIST_LIST_INT": AttrType.LIST_LIST_INT,
-}
-
 
 def pyop_attr(name, ir, default, has_default, op_type):
     """(pyop AttrType, pyop default) of a GE attribute.
@@ -568,13 +545,9 @@ def pyop_attr(name, ir, default, has_default, op_type):
     host form; otherwise it travels as pyop int holding GE's number (the
     host then passes GE numbers), so every GE DataType stays a valid value.
     """
+    at = PYOP_ATTR[ir]
     if ir == "VT_TENSOR":
-        at = _features.tensor_attr_type()
-        if at is None:
-            raise _fail(op_type, TypeError, "attribute %r: Tensor attributes are not "
-                        "supported by this libpyop yet" % name)
         return at, None
-    at = _PYOP_ATTR[ir]
     if not has_default:
         return at, None
     if ir == "VT_DATA_TYPE":
@@ -632,7 +605,7 @@ def desc_to_pyop(d, what):
     return pyop.TensorDesc(tuple(d._t), _convert.dtype_to_pyop(d._dt, what + " data_type"))
 
 
-class GeOpProto(_registry.OpProto):
+class GeOpProto(ext.OpProto):
     """pyop's view of a GE prototype; .ge is the OpProtoDescriptor."""
 
     __slots__ = ("ge",)
@@ -711,23 +684,13 @@ def _make_infer(desc):
 
 
 def label(module):
-    return _registry._module_label(module)
+    return ext.module_label(module)
 
 
 def to_pyop(desc):
     """The GeOpProto of desc; refuses, naming op and element, what this
     libpyop cannot represent."""
     op_type = desc.op_type
-    if not desc.outputs and not _features.NO_OUTPUTS:
-        raise _fail(op_type, NotImplementedError, "an op without outputs (-> None) is not "
-                    "supported by this libpyop yet")
-    for name, kind in desc.outputs:
-        if kind == OUT_DYNAMIC and not _features.DYNAMIC_OUTPUTS:
-            raise _fail(op_type, NotImplementedError, "output %r is dynamic (List[TensorDesc]); "
-                        "dynamic outputs are not supported by this libpyop yet" % name)
-    if desc.mutates and not _features.MUTATES_ARGS:
-        raise _fail(op_type, NotImplementedError, "mutates_args (in-place inputs %s) is not "
-                    "supported by this libpyop yet" % sorted(desc.mutates.values()))
     inputs = tuple((n, IoKind(k)) for n, k in desc.inputs)
     attrs = []
     for n, ir, d, has in desc.attrs:
@@ -736,12 +699,10 @@ def to_pyop(desc):
     outputs = tuple(n for n, _ in desc.outputs)
     key = "ge:%s:%s:%s" % (label(desc.func.__module__), desc.func.__qualname__, op_type)
     extra = {}
-    if _features.NO_OUTPUTS or _features.DYNAMIC_OUTPUTS:
-        kinds = tuple(IoKind.DYNAMIC if k == OUT_DYNAMIC else IoKind.REQUIRED
-                      for _, k in desc.outputs)
-        extra["output_kinds"] = kinds if any(k == IoKind.DYNAMIC for k in kinds) else None
+    kinds = tuple(IoKind.DYNAMIC if k == OUT_DYNAMIC else IoKind.REQUIRED
+                  for _, k in desc.outputs)
+    extra["output_kinds"] = kinds if any(k == IoKind.DYNAMIC for k in kinds) else None
     if desc.mutates:
-        from pyop._types import INPUT_MUTATED
         names = [n for n, _ in desc.inputs]
         mutated = set(desc.mutates.values())
         alias = []
@@ -756,7 +717,7 @@ def to_pyop(desc):
                             "input %r: libpyop aliases only a required input to a required "
                             "(not dynamic) output" % (i, src))
             alias.append(k)
-        extra["input_flags"] = tuple(INPUT_MUTATED if n in mutated else 0 for n in names)
+        extra["input_flags"] = tuple(ext.INPUT_MUTATED if n in mutated else 0 for n in names)
         extra["output_alias"] = tuple(alias)
     p = GeOpProto(op_type, key, desc.file, desc.line, inputs, outputs, tuple(attrs),
                   _make_infer(desc), **extra)

@@ -26,8 +26,8 @@ import types
 import typing
 
 import pyop
-from pyop import _registry
-from pyop._types import AttrType, CAP_COMPILE, CAP_EXECUTE, CAP_LAUNCH, IoKind
+from pyop import ext
+from pyop.ext import AttrType, CAP_COMPILE, CAP_EXECUTE, CAP_LAUNCH, IoKind
 
 from ..graph.types import DataType
 from ..runtime import Tensor, TensorDesc, _Scope, _View
@@ -35,8 +35,8 @@ from . import _state
 from .context import (AnnotatedArgsContext, EagerOpExecutionContext, HostCpuOpExecutionContext,
                       OpCompileContext, binding, wrap_tensor, _attr_values, _Call,
                       enter, leave, _EXEC, _DECLARE, _COMPILE)
-from .proto import (GeOpProto, attr_from_pyop, check_op_type, label, _optional_arg,
-                    _is_list, _is_pep604, IR_TYPES)
+from .proto import (GeOpProto, attr_from_pyop, attr_ir_type, check_op_type, input_kind, label,
+                    output_kind, IR_OF_PYOP)
 
 __all__ = ["register_op_impl", "register_kernel", "OpBackend", "get_registered_op_impls",
            "get_registered_op_impl_dicts", "get_registered_op_impl_by_descriptor_key",
@@ -173,17 +173,6 @@ class _IR:
         self.alias = alias or {}  # output slot -> the input slot it is (ref outputs)
 
 
-_IR_OF_PYOP = {
-    AttrType.INT: "VT_INT", AttrType.FLOAT: "VT_FLOAT", AttrType.BOOL: "VT_BOOL",
-    AttrType.STR: "VT_STRING", AttrType.DTYPE: "VT_DATA_TYPE",
-    AttrType.LIST_INT: "VT_LIST_INT", AttrType.LIST_FLOAT: "VT_LIST_FLOAT",
-    AttrType.LIST_BOOL: "VT_LIST_BOOL", AttrType.LIST_STR: "VT_LIST_STRING",
-    AttrType.LIST_DTYPE: "VT_LIST_DATA_TYPE", AttrType.LIST_LIST_INT: "VT_LIST_LIST_INT",
-}
-if hasattr(AttrType, "TENSOR"):
-    _IR_OF_PYOP[AttrType.TENSOR] = "VT_TENSOR"
-
-
 def _ir_of(proto):
     """The GE IR of a pyop prototype of the same load."""
     if isinstance(proto, GeOpProto):
@@ -193,7 +182,7 @@ def _ir_of(proto):
                    {o: names.index(i) for o, i in g.mutates.items()})
     kinds = getattr(proto, "output_kinds", None) or (0,) * len(proto.outputs)
     return _IR(tuple((n, int(k)) for n, k in proto.inputs),
-               tuple((n, _IR_OF_PYOP.get(AttrType(t), "VT_NONE"), d, not req)
+               tuple((n, IR_OF_PYOP.get(AttrType(t), "VT_NONE"), d, not req)
                      for n, t, req, d in proto.attrs),
                tuple((n, 1 if int(k) == int(IoKind.DYNAMIC) else 0)
                      for n, k in zip(proto.outputs, kinds)), None,
@@ -212,12 +201,11 @@ def host_ir(op_type):
     bridge ABI 1.2). Input kinds are GE's (0 required, 1 optional, 2
     dynamic), output kinds GE's (0 required, 1 dynamic), attribute types
     the VT_* names, defaults applied by libpyop at create."""
-    native = getattr(pyop, "_native", None)
-    find = getattr(native, "registered_proto", None)
+    find = getattr(ext.native, "registered_proto", None)
     d = find(op_type) if find is not None else None
     if d is None:
         return None
-    attrs = tuple((n, _IR_OF_PYOP.get(AttrType(t), "VT_NONE"), None if req else _thaw(dv),
+    attrs = tuple((n, IR_OF_PYOP.get(AttrType(t), "VT_NONE"), None if req else _thaw(dv),
                    not req) for n, t, req, dv in d["attrs"])
     alias = {o: i for o, i in enumerate(d["output_alias"] or ()) if i >= 0}
     return _IR(tuple((n, int(k)) for n, k in d["inputs"]), attrs,
@@ -290,32 +278,21 @@ def _bound_is_legacy(impl, m):
 
 
 def _value_type_ok(ann, ir):
-    elem, depth = IR_TYPES[ir]
-    if depth == 0:
-        return ann is elem
-    if not _is_list(ann):
-        return False
-    inner = typing.get_args(ann)
-    if len(inner) != 1:
-        return False
-    if depth == 1:
-        return inner[0] is elem
-    return _is_list(inner[0]) and typing.get_args(inner[0]) == (int,)
+    """Whether an attribute annotation of a method is IR type ir (the
+    parser of register_op's attributes, proto.attr_ir_type)."""
+    return attr_ir_type(ann) == ir
+
+
+def _is_ge_tensor(t):
+    return t is Tensor
 
 
 def _tensor_ann_ok(ann, kind, is_output):
-    if ann is Tensor:
-        return kind == 0
-    if not is_output and kind == 1:
-        if _optional_arg(ann) is Tensor:
-            return True
-        if _is_pep604(ann):
-            a = typing.get_args(ann)
-            return len(a) == 2 and Tensor in a and type(None) in a
-        return False
-    if kind == (1 if is_output else 2) and _is_list(ann):
-        return typing.get_args(ann) == (Tensor,)
-    return False
+    """Whether a method's tensor annotation (ge.runtime.Tensor, Optional of
+    it or Tensor | None, list of it) is GE kind `kind` of an input or an
+    output: pyop's annotation parser with GE's Tensor (proto.input_kind,
+    proto.output_kind)."""
+    return (output_kind if is_output else input_kind)(ann, _is_ge_tensor) == kind
 
 
 _KIND_TEXT = {0: "Tensor", 1: "Optional[Tensor]", 2: "list[Tensor]"}
@@ -462,7 +439,7 @@ def _run_legacy(m, Ctx, op, ir, what, args, kw):
         leave(prev)
         ctx._close()
     if r is not None:  # ignored, unless it is an unrun coroutine or generator
-        _registry.unawaited_result(r, op, "execute")
+        ext.unawaited_result(r, op, "execute")
 
 
 def _run_schema(m, Ctx, op, ir, what, args, kw, conv, _):
@@ -479,7 +456,7 @@ def _run_schema(m, Ctx, op, ir, what, args, kw, conv, _):
         leave(prev)
         ctx._close()
     if r is not None:
-        _registry.unawaited_result(r, op, "execute")
+        ext.unawaited_result(r, op, "execute")
         raise TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
 
 
@@ -510,7 +487,7 @@ def _run_declare(impl, m, args, kw):
         with binding(_DECLARE, ctx, impl.op_type):
             r = m(*ins, *outs, **ge_kw)
         if r is not None:
-            _registry.unawaited_result(r, impl.op_type, "declare_launch_args")
+            ext.unawaited_result(r, impl.op_type, "declare_launch_args")
             raise TypeError("declare_launch_args must return None (op %r returned %s)"
                             % (impl.op_type, type(r).__name__))
     finally:
@@ -538,7 +515,7 @@ def _run_compile(impl, m, args, kw):
         with binding(_COMPILE, ctx, impl.op_type):
             r = m(*ins, *outs, **ge_kw)
         if r is not None:
-            _registry.unawaited_result(r, impl.op_type, "compile")
+            ext.unawaited_result(r, impl.op_type, "compile")
             raise TypeError("compile must return None (op %r returned %s)"
                             % (impl.op_type, type(r).__name__))
     finally:
@@ -574,7 +551,7 @@ def _make_adapter(user_cls, impl, methods):
     return type(user_cls.__name__, (), ns)
 
 
-class GeOpImpl(_registry.OpImpl):
+class GeOpImpl(ext.OpImpl):
     """pyop's view of a GE implementation (cls is the adapter)."""
 
     __slots__ = ("ge", "user_cls", "ir", "legacy_seen", "kernel", "backend", "legacy",
@@ -708,7 +685,7 @@ class GeOpImpl(_registry.OpImpl):
 
 
 def _location(cls):
-    file, line = _registry._class_location(cls)
+    file, line = ext.class_location(cls)
     return "%s:%d" % (file, line)
 
 
@@ -758,9 +735,9 @@ def register_op_impl(*, op_type):
                              % (op_type, _location(cls), st.impl_types[op_type]))
         desc = OpImplDescriptor(key, op_type, cls.__module__, cls.__name__, interfaces, cls,
                                 types.MappingProxyType(bindings))
-        file, line = _registry._class_location(cls)
+        file, line = ext.class_location(cls)
         for m in methods:
-            _registry.check_sync_method(cls, m, op_type, "%s:%s" % (file, line))
+            ext.check_sync_method(cls, m, op_type, "%s:%s" % (file, line))
         pkey = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, op_type)
         impl = GeOpImpl(op_type, pkey, file, line, None, bits, tuple(methods))
         impl.ge = desc
@@ -773,7 +750,7 @@ def register_op_impl(*, op_type):
         impl.cls = _make_adapter(cls, impl, methods)
         st.impls[key] = desc
         st.impl_types[op_type] = key
-        _registry._add(impl)
+        ext.add_descriptor(impl)
         cls.__ge_op_impl_descriptor__ = desc
         return cls
 
@@ -799,10 +776,4 @@ def clear_registered_op_impls():
     keys = set(st.impls)
     st.impls.clear()
     st.impl_types.clear()
-    if _registry._active:
-        coll = _registry._active[-1]
-        for t, d in list(coll.impls.items()):
-            if isinstance(d, GeOpImpl) and d.ge.descriptor_key in keys:
-                del coll.impls[t]
-        coll.extra[:] = [d for d in coll.extra
-                         if not (isinstance(d, GeOpImpl) and d.ge.descriptor_key in keys)]
+    ext.discard_descriptors(lambda d: isinstance(d, GeOpImpl) and d.ge.descriptor_key in keys)

@@ -7,14 +7,14 @@ valid only during that call (RuntimeError afterwards). There is no buffer
 protocol, as in GE: read and write through addr (ctypes).
 """
 
-import pyop
+from pyop import ext
 
 from ..graph.types import DataType, Format
 from .. import _convert
 
 # The bridge's base of the Tensor views it hands a directly called execute
-# (pyop._native.ViewBase); object without the bridge (pure-Python use).
-_ViewBase = getattr(getattr(pyop, "_native", None), "ViewBase", object)
+# (pyop.ext.native.ViewBase); object without the bridge (pure-Python use).
+_ViewBase = getattr(ext.native, "ViewBase", object)
 _new = _ViewBase.__new__
 
 __all__ = ["Tensor", "TensorDesc", "Shape", "StorageShape", "StorageFormat",
@@ -554,7 +554,7 @@ class Tensor(_ViewBase):
 
 class _View(Tensor):
     """An input of a directly called execute: the bridge makes it (a
-    pyop._native.ViewBase of the host tensor; valid while its call runs, then
+    pyop.ext.native.ViewBase of the host tensor; valid while its call runs, then
     every use raises). A per-op subclass (registry._make_execute) names the
     op (what, op) and carries what its context is made from (ir, Ctx). The
     fields are read from the host tensor on first use into a Tensor made

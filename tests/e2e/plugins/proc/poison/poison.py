@@ -34,6 +34,8 @@ elif what == "import":
     builtins.__import__ = _no_import
 elif what == "sys_path":
     sys.path = None
+elif what == "sys_path_deleted":
+    del sys.path
 elif what == "succeed_pyop_none":
     sys.modules["pyop"] = None
     what = ""  # this variant loads successfully

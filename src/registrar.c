@@ -1,0 +1,86 @@
+/*
+ * The registrar (docs/bridge-abi.md, "The registrar"; docs/design.md
+ * §Load): the callback table one register_custom_ops call fills a load
+ * transaction through; the contract is in registrar.h.
+ */
+#include "registrar.h"
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/*
+ * The registrar handed to the bridge for one register_custom_ops call
+ * (docs/bridge-abi.md, "The registrar") is a callback table of one call
+ * (core.h, pyop__call): its ctx is a token live only while the call runs,
+ * and only on the thread that made it, so a registrar kept after the call
+ * or called from another thread is refused without touching any
+ * transaction. A call from another thread while the call runs also fails
+ * the load: its descriptors are lost (counted in reg_foreign).
+ *
+ * Invariant: reg_open is 0 or the token of the one open registrar (the
+ * lifecycle, which opens it, is serialised).
+ */
+static atomic_uintptr_t reg_open;
+static atomic_size_t reg_foreign;
+
+/* Records (and logs: a bridge that ignores the status still leaves a trace)
+ * the refusal of registrar entry `what` called with ctx from pc. */
+static int registrar_refused(void *ctx, const char *what, const void *pc) {
+  char who[600];
+  pyop__caller_object(pc, who, sizeof who);
+  if (ctx && (uintptr_t)ctx == atomic_load(&reg_open)) {
+    /* Logged once per call; the close counts them all. */
+    if (atomic_fetch_add(&reg_foreign, 1) == 0)
+      PYOP_LOG_E("%s called the registrar's %s from another thread than the one "
+                 "libpyop called register_custom_ops on; refused (the load fails)",
+                 who, what);
+    return pyop__error(PYOP_ESTATE,
+                       "registrar %s: called from another thread than the one "
+                       "libpyop called register_custom_ops on (%s); refused",
+                       what, who);
+  }
+  PYOP_LOG_E("%s: registrar used after register_custom_ops returned (its %s); refused",
+             who, what);
+  return pyop__error(PYOP_ESTATE,
+                     "registrar %s: registrar used after register_custom_ops returned "
+                     "(%s); a registrar is valid only during the call it was passed to",
+                     what, who);
+}
+
+static int registrar_add_proto(void *ctx, const pyop_proto_view *v) {
+  pyop__txn *t = pyop__call_state(ctx);
+  if (!t) return registrar_refused(ctx, "add_proto", __builtin_return_address(0));
+  return pyop__txn_add_proto(t, v);
+}
+static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
+  pyop__txn *t = pyop__call_state(ctx);
+  if (!t) return registrar_refused(ctx, "add_impl", __builtin_return_address(0));
+  return pyop__txn_add_impl(t, v);
+}
+
+void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
+  assert(t && atomic_load(&reg_open) == 0);
+  memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  out->ctx = pyop__call_open(call, t);
+  out->add_proto = registrar_add_proto;
+  out->add_impl = registrar_add_impl;
+  atomic_store(&reg_foreign, 0);
+  atomic_store(&reg_open, (uintptr_t)out->ctx);
+}
+
+int pyop__registrar_close(const pyop__call *call, const char *bridge) {
+  assert(atomic_load(&reg_open) != 0);
+  atomic_store(&reg_open, 0);
+  pyop__call_close(call);
+  size_t foreign = atomic_exchange(&reg_foreign, 0);
+  if (!foreign) return PYOP_OK;
+  return pyop__error(PYOP_ESTATE,
+                     "pyop_load: the bridge %s called the registrar from another "
+                     "thread than the one libpyop called register_custom_ops on "
+                     "(%zu call%s refused, their ops lost); nothing of this load "
+                     "is registered. A bridge registers on the calling thread only "
+                     "(docs/bridge-abi.md, \"The registrar\")",
+                     bridge, foreign, foreign == 1 ? "" : "s");
+}

@@ -1,0 +1,367 @@
+/*
+ * Bridge candidates (src/candidates.c): enumeration, the override, matching
+ * against the runtime key, ranking, the report, the artifacts root.
+ */
+#define PYOP__STR(x) #x
+#define PYOP__XSTR(x) PYOP__STR(x)
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "../fake_bridge/fake_bridge_util.h"
+#include "candidates.h"
+#include "pyop/bridge_abi.h"
+
+static int count_setup(void **state) {
+  (void)state;
+  pt_faults_install();
+  return 0;
+}
+
+static int count_teardown(void **state) {
+  (void)state;
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+  unsetenv("PYOP_BRIDGE_DIR");
+  pyop__artifacts_set_root(NULL);
+  return 0;
+}
+
+/* ========================================================= candidates */
+
+static pyop__runtime_key key; /* what the fake bridges were built for */
+
+/* Writes a manifest for tag/flags/platform/major into root/name. */
+static char *make_dir(const char *root, const char *name, const char *tag,
+                      const char *flags, const char *platform, unsigned major,
+                      const char *extra) {
+  char *dir = fb_join(root, name);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char text[1024];
+  snprintf(text, sizeof text,
+           "format=1\npython_tag=%s\nabi_flags=%s\nplatform=%s\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=%u\nbridge_abi_minor=0\n%s",
+           tag, flags, platform, major, extra ? extra : "");
+  char *mf = fb_join(dir, "manifest.txt");
+  pt_write_file(mf, text);
+  free(mf);
+  return dir;
+}
+
+static const pyop__candidate *find_dir(const pyop__candidates *c, const char *dir) {
+  for (size_t i = 0; i < c->n; i++)
+    if (strcmp(c->items[i].dir, dir) == 0) return &c->items[i];
+  fail_msg("no candidate %s", dir);
+  return NULL;
+}
+
+static void expect(const pyop__candidates *c, size_t i, const char *dir,
+                   int status, int rank, const char *reason) {
+  assert_true(i < c->n);
+  const pyop__candidate *it = &c->items[i];
+  if (strcmp(it->dir, dir) != 0) fail_msg("candidate %zu is %s, want %s", i, it->dir, dir);
+  assert_int_equal(it->status, status);
+  if (status == PYOP__CAND_UNTRIED) assert_int_equal(it->rank, rank);
+  if (reason) {
+    assert_non_null(it->reason);
+    assert_string_equal(it->reason, reason);
+  } else {
+    assert_null(it->reason);
+  }
+}
+
+typedef struct order_fixture {
+  char *root, *override;
+} order_fixture;
+
+/*
+ * root/
+ *   aaa-abi3 (abi3 >= 3.8)   abi3-<m> (abi3 >= 3.10)   <tag>-<m> (exact)
+ *   zz-dup -> <tag>-<m>      broken (bad manifest)      <other>-<m> (mismatch)
+ *   empty (no manifest)      README (file: skipped)    .hidden (skipped)
+ * override/ (exact)
+ */
+static void make_order_fixture(order_fixture *f) {
+  char exact[64], other[64], abi3[64];
+  snprintf(exact, sizeof exact, "%s-%s", key.tag, key.machine);
+  snprintf(other, sizeof other, "cp3%u-%s", key.minor + 1, key.machine);
+  snprintf(abi3, sizeof abi3, "abi3-%s", key.machine);
+  char othertag[16];
+  snprintf(othertag, sizeof othertag, "cp3%u", key.minor + 1);
+  f->root = pt_mkdtemp();
+  free(make_dir(f->root, "aaa-abi3", "abi3", "", key.machine, 1, "min_python=3.8\n"));
+  free(make_dir(f->root, abi3, "abi3", "", key.machine, 1, "min_python=3.10\n"));
+  free(make_dir(f->root, exact, key.tag, "", key.machine, 1, NULL));
+  free(make_dir(f->root, other, othertag, "", key.machine, 1, NULL));
+  free(make_dir(f->root, ".hidden", key.tag, "", key.machine, 1, NULL));
+  char *broken = make_dir(f->root, "broken", key.tag, "", key.machine, 1, NULL);
+  char *mf = fb_join(broken, "manifest.txt");
+  pt_write_file(mf, "format=1\npython_tag\n");
+  free(mf);
+  free(broken);
+  char *empty = fb_join(f->root, "empty");
+  assert_int_equal(mkdir(empty, 0755), 0);
+  free(empty);
+  char *readme = fb_join(f->root, "README");
+  pt_write_file(readme, "not an artifact\n");
+  free(readme);
+  char *dup = fb_join(f->root, "zz-dup");
+  assert_int_equal(symlink(exact, dup), 0);
+  free(dup);
+  char *ovroot = pt_mkdtemp();
+  f->override = make_dir(ovroot, "mine", key.tag, "", key.machine, 1, NULL);
+  free(ovroot);
+}
+
+static void free_order_fixture(order_fixture *f) {
+  fb_rmtree(f->root);
+  char *ovroot = strdup(f->override);
+  *strrchr(ovroot, '/') = '\0';
+  fb_rmtree(ovroot);
+  free(ovroot);
+  free(f->root);
+  free(f->override);
+}
+
+static void test_candidates_order(void **state) {
+  (void)state;
+  order_fixture f;
+  make_order_fixture(&f);
+  pyop__artifacts_set_root(f.root);
+  setenv("PYOP_BRIDGE_DIR", f.override, 1);
+
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_string_equal(c.key_text, key.text);
+  assert_string_equal(c.root, f.root);
+  char p[9][512], mismatch[128];
+  snprintf(p[0], sizeof p[0], "%s", f.override);
+  snprintf(p[1], sizeof p[1], "%s/%s-%s", f.root, key.tag, key.machine);
+  snprintf(p[2], sizeof p[2], "%s/zz-dup", f.root);
+  snprintf(p[3], sizeof p[3], "%s/aaa-abi3", f.root);
+  snprintf(p[4], sizeof p[4], "%s/abi3-%s", f.root, key.machine);
+  snprintf(p[5], sizeof p[5], "%s/broken", f.root);
+  snprintf(p[6], sizeof p[6], "%s/cp3%u-%s", f.root, key.minor + 1, key.machine);
+  snprintf(p[7], sizeof p[7], "%s/empty", f.root);
+  snprintf(mismatch, sizeof mismatch, "built for cp3%u-%s, running %s",
+           key.minor + 1, key.machine, key.text);
+  assert_int_equal(c.n, 8);
+  expect(&c, 0, p[0], PYOP__CAND_UNTRIED, 0, NULL); /* override first */
+  expect(&c, 1, p[1], PYOP__CAND_UNTRIED, 1, NULL); /* exact, by name */
+  expect(&c, 2, p[2], PYOP__CAND_UNTRIED, 1, NULL);
+  expect(&c, 3, p[3], PYOP__CAND_UNTRIED, 2, NULL); /* abi3 after exact */
+  expect(&c, 4, p[4], PYOP__CAND_UNTRIED, 2, NULL);
+  expect(&c, 5, p[5], PYOP__CAND_MANIFEST_INVALID, -1,
+         "manifest.txt: line 2: expected key=value");
+  expect(&c, 6, p[6], PYOP__CAND_MANIFEST_MISMATCH, -1, mismatch);
+  expect(&c, 7, p[7], PYOP__CAND_INVALID_PATH, -1,
+         "no manifest.txt: No such file or directory");
+  /* Nothing was opened: no bridge path is known yet. */
+  for (size_t i = 0; i < c.n; i++) assert_null(c.items[i].bridge_path);
+
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__candidates_report(&c, &sb);
+  char want[8192];
+  snprintf(want, sizeof want,
+           "  %s: untried: manifest matches (override directory)\n"
+           "  %s: untried: manifest matches (exact tag)\n"
+           "  %s: untried: manifest matches (exact tag)\n"
+           "  %s: untried: manifest matches (stable ABI)\n"
+           "  %s: untried: manifest matches (stable ABI)\n"
+           "  %s: manifest invalid: manifest.txt: line 2: expected key=value\n"
+           "  %s: manifest mismatch: %s\n"
+           "  %s: invalid path: no manifest.txt: No such file or directory\n",
+           p[0], p[1], p[2], p[3], p[4], p[5], p[6], mismatch, p[7]);
+  assert_string_equal(pyop__sb_str(&sb), want);
+  pyop__sb_free(&sb);
+  pyop__candidates_free(&c);
+
+  /* Deterministic: the same again. */
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 8);
+  expect(&c, 2, p[2], PYOP__CAND_UNTRIED, 1, NULL);
+  pyop__candidates_free(&c);
+  free_order_fixture(&f);
+}
+
+static unsigned long secure_getauxval(unsigned long type) {
+  return type == AT_SECURE ? 1 : getauxval(type);
+}
+static char *fake_secure_getenv(const char *name) {
+  (void)name;
+  return NULL; /* what secure_getenv answers under AT_SECURE */
+}
+
+static void test_override_rules(void **state) {
+  (void)state;
+  order_fixture f;
+  make_order_fixture(&f);
+  pyop__artifacts_set_root(f.root);
+  pyop__candidates c;
+
+  /* Relative: refused, never resolved against the cwd. */
+  setenv("PYOP_BRIDGE_DIR", "relative/dir", 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  expect(&c, c.n - 4, "relative/dir", PYOP__CAND_INVALID_PATH, -1,
+         "PYOP_BRIDGE_DIR is a relative path: refused (libpyop never "
+         "resolves paths against the current directory)");
+  pyop__candidates_free(&c);
+
+  /* Missing directory. */
+  setenv("PYOP_BRIDGE_DIR", "/nonexistent/pyop", 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(find_dir(&c, "/nonexistent/pyop")->status, PYOP__CAND_INVALID_PATH);
+  assert_string_equal(find_dir(&c, "/nonexistent/pyop")->reason,
+                      "cannot stat: No such file or directory");
+  pyop__candidates_free(&c);
+
+  /* Secure execution: the variable is not even read. */
+  setenv("PYOP_BRIDGE_DIR", f.override, 1);
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.getauxval = secure_getauxval;
+  pyop__sys_table.secure_getenv = fake_secure_getenv;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 7);
+  for (size_t i = 0; i < c.n; i++) assert_string_not_equal(c.items[i].dir, f.override);
+  pyop__candidates_free(&c);
+  pyop__sys_table = saved;
+  free_order_fixture(&f);
+}
+
+static void test_mismatch_reasons(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  pyop__artifacts_set_root(root);
+  free(make_dir(root, "a", key.tag, "d", key.machine, 1, NULL));
+  free(make_dir(root, "b", "abi3", "", key.machine, 1, "min_python=3.99\n"));
+  free(make_dir(root, "c", key.tag, "", key.machine, 2, NULL));
+  free(make_dir(root, "d", key.tag, "", "otherarch", 1, NULL));
+  free(make_dir(root, "e", "abi3", "", key.machine, 1, "min_python=3.2\n"));
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 5);
+  char want[256], dir[512];
+  snprintf(dir, sizeof dir, "%s/e", root);
+  expect(&c, 0, dir, PYOP__CAND_UNTRIED, 2, NULL);
+  snprintf(dir, sizeof dir, "%s/a", root);
+  snprintf(want, sizeof want, "built for %sd-%s, running %s", key.tag,
+           key.machine, key.text);
+  expect(&c, 1, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
+  snprintf(dir, sizeof dir, "%s/b", root);
+  snprintf(want, sizeof want, "built for abi3-%s (Python >= 3.99), running %s",
+           key.machine, key.text);
+  expect(&c, 2, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
+  snprintf(dir, sizeof dir, "%s/c", root);
+  expect(&c, 3, dir, PYOP__CAND_MANIFEST_MISMATCH, -1,
+         "built for bridge ABI 2.0, this libpyop speaks 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " (same major required)");
+  snprintf(dir, sizeof dir, "%s/d", root);
+  snprintf(want, sizeof want, "built for %s-otherarch, running %s", key.tag, key.text);
+  expect(&c, 4, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
+  pyop__candidates_free(&c);
+
+  /* A free-threaded Python takes no abi3 bridge; a debug one does. */
+  pyop__runtime_key ft = key;
+  ft.free_threaded = true;
+  snprintf(ft.abi_flags, sizeof ft.abi_flags, "t");
+  snprintf(ft.text, sizeof ft.text, "%st-%s", key.tag, key.machine);
+  assert_int_equal(pyop__candidates_find(&ft, &c), PYOP_OK);
+  snprintf(dir, sizeof dir, "%s/e", root);
+  snprintf(want, sizeof want,
+           "built for abi3-%s, running %s: the stable ABI does not cover "
+           "free-threaded Python",
+           key.machine, ft.text);
+  assert_string_equal(find_dir(&c, dir)->reason, want);
+  pyop__candidates_free(&c);
+  pyop__runtime_key dbg = key;
+  dbg.debug = true;
+  snprintf(dbg.abi_flags, sizeof dbg.abi_flags, "d");
+  assert_int_equal(pyop__candidates_find(&dbg, &c), PYOP_OK);
+  snprintf(dir, sizeof dir, "%s/a", root); /* the cp3XYd build: exact */
+  expect(&c, 0, dir, PYOP__CAND_UNTRIED, 1, NULL);
+  snprintf(dir, sizeof dir, "%s/e", root);
+  expect(&c, 1, dir, PYOP__CAND_UNTRIED, 2, NULL);
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
+static void test_root_missing_and_default(void **state) {
+  (void)state;
+  pyop__artifacts_set_root("/nonexistent/pyop/artifacts");
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 1);
+  expect(&c, 0, "/nonexistent/pyop/artifacts", PYOP__CAND_INVALID_PATH, -1,
+         "cannot open directory: No such file or directory");
+  pyop__candidates_free(&c);
+
+  /* The default: next to the file that holds libpyop's code (here the
+   * test executable). */
+  pyop__artifacts_set_root(NULL);
+  const char *root = pyop__artifacts_root();
+  assert_true(root[0] == '/');
+  size_t n = strlen(root);
+  assert_true(n > 15);
+  assert_string_equal(root + n - 15, "/pyop/artifacts");
+  char *exe = realpath("/proc/self/exe", NULL);
+  assert_non_null(exe);
+  *strrchr(exe, '/') = '\0';
+  assert_memory_equal(root, exe, strlen(exe));
+  free(exe);
+}
+
+typedef struct find_ctx {
+  order_fixture f;
+} find_ctx;
+
+static int run_find(void *user) {
+  (void)user;
+  pyop__candidates c;
+  int rc = pyop__candidates_find(&key, &c);
+  pyop__candidates_free(&c);
+  return rc;
+}
+
+static int fds_before;
+
+static void check_find(void *user, int rc) {
+  (void)user;
+  assert_true(rc == PYOP_OK || rc == PYOP_ENOMEM);
+  assert_int_equal(pt_live_allocs(), 0);
+  assert_int_equal(fb_count_fds(), fds_before);
+}
+
+static void test_candidates_faults(void **state) {
+  (void)state;
+  find_ctx ctx;
+  make_order_fixture(&ctx.f);
+  pyop__artifacts_set_root(ctx.f.root);
+  setenv("PYOP_BRIDGE_DIR", ctx.f.override, 1);
+  fds_before = fb_count_fds();
+  long n = pt_faults_sweep(run_find, check_find, &ctx, 2000);
+  print_message("%ld fault points swept\n", n);
+  assert_true(n > 50);
+  free_order_fixture(&ctx.f);
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  fb_key(&key);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_candidates_order, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_override_rules, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_mismatch_reasons, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_root_missing_and_default, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_candidates_faults, count_setup, count_teardown),
+  };
+  return cmocka_run_group_tests_name("candidates", tests, group_setup, NULL);
+}

@@ -1,0 +1,367 @@
+/*
+ * The artifact manifest (src/manifest.c): the parser and reading
+ * manifest.txt through the seam.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fake_bridge/fake_bridge_util.h"
+#include "manifest.h"
+#include "pyop/bridge_abi.h"
+
+static int count_setup(void **state) {
+  (void)state;
+  pt_faults_install();
+  return 0;
+}
+
+static int count_teardown(void **state) {
+  (void)state;
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+  unsetenv("PYOP_BRIDGE_DIR");
+  pyop__artifacts_set_root(NULL);
+  return 0;
+}
+
+#define BASE                       \
+  "format=1\n"                     \
+  "python_tag=cp311\n"             \
+  "platform=x86_64\n"              \
+  "bridge=libpyop_bridge.so\n"     \
+  "bridge_abi_major=1\n"           \
+  "bridge_abi_minor=0\n"
+
+/* Parses an exact-size copy (no NUL after it: an over-read is caught by
+ * ASan/valgrind). */
+static int parse(const char *text, size_t len, pyop__manifest *m, pyop__sb *why) {
+  char *copy = malloc(len ? len : 1);
+  assert_non_null(copy);
+  if (len) memcpy(copy, text, len);
+  int rc = pyop__manifest_parse(copy, len, m, why);
+  free(copy);
+  return rc;
+}
+
+/* ============================================================ manifest */
+
+static void test_manifest_good(void **state) {
+  (void)state;
+  static const char text[] =
+      "# written by bridge/CMakeLists.txt\r\n"
+      "\r\n"
+      "  format = 1 \r\n"
+      "python_tag=cp311\r\n"
+      "abi_flags=d\n"
+      "platform=x86_64\n"
+      "bridge=libpyop_bridge.so\n"
+      "bridge_abi_major=1\n"
+      "bridge_abi_minor=3\n"
+      "libpython=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n"
+      "python_dir=python/site\n"
+      "build_info=gcc 12.2 # not a comment\n"
+      "future_key=ignored\n"
+      "\t# indented comment\n"
+      "min_python=3.11"; /* no final newline */
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  assert_int_equal(parse(text, sizeof text - 1, &m, &why), PYOP_OK);
+  assert_int_equal(m.format, 1);
+  assert_string_equal(m.python_tag, "cp311");
+  assert_string_equal(m.abi_flags, "d");
+  assert_string_equal(m.platform, "x86_64");
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  assert_int_equal(m.abi_major, 1);
+  assert_int_equal(m.abi_minor, 3);
+  assert_int_equal(m.min_python_minor, 11);
+  assert_string_equal(m.libpython, "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0");
+  assert_string_equal(m.python_dir, "python/site");
+  assert_string_equal(m.build_info, "gcc 12.2 # not a comment");
+  assert_int_equal(why.len, 0);
+  pyop__manifest_free(&m);
+  pyop__sb_free(&why);
+}
+
+static void test_manifest_minimal_and_abi3(void **state) {
+  (void)state;
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  assert_int_equal(parse(BASE, strlen(BASE), &m, &why), PYOP_OK);
+  assert_string_equal(m.abi_flags, ""); /* default, never NULL */
+  assert_null(m.libpython);
+  assert_null(m.python_dir);
+  assert_null(m.build_info);
+  pyop__manifest_free(&m);
+
+  static const char abi3[] =
+      "format=1\npython_tag=abi3\nmin_python=3.8\nplatform=aarch64\n"
+      "bridge=b.so\nbridge_abi_major=1\nbridge_abi_minor=0\nlibpython=\n";
+  assert_int_equal(parse(abi3, strlen(abi3), &m, &why), PYOP_OK);
+  assert_string_equal(m.python_tag, "abi3");
+  assert_int_equal(m.min_python_minor, 8);
+  assert_null(m.libpython); /* empty value: not set */
+  pyop__manifest_free(&m);
+  pyop__sb_free(&why);
+}
+
+typedef struct bad_case {
+  const char *text;
+  const char *why;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"", "missing required key format"},
+    {"format=1\nnonsense\n", "line 2: expected key=value"},
+    {"=1\n", "line 1: empty key"},
+    {"fo o=1\n", "line 1: invalid character 0x20 in key"},
+    {BASE "format=1\n", "line 7: duplicate key format (first on line 1)"},
+    {"x-future=1\n" BASE "x-future=2\n", "line 8: duplicate key x-future"},
+    {"format=2\npython_tag=whatever\n",
+     "line 1: unsupported manifest format 2 (this libpyop reads format 1)"},
+    {"format=one\n", "line 1: format: \"one\" is not a number"},
+    {"format=1\npython_tag=cp311\nbridge=b.so\nbridge_abi_major=1\n"
+     "bridge_abi_minor=0\n",
+     "missing required key platform"},
+    {"format=1\npython_tag=py3\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"py3\" is neither cpXY (e.g. cp311) nor abi3"},
+    {BASE "abi_flags=x\n", "line 7: abi_flags: \"x\" is not one of \"\", t, d, td"},
+    {"format=1\npython_tag=abi3\nmin_python=3.8\nabi_flags=t\nplatform=x86_64\n"
+     "bridge=b.so\nbridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: abi_flags: a stable-ABI (abi3) bridge has no ABI flags"},
+    {"format=1\npython_tag=abi3\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag=abi3 needs min_python (e.g. 3.11)"},
+    {BASE "min_python=2.7\n", "line 7: min_python: \"2.7\" is not 3.N"},
+    {"format=1\npython_tag=cp311\nplatform=x86-64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 3: platform: \"x86-64\" is not a machine name"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=../x.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: bridge: \"../x.so\" must be a file name inside the artifact "
+     "directory (no '/', no leading '.')"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=sub/x.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: bridge: \"sub/x.so\" must be a file name inside the artifact "
+     "directory (no '/', no leading '.')"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=/lib/x.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: bridge: \"/lib/x.so\" must be a file name inside the artifact "
+     "directory (no '/', no leading '.')"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=.x.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: bridge: \".x.so\" must be a file name inside the artifact "
+     "directory (no '/', no leading '.')"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 4: bridge: \"\" must be a file name inside the artifact "
+     "directory (no '/', no leading '.')"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=-1\nbridge_abi_minor=0\n",
+     "line 5: bridge_abi_major: \"-1\" is not a number"},
+    {"format=1\npython_tag=cp311\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=4294967296\n",
+     "line 6: bridge_abi_minor: \"4294967296\" is not a number"},
+    {BASE "libpython=lib/libpython3.11.so\n",
+     "line 7: libpython: \"lib/libpython3.11.so\" is not an absolute path"},
+    {BASE "python_dir=../up\n",
+     "line 7: python_dir: \"../up\" must be a relative path inside the "
+     "artifact directory"},
+    {BASE "python_dir=/abs\n",
+     "line 7: python_dir: \"/abs\" must be a relative path inside the "
+     "artifact directory"},
+    {BASE "python_dir=a/../../b\n",
+     "line 7: python_dir: \"a/../../b\" must be a relative path inside the "
+     "artifact directory"},
+    {BASE "python_dir=a//b\n",
+     "line 7: python_dir: \"a//b\" must be a relative path inside the "
+     "artifact directory"},
+    {BASE "python_dir=./a\n",
+     "line 7: python_dir: \"./a\" must be a relative path inside the "
+     "artifact directory"},
+    {BASE "build_info=a\x01z\n", "line 7: build_info: control character 0x01 in value"},
+};
+
+static void check_bad(const char *text, size_t len, const char *want) {
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  (void)pyop__error(PYOP_EIO, "an earlier error");
+  int rc = parse(text, len, &m, &why);
+  if (rc != PYOP_EDESCRIPTOR || strcmp(pyop__sb_str(&why), want) != 0)
+    fail_msg("manifest %.60s...\n  rc %d why \"%s\"\n  want \"%s\"", text, rc,
+             pyop__sb_str(&why), want);
+  /* Nothing is kept after a failure. */
+  assert_null(m.python_tag);
+  assert_null(m.abi_flags);
+  assert_null(m.platform);
+  assert_null(m.bridge);
+  /* One carrier: the reason is in why only; the thread's last error is the
+   * caller's (it knows which file it read). */
+  assert_string_equal(pyop_last_error(), "an earlier error");
+  assert_int_equal(pyop_last_status(), PYOP_EIO);
+  pyop__sb_free(&why);
+  assert_int_equal(pt_live_allocs(), 0);
+}
+
+static void test_manifest_bad(void **state) {
+  (void)state;
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(bad_cases); i++)
+    check_bad(bad_cases[i].text, strlen(bad_cases[i].text), bad_cases[i].why);
+}
+
+static void test_manifest_limits(void **state) {
+  (void)state;
+  /* A 1024-byte line is fine, 1025 is not. */
+  char line[2048];
+  char text[4096];
+  memset(line, 'a', sizeof line);
+  memcpy(line, "build_info=", 11);
+  line[1024] = '\0';
+  snprintf(text, sizeof text, BASE "%s\n", line);
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  assert_int_equal(parse(text, strlen(text), &m, &why), PYOP_OK);
+  assert_int_equal(strlen(m.build_info), 1024 - 11);
+  pyop__manifest_free(&m);
+  line[1024] = 'a';
+  line[1025] = '\0';
+  snprintf(text, sizeof text, BASE "%s\n", line);
+  check_bad(text, strlen(text), "line 7: longer than 1024 bytes");
+
+  /* Embedded NUL, with the length given explicitly. */
+  static const char nul[] = BASE "build_info=a\0b\n";
+  check_bad(nul, sizeof nul - 1, "line 7: NUL byte");
+
+  /* Larger than PYOP__MANIFEST_MAX. */
+  size_t big = PYOP__MANIFEST_MAX + 1;
+  char *huge = malloc(big);
+  assert_non_null(huge);
+  memset(huge, '\n', big);
+  memcpy(huge, BASE, strlen(BASE));
+  check_bad(huge, big, "8193 bytes, more than the 8192 allowed");
+  /* Exactly the maximum is accepted. */
+  assert_int_equal(parse(huge, big - 1, &m, &why), PYOP_OK);
+  pyop__manifest_free(&m);
+  free(huge);
+
+  /* A length that cuts a line: only the bytes before it count. */
+  assert_int_equal(parse(BASE "platform=x", strlen(BASE) + 9, &m, &why),
+                   PYOP_EDESCRIPTOR);
+  assert_string_equal(pyop__sb_str(&why),
+                      "line 7: duplicate key platform (first on line 3)");
+  pyop__sb_free(&why);
+}
+
+static int parse_good(void *user) {
+  (void)user;
+  pyop__manifest m;
+  static const char text[] = BASE "build_info=x\nlibpython=/l.so\npython_dir=p\n";
+  int rc = parse(text, sizeof text - 1, &m, NULL);
+  pyop__manifest_free(&m);
+  return rc;
+}
+
+static void check_parse_fault(void *user, int rc) {
+  (void)user;
+  assert_int_equal(rc, PYOP_ENOMEM);
+  assert_int_equal(pt_live_allocs(), 0);
+}
+
+static void test_manifest_alloc_faults(void **state) {
+  (void)state;
+  assert_int_equal(parse_good(NULL), PYOP_OK);
+  long n = pt_faults_sweep(parse_good, check_parse_fault, NULL, 64);
+  print_message("%ld fault points swept\n", n);
+  assert_true(n >= 7); /* every copied field */
+}
+
+static void test_manifest_read(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_ENOENT);
+  assert_string_equal(pyop__sb_str(&why), "no manifest.txt: No such file or directory");
+  pyop__sb_free(&why);
+
+  assert_int_equal(pyop__manifest_read("relative/dir", &m, &why), PYOP_EINVAL);
+  assert_non_null(strstr(pyop__sb_str(&why), "relative artifact directory"));
+  pyop__sb_free(&why);
+
+  char *mf = fb_join(dir, "manifest.txt");
+  assert_int_equal(mkdir(mf, 0755), 0);
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EIO);
+  assert_string_equal(pyop__sb_str(&why), "manifest.txt: not a regular file (directory)");
+  pyop__sb_free(&why);
+  assert_int_equal(rmdir(mf), 0);
+  /* A FIFO: refused at once (no writer would ever come), the path named. */
+  assert_int_equal(mkfifo(mf, 0644), 0);
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EIO);
+  alarm(0);
+  assert_string_equal(pyop__sb_str(&why), "manifest.txt: not a regular file (FIFO)");
+  assert_null(strstr(pyop_last_error(), mf)); /* why is the one carrier */
+  pyop__sb_free(&why);
+  assert_int_equal(unlink(mf), 0);
+
+  pt_write_file(mf, "format=1\nbroken\n");
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EDESCRIPTOR);
+  assert_string_equal(pyop__sb_str(&why), "manifest.txt: line 2: expected key=value");
+  pyop__sb_free(&why);
+
+  char *big = malloc(PYOP__MANIFEST_MAX + 2);
+  memset(big, '#', PYOP__MANIFEST_MAX + 1);
+  big[PYOP__MANIFEST_MAX + 1] = '\0';
+  pt_write_file(mf, big);
+  free(big);
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_EDESCRIPTOR);
+  assert_string_equal(pyop__sb_str(&why),
+                      "manifest.txt: 8193 bytes, more than the 8192 allowed");
+  pyop__sb_free(&why);
+
+  pt_write_file(mf, BASE);
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_OK);
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  pyop__manifest_free(&m);
+
+  /* Every OS call and allocation of the read fails cleanly. */
+  for (long i = 0;; i++) {
+    int fds = fb_count_fds();
+    pt_faults_arm(i);
+    int rc = pyop__manifest_read(dir, &m, &why);
+    bool hit = pt_faults_fired();
+    pt_faults_arm(-1);
+    if (!hit) {
+      assert_int_equal(rc, PYOP_OK);
+      pyop__manifest_free(&m);
+      break;
+    }
+    assert_int_not_equal(rc, PYOP_OK);
+    assert_null(m.bridge);
+    pyop__sb_free(&why);
+    assert_int_equal(fb_count_fds(), fds);
+    assert_int_equal(pt_live_allocs(), 0);
+  }
+  pyop__sb_free(&why);
+  free(mf);
+  fb_rmtree(dir);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_manifest_good, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_minimal_and_abi3, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_bad, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_limits, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_read, count_setup, count_teardown),
+  };
+  return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
+}

@@ -1,0 +1,450 @@
+/*
+ * The file security policy (src/trust.c): pyop__open_trusted and
+ * pyop__dlopen_trusted.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fake_bridge/fake_bridge_util.h"
+#include "trust.h"
+#include "pyop/bridge_abi.h"
+
+static int count_setup(void **state) {
+  (void)state;
+  pt_faults_install();
+  return 0;
+}
+
+static int count_teardown(void **state) {
+  (void)state;
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+  unsetenv("PYOP_BRIDGE_DIR");
+  pyop__artifacts_set_root(NULL);
+  return 0;
+}
+
+/* ===================================================== security policy */
+
+static char *so_of(const char *variant) {
+  char *d = fb_variant(variant);
+  char *p = fb_join(d, "libpyop_bridge.so");
+  free(d);
+  char *r = fb_real(p);
+  free(p);
+  return r;
+}
+
+/* open_trusted must fail with status and exactly this reason. */
+static void expect_refused(const char *path, int status, const char *want) {
+  int fd = 12345;
+  char *resolved = (char *)"unchanged";
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  int fds = fb_count_fds();
+  (void)pyop__error(PYOP_EINVAL, "an earlier error");
+  assert_int_equal(pyop__open_trusted(path, &fd, &resolved, &st, &why), status);
+  assert_int_equal(fd, -1);
+  assert_null(resolved);
+  assert_string_equal(pyop__sb_str(&why), want);
+  /* rc and why are the one carrier: the thread's last error is the caller's. */
+  assert_string_equal(pyop_last_error(), "an earlier error");
+  assert_int_equal(fb_count_fds(), fds);
+  pyop__sb_free(&why);
+}
+
+static void test_trusted_good(void **state) {
+  (void)state;
+  char *real = so_of("GOOD");
+  char *link_dir = pt_mkdtemp();
+  char *link = fb_join(link_dir, "via-link.so");
+  assert_int_equal(symlink(real, link), 0);
+  int fd;
+  char *resolved;
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  assert_int_equal(pyop__open_trusted(link, &fd, &resolved, &st, &why), PYOP_OK);
+  assert_true(fd >= 0);
+  assert_string_equal(resolved, real); /* the symlink is resolved */
+  assert_true(S_ISREG(st.st_mode));
+  void *h = NULL;
+  assert_int_equal(pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, &why),
+                   PYOP_OK);
+  assert_non_null(h);
+  assert_non_null(dlsym(h, "pyop_bridge_entry"));
+  dlclose(h);
+  close(fd);
+  pyop__free(resolved);
+  assert_int_equal(why.len, 0);
+  pyop__sb_free(&why);
+  fb_rmtree(link_dir);
+  free(link_dir);
+  free(link);
+  free(real);
+}
+
+static void test_trusted_refusals(void **state) {
+  (void)state;
+  char want[1024];
+  /* World-writable file (the world_writable variant: chmod o+w at build). */
+  char *ww = so_of("WORLD_WRITABLE");
+  snprintf(want, sizeof want, "%s: writable by others (mode 0757)", ww);
+  expect_refused(ww, PYOP_ESECURITY, want);
+
+  /* A symlink to it, from a safe directory: resolved and refused. */
+  char *tmp = pt_mkdtemp();
+  char *link = fb_join(tmp, "innocent.so");
+  assert_int_equal(symlink(ww, link), 0);
+  expect_refused(link, PYOP_ESECURITY, want);
+
+  /* Group-writable file, then group-writable directory. */
+  char *sub = fb_join(tmp, "sub");
+  assert_int_equal(mkdir(sub, 0755), 0);
+  assert_int_equal(chmod(sub, 0755), 0);
+  char *so = fb_join(sub, "b.so");
+  fb_copy(ww, so, 0775);
+  snprintf(want, sizeof want, "%s: writable by group (mode 0775)", so);
+  expect_refused(so, PYOP_ESECURITY, want);
+  assert_int_equal(chmod(so, 0666), 0);
+  snprintf(want, sizeof want, "%s: writable by group and others (mode 0666)", so);
+  expect_refused(so, PYOP_ESECURITY, want);
+  assert_int_equal(chmod(so, 0755), 0);
+  assert_int_equal(chmod(sub, 0775), 0);
+  snprintf(want, sizeof want, "%s: directory writable by group (mode 0775)", sub);
+  expect_refused(so, PYOP_ESECURITY, want);
+  assert_int_equal(chmod(sub, 01777), 0); /* sticky does not make it safe */
+  snprintf(want, sizeof want,
+           "%s: directory writable by group and others (mode 1777)", sub);
+  expect_refused(so, PYOP_ESECURITY, want);
+  assert_int_equal(chmod(sub, 0755), 0);
+
+  /* Not a regular file; missing. */
+  snprintf(want, sizeof want, "%s: not a regular file (directory)", sub);
+  expect_refused(sub, PYOP_ESECURITY, want);
+  char *missing = fb_join(tmp, "missing.so");
+  snprintf(want, sizeof want, "%s: cannot resolve: No such file or directory", missing);
+  expect_refused(missing, PYOP_ENOENT, want);
+
+  free(missing);
+  free(so);
+  free(sub);
+  free(link);
+  fb_rmtree(tmp);
+  free(tmp);
+  free(ww);
+}
+
+static uid_t fake_euid(void) { return 4242; }
+
+static void test_trusted_owner(void **state) {
+  (void)state;
+  char *tmp = pt_mkdtemp();
+  char *sub = fb_join(tmp, "sub");
+  assert_int_equal(mkdir(sub, 0755), 0);
+  char *so = fb_join(sub, "b.so");
+  char *good = so_of("GOOD");
+  fb_copy(good, so, 0755);
+  char want[1024];
+  uid_t me = geteuid();
+  if (me == 0) {
+    /* As root: a file owned by another user is refused. */
+    assert_int_equal(chown(so, 12345, 12345), 0);
+    snprintf(want, sizeof want, "%s: owned by uid 12345 (must be root or uid 0)", so);
+    expect_refused(so, PYOP_ESECURITY, want);
+    assert_int_equal(chown(so, 0, 0), 0);
+    assert_int_equal(chown(sub, 12345, 12345), 0);
+    snprintf(want, sizeof want,
+             "%s: directory owned by uid 12345 (must be root or uid 0)", sub);
+    expect_refused(so, PYOP_ESECURITY, want);
+    assert_int_equal(chown(sub, 0, 0), 0);
+  } else {
+    /* Not root: pretend to run as another uid. */
+    pyop__sys saved = pyop__sys_table;
+    pyop__sys_table.geteuid = fake_euid;
+    snprintf(want, sizeof want, "%s: owned by uid %u (must be root or uid 4242)",
+             so, (unsigned)me);
+    expect_refused(so, PYOP_ESECURITY, want);
+    pyop__sys_table = saved;
+  }
+  free(good);
+  free(so);
+  free(sub);
+  fb_rmtree(tmp);
+  free(tmp);
+}
+
+static int no_proc_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") == 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  return open(path, flags);
+}
+static int eio_proc_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") == 0) {
+    errno = EIO;
+    return -1;
+  }
+  return open(path, flags);
+}
+static int swapped_stat(const char *path, struct stat *st) {
+  int rc = stat(path, st);
+  if (rc == 0) st->st_ino++;
+  return rc;
+}
+static void *null_dlopen(const char *path, int flags) {
+  (void)path;
+  (void)flags;
+  return NULL;
+}
+
+/* dlopen_trusted's status of the last open_and_load. */
+static int load_status;
+
+/* Opens path with open_trusted and returns dlopen_trusted's handle (its
+ * status in load_status). The thread's last error is never touched: rc and
+ * why are the one carrier. */
+static void *open_and_load(const char *path, pyop__sb *why) {
+  int fd;
+  char *resolved;
+  struct stat st;
+  (void)pyop__error(PYOP_EINVAL, "an earlier error");
+  assert_int_equal(pyop__open_trusted(path, &fd, &resolved, &st, why), PYOP_OK);
+  void *h = (void *)1;
+  load_status = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, why);
+  assert_true((load_status == PYOP_OK) == (h != NULL));
+  assert_string_equal(pyop_last_error(), "an earlier error");
+  assert_int_equal(pyop_last_status(), PYOP_EINVAL);
+  close(fd);
+  pyop__free(resolved);
+  return h;
+}
+
+static void test_dlopen_trusted_paths(void **state) {
+  (void)state;
+  char *good = so_of("GOOD");
+  pyop__sb why = PYOP__SB_INIT;
+  char want[1024];
+
+  /* Without /proc: the path is stat'ed again and compared. */
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.open = no_proc_open;
+  void *h = open_and_load(good, &why);
+  assert_non_null(h);
+  dlclose(h);
+  pyop__sys_table.stat = swapped_stat;
+  assert_null(open_and_load(good, &why));
+  snprintf(want, sizeof want,
+           "%s: file changed between the security check and dlopen", good);
+  assert_string_equal(pyop__sb_str(&why), want);
+  assert_int_equal(load_status, PYOP_ESECURITY);
+  pyop__sb_free(&why);
+  pyop__sys_table = saved;
+  /* With /proc, stat plays no part: the mappings are compared. */
+  pyop__sys_table.stat = swapped_stat;
+  h = open_and_load(good, &why);
+  assert_non_null(h);
+  dlclose(h);
+  pyop__sys_table = saved;
+  /* /proc there but unreadable: refused, not trusted blindly. */
+  pyop__sys_table.open = eio_proc_open;
+  assert_null(open_and_load(good, &why));
+  snprintf(want, sizeof want, "cannot read /proc/self/maps: Input/output error");
+  assert_string_equal(pyop__sb_str(&why), want);
+  assert_int_equal(load_status, PYOP_EIO);
+  pyop__sb_free(&why);
+  pyop__sys_table = saved;
+
+  /* Not an ELF file: dlerror text, with our path, not /proc/self/fd/N. */
+  char *tmp = pt_mkdtemp();
+  char *bad = fb_join(tmp, "bad.so");
+  pt_write_file(bad, "this is not a shared object, only text that is long "
+                     "enough for the loader to read a whole ELF header\n");
+  assert_null(open_and_load(bad, &why));
+  snprintf(want, sizeof want, "%s: ", bad);
+  assert_memory_equal(pyop__sb_str(&why), want, strlen(want));
+  assert_non_null(strstr(pyop__sb_str(&why), "invalid ELF header"));
+  assert_null(strstr(pyop__sb_str(&why), "/proc/self/fd"));
+  pyop__sb_free(&why);
+
+  /* A stale dlerror never stands in for ours. */
+  assert_null(dlopen("/nonexistent/stale.so", RTLD_NOW));
+  pyop__sys_table.dlopen = null_dlopen;
+  assert_null(open_and_load(good, &why));
+  snprintf(want, sizeof want, "%s: unknown dynamic loader error", good);
+  assert_string_equal(pyop__sb_str(&why), want);
+  pyop__sb_free(&why);
+  pyop__sys_table = saved;
+
+  fb_rmtree(tmp);
+  free(tmp);
+  free(bad);
+  free(good);
+}
+
+/* Calls a bridge's entry and returns its build_info text. */
+static const char *build_info_of(void *h) {
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(h, "pyop_bridge_entry");
+  assert_non_null(entry);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, NULL};
+  const pyop_bridge_api *api = NULL;
+  assert_int_equal(entry(&req, &api), PYOP_OK);
+  return api->build_info.data;
+}
+
+/* A library loaded through /proc/self/fd/N keeps that name after its
+ * descriptor is closed; the next file opened as fd N must not be taken for
+ * it. */
+static void test_dlopen_trusted_name_reuse(void **state) {
+  (void)state;
+  char *good = so_of("GOOD"), *other = so_of("NEWER_MINOR");
+  pyop__sb why = PYOP__SB_INIT;
+  int fd1, fd2;
+  char *r1, *r2;
+  struct stat st1, st2;
+  assert_int_equal(pyop__open_trusted(good, &fd1, &r1, &st1, &why), PYOP_OK);
+  void *h1 = NULL, *h2 = NULL;
+  assert_int_equal(pyop__dlopen_trusted(fd1, r1, &st1, RTLD_NOW | RTLD_LOCAL, &h1, &why),
+                   PYOP_OK);
+  assert_non_null(h1);
+  close(fd1);
+  assert_int_equal(pyop__open_trusted(other, &fd2, &r2, &st2, &why), PYOP_OK);
+  assert_int_equal(fd2, fd1); /* the number is reused */
+  assert_int_equal(pyop__dlopen_trusted(fd2, r2, &st2, RTLD_NOW | RTLD_LOCAL, &h2, &why),
+                   PYOP_OK);
+  assert_non_null(h2);
+  close(fd2);
+  assert_ptr_not_equal(h1, h2);
+  assert_string_equal(build_info_of(h1), "fake bridge GOOD");
+  assert_string_equal(build_info_of(h2), "fake bridge NEWER_MINOR");
+  dlclose(h2);
+  dlclose(h1);
+  pyop__free(r1);
+  pyop__free(r2);
+  pyop__sb_free(&why);
+  free(good);
+  free(other);
+}
+
+
+/* A FIFO or a device where a shared object is expected (bridge, kernel
+ * library, start-up libpython: all go through open_trusted) is refused at
+ * once, naming the path and what it is. */
+static void test_trusted_not_regular(void **state) {
+  (void)state;
+  char *tmp = pt_mkdtemp();
+  char *fifo = fb_join(tmp, "libfifo.so");
+  assert_int_equal(mkfifo(fifo, 0644), 0);
+  int fd;
+  char *resolved;
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  char want[1024];
+  alarm(20); /* a blocked open is a failure, not a stuck CI job */
+  assert_int_equal(pyop__open_trusted(fifo, &fd, &resolved, &st, &why), PYOP_ESECURITY);
+  alarm(0);
+  snprintf(want, sizeof want, "%s: not a regular file (FIFO)", fifo);
+  assert_string_equal(pyop__sb_str(&why), want);
+  pyop__sb_free(&why);
+  alarm(20);
+  assert_int_equal(pyop__open_trusted("/dev/null", &fd, &resolved, &st, &why),
+                   PYOP_ESECURITY);
+  alarm(0);
+  assert_string_equal(pyop__sb_str(&why), "/dev/null: not a regular file (character device)");
+  pyop__sb_free(&why);
+  fb_rmtree(tmp);
+  free(tmp);
+  free(fifo);
+}
+
+/* dlopen by path hands back an object already loaded under that name
+ * without reading the file: when the file was replaced since, the object is
+ * not the one checked, and it is refused. */
+static void test_dlopen_trusted_replaced(void **state) {
+  (void)state;
+  char *good = so_of("GOOD"), *other = so_of("NEWER_MINOR");
+  char *tmp = pt_mkdtemp();
+  char *lib = fb_join(tmp, "libreplaced.so"), *next = fb_join(tmp, "next.so");
+  fb_copy(good, lib, 0755);
+  void *host = dlopen(lib, RTLD_NOW | RTLD_LOCAL); /* the host loaded it first */
+  assert_non_null(host);
+  fb_copy(other, next, 0755);
+  assert_int_equal(rename(next, lib), 0);
+  pyop__sb why = PYOP__SB_INIT;
+  assert_null(open_and_load(lib, &why));
+  assert_int_equal(load_status, PYOP_ESECURITY);
+  if (!strstr(pyop__sb_str(&why), "is not the checked file"))
+    fail_msg("%s", pyop__sb_str(&why));
+  pyop__sb_free(&why);
+  /* Once the old object is gone, the new file loads. */
+  dlclose(host);
+  void *h = open_and_load(lib, &why);
+  assert_non_null(h);
+  assert_string_equal(build_info_of(h), "fake bridge NEWER_MINOR");
+  dlclose(h);
+  pyop__sb_free(&why);
+  fb_rmtree(tmp);
+  free(tmp);
+  free(lib);
+  free(next);
+  free(good);
+  free(other);
+}
+
+static int run_trusted(void *user) {
+  const char *path = user;
+  int fd;
+  char *resolved;
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  int rc = pyop__open_trusted(path, &fd, &resolved, &st, &why);
+  if (rc == PYOP_OK) {
+    void *h;
+    rc = pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_LOCAL, &h, &why);
+    if (rc == PYOP_OK) dlclose(h);
+    close(fd);
+    pyop__free(resolved);
+  }
+  assert_true(rc == PYOP_OK || why.len > 0 || why.oom);
+  pyop__sb_free(&why);
+  return rc;
+}
+
+/* Descriptors open before the sweep: a failed check leaves none more. */
+static int fds_before;
+
+static void check_trusted(void *user, int rc) {
+  (void)user;
+  assert_int_not_equal(rc, PYOP_OK);
+  assert_int_equal(pt_live_allocs(), 0);
+  assert_int_equal(fb_count_fds(), fds_before);
+}
+
+static void test_trusted_faults(void **state) {
+  (void)state;
+  char *good = so_of("GOOD");
+  fds_before = fb_count_fds();
+  long n = pt_faults_sweep(run_trusted, check_trusted, good, 200);
+  print_message("%ld fault points swept\n", n);
+  assert_true(n >= 6);
+  free(good);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_trusted_good, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_refusals, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_owner, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_not_regular, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_faults, count_setup, count_teardown),
+  };
+  return cmocka_run_group_tests_name("trust", tests, NULL, NULL);
+}
