@@ -19,6 +19,7 @@
  *              the reason on 3.12 (_ctypes)
  *   asyncio    a plugin importing asyncio in lanes; shutdown from another
  *              thread, twice, with nothing on stderr (run.sh checks)
+ *   refusals   os.fork() and daemon threads raise RuntimeError in a lane
  */
 #include "../e2e/e2e_util.h"
 
@@ -291,9 +292,28 @@ static void case_asyncio(void) {
   free(opp);
 }
 
+/* What CPython refuses in a lane: os.fork() and daemon threads raise
+ * RuntimeError in a plugin's execute there. */
+static void case_refusals(void) {
+  char *opp = xasprintf("%s/refusals", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Refusals", 1, NULL);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Refusals", NULL, 0, &op), PYOP_OK);
+  float x[3] = {0, 0, 0}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(op, x, y, 3), PYOP_OK);
+  CHECK(y[2] == 0.0f, "the instance ran in the main interpreter");
+  CHECK(y[0] == 1.0f, "os.fork() was not refused in a lane");
+  CHECK(y[1] == 1.0f, "a daemon thread was not refused in a lane");
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -309,6 +329,8 @@ int main(int argc, char **argv) {
     case_ge();
   else if (!strcmp(argv[1], "asyncio"))
     case_asyncio();
+  else if (!strcmp(argv[1], "refusals"))
+    case_refusals();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

@@ -29,7 +29,7 @@ if ((${#pys[@]} == 0)); then
   exit 77
 fi
 mkdir -p "$work"
-cases=(basic threads one_lane hooks ge asyncio)
+cases=(basic threads one_lane hooks ge asyncio refusals)
 [ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
