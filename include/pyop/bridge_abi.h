@@ -333,6 +333,9 @@ typedef struct pyop_registrar {
 } pyop_registrar;
 
 #define PYOP_BRIDGE_START_PYTHON (1u << 0)
+/* pyop_bridge_config.flags bit 31 is a bridge's own (it configures the
+ * images of its interpreter lanes with it: docs/bridge-abi.md, "ABI 1.6");
+ * libpyop never sets it. */
 
 typedef struct pyop_bridge_config {
   size_t struct_size;
