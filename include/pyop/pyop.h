@@ -510,8 +510,11 @@ typedef struct pyop_op_info {
   /*
    * Why this op's instances run serially in the main interpreter although
    * the host asked for lanes (pyop_options.lanes): "" when they run in lanes
-   * or when no lanes were asked for. E.g. "lane 1: ImportError: module
-   * _ctypes does not support loading in subinterpreters (plugin x.py)".
+   * or when no lanes were asked for. E.g. "lane 1: loading Python plugins
+   * failed: ImportError: module _ctypes does not support loading in
+   * subinterpreters" (its plugin's path element could not be imported in
+   * lane 1), or "Python 3.11 has no per-interpreter GIL (lanes need
+   * CPython 3.12 or later)".
    */
   const char *serial_reason;
   /* The lanes its instances are placed in (round-robin), 0: serial, in the
