@@ -10,7 +10,8 @@
  * runs, and whether libpyop started it), gil.c (taking the GIL from any
  * host thread: kept thread states), gil_watch.c (the GIL-wait watch
  * thread), signals.c (signal dispositions around plugins),
- * owned_python.c (the Python libpyop starts and its thread), register.c
+ * owned_python.c (the Python libpyop starts and its thread), lanes.c
+ * (interpreter lanes), register.c
  * (package and plugin import, descriptor views), native.c (pyop._native:
  * Tensor and call contexts), callbacks.c (op callbacks).
  *
@@ -33,6 +34,9 @@
 #include "pyop/bridge_abi.h"
 /* Element counts, byte sizes and strides: libpyop's own rule and code. */
 #include "../src/shape.h"
+
+#define PB_STR_(x) #x
+#define PB_XSTR(x) PB_STR_(x)
 
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -80,6 +84,11 @@ typedef struct pb_op {
   int32_t *output_kinds; /* proto: kind per output (n_outputs of them) */
   uint32_t caps;
   pyop_op_callbacks callbacks;
+  /* Lanes it runs in (lanes.c), 0: serial; per lane the image's ctx and
+   * callbacks of the same descriptor (n_lanes entries, owned arrays). */
+  uint32_t n_lanes;
+  void **lane_ctx;
+  const pyop_op_callbacks **lane_cb;
 } pb_op;
 
 /*
@@ -281,14 +290,19 @@ static inline pb_thread *pb_thread_self(void) {
  *   PB_GIL_KEPT     it attached the thread's kept thread state (pb_tls.ts):
  *                   pb_leave detaches it (PyEval_SaveThread);
  *   PB_GIL_ENSURED  PyGILState_Ensure took it (a thread with a thread state
- *                   of its own, or one for which none could be kept):
- *                   pb_leave calls PyGILState_Release(ensured).
+ *                   of its own in the bridge's interpreter, or one for
+ *                   which none could be kept): pb_leave calls
+ *                   PyGILState_Release(ensured).
+ * and, whatever how says, when other is not NULL the thread had a thread
+ * state of another interpreter attached (a sub-interpreter the host runs on
+ * it): pb_enter_on detached it first and pb_leave attaches it again.
  * Returned by value (two words, in registers).
  */
 typedef enum pb_gil_how { PB_GIL_HELD, PB_GIL_KEPT, PB_GIL_ENSURED } pb_gil_how;
 typedef struct pb_gil {
   pb_gil_how how;
   PyGILState_STATE ensured; /* PB_GIL_ENSURED only */
+  PyThreadState *other;     /* another interpreter's state to attach again, or NULL */
 } pb_gil;
 
 /* The pending exception, normalised, with its traceback; clears it. NULL
@@ -432,6 +446,12 @@ void pb_kept_key_delete(void);
 /* Retires every kept thread state: their interpreter is gone or the bridge
  * shuts down, so no destructor touches one (no GIL needed). */
 void pb_kept_retire(void);
+/* The interpreter a lane image's objects live in (lanes.c; NULL: the main
+ * one). Set at set_config, no GIL needed. */
+void pb_gil_set_home(PyInterpreterState *interp);
+/* A lane image's shutdown, no GIL held: clears and deletes every thread
+ * state it keeps for any thread (its sub-interpreter can then end). */
+void pb_kept_end_all(void);
 /* The thread state attached to this thread (holding the GIL), or NULL. */
 static inline PyThreadState *pb_attached_tstate(void) {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -490,6 +510,38 @@ void pb_python_finish(void);
  * package is dropped): flushes sys.stdout/stderr, names the plugin threads
  * left running. */
 void pb_python_leave_ours(void);
+
+/* ---- lanes.c (interpreter lanes, bridge ABI 1.6) */
+/* Takes the lane count of config (when it has one; no GIL): PYOP_OK, or
+ * PYOP_EINVAL out of range (error reported). Logs why lanes cannot run
+ * here. For a lane's image (a private flag): adopts the interpreter
+ * attached on this thread. */
+int pb_lanes_configure(const pyop_bridge_config *config);
+/* Whether this image runs a lane (no GIL). */
+bool pb_lanes_image(void);
+/* In a lane image, whether the pending exception of a failed plugin import
+ * is an ImportError (the plugin's descriptors then stay serial). */
+bool pb_lanes_refused_import(void);
+/* Before the main interpreter's load (main GIL held): starts the lanes the
+ * first time, and loads every element of paths in each lane. PYOP_OK or a
+ * status (error reported; the lanes then hold no plugin). */
+int pb_lanes_load(const pyop_str *paths, size_t n);
+/*
+ * The lanes members of op's view (file: its source file): *lanes the lanes
+ * it runs in (its callbacks then dispatch to the lanes' images) or 0 with
+ * *reason why it is serial (valid until pb_lanes_reset; empty when no lanes
+ * were asked for). 0, or -1 with an exception: a lane yields other
+ * descriptors than the main interpreter.
+ */
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
+                  uint32_t *lanes);
+/* After the main load: PYOP_OK, or a status (error reported) when a lane
+ * yielded a descriptor the main interpreter did not. */
+int pb_lanes_check_all_matched(void);
+/* Drops every lane's plugins (reset of each image). No GIL needed. */
+void pb_lanes_reset(void);
+/* Ends every lane (no GIL held). */
+void pb_lanes_stop(void);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);

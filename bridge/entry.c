@@ -59,6 +59,9 @@ static int pb_set_config(const pyop_bridge_config *config) {
     return pb_error(PYOP_EINVAL, "bridge set_config: config is NULL or too small");
   if (!pb_str_ok(config->artifact_dir, true))
     return pb_error(PYOP_EINVAL, "bridge set_config: artifact_dir is empty or invalid");
+  int lrc = pb_lanes_configure(config);
+  if (lrc != PYOP_OK)
+    return lrc;
   char *dir = strndup(config->artifact_dir.data, config->artifact_dir.len);
   if (dir == NULL)
     return pb_error(PYOP_ENOMEM, "bridge set_config: out of memory");
@@ -97,7 +100,14 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
     return pb_error_no_python("loading Python plugins");
   pb_gil st = pb_enter();
   pb_watch_note_load(st);
-  int rc = pb_register(registrar, paths, n_paths);
+  int rc = pb_lanes_load(paths, n_paths);
+  if (rc == PYOP_OK) {
+    rc = pb_register(registrar, paths, n_paths);
+    if (rc == PYOP_OK)
+      rc = pb_lanes_check_all_matched();
+    if (rc != PYOP_OK)
+      pb_lanes_reset(); /* libpyop drops the load: every lane forgets it too */
+  }
   if (rc == PYOP_EINTR)
     pb_interrupt_caller();
   pb_leave(st);
@@ -105,6 +115,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
 }
 
 static void pb_reset(void) {
+  pb_lanes_reset();
   if (!pb_python_usable()) {
     pb_package_forget();
     return;
@@ -115,6 +126,7 @@ static void pb_reset(void) {
 }
 
 static void pb_shutdown(void) {
+  pb_lanes_stop();
   if (!pb_python_usable()) {
     /* The interpreter is gone (or is another one): forget, touch nothing. */
     pb_package_forget();
@@ -131,6 +143,8 @@ static void pb_shutdown(void) {
     if (atomic_load(&pb_python_ours))
       pb_python_leave_ours();
     pb_leave(st);
+    if (pb_lanes_image())
+      pb_kept_end_all(); /* its sub-interpreter ends next (lanes.c) */
     pb_kept_retire();
     if (pb.owns_python)
       pb_python_finish();

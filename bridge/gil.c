@@ -7,6 +7,7 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -23,16 +24,53 @@ _Thread_local pb_thread pb_tls;
  * a thread state (Python threads, the thread that initialised Python) use it
  * as it is. generation changes when the bridge shuts down, so a destructor
  * never touches a thread state of a finished interpreter.
+ *
+ * Thread states are per (thread, interpreter), and the bridge's objects
+ * live in the main interpreter. CPython's PyGILState_* knows one state per
+ * thread: the first one made on it, whatever its interpreter. On a thread
+ * whose first state belongs to a sub-interpreter (one the host made, or
+ * one of its own the host runs there) PyGILState_Ensure would attach that
+ * state and run the bridge's objects in the wrong interpreter (issue 20):
+ * such a thread gets a kept state made for the main interpreter with
+ * PyThreadState_New, attached and detached directly. A thread that enters
+ * with another interpreter's state attached has it detached for the call
+ * and attached again after (pb_gil.other).
  */
 typedef struct pb_kept {
   PyThreadState *ts;
   unsigned gen;
+  struct pb_kept *next, *prev; /* kept_list, under key_lock */
 } pb_kept;
 
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ts_key;
 static bool ts_key_ok;
 static atomic_uint generation = 1;
+/* Every thread's pb_kept (a lane image ends their states: pb_kept_end_all). */
+static pb_kept *kept_list;
+
+/*
+ * The interpreter this image's objects live in: the main one, or for the
+ * image of an interpreter lane (lanes.c) its sub-interpreter. Set once, at
+ * set_config, before any thread state is kept.
+ */
+static PyInterpreterState *home_interp;
+
+void pb_gil_set_home(PyInterpreterState *interp) { home_interp = interp; }
+
+static inline PyInterpreterState *home(void) {
+  return home_interp != NULL ? home_interp : PyInterpreterState_Main();
+}
+
+static void kept_unlink_locked(pb_kept *k) {
+  if (k->prev != NULL)
+    k->prev->next = k->next;
+  else if (kept_list == k)
+    kept_list = k->next;
+  if (k->next != NULL)
+    k->next->prev = k->prev;
+  k->next = k->prev = NULL;
+}
 
 static bool python_finalizing(void) {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -59,6 +97,11 @@ long pb_gil_holder(void) { return atomic_load_explicit(&gil_holder, memory_order
 
 static void kept_destructor(void *p) {
   pb_kept *k = p;
+  if (k != NULL) {
+    pthread_mutex_lock(&key_lock);
+    kept_unlink_locked(k);
+    pthread_mutex_unlock(&key_lock);
+  }
   pb_watch_remove(&pb_tls);
   if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
       !python_finalizing() && !atomic_load(&pb_lost)) {
@@ -91,6 +134,28 @@ void pb_kept_key_delete(void) {
 
 void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
 
+void pb_kept_end_all(void) {
+  assert(home_interp != NULL);
+  PyThreadState *ts = PyThreadState_New(home_interp);
+  if (ts == NULL)
+    return;
+  PyEval_RestoreThread(ts);
+  unsigned gen = atomic_load(&generation);
+  pthread_mutex_lock(&key_lock);
+  while (kept_list != NULL) {
+    pb_kept *k = kept_list;
+    kept_unlink_locked(k);
+    if (k->ts != NULL && k->gen == gen) {
+      PyThreadState_Clear(k->ts);
+      PyThreadState_Delete(k->ts);
+    }
+    k->ts = NULL; /* the block stays the thread's key value until the key goes */
+  }
+  pthread_mutex_unlock(&key_lock);
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent();
+}
+
 /*
  * Gives this thread a kept thread state when it has none of its own. The
  * key's value is set first, so the thread leaves the watch list at exit
@@ -99,8 +164,10 @@ void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
  */
 static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
-  if (PyGILState_GetThisThreadState() != NULL)
-    return;
+  PyInterpreterState *here = home();
+  PyThreadState *own = PyGILState_GetThisThreadState();
+  if (own != NULL && PyThreadState_GetInterpreter(own) == here)
+    return; /* its own state in the bridge's interpreter: PyGILState finds it */
   pthread_mutex_lock(&key_lock);
   bool ok = ts_key_ok;
   pthread_mutex_unlock(&key_lock);
@@ -115,12 +182,30 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
       free(k);
       return;
     }
+    pthread_mutex_lock(&key_lock);
+    k->next = kept_list;
+    if (kept_list != NULL)
+      kept_list->prev = k;
+    kept_list = k;
+    pthread_mutex_unlock(&key_lock);
   }
   pb_watch_add(t);
-  pb_wait_begin(t, kind, op);
-  PyGILState_STATE st = PyGILState_Ensure();
-  pb_wait_end(t);
-  (void)st; /* never released: the state stays this thread's until it exits */
+  if (own != NULL || here != PyInterpreterState_Main()) {
+    /* PyGILState's state of this thread is another interpreter's, or this
+     * image is a lane's (PyGILState only ever makes main-interpreter
+     * states). */
+    PyThreadState *ts = PyThreadState_New(here);
+    if (ts == NULL)
+      return;
+    pb_wait_begin(t, kind, op);
+    PyEval_RestoreThread(ts);
+    pb_wait_end(t);
+  } else {
+    pb_wait_begin(t, kind, op);
+    PyGILState_STATE st = PyGILState_Ensure();
+    pb_wait_end(t);
+    (void)st; /* never released: the state stays this thread's until it exits */
+  }
   k->ts = PyEval_SaveThread();
   k->gen = gen;
   t->ts = k->ts;
@@ -137,28 +222,53 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
  * had one of their own) go through PyGILState. Every wait is marked for the
  * GIL-wait watch.
  */
+/*
+ * The state attached to this thread when it belongs to another interpreter
+ * than the bridge's, detached (its GIL released), or NULL. Cold: only a
+ * host that runs a sub-interpreter on the calling thread gets here.
+ */
+static PyThreadState *detach_other(PyThreadState *cur) {
+  if (cur == NULL || PyThreadState_GetInterpreter(cur) == home())
+    return NULL;
+  return PyEval_SaveThread();
+}
+
 pb_gil pb_enter_on(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
+  PyThreadState *cur = pb_attached_tstate();
   if (t->ts == NULL || t->gen != gen) {
+    PyThreadState *other = __builtin_expect(cur != NULL, 0) ? detach_other(cur) : NULL;
     keep_thread_state(t, kind, op);
     if (t->ts == NULL || t->gen != gen) {
       if (t->tid == 0)
         t->tid = (long)syscall(SYS_gettid);
       pb_wait_begin(t, kind, op);
-      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure()};
+      pb_gil g = {PB_GIL_ENSURED, PyGILState_Ensure(), other};
       pb_wait_end(t);
       if (g.ensured == PyGILState_UNLOCKED)
         holder_set(t, kind);
       return g;
     }
+    if (other != NULL)
+      cur = NULL; /* detached above: t->ts is attached below */
+    else
+      cur = pb_attached_tstate();
+    if (cur == t->ts)
+      return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED, NULL};
+    pb_wait_begin(t, kind, op);
+    PyEval_RestoreThread(t->ts);
+    pb_wait_end(t);
+    holder_set(t, kind);
+    return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED, other};
   }
-  if (pb_attached_tstate() == t->ts)
-    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED};
+  if (cur == t->ts)
+    return (pb_gil){PB_GIL_HELD, PyGILState_LOCKED, NULL};
+  PyThreadState *other = __builtin_expect(cur != NULL, 0) ? detach_other(cur) : NULL;
   pb_wait_begin(t, kind, op);
   PyEval_RestoreThread(t->ts);
   pb_wait_end(t);
   holder_set(t, kind);
-  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED};
+  return (pb_gil){PB_GIL_KEPT, PyGILState_LOCKED, other};
 }
 
 pb_gil pb_enter(void) { return pb_enter_on(&pb_tls, -1, NULL); }
@@ -177,4 +287,6 @@ void pb_leave(pb_gil g) {
   case PB_GIL_HELD:
     break;
   }
+  if (__builtin_expect(g.other != NULL, 0))
+    PyEval_RestoreThread(g.other);
 }

@@ -464,6 +464,8 @@ void pb_op_decref(pb_op *op) {
   free(op->source_dir);
   free(op->input_kinds);
   free(op->output_kinds);
+  free(op->lane_ctx);
+  free(op->lane_cb);
   free(op);
 }
 
@@ -933,7 +935,11 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     v.struct_size = offsetof(pyop_proto_view, input_flags);
   } else if (pb.abi_minor < 3) {
     v.struct_size = offsetof(pyop_proto_view, source_digest); /* a loader of 1.1/1.2 */
+  } else if (pb.abi_minor < 6) {
+    v.struct_size = offsetof(pyop_proto_view, serial_reason); /* a loader of 1.3..1.5 */
   }
+  if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
+    goto out;
   /* The registrar is libpyop: it records its own error detail. */
   converted = true;
   rc = reg->add_proto(reg->ctx, &v);
@@ -992,6 +998,10 @@ static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op *
   v.callbacks = &op->callbacks;
   if (pb.abi_minor < 3)
     v.struct_size = offsetof(pyop_impl_view, source_digest); /* a loader before 1.3 */
+  else if (pb.abi_minor < 6)
+    v.struct_size = offsetof(pyop_impl_view, serial_reason); /* a loader of 1.3..1.5 */
+  if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
+    goto out;
   converted = true;
   rc = reg->add_impl(reg->ctx, &v);
 out:
@@ -1300,7 +1310,9 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   }
 #endif
   if (res == NULL) {
-    rc = pb_error_python(PYOP_EPLUGIN, "loading Python plugins failed");
+    /* A lane's image: an ImportError leaves the element serial (lanes.c). */
+    rc = pb_error_python(pb_lanes_refused_import() ? PYOP_EUNSUPPORTED : PYOP_EPLUGIN,
+                         "loading Python plugins failed");
     goto out;
   }
   /* Tuples: converting a descriptor runs plugin code (__index__...), which

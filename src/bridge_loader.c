@@ -36,14 +36,16 @@
  * growth rule, core.h). */
 #if UINTPTR_MAX > 0xffffffffu
 PYOP__ENDS_WITH(pyop_io_view, reserved_);
-PYOP__ENDS_WITH(pyop_bridge_config, reserved_);
+PYOP__ENDS_WITH(pyop_bridge_config, reserved_lanes_);
+PYOP__ENDS_WITH(pyop_proto_view, reserved_);
+PYOP__ENDS_WITH(pyop_impl_view, reserved_);
 #else
 PYOP__ENDS_WITH(pyop_io_view, kind);
-PYOP__ENDS_WITH(pyop_bridge_config, flags);
+PYOP__ENDS_WITH(pyop_bridge_config, lanes);
+PYOP__ENDS_WITH(pyop_proto_view, lanes);
+PYOP__ENDS_WITH(pyop_impl_view, lanes);
 #endif
 PYOP__ENDS_WITH(pyop_attr_view, default_value);
-PYOP__ENDS_WITH(pyop_proto_view, source_digest);
-PYOP__ENDS_WITH(pyop_impl_view, source_digest);
 PYOP__ENDS_WITH(pyop_infer_args, add_output);
 PYOP__ENDS_WITH(pyop_exec_services, alias_output);
 PYOP__ENDS_WITH(pyop_exec_args, input_flags);
@@ -51,7 +53,7 @@ PYOP__ENDS_WITH(pyop_compile_args, set_artifact);
 PYOP__ENDS_WITH(pyop_launch_arg_view, value);
 PYOP__ENDS_WITH(pyop_launch_view, n_args);
 PYOP__ENDS_WITH(pyop_declare_args, add_workspace);
-PYOP__ENDS_WITH(pyop_op_callbacks, declare_launch_args);
+PYOP__ENDS_WITH(pyop_op_callbacks, create_holder_in);
 PYOP__ENDS_WITH(pyop_loader_services, last_error);
 PYOP__ENDS_WITH(pyop_registrar, add_impl);
 PYOP__ENDS_WITH(pyop_bridge_api, interpreter_status);
@@ -167,6 +169,7 @@ typedef struct attempt {
   size_t idx;
   pyop__candidate *it; /* cands->items[idx] */
   uint32_t flags;      /* PYOP_BRIDGE_* bits for set_config */
+  uint32_t lanes;      /* pyop_options.lanes for set_config (ABI 1.6) */
   pyop__sb why;        /* the reason of the stage that refused it */
   int status;          /* the status it ends in if the current stage refuses it */
   bool nomem;          /* a stage ran out of memory (nothing is recorded then) */
@@ -336,6 +339,7 @@ static bool cand_configure(attempt *a) {
                             {a->dir_copy, strlen(a->dir_copy)},
                             {libpython, libpython ? strlen(libpython) : 0},
                             a->flags};
+  cfg.lanes = a->lanes;
   unsigned mark = pyop__error_mark();
   int rc = a->api->set_config(&cfg);
   if (rc != PYOP_OK) {
@@ -396,13 +400,14 @@ static int cand_drop(attempt *a) {
  * PYOP_ENOMEM: out of memory (nothing left open).
  */
 static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
-                         pyop__bridge *out) {
+                         uint32_t lanes, pyop__bridge *out) {
   attempt a;
   memset(&a, 0, sizeof a);
   a.cands = cands;
   a.idx = idx;
   a.it = &cands->items[idx];
   a.flags = flags;
+  a.lanes = lanes;
   a.why = (pyop__sb)PYOP__SB_INIT;
   a.fd = -1;
   if (cand_locate(&a) && cand_open(&a) && cand_negotiate(&a) && cand_configure(&a))
@@ -414,12 +419,13 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
  * Tries the UNTRIED candidates in order (see header and the file comment).
  * On PYOP_ENOBRIDGE the last error is one message listing every candidate.
  */
-int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
+int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t lanes,
                       pyop__bridge *out) {
+  assert(lanes <= PYOP_MAX_LANES);
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < cands->n; i++) {
     if (cands->items[i].status != PYOP__CAND_UNTRIED) continue;
-    int rc = try_candidate(cands, i, config_flags, out);
+    int rc = try_candidate(cands, i, config_flags, lanes, out);
     if (rc == PYOP_OK) return PYOP_OK;
     assert(rc == PYOP_ENOBRIDGE || rc == PYOP_ENOMEM);
     if (rc == PYOP_ENOMEM)

@@ -24,13 +24,14 @@ extern const pyop_loader_services pyop__loader_services;
 /*
  * Tries the UNTRIED candidates in order until one loads; every candidate
  * tried gets its status and reason. Each candidate's set_config receives its
- * own resolved artifact directory, the libpython its manifest records and
- * config_flags (PYOP_BRIDGE_* bits). On success *out owns the handle and
+ * own resolved artifact directory, the libpython its manifest records,
+ * config_flags (PYOP_BRIDGE_* bits) and lanes (pyop_options.lanes, read by
+ * an ABI 1.6 bridge). On success *out owns the handle and
  * copies of the paths (release with pyop__bridge_close). On failure returns
  * PYOP_ENOBRIDGE (or PYOP_ENOMEM), *out is zeroed, and the last error lists
  * every candidate with its status and reason.
  */
-int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags,
+int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t lanes,
                       pyop__bridge *out);
 /*
  * True when the open bridge b says (ABI 1.5 interpreter_status) that the

@@ -39,14 +39,16 @@
   _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
                  #type " ends in padding after " #last                        \
                  ": fill it with an explicit reserved member")
-PYOP__ENDS_WITH(pyop_options, reserved_);
 #if UINTPTR_MAX > 0xffffffffu
+PYOP__ENDS_WITH(pyop_options, reserved_lanes_);
+PYOP__ENDS_WITH(pyop_op_info, reserved_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
+PYOP__ENDS_WITH(pyop_options, lanes);
+PYOP__ENDS_WITH(pyop_op_info, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif
 PYOP__ENDS_WITH(pyop_host_hooks, log);
-PYOP__ENDS_WITH(pyop_op_info, output_alias);
 
 #if defined(__GNUC__)
 #define PYOP__PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -27,9 +27,15 @@
  *   PYOP__MAX_DIGEST_LEN bytes, no control characters): opaque, kept as it
  *   is and compared byte for byte by the registry (docs/bridge-abi.md,
  *   "Source digests"). An older view has none (kept as "").
+ * - ABI 1.6 views say whether they run in interpreter lanes: lanes (0..
+ *   PYOP_MAX_LANES; > 0 needs callbacks->create_holder_in) or a serial
+ *   reason (optional, one line, at most PYOP__MAX_REASON_LEN bytes), never
+ *   both. Not compared: the same descriptor stays the same op whatever
+ *   lanes it runs in. An older view runs serially, with no reason.
  */
 #include "descriptor.h"
 
+#include <inttypes.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
@@ -191,6 +197,36 @@ static int check_digest(const vctx *c, pyop_str digest) {
 #define IMPL_DIGEST(v)                                                      \
   (PYOP__HAS(pyop_impl_view, v, source_digest) ? (v)->source_digest         \
                                                : (pyop_str){NULL, 0})
+
+/* The lanes members of a view (ABI 1.6); none (serial, no reason) before. */
+#define PROTO_REASON(v)                                                     \
+  (PYOP__HAS(pyop_proto_view, v, serial_reason) ? (v)->serial_reason        \
+                                                : (pyop_str){NULL, 0})
+#define PROTO_LANES(v) (PYOP__HAS(pyop_proto_view, v, lanes) ? (v)->lanes : 0u)
+#define IMPL_REASON(v)                                                      \
+  (PYOP__HAS(pyop_impl_view, v, serial_reason) ? (v)->serial_reason         \
+                                               : (pyop_str){NULL, 0})
+#define IMPL_LANES(v) (PYOP__HAS(pyop_impl_view, v, lanes) ? (v)->lanes : 0u)
+
+/*
+ * Checks the lanes members: lanes at most PYOP_MAX_LANES, a serial reason
+ * (optional, no control characters) only when lanes is 0, and a
+ * create_holder_in to place holders when lanes > 0.
+ */
+static int check_lanes(const vctx *c, uint32_t caps, uint32_t lanes, pyop_str reason,
+                       const pyop_op_callbacks *cb) {
+  const char *why = str_problem(reason, false, PYOP__MAX_REASON_LEN);
+  if (!why && has_control(reason)) why = "control character";
+  if (why) return vfail(c, "serial_reason: %s", why);
+  if (lanes > PYOP_MAX_LANES)
+    return vfail(c, "lanes: %" PRIu32 " is out of range (0..%u)", lanes, PYOP_MAX_LANES);
+  if (lanes && reason.len) return vfail(c, "lanes: %" PRIu32 " with a serial_reason", lanes);
+  if (lanes && caps &&
+      (cb->struct_size < PYOP__MEMBER_END(pyop_op_callbacks, create_holder_in) ||
+       !cb->create_holder_in))
+    return vfail(c, "lanes: %" PRIu32 " but callbacks have no create_holder_in", lanes);
+  return PYOP_OK;
+}
 
 /* Checks a string value of an attribute (may be empty). */
 static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
@@ -532,7 +568,8 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
-  return check_callbacks(&c, v->caps, v->callbacks);
+  if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
+  return check_lanes(&c, v->caps, PROTO_LANES(v), PROTO_REASON(v), v->callbacks);
 }
 
 int pyop__validate_impl_view(const pyop_impl_view *v) {
@@ -551,7 +588,8 @@ int pyop__validate_impl_view(const pyop_impl_view *v) {
     return vfail(&c, "caps: %s is not a subset of execute|compile|launch",
                  caps_str(v->caps, cs, sizeof cs));
   if ((rc = check_digest(&c, IMPL_DIGEST(v))) != PYOP_OK) return rc;
-  return check_callbacks(&c, v->caps, v->callbacks);
+  if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
+  return check_lanes(&c, v->caps, IMPL_LANES(v), IMPL_REASON(v), v->callbacks);
 }
 
 /* ---------------------------------------------------------- deep copy */
@@ -744,6 +782,8 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   char *source = arena_str(a, src, src_len);
   pyop_str dg = PROTO_DIGEST(v);
   char *digest = arena_str(a, dg.data, dg.len);
+  pyop_str rs = PROTO_REASON(v);
+  char *reason = arena_str(a, rs.data, rs.len);
   if (!p) return NULL; /* the measuring pass ends here */
   if (slots) memset(index, 0, slots * sizeof *index);
   p->op_type = op_type;
@@ -751,6 +791,8 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   p->source = source;
   p->line = host ? 0 : v->source_line;
   p->digest = digest;
+  p->serial_reason = reason;
+  p->lanes = PROTO_LANES(v);
   p->host = host;
   p->caps = v->caps;
   p->inputs = in;
@@ -808,12 +850,16 @@ static pyop__impl *build_impl(arena *a, const pyop_impl_view *v, const char *src
   char *source = arena_str(a, src, src_len);
   pyop_str dg = IMPL_DIGEST(v);
   char *digest = arena_str(a, dg.data, dg.len);
+  pyop_str rs = IMPL_REASON(v);
+  char *reason = arena_str(a, rs.data, rs.len);
   if (!p) return NULL; /* the measuring pass ends here */
   p->op_type = op_type;
   p->key = key;
   p->source = source;
   p->line = v->source_line;
   p->digest = digest;
+  p->serial_reason = reason;
+  p->lanes = IMPL_LANES(v);
   p->caps = v->caps;
   p->ctx = v->ctx;
   p->callbacks = v->callbacks;

@@ -16,6 +16,7 @@
 #define PYOP__MAX_KEY_LEN 1024      /* descriptor keys */
 #define PYOP__MAX_SOURCE_LEN 4096   /* source file paths */
 #define PYOP__MAX_DIGEST_LEN 256    /* source digests (bridge ABI 1.3) */
+#define PYOP__MAX_REASON_LEN 1024   /* serial reasons of lanes (bridge ABI 1.6) */
 #define PYOP__MAX_LIST_LEN (1u << 20) /* elements of a list attribute value */
 #define PYOP__MAX_STR_VALUE_LEN (1u << 20)
 
@@ -43,6 +44,8 @@ typedef struct pyop__proto {
   char *source; /* "file.py:12", or "<host>" */
   uint32_t line; /* the 12 of source; 0 for a host prototype */
   char *digest;  /* the view's source_digest, "" when none */
+  char *serial_reason; /* the view's (ABI 1.6), "" when none */
+  uint32_t lanes;      /* the view's lanes (ABI 1.6): 0 serial */
   bool host;     /* registered with pyop_register_host_prototype */
   uint32_t caps;
   pyop_io_info *inputs;
@@ -68,6 +71,8 @@ typedef struct pyop__impl {
   char *source;
   uint32_t line;
   char *digest; /* "" when none */
+  char *serial_reason; /* as in pyop__proto */
+  uint32_t lanes;
   uint32_t caps;
   void *ctx;
   const pyop_op_callbacks *callbacks;

@@ -27,6 +27,7 @@
 #include "trust.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -212,6 +213,15 @@ out:
  * not be built). The caller holds the busy flag (asserted): bridge and
  * last_report are the lifecycle's.
  */
+/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6). */
+static atomic_bool lanes_old_bridge;
+
+const char *pyop__lanes_fallback_reason(void) {
+  return atomic_load_explicit(&lanes_old_bridge, memory_order_relaxed)
+             ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)"
+             : "";
+}
+
 static int open_bridge(void) {
   assert(life_owner);
   if (bridge.api) return PYOP_OK;
@@ -234,7 +244,7 @@ static int open_bridge(void) {
   rc = pyop__candidates_find(&key, &cands);
   if (rc != PYOP_OK) return rc;
   uint32_t flags = options.start_python ? PYOP_BRIDGE_START_PYTHON : 0;
-  rc = pyop__bridge_load(&cands, flags, &bridge);
+  rc = pyop__bridge_load(&cands, flags, options.lanes, &bridge);
   pyop__sb report = PYOP__SB_INIT;
   pyop__sb_printf(&report, "runtime: %s\n", key.text);
   pyop__candidates_report(&cands, &report);
@@ -253,6 +263,11 @@ static int open_bridge(void) {
   if (rc == PYOP_OK)
     PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
                bridge.abi_major, bridge.abi_minor);
+  atomic_store(&lanes_old_bridge, rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6);
+  if (atomic_load(&lanes_old_bridge))
+    PYOP_LOG_W("lanes: %u asked for, but the bridge %s speaks ABI %u.%u (lanes need 1.6): "
+               "every Python op runs serially in the main interpreter",
+               options.lanes, bridge.path, bridge.abi_major, bridge.abi_minor);
   return rc;
 }
 
@@ -454,8 +469,8 @@ int pyop_shutdown(void) {
  * Options of the next pyop_load. Refused while loaded (they would not apply
  * to the ops in place). With a bridge open but nothing loaded (after
  * pyop_unload), an option that needs no new bridge (strict_outputs) changes;
- * one that chose how the bridge started (start_python) cannot change until
- * pyop_shutdown closed it.
+ * one that chose how the bridge started (start_python, lanes) cannot change
+ * until pyop_shutdown closed it. lanes is range-checked first.
  */
 int pyop_set_options(const pyop_options *in) {
   PYOP__FORK_GUARD();
@@ -466,12 +481,23 @@ int pyop_set_options(const pyop_options *in) {
   pyop_options next = PYOP_OPTIONS_INIT;
   next.start_python = in->start_python;
   next.strict_outputs = PYOP__HAS(pyop_options, in, strict_outputs) && in->strict_outputs;
+  next.lanes = PYOP__HAS(pyop_options, in, lanes) ? in->lanes : 0;
+  if (next.lanes > PYOP_MAX_LANES)
+    return pyop__error(PYOP_EINVAL,
+                       "pyop_set_options: lanes %" PRIu32 " is out of range (0..%u)",
+                       next.lanes, PYOP_MAX_LANES);
   int rc = life_begin("pyop_set_options");
   if (rc != PYOP_OK) return rc;
   if (state == ST_LOADED)
     rc = pyop__error(PYOP_ESTATE,
                      "pyop_set_options: ops are loaded; call pyop_unload first "
-                     "(and pyop_shutdown to change start_python)");
+                     "(and pyop_shutdown to change start_python or lanes)");
+  else if (bridge.api && next.lanes != options.lanes)
+    rc = pyop__error(PYOP_ESTATE,
+                     "pyop_set_options: lanes cannot change to %" PRIu32 " while the "
+                     "bridge stays open (it was loaded with lanes %" PRIu32 "); call "
+                     "pyop_shutdown first",
+                     next.lanes, options.lanes);
   else if (bridge.api && next.start_python != options.start_python)
     rc = pyop__error(PYOP_ESTATE,
                      "pyop_set_options: start_python cannot change to %s while the "

@@ -13,6 +13,12 @@
 /* Whether strict output checks are on (pyop_options.strict_outputs or
  * PYOP_STRICT_OUTPUTS, as of the last pyop_load; read by pyop_op_create). */
 bool pyop__strict_outputs(void);
+/*
+ * Why every op runs serially when the host asked for lanes and the open
+ * bridge is too old to say per descriptor (ABI < 1.6): a static text, ""
+ * otherwise (set before a load registers anything).
+ */
+const char *pyop__lanes_fallback_reason(void);
 
 /*
  * Appends the bridge's line ("bridge: loaded <path> (ABI x.y)" and whether

@@ -36,6 +36,7 @@
 #include "shape.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,7 +66,11 @@ struct pyop_op {
    * pyop_tensor followed by its bytes), freed at destroy. */
   void **attr_tensors;
   size_t n_attr_tensors;
+  uint32_t lane; /* 1..lanes: the interpreter lane of both holders; 0: main */
 };
+
+/* Round-robin placement of instances over the lanes (pyop_op_lane). */
+static atomic_uint next_lane;
 
 /* ----------------------------------------------------------- attributes */
 
@@ -217,13 +222,16 @@ static int callback_failed(int rc, const pyop_op *op, const char *what, unsigned
   return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
 }
 
-/* Calls cb->create_holder with the resolved attributes. */
+/* Calls cb->create_holder (create_holder_in for an instance placed in a
+ * lane: the descriptor then has one, descriptor.c) with the resolved
+ * attributes. */
 static int make_holder(pyop_op *op, const pyop_op_callbacks *cb, void *ctx,
                        const pyop_attr_view *views, size_t n, const char *what,
                        void **out) {
   *out = NULL;
   unsigned mark = pyop__error_mark();
-  int rc = cb->create_holder(ctx, n ? views : NULL, n, out);
+  int rc = op->lane ? cb->create_holder_in(ctx, n ? views : NULL, n, op->lane, out)
+                    : cb->create_holder(ctx, n ? views : NULL, n, out);
   if (rc != PYOP_OK) return callback_failed(rc, op, what, mark);
   return PYOP_OK;
 }
@@ -263,6 +271,9 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->op_type = e->info.op_type;
   op->caps = e->info.capabilities;
   op->strict = pyop__strict_outputs() && (p->caps & PYOP_CAP_INFER_META);
+  if (e->info.lanes)
+    op->lane = 1 + atomic_fetch_add_explicit(&next_lane, 1, memory_order_relaxed) %
+                       e->info.lanes;
   if (p->n_tensor_attrs) {
     op->attr_tensors = pyop__calloc(p->n_tensor_attrs, sizeof *op->attr_tensors);
     if (!op->attr_tensors) {
@@ -336,6 +347,8 @@ const pyop_op_info *pyop_op_get_info(const pyop_op *op) {
 }
 
 uint32_t pyop_op_capabilities(const pyop_op *op) { return op ? op->caps : 0; }
+
+uint32_t pyop_op_lane(const pyop_op *op) { return op ? op->lane : 0; }
 
 /* ------------------------------------------------------------ arguments */
 

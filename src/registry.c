@@ -35,6 +35,7 @@
  *   binds it as a load's implementation (on_register then). Unload drops
  *   the pending list.
  */
+#include "lifecycle.h"
 #include "registry.h"
 #include "scan.h"
 
@@ -107,6 +108,24 @@ static void entry_fill_info(pyop__entry *e) {
   i->capabilities = p->caps | (e->impl ? e->impl->caps : 0);
   i->input_flags = p->input_flags;
   i->output_alias = p->output_alias;
+  /* Lanes: an instance is placed in one lane for both of its holders, so
+   * the op runs in lanes only when each Python descriptor it uses does. */
+  const pyop__impl *im = e->impl;
+  bool proto_runs = (p->caps & PYOP_CAP_INFER_META) != 0;
+  uint32_t lanes = UINT32_MAX;
+  const char *reason = "";
+  if (proto_runs) {
+    lanes = p->lanes;
+    reason = p->serial_reason;
+  }
+  if (im && im->lanes < lanes) {
+    lanes = im->lanes;
+    if (!reason[0]) reason = im->serial_reason;
+  }
+  if (lanes == UINT32_MAX) lanes = 0; /* nothing Python runs: a host prototype */
+  if (!lanes && !reason[0] && (proto_runs || im)) reason = pyop__lanes_fallback_reason();
+  i->serial_reason = reason;
+  i->lanes = lanes;
 }
 
 /* Frees an entry nobody references (never published, or refs reached 0). */

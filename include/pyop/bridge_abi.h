@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 5
+#define PYOP_BRIDGE_ABI_MINOR 6
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -100,6 +100,19 @@ typedef struct pyop_proto_view {
    * digest of its bytes), or empty: unknown. Opaque to libpyop, which
    * compares it byte for byte (docs/bridge-abi.md, "Source digests"). */
   pyop_str source_digest;
+  /* ---- ABI 1.6 (interpreter lanes, docs/bridge-abi.md "Lanes") */
+  /*
+   * Why the descriptor runs only in the main interpreter although lanes
+   * were configured, or empty: it runs in every lane (lanes > 0), or no
+   * lanes were asked for.
+   */
+  pyop_str serial_reason;
+  /* The configured lane count when the descriptor's plugin yielded it in
+   * every lane (create_holder_in then places holders there), else 0. */
+  uint32_t lanes;
+#if UINTPTR_MAX > 0xffffffffu
+  uint32_t reserved_; /* Not read: fills what would be trailing padding. */
+#endif
 } pyop_proto_view;
 
 /*
@@ -118,6 +131,12 @@ typedef struct pyop_impl_view {
   const pyop_op_callbacks *callbacks;
   /* ---- ABI 1.3 */
   pyop_str source_digest; /* as in pyop_proto_view */
+  /* ---- ABI 1.6: as in pyop_proto_view */
+  pyop_str serial_reason;
+  uint32_t lanes;
+#if UINTPTR_MAX > 0xffffffffu
+  uint32_t reserved_; /* Not read: fills what would be trailing padding. */
+#endif
 } pyop_impl_view;
 
 /* ------------------------------------------------------ call arguments */
@@ -252,6 +271,15 @@ struct pyop_op_callbacks {
   int (*execute)(void *holder, const pyop_exec_args *args);
   int (*compile)(void *holder, const pyop_compile_args *args);
   int (*declare_launch_args)(void *holder, const pyop_declare_args *args);
+  /* ---- ABI 1.6 */
+  /*
+   * create_holder in lane `lane` (1..the view's lanes; 0: the main
+   * interpreter, as create_holder): every later call on the holder runs in
+   * that lane. Required (non-NULL, struct_size covering it) when the view's
+   * lanes > 0.
+   */
+  int (*create_holder_in)(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                          uint32_t lane, void **out_holder);
 };
 
 /* ------------------------------------------------- loader <-> bridge */
@@ -305,6 +333,9 @@ typedef struct pyop_registrar {
 } pyop_registrar;
 
 #define PYOP_BRIDGE_START_PYTHON (1u << 0)
+/* pyop_bridge_config.flags bit 31 is a bridge's own (it configures the
+ * images of its interpreter lanes with it: docs/bridge-abi.md, "ABI 1.6");
+ * libpyop never sets it. */
 
 typedef struct pyop_bridge_config {
   size_t struct_size;
@@ -315,6 +346,14 @@ typedef struct pyop_bridge_config {
   /* Not read: fills what would be trailing padding (pyop.h, "Versioned
    * structs"). */
   uint32_t reserved_;
+#endif
+  /* ---- ABI 1.6 */
+  /* pyop_options.lanes (0..PYOP_MAX_LANES): interpreter lanes to start at
+   * the first register_custom_ops; 0: none. A bridge that cannot run lanes
+   * accepts the config, logs why and hands out views with lanes 0. */
+  uint32_t lanes;
+#if UINTPTR_MAX > 0xffffffffu
+  uint32_t reserved_lanes_; /* Not read: fills what would be trailing padding. */
 #endif
 } pyop_bridge_config;
 

@@ -506,6 +506,23 @@ typedef struct pyop_op_info {
    * output aliases an input.
    */
   const int32_t *output_alias;
+  /* ---- added with interpreter lanes (read only when struct_size covers it) */
+  /*
+   * Why this op's instances run serially in the main interpreter although
+   * the host asked for lanes (pyop_options.lanes): "" when they run in lanes
+   * or when no lanes were asked for. E.g. "lane 1: loading Python plugins
+   * failed: ImportError: module _ctypes does not support loading in
+   * subinterpreters" (its plugin's path element could not be imported in
+   * lane 1), or "Python 3.11 has no per-interpreter GIL (lanes need
+   * CPython 3.12 or later)".
+   */
+  const char *serial_reason;
+  /* The lanes its instances are placed in (round-robin), 0: serial, in the
+   * main interpreter under its GIL. */
+  uint32_t lanes;
+#if UINTPTR_MAX > 0xffffffffu
+  uint32_t reserved_; /* Not read: fills what would be trailing padding. */
+#endif
 } pyop_op_info;
 
 /* Whether info (of struct_size bytes) has member m. */
@@ -596,9 +613,38 @@ typedef struct pyop_options {
   bool strict_outputs;
   /* Not read: fills what would be trailing padding (see "Versioned structs"). */
   char reserved_[sizeof(size_t) - 2 * sizeof(bool)];
+  /* ---- added with interpreter lanes (read only when struct_size covers it) */
+  /*
+   * Interpreter lanes: run Python ops in parallel across host threads. 0
+   * (the default): every Python op runs in the one interpreter the bridge
+   * found or started, under its GIL, as before. 1..PYOP_MAX_LANES: on
+   * CPython 3.12+ (not free-threaded) the bridge also starts that many
+   * sub-interpreters with their own GIL, imports the plugins in each, and
+   * every op instance of an op that loads in all of them is placed in one
+   * lane for its life (round-robin; pyop_op_lane). An op whose plugin
+   * cannot be imported in a lane (an extension that refuses
+   * sub-interpreters: numpy, single-phase modules) stays serial in the main
+   * interpreter; pyop_op_info.lanes and .serial_reason say which and why.
+   * On a Python without per-interpreter GILs the load works as with 0, a
+   * warning names the reason and every op reports serial. Fixed while the
+   * bridge is open (as start_python). See docs/host-guide.md, "Python ops
+   * in parallel".
+   */
+  uint32_t lanes;
+#if UINTPTR_MAX > 0xffffffffu
+  /* Not read: fills what would be trailing padding (see "Versioned structs"). */
+  uint32_t reserved_lanes_;
+#define PYOP__OPTIONS_LANES_INIT , 0, 0
+#else
+#define PYOP__OPTIONS_LANES_INIT , 0
+#endif
 } pyop_options;
 
-#define PYOP_OPTIONS_INIT {sizeof(pyop_options), false, false, {0}}
+/* The largest pyop_options.lanes. */
+#define PYOP_MAX_LANES 64u
+
+#define PYOP_OPTIONS_INIT \
+  {sizeof(pyop_options), false, false, {0} PYOP__OPTIONS_LANES_INIT}
 
 /*
  * Sets the options of the next pyop_load. While ops are loaded it returns
@@ -683,6 +729,9 @@ PYOP_API void pyop_op_destroy(pyop_op *op);
 PYOP_API const pyop_op_info *pyop_op_get_info(const pyop_op *op);
 /* PYOP_CAP_* bits the instance supports. */
 PYOP_API uint32_t pyop_op_capabilities(const pyop_op *op);
+/* The interpreter lane the instance runs in for its life: 1..lanes, or 0
+ * for the main interpreter (serial ops, no lanes asked for, NULL). */
+PYOP_API uint32_t pyop_op_lane(const pyop_op *op);
 
 /*
  * Shape/dtype inference: inputs carry descriptions (data may be NULL); fills

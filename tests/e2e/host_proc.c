@@ -26,6 +26,9 @@
  *   fork         fork() while another thread runs an op: every call in the
  *                child fails at once with PYOP_EFORKED
  *   signals      a plugin's signal.signal is undone at unload and shutdown
+ *   subinterp    a host thread of a sub-interpreter (its PyGILState state is
+ *                that interpreter's, detached or attached) runs ops in the
+ *                plugin's interpreter
  * Cases (host_proc_start):
  *   shutdown_thread  load on one thread, pyop_shutdown on another
  *   plugin_thread    a plugin thread that never ends: shutdown completes and
@@ -473,6 +476,79 @@ static void case_gil_kept(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
   free(ops);
+}
+
+/* ------------------------------------------------ (issue 20) subinterp */
+
+/* SameInterp on one element: 1.0 when it ran in the plugin's interpreter,
+ * 0.0 in another; -1 when the call failed. */
+static float same_interp(pyop_op *op) {
+  float x[1] = {0}, y[1] = {-1};
+  pyop_tensor tx = f32_1d(x, 1), ty = f32_1d(y, 1);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT; /* y is the output */
+  int rc = pyop_op_execute(op, in, 1, &ty, 1, &ctx);
+  CHECK_RC(rc, PYOP_OK);
+  return rc == PYOP_OK ? y[0] : -1;
+}
+
+typedef struct sub_job {
+  pyop_op *op;
+  PyInterpreterState *sub;
+} sub_job;
+
+/* A host thread whose first thread state is the sub-interpreter's (so
+ * PyGILState knows that one): calls with it detached, then with it
+ * attached (the thread holds that interpreter's GIL), then once more. */
+static void *sub_thread(void *p) {
+  sub_job *j = p;
+  PyThreadState *ts = PyThreadState_New(j->sub);
+  REQUIRE(ts != NULL, "PyThreadState_New");
+  CHECK(PyGILState_GetThisThreadState() == ts, "the sub-interpreter's state is not the "
+        "thread's PyGILState state: the case tests nothing");
+  CHECK(same_interp(j->op) == 1.0f, "execute on a thread of a sub-interpreter ran in the "
+        "wrong interpreter");
+  PyEval_RestoreThread(ts);
+  CHECK(same_interp(j->op) == 1.0f, "execute with a sub-interpreter's state attached ran "
+        "in the wrong interpreter");
+  CHECK(PyThreadState_Get() == ts, "the sub-interpreter's state is not attached again");
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent();
+  CHECK(same_interp(j->op) == 1.0f, "execute after the sub-interpreter's state went");
+  return NULL;
+}
+
+/* Thread states per (thread, interpreter): a host that runs a
+ * sub-interpreter of its own on a thread calls ops from it. Before issue 20
+ * the bridge's PyGILState_Ensure attached the sub-interpreter's state and
+ * ran the plugin in the wrong interpreter (and waited for itself when that
+ * state was attached). */
+static void case_subinterp(void) {
+  char *dir = plugin_dir("interp");
+  set_opp_path(dir);
+  Py_InitializeEx(0);
+  PyThreadState *main_ts = PyThreadState_Get();
+  PyThreadState *sub_ts = Py_NewInterpreter();
+  REQUIRE(sub_ts != NULL, "Py_NewInterpreter");
+  PyInterpreterState *sub = PyThreadState_GetInterpreter(sub_ts);
+  PyThreadState_Swap(main_ts);
+  PyEval_SaveThread();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("SameInterp", NULL, 0, &op), PYOP_OK);
+  CHECK(same_interp(op) == 1.0f, "execute on the main thread");
+  sub_job job = {op, sub};
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, sub_thread, &job) == 0, "thread");
+  pthread_join(t, NULL);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(main_ts);
+  PyThreadState_Swap(sub_ts);
+  Py_EndInterpreter(sub_ts);
+  PyThreadState_Swap(main_ts);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  free(dir);
 }
 
 /* ---------------------------------------------------------- (15) fork */
@@ -947,6 +1023,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "gil_kept")) case_gil_kept();
   else if (!strcmp(c, "fork")) case_fork();
   else if (!strcmp(c, "signals")) case_signals();
+  else if (!strcmp(c, "subinterp")) case_subinterp();
 #else
   if (!strcmp(c, "shutdown_thread")) case_shutdown_thread();
   else if (!strcmp(c, "plugin_thread")) case_plugin_thread();

@@ -132,6 +132,44 @@ class CliMessagesTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, "pyop: list: PYOP_PYTHON=/no/such/python: no such Python\n")
 
+    def test_lanes_on_a_python_without_them(self):
+        """--lanes N (pyop_options.lanes) under the build's Python 3.11: the load
+        works as without lanes, one warning says why, and list/doctor show
+        every op serial with that reason; without --lanes nothing of it
+        shows. Out of range is libpyop's EINVAL."""
+        ver = subprocess.run([self.build_python, "-c",
+                              "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+        if tuple(int(x) for x in ver.split(".")) >= (3, 12):
+            self.skipTest("the build's Python %s has per-interpreter GILs" % ver)
+        why = ("Python %s has no per-interpreter GIL (lanes need CPython 3.12 or later)"
+               % ver)
+        r = self.pyop("--lanes", "2", "list")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("lanes: 2 asked for, but %s: every Python op runs serially in the "
+                      "main interpreter" % why, r.stderr)
+        self.assertEqual(r.stderr.count("lanes: 2 asked for"), 1, r.stderr)
+        self.assertIn("ScaledAdd(x, y; alpha: float = 1.0) -> z\n", r.stdout)
+        blocks = r.stdout.split("\n    capabilities: ")
+        self.assertGreater(len(blocks), 5)
+        self.assertEqual(r.stdout.count("    serial (main interpreter): %s\n" % why),
+                         len(blocks) - 1, r.stdout)
+        r = self.pyop("--lanes", "2", "list", "--json")
+        ops = json.loads(r.stdout)["ops"]
+        self.assertTrue(ops)
+        for op in ops:
+            self.assertEqual((op["lanes"], op["serial_reason"]), (0, why), op)
+        r = self.pyop("--lanes", "2", "doctor")
+        self.assertIn("  op ScaledAdd: serial (main interpreter): %s\n" % why, r.stdout)
+        plain = self.pyop("list", "--json")
+        for op in json.loads(plain.stdout)["ops"]:
+            self.assertEqual((op["lanes"], op["serial_reason"]), (0, None), op)
+        self.assertNotIn("lanes", plain.stderr)
+        self.assertNotIn("serial", self.pyop("list").stdout)
+        r = self.pyop("--lanes", "65", "list", "--json")
+        err = self.json_error(r, "PYOP_EINVAL")
+        self.assertIn("pyop_set_options: lanes 65 is out of range (0..64)", err["message"])
+
     def test_doctor_text(self):
         r = self.pyop("doctor", opp=self.ops + ":relative/ops")
         self.assertEqual(r.returncode, 0, r.stderr)

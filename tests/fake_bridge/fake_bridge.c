@@ -91,6 +91,14 @@ typedef struct holder {
   double alpha;
 } holder;
 
+#if defined(FAKE_LANES)
+/* pyop_options.lanes as set_config received it. */
+static uint32_t lanes_configured;
+/* Why FakeIdentity stays serial (tests/unit/test_lifecycle.c repeats it). */
+#define FAKE_LANES_REASON \
+  "lane 2: ImportError: module _fake does not support loading in subinterpreters"
+#endif
+
 static int fake_create_holder(void *ctx, const pyop_attr_view *attrs,
                               size_t n_attrs, void **out_holder) {
   (void)ctx;
@@ -111,6 +119,23 @@ static int fake_create_holder(void *ctx, const pyop_attr_view *attrs,
 }
 
 static void fake_destroy_holder(void *h) { free(h); }
+
+#if defined(FAKE_LANES)
+/* create_holder in a lane: logs "create_holder_in lane <n>" (the test
+ * checks libpyop's placement by it) and makes the holder. */
+static int fake_create_holder_in(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
+                                 uint32_t lane, void **out_holder) {
+  char line[64];
+  snprintf(line, sizeof line, "create_holder_in lane %u", (unsigned)lane);
+  say(PYOP_LOG_WARN, line);
+  if (lane > lanes_configured)
+    return fail(PYOP_EINVAL, "fake bridge: create_holder_in of a lane that does not exist");
+  return fake_create_holder(ctx, attrs, n_attrs, out_holder);
+}
+#define FAKE_CREATE_IN , fake_create_holder_in
+#else
+#define FAKE_CREATE_IN
+#endif
 
 /*
  * Failures on request, through the instance's alpha (every variant):
@@ -219,10 +244,10 @@ static int fake_execute(void *hp, const pyop_exec_args *args) {
 
 static const pyop_op_callbacks proto_callbacks = {
     sizeof(pyop_op_callbacks), fake_create_holder, fake_destroy_holder,
-    fake_infer_meta, NULL, NULL, NULL};
+    fake_infer_meta, NULL, NULL, NULL FAKE_CREATE_IN};
 static const pyop_op_callbacks impl_callbacks = {
     sizeof(pyop_op_callbacks), fake_create_holder, fake_destroy_holder,
-    NULL, fake_execute, NULL, NULL};
+    NULL, fake_execute, NULL, NULL FAKE_CREATE_IN};
 
 /* ------------------------------------------------------- descriptors */
 
@@ -284,6 +309,9 @@ FAKE_MAYBE_UNUSED static int add_fake_add(const pyop_registrar *r, const char *o
   p.n_attrs = 1;
   p.ctx = NULL;
   p.callbacks = &proto_callbacks;
+#if defined(FAKE_LANES)
+  p.lanes = lanes_configured; /* FakeAdd loads in every lane */
+#endif
   int rc = r->add_proto(r->ctx, &p);
   if (rc != PYOP_OK) return rc;
 
@@ -297,6 +325,9 @@ FAKE_MAYBE_UNUSED static int add_fake_add(const pyop_registrar *r, const char *o
   im.caps = PYOP_CAP_EXECUTE;
   im.ctx = NULL;
   im.callbacks = &impl_callbacks;
+#if defined(FAKE_LANES)
+  im.lanes = lanes_configured;
+#endif
   return r->add_impl(r->ctx, &im);
 }
 
@@ -318,6 +349,10 @@ FAKE_MAYBE_UNUSED static int add_identity(const pyop_registrar *r, const char *o
   p.outputs = outputs;
   p.n_outputs = 1;
   p.callbacks = &proto_callbacks;
+#if defined(FAKE_LANES)
+  /* FakeIdentity's plugin fails in lane 2: it stays serial. */
+  if (lanes_configured) p.serial_reason = S(FAKE_LANES_REASON);
+#endif
   return r->add_proto(r->ctx, &p);
 }
 
@@ -332,6 +367,9 @@ static int fake_set_config(const pyop_bridge_config *config) {
   if (n >= sizeof artifact_dir) n = sizeof artifact_dir - 1;
   if (n) memcpy(artifact_dir, config->artifact_dir.data, n);
   artifact_dir[n] = '\0';
+#if defined(FAKE_LANES)
+  lanes_configured = config->lanes;
+#endif
 #if defined(FAKE_CONFIG_FAIL)
   return fail(PYOP_EPYTHON, "fake bridge " FAKE_VARIANT_NAME
                            ": cannot start the interpreter (configuration "

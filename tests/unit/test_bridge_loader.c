@@ -38,7 +38,7 @@ static int teardown(void **state) {
 static int find_and_load(const char *root, pyop__candidates *c, pyop__bridge *b) {
   pyop__artifacts_set_root(root);
   assert_int_equal(pyop__candidates_find(&key, c), PYOP_OK);
-  return pyop__bridge_load(c, 0, b);
+  return pyop__bridge_load(c, 0, 0, b);
 }
 
 static const pyop__candidate *cand(const pyop__candidates *c, const char *root,
@@ -554,7 +554,7 @@ static int sweep_fn(void *user) {
   pyop__bridge b;
   int rc = pyop__candidates_find(&key, &c);
   if (rc == PYOP_OK) {
-    rc = pyop__bridge_load(&c, 0, &b);
+    rc = pyop__bridge_load(&c, 0, 0, &b);
     if (rc == PYOP_OK) pyop__bridge_close(&b);
     pyop__candidates_free(&c);
   }

@@ -378,6 +378,68 @@ static void test_caps_callbacks(void **state) {
   REJECT_IMPL(&f, "infer_meta is set");
 }
 
+static int cb_create_in(void *c, const pyop_attr_view *a, size_t n, uint32_t lane, void **o) {
+  (void)lane;
+  return cb_create(c, a, n, o);
+}
+
+/* ABI 1.6 lanes members: range, reason rules, create_holder_in needed;
+ * kept by the copy; an older view runs serially with no reason. */
+static void test_lanes_members(void **state) {
+  (void)state;
+  fx f;
+  pyop_op_callbacks cb = proto_cbs;
+  cb.create_holder_in = cb_create_in;
+  fx_init(&f);
+  f.p.lanes = 2;
+  REJECT_PROTO(&f, "prototype", "lanes: 2 but callbacks have no create_holder_in");
+  f.p.callbacks = &cb;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  f.p.lanes = PYOP_MAX_LANES + 1;
+  REJECT_PROTO(&f, "lanes: 65 is out of range (0..64)");
+  f.p.lanes = 2;
+  f.p.serial_reason = S("lane 1: ImportError");
+  REJECT_PROTO(&f, "lanes: 2 with a serial_reason");
+  f.p.lanes = 0;
+  f.p.serial_reason = S("line\nbreak");
+  REJECT_PROTO(&f, "serial_reason: control character");
+  f.p.serial_reason = (pyop_str){NULL, 3};
+  REJECT_PROTO(&f, "serial_reason");
+  f.p.serial_reason = S("lane 1: ImportError");
+  pyop__proto *p;
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_string_equal(p->serial_reason, "lane 1: ImportError");
+  assert_int_equal(p->lanes, 0);
+  pyop__proto_free(p);
+  f.p.serial_reason = (pyop_str){NULL, 0};
+  f.p.lanes = 3;
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_string_equal(p->serial_reason, "");
+  assert_int_equal(p->lanes, 3);
+  pyop__proto_free(p);
+  /* A 1.5 view: the members are not read. */
+  f.p.struct_size = offsetof(pyop_proto_view, serial_reason);
+  f.p.lanes = 99;
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_int_equal(p->lanes, 0);
+  assert_string_equal(p->serial_reason, "");
+  pyop__proto_free(p);
+
+  fx_init(&f);
+  f.i.lanes = 1;
+  REJECT_IMPL(&f, "implementation", "lanes: 1 but callbacks have no create_holder_in");
+  pyop_op_callbacks icb = impl_cbs;
+  icb.create_holder_in = cb_create_in;
+  f.i.callbacks = &icb;
+  pyop__impl *im;
+  assert_int_equal(pyop__impl_copy(&f.i, &im), PYOP_OK);
+  assert_int_equal(im->lanes, 1);
+  pyop__impl_free(im);
+  f.i.lanes = 0;
+  f.i.serial_reason = S("x\001");
+  REJECT_IMPL(&f, "serial_reason: control character");
+}
+
 static void test_deep_copy(void **state) {
   (void)state;
   fx f;
@@ -652,6 +714,7 @@ int main(void) {
       cmocka_unit_test(test_kinds_counts),
       cmocka_unit_test(test_attr_types_defaults),
       cmocka_unit_test(test_caps_callbacks),
+      cmocka_unit_test(test_lanes_members),
       cmocka_unit_test(test_deep_copy),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),

@@ -486,6 +486,117 @@ static void test_old_minor_bridge(void **state) {
   expect_ops("");
 }
 
+/* An instance of FakeAdd (LANES variant: it runs in lanes), its lane. */
+static uint32_t lane_of_new_instance(pyop_op **op) {
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, op), PYOP_OK);
+  return pyop_op_lane(*op);
+}
+
+/*
+ * pyop_options.lanes: range-checked, fixed while the bridge is open, handed
+ * to set_config (ABI 1.6). An op whose descriptors all run in lanes reports
+ * them, its instances are placed round-robin (both holders made with
+ * create_holder_in in the instance's lane); one whose plugin failed in a
+ * lane reports serial with the bridge's reason and runs in the main
+ * interpreter (create_holder). Without lanes nothing of this shows; a
+ * bridge older than 1.6 gets every op serial with the reason libpyop gives.
+ * An old caller (struct_size before lanes) gets lanes 0.
+ */
+static void test_lanes(void **state) {
+  (void)state;
+  use_variant("LANES");
+  pyop_options o = PYOP_OPTIONS_INIT;
+  assert_int_equal(o.lanes, 0);
+  o.lanes = PYOP_MAX_LANES + 1;
+  expect_error(pyop_set_options(&o), PYOP_EINVAL,
+               "pyop_set_options: lanes 65 is out of range (0..64)");
+  o.lanes = 3;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_true(PYOP_OP_INFO_HAS(info, lanes));
+  assert_int_equal(info->lanes, 3);
+  assert_string_equal(info->serial_reason, "");
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_get("FakeIdentity", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 0);
+  assert_string_equal(info->serial_reason,
+                      "lane 2: ImportError: module _fake does not support loading in "
+                      "subinterpreters");
+  pyop_op_info_release(info);
+  /* Round-robin: four instances take three lanes and start over. */
+  pyop_op *ops[4];
+  uint32_t seen[4];
+  log_reset();
+  for (int i = 0; i < 4; i++) seen[i] = lane_of_new_instance(&ops[i]);
+  for (int i = 0; i < 3; i++) {
+    assert_in_range(seen[i], 1, 3);
+    for (int j = 0; j < i; j++) assert_int_not_equal(seen[i], seen[j]);
+  }
+  assert_int_equal(seen[3], seen[0]);
+  char want[128];
+  snprintf(want, sizeof want,
+           "bridge: create_holder_in lane %u\nlibpyop: warn: bridge: create_holder_in lane %u\n",
+           (unsigned)seen[1], (unsigned)seen[1]); /* prototype's and implementation's */
+  assert_non_null(strstr(log_buf, want));
+  float x[2] = {1, 2}, y[2] = {10, 20}, z[2] = {0, 0};
+  pyop_tensor tx = {x, PYOP_DTYPE_FLOAT32, 0, 1, 0, {2}, sizeof x};
+  pyop_tensor ty = tx, tz = tx;
+  ty.data = y;
+  tz.data = z;
+  pyop_tensor_list in[2] = {{&tx, 1}, {&ty, 1}};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_execute(ops[2], in, 2, &tz, 1, &ctx), PYOP_OK);
+  assert_true(z[1] == 22.0f);
+  for (int i = 0; i < 4; i++) pyop_op_destroy(ops[i]);
+  pyop_op *serial;
+  log_reset();
+  assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &serial), PYOP_OK);
+  assert_int_equal(pyop_op_lane(serial), 0);
+  assert_null(strstr(log_buf, "create_holder_in"));
+  pyop_op_destroy(serial);
+  assert_int_equal(pyop_op_lane(NULL), 0);
+  /* Fixed while the bridge stays open. */
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  o.lanes = 2;
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "pyop_set_options: lanes cannot change to 2 while the bridge stays open (it "
+               "was loaded with lanes 3); call pyop_shutdown first");
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* An old caller: the member it lacks is 0, and nothing runs in lanes. */
+  o.lanes = 5;
+  o.struct_size = PYOP_MEMBER_END(pyop_options, reserved_);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 0);
+  assert_string_equal(info->serial_reason, "");
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &serial), PYOP_OK);
+  assert_int_equal(pyop_op_lane(serial), 0);
+  pyop_op_destroy(serial);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* A bridge of ABI 1.0: lanes asked for, every op serial, libpyop says why. */
+  use_variant("OLD_MINOR");
+  o = (pyop_options)PYOP_OPTIONS_INIT;
+  o.lanes = 2;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_non_null(strstr(log_buf, "lanes: 2 asked for, but the bridge "));
+  assert_non_null(strstr(log_buf, "speaks ABI 1.0 (lanes need 1.6): every Python op runs "
+                                  "serially in the main interpreter"));
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 0);
+  assert_string_equal(info->serial_reason,
+                      "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)");
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  o.lanes = 0;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+}
+
 /*
  * The host finalized the interpreter the ops live in and started a new one
  * (the bridge, ABI 1.5, says so: PYOP_FAKE_PYTHON_GONE). pyop_load never
@@ -811,7 +922,8 @@ static void test_exec_ctx_versions(void **state) {
   assert_int_equal(sizeof(pyop_exec_ctx),
                    PYOP_MEMBER_END(pyop_exec_ctx, flags) +
                        (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
-  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, reserved_));
+  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, lanes) +
+                                             (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
 }
 
 /* pyop_runtime_key: exact fit, one byte short, empty buffer, no Python. */
@@ -1593,6 +1705,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_initialised, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge, setup, teardown),
       cmocka_unit_test_setup_teardown(test_old_minor_bridge, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_interpreter_lost, setup, teardown),
       cmocka_unit_test_setup_teardown(test_register_fail_halfway, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),

@@ -111,7 +111,9 @@ class OpInfo(ctypes.Structure):
                 ("attrs", ctypes.POINTER(AttrInfo)), ("n_attrs", ctypes.c_size_t),
                 ("capabilities", ctypes.c_uint32),
                 ("input_flags", ctypes.POINTER(ctypes.c_uint32)),
-                ("output_alias", ctypes.POINTER(ctypes.c_int32))]
+                ("output_alias", ctypes.POINTER(ctypes.c_int32)),
+                ("serial_reason", ctypes.c_char_p), ("lanes", ctypes.c_uint32),
+                ("reserved_", ctypes.c_uint32)]
 
 
 ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
@@ -120,6 +122,13 @@ ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
 
 ALLOC_WORKSPACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64,
                                    ctypes.POINTER(ctypes.c_void_p))
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("start_python", ctypes.c_bool),
+                ("strict_outputs", ctypes.c_bool),
+                ("reserved_", ctypes.c_char * (ctypes.sizeof(ctypes.c_size_t) - 2)),
+                ("lanes", ctypes.c_uint32), ("reserved_lanes_", ctypes.c_uint32)]
 
 
 class ExecCtx(ctypes.Structure):
@@ -154,6 +163,7 @@ class Lib:
         c.pyop_last_error.restype = ctypes.c_char_p
         c.pyop_last_status.restype = ctypes.c_int
         c.pyop_op_get.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.POINTER(OpInfo))]
+        c.pyop_set_options.argtypes = [ctypes.POINTER(Options)]
         c.pyop_op_info_release.argtypes = [ctypes.POINTER(OpInfo)]
         c.pyop_register_host_prototype.argtypes = [ctypes.POINTER(OpInfo)]
         c.pyop_op_list.argtypes = [ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)),
@@ -203,6 +213,12 @@ class Lib:
 
     def load(self):
         self.check("pyop_load", self.c.pyop_load())
+
+    def set_lanes(self, n):
+        """pyop_options.lanes = n for the next load (the other options at
+        their defaults)."""
+        o = Options(ctypes.sizeof(Options), False, False, b"", n, 0)
+        self.check("pyop_set_options", self.c.pyop_set_options(ctypes.byref(o)))
 
     def shutdown(self):
         self.c.pyop_shutdown()
@@ -302,6 +318,8 @@ def info_to_dict(i):
                    else attr_value_to_py(i.attrs[k].default_value)}
                   for k in range(i.n_attrs)],
         "capabilities": [name for bit, name in CAPS if i.capabilities & bit],
+        "lanes": i.lanes,
+        "serial_reason": _s(i.serial_reason) or None,
     }
 
 

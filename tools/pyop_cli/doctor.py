@@ -11,6 +11,7 @@ from . import config
 from .binding import HostHooks, LOG_HOOK
 from .errors import CliError
 from .host import ge_status_lines, _same_file
+from .list import lanes_line
 from .plugins import loaded_impls, PENDING_HINT
 from .values import dump_json
 
@@ -196,6 +197,8 @@ def doctor_report(lib):
     if load["status"] == "ok":
         impls = _impl_notes(load["ops"])
         infos = [lib.op_info(t) for t in load["ops"]]
+        rep["lanes"] = [{k: i[k] for k in ("op_type", "lanes", "serial_reason")}
+                        for i in infos if lanes_line(i)]
         for p in plugins:
             p.update(verdict="ok", ops=[], error=None)
         for i in infos:
@@ -273,6 +276,8 @@ def print_doctor(rep):
     load = rep["load"]
     if load["status"] == "ok":
         print("load: ok, %d ops registered" % len(load["ops"]))
+        for i in rep.get("lanes", []):
+            print("  op %s: %s" % (i["op_type"], lanes_line(i)))
     else:
         print("load: FAILED (%s)" % load["status"])
         for line in load["error"]["message"].splitlines():

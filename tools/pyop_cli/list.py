@@ -35,6 +35,9 @@ def cmd_list(lib, args):
         print("    prototype: %s (%s)" % (src, op["proto_key"]))
         if op["impl_key"]:
             print("    implementation: %s (%s)" % (op["impl_source"], op["impl_key"]))
+        line = lanes_line(op)
+        if line:
+            print("    " + line)
     for i in pending:
         print("%s: implementation %s" % (i["op_type"], PENDING_HINT))
         print("    capabilities: %s" % (", ".join(i["capabilities"]) or "none"))
@@ -59,3 +62,13 @@ def signature_line(op):
                      for o in op["outputs"])
     return "%s(%s%s)%s" % (op["op_type"], ins, ("; " + attrs) if attrs else "",
                            " -> " + outs if outs else "")
+
+
+def lanes_line(op):
+    """How the op runs when lanes were asked for (--lanes): "parallel: N
+    lanes", or "serial (main interpreter): <why>"; None without lanes."""
+    if op["lanes"]:
+        return "parallel: %d lanes" % op["lanes"]
+    if op["serial_reason"]:
+        return "serial (main interpreter): %s" % op["serial_reason"]
+    return None

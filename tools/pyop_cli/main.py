@@ -100,6 +100,9 @@ def _main(argv, command):
     as_json = "--json" in argv
     ap = _Parser(prog="pyop", description=sys.modules[__package__].__doc__.split("\n\n")[0])
     ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
+    ap.add_argument("--lanes", type=_count(0), default=0, metavar="N",
+                    help="load with N interpreter lanes (pyop_options.lanes): list and "
+                         "doctor say which ops run in parallel and why others do not")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")
@@ -157,6 +160,8 @@ def _main(argv, command):
     handlers = {"doctor": cmd_doctor, "list": cmd_list, "check": cmd_check,
                 "run": cmd_run, "bench": cmd_bench}
     try:
+        if args.lanes:
+            lib.set_lanes(args.lanes)
         # Before any load, as a GE-style engine registers its REG_OPs.
         args.proto_files = register_protos(lib, getattr(args, "proto", None))
         return handlers[args.command](lib, args)

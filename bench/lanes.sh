@@ -1,0 +1,46 @@
+#!/bin/sh
+# Row 10-lanes (bench/README.md): interpreter lanes need CPython 3.12+, the
+# build's default Python is 3.11. For each pyenv 3.12+ (GIL build, shared
+# libpython) this builds libpyop with it as the default Python (or reuses
+# PYOP_LANES_TREE_ROOT/py<ver>, e.g. build/rel/tests/lanes/tree from the
+# lanes.real test), builds bench/bench_lanes.c and prints:
+#   10-lanes    2 threads, one instance each, in 2 lanes / 1 thread   target >= 1.6x
+#               while the C control reaches >= 1.8x (else: machine busy)
+#   10-shared   the same with one shared GIL (no lanes)               info
+#   10-single   1 thread in a lane / 1 thread without lanes (ns/call) target <= 1.1x
+# Numbers, not pass/fail; exit 0 when everything ran, 77 when no such Python.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+trees=${PYOP_LANES_TREE_ROOT:-$root/build/bench-lanes}
+pyroot=${PYENV_ROOT:-${HOME:-/root}/.pyenv}
+found=0
+for exe in "$pyroot"/versions/3.1[2-9]*/bin/python3.1[2-9]; do
+  [ -x "$exe" ] || continue
+  "$exe" -c 'import sys, sysconfig; sys.exit(0 if sys.version_info >= (3, 12) and not sysconfig.get_config_var("Py_GIL_DISABLED") and (sysconfig.get_config_var("LDLIBRARY") or "").endswith(".so") else 1)' 2>/dev/null || continue
+  found=1
+  ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  tree=$trees/py$ver
+  if [ ! -f "$tree/lib/libpyop.so" ]; then
+    mkdir -p "$trees"
+    cmake -S "$root" -B "$tree" -DPYOP_PYTHONS="$exe" -DBUILD_TESTING=OFF \
+      -DCMAKE_BUILD_TYPE=Release >"$tree.log" 2>&1 &&
+      cmake --build "$tree" -j2 --target pyop pyop_bridges >>"$tree.log" 2>&1 ||
+      { tail -30 "$tree.log"; exit 1; }
+  fi
+  cc -std=c11 -O2 -I"$root/include" -I"$tree/include" "$root/bench/bench_lanes.c" \
+    -o "$tree/bench_lanes" -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  b=$tree/bench_lanes plugins=$root/tests/lanes/plugins/pure
+  set -- $("$b" lanes "$plugins")
+  lanes_min=$2 lanes_med=$3 ctl_min=$5 ctl_med=$6
+  verdict=$(awk -v r="$lanes_min" -v c="$ctl_min" 'BEGIN {
+    if (c < 1.8) printf "machine busy (C control %.2fx < 1.8x)", c;
+    else if (r >= 1.6) print "met"; else print "NOT MET" }')
+  echo "Python $ver row 10-lanes: min ${lanes_min}x median ${lanes_med}x (C control min ${ctl_min}x median ${ctl_med}x), >= 1.6x: $verdict"
+  set -- $("$b" shared "$plugins")
+  echo "Python $ver row 10-shared (one GIL): min $2x median $3x (C control min $5x median $6x): info"
+  set -- $("$b" single "$plugins" lanes); in_lane=$2
+  set -- $("$b" single "$plugins"); plain=$2
+  awk -v a="$in_lane" -v b="$plain" -v v="$ver" 'BEGIN {
+    r = a / b; printf "Python %s row 10-single: %s ns/call in a lane / %s ns/call without lanes = %.3fx, <= 1.1x: %s\n", v, a, b, r, (r <= 1.1 ? "met" : "NOT MET") }'
+done
+[ "$found" = 1 ] || { echo "skip: no CPython 3.12+ (GIL build) with a shared libpython"; exit 77; }

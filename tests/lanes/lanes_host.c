@@ -1,0 +1,339 @@
+/*
+ * Interpreter lanes with the real bridge (issue 20): a C host without
+ * Python (pyop_options.start_python) of a libpyop whose default Python is
+ * CPython 3.12 or later, built by tests/lanes/run.sh.
+ *
+ * Cases (argv[1]); LANES_PLUGINS is tests/lanes/plugins:
+ *   basic      2 lanes: Scale and Lane run in lanes (op info, pyop_op_lane
+ *              round-robin, each instance in its own interpreter with its
+ *              own module state), Refused (an extension that refuses
+ *              sub-interpreters) stays serial with the reason; unload,
+ *              reload, shutdown, load again
+ *   threads    4 host threads on 8 instances over 3 lanes, results checked
+ *   one_lane   a plugin that fails in one lane only fails the load, naming
+ *              the lane, the plugin and the error; the registry stays empty
+ *              and a load without it works
+ *   hooks      a host allocator that calls back into libpyop (a lookup and
+ *              another op's execute, in another lane) from inside a lane
+ *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
+ *              the reason on 3.12 (_ctypes)
+ *   asyncio    a plugin importing asyncio in lanes; shutdown from another
+ *              thread, twice, with nothing on stderr (run.sh checks)
+ *   refusals   os.fork() and daemon threads raise RuntimeError in a lane
+ */
+#include "../e2e/e2e_util.h"
+
+#include <pthread.h>
+
+#if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
+#error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
+#endif
+
+static void load_with_lanes(uint32_t n, const char *opp) {
+  set_opp_path(opp);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.lanes = n;
+  CHECK_RC(pyop_set_options(&o), PYOP_OK);
+}
+
+/* Runs op on x[0..n) into y (allocated by libpyop's caller: us). */
+static int run(pyop_op *op, const float *x, float *y, int64_t n) {
+  pyop_tensor tx = f32_1d((float *)x, n), ty = f32_1d(y, n);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  return pyop_op_execute(op, in, 1, &ty, 1, &ctx);
+}
+
+static void expect_info(const char *op_type, uint32_t lanes, const char *reason_part) {
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get(op_type, &info), PYOP_OK);
+  if (info == NULL)
+    return;
+  CHECK(info->lanes == lanes, "%s: lanes %u, expected %u (reason: %s)", op_type,
+        (unsigned)info->lanes, (unsigned)lanes, info->serial_reason);
+  if (reason_part == NULL)
+    CHECK(info->serial_reason[0] == '\0', "%s: serial_reason \"%s\"", op_type,
+          info->serial_reason);
+  else
+    CHECK(strstr(info->serial_reason, reason_part) != NULL,
+          "%s: serial_reason \"%s\" lacks \"%s\"", op_type, info->serial_reason, reason_part);
+  pyop_op_info_release(info);
+}
+
+static void case_basic(void) {
+  char *opp = xasprintf("%s/pure:%s/refused", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    expect_info("Scale", 2, NULL);
+    expect_info("Lane", 2, NULL);
+    expect_info("Refused", 0, "does not support loading in subinterpreters");
+    expect_info("Refused", 0, "lane 1: ");
+    pyop_op *lane[4];
+    float ids[4];
+    for (int i = 0; i < 4; i++) {
+      REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &lane[i]), PYOP_OK);
+      float x[2] = {0, 0}, y[2] = {-1, -1};
+      CHECK_RC(run(lane[i], x, y, 2), PYOP_OK);
+      CHECK(y[0] == 1.0f, "instance %d: module state imported %g times in its interpreter",
+            i, y[0]);
+      ids[i] = y[1];
+      CHECK(ids[i] != 0.0f, "instance %d ran in the main interpreter", i);
+    }
+    CHECK(pyop_op_lane(lane[0]) != pyop_op_lane(lane[1]), "two instances in one lane");
+    CHECK(pyop_op_lane(lane[0]) == pyop_op_lane(lane[2]), "round-robin over 2 lanes");
+    CHECK(ids[0] != ids[1] && ids[0] == ids[2] && ids[1] == ids[3],
+          "instances of a lane run in its interpreter: %g %g %g %g", ids[0], ids[1], ids[2],
+          ids[3]);
+    for (int i = 0; i < 4; i++)
+      pyop_op_destroy(lane[i]);
+    pyop_op *r = NULL;
+    REQUIRE_RC(pyop_op_create("Refused", NULL, 0, &r), PYOP_OK);
+    CHECK(pyop_op_lane(r) == 0, "a serial op placed in lane %u", (unsigned)pyop_op_lane(r));
+    float x[3] = {1, 2, 3}, y[3] = {0, 0, 0};
+    CHECK_RC(run(r, x, y, 3), PYOP_OK);
+    CHECK(y[2] == 3.0f, "Refused: y[2] = %g", y[2]);
+    pyop_op_destroy(r);
+    CHECK_RC(pyop_unload(), PYOP_OK);
+    CHECK_LIST("");
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* lanes start again */
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+typedef struct job {
+  pyop_op **ops;
+  int n_ops;
+  int first;
+  int iters;
+  atomic_int bad;
+} job;
+
+static void *worker(void *p) {
+  job *j = p;
+  float x[64], y[64];
+  for (int i = 0; i < 64; i++)
+    x[i] = (float)i;
+  for (int it = 0; it < j->iters; it++) {
+    pyop_op *op = j->ops[(j->first + it) % j->n_ops];
+    memset(y, 0, sizeof y);
+    if (run(op, x, y, 64) != PYOP_OK || y[63] != 126.0f)
+      atomic_fetch_add(&j->bad, 1);
+  }
+  return NULL;
+}
+
+static void case_threads(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(3, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *ops[8];
+  for (int i = 0; i < 8; i++)
+    REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &ops[i]), PYOP_OK);
+  pthread_t t[4];
+  job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (job){ops, 8, i, 300, 0};
+    REQUIRE(pthread_create(&t[i], NULL, worker, &jobs[i]) == 0, "thread");
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHECK(atomic_load(&jobs[i].bad) == 0, "thread %d: %d wrong results", i,
+          atomic_load(&jobs[i].bad));
+  }
+  for (int i = 0; i < 8; i++)
+    pyop_op_destroy(ops[i]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+static void case_one_lane(void) {
+  char *dir = make_temp_dir("lanes-counter");
+  char *counter = path_join(dir, "count");
+  setenv("PYOP_TEST_COUNTER_FILE", counter, 1);
+  char *opp = xasprintf("%s/pure:%s/counter", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("lane 2: loading the plugins of ");
+  CHECK_ERR_HAS("/counter failed (every lane must load what the main interpreter does)");
+  CHECK_ERR_HAS("RuntimeError: this plugin fails in its second interpreter (import 2)");
+  CHECK_ERR_HAS("per_process.py");
+  CHECK_LIST("");
+  unsetenv("PYOP_TEST_COUNTER_FILE");
+  CHECK_RC(pyop_load(), PYOP_OK); /* without the counter it loads in every lane */
+  expect_info("Counted", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  remove_tree(dir);
+  free(dir);
+  free(counter);
+  free(opp);
+}
+
+/* The allocator of Scale's output runs the Lane op of another instance
+ * (placed in the other lane) and looks an op up: libpyop called back from
+ * inside a lane's execute. */
+typedef struct hook_user {
+  pyop_op *other;
+  int rc;
+  float id;
+  float buf[64];
+} hook_user;
+
+static int hook_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)index;
+  hook_user *u = user;
+  const pyop_op_info *info = NULL;
+  if (pyop_op_get("Scale", &info) == PYOP_OK)
+    pyop_op_info_release(info);
+  float x[2] = {0, 0}, y[2] = {-1, -1};
+  u->rc = run(u->other, x, y, 2);
+  u->id = y[1];
+  t->data = u->buf;
+  return 0;
+}
+
+static void case_hooks(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *scale = NULL, *other = NULL, *same = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &scale), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &other), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &same), PYOP_OK);
+  CHECK(pyop_op_lane(scale) != pyop_op_lane(other), "placement");
+  CHECK(pyop_op_lane(scale) == pyop_op_lane(same), "placement");
+  for (int k = 0; k < 2; k++) {
+    hook_user u = {k ? same : other, -1, 0, {0}};
+    float x[4] = {1, 2, 3, 4};
+    pyop_tensor tx = f32_1d(x, 4);
+    pyop_tensor_list in[1] = {one(&tx)};
+    pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+    ctx.user = &u;
+    ctx.alloc_output = hook_alloc;
+    pyop_tensor out[1];
+    memset(out, 0, sizeof out);
+    CHECK_RC(pyop_op_execute(scale, in, 1, out, 1, &ctx), PYOP_OK);
+    CHECK(u.rc == PYOP_OK, "the op run from the hook: %s", pyop_status_name(u.rc));
+    CHECK(u.id != 0.0f, "the op run from the hook ran in the main interpreter");
+    CHECK(u.buf[3] == 8.0f, "Scale's output: %g", u.buf[3]);
+  }
+  pyop_op_destroy(scale);
+  pyop_op_destroy(other);
+  pyop_op_destroy(same);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* GE plugins (tests/ge/plugins: the ge package, ctypes views) in 2 lanes:
+ * on 3.13 every op runs in lanes and GeScaledAdd computes in one; on 3.12,
+ * whose _ctypes refuses such interpreters, every op stays serial and says
+ * why. */
+static void case_ge(void) {
+  load_with_lanes(2, LANES_GE_PLUGINS);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  bool py313 = strstr(Py_VERSION_FOR_TEST, "3.12") == NULL;
+  if (py313)
+    expect_info("GeScaledAdd", 2, NULL);
+  else
+    expect_info("GeScaledAdd", 0, "module _ctypes does not support loading in subinterpreters");
+  pyop_attr alpha = attr_float("alpha", 3.0);
+  for (int k = 0; k < 3; k++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("GeScaledAdd", &alpha, 1, &op), PYOP_OK);
+    CHECK(py313 ? pyop_op_lane(op) != 0 : pyop_op_lane(op) == 0, "instance %d in lane %u", k,
+          (unsigned)pyop_op_lane(op));
+    float x[3] = {1, 2, 3}, y[3] = {1, 1, 1}, z[3] = {0, 0, 0};
+    pyop_tensor tx = f32_1d(x, 3), ty = f32_1d(y, 3), tz = f32_1d(z, 3);
+    pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+    pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+    CHECK_RC(pyop_op_execute(op, in, 2, &tz, 1, &ctx), PYOP_OK);
+    CHECK(z[0] == 4.0f && z[2] == 6.0f, "GeScaledAdd: z = %g %g %g", z[0], z[1], z[2]);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+static void *shutdown_thread(void *p) {
+  (void)p;
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  return NULL;
+}
+
+/* A plugin that imports asyncio runs in lanes on 3.13; 3.12 refuses
+ * asyncio in a lane (it cannot end such an interpreter), so there the op
+ * stays serial and says why. The lanes end from another thread than the
+ * one that started them, and start again (run.sh fails the case on any
+ * "Exception ignored" or fatal error on stderr). */
+static void case_asyncio(void) {
+  char *opp = xasprintf("%s/asyncio_user:%s/pure", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    if (py312)
+      expect_info("AsyncioUser", 0, "asyncio is refused in an interpreter lane on Python 3.12");
+    else
+      expect_info("AsyncioUser", 2, NULL);
+    expect_info("Scale", 2, NULL);
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("AsyncioUser", NULL, 0, &op), PYOP_OK);
+    float x[2] = {5, 6}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 6.0f, "y[1] = %g", y[1]);
+    pyop_op_destroy(op);
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, shutdown_thread, NULL) == 0, "thread");
+    pthread_join(t, NULL);
+  }
+  free(opp);
+}
+
+/* What CPython refuses in a lane: os.fork() and daemon threads raise
+ * RuntimeError in a plugin's execute there. */
+static void case_refusals(void) {
+  char *opp = xasprintf("%s/refusals", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Refusals", 1, NULL);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Refusals", NULL, 0, &op), PYOP_OK);
+  float x[3] = {0, 0, 0}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(op, x, y, 3), PYOP_OK);
+  CHECK(y[2] == 0.0f, "the instance ran in the main interpreter");
+  CHECK(y[0] == 1.0f, "os.fork() was not refused in a lane");
+  CHECK(y[1] == 1.0f, "a daemon thread was not refused in a lane");
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals\n", argv[0]);
+    return 2;
+  }
+  e2e_case = argv[1];
+  if (!strcmp(argv[1], "basic"))
+    case_basic();
+  else if (!strcmp(argv[1], "threads"))
+    case_threads();
+  else if (!strcmp(argv[1], "one_lane"))
+    case_one_lane();
+  else if (!strcmp(argv[1], "hooks"))
+    case_hooks();
+  else if (!strcmp(argv[1], "ge"))
+    case_ge();
+  else if (!strcmp(argv[1], "asyncio"))
+    case_asyncio();
+  else if (!strcmp(argv[1], "refusals"))
+    case_refusals();
+  else {
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+  }
+  return e2e_finish();
+}

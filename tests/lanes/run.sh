@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# run.sh SOURCE_DIR WORK_DIR CMAKE C_COMPILER [CMAKE_ARGS...]
+#
+# Interpreter lanes need CPython 3.12+ (issue 20; docs/host-guide.md "Python
+# ops in parallel"), and the build's default Python is Debian's 3.11. For
+# each pyenv CPython 3.12 or later with headers and a shared libpython, this
+# builds libpyop with that Python as its default (-DPYOP_PYTHONS; the extra
+# CMAKE_ARGS carry the sanitizer options of the calling build), compiles
+# tests/lanes/lanes_host.c against it (a C host without Python:
+# start_python starts that one) and runs every case. Exit 77 (skipped) when
+# no such Python is installed.
+set -euo pipefail
+src=$1 work=$2 cmake=$3 cc=$4
+shift 4
+root=${PYENV_ROOT:-${HOME:-/root}/.pyenv}
+pys=()
+for exe in "$root"/versions/3.1[2-9]*/bin/python3.1[2-9]; do
+  [ -x "$exe" ] || continue
+  "$exe" -c 'import sys, sysconfig, os
+ok = sys.version_info >= (3, 12) and not sysconfig.get_config_var("Py_GIL_DISABLED")
+inc = os.path.join(sysconfig.get_paths()["include"], "Python.h")
+lib = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("LDLIBRARY") or "")
+sys.exit(0 if ok and os.path.exists(inc) and lib.endswith(".so") and os.path.exists(lib) else 1)' \
+    2>/dev/null || continue
+  pys+=("$exe")
+done
+if ((${#pys[@]} == 0)); then
+  echo "skip: no CPython 3.12+ (GIL build) with headers and a shared libpython"
+  exit 77
+fi
+mkdir -p "$work"
+cases=(basic threads one_lane hooks ge asyncio refusals)
+[ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
+for exe in "${pys[@]}"; do
+  ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  tree=$work/py$ver
+  echo "--- $exe: building libpyop with it as the default Python in $tree"
+  "$cmake" -S "$src" -B "$tree" -DPYOP_PYTHONS="$exe" -DBUILD_TESTING=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" "$@" >"$tree.log" 2>&1 ||
+    { cat "$tree.log"; exit 1; }
+  "$cmake" --build "$tree" -j2 --target pyop pyop_bridges >>"$tree.log" 2>&1 ||
+    { tail -50 "$tree.log"; exit 1; }
+  flags=()
+  for a in "$@"; do
+    case $a in
+      -DPYOP_SANITIZE=ON) flags+=(-fsanitize=address,undefined) ;;
+      -DPYOP_TSAN=ON) flags+=(-fsanitize=thread) ;;
+    esac
+  done
+  "$cc" -std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include" \
+    -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\"" \
+    -DPy_VERSION_FOR_TEST="\"$ver\"" "$src/tests/lanes/lanes_host.c" \
+    -o "$tree/lanes_host" -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  for c in "${cases[@]}"; do
+    echo "--- Python $ver: lanes_host $c"
+    PYTHONDONTWRITEBYTECODE=1 timeout 300 "$tree/lanes_host" "$c" 2>"$tree/$c.err" ||
+      { cat "$tree/$c.err"; exit 1; }
+    # A lane ended badly says so on stderr only (CPython's "Exception ignored").
+    if grep -E "Exception ignored|Fatal Python error" "$tree/$c.err"; then
+      echo "FAIL: lanes_host $c: CPython complained on stderr"; exit 1
+    fi
+    grep -v "^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
+  done
+done
+echo "lanes: ${#pys[@]} Pythons: ok"
