@@ -11,6 +11,8 @@
 #                                instruction counts unless PYOP_BENCH_COUNT=1
 #   PYOP_BENCH_COUNT=0           skip the instruction counts
 #   PYOP_BENCH_RAW=1             also print each benchmark's own output
+#   PYOP_BENCH_LANES=0           skip row 10 in lanes (bench/lanes.sh: builds a
+#                                tree per pyenv CPython 3.12+ beside the build)
 #   PYOP_BENCH_SAVE_REF=1        write this run's instruction figures to
 #                                bench/instructions.ref (the reference the
 #                                verdicts compare with)
@@ -64,6 +66,24 @@ for b in $benches; do
     status=1
   fi
 done
+
+# 1b. Row 10 in lanes (bench/lanes.sh): lanes need CPython 3.12+, the build's
+# default Python is older, so it builds a tree per pyenv 3.12+ beside $build
+# (once) and adds its rows 10l, 10s and 10u. PYOP_BENCH_LANES=0 skips it; so
+# does quick mode.
+if [ "${PYOP_BENCH_LANES:-1}" != 0 ] && [ -z "$quick" ]; then
+  lrc=0
+  PYOP_LANES_TREE_ROOT=${PYOP_LANES_TREE_ROOT:-$build-lanes} "$root/bench/lanes.sh" \
+    >"$tmp/lanes.out" 2>"$tmp/lanes.err" || lrc=$?
+  grep '^ROW|' "$tmp/lanes.out" >>"$out" || true
+  if [ "$lrc" = 77 ]; then
+    echo "ROW|10l|lanes: elementwise 2 threads / 1 thread|0|x|n/a>=|1.6|not run: no CPython 3.12+ (GIL build, shared libpython) on this machine|" >>"$out"
+  elif [ "$lrc" != 0 ]; then
+    echo "bench/run.sh: bench/lanes.sh failed:" >&2
+    cat "$tmp/lanes.out" "$tmp/lanes.err" >&2
+    status=1
+  fi
+fi
 
 # 2. Instruction counts (each program re-runs itself under callgrind, see
 # bench_util.h). Deterministic, so they may share the CPUs: two lanes, the
