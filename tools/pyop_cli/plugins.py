@@ -34,27 +34,12 @@ def _plugin_classes():
 
 def _ge_legacy(desc):
     """Whether the GE implementation's execute that runs is the legacy
-    execute(self, ctx): GE's own rule (ge.custom_op.registry.is_legacy);
-    False when that layer is not the one loaded."""
+    execute(self, ctx): the ge layer's own rule
+    (ge.custom_op.registry.uses_legacy_execute); False when that layer is not
+    the one loaded."""
     reg = sys.modules.get("ge.custom_op.registry")
-    is_legacy = getattr(reg, "is_legacy", None)
-    raw_params = getattr(reg, "_raw_params", None)
-    params = getattr(reg, "_params", None)
-    if is_legacy is None or raw_params is None or params is None:
-        return False
-    try:
-        bindings = getattr(desc, "kernel_bindings", None) or {}
-        kernel = next((b for b in bindings.values()), None)
-        for b in bindings.values():
-            if getattr(getattr(b, "backend", None), "value", None) == "host":
-                kernel = b
-        if kernel is not None:
-            return is_legacy(raw_params(kernel.function)[1])
-        if callable(getattr(desc.cls, "execute", None)):
-            return is_legacy(params(desc.cls, "execute")[1])
-    except (TypeError, ValueError, AttributeError):
-        pass
-    return False
+    rule = getattr(reg, "uses_legacy_execute", None)
+    return bool(rule(desc)) if rule is not None else False
 
 
 def loaded_impls():
@@ -62,9 +47,9 @@ def loaded_impls():
     {op_type, impl_key, impl_source, capabilities, ge, legacy}. legacy: a
     GE execute(self, ctx), which newer GE rejects."""
     out = {}
-    reg = sys.modules.get("pyop._registry")
-    location = getattr(reg, "_class_location", None)
-    label = getattr(reg, "_module_label", None)
+    ext = sys.modules.get("pyop.ext")
+    location = getattr(ext, "class_location", None)
+    label = getattr(ext, "module_label", None)
     for cls in _plugin_classes():
         desc = cls.__dict__.get("__pyop_descriptor__")
         if desc is not None and hasattr(desc, "caps") and hasattr(desc, "key"):

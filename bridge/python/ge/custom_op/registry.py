@@ -261,6 +261,24 @@ def is_legacy(params):
             params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD))
 
 
+def uses_legacy_execute(desc):
+    """Whether the execute that runs for GE descriptor desc (an
+    OpImplDescriptor) is the legacy execute(self, ctx), which newer GE
+    rejects: the host kernel binding's (else any binding's) function, or
+    without bindings the class's execute. libpyop's own helper for its tools
+    (pyop doctor), not GE API."""
+    bindings = getattr(desc, "kernel_bindings", None) or {}
+    kernel = bindings.get(OpBackend.HOST) or next(iter(bindings.values()), None)
+    try:
+        if kernel is not None:
+            return is_legacy(_raw_params(kernel.function)[1])
+        if callable(getattr(desc.cls, "execute", None)):
+            return is_legacy(_params(desc.cls, "execute")[1])
+    except (TypeError, ValueError):
+        pass  # no signature to read: not the legacy form GE matches
+    return False
+
+
 def _bound_is_legacy(impl, m):
     """Whether the bound execute m is the legacy form; remembered on the
     implementation for the last function seen (no process-wide cache)."""
