@@ -160,6 +160,7 @@ class CliMessagesTest(unittest.TestCase):
         for op in ops:
             self.assertEqual((op["lanes"], op["serial_reason"]), (0, why), op)
         r = self.pyop("--lanes", "2", "doctor")
+        self.assertIn("lanes: 2 asked for (pyop_options.lanes); how each op runs:\n", r.stdout)
         self.assertIn("  op ScaledAdd: serial (main interpreter): %s\n" % why, r.stdout)
         plain = self.pyop("list", "--json")
         for op in json.loads(plain.stdout)["ops"]:
@@ -180,6 +181,7 @@ class CliMessagesTest(unittest.TestCase):
         self.assertIn("start_python would load: /", out)
         self.assertIn("relative/ops: relative: relative path refused", out)
         self.assertIn("load: ok, 10 ops registered", out)
+        self.assertIn("lanes: none asked for: every Python op runs in the main interpreter", out)
         self.assertIn("plugin %s: ok (Clip, Concat)" % os.path.join(self.ops, "tensor_pack"),
                       out)
         # Each log line once, though the doctor scans more than once.

@@ -175,7 +175,7 @@ def _load_alone(lib, plugin):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def doctor_report(lib):
+def doctor_report(lib, lanes=0):
     """Everything `pyop doctor` shows, as one dict (--json prints it)."""
     rep = {"python": python_report()}
     opp = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
@@ -189,6 +189,7 @@ def doctor_report(lib):
     rep["ge"] = ge_status_lines()
     rep["start_python"] = start_python_report(rep["artifacts"])
     rep["load"] = load
+    rep["lanes_asked"] = lanes
     plugins = []
     for el in rep["path"]:
         if el["verdict"] in ("python-file", "python-dir"):
@@ -276,6 +277,14 @@ def print_doctor(rep):
     load = rep["load"]
     if load["status"] == "ok":
         print("load: ok, %d ops registered" % len(load["ops"]))
+        if rep["lanes_asked"]:
+            print("lanes: %d asked for (pyop_options.lanes); how each op runs:"
+                  % rep["lanes_asked"])
+        else:
+            print("lanes: none asked for: every Python op runs in the main interpreter, "
+                  "one at a time under its GIL (`pyop --lanes N doctor` shows which ops "
+                  "could run in parallel in N lanes; docs/host-guide.md, \"Python ops in "
+                  "parallel\")")
         for i in rep.get("lanes", []):
             print("  op %s: %s" % (i["op_type"], lanes_line(i)))
     else:
@@ -312,7 +321,7 @@ def cmd_doctor(lib, args):
     hooks = HostHooks(ctypes.sizeof(HostHooks), None, None, None, None, hook)
     lib.c.pyop_set_host_hooks(ctypes.byref(hooks))
     try:
-        rep = doctor_report(lib)
+        rep = doctor_report(lib, getattr(args, "lanes", 0) or 0)
     finally:
         lib.c.pyop_set_host_hooks(None)
         for line in dict.fromkeys(lines):
