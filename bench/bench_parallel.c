@@ -413,7 +413,8 @@ int main(void) {
   }
   if (target == NULL)
     bench_row("10", "parallel: elementwise 2 threads / 1 thread", 0, "x", "n/a>=", PAR_TARGET,
-              "not run: needs lanes or a free-threaded Python (no parallel mode runs here)");
+              "not run in this process (its Python has neither lanes nor free threading): "
+              "lanes are rows 10l (bench/lanes.sh, CPython 3.12+), free threading 10f");
   for (size_t i = 0; i < NMODES; i++)
     run_mode(&modes[i], &modes[i] == target);
   for (int i = 0; i < THREADS; i++)
