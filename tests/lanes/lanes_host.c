@@ -20,10 +20,24 @@
  *   asyncio    a plugin importing asyncio in lanes; shutdown from another
  *              thread, twice, with nothing on stderr (run.sh checks)
  *   refusals   os.fork() and daemon threads raise RuntimeError in a lane
+ *   fork       the host forks with lanes loaded, once idle and once while
+ *              another thread executes in a lane: in the child every call
+ *              answers PYOP_EFORKED at once (as without lanes), nothing
+ *              hangs; the parent goes on
+ *   busy       pyop_unload and pyop_shutdown from a second host thread
+ *              while an instance executes in a lane: PYOP_EBUSY naming the
+ *              op type, the execute finishes; then both work
+ *   escape     a plugin hands its execute ctx and a Tensor to a Python
+ *              thread of its lane that uses them after the call: both
+ *              refuse with RuntimeError, as in the main interpreter
  */
 #include "../e2e/e2e_util.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
 #error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
@@ -311,9 +325,185 @@ static void case_refusals(void) {
   free(opp);
 }
 
+/* ------------------------------------------------------------------ fork */
+
+/* The child's exit status, or -1 when it did not exit within seconds (killed). */
+static int wait_child(pid_t pid, int seconds) {
+  int st = 0;
+  for (int i = 0; i < seconds * 50; i++) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (r < 0)
+      break;
+    usleep(20 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  return -1;
+}
+
+/* In the child: every call refused with PYOP_EFORKED, its own watchdog. */
+static int fork_child_checks(pyop_op *in_lane) {
+  alarm(10);
+  int bad = 0;
+#define CHILD_RC(expr, want)                                                             \
+  do {                                                                                   \
+    int rc_ = (expr);                                                                    \
+    if (rc_ != (want)) {                                                                 \
+      fprintf(stderr, "FAIL child: %s returned %s, expected %s (%s)\n", #expr,           \
+              pyop_status_name(rc_), pyop_status_name(want), pyop_last_error());         \
+      bad++;                                                                             \
+    }                                                                                    \
+  } while (0)
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  CHILD_RC(run(in_lane, x, y, 2), PYOP_EFORKED);
+  if (strstr(pyop_last_error(), "forked") == NULL) {
+    fprintf(stderr, "FAIL child: message lacks 'forked': %s\n", pyop_last_error());
+    bad++;
+  }
+  pyop_op *c = NULL;
+  CHILD_RC(pyop_op_create("Scale", NULL, 0, &c), PYOP_EFORKED);
+  CHILD_RC(pyop_load(), PYOP_EFORKED);
+  CHILD_RC(pyop_unload(), PYOP_EFORKED);
+  CHILD_RC(pyop_shutdown(), PYOP_EFORKED);
+  pyop_op_destroy(in_lane); /* frees libpyop's memory, touches no Python */
+  fprintf(stderr, "[fork child] %d failures\n", bad);
+  return bad ? 1 : 0;
+#undef CHILD_RC
+}
+
+typedef struct spin_job {
+  pyop_op *op;
+  float *x, *y;
+  int64_t n;
+  atomic_int rc;
+} spin_job;
+
+static void *spin_in_lane(void *p) {
+  spin_job *j = p;
+  atomic_store(&j->rc, run(j->op, j->x, j->y, j->n));
+  return NULL;
+}
+
+static void case_fork(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *a = NULL, *b = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &a), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &b), PYOP_OK);
+  REQUIRE(pyop_op_lane(a) != 0 && pyop_op_lane(b) != 0, "Scale not in lanes");
+  enum { N = 1 << 20 }; /* pure-Python Scale: a few hundred ms in the lane */
+  float *x = calloc(N, sizeof *x), *y = calloc(N, sizeof *y);
+  REQUIRE(x != NULL && y != NULL, "out of memory");
+  for (int round = 0; round < 2; round++) {
+    spin_job job = {b, x, y, N, PYOP_OK};
+    pthread_t t;
+    if (round == 1) { /* the other thread is inside execute, in lane b */
+      REQUIRE(pthread_create(&t, NULL, spin_in_lane, &job) == 0, "thread");
+      usleep(100 * 1000);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+      _exit(fork_child_checks(a));
+    int st = wait_child(pid, 30);
+    CHECK(st == 0, "fork child (round %d) exited with %d (-1: hung, killed)", round, st);
+    if (round == 1) {
+      pthread_join(t, NULL);
+      CHECK_RC(atomic_load(&job.rc), PYOP_OK);
+      CHECK(y[N - 1] == 0.0f && y[0] == 0.0f, "Scale of zeros: %g", y[0]);
+    }
+  }
+  /* The parent is unaffected: both lanes still run. */
+  float x2[2] = {1, 2}, y2[2] = {0, 0};
+  CHECK_RC(run(a, x2, y2, 2), PYOP_OK);
+  CHECK(y2[1] == 4.0f, "Scale after the fork: y[1] = %g", y2[1]);
+  CHECK_RC(run(b, x2, y2, 2), PYOP_OK);
+  pyop_op_destroy(a);
+  pyop_op_destroy(b);
+  free(x);
+  free(y);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ------------------------------------------------------------ busy, escape */
+
+typedef struct busy_job {
+  atomic_int unload_rc, shutdown_rc;
+  char unload_msg[512];
+} busy_job;
+
+static void *unload_from_another_thread(void *p) {
+  busy_job *j = p;
+  atomic_store(&j->unload_rc, pyop_unload());
+  snprintf(j->unload_msg, sizeof j->unload_msg, "%s", pyop_last_error());
+  atomic_store(&j->shutdown_rc, pyop_shutdown());
+  return NULL;
+}
+
+static void case_busy(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *b = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &b), PYOP_OK);
+  REQUIRE(pyop_op_lane(b) != 0, "Scale not in a lane");
+  enum { N = 1 << 20 };
+  float *x = calloc(N, sizeof *x), *y = calloc(N, sizeof *y);
+  REQUIRE(x != NULL && y != NULL, "out of memory");
+  for (int i = 0; i < N; i++)
+    x[i] = 1.0f;
+  spin_job job = {b, x, y, N, PYOP_OK};
+  pthread_t t, u;
+  REQUIRE(pthread_create(&t, NULL, spin_in_lane, &job) == 0, "thread");
+  usleep(100 * 1000); /* t is inside execute, in the lane */
+  busy_job bj = {PYOP_OK, PYOP_OK, ""};
+  REQUIRE(pthread_create(&u, NULL, unload_from_another_thread, &bj) == 0, "thread");
+  pthread_join(u, NULL);
+  pthread_join(t, NULL);
+  CHECK_RC(atomic_load(&bj.unload_rc), PYOP_EBUSY);
+  CHECK(strstr(bj.unload_msg, "Scale") != NULL, "the refusal does not name Scale: %s",
+        bj.unload_msg);
+  CHECK_RC(atomic_load(&bj.shutdown_rc), PYOP_EBUSY);
+  CHECK_RC(atomic_load(&job.rc), PYOP_OK);
+  CHECK(y[0] == 2.0f && y[N - 1] == 2.0f, "Scale: y = %g .. %g", y[0], y[N - 1]);
+  pyop_op_destroy(b);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(x);
+  free(y);
+  free(opp);
+}
+
+static void case_escape(void) {
+  char *opp = xasprintf("%s/escape", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Keep", 1, NULL);
+  pyop_op *keep = NULL, *check = NULL;
+  REQUIRE_RC(pyop_op_create("Keep", NULL, 0, &keep), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Check", NULL, 0, &check), PYOP_OK);
+  REQUIRE(pyop_op_lane(keep) == 1 && pyop_op_lane(check) == 1, "not in lane 1");
+  for (int round = 0; round < 2; round++) {
+    float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(keep, x, y, 3), PYOP_OK);
+    CHECK_RC(run(check, x, y, 3), PYOP_OK);
+    CHECK(y[2] != 0.0f, "Check ran in the main interpreter");
+    CHECK(y[0] == 1.0f, "a kept execute ctx was usable after its call (round %d)", round);
+    CHECK(y[1] == 1.0f, "a kept Tensor was usable after its call (round %d)", round);
+  }
+  pyop_op_destroy(keep);
+  pyop_op_destroy(check);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals|fork|busy|escape\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -331,6 +521,12 @@ int main(int argc, char **argv) {
     case_asyncio();
   else if (!strcmp(argv[1], "refusals"))
     case_refusals();
+  else if (!strcmp(argv[1], "fork"))
+    case_fork();
+  else if (!strcmp(argv[1], "busy"))
+    case_busy();
+  else if (!strcmp(argv[1], "escape"))
+    case_escape();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;
