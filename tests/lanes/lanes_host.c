@@ -29,7 +29,8 @@
  *              op type, the execute finishes; then both work
  *   escape     a plugin hands its execute ctx and a Tensor to a Python
  *              thread of its lane that uses them after the call: both
- *              refuse with RuntimeError, as in the main interpreter
+ *              refuse with RuntimeError, as in the main interpreter; one
+ *              left waiting at pyop_shutdown is not waited for (warning)
  */
 #include "../e2e/e2e_util.h"
 
@@ -478,6 +479,16 @@ static void case_busy(void) {
   free(opp);
 }
 
+static char kept_log[4096];
+
+static void keep_log(void *user, int level, const char *line) {
+  (void)user;
+  if (level == PYOP_LOG_WARN && strlen(kept_log) + strlen(line) + 2 < sizeof kept_log) {
+    strcat(kept_log, line);
+    strcat(kept_log, "\n");
+  }
+}
+
 static void case_escape(void) {
   char *opp = xasprintf("%s/escape", LANES_PLUGINS);
   load_with_lanes(1, opp);
@@ -495,8 +506,27 @@ static void case_escape(void) {
     CHECK(y[0] == 1.0f, "a kept execute ctx was usable after its call (round %d)", round);
     CHECK(y[1] == 1.0f, "a kept Tensor was usable after its call (round %d)", round);
   }
+  /* Keep's thread, left waiting: shutdown does not wait for it (as for the
+   * main interpreter's), the lane stays running, a warning names it. */
+  float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(keep, x, y, 3), PYOP_OK);
   pyop_op_destroy(keep);
   pyop_op_destroy(check);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  CHECK(took < 10.0, "pyop_shutdown waited %.1f s for a lane's Python thread", took);
+  CHECK(strstr(kept_log, "lane 1: Python thread(s) 'Thread-") != NULL &&
+            strstr(kept_log, "still running at pyop_shutdown") != NULL,
+        "no warning names the lane's thread: %s", kept_log);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* a new lane starts; the old one is left */
+  expect_info("Keep", 1, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
