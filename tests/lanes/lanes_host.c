@@ -31,6 +31,12 @@
  *              thread of its lane that uses them after the call: both
  *              refuse with RuntimeError, as in the main interpreter; one
  *              left waiting at pyop_shutdown is not waited for (warning)
+ *   sigint     SIGINT (the host has a handler) while a lane and then the main
+ *              interpreter import a slow plugin: the host's handler runs,
+ *              the load completes
+ *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
+ *              while two threads create, run and destroy instances in lanes
+ *              at log level DEBUG: every call succeeds, no crash
  */
 #include "../e2e/e2e_util.h"
 
@@ -531,9 +537,117 @@ static void case_escape(void) {
   free(opp);
 }
 
+/* ----------------------------------------------------------------- sigint */
+
+static volatile sig_atomic_t sigints;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  sigints++;
+}
+
+static void *send_sigints(void *p) {
+  (void)p;
+  usleep(200 * 1000); /* lane 1 imports slow.py (0.5 s) */
+  kill(getpid(), SIGINT);
+  usleep(600 * 1000); /* the main interpreter imports it */
+  kill(getpid(), SIGINT);
+  return NULL;
+}
+
+static void case_sigint(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  REQUIRE(sigaction(SIGINT, &sa, &old) == 0, "sigaction");
+  char *opp = xasprintf("%s/slow_import", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, send_sigints, NULL) == 0, "thread");
+  CHECK_RC(pyop_load(), PYOP_OK);
+  pthread_join(t, NULL);
+  CHECK(sigints == 2, "the host's SIGINT handler ran %d times, expected 2", (int)sigints);
+  expect_info("Slow", 1, NULL);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Slow", NULL, 0, &op), PYOP_OK);
+  float x[2] = {3, 4}, y[2] = {0, 0};
+  CHECK_RC(run(op, x, y, 2), PYOP_OK);
+  CHECK(y[1] == 4.0f, "Slow: y[1] = %g", y[1]);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  sigaction(SIGINT, &old, NULL);
+  free(opp);
+}
+
+/* -------------------------------------------------------------- hook_swap */
+
+static atomic_long swap_lines_a, swap_lines_b;
+
+static void swap_log_a(void *user, int level, const char *line) {
+  (void)user, (void)level, (void)line;
+  atomic_fetch_add(&swap_lines_a, 1);
+}
+
+static void swap_log_b(void *user, int level, const char *line) {
+  (void)user, (void)level, (void)line;
+  atomic_fetch_add(&swap_lines_b, 1);
+}
+
+static atomic_bool swap_stop;
+
+typedef struct swap_job {
+  atomic_int bad;
+  atomic_long runs;
+} swap_job;
+
+static void *swap_worker(void *p) {
+  swap_job *j = p;
+  while (!atomic_load(&swap_stop)) {
+    pyop_op *op = NULL;
+    if (pyop_op_create("Scale", NULL, 0, &op) != PYOP_OK) {
+      atomic_fetch_add(&j->bad, 1);
+      continue;
+    }
+    float x[2] = {1, 2}, y[2] = {0, 0};
+    if (run(op, x, y, 2) != PYOP_OK || y[1] != 4.0f || pyop_op_lane(op) == 0)
+      atomic_fetch_add(&j->bad, 1);
+    pyop_op_destroy(op);
+    atomic_fetch_add(&j->runs, 1);
+  }
+  return NULL;
+}
+
+static void case_hook_swap(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  swap_job job = {0, 0};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    REQUIRE(pthread_create(&t[i], NULL, swap_worker, &job) == 0, "thread");
+  for (int i = 0; i < 2000 || (atomic_load(&job.runs) < 100 && i < 20000000); i++) {
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = i % 2 ? swap_log_a : swap_log_b;
+    CHECK_RC(pyop_set_host_hooks(i % 3 == 2 ? NULL : &h), PYOP_OK);
+  }
+  atomic_store(&swap_stop, true);
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  CHECK(atomic_load(&job.bad) == 0, "%d of %ld runs failed while the hooks changed",
+        atomic_load(&job.bad), atomic_load(&job.runs));
+  CHECK(atomic_load(&job.runs) >= 100, "only %ld runs", atomic_load(&job.runs));
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals|fork|busy|escape\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -557,6 +671,10 @@ int main(int argc, char **argv) {
     case_busy();
   else if (!strcmp(argv[1], "escape"))
     case_escape();
+  else if (!strcmp(argv[1], "sigint"))
+    case_sigint();
+  else if (!strcmp(argv[1], "hook_swap"))
+    case_hook_swap();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;
