@@ -85,6 +85,16 @@ static void expect_info(const char *op_type, uint32_t lanes, const char *reason_
 static void case_basic(void) {
   char *opp = xasprintf("%s/pure:%s/refused", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
+  /* A successful load leaves the last failure's text as it was (start_python's
+   * probe for a Python already in the process is not a failure). */
+  CHECK_RC(pyop_set_log_level(99), PYOP_EINVAL);
+  char before[512];
+  snprintf(before, sizeof before, "%s", pyop_last_error());
+  CHECK(before[0] != '\0', "pyop_set_log_level(99) left no message");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strcmp(pyop_last_error(), before) == 0,
+        "a successful pyop_load changed the last error to: %s", pyop_last_error());
+  CHECK_RC(pyop_unload(), PYOP_OK);
   for (int round = 0; round < 2; round++) {
     REQUIRE_RC(pyop_load(), PYOP_OK);
     expect_info("Scale", 2, NULL);
