@@ -506,6 +506,12 @@ void pb_signals_keep_host_sigint(void);
 int pb_python_start(void);
 /* Ends the interpreter thread (Python stays initialised). */
 void pb_python_finish(void);
+/* The live non-daemon Python threads of the attached state's interpreter,
+ * other than the calling one and that interpreter's main thread
+ * ("'name' (ident N), ...", "" when none), malloc'd; NULL when Python could
+ * not tell, *why (malloc'd or NULL) then says why. GIL held; never waits
+ * for a thread (owned_python.c; lanes.c before ending a lane). */
+char *pb_threads_running(char **why);
 /* What pyop_shutdown does to a Python libpyop started (GIL held, after the
  * package is dropped): flushes sys.stdout/stderr, names the plugin threads
  * left running. */

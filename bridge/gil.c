@@ -46,7 +46,8 @@ static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ts_key;
 static bool ts_key_ok;
 static atomic_uint generation = 1;
-/* Every thread's pb_kept (a lane image ends their states: pb_kept_end_all). */
+/* Every thread's pb_kept, until it exits or the key goes (a lane image ends
+ * their states first: pb_kept_end_all). */
 static pb_kept *kept_list;
 
 /*
@@ -128,6 +129,14 @@ void pb_kept_key_delete(void) {
     /* No destructor may run into this image after dlclose. */
     pthread_key_delete(ts_key);
     ts_key_ok = false;
+    /* With the key gone no destructor frees the blocks of the threads still
+     * alive (the calling one included), and the next key may take the same
+     * slot and overwrite their values: free them here. */
+    while (kept_list != NULL) {
+      pb_kept *k = kept_list;
+      kept_unlink_locked(k);
+      free(k);
+    }
   }
   pthread_mutex_unlock(&key_lock);
 }
@@ -142,14 +151,14 @@ void pb_kept_end_all(void) {
   PyEval_RestoreThread(ts);
   unsigned gen = atomic_load(&generation);
   pthread_mutex_lock(&key_lock);
-  while (kept_list != NULL) {
-    pb_kept *k = kept_list;
-    kept_unlink_locked(k);
+  for (pb_kept *k = kept_list; k != NULL; k = k->next) {
     if (k->ts != NULL && k->gen == gen) {
       PyThreadState_Clear(k->ts);
       PyThreadState_Delete(k->ts);
     }
-    k->ts = NULL; /* the block stays the thread's key value until the key goes */
+    /* The block stays the thread's key value, and on kept_list, until the
+     * thread exits (kept_destructor) or the key goes (pb_kept_key_delete). */
+    k->ts = NULL;
   }
   pthread_mutex_unlock(&key_lock);
   PyThreadState_Clear(ts);

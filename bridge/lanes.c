@@ -486,6 +486,30 @@ static void lane_stop(pb_lane *l) {
       }
     }
     PyEval_RestoreThread(ts);
+    /* Py_EndInterpreter waits for every non-daemon thread of the
+     * interpreter (threading._shutdown), forever for one that never ends;
+     * pyop_shutdown never waits for a thread (docs/host-guide.md): such a
+     * lane is left running, its image mapped (docs/design.md §Lanes). */
+    char *why = NULL;
+    char *left = pb_threads_running(&why);
+    if (left == NULL || left[0] != '\0') {
+      if (left == NULL)
+        pb_log(PYOP_LOG_WARN, "lane %u: could not list the Python threads left running (%s): "
+               "its sub-interpreter is left running and its bridge image mapped",
+               (unsigned)l->index, why != NULL ? why : "unknown error");
+      else
+        pb_log(PYOP_LOG_WARN, "lane %u: Python thread(s) %s started by a plugin are still "
+               "running at pyop_shutdown; they keep running: the lane's sub-interpreter is "
+               "left running and its bridge image mapped (ending it would wait for them)",
+               (unsigned)l->index, left);
+      free(left);
+      free(why);
+      PyEval_SaveThread();
+      close(l->fd);
+      return;
+    }
+    free(left);
+    free(why);
     Py_EndInterpreter(ts);
   }
   dlclose(l->handle);

@@ -99,21 +99,26 @@ fail:
 }
 
 /*
- * The live non-daemon threads other than this one and Python's main thread
- * ("'name' (ident N), ..."; "" when none), malloc'd. NULL when Python could
+ * The live non-daemon threads of the attached state's interpreter other
+ * than this one and that interpreter's main thread ("'name' (ident N),
+ * ..."; "" when none), malloc'd. See bridge.h. This thread is skipped by
+ * its ident: threading.current_thread() would make a dummy Thread for a
+ * thread threading does not know (a lane ended from another host thread),
+ * whose finalizer complains when the state goes. NULL when Python could
  * not tell: *why (malloc'd, may be NULL) then says why. An exception raised
  * while listing is an error, never "no threads"; a KeyboardInterrupt (a
  * pending interrupt surfacing here) is cleared and the listing tried again,
  * a bounded number of times. Never waits for a thread.
  */
-static char *threads_running(char **why) {
+char *pb_threads_running(char **why) {
   static const char src[] =
       "def running():\n"
       "    import threading\n"
-      "    skip = (threading.current_thread(), threading.main_thread())\n"
+      "    me, main = threading.get_ident(), threading.main_thread()\n"
       "    return ', '.join(\"'%s' (ident %s)\" % (t.name, t.ident)\n"
       "                     for t in threading.enumerate()\n"
-      "                     if t not in skip and not t.daemon and t.is_alive())\n";
+      "                     if t is not main and t.ident != me\n"
+      "                     and not t.daemon and t.is_alive())\n";
   *why = NULL;
   char *out = NULL;
   for (int attempt = 0; attempt < 3 && out == NULL; attempt++) {
@@ -164,7 +169,7 @@ void pb_python_leave_ours(void) {
     PyErr_Clear();
   }
   char *why = NULL;
-  char *left = threads_running(&why);
+  char *left = pb_threads_running(&why);
   if (left == NULL)
     pb_log(PYOP_LOG_WARN,
            "pyop_shutdown: could not list the Python threads left running: %s",

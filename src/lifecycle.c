@@ -226,12 +226,14 @@ static int open_bridge(void) {
   assert(life_owner);
   if (bridge.api) return PYOP_OK;
   pyop__runtime_key key;
-  int rc = pyop__runtime_key_resolve(&key);
-  if (rc == PYOP_ENOPYTHON && options.start_python) {
+  int rc;
+  /* With start_python a missing Python is expected, not a failure: probed
+   * first so its message never replaces the thread's last error. */
+  if (options.start_python && !pyop__runtime_python_present()) {
     rc = load_default_libpython();
     if (rc != PYOP_OK) return rc;
-    rc = pyop__runtime_key_resolve(&key);
   }
+  rc = pyop__runtime_key_resolve(&key);
   if (rc != PYOP_OK) return pyop__error_prefix(rc, "pyop_load");
   if (!key.initialized && !options.start_python)
     return pyop__error(PYOP_ENOTINIT,

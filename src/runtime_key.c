@@ -126,6 +126,9 @@ static bool parse_version_text(const char *s, unsigned *major, unsigned *minor,
   return true;
 }
 
+/* See runtime_key.h. */
+bool pyop__runtime_python_present(void) { return py_sym("Py_IsInitialized") != NULL; }
+
 /*
  * Fills *out from the symbols of the process. PYOP_OK when the Python C API
  * is present (out->initialized tells whether it is running);

@@ -25,5 +25,8 @@ typedef struct pyop__runtime_key {
  * missing) otherwise.
  */
 int pyop__runtime_key_resolve(pyop__runtime_key *out);
+/* True when the process has Python's C API (Py_IsInitialized resolves);
+ * records no error either way (pyop_load's start_python probe). */
+bool pyop__runtime_python_present(void);
 
 #endif

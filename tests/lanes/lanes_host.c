@@ -20,10 +20,31 @@
  *   asyncio    a plugin importing asyncio in lanes; shutdown from another
  *              thread, twice, with nothing on stderr (run.sh checks)
  *   refusals   os.fork() and daemon threads raise RuntimeError in a lane
+ *   fork       the host forks with lanes loaded, once idle and once while
+ *              another thread executes in a lane: in the child every call
+ *              answers PYOP_EFORKED at once (as without lanes), nothing
+ *              hangs; the parent goes on
+ *   busy       pyop_unload and pyop_shutdown from a second host thread
+ *              while an instance executes in a lane: PYOP_EBUSY naming the
+ *              op type, the execute finishes; then both work
+ *   escape     a plugin hands its execute ctx and a Tensor to a Python
+ *              thread of its lane that uses them after the call: both
+ *              refuse with RuntimeError, as in the main interpreter; one
+ *              left waiting at pyop_shutdown is not waited for (warning)
+ *   sigint     SIGINT (the host has a handler) while a lane and then the main
+ *              interpreter import a slow plugin: the host's handler runs,
+ *              the load completes
+ *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
+ *              while two threads create, run and destroy instances in lanes
+ *              at log level DEBUG: every call succeeds, no crash
  */
 #include "../e2e/e2e_util.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
 #error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
@@ -64,6 +85,16 @@ static void expect_info(const char *op_type, uint32_t lanes, const char *reason_
 static void case_basic(void) {
   char *opp = xasprintf("%s/pure:%s/refused", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
+  /* A successful load leaves the last failure's text as it was (start_python's
+   * probe for a Python already in the process is not a failure). */
+  CHECK_RC(pyop_set_log_level(99), PYOP_EINVAL);
+  char before[512];
+  snprintf(before, sizeof before, "%s", pyop_last_error());
+  CHECK(before[0] != '\0', "pyop_set_log_level(99) left no message");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strcmp(pyop_last_error(), before) == 0,
+        "a successful pyop_load changed the last error to: %s", pyop_last_error());
+  CHECK_RC(pyop_unload(), PYOP_OK);
   for (int round = 0; round < 2; round++) {
     REQUIRE_RC(pyop_load(), PYOP_OK);
     expect_info("Scale", 2, NULL);
@@ -311,9 +342,322 @@ static void case_refusals(void) {
   free(opp);
 }
 
+/* ------------------------------------------------------------------ fork */
+
+/* The child's exit status, or -1 when it did not exit within seconds (killed). */
+static int wait_child(pid_t pid, int seconds) {
+  int st = 0;
+  for (int i = 0; i < seconds * 50; i++) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (r < 0)
+      break;
+    usleep(20 * 1000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  return -1;
+}
+
+/* In the child: every call refused with PYOP_EFORKED, its own watchdog. */
+static int fork_child_checks(pyop_op *in_lane) {
+  alarm(10);
+  int bad = 0;
+#define CHILD_RC(expr, want)                                                             \
+  do {                                                                                   \
+    int rc_ = (expr);                                                                    \
+    if (rc_ != (want)) {                                                                 \
+      fprintf(stderr, "FAIL child: %s returned %s, expected %s (%s)\n", #expr,           \
+              pyop_status_name(rc_), pyop_status_name(want), pyop_last_error());         \
+      bad++;                                                                             \
+    }                                                                                    \
+  } while (0)
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  CHILD_RC(run(in_lane, x, y, 2), PYOP_EFORKED);
+  if (strstr(pyop_last_error(), "forked") == NULL) {
+    fprintf(stderr, "FAIL child: message lacks 'forked': %s\n", pyop_last_error());
+    bad++;
+  }
+  pyop_op *c = NULL;
+  CHILD_RC(pyop_op_create("Scale", NULL, 0, &c), PYOP_EFORKED);
+  CHILD_RC(pyop_load(), PYOP_EFORKED);
+  CHILD_RC(pyop_unload(), PYOP_EFORKED);
+  CHILD_RC(pyop_shutdown(), PYOP_EFORKED);
+  pyop_op_destroy(in_lane); /* frees libpyop's memory, touches no Python */
+  fprintf(stderr, "[fork child] %d failures\n", bad);
+  return bad ? 1 : 0;
+#undef CHILD_RC
+}
+
+typedef struct spin_job {
+  pyop_op *op;
+  float *x, *y;
+  int64_t n;
+  atomic_int rc;
+} spin_job;
+
+static void *spin_in_lane(void *p) {
+  spin_job *j = p;
+  atomic_store(&j->rc, run(j->op, j->x, j->y, j->n));
+  return NULL;
+}
+
+static void case_fork(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *a = NULL, *b = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &a), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &b), PYOP_OK);
+  REQUIRE(pyop_op_lane(a) != 0 && pyop_op_lane(b) != 0, "Scale not in lanes");
+  enum { N = 1 << 20 }; /* pure-Python Scale: a few hundred ms in the lane */
+  float *x = calloc(N, sizeof *x), *y = calloc(N, sizeof *y);
+  REQUIRE(x != NULL && y != NULL, "out of memory");
+  for (int round = 0; round < 2; round++) {
+    spin_job job = {b, x, y, N, PYOP_OK};
+    pthread_t t;
+    if (round == 1) { /* the other thread is inside execute, in lane b */
+      REQUIRE(pthread_create(&t, NULL, spin_in_lane, &job) == 0, "thread");
+      usleep(100 * 1000);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+      _exit(fork_child_checks(a));
+    int st = wait_child(pid, 30);
+    CHECK(st == 0, "fork child (round %d) exited with %d (-1: hung, killed)", round, st);
+    if (round == 1) {
+      pthread_join(t, NULL);
+      CHECK_RC(atomic_load(&job.rc), PYOP_OK);
+      CHECK(y[N - 1] == 0.0f && y[0] == 0.0f, "Scale of zeros: %g", y[0]);
+    }
+  }
+  /* The parent is unaffected: both lanes still run. */
+  float x2[2] = {1, 2}, y2[2] = {0, 0};
+  CHECK_RC(run(a, x2, y2, 2), PYOP_OK);
+  CHECK(y2[1] == 4.0f, "Scale after the fork: y[1] = %g", y2[1]);
+  CHECK_RC(run(b, x2, y2, 2), PYOP_OK);
+  pyop_op_destroy(a);
+  pyop_op_destroy(b);
+  free(x);
+  free(y);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ------------------------------------------------------------ busy, escape */
+
+typedef struct busy_job {
+  atomic_int unload_rc, shutdown_rc;
+  char unload_msg[512];
+} busy_job;
+
+static void *unload_from_another_thread(void *p) {
+  busy_job *j = p;
+  atomic_store(&j->unload_rc, pyop_unload());
+  snprintf(j->unload_msg, sizeof j->unload_msg, "%s", pyop_last_error());
+  atomic_store(&j->shutdown_rc, pyop_shutdown());
+  return NULL;
+}
+
+static void case_busy(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  pyop_op *b = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &b), PYOP_OK);
+  REQUIRE(pyop_op_lane(b) != 0, "Scale not in a lane");
+  enum { N = 1 << 20 };
+  float *x = calloc(N, sizeof *x), *y = calloc(N, sizeof *y);
+  REQUIRE(x != NULL && y != NULL, "out of memory");
+  for (int i = 0; i < N; i++)
+    x[i] = 1.0f;
+  spin_job job = {b, x, y, N, PYOP_OK};
+  pthread_t t, u;
+  REQUIRE(pthread_create(&t, NULL, spin_in_lane, &job) == 0, "thread");
+  usleep(100 * 1000); /* t is inside execute, in the lane */
+  busy_job bj = {PYOP_OK, PYOP_OK, ""};
+  REQUIRE(pthread_create(&u, NULL, unload_from_another_thread, &bj) == 0, "thread");
+  pthread_join(u, NULL);
+  pthread_join(t, NULL);
+  CHECK_RC(atomic_load(&bj.unload_rc), PYOP_EBUSY);
+  CHECK(strstr(bj.unload_msg, "Scale") != NULL, "the refusal does not name Scale: %s",
+        bj.unload_msg);
+  CHECK_RC(atomic_load(&bj.shutdown_rc), PYOP_EBUSY);
+  CHECK_RC(atomic_load(&job.rc), PYOP_OK);
+  CHECK(y[0] == 2.0f && y[N - 1] == 2.0f, "Scale: y = %g .. %g", y[0], y[N - 1]);
+  pyop_op_destroy(b);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(x);
+  free(y);
+  free(opp);
+}
+
+static char kept_log[4096];
+
+static void keep_log(void *user, int level, const char *line) {
+  (void)user;
+  if (level == PYOP_LOG_WARN && strlen(kept_log) + strlen(line) + 2 < sizeof kept_log) {
+    strcat(kept_log, line);
+    strcat(kept_log, "\n");
+  }
+}
+
+static void case_escape(void) {
+  char *opp = xasprintf("%s/escape", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Keep", 1, NULL);
+  pyop_op *keep = NULL, *check = NULL;
+  REQUIRE_RC(pyop_op_create("Keep", NULL, 0, &keep), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("Check", NULL, 0, &check), PYOP_OK);
+  REQUIRE(pyop_op_lane(keep) == 1 && pyop_op_lane(check) == 1, "not in lane 1");
+  for (int round = 0; round < 2; round++) {
+    float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(keep, x, y, 3), PYOP_OK);
+    CHECK_RC(run(check, x, y, 3), PYOP_OK);
+    CHECK(y[2] != 0.0f, "Check ran in the main interpreter");
+    CHECK(y[0] == 1.0f, "a kept execute ctx was usable after its call (round %d)", round);
+    CHECK(y[1] == 1.0f, "a kept Tensor was usable after its call (round %d)", round);
+  }
+  /* Keep's thread, left waiting: shutdown does not wait for it (as for the
+   * main interpreter's), the lane stays running, a warning names it. */
+  float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(keep, x, y, 3), PYOP_OK);
+  pyop_op_destroy(keep);
+  pyop_op_destroy(check);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  CHECK(took < 10.0, "pyop_shutdown waited %.1f s for a lane's Python thread", took);
+  CHECK(strstr(kept_log, "lane 1: Python thread(s) 'Thread-") != NULL &&
+            strstr(kept_log, "still running at pyop_shutdown") != NULL,
+        "no warning names the lane's thread: %s", kept_log);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* a new lane starts; the old one is left */
+  expect_info("Keep", 1, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ----------------------------------------------------------------- sigint */
+
+static volatile sig_atomic_t sigints;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  sigints++;
+}
+
+static void *send_sigints(void *p) {
+  (void)p;
+  usleep(200 * 1000); /* lane 1 imports slow.py (0.5 s) */
+  kill(getpid(), SIGINT);
+  usleep(600 * 1000); /* the main interpreter imports it */
+  kill(getpid(), SIGINT);
+  return NULL;
+}
+
+static void case_sigint(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  REQUIRE(sigaction(SIGINT, &sa, &old) == 0, "sigaction");
+  char *opp = xasprintf("%s/slow_import", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, send_sigints, NULL) == 0, "thread");
+  CHECK_RC(pyop_load(), PYOP_OK);
+  pthread_join(t, NULL);
+  CHECK(sigints == 2, "the host's SIGINT handler ran %d times, expected 2", (int)sigints);
+  expect_info("Slow", 1, NULL);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Slow", NULL, 0, &op), PYOP_OK);
+  float x[2] = {3, 4}, y[2] = {0, 0};
+  CHECK_RC(run(op, x, y, 2), PYOP_OK);
+  CHECK(y[1] == 4.0f, "Slow: y[1] = %g", y[1]);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  sigaction(SIGINT, &old, NULL);
+  free(opp);
+}
+
+/* -------------------------------------------------------------- hook_swap */
+
+static atomic_long swap_lines_a, swap_lines_b;
+
+static void swap_log_a(void *user, int level, const char *line) {
+  (void)user, (void)level, (void)line;
+  atomic_fetch_add(&swap_lines_a, 1);
+}
+
+static void swap_log_b(void *user, int level, const char *line) {
+  (void)user, (void)level, (void)line;
+  atomic_fetch_add(&swap_lines_b, 1);
+}
+
+static atomic_bool swap_stop;
+
+typedef struct swap_job {
+  atomic_int bad;
+  atomic_long runs;
+} swap_job;
+
+static void *swap_worker(void *p) {
+  swap_job *j = p;
+  while (!atomic_load(&swap_stop)) {
+    pyop_op *op = NULL;
+    if (pyop_op_create("Scale", NULL, 0, &op) != PYOP_OK) {
+      atomic_fetch_add(&j->bad, 1);
+      continue;
+    }
+    float x[2] = {1, 2}, y[2] = {0, 0};
+    if (run(op, x, y, 2) != PYOP_OK || y[1] != 4.0f || pyop_op_lane(op) == 0)
+      atomic_fetch_add(&j->bad, 1);
+    pyop_op_destroy(op);
+    atomic_fetch_add(&j->runs, 1);
+  }
+  return NULL;
+}
+
+static void case_hook_swap(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  swap_job job = {0, 0};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    REQUIRE(pthread_create(&t[i], NULL, swap_worker, &job) == 0, "thread");
+  for (int i = 0; i < 2000 || (atomic_load(&job.runs) < 100 && i < 20000000); i++) {
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = i % 2 ? swap_log_a : swap_log_b;
+    CHECK_RC(pyop_set_host_hooks(i % 3 == 2 ? NULL : &h), PYOP_OK);
+  }
+  atomic_store(&swap_stop, true);
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  CHECK(atomic_load(&job.bad) == 0, "%d of %ld runs failed while the hooks changed",
+        atomic_load(&job.bad), atomic_load(&job.runs));
+  CHECK(atomic_load(&job.runs) >= 100, "only %ld runs", atomic_load(&job.runs));
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -331,6 +675,16 @@ int main(int argc, char **argv) {
     case_asyncio();
   else if (!strcmp(argv[1], "refusals"))
     case_refusals();
+  else if (!strcmp(argv[1], "fork"))
+    case_fork();
+  else if (!strcmp(argv[1], "busy"))
+    case_busy();
+  else if (!strcmp(argv[1], "escape"))
+    case_escape();
+  else if (!strcmp(argv[1], "sigint"))
+    case_sigint();
+  else if (!strcmp(argv[1], "hook_swap"))
+    case_hook_swap();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

@@ -9,6 +9,11 @@
 # tests/lanes/lanes_host.c against it (a C host without Python:
 # start_python starts that one) and runs every case. Exit 77 (skipped) when
 # no such Python is installed.
+#
+# LANES_VALGRIND=/path/to/valgrind runs each case under memcheck instead (no
+# error, no definite or indirect leak; PYTHONMALLOC=malloc; suppressions in
+# bridge/valgrind-python.supp, tests/unit/valgrind-ld.supp and
+# tests/lanes/valgrind-lanes.supp): the lanes.valgrind test.
 set -euo pipefail
 src=$1 work=$2 cmake=$3 cc=$4
 shift 4
@@ -29,7 +34,16 @@ if ((${#pys[@]} == 0)); then
   exit 77
 fi
 mkdir -p "$work"
-cases=(basic threads one_lane hooks ge asyncio refusals)
+vg=()
+if [ -n "${LANES_VALGRIND:-}" ]; then
+  vg=("$LANES_VALGRIND" --error-exitcode=99 --leak-check=full
+      --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
+      --suppressions="$src/bridge/valgrind-python.supp"
+      --suppressions="$src/tests/unit/valgrind-ld.supp"
+      --suppressions="$src/tests/lanes/valgrind-lanes.supp")
+  export PYTHONMALLOC=malloc
+fi
+cases=(basic threads one_lane hooks ge asyncio refusals fork busy escape sigint hook_swap)
 [ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -52,14 +66,14 @@ for exe in "${pys[@]}"; do
     -DPy_VERSION_FOR_TEST="\"$ver\"" "$src/tests/lanes/lanes_host.c" \
     -o "$tree/lanes_host" -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
   for c in "${cases[@]}"; do
-    echo "--- Python $ver: lanes_host $c"
-    PYTHONDONTWRITEBYTECODE=1 timeout 300 "$tree/lanes_host" "$c" 2>"$tree/$c.err" ||
+    echo "--- Python $ver: lanes_host $c${vg:+ (valgrind)}"
+    PYTHONDONTWRITEBYTECODE=1 timeout 300 "${vg[@]}" "$tree/lanes_host" "$c" 2>"$tree/$c.err" ||
       { cat "$tree/$c.err"; exit 1; }
     # A lane ended badly says so on stderr only (CPython's "Exception ignored").
     if grep -E "Exception ignored|Fatal Python error" "$tree/$c.err"; then
       echo "FAIL: lanes_host $c: CPython complained on stderr"; exit 1
     fi
-    grep -v "^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
+    grep -v "^==[0-9]\|^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
   done
 done
 echo "lanes: ${#pys[@]} Pythons: ok"
