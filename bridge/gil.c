@@ -97,12 +97,17 @@ static inline void holder_set(const pb_thread *t, int kind) {
 long pb_gil_holder(void) { return atomic_load_explicit(&gil_holder, memory_order_relaxed); }
 
 static void kept_destructor(void *p) {
-  pb_kept *k = p;
-  if (k != NULL) {
-    pthread_mutex_lock(&key_lock);
+  pb_kept *k = NULL;
+  /* p is only dereferenced while on kept_list: pb_kept_key_delete, racing
+   * with this thread's exit, may have freed it already (compared by
+   * address until found). */
+  pthread_mutex_lock(&key_lock);
+  for (pb_kept *i = kept_list; i != NULL && k == NULL; i = i->next)
+    if (i == p)
+      k = i;
+  if (k != NULL)
     kept_unlink_locked(k);
-    pthread_mutex_unlock(&key_lock);
-  }
+  pthread_mutex_unlock(&key_lock);
   pb_watch_remove(&pb_tls);
   if (k != NULL && k->ts != NULL && k->gen == atomic_load(&generation) && Py_IsInitialized() &&
       !python_finalizing() && !atomic_load(&pb_lost)) {
@@ -150,17 +155,25 @@ void pb_kept_end_all(void) {
     return;
   PyEval_RestoreThread(ts);
   unsigned gen = atomic_load(&generation);
-  pthread_mutex_lock(&key_lock);
-  for (pb_kept *k = kept_list; k != NULL; k = k->next) {
-    if (k->ts != NULL && k->gen == gen) {
-      PyThreadState_Clear(k->ts);
-      PyThreadState_Delete(k->ts);
+  /* One state at a time, taken off its block under key_lock and cleared
+   * without it: clearing runs Python (a thread-local's __del__), which must
+   * not find the lock held (it may enter the bridge: keep_thread_state). The
+   * block stays the thread's key value, and on kept_list, until the thread
+   * exits (kept_destructor) or the key goes (pb_kept_key_delete). */
+  for (;;) {
+    PyThreadState *victim = NULL;
+    pthread_mutex_lock(&key_lock);
+    for (pb_kept *k = kept_list; k != NULL && victim == NULL; k = k->next) {
+      if (k->ts != NULL && k->gen == gen)
+        victim = k->ts;
+      k->ts = NULL;
     }
-    /* The block stays the thread's key value, and on kept_list, until the
-     * thread exits (kept_destructor) or the key goes (pb_kept_key_delete). */
-    k->ts = NULL;
+    pthread_mutex_unlock(&key_lock);
+    if (victim == NULL)
+      break;
+    PyThreadState_Clear(victim);
+    PyThreadState_Delete(victim);
   }
-  pthread_mutex_unlock(&key_lock);
   PyThreadState_Clear(ts);
   PyThreadState_DeleteCurrent();
 }
