@@ -18,22 +18,6 @@
 
 static pyop__runtime_key key;
 
-static int setup(void **state) {
-  (void)state;
-  pt_faults_install();
-  unsetenv("PYOP_BRIDGE_DIR");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  assert_int_equal(pt_live_allocs(), 0);
-  pt_faults_remove();
-  unsetenv("PYOP_BRIDGE_DIR");
-  pyop__artifacts_set_root(NULL);
-  return 0;
-}
-
 /* Finds the candidates of root and loads; returns the load status. */
 static int find_and_load(const char *root, pyop__candidates *c, pyop__bridge *b) {
   pyop__artifacts_set_root(root);
@@ -614,17 +598,17 @@ static int group_setup(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_load_good_and_run_fake_op, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_registry_variants_load, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_every_failure_listed, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_order_loaded_untried, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_entry_not_a_function, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_no_candidates, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_services, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fault_sweep_one, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_fault_sweep_many, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_load_good_and_run_fake_op, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_registry_variants_load, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_every_failure_listed, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_order_loaded_untried, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_entry_not_a_function, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_fault_sweep_many, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("bridge_loader", tests, group_setup, NULL);
 }

@@ -17,21 +17,6 @@
 #include "candidates.h"
 #include "pyop/bridge_abi.h"
 
-static int count_setup(void **state) {
-  (void)state;
-  pt_faults_install();
-  return 0;
-}
-
-static int count_teardown(void **state) {
-  (void)state;
-  assert_int_equal(pt_live_allocs(), 0);
-  pt_faults_remove();
-  unsetenv("PYOP_BRIDGE_DIR");
-  pyop__artifacts_set_root(NULL);
-  return 0;
-}
-
 /* ========================================================= candidates */
 
 static pyop__runtime_key key; /* what the fake bridges were built for */
@@ -357,11 +342,11 @@ static int group_setup(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_candidates_order, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_override_rules, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_mismatch_reasons, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_root_missing_and_default, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_candidates_faults, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_candidates_order, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_override_rules, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("candidates", tests, group_setup, NULL);
 }

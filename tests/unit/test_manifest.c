@@ -14,21 +14,6 @@
 #include "manifest.h"
 #include "pyop/bridge_abi.h"
 
-static int count_setup(void **state) {
-  (void)state;
-  pt_faults_install();
-  return 0;
-}
-
-static int count_teardown(void **state) {
-  (void)state;
-  assert_int_equal(pt_live_allocs(), 0);
-  pt_faults_remove();
-  unsetenv("PYOP_BRIDGE_DIR");
-  pyop__artifacts_set_root(NULL);
-  return 0;
-}
-
 #define BASE                       \
   "format=1\n"                     \
   "python_tag=cp311\n"             \
@@ -356,12 +341,12 @@ static void test_manifest_read(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_manifest_good, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_manifest_minimal_and_abi3, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_manifest_bad, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_manifest_limits, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_manifest_read, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_good, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_minimal_and_abi3, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_bad, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_limits, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_read, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

@@ -14,21 +14,6 @@
 #include "trust.h"
 #include "pyop/bridge_abi.h"
 
-static int count_setup(void **state) {
-  (void)state;
-  pt_faults_install();
-  return 0;
-}
-
-static int count_teardown(void **state) {
-  (void)state;
-  assert_int_equal(pt_live_allocs(), 0);
-  pt_faults_remove();
-  unsetenv("PYOP_BRIDGE_DIR");
-  pyop__artifacts_set_root(NULL);
-  return 0;
-}
-
 /* ===================================================== security policy */
 
 static char *so_of(const char *variant) {
@@ -437,14 +422,14 @@ static void test_trusted_faults(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_trusted_good, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_trusted_refusals, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_trusted_owner, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_trusted_not_regular, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, count_setup, count_teardown),
-      cmocka_unit_test_setup_teardown(test_trusted_faults, count_setup, count_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_good, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_refusals, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_owner, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_not_regular, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_faults, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("trust", tests, NULL, NULL);
 }

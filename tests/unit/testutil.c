@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "candidates.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -191,4 +193,20 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 void pt_rmtree(const char *path) {
   chmod(path, 0700);
   nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int pt_seam_setup(void **state) {
+  (void)state;
+  pt_faults_install();
+  unsetenv("PYOP_BRIDGE_DIR");
+  return 0;
+}
+
+int pt_seam_teardown(void **state) {
+  (void)state;
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+  unsetenv("PYOP_BRIDGE_DIR");
+  pyop__artifacts_set_root(NULL);
+  return 0;
 }

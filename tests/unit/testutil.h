@@ -33,6 +33,16 @@ bool pt_faults_fired(void);
 long pt_live_allocs(void);
 
 /*
+ * cmocka fixtures of the tests that find and load bridges (manifest,
+ * candidates, trust, bridge loader): setup counts the seam
+ * (pt_faults_install) with PYOP_BRIDGE_DIR unset; teardown checks that no
+ * allocation through the seam is left, restores the seam, unsets
+ * PYOP_BRIDGE_DIR and puts the artifacts root back to its default.
+ */
+int pt_seam_setup(void **state);
+int pt_seam_teardown(void **state);
+
+/*
  * Runs fn() with the Nth counted call failing, for N = 0, 1, 2, ... until a
  * run completes without hitting the fault (at most max_n runs). After each
  * failing run it calls check(user, rc) (which asserts the state is as before
