@@ -17,6 +17,8 @@
  *              another op's execute, in another lane) from inside a lane
  *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
  *              the reason on 3.12 (_ctypes)
+ *   ge_impl_only  GE's sample shape: an implementation-only plugin bound to
+ *              the host's REG_OP prototype, in lanes on 3.13
  *   asyncio    a plugin importing asyncio in lanes; shutdown from another
  *              thread, twice, with nothing on stderr (run.sh checks)
  *   refusals   os.fork() and daemon threads raise RuntimeError in a lane
@@ -286,6 +288,53 @@ static void case_ge(void) {
     pyop_op_destroy(op);
   }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+/*
+ * GE's sample shape: an implementation-only plugin
+ * (tests/ge/impl_only/ge_add_custom.py) bound to the host's REG_OP
+ * prototype, registered before the load. The lanes bind it as the main
+ * interpreter does: on 3.13 instances run in lanes, on 3.12 serially with
+ * _ctypes's reason; the result is the same everywhere.
+ */
+static void case_ge_impl_only(void) {
+  pyop_io_info ins[2] = {{"x1", PYOP_IO_REQUIRED}, {"x2", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_attr_info alpha_info[1] = {{"alpha", PYOP_ATTR_FLOAT, false,
+                                   {.type = PYOP_ATTR_FLOAT, .u.f = 1.0}}};
+  pyop_op_info proto = {sizeof proto, "GeAddCustom", NULL, NULL, NULL, NULL, ins, 2,
+                        outs, 1, alpha_info, 1, 0};
+  REQUIRE_RC(pyop_register_host_prototype(&proto), PYOP_OK);
+  char *opp = xasprintf("%s/../impl_only", LANES_GE_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  bool py313 = strstr(Py_VERSION_FOR_TEST, "3.12") == NULL;
+  if (py313)
+    expect_info("GeAddCustom", 2, NULL);
+  else
+    expect_info("GeAddCustom", 0, "module _ctypes does not support loading in subinterpreters");
+  pyop_attr alpha = attr_float("alpha", 0.5);
+  uint32_t seen[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("GeAddCustom", &alpha, 1, &op), PYOP_OK);
+    seen[k] = pyop_op_lane(op);
+    float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, r[4] = {0};
+    pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4), tr = f32_1d(r, 4);
+    pyop_tensor_list in[2] = {one(&tx), one(&ty)};
+    pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+    CHECK_RC(pyop_op_execute(op, in, 2, &tr, 1, &ctx), PYOP_OK);
+    CHECK(r[0] == 6.0f && r[3] == 24.0f, "GeAddCustom x1 + 0.5 * x2: %g %g", r[0], r[3]);
+    pyop_op_destroy(op);
+  }
+  if (py313)
+    CHECK(seen[0] != 0 && seen[1] != 0 && seen[0] != seen[1], "instances in lanes %u and %u",
+          (unsigned)seen[0], (unsigned)seen[1]);
+  else
+    CHECK(seen[0] == 0 && seen[1] == 0, "serial on 3.12: lanes %u and %u", (unsigned)seen[0],
+          (unsigned)seen[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
 }
 
 static void *shutdown_thread(void *p) {
@@ -657,7 +706,7 @@ static void case_hook_swap(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|ge_impl_only|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -671,6 +720,8 @@ int main(int argc, char **argv) {
     case_hooks();
   else if (!strcmp(argv[1], "ge"))
     case_ge();
+  else if (!strcmp(argv[1], "ge_impl_only"))
+    case_ge_impl_only();
   else if (!strcmp(argv[1], "asyncio"))
     case_asyncio();
   else if (!strcmp(argv[1], "refusals"))
