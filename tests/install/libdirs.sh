@@ -14,6 +14,22 @@ src=$1 cc=$2 cmake=$3
 work=$(mktemp -d /tmp/pyop-libdirs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# capture VAR CMD...: VAR gets CMD's stdout and stderr; on failure, a
+# description of how it ended ("exit 3", "killed by SIGSEGV (139)") is
+# appended, so a crash never reads as an empty message.
+capture() {
+  local __var=$1 __out __rc=0; shift
+  __out=$("$@" 2>&1) || __rc=$?
+  if [ "$__rc" -ne 0 ]; then
+    if [ "$__rc" -gt 128 ] && __sig=$(kill -l $((__rc - 128)) 2>/dev/null); then
+      __out="$__out${__out:+ }[killed by SIG$__sig ($__rc)]"
+    else
+      __out="$__out${__out:+ }[exit $__rc]"
+    fi
+  fi
+  printf -v "$__var" '%s' "$__out"
+  return "$__rc"
+}
 unset LD_LIBRARY_PATH PYOP_EXAMPLE_KERNELS PYOP_BRIDGE_DIR PKG_CONFIG_PATH
 
 awk '/^## From a C host/ {sec=1; next}
@@ -60,18 +76,18 @@ check() {
   runpath=$(readelf -d "$work/$label-pc" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p; s/.*(RPATH).*\[\(.*\)\]/\1/p')
   [ "$runpath" = "$libdir" ] || fail "$label: the host's RUNPATH is '$runpath', want '$libdir'"
   local out
-  out=$("$work/$label-pc") || fail "$label: the README host (pkg-config) failed: $out"
+  capture out "$work/$label-pc" || fail "$label: the README host (pkg-config) failed: $out"
   [ "$out" = "z = [3, 4, 5]" ] || fail "$label: the README host printed '$out'"
 
   # The installed command finds the libpyop of this libdir by itself (bin/pyop
   # has it filled in at configure time), whatever the layout.
-  out=$(env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" doctor 2>&1) ||
+  capture out env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" doctor ||
     fail "$label: the installed pyop doctor failed: $out"
   grep -qxF "artifacts: $libdir/pyop/artifacts" <<<"$out" ||
     fail "$label: pyop doctor does not use $libdir: $out"
   grep -q '^load: ok, [1-9][0-9]* ops registered$' <<<"$out" ||
     fail "$label: pyop doctor's trial load: $out"
-  out=$(env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" list 2>&1) ||
+  capture out env -u PYOP_LIBRARY -u PYOP_PYTHON "$prefix/bin/pyop" list ||
     fail "$label: the installed pyop list failed: $out"
   grep -q '^ScaledAdd(' <<<"$out" || fail "$label: pyop list has no ScaledAdd: $out"
 
@@ -89,7 +105,7 @@ CM
     -DCMAKE_PREFIX_PATH="$prefix" -Dpyop_DIR="$libdir/cmake/pyop" >>"$log" 2>&1 ||
     { tail -30 "$log"; fail "$label: find_package(pyop)"; }
   "$cmake" --build "$work/$label-cm/b" >>"$log" 2>&1 || { tail -30 "$log"; fail "$label: build with pyop::pyop"; }
-  out=$("$work/$label-cm/b/host") || fail "$label: the README host (find_package) failed: $out"
+  capture out "$work/$label-cm/b/host" || fail "$label: the README host (find_package) failed: $out"
   [ "$out" = "z = [3, 4, 5]" ] || fail "$label: the README host (find_package) printed '$out'"
   echo "$label: ok"
 }
