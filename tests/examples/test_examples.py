@@ -186,10 +186,16 @@ class CliTest(unittest.TestCase):
                             "--input", "y=float32[2,2]:0.5,0.5,0.5,0.5")
         self.assert_output(out["z"], "float32", [2, 2], [1.5, 2.5, 3.5, 4.5])
 
-    def test_scaled_add_rejects_float64(self):
-        r = self.pyop("run", "ScaledAdd", "--input", "x=float64[1]:1", "--input", "y=float64[1]:1")
+    def test_scaled_add_rejects_int8(self):
+        r = self.pyop("run", "ScaledAdd", "--input", "x=int8[1]:1", "--input", "y=int8[1]:1")
         self.assertEqual(r.returncode, 1)
-        self.assertIn("TypeError: ScaledAdd supports float32 only", r.stderr)
+        self.assertIn("TypeError: ScaledAdd: x and y must have one floating-point dtype, "
+                      "got int8 and int8", r.stderr)
+
+    def test_scaled_add_in_bfloat16(self):
+        out = self.run_json("ScaledAdd", "--input", "x=bfloat16[3]:1,2,3",
+                            "--input", "y=bfloat16[3]:0.5,1,-8", "--attr", "alpha=2")
+        self.assert_output(out["z"], "bfloat16", [3], [2, 4, -13])
 
     def test_softmax(self):
         if not self.has_numpy:
