@@ -39,12 +39,11 @@
   _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
                  #type " ends in padding after " #last                        \
                  ": fill it with an explicit reserved member")
+PYOP__ENDS_WITH(pyop_options, start_python_key);
 #if UINTPTR_MAX > 0xffffffffu
-PYOP__ENDS_WITH(pyop_options, reserved_lanes_);
 PYOP__ENDS_WITH(pyop_op_info, reserved_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
-PYOP__ENDS_WITH(pyop_options, lanes);
 PYOP__ENDS_WITH(pyop_op_info, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif

@@ -10,8 +10,10 @@ Driven by ctest (tests/examples/CMakeLists.txt) through environment variables:
 Needs only the standard library.
 """
 
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -170,6 +172,48 @@ class CliMessagesTest(unittest.TestCase):
         r = self.pyop("--lanes", "65", "list", "--json")
         err = self.json_error(r, "PYOP_EINVAL")
         self.assertIn("pyop_set_options: lanes 65 is out of range (0..64)", err["message"])
+
+    def test_doctor_without_a_bridge(self):
+        """A libpyop whose artifacts are missing (copied alone): doctor says
+        no bridge is loaded, its ge line does not claim that anything serves
+        GE plugins, and the load's failure says how to get the bridge."""
+        lonely = os.path.join(self.tmp, "lonely")
+        os.makedirs(lonely)
+        lib = os.path.join(os.path.dirname(os.path.realpath(self.cli)), "..", "lib",
+                           "libpyop.so.0")
+        shutil.copy(lib, lonely)
+        r = self.pyop("--library", os.path.join(lonely, "libpyop.so.0"), "doctor")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("\nbridge: not loaded\n", r.stdout)
+        self.assertIn("\nge: nothing serves GE-style plugins yet: no bridge is loaded", r.stdout)
+        self.assertNotIn("serves GE-style plugins (host-only", r.stdout)
+        self.assertIn("this libpyop was built with a bridge for cp3", r.stdout)
+        self.assertIn("but its artifact directory is not in %s/pyop/artifacts: install the "
+                      "build's lib/pyop/artifacts with it (cmake --install), or name the "
+                      "directory in PYOP_BRIDGE_DIR" % lonely, r.stdout)
+        r = self.pyop("doctor")
+        self.assertIn("\nbridge: loaded ", r.stdout)
+        self.assertIn("\nge: libpyop's GE compatibility package (python/ge of the bridge "
+                      "artifact) serves GE-style plugins", r.stdout)
+
+    def test_no_bridge_for_this_python_says_the_fix(self):
+        """Under a Python the build made no bridge for, the failure names
+        -DPYOP_PYTHONS as the build was configured and a rebuild."""
+        others = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[02-9]*/bin/python3.1*")))
+        others = [p for p in others if re.search(r"python3\.\d+$", p) and os.access(p, os.X_OK)]
+        if not others:
+            self.skipTest("no CPython other than the build's (3.11) under ~/.pyenv")
+        other = others[0]
+        ver = re.search(r"python(3\.\d+)$", other).group(1)
+        r = self.pyop("list", PYOP_PYTHON=other)
+        if "no usable bridge" not in r.stderr:
+            self.skipTest("this build has a bridge for %s" % other)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("this libpyop has no bridge for cp%s-" % ver.replace(".", ""), r.stderr)
+        self.assertIn(": add that Python %s to -DPYOP_PYTHONS (it was built with "
+                      "-DPYOP_PYTHONS=\"%s" % (ver, self.build_python), r.stderr)
+        self.assertIn(";/path/to/python%s\"), rebuild and reinstall; or run under a Python it "
+                      "has a bridge for: cp311-" % ver, r.stderr)
 
     def test_doctor_text(self):
         r = self.pyop("doctor", opp=self.ops + ":relative/ops")

@@ -186,7 +186,7 @@ def doctor_report(lib, lanes=0):
     except CliError as e:
         load.update(status=e.status, error=e.to_json())
     rep.update(parse_doctor_report(lib.doctor()))
-    rep["ge"] = ge_status_lines()
+    rep["ge"] = ge_status_lines(bool(rep["bridge"] and rep["bridge"]["loaded"]))
     rep["start_python"] = start_python_report(rep["artifacts"])
     rep["load"] = load
     rep["lanes_asked"] = lanes

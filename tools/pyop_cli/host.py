@@ -54,16 +54,21 @@ def with_opp_path(paths):
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(os.path.abspath(p) for p in paths)
 
 
-def ge_status_lines():
+def ge_status_lines(bridge_loaded=True):
     """What serves `import ge` for GE-style plugins in this process (the
     bridge runs in this interpreter): libpyop's compatibility package, or a
-    real CANN ge imported before the load (then left alone)."""
+    real CANN ge imported before the load (then left alone); nothing of
+    libpyop's while no bridge is loaded (the package comes with one)."""
     mod = sys.modules.get("ge")
     if mod is not None and getattr(mod, "__pyop_ge__", False) is not True:
         where = getattr(mod, "__file__", None) or repr(mod)
         return ["ge: a CANN `ge` package is already imported (%s); libpyop does not replace "
                 "it, so GE-style plugins register with it and libpyop sees none of their ops"
                 % where]
+    if not bridge_loaded:
+        return ["ge: nothing serves GE-style plugins yet: no bridge is loaded (libpyop's GE "
+                "compatibility package comes with the bridge artifact, python/ge; the load "
+                "below says why none loaded)"]
     lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
              "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
     if mod is None:
