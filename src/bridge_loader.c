@@ -503,8 +503,8 @@ int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t l
     pyop__sb_free(&msg);
     return pyop__error(PYOP_ENOMEM,
                        "no usable bridge for %s in %s (out of memory while "
-                       "listing the %zu candidates)",
-                       key, root, cands->n);
+                       "listing the %zu %s)",
+                       key, root, cands->n, PYOP__PLURAL(cands->n, "candidate", "candidates"));
   }
   int rc = pyop__error(PYOP_ENOBRIDGE, "%s", pyop__sb_str(&msg));
   pyop__sb_free(&msg);

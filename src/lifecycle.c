@@ -105,8 +105,10 @@ int pyop_check_need_load(bool *need_load) {
     return pyop__error(PYOP_EINVAL, "pyop_check_need_load: need_load is NULL");
   *need_load = false;
   pyop__scan_result r;
-  int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), true, &r);
+  /* Quiet: the pyop_load that follows a "yes" scans again and warns once. */
+  int rc = pyop__scan_opts(pyop__getenv(OPP_PATH_VAR), true, true, &r);
   if (rc == PYOP_OK) *need_load = r.has_python;
+  if (!r.has_python) pyop__scan_warn(&r);
   pyop__scan_result_free(&r);
   return rc;
 }
@@ -389,7 +391,8 @@ static int load_busy(void) {
   pyop__scan_result_free(&r);
   if (rc == PYOP_OK) {
     state = ST_LOADED;
-    PYOP_LOG_I("loaded; %zu op types registered", pyop__registry_count());
+    size_t n_ops = pyop__registry_count();
+    PYOP_LOG_I("loaded; %zu %s registered", n_ops, PYOP__PLURAL(n_ops, "op type", "op types"));
   }
   return rc;
 }

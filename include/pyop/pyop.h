@@ -556,6 +556,8 @@ PYOP_API int pyop_register_host_prototype(const pyop_op_info *info);
 /*
  * Scans ASCEND_CUSTOM_OPP_PATH and sets *need_load to true when it holds at
  * least one Python entry. Cheap when there is none (one readdir a directory).
+ * An element it skips (relative, missing, unreadable) is warned about once:
+ * here when nothing is to be loaded, else by the pyop_load that follows.
  */
 PYOP_API int pyop_check_need_load(bool *need_load);
 

@@ -343,7 +343,7 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", "SplitEven", "--input", "x=float32[8]", "--attr", "parts=4")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("SplitEven                ok (infer_meta, execute; given)", r.stdout)
-        self.assertIn("1 ops checked, 0 failed", r.stdout)
+        self.assertIn("1 op checked, 0 failed", r.stdout)
         r = self.pyop("check", "SplitEven", "--input", "x=float32[7]")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("length divisible by parts=2", r.stdout)
@@ -367,7 +367,7 @@ class CliTest(unittest.TestCase):
             self.assertIn("broken.py: FAILED to load", r.stdout)
             self.assertIn("broken on purpose", r.stdout)
             self.assertIn("ScaledAdd                ok", r.stdout)
-            self.assertIn("1 ops checked, 0 failed, 1 plugins failed to load", r.stdout)
+            self.assertIn("1 op checked, 0 failed, 1 plugin failed to load", r.stdout)
         finally:
             shutil.rmtree(empty, ignore_errors=True)
 
@@ -399,10 +399,12 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", _need("PYOP_TEST_BAD_OPS"), opp="")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("BadTranspose", r.stdout)
-        self.assertIn('output 0 "y": expected float32[2,3], the op asked for float32[3,2]',
-                      r.stdout)
+        self.assertIn('output 0 "y": the host expected float32[2,3], the op asked for '
+                      'float32[3,2]\n      (pyop holds execute to what infer_meta (', r.stdout)
+        self.assertIn("bad_transpose.py:", r.stdout)
+        self.assertEqual(r.stdout.count("the op asked for float32[3,2]"), 1, r.stdout)
         self.assertIn("PYOP_ECONTRACT", r.stdout)
-        self.assertIn("pyop: check: 1 of 1 ops failed", r.stderr)
+        self.assertIn("pyop: check: 1 of 1 op failed", r.stderr)
 
 
 # An op that writes into an input through data_ptr (ctypes) without

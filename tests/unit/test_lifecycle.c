@@ -937,6 +937,45 @@ static void test_start_python_key(void **state) {
   assert_null(strstr(log_buf, "start_python_key"));
 }
 
+/* How often a line appears in the captured log. */
+static int log_count(const char *needle) {
+  int n = 0;
+  for (const char *p = log_buf; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+/*
+ * A skipped element is warned about once per load: a GE-style engine's
+ * CheckNeedLoadPythonCustomOps then LoadPythonCustomOps scan twice, and
+ * said it twice (issue 26.7); with nothing to load, the check says it.
+ */
+static void test_skipped_element_warned_once(void **state) {
+  (void)state;
+  char value[4200];
+  snprintf(value, sizeof value, "relative/ops:%s", opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  const char *warn = "element 'relative/ops' skipped: relative path refused";
+  log_reset();
+  bool need = false;
+  assert_int_equal(CheckNeedLoadPythonCustomOps(&need), PYOP_OK);
+  assert_true(need);
+  assert_int_equal(LoadPythonCustomOps(), PYOP_OK);
+  if (log_count(warn) != 1) fail_msg("warned %d times:\n%s", log_count(warn), log_buf);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* Nothing Python: the check is the host's last word, and warns. */
+  setenv("ASCEND_CUSTOM_OPP_PATH", "relative/ops", 1);
+  log_reset();
+  assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
+  assert_false(need);
+  assert_int_equal(log_count(warn), 1);
+  /* pyop_doctor reports the verdict and logs nothing. */
+  log_reset();
+  char *d = doctor();
+  expect_in(d, "relative/ops: relative: relative path refused");
+  free(d);
+  assert_int_equal(log_count(warn), 0);
+}
+
 /* pyop_exec_ctx as versioned struct: an old-size caller (no flags member)
  * gets flags 0 whatever lies beyond its struct; unknown bits are refused
  * naming them; a struct_size that ends inside stream is refused. */
@@ -1774,6 +1813,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),

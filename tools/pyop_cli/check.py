@@ -13,7 +13,7 @@ import threading
 from . import config
 from .plugins import PENDING_HINT, pending_impls
 from .binding import ATTR_TYPES, DTYPES, IO_KINDS
-from .errors import CliError, PyopError, UsageError
+from .errors import CliError, PyopError, UsageError, plural, too_deep_notes
 from .host import (_attrs_from_args, check_paths, _inputs_from_args, Instance,
                    _other_python_note, with_opp_path)
 from .values import (check_shape, _default_attr, _descs, dump_json, numel,
@@ -112,8 +112,8 @@ def _sample_tensor(v, what):
         check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
-            raise ValueError("%s: %d values for shape [%s]"
-                             % (what, len(values), ",".join(map(str, shape))))
+            raise ValueError("%s: %s for shape [%s]"
+                             % (what, plural(len(values), "value"), ",".join(map(str, shape))))
         return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), values,
                                                                what)
     if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):
@@ -532,13 +532,15 @@ def _reference_problem(info, case, res, reference):
     if len(outs) == 1:
         want = [want]
     elif not isinstance(want, (tuple, list)) or len(want) != len(outs):
-        return "the reference returned %r, not %d outputs" % (type(want).__name__, len(outs))
+        return "the reference returned %r, not %s" % (type(want).__name__,
+                                                      plural(len(outs), "output"))
     for k, o in enumerate(outs):
         got = [np.array(vals, dtype=_NUMPY_DTYPES[DTYPES[t.dtype]]).reshape(
             list(t.shape[:t.ndim])) for t, vals in res.produced[k]]
         expect = list(want[k]) if o["kind"] == "dynamic" else [want[k]]
         if len(got) != len(expect):
-            return "output %s: %d tensors, the reference %d" % (o["name"], len(got), len(expect))
+            return "output %s: %s, the reference %d" % (o["name"], plural(len(got), "tensor"),
+                                                         len(expect))
         for j, (g, w) in enumerate(zip(got, expect)):
             w = np.asarray(w)
             what = "output %s%s" % (o["name"], "[%d]" % j if o["kind"] == "dynamic" else "")
@@ -744,24 +746,27 @@ def cmd_check(lib, args):
                 print("    " + line.rstrip("\n").replace("\n", "\n      "))
         for o in missing:
             print("%-24s not found" % o)
-        print("%d ops checked, %d failed%s%s%s"
-              % (len(report), failed,
+        print("%s checked, %d failed%s%s%s"
+              % (plural(len(report), "op"), failed,
                  ", %d inconclusive" % inconclusive if inconclusive else "",
-                 ", %d plugins failed to load" % len(broken) if broken else "",
+                 ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
                  ", the plugins do not load together" if load_error else ""))
+        if not report:
+            for note in too_deep_notes():
+                print("  " + note)
     if failed or broken or missing or not report or load_error:
-        why = ("%d plugins failed to load" % len(broken) if broken else
+        why = ("%s failed to load" % plural(len(broken), "plugin") if broken else
                "the plugins do not load together: %s"
                % load_error.message.splitlines()[0] if load_error else
-               "%d of %d ops failed" % (failed, len(report)) if failed else
+               "%d of %s failed" % (failed, plural(len(report), "op")) if failed else
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
     if inconclusive:
         # Not a pass: nothing failed, but some op was never run.
-        sys.stderr.write("pyop: check: %d of %d ops inconclusive (infer_meta refused every "
+        sys.stderr.write("pyop: check: %d of %s inconclusive (infer_meta refused every "
                          "generated input): give samples or --input\n"
-                         % (inconclusive, len(report)))
+                         % (inconclusive, plural(len(report), "op")))
         return EXIT_INCONCLUSIVE
     return 0
 

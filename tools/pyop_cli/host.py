@@ -8,7 +8,7 @@ import sys
 from . import config
 from .binding import (ALLOC_OUTPUT, ALLOC_WORKSPACE, EXEC_EXPECT_OUTPUTS, ExecCtx, OutputList,
                       Tensor, TensorList)
-from .errors import CliError, PyopError, UsageError
+from .errors import CliError, PyopError, UsageError, did_you_mean
 from .values import (Buffers, make_attrs, make_tensor, numel, parse_attr_text, parse_input,
                      read_values, _sample_values)
 
@@ -67,8 +67,9 @@ def ge_status_lines(bridge_loaded=True):
                 % where]
     if not bridge_loaded:
         return ["ge: nothing serves GE-style plugins yet: no bridge is loaded (libpyop's GE "
-                "compatibility package comes with the bridge artifact, python/ge; the load "
-                "below says why none loaded)"]
+                "compatibility package, python/ge of the bridge artifact, comes with the "
+                "bridge, which a load opens for the Python plugins of "
+                "ASCEND_CUSTOM_OPP_PATH)"]
     lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
              "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
     if mod is None:
@@ -229,11 +230,22 @@ class Instance:
             except PyopError as e:
                 if bufs.refused:
                     e.message = "%s (%s)" % (e.message, bufs.refused)
+                if e.status == "PYOP_ECONTRACT" and res.ran == "execute" and ctx.flags:
+                    e.message = _held_to_infer_meta(e.message, info)
                 res.error = e
             return res
         res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
                          for j in range(lists[k].count)] for k in range(n_out)]
         return res
+
+
+def _held_to_infer_meta(message, info):
+    """message (execute's PYOP_ECONTRACT) with a line after its first saying
+    whose expectation the host's is: the command passes infer_meta's
+    outputs (PYOP_EXEC_EXPECT_OUTPUTS)."""
+    first, nl, rest = message.partition("\n")
+    return "%s\n(pyop holds execute to what infer_meta (%s) returned for these inputs)%s%s" % (
+        first, info.get("proto_source") or "the prototype", nl, rest)
 
 
 def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64):
@@ -257,8 +269,9 @@ def _inputs_from_args(info, args):
     names = [i["name"] for i in info["inputs"]]
     for name in given:
         if name not in names:
-            raise UsageError('op "%s" has no input "%s" (inputs: %s)'
-                             % (info["op_type"], name, ", ".join(names)), info["op_type"])
+            raise UsageError('op "%s" has no input "%s" (inputs: %s)%s'
+                             % (info["op_type"], name, ", ".join(names) or "none",
+                                did_you_mean(name, names)), info["op_type"])
     inputs = []
     for i in info["inputs"]:
         slot = given.get(i["name"], [])
@@ -282,9 +295,9 @@ def _attrs_from_args(info, args):
             raise UsageError("--attr %s: expected NAME=VALUE" % text, args.op)
         name, value = text.split("=", 1)
         if name not in types:
-            raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (info["op_type"], name, ", ".join(types) or "none"),
-                             info["op_type"])
+            raise UsageError('op "%s" has no attribute "%s" (it has: %s)%s'
+                             % (info["op_type"], name, ", ".join(types) or "none",
+                                did_you_mean(name, list(types))), info["op_type"])
         attrs[name] = parse_attr_text(value, types[name], name, info["op_type"])
     return attrs
 

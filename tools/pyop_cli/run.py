@@ -1,9 +1,30 @@
-"""`pyop run`: one op on host buffers, its outputs printed."""
+"""`pyop run`: one op on host buffers, its outputs printed (and the inputs
+it generated)."""
 
 from .binding import DTYPES
-from .errors import CliError
+from .errors import CliError, plural
 from .host import _attrs_from_args, _inputs_from_args, run_op, _warn_other_python
-from .values import dump_json, _fmt_values, read_values, shape_text
+from .values import decode_values, dump_json, _fmt_values, parse_input, read_values, shape_text
+
+
+def _inputs_used(info, args, res):
+    """Each input tensor the op ran on, as it was before the call: {"name"
+    (xs[1] for a tensor of a dynamic input), "dtype", "shape", "values" (as
+    the op got them: float16 and bfloat16 rounded), "generated" (its
+    --input gave no VALUES, so the command made them)}, in the prototype's
+    order."""
+    generated = {}
+    for text in args.input or []:
+        name, _, _, values = parse_input(text)
+        generated.setdefault(name, []).append(values is None)
+    out = []
+    for k, i in enumerate(info["inputs"]):
+        for j, t in enumerate(res.inputs[k]):
+            name = i["name"] if i["kind"] != "dynamic" else "%s[%d]" % (i["name"], j)
+            out.append({"name": name, "dtype": DTYPES[t.dtype], "shape": list(t.shape[:t.ndim]),
+                        "values": decode_values(t.dtype, res.before[k][j]),
+                        "generated": generated[i["name"]][j]})
+    return out
 
 
 def cmd_run(lib, args):
@@ -13,6 +34,14 @@ def cmd_run(lib, args):
     inputs = _inputs_from_args(info, args)
     attrs = _attrs_from_args(info, args)
     res = run_op(lib, info, inputs, attrs)
+    used = _inputs_used(info, args, res) if res.before else []
+    if not args.json:
+        # The inputs the command made up (the ones given are on the command
+        # line), also when the op then fails on them.
+        for u in used:
+            if u["generated"]:
+                print("input %s (generated): %s = %s" % (u["name"], shape_text(u["dtype"],
+                      u["shape"]), _fmt_values(u["values"])))
     if res.error is not None:
         raise res.error
     if res.produced is None:
@@ -40,12 +69,13 @@ def cmd_run(lib, args):
             mutated.append({"name": name, "dtype": DTYPES[t.dtype],
                             "shape": list(t.shape[:t.ndim]), "values": read_values(t)})
     if args.json:
-        dump_json({"op_type": args.op, "outputs": result, "mutated_inputs": mutated})
+        dump_json({"op_type": args.op, "inputs": used, "outputs": result,
+                   "mutated_inputs": mutated})
     else:
         for r in result:
             alias = " (input %s's buffer)" % r["alias"] if r.get("alias") else ""
             if "tensors" in r:
-                print("%s: %d tensors" % (r["name"], len(r["tensors"])))
+                print("%s: %s" % (r["name"], plural(len(r["tensors"]), "tensor")))
                 for j, t in enumerate(r["tensors"]):
                     print("%s[%d]: %s = %s" % (r["name"], j, shape_text(t["dtype"], t["shape"]),
                                                _fmt_values(t["values"])))

@@ -11,7 +11,7 @@ import struct
 
 from .binding import (Attr, ATTR_TYPES, DTYPE_SIZE, DTYPE_STRUCT, DTYPES, IntList, MAX_DIMS,
                       Str, Tensor)
-from .errors import CliError, UsageError
+from .errors import CliError, UsageError, plural
 
 
 def _json_float(x):
@@ -59,7 +59,7 @@ def _fmt_bytes(n):
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return "%g %s" % (round(n / size, 1), unit)
-    return "%d bytes" % n
+    return plural(n, "byte")
 
 
 def check_shape(dtype, shape, what):
@@ -130,7 +130,7 @@ class Buffers:
             zone = ctypes.string_at(addr, length)
             if zone.count(GUARD_BYTE) != length:
                 last = max(k for k, b in enumerate(zone) if b != GUARD_BYTE)
-                out.append("%s (%d bytes past its end)" % (what, last + 1))
+                out.append("%s (%s past its end)" % (what, plural(last + 1, "byte")))
         return out
 
 
@@ -163,8 +163,9 @@ def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
     t.data = bufs.alloc(t.nbytes, what)
     if values is not None:
         if len(values) != n:
-            raise UsageError("%d values given for shape [%s] (%d elements)"
-                             % (len(values), ",".join(map(str, shape)), n))
+            raise UsageError("%s given for shape [%s] (%s)"
+                             % (plural(len(values), "value"), ",".join(map(str, shape)),
+                                plural(n, "element")))
         try:
             write_values(t, values)
         except (ValueError, OverflowError, struct.error) as e:
@@ -274,12 +275,19 @@ def plugin_attr_value(value, type_name):
 
 
 def read_values(t):
+    """The values of tensor t, read from its buffer."""
     n = numel(t.shape[:t.ndim])
     if not t.data or n == 0:
         return []
-    raw = ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype])
-    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[t.dtype]), raw))
-    if DTYPES[t.dtype] == "bfloat16":
+    return decode_values(t.dtype, ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype]))
+
+
+def decode_values(dtype, raw):
+    """The values whose bytes (little-endian, as encode_values writes them)
+    are raw."""
+    n = len(raw) // DTYPE_SIZE[dtype]
+    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[dtype]), raw[:n * DTYPE_SIZE[dtype]]))
+    if DTYPES[dtype] == "bfloat16":
         vals = [_bf16_value(v) for v in vals]
     return vals
 
