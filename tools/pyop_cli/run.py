@@ -57,8 +57,7 @@ def cmd_run(lib, args):
         if o["kind"] != "dynamic":  # the one tensor's fields at the top (stable --json)
             entry.update(entry["tensors"][0])
             del entry["tensors"]
-        if o.get("alias"):
-            entry["alias"] = o["alias"]
+        entry["alias"] = o.get("alias")  # the input whose buffer it is, or None
         result.append(entry)
     mutated = []
     for k, i in enumerate(info["inputs"]):
