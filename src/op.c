@@ -567,7 +567,7 @@ static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t
   pyop__call call;
   pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
                           pyop__call_open(&call, &sink), sink_add_output};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->infer_meta(op->proto_holder, &args);
   pyop__call_close(&call);
   return rc == PYOP_OK ? PYOP_OK : callback_failed(rc, op, "infer_meta", mark);
@@ -986,7 +986,7 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
@@ -1181,7 +1181,7 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_set_artifact};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK) {
@@ -1250,7 +1250,7 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK || sink.status != PYOP_OK) {
