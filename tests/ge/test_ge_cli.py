@@ -205,8 +205,8 @@ class CliTest(unittest.TestCase):
 
     def test_rejections(self):
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_default.py"))
-        self.assertIn("TypeError: register_op op_type 'GeBadDefault' failed: attribute 'alpha'",
-                      out)
+        self.assertIn("TypeError: register_op op_type 'GeBadDefault' failed: default value for "
+                      "attr 'alpha' must be float, got int 1", out)
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_signature.py"))
         self.assertIn("TypeError: invalid execute signature for op type GeBadSignature", out)
         self.assertIn("expected attr name 'a'", out)
@@ -214,8 +214,9 @@ class CliTest(unittest.TestCase):
         self.assertIn("ge_bad_signature.py:15", out)
         # issue 17 item 15: the op, the attribute, the cause and file:line
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_int_default.py"))
-        for s in ("ValueError: register_op op_type 'GeBadIntDefault' failed: attribute 'k'",
-                  "18446744073709551616 does not fit in int64", "ge_bad_int_default.py:8"):
+        for s in ("ValueError: register_op op_type 'GeBadIntDefault' failed: default value for "
+                  "attr 'k' does not fit in int64: 18446744073709551616",
+                  "ge_bad_int_default.py:8"):
             self.assertIn(s, out)
         self.assertNotIn("OverflowError", out)
         out = self.fails("list", opp=os.path.join(BAD, "ge_bad_op_type.py"))

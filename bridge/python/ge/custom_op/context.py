@@ -15,8 +15,8 @@ from pyop import ext
 
 from .. import _convert
 from ..graph.types import DataType
-from ..runtime import (_Scope, _View, ExpandDimsType, StorageFormat, StorageShape, Tensor,
-                       TensorPlacement)
+from ..runtime import (_Scope, _View, _check as _check_view, ExpandDimsType, StorageFormat,
+                       StorageShape, Tensor, TensorPlacement)
 from ._launch_args import (_nonneg, AnnotatedArgsContext, AnnotatedKernelArgs,
                            AnnotatedKernelLaunchInfo, WorkspaceAddr)
 
@@ -495,6 +495,8 @@ class _ExecBase:
             raise RuntimeError("Unable to cast Python instance of type %s to C++ type "
                                "'gert::StorageFormat'" % type(format).__name__)
         slot, inst = self._out_slot(index, "malloc_output_tensor")
+        _check_view(shape._s)
+        _check_view(format._s)
         name, kind = (self._ir.outputs[slot] if self._ir.outputs is not None
                       else ("output%d" % slot, 0))
         if self._HOST and slot in getattr(self._ir, "alias", {}):
