@@ -224,6 +224,25 @@ class CliTest(unittest.TestCase):
                   "op types are ASCII"):
             self.assertIn(s, out)
 
+    def test_waiting_implementation_says_ges_words(self):
+        """An implementation with no prototype loads and waits (a departure
+        from GE, which fails the load): pyop run and pyop check say so in
+        libpyop's words and in GE's ("canonical IR not found"), so a GE user
+        searching for them finds the reason (docs/ge-plugins.md)."""
+        impl_only = os.path.join(os.path.dirname(os.path.abspath(__file__)), "impl_only")
+        rc, out, err = pyop("run", "GeMulCustom", "--input", "x1=float32[2]:1,2", "--input",
+                            "x2=float32[2]:3,4", opp=impl_only)
+        self.assertEqual(rc, 1, out + err)
+        for s in ('op "GeMulCustom": its implementation (', "has no prototype",
+                  'GE, which needs that prototype (the canonical IR) at the load, fails there '
+                  'with "canonical IR not found"'):
+            self.assertIn(s, err)
+        rc, out, err = pyop("check", "GeMulCustom", opp=impl_only)
+        self.assertEqual(rc, 3, out + err)  # inconclusive: nothing ran
+        self.assertRegex(out, r'(?m)^    inconclusive: its implementation \(.*ge_add_custom\.py:'
+                         r'\d+\) is waiting for a prototype: .*; GE fails such a load with '
+                         r'"canonical IR not found"$')
+
     def test_doctor(self):
         out = self.ok("doctor")
         self.assertIn("ge: libpyop's GE compatibility package", out)

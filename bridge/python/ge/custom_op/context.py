@@ -289,7 +289,7 @@ class _ExecBase:
     (_get_*), output allocation through libpyop's host, validity."""
 
     __slots__ = ("_s", "_p", "_op", "_ir", "_args", "_kw", "_slots", "_flat", "_vals",
-                 "_outs", "_ws", "_counts", "_next")
+                 "_outs", "_ws", "_counts", "_next", "_mal")
     _EXPIRED = "Borrowed native object has expired"
     _HOST = False
 
@@ -314,6 +314,7 @@ class _ExecBase:
         c._ws = None
         c._counts = None
         c._next = None
+        c._mal = None
         return c
 
     def _close(self):
@@ -321,7 +322,7 @@ class _ExecBase:
         for t in self._flat or ():
             if not isinstance(t, _View):
                 t._pt = None
-        self._p = self._ws = self._outs = self._slots = self._flat = None
+        self._p = self._ws = self._outs = self._slots = self._flat = self._mal = None
         self._args = self._kw = None
 
     def _check(self):
@@ -494,15 +495,18 @@ class _ExecBase:
         if not isinstance(format, StorageFormat):
             raise RuntimeError("Unable to cast Python instance of type %s to C++ type "
                                "'gert::StorageFormat'" % type(format).__name__)
-        slot, inst = self._out_slot(index, "malloc_output_tensor")
         _check_view(shape._s)
         _check_view(format._s)
+        slot, inst = self._out_slot(index, "malloc_output_tensor")
         name, kind = (self._ir.outputs[slot] if self._ir.outputs is not None
                       else ("output%d" % slot, 0))
         if self._HOST and slot in getattr(self._ir, "alias", {}):
             raise RuntimeError("op %r: malloc_output_tensor(%d): output %r is a ref output "
                                "(its IR name is an input's); use make_output_ref_input"
                                % (self._op, index, name))
+        prev = self._mal.get(index) if self._mal is not None else None
+        if prev is not None:
+            return self._again(index, prev, shape, format, dtype)
         if kind == 1:
             name = "%s%d" % (name, inst)  # GE's instance name
             nxt = self._next or {}
@@ -534,8 +538,29 @@ class _ExecBase:
         out._e[:] = format._e
         if self._outs is None:
             self._outs = {}
+        if self._mal is None:
+            self._mal = {}
         self._outs[index] = out
+        self._mal[index] = out
         return out
+
+    def _again(self, index, prev, shape, format, dtype):
+        """malloc_output_tensor for an output that already has memory: GE
+        returns that tensor. libpyop does so when the description is the one
+        it was allocated with; another one is refused (GE would rewrite the
+        description over the same buffer, which may be too small, and the
+        host was told the first one)."""
+        gdt = _convert.ge_dtype(dtype, "op %r: malloc_output_tensor dtype" % self._op)
+        m = prev._m()
+        if (list(shape._t), list(shape._o), list(format._f), list(format._e), gdt) == \
+                (m._t, m._o, m._f, m._e, m._dt):
+            return prev
+        raise RuntimeError(
+            "op %r: malloc_output_tensor(%d): the output already has memory (%s[%s] %s, %d "
+            "bytes, from an earlier malloc_output_tensor of this call), asked again as %s[%s] "
+            "%s: libpyop returns an output's memory again only for the same description"
+            % (self._op, index, m._dt.name, ",".join(map(str, m._t)), m._f[1].name, m._size,
+               gdt.name, ",".join(map(str, shape._t)), format._f[1].name))
 
     def make_output_ref_input(self, output_index, input_index):
         """Output `output_index` is input `input_index`'s buffer (same addr);
