@@ -8,10 +8,12 @@ GE's tests search messages for (libpyop's messages say more, and keep
 those words), the lifetime of views, the frozen descriptors, the registry
 rules and the bootstrap readers. Runs without the bridge."""
 
+import copy
 import dataclasses
 import gc
 import math
 import os
+import pickle
 import sys
 import unittest
 from typing import List, Optional, Tuple
@@ -113,6 +115,26 @@ class TensorDescTest(unittest.TestCase):
         # a live owner keeps its views usable
         keep = TensorDesc([5], F)
         self.assertEqual(keep.shape.origin_shape.dims, [5])
+
+    def test_copies_are_owners_of_their_own(self):
+        d = TensorDesc(StorageShape([2, 3], [6]), DataType.DT_INT32)
+        view = d.shape
+        for c in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):
+            c.shape = [9]
+            self.assertEqual(dims(d.shape), ([2, 3], [6]))  # the original is untouched
+            self.assertEqual((dims(c.shape), c.data_type), (([9], [9]), DataType.DT_INT32))
+            del c
+            gc.collect()
+            self.assertEqual(view.origin_shape.dims, [2, 3])  # its views live on
+        self.assertEqual(dims(copy.copy(view)), ([2, 3], [6]))  # a view copied: an owner
+        f = copy.deepcopy(StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND,
+                                        ExpandDimsType("011")))
+        e = f.expand_dims_type
+        self.assertEqual((f.get_origin_format(), e.full_size, e.is_expand_index(0),
+                          e.is_expand_index(1)), (Format.FORMAT_NCHW, 3, False, True))
+        del d
+        with self.assertRaises(RuntimeError):
+            copy.copy(view)  # an expired view has nothing left to copy
 
 
 def attrs_of(desc):

@@ -254,6 +254,11 @@ class StorageShape:
             raise TypeError("set_storage_shape() takes a ge.runtime.Shape")
         self._t[:] = shape._view()
 
+    def __reduce__(self):
+        """copy, deepcopy and pickle make an independent StorageShape."""
+        _check(self._s)
+        return StorageShape, (list(self._o), list(self._t))
+
     def __repr__(self):
         if self._s is not None and not self._s.valid:
             return "<ge.runtime.StorageShape (expired)>"
@@ -308,6 +313,10 @@ class ExpandDimsType:
         i = _index(i)
         if i < self._MAX:
             self._v[1] |= 1 << i
+
+    def __reduce__(self):
+        _check(self._s)
+        return ExpandDimsType, ((self._v[0] << 56) | self._v[1],)
 
     def __repr__(self):
         return "ExpandDimsType(size=%d, mask=%#x)" % (self._v[0], self._v[1])
@@ -372,6 +381,11 @@ class StorageFormat:
         if not isinstance(e, ExpandDimsType):
             raise TypeError("set_expand_dims_type() takes a ge.runtime.ExpandDimsType")
         self._e[:] = e._v
+
+    def __reduce__(self):
+        _check(self._s)
+        return StorageFormat, (self._f[0], self._f[1],
+                               ExpandDimsType((self._e[0] << 56) | self._e[1]))
 
     def __repr__(self):
         if self._s is not None and not self._s.valid:
@@ -479,6 +493,11 @@ class TensorDesc:
     @data_type.setter
     def data_type(self, dt):
         self._dt = _desc_dtype(dt)
+
+    def __reduce__(self):
+        """copy, deepcopy and pickle make an independent TensorDesc (its own
+        dims and views)."""
+        return TensorDesc, (StorageShape(list(self._o), list(self._t)), self._dt)
 
     def __repr__(self):
         if self._o == self._t:
