@@ -641,6 +641,41 @@ out:
   return rc;
 }
 
+/*
+ * pyop_op_infer_meta_list with the host's instance count of each dynamic
+ * output (outputs[i].count on entry): a count infer_meta does not return
+ * is PYOP_ECONTRACT in GE's words (its InferMeta's TypeError).
+ */
+int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                              pyop_output_list *outputs, size_t n_outputs) {
+  PYOP__FORK_GUARD();
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_expect: op is NULL");
+  if (!op->infer_meta) return unsupported(op, "infer_meta");
+  int rc = check_output_lists(op, outputs, n_outputs, "infer_meta");
+  if (rc != PYOP_OK) return rc;
+  const pyop__proto *p = op->proto;
+  size_t stated[PYOP__MAX_IOS];
+  assert(n_outputs <= PYOP__MAX_IOS); /* checked: the prototype's count */
+  for (size_t i = 0; i < n_outputs; i++) {
+    stated[i] = outputs[i].count;
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && stated[i] > outputs[i].capacity)
+      return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": dynamic output %zu \"%s\": %zu "
+                         "tensors stated, room was given for %zu", op->op_type, i,
+                         p->outputs[i].name, stated[i], outputs[i].capacity);
+  }
+  rc = pyop_op_infer_meta_list(op, inputs, n_inputs, outputs, n_outputs);
+  if (rc != PYOP_OK && rc != PYOP_EINVAL) return rc;
+  for (size_t i = 0; i < n_outputs; i++)
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && outputs[i].count != stated[i])
+      return pyop__error(PYOP_ECONTRACT, "infer_meta of \"%s\" (%s): dynamic output %zu "
+                         "\"%s\": instance count mismatch: the host states %zu tensors, "
+                         "infer_meta returned %zu (GE: infer_meta dynamic output[%zu] instance "
+                         "count mismatch: expected %zu, got %zu)", op->op_type, p->source, i,
+                         p->outputs[i].name, stated[i], outputs[i].count, i, stated[i],
+                         outputs[i].count);
+  return rc;
+}
+
 /* -------------------------------------------------------------- execute */
 
 /* The state behind the services table of one execute call (on the stack). */
