@@ -82,3 +82,11 @@ def pending_impls(registered):
 PENDING_HINT = ("waiting for a prototype: pyop_op_create fails until the host registers "
                 "it (pyop_register_host_prototype); give the command its REG_OP with "
                 "--proto FILE (docs/ge-plugins.md)")
+
+
+def exception_origin():
+    """The origin pyop._errors.last_origin recorded for the last exception
+    a callback raised on this thread: (its class names, file, line of its
+    innermost frame, "Type: message") or None; consumed by the call."""
+    get = getattr(sys.modules.get("pyop._errors"), "last_origin", None)
+    return get() if get is not None else None
