@@ -229,9 +229,26 @@ class DeathAndHangTest(_Cli):
                              % (case.replace("[", r"\[").replace("]", r"\]"), how))
         # The cases before the death ran (and passed).
         self.assertEqual(ops["ExitSeven"]["ran"], ["float32[2,3]"])
-        self.assertIn("pyop: check: 3 of 4 ops failed", r.stderr)
+        threads = ops["ExitInThreads"]
+        self.assertEqual(threads["problems"][0], "inputs x=float32[2,3]: run from 4 threads at "
+                         "once on one instance: the op ended the process running the check: it "
+                         "exited with status 9 (os._exit() or C exit() in plugin code?)")
+        self.assertEqual((threads["checked"], threads["refused"][:1]),
+                         (["infer_meta", "execute"], ["float16[2,3]"]))
+        self.assertIn("pyop: check: 4 of 5 ops failed", r.stderr)
         r = self.check(1, _op("process_exit.py"), "ExitZero")
         self.assertIn("1 ops checked, 1 failed", r.stdout)
+
+    def test_a_plugin_that_ends_the_process_at_import_is_a_broken_plugin(self):  # item 4
+        d = _op("dies_at_import")
+        r = self.check(1, d)
+        self.assertIn("load of all plugins together: FAILED (PYOP_EPLUGIN)\n    the plugins, "
+                      "imported together (%s), ended the process running the check: it exited "
+                      "with status 5" % d, r.stdout)
+        self.assertIn("plugin %s: FAILED to load\n    imported alone, the plugin ended the "
+                      "process running the check: it exited with status 5"
+                      % os.path.join(d, "b_exits.py"), r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^BesideTheExit +ok")
 
     def test_a_hang_hits_the_per_case_limit_and_the_report_goes_on(self):  # item 5
         ops, r = self.json_check(1, _op("hang.py"), "--case-timeout", "2")
@@ -326,6 +343,28 @@ class SeeTheBugTest(_Cli):
                                         "execute"), 2)
         self.assertNotIn("deterministic=False", r.stdout)
         self.assertNotIn("run twice on one instance", r.stdout)
+
+
+class OriginTextTest(unittest.TestCase):
+    """Where an exception came from, read from the bridge's text of it when
+    the callback ran in another interpreter (a lane) and recorded nothing
+    in this one (plugins.exception_origin)."""
+
+    def test_the_innermost_frame_and_the_type(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+        try:
+            from pyop_cli.plugins import _origin_of_text
+        finally:
+            del sys.path[0]
+        text = ("infer_meta of op 'P' (defined at /p/p.py:4) failed: IndexError: out of range\n"
+                "Traceback (most recent call last):\n"
+                '  File "/p/p.py", line 6, in p\n'
+                "    if x.shape[0] != 4:\n"
+                "IndexError: out of range")
+        self.assertEqual(_origin_of_text(text),
+                         (("IndexError",), "/p/p.py", 6, "IndexError: out of range"))
+        self.assertIsNone(_origin_of_text("execute failed: ValueError: v\nValueError: v"))
+        self.assertIsNone(_origin_of_text(""))
 
 
 class ReportTest(_Cli):

@@ -211,7 +211,7 @@ class Lib:
                 raise KeyboardInterrupt(detail.splitlines()[0] if detail.strip() else what)
             err = PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
             from .plugins import exception_origin  # the plugins run in this interpreter
-            origin = exception_origin()
+            origin = exception_origin(detail)
             err.origin = origin if name == "PYOP_EPYTHON" else None
             raise err
 

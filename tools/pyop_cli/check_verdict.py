@@ -392,6 +392,11 @@ class _Run:
         if again.error is not None:
             return self.fail(case, "the first run succeeded, the second on the same instance "
                              "failed: %s: %s" % (again.error.status, again.error.message))
+        found = _contract_problems(self.info, "the second run on the same instance", again)
+        for text in found:
+            self.fail(case, text)
+        if found:
+            return None
         diff = _difference(_result_bytes(self.info, res), _result_bytes(self.info, again))
         if diff and self.deterministic:
             return self.fail(case, "run twice on one instance with the same inputs, %s (%s)"
