@@ -250,6 +250,15 @@ class DeathAndHangTest(_Cli):
                       % os.path.join(d, "b_exits.py"), r.stdout)
         self.assertRegex(r.stdout, r"(?m)^BesideTheExit +ok")
 
+    def test_a_plugin_that_ends_the_process_at_unload_is_reported_once(self):  # item 4
+        path = _op("exits_at_unload.py")
+        r = self.check(1, path)
+        self.assertRegex(r.stdout, r"(?m)^ExitsAtUnload +ok")
+        self.assertEqual(r.stdout.count("FAILED"), 1, r.stdout)
+        self.assertIn("plugin %s: FAILED to load\n    while it was unloaded after its check, the "
+                      "plugin ended the process running the check: it exited with status 4"
+                      % path, r.stdout)
+
     def test_a_hang_hits_the_per_case_limit_and_the_report_goes_on(self):  # item 5
         ops, r = self.json_check(1, _op("hang.py"), "--case-timeout", "2")
         self.assertEqual(ops["AfterHang"]["status"], "ok")

@@ -40,7 +40,7 @@ def _job(args):
         paths = [p for p in env.split(":") if p]
     if not paths:
         raise UsageError("nothing to check: give plugin paths or set ASCEND_CUSTOM_OPP_PATH")
-    return {"paths": paths, "ops": ops, "given": given, "phase": "together", "done": [],
+    return {"paths": [os.path.abspath(p) for p in paths], "ops": ops, "given": given, "phase": "together", "done": [],
             "done_plugins": [], "compile_options": compile_options(args)}
 
 

@@ -16,6 +16,7 @@ import time
 
 from . import config
 from .check_verdict import checked, _grouped, STAGES
+from .check_worker import UNLOADING
 from .errors import CliError
 
 DEFAULT_CASE_TIMEOUT = 60.0  # seconds one case (or one load) may take
@@ -207,6 +208,12 @@ class Supervisor:
             return True
         if cur.get("op") is not None:
             self._op_died(cur, how)
+        elif cur.get("stage") == UNLOADING:  # its ops were all checked and reported
+            self.broken.append({"plugin": cur["plugin"], "problem": (
+                "while it was unloaded after its check, the plugin %s" % how)})
+            if self.job["phase"] == "together":
+                return True
+            self.job["done_plugins"].append(cur["plugin"])
         elif cur.get("between"):
             self.broken.append({"plugin": cur["plugin"], "problem": (
                 "between the checks of two of its ops (a thread the plugin started?), the "

@@ -22,6 +22,9 @@ from .host import (_attrs_from_args, end_now, _inputs_from_args, set_compile_opt
 from .plugins import PENDING_HINT, pending_impls
 
 
+UNLOADING = "unloading the plugins"  # the activity of a pyop_unload after a check
+
+
 class Stream:
     """The worker's end of the event stream: one JSON object per line."""
 
@@ -175,6 +178,13 @@ class Worker:
             self.stream.send({"e": "warning", "text": unused})
             self.warned = True
 
+    def _unload(self, plugin):
+        """pyop_unload after the ops of plugin were checked (plugin code runs
+        there too: its modules are dropped)."""
+        self.stream.send({"e": "activity", "plugin": plugin, "op": None, "case": None,
+                          "short": None, "stage": UNLOADING})
+        self.lib.c.pyop_unload()
+
     def _together(self):
         """Everything in one load (the plugins as a host loads them); False
         when that load fails (load_error sent): each plugin is then checked
@@ -190,7 +200,7 @@ class Worker:
             whole = e
         else:
             self._check_loaded(plugin)
-            self.lib.c.pyop_unload()
+            self._unload(plugin)
             return True
         # Outside the except block: a plugin imported now must not get the
         # command's exception as its context (its traceback would show it).
@@ -215,7 +225,7 @@ class Worker:
                 self.lib.c.pyop_unload()
                 return
             self._check_loaded(entry)
-            self.lib.c.pyop_unload()
+            self._unload(entry)
         finally:
             shutil.rmtree(holder, ignore_errors=True)
             del self.holders[holder]
