@@ -291,6 +291,10 @@ class DeathAndHangTest(_Cli):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout)["outputs"][0]["values"], [1, 2])
         self.assertIn("chatty: fd 1 in execute", r.stderr)
+        r = self.pyop("list", "--json", opp=_op("chatty.py"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([op["op_type"] for op in json.loads(r.stdout)["ops"]], ["Chatty"])
+        self.assertIn("chatty: fd 1 at import", r.stderr)
 
     def test_a_thread_a_plugin_leaves_running_keeps_nothing_alive(self):  # item 18
         path = _op("leaves_a_thread.py")
