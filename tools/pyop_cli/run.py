@@ -1,9 +1,12 @@
 """`pyop run`: one op on host buffers, its outputs printed (and the inputs
 it generated)."""
 
+import sys
+
 from .binding import DTYPES
 from .errors import CliError, plural
-from .host import _attrs_from_args, _inputs_from_args, run_op, _warn_other_python
+from .host import (_attrs_from_args, compile_options, _inputs_from_args, plugin_output_to_stderr,
+                   run_op, set_compile_options, _warn_other_python)
 from .values import decode_values, dump_json, _fmt_values, parse_input, read_values, shape_text
 
 
@@ -27,23 +30,44 @@ def _inputs_used(info, args, res):
     return out
 
 
+def run_as_a_host(lib, args, command, seen=None):
+    """Loads the plugins and runs args.op once as a host does: infer_meta,
+    compile (with --compile-option), declare_launch_args where the op
+    launches, then execute or the launch; the plugins' own output goes to
+    stderr. (info, inputs, attrs, RunResult); the run's failure raised,
+    after seen(info, res) when given (what the run was given, failed or
+    not)."""
+    options = compile_options(args)
+    with plugin_output_to_stderr():
+        lib.load()
+        unused = set_compile_options(options)
+        if unused:
+            sys.stderr.write("pyop: %s: warning: %s\n" % (command, unused))
+        info = lib.op_info(args.op)
+        inputs = _inputs_from_args(info, args)
+        attrs = _attrs_from_args(info, args)
+        res = run_op(lib, info, inputs, attrs)
+    if seen is not None:
+        seen(info, res)
+    if res.error is not None:
+        raise res.error
+    return info, inputs, attrs, res
+
+
 def cmd_run(lib, args):
     _warn_other_python("run", "run")
-    lib.load()
-    info = lib.op_info(args.op)
-    inputs = _inputs_from_args(info, args)
-    attrs = _attrs_from_args(info, args)
-    res = run_op(lib, info, inputs, attrs)
-    used = _inputs_used(info, args, res) if res.before else []
-    if not args.json:
+    used = []
+
+    def generated(info, res):
         # The inputs the command made up (the ones given are on the command
-        # line), also when the op then fails on them.
-        for u in used:
+        # line), printed also when the op then fails on them.
+        used.extend(_inputs_used(info, args, res) if res.before else [])
+        for u in used if not args.json else []:
             if u["generated"]:
                 print("input %s (generated): %s = %s" % (u["name"], shape_text(u["dtype"],
                       u["shape"]), _fmt_values(u["values"])))
-    if res.error is not None:
-        raise res.error
+
+    info, _, _, res = run_as_a_host(lib, args, "run", generated)
     if res.produced is None:
         raise CliError('op "%s" has no execute implementation (and no kernel launch); '
                        'it has: %s' % (args.op, ", ".join(info["capabilities"]) or "nothing"),
