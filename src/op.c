@@ -671,10 +671,10 @@ int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs, size_
   for (size_t i = 0; i < n_outputs; i++)
     if (p->outputs[i].kind == PYOP_IO_DYNAMIC && outputs[i].count != stated[i])
       return pyop__error(PYOP_ECONTRACT, "infer_meta of \"%s\" (%s): dynamic output %zu "
-                         "\"%s\": instance count mismatch: the host states %zu tensors, "
+                         "\"%s\": instance count mismatch: the host states %zu %s, "
                          "infer_meta returned %zu (GE: infer_meta dynamic output[%zu] instance "
                          "count mismatch: expected %zu, got %zu)", op->op_type, p->source, i,
-                         p->outputs[i].name, stated[i], outputs[i].count, i, stated[i],
+                         p->outputs[i].name, stated[i], PYOP__PLURAL(stated[i], "tensor", "tensors"), outputs[i].count, i, stated[i],
                          outputs[i].count);
   return rc;
 }

@@ -30,7 +30,7 @@ awk '/\*\*From a test\*\*/ {sec=1; next}
      code && /^ *```$/ {exit}
      code {sub(/^  /, ""); print}' "$src/docs/op-author-guide.md" >"$work/test_ops.py"
 grep -q "pyop.testing.opcheck" "$work/test_ops.py" || fail "no opcheck test in the guide"
-cp -r "$src/examples/ops" "$work/ops"
+cp -r "$work/prefix/share/pyop/examples/ops" "$work/prefix/share/pyop/examples/ge_ops" "$work/"
 cd "$work"
 out=$(PYTHONPATH="$work/prefix/lib/pyop/artifacts/$key/python" "$py" -m pytest -q -p no:cacheprovider test_ops.py 2>&1) ||
   { echo "$out"; fail "the guide's pytest command failed"; }
