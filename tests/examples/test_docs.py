@@ -52,6 +52,13 @@ def _need(name):
     return value
 
 
+def run_pyop(cli, args, opp):
+    """bin/pyop ARGS with ASCEND_CUSTOM_OPP_PATH=opp, under its own Python."""
+    env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", ASCEND_CUSTOM_OPP_PATH=opp)
+    env.pop("PYOP_PYTHON", None)
+    return subprocess.run([cli] + args, capture_output=True, text=True, env=env, timeout=600)
+
+
 def read_doc(root, doc):
     with open(os.path.join(root, doc), encoding="utf-8") as f:
         return f.read()
@@ -164,10 +171,7 @@ class DocOpsTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def pyop(self, args, opp):
-        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", ASCEND_CUSTOM_OPP_PATH=opp)
-        env.pop("PYOP_PYTHON", None)
-        return subprocess.run([self.cli] + args, capture_output=True, text=True,
-                              env=env, timeout=600)
+        return run_pyop(self.cli, args, opp)
 
     def test_every_complete_op_of_the_docs_is_tested(self):
         tested = set()
@@ -390,10 +394,7 @@ class JsonSchemaTest(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def json_of(self, args, opp):
-        env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", ASCEND_CUSTOM_OPP_PATH=opp)
-        env.pop("PYOP_PYTHON", None)
-        r = subprocess.run([self.cli] + args + ["--json"], capture_output=True, text=True,
-                           env=env, timeout=600)
+        r = run_pyop(self.cli, args + ["--json"], opp)
         try:
             return json.loads(r.stdout)
         except ValueError:
