@@ -314,8 +314,9 @@ typedef struct pb_thread {
   pb_frame *frame;   /* innermost callback in progress on this thread */
   /*
    * The GIL-wait watch (gil_watch.c): wait_seq is odd while this thread waits
-   * for the GIL in pb_enter_on, wait_kind/wait_op then say for which call
-   * (wait_op NULL when not waiting). Written only by this thread; read by
+   * for the GIL in pb_enter_on (or, free-threaded, for a call lock: then
+   * wait_kind is the kind + PB_WAIT_CALL_LOCK), wait_kind/wait_op then say
+   * for which call (wait_op NULL when not waiting). Written only by this thread; read by
    * the watch thread while this thread is on its list (watch_next).
    */
   atomic_uint wait_seq;
@@ -535,6 +536,9 @@ void pb_watch_stop_all(void);
  * held the GIL while running no Python, and records it for the watch's
  * line. */
 void pb_watch_note_load(pb_gil how);
+/* Added to the kind of a wait for a call lock rather than the GIL (a
+ * free-threaded Python: holder_lock, callbacks.c), so the watch says so. */
+#define PB_WAIT_CALL_LOCK 16
 /* Marks the start and the end of a wait for the GIL (owner thread only:
  * plain loads and stores, no read-modify-write). */
 static inline void pb_wait_begin(pb_thread *t, int kind, const pb_op *op) {

@@ -998,6 +998,17 @@ static int call_end(pb_call *c, int kind, int rc) {
  * thread held before it (given back for the time of this call, taken again
  * by holder_unlock), or NULL.
  */
+#ifdef Py_GIL_DISABLED
+/* Takes l for thread th (a call of kind of op), the wait marked for the
+ * GIL-wait watch, which names one that lasts (gil_watch.c). */
+static inline void call_lock_take(pb_thread *th, pb_call_lock *l, int kind, const pb_op *op) {
+  pb_wait_begin(th, PB_WAIT_CALL_LOCK + kind, op);
+  PB_MUTEX_LOCK(&l->mutex);
+  pb_wait_end(th);
+  th->held = l;
+}
+#endif
+
 typedef struct pb_locked {
 #ifdef Py_GIL_DISABLED
   pb_call_lock *lock, *outer;
@@ -1022,7 +1033,7 @@ typedef struct pb_locked {
  * (the same instance, or one sharing its object) takes nothing: it does
  * not wait for itself, as under the GIL.
  */
-static inline pb_locked holder_lock(pb_holder *h, pb_thread *th) {
+static inline pb_locked holder_lock(pb_holder *h, pb_thread *th, int kind) {
 #ifdef Py_GIL_DISABLED
   pb_call_lock *l = h->lock, *outer = th->held;
   assert(l != NULL);
@@ -1032,12 +1043,12 @@ static inline pb_locked holder_lock(pb_holder *h, pb_thread *th) {
     th->held = NULL;
     PB_MUTEX_UNLOCK(&outer->mutex);
   }
-  PB_MUTEX_LOCK(&l->mutex);
-  th->held = l;
+  call_lock_take(th, l, kind, h->op);
   return (pb_locked){l, outer};
 #else
   (void)h;
   (void)th;
+  (void)kind;
   return (pb_locked){0};
 #endif
 }
@@ -1052,8 +1063,8 @@ static inline void holder_unlock(pb_thread *th, pb_locked k) {
   PB_MUTEX_UNLOCK(&k.lock->mutex);
   th->held = NULL;
   if (k.outer != NULL) {
-    PB_MUTEX_LOCK(&k.outer->mutex);
-    th->held = k.outer;
+    const pb_frame *f = th->frame; /* the outer call's */
+    call_lock_take(th, k.outer, f != NULL ? f->kind : -1, f != NULL ? f->holder->op : NULL);
   }
 #else
   (void)th;
@@ -1309,7 +1320,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
-  pb_locked locked = holder_lock(h, th);
+  pb_locked locked = holder_lock(h, th, kind);
   if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
@@ -1387,7 +1398,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
-  pb_locked locked = holder_lock(h, th);
+  pb_locked locked = holder_lock(h, th, kind);
   if (h->escaped != NULL || h->escape_untracked) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {

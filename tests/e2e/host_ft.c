@@ -11,6 +11,9 @@
  *                 host's alloc_output of each executes the other thread's
  *                 instance (both threads inside their outer call first):
  *                 every call completes, no thread waits forever
+ *   lock_wait     (free-threaded builds) a host service that waits for
+ *                 another thread's call of its own instance: that call's wait
+ *                 for the instance's lock is named in one log line after 3 s
  *   views_split   an execute that splits its copy over two Python threads,
  *                 each taking views of the input and the output: every call
  *                 succeeds and the instance is never refused
@@ -118,6 +121,30 @@ static void fill(float *x, int64_t n, float base) {
 
 static bool same(const float *a, const float *b, int64_t n) {
   return memcmp(a, b, (size_t)n * sizeof(float)) == 0;
+}
+
+/* The warnings and errors of the host's log hook, one a line. */
+static char g_log[8192];
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void capture_log(void *user, int level, const char *line) {
+  (void)user;
+  if (level > PYOP_LOG_WARN)
+    return;
+  pthread_mutex_lock(&g_log_lock);
+  size_t n = strlen(g_log);
+  snprintf(g_log + n, sizeof g_log - n, "%s\n", line);
+  pthread_mutex_unlock(&g_log_lock);
+}
+
+/* How many lines of the captured log contain s. */
+static int log_count(const char *s) {
+  int n = 0;
+  pthread_mutex_lock(&g_log_lock);
+  for (const char *p = g_log; (p = strstr(p, s)) != NULL; p += strlen(s))
+    n++;
+  pthread_mutex_unlock(&g_log_lock);
+  return n;
 }
 
 /* ======================================================== nested_cross */
@@ -235,6 +262,80 @@ static void case_nested_cross(void) {
   pthread_barrier_destroy(&g_nest_barrier);
 #endif
   CHECK_RC(pyop_unload(), PYOP_OK);
+}
+
+/* =========================================================== lock_wait */
+
+/*
+ * A host service that waits for another thread's call of its own instance:
+ * that call waits for the instance's lock, which the waiting call holds. The
+ * bridge names the wait after 3 s; the service gives up after 20 s.
+ */
+#ifdef Py_GIL_DISABLED
+static pthread_mutex_t g_lw_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_lw_cond = PTHREAD_COND_INITIALIZER;
+static bool g_lw_go;
+static pyop_op *g_lw_op;
+static int g_lw_rc = -1;
+static const char g_lw_said[] = "has waited 3 s for the lock of its op instance";
+
+static void *lw_thread(void *p) {
+  (void)p;
+  pthread_mutex_lock(&g_lw_lock);
+  while (!g_lw_go)
+    pthread_cond_wait(&g_lw_cond, &g_lw_lock);
+  pthread_mutex_unlock(&g_lw_lock);
+  float x[4] = {1, 2, 3, 4}, out[4] = {0};
+  g_lw_rc = exec_into(g_lw_op, x, 4, out);
+  return NULL;
+}
+
+/* alloc_output: starts the other thread's call and waits (detached) until
+ * the log names its wait, 20 s at most. */
+static int lw_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)index;
+  PyThreadState *ts = PyEval_SaveThread();
+  pthread_mutex_lock(&g_lw_lock);
+  g_lw_go = true;
+  pthread_cond_broadcast(&g_lw_cond);
+  pthread_mutex_unlock(&g_lw_lock);
+  for (int i = 0; i < 200 && log_count(g_lw_said) == 0; i++)
+    usleep(100000);
+  PyEval_RestoreThread(ts);
+  t->data = user;
+  return 0;
+}
+#endif
+
+static void case_lock_wait(void) {
+#ifndef Py_GIL_DISABLED
+  fprintf(stderr, "[lock_wait] a GIL build: the waiting service would keep the GIL\n");
+#else
+  pyop_host_hooks hooks = PYOP_HOST_HOOKS_INIT;
+  hooks.log = capture_log;
+  REQUIRE_RC(pyop_set_host_hooks(&hooks), PYOP_OK);
+  opp_ft("nest");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  g_lw_op = create("FtCopy");
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, lw_thread, NULL) == 0, "pthread_create");
+  float x[4] = {5, 6, 7, 8}, out[4] = {0};
+  pyop_tensor tx = f32_1d(x, 4);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor o[1];
+  memset(o, 0, sizeof o);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = out;
+  ctx.alloc_output = lw_alloc;
+  CHECK_RC(pyop_op_execute(g_lw_op, in, 1, o, 1, &ctx), PYOP_OK);
+  pthread_join(t, NULL);
+  CHECK(g_lw_rc == PYOP_OK, "the other thread's call: %s", pyop_status_name(g_lw_rc));
+  CHECK(log_count(g_lw_said) == 1 && log_count("execute of op 'FtCopy' on thread ") == 1,
+        "the wait for the instance's lock is not named once:\n%s", g_log);
+  fprintf(stderr, "[lock_wait] log:\n%s", g_log);
+  pyop_op_destroy(g_lw_op);
+  CHECK_RC(pyop_unload(), PYOP_OK);
+#endif
 }
 
 /* ========================================================== views cases */
@@ -491,29 +592,6 @@ static void case_ge_shared(void) {
 
 /* ============================================================ gil_late */
 
-static char g_log[8192];
-static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void capture_log(void *user, int level, const char *line) {
-  (void)user;
-  if (level > PYOP_LOG_WARN)
-    return;
-  pthread_mutex_lock(&g_log_lock);
-  size_t n = strlen(g_log);
-  snprintf(g_log + n, sizeof g_log - n, "%s\n", line);
-  pthread_mutex_unlock(&g_log_lock);
-}
-
-/* How many lines of the captured log contain s. */
-static int log_count(const char *s) {
-  int n = 0;
-  pthread_mutex_lock(&g_log_lock);
-  for (const char *p = g_log; (p = strstr(p, s)) != NULL; p += strlen(s))
-    n++;
-  pthread_mutex_unlock(&g_log_lock);
-  return n;
-}
-
 static void case_gil_late(void) {
 #ifndef Py_GIL_DISABLED
   fprintf(stderr, "[gil_late] a GIL build: nothing to turn back on\n");
@@ -591,6 +669,7 @@ int main(int argc, char **argv) {
       {"reload_leak", case_reload_leak},   {"reload_thread", case_reload_thread},
       {"ge_shared", case_ge_shared},
       {"gil_late", case_gil_late},         {"lanes_note", case_lanes_note},
+      {"lock_wait", case_lock_wait},
   };
   void (*run)(void) = NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
