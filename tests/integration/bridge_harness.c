@@ -1584,9 +1584,9 @@ static void case_abi(void) {
   CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "major 2 refused");
   CHECK(err_has("loader asked for 2.0"), "abi message");
   req.abi_major = 1;
-  req.abi_minor = 7;
+  req.abi_minor = PYOP_BRIDGE_ABI_MINOR + 1; /* a newer loader: the bridge keeps to its own */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == PYOP_BRIDGE_ABI_MINOR,
-        "minor 7 -> ours");
+        "newer minor -> ours");
   req.abi_minor = 0; /* an older loader: the bridge keeps to 1.0 */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 0 -> 0");
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */

@@ -65,37 +65,62 @@ def _input_counts(info):
 
 
 def _make_case(info, counts, attrs, dtype_name, shape, kind, short, seed=0):
-    dtype = DTYPES.index(dtype_name)
-    inputs = [[(dtype, list(shape), _sample_values(dtype, numel(shape), seed + k + j))
+    """dtype_name: one name for every input, or a tuple of one per input."""
+    names = dtype_name if isinstance(dtype_name, tuple) else (dtype_name,) * len(counts)
+    dtypes = [DTYPES.index(n) for n in names]
+    inputs = [[(dtypes[k], list(shape), _sample_values(dtypes[k], numel(shape), seed + k + j))
                for j in range(n)] for k, n in enumerate(counts)]
     label = "inputs %s" % ", ".join(
         "%s=%s" % (i["name"], "absent" if n == 0 else
                    ("%d x " % n if i["kind"] == "dynamic" else "")
-                   + shape_text(dtype, shape))
-        for i, n in zip(info["inputs"], counts))
+                   + shape_text(d, shape))
+        for i, n, d in zip(info["inputs"], counts, dtypes))
     return Case(label, inputs, attrs, kind, short)
 
 
+def _sweep_dtypes(info):
+    """The data types of the generated cases, as (data type, per-input
+    names, how the report names the inputs' other types: "" or " (y:
+    int32)"), the base case first: every data type when no input is
+    constrained; else each type some input allows (pyop_dtype_set: list
+    --json's "dtypes"), an input that does not allow it getting the first of
+    its own, one case per distinct choice; float32 first when it is one."""
+    ins = info["inputs"]
+    sets = [i.get("dtypes") for i in ins]  # None: any
+    wanted = DTYPES if None in sets or not sets else [
+        d for d in DTYPES if any(d in s for s in sets)]
+    out = []
+    for d in sorted(wanted, key=lambda d: d != "float32"):
+        pick = tuple(d if s is None or d in s else s[0] for s in sets)
+        if pick in [p for _, p, _ in out]:
+            continue
+        other = ", ".join("%s: %s" % (i["name"], t) for i, t in zip(ins, pick) if t != d)
+        out.append((d, pick, " (%s)" % other if other else ""))
+    return out
+
+
 def _generated_cases(info, sweep=True):
-    """The generated cases: float32[2,3] everywhere (each optional input
-    present and absent), then (sweep) float32[2,3]'s shape in every other
-    data type and float32 in the SWEEP_SHAPES, with the optional inputs
-    present."""
+    """The generated cases: [2,3] of the base data type (float32, unless the
+    inputs' declared data types exclude it: _sweep_dtypes) everywhere (each
+    optional input present and absent), then (sweep) that shape in every
+    other data type the inputs allow and the base type in the SWEEP_SHAPES,
+    with the optional inputs present."""
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
     all_counts = _input_counts(info)
+    choices = _sweep_dtypes(info)
+    base_name, base, base_other = choices[0]
     out = []
     for n, counts in enumerate(all_counts):
-        short = "float32[2,3]" + (" (optional inputs absent)" if n else "")
-        out.append(_make_case(info, counts, attrs, "float32", [2, 3], "generated", short))
+        short = "%s[2,3]%s" % (base_name, base_other) + (" (optional inputs absent)" if n else "")
+        out.append(_make_case(info, counts, attrs, base, [2, 3], "generated", short))
     if not sweep or not info["inputs"]:
         return out
-    for name in DTYPES:
-        if name != "float32":
-            out.append(_make_case(info, all_counts[0], attrs, name, [2, 3], "sweep",
-                                  "%s[2,3]" % name))
+    for name, pick, other in choices[1:]:
+        out.append(_make_case(info, all_counts[0], attrs, pick, [2, 3], "sweep",
+                              "%s[2,3]%s" % (name, other)))
     for shape, what in SWEEP_SHAPES:
-        out.append(_make_case(info, all_counts[0], attrs, "float32", shape, "sweep",
-                              "%s (%s)" % (shape_text(0, shape), what)))
+        out.append(_make_case(info, all_counts[0], attrs, base, shape, "sweep",
+                              "%s%s (%s)" % (shape_text(base_name, shape), base_other, what)))
     return out
 
 
