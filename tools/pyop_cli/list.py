@@ -6,6 +6,7 @@ import os
 from .errors import opp_path_note
 from .host import with_opp_path
 from .plugins import PENDING_HINT, pending_impls
+from .proto import skip_unbound
 from .values import dump_json
 
 
@@ -16,7 +17,7 @@ def cmd_list(lib, args):
     with_opp_path(args.path)
     lib.load()
     types = lib.op_types()
-    ops = [lib.op_info(t) for t in types]
+    ops = [i for i in (lib.op_info(t) for t in types) if not skip_unbound(i)]
     pending = [{k: i[k] for k in ("op_type", "impl_key", "impl_source", "capabilities")}
                for i in pending_impls(types)]
     protos = getattr(args, "proto_files", None) or {}

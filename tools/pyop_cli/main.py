@@ -14,7 +14,7 @@ from .doctor import cmd_doctor
 from .errors import CliError, UsageError
 from .host import _same_file
 from .list import cmd_list
-from .proto import register_protos
+from .proto import note_unused, register_protos
 from .run import cmd_run
 from .values import dump_json, INT64_MAX
 
@@ -108,13 +108,15 @@ def _main(argv, command):
                        "a trial load with each plugin's verdict")
     p.add_argument("--json", action="store_true")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
     p.add_argument("--json", action="store_true")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
     p.add_argument("--json", action="store_true")
@@ -125,16 +127,18 @@ def _main(argv, command):
                    help="inputs of the one OP to check (as for run)")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
     p.add_argument("op")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
     p.add_argument("--attr", action="append", metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true")
@@ -145,8 +149,9 @@ def _main(argv, command):
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -163,8 +168,10 @@ def _main(argv, command):
         if args.lanes:
             lib.set_lanes(args.lanes)
         # Before any load, as a GE-style engine registers its REG_OPs.
-        args.proto_files = register_protos(lib, getattr(args, "proto", None))
-        return handlers[args.command](lib, args)
+        args.proto_files = register_protos(lib, getattr(args, "proto", None), args.command)
+        status = handlers[args.command](lib, args)
+        note_unused(args.command)
+        return status
     except KeyboardInterrupt as e:
         # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
         # code: its last error says where.
