@@ -163,15 +163,15 @@ static bool side_constrained(const pyop_dtype_set_view *set, size_t n) {
 }
 
 /*
- * The layout of a view's copy: both sides' pyop_dtype_set arrays, then
- * both int8 symbol index arrays, then the symbol strings (room for one per
+ * The layout of a view's copy: both sides' pyop_dtype_set arrays, the
+ * inputs' allow masks, both int8 symbol index arrays, then the symbol strings (room for one per
  * io that names one; each distinct symbol is copied once). Offsets of each
  * part, and the total. A side is kept only when constrained; a side that
  * is not names no symbol.
  */
 typedef struct layout {
   bool in, out;
-  size_t sets_out, sym_in, sym_out, strs, total;
+  size_t sets_out, allow_in, sym_in, sym_out, strs, total;
 } layout;
 
 static layout layout_of(const pyop_proto_view *v) {
@@ -181,7 +181,8 @@ static layout layout_of(const pyop_proto_view *v) {
   if (!l.in && !l.out) return l;
   size_t ni = l.in ? v->n_inputs : 0, no = l.out ? v->n_outputs : 0;
   l.sets_out = ni * sizeof(pyop_dtype_set);
-  l.sym_in = l.sets_out + no * sizeof(pyop_dtype_set);
+  l.allow_in = l.sets_out + no * sizeof(pyop_dtype_set);
+  l.sym_in = l.allow_in + ni * sizeof(uint64_t);
   l.sym_out = l.sym_in + ni;
   l.strs = l.sym_out + no;
   l.total = l.strs;
@@ -210,8 +211,11 @@ void pyop__dtypes_build(const pyop_proto_view *v, void *mem, pyop__dtypes *out) 
   char *m = mem;
   if (l.in) {
     out->inputs = (pyop_dtype_set *)(void *)m;
+    out->in_allow = (uint64_t *)(void *)(m + l.allow_in);
     out->in_sym = (int8_t *)(m + l.sym_in);
     copy_side(pyop__view_input_dtypes(v), v->n_inputs, out->inputs, out->in_sym);
+    for (size_t i = 0; i < v->n_inputs; i++)
+      out->in_allow[i] = out->inputs[i].mask ? out->inputs[i].mask : ~0ull;
   }
   if (l.out) {
     out->outputs = (pyop_dtype_set *)(void *)(m + l.sets_out);
@@ -236,6 +240,7 @@ void pyop__dtypes_build(const pyop_proto_view *v, void *mem, pyop__dtypes *out) 
       str += r.set->symbol.len + 1;
     }
     bool input = g < v->n_inputs;
+    if (input) out->in_symbols = true;
     (input ? out->inputs : out->outputs)[r.index].symbol = placed[k];
     (input ? out->in_sym : out->out_sym)[r.index] = (int8_t)k;
   }

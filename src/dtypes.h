@@ -25,9 +25,13 @@
 typedef struct pyop__dtypes {
   pyop_dtype_set *inputs;  /* n_inputs entries, or NULL: no input constrained */
   pyop_dtype_set *outputs; /* n_outputs entries, or NULL */
+  /* With inputs: each input's mask, all bits for one that allows any (the
+   * fast check of op.c: one test per tensor). */
+  uint64_t *in_allow;
   int8_t *in_sym;          /* with inputs */
   int8_t *out_sym;         /* with outputs */
   uint32_t n_symbols;      /* at most PYOP_MAX_DTYPE_SYMBOLS */
+  bool in_symbols;         /* some input has a symbol */
 } pyop__dtypes;
 
 /* The constraint arrays of a view (NULL when its struct_size does not
@@ -62,6 +66,16 @@ bool pyop__dtypes_same(const pyop__dtypes *a, const pyop__dtypes *b, const pyop_
 struct pyop__proto; /* descriptor.h */
 
 /*
+ * The check of every call (op.c): PYOP_OK when each input tensor is within
+ * its mask and no input has a symbol (or no input is constrained); else
+ * the full check, pyop__dtypes_check_inputs. Inline: one shift and test per
+ * tensor for an op whose inputs have sets of their own.
+ */
+static inline int pyop__dtypes_check_fast(const struct pyop__proto *p, const pyop__dtypes *d,
+                                          const pyop_tensor_list *inputs, size_t n,
+                                          const char *call);
+
+/*
  * Checks valid input slots (each tensor a valid description) of an op of
  * prototype p, which has constraints, against them: PYOP_OK, or
  * PYOP_EINVAL naming call ("execute"), the op, the input (and the tensor of
@@ -80,6 +94,17 @@ int pyop__dtypes_check_inputs(const struct pyop__proto *p, const pyop_tensor_lis
  */
 int pyop__dtypes_check_output(const struct pyop__proto *p, const pyop_tensor_list *inputs,
                               size_t index, int32_t dtype, const char *impl_source);
+
+static inline int pyop__dtypes_check_fast(const struct pyop__proto *p, const pyop__dtypes *d,
+                                          const pyop_tensor_list *inputs, size_t n,
+                                          const char *call) {
+  if (!d->in_allow) return PYOP_OK;
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < inputs[i].count; k++)
+      if (!((d->in_allow[i] >> inputs[i].items[k].dtype) & 1))
+        return pyop__dtypes_check_inputs(p, inputs, n, call);
+  return d->in_symbols ? pyop__dtypes_check_inputs(p, inputs, n, call) : PYOP_OK;
+}
 
 /* "float32, float16" of a mask into buf ("any" for 0). */
 const char *pyop__dtype_mask_str(uint64_t mask, char *buf, size_t len);

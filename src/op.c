@@ -447,7 +447,8 @@ check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool d
     }
   }
   if (flat) *flat = k;
-  if (__builtin_expect(op->dtypes, 0)) return pyop__dtypes_check_inputs(p, inputs, n, call);
+  if (__builtin_expect(op->dtypes, 0))
+    return pyop__dtypes_check_fast(p, &p->dtypes, inputs, n, call);
   return PYOP_OK;
 }
 

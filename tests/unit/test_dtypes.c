@@ -263,6 +263,20 @@ static void test_execute_refuses_inputs(void **state) {
                       "input 0 \"x\" is float32: both are of type T, which is one data type "
                       "per call (prototype <host>)");
   assert_int_equal(executed, 2); /* neither refused call reached the op */
+  /* Sets of their own (no symbol): each input on its own, the fast path. */
+  host_op_init(&h, "AddOwn", NULL);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("AddOwn");
+  pyop_op *own;
+  assert_int_equal(pyop_op_create("AddOwn", NULL, 0, &own), PYOP_OK);
+  out_dtype = PYOP_DTYPE_FLOAT32;
+  assert_int_equal(run_exec(own, PYOP_DTYPE_FLOAT16, PYOP_DTYPE_FLOAT32, &z), PYOP_OK);
+  assert_int_equal(run_exec(own, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT8, &z), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "execute of \"AddOwn\": input 1 \"y\" is int8; its "
+                      "prototype (<host>) allows float32, float16");
+  assert_int_equal(executed, 3);
+  out_dtype = -1;
+  pyop_op_destroy(own);
   /* declare_launch_args (and launch) take the same inputs: the same refusal. */
   int64_t shape[1] = {4};
   pyop_tensor d[2] = {pyop_tensor_of(NULL, PYOP_DTYPE_INT8, 1, shape),
