@@ -96,22 +96,25 @@ static bool same_view(pyop_str a, pyop_str b) {
 /*
  * Calls fn(user, g, first) for every io g with a symbol, first being the
  * global index of the first io with the same symbol (g itself for a new
- * one), in order. Returns the number of distinct symbols. Quadratic in the
- * ios with a symbol: registration only, at most 2 * PYOP__MAX_IOS.
+ * one), in order, until fn returns false. Returns the number of distinct
+ * symbols, stopping at PYOP_MAX_DTYPE_SYMBOLS + 1 (the view is refused
+ * then): each io is compared with at most that many first uses, never
+ * with every other io.
  */
 static size_t each_symbol(const pyop_proto_view *v,
                           bool (*fn)(void *user, size_t g, size_t first), void *user) {
   size_t n = v->n_inputs + v->n_outputs, distinct = 0;
+  size_t firsts[PYOP_MAX_DTYPE_SYMBOLS];
   for (size_t g = 0; g < n; g++) {
     io_ref r = io_at(v, g);
     if (!r.set || !r.set->symbol.len) continue;
-    size_t first = g;
-    for (size_t h = 0; h < g && first == g; h++) {
-      io_ref q = io_at(v, h);
-      if (q.set && same_view(q.set->symbol, r.set->symbol)) first = h;
+    size_t k = 0;
+    while (k < distinct && !same_view(io_at(v, firsts[k]).set->symbol, r.set->symbol)) k++;
+    if (k == distinct) {
+      if (distinct == PYOP_MAX_DTYPE_SYMBOLS) return distinct + 1;
+      firsts[distinct++] = g;
     }
-    if (first == g) distinct++;
-    if (fn && !fn(user, g, first)) break;
+    if (!fn(user, g, firsts[k])) break;
   }
   return distinct;
 }
@@ -149,7 +152,7 @@ bool pyop__dtypes_check_view(const pyop_proto_view *v, char *why, size_t n) {
   size_t distinct = each_symbol(v, sym_same_mask, &c);
   if (!c.ok) return false;
   if (distinct > PYOP_MAX_DTYPE_SYMBOLS) {
-    snprintf(why, n, "%zu data type symbols (at most %d)", distinct, PYOP_MAX_DTYPE_SYMBOLS);
+    snprintf(why, n, "more than %d data type symbols", PYOP_MAX_DTYPE_SYMBOLS);
     return false;
   }
   return true;
