@@ -911,7 +911,8 @@ def _check_loaded_ops(lib, args, ops, plugin, report):
                        "inputs": "no prototype", "source": i["impl_source"],
                        "plugin": plugin, "ran": [], "refused": [], "warnings": [],
                        "problems": [], "pending": True,
-                       "inconclusive": "its implementation (%s) is %s"
+                       "inconclusive": "its implementation (%s) is %s; GE fails such a "
+                       "load with \"canonical IR not found\""
                        % (i["impl_source"], PENDING_HINT)})
     for t in types:
         if ops and t not in ops:

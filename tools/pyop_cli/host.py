@@ -66,15 +66,18 @@ def ge_status_lines():
                 % where]
     lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
              "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
-    if mod is None:
+    link = sys.modules.get("pyop._ge_link")  # shadowed(): on sys.path, not sys.modules
+    other = link.shadowed() if hasattr(link, "shadowed") else None
+    if other is None and mod is None:
         try:
             import importlib.util
             spec = importlib.util.find_spec("ge")
         except (ImportError, ValueError):
             spec = None
-        if spec is not None and spec.origin:
-            lines.append("ge: note: a `ge` package is installed at %s; it is used instead "
-                         "only when the host imports it before pyop_load" % spec.origin)
+        other = spec.origin if spec is not None else None
+    if other is not None:
+        lines.append("ge: note: a `ge` package is installed at %s; it is used instead "
+                     "only when the host imports it before pyop_load" % other)
     return lines
 
 

@@ -348,11 +348,17 @@ def validate(cls, method, ir, op_type, key, raw=None, suffix=""):
         slots += [(n, k, True) for n, k in ir.outputs]
     pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     kwo = [p for p in params if p.kind == p.KEYWORD_ONLY]
+    names = [a[0] for a in ir.attrs]
     if len(pos) != len(slots):
-        fail("%d positional parameters (%d inputs%s)"
+        # GE's words: "<n> positional ... parameters followed by <m> keyword-only attrs"
+        stray = [p.name for p in pos[len(slots):] if p.name in names]
+        fail("%d positional parameters (%d inputs%s) followed by %d keyword-only attrs %s"
              % (len(slots), len(ir.inputs),
-                ", %d outputs" % len(ir.outputs) if with_outputs else ""),
-             "%d positional parameters %s" % (len(pos), [p.name for p in pos]))
+                ", %d outputs" % len(ir.outputs) if with_outputs else "", len(names), names),
+             "%d positional parameters %s%s"
+             % (len(pos), [p.name for p in pos],
+                "; attr %s must be keyword-only (after '*')" % ", ".join(map(repr, stray))
+                if stray else ""))
     for i, ((sname, kind, is_out), p) in enumerate(zip(slots, pos)):
         if p.name in hints and not _tensor_ann_ok(hints[p.name], kind, is_out):
             want = "list[Tensor]" if is_out and kind == 1 else _KIND_TEXT[kind]
@@ -362,7 +368,6 @@ def validate(cls, method, ir, op_type, key, raw=None, suffix=""):
                     "output" if is_out else "input", sname),
                  "%s parameter at index %d annotation %r"
                  % ("output" if is_out else "input", idx, hints[p.name]))
-    names = [a[0] for a in ir.attrs]
     for i, (aname, ir_type, _, _) in enumerate(ir.attrs):
         if i >= len(kwo):
             fail("keyword-only attr name %r at index %d (attrs in IR order: %s)"
@@ -714,10 +719,10 @@ def register_op_impl(*, op_type):
     def decorate(cls):
         head = "register_op_impl op_type %r" % (op_type,)
         if not isinstance(cls, type):
-            raise TypeError("%s: decorates a class, got %r" % (head, cls))
+            raise TypeError("%s: register_op_impl expects a class, got %r" % (head, cls))
         if inspect.isabstract(cls):
-            raise TypeError("%s: class %s is abstract (%s not implemented)"
-                            % (head, cls.__name__,
+            raise TypeError("%s: register_op_impl expects a concrete class: class %s is "
+                            "abstract (%s not implemented)" % (head, cls.__name__,
                                ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))))
         bindings, legacy_callable = _collect_bindings(cls)
         if "compile" in dir(cls) and not callable(getattr(cls, "compile")):
@@ -740,9 +745,12 @@ def register_op_impl(*, op_type):
             methods.append("declare_launch_args")
             bits |= CAP_LAUNCH
         if not methods:
-            raise TypeError("python op impl class '%s.%s' (%s, %s) must implement at least "
-                            "one supported method: execute, compile, declare_launch_args"
-                            % (cls.__module__, cls.__qualname__, head, _location(cls)))
+            name = "%s.%s" % (cls.__module__, cls.__qualname__)
+            raise TypeError("python op impl class '%s' must implement at least one supported "
+                            "method: execute, compile, declare_launch_args (%s, %s); GE master "
+                            "and develop, which have no compile, say: '%s' must implement at "
+                            "least one supported method: execute, declare_launch_args"
+                            % (name, head, _location(cls), name))
         key = "%s:%s:%s" % (cls.__module__, cls.__name__, op_type)
         st = _state.current()
         if key in st.impls:
