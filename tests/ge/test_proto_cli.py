@@ -132,7 +132,7 @@ class ProtoErrorsTest(_Case):
         self.assertEqual(rc, 1, out + err)
         first = err.splitlines()[0]
         self.assertTrue(first.startswith("pyop: list: --proto %s: " % path), err)
-        self.assertTrue(first.endswith("(%s:%d)" % (path, line)), err)
+        self.assertIn("(%s:%d)" % (path, line), first)
         for p in parts:
             self.assertIn(p, first)
         self.assertNotIn("Traceback", err)

@@ -78,7 +78,7 @@ def _read(host_proto, path):
     except UnicodeDecodeError as e:
         raise CliError("--proto %s: not UTF-8 text (%s)" % (path, e), "PYOP_EDESCRIPTOR") \
             from None
-    except (Exception, SystemExit) as e:  # the file's own error: say where in it
+    except Exception as e:  # the file's own error: say where in it (exit(): main's)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
         line = getattr(e, "line", None) if isinstance(e, host_proto.ReadError) else None
         if line is None and isinstance(e, SyntaxError) and e.lineno:
@@ -86,10 +86,7 @@ def _read(host_proto, path):
         if line is None and frames:
             line = frames[-1].lineno
         at = " (%s:%d)" % (path, line) if line else ""
-        what = ("the file called exit() (SystemExit %s)" % (e.code,)
-                if isinstance(e, SystemExit) else
-                str(e) if isinstance(e, host_proto.ReadError) else
-                "%s: %s" % (type(e).__name__, e))
+        what = str(e) if isinstance(e, host_proto.ReadError) else "%s: %s" % (type(e).__name__, e)
         raise CliError("--proto %s: %s%s" % (path, what, at), "PYOP_EDESCRIPTOR") from None
 
 
@@ -163,11 +160,11 @@ def _note(command, text):
     sys.stderr.write("pyop: %snote: %s\n" % ("%s: " % command if command else "", text))
 
 
-def register_protos(lib, files, command=None):
+def register_protos(lib, files, command=None, notes=True):
     """Registers the REG_OPs of every --proto file with
     pyop_register_host_prototype, before the load (they stay registered
     across the command's unloads); one libpyop has no form for is left out
-    with a note. Returns {op_type: file}."""
+    with a note (notes False: quietly). Returns {op_type: file}."""
     done = {}
     for path in files or []:
         path = os.path.abspath(path)
@@ -178,8 +175,9 @@ def register_protos(lib, files, command=None):
                                % (where, info["op_type"], _declared[info["op_type"]]),
                                "PYOP_ECONFLICT", info["op_type"])
             if info.get("unusable"):
-                _note(command, "--proto %s: REG_OP(%s) is not registered: %s"
-                      % (where, info["op_type"], info["unusable"]))
+                if notes:
+                    _note(command, "--proto %s: REG_OP(%s) is not registered: %s"
+                          % (where, info["op_type"], info["unusable"]))
                 continue
             keep = []
             lib.check("registering REG_OP(%r) of --proto %s" % (info["op_type"], where),

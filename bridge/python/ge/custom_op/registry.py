@@ -20,6 +20,7 @@ kernel itself with ge.runtime.Tensor views it makes (_make_execute).
 import dataclasses
 import enum
 import inspect
+import linecache
 import sys
 import threading
 import types
@@ -480,7 +481,24 @@ def _run_schema(m, Ctx, op, ir, what, args, kw, conv, _):
         ctx._close()
     if r is not None:
         ext.unawaited_result(r, op, "execute")
-        raise TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
+        _refuse_result(m, op, r)
+
+
+def _refuse_result(m, op, r):
+    """Raises the fast path's TypeError (bridge/callbacks.c: refuse_result)
+    for an execute m that returned r, from a frame at m's own definition, so
+    the traceback shows the plugin's execute rather than this module."""
+    err = TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
+    code = getattr(getattr(m, "__func__", m), "__code__", None)
+    line = linecache.getline(code.co_filename, code.co_firstlineno) if code else ""
+    indent = len(line) - len(line.lstrip())
+    if code is None or not indent or code.co_firstlineno < 2:
+        raise err
+    # "raise (err  )" as wide as that line, so a traceback marks all of it.
+    stmt = "raise (err%s)" % (" " * max(0, len(line.strip()) - len("raise (err)")))
+    at = compile("\n" * (code.co_firstlineno - 2) + "if 1:\n" + " " * indent + stmt,
+                 code.co_filename, "exec")
+    exec(at.replace(co_name=code.co_name), {"err": err})
 
 
 def _descs(scope, ir_slots, args):
@@ -712,9 +730,16 @@ def _location(cls):
     return "%s:%d" % (file, line)
 
 
-def register_op_impl(*, op_type):
-    """Class decorator: GE's register_op_impl (keyword-only op_type)."""
+def register_op_impl(*, op_type, deterministic=True):
+    """Class decorator: GE's register_op_impl (keyword-only op_type).
+    deterministic=False is libpyop's (CANN GE has no such parameter): the
+    same inputs may give different outputs by design, so `pyop check`
+    compares shapes, not bytes (__pyop_deterministic__ on the class, which a
+    plugin CANN GE loads too can set itself)."""
     check_op_type(op_type, "register_op_impl")
+    if not isinstance(deterministic, bool):
+        raise TypeError("register_op_impl op_type %r: deterministic is True or False, got %r"
+                        % (op_type, deterministic))
 
     def decorate(cls):
         head = "register_op_impl op_type %r" % (op_type,)
@@ -778,6 +803,8 @@ def register_op_impl(*, op_type):
         st.impl_types[op_type] = key
         ext.add_descriptor(impl)
         cls.__ge_op_impl_descriptor__ = desc
+        if not deterministic:
+            cls.__pyop_deterministic__ = False
         return cls
 
     return decorate
