@@ -113,8 +113,20 @@ class HeaderTest(_Case):
         out, _ = self.run_ok("check", "--proto", HEADER, "GeAddCustom", "GeLegacyHost")
         self.assertRegex(out, r"(?m)^GeAddCustom +ok \(execute; generated\)")
         self.assertRegex(out, r"(?m)^GeLegacyHost +ok \(execute; generated\)")
-        self.assertIn("ran: float32[2,3], float32[0,3] (empty)", out)
+        self.assertIn(" on float32[2,3], float32[0,3] (empty)", out)
         self.assertNotIn("float16", out)
+        # Unnamed, a REG_OP no plugin implements is left out with a note
+        # (GeMulCustom, which waits for a prototype, keeps the check at 3).
+        out, err = self.run_ok("check", "--proto", HEADER, code=3)
+        self.assertNotIn("GeEngineOnly", out)
+        self.assertIn("pyop: check: note: --proto %s:%d: REG_OP(GeEngineOnly) is not used: no "
+                      "loaded plugin implements it\n" % (HEADER, line_of(HEADER,
+                                                                          "REG_OP(GeEngineOnly)")),
+                      err)
+        self.assertEqual(err.count("REG_OP(GeEngineOnly) is not used"), 1)
+        # Named, it is checked: nothing implements it, so nothing ran.
+        out, err = self.run_ok("check", "--proto", HEADER, "GeEngineOnly", code=3)
+        self.assertRegex(out, r"(?m)^GeEngineOnly +inconclusive")
         # Without the declaration, every type is swept and the plugin's
         # float32-only view writes past a float16 output (what issue 25.21
         # saw): the declaration is the only place a host prototype says it.
@@ -236,7 +248,7 @@ class RegisterOpDtypesTest(_Case):
                       % (ops, line_of(ops, 'op_type="Dt",')), err)
         out, _ = self.run_ok("check", d, "Dt")
         self.assertRegex(out, r"(?m)^Dt +ok \(infer_meta, execute; generated\)")
-        self.assertIn("ran: float32[2,3], float64[2,3], float32[0,3] (empty)", out)
+        self.assertIn(" on float32[2,3], float64[2,3], float32[0,3] (empty)", out)
         # An execute asking for an output outside its set breaks the contract.
         rc, out, err = pyop("run", "DtWrongOut", "--input", "x=float32[2]:1,2", opp=d)
         self.assertEqual(rc, 1, out + err)

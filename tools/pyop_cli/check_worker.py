@@ -242,7 +242,9 @@ class Worker:
                 if (not ops or i["op_type"] in ops) and (plugin, i["op_type"]) not in self.done:
                     self._send_op(_pending_entry(i, plugin))
             for t in types:
-                if skip_unbound(self.lib.op_info(t)):  # a --proto REG_OP no plugin implements
+                # A --proto REG_OP no plugin implements is left out (a note says
+                # so), unless the command names it.
+                if not (ops and t in ops) and skip_unbound(self.lib.op_info(t)):
                     continue
                 if (not ops or t in ops) and (plugin, t) not in self.done:
                     self._send_op(self._check_op(t, plugin, pending))
