@@ -840,11 +840,52 @@ done:
   return rc;
 }
 
+/*
+ * OpProto.<name> (input_dtypes / output_dtypes: a tuple of n (mask, symbol)
+ * or None) as views in the arena; *out NULL for None. *keep holds the tuple
+ * (the symbols' UTF-8 lives in it) until the caller releases it. -1 with an
+ * exception on failure.
+ */
+static int dtype_sets(PyObject *desc, const char *name, size_t n, pb_arena *arena,
+                      PyObject **keep, const pyop_dtype_set_view **out) {
+  *out = NULL;
+  PyObject *t = PyObject_GetAttrString(desc, name);
+  if (t == NULL)
+    return -1;
+  *keep = t;
+  if (t == Py_None)
+    return 0;
+  if (!PyTuple_Check(t) || (size_t)PyTuple_GET_SIZE(t) != n) {
+    PyErr_Format(PyExc_TypeError, "OpProto.%s must be a tuple of %zu (mask, symbol)", name, n);
+    return -1;
+  }
+  pyop_dtype_set_view *a = arena_alloc(arena, n, sizeof *a);
+  if (a == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    PyObject *e = PyTuple_GET_ITEM(t, (Py_ssize_t)i);
+    int64_t mask = 0;
+    if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 2) {
+      PyErr_Format(PyExc_TypeError, "OpProto.%s[%zu] must be (mask, symbol)", name, i);
+      return -1;
+    }
+    if (pb_int_in(PyTuple_GET_ITEM(e, 0), 0, INT64_MAX, &mask, "OpProto.%s[%zu] mask", name,
+                  i) < 0 ||
+        view_of(PyTuple_GET_ITEM(e, 1), &a[i].symbol) < 0)
+      return -1;
+    a[i].mask = (uint64_t)mask;
+  }
+  *out = a;
+  return 0;
+}
+
 /* Builds the proto view of desc and calls add_proto (see pb_add_result). */
 static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
                                int *status) {
   PyObject *keep[PB_KEEP] = {NULL, NULL, NULL, NULL};
-  PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
+  PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL, *in_dt = NULL, *out_dt = NULL;
   int32_t *out_kinds = NULL, *in_flags = NULL, *alias = NULL;
   pb_arena arena = {0};
   pyop_proto_view v;
@@ -880,7 +921,9 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   }
   if (int_tuple(desc, "output_kinds", no, PYOP_IO_REQUIRED, &arena, &out_kinds) < 0 ||
       int_tuple(desc, "input_flags", ni, 0, &arena, &in_flags) < 0 ||
-      int_tuple(desc, "output_alias", no, -1, &arena, &alias) < 0)
+      int_tuple(desc, "output_alias", no, -1, &arena, &alias) < 0 ||
+      dtype_sets(desc, "input_dtypes", ni, &arena, &in_dt, &v.input_dtypes) < 0 ||
+      dtype_sets(desc, "output_dtypes", no, &arena, &out_dt, &v.output_dtypes) < 0)
     goto out;
   op->n_kinds = ni;
   op->n_outputs = (long)no;
@@ -940,6 +983,13 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   v.callbacks = &op->callbacks;
   v.input_flags = (const uint32_t *)in_flags;
   v.output_alias = alias;
+  if (pb.abi_minor < 7 && (v.input_dtypes != NULL || v.output_dtypes != NULL)) {
+    /* An older loader would drop the constraints: refuse rather than lose them. */
+    PyErr_Format(PyExc_TypeError, "op '%s' (%s) declares data types (dtypes=), which needs "
+                 "bridge ABI 1.7; the loaded libpyop speaks 1.%u", op->op_type, op->where,
+                 (unsigned)pb.abi_minor);
+    goto out;
+  }
   if (pb.abi_minor < 1) {
     /* A loader of ABI 1.0 reads neither the 1.1 members nor lists of
      * outputs: an op that needs them cannot be handed over. */
@@ -961,6 +1011,8 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     v.struct_size = offsetof(pyop_proto_view, source_digest); /* a loader of 1.1/1.2 */
   } else if (pb.abi_minor < 6) {
     v.struct_size = offsetof(pyop_proto_view, serial_reason); /* a loader of 1.3..1.5 */
+  } else if (pb.abi_minor < 7) {
+    v.struct_size = offsetof(pyop_proto_view, input_dtypes); /* a loader of 1.6 */
   }
   if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
     goto out;
@@ -971,6 +1023,8 @@ out:
   Py_XDECREF(inputs);
   Py_XDECREF(outputs);
   Py_XDECREF(attrs);
+  Py_XDECREF(in_dt);
+  Py_XDECREF(out_dt);
   arena_free(&arena);
   return op_settle(op, converted, rc, status, list, keep);
 }

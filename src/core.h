@@ -41,13 +41,12 @@
                  ": fill it with an explicit reserved member")
 #if UINTPTR_MAX > 0xffffffffu
 PYOP__ENDS_WITH(pyop_options, reserved_lanes_);
-PYOP__ENDS_WITH(pyop_op_info, reserved_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
 PYOP__ENDS_WITH(pyop_options, lanes);
-PYOP__ENDS_WITH(pyop_op_info, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif
+PYOP__ENDS_WITH(pyop_op_info, output_dtypes);
 PYOP__ENDS_WITH(pyop_host_hooks, log);
 
 #if defined(__GNUC__)
