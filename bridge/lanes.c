@@ -107,11 +107,14 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
   }
   lanes_asked = n;
   const char *why = n ? lanes_impossible() : NULL;
+#ifdef Py_GIL_DISABLED
+  const char *then = "the Python ops run in the main interpreter, those of different op "
+                     "instances in parallel";
+#else
+  const char *then = "every Python op runs serially in the main interpreter";
+#endif
   if (why != NULL)
-    pb_log(PYOP_LOG_WARN,
-           "lanes: %" PRIu32 " asked for, but %s: every Python op runs serially in the main "
-           "interpreter",
-           n, why);
+    pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: %s", n, why, then);
   return PYOP_OK;
 }
 

@@ -51,10 +51,14 @@
  */
 typedef struct pb_ctx {
   PyObject_HEAD
-  pb_frame *frame;  /* NULL once the callback returned */
+  /* NULL once the callback returned. Another thread may read it (and is
+   * then refused by the owner check), or read and set _x: in a
+   * free-threaded build frame and ext change together in the context's
+   * critical section (pb_frame_ctx_end, ctx_x_set). */
+  PB_SHARED(pb_frame *) frame;
   pb_thread *owner; /* the thread running the callback (its &pb_tls) */
   int kind;
-  PyObject *ext;    /* _x: what a package keeps for the call (ge: its context), or NULL */
+  PB_SHARED(PyObject *) ext; /* _x: what a package keeps for the call (ge: its context), or NULL */
 } pb_ctx;
 
 static const struct {
@@ -355,6 +359,16 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
       view->format = "B";
   }
   self->exports++;
+#ifdef Py_GIL_DISABLED
+  /* Counted first, then checked again: a call ending on another thread
+   * either sees this count or has cleared valid by now (pb_tensor). */
+  if (!self->valid) {
+    self->exports--;
+    Py_CLEAR(view->obj);
+    PyErr_SetString(PyExc_RuntimeError, "tensor used outside its callback");
+    return -1;
+  }
+#endif
   return 0;
 }
 
@@ -406,16 +420,56 @@ static PyType_Spec tensor_spec = {
  * subclass in __pyop_input_view__ (callbacks.c). ViewBase() itself makes an
  * invalid view of nothing: the subclass's objects made in Python.
  */
-static PyObject *view_x_get(PyObject *o, void *c) {
-  (void)c;
-  PyObject *x = ((pb_tensor *)o)->ext;
-  return Py_NewRef(x != NULL ? x : Py_None);
+/* The _x of a view or a context: *slot, a field of o read in o's critical
+ * section (None when NULL). New reference. */
+static PyObject *ext_get(PyObject *o, PB_SHARED(PyObject *) *slot) {
+  PyObject *x;
+  PB_CS_BEGIN(o);
+  x = *slot;
+  x = Py_NewRef(x != NULL ? x : Py_None);
+  PB_CS_END(o);
+  return x;
 }
 
+/*
+ * _x = v (None or a delete: NULL) of a view or a context: stored in *slot
+ * in o's critical section while live(o) holds there (its call runs), or
+ * when v clears it and clear_any; else RuntimeError(refused), as nothing
+ * would drop the value after the call. The old value goes after the
+ * section. 0 or -1.
+ */
+static int ext_set(PyObject *o, PB_SHARED(PyObject *) *slot, PyObject *v,
+                   bool (*live)(PyObject *), bool clear_any, const char *refused) {
+  PyObject *x = v == Py_None ? NULL : Py_XNewRef(v), *old = NULL;
+  bool ok;
+  PB_CS_BEGIN(o);
+  ok = (x == NULL && clear_any) || live(o);
+  if (ok) {
+    old = *slot;
+    *slot = x;
+  }
+  PB_CS_END(o);
+  if (!ok) {
+    Py_XDECREF(x);
+    PyErr_SetString(PyExc_RuntimeError, refused);
+    return -1;
+  }
+  Py_XDECREF(old);
+  return 0;
+}
+
+static bool view_live(PyObject *o) { return ((pb_tensor *)o)->valid; }
+
+static PyObject *view_x_get(PyObject *o, void *c) {
+  (void)c;
+  return ext_get(o, &((pb_tensor *)o)->ext);
+}
+
+/* _x = v while the view's call runs; _x = None (or del) always clears it. */
 static int view_x_set(PyObject *o, PyObject *v, void *c) {
   (void)c;
-  Py_XSETREF(((pb_tensor *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
-  return 0;
+  return ext_set(o, &((pb_tensor *)o)->ext, v, view_live, true,
+                 "tensor used outside its callback");
 }
 
 static int view_traverse(PyObject *o, visitproc visit, void *arg) {
@@ -424,15 +478,18 @@ static int view_traverse(PyObject *o, visitproc visit, void *arg) {
   return 0;
 }
 
+/* The collector runs it with every other thread stopped. */
 static int view_clear(PyObject *o) {
-  Py_CLEAR(((pb_tensor *)o)->ext);
+  PyObject *x = ((pb_tensor *)o)->ext;
+  ((pb_tensor *)o)->ext = NULL;
+  Py_XDECREF(x);
   return 0;
 }
 
 static void view_dealloc(PyObject *o) {
   PyTypeObject *tp = Py_TYPE(o);
   PyObject_GC_UnTrack(o);
-  Py_CLEAR(((pb_tensor *)o)->ext);
+  view_clear(o);
   assert(((pb_tensor *)o)->owned == NULL);
   tp->tp_free(o);
   Py_DECREF(tp);
@@ -561,8 +618,13 @@ int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, si
 
 void pb_frame_ctx_end(pb_frame *f) {
   pb_ctx *c = (pb_ctx *)f->ctx;
+  PyObject *x; /* what a package kept for the call (and its cycle through c) */
+  PB_CS_BEGIN(f->ctx);
   c->frame = NULL;
-  Py_CLEAR(c->ext); /* what a package kept for the call (and its cycle through c) */
+  x = c->ext;
+  c->ext = NULL;
+  PB_CS_END(f->ctx);
+  Py_XDECREF(x);
   Py_CLEAR(f->ctx);
 }
 
@@ -601,7 +663,7 @@ bool pb_frame_end_exported(pb_frame *f, size_t from, char **why) {
   for (size_t i = from; i < f->n_made; i++) {
     pb_tensor *t = (pb_tensor *)f->made[i].obj;
     t->valid = false;
-    Py_CLEAR(t->ext);
+    pb_tensor_drop_ext(t);
   }
   pb_collect_garbage();
   bool ok = true;
@@ -1217,26 +1279,25 @@ static PyObject *ctx_view(PyObject *o, void *c) {
   return Py_NewRef(tp != NULL ? tp : Py_None);
 }
 
+static bool ctx_live(PyObject *o) { return ((pb_ctx *)o)->frame != NULL; }
+
 static PyObject *ctx_x_get(PyObject *o, void *c) {
   (void)c;
-  PyObject *x = ((pb_ctx *)o)->ext;
-  return Py_NewRef(x != NULL ? x : Py_None);
+  return ext_get(o, &((pb_ctx *)o)->ext);
 }
 
-/* _x = v: kept until the callback ends (refused after it: nothing would
- * drop it, and it may hold the context). */
+/* _x = v: kept until the callback ends (refused after it, even None:
+ * nothing would drop it, and it may hold the context). */
 static int ctx_x_set(PyObject *o, PyObject *v, void *c) {
   (void)c;
-  if (((pb_ctx *)o)->frame == NULL) {
-    PyErr_SetString(PyExc_RuntimeError, "_x: context used outside its callback");
-    return -1;
-  }
-  Py_XSETREF(((pb_ctx *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
-  return 0;
+  return ext_set(o, &((pb_ctx *)o)->ext, v, ctx_live, false,
+                 "_x: context used outside its callback");
 }
 
 static void ctx_dealloc(PyObject *o) {
-  Py_CLEAR(((pb_ctx *)o)->ext);
+  PyObject *x = ((pb_ctx *)o)->ext; /* nothing else holds o */
+  ((pb_ctx *)o)->ext = NULL;
+  Py_XDECREF(x);
   heap_dealloc(o);
 }
 

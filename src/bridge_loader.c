@@ -40,14 +40,13 @@
 #if UINTPTR_MAX > 0xffffffffu
 PYOP__ENDS_WITH(pyop_io_view, reserved_);
 PYOP__ENDS_WITH(pyop_bridge_config, reserved_lanes_);
-PYOP__ENDS_WITH(pyop_proto_view, reserved_);
 PYOP__ENDS_WITH(pyop_impl_view, reserved_);
 #else
 PYOP__ENDS_WITH(pyop_io_view, kind);
 PYOP__ENDS_WITH(pyop_bridge_config, lanes);
-PYOP__ENDS_WITH(pyop_proto_view, lanes);
 PYOP__ENDS_WITH(pyop_impl_view, lanes);
 #endif
+PYOP__ENDS_WITH(pyop_proto_view, output_dtypes);
 PYOP__ENDS_WITH(pyop_attr_view, default_value);
 PYOP__ENDS_WITH(pyop_infer_args, add_output);
 PYOP__ENDS_WITH(pyop_exec_services, alias_output);

@@ -49,12 +49,11 @@
                  ": fill it with an explicit reserved member")
 PYOP__ENDS_WITH(pyop_options, start_python_key);
 #if UINTPTR_MAX > 0xffffffffu
-PYOP__ENDS_WITH(pyop_op_info, reserved_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
-PYOP__ENDS_WITH(pyop_op_info, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif
+PYOP__ENDS_WITH(pyop_op_info, output_dtypes);
 PYOP__ENDS_WITH(pyop_host_hooks, log);
 
 #if defined(__GNUC__)

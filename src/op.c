@@ -62,6 +62,7 @@ struct pyop_op {
   size_t plan_inputs;
   size_t plan_workspaces;
   bool strict; /* run infer_meta before each execute and hold execute to it */
+  bool dtypes; /* the prototype constrains data types (dtypes.h) */
   /* Copies of the Tensor attributes (n_tensor_attrs blocks, each a
    * pyop_tensor followed by its bytes), freed at destroy. */
   void **attr_tensors;
@@ -271,6 +272,7 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->op_type = e->info.op_type;
   op->caps = e->info.capabilities;
   op->strict = pyop__strict_outputs() && (p->caps & PYOP_CAP_INFER_META);
+  op->dtypes = p->dtypes.inputs || p->dtypes.outputs;
   if (e->info.lanes)
     op->lane = 1 + atomic_fetch_add_explicit(&next_lane, 1, memory_order_relaxed) %
                        e->info.lanes;
@@ -403,7 +405,9 @@ static inline const char *tensor_data_problem(const pyop_tensor *t, bool data,
  * included). Invariant: PYOP_OK exactly when the slot count is the
  * prototype's, each slot's tensor count fits its kind (required: 1,
  * optional: 0 or 1, dynamic: any) and every tensor is a valid description
- * that, with data, holds a buffer of at least its size; otherwise the first
+ * that, with data, holds a buffer of at least its size, and of a data type
+ * the prototype allows (dtypes.h: a second pass, only for an op that
+ * constrains them); otherwise the first
  * violation is the error. When ptrs is not NULL it also receives the data
  * pointers of the first cap tensors in order (flattened) and *flat their
  * number, so a launch gathers its pointers in the same pass.
@@ -444,6 +448,8 @@ check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool d
     }
   }
   if (flat) *flat = k;
+  if (__builtin_expect(op->dtypes, 0))
+    return pyop__dtypes_check_fast(p, &p->dtypes, inputs, n, call);
   return PYOP_OK;
 }
 
@@ -804,6 +810,11 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   if (why)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s: %s",
                        op->op_type, index, name, tensor_str(t, ts, sizeof ts), why);
+  if (op->dtypes) {
+    int rc = pyop__dtypes_check_output(p, st->inputs, index, t->dtype,
+                                       op->impl ? op->impl->source : p->source);
+    if (rc != PYOP_OK) return rc;
+  }
   pyop_output_list *l = &st->lists[index];
   size_t k = l->count;
   if (k >= l->capacity)

@@ -457,6 +457,31 @@ typedef struct pyop_io_info {
   int32_t kind; /* pyop_io_kind */
 } pyop_io_info;
 
+/*
+ * The data types one input or output accepts: a GE REG_OP's TensorType set
+ * (.INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))), or the DATATYPE set of
+ * the type name it shares with others (.INPUT(x, "T") .INPUT(y, "T")
+ * .DATATYPE(T, TensorType({DT_FLOAT}))). A plain value, never versioned:
+ * pyop_op_info carries arrays of it.
+ * - mask: PYOP_DTYPE_BIT(d) for each allowed pyop_dtype d; 0: any data type.
+ *   A bit of no pyop_dtype (d >= PYOP_DTYPE_COUNT) is refused at
+ *   registration (PYOP_EDESCRIPTOR).
+ * - symbol: the type name ("T"), or NULL (or ""): the io has a set of its
+ *   own. Every input and output with the same symbol has the same data
+ *   type in one call (all tensors of a dynamic one too), as in GE; they
+ *   must give the same mask. At most PYOP_MAX_DTYPE_SYMBOLS symbols per op.
+ * What libpyop does with it: docs/host-guide.md, "Data type constraints".
+ */
+typedef struct pyop_dtype_set {
+  uint64_t mask;
+  const char *symbol;
+} pyop_dtype_set;
+
+/* The mask bit of data type d (a pyop_dtype). */
+#define PYOP_DTYPE_BIT(d) ((uint64_t)1 << (d))
+/* Distinct symbols (type names) one op may use. */
+#define PYOP_MAX_DTYPE_SYMBOLS 64
+
 /* Bits of pyop_op_info.input_flags. */
 #define PYOP_INPUT_MUTATED (1u << 0) /* execute writes into this input */
 
@@ -523,6 +548,22 @@ typedef struct pyop_op_info {
 #if UINTPTR_MAX > 0xffffffffu
   uint32_t reserved_; /* Not read: fills what would be trailing padding. */
 #endif
+  /* ---- added with data type constraints (read only when struct_size
+   * covers them; pyop_register_host_prototype reads each one it covers) */
+  /*
+   * n_inputs entries: the data types each input accepts, or NULL: no
+   * input is constrained (see pyop_dtype_set). pyop_op_infer_meta,
+   * pyop_op_execute, pyop_op_compile, pyop_op_declare_launch_args and
+   * pyop_op_launch refuse an input outside them with PYOP_EINVAL before the
+   * op runs, naming the input, the given and the allowed types.
+   */
+  const pyop_dtype_set *input_dtypes;
+  /*
+   * n_outputs entries, or NULL. An execute whose op asks for an output of
+   * another data type (or of another than its symbol has from the inputs)
+   * fails with PYOP_ECONTRACT.
+   */
+  const pyop_dtype_set *output_dtypes;
 } pyop_op_info;
 
 /* Whether info (of struct_size bytes) has member m. */
@@ -541,9 +582,11 @@ PYOP_API void pyop_free(void *p);
 
 /*
  * Registers a prototype the host owns (no Python): op_type, inputs, outputs
- * and attrs are read from info, and input_flags/output_alias when
+ * and attrs are read from info, and input_flags/output_alias and
+ * input_dtypes/output_dtypes (the REG_OP's TensorType/DATATYPE sets) when
  * struct_size covers them (other members are ignored; proto_key may be
- * NULL and then defaults to "host:<op_type>"). A Python implementation may
+ * NULL and then defaults to "host:<op_type>"). The strings and arrays are
+ * copied. A Python implementation may
  * bind to it: one loaded later binds at the load, and one already loaded
  * without any prototype (pyop_op_create of it fails with PYOP_ENOENT
  * saying so) binds now. Stays registered across pyop_unload; same rules of

@@ -102,6 +102,10 @@ class AttrInfo(ctypes.Structure):
                 ("required", ctypes.c_bool), ("default_value", AttrValue)]
 
 
+class DtypeSet(ctypes.Structure):
+    _fields_ = [("mask", ctypes.c_uint64), ("symbol", ctypes.c_char_p)]
+
+
 class OpInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("op_type", ctypes.c_char_p),
                 ("proto_key", ctypes.c_char_p), ("proto_source", ctypes.c_char_p),
@@ -113,7 +117,9 @@ class OpInfo(ctypes.Structure):
                 ("input_flags", ctypes.POINTER(ctypes.c_uint32)),
                 ("output_alias", ctypes.POINTER(ctypes.c_int32)),
                 ("serial_reason", ctypes.c_char_p), ("lanes", ctypes.c_uint32),
-                ("reserved_", ctypes.c_uint32)]
+                ("reserved_", ctypes.c_uint32),
+                ("input_dtypes", ctypes.POINTER(DtypeSet)),
+                ("output_dtypes", ctypes.POINTER(DtypeSet))]
 
 
 ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
@@ -310,6 +316,20 @@ def attr_value_to_py(v):
     return None
 
 
+def dtype_names(mask):
+    """The dtype names of a PYOP_DTYPE_BIT mask, in pyop_dtype order; None
+    for 0 (any)."""
+    return [n for k, n in enumerate(DTYPES) if mask >> k & 1] or None
+
+
+def _dtypes(sets, k):
+    """{"dtypes", "dtype_symbol"} of io k of a pyop_dtype_set array (NULL:
+    unconstrained)."""
+    if not sets:
+        return {"dtypes": None, "dtype_symbol": None}
+    return {"dtypes": dtype_names(sets[k].mask), "dtype_symbol": _s(sets[k].symbol)}
+
+
 def info_to_dict(i):
     return {
         "op_type": _s(i.op_type),
@@ -317,12 +337,14 @@ def info_to_dict(i):
         "proto_source": _s(i.proto_source),
         "impl_key": _s(i.impl_key),
         "impl_source": _s(i.impl_source),
-        "inputs": [{"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind],
-                    "mutated": bool(i.input_flags and i.input_flags[k] & INPUT_MUTATED)}
+        "inputs": [dict({"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind],
+                         "mutated": bool(i.input_flags and i.input_flags[k] & INPUT_MUTATED)},
+                        **_dtypes(i.input_dtypes, k))
                    for k in range(i.n_inputs)],
-        "outputs": [{"name": _s(i.outputs[k].name), "kind": IO_KINDS[i.outputs[k].kind],
-                     "alias": (_s(i.inputs[i.output_alias[k]].name)
-                               if i.output_alias and i.output_alias[k] >= 0 else None)}
+        "outputs": [dict({"name": _s(i.outputs[k].name), "kind": IO_KINDS[i.outputs[k].kind],
+                          "alias": (_s(i.inputs[i.output_alias[k]].name)
+                                    if i.output_alias and i.output_alias[k] >= 0 else None)},
+                         **_dtypes(i.output_dtypes, k))
                     for k in range(i.n_outputs)],
         "attrs": [{"name": _s(i.attrs[k].name),
                    "type": ATTR_TYPES.get(i.attrs[k].type, str(i.attrs[k].type)),

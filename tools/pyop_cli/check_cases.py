@@ -32,11 +32,31 @@ class Case:
 
 
 def sweep_dtypes(info):
-    """The data types (numpy names) the sweep runs the op's inputs in, the
-    first of them the base case's: every pyop data type, float32 first. The
-    one place the sweep's data types are chosen (a prototype that declares
-    the types its inputs allow narrows them here)."""
-    return ["float32"] + [d for d in DTYPES if d != "float32"]
+    """The data types the sweep runs the op's inputs in, the first the base
+    case's, as (data type, per-input names): every pyop data type, float32
+    first, the same for every input. Where the prototype declares the types
+    its inputs allow (list --json's "dtypes": a REG_OP's TensorType/DATATYPE
+    sets, register_op(dtypes=)), only the types some input allows, an input
+    that does not allow one getting the first of its own, one case per
+    distinct choice (float32 first when it is one). The one place the
+    sweep's data types are chosen."""
+    sets = [i.get("dtypes") for i in info["inputs"]]  # None: any
+    wanted = DTYPES if None in sets or not sets else [
+        d for d in DTYPES if any(d in s for s in sets)]
+    out = []
+    for d in sorted(wanted, key=lambda d: d != "float32"):
+        pick = tuple(d if s is None or d in s else s[0] for s in sets)
+        if pick not in [p for _, p in out]:
+            out.append((d, pick))
+    return out
+
+
+def _short(info, dtype, pick, shape):
+    """How the report names a case of dtype: "float16[2,3]", with the inputs
+    that take another type ("float16[2,3] (idx: int32)")."""
+    other = ", ".join("%s: %s" % (i["name"], t) for i, t in zip(info["inputs"], pick)
+                      if t != dtype)
+    return shape_text(dtype, shape) + (" (%s)" % other if other else "")
 
 
 def _input_counts(info):
@@ -59,14 +79,16 @@ def _input_counts(info):
 
 
 def _make_case(info, counts, attrs, dtype_name, shape, kind, short, seed=0):
-    dtype = DTYPES.index(dtype_name)
-    inputs = [[(dtype, list(shape), _sample_values(dtype, numel(shape), seed + k + j))
+    """dtype_name: one name for every input, or a tuple of one per input."""
+    names = dtype_name if isinstance(dtype_name, tuple) else (dtype_name,) * len(counts)
+    dtypes = [DTYPES.index(n) for n in names]
+    inputs = [[(dtypes[k], list(shape), _sample_values(dtypes[k], numel(shape), seed + k + j))
                for j in range(n)] for k, n in enumerate(counts)]
     label = "inputs %s" % ", ".join(
         "%s=%s" % (i["name"], "absent" if n == 0 else
                    ("%d x " % n if i["kind"] == "dynamic" else "")
-                   + shape_text(dtype, shape))
-        for i, n in zip(info["inputs"], counts))
+                   + shape_text(d, shape))
+        for i, n, d in zip(info["inputs"], counts, dtypes))
     return Case(label, inputs, attrs, kind, short)
 
 
@@ -84,9 +106,10 @@ def _other_value(a):
     return None
 
 
-def _attr_case(info, attrs, base):
-    """The base case with every optional int, float and bool attribute at a
-    value other than its default, or None when the op has none."""
+def _attr_case(info, attrs, base, pick):
+    """The base case (data type base, per-input pick) with every optional
+    int, float and bool attribute at a value other than its default, or
+    None when the op has none."""
     other = {a["name"]: _other_value(a) for a in info["attrs"] if not a["required"]}
     other = {k: v for k, v in other.items() if v is not None}
     if not other:
@@ -94,14 +117,15 @@ def _attr_case(info, attrs, base):
     counts = _input_counts(info)[0]
     text = ", ".join("%s=%s" % (k, ("%g" % v) if isinstance(v, float) else str(v).lower()
                                 if isinstance(v, bool) else v) for k, v in other.items())
-    case = _make_case(info, counts, dict(attrs, **other), base, [2, 3], "sweep",
-                      "%s[2,3] (attrs %s)" % (base, text))
+    case = _make_case(info, counts, dict(attrs, **other), pick, [2, 3], "sweep",
+                      "%s (attrs %s)" % (_short(info, base, pick, [2, 3]), text))
     case.label += "; attrs %s" % text
     return case
 
 
 def generated_cases(info, sweep=True):
-    """The generated cases: [2,3] in the first swept data type everywhere
+    """The generated cases: [2,3] in the first swept data type (sweep_dtypes:
+    float32, unless the inputs' declared data types exclude it) everywhere
     (each optional input present and absent), then (sweep) that shape in
     every other swept data type, the base data type in the SWEEP_SHAPES and
     with the optional scalar attributes off their defaults, the optional
@@ -109,21 +133,22 @@ def generated_cases(info, sweep=True):
     attrs = {a["name"]: _default_attr(a) for a in info["attrs"] if a["required"]}
     all_counts = _input_counts(info)
     dtypes = sweep_dtypes(info)
-    base = dtypes[0]
+    base, pick = dtypes[0]
     out = []
     for n, counts in enumerate(all_counts):
-        short = "%s[2,3]%s" % (base, " (optional inputs absent)" if n else "")
-        out.append(_make_case(info, counts, attrs, base, [2, 3], "generated", short))
+        short = "%s%s" % (_short(info, base, pick, [2, 3]),
+                          " (optional inputs absent)" if n else "")
+        out.append(_make_case(info, counts, attrs, pick, [2, 3], "generated", short))
     if not sweep:
         return out
     if info["inputs"]:
-        for name in dtypes[1:]:
-            out.append(_make_case(info, all_counts[0], attrs, name, [2, 3], "sweep",
-                                  "%s[2,3]" % name))
+        for name, other in dtypes[1:]:
+            out.append(_make_case(info, all_counts[0], attrs, other, [2, 3], "sweep",
+                                  _short(info, name, other, [2, 3])))
         for shape, what in SWEEP_SHAPES:
-            out.append(_make_case(info, all_counts[0], attrs, base, shape, "sweep",
-                                  "%s (%s)" % (shape_text(base, shape), what)))
-    case = _attr_case(info, attrs, base)
+            out.append(_make_case(info, all_counts[0], attrs, pick, shape, "sweep",
+                                  "%s (%s)" % (_short(info, base, pick, shape), what)))
+    case = _attr_case(info, attrs, base, pick)
     if case is not None:
         out.append(case)
     return out

@@ -20,6 +20,7 @@ from .errors import CliError, PyopError
 from .host import (_attrs_from_args, end_now, _inputs_from_args, set_compile_options,
                    stray_threads, with_opp_path)
 from .plugins import PENDING_HINT, pending_impls
+from .proto import note_unused, skip_unbound
 
 
 UNLOADING = "unloading the plugins"  # the activity of a pyop_unload after a check
@@ -241,6 +242,10 @@ class Worker:
                 if (not ops or i["op_type"] in ops) and (plugin, i["op_type"]) not in self.done:
                     self._send_op(_pending_entry(i, plugin))
             for t in types:
+                # A --proto REG_OP no plugin implements is left out (a note says
+                # so), unless the command names it.
+                if not (ops and t in ops) and skip_unbound(self.lib.op_info(t)):
+                    continue
                 if (not ops or t in ops) and (plugin, t) not in self.done:
                     self._send_op(self._check_op(t, plugin, pending))
         finally:
@@ -353,6 +358,7 @@ def serve(lib, args):
             "status": "PYOP_EINTERNAL", "message": "pyop check's worker failed:\n"
             + traceback.format_exc().rstrip(), "op": None, "file": None, "line": None}})
         code = 1
+    note_unused("check")  # on stderr, which the command's is
     left = stray_threads()
     if left:
         stream.send({"e": "threads", "names": [t.name for t in left]})

@@ -15,7 +15,7 @@ from .doctor import cmd_doctor
 from .errors import CliError, UsageError
 from .host import end_now, _same_file, stray_threads
 from .list import cmd_list
-from .proto import register_protos
+from .proto import note_unused, register_protos
 from .run import cmd_run
 from .values import dump_json, INT64_MAX
 
@@ -66,12 +66,12 @@ def _compile_option(p):
                         "get_option); compile runs before execute and the launch")
 
 
-def _register_protos(lib, files):
+def _register_protos(lib, files, command, notes):
     """register_protos, with a --proto file that calls exit() (SystemExit,
     which the reader does not take for the file's error) refused naming
     the file and the line, as any other error of the file is."""
     try:
-        return register_protos(lib, files)
+        return register_protos(lib, files, command, notes)
     except SystemExit as e:
         tb = e.__traceback__
         where = None
@@ -171,13 +171,15 @@ def _main(argv, command):
                        "a trial load with each plugin's verdict")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -189,8 +191,9 @@ def _main(argv, command):
     p.add_argument("--attr", action="append", metavar="NAME=VALUE",
                    help="attributes of the one OP to check (as for run: " + ATTR_HELP + ")")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     _compile_option(p)
     p.add_argument("--case-timeout", type=float, metavar="SECONDS",
                    help="the time one case (or one load) may take before it counts as hung "
@@ -208,8 +211,9 @@ def _main(argv, command):
     _compile_option(p)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -222,8 +226,9 @@ def _main(argv, command):
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -240,8 +245,13 @@ def _main(argv, command):
         if args.lanes:
             lib.set_lanes(args.lanes)
         # Before any load, as a GE-style engine registers its REG_OPs.
-        args.proto_files = _register_protos(lib, getattr(args, "proto", None))
-        return handlers[args.command](lib, args)
+        # A check worker registers them again, quietly: the command said its notes.
+        worker = getattr(args, "_worker", None) is not None
+        args.proto_files = _register_protos(lib, getattr(args, "proto", None), args.command,
+                                            not worker)
+        status = handlers[args.command](lib, args)
+        note_unused(args.command)
+        return status
     except KeyboardInterrupt as e:
         # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
         # code: its last error says where.

@@ -111,16 +111,18 @@ def install():
 
 
 def uninstall():
-    """Removes the ge package install() added, with its submodules."""
+    """Removes the ge package install() added, with its submodules; returns
+    the modules removed."""
     mod = sys.modules.get("ge")
     mine = _installed[:]
     _installed[:] = []
     if mod is None or not mine or mod is not mine[0]:
-        return
+        return []
     npu = sys.modules.get("ge._npu")
     finder = getattr(npu, "AclFinder", None)
     while finder is not None and finder in sys.meta_path:
         sys.meta_path.remove(finder)
-    for name in [n for n in list(sys.modules) if n == "ge" or n.startswith("ge.")]:
-        sys.modules.pop(name, None)
+    removed = [sys.modules.pop(n, None) for n in list(sys.modules)
+               if n == "ge" or n.startswith("ge.")]
     _status.update(state="not installed", detail="")
+    return [m for m in removed if m is not None]

@@ -261,11 +261,11 @@ def _install_finder():
 
 def shutdown():
     """Removes the finder and libpyop's ge package (the bridge calls this
-    before dropping the package)."""
+    before dropping the package); returns the ge modules removed."""
     while _PluginFinder in sys.meta_path:
         sys.meta_path.remove(_PluginFinder)
     from . import _ge_link
-    _ge_link.uninstall()
+    return _ge_link.uninstall()
 
 
 def _skipped(name):
@@ -458,13 +458,14 @@ def _under(name, gone):
 
 def unload_modules(names):
     """Removes the modules (and their submodules) from sys.modules, and the
-    samples they registered."""
+    samples they registered; returns the module objects removed (the bridge
+    clears those a free-threaded Python made immortal)."""
     gone = set(names)
     for op_type, (fn, _) in list(_registry._samples.items()):
         mod = getattr(fn, "__module__", "") or ""
         if mod in gone or mod.split(".")[0] in gone:
             del _registry._samples[op_type]
-    for n in [n for n in list(sys.modules) if _under(n, gone)]:
-        sys.modules.pop(n, None)
+    removed = [sys.modules.pop(n, None) for n in list(sys.modules) if _under(n, gone)]
     importlib.invalidate_caches()
     linecache.clearcache()
+    return [m for m in removed if m is not None]

@@ -17,7 +17,8 @@ import re
 import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
-                         parse_prototype, resolve_mutates, where, check_impl_attrs,
+                         parse_prototype, resolve_dtypes, resolve_mutates, where,
+                         check_impl_attrs,
                          check_sync_function, check_sync_method, _method_params)
 from ._errors import blame
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
@@ -41,15 +42,18 @@ class OpProto:
     output_kinds: (IoKind, ...) per output (None: all required);
     input_flags: (INPUT_* bits, ...) per input (None: nothing mutated);
     output_alias: (input index or -1, ...) per output (None: no alias).
+    input_dtypes/output_dtypes: ((PYOP_DTYPE_BIT mask, symbol), ...) per
+    input/output, mask 0 for any (None: none constrained).
     source_digest: the identity of file's bytes (source_digest), set when a
     load collects the descriptor; None: unknown."""
 
     __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
                  "infer", "caps", "output_kinds", "input_flags", "output_alias",
-                 "source_digest")
+                 "input_dtypes", "output_dtypes", "source_digest")
 
     def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer,
-                 output_kinds=None, input_flags=None, output_alias=None):
+                 output_kinds=None, input_flags=None, output_alias=None,
+                 input_dtypes=None, output_dtypes=None):
         self.op_type = op_type
         self.key = key
         self.file = file
@@ -63,6 +67,8 @@ class OpProto:
                              if output_kinds is not None else None)
         self.input_flags = tuple(input_flags) if input_flags is not None else None
         self.output_alias = tuple(output_alias) if output_alias is not None else None
+        self.input_dtypes = tuple(input_dtypes) if input_dtypes is not None else None
+        self.output_dtypes = tuple(output_dtypes) if output_dtypes is not None else None
         self.source_digest = None
 
     @property
@@ -343,7 +349,7 @@ def _add(desc):
         _active[-1].add(desc)
 
 
-def register_op(op_type=None, *, outputs=None, mutates_args=()):
+def register_op(op_type=None, *, outputs=None, mutates_args=(), dtypes=None):
     """Decorator: the function is the op's infer_meta and its signature the
     prototype. Positional parameters are inputs, keyword-only ones attributes,
     the return annotation gives the outputs (None, TensorDesc,
@@ -354,7 +360,12 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
     mutates_args: names of the inputs execute writes into (in place); those
     are writable in execute, every other input stays read-only. An output
     named like a mutated input is that input's buffer (an alias): execute
-    binds it with get_execute_ctx().make_output_ref_input(out, in)."""
+    binds it with get_execute_ctx().make_output_ref_input(out, in).
+
+    dtypes: {input or output name: allowed data types} (a DataType, a name
+    such as "float32", or a list of them); libpyop refuses a call whose input
+    is of another type before the op runs, and an execute that asks for such
+    an output; `pyop check` sweeps only those types. Unnamed ones take any."""
     _check_op_type(op_type, "register_op")
 
     def decorate(fn):
@@ -366,10 +377,12 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
         inputs, outs, attrs, kinds = parse_prototype(fn, op_type, outputs, what,
                                                      with_kinds=True)
         flags, alias = resolve_mutates(mutates_args, inputs, outs, kinds, what)
+        in_dtypes, out_dtypes = resolve_dtypes(dtypes, inputs, outs, what)
         key = "pyop:%s.%s" % (_module_label(getattr(fn, "__module__", None)),
                               getattr(fn, "__qualname__", getattr(fn, "__name__", "?")))
         desc = OpProto(op_type, key, file, line, inputs, outs, attrs, fn,
-                       kinds if any(int(k) for k in kinds) else None, flags, alias)
+                       kinds if any(int(k) for k in kinds) else None, flags, alias,
+                       in_dtypes, out_dtypes)
         _add(desc)
         fn.__pyop_descriptor__ = desc
         return fn

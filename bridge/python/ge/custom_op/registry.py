@@ -573,7 +573,10 @@ def _make_adapter(user_cls, impl, methods):
         k = impl.kernel
         self._kernel = k.__get__(inst, user_cls) if k is not None else None
 
+    # __pyop_shared__: the object the adapters of this op type share; the
+    # bridge serialises their calls on it in a free-threaded Python.
     ns = {"__slots__": ("_inst", "_kernel"), "__init__": __init__,
+          "__pyop_shared__": property(lambda self: self._inst),
           "__module__": user_cls.__module__, "__qualname__": user_cls.__qualname__,
           "__doc__": user_cls.__doc__}
     if "execute" in methods:
