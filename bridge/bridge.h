@@ -82,6 +82,9 @@ void __tsan_release(void *addr);
 
 #define PB_STR_(x) #x
 #define PB_XSTR(x) PB_STR_(x)
+/* The word for a count in a message: one for 1, many otherwise (as
+ * libpyop's PYOP__PLURAL). */
+#define PB_PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))

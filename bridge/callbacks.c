@@ -783,7 +783,8 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
   for (; i < n; i++) {
     const pyop_tensor_list *s = &inputs[i];
     if (s->count > 0 && s->items == NULL) {
-      PyErr_Format(PyExc_ValueError, "input slot %zu has %zu tensors and no items", i, s->count);
+      PyErr_Format(PyExc_ValueError, "input slot %zu has %zu %s and no items", i, s->count,
+                   PB_PLURAL(s->count, "tensor", "tensors"));
       return -1;
     }
     int kind = slot_kind(h->op, i);
@@ -1251,8 +1252,8 @@ static int store_infer_result(const pb_holder *h, PyObject *res, const pyop_infe
   if (seq == NULL)
     return -1;
   if ((size_t)PyTuple_GET_SIZE(seq) != n) {
-    PyErr_Format(PyExc_ValueError, "infer_meta returned %zd outputs, the op has %zu",
-                 PyTuple_GET_SIZE(seq), n);
+    PyErr_Format(PyExc_ValueError, "infer_meta returned %zd %s, the op has %zu",
+                 PyTuple_GET_SIZE(seq), PB_PLURAL(PyTuple_GET_SIZE(seq), "output", "outputs"), n);
     Py_DECREF(seq);
     return -1;
   }
@@ -1376,8 +1377,9 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
     return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
   pb_holder *h = holder;
   if (h->op->is_impl || (size_t)h->op->n_outputs != args->n_outputs)
-    return pb_error(PYOP_EINVAL, "bridge infer_meta of op '%s': %zu outputs asked, the "
-                    "prototype has %ld", h->op->op_type, args->n_outputs, h->op->n_outputs);
+    return pb_error(PYOP_EINVAL, "bridge infer_meta of op '%s': %zu %s asked, the "
+                    "prototype has %ld", h->op->op_type, args->n_outputs,
+                    PB_PLURAL(args->n_outputs, "output", "outputs"), h->op->n_outputs);
   return call_with_inputs(holder, PB_INFER, args, args->inputs, args->n_inputs);
 }
 

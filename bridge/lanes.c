@@ -544,8 +544,8 @@ static int lanes_start(uint32_t n) {
     pb_lanes_stop();
     PyEval_RestoreThread(main);
   } else {
-    pb_log(PYOP_LOG_INFO, "lanes: %u sub-interpreters with their own GIL started",
-           (unsigned)n);
+    pb_log(PYOP_LOG_INFO, "lanes: %u %s with their own GIL started", (unsigned)n,
+           PB_PLURAL(n, "sub-interpreter", "sub-interpreters"));
   }
   return rc;
 }
@@ -675,8 +675,9 @@ static int disp_create_in(void *ctx, const pyop_attr_view *attrs, size_t n, uint
   if (lane == 0)
     return disp_create(ctx, attrs, n, out);
   if (lane > op->n_lanes)
-    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u lanes)",
-                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes);
+    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u %s)",
+                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes,
+                    PB_PLURAL(op->n_lanes, "lane", "lanes"));
   return hold(op->lane_cb[lane - 1], op->lane_ctx[lane - 1], attrs, n, out);
 }
 

@@ -329,8 +329,9 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     return -1;
   }
   if (len > self->t.nbytes || len > (uint64_t)PY_SSIZE_T_MAX) {
-    PyErr_Format(PyExc_BufferError, "tensor of %llu elements needs %llu bytes, buffer has %llu",
-                 (unsigned long long)(len / isz), (unsigned long long)len,
+    PyErr_Format(PyExc_BufferError, "tensor of %llu %s needs %llu %s, buffer has %llu",
+                 (unsigned long long)(len / isz), PB_PLURAL(len / isz, "element", "elements"),
+                 (unsigned long long)len, PB_PLURAL(len, "byte", "bytes"),
                  (unsigned long long)self->t.nbytes);
     return -1;
   }
@@ -870,8 +871,8 @@ static __attribute__((cold, noinline)) void output_index_error(const pb_frame *f
     }
     s->release_proto(info);
   }
-  PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)%s",
-               index, n, hint);
+  PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu %s)%s",
+               index, n, PB_PLURAL(n, "output", "outputs"), hint);
 }
 
 static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
@@ -958,13 +959,13 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
     return NULL;
   const pyop_exec_args *a = f->args;
   if (index < 0 || (uint64_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)",
-                 (long long)index, a->n_outputs);
+    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu %s)",
+                 (long long)index, a->n_outputs, PB_PLURAL(a->n_outputs, "output", "outputs"));
     return NULL;
   }
   if (input < 0 || (uint64_t)input >= a->n_inputs) {
-    PyErr_Format(PyExc_IndexError, "input index %lld out of range (the op has %zu inputs)",
-                 (long long)input, a->n_inputs);
+    PyErr_Format(PyExc_IndexError, "input index %lld out of range (the op has %zu %s)",
+                 (long long)input, a->n_inputs, PB_PLURAL(a->n_inputs, "input", "inputs"));
     return NULL;
   }
   const pyop_exec_services *s = a->services;
@@ -1008,7 +1009,8 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   int rc = s->alloc_workspace(s->ctx, nbytes, &p);
   if (rc != 0 || (p == NULL && nbytes > 0)) {
     char what[80];
-    snprintf(what, sizeof what, "allocate a workspace of %llu bytes", (unsigned long long)nbytes);
+    snprintf(what, sizeof what, "allocate a workspace of %llu %s", (unsigned long long)nbytes,
+             PB_PLURAL(nbytes, "byte", "bytes"));
     if (rc != 0) {
       service_failed(f, rc, what);
     } else {

@@ -22,6 +22,14 @@
 #define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * The word for a count in a message, one for 1 and many otherwise:
+ * ("%zu %s", n, PYOP__PLURAL(n, "op type", "op types")). Every count
+ * libpyop prints goes through it (tests/examples/test_docs.py holds the
+ * sources to that).
+ */
+#define PYOP__PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
+
+/*
  * Versioned structs (those that start with struct_size): a reader takes a
  * member whole or not at all. PYOP__MEMBER_END is the struct_size that
  * holds member m whole; PYOP__HAS whether p's struct_size does. Every
@@ -39,11 +47,10 @@
   _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
                  #type " ends in padding after " #last                        \
                  ": fill it with an explicit reserved member")
+PYOP__ENDS_WITH(pyop_options, start_python_key);
 #if UINTPTR_MAX > 0xffffffffu
-PYOP__ENDS_WITH(pyop_options, reserved_lanes_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
-PYOP__ENDS_WITH(pyop_options, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif
 PYOP__ENDS_WITH(pyop_op_info, output_dtypes);

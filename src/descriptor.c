@@ -249,7 +249,8 @@ static bool list_ok(const void *items, size_t count, char *why, size_t n) {
     return false;
   }
   if (count > 0 && !items) {
-    snprintf(why, n, "list of %zu items with NULL items", count);
+    snprintf(why, n, "list of %zu %s with NULL items", count,
+             PYOP__PLURAL(count, "item", "items"));
     return false;
   }
   return true;
@@ -531,8 +532,9 @@ static int check_refs(const vctx *c, const pyop_proto_view *v) {
     const pyop_io_view *o = &v->outputs[i];
     if (a == -1) continue;
     if (a < 0 || (size_t)a >= v->n_inputs)
-      return vfail(c, "output %zu \"%.*s\": aliases input %d, the op has %zu inputs", i,
-                   (int)o->name.len, o->name.data, (int)a, v->n_inputs);
+      return vfail(c, "output %zu \"%.*s\": aliases input %d, the op has %zu %s", i,
+                   (int)o->name.len, o->name.data, (int)a, v->n_inputs,
+                   PYOP__PLURAL(v->n_inputs, "input", "inputs"));
     const pyop_io_view *in = &v->inputs[a];
     if (o->kind != PYOP_IO_REQUIRED || in->kind != PYOP_IO_REQUIRED)
       return vfail(c, "output %zu \"%.*s\": only a required output can alias a required "
@@ -1026,7 +1028,8 @@ bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, siz
                          a->n_outputs, why, n))
     return false;
   if (a->n_attrs != b->n_attrs) {
-    snprintf(why, n, "%zu attrs vs %zu", a->n_attrs, b->n_attrs);
+    snprintf(why, n, "%zu %s vs %zu", a->n_attrs, PYOP__PLURAL(a->n_attrs, "attr", "attrs"),
+             b->n_attrs);
     return false;
   }
   for (size_t i = 0; i < a->n_attrs; i++) {

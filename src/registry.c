@@ -727,7 +727,8 @@ static int commit_classify_locked(pyop__txn *t, commit_counts *c) {
     c->n_pending += t->items[i].act == ACT_PENDING;
   }
   if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, c->n_new) != PYOP_OK)
-    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", c->n_new);
+    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu %s", c->n_new,
+                     PYOP__PLURAL(c->n_new, "op type", "op types"));
   return rc;
 }
 
@@ -893,7 +894,7 @@ int pyop__registry_unload(void) {
     pyop__entry_release(e);
     n++;
   }
-  PYOP_LOG_D("unloaded %zu op types", n);
+  PYOP_LOG_D("unloaded %zu %s", n, PYOP__PLURAL(n, "op type", "op types"));
   return PYOP_OK;
 }
 
@@ -1006,7 +1007,8 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
     types = pyop__malloc(bytes);
     if (!types) {
       unlock();
-      return pyop__error(PYOP_ENOMEM, "pyop_op_list: out of memory for %zu op types", n);
+      return pyop__error(PYOP_ENOMEM, "pyop_op_list: out of memory for %zu %s", n,
+                         PYOP__PLURAL(n, "op type", "op types"));
     }
     char *s = (char *)(types + n);
     size_t k = 0;

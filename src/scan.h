@@ -78,6 +78,7 @@ typedef struct pyop__scan_entry {
   char *path;   /* the element as written (not NUL-containing) */
   int verdict;  /* pyop__path_verdict */
   char *detail; /* why (errno text, first Python entry found...), may be NULL */
+  bool skipped; /* skipped with a warning (the verdicts "warned" above) */
 } pyop__scan_entry;
 
 typedef struct pyop__scan_result {
@@ -94,6 +95,16 @@ typedef struct pyop__scan_result {
  * pyop__scan_result_free (also after an error).
  */
 int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out);
+/*
+ * pyop__scan, and with quiet the skipped elements' warnings are not logged
+ * (each entry says skipped): pyop__scan_warn logs them when the caller
+ * decides they are its to say (pyop_check_need_load, whose pyop_load scans
+ * again, logs only when nothing is to be loaded; pyop_doctor's report holds
+ * the verdicts). One warning per skipped element per load, never two.
+ */
+int pyop__scan_opts(const char *value, bool stop_at_first, bool quiet,
+                    pyop__scan_result *out);
+void pyop__scan_warn(const pyop__scan_result *r);
 void pyop__scan_result_free(pyop__scan_result *r);
 const char *pyop__path_verdict_name(int verdict);
 

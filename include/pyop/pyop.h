@@ -599,6 +599,8 @@ PYOP_API int pyop_register_host_prototype(const pyop_op_info *info);
 /*
  * Scans ASCEND_CUSTOM_OPP_PATH and sets *need_load to true when it holds at
  * least one Python entry. Cheap when there is none (one readdir a directory).
+ * An element it skips (relative, missing, unreadable) is warned about once:
+ * here when nothing is to be loaded, else by the pyop_load that follows.
  */
 PYOP_API int pyop_check_need_load(bool *need_load);
 
@@ -635,8 +637,9 @@ typedef struct pyop_options {
   size_t struct_size;
   /*
    * When no Python interpreter is initialised in the process, start the
-   * build's default Python with an isolated configuration (no environment,
-   * no cwd on sys.path), owned by libpyop. pyop_shutdown() releases the
+   * build's default Python (or the one start_python_key or lanes choose,
+   * below) with an isolated configuration (no environment, no cwd on
+   * sys.path), owned by libpyop. pyop_shutdown() releases the
    * ops, the plugins' modules and the pyop package but never finalizes that
    * Python (numpy and plugin threads cannot survive a Py_FinalizeEx): it
    * stays initialised and idle, and the next pyop_load uses it again. It
@@ -681,20 +684,38 @@ typedef struct pyop_options {
 #else
 #define PYOP__OPTIONS_LANES_INIT , 0
 #endif
+  /* ---- added with the start_python choice (read only when struct_size covers it) */
+  /*
+   * Which Python start_python starts: the runtime key of one of this
+   * libpyop's bridges, which is the name of its artifact directory
+   * (<libdir>/pyop/artifacts/cp312-x86_64: "cp312-x86_64"; `pyop doctor`
+   * lists them). NULL or "" (the default): the build's default Python (the
+   * first of -DPYOP_PYTHONS), unless lanes are asked for and that Python
+   * cannot run them (older than 3.12, or free-threaded): then the first
+   * bridge of the build, in -DPYOP_PYTHONS order, whose Python can (an info
+   * line names it); when none can, a warning names the bridges there are
+   * and how to build one that can. Copied by pyop_set_options (at most 63
+   * characters of [A-Za-z0-9_.-]); read only when start_python starts a
+   * Python: a Python already in the process is used as it is (a warning
+   * says so when it is not this one). Fixed while the bridge is open, as
+   * start_python.
+   */
+  const char *start_python_key;
 } pyop_options;
 
 /* The largest pyop_options.lanes. */
 #define PYOP_MAX_LANES 64u
 
 #define PYOP_OPTIONS_INIT \
-  {sizeof(pyop_options), false, false, {0} PYOP__OPTIONS_LANES_INIT}
+  {sizeof(pyop_options), false, false, {0} PYOP__OPTIONS_LANES_INIT, NULL}
 
 /*
  * Sets the options of the next pyop_load. While ops are loaded it returns
  * PYOP_ESTATE (call pyop_unload first). After pyop_unload the bridge stays
  * open: strict_outputs may change then (it applies at the next pyop_load),
- * start_python may not (PYOP_ESTATE naming it: call pyop_shutdown first, it
- * chooses how the bridge starts).
+ * start_python, start_python_key and lanes may not (PYOP_ESTATE naming it:
+ * call pyop_shutdown first, they choose how the bridge starts). A malformed
+ * start_python_key is PYOP_EINVAL.
  */
 PYOP_API int pyop_set_options(const pyop_options *options);
 

@@ -60,6 +60,7 @@ def _layouts(b):
         (b.ExecCtx, "pyop_exec_ctx", same(b.ExecCtx)),
         (b.OutputList, "pyop_output_list", same(b.OutputList)),
         (b.HostHooks, "pyop_host_hooks", same(b.HostHooks)),
+        (b.Options, "pyop_options", same(b.Options)),
     ]
 
 

@@ -287,7 +287,7 @@ class CheckTest(unittest.TestCase):
                       "uint32[2,3], uint64[2,3], bool[2,3], float32[0,3] (empty), float32[] "
                       "(rank-0), float32[1] (one element) (each twice on one instance, and "
                       "from 4 threads at once)\n", r.stdout)
-        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+        self.assertIn("1 op checked, 0 failed\n", r.stdout)
         self.assertNotIn("warning", r.stdout)
 
     def test_a_dtype_infer_meta_accepts_and_execute_breaks_on_fails(self):
@@ -345,8 +345,8 @@ class CheckTest(unittest.TestCase):
                       "(float32[2,3]: ValueError: Picky takes [4,4] only, got [2, 3], %s:9); "
                       "give inputs it accepts with @pyop.register_samples in the plugin, or "
                       "--input/--attr" % os.path.join(self.ops, "picky.py"), r.stdout)
-        self.assertIn("1 ops checked, 0 failed, 1 inconclusive\n", r.stdout)
-        self.assertEqual(r.stderr, "pyop: check: 1 of 1 ops inconclusive: Picky (infer_meta "
+        self.assertIn("1 op checked, 0 failed, 1 inconclusive\n", r.stdout)
+        self.assertEqual(r.stderr, "pyop: check: 1 of 1 op inconclusive: Picky (infer_meta "
                          "refused every generated input)\n")
         data = json.loads(self.pyop("check", "--json", self.ops, "Picky").stdout)
         self.assertEqual((data["failed"], data["inconclusive"]), (0, 1))

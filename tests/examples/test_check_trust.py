@@ -160,7 +160,7 @@ class WorkNeverDoneTest(_Cli):
         r = self.check(0, _op("infer_only.py"))
         self.assertRegex(r.stdout, r"(?m)^PlanOnly +infer-only \(infer_meta; generated\)")
         self.assertIn("    infer-only: no implementation is loaded", r.stdout)
-        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+        self.assertIn("1 op checked, 0 failed\n", r.stdout)
         data = json.loads(self.check(0, "--json", _op("infer_only.py")).stdout)
         self.assertEqual((data["infer_only"], data["ops"][0]["status"]), (1, "infer-only"))
 
@@ -237,7 +237,7 @@ class DeathAndHangTest(_Cli):
                          (["infer_meta", "execute"], ["float16[2,3]"]))
         self.assertIn("pyop: check: 4 of 5 ops failed", r.stderr)
         r = self.check(1, _op("process_exit.py"), "ExitZero")
-        self.assertIn("1 ops checked, 1 failed", r.stdout)
+        self.assertIn("1 op checked, 1 failed", r.stdout)
 
     def test_a_plugin_that_ends_the_process_at_import_is_a_broken_plugin(self):  # item 4
         d = _op("dies_at_import")

@@ -107,7 +107,7 @@ class CliTest(unittest.TestCase):
             with open(os.path.join(d, "ge_row_scale.py"), "w") as f:
                 f.write(code)
             out = self.ok("check", "GeRowScale", opp=d)
-            self.assertIn("1 ops checked, 0 failed", out)
+            self.assertIn("1 op checked, 0 failed", out)
             self.assertRegex(out, r"(?m)^GeRowScale +ok")
             self.assertIn("2x3", out)
             out = self.ok("run", "GeRowScale", "--input", "x=float32[2,3]:1,2,3,4,5,6",

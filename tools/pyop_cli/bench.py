@@ -5,7 +5,7 @@ import sys
 import time
 
 from .binding import DTYPES, EXEC_EXPECT_OUTPUTS, OutputList, Tensor, TensorList
-from .errors import CliError, PyopError, UsageError
+from .errors import CliError, PyopError, UsageError, plural
 from .host import (_attrs_from_args, compile_options, _inputs_from_args, Instance,
                    plugin_output_to_stderr, set_compile_options, _warn_other_python)
 from .instance import exec_ctx_with
@@ -53,9 +53,9 @@ def cmd_bench(lib, args):
         dump_json(result)
     else:
         print("%s: %s %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
-              "(median of %d x %d calls from Python; bench/run.sh measures from C)"
+              "(median of %d x %s from Python; bench/run.sh measures from C)"
               % (args.op, result["mode"], result["execute_ns"], result["ctypes_call_ns"],
-                 result["execute_minus_ctypes_ns"], args.repeat, args.calls))
+                 result["execute_minus_ctypes_ns"], args.repeat, plural(args.calls, "call")))
         print("inputs: %s%s" % (", ".join(result["inputs"]) or "none", "; attrs: %s" % ", ".join(
             "%s=%s" % kv for kv in result["attrs"].items()) if attrs else ""))
     return 0

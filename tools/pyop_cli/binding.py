@@ -134,7 +134,8 @@ class Options(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("start_python", ctypes.c_bool),
                 ("strict_outputs", ctypes.c_bool),
                 ("reserved_", ctypes.c_char * (ctypes.sizeof(ctypes.c_size_t) - 2)),
-                ("lanes", ctypes.c_uint32), ("reserved_lanes_", ctypes.c_uint32)]
+                ("lanes", ctypes.c_uint32), ("reserved_lanes_", ctypes.c_uint32),
+                ("start_python_key", ctypes.c_char_p)]
 
 
 class ExecCtx(ctypes.Structure):

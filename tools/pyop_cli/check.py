@@ -11,7 +11,7 @@ import sys
 
 from . import config
 from .check_supervise import DEFAULT_CASE_TIMEOUT, Supervisor
-from .errors import CliError, UsageError
+from .errors import CliError, UsageError, plural, too_deep_notes
 from .host import check_paths, compile_options, _other_python_note
 from .values import dump_json
 
@@ -105,10 +105,11 @@ def _report(args, job, sup):
     else:
         _print_text(report, broken, load_error, missing, sup.warnings, other, count)
     if count["failed"] or broken or missing or not report or load_error:
-        why = ("%d plugins failed to load" % len(broken) if broken else
+        why = ("%s failed to load" % plural(len(broken), "plugin") if broken else
                "the plugins do not load together: %s"
                % load_error["message"].splitlines()[0] if load_error else
-               "%d of %d ops failed" % (count["failed"], len(report)) if count["failed"] else
+               "%d of %s failed" % (count["failed"], plural(len(report), "op"))
+               if count["failed"] else
                "op(s) not found: %s" % ", ".join(missing) if missing else "0 ops checked")
         sys.stderr.write("pyop: check: %s\n" % why)
         return 1
@@ -116,8 +117,8 @@ def _report(args, job, sup):
         # Not a pass: nothing failed, but some op never ran on data.
         whys = ["%s (%s)" % (r["op_type"], r["why"]) for r in report
                 if r["status"] == "inconclusive"]
-        sys.stderr.write("pyop: check: %d of %d ops inconclusive: %s\n"
-                         % (count["inconclusive"], len(report), "; ".join(whys)))
+        sys.stderr.write("pyop: check: %d of %s inconclusive: %s\n"
+                         % (count["inconclusive"], plural(len(report), "op"), "; ".join(whys)))
         return EXIT_INCONCLUSIVE
     return 0
 
@@ -147,11 +148,14 @@ def _print_text(report, broken, load_error, missing, warnings, other, count):
     for w in warnings:
         print("warning: " + w)
     # (infer-only ops count as neither: their own lines say what ran)
-    print("%d ops checked, %d failed%s%s%s"
-          % (len(report), count["failed"],
+    print("%s checked, %d failed%s%s%s"
+          % (plural(len(report), "op"), count["failed"],
              ", %d inconclusive" % count["inconclusive"] if count["inconclusive"] else "",
-             ", %d plugins failed to load" % len(broken) if broken else "",
+             ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
              ", the plugins do not load together" if load_error else ""))
+    if not report:
+        for note in too_deep_notes():
+            print("  " + note)
 
 
 def _ran_line(r):

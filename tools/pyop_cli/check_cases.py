@@ -7,6 +7,7 @@ for the concurrency run."""
 import numbers
 
 from .binding import DTYPES
+from .errors import plural
 from .values import (check_shape, _default_attr, numel, plugin_attr_value,
                      plugin_tensor_values, _sample_values, shape_text)
 
@@ -166,8 +167,8 @@ def _sample_tensor(v, what):
         check_shape(DTYPES.index(name), shape, what)
         values = list(values)
         if len(values) != numel(shape):
-            raise ValueError("%s: %d values for shape [%s]"
-                             % (what, len(values), ",".join(map(str, shape))))
+            raise ValueError("%s: %s for shape [%s]"
+                             % (what, plural(len(values), "value"), ",".join(map(str, shape))))
         return DTYPES.index(name), shape, plugin_tensor_values(DTYPES.index(name), values,
                                                                what)
     if hasattr(v, "dtype") and hasattr(v, "shape") and hasattr(v, "tolist"):

@@ -9,6 +9,7 @@ import os
 import sys
 
 from .binding import ATTR_TYPES, DTYPES, IO_KINDS
+from .errors import plural
 
 _index = [None, {}, {}]  # [plugin modules seen, {impl key: class}, {op_type: ref}]
 
@@ -215,13 +216,15 @@ def reference_problem(info, case, res, reference):
     if len(outs) == 1:
         want = [want]
     elif not isinstance(want, (tuple, list)) or len(want) != len(outs):
-        return "the reference returned %r, not %d outputs" % (type(want).__name__, len(outs))
+        return "the reference returned %r, not %s" % (type(want).__name__,
+                                                      plural(len(outs), "output"))
     for k, o in enumerate(outs):
         got = [np.array(vals, dtype=_NUMPY_DTYPES[DTYPES[t.dtype]]).reshape(
             list(t.shape[:t.ndim])) for t, vals in res.produced[k]]
         expect = list(want[k]) if o["kind"] == "dynamic" else [want[k]]
         if len(got) != len(expect):
-            return "output %s: %d tensors, the reference %d" % (o["name"], len(got), len(expect))
+            return "output %s: %s, the reference %d" % (o["name"], plural(len(got), "tensor"),
+                                                         len(expect))
         for j, (g, w) in enumerate(zip(got, expect)):
             text = _compare(np, g, np.asarray(w), "output %s%s" % (
                 o["name"], "[%d]" % j if o["kind"] == "dynamic" else ""), rtol, atol)

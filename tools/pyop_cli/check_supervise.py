@@ -17,7 +17,7 @@ import time
 from . import config
 from .check_verdict import checked, _grouped, STAGES
 from .check_worker import UNLOADING
-from .errors import CliError
+from .errors import CliError, plural
 
 DEFAULT_CASE_TIMEOUT = 60.0  # seconds one case (or one load) may take
 MAX_WORKERS = 64             # workers started for one check at most
@@ -84,8 +84,8 @@ class Supervisor:
             if self._one_worker():
                 return
         self.broken.append({"plugin": ":".join(self.job["paths"]), "problem": (
-            "%d processes running the check died; the ops not reported above were not "
-            "checked" % MAX_WORKERS)})
+            "%s running the check died; the ops not reported above were not "
+            "checked" % plural(MAX_WORKERS, "process", "processes"))})
 
     def _one_worker(self):
         """Runs one worker; True when the job is done (or cannot go on)."""

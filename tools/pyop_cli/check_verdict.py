@@ -13,7 +13,7 @@ from .binding import DTYPES
 from .check_cases import thread_inputs
 from .check_plugin import (AttrWatch, in_plugin_code, is_ge, nondeterministic_hint,
                            reference_problem, tensor_attrs)
-from .errors import CliError
+from .errors import CliError, plural
 from .instance import Instance
 from .values import _descs
 
@@ -444,9 +444,9 @@ def _notes(info, v):
                           "infers them with its own prototype)")
     stops = [n for n in v["npu"] if n[0] == "declare_launch_args"]
     if stops and v["stages"].get("execute"):
-        v["notes"].append("declare_launch_args ran on %d cases and stopped where it needs an "
+        v["notes"].append("declare_launch_args ran on %s and stopped where it needs an "
                           "NPU (%s): the launch path is not checked here; execute ran"
-                          % (len(stops), stops[0][2]))
+                          % (plural(len(stops), "case"), stops[0][2]))
 
 
 def _refused_all(v):
@@ -469,9 +469,9 @@ def _why_nothing_ran(info, v):
         return ("%s stopped where it needs an NPU on every case that ran (%s: %s): nothing "
                 "ran on data here" % (stage, case, message), "%s needs an NPU" % stage)
     if stages.get("compile"):
-        return ("only compile ran (%d cases): the op has neither execute nor "
+        return ("only compile ran (%s): the op has neither execute nor "
                 "declare_launch_args, so nothing a host runs on data was checked"
-                % stages["compile"], "compile only")
+                % plural(stages["compile"], "case"), "compile only")
     if not info.get("impl_key") and stages.get("infer_meta"):
         return None
     if not caps:

@@ -7,7 +7,7 @@ import sys
 import threading
 
 from . import config
-from .errors import UsageError
+from .errors import UsageError, did_you_mean
 from .instance import Instance, RunResult, run_op  # noqa: F401 (shared by the commands)
 from .values import numel, parse_attr_text, parse_input, _sample_values
 
@@ -28,16 +28,22 @@ def with_opp_path(paths):
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(os.path.abspath(p) for p in paths)
 
 
-def ge_status_lines():
+def ge_status_lines(bridge_loaded=True):
     """What serves `import ge` for GE-style plugins in this process (the
     bridge runs in this interpreter): libpyop's compatibility package, or a
-    real CANN ge imported before the load (then left alone)."""
+    real CANN ge imported before the load (then left alone); nothing of
+    libpyop's while no bridge is loaded (the package comes with one)."""
     mod = sys.modules.get("ge")
     if mod is not None and getattr(mod, "__pyop_ge__", False) is not True:
         where = getattr(mod, "__file__", None) or repr(mod)
         return ["ge: a CANN `ge` package is already imported (%s); libpyop does not replace "
                 "it, so GE-style plugins register with it and libpyop sees none of their ops"
                 % where]
+    if not bridge_loaded:
+        return ["ge: nothing serves GE-style plugins yet: no bridge is loaded (libpyop's GE "
+                "compatibility package, python/ge of the bridge artifact, comes with the "
+                "bridge, which a load opens for the Python plugins of "
+                "ASCEND_CUSTOM_OPP_PATH)"]
     lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
              "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
     link = sys.modules.get("pyop._ge_link")  # shadowed(): on sys.path, not sys.modules
@@ -73,8 +79,9 @@ def _inputs_from_args(info, args):
     names = [i["name"] for i in info["inputs"]]
     for name in given:
         if name not in names:
-            raise UsageError('op "%s" has no input "%s" (inputs: %s)'
-                             % (info["op_type"], name, ", ".join(names)), info["op_type"])
+            raise UsageError('op "%s" has no input "%s" (inputs: %s)%s'
+                             % (info["op_type"], name, ", ".join(names) or "none",
+                                did_you_mean(name, names)), info["op_type"])
     inputs = []
     for i in info["inputs"]:
         slot = given.get(i["name"], [])
@@ -98,9 +105,9 @@ def _attrs_from_args(info, args):
             raise UsageError("--attr %s: expected NAME=VALUE" % text, args.op)
         name, value = text.split("=", 1)
         if name not in types:
-            raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (info["op_type"], name, ", ".join(types) or "none"),
-                             info["op_type"])
+            raise UsageError('op "%s" has no attribute "%s" (it has: %s)%s'
+                             % (info["op_type"], name, ", ".join(types) or "none",
+                                did_you_mean(name, list(types))), info["op_type"])
         attrs[name] = parse_attr_text(value, types[name], name, info["op_type"])
     return attrs
 

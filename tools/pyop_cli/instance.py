@@ -254,6 +254,8 @@ class Instance:
             except PyopError as e:
                 if bufs.refused:
                     e.message = "%s (%s)" % (e.message, bufs.refused)
+                if e.status == "PYOP_ECONTRACT" and res.ran == "execute" and ctx.flags:
+                    e.message = _held_to_infer_meta(e.message, info)
                 res.error, res.failed = e, res.ran
             return res
         res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
@@ -313,6 +315,15 @@ class Instance:
                              "PYOP_ECONTRACT", self.info["op_type"])
         res.failed = res.failed or (res.stages[-1] if res.stages else None)
         return False
+
+
+def _held_to_infer_meta(message, info):
+    """message (execute's PYOP_ECONTRACT) with a line after its first saying
+    whose expectation the host's is: the command passes infer_meta's
+    outputs (PYOP_EXEC_EXPECT_OUTPUTS)."""
+    first, nl, rest = message.partition("\n")
+    return "%s\n(pyop holds execute to what infer_meta (%s) returned for these inputs)%s%s" % (
+        first, info.get("proto_source") or "the prototype", nl, rest)
 
 
 def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64):

@@ -3,7 +3,7 @@ source."""
 
 import os
 
-from .errors import opp_path_note
+from .errors import opp_path_note, plural, too_deep_notes
 from .host import plugin_output_to_stderr, with_opp_path
 from .plugins import PENDING_HINT, pending_impls
 from .proto import skip_unbound
@@ -28,6 +28,8 @@ def cmd_list(lib, args):
     if not ops and not pending:
         print("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
                                           % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
+        for note in too_deep_notes():
+            print("  " + note)
     for op in ops:
         print(signature_line(op))
         print("    capabilities: %s" % (", ".join(op["capabilities"]) or "none"))
@@ -94,7 +96,7 @@ def lanes_line(op):
     """How the op runs when lanes were asked for (--lanes): "parallel: N
     lanes", or "serial (main interpreter): <why>"; None without lanes."""
     if op["lanes"]:
-        return "parallel: %d lanes" % op["lanes"]
+        return "parallel: %s" % plural(op["lanes"], "lane")
     if op["serial_reason"]:
         return "serial (main interpreter): %s" % op["serial_reason"]
     return None

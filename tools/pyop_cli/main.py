@@ -114,6 +114,17 @@ def report_failure(command, err, as_json):
     return err.exit_code
 
 
+# The help of --json, --input and --attr (run, check, bench).
+JSON_HELP = ("print the result as JSON (a stable schema: README.md, \"The pyop command\"); "
+             "a failure as {\"error\": ...}")
+INPUT_HELP = ("one tensor of input NAME, e.g. x=float32[2,3]:1,2,3,4,5,6 (data types as "
+              "numpy names them; without :VALUES sample values are generated and printed); "
+              "once per tensor: several times for a dynamic input, not at all for an "
+              "absent optional one")
+ATTR_HELP = ("attribute NAME, e.g. alpha=2, axes=1,2 or [1,2] for a list, [[1,2],[3]] for "
+             "list[list[int]], a dtype name for a DataType, DTYPE[SHAPE]:VALUES for a Tensor "
+             "attribute; omitted ones take their defaults")
+
 # The exit status of an interrupted command (as a shell reports SIGINT).
 EXIT_INTERRUPTED = 130
 
@@ -158,26 +169,27 @@ def _main(argv, command):
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
                         "for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
                         "for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("target", nargs="*", metavar="PATH|OP",
                    help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH) and/or op types "
                         "to check (default: every op)")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
-                   help="inputs of the one OP to check (as for run)")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+                   help="inputs of the one OP to check (as for run: " + INPUT_HELP + ")")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE",
+                   help="attributes of the one OP to check (as for run: " + ATTR_HELP + ")")
     p.add_argument("--proto", action="append", metavar="FILE",
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
@@ -188,23 +200,28 @@ def _main(argv, command):
                         "(default %g)" % DEFAULT_CASE_TIMEOUT)
     p.add_argument("--_worker", type=int, help=argparse.SUPPRESS)  # check_worker.serve
     p.add_argument("--_job", help=argparse.SUPPRESS)
-    p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
-    p.add_argument("op")
-    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p = sub.add_parser("run", help="run one op on host buffers and print the outputs",
+                       description="Runs infer_meta and execute (or the kernel launch) of OP "
+                                   "on host buffers and prints each output, and each input "
+                                   "it generated values for.")
+    p.add_argument("op", help="the op type, as `pyop list` names it")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help=INPUT_HELP)
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE", help=ATTR_HELP)
     _compile_option(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
                         "for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--size", type=_count(0), default=16,
                    help="float32[SIZE] for every input when no --input is given")
-    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help=INPUT_HELP)
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE", help=ATTR_HELP)
     _compile_option(p)
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)

@@ -13,7 +13,7 @@ import struct
 
 from .binding import (Attr, ATTR_TYPES, DTYPE_SIZE, DTYPE_STRUCT, DTYPES, IntList, MAX_DIMS,
                       Str, Tensor)
-from .errors import CliError, UsageError
+from .errors import CliError, UsageError, plural
 
 
 def _json_float(x):
@@ -61,7 +61,7 @@ def _fmt_bytes(n):
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return "%g %s" % (round(n / size, 1), unit)
-    return "%d bytes" % n
+    return plural(n, "byte")
 
 
 def check_shape(dtype, shape, what):
@@ -175,9 +175,9 @@ class Buffers:
             before = _changed(addr - GUARD_FRONT, GUARD_FRONT, pattern)
             after = _changed(addr + nbytes, back, pattern)
             if before:
-                out.append("%s (%d bytes before its start)" % (what, GUARD_FRONT - before[0]))
+                out.append("%s (%s before its start)" % (what, plural(GUARD_FRONT - before[0], "byte")))
             if after:
-                out.append("%s (%d bytes past its end)" % (what, after[1] + 1))
+                out.append("%s (%s past its end)" % (what, plural(after[1] + 1, "byte")))
         return out
 
 
@@ -210,8 +210,9 @@ def make_tensor(bufs, dtype, shape, values=None, what="a tensor", name=None):
     t.data = bufs.alloc(t.nbytes, what, name)
     if values is not None:
         if len(values) != n:
-            raise UsageError("%d values given for shape [%s] (%d elements)"
-                             % (len(values), ",".join(map(str, shape)), n))
+            raise UsageError("%s given for shape [%s] (%s)"
+                             % (plural(len(values), "value"), ",".join(map(str, shape)),
+                                plural(n, "element")))
         try:
             write_values(t, values)
         except (ValueError, OverflowError, struct.error) as e:
@@ -321,12 +322,19 @@ def plugin_attr_value(value, type_name):
 
 
 def read_values(t):
+    """The values of tensor t, read from its buffer."""
     n = numel(t.shape[:t.ndim])
     if not t.data or n == 0:
         return []
-    raw = ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype])
-    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[t.dtype]), raw))
-    if DTYPES[t.dtype] == "bfloat16":
+    return decode_values(t.dtype, ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype]))
+
+
+def decode_values(dtype, raw):
+    """The values whose bytes (little-endian, as encode_values writes them)
+    are raw."""
+    n = len(raw) // DTYPE_SIZE[dtype]
+    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[dtype]), raw[:n * DTYPE_SIZE[dtype]]))
+    if DTYPES[dtype] == "bfloat16":
         vals = [_bf16_value(v) for v in vals]
     return vals
 

@@ -20,6 +20,7 @@ from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
                          parse_prototype, resolve_dtypes, resolve_mutates, where,
                          check_impl_attrs,
                          check_sync_function, check_sync_method, _method_params)
+from ._errors import blame
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
 __all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
@@ -116,8 +117,11 @@ class OpImpl:
         inputs = [n for n, _ in proto.inputs]
         attrs = [a[0] for a in proto.attrs]
         for m in self.methods:
-            check_impl_method(self.cls, m, self.op_type, self.where, inputs,
-                              len(proto.outputs), attrs)
+            try:
+                check_impl_method(self.cls, m, self.op_type, self.where, inputs,
+                                  len(proto.outputs), attrs)
+            except (TypeError, ValueError) as e:
+                raise self._blame(e, m)
         self.input_kinds = tuple(int(k) for _, k in proto.inputs)
         self.n_outputs = len(proto.outputs)
         self.proto_known = True
@@ -137,7 +141,21 @@ class OpImpl:
             if code is not None:
                 mw = "op %r: %s() at %s" % (self.op_type, m,
                                             where(code.co_filename, code.co_firstlineno))
-            check_impl_attrs(kw, var_kw, list(names), mw)
+            try:
+                check_impl_attrs(kw, var_kw, list(names), mw)
+            except (TypeError, ValueError) as e:
+                raise self._blame(e, m)
+
+    def _blame(self, exc, method):
+        """exc (a check of method that failed after the plugin's code ran)
+        marked as the fault of the method's definition, or of the class
+        when its code is unknown (_errors.blame)."""
+        fn = inspect.getattr_static(self.cls, method, None)
+        fn = getattr(fn, "__func__", fn)  # staticmethod, classmethod
+        code = getattr(fn, "__code__", None)
+        file, line = ((code.co_filename, code.co_firstlineno) if code is not None
+                      else (self.file, self.line))
+        return blame(exc, file, line, "%s.%s" % (self.cls.__name__, method))
 
     def __repr__(self):
         return "<OpImpl %s at %s>" % (self.op_type, self.where)

@@ -22,6 +22,7 @@ import sys
 import typing
 import types
 
+from ._errors import plural
 from ._types import AttrType, DataType, IoKind, TensorDesc
 
 __all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_kinds",
@@ -558,8 +559,9 @@ def parse_prototype(fn, op_type, outputs=None, what=None, with_kinds=False):
         if kinds is None or kinds == -1:
             kinds = (IoKind.REQUIRED,) * len(outputs)
         elif len(kinds) != len(outputs):
-            raise TypeError("%s: outputs=%r names %d outputs but the return annotation "
-                            "declares %d" % (what, outputs, len(outputs), len(kinds)))
+            raise TypeError("%s: outputs=%r names %s but the return annotation "
+                            "declares %d" % (what, outputs, plural(len(outputs), "output"),
+                                             len(kinds)))
     else:
         if kinds is None:
             raise TypeError("%s: missing return annotation (None, TensorDesc, "
