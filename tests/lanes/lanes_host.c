@@ -11,8 +11,9 @@
  *              reload, shutdown, load again
  *   threads    4 host threads on 8 instances over 3 lanes, results checked
  *   one_lane   a plugin that fails in one lane only fails the load, naming
- *              the lane, the plugin and the error; the registry stays empty
- *              and a load without it works
+ *              the lane, the plugin and the error; one that fails in both
+ *              names lane 1 (the lanes import at the same time); the
+ *              registry stays empty and a load without the failure works
  *   hooks      a host allocator that calls back into libpyop (a lookup and
  *              another op's execute, in another lane) from inside a lane
  *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
@@ -39,6 +40,14 @@
  *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
  *              while two threads create, run and destroy instances in lanes
  *              at log level DEBUG: every call succeeds, no crash
+ *   cycles     40 pyop_load / pyop_shutdown cycles with 2 lanes: RSS flat
+ *              (growth over cycles 10..40 under 8 MB), the lanes' interpreters
+ *              reused with the plugins imported afresh; a fork's child starts
+ *              lanes of its own; 3, 1 and 3 lanes reuse them in order;
+ *              unload/load cycles flat
+ *   log_threads  a load with 2 lanes (which start and import on workers) at
+ *              log level DEBUG: every line reaches the log hook on the
+ *              loading thread, where a nested pyop_load is refused at once
  */
 #include "../e2e/e2e_util.h"
 
@@ -132,7 +141,7 @@ static void case_basic(void) {
     CHECK_LIST("");
   }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
-  REQUIRE_RC(pyop_load(), PYOP_OK); /* lanes start again */
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* the kept lanes are taken up again */
   expect_info("Scale", 2, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -188,16 +197,27 @@ static void case_one_lane(void) {
   char *dir = make_temp_dir("lanes-counter");
   char *counter = path_join(dir, "count");
   setenv("PYOP_TEST_COUNTER_FILE", counter, 1);
+  /* Imports 1 and 2 are the lanes' first load (at the same time, in either
+   * order), 3 and 4 their second, 5 and 6 then 7 (the main interpreter)
+   * the third. */
+  setenv("PYOP_TEST_COUNTER_FAIL", "2,3,4", 1);
   char *opp = xasprintf("%s/pure:%s/counter", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
   CHECK_RC(pyop_load(), PYOP_EPLUGIN);
-  CHECK_ERR_HAS("lane 2: loading the plugins of ");
+  CHECK(err_has("lane 1: loading the plugins of ") != err_has("lane 2: loading the plugins of "),
+        "not exactly one lane named");
   CHECK_ERR_HAS("/counter failed (every lane must load what the main interpreter does)");
-  CHECK_ERR_HAS("RuntimeError: this plugin fails in its second interpreter (import 2)");
+  CHECK_ERR_HAS("RuntimeError: this plugin fails in the interpreter of import 2");
   CHECK_ERR_HAS("per_process.py");
   CHECK_LIST("");
+  /* Both lanes fail: the first lane is named, whichever finished first. */
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("lane 1: loading the plugins of ");
+  CHECK(!err_has("lane 2:"), "lane 2 named for a load lane 1 failed too");
+  CHECK_LIST("");
   unsetenv("PYOP_TEST_COUNTER_FILE");
-  CHECK_RC(pyop_load(), PYOP_OK); /* without the counter it loads in every lane */
+  unsetenv("PYOP_TEST_COUNTER_FAIL");
+  CHECK_RC(pyop_load(), PYOP_OK); /* imports 5, 6 and 7 load in every lane */
   expect_info("Counted", 2, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   remove_tree(dir);
@@ -572,7 +592,8 @@ static void case_escape(void) {
     CHECK(y[1] == 1.0f, "a kept Tensor was usable after its call (round %d)", round);
   }
   /* Keep's thread, left waiting: shutdown does not wait for it (as for the
-   * main interpreter's), the lane stays running, a warning names it. */
+   * main interpreter's), it keeps running in the kept lane, a warning names
+   * it. */
   float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
   CHECK_RC(run(keep, x, y, 3), PYOP_OK);
   pyop_op_destroy(keep);
@@ -590,7 +611,7 @@ static void case_escape(void) {
             strstr(kept_log, "still running at pyop_shutdown") != NULL,
         "no warning names the lane's thread: %s", kept_log);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
-  REQUIRE_RC(pyop_load(), PYOP_OK); /* a new lane starts; the old one is left */
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* the kept lane, its thread still waiting, serves */
   expect_info("Keep", 1, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -704,9 +725,181 @@ static void case_hook_swap(void) {
   free(opp);
 }
 
+
+/* ------------------------------------------------------------ log_threads */
+
+static pthread_t log_loader;
+static atomic_int log_foreign, log_lines, log_nested_busy;
+static char log_serial[1024];
+
+/* Every line of the load must come from the loading thread (the lanes'
+ * workers hand theirs over), where a nested lifecycle call is refused at
+ * once instead of waiting for the load that runs the hook. */
+static void thread_log(void *user, int level, const char *line) {
+  (void)user, (void)level;
+  atomic_fetch_add(&log_lines, 1);
+  if (!pthread_equal(pthread_self(), log_loader)) {
+    atomic_fetch_add(&log_foreign, 1);
+    return; /* a nested call from here would wait for the load */
+  }
+  if (strstr(line, "stay serial in the main interpreter") != NULL && log_serial[0] == '\0')
+    snprintf(log_serial, sizeof log_serial, "%s", line);
+  if (pyop_load() == PYOP_EBUSY)
+    atomic_fetch_add(&log_nested_busy, 1);
+}
+
+static void case_log_threads(void) {
+  char *opp = xasprintf("%s/pure:%s/refused", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  log_loader = pthread_self();
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = thread_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK(atomic_load(&log_foreign) == 0, "%d of %d log lines came from another thread than "
+        "the loading one", atomic_load(&log_foreign), atomic_load(&log_lines));
+  CHECK(strstr(log_serial, "lane 1: ") != NULL, "no line says Refused stays serial: '%s'",
+        log_serial);
+  CHECK(atomic_load(&log_nested_busy) == atomic_load(&log_lines) - atomic_load(&log_foreign),
+        "a nested pyop_load from the log hook was not refused at once (%d of %d)",
+        atomic_load(&log_nested_busy), atomic_load(&log_lines));
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ----------------------------------------------------------------- cycles */
+
+/* The lane and interpreter id of one Lane instance per lane (run, checked
+ * to be a fresh import of the plugin in its interpreter). */
+static void lane_ids(uint32_t n, float *ids, int cycle) {
+  for (uint32_t k = 0; k < n; k++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &op), PYOP_OK);
+    float x[2] = {0, 0}, y[2] = {-1, -1};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    uint32_t lane = pyop_op_lane(op);
+    CHECK(lane >= 1 && lane <= n, "cycle %d: instance %u in lane %u of %u", cycle,
+          (unsigned)k, (unsigned)lane, (unsigned)n);
+    CHECK(y[0] == 1.0f, "cycle %d: lane %u imported the plugin's module state %g times: "
+          "the previous load's module leaked into this one", cycle, (unsigned)lane, y[0]);
+    if (lane >= 1 && lane <= n)
+      ids[lane - 1] = y[1];
+    pyop_op_destroy(op);
+  }
+}
+
+/*
+ * pyop_load / pyop_shutdown cycles with 2 lanes: RSS stays flat (the
+ * lanes' sub-interpreters are kept and reused: CPython does not give back
+ * an ended one's memory, ~4-5 MB per lane and cycle), each load imports
+ * the plugins afresh in every lane, lane n is the same interpreter in
+ * every cycle; then other lane counts reuse what is kept (3: two kept, one
+ * new; 1: lane 1 kept; 2 again: both kept), and unload/load cycles stay
+ * flat too. The bound is on memory, not time: growth over cycles 10..40
+ * below 8 MB (the old code grew ~250 MB there).
+ */
+static void case_cycles(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  enum { CYCLES = 40, FROM = 10 };
+  const long bound = 8l << 20;
+  float first[2] = {0, 0}, ids[3] = {0, 0, 0};
+  long rss_from = -1;
+  for (int c = 0; c < CYCLES; c++) {
+    load_with_lanes(2, opp);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, ids, c);
+    if (c == 0) {
+      memcpy(first, ids, sizeof first);
+      CHECK(first[0] != first[1] && first[0] != 0 && first[1] != 0,
+            "two lanes, two interpreters: %g %g", first[0], first[1]);
+    } else {
+      CHECK(ids[0] == first[0] && ids[1] == first[1],
+            "cycle %d: lanes run in interpreters %g %g, the first cycle's were %g %g (not "
+            "reused)", c, ids[0], ids[1], first[0], first[1]);
+    }
+    REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+    if (c == FROM)
+      rss_from = rss_bytes();
+  }
+  long growth = rss_bytes() - rss_from;
+  fprintf(stderr, "[cycles] RSS growth over load/shutdown cycles %d..%d with 2 lanes: %ld kB\n",
+          FROM, CYCLES, growth / 1024);
+  CHECK(rss_from > 0 && growth < bound, "RSS grew by %ld kB over %d load/shutdown cycles "
+        "with 2 lanes (bound %ld kB)", growth / 1024, CYCLES - FROM, bound / 1024);
+
+  /* A fork's child never takes up (or ends) the lanes its parent kept: it
+   * starts lanes of its own; the parent's are untouched. */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(60);
+    load_with_lanes(2, opp);
+    int bad = pyop_load() != PYOP_OK;
+    float child[2] = {0, 0};
+    if (!bad)
+      lane_ids(2, child, -1);
+    bad |= child[0] == first[0] || child[1] == first[1] || child[0] == 0 || child[1] == 0;
+    bad |= pyop_shutdown() != PYOP_OK;
+    fprintf(stderr, "[cycles child] lanes in interpreters %g %g (the parent kept %g %g)%s\n",
+            child[0], child[1], first[0], first[1], bad ? ": FAIL" : "");
+    _exit(bad || e2e_finish() != 0);
+  }
+  REQUIRE(pid > 0, "fork");
+  CHECK(wait_child(pid, 120) == 0, "the fork's child failed (or hung)");
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1], "after a fork: interpreters %g %g (kept: "
+        "%g %g)", ids[0], ids[1], first[0], first[1]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+
+  /* Other lane counts take the kept lanes in order and start the rest. */
+  load_with_lanes(3, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(3, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1] && ids[2] != first[0] &&
+            ids[2] != first[1] && ids[2] != 0,
+        "3 lanes after 2: interpreters %g %g %g (kept: %g %g)", ids[0], ids[1], ids[2],
+        first[0], first[1]);
+  float third = ids[2];
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(1, ids, CYCLES + 1);
+  CHECK(ids[0] == first[0], "1 lane after 3: interpreter %g (lane 1 was %g)", ids[0],
+        first[0]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  load_with_lanes(3, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(3, ids, CYCLES + 2);
+  CHECK(ids[0] == first[0] && ids[1] == first[1] && ids[2] == third,
+        "3 lanes again: interpreters %g %g %g (kept: %g %g %g)", ids[0], ids[1], ids[2],
+        first[0], first[1], third);
+
+  /* pyop_unload / pyop_load cycles: flat as well. */
+  long rss_unload = -1;
+  for (int c = 0; c < CYCLES; c++) {
+    REQUIRE_RC(pyop_unload(), PYOP_OK);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    if (c == FROM)
+      rss_unload = rss_bytes();
+  }
+  lane_ids(3, ids, CYCLES + 3);
+  growth = rss_bytes() - rss_unload;
+  CHECK(rss_unload > 0 && growth < bound, "RSS grew by %ld kB over %d unload/load cycles "
+        "with 3 lanes (bound %ld kB)", growth / 1024, CYCLES - FROM, bound / 1024);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|ge_impl_only|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|ge_impl_only|asyncio|refusals|fork|busy|escape|sigint|hook_swap|cycles|log_threads\n", argv[0]);
     return 2;
   }
   e2e_case = argv[1];
@@ -736,6 +929,10 @@ int main(int argc, char **argv) {
     case_sigint();
   else if (!strcmp(argv[1], "hook_swap"))
     case_hook_swap();
+  else if (!strcmp(argv[1], "cycles"))
+    case_cycles();
+  else if (!strcmp(argv[1], "log_threads"))
+    case_log_threads();
   else {
     fprintf(stderr, "unknown case %s\n", argv[1]);
     return 2;

@@ -43,7 +43,7 @@ if [ -n "${LANES_VALGRIND:-}" ]; then
       --suppressions="$src/tests/lanes/valgrind-lanes.supp")
   export PYTHONMALLOC=malloc
 fi
-cases=(basic threads one_lane hooks ge ge_impl_only asyncio refusals fork busy escape sigint hook_swap)
+cases=(basic threads one_lane hooks ge ge_impl_only asyncio refusals fork busy escape sigint hook_swap cycles log_threads)
 [ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
