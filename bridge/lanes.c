@@ -49,6 +49,7 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -518,8 +519,9 @@ static int lane_start(pb_lane *l, int src) {
 }
 
 /* Ends lane l: its image's shutdown (ends every thread state it kept),
- * then its interpreter, then the image. No GIL held. */
+ * then its interpreter, then the image. No thread state attached. */
 static void lane_stop(pb_lane *l) {
+  assert(pb_attached_tstate() == NULL);
   lane_forget_load(l);
   l->api->shutdown();
   if (pb_python_usable()) {
@@ -885,11 +887,20 @@ void pb_lanes_reset(void) {
 
 void pb_lanes_stop(void) {
 #ifdef PB_LANES
+  /* The lanes end with nothing attached on this thread: the state the
+   * caller has attached (a host that keeps the GIL, a Python program
+   * calling through ctypes.PyDLL, a host's own sub-interpreter) is detached
+   * meanwhile and given back attached (issue 28). */
+  PyThreadState *caller = n_lanes && pb_python_usable() ? pb_attached_tstate() : NULL;
+  if (caller != NULL)
+    PyEval_SaveThread();
   forget_load();
   for (uint32_t k = n_lanes; k-- > 0;)
     lane_stop(&lanes[k]);
   free(lanes);
   lanes = NULL;
   n_lanes = 0;
+  if (caller != NULL)
+    PyEval_RestoreThread(caller);
 #endif
 }

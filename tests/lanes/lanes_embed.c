@@ -5,6 +5,13 @@
  * is in. Built and run by tests/lanes/run.sh (the list is LANES_EMBED_CASES
  * at the end; `lanes_embed --list` prints it).
  *
+ *   gil_kept        the host keeps the GIL (its main thread state attached)
+ *                   across load, execute and pyop_shutdown, twice: it gets
+ *                   its own state back, attached, and finalizes Python
+ *   host_subinterp  a sub-interpreter of the host's is current on the
+ *                   calling thread across load, execute and pyop_shutdown:
+ *                   it is still current after, the host ends it
+ *                   (Py_EndInterpreter) and finalizes Python
  *   finalize        the host guide's sequence: Py_Initialize,
  *                   PyEval_SaveThread, lanes, pyop_shutdown,
  *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
@@ -13,7 +20,8 @@
  *
  * Where CPython cannot end a lane safely (3.12.0 - 3.12.3, gh-119213) lanes
  * run only with the test seam PYOP_TEST_LANES=force, and then Python is not
- * finalized (it would crash in CPython).
+ * finalized (it would crash in CPython): gil_kept and host_subinterp force
+ * lanes there, so the lanes code is exercised on every Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -67,6 +75,12 @@ static void run_two(uint32_t lanes) {
     pyop_op_destroy(op[i]);
 }
 
+/* Python code runs in the interpreter of the attached state. */
+static void check_python_runs(const char *where) {
+  CHECK(PyRun_SimpleString("assert sum(range(4)) == 6\n") == 0, "%s: Python does not run",
+        where);
+}
+
 /* Finalizes Python (mine attached) where that is safe after lanes. */
 static void finish_python(PyThreadState *mine, bool forced) {
   CHECK(attached() == mine, "the host's thread state is not attached at the end");
@@ -76,6 +90,53 @@ static void finish_python(PyThreadState *mine, bool forced) {
     return;
   }
   CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+}
+
+static void case_gil_kept(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = attached();
+  REQUIRE(mine != NULL && PyGILState_Check(), "no GIL after Py_InitializeEx");
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  uint32_t want = expected_lanes(2, true);
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    expect_info("Scale", want, NULL);
+    run_two(want);
+    CHECK(attached() == mine, "round %d: execute left another thread state attached", round);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+    CHECK(attached() == mine, "round %d: pyop_shutdown left %p attached, not the host's %p",
+          round, (void *)attached(), (void *)mine);
+    CHECK(PyGILState_Check(), "round %d: the host lost the GIL in pyop_shutdown", round);
+    check_python_runs("after pyop_shutdown");
+  }
+  finish_python(mine, true);
+  free(opp);
+}
+
+static void case_host_subinterp(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = attached();
+  PyThreadState *sub = Py_NewInterpreter(); /* the host's, current on this thread */
+  REQUIRE(sub != NULL && attached() == sub, "Py_NewInterpreter");
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  uint32_t want = expected_lanes(2, true);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", want, NULL);
+  run_two(want);
+  CHECK(attached() == sub, "execute left %p attached, not the host's sub-interpreter %p",
+        (void *)attached(), (void *)sub);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(attached() == sub, "pyop_shutdown left %p attached, not the host's sub-interpreter %p",
+        (void *)attached(), (void *)sub);
+  if (attached() == sub) {
+    check_python_runs("in the host's sub-interpreter after pyop_shutdown");
+    Py_EndInterpreter(sub);
+    PyThreadState_Swap(mine);
+  }
+  finish_python(mine, true);
+  free(opp);
 }
 
 static void case_finalize(void) {
@@ -96,7 +157,7 @@ static void case_finalize(void) {
   free(opp);
 }
 
-#define LANES_EMBED_CASES(X) X(finalize)
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};
