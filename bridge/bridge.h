@@ -449,8 +449,9 @@ void pb_kept_retire(void);
 /* The interpreter a lane image's objects live in (lanes.c; NULL: the main
  * one). Set at set_config, no GIL needed. */
 void pb_gil_set_home(PyInterpreterState *interp);
-/* A lane image's shutdown, no GIL held: clears and deletes every thread
- * state it keeps for any thread (its sub-interpreter can then end). */
+/* A lane image's shutdown, no thread state attached on this thread (no
+ * GIL held): clears and deletes every thread state it keeps for any thread
+ * (its sub-interpreter can then end). */
 void pb_kept_end_all(void);
 /* The thread state attached to this thread (holding the GIL), or NULL. */
 static inline PyThreadState *pb_attached_tstate(void) {

@@ -54,6 +54,7 @@
  */
 #include "lanes.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +71,25 @@
  * thread); read by the load. */
 static uint32_t lanes_asked;
 static bool lane_image;
+/* Why no lane runs although this Python could have them (a CPython bug of
+ * the running version), or "": set at set_config. */
+static char lanes_refused[512];
+
+/*
+ * The test seam (docs/design.md §Lanes): PYOP_TEST_LANES, words separated
+ * by commas, read at set_config and ignored under secure execution
+ * (secure_getenv). "force": lanes even on a CPython that cannot end them
+ * safely (tests that never end Python run the lanes code there).
+ */
+static bool test_seam(const char *word) {
+  const char *v = secure_getenv("PYOP_TEST_LANES");
+  size_t n = strlen(word);
+  for (const char *p = v; p != NULL && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+    if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  }
+  return false;
+}
 
 /* Why no lane can run in this Python, or NULL when lanes can. */
 static const char *lanes_impossible(void) {
@@ -82,6 +102,36 @@ static const char *lanes_impossible(void) {
 #else
   return NULL;
 #endif
+}
+
+#ifdef PB_LANES
+/*
+ * Fills lanes_refused when the running CPython cannot end a sub-interpreter
+ * with its own GIL safely. 3.12.0 - 3.12.3: an extension function (one of
+ * a shared-library module: math, _struct, _hashlib, which hashlib calls at
+ * import) first called with keyword arguments in a sub-interpreter keeps a
+ * tuple allocated there; once that interpreter ended, the process crashes
+ * when Python finalizes, or sooner (CPython gh-119213, fixed in 3.12.4).
+ * No plugin can be kept from such a call, so there lanes stay off.
+ */
+static void check_running_cpython(void) {
+  unsigned long v = Py_Version;
+  if (v >= 0x030C0000 && v < 0x030C0400)
+    snprintf(lanes_refused, sizeof lanes_refused,
+             "CPython %lu.%lu.%lu cannot end a sub-interpreter safely: an extension function "
+             "first called with keyword arguments in one leaves that interpreter's objects "
+             "behind, which crash the process when Python finalizes (CPython gh-119213, fixed "
+             "in 3.12.4): lanes need CPython 3.12.4 or later",
+             (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff);
+}
+#else
+static void check_running_cpython(void) {}
+#endif
+
+/* Why no lane runs in this process, or NULL when lanes can. */
+static const char *lanes_off(void) {
+  const char *why = lanes_impossible();
+  return why != NULL ? why : lanes_refused[0] != '\0' ? lanes_refused : NULL;
 }
 
 /* ------------------------------------------------------------- config */
@@ -104,7 +154,14 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
     return PYOP_OK;
   }
   lanes_asked = n;
-  const char *why = n ? lanes_impossible() : NULL;
+  lanes_refused[0] = '\0';
+  if (n && lanes_impossible() == NULL)
+    check_running_cpython();
+  if (lanes_refused[0] != '\0' && test_seam("force")) {
+    pb_log(PYOP_LOG_WARN, "lanes: PYOP_TEST_LANES=force: lanes although %s", lanes_refused);
+    lanes_refused[0] = '\0';
+  }
+  const char *why = n ? lanes_off() : NULL;
   if (why != NULL)
     pb_log(PYOP_LOG_WARN,
            "lanes: %" PRIu32 " asked for, but %s: every Python op runs serially in the main "
@@ -340,8 +397,16 @@ static int lanes_run(const pyop_str *paths, size_t n) {
 }
 
 int pb_lanes_load(const pyop_str *paths, size_t n) {
-  if (!lanes_asked || lane_image)
+  if (!lanes_asked || lane_image || lanes_off() != NULL)
     return PYOP_OK;
+  if (n_lanes == 0) {
+    /* The main interpreter imports the pyop package (hashlib, inspect, ...)
+     * before any lane: what that first initialises belongs to the main
+     * interpreter, which outlives every lane (CPython gh-119213). */
+    int rc = pb_package_ensure();
+    if (rc != PYOP_OK)
+      return rc;
+  }
   forget_load();
   load_paths = calloc(n ? n : 1, sizeof *load_paths);
   if (load_paths == NULL)
@@ -466,7 +531,7 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
   *reason = (pyop_str){NULL, 0};
   if (!lanes_asked)
     return 0;
-  const char *why = lanes_impossible();
+  const char *why = lanes_off();
   if (why != NULL) {
     *reason = (pyop_str){why, strlen(why)};
     return 0;

@@ -3,7 +3,8 @@
  * Python (pyop_options.start_python) of a libpyop whose default Python is
  * CPython 3.12 or later, built by tests/lanes/run.sh.
  *
- * Cases (argv[1]); LANES_PLUGINS is tests/lanes/plugins:
+ * Cases (argv[1]; the list is LANES_HOST_CASES at the end, `lanes_host
+ * --list` prints it for run.sh):
  *   basic      2 lanes: Scale and Lane run in lanes (op info, pyop_op_lane
  *              round-robin, each instance in its own interpreter with its
  *              own module state), Refused (an extension that refuses
@@ -49,7 +50,7 @@
  *              log level DEBUG: every line reaches the log hook on the
  *              loading thread, where a nested pyop_load is refused at once
  */
-#include "../e2e/e2e_util.h"
+#include "lanes_util.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -57,40 +58,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
-#error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
-#endif
-
+/* A C host without Python: libpyop starts it (start_python) and never
+ * finalizes it, so lanes are forced (the test seam) where CPython cannot
+ * end them safely (3.12.0 - 3.12.3: ending them is safe as long as Python
+ * is not finalized), and the lanes code runs on every Python. */
 static void load_with_lanes(uint32_t n, const char *opp) {
-  set_opp_path(opp);
-  pyop_options o = PYOP_OPTIONS_INIT;
-  o.start_python = true;
-  o.lanes = n;
-  CHECK_RC(pyop_set_options(&o), PYOP_OK);
-}
-
-/* Runs op on x[0..n) into y (allocated by libpyop's caller: us). */
-static int run(pyop_op *op, const float *x, float *y, int64_t n) {
-  pyop_tensor tx = f32_1d((float *)x, n), ty = f32_1d(y, n);
-  pyop_tensor_list in[1] = {one(&tx)};
-  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
-  return pyop_op_execute(op, in, 1, &ty, 1, &ctx);
-}
-
-static void expect_info(const char *op_type, uint32_t lanes, const char *reason_part) {
-  const pyop_op_info *info = NULL;
-  CHECK_RC(pyop_op_get(op_type, &info), PYOP_OK);
-  if (info == NULL)
-    return;
-  CHECK(info->lanes == lanes, "%s: lanes %u, expected %u (reason: %s)", op_type,
-        (unsigned)info->lanes, (unsigned)lanes, info->serial_reason);
-  if (reason_part == NULL)
-    CHECK(info->serial_reason[0] == '\0', "%s: serial_reason \"%s\"", op_type,
-          info->serial_reason);
-  else
-    CHECK(strstr(info->serial_reason, reason_part) != NULL,
-          "%s: serial_reason \"%s\" lacks \"%s\"", op_type, info->serial_reason, reason_part);
-  pyop_op_info_release(info);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  set_lanes(n, opp, true);
 }
 
 static void case_basic(void) {
@@ -774,25 +748,6 @@ static void case_log_threads(void) {
 
 /* ----------------------------------------------------------------- cycles */
 
-/* The lane and interpreter id of one Lane instance per lane (run, checked
- * to be a fresh import of the plugin in its interpreter). */
-static void lane_ids(uint32_t n, float *ids, int cycle) {
-  for (uint32_t k = 0; k < n; k++) {
-    pyop_op *op = NULL;
-    REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &op), PYOP_OK);
-    float x[2] = {0, 0}, y[2] = {-1, -1};
-    CHECK_RC(run(op, x, y, 2), PYOP_OK);
-    uint32_t lane = pyop_op_lane(op);
-    CHECK(lane >= 1 && lane <= n, "cycle %d: instance %u in lane %u of %u", cycle,
-          (unsigned)k, (unsigned)lane, (unsigned)n);
-    CHECK(y[0] == 1.0f, "cycle %d: lane %u imported the plugin's module state %g times: "
-          "the previous load's module leaked into this one", cycle, (unsigned)lane, y[0]);
-    if (lane >= 1 && lane <= n)
-      ids[lane - 1] = y[1];
-    pyop_op_destroy(op);
-  }
-}
-
 /* A sanitizer's allocator keeps freed memory back (ASan's quarantine) and
  * adds its own: RSS bounds mean nothing there (the figures are printed). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -917,45 +872,11 @@ static void case_cycles(void) {
   free(opp);
 }
 
+#define LANES_HOST_CASES(X)                                                      \
+  X(basic) X(threads) X(one_lane) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
+  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads)
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|ge_impl_only|asyncio|refusals|fork|busy|escape|sigint|hook_swap|cycles|log_threads\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
-  if (!strcmp(argv[1], "basic"))
-    case_basic();
-  else if (!strcmp(argv[1], "threads"))
-    case_threads();
-  else if (!strcmp(argv[1], "one_lane"))
-    case_one_lane();
-  else if (!strcmp(argv[1], "hooks"))
-    case_hooks();
-  else if (!strcmp(argv[1], "ge"))
-    case_ge();
-  else if (!strcmp(argv[1], "ge_impl_only"))
-    case_ge_impl_only();
-  else if (!strcmp(argv[1], "asyncio"))
-    case_asyncio();
-  else if (!strcmp(argv[1], "refusals"))
-    case_refusals();
-  else if (!strcmp(argv[1], "fork"))
-    case_fork();
-  else if (!strcmp(argv[1], "busy"))
-    case_busy();
-  else if (!strcmp(argv[1], "escape"))
-    case_escape();
-  else if (!strcmp(argv[1], "sigint"))
-    case_sigint();
-  else if (!strcmp(argv[1], "hook_swap"))
-    case_hook_swap();
-  else if (!strcmp(argv[1], "cycles"))
-    case_cycles();
-  else if (!strcmp(argv[1], "log_threads"))
-    case_log_threads();
-  else {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
-  return e2e_finish();
+  static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};
+  return lanes_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

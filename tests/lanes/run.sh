@@ -6,9 +6,11 @@
 # each pyenv CPython 3.12 or later with headers and a shared libpython, this
 # builds libpyop with that Python as its default (-DPYOP_PYTHONS; the extra
 # CMAKE_ARGS carry the sanitizer options of the calling build), compiles
-# tests/lanes/lanes_host.c against it (a C host without Python:
-# start_python starts that one) and runs every case. Exit 77 (skipped) when
-# no such Python is installed.
+# the test hosts against it and runs every case each lists (--list):
+# tests/lanes/lanes_host.c (a C host without Python: start_python starts
+# that one) and tests/lanes/lanes_embed.c (C hosts that link libpython and
+# own it). LANES_CASES="a b" runs only those cases. Exit 77 (skipped) when no
+# such Python is installed.
 #
 # LANES_VALGRIND=/path/to/valgrind runs each case under memcheck instead (no
 # error, no definite or indirect leak; PYTHONMALLOC=malloc; suppressions in
@@ -43,8 +45,6 @@ if [ -n "${LANES_VALGRIND:-}" ]; then
       --suppressions="$src/tests/lanes/valgrind-lanes.supp")
   export PYTHONMALLOC=malloc
 fi
-cases=(basic threads one_lane hooks ge ge_impl_only asyncio refusals fork busy escape sigint hook_swap cycles log_threads)
-[ -n "${LANES_CASES:-}" ] && read -r -a cases <<<"$LANES_CASES"
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   tree=$work/py$ver
@@ -61,19 +61,33 @@ for exe in "${pys[@]}"; do
       -DPYOP_TSAN=ON) flags+=(-fsanitize=thread) ;;
     esac
   done
-  "$cc" -std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include" \
-    -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\"" \
-    -DPy_VERSION_FOR_TEST="\"$ver\"" "$src/tests/lanes/lanes_host.c" \
-    -o "$tree/lanes_host" -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
-  for c in "${cases[@]}"; do
-    echo "--- Python $ver: lanes_host $c${vg:+ (valgrind)}"
-    PYTHONDONTWRITEBYTECODE=1 timeout 300 "${vg[@]}" "$tree/lanes_host" "$c" 2>"$tree/$c.err" ||
-      { cat "$tree/$c.err"; exit 1; }
-    # A lane ended badly says so on stderr only (CPython's "Exception ignored").
-    if grep -E "Exception ignored|Fatal Python error" "$tree/$c.err"; then
-      echo "FAIL: lanes_host $c: CPython complained on stderr"; exit 1
-    fi
-    grep -v "^==[0-9]\|^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
+  pyinc=$("$exe" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  pylib=$("$exe" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')
+  common=(-std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include"
+    -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\""
+    -DPy_VERSION_FOR_TEST="\"$ver\"")
+  # lanes_host: a C host without Python; lanes_embed: one that links
+  # libpython and initialises it itself.
+  "$cc" "${common[@]}" "$src/tests/lanes/lanes_host.c" -o "$tree/lanes_host" \
+    -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  "$cc" "${common[@]}" -I"$pyinc" "$src/tests/lanes/lanes_embed.c" -o "$tree/lanes_embed" \
+    -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
+    -lpthread
+  # Each host lists its own cases (--list); LANES_CASES picks some of them.
+  for host in lanes_host lanes_embed; do
+    cmd=("$tree/$host")
+    for c in $("${cmd[@]}" --list); do
+      if [ -n "${LANES_CASES:-}" ] && [[ " $LANES_CASES " != *" $c "* ]]; then continue; fi
+      args=("$c")
+      echo "--- Python $ver: $host $c${vg:+ (valgrind)}"
+      PYTHONDONTWRITEBYTECODE=1 timeout 300 "${vg[@]}" "${cmd[@]}" "${args[@]}" \
+        2>"$tree/$c.err" || { cat "$tree/$c.err"; exit 1; }
+      # A lane ended badly says so on stderr only (CPython's "Exception ignored").
+      if grep -E "Exception ignored|Fatal Python error" "$tree/$c.err"; then
+        echo "FAIL: $host $c: CPython complained on stderr"; exit 1
+      fi
+      grep -v "^==[0-9]\|^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
+    done
   done
 done
 echo "lanes: ${#pys[@]} Pythons: ok"
