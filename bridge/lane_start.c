@@ -243,6 +243,9 @@ static void refuse_asyncio(lane_job *j) {
 }
 #endif
 
+/* Held while a worker makes a sub-interpreter (lane_create). */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * Makes the job's lane: its image, then its sub-interpreter (made on this
  * thread, which has no thread state attached, and left detached in ts0),
@@ -264,7 +267,13 @@ static int lane_create(lane_job *j) {
       .gil = PyInterpreterConfig_OWN_GIL,
   };
   PyThreadState *ts = NULL;
+  /* One interpreter made at a time: CPython 3.12 and 3.13 initialise some
+   * static tables in place while they make one (posixmodule_exec sorts its
+   * confname tables; ThreadSanitizer reports two workers writing them at
+   * once), so only the imports, most of a lane's start, run in parallel. */
+  pthread_mutex_lock(&create_lock);
   PyStatus st = Py_NewInterpreterFromConfig(&ts, &cfg);
+  pthread_mutex_unlock(&create_lock);
   if (PyStatus_Exception(st) || ts == NULL) {
     if (pb_attached_tstate() != NULL)
       (void)PyEval_SaveThread();
