@@ -94,6 +94,7 @@ static void job_keep_line(lane_job *j, int level, char *text) {
   j->lines[j->n_lines++] = (job_line){level, text};
 }
 
+/* A printf-style log line kept for the loading thread. */
 static void job_log(lane_job *j, int level, const char *fmt, ...) PB_PRINTF(3, 4);
 static void job_log(lane_job *j, int level, const char *fmt, ...) {
   va_list ap;
@@ -104,6 +105,8 @@ static void job_log(lane_job *j, int level, const char *fmt, ...) {
 
 /* -------------------------------------------------- services for images */
 
+/* set_error of a lane image: captured into the worker's job, else
+ * libpyop's (an image's error outside a load: an op call in a lane). */
 static void lane_set_error(int status, pyop_str m) {
   lane_job *j = cur_job;
   if (j != NULL) {
@@ -115,6 +118,7 @@ static void lane_set_error(int status, pyop_str m) {
     pb.services->set_error(status, m);
 }
 
+/* log of a lane image: kept in the worker's job, else libpyop's. */
 static void lane_log(int level, pyop_str m) {
   lane_job *j = cur_job;
   if (j != NULL) {
@@ -125,6 +129,7 @@ static void lane_log(int level, pyop_str m) {
     pb.services->log(level, m);
 }
 
+/* Whether libpyop's services offer the prototype lookups (ABI 1.2). */
 static bool svc_has_protos(void) {
   const pyop_loader_services *s = pb.services;
   return s != NULL && pb.abi_minor >= 2 &&
@@ -133,6 +138,7 @@ static bool svc_has_protos(void) {
          s->find_proto != NULL && s->release_proto != NULL;
 }
 
+/* find_proto / release_proto / last_error of a lane image: libpyop's. */
 static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
   if (!svc_has_protos()) {
     *out = NULL;
@@ -361,6 +367,8 @@ static void lane_load(lane_job *j) {
   j->captured = NULL;
 }
 
+/* A worker's job: the lane made or taken up when it has no image yet, then
+ * the load (cur_job set meanwhile: the lane images' messages go to j). */
 static void job_run(lane_job *j) {
   cur_job = j;
   if (j->start && j->lane->api == NULL)
@@ -378,6 +386,7 @@ typedef struct lane_work {
   atomic_uint next; /* the next job a worker takes */
 } lane_work;
 
+/* A worker: runs the next job not yet taken until none is left. */
 static void *worker(void *p) {
   lane_work *w = p;
   for (;;) {
