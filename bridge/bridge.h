@@ -87,6 +87,7 @@ typedef struct pb_op {
   /* Lanes it runs in (lanes.c), 0: serial; per lane the image's ctx and
    * callbacks of the same descriptor (n_lanes entries, owned arrays). */
   uint32_t n_lanes;
+  unsigned lanes_epoch; /* pb_lanes_epoch() when they were set */
   void **lane_ctx;
   const pyop_op_callbacks **lane_cb;
 } pb_op;
@@ -547,8 +548,43 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
 int pb_lanes_check_all_matched(void);
 /* Drops every lane's plugins (reset of each image). No GIL needed. */
 void pb_lanes_reset(void);
-/* Ends every lane (no GIL held). */
+/* Ends every lane (no GIL needed; whatever the caller has attached is
+ * attached again on return). */
 void pb_lanes_stop(void);
+/* Unregisters the atexit callback that ends the lanes when Python
+ * finalizes first (main GIL held, or Python gone: then only forgets it). */
+void pb_lanes_exit_hook_drop(void);
+/* Grows each time the lanes end (no GIL): what refers to lanes of an
+ * earlier epoch must not call into them. */
+unsigned pb_lanes_epoch(void);
+
+/* ---- lane_calls.c (calls into the lanes' images) */
+#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+#define PB_LANES 1 /* this Python can have lanes */
+#endif
+/* This thread's mark while it runs in a lane's image: the thread state the
+ * host had attached when it called in (NULL: none) and the thread's
+ * PyGILState state then. */
+typedef struct pb_host_mark {
+  PyThreadState *host;
+  PyThreadState *gil_state;
+  bool inside;
+} pb_host_mark;
+/* Before calling into a lane's image: marks this thread with host; the old
+ * mark, for pb_lanes_leave after the call. */
+pb_host_mark pb_lanes_enter(PyThreadState *host);
+void pb_lanes_leave(pb_host_mark old);
+/* Around a lane image's call out to libpyop (which may run host code):
+ * the lane's state detached and the mark's host state attached, and back. */
+typedef struct pb_host_turn {
+  PyThreadState *lane;
+  bool moved;
+} pb_host_turn;
+pb_host_turn pb_lanes_to_host(void);
+void pb_lanes_from_host(pb_host_turn turn);
+/* Makes op's callbacks the dispatchers to the lanes' images (op->lane_cb,
+ * lane_ctx, n_lanes set). */
+void pb_lanes_dispatch(pb_op *op);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);

@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -101,10 +102,6 @@ static const char *lanes_impossible(void) {
   return NULL;
 #endif
 }
-
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
-#define PB_LANES 1
-#endif
 
 #ifdef PB_LANES
 /*
@@ -209,6 +206,12 @@ typedef struct pb_lane {
 
 static pb_lane *lanes;
 static uint32_t n_lanes;
+/* Grows each time the lanes end: what was made for lanes of an earlier
+ * epoch (an op's dispatchers, a holder) never calls into their images. */
+static atomic_uint epoch = 1;
+/* While lanes run in this process: the callable registered with atexit
+ * that ends them before Python finalizes (lanes_at_exit), or NULL. */
+static PyObject *exit_hook;
 static char **load_paths; /* the elements of the load in progress (NUL-terminated copies) */
 static size_t n_load_paths;
 
@@ -219,19 +222,28 @@ static char *captured;
 
 /* -------------------------------------------------- services for images */
 
+/* What the images call: libpyop's services, with the host's thread state
+ * attached (lane_calls.c). */
+
 static void lane_set_error(int status, pyop_str m) {
   if (capturing) {
     free(captured);
     captured = strndup(m.data != NULL ? m.data : "", m.len);
     return;
   }
-  if (pb.services != NULL && pb.services->set_error != NULL)
+  if (pb.services != NULL && pb.services->set_error != NULL) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->set_error(status, m);
+    pb_lanes_from_host(t);
+  }
 }
 
 static void lane_log(int level, pyop_str m) {
-  if (pb.services != NULL && pb.services->log != NULL)
+  if (pb.services != NULL && pb.services->log != NULL) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->log(level, m);
+    pb_lanes_from_host(t);
+  }
 }
 
 static bool svc_has_protos(void) {
@@ -247,12 +259,18 @@ static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
     *out = NULL;
     return PYOP_ENOENT;
   }
-  return pb.services->find_proto(op_type, out);
+  pb_host_turn t = pb_lanes_to_host();
+  int rc = pb.services->find_proto(op_type, out);
+  pb_lanes_from_host(t);
+  return rc;
 }
 
 static void lane_release_proto(const pyop_op_info *info) {
-  if (svc_has_protos())
+  if (svc_has_protos()) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->release_proto(info);
+    pb_lanes_from_host(t);
+  }
 }
 
 static pyop_str lane_last_error(void) {
@@ -587,12 +605,14 @@ static int lanes_start(uint32_t n) {
     return pb_error(PYOP_ENOMEM, "lanes: out of memory");
   }
   int rc = PYOP_OK;
+  pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   for (uint32_t i = 0; i < n && rc == PYOP_OK; i++) {
     lanes[i].index = i + 1;
     rc = lane_start(&lanes[i], src);
     if (rc == PYOP_OK)
       n_lanes = i + 1;
   }
+  pb_lanes_leave(m);
   close(src);
   if (rc != PYOP_OK) {
     PyThreadState *main = PyEval_SaveThread();
@@ -604,6 +624,64 @@ static int lanes_start(uint32_t n) {
   }
   return rc;
 }
+
+/*
+ * atexit's callback while lanes run (main GIL held): a host that finalizes
+ * Python without pyop_shutdown (a Python program using libpyop through
+ * ctypes that just ends) has the lanes ended here, first: atexit runs after
+ * threading joined the non-daemon threads and before CPython ends the
+ * interpreters left (3.13: 'Py_EndInterpreter: not the last thread', the
+ * lanes' images still keeping thread states there) or finalizes with them
+ * (3.12). What refers to the lanes then refuses to call them (epoch).
+ */
+static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  if (n_lanes)
+    pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
+  pb_lanes_stop();
+  Py_CLEAR(exit_hook);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef exit_hook_def = {"pyop_lanes_at_exit", lanes_at_exit, METH_NOARGS,
+                                    "Ends libpyop's interpreter lanes (atexit)."};
+
+/* Calls atexit.NAME(exit_hook) (main GIL held): 0, or -1 with an
+ * exception. */
+static int exit_hook_call(const char *name) {
+  PyObject *atexit = PyImport_ImportModule("atexit");
+  PyObject *r = atexit != NULL ? PyObject_CallMethod(atexit, name, "O", exit_hook) : NULL;
+  Py_XDECREF(atexit);
+  Py_XDECREF(r);
+  return r != NULL ? 0 : -1;
+}
+
+/* Registers lanes_at_exit with atexit (main GIL held); a failure only logs
+ * (such a host must then call pyop_shutdown before Py_FinalizeEx). */
+static void exit_hook_register(void) {
+  if (exit_hook != NULL)
+    return;
+  exit_hook = PyCFunction_New(&exit_hook_def, NULL);
+  if (exit_hook == NULL || exit_hook_call("register") < 0) {
+    PyErr_Clear();
+    Py_CLEAR(exit_hook);
+    pb_log(PYOP_LOG_WARN, "lanes: cannot register their end with atexit: call pyop_shutdown "
+                          "before Python finalizes");
+  }
+}
+
+void pb_lanes_exit_hook_drop(void) {
+  if (!pb_python_usable()) {
+    exit_hook = NULL; /* died with the interpreter */
+    return;
+  }
+  if (exit_hook != NULL && exit_hook_call("unregister") < 0)
+    PyErr_Clear();
+  Py_CLEAR(exit_hook);
+}
+
+unsigned pb_lanes_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
 
 /* The first line of s, at most 300 bytes (for a serial reason). */
 static char *first_line(const char *s) {
@@ -623,6 +701,7 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
       rc = lanes_start(lanes_asked);
     if (rc != PYOP_OK)
       return rc;
+    exit_hook_register();
   }
   forget_load();
   load_paths = calloc(n ? n : 1, sizeof *load_paths);
@@ -637,6 +716,7 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
       goto nomem;
   /* The lanes' images take their own GIL: the main one is let go meanwhile. */
   PyThreadState *main = PyEval_SaveThread();
+  pb_host_mark m = pb_lanes_enter(main);
   int rc = PYOP_OK;
   for (uint32_t k = 0; k < n_lanes && rc == PYOP_OK; k++) {
     pb_lane *l = &lanes[k];
@@ -663,11 +743,12 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
       captured = NULL;
     }
   }
+  pb_lanes_leave(m);
   PyEval_RestoreThread(main);
   if (rc != PYOP_OK) {
-    PyThreadState *m = PyEval_SaveThread();
+    PyThreadState *again = PyEval_SaveThread();
     pb_lanes_reset();
-    PyEval_RestoreThread(m);
+    PyEval_RestoreThread(again);
   }
   return rc;
 nomem:
@@ -698,80 +779,15 @@ static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, pyop_str 
   return NULL;
 }
 
-/* ------------------------------------------------------------ dispatch */
-
-/* A holder of an op that runs in lanes: whose callbacks serve it. */
-typedef struct lane_holder {
-  const pyop_op_callbacks *cb;
-  void *holder;
-} lane_holder;
-
-static const pyop_op_callbacks main_callbacks = {
-    sizeof(pyop_op_callbacks), pb_cb_create_holder, pb_cb_destroy_holder, pb_cb_infer_meta,
-    pb_cb_execute,             pb_cb_compile,       pb_cb_declare,        NULL};
-
-static int hold(const pyop_op_callbacks *cb, void *ctx, const pyop_attr_view *attrs,
-                size_t n, void **out) {
-  lane_holder *w = malloc(sizeof *w);
-  if (w == NULL)
-    return pb_error(PYOP_ENOMEM, "create_holder: out of memory");
-  w->cb = cb;
-  int rc = cb->create_holder(ctx, attrs, n, &w->holder);
-  if (rc != PYOP_OK) {
-    free(w);
-    return rc;
-  }
-  *out = w;
-  return PYOP_OK;
-}
-
-static int disp_create(void *ctx, const pyop_attr_view *attrs, size_t n, void **out) {
-  return hold(&main_callbacks, ctx, attrs, n, out);
-}
-
-static int disp_create_in(void *ctx, const pyop_attr_view *attrs, size_t n, uint32_t lane,
-                          void **out) {
-  pb_op *op = ctx;
-  if (lane == 0)
-    return disp_create(ctx, attrs, n, out);
-  if (lane > op->n_lanes)
-    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u lanes)",
-                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes);
-  return hold(op->lane_cb[lane - 1], op->lane_ctx[lane - 1], attrs, n, out);
-}
-
-static void disp_destroy(void *h) {
-  lane_holder *w = h;
-  w->cb->destroy_holder(w->holder);
-  free(w);
-}
-
-static int disp_infer(void *h, const pyop_infer_args *a) {
-  lane_holder *w = h;
-  return w->cb->infer_meta(w->holder, a);
-}
-
-static int disp_execute(void *h, const pyop_exec_args *a) {
-  lane_holder *w = h;
-  return w->cb->execute(w->holder, a);
-}
-
-static int disp_compile(void *h, const pyop_compile_args *a) {
-  lane_holder *w = h;
-  return w->cb->compile(w->holder, a);
-}
-
-static int disp_declare(void *h, const pyop_declare_args *a) {
-  lane_holder *w = h;
-  return w->cb->declare_launch_args(w->holder, a);
-}
-
 #else
 int pb_lanes_load(const pyop_str *paths, size_t n) {
   (void)paths;
   (void)n;
   return PYOP_OK;
 }
+
+void pb_lanes_exit_hook_drop(void) {}
+unsigned pb_lanes_epoch(void) { return 0; }
 #endif /* PB_LANES */
 
 int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
@@ -837,18 +853,8 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
     op->lane_cb[k] = found[k]->cb;
   }
   op->n_lanes = n_lanes;
-  pyop_op_callbacks *cb = &op->callbacks;
-  cb->create_holder = disp_create;
-  cb->create_holder_in = disp_create_in;
-  cb->destroy_holder = disp_destroy;
-  if (cb->infer_meta != NULL)
-    cb->infer_meta = disp_infer;
-  if (cb->execute != NULL)
-    cb->execute = disp_execute;
-  if (cb->compile != NULL)
-    cb->compile = disp_compile;
-  if (cb->declare_launch_args != NULL)
-    cb->declare_launch_args = disp_declare;
+  op->lanes_epoch = pb_lanes_epoch();
+  pb_lanes_dispatch(op);
   *lanes_out = n_lanes;
   return 0;
 #else
@@ -879,8 +885,10 @@ int pb_lanes_check_all_matched(void) {
 
 void pb_lanes_reset(void) {
 #ifdef PB_LANES
+  pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   for (uint32_t k = 0; k < n_lanes; k++)
     lanes[k].api->reset();
+  pb_lanes_leave(m);
   forget_load();
 #endif
 }
@@ -895,8 +903,12 @@ void pb_lanes_stop(void) {
   if (caller != NULL)
     PyEval_SaveThread();
   forget_load();
+  if (n_lanes)
+    atomic_fetch_add(&epoch, 1);
+  pb_host_mark m = pb_lanes_enter(caller);
   for (uint32_t k = n_lanes; k-- > 0;)
     lane_stop(&lanes[k]);
+  pb_lanes_leave(m);
   free(lanes);
   lanes = NULL;
   n_lanes = 0;

@@ -8,9 +8,11 @@
 # CMAKE_ARGS carry the sanitizer options of the calling build), compiles
 # the test hosts against it and runs every case each lists (--list):
 # tests/lanes/lanes_host.c (a C host without Python: start_python starts
-# that one) and tests/lanes/lanes_embed.c (C hosts that link libpython and
-# own it). LANES_CASES="a b" runs only those cases. Exit 77 (skipped) when no
-# such Python is installed.
+# that one), tests/lanes/lanes_embed.c (C hosts that link libpython and own
+# it), tests/lanes/ctypes_host.py (a Python program calling libpyop
+# through ctypes, as the pyop command does) and tests/lanes/cli_host.py (the
+# pyop command with --lanes). LANES_CASES="a b" runs only those cases. Exit
+# 77 (skipped) when no such Python is installed.
 #
 # LANES_VALGRIND=/path/to/valgrind runs each case under memcheck instead (no
 # error, no definite or indirect leak; PYTHONMALLOC=malloc; suppressions in
@@ -74,11 +76,24 @@ for exe in "${pys[@]}"; do
     -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
     -lpthread
   # Each host lists its own cases (--list); LANES_CASES picks some of them.
-  for host in lanes_host lanes_embed; do
-    cmd=("$tree/$host")
+  # ctypes_host.py and cli_host.py are Python programs driving libpyop
+  # through ctypes (an ASan/TSan libpyop cannot be loaded into an
+  # uninstrumented Python).
+  hosts=(lanes_host lanes_embed)
+  ((${#flags[@]} == 0)) && hosts+=(ctypes_host cli_host)
+  for host in "${hosts[@]}"; do
+    case $host in
+      ctypes_host | cli_host) cmd=("$exe" "$src/tests/lanes/$host.py") ;;
+      *) cmd=("$tree/$host") ;;
+    esac
     for c in $("${cmd[@]}" --list); do
       if [ -n "${LANES_CASES:-}" ] && [[ " $LANES_CASES " != *" $c "* ]]; then continue; fi
-      args=("$c")
+      case $host in
+        ctypes_host)
+          args=("$tree/lib/libpyop.so.0" "$tree/share/pyop" "$src/tests/lanes/plugins" "$c") ;;
+        cli_host) args=("$tree/bin/pyop" "$src/tests/lanes/plugins" "$c") ;;
+        *) args=("$c") ;;
+      esac
       echo "--- Python $ver: $host $c${vg:+ (valgrind)}"
       PYTHONDONTWRITEBYTECODE=1 timeout 300 "${vg[@]}" "${cmd[@]}" "${args[@]}" \
         2>"$tree/$c.err" || { cat "$tree/$c.err"; exit 1; }
