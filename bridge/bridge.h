@@ -84,6 +84,11 @@ typedef struct pb_op {
   int32_t *output_kinds; /* proto: kind per output (n_outputs of them) */
   uint32_t caps;
   pyop_op_callbacks callbacks;
+  /* What interpreter lanes compare (lanes.c): the index of the load's path
+   * the descriptor came from (-1: unknown) and the identity of what that
+   * path's load compiled (its code_digest; NULL: unknown). */
+  long element;
+  char *code_digest;
   /* Lanes it runs in (lanes.c), 0: serial; per lane the image's ctx and
    * callbacks of the same descriptor (n_lanes entries, owned arrays). */
   uint32_t n_lanes;
@@ -226,6 +231,9 @@ typedef struct pb_frame {
   X(PyObject *, str_method, [PB_NKINDS], 0, NULL, NULL)                                       \
   /* list: plugin modules of every load since reset (pb_package_ensure) */                    \
   X(PyObject *, modules, , 0, NULL, NULL)                                                     \
+  /* dict: the plugins a lane image's loads imported since reset, by file                     \
+   * identity (load_plugins' seen: a lane loads one path at a time) */                        \
+  X(PyObject *, lane_seen, , 0, NULL, NULL)                                                   \
   /* the pyop package (import_package) */                                                     \
   X(PyObject *, pkg, , 0, NULL, NULL)                                                         \
   /* pyop._native and its types (pb_native_create) */                                         \
@@ -535,14 +543,13 @@ bool pb_lanes_refused_import(void);
  * status (error reported; the lanes then hold no plugin). */
 int pb_lanes_load(const pyop_str *paths, size_t n);
 /*
- * The lanes members of op's view (file: its source file): *lanes the lanes
- * it runs in (its callbacks then dispatch to the lanes' images) or 0 with
- * *reason why it is serial (valid until pb_lanes_reset; empty when no lanes
- * were asked for). 0, or -1 with an exception: a lane yields other
+ * The lanes members of op's view (key: its descriptor key): *lanes the
+ * lanes it runs in (its callbacks then dispatch to the lanes' images) or 0
+ * with *reason why it is serial (valid until pb_lanes_reset; empty when no
+ * lanes were asked for). 0, or -1 with an exception: a lane yields other
  * descriptors than the main interpreter.
  */
-int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
-                  uint32_t *lanes);
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes);
 /* After the main load: PYOP_OK, or a status (error reported) when a lane
  * yielded a descriptor the main interpreter did not. */
 int pb_lanes_check_all_matched(void);

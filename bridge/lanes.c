@@ -183,6 +183,9 @@ typedef struct lane_desc {
   bool impl;
   bool matched; /* a main-interpreter descriptor is the same */
   uint32_t caps;
+  size_t element; /* the index of the load's path it came from */
+  /* digest: what the lane's load of that path compiled (its code_digest,
+   * register.c's lane_digest) */
   char *op_type, *key, *digest;
   void *ctx;
   const pyop_op_callbacks *cb;
@@ -202,6 +205,7 @@ typedef struct pb_lane {
   lane_desc *descs;
   size_t n_descs, cap_descs;
   char **serial_why; /* per path element of the load: why it stays serial, or NULL */
+  size_t element;    /* the path element its image loads now (collect) */
 } pb_lane;
 
 static pb_lane *lanes;
@@ -298,8 +302,9 @@ static int collect(void *ctx, bool impl, pyop_str op_type, pyop_str key, pyop_st
     l->cap_descs = cap;
   }
   lane_desc *d = &l->descs[l->n_descs];
-  *d = (lane_desc){impl, false, caps, str_copy(op_type), str_copy(key), str_copy(digest),
-                   dctx, cb};
+  *d = (lane_desc){impl,           false,         caps,
+                   l->element,     str_copy(op_type), str_copy(key),
+                   str_copy(digest), dctx,        cb};
   if (d->op_type == NULL || d->key == NULL || d->digest == NULL) {
     free(d->op_type);
     free(d->key);
@@ -723,6 +728,7 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
     pyop_registrar reg = {sizeof reg, l, collect_proto, collect_impl};
     for (size_t i = 0; i < n && rc == PYOP_OK; i++) {
       capturing = true;
+      l->element = i;
       int r = l->api->register_custom_ops(&reg, &paths[i], 1);
       capturing = false;
       const char *msg = captured != NULL ? captured : "(no detail)";
@@ -756,27 +762,83 @@ nomem:
   return pb_error(PYOP_ENOMEM, "lanes: out of memory");
 }
 
-/* The index of the load's element file comes from (a directory it is in,
- * or the file itself), or SIZE_MAX. */
-static size_t element_of(const char *file) {
-  for (size_t i = 0; i < n_load_paths; i++) {
-    size_t n = strlen(load_paths[i]);
-    if (strncmp(file, load_paths[i], n) == 0 && (file[n] == '\0' || file[n] == '/'))
-      return i;
-  }
-  return SIZE_MAX;
-}
-
-static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, pyop_str digest) {
+/* The descriptor of lane l that is op's (same kind, op type and key, from
+ * the same path element): one not matched yet first (a path may yield the
+ * same descriptor twice), else NULL. */
+static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, size_t element) {
+  lane_desc *again = NULL;
   for (size_t i = 0; i < l->n_descs; i++) {
     lane_desc *d = &l->descs[i];
-    if (d->impl == op->is_impl && strcmp(d->op_type, op->op_type) == 0 &&
-        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0 &&
-        strlen(d->digest) == digest.len &&
-        (digest.len == 0 || memcmp(d->digest, digest.data, digest.len) == 0))
-      return d;
+    if (d->impl == op->is_impl && d->element == element && strcmp(d->op_type, op->op_type) == 0 &&
+        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0) {
+      if (!d->matched)
+        return d;
+      if (again == NULL)
+        again = d;
+    }
   }
-  return NULL;
+  return again;
+}
+
+/*
+ * Why element el stays serial when lane l compiled other sources for it
+ * than the main interpreter (a file replaced during the load: each
+ * interpreter would run another version of an op's code), set once per
+ * lane and element with one warning; NULL when out of memory.
+ */
+static const char *code_differs(pb_lane *l, size_t el) {
+  if (l->serial_why[el] == NULL) {
+    l->serial_why[el] = pb_strdupf("lane %u compiled other sources for the plugins of %s than "
+                                   "the main interpreter (a file changed during the load?): "
+                                   "load again to run them in lanes",
+                                   (unsigned)l->index, load_paths[el]);
+    if (l->serial_why[el] != NULL)
+      pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
+             load_paths[el], l->serial_why[el]);
+  }
+  return l->serial_why[el];
+}
+
+/*
+ * Matches op with each lane's descriptor (found[k]): NULL when every lane
+ * yields it with the same code, else why it stays serial (*failed: a lane
+ * yields other descriptors than the main interpreter, exception set).
+ */
+static const char *lanes_match(pb_op *op, pyop_str key, lane_desc **found, bool *failed) {
+  size_t el = op->element >= 0 && (size_t)op->element < n_load_paths ? (size_t)op->element
+                                                                      : SIZE_MAX;
+  const char *serial = NULL, *code = op->code_digest != NULL ? op->code_digest : "";
+  *failed = false;
+  for (uint32_t k = 0; k < n_lanes; k++) {
+    pb_lane *l = &lanes[k];
+    found[k] = el != SIZE_MAX ? lane_find(l, op, key, el) : NULL;
+    if (found[k] != NULL) {
+      found[k]->matched = true;
+      if (found[k]->caps != op->caps) {
+        PyErr_Format(PyExc_ImportError,
+                     "%s '%s' (%s) has capabilities %#x in lane %u but %#x in the main "
+                     "interpreter: every lane must yield the same descriptors",
+                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where,
+                     (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);
+        *failed = true;
+        return NULL;
+      }
+      if (serial == NULL && strcmp(found[k]->digest, code) != 0)
+        serial = code_differs(l, el);
+    } else if (serial == NULL && el != SIZE_MAX && l->serial_why[el] != NULL) {
+      serial = l->serial_why[el];
+    } else if (serial == NULL) {
+      PyErr_Format(PyExc_ImportError,
+                   "lane %u does not yield %s '%s' (%.*s, %s) that the main interpreter "
+                   "does: every lane must yield the same descriptors (module state is per "
+                   "lane: a plugin must not decide what it registers by it)",
+                   (unsigned)l->index, op->is_impl ? "implementation" : "prototype",
+                   op->op_type, (int)key.len, key.data, op->where);
+      *failed = true;
+      return NULL;
+    }
+  }
+  return serial;
 }
 
 #else
@@ -790,8 +852,7 @@ void pb_lanes_exit_hook_drop(void) {}
 unsigned pb_lanes_epoch(void) { return 0; }
 #endif /* PB_LANES */
 
-int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
-                  uint32_t *lanes_out) {
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes_out) {
   *lanes_out = 0;
   *reason = (pyop_str){NULL, 0};
   if (!lanes_asked)
@@ -803,41 +864,10 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
   }
 #ifdef PB_LANES
   lane_desc *found[PYOP_MAX_LANES];
-  const char *serial = NULL;
-  char *f = strndup(file.data != NULL ? file.data : "", file.len);
-  if (f == NULL) {
-    PyErr_NoMemory();
+  bool failed = false;
+  const char *serial = lanes_match(op, key, found, &failed);
+  if (failed)
     return -1;
-  }
-  size_t el = element_of(f);
-  for (uint32_t k = 0; k < n_lanes; k++) {
-    pb_lane *l = &lanes[k];
-    found[k] = lane_find(l, op, key, digest);
-    if (found[k] != NULL) {
-      found[k]->matched = true;
-      if (found[k]->caps != op->caps) {
-        PyErr_Format(PyExc_ImportError,
-                     "%s '%s' (%s) of %s has capabilities %#x in lane %u but %#x in the main "
-                     "interpreter: every lane must yield the same descriptors",
-                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where, f,
-                     (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);
-        free(f);
-        return -1;
-      }
-    } else if (serial == NULL && el != SIZE_MAX && l->serial_why[el] != NULL) {
-      serial = l->serial_why[el];
-    } else if (serial == NULL) {
-      PyErr_Format(PyExc_ImportError,
-                   "lane %u does not yield %s '%s' (%.*s, %s) that the main interpreter "
-                   "does: every lane must yield the same descriptors (module state is per "
-                   "lane: a plugin must not decide what it registers by it)",
-                   (unsigned)l->index, op->is_impl ? "implementation" : "prototype",
-                   op->op_type, (int)key.len, key.data, op->where);
-      free(f);
-      return -1;
-    }
-  }
-  free(f);
   if (serial != NULL) {
     *reason = (pyop_str){serial, strlen(serial)};
     return 0;
@@ -860,8 +890,6 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
 #else
   (void)op;
   (void)key;
-  (void)digest;
-  (void)file;
   return 0;
 #endif
 }
@@ -873,11 +901,11 @@ int pb_lanes_check_all_matched(void) {
       lane_desc *d = &lanes[k].descs[i];
       if (!d->matched)
         return pb_error(PYOP_EPLUGIN,
-                        "lane %u yields %s '%s' (%s) that the main interpreter does not: "
+                        "lane %u yields %s '%s' (%s) of %s that the main interpreter does not: "
                         "every lane must yield the same descriptors (module state is per "
                         "lane: a plugin must not decide what it registers by it)",
                         (unsigned)lanes[k].index, d->impl ? "implementation" : "prototype",
-                        d->op_type, d->key);
+                        d->op_type, d->key, load_paths[d->element]);
     }
 #endif
   return PYOP_OK;
