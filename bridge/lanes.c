@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -70,8 +71,9 @@
  * thread); read by the load. */
 static uint32_t lanes_asked;
 static bool lane_image;
-/* Why no lane runs although this Python could have them (a CPython bug of
- * the running version), or "": set at set_config. */
+/* Why no lane runs although this Python could have them, or "": a CPython
+ * bug of the running version (set_config), or the lanes could not start in
+ * this process (lanes_unavailable, at the first load; until set_config). */
 static char lanes_refused[512];
 
 /*
@@ -354,55 +356,98 @@ static void forget_load(void) {
 /* ----------------------------------------------------- images and lanes */
 
 /*
+ * Lanes cannot start in this process (no /proc, memfd_create refused, the
+ * bridge's file replaced): every descriptor stays serial with that reason,
+ * as for a Python without lanes (lanes_refused, until set_config; one
+ * warning). PYOP_EUNSUPPORTED, no error recorded: the load goes on.
+ */
+static int lanes_unavailable(const char *fmt, ...) {
+  char why[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  snprintf(lanes_refused, sizeof lanes_refused, "interpreter lanes cannot start in this "
+           "process: %s", why);
+  pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: every Python op runs serially "
+         "in the main interpreter", lanes_asked, lanes_refused);
+  return PYOP_EUNSUPPORTED;
+}
+
+/* fopen("/proc/self/maps"), or NULL; the test seam "no-proc": as if /proc
+ * were not mounted (ENOENT). */
+static FILE *open_maps(void) {
+  if (test_seam("no-proc")) {
+    errno = ENOENT;
+    return NULL;
+  }
+  return fopen("/proc/self/maps", "re");
+}
+
+/*
  * An fd of the file this image was loaded from, checked to be the mapped
  * object (same device and inode as /proc/self/maps says for our base), or
- * -1 with the reason in why.
+ * -1 after lanes_unavailable with the reason.
  */
-static int own_file(const char **why) {
+static int own_file(void) {
   Dl_info di;
-  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL) {
-    *why = "dladdr cannot name the bridge's file";
-    return -1;
-  }
+  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL)
+    return lanes_unavailable("dladdr cannot name the bridge's file"), -1;
   int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    *why = "cannot open the bridge's file";
+    int e = errno;
     if (fd >= 0)
       close(fd);
-    return -1;
+    return lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
+                             strerror(e)), -1;
   }
-  FILE *maps = fopen("/proc/self/maps", "re");
+  FILE *maps = open_maps();
+  if (maps == NULL) {
+    int e = errno;
+    close(fd);
+    return lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
+                             "the bridge and open the copy through /proc/self/fd)",
+                             strerror(e)), -1;
+  }
   bool same = false;
-  if (maps != NULL) {
-    char line[4096];
-    while (!same && fgets(line, sizeof line, maps) != NULL) {
-      unsigned long lo = 0, hi = 0, off = 0, ino = 0;
-      unsigned maj = 0, mnr = 0;
-      char perm[8];
-      if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) ==
-              7 &&
-          lo == (unsigned long)(uintptr_t)di.dli_fbase)
-        same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
-               ino == (unsigned long)st.st_ino;
-    }
-    fclose(maps);
+  char line[4096];
+  while (!same && fgets(line, sizeof line, maps) != NULL) {
+    unsigned long lo = 0, hi = 0, off = 0, ino = 0;
+    unsigned maj = 0, mnr = 0;
+    char perm[8];
+    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) == 7 &&
+        lo == (unsigned long)(uintptr_t)di.dli_fbase)
+      same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
+             ino == (unsigned long)st.st_ino;
   }
+  fclose(maps);
   if (!same) {
     close(fd);
-    *why = "the bridge's file is not the mapped one (replaced since it was loaded?)";
-    return -1;
+    return lanes_unavailable("the bridge's file %s is not the one mapped in this process "
+                             "(replaced since it was loaded?)", di.dli_fname), -1;
   }
   return fd;
 }
 
-/* A sealed memfd holding a copy of src (from offset 0), or -1. */
+/* memfd_create; the test seam "no-memfd": as if refused (EPERM, a seccomp
+ * filter). */
+static int open_memfd(const char *name) {
+  if (test_seam("no-memfd")) {
+    errno = EPERM;
+    return -1;
+  }
+  return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+/* A sealed memfd holding a copy of src (from offset 0), or -1 after
+ * lanes_unavailable with the reason. */
 static int image_copy(int src, uint32_t index) {
   char name[32];
   snprintf(name, sizeof name, "pyop-lane-%u", (unsigned)index);
-  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  int fd = open_memfd(name);
   if (fd < 0)
-    return -1;
+    return lanes_unavailable("memfd_create failed: %s", strerror(errno)), -1;
   char buf[65536];
   off_t at = 0;
   for (;;) {
@@ -427,9 +472,10 @@ static int image_copy(int src, uint32_t index) {
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     goto fail;
   return fd;
-fail:
+fail:;
+  int e = errno;
   close(fd);
-  return -1;
+  return lanes_unavailable("cannot copy the bridge into a sealed memfd: %s", strerror(e)), -1;
 }
 
 #if PY_VERSION_HEX < 0x030D0000
@@ -459,22 +505,22 @@ static void refuse_asyncio(void) {
 /*
  * Starts lane l (index set): its sub-interpreter, its image configured to
  * adopt it. Called with the main interpreter's GIL held through main (this
- * thread's attached state), which is attached again on return. PYOP_OK or
- * a status (error reported; what was made is undone).
+ * thread's attached state), which is attached again on return. PYOP_OK,
+ * PYOP_EUNSUPPORTED when its image cannot be made here (lanes_unavailable),
+ * or a status (error reported); what was made is undone.
  */
 static int lane_start(pb_lane *l, int src) {
   PyThreadState *main = pb_attached_tstate();
   l->fd = image_copy(src, l->index);
   if (l->fd < 0)
-    return pb_error(PYOP_EIO, "lane %u: cannot copy the bridge's image: %s",
-                    (unsigned)l->index, strerror(errno));
+    return PYOP_EUNSUPPORTED;
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
   l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (l->handle == NULL) {
     const char *e = dlerror();
-    int rc = pb_error(PYOP_EIO, "lane %u: cannot open the bridge's image: %s",
-                      (unsigned)l->index, e != NULL ? e : "(no dlerror)");
+    int rc = lanes_unavailable("cannot open the copy of the bridge (%s): %s", path,
+                               e != NULL ? e : "(no dlerror)");
     close(l->fd);
     return rc;
   }
@@ -597,13 +643,13 @@ static void lane_stop(pb_lane *l) {
   close(l->fd);
 }
 
-/* Starts n lanes (main GIL held). PYOP_OK or a status (error reported; no
- * lane left). */
+/* Starts n lanes (main GIL held). PYOP_OK, PYOP_EUNSUPPORTED when they
+ * cannot start in this process (lanes_unavailable; no error recorded), or
+ * a status (error reported); no lane left on failure. */
 static int lanes_start(uint32_t n) {
-  const char *why = NULL;
-  int src = own_file(&why);
+  int src = own_file();
   if (src < 0)
-    return pb_error(PYOP_EIO, "lanes: %s", why);
+    return PYOP_EUNSUPPORTED;
   lanes = calloc(n, sizeof *lanes);
   if (lanes == NULL) {
     close(src);
@@ -704,6 +750,8 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
     int rc = pb_package_ensure();
     if (rc == PYOP_OK)
       rc = lanes_start(lanes_asked);
+    if (rc == PYOP_EUNSUPPORTED)
+      return PYOP_OK; /* lanes_unavailable: every op serial */
     if (rc != PYOP_OK)
       return rc;
     exit_hook_register();

@@ -48,6 +48,9 @@
  *   replaced   a plugin module, and a package's submodule, replaced (cp +
  *              mv) while the load imports them: serial, every instance runs
  *              one version; the next load runs them in lanes
+ *   unavailable  no /proc, then memfd_create refused (the test seam
+ *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
+ *              serial naming the cause; after shutdown lanes start again
  */
 #include "lanes_util.h"
 
@@ -788,9 +791,52 @@ static void case_replaced(void) {
   replaced_run("replaced_pkg", "VersionedPkg");
 }
 
+/* ------------------------------------------------ no /proc, no memfd */
+
+/*
+ * Where lanes cannot start (no /proc: a chroot, a minimal sandbox; a
+ * seccomp filter refusing memfd_create), the load works as without lanes,
+ * every op serial with the real cause (issue 28 item 9); the test seam
+ * stands in for the system (PYOP_TEST_LANES no-proc / no-memfd).
+ */
+static void unavailable_run(const char *seam, const char *cause) {
+  setenv("PYOP_TEST_LANES", seam, 1);
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  set_lanes(2, opp, true);
+  CHECK_RC(pyop_set_log_level(99), PYOP_EINVAL);
+  char before[512];
+  snprintf(before, sizeof before, "%s", pyop_last_error());
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strcmp(pyop_last_error(), before) == 0, "the load changed the last error to: %s",
+        pyop_last_error());
+  expect_info("Scale", 0, "interpreter lanes cannot start in this process: ");
+  expect_info("Scale", 0, cause);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_lane(op) == 0, "placed in lane %u", (unsigned)pyop_op_lane(op));
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  CHECK_RC(run(op, x, y, 2), PYOP_OK);
+  CHECK(y[1] == 4.0f, "Scale: y[1] = %g", y[1]);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+static void case_unavailable(void) {
+  unavailable_run("force,no-proc", "cannot read /proc/self/maps (No such file or directory): "
+                                   "is /proc mounted?");
+  unavailable_run("force,no-memfd", "memfd_create failed: Operation not permitted");
+  /* Back: lanes start again. */
+  load_with_lanes(2, LANES_PLUGINS "/pure");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
-  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(twice) X(trailing_slash) X(replaced)
+  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(twice) X(trailing_slash) X(replaced) \
+  X(unavailable)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};
