@@ -10,8 +10,8 @@
  * runs, and whether libpyop started it), gil.c (taking the GIL from any
  * host thread: kept thread states), gil_watch.c (the GIL-wait watch
  * thread), signals.c (signal dispositions around plugins),
- * owned_python.c (the Python libpyop starts and its thread), lanes.c
- * (interpreter lanes), register.c
+ * owned_python.c (the Python libpyop starts and its thread), lanes.c,
+ * lane_start.c and lane_pool.c (interpreter lanes: lanes.h), register.c
  * (package and plugin import, descriptor views), native.c (pyop._native:
  * Tensor and call contexts), callbacks.c (op callbacks).
  *
@@ -555,8 +555,9 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes);
 int pb_lanes_check_all_matched(void);
 /* Drops every lane's plugins (reset of each image). No GIL needed. */
 void pb_lanes_reset(void);
-/* Ends every lane (no GIL needed; whatever the caller has attached is
- * attached again on return). */
+/* Shuts every lane's image down and keeps the lanes' interpreters for the
+ * next load (lane_pool.c); any thread state the caller has attached is
+ * detached meanwhile. */
 void pb_lanes_stop(void);
 /* Unregisters the atexit callback that ends the lanes when Python
  * finalizes first (main GIL held, or Python gone: then only forgets it). */

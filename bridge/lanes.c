@@ -11,14 +11,17 @@
  * memfd, dlopened from /proc/self/fd. A copy has its own globals and TLS,
  * and its Py* symbols resolve against the one libpython of the process.
  * The main image (the one libpyop loaded) starts the lanes at the first
- * register_custom_ops, configures each image to adopt its sub-interpreter
- * (the private flag PB_CONFIG_LANE: set_config on a thread with the lane's
- * state attached), and talks to it through its API table, as libpyop talks
- * to the main image. Nothing of a lane image is reachable by libpyop.
+ * register_custom_ops (lane_start.c: in parallel, taking up first the
+ * lanes an earlier main image kept, lane_pool.c), configures each image to
+ * adopt its sub-interpreter (the private flag PB_CONFIG_LANE: set_config on
+ * a thread with the lane's state attached), and talks to it through its
+ * API table, as libpyop talks to the main image. Nothing of a lane image
+ * is reachable by libpyop.
  *
  * A load: each lane imports each ASCEND_CUSTOM_OPP_PATH element on its own
- * (the unit that may stay serial), handing its descriptors to a collecting
- * registrar here; then the main interpreter's load runs as without lanes.
+ * (the unit that may stay serial; the lanes at the same time, on workers),
+ * handing its descriptors to a collecting registrar here; then the main
+ * interpreter's load runs as without lanes.
  * Each of its descriptors runs in lanes when every lane yielded the same one
  * (kind, op type, descriptor key, source digest, caps): its callbacks become
  * dispatchers that keep, per holder, which image's callbacks and holder
@@ -33,9 +36,11 @@
  * Thread states: a lane image keeps one per host thread for its
  * sub-interpreter (gil.c: PyThreadState_New, never PyGILState); entering a
  * lane from a thread that has the main interpreter attached detaches that
- * state and attaches it again after. Reset drops every lane's plugins;
- * shutdown ends every lane: its image's shutdown deletes every thread state
- * it kept, then Py_EndInterpreter, then dlclose.
+ * state and attaches it again after; what a lane calls out to libpyop runs
+ * with the host's states again (lane_calls.c, with the dispatchers). Reset drops every lane's plugins;
+ * shutdown shuts every lane's image down (it deletes every thread state it
+ * kept) and keeps the lanes' interpreters for the next load (lane_pool.c),
+ * which gives each a new image.
  *
  * Where this Python cannot have lanes (older than 3.12: one GIL for every
  * interpreter; free-threaded: its threads run Python in parallel without
@@ -45,9 +50,10 @@
  *
  * Lane images never run lanes themselves. Every function here runs on the
  * loading thread under libpyop's lifecycle call, except the dispatchers
- * (any thread, no GIL).
+ * (any thread, no GIL), the collecting registrar and the image copy (a
+ * worker of lane_start.c, for its own lane).
  */
-#include "bridge.h"
+#include "lanes.h"
 
 #include <assert.h>
 #include <dlfcn.h>
@@ -61,11 +67,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
-
-/* set_config flag a bridge sets for the images of its lanes only (libpyop
- * never does): adopt the interpreter attached on the calling thread. */
-#define PB_CONFIG_LANE (1u << 31)
 
 /* Set by set_config (the loader calls it before any other entry, on one
  * thread); read by the load. */
@@ -180,113 +183,22 @@ bool pb_lanes_image(void) { return lane_image; }
 #ifdef PB_LANES
 /* ------------------------------------------------------------ lane state */
 
-/* One descriptor a lane yielded (deep copy of what identifies it). */
-typedef struct lane_desc {
-  bool impl;
-  bool matched; /* a main-interpreter descriptor is the same */
-  uint32_t caps;
-  size_t element; /* the index of the load's path it came from */
-  /* digest: what the lane's load of that path compiled (its code_digest,
-   * register.c's lane_digest) */
-  char *op_type, *key, *digest;
-  void *ctx;
-  const pyop_op_callbacks *cb;
-} lane_desc;
-
-typedef struct pb_lane {
-  uint32_t index; /* 1..n_lanes */
-  PyInterpreterState *interp;
-  /* The state the interpreter was made with (its initial one), detached,
-   * until it ends the interpreter: 3.12 cannot make its initial state
-   * again once deleted. */
-  PyThreadState *ts0;
-  pthread_t ts0_thread; /* the thread ts0 was made on */
-  int fd;       /* the image's memfd */
-  void *handle; /* the image */
-  const pyop_bridge_api *api;
-  lane_desc *descs;
-  size_t n_descs, cap_descs;
-  char **serial_why; /* per path element of the load: why it stays serial, or NULL */
-  size_t element;    /* the path element its image loads now (collect) */
-} pb_lane;
-
-static pb_lane *lanes;
-static uint32_t n_lanes;
-/* Grows each time the lanes end: what was made for lanes of an earlier
- * epoch (an op's dispatchers, a holder) never calls into their images. */
+/*
+ * lanes[0..n_lanes) serve this image's loads; lanes[n_lanes..n_kept) are
+ * lanes an earlier main image kept that this one's loads do not use (it
+ * asks for fewer): they go back to the pool at shutdown (lane_pool.c).
+ */
+static pb_lane lanes[PYOP_MAX_LANES];
+static uint32_t n_lanes, n_kept;
+/* Grows each time the lanes stop serving this image: what was made for
+ * lanes of an earlier epoch (an op's dispatchers, a holder) never calls
+ * into their images. */
 static atomic_uint epoch = 1;
-/* While lanes run in this process: the callable registered with atexit
- * that ends them before Python finalizes (lanes_at_exit), or NULL. */
+/* While lanes serve this image: the callable registered with atexit that
+ * ends them before Python finalizes (lanes_at_exit), or NULL. */
 static PyObject *exit_hook;
 static char **load_paths; /* the elements of the load in progress (NUL-terminated copies) */
 static size_t n_load_paths;
-
-/* A lane image's register_custom_ops in progress on this thread: its
- * errors are captured here instead of reaching libpyop. */
-static _Thread_local bool capturing;
-static char *captured;
-
-/* -------------------------------------------------- services for images */
-
-/* What the images call: libpyop's services, with the host's thread state
- * attached (lane_calls.c). */
-
-static void lane_set_error(int status, pyop_str m) {
-  if (capturing) {
-    free(captured);
-    captured = strndup(m.data != NULL ? m.data : "", m.len);
-    return;
-  }
-  if (pb.services != NULL && pb.services->set_error != NULL) {
-    pb_host_turn t = pb_lanes_to_host();
-    pb.services->set_error(status, m);
-    pb_lanes_from_host(t);
-  }
-}
-
-static void lane_log(int level, pyop_str m) {
-  if (pb.services != NULL && pb.services->log != NULL) {
-    pb_host_turn t = pb_lanes_to_host();
-    pb.services->log(level, m);
-    pb_lanes_from_host(t);
-  }
-}
-
-static bool svc_has_protos(void) {
-  const pyop_loader_services *s = pb.services;
-  return s != NULL && pb.abi_minor >= 2 &&
-         s->struct_size >= offsetof(pyop_loader_services, release_proto) +
-                               sizeof s->release_proto &&
-         s->find_proto != NULL && s->release_proto != NULL;
-}
-
-static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
-  if (!svc_has_protos()) {
-    *out = NULL;
-    return PYOP_ENOENT;
-  }
-  pb_host_turn t = pb_lanes_to_host();
-  int rc = pb.services->find_proto(op_type, out);
-  pb_lanes_from_host(t);
-  return rc;
-}
-
-static void lane_release_proto(const pyop_op_info *info) {
-  if (svc_has_protos()) {
-    pb_host_turn t = pb_lanes_to_host();
-    pb.services->release_proto(info);
-    pb_lanes_from_host(t);
-  }
-}
-
-static pyop_str lane_last_error(void) {
-  const char *s = pb_loader_last_error();
-  return (pyop_str){s != NULL ? s : "", s != NULL ? strlen(s) : 0};
-}
-
-static const pyop_loader_services lane_services = {
-    sizeof(pyop_loader_services), lane_set_error, lane_log,
-    lane_find_proto,              lane_release_proto, lane_last_error};
 
 /* ------------------------------------------------- the collecting registrar */
 
@@ -317,12 +229,12 @@ static int collect(void *ctx, bool impl, pyop_str op_type, pyop_str key, pyop_st
   return PYOP_OK;
 }
 
-static int collect_proto(void *ctx, const pyop_proto_view *v) {
+int pb_lane_collect_proto(void *ctx, const pyop_proto_view *v) {
   return collect(ctx, false, v->op_type, v->key, v->source_digest, v->caps, v->ctx,
                  v->callbacks);
 }
 
-static int collect_impl(void *ctx, const pyop_impl_view *v) {
+int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v) {
   return collect(ctx, true, v->op_type, v->key, v->source_digest, v->caps, v->ctx,
                  v->callbacks);
 }
@@ -359,9 +271,10 @@ static void forget_load(void) {
  * Lanes cannot start in this process (no /proc, memfd_create refused, the
  * bridge's file replaced): every descriptor stays serial with that reason,
  * as for a Python without lanes (lanes_refused, until set_config; one
- * warning). PYOP_EUNSUPPORTED, no error recorded: the load goes on.
+ * warning; the loading thread only). PYOP_EUNSUPPORTED, no error recorded:
+ * the load goes on.
  */
-static int lanes_unavailable(const char *fmt, ...) {
+int pb_lanes_unavailable(const char *fmt, ...) {
   char why[384];
   va_list ap;
   va_start(ap, fmt);
@@ -384,29 +297,24 @@ static FILE *open_maps(void) {
   return fopen("/proc/self/maps", "re");
 }
 
-/*
- * An fd of the file this image was loaded from, checked to be the mapped
- * object (same device and inode as /proc/self/maps says for our base), or
- * -1 after lanes_unavailable with the reason.
- */
-static int own_file(void) {
+int pb_lane_own_file(void) {
   Dl_info di;
   if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL)
-    return lanes_unavailable("dladdr cannot name the bridge's file"), -1;
+    return pb_lanes_unavailable("dladdr cannot name the bridge's file"), -1;
   int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
     int e = errno;
     if (fd >= 0)
       close(fd);
-    return lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
+    return pb_lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
                              strerror(e)), -1;
   }
   FILE *maps = open_maps();
   if (maps == NULL) {
     int e = errno;
     close(fd);
-    return lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
+    return pb_lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
                              "the bridge and open the copy through /proc/self/fd)",
                              strerror(e)), -1;
   }
@@ -424,7 +332,7 @@ static int own_file(void) {
   fclose(maps);
   if (!same) {
     close(fd);
-    return lanes_unavailable("the bridge's file %s is not the one mapped in this process "
+    return pb_lanes_unavailable("the bridge's file %s is not the one mapped in this process "
                              "(replaced since it was loaded?)", di.dli_fname), -1;
   }
   return fd;
@@ -440,14 +348,14 @@ static int open_memfd(const char *name) {
   return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
-/* A sealed memfd holding a copy of src (from offset 0), or -1 after
- * lanes_unavailable with the reason. */
-static int image_copy(int src, uint32_t index) {
+int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size) {
   char name[32];
   snprintf(name, sizeof name, "pyop-lane-%u", (unsigned)index);
   int fd = open_memfd(name);
-  if (fd < 0)
-    return lanes_unavailable("memfd_create failed: %s", strerror(errno)), -1;
+  if (fd < 0) {
+    snprintf(why, why_size, "memfd_create failed: %s", strerror(errno));
+    return -1;
+  }
   char buf[65536];
   off_t at = 0;
   for (;;) {
@@ -475,206 +383,11 @@ static int image_copy(int src, uint32_t index) {
 fail:;
   int e = errno;
   close(fd);
-  return lanes_unavailable("cannot copy the bridge into a sealed memfd: %s", strerror(e)), -1;
+  snprintf(why, why_size, "cannot copy the bridge into a sealed memfd: %s", strerror(e));
+  return -1;
 }
 
-#if PY_VERSION_HEX < 0x030D0000
-/*
- * CPython 3.12 cannot end a sub-interpreter that imported asyncio (the end
- * hangs or crashes; 3.13 can): in a lane of 3.12 importing it raises
- * ImportError, so a plugin that needs it stays serial, saying why. Runs in
- * the lane (its state attached); a failure to install only logs.
- */
-static void refuse_asyncio(void) {
-  static const char code[] =
-      "import sys\n"
-      "class _PyopNoAsyncio:\n"
-      "    @staticmethod\n"
-      "    def find_spec(name, path=None, target=None):\n"
-      "        if name == 'asyncio' or name.startswith('asyncio.'):\n"
-      "            raise ImportError('asyncio is refused in an interpreter lane on Python "
-      "3.12 (CPython 3.12 cannot end a sub-interpreter that imported it; 3.13 can)', "
-      "name=name)\n"
-      "        return None\n"
-      "sys.meta_path.insert(0, _PyopNoAsyncio)\n";
-  if (PyRun_SimpleString(code) != 0)
-    pb_log(PYOP_LOG_WARN, "lanes: cannot refuse asyncio in a lane of Python 3.12");
-}
-#endif
-
-/*
- * Starts lane l (index set): its sub-interpreter, its image configured to
- * adopt it. Called with the main interpreter's GIL held through main (this
- * thread's attached state), which is attached again on return. PYOP_OK,
- * PYOP_EUNSUPPORTED when its image cannot be made here (lanes_unavailable),
- * or a status (error reported); what was made is undone.
- */
-static int lane_start(pb_lane *l, int src) {
-  PyThreadState *main = pb_attached_tstate();
-  l->fd = image_copy(src, l->index);
-  if (l->fd < 0)
-    return PYOP_EUNSUPPORTED;
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
-  l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (l->handle == NULL) {
-    const char *e = dlerror();
-    int rc = lanes_unavailable("cannot open the copy of the bridge (%s): %s", path,
-                               e != NULL ? e : "(no dlerror)");
-    close(l->fd);
-    return rc;
-  }
-  pyop_bridge_entry_fn entry;
-  *(void **)&entry = dlsym(l->handle, PYOP_BRIDGE_ENTRY_SYMBOL);
-  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                             &lane_services};
-  if (entry == NULL || entry(&req, &l->api) != PYOP_OK || l->api == NULL) {
-    dlclose(l->handle);
-    close(l->fd);
-    return pb_error(PYOP_EINTERNAL, "lane %u: the bridge's image refused its entry",
-                    (unsigned)l->index);
-  }
-  PyInterpreterConfig cfg = {
-      .use_main_obmalloc = 0,
-      .allow_fork = 0,
-      .allow_exec = 0,
-      .allow_threads = 1,
-      .allow_daemon_threads = 0,
-      .check_multi_interp_extensions = 1,
-      .gil = PyInterpreterConfig_OWN_GIL,
-  };
-  PyThreadState *ts = NULL;
-  PyStatus st = Py_NewInterpreterFromConfig(&ts, &cfg);
-  if (PyStatus_Exception(st) || ts == NULL) {
-    if (pb_attached_tstate() != main)
-      PyEval_RestoreThread(main);
-    l->api->shutdown();
-    dlclose(l->handle);
-    close(l->fd);
-    return pb_error(PYOP_EPYTHON, "lane %u: cannot start a sub-interpreter: %s",
-                    (unsigned)l->index, st.err_msg != NULL ? st.err_msg : "(no reason)");
-  }
-  l->interp = PyThreadState_GetInterpreter(ts);
-  pyop_bridge_config c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.artifact_dir = (pyop_str){pb.artifact_dir, strlen(pb.artifact_dir)};
-  c.flags = PB_CONFIG_LANE;
-  int rc = l->api->set_config(&c);
-  if (rc != PYOP_OK) {
-    Py_EndInterpreter(ts);
-  } else {
-    /* threading's main thread is the state that imports it first: ts0, the
-     * one that ends the interpreter (else 3.12's threading._shutdown finds
-     * the lock of a state the image deleted and complains at the end). */
-    PyObject *m = PyImport_ImportModule("threading");
-    if (m == NULL)
-      PyErr_Clear();
-    Py_XDECREF(m);
-#if PY_VERSION_HEX < 0x030D0000
-    refuse_asyncio();
-#endif
-    l->ts0_thread = pthread_self();
-    l->ts0 = PyEval_SaveThread(); /* the image keeps states of its own */
-  }
-  PyEval_RestoreThread(main);
-  if (rc != PYOP_OK) {
-    l->api->shutdown();
-    dlclose(l->handle);
-    close(l->fd);
-    return rc;
-  }
-  return PYOP_OK;
-}
-
-/* Ends lane l: its image's shutdown (ends every thread state it kept),
- * then its interpreter, then the image. No thread state attached. */
-static void lane_stop(pb_lane *l) {
-  assert(pb_attached_tstate() == NULL);
-  lane_forget_load(l);
-  l->api->shutdown();
-  if (pb_python_usable()) {
-    /* On ts0's thread ts0 ends the interpreter (threading's main thread is
-     * ts0: its _shutdown releases ts0's lock). On another thread a state of
-     * this thread does, ts0 deleted first (threading then ignores its main
-     * thread, and 3.12 hangs ending an interpreter with a state made on
-     * another thread). */
-    PyThreadState *ts = l->ts0;
-    if (!pthread_equal(l->ts0_thread, pthread_self())) {
-      ts = PyThreadState_New(l->interp);
-      if (ts == NULL) {
-        pb_log(PYOP_LOG_WARN, "lane %u: out of memory ending it", (unsigned)l->index);
-        ts = l->ts0;
-      } else {
-        PyEval_RestoreThread(ts);
-        PyThreadState_Clear(l->ts0);
-        PyThreadState_Delete(l->ts0);
-        PyEval_SaveThread();
-      }
-    }
-    PyEval_RestoreThread(ts);
-    /* Py_EndInterpreter waits for every non-daemon thread of the
-     * interpreter (threading._shutdown), forever for one that never ends;
-     * pyop_shutdown never waits for a thread (docs/host-guide.md): such a
-     * lane is left running, its image mapped (docs/design.md §Lanes). */
-    char *why = NULL;
-    char *left = pb_threads_running(&why);
-    if (left == NULL || left[0] != '\0') {
-      if (left == NULL)
-        pb_log(PYOP_LOG_WARN, "lane %u: could not list the Python threads left running (%s): "
-               "its sub-interpreter is left running and its bridge image mapped",
-               (unsigned)l->index, why != NULL ? why : "unknown error");
-      else
-        pb_log(PYOP_LOG_WARN, "lane %u: Python thread(s) %s started by a plugin are still "
-               "running at pyop_shutdown; they keep running: the lane's sub-interpreter is "
-               "left running and its bridge image mapped (ending it would wait for them)",
-               (unsigned)l->index, left);
-      free(left);
-      free(why);
-      PyEval_SaveThread();
-      close(l->fd);
-      return;
-    }
-    free(left);
-    free(why);
-    Py_EndInterpreter(ts);
-  }
-  dlclose(l->handle);
-  close(l->fd);
-}
-
-/* Starts n lanes (main GIL held). PYOP_OK, PYOP_EUNSUPPORTED when they
- * cannot start in this process (lanes_unavailable; no error recorded), or
- * a status (error reported); no lane left on failure. */
-static int lanes_start(uint32_t n) {
-  int src = own_file();
-  if (src < 0)
-    return PYOP_EUNSUPPORTED;
-  lanes = calloc(n, sizeof *lanes);
-  if (lanes == NULL) {
-    close(src);
-    return pb_error(PYOP_ENOMEM, "lanes: out of memory");
-  }
-  int rc = PYOP_OK;
-  pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
-  for (uint32_t i = 0; i < n && rc == PYOP_OK; i++) {
-    lanes[i].index = i + 1;
-    rc = lane_start(&lanes[i], src);
-    if (rc == PYOP_OK)
-      n_lanes = i + 1;
-  }
-  pb_lanes_leave(m);
-  close(src);
-  if (rc != PYOP_OK) {
-    PyThreadState *main = PyEval_SaveThread();
-    pb_lanes_stop();
-    PyEval_RestoreThread(main);
-  } else {
-    pb_log(PYOP_LOG_INFO, "lanes: %u sub-interpreters with their own GIL started",
-           (unsigned)n);
-  }
-  return rc;
-}
+static void lanes_stop(bool keep);
 
 /*
  * atexit's callback while lanes run (main GIL held): a host that finalizes
@@ -683,14 +396,15 @@ static int lanes_start(uint32_t n) {
  * threading joined the non-daemon threads and before CPython ends the
  * interpreters left (3.13: 'Py_EndInterpreter: not the last thread', the
  * lanes' images still keeping thread states there) or finalizes with them
- * (3.12). What refers to the lanes then refuses to call them (epoch).
+ * (3.12). They end for good (an atexit hook of the pool registered now
+ * would not run). What refers to them then refuses to call them (epoch).
  */
 static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
   (void)self;
   (void)unused;
   if (n_lanes)
     pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
-  pb_lanes_stop();
+  lanes_stop(false);
   Py_CLEAR(exit_hook);
   Py_RETURN_NONE;
 }
@@ -734,10 +448,66 @@ void pb_lanes_exit_hook_drop(void) {
 
 unsigned pb_lanes_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
 
-/* The first line of s, at most 300 bytes (for a serial reason). */
-static char *first_line(const char *s) {
-  size_t n = strcspn(s, "\n");
-  return strndup(s, n < 300 ? n : 300);
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Before the first load of this image (n_lanes 0): the lanes kept by an
+ * earlier main image are taken up in their order (lane_pool.c), new ones
+ * made for the rest, and the lanes' part of the load (their start, then
+ * the import of every element) runs on workers (lane_start.c), the main
+ * GIL released meanwhile. A lane that could not start fails the load, and
+ * every lane goes back to the pool (all or nothing: this image keeps none);
+ * one whose plugins failed fails it too, and every lane forgets the load.
+ */
+static int lanes_run(const pyop_str *paths, size_t n) {
+  bool start = n_lanes == 0;
+  int src = -1;
+  uint32_t kept = 0;
+  if (start) {
+    src = pb_lane_own_file();
+    if (src < 0)
+      return PYOP_EUNSUPPORTED;
+    kept = pb_lane_pool_take(lanes, PYOP_MAX_LANES);
+    for (uint32_t k = kept; k < lanes_asked; k++)
+      lanes[k] = (pb_lane){.fd = -1};
+    n_lanes = lanes_asked;
+    n_kept = kept > lanes_asked ? kept : lanes_asked;
+    for (uint32_t k = 0; k < n_kept; k++)
+      lanes[k].index = k + 1;
+  }
+  int rc = PYOP_OK;
+  for (uint32_t k = 0; k < n_lanes && rc == PYOP_OK; k++)
+    if ((lanes[k].serial_why = calloc(n ? n : 1, sizeof(char *))) == NULL)
+      rc = pb_error(PYOP_ENOMEM, "lanes: out of memory");
+  /* The lanes take their own GIL: the main one is let go meanwhile. */
+  PyThreadState *main = PyEval_SaveThread();
+  double t0 = seconds();
+  bool started = !start;
+  if (rc == PYOP_OK)
+    rc = pb_lane_jobs_run(lanes, n_lanes, start, src, paths, load_paths, n, &started);
+  if (start) {
+    close(src);
+    /* Kept lanes this load does not use: their last images are not needed
+     * (lane_pool.c's exit hook runs in a serving lane's). */
+    for (uint32_t k = n_lanes; k < n_kept; k++)
+      pb_lane_image_close(&lanes[k]);
+  }
+  if (!started)
+    pb_lanes_stop(); /* all or nothing: every lane back to the pool */
+  PyEval_RestoreThread(main);
+  if (rc == PYOP_EUNSUPPORTED) /* an image could not be made here */
+    return pb_lanes_unavailable("%s", pb_lane_jobs_unavailable());
+  if (start && started && rc == PYOP_OK) {
+    uint32_t reused = kept < n_lanes ? kept : n_lanes;
+    pb_log(PYOP_LOG_INFO, "lanes: %u sub-interpreters with their own GIL ready in %.0f ms "
+           "(%u started, %u kept from an earlier load)", (unsigned)n_lanes,
+           (seconds() - t0) * 1e3, (unsigned)(n_lanes - reused), (unsigned)reused);
+  }
+  return rc;
 }
 
 int pb_lanes_load(const pyop_str *paths, size_t n) {
@@ -748,13 +518,8 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
      * before any lane: what that first initialises belongs to the main
      * interpreter, which outlives every lane (CPython gh-119213). */
     int rc = pb_package_ensure();
-    if (rc == PYOP_OK)
-      rc = lanes_start(lanes_asked);
-    if (rc == PYOP_EUNSUPPORTED)
-      return PYOP_OK; /* lanes_unavailable: every op serial */
     if (rc != PYOP_OK)
       return rc;
-    exit_hook_register();
   }
   forget_load();
   load_paths = calloc(n ? n : 1, sizeof *load_paths);
@@ -762,52 +527,23 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
     return pb_error(PYOP_ENOMEM, "lanes: out of memory");
   n_load_paths = n;
   for (size_t i = 0; i < n; i++)
-    if ((load_paths[i] = str_copy(paths[i])) == NULL)
-      goto nomem;
-  for (uint32_t k = 0; k < n_lanes; k++)
-    if ((lanes[k].serial_why = calloc(n ? n : 1, sizeof(char *))) == NULL)
-      goto nomem;
-  /* The lanes' images take their own GIL: the main one is let go meanwhile. */
-  PyThreadState *main = PyEval_SaveThread();
-  pb_host_mark m = pb_lanes_enter(main);
-  int rc = PYOP_OK;
-  for (uint32_t k = 0; k < n_lanes && rc == PYOP_OK; k++) {
-    pb_lane *l = &lanes[k];
-    pyop_registrar reg = {sizeof reg, l, collect_proto, collect_impl};
-    for (size_t i = 0; i < n && rc == PYOP_OK; i++) {
-      capturing = true;
-      l->element = i;
-      int r = l->api->register_custom_ops(&reg, &paths[i], 1);
-      capturing = false;
-      const char *msg = captured != NULL ? captured : "(no detail)";
-      if (r == PYOP_EUNSUPPORTED) {
-        char *line = first_line(msg);
-        l->serial_why[i] = line != NULL ? pb_strdupf("lane %u: %s", (unsigned)l->index, line)
-                                        : NULL;
-        if (k == 0)
-          pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: "
-                 "lane %u: %s", load_paths[i], (unsigned)l->index, line ? line : msg);
-        free(line);
-      } else if (r != PYOP_OK) {
-        rc = pb_error(r, "lane %u: loading the plugins of %s failed (every lane must load "
-                      "what the main interpreter does): %s",
-                      (unsigned)l->index, load_paths[i], msg);
-      }
-      free(captured);
-      captured = NULL;
+    if ((load_paths[i] = str_copy(paths[i])) == NULL) {
+      forget_load();
+      return pb_error(PYOP_ENOMEM, "lanes: out of memory");
     }
+  int rc = lanes_run(paths, n);
+  if (rc == PYOP_EUNSUPPORTED) {
+    forget_load();
+    return PYOP_OK; /* pb_lanes_unavailable: every op serial */
   }
-  pb_lanes_leave(m);
-  PyEval_RestoreThread(main);
-  if (rc != PYOP_OK) {
-    PyThreadState *again = PyEval_SaveThread();
+  if (rc == PYOP_OK && exit_hook == NULL)
+    exit_hook_register();
+  if (rc != PYOP_OK && n_lanes > 0) {
+    PyThreadState *m = PyEval_SaveThread();
     pb_lanes_reset();
-    PyEval_RestoreThread(again);
+    PyEval_RestoreThread(m);
   }
   return rc;
-nomem:
-  forget_load();
-  return pb_error(PYOP_ENOMEM, "lanes: out of memory");
 }
 
 /* The descriptor of lane l that is op's (same kind, op type and key, from
@@ -963,32 +699,125 @@ void pb_lanes_reset(void) {
 #ifdef PB_LANES
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   for (uint32_t k = 0; k < n_lanes; k++)
-    lanes[k].api->reset();
+    if (lanes[k].api != NULL)
+      lanes[k].api->reset();
   pb_lanes_leave(m);
   forget_load();
 #endif
 }
 
+#ifdef PB_LANES
+/*
+ * Whether Python threads a plugin started are still running in lane l
+ * (warned about, by name: they keep running there). No thread state
+ * attached: the lane's GIL is taken through a state made for the purpose.
+ */
+static bool threads_left(const pb_lane *l) {
+  PyThreadState *ts = PyThreadState_New(l->interp);
+  if (ts == NULL) {
+    pb_log(PYOP_LOG_WARN, "lane %u: out of memory listing its Python threads",
+           (unsigned)l->index);
+    return true;
+  }
+  PyEval_RestoreThread(ts);
+  char *why = NULL;
+  char *left = pb_threads_running(&why);
+  if (left == NULL)
+    pb_log(PYOP_LOG_WARN, "lane %u: could not list the Python threads left running at "
+           "pyop_shutdown (%s)", (unsigned)l->index, why != NULL ? why : "unknown error");
+  else if (left[0] != '\0')
+    pb_log(PYOP_LOG_WARN, "lane %u: Python thread(s) %s started by a plugin are still running "
+           "at pyop_shutdown; they keep running in the lane's sub-interpreter, which is kept "
+           "for the next load (a host that finalizes Python waits for them, as for the main "
+           "interpreter's)", (unsigned)l->index, left);
+  bool any = left == NULL || left[0] != '\0';
+  free(left);
+  free(why);
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent();
+  return any;
+}
+
+/* Detaches the state attached to this thread, if any; returns it. */
+static PyThreadState *detach_any(void) {
+  return pb_attached_tstate() != NULL ? PyEval_SaveThread() : NULL;
+}
+
+static void attach_again(PyThreadState *ts) {
+  if (ts != NULL)
+    PyEval_RestoreThread(ts);
+}
+
+/*
+ * When the lanes cannot be kept: ends each one's interpreter, except one
+ * where a plugin's threads still run (ending it would wait for them:
+ * pyop_shutdown never waits for a thread), which is left running with its
+ * image mapped. No thread state attached.
+ */
+static void lanes_end(bool usable) {
+  for (uint32_t k = 0; k < n_kept; k++) {
+    pb_lane *l = &lanes[k];
+    if (usable && l->interp != NULL) {
+      if (threads_left(l)) {
+        pb_log(PYOP_LOG_WARN, "lane %u: its sub-interpreter is left running and its bridge "
+               "image mapped", (unsigned)l->index);
+        if (l->fd >= 0)
+          close(l->fd);
+        continue;
+      }
+      pb_lane_end(l->interp, l->ts0, l->ts0_thread);
+    }
+    pb_lane_image_close(l);
+  }
+}
+
+/*
+ * Every lane's image shuts down (its plugins and pyop package dropped,
+ * every thread state it kept ended); then, with keep, the lanes'
+ * interpreters are kept for the next main image's loads (lane_pool.c)
+ * instead of ended: CPython gives nothing back of an ended one. Without
+ * keep (Python finalizes: lanes_at_exit), or when they cannot be kept, they
+ * end. Works with or without a thread state attached on the calling thread
+ * (a host that keeps the GIL): it is detached while the lanes' GILs are
+ * taken, and attached again; what the images log meanwhile runs with it
+ * (lane_calls.c).
+ */
+static void lanes_stop(bool keep) {
+  forget_load();
+  if (n_kept == 0)
+    return;
+  atomic_fetch_add(&epoch, 1);
+  bool usable = pb_python_usable();
+  PyThreadState *cur = detach_any();
+  pb_host_mark m = pb_lanes_enter(cur);
+  for (uint32_t k = 0; k < n_kept; k++) {
+    pb_lane *l = &lanes[k];
+    if (l->api != NULL)
+      l->api->shutdown();
+    l->api = NULL;
+    if (usable && l->interp != NULL && k < n_lanes && keep)
+      (void)threads_left(l);
+  }
+  pb_lanes_leave(m);
+  attach_again(cur);
+  int rc = PYOP_ENOTINIT;
+  if (usable && keep) {
+    pb_gil st = pb_enter();
+    rc = pb_lane_pool_put(lanes, n_kept);
+    pb_leave(st);
+  }
+  if (rc != PYOP_OK) {
+    cur = detach_any();
+    lanes_end(usable);
+    attach_again(cur);
+  }
+  memset(lanes, 0, n_kept * sizeof lanes[0]);
+  n_lanes = n_kept = 0;
+}
+#endif
+
 void pb_lanes_stop(void) {
 #ifdef PB_LANES
-  /* The lanes end with nothing attached on this thread: the state the
-   * caller has attached (a host that keeps the GIL, a Python program
-   * calling through ctypes.PyDLL, a host's own sub-interpreter) is detached
-   * meanwhile and given back attached (issue 28). */
-  PyThreadState *caller = n_lanes && pb_python_usable() ? pb_attached_tstate() : NULL;
-  if (caller != NULL)
-    PyEval_SaveThread();
-  forget_load();
-  if (n_lanes)
-    atomic_fetch_add(&epoch, 1);
-  pb_host_mark m = pb_lanes_enter(caller);
-  for (uint32_t k = n_lanes; k-- > 0;)
-    lane_stop(&lanes[k]);
-  pb_lanes_leave(m);
-  free(lanes);
-  lanes = NULL;
-  n_lanes = 0;
-  if (caller != NULL)
-    PyEval_RestoreThread(caller);
+  lanes_stop(true);
 #endif
 }

@@ -17,6 +17,10 @@
  *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
  *                   exit); lanes run where CPython can end them safely
  *                   (3.12.4+), else every op is serial naming the version
+ *   kept_exit       lanes kept across pyop_shutdown: the next load runs in
+ *                   the same interpreters; the exit hook in atexit ends them
+ *                   (atexit._run_exitfuncs), the load after starts new ones;
+ *                   Python finalizes (forced lanes on 3.12.0-3.12.3: not)
  *
  * Where CPython cannot end a lane safely (3.12.0 - 3.12.3, gh-119213) lanes
  * run only with the test seam PYOP_TEST_LANES=force, and then Python is not
@@ -157,7 +161,43 @@ static void case_finalize(void) {
   free(opp);
 }
 
-#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize)
+/*
+ * The lanes kept across pyop_shutdown in a host that owns Python: the next
+ * load takes up the same interpreters; the exit hook libpyop registered in
+ * atexit ends them (atexit._run_exitfuncs() runs it, as Py_FinalizeEx
+ * does), so the load after that starts new ones; Python then finalizes.
+ */
+static void case_kept_exit(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  REQUIRE(expected_lanes(2, true) == 2, "no lanes");
+  float first[2] = {0, 0}, ids[2] = {0, 0};
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, round ? ids : first, round);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+  }
+  CHECK(ids[0] == first[0] && ids[1] == first[1] && first[0] != first[1],
+        "the second load ran in interpreters %g %g, the first in %g %g (not kept)", ids[0],
+        ids[1], first[0], first[1]);
+  PyEval_RestoreThread(mine);
+  CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+  mine = PyEval_SaveThread();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 2);
+  CHECK(ids[0] != first[0] && ids[0] != first[1] && ids[1] != first[0] &&
+            ids[1] != first[1],
+        "after the exit hook the load ran in interpreters %g %g, the kept ones were %g %g "
+        "(not ended)", ids[0], ids[1], first[0], first[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};

@@ -54,6 +54,26 @@ E2E_UNUSED static void expect_info(const char *op_type, uint32_t lanes,
   pyop_op_info_release(info);
 }
 
+/* ids[k]: the interpreter id of lane k + 1, from one instance of Lane
+ * (tests/lanes/plugins/pure) per lane of n, each checked to run in a lane
+ * where the plugin's module state is a fresh import (cycle: for messages). */
+E2E_UNUSED static void lane_ids(uint32_t n, float *ids, int cycle) {
+  for (uint32_t k = 0; k < n; k++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("Lane", NULL, 0, &op), PYOP_OK);
+    float x[2] = {0, 0}, y[2] = {-1, -1};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    uint32_t lane = pyop_op_lane(op);
+    CHECK(lane >= 1 && lane <= n, "cycle %d: instance %u in lane %u of %u", cycle,
+          (unsigned)k, (unsigned)lane, (unsigned)n);
+    CHECK(y[0] == 1.0f, "cycle %d: lane %u imported the plugin's module state %g times: "
+          "the previous load's module leaked into this one", cycle, (unsigned)lane, y[0]);
+    if (lane >= 1 && lane <= n)
+      ids[lane - 1] = y[1];
+    pyop_op_destroy(op);
+  }
+}
+
 /* ---------------------------------------------------------- case driver */
 
 typedef struct lanes_case {

@@ -7,8 +7,8 @@
 # builds libpyop with that Python as its default (-DPYOP_PYTHONS; the extra
 # CMAKE_ARGS carry the sanitizer options of the calling build), compiles
 # the test hosts against it and runs every case each lists (--list):
-# tests/lanes/lanes_host.c (a C host without Python: start_python starts
-# that one), tests/lanes/lanes_embed.c (C hosts that link libpython and own
+# tests/lanes/lanes_host.c and lanes_load.c (C hosts without Python:
+# start_python starts that one), tests/lanes/lanes_embed.c (C hosts that link libpython and own
 # it), tests/lanes/ctypes_host.py (a Python program calling libpyop
 # through ctypes, as the pyop command does) and tests/lanes/cli_host.py (the
 # pyop command with --lanes). LANES_CASES="a b" runs only those cases. Exit
@@ -68,10 +68,12 @@ for exe in "${pys[@]}"; do
   common=(-std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include"
     -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\""
     -DPy_VERSION_FOR_TEST="\"$ver\"")
-  # lanes_host: a C host without Python; lanes_embed: one that links
-  # libpython and initialises it itself.
-  "$cc" "${common[@]}" "$src/tests/lanes/lanes_host.c" -o "$tree/lanes_host" \
-    -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  # lanes_host and lanes_load: C hosts without Python; lanes_embed: one
+  # that links libpython and initialises it itself.
+  for h in lanes_host lanes_load; do
+    "$cc" "${common[@]}" "$src/tests/lanes/$h.c" -o "$tree/$h" \
+      -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  done
   "$cc" "${common[@]}" -I"$pyinc" "$src/tests/lanes/lanes_embed.c" -o "$tree/lanes_embed" \
     -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
     -lpthread
@@ -79,7 +81,7 @@ for exe in "${pys[@]}"; do
   # ctypes_host.py and cli_host.py are Python programs driving libpyop
   # through ctypes (an ASan/TSan libpyop cannot be loaded into an
   # uninstrumented Python).
-  hosts=(lanes_host lanes_embed)
+  hosts=(lanes_host lanes_load lanes_embed)
   ((${#flags[@]} == 0)) && hosts+=(ctypes_host cli_host)
   for host in "${hosts[@]}"; do
     case $host in

@@ -1,9 +1,9 @@
 """Versioned(x) -> y, y[0] = VERSION: a plugin a deploy replaces (cp + mv)
-while a load imports it. With PYOP_TEST_REPLACE=1, its first import (lane
-1: the bridge loads the lanes first) writes VERSION = 2 over its own file,
-once compiled, and leaves a mark (.deployed beside it) so that no later one
-does; lane 2 and the main interpreter then compile version 2
-(tests/lanes/lanes_host.c, replaced). Loaded from a copy: it changes
+while a load imports it. With PYOP_TEST_REPLACE=1, its first import (a
+lane's: the bridge loads the lanes first) writes VERSION = 2 over its own
+file, once compiled, and leaves a mark (.deployed beside it) so that no
+later one does; the other lanes and the main interpreter then compile version 2
+(tests/lanes/lanes_load.c, replaced). Loaded from a copy: it changes
 itself."""
 import os
 

@@ -1,10 +1,10 @@
 """VersionedPkg(x) -> y, y[0] = impl.VERSION: a package plugin whose
 submodule a deploy replaces (cp + mv) while a load imports it. With
-PYOP_TEST_REPLACE=1, its first import (lane 1) writes VERSION = 2 over
+PYOP_TEST_REPLACE=1, its first import (a lane's) writes VERSION = 2 over
 impl.py, once compiled, and leaves a mark (.deployed beside the package) so
-that no later one does: lane 2 and the main interpreter then compile version
-2 of impl.py, this file staying the same (tests/lanes/lanes_host.c,
-replaced). Loaded from a copy."""
+that no later one does: the other lanes and the main interpreter then
+compile version 2 of impl.py, this file staying the same
+(tests/lanes/lanes_load.c, replaced). Loaded from a copy."""
 import os
 
 import pyop
