@@ -89,6 +89,10 @@ typedef struct pb_op {
    * path's load compiled (its code_digest; NULL: unknown). */
   long element;
   char *code_digest;
+  /* Why it runs in the main interpreter although placed in lanes (a call
+   * failed in a lane after an import the lane refused: lane_calls.c), or
+   * NULL; set once, any thread. */
+  _Atomic(char *) lane_refusal;
   /* Lanes it runs in (lanes.c), 0: serial; per lane the image's ctx and
    * callbacks of the same descriptor (n_lanes entries, owned arrays). */
   uint32_t n_lanes;
@@ -593,6 +597,29 @@ void pb_lanes_from_host(pb_host_turn turn);
 /* Makes op's callbacks the dispatchers to the lanes' images (op->lane_cb,
  * lane_ctx, n_lanes set). */
 void pb_lanes_dispatch(pb_op *op);
+/* The main image's lane services take a lane image's failed call with
+ * PB_STATUS_LANE_REFUSED: its message (copied), for the dispatcher. */
+void pb_lanes_refused_note(pyop_str message);
+
+/* ---- lane_imports.c (a lane image: what its interpreter refused to import) */
+/*
+ * A lane image's private status between it and the main image (never
+ * libpyop's): a call failed after an import the lane refused, which the
+ * main interpreter would have made (lane_calls.c then runs the op there).
+ */
+#define PB_STATUS_LANE_REFUSED (-1000)
+/* Starts recording refused imports in this lane's interpreter (its package
+ * import; GIL held): 0, or -1 with an exception. */
+int pb_lane_imports_watch(void);
+/* Around a lane image's load of one path element (GIL held): end returns
+ * rc, or PYOP_EUNSUPPORTED (error reported) when rc is PYOP_OK and an
+ * import was refused during the load. */
+void pb_lane_imports_load_begin(void);
+int pb_lane_imports_load_end(int rc);
+/* A failed call's status in a lane image (pb_error_python): a call's
+ * PYOP_EPYTHON becomes PB_STATUS_LANE_REFUSED when an import was refused
+ * since the last look (taken). */
+int pb_lane_imports_status(int status);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);

@@ -114,6 +114,10 @@ static void lane_set_error(int status, pyop_str m) {
     j->captured = strndup(m.data != NULL ? m.data : "", m.len);
     return;
   }
+  if (status == PB_STATUS_LANE_REFUSED) { /* for the dispatcher, not libpyop */
+    pb_lanes_refused_note(m);
+    return;
+  }
   if (pb.services != NULL && pb.services->set_error != NULL) {
     pb_host_turn t = pb_lanes_to_host();
     pb.services->set_error(status, m);
@@ -238,7 +242,9 @@ static int image_configure(lane_job *j) {
 /*
  * CPython 3.12 cannot end a sub-interpreter that imported asyncio (the end
  * hangs or crashes; 3.13 can): in a lane of 3.12 importing it raises
- * ImportError, so a plugin that needs it stays serial, saying why. Runs in
+ * ImportError, so a plugin that needs it stays serial, saying why, and the
+ * refusal is recorded as an extension module's is (lane_imports.c: an
+ * import of it inside execute runs the op in the main interpreter). Runs in
  * the lane (its state attached), once per interpreter; a failure to
  * install only logs.
  */
@@ -249,9 +255,13 @@ static void refuse_asyncio(lane_job *j) {
       "    @staticmethod\n"
       "    def find_spec(name, path=None, target=None):\n"
       "        if name == 'asyncio' or name.startswith('asyncio.'):\n"
-      "            raise ImportError('asyncio is refused in an interpreter lane on Python "
+      "            e = ImportError('asyncio is refused in an interpreter lane on Python "
       "3.12 (CPython 3.12 cannot end a sub-interpreter that imported it; 3.13 can)', "
       "name=name)\n"
+      "            seen = getattr(sys.modules.get('_imp'), '_pyop_refused', None)\n"
+      "            if seen is not None:\n" /* lane_imports.c, pyop/_lanes.py */
+      "                seen.append((name, 'ImportError: %s' % e))\n"
+      "            raise e\n"
       "        return None\n"
       "sys.meta_path.insert(0, _PyopNoAsyncio)\n";
   if (PyRun_SimpleString(code) != 0)

@@ -422,7 +422,8 @@ int pb_package_ensure(void) {
     if (pb.str_method[i] == NULL)
       goto fail;
   }
-  if (py_state_from_modules() < 0 || desc_layout_check() < 0)
+  if (py_state_from_modules() < 0 || desc_layout_check() < 0 ||
+      (pb_lanes_image() && pb_lane_imports_watch() < 0))
     goto fail;
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
   if (dt == NULL)
@@ -466,6 +467,7 @@ void pb_op_decref(pb_op *op) {
   free(op->input_kinds);
   free(op->output_kinds);
   free(op->code_digest);
+  free(atomic_load(&op->lane_refusal));
   free(op->lane_ctx);
   free(op->lane_cb);
   free(op);
@@ -1332,7 +1334,11 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   bool gil_was_off = gil_enabled() == 0;
 #endif
   /* A lane image loads one path at a time: what its earlier paths of the
-   * load imported is imported once, as in the main interpreter's load. */
+   * load imported is imported once, as in the main interpreter's load; and
+   * an extension module refused there leaves the path serial, however the
+   * plugin handled the ImportError (lane_imports.c). */
+  if (pb_lanes_image())
+    pb_lane_imports_load_begin();
   res = pb_lanes_image() ? PyObject_CallFunctionObjArgs(pb.fn_load, list, pb.lane_seen, NULL)
                          : PyObject_CallOneArg(pb.fn_load, list);
 #ifdef Py_GIL_DISABLED
@@ -1356,6 +1362,8 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   impls = protos ? get_tuple(res, "impls") : NULL;
   if (impls == NULL)
     goto py_fail;
+  if (pb_lanes_image() && (rc = pb_lane_imports_load_end(PYOP_OK)) != PYOP_OK)
+    goto out;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(protos); i++) {
     pb_add_result ar = add_proto(reg, PyTuple_GET_ITEM(protos, i), &mine, &rc);
     if (ar == PB_ADD_PY_ERROR)
@@ -1386,6 +1394,8 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
 py_fail:
   rc = pb_error_python(PYOP_EPYTHON, "converting plugin descriptors failed");
 out:
+  if (pb_lanes_image())
+    (void)pb_lane_imports_load_end(PYOP_EINTERNAL); /* ends it, whatever happened */
   if (rc != PYOP_OK) {
     ops_free(mine);
     unload(modules);

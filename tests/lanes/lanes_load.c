@@ -15,6 +15,13 @@
  *   unavailable  no /proc, then memfd_create refused (the test seam
  *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
  *              serial naming the cause; after shutdown lanes start again
+ *   optional_ext  a plugin that catches the ImportError of an extension a
+ *              lane refuses: serial naming the module, every instance on
+ *              the main interpreter's accelerated path
+ *   lazy_import  ops that import such a module (or asyncio on 3.12) inside
+ *              execute or their constructor: from the first failure on they
+ *              run in the main interpreter, said once; the failed call runs
+ *              again there unless the lane had called out
  */
 #include "lanes_util.h"
 
@@ -169,7 +176,135 @@ static void case_unavailable(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
 }
 
-#define LANES_LOAD_CASES(X) X(twice) X(trailing_slash) X(replaced) X(unavailable)
+/* ---------------------------------------- what a lane refuses to import */
+
+static char warned[8192];
+
+static void keep_warning(void *user, int level, const char *line) {
+  (void)user;
+  if (level == PYOP_LOG_WARN && strlen(warned) + strlen(line) + 2 < sizeof warned) {
+    strcat(warned, line);
+    strcat(warned, "\n");
+  }
+}
+
+/* How many times s occurs in text. */
+static int count_in(const char *text, const char *s) {
+  int n = 0;
+  for (const char *p = strstr(text, s); p != NULL; p = strstr(p + 1, s))
+    n++;
+  return n;
+}
+
+/* How many lines of text hold both a and b. */
+static int lines_with(const char *text, const char *a, const char *b) {
+  int n = 0;
+  for (const char *line = text; *line != '\0';) {
+    const char *end = strchr(line, '\n');
+    size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+    char *l = strndup(line, len);
+    n += l != NULL && strstr(l, a) != NULL && strstr(l, b) != NULL;
+    free(l);
+    line += len + (end != NULL);
+  }
+  return n;
+}
+
+/* Runs op on {x0, 0}; *id the interpreter that ran it (0: the main one). */
+static int run_id(pyop_op *op, float x0, float *y0, float *id) {
+  float x[2] = {x0, 0}, y[2] = {-1, -1};
+  int rc = run(op, x, y, 2);
+  *y0 = y[0];
+  *id = y[1];
+  return rc;
+}
+
+/*
+ * The optional-extension pattern (issue 28 item 5): a plugin that catches
+ * the ImportError of an extension module a lane refuses stays serial,
+ * saying which module, and every instance runs the accelerated path of the
+ * main interpreter.
+ */
+static void case_optional_ext(void) {
+  char *opp = xasprintf("%s/optional_ext", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Optional", 0, strstr(Py_VERSION_FOR_TEST, "3.12") ? "extension module '_ctypes'"
+                                                                  : "extension module "
+                                                                    "'_testsinglephase'");
+  expect_info("Optional", 0, "and went on without it: in the main interpreter they run with it");
+  for (int i = 0; i < 3; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("Optional", NULL, 0, &op), PYOP_OK);
+    float acc = -1, id = -1;
+    CHECK_RC(run_id(op, 0, &acc, &id), PYOP_OK);
+    CHECK(acc == 1.0f && id == 0.0f, "instance %d ran the %s path in interpreter %g", i,
+          acc == 1.0f ? "accelerated" : "fallback", id);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/*
+ * A module a lane refuses, imported inside a call (issue 28 item 6): the op
+ * runs in the main interpreter from its first failure on, said once; the
+ * call that failed runs again there when the lane had not called out yet
+ * (LazyExt, LazyAsyncio on 3.12), else it fails saying so (LazyLate); a
+ * constructor's import makes the instance the main interpreter's
+ * (LazyInit). Every instance then computes, in the main interpreter.
+ */
+static void lazy_op(const char *op_type, bool lane_refuses, bool late) {
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op[i]), PYOP_OK);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 2; i++) {
+      float y0 = -1, id = -1;
+      int rc = run_id(op[i], 5.0f + (float)i, &y0, &id);
+      if (late && round == 0 && i == 0) {
+        CHECK_RC(rc, PYOP_EPYTHON);
+        CHECK_ERR_HAS("(after it had called out, so this call is not run again: the op's "
+                      "later calls run in the main interpreter)");
+        continue;
+      }
+      CHECK(rc == PYOP_OK, "%s instance %d round %d: %s: %s", op_type, i, round,
+            pyop_status_name(rc), pyop_last_error());
+      CHECK(y0 == 5.0f + (float)i, "%s: y[0] = %g", op_type, y0);
+      CHECK((id == 0.0f) == lane_refuses, "%s instance %d round %d ran in interpreter %g",
+            op_type, i, round, id);
+    }
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+  char said[128];
+  snprintf(said, sizeof said, "'%s' (", op_type);
+  int times = lines_with(warned, said, "runs in the main interpreter from now on");
+  CHECK(times == (lane_refuses ? 1 : 0), "%s: said %d times that it falls back:\n%s", op_type,
+        times, warned);
+}
+
+static void case_lazy_import(void) {
+  bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
+  char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("LazyExt", 2, NULL);
+  lazy_op("LazyExt", true, false);
+  lazy_op("LazyLate", true, true);
+  lazy_op("LazyInit", true, false);
+  lazy_op("LazyAsyncio", py312, false);
+  CHECK(count_in(warned, "runs in the main interpreter from now on") == (py312 ? 4 : 3),
+        "the fallbacks said:\n%s", warned);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+#define LANES_LOAD_CASES(X)                                                                   \
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
