@@ -410,7 +410,8 @@ def loaded_samples():
 
 def register_samples(op_type=None):
     """Decorator: a function with no arguments returning the sample cases
-    `pyop check` runs op_type on instead of generated float32[2,3] inputs.
+    `pyop check` runs op_type on before its generated sweep (inputs that
+    must fit together, which the sweep cannot make).
     Each case is a dict: {"inputs": {name: value}, "attrs": {name: value},
     "label": "..." (optional)}; a tensor value is (dtype, shape, values) or
     a numpy array, a list of them for a dynamic input, None (or missing) for
