@@ -63,6 +63,7 @@ typedef struct pb_pool {
   pool_lane lane[PYOP_MAX_LANES];
 } pb_pool;
 
+/* See lanes.h. */
 void pb_lane_end(PyInterpreterState *interp, PyThreadState *ts0, pthread_t ts0_thread) {
   /* On ts0's thread ts0 ends the interpreter (threading's main thread is
    * ts0: its _shutdown releases ts0's lock). On another thread a state of
@@ -95,6 +96,7 @@ static bool interp_alive(PyInterpreterState *interp, int64_t id) {
   return false;
 }
 
+/* Closes p's image (dlclose, close), if any. */
 static void pool_lane_close(pool_lane *p) {
   if (p->handle != NULL)
     dlclose(p->handle);
@@ -218,6 +220,7 @@ static pb_pool *pool_new(const pb_lane *lanes, uint32_t n) {
   return pool;
 }
 
+/* See lanes.h. */
 int pb_lane_pool_put(const pb_lane *lanes, uint32_t n) {
   pb_pool *pool = pool_new(lanes, n);
   if (pool == NULL) {
@@ -269,6 +272,7 @@ int pb_lane_pool_put(const pb_lane *lanes, uint32_t n) {
   return PYOP_ESTATE;
 }
 
+/* See lanes.h. */
 uint32_t pb_lane_pool_take(pb_lane *out, uint32_t max) {
   PyObject *d = PyInterpreterState_GetDict(PyInterpreterState_Get());
   PyObject *c = d != NULL ? PyDict_GetItemString(d, PB_POOL_KEY) : NULL; /* borrowed */

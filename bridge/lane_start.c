@@ -94,6 +94,7 @@ static void job_keep_line(lane_job *j, int level, char *text) {
   j->lines[j->n_lines++] = (job_line){level, text};
 }
 
+/* A printf-style log line kept for the loading thread. */
 static void job_log(lane_job *j, int level, const char *fmt, ...) PB_PRINTF(3, 4);
 static void job_log(lane_job *j, int level, const char *fmt, ...) {
   va_list ap;
@@ -107,6 +108,8 @@ static void job_log(lane_job *j, int level, const char *fmt, ...) {
 /* Outside a worker, libpyop's services run with the host's thread state
  * attached (lane_calls.c): they may reach its hooks. */
 
+/* set_error of a lane image: captured into the worker's job, else
+ * libpyop's (an image's error outside a load: an op call in a lane). */
 static void lane_set_error(int status, pyop_str m) {
   lane_job *j = cur_job;
   if (j != NULL) {
@@ -125,6 +128,7 @@ static void lane_set_error(int status, pyop_str m) {
   }
 }
 
+/* log of a lane image: kept in the worker's job, else libpyop's. */
 static void lane_log(int level, pyop_str m) {
   lane_job *j = cur_job;
   if (j != NULL) {
@@ -138,6 +142,7 @@ static void lane_log(int level, pyop_str m) {
   }
 }
 
+/* Whether libpyop's services offer the prototype lookups (ABI 1.2). */
 static bool svc_has_protos(void) {
   const pyop_loader_services *s = pb.services;
   return s != NULL && pb.abi_minor >= 2 &&
@@ -146,6 +151,7 @@ static bool svc_has_protos(void) {
          s->find_proto != NULL && s->release_proto != NULL;
 }
 
+/* find_proto / release_proto / last_error of a lane image: libpyop's. */
 static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
   if (!svc_has_protos()) {
     *out = NULL;
@@ -270,6 +276,9 @@ static void refuse_asyncio(lane_job *j) {
 }
 #endif
 
+/* Held while a worker makes a sub-interpreter (lane_create). */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
  * Makes the job's lane: its image, then its sub-interpreter (made on this
  * thread, which has no thread state attached, and left detached in ts0),
@@ -291,7 +300,13 @@ static int lane_create(lane_job *j) {
       .gil = PyInterpreterConfig_OWN_GIL,
   };
   PyThreadState *ts = NULL;
+  /* One interpreter made at a time: CPython 3.12 and 3.13 initialise some
+   * static tables in place while they make one (posixmodule_exec sorts its
+   * confname tables; ThreadSanitizer reports two workers writing them at
+   * once), so only the imports, most of a lane's start, run in parallel. */
+  pthread_mutex_lock(&create_lock);
   PyStatus st = Py_NewInterpreterFromConfig(&ts, &cfg);
+  pthread_mutex_unlock(&create_lock);
   if (PyStatus_Exception(st) || ts == NULL) {
     if (pb_attached_tstate() != NULL)
       (void)PyEval_SaveThread();
@@ -380,6 +395,8 @@ static void lane_load(lane_job *j) {
   j->captured = NULL;
 }
 
+/* A worker's job: the lane made or taken up when it has no image yet, then
+ * the load (cur_job set meanwhile: the lane images' messages go to j). */
 static void job_run(lane_job *j) {
   cur_job = j;
   if (j->start && j->lane->api == NULL)
@@ -397,6 +414,7 @@ typedef struct lane_work {
   atomic_uint next; /* the next job a worker takes */
 } lane_work;
 
+/* A worker: runs the next job not yet taken until none is left. */
 static void *worker(void *p) {
   lane_work *w = p;
   for (;;) {

@@ -448,6 +448,7 @@ void pb_lanes_exit_hook_drop(void) {
 
 unsigned pb_lanes_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
 
+/* CLOCK_MONOTONIC in seconds. */
 static double seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -738,11 +739,24 @@ static bool threads_left(const pb_lane *l) {
   return any;
 }
 
+/*
+ * Whether shutdown keeps the lanes (lane_pool.c) rather than ends them:
+ * always in a Python libpyop started (never finalized), and on 3.13+,
+ * whose Py_FinalizeEx ends the sub-interpreters left (the pool's exit hook
+ * ends them first when it runs). CPython 3.12's aborts on one ("remaining
+ * subinterpreters"), and the exit hook cannot be relied on there: a
+ * pyop_shutdown made from an atexit callback registers it too late to run.
+ */
+static bool keep_lanes(void) {
+  return atomic_load(&pb_python_ours) || Py_Version >= 0x030D0000;
+}
+
 /* Detaches the state attached to this thread, if any; returns it. */
 static PyThreadState *detach_any(void) {
   return pb_attached_tstate() != NULL ? PyEval_SaveThread() : NULL;
 }
 
+/* Attaches ts again (detach_any's result), if any. */
 static void attach_again(PyThreadState *ts) {
   if (ts != NULL)
     PyEval_RestoreThread(ts);
@@ -801,7 +815,11 @@ static void lanes_stop(bool keep) {
   pb_lanes_leave(m);
   attach_again(cur);
   int rc = PYOP_ENOTINIT;
-  if (usable && keep) {
+  if (usable && keep && !keep_lanes()) {
+    pb_log(PYOP_LOG_INFO, "lanes: ended at pyop_shutdown (the host's Python %s can be "
+           "finalized after it, which aborts on a sub-interpreter left; the next load "
+           "starts new ones)", PY_VERSION);
+  } else if (usable && keep) {
     pb_gil st = pb_enter();
     rc = pb_lane_pool_put(lanes, n_kept);
     pb_leave(st);

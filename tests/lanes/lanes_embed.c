@@ -17,10 +17,14 @@
  *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
  *                   exit); lanes run where CPython can end them safely
  *                   (3.12.4+), else every op is serial naming the version
- *   kept_exit       lanes kept across pyop_shutdown: the next load runs in
- *                   the same interpreters; the exit hook in atexit ends them
- *                   (atexit._run_exitfuncs), the load after starts new ones;
- *                   Python finalizes (forced lanes on 3.12.0-3.12.3: not)
+ *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
+ *                   runs in the same interpreters; the exit hook in atexit
+ *                   ends them (atexit._run_exitfuncs), the load after starts
+ *                   new ones; Python finalizes. 3.12: they end at
+ *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
+ *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
+ *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
+ *                   where lanes are off (3.12.0-3.12.3)
  *
  * Where CPython cannot end a lane safely (3.12.0 - 3.12.3, gh-119213) lanes
  * run only with the test seam PYOP_TEST_LANES=force, and then Python is not
@@ -162,10 +166,12 @@ static void case_finalize(void) {
 }
 
 /*
- * The lanes kept across pyop_shutdown in a host that owns Python: the next
- * load takes up the same interpreters; the exit hook libpyop registered in
- * atexit ends them (atexit._run_exitfuncs() runs it, as Py_FinalizeEx
- * does), so the load after that starts new ones; Python then finalizes.
+ * The lanes kept across pyop_shutdown in a host that owns Python (3.13+:
+ * its Py_FinalizeEx ends sub-interpreters left; 3.12's aborts on one, so
+ * there they end at pyop_shutdown): the next load takes up the same
+ * interpreters; the exit hook libpyop registered in atexit ends them
+ * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), so the load
+ * after that starts new ones; Python then finalizes.
  */
 static void case_kept_exit(void) {
   Py_InitializeEx(0);
@@ -173,31 +179,76 @@ static void case_kept_exit(void) {
   char *opp = xasprintf("%s/pure", LANES_PLUGINS);
   embed_lanes(2, opp, true);
   REQUIRE(expected_lanes(2, true) == 2, "no lanes");
+  bool kept = Py_Version >= 0x030D0000;
   float first[2] = {0, 0}, ids[2] = {0, 0};
   for (int round = 0; round < 2; round++) {
     REQUIRE_RC(pyop_load(), PYOP_OK);
     lane_ids(2, round ? ids : first, round);
     CHECK_RC(pyop_shutdown(), PYOP_OK);
   }
-  CHECK(ids[0] == first[0] && ids[1] == first[1] && first[0] != first[1],
-        "the second load ran in interpreters %g %g, the first in %g %g (not kept)", ids[0],
-        ids[1], first[0], first[1]);
-  PyEval_RestoreThread(mine);
-  CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
-  mine = PyEval_SaveThread();
-  REQUIRE_RC(pyop_load(), PYOP_OK);
-  lane_ids(2, ids, 2);
-  CHECK(ids[0] != first[0] && ids[0] != first[1] && ids[1] != first[0] &&
-            ids[1] != first[1],
-        "after the exit hook the load ran in interpreters %g %g, the kept ones were %g %g "
-        "(not ended)", ids[0], ids[1], first[0], first[1]);
-  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(first[0] != first[1] && (ids[0] == first[0] && ids[1] == first[1]) == kept,
+        "the second load ran in interpreters %g %g, the first in %g %g (%s)", ids[0], ids[1],
+        first[0], first[1], kept ? "not kept" : "kept on 3.12");
+  if (kept) {
+    PyEval_RestoreThread(mine);
+    CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+    mine = PyEval_SaveThread();
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, ids, 2);
+    CHECK(ids[0] != first[0] && ids[0] != first[1] && ids[1] != first[0] &&
+              ids[1] != first[1],
+          "after the exit hook the load ran in interpreters %g %g, the kept ones were %g %g "
+          "(not ended)", ids[0], ids[1], first[0], first[1]);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+  }
   PyEval_RestoreThread(mine);
   finish_python(mine, true);
   free(opp);
 }
 
-#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit)
+/* pyop_shutdown as an atexit callback of the host's (as a Python program
+ * through ctypes would register it): the shutdown runs while Python
+ * finalizes, after the point where an exit hook registered then could run. */
+static PyObject *shutdown_at_exit(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef shutdown_def = {"pyop_shutdown", shutdown_at_exit, METH_NOARGS, NULL};
+
+/*
+ * pyop_shutdown from an atexit callback, then Py_FinalizeEx goes on: no
+ * abort (3.13: the lanes kept are ended by Py_FinalizeEx itself; 3.12: they
+ * end at pyop_shutdown). Not where lanes cannot end safely (3.12.0-3.12.3).
+ */
+static void case_shutdown_atexit(void) {
+  if (!lanes_end_safely()) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes off, CPython gh-119213)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  PyObject *fn = PyCFunction_New(&shutdown_def, NULL);
+  PyObject *m = PyImport_ImportModule("atexit");
+  PyObject *r = fn != NULL && m != NULL ? PyObject_CallMethod(m, "register", "O", fn) : NULL;
+  REQUIRE(r != NULL, "atexit.register");
+  Py_DECREF(r);
+  Py_DECREF(m);
+  Py_DECREF(fn);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, false);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  run_two(2);
+  PyEval_RestoreThread(mine);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  free(opp);
+}
+
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
+  X(shutdown_atexit)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};

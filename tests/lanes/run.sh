@@ -106,5 +106,27 @@ for exe in "${pys[@]}"; do
       grep -v "^==[0-9]\|^  \|^Traceback\|^ImportError\|^while importing" "$tree/$c.err" || true
     done
   done
+  # `pyop --lanes 2 doctor --json` (the CLI under this Python, a Python host of
+  # the tree's libpyop through ctypes) says what memory a lane adds, or why
+  # it did not measure it (lanes off on 3.12.0-3.12.3). Not under a sanitizer
+  # or valgrind (the CLI's python is not instrumented).
+  if [ ${#flags[@]} = 0 ] && [ ${#vg[@]} = 0 ] &&
+     { [ -z "${LANES_CASES:-}" ] || [[ " $LANES_CASES " == *" doctor "* ]]; }; then
+    echo "--- Python $ver: pyop --lanes 2 doctor --json"
+    PYOP_LIBRARY="$tree/lib/libpyop.so.0" ASCEND_CUSTOM_OPP_PATH="$src/tests/lanes/plugins/pure" \
+      timeout 300 "$exe" "$src/tools/pyop_cli" --lanes 2 doctor --json >"$tree/doctor.json" \
+      2>"$tree/doctor.err" || { cat "$tree/doctor.err"; exit 1; }
+    "$exe" - "$tree/doctor.json" <<'PY' || exit 1
+import json, sys
+rep = json.load(open(sys.argv[1]))
+mem, ops = rep["lane_memory"], {o["op_type"]: o for o in rep["lanes"]}
+if ops["Scale"]["lanes"]:
+    ok = mem["why"] is None and 1 << 20 < mem["bytes_per_lane"] < 64 << 20
+else:
+    ok = mem == {"bytes_per_lane": None, "why": "no op runs in lanes"}
+print("doctor: lane_memory %s (Scale: %d lanes)%s" % (mem, ops["Scale"]["lanes"], "" if ok else ": FAIL"))
+sys.exit(0 if ok else 1)
+PY
+  fi
 done
 echo "lanes: ${#pys[@]} Pythons: ok"
