@@ -23,24 +23,27 @@
  * handing its descriptors to a collecting registrar here; then the main
  * interpreter's load runs as without lanes.
  * Each of its descriptors runs in lanes when every lane yielded the same one
- * (kind, op type, descriptor key, source digest, caps): its callbacks become
+ * (kind, op type, descriptor key, caps, from the same path element, of the
+ * same compiled sources: its code digest): its callbacks become
  * dispatchers that keep, per holder, which image's callbacks and holder
  * serve it (create_holder_in: lane n; create_holder: the main interpreter).
- * An element whose import raised ImportError in a lane (an extension that
- * refuses sub-interpreters: numpy, single-phase modules, _ctypes on 3.12;
- * the lane image answers PYOP_EUNSUPPORTED for it) leaves its descriptors
- * serial with the lane and the error as reason. Any other failure in a
- * lane, a descriptor a lane does not yield, or one only a lane yields,
- * fails the load naming the lane, the plugin and the error.
+ * An element whose import raised ImportError in a lane, or refused an
+ * import the plugin went on without (an extension that refuses
+ * sub-interpreters: numpy, single-phase modules, _ctypes on 3.12; the lane
+ * image answers PYOP_EUNSUPPORTED for it, lane_imports.c), or that a lane
+ * compiled from other sources, leaves its descriptors serial with the lane
+ * and the reason. Any other failure in a lane, a descriptor a lane does not
+ * yield, or one only a lane yields, fails the load naming the lane, the
+ * plugin and the error.
  *
  * Thread states: a lane image keeps one per host thread for its
  * sub-interpreter (gil.c: PyThreadState_New, never PyGILState); entering a
  * lane from a thread that has the main interpreter attached detaches that
  * state and attaches it again after; what a lane calls out to libpyop runs
- * with the host's states again (lane_calls.c, with the dispatchers). Reset drops every lane's plugins;
- * shutdown shuts every lane's image down (it deletes every thread state it
- * kept) and keeps the lanes' interpreters for the next load (lane_pool.c),
- * which gives each a new image.
+ * with the host's states again (lane_calls.c, with the dispatchers). Reset
+ * drops every lane's plugins; shutdown shuts every lane's image down (it
+ * deletes every thread state it kept) and keeps the lanes' interpreters for
+ * the next load (lane_pool.c), which gives each a new image.
  *
  * Where this Python cannot have lanes (older than 3.12: one GIL for every
  * interpreter; free-threaded: its threads run Python in parallel without

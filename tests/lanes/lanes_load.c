@@ -178,15 +178,6 @@ static void case_unavailable(void) {
 
 /* ---------------------------------------- what a lane refuses to import */
 
-static char warned[8192];
-
-static void keep_warning(void *user, int level, const char *line) {
-  (void)user;
-  if (level == PYOP_LOG_WARN && strlen(warned) + strlen(line) + 2 < sizeof warned) {
-    strcat(warned, line);
-    strcat(warned, "\n");
-  }
-}
 
 /* How many times s occurs in text. */
 static int count_in(const char *text, const char *s) {
@@ -278,9 +269,9 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late) {
     pyop_op_destroy(op[i]);
   char said[128];
   snprintf(said, sizeof said, "'%s' (", op_type);
-  int times = lines_with(warned, said, "runs in the main interpreter from now on");
+  int times = lines_with(lanes_warnings, said, "runs in the main interpreter from now on");
   CHECK(times == (lane_refuses ? 1 : 0), "%s: said %d times that it falls back:\n%s", op_type,
-        times, warned);
+        times, lanes_warnings);
 }
 
 static void case_lazy_import(void) {
@@ -288,7 +279,7 @@ static void case_lazy_import(void) {
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
   load_with_lanes(2, opp);
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
-  h.log = keep_warning;
+  h.log = lanes_keep_warning;
   CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
   REQUIRE_RC(pyop_load(), PYOP_OK);
   expect_info("LazyExt", 2, NULL);
@@ -296,8 +287,8 @@ static void case_lazy_import(void) {
   lazy_op("LazyLate", true, true);
   lazy_op("LazyInit", true, false);
   lazy_op("LazyAsyncio", py312, false);
-  CHECK(count_in(warned, "runs in the main interpreter from now on") == (py312 ? 4 : 3),
-        "the fallbacks said:\n%s", warned);
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 4 : 3),
+        "the fallbacks said:\n%s", lanes_warnings);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
