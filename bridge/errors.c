@@ -178,6 +178,8 @@ int pb_error_python(int status, const char *fmt, ...) {
   va_end(ap);
   PyObject *exc = pb_exc_fetch();
   status = interrupt_status(exc, status);
+  if (pb_lanes_image())
+    status = pb_lane_imports_status(status); /* a call that failed after a refusal */
   char *text = exc != NULL ? pb_describe_exception(exc) : NULL;
   /* Dropping exc frees the traceback and with it the frames' locals. */
   Py_XDECREF(exc);

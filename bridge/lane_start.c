@@ -105,6 +105,9 @@ static void job_log(lane_job *j, int level, const char *fmt, ...) {
 
 /* -------------------------------------------------- services for images */
 
+/* Outside a worker, libpyop's services run with the host's thread state
+ * attached (lane_calls.c): they may reach its hooks. */
+
 /* set_error of a lane image: captured into the worker's job, else
  * libpyop's (an image's error outside a load: an op call in a lane). */
 static void lane_set_error(int status, pyop_str m) {
@@ -114,8 +117,15 @@ static void lane_set_error(int status, pyop_str m) {
     j->captured = strndup(m.data != NULL ? m.data : "", m.len);
     return;
   }
-  if (pb.services != NULL && pb.services->set_error != NULL)
+  if (status == PB_STATUS_LANE_REFUSED) { /* for the dispatcher, not libpyop */
+    pb_lanes_refused_note(m);
+    return;
+  }
+  if (pb.services != NULL && pb.services->set_error != NULL) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->set_error(status, m);
+    pb_lanes_from_host(t);
+  }
 }
 
 /* log of a lane image: kept in the worker's job, else libpyop's. */
@@ -125,8 +135,11 @@ static void lane_log(int level, pyop_str m) {
     job_keep_line(j, level, strndup(m.data != NULL ? m.data : "", m.len));
     return;
   }
-  if (pb.services != NULL && pb.services->log != NULL)
+  if (pb.services != NULL && pb.services->log != NULL) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->log(level, m);
+    pb_lanes_from_host(t);
+  }
 }
 
 /* Whether libpyop's services offer the prototype lookups (ABI 1.2). */
@@ -144,12 +157,18 @@ static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
     *out = NULL;
     return PYOP_ENOENT;
   }
-  return pb.services->find_proto(op_type, out);
+  pb_host_turn t = pb_lanes_to_host();
+  int rc = pb.services->find_proto(op_type, out);
+  pb_lanes_from_host(t);
+  return rc;
 }
 
 static void lane_release_proto(const pyop_op_info *info) {
-  if (svc_has_protos())
+  if (svc_has_protos()) {
+    pb_host_turn t = pb_lanes_to_host();
     pb.services->release_proto(info);
+    pb_lanes_from_host(t);
+  }
 }
 
 static pyop_str lane_last_error(void) {
@@ -174,19 +193,21 @@ void pb_lane_image_close(pb_lane *l) {
 }
 
 /* A new image for the job's lane: a copy of src dlopened, its entry
- * negotiated (api set). PYOP_OK or a status (job failed; nothing left). */
+ * negotiated (api set). PYOP_OK or a status (job failed; nothing left):
+ * PYOP_EUNSUPPORTED when this process cannot make it (no memfd, no
+ * /proc/self/fd: lanes then stay off, pb_lanes_unavailable). */
 static int image_open(lane_job *j) {
   pb_lane *l = j->lane;
-  l->fd = pb_lane_image_copy(j->src, l->index);
+  char why[256];
+  l->fd = pb_lane_image_copy(j->src, l->index, why, sizeof why);
   if (l->fd < 0)
-    return job_fail(j, PYOP_EIO, "lane %u: cannot copy the bridge's image: %s",
-                    (unsigned)l->index, strerror(errno));
+    return job_fail(j, PYOP_EUNSUPPORTED, "%s", why);
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
   l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (l->handle == NULL) {
     const char *e = dlerror();
-    job_fail(j, PYOP_EIO, "lane %u: cannot open the bridge's image: %s", (unsigned)l->index,
+    job_fail(j, PYOP_EUNSUPPORTED, "cannot open the copy of the bridge (%s): %s", path,
              e != NULL ? e : "(no dlerror)");
     pb_lane_image_close(l);
     return j->rc;
@@ -227,7 +248,9 @@ static int image_configure(lane_job *j) {
 /*
  * CPython 3.12 cannot end a sub-interpreter that imported asyncio (the end
  * hangs or crashes; 3.13 can): in a lane of 3.12 importing it raises
- * ImportError, so a plugin that needs it stays serial, saying why. Runs in
+ * ImportError, so a plugin that needs it stays serial, saying why, and the
+ * refusal is recorded as an extension module's is (lane_imports.c: an
+ * import of it inside execute runs the op in the main interpreter). Runs in
  * the lane (its state attached), once per interpreter; a failure to
  * install only logs.
  */
@@ -238,9 +261,13 @@ static void refuse_asyncio(lane_job *j) {
       "    @staticmethod\n"
       "    def find_spec(name, path=None, target=None):\n"
       "        if name == 'asyncio' or name.startswith('asyncio.'):\n"
-      "            raise ImportError('asyncio is refused in an interpreter lane on Python "
+      "            e = ImportError('asyncio is refused in an interpreter lane on Python "
       "3.12 (CPython 3.12 cannot end a sub-interpreter that imported it; 3.13 can)', "
       "name=name)\n"
+      "            seen = getattr(sys.modules.get('_imp'), '_pyop_refused', None)\n"
+      "            if seen is not None:\n" /* lane_imports.c, pyop/_lanes.py */
+      "                seen.append((name, 'ImportError: %s' % e))\n"
+      "            raise e\n"
       "        return None\n"
       "sys.meta_path.insert(0, _PyopNoAsyncio)\n";
   if (PyRun_SimpleString(code) != 0)
@@ -345,6 +372,7 @@ static void lane_load(lane_job *j) {
   for (size_t i = 0; i < j->n_paths && j->rc == PYOP_OK; i++) {
     free(j->captured);
     j->captured = NULL;
+    l->element = i;
     int r = l->api->register_custom_ops(&reg, &j->paths[i], 1);
     const char *msg = j->captured != NULL ? j->captured : "(no detail)";
     if (r == PYOP_EUNSUPPORTED) {
@@ -424,6 +452,12 @@ static void run_workers(lane_work *w, uint32_t most) {
     pthread_join(t[i], NULL);
 }
 
+/* Why a lane's image could not be made, for pb_lane_jobs_unavailable (the
+ * loading thread writes and reads it). */
+static char unavailable[384];
+
+const char *pb_lane_jobs_unavailable(void) { return unavailable; }
+
 int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop_str *paths,
                      char *const *path_names, size_t n_paths, bool *started_all) {
   assert(n >= 1 && n <= PYOP_MAX_LANES && pb_attached_tstate() == NULL);
@@ -451,8 +485,12 @@ int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop
     free(j->lines);
     if (lanes[k].api == NULL)
       *started_all = false;
-    if (j->rc != PYOP_OK && rc == PYOP_OK)
+    if (j->rc == PYOP_EUNSUPPORTED && rc == PYOP_OK) {
+      rc = PYOP_EUNSUPPORTED; /* the caller says why, with no error recorded */
+      snprintf(unavailable, sizeof unavailable, "%s", j->msg != NULL ? j->msg : "?");
+    } else if (j->rc != PYOP_OK && rc == PYOP_OK) {
       rc = pb_error(j->rc, "%s", j->msg != NULL ? j->msg : "lanes: out of memory");
+    }
     free(j->msg);
     free(j->captured);
   }

@@ -23,23 +23,27 @@
  * handing its descriptors to a collecting registrar here; then the main
  * interpreter's load runs as without lanes.
  * Each of its descriptors runs in lanes when every lane yielded the same one
- * (kind, op type, descriptor key, source digest, caps): its callbacks become
+ * (kind, op type, descriptor key, caps, from the same path element, of the
+ * same compiled sources: its code digest): its callbacks become
  * dispatchers that keep, per holder, which image's callbacks and holder
  * serve it (create_holder_in: lane n; create_holder: the main interpreter).
- * An element whose import raised ImportError in a lane (an extension that
- * refuses sub-interpreters: numpy, single-phase modules, _ctypes on 3.12;
- * the lane image answers PYOP_EUNSUPPORTED for it) leaves its descriptors
- * serial with the lane and the error as reason. Any other failure in a
- * lane, a descriptor a lane does not yield, or one only a lane yields,
- * fails the load naming the lane, the plugin and the error.
+ * An element whose import raised ImportError in a lane, or refused an
+ * import the plugin went on without (an extension that refuses
+ * sub-interpreters: numpy, single-phase modules, _ctypes on 3.12; the lane
+ * image answers PYOP_EUNSUPPORTED for it, lane_imports.c), or that a lane
+ * compiled from other sources, leaves its descriptors serial with the lane
+ * and the reason. Any other failure in a lane, a descriptor a lane does not
+ * yield, or one only a lane yields, fails the load naming the lane, the
+ * plugin and the error.
  *
  * Thread states: a lane image keeps one per host thread for its
  * sub-interpreter (gil.c: PyThreadState_New, never PyGILState); entering a
  * lane from a thread that has the main interpreter attached detaches that
- * state and attaches it again after. Reset drops every lane's plugins;
- * shutdown shuts every lane's image down (it deletes every thread state it
- * kept) and keeps the lanes' interpreters for the next load (lane_pool.c),
- * which gives each a new image.
+ * state and attaches it again after; what a lane calls out to libpyop runs
+ * with the host's states again (lane_calls.c, with the dispatchers). Reset
+ * drops every lane's plugins; shutdown shuts every lane's image down (it
+ * deletes every thread state it kept) and keeps the lanes' interpreters for
+ * the next load (lane_pool.c), which gives each a new image.
  *
  * Where this Python cannot have lanes (older than 3.12: one GIL for every
  * interpreter; free-threaded: its threads run Python in parallel without
@@ -60,6 +64,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -71,8 +77,9 @@
  * thread); read by the load. */
 static uint32_t lanes_asked;
 static bool lane_image;
-/* Why no lane runs although this Python could have them (a CPython bug of
- * the running version), or "": set at set_config. */
+/* Why no lane runs although this Python could have them, or "": a CPython
+ * bug of the running version (set_config), or the lanes could not start in
+ * this process (lanes_unavailable, at the first load; until set_config). */
 static char lanes_refused[512];
 
 /*
@@ -186,6 +193,13 @@ bool pb_lanes_image(void) { return lane_image; }
  */
 static pb_lane lanes[PYOP_MAX_LANES];
 static uint32_t n_lanes, n_kept;
+/* Grows each time the lanes stop serving this image: what was made for
+ * lanes of an earlier epoch (an op's dispatchers, a holder) never calls
+ * into their images. */
+static atomic_uint epoch = 1;
+/* While lanes serve this image: the callable registered with atexit that
+ * ends them before Python finalizes (lanes_at_exit), or NULL. */
+static PyObject *exit_hook;
 static char **load_paths; /* the elements of the load in progress (NUL-terminated copies) */
 static size_t n_load_paths;
 
@@ -205,8 +219,9 @@ static int collect(void *ctx, bool impl, pyop_str op_type, pyop_str key, pyop_st
     l->cap_descs = cap;
   }
   lane_desc *d = &l->descs[l->n_descs];
-  *d = (lane_desc){impl, false, caps, str_copy(op_type), str_copy(key), str_copy(digest),
-                   dctx, cb};
+  *d = (lane_desc){impl,           false,         caps,
+                   l->element,     str_copy(op_type), str_copy(key),
+                   str_copy(digest), dctx,        cb};
   if (d->op_type == NULL || d->key == NULL || d->digest == NULL) {
     free(d->op_type);
     free(d->key);
@@ -256,56 +271,94 @@ static void forget_load(void) {
 /* ----------------------------------------------------- images and lanes */
 
 /*
- * An fd of the file this image was loaded from, checked to be the mapped
- * object (same device and inode as /proc/self/maps says for our base), or
- * -1 with the reason in why.
+ * Lanes cannot start in this process (no /proc, memfd_create refused, the
+ * bridge's file replaced): every descriptor stays serial with that reason,
+ * as for a Python without lanes (lanes_refused, until set_config; one
+ * warning; the loading thread only). PYOP_EUNSUPPORTED, no error recorded:
+ * the load goes on.
  */
-int pb_lane_own_file(const char **why) {
-  Dl_info di;
-  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL) {
-    *why = "dladdr cannot name the bridge's file";
-    return -1;
+int pb_lanes_unavailable(const char *fmt, ...) {
+  char why[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  snprintf(lanes_refused, sizeof lanes_refused, "interpreter lanes cannot start in this "
+           "process: %s", why);
+  pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: every Python op runs serially "
+         "in the main interpreter", lanes_asked, lanes_refused);
+  return PYOP_EUNSUPPORTED;
+}
+
+/* fopen("/proc/self/maps"), or NULL; the test seam "no-proc": as if /proc
+ * were not mounted (ENOENT). */
+static FILE *open_maps(void) {
+  if (test_seam("no-proc")) {
+    errno = ENOENT;
+    return NULL;
   }
+  return fopen("/proc/self/maps", "re");
+}
+
+int pb_lane_own_file(void) {
+  Dl_info di;
+  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL)
+    return pb_lanes_unavailable("dladdr cannot name the bridge's file"), -1;
   int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    *why = "cannot open the bridge's file";
+    int e = errno;
     if (fd >= 0)
       close(fd);
-    return -1;
+    return pb_lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
+                             strerror(e)), -1;
   }
-  FILE *maps = fopen("/proc/self/maps", "re");
+  FILE *maps = open_maps();
+  if (maps == NULL) {
+    int e = errno;
+    close(fd);
+    return pb_lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
+                             "the bridge and open the copy through /proc/self/fd)",
+                             strerror(e)), -1;
+  }
   bool same = false;
-  if (maps != NULL) {
-    char line[4096];
-    while (!same && fgets(line, sizeof line, maps) != NULL) {
-      unsigned long lo = 0, hi = 0, off = 0, ino = 0;
-      unsigned maj = 0, mnr = 0;
-      char perm[8];
-      if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) ==
-              7 &&
-          lo == (unsigned long)(uintptr_t)di.dli_fbase)
-        same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
-               ino == (unsigned long)st.st_ino;
-    }
-    fclose(maps);
+  char line[4096];
+  while (!same && fgets(line, sizeof line, maps) != NULL) {
+    unsigned long lo = 0, hi = 0, off = 0, ino = 0;
+    unsigned maj = 0, mnr = 0;
+    char perm[8];
+    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) == 7 &&
+        lo == (unsigned long)(uintptr_t)di.dli_fbase)
+      same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
+             ino == (unsigned long)st.st_ino;
   }
+  fclose(maps);
   if (!same) {
     close(fd);
-    *why = "the bridge's file is not the mapped one (replaced since it was loaded?)";
-    return -1;
+    return pb_lanes_unavailable("the bridge's file %s is not the one mapped in this process "
+                             "(replaced since it was loaded?)", di.dli_fname), -1;
   }
   return fd;
 }
 
-/* A sealed memfd holding a copy of src (from offset 0), or -1. Any thread:
- * src is read with pread. */
-int pb_lane_image_copy(int src, uint32_t index) {
+/* memfd_create; the test seam "no-memfd": as if refused (EPERM, a seccomp
+ * filter). */
+static int open_memfd(const char *name) {
+  if (test_seam("no-memfd")) {
+    errno = EPERM;
+    return -1;
+  }
+  return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size) {
   char name[32];
   snprintf(name, sizeof name, "pyop-lane-%u", (unsigned)index);
-  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0)
+  int fd = open_memfd(name);
+  if (fd < 0) {
+    snprintf(why, why_size, "memfd_create failed: %s", strerror(errno));
     return -1;
+  }
   char buf[65536];
   off_t at = 0;
   for (;;) {
@@ -330,10 +383,73 @@ int pb_lane_image_copy(int src, uint32_t index) {
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     goto fail;
   return fd;
-fail:
+fail:;
+  int e = errno;
   close(fd);
+  snprintf(why, why_size, "cannot copy the bridge into a sealed memfd: %s", strerror(e));
   return -1;
 }
+
+static void lanes_stop(bool keep);
+
+/*
+ * atexit's callback while lanes run (main GIL held): a host that finalizes
+ * Python without pyop_shutdown (a Python program using libpyop through
+ * ctypes that just ends) has the lanes ended here, first: atexit runs after
+ * threading joined the non-daemon threads and before CPython ends the
+ * interpreters left (3.13: 'Py_EndInterpreter: not the last thread', the
+ * lanes' images still keeping thread states there) or finalizes with them
+ * (3.12). They end for good (an atexit hook of the pool registered now
+ * would not run). What refers to them then refuses to call them (epoch).
+ */
+static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  if (n_lanes)
+    pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
+  lanes_stop(false);
+  Py_CLEAR(exit_hook);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef exit_hook_def = {"pyop_lanes_at_exit", lanes_at_exit, METH_NOARGS,
+                                    "Ends libpyop's interpreter lanes (atexit)."};
+
+/* Calls atexit.NAME(exit_hook) (main GIL held): 0, or -1 with an
+ * exception. */
+static int exit_hook_call(const char *name) {
+  PyObject *atexit = PyImport_ImportModule("atexit");
+  PyObject *r = atexit != NULL ? PyObject_CallMethod(atexit, name, "O", exit_hook) : NULL;
+  Py_XDECREF(atexit);
+  Py_XDECREF(r);
+  return r != NULL ? 0 : -1;
+}
+
+/* Registers lanes_at_exit with atexit (main GIL held); a failure only logs
+ * (such a host must then call pyop_shutdown before Py_FinalizeEx). */
+static void exit_hook_register(void) {
+  if (exit_hook != NULL)
+    return;
+  exit_hook = PyCFunction_New(&exit_hook_def, NULL);
+  if (exit_hook == NULL || exit_hook_call("register") < 0) {
+    PyErr_Clear();
+    Py_CLEAR(exit_hook);
+    pb_log(PYOP_LOG_WARN, "lanes: cannot register their end with atexit: call pyop_shutdown "
+                          "before Python finalizes");
+  }
+}
+
+void pb_lanes_exit_hook_drop(void) {
+  if (!pb_python_usable()) {
+    exit_hook = NULL; /* died with the interpreter */
+    return;
+  }
+  if (exit_hook != NULL && exit_hook_call("unregister") < 0)
+    PyErr_Clear();
+  Py_CLEAR(exit_hook);
+}
+
+unsigned pb_lanes_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
 
 /* CLOCK_MONOTONIC in seconds. */
 static double seconds(void) {
@@ -356,10 +472,9 @@ static int lanes_run(const pyop_str *paths, size_t n) {
   int src = -1;
   uint32_t kept = 0;
   if (start) {
-    const char *why = NULL;
-    src = pb_lane_own_file(&why);
+    src = pb_lane_own_file();
     if (src < 0)
-      return pb_error(PYOP_EIO, "lanes: %s", why);
+      return PYOP_EUNSUPPORTED;
     kept = pb_lane_pool_take(lanes, PYOP_MAX_LANES);
     for (uint32_t k = kept; k < lanes_asked; k++)
       lanes[k] = (pb_lane){.fd = -1};
@@ -388,6 +503,8 @@ static int lanes_run(const pyop_str *paths, size_t n) {
   if (!started)
     pb_lanes_stop(); /* all or nothing: every lane back to the pool */
   PyEval_RestoreThread(main);
+  if (rc == PYOP_EUNSUPPORTED) /* an image could not be made here */
+    return pb_lanes_unavailable("%s", pb_lane_jobs_unavailable());
   if (start && started && rc == PYOP_OK) {
     uint32_t reused = kept < n_lanes ? kept : n_lanes;
     pb_log(PYOP_LOG_INFO, "lanes: %u sub-interpreters with their own GIL ready in %.0f ms "
@@ -419,6 +536,12 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
       return pb_error(PYOP_ENOMEM, "lanes: out of memory");
     }
   int rc = lanes_run(paths, n);
+  if (rc == PYOP_EUNSUPPORTED) {
+    forget_load();
+    return PYOP_OK; /* pb_lanes_unavailable: every op serial */
+  }
+  if (rc == PYOP_OK && exit_hook == NULL)
+    exit_hook_register();
   if (rc != PYOP_OK && n_lanes > 0) {
     PyThreadState *m = PyEval_SaveThread();
     pb_lanes_reset();
@@ -427,95 +550,83 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
   return rc;
 }
 
-/* The index of the load's element file comes from (a directory it is in,
- * or the file itself), or SIZE_MAX. */
-static size_t element_of(const char *file) {
-  for (size_t i = 0; i < n_load_paths; i++) {
-    size_t n = strlen(load_paths[i]);
-    if (strncmp(file, load_paths[i], n) == 0 && (file[n] == '\0' || file[n] == '/'))
-      return i;
-  }
-  return SIZE_MAX;
-}
-
-static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, pyop_str digest) {
+/* The descriptor of lane l that is op's (same kind, op type and key, from
+ * the same path element): one not matched yet first (a path may yield the
+ * same descriptor twice), else NULL. */
+static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, size_t element) {
+  lane_desc *again = NULL;
   for (size_t i = 0; i < l->n_descs; i++) {
     lane_desc *d = &l->descs[i];
-    if (d->impl == op->is_impl && strcmp(d->op_type, op->op_type) == 0 &&
-        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0 &&
-        strlen(d->digest) == digest.len &&
-        (digest.len == 0 || memcmp(d->digest, digest.data, digest.len) == 0))
-      return d;
+    if (d->impl == op->is_impl && d->element == element && strcmp(d->op_type, op->op_type) == 0 &&
+        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0) {
+      if (!d->matched)
+        return d;
+      if (again == NULL)
+        again = d;
+    }
   }
-  return NULL;
+  return again;
 }
 
-/* ------------------------------------------------------------ dispatch */
-
-/* A holder of an op that runs in lanes: whose callbacks serve it. */
-typedef struct lane_holder {
-  const pyop_op_callbacks *cb;
-  void *holder;
-} lane_holder;
-
-static const pyop_op_callbacks main_callbacks = {
-    sizeof(pyop_op_callbacks), pb_cb_create_holder, pb_cb_destroy_holder, pb_cb_infer_meta,
-    pb_cb_execute,             pb_cb_compile,       pb_cb_declare,        NULL};
-
-static int hold(const pyop_op_callbacks *cb, void *ctx, const pyop_attr_view *attrs,
-                size_t n, void **out) {
-  lane_holder *w = malloc(sizeof *w);
-  if (w == NULL)
-    return pb_error(PYOP_ENOMEM, "create_holder: out of memory");
-  w->cb = cb;
-  int rc = cb->create_holder(ctx, attrs, n, &w->holder);
-  if (rc != PYOP_OK) {
-    free(w);
-    return rc;
+/*
+ * Why element el stays serial when lane l compiled other sources for it
+ * than the main interpreter (a file replaced during the load: each
+ * interpreter would run another version of an op's code), set once per
+ * lane and element with one warning; NULL when out of memory.
+ */
+static const char *code_differs(pb_lane *l, size_t el) {
+  if (l->serial_why[el] == NULL) {
+    l->serial_why[el] = pb_strdupf("lane %u compiled other sources for the plugins of %s than "
+                                   "the main interpreter (a file changed during the load?): "
+                                   "load again to run them in lanes",
+                                   (unsigned)l->index, load_paths[el]);
+    if (l->serial_why[el] != NULL)
+      pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
+             load_paths[el], l->serial_why[el]);
   }
-  *out = w;
-  return PYOP_OK;
+  return l->serial_why[el];
 }
 
-static int disp_create(void *ctx, const pyop_attr_view *attrs, size_t n, void **out) {
-  return hold(&main_callbacks, ctx, attrs, n, out);
-}
-
-static int disp_create_in(void *ctx, const pyop_attr_view *attrs, size_t n, uint32_t lane,
-                          void **out) {
-  pb_op *op = ctx;
-  if (lane == 0)
-    return disp_create(ctx, attrs, n, out);
-  if (lane > op->n_lanes)
-    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u lanes)",
-                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes);
-  return hold(op->lane_cb[lane - 1], op->lane_ctx[lane - 1], attrs, n, out);
-}
-
-static void disp_destroy(void *h) {
-  lane_holder *w = h;
-  w->cb->destroy_holder(w->holder);
-  free(w);
-}
-
-static int disp_infer(void *h, const pyop_infer_args *a) {
-  lane_holder *w = h;
-  return w->cb->infer_meta(w->holder, a);
-}
-
-static int disp_execute(void *h, const pyop_exec_args *a) {
-  lane_holder *w = h;
-  return w->cb->execute(w->holder, a);
-}
-
-static int disp_compile(void *h, const pyop_compile_args *a) {
-  lane_holder *w = h;
-  return w->cb->compile(w->holder, a);
-}
-
-static int disp_declare(void *h, const pyop_declare_args *a) {
-  lane_holder *w = h;
-  return w->cb->declare_launch_args(w->holder, a);
+/*
+ * Matches op with each lane's descriptor (found[k]): NULL when every lane
+ * yields it with the same code, else why it stays serial (*failed: a lane
+ * yields other descriptors than the main interpreter, exception set).
+ */
+static const char *lanes_match(pb_op *op, pyop_str key, lane_desc **found, bool *failed) {
+  size_t el = op->element >= 0 && (size_t)op->element < n_load_paths ? (size_t)op->element
+                                                                      : SIZE_MAX;
+  const char *serial = NULL, *code = op->code_digest != NULL ? op->code_digest : "";
+  *failed = false;
+  for (uint32_t k = 0; k < n_lanes; k++) {
+    pb_lane *l = &lanes[k];
+    found[k] = el != SIZE_MAX ? lane_find(l, op, key, el) : NULL;
+    if (found[k] != NULL) {
+      found[k]->matched = true;
+      if (found[k]->caps != op->caps) {
+        PyErr_Format(PyExc_ImportError,
+                     "%s '%s' (%s) has capabilities %#x in lane %u but %#x in the main "
+                     "interpreter: every lane must yield the same descriptors",
+                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where,
+                     (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);
+        *failed = true;
+        return NULL;
+      }
+      if (serial == NULL && strcmp(found[k]->digest, code) != 0)
+        serial = code_differs(l, el);
+    } else if (serial == NULL && el != SIZE_MAX && l->serial_why[el] != NULL) {
+      serial = l->serial_why[el];
+    } else if (serial == NULL) {
+      PyErr_Format(PyExc_ImportError,
+                   "lane %u does not yield %s '%s' (%.*s, %s) that the main interpreter "
+                   "does: every lane must yield the same descriptors (module state is per "
+                   "lane: a plugin must not decide what it registers by it)",
+                   (unsigned)l->index, op->is_impl ? "implementation" : "prototype",
+                   op->op_type, (int)key.len, key.data, op->where);
+      *failed = true;
+      return NULL;
+    }
+  }
+  return serial;
 }
 
 #else
@@ -524,10 +635,12 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
   (void)n;
   return PYOP_OK;
 }
+
+void pb_lanes_exit_hook_drop(void) {}
+unsigned pb_lanes_epoch(void) { return 0; }
 #endif /* PB_LANES */
 
-int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
-                  uint32_t *lanes_out) {
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes_out) {
   *lanes_out = 0;
   *reason = (pyop_str){NULL, 0};
   if (!lanes_asked)
@@ -539,41 +652,10 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
   }
 #ifdef PB_LANES
   lane_desc *found[PYOP_MAX_LANES];
-  const char *serial = NULL;
-  char *f = strndup(file.data != NULL ? file.data : "", file.len);
-  if (f == NULL) {
-    PyErr_NoMemory();
+  bool failed = false;
+  const char *serial = lanes_match(op, key, found, &failed);
+  if (failed)
     return -1;
-  }
-  size_t el = element_of(f);
-  for (uint32_t k = 0; k < n_lanes; k++) {
-    pb_lane *l = &lanes[k];
-    found[k] = lane_find(l, op, key, digest);
-    if (found[k] != NULL) {
-      found[k]->matched = true;
-      if (found[k]->caps != op->caps) {
-        PyErr_Format(PyExc_ImportError,
-                     "%s '%s' (%s) of %s has capabilities %#x in lane %u but %#x in the main "
-                     "interpreter: every lane must yield the same descriptors",
-                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where, f,
-                     (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);
-        free(f);
-        return -1;
-      }
-    } else if (serial == NULL && el != SIZE_MAX && l->serial_why[el] != NULL) {
-      serial = l->serial_why[el];
-    } else if (serial == NULL) {
-      PyErr_Format(PyExc_ImportError,
-                   "lane %u does not yield %s '%s' (%.*s, %s) that the main interpreter "
-                   "does: every lane must yield the same descriptors (module state is per "
-                   "lane: a plugin must not decide what it registers by it)",
-                   (unsigned)l->index, op->is_impl ? "implementation" : "prototype",
-                   op->op_type, (int)key.len, key.data, op->where);
-      free(f);
-      return -1;
-    }
-  }
-  free(f);
   if (serial != NULL) {
     *reason = (pyop_str){serial, strlen(serial)};
     return 0;
@@ -589,25 +671,13 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
     op->lane_cb[k] = found[k]->cb;
   }
   op->n_lanes = n_lanes;
-  pyop_op_callbacks *cb = &op->callbacks;
-  cb->create_holder = disp_create;
-  cb->create_holder_in = disp_create_in;
-  cb->destroy_holder = disp_destroy;
-  if (cb->infer_meta != NULL)
-    cb->infer_meta = disp_infer;
-  if (cb->execute != NULL)
-    cb->execute = disp_execute;
-  if (cb->compile != NULL)
-    cb->compile = disp_compile;
-  if (cb->declare_launch_args != NULL)
-    cb->declare_launch_args = disp_declare;
+  op->lanes_epoch = pb_lanes_epoch();
+  pb_lanes_dispatch(op);
   *lanes_out = n_lanes;
   return 0;
 #else
   (void)op;
   (void)key;
-  (void)digest;
-  (void)file;
   return 0;
 #endif
 }
@@ -619,11 +689,11 @@ int pb_lanes_check_all_matched(void) {
       lane_desc *d = &lanes[k].descs[i];
       if (!d->matched)
         return pb_error(PYOP_EPLUGIN,
-                        "lane %u yields %s '%s' (%s) that the main interpreter does not: "
+                        "lane %u yields %s '%s' (%s) of %s that the main interpreter does not: "
                         "every lane must yield the same descriptors (module state is per "
                         "lane: a plugin must not decide what it registers by it)",
                         (unsigned)lanes[k].index, d->impl ? "implementation" : "prototype",
-                        d->op_type, d->key);
+                        d->op_type, d->key, load_paths[d->element]);
     }
 #endif
   return PYOP_OK;
@@ -631,9 +701,11 @@ int pb_lanes_check_all_matched(void) {
 
 void pb_lanes_reset(void) {
 #ifdef PB_LANES
+  pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   for (uint32_t k = 0; k < n_lanes; k++)
     if (lanes[k].api != NULL)
       lanes[k].api->reset();
+  pb_lanes_leave(m);
   forget_load();
 #endif
 }
@@ -715,38 +787,42 @@ static void lanes_end(bool usable) {
     pb_lane_image_close(l);
   }
 }
-#endif
 
 /*
- * Shutdown: every lane's image shuts down (its plugins and pyop package
- * dropped, every thread state it kept ended), and the lanes' interpreters
- * are kept for the next main image's loads (lane_pool.c) instead of ended:
- * CPython gives nothing back of an ended one. Works with or without a
- * thread state attached on the calling thread (a host that keeps the GIL):
- * it is detached while the lanes' GILs are taken, and attached again.
+ * Every lane's image shuts down (its plugins and pyop package dropped,
+ * every thread state it kept ended); then, with keep, the lanes'
+ * interpreters are kept for the next main image's loads (lane_pool.c)
+ * instead of ended: CPython gives nothing back of an ended one. Without
+ * keep (Python finalizes: lanes_at_exit), or when they cannot be kept, they
+ * end. Works with or without a thread state attached on the calling thread
+ * (a host that keeps the GIL): it is detached while the lanes' GILs are
+ * taken, and attached again; what the images log meanwhile runs with it
+ * (lane_calls.c).
  */
-void pb_lanes_stop(void) {
-#ifdef PB_LANES
+static void lanes_stop(bool keep) {
   forget_load();
   if (n_kept == 0)
     return;
+  atomic_fetch_add(&epoch, 1);
   bool usable = pb_python_usable();
   PyThreadState *cur = detach_any();
+  pb_host_mark m = pb_lanes_enter(cur);
   for (uint32_t k = 0; k < n_kept; k++) {
     pb_lane *l = &lanes[k];
     if (l->api != NULL)
       l->api->shutdown();
     l->api = NULL;
-    if (usable && l->interp != NULL && k < n_lanes)
+    if (usable && l->interp != NULL && k < n_lanes && keep)
       (void)threads_left(l);
   }
+  pb_lanes_leave(m);
   attach_again(cur);
   int rc = PYOP_ENOTINIT;
-  if (usable && !keep_lanes()) {
+  if (usable && keep && !keep_lanes()) {
     pb_log(PYOP_LOG_INFO, "lanes: ended at pyop_shutdown (the host's Python %s can be "
            "finalized after it, which aborts on a sub-interpreter left; the next load "
            "starts new ones)", PY_VERSION);
-  } else if (usable) {
+  } else if (usable && keep) {
     pb_gil st = pb_enter();
     rc = pb_lane_pool_put(lanes, n_kept);
     pb_leave(st);
@@ -758,5 +834,11 @@ void pb_lanes_stop(void) {
   }
   memset(lanes, 0, n_kept * sizeof lanes[0]);
   n_lanes = n_kept = 0;
+}
+#endif
+
+void pb_lanes_stop(void) {
+#ifdef PB_LANES
+  lanes_stop(true);
 #endif
 }

@@ -16,10 +16,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
-#define PB_LANES 1
-#endif
-
 /* set_config flag a bridge sets for the images of its lanes only (libpyop
  * never does): adopt the interpreter attached on the calling thread. */
 #define PB_CONFIG_LANE (1u << 31)
@@ -31,6 +27,9 @@ typedef struct lane_desc {
   bool impl;
   bool matched; /* a main-interpreter descriptor is the same */
   uint32_t caps;
+  size_t element; /* the index of the load's path it came from */
+  /* digest: what the lane's load of that path compiled (its code_digest,
+   * register.c's lane_digest) */
   char *op_type, *key, *digest;
   void *ctx;
   const pyop_op_callbacks *cb;
@@ -63,15 +62,21 @@ typedef struct pb_lane {
   lane_desc *descs;
   size_t n_descs, cap_descs;
   char **serial_why; /* per path element of the load: why it stays serial, or NULL */
+  size_t element;    /* the path element its image loads now (collect) */
 } pb_lane;
 
 /* ---- lanes.c */
 /* An fd of the file this image was loaded from (checked to be the mapped
- * one), or -1 with *why set. No GIL needed. */
-int pb_lane_own_file(const char **why);
-/* A sealed memfd holding a copy of src, named for lane index, or -1
- * (errno set). No GIL needed. */
-int pb_lane_image_copy(int src, uint32_t index);
+ * one), or -1 after pb_lanes_unavailable with the reason. No GIL needed;
+ * the loading thread. */
+int pb_lane_own_file(void);
+/* A sealed memfd holding a copy of src, named for lane index, or -1 with
+ * the reason in why[why_size]. No GIL needed; any thread. */
+int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size);
+/* Lanes cannot start in this process (no /proc, memfd_create refused, the
+ * bridge's file replaced): every descriptor serial with that reason, one
+ * warning, no error recorded; PYOP_EUNSUPPORTED. The loading thread. */
+int pb_lanes_unavailable(const char *fmt, ...) PB_PRINTF(1, 2);
 /* The collecting registrar's entries (ctx: the pb_lane). */
 int pb_lane_collect_proto(void *ctx, const pyop_proto_view *v);
 int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v);
@@ -87,10 +92,14 @@ int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v);
  * workers are handed to this thread: the log lines in lane order, then the
  * error of the lowest lane that failed (reported; its status returned). A
  * worker never calls a host hook. *started_all: every lane has a
- * configured image (api set) when this returns.
+ * configured image (api set) when this returns. PYOP_EUNSUPPORTED, no
+ * error recorded, when that lane's image cannot be made in this process
+ * (pb_lane_jobs_unavailable says why).
  */
 int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop_str *paths,
                      char *const *path_names, size_t n_paths, bool *started_all);
+/* Why the last pb_lane_jobs_run answered PYOP_EUNSUPPORTED. */
+const char *pb_lane_jobs_unavailable(void);
 /* Closes l's image (dlclose, close), if any; no GIL needed. */
 void pb_lane_image_close(pb_lane *l);
 

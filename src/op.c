@@ -567,7 +567,7 @@ static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t
   pyop__call call;
   pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
                           pyop__call_open(&call, &sink), sink_add_output};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->infer_meta(op->proto_holder, &args);
   pyop__call_close(&call);
   return rc == PYOP_OK ? PYOP_OK : callback_failed(rc, op, "infer_meta", mark);
@@ -638,6 +638,41 @@ int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t 
                            p->outputs[i].kind == PYOP_IO_DYNAMIC);
 out:
   if (req != stack) pyop__free(req);
+  return rc;
+}
+
+/*
+ * pyop_op_infer_meta_list with the host's instance count of each dynamic
+ * output (outputs[i].count on entry): a count infer_meta does not return
+ * is PYOP_ECONTRACT in GE's words (its InferMeta's TypeError).
+ */
+int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                              pyop_output_list *outputs, size_t n_outputs) {
+  PYOP__FORK_GUARD();
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_expect: op is NULL");
+  if (!op->infer_meta) return unsupported(op, "infer_meta");
+  int rc = check_output_lists(op, outputs, n_outputs, "infer_meta");
+  if (rc != PYOP_OK) return rc;
+  const pyop__proto *p = op->proto;
+  size_t stated[PYOP__MAX_IOS];
+  assert(n_outputs <= PYOP__MAX_IOS); /* checked: the prototype's count */
+  for (size_t i = 0; i < n_outputs; i++) {
+    stated[i] = outputs[i].count;
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && stated[i] > outputs[i].capacity)
+      return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": dynamic output %zu \"%s\": %zu "
+                         "tensors stated, room was given for %zu", op->op_type, i,
+                         p->outputs[i].name, stated[i], outputs[i].capacity);
+  }
+  rc = pyop_op_infer_meta_list(op, inputs, n_inputs, outputs, n_outputs);
+  if (rc != PYOP_OK && rc != PYOP_EINVAL) return rc;
+  for (size_t i = 0; i < n_outputs; i++)
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && outputs[i].count != stated[i])
+      return pyop__error(PYOP_ECONTRACT, "infer_meta of \"%s\" (%s): dynamic output %zu "
+                         "\"%s\": instance count mismatch: the host states %zu tensors, "
+                         "infer_meta returned %zu (GE: infer_meta dynamic output[%zu] instance "
+                         "count mismatch: expected %zu, got %zu)", op->op_type, p->source, i,
+                         p->outputs[i].name, stated[i], outputs[i].count, i, stated[i],
+                         outputs[i].count);
   return rc;
 }
 
@@ -986,7 +1021,7 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
@@ -1181,7 +1216,7 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_set_artifact};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK) {
@@ -1250,7 +1285,7 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK || sink.status != PYOP_OK) {

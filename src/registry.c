@@ -288,7 +288,8 @@ static __attribute__((noinline, cold)) int not_registered(const char *op_type) {
     return pyop__error(PYOP_ENOENT,
                        "op \"%.256s\": its implementation (%s) is loaded but has no prototype: "
                        "register one with pyop_register_host_prototype (or load a Python "
-                       "register_op for it)",
+                       "register_op for it); GE, which needs that prototype (the canonical IR) "
+                       "at the load, fails there with \"canonical IR not found\"",
                        op_type, src);
   }
   if (!near) return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);

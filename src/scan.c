@@ -238,7 +238,9 @@ static int scan_element(pyop__scan_entry *e) {
   if (e->path[0] != '/') {
     rc = set_verdict(e, PYOP__PATH_RELATIVE,
                      "relative path refused (libpyop never resolves paths "
-                     "against the current directory; use an absolute path)");
+                     "against the current directory; use an absolute path; GE "
+                     "resolves it against the cwd, libpyop departs from that on "
+                     "purpose: docs/security.md)");
     if (rc == PYOP_OK) warn_skipped(e);
     return rc;
   }
@@ -283,7 +285,23 @@ static int scan_element(pyop__scan_entry *e) {
   return scan_dir(e);
 }
 
-/* Number of non-empty colon-separated elements of value. */
+/* Whitespace GE strips around an element (ASCII: " \t\n\v\f\r"). */
+static bool is_space(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* Narrows [*elem, *elem + *len) to the element without the whitespace
+ * around it, as GE reads the variable. */
+static void trim_element(const char **elem, size_t *len) {
+  while (*len > 0 && is_space(**elem)) {
+    (*elem)++;
+    (*len)--;
+  }
+  while (*len > 0 && is_space((*elem)[*len - 1])) (*len)--;
+}
+
+/* Number of non-empty colon-separated elements of value (an upper bound of
+ * the elements left once trimmed). */
 static size_t count_elements(const char *value) {
   size_t n = 0;
   const char *p = value;
@@ -311,11 +329,16 @@ int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out) {
   const char *first_missing_why = NULL;
   const char *p = value;
   while (*p) {
-    size_t len = strcspn(p, ":");
-    const char *elem = p;
+    size_t len = strcspn(p, ":"), raw_len = len;
+    const char *elem = p, *raw = p;
     p += len;
     if (*p == ':') p++;
-    if (len == 0) continue; /* ":a", "a::b", "a:" never mean the cwd */
+    trim_element(&elem, &len);
+    if (len == 0) continue; /* ":a", "a::b", "a:", ": :" never mean the cwd */
+    if (len != raw_len)
+      PYOP_LOG_I(PYOP__OPP_VAR " element '%.*s' read as '%.*s' (the whitespace around an "
+                 "element is dropped, as GE does)", (int)(raw_len < 4096 ? raw_len : 4096), raw,
+                 (int)(len < 4096 ? len : 4096), elem);
 
     pyop__scan_entry *e = &out->entries[out->n++];
     e->path = pyop__strndup(elem, len);

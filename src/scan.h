@@ -1,7 +1,9 @@
 /*
  * Scanning ASCEND_CUSTOM_OPP_PATH (docs/design.md §Scan).
  *
- * The value is colon-separated. Empty elements are ignored (never the cwd).
+ * The value is colon-separated. The whitespace around an element is dropped
+ * (" /opt/ops " is /opt/ops, as GE reads it); empty elements are ignored
+ * (never the cwd).
  * Relative elements are refused (skipped with a warning): libpyop never
  * resolves anything against the cwd. An element is a Python entry when it is
  * a .py file, or a directory holding, one level deep, a .py file or a package

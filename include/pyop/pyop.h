@@ -768,6 +768,20 @@ PYOP_API int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs
                                      size_t n_outputs);
 
 /*
+ * pyop_op_infer_meta_list for a host whose graph fixes how many tensors each
+ * dynamic output has (a GE-style engine: a node's output anchors): for a
+ * dynamic output, outputs[i].count on entry states that count (at most
+ * capacity; required outputs' counts are not read). When infer_meta returns
+ * another count the call fails with PYOP_ECONTRACT naming the output, the
+ * count stated and the count returned, in GE's words ("instance count
+ * mismatch"; GE's InferMeta raises TypeError there). Otherwise as
+ * pyop_op_infer_meta_list.
+ */
+PYOP_API int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs,
+                                       size_t n_inputs, pyop_output_list *outputs,
+                                       size_t n_outputs);
+
+/*
  * pyop_op_execute for any op, dynamic outputs included: one
  * pyop_output_list per output. With ctx->alloc_output each tensor the op
  * asks for is allocated by the host and stored in items[k] (at most

@@ -314,7 +314,7 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", self.ops, opp="")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("10 ops checked, 0 failed", r.stdout)
-        self.assertRegex(r.stdout, r"SplitEven +ok \(infer_meta, execute; samples\)")
+        self.assertRegex(r.stdout, r"SplitEven +ok \(infer_meta, execute; samples \+ generated\)")
 
     # --- the op contract (issue 10): in place, dynamic outputs, check fed
 

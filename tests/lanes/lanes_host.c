@@ -538,15 +538,6 @@ static void case_busy(void) {
   free(opp);
 }
 
-static char kept_log[4096];
-
-static void keep_log(void *user, int level, const char *line) {
-  (void)user;
-  if (level == PYOP_LOG_WARN && strlen(kept_log) + strlen(line) + 2 < sizeof kept_log) {
-    strcat(kept_log, line);
-    strcat(kept_log, "\n");
-  }
-}
 
 static void case_escape(void) {
   char *opp = xasprintf("%s/escape", LANES_PLUGINS);
@@ -573,7 +564,7 @@ static void case_escape(void) {
   pyop_op_destroy(keep);
   pyop_op_destroy(check);
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
-  h.log = keep_log;
+  h.log = lanes_keep_warning;
   CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -581,9 +572,9 @@ static void case_escape(void) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   CHECK(took < 10.0, "pyop_shutdown waited %.1f s for a lane's Python thread", took);
-  CHECK(strstr(kept_log, "lane 1: Python thread(s) 'Thread-") != NULL &&
-            strstr(kept_log, "still running at pyop_shutdown") != NULL,
-        "no warning names the lane's thread: %s", kept_log);
+  CHECK(strstr(lanes_warnings, "lane 1: Python thread(s) 'Thread-") != NULL &&
+            strstr(lanes_warnings, "still running at pyop_shutdown") != NULL,
+        "no warning names the lane's thread: %s", lanes_warnings);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
   REQUIRE_RC(pyop_load(), PYOP_OK); /* the kept lane, its thread still waiting, serves */
   expect_info("Keep", 1, NULL);
@@ -698,7 +689,6 @@ static void case_hook_swap(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
-
 
 /* ------------------------------------------------------------ log_threads */
 

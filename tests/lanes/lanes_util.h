@@ -74,6 +74,19 @@ E2E_UNUSED static void lane_ids(uint32_t n, float *ids, int cycle) {
   }
 }
 
+/* The warnings libpyop logged while lanes_keep_warning was the log hook,
+ * one a line (what fits). */
+static char lanes_warnings[8192];
+
+E2E_UNUSED static void lanes_keep_warning(void *user, int level, const char *line) {
+  (void)user;
+  size_t used = strlen(lanes_warnings);
+  if (level == PYOP_LOG_WARN && used + strlen(line) + 2 < sizeof lanes_warnings) {
+    strcat(lanes_warnings, line);
+    strcat(lanes_warnings, "\n");
+  }
+}
+
 /* ---------------------------------------------------------- case driver */
 
 typedef struct lanes_case {

@@ -7,10 +7,12 @@
 # builds libpyop with that Python as its default (-DPYOP_PYTHONS; the extra
 # CMAKE_ARGS carry the sanitizer options of the calling build), compiles
 # the test hosts against it and runs every case each lists (--list):
-# tests/lanes/lanes_host.c (a C host without Python: start_python starts
-# that one) and tests/lanes/lanes_embed.c (C hosts that link libpython and
-# own it). LANES_CASES="a b" runs only those cases. Exit 77 (skipped) when no
-# such Python is installed.
+# tests/lanes/lanes_host.c and lanes_load.c (C hosts without Python:
+# start_python starts that one), tests/lanes/lanes_embed.c (C hosts that link libpython and own
+# it), tests/lanes/ctypes_host.py (a Python program calling libpyop
+# through ctypes, as the pyop command does) and tests/lanes/cli_host.py (the
+# pyop command with --lanes). LANES_CASES="a b" runs only those cases. Exit
+# 77 (skipped) when no such Python is installed.
 #
 # LANES_VALGRIND=/path/to/valgrind runs each case under memcheck instead (no
 # error, no definite or indirect leak; PYTHONMALLOC=malloc; suppressions in
@@ -66,19 +68,34 @@ for exe in "${pys[@]}"; do
   common=(-std=c11 -g -O1 "${flags[@]}" -I"$src/include" -I"$tree/include"
     -DLANES_PLUGINS="\"$src/tests/lanes/plugins\"" -DLANES_GE_PLUGINS="\"$src/tests/ge/plugins\""
     -DPy_VERSION_FOR_TEST="\"$ver\"")
-  # lanes_host: a C host without Python; lanes_embed: one that links
-  # libpython and initialises it itself.
-  "$cc" "${common[@]}" "$src/tests/lanes/lanes_host.c" -o "$tree/lanes_host" \
-    -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  # lanes_host and lanes_load: C hosts without Python; lanes_embed: one
+  # that links libpython and initialises it itself.
+  for h in lanes_host lanes_load; do
+    "$cc" "${common[@]}" "$src/tests/lanes/$h.c" -o "$tree/$h" \
+      -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -lpthread
+  done
   "$cc" "${common[@]}" -I"$pyinc" "$src/tests/lanes/lanes_embed.c" -o "$tree/lanes_embed" \
     -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
     -lpthread
   # Each host lists its own cases (--list); LANES_CASES picks some of them.
-  for host in lanes_host lanes_embed; do
-    cmd=("$tree/$host")
+  # ctypes_host.py and cli_host.py are Python programs driving libpyop
+  # through ctypes (an ASan/TSan libpyop cannot be loaded into an
+  # uninstrumented Python).
+  hosts=(lanes_host lanes_load lanes_embed)
+  ((${#flags[@]} == 0)) && hosts+=(ctypes_host cli_host)
+  for host in "${hosts[@]}"; do
+    case $host in
+      ctypes_host | cli_host) cmd=("$exe" "$src/tests/lanes/$host.py") ;;
+      *) cmd=("$tree/$host") ;;
+    esac
     for c in $("${cmd[@]}" --list); do
       if [ -n "${LANES_CASES:-}" ] && [[ " $LANES_CASES " != *" $c "* ]]; then continue; fi
-      args=("$c")
+      case $host in
+        ctypes_host)
+          args=("$tree/lib/libpyop.so.0" "$tree/share/pyop" "$src/tests/lanes/plugins" "$c") ;;
+        cli_host) args=("$tree/bin/pyop" "$src/tests/lanes/plugins" "$c") ;;
+        *) args=("$c") ;;
+      esac
       echo "--- Python $ver: $host $c${vg:+ (valgrind)}"
       PYTHONDONTWRITEBYTECODE=1 timeout 300 "${vg[@]}" "${cmd[@]}" "${args[@]}" \
         2>"$tree/$c.err" || { cat "$tree/$c.err"; exit 1; }

@@ -143,6 +143,7 @@ EXEC_EXPECT_OUTPUTS = 1  # PYOP_EXEC_EXPECT_OUTPUTS
 PYOP_EINTR = -22  # interrupted: a KeyboardInterrupt in plugin code
 
 
+
 INPUT_MUTATED = 1        # PYOP_INPUT_MUTATED
 
 
@@ -190,6 +191,13 @@ class Lib:
         c.pyop_op_execute_list.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
                                            ctypes.c_size_t, ctypes.POINTER(OutputList),
                                            ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
+        c.pyop_op_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                      ctypes.c_size_t, ctypes.POINTER(Tensor), ctypes.c_size_t,
+                                      ctypes.POINTER(ctypes.c_void_p),
+                                      ctypes.POINTER(ctypes.c_size_t)]
+        c.pyop_op_declare_launch_args.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                                  ctypes.c_size_t, ctypes.POINTER(Tensor),
+                                                  ctypes.c_size_t]
 
     def check(self, what, rc):
         """Raises PyopError for a failed call; an interrupted one
@@ -201,7 +209,11 @@ class Lib:
             detail = self.c.pyop_last_error().decode("utf-8", "replace")
             if rc == PYOP_EINTR:
                 raise KeyboardInterrupt(detail.splitlines()[0] if detail.strip() else what)
-            raise PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+            err = PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+            from .plugins import exception_origin  # the plugins run in this interpreter
+            origin = exception_origin(detail)
+            err.origin = origin if name == "PYOP_EPYTHON" else None
+            raise err
 
     def interrupt_detail(self):
         """The first line of this thread's last error when the last failure

@@ -44,6 +44,7 @@ class PyopError(CliError):
     def __init__(self, what, status, detail, strerror=""):
         self.detail = detail
         self.stage = None  # "infer_meta" when infer_meta refused the inputs
+        self.origin = None  # a Python exception's origin (plugins.exception_origin)
         text = detail.rstrip() if detail and detail.strip() else \
             "%s failed (%s: %s)" % (what, status, strerror)
         if "ModuleNotFoundError: " in text and "while importing pyop plugin" in text:

@@ -4,7 +4,7 @@ source."""
 import os
 
 from .errors import opp_path_note
-from .host import with_opp_path
+from .host import plugin_output_to_stderr, with_opp_path
 from .plugins import PENDING_HINT, pending_impls
 from .values import dump_json
 
@@ -14,7 +14,8 @@ def cmd_list(lib, args):
     (loaded, not registered: an implementation-only plugin whose REG_OP the
     host has not declared; --json: "pending")."""
     with_opp_path(args.path)
-    lib.load()
+    with plugin_output_to_stderr():  # stdout (--json) holds the listing only
+        lib.load()
     types = lib.op_types()
     ops = [lib.op_info(t) for t in types]
     pending = [{k: i[k] for k in ("op_type", "impl_key", "impl_source", "capabilities")}

@@ -1,20 +1,37 @@
 """`pyop run`: one op on host buffers, its outputs printed."""
 
+import sys
+
 from .binding import DTYPES
 from .errors import CliError
-from .host import _attrs_from_args, _inputs_from_args, run_op, _warn_other_python
+from .host import (_attrs_from_args, compile_options, _inputs_from_args, plugin_output_to_stderr,
+                   run_op, set_compile_options, _warn_other_python)
 from .values import dump_json, _fmt_values, read_values, shape_text
+
+
+def run_as_a_host(lib, args, command):
+    """Loads the plugins and runs args.op once as a host does: infer_meta,
+    compile (with --compile-option), declare_launch_args where the op
+    launches, then execute or the launch; the plugins' own output goes to
+    stderr. (info, inputs, attrs, RunResult); the run's failure raised."""
+    options = compile_options(args)
+    with plugin_output_to_stderr():
+        lib.load()
+        unused = set_compile_options(options)
+        if unused:
+            sys.stderr.write("pyop: %s: warning: %s\n" % (command, unused))
+        info = lib.op_info(args.op)
+        inputs = _inputs_from_args(info, args)
+        attrs = _attrs_from_args(info, args)
+        res = run_op(lib, info, inputs, attrs)
+    if res.error is not None:
+        raise res.error
+    return info, inputs, attrs, res
 
 
 def cmd_run(lib, args):
     _warn_other_python("run", "run")
-    lib.load()
-    info = lib.op_info(args.op)
-    inputs = _inputs_from_args(info, args)
-    attrs = _attrs_from_args(info, args)
-    res = run_op(lib, info, inputs, attrs)
-    if res.error is not None:
-        raise res.error
+    info, _, _, res = run_as_a_host(lib, args, "run")
     if res.produced is None:
         raise CliError('op "%s" has no execute implementation (and no kernel launch); '
                        'it has: %s' % (args.op, ", ".join(info["capabilities"]) or "nothing"),

@@ -1,9 +1,10 @@
 """Formatting exceptions for pyop_last_error(). Pure Python."""
 
 import os
+import threading
 import traceback
 
-__all__ = ["format_exception"]
+__all__ = ["format_exception", "last_origin"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The GE compatibility package shipped next to pyop (python/ge).
@@ -48,10 +49,39 @@ def _safe_str(exc):
         return "<exception str() failed: %s>" % why
 
 
+_origin = threading.local()
+
+
+def last_origin():
+    """(the class names of the exception's type (its MRO), the file and line
+    of the innermost frame of its traceback before pyop's frames are
+    trimmed, "Type: first line of its message") of the last exception
+    format_exception described on this thread, or None; consumed (a second
+    call returns None). What `pyop check` reads to tell an exception a
+    plugin raised itself from one raised inside a library it called."""
+    value = getattr(_origin, "value", None)
+    _origin.value = None
+    return value
+
+
+def _record_origin(exc, head):
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else (None, None)
+    _origin.value = ((tuple(c.__name__ for c in type(exc).__mro__),) + where
+                     + (head.split("\n", 1)[0],))
+
+
 def format_exception(exc):
     """'Type: message' followed by the formatted traceback (with notes),
-    showing the plugin's frames without pyop's and importlib's."""
+    showing the plugin's frames without pyop's and importlib's; records the
+    exception's origin (last_origin)."""
     head = "%s: %s" % (type(exc).__name__, _safe_str(exc))
+    try:
+        _record_origin(exc, head)
+    except Exception:  # noqa: BLE001 (never let the record hide the original error)
+        _origin.value = None
     try:
         te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
         _trim(te, set())

@@ -23,9 +23,11 @@
   the neighbours of its real location. A directory without __init__.py is
   a namespace package there (`import common.utils`), and inside a package
   plugin too, as in Python.
-- Two entries of one directory that would be one module (foo.py beside a
-  package foo/, or a link to another entry) fail the load naming both
-  (layout_problem).
+- foo.py beside a package foo/ (two entries that would both be the module
+  foo) fail the load naming both (layout_problem). An entry that is a link
+  to another entry of its directory is that plugin again: imported once,
+  by the first name, its other name an alias of it (as CANN GE, which
+  imports a file once by its resolved path).
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -63,7 +65,9 @@ class _PluginLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname):
         path = self.get_filename(fullname)
-        code = self.source_to_code(self.get_data(path), path)
+        data = self.get_data(path)
+        _registry.note_compiled(path, data)  # what runs, for the lanes' comparison
+        code = self.source_to_code(data, path)
         if not _gil_enabled():
             # What loading it from a .pyc would give, without a .pyc.
             code = marshal.loads(marshal.dumps(code))
@@ -299,11 +303,10 @@ def layout_problem(path, found):
     """Why the plugins `found` of directory path cannot load together, or
     None (docs/op-author-guide.md, "Plugin files and packages"): two of its
     entries would be one module -- foo.py beside a package foo/ (both are
-    module foo; Python itself would import only the package) -- or one
-    entry is a link to another (the plugin would be imported twice). The
-    message names both entries."""
+    module foo; Python itself would import only the package). The message
+    names both entries. (An entry that is a link to another is no problem:
+    load_plugins imports that file once.)"""
     by_stem = {}  # stem -> the entry's path
-    by_file = {}  # (st_dev, st_ino) of the file or package directory -> the entry's path
     for file, package_dir, stem in found:
         full = package_dir or file
         other = by_stem.get(stem)
@@ -312,16 +315,6 @@ def layout_problem(path, found):
                     "would import only the package): rename or remove one"
                     % (path, _entry_label(other), _entry_label(full), stem))
         by_stem[stem] = full
-        fid = _file_id(full)
-        if fid is None:
-            continue  # gone since the listing: its import says so
-        other = by_file.get(fid)
-        if other is not None:
-            return ("plugin directory %s: %s and %s are the same %s (one is a link to the "
-                    "other), so it would be imported twice: remove one"
-                    % (path, _entry_label(other), _entry_label(full),
-                       "package" if package_dir else "file"))
-        by_file[fid] = full
     return None
 
 
@@ -381,20 +374,25 @@ class LoadResult:
         self.modules = modules
 
 
-def load_plugins(paths):
+def load_plugins(paths, seen=None):
     """Imports every plugin of paths and returns a LoadResult. A plugin file
-    or package that an earlier path of the load already imported (a
-    directory listed twice, a link from a second directory) is imported
-    once, by the first. On any exception (BaseException included) every
-    module of this load is removed from sys.modules before it propagates."""
+    or package that an earlier entry of the load already imported (a
+    directory listed twice, a link from a second directory or from its own)
+    is imported once, by the first. seen: a dict the caller keeps across
+    calls that are one load (an interpreter lane loads one path at a time):
+    what earlier calls imported counts as imported by an earlier path; a
+    successful call adds its plugins. On any exception (BaseException
+    included) every module of this load is removed from sys.modules before
+    it propagates."""
     importlib.invalidate_caches()
     _install_finder()
     saved_path = list(sys.path)
     roots = []
-    by_file = {}  # (st_dev, st_ino) of a plugin of this load -> its unique name
+    # (st_dev, st_ino) of a plugin of this load -> its unique name
+    by_file = dict(seen) if seen is not None else {}
     with _registry.collecting() as coll:
         try:
-            for p in paths:
+            for coll.element, p in enumerate(paths):
                 found = discover(p)
                 if not found:
                     continue
@@ -404,7 +402,7 @@ def load_plugins(paths):
                 assigned = {}
                 for file, package_dir, stem in found:
                     fid = _file_id(package_dir or file)
-                    if fid in by_file:  # an earlier path's plugin (listed twice, a link)
+                    if fid in by_file:  # an earlier entry's plugin (listed twice, a link)
                         assigned[stem] = by_file[fid]  # imported once; here its name aliases it
                         continue
                     assigned[stem] = _unique_name(stem)
@@ -421,6 +419,7 @@ def load_plugins(paths):
                 finally:
                     roots.extend(extra)
             coll.finalize()
+            coll.seal()
         except BaseException:
             unload_modules(roots)
             raise
@@ -433,6 +432,8 @@ def load_plugins(paths):
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)
     _registry._samples.update(coll.samples)
+    if seen is not None:
+        seen.update(by_file)
     return LoadResult(coll.all_protos(), coll.all_impls(), modules)
 
 
