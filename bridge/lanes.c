@@ -391,6 +391,7 @@ fail:;
 }
 
 static void lanes_stop(bool keep);
+static PyMethodDef exit_hook_def;
 
 /*
  * atexit's callback while lanes run (main GIL held): a host that finalizes
@@ -409,6 +410,13 @@ static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
     pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
   lanes_stop(false);
   Py_CLEAR(exit_hook);
+  /* atexit keeps this function until every callback has run, and a later
+   * one may be the host's pyop_shutdown, which closes this image: freeing
+   * the function then would read its PyMethodDef here. Python finalizes:
+   * this image stays mapped. */
+  Dl_info di;
+  if (dladdr((void *)&exit_hook_def, &di) != 0 && di.dli_fname != NULL)
+    (void)dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
   Py_RETURN_NONE;
 }
 
