@@ -30,7 +30,11 @@
  * copy of this image, and checks it). It ends every kept lane (waiting for
  * its non-daemon Python threads, as Py_FinalizeEx waits for the main
  * interpreter's), then closes the other images; its own stays mapped.
- * Taking the pool up unregisters the hook first.
+ * Taking the pool up unregisters the hook first. A hook registered while
+ * atexit already runs (pyop_shutdown from an atexit callback) is not run
+ * in that pass: 3.13's Py_FinalizeEx then ends the sub-interpreters left
+ * itself, 3.12's would abort, so lanes.c (keep_lanes) keeps lanes on 3.12
+ * only in a Python libpyop started.
  */
 #include "lanes.h"
 
