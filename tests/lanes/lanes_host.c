@@ -44,7 +44,8 @@
  *   cycles     40 pyop_load / pyop_shutdown cycles with 2 lanes: RSS flat
  *              (growth over cycles 10..40 under 8 MB), the lanes' interpreters
  *              reused with the plugins imported afresh; a fork's child starts
- *              lanes of its own; 3, 1 and 3 lanes reuse them in order;
+ *              lanes of its own; another bridge image (PYOP_BRIDGE_DIR, a
+ *              copy) takes them up; 3, 1 and 3 lanes reuse them in order;
  *              unload/load cycles flat
  *   log_threads  a load with 2 lanes (which start and import on workers) at
  *              log level DEBUG: every line reaches the log hook on the
@@ -52,6 +53,7 @@
  */
 #include "lanes_util.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -738,6 +740,24 @@ static void case_log_threads(void) {
 
 /* ----------------------------------------------------------------- cycles */
 
+/* A copy of this libpyop's artifact directory for the running Python, in
+ * a new temporary directory (malloc'd path of the copy). */
+static char *bridge_copy(void) {
+  Dl_info di;
+  char key[64];
+  REQUIRE(dladdr((void *)pyop_load, &di) != 0 && di.dli_fname != NULL, "dladdr");
+  REQUIRE_RC(pyop_runtime_key(key, sizeof key), PYOP_OK);
+  char *lib = strndup(di.dli_fname, strrchr(di.dli_fname, '/') - di.dli_fname);
+  char *tmp = make_temp_dir("lanes-bridge");
+  char *copy = xasprintf("%s/%s", tmp, key);
+  char *cmd = xasprintf("cp -a '%s/pyop/artifacts/%s' '%s'", lib, key, copy);
+  REQUIRE(system(cmd) == 0, "%s", cmd);
+  free(cmd);
+  free(lib);
+  free(tmp);
+  return copy;
+}
+
 /* A sanitizer's allocator keeps freed memory back (ASan's quarantine) and
  * adds its own: RSS bounds mean nothing there (the figures are printed). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -823,6 +843,28 @@ static void case_cycles(void) {
   CHECK(ids[0] == first[0] && ids[1] == first[1], "after a fork: interpreters %g %g (kept: "
         "%g %g)", ids[0], ids[1], first[0], first[1]);
   REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+
+  /* Another bridge image (a copy of the artifact directory, through
+   * PYOP_BRIDGE_DIR: another file, so another mapping) takes the same kept
+   * lanes up, with images of its own file. */
+  char *copy = bridge_copy();
+  setenv("PYOP_BRIDGE_DIR", copy, 1);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  char *report = NULL;
+  CHECK_RC(pyop_doctor(&report), PYOP_OK);
+  CHECK(report != NULL && strstr(report, copy) != NULL, "the copy's bridge is not loaded: %s",
+        report != NULL ? report : "(none)");
+  pyop_free(report);
+  lane_ids(2, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1], "another bridge image: interpreters %g %g "
+        "(kept: %g %g)", ids[0], ids[1], first[0], first[1]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  unsetenv("PYOP_BRIDGE_DIR");
+  char *dir = strndup(copy, strrchr(copy, '/') - copy);
+  remove_tree(dir);
+  free(dir);
+  free(copy);
 
   /* Other lane counts take the kept lanes in order and start the rest. */
   load_with_lanes(3, opp);
