@@ -299,6 +299,13 @@ static int lane_create(lane_job *j) {
       .check_multi_interp_extensions = 1,
       .gil = PyInterpreterConfig_OWN_GIL,
   };
+  char seam[32];
+  snprintf(seam, sizeof seam, "fail-start-%u", (unsigned)l->index);
+  if (pb_lanes_test_seam(seam)) {
+    pb_lane_image_close(l);
+    return job_fail(j, PYOP_EPYTHON, "lane %u: cannot start a sub-interpreter: "
+                    "PYOP_TEST_LANES=%s", (unsigned)l->index, seam);
+  }
   PyThreadState *ts = NULL;
   /* One interpreter made at a time: CPython 3.12 and 3.13 initialise some
    * static tables in place while they make one (posixmodule_exec sorts its

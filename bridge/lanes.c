@@ -86,9 +86,11 @@ static char lanes_refused[512];
  * The test seam (docs/design.md §Lanes): PYOP_TEST_LANES, words separated
  * by commas, read at set_config and ignored under secure execution
  * (secure_getenv). "force": lanes even on a CPython that cannot end them
- * safely (tests that never end Python run the lanes code there).
+ * safely (tests that never end Python run the lanes code there); the
+ * others are read where they act (no-proc, no-memfd below; fail-start-N in
+ * lane_start.c).
  */
-static bool test_seam(const char *word) {
+bool pb_lanes_test_seam(const char *word) {
   const char *v = secure_getenv("PYOP_TEST_LANES");
   size_t n = strlen(word);
   for (const char *p = v; p != NULL && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
@@ -164,7 +166,7 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
   lanes_refused[0] = '\0';
   if (n && lanes_impossible() == NULL)
     check_running_cpython();
-  if (lanes_refused[0] != '\0' && test_seam("force")) {
+  if (lanes_refused[0] != '\0' && pb_lanes_test_seam("force")) {
     pb_log(PYOP_LOG_WARN, "lanes: PYOP_TEST_LANES=force: lanes although %s", lanes_refused);
     lanes_refused[0] = '\0';
   }
@@ -293,7 +295,7 @@ int pb_lanes_unavailable(const char *fmt, ...) {
 /* fopen("/proc/self/maps"), or NULL; the test seam "no-proc": as if /proc
  * were not mounted (ENOENT). */
 static FILE *open_maps(void) {
-  if (test_seam("no-proc")) {
+  if (pb_lanes_test_seam("no-proc")) {
     errno = ENOENT;
     return NULL;
   }
@@ -344,7 +346,7 @@ int pb_lane_own_file(void) {
 /* memfd_create; the test seam "no-memfd": as if refused (EPERM, a seccomp
  * filter). */
 static int open_memfd(const char *name) {
-  if (test_seam("no-memfd")) {
+  if (pb_lanes_test_seam("no-memfd")) {
     errno = EPERM;
     return -1;
   }

@@ -81,6 +81,10 @@ int pb_lanes_unavailable(const char *fmt, ...) PB_PRINTF(1, 2);
 int pb_lane_collect_proto(void *ctx, const pyop_proto_view *v);
 int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v);
 
+/* Whether the test seam PYOP_TEST_LANES lists word (docs/design.md §Lanes;
+ * ignored under secure execution). No GIL needed; any thread. */
+bool pb_lanes_test_seam(const char *word);
+
 /* ---- lane_start.c */
 /*
  * Runs the lanes' part of a load on worker threads (one per core, at most

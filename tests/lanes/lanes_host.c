@@ -50,6 +50,9 @@
  *   log_threads  a load with 2 lanes (which start and import on workers) at
  *              log level DEBUG: every line reaches the log hook on the
  *              loading thread, where a nested pyop_load is refused at once
+ *   start_fail lane 2 cannot start (test seam): the load fails naming it, the
+ *              registry is empty; the next load runs lane 1 in the interpreter
+ *              started beside it (kept) and starts lane 2
  */
 #include "lanes_util.h"
 
@@ -738,6 +741,33 @@ static void case_log_threads(void) {
   free(opp);
 }
 
+/* ------------------------------------------------------------- start_fail */
+
+/*
+ * A lane that cannot start (the test seam fail-start-2: its sub-interpreter
+ * refused) fails the whole load, naming it, while lane 1 starts beside it
+ * on another worker: the registry stays empty, and lane 1's interpreter
+ * (the process's first sub-interpreter, id 1) goes back to the kept lanes,
+ * so the next load runs in it and starts only lane 2 (id 2).
+ */
+static void case_start_fail(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-2", 1);
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 2: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-2");
+  CHECK(!err_has("lane 1"), "lane 1 named for a start lane 2 failed");
+  CHECK_LIST("");
+  setenv("PYOP_TEST_LANES", "force", 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  float ids[2] = {0, 0};
+  lane_ids(2, ids, 1);
+  CHECK(ids[0] == 1.0f && ids[1] == 2.0f, "lanes in interpreters %g %g, expected 1 (kept from "
+        "the failed load) and 2", ids[0], ids[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 /* ----------------------------------------------------------------- cycles */
 
 /* A copy of this libpyop's artifact directory for the running Python, in
@@ -906,7 +936,7 @@ static void case_cycles(void) {
 
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
-  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads)
+  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};
