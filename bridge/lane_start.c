@@ -324,19 +324,18 @@ static int lane_create(lane_job *j) {
   l->interp = PyThreadState_GetInterpreter(ts);
   l->interp_id = PyInterpreterState_GetID(l->interp);
   l->ts0_thread = pthread_self();
-  rc = image_configure(j);
-  if (rc == PYOP_OK) {
-    /* threading's main thread is the state that imports it first: ts0, the
-     * one that ends the interpreter (else 3.12's threading._shutdown finds
-     * the lock of a state the image deleted and complains at the end). */
-    PyObject *m = PyImport_ImportModule("threading");
-    if (m == NULL)
-      PyErr_Clear();
-    Py_XDECREF(m);
+  /* What belongs to the interpreter, whichever image serves it later:
+   * threading's main thread is the state that imports it first, ts0, the
+   * one that ends the interpreter (else 3.12's threading._shutdown finds
+   * the lock of a state an image deleted and complains at the end). */
+  PyObject *m = PyImport_ImportModule("threading");
+  if (m == NULL)
+    PyErr_Clear();
+  Py_XDECREF(m);
 #if PY_VERSION_HEX < 0x030D0000
-    refuse_asyncio(j);
+  refuse_asyncio(j);
 #endif
-  }
+  rc = image_configure(j);
   l->ts0 = PyEval_SaveThread(); /* the image keeps states of its own */
   return rc;
 }
