@@ -408,7 +408,9 @@ static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
   if (n_lanes)
     pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
   lanes_stop(false);
-  Py_CLEAR(exit_hook);
+  /* exit_hook stays registered: a pyop_shutdown from a later atexit
+   * callback unregisters it (pb_lanes_exit_hook_drop) before libpyop closes
+   * this image, whose PyMethodDef atexit's last reference would read. */
   Py_RETURN_NONE;
 }
 
