@@ -408,9 +408,11 @@ static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
   if (n_lanes)
     pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
   lanes_stop(false);
-  /* exit_hook stays registered: a pyop_shutdown from a later atexit
-   * callback unregisters it (pb_lanes_exit_hook_drop) before libpyop closes
-   * this image, whose PyMethodDef atexit's last reference would read. */
+  /* exit_hook stays registered, with our reference: a pyop_shutdown from a
+   * later atexit callback unregisters and drops it (pb_lanes_exit_hook_drop)
+   * while this image is mapped, before libpyop closes it (atexit's last
+   * reference would otherwise read its PyMethodDef in the unmapped image);
+   * without one, Python finalizes with the image mapped. */
   Py_RETURN_NONE;
 }
 
