@@ -102,7 +102,7 @@ static bool test_seam(const char *word) {
 static const char *lanes_impossible(void) {
 #if PY_VERSION_HEX < 0x030C0000
   return "Python " PB_XSTR(PY_MAJOR_VERSION) "." PB_XSTR(PY_MINOR_VERSION)
-         " has no per-interpreter GIL (lanes need CPython 3.12 or later)";
+         " has no per-interpreter GIL (lanes need CPython 3.12.4 or later)";
 #elif defined(Py_GIL_DISABLED)
   return "this Python is free-threaded (no GIL: its threads run Python in parallel "
          "without lanes)";
