@@ -104,7 +104,7 @@ bool pb_lanes_test_seam(const char *word) {
 static const char *lanes_impossible(void) {
 #if PY_VERSION_HEX < 0x030C0000
   return "Python " PB_XSTR(PY_MAJOR_VERSION) "." PB_XSTR(PY_MINOR_VERSION)
-         " has no per-interpreter GIL (lanes need CPython 3.12 or later)";
+         " has no per-interpreter GIL (lanes need CPython 3.12.4 or later)";
 #elif defined(Py_GIL_DISABLED)
   return "this Python is free-threaded (no GIL: its threads run Python in parallel "
          "without lanes)";
@@ -393,7 +393,6 @@ fail:;
 }
 
 static void lanes_stop(bool keep);
-static PyMethodDef exit_hook_def;
 
 /*
  * atexit's callback while lanes run (main GIL held): a host that finalizes
@@ -411,14 +410,11 @@ static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
   if (n_lanes)
     pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
   lanes_stop(false);
-  Py_CLEAR(exit_hook);
-  /* atexit keeps this function until every callback has run, and a later
-   * one may be the host's pyop_shutdown, which closes this image: freeing
-   * the function then would read its PyMethodDef here. Python finalizes:
-   * this image stays mapped. */
-  Dl_info di;
-  if (dladdr((void *)&exit_hook_def, &di) != 0 && di.dli_fname != NULL)
-    (void)dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  /* exit_hook stays registered, with our reference: a pyop_shutdown from a
+   * later atexit callback unregisters and drops it (pb_lanes_exit_hook_drop)
+   * while this image is mapped, before libpyop closes it (atexit's last
+   * reference would otherwise read its PyMethodDef in the unmapped image);
+   * without one, Python finalizes with the image mapped. */
   Py_RETURN_NONE;
 }
 
