@@ -128,7 +128,7 @@ awk -F'|' -v reffile="$( [ -f "$ref" ] && echo "$ref" || echo "$tmp/noref")" \
   # of the code (bench/README.md: counts repeat to 0.1% in one checkout, 0.5%
   # between checkouts).
   BEGIN { tol = 0.01 }
-  function fmt(v, u) { return u == "ns" ? sprintf("%.1f ns", v) : sprintf("%.2fx", v) }
+  function fmt(v, u) { return u == "ns" ? sprintf("%.1f ns", v) : u == "MB" ? sprintf("%.1f MB", v) : sprintf("%.2fx", v) }
   function ins(v) { return v >= 1e6 ? sprintf("%.1fM", v / 1e6) : sprintf("%.0f", v) }
   function pct(x) { return sprintf("%+.1f%%", 100 * x) }
   # The instruction figure of a row: the ratio, or (ns rows) the count itself.

@@ -10,9 +10,10 @@
  * runs, and whether libpyop started it), gil.c (taking the GIL from any
  * host thread: kept thread states), gil_watch.c (the GIL-wait watch
  * thread), signals.c (signal dispositions around plugins),
- * owned_python.c (the Python libpyop starts and its thread), lanes.c
- * (interpreter lanes), free_threaded.c (call locks, the GIL watch and
- * dropped modules of a free-threaded Python), register.c
+ * owned_python.c (the Python libpyop starts and its thread), lanes.c,
+ * lane_start.c and lane_pool.c (interpreter lanes: lanes.h),
+ * free_threaded.c (call locks, the GIL watch and dropped modules of a
+ * free-threaded Python), register.c
  * (package and plugin import, descriptor views), native.c (pyop._native:
  * Tensor and call contexts), callbacks.c (op callbacks).
  *
@@ -132,9 +133,19 @@ typedef struct pb_op {
   int32_t *output_kinds; /* proto: kind per output (n_outputs of them) */
   uint32_t caps;
   pyop_op_callbacks callbacks;
+  /* What interpreter lanes compare (lanes.c): the index of the load's path
+   * the descriptor came from (-1: unknown) and the identity of what that
+   * path's load compiled (its code_digest; NULL: unknown). */
+  long element;
+  char *code_digest;
+  /* Why it runs in the main interpreter although placed in lanes (a call
+   * failed in a lane after an import the lane refused: lane_calls.c), or
+   * NULL; set once, any thread. */
+  _Atomic(char *) lane_refusal;
   /* Lanes it runs in (lanes.c), 0: serial; per lane the image's ctx and
    * callbacks of the same descriptor (n_lanes entries, owned arrays). */
   uint32_t n_lanes;
+  unsigned lanes_epoch; /* pb_lanes_epoch() when they were set */
   void **lane_ctx;
   const pyop_op_callbacks **lane_cb;
 } pb_op;
@@ -283,6 +294,9 @@ typedef struct pb_frame {
   X(PyObject *, str_method, [PB_NKINDS], 0, NULL, NULL)                                       \
   /* list: plugin modules of every load since reset (pb_package_ensure) */                    \
   X(PyObject *, modules, , 0, NULL, NULL)                                                     \
+  /* dict: the plugins a lane image's loads imported since reset, by file                     \
+   * identity (load_plugins' seen: a lane loads one path at a time) */                        \
+  X(PyObject *, lane_seen, , 0, NULL, NULL)                                                   \
   /* the pyop package (import_package) */                                                     \
   X(PyObject *, pkg, , 0, NULL, NULL)                                                         \
   /* pyop._native and its types (pb_native_create) */                                         \
@@ -513,8 +527,9 @@ void pb_kept_retire(void);
 /* The interpreter a lane image's objects live in (lanes.c; NULL: the main
  * one). Set at set_config, no GIL needed. */
 void pb_gil_set_home(PyInterpreterState *interp);
-/* A lane image's shutdown, no GIL held: clears and deletes every thread
- * state it keeps for any thread (its sub-interpreter can then end). */
+/* A lane image's shutdown, no thread state attached on this thread (no
+ * GIL held): clears and deletes every thread state it keeps for any thread
+ * (its sub-interpreter can then end). */
 void pb_kept_end_all(void);
 /* The thread state attached to this thread (holding the GIL), or NULL. */
 static inline PyThreadState *pb_attached_tstate(void) {
@@ -600,21 +615,79 @@ bool pb_lanes_refused_import(void);
  * status (error reported; the lanes then hold no plugin). */
 int pb_lanes_load(const pyop_str *paths, size_t n);
 /*
- * The lanes members of op's view (file: its source file): *lanes the lanes
- * it runs in (its callbacks then dispatch to the lanes' images) or 0 with
- * *reason why it is serial (valid until pb_lanes_reset; empty when no lanes
- * were asked for). 0, or -1 with an exception: a lane yields other
+ * The lanes members of op's view (key: its descriptor key): *lanes the
+ * lanes it runs in (its callbacks then dispatch to the lanes' images) or 0
+ * with *reason why it is serial (valid until pb_lanes_reset; empty when no
+ * lanes were asked for). 0, or -1 with an exception: a lane yields other
  * descriptors than the main interpreter.
  */
-int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
-                  uint32_t *lanes);
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes);
 /* After the main load: PYOP_OK, or a status (error reported) when a lane
  * yielded a descriptor the main interpreter did not. */
 int pb_lanes_check_all_matched(void);
 /* Drops every lane's plugins (reset of each image). No GIL needed. */
 void pb_lanes_reset(void);
-/* Ends every lane (no GIL held). */
+/* Shuts every lane's image down and keeps the lanes' interpreters for the
+ * next load (lane_pool.c); any thread state the caller has attached is
+ * detached meanwhile. */
 void pb_lanes_stop(void);
+/* Unregisters the atexit callback that ends the lanes when Python
+ * finalizes first (main GIL held, or Python gone: then only forgets it). */
+void pb_lanes_exit_hook_drop(void);
+/* Grows each time the lanes end (no GIL): what refers to lanes of an
+ * earlier epoch must not call into them. */
+unsigned pb_lanes_epoch(void);
+
+/* ---- lane_calls.c (calls into the lanes' images) */
+#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+#define PB_LANES 1 /* this Python can have lanes */
+#endif
+/* This thread's mark while it runs in a lane's image: the thread state the
+ * host had attached when it called in (NULL: none) and the thread's
+ * PyGILState state then. */
+typedef struct pb_host_mark {
+  PyThreadState *host;
+  PyThreadState *gil_state;
+  bool inside;
+} pb_host_mark;
+/* Before calling into a lane's image: marks this thread with host; the old
+ * mark, for pb_lanes_leave after the call. */
+pb_host_mark pb_lanes_enter(PyThreadState *host);
+void pb_lanes_leave(pb_host_mark old);
+/* Around a lane image's call out to libpyop (which may run host code):
+ * the lane's state detached and the mark's host state attached, and back. */
+typedef struct pb_host_turn {
+  PyThreadState *lane;
+  bool moved;
+} pb_host_turn;
+pb_host_turn pb_lanes_to_host(void);
+void pb_lanes_from_host(pb_host_turn turn);
+/* Makes op's callbacks the dispatchers to the lanes' images (op->lane_cb,
+ * lane_ctx, n_lanes set). */
+void pb_lanes_dispatch(pb_op *op);
+/* The main image's lane services take a lane image's failed call with
+ * PB_STATUS_LANE_REFUSED: its message (copied), for the dispatcher. */
+void pb_lanes_refused_note(pyop_str message);
+
+/* ---- lane_imports.c (a lane image: what its interpreter refused to import) */
+/*
+ * A lane image's private status between it and the main image (never
+ * libpyop's): a call failed after an import the lane refused, which the
+ * main interpreter would have made (lane_calls.c then runs the op there).
+ */
+#define PB_STATUS_LANE_REFUSED (-1000)
+/* Starts recording refused imports in this lane's interpreter (its package
+ * import; GIL held): 0, or -1 with an exception. */
+int pb_lane_imports_watch(void);
+/* Around a lane image's load of one path element (GIL held): end returns
+ * rc, or PYOP_EUNSUPPORTED (error reported) when rc is PYOP_OK and an
+ * import was refused during the load. */
+void pb_lane_imports_load_begin(void);
+int pb_lane_imports_load_end(int rc);
+/* A failed call's status in a lane image (pb_error_python): a call's
+ * PYOP_EPYTHON becomes PB_STATUS_LANE_REFUSED when an import was refused
+ * since the last look (taken). */
+int pb_lane_imports_status(int status);
 
 /* ---- free_threaded.c (a free-threaded Python only) */
 #ifdef Py_GIL_DISABLED

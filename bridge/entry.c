@@ -130,6 +130,7 @@ static void pb_shutdown(void) {
   if (!pb_python_usable()) {
     /* The interpreter is gone (or is another one): forget, touch nothing. */
     pb_package_forget();
+    pb_lanes_exit_hook_drop();
     pb_exit_watch_forget(); /* died with that interpreter's state dict */
     pb_kept_retire();
     if (pb.owns_python) {
@@ -138,6 +139,7 @@ static void pb_shutdown(void) {
     }
   } else {
     pb_gil st = pb_enter();
+    pb_lanes_exit_hook_drop();
     pb_reset_gil();
     pb_package_drop();
     if (atomic_load(&pb_python_ours))

@@ -127,10 +127,17 @@ static char *message_text(PyObject *s) {
   return out;
 }
 
+/* Whether the attached interpreter is the one this image's objects live in
+ * (the main one, or a lane image's own: it runs in no other). */
+static bool in_home_interpreter(void) {
+  bool main = PyInterpreterState_Get() == PyInterpreterState_Main();
+  return pb_lanes_image() ? !main : main;
+}
+
 /* "Type: message\n<traceback>" of exc; malloc'd, NULL on failure. */
 char *pb_describe_exception(PyObject *exc) {
   char *out = NULL;
-  if (pb.fn_format != NULL) {
+  if (pb.fn_format != NULL && in_home_interpreter()) {
     PyObject *r = PyObject_CallOneArg(pb.fn_format, exc);
     PyErr_Clear();
     out = message_text(r);
@@ -171,6 +178,8 @@ int pb_error_python(int status, const char *fmt, ...) {
   va_end(ap);
   PyObject *exc = pb_exc_fetch();
   status = interrupt_status(exc, status);
+  if (pb_lanes_image())
+    status = pb_lane_imports_status(status); /* a call that failed after a refusal */
   char *text = exc != NULL ? pb_describe_exception(exc) : NULL;
   /* Dropping exc frees the traceback and with it the frames' locals. */
   Py_XDECREF(exc);

@@ -150,6 +150,7 @@ void pb_kept_retire(void) { atomic_fetch_add(&generation, 1); }
 
 void pb_kept_end_all(void) {
   assert(home_interp != NULL);
+  assert(pb_attached_tstate() == NULL); /* lanes.c detached the caller's */
   PyThreadState *ts = PyThreadState_New(home_interp);
   if (ts == NULL)
     return;

@@ -11,31 +11,39 @@
  * memfd, dlopened from /proc/self/fd. A copy has its own globals and TLS,
  * and its Py* symbols resolve against the one libpython of the process.
  * The main image (the one libpyop loaded) starts the lanes at the first
- * register_custom_ops, configures each image to adopt its sub-interpreter
- * (the private flag PB_CONFIG_LANE: set_config on a thread with the lane's
- * state attached), and talks to it through its API table, as libpyop talks
- * to the main image. Nothing of a lane image is reachable by libpyop.
+ * register_custom_ops (lane_start.c: in parallel, taking up first the
+ * lanes an earlier main image kept, lane_pool.c), configures each image to
+ * adopt its sub-interpreter (the private flag PB_CONFIG_LANE: set_config on
+ * a thread with the lane's state attached), and talks to it through its
+ * API table, as libpyop talks to the main image. Nothing of a lane image
+ * is reachable by libpyop.
  *
  * A load: each lane imports each ASCEND_CUSTOM_OPP_PATH element on its own
- * (the unit that may stay serial), handing its descriptors to a collecting
- * registrar here; then the main interpreter's load runs as without lanes.
+ * (the unit that may stay serial; the lanes at the same time, on workers),
+ * handing its descriptors to a collecting registrar here; then the main
+ * interpreter's load runs as without lanes.
  * Each of its descriptors runs in lanes when every lane yielded the same one
- * (kind, op type, descriptor key, source digest, caps): its callbacks become
+ * (kind, op type, descriptor key, caps, from the same path element, of the
+ * same compiled sources: its code digest): its callbacks become
  * dispatchers that keep, per holder, which image's callbacks and holder
  * serve it (create_holder_in: lane n; create_holder: the main interpreter).
- * An element whose import raised ImportError in a lane (an extension that
- * refuses sub-interpreters: numpy, single-phase modules, _ctypes on 3.12;
- * the lane image answers PYOP_EUNSUPPORTED for it) leaves its descriptors
- * serial with the lane and the error as reason. Any other failure in a
- * lane, a descriptor a lane does not yield, or one only a lane yields,
- * fails the load naming the lane, the plugin and the error.
+ * An element whose import raised ImportError in a lane, or refused an
+ * import the plugin went on without (an extension that refuses
+ * sub-interpreters: numpy, single-phase modules, _ctypes on 3.12; the lane
+ * image answers PYOP_EUNSUPPORTED for it, lane_imports.c), or that a lane
+ * compiled from other sources, leaves its descriptors serial with the lane
+ * and the reason. Any other failure in a lane, a descriptor a lane does not
+ * yield, or one only a lane yields, fails the load naming the lane, the
+ * plugin and the error.
  *
  * Thread states: a lane image keeps one per host thread for its
  * sub-interpreter (gil.c: PyThreadState_New, never PyGILState); entering a
  * lane from a thread that has the main interpreter attached detaches that
- * state and attaches it again after. Reset drops every lane's plugins;
- * shutdown ends every lane: its image's shutdown deletes every thread state
- * it kept, then Py_EndInterpreter, then dlclose.
+ * state and attaches it again after; what a lane calls out to libpyop runs
+ * with the host's states again (lane_calls.c, with the dispatchers). Reset
+ * drops every lane's plugins; shutdown shuts every lane's image down (it
+ * deletes every thread state it kept) and keeps the lanes' interpreters for
+ * the next load (lane_pool.c), which gives each a new image.
  *
  * Where this Python cannot have lanes (older than 3.12: one GIL for every
  * interpreter; free-threaded: its threads run Python in parallel without
@@ -45,35 +53,58 @@
  *
  * Lane images never run lanes themselves. Every function here runs on the
  * loading thread under libpyop's lifecycle call, except the dispatchers
- * (any thread, no GIL).
+ * (any thread, no GIL), the collecting registrar and the image copy (a
+ * worker of lane_start.c, for its own lane).
  */
-#include "bridge.h"
+#include "lanes.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
-
-/* set_config flag a bridge sets for the images of its lanes only (libpyop
- * never does): adopt the interpreter attached on the calling thread. */
-#define PB_CONFIG_LANE (1u << 31)
 
 /* Set by set_config (the loader calls it before any other entry, on one
  * thread); read by the load. */
 static uint32_t lanes_asked;
 static bool lane_image;
+/* Why no lane runs although this Python could have them, or "": a CPython
+ * bug of the running version (set_config), or the lanes could not start in
+ * this process (lanes_unavailable, at the first load; until set_config). */
+static char lanes_refused[512];
+
+/*
+ * The test seam (docs/design.md §Lanes): PYOP_TEST_LANES, words separated
+ * by commas, read at set_config and ignored under secure execution
+ * (secure_getenv). "force": lanes even on a CPython that cannot end them
+ * safely (tests that never end Python run the lanes code there); the
+ * others are read where they act (no-proc, no-memfd below; fail-start-N in
+ * lane_start.c).
+ */
+bool pb_lanes_test_seam(const char *word) {
+  const char *v = secure_getenv("PYOP_TEST_LANES");
+  size_t n = strlen(word);
+  for (const char *p = v; p != NULL && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
+    if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  }
+  return false;
+}
 
 /* Why no lane can run in this Python, or NULL when lanes can. */
 static const char *lanes_impossible(void) {
 #if PY_VERSION_HEX < 0x030C0000
   return "Python " PB_XSTR(PY_MAJOR_VERSION) "." PB_XSTR(PY_MINOR_VERSION)
-         " has no per-interpreter GIL (lanes need CPython 3.12 or later)";
+         " has no per-interpreter GIL (lanes need CPython 3.12.4 or later)";
 #elif defined(Py_GIL_DISABLED)
   return "this Python is free-threaded (no GIL: its threads run Python in parallel "
          "without lanes)";
@@ -82,10 +113,46 @@ static const char *lanes_impossible(void) {
 #endif
 }
 
-#if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
-#define PB_LANES 1
+#ifdef PB_LANES
+/*
+ * Fills lanes_refused when the running CPython cannot end a sub-interpreter
+ * with its own GIL safely. 3.12.0 - 3.12.3: an extension function (one of
+ * a shared-library module: math, _struct, _hashlib, which hashlib calls at
+ * import) first called with keyword arguments in a sub-interpreter keeps a
+ * tuple allocated there; once that interpreter ended, the process crashes
+ * when Python finalizes, or sooner (CPython gh-119213, fixed in 3.12.4).
+ * No plugin can be kept from such a call, so there lanes stay off.
+ */
+static void check_running_cpython(void) {
+  unsigned long v = Py_Version;
+  if (v >= 0x030C0000 && v < 0x030C0400)
+    snprintf(lanes_refused, sizeof lanes_refused,
+             "CPython %lu.%lu.%lu cannot end a sub-interpreter safely: an extension function "
+             "first called with keyword arguments in one leaves that interpreter's objects "
+             "behind, which crash the process when Python finalizes (CPython gh-119213, fixed "
+             "in 3.12.4): lanes need CPython 3.12.4 or later",
+             (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff);
+}
+#else
+static void check_running_cpython(void) {}
 #endif
 
+/* Why no lane runs in this process, or NULL when lanes can. */
+static const char *lanes_off(void) {
+  const char *why = lanes_impossible();
+  return why != NULL ? why : lanes_refused[0] != '\0' ? lanes_refused : NULL;
+}
+
+
+/* What happens to the Python ops when the lanes asked for do not run. */
+static const char *without_lanes(void) {
+#ifdef Py_GIL_DISABLED
+  return "the Python ops run in the main interpreter, those of different op instances in "
+         "parallel";
+#else
+  return "every Python op runs serially in the main interpreter";
+#endif
+}
 /* ------------------------------------------------------------- config */
 
 int pb_lanes_configure(const pyop_bridge_config *config) {
@@ -106,15 +173,16 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
     return PYOP_OK;
   }
   lanes_asked = n;
-  const char *why = n ? lanes_impossible() : NULL;
-#ifdef Py_GIL_DISABLED
-  const char *then = "the Python ops run in the main interpreter, those of different op "
-                     "instances in parallel";
-#else
-  const char *then = "every Python op runs serially in the main interpreter";
-#endif
+  lanes_refused[0] = '\0';
+  if (n && lanes_impossible() == NULL)
+    check_running_cpython();
+  if (lanes_refused[0] != '\0' && pb_lanes_test_seam("force")) {
+    pb_log(PYOP_LOG_WARN, "lanes: PYOP_TEST_LANES=force: lanes although %s", lanes_refused);
+    lanes_refused[0] = '\0';
+  }
+  const char *why = n ? lanes_off() : NULL;
   if (why != NULL)
-    pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: %s", n, why, then);
+    pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: %s", n, why, without_lanes());
   return PYOP_OK;
 }
 
@@ -127,88 +195,22 @@ bool pb_lanes_image(void) { return lane_image; }
 #ifdef PB_LANES
 /* ------------------------------------------------------------ lane state */
 
-/* One descriptor a lane yielded (deep copy of what identifies it). */
-typedef struct lane_desc {
-  bool impl;
-  bool matched; /* a main-interpreter descriptor is the same */
-  uint32_t caps;
-  char *op_type, *key, *digest;
-  void *ctx;
-  const pyop_op_callbacks *cb;
-} lane_desc;
-
-typedef struct pb_lane {
-  uint32_t index; /* 1..n_lanes */
-  PyInterpreterState *interp;
-  /* The state the interpreter was made with (its initial one), detached,
-   * until it ends the interpreter: 3.12 cannot make its initial state
-   * again once deleted. */
-  PyThreadState *ts0;
-  pthread_t ts0_thread; /* the thread ts0 was made on */
-  int fd;       /* the image's memfd */
-  void *handle; /* the image */
-  const pyop_bridge_api *api;
-  lane_desc *descs;
-  size_t n_descs, cap_descs;
-  char **serial_why; /* per path element of the load: why it stays serial, or NULL */
-} pb_lane;
-
-static pb_lane *lanes;
-static uint32_t n_lanes;
+/*
+ * lanes[0..n_lanes) serve this image's loads; lanes[n_lanes..n_kept) are
+ * lanes an earlier main image kept that this one's loads do not use (it
+ * asks for fewer): they go back to the pool at shutdown (lane_pool.c).
+ */
+static pb_lane lanes[PYOP_MAX_LANES];
+static uint32_t n_lanes, n_kept;
+/* Grows each time the lanes stop serving this image: what was made for
+ * lanes of an earlier epoch (an op's dispatchers, a holder) never calls
+ * into their images. */
+static atomic_uint epoch = 1;
+/* While lanes serve this image: the callable registered with atexit that
+ * ends them before Python finalizes (lanes_at_exit), or NULL. */
+static PyObject *exit_hook;
 static char **load_paths; /* the elements of the load in progress (NUL-terminated copies) */
 static size_t n_load_paths;
-
-/* A lane image's register_custom_ops in progress on this thread: its
- * errors are captured here instead of reaching libpyop. */
-static _Thread_local bool capturing;
-static char *captured;
-
-/* -------------------------------------------------- services for images */
-
-static void lane_set_error(int status, pyop_str m) {
-  if (capturing) {
-    free(captured);
-    captured = strndup(m.data != NULL ? m.data : "", m.len);
-    return;
-  }
-  if (pb.services != NULL && pb.services->set_error != NULL)
-    pb.services->set_error(status, m);
-}
-
-static void lane_log(int level, pyop_str m) {
-  if (pb.services != NULL && pb.services->log != NULL)
-    pb.services->log(level, m);
-}
-
-static bool svc_has_protos(void) {
-  const pyop_loader_services *s = pb.services;
-  return s != NULL && pb.abi_minor >= 2 &&
-         s->struct_size >= offsetof(pyop_loader_services, release_proto) +
-                               sizeof s->release_proto &&
-         s->find_proto != NULL && s->release_proto != NULL;
-}
-
-static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
-  if (!svc_has_protos()) {
-    *out = NULL;
-    return PYOP_ENOENT;
-  }
-  return pb.services->find_proto(op_type, out);
-}
-
-static void lane_release_proto(const pyop_op_info *info) {
-  if (svc_has_protos())
-    pb.services->release_proto(info);
-}
-
-static pyop_str lane_last_error(void) {
-  const char *s = pb_loader_last_error();
-  return (pyop_str){s != NULL ? s : "", s != NULL ? strlen(s) : 0};
-}
-
-static const pyop_loader_services lane_services = {
-    sizeof(pyop_loader_services), lane_set_error, lane_log,
-    lane_find_proto,              lane_release_proto, lane_last_error};
 
 /* ------------------------------------------------- the collecting registrar */
 
@@ -226,8 +228,9 @@ static int collect(void *ctx, bool impl, pyop_str op_type, pyop_str key, pyop_st
     l->cap_descs = cap;
   }
   lane_desc *d = &l->descs[l->n_descs];
-  *d = (lane_desc){impl, false, caps, str_copy(op_type), str_copy(key), str_copy(digest),
-                   dctx, cb};
+  *d = (lane_desc){impl,           false,         caps,
+                   l->element,     str_copy(op_type), str_copy(key),
+                   str_copy(digest), dctx,        cb};
   if (d->op_type == NULL || d->key == NULL || d->digest == NULL) {
     free(d->op_type);
     free(d->key);
@@ -238,12 +241,12 @@ static int collect(void *ctx, bool impl, pyop_str op_type, pyop_str key, pyop_st
   return PYOP_OK;
 }
 
-static int collect_proto(void *ctx, const pyop_proto_view *v) {
+int pb_lane_collect_proto(void *ctx, const pyop_proto_view *v) {
   return collect(ctx, false, v->op_type, v->key, v->source_digest, v->caps, v->ctx,
                  v->callbacks);
 }
 
-static int collect_impl(void *ctx, const pyop_impl_view *v) {
+int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v) {
   return collect(ctx, true, v->op_type, v->key, v->source_digest, v->caps, v->ctx,
                  v->callbacks);
 }
@@ -277,55 +280,94 @@ static void forget_load(void) {
 /* ----------------------------------------------------- images and lanes */
 
 /*
- * An fd of the file this image was loaded from, checked to be the mapped
- * object (same device and inode as /proc/self/maps says for our base), or
- * -1 with the reason in why.
+ * Lanes cannot start in this process (no /proc, memfd_create refused, the
+ * bridge's file replaced): every descriptor stays serial with that reason,
+ * as for a Python without lanes (lanes_refused, until set_config; one
+ * warning; the loading thread only). PYOP_EUNSUPPORTED, no error recorded:
+ * the load goes on.
  */
-static int own_file(const char **why) {
-  Dl_info di;
-  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL) {
-    *why = "dladdr cannot name the bridge's file";
-    return -1;
+int pb_lanes_unavailable(const char *fmt, ...) {
+  char why[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  snprintf(lanes_refused, sizeof lanes_refused, "interpreter lanes cannot start in this "
+           "process: %s", why);
+  pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: %s", lanes_asked, lanes_refused,
+         without_lanes());
+  return PYOP_EUNSUPPORTED;
+}
+
+/* fopen("/proc/self/maps"), or NULL; the test seam "no-proc": as if /proc
+ * were not mounted (ENOENT). */
+static FILE *open_maps(void) {
+  if (pb_lanes_test_seam("no-proc")) {
+    errno = ENOENT;
+    return NULL;
   }
+  return fopen("/proc/self/maps", "re");
+}
+
+int pb_lane_own_file(void) {
+  Dl_info di;
+  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL)
+    return pb_lanes_unavailable("dladdr cannot name the bridge's file"), -1;
   int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    *why = "cannot open the bridge's file";
+    int e = errno;
     if (fd >= 0)
       close(fd);
-    return -1;
+    return pb_lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
+                             strerror(e)), -1;
   }
-  FILE *maps = fopen("/proc/self/maps", "re");
+  FILE *maps = open_maps();
+  if (maps == NULL) {
+    int e = errno;
+    close(fd);
+    return pb_lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
+                             "the bridge and open the copy through /proc/self/fd)",
+                             strerror(e)), -1;
+  }
   bool same = false;
-  if (maps != NULL) {
-    char line[4096];
-    while (!same && fgets(line, sizeof line, maps) != NULL) {
-      unsigned long lo = 0, hi = 0, off = 0, ino = 0;
-      unsigned maj = 0, mnr = 0;
-      char perm[8];
-      if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) ==
-              7 &&
-          lo == (unsigned long)(uintptr_t)di.dli_fbase)
-        same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
-               ino == (unsigned long)st.st_ino;
-    }
-    fclose(maps);
+  char line[4096];
+  while (!same && fgets(line, sizeof line, maps) != NULL) {
+    unsigned long lo = 0, hi = 0, off = 0, ino = 0;
+    unsigned maj = 0, mnr = 0;
+    char perm[8];
+    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) == 7 &&
+        lo == (unsigned long)(uintptr_t)di.dli_fbase)
+      same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
+             ino == (unsigned long)st.st_ino;
   }
+  fclose(maps);
   if (!same) {
     close(fd);
-    *why = "the bridge's file is not the mapped one (replaced since it was loaded?)";
-    return -1;
+    return pb_lanes_unavailable("the bridge's file %s is not the one mapped in this process "
+                             "(replaced since it was loaded?)", di.dli_fname), -1;
   }
   return fd;
 }
 
-/* A sealed memfd holding a copy of src (from offset 0), or -1. */
-static int image_copy(int src, uint32_t index) {
+/* memfd_create; the test seam "no-memfd": as if refused (EPERM, a seccomp
+ * filter). */
+static int open_memfd(const char *name) {
+  if (pb_lanes_test_seam("no-memfd")) {
+    errno = EPERM;
+    return -1;
+  }
+  return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size) {
   char name[32];
   snprintf(name, sizeof name, "pyop-lane-%u", (unsigned)index);
-  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0)
+  int fd = open_memfd(name);
+  if (fd < 0) {
+    snprintf(why, why_size, "memfd_create failed: %s", strerror(errno));
     return -1;
+  }
   char buf[65536];
   off_t at = 0;
   for (;;) {
@@ -350,217 +392,150 @@ static int image_copy(int src, uint32_t index) {
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     goto fail;
   return fd;
-fail:
+fail:;
+  int e = errno;
   close(fd);
+  snprintf(why, why_size, "cannot copy the bridge into a sealed memfd: %s", strerror(e));
   return -1;
 }
 
-#if PY_VERSION_HEX < 0x030D0000
-/*
- * CPython 3.12 cannot end a sub-interpreter that imported asyncio (the end
- * hangs or crashes; 3.13 can): in a lane of 3.12 importing it raises
- * ImportError, so a plugin that needs it stays serial, saying why. Runs in
- * the lane (its state attached); a failure to install only logs.
- */
-static void refuse_asyncio(void) {
-  static const char code[] =
-      "import sys\n"
-      "class _PyopNoAsyncio:\n"
-      "    @staticmethod\n"
-      "    def find_spec(name, path=None, target=None):\n"
-      "        if name == 'asyncio' or name.startswith('asyncio.'):\n"
-      "            raise ImportError('asyncio is refused in an interpreter lane on Python "
-      "3.12 (CPython 3.12 cannot end a sub-interpreter that imported it; 3.13 can)', "
-      "name=name)\n"
-      "        return None\n"
-      "sys.meta_path.insert(0, _PyopNoAsyncio)\n";
-  if (PyRun_SimpleString(code) != 0)
-    pb_log(PYOP_LOG_WARN, "lanes: cannot refuse asyncio in a lane of Python 3.12");
-}
-#endif
+static void lanes_stop(bool keep);
 
 /*
- * Starts lane l (index set): its sub-interpreter, its image configured to
- * adopt it. Called with the main interpreter's GIL held through main (this
- * thread's attached state), which is attached again on return. PYOP_OK or
- * a status (error reported; what was made is undone).
+ * atexit's callback while lanes run (main GIL held): a host that finalizes
+ * Python without pyop_shutdown (a Python program using libpyop through
+ * ctypes that just ends) has the lanes ended here, first: atexit runs after
+ * threading joined the non-daemon threads and before CPython ends the
+ * interpreters left (3.13: 'Py_EndInterpreter: not the last thread', the
+ * lanes' images still keeping thread states there) or finalizes with them
+ * (3.12). They end for good (an atexit hook of the pool registered now
+ * would not run). What refers to them then refuses to call them (epoch).
  */
-static int lane_start(pb_lane *l, int src) {
-  PyThreadState *main = pb_attached_tstate();
-  l->fd = image_copy(src, l->index);
-  if (l->fd < 0)
-    return pb_error(PYOP_EIO, "lane %u: cannot copy the bridge's image: %s",
-                    (unsigned)l->index, strerror(errno));
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
-  l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (l->handle == NULL) {
-    const char *e = dlerror();
-    int rc = pb_error(PYOP_EIO, "lane %u: cannot open the bridge's image: %s",
-                      (unsigned)l->index, e != NULL ? e : "(no dlerror)");
-    close(l->fd);
-    return rc;
-  }
-  pyop_bridge_entry_fn entry;
-  *(void **)&entry = dlsym(l->handle, PYOP_BRIDGE_ENTRY_SYMBOL);
-  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                             &lane_services};
-  if (entry == NULL || entry(&req, &l->api) != PYOP_OK || l->api == NULL) {
-    dlclose(l->handle);
-    close(l->fd);
-    return pb_error(PYOP_EINTERNAL, "lane %u: the bridge's image refused its entry",
-                    (unsigned)l->index);
-  }
-  PyInterpreterConfig cfg = {
-      .use_main_obmalloc = 0,
-      .allow_fork = 0,
-      .allow_exec = 0,
-      .allow_threads = 1,
-      .allow_daemon_threads = 0,
-      .check_multi_interp_extensions = 1,
-      .gil = PyInterpreterConfig_OWN_GIL,
-  };
-  PyThreadState *ts = NULL;
-  PyStatus st = Py_NewInterpreterFromConfig(&ts, &cfg);
-  if (PyStatus_Exception(st) || ts == NULL) {
-    if (pb_attached_tstate() != main)
-      PyEval_RestoreThread(main);
-    l->api->shutdown();
-    dlclose(l->handle);
-    close(l->fd);
-    return pb_error(PYOP_EPYTHON, "lane %u: cannot start a sub-interpreter: %s",
-                    (unsigned)l->index, st.err_msg != NULL ? st.err_msg : "(no reason)");
-  }
-  l->interp = PyThreadState_GetInterpreter(ts);
-  pyop_bridge_config c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.artifact_dir = (pyop_str){pb.artifact_dir, strlen(pb.artifact_dir)};
-  c.flags = PB_CONFIG_LANE;
-  int rc = l->api->set_config(&c);
-  if (rc != PYOP_OK) {
-    Py_EndInterpreter(ts);
-  } else {
-    /* threading's main thread is the state that imports it first: ts0, the
-     * one that ends the interpreter (else 3.12's threading._shutdown finds
-     * the lock of a state the image deleted and complains at the end). */
-    PyObject *m = PyImport_ImportModule("threading");
-    if (m == NULL)
-      PyErr_Clear();
-    Py_XDECREF(m);
-#if PY_VERSION_HEX < 0x030D0000
-    refuse_asyncio();
-#endif
-    l->ts0_thread = pthread_self();
-    l->ts0 = PyEval_SaveThread(); /* the image keeps states of its own */
-  }
-  PyEval_RestoreThread(main);
-  if (rc != PYOP_OK) {
-    l->api->shutdown();
-    dlclose(l->handle);
-    close(l->fd);
-    return rc;
-  }
-  return PYOP_OK;
+static PyObject *lanes_at_exit(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  if (n_lanes)
+    pb_log(PYOP_LOG_INFO, "lanes: Python finalizes before pyop_shutdown: the lanes end now");
+  lanes_stop(false);
+  /* exit_hook stays registered, with our reference: a pyop_shutdown from a
+   * later atexit callback unregisters and drops it (pb_lanes_exit_hook_drop)
+   * while this image is mapped, before libpyop closes it (atexit's last
+   * reference would otherwise read its PyMethodDef in the unmapped image);
+   * without one, Python finalizes with the image mapped. */
+  Py_RETURN_NONE;
 }
 
-/* Ends lane l: its image's shutdown (ends every thread state it kept),
- * then its interpreter, then the image. No GIL held. */
-static void lane_stop(pb_lane *l) {
-  lane_forget_load(l);
-  l->api->shutdown();
-  if (pb_python_usable()) {
-    /* On ts0's thread ts0 ends the interpreter (threading's main thread is
-     * ts0: its _shutdown releases ts0's lock). On another thread a state of
-     * this thread does, ts0 deleted first (threading then ignores its main
-     * thread, and 3.12 hangs ending an interpreter with a state made on
-     * another thread). */
-    PyThreadState *ts = l->ts0;
-    if (!pthread_equal(l->ts0_thread, pthread_self())) {
-      ts = PyThreadState_New(l->interp);
-      if (ts == NULL) {
-        pb_log(PYOP_LOG_WARN, "lane %u: out of memory ending it", (unsigned)l->index);
-        ts = l->ts0;
-      } else {
-        PyEval_RestoreThread(ts);
-        PyThreadState_Clear(l->ts0);
-        PyThreadState_Delete(l->ts0);
-        PyEval_SaveThread();
-      }
-    }
-    PyEval_RestoreThread(ts);
-    /* Py_EndInterpreter waits for every non-daemon thread of the
-     * interpreter (threading._shutdown), forever for one that never ends;
-     * pyop_shutdown never waits for a thread (docs/host-guide.md): such a
-     * lane is left running, its image mapped (docs/design.md §Lanes). */
-    char *why = NULL;
-    char *left = pb_threads_running(&why);
-    if (left == NULL || left[0] != '\0') {
-      if (left == NULL)
-        pb_log(PYOP_LOG_WARN, "lane %u: could not list the Python threads left running (%s): "
-               "its sub-interpreter is left running and its bridge image mapped",
-               (unsigned)l->index, why != NULL ? why : "unknown error");
-      else
-        pb_log(PYOP_LOG_WARN, "lane %u: Python thread(s) %s started by a plugin are still "
-               "running at pyop_shutdown; they keep running: the lane's sub-interpreter is "
-               "left running and its bridge image mapped (ending it would wait for them)",
-               (unsigned)l->index, left);
-      free(left);
-      free(why);
-      PyEval_SaveThread();
-      close(l->fd);
-      return;
-    }
-    free(left);
-    free(why);
-    Py_EndInterpreter(ts);
-  }
-  dlclose(l->handle);
-  close(l->fd);
+static PyMethodDef exit_hook_def = {"pyop_lanes_at_exit", lanes_at_exit, METH_NOARGS,
+                                    "Ends libpyop's interpreter lanes (atexit)."};
+
+/* Calls atexit.NAME(exit_hook) (main GIL held): 0, or -1 with an
+ * exception. */
+static int exit_hook_call(const char *name) {
+  PyObject *atexit = PyImport_ImportModule("atexit");
+  PyObject *r = atexit != NULL ? PyObject_CallMethod(atexit, name, "O", exit_hook) : NULL;
+  Py_XDECREF(atexit);
+  Py_XDECREF(r);
+  return r != NULL ? 0 : -1;
 }
 
-/* Starts n lanes (main GIL held). PYOP_OK or a status (error reported; no
- * lane left). */
-static int lanes_start(uint32_t n) {
-  const char *why = NULL;
-  int src = own_file(&why);
-  if (src < 0)
-    return pb_error(PYOP_EIO, "lanes: %s", why);
-  lanes = calloc(n, sizeof *lanes);
-  if (lanes == NULL) {
-    close(src);
-    return pb_error(PYOP_ENOMEM, "lanes: out of memory");
+/* Registers lanes_at_exit with atexit (main GIL held); a failure only logs
+ * (such a host must then call pyop_shutdown before Py_FinalizeEx). */
+static void exit_hook_register(void) {
+  if (exit_hook != NULL)
+    return;
+  exit_hook = PyCFunction_New(&exit_hook_def, NULL);
+  if (exit_hook == NULL || exit_hook_call("register") < 0) {
+    PyErr_Clear();
+    Py_CLEAR(exit_hook);
+    pb_log(PYOP_LOG_WARN, "lanes: cannot register their end with atexit: call pyop_shutdown "
+                          "before Python finalizes");
+  }
+}
+
+void pb_lanes_exit_hook_drop(void) {
+  if (!pb_python_usable()) {
+    exit_hook = NULL; /* died with the interpreter */
+    return;
+  }
+  if (exit_hook != NULL && exit_hook_call("unregister") < 0)
+    PyErr_Clear();
+  Py_CLEAR(exit_hook);
+}
+
+unsigned pb_lanes_epoch(void) { return atomic_load_explicit(&epoch, memory_order_acquire); }
+
+/* CLOCK_MONOTONIC in seconds. */
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Before the first load of this image (n_lanes 0): the lanes kept by an
+ * earlier main image are taken up in their order (lane_pool.c), new ones
+ * made for the rest, and the lanes' part of the load (their start, then
+ * the import of every element) runs on workers (lane_start.c), the main
+ * GIL released meanwhile. A lane that could not start fails the load, and
+ * every lane goes back to the pool (all or nothing: this image keeps none);
+ * one whose plugins failed fails it too, and every lane forgets the load.
+ */
+static int lanes_run(const pyop_str *paths, size_t n) {
+  bool start = n_lanes == 0;
+  int src = -1;
+  uint32_t kept = 0;
+  if (start) {
+    src = pb_lane_own_file();
+    if (src < 0)
+      return PYOP_EUNSUPPORTED;
+    kept = pb_lane_pool_take(lanes, PYOP_MAX_LANES);
+    for (uint32_t k = kept; k < lanes_asked; k++)
+      lanes[k] = (pb_lane){.fd = -1};
+    n_lanes = lanes_asked;
+    n_kept = kept > lanes_asked ? kept : lanes_asked;
+    for (uint32_t k = 0; k < n_kept; k++)
+      lanes[k].index = k + 1;
   }
   int rc = PYOP_OK;
-  for (uint32_t i = 0; i < n && rc == PYOP_OK; i++) {
-    lanes[i].index = i + 1;
-    rc = lane_start(&lanes[i], src);
-    if (rc == PYOP_OK)
-      n_lanes = i + 1;
+  for (uint32_t k = 0; k < n_lanes && rc == PYOP_OK; k++)
+    if ((lanes[k].serial_why = calloc(n ? n : 1, sizeof(char *))) == NULL)
+      rc = pb_error(PYOP_ENOMEM, "lanes: out of memory");
+  /* The lanes take their own GIL: the main one is let go meanwhile. */
+  PyThreadState *main = PyEval_SaveThread();
+  double t0 = seconds();
+  bool started = !start;
+  if (rc == PYOP_OK)
+    rc = pb_lane_jobs_run(lanes, n_lanes, start, src, paths, load_paths, n, &started);
+  if (start) {
+    close(src);
+    /* Kept lanes this load does not use: their last images are not needed
+     * (lane_pool.c's exit hook runs in a serving lane's). */
+    for (uint32_t k = n_lanes; k < n_kept; k++)
+      pb_lane_image_close(&lanes[k]);
   }
-  close(src);
-  if (rc != PYOP_OK) {
-    PyThreadState *main = PyEval_SaveThread();
-    pb_lanes_stop();
-    PyEval_RestoreThread(main);
-  } else {
-    pb_log(PYOP_LOG_INFO, "lanes: %u %s with their own GIL started", (unsigned)n,
-           PB_PLURAL(n, "sub-interpreter", "sub-interpreters"));
+  if (!started)
+    pb_lanes_stop(); /* all or nothing: every lane back to the pool */
+  PyEval_RestoreThread(main);
+  if (rc == PYOP_EUNSUPPORTED) /* an image could not be made here */
+    return pb_lanes_unavailable("%s", pb_lane_jobs_unavailable());
+  if (start && started && rc == PYOP_OK) {
+    uint32_t reused = kept < n_lanes ? kept : n_lanes;
+    pb_log(PYOP_LOG_INFO, "lanes: %u %s with their own GIL ready in %.0f ms "
+           "(%u started, %u kept from an earlier load)", (unsigned)n_lanes,
+           PB_PLURAL(n_lanes, "sub-interpreter", "sub-interpreters"),
+           (seconds() - t0) * 1e3, (unsigned)(n_lanes - reused), (unsigned)reused);
   }
   return rc;
 }
 
-/* The first line of s, at most 300 bytes (for a serial reason). */
-static char *first_line(const char *s) {
-  size_t n = strcspn(s, "\n");
-  return strndup(s, n < 300 ? n : 300);
-}
-
 int pb_lanes_load(const pyop_str *paths, size_t n) {
-  if (!lanes_asked || lane_image)
+  if (!lanes_asked || lane_image || lanes_off() != NULL)
     return PYOP_OK;
   if (n_lanes == 0) {
-    int rc = lanes_start(lanes_asked);
+    /* The main interpreter imports the pyop package (hashlib, inspect, ...)
+     * before any lane: what that first initialises belongs to the main
+     * interpreter, which outlives every lane (CPython gh-119213). */
+    int rc = pb_package_ensure();
     if (rc != PYOP_OK)
       return rc;
   }
@@ -570,185 +545,88 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
     return pb_error(PYOP_ENOMEM, "lanes: out of memory");
   n_load_paths = n;
   for (size_t i = 0; i < n; i++)
-    if ((load_paths[i] = str_copy(paths[i])) == NULL)
-      goto nomem;
-  for (uint32_t k = 0; k < n_lanes; k++)
-    if ((lanes[k].serial_why = calloc(n ? n : 1, sizeof(char *))) == NULL)
-      goto nomem;
-  /* The lanes' images take their own GIL: the main one is let go meanwhile. */
-  PyThreadState *main = PyEval_SaveThread();
-  int rc = PYOP_OK;
-  for (uint32_t k = 0; k < n_lanes && rc == PYOP_OK; k++) {
-    pb_lane *l = &lanes[k];
-    pyop_registrar reg = {sizeof reg, l, collect_proto, collect_impl};
-    for (size_t i = 0; i < n && rc == PYOP_OK; i++) {
-      capturing = true;
-      int r = l->api->register_custom_ops(&reg, &paths[i], 1);
-      capturing = false;
-      const char *msg = captured != NULL ? captured : "(no detail)";
-      if (r == PYOP_EUNSUPPORTED) {
-        char *line = first_line(msg);
-        l->serial_why[i] = line != NULL ? pb_strdupf("lane %u: %s", (unsigned)l->index, line)
-                                        : NULL;
-        if (k == 0)
-          pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: "
-                 "lane %u: %s", load_paths[i], (unsigned)l->index, line ? line : msg);
-        free(line);
-      } else if (r != PYOP_OK) {
-        rc = pb_error(r, "lane %u: loading the plugins of %s failed (every lane must load "
-                      "what the main interpreter does): %s",
-                      (unsigned)l->index, load_paths[i], msg);
-      }
-      free(captured);
-      captured = NULL;
+    if ((load_paths[i] = str_copy(paths[i])) == NULL) {
+      forget_load();
+      return pb_error(PYOP_ENOMEM, "lanes: out of memory");
     }
+  int rc = lanes_run(paths, n);
+  if (rc == PYOP_EUNSUPPORTED) {
+    forget_load();
+    return PYOP_OK; /* pb_lanes_unavailable: every op serial */
   }
-  PyEval_RestoreThread(main);
-  if (rc != PYOP_OK) {
+  if (rc == PYOP_OK && exit_hook == NULL)
+    exit_hook_register();
+  if (rc != PYOP_OK && n_lanes > 0) {
     PyThreadState *m = PyEval_SaveThread();
     pb_lanes_reset();
     PyEval_RestoreThread(m);
   }
   return rc;
-nomem:
-  forget_load();
-  return pb_error(PYOP_ENOMEM, "lanes: out of memory");
 }
 
-/* The index of the load's element file comes from (a directory it is in,
- * or the file itself), or SIZE_MAX. */
-static size_t element_of(const char *file) {
-  for (size_t i = 0; i < n_load_paths; i++) {
-    size_t n = strlen(load_paths[i]);
-    if (strncmp(file, load_paths[i], n) == 0 && (file[n] == '\0' || file[n] == '/'))
-      return i;
-  }
-  return SIZE_MAX;
-}
-
-static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, pyop_str digest) {
+/* The descriptor of lane l that is op's (same kind, op type and key, from
+ * the same path element): one not matched yet first (a path may yield the
+ * same descriptor twice), else NULL. */
+static lane_desc *lane_find(pb_lane *l, const pb_op *op, pyop_str key, size_t element) {
+  lane_desc *again = NULL;
   for (size_t i = 0; i < l->n_descs; i++) {
     lane_desc *d = &l->descs[i];
-    if (d->impl == op->is_impl && strcmp(d->op_type, op->op_type) == 0 &&
-        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0 &&
-        strlen(d->digest) == digest.len &&
-        (digest.len == 0 || memcmp(d->digest, digest.data, digest.len) == 0))
-      return d;
+    if (d->impl == op->is_impl && d->element == element && strcmp(d->op_type, op->op_type) == 0 &&
+        strlen(d->key) == key.len && memcmp(d->key, key.data, key.len) == 0) {
+      if (!d->matched)
+        return d;
+      if (again == NULL)
+        again = d;
+    }
   }
-  return NULL;
+  return again;
 }
 
-/* ------------------------------------------------------------ dispatch */
-
-/* A holder of an op that runs in lanes: whose callbacks serve it. */
-typedef struct lane_holder {
-  const pyop_op_callbacks *cb;
-  void *holder;
-} lane_holder;
-
-static const pyop_op_callbacks main_callbacks = {
-    sizeof(pyop_op_callbacks), pb_cb_create_holder, pb_cb_destroy_holder, pb_cb_infer_meta,
-    pb_cb_execute,             pb_cb_compile,       pb_cb_declare,        NULL};
-
-static int hold(const pyop_op_callbacks *cb, void *ctx, const pyop_attr_view *attrs,
-                size_t n, void **out) {
-  lane_holder *w = malloc(sizeof *w);
-  if (w == NULL)
-    return pb_error(PYOP_ENOMEM, "create_holder: out of memory");
-  w->cb = cb;
-  int rc = cb->create_holder(ctx, attrs, n, &w->holder);
-  if (rc != PYOP_OK) {
-    free(w);
-    return rc;
+/*
+ * Why element el stays serial when lane l compiled other sources for it
+ * than the main interpreter (a file replaced during the load: each
+ * interpreter would run another version of an op's code), set once per
+ * lane and element with one warning; NULL when out of memory.
+ */
+static const char *code_differs(pb_lane *l, size_t el) {
+  if (l->serial_why[el] == NULL) {
+    l->serial_why[el] = pb_strdupf("lane %u compiled other sources for the plugins of %s than "
+                                   "the main interpreter (a file changed during the load?): "
+                                   "load again to run them in lanes",
+                                   (unsigned)l->index, load_paths[el]);
+    if (l->serial_why[el] != NULL)
+      pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
+             load_paths[el], l->serial_why[el]);
   }
-  *out = w;
-  return PYOP_OK;
+  return l->serial_why[el];
 }
 
-static int disp_create(void *ctx, const pyop_attr_view *attrs, size_t n, void **out) {
-  return hold(&main_callbacks, ctx, attrs, n, out);
-}
-
-static int disp_create_in(void *ctx, const pyop_attr_view *attrs, size_t n, uint32_t lane,
-                          void **out) {
-  pb_op *op = ctx;
-  if (lane == 0)
-    return disp_create(ctx, attrs, n, out);
-  if (lane > op->n_lanes)
-    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u %s)",
-                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes,
-                    PB_PLURAL(op->n_lanes, "lane", "lanes"));
-  return hold(op->lane_cb[lane - 1], op->lane_ctx[lane - 1], attrs, n, out);
-}
-
-static void disp_destroy(void *h) {
-  lane_holder *w = h;
-  w->cb->destroy_holder(w->holder);
-  free(w);
-}
-
-static int disp_infer(void *h, const pyop_infer_args *a) {
-  lane_holder *w = h;
-  return w->cb->infer_meta(w->holder, a);
-}
-
-static int disp_execute(void *h, const pyop_exec_args *a) {
-  lane_holder *w = h;
-  return w->cb->execute(w->holder, a);
-}
-
-static int disp_compile(void *h, const pyop_compile_args *a) {
-  lane_holder *w = h;
-  return w->cb->compile(w->holder, a);
-}
-
-static int disp_declare(void *h, const pyop_declare_args *a) {
-  lane_holder *w = h;
-  return w->cb->declare_launch_args(w->holder, a);
-}
-
-#else
-int pb_lanes_load(const pyop_str *paths, size_t n) {
-  (void)paths;
-  (void)n;
-  return PYOP_OK;
-}
-#endif /* PB_LANES */
-
-int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_str *reason,
-                  uint32_t *lanes_out) {
-  *lanes_out = 0;
-  *reason = (pyop_str){NULL, 0};
-  if (!lanes_asked)
-    return 0;
-  const char *why = lanes_impossible();
-  if (why != NULL) {
-    *reason = (pyop_str){why, strlen(why)};
-    return 0;
-  }
-#ifdef PB_LANES
-  lane_desc *found[PYOP_MAX_LANES];
-  const char *serial = NULL;
-  char *f = strndup(file.data != NULL ? file.data : "", file.len);
-  if (f == NULL) {
-    PyErr_NoMemory();
-    return -1;
-  }
-  size_t el = element_of(f);
+/*
+ * Matches op with each lane's descriptor (found[k]): NULL when every lane
+ * yields it with the same code, else why it stays serial (*failed: a lane
+ * yields other descriptors than the main interpreter, exception set).
+ */
+static const char *lanes_match(pb_op *op, pyop_str key, lane_desc **found, bool *failed) {
+  size_t el = op->element >= 0 && (size_t)op->element < n_load_paths ? (size_t)op->element
+                                                                      : SIZE_MAX;
+  const char *serial = NULL, *code = op->code_digest != NULL ? op->code_digest : "";
+  *failed = false;
   for (uint32_t k = 0; k < n_lanes; k++) {
     pb_lane *l = &lanes[k];
-    found[k] = lane_find(l, op, key, digest);
+    found[k] = el != SIZE_MAX ? lane_find(l, op, key, el) : NULL;
     if (found[k] != NULL) {
       found[k]->matched = true;
       if (found[k]->caps != op->caps) {
         PyErr_Format(PyExc_ImportError,
-                     "%s '%s' (%s) of %s has capabilities %#x in lane %u but %#x in the main "
+                     "%s '%s' (%s) has capabilities %#x in lane %u but %#x in the main "
                      "interpreter: every lane must yield the same descriptors",
-                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where, f,
+                     op->is_impl ? "implementation" : "prototype", op->op_type, op->where,
                      (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);
-        free(f);
-        return -1;
+        *failed = true;
+        return NULL;
       }
+      if (serial == NULL && strcmp(found[k]->digest, code) != 0)
+        serial = code_differs(l, el);
     } else if (serial == NULL && el != SIZE_MAX && l->serial_why[el] != NULL) {
       serial = l->serial_why[el];
     } else if (serial == NULL) {
@@ -758,11 +636,40 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
                    "lane: a plugin must not decide what it registers by it)",
                    (unsigned)l->index, op->is_impl ? "implementation" : "prototype",
                    op->op_type, (int)key.len, key.data, op->where);
-      free(f);
-      return -1;
+      *failed = true;
+      return NULL;
     }
   }
-  free(f);
+  return serial;
+}
+
+#else
+int pb_lanes_load(const pyop_str *paths, size_t n) {
+  (void)paths;
+  (void)n;
+  return PYOP_OK;
+}
+
+void pb_lanes_exit_hook_drop(void) {}
+unsigned pb_lanes_epoch(void) { return 0; }
+#endif /* PB_LANES */
+
+int pb_lanes_view(pb_op *op, pyop_str key, pyop_str *reason, uint32_t *lanes_out) {
+  *lanes_out = 0;
+  *reason = (pyop_str){NULL, 0};
+  if (!lanes_asked)
+    return 0;
+  const char *why = lanes_off();
+  if (why != NULL) {
+    *reason = (pyop_str){why, strlen(why)};
+    return 0;
+  }
+#ifdef PB_LANES
+  lane_desc *found[PYOP_MAX_LANES];
+  bool failed = false;
+  const char *serial = lanes_match(op, key, found, &failed);
+  if (failed)
+    return -1;
   if (serial != NULL) {
     *reason = (pyop_str){serial, strlen(serial)};
     return 0;
@@ -778,25 +685,13 @@ int pb_lanes_view(pb_op *op, pyop_str key, pyop_str digest, pyop_str file, pyop_
     op->lane_cb[k] = found[k]->cb;
   }
   op->n_lanes = n_lanes;
-  pyop_op_callbacks *cb = &op->callbacks;
-  cb->create_holder = disp_create;
-  cb->create_holder_in = disp_create_in;
-  cb->destroy_holder = disp_destroy;
-  if (cb->infer_meta != NULL)
-    cb->infer_meta = disp_infer;
-  if (cb->execute != NULL)
-    cb->execute = disp_execute;
-  if (cb->compile != NULL)
-    cb->compile = disp_compile;
-  if (cb->declare_launch_args != NULL)
-    cb->declare_launch_args = disp_declare;
+  op->lanes_epoch = pb_lanes_epoch();
+  pb_lanes_dispatch(op);
   *lanes_out = n_lanes;
   return 0;
 #else
   (void)op;
   (void)key;
-  (void)digest;
-  (void)file;
   return 0;
 #endif
 }
@@ -808,11 +703,11 @@ int pb_lanes_check_all_matched(void) {
       lane_desc *d = &lanes[k].descs[i];
       if (!d->matched)
         return pb_error(PYOP_EPLUGIN,
-                        "lane %u yields %s '%s' (%s) that the main interpreter does not: "
+                        "lane %u yields %s '%s' (%s) of %s that the main interpreter does not: "
                         "every lane must yield the same descriptors (module state is per "
                         "lane: a plugin must not decide what it registers by it)",
                         (unsigned)lanes[k].index, d->impl ? "implementation" : "prototype",
-                        d->op_type, d->key);
+                        d->op_type, d->key, load_paths[d->element]);
     }
 #endif
   return PYOP_OK;
@@ -820,19 +715,144 @@ int pb_lanes_check_all_matched(void) {
 
 void pb_lanes_reset(void) {
 #ifdef PB_LANES
+  pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   for (uint32_t k = 0; k < n_lanes; k++)
-    lanes[k].api->reset();
+    if (lanes[k].api != NULL)
+      lanes[k].api->reset();
+  pb_lanes_leave(m);
   forget_load();
 #endif
 }
 
+#ifdef PB_LANES
+/*
+ * Whether Python threads a plugin started are still running in lane l
+ * (warned about, by name: they keep running there). No thread state
+ * attached: the lane's GIL is taken through a state made for the purpose.
+ */
+static bool threads_left(const pb_lane *l) {
+  PyThreadState *ts = PyThreadState_New(l->interp);
+  if (ts == NULL) {
+    pb_log(PYOP_LOG_WARN, "lane %u: out of memory listing its Python threads",
+           (unsigned)l->index);
+    return true;
+  }
+  PyEval_RestoreThread(ts);
+  char *why = NULL;
+  char *left = pb_threads_running(&why);
+  if (left == NULL)
+    pb_log(PYOP_LOG_WARN, "lane %u: could not list the Python threads left running at "
+           "pyop_shutdown (%s)", (unsigned)l->index, why != NULL ? why : "unknown error");
+  else if (left[0] != '\0')
+    pb_log(PYOP_LOG_WARN, "lane %u: Python thread(s) %s started by a plugin are still running "
+           "at pyop_shutdown; they keep running in the lane's sub-interpreter, which is kept "
+           "for the next load (a host that finalizes Python waits for them, as for the main "
+           "interpreter's)", (unsigned)l->index, left);
+  bool any = left == NULL || left[0] != '\0';
+  free(left);
+  free(why);
+  PyThreadState_Clear(ts);
+  PyThreadState_DeleteCurrent();
+  return any;
+}
+
+/*
+ * Whether shutdown keeps the lanes (lane_pool.c) rather than ends them:
+ * always in a Python libpyop started (never finalized), and on 3.13+,
+ * whose Py_FinalizeEx ends the sub-interpreters left (the pool's exit hook
+ * ends them first when it runs). CPython 3.12's aborts on one ("remaining
+ * subinterpreters"), and the exit hook cannot be relied on there: a
+ * pyop_shutdown made from an atexit callback registers it too late to run.
+ */
+static bool keep_lanes(void) {
+  return atomic_load(&pb_python_ours) || Py_Version >= 0x030D0000;
+}
+
+/* Detaches the state attached to this thread, if any; returns it. */
+static PyThreadState *detach_any(void) {
+  return pb_attached_tstate() != NULL ? PyEval_SaveThread() : NULL;
+}
+
+/* Attaches ts again (detach_any's result), if any. */
+static void attach_again(PyThreadState *ts) {
+  if (ts != NULL)
+    PyEval_RestoreThread(ts);
+}
+
+/*
+ * When the lanes cannot be kept: ends each one's interpreter, except one
+ * where a plugin's threads still run (ending it would wait for them:
+ * pyop_shutdown never waits for a thread), which is left running with its
+ * image mapped. No thread state attached.
+ */
+static void lanes_end(bool usable) {
+  for (uint32_t k = 0; k < n_kept; k++) {
+    pb_lane *l = &lanes[k];
+    if (usable && l->interp != NULL) {
+      if (threads_left(l)) {
+        pb_log(PYOP_LOG_WARN, "lane %u: its sub-interpreter is left running and its bridge "
+               "image mapped", (unsigned)l->index);
+        if (l->fd >= 0)
+          close(l->fd);
+        continue;
+      }
+      pb_lane_end(l->interp, l->ts0, l->ts0_thread);
+    }
+    pb_lane_image_close(l);
+  }
+}
+
+/*
+ * Every lane's image shuts down (its plugins and pyop package dropped,
+ * every thread state it kept ended); then, with keep, the lanes'
+ * interpreters are kept for the next main image's loads (lane_pool.c)
+ * instead of ended: CPython gives nothing back of an ended one. Without
+ * keep (Python finalizes: lanes_at_exit), or when they cannot be kept, they
+ * end. Works with or without a thread state attached on the calling thread
+ * (a host that keeps the GIL): it is detached while the lanes' GILs are
+ * taken, and attached again; what the images log meanwhile runs with it
+ * (lane_calls.c).
+ */
+static void lanes_stop(bool keep) {
+  forget_load();
+  if (n_kept == 0)
+    return;
+  atomic_fetch_add(&epoch, 1);
+  bool usable = pb_python_usable();
+  PyThreadState *cur = detach_any();
+  pb_host_mark m = pb_lanes_enter(cur);
+  for (uint32_t k = 0; k < n_kept; k++) {
+    pb_lane *l = &lanes[k];
+    if (l->api != NULL)
+      l->api->shutdown();
+    l->api = NULL;
+    if (usable && l->interp != NULL && k < n_lanes && keep)
+      (void)threads_left(l);
+  }
+  pb_lanes_leave(m);
+  attach_again(cur);
+  int rc = PYOP_ENOTINIT;
+  if (usable && keep && !keep_lanes()) {
+    pb_log(PYOP_LOG_INFO, "lanes: ended at pyop_shutdown (the host's Python %s can be "
+           "finalized after it, which aborts on a sub-interpreter left; the next load "
+           "starts new ones)", PY_VERSION);
+  } else if (usable && keep) {
+    pb_gil st = pb_enter();
+    rc = pb_lane_pool_put(lanes, n_kept);
+    pb_leave(st);
+  }
+  if (rc != PYOP_OK) {
+    cur = detach_any();
+    lanes_end(usable);
+    attach_again(cur);
+  }
+  memset(lanes, 0, n_kept * sizeof lanes[0]);
+  n_lanes = n_kept = 0;
+}
+#endif
+
 void pb_lanes_stop(void) {
 #ifdef PB_LANES
-  forget_load();
-  for (uint32_t k = n_lanes; k-- > 0;)
-    lane_stop(&lanes[k]);
-  free(lanes);
-  lanes = NULL;
-  n_lanes = 0;
+  lanes_stop(true);
 #endif
 }

@@ -446,7 +446,8 @@ int pb_package_ensure(void) {
     if (pb.str_method[i] == NULL)
       goto fail;
   }
-  if (py_state_from_modules() < 0 || desc_layout_check() < 0)
+  if (py_state_from_modules() < 0 || desc_layout_check() < 0 ||
+      (pb_lanes_image() && pb_lane_imports_watch() < 0))
     goto fail;
   PyObject *dt = PyObject_GetAttrString(pb.pkg, "DataType");
   if (dt == NULL)
@@ -463,7 +464,8 @@ int pb_package_ensure(void) {
   if (e < 0)
     goto fail;
   pb.modules = PyList_New(0);
-  if (pb.modules == NULL || pb_exit_watch_register() < 0)
+  pb.lane_seen = PyDict_New();
+  if (pb.modules == NULL || pb.lane_seen == NULL || pb_exit_watch_register() < 0)
     goto fail;
   return PYOP_OK;
 fail:;
@@ -488,6 +490,8 @@ void pb_op_decref(pb_op *op) {
   free(op->source_dir);
   free(op->input_kinds);
   free(op->output_kinds);
+  free(op->code_digest);
+  free(atomic_load(&op->lane_refusal));
   free(op->lane_ctx);
   free(op->lane_cb);
   free(op);
@@ -705,6 +709,33 @@ static int get_digest(PyObject *desc, pyop_str *out, PyObject **keep) {
   return get_str(desc, "source_digest", out, keep);
 }
 
+/*
+ * What interpreter lanes compare of a descriptor (lanes.c): the index of
+ * the load's path it came from and its code_digest (docs/design.md
+ * §Lanes). 0, or -1 with an exception.
+ */
+static int get_lane_identity(PyObject *desc, pb_op *op) {
+  if (get_long(desc, "element", &op->element) < 0)
+    return -1;
+  PyObject *v = PyObject_GetAttrString(desc, "code_digest");
+  if (v == NULL)
+    return -1;
+  const char *s = v != Py_None && PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+  if (s != NULL && (op->code_digest = strdup(s)) == NULL)
+    PyErr_NoMemory();
+  Py_DECREF(v);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* In a lane's image, the digest its views carry is op's code_digest: they
+ * go to the main image only, which compares what each interpreter compiled
+ * (lanes.c); libpyop's registry gets the source file's (docs/bridge-abi.md,
+ * "Source digests"). */
+static void lane_digest(const pb_op *op, pyop_str *digest) {
+  if (pb_lanes_image() && op->code_digest != NULL)
+    *digest = (pyop_str){op->code_digest, strlen(op->code_digest)};
+}
+
 /* Common part of a descriptor: op ctx with strings, location and callable;
  * the views' strings stay valid while keep[0..PB_KEEP) live. */
 enum { PB_KEEP = 4 };
@@ -740,7 +771,7 @@ static pb_op *op_new(PyObject *desc, bool is_impl, pyop_str *op_type, pyop_str *
   if (op->source_dir == NULL)
     goto nomem;
   long caps = 0;
-  if (get_long(desc, "caps", &caps) < 0)
+  if (get_long(desc, "caps", &caps) < 0 || get_lane_identity(desc, op) < 0)
     goto fail;
   op->caps = (uint32_t)caps;
   op->callbacks.struct_size = sizeof op->callbacks;
@@ -1014,8 +1045,9 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   } else if (pb.abi_minor < 7) {
     v.struct_size = offsetof(pyop_proto_view, input_dtypes); /* a loader of 1.6 */
   }
-  if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
+  if (pb_lanes_view(op, v.key, &v.serial_reason, &v.lanes) < 0)
     goto out;
+  lane_digest(op, &v.source_digest);
   /* The registrar is libpyop: it records its own error detail. */
   converted = true;
   rc = reg->add_proto(reg->ctx, &v);
@@ -1078,8 +1110,9 @@ static pb_add_result add_impl(const pyop_registrar *reg, PyObject *desc, pb_op *
     v.struct_size = offsetof(pyop_impl_view, source_digest); /* a loader before 1.3 */
   else if (pb.abi_minor < 6)
     v.struct_size = offsetof(pyop_impl_view, serial_reason); /* a loader of 1.3..1.5 */
-  if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
+  if (pb_lanes_view(op, v.key, &v.serial_reason, &v.lanes) < 0)
     goto out;
+  lane_digest(op, &v.source_digest);
   converted = true;
   rc = reg->add_impl(reg->ctx, &v);
 out:
@@ -1313,7 +1346,14 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
 #ifdef Py_GIL_DISABLED
   bool gil_was_off = pb_gil_enabled() == 0;
 #endif
-  res = PyObject_CallOneArg(pb.fn_load, list);
+  /* A lane image loads one path at a time: what its earlier paths of the
+   * load imported is imported once, as in the main interpreter's load; and
+   * an extension module refused there leaves the path serial, however the
+   * plugin handled the ImportError (lane_imports.c). */
+  if (pb_lanes_image())
+    pb_lane_imports_load_begin();
+  res = pb_lanes_image() ? PyObject_CallFunctionObjArgs(pb.fn_load, list, pb.lane_seen, NULL)
+                         : PyObject_CallOneArg(pb.fn_load, list);
 #ifdef Py_GIL_DISABLED
   if (gil_was_off) {
     PyObject *exc = pb_exc_fetch(); /* a failed load's, kept for its message */
@@ -1334,6 +1374,8 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
   impls = protos ? get_tuple(res, "impls") : NULL;
   if (impls == NULL)
     goto py_fail;
+  if (pb_lanes_image() && (rc = pb_lane_imports_load_end(PYOP_OK)) != PYOP_OK)
+    goto out;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(protos); i++) {
     pb_add_result ar = add_proto(reg, PyTuple_GET_ITEM(protos, i), &mine, &rc);
     if (ar == PB_ADD_PY_ERROR)
@@ -1364,6 +1406,8 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
 py_fail:
   rc = pb_error_python(PYOP_EPYTHON, "converting plugin descriptors failed");
 out:
+  if (pb_lanes_image())
+    (void)pb_lane_imports_load_end(PYOP_EINTERNAL); /* ends it, whatever happened */
   if (rc != PYOP_OK) {
     ops_free(mine);
     unload(modules);
@@ -1399,6 +1443,8 @@ void pb_reset_gil(void) {
   ops_free(pb.ops);
   pb.ops = NULL;
   pb_signals_restore();
+  if (pb.lane_seen != NULL)
+    PyDict_Clear(pb.lane_seen);
   if (pb.modules != NULL && PyList_GET_SIZE(pb.modules) > 0) {
     unload(pb.modules);
     if (PyList_SetSlice(pb.modules, 0, PyList_GET_SIZE(pb.modules), NULL) < 0)

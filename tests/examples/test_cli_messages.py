@@ -145,7 +145,7 @@ class CliMessagesTest(unittest.TestCase):
                              capture_output=True, text=True).stdout.strip()
         if tuple(int(x) for x in ver.split(".")) >= (3, 12):
             self.skipTest("the build's Python %s has per-interpreter GILs" % ver)
-        why = ("Python %s has no per-interpreter GIL (lanes need CPython 3.12 or later)"
+        why = ("Python %s has no per-interpreter GIL (lanes need CPython 3.12.4 or later)"
                % ver)
         r = self.pyop("--lanes", "2", "list")
         self.assertEqual(r.returncode, 0, r.stderr)

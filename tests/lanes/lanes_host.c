@@ -3,7 +3,8 @@
  * Python (pyop_options.start_python) of a libpyop whose default Python is
  * CPython 3.12 or later, built by tests/lanes/run.sh.
  *
- * Cases (argv[1]); LANES_PLUGINS is tests/lanes/plugins:
+ * Cases (argv[1]; the list is LANES_HOST_CASES at the end, `lanes_host
+ * --list` prints it for run.sh):
  *   basic      2 lanes: Scale and Lane run in lanes (op info, pyop_op_lane
  *              round-robin, each instance in its own interpreter with its
  *              own module state), Refused (an extension that refuses
@@ -11,8 +12,9 @@
  *              reload, shutdown, load again
  *   threads    4 host threads on 8 instances over 3 lanes, results checked
  *   one_lane   a plugin that fails in one lane only fails the load, naming
- *              the lane, the plugin and the error; the registry stays empty
- *              and a load without it works
+ *              the lane, the plugin and the error; one that fails in both
+ *              names lane 1 (the lanes import at the same time); the
+ *              registry stays empty and a load without the failure works
  *   hooks      a host allocator that calls back into libpyop (a lookup and
  *              another op's execute, in another lane) from inside a lane
  *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
@@ -39,49 +41,35 @@
  *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
  *              while two threads create, run and destroy instances in lanes
  *              at log level DEBUG: every call succeeds, no crash
+ *   cycles     40 pyop_load / pyop_shutdown cycles with 2 lanes: RSS flat
+ *              (growth over cycles 10..40 under 8 MB), the lanes' interpreters
+ *              reused with the plugins imported afresh; a fork's child starts
+ *              lanes of its own; another bridge image (PYOP_BRIDGE_DIR, a
+ *              copy) takes them up; 3, 1 and 3 lanes reuse them in order;
+ *              unload/load cycles flat
+ *   log_threads  a load with 2 lanes (which start and import on workers) at
+ *              log level DEBUG: every line reaches the log hook on the
+ *              loading thread, where a nested pyop_load is refused at once
+ *   start_fail lane 2 cannot start (test seam): the load fails naming it, the
+ *              registry is empty; the next load runs lane 1 in the interpreter
+ *              started beside it (kept) and starts lane 2
  */
-#include "../e2e/e2e_util.h"
+#include "lanes_util.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
-#error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
-#endif
-
+/* A C host without Python: libpyop starts it (start_python) and never
+ * finalizes it, so lanes are forced (the test seam) where CPython cannot
+ * end them safely (3.12.0 - 3.12.3: ending them is safe as long as Python
+ * is not finalized), and the lanes code runs on every Python. */
 static void load_with_lanes(uint32_t n, const char *opp) {
-  set_opp_path(opp);
-  pyop_options o = PYOP_OPTIONS_INIT;
-  o.start_python = true;
-  o.lanes = n;
-  CHECK_RC(pyop_set_options(&o), PYOP_OK);
-}
-
-/* Runs op on x[0..n) into y (allocated by libpyop's caller: us). */
-static int run(pyop_op *op, const float *x, float *y, int64_t n) {
-  pyop_tensor tx = f32_1d((float *)x, n), ty = f32_1d(y, n);
-  pyop_tensor_list in[1] = {one(&tx)};
-  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
-  return pyop_op_execute(op, in, 1, &ty, 1, &ctx);
-}
-
-static void expect_info(const char *op_type, uint32_t lanes, const char *reason_part) {
-  const pyop_op_info *info = NULL;
-  CHECK_RC(pyop_op_get(op_type, &info), PYOP_OK);
-  if (info == NULL)
-    return;
-  CHECK(info->lanes == lanes, "%s: lanes %u, expected %u (reason: %s)", op_type,
-        (unsigned)info->lanes, (unsigned)lanes, info->serial_reason);
-  if (reason_part == NULL)
-    CHECK(info->serial_reason[0] == '\0', "%s: serial_reason \"%s\"", op_type,
-          info->serial_reason);
-  else
-    CHECK(strstr(info->serial_reason, reason_part) != NULL,
-          "%s: serial_reason \"%s\" lacks \"%s\"", op_type, info->serial_reason, reason_part);
-  pyop_op_info_release(info);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  set_lanes(n, opp, true);
 }
 
 static void case_basic(void) {
@@ -132,7 +120,7 @@ static void case_basic(void) {
     CHECK_LIST("");
   }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
-  REQUIRE_RC(pyop_load(), PYOP_OK); /* lanes start again */
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* the kept lanes are taken up again */
   expect_info("Scale", 2, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -188,16 +176,27 @@ static void case_one_lane(void) {
   char *dir = make_temp_dir("lanes-counter");
   char *counter = path_join(dir, "count");
   setenv("PYOP_TEST_COUNTER_FILE", counter, 1);
+  /* Imports 1 and 2 are the lanes' first load (at the same time, in either
+   * order), 3 and 4 their second, 5 and 6 then 7 (the main interpreter)
+   * the third. */
+  setenv("PYOP_TEST_COUNTER_FAIL", "2,3,4", 1);
   char *opp = xasprintf("%s/pure:%s/counter", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
   CHECK_RC(pyop_load(), PYOP_EPLUGIN);
-  CHECK_ERR_HAS("lane 2: loading the plugins of ");
+  CHECK(err_has("lane 1: loading the plugins of ") != err_has("lane 2: loading the plugins of "),
+        "not exactly one lane named");
   CHECK_ERR_HAS("/counter failed (every lane must load what the main interpreter does)");
-  CHECK_ERR_HAS("RuntimeError: this plugin fails in its second interpreter (import 2)");
+  CHECK_ERR_HAS("RuntimeError: this plugin fails in the interpreter of import 2");
   CHECK_ERR_HAS("per_process.py");
   CHECK_LIST("");
+  /* Both lanes fail: the first lane is named, whichever finished first. */
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("lane 1: loading the plugins of ");
+  CHECK(!err_has("lane 2:"), "lane 2 named for a load lane 1 failed too");
+  CHECK_LIST("");
   unsetenv("PYOP_TEST_COUNTER_FILE");
-  CHECK_RC(pyop_load(), PYOP_OK); /* without the counter it loads in every lane */
+  unsetenv("PYOP_TEST_COUNTER_FAIL");
+  CHECK_RC(pyop_load(), PYOP_OK); /* imports 5, 6 and 7 load in every lane */
   expect_info("Counted", 2, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   remove_tree(dir);
@@ -544,15 +543,6 @@ static void case_busy(void) {
   free(opp);
 }
 
-static char kept_log[4096];
-
-static void keep_log(void *user, int level, const char *line) {
-  (void)user;
-  if (level == PYOP_LOG_WARN && strlen(kept_log) + strlen(line) + 2 < sizeof kept_log) {
-    strcat(kept_log, line);
-    strcat(kept_log, "\n");
-  }
-}
 
 static void case_escape(void) {
   char *opp = xasprintf("%s/escape", LANES_PLUGINS);
@@ -572,13 +562,14 @@ static void case_escape(void) {
     CHECK(y[1] == 1.0f, "a kept Tensor was usable after its call (round %d)", round);
   }
   /* Keep's thread, left waiting: shutdown does not wait for it (as for the
-   * main interpreter's), the lane stays running, a warning names it. */
+   * main interpreter's), it keeps running in the kept lane, a warning names
+   * it. */
   float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
   CHECK_RC(run(keep, x, y, 3), PYOP_OK);
   pyop_op_destroy(keep);
   pyop_op_destroy(check);
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
-  h.log = keep_log;
+  h.log = lanes_keep_warning;
   CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -586,11 +577,11 @@ static void case_escape(void) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   CHECK(took < 10.0, "pyop_shutdown waited %.1f s for a lane's Python thread", took);
-  CHECK(strstr(kept_log, "lane 1: Python thread(s) 'Thread-") != NULL &&
-            strstr(kept_log, "still running at pyop_shutdown") != NULL,
-        "no warning names the lane's thread: %s", kept_log);
+  CHECK(strstr(lanes_warnings, "lane 1: Python thread(s) 'Thread-") != NULL &&
+            strstr(lanes_warnings, "still running at pyop_shutdown") != NULL,
+        "no warning names the lane's thread: %s", lanes_warnings);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
-  REQUIRE_RC(pyop_load(), PYOP_OK); /* a new lane starts; the old one is left */
+  REQUIRE_RC(pyop_load(), PYOP_OK); /* the kept lane, its thread still waiting, serves */
   expect_info("Keep", 1, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -704,41 +695,250 @@ static void case_hook_swap(void) {
   free(opp);
 }
 
+/* ------------------------------------------------------------ log_threads */
+
+static pthread_t log_loader;
+static atomic_int log_foreign, log_lines, log_nested_busy;
+static char log_serial[1024];
+
+/* Every line of the load must come from the loading thread (the lanes'
+ * workers hand theirs over), where a nested lifecycle call is refused at
+ * once instead of waiting for the load that runs the hook. */
+static void thread_log(void *user, int level, const char *line) {
+  (void)user, (void)level;
+  atomic_fetch_add(&log_lines, 1);
+  if (!pthread_equal(pthread_self(), log_loader)) {
+    atomic_fetch_add(&log_foreign, 1);
+    return; /* a nested call from here would wait for the load */
+  }
+  if (strstr(line, "stay serial in the main interpreter") != NULL && log_serial[0] == '\0')
+    snprintf(log_serial, sizeof log_serial, "%s", line);
+  if (pyop_load() == PYOP_EBUSY)
+    atomic_fetch_add(&log_nested_busy, 1);
+}
+
+static void case_log_threads(void) {
+  char *opp = xasprintf("%s/pure:%s/refused", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  log_loader = pthread_self();
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = thread_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK(atomic_load(&log_foreign) == 0, "%d of %d log lines came from another thread than "
+        "the loading one", atomic_load(&log_foreign), atomic_load(&log_lines));
+  CHECK(strstr(log_serial, "lane 1: ") != NULL, "no line says Refused stays serial: '%s'",
+        log_serial);
+  CHECK(atomic_load(&log_nested_busy) == atomic_load(&log_lines) - atomic_load(&log_foreign),
+        "a nested pyop_load from the log hook was not refused at once (%d of %d)",
+        atomic_load(&log_nested_busy), atomic_load(&log_lines));
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ------------------------------------------------------------- start_fail */
+
+/*
+ * A lane that cannot start (the test seam fail-start-2: its sub-interpreter
+ * refused) fails the whole load, naming it, while lane 1 starts beside it
+ * on another worker: the registry stays empty, and lane 1's interpreter
+ * (the process's first sub-interpreter, id 1) goes back to the kept lanes,
+ * so the next load runs in it and starts only lane 2 (id 2).
+ */
+static void case_start_fail(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-2", 1);
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 2: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-2");
+  CHECK(!err_has("lane 1"), "lane 1 named for a start lane 2 failed");
+  CHECK_LIST("");
+  setenv("PYOP_TEST_LANES", "force", 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  float ids[2] = {0, 0};
+  lane_ids(2, ids, 1);
+  CHECK(ids[0] == 1.0f && ids[1] == 2.0f, "lanes in interpreters %g %g, expected 1 (kept from "
+        "the failed load) and 2", ids[0], ids[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* ----------------------------------------------------------------- cycles */
+
+/* A copy of this libpyop's artifact directory for the running Python, in
+ * a new temporary directory (malloc'd path of the copy). */
+static char *bridge_copy(void) {
+  Dl_info di;
+  char key[64];
+  REQUIRE(dladdr((void *)pyop_load, &di) != 0 && di.dli_fname != NULL, "dladdr");
+  REQUIRE_RC(pyop_runtime_key(key, sizeof key), PYOP_OK);
+  char *lib = strndup(di.dli_fname, strrchr(di.dli_fname, '/') - di.dli_fname);
+  char *tmp = make_temp_dir("lanes-bridge");
+  char *copy = xasprintf("%s/%s", tmp, key);
+  char *cmd = xasprintf("cp -a '%s/pyop/artifacts/%s' '%s'", lib, key, copy);
+  REQUIRE(system(cmd) == 0, "%s", cmd);
+  free(cmd);
+  free(lib);
+  free(tmp);
+  return copy;
+}
+
+/* A sanitizer's allocator keeps freed memory back (ASan's quarantine) and
+ * adds its own: RSS bounds mean nothing there (the figures are printed). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RSS_JUDGED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RSS_JUDGED 0
+#endif
+#endif
+#ifndef RSS_JUDGED
+#define RSS_JUDGED 1
+#endif
+
+/* RSS growth within bound (when judged). */
+static void check_growth(long from, long growth, long bound, const char *what) {
+  fprintf(stderr, "[cycles] RSS growth over %s: %ld kB%s\n", what, growth / 1024,
+          RSS_JUDGED ? "" : " (not judged under a sanitizer)");
+  CHECK(from > 0, "no RSS figure (/proc/self/statm)");
+  CHECK(!RSS_JUDGED || growth < bound, "RSS grew by %ld kB over %s (bound %ld kB)",
+        growth / 1024, what, bound / 1024);
+}
+
+/*
+ * pyop_load / pyop_shutdown cycles with 2 lanes: RSS stays flat (the
+ * lanes' sub-interpreters are kept and reused: CPython does not give back
+ * an ended one's memory, ~4-5 MB per lane and cycle), each load imports
+ * the plugins afresh in every lane, lane n is the same interpreter in
+ * every cycle; then other lane counts reuse what is kept (3: two kept, one
+ * new; 1: lane 1 kept; 2 again: both kept), and unload/load cycles stay
+ * flat too. The bound is on memory, not time: growth over cycles 10..40
+ * below 8 MB (the old code grew ~250 MB there).
+ */
+static void case_cycles(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  enum { CYCLES = 40, FROM = 10 };
+  const long bound = 8l << 20;
+  float first[2] = {0, 0}, ids[3] = {0, 0, 0};
+  long rss_from = -1;
+  for (int c = 0; c < CYCLES; c++) {
+    load_with_lanes(2, opp);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, ids, c);
+    if (c == 0) {
+      memcpy(first, ids, sizeof first);
+      CHECK(first[0] != first[1] && first[0] != 0 && first[1] != 0,
+            "two lanes, two interpreters: %g %g", first[0], first[1]);
+    } else {
+      CHECK(ids[0] == first[0] && ids[1] == first[1],
+            "cycle %d: lanes run in interpreters %g %g, the first cycle's were %g %g (not "
+            "reused)", c, ids[0], ids[1], first[0], first[1]);
+    }
+    REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+    if (c == FROM)
+      rss_from = rss_bytes();
+  }
+  check_growth(rss_from, rss_bytes() - rss_from, bound,
+               "load/shutdown cycles 10..40 with 2 lanes");
+
+  /* A fork's child never takes up (or ends) the lanes its parent kept: it
+   * starts lanes of its own; the parent's are untouched. */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(60);
+    int failed_before = atomic_load(&e2e_failures);
+    load_with_lanes(2, opp);
+    int bad = pyop_load() != PYOP_OK;
+    float child[2] = {0, 0};
+    if (!bad)
+      lane_ids(2, child, -1);
+    bad |= child[0] == first[0] || child[1] == first[1] || child[0] == 0 || child[1] == 0;
+    bad |= pyop_shutdown() != PYOP_OK;
+    bad |= atomic_load(&e2e_failures) != failed_before;
+    fprintf(stderr, "[cycles child] lanes in interpreters %g %g (the parent kept %g %g)%s\n",
+            child[0], child[1], first[0], first[1], bad ? ": FAIL" : "");
+    _exit(bad); /* the parent's failures so far are counted in the parent */
+  }
+  REQUIRE(pid > 0, "fork");
+  CHECK(wait_child(pid, 120) == 0, "the fork's child failed (or hung)");
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1], "after a fork: interpreters %g %g (kept: "
+        "%g %g)", ids[0], ids[1], first[0], first[1]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+
+  /* Another bridge image (a copy of the artifact directory, through
+   * PYOP_BRIDGE_DIR: another file, so another mapping) takes the same kept
+   * lanes up, with images of its own file. */
+  char *copy = bridge_copy();
+  setenv("PYOP_BRIDGE_DIR", copy, 1);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  char *report = NULL;
+  CHECK_RC(pyop_doctor(&report), PYOP_OK);
+  CHECK(report != NULL && strstr(report, copy) != NULL, "the copy's bridge is not loaded: %s",
+        report != NULL ? report : "(none)");
+  pyop_free(report);
+  lane_ids(2, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1], "another bridge image: interpreters %g %g "
+        "(kept: %g %g)", ids[0], ids[1], first[0], first[1]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  unsetenv("PYOP_BRIDGE_DIR");
+  char *dir = strndup(copy, strrchr(copy, '/') - copy);
+  remove_tree(dir);
+  free(dir);
+  free(copy);
+
+  /* Other lane counts take the kept lanes in order and start the rest. */
+  load_with_lanes(3, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(3, ids, CYCLES);
+  CHECK(ids[0] == first[0] && ids[1] == first[1] && ids[2] != first[0] &&
+            ids[2] != first[1] && ids[2] != 0,
+        "3 lanes after 2: interpreters %g %g %g (kept: %g %g)", ids[0], ids[1], ids[2],
+        first[0], first[1]);
+  float third = ids[2];
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  load_with_lanes(1, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(1, ids, CYCLES + 1);
+  CHECK(ids[0] == first[0], "1 lane after 3: interpreter %g (lane 1 was %g)", ids[0],
+        first[0]);
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  load_with_lanes(3, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(3, ids, CYCLES + 2);
+  CHECK(ids[0] == first[0] && ids[1] == first[1] && ids[2] == third,
+        "3 lanes again: interpreters %g %g %g (kept: %g %g %g)", ids[0], ids[1], ids[2],
+        first[0], first[1], third);
+
+  /* pyop_unload / pyop_load cycles: flat as well. */
+  long rss_unload = -1;
+  for (int c = 0; c < CYCLES; c++) {
+    REQUIRE_RC(pyop_unload(), PYOP_OK);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    if (c == FROM)
+      rss_unload = rss_bytes();
+  }
+  lane_ids(3, ids, CYCLES + 3);
+  check_growth(rss_unload, rss_bytes() - rss_unload, bound,
+               "unload/load cycles 10..40 with 3 lanes");
+  REQUIRE_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+#define LANES_HOST_CASES(X)                                                      \
+  X(basic) X(threads) X(one_lane) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
+  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail)
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s basic|threads|one_lane|hooks|ge|ge_impl_only|asyncio|refusals|fork|busy|escape|sigint|hook_swap\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
-  if (!strcmp(argv[1], "basic"))
-    case_basic();
-  else if (!strcmp(argv[1], "threads"))
-    case_threads();
-  else if (!strcmp(argv[1], "one_lane"))
-    case_one_lane();
-  else if (!strcmp(argv[1], "hooks"))
-    case_hooks();
-  else if (!strcmp(argv[1], "ge"))
-    case_ge();
-  else if (!strcmp(argv[1], "ge_impl_only"))
-    case_ge_impl_only();
-  else if (!strcmp(argv[1], "asyncio"))
-    case_asyncio();
-  else if (!strcmp(argv[1], "refusals"))
-    case_refusals();
-  else if (!strcmp(argv[1], "fork"))
-    case_fork();
-  else if (!strcmp(argv[1], "busy"))
-    case_busy();
-  else if (!strcmp(argv[1], "escape"))
-    case_escape();
-  else if (!strcmp(argv[1], "sigint"))
-    case_sigint();
-  else if (!strcmp(argv[1], "hook_swap"))
-    case_hook_swap();
-  else {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
-  return e2e_finish();
+  static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};
+  return lanes_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }

@@ -137,6 +137,59 @@ class LoadTest(unittest.TestCase):
                 _loader.unload_modules(res.modules)
         self.assertIsNone(_registry.source_digest(os.path.join(d, "gone.py")))
 
+    def test_what_was_compiled(self):
+        # Interpreter lanes compare what each interpreter compiled (issue 28
+        # item 4): a plugin replaced while it is imported keeps the digest of
+        # the bytes compiled, not of the file read at decorator time; its
+        # path's code_digest covers a package's submodules; element is the
+        # index of the path.
+        import hashlib
+        replace = ("import os\n"
+                   "with open(__file__ + '.new', 'w') as f:\n"
+                   "    f.write('# version 2\\n')\n"
+                   "os.replace(__file__ + '.new', __file__)\n")
+        with TempDir() as d:
+            v1 = replace + OP % "Replaced"
+            a = write(d, "one/ops.py", v1)
+            write(d, "two/pkg/__init__.py", "from . import sub\n" + OP % "Pkg")
+            write(d, "two/pkg/sub.py", "VALUE = 1\n")
+            paths = [os.path.join(d, n) for n in ("one", "two")]
+            res = _loader.load_plugins(paths)
+            _loader.unload_modules(res.modules)
+            by_type = {p.op_type: p for p in res.protos}
+            self.assertEqual(by_type["Replaced"].source_digest,
+                             "sha256:" + hashlib.sha256(v1.encode()).hexdigest())
+            self.assertEqual([by_type[t].element for t in ("Replaced", "Pkg")], [0, 1])
+            write(d, "one/ops.py", v1)
+            first = {p.op_type: p.code_digest for p in res.protos}
+            res = _loader.load_plugins(paths)
+            _loader.unload_modules(res.modules)
+            self.assertEqual({p.op_type: p.code_digest for p in res.protos}, first)
+            write(d, "one/ops.py", v1)
+            write(d, "two/pkg/sub.py", "VALUE = 2\n")  # only the package's submodule differs
+            res = _loader.load_plugins(paths)
+            _loader.unload_modules(res.modules)
+            again = {p.op_type: p for p in res.protos}
+            self.assertEqual(again["Replaced"].code_digest, first["Replaced"])
+            self.assertNotEqual(again["Pkg"].code_digest, first["Pkg"])
+            self.assertEqual(again["Pkg"].source_digest, by_type["Pkg"].source_digest)
+
+    def test_seen_across_calls(self):
+        # A lane loads one path at a time (issue 28 item 7): with seen, a
+        # plugin an earlier call imported (the same directory again) is not
+        # imported twice, as in one load of both paths.
+        with TempDir() as d:
+            write(d, "ops.py", OP % "Once")
+            seen = {}
+            first = _loader.load_plugins([d], seen)
+            second = _loader.load_plugins([d], seen)
+            try:
+                self.assertEqual([p.op_type for p in first.protos], ["Once"])
+                self.assertEqual(second.protos, [])
+                self.assertEqual(len(seen), 1)
+            finally:
+                _loader.unload_modules(first.modules + second.modules)
+
     def test_reload_sees_edits(self):
         with TempDir() as d:
             for value in (1, 2, 3):

@@ -175,11 +175,51 @@ def _load_alone(lib, plugin):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _rss():
+    """This process's resident memory in bytes, or None where the system
+    does not say (no /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _rss_without_lanes(lib, lanes):
+    """The resident memory after a load without lanes, the bridge then shut
+    down and lanes set again for the trial load: (bytes or None, why not)."""
+    try:
+        lib.set_lanes(0)
+        lib.load()
+        rss = _rss()
+        return rss, None if rss is not None else "this system does not report resident memory"
+    except CliError as e:
+        return None, "the load without lanes failed (%s)" % e.status
+    finally:
+        lib.shutdown()
+        lib.set_lanes(lanes)
+
+
+def _lane_memory(base, why, lanes, load, infos):
+    """What a lane costs: the resident memory of the trial load (with
+    `lanes` lanes) minus that of the same load without them, per lane."""
+    if why is None and load["status"] != "ok":
+        why = "the load with lanes failed"
+    if why is None and not any(i["lanes"] for i in infos):
+        why = "no op runs in lanes"
+    now = _rss() if why is None else None
+    if why is None and now is None:
+        why = "this system does not report resident memory"
+    per = max(0, now - base) // lanes if why is None else None
+    return {"bytes_per_lane": per, "why": why}
+
+
 def doctor_report(lib, lanes=0):
     """Everything `pyop doctor` shows, as one dict (--json prints it)."""
     rep = {"python": python_report()}
     opp = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
     load = {"status": "ok", "ops": [], "error": None}
+    base, why = _rss_without_lanes(lib, lanes) if lanes else (None, None)
     try:
         lib.load()
         load["ops"] = lib.op_types()
@@ -195,6 +235,7 @@ def doctor_report(lib, lanes=0):
         if el["verdict"] in ("python-file", "python-dir"):
             plugins.extend(_discover(el["element"]))
     impls = []
+    infos = []
     if load["status"] == "ok":
         impls = _impl_notes(load["ops"])
         infos = [lib.op_info(t) for t in load["ops"]]
@@ -207,7 +248,9 @@ def doctor_report(lib, lanes=0):
                 owner = _plugin_owner(src, plugins)
                 if owner and i["op_type"] not in owner["ops"]:
                     owner["ops"].append(i["op_type"])
-    elif plugins:
+    if lanes:
+        rep["lane_memory"] = _lane_memory(base, why, lanes, load, infos)
+    if load["status"] != "ok" and plugins:
         # All or nothing: the load failed as a whole; try each plugin alone.
         lib.c.pyop_unload()
         try:
@@ -282,6 +325,13 @@ def print_doctor(rep):
         if rep["lanes_asked"]:
             print("lanes: %d asked for (pyop_options.lanes); how each op runs:"
                   % rep["lanes_asked"])
+            mem = rep.get("lane_memory") or {}
+            if mem.get("bytes_per_lane") is not None:
+                print("  memory: each lane adds %.1f MB (resident memory of this load minus "
+                      "the same load without lanes, divided by %d)"
+                      % (mem["bytes_per_lane"] / 1048576.0, rep["lanes_asked"]))
+            else:
+                print("  memory per lane: not measured: %s" % mem.get("why"))
         else:
             print("lanes: none asked for: every Python op runs in the main interpreter, "
                   "one at a time under its GIL (`pyop --lanes N doctor` shows which ops "

@@ -165,7 +165,8 @@ def _main(argv, command):
     ap.add_argument("--library", help="libpyop.so to use (default: next to this command)")
     ap.add_argument("--lanes", type=_count(0), default=0, metavar="N",
                     help="load with N interpreter lanes (pyop_options.lanes): list and "
-                         "doctor say which ops run in parallel and why others do not")
+                         "doctor say which ops run in parallel and why others do not; "
+                         "check, run and bench run the instances in the lanes")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")

@@ -65,7 +65,9 @@ class _PluginLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname):
         path = self.get_filename(fullname)
-        code = self.source_to_code(self.get_data(path), path)
+        data = self.get_data(path)
+        _registry.note_compiled(path, data)  # what runs, for the lanes' comparison
+        code = self.source_to_code(data, path)
         if not _gil_enabled():
             # What loading it from a .pyc would give, without a .pyc.
             code = marshal.loads(marshal.dumps(code))
@@ -372,20 +374,25 @@ class LoadResult:
         self.modules = modules
 
 
-def load_plugins(paths):
+def load_plugins(paths, seen=None):
     """Imports every plugin of paths and returns a LoadResult. A plugin file
     or package that an earlier entry of the load already imported (a
     directory listed twice, a link from a second directory or from its own)
-    is imported once, by the first. On any exception (BaseException included) every
-    module of this load is removed from sys.modules before it propagates."""
+    is imported once, by the first. seen: a dict the caller keeps across
+    calls that are one load (an interpreter lane loads one path at a time):
+    what earlier calls imported counts as imported by an earlier path; a
+    successful call adds its plugins. On any exception (BaseException
+    included) every module of this load is removed from sys.modules before
+    it propagates."""
     importlib.invalidate_caches()
     _install_finder()
     saved_path = list(sys.path)
     roots = []
-    by_file = {}  # (st_dev, st_ino) of a plugin of this load -> its unique name
+    # (st_dev, st_ino) of a plugin of this load -> its unique name
+    by_file = dict(seen) if seen is not None else {}
     with _registry.collecting() as coll:
         try:
-            for p in paths:
+            for coll.element, p in enumerate(paths):
                 found = discover(p)
                 if not found:
                     continue
@@ -412,6 +419,7 @@ def load_plugins(paths):
                 finally:
                     roots.extend(extra)
             coll.finalize()
+            coll.seal()
         except BaseException:
             unload_modules(roots)
             raise
@@ -424,6 +432,8 @@ def load_plugins(paths):
                 sys.path[:] = saved_path
     modules = _with_submodules(roots)
     _registry._samples.update(coll.samples)
+    if seen is not None:
+        seen.update(by_file)
     return LoadResult(coll.all_protos(), coll.all_impls(), modules)
 
 

@@ -45,11 +45,14 @@ class OpProto:
     input_dtypes/output_dtypes: ((PYOP_DTYPE_BIT mask, symbol), ...) per
     input/output, mask 0 for any (None: none constrained).
     source_digest: the identity of file's bytes (source_digest), set when a
-    load collects the descriptor; None: unknown."""
+    load collects the descriptor; None: unknown.
+    element, code_digest: the index of the load's path it came from and the
+    identity of every source that path's load compiled (Collection.seal;
+    -1 and None outside a load): what interpreter lanes compare."""
 
     __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
                  "infer", "caps", "output_kinds", "input_flags", "output_alias",
-                 "input_dtypes", "output_dtypes", "source_digest")
+                 "input_dtypes", "output_dtypes", "source_digest", "element", "code_digest")
 
     def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer,
                  output_kinds=None, input_flags=None, output_alias=None,
@@ -70,6 +73,8 @@ class OpProto:
         self.input_dtypes = tuple(input_dtypes) if input_dtypes is not None else None
         self.output_dtypes = tuple(output_dtypes) if output_dtypes is not None else None
         self.source_digest = None
+        self.element = -1
+        self.code_digest = None
 
     @property
     def mutated_inputs(self):
@@ -90,10 +95,11 @@ class OpImpl:
     methods it defines. input_kinds: the kind of each input slot (from the
     Python prototype when there is one, else from execute's annotations, or
     None). proto_known: whether a Python prototype validated the methods.
-    source_digest: as OpProto's."""
+    source_digest, element, code_digest: as OpProto's."""
 
     __slots__ = ("op_type", "key", "file", "line", "cls", "caps", "methods",
-                 "input_kinds", "n_outputs", "proto_known", "source_digest")
+                 "input_kinds", "n_outputs", "proto_known", "source_digest", "element",
+                 "code_digest")
 
     def __init__(self, op_type, key, file, line, cls, caps, methods):
         self.op_type = op_type
@@ -107,6 +113,8 @@ class OpImpl:
         self.n_outputs = -1
         self.proto_known = False
         self.source_digest = None
+        self.element = -1
+        self.code_digest = None
 
     @property
     def where(self):
@@ -179,11 +187,23 @@ class Collection:
         self.class_lines = {}  # file -> (linecache's lines, {qualname: line})
         self.digests = {}  # file -> source_digest(file), read once per load
         self.layer_states = {}  # a layer's name -> its state (pyop.ext.load_state)
+        self.element = -1  # the index of the load's path being imported
+        self.compiled = {}  # file -> digest of the bytes the loader compiled last
+        self.element_sources = {}  # element -> [(file, digest)] in compile order
+
+    def note_compiled(self, file, data):
+        """The plugin loader compiled data (bytes) from file."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self.compiled[file] = digest
+        self.element_sources.setdefault(self.element, []).append((file, digest))
 
     def add(self, desc):
+        # What was compiled, not what the file holds now (it may have been
+        # replaced since: docs/design.md §Lanes).
         if desc.file not in self.digests:
-            self.digests[desc.file] = source_digest(desc.file)
+            self.digests[desc.file] = self.compiled.get(desc.file) or source_digest(desc.file)
         desc.source_digest = self.digests[desc.file]
+        desc.element = self.element
         table = self.protos if isinstance(desc, OpProto) else self.impls
         if desc.op_type in table:
             self.extra.append(desc)
@@ -203,6 +223,19 @@ class Collection:
 
     def all_impls(self):
         return list(self.impls.values()) + [d for d in self.extra if isinstance(d, OpImpl)]
+
+    def seal(self):
+        """Sets each descriptor's code_digest: the identity of every source
+        the loader compiled for its path (modules, package submodules,
+        sibling helpers, in order) and of its own file's."""
+        elements = {}
+        for desc in self.all_protos() + self.all_impls():
+            if desc.element not in elements:
+                text = "".join("%s\0%s\n" % fd for fd in self.element_sources.get(desc.element, ()))
+                elements[desc.element] = hashlib.sha256(text.encode("utf-8", "surrogateescape"))
+            h = elements[desc.element].copy()
+            h.update(("\0%s" % (desc.source_digest or "")).encode())
+            desc.code_digest = "sha256:" + h.hexdigest()
 
     def finalize(self):
         """Binds each implementation to the prototype of the same load, or
@@ -228,6 +261,13 @@ def source_digest(file):
             return "sha256:" + hashlib.sha256(f.read()).hexdigest()
     except (OSError, TypeError, ValueError):
         return None
+
+
+def note_compiled(file, data):
+    """The plugin loader compiled data from file: recorded by the load in
+    progress (none: nothing to record)."""
+    if _active:
+        _active[-1].note_compiled(file, data)
 
 
 class collecting:

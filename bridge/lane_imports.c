@@ -1,0 +1,104 @@
+/*
+ * What the image of an interpreter lane watches while its sub-interpreter
+ * imports (docs/design.md §Lanes; the record itself: pyop/_lanes.py).
+ *
+ * A lane refuses extension modules that do not support a sub-interpreter
+ * with its own GIL; a plugin may catch that ImportError and go on without
+ * the module (the optional-extension pattern), or import it lazily, inside
+ * execute. Either way the lane would not run what the main interpreter
+ * runs. The image records every such refusal and:
+ *   - after a path element's load: any refusal leaves the element serial
+ *     (PYOP_EUNSUPPORTED from register_custom_ops, the reason naming the
+ *     module), whatever the plugin did with the ImportError;
+ *   - when a call fails: a refusal recorded since the last look makes the
+ *     failure PB_STATUS_LANE_REFUSED, which the main image's dispatcher
+ *     takes as "run this op in the main interpreter" (lane_calls.c).
+ * Only in a lane's image; the main image never records.
+ */
+#include "bridge.h"
+
+#ifdef PB_LANES
+
+/* Whether a load of this image is in progress (its refusals are the load's,
+ * not a call's). One loading thread at a time (a worker of lane_start.c). */
+static bool loading;
+
+/* pyop._lanes.fn() (new reference), or NULL with an exception. */
+static PyObject *lanes_call(const char *fn) {
+  PyObject *m = PyImport_ImportModule("pyop._lanes");
+  PyObject *r = m != NULL ? PyObject_CallMethod(m, fn, NULL) : NULL;
+  Py_XDECREF(m);
+  return r;
+}
+
+int pb_lane_imports_watch(void) {
+  PyObject *r = lanes_call("install");
+  Py_XDECREF(r);
+  return r != NULL ? 0 : -1;
+}
+
+/* The refusals recorded since the last look, taken, as text ("extension
+ * module 'x' (ImportError: ...)", the first two and how many more), or
+ * NULL when none. GIL held; no exception is left. */
+static char *take_refused(void) {
+  PyObject *r = lanes_call("take");
+  char *out = NULL;
+  Py_ssize_t n = r != NULL && PyList_Check(r) ? PyList_GET_SIZE(r) : 0;
+  for (Py_ssize_t i = 0; i < n && i < 2; i++) {
+    const char *name = NULL, *why = NULL;
+    PyObject *item = PyList_GET_ITEM(r, i);
+    if (!PyArg_ParseTuple(item, "ss", &name, &why))
+      break;
+    char *more = pb_strdupf("%s%sextension module '%s' (%s)", out != NULL ? out : "",
+                            out != NULL ? ", " : "", name, why);
+    free(out);
+    out = more;
+  }
+  if (out != NULL && n > 2) {
+    char *more = pb_strdupf("%s and %zd more", out, (Py_ssize_t)(n - 2));
+    free(out);
+    out = more;
+  }
+  if (n > 0 && out == NULL)
+    out = pb_strdupf("an extension module");
+  Py_XDECREF(r);
+  PyErr_Clear();
+  return out;
+}
+
+void pb_lane_imports_load_begin(void) {
+  loading = true;
+  free(take_refused()); /* what came before is not this load's */
+}
+
+int pb_lane_imports_load_end(int rc) {
+  loading = false;
+  char *why = take_refused();
+  if (why == NULL || rc != PYOP_OK) {
+    free(why);
+    return rc;
+  }
+  rc = pb_error(PYOP_EUNSUPPORTED,
+                "the plugins imported %s, which cannot be imported in an interpreter lane, "
+                "and went on without it: in the main interpreter they run with it",
+                why);
+  free(why);
+  return rc;
+}
+
+int pb_lane_imports_status(int status) {
+  if (loading || status != PYOP_EPYTHON)
+    return status;
+  char *why = take_refused();
+  if (why == NULL)
+    return status;
+  free(why);
+  return PB_STATUS_LANE_REFUSED;
+}
+
+#else
+int pb_lane_imports_watch(void) { return 0; }
+void pb_lane_imports_load_begin(void) {}
+int pb_lane_imports_load_end(int rc) { return rc; }
+int pb_lane_imports_status(int status) { return status; }
+#endif /* PB_LANES */

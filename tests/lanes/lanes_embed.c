@@ -1,0 +1,256 @@
+/*
+ * Interpreter lanes in hosts that own Python (issue 28): a C host linking
+ * the tree's libpython initialises it itself, as an embedding engine does,
+ * and calls libpyop with its own thread state in the states a host really
+ * is in. Built and run by tests/lanes/run.sh (the list is LANES_EMBED_CASES
+ * at the end; `lanes_embed --list` prints it).
+ *
+ *   gil_kept        the host keeps the GIL (its main thread state attached)
+ *                   across load, execute and pyop_shutdown, twice: it gets
+ *                   its own state back, attached, and finalizes Python
+ *   host_subinterp  a sub-interpreter of the host's is current on the
+ *                   calling thread across load, execute and pyop_shutdown:
+ *                   it is still current after, the host ends it
+ *                   (Py_EndInterpreter) and finalizes Python
+ *   finalize        the host guide's sequence: Py_Initialize,
+ *                   PyEval_SaveThread, lanes, pyop_shutdown,
+ *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
+ *                   exit); lanes run where CPython can end them safely
+ *                   (3.12.4+), else every op is serial naming the version
+ *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
+ *                   runs in the same interpreters; the exit hook in atexit
+ *                   ends them (atexit._run_exitfuncs), the load after starts
+ *                   new ones; Python finalizes. 3.12: they end at
+ *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
+ *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
+ *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
+ *                   where lanes are off (3.12.0-3.12.3)
+ *
+ * Where CPython cannot end a lane safely (3.12.0 - 3.12.3, gh-119213) lanes
+ * run only with the test seam PYOP_TEST_LANES=force, and then Python is not
+ * finalized (it would crash in CPython): gil_kept and host_subinterp force
+ * lanes there, so the lanes code is exercised on every Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "lanes_util.h"
+
+/* The thread state attached to this thread, or NULL. */
+static PyThreadState *attached(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/* Whether this CPython ends a sub-interpreter with its own GIL safely
+ * (gh-119213: 3.12.0 - 3.12.3 do not). */
+static bool lanes_end_safely(void) {
+  return !(Py_Version >= 0x030C0000 && Py_Version < 0x030C0400);
+}
+
+/* Lanes as a host of this Python gets them: forced (the test seam) where
+ * CPython cannot end them safely when `force`. */
+static void embed_lanes(uint32_t n, const char *opp, bool force) {
+  if (force && !lanes_end_safely())
+    setenv("PYOP_TEST_LANES", "force", 1);
+  else
+    unsetenv("PYOP_TEST_LANES");
+  set_lanes(n, opp, false);
+}
+
+/* How many lanes an op of the pure plugin gets. */
+static uint32_t expected_lanes(uint32_t n, bool forced) {
+  return lanes_end_safely() || forced ? n : 0;
+}
+
+/* Two Scale instances (in lanes 1 and 2 when lanes run) compute 2x. */
+static void run_two(uint32_t lanes) {
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &op[i]), PYOP_OK);
+    float x[3] = {1, 2, 3}, y[3] = {0, 0, 0};
+    CHECK_RC(run(op[i], x, y, 3), PYOP_OK);
+    CHECK(y[2] == 6.0f, "Scale in lane %u: y[2] = %g", (unsigned)pyop_op_lane(op[i]), y[2]);
+  }
+  if (lanes)
+    CHECK(pyop_op_lane(op[0]) != 0 && pyop_op_lane(op[0]) != pyop_op_lane(op[1]),
+          "instances in lanes %u and %u", (unsigned)pyop_op_lane(op[0]),
+          (unsigned)pyop_op_lane(op[1]));
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+}
+
+/* Python code runs in the interpreter of the attached state. */
+static void check_python_runs(const char *where) {
+  CHECK(PyRun_SimpleString("assert sum(range(4)) == 6\n") == 0, "%s: Python does not run",
+        where);
+}
+
+/* Finalizes Python (mine attached) where that is safe after lanes. */
+static void finish_python(PyThreadState *mine, bool forced) {
+  CHECK(attached() == mine, "the host's thread state is not attached at the end");
+  if (forced && !lanes_end_safely()) {
+    fprintf(stderr, "[%s] Python %s: lanes forced, not finalized (CPython gh-119213)\n",
+            e2e_case, Py_GetVersion());
+    return;
+  }
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+}
+
+static void case_gil_kept(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = attached();
+  REQUIRE(mine != NULL && PyGILState_Check(), "no GIL after Py_InitializeEx");
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  uint32_t want = expected_lanes(2, true);
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    expect_info("Scale", want, NULL);
+    run_two(want);
+    CHECK(attached() == mine, "round %d: execute left another thread state attached", round);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+    CHECK(attached() == mine, "round %d: pyop_shutdown left %p attached, not the host's %p",
+          round, (void *)attached(), (void *)mine);
+    CHECK(PyGILState_Check(), "round %d: the host lost the GIL in pyop_shutdown", round);
+    check_python_runs("after pyop_shutdown");
+  }
+  finish_python(mine, true);
+  free(opp);
+}
+
+static void case_host_subinterp(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = attached();
+  PyThreadState *sub = Py_NewInterpreter(); /* the host's, current on this thread */
+  REQUIRE(sub != NULL && attached() == sub, "Py_NewInterpreter");
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  uint32_t want = expected_lanes(2, true);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", want, NULL);
+  run_two(want);
+  CHECK(attached() == sub, "execute left %p attached, not the host's sub-interpreter %p",
+        (void *)attached(), (void *)sub);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(attached() == sub, "pyop_shutdown left %p attached, not the host's sub-interpreter %p",
+        (void *)attached(), (void *)sub);
+  if (attached() == sub) {
+    check_python_runs("in the host's sub-interpreter after pyop_shutdown");
+    Py_EndInterpreter(sub);
+    PyThreadState_Swap(mine);
+  }
+  finish_python(mine, true);
+  free(opp);
+}
+
+static void case_finalize(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, false);
+  uint32_t want = expected_lanes(2, false);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  if (want)
+    expect_info("Scale", 2, NULL);
+  else
+    expect_info("Scale", 0, "(CPython gh-119213, fixed in 3.12.4): lanes need CPython 3.12.4");
+  run_two(want);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(mine);
+  finish_python(mine, false);
+  free(opp);
+}
+
+/*
+ * The lanes kept across pyop_shutdown in a host that owns Python (3.13+:
+ * its Py_FinalizeEx ends sub-interpreters left; 3.12's aborts on one, so
+ * there they end at pyop_shutdown): the next load takes up the same
+ * interpreters; the exit hook libpyop registered in atexit ends them
+ * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), so the load
+ * after that starts new ones; Python then finalizes.
+ */
+static void case_kept_exit(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  REQUIRE(expected_lanes(2, true) == 2, "no lanes");
+  bool kept = Py_Version >= 0x030D0000;
+  float first[2] = {0, 0}, ids[2] = {0, 0};
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, round ? ids : first, round);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+  }
+  CHECK(first[0] != first[1] && (ids[0] == first[0] && ids[1] == first[1]) == kept,
+        "the second load ran in interpreters %g %g, the first in %g %g (%s)", ids[0], ids[1],
+        first[0], first[1], kept ? "not kept" : "kept on 3.12");
+  if (kept) {
+    PyEval_RestoreThread(mine);
+    CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+    mine = PyEval_SaveThread();
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    lane_ids(2, ids, 2);
+    CHECK(ids[0] != first[0] && ids[0] != first[1] && ids[1] != first[0] &&
+              ids[1] != first[1],
+          "after the exit hook the load ran in interpreters %g %g, the kept ones were %g %g "
+          "(not ended)", ids[0], ids[1], first[0], first[1]);
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+  }
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
+/* pyop_shutdown as an atexit callback of the host's (as a Python program
+ * through ctypes would register it): the shutdown runs while Python
+ * finalizes, after the point where an exit hook registered then could run. */
+static PyObject *shutdown_at_exit(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef shutdown_def = {"pyop_shutdown", shutdown_at_exit, METH_NOARGS, NULL};
+
+/*
+ * pyop_shutdown from an atexit callback, then Py_FinalizeEx goes on: no
+ * abort (3.13: the lanes kept are ended by Py_FinalizeEx itself; 3.12: they
+ * end at pyop_shutdown). Not where lanes cannot end safely (3.12.0-3.12.3).
+ */
+static void case_shutdown_atexit(void) {
+  if (!lanes_end_safely()) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes off, CPython gh-119213)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  PyObject *fn = PyCFunction_New(&shutdown_def, NULL);
+  PyObject *m = PyImport_ImportModule("atexit");
+  PyObject *r = fn != NULL && m != NULL ? PyObject_CallMethod(m, "register", "O", fn) : NULL;
+  REQUIRE(r != NULL, "atexit.register");
+  Py_DECREF(r);
+  Py_DECREF(m);
+  Py_DECREF(fn);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, false);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  run_two(2);
+  PyEval_RestoreThread(mine);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  free(opp);
+}
+
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
+  X(shutdown_atexit)
+
+int main(int argc, char **argv) {
+  static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};
+  return lanes_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
+}

@@ -1,0 +1,303 @@
+/*
+ * What interpreter lanes load (issue 28 items 4, 7, 8, 9), with the real
+ * bridge: a C host without Python (start_python), like lanes_host.c, built
+ * and run by tests/lanes/run.sh (the list is LANES_LOAD_CASES at the end;
+ * `lanes_load --list` prints it).
+ *
+ *   twice      one plugin through two path elements (a:a, a hard link in b,
+ *              an identical copy in c with a trailing slash) loads once per
+ *              file as without lanes and runs in lanes
+ *   trailing_slash  "pure/:refused/": Refused serial with the lane's
+ *              reason, Scale in lanes
+ *   replaced   a plugin module, and a package's submodule, replaced (cp +
+ *              mv) while the load imports them: serial, every instance runs
+ *              one version; the next load runs them in lanes
+ *   unavailable  no /proc, then memfd_create refused (the test seam
+ *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
+ *              serial naming the cause; after shutdown lanes start again
+ *   optional_ext  a plugin that catches the ImportError of an extension a
+ *              lane refuses: serial naming the module, every instance on
+ *              the main interpreter's accelerated path
+ *   lazy_import  ops that import such a module (or asyncio on 3.12) inside
+ *              execute or their constructor: from the first failure on they
+ *              run in the main interpreter, said once; the failed call runs
+ *              again there unless the lane had called out
+ */
+#include "lanes_util.h"
+
+/* Lanes forced where CPython cannot end them safely, as lanes_host.c's
+ * (libpyop never finalizes the Python it starts). */
+static void load_with_lanes(uint32_t n, const char *opp) {
+  setenv("PYOP_TEST_LANES", "force", 1);
+  set_lanes(n, opp, true);
+}
+
+/* ---------------------------------------------- one plugin, two paths */
+
+/* Each instance of op_type (n, over the lanes) runs and computes 2x. */
+static void run_in_lanes(const char *op_type, int n) {
+  for (int i = 0; i < n; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) != 0, "%s instance %d in lane %u", op_type, i,
+          (unsigned)pyop_op_lane(op));
+    float x[2] = {1, 2}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 4.0f, "%s: y[1] = %g", op_type, y[1]);
+    pyop_op_destroy(op);
+  }
+}
+
+/*
+ * One plugin reached through two path elements loads as without lanes
+ * (once) and runs in lanes (issue 28 item 7): the same directory twice (a
+ * setup script run twice), a second directory holding a hard link to it,
+ * one holding an identical copy (imported twice, as without lanes).
+ */
+static void case_twice(void) {
+  char *dir = make_temp_dir("lanes-twice");
+  char *a = path_join(dir, "a"), *b = path_join(dir, "b"), *c = path_join(dir, "c");
+  make_dir(a);
+  make_dir(b);
+  make_dir(c);
+  char *src = xasprintf("%s/pure/scale.py", LANES_PLUGINS);
+  char *fa = path_join(a, "scale.py"), *fb = path_join(b, "scale.py"),
+       *fc = path_join(c, "scale.py");
+  copy_file(src, fa);
+  REQUIRE(link(fa, fb) == 0, "link %s %s: %s", fa, fb, strerror(errno));
+  copy_file(src, fc);
+  char *opps[3] = {xasprintf("%s:%s", a, a), xasprintf("%s:%s", a, b),
+                   xasprintf("%s/:%s", c, a)};
+  for (int i = 0; i < 3; i++) {
+    load_with_lanes(2, opps[i]);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    expect_info("Scale", 2, NULL);
+    run_in_lanes("Scale", 3);
+    CHECK_RC(pyop_unload(), PYOP_OK);
+    free(opps[i]);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  remove_tree(dir);
+  free(dir), free(a), free(b), free(c), free(src), free(fa), free(fb), free(fc);
+}
+
+/* A trailing slash on an element whose plugin a lane refuses: serial with
+ * the reason, the other element's ops in lanes (issue 28 item 8). */
+static void case_trailing_slash(void) {
+  char *opp = xasprintf("%s/pure/:%s/refused/", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  expect_info("Refused", 0, "does not support loading in subinterpreters");
+  expect_info("Refused", 0, "lane 1: ");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/*
+ * A plugin replaced (cp + mv) while a load imports it, after a lane
+ * compiled it (issue 28 item 4): a module (replaced/versioned.py) and a
+ * package's submodule (replaced_pkg/vpkg/impl.py). The op stays serial,
+ * every instance runs the main interpreter's version (2); loaded again, it
+ * runs in the lanes.
+ */
+static void replaced_run(const char *plugin, const char *op_type) {
+  char *dir = make_temp_dir("lanes-replaced");
+  char *from = path_join(LANES_PLUGINS, plugin), *to = path_join(dir, plugin);
+  copy_tree(from, to);
+  load_with_lanes(2, to);
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    if (round == 0)
+      expect_info(op_type, 0, " compiled other sources for the plugins of ");
+    else
+      expect_info(op_type, 2, NULL);
+    for (int i = 0; i < 3; i++) {
+      pyop_op *op = NULL;
+      REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op), PYOP_OK);
+      float x[2] = {0, 0}, y[2] = {-1, -1};
+      CHECK_RC(run(op, x, y, 2), PYOP_OK);
+      CHECK(y[0] == 2.0f, "round %d: instance %d of %s (lane %u) runs version %g", round, i,
+            op_type, (unsigned)pyop_op_lane(op), y[0]);
+      pyop_op_destroy(op);
+    }
+    CHECK_RC(pyop_unload(), PYOP_OK);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  remove_tree(dir);
+  free(dir), free(from), free(to);
+}
+
+static void case_replaced(void) {
+  setenv("PYOP_TEST_REPLACE", "1", 1); /* before Python starts: its os.environ */
+  replaced_run("replaced", "Versioned");
+  replaced_run("replaced_pkg", "VersionedPkg");
+}
+
+/* ------------------------------------------------ no /proc, no memfd */
+
+/*
+ * Where lanes cannot start (no /proc: a chroot, a minimal sandbox; a
+ * seccomp filter refusing memfd_create), the load works as without lanes,
+ * every op serial with the real cause (issue 28 item 9); the test seam
+ * stands in for the system (PYOP_TEST_LANES no-proc / no-memfd).
+ */
+static void unavailable_run(const char *seam, const char *cause) {
+  setenv("PYOP_TEST_LANES", seam, 1);
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  set_lanes(2, opp, true);
+  CHECK_RC(pyop_set_log_level(99), PYOP_EINVAL);
+  char before[512];
+  snprintf(before, sizeof before, "%s", pyop_last_error());
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strcmp(pyop_last_error(), before) == 0, "the load changed the last error to: %s",
+        pyop_last_error());
+  expect_info("Scale", 0, "interpreter lanes cannot start in this process: ");
+  expect_info("Scale", 0, cause);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_lane(op) == 0, "placed in lane %u", (unsigned)pyop_op_lane(op));
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  CHECK_RC(run(op, x, y, 2), PYOP_OK);
+  CHECK(y[1] == 4.0f, "Scale: y[1] = %g", y[1]);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+static void case_unavailable(void) {
+  unavailable_run("force,no-proc", "cannot read /proc/self/maps (No such file or directory): "
+                                   "is /proc mounted?");
+  unavailable_run("force,no-memfd", "memfd_create failed: Operation not permitted");
+  /* Back: lanes start again. */
+  load_with_lanes(2, LANES_PLUGINS "/pure");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+/* ---------------------------------------- what a lane refuses to import */
+
+
+/* How many times s occurs in text. */
+static int count_in(const char *text, const char *s) {
+  int n = 0;
+  for (const char *p = strstr(text, s); p != NULL; p = strstr(p + 1, s))
+    n++;
+  return n;
+}
+
+/* How many lines of text hold both a and b. */
+static int lines_with(const char *text, const char *a, const char *b) {
+  int n = 0;
+  for (const char *line = text; *line != '\0';) {
+    const char *end = strchr(line, '\n');
+    size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+    char *l = strndup(line, len);
+    n += l != NULL && strstr(l, a) != NULL && strstr(l, b) != NULL;
+    free(l);
+    line += len + (end != NULL);
+  }
+  return n;
+}
+
+/* Runs op on {x0, 0}; *id the interpreter that ran it (0: the main one). */
+static int run_id(pyop_op *op, float x0, float *y0, float *id) {
+  float x[2] = {x0, 0}, y[2] = {-1, -1};
+  int rc = run(op, x, y, 2);
+  *y0 = y[0];
+  *id = y[1];
+  return rc;
+}
+
+/*
+ * The optional-extension pattern (issue 28 item 5): a plugin that catches
+ * the ImportError of an extension module a lane refuses stays serial,
+ * saying which module, and every instance runs the accelerated path of the
+ * main interpreter.
+ */
+static void case_optional_ext(void) {
+  char *opp = xasprintf("%s/optional_ext", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Optional", 0, strstr(Py_VERSION_FOR_TEST, "3.12") ? "extension module '_ctypes'"
+                                                                  : "extension module "
+                                                                    "'_testsinglephase'");
+  expect_info("Optional", 0, "and went on without it: in the main interpreter they run with it");
+  for (int i = 0; i < 3; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("Optional", NULL, 0, &op), PYOP_OK);
+    float acc = -1, id = -1;
+    CHECK_RC(run_id(op, 0, &acc, &id), PYOP_OK);
+    CHECK(acc == 1.0f && id == 0.0f, "instance %d ran the %s path in interpreter %g", i,
+          acc == 1.0f ? "accelerated" : "fallback", id);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/*
+ * A module a lane refuses, imported inside a call (issue 28 item 6): the op
+ * runs in the main interpreter from its first failure on, said once; the
+ * call that failed runs again there when the lane had not called out yet
+ * (LazyExt, LazyAsyncio on 3.12), else it fails saying so (LazyLate); a
+ * constructor's import makes the instance the main interpreter's
+ * (LazyInit). Every instance then computes, in the main interpreter.
+ */
+static void lazy_op(const char *op_type, bool lane_refuses, bool late) {
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op[i]), PYOP_OK);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 2; i++) {
+      float y0 = -1, id = -1;
+      int rc = run_id(op[i], 5.0f + (float)i, &y0, &id);
+      if (late && round == 0 && i == 0) {
+        CHECK_RC(rc, PYOP_EPYTHON);
+        CHECK_ERR_HAS("(after it had called out, so this call is not run again: the op's "
+                      "later calls run in the main interpreter)");
+        continue;
+      }
+      CHECK(rc == PYOP_OK, "%s instance %d round %d: %s: %s", op_type, i, round,
+            pyop_status_name(rc), pyop_last_error());
+      CHECK(y0 == 5.0f + (float)i, "%s: y[0] = %g", op_type, y0);
+      CHECK((id == 0.0f) == lane_refuses, "%s instance %d round %d ran in interpreter %g",
+            op_type, i, round, id);
+    }
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+  char said[128];
+  snprintf(said, sizeof said, "'%s' (", op_type);
+  int times = lines_with(lanes_warnings, said, "runs in the main interpreter from now on");
+  CHECK(times == (lane_refuses ? 1 : 0), "%s: said %d times that it falls back:\n%s", op_type,
+        times, lanes_warnings);
+}
+
+static void case_lazy_import(void) {
+  bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
+  char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("LazyExt", 2, NULL);
+  lazy_op("LazyExt", true, false);
+  lazy_op("LazyLate", true, true);
+  lazy_op("LazyInit", true, false);
+  lazy_op("LazyAsyncio", py312, false);
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 4 : 3),
+        "the fallbacks said:\n%s", lanes_warnings);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+#define LANES_LOAD_CASES(X)                                                                   \
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import)
+
+int main(int argc, char **argv) {
+  static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
+  return lanes_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
+}

@@ -1,0 +1,84 @@
+"""Ops that import, inside a call, a module an interpreter lane refuses
+(tests/lanes/lanes_load.c, lazy_import): the main interpreter imports it.
+Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
+
+  LazyExt      execute imports the extension module (_ctypes on 3.12,
+               _testsinglephase on 3.13) before anything else
+  LazyLate     execute allocates its output, then imports it
+  LazyInit     the implementation's constructor imports it
+  LazyAsyncio  execute imports asyncio (refused in a lane on 3.12 only)
+"""
+import importlib
+import sys
+
+import pyop
+from pyop import Tensor, TensorDesc
+
+EXT = "_ctypes" if sys.version_info < (3, 13) else "_testsinglephase"
+
+
+def _interp_id():
+    try:
+        import _interpreters as i  # 3.13
+    except ImportError:
+        import _xxsubinterpreters as i  # 3.12
+    cur = i.get_current()
+    return int(cur[0] if isinstance(cur, tuple) else cur)
+
+
+def _run(x, module=None, late=False):
+    if module is not None and not late:
+        importlib.import_module(module)
+    out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+    if late:
+        importlib.import_module(module)
+    o = memoryview(out).cast("B").cast("f")
+    o[0] = memoryview(x).cast("B").cast("f")[0]
+    o[1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyExt")
+def lazy_ext(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyExt")
+class LazyExtImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x, EXT)
+
+
+@pyop.register_op(op_type="LazyLate")
+def lazy_late(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyLate")
+class LazyLateImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x, EXT, late=True)
+
+
+@pyop.register_op(op_type="LazyInit")
+def lazy_init(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyInit")
+class LazyInitImpl:
+    def __init__(self):
+        importlib.import_module(EXT)
+
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+
+@pyop.register_op(op_type="LazyAsyncio")
+def lazy_asyncio(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyAsyncio")
+class LazyAsyncioImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x, "asyncio")

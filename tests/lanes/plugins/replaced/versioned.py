@@ -1,0 +1,40 @@
+"""Versioned(x) -> y, y[0] = VERSION: a plugin a deploy replaces (cp + mv)
+while a load imports it. With PYOP_TEST_REPLACE=1, its first import (a
+lane's: the bridge loads the lanes first) writes VERSION = 2 over its own
+file, once compiled, and leaves a mark (.deployed beside it) so that no
+later one does; the other lanes and the main interpreter then compile version 2
+(tests/lanes/lanes_load.c, replaced). Loaded from a copy: it changes
+itself."""
+import os
+
+import pyop
+from pyop import Tensor, TensorDesc
+
+VERSION = 1
+
+
+def _deploy_once():
+    mark = os.path.join(os.path.dirname(__file__), ".deployed")
+    if os.environ.get("PYOP_TEST_REPLACE") != "1" or os.path.exists(mark):
+        return
+    open(mark, "w").close()
+    with open(__file__) as f:
+        source = f.read().replace("VERSION = " + "1", "VERSION = " + "2", 1)
+    with open(__file__ + ".new", "w") as f:
+        f.write(source)
+    os.replace(__file__ + ".new", __file__)
+
+
+_deploy_once()
+
+
+@pyop.register_op(op_type="Versioned")
+def versioned(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="Versioned")
+class VersionedImpl:
+    def execute(self, x: Tensor) -> None:
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        memoryview(out).cast("B").cast("f")[0] = float(VERSION)
