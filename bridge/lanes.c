@@ -73,6 +73,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/lanes_floor.h"
+
 /* Set by set_config (the loader calls it before any other entry, on one
  * thread); read by the load. */
 static uint32_t lanes_asked;
@@ -125,7 +127,7 @@ static const char *lanes_impossible(void) {
  */
 static void check_running_cpython(void) {
   unsigned long v = Py_Version;
-  if (v >= 0x030C0000 && v < 0x030C0400)
+  if (pyop__lanes_unsafe_end(v))
     snprintf(lanes_refused, sizeof lanes_refused,
              "CPython %lu.%lu.%lu cannot end a sub-interpreter safely: an extension function "
              "first called with keyword arguments in one leaves that interpreter's objects "

@@ -20,6 +20,9 @@
  *                          pyop__open_trusted first.
  *   python_dir=python      optional: relative, no "", "." or ".." component
  *   build_info=...         optional free text
+ *   python_version_hex=0x30c01f0  optional: sys.hexversion of the Python the
+ *                          bridge was built with (the one start_python
+ *                          starts), "0x" and 1 to 8 hex digits
  * Unknown keys are ignored (forward compatible), any key given twice is
  * refused, as are lines longer than 1024 bytes, files larger than
  * PYOP__MANIFEST_MAX, NUL bytes and control characters.
@@ -58,13 +61,15 @@ enum {
   MK_LIBPYTHON,
   MK_PYTHON_DIR,
   MK_BUILD_INFO,
+  MK_PYTHON_VERSION_HEX,
   MK_COUNT
 };
 
 static const char *const mkey_names[MK_COUNT] = {
     "format",           "python_tag",       "abi_flags",  "platform",
     "bridge",           "bridge_abi_major", "bridge_abi_minor",
-    "min_python",       "libpython",        "python_dir", "build_info"};
+    "min_python",       "libpython",        "python_dir", "build_info",
+    "python_version_hex"};
 
 /* Shortest prefix of a value that is printed in a message. */
 #define VIEW_FMT(v) (int)((v).n > 64 ? 64 : (v).n), (v).p
@@ -209,6 +214,24 @@ static bool parse_min_python(mview v, unsigned *minor) {
   if (v.n < 3 || v.p[0] != '3' || v.p[1] != '.') return false;
   mview m = {v.p + 2, v.n - 2};
   return parse_uint(m, minor) && *minor < 1000;
+}
+
+/* "0x" and 1 to 8 hex digits (a PY_VERSION_HEX value), nonzero. */
+static bool parse_hexversion(mview v, unsigned long *out) {
+  if (v.n < 3 || v.n > 10 || v.p[0] != '0' || (v.p[1] != 'x' && v.p[1] != 'X')) return false;
+  unsigned long n = 0;
+  for (size_t i = 2; i < v.n; i++) {
+    char c = v.p[i];
+    unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                 : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                 : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                        : 16u;
+    if (d == 16u) return false;
+    n = n * 16 + d;
+  }
+  if (n == 0) return false;
+  *out = n;
+  return true;
 }
 
 void pyop__manifest_free(pyop__manifest *m) {
@@ -372,6 +395,10 @@ static int mf_check_values(const mf_keys *k, pyop__manifest *out, pyop__sb *why)
       (vals[MK_LIBPYTHON].p[0] != '/' || vals[MK_LIBPYTHON].n >= PATH_MAX))
     return mf_fail(why, "line %u: libpython: \"%.*s\" is not an absolute path",
                    at[MK_LIBPYTHON], VIEW_FMT(vals[MK_LIBPYTHON]));
+  if (at[MK_PYTHON_VERSION_HEX] &&
+      !parse_hexversion(vals[MK_PYTHON_VERSION_HEX], &out->python_version_hex))
+    return mf_fail(why, "line %u: python_version_hex: \"%.*s\" is not 0x and 1 to 8 hex digits",
+                   at[MK_PYTHON_VERSION_HEX], VIEW_FMT(vals[MK_PYTHON_VERSION_HEX]));
   if (at[MK_PYTHON_DIR] && vals[MK_PYTHON_DIR].n &&
       !valid_inside_path(vals[MK_PYTHON_DIR]))
     return mf_fail(why,

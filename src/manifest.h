@@ -25,6 +25,8 @@ typedef struct pyop__manifest {
   char *libpython;    /* optional: libpython path recorded at build time */
   char *python_dir;   /* optional: relative dir of the pyop package */
   char *build_info;   /* optional free text */
+  unsigned long python_version_hex; /* optional: the build Python's
+                                       PY_VERSION_HEX; 0 when absent */
 } pyop__manifest;
 
 /*

@@ -9,6 +9,7 @@
 
 #include "build_facts.h"
 #include "candidates.h"
+#include "lanes_floor.h"
 #include "pyop/bridge_abi.h"
 
 #ifndef PYOP_DEFAULT_ARTIFACT
@@ -62,6 +63,13 @@ static bool lanes_fit(const pyop__manifest *m, pyop__sb *why) {
   }
   if (major < 3 || (major == 3 && minor < 12)) {
     pyop__sb_printf(why, "Python %u.%u has no per-interpreter GIL", major, minor);
+    return false;
+  }
+  unsigned long v = m->python_version_hex;
+  if (pyop__lanes_unsafe_end(v)) {
+    pyop__sb_printf(why, "CPython %lu.%lu.%lu cannot end a sub-interpreter safely (CPython "
+                         "gh-119213): lanes need CPython 3.12.4 or later",
+                    (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff);
     return false;
   }
   if (strchr(m->abi_flags, 't')) {
@@ -186,8 +194,11 @@ static void lanes_note(const pyop__candidate **v, size_t n, const pyop__candidat
     else
       pyop__sb_printf(&note, "lanes: %u asked for, but start_python starts %s, the build's "
                              "default, which cannot run them", lanes, art_name(it));
-    pyop__sb_printf(&note, " (%s): every Python op runs serially in the main interpreter; "
-                           "the bridges of this libpyop: ", pyop__sb_str(&why));
+    pyop__sb_printf(&note, " (%s): %s; the bridges of this libpyop: ", pyop__sb_str(&why),
+                    strchr(it->manifest.abi_flags, 't')
+                        ? "the Python ops run in the main interpreter, those of different "
+                          "op instances in parallel"
+                        : "every Python op runs serially in the main interpreter");
     describe_bridges(v, n, &note);
     const pyop__candidate *fit = first_fit(v, n);
     if (fit)

@@ -51,23 +51,35 @@ fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 "$cc" -std=c11 -Wall -Wextra -Werror -I"$src/include" -I"$work/include" \
   "$here/start_host.c" -L"$work/lib" -lpyop -Wl,-rpath,"$work/lib" -o "$work/start_host"
-keyof() {  # the runtime key of Python $1, and whether it can run lanes
+host() {  # start_host ARGS..., with the plugins and nothing of this environment
+  env -i PATH=/usr/bin:/bin ASCEND_CUSTOM_OPP_PATH="$here/plugins" "$work/start_host" "$@"
+}
+host_env() { host "$@" 2>&1; }
+keyof() {  # the runtime key of Python $1, whether it can run lanes (1), or
+           # cannot end them safely (2: CPython 3.12.0-3.12.3, src/lanes_floor.h)
   "$1" -c 'import platform, sys, sysconfig
 v = sys.version_info
 ft = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 shared = bool(sysconfig.get_config_var("Py_ENABLE_SHARED"))
+fit = v >= (3, 12) and not ft and shared
 print("cp%d%d%s-%s" % (v[0], v[1], "t" if ft else "", platform.machine()),
-      int(v >= (3, 12) and not ft and shared))'
+      2 if fit and (3, 12) <= v[:3] < (3, 12, 4) else int(fit))'
 }
 default_key=$(keyof "${pys[0]}" | cut -d' ' -f1)
-capable=()
+capable=() unsafe=()
 for exe in "${pys[@]}"; do
   read -r k c < <(keyof "$exe")
   [ "$c" = 1 ] && capable+=("$k")
+  [ "$c" = 2 ] && unsafe+=("$k")
 done
-host() {  # start_host ARGS..., with the plugins and nothing of this environment
-  env -i PATH=/usr/bin:/bin ASCEND_CUSTOM_OPP_PATH="$here/plugins" "$work/start_host" "$@"
-}
+# A Python that cannot end lanes safely is started when asked for by key,
+# serial, with the floor named, and passed over otherwise.
+for k in "${unsafe[@]}"; do
+  out=$(host_env 2 "$k") || fail "start_host 2 $k: $out"
+  grep -qx "key=$k" <<<"$out" || fail "start_python_key $k not started: $out"
+  grep -qx "lanes=0" <<<"$out" || fail "$k ran lanes: $out"
+  grep -q "lanes need CPython 3.12.4 or later" <<<"$out" || fail "$k: no floor named: $out"
+done
 out=$(host 0) || fail "start_host 0: $out"
 grep -qx "key=$default_key" <<<"$out" || fail "without lanes start_python did not start the default $default_key: $out"
 grep -qx "lanes=0" <<<"$out" || fail "lanes without asking: $out"

@@ -51,6 +51,7 @@ static void test_manifest_good(void **state) {
       "python_dir=python/site\n"
       "build_info=gcc 12.2 # not a comment\n"
       "future_key=ignored\n"
+      "python_version_hex=0x30C01f0\n"
       "\t# indented comment\n"
       "min_python=3.11"; /* no final newline */
   pyop__manifest m;
@@ -67,6 +68,7 @@ static void test_manifest_good(void **state) {
   assert_string_equal(m.libpython, "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0");
   assert_string_equal(m.python_dir, "python/site");
   assert_string_equal(m.build_info, "gcc 12.2 # not a comment");
+  assert_int_equal(m.python_version_hex, 0x30c01f0);
   assert_int_equal(why.len, 0);
   pyop__manifest_free(&m);
   pyop__sb_free(&why);
@@ -81,6 +83,7 @@ static void test_manifest_minimal_and_abi3(void **state) {
   assert_null(m.libpython);
   assert_null(m.python_dir);
   assert_null(m.build_info);
+  assert_int_equal(m.python_version_hex, 0); /* absent: unknown */
   pyop__manifest_free(&m);
 
   static const char abi3[] =
@@ -123,6 +126,16 @@ static const bad_case bad_cases[] = {
      "bridge_abi_major=1\nbridge_abi_minor=0\n",
      "line 2: python_tag=abi3 needs min_python (e.g. 3.11)"},
     {BASE "min_python=2.7\n", "line 7: min_python: \"2.7\" is not 3.N"},
+    {BASE "python_version_hex=30c01f0\n",
+     "line 7: python_version_hex: \"30c01f0\" is not 0x and 1 to 8 hex digits"},
+    {BASE "python_version_hex=0x\n",
+     "line 7: python_version_hex: \"0x\" is not 0x and 1 to 8 hex digits"},
+    {BASE "python_version_hex=0x30c0g\n",
+     "line 7: python_version_hex: \"0x30c0g\" is not 0x and 1 to 8 hex digits"},
+    {BASE "python_version_hex=0x130c01f00\n",
+     "line 7: python_version_hex: \"0x130c01f00\" is not 0x and 1 to 8 hex digits"},
+    {BASE "python_version_hex=0x0\n",
+     "line 7: python_version_hex: \"0x0\" is not 0x and 1 to 8 hex digits"},
     {"format=1\npython_tag=cp311\nplatform=x86-64\nbridge=b.so\n"
      "bridge_abi_major=1\nbridge_abi_minor=0\n",
      "line 3: platform: \"x86-64\" is not a machine name"},

@@ -22,21 +22,28 @@
 static char *root;
 
 /* root/name with a manifest for tag+flags; lib "" records no libpython;
- * minor is the bridge ABI minor. */
-static void artifact(const char *name, const char *tag, const char *flags, const char *lib,
-                     unsigned minor) {
+ * minor is the bridge ABI minor; hex the Python's sys.hexversion (0: none
+ * recorded). */
+static void artifact_hex(const char *name, const char *tag, const char *flags, const char *lib,
+                         unsigned minor, unsigned long hex) {
   char *dir = fb_join(root, name);
   assert_int_equal(mkdir(dir, 0755), 0);
-  char text[1024];
+  char text[1024], version[64] = "";
+  if (hex) snprintf(version, sizeof version, "python_version_hex=0x%lx\n", hex);
   snprintf(text, sizeof text,
            "format=1\npython_tag=%s\nabi_flags=%s\nplatform=x86_64\n"
-           "bridge=libpyop_bridge.so\nbridge_abi_major=%u\nbridge_abi_minor=%u\n%s%s%s",
+           "bridge=libpyop_bridge.so\nbridge_abi_major=%u\nbridge_abi_minor=%u\n%s%s%s%s",
            tag, flags, PYOP_BRIDGE_ABI_MAJOR, minor, lib[0] ? "libpython=" : "", lib,
-           lib[0] ? "\n" : "");
+           lib[0] ? "\n" : "", version);
   char *mf = fb_join(dir, "manifest.txt");
   pt_write_file(mf, text);
   free(mf);
   free(dir);
+}
+
+static void artifact(const char *name, const char *tag, const char *flags, const char *lib,
+                     unsigned minor) {
+  artifact_hex(name, tag, flags, lib, minor, 0);
 }
 
 static int setup(void **state) {
@@ -121,12 +128,46 @@ static void test_asked_key(void **state) {
   assert_true(ch.note_warns);
   has(ch.note, "lanes: 4 asked for, but start_python_key cp313t-x86_64 cannot run them "
                "(Python 3.13t is free-threaded: its threads run Python in parallel without "
-               "lanes): every Python op runs serially in the main interpreter; the bridges "
-               "of this libpyop: cp311-x86_64 (Python 3.11 has no per-interpreter GIL), "
+               "lanes): the Python ops run in the main interpreter, those of different op "
+               "instances in parallel; the bridges of this libpyop: cp311-x86_64 (Python 3.11 has no per-interpreter GIL), "
                "cp313-x86_64 (runs lanes), cp312-x86_64 (runs lanes), cp313t-x86_64 (Python "
                "3.13t is free-threaded");
   has(ch.note, "cp314-x86_64 (its bridge speaks ABI 1.5, lanes need 1.6)");
   has(ch.note, "; set pyop_options.start_python_key = \"cp313-x86_64\" to run lanes");
+  pyop__start_choice_free(&ch);
+}
+
+/* A 3.12 whose manifest records a release that cannot end lanes safely
+ * (3.12.1, src/lanes_floor.h) is passed over for one that can; 3.12.4 and an
+ * unrecorded version are taken. On a free-threaded choice the warning says
+ * that the ops still run in parallel. */
+static void test_lanes_version_floor(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact_hex("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 6, 0x30c01f0);
+  artifact_hex("cp313-x86_64", "cp313", "", "/opt/py/lib/libpython3.13.so.1.0", 6, 0x30d00f0);
+  pyop__start_choice ch;
+  choose_ok(NULL, 2, "cp311-x86_64;cp312-x86_64;cp313-x86_64", "cp313-x86_64", &ch);
+  pyop__start_choice_free(&ch);
+  choose_ok("cp312-x86_64", 2, "cp311-x86_64;cp312-x86_64", "cp312-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "start_python_key cp312-x86_64 cannot run them (CPython 3.12.1 cannot end a "
+               "sub-interpreter safely (CPython gh-119213): lanes need CPython 3.12.4 or "
+               "later): every Python op runs serially in the main interpreter");
+  has(ch.note, "set pyop_options.start_python_key = \"cp313-x86_64\" to run lanes");
+  pyop__start_choice_free(&ch);
+  pt_rmtree(root);
+  assert_int_equal(mkdir(root, 0755), 0);
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact_hex("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 6, 0x30c04f0);
+  artifact_hex("cp313t-x86_64", "cp313", "t", "/opt/py/lib/libpython3.13t.so.1.0", 6,
+               0x30d00f0);
+  choose_ok(NULL, 2, "cp311-x86_64;cp312-x86_64", "cp312-x86_64", &ch);
+  pyop__start_choice_free(&ch);
+  choose_ok("cp313t-x86_64", 2, "cp311-x86_64;cp312-x86_64", "cp313t-x86_64", &ch);
+  has(ch.note, "(Python 3.13t is free-threaded: its threads run Python in parallel without "
+               "lanes): the Python ops run in the main interpreter, those of different op "
+               "instances in parallel; the bridges");
   pyop__start_choice_free(&ch);
 }
 
@@ -240,6 +281,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_default, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_prefer_build_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_asked_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes_version_floor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_runs_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_syntax, setup, teardown),
