@@ -1369,6 +1369,34 @@ static void test_hook_keeps_outer_error(void **state) {
   install_log_hook();
 }
 
+/* A hook's nested failure during a call that succeeds: the thread's last
+ * error is still the one before the call (a success keeps it), not the
+ * hook's (issue 31: the test above cannot tell, the load's own error
+ * replaces whatever the hook left). */
+static int owns_nothing_after_failing(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  const pyop_op_info *info;
+  (void)pyop_op_get("NoSuchOpInHook", &info); /* fails: PYOP_ENOENT */
+  return 0;
+}
+
+static void test_hook_failure_in_a_successful_call(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_nothing_after_failing;
+  h.log = log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}), PYOP_ENOENT,
+               "EarlierUnrelated");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  if (!strstr(pyop_last_error(), "EarlierUnrelated") ||
+      strstr(pyop_last_error(), "NoSuchOpInHook"))
+    fail_msg("after a successful load: \"%s\"", pyop_last_error());
+  assert_int_equal(pyop_last_status(), PYOP_ENOENT);
+  install_log_hook();
+}
+
 /* ------------------------------------- stale error text, odd codes (#9.5/6) */
 
 static int make_fake_add(double alpha, pyop_op **op) {
@@ -1723,6 +1751,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hook_failure_in_a_successful_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_log_hook_recursion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),
