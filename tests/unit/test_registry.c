@@ -404,6 +404,44 @@ static void test_conflict_at_commit(void **state) {
   assert_int_equal(pyop_op_get("Bystander", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
 }
 
+/* Two loads race to add implementations of one (registered) op type under
+ * different keys: both pass the early check (no implementation yet), the
+ * first commits, the second is refused at commit naming both, with nothing
+ * of it registered (issue 31: only the prototype race was tested; dropping
+ * the re-check lost the second implementation silently). The same
+ * implementation racing itself stays idempotent. */
+static void test_impl_conflict_at_commit(void **state) {
+  (void)state;
+  desc a, b, other;
+  desc_init(&a, "ImplRace", "a.py");
+  desc_init(&b, "ImplRace", "b.py");
+  desc_init(&other, "ImplBystander", "b.py");
+  snprintf(b.ikey, sizeof b.ikey, "b:impl");
+  b.i.key = S(b.ikey);
+  assert_int_equal(commit_one(&a, false), PYOP_OK); /* the prototype */
+  pyop__txn *ta, *tb, *tc;
+  assert_int_equal(pyop__txn_begin(&ta), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&tb), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&tc), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(ta, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(tb, &other.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(tb, &b.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(tc, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(ta), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(tb), PYOP_ECONFLICT);
+  assert_msg_has("op type \"ImplRace\": implementation \"b:impl\" (b.py:30)");
+  assert_msg_has("\"pyop:ImplRace.impl\" (a.py:30) already registered");
+  assert_int_equal(pyop__txn_commit(tc), PYOP_OK); /* the same one again */
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("ImplRace", &info), PYOP_OK);
+  assert_string_equal(info->impl_key, "pyop:ImplRace.impl");
+  assert_string_equal(info->impl_source, "a.py:30");
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_get("ImplBystander", &info), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_count(), 1);
+}
+
 /* Hooks record what they see and prove no registry lock is held (they call
  * back into the registry, which would deadlock otherwise). */
 static struct {
@@ -1343,6 +1381,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_same_definition, setup, teardown),
       cmocka_unit_test_setup_teardown(test_digest_validation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
