@@ -108,7 +108,8 @@ typedef struct rec_op {
 typedef struct recorder {
   rec_op ops[64];
   size_t n;
-  int fail_at; /* fail the n-th add (0-based), -1 never */
+  int fail_at;     /* fail the n-th add (0-based), -1 never */
+  int fail_status; /* what that add returns: PYOP_ECONFLICT when 0 */
   int adds;
 } recorder;
 
@@ -168,7 +169,7 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
   recorder *r = ctx;
   if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
     svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
-    return PYOP_ECONFLICT;
+    return r->fail_status ? r->fail_status : PYOP_ECONFLICT;
   }
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
@@ -203,7 +204,7 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   recorder *r = ctx;
   if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
     svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
-    return PYOP_ECONFLICT;
+    return r->fail_status ? r->fail_status : PYOP_ECONFLICT;
   }
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
@@ -373,6 +374,17 @@ static pyop_attr_view attr_float(const char *name, double v) {
   a.type = PYOP_ATTR_FLOAT;
   a.default_value.type = PYOP_ATTR_FLOAT;
   a.default_value.u.f = v;
+  return a;
+}
+
+static pyop_attr_view attr_int(const char *name, int64_t v) {
+  pyop_attr_view a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.name = (pyop_str){name, strlen(name)};
+  a.type = PYOP_ATTR_INT;
+  a.default_value.type = PYOP_ATTR_INT;
+  a.default_value.u.i = v;
   return a;
 }
 
@@ -793,6 +805,98 @@ static void case_errors(void) {
   rec_clear(&r);
 }
 
+/* One infer_meta of op with attribute a on a float32[2] input into
+ * outs[0..n_out): its status, the error checked against needles when it
+ * is not PYOP_OK. */
+static int infer_with(const rec_op *op, pyop_attr_view a, pyop_tensor *outs, size_t n_out,
+                      int status, const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  void *h = holder_of(op, &a, 1);
+  for (size_t i = 0; i < n_out; i++) memset(&outs[i], 0, sizeof outs[i]);
+  int rc = infer1(op, h, &in, 1, ONE, n_out ? outs : NULL, n_out);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "%s infer_meta: %d", op->op_type, rc);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/*
+ * infer_meta results the bridge refuses (issue 31): a dtype or format one
+ * past its enum's end (the last member is fine), more or fewer items than
+ * the op has outputs, a value from an op without outputs, a shape of more
+ * than PYOP_MAX_DIMS dimensions (never written past the shape array). Each
+ * is PYOP_EPYTHON naming the output and what is wrong; the next call works.
+ */
+static void case_results(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "results"));
+  const rec_op *en = find(&r, "ResultEnum", false), *two = find(&r, "ResultTwo", false),
+               *none = find(&r, "ResultNone", false), *dims = find(&r, "ResultDims", false);
+  CHECK(en && two && none && dims, "results ops registered");
+  CHECK(two->n_outputs == 2 && none->n_outputs == 0, "outputs %zu %zu", two->n_outputs,
+        none->n_outputs);
+  pyop_tensor out[3];
+  /* The last member of each enum is a value; one past it is not. */
+  infer_with(en, attr_int("dtype", PYOP_DTYPE_COUNT - 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].dtype == PYOP_DTYPE_COUNT - 1 && out[0].ndim == 1 && out[0].shape[0] == 2,
+        "last dtype: %d", out[0].dtype);
+  infer_with(en, attr_int("format", PYOP_FORMAT_COUNT - 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].format == PYOP_FORMAT_COUNT - 1, "last format: %d", out[0].format);
+  {
+    const char *n[] = {"infer_meta of op 'ResultEnum'", "ValueError", "infer_meta output 0 dtype",
+                       "out of range", NULL};
+    infer_with(en, attr_int("dtype", PYOP_DTYPE_COUNT), out, 1, PYOP_EPYTHON, n);
+    infer_with(en, attr_int("dtype", -1), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 format", "out of range", NULL};
+    infer_with(en, attr_int("format", PYOP_FORMAT_COUNT), out, 1, PYOP_EPYTHON, n);
+  }
+  /* Two outputs: two items, not three, not one. */
+  infer_with(two, attr_int("n", 2), out, 2, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[1].ndim == 1 && out[1].shape[0] == 2, "two outputs");
+  {
+    const char *n[] = {"ValueError", "infer_meta returned 3 outputs, the op has 2", NULL};
+    infer_with(two, attr_int("n", 3), out, 2, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta returned 1 outputs, the op has 2", NULL};
+    infer_with(two, attr_int("n", 1), out, 2, PYOP_EPYTHON, n);
+  }
+  /* No outputs: None only. */
+  infer_with(none, attr_str("give", "none"), out, 0, PYOP_OK, NULL);
+  {
+    const char *n[] = {"TypeError", "infer_meta of an op without outputs must return None, got "
+                       "TensorDesc", NULL};
+    infer_with(none, attr_str("give", "desc"), out, 0, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "must return None, got tuple", NULL};
+    infer_with(none, attr_str("give", "empty"), out, 0, PYOP_EPYTHON, n);
+  }
+  /* PYOP_MAX_DIMS dimensions are a shape; one more is refused before any
+   * is stored (the array holds PYOP_MAX_DIMS). */
+  infer_with(dims, attr_int("ndim", PYOP_MAX_DIMS), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == PYOP_MAX_DIMS && out[0].shape[PYOP_MAX_DIMS - 1] == PYOP_MAX_DIMS + 1,
+        "%d dims", out[0].ndim);
+  {
+    char want[64];
+    snprintf(want, sizeof want, "%d dimensions (at most %d)", PYOP_MAX_DIMS + 1, PYOP_MAX_DIMS);
+    const char *n[] = {"ValueError", "infer_meta output 0", want, NULL};
+    out[0].nbytes = 12345;
+    infer_with(dims, attr_int("ndim", PYOP_MAX_DIMS + 1), out, 1, PYOP_EPYTHON, n);
+  }
+  /* The interpreter is fine, and so is the op. */
+  infer_with(en, attr_int("dtype", 0), out, 1, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 static void expect_load_error(const char *what, int status, const char *const *needles, int n,
                               const char *p0, const char *p1) {
   recorder r = {.fail_at = -1};
@@ -962,6 +1066,18 @@ static void case_bad(void) {
     CHECK(rc == PYOP_ECONFLICT && err_has("registrar says no"), "registrar failure %d", rc);
     CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
           "no modules after registrar failure");
+    rec_clear(&r);
+  }
+  /* A registrar returning a positive status (outside the contract) at the
+   * prototype or at the implementation: PYOP_EINTERNAL, nothing kept. */
+  for (int at = 0; at < 2; at++) {
+    recorder r = {.fail_at = at, .fail_status = 7};
+    clear_error();
+    int rc = load(&r, 1, "launch");
+    CHECK(rc == PYOP_EINTERNAL, "registrar returning 7 at add %d: %d", at, rc);
+    CHECK(r.n == (size_t)at, "%zu descriptors recorded", r.n);
+    CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
+          "no modules after a positive registrar status");
     rec_clear(&r);
   }
   /* A plugin changing sys.path: the loader restores it. */
@@ -1662,6 +1778,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "hostile") == 0) case_hostile();
   else if (strcmp(g_case, "names") == 0) case_names();
   else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
+  else if (strcmp(g_case, "results") == 0) case_results();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
@@ -1675,6 +1792,7 @@ int main(int argc, char **argv) {
     case_clean();
     case_hostile();
     case_names();
+    case_results();
   } else {
     fprintf(stderr, "unknown case %s\n", g_case);
     return 2;
