@@ -324,6 +324,34 @@ static void test_abi3_min_python_boundary(void **state) {
   free(root);
 }
 
+/* A bridge of another ABI major, older or newer, is a mismatch (the tests
+ * had only a newer one: the mutation check). */
+static void test_abi_major_both_ways(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  pyop__artifacts_set_root(root);
+  unsigned majors[2] = {PYOP_BRIDGE_ABI_MAJOR - 1, PYOP_BRIDGE_ABI_MAJOR + 1};
+  for (int i = 0; i < 2; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%u", majors[i]);
+    free(make_dir(root, name, key.tag, "", key.machine, majors[i], NULL));
+  }
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 2);
+  for (int i = 0; i < 2; i++) {
+    char dir[512], want[256];
+    snprintf(dir, sizeof dir, "%s/m%u", root, majors[i]);
+    snprintf(want, sizeof want, "built for bridge ABI %u.0, this libpyop speaks %u.%u (same "
+             "major required)", majors[i], PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR);
+    assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_MANIFEST_MISMATCH);
+    assert_string_equal(find_dir(&c, dir)->reason, want);
+  }
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_root_missing_and_default(void **state) {
   (void)state;
   pyop__artifacts_set_root("/nonexistent/pyop/artifacts");
@@ -396,6 +424,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_abi3_min_python_boundary, pt_seam_setup,
                                       pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_abi_major_both_ways, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
   };

@@ -187,6 +187,8 @@ static const bad_case bad_cases[] = {
      "line 7: python_dir: \"./a\" must be a relative path inside the "
      "artifact directory"},
     {BASE "build_info=a\x01z\n", "line 7: build_info: control character 0x01 in value"},
+    {BASE "build_info=a\x7fz\n", "line 7: build_info: control character 0x7f in value"},
+    {BASE "build_info=a\x1fz\n", "line 7: build_info: control character 0x1f in value"},
 };
 
 static void check_bad(const char *text, size_t len, const char *want) {
