@@ -442,6 +442,37 @@ static void test_impl_conflict_at_commit(void **state) {
   assert_int_equal(pyop__registry_count(), 1);
 }
 
+/* "did you mean": a name at most max(1, min(3, len/4)) edits away is
+ * suggested, one more is not; the boundary itself counts (a one-letter typo
+ * of a short name; the mutation check found only closer typos tested). */
+static void test_near_names_boundary(void **state) {
+  (void)state;
+  desc a, b;
+  desc_init(&a, "Relu", "n.py");
+  desc_init(&b, "ScaledAdd", "n.py");
+  assert_int_equal(commit_one(&a, false), PYOP_OK);
+  assert_int_equal(commit_one(&b, false), PYOP_OK);
+  static const struct {
+    const char *asked, *near; /* NULL: nothing is suggested */
+  } cases[] = {
+      {"Rel", "Relu"},        /* 3 letters: 1 edit allowed, 1 made */
+      {"Rexu", "Relu"},       /* a substitution */
+      {"Rxxu", NULL},         /* 2 edits */
+      {"ScaledAxx", "ScaledAdd"}, /* 9 letters: 2 edits allowed, 2 made */
+      {"ScalxdAxx", NULL},    /* 3 edits */
+      {"SCALEDADD", "ScaledAdd"}, /* case only */
+  };
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(cases); i++) {
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(cases[i].asked, &info), PYOP_ENOENT);
+    char want[128];
+    snprintf(want, sizeof want, "did you mean \"%s\"", cases[i].near ? cases[i].near : "");
+    bool said = strstr(pyop_last_error(), "did you mean") != NULL;
+    if (cases[i].near ? !strstr(pyop_last_error(), want) : said)
+      fail_msg("%s: \"%s\"", cases[i].asked, pyop_last_error());
+  }
+}
+
 /* Hooks record what they see and prove no registry lock is held (they call
  * back into the registry, which would deadlock otherwise). */
 static struct {
@@ -1382,6 +1413,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_digest_validation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_near_names_boundary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
