@@ -442,6 +442,57 @@ static void test_impl_conflict_at_commit(void **state) {
   assert_int_equal(pyop__registry_count(), 1);
 }
 
+/* Lanes: an instance runs in one lane for both holders, so an op runs in
+ * lanes only as far as each Python descriptor it uses does: the fewer
+ * lanes, and the serial one's reason (the mutation check: no test had
+ * descriptors with different lanes). */
+static int cb_create_in(void *ctx, const pyop_attr_view *a, size_t n, uint32_t lane,
+                        void **out) {
+  (void)lane;
+  return cb_create(ctx, a, n, out);
+}
+static const pyop_op_callbacks lane_proto_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                                 cb_infer, NULL, NULL, NULL, cb_create_in};
+static const pyop_op_callbacks lane_impl_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                                NULL, cb_exec, NULL, NULL, cb_create_in};
+
+static void test_lanes_of_proto_and_impl(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t proto_lanes, impl_lanes;
+    const char *proto_reason, *impl_reason;
+    uint32_t lanes;
+    const char *reason;
+  } cases[] = {
+      {2, 0, "", "uses ctypes", 0, "uses ctypes"},
+      {0, 3, "a global", "", 0, "a global"},
+      {4, 2, "", "", 2, ""},
+      {2, 4, "", "", 2, ""},
+      {0, 0, "p", "i", 0, "p"},
+  };
+  for (size_t k = 0; k < PYOP__ARRAY_LEN(cases); k++) {
+    char op[32];
+    snprintf(op, sizeof op, "Laned%zu", k);
+    desc d;
+    desc_init(&d, op, "l.py");
+    d.p.callbacks = &lane_proto_cbs;
+    d.i.callbacks = &lane_impl_cbs;
+    d.p.lanes = cases[k].proto_lanes;
+    d.p.serial_reason = S(cases[k].proto_reason);
+    d.i.lanes = cases[k].impl_lanes;
+    d.i.serial_reason = S(cases[k].impl_reason);
+    assert_int_equal(commit_one(&d, true), PYOP_OK);
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(op, &info), PYOP_OK);
+    if (info->lanes != cases[k].lanes || strcmp(info->serial_reason, cases[k].reason) != 0)
+      fail_msg("%s: proto %u (%s), impl %u (%s): lanes %u (%s), want %u (%s)", op,
+               cases[k].proto_lanes, cases[k].proto_reason, cases[k].impl_lanes,
+               cases[k].impl_reason, info->lanes, info->serial_reason, cases[k].lanes,
+               cases[k].reason);
+    pyop_op_info_release(info);
+  }
+}
+
 /* "did you mean": a name at most max(1, min(3, len/4)) edits away is
  * suggested, one more is not; the boundary itself counts (a one-letter typo
  * of a short name; the mutation check found only closer typos tested). */
@@ -1414,6 +1465,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_near_names_boundary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
