@@ -890,8 +890,104 @@ static void case_results(void) {
     out[0].nbytes = 12345;
     infer_with(dims, attr_int("ndim", PYOP_MAX_DIMS + 1), out, 1, PYOP_EPYTHON, n);
   }
+  /* One output declared as a tuple of one: a tuple or a list of one item. */
+  const rec_op *one = find(&r, "ResultOneTuple", false);
+  CHECK(one != NULL && one->n_outputs == 1, "ResultOneTuple");
+  infer_with(one, attr_int("form", 0), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == 2 && out[0].dtype == PYOP_DTYPE_FLOAT32, "(d,)");
+  infer_with(one, attr_int("form", 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == 2, "[d]");
+  /* A host asking for another number of outputs than the prototype has
+   * (libpyop never does; the bridge's own check): refused, nothing written. */
+  {
+    float x[2] = {1, 2};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    pyop_attr_view a = attr_int("dtype", 0);
+    void *h = holder_of(en, &a, 1);
+    memset(out, 0, sizeof out);
+    const char *n[] = {"bridge infer_meta of op 'ResultEnum': 2 outputs asked, the prototype "
+                       "has 1", NULL};
+    expect_call_error(infer1(en, h, &in, 1, ONE, out, 2), PYOP_EINVAL, n);
+    CHECK(out[0].ndim == 0 && out[1].ndim == 0, "nothing written");
+    en->cb->destroy_holder(h);
+  }
   /* The interpreter is fine, and so is the op. */
   infer_with(en, attr_int("dtype", 0), out, 1, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* One execute of Poke (what) on x, whose buffer may be smaller than its
+ * shape (nbytes): its status, checked as infer_with does. */
+static void poke(const rec_op *impl, const char *what, uint64_t nbytes, int status,
+                 const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  in.nbytes = nbytes;
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "Poke %s: %d", what, rc);
+  CHECK(x[0] == 1.0f && x[1] == 2.0f, "Poke %s: the input is as it was", what);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+}
+
+/*
+ * Views and contexts from the op's side: an input not declared in
+ * mutates_args is read-only, an input buffer smaller than its shape is
+ * never exported, a context method of another callback kind raises (the
+ * mutation check: each check could be dropped unnoticed). Only a host that
+ * bypasses libpyop's own checks reaches some of these: this harness.
+ */
+static void case_views(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "views"));
+  const rec_op *impl = find(&r, "Poke", true);
+  CHECK(impl != NULL, "Poke registered");
+  poke(impl, "read", 8, PYOP_OK, NULL);
+  {
+    /* struct.pack_into asks for a writable buffer (and words the refusal
+     * its own way); what counts is that the input is unchanged. */
+    const char *n[] = {"execute of op 'Poke'", "TypeError", "read-write", NULL};
+    poke(impl, "write", 8, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"BufferError", "tensor of 2 elements needs 8 bytes, buffer has 4", NULL};
+    poke(impl, "read", 4, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"RuntimeError", "set_artifact() is only available in compile (this is a "
+                       "execute context)", NULL};
+    poke(impl, "artifact", 8, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"RuntimeError", "add_workspace() is only available in "
+                       "declare_launch_args (this is a execute context)", NULL};
+    poke(impl, "workspace", 8, PYOP_EPYTHON, n);
+  }
+  {
+    float x[2] = {1, 2};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    pyop_attr_view a = attr_str("what", "output");
+    void *h = holder_of(impl, &a, 1);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &in, 1, NULL, NULL};
+    clear_error();
+    const char *n[] = {"RuntimeError", "malloc_output_tensor() is only available in execute "
+                       "(this is a compile context)", NULL};
+    expect_call_error(impl->cb->compile(h, &ca), PYOP_EPYTHON, n);
+    impl->cb->destroy_holder(h);
+  }
+  poke(impl, "read", 8, PYOP_OK, NULL);
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);
@@ -1779,6 +1875,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "names") == 0) case_names();
   else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
   else if (strcmp(g_case, "results") == 0) case_results();
+  else if (strcmp(g_case, "views") == 0) case_views();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
@@ -1793,6 +1890,7 @@ int main(int argc, char **argv) {
     case_hostile();
     case_names();
     case_results();
+    case_views();
   } else {
     fprintf(stderr, "unknown case %s\n", g_case);
     return 2;

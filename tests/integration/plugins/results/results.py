@@ -36,3 +36,9 @@ def result_none(x: TensorDesc, *, give: str = "none") -> None:
 @pyop.register_op(op_type="ResultDims")
 def result_dims(x: TensorDesc, *, ndim: int = 8) -> TensorDesc:
     return Desc(tuple(range(2, ndim + 2)), x.dtype)
+
+
+@pyop.register_op(op_type="ResultOneTuple")
+def result_one_tuple(x: TensorDesc, *, form: int = 0) -> tuple[TensorDesc]:
+    d = TensorDesc(x.shape, x.dtype)
+    return [d] if form else (d,)  # one item per output: a tuple (or list) of one
