@@ -987,6 +987,29 @@ static void case_views(void) {
     expect_call_error(impl->cb->compile(h, &ca), PYOP_EPYTHON, n);
     impl->cb->destroy_holder(h);
   }
+  /* Context numbers at their bounds: the last dtype and PYOP_MAX_DIMS
+   * dimensions are taken, one more of each is refused before the host is
+   * asked; an input index past the last is refused. */
+  {
+    char what[32];
+    snprintf(what, sizeof what, "dtype %d", PYOP_DTYPE_COUNT - 1);
+    poke(impl, what, 8, PYOP_OK, NULL);
+    snprintf(what, sizeof what, "dtype %d", PYOP_DTYPE_COUNT);
+    char want[64];
+    snprintf(want, sizeof want, "data type value %d is out of range [0, %d]", PYOP_DTYPE_COUNT,
+             PYOP_DTYPE_COUNT - 1);
+    const char *n[] = {"ValueError", want, NULL};
+    poke(impl, what, 8, PYOP_EPYTHON, n);
+    snprintf(what, sizeof what, "dims %d", PYOP_MAX_DIMS);
+    poke(impl, what, 8, PYOP_OK, NULL);
+    snprintf(what, sizeof what, "dims %d", PYOP_MAX_DIMS + 1);
+    snprintf(want, sizeof want, "shape has %d dimensions, at most %d are supported",
+             PYOP_MAX_DIMS + 1, PYOP_MAX_DIMS);
+    const char *d[] = {"ValueError", want, NULL};
+    poke(impl, what, 8, PYOP_EPYTHON, d);
+    const char *ref[] = {"IndexError", "input index 1 out of range (the op has 1 inputs)", NULL};
+    poke(impl, "ref_past", 8, PYOP_EPYTHON, ref);
+  }
   poke(impl, "read", 8, PYOP_OK, NULL);
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
@@ -1174,6 +1197,21 @@ static void case_bad(void) {
     CHECK(r.n == (size_t)at, "%zu descriptors recorded", r.n);
     CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
           "no modules after a positive registrar status");
+    rec_clear(&r);
+  }
+  /* A plugin that loads fine but replaced a submodule of the pyop package
+   * and added a non-module under its name: both are put back (only the
+   * package's entries are, after a successful load). */
+  {
+    recorder r = {.fail_at = -1};
+    CHECK_OK(load(&r, 1, "guard"));
+    CHECK(r.n == 1, "guard: %zu descriptors", r.n);
+    CHECK(py_ok("import sys, types\n"
+                "assert isinstance(sys.modules['pyop.launch'], types.ModuleType), "
+                "sys.modules['pyop.launch']\n"
+                "assert 'pyop._guard_added' not in sys.modules\n"),
+          "the pyop package's sys.modules entries restored");
+    api->reset();
     rec_clear(&r);
   }
   /* A plugin changing sys.path: the loader restores it. */
@@ -1801,6 +1839,17 @@ static void case_abi(void) {
         "minor 7 -> ours");
   req.abi_minor = 0; /* an older loader: the bridge keeps to 1.0 */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 0 -> 0");
+  {
+    /* What a 1.0 loader cannot read is refused, not handed over: an op
+     * without outputs (plugins/results), a dynamic output. */
+    recorder r = {.fail_at = -1};
+    clear_error();
+    CHECK(load(&r, 1, "results") == PYOP_EPYTHON, "ABI 1.0: ops without outputs refused");
+    CHECK(err_has("op 'ResultNone'") && err_has("has no outputs, which needs bridge ABI 1.1; "
+                                                "the loaded libpyop speaks 1.0"),
+          "ABI 1.0 message");
+    rec_clear(&r);
+  }
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == PYOP_BRIDGE_ABI_MINOR, "minor restored");
   CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,
@@ -1810,6 +1859,19 @@ static void case_abi(void) {
   CHECK(a->set_config(&bad) == PYOP_EINVAL, "bad artifact_dir");
   pyop_registrar reg = {sizeof reg, NULL, NULL, NULL};
   CHECK(a->register_custom_ops(&reg, NULL, 0) == PYOP_EINVAL, "registrar without functions");
+  /* Views with an embedded NUL are refused (a path cut at the NUL would
+   * name another file). */
+  recorder r = {.fail_at = -1};
+  pyop_registrar good = {sizeof good, &r, rec_add_proto, rec_add_impl};
+  char nul_path[4200];
+  int len = snprintf(nul_path, sizeof nul_path, "%s/basic", g_plugins);
+  nul_path[len - 6] = '\0'; /* "<plugins>\0basic" */
+  pyop_str paths[1] = {{nul_path, (size_t)len}};
+  clear_error();
+  CHECK(a->register_custom_ops(&good, paths, 1) == PYOP_EINVAL, "a path with a NUL");
+  CHECK(err_has("path 0 is empty or invalid") && r.n == 0, "NUL path message");
+  pyop_bridge_config nul_dir = {sizeof nul_dir, {nul_path, (size_t)len}, {NULL, 0}, 0};
+  CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
 int main(int argc, char **argv) {
