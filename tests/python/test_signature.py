@@ -136,6 +136,43 @@ class PrototypeTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             pyop.register_op(op_type=3)
 
+    def test_defaults_at_the_edges_of_their_types(self):
+        # bool is an int to Python, not to an int or float attribute; int64's
+        # bounds; a str is a sequence, not a list[str] (the mutation check:
+        # none of these was tried).
+        def a(x: TensorDesc, *, n: int = True) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'n': default True does not match type int", a)
+
+        def b(x: TensorDesc, *, f: float = False) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'f': default False does not match type float",
+                           b)
+
+        def c(x: TensorDesc, *, n: int = 1 << 63) -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"parameter 'n': default 9223372036854775808 does not "
+                           r"match type int: .*does not fit in int64", c)
+
+        def d(x: TensorDesc, *, n: int = -(1 << 63) - 1) -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"does not fit in int64", d)
+
+        def e(x: TensorDesc, *, names: list[str] = "ab") -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'names': default 'ab' does not match type "
+                           r"list\[str\]: expected a list, got str", e)
+
+        @pyop.register_op(op_type="Edges")
+        def ok(x: TensorDesc, *, lo: int = -(1 << 63), hi: int = (1 << 63) - 1,
+               f: float = 2, names: list[str] = ("a", "b")) -> TensorDesc:
+            return x
+        attrs = {a[0]: a for a in proto(ok).attrs}
+        self.assertEqual(attrs["lo"][3], -(1 << 63))
+        self.assertEqual(attrs["hi"][3], (1 << 63) - 1)
+        self.assertIsInstance(attrs["f"][3], float)
+        self.assertEqual(attrs["names"][3], ["a", "b"])
+
     def test_names_are_ascii_identifiers(self):
         # Python takes these identifiers; libpyop does not: refused at the
         # decorator, naming the op, the name and the file:line.
