@@ -163,8 +163,17 @@ class PrototypeTest(unittest.TestCase):
         self.assertRejects(TypeError, r"parameter 'names': default 'ab' does not match type "
                            r"list\[str\]: expected a list, got str", e)
 
+        # An input's only default is None, and only for an optional one.
+        def g(x: TensorDesc, b: Optional[TensorDesc] = 0) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'b': an input cannot have a default", g)
+
+        def h(x: TensorDesc = None) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'x': an input cannot have a default", h)
+
         @pyop.register_op(op_type="Edges")
-        def ok(x: TensorDesc, *, lo: int = -(1 << 63), hi: int = (1 << 63) - 1,
+        def ok(x: TensorDesc, y: Optional[TensorDesc] = None, *, lo: int = -(1 << 63), hi: int = (1 << 63) - 1,
                f: float = 2, names: list[str] = ("a", "b")) -> TensorDesc:
             return x
         attrs = {a[0]: a for a in proto(ok).attrs}
