@@ -288,6 +288,26 @@ class ImplTest(unittest.TestCase):
                     c.finalize()
                 self.assertIn("/plugins/m.py:", str(cm.exception))
 
+    def test_inputs_take_no_default(self):
+        # An input's value comes from the host: no default, refused when the
+        # class is decorated (None, the absent optional input's value, is
+        # the one taken).
+        for body, name in (("def execute(self, x, y=1, *, alpha): pass", "y"),
+                           ("def execute(self, x=0, y=None, *, alpha): pass", "x")):
+            with self.subTest(body=body):
+                code = ("@pyop.register_op_impl(op_type='N')\n"
+                        "class Impl:\n"
+                        "    " + body + "\n")
+                with collecting(), self.assertRaisesRegex(
+                        TypeError, r"op 'N': execute\(\) at /plugins/n.py:\d+: parameter '%s': "
+                        r"inputs take no default" % name):
+                    exec(compile(code, "/plugins/n.py", "exec"), {"pyop": pyop})
+        with collecting():
+            @pyop.register_op_impl(op_type="N")
+            class Fine:
+                def execute(self, x, y=None, *, alpha):
+                    pass
+
     def test_kwargs_accepts_all_attrs(self):
         def define():
             @pyop.register_op(op_type="K")
@@ -345,6 +365,10 @@ class LaunchTest(unittest.TestCase):
             launch.scalar("int32", 1.5)
         with self.assertRaises(ValueError):
             launch.output(-1)
+        # bool is not a number to a float scalar (nor an int to an int one)
+        with self.assertRaisesRegex(TypeError, r"scalar float32 needs a number, got True"):
+            launch.scalar("float32", True)
+        self.assertEqual(launch.scalar("float64", 2).value, 2.0)
 
 
 def _names_table():
