@@ -422,9 +422,9 @@ class Build:
         return [t["name"] for t in json.loads(out).get("tests", [])]
 
 
-_RESULT = re.compile(r"Test\s+#\d+:\s+(\S+)\s+\.*\s*(\*{3})?(Passed|Failed|Skipped|Timeout|"
-                     r"Not Run|Exception|SEGFAULT|Subprocess aborted|Child aborted|\w[\w ]*?)"
-                     r"\s+([\d.]+)\s+sec")
+# "  3/9 Test  #12: unit.test_x ....   Passed    0.21 sec", "...***Failed",
+# "***Timeout", "***Skipped", "***Exception: SegFault", "***Not Run".
+_RESULT = re.compile(r"Test\s+#\d+:\s+(\S+)\s+\.*\s*(\*{3})?(\S.*?)\s+([\d.]+)\s+sec\s*$")
 
 
 def ctest_regex(names):
@@ -450,7 +450,10 @@ def run_ctest(build, names, log, jobs, timeout, stop):
         for line in f:
             m = _RESULT.search(line)
             if m:
-                results[m.group(1)] = (m.group(3).strip(), float(m.group(4)))
+                status = m.group(3).strip()
+                results[m.group(1)] = ("Passed" if status == "Passed" else
+                                       "Skipped" if status.startswith("Skipped") else status,
+                                       float(m.group(4)))
     if rc != 0 and not timed_out and not any(s not in ("Passed", "Skipped")
                                              for s, _ in results.values()):
         # ctest failed without a failing test line (it could not run):
