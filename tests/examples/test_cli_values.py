@@ -98,6 +98,16 @@ class CliValuesTest(unittest.TestCase):
         self.assertEqual(out["values"], [_bf16(v) for v in given])
         self.assertEqual(out["values"], [1 + 4 / 256, 1.0, 1 + 4 / 512, -2.0])
 
+    def test_an_unknown_data_type_is_a_usage_error(self):
+        d = self.plugin("copy", COPY)
+        r = self.pyop(d, "run", "Copy", "--input", "x=float128[2]:1,2")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--input x=float128[2]:1,2: unknown data type 'float128'", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        r = self.pyop(d, "run", "Copy", "--json", "--input", "x=float128[2]:1,2")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(json.loads(r.stdout)["error"]["status"], "usage")
+
     def test_true_is_not_a_number_in_samples(self):
         cases = (
             ('{"inputs": {"x": ("int32", [2], [True, 1])}}', "True is not an int32 value"),
