@@ -31,6 +31,44 @@ COPY = '''
             ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
     '''
 
+ATTRS = '''
+    import ctypes
+    import pyop
+    from pyop import DataType, Tensor, TensorDesc
+
+    @pyop.register_op(op_type="Echo")
+    def echo(x: TensorDesc, *, k: int = 0) -> TensorDesc:
+        return TensorDesc([1], DataType.int64)
+
+    @pyop.register_op_impl(op_type="Echo")
+    class EchoImpl:
+        def execute(self, x: Tensor, *, k: int) -> None:
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, [1], DataType.int64)
+            ctypes.c_int64.from_address(out.data_ptr).value = k
+    '''
+
+SECOND_FAILS = '''
+    import ctypes
+    import pyop
+    from pyop import Tensor, TensorDesc
+
+    @pyop.register_op(op_type="SecondFails")
+    def second_fails(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="SecondFails", deterministic=False)
+    class SecondFailsImpl:
+        def __init__(self):
+            self.calls = 0
+
+        def execute(self, x: Tensor) -> None:
+            self.calls += 1
+            if self.calls == 2:
+                raise RuntimeError("broken on the second call")
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+    '''
+
 SAMPLED = '''
     import ctypes
     import pyop
@@ -78,11 +116,11 @@ class CliValuesTest(unittest.TestCase):
             f.write(textwrap.dedent(text))
         return d
 
-    def pyop(self, opp, *args):
+    def pyop(self, opp, *args, timeout=300):
         env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", ASCEND_CUSTOM_OPP_PATH=opp)
         env.pop("PYOP_PYTHON", None)
         return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
-                              env=env, timeout=300)
+                              env=env, timeout=timeout)
 
     def test_bfloat16_rounds_to_nearest_even(self):
         # 1 + 3/256 lies halfway between 1 + 2/256 and 1 + 4/256: to the even
@@ -107,6 +145,58 @@ class CliValuesTest(unittest.TestCase):
         r = self.pyop(d, "run", "Copy", "--json", "--input", "x=float128[2]:1,2")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertEqual(json.loads(r.stdout)["error"]["status"], "usage")
+
+    def test_int_attributes_from_the_command_line(self):
+        # int(text, 0): hex and octal literals; int64's range, one past it
+        # refused as usage.
+        d = self.plugin("echo", ATTRS)
+        for text, want in (("0x10", 16), ("-0o7", -7), ("9223372036854775807", (1 << 63) - 1),
+                           ("-9223372036854775808", -(1 << 63))):
+            with self.subTest(text):
+                r = self.pyop(d, "run", "Echo", "--json", "--input", "x=float32[1]:1",
+                              "--attr", "k=" + text)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(json.loads(r.stdout)["outputs"][0]["values"], [want])
+        for text in ("9223372036854775808", "-9223372036854775809"):
+            with self.subTest(text):
+                r = self.pyop(d, "run", "Echo", "--json", "--input", "x=float32[1]:1",
+                              "--attr", "k=" + text)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                err = json.loads(r.stdout)["error"]
+                self.assertEqual(err["status"], "usage")
+                self.assertIn("is outside int64", err["message"])
+
+    def test_counts_are_int64(self):
+        d = self.plugin("copy", COPY)
+        for opt, value, code in (("--calls", str(1 << 64), 2), ("--repeat", str(1 << 63), 2),
+                                 ("--calls", "0", 2), ("--calls", "3", 0)):
+            with self.subTest((opt, value)):
+                # (a count let through would run for ever: a minute is plenty)
+                r = self.pyop(d, "bench", "Copy", "--input", "x=float32[2]:1,2", opt, value,
+                              "--repeat" if opt == "--calls" else "--calls", "1", timeout=60)
+                self.assertEqual(r.returncode, code, r.stdout + r.stderr)
+                if code:
+                    self.assertIn("is not an integer >= ", r.stderr)
+
+    def test_an_empty_path_is_said_to_be_empty(self):
+        for value in (":", "::", ""):
+            with self.subTest(repr(value)):
+                r = self.pyop(value, "run", "Nothing", "--input", "x=float32[1]:1")
+                self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                self.assertIn('no op "Nothing" is registered (ASCEND_CUSTOM_OPP_PATH is empty, '
+                              'so no plugins were loaded)', r.stderr)
+
+    def test_an_op_that_fails_on_its_second_run_fails_the_check(self):
+        # deterministic=False: the runs' bytes are not compared, so only the
+        # second run's own failure can fail the op.
+        d = self.plugin("second", SECOND_FAILS)
+        r = self.pyop(d, "check", "--json", d)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        data = json.loads(r.stdout)
+        self.assertEqual((data["failed"], data["ops"][0]["status"]), (1, "failed"))
+        self.assertTrue(any("the first run succeeded, the second on the same instance failed"
+                            in p and "broken on the second call" in p
+                            for p in data["ops"][0]["problems"]), data["ops"][0]["problems"])
 
     def test_true_is_not_a_number_in_samples(self):
         cases = (

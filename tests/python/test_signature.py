@@ -163,6 +163,13 @@ class PrototypeTest(unittest.TestCase):
         self.assertRejects(TypeError, r"parameter 'names': default 'ab' does not match type "
                            r"list\[str\]: expected a list, got str", e)
 
+        # Two outputs of one name (the C check would refuse it later, less
+        # clearly).
+        def dup(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+            return x, x
+        self.assertRejects(ValueError, r"duplicate output names \('y', 'y'\)", dup,
+                           outputs=("y", "y"))
+
         # An input's only default is None, and only for an optional one.
         def g(x: TensorDesc, b: Optional[TensorDesc] = 0) -> TensorDesc:
             return x
