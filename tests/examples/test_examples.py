@@ -240,6 +240,12 @@ class CliTest(unittest.TestCase):
                       "--input", "b=float32[3]:1,2,3")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('op "BroadcastShape" has no execute implementation', r.stderr)
+        # The behaviour beside the words: --json's error object, exit 1.
+        r = self.pyop("run", "BroadcastShape", "--json", "--input", "a=float32[2,1]:1,2",
+                      "--input", "b=float32[3]:1,2,3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"]), ("PYOP_EUNSUPPORTED", "BroadcastShape"))
 
     def test_clip(self):
         out = self.run_json("Clip", "--input", "x=float32[4]:-2,0.5,3,9",
@@ -426,6 +432,14 @@ class CliTest(unittest.TestCase):
                       r.stdout)
         self.assertIn("PYOP_ECONTRACT", r.stdout)
         self.assertIn("pyop: check: 1 of 1 ops failed", r.stderr)
+        # The behaviour beside the words: libpyop itself refuses the output
+        # infer_meta did not announce (run holds execute to infer_meta too),
+        # whatever check's report says about it.
+        r = self.pyop("run", "BadTranspose", "--json", "--input", "x=float32[2,3]:1,2,3,4,5,6",
+                      opp=_need("PYOP_TEST_BAD_OPS"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"]), ("PYOP_ECONTRACT", "BadTranspose"))
 
 
 # An op that writes into an input through data_ptr (ctypes) without
