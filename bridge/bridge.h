@@ -11,7 +11,8 @@
  * host thread: kept thread states), gil_watch.c (the GIL-wait watch
  * thread), signals.c (signal dispositions around plugins),
  * owned_python.c (the Python libpyop starts and its thread), lanes.c
- * (interpreter lanes), register.c
+ * (interpreter lanes), free_threaded.c (call locks, the GIL watch and
+ * dropped modules of a free-threaded Python), register.c
  * (package and plugin import, descriptor views), native.c (pyop._native:
  * Tensor and call contexts), callbacks.c (op callbacks).
  *
@@ -35,8 +36,55 @@
 /* Element counts, byte sizes and strides: libpyop's own rule and code. */
 #include "../src/shape.h"
 
+#ifdef Py_GIL_DISABLED
+/*
+ * A free-threaded Python (3.13t) has no GIL. What several threads may read
+ * and write at once is declared PB_SHARED (a C11 atomic there: every plain
+ * access of it is then a sequentially consistent atomic one; a plain field
+ * under a GIL). PyMutex and critical sections live in libpython, which a
+ * ThreadSanitizer build does not instrument: PB_MUTEX_* and PB_CS_* tell it
+ * about each acquire and release, or it would take what they guard for
+ * racing.
+ */
+#define PB_SHARED(type) _Atomic(type)
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PB_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PB_TSAN 1
+#endif
+#ifdef PB_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define PB_TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define PB_TSAN_RELEASE(p) __tsan_release((void *)(p))
+#else
+#define PB_TSAN_ACQUIRE(p) ((void)0)
+#define PB_TSAN_RELEASE(p) ((void)0)
+#endif
+#define PB_MUTEX_LOCK(m) (PyMutex_Lock(m), PB_TSAN_ACQUIRE(m))
+#define PB_MUTEX_UNLOCK(m) (PB_TSAN_RELEASE(m), PyMutex_Unlock(m))
+/* A critical section on object o (Py_BEGIN_CRITICAL_SECTION), seen by TSan:
+ * nothing inside may block, or CPython suspends it. */
+#define PB_CS_BEGIN(o)                                                                         \
+  Py_BEGIN_CRITICAL_SECTION(o);                                                                \
+  PB_TSAN_ACQUIRE(o)
+#define PB_CS_END(o)                                                                           \
+  PB_TSAN_RELEASE(o);                                                                          \
+  Py_END_CRITICAL_SECTION()
+#else
+#define PB_SHARED(type) type
+#define PB_CS_BEGIN(o) { (void)(o)
+#define PB_CS_END(o) }
+#endif
+
 #define PB_STR_(x) #x
 #define PB_XSTR(x) PB_STR_(x)
+/* The word for a count in a message: one for 1, many otherwise (as
+ * libpyop's PYOP__PLURAL). */
+#define PB_PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -111,6 +159,16 @@ typedef struct pb_list_attr {
   bool nested;
 } pb_list_attr;
 
+#ifdef Py_GIL_DISABLED
+/* The lock of a callback in a free-threaded Python (pb_holder.lock). */
+typedef struct pb_call_lock {
+  PyMutex mutex;
+  long users;                /* holders using a shared one (free_threaded.c) */
+  PyObject *key;             /* the shared object (owned); NULL for an own_lock */
+  struct pb_call_lock *next; /* the shared ones in use (free_threaded.c) */
+} pb_call_lock;
+#endif
+
 /*
  * Per op instance state made by create_holder: the call targets and the
  * attribute values converted once, plus Tensor and TensorDesc objects kept
@@ -157,15 +215,15 @@ typedef struct pb_holder {
 #ifdef Py_GIL_DISABLED
   /*
    * A free-threaded Python has no GIL to serialise the calls of one
-   * instance: a callback holds this lock from pb_enter_on to pb_leave, so
-   * the caches and the escape list above stay the one call's, as under the
-   * GIL. Calls of different instances never share it. lock_owner: the
-   * thread in a call (pb_tls), so a callback that calls the same instance
-   * again from its own thread (as the GIL allowed) does not wait for
-   * itself. See holder_lock (callbacks.c).
+   * instance: a callback holds *lock while it runs, so the caches and the
+   * escape list above, and the plugin's self, see one call at a time.
+   * lock is &own_lock, or the lock every instance sharing one
+   * implementation object uses (pb_call_lock_bind: GE's one object per op
+   * type). See holder_lock (callbacks.c) for the rules that keep two
+   * threads from waiting for each other's lock forever.
    */
-  PyMutex lock;
-  _Atomic(struct pb_thread *) lock_owner;
+  pb_call_lock *lock;
+  pb_call_lock own_lock;
 #endif
 } pb_holder;
 
@@ -259,8 +317,9 @@ typedef struct pb_thread {
   pb_frame *frame;   /* innermost callback in progress on this thread */
   /*
    * The GIL-wait watch (gil_watch.c): wait_seq is odd while this thread waits
-   * for the GIL in pb_enter_on, wait_kind/wait_op then say for which call
-   * (wait_op NULL when not waiting). Written only by this thread; read by
+   * for the GIL in pb_enter_on (or, free-threaded, for a call lock: then
+   * wait_kind is the kind + PB_WAIT_CALL_LOCK), wait_kind/wait_op then say
+   * for which call (wait_op NULL when not waiting). Written only by this thread; read by
    * the watch thread while this thread is on its list (watch_next).
    */
   atomic_uint wait_seq;
@@ -269,6 +328,11 @@ typedef struct pb_thread {
   struct pb_thread *watch_next;
   bool watched;
   long tid;          /* gettid(), for log lines */
+#ifdef Py_GIL_DISABLED
+  /* The call lock this thread holds (its innermost callback's), or NULL:
+   * a thread holds at most one (holder_lock, callbacks.c). */
+  struct pb_call_lock *held;
+#endif
 } pb_thread;
 extern _Thread_local pb_thread pb_tls;
 
@@ -475,6 +539,9 @@ void pb_watch_stop_all(void);
  * held the GIL while running no Python, and records it for the watch's
  * line. */
 void pb_watch_note_load(pb_gil how);
+/* Added to the kind of a wait for a call lock rather than the GIL (a
+ * free-threaded Python: holder_lock, callbacks.c), so the watch says so. */
+#define PB_WAIT_CALL_LOCK 16
 /* Marks the start and the end of a wait for the GIL (owner thread only:
  * plain loads and stores, no read-modify-write). */
 static inline void pb_wait_begin(pb_thread *t, int kind, const pb_op *op) {
@@ -549,6 +616,56 @@ void pb_lanes_reset(void);
 /* Ends every lane (no GIL held). */
 void pb_lanes_stop(void);
 
+/* ---- free_threaded.c (a free-threaded Python only) */
+#ifdef Py_GIL_DISABLED
+/*
+ * Binds h's call lock once its self exists: its own (h->own_lock, set by
+ * holder_new), or the one every holder whose self has the same
+ * __pyop_shared__ object uses (None or absent: its own). 0, or -1 with an
+ * exception.
+ */
+int pb_call_lock_bind(pb_holder *h);
+/* Gives h's lock back: a shared one goes with its last holder (python
+ * false: without touching its object, whose interpreter is gone). */
+void pb_call_lock_unbind(pb_holder *h, bool python);
+/*
+ * The GIL watch: modules is the interpreter's sys.modules while the GIL is
+ * off and has not been reported (else NULL), size its size when the watch
+ * last looked. Read after every call (pb_gil_watch_after).
+ */
+typedef struct pb_gil_watch_state {
+  _Atomic(PyObject *) modules; /* borrowed: the interpreter's own dict */
+  _Atomic(Py_ssize_t) size;
+} pb_gil_watch_state;
+extern pb_gil_watch_state pb_gil_watch;
+/* sys._is_gil_enabled(): 1, 0, or -1 when it cannot be told (no exception
+ * left). */
+int pb_gil_enabled(void);
+/* After a load that began with the GIL off: warns when it is on now,
+ * naming the extension modules not in before (a copy of sys.modules from
+ * before the load), else starts watching (no exception left). */
+void pb_gil_watch_load(PyObject *before);
+/* sys.modules changed size since the watch looked: warns once if the GIL is
+ * on now (after a call of kind, -1: create, of op), else looks again. */
+void pb_gil_watch_changed(int kind, const pb_op *op);
+/* Stops the watch (shutdown; python false: the interpreter is gone). */
+void pb_gil_watch_stop(bool python);
+/* After a call (attached, no exception pending): two relaxed loads and a
+ * compare unless sys.modules changed size. */
+static inline void pb_gil_watch_after(int kind, const pb_op *op) {
+  PyObject *m = atomic_load_explicit(&pb_gil_watch.modules, memory_order_relaxed);
+  if (__builtin_expect(m != NULL && PyDict_GET_SIZE(m) != atomic_load_explicit(
+                                                               &pb_gil_watch.size,
+                                                               memory_order_relaxed),
+                       0))
+    pb_gil_watch_changed(kind, op);
+}
+/* Clears the dict of each module of modules (a list of the module objects
+ * pyop._loader.unload_modules removed from sys.modules) that CPython made
+ * immortal: nothing else would free what it holds. */
+void pb_modules_release(PyObject *modules);
+#endif
+
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);
 /* Ensures the package and native module are imported. PYOP_OK or status
@@ -581,17 +698,29 @@ extern atomic_long pb_live_objects;
 typedef struct pb_tensor {
   PyObject_HEAD
   pyop_tensor t;   /* the host's description (ndim clamped to 0..8) */
-  bool valid;
+  /*
+   * valid: during its callback. exports: buffers of it alive. A plugin's
+   * threads may take and release buffers at once, and one may ask for a
+   * buffer as the callback ends: a free-threaded build makes the count
+   * atomic, asks for a buffer by counting it first and checking valid after
+   * (tensor_getbuffer), and ends a call by clearing valid first and reading
+   * the count after (pb_frame_end): whatever the order, the view is either
+   * refused or counted.
+   */
+  PB_SHARED(bool) valid;
   bool writable;
-  Py_ssize_t exports;
+  PB_SHARED(Py_ssize_t) exports;
   /* Bytes this Tensor owns (t.data points into them), freed with it; NULL
    * for a view of host memory. A Tensor attribute owns a copy, so a buffer
    * of it (memoryview, numpy) keeps the bytes alive by keeping the Tensor. */
   void *owned;
   /* A ViewBase's state of its subclass (ViewBase._x: the lazily made
    * ge.runtime.Tensor fields), owned, or NULL; dropped whenever the view
-   * ends its call, so a reused view starts afresh. NULL for a pyop.Tensor. */
-  PyObject *ext;
+   * ends its call, so a reused view starts afresh. NULL for a pyop.Tensor.
+   * Any thread of a plugin may read or set it: a free-threaded build does
+   * both in the view's critical section (native.c), and the callback's
+   * thread drops it there too (pb_frame_end). */
+  PB_SHARED(PyObject *) ext;
   Py_ssize_t shape[PYOP_MAX_DIMS];
   Py_ssize_t strides[PYOP_MAX_DIMS];
 } pb_tensor;
@@ -664,6 +793,25 @@ static inline PyObject *pb_tensor_get(PyTypeObject *tp, PyObject **cache, const 
   return pb_tensor_make(tp, cache, t, writable);
 }
 
+/*
+ * Drops t's ext (a view's state for its call). In a free-threaded build in
+ * the view's critical section, where ViewBase._x is read and set: after
+ * t->valid was cleared, a set either came before (and is dropped here) or
+ * comes after and is refused (view_x_set, native.c).
+ */
+static inline void pb_tensor_drop_ext(pb_tensor *t) {
+#ifdef Py_GIL_DISABLED
+  PyObject *x;
+  PB_CS_BEGIN((PyObject *)t);
+  x = t->ext;
+  t->ext = NULL;
+  PB_CS_END((PyObject *)t);
+  Py_XDECREF(x);
+#else
+  Py_CLEAR(t->ext);
+#endif
+}
+
 /* pb_frame_track when made[] is full: grows it. */
 int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index);
 
@@ -729,11 +877,16 @@ static inline bool pb_frame_end(pb_frame *f, char **why) {
   for (size_t i = 0; i < f->n_made; i++) {
     pb_made *m = &f->made[i];
     pb_tensor *t = (pb_tensor *)m->obj;
+    t->valid = false; /* before the count is read: see pb_tensor.exports */
     if (__builtin_expect(t->exports != 0, 0))
       return pb_frame_end_exported(f, i, why);
-    t->valid = false;
+#ifdef Py_GIL_DISABLED
+    /* Another thread may be setting a view's _x: see pb_tensor_drop_ext. */
+    if (Py_TYPE(t) != pb.tensor_type)
+#else
     if (__builtin_expect(t->ext != NULL, 0))
-      Py_CLEAR(t->ext); /* a view's state: also breaks its cycle through the view */
+#endif
+      pb_tensor_drop_ext(t); /* a view's state: also breaks its cycle through the view */
     if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
       *m->cache = m->obj;
       continue;

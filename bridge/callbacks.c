@@ -15,6 +15,7 @@
  */
 #include "bridge.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,28 +186,6 @@ static PyObject *call_list(PyObject *tuple, bool nested) {
  * while an instance lives.
  */
 #ifdef Py_GIL_DISABLED
-/*
- * PyMutex lives in libpython, which ThreadSanitizer does not instrument: a
- * TSan build tells it about each acquire and release, or it would take the
- * data a PyMutex guards for racing.
- */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PB_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define PB_TSAN 1
-#endif
-#ifdef PB_TSAN
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define PB_MUTEX_LOCK(m) (PyMutex_Lock(m), __tsan_acquire(m))
-#define PB_MUTEX_UNLOCK(m) (__tsan_release(m), PyMutex_Unlock(m))
-#else
-#define PB_MUTEX_LOCK(m) PyMutex_Lock(m)
-#define PB_MUTEX_UNLOCK(m) PyMutex_Unlock(m)
-#endif
 static PyMutex holders_lock;
 #define HOLDERS_LOCK() PB_MUTEX_LOCK(&holders_lock)
 #define HOLDERS_UNLOCK() PB_MUTEX_UNLOCK(&holders_lock)
@@ -286,6 +265,9 @@ static void holder_free(pb_holder *h) {
   free(h->desc_cache);
   Py_XDECREF(h->escaped);
   free(h->escaped_why);
+#ifdef Py_GIL_DISABLED
+  pb_call_lock_unbind(h, true);
+#endif
   HOLDERS_LOCK();
   pb_op_decref(h->op);
   HOLDERS_UNLOCK();
@@ -425,6 +407,9 @@ static pb_holder *holder_new(pb_op *op, size_t n_attrs) {
   if (h == NULL)
     return NULL;
   h->op = op;
+#ifdef Py_GIL_DISABLED
+  h->lock = &h->own_lock;
+#endif
   HOLDERS_LOCK();
   op->refs++;
   HOLDERS_UNLOCK();
@@ -531,6 +516,10 @@ static int impl_bind(pb_holder *h) {
   }
   if ((op->caps & PYOP_CAP_EXECUTE) && input_view(h) < 0)
     return create_failed(op);
+#ifdef Py_GIL_DISABLED
+  if (pb_call_lock_bind(h) < 0)
+    return create_failed(op);
+#endif
   return PYOP_OK;
 }
 
@@ -576,6 +565,9 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
     holder_free(h);
     h = NULL;
   }
+#ifdef Py_GIL_DISABLED
+  pb_gil_watch_after(-1, op);
+#endif
   if (rc == PYOP_EINTR)
     pb_interrupt_caller();
   pb_leave(st);
@@ -598,6 +590,9 @@ void pb_cb_destroy_holder(void *holder) {
     desc_names_release(false);
     pb_op_decref(h->op);
     pthread_mutex_unlock(&no_python_lock);
+#ifdef Py_GIL_DISABLED
+    pb_call_lock_unbind(h, false);
+#endif
     free(h->attr_values);
     free(h->list_attrs);
     free(h->in_cache);
@@ -788,7 +783,8 @@ static int build_inputs(pb_frame *f, const pyop_tensor_list *inputs, size_t n,
   for (; i < n; i++) {
     const pyop_tensor_list *s = &inputs[i];
     if (s->count > 0 && s->items == NULL) {
-      PyErr_Format(PyExc_ValueError, "input slot %zu has %zu tensors and no items", i, s->count);
+      PyErr_Format(PyExc_ValueError, "input slot %zu has %zu %s and no items", i, s->count,
+                   PB_PLURAL(s->count, "tensor", "tensors"));
       return -1;
     }
     int kind = slot_kind(h->op, i);
@@ -999,35 +995,81 @@ static int call_end(pb_call *c, int kind, int rc) {
 }
 
 /*
- * Takes h's lock for a call on thread th (a free-threaded Python: see
- * pb_holder.lock); returns whether it took it (false: th is already in a
- * call of h, which keeps it, or the build has a GIL). Called attached, after
- * pb_enter_on: a wait for it detaches, as a wait for the GIL would.
+ * What holder_lock took: the call lock (NULL: none taken) and the one this
+ * thread held before it (given back for the time of this call, taken again
+ * by holder_unlock), or NULL.
  */
-static inline bool holder_lock(pb_holder *h, pb_thread *th) {
 #ifdef Py_GIL_DISABLED
-  if (atomic_load_explicit(&h->lock_owner, memory_order_relaxed) == th)
-    return false;
-  PB_MUTEX_LOCK(&h->lock);
-  atomic_store_explicit(&h->lock_owner, th, memory_order_relaxed);
-  return true;
+/* Takes l for thread th (a call of kind of op), the wait marked for the
+ * GIL-wait watch, which names one that lasts (gil_watch.c). */
+static inline void call_lock_take(pb_thread *th, pb_call_lock *l, int kind, const pb_op *op) {
+  pb_wait_begin(th, PB_WAIT_CALL_LOCK + kind, op);
+  PB_MUTEX_LOCK(&l->mutex);
+  pb_wait_end(th);
+  th->held = l;
+}
+#endif
+
+typedef struct pb_locked {
+#ifdef Py_GIL_DISABLED
+  pb_call_lock *lock, *outer;
+#else
+  char none;
+#endif
+} pb_locked;
+
+/*
+ * Takes h's call lock for a call on thread th (a free-threaded Python: see
+ * pb_holder.lock). Called attached, after pb_enter_on: a wait for it
+ * detaches, as a wait for the GIL would. Nothing in a build with a GIL.
+ *
+ * A thread holds at most one call lock, its innermost callback's, and
+ * never waits for one while it holds another: a callback that calls
+ * another instance (a host service such as alloc_output executing another
+ * op, plugin code calling libpyop) gives its own lock back until that call
+ * returns. Two threads that nest into each other's instances therefore
+ * never wait for each other forever; the outer instance may see a call from
+ * another thread while it waits for the inner one (docs/host-guide.md,
+ * "Free-threaded Python"). A call of the lock this thread already holds
+ * (the same instance, or one sharing its object) takes nothing: it does
+ * not wait for itself, as under the GIL.
+ */
+static inline pb_locked holder_lock(pb_holder *h, pb_thread *th, int kind) {
+#ifdef Py_GIL_DISABLED
+  pb_call_lock *l = h->lock, *outer = th->held;
+  assert(l != NULL);
+  if (outer == l)
+    return (pb_locked){NULL, NULL};
+  if (outer != NULL) {
+    th->held = NULL;
+    PB_MUTEX_UNLOCK(&outer->mutex);
+  }
+  call_lock_take(th, l, kind, h->op);
+  return (pb_locked){l, outer};
 #else
   (void)h;
   (void)th;
-  return false;
+  (void)kind;
+  return (pb_locked){0};
 #endif
 }
 
-/* Gives back what holder_lock took (taken: its result). */
-static inline void holder_unlock(pb_holder *h, bool taken) {
+/* Gives back what holder_lock took, then takes the outer call's lock
+ * again (holding none while it waits for it). */
+static inline void holder_unlock(pb_thread *th, pb_locked k) {
 #ifdef Py_GIL_DISABLED
-  if (taken) {
-    atomic_store_explicit(&h->lock_owner, NULL, memory_order_relaxed);
-    PB_MUTEX_UNLOCK(&h->lock);
+  if (k.lock == NULL)
+    return;
+  assert(th->held == k.lock);
+  PB_MUTEX_UNLOCK(&k.lock->mutex);
+  th->held = NULL;
+  if (k.outer != NULL) {
+    const pb_frame *f = th->frame; /* the outer call's */
+    call_lock_take(th, k.outer, f != NULL ? f->kind : -1, f != NULL ? f->holder->op : NULL);
   }
 #else
-  (void)h;
-  (void)taken;
+  (void)th;
+  (void)k;
 #endif
 }
 
@@ -1210,8 +1252,8 @@ static int store_infer_result(const pb_holder *h, PyObject *res, const pyop_infe
   if (seq == NULL)
     return -1;
   if ((size_t)PyTuple_GET_SIZE(seq) != n) {
-    PyErr_Format(PyExc_ValueError, "infer_meta returned %zd outputs, the op has %zu",
-                 PyTuple_GET_SIZE(seq), n);
+    PyErr_Format(PyExc_ValueError, "infer_meta returned %zd %s, the op has %zu",
+                 PyTuple_GET_SIZE(seq), PB_PLURAL(PyTuple_GET_SIZE(seq), "output", "outputs"), n);
     Py_DECREF(seq);
     return -1;
   }
@@ -1279,11 +1321,11 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
-  bool locked = holder_lock(h, th);
+  pb_locked locked = holder_lock(h, th, kind);
   if (__builtin_expect(h->escaped != NULL || h->escape_untracked, 0)) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
-      holder_unlock(h, locked);
+      holder_unlock(th, locked);
       pb_leave(st);
       return refused;
     }
@@ -1291,7 +1333,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in);
   if (rc != PYOP_OK) {
-    holder_unlock(h, locked);
+    holder_unlock(th, locked);
     pb_leave(st);
     return rc;
   }
@@ -1319,7 +1361,11 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
     }
   }
   rc = call_end(&c, kind, rc);
-  holder_unlock(h, locked);
+  holder_unlock(th, locked);
+#ifdef Py_GIL_DISABLED
+  if (rc != PYOP_EINTR) /* no Python after pb_interrupt_caller */
+    pb_gil_watch_after(kind, h->op);
+#endif
   pb_leave(st);
   return rc;
 }
@@ -1331,8 +1377,9 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
     return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
   pb_holder *h = holder;
   if (h->op->is_impl || (size_t)h->op->n_outputs != args->n_outputs)
-    return pb_error(PYOP_EINVAL, "bridge infer_meta of op '%s': %zu outputs asked, the "
-                    "prototype has %ld", h->op->op_type, args->n_outputs, h->op->n_outputs);
+    return pb_error(PYOP_EINVAL, "bridge infer_meta of op '%s': %zu %s asked, the "
+                    "prototype has %ld", h->op->op_type, args->n_outputs,
+                    PB_PLURAL(args->n_outputs, "output", "outputs"), h->op->n_outputs);
   return call_with_inputs(holder, PB_INFER, args, args->inputs, args->n_inputs);
 }
 
@@ -1353,11 +1400,11 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     return no_python(h, kind);
   pb_thread *th = pb_thread_self();
   pb_gil st = pb_enter_on(th, kind, h->op);
-  bool locked = holder_lock(h, th);
+  pb_locked locked = holder_lock(h, th, kind);
   if (h->escaped != NULL || h->escape_untracked) {
     int refused = holder_check_escapes(h, kind);
     if (refused != PYOP_OK) {
-      holder_unlock(h, locked);
+      holder_unlock(th, locked);
       pb_leave(st);
       return refused;
     }
@@ -1365,7 +1412,7 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
   pb_call c;
   int rc = call_begin(&c, th, h, kind, args, n_in + n_out);
   if (rc != PYOP_OK) {
-    holder_unlock(h, locked);
+    holder_unlock(th, locked);
     pb_leave(st);
     return rc;
   }
@@ -1383,7 +1430,11 @@ static int call_with_descs(pb_holder *h, int kind, const void *args,
     }
   }
   rc = call_end(&c, kind, rc);
-  holder_unlock(h, locked);
+  holder_unlock(th, locked);
+#ifdef Py_GIL_DISABLED
+  if (rc != PYOP_EINTR) /* no Python after pb_interrupt_caller */
+    pb_gil_watch_after(kind, h->op);
+#endif
   pb_leave(st);
   return rc;
 }

@@ -129,6 +129,18 @@ static char *wait_line(const char *call, long tid) {
       call, tid, PB_WATCH_SECONDS);
 }
 
+/* The watch's line for a call that waited PB_WATCH_SECONDS for the call
+ * lock of its instance (a free-threaded Python; malloc'd). */
+static char *lock_wait_line(const char *call, long tid) {
+  return pb_strdupf(
+      "%s on thread %ld has waited %d s for the lock of its op instance (a free-threaded "
+      "Python runs one call of an instance, or of the instances sharing a GE object, at a "
+      "time): another thread is inside a call of it and has not returned, such as a host "
+      "service of that call (alloc_output, alloc_workspace) waiting for this thread's call, "
+      "or a long computation; see docs/host-guide.md, \"Free-threaded Python\"",
+      call, tid, PB_WATCH_SECONDS);
+}
+
 /* Per watched thread, kept by the watch thread only. */
 typedef struct watch_seen {
   const pb_thread *t;
@@ -164,13 +176,16 @@ static void *watch_main(void *arg) {
       if (scans != PB_WATCH_SECONDS || n_lines == sizeof lines / sizeof lines[0])
         continue; /* logged once per wait: when it reaches the threshold */
       int kind = atomic_load_explicit(&t->wait_kind, memory_order_relaxed);
+      bool call_lock = kind >= PB_WAIT_CALL_LOCK - 1;
+      if (call_lock)
+        kind -= PB_WAIT_CALL_LOCK;
       const pb_op *op = atomic_load_explicit(&t->wait_op, memory_order_acquire);
       char call[200];
       if (kind >= 0 && kind < PB_NKINDS && op != NULL)
         snprintf(call, sizeof call, "%s of op '%s'", pb_kind_names[kind], op->op_type);
       else
         snprintf(call, sizeof call, "a libpyop call (load, create or destroy)");
-      lines[n_lines++] = wait_line(call, t->tid);
+      lines[n_lines++] = call_lock ? lock_wait_line(call, t->tid) : wait_line(call, t->tid);
     }
     memcpy(seen, now, n_now * sizeof now[0]);
     n_seen = n_now;

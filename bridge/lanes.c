@@ -107,11 +107,14 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
   }
   lanes_asked = n;
   const char *why = n ? lanes_impossible() : NULL;
+#ifdef Py_GIL_DISABLED
+  const char *then = "the Python ops run in the main interpreter, those of different op "
+                     "instances in parallel";
+#else
+  const char *then = "every Python op runs serially in the main interpreter";
+#endif
   if (why != NULL)
-    pb_log(PYOP_LOG_WARN,
-           "lanes: %" PRIu32 " asked for, but %s: every Python op runs serially in the main "
-           "interpreter",
-           n, why);
+    pb_log(PYOP_LOG_WARN, "lanes: %" PRIu32 " asked for, but %s: %s", n, why, then);
   return PYOP_OK;
 }
 
@@ -541,8 +544,8 @@ static int lanes_start(uint32_t n) {
     pb_lanes_stop();
     PyEval_RestoreThread(main);
   } else {
-    pb_log(PYOP_LOG_INFO, "lanes: %u sub-interpreters with their own GIL started",
-           (unsigned)n);
+    pb_log(PYOP_LOG_INFO, "lanes: %u %s with their own GIL started", (unsigned)n,
+           PB_PLURAL(n, "sub-interpreter", "sub-interpreters"));
   }
   return rc;
 }
@@ -672,8 +675,9 @@ static int disp_create_in(void *ctx, const pyop_attr_view *attrs, size_t n, uint
   if (lane == 0)
     return disp_create(ctx, attrs, n, out);
   if (lane > op->n_lanes)
-    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u lanes)",
-                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes);
+    return pb_error(PYOP_EINVAL, "create_holder of op '%s': lane %u does not exist (%u %s)",
+                    op->op_type, (unsigned)lane, (unsigned)op->n_lanes,
+                    PB_PLURAL(op->n_lanes, "lane", "lanes"));
   return hold(op->lane_cb[lane - 1], op->lane_ctx[lane - 1], attrs, n, out);
 }
 

@@ -51,10 +51,14 @@
  */
 typedef struct pb_ctx {
   PyObject_HEAD
-  pb_frame *frame;  /* NULL once the callback returned */
+  /* NULL once the callback returned. Another thread may read it (and is
+   * then refused by the owner check), or read and set _x: in a
+   * free-threaded build frame and ext change together in the context's
+   * critical section (pb_frame_ctx_end, ctx_x_set). */
+  PB_SHARED(pb_frame *) frame;
   pb_thread *owner; /* the thread running the callback (its &pb_tls) */
   int kind;
-  PyObject *ext;    /* _x: what a package keeps for the call (ge: its context), or NULL */
+  PB_SHARED(PyObject *) ext; /* _x: what a package keeps for the call (ge: its context), or NULL */
 } pb_ctx;
 
 static const struct {
@@ -325,8 +329,9 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     return -1;
   }
   if (len > self->t.nbytes || len > (uint64_t)PY_SSIZE_T_MAX) {
-    PyErr_Format(PyExc_BufferError, "tensor of %llu elements needs %llu bytes, buffer has %llu",
-                 (unsigned long long)(len / isz), (unsigned long long)len,
+    PyErr_Format(PyExc_BufferError, "tensor of %llu %s needs %llu %s, buffer has %llu",
+                 (unsigned long long)(len / isz), PB_PLURAL(len / isz, "element", "elements"),
+                 (unsigned long long)len, PB_PLURAL(len, "byte", "bytes"),
                  (unsigned long long)self->t.nbytes);
     return -1;
   }
@@ -354,6 +359,16 @@ static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
       view->format = "B";
   }
   self->exports++;
+#ifdef Py_GIL_DISABLED
+  /* Counted first, then checked again: a call ending on another thread
+   * either sees this count or has cleared valid by now (pb_tensor). */
+  if (!self->valid) {
+    self->exports--;
+    Py_CLEAR(view->obj);
+    PyErr_SetString(PyExc_RuntimeError, "tensor used outside its callback");
+    return -1;
+  }
+#endif
   return 0;
 }
 
@@ -405,16 +420,56 @@ static PyType_Spec tensor_spec = {
  * subclass in __pyop_input_view__ (callbacks.c). ViewBase() itself makes an
  * invalid view of nothing: the subclass's objects made in Python.
  */
-static PyObject *view_x_get(PyObject *o, void *c) {
-  (void)c;
-  PyObject *x = ((pb_tensor *)o)->ext;
-  return Py_NewRef(x != NULL ? x : Py_None);
+/* The _x of a view or a context: *slot, a field of o read in o's critical
+ * section (None when NULL). New reference. */
+static PyObject *ext_get(PyObject *o, PB_SHARED(PyObject *) *slot) {
+  PyObject *x;
+  PB_CS_BEGIN(o);
+  x = *slot;
+  x = Py_NewRef(x != NULL ? x : Py_None);
+  PB_CS_END(o);
+  return x;
 }
 
+/*
+ * _x = v (None or a delete: NULL) of a view or a context: stored in *slot
+ * in o's critical section while live(o) holds there (its call runs), or
+ * when v clears it and clear_any; else RuntimeError(refused), as nothing
+ * would drop the value after the call. The old value goes after the
+ * section. 0 or -1.
+ */
+static int ext_set(PyObject *o, PB_SHARED(PyObject *) *slot, PyObject *v,
+                   bool (*live)(PyObject *), bool clear_any, const char *refused) {
+  PyObject *x = v == Py_None ? NULL : Py_XNewRef(v), *old = NULL;
+  bool ok;
+  PB_CS_BEGIN(o);
+  ok = (x == NULL && clear_any) || live(o);
+  if (ok) {
+    old = *slot;
+    *slot = x;
+  }
+  PB_CS_END(o);
+  if (!ok) {
+    Py_XDECREF(x);
+    PyErr_SetString(PyExc_RuntimeError, refused);
+    return -1;
+  }
+  Py_XDECREF(old);
+  return 0;
+}
+
+static bool view_live(PyObject *o) { return ((pb_tensor *)o)->valid; }
+
+static PyObject *view_x_get(PyObject *o, void *c) {
+  (void)c;
+  return ext_get(o, &((pb_tensor *)o)->ext);
+}
+
+/* _x = v while the view's call runs; _x = None (or del) always clears it. */
 static int view_x_set(PyObject *o, PyObject *v, void *c) {
   (void)c;
-  Py_XSETREF(((pb_tensor *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
-  return 0;
+  return ext_set(o, &((pb_tensor *)o)->ext, v, view_live, true,
+                 "tensor used outside its callback");
 }
 
 static int view_traverse(PyObject *o, visitproc visit, void *arg) {
@@ -423,15 +478,18 @@ static int view_traverse(PyObject *o, visitproc visit, void *arg) {
   return 0;
 }
 
+/* The collector runs it with every other thread stopped. */
 static int view_clear(PyObject *o) {
-  Py_CLEAR(((pb_tensor *)o)->ext);
+  PyObject *x = ((pb_tensor *)o)->ext;
+  ((pb_tensor *)o)->ext = NULL;
+  Py_XDECREF(x);
   return 0;
 }
 
 static void view_dealloc(PyObject *o) {
   PyTypeObject *tp = Py_TYPE(o);
   PyObject_GC_UnTrack(o);
-  Py_CLEAR(((pb_tensor *)o)->ext);
+  view_clear(o);
   assert(((pb_tensor *)o)->owned == NULL);
   tp->tp_free(o);
   Py_DECREF(tp);
@@ -560,8 +618,13 @@ int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, si
 
 void pb_frame_ctx_end(pb_frame *f) {
   pb_ctx *c = (pb_ctx *)f->ctx;
+  PyObject *x; /* what a package kept for the call (and its cycle through c) */
+  PB_CS_BEGIN(f->ctx);
   c->frame = NULL;
-  Py_CLEAR(c->ext); /* what a package kept for the call (and its cycle through c) */
+  x = c->ext;
+  c->ext = NULL;
+  PB_CS_END(f->ctx);
+  Py_XDECREF(x);
   Py_CLEAR(f->ctx);
 }
 
@@ -600,7 +663,7 @@ bool pb_frame_end_exported(pb_frame *f, size_t from, char **why) {
   for (size_t i = from; i < f->n_made; i++) {
     pb_tensor *t = (pb_tensor *)f->made[i].obj;
     t->valid = false;
-    Py_CLEAR(t->ext);
+    pb_tensor_drop_ext(t);
   }
   pb_collect_garbage();
   bool ok = true;
@@ -808,8 +871,8 @@ static __attribute__((cold, noinline)) void output_index_error(const pb_frame *f
     }
     s->release_proto(info);
   }
-  PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)%s",
-               index, n, hint);
+  PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu %s)%s",
+               index, n, PB_PLURAL(n, "output", "outputs"), hint);
 }
 
 static PyObject *ctx_malloc_output_tensor(PyObject *o, PyObject *args, PyObject *kw) {
@@ -896,13 +959,13 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
     return NULL;
   const pyop_exec_args *a = f->args;
   if (index < 0 || (uint64_t)index >= a->n_outputs) {
-    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu outputs)",
-                 (long long)index, a->n_outputs);
+    PyErr_Format(PyExc_IndexError, "output index %lld out of range (the op has %zu %s)",
+                 (long long)index, a->n_outputs, PB_PLURAL(a->n_outputs, "output", "outputs"));
     return NULL;
   }
   if (input < 0 || (uint64_t)input >= a->n_inputs) {
-    PyErr_Format(PyExc_IndexError, "input index %lld out of range (the op has %zu inputs)",
-                 (long long)input, a->n_inputs);
+    PyErr_Format(PyExc_IndexError, "input index %lld out of range (the op has %zu %s)",
+                 (long long)input, a->n_inputs, PB_PLURAL(a->n_inputs, "input", "inputs"));
     return NULL;
   }
   const pyop_exec_services *s = a->services;
@@ -946,7 +1009,8 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   int rc = s->alloc_workspace(s->ctx, nbytes, &p);
   if (rc != 0 || (p == NULL && nbytes > 0)) {
     char what[80];
-    snprintf(what, sizeof what, "allocate a workspace of %llu bytes", (unsigned long long)nbytes);
+    snprintf(what, sizeof what, "allocate a workspace of %llu %s", (unsigned long long)nbytes,
+             PB_PLURAL(nbytes, "byte", "bytes"));
     if (rc != 0) {
       service_failed(f, rc, what);
     } else {
@@ -1215,26 +1279,25 @@ static PyObject *ctx_view(PyObject *o, void *c) {
   return Py_NewRef(tp != NULL ? tp : Py_None);
 }
 
+static bool ctx_live(PyObject *o) { return ((pb_ctx *)o)->frame != NULL; }
+
 static PyObject *ctx_x_get(PyObject *o, void *c) {
   (void)c;
-  PyObject *x = ((pb_ctx *)o)->ext;
-  return Py_NewRef(x != NULL ? x : Py_None);
+  return ext_get(o, &((pb_ctx *)o)->ext);
 }
 
-/* _x = v: kept until the callback ends (refused after it: nothing would
- * drop it, and it may hold the context). */
+/* _x = v: kept until the callback ends (refused after it, even None:
+ * nothing would drop it, and it may hold the context). */
 static int ctx_x_set(PyObject *o, PyObject *v, void *c) {
   (void)c;
-  if (((pb_ctx *)o)->frame == NULL) {
-    PyErr_SetString(PyExc_RuntimeError, "_x: context used outside its callback");
-    return -1;
-  }
-  Py_XSETREF(((pb_ctx *)o)->ext, Py_XNewRef(v == Py_None ? NULL : v));
-  return 0;
+  return ext_set(o, &((pb_ctx *)o)->ext, v, ctx_live, false,
+                 "_x: context used outside its callback");
 }
 
 static void ctx_dealloc(PyObject *o) {
-  Py_CLEAR(((pb_ctx *)o)->ext);
+  PyObject *x = ((pb_ctx *)o)->ext; /* nothing else holds o */
+  ((pb_ctx *)o)->ext = NULL;
+  Py_XDECREF(x);
   heap_dealloc(o);
 }
 

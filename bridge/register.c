@@ -68,12 +68,18 @@ static void arena_free(pb_arena *a) {
 
 static PyObject *saved_foreign_pyop; /* a "pyop" found in sys.modules before ours */
 
-static void drop_package_modules(void) {
+/* Removes pyop and pyop.* from sys.modules (a foreign pyop saved at the
+ * import goes back); in a free-threaded build returns the modules removed
+ * (a new list, for pb_modules_release), else NULL. */
+static PyObject *drop_package_modules(void) {
   PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
-  PyObject *keys = PyDict_Keys(mods);
+  PyObject *keys = PyDict_Keys(mods), *removed = NULL;
+#ifdef Py_GIL_DISABLED
+  removed = PyList_New(0);
+#endif
   if (keys == NULL) {
     PyErr_Clear();
-    return;
+    return removed;
   }
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
     PyObject *k = PyList_GET_ITEM(keys, i);
@@ -85,16 +91,24 @@ static void drop_package_modules(void) {
       continue;
     }
     if (strcmp(s, "pyop") == 0 || strncmp(s, "pyop.", 5) == 0) {
+#ifdef Py_GIL_DISABLED
+      PyObject *m = NULL;
+      if (removed != NULL && PyDict_GetItemRef(mods, k, &m) > 0 && PyList_Append(removed, m) < 0)
+        Py_CLEAR(removed);
+      Py_XDECREF(m);
+#endif
       if (PyDict_DelItem(mods, k) < 0)
         PyErr_Clear();
     }
   }
   Py_DECREF(keys);
+  PyErr_Clear();
   if (saved_foreign_pyop != NULL) {
     if (PyDict_SetItemString(mods, "pyop", saved_foreign_pyop) < 0)
       PyErr_Clear();
     Py_CLEAR(saved_foreign_pyop);
   }
+  return removed;
 }
 
 /*
@@ -210,16 +224,26 @@ static void py_state_image_objects(PyObject **out) {
 
 void pb_package_drop(void) {
   pb_exit_watch_unregister();
+#ifdef Py_GIL_DISABLED
+  pb_gil_watch_stop(true);
+#endif
+  /* The modules the package's shutdown (ge's) and the drop removed. */
+  PyObject *removed[2] = {NULL, NULL};
   if (pb.fn_loader_shutdown != NULL) {
-    PyObject *r = PyObject_CallNoArgs(pb.fn_loader_shutdown);
-    if (r == NULL)
+    removed[0] = PyObject_CallNoArgs(pb.fn_loader_shutdown);
+    if (removed[0] == NULL)
       PyErr_Clear();
-    Py_XDECREF(r);
   }
   if (pb.pkg != NULL)
-    drop_package_modules();
+    removed[1] = drop_package_modules();
   py_state_release(0);
   clear_typing_caches();
+  for (int i = 0; i < 2; i++) {
+#ifdef Py_GIL_DISABLED
+    pb_modules_release(removed[i]);
+#endif
+    Py_XDECREF(removed[i]);
+  }
   /* Watch the objects whose code or static data live in this image. */
   PyObject *watch[PB_N_IMAGE_OBJECTS];
   PyObject *refs[PB_N_IMAGE_OBJECTS] = {NULL};
@@ -816,11 +840,52 @@ done:
   return rc;
 }
 
+/*
+ * OpProto.<name> (input_dtypes / output_dtypes: a tuple of n (mask, symbol)
+ * or None) as views in the arena; *out NULL for None. *keep holds the tuple
+ * (the symbols' UTF-8 lives in it) until the caller releases it. -1 with an
+ * exception on failure.
+ */
+static int dtype_sets(PyObject *desc, const char *name, size_t n, pb_arena *arena,
+                      PyObject **keep, const pyop_dtype_set_view **out) {
+  *out = NULL;
+  PyObject *t = PyObject_GetAttrString(desc, name);
+  if (t == NULL)
+    return -1;
+  *keep = t;
+  if (t == Py_None)
+    return 0;
+  if (!PyTuple_Check(t) || (size_t)PyTuple_GET_SIZE(t) != n) {
+    PyErr_Format(PyExc_TypeError, "OpProto.%s must be a tuple of %zu (mask, symbol)", name, n);
+    return -1;
+  }
+  pyop_dtype_set_view *a = arena_alloc(arena, n, sizeof *a);
+  if (a == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    PyObject *e = PyTuple_GET_ITEM(t, (Py_ssize_t)i);
+    int64_t mask = 0;
+    if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 2) {
+      PyErr_Format(PyExc_TypeError, "OpProto.%s[%zu] must be (mask, symbol)", name, i);
+      return -1;
+    }
+    if (pb_int_in(PyTuple_GET_ITEM(e, 0), 0, INT64_MAX, &mask, "OpProto.%s[%zu] mask", name,
+                  i) < 0 ||
+        view_of(PyTuple_GET_ITEM(e, 1), &a[i].symbol) < 0)
+      return -1;
+    a[i].mask = (uint64_t)mask;
+  }
+  *out = a;
+  return 0;
+}
+
 /* Builds the proto view of desc and calls add_proto (see pb_add_result). */
 static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
                                int *status) {
   PyObject *keep[PB_KEEP] = {NULL, NULL, NULL, NULL};
-  PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL;
+  PyObject *inputs = NULL, *outputs = NULL, *attrs = NULL, *in_dt = NULL, *out_dt = NULL;
   int32_t *out_kinds = NULL, *in_flags = NULL, *alias = NULL;
   pb_arena arena = {0};
   pyop_proto_view v;
@@ -856,7 +921,9 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   }
   if (int_tuple(desc, "output_kinds", no, PYOP_IO_REQUIRED, &arena, &out_kinds) < 0 ||
       int_tuple(desc, "input_flags", ni, 0, &arena, &in_flags) < 0 ||
-      int_tuple(desc, "output_alias", no, -1, &arena, &alias) < 0)
+      int_tuple(desc, "output_alias", no, -1, &arena, &alias) < 0 ||
+      dtype_sets(desc, "input_dtypes", ni, &arena, &in_dt, &v.input_dtypes) < 0 ||
+      dtype_sets(desc, "output_dtypes", no, &arena, &out_dt, &v.output_dtypes) < 0)
     goto out;
   op->n_kinds = ni;
   op->n_outputs = (long)no;
@@ -916,6 +983,13 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
   v.callbacks = &op->callbacks;
   v.input_flags = (const uint32_t *)in_flags;
   v.output_alias = alias;
+  if (pb.abi_minor < 7 && (v.input_dtypes != NULL || v.output_dtypes != NULL)) {
+    /* An older loader would drop the constraints: refuse rather than lose them. */
+    PyErr_Format(PyExc_TypeError, "op '%s' (%s) declares data types (dtypes=), which needs "
+                 "bridge ABI 1.7; the loaded libpyop speaks 1.%u", op->op_type, op->where,
+                 (unsigned)pb.abi_minor);
+    goto out;
+  }
   if (pb.abi_minor < 1) {
     /* A loader of ABI 1.0 reads neither the 1.1 members nor lists of
      * outputs: an op that needs them cannot be handed over. */
@@ -937,6 +1011,8 @@ static pb_add_result add_proto(const pyop_registrar *reg, PyObject *desc, pb_op 
     v.struct_size = offsetof(pyop_proto_view, source_digest); /* a loader of 1.1/1.2 */
   } else if (pb.abi_minor < 6) {
     v.struct_size = offsetof(pyop_proto_view, serial_reason); /* a loader of 1.3..1.5 */
+  } else if (pb.abi_minor < 7) {
+    v.struct_size = offsetof(pyop_proto_view, input_dtypes); /* a loader of 1.6 */
   }
   if (pb_lanes_view(op, v.key, v.source_digest, v.source_file, &v.serial_reason, &v.lanes) < 0)
     goto out;
@@ -947,6 +1023,8 @@ out:
   Py_XDECREF(inputs);
   Py_XDECREF(outputs);
   Py_XDECREF(attrs);
+  Py_XDECREF(in_dt);
+  Py_XDECREF(out_dt);
   arena_free(&arena);
   return op_settle(op, converted, rc, status, list, keep);
 }
@@ -1189,6 +1267,9 @@ static void unload(PyObject *modules) {
     pb_log(PYOP_LOG_WARN, "removing plugin modules failed");
     PyErr_Clear();
   }
+#ifdef Py_GIL_DISABLED
+  pb_modules_release(r); /* the module objects removed */
+#endif
   Py_XDECREF(r);
 }
 
@@ -1200,74 +1281,6 @@ static void unload(PyObject *modules) {
  * returns the registrar's status without overwriting the error detail the
  * registrar recorded.
  */
-#ifdef Py_GIL_DISABLED
-/* sys._is_gil_enabled(): 1, 0, or -1 when it cannot be told (no exception
- * left). */
-static int gil_enabled(void) {
-  PyObject *fn = PySys_GetObject("_is_gil_enabled"); /* borrowed */
-  PyObject *r = fn != NULL ? PyObject_CallNoArgs(fn) : NULL;
-  int on = r == NULL ? -1 : PyObject_IsTrue(r);
-  Py_XDECREF(r);
-  if (on < 0)
-    PyErr_Clear();
-  return on;
-}
-
-/*
- * After a load that turned the GIL of a free-threaded Python back on (an
- * extension module that does not declare Py_mod_gil was imported, and
- * CPython enables the GIL for the whole process): a warning naming the
- * extension modules the load imported (new in sys.modules since before,
- * with a shared-object file outside CPython's lib-dynload), since every
- * Python op of every host thread runs one at a time from now on.
- */
-static void warn_gil_enabled(PyObject *before) {
-  PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
-  PyObject *keys = PyDict_Keys(mods);
-  /* CPython's own extension modules (lib-dynload) all declare it. */
-  PyObject *std = PySys_GetObject("_stdlib_dir"); /* borrowed */
-  const char *stdlib = std != NULL && PyUnicode_Check(std) ? PyUnicode_AsUTF8(std) : NULL;
-  char dynload[4096] = "";
-  if (stdlib != NULL)
-    snprintf(dynload, sizeof dynload, "%s/lib-dynload/", stdlib);
-  char names[512] = "";
-  size_t used = 0, n = 0;
-  for (Py_ssize_t i = 0; keys != NULL && i < PyList_GET_SIZE(keys); i++) {
-    PyObject *k = PyList_GET_ITEM(keys, i);
-    if (before != NULL && PyDict_Contains(before, k) != 0)
-      continue;
-    PyObject *m = NULL; /* a new reference: other threads may change sys.modules */
-    PyObject *file = PyDict_GetItemRef(mods, k, &m) > 0 ? PyObject_GetAttrString(m, "__file__")
-                                                        : NULL;
-    Py_XDECREF(m);
-    const char *f = file != NULL && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
-    const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-    size_t fl = f != NULL ? strlen(f) : 0;
-    if (f != NULL && name != NULL && fl > 3 && strcmp(f + fl - 3, ".so") == 0 &&
-        (dynload[0] == '\0' || strncmp(f, dynload, strlen(dynload)) != 0)) {
-      int w = snprintf(names + used, sizeof names - used, "%s'%s' (%s)", n ? ", " : "", name, f);
-      if (w > 0 && (size_t)w < sizeof names - used)
-        used += (size_t)w;
-      n++;
-    }
-    Py_XDECREF(file);
-    PyErr_Clear();
-  }
-  Py_XDECREF(keys);
-  PyErr_Clear();
-  pb_log(PYOP_LOG_WARN,
-         "loading the plugins turned the GIL of this free-threaded Python back on: %s%s%s "
-         "not declare that it can run without it (Py_mod_gil), so from now on the Python "
-         "ops of all host threads run one at a time. Use a build of it for free-threaded "
-         "Python, or set PYTHON_GIL=0 to keep the GIL off at your own risk "
-         "(docs/host-guide.md, \"Python ops in parallel\")",
-         n > 1    ? "an extension module the load imported, one of "
-         : n == 1 ? "the extension module "
-                  : "an extension module the plugins imported",
-         names, n > 1 ? ", does" : " does");
-}
-#endif
-
 int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths) {
   if (reg == NULL || reg->struct_size < offsetof(pyop_registrar, add_impl) + sizeof(reg->add_impl) ||
       reg->add_proto == NULL || reg->add_impl == NULL)
@@ -1298,14 +1311,13 @@ int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths
     goto py_fail;
   guarded = true;
 #ifdef Py_GIL_DISABLED
-  bool gil_was_off = gil_enabled() == 0;
+  bool gil_was_off = pb_gil_enabled() == 0;
 #endif
   res = PyObject_CallOneArg(pb.fn_load, list);
 #ifdef Py_GIL_DISABLED
   if (gil_was_off) {
     PyObject *exc = pb_exc_fetch(); /* a failed load's, kept for its message */
-    if (gil_enabled() == 1)
-      warn_gil_enabled(guard.modules);
+    pb_gil_watch_load(guard.modules);
     pb_exc_restore(exc);
   }
 #endif
@@ -1371,6 +1383,9 @@ out:
 }
 
 void pb_package_forget(void) {
+#ifdef Py_GIL_DISABLED
+  pb_gil_watch_stop(false);
+#endif
   ops_free(pb.ops); /* pb_python_usable() is false: C memory only */
   pb.ops = NULL;
   saved_foreign_pyop = NULL;

@@ -18,6 +18,9 @@
  * is dlclosed. Candidates after the one that loaded stay UNTRIED.
  */
 #include "bridge_loader.h"
+
+#include "build_facts.h"
+#include "start_python.h"
 #include "registry.h"
 #include "trust.h"
 
@@ -37,14 +40,13 @@
 #if UINTPTR_MAX > 0xffffffffu
 PYOP__ENDS_WITH(pyop_io_view, reserved_);
 PYOP__ENDS_WITH(pyop_bridge_config, reserved_lanes_);
-PYOP__ENDS_WITH(pyop_proto_view, reserved_);
 PYOP__ENDS_WITH(pyop_impl_view, reserved_);
 #else
 PYOP__ENDS_WITH(pyop_io_view, kind);
 PYOP__ENDS_WITH(pyop_bridge_config, lanes);
-PYOP__ENDS_WITH(pyop_proto_view, lanes);
 PYOP__ENDS_WITH(pyop_impl_view, lanes);
 #endif
+PYOP__ENDS_WITH(pyop_proto_view, output_dtypes);
 PYOP__ENDS_WITH(pyop_attr_view, default_value);
 PYOP__ENDS_WITH(pyop_infer_args, add_output);
 PYOP__ENDS_WITH(pyop_exec_services, alias_output);
@@ -415,9 +417,65 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
   return cand_drop(&a);
 }
 
+/* Whether candidate it was built for the running Python (its manifest
+ * matched): its status came from a stage after the match. */
+static bool cand_matched(const pyop__candidate *it) {
+  switch (it->status) {
+    case PYOP__CAND_INVALID_PATH:
+    case PYOP__CAND_MANIFEST_INVALID:
+    case PYOP__CAND_MANIFEST_MISMATCH:
+    case PYOP__CAND_DUPLICATE:
+      return false;
+  }
+  return true;
+}
+
+/*
+ * Appends the fix when no candidate was built for the running Python (key,
+ * "cp312-x86_64"): when the build made one, its artifact is missing from
+ * the root (install it, or name it in PYOP_BRIDGE_DIR); else build a bridge
+ * for that Python (-DPYOP_PYTHONS, with the list this libpyop was built
+ * with), or run under a Python there is one for.
+ */
+static void no_bridge_fix(const pyop__candidates *cands, const char *key, const char *root,
+                          pyop__sb *msg) {
+  for (size_t i = 0; i < cands->n; i++)
+    if (cand_matched(&cands->items[i])) return;
+  if (pyop__build_has_artifact(key)) {
+    pyop__sb_printf(msg, "\n  this libpyop was built with a bridge for %s, but its artifact "
+                         "directory is not in %s: install the build's lib/pyop/artifacts "
+                         "with it (cmake --install), or name the directory in "
+                         "PYOP_BRIDGE_DIR",
+                    key, root);
+    return;
+  }
+  char ver[16] = "";
+  unsigned minor = 0;
+  if (key[0] == 'c' && key[1] == 'p' && key[2] >= '1' && key[2] <= '9' &&
+      sscanf(key + 3, "%u", &minor) == 1)
+    snprintf(ver, sizeof ver, "%c.%u", key[2], minor);
+  pyop__sb_printf(msg, "\n  this libpyop has no bridge for %s: add that Python%s%s to "
+                       "-DPYOP_PYTHONS",
+                  key, ver[0] ? " " : "", ver);
+  if (PYOP_BUILD_PYTHONS[0])
+    pyop__sb_printf(msg, " (it was built with -DPYOP_PYTHONS=\"%s\"; e.g. "
+                         "-DPYOP_PYTHONS=\"%s;/path/to/python%s\")",
+                    PYOP_BUILD_PYTHONS, PYOP_BUILD_PYTHONS, ver[0] ? ver : "3");
+  pyop__sb_puts(msg, ", rebuild and reinstall");
+  const char *sep = "; or run under a Python it has a bridge for: ";
+  for (size_t i = 0; i < cands->n; i++) {
+    const pyop__candidate *it = &cands->items[i];
+    if (it->status != PYOP__CAND_MANIFEST_MISMATCH || !it->manifest.python_tag) continue;
+    pyop__sb_printf(msg, "%s%s%s-%s", sep, it->manifest.python_tag, it->manifest.abi_flags,
+                    it->manifest.platform);
+    sep = ", ";
+  }
+}
+
 /*
  * Tries the UNTRIED candidates in order (see header and the file comment).
- * On PYOP_ENOBRIDGE the last error is one message listing every candidate.
+ * On PYOP_ENOBRIDGE the last error is one message listing every candidate,
+ * and the fix when none was built for this Python.
  */
 int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t lanes,
                       pyop__bridge *out) {
@@ -438,14 +496,15 @@ int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t l
   pyop__sb_printf(&msg, "no usable bridge for %s in %s:\n", key, root);
   if (cands->n == 0) pyop__sb_puts(&msg, "  (no artifact directory found)\n");
   pyop__candidates_report(cands, &msg);
+  if (msg.len && msg.buf[msg.len - 1] == '\n') msg.buf[--msg.len] = '\0';
+  no_bridge_fix(cands, key, root, &msg);
   if (msg.oom) {
     pyop__sb_free(&msg);
     return pyop__error(PYOP_ENOMEM,
                        "no usable bridge for %s in %s (out of memory while "
-                       "listing the %zu candidates)",
-                       key, root, cands->n);
+                       "listing the %zu %s)",
+                       key, root, cands->n, PYOP__PLURAL(cands->n, "candidate", "candidates"));
   }
-  if (msg.len && msg.buf[msg.len - 1] == '\n') msg.buf[--msg.len] = '\0';
   int rc = pyop__error(PYOP_ENOBRIDGE, "%s", pyop__sb_str(&msg));
   pyop__sb_free(&msg);
   return rc;

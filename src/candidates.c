@@ -207,8 +207,10 @@ static bool manifest_matches(const pyop__runtime_key *key,
 
 /*
  * Checks one artifact directory (st: its stat, or stat_err the errno of a
- * failed stat): a directory, a readable valid manifest, matching the key. Leaves it UNTRIED with a rank, or rejected with a
- * reason. PYOP_OK or PYOP_ENOMEM.
+ * failed stat): a directory, a readable valid manifest, matching the key
+ * (any manifest when key is NULL: the listing of pyop__artifacts_list).
+ * Leaves it UNTRIED with a rank, or rejected with a reason. PYOP_OK or
+ * PYOP_ENOMEM.
  */
 static int cand_evaluate(pyop__candidate *it, const pyop__runtime_key *key,
                          bool override, const struct stat *st, int stat_err) {
@@ -232,8 +234,8 @@ static int cand_evaluate(pyop__candidate *it, const pyop__runtime_key *key,
                            ? PYOP__CAND_INVALID_PATH
                            : PYOP__CAND_MANIFEST_INVALID,
                        &why);
-  int rank;
-  if (!manifest_matches(key, &it->manifest, &rank, &why))
+  int rank = 1;
+  if (key && !manifest_matches(key, &it->manifest, &rank, &why))
     return cand_reject(it, PYOP__CAND_MANIFEST_MISMATCH, &why);
   pyop__sb_free(&why);
   it->rank = override ? 0 : rank;
@@ -261,7 +263,7 @@ static int cmp_names(const void *a, const void *b) {
 
 /*
  * Lists every subdirectory of root (names starting with '.' skipped) in
- * name order and evaluates each. An unreadable root becomes one
+ * name order and evaluates each against key (NULL: none). An unreadable root becomes one
  * INVALID_PATH entry; a listing that fails halfway is dropped whole (a
  * partial listing would make the choice depend on the failure).
  */
@@ -394,6 +396,21 @@ int pyop__candidates_find(const pyop__runtime_key *key, pyop__candidates *out) {
 nomem:
   pyop__candidates_free(out);
   return pyop__error(PYOP_ENOMEM, "finding bridge candidates: out of memory");
+}
+
+/*
+ * Every artifact directory of the root in name order (not the
+ * PYOP_BRIDGE_DIR override), each manifest read but matched against no
+ * key: a valid one is UNTRIED, the others rejected with their reason.
+ * Returns PYOP_OK or PYOP_ENOMEM (out freed).
+ */
+int pyop__artifacts_list(pyop__candidates *out) {
+  memset(out, 0, sizeof *out);
+  size_t cap = 0;
+  out->root = pyop__strdup(pyop__artifacts_root());
+  if (out->root && scan_root(out->root, NULL, out, &cap) == PYOP_OK) return PYOP_OK;
+  pyop__candidates_free(out);
+  return pyop__error(PYOP_ENOMEM, "listing the bridge artifacts: out of memory");
 }
 
 /* "  <dir>: <status>[: <reason>]\n" for every candidate. */

@@ -57,6 +57,13 @@ typedef struct pyop__candidates {
  * when nothing matches), PYOP_ENOMEM.
  */
 int pyop__candidates_find(const pyop__runtime_key *key, pyop__candidates *out);
+/*
+ * Every artifact directory of the artifacts root (no override), in name
+ * order, each manifest read and matched against nothing: valid ones
+ * UNTRIED, the others rejected with the reason (what start_python chooses
+ * from). PYOP_OK or PYOP_ENOMEM.
+ */
+int pyop__artifacts_list(pyop__candidates *out);
 void pyop__candidates_free(pyop__candidates *c);
 /* Appends "  <dir>: <status>: <reason>\n" for every candidate. */
 void pyop__candidates_report(const pyop__candidates *c, pyop__sb *sb);

@@ -22,6 +22,14 @@
 #define PYOP__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * The word for a count in a message, one for 1 and many otherwise:
+ * ("%zu %s", n, PYOP__PLURAL(n, "op type", "op types")). Every count
+ * libpyop prints goes through it (tests/examples/test_docs.py holds the
+ * sources to that).
+ */
+#define PYOP__PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
+
+/*
  * Versioned structs (those that start with struct_size): a reader takes a
  * member whole or not at all. PYOP__MEMBER_END is the struct_size that
  * holds member m whole; PYOP__HAS whether p's struct_size does. Every
@@ -39,15 +47,13 @@
   _Static_assert(sizeof(type) == PYOP__MEMBER_END(type, last),               \
                  #type " ends in padding after " #last                        \
                  ": fill it with an explicit reserved member")
+PYOP__ENDS_WITH(pyop_options, start_python_key);
 #if UINTPTR_MAX > 0xffffffffu
-PYOP__ENDS_WITH(pyop_options, reserved_lanes_);
-PYOP__ENDS_WITH(pyop_op_info, reserved_);
 PYOP__ENDS_WITH(pyop_exec_ctx, reserved_);
 #else
-PYOP__ENDS_WITH(pyop_options, lanes);
-PYOP__ENDS_WITH(pyop_op_info, lanes);
 PYOP__ENDS_WITH(pyop_exec_ctx, flags);
 #endif
+PYOP__ENDS_WITH(pyop_op_info, output_dtypes);
 PYOP__ENDS_WITH(pyop_host_hooks, log);
 
 #if defined(__GNUC__)
@@ -184,8 +190,7 @@ void pyop__error_clear(void);
  * last error still describes an earlier, unrelated failure. Unlike
  * pyop__error_clear it leaves the last error as it was on success.
  */
-extern _Thread_local unsigned pyop__error_seq; /* error.c; inline: every execute reads it */
-static inline unsigned pyop__error_mark(void) { return pyop__error_seq; }
+static inline unsigned pyop__error_mark(void); /* below, beside the call tokens */
 /*
  * Marks the message just recorded as one that names the bridge call it
  * belongs to (the callback and the op), so that the caller of the callback
@@ -227,23 +232,31 @@ typedef struct pyop__call_tls {
   uintptr_t token;  /* of the live call, 0: none */
   void *state;      /* its state */
   uintptr_t next, end; /* tokens this thread may still hand out */
+  unsigned error_seq; /* errors recorded on this thread (pyop__error_mark) */
 } pyop__call_tls;
+/* This thread's call tokens and error counter, one block: a call into an
+ * op reads both, and each thread-local costs a __tls_get_addr in a
+ * dlopen'ed libpyop (src/CMakeLists.txt). */
 extern _Thread_local pyop__call_tls pyop__call_live /* error.c */
     __attribute__((visibility("hidden")));
+static inline unsigned pyop__error_mark(void) { return pyop__call_live.error_seq; }
 /* Refills next/end with a fresh block of tokens; returns next (cold). */
 uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
 typedef struct pyop__call {
   pyop__call_tls *tls; /* this thread's (looked up once per call) */
   uintptr_t prev_token;
   void *prev_state;
+  unsigned mark; /* pyop__error_mark() when the call was opened */
 } pyop__call;
-/* Opens a call with this state on this thread; returns the ctx to hand out. */
+/* Opens a call with this state on this thread; returns the ctx to hand
+ * out. c->mark is the error mark to judge the call's failure by. */
 static inline void *pyop__call_open(pyop__call *c, void *state) {
   pyop__call_tls *t = &pyop__call_live;
   uintptr_t token = t->next;
   if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
   t->next = token + 1;
   c->tls = t;
+  c->mark = t->error_seq;
   c->prev_token = t->token;
   c->prev_state = t->state;
   t->token = token;

@@ -32,6 +32,8 @@
  *   reason (optional, one line, at most PYOP__MAX_REASON_LEN bytes), never
  *   both. Not compared: the same descriptor stays the same op whatever
  *   lanes it runs in. An older view runs serially, with no reason.
+ * - ABI 1.7 views may constrain the data types of inputs and outputs
+ *   (dtypes.c); an older view constrains none.
  */
 #include "descriptor.h"
 
@@ -150,6 +152,12 @@ static bool is_identifier(pyop_str s) {
   return true;
 }
 
+const char *pyop__view_problem(pyop_str s, bool required, size_t max) {
+  return str_problem(s, required, max);
+}
+
+bool pyop__view_is_identifier(pyop_str s) { return is_identifier(s); }
+
 static bool is_op_type(pyop_str s) {
   if (s.len == 0 || !is_alpha_(s.data[0])) return false;
   for (size_t i = 1; i < s.len; i++) {
@@ -241,7 +249,8 @@ static bool list_ok(const void *items, size_t count, char *why, size_t n) {
     return false;
   }
   if (count > 0 && !items) {
-    snprintf(why, n, "list of %zu items with NULL items", count);
+    snprintf(why, n, "list of %zu %s with NULL items", count,
+             PYOP__PLURAL(count, "item", "items"));
     return false;
   }
   return true;
@@ -523,8 +532,9 @@ static int check_refs(const vctx *c, const pyop_proto_view *v) {
     const pyop_io_view *o = &v->outputs[i];
     if (a == -1) continue;
     if (a < 0 || (size_t)a >= v->n_inputs)
-      return vfail(c, "output %zu \"%.*s\": aliases input %d, the op has %zu inputs", i,
-                   (int)o->name.len, o->name.data, (int)a, v->n_inputs);
+      return vfail(c, "output %zu \"%.*s\": aliases input %d, the op has %zu %s", i,
+                   (int)o->name.len, o->name.data, (int)a, v->n_inputs,
+                   PYOP__PLURAL(v->n_inputs, "input", "inputs"));
     const pyop_io_view *in = &v->inputs[a];
     if (o->kind != PYOP_IO_REQUIRED || in->kind != PYOP_IO_REQUIRED)
       return vfail(c, "output %zu \"%.*s\": only a required output can alias a required "
@@ -568,6 +578,8 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
+  char why[700];
+  if (!pyop__dtypes_check_view(v, why, sizeof why)) return vfail(&c, "%s", why);
   if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
   return check_lanes(&c, v->caps, PROTO_LANES(v), PROTO_REASON(v), v->callbacks);
 }
@@ -784,7 +796,10 @@ static pyop__proto *build_proto(arena *a, const pyop_proto_view *v, bool host,
   char *digest = arena_str(a, dg.data, dg.len);
   pyop_str rs = PROTO_REASON(v);
   char *reason = arena_str(a, rs.data, rs.len);
+  size_t dsize = pyop__dtypes_size(v);
+  void *dmem = dsize ? arena_take(a, dsize, alignof(pyop_dtype_set)) : NULL;
   if (!p) return NULL; /* the measuring pass ends here */
+  pyop__dtypes_build(v, dmem, &p->dtypes);
   if (slots) memset(index, 0, slots * sizeof *index);
   p->op_type = op_type;
   p->key = key;
@@ -1009,8 +1024,12 @@ bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, siz
       return false;
     }
   }
+  if (!pyop__dtypes_same(&a->dtypes, &b->dtypes, a->inputs, a->n_inputs, a->outputs,
+                         a->n_outputs, why, n))
+    return false;
   if (a->n_attrs != b->n_attrs) {
-    snprintf(why, n, "%zu attrs vs %zu", a->n_attrs, b->n_attrs);
+    snprintf(why, n, "%zu %s vs %zu", a->n_attrs, PYOP__PLURAL(a->n_attrs, "attr", "attrs"),
+             b->n_attrs);
     return false;
   }
   for (size_t i = 0; i < a->n_attrs; i++) {

@@ -7,6 +7,7 @@
 #define PYOP_DESCRIPTOR_H
 
 #include "core.h"
+#include "dtypes.h"
 #include "hashmap.h"
 #include "pyop/bridge_abi.h"
 
@@ -58,6 +59,7 @@ typedef struct pyop__proto {
   int32_t *output_alias;  /* NULL when no output aliases an input */
   bool dynamic_outputs;   /* some output is PYOP_IO_DYNAMIC */
   size_t n_tensor_attrs;  /* attributes of type PYOP_ATTR_TENSOR */
+  pyop__dtypes dtypes;     /* data type constraints (ABI 1.7 views) */
   /* attr name -> attr index + 1 (hashmap.h; fixed slots in the copy). */
   pyop__hmap attr_index;
   void *ctx;
@@ -86,7 +88,8 @@ void pyop__proto_free(pyop__proto *p);
 void pyop__impl_free(pyop__impl *p);
 /*
  * True when a and b have the same content (op type, inputs, outputs, attrs
- * with defaults, caps; not key, source, digest or callbacks). Otherwise false and a
+ * with defaults, caps, data type constraints; not key, source, digest or
+ * callbacks). Otherwise false and a
  * short description of the first difference in why.
  */
 bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why,
@@ -101,6 +104,14 @@ long pyop__proto_attr_find(const pyop__proto *p, const char *name);
  * True when valid; else false with the reason in why.
  */
 bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t why_len);
+/*
+ * The string rules of descriptor views, for the other validators
+ * (dtypes.c): NULL when s is a well-formed view of at most max bytes
+ * without NUL (and non-empty when required), else the reason; whether s is
+ * an identifier (the rule of io and attribute names).
+ */
+const char *pyop__view_problem(pyop_str s, bool required, size_t max);
+bool pyop__view_is_identifier(pyop_str s);
 /* FNV-1a of a NUL-terminated string. */
 uint64_t pyop__hash_str(const char *s);
 

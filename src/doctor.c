@@ -21,8 +21,8 @@ int pyop_runtime_key(char *buf, size_t len) {
   int rc = pyop__runtime_key_resolve(&key);
   if (rc != PYOP_OK) return rc;
   if ((size_t)snprintf(buf, len, "%s", key.text) >= len)
-    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: buffer of %zu bytes is "
-                                    "too small for \"%s\"", len, key.text);
+    return pyop__error(PYOP_EINVAL, "pyop_runtime_key: buffer of %zu %s is too small for "
+                                    "\"%s\"", len, PYOP__PLURAL(len, "byte", "bytes"), key.text);
   return PYOP_OK;
 }
 
@@ -43,7 +43,7 @@ int pyop_doctor(char **out) {
   const char *opp = pyop__getenv(PYOP__OPP_VAR);
   pyop__sb_printf(&sb, PYOP__OPP_VAR "=%s\n", opp ? opp : "(unset)");
   pyop__scan_result r;
-  int src = pyop__scan(opp, false, &r);
+  int src = pyop__scan_opts(opp, false, true, &r); /* the report holds the verdicts */
   for (size_t i = 0; i < r.n; i++)
     pyop__sb_printf(&sb, "  %s: %s%s%s\n", r.entries[i].path,
                     pyop__path_verdict_name(r.entries[i].verdict),

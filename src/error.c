@@ -17,8 +17,7 @@
 
 static _Thread_local char last_msg[PYOP__ERROR_CAP];
 static _Thread_local int last_status;
-_Thread_local unsigned pyop__error_seq; /* errors recorded, see pyop__error_mark */
-/* The pyop__error_seq of the last message marked by pyop__error_names_call
+/* The error_seq of the last message marked by pyop__error_names_call
  * (a message recorded after it has another number). */
 static _Thread_local unsigned named_seq;
 
@@ -66,12 +65,12 @@ pyop__bridge_failure pyop__bridge_failed(int rc, unsigned mark) {
   assert(rc != PYOP_OK);
   pyop__bridge_failure f;
   f.status = pyop__bridge_status(rc, &f.odd);
-  f.said = pyop__error_seq != mark && last_msg[0] != '\0';
-  f.names_call = f.said && named_seq == pyop__error_seq;
+  f.said = pyop__call_live.error_seq != mark && last_msg[0] != '\0';
+  f.names_call = f.said && named_seq == pyop__call_live.error_seq;
   return f;
 }
 
-void pyop__error_names_call(void) { named_seq = pyop__error_seq; }
+void pyop__error_names_call(void) { named_seq = pyop__call_live.error_seq; }
 
 _Thread_local pyop__call_tls pyop__call_live;
 
@@ -109,17 +108,17 @@ int pyop__call_refused(const char *what, const char *call, const void *pc) {
 }
 
 void pyop__error_save(pyop__error_saved *s) {
-  s->seq = pyop__error_seq;
+  s->seq = pyop__call_live.error_seq;
   s->status = last_status;
   s->msg = last_msg[0] ? pyop__strdup(last_msg) : NULL;
 }
 
 void pyop__error_restore(pyop__error_saved *s) {
-  if (pyop__error_seq != s->seq) {
+  if (pyop__call_live.error_seq != s->seq) {
     if (s->msg) memcpy(last_msg, s->msg, strlen(s->msg) + 1);
     else last_msg[0] = '\0';
     last_status = s->status;
-    pyop__error_seq = s->seq;
+    pyop__call_live.error_seq = s->seq;
   }
   pyop__free(s->msg);
   s->msg = NULL;
@@ -141,7 +140,7 @@ int pyop__verror(int status, const char *fmt, va_list ap) {
   if (n < 0) last_msg[0] = '\0';
   else mark_truncated((size_t)n);
   last_status = status;
-  pyop__error_seq++;
+  pyop__call_live.error_seq++;
   return status;
 }
 
@@ -160,7 +159,7 @@ int pyop__error_str(int status, const char *msg, size_t len) {
   last_msg[n] = '\0';
   mark_truncated(len);
   last_status = status;
-  pyop__error_seq++;
+  pyop__call_live.error_seq++;
   return status;
 }
 
@@ -185,13 +184,13 @@ int pyop__error_prefix(int status, const char *fmt, ...) {
   last_msg[plen + 2 + keep_old] = '\0';
   if (keep_old < old) mark_truncated(sizeof last_msg);
   last_status = status;
-  pyop__error_seq++;
+  pyop__call_live.error_seq++;
   return status;
 }
 
 int pyop__error_keep(int status) {
   last_status = status;
-  pyop__error_seq++;
+  pyop__call_live.error_seq++;
   return status;
 }
 

@@ -274,8 +274,8 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many arguments (%zu > %d)",
                      v->n_args, PYOP__LAUNCH_MAX_ARGS);
   if (v->n_args > 0 && !v->args)
-    return plan_fail(PYOP_ELAUNCH, p, no, -1, "%zu arguments but the array is NULL",
-                     v->n_args);
+    return plan_fail(PYOP_ELAUNCH, p, no, -1, "%zu %s but the array is NULL",
+                     v->n_args, PYOP__PLURAL(v->n_args, "argument", "arguments"));
   for (size_t j = 0; j < v->n_args; j++) {
     const pyop_launch_arg_view *a = &v->args[j];
     long aj = (long)j;

@@ -24,6 +24,7 @@
 #include "registry.h"
 #include "runtime_key.h"
 #include "scan.h"
+#include "start_python.h"
 #include "trust.h"
 
 #include <assert.h>
@@ -31,10 +32,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-
-#ifndef PYOP_DEFAULT_ARTIFACT
-#define PYOP_DEFAULT_ARTIFACT ""
-#endif
 
 #define OPP_PATH_VAR PYOP__OPP_VAR
 
@@ -51,6 +48,7 @@ static _Thread_local bool life_owner;
 static int state = ST_IDLE;
 static pyop__bridge bridge;
 static pyop_options options = PYOP_OPTIONS_INIT;
+static char *start_key;         /* options.start_python_key's copy, or NULL */
 static void *started_libpython; /* dlopened for start_python; kept open */
 static char *last_report;       /* candidates of the last bridge load */
 
@@ -107,8 +105,10 @@ int pyop_check_need_load(bool *need_load) {
     return pyop__error(PYOP_EINVAL, "pyop_check_need_load: need_load is NULL");
   *need_load = false;
   pyop__scan_result r;
-  int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), true, &r);
+  /* Quiet: the pyop_load that follows a "yes" scans again and warns once. */
+  int rc = pyop__scan_opts(pyop__getenv(OPP_PATH_VAR), true, true, &r);
   if (rc == PYOP_OK) *need_load = r.has_python;
+  if (!r.has_python) pyop__scan_warn(&r);
   pyop__scan_result_free(&r);
   return rc;
 }
@@ -142,47 +142,30 @@ static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
 /* --------------------------------------------------------- Python runtime */
 
 /*
- * Opt-in start-up for hosts without Python: dlopens, RTLD_GLOBAL, the
- * libpython recorded in the manifest of the build's default artifact, after
- * the same file checks as a bridge. The library stays loaded for the life of
- * the process (an interpreter cannot be unloaded safely). The caller holds
- * the busy flag (asserted): started_libpython is the lifecycle's.
+ * Opt-in start-up for hosts without Python: chooses which of this
+ * libpyop's bridges' Pythons to start (start_python.h: the key asked for,
+ * the build's default, or one that runs the lanes asked for), logs what the
+ * choice says, then dlopens, RTLD_GLOBAL, the libpython its manifest
+ * records, after the same file checks as a bridge. The library stays loaded
+ * for the life of the process (an interpreter cannot be unloaded safely).
+ * The caller holds the busy flag (asserted): started_libpython is the
+ * lifecycle's.
  */
-static int load_default_libpython(void) {
+static int load_start_libpython(void) {
   assert(life_owner);
   if (started_libpython) return PYOP_OK;
-  if (!PYOP_DEFAULT_ARTIFACT[0])
-    return pyop__error(PYOP_ENOPYTHON,
-                       "pyop_load: no Python in the process and this libpyop "
-                       "was built without a default Python to start");
-  pyop__sb dir = PYOP__SB_INIT, why = PYOP__SB_INIT;
-  pyop__manifest m;
-  memset(&m, 0, sizeof m);
-  pyop__sb_printf(&dir, "%s/%s", pyop__artifacts_root(), PYOP_DEFAULT_ARTIFACT);
-  if (dir.oom) {
-    pyop__sb_free(&dir);
-    return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory");
-  }
-  int rc = pyop__manifest_read(pyop__sb_str(&dir), &m, &why);
-  if (rc != PYOP_OK) {
-    rc = pyop__error(PYOP_ENOPYTHON,
-                     "pyop_load: cannot start Python: manifest of the default "
-                     "artifact %s: %s",
-                     pyop__sb_str(&dir), pyop__sb_str(&why));
-    goto out;
-  }
-  if (!m.libpython || !m.libpython[0]) {
-    rc = pyop__error(PYOP_ENOPYTHON,
-                     "pyop_load: cannot start Python: %s/" PYOP__MANIFEST_NAME
-                     " records no libpython (the bridge's Python has no shared "
-                     "library)",
-                     pyop__sb_str(&dir));
-    goto out;
-  }
+  pyop__start_choice ch;
+  int rc = pyop__start_choose(options.start_python_key, options.lanes, &ch);
+  if (rc != PYOP_OK) return rc;
+  if (ch.note && ch.note_warns)
+    PYOP_LOG_W("%s", ch.note);
+  else if (ch.note)
+    PYOP_LOG_I("%s", ch.note);
+  pyop__sb why = PYOP__SB_INIT;
   int fd = -1;
   char *resolved = NULL;
   struct stat st;
-  rc = pyop__open_trusted(m.libpython, &fd, &resolved, &st, &why);
+  rc = pyop__open_trusted(ch.libpython, &fd, &resolved, &st, &why);
   if (rc == PYOP_OK) {
     /* A libpython that cannot be opened, or was swapped, cannot start Python. */
     if (pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_GLOBAL, &started_libpython,
@@ -193,13 +176,11 @@ static int load_default_libpython(void) {
   }
   if (rc != PYOP_OK)
     rc = pyop__error(rc == PYOP_ESECURITY ? rc : PYOP_ENOPYTHON,
-                     "pyop_load: cannot start Python from %s: %s", m.libpython,
-                     pyop__sb_str(&why));
+                     "pyop_load: cannot start Python from %s (bridge %s): %s", ch.libpython,
+                     ch.key, pyop__sb_str(&why));
   else
-    PYOP_LOG_I("loaded %s to start Python (start_python option)", m.libpython);
-out:
-  pyop__manifest_free(&m);
-  pyop__sb_free(&dir);
+    PYOP_LOG_I("loaded %s to start Python %s (start_python option)", ch.libpython, ch.key);
+  pyop__start_choice_free(&ch);
   pyop__sb_free(&why);
   return rc;
 }
@@ -229,12 +210,19 @@ static int open_bridge(void) {
   int rc;
   /* With start_python a missing Python is expected, not a failure: probed
    * first so its message never replaces the thread's last error. */
-  if (options.start_python && !pyop__runtime_python_present()) {
-    rc = load_default_libpython();
+  bool present = options.start_python && pyop__runtime_python_present();
+  if (options.start_python && !present) {
+    rc = load_start_libpython();
     if (rc != PYOP_OK) return rc;
   }
   rc = pyop__runtime_key_resolve(&key);
   if (rc != PYOP_OK) return pyop__error_prefix(rc, "pyop_load");
+  if (options.start_python && present && options.start_python_key &&
+      strcmp(options.start_python_key, key.text) != 0)
+    PYOP_LOG_W("start_python_key %s not used: Python %s is already in the process (%s), so "
+               "start_python starts no other",
+               options.start_python_key, key.text,
+               key.initialized ? "running" : "linked, not initialised");
   if (!key.initialized && !options.start_python)
     return pyop__error(PYOP_ENOTINIT,
                        "pyop_load: Python %u.%u (%s) is in the process but not "
@@ -403,7 +391,8 @@ static int load_busy(void) {
   pyop__scan_result_free(&r);
   if (rc == PYOP_OK) {
     state = ST_LOADED;
-    PYOP_LOG_I("loaded; %zu op types registered", pyop__registry_count());
+    size_t n_ops = pyop__registry_count();
+    PYOP_LOG_I("loaded; %zu %s registered", n_ops, PYOP__PLURAL(n_ops, "op type", "op types"));
   }
   return rc;
 }
@@ -468,11 +457,65 @@ int pyop_shutdown(void) {
 }
 
 /*
+ * in's start_python_key as the option keeps it: a copy (*copy, the
+ * caller's) of a well-formed key, NULL for none or ""; PYOP_EINVAL naming
+ * a malformed one, PYOP_ENOMEM.
+ */
+static int options_key(const pyop_options *in, char **copy) {
+  *copy = NULL;
+  const char *k = PYOP__HAS(pyop_options, in, start_python_key) ? in->start_python_key : NULL;
+  if (!k || !k[0]) return PYOP_OK;
+  if (!pyop__start_key_valid(k))
+    return pyop__error(PYOP_EINVAL,
+                       "pyop_set_options: start_python_key \"%.80s\" is not a runtime key "
+                       "such as \"cp312-x86_64\" (the name of a bridge's artifact "
+                       "directory, as pyop doctor lists them: 1 to 63 characters of "
+                       "[A-Za-z0-9_.-])",
+                       k);
+  *copy = pyop__strdup(k);
+  return *copy ? PYOP_OK
+               : pyop__error(PYOP_ENOMEM, "pyop_set_options: out of memory");
+}
+
+static const char *key_text(const char *k) { return k ? k : "(none)"; }
+
+/*
+ * Why next cannot replace the options while the bridge is open, as an
+ * error (PYOP_ESTATE), or PYOP_OK: an option that chose how the bridge
+ * started (start_python, start_python_key, lanes) is fixed until
+ * pyop_shutdown closed it. The caller holds the busy flag (asserted).
+ */
+static int options_fixed_busy(const pyop_options *next) {
+  assert(life_owner);
+  if (!bridge.api) return PYOP_OK;
+  if (next->lanes != options.lanes)
+    return pyop__error(PYOP_ESTATE,
+                       "pyop_set_options: lanes cannot change to %" PRIu32 " while the "
+                       "bridge stays open (it was loaded with lanes %" PRIu32 "); call "
+                       "pyop_shutdown first",
+                       next->lanes, options.lanes);
+  if (next->start_python != options.start_python)
+    return pyop__error(PYOP_ESTATE,
+                       "pyop_set_options: start_python cannot change to %s while the "
+                       "bridge stays open (it was loaded with start_python %s); call "
+                       "pyop_shutdown first",
+                       next->start_python ? "true" : "false",
+                       options.start_python ? "true" : "false");
+  const char *a = next->start_python_key, *b = options.start_python_key;
+  if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0))
+    return pyop__error(PYOP_ESTATE,
+                       "pyop_set_options: start_python_key cannot change to %s while the "
+                       "bridge stays open (it was loaded with %s); call pyop_shutdown first",
+                       key_text(a), key_text(b));
+  return PYOP_OK;
+}
+
+/*
  * Options of the next pyop_load. Refused while loaded (they would not apply
  * to the ops in place). With a bridge open but nothing loaded (after
  * pyop_unload), an option that needs no new bridge (strict_outputs) changes;
- * one that chose how the bridge started (start_python, lanes) cannot change
- * until pyop_shutdown closed it. lanes is range-checked first.
+ * the others wait for pyop_shutdown (options_fixed_busy). lanes and
+ * start_python_key are checked first; the key is copied.
  */
 int pyop_set_options(const pyop_options *in) {
   PYOP__FORK_GUARD();
@@ -488,27 +531,28 @@ int pyop_set_options(const pyop_options *in) {
     return pyop__error(PYOP_EINVAL,
                        "pyop_set_options: lanes %" PRIu32 " is out of range (0..%u)",
                        next.lanes, PYOP_MAX_LANES);
-  int rc = life_begin("pyop_set_options");
+  char *key = NULL;
+  int rc = options_key(in, &key);
   if (rc != PYOP_OK) return rc;
+  next.start_python_key = key;
+  rc = life_begin("pyop_set_options");
+  if (rc != PYOP_OK) {
+    pyop__free(key);
+    return rc;
+  }
   if (state == ST_LOADED)
     rc = pyop__error(PYOP_ESTATE,
                      "pyop_set_options: ops are loaded; call pyop_unload first "
-                     "(and pyop_shutdown to change start_python or lanes)");
-  else if (bridge.api && next.lanes != options.lanes)
-    rc = pyop__error(PYOP_ESTATE,
-                     "pyop_set_options: lanes cannot change to %" PRIu32 " while the "
-                     "bridge stays open (it was loaded with lanes %" PRIu32 "); call "
-                     "pyop_shutdown first",
-                     next.lanes, options.lanes);
-  else if (bridge.api && next.start_python != options.start_python)
-    rc = pyop__error(PYOP_ESTATE,
-                     "pyop_set_options: start_python cannot change to %s while the "
-                     "bridge stays open (it was loaded with start_python %s); call "
-                     "pyop_shutdown first",
-                     next.start_python ? "true" : "false",
-                     options.start_python ? "true" : "false");
+                     "(and pyop_shutdown to change start_python, start_python_key or lanes)");
   else
+    rc = options_fixed_busy(&next);
+  if (rc == PYOP_OK) {
+    pyop__free(start_key);
+    start_key = key;
     options = next;
+  } else {
+    pyop__free(key);
+  }
   life_end();
   return rc;
 }

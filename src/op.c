@@ -62,6 +62,7 @@ struct pyop_op {
   size_t plan_inputs;
   size_t plan_workspaces;
   bool strict; /* run infer_meta before each execute and hold execute to it */
+  bool dtypes; /* the prototype constrains data types (dtypes.h) */
   /* Copies of the Tensor attributes (n_tensor_attrs blocks, each a
    * pyop_tensor followed by its bytes), freed at destroy. */
   void **attr_tensors;
@@ -99,8 +100,8 @@ static int copy_tensor_attr(pyop_op *op, const char *name, const pyop_tensor *t,
   char *block = pyop__malloc(128 + (size_t)nb);
   if (!block)
     return pyop__error(PYOP_ENOMEM, "pyop_op_create(\"%s\"): out of memory copying Tensor "
-                       "attribute \"%s\" (%llu bytes)", op->op_type, name,
-                       (unsigned long long)nb);
+                       "attribute \"%s\" (%llu %s)", op->op_type, name,
+                       (unsigned long long)nb, PYOP__PLURAL(nb, "byte", "bytes"));
   _Static_assert(sizeof(pyop_tensor) <= 128, "a tensor description fits before the bytes");
   pyop_tensor *copy = (pyop_tensor *)(void *)block;
   *copy = *t;
@@ -125,8 +126,8 @@ static int resolve_attrs(pyop_op *op, const pyop__proto *p, const pyop_attr *att
                          pyop_attr_view *views, long *src, double **conv) {
   *conv = NULL;
   if (n && !attrs)
-    return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): %zu attributes but attrs is NULL",
-                       p->op_type, n);
+    return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): %zu %s but attrs is NULL",
+                       p->op_type, n, PYOP__PLURAL(n, "attribute", "attributes"));
   for (size_t i = 0; i < p->n_attrs; i++) src[i] = -1;
   size_t n_conv = 0;
   for (size_t k = 0; k < n; k++) {
@@ -271,6 +272,7 @@ int pyop_op_create(const char *op_type, const pyop_attr *attrs, size_t n_attrs,
   op->op_type = e->info.op_type;
   op->caps = e->info.capabilities;
   op->strict = pyop__strict_outputs() && (p->caps & PYOP_CAP_INFER_META);
+  op->dtypes = p->dtypes.inputs || p->dtypes.outputs;
   if (e->info.lanes)
     op->lane = 1 + atomic_fetch_add_explicit(&next_lane, 1, memory_order_relaxed) %
                        e->info.lanes;
@@ -403,7 +405,9 @@ static inline const char *tensor_data_problem(const pyop_tensor *t, bool data,
  * included). Invariant: PYOP_OK exactly when the slot count is the
  * prototype's, each slot's tensor count fits its kind (required: 1,
  * optional: 0 or 1, dynamic: any) and every tensor is a valid description
- * that, with data, holds a buffer of at least its size; otherwise the first
+ * that, with data, holds a buffer of at least its size, and of a data type
+ * the prototype allows (dtypes.h: a second pass, only for an op that
+ * constrains them); otherwise the first
  * violation is the error. When ptrs is not NULL it also receives the data
  * pointers of the first cap tensors in order (flattened) and *flat their
  * number, so a launch gathers its pointers in the same pass.
@@ -428,8 +432,9 @@ check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool d
                          kind == PYOP_IO_REQUIRED ? "required (exactly 1)" : "optional (0 or 1)",
                          c);
     if (c && !inputs[i].items)
-      return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\": %zu tensors but items is NULL",
-                         call, op->op_type, i, p->inputs[i].name, c);
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": input %zu \"%s\": %zu %s but items is NULL",
+                         call, op->op_type, i, p->inputs[i].name, c,
+                         PYOP__PLURAL(c, "tensor", "tensors"));
     for (size_t j = 0; j < c; j++, k++) {
       const pyop_tensor *t = &inputs[i].items[j];
       const char *why = tensor_data_problem(t, data, "NULL data");
@@ -443,6 +448,8 @@ check_inputs(const pyop_op *op, const pyop_tensor_list *inputs, size_t n, bool d
     }
   }
   if (flat) *flat = k;
+  if (__builtin_expect(op->dtypes, 0))
+    return pyop__dtypes_check_fast(p, &p->dtypes, inputs, n, call);
   return PYOP_OK;
 }
 
@@ -463,8 +470,8 @@ static int dynamic_refused(const pyop_op *op, const char *call) {
 static inline int check_outputs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
                                 const char *call) {
   if (n != op->proto->n_outputs)
-    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
-                       op->op_type, n, op->proto->n_outputs);
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu %s given, the op has %zu", call,
+                       op->op_type, n, PYOP__PLURAL(n, "output", "outputs"), op->proto->n_outputs);
   if (n && !outputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": outputs is NULL", call, op->op_type);
   if (op->proto->dynamic_outputs) return dynamic_refused(op, call);
@@ -474,8 +481,8 @@ static inline int check_outputs(const pyop_op *op, const pyop_tensor *outputs, s
 static int check_output_lists(const pyop_op *op, const pyop_output_list *outputs, size_t n,
                               const char *call) {
   if (n != op->proto->n_outputs)
-    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu outputs given, the op has %zu", call,
-                       op->op_type, n, op->proto->n_outputs);
+    return pyop__error(PYOP_EINVAL, "%s of \"%s\": %zu %s given, the op has %zu", call,
+                       op->op_type, n, PYOP__PLURAL(n, "output", "outputs"), op->proto->n_outputs);
   if (n && !outputs)
     return pyop__error(PYOP_EINVAL, "%s of \"%s\": outputs is NULL", call, op->op_type);
   for (size_t i = 0; i < n; i++)
@@ -567,7 +574,7 @@ static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t
   pyop__call call;
   pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
                           pyop__call_open(&call, &sink), sink_add_output};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->infer_meta(op->proto_holder, &args);
   pyop__call_close(&call);
   return rc == PYOP_OK ? PYOP_OK : callback_failed(rc, op, "infer_meta", mark);
@@ -626,10 +633,12 @@ int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t 
     if (l->count > l->capacity && short_of == SIZE_MAX) short_of = i;
   }
   if (short_of != SIZE_MAX) {
-    rc = pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": output %zu \"%s\" has %zu tensors, "
+    rc = pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": output %zu \"%s\" has %zu %s, "
                      "room was given for %zu (every count is set: call again with room for "
                      "them)", op->op_type, short_of, p->outputs[short_of].name,
-                     outputs[short_of].count, outputs[short_of].capacity);
+                     outputs[short_of].count,
+                     PYOP__PLURAL(outputs[short_of].count, "tensor", "tensors"),
+                     outputs[short_of].capacity);
     goto out;
   }
   for (size_t i = 0; i < n_outputs && rc == PYOP_OK; i++)
@@ -638,6 +647,41 @@ int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs, size_t 
                            p->outputs[i].kind == PYOP_IO_DYNAMIC);
 out:
   if (req != stack) pyop__free(req);
+  return rc;
+}
+
+/*
+ * pyop_op_infer_meta_list with the host's instance count of each dynamic
+ * output (outputs[i].count on entry): a count infer_meta does not return
+ * is PYOP_ECONTRACT in GE's words (its InferMeta's TypeError).
+ */
+int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                              pyop_output_list *outputs, size_t n_outputs) {
+  PYOP__FORK_GUARD();
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_infer_meta_expect: op is NULL");
+  if (!op->infer_meta) return unsupported(op, "infer_meta");
+  int rc = check_output_lists(op, outputs, n_outputs, "infer_meta");
+  if (rc != PYOP_OK) return rc;
+  const pyop__proto *p = op->proto;
+  size_t stated[PYOP__MAX_IOS];
+  assert(n_outputs <= PYOP__MAX_IOS); /* checked: the prototype's count */
+  for (size_t i = 0; i < n_outputs; i++) {
+    stated[i] = outputs[i].count;
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && stated[i] > outputs[i].capacity)
+      return pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": dynamic output %zu \"%s\": %zu "
+                         "tensors stated, room was given for %zu", op->op_type, i,
+                         p->outputs[i].name, stated[i], outputs[i].capacity);
+  }
+  rc = pyop_op_infer_meta_list(op, inputs, n_inputs, outputs, n_outputs);
+  if (rc != PYOP_OK && rc != PYOP_EINVAL) return rc;
+  for (size_t i = 0; i < n_outputs; i++)
+    if (p->outputs[i].kind == PYOP_IO_DYNAMIC && outputs[i].count != stated[i])
+      return pyop__error(PYOP_ECONTRACT, "infer_meta of \"%s\" (%s): dynamic output %zu "
+                         "\"%s\": instance count mismatch: the host states %zu %s, "
+                         "infer_meta returned %zu (GE: infer_meta dynamic output[%zu] instance "
+                         "count mismatch: expected %zu, got %zu)", op->op_type, p->source, i,
+                         p->outputs[i].name, stated[i], PYOP__PLURAL(stated[i], "tensor", "tensors"), outputs[i].count, i, stated[i],
+                         outputs[i].count);
   return rc;
 }
 
@@ -707,17 +751,31 @@ static const pyop_tensor *expected_of(const exec_state *st, size_t index, size_t
   return &e->items[k];
 }
 
+/* Room for expecter's text: "infer_meta (" + a source + ")". */
+#define WHO_MAX (PYOP__MAX_SOURCE_LEN + 64)
+
+/* Who stated the expectations of st, for messages: "the host" (its
+ * PYOP_EXEC_EXPECT_OUTPUTS) or, in strict mode, "infer_meta (file:line)". */
+static const char *expecter(const exec_state *st, char *buf, size_t n) {
+  const pyop_exec_ctx *c = st->ctx;
+  if (PYOP__HAS(pyop_exec_ctx, c, flags) && (c->flags & PYOP_EXEC_EXPECT_OUTPUTS))
+    return "the host";
+  snprintf(buf, n, "infer_meta (%s)", st->op->proto->source);
+  return buf;
+}
+
 /* ECONTRACT: the op asked for t where ex was expected. */
 static int asked_other(const exec_state *st, size_t index, size_t k, const pyop_tensor *t,
                        const pyop_tensor *ex) {
   const pyop_op *op = st->op;
-  char ts[128], es[128], item[40] = "";
+  char ts[128], es[128], who[WHO_MAX], item[40] = "";
   if (op->proto->outputs[index].kind == PYOP_IO_DYNAMIC)
     snprintf(item, sizeof item, " tensor %zu", k);
-  return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s): output %zu \"%s\"%s: expected "
-                     "%s%s%s, the op asked for %s%s%s",
+  return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s): output %zu \"%s\"%s: %s "
+                     "expected %s%s%s, the op asked for %s%s%s",
                      op->op_type, op->impl ? op->impl->source : op->proto->source, index,
-                     op->proto->outputs[index].name, item, tensor_str(ex, es, sizeof es),
+                     op->proto->outputs[index].name, item, expecter(st, who, sizeof who),
+                     tensor_str(ex, es, sizeof es),
                      ex->format ? " format " : "", ex->format ? pyop_format_name(ex->format) : "",
                      tensor_str(t, ts, sizeof ts), t->format ? " format " : "",
                      t->format ? pyop_format_name(t->format) : "");
@@ -729,8 +787,9 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   const pyop_op *op = st->op;
   if (!t) return pyop__error(PYOP_EINVAL, "execute of \"%s\": alloc_output: t is NULL", op->op_type);
   if (index >= st->n_outputs)
-    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu outputs)",
-                       op->op_type, index, st->n_outputs);
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu %s)",
+                       op->op_type, index, st->n_outputs,
+                       PYOP__PLURAL(st->n_outputs, "output", "outputs"));
   const pyop__proto *p = op->proto;
   const char *name = p->outputs[index].name;
   bool dynamic = p->outputs[index].kind == PYOP_IO_DYNAMIC;
@@ -751,6 +810,11 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   if (why)
     return pyop__error(PYOP_EINVAL, "execute of \"%s\": output %zu \"%s\" requested as %s: %s",
                        op->op_type, index, name, tensor_str(t, ts, sizeof ts), why);
+  if (op->dtypes) {
+    int rc = pyop__dtypes_check_output(p, st->inputs, index, t->dtype,
+                                       op->impl ? op->impl->source : p->source);
+    if (rc != PYOP_OK) return rc;
+  }
   pyop_output_list *l = &st->lists[index];
   size_t k = l->count;
   if (k >= l->capacity)
@@ -762,9 +826,10 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   const pyop_tensor *ex = expected_of(st, index, k, &extra);
   if (extra)
     return pyop__error(PYOP_ECONTRACT, "execute of \"%s\": dynamic output %zu \"%s\": the op "
-                       "asked for tensor %zu (%s), %zu were expected",
+                       "asked for tensor %zu (%s), %zu %s expected",
                        op->op_type, index, name, k, tensor_str(t, ts, sizeof ts),
-                       st->expect[index].count);
+                       st->expect[index].count,
+                       PYOP__PLURAL(st->expect[index].count, "was", "were"));
   if (ex && !same_desc(ex, t)) return asked_other(st, index, k, t, ex);
   if (st->ctx->alloc_output) {
     pyop_tensor req = *t;
@@ -773,9 +838,9 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
     int rc = st->ctx->alloc_output(st->ctx->user, index, &req);
     if (rc != 0)
       return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_output failed for "
-                         "output %zu \"%s\" (%s, %llu bytes) with %d",
+                         "output %zu \"%s\" (%s, %llu %s) with %d",
                          op->op_type, index, name, tensor_str(t, ts, sizeof ts),
-                         (unsigned long long)nb, rc);
+                         (unsigned long long)nb, PYOP__PLURAL(nb, "byte", "bytes"), rc);
     if ((nb && !req.data) || req.nbytes < nb)
       return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_output gave output "
                          "%zu \"%s\" (%s) %s",
@@ -812,8 +877,9 @@ static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop
   const pyop__proto *p = op->proto;
   if (!t) return pyop__error(PYOP_EINVAL, "execute of \"%s\": alias_output: t is NULL", op->op_type);
   if (index >= st->n_outputs)
-    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu outputs)",
-                       op->op_type, index, st->n_outputs);
+    return pyop__error(PYOP_EINVAL, "execute of \"%s\": output index %zu out of range (%zu %s)",
+                       op->op_type, index, st->n_outputs,
+                       PYOP__PLURAL(st->n_outputs, "output", "outputs"));
   const char *name = p->outputs[index].name;
   int32_t declared = p->output_alias ? p->output_alias[index] : -1;
   if (declared < 0 || (size_t)declared != input) {
@@ -865,8 +931,22 @@ static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) 
   int rc = st->ctx->alloc_workspace(st->ctx->user, nbytes, out);
   if (rc != 0 || (nbytes && !*out))
     return pyop__error(PYOP_EHOST, "execute of \"%s\": the host's alloc_workspace failed for "
-                       "%llu bytes (%d)", st->op->op_type, (unsigned long long)nbytes, rc);
+                       "%llu %s (%d)", st->op->op_type, (unsigned long long)nbytes,
+                       PYOP__PLURAL(nbytes, "byte", "bytes"), rc);
   return PYOP_OK;
+}
+
+/* text into out with every occurrence of reason (libpyop's message, which
+ * the op's exception repeats) replaced by "see above". */
+static void said_once(const char *text, const char *reason, pyop__sb *out) {
+  size_t n = strlen(reason);
+  const char *at;
+  while (n && (at = strstr(text, reason)) != NULL) {
+    pyop__sb_append(out, text, (size_t)(at - text));
+    pyop__sb_puts(out, "see above");
+    text = at + n;
+  }
+  pyop__sb_puts(out, text);
 }
 
 /* The status of an execute whose op returned rc: the services' failure, the
@@ -879,10 +959,17 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
      * failure; any other status is the op's own (it caught the refusal). */
     if (st->svc_status != PYOP_OK && rc == st->svc_status) {
       /* libpyop's reason first (it says what the host or the request got
-       * wrong), then what the op saw of it in Python. */
-      char seen[2048];
-      snprintf(seen, sizeof seen, "%s", pyop_last_error());
-      return pyop__error(st->svc_status, "%s\n(in the op: %s)", st->svc_detail, seen);
+       * wrong), then what the op saw of it in Python, where the reason,
+       * repeated in the exception's text, is not said again. */
+      pyop__sb seen = PYOP__SB_INIT;
+      said_once(pyop_last_error(), st->svc_detail, &seen);
+      const char *text = seen.oom ? "(out of memory)" : pyop__sb_str(&seen);
+      /* An op that said nothing but the reason adds nothing to it. */
+      int r = text[0] && strcmp(text, "see above") != 0
+                  ? pyop__error(st->svc_status, "%s\n(in the op: %s)", st->svc_detail, text)
+                  : pyop__error(st->svc_status, "%s", st->svc_detail);
+      pyop__sb_free(&seen);
+      return r;
     }
     int r = callback_failed(rc, op, "execute", mark);
     if (st->svc_status != PYOP_OK) {
@@ -901,19 +988,22 @@ static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned m
     bool dynamic = p->outputs[i].kind == PYOP_IO_DYNAMIC;
     if (dynamic) {
       if (st->expect && st->lists[i].count != st->expect[i].count)
-        return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned with %zu tensors "
-                           "in dynamic output %zu \"%s\", %zu were expected", op->op_type,
-                           src, st->lists[i].count, i, p->outputs[i].name,
-                           st->expect[i].count);
+        return pyop__error(PYOP_ECONTRACT, "execute of \"%s\" (%s) returned with %zu %s "
+                           "in dynamic output %zu \"%s\", %zu %s expected", op->op_type,
+                           src, st->lists[i].count,
+                           PYOP__PLURAL(st->lists[i].count, "tensor", "tensors"), i,
+                           p->outputs[i].name, st->expect[i].count,
+                           PYOP__PLURAL(st->expect[i].count, "was", "were"));
       continue;
     }
     if (st->done[i / 64] & (1ull << (i % 64))) continue;
-    char es[160] = "";
+    char es[WHO_MAX + 176] = "";
     bool extra;
     const pyop_tensor *ex = expected_of(st, i, 0, &extra);
     if (ex) {
-      char ts[128];
-      snprintf(es, sizeof es, " (expected %s)", tensor_str(ex, ts, sizeof ts));
+      char ts[128], who[WHO_MAX];
+      snprintf(es, sizeof es, " (%s expected %s)", expecter(st, who, sizeof who),
+               tensor_str(ex, ts, sizeof ts));
     }
     int32_t a = p->output_alias ? p->output_alias[i] : -1;
     if (a >= 0)
@@ -986,7 +1076,7 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
@@ -1144,8 +1234,9 @@ static int sink_set_artifact(void *vctx, const void *data, size_t len) {
   artifact_sink *s = pyop__call_state(vctx);
   if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
   if (len && !data)
-    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu bytes "
-                                   "from NULL", s->op->op_type, len));
+    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
+                                   "from NULL", s->op->op_type, len,
+                                   PYOP__PLURAL(len, "byte", "bytes")));
   void *copy = NULL;
   if (len) {
     copy = pyop__malloc(len);
@@ -1181,7 +1272,7 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_set_artifact};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK) {
@@ -1250,7 +1341,7 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
-  unsigned mark = pyop__error_mark();
+  unsigned mark = call.mark;
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
   if (rc != PYOP_OK || sink.status != PYOP_OK) {
@@ -1292,8 +1383,9 @@ static __attribute__((noinline)) int launch_spill(pyop_op *op, const pyop_tensor
                                                   void **out_stack) {
   size_t n_ws = op->plan_workspaces;
   if (n_ws && !ctx->alloc_workspace)
-    return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu workspaces "
-                       "but the host's exec context has no alloc_workspace", op->op_type, n_ws);
+    return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu %s but the "
+                       "host's exec context has no alloc_workspace", op->op_type, n_ws,
+                       PYOP__PLURAL(n_ws, "workspace", "workspaces"));
   void *ws_stack[PYOP__LAUNCH_STACK_PTRS];
   void **in = flat <= PYOP__LAUNCH_STACK_PTRS ? in_stack : pyop__calloc(flat, sizeof *in);
   void **out = n_outputs <= PYOP__LAUNCH_STACK_PTRS ? out_stack
@@ -1317,8 +1409,8 @@ static __attribute__((noinline)) int launch_spill(pyop_op *op, const pyop_tensor
     int hr = ctx->alloc_workspace(ctx->user, nb, &ws[i]);
     if (hr != 0 || (nb && !ws[i])) {
       rc = pyop__error(PYOP_EHOST, "launch of \"%s\": the host's alloc_workspace failed for "
-                       "workspace %zu (%llu bytes, %d)", op->op_type, i,
-                       (unsigned long long)nb, hr);
+                       "workspace %zu (%llu %s, %d)", op->op_type, i,
+                       (unsigned long long)nb, PYOP__PLURAL(nb, "byte", "bytes"), hr);
       goto done;
     }
   }

@@ -108,6 +108,8 @@ static void entry_fill_info(pyop__entry *e) {
   i->capabilities = p->caps | (e->impl ? e->impl->caps : 0);
   i->input_flags = p->input_flags;
   i->output_alias = p->output_alias;
+  i->input_dtypes = p->dtypes.inputs;
+  i->output_dtypes = p->dtypes.outputs;
   /* Lanes: an instance is placed in one lane for both of its holders, so
    * the op runs in lanes only when each Python descriptor it uses does. */
   const pyop__impl *im = e->impl;
@@ -288,7 +290,8 @@ static __attribute__((noinline, cold)) int not_registered(const char *op_type) {
     return pyop__error(PYOP_ENOENT,
                        "op \"%.256s\": its implementation (%s) is loaded but has no prototype: "
                        "register one with pyop_register_host_prototype (or load a Python "
-                       "register_op for it)",
+                       "register_op for it); GE, which needs that prototype (the canonical IR) "
+                       "at the load, fails there with \"canonical IR not found\"",
                        op_type, src);
   }
   if (!near) return pyop__error(PYOP_ENOENT, "no operator \"%.256s\" is registered", op_type);
@@ -724,7 +727,8 @@ static int commit_classify_locked(pyop__txn *t, commit_counts *c) {
     c->n_pending += t->items[i].act == ACT_PENDING;
   }
   if (rc == PYOP_OK && pyop__hmap_reserve(&reg.ops, c->n_new) != PYOP_OK)
-    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu op types", c->n_new);
+    rc = pyop__error(PYOP_ENOMEM, "out of memory publishing %zu %s", c->n_new,
+                     PYOP__PLURAL(c->n_new, "op type", "op types"));
   return rc;
 }
 
@@ -890,7 +894,7 @@ int pyop__registry_unload(void) {
     pyop__entry_release(e);
     n++;
   }
-  PYOP_LOG_D("unloaded %zu op types", n);
+  PYOP_LOG_D("unloaded %zu %s", n, PYOP__PLURAL(n, "op type", "op types"));
   return PYOP_OK;
 }
 
@@ -1003,7 +1007,8 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
     types = pyop__malloc(bytes);
     if (!types) {
       unlock();
-      return pyop__error(PYOP_ENOMEM, "pyop_op_list: out of memory for %zu op types", n);
+      return pyop__error(PYOP_ENOMEM, "pyop_op_list: out of memory for %zu %s", n,
+                         PYOP__PLURAL(n, "op type", "op types"));
     }
     char *s = (char *)(types + n);
     size_t k = 0;
@@ -1076,6 +1081,23 @@ static void bind_pending(const char *op_type) {
 }
 
 /*
+ * The host's constraint arrays of info as views, in dv (room for n_inputs +
+ * n_outputs): each side it gives (struct_size covering it, non-NULL) is
+ * converted, the other stays NULL in v.
+ */
+static void host_dtypes(const pyop_op_info *info, pyop_dtype_set_view *dv, pyop_proto_view *v) {
+  const pyop_dtype_set *in = PYOP_OP_INFO_HAS(info, input_dtypes) ? info->input_dtypes : NULL;
+  const pyop_dtype_set *out =
+      PYOP_OP_INFO_HAS(info, output_dtypes) ? info->output_dtypes : NULL;
+  for (size_t i = 0; in && i < info->n_inputs; i++)
+    dv[i] = (pyop_dtype_set_view){in[i].mask, view_of(in[i].symbol)};
+  for (size_t i = 0; out && i < info->n_outputs; i++)
+    dv[info->n_inputs + i] = (pyop_dtype_set_view){out[i].mask, view_of(out[i].symbol)};
+  v->input_dtypes = in ? dv : NULL;
+  v->output_dtypes = out ? dv + info->n_inputs : NULL;
+}
+
+/*
  * Converts the host's description into a prototype view, validates it like
  * a bridge's and registers it at once (a one-op transaction). Kept across
  * pyop_unload.
@@ -1100,10 +1122,11 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   size_t n_at = info->n_attrs;
   pyop_io_view *ios = pyop__calloc(n_io ? n_io : 1, sizeof *ios);
   pyop_attr_view *ats = pyop__calloc(n_at ? n_at : 1, sizeof *ats);
+  pyop_dtype_set_view *dts = pyop__calloc(n_io ? n_io : 1, sizeof *dts);
   char *key = info->proto_key || !info->op_type ? NULL : host_key(info->op_type);
   pyop__txn *t = txn_new(true);
   int rc = PYOP_OK;
-  if (!ios || !ats || !t || (!info->proto_key && info->op_type && !key)) {
+  if (!ios || !ats || !dts || !t || (!info->proto_key && info->op_type && !key)) {
     rc = pyop__error(PYOP_ENOMEM, "pyop_register_host_prototype: out of memory");
     goto out;
   }
@@ -1138,6 +1161,7 @@ int pyop_register_host_prototype(const pyop_op_info *info) {
   v.attrs = info->attrs ? ats : NULL;
   if (PYOP_OP_INFO_HAS(info, input_flags)) v.input_flags = info->input_flags;
   if (PYOP_OP_INFO_HAS(info, output_alias)) v.output_alias = info->output_alias;
+  host_dtypes(info, dts, &v);
   rc = pyop__txn_add_proto(t, &v);
   if (rc == PYOP_OK) {
     rc = pyop__txn_commit(t);
@@ -1149,5 +1173,6 @@ out:
   pyop__free(key);
   pyop__free(ios);
   pyop__free(ats);
+  pyop__free(dts);
   return rc;
 }

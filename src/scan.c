@@ -73,6 +73,15 @@ static void warn_skipped(const pyop__scan_entry *e) {
              e->detail ? e->detail : pyop__path_verdict_name(e->verdict));
 }
 
+/* Marks e skipped with a warning: logged by pyop__scan_opts, or later by
+ * pyop__scan_warn for a quiet scan. */
+static void mark_skipped(pyop__scan_entry *e) { e->skipped = true; }
+
+void pyop__scan_warn(const pyop__scan_result *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (r->entries[i].skipped) warn_skipped(&r->entries[i]);
+}
+
 /*
  * True when the directory `name` inside the directory open as dfd holds a
  * regular file (or a link to one) named __init__.py. Never opens anything;
@@ -156,7 +165,7 @@ static int classify_not_dir(pyop__scan_entry *e) {
     rc = set_verdict(e, PYOP__PATH_NOT_PYTHON,
                      "not a directory, a .py file or a link to one");
   }
-  if (rc == PYOP_OK) warn_skipped(e);
+  if (rc == PYOP_OK) mark_skipped(e);
   return rc;
 }
 
@@ -177,7 +186,7 @@ static int scan_dir(pyop__scan_entry *e) {
     else
       rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot open directory: %s",
                        err_text(err, eb, sizeof eb));
-    if (rc == PYOP_OK) warn_skipped(e);
+    if (rc == PYOP_OK) mark_skipped(e);
     return rc;
   }
   int dfd = dirfd(d);
@@ -187,7 +196,7 @@ static int scan_dir(pyop__scan_entry *e) {
     PYOP_SYS(closedir)(d);
     rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot use directory: %s",
                      err_text(err, eb, sizeof eb));
-    if (rc == PYOP_OK) warn_skipped(e);
+    if (rc == PYOP_OK) mark_skipped(e);
     return rc;
   }
   entry_kind found = ENTRY_OTHER;
@@ -217,7 +226,7 @@ static int scan_dir(pyop__scan_entry *e) {
   } else if (read_err != 0) {
     rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot read directory: %s",
                      err_text(read_err, eb, sizeof eb));
-    if (rc == PYOP_OK) warn_skipped(e);
+    if (rc == PYOP_OK) mark_skipped(e);
   } else {
     rc = set_verdict(e, PYOP__PATH_NO_PYTHON,
                      "no .py file or package directory at its top level");
@@ -238,8 +247,10 @@ static int scan_element(pyop__scan_entry *e) {
   if (e->path[0] != '/') {
     rc = set_verdict(e, PYOP__PATH_RELATIVE,
                      "relative path refused (libpyop never resolves paths "
-                     "against the current directory; use an absolute path)");
-    if (rc == PYOP_OK) warn_skipped(e);
+                     "against the current directory; use an absolute path; GE "
+                     "resolves it against the cwd, libpyop departs from that on "
+                     "purpose: docs/security.md)");
+    if (rc == PYOP_OK) mark_skipped(e);
     return rc;
   }
   if (has_py_suffix(e->path)) {
@@ -250,7 +261,7 @@ static int scan_element(pyop__scan_entry *e) {
         return set_verdict(e, PYOP__PATH_MISSING_FILE, "%s", missing_why(err));
       rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot stat: %s",
                        err_text(err, eb, sizeof eb));
-      if (rc == PYOP_OK) warn_skipped(e);
+      if (rc == PYOP_OK) mark_skipped(e);
       return rc;
     }
     if (S_ISREG(st.st_mode)) {
@@ -262,7 +273,7 @@ static int scan_element(pyop__scan_entry *e) {
         int err = errno;
         rc = set_verdict(e, PYOP__PATH_UNREADABLE, "cannot open for reading: %s",
                          err_text(err, eb, sizeof eb));
-        if (rc == PYOP_OK) warn_skipped(e);
+        if (rc == PYOP_OK) mark_skipped(e);
         return rc;
       }
       PYOP_SYS(close)(fd);
@@ -275,7 +286,7 @@ static int scan_element(pyop__scan_entry *e) {
       rc = set_verdict(e, PYOP__PATH_NOT_PYTHON,
                        "named .py but not a regular file (FIFO, socket or "
                        "device); never opened");
-      if (rc == PYOP_OK) warn_skipped(e);
+      if (rc == PYOP_OK) mark_skipped(e);
       return rc;
     }
     /* A directory named *.py is scanned as a directory. */
@@ -283,7 +294,23 @@ static int scan_element(pyop__scan_entry *e) {
   return scan_dir(e);
 }
 
-/* Number of non-empty colon-separated elements of value. */
+/* Whitespace GE strips around an element (ASCII: " \t\n\v\f\r"). */
+static bool is_space(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* Narrows [*elem, *elem + *len) to the element without the whitespace
+ * around it, as GE reads the variable. */
+static void trim_element(const char **elem, size_t *len) {
+  while (*len > 0 && is_space(**elem)) {
+    (*elem)++;
+    (*len)--;
+  }
+  while (*len > 0 && is_space((*elem)[*len - 1])) (*len)--;
+}
+
+/* Number of non-empty colon-separated elements of value (an upper bound of
+ * the elements left once trimmed). */
 static size_t count_elements(const char *value) {
   size_t n = 0;
   const char *p = value;
@@ -297,6 +324,11 @@ static size_t count_elements(const char *value) {
 }
 
 int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out) {
+  return pyop__scan_opts(value, stop_at_first, false, out);
+}
+
+int pyop__scan_opts(const char *value, bool stop_at_first, bool quiet,
+                    pyop__scan_result *out) {
   if (!out) return pyop__error(PYOP_EINVAL, "pyop__scan: out is NULL");
   memset(out, 0, sizeof *out);
   if (!value || !*value) return PYOP_OK;
@@ -311,11 +343,16 @@ int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out) {
   const char *first_missing_why = NULL;
   const char *p = value;
   while (*p) {
-    size_t len = strcspn(p, ":");
-    const char *elem = p;
+    size_t len = strcspn(p, ":"), raw_len = len;
+    const char *elem = p, *raw = p;
     p += len;
     if (*p == ':') p++;
-    if (len == 0) continue; /* ":a", "a::b", "a:" never mean the cwd */
+    trim_element(&elem, &len);
+    if (len == 0) continue; /* ":a", "a::b", "a:", ": :" never mean the cwd */
+    if (len != raw_len && !quiet)
+      PYOP_LOG_I(PYOP__OPP_VAR " element '%.*s' read as '%.*s' (the whitespace around an "
+                 "element is dropped, as GE does)", (int)(raw_len < 4096 ? raw_len : 4096), raw,
+                 (int)(len < 4096 ? len : 4096), elem);
 
     pyop__scan_entry *e = &out->entries[out->n++];
     e->path = pyop__strndup(elem, len);
@@ -325,6 +362,7 @@ int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out) {
       continue;
     }
     if (scan_element(e) != PYOP_OK) goto oom;
+    if (e->skipped && !quiet) warn_skipped(e);
     if (pyop__path_verdict_is_python(e->verdict)) {
       out->has_python = true;
       if (stop_at_first) stopped = true;
@@ -373,7 +411,7 @@ void pyop__scan_explain(const char *value, pyop__sb *sb) {
     return;
   }
   pyop__scan_result r;
-  if (pyop__scan(value, false, &r) == PYOP_ENOMEM) {
+  if (pyop__scan_opts(value, false, true, &r) == PYOP_ENOMEM) {
     pyop__sb_printf(sb, PYOP__OPP_VAR "=%s (not scanned: out of memory)", value);
     return;
   }

@@ -1,7 +1,9 @@
 /*
  * Scanning ASCEND_CUSTOM_OPP_PATH (docs/design.md §Scan).
  *
- * The value is colon-separated. Empty elements are ignored (never the cwd).
+ * The value is colon-separated. The whitespace around an element is dropped
+ * (" /opt/ops " is /opt/ops, as GE reads it); empty elements are ignored
+ * (never the cwd).
  * Relative elements are refused (skipped with a warning): libpyop never
  * resolves anything against the cwd. An element is a Python entry when it is
  * a .py file, or a directory holding, one level deep, a .py file or a package
@@ -76,6 +78,7 @@ typedef struct pyop__scan_entry {
   char *path;   /* the element as written (not NUL-containing) */
   int verdict;  /* pyop__path_verdict */
   char *detail; /* why (errno text, first Python entry found...), may be NULL */
+  bool skipped; /* skipped with a warning (the verdicts "warned" above) */
 } pyop__scan_entry;
 
 typedef struct pyop__scan_result {
@@ -92,6 +95,16 @@ typedef struct pyop__scan_result {
  * pyop__scan_result_free (also after an error).
  */
 int pyop__scan(const char *value, bool stop_at_first, pyop__scan_result *out);
+/*
+ * pyop__scan, and with quiet the skipped elements' warnings are not logged
+ * (each entry says skipped): pyop__scan_warn logs them when the caller
+ * decides they are its to say (pyop_check_need_load, whose pyop_load scans
+ * again, logs only when nothing is to be loaded; pyop_doctor's report holds
+ * the verdicts). One warning per skipped element per load, never two.
+ */
+int pyop__scan_opts(const char *value, bool stop_at_first, bool quiet,
+                    pyop__scan_result *out);
+void pyop__scan_warn(const pyop__scan_result *r);
 void pyop__scan_result_free(pyop__scan_result *r);
 const char *pyop__path_verdict_name(int verdict);
 

@@ -1,4 +1,4 @@
-"""ScaledAdd: z = x + alpha * y, float32, with nothing but memoryview.
+"""ScaledAdd: z = x + alpha * y, on floating-point tensors, with pyop.elements.
 
 The smallest complete op: a prototype (the decorated function is the op's
 infer_meta and its signature is the prototype) and an implementation class
@@ -9,28 +9,12 @@ with execute. No third-party module is needed.
     z: float32[3] = [21, 42, 63]
 """
 
-import contextlib
-
 import pyop
 from pyop import DataType, Tensor, TensorDesc
 
-
-@contextlib.contextmanager
-def float_view(t):
-    """A flat memoryview of the float32 tensor t, released on exit.
-
-    A Tensor exports a C-contiguous buffer shaped like the tensor (format
-    'f' for float32). memoryview casts between two non-byte formats only
-    through bytes, hence cast("B").cast("f"). Every view must be released
-    before execute returns: a buffer still exported then fails the call.
-    An empty tensor (a 0 in its shape) gets an empty view: memoryview cannot
-    cast a view with a 0 in its shape."""
-    if t.nbytes == 0:
-        with memoryview(bytearray()) as b, b.cast("f") as f:
-            yield f
-        return
-    with memoryview(t) as m, m.cast("B") as b, b.cast("f") as f:
-        yield f
+# What execute computes in: a float result fits each of these (an int8 z
+# could not hold x + 0.5 * y, so infer_meta refuses the integer types).
+FLOATS = (DataType.float32, DataType.float16, DataType.bfloat16, DataType.float64)
 
 
 # Positional parameters are the inputs (both required: plain TensorDesc),
@@ -39,9 +23,11 @@ def float_view(t):
 @pyop.register_op(op_type="ScaledAdd", outputs=("z",))
 def scaled_add(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
     # infer_meta: validate what the implementation relies on, here rather
-    # than in execute, so the host learns about a bad graph before it runs.
-    if x.dtype != DataType.float32 or y.dtype != DataType.float32:
-        raise TypeError("ScaledAdd supports float32 only, got %s and %s" % (x.dtype, y.dtype))
+    # than in execute, so the host learns about a bad graph before it runs
+    # (and `pyop check` sweeps only what is accepted here).
+    if x.dtype not in FLOATS or y.dtype != x.dtype:
+        raise TypeError("ScaledAdd: x and y must have one floating-point dtype, got %s and %s"
+                        % (x.dtype, y.dtype))
     if x.shape != y.shape:
         raise ValueError("ScaledAdd: x%s and y%s must have the same shape"
                          % (list(x.shape), list(y.shape)))
@@ -58,6 +44,10 @@ class ScaledAddImpl:
         # The host owns the memory: ask it for output 0 with the shape and
         # dtype infer_meta promised.
         z = ctx.malloc_output_tensor(0, x.shape, x.dtype)
-        with float_view(x) as xf, float_view(y) as yf, float_view(z) as zf:
-            for i in range(len(zf)):
-                zf[i] = xf[i] + alpha * yf[i]
+        # pyop.elements: each tensor's elements as a flat sequence of Python
+        # numbers over the host's memory (any shape, empty and rank-0 too;
+        # float16 and bfloat16 convert). `with` releases the views before
+        # execute returns: a view kept after the call fails it.
+        with pyop.elements(x) as xs, pyop.elements(y) as ys, pyop.elements(z) as zs:
+            for i in range(len(zs)):
+                zs[i] = xs[i] + alpha * ys[i]

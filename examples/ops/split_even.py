@@ -21,11 +21,11 @@ class SplitEvenImpl:
     def execute(self, x: Tensor, *, parts: int) -> None:
         ctx = pyop.get_execute_ctx()
         n = x.shape[0] // parts
-        with memoryview(x) as xv:
+        with pyop.elements(x) as xs:
             for k in range(parts):
                 out = ctx.malloc_output_tensor(0, (n,), x.dtype)  # the next piece
-                with memoryview(out) as ov:
-                    ov[:] = xv[k * n:(k + 1) * n]
+                with pyop.elements(out) as piece:
+                    piece[:] = xs[k * n:(k + 1) * n]
 
 
 @pyop.register_samples(op_type="SplitEven")

@@ -14,7 +14,6 @@
     out: float32[3] = [11.5, 22.5, 33.5]
 """
 
-import contextlib
 from typing import Optional
 
 import pyop
@@ -47,32 +46,21 @@ def sum_all(xs: list[TensorDesc], bias: Optional[TensorDesc] = None) -> TensorDe
     return TensorDesc(shape=xs[0].shape, dtype=xs[0].dtype)
 
 
-@contextlib.contextmanager
-def float_view(t):
-    """A flat float32 memoryview of t, released on exit (see scaled_add.py)."""
-    if t.nbytes == 0:  # memoryview cannot cast a view with a 0 in its shape
-        with memoryview(bytearray()) as b, b.cast("f") as f:
-            yield f
-        return
-    with memoryview(t) as m, m.cast("B") as b, b.cast("f") as f:
-        yield f
-
-
 @pyop.register_op_impl(op_type="SumAll")
 class SumAllImpl:
     # The implementation's inputs mirror the prototype: a list, then a
     # Tensor or None.
     def execute(self, xs: list[Tensor], bias: Optional[Tensor] = None) -> None:
         out = pyop.get_execute_ctx().malloc_output_tensor(0, xs[0].shape, DataType.float32)
-        with float_view(out) as of:
+        with pyop.elements(out) as of:
             n = len(of)
             acc = [0.0] * n
             for x in xs:
-                with float_view(x) as xf:
+                with pyop.elements(x) as xf:
                     for i in range(n):
                         acc[i] += xf[i]
             if bias is not None:
-                with float_view(bias) as bf:
+                with pyop.elements(bias) as bf:
                     for i in range(n):
                         acc[i] += bf[i] if len(bf) == n else bf[0]
             for i in range(n):

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PYOP_BRIDGE_ABI_MAJOR 1
-#define PYOP_BRIDGE_ABI_MINOR 6
+#define PYOP_BRIDGE_ABI_MINOR 7
 #define PYOP_BRIDGE_ENTRY_SYMBOL "pyop_bridge_entry"
 
 /* ---------------------------------------------------- descriptor views */
@@ -57,6 +57,16 @@ typedef struct pyop_attr_view {
   int32_t required; /* 1: no default; 0: default_value holds the default */
   pyop_attr_value default_value;
 } pyop_attr_view;
+
+/*
+ * ABI 1.7: the data types one input or output accepts, as pyop_dtype_set
+ * (pyop.h) says, with the symbol as a view (empty: none). A plain value
+ * (no struct_size): it never grows; a later member would be a new array.
+ */
+typedef struct pyop_dtype_set_view {
+  uint64_t mask;
+  pyop_str symbol;
+} pyop_dtype_set_view;
 
 typedef struct pyop_op_callbacks pyop_op_callbacks;
 
@@ -113,6 +123,10 @@ typedef struct pyop_proto_view {
 #if UINTPTR_MAX > 0xffffffffu
   uint32_t reserved_; /* Not read: fills what would be trailing padding. */
 #endif
+  /* ---- ABI 1.7 (data type constraints, docs/bridge-abi.md "ABI 1.7") */
+  /* n_inputs / n_outputs entries, or NULL: that side is unconstrained. */
+  const pyop_dtype_set_view *input_dtypes;
+  const pyop_dtype_set_view *output_dtypes;
 } pyop_proto_view;
 
 /*

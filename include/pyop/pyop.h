@@ -457,6 +457,31 @@ typedef struct pyop_io_info {
   int32_t kind; /* pyop_io_kind */
 } pyop_io_info;
 
+/*
+ * The data types one input or output accepts: a GE REG_OP's TensorType set
+ * (.INPUT(x, TensorType({DT_FLOAT, DT_FLOAT16}))), or the DATATYPE set of
+ * the type name it shares with others (.INPUT(x, "T") .INPUT(y, "T")
+ * .DATATYPE(T, TensorType({DT_FLOAT}))). A plain value, never versioned:
+ * pyop_op_info carries arrays of it.
+ * - mask: PYOP_DTYPE_BIT(d) for each allowed pyop_dtype d; 0: any data type.
+ *   A bit of no pyop_dtype (d >= PYOP_DTYPE_COUNT) is refused at
+ *   registration (PYOP_EDESCRIPTOR).
+ * - symbol: the type name ("T"), or NULL (or ""): the io has a set of its
+ *   own. Every input and output with the same symbol has the same data
+ *   type in one call (all tensors of a dynamic one too), as in GE; they
+ *   must give the same mask. At most PYOP_MAX_DTYPE_SYMBOLS symbols per op.
+ * What libpyop does with it: docs/host-guide.md, "Data type constraints".
+ */
+typedef struct pyop_dtype_set {
+  uint64_t mask;
+  const char *symbol;
+} pyop_dtype_set;
+
+/* The mask bit of data type d (a pyop_dtype). */
+#define PYOP_DTYPE_BIT(d) ((uint64_t)1 << (d))
+/* Distinct symbols (type names) one op may use. */
+#define PYOP_MAX_DTYPE_SYMBOLS 64
+
 /* Bits of pyop_op_info.input_flags. */
 #define PYOP_INPUT_MUTATED (1u << 0) /* execute writes into this input */
 
@@ -523,6 +548,22 @@ typedef struct pyop_op_info {
 #if UINTPTR_MAX > 0xffffffffu
   uint32_t reserved_; /* Not read: fills what would be trailing padding. */
 #endif
+  /* ---- added with data type constraints (read only when struct_size
+   * covers them; pyop_register_host_prototype reads each one it covers) */
+  /*
+   * n_inputs entries: the data types each input accepts, or NULL: no
+   * input is constrained (see pyop_dtype_set). pyop_op_infer_meta,
+   * pyop_op_execute, pyop_op_compile, pyop_op_declare_launch_args and
+   * pyop_op_launch refuse an input outside them with PYOP_EINVAL before the
+   * op runs, naming the input, the given and the allowed types.
+   */
+  const pyop_dtype_set *input_dtypes;
+  /*
+   * n_outputs entries, or NULL. An execute whose op asks for an output of
+   * another data type (or of another than its symbol has from the inputs)
+   * fails with PYOP_ECONTRACT.
+   */
+  const pyop_dtype_set *output_dtypes;
 } pyop_op_info;
 
 /* Whether info (of struct_size bytes) has member m. */
@@ -541,9 +582,11 @@ PYOP_API void pyop_free(void *p);
 
 /*
  * Registers a prototype the host owns (no Python): op_type, inputs, outputs
- * and attrs are read from info, and input_flags/output_alias when
+ * and attrs are read from info, and input_flags/output_alias and
+ * input_dtypes/output_dtypes (the REG_OP's TensorType/DATATYPE sets) when
  * struct_size covers them (other members are ignored; proto_key may be
- * NULL and then defaults to "host:<op_type>"). A Python implementation may
+ * NULL and then defaults to "host:<op_type>"). The strings and arrays are
+ * copied. A Python implementation may
  * bind to it: one loaded later binds at the load, and one already loaded
  * without any prototype (pyop_op_create of it fails with PYOP_ENOENT
  * saying so) binds now. Stays registered across pyop_unload; same rules of
@@ -556,6 +599,8 @@ PYOP_API int pyop_register_host_prototype(const pyop_op_info *info);
 /*
  * Scans ASCEND_CUSTOM_OPP_PATH and sets *need_load to true when it holds at
  * least one Python entry. Cheap when there is none (one readdir a directory).
+ * An element it skips (relative, missing, unreadable) is warned about once:
+ * here when nothing is to be loaded, else by the pyop_load that follows.
  */
 PYOP_API int pyop_check_need_load(bool *need_load);
 
@@ -592,8 +637,9 @@ typedef struct pyop_options {
   size_t struct_size;
   /*
    * When no Python interpreter is initialised in the process, start the
-   * build's default Python with an isolated configuration (no environment,
-   * no cwd on sys.path), owned by libpyop. pyop_shutdown() releases the
+   * build's default Python (or the one start_python_key or lanes choose,
+   * below) with an isolated configuration (no environment, no cwd on
+   * sys.path), owned by libpyop. pyop_shutdown() releases the
    * ops, the plugins' modules and the pyop package but never finalizes that
    * Python (numpy and plugin threads cannot survive a Py_FinalizeEx): it
    * stays initialised and idle, and the next pyop_load uses it again. It
@@ -638,20 +684,38 @@ typedef struct pyop_options {
 #else
 #define PYOP__OPTIONS_LANES_INIT , 0
 #endif
+  /* ---- added with the start_python choice (read only when struct_size covers it) */
+  /*
+   * Which Python start_python starts: the runtime key of one of this
+   * libpyop's bridges, which is the name of its artifact directory
+   * (<libdir>/pyop/artifacts/cp312-x86_64: "cp312-x86_64"; `pyop doctor`
+   * lists them). NULL or "" (the default): the build's default Python (the
+   * first of -DPYOP_PYTHONS), unless lanes are asked for and that Python
+   * cannot run them (older than 3.12, or free-threaded): then the first
+   * bridge of the build, in -DPYOP_PYTHONS order, whose Python can (an info
+   * line names it); when none can, a warning names the bridges there are
+   * and how to build one that can. Copied by pyop_set_options (at most 63
+   * characters of [A-Za-z0-9_.-]); read only when start_python starts a
+   * Python: a Python already in the process is used as it is (a warning
+   * says so when it is not this one). Fixed while the bridge is open, as
+   * start_python.
+   */
+  const char *start_python_key;
 } pyop_options;
 
 /* The largest pyop_options.lanes. */
 #define PYOP_MAX_LANES 64u
 
 #define PYOP_OPTIONS_INIT \
-  {sizeof(pyop_options), false, false, {0} PYOP__OPTIONS_LANES_INIT}
+  {sizeof(pyop_options), false, false, {0} PYOP__OPTIONS_LANES_INIT, NULL}
 
 /*
  * Sets the options of the next pyop_load. While ops are loaded it returns
  * PYOP_ESTATE (call pyop_unload first). After pyop_unload the bridge stays
  * open: strict_outputs may change then (it applies at the next pyop_load),
- * start_python may not (PYOP_ESTATE naming it: call pyop_shutdown first, it
- * chooses how the bridge starts).
+ * start_python, start_python_key and lanes may not (PYOP_ESTATE naming it:
+ * call pyop_shutdown first, they choose how the bridge starts). A malformed
+ * start_python_key is PYOP_EINVAL.
  */
 PYOP_API int pyop_set_options(const pyop_options *options);
 
@@ -766,6 +830,20 @@ PYOP_API int pyop_op_execute(pyop_op *op, const pyop_tensor_list *inputs,
 PYOP_API int pyop_op_infer_meta_list(pyop_op *op, const pyop_tensor_list *inputs,
                                      size_t n_inputs, pyop_output_list *outputs,
                                      size_t n_outputs);
+
+/*
+ * pyop_op_infer_meta_list for a host whose graph fixes how many tensors each
+ * dynamic output has (a GE-style engine: a node's output anchors): for a
+ * dynamic output, outputs[i].count on entry states that count (at most
+ * capacity; required outputs' counts are not read). When infer_meta returns
+ * another count the call fails with PYOP_ECONTRACT naming the output, the
+ * count stated and the count returned, in GE's words ("instance count
+ * mismatch"; GE's InferMeta raises TypeError there). Otherwise as
+ * pyop_op_infer_meta_list.
+ */
+PYOP_API int pyop_op_infer_meta_expect(pyop_op *op, const pyop_tensor_list *inputs,
+                                       size_t n_inputs, pyop_output_list *outputs,
+                                       size_t n_outputs);
 
 /*
  * pyop_op_execute for any op, dynamic outputs included: one

@@ -54,11 +54,13 @@ def _layouts(b):
                                    ("s", "s"), ("span", "ints"), ("tensor", "tensor")]),
         (b.Attr, "pyop_attr", same(b.Attr)),
         (b.IoInfo, "pyop_io_info", same(b.IoInfo)),
+        (b.DtypeSet, "pyop_dtype_set", same(b.DtypeSet)),
         (b.AttrInfo, "pyop_attr_info", same(b.AttrInfo)),
         (b.OpInfo, "pyop_op_info", same(b.OpInfo)),
         (b.ExecCtx, "pyop_exec_ctx", same(b.ExecCtx)),
         (b.OutputList, "pyop_output_list", same(b.OutputList)),
         (b.HostHooks, "pyop_host_hooks", same(b.HostHooks)),
+        (b.Options, "pyop_options", same(b.Options)),
     ]
 
 

@@ -281,12 +281,13 @@ class CheckTest(unittest.TestCase):
     def test_a_correct_op_passes_every_check(self):
         r = self.check("CopyOk", 0)
         self.assertRegex(r.stdout, r"CopyOk +ok \(infer_meta, execute; generated\)")
-        self.assertIn("    ran: float32[2,3], float16[2,3], bfloat16[2,3], float64[2,3], "
+        self.assertIn("    ran: infer_meta, execute on float32[2,3], float16[2,3], bfloat16[2,3], "
+                      "float64[2,3], "
                       "int8[2,3], int16[2,3], int32[2,3], int64[2,3], uint8[2,3], uint16[2,3], "
                       "uint32[2,3], uint64[2,3], bool[2,3], float32[0,3] (empty), float32[] "
                       "(rank-0), float32[1] (one element) (each twice on one instance, and "
                       "from 4 threads at once)\n", r.stdout)
-        self.assertIn("1 ops checked, 0 failed\n", r.stdout)
+        self.assertIn("1 op checked, 0 failed\n", r.stdout)
         self.assertNotIn("warning", r.stdout)
         # The behaviour beside the words (--json): 16 cases ran, each twice,
         # then from 4 threads; nothing wrong, nothing to warn about.
@@ -342,20 +343,20 @@ class CheckTest(unittest.TestCase):
         r = self.check("Racy", 1)
         self.assertIn("    inputs x=float32[2,3]: run from 4 threads at once on one instance: "
                       "thread ", r.stdout)
-        self.assertIn(", compared with the same inputs run alone; per-call data kept on "
+        self.assertIn(", compared with its inputs run alone; per-call data kept on "
                       "`self` (an attribute execute sets and reads back) is the usual cause: "
                       "keep it in local variables", r.stdout)
 
     def test_inconclusive_is_not_a_pass(self):
         r = self.check("Picky", 3)
-        self.assertRegex(r.stdout, r"Picky +inconclusive \(infer_meta, execute; generated\)")
+        self.assertRegex(r.stdout, r"Picky +inconclusive \(infer_meta; generated\)")
         self.assertIn("    inconclusive: infer_meta refused every generated input "
-                      "(float32[2,3]: ValueError: Picky takes [4,4] only, got [2, 3]); give "
-                      "inputs it accepts with @pyop.register_samples in the plugin, or "
-                      "--input/--attr", r.stdout)
-        self.assertIn("1 ops checked, 0 failed, 1 inconclusive\n", r.stdout)
-        self.assertEqual(r.stderr, "pyop: check: 1 of 1 ops inconclusive (infer_meta refused "
-                         "every generated input): give samples or --input\n")
+                      "(float32[2,3]: ValueError: Picky takes [4,4] only, got [2, 3], %s:9); "
+                      "give inputs it accepts with @pyop.register_samples in the plugin, or "
+                      "--input/--attr" % os.path.join(self.ops, "picky.py"), r.stdout)
+        self.assertIn("1 op checked, 0 failed, 1 inconclusive\n", r.stdout)
+        self.assertEqual(r.stderr, "pyop: check: 1 of 1 op inconclusive: Picky (infer_meta "
+                         "refused every generated input)\n")
         data = json.loads(self.pyop("check", "--json", self.ops, "Picky").stdout)
         self.assertEqual((data["failed"], data["inconclusive"]), (0, 1))
         self.assertEqual(data["ops"][0]["status"], "inconclusive")
@@ -425,16 +426,16 @@ class CheckTest(unittest.TestCase):
 
     def test_a_write_past_the_end_is_reported_not_a_crash(self):
         r = self.check("Overrun", 1)
-        self.assertIn('inputs x=float32[2,3]: PYOP_ECONTRACT: execute of "Overrun" wrote past '
-                      'the end of output 0 (18 bytes past its end)', r.stdout)
+        self.assertIn('inputs x=float32[2,3]: PYOP_ECONTRACT: execute of "Overrun" wrote '
+                      'past the end of output 0 "y" (18 bytes past its end)', r.stdout)
         r = self.pyop("run", "Overrun", "--input", "x=float32[2,3]")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn('wrote past the end of output 0', r.stderr)
+        self.assertIn('wrote past the end of output 0 "y"', r.stderr)
 
     def test_bench_holds_the_op_to_the_contract_and_prints_its_inputs(self):
         r = self.pyop("bench", "Overrun", "--calls", "5", "--repeat", "1")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("wrote past the end of output 0", r.stderr)
+        self.assertIn('wrote past the end of output 0 "y"', r.stderr)
         env_ops = ("bench", "CopyOk", "--calls", "5", "--repeat", "1")
         r = self.pyop(*env_ops)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -453,12 +454,21 @@ def _write(root, files):
 
 
 IDENTITY = '''
+    import ctypes
     import pyop
-    from pyop import TensorDesc
+    from pyop import Tensor, TensorDesc
 
-    @pyop.register_op(op_type="%s")
+    OP = "%s"
+
+    @pyop.register_op(op_type=OP)
     def identity(x: TensorDesc) -> TensorDesc:
         return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type=OP)
+    class IdentityImpl:
+        def execute(self, x: Tensor) -> None:
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+            ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
     '''
 
 
@@ -629,8 +639,15 @@ class ProtoTest(_CliCase):
         r = self.ok("run", "GeLegacyHost", "--proto", REG_OPS, "--input", "x=float32[3]:1,2,3",
                     "--attr", "k=3")
         self.assertEqual(r.stdout, "y: float32[3] = [3, 6, 9]\n")
-        r = self.ok("check", "--proto", REG_OPS, "GeLegacyHost")
-        self.assertRegex(r.stdout, r"(?m)^GeLegacyHost +ok \(execute; generated\)")
+        r = self.ok("check", "--proto", REG_OPS, "GeLegacyHost", "--input", "x=float32[2,3]",
+                    "--attr", "k=2")
+        self.assertRegex(r.stdout, r"(?m)^GeLegacyHost +ok \(execute; given\)")
+        # Its view() reads and writes float32 whatever the data type: the sweep
+        # catches the overrun (with k=1 it copies input x's guard bytes into
+        # output y's: guards differing per buffer see it).
+        r = self.ok("check", "--proto", REG_OPS, "GeLegacyHost", code=1)
+        self.assertIn('inputs x=float16[2,3]: PYOP_ECONTRACT: execute of "GeLegacyHost" wrote '
+                      'past the end of output 0 "y" (12 bytes past its end)', r.stdout)
         self.assertIn("GeAddCustom", self.ok("check", "--proto", REG_OPS, "GeAddCustom",
                                              "--input", "x1=float32[2]:1,2", "--input",
                                              "x2=float32[2]:3,4").stdout)
@@ -707,6 +724,7 @@ class ProtoTest(_CliCase):
 
 
 SAMPLED = '''
+    import ctypes
     import pyop
     from pyop import Tensor, TensorDesc
 
@@ -718,8 +736,7 @@ SAMPLED = '''
     class SampledImpl:
         def execute(self, x: Tensor, *, k: int, on: bool) -> None:
             out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
-            with memoryview(x) as a, memoryview(out) as b:
-                b[:] = a
+            ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
 
     @pyop.register_samples(op_type="Sampled")
     def samples():
@@ -770,7 +787,8 @@ class SampleNumbersTest(_CliCase):
                    '[float("inf"), float("nan")])}, "attrs": {"k": 3, "on": True}}'})
         r = self.pyop("check", d)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertRegex(r.stdout, r"(?m)^Sampled +ok \(infer_meta, execute; samples\)")
+        self.assertRegex(r.stdout, r"(?m)^Sampled +ok \(infer_meta, execute; samples \+ "
+                                   r"generated\)")
 
 
 if __name__ == "__main__":

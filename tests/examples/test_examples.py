@@ -215,10 +215,16 @@ class CliTest(unittest.TestCase):
                             "--input", "y=float32[2,2]:0.5,0.5,0.5,0.5")
         self.assert_output(out["z"], "float32", [2, 2], [1.5, 2.5, 3.5, 4.5])
 
-    def test_scaled_add_rejects_float64(self):
-        r = self.pyop("run", "ScaledAdd", "--input", "x=float64[1]:1", "--input", "y=float64[1]:1")
+    def test_scaled_add_rejects_int8(self):
+        r = self.pyop("run", "ScaledAdd", "--input", "x=int8[1]:1", "--input", "y=int8[1]:1")
         self.assertEqual(r.returncode, 1)
-        self.assertIn("TypeError: ScaledAdd supports float32 only", r.stderr)
+        self.assertIn("TypeError: ScaledAdd: x and y must have one floating-point dtype, "
+                      "got int8 and int8", r.stderr)
+
+    def test_scaled_add_in_bfloat16(self):
+        out = self.run_json("ScaledAdd", "--input", "x=bfloat16[3]:1,2,3",
+                            "--input", "y=bfloat16[3]:0.5,1,-8", "--attr", "alpha=2")
+        self.assert_output(out["z"], "bfloat16", [3], [2, 4, -13])
 
     def test_softmax(self):
         if not self.has_numpy:
@@ -349,7 +355,7 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", self.ops, opp="")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("10 ops checked, 0 failed", r.stdout)
-        self.assertRegex(r.stdout, r"SplitEven +ok \(infer_meta, execute; samples\)")
+        self.assertRegex(r.stdout, r"SplitEven +ok \(infer_meta, execute; samples \+ generated\)")
 
     # --- the op contract (issue 10): in place, dynamic outputs, check fed
 
@@ -372,7 +378,7 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", "SplitEven", "--input", "x=float32[8]", "--attr", "parts=4")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("SplitEven                ok (infer_meta, execute; given)", r.stdout)
-        self.assertIn("1 ops checked, 0 failed", r.stdout)
+        self.assertIn("1 op checked, 0 failed", r.stdout)
         r = self.pyop("check", "SplitEven", "--input", "x=float32[7]")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("length divisible by parts=2", r.stdout)
@@ -396,7 +402,7 @@ class CliTest(unittest.TestCase):
             self.assertIn("broken.py: FAILED to load", r.stdout)
             self.assertIn("broken on purpose", r.stdout)
             self.assertIn("ScaledAdd                ok", r.stdout)
-            self.assertIn("1 ops checked, 0 failed, 1 plugins failed to load", r.stdout)
+            self.assertIn("1 op checked, 0 failed, 1 plugin failed to load", r.stdout)
         finally:
             shutil.rmtree(empty, ignore_errors=True)
 
@@ -428,10 +434,12 @@ class CliTest(unittest.TestCase):
         r = self.pyop("check", _need("PYOP_TEST_BAD_OPS"), opp="")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("BadTranspose", r.stdout)
-        self.assertIn('output 0 "y": expected float32[2,3], the op asked for float32[3,2]',
-                      r.stdout)
+        self.assertIn('output 0 "y": the host expected float32[2,3], the op asked for '
+                      'float32[3,2]\n      (pyop holds execute to what infer_meta (', r.stdout)
+        self.assertIn("bad_transpose.py:", r.stdout)
+        self.assertEqual(r.stdout.count("the op asked for float32[3,2]"), 1, r.stdout)
         self.assertIn("PYOP_ECONTRACT", r.stdout)
-        self.assertIn("pyop: check: 1 of 1 ops failed", r.stderr)
+        self.assertIn("pyop: check: 1 of 1 op failed", r.stderr)
         # The behaviour beside the words: libpyop itself refuses the output
         # infer_meta did not announce (run holds execute to infer_meta too),
         # whatever check's report says about it.

@@ -21,6 +21,10 @@
  *   digests (ABI 1.3): str proto source_digest, str impl source_digest;
  *          a proto that was added is added again with the impl's digest
  *          (a repeat: the same definition or a conflict)
+ *   dtypes (ABI 1.7): per side (inputs, outputs) u8 sel; sel < 128: NULL;
+ *          else one entry per io of that side (only when its io array is
+ *          real): u8 m (m < 200: mask m | m << 5, else a bit 13..63
+ *          beside bit 0), str symbol
  *   str:   u8 b; b == 0xFF: NULL data with length (next u8)+1;
  *          else length b % 48, bytes taken from the input
  *   io:    u8 size_sel, str name, u8 kind (as int8)
@@ -200,6 +204,19 @@ static const pyop_attr_view *rd_attrs(reader *r, size_t *count) {
   return at;
 }
 
+/* The constraint array of one side (n ios backed by ios), or NULL. */
+static const pyop_dtype_set_view *rd_dtypes(reader *r, const pyop_io_view *ios, size_t n) {
+  uint8_t sel = u8(r);
+  if (sel < 128 || !ios) return NULL;
+  pyop_dtype_set_view *sets = take(n * sizeof *sets + 1);
+  for (size_t i = 0; sets && i < n; i++) {
+    uint8_t m = u8(r);
+    sets[i].mask = m < 200 ? (uint64_t)m | (uint64_t)m << 5 : 1u | 1ull << (13 + m % 51);
+    sets[i].symbol = rd_str(r);
+  }
+  return sets;
+}
+
 /* ------------------------------------------------------ fake callbacks */
 
 static int f_create(void *c, const pyop_attr_view *a, size_t n, void **o) {
@@ -261,6 +278,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   i.callbacks = rd_callbacks(&r);
   p.source_digest = rd_str(&r);
   i.source_digest = rd_str(&r);
+  p.input_dtypes = rd_dtypes(&r, p.inputs, p.n_inputs);
+  p.output_dtypes = rd_dtypes(&r, p.outputs, p.n_outputs);
 
   int vp = pyop__validate_proto_view(&p);
 #ifdef PYOP_FUZZ_STANDALONE

@@ -271,6 +271,22 @@ static void run_contract(void) {
     CHECK(parts[k].data && ((float *)parts[k].data)[1] == v[2 * k + 1], "part %zu", k);
   CHECK(total[0].data && ((float *)total[0].data)[0] == 21, "total");
   host_mem_reset(&mem);
+  /* A host whose graph fixes the instance count (pyop_op_infer_meta_expect):
+   * infer_meta returning another is GE's "instance count mismatch". */
+  pyop_output_list want[2] = {{parts, 4, 2}, {total, 1, 7}}; /* 7: not read */
+  CHECK_RC(pyop_op_infer_meta_expect(op, vin, 1, want, 2), PYOP_ECONTRACT);
+  CHECK_ERR_HAS("instance count mismatch: expected 2, got 3");
+  CHECK_ERR_HAS("dynamic output 0 \"output0\": instance count mismatch: the host states 2");
+  want[0].count = 3;
+  CHECK_RC(pyop_op_infer_meta_expect(op, vin, 1, want, 2), PYOP_OK);
+  CHECK(want[0].count == 3 && want[1].count == 1 && parts[2].shape[0] == 2,
+        "stated and returned: %zu %zu", want[0].count, want[1].count);
+  want[0].count = 5; /* more than its room */
+  CHECK_RC(pyop_op_infer_meta_expect(op, vin, 1, want, 2), PYOP_EINVAL);
+  CHECK_ERR_HAS("5 tensors stated, room was given for 4");
+  want[0].capacity = want[0].count = 2; /* infer_meta's 3 do not fit either */
+  CHECK_RC(pyop_op_infer_meta_expect(op, vin, 1, want, 2), PYOP_ECONTRACT);
+  CHECK_ERR_HAS("expected 2, got 3");
   pyop_op_destroy(op);
 
   /* A Tensor attribute. */
@@ -498,6 +514,10 @@ static void run_next_kernels(void) {
         "HOST kernel, ref output = the input's buffer: %g %g", buf[0], buf[3]);
   host_mem_reset(&mem);
   pyop_op_destroy(op);
+  REQUIRE_RC(pyop_op_create("GeNextHostTwice", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(exec4(op, x, y, 2, r), PYOP_OK);
+  CHECK(r[0] == 2 && r[3] == 5, "HOST kernel, output 0 asked for twice: %g %g", r[0], r[3]);
+  pyop_op_destroy(op);
   REQUIRE_RC(pyop_op_create("GeNextReturns", NULL, 0, &op), PYOP_OK);
   CHECK_RC(pyop_op_execute(op, in, 1, NULL, 0, &ctx), PYOP_EPYTHON);
   CHECK_ERR_HAS("execute must return None");
@@ -613,6 +633,7 @@ static void case_impl_only(void) {
   CHECK_ERR_HAS("op \"GeMulCustom\": its implementation (");
   CHECK_ERR_HAS("ge_add_custom.py:");
   CHECK_ERR_HAS("has no prototype: register one with pyop_register_host_prototype");
+  CHECK_ERR_HAS("fails there with \"canonical IR not found\""); /* GE's words too */
   show_error("an implementation without a prototype");
   CHECK_RC(pyop_op_create("GeLegacyHost", NULL, 0, &op), PYOP_ENOENT);
   CHECK_ERR_HAS("op \"GeLegacyHost\": its implementation (");

@@ -129,7 +129,8 @@ class RuntimeTypesTest(unittest.TestCase):
         self.assertEqual(d.shape.storage_shape.dims, [2, 3])
         self.assertEqual(d.shape.origin_shape.dims, [2, 3])
         self.assertIs(d.data_type, DataType.DT_FLOAT)
-        self.assertEqual(TensorDesc(None, DataType.DT_INT8).shape.storage_shape.dim_num, 0)
+        scalar = TensorDesc(None, DataType.DT_INT8)  # its views live as long as it does
+        self.assertEqual(scalar.shape.storage_shape.dim_num, 0)
         s = StorageShape([2, 3], [6])
         d2 = TensorDesc(s, DataType.DT_INT8)
         s.storage_shape.set_dim(0, 7)  # copied
@@ -156,7 +157,8 @@ class RuntimeTypesTest(unittest.TestCase):
         s = StorageShape()
         self.assertTrue(s.origin_shape.is_scalar())
         self.assertEqual(s.storage_shape.size, 1)
-        sh = StorageShape([2, 3], [2, 3]).storage_shape
+        owner = StorageShape([2, 3], [2, 3])
+        sh = owner.storage_shape
         self.assertEqual((sh.dim_num, sh.size, sh.get_dim(1)), (2, 6, 3))
         with self.assertRaises(ValueError):
             sh.get_dim(2)
@@ -166,7 +168,8 @@ class RuntimeTypesTest(unittest.TestCase):
         self.assertEqual(sh.dims, [2, 3, 4])
         sh.set_scalar()
         self.assertTrue(sh.is_scalar())
-        self.assertEqual(StorageShape([1 << 40, 1 << 40], [1]).origin_shape.size, -(1 << 63))
+        big = StorageShape([1 << 40, 1 << 40], [1])
+        self.assertEqual(big.origin_shape.size, -(1 << 63))
         with self.assertRaises(TypeError):
             Shape()
         f = StorageFormat()
@@ -327,7 +330,7 @@ class RegisterOpTest(unittest.TestCase):
 
         class C:
             pass
-        _ge_fail(self, TypeError, "decorates a function", C)
+        _ge_fail(self, TypeError, "expects a Python function", C)
         # a lambda passes the function check (and fails later, for its annotations)
         _ge_fail(self, TypeError, "return annotation", lambda: None)
 
@@ -343,15 +346,15 @@ class RegisterOpTest(unittest.TestCase):
 
         def default(x: Optional[TensorDesc] = None) -> TensorDesc:
             pass
-        _ge_fail(self, TypeError, "input 'x' has a default", default)
+        _ge_fail(self, TypeError, "input 'x' must not have a default value", default)
 
         def pep604(x: TensorDesc | None) -> TensorDesc:
             pass
-        _ge_fail(self, TypeError, "input 'x'", pep604)
+        _ge_fail(self, TypeError, "input annotation for 'x'", pep604)
 
         def graph_desc(x: ge.graph.TensorDesc) -> TensorDesc:
             pass
-        _ge_fail(self, TypeError, "input 'x'", graph_desc)
+        _ge_fail(self, TypeError, "input annotation for 'x'", graph_desc)
 
         def var(*xs: TensorDesc) -> TensorDesc:
             pass
@@ -444,7 +447,7 @@ class RegisterOpTest(unittest.TestCase):
         def h(x: TensorDesc, y: TensorDesc) -> TensorDesc:
             pass
         h.__qualname__ = f.__qualname__  # same key, other content
-        _ge_fail_keep(self, ValueError, "other content", h, "R")
+        _ge_fail_keep(self, ValueError, "descriptor content changed", h, "R")
         gproto.clear_registered_op_protos()
         self.assertEqual(gproto.get_registered_op_protos(), [])
 
@@ -819,7 +822,7 @@ class DescriptorTest(unittest.TestCase):
             def big(x: TensorDesc, *, k: int = -(1 << 63) - 1) -> TensorDesc:
                 return x
         msg = str(cm.exception)
-        for s in ("'Big'", "attribute 'k'", "does not fit in int64", here + ":"):
+        for s in ("'Big'", "attr 'k'", "does not fit in int64", here + ":"):
             self.assertIn(s, msg)
         with self.assertRaises(ValueError) as cm:
             @co.register_op(op_type="Big")

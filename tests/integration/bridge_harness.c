@@ -103,6 +103,9 @@ typedef struct rec_op {
   char *attrs[32]; /* "name:type:required:default" */
   void *ctx;
   const pyop_op_callbacks *cb;
+  size_t view_size;        /* the proto view's struct_size */
+  bool in_dtypes, out_dtypes; /* the ABI 1.7 arrays were given (non-NULL) */
+  uint64_t in_masks[16], out_masks[16];
 } rec_op;
 
 typedef struct recorder {
@@ -197,6 +200,15 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
   }
   o->ctx = p->ctx;
   o->cb = p->callbacks;
+  o->view_size = p->struct_size;
+  if (PYOP_STRUCT_HAS(pyop_proto_view, p, output_dtypes)) {
+    o->in_dtypes = p->input_dtypes != NULL;
+    o->out_dtypes = p->output_dtypes != NULL;
+    for (size_t i = 0; o->in_dtypes && i < p->n_inputs && i < 16; i++)
+      o->in_masks[i] = p->input_dtypes[i].mask;
+    for (size_t i = 0; o->out_dtypes && i < p->n_outputs && i < 16; i++)
+      o->out_masks[i] = p->output_dtypes[i].mask;
+  }
   return PYOP_OK;
 }
 
@@ -864,7 +876,7 @@ static void case_results(void) {
     infer_with(two, attr_int("n", 3), out, 2, PYOP_EPYTHON, n);
   }
   {
-    const char *n[] = {"ValueError", "infer_meta returned 1 outputs, the op has 2", NULL};
+    const char *n[] = {"ValueError", "infer_meta returned 1 output, the op has 2", NULL};
     infer_with(two, attr_int("n", 1), out, 2, PYOP_EPYTHON, n);
   }
   /* No outputs: None only. */
@@ -1007,7 +1019,7 @@ static void case_views(void) {
              PYOP_MAX_DIMS + 1, PYOP_MAX_DIMS);
     const char *d[] = {"ValueError", want, NULL};
     poke(impl, what, 8, PYOP_EPYTHON, d);
-    const char *ref[] = {"IndexError", "input index 1 out of range (the op has 1 inputs)", NULL};
+    const char *ref[] = {"IndexError", "input index 1 out of range (the op has 1 input)", NULL};
     poke(impl, "ref_past", 8, PYOP_EPYTHON, ref);
   }
   poke(impl, "read", 8, PYOP_OK, NULL);
@@ -1752,6 +1764,71 @@ static void case_names(void) {
   rmdir(root);
 }
 
+/* Negotiates minor with the bridge again (case_abi does too). */
+static void negotiate(uint32_t minor) {
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, minor, &g_services};
+  const pyop_bridge_api *a = NULL;
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == minor, "minor %u", (unsigned)minor);
+}
+
+/*
+ * register_op(dtypes=...) through the bridge (ABI 1.7): the proto view
+ * carries one mask per input and output; with a loader of 1.6 the bridge
+ * sends 1.6-sized views and refuses an op that declares data types rather
+ * than dropping them.
+ */
+static void case_dtypes(void) {
+  char dir[] = "/tmp/pyop_dtypes_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char typed[300], plain[300];
+  snprintf(typed, sizeof typed, "%s/typed.py", dir);
+  snprintf(plain, sizeof plain, "%s/plain", dir);
+  CHECK(mkdir(plain, 0755) == 0, "mkdir %s", plain);
+  write_file(typed, "import pyop\n"
+                    "from pyop import TensorDesc\n"
+                    "@pyop.register_op(op_type='Typed', outputs=('out',),\n"
+                    "                  dtypes={'x': ['float32', 'int64'], 'out': 'float32'})\n"
+                    "def typed(x: TensorDesc, y: TensorDesc) -> TensorDesc:\n"
+                    "    return x\n");
+  char plain_file[400];
+  snprintf(plain_file, sizeof plain_file, "%s/plain.py", plain);
+  write_file(plain_file, "import pyop\n"
+                         "from pyop import TensorDesc\n"
+                         "@pyop.register_op(op_type='Plain')\n"
+                         "def plain(x: TensorDesc) -> TensorDesc:\n"
+                         "    return x\n");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, typed));
+  const rec_op *t = find(&r, "Typed", false);
+  CHECK(t != NULL && t->view_size == sizeof(pyop_proto_view), "a 1.7 view");
+  CHECK(t->in_dtypes && t->in_masks[0] == (PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32) |
+                                           PYOP_DTYPE_BIT(PYOP_DTYPE_INT64)) &&
+            t->in_masks[1] == 0, "input masks %llx %llx", (unsigned long long)t->in_masks[0],
+        (unsigned long long)t->in_masks[1]);
+  CHECK(t->out_dtypes && t->out_masks[0] == PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32), "output mask");
+  api->reset();
+  rec_clear(&r);
+  negotiate(6);
+  CHECK(load(&r, 1, typed) != PYOP_OK, "an op with dtypes refused by a 1.6 loader");
+  CHECK(err_has("op 'Typed'") && err_has("declares data types (dtypes=), which needs bridge "
+                                         "ABI 1.7; the loaded libpyop speaks 1.6"),
+        "message: %s", g_err);
+  CHECK(r.n == 0, "nothing handed over");
+  api->reset();
+  rec_clear(&r);
+  CHECK_OK(load(&r, 1, plain));
+  const rec_op *p = find(&r, "Plain", false);
+  CHECK(p != NULL && p->view_size == offsetof(pyop_proto_view, input_dtypes), "a 1.6 view");
+  api->reset();
+  rec_clear(&r);
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  unlink(plain_file);
+  rmdir(plain);
+  unlink(typed);
+  rmdir(dir);
+}
+
 /*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
@@ -1834,9 +1911,9 @@ static void case_abi(void) {
   CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "major 2 refused");
   CHECK(err_has("loader asked for 2.0"), "abi message");
   req.abi_major = 1;
-  req.abi_minor = 7;
+  req.abi_minor = PYOP_BRIDGE_ABI_MINOR + 1; /* a newer loader: the bridge keeps to its own */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == PYOP_BRIDGE_ABI_MINOR,
-        "minor 7 -> ours");
+        "newer minor -> ours");
   req.abi_minor = 0; /* an older loader: the bridge keeps to 1.0 */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 0 -> 0");
   {
@@ -1936,6 +2013,7 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "hostile") == 0) case_hostile();
   else if (strcmp(g_case, "names") == 0) case_names();
   else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
+  else if (strcmp(g_case, "dtypes") == 0) case_dtypes();
   else if (strcmp(g_case, "results") == 0) case_results();
   else if (strcmp(g_case, "views") == 0) case_views();
   else if (strcmp(g_case, "all") == 0) {
@@ -1951,6 +2029,7 @@ int main(int argc, char **argv) {
     case_clean();
     case_hostile();
     case_names();
+    case_dtypes();
     case_results();
     case_views();
   } else {

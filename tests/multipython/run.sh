@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# run.sh SOURCE_DIR WORK_DIR CMAKE
+# run.sh SOURCE_DIR WORK_DIR CMAKE [CC]
 #
 # Builds libpyop with bridges for several Pythons side by side (docs/design.md §Versions,
 # -DPYOP_PYTHONS): Debian's /usr/bin/python3.11 plus every pyenv CPython
 # 3.10+ of another minor version found on the machine, then runs the ctypes
 # end-to-end test under each interpreter: each process must pick the bridge
-# built for exactly its Python from the same libpyop. Exit 77 (skipped) when
+# built for exactly its Python from the same libpyop. Then a C host without
+# Python (start_host.c) asks start_python for lanes, with and without
+# pyop_options.start_python_key: which Python starts, whether its ops run in
+# lanes and what the log says (the lanes cases are skipped, saying why,
+# without a CPython 3.12+ with a shared libpython). Exit 77 (skipped) when
 # no second CPython is installed.
 set -euo pipefail
-src=$1 work=$2 cmake=$3
+src=$1 work=$2 cmake=$3 cc=${4:-cc}
 pys=(/usr/bin/python3.11)
 seen=" 3.11 "
 root=${PYENV_ROOT:-${HOME:-/root}/.pyenv}
@@ -41,4 +45,66 @@ for exe in "${pys[@]}"; do
     "$exe" -B "$src/tests/e2e/test_ctypes.py" "$work/lib/libpyop.so.0" \
     "$src/tests/integration/plugins/basic"
 done
+
+# --- start_python's choice (pyop_options.start_python_key, lanes).
+fail() { echo "FAIL: $*"; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
+"$cc" -std=c11 -Wall -Wextra -Werror -I"$src/include" -I"$work/include" \
+  "$here/start_host.c" -L"$work/lib" -lpyop -Wl,-rpath,"$work/lib" -o "$work/start_host"
+keyof() {  # the runtime key of Python $1, and whether it can run lanes
+  "$1" -c 'import platform, sys, sysconfig
+v = sys.version_info
+ft = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+shared = bool(sysconfig.get_config_var("Py_ENABLE_SHARED"))
+print("cp%d%d%s-%s" % (v[0], v[1], "t" if ft else "", platform.machine()),
+      int(v >= (3, 12) and not ft and shared))'
+}
+default_key=$(keyof "${pys[0]}" | cut -d' ' -f1)
+capable=()
+for exe in "${pys[@]}"; do
+  read -r k c < <(keyof "$exe")
+  [ "$c" = 1 ] && capable+=("$k")
+done
+host() {  # start_host ARGS..., with the plugins and nothing of this environment
+  env -i PATH=/usr/bin:/bin ASCEND_CUSTOM_OPP_PATH="$here/plugins" "$work/start_host" "$@"
+}
+out=$(host 0) || fail "start_host 0: $out"
+grep -qx "key=$default_key" <<<"$out" || fail "without lanes start_python did not start the default $default_key: $out"
+grep -qx "lanes=0" <<<"$out" || fail "lanes without asking: $out"
+! grep -q "start_python: lanes" <<<"$out" || fail "a lanes note without lanes: $out"
+if out=$(host 0 cp399-x86_64 2>&1); then fail "an unknown start_python_key loaded: $out"; fi
+grep -q "start_python_key cp399-x86_64 is not among this libpyop's bridges" <<<"$out" ||
+  fail "unknown key: $out"
+grep -q "$default_key (" <<<"$out" || fail "the refusal does not list the bridges: $out"
+if ((${#capable[@]} == 0)); then
+  echo "skip lanes choice: no CPython 3.12+ (not free-threaded, shared libpython) among ${pys[*]}"
+  out=$(host 2) || fail "start_host 2: $out"
+  grep -q "lanes: 2 asked for, but start_python starts $default_key, the build's default" <<<"$out" ||
+    fail "no warning naming the default: $out"
+  grep -q -- "-DPYOP_PYTHONS=" <<<"$out" || fail "the warning gives no fix: $out"
+else
+  first=${capable[0]}
+  out=$(host 2) || fail "start_host 2: $out"
+  echo "$out"
+  grep -qx "key=$first" <<<"$out" || fail "lanes asked for: start_python did not start $first: $out"
+  grep -qx "lanes=2" <<<"$out" || fail "lanes asked for: MpTwice not in 2 lanes: $out"
+  grep -q "start_python: lanes asked for (2): starting $first instead of the build's default $default_key" <<<"$out" ||
+    fail "no info line for the choice: $out"
+  ran=$(sed -n 's/^ran=//p' <<<"$out")
+  want=${first%%-*}
+  [ "$ran" = "${want#cp}" ] || fail "execute ran in Python $ran (major*100+minor), not $first"
+  for k in "${capable[@]}"; do
+    out=$(host 2 "$k") || fail "start_host 2 $k: $out"
+    grep -qx "key=$k" <<<"$out" || fail "start_python_key $k not started: $out"
+    grep -qx "lanes=2" <<<"$out" || fail "start_python_key $k: not in lanes: $out"
+  done
+  out=$(host 2 "$default_key") || fail "start_host 2 $default_key: $out"
+  grep -qx "key=$default_key" <<<"$out" || fail "start_python_key $default_key not started: $out"
+  grep -qx "lanes=0" <<<"$out" || fail "$default_key ran lanes: $out"
+  grep -q "lanes: 2 asked for, but start_python_key $default_key cannot run them" <<<"$out" ||
+    fail "no warning for a key that cannot run lanes: $out"
+  grep -q "set pyop_options.start_python_key = \"$first\" to run lanes" <<<"$out" ||
+    fail "the warning does not name the key to set: $out"
+fi
+echo "start_python: the key asked for, or one that runs the lanes asked for: ok"
 echo "multipython: ${#pys[@]} Pythons, one libpyop, one bridge each: ok"

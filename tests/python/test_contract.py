@@ -45,7 +45,7 @@ class OutputsTest(unittest.TestCase):
             @pyop.register_op(op_type="B1")
             def f(x: TensorDesc) -> Optional[TensorDesc]:
                 return x
-        with self.assertRaisesRegex(TypeError, "names 1 outputs but the return annotation "
+        with self.assertRaisesRegex(TypeError, "names 1 output but the return annotation "
                                                "declares 0"):
             @pyop.register_op(op_type="B2", outputs=("y",))
             def g(x: TensorDesc) -> None:

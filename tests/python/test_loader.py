@@ -224,16 +224,33 @@ class LayoutTest(unittest.TestCase):
             finally:
                 _loader.unload_modules(res.modules)
 
-    def test_link_to_another_entry(self):
-        with TempDir() as d:
-            write(d, "foo.py", RUNS_NOT)
-            os.symlink(os.path.join(d, "foo.py"), os.path.join(d, "bar.py"))
-            self.refused(d, "bar.py and foo.py are the same file (one is a link to the other)",
-                         "imported twice")
-        with TempDir() as d:
-            write(d, "pkg/__init__.py", RUNS_NOT)
-            os.symlink(os.path.join(d, "pkg"), os.path.join(d, "alias"))
-            self.refused(d, "alias/ and pkg/ are the same package")
+    def test_link_to_another_entry_imports_it_once(self):
+        # As CANN GE (a file is imported once by its resolved path): the
+        # first name imports it, the other is an alias of that module.
+        import builtins
+        counter = ("import builtins\n"
+                   "builtins._pyop_test_runs = getattr(builtins, '_pyop_test_runs', 0) + 1\n")
+        for kind in ("file", "package"):
+            with self.subTest(kind), TempDir() as d:
+                if kind == "file":
+                    write(d, "foo.py", counter + OP % "Foo")
+                    os.symlink(os.path.join(d, "foo.py"), os.path.join(d, "bar.py"))
+                else:
+                    write(d, "pkg/__init__.py", counter + OP % "Foo")
+                    os.symlink(os.path.join(d, "pkg"), os.path.join(d, "alias"))
+                write(d, "user.py", "import %s as a, %s as b\nSAME = a is b\n"
+                      % (("bar", "foo") if kind == "file" else ("alias", "pkg")) + OP % "User")
+                builtins._pyop_test_runs = 0
+                res = _loader.load_plugins([d])
+                try:
+                    self.assertEqual(builtins._pyop_test_runs, 1)
+                    self.assertEqual(sorted(p.op_type for p in res.protos), ["Foo", "User"])
+                    user = [p for p in res.protos if p.op_type == "User"][0]
+                    self.assertTrue(sys.modules[user.infer.__module__].SAME)
+                finally:
+                    _loader.unload_modules(res.modules)
+                    del builtins._pyop_test_runs
+                self._clean()
 
     def test_link_from_elsewhere_loads(self):
         with TempDir() as d, TempDir() as real:

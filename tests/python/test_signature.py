@@ -116,7 +116,7 @@ class PrototypeTest(unittest.TestCase):
 
         def n(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
             return x
-        self.assertRejects(TypeError, r"names 1 outputs but the return annotation declares 2", n,
+        self.assertRejects(TypeError, r"names 1 output but the return annotation declares 2", n,
                            outputs=("a",))
 
         def o(*xs: TensorDesc) -> TensorDesc:

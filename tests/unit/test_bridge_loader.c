@@ -15,6 +15,7 @@
 
 #include "../fake_bridge/fake_bridge_util.h"
 #include "bridge_loader.h"
+#include "build_facts.h"
 
 static pyop__runtime_key key;
 
@@ -498,9 +499,54 @@ static void test_no_candidates(void **state) {
   assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
   char want[1024];
   snprintf(want, sizeof want,
-           "no usable bridge for %s in %s:\n  (no artifact directory found)",
-           key.text, root);
+           "no usable bridge for %s in %s:\n  (no artifact directory found)\n  this libpyop "
+           "was built with a bridge for %s, but its artifact directory is not in %s: install "
+           "the build's lib/pyop/artifacts with it (cmake --install), or name the directory "
+           "in PYOP_BRIDGE_DIR",
+           key.text, root, key.text, root);
   assert_string_equal(pyop_last_error(), want);
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
+/* Only bridges built for other Pythons: the message says how to get one
+ * for this Python (the build's -DPYOP_PYTHONS and a rebuild) or which
+ * Pythons have one. A bridge built for it that fails gives no such fix. */
+static void test_no_bridge_for_this_python(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  fb_link(root, "mismatch", "MISMATCH"); /* built for cp312 */
+  /* A Python this build made no bridge for (3.99). */
+  pyop__runtime_key other = key;
+  other.minor = 99;
+  snprintf(other.tag, sizeof other.tag, "cp399");
+  snprintf(other.text, sizeof other.text, "cp399-%s", key.machine);
+  pyop__candidates c;
+  pyop__bridge b;
+  pyop__artifacts_set_root(root);
+  assert_int_equal(pyop__candidates_find(&other, &c), PYOP_OK);
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_ENOBRIDGE);
+  char want[1024];
+  snprintf(want, sizeof want, "\n  this libpyop has no bridge for %s: add that Python 3.99 to "
+           "-DPYOP_PYTHONS (it was built with -DPYOP_PYTHONS=\"%s\"; e.g. "
+           "-DPYOP_PYTHONS=\"%s;/path/to/python3.99\"), rebuild and reinstall; or run under a "
+           "Python it has a bridge for: cp312-%s",
+           other.text, PYOP_BUILD_PYTHONS, PYOP_BUILD_PYTHONS, key.machine);
+  const char *e = pyop_last_error();
+  if (!strstr(e, want)) fail_msg("\"%s\" lacks \"%s\"", e, want);
+  pyop__candidates_free(&c);
+  /* The build's own Python with only that bridge: its artifact is missing. */
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  snprintf(want, sizeof want, "this libpyop was built with a bridge for %s, but its artifact "
+           "directory is not in %s", key.text, root);
+  e = pyop_last_error();
+  if (!strstr(e, want)) fail_msg("\"%s\" lacks \"%s\"", e, want);
+  pyop__candidates_free(&c);
+  fb_link(root, "zz_config_fail", "CONFIG_FAIL");
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  assert_null(strstr(pyop_last_error(), "no bridge for"));
+  assert_null(strstr(pyop_last_error(), "was built with a bridge"));
   pyop__candidates_free(&c);
   fb_rmtree(root);
   free(root);
@@ -604,6 +650,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_entry_not_a_function, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_no_bridge_for_this_python, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),

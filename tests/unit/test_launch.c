@@ -809,7 +809,7 @@ static void test_error_struct_sizes(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0 argument 0: struct_size 8 is smaller");
   a[0].struct_size = sizeof a[0];
   v.args = NULL;
-  assert_error(try_launch(&v), PYOP_ELAUNCH, "1 arguments but the array is NULL");
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "1 argument but the array is NULL");
 }
 
 static void test_error_states(void **state) {

@@ -884,6 +884,98 @@ static void test_options_and_hooks(void **state) {
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
 }
 
+/*
+ * pyop_options.start_python_key: checked and copied by pyop_set_options,
+ * fixed while the bridge is open, not read from an older caller's struct;
+ * with a Python already in the process start_python starts none, and a
+ * warning says the key was not used. (The choice itself: test_start_python.)
+ */
+static void test_start_python_key(void **state) {
+  (void)state;
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python_key = "../cp312";
+  expect_error(pyop_set_options(&o), PYOP_EINVAL,
+               "pyop_set_options: start_python_key \"../cp312\" is not a runtime key such "
+               "as \"cp312-x86_64\"");
+  char host_buf[32];
+  snprintf(host_buf, sizeof host_buf, "cp399-x86_64");
+  o.start_python_key = host_buf;
+  o.start_python = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  memset(host_buf, 'x', sizeof host_buf - 1); /* the host's buffer is its own again */
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK); /* a Python runs: none is started */
+  char want[256];
+  snprintf(want, sizeof want,
+           "libpyop: warn: start_python_key cp399-x86_64 not used: Python %s is already in "
+           "the process (running), so start_python starts no other",
+           key.text);
+  expect_in(log_buf, want);
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  o.start_python_key = NULL;
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "pyop_set_options: start_python_key cannot change to (none) while the bridge "
+               "stays open (it was loaded with cp399-x86_64); call pyop_shutdown first");
+  o.start_python_key = "cp399-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK); /* the same key: nothing changes */
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* An older caller's struct ends before the key: what lies there is not read. */
+  o.start_python_key = "../not read";
+  o.struct_size = offsetof(pyop_options, start_python_key);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_null(strstr(log_buf, "start_python_key"));
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* The key's running Python: no warning. */
+  o = (pyop_options)PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.start_python_key = key.text;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_null(strstr(log_buf, "start_python_key"));
+}
+
+/* How often a line appears in the captured log. */
+static int log_count(const char *needle) {
+  int n = 0;
+  for (const char *p = log_buf; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+/*
+ * A skipped element is warned about once per load: a GE-style engine's
+ * CheckNeedLoadPythonCustomOps then LoadPythonCustomOps scan twice, and
+ * said it twice (issue 26.7); with nothing to load, the check says it.
+ */
+static void test_skipped_element_warned_once(void **state) {
+  (void)state;
+  char value[4200];
+  snprintf(value, sizeof value, "relative/ops:%s", opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  const char *warn = "element 'relative/ops' skipped: relative path refused";
+  log_reset();
+  bool need = false;
+  assert_int_equal(CheckNeedLoadPythonCustomOps(&need), PYOP_OK);
+  assert_true(need);
+  assert_int_equal(LoadPythonCustomOps(), PYOP_OK);
+  if (log_count(warn) != 1) fail_msg("warned %d times:\n%s", log_count(warn), log_buf);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* Nothing Python: the check is the host's last word, and warns. */
+  setenv("ASCEND_CUSTOM_OPP_PATH", "relative/ops", 1);
+  log_reset();
+  assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
+  assert_false(need);
+  assert_int_equal(log_count(warn), 1);
+  /* pyop_doctor reports the verdict and logs nothing. */
+  log_reset();
+  char *d = doctor();
+  expect_in(d, "relative/ops: relative: relative path refused");
+  free(d);
+  assert_int_equal(log_count(warn), 0);
+}
+
 /* pyop_exec_ctx as versioned struct: an old-size caller (no flags member)
  * gets flags 0 whatever lies beyond its struct; unknown bits are refused
  * naming them; a struct_size that ends inside stream is refused. */
@@ -925,8 +1017,10 @@ static void test_exec_ctx_versions(void **state) {
   assert_int_equal(sizeof(pyop_exec_ctx),
                    PYOP_MEMBER_END(pyop_exec_ctx, flags) +
                        (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
-  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, lanes) +
-                                             (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
+  assert_int_equal(sizeof(pyop_options), PYOP_MEMBER_END(pyop_options, start_python_key));
+  assert_int_equal(offsetof(pyop_options, start_python_key),
+                   PYOP_MEMBER_END(pyop_options, lanes) +
+                       (sizeof(void *) > 4 ? sizeof(uint32_t) : 0));
 }
 
 /* pyop_runtime_key: exact fit, one byte short, empty buffer, no Python. */
@@ -1797,6 +1891,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),

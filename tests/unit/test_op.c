@@ -538,7 +538,7 @@ static void test_execute_host_alloc(void **state) {
 
   mode = M_EXEC_BAD_INDEX;
   assert_int_equal(pyop_op_execute(op, in, 3, out, 1, &ctx), PYOP_EINVAL);
-  assert_msg_has("output index 5 out of range (1 outputs)");
+  assert_msg_has("output index 5 out of range (1 output)");
   mode = M_EXEC_TWICE;
   assert_int_equal(pyop_op_execute(op, in, 3, out, 1, &ctx), PYOP_EINVAL);
   assert_msg_has("output 0 \"z\" requested twice");

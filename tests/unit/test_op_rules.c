@@ -269,7 +269,7 @@ static void test_first_service_failure_is_kept(void **state) {
   assert_msg_has("the host's alloc_output failed for output 0 \"y\" (float32[1], 4 bytes) "
                  "with 5");
   assert_msg_has("(earlier in this call, which the op caught: execute of \"Rules\": output "
-                 "index 7 out of range (1 outputs))");
+                 "index 7 out of range (1 output))");
   host_fails = false;
   assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_OK);
   pyop_op_destroy(op);

@@ -21,9 +21,13 @@ when there is one. With --json the failure is also printed to stdout as
 
 The package (tools/pyop_cli/, installed as <datadir>/pyop/pyop_cli/) has one
 module per subcommand (doctor, list, check, run, bench), main for the
-command line, one ctypes binding of pyop.h (binding), the --proto REG_OP
-files registered as host prototypes (proto) and what the loaded plugins
-define, read in this interpreter (plugins). bin/pyop, made by
+command line, one ctypes binding of pyop.h (binding), running one op
+instance as a host does (instance), the --proto REG_OP files registered as
+host prototypes (proto) and what the loaded plugins define, read in this
+interpreter (plugins); `check` is check (the report), check_supervise (the
+worker process it runs the ops in), check_worker (that process),
+check_cases (what it runs), check_verdict (the rules) and check_plugin
+(what it reads of the plugins). bin/pyop, made by
 tools/CMakeLists.txt, imports it from its own location and fills in config;
 `python3 tools/pyop_cli ...` runs it from the source tree.
 """

@@ -102,6 +102,10 @@ class AttrInfo(ctypes.Structure):
                 ("required", ctypes.c_bool), ("default_value", AttrValue)]
 
 
+class DtypeSet(ctypes.Structure):
+    _fields_ = [("mask", ctypes.c_uint64), ("symbol", ctypes.c_char_p)]
+
+
 class OpInfo(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("op_type", ctypes.c_char_p),
                 ("proto_key", ctypes.c_char_p), ("proto_source", ctypes.c_char_p),
@@ -113,7 +117,9 @@ class OpInfo(ctypes.Structure):
                 ("input_flags", ctypes.POINTER(ctypes.c_uint32)),
                 ("output_alias", ctypes.POINTER(ctypes.c_int32)),
                 ("serial_reason", ctypes.c_char_p), ("lanes", ctypes.c_uint32),
-                ("reserved_", ctypes.c_uint32)]
+                ("reserved_", ctypes.c_uint32),
+                ("input_dtypes", ctypes.POINTER(DtypeSet)),
+                ("output_dtypes", ctypes.POINTER(DtypeSet))]
 
 
 ALLOC_OUTPUT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
@@ -128,7 +134,8 @@ class Options(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("start_python", ctypes.c_bool),
                 ("strict_outputs", ctypes.c_bool),
                 ("reserved_", ctypes.c_char * (ctypes.sizeof(ctypes.c_size_t) - 2)),
-                ("lanes", ctypes.c_uint32), ("reserved_lanes_", ctypes.c_uint32)]
+                ("lanes", ctypes.c_uint32), ("reserved_lanes_", ctypes.c_uint32),
+                ("start_python_key", ctypes.c_char_p)]
 
 
 class ExecCtx(ctypes.Structure):
@@ -141,6 +148,7 @@ EXEC_EXPECT_OUTPUTS = 1  # PYOP_EXEC_EXPECT_OUTPUTS
 
 
 PYOP_EINTR = -22  # interrupted: a KeyboardInterrupt in plugin code
+
 
 
 INPUT_MUTATED = 1        # PYOP_INPUT_MUTATED
@@ -190,6 +198,13 @@ class Lib:
         c.pyop_op_execute_list.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
                                            ctypes.c_size_t, ctypes.POINTER(OutputList),
                                            ctypes.c_size_t, ctypes.POINTER(ExecCtx)]
+        c.pyop_op_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                      ctypes.c_size_t, ctypes.POINTER(Tensor), ctypes.c_size_t,
+                                      ctypes.POINTER(ctypes.c_void_p),
+                                      ctypes.POINTER(ctypes.c_size_t)]
+        c.pyop_op_declare_launch_args.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList),
+                                                  ctypes.c_size_t, ctypes.POINTER(Tensor),
+                                                  ctypes.c_size_t]
 
     def check(self, what, rc):
         """Raises PyopError for a failed call; an interrupted one
@@ -201,7 +216,11 @@ class Lib:
             detail = self.c.pyop_last_error().decode("utf-8", "replace")
             if rc == PYOP_EINTR:
                 raise KeyboardInterrupt(detail.splitlines()[0] if detail.strip() else what)
-            raise PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+            err = PyopError(what, name, detail, self.c.pyop_strerror(rc).decode())
+            from .plugins import exception_origin  # the plugins run in this interpreter
+            origin = exception_origin(detail)
+            err.origin = origin if name == "PYOP_EPYTHON" else None
+            raise err
 
     def interrupt_detail(self):
         """The first line of this thread's last error when the last failure
@@ -297,6 +316,20 @@ def attr_value_to_py(v):
     return None
 
 
+def dtype_names(mask):
+    """The dtype names of a PYOP_DTYPE_BIT mask, in pyop_dtype order; None
+    for 0 (any)."""
+    return [n for k, n in enumerate(DTYPES) if mask >> k & 1] or None
+
+
+def _dtypes(sets, k):
+    """{"dtypes", "dtype_symbol"} of io k of a pyop_dtype_set array (NULL:
+    unconstrained)."""
+    if not sets:
+        return {"dtypes": None, "dtype_symbol": None}
+    return {"dtypes": dtype_names(sets[k].mask), "dtype_symbol": _s(sets[k].symbol)}
+
+
 def info_to_dict(i):
     return {
         "op_type": _s(i.op_type),
@@ -304,12 +337,14 @@ def info_to_dict(i):
         "proto_source": _s(i.proto_source),
         "impl_key": _s(i.impl_key),
         "impl_source": _s(i.impl_source),
-        "inputs": [{"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind],
-                    "mutated": bool(i.input_flags and i.input_flags[k] & INPUT_MUTATED)}
+        "inputs": [dict({"name": _s(i.inputs[k].name), "kind": IO_KINDS[i.inputs[k].kind],
+                         "mutated": bool(i.input_flags and i.input_flags[k] & INPUT_MUTATED)},
+                        **_dtypes(i.input_dtypes, k))
                    for k in range(i.n_inputs)],
-        "outputs": [{"name": _s(i.outputs[k].name), "kind": IO_KINDS[i.outputs[k].kind],
-                     "alias": (_s(i.inputs[i.output_alias[k]].name)
-                               if i.output_alias and i.output_alias[k] >= 0 else None)}
+        "outputs": [dict({"name": _s(i.outputs[k].name), "kind": IO_KINDS[i.outputs[k].kind],
+                          "alias": (_s(i.inputs[i.output_alias[k]].name)
+                                    if i.output_alias and i.output_alias[k] >= 0 else None)},
+                         **_dtypes(i.output_dtypes, k))
                     for k in range(i.n_outputs)],
         "attrs": [{"name": _s(i.attrs[k].name),
                    "type": ATTR_TYPES.get(i.attrs[k].type, str(i.attrs[k].type)),

@@ -9,7 +9,7 @@ import tempfile
 
 from . import config
 from .binding import HostHooks, LOG_HOOK
-from .errors import CliError
+from .errors import CliError, plural, too_deep_notes
 from .host import ge_status_lines, _same_file
 from .list import lanes_line
 from .plugins import loaded_impls, PENDING_HINT
@@ -186,7 +186,7 @@ def doctor_report(lib, lanes=0):
     except CliError as e:
         load.update(status=e.status, error=e.to_json())
     rep.update(parse_doctor_report(lib.doctor()))
-    rep["ge"] = ge_status_lines()
+    rep["ge"] = ge_status_lines(bool(rep["bridge"] and rep["bridge"]["loaded"]))
     rep["start_python"] = start_python_report(rep["artifacts"])
     rep["load"] = load
     rep["lanes_asked"] = lanes
@@ -262,6 +262,8 @@ def print_doctor(rep):
     for el in rep["path"]:
         print("  %s: %s%s" % (el["element"], el["verdict"],
                               ": " + el["detail"] if el["detail"] else ""))
+    for note in too_deep_notes():
+        print("  note: " + note)
     if rep.get("path_error"):
         print("  error: %s" % rep["path_error"])
     print("artifacts: %s" % rep["artifacts"])
@@ -276,7 +278,7 @@ def print_doctor(rep):
     print("start_python would load: %s (%s)" % (sp["libpython"] or "-", sp["verdict"]))
     load = rep["load"]
     if load["status"] == "ok":
-        print("load: ok, %d ops registered" % len(load["ops"]))
+        print("load: ok, %s registered" % plural(len(load["ops"]), "op"))
         if rep["lanes_asked"]:
             print("lanes: %d asked for (pyop_options.lanes); how each op runs:"
                   % rep["lanes_asked"])

@@ -44,6 +44,7 @@ class PyopError(CliError):
     def __init__(self, what, status, detail, strerror=""):
         self.detail = detail
         self.stage = None  # "infer_meta" when infer_meta refused the inputs
+        self.origin = None  # a Python exception's origin (plugins.exception_origin)
         text = detail.rstrip() if detail and detail.strip() else \
             "%s failed (%s: %s)" % (what, status, strerror)
         if "ModuleNotFoundError: " in text and "while importing pyop plugin" in text:
@@ -96,14 +97,78 @@ def opp_path_note():
     return None
 
 
+def plural(n, word, many=None):
+    """'1 op', '2 ops', '0 ops': the count and the word, plural (many, or
+    word + "s") unless n is 1. Every count the command prints goes through
+    it (tests/examples/test_docs.py holds the sources to that)."""
+    return "%d %s" % (n, word if n == 1 else many or word + "s")
+
+
+def did_you_mean(name, known):
+    """'; did you mean "gamma"?' naming the names of known close to name
+    (the same but for case first, then difflib's), or "" when none is."""
+    close = [k for k in known if k.lower() == name.lower() and k != name]
+    close += [k for k in difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+              if k not in close and k != name]
+    if not close:
+        return ""
+    return "; did you mean %s?" % " or ".join('"%s"' % k for k in close)
+
+
+def _is_plugin_entry(directory, name):
+    """Whether directory/name is a plugin of directory as the loader finds
+    them: a .py file or a package (a directory with __init__.py), its name
+    not starting with _ or . (docs/op-author-guide.md, "Where plugins go")."""
+    if name.startswith(("_", ".")):
+        return False
+    path = os.path.join(directory, name)
+    if name.endswith(".py"):
+        return os.path.isfile(path)
+    return os.path.isfile(os.path.join(path, "__init__.py"))
+
+
+def too_deep_notes(limit=3):
+    """One line per ASCEND_CUSTOM_OPP_PATH directory that holds no plugin
+    but has .py files one directory down (ops/sub/my_op.py): those files
+    are skipped, the line names them and the two fixes (make the directory
+    a package with an __init__.py, or list it in ASCEND_CUSTOM_OPP_PATH)."""
+    value = os.environ.get("ASCEND_CUSTOM_OPP_PATH") or ""
+    notes = []
+    for element in value.split(":"):
+        if not os.path.isabs(element) or not os.path.isdir(element):
+            continue
+        try:
+            names = sorted(os.listdir(element))
+        except OSError:
+            continue
+        if any(_is_plugin_entry(element, n) for n in names):
+            continue
+        for n in names:
+            sub = os.path.join(element, n)
+            if n.startswith(("_", ".")) or not os.path.isdir(sub):
+                continue
+            try:
+                files = sorted(f for f in os.listdir(sub)
+                               if f.endswith(".py") and not f.startswith(("_", ".")))
+            except OSError:
+                continue
+            if not files:
+                continue
+            shown = ", ".join(os.path.join(sub, f) for f in files[:limit])
+            if len(files) > limit:
+                shown += " and %d more" % (len(files) - limit)
+            stems = ", ".join(f[:-3] for f in files)
+            notes.append("%s skipped: one directory too deep (the plugins of %s are the .py "
+                         "files and packages at its top); make %s a package plugin (add %s "
+                         "with `from . import %s`), or list %s in ASCEND_CUSTOM_OPP_PATH"
+                         % (shown, element, n, os.path.join(sub, "__init__.py"), stems, sub))
+    return notes
+
+
 def unknown_op_message(op_type, known):
     """'no op "X" is registered', with close names and the path's state."""
     text = 'no op "%s" is registered' % op_type
-    close = [k for k in known if k.lower() == op_type.lower()]
-    close += [k for k in difflib.get_close_matches(op_type, known, n=3, cutoff=0.6)
-              if k not in close]
-    if close:
-        text += "; did you mean %s?" % " or ".join(close)
+    text += did_you_mean(op_type, known)
     note = opp_path_note()
     if note:
         text += " (%s)" % note

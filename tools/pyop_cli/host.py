@@ -1,41 +1,15 @@
 """What several commands share: the plugin path, the Python running the
-command, and running one op as a host does (run_op)."""
+command, the inputs and attributes of the command line, and running one op
+as a host does (instance.Instance, run_op)."""
 
-import ctypes
 import os
 import sys
+import threading
 
 from . import config
-from .binding import (ALLOC_OUTPUT, ALLOC_WORKSPACE, EXEC_EXPECT_OUTPUTS, ExecCtx, OutputList,
-                      Tensor, TensorList)
-from .errors import CliError, PyopError, UsageError
-from .values import (Buffers, make_attrs, make_tensor, numel, parse_attr_text, parse_input,
-                     read_values, _sample_values)
-
-
-def exec_ctx(bufs, allocated):
-    """A pyop_exec_ctx whose callbacks allocate from bufs; records outputs."""
-
-    def alloc_output(_user, index, tp):
-        t = tp.contents
-        try:
-            t.data = bufs.alloc(t.nbytes, "output %d" % index)
-        except CliError:
-            return 1  # refused: the call fails with PYOP_EHOST, bufs.refused says why
-        allocated[index] = (t.dtype, list(t.shape[:t.ndim]))
-        return 0
-
-    def alloc_workspace(_user, nbytes, out):
-        try:
-            out[0] = bufs.alloc(nbytes, "a workspace")
-        except CliError:
-            return 1
-        return 0
-
-    cb_out = ALLOC_OUTPUT(alloc_output)
-    cb_ws = ALLOC_WORKSPACE(alloc_workspace)
-    bufs.keep.extend([cb_out, cb_ws])
-    return ExecCtx(ctypes.sizeof(ExecCtx), None, cb_out, cb_ws, None)
+from .errors import UsageError, did_you_mean
+from .instance import Instance, RunResult, run_op  # noqa: F401 (shared by the commands)
+from .values import numel, parse_attr_text, parse_input, _sample_values
 
 
 def check_paths(paths):
@@ -54,27 +28,36 @@ def with_opp_path(paths):
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(os.path.abspath(p) for p in paths)
 
 
-def ge_status_lines():
+def ge_status_lines(bridge_loaded=True):
     """What serves `import ge` for GE-style plugins in this process (the
     bridge runs in this interpreter): libpyop's compatibility package, or a
-    real CANN ge imported before the load (then left alone)."""
+    real CANN ge imported before the load (then left alone); nothing of
+    libpyop's while no bridge is loaded (the package comes with one)."""
     mod = sys.modules.get("ge")
     if mod is not None and getattr(mod, "__pyop_ge__", False) is not True:
         where = getattr(mod, "__file__", None) or repr(mod)
         return ["ge: a CANN `ge` package is already imported (%s); libpyop does not replace "
                 "it, so GE-style plugins register with it and libpyop sees none of their ops"
                 % where]
+    if not bridge_loaded:
+        return ["ge: nothing serves GE-style plugins yet: no bridge is loaded (libpyop's GE "
+                "compatibility package, python/ge of the bridge artifact, comes with the "
+                "bridge, which a load opens for the Python plugins of "
+                "ASCEND_CUSTOM_OPP_PATH)"]
     lines = ["ge: libpyop's GE compatibility package (python/ge of the bridge artifact) "
              "serves GE-style plugins (host-only: NPU launches and pyACL are unavailable)"]
-    if mod is None:
+    link = sys.modules.get("pyop._ge_link")  # shadowed(): on sys.path, not sys.modules
+    other = link.shadowed() if hasattr(link, "shadowed") else None
+    if other is None and mod is None:
         try:
             import importlib.util
             spec = importlib.util.find_spec("ge")
         except (ImportError, ValueError):
             spec = None
-        if spec is not None and spec.origin:
-            lines.append("ge: note: a `ge` package is installed at %s; it is used instead "
-                         "only when the host imports it before pyop_load" % spec.origin)
+        other = spec.origin if spec is not None else None
+    if other is not None:
+        lines.append("ge: note: a `ge` package is installed at %s; it is used instead "
+                     "only when the host imports it before pyop_load" % other)
     return lines
 
 
@@ -83,162 +66,6 @@ def _same_file(a, b):
         return os.path.samefile(a, b)
     except OSError:
         return False
-
-
-class RunResult:
-    """What one run saw. inferred: per output a list of (dtype, shape), or
-    None without infer_meta; produced: per output a list of (Tensor, values),
-    or None when nothing ran; inputs: per input slot the Tensors passed;
-    before/after: their bytes around the call; error: the failure
-    (PyopError) of execute or launch, or None; ran: "execute", "launch" or
-    None (infer-only)."""
-
-    def __init__(self):
-        self.inferred = None
-        self.produced = None
-        self.inputs = []
-        self.before = []
-        self.after = []
-        self.error = None
-        self.ran = None
-
-    def output_bytes(self):
-        """Per output, the bytes of each tensor it produced (None: none ran)."""
-        if self.produced is None:
-            return None
-        return [[_bytes_of(t) for t, _ in tensors] for tensors in self.produced]
-
-
-def _bytes_of(t):
-    return ctypes.string_at(t.data, t.nbytes) if t.data and t.nbytes else b""
-
-
-class Instance:
-    """One op instance (pyop_op_create with attrs), run as a host runs it:
-    run() any number of times, from any number of threads at once (each run
-    has its own buffers), then destroy()."""
-
-    def __init__(self, lib, info, attrs):
-        self.lib = lib
-        self.info = info
-        self.keep = []
-        c_attrs, n_attrs = make_attrs(info, attrs, self.keep)
-        self.op = ctypes.c_void_p()
-        lib.check('creating op "%s"' % info["op_type"],
-                  lib.c.pyop_op_create(info["op_type"].encode(), c_attrs, n_attrs,
-                                       ctypes.byref(self.op)))
-        self.caps = lib.c.pyop_op_capabilities(self.op)
-
-    def destroy(self):
-        if self.op:
-            self.lib.c.pyop_op_destroy(self.op)
-            self.op = ctypes.c_void_p()
-
-    def run(self, inputs, want_execute=True, capacity=64):
-        """infer_meta and execute (or the kernel launch of a launch-only op)
-        through the list forms, so any number of outputs and dynamic ones
-        work. When infer_meta exists, execute is held to it
-        (PYOP_EXEC_EXPECT_OUTPUTS): a different output is PYOP_ECONTRACT.
-
-        inputs: list (one per prototype input) of lists of (dtype, shape,
-        values). Returns a RunResult (its bufs keep the buffers alive);
-        raises PyopError when infer_meta fails (its stage attribute
-        "infer_meta"); an execute/launch failure is kept in RunResult.error."""
-        lib, info, op = self.lib, self.info, self.op
-        keep = []
-        bufs = Buffers()
-        res = RunResult()
-        res.bufs = bufs
-        res.keep = keep
-        slots = (TensorList * max(len(inputs), 1))()
-        for k, slot in enumerate(inputs):
-            arr = (Tensor * max(len(slot), 1))()
-            name = info["inputs"][k]["name"] if k < len(info["inputs"]) else str(k)
-            for j, (dtype, shape, values) in enumerate(slot):
-                arr[j] = make_tensor(bufs, dtype, shape, values, "input %s%s" % (
-                    name, "[%d]" % j if len(slot) > 1 else ""))
-            keep.append(arr)
-            slots[k].items = arr
-            slots[k].count = len(slot)
-            res.inputs.append([arr[j] for j in range(len(slot))])
-        n_out = len(info["outputs"])
-        lists = (OutputList * max(n_out, 1))()
-        for k in range(n_out):
-            items = (Tensor * capacity)()
-            keep.append(items)
-            lists[k].items, lists[k].capacity, lists[k].count = items, capacity, 0
-        caps = self.caps
-        if caps & 1:
-            try:
-                lib.check('infer_meta of "%s"' % info["op_type"],
-                          lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
-            except PyopError as e:
-                e.stage = "infer_meta"
-                raise
-            res.inferred = [[(lists[k].items[j].dtype,
-                              list(lists[k].items[j].shape[:lists[k].items[j].ndim]))
-                             for j in range(lists[k].count)] for k in range(n_out)]
-        if not want_execute:
-            return res
-        res.before = [[_bytes_of(t) for t in slot] for slot in res.inputs]
-        if caps & 2:
-            ctx = exec_ctx(bufs, {})
-            if res.inferred is not None:
-                ctx.flags = EXEC_EXPECT_OUTPUTS
-            rc = lib.c.pyop_op_execute_list(op, slots, len(inputs), lists, n_out,
-                                            ctypes.byref(ctx))
-            what = 'execute of "%s"' % info["op_type"]
-            res.ran = "execute"
-        elif caps & 8 and res.inferred is not None:
-            # Launch-only op: outputs allocated from infer_meta, then the
-            # declared kernel plan runs through libffi (no Python).
-            if any(o["kind"] == "dynamic" for o in info["outputs"]):
-                raise CliError('op "%s": a launch-only op with a dynamic output cannot '
-                               'be run' % info["op_type"], "PYOP_EUNSUPPORTED", info["op_type"])
-            outs = (Tensor * max(n_out, 1))()
-            for k in range(n_out):
-                dtype, shape = res.inferred[k][0]
-                outs[k] = make_tensor(bufs, dtype, shape, what="output %d" % k)
-                lists[k].items[0], lists[k].count = outs[k], 1
-            keep.append(outs)
-            ctx = exec_ctx(bufs, {})
-            rc = lib.c.pyop_op_launch(op, slots, len(inputs), outs, n_out, ctypes.byref(ctx))
-            if rc == 0:
-                for k in range(n_out):
-                    lists[k].items[0] = outs[k]
-            what = 'launch of "%s"' % info["op_type"]
-            res.ran = "launch"
-        else:
-            return res
-        res.after = [[_bytes_of(t) for t in slot] for slot in res.inputs]
-        overruns = bufs.overruns()
-        if overruns:
-            # Reported before anything else: the op wrote outside the
-            # memory the host gave it (here into guard zones).
-            res.error = CliError('%s wrote past the end of %s' % (what, ", ".join(overruns)),
-                                 "PYOP_ECONTRACT", info["op_type"])
-            return res
-        if rc != 0:
-            try:
-                lib.check(what, rc)
-            except PyopError as e:
-                if bufs.refused:
-                    e.message = "%s (%s)" % (e.message, bufs.refused)
-                res.error = e
-            return res
-        res.produced = [[(lists[k].items[j], read_values(lists[k].items[j]))
-                         for j in range(lists[k].count)] for k in range(n_out)]
-        return res
-
-
-def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64):
-    """Instance.run on a fresh instance, destroyed after; raises PyopError
-    when creating the op fails too."""
-    inst = Instance(lib, info, attrs)
-    try:
-        return inst.run(inputs, want_execute, capacity)
-    finally:
-        inst.destroy()
 
 
 def _inputs_from_args(info, args):
@@ -252,8 +79,9 @@ def _inputs_from_args(info, args):
     names = [i["name"] for i in info["inputs"]]
     for name in given:
         if name not in names:
-            raise UsageError('op "%s" has no input "%s" (inputs: %s)'
-                             % (info["op_type"], name, ", ".join(names)), info["op_type"])
+            raise UsageError('op "%s" has no input "%s" (inputs: %s)%s'
+                             % (info["op_type"], name, ", ".join(names) or "none",
+                                did_you_mean(name, names)), info["op_type"])
     inputs = []
     for i in info["inputs"]:
         slot = given.get(i["name"], [])
@@ -277,9 +105,9 @@ def _attrs_from_args(info, args):
             raise UsageError("--attr %s: expected NAME=VALUE" % text, args.op)
         name, value = text.split("=", 1)
         if name not in types:
-            raise UsageError('op "%s" has no attribute "%s" (it has: %s)'
-                             % (info["op_type"], name, ", ".join(types) or "none"),
-                             info["op_type"])
+            raise UsageError('op "%s" has no attribute "%s" (it has: %s)%s'
+                             % (info["op_type"], name, ", ".join(types) or "none",
+                                did_you_mean(name, list(types))), info["op_type"])
         attrs[name] = parse_attr_text(value, types[name], name, info["op_type"])
     return attrs
 
@@ -300,3 +128,73 @@ def _warn_other_python(command, verb):
     note = _other_python_note(verb)
     if note:
         sys.stderr.write("pyop: %s: note: %s\n" % (command, note))
+
+
+def compile_options(args):
+    """{KEY: VALUE} of --compile-option KEY=VALUE (UsageError when one has no
+    '=' or an empty key; the last of a key wins, as a dict does)."""
+    out = {}
+    for text in getattr(args, "compile_option", None) or []:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise UsageError("--compile-option %s: expected KEY=VALUE" % text)
+        out[key] = value
+    return out
+
+
+def set_compile_options(options):
+    """Gives the loaded plugins the compile options as a GE host gives them
+    (ge.custom_op.context.set_compile_options: OpCompileContext.get_option
+    reads them); a warning text when options were given and no GE plugin is
+    loaded to read them (pyop's own compile context takes no options), else
+    None. Called after each load, before any compile."""
+    if not options:
+        return None
+    ctx = sys.modules.get("ge.custom_op.context")
+    if ctx is None or not hasattr(ctx, "set_compile_options"):
+        return ("--compile-option: no GE plugin is loaded, so no compile reads the options "
+                "(pyop's own compile context takes none)")
+    ctx.set_compile_options(dict(options))
+    return None
+
+
+class plugin_output_to_stderr:
+    """Context manager: what plugin code prints while it is active (print()
+    through sys.stdout, or C writes to fd 1) goes to stderr, so a command's
+    stdout (--json above all) holds its result only."""
+
+    def __enter__(self):
+        sys.stdout.flush()
+        self.fd = os.dup(1)
+        self.stdout = sys.stdout
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        return self
+
+    def __exit__(self, *exc):
+        sys.stdout = self.stdout
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(self.fd, 1)
+        os.close(self.fd)
+        return False
+
+
+def stray_threads():
+    """The threads still running that keep a Python process alive at exit
+    (not daemon threads): what a plugin started and left running."""
+    return [t for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+
+
+def end_now(code):
+    """Ends the process with code at once, stdout and stderr flushed first,
+    waiting for no thread a plugin left running (os._exit)."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

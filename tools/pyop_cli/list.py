@@ -3,9 +3,10 @@ source."""
 
 import os
 
-from .errors import opp_path_note
-from .host import with_opp_path
+from .errors import opp_path_note, plural, too_deep_notes
+from .host import plugin_output_to_stderr, with_opp_path
 from .plugins import PENDING_HINT, pending_impls
+from .proto import skip_unbound
 from .values import dump_json
 
 
@@ -14,9 +15,10 @@ def cmd_list(lib, args):
     (loaded, not registered: an implementation-only plugin whose REG_OP the
     host has not declared; --json: "pending")."""
     with_opp_path(args.path)
-    lib.load()
+    with plugin_output_to_stderr():  # stdout (--json) holds the listing only
+        lib.load()
     types = lib.op_types()
-    ops = [lib.op_info(t) for t in types]
+    ops = [i for i in (lib.op_info(t) for t in types) if not skip_unbound(i)]
     pending = [{k: i[k] for k in ("op_type", "impl_key", "impl_source", "capabilities")}
                for i in pending_impls(types)]
     protos = getattr(args, "proto_files", None) or {}
@@ -26,6 +28,8 @@ def cmd_list(lib, args):
     if not ops and not pending:
         print("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
                                           % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
+        for note in too_deep_notes():
+            print("  " + note)
     for op in ops:
         print(signature_line(op))
         print("    capabilities: %s" % (", ".join(op["capabilities"]) or "none"))
@@ -35,6 +39,9 @@ def cmd_list(lib, args):
         print("    prototype: %s (%s)" % (src, op["proto_key"]))
         if op["impl_key"]:
             print("    implementation: %s (%s)" % (op["impl_source"], op["impl_key"]))
+        line = dtypes_line(op)
+        if line:
+            print("    " + line)
         line = lanes_line(op)
         if line:
             print("    " + line)
@@ -64,11 +71,32 @@ def signature_line(op):
                            " -> " + outs if outs else "")
 
 
+def dtypes_line(op):
+    """The prototype's data type constraints (pyop_dtype_set), e.g. "data
+    types: x, y, z (one type T): float32, float16; idx: int32, int64"; ios
+    of one symbol together, in prototype order; None when there are none."""
+    groups = []  # [names, symbol, dtypes]
+    for io in op["inputs"] + op["outputs"]:
+        if not io["dtypes"] and not io["dtype_symbol"]:
+            continue
+        g = next((g for g in groups if io["dtype_symbol"] and g[1] == io["dtype_symbol"]), None)
+        if g:
+            g[0].append(io["name"])
+        else:
+            groups.append([[io["name"]], io["dtype_symbol"], io["dtypes"]])
+    if not groups:
+        return None
+    return "data types: " + "; ".join(
+        "%s%s: %s" % (", ".join(names), " (one type %s)" % sym if sym else "",
+                      ", ".join(types) if types else "any")
+        for names, sym, types in groups)
+
+
 def lanes_line(op):
     """How the op runs when lanes were asked for (--lanes): "parallel: N
     lanes", or "serial (main interpreter): <why>"; None without lanes."""
     if op["lanes"]:
-        return "parallel: %d lanes" % op["lanes"]
+        return "parallel: %s" % plural(op["lanes"], "lane")
     if op["serial_reason"]:
         return "serial (main interpreter): %s" % op["serial_reason"]
     return None

@@ -10,11 +10,12 @@ from . import config
 from .bench import cmd_bench
 from .binding import _find_library, Lib
 from .check import cmd_check
+from .check_supervise import DEFAULT_CASE_TIMEOUT
 from .doctor import cmd_doctor
 from .errors import CliError, UsageError
-from .host import _same_file
+from .host import end_now, _same_file, stray_threads
 from .list import cmd_list
-from .proto import register_protos
+from .proto import note_unused, register_protos
 from .run import cmd_run
 from .values import dump_json, INT64_MAX
 
@@ -58,6 +59,49 @@ def run_under_requested_python(argv):
     os.execv(exe, [exe, os.path.abspath(config.SCRIPT)] + list(argv))
 
 
+def _compile_option(p):
+    p.add_argument("--compile-option", action="append", metavar="KEY=VALUE",
+                   help="a compile option the op's compile reads, as a GE host gives it "
+                        "(ge.custom_op.context.set_compile_options; OpCompileContext."
+                        "get_option); compile runs before execute and the launch")
+
+
+def _register_protos(lib, files, command, notes):
+    """register_protos, with a --proto file that calls exit() (SystemExit,
+    which the reader does not take for the file's error) refused naming
+    the file and the line, as any other error of the file is."""
+    try:
+        return register_protos(lib, files, command, notes)
+    except SystemExit as e:
+        tb = e.__traceback__
+        where = None
+        while tb is not None:
+            if any(os.path.abspath(f) == tb.tb_frame.f_code.co_filename for f in files or ()):
+                where = "%s:%d" % (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+            tb = tb.tb_next
+        raise CliError("--proto %s: the file called exit(%s) while it was read%s; a --proto "
+                       "file only declares REG_OPs" % (
+                           where.rsplit(":", 1)[0] if where else " ".join(files or ()),
+                           "" if e.code is None else repr(e.code),
+                           " (%s)" % where if where else ""), "PYOP_EDESCRIPTOR") from None
+
+
+def leave_plugin_threads(command, code):
+    """A plugin may start a thread and leave it running: a Python process
+    waits for such a (non-daemon) thread at exit, a C host's pyop_shutdown
+    never does. The command does not either: it says so on stderr and ends
+    with its own status, its output flushed."""
+    left = stray_threads()
+    if not left:
+        return
+    sys.stderr.write("pyop: %swarning: a plugin left %s running (%s); the command does not "
+                     "wait for %s, as a C host's pyop_shutdown does not\n"
+                     % ("%s: " % command if command else "",
+                        "a thread" if len(left) == 1 else "%d threads" % len(left),
+                        ", ".join(t.name for t in left), "it" if len(left) == 1 else "them"))
+    end_now(code)
+
+
 def report_failure(command, err, as_json):
     """One message on stderr (and the error object on stdout with --json)."""
     where = "pyop: %s: " % command if command else "pyop: "
@@ -70,6 +114,17 @@ def report_failure(command, err, as_json):
     return err.exit_code
 
 
+# The help of --json, --input and --attr (run, check, bench).
+JSON_HELP = ("print the result as JSON (a stable schema: README.md, \"The pyop command\"); "
+             "a failure as {\"error\": ...}")
+INPUT_HELP = ("one tensor of input NAME, e.g. x=float32[2,3]:1,2,3,4,5,6 (data types as "
+              "numpy names them; without :VALUES sample values are generated and printed); "
+              "once per tensor: several times for a dynamic input, not at all for an "
+              "absent optional one")
+ATTR_HELP = ("attribute NAME, e.g. alpha=2, axes=1,2 or [1,2] for a list, [[1,2],[3]] for "
+             "list[list[int]], a dtype name for a DataType, DTYPE[SHAPE]:VALUES for a Tensor "
+             "attribute; omitted ones take their defaults")
+
 # The exit status of an interrupted command (as a shell reports SIGINT).
 EXIT_INTERRUPTED = 130
 
@@ -78,9 +133,17 @@ def main(argv=None):
     """The command; its exit status. An interrupt (Ctrl-C, or a
     KeyboardInterrupt raised in plugin code, which libpyop reports as
     PYOP_EINTR and raises again in this Python) ends any subcommand with
-    one line on stderr and EXIT_INTERRUPTED, never a traceback."""
+    one line on stderr and EXIT_INTERRUPTED, never a traceback; a thread a
+    plugin left running never keeps it alive (leave_plugin_threads)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
+    code = _interruptible(argv, command)
+    leave_plugin_threads(command, code)
+    return code
+
+
+def _interruptible(argv, command):
+    """_main's exit status, EXIT_INTERRUPTED (one line said) when interrupted."""
     try:
         return _main(argv, command)
     except KeyboardInterrupt as e:
@@ -106,47 +169,66 @@ def _main(argv, command):
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("doctor", help="the Python, path verdicts, bridge candidates, "
                        "a trial load with each plugin's verdict")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("list", help="every registered op with prototype, capabilities, source")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p.add_argument("path", nargs="*", help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH)")
     p = sub.add_parser("check", help="import, validate, run infer_meta and execute, compare")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("target", nargs="*", metavar="PATH|OP",
                    help="plugin files/dirs (default: ASCEND_CUSTOM_OPP_PATH) and/or op types "
                         "to check (default: every op)")
     p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
-                   help="inputs of the one OP to check (as for run)")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+                   help="inputs of the one OP to check (as for run: " + INPUT_HELP + ")")
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE",
+                   help="attributes of the one OP to check (as for run: " + ATTR_HELP + ")")
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
-    p = sub.add_parser("run", help="run one op on host buffers and print the outputs")
-    p.add_argument("op")
-    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
-    p.add_argument("--json", action="store_true")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
+    _compile_option(p)
+    p.add_argument("--case-timeout", type=float, metavar="SECONDS",
+                   help="the time one case (or one load) may take before it counts as hung "
+                        "(default %g)" % DEFAULT_CASE_TIMEOUT)
+    p.add_argument("--_worker", type=int, help=argparse.SUPPRESS)  # check_worker.serve
+    p.add_argument("--_job", help=argparse.SUPPRESS)
+    p = sub.add_parser("run", help="run one op on host buffers and print the outputs",
+                       description="Runs infer_meta and execute (or the kernel launch) of OP "
+                                   "on host buffers and prints each output, and each input "
+                                   "it generated values for.")
+    p.add_argument("op", help="the op type, as `pyop list` names it")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help=INPUT_HELP)
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE", help=ATTR_HELP)
+    _compile_option(p)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.add_argument("--size", type=_count(0), default=16,
                    help="float32[SIZE] for every input when no --input is given")
-    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES")
-    p.add_argument("--attr", action="append", metavar="NAME=VALUE")
+    p.add_argument("--input", action="append", metavar="NAME=DTYPE[SHAPE]:VALUES",
+                   help=INPUT_HELP)
+    p.add_argument("--attr", action="append", metavar="NAME=VALUE", help=ATTR_HELP)
+    _compile_option(p)
     p.add_argument("--calls", type=_count(1), default=2000)
     p.add_argument("--repeat", type=_count(1), default=5)
     p.add_argument("--proto", action="append", metavar="FILE",
-                   help="REG_OP prototypes (ge.custom_op.host_proto) registered as the "
-                        "host's before the load, for implementation-only plugins")
+                   help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
+                        "ge.custom_op.host_proto) registered as the host's before the load, "
+                        "for implementation-only plugins")
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
@@ -163,8 +245,13 @@ def _main(argv, command):
         if args.lanes:
             lib.set_lanes(args.lanes)
         # Before any load, as a GE-style engine registers its REG_OPs.
-        args.proto_files = register_protos(lib, getattr(args, "proto", None))
-        return handlers[args.command](lib, args)
+        # A check worker registers them again, quietly: the command said its notes.
+        worker = getattr(args, "_worker", None) is not None
+        args.proto_files = _register_protos(lib, getattr(args, "proto", None), args.command,
+                                            not worker)
+        status = handlers[args.command](lib, args)
+        note_unused(args.command)
+        return status
     except KeyboardInterrupt as e:
         # Raised again by libpyop (PYOP_EINTR) when it landed in plugin
         # code: its last error says where.

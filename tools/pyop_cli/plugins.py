@@ -4,6 +4,7 @@ pyop's and GE's, with what libpyop does not list -- an implementation still
 waiting for a prototype -- and what GE versions disagree on (a legacy
 execute(self, ctx), compile)."""
 
+import re
 import sys
 
 from .binding import CAPS
@@ -82,3 +83,33 @@ def pending_impls(registered):
 PENDING_HINT = ("waiting for a prototype: pyop_op_create fails until the host registers "
                 "it (pyop_register_host_prototype); give the command its REG_OP with "
                 "--proto FILE (docs/ge-plugins.md)")
+
+
+def exception_origin(detail=""):
+    """The origin of the last exception a callback raised on this thread:
+    (its class names, the file and line of its innermost frame, "Type:
+    message"), as pyop._errors.last_origin recorded it (consumed by the
+    call), else as the bridge's text of it (detail: "Type: message" then the
+    traceback) says: a callback that ran in another interpreter (a lane)
+    records nothing here, and its text names only the type and the frames
+    left after libpyop's were trimmed. None when neither says."""
+    get = getattr(sys.modules.get("pyop._errors"), "last_origin", None)
+    origin = get() if get is not None else None
+    return origin if origin is not None else _origin_of_text(detail)
+
+
+_FRAME = re.compile(r'^  File "([^"]+)", line (\d+)')
+_HEAD = re.compile(r"^([A-Za-z_][\w.]*): ")
+
+
+def _origin_of_text(detail):
+    lines = (detail or "").splitlines()
+    frames = [(n, m) for n, m in ((n, _FRAME.match(t)) for n, t in enumerate(lines)) if m]
+    if not frames:
+        return None
+    at, frame = frames[-1]
+    head = next((t for t in lines[at + 1:] if _HEAD.match(t)), None)
+    if head is None:
+        return None
+    return ((_HEAD.match(head).group(1).rsplit(".", 1)[-1],), frame.group(1),
+            int(frame.group(2)), head)

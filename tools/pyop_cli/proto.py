@@ -3,21 +3,24 @@ plugin binds to, registered with libpyop as host prototypes before the
 load, as a GE-style engine registers them (docs/ge-plugins.md, "Checking
 an implementation-only plugin with pyop").
 
-The file is read by libpyop's own reader, ge.custom_op.host_proto.read,
-from the python/ directory of the bridge artifact this Python would load
-(pure Python, imported for the reading only and removed from sys.modules
-after it, so the bridge's load imports its packages afresh). Each
-declaration's info() becomes a pyop_op_info for
-pyop_register_host_prototype; its default values are range-checked as
-every number the command reads (values.plugin_attr_value)."""
+The file -- a C++ header (FILE.h) or the Python-statement form -- is read
+by libpyop's own reader, ge.custom_op.host_proto.read, from the python/
+directory of the bridge artifact this Python would load (pure Python,
+imported for the reading only and removed from sys.modules after it, so
+the bridge's load imports its packages afresh). Each declaration's info()
+becomes a pyop_op_info for pyop_register_host_prototype, its TensorType /
+DATATYPE sets the info's input_dtypes/output_dtypes; its default values
+are range-checked as every number the command reads
+(values.plugin_attr_value). A REG_OP libpyop has no form for is not
+registered, and one no loaded plugin implements is left out of list and
+check: each with a note on stderr naming FILE:LINE (note_unused)."""
 
 import ctypes
 import os
 import sys
 import traceback
 
-from .binding import ATTR_TYPES, AttrInfo, IoInfo, OpInfo
-from .doctor import parse_doctor_report
+from .binding import ATTR_TYPES, AttrInfo, DtypeSet, IoInfo, OpInfo
 from .errors import CliError, UsageError
 from .values import plugin_attr_value, set_attr_value
 
@@ -28,6 +31,7 @@ _USABLE = ("untried", "loaded", "duplicate")
 def _python_dir(lib):
     """The python/ directory (holding ge/custom_op/host_proto.py) of the
     first bridge artifact libpyop would try for this Python."""
+    from .doctor import parse_doctor_report  # doctor imports list, which imports this
     rep = parse_doctor_report(lib.doctor())
     for c in rep["candidates"]:
         d = os.path.join(c["dir"], "python")
@@ -71,19 +75,39 @@ def _read(host_proto, path):
         return [r.info() for r in host_proto.read(path)]
     except OSError as e:
         raise UsageError("--proto %s: %s" % (path, e.strerror or e)) from None
-    except Exception as e:  # the file's own error: say where in it
+    except UnicodeDecodeError as e:
+        raise CliError("--proto %s: not UTF-8 text (%s)" % (path, e), "PYOP_EDESCRIPTOR") \
+            from None
+    except Exception as e:  # the file's own error: say where in it (exit(): main's)
         frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
-        at = " (%s:%d)" % (path, frames[-1].lineno) if frames else ""
-        if isinstance(e, SyntaxError) and e.lineno:
-            at = " (%s:%d)" % (path, e.lineno)
-        raise CliError("--proto %s: %s: %s%s" % (path, type(e).__name__, e, at),
-                       "PYOP_EDESCRIPTOR") from None
+        line = getattr(e, "line", None) if isinstance(e, host_proto.ReadError) else None
+        if line is None and isinstance(e, SyntaxError) and e.lineno:
+            line = e.lineno
+        if line is None and frames:
+            line = frames[-1].lineno
+        at = " (%s:%d)" % (path, line) if line else ""
+        what = str(e) if isinstance(e, host_proto.ReadError) else "%s: %s" % (type(e).__name__, e)
+        raise CliError("--proto %s: %s%s" % (path, what, at), "PYOP_EDESCRIPTOR") from None
+
+
+def _dtype_sets(sets, n, keep):
+    """A pyop_dtype_set array of the (mask, symbol) pairs, or None."""
+    if sets is None:
+        return None
+    arr = (DtypeSet * max(n, 1))()
+    for k, (mask, symbol) in enumerate(sets):
+        arr[k].mask = mask
+        arr[k].symbol = symbol.encode() if symbol else None
+        keep.append(arr[k].symbol)
+    keep.append(arr)
+    return arr
 
 
 def _op_info(info, path, keep):
     """The pyop_op_info of one declaration (its arrays kept alive by keep)."""
     op = info["op_type"]
-    what = "--proto %s: REG_OP(%r)" % (path, op)
+    where = "%s:%d" % (path, info["line"]) if info.get("line") else path
+    what = "--proto %s: REG_OP(%r)" % (where, op)
 
     def ios(items):
         arr = (IoInfo * max(len(items), 1))()
@@ -122,24 +146,64 @@ def _op_info(info, path, keep):
     o.inputs, o.n_inputs = ins, n_in
     o.outputs, o.n_outputs = outs, n_out
     o.attrs, o.n_attrs = attrs, len(info["attrs"])
+    o.input_dtypes = _dtype_sets(info.get("input_dtypes"), n_in, keep)
+    o.output_dtypes = _dtype_sets(info.get("output_dtypes"), n_out, keep)
     return o
 
 
-def register_protos(lib, files):
+# The REG_OPs of this command's --proto files: op type -> "file:line";
+# those seen without an implementation in a load, and those seen with one.
+_declared, _unbound, _bound = {}, set(), set()
+
+
+def _note(command, text):
+    sys.stderr.write("pyop: %snote: %s\n" % ("%s: " % command if command else "", text))
+
+
+def register_protos(lib, files, command=None, notes=True):
     """Registers the REG_OPs of every --proto file with
     pyop_register_host_prototype, before the load (they stay registered
-    across the command's unloads). Returns {op_type: file}."""
+    across the command's unloads); one libpyop has no form for is left out
+    with a note (notes False: quietly). Returns {op_type: file}."""
     done = {}
     for path in files or []:
         path = os.path.abspath(path)
         for info in read_declarations(lib, path):
+            where = "%s:%d" % (path, info["line"]) if info.get("line") else path
             if info["op_type"] in done:
                 raise CliError("--proto %s: REG_OP(%r) is declared in %s too"
-                               % (path, info["op_type"], done[info["op_type"]]),
+                               % (where, info["op_type"], _declared[info["op_type"]]),
                                "PYOP_ECONFLICT", info["op_type"])
+            if info.get("unusable"):
+                if notes:
+                    _note(command, "--proto %s: REG_OP(%s) is not registered: %s"
+                          % (where, info["op_type"], info["unusable"]))
+                continue
             keep = []
-            lib.check("registering REG_OP(%r) of --proto %s" % (info["op_type"], path),
+            lib.check("registering REG_OP(%r) of --proto %s" % (info["op_type"], where),
                       lib.c.pyop_register_host_prototype(
-                          ctypes.byref(_op_info(info, path, keep))))
+                          ctypes.byref(_op_info(info, where, keep))))
             done[info["op_type"]] = path
+            _declared[info["op_type"]] = where
     return done
+
+
+def skip_unbound(info):
+    """Whether list/check leave the op of info out: a --proto REG_OP that no
+    plugin of this load implements (a header declares more ops than the
+    plugins need; note_unused names them)."""
+    op = info["op_type"]
+    if op not in _declared or info["proto_key"] != "host:" + op:
+        return False
+    if info["impl_key"]:
+        _bound.add(op)
+        return False
+    _unbound.add(op)
+    return True
+
+
+def note_unused(command):
+    """One note per --proto REG_OP that list/check left out in every load."""
+    for op in [o for o in _declared if o in _unbound and o not in _bound]:  # file order
+        _note(command, "--proto %s: REG_OP(%s) is not used: no loaded plugin implements it"
+              % (_declared[op], op))

@@ -3,15 +3,17 @@ DTYPE[SHAPE]:VALUES text, attribute values from --attr text, every number
 range-checked before it reaches libpyop, and JSON output."""
 
 import ctypes
+import itertools
 import json
 import math
 import numbers
 import os
+import random
 import struct
 
 from .binding import (Attr, ATTR_TYPES, DTYPE_SIZE, DTYPE_STRUCT, DTYPES, IntList, MAX_DIMS,
                       Str, Tensor)
-from .errors import CliError, UsageError
+from .errors import CliError, UsageError, plural
 
 
 def _json_float(x):
@@ -59,7 +61,7 @@ def _fmt_bytes(n):
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return "%g %s" % (round(n / size, 1), unit)
-    return "%d bytes" % n
+    return plural(n, "byte")
 
 
 def check_shape(dtype, shape, what):
@@ -82,22 +84,59 @@ def check_shape(dtype, shape, what):
                             _fmt_bytes(nbytes), _fmt_bytes(limit)))
 
 
-GUARD_BYTE = 0xA5
+# Guard zones: a zone before and after every buffer the command allocates,
+# each filled with bytes of its own (a pattern drawn from the buffer's
+# number and its Buffers' run number), so bytes copied from one buffer's
+# guard into another's -- an off-by-one copy y[n] = x[n], a memmove with the
+# wrong element size -- change the guard they land in. Deterministic: the
+# same command allocates the same patterns.
+GUARD_FRONT = 64          # bytes before each buffer (a multiple of 16: data stays aligned)
+GUARD_PATTERN = 4096      # a zone repeats its buffer's pattern of this many bytes
+_RUNS = itertools.count(1)
+
+
+def _guard_pattern(run, index):
+    """The GUARD_PATTERN bytes of buffer index of run number run."""
+    return random.Random((run << 24) ^ index).randbytes(GUARD_PATTERN)
+
+
+def _fill(addr, length, pattern):
+    for at in range(0, length, len(pattern)):
+        n = min(len(pattern), length - at)
+        ctypes.memmove(addr + at, pattern, n)
+
+
+def _changed(addr, length, pattern):
+    """(first, last) offsets of the zone at addr whose bytes differ from its
+    pattern, or None."""
+    first = last = None
+    for at in range(0, length, len(pattern)):
+        n = min(len(pattern), length - at)
+        zone = ctypes.string_at(addr + at, n)
+        if zone == pattern[:n]:
+            continue
+        diff = [k for k in range(n) if zone[k] != pattern[k]]
+        first = at + diff[0] if first is None else first
+        last = at + diff[-1]
+    return None if first is None else (first, last)
 
 
 class Buffers:
     """Owns every buffer the command hands to libpyop (the host owns memory).
     refused: why an allocation an op asked for was refused (too large).
 
-    Each buffer is followed by a guard zone (8 times its size, at least 64
-    bytes) filled with GUARD_BYTE: an op that writes past the end of a
-    tensor (float32 stores into an int8 output) writes there, not into the
-    command's own memory, and overruns() names the buffer."""
+    Each buffer has a guard zone before it (GUARD_FRONT bytes) and after it
+    (8 times its size, at least 64 bytes), filled with that buffer's own
+    pattern (_guard_pattern): an op that writes past the end of a tensor
+    (float32 stores into an int8 output) or before its start (y[-1]) writes
+    there, not into the command's own memory, and overruns() names the
+    buffer written, whatever bytes it wrote."""
 
     def __init__(self):
         self.keep = []
         self.refused = None
-        self.guards = []  # (address, length, what)
+        self.run = next(_RUNS)
+        self.guards = []  # (data address, nbytes, back guard length, pattern, what)
 
     @staticmethod
     def shared(keep):
@@ -106,31 +145,39 @@ class Buffers:
         keep.append(b)
         return b
 
-    def alloc(self, nbytes, what="a buffer"):
-        """A zeroed buffer of nbytes; CliError beyond max_bytes()."""
+    def alloc(self, nbytes, what="a buffer", name=None):
+        """A zeroed buffer of nbytes between its guard zones; CliError
+        beyond max_bytes(). what names it ("output 0"); overruns() adds its
+        name ('output 0 "y"'), so two outputs never read as one."""
         if nbytes > max_bytes():
             self.refused = ("%s of %s refused: more than the %s the command allocates "
                             "(PYOP_CLI_MAX_BYTES)" % (what, _fmt_bytes(nbytes),
                                                       _fmt_bytes(max_bytes())))
             raise CliError(self.refused, "PYOP_ENOMEM")
         nbytes = int(nbytes)
-        guard = max(64, 8 * nbytes)
-        buf = ctypes.create_string_buffer(nbytes + guard)
+        back = max(64, 8 * nbytes)
+        buf = ctypes.create_string_buffer(GUARD_FRONT + nbytes + back)
         self.keep.append(buf)
-        addr = ctypes.addressof(buf)
-        ctypes.memset(addr + nbytes, GUARD_BYTE, guard)
-        self.guards.append((addr + nbytes, guard, what))
+        pattern = _guard_pattern(self.run, len(self.guards))
+        addr = ctypes.addressof(buf) + GUARD_FRONT
+        _fill(addr - GUARD_FRONT, GUARD_FRONT, pattern)
+        _fill(addr + nbytes, back, pattern)
+        self.guards.append((addr, nbytes, back, pattern,
+                            '%s "%s"' % (what, name) if name else what))
         return addr
 
     def overruns(self):
-        """What of the buffers had bytes written past its end (guard zones
-        changed), e.g. ["output 0 (12 bytes past its end)"]."""
+        """What of the buffers had bytes written outside it (a guard zone
+        changed), e.g. ["output 0 \"y\" (12 bytes past its end)", "input x
+        (4 bytes before its start)"]."""
         out = []
-        for addr, length, what in list(self.guards):
-            zone = ctypes.string_at(addr, length)
-            if zone.count(GUARD_BYTE) != length:
-                last = max(k for k, b in enumerate(zone) if b != GUARD_BYTE)
-                out.append("%s (%d bytes past its end)" % (what, last + 1))
+        for addr, nbytes, back, pattern, what in list(self.guards):
+            before = _changed(addr - GUARD_FRONT, GUARD_FRONT, pattern)
+            after = _changed(addr + nbytes, back, pattern)
+            if before:
+                out.append("%s (%s before its start)" % (what, plural(GUARD_FRONT - before[0], "byte")))
+            if after:
+                out.append("%s (%s past its end)" % (what, plural(after[1] + 1, "byte")))
         return out
 
 
@@ -150,8 +197,8 @@ def _bf16_value(bits):
     return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
-def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
-    """A pyop_tensor over a fresh buffer holding values (or zeros)."""
+def make_tensor(bufs, dtype, shape, values=None, what="a tensor", name=None):
+    """A pyop_tensor over a fresh buffer of bufs holding values (or zeros)."""
     t = Tensor()
     t.dtype = dtype
     t.format = 0
@@ -160,11 +207,12 @@ def make_tensor(bufs, dtype, shape, values=None, what="a tensor"):
         t.shape[k] = d
     n = numel(shape)
     t.nbytes = n * DTYPE_SIZE[dtype]
-    t.data = bufs.alloc(t.nbytes, what)
+    t.data = bufs.alloc(t.nbytes, what, name)
     if values is not None:
         if len(values) != n:
-            raise UsageError("%d values given for shape [%s] (%d elements)"
-                             % (len(values), ",".join(map(str, shape)), n))
+            raise UsageError("%s given for shape [%s] (%s)"
+                             % (plural(len(values), "value"), ",".join(map(str, shape)),
+                                plural(n, "element")))
         try:
             write_values(t, values)
         except (ValueError, OverflowError, struct.error) as e:
@@ -274,12 +322,19 @@ def plugin_attr_value(value, type_name):
 
 
 def read_values(t):
+    """The values of tensor t, read from its buffer."""
     n = numel(t.shape[:t.ndim])
     if not t.data or n == 0:
         return []
-    raw = ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype])
-    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[t.dtype]), raw))
-    if DTYPES[t.dtype] == "bfloat16":
+    return decode_values(t.dtype, ctypes.string_at(t.data, n * DTYPE_SIZE[t.dtype]))
+
+
+def decode_values(dtype, raw):
+    """The values whose bytes (little-endian, as encode_values writes them)
+    are raw."""
+    n = len(raw) // DTYPE_SIZE[dtype]
+    vals = list(struct.unpack("<%d%s" % (n, DTYPE_STRUCT[dtype]), raw[:n * DTYPE_SIZE[dtype]]))
+    if DTYPES[dtype] == "bfloat16":
         vals = [_bf16_value(v) for v in vals]
     return vals
 

@@ -11,7 +11,9 @@
     class ScaledAddImpl:
         def execute(self, x: Tensor, y: Tensor, *, alpha: float) -> None:
             out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
-            ...
+            with pyop.elements(x) as a, pyop.elements(y) as b, pyop.elements(out) as o:
+                for i in range(len(o)):
+                    o[i] = a[i] + alpha * b[i]
 
 Prototype (register_op on the infer_meta function):
 - positional parameters are inputs: TensorDesc (or Tensor, or no annotation)
@@ -50,15 +52,19 @@ register_samples(op_type) gives the cases to run the op on,
 register_reference(op_type, rtol=, atol=) a numpy reference its outputs are
 compared with.
 
-Tensors are borrowed views valid only during the callback; use
-memoryview(t) or numpy.asarray(t) (buffer formats: float32 'f', float16 'e',
-bfloat16 'H' (raw bits), float64 'd', int8..int64 'b' 'h' 'i' 'q', uint8..uint64
-'B' 'H' 'I' 'Q', bool '?'). Keeping a view after the callback returns fails
-that call.
+Tensors are borrowed views valid only during the callback. Their elements:
+pyop.elements(t), a flat sequence of Python numbers over t's memory for
+every data type (bfloat16 included) and every shape (empty and rank-0
+included), used in a `with`; numpy.asarray(t) for vectorised code (numpy is
+optional). memoryview(t) is the raw view (buffer formats: float32 'f',
+float16 'e', bfloat16 'H' (raw bits), float64 'd', int8..int64 'b' 'h' 'i'
+'q', uint8..uint64 'B' 'H' 'I' 'Q', bool '?'). Keeping any view after the
+callback returns fails that call.
 """
 
 from ._types import DataType, Format, TensorDesc
 from ._registry import register_op, register_op_impl, register_reference, register_samples
+from ._elements import Elements, elements
 from . import launch
 
 try:  # provided by the bridge (libpyop_bridge.so) before this package runs
@@ -79,7 +85,8 @@ else:
 
 __all__ = ["DataType", "Format", "TensorDesc", "Tensor", "register_op",
            "register_op_impl", "register_samples", "register_reference", "get_execute_ctx",
-           "get_compile_ctx", "get_declare_launch_args_ctx", "launch", "__version__"]
+           "get_compile_ctx", "get_declare_launch_args_ctx", "launch", "elements",
+           "Elements", "__version__"]
 
 # project(pyop VERSION) of CMakeLists.txt; tests/e2e/test_tables.py holds it to
 # libpyop's pyop_version().

@@ -23,9 +23,11 @@
   the neighbours of its real location. A directory without __init__.py is
   a namespace package there (`import common.utils`), and inside a package
   plugin too, as in Python.
-- Two entries of one directory that would be one module (foo.py beside a
-  package foo/, or a link to another entry) fail the load naming both
-  (layout_problem).
+- foo.py beside a package foo/ (two entries that would both be the module
+  foo) fail the load naming both (layout_problem). An entry that is a link
+  to another entry of its directory is that plugin again: imported once,
+  by the first name, its other name an alias of it (as CANN GE, which
+  imports a file once by its resolved path).
 - Source is always compiled from the file (no .pyc is read or written), so an
   edited plugin is picked up by the next load whatever its mtime.
 """
@@ -259,11 +261,11 @@ def _install_finder():
 
 def shutdown():
     """Removes the finder and libpyop's ge package (the bridge calls this
-    before dropping the package)."""
+    before dropping the package); returns the ge modules removed."""
     while _PluginFinder in sys.meta_path:
         sys.meta_path.remove(_PluginFinder)
     from . import _ge_link
-    _ge_link.uninstall()
+    return _ge_link.uninstall()
 
 
 def _skipped(name):
@@ -299,11 +301,10 @@ def layout_problem(path, found):
     """Why the plugins `found` of directory path cannot load together, or
     None (docs/op-author-guide.md, "Plugin files and packages"): two of its
     entries would be one module -- foo.py beside a package foo/ (both are
-    module foo; Python itself would import only the package) -- or one
-    entry is a link to another (the plugin would be imported twice). The
-    message names both entries."""
+    module foo; Python itself would import only the package). The message
+    names both entries. (An entry that is a link to another is no problem:
+    load_plugins imports that file once.)"""
     by_stem = {}  # stem -> the entry's path
-    by_file = {}  # (st_dev, st_ino) of the file or package directory -> the entry's path
     for file, package_dir, stem in found:
         full = package_dir or file
         other = by_stem.get(stem)
@@ -312,16 +313,6 @@ def layout_problem(path, found):
                     "would import only the package): rename or remove one"
                     % (path, _entry_label(other), _entry_label(full), stem))
         by_stem[stem] = full
-        fid = _file_id(full)
-        if fid is None:
-            continue  # gone since the listing: its import says so
-        other = by_file.get(fid)
-        if other is not None:
-            return ("plugin directory %s: %s and %s are the same %s (one is a link to the "
-                    "other), so it would be imported twice: remove one"
-                    % (path, _entry_label(other), _entry_label(full),
-                       "package" if package_dir else "file"))
-        by_file[fid] = full
     return None
 
 
@@ -383,9 +374,9 @@ class LoadResult:
 
 def load_plugins(paths):
     """Imports every plugin of paths and returns a LoadResult. A plugin file
-    or package that an earlier path of the load already imported (a
-    directory listed twice, a link from a second directory) is imported
-    once, by the first. On any exception (BaseException included) every
+    or package that an earlier entry of the load already imported (a
+    directory listed twice, a link from a second directory or from its own)
+    is imported once, by the first. On any exception (BaseException included) every
     module of this load is removed from sys.modules before it propagates."""
     importlib.invalidate_caches()
     _install_finder()
@@ -404,7 +395,7 @@ def load_plugins(paths):
                 assigned = {}
                 for file, package_dir, stem in found:
                     fid = _file_id(package_dir or file)
-                    if fid in by_file:  # an earlier path's plugin (listed twice, a link)
+                    if fid in by_file:  # an earlier entry's plugin (listed twice, a link)
                         assigned[stem] = by_file[fid]  # imported once; here its name aliases it
                         continue
                     assigned[stem] = _unique_name(stem)
@@ -467,13 +458,14 @@ def _under(name, gone):
 
 def unload_modules(names):
     """Removes the modules (and their submodules) from sys.modules, and the
-    samples they registered."""
+    samples they registered; returns the module objects removed (the bridge
+    clears those a free-threaded Python made immortal)."""
     gone = set(names)
     for op_type, (fn, _) in list(_registry._samples.items()):
         mod = getattr(fn, "__module__", "") or ""
         if mod in gone or mod.split(".")[0] in gone:
             del _registry._samples[op_type]
-    for n in [n for n in list(sys.modules) if _under(n, gone)]:
-        sys.modules.pop(n, None)
+    removed = [sys.modules.pop(n, None) for n in list(sys.modules) if _under(n, gone)]
     importlib.invalidate_caches()
     linecache.clearcache()
+    return [m for m in removed if m is not None]

@@ -17,8 +17,10 @@ import re
 import sys
 
 from ._signature import (check_impl_method, impl_input_kinds, op_type_problem,
-                         parse_prototype, resolve_mutates, where, check_impl_attrs,
+                         parse_prototype, resolve_dtypes, resolve_mutates, where,
+                         check_impl_attrs,
                          check_sync_function, check_sync_method, _method_params)
+from ._errors import blame
 from ._types import CAP_COMPILE, CAP_EXECUTE, CAP_INFER_META, CAP_LAUNCH, INPUT_MUTATED
 
 __all__ = ["register_op", "register_op_impl", "register_samples", "loaded_samples",
@@ -40,15 +42,18 @@ class OpProto:
     output_kinds: (IoKind, ...) per output (None: all required);
     input_flags: (INPUT_* bits, ...) per input (None: nothing mutated);
     output_alias: (input index or -1, ...) per output (None: no alias).
+    input_dtypes/output_dtypes: ((PYOP_DTYPE_BIT mask, symbol), ...) per
+    input/output, mask 0 for any (None: none constrained).
     source_digest: the identity of file's bytes (source_digest), set when a
     load collects the descriptor; None: unknown."""
 
     __slots__ = ("op_type", "key", "file", "line", "inputs", "outputs", "attrs",
                  "infer", "caps", "output_kinds", "input_flags", "output_alias",
-                 "source_digest")
+                 "input_dtypes", "output_dtypes", "source_digest")
 
     def __init__(self, op_type, key, file, line, inputs, outputs, attrs, infer,
-                 output_kinds=None, input_flags=None, output_alias=None):
+                 output_kinds=None, input_flags=None, output_alias=None,
+                 input_dtypes=None, output_dtypes=None):
         self.op_type = op_type
         self.key = key
         self.file = file
@@ -62,6 +67,8 @@ class OpProto:
                              if output_kinds is not None else None)
         self.input_flags = tuple(input_flags) if input_flags is not None else None
         self.output_alias = tuple(output_alias) if output_alias is not None else None
+        self.input_dtypes = tuple(input_dtypes) if input_dtypes is not None else None
+        self.output_dtypes = tuple(output_dtypes) if output_dtypes is not None else None
         self.source_digest = None
 
     @property
@@ -110,8 +117,11 @@ class OpImpl:
         inputs = [n for n, _ in proto.inputs]
         attrs = [a[0] for a in proto.attrs]
         for m in self.methods:
-            check_impl_method(self.cls, m, self.op_type, self.where, inputs,
-                              len(proto.outputs), attrs)
+            try:
+                check_impl_method(self.cls, m, self.op_type, self.where, inputs,
+                                  len(proto.outputs), attrs)
+            except (TypeError, ValueError) as e:
+                raise self._blame(e, m)
         self.input_kinds = tuple(int(k) for _, k in proto.inputs)
         self.n_outputs = len(proto.outputs)
         self.proto_known = True
@@ -131,7 +141,21 @@ class OpImpl:
             if code is not None:
                 mw = "op %r: %s() at %s" % (self.op_type, m,
                                             where(code.co_filename, code.co_firstlineno))
-            check_impl_attrs(kw, var_kw, list(names), mw)
+            try:
+                check_impl_attrs(kw, var_kw, list(names), mw)
+            except (TypeError, ValueError) as e:
+                raise self._blame(e, m)
+
+    def _blame(self, exc, method):
+        """exc (a check of method that failed after the plugin's code ran)
+        marked as the fault of the method's definition, or of the class
+        when its code is unknown (_errors.blame)."""
+        fn = inspect.getattr_static(self.cls, method, None)
+        fn = getattr(fn, "__func__", fn)  # staticmethod, classmethod
+        code = getattr(fn, "__code__", None)
+        file, line = ((code.co_filename, code.co_firstlineno) if code is not None
+                      else (self.file, self.line))
+        return blame(exc, file, line, "%s.%s" % (self.cls.__name__, method))
 
     def __repr__(self):
         return "<OpImpl %s at %s>" % (self.op_type, self.where)
@@ -325,7 +349,7 @@ def _add(desc):
         _active[-1].add(desc)
 
 
-def register_op(op_type=None, *, outputs=None, mutates_args=()):
+def register_op(op_type=None, *, outputs=None, mutates_args=(), dtypes=None):
     """Decorator: the function is the op's infer_meta and its signature the
     prototype. Positional parameters are inputs, keyword-only ones attributes,
     the return annotation gives the outputs (None, TensorDesc,
@@ -336,7 +360,12 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
     mutates_args: names of the inputs execute writes into (in place); those
     are writable in execute, every other input stays read-only. An output
     named like a mutated input is that input's buffer (an alias): execute
-    binds it with get_execute_ctx().make_output_ref_input(out, in)."""
+    binds it with get_execute_ctx().make_output_ref_input(out, in).
+
+    dtypes: {input or output name: allowed data types} (a DataType, a name
+    such as "float32", or a list of them); libpyop refuses a call whose input
+    is of another type before the op runs, and an execute that asks for such
+    an output; `pyop check` sweeps only those types. Unnamed ones take any."""
     _check_op_type(op_type, "register_op")
 
     def decorate(fn):
@@ -348,10 +377,12 @@ def register_op(op_type=None, *, outputs=None, mutates_args=()):
         inputs, outs, attrs, kinds = parse_prototype(fn, op_type, outputs, what,
                                                      with_kinds=True)
         flags, alias = resolve_mutates(mutates_args, inputs, outs, kinds, what)
+        in_dtypes, out_dtypes = resolve_dtypes(dtypes, inputs, outs, what)
         key = "pyop:%s.%s" % (_module_label(getattr(fn, "__module__", None)),
                               getattr(fn, "__qualname__", getattr(fn, "__name__", "?")))
         desc = OpProto(op_type, key, file, line, inputs, outs, attrs, fn,
-                       kinds if any(int(k) for k in kinds) else None, flags, alias)
+                       kinds if any(int(k) for k in kinds) else None, flags, alias,
+                       in_dtypes, out_dtypes)
         _add(desc)
         fn.__pyop_descriptor__ = desc
         return fn
@@ -370,7 +401,8 @@ def loaded_samples():
 
 def register_samples(op_type=None):
     """Decorator: a function with no arguments returning the sample cases
-    `pyop check` runs op_type on instead of generated float32[2,3] inputs.
+    `pyop check` runs op_type on before its generated sweep (inputs that
+    must fit together, which the sweep cannot make).
     Each case is a dict: {"inputs": {name: value}, "attrs": {name: value},
     "label": "..." (optional)}; a tensor value is (dtype, shape, values) or
     a numpy array, a list of them for a dynamic input, None (or missing) for

@@ -22,6 +22,7 @@ import sys
 import typing
 import types
 
+from ._errors import plural
 from ._types import AttrType, DataType, IoKind, TensorDesc
 
 __all__ = ["parse_prototype", "parse_outputs", "check_impl_method", "impl_input_kinds",
@@ -446,6 +447,55 @@ def resolve_mutates(mutates_args, inputs, outputs, output_kinds, what):
     return tuple(flags), (tuple(alias) if any(a >= 0 for a in alias) else None)
 
 
+def dtype_mask(types, what):
+    """The PYOP_DTYPE_BIT mask of types: a DataType, a numpy-style name, or
+    a non-empty list/tuple/set of those (TypeError/ValueError naming
+    what)."""
+    if isinstance(types, (DataType, str)):
+        types = (types,)
+    if not isinstance(types, (list, tuple, set, frozenset)) or not types:
+        raise TypeError("%s: expected a DataType, a data type name or a non-empty list of "
+                        "them, got %r" % (what, types))
+    mask = 0
+    for t in types:
+        if isinstance(t, str):
+            try:
+                t = DataType.from_name(t)
+            except ValueError as e:
+                raise ValueError("%s: %s" % (what, e)) from None
+        elif not isinstance(t, DataType):
+            raise TypeError("%s: %r is not a DataType or a data type name" % (what, t))
+        mask |= 1 << int(t)
+    return mask
+
+
+def resolve_dtypes(dtypes, inputs, outputs, what):
+    """(input_dtypes, output_dtypes) of register_op's dtypes= (a dict of
+    input or output name -> allowed data types): per io (mask, "") with
+    mask 0 for one not named, a side None when none of it is named; both
+    None for no dtypes. A name that is an input's names that input only: an
+    output named like an input (the default "y" beside an input "y") cannot
+    be named here. See docs/op-author-guide.md, "Allowed data types"."""
+    if dtypes is None or dtypes == {}:
+        return None, None
+    if not isinstance(dtypes, dict):
+        raise TypeError("%s: dtypes must be a dict of input or output name -> data types, "
+                        "got %r" % (what, dtypes))
+    in_names = [n for n, _ in inputs]
+    masks_in, masks_out = [0] * len(inputs), [0] * len(outputs)
+    for name, types in dtypes.items():
+        if not isinstance(name, str) or (name not in in_names and name not in outputs):
+            raise ValueError("%s: dtypes: %r is not an input or output (inputs: %s; outputs: "
+                             "%s)" % (what, name, in_names, list(outputs)))
+        mask = dtype_mask(types, "%s: dtypes[%r]" % (what, name))
+        if name in in_names:
+            masks_in[in_names.index(name)] = mask
+        else:
+            masks_out[list(outputs).index(name)] = mask
+    side = lambda masks: tuple((m, "") for m in masks) if any(masks) else None
+    return side(masks_in), side(masks_out)
+
+
 def parse_prototype(fn, op_type, outputs=None, what=None, with_kinds=False):
     """Parses fn's signature into (inputs, output_names, attrs) where inputs is
     a tuple of (name, IoKind), output_names a tuple of str and attrs a tuple of
@@ -509,8 +559,9 @@ def parse_prototype(fn, op_type, outputs=None, what=None, with_kinds=False):
         if kinds is None or kinds == -1:
             kinds = (IoKind.REQUIRED,) * len(outputs)
         elif len(kinds) != len(outputs):
-            raise TypeError("%s: outputs=%r names %d outputs but the return annotation "
-                            "declares %d" % (what, outputs, len(outputs), len(kinds)))
+            raise TypeError("%s: outputs=%r names %s but the return annotation "
+                            "declares %d" % (what, outputs, plural(len(outputs), "output"),
+                                             len(kinds)))
     else:
         if kinds is None:
             raise TypeError("%s: missing return annotation (None, TensorDesc, "

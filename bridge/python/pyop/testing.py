@@ -18,9 +18,12 @@ standard library and works from the pure-Python package:
 
     PYTHONPATH=<prefix>/lib/pyop/artifacts/<key>/python python3 -m pytest
 
-An op that fails, is inconclusive or is not found, and a plugin that does
-not load, raise OpCheckError (an AssertionError) whose message is the
-report; otherwise the report (`pyop check --json`) is returned.
+opcheck takes what the command takes: several paths or ops, --proto files
+(implementation-only GE plugins), compile options, the per-case limit. An
+op that fails, is inconclusive or is not found, and a plugin that does not
+load, raise OpCheckError (an AssertionError) whose message is the report;
+otherwise the report (`pyop check --json`) is returned. What the plugins
+print goes to the command's stderr, never into the report.
 """
 
 import json
@@ -88,7 +91,7 @@ def _report_text(report):
     for b in report.get("broken_plugins", []):
         lines.append("plugin %s failed to load: %s" % (b["plugin"], b["problem"]))
     for op in report.get("ops", []):
-        if op["status"] == "ok":
+        if op["status"] in ("ok", "infer-only"):
             continue
         lines.append("%s: %s" % (op["op_type"], op["status"]))
         lines.extend("    " + p.replace("\n", "\n    ") for p in op["problems"])
@@ -99,36 +102,69 @@ def _report_text(report):
     return "\n".join(lines)
 
 
-def opcheck(path, op_type=None, *, inputs=None, attrs=None, cli=None, timeout=600):
+def _many(value):
+    """value as a list: one path (str, os.PathLike) or op type, or several."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
+        return [os.fspath(value)]
+    return [os.fspath(v) for v in value]
+
+
+def _command(cli, paths, ops, inputs, attrs, proto, compile_options, case_timeout):
+    cmd = [cli, "check", "--json"] + paths + ops + _arguments(inputs, attrs)
+    for f in proto:
+        cmd += ["--proto", f]
+    for key, value in (compile_options or {}).items():
+        cmd += ["--compile-option", "%s=%s" % (key, value)]
+    if case_timeout is not None:
+        cmd += ["--case-timeout", str(case_timeout)]
+    return cmd
+
+
+def opcheck(path, op_type=None, *, inputs=None, attrs=None, proto=None, compile_options=None,
+            case_timeout=None, cli=None, timeout=600):
     """Checks op_type (or every op) of the plugin file or directory path as
-    `pyop check PATH [OP] [--input ... --attr ...]` does. inputs: {name:
+    `pyop check PATH [OP] [--input ... --attr ...] [--proto FILE]
+    [--compile-option KEY=VALUE] [--case-timeout S]` does: what the command
+    takes, opcheck takes. path and op_type: one, or a list; inputs: {name:
     "DTYPE[SHAPE]:VALUES"} (a list of them for a dynamic input); attrs:
-    {name: value} (needs op_type). Returns the report; raises OpCheckError
-    with the problems when anything failed, was inconclusive or not found."""
-    if (inputs or attrs) and not op_type:
-        raise ValueError("opcheck: inputs/attrs need op_type")
-    cmd = [cli or find_cli(), "check", "--json", os.fspath(path)]
-    if op_type:
-        cmd.append(op_type)
-    cmd += _arguments(inputs, attrs)
+    {name: value} (inputs and attrs need exactly one op_type); proto: the
+    REG_OP file(s) of implementation-only GE plugins; compile_options:
+    {KEY: VALUE} the op's compile reads (OpCompileContext.get_option);
+    case_timeout: seconds one case may take (the command's default
+    otherwise); timeout: seconds for the whole check. Returns the report;
+    raises OpCheckError with the problems when anything failed, was
+    inconclusive or not found (an infer-only op passes)."""
+    paths, ops = _many(path), _many(op_type)
+    if (inputs or attrs) and len(ops) != 1:
+        raise ValueError("opcheck: inputs/attrs need op_type (exactly one)")
+    cmd = _command(cli or find_cli(), paths, ops, inputs, attrs, _many(proto), compile_options,
+                   case_timeout)
+    what = "pyop check %s" % " ".join(paths + ops)
     env = dict(os.environ)
     env.pop("ASCEND_CUSTOM_OPP_PATH", None)
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, timeout=timeout, env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
+    except subprocess.TimeoutExpired:
+        raise OpCheckError("%s did not finish within %g s (opcheck's timeout; each case has "
+                           "its own limit, case_timeout)" % (what, timeout)) from None
+    except OSError as e:
         raise OpCheckError("pyop.testing: %s could not run: %s" % (cmd[0], e)) from None
     try:
         report = json.loads(p.stdout)
     except ValueError:
-        raise OpCheckError("pyop check failed (exit %d): %s" % (p.returncode, p.stderr.strip()))
+        raise OpCheckError("%s failed (exit %d) without a report: %s%s" % (
+            what, p.returncode, p.stderr.strip(),
+            "\nstdout: %s" % p.stdout[:2000] if p.stdout.strip() else ""))
     if "error" in report and "ops" not in report:
         err = report["error"]
         if p.returncode == 2:
             raise ValueError("opcheck: %s" % err["message"])
         raise OpCheckError("pyop check: %s" % err["message"], report)
     if p.returncode != 0:
-        raise OpCheckError("pyop check %s%s: %s\n%s" % (
-            os.fspath(path), " " + op_type if op_type else "",
-            "inconclusive" if p.returncode == 3 else "failed", _report_text(report)), report)
+        raise OpCheckError("%s: %s\n%s" % (
+            what, "inconclusive" if p.returncode == 3 else "failed", _report_text(report)),
+            report)
     return report

@@ -12,8 +12,6 @@ import math
 import pyop
 from pyop import DataType, Tensor, TensorDesc
 
-from ._common import flat_view
-
 
 @pyop.register_op(op_type="Clip")
 def clip(x: TensorDesc, *, min: float = -math.inf, max: float = math.inf) -> TensorDesc:
@@ -29,7 +27,7 @@ class ClipImpl:
     def execute(self, x: Tensor, *, min: float, max: float) -> None:
         lo, hi = min, max  # the attribute names shadow the builtins here
         y = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
-        with flat_view(x, "f") as xf, flat_view(y, "f") as yf:
+        with pyop.elements(x) as xf, pyop.elements(y) as yf:
             for i in range(len(xf)):
                 v = xf[i]
                 yf[i] = lo if v < lo else hi if v > hi else v

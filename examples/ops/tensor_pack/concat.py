@@ -10,7 +10,7 @@ slot); `axis` an optional int attribute (negative counts from the end).
 import pyop
 from pyop import Tensor, TensorDesc
 
-from ._common import flat_view, numel
+from ._common import numel
 
 
 def _axis(axis, ndim):
@@ -48,14 +48,14 @@ class ConcatImpl:
         shape[ax] = sum(x.shape[ax] for x in xs)
         y = pyop.get_execute_ctx().malloc_output_tensor(0, shape, xs[0].dtype)
         # In C order, each of the `outer` leading index combinations holds one
-        # contiguous block of every input, one after the other.
+        # contiguous block of every input, one after the other; a slice
+        # assignment copies a block between two views of one dtype.
         outer = numel(shape[:ax])
-        item = xs[0].dtype.itemsize
-        with flat_view(y, "B") as yb:
+        with pyop.elements(y) as ye:
             pos = 0
             for o in range(outer):
                 for x in xs:
-                    block = numel(x.shape[ax:]) * item
-                    with flat_view(x, "B") as xb:
-                        yb[pos:pos + block] = xb[o * block:(o + 1) * block]
+                    block = numel(x.shape[ax:])
+                    with pyop.elements(x) as xe:
+                        ye[pos:pos + block] = xe[o * block:(o + 1) * block]
                     pos += block

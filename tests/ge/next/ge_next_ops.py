@@ -196,3 +196,24 @@ class HostRef:
         assert out.addr == x.addr
         for i, a in enumerate(view(x)):
             view(x)[i] = a * 10
+
+
+# --- a HOST kernel asking twice for output 0: GE returns the output that
+# already has memory; libpyop does for the same description and refuses
+# another one (docs/ge-plugins.md, "What runs on a host"). out = x + 1.
+register_op(op_type="GeNextHostTwice")(same_shape)
+
+
+@register_op_impl(op_type="GeNextHostTwice")
+class HostTwice:
+    @register_kernel(backend=OpBackend.HOST)
+    def execute(self, x: Tensor, y: Tensor) -> None:
+        ctx = get_execute_ctx()
+        z = ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type)
+        assert ctx.malloc_output_tensor(0, x.shape, x.format, x.data_type) is z
+        msg = raises(RuntimeError, ctx.malloc_output_tensor, 0, StorageShape([1], [1]),
+                     x.format, x.data_type)
+        assert "Failed to malloc host output tensor" in msg and "already has memory" in msg, msg
+        assert "float32" not in msg and "DT_FLOAT[4]" in msg and "DT_FLOAT[1]" in msg, msg
+        for i, a in enumerate(view(x)):
+            view(z)[i] = a + 1

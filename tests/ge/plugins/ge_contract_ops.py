@@ -127,6 +127,9 @@ class SplitSum:
         t[0] = 0
         for k in range(n):
             o = ctx.malloc_output_tensor(k, StorageShape([part], [part]), x.format, x.data_type)
+            # an instance that already has memory is returned again (GE)
+            assert ctx.malloc_output_tensor(k, StorageShape([part], [part]), x.format,
+                                            x.data_type) is o
             os_ = fview(o)
             for i in range(part):
                 os_[i] = xs[k * part + i]

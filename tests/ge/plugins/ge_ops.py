@@ -36,7 +36,8 @@ def raises(exc, fn, *args, **kw):
 
 @register_op(op_type="GeScaledAdd")
 def scaled_add(x: TensorDesc, y: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
-    assert x.data_type == DataType.DT_FLOAT, x.data_type
+    if x.data_type != DataType.DT_FLOAT:  # a refusal (pyop check: TypeError or ValueError)
+        raise TypeError("GeScaledAdd: float32 only, got %s" % x.data_type)
     return TensorDesc(x.shape, x.data_type)
 
 

@@ -18,6 +18,7 @@ import ctypes
 import dataclasses
 import inspect
 import math
+import reprlib
 import struct
 import sys
 import types
@@ -83,7 +84,7 @@ def check_op_type(op_type, who="register_op", depth=2):
     reason (ext.op_type_problem, the one rule). Both name the plugin's
     file:line (the decorator's caller, `depth` frames up)."""
     if not isinstance(op_type, str) or not op_type:
-        raise TypeError("%s: op_type must be a non-empty str, got %r%s"
+        raise TypeError("%s op_type must be a non-empty string, got %r%s"
                         % (who, op_type, _caller_where(depth)))
     why = ext.op_type_problem(op_type)
     if why is not None:
@@ -139,36 +140,44 @@ def attr_ir_type(ann):
     return None if at is None else IR_OF_PYOP[at]
 
 
-def _check_default(ir, v):
-    """None when v is a valid default of ir, else a reason."""
+def _short(v):
+    """The type and a bounded repr of a value, for a message."""
+    return "%s %s" % (type(v).__name__, reprlib.repr(v))
+
+
+def _check_default(name, ir, v):
+    """None when v is a valid default of attribute `name` of IR type ir,
+    else the TypeError's text (GE's words, then the value)."""
     elem, depth = IR_TYPES[ir]
     if ir == "VT_TENSOR":
-        return "a Tensor attribute takes no default"
+        return ("Tensor attr %r does not support a default value (got %s; a Tensor "
+                "attribute is given by the host)" % (name, _short(v)))
+    what = "default value for attr %r" % name
 
-    def scalar_ok(x):
+    def scalar_bad(x, inside):
         if type(x) is not elem:
-            return "expected %s, got %s" % (elem.__name__, type(x).__name__)
+            if inside:
+                return "%s contains %s, expected %s" % (what, _short(x), elem.__name__)
+            return "%s must be %s, got %s" % (what, elem.__name__, _short(x))
         if elem is DataType and x == DataType.DT_MAX:
-            return "DataType.DT_MAX is not a valid DataType"
+            return "%s must %s, got DataType.DT_MAX" % (
+                what, "contain valid DataType values" if inside else "be a valid DataType")
         return None
 
     if depth == 0:
-        return scalar_ok(v)
+        return scalar_bad(v, False)
     if type(v) is not list:
-        return "a list default must be a list, got %s" % type(v).__name__
+        return "%s must be list, got %s" % (what, _short(v))
     for x in v:
         if depth == 2:
             if type(x) is not list:
-                return "the rows of a List[List[int]] default must be lists, got %s" \
-                    % type(x).__name__
-            for y in x:
-                r = scalar_ok(y)
-                if r:
-                    return r
+                return "%s contains %s, expected list (a row of a List[List[int]])" \
+                    % (what, _short(x))
+            bad = next(filter(None, (scalar_bad(y, True) for y in x)), None)
         else:
-            r = scalar_ok(x)
-            if r:
-                return r
+            bad = scalar_bad(x, True)
+        if bad:
+            return bad
     return None
 
 
@@ -258,6 +267,10 @@ class OpAttr:
     is_required: bool
     default: object = None
 
+    def __post_init__(self):
+        # a list default (also one given by hand) is kept as tuples, as GE does
+        object.__setattr__(self, "default", _freeze(self.default))
+
 
 @dataclasses.dataclass(frozen=True)
 class OpOutput:
@@ -278,6 +291,10 @@ class OpProtoDescriptor:
     attrs: tuple
     outputs: tuple
     infer_func: object = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        for f in ("inputs", "attrs", "outputs"):
+            object.__setattr__(self, f, tuple(getattr(self, f)))
 
     def to_bridge_dict(self):
         return {"descriptor_key": self.descriptor_key, "op_type": self.op_type,
@@ -310,9 +327,11 @@ def _hints(fn, op_type):
 
 
 def _parse_outputs(ret, op_type):
+    """GE output kinds of the return annotation ret (_NO_DEFAULT: none)."""
+    expected = "expected None, TensorDesc, List[TensorDesc] or a Tuple of them"
     if ret is _NO_DEFAULT:
-        raise _fail(op_type, TypeError, "the return annotation is required (None, TensorDesc, "
-                    "List[TensorDesc] or a Tuple of them)")
+        raise _fail(op_type, TypeError, "register_op return type annotation is required: add a "
+                    "return annotation (%s)" % expected[len("expected "):])
     if ret is None or ret is _NoneType:
         return []
 
@@ -323,20 +342,20 @@ def _parse_outputs(ret, op_type):
     if _origin(ret) is tuple:
         args = typing.get_args(ret)
         if not args or args == ((),):
-            raise _fail(op_type, TypeError, "an empty Tuple is not a valid return annotation")
+            raise _fail(op_type, TypeError, "unsupported return annotation: %r (an empty Tuple; "
+                        "%s)" % (ret, expected))
         kinds = []
-        for a in args:
+        for i, a in enumerate(args):
             if a is Ellipsis:
-                raise _fail(op_type, TypeError, "Tuple[..., ...] is not a valid return "
-                            "annotation: list each output")
+                raise _fail(op_type, TypeError, "unsupported return annotation: %r (Tuple[X, "
+                            "...] is not accepted: list each output)" % (ret,))
             k = one(a)
             if k is None:
-                raise _fail(op_type, TypeError, "return annotation item %r: expected TensorDesc "
-                            "or List[TensorDesc]" % (a,))
+                raise _fail(op_type, TypeError, "unsupported return annotation at output index "
+                            "%d: %r (expected TensorDesc or List[TensorDesc])" % (i, a))
             kinds.append(k)
         return kinds
-    raise _fail(op_type, TypeError, "return annotation %r: expected None, TensorDesc, "
-                "List[TensorDesc] or a Tuple of them" % (ret,))
+    raise _fail(op_type, TypeError, "unsupported return annotation: %r (%s)" % (ret, expected))
 
 
 def _parse_mutates(mutates_args, input_names, n_outputs, op_type):
@@ -402,10 +421,64 @@ def _output_names(input_names, kinds, mutates):
     return names
 
 
+_ATTR_TYPES_TEXT = ("int, float, bool, str, DataType, Tensor, List[int], List[float], "
+                    "List[bool], List[str], List[DataType] or List[List[int]]")
+
+
+def _parse_input(p, ann, op_type):
+    """The GE input kind of positional parameter p (annotation ann, or
+    _NO_DEFAULT when it has none), in GE's order of checks."""
+    if ann is _NO_DEFAULT:
+        raise _fail(op_type, TypeError, "input %r must have a type annotation (TensorDesc, "
+                    "Optional[TensorDesc] or List[TensorDesc])" % p.name)
+    if p.default is not p.empty:
+        raise _fail(op_type, TypeError, "input %r must not have a default value (got %s); "
+                    "an optional input is Optional[TensorDesc]" % (p.name, _short(p.default)))
+    if _is_pep604(ann):
+        raise _fail(op_type, TypeError, "unsupported input annotation for %r: 'TensorDesc | "
+                    "None' is not accepted, write Optional[TensorDesc]" % p.name)
+    kind = input_kind(ann)
+    if kind is None:
+        raise _fail(op_type, TypeError, "unsupported input annotation for %r: %r (expected "
+                    "TensorDesc, Optional[TensorDesc] or List[TensorDesc], ge.runtime's, not "
+                    "ge.graph's; attributes are keyword-only)" % (p.name, ann))
+    return kind
+
+
+def _parse_attr(p, ann, op_type):
+    """(name, ir_type, default, has_default) of keyword-only parameter p."""
+    if ann is _NO_DEFAULT:
+        raise _fail(op_type, TypeError, "attr %r must have a type annotation (%s)"
+                    % (p.name, _ATTR_TYPES_TEXT))
+    if p.default is None:
+        inner = _optional_arg(ann)
+        if inner is not None:
+            ann = inner
+    ir = attr_ir_type(ann)
+    if ir is None:
+        raise _fail(op_type, TypeError, "unsupported attr annotation for %r: %r (expected %s)"
+                    % (p.name, ann, _ATTR_TYPES_TEXT))
+    if p.default is p.empty:
+        return (p.name, ir, None, False)
+    why = _check_default(p.name, ir, p.default)
+    if why:
+        raise _fail(op_type, TypeError, why)
+    big = _int_overflow(ir, p.default)
+    if big is not None:
+        raise _fail(op_type, ValueError, "default value for attr %r does not fit in int64: %d "
+                    "(GE stores int attributes as int64)" % (p.name, big))
+    if _float_overflows(ir, p.default):
+        raise _fail(op_type, ValueError, "default value for attr %r does not fit in float32: %s"
+                    % (p.name, reprlib.repr(p.default)))
+    return (p.name, ir, p.default, True)
+
+
 def parse(fn, op_type, mutates_args=()):
-    """The OpProtoDescriptor of fn under GE's rules."""
+    """The _ProtoIR of fn under GE's rules (GE's exception types, with GE's
+    words first in each message, then what libpyop knows)."""
     if not inspect.isfunction(fn):
-        raise _fail(op_type, TypeError, "register_op decorates a function, got %r" % (fn,))
+        raise _fail(op_type, TypeError, "register_op expects a Python function (a def), got %s"
+                    % _short(fn))
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as e:
@@ -413,55 +486,17 @@ def parse(fn, op_type, mutates_args=()):
     hints = _hints(fn, op_type)
     inputs, attrs = [], []
     for p in sig.parameters.values():
-        pw = "parameter %r" % p.name
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise _fail(op_type, TypeError, "%s: *args and **kwargs are not allowed" % pw)
+            raise _fail(op_type, TypeError, "register_op does not support variadic parameter "
+                        "%r (inputs are positional parameters, attributes keyword-only)"
+                        % p.name)
         ext.check_name(p.name, "attribute" if p.kind == p.KEYWORD_ONLY else "input",
                        "register_op op_type %r failed" % op_type)
-        if p.name not in hints:
-            raise _fail(op_type, TypeError, "%s has no annotation" % pw)
-        ann = hints[p.name]
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            if _is_pep604(ann):
-                raise _fail(op_type, TypeError, "input %r: 'TensorDesc | None' is not accepted, "
-                            "write Optional[TensorDesc]" % p.name)
-            kind = input_kind(ann)
-            if kind is None:
-                raise _fail(op_type, TypeError, "input %r: annotation %r is not TensorDesc, "
-                            "Optional[TensorDesc] or List[TensorDesc] (ge.runtime's, not "
-                            "ge.graph's; attributes are keyword-only)" % (p.name, ann))
-            if p.default is not p.empty:
-                raise _fail(op_type, TypeError, "input %r has a default (%r); inputs take no "
-                            "default, an optional input is Optional[TensorDesc]"
-                            % (p.name, p.default))
-            inputs.append((p.name, kind))
-            continue
-        # keyword-only: an attribute
-        if p.default is None:
-            inner = _optional_arg(ann)
-            if inner is not None:
-                ann = inner
-        ir = attr_ir_type(ann)
-        if ir is None:
-            raise _fail(op_type, TypeError, "attribute %r: unsupported annotation %r (int, "
-                        "float, bool, str, DataType, Tensor, List[int], List[float], "
-                        "List[bool], List[str], List[DataType], List[List[int]])"
-                        % (p.name, ann))
-        if p.default is p.empty:
-            attrs.append((p.name, ir, None, False))
-            continue
-        why = _check_default(ir, p.default)
-        if why:
-            raise _fail(op_type, TypeError, "attribute %r: default %r: %s"
-                        % (p.name, p.default, why))
-        big = _int_overflow(ir, p.default)
-        if big is not None:
-            raise _fail(op_type, ValueError, "attribute %r: default %r: %d does not fit in "
-                        "int64 (GE stores int attributes as int64)" % (p.name, p.default, big))
-        if _float_overflows(ir, p.default):
-            raise _fail(op_type, ValueError, "attribute %r: default %r does not fit in float32"
-                        % (p.name, p.default))
-        attrs.append((p.name, ir, p.default, True))
+        ann = hints.get(p.name, _NO_DEFAULT)
+        if p.kind == p.KEYWORD_ONLY:
+            attrs.append(_parse_attr(p, ann, op_type))
+        else:
+            inputs.append((p.name, _parse_input(p, ann, op_type)))
     kinds = _parse_outputs(hints.get("return", _NO_DEFAULT), op_type)
     input_names = [n for n, _ in inputs]
     mutates = _parse_mutates(mutates_args, input_names, len(kinds), op_type)
@@ -469,8 +504,21 @@ def parse(fn, op_type, mutates_args=()):
     code = fn.__code__
     key = "%s:%s:%s" % (fn.__module__, fn.__qualname__, op_type)
     return _ProtoIR(op_type, key, tuple(inputs), tuple(attrs),
-                             tuple(zip(names, kinds)), mutates, fn,
-                             code.co_filename, code.co_firstlineno)
+                    tuple(zip(names, kinds)), mutates, fn,
+                    code.co_filename, code.co_firstlineno)
+
+
+def _source(label, ir):
+    fn = ir.func
+    return "%s source: module_name.func_name '%s.%s', descriptor_key '%s'" % (
+        label, fn.__module__, fn.__qualname__, ir.descriptor_key)
+
+
+def _sources(old, new):
+    """GE's two "existing source" / "current source" clauses of a
+    conflict, and where the existing one was declared."""
+    return "%s; %s (the existing one at %s:%d)" % (
+        _source("existing", old), _source("current", new), old.file, old.line)
 
 
 def register_op(*, op_type, mutates_args=()):
@@ -488,14 +536,16 @@ def register_op(*, op_type, mutates_args=()):
             old = st.protos.get(ir.descriptor_key)
             if old is not None:
                 if old._pyop_ir.content() != ir.content():
-                    raise _fail(op_type, ValueError, "descriptor %r is already registered "
-                                "with other content" % ir.descriptor_key)
+                    raise _fail(op_type, ValueError, "python op proto descriptor content "
+                                "changed for descriptor_key %r; %s" % (
+                                    ir.descriptor_key, _sources(old._pyop_ir, ir)))
                 fn.__ge_op_proto_descriptor__ = old
                 return fn
             other = st.proto_types.get(op_type)
             if other is not None:
-                raise _fail(op_type, ValueError, "op type %r is already registered by %s"
-                            % (op_type, other))
+                old = st.protos[other]._pyop_ir
+                raise _fail(op_type, ValueError, "python op proto op type %r already registered "
+                            "by %r; %s" % (op_type, other, _sources(old, ir)))
             pdesc = to_pyop(ir)  # may refuse what this libpyop cannot run
         except (TypeError, ValueError, NotImplementedError) as e:
             raise type(e)("%s (%s)" % (e, at[len(" at "):])) from None

@@ -20,6 +20,7 @@ kernel itself with ge.runtime.Tensor views it makes (_make_execute).
 import dataclasses
 import enum
 import inspect
+import linecache
 import sys
 import threading
 import types
@@ -348,11 +349,17 @@ def validate(cls, method, ir, op_type, key, raw=None, suffix=""):
         slots += [(n, k, True) for n, k in ir.outputs]
     pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     kwo = [p for p in params if p.kind == p.KEYWORD_ONLY]
+    names = [a[0] for a in ir.attrs]
     if len(pos) != len(slots):
-        fail("%d positional parameters (%d inputs%s)"
+        # GE's words: "<n> positional ... parameters followed by <m> keyword-only attrs"
+        stray = [p.name for p in pos[len(slots):] if p.name in names]
+        fail("%d positional parameters (%d inputs%s) followed by %d keyword-only attrs %s"
              % (len(slots), len(ir.inputs),
-                ", %d outputs" % len(ir.outputs) if with_outputs else ""),
-             "%d positional parameters %s" % (len(pos), [p.name for p in pos]))
+                ", %d outputs" % len(ir.outputs) if with_outputs else "", len(names), names),
+             "%d positional parameters %s%s"
+             % (len(pos), [p.name for p in pos],
+                "; attr %s must be keyword-only (after '*')" % ", ".join(map(repr, stray))
+                if stray else ""))
     for i, ((sname, kind, is_out), p) in enumerate(zip(slots, pos)):
         if p.name in hints and not _tensor_ann_ok(hints[p.name], kind, is_out):
             want = "list[Tensor]" if is_out and kind == 1 else _KIND_TEXT[kind]
@@ -362,7 +369,6 @@ def validate(cls, method, ir, op_type, key, raw=None, suffix=""):
                     "output" if is_out else "input", sname),
                  "%s parameter at index %d annotation %r"
                  % ("output" if is_out else "input", idx, hints[p.name]))
-    names = [a[0] for a in ir.attrs]
     for i, (aname, ir_type, _, _) in enumerate(ir.attrs):
         if i >= len(kwo):
             fail("keyword-only attr name %r at index %d (attrs in IR order: %s)"
@@ -475,7 +481,24 @@ def _run_schema(m, Ctx, op, ir, what, args, kw, conv, _):
         ctx._close()
     if r is not None:
         ext.unawaited_result(r, op, "execute")
-        raise TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
+        _refuse_result(m, op, r)
+
+
+def _refuse_result(m, op, r):
+    """Raises the fast path's TypeError (bridge/callbacks.c: refuse_result)
+    for an execute m that returned r, from a frame at m's own definition, so
+    the traceback shows the plugin's execute rather than this module."""
+    err = TypeError("execute must return None (op %r returned %s)" % (op, type(r).__name__))
+    code = getattr(getattr(m, "__func__", m), "__code__", None)
+    line = linecache.getline(code.co_filename, code.co_firstlineno) if code else ""
+    indent = len(line) - len(line.lstrip())
+    if code is None or not indent or code.co_firstlineno < 2:
+        raise err
+    # "raise (err  )" as wide as that line, so a traceback marks all of it.
+    stmt = "raise (err%s)" % (" " * max(0, len(line.strip()) - len("raise (err)")))
+    at = compile("\n" * (code.co_firstlineno - 2) + "if 1:\n" + " " * indent + stmt,
+                 code.co_filename, "exec")
+    exec(at.replace(co_name=code.co_name), {"err": err})
 
 
 def _descs(scope, ir_slots, args):
@@ -550,7 +573,10 @@ def _make_adapter(user_cls, impl, methods):
         k = impl.kernel
         self._kernel = k.__get__(inst, user_cls) if k is not None else None
 
+    # __pyop_shared__: the object the adapters of this op type share; the
+    # bridge serialises their calls on it in a free-threaded Python.
     ns = {"__slots__": ("_inst", "_kernel"), "__init__": __init__,
+          "__pyop_shared__": property(lambda self: self._inst),
           "__module__": user_cls.__module__, "__qualname__": user_cls.__qualname__,
           "__doc__": user_cls.__doc__}
     if "execute" in methods:
@@ -707,17 +733,24 @@ def _location(cls):
     return "%s:%d" % (file, line)
 
 
-def register_op_impl(*, op_type):
-    """Class decorator: GE's register_op_impl (keyword-only op_type)."""
+def register_op_impl(*, op_type, deterministic=True):
+    """Class decorator: GE's register_op_impl (keyword-only op_type).
+    deterministic=False is libpyop's (CANN GE has no such parameter): the
+    same inputs may give different outputs by design, so `pyop check`
+    compares shapes, not bytes (__pyop_deterministic__ on the class, which a
+    plugin CANN GE loads too can set itself)."""
     check_op_type(op_type, "register_op_impl")
+    if not isinstance(deterministic, bool):
+        raise TypeError("register_op_impl op_type %r: deterministic is True or False, got %r"
+                        % (op_type, deterministic))
 
     def decorate(cls):
         head = "register_op_impl op_type %r" % (op_type,)
         if not isinstance(cls, type):
-            raise TypeError("%s: decorates a class, got %r" % (head, cls))
+            raise TypeError("%s: register_op_impl expects a class, got %r" % (head, cls))
         if inspect.isabstract(cls):
-            raise TypeError("%s: class %s is abstract (%s not implemented)"
-                            % (head, cls.__name__,
+            raise TypeError("%s: register_op_impl expects a concrete class: class %s is "
+                            "abstract (%s not implemented)" % (head, cls.__name__,
                                ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))))
         bindings, legacy_callable = _collect_bindings(cls)
         if "compile" in dir(cls) and not callable(getattr(cls, "compile")):
@@ -740,9 +773,12 @@ def register_op_impl(*, op_type):
             methods.append("declare_launch_args")
             bits |= CAP_LAUNCH
         if not methods:
-            raise TypeError("python op impl class '%s.%s' (%s, %s) must implement at least "
-                            "one supported method: execute, compile, declare_launch_args"
-                            % (cls.__module__, cls.__qualname__, head, _location(cls)))
+            name = "%s.%s" % (cls.__module__, cls.__qualname__)
+            raise TypeError("python op impl class '%s' must implement at least one supported "
+                            "method: execute, compile, declare_launch_args (%s, %s); GE master "
+                            "and develop, which have no compile, say: '%s' must implement at "
+                            "least one supported method: execute, declare_launch_args"
+                            % (name, head, _location(cls), name))
         key = "%s:%s:%s" % (cls.__module__, cls.__name__, op_type)
         st = _state.current()
         if key in st.impls:
@@ -770,6 +806,8 @@ def register_op_impl(*, op_type):
         st.impl_types[op_type] = key
         ext.add_descriptor(impl)
         cls.__ge_op_impl_descriptor__ = desc
+        if not deterministic:
+            cls.__pyop_deterministic__ = False
         return cls
 
     return decorate

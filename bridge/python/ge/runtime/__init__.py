@@ -7,6 +7,8 @@ valid only during that call (RuntimeError afterwards). There is no buffer
 protocol, as in GE: read and write through addr (ctypes).
 """
 
+import reprlib
+
 from pyop import ext
 
 from ..graph.types import DataType, Format
@@ -42,6 +44,19 @@ class _Scope:
                                % self.what)
 
 
+class _OwnerScope(_Scope):
+    """The validity of the views of an object a plugin made (a TensorDesc,
+    StorageShape or StorageFormat): as in GE, a view does not keep its
+    owner alive, and it expires when the owner is deleted."""
+
+    __slots__ = ()
+
+    def check(self):
+        if not self.valid:
+            raise RuntimeError("handle has expired: %s used after its owner was deleted (a "
+                               "view does not keep the object it reads alive)" % self.what)
+
+
 def _check(scope):
     if scope is not None and not scope.valid:
         scope.check()
@@ -71,17 +86,25 @@ def _index(i, what="index"):
     return i
 
 
+_SHAPE_KINDS = "a StorageShape, list of integers, or None"
+
+
 def _dims_from(seq, what):
-    """A list of ints from a list (exact ints; not a tuple, bool or float)."""
+    """A list of ints from TensorDesc's shape argument: a list of exact ints
+    (not a tuple, bool or float), at most MAX_DIM_NUM of them, or a Shape
+    view; GE's words with the offending value."""
     if isinstance(seq, Shape):
         return list(seq._view())
     if not isinstance(seq, list):
-        raise TypeError("%s must be a list of ints, got %s" % (what, type(seq).__name__))
-    for d in seq:
-        _exact_int(d, what + " dimension")
+        raise TypeError("%s must be %s, got %s %s"
+                        % (what, _SHAPE_KINDS, type(seq).__name__, reprlib.repr(seq)))
     if len(seq) > MAX_DIM_NUM:
-        raise ValueError("%s has %d dimensions, at most %d are supported"
+        raise ValueError("%s has %d dimensions: it exceeds the maximum dimension count %d"
                          % (what, len(seq), MAX_DIM_NUM))
+    for i, d in enumerate(seq):
+        if type(d) is not int:
+            raise TypeError("%s must be %s: dimension %d is %s %r"
+                            % (what, _SHAPE_KINDS, i, type(d).__name__, d))
     return list(seq)
 
 
@@ -179,10 +202,19 @@ class Shape:
         return "Shape(%r)" % (self._d,)
 
 
-class StorageShape:
-    """StorageShape() (both scalar) or StorageShape(origin_shape, storage_shape)."""
+def _owner_del(self):
+    """__del__ of an object a plugin made: its views expire with it (a view
+    made by _make owns nothing)."""
+    own = getattr(self, "_own", None)  # unset when __init__ raised
+    if own is not None:
+        own.valid = False
 
-    __slots__ = ("_o", "_t", "_s")
+
+class StorageShape:
+    """StorageShape() (both scalar) or StorageShape(origin_shape, storage_shape).
+    Its origin_shape / storage_shape views live as long as it does."""
+
+    __slots__ = ("_o", "_t", "_s", "_own")
 
     def __init__(self, origin_shape=None, storage_shape=None):
         if (origin_shape is None) != (storage_shape is None):
@@ -190,12 +222,14 @@ class StorageShape:
                             "storage_shape")
         self._o = [] if origin_shape is None else _dims_seq(origin_shape, "origin_shape")
         self._t = [] if storage_shape is None else _dims_seq(storage_shape, "storage_shape")
-        self._s = None
+        self._s = self._own = _OwnerScope("a Shape view of a StorageShape")
+
+    __del__ = _owner_del
 
     @classmethod
     def _make(cls, origin, storage, scope=None):
         s = object.__new__(cls)
-        s._o, s._t, s._s = origin, storage, scope
+        s._o, s._t, s._s, s._own = origin, storage, scope, None
         return s
 
     @property
@@ -219,6 +253,11 @@ class StorageShape:
         if not isinstance(shape, Shape):
             raise TypeError("set_storage_shape() takes a ge.runtime.Shape")
         self._t[:] = shape._view()
+
+    def __reduce__(self):
+        """copy, deepcopy and pickle make an independent StorageShape."""
+        _check(self._s)
+        return StorageShape, (list(self._o), list(self._t))
 
     def __repr__(self):
         if self._s is not None and not self._s.valid:
@@ -275,6 +314,10 @@ class ExpandDimsType:
         if i < self._MAX:
             self._v[1] |= 1 << i
 
+    def __reduce__(self):
+        _check(self._s)
+        return ExpandDimsType, ((self._v[0] << 56) | self._v[1],)
+
     def __repr__(self):
         return "ExpandDimsType(size=%d, mask=%#x)" % (self._v[0], self._v[1])
 
@@ -283,10 +326,10 @@ class StorageFormat:
     """StorageFormat() (ND/ND, empty rule) or StorageFormat(origin_format,
     storage_format, expand_dims_type); the formats are Format or int."""
 
-    __slots__ = ("_f", "_e", "_s")
+    __slots__ = ("_f", "_e", "_s", "_own")
 
     def __init__(self, origin_format=None, storage_format=None, expand_dims_type=None):
-        self._s = None
+        self._s = self._own = _OwnerScope("an ExpandDimsType view of a StorageFormat")
         if origin_format is None and storage_format is None and expand_dims_type is None:
             self._f = [Format.FORMAT_ND, Format.FORMAT_ND]
             self._e = [0, 0]
@@ -298,12 +341,15 @@ class StorageFormat:
             raise TypeError("expand_dims_type must be a ge.runtime.ExpandDimsType")
         self._f = [_convert.ge_format(origin_format, "origin_format"),
                    _convert.ge_format(storage_format, "storage_format")]
+        _check(expand_dims_type._s)
         self._e = list(expand_dims_type._v)
+
+    __del__ = _owner_del
 
     @classmethod
     def _make(cls, f, e, scope):
         s = object.__new__(cls)
-        s._f, s._e, s._s = f, e, scope
+        s._f, s._e, s._s, s._own = f, e, scope, None
         return s
 
     def get_origin_format(self):
@@ -335,6 +381,11 @@ class StorageFormat:
         if not isinstance(e, ExpandDimsType):
             raise TypeError("set_expand_dims_type() takes a ge.runtime.ExpandDimsType")
         self._e[:] = e._v
+
+    def __reduce__(self):
+        _check(self._s)
+        return StorageFormat, (self._f[0], self._f[1],
+                               ExpandDimsType((self._e[0] << 56) | self._e[1]))
 
     def __repr__(self):
         if self._s is not None and not self._s.valid:
@@ -401,26 +452,33 @@ def _desc_shape(shape, what):
 
 def _desc_dtype(dt):
     if not isinstance(dt, DataType):
-        raise TypeError("data_type must be a ge DataType, got %s" % type(dt).__name__)
+        raise TypeError("data_type must be a DataType (ge.graph.DataType), got %s %s"
+                        % (type(dt).__name__, reprlib.repr(dt)))
     if dt >= DataType.DT_MAX:
-        raise ValueError("data_type %s is not a valid DataType" % dt.name)
+        raise ValueError("data_type must be less than DataType.DT_MAX, got DataType.%s (%d)"
+                         % (dt.name, dt.value))
     return dt
 
 
 class TensorDesc:
     """TensorDesc(shape, data_type): what infer_meta takes and returns.
     shape is a StorageShape (copied), a list of ints (origin = storage) or
-    None (a scalar); data_type a DataType. There is no format."""
+    None (a scalar); data_type a DataType. There is no format. Its shape
+    is a view that lives as long as the TensorDesc does (as in GE)."""
 
-    __slots__ = ("_o", "_t", "_dt")
+    __slots__ = ("_o", "_t", "_dt", "_own")
 
     def __init__(self, shape, data_type):
+        self._own = None
         self._o, self._t = _desc_shape(shape, "shape")
         self._dt = _desc_dtype(data_type)
+        self._own = _OwnerScope("a shape view of a TensorDesc")
+
+    __del__ = _owner_del
 
     @property
     def shape(self):
-        return StorageShape._make(self._o, self._t)
+        return StorageShape._make(self._o, self._t, self._own)
 
     @shape.setter
     def shape(self, shape):
@@ -435,6 +493,11 @@ class TensorDesc:
     @data_type.setter
     def data_type(self, dt):
         self._dt = _desc_dtype(dt)
+
+    def __reduce__(self):
+        """copy, deepcopy and pickle make an independent TensorDesc (its own
+        dims and views)."""
+        return TensorDesc, (StorageShape(list(self._o), list(self._t)), self._dt)
 
     def __repr__(self):
         if self._o == self._t:

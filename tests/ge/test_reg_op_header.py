@@ -1,0 +1,428 @@
+"""REG_OP files (ge.custom_op.host_proto, ge.custom_op._reg_op_cpp) without
+the bridge: C++ headers as GE's samples write them (include guards,
+#includes, namespace ge, comments, line continuations, several REG_OPs,
+TensorType sets and DATATYPE symbols, list defaults), what cannot be read
+refused with the line and what was expected, what has no pyop form kept
+but unusable, the Python form's lines and types, and a fuzz of malformed
+headers: never an exception other than ReadError, always a line in the
+file (issue 27 items 1-2, issue 25 item 22).
+
+Run by ctest as ge.reg_op (PYOP_PACKAGE_DIR=bridge/python); PYOP_FUZZ_N
+sets the number of fuzzed headers (default 3000)."""
+
+import math
+import os
+import random
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import support  # noqa: E402  (makes bridge/python importable)
+from support import TempDir  # noqa: E402
+
+import pyop  # noqa: E402
+from pyop._types import AttrType, IoKind  # noqa: E402
+from ge.custom_op import host_proto  # noqa: E402
+from ge.custom_op import _reg_op_cpp  # noqa: E402
+from ge.graph.types import DataType  # noqa: E402
+
+F32, F16, BF16, F64 = 1, 2, 4, 8
+I8, I16, I32, I64 = 16, 32, 64, 128
+U8, U16, U32, U64, BOOL = 256, 512, 1024, 2048, 4096
+
+# A header in the shape of GE's samples (written for these tests).
+SAMPLE = r'''/**
+ * A test header: two REG_OPs as GE's examples/custom_op write them.
+ */
+#ifndef TEST_ADD_CUSTOM_IR_H_
+#define TEST_ADD_CUSTOM_IR_H_
+
+#include "graph/operator_reg.h"
+#include "register/op_impl_registry.h"
+
+namespace ge {
+// x and y share one type T.
+REG_OP(AddCustom)
+    .INPUT(x, "T")
+    .INPUT(y, "T")
+    .OUTPUT(z, "T")
+    .DATATYPE(T, TensorType({DT_FLOAT, DT_FLOAT16}))
+    .OP_END_FACTORY_REG(AddCustom);
+
+/* Every form of the list. */
+REG_OP(Everything)
+    .INPUT(x1, TensorType({DT_FLOAT, DT_INT32, DT_INT64, DT_FLOAT16, DT_INT16, DT_INT8, \
+                           DT_UINT8, DT_DOUBLE, DT_COMPLEX128, DT_COMPLEX64, DT_STRING}))
+    .OPTIONAL_INPUT(bias, TensorType::RealNumberType())
+    .DYNAMIC_INPUT(xs, TensorType::ALL())
+    .INPUT(idx, TensorType{DT_INT32, DT_INT64})
+    .INPUT(flag, TensorType(DT_BOOL))
+    .OUTPUT(y, TensorType::FLOAT())
+    .DYNAMIC_OUTPUT(ys, "U")
+    .DATATYPE(U, ListTensorType(TensorType::IndexNumberType()))
+    .REQUIRED_ATTR(n, Int)
+    .ATTR(alpha, Float, 1.0)
+    .ATTR(eps, Float, 1e-5f)
+    .ATTR(neg, Float, -std::numeric_limits<float>::infinity())
+    .ATTR(keep, Bool, false)
+    .ATTR(mode, String, "NC" "HW")
+    .ATTR(dt, Type, DT_INT8)
+    .ATTR(axes, ListInt, {0, 1})
+    .ATTR(none, ListInt, {})
+    .ATTR(shape, ListInt, ge::UNKNOWN_SHAPE)
+    .ATTR(scales, ListFloat, {0.5, 2})
+    .ATTR(flags, ListBool, {true, false})
+    .ATTR(names, ListString, {"a", "b"})
+    .ATTR(dts, ListType, {DT_FLOAT, DT_BF16})
+    .ATTR(pads, ListListInt, {{1, 2}, {}, {3}})
+    .ATTR(count, Int, 0x10)
+    .ATTR(big, Int, -9223372036854775807LL)
+    .ATTR(dt_num, Int, DT_INT32)
+    .REQUIRED_ATTR(table, Tensor)
+    .OP_END_FACTORY_REG(Everything)
+}  // namespace ge
+
+#if 0
+REG_OP(Disabled).INPUT(x, TensorType({DT_NOPE})).OP_END_FACTORY_REG(Disabled);
+#endif
+#endif  // TEST_ADD_CUSTOM_IR_H_
+'''
+
+
+def write(d, name, text):
+    """Writes text to d/name exactly (no newline translation); the path."""
+    path = os.path.join(d, name)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    return path
+
+
+def read_text(d, text, name="ops.h"):
+    return host_proto.read(write(d, name, text))
+
+
+def read_error(test, d, text, line, *parts, name="ops.h"):
+    """Asserts that reading text fails at line with each of parts."""
+    path = write(d, name, text)
+    with test.assertRaises(host_proto.ReadError) as cm:
+        host_proto.read(path)
+    test.assertEqual(cm.exception.line, line, str(cm.exception))
+    for p in parts:
+        test.assertIn(p, str(cm.exception))
+    return str(cm.exception)
+
+
+class HeaderTest(unittest.TestCase):
+    def test_sample_header(self):
+        with TempDir() as d:
+            ops = read_text(d, SAMPLE)
+            self.assertEqual([o.op_type for o in ops], ["AddCustom", "Everything"])
+            add = ops[0].info()
+            self.assertEqual(add["line"], 12)
+            self.assertEqual(add["inputs"], [("x", IoKind.REQUIRED), ("y", IoKind.REQUIRED)])
+            self.assertEqual(add["outputs"], [("z", IoKind.REQUIRED)])
+            self.assertEqual(add["input_dtypes"], [(F32 | F16, "T"), (F32 | F16, "T")])
+            self.assertEqual(add["output_dtypes"], [(F32 | F16, "T")])
+            self.assertIsNone(add["unusable"])
+            e = ops[1].info()
+            self.assertIsNone(e["unusable"])
+            self.assertEqual([n for n, _ in e["inputs"]], ["x1", "bias", "xs", "idx", "flag"])
+            self.assertEqual([k for _, k in e["inputs"]],
+                             [IoKind.REQUIRED, IoKind.OPTIONAL, IoKind.DYNAMIC, IoKind.REQUIRED,
+                              IoKind.REQUIRED])
+            self.assertEqual(e["outputs"], [("y", IoKind.REQUIRED), ("ys", IoKind.DYNAMIC)])
+            # Only what libpyop can pass (complex, string have no pyop form).
+            every = F32 | F16 | BF16 | F64 | I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64 | BOOL
+            self.assertEqual(e["input_dtypes"], [
+                (F32 | I32 | I64 | F16 | I16 | I8 | U8 | F64, ""),
+                (every & ~BOOL, ""),  # RealNumberType
+                (every, ""),          # ALL
+                (I32 | I64, ""), (BOOL, "")])
+            # ListTensorType: each tensor its own type of the set, no symbol.
+            self.assertEqual(e["output_dtypes"], [(F32 | F16 | BF16, ""), (I32 | I64, "")])
+            attrs = {a[0]: a[1:] for a in e["attrs"]}
+            self.assertEqual(attrs["n"], (AttrType.INT, True, None))
+            self.assertEqual(attrs["alpha"], (AttrType.FLOAT, False, 1.0))
+            self.assertAlmostEqual(attrs["eps"][2], 1e-5)
+            self.assertEqual(attrs["neg"][2], -math.inf)
+            self.assertEqual(attrs["keep"], (AttrType.BOOL, False, False))
+            self.assertEqual(attrs["mode"], (AttrType.STR, False, "NCHW"))
+            self.assertEqual(attrs["dt"], (AttrType.DTYPE, False, pyop.DataType.int8))
+            self.assertEqual(attrs["axes"], (AttrType.LIST_INT, False, [0, 1]))
+            self.assertEqual(attrs["none"], (AttrType.LIST_INT, False, []))
+            self.assertEqual(attrs["shape"], (AttrType.LIST_INT, False, [-1]))
+            self.assertEqual(attrs["scales"], (AttrType.LIST_FLOAT, False, [0.5, 2.0]))
+            self.assertEqual(attrs["flags"], (AttrType.LIST_BOOL, False, [True, False]))
+            self.assertEqual(attrs["names"], (AttrType.LIST_STR, False, ["a", "b"]))
+            self.assertEqual(attrs["dts"], (AttrType.LIST_DTYPE, False,
+                                            [pyop.DataType.float32, pyop.DataType.bfloat16]))
+            self.assertEqual(attrs["pads"], (AttrType.LIST_LIST_INT, False, [[1, 2], [], [3]]))
+            self.assertEqual(attrs["count"][2], 16)
+            self.assertEqual(attrs["big"][2], -9223372036854775807)
+            self.assertEqual(attrs["dt_num"][2], int(DataType.DT_INT32))  # GE's number, as C++
+            self.assertEqual(attrs["table"], (AttrType.TENSOR, True, None))
+
+    def test_bom_crlf_and_continuations(self):
+        with TempDir() as d:
+            text = "\ufeff" + SAMPLE.replace("\n", "\r\n")
+            ops = read_text(d, text)
+            self.assertEqual(ops[1].info()["input_dtypes"][0][0],
+                             F32 | I32 | I64 | F16 | I16 | I8 | U8 | F64)
+            # A // comment continued by a backslash hides the next line too.
+            ops = read_text(d, "// a comment \\\nREG_OP(Hidden).OP_END_FACTORY_REG(Hidden)\n"
+                            "REG_OP(Seen).INPUT(x, TensorType({DT_FLOAT})).OUTPUT(y, \\\n"
+                            "  TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(Seen);\n")
+            self.assertEqual([o.op_type for o in ops], ["Seen"])
+            self.assertEqual(ops[0].info()["line"], 3)
+
+    def test_preprocessor(self):
+        with TempDir() as d:
+            text = ("#ifdef __cplusplus\nREG_OP(A).OP_END_FACTORY_REG(A)\n#else\n"
+                    "REG_OP(B).OP_END_FACTORY_REG(B)\n#endif\n"
+                    "#if 0\nREG_OP(C) garbage ( ' \"\n#elif 1\nREG_OP(D).OP_END_FACTORY_REG(D)\n"
+                    "#endif\n#define REG(x) REG_OP(x)\n"
+                    "#define LONG \\\n  REG_OP(E).OP_END_FACTORY_REG(E)\n")
+            self.assertEqual([o.op_type for o in read_text(d, text)], ["A", "D"])
+            read_error(self, d, "#if 1\nREG_OP(A).OP_END_FACTORY_REG(A)\n", 3, "#if at line 1")
+            read_error(self, d, "\n#endif\n", 2, "#endif without #if")
+
+    def test_errors_name_the_line_and_what_was_expected(self):
+        cases = [
+            ("REG_OP(A)\n  .INPUT(x TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(A);", 2,
+             "expected ',' after .INPUT(x (then its type"),
+            ("REG_OP(A)\n  .INPUT(x, TensorType({DT_FLOAT})\n.OP_END_FACTORY_REG(A);", 3,
+             "expected ')' after the type of .INPUT(x, ..., got '.'"),
+            ("REG_OP(A)\n  .INPUT(x, TensorType({DT_FLAOT}))\n.OP_END_FACTORY_REG(A);", 2,
+             "'DT_FLAOT' is not a GE data type"),
+            ("REG_OP(A)\n  .INPUT(x, TensorType::EVERYTHING())\n.OP_END_FACTORY_REG(A);", 2,
+             "'TensorType::EVERYTHING' is not a GE data type"),
+            ("REG_OP(A)\n  .INPUT(x, 42)\n.OP_END_FACTORY_REG(A);", 2,
+             "expected the type in .INPUT(x, ...)"),
+            ("REG_OP(A)\n  .INPUTS(x, \"T\")\n.OP_END_FACTORY_REG(A);", 2,
+             "unknown REG_OP item .INPUTS (expected one of INPUT"),
+            ("REG_OP(A)\n  .INPUT(x, \"T\")\n.OP_END_FACTORY_REG(A);", 2,
+             "input 'x' is of type 'T', which no .DATATYPE(T, ...) of this REG_OP declares"),
+            ("REG_OP(A)\n  .INPUT(x, TensorType({DT_FLOAT}))\n", 3,
+             "REG_OP(A) (line 1) never ends: expected .OP_END_FACTORY_REG(A)"),
+            ("REG_OP(A)\n  .INPUT(x, TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(B);", 3,
+             "OP_END_FACTORY_REG(B) ends REG_OP(A) (line 1)"),
+            ("REG_OP(A)\n .INPUT(x, TensorType({DT_FLOAT}))\n .INPUT(x, TensorType({DT_FLOAT}))"
+             "\n.OP_END_FACTORY_REG(A);", 3, "REG_OP('A'): input 'x' is declared twice"),
+            ("REG_OP(A)\n .INPUT(x, TensorType({DT_FLOAT}))\n .ATTR(x, Int, 1)"
+             "\n.OP_END_FACTORY_REG(A);", 3, "attribute 'x' is declared twice (it is an input "
+             "already"),
+            ("REG_OP(A)\n .ATTR(k, Int, 1)\n .REQUIRED_ATTR(k, Float)\n.OP_END_FACTORY_REG(A);",
+             3, "attribute 'k' is declared twice"),
+            ("REG_OP(A)\n .ATTR(s, String, \"a\\0b\")\n.OP_END_FACTORY_REG(A);", 2,
+             "ATTR('s'): default 'a\\x00b' holds a NUL character"),
+            ("REG_OP(A)\n .ATTR(k, Int, 9223372036854775808)\n.OP_END_FACTORY_REG(A);", 2,
+             "default 9223372036854775808 is outside int64"),
+            ("REG_OP(A)\n .ATTR(k, Int, 2.5)\n.OP_END_FACTORY_REG(A);", 2,
+             "default 2.5 is not an int"),
+            ("REG_OP(A)\n .ATTR(b, Bool, 1)\n.OP_END_FACTORY_REG(A);", 2,
+             "default 1 is not a bool"),
+            ("REG_OP(A)\n .ATTR(f, Float, 1e39)\n.OP_END_FACTORY_REG(A);", 2,
+             "default 1e+39 does not fit in float32"),
+            ("REG_OP(A)\n .ATTR(f, ListFloat, {1, -3.5e38})\n.OP_END_FACTORY_REG(A);", 2,
+             "does not fit in float32"),
+            ("REG_OP(A)\n .ATTR(f, Float, std::numeric_limits<double>::max())\n"
+             ".OP_END_FACTORY_REG(A);", 2, "does not fit in float32"),
+            ("REG_OP(A)\n .ATTR(k, Nope, 1)\n.OP_END_FACTORY_REG(A);", 2,
+             "unsupported custom op runtime attr type: 'Nope'"),
+            ("REG_OP(A)\n .ATTR(k, Int)\n.OP_END_FACTORY_REG(A);", 2,
+             "expected ',' after .ATTR(k, Int (then its default value)"),
+            ("REG_OP(A)\n .ATTR(k, Int, )\n.OP_END_FACTORY_REG(A);", 2,
+             "expected the default value of .ATTR(k, Int, ...), got ')'"),
+            ("REG_OP(A)\n .DATATYPE(T, TensorType({DT_FLOAT}))\n .DATATYPE(T, TensorType("
+             "{DT_INT8}))\n.OP_END_FACTORY_REG(A);", 3, "DATATYPE(T, ...) is declared twice"),
+            ("REG_OP(A)\n .DATATYPE(T, Promote({\"T1\", 2}))\n.OP_END_FACTORY_REG(A);", 2,
+             "expected a type name \"T1\" in Promote({...}), got '2'"),
+            ("REG_OP(A).OP_END_FACTORY_REG(A);\nREG_OP(A).OP_END_FACTORY_REG(A);", 2,
+             "REG_OP('A') is declared twice (first at line 1)"),
+            ("REG_OP(A)\n /* unclosed\n", 2, "a /* comment is not closed"),
+            ("REG_OP(A)\n .ATTR(s, String, \"open)\n", 2, "a string literal is not closed"),
+            ("REG_OP(A)\n .ATTR(s, String, \"\\q\")\n", 2, "unknown escape \\q"),
+            ("REG_OP(A)\n .INPUT(x, TensorType({DT_FLOAT, DT_INT8))\n"
+             ".OP_END_FACTORY_REG(A);", 2, "expected ',' between the data types of "
+             "TensorType({...}), got ')'"),
+            ("REG_OP(A)\n .ATTR(v, ListInt, {1, 2)\n.OP_END_FACTORY_REG(A);", 2,
+             "unbalanced ')'"),
+            ("REG_OP(A)\n .ATTR(v, Int, 1.2.3)\n.OP_END_FACTORY_REG(A);", 2,
+             "'1.2.3' is not a number literal"),
+        ]
+        with TempDir() as d:
+            for text, line, part in cases:
+                with self.subTest(text=text):
+                    read_error(self, d, text, line, part)
+
+    def test_the_python_form_in_a_header_says_which_form(self):
+        with TempDir() as d:
+            read_error(self, d, "\n\nREG_OP(\"AddCustom\").INPUT(\"x\")\n", 3,
+                       "expected the op type in REG_OP(...), got '\"AddCustom\"'",
+                       "the Python form", "REG_OP(AddCustom)")
+
+    def test_no_pyop_form_keeps_the_reg_op_unusable(self):
+        text = ("REG_OP(Good).INPUT(x, TensorType({DT_FLOAT})).OP_END_FACTORY_REG(Good);\n"
+                "REG_OP(Cplx)\n .INPUT(x, TensorType({DT_COMPLEX64, DT_STRING}))\n"
+                " .OP_END_FACTORY_REG(Cplx);\n"
+                "REG_OP(Named)\n .ATTR(f, NamedAttrs, {})\n .GRAPH(body)\n"
+                " .ATTR(t, Tensor, Tensor())\n .ATTR(v, ListInt, val_list_int)\n"
+                " .ATTR(dt, Type, DT_COMPLEX64)\n .OP_END_FACTORY_REG(Named);\n")
+        with TempDir() as d:
+            ops = [o.info() for o in read_text(d, text)]
+            self.assertIsNone(ops[0]["unusable"])
+            self.assertEqual(ops[1]["unusable"], "line 3: input 'x': TensorType({DT_COMPLEX64, "
+                             "DT_STRING}) allows no data type libpyop can pass (DT_COMPLEX64, "
+                             "DT_STRING: no pyop form)")
+            why = ops[2]["unusable"]
+            for part in ("line 6: attr 'f': unsupported custom op runtime attr type: "
+                         "'NamedAttrs' (GE's NamedAttrs has no pyop form)",
+                         "line 7: subgraph .GRAPH(body) has no pyop form",
+                         "line 8: attribute 't': a Tensor attribute with a default has no pyop "
+                         "form", "line 9: attribute 'v': default `val_list_int` is not a "
+                         "literal libpyop can read",
+                         "line 10: attribute 'dt': default DataType.DT_COMPLEX64 has no pyop form"):
+                self.assertIn(part, why)
+
+
+class PythonFormTest(unittest.TestCase):
+    def test_types_and_lines(self):
+        text = ('REG_OP("AddCustom").INPUT("x1", "T").INPUT("x2", "T").OUTPUT("y", "T") \\\n'
+                '    .DATATYPE("T", TensorType({DataType.DT_FLOAT, DataType.DT_FLOAT16})) \\\n'
+                '    .OP_END_FACTORY_REG()\n'
+                'REG_OP("Idx").INPUT("i", [DataType.DT_INT32, DataType.DT_INT64]) \\\n'
+                '    .INPUT("x", TensorType.ALL()).OUTPUT("y", DataType.DT_BOOL)\n')
+        with TempDir() as d:
+            ops = host_proto.read(write(d, "ops.reg_op", text))
+            a, b = ops[0].info(), ops[1].info()
+            self.assertEqual(a["line"], 1)
+            self.assertEqual(a["input_dtypes"], [(F32 | F16, "T"), (F32 | F16, "T")])
+            self.assertEqual(b["line"], 4)
+            self.assertEqual(b["input_dtypes"][0], (I32 | I64, ""))
+            self.assertEqual(b["output_dtypes"], [(BOOL, "")])
+
+    def test_wrong_declarations_name_their_line(self):
+        cases = [
+            ('\nREG_OP("A").INPUT("x").INPUT("x")\n', 2, "input 'x' is declared twice"),
+            ('\n\nREG_OP("A").INPUT("x") \\\n  .ATTR("s", "String", "a\\0b")\n', 4,
+             "holds a NUL character"),
+            ('REG_OP("A").ATTR("k", "Int", 2**70)\n', 1, "is outside int64"),
+            ('REG_OP("A")\nREG_OP("B").ATTR("b", "Bool", "false")\n', 2, "is not a bool"),
+            ('REG_OP("A").ATTR("f", "Float", 1e39)\n', 1, "does not fit in float32"),
+            ('REG_OP("A").INPUT("x", "T")\n', 1, "which no .DATATYPE(T, ...)"),
+            ('REG_OP("A").DATATYPE("T", [DataType.DT_STRING]).INPUT("x", "T")\n', None,
+             "allows no data type libpyop can pass"),
+        ]
+        with TempDir() as d:
+            for text, line, part in cases:
+                with self.subTest(text=text):
+                    path = write(d, "bad.reg_op", text)
+                    with self.assertRaises(host_proto.ReadError) as cm:
+                        [r.info() for r in host_proto.read(path)]
+                    self.assertEqual(cm.exception.line, line or 1, str(cm.exception))
+                    self.assertIn(part, str(cm.exception))
+
+    def test_a_header_in_the_python_form_says_which_form(self):
+        with TempDir() as d:
+            path = write(d, "ops.reg_op", SAMPLE)
+            with self.assertRaises(host_proto.ReadError) as cm:
+                host_proto.read(path)
+            self.assertEqual(cm.exception.line, 1)  # /**
+            self.assertIn("line 1 is C++ REG_OP syntax, but a file named ops.reg_op is read as "
+                          "the Python form", str(cm.exception))
+            self.assertIn("give a C++ header a name ending in .h", str(cm.exception))
+            path = write(d, "bare.reg_op", "REG_OP(AddCustom).INPUT(x, \"T\")\n")
+            with self.assertRaisesRegex(host_proto.ReadError, "line 1 is C\\+\\+ REG_OP syntax"):
+                host_proto.read(path)
+
+    def test_bom_accepted(self):
+        with TempDir() as d:
+            path = write(d, "ops.reg_op", '\ufeffREG_OP("A").INPUT("x").OUTPUT("y")\n')
+            self.assertEqual([o.op_type for o in host_proto.read(path)], ["A"])
+
+
+class DocsTest(unittest.TestCase):
+    def test_the_guide_examples_read(self):
+        """docs/ge-plugins.md's header and Python-form examples read as it says."""
+        guide = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                             "ge-plugins.md")
+        with open(guide, encoding="utf-8") as f:
+            text = f.read()
+        header = re.search(r"```cpp\n(.*?)```", text, re.S).group(1)
+        python = re.search(r"```python\n(# add_custom.reg_op\n.*?)```", text, re.S).group(1)
+        with TempDir() as d:
+            (h,) = read_text(d, header)
+            (p,) = host_proto.read(write(d, "add_custom.reg_op", python))
+            hi, pi = h.info(), p.info()
+            self.assertIsNone(hi["unusable"])
+            self.assertEqual(hi["input_dtypes"][:2], [(F32, "T"), (F32, "T")])
+            self.assertEqual(pi["input_dtypes"], [(F32, "T"), (F32, "T")])
+            self.assertEqual([n for n, _ in hi["inputs"]], ["x1", "x2", "bias", "xs"])
+
+
+# ------------------------------------------------------------------ fuzz
+
+def _mutations(rng, text):
+    """One malformed variant of text: characters or tokens dropped, doubled,
+    swapped or replaced, truncated, or junk inserted."""
+    junk = ["(", ")", "{", "}", ",", ".", ";", '"', "'", "/*", "*/", "//", "\\\n", "#if 0\n",
+            "#endif\n", "\n", "REG_OP(", "TensorType(", "DT_FLOAT", "\0", "\ufeff", "é",
+            "0x", "1e", "-", "::", "ListInt", "\"T\"", "DATATYPE(", ".ATTR(a, Int, ", "\x7f"]
+    out = text
+    for _ in range(rng.randint(1, 4)):
+        if not out:
+            break
+        i = rng.randrange(len(out))
+        op = rng.randrange(6)
+        if op == 0:
+            out = out[:i] + out[i + rng.randint(1, 8):]
+        elif op == 1:
+            out = out[:i] + rng.choice(junk) + out[i:]
+        elif op == 2:
+            out = out[:i]
+        elif op == 3:
+            j = rng.randrange(len(out))
+            out = out[:i] + out[j:j + rng.randint(1, 12)] + out[i:]
+        elif op == 4:
+            out = out[:i] + chr(rng.randrange(1, 128)) + out[i + 1:]
+        else:
+            toks = re.split(r"(\W)", out)
+            k = rng.randrange(len(toks))
+            toks[k] = rng.choice(junk)
+            out = "".join(toks)
+    return out
+
+
+class FuzzTest(unittest.TestCase):
+    def test_malformed_headers(self):
+        n = int(os.environ.get("PYOP_FUZZ_N", "3000"))
+        rng = random.Random(27)
+        seeds = [SAMPLE, "REG_OP(A).INPUT(x, \"T\").DATATYPE(T, TensorType::ALL())"
+                 ".ATTR(v, ListListInt, {{1}, {2, 3}}).OP_END_FACTORY_REG(A);\n"]
+        refused = read = 0
+        with TempDir() as d:
+            for k in range(n):
+                text = _mutations(rng, seeds[k % len(seeds)])
+                path = write(d, "fuzz.h", text)
+                # As read: universal newlines (\r, \r\n and \n end a line).
+                lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+                try:
+                    for decl in host_proto.read(path):
+                        decl.info()
+                    read += 1
+                except host_proto.ReadError as e:
+                    refused += 1
+                    self.assertIsNotNone(e.line, "%s\n---\n%r" % (e, text))
+                    self.assertTrue(1 <= e.line <= lines, "line %s of %d: %s\n---\n%r"
+                                    % (e.line, lines, e, text))
+                except UnicodeDecodeError:
+                    self.fail("NUL and non-ASCII are UTF-8: %r" % text)
+                except Exception as e:  # noqa: BLE001 -- the point of the test
+                    self.fail("%s: %s\n---\n%r" % (type(e).__name__, e, text))
+        self.assertGreater(refused, n // 4)  # the mutations do break headers
+        self.assertGreater(read, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
