@@ -289,6 +289,11 @@ class CheckTest(unittest.TestCase):
                       "from 4 threads at once)\n", r.stdout)
         self.assertIn("1 op checked, 0 failed\n", r.stdout)
         self.assertNotIn("warning", r.stdout)
+        # The behaviour beside the words (--json): 16 cases ran, each twice,
+        # then from 4 threads; nothing wrong, nothing to warn about.
+        op = json.loads(self.pyop("check", "--json", self.ops, "CopyOk").stdout)["ops"][0]
+        self.assertEqual((op["status"], len(op["ran"]), op["threads"], op["problems"],
+                          op["warnings"]), ("ok", 16, 4, [], []))
 
     def test_a_dtype_infer_meta_accepts_and_execute_breaks_on_fails(self):
         r = self.check("FloatOnly", 1)
@@ -329,6 +334,10 @@ class CheckTest(unittest.TestCase):
         self.assertIn("    warning: input x is declared in mutates_args, but none of the 15 "
                       "runs wrote it: if execute never writes it, drop it from mutates_args",
                       r.stdout)
+        # The behaviour beside the words (--json): ok, with one warning.
+        op = json.loads(self.pyop("check", "--json", self.ops, "DeclaredUnwritten").stdout)
+        op = op["ops"][0]
+        self.assertEqual((op["status"], op["problems"], len(op["warnings"])), ("ok", [], 1))
 
     def test_per_call_data_on_self_fails_under_threads(self):
         r = self.check("Racy", 1)

@@ -6,6 +6,7 @@ Driven by ctest (tests/examples/CMakeLists.txt) through environment variables:
   PYOP_TEST_CLI           the build tree's bin/pyop
   PYOP_TEST_BUILD_PYTHON  the build's default Python (bin/pyop's #! line)
   PYOP_TEST_OPS           examples/ops
+  PYOP_TEST_ARTIFACTS     the build tree's lib/pyop/artifacts
 
 Needs only the standard library.
 """
@@ -104,6 +105,18 @@ class CliMessagesTest(unittest.TestCase):
         other = shutil.which("python3")
         if other is None or os.path.samefile(other, self.build_python):
             self.skipTest("no second Python on PATH")
+        # A second Python the build has a bridge for (check and run load
+        # ops under it), not whichever python3 PATH finds.
+        out = subprocess.run([other, "-c", "import sys, platform; print('cp%d%d%s-%s' % ("
+                              "sys.version_info[0], sys.version_info[1], sys.abiflags, "
+                              "platform.machine()))"], capture_output=True, text=True,
+                             timeout=60)
+        tag = out.stdout.strip()
+        artifacts = _need("PYOP_TEST_ARTIFACTS")
+        if out.returncode != 0 or not os.path.isdir(os.path.join(artifacts, tag)):
+            self.skipTest("python3 on PATH is %s (%s): the build has no bridge for it (%s)"
+                          % (other, tag or "not a CPython", ", ".join(sorted(
+                              os.listdir(artifacts)))))
         r = self.pyop("doctor", "--json", opp="", PYOP_PYTHON=other)
         self.assertEqual(r.returncode, 0, r.stderr)
         py = json.loads(r.stdout)["python"]

@@ -5,7 +5,12 @@ Driven by ctest (tests/examples/CMakeLists.txt) through environment variables:
   PYOP_TEST_CLI        the build tree's bin/pyop (a Python script)
   PYOP_TEST_PYTHON     the Python that runs it ("python3" is looked up on PATH)
   PYOP_TEST_SKIP_SAME  when set to a Python executable and PYOP_TEST_PYTHON is
-                       the same interpreter, exit 77 (ctest: skipped)
+                       the same interpreter, or one no bridge of the build
+                       serves, exit 77 (ctest: skipped)
+  PYOP_TEST_BUILD_PYTHON  the build's default Python: the embedded engine's
+                       libpython is its, so its Python home is pinned to it
+                       (never the first python3 on PATH, e.g. a pyenv shim's)
+  PYOP_TEST_ARTIFACTS  the build tree's lib/pyop/artifacts
   PYOP_TEST_ENGINE     bin/pyop-mini-engine
   PYOP_TEST_ENGINE_EMBEDDED  bin/pyop-mini-engine-embedded (optional)
   PYOP_TEST_OPS        examples/ops
@@ -56,23 +61,47 @@ def _base_env(**extra):
     return env
 
 
+def _python_query(python, expr):
+    """The value of expr (printed) in python, or None."""
+    out = subprocess.run([python, "-c", "import sys, platform; print(%s)" % expr],
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _embedded_env(**extra):
+    """The environment of an engine that links the build Python's libpython
+    and initialises it with the default configuration: that Python derives
+    its home from the first `python3` on PATH (a pyenv shim's sets another
+    installation's, without numpy) and reads PYTHONPATH/PYTHONHOME. Pinned
+    to the build's Python: its home, no other PYTHON* setting."""
+    env = {k: v for k, v in _base_env(**extra).items()
+           if not k.startswith("PYTHON") or k == "PYTHONDONTWRITEBYTECODE"}
+    home = _python_query(_need("PYOP_TEST_BUILD_PYTHON"),
+                         "sys.base_prefix + ':' + sys.base_exec_prefix")
+    if home is None:
+        raise AssertionError("cannot ask %s for its home" % ENV["PYOP_TEST_BUILD_PYTHON"])
+    env["PYTHONHOME"] = home
+    return env
+
+
 # ---------------------------------------------------------------- engine
 
 
 class MiniEngineTest(unittest.TestCase):
     """The mini engine on example.graph: exact output."""
 
-    def run_engine(self, engine, graph, **extra):
-        env = _base_env(ASCEND_CUSTOM_OPP_PATH=_need("PYOP_TEST_OPS"), **extra)
+    def run_engine(self, engine, graph, embedded=False, **extra):
+        make_env = _embedded_env if embedded else _base_env
+        env = make_env(ASCEND_CUSTOM_OPP_PATH=_need("PYOP_TEST_OPS"), **extra)
         return subprocess.run([engine, graph], capture_output=True, text=True, env=env,
                               timeout=300)
 
-    def check_example(self, engine):
+    def check_example(self, engine, embedded=False):
         with open(_need("PYOP_TEST_EXPECTED")) as f:
             expected = f.read()
         # No PYOP_EXAMPLE_KERNELS: AddKernel finds the kernels next to the
         # libpyop.so the engine loaded (the build tree's layout).
-        r = self.run_engine(engine, _need("PYOP_TEST_GRAPH"))
+        r = self.run_engine(engine, _need("PYOP_TEST_GRAPH"), embedded)
         self.assertEqual(r.returncode, 0, "engine failed:\n" + r.stderr)
         self.assertEqual(r.stdout, expected, "stderr:\n" + r.stderr)
 
@@ -80,7 +109,7 @@ class MiniEngineTest(unittest.TestCase):
         self.check_example(_need("PYOP_TEST_ENGINE"))
 
     def test_example_graph_embedded_python(self):
-        self.check_example(_need("PYOP_TEST_ENGINE_EMBEDDED"))
+        self.check_example(_need("PYOP_TEST_ENGINE_EMBEDDED"), embedded=True)
 
     def test_verbose_trace(self):
         engine = _need("PYOP_TEST_ENGINE")
@@ -217,6 +246,12 @@ class CliTest(unittest.TestCase):
                       "--input", "b=float32[3]:1,2,3")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('op "BroadcastShape" has no execute implementation', r.stderr)
+        # The behaviour beside the words: --json's error object, exit 1.
+        r = self.pyop("run", "BroadcastShape", "--json", "--input", "a=float32[2,1]:1,2",
+                      "--input", "b=float32[3]:1,2,3")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"]), ("PYOP_EUNSUPPORTED", "BroadcastShape"))
 
     def test_clip(self):
         out = self.run_json("Clip", "--input", "x=float32[4]:-2,0.5,3,9",
@@ -405,6 +440,14 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.stdout.count("the op asked for float32[3,2]"), 1, r.stdout)
         self.assertIn("PYOP_ECONTRACT", r.stdout)
         self.assertIn("pyop: check: 1 of 1 op failed", r.stderr)
+        # The behaviour beside the words: libpyop itself refuses the output
+        # infer_meta did not announce (run holds execute to infer_meta too),
+        # whatever check's report says about it.
+        r = self.pyop("run", "BadTranspose", "--json", "--input", "x=float32[2,3]:1,2,3,4,5,6",
+                      opp=_need("PYOP_TEST_BAD_OPS"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual((err["status"], err["op"]), ("PYOP_ECONTRACT", "BadTranspose"))
 
 
 # An op that writes into an input through data_ptr (ctypes) without
@@ -461,6 +504,17 @@ def main():
         if mine is None or mine == _resolve_python(same):
             print("%s is %s, already tested: skipped"
                   % (ENV["PYOP_TEST_PYTHON"], mine or "not found"))
+            sys.exit(77)
+        # Only a Python the build has a bridge for can run the command: the
+        # test compares two interpreters one bridge serves, not whatever
+        # python3 PATH finds (pyenv's 3.12 under PYENV_VERSION=3.12.1).
+        tag = _python_query(mine, "'cp%d%d%s-%s' % (sys.version_info[0], sys.version_info[1], "
+                                  "sys.abiflags, platform.machine())")
+        artifacts = _need("PYOP_TEST_ARTIFACTS")
+        if tag is None or not os.path.isdir(os.path.join(artifacts, tag)):
+            print("%s is %s (%s): the build has no bridge for it (%s has %s): skipped"
+                  % (ENV["PYOP_TEST_PYTHON"], mine, tag, artifacts,
+                     ", ".join(sorted(os.listdir(artifacts))) or "none"))
             sys.exit(77)
         print("pyop run by %s" % mine)
     unittest.main(verbosity=2)

@@ -85,6 +85,17 @@ FAKE_MAYBE_UNUSED static void say(int level, const char *msg) {
   if (services && services->log) services->log(level, S(msg));
 }
 
+/* PYOP_FAKE_TRACE=<file>: each register_custom_ops and reset call appends
+ * its name as a line, so a test can count what libpyop asked of the bridge
+ * (a second load that is idempotent asks nothing; a refused load resets). */
+static void trace(const char *what) {
+  const char *path = getenv("PYOP_FAKE_TRACE");
+  FILE *f = path && *path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  fprintf(f, "%s\n", what);
+  fclose(f);
+}
+
 /* ------------------------------------------------------------ fake ops */
 
 typedef struct holder {
@@ -421,6 +432,7 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
                          size_t n_paths) {
   (void)paths;
   (void)n_paths;
+  trace("register_custom_ops");
   if (!r || r->struct_size < sizeof *r || !r->add_proto || !r->add_impl)
     return fail(PYOP_EINVAL, "fake bridge: bad registrar");
 #if defined(FAKE_REGISTER_FAIL_HALFWAY)
@@ -479,9 +491,12 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
 }
 
 #if defined(FAKE_REGISTRAR_KEPT)
-FAKE_MAYBE_UNUSED static void fake_reset(void) { late_add("reset"); }
+FAKE_MAYBE_UNUSED static void fake_reset(void) {
+  trace("reset");
+  late_add("reset");
+}
 #else
-FAKE_MAYBE_UNUSED static void fake_reset(void) {}
+FAKE_MAYBE_UNUSED static void fake_reset(void) { trace("reset"); }
 #endif
 
 static void fake_shutdown(void) {

@@ -111,7 +111,8 @@ typedef struct rec_op {
 typedef struct recorder {
   rec_op ops[64];
   size_t n;
-  int fail_at; /* fail the n-th add (0-based), -1 never */
+  int fail_at;     /* fail the n-th add (0-based), -1 never */
+  int fail_status; /* what that add returns: PYOP_ECONFLICT when 0 */
   int adds;
 } recorder;
 
@@ -171,7 +172,7 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
   recorder *r = ctx;
   if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
     svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
-    return PYOP_ECONFLICT;
+    return r->fail_status ? r->fail_status : PYOP_ECONFLICT;
   }
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
@@ -215,7 +216,7 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   recorder *r = ctx;
   if (r->fail_at >= 0 && r->adds++ == r->fail_at) {
     svc_set_error(PYOP_ECONFLICT, (pyop_str){"registrar says no", 17});
-    return PYOP_ECONFLICT;
+    return r->fail_status ? r->fail_status : PYOP_ECONFLICT;
   }
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
@@ -385,6 +386,17 @@ static pyop_attr_view attr_float(const char *name, double v) {
   a.type = PYOP_ATTR_FLOAT;
   a.default_value.type = PYOP_ATTR_FLOAT;
   a.default_value.u.f = v;
+  return a;
+}
+
+static pyop_attr_view attr_int(const char *name, int64_t v) {
+  pyop_attr_view a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.name = (pyop_str){name, strlen(name)};
+  a.type = PYOP_ATTR_INT;
+  a.default_value.type = PYOP_ATTR_INT;
+  a.default_value.u.i = v;
   return a;
 }
 
@@ -805,6 +817,217 @@ static void case_errors(void) {
   rec_clear(&r);
 }
 
+/* One infer_meta of op with attribute a on a float32[2] input into
+ * outs[0..n_out): its status, the error checked against needles when it
+ * is not PYOP_OK. */
+static int infer_with(const rec_op *op, pyop_attr_view a, pyop_tensor *outs, size_t n_out,
+                      int status, const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  void *h = holder_of(op, &a, 1);
+  for (size_t i = 0; i < n_out; i++) memset(&outs[i], 0, sizeof outs[i]);
+  int rc = infer1(op, h, &in, 1, ONE, n_out ? outs : NULL, n_out);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "%s infer_meta: %d", op->op_type, rc);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/*
+ * infer_meta results the bridge refuses (issue 31): a dtype or format one
+ * past its enum's end (the last member is fine), more or fewer items than
+ * the op has outputs, a value from an op without outputs, a shape of more
+ * than PYOP_MAX_DIMS dimensions (never written past the shape array). Each
+ * is PYOP_EPYTHON naming the output and what is wrong; the next call works.
+ */
+static void case_results(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "results"));
+  const rec_op *en = find(&r, "ResultEnum", false), *two = find(&r, "ResultTwo", false),
+               *none = find(&r, "ResultNone", false), *dims = find(&r, "ResultDims", false);
+  CHECK(en && two && none && dims, "results ops registered");
+  CHECK(two->n_outputs == 2 && none->n_outputs == 0, "outputs %zu %zu", two->n_outputs,
+        none->n_outputs);
+  pyop_tensor out[3];
+  /* The last member of each enum is a value; one past it is not. */
+  infer_with(en, attr_int("dtype", PYOP_DTYPE_COUNT - 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].dtype == PYOP_DTYPE_COUNT - 1 && out[0].ndim == 1 && out[0].shape[0] == 2,
+        "last dtype: %d", out[0].dtype);
+  infer_with(en, attr_int("format", PYOP_FORMAT_COUNT - 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].format == PYOP_FORMAT_COUNT - 1, "last format: %d", out[0].format);
+  {
+    const char *n[] = {"infer_meta of op 'ResultEnum'", "ValueError", "infer_meta output 0 dtype",
+                       "out of range", NULL};
+    infer_with(en, attr_int("dtype", PYOP_DTYPE_COUNT), out, 1, PYOP_EPYTHON, n);
+    infer_with(en, attr_int("dtype", -1), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 format", "out of range", NULL};
+    infer_with(en, attr_int("format", PYOP_FORMAT_COUNT), out, 1, PYOP_EPYTHON, n);
+  }
+  /* Two outputs: two items, not three, not one. */
+  infer_with(two, attr_int("n", 2), out, 2, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[1].ndim == 1 && out[1].shape[0] == 2, "two outputs");
+  {
+    const char *n[] = {"ValueError", "infer_meta returned 3 outputs, the op has 2", NULL};
+    infer_with(two, attr_int("n", 3), out, 2, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta returned 1 output, the op has 2", NULL};
+    infer_with(two, attr_int("n", 1), out, 2, PYOP_EPYTHON, n);
+  }
+  /* No outputs: None only. */
+  infer_with(none, attr_str("give", "none"), out, 0, PYOP_OK, NULL);
+  {
+    const char *n[] = {"TypeError", "infer_meta of an op without outputs must return None, got "
+                       "TensorDesc", NULL};
+    infer_with(none, attr_str("give", "desc"), out, 0, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "must return None, got tuple", NULL};
+    infer_with(none, attr_str("give", "empty"), out, 0, PYOP_EPYTHON, n);
+  }
+  /* PYOP_MAX_DIMS dimensions are a shape; one more is refused before any
+   * is stored (the array holds PYOP_MAX_DIMS). */
+  infer_with(dims, attr_int("ndim", PYOP_MAX_DIMS), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == PYOP_MAX_DIMS && out[0].shape[PYOP_MAX_DIMS - 1] == PYOP_MAX_DIMS + 1,
+        "%d dims", out[0].ndim);
+  {
+    char want[64];
+    snprintf(want, sizeof want, "%d dimensions (at most %d)", PYOP_MAX_DIMS + 1, PYOP_MAX_DIMS);
+    const char *n[] = {"ValueError", "infer_meta output 0", want, NULL};
+    out[0].nbytes = 12345;
+    infer_with(dims, attr_int("ndim", PYOP_MAX_DIMS + 1), out, 1, PYOP_EPYTHON, n);
+  }
+  /* One output declared as a tuple of one: a tuple or a list of one item. */
+  const rec_op *one = find(&r, "ResultOneTuple", false);
+  CHECK(one != NULL && one->n_outputs == 1, "ResultOneTuple");
+  infer_with(one, attr_int("form", 0), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == 2 && out[0].dtype == PYOP_DTYPE_FLOAT32, "(d,)");
+  infer_with(one, attr_int("form", 1), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == 2, "[d]");
+  /* A host asking for another number of outputs than the prototype has
+   * (libpyop never does; the bridge's own check): refused, nothing written. */
+  {
+    float x[2] = {1, 2};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    pyop_attr_view a = attr_int("dtype", 0);
+    void *h = holder_of(en, &a, 1);
+    memset(out, 0, sizeof out);
+    const char *n[] = {"bridge infer_meta of op 'ResultEnum': 2 outputs asked, the prototype "
+                       "has 1", NULL};
+    expect_call_error(infer1(en, h, &in, 1, ONE, out, 2), PYOP_EINVAL, n);
+    CHECK(out[0].ndim == 0 && out[1].ndim == 0, "nothing written");
+    en->cb->destroy_holder(h);
+  }
+  /* The interpreter is fine, and so is the op. */
+  infer_with(en, attr_int("dtype", 0), out, 1, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* One execute of Poke (what) on x, whose buffer may be smaller than its
+ * shape (nbytes): its status, checked as infer_with does. */
+static void poke(const rec_op *impl, const char *what, uint64_t nbytes, int status,
+                 const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  in.nbytes = nbytes;
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "Poke %s: %d", what, rc);
+  CHECK(x[0] == 1.0f && x[1] == 2.0f, "Poke %s: the input is as it was", what);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+}
+
+/*
+ * Views and contexts from the op's side: an input not declared in
+ * mutates_args is read-only, an input buffer smaller than its shape is
+ * never exported, a context method of another callback kind raises (the
+ * mutation check: each check could be dropped unnoticed). Only a host that
+ * bypasses libpyop's own checks reaches some of these: this harness.
+ */
+static void case_views(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "views"));
+  const rec_op *impl = find(&r, "Poke", true);
+  CHECK(impl != NULL, "Poke registered");
+  poke(impl, "read", 8, PYOP_OK, NULL);
+  {
+    /* struct.pack_into asks for a writable buffer (and words the refusal
+     * its own way); what counts is that the input is unchanged. */
+    const char *n[] = {"execute of op 'Poke'", "TypeError", "read-write", NULL};
+    poke(impl, "write", 8, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"BufferError", "tensor of 2 elements needs 8 bytes, buffer has 4", NULL};
+    poke(impl, "read", 4, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"RuntimeError", "set_artifact() is only available in compile (this is a "
+                       "execute context)", NULL};
+    poke(impl, "artifact", 8, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"RuntimeError", "add_workspace() is only available in "
+                       "declare_launch_args (this is a execute context)", NULL};
+    poke(impl, "workspace", 8, PYOP_EPYTHON, n);
+  }
+  {
+    float x[2] = {1, 2};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    pyop_attr_view a = attr_str("what", "output");
+    void *h = holder_of(impl, &a, 1);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &in, 1, NULL, NULL};
+    clear_error();
+    const char *n[] = {"RuntimeError", "malloc_output_tensor() is only available in execute "
+                       "(this is a compile context)", NULL};
+    expect_call_error(impl->cb->compile(h, &ca), PYOP_EPYTHON, n);
+    impl->cb->destroy_holder(h);
+  }
+  /* Context numbers at their bounds: the last dtype and PYOP_MAX_DIMS
+   * dimensions are taken, one more of each is refused before the host is
+   * asked; an input index past the last is refused. */
+  {
+    char what[32];
+    snprintf(what, sizeof what, "dtype %d", PYOP_DTYPE_COUNT - 1);
+    poke(impl, what, 8, PYOP_OK, NULL);
+    snprintf(what, sizeof what, "dtype %d", PYOP_DTYPE_COUNT);
+    char want[64];
+    snprintf(want, sizeof want, "data type value %d is out of range [0, %d]", PYOP_DTYPE_COUNT,
+             PYOP_DTYPE_COUNT - 1);
+    const char *n[] = {"ValueError", want, NULL};
+    poke(impl, what, 8, PYOP_EPYTHON, n);
+    snprintf(what, sizeof what, "dims %d", PYOP_MAX_DIMS);
+    poke(impl, what, 8, PYOP_OK, NULL);
+    snprintf(what, sizeof what, "dims %d", PYOP_MAX_DIMS + 1);
+    snprintf(want, sizeof want, "shape has %d dimensions, at most %d are supported",
+             PYOP_MAX_DIMS + 1, PYOP_MAX_DIMS);
+    const char *d[] = {"ValueError", want, NULL};
+    poke(impl, what, 8, PYOP_EPYTHON, d);
+    const char *ref[] = {"IndexError", "input index 1 out of range (the op has 1 input)", NULL};
+    poke(impl, "ref_past", 8, PYOP_EPYTHON, ref);
+  }
+  poke(impl, "read", 8, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 static void expect_load_error(const char *what, int status, const char *const *needles, int n,
                               const char *p0, const char *p1) {
   recorder r = {.fail_at = -1};
@@ -974,6 +1197,33 @@ static void case_bad(void) {
     CHECK(rc == PYOP_ECONFLICT && err_has("registrar says no"), "registrar failure %d", rc);
     CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
           "no modules after registrar failure");
+    rec_clear(&r);
+  }
+  /* A registrar returning a positive status (outside the contract) at the
+   * prototype or at the implementation: PYOP_EINTERNAL, nothing kept. */
+  for (int at = 0; at < 2; at++) {
+    recorder r = {.fail_at = at, .fail_status = 7};
+    clear_error();
+    int rc = load(&r, 1, "launch");
+    CHECK(rc == PYOP_EINTERNAL, "registrar returning 7 at add %d: %d", at, rc);
+    CHECK(r.n == (size_t)at, "%zu descriptors recorded", r.n);
+    CHECK(py_ok("import sys\nassert not [m for m in sys.modules if m.startswith('_pyop_plugin_')]"),
+          "no modules after a positive registrar status");
+    rec_clear(&r);
+  }
+  /* A plugin that loads fine but replaced a submodule of the pyop package
+   * and added a non-module under its name: both are put back (only the
+   * package's entries are, after a successful load). */
+  {
+    recorder r = {.fail_at = -1};
+    CHECK_OK(load(&r, 1, "guard"));
+    CHECK(r.n == 1, "guard: %zu descriptors", r.n);
+    CHECK(py_ok("import sys, types\n"
+                "assert isinstance(sys.modules['pyop.launch'], types.ModuleType), "
+                "sys.modules['pyop.launch']\n"
+                "assert 'pyop._guard_added' not in sys.modules\n"),
+          "the pyop package's sys.modules entries restored");
+    api->reset();
     rec_clear(&r);
   }
   /* A plugin changing sys.path: the loader restores it. */
@@ -1666,6 +1916,17 @@ static void case_abi(void) {
         "newer minor -> ours");
   req.abi_minor = 0; /* an older loader: the bridge keeps to 1.0 */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == 0, "minor 0 -> 0");
+  {
+    /* What a 1.0 loader cannot read is refused, not handed over: an op
+     * without outputs (plugins/results), a dynamic output. */
+    recorder r = {.fail_at = -1};
+    clear_error();
+    CHECK(load(&r, 1, "results") == PYOP_EPYTHON, "ABI 1.0: ops without outputs refused");
+    CHECK(err_has("op 'ResultNone'") && err_has("has no outputs, which needs bridge ABI 1.1; "
+                                                "the loaded libpyop speaks 1.0"),
+          "ABI 1.0 message");
+    rec_clear(&r);
+  }
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == PYOP_BRIDGE_ABI_MINOR, "minor restored");
   CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,
@@ -1675,6 +1936,19 @@ static void case_abi(void) {
   CHECK(a->set_config(&bad) == PYOP_EINVAL, "bad artifact_dir");
   pyop_registrar reg = {sizeof reg, NULL, NULL, NULL};
   CHECK(a->register_custom_ops(&reg, NULL, 0) == PYOP_EINVAL, "registrar without functions");
+  /* Views with an embedded NUL are refused (a path cut at the NUL would
+   * name another file). */
+  recorder r = {.fail_at = -1};
+  pyop_registrar good = {sizeof good, &r, rec_add_proto, rec_add_impl};
+  char nul_path[4200];
+  int len = snprintf(nul_path, sizeof nul_path, "%s/basic", g_plugins);
+  nul_path[len - 6] = '\0'; /* "<plugins>\0basic" */
+  pyop_str paths[1] = {{nul_path, (size_t)len}};
+  clear_error();
+  CHECK(a->register_custom_ops(&good, paths, 1) == PYOP_EINVAL, "a path with a NUL");
+  CHECK(err_has("path 0 is empty or invalid") && r.n == 0, "NUL path message");
+  pyop_bridge_config nul_dir = {sizeof nul_dir, {nul_path, (size_t)len}, {NULL, 0}, 0};
+  CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
 int main(int argc, char **argv) {
@@ -1740,6 +2014,8 @@ int main(int argc, char **argv) {
   else if (strcmp(g_case, "names") == 0) case_names();
   else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
   else if (strcmp(g_case, "dtypes") == 0) case_dtypes();
+  else if (strcmp(g_case, "results") == 0) case_results();
+  else if (strcmp(g_case, "views") == 0) case_views();
   else if (strcmp(g_case, "all") == 0) {
     case_basic();
     case_attrs();
@@ -1754,6 +2030,8 @@ int main(int argc, char **argv) {
     case_hostile();
     case_names();
     case_dtypes();
+    case_results();
+    case_views();
   } else {
     fprintf(stderr, "unknown case %s\n", g_case);
     return 2;

@@ -433,6 +433,32 @@ class NamespaceTest(unittest.TestCase):
             finally:
                 _loader.unload_modules(res.modules)
 
+    def test_a_standard_module_name_is_never_a_sibling(self):
+        # A plugin directory's file named like a standard-library module is
+        # never what a sibling's import of that name gets: the standard
+        # module, or ImportError when this Python lacks it (the case a
+        # finder order alone does not cover: the mutation check).
+        import importlib.util
+        names = sorted(n for n in getattr(sys, "stdlib_module_names", ())
+                       if n.isidentifier() and not n.startswith("_")
+                       and importlib.util.find_spec(n) is None)
+        if not names:
+            self.skipTest("every standard-library module is installed for %s" % sys.executable)
+        name = names[0]
+        with TempDir() as d:
+            write(d, name + ".py", "FROM_PLUGIN_DIRECTORY = True\n")
+            write(d, "uses.py", "try:\n    import %s as m\nexcept ImportError:\n    m = None\n"
+                  "GOT = getattr(m, 'FROM_PLUGIN_DIRECTORY', m is not None)\n" % name
+                  + OP % "Uses")
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertIs(mod.GOT, False, "import %s in a plugin got the directory's %s.py"
+                              % (name, name))
+                self.assertNotIn(name, sys.modules)
+            finally:
+                _loader.unload_modules(res.modules)
+
     def test_missing_name_still_fails(self):
         with TempDir() as d:
             write(d, "plugin.py", "import common.nothing_here\n")

@@ -136,6 +136,59 @@ class PrototypeTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             pyop.register_op(op_type=3)
 
+    def test_defaults_at_the_edges_of_their_types(self):
+        # bool is an int to Python, not to an int or float attribute; int64's
+        # bounds; a str is a sequence, not a list[str] (the mutation check:
+        # none of these was tried).
+        def a(x: TensorDesc, *, n: int = True) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'n': default True does not match type int", a)
+
+        def b(x: TensorDesc, *, f: float = False) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'f': default False does not match type float",
+                           b)
+
+        def c(x: TensorDesc, *, n: int = 1 << 63) -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"parameter 'n': default 9223372036854775808 does not "
+                           r"match type int: .*does not fit in int64", c)
+
+        def d(x: TensorDesc, *, n: int = -(1 << 63) - 1) -> TensorDesc:
+            return x
+        self.assertRejects(ValueError, r"does not fit in int64", d)
+
+        def e(x: TensorDesc, *, names: list[str] = "ab") -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'names': default 'ab' does not match type "
+                           r"list\[str\]: expected a list, got str", e)
+
+        # Two outputs of one name (the C check would refuse it later, less
+        # clearly).
+        def dup(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+            return x, x
+        self.assertRejects(ValueError, r"duplicate output names \('y', 'y'\)", dup,
+                           outputs=("y", "y"))
+
+        # An input's only default is None, and only for an optional one.
+        def g(x: TensorDesc, b: Optional[TensorDesc] = 0) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'b': an input cannot have a default", g)
+
+        def h(x: TensorDesc = None) -> TensorDesc:
+            return x
+        self.assertRejects(TypeError, r"parameter 'x': an input cannot have a default", h)
+
+        @pyop.register_op(op_type="Edges")
+        def ok(x: TensorDesc, y: Optional[TensorDesc] = None, *, lo: int = -(1 << 63), hi: int = (1 << 63) - 1,
+               f: float = 2, names: list[str] = ("a", "b")) -> TensorDesc:
+            return x
+        attrs = {a[0]: a for a in proto(ok).attrs}
+        self.assertEqual(attrs["lo"][3], -(1 << 63))
+        self.assertEqual(attrs["hi"][3], (1 << 63) - 1)
+        self.assertIsInstance(attrs["f"][3], float)
+        self.assertEqual(attrs["names"][3], ["a", "b"])
+
     def test_names_are_ascii_identifiers(self):
         # Python takes these identifiers; libpyop does not: refused at the
         # decorator, naming the op, the name and the file:line.
@@ -242,6 +295,26 @@ class ImplTest(unittest.TestCase):
                     c.finalize()
                 self.assertIn("/plugins/m.py:", str(cm.exception))
 
+    def test_inputs_take_no_default(self):
+        # An input's value comes from the host: no default, refused when the
+        # class is decorated (None, the absent optional input's value, is
+        # the one taken).
+        for body, name in (("def execute(self, x, y=1, *, alpha): pass", "y"),
+                           ("def execute(self, x=0, y=None, *, alpha): pass", "x")):
+            with self.subTest(body=body):
+                code = ("@pyop.register_op_impl(op_type='N')\n"
+                        "class Impl:\n"
+                        "    " + body + "\n")
+                with collecting(), self.assertRaisesRegex(
+                        TypeError, r"op 'N': execute\(\) at /plugins/n.py:\d+: parameter '%s': "
+                        r"inputs take no default" % name):
+                    exec(compile(code, "/plugins/n.py", "exec"), {"pyop": pyop})
+        with collecting():
+            @pyop.register_op_impl(op_type="N")
+            class Fine:
+                def execute(self, x, y=None, *, alpha):
+                    pass
+
     def test_kwargs_accepts_all_attrs(self):
         def define():
             @pyop.register_op(op_type="K")
@@ -299,6 +372,10 @@ class LaunchTest(unittest.TestCase):
             launch.scalar("int32", 1.5)
         with self.assertRaises(ValueError):
             launch.output(-1)
+        # bool is not a number to a float scalar (nor an int to an int one)
+        with self.assertRaisesRegex(TypeError, r"scalar float32 needs a number, got True"):
+            launch.scalar("float32", True)
+        self.assertEqual(launch.scalar("float64", 2).value, 2.0)
 
 
 def _names_table():

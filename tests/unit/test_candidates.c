@@ -275,6 +275,83 @@ static void test_mismatch_reasons(void **state) {
   free(root);
 }
 
+/*
+ * abi3 bridges at the running minor's boundary: min_python = 3.<running>
+ * serves it (rank 2), 3.<running + 1> does not (issue 31: the tests used
+ * 3.2, 3.8, 3.10 and 3.99, never the running minor). And a python tag
+ * with a leading zero (cp011, cp0311) is an invalid manifest, not a
+ * mismatch: no Python has that tag, so it can only be a broken build.
+ */
+static void test_abi3_min_python_boundary(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  pyop__artifacts_set_root(root);
+  char at[64], above[64], below[64];
+  snprintf(at, sizeof at, "min_python=3.%u\n", key.minor);
+  snprintf(above, sizeof above, "min_python=3.%u\n", key.minor + 1);
+  snprintf(below, sizeof below, "min_python=3.%u\n", key.minor - 1);
+  free(make_dir(root, "at", "abi3", "", key.machine, 1, at));
+  free(make_dir(root, "above", "abi3", "", key.machine, 1, above));
+  free(make_dir(root, "below", "abi3", "", key.machine, 1, below));
+  free(make_dir(root, "zero", "cp011", "", key.machine, 1, NULL));
+  free(make_dir(root, "zero4", "cp0311", "", key.machine, 1, NULL));
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 5);
+  char dir[512], want[256];
+  snprintf(dir, sizeof dir, "%s/at", root);
+  assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_UNTRIED);
+  assert_int_equal(find_dir(&c, dir)->rank, 2);
+  assert_null(find_dir(&c, dir)->reason);
+  snprintf(dir, sizeof dir, "%s/below", root);
+  assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_UNTRIED);
+  assert_int_equal(find_dir(&c, dir)->rank, 2);
+  snprintf(dir, sizeof dir, "%s/above", root);
+  snprintf(want, sizeof want, "built for abi3-%s (Python >= 3.%u), running %s", key.machine,
+           key.minor + 1, key.text);
+  assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_MANIFEST_MISMATCH);
+  assert_string_equal(find_dir(&c, dir)->reason, want);
+  static const char *const zeros[] = {"zero", "cp011", "zero4", "cp0311"};
+  for (size_t i = 0; i < 4; i += 2) {
+    snprintf(dir, sizeof dir, "%s/%s", root, zeros[i]);
+    snprintf(want, sizeof want, "manifest.txt: line 2: python_tag: \"%s\" is neither cpXY "
+             "(e.g. cp311) nor abi3", zeros[i + 1]);
+    assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_MANIFEST_INVALID);
+    assert_string_equal(find_dir(&c, dir)->reason, want);
+  }
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
+/* A bridge of another ABI major, older or newer, is a mismatch (the tests
+ * had only a newer one: the mutation check). */
+static void test_abi_major_both_ways(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  pyop__artifacts_set_root(root);
+  unsigned majors[2] = {PYOP_BRIDGE_ABI_MAJOR - 1, PYOP_BRIDGE_ABI_MAJOR + 1};
+  for (int i = 0; i < 2; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%u", majors[i]);
+    free(make_dir(root, name, key.tag, "", key.machine, majors[i], NULL));
+  }
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 2);
+  for (int i = 0; i < 2; i++) {
+    char dir[512], want[256];
+    snprintf(dir, sizeof dir, "%s/m%u", root, majors[i]);
+    snprintf(want, sizeof want, "built for bridge ABI %u.0, this libpyop speaks %u.%u (same "
+             "major required)", majors[i], PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR);
+    assert_int_equal(find_dir(&c, dir)->status, PYOP__CAND_MANIFEST_MISMATCH);
+    assert_string_equal(find_dir(&c, dir)->reason, want);
+  }
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_root_missing_and_default(void **state) {
   (void)state;
   pyop__artifacts_set_root("/nonexistent/pyop/artifacts");
@@ -345,6 +422,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_candidates_order, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_override_rules, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_abi3_min_python_boundary, pt_seam_setup,
+                                      pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_abi_major_both_ways, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
   };

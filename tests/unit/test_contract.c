@@ -543,6 +543,23 @@ static void test_descriptor_rules(void **state) {
   d.alias = bad;
   assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
   assert_msg_has("aliases input 4, the op has 1 input");
+  /* One past the last input; an input with flags that do not mutate it
+   * (the mutation check: only 4 and no flags at all were tried). */
+  static const int32_t past[1] = {1};
+  d = op_inplace;
+  d.op_type = "AliasPast";
+  d.alias = past;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("aliases input 1, the op has 1 input");
+  static const uint32_t y_mutated[2] = {0, PYOP_INPUT_MUTATED};
+  d = op_inplace;
+  d.op_type = "AliasUnmutated";
+  d.n_in = 2;
+  d.in[1] = (pyop_io_view)IOV("y", PYOP_IO_REQUIRED);
+  d.flags = y_mutated;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("aliases input \"x\", which is not mutated");
+  assert_int_equal(pyop_op_get("AliasUnmutated", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
   static const uint32_t unknown[1] = {0x10};
   d = op_plain;
   d.op_type = "BadFlags";

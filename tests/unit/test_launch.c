@@ -7,6 +7,7 @@
 
 #include "kernel_libs.h"
 #include "launch.h"
+#include "registry.h"
 
 #include "../../examples/kernels/kernels.h"
 
@@ -482,6 +483,82 @@ static void test_error_scalar_range(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH, "bool value 2 must be 0 or 1");
   a[0] = A_F(PYOP_SCALAR_FLOAT, 1e300);
   assert_error(try_launch(&v), PYOP_ELAUNCH, "float32 value 1e+300 out of range");
+  a[0] = A_F(PYOP_SCALAR_FLOAT, -1e300); /* below -FLT_MAX too (the mutation check) */
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "float32 value -1e+300 out of range");
+  a[0] = A_F(PYOP_SCALAR_FLOAT, -FLT_MAX);
+  assert_int_equal(try_launch(&v), PYOP_OK);
+}
+
+/* ------------------------------------------- an op's plan and its inputs */
+
+/* "Gather"(xs: dynamic) -> y whose plan is one call of a kernel without
+ * arguments: declared for the number of input tensors of the first launch. */
+static int g_create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
+  (void)ctx;
+  (void)a;
+  (void)n;
+  *out = NULL;
+  return PYOP_OK;
+}
+static void g_destroy(void *h) { (void)h; }
+static int g_declare(void *h, const pyop_declare_args *a) {
+  (void)h;
+  pyop_launch_view l = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  return a->add_launch(a->sink_ctx, &l);
+}
+static const pyop_op_callbacks g_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
+                                        NULL, NULL, g_declare};
+
+/* A launch with another number of input tensors than the plan was declared
+ * for is refused, fewer as more (the mutation check: only more was). */
+static void test_op_launch_input_count(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("xs"), PYOP_IO_DYNAMIC}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("y"), PYOP_IO_REQUIRED}};
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  p.op_type = S("Gather");
+  p.key = S("test:gather");
+  p.source_file = S("gather.py");
+  p.source_line = 1;
+  p.inputs = in;
+  p.n_inputs = 1;
+  p.outputs = out;
+  p.n_outputs = 1;
+  pyop_impl_view i = {sizeof i, S("Gather"), S("test:gather.impl"), S("gather.py"), 5,
+                      PYOP_CAP_LAUNCH, NULL, &g_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("Gather", NULL, 0, &op), PYOP_OK);
+  float v[3][2] = {{1, 2}, {3, 4}, {5, 6}}, yv[2];
+  pyop_tensor xs[3], y;
+  for (int k = 0; k < 3; k++) {
+    memset(&xs[k], 0, sizeof xs[k]);
+    xs[k].data = v[k];
+    xs[k].ndim = 1;
+    xs[k].shape[0] = 2;
+    xs[k].nbytes = sizeof v[k];
+  }
+  y = xs[0];
+  y.data = yv;
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  pyop_tensor_list two = {xs, 2}, one = {xs, 1}, three = {xs, 3};
+  assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK); /* declares for 2 */
+  assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK);
+  assert_error(pyop_op_launch(op, &one, 1, &y, 1, &ctx), PYOP_EINVAL,
+               "launch of \"Gather\": 1 input tensors given, the plan was declared for 2 "
+               "(declare again)");
+  assert_error(pyop_op_launch(op, &three, 1, &y, 1, &ctx), PYOP_EINVAL,
+               "3 input tensors given, the plan was declared for 2");
+  assert_int_equal(pyop_op_declare_launch_args(op, &one, 1, &y, 1), PYOP_OK);
+  assert_int_equal(pyop_op_launch(op, &one, 1, &y, 1, &ctx), PYOP_OK);
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
 
 static void test_error_library_paths(void **state) {
@@ -883,6 +960,7 @@ static void test_fault_sweep(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_input_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_fifo_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_origin_runpath, setup, teardown),
       cmocka_unit_test_setup_teardown(test_float_specials, setup, teardown),

@@ -1463,6 +1463,85 @@ static void test_hook_keeps_outer_error(void **state) {
   install_log_hook();
 }
 
+/* A hook's nested failure during a call that succeeds: the thread's last
+ * error is still the one before the call (a success keeps it), not the
+ * hook's (issue 31: the test above cannot tell, the load's own error
+ * replaces whatever the hook left). */
+static int owns_nothing_after_failing(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  const pyop_op_info *info;
+  (void)pyop_op_get("NoSuchOpInHook", &info); /* fails: PYOP_ENOENT */
+  return 0;
+}
+
+static void test_hook_failure_in_a_successful_call(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_nothing_after_failing;
+  h.log = log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}), PYOP_ENOENT,
+               "EarlierUnrelated");
+  assert_int_equal(pyop_load(), PYOP_OK);
+  if (!strstr(pyop_last_error(), "EarlierUnrelated") ||
+      strstr(pyop_last_error(), "NoSuchOpInHook"))
+    fail_msg("after a successful load: \"%s\"", pyop_last_error());
+  assert_int_equal(pyop_last_status(), PYOP_ENOENT);
+  install_log_hook();
+}
+
+/* Lines of the fake bridge's PYOP_FAKE_TRACE file equal to what. */
+static int trace_count(const char *path, const char *what) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[128];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    n += strcmp(line, what) == 0;
+  }
+  fclose(f);
+  return n;
+}
+
+static int owns_fake_identity(void *user, const char *op_type) {
+  (void)user;
+  return strcmp(op_type, "FakeIdentity") == 0;
+}
+
+/* What libpyop asks of the bridge: a second load while loaded asks nothing
+ * (the plugins are not imported again); unload resets it; a load the commit
+ * refuses (here the host's veto) resets it too, so the bridge keeps no
+ * plugin of a load that registered nothing (the mutation check: both went
+ * unnoticed). */
+static void test_what_the_bridge_is_asked(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  char *trace = fb_join(dir, "trace");
+  setenv("PYOP_FAKE_TRACE", trace, 1);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(trace_count(trace, "register_custom_ops"), 1);
+  assert_int_equal(trace_count(trace, "reset"), 0);
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  assert_int_equal(trace_count(trace, "reset"), 1);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = owns_fake_identity;
+  h.log = log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ECONFLICT, "owned by the host");
+  assert_int_equal(trace_count(trace, "register_custom_ops"), 2);
+  assert_int_equal(trace_count(trace, "reset"), 2);
+  install_log_hook();
+  assert_int_equal(pyop_load(), PYOP_OK); /* and a load works again */
+  assert_int_equal(trace_count(trace, "register_custom_ops"), 3);
+  unsetenv("PYOP_FAKE_TRACE");
+  fb_rmtree(dir);
+  free(trace);
+  free(dir);
+}
+
 /* ------------------------------------- stale error text, odd codes (#9.5/6) */
 
 static int make_fake_add(double alpha, pyop_op **op) {
@@ -1819,6 +1898,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hook_failure_in_a_successful_call, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_what_the_bridge_is_asked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_log_hook_recursion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failure_without_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_odd_status_from_register, setup, teardown),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Lines the host's log hook received, by level. */
 static atomic_int seen[4];
@@ -125,12 +126,48 @@ static void test_version_number(void **state) {
   assert_true(PYOP_VERSION_NUMBER_OF(0, 99, 99) < PYOP_VERSION_NUMBER_OF(1, 0, 0));
 }
 
-int main(void) {
+/* PYOP_LOG as a fresh process reads it (the level is read once, so each
+ * value runs this program again: `test_log --level-from-env`): the names in
+ * any case, anything else the default (the mutation check: only "debug"
+ * was tried). */
+static void test_level_from_environment(void **state) {
+  (void)state;
+  static const struct {
+    const char *value; /* NULL: unset */
+    int level;
+  } cases[] = {
+      {"debug", PYOP_LOG_DEBUG}, {"DEBUG", PYOP_LOG_DEBUG}, {"Info", PYOP_LOG_INFO},
+      {"ERROR", PYOP_LOG_ERROR}, {"warn", PYOP_LOG_WARN},   {"verbose", PYOP_LOG_WARN},
+      {"", PYOP_LOG_WARN},       {NULL, PYOP_LOG_WARN},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "/proc/%ld/exe --level-from-env", (long)getpid());
+    if (cases[i].value) setenv("PYOP_LOG", cases[i].value, 1);
+    else unsetenv("PYOP_LOG");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int level = -1;
+    assert_int_equal(fscanf(p, "%d", &level), 1);
+    assert_int_equal(pclose(p), 0);
+    if (level != cases[i].level)
+      fail_msg("PYOP_LOG=%s: level %d, want %d", cases[i].value ? cases[i].value : "(unset)",
+               level, cases[i].level);
+  }
+  unsetenv("PYOP_LOG");
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--level-from-env") == 0) {
+    printf("%d\n", pyop_get_log_level());
+    return 0;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_set_log_level),
       cmocka_unit_test(test_set_log_level_refused),
       cmocka_unit_test(test_log_level_threads),
       cmocka_unit_test(test_version_number),
+      cmocka_unit_test(test_level_from_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

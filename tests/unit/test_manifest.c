@@ -118,6 +118,23 @@ static const bad_case bad_cases[] = {
     {"format=1\npython_tag=py3\nplatform=x86_64\nbridge=b.so\n"
      "bridge_abi_major=1\nbridge_abi_minor=0\n",
      "line 2: python_tag: \"py3\" is neither cpXY (e.g. cp311) nor abi3"},
+    /* A leading zero: no Python has that tag (a mismatch would hide the
+     * broken build; issue 31). Too short, too long, not digits. */
+    {"format=1\npython_tag=cp011\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"cp011\" is neither cpXY (e.g. cp311) nor abi3"},
+    {"format=1\npython_tag=cp0311\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"cp0311\" is neither cpXY (e.g. cp311) nor abi3"},
+    {"format=1\npython_tag=cp3\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"cp3\" is neither cpXY (e.g. cp311) nor abi3"},
+    {"format=1\npython_tag=cp31111\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"cp31111\" is neither cpXY (e.g. cp311) nor abi3"},
+    {"format=1\npython_tag=cp3x1\nplatform=x86_64\nbridge=b.so\n"
+     "bridge_abi_major=1\nbridge_abi_minor=0\n",
+     "line 2: python_tag: \"cp3x1\" is neither cpXY (e.g. cp311) nor abi3"},
     {BASE "abi_flags=x\n", "line 7: abi_flags: \"x\" is not one of \"\", t, d, td"},
     {"format=1\npython_tag=abi3\nmin_python=3.8\nabi_flags=t\nplatform=x86_64\n"
      "bridge=b.so\nbridge_abi_major=1\nbridge_abi_minor=0\n",
@@ -183,6 +200,8 @@ static const bad_case bad_cases[] = {
      "line 7: python_dir: \"./a\" must be a relative path inside the "
      "artifact directory"},
     {BASE "build_info=a\x01z\n", "line 7: build_info: control character 0x01 in value"},
+    {BASE "build_info=a\x7fz\n", "line 7: build_info: control character 0x7f in value"},
+    {BASE "build_info=a\x1fz\n", "line 7: build_info: control character 0x1f in value"},
 };
 
 static void check_bad(const char *text, size_t len, const char *want) {

@@ -404,6 +404,126 @@ static void test_conflict_at_commit(void **state) {
   assert_int_equal(pyop_op_get("Bystander", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
 }
 
+/* Two loads race to add implementations of one (registered) op type under
+ * different keys: both pass the early check (no implementation yet), the
+ * first commits, the second is refused at commit naming both, with nothing
+ * of it registered (issue 31: only the prototype race was tested; dropping
+ * the re-check lost the second implementation silently). The same
+ * implementation racing itself stays idempotent. */
+static void test_impl_conflict_at_commit(void **state) {
+  (void)state;
+  desc a, b, other;
+  desc_init(&a, "ImplRace", "a.py");
+  desc_init(&b, "ImplRace", "b.py");
+  desc_init(&other, "ImplBystander", "b.py");
+  snprintf(b.ikey, sizeof b.ikey, "b:impl");
+  b.i.key = S(b.ikey);
+  assert_int_equal(commit_one(&a, false), PYOP_OK); /* the prototype */
+  pyop__txn *ta, *tb, *tc;
+  assert_int_equal(pyop__txn_begin(&ta), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&tb), PYOP_OK);
+  assert_int_equal(pyop__txn_begin(&tc), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(ta, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(tb, &other.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(tb, &b.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(tc, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(ta), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(tb), PYOP_ECONFLICT);
+  assert_msg_has("op type \"ImplRace\": implementation \"b:impl\" (b.py:30)");
+  assert_msg_has("\"pyop:ImplRace.impl\" (a.py:30) already registered");
+  assert_int_equal(pyop__txn_commit(tc), PYOP_OK); /* the same one again */
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("ImplRace", &info), PYOP_OK);
+  assert_string_equal(info->impl_key, "pyop:ImplRace.impl");
+  assert_string_equal(info->impl_source, "a.py:30");
+  assert_int_equal(info->capabilities, PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE);
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_get("ImplBystander", &info), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_count(), 1);
+}
+
+/* Lanes: an instance runs in one lane for both holders, so an op runs in
+ * lanes only as far as each Python descriptor it uses does: the fewer
+ * lanes, and the serial one's reason (the mutation check: no test had
+ * descriptors with different lanes). */
+static int cb_create_in(void *ctx, const pyop_attr_view *a, size_t n, uint32_t lane,
+                        void **out) {
+  (void)lane;
+  return cb_create(ctx, a, n, out);
+}
+static const pyop_op_callbacks lane_proto_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                                 cb_infer, NULL, NULL, NULL, cb_create_in};
+static const pyop_op_callbacks lane_impl_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                                NULL, cb_exec, NULL, NULL, cb_create_in};
+
+static void test_lanes_of_proto_and_impl(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t proto_lanes, impl_lanes;
+    const char *proto_reason, *impl_reason;
+    uint32_t lanes;
+    const char *reason;
+  } cases[] = {
+      {2, 0, "", "uses ctypes", 0, "uses ctypes"},
+      {0, 3, "a global", "", 0, "a global"},
+      {4, 2, "", "", 2, ""},
+      {2, 4, "", "", 2, ""},
+      {0, 0, "p", "i", 0, "p"},
+  };
+  for (size_t k = 0; k < PYOP__ARRAY_LEN(cases); k++) {
+    char op[32];
+    snprintf(op, sizeof op, "Laned%zu", k);
+    desc d;
+    desc_init(&d, op, "l.py");
+    d.p.callbacks = &lane_proto_cbs;
+    d.i.callbacks = &lane_impl_cbs;
+    d.p.lanes = cases[k].proto_lanes;
+    d.p.serial_reason = S(cases[k].proto_reason);
+    d.i.lanes = cases[k].impl_lanes;
+    d.i.serial_reason = S(cases[k].impl_reason);
+    assert_int_equal(commit_one(&d, true), PYOP_OK);
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(op, &info), PYOP_OK);
+    if (info->lanes != cases[k].lanes || strcmp(info->serial_reason, cases[k].reason) != 0)
+      fail_msg("%s: proto %u (%s), impl %u (%s): lanes %u (%s), want %u (%s)", op,
+               cases[k].proto_lanes, cases[k].proto_reason, cases[k].impl_lanes,
+               cases[k].impl_reason, info->lanes, info->serial_reason, cases[k].lanes,
+               cases[k].reason);
+    pyop_op_info_release(info);
+  }
+}
+
+/* "did you mean": a name at most max(1, min(3, len/4)) edits away is
+ * suggested, one more is not; the boundary itself counts (a one-letter typo
+ * of a short name; the mutation check found only closer typos tested). */
+static void test_near_names_boundary(void **state) {
+  (void)state;
+  desc a, b;
+  desc_init(&a, "Relu", "n.py");
+  desc_init(&b, "ScaledAdd", "n.py");
+  assert_int_equal(commit_one(&a, false), PYOP_OK);
+  assert_int_equal(commit_one(&b, false), PYOP_OK);
+  static const struct {
+    const char *asked, *near; /* NULL: nothing is suggested */
+  } cases[] = {
+      {"Rel", "Relu"},        /* 3 letters: 1 edit allowed, 1 made */
+      {"Rexu", "Relu"},       /* a substitution */
+      {"Rxxu", NULL},         /* 2 edits */
+      {"ScaledAxx", "ScaledAdd"}, /* 9 letters: 2 edits allowed, 2 made */
+      {"ScalxdAxx", NULL},    /* 3 edits */
+      {"SCALEDADD", "ScaledAdd"}, /* case only */
+  };
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(cases); i++) {
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(cases[i].asked, &info), PYOP_ENOENT);
+    char want[128];
+    snprintf(want, sizeof want, "did you mean \"%s\"", cases[i].near ? cases[i].near : "");
+    bool said = strstr(pyop_last_error(), "did you mean") != NULL;
+    if (cases[i].near ? !strstr(pyop_last_error(), want) : said)
+      fail_msg("%s: \"%s\"", cases[i].asked, pyop_last_error());
+  }
+}
+
 /* Hooks record what they see and prove no registry lock is held (they call
  * back into the registry, which would deadlock otherwise). */
 static struct {
@@ -1343,6 +1463,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_same_definition, setup, teardown),
       cmocka_unit_test_setup_teardown(test_digest_validation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_near_names_boundary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),

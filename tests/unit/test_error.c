@@ -1,0 +1,175 @@
+/*
+ * The thread's last error (src/error.c): the cap and its truncation marker
+ * at exactly the cap, one under and one over, for each way a message is
+ * recorded; and the error kept aside around a host hook (save/restore), so
+ * that what a hook's nested call failed with never becomes the error of
+ * the call that ran the hook (issue 31).
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char marker[] = "\n[... message truncated]";
+
+/* The longest message the buffer keeps whole: what is left of a message far
+ * longer than any cap (the marker is cut into the end, the length stays). */
+static size_t cap(void) {
+  size_t n = 1 << 20;
+  char *big = malloc(n + 1);
+  assert_non_null(big);
+  memset(big, 'x', n);
+  big[n] = '\0';
+  pyop__error(PYOP_EIO, "%s", big);
+  free(big);
+  size_t len = strlen(pyop_last_error());
+  assert_true(len > 1000 && len < n);
+  return len;
+}
+
+/* A message of n bytes: 'a' then 'b's, ending in 'z' (so a cut shows). */
+static char *text_of(size_t n) {
+  char *s = malloc(n + 1);
+  assert_non_null(s);
+  memset(s, 'b', n);
+  s[0] = 'a';
+  s[n - 1] = 'z';
+  s[n] = '\0';
+  return s;
+}
+
+static bool ends_with_marker(const char *s) {
+  size_t n = strlen(s), m = strlen(marker);
+  return n >= m && strcmp(s + n - m, marker) == 0;
+}
+
+/* What recording a message of n bytes leaves: whole (no marker) up to the
+ * cap, else cut to the cap with the marker at its end. */
+static void expect_kept(size_t n, size_t c, const char *how) {
+  const char *got = pyop_last_error();
+  size_t len = strlen(got);
+  if (n <= c) {
+    if (len != n || ends_with_marker(got) || got[n - 1] != 'z')
+      fail_msg("%s of %zu bytes (cap %zu): kept %zu bytes%s", how, n, c, len,
+               ends_with_marker(got) ? " with the truncation marker" : "");
+  } else {
+    if (len != c || !ends_with_marker(got) || got[0] != 'a')
+      fail_msg("%s of %zu bytes (cap %zu): kept %zu bytes, %s", how, n, c, len,
+               ends_with_marker(got) ? "marked" : "NOT marked as truncated");
+  }
+  assert_int_equal(pyop_last_status(), PYOP_EIO);
+}
+
+static void test_truncation_at_the_cap(void **state) {
+  (void)state;
+  size_t c = cap();
+  for (size_t n = c - 2; n <= c + 2; n++) {
+    char *s = text_of(n);
+    pyop__error(PYOP_EIO, "%s", s); /* vsnprintf */
+    expect_kept(n, c, "pyop__error");
+    pyop__error_str(PYOP_EIO, s, n); /* a bridge's message view */
+    expect_kept(n, c, "pyop__error_str");
+    free(s);
+  }
+}
+
+/* pyop__error_prefix: "<prefix>: <old message>", cut to the cap. */
+static void test_prefix_at_the_cap(void **state) {
+  (void)state;
+  size_t c = cap();
+  const char *prefix = "pyop_load"; /* + ": " = 11 bytes */
+  for (size_t total = c - 2; total <= c + 2; total++) {
+    char *old = text_of(total - 11);
+    pyop__error(PYOP_EINVAL, "%s", old);
+    pyop__error_prefix(PYOP_EIO, "%s", prefix);
+    const char *got = pyop_last_error();
+    size_t len = strlen(got);
+    assert_int_equal(strncmp(got, "pyop_load: a", 12), 0);
+    if (total <= c) {
+      if (len != total || ends_with_marker(got) || got[len - 1] != 'z')
+        fail_msg("prefixed message of %zu bytes (cap %zu): kept %zu bytes", total, c, len);
+    } else if (len != c || !ends_with_marker(got)) {
+      fail_msg("prefixed message of %zu bytes (cap %zu): kept %zu, %s", total, c, len,
+               ends_with_marker(got) ? "marked" : "NOT marked as truncated");
+    }
+    assert_int_equal(pyop_last_status(), PYOP_EIO);
+    free(old);
+  }
+}
+
+/* ------------------------------------------------- kept aside around a hook */
+
+static void test_save_restore(void **state) {
+  (void)state;
+  pt_faults_install();
+  pyop__error(PYOP_EIO, "the outer call's own error");
+  unsigned mark = pyop__error_mark();
+
+  /* A failure in between is undone: text, status and sequence. */
+  pyop__error_saved s;
+  pyop__error_save(&s);
+  pyop__error(PYOP_ENOENT, "what the hook's nested call failed with");
+  pyop__error_restore(&s);
+  assert_string_equal(pyop_last_error(), "the outer call's own error");
+  assert_int_equal(pyop_last_status(), PYOP_EIO);
+  assert_int_equal(pyop__error_mark(), mark);
+  /* So a bridge failure around the hook is not taken as "said". */
+  assert_false(pyop__bridge_failed(PYOP_EPYTHON, mark).said);
+
+  /* Nothing in between: nothing changes. */
+  pyop__error_save(&s);
+  pyop__error_restore(&s);
+  assert_string_equal(pyop_last_error(), "the outer call's own error");
+  assert_int_equal(pyop__error_mark(), mark);
+
+  /* An empty last error stays empty. */
+  pyop__error_clear();
+  pyop__error_save(&s);
+  pyop__error(PYOP_ENOENT, "nested");
+  pyop__error_restore(&s);
+  assert_string_equal(pyop_last_error(), "");
+  assert_int_equal(pyop_last_status(), PYOP_OK);
+  assert_int_equal(pt_live_allocs(), 0);
+  pt_faults_remove();
+}
+
+/* A log hook that makes a libpyop call fail (and logs nothing itself). */
+static int hook_calls;
+static void failing_log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  (void)line;
+  hook_calls++;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("NoSuchOpInLogHook", &info), PYOP_ENOENT);
+  assert_non_null(strstr(pyop_last_error(), "NoSuchOpInLogHook"));
+}
+
+/* Through the real hook path: a line logged while the thread's last error
+ * is the caller's leaves that error as it was, whatever the hook did. */
+static void test_hook_keeps_the_last_error(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = failing_log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  pyop__error(PYOP_EBUSY, "the caller's error");
+  unsigned mark = pyop__error_mark();
+  hook_calls = 0;
+  pyop__log(PYOP_LOG_ERROR, "test", "a line for the hook");
+  assert_int_equal(hook_calls, 1);
+  assert_string_equal(pyop_last_error(), "the caller's error");
+  assert_int_equal(pyop_last_status(), PYOP_EBUSY);
+  assert_int_equal(pyop__error_mark(), mark);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_truncation_at_the_cap),
+      cmocka_unit_test(test_prefix_at_the_cap),
+      cmocka_unit_test(test_save_restore),
+      cmocka_unit_test(test_hook_keeps_the_last_error),
+  };
+  return cmocka_run_group_tests_name("error", tests, NULL, NULL);
+}
