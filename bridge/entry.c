@@ -15,20 +15,10 @@
 #define PYOP_BRIDGE_BUILD_INFO "unknown compiler"
 #endif
 
-pb_state pb;
-
 static const char pb_build_info[] =
     PYOP_BRIDGE_BUILD_INFO ", Python headers " PY_VERSION;
 
 /* ------------------------------------------------------------- config */
-
-bool pb_str_ok(pyop_str s, bool required) {
-  if (s.len > 0 && s.data == NULL)
-    return false;
-  if (required && s.len == 0)
-    return false;
-  return s.len == 0 || memchr(s.data, '\0', s.len) == NULL;
-}
 
 /* The running interpreter must be the major.minor the bridge was built for. */
 static int check_running_version(void) {

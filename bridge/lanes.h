@@ -34,7 +34,7 @@ typedef struct lane_desc {
   uint32_t caps;
   size_t element; /* the index of the load's path it came from */
   /* digest: what the lane's load of that path compiled (its code_digest,
-   * register.c's lane_digest) */
+   * views.c's lane_digest) */
   char *op_type, *key, *digest;
   void *ctx;
   const pyop_op_callbacks *cb;
