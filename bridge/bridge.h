@@ -91,6 +91,16 @@ void __tsan_release(void *addr);
  * libpyop's PYOP__PLURAL). */
 #define PB_PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
+/*
+ * Whether versioned struct *s (of type T) holds member m whole, by its
+ * struct_size (pyop.h's rule): the one place the bridge writes that check. The loader's
+ * tables (services, config, registrar) pass through it once, where they
+ * enter the bridge, into full-size copies whose absent members are NULL or
+ * 0 (pb_take_*, state.c); after that only a call's own arguments (infer,
+ * exec args and exec services, whose size is the call's) ask it.
+ */
+#define PB_HAS(T, s, m) PYOP_STRUCT_HAS(T, s, m)
+
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -285,7 +295,11 @@ typedef struct pb_holder {
 /* Everything the bridge keeps: the process-wide C members, then the
  * Python objects (PB_PY_STATE). */
 typedef struct pb_state {
-  const pyop_loader_services *services;
+  /* The loader's services, normalised at the entry (pb_take_services):
+   * a member the loader does not offer, or that needs a later ABI minor
+   * than negotiated, is NULL; all NULL before the entry and after
+   * shutdown. */
+  pyop_loader_services services;
   uint32_t abi_minor;           /* negotiated with the loader (entry.c) */
   char *artifact_dir;
   bool owns_python;
@@ -401,6 +415,18 @@ typedef struct pb_desc {
 } pb_desc;
 
 /* ---- state.c (pb, above, is defined there too) */
+/*
+ * Normalising what the loader hands in (see PB_HAS): each returns a
+ * full-size copy with every member the given table holds whole, the others
+ * NULL / 0. Services: minor is the negotiated ABI minor (a member of a later
+ * minor stays NULL); s NULL, or too small to hold set_error: all NULL.
+ * Config: c must hold flags (its ABI 1.0 members; the caller checks).
+ * Registrar: false when r is NULL, too small or without add_proto and
+ * add_impl (its required members).
+ */
+pyop_loader_services pb_take_services(const pyop_loader_services *s, uint32_t minor);
+pyop_bridge_config pb_take_config(const pyop_bridge_config *c);
+bool pb_take_registrar(const pyop_registrar *r, pyop_registrar *out);
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
 

@@ -633,8 +633,7 @@ static PyObject *as_tuple(PyObject *o, const char *what, size_t index) {
  * add_output. */
 static int store_dynamic(const pb_holder *h, PyObject *item, const pyop_infer_args *args,
                          size_t index) {
-  if (args->struct_size < offsetof(pyop_infer_args, add_output) + sizeof args->add_output ||
-      args->add_output == NULL) {
+  if (!PB_HAS(pyop_infer_args, args, add_output) || args->add_output == NULL) {
     PyErr_Format(PyExc_RuntimeError, "infer_meta output %zu is a list, but the host's libpyop "
                  "does not take dynamic outputs (bridge ABI 1.0)", index);
     return -1;
@@ -775,7 +774,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
   const uint32_t *flags = NULL;
   if (kind == PB_EXECUTE) {
     const pyop_exec_args *ea = args;
-    if (ea->struct_size >= offsetof(pyop_exec_args, input_flags) + sizeof ea->input_flags)
+    if (PB_HAS(pyop_exec_args, ea, input_flags))
       flags = ea->input_flags;
   }
   if (build_inputs(&c.frame, inputs, n_in, c.argv + 2, &c.built, kind == PB_INFER, flags) ==

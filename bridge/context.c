@@ -168,11 +168,9 @@ static __attribute__((cold, noinline)) void service_failed(pb_frame *f, int rc,
 static __attribute__((cold, noinline)) void output_index_error(const pb_frame *f,
                                                                long long index, size_t n) {
   char hint[512] = "";
-  const pyop_loader_services *s = pb.services;
+  const pyop_loader_services *s = &pb.services;
   const pyop_op_info *info = NULL;
-  if (index >= 0 && pb.abi_minor >= 2 && s != NULL &&
-      s->struct_size >= offsetof(pyop_loader_services, release_proto) + sizeof s->release_proto &&
-      s->find_proto != NULL && s->release_proto != NULL) {
+  if (index >= 0 && s->find_proto != NULL && s->release_proto != NULL) { /* ABI 1.2 */
     const char *op_type = f->holder->op->op_type;
     if (s->find_proto((pyop_str){op_type, strlen(op_type)}, &info) != PYOP_OK)
       info = NULL;
@@ -290,9 +288,7 @@ static PyObject *ctx_make_output_ref_input(PyObject *o, PyObject *args, PyObject
     return NULL;
   }
   const pyop_exec_services *s = a->services;
-  if (s == NULL ||
-      s->struct_size < offsetof(pyop_exec_services, alias_output) + sizeof s->alias_output ||
-      s->alias_output == NULL) {
+  if (s == NULL || !PB_HAS(pyop_exec_services, s, alias_output) || s->alias_output == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "the host's libpyop cannot alias outputs "
                                         "(bridge ABI 1.0)");
     return NULL;

@@ -298,14 +298,12 @@ static PyObject *info_dict(const pyop_op_info *in) {
  */
 PyObject *pb_registered_proto(PyObject *self, PyObject *arg) {
   (void)self;
-  const pyop_loader_services *s = pb.services;
+  const pyop_loader_services *s = &pb.services;
   if (!PyUnicode_Check(arg)) {
     PyErr_SetString(PyExc_TypeError, "registered_proto() takes the op type (str)");
     return NULL;
   }
-  if (pb.abi_minor < 2 || s == NULL ||
-      s->struct_size < offsetof(pyop_loader_services, release_proto) + sizeof s->release_proto ||
-      s->find_proto == NULL || s->release_proto == NULL)
+  if (s->find_proto == NULL || s->release_proto == NULL) /* NULL before ABI 1.2 */
     Py_RETURN_NONE;
   Py_ssize_t len;
   const char *name = PyUnicode_AsUTF8AndSize(arg, &len);

@@ -158,9 +158,7 @@ static const char *without_lanes(void) {
 /* ------------------------------------------------------------- config */
 
 int pb_lanes_configure(const pyop_bridge_config *config) {
-  uint32_t n = 0;
-  if (config->struct_size >= offsetof(pyop_bridge_config, lanes) + sizeof config->lanes)
-    n = config->lanes;
+  uint32_t n = config->lanes; /* 0 when the loader's config has none (pb_take_config) */
   if (n > PYOP_MAX_LANES)
     return pb_error(PYOP_EINVAL, "bridge set_config: lanes %" PRIu32 " is out of range (0..%u)",
                     n, PYOP_MAX_LANES);

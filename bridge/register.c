@@ -36,11 +36,12 @@ static void unload(PyObject *modules) {
   Py_XDECREF(r);
 }
 
-/* The arguments of register_custom_ops: PYOP_OK, or PYOP_EINVAL (error
- * reported) for a registrar without its required members or a bad path. */
-static int check_request(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths) {
-  if (reg == NULL || reg->struct_size < offsetof(pyop_registrar, add_impl) + sizeof(reg->add_impl) ||
-      reg->add_proto == NULL || reg->add_impl == NULL)
+/* The arguments of register_custom_ops: PYOP_OK with the registrar's
+ * normalised copy in *out, or PYOP_EINVAL (error reported) for a registrar
+ * without its required members or a bad path. */
+static int check_request(const pyop_registrar *given, const pyop_str *paths, size_t n_paths,
+                         pyop_registrar *out) {
+  if (!pb_take_registrar(given, out))
     return pb_error(PYOP_EINVAL, "bridge register_custom_ops: invalid registrar");
   if (n_paths > 0 && paths == NULL)
     return pb_error(PYOP_EINVAL, "bridge register_custom_ops: paths is NULL");
@@ -92,8 +93,10 @@ static pb_add_result hand_over(const pyop_registrar *reg, PyObject *protos, PyOb
  * returns the registrar's status without overwriting the error detail the
  * registrar recorded.
  */
-int pb_register(const pyop_registrar *reg, const pyop_str *paths, size_t n_paths) {
-  int rc = check_request(reg, paths, n_paths);
+int pb_register(const pyop_registrar *given, const pyop_str *paths, size_t n_paths) {
+  pyop_registrar taken;
+  const pyop_registrar *reg = &taken;
+  int rc = check_request(given, paths, n_paths, &taken);
   if (rc != PYOP_OK)
     return rc;
   rc = pb_package_ensure();
