@@ -119,11 +119,19 @@ int pb_int_in(PyObject *o, int64_t lo, int64_t hi, int64_t *out, const char *wha
     PB_PRINTF(5, 6);
 int pb_uint_in(PyObject *o, uint64_t hi, uint64_t *out, const char *what, ...) PB_PRINTF(4, 5);
 
-/* Callback kinds; 1..3 are also the values pyop/__init__.py passes to
- * _native.current_ctx(). */
-enum { PB_INFER = 0, PB_EXECUTE = 1, PB_COMPILE = 2, PB_LAUNCH = 3, PB_NKINDS = 4 };
-/* "infer_meta", "execute", "compile", "declare_launch_args": the kinds'
- * names in messages, also the implementation methods' names (callbacks.c). */
+/*
+ * Callback kinds, X(KIND, name) in value order (0..): name is the kind's
+ * word in messages and the implementation method's name (callbacks.c).
+ * 1..3 are also the values pyop/__init__.py passes to _native.current_ctx()
+ * (integration.bridge.basic holds them to this list).
+ */
+#define PB_KIND_MAP(X)                                                                        \
+  X(INFER, "infer_meta") X(EXECUTE, "execute") X(COMPILE, "compile")                          \
+  X(LAUNCH, "declare_launch_args")
+#define PB_KIND_ENUM(kind, name) PB_##kind,
+enum { PB_KIND_MAP(PB_KIND_ENUM) PB_NKINDS };
+#undef PB_KIND_ENUM
+/* The kinds' names by value (PB_KIND_MAP). */
 extern const char *const pb_kind_names[PB_NKINDS];
 
 /*

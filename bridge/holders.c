@@ -346,8 +346,11 @@ static int input_view(pb_holder *h) {
   return 0;
 }
 
-const char *const pb_kind_names[PB_NKINDS] = {"infer_meta", "execute", "compile",
-                                              "declare_launch_args"};
+const char *const pb_kind_names[PB_NKINDS] = {
+#define PB_KIND_NAME(kind, name) [PB_##kind] = name,
+    PB_KIND_MAP(PB_KIND_NAME)
+#undef PB_KIND_NAME
+};
 
 /* create_holder's report of a failed Python call; returns its status. */
 static int create_failed(const pb_op *op) {

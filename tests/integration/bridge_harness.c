@@ -615,6 +615,29 @@ static void case_basic(void) {
               "_td()\n"
               "del _td\n"),
         "pyop.TensorDesc on the bridge's fields");
+  /* pyop's callback kinds are the bridge's (PB_KIND_MAP): outside a
+   * callback, current_ctx(kind) names the kind it was asked for. */
+  CHECK(py_ok("def _kinds():\n"
+              "    import sys\n"
+              "    pyop, n = sys.modules['pyop'], sys.modules['pyop._native']\n"
+              "    for k, name in ((pyop._CTX_EXECUTE, 'execute'), (pyop._CTX_COMPILE, 'compile'),\n"
+              "                    (pyop._CTX_LAUNCH, 'declare_launch_args')):\n"
+              "        try:\n"
+              "            n.current_ctx(k)\n"
+              "        except RuntimeError as e:\n"
+              "            assert 'no %s callback is running' % name in str(e), (k, str(e))\n"
+              "        else:\n"
+              "            raise AssertionError('current_ctx(%d) outside a callback' % k)\n"
+              "    for k in (0, 4):\n"
+              "        try:\n"
+              "            n.current_ctx(k)\n"
+              "        except ValueError as e:\n"
+              "            assert str(e) == 'unknown callback kind %d' % k, str(e)\n"
+              "        else:\n"
+              "            raise AssertionError(k)\n"
+              "_kinds()\n"
+              "del _kinds\n"),
+        "callback kinds of pyop and the bridge");
   sa->cb->destroy_holder(ph);
   sai->cb->destroy_holder(ih);
   api->reset();
