@@ -200,7 +200,7 @@ static int image_open(lane_job *j) {
     return job_fail(j, PYOP_EUNSUPPORTED, "%s", why);
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
-  l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  l->handle = PB_OS(dlopen)(path, RTLD_NOW | RTLD_LOCAL);
   if (l->handle == NULL) {
     const char *e = dlerror();
     job_fail(j, PYOP_EUNSUPPORTED, "cannot open the copy of the bridge (%s): %s", path,
