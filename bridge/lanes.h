@@ -20,6 +20,10 @@
  * never does): adopt the interpreter attached on the calling thread. */
 #define PB_CONFIG_LANE (1u << 31)
 
+/* Whether the test seam PYOP_TEST_LANES lists word (docs/design.md §Lanes;
+ * ignored under secure execution). No GIL needed; any thread. */
+bool pb_lanes_test_seam(const char *word);
+
 #ifdef PB_LANES
 
 /* One descriptor a lane yielded (deep copy of what identifies it). */
@@ -80,10 +84,6 @@ int pb_lanes_unavailable(const char *fmt, ...) PB_PRINTF(1, 2);
 /* The collecting registrar's entries (ctx: the pb_lane). */
 int pb_lane_collect_proto(void *ctx, const pyop_proto_view *v);
 int pb_lane_collect_impl(void *ctx, const pyop_impl_view *v);
-
-/* Whether the test seam PYOP_TEST_LANES lists word (docs/design.md §Lanes;
- * ignored under secure execution). No GIL needed; any thread. */
-bool pb_lanes_test_seam(const char *word);
 
 /* ---- lane_start.c */
 /*
