@@ -35,6 +35,7 @@ PB_LAST_IS(pyop_registrar, add_impl);
  * (a function: the comparison is always true for the 1.0 members). */
 static bool within(uint32_t minor, uint32_t since) { return minor >= since; }
 
+/* See bridge.h (pb_take_*). */
 pyop_loader_services pb_take_services(const pyop_loader_services *s, uint32_t minor) {
   pyop_loader_services t;
   memset(&t, 0, sizeof t);
@@ -42,14 +43,15 @@ pyop_loader_services pb_take_services(const pyop_loader_services *s, uint32_t mi
   if (s == NULL || !PB_HAS(pyop_loader_services, s, set_error))
     return t;
 #define PB_TAKE(m, since)                                                                    \
-  if (within(minor, since) && PB_HAS(pyop_loader_services, s, m))                                \
+  if (within(minor, since) && PB_HAS(pyop_loader_services, s, m))                            \
     t.m = s->m;
   PB_SERVICES_MEMBERS(PB_TAKE)
 #undef PB_TAKE
   return t;
 }
 
-/* (Config members are taken by size alone, as set_config always read them.) */
+/* Config members are taken by size alone, as set_config always read them
+ * (their minor is not asked). */
 pyop_bridge_config pb_take_config(const pyop_bridge_config *c) {
   pyop_bridge_config t;
   memset(&t, 0, sizeof t);
@@ -63,6 +65,7 @@ pyop_bridge_config pb_take_config(const pyop_bridge_config *c) {
   return t;
 }
 
+/* All three members are ABI 1.0's; add_proto and add_impl are required. */
 bool pb_take_registrar(const pyop_registrar *r, pyop_registrar *out) {
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
