@@ -612,9 +612,9 @@ static void run_mul_and_legacy(void) {
  * An implementation-only plugin (tests/ge/impl_only) bound to prototypes
  * the host registers (GE's REG_OP), before and after pyop_load; a legacy
  * execute(ctx) waiting for its prototype; a mismatch refused at the load
- * (before) or at pyop_op_create (after), naming op and file:line (docs/ge-
- * plugins.md, "Implementation-only plugins and the host's REG_OPs"); also
- * under valgrind (ge.valgrind.impl_only).
+ * (before) or at pyop_op_create (after), naming op and file:line
+ * (docs/ge-plugins.md, "Implementation-only plugins and the host's REG_OPs");
+ * also under valgrind (ge.valgrind.impl_only).
  */
 static void case_impl_only(void) {
   char *good = dir_of("impl_only"), *bad = dir_of("impl_only_bad");
@@ -666,9 +666,9 @@ static void case_impl_only(void) {
 }
 
 /*
- * GE's newest API (tests/ge/next; docs/ge-plugins.md, "What runs on a host,
- * what is accepted, what needs an NPU"), over two loads: the HOST kernel
- * preferred, a DEVICE-only kernel run on the host, compile (read-only
+ * GE's newest API (tests/ge/next;
+ * docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"),
+ * over two loads: the HOST kernel preferred, a DEVICE-only kernel run on the host, compile (read-only
  * views, options, the platform refused) leaving its kernel on the one
  * instance of the op type, the legacy execute(ctx), unallocated outputs
  * refused (PYOP_ECONTRACT), execute returning a value.
