@@ -4,18 +4,22 @@
  * does not link libpython: Py* symbols resolve against the interpreter that
  * is already in the process, as for a CPython extension module.
  *
- * Files (a section below per file): entry.c (the exported symbol, the
- * API table, config and lifecycle calls), errors.c (errors and log lines
- * to the loader), exit_watch.c (whether the bridge's interpreter still
- * runs, and whether libpyop started it), gil.c (taking the GIL from any
- * host thread: kept thread states), gil_watch.c (the GIL-wait watch
- * thread), signals.c (signal dispositions around plugins),
- * owned_python.c (the Python libpyop starts and its thread), lanes.c,
- * lane_start.c and lane_pool.c (interpreter lanes: lanes.h),
- * free_threaded.c (call locks, the GIL watch and dropped modules of a
- * free-threaded Python), register.c
- * (package and plugin import, descriptor views), native.c (pyop._native:
- * Tensor and call contexts), callbacks.c (op callbacks).
+ * Files (a section below per file): state.c (pb, below, and the checks of
+ * what the loader hands in), entry.c (the exported symbol, the API table,
+ * config and lifecycle calls), errors.c (errors and log lines to the
+ * loader), exit_watch.c (whether the bridge's interpreter still runs, and
+ * whether libpyop started it), gil.c (taking the GIL from any host thread:
+ * kept thread states), gil_watch.c (the GIL-wait watch thread), signals.c
+ * (signal dispositions around plugins), owned_python.c (the Python libpyop
+ * starts and its thread), lanes.c, lane_start.c and lane_pool.c
+ * (interpreter lanes: lanes.h), free_threaded.c (call locks, the GIL watch
+ * and dropped modules of a free-threaded Python), register.c (a load and
+ * reset), package.c (the package set-up), import_guard.c (what a load puts
+ * back in the interpreter), views.c (descriptor views and op ctx),
+ * native.c, tensor.c and context.c (pyop._native: its module, Tensor and
+ * call contexts; native.h), holders.c (op instances' holders), callbacks.c
+ * (op callbacks). The inline hot path of a callback (Tensor reuse, frames)
+ * is in frames.h, which only callbacks.c, tensor.c and context.c include.
  *
  * Unless a comment says otherwise every function here must be called with
  * the GIL held.
@@ -87,6 +91,16 @@ void __tsan_release(void *addr);
  * libpyop's PYOP__PLURAL). */
 #define PB_PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
+/*
+ * Whether versioned struct *s (of type T) holds member m whole, by its
+ * struct_size (pyop.h's rule): the one place the bridge writes that check. The loader's
+ * tables (services, config, registrar) pass through it once, where they
+ * enter the bridge, into full-size copies whose absent members are NULL or
+ * 0 (pb_take_*, state.c); after that only a call's own arguments (infer,
+ * exec args and exec services, whose size is the call's) ask it.
+ */
+#define PB_HAS(T, s, m) PYOP_STRUCT_HAS(T, s, m)
+
 #if defined(__GNUC__)
 #define PB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -105,11 +119,19 @@ int pb_int_in(PyObject *o, int64_t lo, int64_t hi, int64_t *out, const char *wha
     PB_PRINTF(5, 6);
 int pb_uint_in(PyObject *o, uint64_t hi, uint64_t *out, const char *what, ...) PB_PRINTF(4, 5);
 
-/* Callback kinds; 1..3 are also the values pyop/__init__.py passes to
- * _native.current_ctx(). */
-enum { PB_INFER = 0, PB_EXECUTE = 1, PB_COMPILE = 2, PB_LAUNCH = 3, PB_NKINDS = 4 };
-/* "infer_meta", "execute", "compile", "declare_launch_args": the kinds'
- * names in messages, also the implementation methods' names (callbacks.c). */
+/*
+ * Callback kinds, X(KIND, name) in value order (0..): name is the kind's
+ * word in messages and the implementation method's name (callbacks.c).
+ * 1..3 are also the values pyop/__init__.py passes to _native.current_ctx()
+ * (integration.bridge.basic holds them to this list).
+ */
+#define PB_KIND_MAP(X)                                                                        \
+  X(INFER, "infer_meta") X(EXECUTE, "execute") X(COMPILE, "compile")                          \
+  X(LAUNCH, "declare_launch_args")
+#define PB_KIND_ENUM(kind, name) PB_##kind,
+enum { PB_KIND_MAP(PB_KIND_ENUM) PB_NKINDS };
+#undef PB_KIND_ENUM
+/* The kinds' names by value (PB_KIND_MAP). */
 extern const char *const pb_kind_names[PB_NKINDS];
 
 /*
@@ -238,36 +260,6 @@ typedef struct pb_holder {
 #endif
 } pb_holder;
 
-/* A Tensor a callback handed to Python, released when the callback ends. */
-enum { PB_ROLE_INPUT = 0, PB_ROLE_OUTPUT = 1, PB_ROLE_WORKSPACE = 2 };
-typedef struct pb_made {
-  PyObject *obj;    /* owned */
-  PyObject **cache; /* where to keep it for reuse, or NULL */
-  int role;
-  size_t index;
-} pb_made;
-
-struct pb_thread;
-
-/* One callback in progress on this thread (a stack through prev). */
-typedef struct pb_frame {
-  int kind;
-  struct pb_thread *thread;    /* the thread's pb_tls */
-  pb_holder *holder;
-  const void *args;            /* pyop_exec_args / compile / declare args */
-  /* The call's positional arguments and, after them, its attribute values
-   * (argv[0..npos + holder->n_attrs)), valid while the frame runs: what the
-   * context's _inputs / _attrs read. */
-  PyObject *const *argv;
-  size_t npos;
-  PyObject *ctx;               /* Context object, made on first request */
-  pb_made *made;               /* Tensors handed to Python in this call */
-  size_t n_made, cap_made;
-  pb_made made_small[8];
-  int host_status;             /* latest failure of a host service, 0 if none */
-  PyObject *host_exc;          /* the exception raised for it (owned), or NULL */
-  struct pb_frame *prev;
-} pb_frame;
 
 /*
  * The Python objects the bridge holds, all of them: one row each,
@@ -311,7 +303,11 @@ typedef struct pb_frame {
 /* Everything the bridge keeps: the process-wide C members, then the
  * Python objects (PB_PY_STATE). */
 typedef struct pb_state {
-  const pyop_loader_services *services;
+  /* The loader's services, normalised at the entry (pb_take_services):
+   * a member the loader does not offer, or that needs a later ABI minor
+   * than negotiated, is NULL; all NULL before the entry and after
+   * shutdown. */
+  pyop_loader_services services;
   uint32_t abi_minor;           /* negotiated with the loader (entry.c) */
   char *artifact_dir;
   bool owns_python;
@@ -328,7 +324,7 @@ extern pb_state pb;
 typedef struct pb_thread {
   PyThreadState *ts; /* kept thread state (gil.c), NULL if none */
   unsigned gen;      /* generation ts belongs to */
-  pb_frame *frame;   /* innermost callback in progress on this thread */
+  struct pb_frame *frame; /* innermost callback in progress (frames.h) */
   /*
    * The GIL-wait watch (gil_watch.c): wait_seq is odd while this thread waits
    * for the GIL in pb_enter_on (or, free-threaded, for a call lock: then
@@ -426,7 +422,19 @@ typedef struct pb_desc {
   PyObject *format; /* Format member */
 } pb_desc;
 
-/* ---- entry.c */
+/* ---- state.c (pb, above, is defined there too) */
+/*
+ * Normalising what the loader hands in (see PB_HAS): each returns a
+ * full-size copy with every member the given table holds whole, the others
+ * NULL / 0. Services: minor is the negotiated ABI minor (a member of a later
+ * minor stays NULL); s NULL, or too small to hold set_error: all NULL.
+ * Config: c must hold flags (its ABI 1.0 members; the caller checks).
+ * Registrar: false when r is NULL, too small or without add_proto and
+ * add_impl (its required members).
+ */
+pyop_loader_services pb_take_services(const pyop_loader_services *s, uint32_t minor);
+pyop_bridge_config pb_take_config(const pyop_bridge_config *c);
+bool pb_take_registrar(const pyop_registrar *r, pyop_registrar *out);
 /* A pyop_str that is NUL-free, non-NULL when len > 0 and (required) non-empty. */
 bool pb_str_ok(pyop_str s, bool required);
 
@@ -741,18 +749,71 @@ void pb_modules_release(PyObject *modules);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);
-/* Ensures the package and native module are imported. PYOP_OK or status
- * (error reported). */
-int pb_package_ensure(void);
 /* Drops plugin modules and every op ctx; the caller holds the GIL
  * (asserted). `_locked` in the bridge means only "holds the mutex". */
 void pb_reset_gil(void);
+
+/* ---- package.c */
+/* Ensures the package and native module are imported. PYOP_OK or status
+ * (error reported). */
+int pb_package_ensure(void);
 /* Drops the package, the native module and cached objects. */
 void pb_package_drop(void);
 /* pb_lost: forgets every Python object the bridge holds without touching
  * them (no GIL) and frees the op ctx's C memory. */
 void pb_package_forget(void);
+
+/* ---- import_guard.c */
+/*
+ * What a load relies on in the interpreter and a plugin can break: the
+ * sys.modules entries (the pyop package and its submodules, and the
+ * standard modules the loader uses), sys.meta_path, sys.path_hooks,
+ * sys.path_importer_cache and builtins.__import__. Saved before the plugins
+ * run. After a failed load every one of them is put back (sys.modules
+ * entries that existed are restored by identity, "pyop.*" entries the load
+ * added that are not modules are removed); after a successful load only
+ * the package's own entries are (a plugin may add finders or modules on
+ * purpose, but "pyop" is libpyop's). Nothing here is interpreted: the saved
+ * objects are put back as they were. sys.path is not here: its one owner is
+ * the loader (pyop/_loader.py, load_plugins), which puts it back after
+ * every load, failed or not.
+ */
+typedef struct pb_guard {
+  PyObject *modules;       /* copy of sys.modules */
+  PyObject *lists[2];      /* copies of sys.meta_path, sys.path_hooks */
+  PyObject *importer_cache; /* copy of sys.path_importer_cache */
+  PyObject *import_fn;     /* builtins.__import__ */
+} pb_guard;
+/* Saves what *g guards: 0, or -1 with an exception (nothing kept). */
+int pb_guard_save(pb_guard *g);
+/* Puts back what g saved: everything after a failed load (all), else the
+ * package's own sys.modules entries; keeps a pending exception. */
+void pb_guard_restore(const pb_guard *g, bool all);
+/* Releases what g saved. */
+void pb_guard_free(pb_guard *g);
+
+/* ---- views.c */
+/*
+ * How pb_view_add_proto/_impl ended. Two different failures, two values: a
+ * Python error (an exception is pending, nothing reached the registrar) is
+ * reported by the caller; a registrar refusal already has its detail
+ * recorded by the registrar (libpyop), and its status is in *status.
+ */
+typedef enum {
+  PB_ADD_OK = 0,      /* the registrar took the descriptor */
+  PB_ADD_PY_ERROR,    /* converting the descriptor raised */
+  PB_ADD_REFUSED,     /* the registrar returned *status (< 0) */
+} pb_add_result;
+/* Builds the proto (impl) view of desc and calls the registrar's add_proto
+ * (add_impl); the op ctx joins *list when the registrar took it. */
+pb_add_result pb_view_add_proto(const pyop_registrar *reg, PyObject *desc, pb_op **list,
+                                int *status);
+pb_add_result pb_view_add_impl(const pyop_registrar *reg, PyObject *desc, pb_op **list,
+                               int *status);
+/* Drops one reference of op (freed with its last). */
 void pb_op_decref(pb_op *op);
+/* Drops the list's reference of each op of list (linked through next). */
+void pb_ops_free(pb_op *list);
 
 /* ---- native.c */
 /* Creates pyop._native (types included). New reference or NULL (exception). */
@@ -767,226 +828,29 @@ PyObject *pb_native_create(void);
 extern atomic_long pb_live_objects;
 #endif
 
-/* A pyop.Tensor: a view of a host pyop_tensor, valid during one callback. */
-typedef struct pb_tensor {
-  PyObject_HEAD
-  pyop_tensor t;   /* the host's description (ndim clamped to 0..8) */
-  /*
-   * valid: during its callback. exports: buffers of it alive. A plugin's
-   * threads may take and release buffers at once, and one may ask for a
-   * buffer as the callback ends: a free-threaded build makes the count
-   * atomic, asks for a buffer by counting it first and checking valid after
-   * (tensor_getbuffer), and ends a call by clearing valid first and reading
-   * the count after (pb_frame_end): whatever the order, the view is either
-   * refused or counted.
-   */
-  PB_SHARED(bool) valid;
-  bool writable;
-  PB_SHARED(Py_ssize_t) exports;
-  /* Bytes this Tensor owns (t.data points into them), freed with it; NULL
-   * for a view of host memory. A Tensor attribute owns a copy, so a buffer
-   * of it (memoryview, numpy) keeps the bytes alive by keeping the Tensor. */
-  void *owned;
-  /* A ViewBase's state of its subclass (ViewBase._x: the lazily made
-   * ge.runtime.Tensor fields), owned, or NULL; dropped whenever the view
-   * ends its call, so a reused view starts afresh. NULL for a pyop.Tensor.
-   * Any thread of a plugin may read or set it: a free-threaded build does
-   * both in the view's critical section (native.c), and the callback's
-   * thread drops it there too (pb_frame_end). */
-  PB_SHARED(PyObject *) ext;
-  Py_ssize_t shape[PYOP_MAX_DIMS];
-  Py_ssize_t strides[PYOP_MAX_DIMS];
-} pb_tensor;
 
-/*
- * Whether a Tensor holding a (filled from a host struct, ndim clamped) shows
- * exactly what one filled from b would: same data, dtype, format, ndim
- * (and reserved), nbytes and dimensions 0..ndim. Entries of shape past ndim
- * are never read. Inline word compares instead of a memcmp call.
- */
-static inline bool pb_tensor_same(const pyop_tensor *a, const pyop_tensor *b) {
-  if (a->data != b->data || a->dtype != b->dtype || a->format != b->format ||
-      a->ndim != b->ndim || a->reserved != b->reserved || a->nbytes != b->nbytes)
-    return false;
-  for (int32_t i = 0; i < a->ndim; i++) /* a->ndim is 0..8 */
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
-}
-
-/*
- * Whether the object a holder's cache keeps (a Tensor or a TensorDesc) is
- * free to be refilled for the next call: the cache's reference is the only
- * one. Nothing else then reaches it (neither plugin code, nor a memoryview,
- * nor a traceback: each of those holds a reference; Tensor and TensorDesc
- * take no weak references), so changing it in place is invisible.
- *
- * A free-threaded Python splits the count: a local part only the thread
- * that made the object changes, and a shared part other threads add to
- * atomically. The object is the cache's alone when this thread made it,
- * the local part is that one reference and no other thread holds any
- * (shared part 0, not merged). No other thread can be taking one as it is
- * read: the only pointer to it is the cache, used under the holder's lock
- * (pb_holder.lock). An object another thread made is not reused (that
- * thread's call makes its own).
- */
-static inline bool pb_only_cache_holds(PyObject *o) {
-#ifdef Py_GIL_DISABLED
-  return _Py_IsOwnedByCurrentThread(o) && o->ob_ref_local == 1 &&
-         _Py_atomic_load_ssize_relaxed(&o->ob_ref_shared) == 0;
-#else
-  return Py_REFCNT(o) == 1;
-#endif
-}
-
-/* pb_tensor_get's general case: fills (a reusable *cache or) a new Tensor
- * of type tp (NULL: pyop.Tensor; else a subclass of pb.view_type). */
-PyObject *pb_tensor_make(PyTypeObject *tp, PyObject **cache, const pyop_tensor *t,
-                         bool writable);
-/* A read-only Tensor that owns a copy of t's bytes (t: a valid description
- * with data of at least its size): for Tensor attributes. */
-PyObject *pb_tensor_own_copy(const pyop_tensor *t);
-
-/*
- * A read-only (or writable) Tensor over t, reusing *cache when nobody else
- * holds it (pb_only_cache_holds). New reference or NULL
- * (exception). A reused Tensor last filled from an equivalent host struct
- * (pb_tensor_same) is only marked valid again: its shape/strides are t's.
- */
-static inline PyObject *pb_tensor_get(PyTypeObject *tp, PyObject **cache, const pyop_tensor *t,
-                                      bool writable) {
-  if (cache != NULL && *cache != NULL && pb_only_cache_holds(*cache)) {
-    pb_tensor *self = (pb_tensor *)*cache;
-    if (self->writable == writable && self->exports == 0 && pb_tensor_same(&self->t, t)) {
-      *cache = NULL;
-      self->valid = true;
-      return (PyObject *)self;
-    }
-  }
-  return pb_tensor_make(tp, cache, t, writable);
-}
-
-/*
- * Drops t's ext (a view's state for its call). In a free-threaded build in
- * the view's critical section, where ViewBase._x is read and set: after
- * t->valid was cleared, a set either came before (and is dropped here) or
- * comes after and is refused (view_x_set, native.c).
- */
-static inline void pb_tensor_drop_ext(pb_tensor *t) {
-#ifdef Py_GIL_DISABLED
-  PyObject *x;
-  PB_CS_BEGIN((PyObject *)t);
-  x = t->ext;
-  t->ext = NULL;
-  PB_CS_END((PyObject *)t);
-  Py_XDECREF(x);
-#else
-  Py_CLEAR(t->ext);
-#endif
-}
-
-/* pb_frame_track when made[] is full: grows it. */
-int pb_frame_track_grow(pb_frame *f, PyObject *t, PyObject **cache, int role, size_t index);
-
-/* Records t (reference stolen) in f; -1 with MemoryError (t dropped). */
-static inline int pb_frame_track(pb_frame *f, PyObject *t, PyObject **cache, int role,
-                                 size_t index) {
-  if (f->n_made == f->cap_made)
-    return pb_frame_track_grow(f, t, cache, role, index);
-  f->made[f->n_made++] = (pb_made){t, cache, role, index};
-  return 0;
-}
-
-/* Invalidates and drops f's context (f->ctx != NULL). */
-void pb_frame_ctx_end(pb_frame *f);
-/* Records in f's holder that m's buffer outlived the call (see
- * pb_holder.escaped); returns the message for it (malloc'd, may be NULL). */
-char *pb_frame_escaped(pb_frame *f, const pb_made *m);
-/*
- * gc.collect() (a full collection, also when a plugin disabled the
- * collector), keeping a pending exception: a view held only by a reference
- * cycle (a recursive inner function closing over it, sys.exc_info() kept
- * in a local) is released then. Runs finalizers: any code. Cold.
- */
-void pb_collect_garbage(void);
-/* pb_frame_end from made[from], the first Tensor still exported: collects
- * garbage, then records each Tensor still exported. Cold. */
-bool pb_frame_end_exported(pb_frame *f, size_t from, char **why);
-
-/* Starts a frame of kind on thread th (&pb_tls; made = made_small). */
-static inline void pb_frame_begin(pb_frame *f, pb_thread *th, int kind, pb_holder *h,
-                                  const void *args) {
-  f->kind = kind;
-  f->thread = th;
-  f->holder = h;
-  f->args = args;
-  f->argv = NULL;
-  f->npos = 0;
-  f->ctx = NULL;
-  f->made = f->made_small;
-  f->n_made = 0;
-  f->cap_made = sizeof f->made_small / sizeof f->made_small[0];
-  f->host_status = 0;
-  f->host_exc = NULL;
-  f->prev = th->frame;
-  th->frame = f;
-}
-
-/*
- * Pops the frame, invalidates its context (if one was made) and every
- * tensor it handed out; each Tensor nobody else holds goes back to its
- * cache (which takes the reference) or is dropped. Returns false when a
- * buffer export outlived the call (the holder then refuses calls until it
- * is released); *why (malloc'd) then says which tensor. An export still
- * there when the call returns is judged only after a garbage collection
- * (pb_frame_end_exported): a view held by nothing but a reference cycle is
- * not an escape.
- */
-static inline bool pb_frame_end(pb_frame *f, char **why) {
-  f->thread->frame = f->prev;
-  if (f->ctx != NULL)
-    pb_frame_ctx_end(f);
-  *why = NULL;
-  for (size_t i = 0; i < f->n_made; i++) {
-    pb_made *m = &f->made[i];
-    pb_tensor *t = (pb_tensor *)m->obj;
-    t->valid = false; /* before the count is read: see pb_tensor.exports */
-    if (__builtin_expect(t->exports != 0, 0))
-      return pb_frame_end_exported(f, i, why);
-#ifdef Py_GIL_DISABLED
-    /* Another thread may be setting a view's _x: see pb_tensor_drop_ext. */
-    if (Py_TYPE(t) != pb.tensor_type)
-#else
-    if (__builtin_expect(t->ext != NULL, 0))
-#endif
-      pb_tensor_drop_ext(t); /* a view's state: also breaks its cycle through the view */
-    if (m->cache != NULL && *m->cache == NULL && pb_only_cache_holds(m->obj)) {
-      *m->cache = m->obj;
-      continue;
-    }
-    Py_DECREF(m->obj);
-  }
-  if (f->made != f->made_small)
-    free(f->made);
-  f->made = NULL;
-  f->n_made = 0;
-  return true;
-}
-/* DataType / Format member for a value; borrowed, NULL if unknown. */
-static inline PyObject *pb_dtype_obj(int32_t dtype) {
-  return dtype >= 0 && dtype < PYOP_DTYPE_COUNT ? pb.dtypes[dtype] : NULL;
-}
-static inline PyObject *pb_format_obj(int32_t format) {
-  return format >= 0 && format < PYOP_FORMAT_COUNT ? pb.formats[format] : NULL;
-}
-
-/* ---- callbacks.c */
-extern const pyop_op_callbacks pb_proto_callbacks;
-/* _native.registered_proto(op_type) (callbacks.c; loader service of ABI 1.2). */
+/* ---- holders.c */
+/* _native.registered_proto(op_type) (loader service of ABI 1.2). */
 PyObject *pb_registered_proto(PyObject *self, PyObject *op_type);
 int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
                         void **out_holder);
 void pb_cb_destroy_holder(void *holder);
+/*
+ * The attribute names of a TensorDesc, interned once for desc_to_tensor
+ * (callbacks.c) reading a result that is not exactly a pyop.TensorDesc (a
+ * subclass, any object with the three attributes), kept while any holder
+ * lives (holders counts them). Holders only live while the package is
+ * loaded (unload and shutdown refuse while an op instance lives), so the
+ * names never outlive their interpreter. Guarded by the GIL (and
+ * holders.c's holders_lock).
+ */
+typedef struct pb_desc_names_t {
+  long holders;
+  PyObject *shape, *dtype, *format;
+} pb_desc_names_t;
+extern pb_desc_names_t pb_desc_names;
+
+/* ---- callbacks.c (the inline part of their hot path: frames.h) */
 int pb_cb_infer_meta(void *holder, const pyop_infer_args *args);
 int pb_cb_execute(void *holder, const pyop_exec_args *args);
 int pb_cb_compile(void *holder, const pyop_compile_args *args);

@@ -15,20 +15,10 @@
 #define PYOP_BRIDGE_BUILD_INFO "unknown compiler"
 #endif
 
-pb_state pb;
-
 static const char pb_build_info[] =
     PYOP_BRIDGE_BUILD_INFO ", Python headers " PY_VERSION;
 
 /* ------------------------------------------------------------- config */
-
-bool pb_str_ok(pyop_str s, bool required) {
-  if (s.len > 0 && s.data == NULL)
-    return false;
-  if (required && s.len == 0)
-    return false;
-  return s.len == 0 || memchr(s.data, '\0', s.len) == NULL;
-}
 
 /* The running interpreter must be the major.minor the bridge was built for. */
 static int check_running_version(void) {
@@ -53,10 +43,10 @@ static int check_running_version(void) {
  * isolated one (owned by the bridge, finalised at shutdown) if the flag
  * PYOP_BRIDGE_START_PYTHON is set, else fails with PYOP_ENOTINIT.
  */
-static int pb_set_config(const pyop_bridge_config *config) {
-  if (config == NULL ||
-      config->struct_size < offsetof(pyop_bridge_config, flags) + sizeof(config->flags))
+static int pb_set_config(const pyop_bridge_config *given) {
+  if (given == NULL || !PB_HAS(pyop_bridge_config, given, flags))
     return pb_error(PYOP_EINVAL, "bridge set_config: config is NULL or too small");
+  const pyop_bridge_config taken = pb_take_config(given), *config = &taken;
   if (!pb_str_ok(config->artifact_dir, true))
     return pb_error(PYOP_EINVAL, "bridge set_config: artifact_dir is empty or invalid");
   int lrc = pb_lanes_configure(config);
@@ -158,7 +148,7 @@ static void pb_shutdown(void) {
   pb_kept_key_delete(); /* no destructor may run into this image after dlclose */
   free(pb.artifact_dir);
   pb.artifact_dir = NULL;
-  pb.services = NULL;
+  pb.services = pb_take_services(NULL, 0);
   atomic_store(&pb_lost, false);
 }
 
@@ -195,21 +185,17 @@ int pyop_bridge_entry(const pyop_bridge_request *request, const pyop_bridge_api 
   if (request == NULL || out_api == NULL)
     return PYOP_EINVAL;
   *out_api = NULL;
-  if (request->struct_size < offsetof(pyop_bridge_request, services) + sizeof(request->services))
+  if (!PB_HAS(pyop_bridge_request, request, services))
     return PYOP_EABI;
-  const pyop_loader_services *s = request->services;
-  if (s != NULL && s->struct_size >= offsetof(pyop_loader_services, set_error) +
-                                         sizeof(s->set_error))
-    pb.services = s;
-  else
-    pb.services = NULL;
+  uint32_t ours = PYOP_BRIDGE_ABI_MINOR;
+  uint32_t minor = request->abi_minor < ours ? request->abi_minor : ours;
+  pb.services = pb_take_services(request->services, minor);
   if (request->abi_major != PYOP_BRIDGE_ABI_MAJOR)
     return pb_error(PYOP_EABI, "bridge speaks ABI %u.%u, the loader asked for %u.%u",
                     (unsigned)PYOP_BRIDGE_ABI_MAJOR, (unsigned)PYOP_BRIDGE_ABI_MINOR,
                     (unsigned)request->abi_major, (unsigned)request->abi_minor);
   pb_kept_key_create();
-  uint32_t ours = PYOP_BRIDGE_ABI_MINOR;
-  pb_api.abi_minor = request->abi_minor < ours ? request->abi_minor : ours;
+  pb_api.abi_minor = minor;
   pb.abi_minor = pb_api.abi_minor;
   *out_api = &pb_api;
   return PYOP_OK;

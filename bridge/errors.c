@@ -27,20 +27,14 @@ char *pb_strdupf(const char *fmt, ...) {
   return s;
 }
 
-static bool services_have_set_error(void) {
-  const pyop_loader_services *s = pb.services;
-  return s != NULL &&
-         s->struct_size >= offsetof(pyop_loader_services, set_error) + sizeof(s->set_error) &&
-         s->set_error != NULL;
-}
-
 static void send_error(int status, const char *msg) {
-  if (!services_have_set_error())
+  void (*set_error)(int, pyop_str) = pb.services.set_error;
+  if (set_error == NULL)
     return;
   if (msg == NULL)
     msg = "bridge: out of memory while formatting an error";
   pyop_str m = {msg, strlen(msg)};
-  pb.services->set_error(status, m);
+  set_error(status, m);
 }
 
 int pb_error(int status, const char *fmt, ...) {
@@ -54,12 +48,10 @@ int pb_error(int status, const char *fmt, ...) {
 }
 
 const char *pb_loader_last_error(void) {
-  const pyop_loader_services *s = pb.services;
-  if (pb.abi_minor < 4 || s == NULL ||
-      s->struct_size < offsetof(pyop_loader_services, last_error) + sizeof s->last_error ||
-      s->last_error == NULL)
+  pyop_str (*last_error)(void) = pb.services.last_error; /* NULL before ABI 1.4 */
+  if (last_error == NULL)
     return NULL;
-  pyop_str v = s->last_error();
+  pyop_str v = last_error();
   /* A view is (pointer, length); the loader's is NUL-terminated too. */
   if (v.data == NULL || v.len == 0 || v.data[v.len] != '\0')
     return NULL;
@@ -91,9 +83,8 @@ const char *pb_status_message(int status) {
 }
 
 void pb_log(int level, const char *fmt, ...) {
-  const pyop_loader_services *s = pb.services;
-  if (s == NULL || s->struct_size < offsetof(pyop_loader_services, log) + sizeof(s->log) ||
-      s->log == NULL)
+  void (*log)(int, pyop_str) = pb.services.log;
+  if (log == NULL)
     return;
   va_list ap;
   va_start(ap, fmt);
@@ -101,7 +92,7 @@ void pb_log(int level, const char *fmt, ...) {
   va_end(ap);
   if (m != NULL) {
     pyop_str v = {m, strlen(m)};
-    s->log(level, v);
+    log(level, v);
     free(m);
   }
 }

@@ -94,9 +94,6 @@ void pb_lanes_from_host(pb_host_turn t) {
     return rc_;                                                                               \
   } while (0)
 
-/* Whether struct s (its struct_size) has member m of type T. */
-#define HAS(T, s, m) ((s)->struct_size >= offsetof(T, m) + sizeof((s)->m))
-
 /* ------------------------------------------------------ the call sinks */
 
 /* Each call into a lane gets a copy of libpyop's arguments whose sinks are
@@ -447,7 +444,7 @@ static int disp_infer(void *h, const pyop_infer_args *a) {
   pyop_infer_args b;
   sink_frame f = {a, 0};
   copy_args(&b, a, a->struct_size, sizeof b);
-  if (HAS(pyop_infer_args, &b, add_output) && b.add_output != NULL) {
+  if (PB_HAS(pyop_infer_args, &b, add_output) && b.add_output != NULL) {
     b.sink_ctx = &f;
     b.add_output = w_add_output;
   }
@@ -479,7 +476,7 @@ static int disp_execute(void *h, const pyop_exec_args *a) {
     f.svc.ctx = &f;
     f.svc.alloc_output = s->alloc_output != NULL ? w_alloc_output : NULL;
     f.svc.alloc_workspace = s->alloc_workspace != NULL ? w_alloc_workspace : NULL;
-    if (HAS(pyop_exec_services, &f.svc, alias_output) && f.svc.alias_output != NULL)
+    if (PB_HAS(pyop_exec_services, &f.svc, alias_output) && f.svc.alias_output != NULL)
       f.svc.alias_output = w_alias_output;
     f.args.services = &f.svc;
   }

@@ -121,9 +121,9 @@ static void lane_set_error(int status, pyop_str m) {
     pb_lanes_refused_note(m);
     return;
   }
-  if (pb.services != NULL && pb.services->set_error != NULL) {
+  if (pb.services.set_error != NULL) {
     pb_host_turn t = pb_lanes_to_host();
-    pb.services->set_error(status, m);
+    pb.services.set_error(status, m);
     pb_lanes_from_host(t);
   }
 }
@@ -135,20 +135,16 @@ static void lane_log(int level, pyop_str m) {
     job_keep_line(j, level, strndup(m.data != NULL ? m.data : "", m.len));
     return;
   }
-  if (pb.services != NULL && pb.services->log != NULL) {
+  if (pb.services.log != NULL) {
     pb_host_turn t = pb_lanes_to_host();
-    pb.services->log(level, m);
+    pb.services.log(level, m);
     pb_lanes_from_host(t);
   }
 }
 
 /* Whether libpyop's services offer the prototype lookups (ABI 1.2). */
 static bool svc_has_protos(void) {
-  const pyop_loader_services *s = pb.services;
-  return s != NULL && pb.abi_minor >= 2 &&
-         s->struct_size >= offsetof(pyop_loader_services, release_proto) +
-                               sizeof s->release_proto &&
-         s->find_proto != NULL && s->release_proto != NULL;
+  return pb.services.find_proto != NULL && pb.services.release_proto != NULL;
 }
 
 /* find_proto / release_proto / last_error of a lane image: libpyop's. */
@@ -158,7 +154,7 @@ static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
     return PYOP_ENOENT;
   }
   pb_host_turn t = pb_lanes_to_host();
-  int rc = pb.services->find_proto(op_type, out);
+  int rc = pb.services.find_proto(op_type, out);
   pb_lanes_from_host(t);
   return rc;
 }
@@ -166,7 +162,7 @@ static int lane_find_proto(pyop_str op_type, const pyop_op_info **out) {
 static void lane_release_proto(const pyop_op_info *info) {
   if (svc_has_protos()) {
     pb_host_turn t = pb_lanes_to_host();
-    pb.services->release_proto(info);
+    pb.services.release_proto(info);
     pb_lanes_from_host(t);
   }
 }
@@ -204,7 +200,7 @@ static int image_open(lane_job *j) {
     return job_fail(j, PYOP_EUNSUPPORTED, "%s", why);
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", l->fd);
-  l->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  l->handle = PB_OS(dlopen)(path, RTLD_NOW | RTLD_LOCAL);
   if (l->handle == NULL) {
     const char *e = dlerror();
     job_fail(j, PYOP_EUNSUPPORTED, "cannot open the copy of the bridge (%s): %s", path,

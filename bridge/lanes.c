@@ -92,16 +92,6 @@ static char lanes_refused[512];
  * others are read where they act (no-proc, no-memfd below; fail-start-N in
  * lane_start.c).
  */
-bool pb_lanes_test_seam(const char *word) {
-  const char *v = secure_getenv("PYOP_TEST_LANES");
-  size_t n = strlen(word);
-  for (const char *p = v; p != NULL && *p != '\0'; p += strcspn(p, ","), p += *p == ',') {
-    if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-      return true;
-  }
-  return false;
-}
-
 /* Why no lane can run in this Python, or NULL when lanes can. */
 static const char *lanes_impossible(void) {
 #if PY_VERSION_HEX < 0x030C0000
@@ -158,9 +148,7 @@ static const char *without_lanes(void) {
 /* ------------------------------------------------------------- config */
 
 int pb_lanes_configure(const pyop_bridge_config *config) {
-  uint32_t n = 0;
-  if (config->struct_size >= offsetof(pyop_bridge_config, lanes) + sizeof config->lanes)
-    n = config->lanes;
+  uint32_t n = config->lanes; /* 0 when the loader's config has none (pb_take_config) */
   if (n > PYOP_MAX_LANES)
     return pb_error(PYOP_EINVAL, "bridge set_config: lanes %" PRIu32 " is out of range (0..%u)",
                     n, PYOP_MAX_LANES);
@@ -301,106 +289,6 @@ int pb_lanes_unavailable(const char *fmt, ...) {
   return PYOP_EUNSUPPORTED;
 }
 
-/* fopen("/proc/self/maps"), or NULL; the test seam "no-proc": as if /proc
- * were not mounted (ENOENT). */
-static FILE *open_maps(void) {
-  if (pb_lanes_test_seam("no-proc")) {
-    errno = ENOENT;
-    return NULL;
-  }
-  return fopen("/proc/self/maps", "re");
-}
-
-int pb_lane_own_file(void) {
-  Dl_info di;
-  if (dladdr((void *)&pb_lanes_configure, &di) == 0 || di.dli_fname == NULL)
-    return pb_lanes_unavailable("dladdr cannot name the bridge's file"), -1;
-  int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
-    return pb_lanes_unavailable("cannot open the bridge's file %s: %s", di.dli_fname,
-                             strerror(e)), -1;
-  }
-  FILE *maps = open_maps();
-  if (maps == NULL) {
-    int e = errno;
-    close(fd);
-    return pb_lanes_unavailable("cannot read /proc/self/maps (%s): is /proc mounted? (lanes copy "
-                             "the bridge and open the copy through /proc/self/fd)",
-                             strerror(e)), -1;
-  }
-  bool same = false;
-  char line[4096];
-  while (!same && fgets(line, sizeof line, maps) != NULL) {
-    unsigned long lo = 0, hi = 0, off = 0, ino = 0;
-    unsigned maj = 0, mnr = 0;
-    char perm[8];
-    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perm, &off, &maj, &mnr, &ino) == 7 &&
-        lo == (unsigned long)(uintptr_t)di.dli_fbase)
-      same = maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
-             ino == (unsigned long)st.st_ino;
-  }
-  fclose(maps);
-  if (!same) {
-    close(fd);
-    return pb_lanes_unavailable("the bridge's file %s is not the one mapped in this process "
-                             "(replaced since it was loaded?)", di.dli_fname), -1;
-  }
-  return fd;
-}
-
-/* memfd_create; the test seam "no-memfd": as if refused (EPERM, a seccomp
- * filter). */
-static int open_memfd(const char *name) {
-  if (pb_lanes_test_seam("no-memfd")) {
-    errno = EPERM;
-    return -1;
-  }
-  return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-}
-
-int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size) {
-  char name[32];
-  snprintf(name, sizeof name, "pyop-lane-%u", (unsigned)index);
-  int fd = open_memfd(name);
-  if (fd < 0) {
-    snprintf(why, why_size, "memfd_create failed: %s", strerror(errno));
-    return -1;
-  }
-  char buf[65536];
-  off_t at = 0;
-  for (;;) {
-    ssize_t n = pread(src, buf, sizeof buf, at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (n < 0)
-        goto fail;
-      break;
-    }
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = write(fd, buf + done, (size_t)(n - done));
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        goto fail;
-      done += w;
-    }
-    at += n;
-  }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
-    goto fail;
-  return fd;
-fail:;
-  int e = errno;
-  close(fd);
-  snprintf(why, why_size, "cannot copy the bridge into a sealed memfd: %s", strerror(e));
-  return -1;
-}
-
 static void lanes_stop(bool keep);
 
 /*
@@ -487,9 +375,10 @@ static int lanes_run(const pyop_str *paths, size_t n) {
   int src = -1;
   uint32_t kept = 0;
   if (start) {
-    src = pb_lane_own_file();
+    char why[384];
+    src = pb_lane_own_file((const void *)&pb_lanes_configure, why, sizeof why);
     if (src < 0)
-      return PYOP_EUNSUPPORTED;
+      return pb_lanes_unavailable("%s", why);
     kept = pb_lane_pool_take(lanes, PYOP_MAX_LANES);
     for (uint32_t k = kept; k < lanes_asked; k++)
       lanes[k] = (pb_lane){.fd = -1};

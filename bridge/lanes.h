@@ -12,6 +12,7 @@
 #define PYOP_BRIDGE_LANES_H
 
 #include "bridge.h"
+#include "os.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -20,10 +21,8 @@
  * never does): adopt the interpreter attached on the calling thread. */
 #define PB_CONFIG_LANE (1u << 31)
 
-/* Whether the test seam PYOP_TEST_LANES lists word (docs/design.md §Lanes;
- * ignored under secure execution). No GIL needed; any thread; in every
- * bridge (set_config reads "force"). */
-bool pb_lanes_test_seam(const char *word);
+/* pb_lanes_test_seam (the PYOP_TEST_LANES words) and the bridge's system
+ * calls: os.h. */
 
 #ifdef PB_LANES
 
@@ -34,7 +33,7 @@ typedef struct lane_desc {
   uint32_t caps;
   size_t element; /* the index of the load's path it came from */
   /* digest: what the lane's load of that path compiled (its code_digest,
-   * register.c's lane_digest) */
+   * views.c's lane_digest) */
   char *op_type, *key, *digest;
   void *ctx;
   const pyop_op_callbacks *cb;
@@ -71,13 +70,7 @@ typedef struct pb_lane {
 } pb_lane;
 
 /* ---- lanes.c */
-/* An fd of the file this image was loaded from (checked to be the mapped
- * one), or -1 after pb_lanes_unavailable with the reason. No GIL needed;
- * the loading thread. */
-int pb_lane_own_file(void);
-/* A sealed memfd holding a copy of src, named for lane index, or -1 with
- * the reason in why[why_size]. No GIL needed; any thread. */
-int pb_lane_image_copy(int src, uint32_t index, char *why, size_t why_size);
+/* (pb_lane_own_file and pb_lane_image_copy: os.h, lane_files.c.) */
 /* Lanes cannot start in this process (no /proc, memfd_create refused, the
  * bridge's file replaced): every descriptor serial with that reason, one
  * warning, no error recorded; PYOP_EUNSUPPORTED. The loading thread. */

@@ -132,10 +132,10 @@ static const char *status_text(int rc, char *buf, size_t len) {
 
 /* Returns the name of the first NULL required member, or NULL. */
 static const char *missing_member(const pyop_bridge_api *api) {
-  if (!api->set_config) return "set_config";
-  if (!api->register_custom_ops) return "register_custom_ops";
-  if (!api->reset) return "reset";
-  if (!api->shutdown) return "shutdown";
+#define PYOP__API_NULL(m) \
+  if (!api->m) return #m;
+  PYOP_BRIDGE_API_REQUIRED(PYOP__API_NULL)
+#undef PYOP__API_NULL
   return NULL;
 }
 

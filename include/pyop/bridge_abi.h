@@ -403,6 +403,11 @@ typedef struct pyop_bridge_api {
   int (*interpreter_status)(void);
 } pyop_bridge_api;
 
+/* The members of pyop_bridge_api a loader requires non-NULL (all of ABI
+ * 1.0), X(member), in table order: libpyop refuses a bridge whose table
+ * leaves one NULL, naming the first. */
+#define PYOP_BRIDGE_API_REQUIRED(X) X(set_config) X(register_custom_ops) X(reset) X(shutdown)
+
 typedef struct pyop_bridge_request {
   size_t struct_size;
   uint32_t abi_major; /* highest the loader speaks */

@@ -629,6 +629,29 @@ static void case_basic(void) {
               "_td()\n"
               "del _td\n"),
         "pyop.TensorDesc on the bridge's fields");
+  /* pyop's callback kinds are the bridge's (PB_KIND_MAP): outside a
+   * callback, current_ctx(kind) names the kind it was asked for. */
+  CHECK(py_ok("def _kinds():\n"
+              "    import sys\n"
+              "    pyop, n = sys.modules['pyop'], sys.modules['pyop._native']\n"
+              "    for k, name in ((pyop._CTX_EXECUTE, 'execute'), (pyop._CTX_COMPILE, 'compile'),\n"
+              "                    (pyop._CTX_LAUNCH, 'declare_launch_args')):\n"
+              "        try:\n"
+              "            n.current_ctx(k)\n"
+              "        except RuntimeError as e:\n"
+              "            assert 'no %s callback is running' % name in str(e), (k, str(e))\n"
+              "        else:\n"
+              "            raise AssertionError('current_ctx(%d) outside a callback' % k)\n"
+              "    for k in (0, 4):\n"
+              "        try:\n"
+              "            n.current_ctx(k)\n"
+              "        except ValueError as e:\n"
+              "            assert str(e) == 'unknown callback kind %d' % k, str(e)\n"
+              "        else:\n"
+              "            raise AssertionError(k)\n"
+              "_kinds()\n"
+              "del _kinds\n"),
+        "callback kinds of pyop and the bridge");
   sa->cb->destroy_holder(ph);
   sai->cb->destroy_holder(ih);
   api->reset();
@@ -1957,10 +1980,89 @@ static void case_bench(void) {
 }
 
 /*
+ * Members of a loader table past its struct_size, set to traps: the bridge
+ * must never call one (it normalises the loader's tables once, at its
+ * entry, reading only what struct_size holds).
+ */
+static int g_trap_calls;
+static int trap_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  (void)op_type;
+  *out = NULL;
+  g_trap_calls++;
+  return PYOP_ENOENT;
+}
+static void trap_release_proto(const pyop_op_info *info) {
+  (void)info;
+  g_trap_calls++;
+}
+static pyop_str trap_last_error(void) {
+  g_trap_calls++;
+  return (pyop_str){"trap", 4};
+}
+static void trap_set_error(int status, pyop_str msg) {
+  (void)status;
+  (void)msg;
+  g_trap_calls++;
+}
+
+/* Tables older (shorter) than the bridge's: services, config, registrar. */
+static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
+  const pyop_bridge_api *a = NULL;
+  const char *no_proto = "import sys\n"
+                         "assert sys.modules['pyop._native'].registered_proto('Nope') is None\n";
+  /* Services of ABI 1.0's size, the later members traps. */
+  pyop_loader_services old = {sizeof old,      svc_set_error,      svc_log,
+                              trap_find_proto, trap_release_proto, trap_last_error};
+  old.struct_size = offsetof(pyop_loader_services, find_proto);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &old};
+  g_trap_calls = 0;
+  CHECK(entry(&req, &a) == PYOP_OK, "1.0-sized services");
+  CHECK(py_ok(no_proto), "registered_proto without find_proto");
+  /* A registrar too small to hold add_impl is refused (through set_error,
+   * a 1.0 member). */
+  recorder r = {.fail_at = -1};
+  pyop_registrar reg = {offsetof(pyop_registrar, add_impl), &r, rec_add_proto, rec_add_impl};
+  clear_error();
+  CHECK(a->register_custom_ops(&reg, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
+        "short registrar refused");
+  /* A config of ABI 1.0's size: lanes past it is not read (out of range). */
+  pyop_bridge_config cfg = {sizeof cfg, {g_artifact, strlen(g_artifact)}, {NULL, 0}, 0};
+  cfg.lanes = 100000;
+  cfg.struct_size = offsetof(pyop_bridge_config, lanes);
+  CHECK(a->set_config(&cfg) == PYOP_OK, "lanes past struct_size not read");
+  cfg.struct_size = sizeof cfg;
+  clear_error();
+  CHECK(a->set_config(&cfg) == PYOP_EINVAL && err_has("lanes 100000 is out of range"),
+        "lanes within struct_size read");
+  CHECK(g_trap_calls == 0, "a member past struct_size called (%d)", g_trap_calls);
+  /* Full-size services with a loader of 1.1: the 1.2/1.4 members unused. */
+  old.struct_size = sizeof old;
+  req.abi_minor = 1;
+  CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == 1, "minor 1");
+  CHECK(py_ok(no_proto), "registered_proto with a 1.1 loader");
+  CHECK(g_trap_calls == 0, "a member of a later minor called (%d)", g_trap_calls);
+  req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* the traps are offered now: used */
+  CHECK(entry(&req, &a) == PYOP_OK, "full services");
+  CHECK(py_ok(no_proto) && g_trap_calls == 1, "find_proto asked (%d)", g_trap_calls);
+  /* Services too small to hold set_error: no error is sent at all. */
+  pyop_loader_services tiny = {offsetof(pyop_loader_services, set_error), trap_set_error, NULL};
+  req.services = &tiny;
+  req.abi_major = PYOP_BRIDGE_ABI_MAJOR + 1;
+  g_trap_calls = 0;
+  CHECK(entry(&req, &a) == PYOP_EABI && g_trap_calls == 0, "set_error past struct_size");
+  req.services = &g_services; /* back to what the other cases use */
+  req.abi_major = PYOP_BRIDGE_ABI_MAJOR;
+  CHECK(entry(&req, &a) == PYOP_OK, "services restored");
+  CHECK_OK(configure(0));
+}
+
+/*
  * The entry's version negotiation: major 2 refused naming it, a newer minor
  * answered with the bridge's own, minor 0 with 1.0 (and what a 1.0 loader
  * cannot read refused, not handed over), build_info; NULL requests, bad
- * configurations and views with an embedded NUL refused.
+ * configurations and views with an embedded NUL refused; loader tables
+ * shorter than the bridge's read only as far as struct_size says
+ * (case_abi_short_tables).
  */
 static void case_abi(void) {
   void *h = bridge_handle;
@@ -1987,6 +2089,7 @@ static void case_abi(void) {
           "ABI 1.0 message");
     rec_clear(&r);
   }
+  case_abi_short_tables(entry);
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == PYOP_BRIDGE_ABI_MINOR, "minor restored");
   CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,

@@ -38,7 +38,7 @@ from ._types import DataType
 
 __all__ = ["elements", "Elements"]
 
-# The buffer format of each data type: the bridge's (bridge/native.c,
+# The buffer format of each data type: the bridge's (bridge/tensor.c,
 # dtype_fmt), which tests/examples/test_elements.py holds to this table.
 # bfloat16 has none; its words are read as "H".
 FORMATS = {

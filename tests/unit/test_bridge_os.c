@@ -1,0 +1,232 @@
+/*
+ * The bridge's OS seam (bridge/os.c) and what lanes do with the bridge's
+ * own file through it (bridge/lane_files.c): "no /proc", "memfd refused",
+ * a replaced file, failed copies, each faulted through pb_os_table (no
+ * mount namespace, no LD_PRELOAD), with the exact reason a user reads in
+ * the lanes warning and nothing left open.
+ */
+#include "testutil.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fake_bridge/fake_bridge_util.h"
+#include "../../bridge/os.h"
+
+static int os_setup(void **state) {
+  (void)state;
+  pb_os_reset();
+  unsetenv("PYOP_TEST_LANES");
+  return 0;
+}
+
+static int os_teardown(void **state) {
+  (void)state;
+  pb_os_reset();
+  unsetenv("PYOP_TEST_LANES");
+  return 0;
+}
+
+/* An address inside libc and the file it was loaded from: what the bridge
+ * does with an address of its own. */
+static const void *libc_addr(const char **file) {
+  const void *addr = dlsym(RTLD_DEFAULT, "fopen");
+  Dl_info di;
+  assert_non_null(addr);
+  assert_true(dladdr(addr, &di) != 0 && di.dli_fname != NULL);
+  *file = di.dli_fname;
+  return addr;
+}
+
+/* pb_lane_own_file must fail with exactly want ("%s": the file) and leave
+ * no descriptor open. */
+static void expect_own_file_refused(const char *want_fmt) {
+  const char *file = NULL;
+  const void *addr = libc_addr(&file);
+  char want[1024], why[384] = "unchanged";
+  snprintf(want, sizeof want, want_fmt, file);
+  int fds = fb_count_fds();
+  assert_int_equal(pb_lane_own_file(addr, why, sizeof why), -1);
+  assert_string_equal(why, want);
+  assert_int_equal(fb_count_fds(), fds);
+}
+
+static void test_own_file(void **state) {
+  (void)state;
+  const char *file = NULL;
+  const void *addr = libc_addr(&file);
+  char why[384] = "";
+  int fd = pb_lane_own_file(addr, why, sizeof why);
+  assert_true(fd >= 0);
+  struct stat a, b;
+  assert_int_equal(fstat(fd, &a), 0);
+  assert_int_equal(stat(file, &b), 0);
+  assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+  assert_true((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+  close(fd);
+}
+
+/* fopen as if /proc were not mounted; every other path is real. */
+static FILE *fopen_no_proc(const char *path, const char *mode) {
+  if (strncmp(path, "/proc/", 6) == 0) {
+    errno = ENOENT;
+    return NULL;
+  }
+  return fopen(path, mode);
+}
+
+#define NO_PROC                                                                              \
+  "cannot read /proc/self/maps (No such file or directory): is /proc mounted? (lanes copy "  \
+  "the bridge and open the copy through /proc/self/fd)"
+
+static void test_no_proc(void **state) {
+  (void)state;
+  pb_os_table.fopen = fopen_no_proc;
+  expect_own_file_refused(NO_PROC);
+}
+
+/* The PYOP_TEST_LANES word stands for the same fault (tests/lanes). */
+static void test_no_proc_word(void **state) {
+  (void)state;
+  setenv("PYOP_TEST_LANES", "force,no-proc", 1);
+  expect_own_file_refused(NO_PROC);
+}
+
+static int fstat_other_inode(int fd, struct stat *st) {
+  int rc = fstat(fd, st);
+  st->st_ino += 1;
+  return rc;
+}
+
+static void test_replaced_file(void **state) {
+  (void)state;
+  pb_os_table.fstat = fstat_other_inode;
+  expect_own_file_refused("the bridge's file %s is not the one mapped in this process "
+                          "(replaced since it was loaded?)");
+}
+
+static int open_refused(const char *path, int flags) {
+  (void)path;
+  (void)flags;
+  errno = EACCES;
+  return -1;
+}
+
+static int dladdr_unknown(const void *addr, Dl_info *info) {
+  (void)addr;
+  (void)info;
+  return 0;
+}
+
+static void test_own_file_other_faults(void **state) {
+  (void)state;
+  pb_os_table.open = open_refused;
+  expect_own_file_refused("cannot open the bridge's file %s: Permission denied");
+  pb_os_reset();
+  pb_os_table.dladdr = dladdr_unknown;
+  expect_own_file_refused("dladdr cannot name the bridge's file");
+}
+
+/* A copy of the file behind fd src must fail with exactly want and leave
+ * no descriptor open. */
+static void expect_copy_refused(int src, const char *want) {
+  char why[256] = "unchanged";
+  int fds = fb_count_fds();
+  assert_int_equal(pb_lane_image_copy(src, 3, why, sizeof why), -1);
+  assert_string_equal(why, want);
+  assert_int_equal(fb_count_fds(), fds);
+}
+
+static int libc_fd(void) {
+  const char *file = NULL;
+  (void)libc_addr(&file);
+  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  return fd;
+}
+
+static int memfd_refused(const char *name, unsigned flags) {
+  (void)name;
+  (void)flags;
+  errno = EPERM; /* a seccomp filter */
+  return -1;
+}
+
+static void test_memfd_refused(void **state) {
+  (void)state;
+  int src = libc_fd();
+  pb_os_table.memfd_create = memfd_refused;
+  expect_copy_refused(src, "memfd_create failed: Operation not permitted");
+  pb_os_reset();
+  setenv("PYOP_TEST_LANES", "no-memfd", 1);
+  expect_copy_refused(src, "memfd_create failed: Operation not permitted");
+  close(src);
+}
+
+static void test_copy(void **state) {
+  (void)state;
+  int src = libc_fd();
+  char why[256] = "";
+  int fd = pb_lane_image_copy(src, 2, why, sizeof why);
+  assert_true(fd >= 0);
+  struct stat a, b;
+  assert_int_equal(fstat(src, &a), 0);
+  assert_int_equal(fstat(fd, &b), 0);
+  assert_int_equal(a.st_size, b.st_size);
+  char x[4096], y[4096];
+  assert_int_equal(pread(src, x, sizeof x, 0), (ssize_t)sizeof x);
+  assert_int_equal(pread(fd, y, sizeof y, 0), (ssize_t)sizeof y);
+  assert_memory_equal(x, y, sizeof x);
+  int seals = fcntl(fd, F_GET_SEALS);
+  assert_int_equal(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL),
+                   F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  assert_int_equal(write(fd, "x", 1), -1); /* sealed */
+  close(fd);
+  close(src);
+}
+
+static ssize_t write_fails(int fd, const void *buf, size_t n) {
+  (void)fd;
+  (void)buf;
+  (void)n;
+  errno = EIO;
+  return -1;
+}
+
+static int seal_refused(int fd, int cmd, int arg) {
+  if (cmd == F_ADD_SEALS) {
+    errno = EINVAL;
+    return -1;
+  }
+  return fcntl(fd, cmd, arg);
+}
+
+static void test_copy_faults(void **state) {
+  (void)state;
+  int src = libc_fd();
+  pb_os_table.write = write_fails;
+  expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: Input/output error");
+  pb_os_reset();
+  pb_os_table.fcntl = seal_refused;
+  expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: Invalid argument");
+  close(src);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_own_file, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_no_proc, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_no_proc_word, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_replaced_file, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_own_file_other_faults, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_memfd_refused, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_copy, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_copy_faults, os_setup, os_teardown),
+  };
+  return cmocka_run_group_tests_name("bridge_os", tests, NULL, NULL);
+}
