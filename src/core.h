@@ -382,10 +382,17 @@ unsigned pyop__hooks_present(void);
 void pyop__hooks_fork_lock(void);
 void pyop__hooks_fork_unlock(void);
 void pyop__hooks_fork_child(void);
-/* Whether the calling thread holds the registry lock (registry.c; asserts:
- * no hook and no log line is ever called with it held; always false with
- * NDEBUG). */
-bool pyop__registry_lock_held(void);
+/*
+ * Marks that the calling thread holds a libpyop lock (on) or released it
+ * (off): a host hook or log line called meanwhile fails an assert (no hook
+ * ever runs under a libpyop lock). The lock's owner marks it (registry.c);
+ * log.c keeps the mark and asserts it. Nothing with NDEBUG.
+ */
+#ifndef NDEBUG
+void pyop__hooks_barred(bool on);
+#else
+static inline void pyop__hooks_barred(bool on) { (void)on; }
+#endif
 
 /* ---------------------------------------------- environment (log.c) */
 

@@ -30,7 +30,6 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #define OPP_PATH_VAR PYOP__OPP_VAR
@@ -205,13 +204,14 @@ static int load_start_libpython(void) {
   return rc;
 }
 
-/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6). */
-static atomic_bool lanes_old_bridge;
+/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6);
+ * owned by the thread that holds the busy flag. */
+static bool lanes_old_bridge;
 
-const char *pyop__lanes_fallback_reason(void) {
-  return atomic_load_explicit(&lanes_old_bridge, memory_order_relaxed)
-             ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)"
-             : "";
+/* Why every Python op of a load runs serially when no descriptor says
+ * why (the load's transaction keeps it on its entries): "" or static. */
+static const char *serial_reason(void) {
+  return lanes_old_bridge ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)" : "";
 }
 
 /*
@@ -273,8 +273,8 @@ static int open_bridge(void) {
   if (rc == PYOP_OK)
     PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
                bridge.abi_major, bridge.abi_minor);
-  atomic_store(&lanes_old_bridge, rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6);
-  if (atomic_load(&lanes_old_bridge))
+  lanes_old_bridge = rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6;
+  if (lanes_old_bridge)
     PYOP_LOG_W("lanes: %u asked for, but the bridge %s speaks ABI %u.%u (lanes need 1.6): "
                "every Python op runs serially in the main interpreter",
                options.lanes, bridge.path, bridge.abi_major, bridge.abi_minor);
@@ -282,14 +282,6 @@ static int open_bridge(void) {
 }
 
 /* ------------------------------------------------------------- lifecycle */
-
-/* pyop_options.strict_outputs or PYOP_STRICT_OUTPUTS=1, as of the last
- * pyop_load (read by pyop_op_create). */
-static atomic_bool strict_outputs;
-
-bool pyop__strict_outputs(void) {
-  return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
-}
 
 static int unload_busy(void);
 
@@ -330,6 +322,7 @@ static int register_busy(const pyop_str *paths, size_t n_paths) {
   pyop__txn *txn = NULL;
   int rc = pyop__txn_begin(&txn);
   if (rc != PYOP_OK) return rc;
+  pyop__txn_set_serial_reason(txn, serial_reason());
   pyop_registrar reg;
   pyop__call call;
   pyop__registrar_open(txn, &call, &reg);
@@ -373,8 +366,9 @@ static int load_busy(void *arg) {
   (void)arg;
   assert(life_owner);
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
-  atomic_store(&strict_outputs, options.strict_outputs ||
-                                    (strict && strict[0] && strcmp(strict, "0") != 0));
+  /* Flows down: the registry keeps it for the instances created next. */
+  pyop__registry_set_strict(options.strict_outputs ||
+                            (strict && strict[0] && strcmp(strict, "0") != 0));
   /* The interpreter the ops (or the open bridge) belong to was finalized
    * behind libpyop's back (the host's Py_FinalizeEx), perhaps followed by
    * a new one: asked of the bridge (ABI 1.5), as an older one cannot tell. */

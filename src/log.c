@@ -106,6 +106,16 @@ static struct {
 /* Hook calls in progress on this thread (a hook that called libpyop). */
 static _Thread_local unsigned hook_depth;
 
+#ifndef NDEBUG
+/* Libpyop locks held by this thread, as their owners mark them. */
+static _Thread_local unsigned locks_held;
+
+void pyop__hooks_barred(bool on) {
+  assert(on || locks_held > 0);
+  locks_held += on ? 1u : (unsigned)-1;
+}
+#endif
+
 typedef struct hook_call {
   uint64_t gen;
   pyop__error_saved saved;
@@ -119,7 +129,7 @@ static void hook_begin_locked(hook_call *c) {
 }
 
 static void hook_enter(hook_call *c) {
-  assert(!pyop__registry_lock_held());
+  assert(locks_held == 0);
   hook_depth++;
   pyop__error_save(&c->saved);
 }

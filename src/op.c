@@ -16,7 +16,6 @@
  * pyop_op_create returns; the bridge sees libpyop's copy.
  */
 #include "op.h"
-#include "lifecycle.h"
 
 #include <assert.h>
 #include <stdatomic.h>

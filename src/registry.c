@@ -35,7 +35,6 @@
  *   binds it as a load's implementation (on_register then). Unload drops
  *   the pending list.
  */
-#include "lifecycle.h"
 #include "registry.h"
 #include "scan.h"
 
@@ -55,13 +54,14 @@ static struct {
   pyop__hmap ops; /* op type -> published pyop__entry * */
   atomic_size_t live;
   pyop__entry *pending; /* implementations waiting for a prototype */
+  atomic_bool strict;   /* pyop__registry_set_strict */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #ifndef NDEBUG
 /* True on the thread that holds reg.mu, while it holds it (for asserts
  * only: a release build keeps lookups free of it). */
 static _Thread_local bool reg_locked;
-#define REG_LOCKED(v) (reg_locked = (v))
+#define REG_LOCKED(v) (reg_locked = (v), pyop__hooks_barred(v))
 bool pyop__registry_lock_held(void) { return reg_locked; }
 #else
 #define REG_LOCKED(v) ((void)0)
@@ -125,7 +125,7 @@ static void entry_fill_info(pyop__entry *e) {
     if (!reason[0]) reason = im->serial_reason;
   }
   if (lanes == UINT32_MAX) lanes = 0; /* nothing Python runs: a host prototype */
-  if (!lanes && !reason[0] && (proto_runs || im)) reason = pyop__lanes_fallback_reason();
+  if (!lanes && !reason[0] && (proto_runs || im)) reason = e->serial_fallback;
   i->serial_reason = reason;
   i->lanes = lanes;
 }
@@ -355,6 +355,7 @@ typedef struct titem {
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
+  const char *serial_reason; /* pyop__txn_set_serial_reason; "" for none */
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
   pyop__hmap index; /* op type -> item position + 1 */
@@ -441,8 +442,16 @@ static void txn_free_shell(pyop__txn *t) {
 
 static pyop__txn *txn_new(bool host) {
   pyop__txn *t = pyop__calloc(1, sizeof *t);
-  if (t) t->host = host;
+  if (t) {
+    t->host = host;
+    t->serial_reason = "";
+  }
   return t;
+}
+
+void pyop__txn_set_serial_reason(pyop__txn *t, const char *reason) {
+  assert(t && t->n == 0); /* before the first descriptor */
+  t->serial_reason = reason ? reason : "";
 }
 
 int pyop__txn_begin(pyop__txn **out) {
@@ -596,6 +605,7 @@ static int txn_put(pyop__txn *t, titem *it, uint64_t h, pyop__proto *p, pyop__im
     e = pyop__calloc(1, sizeof *e);
     if (!e) return PYOP_ENOMEM;
     e->hash = h;
+    e->serial_fallback = t->serial_reason;
     if (txn_append(t, e, own) != PYOP_OK) {
       pyop__free(e);
       return PYOP_ENOMEM;
@@ -913,6 +923,14 @@ int pyop__registry_clear(void) {
     pyop__entry_release(e);
   }
   return PYOP_OK;
+}
+
+void pyop__registry_set_strict(bool strict) {
+  atomic_store_explicit(&reg.strict, strict, memory_order_relaxed);
+}
+
+bool pyop__strict_outputs(void) {
+  return atomic_load_explicit(&reg.strict, memory_order_relaxed);
 }
 
 size_t pyop__registry_count(void) {
