@@ -19,6 +19,7 @@
 
 #include "kernel_libs.h"
 #include "op.h"
+#include "str_view.h"
 #include "trust.h"
 
 #include <assert.h>
@@ -230,16 +231,6 @@ static int plan_fail(int status, const pyop__plan *p, size_t launch_no, long arg
                      launch_no, arg, msg);
 }
 
-/* NULL when s is a non-empty view of at most max bytes without NUL; else
- * the reason. */
-static const char *str_problem(pyop_str s, size_t max) {
-  if (s.len > 0 && !s.data) return "length > 0 with NULL data";
-  if (s.len == 0) return "empty";
-  if (s.len > max) return "too long";
-  if (memchr(s.data, '\0', s.len)) return "embedded NUL";
-  return NULL;
-}
-
 /* See launch.h. */
 int pyop__plan_new(const char *op_type, size_t n_inputs, size_t n_outputs,
                    pyop__plan **out) {
@@ -443,9 +434,9 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many launches (at most %d)",
                      PYOP__LAUNCH_MAX_LAUNCHES);
 
-  const char *why = str_problem(v->library, PATH_MAX - 1);
+  const char *why = pyop__str_view_problem(v->library, true, PATH_MAX - 1);
   if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path: %s", why);
-  why = str_problem(v->symbol, PYOP__LAUNCH_MAX_SYMBOL_LEN);
+  why = pyop__str_view_problem(v->symbol, true, PYOP__LAUNCH_MAX_SYMBOL_LEN);
   if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol: %s", why);
   char path[PATH_MAX];
   memcpy(path, v->library.data, v->library.len);

@@ -4,9 +4,9 @@
  * never held across a call into the bridge, Python or a host hook),
  * per-load transactions, refcounted read access and the live-instance
  * count op.c's instances hold. Also behind it, in registry.c: pyop_op_get,
- * pyop_op_info_release, pyop_op_list, pyop_free,
- * pyop_register_host_prototype (pyop.h). The descriptors it holds are
- * descriptor.h's.
+ * pyop_op_info_release, pyop_op_list, pyop_free (pyop.h); in host_proto.c:
+ * pyop_register_host_prototype; the conflict rules are conflict.h's. The
+ * descriptors it holds are descriptor.h's.
  */
 #ifndef PYOP_REGISTRY_H
 #define PYOP_REGISTRY_H
@@ -28,6 +28,16 @@ int pyop__txn_begin(pyop__txn **out);
  * registers keeps it (pyop_op_info.serial_reason).
  */
 void pyop__txn_set_serial_reason(pyop__txn *t, const char *reason);
+/* A transaction of host prototypes (host_proto.c): no owns_op veto, no
+ * hooks, kept across pyop_unload. */
+int pyop__txn_begin_host(pyop__txn **out);
+/*
+ * After a host prototype of op_type was committed (host_proto.c): binds the
+ * implementation waiting for it (if any) as a load's commit binds one (the
+ * bound entry is the load's: unload restores the prototype alone), then
+ * calls on_register for it with no lock held.
+ */
+void pyop__registry_bind_pending(const char *op_type);
 /* Validates and deep-copies; checks conflicts within the txn and against
  * committed entries. Returns PYOP_OK, PYOP_EDESCRIPTOR, PYOP_ECONFLICT,
  * PYOP_ENOMEM. A failed add leaves the txn usable but the loader aborts. */
