@@ -37,6 +37,7 @@
  */
 #include "registry.h"
 #include "conflict.h"
+#include "hooks.h"
 #include "scan.h"
 
 #include "hashmap.h"
