@@ -19,6 +19,7 @@
  * (PYOP_EXEC_EXPECT_OUTPUTS or strict mode), only as expected; otherwise
  * PYOP_ECONTRACT.
  */
+#include "call.h"
 #include "op.h"
 
 #include <assert.h>

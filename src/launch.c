@@ -17,6 +17,7 @@
  */
 #include "launch.h"
 
+#include "call.h"
 #include "kernel_libs.h"
 #include "op.h"
 #include "str_view.h"

@@ -15,6 +15,7 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
+#include "call.h"
 #include "bridge_loader.h"
 #include "candidates.h"
 #include "core.h"
