@@ -227,21 +227,24 @@ static int check_lanes(const vctx *c, uint32_t caps, uint32_t lanes, pyop_str re
   return PYOP_OK;
 }
 
-/* Checks a string value of an attribute (may be empty). */
-static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
+/* Checks a string value of an attribute (may be empty); the reason,
+ * prefixed by what, appended to why when not. */
+static bool value_str_ok(pyop_str s, const char *what, pyop__sb *why) {
   const char *p = pyop__str_view_problem(s, false, PYOP__MAX_STR_VALUE_LEN);
-  if (p) snprintf(why, n, "%s: %s", what, p);
+  if (p) pyop__sb_printf(why, "%s: %s", what, p);
   return p == NULL;
 }
 
-static bool list_ok(const void *items, size_t count, char *why, size_t n) {
+/* Checks a list's length and items pointer; the reason appended to why
+ * when not. */
+static bool list_ok(const void *items, size_t count, pyop__sb *why) {
   if (count > PYOP__MAX_LIST_LEN) {
-    snprintf(why, n, "list of %zu items (at most %u)", count, PYOP__MAX_LIST_LEN);
+    pyop__sb_printf(why, "list of %zu items (at most %u)", count, PYOP__MAX_LIST_LEN);
     return false;
   }
   if (count > 0 && !items) {
-    snprintf(why, n, "list of %zu %s with NULL items", count,
-             PYOP__PLURAL(count, "item", "items"));
+    pyop__sb_printf(why, "list of %zu %s with NULL items", count,
+                    PYOP__PLURAL(count, "item", "items"));
     return false;
   }
   return true;
@@ -249,63 +252,56 @@ static bool list_ok(const void *items, size_t count, char *why, size_t n) {
 
 static bool dtype_ok(int32_t d) { return d >= 0 && d < PYOP_DTYPE_COUNT; }
 
-bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t n) {
+/* descriptor.h */
+bool pyop__attr_value_check(const pyop_attr_value *v, pyop__sb *why) {
   switch (v->type) {
   case PYOP_ATTR_INT:
   case PYOP_ATTR_FLOAT:
   case PYOP_ATTR_BOOL:
     return true;
   case PYOP_ATTR_TENSOR:
-    if (!v->u.tensor) {
-      snprintf(why, n, "tensor value is NULL");
-      return false;
-    }
-    return true;
+    if (!v->u.tensor) pyop__sb_puts(why, "tensor value is NULL");
+    return v->u.tensor != NULL;
   case PYOP_ATTR_DTYPE:
-    if (!dtype_ok(v->u.dtype)) {
-      snprintf(why, n, "data type %d out of range", (int)v->u.dtype);
-      return false;
-    }
-    return true;
+    if (!dtype_ok(v->u.dtype)) pyop__sb_printf(why, "data type %d out of range", (int)v->u.dtype);
+    return dtype_ok(v->u.dtype);
   case PYOP_ATTR_STR:
-    return value_str_ok(v->u.s, "string", why, n);
+    return value_str_ok(v->u.s, "string", why);
   case PYOP_ATTR_LIST_INT:
-    return list_ok(v->u.ints.items, v->u.ints.count, why, n);
+    return list_ok(v->u.ints.items, v->u.ints.count, why);
   case PYOP_ATTR_LIST_FLOAT:
-    return list_ok(v->u.floats.items, v->u.floats.count, why, n);
+    return list_ok(v->u.floats.items, v->u.floats.count, why);
   case PYOP_ATTR_LIST_BOOL:
-    return list_ok(v->u.bools.items, v->u.bools.count, why, n);
+    return list_ok(v->u.bools.items, v->u.bools.count, why);
   case PYOP_ATTR_LIST_DTYPE:
-    if (!list_ok(v->u.dtypes.items, v->u.dtypes.count, why, n)) return false;
+    if (!list_ok(v->u.dtypes.items, v->u.dtypes.count, why)) return false;
     for (size_t i = 0; i < v->u.dtypes.count; i++)
       if (!dtype_ok(v->u.dtypes.items[i])) {
-        snprintf(why, n, "item %zu: data type %d out of range", i,
-                 (int)v->u.dtypes.items[i]);
+        pyop__sb_printf(why, "item %zu: data type %d out of range", i,
+                        (int)v->u.dtypes.items[i]);
         return false;
       }
     return true;
   case PYOP_ATTR_LIST_STR:
-    if (!list_ok(v->u.strs.items, v->u.strs.count, why, n)) return false;
+    if (!list_ok(v->u.strs.items, v->u.strs.count, why)) return false;
     for (size_t i = 0; i < v->u.strs.count; i++) {
       char item[32];
       snprintf(item, sizeof item, "item %zu", i);
-      if (!value_str_ok(v->u.strs.items[i], item, why, n)) return false;
+      if (!value_str_ok(v->u.strs.items[i], item, why)) return false;
     }
     return true;
   case PYOP_ATTR_LIST_LIST_INT:
-    if (!list_ok(v->u.int_lists.items, v->u.int_lists.count, why, n)) return false;
+    if (!list_ok(v->u.int_lists.items, v->u.int_lists.count, why)) return false;
     for (size_t i = 0; i < v->u.int_lists.count; i++) {
       const pyop_int_list *l = &v->u.int_lists.items[i];
-      if (!list_ok(l->items, l->count, why, n)) {
-        char inner[160];
-        snprintf(inner, sizeof inner, "%s", why);
-        snprintf(why, n, "item %zu: %s", i, inner);
-        return false;
+      if (l->count > PYOP__MAX_LIST_LEN || (l->count > 0 && !l->items)) {
+        pyop__sb_printf(why, "item %zu: ", i);
+        return list_ok(l->items, l->count, why);
       }
     }
     return true;
   }
-  snprintf(why, n, "unknown attribute type %d", (int)v->type);
+  pyop__sb_printf(why, "unknown attribute type %d", (int)v->type);
   return false;
 }
 
@@ -447,10 +443,13 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, boo
       return vfail(c, "attr %zu \"%.*s\": default value has type %s, declared %s", i,
                    (int)a->name.len, a->name.data, dname ? dname : num, tname);
     }
-    char vwhy[200];
-    if (!pyop__attr_value_check(&a->default_value, vwhy, sizeof vwhy))
-      return vfail(c, "attr %zu \"%.*s\": default value: %s", i, (int)a->name.len,
-                   a->name.data, vwhy);
+    pyop__sb vwhy = PYOP__SB_INIT;
+    if (!pyop__attr_value_check(&a->default_value, &vwhy)) {
+      int rc = vfail(c, "attr %zu \"%.*s\": default value: %s", i, (int)a->name.len,
+                     a->name.data, vwhy.oom ? "(out of memory)" : pyop__sb_str(&vwhy));
+      pyop__sb_free(&vwhy);
+      return rc;
+    }
   }
   return PYOP_OK;
 }

@@ -96,9 +96,9 @@ long pyop__proto_attr_find(const pyop__proto *p, const char *name);
 /*
  * Checks an attribute value of a known type: string views (NULL data with
  * len > 0, embedded NUL, length), list pointers and lengths, dtypes in range.
- * True when valid; else false with the reason in why.
+ * True when valid; else false with the reason appended to why.
  */
-bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t why_len);
+bool pyop__attr_value_check(const pyop_attr_value *v, pyop__sb *why);
 /*
  * The string rules of descriptor views, for the other validators
  * (dtypes.c): NULL when s is a well-formed view of at most max bytes

@@ -98,10 +98,13 @@ static int resolve_attrs(pyop_op *op, const pyop__proto *p, const pyop_attr *att
       return pyop__error(PYOP_EINVAL,
                          "pyop_op_create(\"%s\"): attribute \"%s\": expected %s, given %s",
                          p->op_type, a->name, type_name(want), type_name(got));
-    char why[200];
-    if (!pyop__attr_value_check(&a->value, why, sizeof why))
-      return pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): attribute \"%s\": %s",
-                         p->op_type, a->name, why);
+    pyop__sb why = PYOP__SB_INIT;
+    if (!pyop__attr_value_check(&a->value, &why)) {
+      int rc = pyop__error(PYOP_EINVAL, "pyop_op_create(\"%s\"): attribute \"%s\": %s",
+                           p->op_type, a->name, why.oom ? "(out of memory)" : pyop__sb_str(&why));
+      pyop__sb_free(&why);
+      return rc;
+    }
     if (want != got && want == PYOP_ATTR_LIST_FLOAT) n_conv += a->value.u.ints.count;
     src[i] = (long)k;
   }
