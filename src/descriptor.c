@@ -563,8 +563,12 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
-  char why[700];
-  if (!pyop__dtypes_check_view(v, why, sizeof why)) return vfail(&c, "%s", why);
+  pyop__sb why = PYOP__SB_INIT;
+  if (!pyop__dtypes_check_view(v, &why)) {
+    rc = vfail(&c, "%s", why.oom ? "(out of memory)" : pyop__sb_str(&why));
+    pyop__sb_free(&why);
+    return rc;
+  }
   if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
   return check_lanes(&c, v->caps, PROTO_LANES(v), PROTO_REASON(v), v->callbacks);
 }
