@@ -100,21 +100,16 @@ void pyop__artifacts_set_root(const char *root) {
 
 /* ========================================================== candidates */
 
+/* candidates.h: from PYOP__CAND_STATUS_MAP. */
 const char *pyop__cand_status_name(int status) {
-  switch (status) {
-    case PYOP__CAND_UNTRIED: return "untried";
-    case PYOP__CAND_INVALID_PATH: return "invalid path";
-    case PYOP__CAND_UNSAFE: return "unsafe";
-    case PYOP__CAND_MANIFEST_INVALID: return "manifest invalid";
-    case PYOP__CAND_MANIFEST_MISMATCH: return "manifest mismatch";
-    case PYOP__CAND_DUPLICATE: return "duplicate";
-    case PYOP__CAND_OPEN_FAILED: return "open failed";
-    case PYOP__CAND_MISSING_SYMBOL: return "missing symbol";
-    case PYOP__CAND_ABI_REJECTED: return "ABI rejected";
-    case PYOP__CAND_CONFIG_REJECTED: return "config rejected";
-    case PYOP__CAND_LOADED: return "loaded";
-  }
-  return "unknown";
+  static const char *const names[] = {
+#define PYOP__CAND_NAME(name, value, text) [value] = text,
+      PYOP__CAND_STATUS_MAP(PYOP__CAND_NAME)
+#undef PYOP__CAND_NAME
+  };
+  if (status < 0 || (size_t)status >= PYOP__ARRAY_LEN(names) || !names[status])
+    return "unknown";
+  return names[status];
 }
 
 void pyop__candidates_free(pyop__candidates *c) {

@@ -15,19 +15,42 @@
 #include "manifest.h"
 #include "runtime_key.h"
 
+/*
+ * The statuses of a candidate, one X(NAME, value, "name") each: the enum
+ * (PYOP__CAND_<NAME>) and pyop__cand_status_name are generated from this
+ * list, and tests/e2e/test_tables.py holds `pyop doctor`'s copy to it.
+ *   UNTRIED            not tried: an earlier candidate loaded
+ *   INVALID_PATH       not a directory, no manifest, bad bridge path
+ *   UNSAFE             ownership/permission check failed
+ *   MANIFEST_INVALID   manifest unreadable or malformed
+ *   MANIFEST_MISMATCH  built for another Python/platform/ABI
+ *   DUPLICATE          same device+inode as an earlier candidate
+ *   OPEN_FAILED        dlopen failed (reason has dlerror)
+ *   MISSING_SYMBOL     no pyop_bridge_entry
+ *   ABI_REJECTED       negotiation or table validation failed
+ *   CONFIG_REJECTED    set_config failed
+ *   LOADED             the bridge in use
+ */
+#define PYOP__CAND_STATUS_MAP(X)                                              \
+  X(UNTRIED, 0, "untried")                                                    \
+  X(INVALID_PATH, 1, "invalid path")                                          \
+  X(UNSAFE, 2, "unsafe")                                                      \
+  X(MANIFEST_INVALID, 3, "manifest invalid")                                  \
+  X(MANIFEST_MISMATCH, 4, "manifest mismatch")                                \
+  X(DUPLICATE, 5, "duplicate")                                                \
+  X(OPEN_FAILED, 6, "open failed")                                            \
+  X(MISSING_SYMBOL, 7, "missing symbol")                                      \
+  X(ABI_REJECTED, 8, "ABI rejected")                                          \
+  X(CONFIG_REJECTED, 9, "config rejected")                                    \
+  X(LOADED, 10, "loaded")
+
 typedef enum pyop__cand_status {
-  PYOP__CAND_UNTRIED = 0,      /* not tried: an earlier candidate loaded */
-  PYOP__CAND_INVALID_PATH,     /* not a directory, no manifest, bad bridge path */
-  PYOP__CAND_UNSAFE,           /* ownership/permission check failed */
-  PYOP__CAND_MANIFEST_INVALID, /* manifest unreadable or malformed */
-  PYOP__CAND_MANIFEST_MISMATCH,/* built for another Python/platform/ABI */
-  PYOP__CAND_DUPLICATE,        /* same device+inode as an earlier candidate */
-  PYOP__CAND_OPEN_FAILED,      /* dlopen failed (reason has dlerror) */
-  PYOP__CAND_MISSING_SYMBOL,   /* no pyop_bridge_entry */
-  PYOP__CAND_ABI_REJECTED,     /* negotiation or table validation failed */
-  PYOP__CAND_CONFIG_REJECTED,  /* set_config failed */
-  PYOP__CAND_LOADED
+#define PYOP__CAND_ENUM(name, value, text) PYOP__CAND_##name = value,
+  PYOP__CAND_STATUS_MAP(PYOP__CAND_ENUM)
+#undef PYOP__CAND_ENUM
 } pyop__cand_status;
+
+/* The name of a status (the list above), "unknown" for another value. */
 
 const char *pyop__cand_status_name(int status);
 

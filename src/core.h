@@ -164,7 +164,7 @@ const char *pyop__sb_str(const pyop__sb *sb);
 char *pyop__sb_take(pyop__sb *sb);
 void pyop__sb_free(pyop__sb *sb);
 
-/* ------------------------------------ errors, call tokens (error.c) */
+/* ---------------------------------------------- errors (error.c) */
 
 /*
  * Records the calling thread's last failure and returns status, so callers
@@ -190,7 +190,7 @@ void pyop__error_clear(void);
  * last error still describes an earlier, unrelated failure. Unlike
  * pyop__error_clear it leaves the last error as it was on success.
  */
-static inline unsigned pyop__error_mark(void); /* below, beside the call tokens */
+static inline unsigned pyop__error_mark(void); /* below, with the thread's block */
 /*
  * Marks the message just recorded as one that names the bridge call it
  * belongs to (the callback and the op), so that the caller of the callback
@@ -217,16 +217,10 @@ typedef struct pyop__error_saved {
 void pyop__error_save(pyop__error_saved *s);
 void pyop__error_restore(pyop__error_saved *s);
 /*
- * Callbacks that libpyop hands the bridge for one call (exec services, the
- * infer/compile/declare sinks) are valid only during that call and on its
- * thread (docs/bridge-abi.md, "Callbacks for one call"). Their ctx is not
- * the call's state but a token: a number unique in the process (never
- * reused), live on the calling thread while the call runs. A callback maps
- * its ctx back with pyop__call_state, which answers NULL for a token of a
- * call that returned (a kept table called later, even from the same stack
- * address) or of another thread, so such a call is refused without touching
- * the call's (perhaps dead) state. Calls nest: close restores the call open
- * before.
+ * This thread's block of libpyop state read on every call into an op: the
+ * call token of the live call (call.h) and the counter of errors recorded
+ * (pyop__error_mark). One block: each thread-local costs a __tls_get_addr
+ * in a dlopen'ed libpyop (src/CMakeLists.txt).
  */
 typedef struct pyop__call_tls {
   uintptr_t token;  /* of the live call, 0: none */
@@ -234,53 +228,9 @@ typedef struct pyop__call_tls {
   uintptr_t next, end; /* tokens this thread may still hand out */
   unsigned error_seq; /* errors recorded on this thread (pyop__error_mark) */
 } pyop__call_tls;
-/* This thread's call tokens and error counter, one block: a call into an
- * op reads both, and each thread-local costs a __tls_get_addr in a
- * dlopen'ed libpyop (src/CMakeLists.txt). */
 extern _Thread_local pyop__call_tls pyop__call_live /* error.c */
     __attribute__((visibility("hidden")));
 static inline unsigned pyop__error_mark(void) { return pyop__call_live.error_seq; }
-/* Refills next/end with a fresh block of tokens; returns next (cold). */
-uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
-typedef struct pyop__call {
-  pyop__call_tls *tls; /* this thread's (looked up once per call) */
-  uintptr_t prev_token;
-  void *prev_state;
-  unsigned mark; /* pyop__error_mark() when the call was opened */
-} pyop__call;
-/* Opens a call with this state on this thread; returns the ctx to hand
- * out. c->mark is the error mark to judge the call's failure by. */
-static inline void *pyop__call_open(pyop__call *c, void *state) {
-  pyop__call_tls *t = &pyop__call_live;
-  uintptr_t token = t->next;
-  if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
-  t->next = token + 1;
-  c->tls = t;
-  c->mark = t->error_seq;
-  c->prev_token = t->token;
-  c->prev_state = t->state;
-  t->token = token;
-  t->state = state;
-  return (void *)token;
-}
-static inline void pyop__call_close(const pyop__call *c) {
-  c->tls->token = c->prev_token;
-  c->tls->state = c->prev_state;
-}
-/* The state of the call whose ctx this is, when it is live on this thread;
- * else NULL. */
-static inline void *pyop__call_state(const void *ctx) {
-  const pyop__call_tls *t = &pyop__call_live;
-  return ctx && (uintptr_t)ctx == t->token ? t->state : NULL;
-}
-/* Records and logs the refusal of callback `what` of `call` ("execute of
- * \"Op\"") made outside its call; pc is the caller's return address (its
- * object is named). Returns PYOP_ESTATE. */
-int pyop__call_refused(const char *what, const char *call, const void *pc)
-    __attribute__((cold));
-/* "the bridge <file>" for the object holding code address pc, or "a
- * bridge" (for messages about a misbehaving caller). */
-void pyop__caller_object(const void *pc, char *buf, size_t n);
 /* True when a status is one of PYOP_STATUS_MAP's. */
 bool pyop__status_known(int status);
 /*
@@ -352,40 +302,6 @@ bool pyop__log_enabled(int level);
     if (pyop__log_enabled(PYOP_LOG_DEBUG))                                    \
       pyop__log(PYOP_LOG_DEBUG, NULL, __VA_ARGS__);                           \
   } while (0)
-
-/* ----------------------------------------------- host hooks (log.c) */
-
-/*
- * Calls of the host's hooks (log.c). Each reads the installed hook when it
- * starts and calls it with no libpyop lock held, keeping the thread's last
- * error aside; a hook not installed is not called (owns_op then answers 0).
- * pyop_set_host_hooks waits for the calls of the hooks it replaces, so once
- * it returns none of them runs or starts (docs/host-guide.md, "Hooks").
- * pyop__hook_log returns false when no log hook took the line (none set, or
- * the log hook itself is running on this thread).
- */
-int pyop__hook_owns_op(const char *op_type);
-void pyop__hook_on_register(const pyop_op_info *info);
-void pyop__hook_on_unregister(const char *op_type);
-bool pyop__hook_log(int level, const char *line);
-/* Which hooks are installed now (PYOP__HOOK_* bits): to skip work whose only
- * use is a hook call; the call itself re-reads the hook. */
-enum {
-  PYOP__HOOK_OWNS_OP = 1u << 0,
-  PYOP__HOOK_ON_REGISTER = 1u << 1,
-  PYOP__HOOK_ON_UNREGISTER = 1u << 2,
-  PYOP__HOOK_LOG = 1u << 3
-};
-unsigned pyop__hooks_present(void);
-/* Take / release the hooks lock around fork() (fork.c only); the
- * child's handler also forgets the hook calls in progress in the parent. */
-void pyop__hooks_fork_lock(void);
-void pyop__hooks_fork_unlock(void);
-void pyop__hooks_fork_child(void);
-/* Whether the calling thread holds the registry lock (registry.c; asserts:
- * no hook and no log line is ever called with it held; always false with
- * NDEBUG). */
-bool pyop__registry_lock_held(void);
 
 /* ---------------------------------------------- environment (log.c) */
 

@@ -70,8 +70,8 @@ static bool is_alpha_(char c) {
 }
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* Writes "infer_meta|execute" (or "none") for caps into buf. */
-static const char *caps_str(uint32_t caps, char *buf, size_t n) {
+/* descriptor.h */
+const char *pyop__caps_str(uint32_t caps, char *buf, size_t n) {
   static const char *const names[] = {"infer_meta", "execute", "compile", "launch"};
   size_t used = 0;
   buf[0] = '\0';
@@ -88,7 +88,8 @@ static const char *caps_str(uint32_t caps, char *buf, size_t n) {
   return buf;
 }
 
-static const char *kind_name(int32_t k) {
+/* descriptor.h */
+const char *pyop__io_kind_name(int32_t k) {
   switch (k) {
   case PYOP_IO_REQUIRED: return "required";
   case PYOP_IO_OPTIONAL: return "optional";
@@ -127,16 +128,6 @@ static int vfail(const vctx *c, const char *fmt, ...) {
   return pyop__error(PYOP_EDESCRIPTOR, "%s: %s", prefix, msg);
 }
 
-/* NULL when s is a well-formed view of at most max bytes without NUL (and
- * non-empty when required); else the reason. */
-static const char *str_problem(pyop_str s, bool required, size_t max) {
-  if (s.len > 0 && !s.data) return "length > 0 with NULL data";
-  if (s.len == 0) return required ? "empty" : NULL;
-  if (s.len > max) return "too long";
-  if (memchr(s.data, '\0', s.len)) return "embedded NUL";
-  return NULL;
-}
-
 static bool has_control(pyop_str s) {
   for (size_t i = 0; i < s.len; i++) {
     unsigned char ch = (unsigned char)s.data[i];
@@ -153,7 +144,7 @@ static bool is_identifier(pyop_str s) {
 }
 
 const char *pyop__view_problem(pyop_str s, bool required, size_t max) {
-  return str_problem(s, required, max);
+  return pyop__str_view_problem(s, required, max);
 }
 
 bool pyop__view_is_identifier(pyop_str s) { return is_identifier(s); }
@@ -172,19 +163,19 @@ static bool is_op_type(pyop_str s) {
  * for messages. The caller has checked struct_size. */
 static int check_head(vctx *c, pyop_str op_type, pyop_str key, pyop_str file,
                       uint32_t line) {
-  const char *why = str_problem(op_type, true, PYOP__MAX_NAME_LEN);
+  const char *why = pyop__str_view_problem(op_type, true, PYOP__MAX_NAME_LEN);
   if (why) return vfail(c, "op_type: %s", why);
   if (!is_op_type(op_type))
     return vfail(c, "op_type: \"%.*s\" is not a valid op type "
                  "([A-Za-z_][A-Za-z0-9_.:-]*)",
                  has_control(op_type) ? 0 : (int)op_type.len, op_type.data);
   c->op_type = op_type;
-  why = str_problem(file, false, PYOP__MAX_SOURCE_LEN);
+  why = pyop__str_view_problem(file, false, PYOP__MAX_SOURCE_LEN);
   if (!why && has_control(file)) why = "control character";
   if (why) return vfail(c, "source_file: %s", why);
   c->file = file;
   c->line = line;
-  why = str_problem(key, true, PYOP__MAX_KEY_LEN);
+  why = pyop__str_view_problem(key, true, PYOP__MAX_KEY_LEN);
   if (!why && has_control(key)) why = "control character";
   if (why) return vfail(c, "key: %s", why);
   return PYOP_OK;
@@ -192,7 +183,7 @@ static int check_head(vctx *c, pyop_str op_type, pyop_str key, pyop_str file,
 
 /* Checks a source digest (optional). */
 static int check_digest(const vctx *c, pyop_str digest) {
-  const char *why = str_problem(digest, false, PYOP__MAX_DIGEST_LEN);
+  const char *why = pyop__str_view_problem(digest, false, PYOP__MAX_DIGEST_LEN);
   if (!why && has_control(digest)) why = "control character";
   if (why) return vfail(c, "source_digest: %s", why);
   return PYOP_OK;
@@ -223,7 +214,7 @@ static int check_digest(const vctx *c, pyop_str digest) {
  */
 static int check_lanes(const vctx *c, uint32_t caps, uint32_t lanes, pyop_str reason,
                        const pyop_op_callbacks *cb) {
-  const char *why = str_problem(reason, false, PYOP__MAX_REASON_LEN);
+  const char *why = pyop__str_view_problem(reason, false, PYOP__MAX_REASON_LEN);
   if (!why && has_control(reason)) why = "control character";
   if (why) return vfail(c, "serial_reason: %s", why);
   if (lanes > PYOP_MAX_LANES)
@@ -236,21 +227,24 @@ static int check_lanes(const vctx *c, uint32_t caps, uint32_t lanes, pyop_str re
   return PYOP_OK;
 }
 
-/* Checks a string value of an attribute (may be empty). */
-static bool value_str_ok(pyop_str s, const char *what, char *why, size_t n) {
-  const char *p = str_problem(s, false, PYOP__MAX_STR_VALUE_LEN);
-  if (p) snprintf(why, n, "%s: %s", what, p);
+/* Checks a string value of an attribute (may be empty); the reason,
+ * prefixed by what, appended to why when not. */
+static bool value_str_ok(pyop_str s, const char *what, pyop__sb *why) {
+  const char *p = pyop__str_view_problem(s, false, PYOP__MAX_STR_VALUE_LEN);
+  if (p) pyop__sb_printf(why, "%s: %s", what, p);
   return p == NULL;
 }
 
-static bool list_ok(const void *items, size_t count, char *why, size_t n) {
+/* Checks a list's length and items pointer; the reason appended to why
+ * when not. */
+static bool list_ok(const void *items, size_t count, pyop__sb *why) {
   if (count > PYOP__MAX_LIST_LEN) {
-    snprintf(why, n, "list of %zu items (at most %u)", count, PYOP__MAX_LIST_LEN);
+    pyop__sb_printf(why, "list of %zu items (at most %u)", count, PYOP__MAX_LIST_LEN);
     return false;
   }
   if (count > 0 && !items) {
-    snprintf(why, n, "list of %zu %s with NULL items", count,
-             PYOP__PLURAL(count, "item", "items"));
+    pyop__sb_printf(why, "list of %zu %s with NULL items", count,
+                    PYOP__PLURAL(count, "item", "items"));
     return false;
   }
   return true;
@@ -258,63 +252,56 @@ static bool list_ok(const void *items, size_t count, char *why, size_t n) {
 
 static bool dtype_ok(int32_t d) { return d >= 0 && d < PYOP_DTYPE_COUNT; }
 
-bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t n) {
+/* descriptor.h */
+bool pyop__attr_value_check(const pyop_attr_value *v, pyop__sb *why) {
   switch (v->type) {
   case PYOP_ATTR_INT:
   case PYOP_ATTR_FLOAT:
   case PYOP_ATTR_BOOL:
     return true;
   case PYOP_ATTR_TENSOR:
-    if (!v->u.tensor) {
-      snprintf(why, n, "tensor value is NULL");
-      return false;
-    }
-    return true;
+    if (!v->u.tensor) pyop__sb_puts(why, "tensor value is NULL");
+    return v->u.tensor != NULL;
   case PYOP_ATTR_DTYPE:
-    if (!dtype_ok(v->u.dtype)) {
-      snprintf(why, n, "data type %d out of range", (int)v->u.dtype);
-      return false;
-    }
-    return true;
+    if (!dtype_ok(v->u.dtype)) pyop__sb_printf(why, "data type %d out of range", (int)v->u.dtype);
+    return dtype_ok(v->u.dtype);
   case PYOP_ATTR_STR:
-    return value_str_ok(v->u.s, "string", why, n);
+    return value_str_ok(v->u.s, "string", why);
   case PYOP_ATTR_LIST_INT:
-    return list_ok(v->u.ints.items, v->u.ints.count, why, n);
+    return list_ok(v->u.ints.items, v->u.ints.count, why);
   case PYOP_ATTR_LIST_FLOAT:
-    return list_ok(v->u.floats.items, v->u.floats.count, why, n);
+    return list_ok(v->u.floats.items, v->u.floats.count, why);
   case PYOP_ATTR_LIST_BOOL:
-    return list_ok(v->u.bools.items, v->u.bools.count, why, n);
+    return list_ok(v->u.bools.items, v->u.bools.count, why);
   case PYOP_ATTR_LIST_DTYPE:
-    if (!list_ok(v->u.dtypes.items, v->u.dtypes.count, why, n)) return false;
+    if (!list_ok(v->u.dtypes.items, v->u.dtypes.count, why)) return false;
     for (size_t i = 0; i < v->u.dtypes.count; i++)
       if (!dtype_ok(v->u.dtypes.items[i])) {
-        snprintf(why, n, "item %zu: data type %d out of range", i,
-                 (int)v->u.dtypes.items[i]);
+        pyop__sb_printf(why, "item %zu: data type %d out of range", i,
+                        (int)v->u.dtypes.items[i]);
         return false;
       }
     return true;
   case PYOP_ATTR_LIST_STR:
-    if (!list_ok(v->u.strs.items, v->u.strs.count, why, n)) return false;
+    if (!list_ok(v->u.strs.items, v->u.strs.count, why)) return false;
     for (size_t i = 0; i < v->u.strs.count; i++) {
       char item[32];
       snprintf(item, sizeof item, "item %zu", i);
-      if (!value_str_ok(v->u.strs.items[i], item, why, n)) return false;
+      if (!value_str_ok(v->u.strs.items[i], item, why)) return false;
     }
     return true;
   case PYOP_ATTR_LIST_LIST_INT:
-    if (!list_ok(v->u.int_lists.items, v->u.int_lists.count, why, n)) return false;
+    if (!list_ok(v->u.int_lists.items, v->u.int_lists.count, why)) return false;
     for (size_t i = 0; i < v->u.int_lists.count; i++) {
       const pyop_int_list *l = &v->u.int_lists.items[i];
-      if (!list_ok(l->items, l->count, why, n)) {
-        char inner[160];
-        snprintf(inner, sizeof inner, "%s", why);
-        snprintf(why, n, "item %zu: %s", i, inner);
-        return false;
+      if (l->count > PYOP__MAX_LIST_LEN || (l->count > 0 && !l->items)) {
+        pyop__sb_printf(why, "item %zu: ", i);
+        return list_ok(l->items, l->count, why);
       }
     }
     return true;
   }
-  snprintf(why, n, "unknown attribute type %d", (int)v->type);
+  pyop__sb_printf(why, "unknown attribute type %d", (int)v->type);
   return false;
 }
 
@@ -332,11 +319,6 @@ static pyop_str name_at(const pyop_proto_view *v, size_t g) {
   return v->attrs[g - v->n_outputs].name;
 }
 
-/* Equal views (an empty view may have NULL data). */
-static bool same_str_view(pyop_str a, pyop_str b) {
-  return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
-}
-
 /* True when global name index g is an output. */
 static bool is_output_at(const pyop_proto_view *v, size_t g) {
   return g >= v->n_inputs && g < v->n_inputs + v->n_outputs;
@@ -347,7 +329,7 @@ static bool is_output_at(const pyop_proto_view *v, size_t g) {
  * their own (an output "y" next to an input "y" is fine). */
 static bool names_clash(const pyop_proto_view *v, size_t i, size_t j) {
   return is_output_at(v, i) == is_output_at(v, j) &&
-         same_str_view(name_at(v, i), name_at(v, j));
+         pyop__str_view_same(name_at(v, i), name_at(v, j));
 }
 
 /* hashmap.h's eq of check_unique: name i of v clashes with the one a slot
@@ -413,7 +395,7 @@ static int check_ios(const vctx *c, const pyop_io_view *ios, size_t n,
     if (io->struct_size < PYOP__MEMBER_END(pyop_io_view, kind))
       return vfail(c, "%s %zu: struct_size %zu is smaller than %zu", what, i,
                    io->struct_size, PYOP__MEMBER_END(pyop_io_view, kind));
-    const char *why = str_problem(io->name, true, PYOP__MAX_NAME_LEN);
+    const char *why = pyop__str_view_problem(io->name, true, PYOP__MAX_NAME_LEN);
     if (why) return vfail(c, "%s %zu name: %s", what, i, why);
     if (!is_identifier(io->name))
       return vfail(c, "%s %zu name: \"%.*s\" is not an identifier", what, i,
@@ -435,7 +417,7 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, boo
     if (a->struct_size < PYOP__MEMBER_END(pyop_attr_view, default_value))
       return vfail(c, "attr %zu: struct_size %zu is smaller than %zu", i,
                    a->struct_size, PYOP__MEMBER_END(pyop_attr_view, default_value));
-    const char *why = str_problem(a->name, true, PYOP__MAX_NAME_LEN);
+    const char *why = pyop__str_view_problem(a->name, true, PYOP__MAX_NAME_LEN);
     if (why) return vfail(c, "attr %zu name: %s", i, why);
     if (!is_identifier(a->name))
       return vfail(c, "attr %zu name: \"%.*s\" is not an identifier", i,
@@ -461,10 +443,13 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, boo
       return vfail(c, "attr %zu \"%.*s\": default value has type %s, declared %s", i,
                    (int)a->name.len, a->name.data, dname ? dname : num, tname);
     }
-    char vwhy[200];
-    if (!pyop__attr_value_check(&a->default_value, vwhy, sizeof vwhy))
-      return vfail(c, "attr %zu \"%.*s\": default value: %s", i, (int)a->name.len,
-                   a->name.data, vwhy);
+    pyop__sb vwhy = PYOP__SB_INIT;
+    if (!pyop__attr_value_check(&a->default_value, &vwhy)) {
+      int rc = vfail(c, "attr %zu \"%.*s\": default value: %s", i, (int)a->name.len,
+                     a->name.data, vwhy.oom ? "(out of memory)" : pyop__sb_str(&vwhy));
+      pyop__sb_free(&vwhy);
+      return rc;
+    }
   }
   return PYOP_OK;
 }
@@ -472,7 +457,7 @@ static int check_attrs(const vctx *c, const pyop_attr_view *attrs, size_t n, boo
 static int check_callbacks(const vctx *c, uint32_t caps, const pyop_op_callbacks *cb) {
   char cs[64];
   if (!cb) {
-    if (caps) return vfail(c, "callbacks: NULL but caps is %s", caps_str(caps, cs, sizeof cs));
+    if (caps) return vfail(c, "callbacks: NULL but caps is %s", pyop__caps_str(caps, cs, sizeof cs));
     return PYOP_OK;
   }
   size_t min = PYOP__MEMBER_END(pyop_op_callbacks, declare_launch_args);
@@ -510,7 +495,7 @@ static int check_output_kinds(const vctx *c, const pyop_proto_view *v, bool v11)
     int32_t k = v->outputs[i].kind;
     if (k == PYOP_IO_REQUIRED || (v11 && k == PYOP_IO_DYNAMIC)) continue;
     return vfail(c, "output %zu \"%.*s\": kind %s %s", i, (int)v->outputs[i].name.len,
-                 v->outputs[i].name.data, kind_name(k),
+                 v->outputs[i].name.data, pyop__io_kind_name(k),
                  k == PYOP_IO_DYNAMIC ? "needs bridge ABI 1.1"
                                       : "is not supported for outputs (required or dynamic)");
   }
@@ -539,8 +524,8 @@ static int check_refs(const vctx *c, const pyop_proto_view *v) {
     if (o->kind != PYOP_IO_REQUIRED || in->kind != PYOP_IO_REQUIRED)
       return vfail(c, "output %zu \"%.*s\": only a required output can alias a required "
                    "input (input \"%.*s\" is %s, the output %s)", i, (int)o->name.len,
-                   o->name.data, (int)in->name.len, in->name.data, kind_name(in->kind),
-                   kind_name(o->kind));
+                   o->name.data, (int)in->name.len, in->name.data, pyop__io_kind_name(in->kind),
+                   pyop__io_kind_name(o->kind));
     if (!v->input_flags || !(v->input_flags[a] & PYOP_INPUT_MUTATED))
       return vfail(c, "output %zu \"%.*s\": aliases input \"%.*s\", which is not "
                    "mutated (declare it in mutates_args)", i, (int)o->name.len,
@@ -566,7 +551,7 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   char cs[64];
   if (v->caps & ~PYOP_CAP_INFER_META)
     return vfail(&c, "caps: %s is not a subset of infer_meta",
-                 caps_str(v->caps, cs, sizeof cs));
+                 pyop__caps_str(v->caps, cs, sizeof cs));
   bool v11 = pyop__proto_view_v11(v);
   if ((rc = check_ios(&c, v->inputs, v->n_inputs, "input")) != PYOP_OK) return rc;
   if (v->n_outputs == 0 && !v11)
@@ -578,8 +563,12 @@ int pyop__validate_proto_view(const pyop_proto_view *v) {
   if ((rc = check_digest(&c, PROTO_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_attrs(&c, v->attrs, v->n_attrs, v11)) != PYOP_OK) return rc;
   if ((rc = check_unique(&c, v)) != PYOP_OK) return rc;
-  char why[700];
-  if (!pyop__dtypes_check_view(v, why, sizeof why)) return vfail(&c, "%s", why);
+  pyop__sb why = PYOP__SB_INIT;
+  if (!pyop__dtypes_check_view(v, &why)) {
+    rc = vfail(&c, "%s", why.oom ? "(out of memory)" : pyop__sb_str(&why));
+    pyop__sb_free(&why);
+    return rc;
+  }
   if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
   return check_lanes(&c, v->caps, PROTO_LANES(v), PROTO_REASON(v), v->callbacks);
 }
@@ -598,7 +587,7 @@ int pyop__validate_impl_view(const pyop_impl_view *v) {
   if (v->caps == 0) return vfail(&c, "caps: empty (needs execute, compile or launch)");
   if (v->caps & ~allowed)
     return vfail(&c, "caps: %s is not a subset of execute|compile|launch",
-                 caps_str(v->caps, cs, sizeof cs));
+                 pyop__caps_str(v->caps, cs, sizeof cs));
   if ((rc = check_digest(&c, IMPL_DIGEST(v))) != PYOP_OK) return rc;
   if ((rc = check_callbacks(&c, v->caps, v->callbacks)) != PYOP_OK) return rc;
   return check_lanes(&c, v->caps, IMPL_LANES(v), IMPL_REASON(v), v->callbacks);
@@ -917,145 +906,4 @@ long pyop__proto_attr_find(const pyop__proto *p, const char *name) {
   attr_key k = {p, name};
   uintptr_t pos = pyop__hmap_get(&p->attr_index, pyop__hash_str(name), attr_is, &k);
   return pos ? (long)pos - 1 : -1;
-}
-
-/* ---------------------------------------------------------- comparison */
-
-/* Deep equality of two values of the same declared type (floats by bits). */
-static bool same_value(const pyop_attr_value *a, const pyop_attr_value *b) {
-  if (a->type != b->type) return false;
-  switch (a->type) {
-  case PYOP_ATTR_INT: return a->u.i == b->u.i;
-  case PYOP_ATTR_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-  case PYOP_ATTR_BOOL: return a->u.b == b->u.b;
-  case PYOP_ATTR_DTYPE: return a->u.dtype == b->u.dtype;
-  case PYOP_ATTR_STR: return same_str_view(a->u.s, b->u.s);
-#define PYOP__SAME_LIST(member)                                                 \
-  return a->u.member.count == b->u.member.count &&                              \
-         (a->u.member.count == 0 ||                                             \
-          memcmp(a->u.member.items, b->u.member.items,                          \
-                 a->u.member.count * sizeof *a->u.member.items) == 0);
-  case PYOP_ATTR_LIST_INT: PYOP__SAME_LIST(ints)
-  case PYOP_ATTR_LIST_FLOAT: PYOP__SAME_LIST(floats)
-  case PYOP_ATTR_LIST_DTYPE: PYOP__SAME_LIST(dtypes)
-#undef PYOP__SAME_LIST
-  case PYOP_ATTR_LIST_BOOL:
-    if (a->u.bools.count != b->u.bools.count) return false;
-    for (size_t i = 0; i < a->u.bools.count; i++)
-      if (a->u.bools.items[i] != b->u.bools.items[i]) return false;
-    return true;
-  case PYOP_ATTR_LIST_STR:
-    if (a->u.strs.count != b->u.strs.count) return false;
-    for (size_t i = 0; i < a->u.strs.count; i++)
-      if (!same_str_view(a->u.strs.items[i], b->u.strs.items[i])) return false;
-    return true;
-  case PYOP_ATTR_LIST_LIST_INT:
-    if (a->u.int_lists.count != b->u.int_lists.count) return false;
-    for (size_t i = 0; i < a->u.int_lists.count; i++) {
-      const pyop_int_list *x = &a->u.int_lists.items[i], *y = &b->u.int_lists.items[i];
-      if (x->count != y->count) return false;
-      if (x->count && memcmp(x->items, y->items, x->count * sizeof *x->items) != 0)
-        return false;
-    }
-    return true;
-  }
-  return false;
-}
-
-static bool same_ios(const pyop_io_info *a, size_t na, const pyop_io_info *b, size_t nb,
-                     const char *what, char *why, size_t n) {
-  if (na != nb) {
-    snprintf(why, n, "%zu %ss vs %zu", na, what, nb);
-    return false;
-  }
-  for (size_t i = 0; i < na; i++) {
-    if (strcmp(a[i].name, b[i].name) != 0) {
-      snprintf(why, n, "%s %zu: name \"%s\" vs \"%s\"", what, i, a[i].name, b[i].name);
-      return false;
-    }
-    if (a[i].kind != b[i].kind) {
-      snprintf(why, n, "%s %zu \"%s\": kind %s vs %s", what, i, a[i].name,
-               kind_name(a[i].kind), kind_name(b[i].kind));
-      return false;
-    }
-  }
-  return true;
-}
-
-/* The part of pyop__proto_same and pyop__impl_same both have: op type and
- * caps. */
-static bool same_head(const char *type_a, uint32_t caps_a, const char *type_b,
-                      uint32_t caps_b, char *why, size_t n) {
-  char ca[64], cb[64];
-  if (strcmp(type_a, type_b) != 0) {
-    snprintf(why, n, "op type \"%s\" vs \"%s\"", type_a, type_b);
-    return false;
-  }
-  if (caps_a != caps_b) {
-    snprintf(why, n, "capabilities %s vs %s", caps_str(caps_a, ca, sizeof ca),
-             caps_str(caps_b, cb, sizeof cb));
-    return false;
-  }
-  return true;
-}
-
-bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, size_t n) {
-  if (!same_head(a->op_type, a->caps, b->op_type, b->caps, why, n)) return false;
-  if (!same_ios(a->inputs, a->n_inputs, b->inputs, b->n_inputs, "input", why, n))
-    return false;
-  if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why, n))
-    return false;
-  for (size_t i = 0; i < a->n_inputs; i++) {
-    uint32_t fa = a->input_flags ? a->input_flags[i] : 0;
-    uint32_t fb = b->input_flags ? b->input_flags[i] : 0;
-    if (fa != fb) {
-      snprintf(why, n, "input %zu \"%s\": %s vs %s", i, a->inputs[i].name,
-               fa & PYOP_INPUT_MUTATED ? "mutated" : "read-only",
-               fb & PYOP_INPUT_MUTATED ? "mutated" : "read-only");
-      return false;
-    }
-  }
-  for (size_t i = 0; i < a->n_outputs; i++) {
-    int32_t xa = a->output_alias ? a->output_alias[i] : -1;
-    int32_t xb = b->output_alias ? b->output_alias[i] : -1;
-    if (xa != xb) {
-      snprintf(why, n, "output %zu \"%s\": aliases input %d vs %d", i, a->outputs[i].name,
-               (int)xa, (int)xb);
-      return false;
-    }
-  }
-  if (!pyop__dtypes_same(&a->dtypes, &b->dtypes, a->inputs, a->n_inputs, a->outputs,
-                         a->n_outputs, why, n))
-    return false;
-  if (a->n_attrs != b->n_attrs) {
-    snprintf(why, n, "%zu %s vs %zu", a->n_attrs, PYOP__PLURAL(a->n_attrs, "attr", "attrs"),
-             b->n_attrs);
-    return false;
-  }
-  for (size_t i = 0; i < a->n_attrs; i++) {
-    const pyop_attr_info *x = &a->attrs[i], *y = &b->attrs[i];
-    if (strcmp(x->name, y->name) != 0) {
-      snprintf(why, n, "attr %zu: name \"%s\" vs \"%s\"", i, x->name, y->name);
-      return false;
-    }
-    if (x->type != y->type) {
-      snprintf(why, n, "attr %zu \"%s\": type %s vs %s", i, x->name,
-               pyop_attr_type_name(x->type), pyop_attr_type_name(y->type));
-      return false;
-    }
-    if (x->required != y->required) {
-      snprintf(why, n, "attr %zu \"%s\": %s vs %s", i, x->name,
-               x->required ? "required" : "optional", y->required ? "required" : "optional");
-      return false;
-    }
-    if (!x->required && !same_value(&x->default_value, &y->default_value)) {
-      snprintf(why, n, "attr %zu \"%s\": different default values", i, x->name);
-      return false;
-    }
-  }
-  return true;
-}
-
-bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why, size_t n) {
-  return same_head(a->op_type, a->caps, b->op_type, b->caps, why, n);
 }

@@ -10,6 +10,7 @@
 #include "dtypes.h"
 #include "hashmap.h"
 #include "pyop/bridge_abi.h"
+#include "str_view.h"
 
 /* Sanity limits of a descriptor (PYOP_EDESCRIPTOR beyond them). */
 #define PYOP__MAX_IOS 1024          /* inputs, outputs, attrs: each */
@@ -86,24 +87,18 @@ int pyop__proto_copy(const pyop_proto_view *v, bool host, pyop__proto **out);
 int pyop__impl_copy(const pyop_impl_view *v, pyop__impl **out);
 void pyop__proto_free(pyop__proto *p);
 void pyop__impl_free(pyop__impl *p);
-/*
- * True when a and b have the same content (op type, inputs, outputs, attrs
- * with defaults, caps, data type constraints; not key, source, digest or
- * callbacks). Otherwise false and a
- * short description of the first difference in why.
- */
-bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why,
-                      size_t why_len);
-bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why,
-                     size_t why_len);
+/* "infer_meta|execute" (or "none") for caps, into buf; returns buf. */
+const char *pyop__caps_str(uint32_t caps, char *buf, size_t n);
+/* "required", "optional", "dynamic" or "unknown" (static). */
+const char *pyop__io_kind_name(int32_t kind);
 /* Index of the attr named name (NUL-terminated), or -1. O(1). */
 long pyop__proto_attr_find(const pyop__proto *p, const char *name);
 /*
  * Checks an attribute value of a known type: string views (NULL data with
  * len > 0, embedded NUL, length), list pointers and lengths, dtypes in range.
- * True when valid; else false with the reason in why.
+ * True when valid; else false with the reason appended to why.
  */
-bool pyop__attr_value_check(const pyop_attr_value *v, char *why, size_t why_len);
+bool pyop__attr_value_check(const pyop_attr_value *v, pyop__sb *why);
 /*
  * The string rules of descriptor views, for the other validators
  * (dtypes.c): NULL when s is a well-formed view of at most max bytes

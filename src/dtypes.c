@@ -68,29 +68,26 @@ static io_ref io_at(const pyop_proto_view *v, size_t g) {
   return (io_ref){"output", g, v->outputs[g].name, out ? &out[g] : NULL};
 }
 
-/* Checks one io's mask and symbol on their own; false with why. */
-static bool set_ok(const io_ref *r, char *why, size_t n) {
+/* Checks one io's mask and symbol on their own; false with the reason
+ * appended to why. */
+static bool set_ok(const io_ref *r, pyop__sb *why) {
   uint64_t unknown = r->set->mask & ~PYOP__DTYPE_KNOWN;
   if (unknown) {
-    snprintf(why, n, "%s %zu \"%.*s\": data type set 0x%llx names data type %d, which is "
-             "not a pyop_dtype (0..%d)", r->what, r->index, (int)r->name.len, r->name.data,
-             (unsigned long long)r->set->mask, __builtin_ctzll(unknown),
-             PYOP_DTYPE_COUNT - 1);
+    pyop__sb_printf(why, "%s %zu \"%.*s\": data type set 0x%llx names data type %d, which "
+                    "is not a pyop_dtype (0..%d)", r->what, r->index, (int)r->name.len,
+                    r->name.data, (unsigned long long)r->set->mask, __builtin_ctzll(unknown),
+                    PYOP_DTYPE_COUNT - 1);
     return false;
   }
   pyop_str s = r->set->symbol;
   const char *p = pyop__view_problem(s, false, PYOP__MAX_NAME_LEN);
   if (!p && s.len && !pyop__view_is_identifier(s)) p = "not an identifier";
   if (p) {
-    snprintf(why, n, "%s %zu \"%.*s\": data type symbol: %s", r->what, r->index,
-             (int)r->name.len, r->name.data, p);
+    pyop__sb_printf(why, "%s %zu \"%.*s\": data type symbol: %s", r->what, r->index,
+                    (int)r->name.len, r->name.data, p);
     return false;
   }
   return true;
-}
-
-static bool same_view(pyop_str a, pyop_str b) {
-  return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0);
 }
 
 /*
@@ -109,7 +106,7 @@ static size_t each_symbol(const pyop_proto_view *v,
     io_ref r = io_at(v, g);
     if (!r.set || !r.set->symbol.len) continue;
     size_t k = 0;
-    while (k < distinct && !same_view(io_at(v, firsts[k]).set->symbol, r.set->symbol)) k++;
+    while (k < distinct && !pyop__str_view_same(io_at(v, firsts[k]).set->symbol, r.set->symbol)) k++;
     if (k == distinct) {
       if (distinct == PYOP_MAX_DTYPE_SYMBOLS) return distinct + 1;
       firsts[distinct++] = g;
@@ -121,8 +118,7 @@ static size_t each_symbol(const pyop_proto_view *v,
 
 typedef struct sym_check {
   const pyop_proto_view *v;
-  char *why;
-  size_t n;
+  pyop__sb *why;
   bool ok;
 } sym_check;
 
@@ -132,27 +128,28 @@ static bool sym_same_mask(void *user, size_t g, size_t first) {
   io_ref r = io_at(c->v, g), f = io_at(c->v, first);
   if (r.set->mask == f.set->mask) return true;
   char a[200], b[200];
-  snprintf(c->why, c->n, "%s %zu \"%.*s\": data type symbol \"%.*s\" allows %s here but %s "
-           "at %s %zu \"%.*s\" (one symbol has one set)", r.what, r.index, (int)r.name.len,
-           r.name.data, (int)r.set->symbol.len, r.set->symbol.data,
-           pyop__dtype_mask_str(r.set->mask, a, sizeof a),
-           pyop__dtype_mask_str(f.set->mask, b, sizeof b), f.what, f.index, (int)f.name.len,
-           f.name.data);
+  pyop__sb_printf(c->why, "%s %zu \"%.*s\": data type symbol \"%.*s\" allows %s here but "
+                  "%s at %s %zu \"%.*s\" (one symbol has one set)", r.what, r.index,
+                  (int)r.name.len, r.name.data, (int)r.set->symbol.len, r.set->symbol.data,
+                  pyop__dtype_mask_str(r.set->mask, a, sizeof a),
+                  pyop__dtype_mask_str(f.set->mask, b, sizeof b), f.what, f.index,
+                  (int)f.name.len, f.name.data);
   c->ok = false;
   return false;
 }
 
-bool pyop__dtypes_check_view(const pyop_proto_view *v, char *why, size_t n) {
+/* dtypes.h */
+bool pyop__dtypes_check_view(const pyop_proto_view *v, pyop__sb *why) {
   size_t total = v->n_inputs + v->n_outputs;
   for (size_t g = 0; g < total; g++) {
     io_ref r = io_at(v, g);
-    if (r.set && !set_ok(&r, why, n)) return false;
+    if (r.set && !set_ok(&r, why)) return false;
   }
-  sym_check c = {v, why, n, true};
+  sym_check c = {v, why, true};
   size_t distinct = each_symbol(v, sym_same_mask, &c);
   if (!c.ok) return false;
   if (distinct > PYOP_MAX_DTYPE_SYMBOLS) {
-    snprintf(why, n, "more than %d data type symbols", PYOP_MAX_DTYPE_SYMBOLS);
+    pyop__sb_printf(why, "more than %d data type symbols", PYOP_MAX_DTYPE_SYMBOLS);
     return false;
   }
   return true;

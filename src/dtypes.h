@@ -44,9 +44,9 @@ const pyop_dtype_set_view *pyop__view_output_dtypes(const pyop_proto_view *v);
  * valid: every mask names only pyop_dtypes, every symbol is empty or an
  * identifier (at most PYOP__MAX_NAME_LEN bytes), one symbol has one mask
  * wherever it is used, at most PYOP_MAX_DTYPE_SYMBOLS symbols. True when
- * valid; else false with the reason (naming the io) in why.
+ * valid; else false with the reason (naming the io) appended to why.
  */
-bool pyop__dtypes_check_view(const pyop_proto_view *v, char *why, size_t why_len);
+bool pyop__dtypes_check_view(const pyop_proto_view *v, pyop__sb *why);
 
 /* Bytes pyop__dtypes_build needs for a validated view (0: no constraint). */
 size_t pyop__dtypes_size(const pyop_proto_view *v);

@@ -5,6 +5,7 @@
  */
 #include "candidates.h"
 #include "core.h"
+#include "hooks.h"
 #include "kernel_libs.h"
 #include "lifecycle.h"
 #include "registry.h"

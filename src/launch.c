@@ -8,10 +8,19 @@
  * scalar value, or an element of the caller's inputs, outputs or
  * workspaces array, or the stream); pyop__plan_run fills a stack array of
  * avalues from that in one loop and calls ffi_call. Nothing on the run path allocates or locks.
+ *
+ * Beside the plan, the calls of an op instance (op.h) that build and run
+ * it: compile, declare_launch_args and launch, with the artefact and plan
+ * sinks they hand the bridge. A launch allocates only for its first call
+ * (which declares the plan) and when an op has more pointers than fit the
+ * stack.
  */
 #include "launch.h"
 
+#include "call.h"
 #include "kernel_libs.h"
+#include "op.h"
+#include "str_view.h"
 #include "trust.h"
 
 #include <assert.h>
@@ -223,16 +232,6 @@ static int plan_fail(int status, const pyop__plan *p, size_t launch_no, long arg
                      launch_no, arg, msg);
 }
 
-/* NULL when s is a non-empty view of at most max bytes without NUL; else
- * the reason. */
-static const char *str_problem(pyop_str s, size_t max) {
-  if (s.len > 0 && !s.data) return "length > 0 with NULL data";
-  if (s.len == 0) return "empty";
-  if (s.len > max) return "too long";
-  if (memchr(s.data, '\0', s.len)) return "embedded NUL";
-  return NULL;
-}
-
 /* See launch.h. */
 int pyop__plan_new(const char *op_type, size_t n_inputs, size_t n_outputs,
                    pyop__plan **out) {
@@ -436,9 +435,9 @@ int pyop__plan_add_launch(pyop__plan *p, const pyop_launch_view *v) {
     return plan_fail(PYOP_ELAUNCH, p, no, -1, "too many launches (at most %d)",
                      PYOP__LAUNCH_MAX_LAUNCHES);
 
-  const char *why = str_problem(v->library, PATH_MAX - 1);
+  const char *why = pyop__str_view_problem(v->library, true, PATH_MAX - 1);
   if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "library path: %s", why);
-  why = str_problem(v->symbol, PYOP__LAUNCH_MAX_SYMBOL_LEN);
+  why = pyop__str_view_problem(v->symbol, true, PYOP__LAUNCH_MAX_SYMBOL_LEN);
   if (why) return plan_fail(PYOP_ELAUNCH, p, no, -1, "kernel symbol: %s", why);
   char path[PATH_MAX];
   memcpy(path, v->library.data, v->library.len);
@@ -571,4 +570,266 @@ int pyop__plan_run(const pyop__plan *p, void *const *inputs, void *const *output
     ffi_call((ffi_cif *)&L->cif, L->fn, NULL, avalues);
   }
   return PYOP_OK;
+}
+
+/* ----------------------------------------- compile, declare and launch */
+
+/* Pointer arrays of one launch: on the stack up to this many, else heap. */
+#define PYOP__LAUNCH_STACK_PTRS 64
+
+/*
+ * Output descriptions of compile/declare/launch, like check_inputs: the
+ * count is the prototype's and each is a valid description that, with
+ * data, holds a buffer of at least its size. ptrs (may be NULL) receives the
+ * data pointers of the first cap outputs.
+ */
+static inline int check_output_descs(const pyop_op *op, const pyop_tensor *outputs, size_t n,
+                                     bool data, const char *call, void **ptrs, size_t cap) {
+  int rc = check_outputs(op, outputs, n, call);
+  if (rc != PYOP_OK) return rc;
+  for (size_t i = 0; i < n; i++) {
+    const char *why = tensor_data_problem(&outputs[i], data, "NULL data (not allocated)");
+    if (ptrs && i < cap) ptrs[i] = outputs[i].data;
+    if (why) {
+      char ts[128];
+      return pyop__error(PYOP_EINVAL, "%s of \"%s\": output %zu \"%s\" (%s): %s", call,
+                         op->op_type, i, op->proto->outputs[i].name,
+                         pyop__tensor_str(&outputs[i], ts, sizeof ts), why);
+    }
+  }
+  return PYOP_OK;
+}
+
+/* Where compile's set_artifact stores (a copy of) the artefact. */
+typedef struct artifact_sink {
+  const pyop_op *op;
+  void *data;
+  size_t len;
+} artifact_sink;
+
+static int sink_set_artifact(void *vctx, const void *data, size_t len) {
+  artifact_sink *s = pyop__call_state(vctx);
+  if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
+  if (len && !data)
+    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
+                                   "from NULL", s->op->op_type, len,
+                                   PYOP__PLURAL(len, "byte", "bytes")));
+  void *copy = NULL;
+  if (len) {
+    copy = pyop__malloc(len);
+    if (!copy)
+      return sink_failed(pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a "
+                                     "%zu-byte artefact", s->op->op_type, len));
+    memcpy(copy, data, len);
+  }
+  pyop__free(s->data); /* a later call replaces an earlier artefact */
+  s->data = copy;
+  s->len = len;
+  return PYOP_OK;
+}
+
+/*
+ * Runs the implementation's compile. On success *artifact is what it stored
+ * last with set_artifact (allocated, pyop_free; NULL when none or empty).
+ */
+int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                    const pyop_tensor *outputs, size_t n_outputs, void **artifact,
+                    size_t *len) {
+  PYOP__FORK_GUARD();
+  if (!op || !artifact || !len)
+    return pyop__error(PYOP_EINVAL, "pyop_op_compile: op, artifact or len is NULL");
+  *artifact = NULL;
+  *len = 0;
+  if (!op->compile) return pyop__unsupported(op, "compile");
+  int rc = check_inputs(op, inputs, n_inputs, false, "compile", NULL, 0, NULL);
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, false, "compile", NULL, 0);
+  if (rc != PYOP_OK) return rc;
+  artifact_sink sink = {op, NULL, 0};
+  pyop__call call;
+  pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
+                            pyop__call_open(&call, &sink), sink_set_artifact};
+  unsigned mark = call.mark;
+  rc = op->compile(op->impl_holder, &args);
+  pyop__call_close(&call);
+  if (rc != PYOP_OK) {
+    pyop__free(sink.data);
+    return pyop__callback_failed(rc, op, "compile", mark);
+  }
+  *artifact = sink.data;
+  *len = sink.len;
+  return PYOP_OK;
+}
+
+/* The plan being declared and the first refusal of a sink call: its
+ * reason is libpyop's (the plan checks), kept for the call's error, since
+ * the bridge reports the refusal to Python in its own words. */
+typedef struct declare_sink {
+  pyop__plan *plan;
+  int status;
+  char detail[1024];
+} declare_sink;
+
+static int sink_refused(declare_sink *d, int rc) {
+  if (d->status == PYOP_OK) {
+    d->status = rc;
+    snprintf(d->detail, sizeof d->detail, "%s", pyop_last_error());
+  }
+  return rc;
+}
+
+static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
+  declare_sink *d = pyop__call_state(vctx);
+  if (!d)
+    return pyop__call_refused("add_launch", "declare_launch_args", __builtin_return_address(0));
+  int rc = pyop__plan_add_launch(d->plan, v);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+}
+
+static int sink_add_workspace(void *vctx, uint64_t nbytes) {
+  declare_sink *d = pyop__call_state(vctx);
+  if (!d)
+    return pyop__call_refused("add_workspace", "declare_launch_args",
+                              __builtin_return_address(0));
+  int rc = pyop__plan_add_workspace(d->plan, nbytes);
+  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+}
+
+/*
+ * Runs declare_launch_args into a new plan, finishes it and keeps it in the
+ * instance (replacing an earlier plan). On failure the earlier plan stays.
+ */
+int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
+                                size_t n_inputs, const pyop_tensor *outputs,
+                                size_t n_outputs) {
+  PYOP__FORK_GUARD();
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_declare_launch_args: op is NULL");
+  if (!op->declare) return pyop__unsupported(op, "declare_launch_args");
+  int rc = check_inputs(op, inputs, n_inputs, false, "declare_launch_args", NULL, 0, NULL);
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, false, "declare_launch_args", NULL, 0);
+  if (rc != PYOP_OK) return rc;
+  size_t flat = 0;
+  for (size_t i = 0; i < n_inputs; i++) flat += inputs[i].count;
+  pyop__plan *plan;
+  rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
+  if (rc != PYOP_OK) return rc;
+  declare_sink sink = {plan, PYOP_OK, ""};
+  pyop__call call;
+  pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
+                            pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
+  unsigned mark = call.mark;
+  rc = op->declare(op->impl_holder, &args);
+  pyop__call_close(&call);
+  if (rc != PYOP_OK || sink.status != PYOP_OK) {
+    pyop__plan_free(plan);
+    if (sink.status == PYOP_OK) return pyop__callback_failed(rc, op, "declare_launch_args", mark);
+    /* libpyop's reason first (what is wrong with the plan), then what the
+     * op saw of it; a plan missing a refused launch is never kept, even
+     * when the op caught the refusal and returned normally. */
+    char seen[2048];
+    snprintf(seen, sizeof seen, "%s", rc != PYOP_OK ? pyop_last_error() : "");
+    if (rc == PYOP_OK)
+      return pyop__error(sink.status, "%s\n(the op caught that error and returned normally)",
+                         sink.detail);
+    return pyop__error(sink.status, "%s\n(in the op: %s)", sink.detail, seen);
+  }
+  rc = pyop__plan_finish(plan);
+  if (rc != PYOP_OK) {
+    pyop__plan_free(plan);
+    return rc;
+  }
+  pyop__plan_free(op->plan);
+  op->plan = plan;
+  op->plan_inputs = flat;
+  op->plan_workspaces = pyop__plan_workspace_count(plan);
+  return PYOP_OK;
+}
+
+/*
+ * The rest of a launch when the pointers do not all fit the caller's stack
+ * arrays or the plan has workspaces: pointer arrays on the heap when
+ * needed, workspaces from ctx->alloc_workspace, then the plan. The
+ * arguments were checked; in/out hold the first PYOP__LAUNCH_STACK_PTRS
+ * pointers, gathered again here when there are more.
+ */
+static __attribute__((noinline)) int launch_spill(pyop_op *op, const pyop_tensor_list *inputs,
+                                                  size_t n_inputs, const pyop_tensor *outputs,
+                                                  size_t n_outputs, const pyop_exec_ctx *ctx,
+                                                  size_t flat, void **in_stack,
+                                                  void **out_stack) {
+  size_t n_ws = op->plan_workspaces;
+  if (n_ws && !ctx->alloc_workspace)
+    return pyop__error(PYOP_EUNSUPPORTED, "launch of \"%s\": the plan needs %zu %s but the "
+                       "host's exec context has no alloc_workspace", op->op_type, n_ws,
+                       PYOP__PLURAL(n_ws, "workspace", "workspaces"));
+  void *ws_stack[PYOP__LAUNCH_STACK_PTRS];
+  void **in = flat <= PYOP__LAUNCH_STACK_PTRS ? in_stack : pyop__calloc(flat, sizeof *in);
+  void **out = n_outputs <= PYOP__LAUNCH_STACK_PTRS ? out_stack
+                                                    : pyop__calloc(n_outputs, sizeof *out);
+  void **ws = n_ws <= PYOP__LAUNCH_STACK_PTRS ? ws_stack : pyop__calloc(n_ws, sizeof *ws);
+  int rc = PYOP_OK;
+  if (!in || !out || !ws) {
+    rc = pyop__error(PYOP_ENOMEM, "launch of \"%s\": out of memory", op->op_type);
+    goto done;
+  }
+  if (in != in_stack) {
+    size_t k = 0;
+    for (size_t i = 0; i < n_inputs; i++)
+      for (size_t j = 0; j < inputs[i].count; j++) in[k++] = inputs[i].items[j].data;
+  }
+  if (out != out_stack)
+    for (size_t i = 0; i < n_outputs; i++) out[i] = outputs[i].data;
+  for (size_t i = 0; i < n_ws; i++) {
+    uint64_t nb = pyop__plan_workspace_size(op->plan, i);
+    ws[i] = NULL;
+    int hr = ctx->alloc_workspace(ctx->user, nb, &ws[i]);
+    if (hr != 0 || (nb && !ws[i])) {
+      rc = pyop__error(PYOP_EHOST, "launch of \"%s\": the host's alloc_workspace failed for "
+                       "workspace %zu (%llu %s, %d)", op->op_type, i,
+                       (unsigned long long)nb, PYOP__PLURAL(nb, "byte", "bytes"), hr);
+      goto done;
+    }
+  }
+  rc = pyop__plan_run(op->plan, in, out, ws, ctx->stream);
+done:
+  if (in != in_stack) pyop__free(in);
+  if (out != out_stack) pyop__free(out);
+  if (ws != ws_stack) pyop__free(ws);
+  return rc;
+}
+
+/*
+ * Runs the declared plan (declaring it first from these tensors when there
+ * is none). Outputs must be allocated; workspaces come from
+ * ctx->alloc_workspace. No Python once a plan is declared, and no
+ * allocation unless an op has more than PYOP__LAUNCH_STACK_PTRS input,
+ * output or workspace pointers. The arguments go through the same checks as
+ * every call, which gather the data pointers on the way; the common launch
+ * (no workspace, pointers that fit the stack) then runs the plan directly.
+ */
+int pyop_op_launch(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+                   const pyop_tensor *outputs, size_t n_outputs, const pyop_exec_ctx *ctx) {
+  PYOP__FORK_GUARD();
+  if (!op) return pyop__error(PYOP_EINVAL, "pyop_op_launch: op is NULL");
+  if (!op->declare) return pyop__unsupported(op, "declare_launch_args (needed to launch)");
+  int rc = exec_ctx_check(op, ctx, "launch");
+  if (rc != PYOP_OK) return rc;
+  void *in[PYOP__LAUNCH_STACK_PTRS], *out[PYOP__LAUNCH_STACK_PTRS];
+  size_t flat = 0;
+  rc = check_inputs(op, inputs, n_inputs, true, "launch", in, PYOP__LAUNCH_STACK_PTRS, &flat);
+  if (rc == PYOP_OK)
+    rc = check_output_descs(op, outputs, n_outputs, true, "launch", out, PYOP__LAUNCH_STACK_PTRS);
+  if (rc != PYOP_OK) return rc;
+  if (!op->plan) {
+    rc = pyop_op_declare_launch_args(op, inputs, n_inputs, outputs, n_outputs);
+    if (rc != PYOP_OK) return rc;
+  }
+  if (flat != op->plan_inputs)
+    return pyop__error(PYOP_EINVAL, "launch of \"%s\": %zu input tensors given, the plan was "
+                       "declared for %zu (declare again)", op->op_type, flat, op->plan_inputs);
+  if (op->plan_workspaces || flat > PYOP__LAUNCH_STACK_PTRS ||
+      n_outputs > PYOP__LAUNCH_STACK_PTRS)
+    return launch_spill(op, inputs, n_inputs, outputs, n_outputs, ctx, flat, in, out);
+  return pyop__plan_run(op->plan, in, out, NULL, ctx->stream);
 }

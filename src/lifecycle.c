@@ -15,6 +15,7 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
+#include "call.h"
 #include "bridge_loader.h"
 #include "candidates.h"
 #include "core.h"
@@ -30,7 +31,6 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #define OPP_PATH_VAR PYOP__OPP_VAR
@@ -89,12 +89,32 @@ static int life_begin(const char *what) {
   return PYOP_OK;
 }
 
+/* Releases the busy flag life_begin took and wakes the calls waiting. */
 static void life_end(void) {
   pthread_mutex_lock(&life_lock);
   life_busy = false;
   life_owner = false;
   pthread_cond_broadcast(&life_cond);
   pthread_mutex_unlock(&life_lock);
+}
+
+/* The work of one lifecycle call, run with the busy flag held. */
+typedef int (*life_body)(void *arg);
+
+/*
+ * The shape of every lifecycle call (load, unload, shutdown, set_options
+ * and the GE-style shutdown): refused in a forked child (PYOP_EFORKED
+ * naming what), then the busy flag taken (life_begin: waits for another
+ * lifecycle call, refuses a nested one), body(arg) run, the flag released.
+ * Returns the body's status, or the refusal when the body did not run.
+ */
+static int life_run(const char *what, life_body body, void *arg) {
+  if (pyop__forked()) return pyop__error_forked(what);
+  int rc = life_begin(what);
+  if (rc != PYOP_OK) return rc;
+  rc = body(arg);
+  life_end();
+  return rc;
 }
 
 /* ------------------------------------------------------------- scanning */
@@ -185,6 +205,16 @@ static int load_start_libpython(void) {
   return rc;
 }
 
+/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6);
+ * owned by the thread that holds the busy flag. */
+static bool lanes_old_bridge;
+
+/* Why every Python op of a load runs serially when no descriptor says
+ * why (the load's transaction keeps it on its entries): "" or static. */
+static const char *serial_reason(void) {
+  return lanes_old_bridge ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)" : "";
+}
+
 /*
  * Makes sure a bridge is open: resolves the runtime key (starting Python's
  * library first when opted in), ranks the candidates and loads the first
@@ -194,15 +224,6 @@ static int load_start_libpython(void) {
  * not be built). The caller holds the busy flag (asserted): bridge and
  * last_report are the lifecycle's.
  */
-/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6). */
-static atomic_bool lanes_old_bridge;
-
-const char *pyop__lanes_fallback_reason(void) {
-  return atomic_load_explicit(&lanes_old_bridge, memory_order_relaxed)
-             ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)"
-             : "";
-}
-
 static int open_bridge(void) {
   assert(life_owner);
   if (bridge.api) return PYOP_OK;
@@ -253,8 +274,8 @@ static int open_bridge(void) {
   if (rc == PYOP_OK)
     PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
                bridge.abi_major, bridge.abi_minor);
-  atomic_store(&lanes_old_bridge, rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6);
-  if (atomic_load(&lanes_old_bridge))
+  lanes_old_bridge = rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6;
+  if (lanes_old_bridge)
     PYOP_LOG_W("lanes: %u asked for, but the bridge %s speaks ABI %u.%u (lanes need 1.6): "
                "every Python op runs serially in the main interpreter",
                options.lanes, bridge.path, bridge.abi_major, bridge.abi_minor);
@@ -262,14 +283,6 @@ static int open_bridge(void) {
 }
 
 /* ------------------------------------------------------------- lifecycle */
-
-/* pyop_options.strict_outputs or PYOP_STRICT_OUTPUTS=1, as of the last
- * pyop_load (read by pyop_op_create). */
-static atomic_bool strict_outputs;
-
-bool pyop__strict_outputs(void) {
-  return atomic_load_explicit(&strict_outputs, memory_order_relaxed);
-}
 
 static int unload_busy(void);
 
@@ -310,6 +323,7 @@ static int register_busy(const pyop_str *paths, size_t n_paths) {
   pyop__txn *txn = NULL;
   int rc = pyop__txn_begin(&txn);
   if (rc != PYOP_OK) return rc;
+  pyop__txn_set_serial_reason(txn, serial_reason());
   pyop_registrar reg;
   pyop__call call;
   pyop__registrar_open(txn, &call, &reg);
@@ -347,12 +361,15 @@ static int register_busy(const pyop_str *paths, size_t n_paths) {
   return rc;
 }
 
-/* The body of pyop_load; the caller holds the busy flag (asserted). */
-static int load_busy(void) {
+/* The body of pyop_load (a life_body; arg unused); the caller holds the
+ * busy flag (asserted). */
+static int load_busy(void *arg) {
+  (void)arg;
   assert(life_owner);
   const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
-  atomic_store(&strict_outputs, options.strict_outputs ||
-                                    (strict && strict[0] && strcmp(strict, "0") != 0));
+  /* Flows down: the registry keeps it for the instances created next. */
+  pyop__registry_set_strict(options.strict_outputs ||
+                            (strict && strict[0] && strcmp(strict, "0") != 0));
   /* The interpreter the ops (or the open bridge) belong to was finalized
    * behind libpyop's back (the host's Py_FinalizeEx), perhaps followed by
    * a new one: asked of the bridge (ABI 1.5), as an older one cannot tell. */
@@ -397,14 +414,7 @@ static int load_busy(void) {
   return rc;
 }
 
-int pyop_load(void) {
-  PYOP__FORK_GUARD();
-  int brc = life_begin("pyop_load");
-  if (brc != PYOP_OK) return brc;
-  int rc = load_busy();
-  life_end();
-  return rc;
-}
+int pyop_load(void) { return life_run("pyop_load", load_busy, NULL); }
 
 /* Unregisters what the last load registered; the caller holds the busy flag
  * (asserted). */
@@ -418,23 +428,36 @@ static int unload_busy(void) {
   return PYOP_OK;
 }
 
-int pyop_unload(void) {
-  PYOP__FORK_GUARD();
-  int brc = life_begin("pyop_unload");
-  if (brc != PYOP_OK) return brc;
-  int rc = unload_busy();
-  life_end();
-  return rc;
+/* pyop_unload's life_body (arg unused). */
+static int unload_body(void *arg) {
+  (void)arg;
+  return unload_busy();
 }
 
+int pyop_unload(void) { return life_run("pyop_unload", unload_body, NULL); }
+
+/* What a shutdown is: the name its refusal is logged under, and whether it
+ * also forgets the candidate report of the last bridge load; ran is set
+ * once the body runs (a refusal before it is not logged by it). */
+typedef struct shutdown_kind {
+  const char *what;
+  bool forget_report;
+  bool ran;
+} shutdown_kind;
+
 /*
- * The body of pyop_shutdown; the caller holds the busy flag (asserted).
- * forget_report: also drop the candidate report of the last bridge load,
- * but only when the bridge was really closed (a refused shutdown keeps the
- * bridge, so pyop_doctor must keep describing it).
+ * The body of pyop_shutdown (a life_body; arg: a shutdown_kind); the
+ * caller holds the busy flag (asserted). forget_report: also drop the
+ * candidate report of the last bridge load, but only when the bridge was
+ * really closed (a refused shutdown keeps the bridge, so pyop_doctor must
+ * keep describing it).
  */
-static int shutdown_busy(const char *what, bool forget_report) {
+static int shutdown_busy(void *arg) {
   assert(life_owner);
+  shutdown_kind *k = arg;
+  const char *what = k->what;
+  bool forget_report = k->forget_report;
+  k->ran = true;
   int rc = unload_busy();
   if (rc == PYOP_OK && bridge.api) pyop__bridge_close(&bridge);
   if (rc == PYOP_OK) pyop__kernel_libs_close();
@@ -448,12 +471,8 @@ static int shutdown_busy(const char *what, bool forget_report) {
 }
 
 int pyop_shutdown(void) {
-  PYOP__FORK_GUARD();
-  int rc = life_begin("pyop_shutdown");
-  if (rc != PYOP_OK) return rc;
-  rc = shutdown_busy("shutdown", false);
-  life_end();
-  return rc;
+  shutdown_kind k = {"shutdown", false, false};
+  return life_run("pyop_shutdown", shutdown_busy, &k);
 }
 
 /*
@@ -510,6 +529,35 @@ static int options_fixed_busy(const pyop_options *next) {
   return PYOP_OK;
 }
 
+/* Checked options for pyop_set_options, and their key's copy (also
+ * next.start_python_key), which becomes the lifecycle's on success. */
+typedef struct options_change {
+  pyop_options next;
+  char *key;
+} options_change;
+
+/*
+ * The body of pyop_set_options (a life_body; arg: an options_change); the
+ * caller holds the busy flag (asserted).
+ */
+static int options_set_busy(void *arg) {
+  assert(life_owner);
+  const options_change *c = arg;
+  const pyop_options *next = &c->next;
+  int rc;
+  if (state == ST_LOADED)
+    rc = pyop__error(PYOP_ESTATE,
+                     "pyop_set_options: ops are loaded; call pyop_unload first "
+                     "(and pyop_shutdown to change start_python, start_python_key or lanes)");
+  else
+    rc = options_fixed_busy(next);
+  if (rc != PYOP_OK) return rc;
+  pyop__free(start_key);
+  start_key = c->key;
+  options = *next;
+  return PYOP_OK;
+}
+
 /*
  * Options of the next pyop_load. Refused while loaded (they would not apply
  * to the ops in place). With a bridge open but nothing loaded (after
@@ -535,25 +583,9 @@ int pyop_set_options(const pyop_options *in) {
   int rc = options_key(in, &key);
   if (rc != PYOP_OK) return rc;
   next.start_python_key = key;
-  rc = life_begin("pyop_set_options");
-  if (rc != PYOP_OK) {
-    pyop__free(key);
-    return rc;
-  }
-  if (state == ST_LOADED)
-    rc = pyop__error(PYOP_ESTATE,
-                     "pyop_set_options: ops are loaded; call pyop_unload first "
-                     "(and pyop_shutdown to change start_python, start_python_key or lanes)");
-  else
-    rc = options_fixed_busy(&next);
-  if (rc == PYOP_OK) {
-    pyop__free(start_key);
-    start_key = key;
-    options = next;
-  } else {
-    pyop__free(key);
-  }
-  life_end();
+  options_change change = {next, key};
+  rc = life_run("pyop_set_options", options_set_busy, &change);
+  if (rc != PYOP_OK) pyop__free(key);
   return rc;
 }
 
@@ -608,11 +640,8 @@ void UnloadPythonCustomOps(void) {
 /* pyop_shutdown that also forgets the last candidate report, in the same
  * lifecycle call (no other load can slip in between). */
 void ShutdownPythonCustomOpsForProcess(void) {
-  if (pyop__forked() || life_begin("ShutdownPythonCustomOpsForProcess") != PYOP_OK) {
-    if (pyop__forked()) (void)pyop__error_forked("ShutdownPythonCustomOpsForProcess");
+  shutdown_kind k = {"ShutdownPythonCustomOpsForProcess", true, false};
+  /* A refusal of the body is logged by it; one before it is logged here. */
+  if (life_run("ShutdownPythonCustomOpsForProcess", shutdown_busy, &k) != PYOP_OK && !k.ran)
     PYOP_LOG_E("%s", pyop_last_error());
-    return;
-  }
-  (void)shutdown_busy("ShutdownPythonCustomOpsForProcess", true);
-  life_end();
 }

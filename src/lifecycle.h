@@ -1,24 +1,15 @@
 /*
  * What the lifecycle (lifecycle.c: load, unload, shutdown, options) lends
- * the files beside it: the strict-outputs option of the last load (op.c),
- * the report of its state for pyop_doctor (doctor.c) and its lock around
- * fork() (fork.c). Lifecycle calls are serialised by a
- * busy flag (docs/design.md §Threads).
+ * the files beside it: the report of its state for pyop_doctor (doctor.c)
+ * and its lock around fork() (fork.c). Its settings flow down: strict
+ * outputs and the serial reason of a load go to the registry
+ * (registry.h), nothing below reads them from here. Lifecycle calls are
+ * serialised by a busy flag (docs/design.md §Threads).
  */
 #ifndef PYOP_LIFECYCLE_H
 #define PYOP_LIFECYCLE_H
 
 #include "core.h"
-
-/* Whether strict output checks are on (pyop_options.strict_outputs or
- * PYOP_STRICT_OUTPUTS, as of the last pyop_load; read by pyop_op_create). */
-bool pyop__strict_outputs(void);
-/*
- * Why every op runs serially when the host asked for lanes and the open
- * bridge is too old to say per descriptor (ABI < 1.6): a static text, ""
- * otherwise (set before a load registers anything).
- */
-const char *pyop__lanes_fallback_reason(void);
 
 /*
  * Appends the bridge's line ("bridge: loaded <path> (ABI x.y)" and whether

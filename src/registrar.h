@@ -6,6 +6,7 @@
 #ifndef PYOP_REGISTRAR_H
 #define PYOP_REGISTRAR_H
 
+#include "call.h"
 #include "core.h"
 #include "pyop/bridge_abi.h"
 #include "registry.h"

@@ -35,8 +35,9 @@
  *   binds it as a load's implementation (on_register then). Unload drops
  *   the pending list.
  */
-#include "lifecycle.h"
 #include "registry.h"
+#include "conflict.h"
+#include "hooks.h"
 #include "scan.h"
 
 #include "hashmap.h"
@@ -55,13 +56,14 @@ static struct {
   pyop__hmap ops; /* op type -> published pyop__entry * */
   atomic_size_t live;
   pyop__entry *pending; /* implementations waiting for a prototype */
+  atomic_bool strict;   /* pyop__registry_set_strict */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 #ifndef NDEBUG
 /* True on the thread that holds reg.mu, while it holds it (for asserts
  * only: a release build keeps lookups free of it). */
 static _Thread_local bool reg_locked;
-#define REG_LOCKED(v) (reg_locked = (v))
+#define REG_LOCKED(v) (reg_locked = (v), pyop__hooks_barred(v))
 bool pyop__registry_lock_held(void) { return reg_locked; }
 #else
 #define REG_LOCKED(v) ((void)0)
@@ -125,7 +127,7 @@ static void entry_fill_info(pyop__entry *e) {
     if (!reason[0]) reason = im->serial_reason;
   }
   if (lanes == UINT32_MAX) lanes = 0; /* nothing Python runs: a host prototype */
-  if (!lanes && !reason[0] && (proto_runs || im)) reason = pyop__lanes_fallback_reason();
+  if (!lanes && !reason[0] && (proto_runs || im)) reason = e->serial_fallback;
   i->serial_reason = reason;
   i->lanes = lanes;
 }
@@ -355,6 +357,7 @@ typedef struct titem {
  */
 struct pyop__txn {
   bool host; /* host prototypes: no veto, no hooks, kept across unload */
+  const char *serial_reason; /* pyop__txn_set_serial_reason; "" for none */
   titem *items; /* one per op type, in order of arrival */
   size_t n, cap;
   pyop__hmap index; /* op type -> item position + 1 */
@@ -441,8 +444,16 @@ static void txn_free_shell(pyop__txn *t) {
 
 static pyop__txn *txn_new(bool host) {
   pyop__txn *t = pyop__calloc(1, sizeof *t);
-  if (t) t->host = host;
+  if (t) {
+    t->host = host;
+    t->serial_reason = "";
+  }
   return t;
+}
+
+void pyop__txn_set_serial_reason(pyop__txn *t, const char *reason) {
+  assert(t && t->n == 0); /* before the first descriptor */
+  t->serial_reason = reason ? reason : "";
 }
 
 int pyop__txn_begin(pyop__txn **out) {
@@ -456,99 +467,6 @@ void pyop__txn_abort(pyop__txn *t) {
   if (!t) return;
   for (size_t i = 0; i < t->n; i++) entry_free(t->items[i].e);
   txn_free_shell(t);
-}
-
-/*
- * Records the conflict of a new descriptor with an existing one. kind is
- * "prototype" or "implementation"; where says where the other one is.
- */
-static int conflict(const char *kind, const char *op_type, const char *new_key,
-                    const char *new_src, const char *old_key, const char *old_src,
-                    const char *where, const char *reason) {
-  return pyop__error(PYOP_ECONFLICT,
-                     "op type \"%s\": %s \"%s\" (%s) conflicts with %s \"%s\" (%s) %s: %s",
-                     op_type, kind, new_key, new_src, kind, old_key, old_src, where,
-                     reason);
-}
-
-/* ------------------------------------------------ same definition? */
-
-/*
- * Identity of two definitions with the same descriptor key and content
- * (docs/op-author-guide.md, "Registering the same op twice"): the bridge
- * hands over each one's source digest (bridge ABI 1.3, the identity of its
- * source file's bytes). When both have one, they are one definition when
- * they sit on the same line of files with the same digest (one plugin
- * installed in two directories, or one file loaded twice); a bridge that
- * gives none leaves only the same "file:line" for one definition. Anything
- * else is two definitions, whose code may differ though the signatures
- * agree, and so a conflict. The registry reads no file: the comparison is
- * of strings only, so a commit makes it under the lock.
- */
-
-/* What identifies one descriptor in a conflict check. */
-typedef struct ident {
-  const char *key, *source, *digest;
-  uint32_t line;
-} ident;
-
-static ident proto_ident(const pyop__proto *p) {
-  return (ident){p->key, p->source, p->digest, p->line};
-}
-static ident impl_ident(const pyop__impl *p) {
-  return (ident){p->key, p->source, p->digest, p->line};
-}
-
-/* See above; false with the reason in why. */
-static bool same_definition(const ident *a, const ident *b, char *why, size_t n) {
-  if (a->digest[0] && b->digest[0]) {
-    if (a->line != b->line) snprintf(why, n, "defined at different lines");
-    else if (strcmp(a->digest, b->digest) != 0) snprintf(why, n, "the source files differ");
-    else return true;
-    return false;
-  }
-  if (strcmp(a->source, b->source) == 0) return true;
-  snprintf(why, n, "different sources, and no source digest to tell the same file by");
-  return false;
-}
-
-/*
- * PYOP_OK when a new descriptor n may stand with an earlier one o whose
- * content compared same or not (why); else the conflict, recorded.
- */
-static int check_same(const char *kind, const char *op_type, const ident *n,
-                      const ident *o, const char *where, bool same, const char *why) {
-  char reason[400];
-  bool same_key = strcmp(n->key, o->key) == 0;
-  if (same_key && same) {
-    char dwhy[100];
-    if (same_definition(n, o, dwhy, sizeof dwhy)) return PYOP_OK;
-    snprintf(reason, sizeof reason,
-             "same descriptor key and content but two different definitions (%s)",
-             dwhy);
-  } else if (!same_key && !same) {
-    snprintf(reason, sizeof reason, "different descriptor key and content (%s)", why);
-  } else if (!same_key) {
-    snprintf(reason, sizeof reason, "different descriptor key");
-  } else {
-    snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
-  }
-  return conflict(kind, op_type, n->key, n->source, o->key, o->source, where, reason);
-}
-
-/* PYOP_OK when proto n may stand with the registered/earlier proto o. */
-static int check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
-  char why[300] = "";
-  bool same = pyop__proto_same(n, o, why, sizeof why);
-  ident in = proto_ident(n), io = proto_ident(o);
-  return check_same("prototype", n->op_type, &in, &io, where, same, why);
-}
-
-static int check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
-  char why[300] = "";
-  bool same = pyop__impl_same(n, o, why, sizeof why);
-  ident in = impl_ident(n), io = impl_ident(o);
-  return check_same("implementation", n->op_type, &in, &io, where, same, why);
 }
 
 static const char *where_registered(const pyop__entry *e) {
@@ -567,15 +485,15 @@ static const char *where_registered(const pyop__entry *e) {
 /* A repeat in this load of e's prototype or implementation. */
 static int add_repeat(const pyop__entry *e, const pyop__proto *p, const pyop__impl *q) {
   const char *where = "registered earlier in this load";
-  return p ? check_protos(p, e->own_proto, where) : check_impls(q, e->own_impl, where);
+  return p ? pyop__check_protos(p, e->own_proto, where) : pyop__check_impls(q, e->own_impl, where);
 }
 
 /* Conflicts of the copy (op type hash h) with the committed registry. */
 static int add_check_committed(const pyop__proto *p, const pyop__impl *q, uint64_t h) {
   pyop__entry *e = get_entry_hashed(p ? p->op_type : q->op_type, h);
   if (!e) return PYOP_OK;
-  int rc = p ? check_protos(p, e->proto, where_registered(e))
-             : e->impl ? check_impls(q, e->impl, "already registered") : PYOP_OK;
+  int rc = p ? pyop__check_protos(p, e->proto, where_registered(e))
+             : e->impl ? pyop__check_impls(q, e->impl, "already registered") : PYOP_OK;
   pyop__entry_release(e);
   return rc;
 }
@@ -596,6 +514,7 @@ static int txn_put(pyop__txn *t, titem *it, uint64_t h, pyop__proto *p, pyop__im
     e = pyop__calloc(1, sizeof *e);
     if (!e) return PYOP_ENOMEM;
     e->hash = h;
+    e->serial_fallback = t->serial_reason;
     if (txn_append(t, e, own) != PYOP_OK) {
       pyop__free(e);
       return PYOP_ENOMEM;
@@ -663,7 +582,7 @@ static int classify_locked(titem *it) {
     /* No prototype anywhere yet: the implementation waits for one. */
     pyop__entry *p = pending_find_locked(it->e->own_impl->op_type, NULL);
     if (p) {
-      int rc = check_impls(it->e->own_impl, p->own_impl, "waiting for a prototype");
+      int rc = pyop__check_impls(it->e->own_impl, p->own_impl, "waiting for a prototype");
       if (rc != PYOP_OK) return rc;
       it->act = ACT_SKIP;
       return PYOP_OK;
@@ -674,7 +593,7 @@ static int classify_locked(titem *it) {
   pyop__entry *e = it->e;
   e->txn_target = cur;
   if (e->own_proto) {
-    int rc = check_protos(e->own_proto, cur->proto, where_registered(cur));
+    int rc = pyop__check_protos(e->own_proto, cur->proto, where_registered(cur));
     if (rc != PYOP_OK) return rc;
   }
   /* A registered prototype equal to ours (or none of ours). */
@@ -683,7 +602,7 @@ static int classify_locked(titem *it) {
     return PYOP_OK;
   }
   if (cur->impl) {
-    int rc = check_impls(e->own_impl, cur->impl, "already registered");
+    int rc = pyop__check_impls(e->own_impl, cur->impl, "already registered");
     if (rc != PYOP_OK) return rc;
     it->act = ACT_SKIP;
     return PYOP_OK;
@@ -915,6 +834,14 @@ int pyop__registry_clear(void) {
   return PYOP_OK;
 }
 
+void pyop__registry_set_strict(bool strict) {
+  atomic_store_explicit(&reg.strict, strict, memory_order_relaxed);
+}
+
+bool pyop__strict_outputs(void) {
+  return atomic_load_explicit(&reg.strict, memory_order_relaxed);
+}
+
 size_t pyop__registry_count(void) {
   lock();
   size_t n = reg.ops.count;
@@ -1030,23 +957,7 @@ int pyop_op_list(char ***out_types, size_t *out_count) {
 
 void pyop_free(void *p) { pyop__free(p); }
 
-/* "host:<op_type>" as the default key of a host prototype. */
-static char *host_key(const char *op_type) {
-  size_t len = strlen(op_type);
-  if (len > PYOP__MAX_KEY_LEN) len = PYOP__MAX_KEY_LEN; /* validation rejects it anyway */
-  char *k = pyop__malloc(len + 6);
-  if (k) {
-    memcpy(k, "host:", 5);
-    memcpy(k + 5, op_type, len);
-    k[len + 5] = '\0';
-  }
-  return k;
-}
-
-static pyop_str view_of(const char *s) {
-  pyop_str v = {s, s ? strlen(s) : 0};
-  return v;
-}
+/* ---------------------------------------------------- host prototypes */
 
 /*
  * Binds the implementation waiting for op_type's prototype (if any) to the
@@ -1054,7 +965,7 @@ static pyop_str view_of(const char *s) {
  * the load's: unload restores the prototype alone), then calls on_register
  * for it with no lock held.
  */
-static void bind_pending(const char *op_type) {
+void pyop__registry_bind_pending(const char *op_type) {
   uint64_t h = pyop__hash_str(op_type);
   lock();
   pyop__entry **pp = NULL, *e = pending_find_locked(op_type, &pp);
@@ -1080,99 +991,7 @@ static void bind_pending(const char *op_type) {
   pyop__entry_release(e);
 }
 
-/*
- * The host's constraint arrays of info as views, in dv (room for n_inputs +
- * n_outputs): each side it gives (struct_size covering it, non-NULL) is
- * converted, the other stays NULL in v.
- */
-static void host_dtypes(const pyop_op_info *info, pyop_dtype_set_view *dv, pyop_proto_view *v) {
-  const pyop_dtype_set *in = PYOP_OP_INFO_HAS(info, input_dtypes) ? info->input_dtypes : NULL;
-  const pyop_dtype_set *out =
-      PYOP_OP_INFO_HAS(info, output_dtypes) ? info->output_dtypes : NULL;
-  for (size_t i = 0; in && i < info->n_inputs; i++)
-    dv[i] = (pyop_dtype_set_view){in[i].mask, view_of(in[i].symbol)};
-  for (size_t i = 0; out && i < info->n_outputs; i++)
-    dv[info->n_inputs + i] = (pyop_dtype_set_view){out[i].mask, view_of(out[i].symbol)};
-  v->input_dtypes = in ? dv : NULL;
-  v->output_dtypes = out ? dv + info->n_inputs : NULL;
-}
-
-/*
- * Converts the host's description into a prototype view, validates it like
- * a bridge's and registers it at once (a one-op transaction). Kept across
- * pyop_unload.
- */
-int pyop_register_host_prototype(const pyop_op_info *info) {
-  PYOP__FORK_GUARD();
-  if (!info || info->struct_size < offsetof(pyop_op_info, n_attrs) + sizeof info->n_attrs)
-    return pyop__error(PYOP_EINVAL, "pyop_register_host_prototype: info is NULL or its "
-                                    "struct_size is too small");
-  /* Each count is checked on its own, so the message names the one that is
-   * wrong (the views below are sized from them). */
-  static const char *const count_names[] = {"n_inputs", "n_outputs", "n_attrs"};
-  const size_t counts[] = {info->n_inputs, info->n_outputs, info->n_attrs};
-  for (size_t i = 0; i < PYOP__ARRAY_LEN(counts); i++)
-    if (counts[i] > PYOP__MAX_IOS)
-      return pyop__error(PYOP_EDESCRIPTOR,
-                         "pyop_register_host_prototype(\"%.256s\"): %s %zu is more "
-                         "than the %d allowed",
-                         info->op_type ? info->op_type : "(null)", count_names[i],
-                         counts[i], PYOP__MAX_IOS);
-  size_t n_io = info->n_inputs + info->n_outputs;
-  size_t n_at = info->n_attrs;
-  pyop_io_view *ios = pyop__calloc(n_io ? n_io : 1, sizeof *ios);
-  pyop_attr_view *ats = pyop__calloc(n_at ? n_at : 1, sizeof *ats);
-  pyop_dtype_set_view *dts = pyop__calloc(n_io ? n_io : 1, sizeof *dts);
-  char *key = info->proto_key || !info->op_type ? NULL : host_key(info->op_type);
-  pyop__txn *t = txn_new(true);
-  int rc = PYOP_OK;
-  if (!ios || !ats || !dts || !t || (!info->proto_key && info->op_type && !key)) {
-    rc = pyop__error(PYOP_ENOMEM, "pyop_register_host_prototype: out of memory");
-    goto out;
-  }
-  pyop_proto_view v;
-  memset(&v, 0, sizeof v);
-  v.struct_size = sizeof v;
-  v.op_type = view_of(info->op_type);
-  v.key = view_of(info->proto_key ? info->proto_key : key);
-  v.n_inputs = info->n_inputs;
-  v.n_outputs = info->n_outputs;
-  v.n_attrs = info->n_attrs;
-  for (size_t i = 0; i < info->n_inputs && info->inputs; i++) {
-    ios[i].struct_size = sizeof ios[i];
-    ios[i].name = view_of(info->inputs[i].name);
-    ios[i].kind = info->inputs[i].kind;
-  }
-  for (size_t i = 0; i < info->n_outputs && info->outputs; i++) {
-    pyop_io_view *o = &ios[info->n_inputs + i];
-    o->struct_size = sizeof *o;
-    o->name = view_of(info->outputs[i].name);
-    o->kind = info->outputs[i].kind;
-  }
-  for (size_t i = 0; i < info->n_attrs && info->attrs; i++) {
-    ats[i].struct_size = sizeof ats[i];
-    ats[i].name = view_of(info->attrs[i].name);
-    ats[i].type = info->attrs[i].type;
-    ats[i].required = info->attrs[i].required ? 1 : 0;
-    ats[i].default_value = info->attrs[i].default_value;
-  }
-  v.inputs = info->inputs ? ios : NULL;
-  v.outputs = info->outputs ? ios + info->n_inputs : NULL;
-  v.attrs = info->attrs ? ats : NULL;
-  if (PYOP_OP_INFO_HAS(info, input_flags)) v.input_flags = info->input_flags;
-  if (PYOP_OP_INFO_HAS(info, output_alias)) v.output_alias = info->output_alias;
-  host_dtypes(info, dts, &v);
-  rc = pyop__txn_add_proto(t, &v);
-  if (rc == PYOP_OK) {
-    rc = pyop__txn_commit(t);
-    t = NULL;
-    if (rc == PYOP_OK) bind_pending(info->op_type);
-  }
-out:
-  pyop__txn_abort(t);
-  pyop__free(key);
-  pyop__free(ios);
-  pyop__free(ats);
-  pyop__free(dts);
-  return rc;
+int pyop__txn_begin_host(pyop__txn **out) {
+  *out = txn_new(true);
+  return *out ? PYOP_OK : pyop__error(PYOP_ENOMEM, "out of memory starting a registration");
 }

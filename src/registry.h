@@ -4,9 +4,9 @@
  * never held across a call into the bridge, Python or a host hook),
  * per-load transactions, refcounted read access and the live-instance
  * count op.c's instances hold. Also behind it, in registry.c: pyop_op_get,
- * pyop_op_info_release, pyop_op_list, pyop_free,
- * pyop_register_host_prototype (pyop.h). The descriptors it holds are
- * descriptor.h's.
+ * pyop_op_info_release, pyop_op_list, pyop_free (pyop.h); in host_proto.c:
+ * pyop_register_host_prototype; the conflict rules are conflict.h's. The
+ * descriptors it holds are descriptor.h's.
  */
 #ifndef PYOP_REGISTRY_H
 #define PYOP_REGISTRY_H
@@ -20,6 +20,24 @@
 typedef struct pyop__txn pyop__txn;
 
 int pyop__txn_begin(pyop__txn **out);
+/*
+ * The settings a load hands its transaction (they flow down from the
+ * lifecycle): reason, a static text, is why every Python op of t runs
+ * serially when no descriptor of it says why (lanes asked for, the open
+ * bridge too old to run them); "" (the default) when none. Each entry t
+ * registers keeps it (pyop_op_info.serial_reason).
+ */
+void pyop__txn_set_serial_reason(pyop__txn *t, const char *reason);
+/* A transaction of host prototypes (host_proto.c): no owns_op veto, no
+ * hooks, kept across pyop_unload. */
+int pyop__txn_begin_host(pyop__txn **out);
+/*
+ * After a host prototype of op_type was committed (host_proto.c): binds the
+ * implementation waiting for it (if any) as a load's commit binds one (the
+ * bound entry is the load's: unload restores the prototype alone), then
+ * calls on_register for it with no lock held.
+ */
+void pyop__registry_bind_pending(const char *op_type);
 /* Validates and deep-copies; checks conflicts within the txn and against
  * committed entries. Returns PYOP_OK, PYOP_EDESCRIPTOR, PYOP_ECONFLICT,
  * PYOP_ENOMEM. A failed add leaves the txn usable but the loader aborts. */
@@ -47,6 +65,14 @@ int pyop__registry_unload(void);
  * op without an implementation.
  */
 void pyop__registry_near_pending(const char *op_type, char *buf, size_t len);
+
+/*
+ * Strict output checks (pyop_options.strict_outputs or PYOP_STRICT_OUTPUTS)
+ * as of the last pyop_load, which sets them (lifecycle.c); read by
+ * pyop_op_create for each new instance, whichever load registered its op.
+ */
+void pyop__registry_set_strict(bool strict);
+bool pyop__strict_outputs(void);
 
 /* Number of op types registered (host prototypes included). */
 size_t pyop__registry_count(void);
@@ -78,6 +104,9 @@ typedef struct pyop__entry {
    * binds to or repeats (used under the registry lock only). */
   struct pyop__entry *txn_target;
   bool from_load; /* removed by pyop__registry_unload */
+  /* The serial reason of the load that brought it (pyop__txn_set_serial_reason;
+   * static, "" for none): info.serial_reason when no descriptor says one. */
+  const char *serial_fallback;
   atomic_size_t refs;
   atomic_size_t live; /* op instances of this entry */
   struct pyop__entry *next_retired;
@@ -105,6 +134,10 @@ void pyop__entry_release(pyop__entry *e);
  */
 int pyop__registry_find_proto(pyop_str op_type, const pyop_op_info **out);
 void pyop__registry_release_proto(const pyop_op_info *info);
+
+/* Whether the calling thread holds the registry lock (asserts of the
+ * _locked helpers; always false with NDEBUG). */
+bool pyop__registry_lock_held(void);
 
 /* Take / release the registry lock around fork() (fork.c only). */
 void pyop__registry_fork_lock(void);

@@ -425,17 +425,14 @@ void pyop__scan_explain(const char *value, pyop__sb *sb) {
   pyop__scan_result_free(&r);
 }
 
+/* The name of a verdict (scan.h's list), "unknown" for another value. */
 const char *pyop__path_verdict_name(int verdict) {
-  switch (verdict) {
-  case PYOP__PATH_PYTHON_FILE: return "python-file";
-  case PYOP__PATH_PYTHON_DIR: return "python-dir";
-  case PYOP__PATH_NO_PYTHON: return "no-python";
-  case PYOP__PATH_MISSING_DIR: return "missing-dir";
-  case PYOP__PATH_MISSING_FILE: return "missing-file";
-  case PYOP__PATH_RELATIVE: return "relative";
-  case PYOP__PATH_UNREADABLE: return "unreadable";
-  case PYOP__PATH_NOT_PYTHON: return "not-python";
-  case PYOP__PATH_NOT_SCANNED: return "not-scanned";
-  default: return "unknown";
-  }
+  static const char *const names[] = {
+#define PYOP__PATH_NAME(name, value, text) [value] = text,
+      PYOP__PATH_VERDICT_MAP(PYOP__PATH_NAME)
+#undef PYOP__PATH_NAME
+  };
+  if (verdict < 0 || (size_t)verdict >= PYOP__ARRAY_LEN(names) || !names[verdict])
+    return "unknown";
+  return names[verdict];
 }

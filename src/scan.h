@@ -62,16 +62,35 @@
 
 #include "core.h"
 
+/*
+ * The verdicts, one X(NAME, value, "name") each: the enum
+ * (PYOP__PATH_<NAME>) and pyop__path_verdict_name are generated from this
+ * list, and tests/e2e/test_tables.py holds `pyop doctor`'s copy to it.
+ *   PYTHON_FILE   element is a .py file
+ *   PYTHON_DIR    directory with at least one Python entry
+ *   NO_PYTHON     directory without Python entries (C++ OPP)
+ *   MISSING_DIR   does not exist: skipped, warned
+ *   MISSING_FILE  a listed .py file that does not exist: error
+ *   RELATIVE      refused: relative element
+ *   UNREADABLE    cannot be opened/read: skipped, warned
+ *   NOT_PYTHON    a non-.py file or other non-directory: skipped
+ *   NOT_SCANNED   after the first Python entry in stop-first mode
+ */
+#define PYOP__PATH_VERDICT_MAP(X)                                             \
+  X(PYTHON_FILE, 1, "python-file")                                            \
+  X(PYTHON_DIR, 2, "python-dir")                                              \
+  X(NO_PYTHON, 3, "no-python")                                                \
+  X(MISSING_DIR, 4, "missing-dir")                                            \
+  X(MISSING_FILE, 5, "missing-file")                                          \
+  X(RELATIVE, 6, "relative")                                                  \
+  X(UNREADABLE, 7, "unreadable")                                              \
+  X(NOT_PYTHON, 8, "not-python")                                              \
+  X(NOT_SCANNED, 9, "not-scanned")
+
 typedef enum pyop__path_verdict {
-  PYOP__PATH_PYTHON_FILE = 1, /* element is a .py file */
-  PYOP__PATH_PYTHON_DIR,      /* directory with at least one Python entry */
-  PYOP__PATH_NO_PYTHON,       /* directory without Python entries (C++ OPP) */
-  PYOP__PATH_MISSING_DIR,     /* does not exist: skipped, warned */
-  PYOP__PATH_MISSING_FILE,    /* a listed .py file that does not exist: error */
-  PYOP__PATH_RELATIVE,        /* refused: relative element */
-  PYOP__PATH_UNREADABLE,      /* cannot be opened/read: skipped, warned */
-  PYOP__PATH_NOT_PYTHON,      /* a non-.py file or other non-directory: skipped */
-  PYOP__PATH_NOT_SCANNED      /* after the first Python entry in stop-first mode */
+#define PYOP__PATH_ENUM(name, value, text) PYOP__PATH_##name = value,
+  PYOP__PATH_VERDICT_MAP(PYOP__PATH_ENUM)
+#undef PYOP__PATH_ENUM
 } pyop__path_verdict;
 
 typedef struct pyop__scan_entry {

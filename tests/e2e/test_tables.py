@@ -10,8 +10,8 @@ compares every Python copy: the pyop package (DataType, its itemsize,
 Format, the attribute-type names of _signature) and the pyop command's binding module
 (DTYPES, DTYPE_SIZE, DTYPE_STRUCT, FORMATS, ATTR_TYPES, IO_KINDS, CAPS and
 the flag bits). The names `pyop doctor` parses (path verdicts, candidate
-statuses) have their authority in libpyop's internal name functions, read
-here from src/scan.c and src/candidates.c. A table that drifts fails here
+statuses) have their authority in libpyop's internal X-macro lists, read
+here from src/scan.h and src/candidates.h. A table that drifts fails here
 with the value, the copy and both answers.
 """
 
@@ -130,29 +130,29 @@ def test_codes():
           % pyop_cli.EXEC_EXPECT_OUTPUTS)
 
 
-def _c_names(function):
-    """(file, the string literals it returns) of a libpyop name function of
-    src/ (whichever file defines it)."""
-    src = os.path.join(ROOT, "src")
-    for name in sorted(os.listdir(src)):
-        if not name.endswith(".c"):
-            continue
-        with open(os.path.join(src, name)) as f:
-            text = f.read()
-        start = text.find("const char *%s(int " % function)
-        if start >= 0:
-            body = text[start:text.index("\n}\n", start)]
-            return "src/" + name, tuple(re.findall(r'return "([^"]*)";', body))
-    return None, ()
+def _x_names(header, macro):
+    """(header, the names of an X(NAME, value, "name") list) of libpyop's
+    X-macro list `macro` in src/<header>: the list the enum and its name
+    function are generated from."""
+    with open(os.path.join(ROOT, "src", header), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"#define %s\(X\)((?:[^\n]*\\\n)*[^\n]*)" % macro, text)
+    if not m:
+        return "src/" + header, ()
+    rows = re.findall(r'X\((\w+), (\d+), "([^"]*)"\)', m.group(1))
+    # The name functions' answer for any value outside the list (the doctor
+    # parses it too).
+    return "src/" + header, tuple(name for _, _, name in rows) + ("unknown",)
 
 
 def test_doctor_names():
-    for copy, function in ((pyop_cli_doctor.PATH_VERDICTS, "pyop__path_verdict_name"),
-                           (pyop_cli_doctor.CAND_STATUSES, "pyop__cand_status_name")):
-        path, c = _c_names(function)
-        check(len(c) > 5, "%s: not found in src/*.c, or it returns no names" % function)
+    for copy, header, macro in ((pyop_cli_doctor.PATH_VERDICTS, "scan.h", "PYOP__PATH_VERDICT_MAP"),
+                                (pyop_cli_doctor.CAND_STATUSES, "candidates.h",
+                                 "PYOP__CAND_STATUS_MAP")):
+        path, c = _x_names(header, macro)
+        check(len(c) > 5, "%s: not found in %s, or it lists no names" % (macro, path))
         check(sorted(copy) == sorted(c), "pyop_cli's copy %s != %s of %s %s"
-              % (sorted(copy), function, path, sorted(c)))
+              % (sorted(copy), macro, path, sorted(c)))
 
 
 def test_version(lib):

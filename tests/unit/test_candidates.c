@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,29 @@ static void test_candidates_faults(void **state) {
   free_order_fixture(&ctx.f);
 }
 
+/* Each status of candidates.h's list is named by its text, distinct; a
+ * value outside it is "unknown". */
+static void test_status_names(void **state) {
+  (void)state;
+  int n = 0;
+#define NAMED(name, value, text)                                              \
+  assert_int_equal(PYOP__CAND_##name, value);                                 \
+  assert_string_equal(pyop__cand_status_name(value), text);                   \
+  n++;
+  PYOP__CAND_STATUS_MAP(NAMED)
+#undef NAMED
+  assert_int_equal(n, 11);
+  for (int v = 0; v < n; v++)
+    for (int w = v + 1; w < n; w++)
+      assert_string_not_equal(pyop__cand_status_name(v), pyop__cand_status_name(w));
+  static const int outside[] = {11, -1, INT_MIN, INT_MAX};
+  for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
+    const char *name = pyop__cand_status_name(outside[i]);
+    assert_non_null(name);
+    assert_string_equal(name, "unknown");
+  }
+}
+
 static int group_setup(void **state) {
   (void)state;
   fb_key(&key);
@@ -420,6 +444,7 @@ static int group_setup(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_candidates_order, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test(test_status_names),
       cmocka_unit_test_setup_teardown(test_override_rules, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_abi3_min_python_boundary, pt_seam_setup,

@@ -3,6 +3,7 @@
  * view is rejected with PYOP_EDESCRIPTOR and a message naming the op type,
  * the field and the reason; valid views are copied deeply.
  */
+#include "conflict.h"
 #include "descriptor.h"
 #include "testutil.h"
 

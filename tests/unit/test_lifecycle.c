@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
@@ -942,6 +943,39 @@ static int log_count(const char *needle) {
   int n = 0;
   for (const char *p = log_buf; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
   return n;
+}
+
+/*
+ * ShutdownPythonCustomOpsForProcess (void: its log line is all the host
+ * gets) logs each refusal exactly once: its own, while an instance lives,
+ * under its name; one before it ran (a forked child), as the error.
+ */
+static void test_ge_shutdown_logs_refusal_once(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_attr alpha = {"alpha", {PYOP_ATTR_FLOAT, 0, {.f = 2.0}}};
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", &alpha, 1, &op), PYOP_OK);
+  log_reset();
+  ShutdownPythonCustomOpsForProcess();
+  assert_int_equal(log_count("ShutdownPythonCustomOpsForProcess refused, the bridge stays "
+                             "loaded"), 1);
+  assert_int_equal(log_count("alive"), 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    log_reset();
+    ShutdownPythonCustomOpsForProcess();
+    _exit(log_count("ShutdownPythonCustomOpsForProcess") == 1 &&
+                  log_count("fork") >= 1 ? 0 : 1);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  pyop_op_destroy(op);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
 }
 
 /*
@@ -1893,6 +1927,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),

@@ -590,6 +590,46 @@ static void test_host_veto_and_hooks(void **state) {
   assert_int_equal(pyop__registry_count(), 0);
 }
 
+/*
+ * The serial reason a load hands its transaction (the lifecycle's: lanes
+ * asked for, a bridge too old for them) is kept on what that load
+ * registers, where no descriptor gives one: on an op committed with it, and
+ * on an implementation that waited for a host prototype bound later; a
+ * transaction without one leaves "".
+ */
+static void test_txn_serial_reason(void **state) {
+  (void)state;
+  desc a, b, late;
+  desc_init(&a, "Serial", "a.py");
+  desc_init(&b, "Plain", "b.py");
+  desc_init(&late, "Late", "late.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  pyop__txn_set_serial_reason(t, "the load's reason");
+  assert_int_equal(pyop__txn_add_proto(t, &a.p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &a.i), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &late.i), PYOP_OK); /* waits: no prototype */
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(commit_one(&b, true), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Serial", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 0);
+  assert_string_equal(info->serial_reason, "the load's reason");
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_op_get("Plain", &info), PYOP_OK);
+  assert_string_equal(info->serial_reason, "");
+  pyop_op_info_release(info);
+  pyop_io_info ins[2] = {{"x", PYOP_IO_REQUIRED}, {"y", PYOP_IO_OPTIONAL}};
+  pyop_io_info outs[1] = {{"z", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "Late", NULL, "ignored", NULL, NULL, ins, 2,
+                     outs, 1, NULL, 0, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_op_get("Late", &info), PYOP_OK);
+  assert_non_null(info->impl_source);
+  assert_string_equal(info->serial_reason, "the load's reason");
+  pyop_op_info_release(info);
+}
+
 static void test_host_prototype(void **state) {
   (void)state;
   install_hooks("HostOp"); /* the host owns it natively, yet invites an impl */
@@ -1478,6 +1518,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_removed_hooks_stay_removed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_removes_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_txn_serial_reason, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hooks_struct_size_inside_member, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_info_struct_size_inside_member, setup, teardown),
   };

@@ -1,0 +1,63 @@
+/*
+ * Call tokens (call.c): the ctx of the callbacks libpyop hands the bridge
+ * for one call.
+ *
+ * Callbacks that libpyop hands the bridge for one call (exec services, the
+ * infer/compile/declare sinks) are valid only during that call and on its
+ * thread (docs/bridge-abi.md, "Callbacks for one call"). Their ctx is not
+ * the call's state but a token: a number unique in the process (never
+ * reused), live on the calling thread while the call runs. A callback maps
+ * its ctx back with pyop__call_state, which answers NULL for a token of a
+ * call that returned (a kept table called later, even from the same stack
+ * address) or of another thread, so such a call is refused without touching
+ * the call's (perhaps dead) state. Calls nest: close restores the call open
+ * before. The tokens live in the thread's block (core.h, pyop__call_live).
+ */
+#ifndef PYOP_CALL_H
+#define PYOP_CALL_H
+
+#include "core.h"
+
+/* Refills next/end with a fresh block of tokens; returns next (cold). */
+uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
+typedef struct pyop__call {
+  pyop__call_tls *tls; /* this thread's (looked up once per call) */
+  uintptr_t prev_token;
+  void *prev_state;
+  unsigned mark; /* pyop__error_mark() when the call was opened */
+} pyop__call;
+/* Opens a call with this state on this thread; returns the ctx to hand
+ * out. c->mark is the error mark to judge the call's failure by. */
+static inline void *pyop__call_open(pyop__call *c, void *state) {
+  pyop__call_tls *t = &pyop__call_live;
+  uintptr_t token = t->next;
+  if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
+  t->next = token + 1;
+  c->tls = t;
+  c->mark = t->error_seq;
+  c->prev_token = t->token;
+  c->prev_state = t->state;
+  t->token = token;
+  t->state = state;
+  return (void *)token;
+}
+static inline void pyop__call_close(const pyop__call *c) {
+  c->tls->token = c->prev_token;
+  c->tls->state = c->prev_state;
+}
+/* The state of the call whose ctx this is, when it is live on this thread;
+ * else NULL. */
+static inline void *pyop__call_state(const void *ctx) {
+  const pyop__call_tls *t = &pyop__call_live;
+  return ctx && (uintptr_t)ctx == t->token ? t->state : NULL;
+}
+/* Records and logs the refusal of callback `what` of `call` ("execute of
+ * \"Op\"") made outside its call; pc is the caller's return address (its
+ * object is named). Returns PYOP_ESTATE. */
+int pyop__call_refused(const char *what, const char *call, const void *pc)
+    __attribute__((cold));
+/* "the bridge <file>" for the object holding code address pc, or "a
+ * bridge" (for messages about a misbehaving caller). */
+void pyop__caller_object(const void *pc, char *buf, size_t n);
+
+#endif
