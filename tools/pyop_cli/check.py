@@ -13,6 +13,7 @@ from . import config
 from .check_supervise import DEFAULT_CASE_TIMEOUT, Supervisor
 from .errors import CliError, UsageError, plural, too_deep_notes
 from .host import check_paths, compile_options, _other_python_note
+from .output import say
 from .values import dump_json
 
 # Exit status when nothing failed but some op never ran on data (its
@@ -127,35 +128,35 @@ def _print_text(report, broken, load_error, missing, warnings, other, count):
     """The report as text: notes, load failures, each op and its lines, the
     summary."""
     if other:
-        print("note: " + other)
+        say("note: " + other)
     if load_error:
-        print("load of all plugins together: FAILED (%s)" % load_error["status"])
-        print("    " + load_error["message"].rstrip().replace("\n", "\n    "))
-        print("    (a host loads them together and refuses them; each plugin is "
-              "checked alone below)")
+        say("load of all plugins together: FAILED (%s)" % load_error["status"])
+        say("    " + load_error["message"].rstrip().replace("\n", "\n    "))
+        say("    (a host loads them together and refuses them; each plugin is "
+            "checked alone below)")
     for b in broken:
-        print("plugin %s: FAILED to load" % b["plugin"])
-        print("    " + b["problem"].rstrip().replace("\n", "\n    "))
+        say("plugin %s: FAILED to load" % b["plugin"])
+        say("    " + b["problem"].rstrip().replace("\n", "\n    "))
     for r in report:
-        print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
-                                      ", ".join(r["checked"]) or (
-                                          "implementation only" if r.get("pending")
-                                          else "nothing ran"), r["inputs"]))
+        say("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
+                                    ", ".join(r["checked"]) or (
+                                        "implementation only" if r.get("pending")
+                                        else "nothing ran"), r["inputs"]))
         for line in _report_lines(r):
-            print("    " + line.rstrip("\n").replace("\n", "\n      "))
+            say("    " + line.rstrip("\n").replace("\n", "\n      "))
     for o in missing:
-        print("%-24s not found" % o)
+        say("%-24s not found" % o)
     for w in warnings:
-        print("warning: " + w)
+        say("warning: " + w)
     # (infer-only ops count as neither: their own lines say what ran)
-    print("%s checked, %d failed%s%s%s"
-          % (plural(len(report), "op"), count["failed"],
-             ", %d inconclusive" % count["inconclusive"] if count["inconclusive"] else "",
-             ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
-             ", the plugins do not load together" if load_error else ""))
+    say("%s checked, %d failed%s%s%s"
+        % (plural(len(report), "op"), count["failed"],
+           ", %d inconclusive" % count["inconclusive"] if count["inconclusive"] else "",
+           ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
+           ", the plugins do not load together" if load_error else ""))
     if not report:
         for note in too_deep_notes():
-            print("  " + note)
+            say("  " + note)
 
 
 def _ran_line(r):

@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 
-from . import config
+from . import config, output
 from .errors import UsageError, did_you_mean
 from .instance import Instance, RunResult, run_op  # noqa: F401 (shared by the commands)
 from .values import numel, parse_attr_text, parse_input, _sample_values
@@ -158,30 +158,6 @@ def set_compile_options(options):
     return None
 
 
-class plugin_output_to_stderr:
-    """Context manager: what plugin code prints while it is active (print()
-    through sys.stdout, or C writes to fd 1) goes to stderr, so a command's
-    stdout (--json above all) holds its result only."""
-
-    def __enter__(self):
-        sys.stdout.flush()
-        self.fd = os.dup(1)
-        self.stdout = sys.stdout
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-        return self
-
-    def __exit__(self, *exc):
-        sys.stdout = self.stdout
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-        os.dup2(self.fd, 1)
-        os.close(self.fd)
-        return False
-
-
 def stray_threads():
     """The threads still running that keep a Python process alive at exit
     (not daemon threads): what a plugin started and left running."""
@@ -192,9 +168,5 @@ def stray_threads():
 def end_now(code):
     """Ends the process with code at once, stdout and stderr flushed first,
     waiting for no thread a plugin left running (os._exit)."""
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except (OSError, ValueError):
-            pass
+    output.flush()
     os._exit(code)

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 
-from . import config
+from . import config, output
 from .bench import cmd_bench
 from .binding import _find_library, Lib
 from .check import cmd_check
@@ -26,6 +26,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError("%s (see %s --help)" % (message, self.prog))
+
+    def _print_message(self, message, file=None):
+        # --help is the command's result: stdout (output.py), not stderr.
+        if message and (file is None or file is sys.stdout):
+            output.write(message)
+        elif message:
+            file.write(message)
 
 
 def _count(least):
@@ -55,7 +62,7 @@ def run_under_requested_python(argv):
     if _same_file(exe, sys.executable):
         return
     os.environ["PYOP__REEXECUTED"] = want
-    sys.stdout.flush()
+    output.release()
     os.execv(exe, [exe, os.path.abspath(config.SCRIPT)] + list(argv))
 
 
@@ -134,11 +141,14 @@ def main(argv=None):
     KeyboardInterrupt raised in plugin code, which libpyop reports as
     PYOP_EINTR and raises again in this Python) ends any subcommand with
     one line on stderr and EXIT_INTERRUPTED, never a traceback; a thread a
-    plugin left running never keeps it alive (leave_plugin_threads)."""
+    plugin left running never keeps it alive (leave_plugin_threads). stdout
+    holds the command's result only, whatever plugin code prints, when and
+    where (output.py)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
-    code = _interruptible(argv, command)
-    leave_plugin_threads(command, code)
+    with output.command_output():
+        code = _interruptible(argv, command)
+        leave_plugin_threads(command, code)
     return code
 
 
@@ -148,8 +158,8 @@ def _interruptible(argv, command):
         return _main(argv, command)
     except KeyboardInterrupt as e:
         try:
-            sys.stdout.flush()
-        except (BrokenPipeError, KeyboardInterrupt):
+            output.flush()
+        except KeyboardInterrupt:
             pass
         what = str(e).strip()
         text = "interrupted%s" % (" (%s)" % what if what else "")
@@ -261,9 +271,7 @@ def _main(argv, command):
         return report_failure(args.command, e, args.json)
     except BrokenPipeError:
         # The reader went away (`pyop list | head`): stop writing, quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        output.discard()
         return 1
     finally:
         lib.shutdown()

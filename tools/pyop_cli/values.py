@@ -14,6 +14,7 @@ import struct
 from .binding import (Attr, ATTR_TYPES, DTYPE_SIZE, DTYPE_STRUCT, DTYPES, IntList, MAX_DIMS,
                       Str, Tensor)
 from .errors import CliError, UsageError, plural
+from .output import say
 
 
 def _json_float(x):
@@ -32,7 +33,7 @@ def json_safe(obj):
 
 
 def dump_json(obj):
-    print(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False))
+    say(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False))
 
 
 # The largest buffer the command allocates for one tensor or workspace: a
