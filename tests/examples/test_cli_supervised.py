@@ -1,7 +1,9 @@
 """`pyop run`, `pyop bench` and `pyop doctor` against plugin code that
-misbehaves: whatever plugin code prints (print, C writes to fd 1, a
-thread, at import, in execute) never reaches stdout, so --json stays one
-JSON object (output.py).
+misbehaves: an op that ends the process (os._exit(0)) or never returns
+fails the command naming the op and what it was doing, never exit 0 or a
+hang (the worker of supervise.py, as `pyop check`'s); whatever plugin code
+prints (print, C writes to fd 1, a thread, at import, in execute) never
+reaches stdout, so --json stays one JSON object (output.py).
 
 Driven by ctest (tests/examples/CMakeLists.txt):
 
@@ -91,6 +93,72 @@ class SupervisedTest(unittest.TestCase):
 
     RUN = ("run", "Odd", "--input", "x=float32[3]:1,2,3")
     BENCH = ("bench", "Odd", "--size", "3", "--calls", "2", "--repeat", "1")
+
+    # --- g: run and bench supervised
+
+    def assert_unfinished(self, r, *words):
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        return r
+
+    def test_run_op_exits_in_execute(self):
+        r = self.assert_unfinished(self.pyop("exit_execute", *self.RUN),
+                                   'execute of "Odd"', "exited with status 0",
+                                   "the run did not finish")
+        self.assertNotIn("y:", r.stdout)  # no result for what did not run
+        r = self.pyop("exit_execute", *(self.RUN + ("--json",)))
+        self.assert_unfinished(r, 'execute of "Odd"')
+        err = json.loads(r.stdout)["error"]
+        self.assertEqual(err["op"], "Odd", err)
+        self.assertIn("did not finish", err["message"])
+
+    def test_run_op_exits_in_infer_meta(self):
+        self.assert_unfinished(self.pyop("exit_infer", *self.RUN), 'infer_meta of "Odd"',
+                               "the run did not finish")
+
+    def test_run_plugin_exits_at_import(self):
+        self.assert_unfinished(self.pyop("exit_import", *self.RUN),
+                               'op "Odd": while loading the plugins, the plugin code ended',
+                               "exited with status 0")
+
+    def test_run_op_hangs(self):
+        r = self.assert_unfinished(self.pyop("hang_execute", *(self.RUN + ("--timeout", "2"))),
+                                   'execute of "Odd" did not finish within 2 s',
+                                   "--timeout")
+        self.assertNotIn("y:", r.stdout)
+
+    def test_bench_op_exits(self):
+        self.assert_unfinished(self.pyop("exit_execute", *self.BENCH), 'execute of "Odd"',
+                               "the benchmark did not finish")
+        r = self.pyop("exit_execute", *(self.BENCH + ("--json",)))
+        self.assert_unfinished(r, "did not finish")
+        self.assertEqual(json.loads(r.stdout)["error"]["op"], "Odd")
+
+    def test_bench_op_hangs(self):
+        self.assert_unfinished(self.pyop("hang_execute", *(self.BENCH + ("--timeout", "2"))),
+                               'execute of "Odd" did not finish within 2 s')
+
+    def test_timeout_is_checked(self):
+        for bad in ("0", "-1", "nan", "inf", "soon"):
+            r = self.pyop("", *(self.RUN + ("--timeout", bad)))
+            self.assertEqual(r.returncode, 2, (bad, r.stderr))
+            self.assertIn("--timeout", r.stderr)
+
+    def test_good_run_and_bench_still_work(self):
+        r = self.pyop("", *self.RUN)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("y: float32[3] = [2, 4, 6]", r.stdout)
+        r = self.pyop("", *(self.BENCH + ("--json",)))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["op_type"], "Odd")
+        # A failure the worker reports is the command's, said once.
+        r = self.pyop("", "run", "Odd", "--input", "x=float32[3]:1,2", "--json")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.count("pyop: run:"), 1, r.stderr)
+        self.assertIn("error", json.loads(r.stdout))
 
     # --- d: stdout holds the result only
 

@@ -23,20 +23,7 @@ from .plugins import PENDING_HINT, pending_impls
 from .proto import note_unused, skip_unbound
 
 
-UNLOADING = "unloading the plugins"  # the activity of a pyop_unload after a check
-
-
-class Stream:
-    """The worker's end of the event stream: one JSON object per line."""
-
-    def __init__(self, fd):
-        self.fd = fd
-
-    def send(self, event):
-        data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8", "backslashreplace")
-        while data:
-            n = os.write(self.fd, data)
-            data = data[n:]
+from .supervise import Stream, UNLOADING  # noqa: F401 (UNLOADING: check_supervise's too)
 
 
 class StreamMonitor(Monitor):
@@ -340,7 +327,6 @@ def serve(lib, args):
     --_job, streams the events, then ends the process, never waiting for a
     thread a plugin left running (named in a warning event), as a C host's
     pyop_shutdown does not."""
-    os.dup2(2, 1)  # the op's print() goes to stderr, never into the stream
     stream = Stream(args._worker)
     code = 0
     try:

@@ -8,6 +8,7 @@ from .errors import CliError, plural
 from .host import (_attrs_from_args, compile_options, _inputs_from_args,
                    run_op, set_compile_options, _warn_other_python)
 from .output import say
+from .supervise import activity, LOADING
 from .values import decode_values, dump_json, _fmt_values, parse_input, read_values, shape_text
 
 
@@ -35,11 +36,13 @@ def run_as_a_host(lib, args, command, seen=None):
     """Loads the plugins and runs args.op once as a host does: infer_meta,
     compile (with --compile-option), declare_launch_args where the op
     launches, then execute or the launch; the plugins' own output goes to
-    stderr (output.py). (info, inputs, attrs, RunResult); the run's
-    failure raised,
+    stderr (output.py). When this process is the command's worker
+    (supervise.py), each step that runs plugin code is said first. (info,
+    inputs, attrs, RunResult); the run's failure raised,
     after seen(info, res) when given (what the run was given, failed or
     not)."""
     options = compile_options(args)
+    activity(LOADING)
     lib.load()
     unused = set_compile_options(options)
     if unused:
@@ -47,7 +50,7 @@ def run_as_a_host(lib, args, command, seen=None):
     info = lib.op_info(args.op)
     inputs = _inputs_from_args(info, args)
     attrs = _attrs_from_args(info, args)
-    res = run_op(lib, info, inputs, attrs)
+    res = run_op(lib, info, inputs, attrs, stage=lambda name: activity(name, args.op))
     if seen is not None:
         seen(info, res)
     if res.error is not None:
