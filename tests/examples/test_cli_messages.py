@@ -77,9 +77,10 @@ class CliMessagesTest(unittest.TestCase):
         env["ASCEND_CUSTOM_OPP_PATH"] = self.ops if opp is None else opp
         if unset:
             del env["ASCEND_CUSTOM_OPP_PATH"]
+        cwd = extra.pop("_cwd", None)
         env.update(extra)
         return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
-                              env=env, timeout=300)
+                              env=env, timeout=300, cwd=cwd)
 
     def json_error(self, r, status):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
@@ -540,6 +541,57 @@ class CliMessagesTest(unittest.TestCase):
                        "%s: a plugin path cannot contain ':' (it separates "
                        "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a path "
                        "without one" % odd)
+
+    def test_check_reads_the_path_as_libpyop_does(self):
+        """check takes the ASCEND_CUSTOM_OPP_PATH elements libpyop's scan
+        takes (src/scan.c), and says libpyop's words for one it skips."""
+        rel = os.path.basename(self.good)
+        doctor = json.loads(self.pyop("doctor", "--json", opp=rel, _cwd=self.tmp).stdout)
+        words = "ASCEND_CUSTOM_OPP_PATH element '%s' skipped: %s" % (
+            rel, doctor["path"][0]["detail"])
+        self.assertEqual(doctor["path"][0]["verdict"], "relative", doctor["path"])
+        self.assertIn("relative path refused (libpyop never resolves paths", words)
+        # A relative element alone: nothing a host loads, nothing checked.
+        r = self.pyop("check", opp=rel, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "pyop: check: nothing to check: %s\n" % words)
+        self.assertNotIn("Fine", r.stdout)
+        # Beside an absolute one: skipped with libpyop's words, the other checked.
+        other = os.path.join(self.tmp, "good2")
+        os.makedirs(other, exist_ok=True)
+        with open(os.path.join(other, "fine2.py"), "w") as f:
+            f.write(GOOD.replace('"Fine"', '"Fine2"'))
+        r = self.pyop("check", "--json", opp=rel + ":" + other, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual(out["warnings"], [words], out["warnings"])
+        self.assertEqual([o["op_type"] for o in out["ops"]], ["Fine2"])
+        # Whitespace around an element is dropped, empty elements are
+        # ignored, a directory twice (or with a trailing slash) is one.
+        for value in (" \t%s \n" % self.good, ":%s::" % self.good,
+                      "%s:%s/" % (self.good, self.good)):
+            r = self.pyop("check", "--json", opp=value, _cwd=self.tmp)
+            self.assertEqual(r.returncode, 0, (value, r.stdout + r.stderr))
+            out = json.loads(r.stdout)
+            self.assertEqual([o["op_type"] for o in out["ops"]], ["Fine"], value)
+            self.assertEqual(out["warnings"], [], value)
+            listed = json.loads(self.pyop("list", "--json", opp=value).stdout)
+            self.assertEqual([o["op_type"] for o in listed["ops"]], ["Fine"], value)
+        # A path argument libpyop would read as another path is refused.
+        for command in ("list", "check"):
+            self.usage(self.pyop(command, ""), command,
+                       "an empty plugin path: libpyop ignores an empty ASCEND_CUSTOM_OPP_PATH "
+                       "element (it never means the current directory); give the directory")
+            for arg in (" " + self.good, self.good + "\t"):
+                self.usage(self.pyop(command, arg), command,
+                           "%r: a plugin path cannot start or end with whitespace (libpyop "
+                           "drops the whitespace around an ASCEND_CUSTOM_OPP_PATH element, as "
+                           "GE does, so it would load %r); rename it or link to it from a path "
+                           "without such whitespace" % (arg, self.good))
+        # A relative path argument is the command's (from the current
+        # directory), made absolute before libpyop sees it.
+        r = self.pyop("check", rel, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_an_output_too_large_is_refused_by_the_host(self):
         d = os.path.join(self.tmp, "huge")

@@ -12,14 +12,31 @@ from .instance import Instance, RunResult, run_op  # noqa: F401 (shared by the c
 from .values import numel, parse_attr_text, parse_input, _sample_values
 
 
+# The whitespace libpyop's scan drops around an element (src/scan.c, is_space).
+SCAN_SPACE = " \t\n\v\f\r"
+
+
 def check_paths(paths):
-    """Plugin path arguments become ASCEND_CUSTOM_OPP_PATH elements, which ':'
-    separates: a path containing one cannot be passed (UsageError)."""
+    """Plugin path arguments become ASCEND_CUSTOM_OPP_PATH elements as they
+    are (made absolute): one libpyop's scan (src/scan.c) would read as
+    another path cannot be passed (UsageError): one containing ':' (it
+    separates elements), one starting or ending with whitespace (dropped
+    around an element, as GE does), an empty one (ignored: it would never
+    mean the current directory)."""
     for p in paths or []:
         if ":" in p:
             raise UsageError("%s: a plugin path cannot contain ':' (it separates "
                              "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a "
                              "path without one" % p)
+        if not p:
+            raise UsageError("an empty plugin path: libpyop ignores an empty "
+                             "ASCEND_CUSTOM_OPP_PATH element (it never means the current "
+                             "directory); give the directory")
+        if p.strip(SCAN_SPACE) != p:
+            raise UsageError("%r: a plugin path cannot start or end with whitespace (libpyop "
+                             "drops the whitespace around an ASCEND_CUSTOM_OPP_PATH element, "
+                             "as GE does, so it would load %r); rename it or link to it from a "
+                             "path without such whitespace" % (p, p.strip(SCAN_SPACE)))
 
 
 def with_opp_path(paths):
