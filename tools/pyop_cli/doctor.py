@@ -7,7 +7,7 @@ import shutil
 import sys
 import tempfile
 
-from . import config
+from . import config, start_choice
 from .binding import HostHooks, LOG_HOOK
 from .errors import CliError, plural, too_deep_notes
 from .host import ge_status_lines, _same_file
@@ -107,19 +107,21 @@ def python_report():
             "build_python": config.BUILD_PYTHON, "is_build_python": same if config.BUILD_PYTHON else None}
 
 
-def start_python_report(artifacts):
-    """The libpython start_python would load: the default artifact's manifest."""
-    out = {"artifact": config.BUILD_ARTIFACT, "manifest": None, "libpython": None,
-           "verdict": "unknown"}
+def start_python_report(artifacts, lanes=0):
+    """The libpython start_python would load with lanes asked for, as
+    libpyop chooses it (start_choice): that artifact's manifest, the
+    build's default artifact and libpyop's note on the choice (None
+    without one)."""
+    out = {"artifact": config.BUILD_ARTIFACT, "default": config.BUILD_ARTIFACT,
+           "manifest": None, "libpython": None, "verdict": "unknown", "note": None}
     if not artifacts or not config.BUILD_ARTIFACT:
         out["verdict"] = "unknown (run the built or installed command, not the source file)"
         return out
-    manifest = os.path.join(artifacts, config.BUILD_ARTIFACT, "manifest.txt")
+    out["artifact"], out["note"] = start_choice.choose(artifacts, lanes)
+    manifest = os.path.join(artifacts, out["artifact"], "manifest.txt")
     out["manifest"] = manifest
     try:
-        with open(manifest) as f:
-            fields = dict(l.strip().split("=", 1) for l in f if "=" in l and
-                          not l.startswith("#"))
+        fields = start_choice.read_manifest(manifest)
     except OSError as e:
         out["verdict"] = "no manifest: %s" % e.strerror
         return out
@@ -228,7 +230,7 @@ def doctor_report(lib, lanes=0):
         load.update(status=e.status, error=e.to_json())
     rep.update(parse_doctor_report(lib.doctor()))
     rep["ge"] = ge_status_lines(bool(rep["bridge"] and rep["bridge"]["loaded"]))
-    rep["start_python"] = start_python_report(rep["artifacts"])
+    rep["start_python"] = start_python_report(rep["artifacts"], lanes)
     rep["load"] = load
     rep["lanes_asked"] = lanes
     plugins = []
@@ -319,7 +321,11 @@ def print_doctor(rep):
     for line in rep["ge"]:
         say(line)
     sp = rep["start_python"]
-    say("start_python would load: %s (%s)" % (sp["libpython"] or "-", sp["verdict"]))
+    say("start_python would load: %s (%s)%s" % (
+        sp["libpython"] or "-", sp["verdict"],
+        "" if sp["artifact"] == sp["default"] else ", the bridge %s" % sp["artifact"]))
+    if sp["note"]:
+        say("  " + sp["note"])
     load = rep["load"]
     if load["status"] == "ok":
         say("load: ok, %s registered" % plural(len(load["ops"]), "op"))
