@@ -14,6 +14,7 @@ from .check_supervise import DEFAULT_CASE_TIMEOUT, Supervisor
 from .errors import CliError, UsageError, plural, too_deep_notes
 from .host import check_paths, compile_options, _other_python_note, SCAN_SPACE
 from .output import say
+from .proto import note_unused
 from .values import dump_json
 
 # Exit status when nothing failed but some op never ran on data (its
@@ -99,6 +100,7 @@ def cmd_check(lib, args):
     sup = Supervisor(lib, args, job, _case_timeout(args))
     sup.run()
     sup.warnings[:0] = job["skipped"]  # as libpyop's load warns of them
+    note_unused("check")  # before the report's last line; each once, of every worker
     if sup.interrupted is not None:
         raise KeyboardInterrupt(sup.interrupted)
     if sup.fatal is not None:

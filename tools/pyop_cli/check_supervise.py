@@ -12,6 +12,7 @@ import os
 from .check_verdict import checked, _grouped, STAGES
 from .check_worker import UNLOADING
 from .errors import plural
+from .proto import merge_binding
 from .supervise import DEFAULT_TIMEOUT, how_it_ended, read_events, self_command, spawn, stop
 
 DEFAULT_CASE_TIMEOUT = DEFAULT_TIMEOUT  # seconds one case (or one load) may take
@@ -118,6 +119,8 @@ class Supervisor:
             self.load_error = ev["error"]
         elif kind == "phase":
             self.job["phase"] = ev["phase"]
+        elif kind == "protos":
+            merge_binding(ev)
         elif kind == "warning":
             self.warnings.append(ev["text"])
         elif kind == "threads":
