@@ -5,38 +5,10 @@
  * points ASCEND_CUSTOM_OPP_PATH at a private copy of the plugins and calls
  * pyop_* from its own threads.
  *
- *   host_e2e <case> [args...]
+ *   host_e2e --list | CASE [ARGS...]
  *
- * Cases (one ctest each, see CMakeLists.txt):
- *   list        (a) load a file plugin and a package plugin; list and describe
- *   exec        (b) create / infer_meta / execute; every input kind and attr
- *               type; host-allocated and pre-allocated outputs
- *   badsig      (c) wrong signatures: failed load names op, parameter,
- *               file:line; registry as before
- *   pyerr       (d) exceptions in infer_meta / execute / constructor
- *   sysexit     (e) sys.exit() at import and in execute
- *   reload      (f) edit a plugin between unload and load
- *   busy        (g) unload/shutdown with live instances
- *   conflict_dirs, identical_dirs, veto, hooks   (h)
- *   hostproto   (i) a Python implementation bound to a host prototype
- *   threads     (j) 8 host threads executing at once
- *   needload    (k) pyop_check_need_load with C++-only directories
- *   alloc_detail  libpyop's reason for refusing an output reaches the
- *               user through the bridge's exception
- *   unknown     an unknown op type: why nothing is registered, near names,
- *               an implementation waiting under a mistyped op type
- *   refusals    what the op's exception says when libpyop refuses an
- *               output, an alias or a workspace, or the host fails it
- *               (plugins/refusals; issue 19, first hour)
- *   contract    the op contract (issue 10): in-place ops, no outputs,
- *               dynamic outputs, Tensor attributes, PYOP_ECONTRACT
- *   limits      what a plugin hands over at the limits (issue 17 items 1, 6,
- *               11, plugins tests/e2e/plugins/limits): kernel plans naming a
- *               data object or libc's exit, launch numbers beyond their C
- *               types, empty outputs with huge dimensions
- *   cycles N_UNLOAD N_SHUTDOWN   (l) load/unload and load/shutdown cycles
- *               (RSS bound unless E2E_NO_RSS=1; the op used is ScaledAdd, or
- *               FakeAdd when PYOP_BRIDGE_DIR points at the fake bridge)
+ * The cases are HOST_E2E_CASES at the end (one ctest each, tests/cases.h);
+ * the comment above each case_<name> says what it checks.
  *
  * Plugins come from tests/integration/plugins (E2E_IT_PLUGINS) and
  * tests/e2e/plugins (E2E_PLUGINS), copied into a temporary directory first.
@@ -45,6 +17,7 @@
 #include <Python.h>
 
 #include "e2e_util.h"
+#include "../cases.h"
 
 #ifndef E2E_PLUGINS
 #error "E2E_PLUGINS (tests/e2e/plugins) must be defined"
@@ -152,6 +125,13 @@ static bool str_is(pyop_str s, const char *want) {
   return s.len == strlen(want) && memcmp(s.data, want, s.len) == 0;
 }
 
+/*
+ * (a) A file plugin and a package plugin load; pyop_op_list and pyop_op_get
+ * give inputs and their kinds, outputs, every attribute type with its
+ * default, capabilities, descriptor keys and the source file:line; ENOENT
+ * names the op; doctor; a description outlives pyop_unload; the GE entry
+ * points.
+ */
 static void case_list(void) {
   opp_it("basic", "attrs");
   bool need = false;
@@ -631,6 +611,14 @@ static void exec_all_attrs(void) {
   CHECK_ERR_HAS("list[list[int]]");
 }
 
+/*
+ * (b) create / infer_meta / execute with checked numbers: required inputs,
+ * optional ones absent and present, dynamic ones with 0, 1 and 3 tensors;
+ * every attribute type given and defaulted; an int for a float; outputs
+ * through alloc_output and pre-allocated (alloc_output NULL); a failing
+ * host allocator is PYOP_EHOST; argument errors name the input or
+ * attribute.
+ */
 static void case_exec(void) {
   opp_it("basic", "attrs");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -876,7 +864,9 @@ static int exec_msg(const char *mode, pyop_exec_ctx *ctx) {
  * Issue 17, item 15: the message names the op, file:line and the real
  * cause: an exception whose __str__ raises keeps its type and traceback;
  * the status of an op that recovered from a refused workspace or output
- * comes from what finally failed.
+ * comes from what finally failed (an op that catches the refusal and then
+ * raises is PYOP_EPYTHON with its own error and the refusal as context;
+ * uncaught, the refusal is PYOP_EHOST).
  */
 static void case_messages(void) {
   char *dir = e2e_path("messages");
@@ -1085,6 +1075,11 @@ static void register_host_keep(void) {
   REQUIRE_RC(pyop_register_host_prototype(&info), PYOP_OK);
 }
 
+/*
+ * (c) Wrong signatures and broken plugins (tests/integration/plugins/bad):
+ * PYOP_EPLUGIN with a message naming the op, the parameter, the exception
+ * type and file:line; the registry stays as it was (a host prototype only).
+ */
 static void case_badsig(void) {
   register_host_keep();
   CHECK_LIST("HostKeep");
@@ -1143,6 +1138,12 @@ static pyop_op *create_raise(const char *where) {
   return op;
 }
 
+/*
+ * (d) Exceptions in infer_meta, execute and the implementation's
+ * constructor, a wrong return type, KeyboardInterrupt: status, type,
+ * message, file:line and traceback; the next call works; nothing is left
+ * alive.
+ */
 static void case_pyerr(void) {
   opp_it("errors", NULL);
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -1243,6 +1244,9 @@ static void case_pyerr(void) {
 
 /* ============================================================= (e) sysexit */
 
+/*
+ * (e) sys.exit() at import and in execute: an error, and the host lives on.
+ */
 static void case_sysexit(void) {
   /* sys.exit(3) while the plugin is imported. */
   opp_it("bad/sys_exit.py", NULL);
@@ -1337,6 +1341,10 @@ static float run_reload(void) {
   return r;
 }
 
+/*
+ * (f) A plugin edited between unload and load (its body, then its
+ * prototype), then removed; a load after a shutdown.
+ */
 static void case_reload(void) {
   char *dir = path_join(g_tmp, "reload");
   make_dir(dir);
@@ -1388,6 +1396,11 @@ static void capture_log(void *user, int level, const char *line) {
   }
 }
 
+/*
+ * (g) pyop_unload / pyop_shutdown with live instances: PYOP_EBUSY naming
+ * the ops and their counts; UnloadPythonCustomOps logs it; after the
+ * destroys both work.
+ */
 static void case_busy(void) {
   opp_it("basic", NULL);
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -1473,6 +1486,12 @@ static void expect_two_dir_conflict(const char *what, const char *dir_a, const c
   free(b);
 }
 
+/*
+ * (h) Two OPP directories define Twin differently: PYOP_ECONFLICT naming
+ * both file:line, the registry unchanged (regression: a second definition
+ * in one load used to be refused by the Python loader instead of reaching
+ * libpyop's registry).
+ */
 static void case_conflict_dirs(void) {
   /* Two OPP directories define op type Twin differently. docs/design.md §Registry: a
    * conflict error (PYOP_ECONFLICT) naming both sources (descriptor keys and
@@ -1481,6 +1500,11 @@ static void case_conflict_dirs(void) {
                           "twin_a.py", "conflict_b", "twin_b.py", "Twin", NULL);
 }
 
+/*
+ * (h) Two OPP directories define Twice with the same signature and
+ * descriptor keys but different code: a conflict naming both file:line, for
+ * the prototype and the implementation alike; the registry unchanged.
+ */
 static void case_twice_dirs(void) {
   /* twice_1/ops.py and twice_2/ops.py define op Twice with the same
    * signature and descriptor keys but different execute code. Not one
@@ -1491,6 +1515,11 @@ static void case_twice_dirs(void) {
                           "two different definitions (the source files differ)");
 }
 
+/*
+ * (h) The same plugin file in two OPP directories (same key, same content):
+ * an idempotent success, the first directory's definition kept
+ * (docs/design.md, Registry; regression: it used to be refused).
+ */
 static void case_identical_dirs(void) {
   /*
    * The same plugin file in two OPP directories: same op type, same
@@ -1583,6 +1612,10 @@ static int count_of(char (*names)[64], const int *counts, int n, const char *op_
   return 0;
 }
 
+/*
+ * (h) The host's owns_op veto: PYOP_ECONFLICT "owned by the host" with
+ * file:line; nothing registered, no on_register.
+ */
 static void case_veto(void) {
   hook_rec r;
   memset(&r, 0, sizeof r);
@@ -1612,6 +1645,11 @@ static void case_veto(void) {
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
 }
 
+/*
+ * (h) on_register / on_unregister once per op per load / unload: an
+ * idempotent load and an empty unload call nothing, a failed load calls
+ * nothing, shutdown unregisters.
+ */
 static void case_hooks(void) {
   hook_rec r;
   memset(&r, 0, sizeof r);
@@ -1792,7 +1830,9 @@ static void case_unknown(void) {
 }
 
 /*
- * (i) Python implementations bound to prototypes the host registered.
+ * (i) Python implementations bound to prototypes the host registered (with
+ * and without attributes; check_attrs receives the attribute names as one
+ * tuple, a regression); unload keeps the host prototype; conflicts both ways.
  */
 static void case_hostproto(void) {
   register_host_protos();
@@ -1975,6 +2015,11 @@ static void count_pin_warnings(void *user, int level, const char *line) {
     g_pin_warnings++;
 }
 
+/*
+ * (j) 8 host threads execute (and infer) at once for E2E_THREAD_SECONDS
+ * (default 1, 3 in ctest), one instance each and one shared instance,
+ * results checked; fresh threads after a reload.
+ */
 static void case_threads(void) {
   /* No plugin keeps a Tensor: the shutdown below must not say one does (a
    * free-threaded Python makes the module and its types immortal once
@@ -2086,6 +2131,12 @@ static void *contract_thread(void *p) {
   return NULL;
 }
 
+/*
+ * The op contract from 4 host threads at once for E2E_THREAD_SECONDS
+ * (default 1, 3 in ctest), on shared instances: in-place AddInto, a dynamic
+ * output (Split), a Tensor attribute copied at create (Scale), and broken
+ * contracts (Lazy, Wrong) whose PYOP_ECONTRACT message is each call's own.
+ */
 static void case_contract_threads(void) {
   char *dir = e2e_path("contract");
   set_opp_path(dir);
@@ -2134,6 +2185,11 @@ static void case_contract_threads(void) {
 
 /* ============================================================ (k) needload */
 
+/*
+ * (k) pyop_check_need_load with C++-only directories, missing and relative
+ * elements, empty elements, the variable unset or empty, a .py file and a
+ * missing one; a C++-only load opens no bridge.
+ */
 static void case_needload(void) {
   /* C++-only OPP directories (what an Ascend toolkit installs). */
   char *cpp1 = path_join(g_tmp, "cpp1"), *cpp2 = path_join(g_tmp, "cpp2");
@@ -2256,7 +2312,7 @@ static void rss_check(const char *what, long base, long end, long bound) {
         (end - base) / 1024, bound / 1024);
 }
 
-static void case_cycles(int n_unload, int n_shutdown) {
+static void run_cycles(int n_unload, int n_shutdown) {
   opp_it("basic", NULL);
   const int warm = 5;
   const char *op_type = NULL;
@@ -2439,6 +2495,18 @@ static void limits_empty(const int64_t *dims, size_t n) {
   pyop_op_destroy(op);
 }
 
+/*
+ * Plugins at the limits (plugins/limits; issue 17 items 1, 6 and 11; ctest
+ * sets E2E_NOT_KERNELS to tests/unit's kernel library with data exports): a
+ * kernel plan naming a data object or libc's exit is PYOP_ELAUNCH with
+ * libpyop's reason (at declare and at launch, no crash); launch-argument
+ * numbers past their C type (2**32+1, 2**63, -1, 2**64 as index, kind,
+ * scalar type, each scalar type's value, workspace size) and the numbers of
+ * context methods (output index, dims, dtype and format values, workspace
+ * sizes) are ValueErrors naming the argument and the range; empty outputs
+ * with huge dimensions ((0, 3**20, 3**20), (2**62, 2**62, 0), ...) are 0
+ * bytes in every order and the plugin sees sane strides.
+ */
 static void case_limits(void) {
   char *dir = e2e_path("limits");
   set_opp_path(dir);
@@ -2504,43 +2572,62 @@ static void case_limits(void) {
   CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
+/* The command line (host_e2e CASE [ARGS...]), for the case that takes ARGS. */
+static int g_argc;
+static char **g_argv;
+
+/*
+ * (l) host_e2e cycles [N_UNLOAD [N_SHUTDOWN]] (default 100 and 20; ctest
+ * 1,000 and 100, in sanitizer builds 100 and 20): N_UNLOAD load / unload
+ * and N_SHUTDOWN load / shutdown cycles with the real bridge, each executing
+ * an op (ScaledAdd, or FakeAdd when PYOP_BRIDGE_DIR points at the fake
+ * bridge); the RSS grows by at most 2 MiB (unload) and 4 MiB (shutdown)
+ * after the first cycles, unless E2E_NO_RSS=1 (valgrind, sanitizers).
+ */
+static void case_cycles(void) {
+  run_cycles(g_argc > 2 ? atoi(g_argv[2]) : 100, g_argc > 3 ? atoi(g_argv[3]) : 20);
+}
+
+/* The cases, one ctest e2e.host.<name> each: X(name, labels, timeout,
+ * variants), tests/cases.h. */
+#define HOST_E2E_CASES(X)                                                     \
+  X(list, "e2e", 120, "")                                                     \
+  X(exec, "e2e", 120, "")                                                     \
+  X(badsig, "e2e", 120, "")                                                   \
+  X(pyerr, "e2e", 120, "")                                                    \
+  X(sysexit, "e2e", 120, "")                                                  \
+  X(reload, "e2e", 120, "")                                                   \
+  X(busy, "e2e", 120, "")                                                     \
+  X(conflict_dirs, "e2e", 120, "")                                            \
+  X(identical_dirs, "e2e", 120, "")                                           \
+  X(twice_dirs, "e2e", 120, "")                                               \
+  X(veto, "e2e", 120, "")                                                     \
+  X(hooks, "e2e", 120, "")                                                    \
+  X(hostproto, "e2e", 120, "")                                                \
+  X(needload, "e2e", 120, "")                                                 \
+  X(alloc_detail, "e2e", 120, "")                                             \
+  X(refusals, "e2e", 120, "")                                                 \
+  X(unknown, "e2e", 120, "")                                                  \
+  X(contract, "e2e", 120, "")                                                 \
+  X(escape_cycles, "e2e", 120, "")                                            \
+  X(messages, "e2e", 120, "")                                                 \
+  X(limits, "e2e", 120, "")                                                   \
+  X(threads, "e2e threads", 120, "")                                          \
+  X(contract_threads, "e2e threads", 120, "")                                 \
+  X(cycles, "e2e threads", 300, "")
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <case> [args]\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
+  static const harness_case cases[] = {HOST_E2E_CASES(HARNESS_CASE)};
+  int status;
+  const harness_case *c =
+      harness_pick(argc, argv, 1, "CASE [ARGS...]", cases, HARNESS_N(cases), &status);
+  if (c == NULL)
+    return status;
+  g_argc = argc;
+  g_argv = argv;
+  e2e_case = c->name;
   setup();
-  const char *c = argv[1];
-  if (!strcmp(c, "list")) case_list();
-  else if (!strcmp(c, "exec")) case_exec();
-  else if (!strcmp(c, "badsig")) case_badsig();
-  else if (!strcmp(c, "pyerr")) case_pyerr();
-  else if (!strcmp(c, "sysexit")) case_sysexit();
-  else if (!strcmp(c, "reload")) case_reload();
-  else if (!strcmp(c, "busy")) case_busy();
-  else if (!strcmp(c, "conflict_dirs")) case_conflict_dirs();
-  else if (!strcmp(c, "identical_dirs")) case_identical_dirs();
-  else if (!strcmp(c, "twice_dirs")) case_twice_dirs();
-  else if (!strcmp(c, "veto")) case_veto();
-  else if (!strcmp(c, "hooks")) case_hooks();
-  else if (!strcmp(c, "hostproto")) case_hostproto();
-  else if (!strcmp(c, "threads")) case_threads();
-  else if (!strcmp(c, "needload")) case_needload();
-  else if (!strcmp(c, "alloc_detail")) case_alloc_detail();
-  else if (!strcmp(c, "refusals")) case_refusals();
-  else if (!strcmp(c, "unknown")) case_unknown();
-  else if (!strcmp(c, "escape_cycles")) case_escape_cycles();
-  else if (!strcmp(c, "messages")) case_messages();
-  else if (!strcmp(c, "contract")) case_contract();
-  else if (!strcmp(c, "contract_threads")) case_contract_threads();
-  else if (!strcmp(c, "limits")) case_limits();
-  else if (!strcmp(c, "cycles"))
-    case_cycles(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 20);
-  else {
-    fprintf(stderr, "unknown case %s\n", c);
-    return 2;
-  }
+  c->run();
   teardown();
   return e2e_finish();
 }

@@ -5,39 +5,11 @@
  * must pass as well. A C host linking the default Python's libpython, as
  * host_e2e; plugins from tests/e2e/plugins/ft, copied to a temporary tree.
  *
- *   host_ft <case>
+ *   host_ft --list | CASE
  *
- *   nested_cross  two host threads each execute their own instance, and the
- *                 host's alloc_output of each executes the other thread's
- *                 instance (both threads inside their outer call first):
- *                 every call completes, no thread waits forever
- *   lock_wait     (free-threaded builds) a host service that waits for
- *                 another thread's call of its own instance: that call's wait
- *                 for the instance's lock is named in one log line after 3 s
- *   views_split   an execute that splits its copy over two Python threads,
- *                 each taking views of the input and the output: every call
- *                 succeeds and the instance is never refused
- *   views_keep    one Python thread keeps a view past the call while another
- *                 takes and releases views: every call fails naming the
- *                 escape; once the view is released the next call runs
- *   view_x        one Python thread sets the state field (_x) of an input
- *                 view and of the call's context while two read them
- *   reload_leak   a plugin holding 1 MiB of module state, executed from two
- *                 host threads, then unloaded, 40 times: the RSS grows by
- *                 less than 256 KiB per cycle (a free-threaded Python makes
- *                 the dropped modules immortal: libpyop clears them)
- *   reload_thread a plugin's thread still runs after pyop_unload and then
- *                 uses its module's globals: they are still there
- *   ge_shared     4 host threads, an op instance each, all of one GE op type
- *                 (one shared implementation object): 3,000 calls each
- *                 counted exactly, none overlapping; an input read by three
- *                 Python threads at once
- *   gil_late      (free-threaded builds) an execute that imports an
- *                 extension module without Py_mod_gil: one warning through
- *                 the host's log hook naming the module, after the call
- *   lanes_note    lanes asked for where this Python cannot have them: the
- *                 warning says how the ops run instead (free-threaded: in
- *                 parallel; before 3.12: serially)
+ * The cases are HOST_FT_CASES at the end (one ctest each, tests/cases.h;
+ * tests/e2e/CMakeLists.txt drops those a build cannot run); the comment
+ * above each case_<name> says what it checks.
  *
  * Each case runs under a watchdog: a hang fails it with a message saying
  * what was waiting (E2E_FT_WATCHDOG seconds, default 90).
@@ -46,6 +18,7 @@
 #include <Python.h>
 
 #include "e2e_util.h"
+#include "../cases.h"
 
 #ifndef E2E_PLUGINS
 #error "E2E_PLUGINS (tests/e2e/plugins) must be defined"
@@ -231,6 +204,12 @@ static void nest_say(char *buf, size_t n) {
            atomic_load(&g_nest[1].rounds), NEST_ROUNDS);
 }
 
+/*
+ * Two host threads each execute their own instance, and the host's
+ * alloc_output of each (both threads inside their outer call first)
+ * executes the other thread's instance: 20 rounds, every call right, no
+ * thread waits forever (the watchdog names the deadlock).
+ */
 static void case_nested_cross(void) {
   opp_ft("nest");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -307,6 +286,12 @@ static int lw_alloc(void *user, size_t index, pyop_tensor *t) {
 }
 #endif
 
+/*
+ * (Free-threaded builds; a GIL build only says why it does nothing.) The
+ * host's alloc_output waits for another thread's call of the same instance:
+ * that call's wait for the instance's lock is named in one log line after 3
+ * s (the service then gives up waiting and both calls complete).
+ */
 static void case_lock_wait(void) {
 #ifndef Py_GIL_DISABLED
   fprintf(stderr, "[lock_wait] a GIL build: the waiting service would keep the GIL\n");
@@ -349,6 +334,11 @@ static void calls_say(char *buf, size_t n) {
 #define VIEWS_N 64
 #define VIEWS_CALLS 100
 
+/*
+ * An execute splits its copy over two Python threads that take and release
+ * views of the input and the output: 100 of 100 calls right, the instance
+ * never refused (the count of open buffers is shared).
+ */
 static void case_views_split(void) {
   opp_ft("views");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -373,6 +363,11 @@ static void case_views_split(void) {
   CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
+/*
+ * One Python thread keeps a view past the call while another takes and
+ * releases views: every call fails naming the escape; after the view's
+ * release the next call runs.
+ */
 static void case_views_keep(void) {
   opp_ft("views");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -399,6 +394,11 @@ static void case_views_keep(void) {
   CHECK_RC(pyop_unload(), PYOP_OK);
 }
 
+/*
+ * One Python thread sets _x of an input view (pyop._native.ViewBase) and of
+ * the call's context while two read them: no crash, every call ok (before
+ * issue 30: SIGSEGV in 8 of 8 runs).
+ */
 static void case_view_x(void) {
   opp_ft("views");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -490,6 +490,12 @@ static void reload_cycles(bool shutdown, int warm, int cycles, long per_cycle) {
           what, per_cycle / 1024);
 }
 
+/*
+ * A plugin holding 1 MiB of module state, executed on two host threads, 40
+ * load / unload and 20 load / shutdown cycles: the RSS grows by at most 256
+ * KiB and 768 KiB per cycle (a free-threaded Python makes the dropped
+ * modules immortal: libpyop clears them, and the case checks it did).
+ */
 static void case_reload_leak(void) {
   opp_ft("reload");
   g_watch_say = calls_say;
@@ -508,6 +514,10 @@ static char *thread_result(void) {
   return out;
 }
 
+/*
+ * A plugin's thread still runs after pyop_unload and then uses its module's
+ * globals: they are still there.
+ */
 static void case_reload_thread(void) {
   opp_ft("thread");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -545,6 +555,12 @@ static void *ge_thread(void *p) {
   return NULL;
 }
 
+/*
+ * 4 host threads, an instance each of one GE op type (one shared
+ * implementation object): 3,000 calls each counted exactly, none
+ * overlapping (free-threaded builds; under a GIL only that they succeed);
+ * an input read by three Python threads at once.
+ */
 static void case_ge_shared(void) {
   opp_ft("ge");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -592,6 +608,11 @@ static void case_ge_shared(void) {
 
 /* ============================================================ gil_late */
 
+/*
+ * (Free-threaded builds, where ctest sets PYOP_TEST_GIL_EXT.) An execute
+ * imports an extension module without Py_mod_gil: one warning through the
+ * host's log hook, after the call, naming the module.
+ */
 static void case_gil_late(void) {
 #ifndef Py_GIL_DISABLED
   fprintf(stderr, "[gil_late] a GIL build: nothing to turn back on\n");
@@ -621,8 +642,8 @@ static void case_gil_late(void) {
 
 /* ========================================================== lanes_note */
 
-/* The warning of lanes asked for where this Python cannot have them says
- * what runs how: in a free-threaded Python, in parallel. */
+/* Lanes asked for where this Python cannot have them: the warning says how
+ * the ops run instead (free-threaded: in parallel; before 3.12: serially). */
 static void case_lanes_note(void) {
   pyop_host_hooks hooks = PYOP_HOST_HOOKS_INIT;
   hooks.log = capture_log;
@@ -654,31 +675,27 @@ static void remove_tmp(void) {
     remove_tree(g_tmp);
 }
 
+/* The cases, one ctest e2e.ft.<name> each: X(name, labels, timeout,
+ * variants), tests/cases.h. */
+#define HOST_FT_CASES(X)                                                      \
+  X(nested_cross, "e2e threads", 300, "")                                     \
+  X(views_split, "e2e threads", 300, "")                                      \
+  X(views_keep, "e2e threads", 300, "")                                       \
+  X(view_x, "e2e threads", 300, "")                                           \
+  X(reload_leak, "e2e threads", 300, "")                                      \
+  X(reload_thread, "e2e threads", 300, "")                                    \
+  X(ge_shared, "e2e threads", 300, "")                                        \
+  X(lanes_note, "e2e threads", 300, "")                                       \
+  X(lock_wait, "e2e threads", 300, "")                                        \
+  X(gil_late, "e2e threads", 300, "")
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <case>\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
-  static const struct {
-    const char *name;
-    void (*run)(void);
-  } cases[] = {
-      {"nested_cross", case_nested_cross}, {"views_split", case_views_split},
-      {"views_keep", case_views_keep},     {"view_x", case_view_x},
-      {"reload_leak", case_reload_leak},   {"reload_thread", case_reload_thread},
-      {"ge_shared", case_ge_shared},
-      {"gil_late", case_gil_late},         {"lanes_note", case_lanes_note},
-      {"lock_wait", case_lock_wait},
-  };
-  void (*run)(void) = NULL;
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    if (!strcmp(cases[i].name, argv[1]))
-      run = cases[i].run;
-  if (!run) {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
+  static const harness_case cases[] = {HOST_FT_CASES(HARNESS_CASE)};
+  int status;
+  const harness_case *c = harness_pick(argc, argv, 1, "CASE", cases, HARNESS_N(cases), &status);
+  if (c == NULL)
+    return status;
+  e2e_case = c->name;
   start_watchdog();
   g_tmp = make_temp_dir(e2e_case);
   atexit(remove_tmp);
@@ -687,7 +704,7 @@ int main(int argc, char **argv) {
   free(e2e);
   Py_InitializeEx(0);
   g_main_ts = PyEval_SaveThread();
-  run();
+  c->run();
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   PyEval_RestoreThread(g_main_ts);
   CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");

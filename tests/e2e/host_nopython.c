@@ -2,17 +2,16 @@
  * A C host with no Python at all: it does not link libpython and never
  * loads it itself.
  *
- *   host_nopython nopy    pyop_load fails with PYOP_ENOPYTHON and says how to
- *                         fix it; nothing is registered; scanning still works
- *   host_nopython start   pyop_options.start_python: libpyop starts the build's
- *                         default Python (isolated), the op runs;
- *                         pyop_shutdown leaves the interpreter initialised
- *                         and the next load uses it
+ *   host_nopython --list | CASE
+ *
+ * The cases are HOST_NOPYTHON_CASES at the end (one ctest each,
+ * tests/cases.h); the comment above each case_<name> says what it checks.
  *
  * Plugins: E2E_IT_PLUGINS/basic (ScaledAdd) and E2E_PLUGINS/probe (reports
  * the interpreter's configuration), copied into a temporary directory.
  */
 #include "e2e_util.h"
+#include "../cases.h"
 
 #include <dlfcn.h>
 
@@ -79,7 +78,10 @@ static void run_probe(void) {
   pyop_op_destroy(op);
 }
 
-static void case_nopy(void) {
+/* (m) pyop_load fails with PYOP_ENOPYTHON saying what is missing and how to
+ * fix it (pyop_options.start_python); nothing is registered; scanning, the
+ * GE entry point and the doctor report still work and say so. */
+static void case_enopython(void) {
   CHECK(python_initialized() == -1, "test bug: this host has Python symbols");
   bool need = false;
   CHECK_RC(pyop_check_need_load(&need), PYOP_OK);
@@ -107,7 +109,11 @@ static void case_nopy(void) {
   CHECK(python_initialized() == -1, "a failed load loaded Python anyway");
 }
 
-static void case_start(void) {
+/* (m) pyop_options.start_python: libpyop starts the build's default Python,
+ * isolated (no PYTHONPATH / PYTHONHOME, no cwd, no user site), and the ops
+ * run; pyop_shutdown leaves it initialised (never finalized) and the next
+ * load uses it. */
+static void case_start_python(void) {
   CHECK(python_initialized() == -1, "test bug: this host has Python symbols");
   /* The isolated interpreter ignores these (checked by the Probe op). */
   setenv("PYTHONPATH", "/nonexistent/pyop-e2e-marker", 1);
@@ -144,12 +150,19 @@ static void case_start(void) {
   CHECK_LIST("");
 }
 
+/* The cases, one ctest e2e.nopython.<name> each: X(name, labels, timeout,
+ * variants), tests/cases.h. */
+#define HOST_NOPYTHON_CASES(X)                                                \
+  X(enopython, "e2e", 60, "")                                                 \
+  X(start_python, "e2e", 120, "")
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s nopy|start\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
+  static const harness_case cases[] = {HOST_NOPYTHON_CASES(HARNESS_CASE)};
+  int status;
+  const harness_case *c = harness_pick(argc, argv, 1, "CASE", cases, HARNESS_N(cases), &status);
+  if (c == NULL)
+    return status;
+  e2e_case = c->name;
   g_tmp = make_temp_dir(e2e_case);
   atexit(remove_tmp);
   char *it = path_join(g_tmp, "basic"), *probe = path_join(g_tmp, "probe");
@@ -161,12 +174,7 @@ int main(int argc, char **argv) {
   free(src);
   char *opp = xasprintf("%s:%s", it, probe);
   set_opp_path(opp);
-  if (!strcmp(argv[1], "nopy")) case_nopy();
-  else if (!strcmp(argv[1], "start")) case_start();
-  else {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
+  c->run();
   remove_tree(g_tmp);
   free(opp);
   free(it);

@@ -8,31 +8,11 @@
  *   host_proc        links the default Python's libpython (PROC_LINK_PYTHON)
  *   host_proc_start  links no Python: pyop_options.start_python
  *
- * Cases (host_proc):
- *   finalized    the host finalizes Python with instances alive: every call
- *                returns PYOP_ENOTINIT, destroy/unload/shutdown work, and a
- *                re-initialised Python loads again
- *   reinit       the host finalizes and re-initialises Python without
- *                pyop_shutdown: a kept instance is refused (ENOTINIT),
- *                pyop_load refuses (EBUSY naming it) until it is destroyed,
- *                then loads afresh (also from an unload with the bridge open)
- *   atexit_clear the same after a plugin's atexit._clear(), with the
- *                documented pyop_shutdown + pyop_load
- *   poison       plugins that break sys.modules["pyop"], its submodules,
- *                sys.meta_path, sys.path_hooks, __import__, sys.path (replaced
- *                or deleted) fail their load; the next load works
- *   gil_kept     the host keeps the GIL: a warning at load, and a call that
- *                waits for the GIL is named in a log line
- *   fork         fork() while another thread runs an op: every call in the
- *                child fails at once with PYOP_EFORKED
- *   signals      a plugin's signal.signal is undone at unload and shutdown
- *   subinterp    a host thread of a sub-interpreter (its PyGILState state is
- *                that interpreter's, detached or attached) runs ops in the
- *                plugin's interpreter
- * Cases (host_proc_start):
- *   shutdown_thread  load on one thread, pyop_shutdown on another
- *   plugin_thread    a plugin thread that never ends: shutdown completes and
- *                    names it
+ *   HOST --list | CASE
+ *
+ * The cases are HOST_PROC_CASES and HOST_PROC_START_CASES at the end (one
+ * ctest each, tests/cases.h); the comment above each case_<name> says what
+ * it checks.
  *
  * Each case runs under a watchdog: a hang fails the test instead of
  * blocking CI.
@@ -43,6 +23,7 @@
 #endif
 
 #include "e2e_util.h"
+#include "../cases.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -223,6 +204,11 @@ static void py_stop(void) {
 
 /* ---------------------------------------------------- (12) finalized */
 
+/*
+ * (12) The host finalizes Python with instances alive: execute, infer_meta,
+ * create and load return PYOP_ENOTINIT naming the cause; destroy, unload
+ * and shutdown work without Python; a re-initialised Python loads again.
+ */
 static void case_finalized(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
@@ -269,7 +255,10 @@ static void case_finalized(void) {
   free(ops);
 }
 
-/* The host finalizes and starts Python again without telling libpyop. */
+/* The host finalizes and re-initialises Python without pyop_shutdown: a
+ * kept instance is refused (PYOP_ENOTINIT), pyop_load refuses (PYOP_EBUSY
+ * naming it) until it is destroyed, then loads afresh (also from an unload
+ * with the bridge open); shutdown then load works. */
 static void case_reinit(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
@@ -363,6 +352,13 @@ static void case_atexit_clear(void) {
 
 /* ------------------------------------------------------- (14) poison */
 
+/*
+ * (14) Plugins (plugins/proc/poison) that set sys.modules["pyop"] to None,
+ * replace or delete its submodules, break sys.meta_path, sys.path_hooks,
+ * builtins.__import__ or sys.path, then fail: the next load works; one that
+ * poisons sys.modules["pyop"] and succeeds does not break the next load
+ * either.
+ */
 static void case_poison(void) {
   char *ops = plugin_dir("ops"), *poison = plugin_dir("poison");
   py_start();
@@ -435,6 +431,11 @@ static void *exec_thread(void *p) {
   return NULL;
 }
 
+/*
+ * The host initialises Python and keeps the GIL: pyop_load warns, and an
+ * execute from another thread is named in one log line after 3 s (op,
+ * "waited", the fix); after PyEval_SaveThread it completes.
+ */
 static void case_gil_kept(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
@@ -597,6 +598,11 @@ static int child_checks(pyop_op *a) {
 #undef CHILD_RC
 }
 
+/*
+ * A child forked before any load uses libpyop; a child forked while another
+ * thread runs an op (twice): every call fails at once with PYOP_EFORKED
+ * (child watchdog 10 s), destroy returns; the parent is unaffected.
+ */
 static void case_fork(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
@@ -646,6 +652,12 @@ static void host_usr1(int sig) { (void)sig; g_usr1++; }
 static void host_usr2(int sig) { (void)sig; g_usr2++; }
 
 
+/*
+ * (15) A plugin replaces SIGUSR1 (a Python handler) and SIGTERM (SIG_IGN)
+ * at import: unload and shutdown restore the host's handlers (and the
+ * host's SIGUSR1 handler runs) and log which; a SIGUSR2 handler the host
+ * set while loaded is kept.
+ */
 static void case_signals(void) {
   char *dir = plugin_dir("signals");
   set_opp_path(dir);
@@ -706,6 +718,10 @@ static void *shutdown_thread(void *p) {
 
 /* ------------------------------------------------- (13) shutdown_thread */
 
+/*
+ * (13) start_python: load on one thread (the plugin imports logging, hence
+ * threading), pyop_shutdown on the main thread, then on a third thread.
+ */
 static void case_shutdown_thread(void) {
   char *ops = plugin_dir("ops");
   set_opp_path(ops);
@@ -735,6 +751,11 @@ static void case_shutdown_thread(void) {
 
 /* --------------------------------------------------- (13) plugin_thread */
 
+/*
+ * (13) start_python: a plugin's non-daemon thread that never ends: shutdown
+ * returns within seconds, a warning names the thread, the registry is
+ * empty, and the next load works.
+ */
 static void case_plugin_thread(void) {
   char *dir = plugin_dir("thread");
   set_opp_path(dir);
@@ -786,9 +807,11 @@ static long np_imports(void) {
 
 /* ------------------------------------------- (issue 17.2) restart_numpy */
 
-/* load, execute, shutdown twice with a plugin that imports numpy: the
- * Python libpyop started stays initialised across the shutdown and is used
- * again (numpy cannot be initialised twice in one process). */
+/* start_python: load (a plugin that imports numpy), execute, shutdown,
+ * three times: Python stays initialised across each shutdown and is used
+ * again (numpy cannot be initialised twice in one process), the registry is
+ * empty after each shutdown and the plugin is imported again (issue 17.2;
+ * skipped, 77, without numpy). */
 static void case_restart_numpy(void) {
   char *dir = plugin_dir("numpy");
   set_opp_path(dir);
@@ -823,6 +846,12 @@ static void case_restart_numpy(void) {
 static volatile sig_atomic_t g_int;
 static void host_int(int sig) { (void)sig; g_int++; }
 
+/*
+ * (Issue 17.7) start_python and a plugin that imports subprocess: a child
+ * with the default SIGINT disposition dies by SIGINT after the load
+ * (case_sigint_child); the disposition is unchanged; the host's handler
+ * runs; no log line blames a plugin.
+ */
 static void case_sigint(void) {
   char *dir = plugin_dir("sigint");
   set_opp_path(dir);
@@ -1000,43 +1029,51 @@ static void case_gil_holder(void) {
 }
 #endif
 
+/* The cases of each build, one ctest e2e.proc.<name> each: X(name, labels,
+ * timeout, variants), tests/cases.h; "valgrind": also e2e.valgrind.proc_<name>
+ * (tests/e2e/CMakeLists.txt). Label "threads" (TSan) where a thread of the
+ * bridge or the plugin is the point (the GIL-wait watch), not on fork and
+ * sigint (which starts a child): TSan does not support fork() from a
+ * multi-threaded process. */
+#define HOST_PROC_CASES(X)                                                    \
+  X(finalized, "e2e", 120, "valgrind")                                        \
+  X(reinit, "e2e", 120, "valgrind")                                           \
+  X(atexit_clear, "e2e", 120, "valgrind")                                     \
+  X(poison, "e2e", 120, "valgrind")                                           \
+  X(gil_kept, "e2e threads", 120, "")                                         \
+  X(fork, "e2e", 120, "")                                                     \
+  X(signals, "e2e", 120, "valgrind")                                          \
+  X(subinterp, "e2e threads", 120, "")
+#define HOST_PROC_START_CASES(X)                                              \
+  X(shutdown_thread, "e2e threads", 120, "")                                  \
+  X(plugin_thread, "e2e threads", 120, "")                                    \
+  X(restart_numpy, "e2e threads", 120, "valgrind")                            \
+  X(sigint, "e2e", 120, "")                                                   \
+  X(threads_broken, "e2e threads", 120, "")                                   \
+  X(threads_interrupted, "e2e threads", 120, "")                              \
+  X(gil_holder, "e2e threads", 120, "")
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s <case>\n", argv[0]);
-    return 2;
+#ifdef PROC_LINK_PYTHON
+  static const harness_case cases[] = {HOST_PROC_CASES(HARNESS_CASE)};
+#else
+  static const harness_case cases[] = {HOST_PROC_START_CASES(HARNESS_CASE)};
+  if (argc == 2 && !strcmp(argv[1], "sigint_child")) {
+    e2e_case = argv[1];
+    case_sigint_child(); /* no temp dir, no watchdog: it dies */
   }
-  e2e_case = argv[1];
-#ifndef PROC_LINK_PYTHON
-  if (!strcmp(argv[1], "sigint_child")) case_sigint_child(); /* no temp dir: it dies */
 #endif
+  int status;
+  const harness_case *c = harness_pick(argc, argv, 1, "CASE", cases, HARNESS_N(cases), &status);
+  if (c == NULL)
+    return status;
+  e2e_case = c->name;
   const char *w = getenv("PROC_WATCHDOG");
   if (w && atoi(w) > 0) g_watchdog_seconds = atoi(w);
   start_watchdog();
   g_tmp = make_temp_dir(e2e_case);
   atexit(remove_tmp);
-  const char *c = argv[1];
-#ifdef PROC_LINK_PYTHON
-  if (!strcmp(c, "finalized")) case_finalized();
-  else if (!strcmp(c, "reinit")) case_reinit();
-  else if (!strcmp(c, "atexit_clear")) case_atexit_clear();
-  else if (!strcmp(c, "poison")) case_poison();
-  else if (!strcmp(c, "gil_kept")) case_gil_kept();
-  else if (!strcmp(c, "fork")) case_fork();
-  else if (!strcmp(c, "signals")) case_signals();
-  else if (!strcmp(c, "subinterp")) case_subinterp();
-#else
-  if (!strcmp(c, "shutdown_thread")) case_shutdown_thread();
-  else if (!strcmp(c, "plugin_thread")) case_plugin_thread();
-  else if (!strcmp(c, "restart_numpy")) case_restart_numpy();
-  else if (!strcmp(c, "sigint")) case_sigint();
-  else if (!strcmp(c, "threads_broken")) case_threads_broken();
-  else if (!strcmp(c, "threads_interrupted")) case_threads_interrupted();
-  else if (!strcmp(c, "gil_holder")) case_gil_holder();
-#endif
-  else {
-    fprintf(stderr, "unknown case %s\n", c);
-    return 2;
-  }
-  e2e_case = argv[1];
+  c->run();
+  e2e_case = c->name;
   return e2e_finish();
 }

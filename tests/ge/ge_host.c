@@ -10,26 +10,15 @@
  * load/unload/shutdown cycles without the bridge's "still referenced"
  * warning and without state carried between loads.
  *
- *   ge_host run       everything above
- *   ge_host foreign   a real `ge` imported before the load is kept
- *   ge_host threads   4 host threads execute GE ops at once, on one shared
- *                     instance and on their own: each call sees its own
- *                     context (get_execute_ctx is per thread)
- *   ge_host next      GE's newest API (tests/ge/next, docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"):
- *                     HOST kernel preferred, a DEVICE-only kernel run on the
- *                     host, compile (read-only views, options, the platform
- *                     refused) leaving its kernel on the one instance of the
- *                     op type, the legacy execute(ctx), unallocated outputs
- *                     refused (PYOP_ECONTRACT), execute returning a value
- *   ge_host impl_only an implementation-only plugin (tests/ge/impl_only) bound
- *                     to prototypes the host registers (GE's REG_OP), before
- *                     and after pyop_load; a legacy execute(ctx) waiting for
- *                     its prototype; a mismatch refused at the load (before)
- *                     or at pyop_op_create (after), naming op and file:line
+ *   ge_host --list | CASE
+ *
+ * The cases are GE_HOST_CASES at the end (one ctest each, tests/cases.h);
+ * the comment above each case_<name> says what it checks.
  */
 #include <Python.h>
 
 #include "e2e_util.h"
+#include "../cases.h"
 
 static PyThreadState *g_main_ts;
 #define GE_N_OPS 19 /* the ops of tests/ge/plugins */
@@ -320,6 +309,12 @@ static void check_no_ge_modules(const char *when) {
   CHECK(rc == 0, "ge modules left %s", when);
 }
 
+/*
+ * Everything the first paragraph of this file lists, over three loads (an unload, a
+ * shutdown, an unload): each load registers the same GE ops again (no state
+ * kept), and no "still referenced" warning; also under valgrind
+ * (ge.valgrind.run).
+ */
 static void case_run(void) {
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
   h.log = capture_log;
@@ -352,6 +347,12 @@ static void case_run(void) {
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
 }
 
+/*
+ * A real `ge` (a module from /opt/cann) imported before the load is kept:
+ * the plugin registers through it (libpyop registers nothing), a warning
+ * says it was already imported and not replaced, and it is still the host's
+ * after pyop_shutdown.
+ */
 static void case_foreign(void) {
   PyGILState_STATE g = PyGILState_Ensure();
   int rc = PyRun_SimpleString(
@@ -435,6 +436,11 @@ static void *exec_thread(void *p) {
   return NULL;
 }
 
+/*
+ * 4 host threads execute GE ops at once, on one shared instance and on
+ * their own: each call sees its own context (get_execute_ctx is per
+ * thread).
+ */
 static void case_threads(void) {
   set_opp("ge_ops.py");
   REQUIRE_RC(pyop_load(), PYOP_OK);
@@ -602,6 +608,14 @@ static void run_mul_and_legacy(void) {
   pyop_op_destroy(op);
 }
 
+/*
+ * An implementation-only plugin (tests/ge/impl_only) bound to prototypes
+ * the host registers (GE's REG_OP), before and after pyop_load; a legacy
+ * execute(ctx) waiting for its prototype; a mismatch refused at the load
+ * (before) or at pyop_op_create (after), naming op and file:line
+ * (docs/ge-plugins.md, "Implementation-only plugins and the host's REG_OPs");
+ * also under valgrind (ge.valgrind.impl_only).
+ */
 static void case_impl_only(void) {
   char *good = dir_of("impl_only"), *bad = dir_of("impl_only_bad");
   pyop_op *op = NULL;
@@ -651,6 +665,14 @@ static void case_impl_only(void) {
   free(bad);
 }
 
+/*
+ * GE's newest API (tests/ge/next;
+ * docs/ge-plugins.md, "What runs on a host, what is accepted, what needs an NPU"),
+ * over two loads: the HOST kernel preferred, a DEVICE-only kernel run on the host, compile (read-only
+ * views, options, the platform refused) leaving its kernel on the one
+ * instance of the op type, the legacy execute(ctx), unallocated outputs
+ * refused (PYOP_ECONTRACT), execute returning a value.
+ */
 static void case_next(void) {
   set_next("ge_next_ops.py");
   for (int round = 0; round < 2; round++) {
@@ -661,28 +683,26 @@ static void case_next(void) {
   }
 }
 
+/* The cases, one ctest ge.host.<name> each: X(name, labels, timeout,
+ * variants), tests/cases.h; "valgrind": also ge.valgrind.<name>
+ * (tests/ge/CMakeLists.txt). */
+#define GE_HOST_CASES(X)                                                      \
+  X(run, "ge e2e", 300, "valgrind")                                           \
+  X(foreign, "ge e2e", 300, "")                                               \
+  X(next, "ge e2e", 300, "")                                                  \
+  X(impl_only, "ge e2e", 300, "valgrind")                                     \
+  X(threads, "ge e2e threads", 300, "")
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s run|foreign\n", argv[0]);
-    return 2;
-  }
-  e2e_case = argv[1];
+  static const harness_case cases[] = {GE_HOST_CASES(HARNESS_CASE)};
+  int status;
+  const harness_case *c = harness_pick(argc, argv, 1, "CASE", cases, HARNESS_N(cases), &status);
+  if (c == NULL)
+    return status;
+  e2e_case = c->name;
   Py_InitializeEx(0);
   g_main_ts = PyEval_SaveThread();
-  if (!strcmp(argv[1], "run"))
-    case_run();
-  else if (!strcmp(argv[1], "foreign"))
-    case_foreign();
-  else if (!strcmp(argv[1], "threads"))
-    case_threads();
-  else if (!strcmp(argv[1], "next"))
-    case_next();
-  else if (!strcmp(argv[1], "impl_only"))
-    case_impl_only();
-  else {
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-  }
+  c->run();
   int rc = pyop_shutdown();
   CHECK(rc == PYOP_OK, "final pyop_shutdown: %s", pyop_status_name(rc));
   PyEval_RestoreThread(g_main_ts);

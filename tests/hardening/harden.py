@@ -5,20 +5,11 @@ loads libpyop through ctypes exactly as a Python host would: libpyop finds
 this very interpreter, loads the bridge built for it and imports the plugins
 of ASCEND_CUSTOM_OPP_PATH.
 
-    harden.py LIBPYOP ARTIFACT_DIR FIXTURES CASE
+    harden.py --list | LIBPYOP ARTIFACT_DIR FIXTURES CASE
 
-Cases (each in a fresh process, one ctest each):
-  shadow       plugins named os.py / json.py / sitecustomize.py /
-               usercustomize.py and a .pth file in a plugin directory
-  pythonpath   PYTHONPATH holds a malicious pyop.py (PYTHONSTARTUP is set
-               too): libpyop's `pyop` is still the artifact directory's
-  foreign_pyop the host imported the PYTHONPATH `pyop` itself before loading:
-               plugins still get the real package, the host's module is
-               back after shutdown
-  cwd          ASCEND_CUSTOM_OPP_PATH=":<abs dir>:" with evil .py files in
-               the cwd: never imported
-  relative     relative elements ("evil.py", ".", "cwd_evil") are refused
-               with a warning through the log hook
+The cases are CASES below (each in a fresh process, one ctest
+hardening.host_python.<name> each; `--list` prints them for the build,
+tests/cases.cmake); run() holds their bodies.
 
 Every case asserts what a user sees (the op list, the warning lines of the
 log hook), that no fixture "marker" file was written (each malicious file
@@ -36,6 +27,30 @@ LOG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 OWNS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
 ON_REG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 ON_UNREG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
+# The cases: (name, ctest labels, timeout in seconds, variants, what it
+# checks). Variant "evil_env": the test runs with PYTHONPATH holding the
+# malicious pyop.py and PYTHONSTARTUP set (tests/hardening/CMakeLists.txt).
+# An uninstrumented python3 cannot load a sanitizer build of libpyop, hence
+# "no-asan".
+CASES = [
+    ("shadow", "hardening no-asan", 120, "",
+     "plugins named os.py / json.py / sitecustomize.py / usercustomize.py and a "
+     ".pth file in a plugin directory"),
+    ("pythonpath", "hardening no-asan", 120, "evil_env",
+     "PYTHONPATH holds a malicious pyop.py (PYTHONSTARTUP is set too): libpyop's "
+     "`pyop` is still the artifact directory's"),
+    ("foreign_pyop", "hardening no-asan", 120, "evil_env",
+     "the host imported the PYTHONPATH `pyop` itself before loading: plugins still "
+     "get the real package, the host's module is back after shutdown"),
+    ("cwd", "hardening no-asan", 120, "",
+     "ASCEND_CUSTOM_OPP_PATH=\":<abs dir>:\" with evil .py files in the cwd: never "
+     "imported"),
+    ("relative", "hardening no-asan", 120, "",
+     "relative elements (\"evil.py\", \".\", \"cwd_evil\") are refused with a "
+     "warning through the log hook"),
+]
 
 
 # pyop_host_hooks; tests/examples/test_binding.py holds it to the header.
@@ -180,8 +195,16 @@ def run(lib, artifact, fixtures, case, marks):
 
 
 def main(argv):
-    if len(argv) != 5:
-        print("usage: harden.py LIBPYOP ARTIFACT_DIR FIXTURES CASE", file=sys.stderr)
+    if argv[1:] == ["--list"]:
+        for name, labels, timeout, variants, _ in CASES:
+            print("%s|%s|%d|%s" % (name, labels, timeout, variants))
+        return 0
+    names = [c[0] for c in CASES]
+    if len(argv) != 5 or argv[4] not in names:
+        if len(argv) == 5:
+            print("harden.py: unknown case '%s'" % argv[4], file=sys.stderr)
+        print("usage: harden.py --list | LIBPYOP ARTIFACT_DIR FIXTURES CASE\n  cases: %s"
+              % " ".join(names), file=sys.stderr)
         return 2
     libpath, artifact, fixtures, case = argv[1:]
     fixtures = os.path.realpath(fixtures)

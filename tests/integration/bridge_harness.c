@@ -3,12 +3,18 @@
  * fake loader services table, a recording registrar, and op calls through
  * the descriptor callbacks on host buffers.
  *
- *   bridge_harness <artifact_dir> <plugins_dir> <case>
+ *   bridge_harness --list | <artifact_dir> <plugins_dir> CASE|all|bench
+ *
+ * The cases are BRIDGE_HARNESS_CASES at the end (one ctest each,
+ * tests/cases.h); the comment above each case_<name> says what it checks.
+ * "all" runs those marked "valgrind" in one process (the valgrind test),
+ * "bench" is informational.
  *
  * The harness is a C host that links libpython (like an embedding engine)
- * and initialises Python itself, except in the cases "start" (the bridge
- * starts an isolated Python) and "notinit". It does not include Python.h:
- * the few embedding calls it makes are declared below.
+ * and initialises Python itself, except in the cases marked
+ * "no_host_python" (start: the bridge starts an isolated Python; notinit).
+ * It does not include Python.h: the few embedding calls it makes are
+ * declared below.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,6 +29,7 @@
 #include <unistd.h>
 
 #include "pyop/bridge_abi.h"
+#include "../cases.h"
 
 /* The embedding API this host uses (from libpython). */
 void Py_InitializeEx(int initsigs);
@@ -472,6 +479,13 @@ static void run_scaled_add(const recorder *r, void *ph, void *ih, float alpha, i
   }
 }
 
+/*
+ * plugins/basic through the registrar: which files are plugins (sorted; '_'
+ * and '.' names and non-packages skipped), each descriptor's key,
+ * file:line, capabilities, inputs with their kinds, outputs and attributes;
+ * infer_meta and execute of the ops on host buffers; sys.path and
+ * sys.meta_path as they were.
+ */
 static void case_basic(void) {
   recorder r = {.fail_at = -1};
   CHECK(py_ok("import sys; _saved_path = list(sys.path); _saved_meta = len(sys.meta_path)"), "save");
@@ -635,6 +649,11 @@ static void case_basic(void) {
   rec_clear(&r);
 }
 
+/*
+ * Every attribute type (plugins/attrs): the descriptor's types and
+ * defaults, and the values libpyop passes (every attribute, in prototype
+ * order) as the op reads them.
+ */
 static void case_attrs(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "attrs/attrs_all.py"));
@@ -719,6 +738,11 @@ static void expect_call_error(int rc, int status, const char *const *needles) {
     CHECK(err_has(needles[i]), "message lacks '%s'", needles[i]);
 }
 
+/*
+ * Exceptions in the op callbacks (plugins/errors): status (PYOP_EPYTHON,
+ * PYOP_EINTR for KeyboardInterrupt), the op and callback named, the
+ * exception, Traceback, file and source line; a wrong return type.
+ */
 static void case_errors(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "errors"));
@@ -1130,6 +1154,14 @@ static void case_sync(void) {
         "every coroutine was closed unrun");
 }
 
+/*
+ * Broken plugins (plugins/bad): each load fails PYOP_EPLUGIN naming the
+ * exception type, the op, the parameter and file:line; two definitions of
+ * one op type both reach the registrar (which decides); a good plugin after
+ * a bad one leaves nothing; a registrar refusing a descriptor, or answering
+ * with a positive status, leaves no plugin state; a plugin replacing a
+ * submodule of the pyop package, or changing sys.path, is undone.
+ */
 static void case_bad(void) {
   {
     const char *n[] = {"TypeError", "op 'BadInput'", "execute()", "'z'", "impl_input_name.py:",
@@ -1243,6 +1275,14 @@ static void case_bad(void) {
   rec_clear(&r);
 }
 
+/*
+ * A plugin keeping what its call lent it (plugins/escape): a kept Tensor or
+ * context raises when used after the call; a memoryview of an input kept
+ * past the call fails that call; a kept view of an output fails its call
+ * and every later call of that instance, while other instances work (numpy
+ * views too, when numpy is there); a Tensor kept where shutdown cannot drop
+ * it is the one "still referenced" warning main() expects.
+ */
 static void case_escape(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "escape"));
@@ -1423,6 +1463,11 @@ static float reload_value(recorder *r, const char *dir) {
   return v;
 }
 
+/*
+ * A plugin edited between loads (same size, same second: only a source-
+ * based load sees the change), three rounds; no bytecode cache is written
+ * into the plugin directory.
+ */
 static void case_reload(void) {
   char dir[] = "/tmp/pyop_reload_XXXXXX";
   CHECK(mkdtemp(dir) != NULL, "mkdtemp");
@@ -1468,6 +1513,10 @@ static void *thread_main(void *p) {
   return NULL;
 }
 
+/*
+ * 6 threads execute ScaledAdd 300 times each, half on one shared instance,
+ * half on their own, with results checked.
+ */
 static void case_threads(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "basic/ops_file.py"));
@@ -1532,6 +1581,11 @@ static int sink_launch(void *ctx, const pyop_launch_view *l) {
   return 0;
 }
 
+/*
+ * compile and declare_launch_args of an op without execute
+ * (plugins/launch): the artifact, the workspace, the kernel library and
+ * symbol, and every launch argument as the sinks receive them.
+ */
 static void case_launch(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "launch"));
@@ -1902,6 +1956,12 @@ static void case_bench(void) {
   rmdir(dir);
 }
 
+/*
+ * The entry's version negotiation: major 2 refused naming it, a newer minor
+ * answered with the bridge's own, minor 0 with 1.0 (and what a 1.0 loader
+ * cannot read refused, not handed over), build_info; NULL requests, bad
+ * configurations and views with an embedded NUL refused.
+ */
 static void case_abi(void) {
   void *h = bridge_handle;
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(h, PYOP_BRIDGE_ENTRY_SYMBOL);
@@ -1951,91 +2011,108 @@ static void case_abi(void) {
   CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
+/* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
+ * cause and the fix (start_python). */
+static void case_notinit(void) {
+  CHECK(configure(0) == PYOP_ENOTINIT, "not initialised");
+  CHECK(err_has("not initialised") && err_has("start_python"), "ENOTINIT message");
+  api->shutdown();
+}
+
+/* PYOP_BRIDGE_START_PYTHON: the bridge starts an isolated Python (flags,
+ * no cwd on sys.path), the threads, basic and clean cases run in it, and
+ * shutdown leaves it initialised (never finalized: numpy and non-daemon
+ * threads cannot survive that) with the pyop package released and nothing
+ * of the bridge referenced. */
+static void case_start(void) {
+  CHECK(!Py_IsInitialized(), "no Python yet");
+  CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
+  CHECK(Py_IsInitialized(), "the bridge started Python");
+  CHECK(py_ok("import sys\n"
+              "assert sys.flags.isolated == 1 and sys.flags.ignore_environment == 1\n"
+              "assert '' not in sys.path and '.' not in sys.path, sys.path\n"),
+        "isolated configuration");
+  case_threads();
+  case_basic();
+  case_clean();
+  api->shutdown();
+  CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
+  /* Never finalized (numpy and non-daemon threads cannot survive that):
+   * it stays initialised and idle for the next load. */
+  CHECK(Py_IsInitialized(), "the bridge finalized the Python it started");
+  CHECK(py_ok("import sys\n"
+              "left = [n for n in sys.modules if n == 'pyop' or n.startswith('pyop.')]\n"
+              "assert not left, left\n"),
+        "the pyop package is released at shutdown");
+  dlclose(bridge_handle);
+}
+
+/* The cases, one ctest integration.bridge.<name> each: X(name, labels,
+ * timeout, variants), tests/cases.h. "valgrind": run by "all" (in this
+ * order), which integration.bridge.valgrind runs under valgrind;
+ * "no_host_python": this host does not initialise Python first. */
+#define BRIDGE_HARNESS_CASES(X)                                               \
+  X(basic, "integration bridge", 300, "valgrind")                             \
+  X(attrs, "integration bridge", 300, "valgrind")                             \
+  X(errors, "integration bridge", 300, "valgrind")                            \
+  X(bad, "integration bridge", 300, "valgrind")                               \
+  X(sync, "integration bridge", 300, "valgrind")                              \
+  X(escape, "integration bridge", 300, "valgrind")                            \
+  X(reload, "integration bridge", 300, "valgrind")                            \
+  X(threads, "integration bridge", 300, "valgrind")                           \
+  X(launch, "integration bridge", 300, "valgrind")                            \
+  X(abi, "integration bridge", 300, "")                                       \
+  X(start, "integration bridge", 300, "no_host_python")                       \
+  X(notinit, "integration bridge", 300, "no_host_python")                     \
+  X(clean, "integration bridge", 300, "valgrind")                             \
+  X(hostile, "integration bridge", 300, "valgrind")                           \
+  X(names, "integration bridge", 300, "valgrind")                             \
+  X(artifact_name, "integration bridge", 300, "")                             \
+  X(dtypes, "integration bridge", 300, "valgrind")                            \
+  X(results, "integration bridge", 300, "valgrind")                           \
+  X(views, "integration bridge", 300, "valgrind")
+
+static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
+
+/* "all": every case marked "valgrind", in list order, in one process. */
+static void run_all(void) {
+  for (size_t i = 0; i < HARNESS_N(g_cases); i++)
+    if (harness_has(&g_cases[i], "valgrind"))
+      g_cases[i].run();
+}
+
+/* Runs beside the cases that are no ctest of their own. */
+static const harness_case g_commands[] = {{"all", run_all, ""}, {"bench", case_bench, ""}};
+
 int main(int argc, char **argv) {
+  static const char usage[] = "<artifact_dir> <plugins_dir> CASE|all|bench";
+  int status;
+  const harness_case *c =
+      harness_find(g_commands, HARNESS_N(g_commands), argc == 4 ? argv[3] : NULL);
+  if (c == NULL && (c = harness_pick(argc, argv, 3, usage, g_cases, HARNESS_N(g_cases),
+                                     &status)) == NULL)
+    return status;
   if (argc != 4) {
-    fprintf(stderr, "usage: %s <artifact_dir> <plugins_dir> <case>\n", argv[0]);
+    fprintf(stderr, "usage: %s --list | %s\n", argv[0], usage);
     return 2;
   }
   snprintf(g_artifact, sizeof g_artifact, "%s", argv[1]);
   snprintf(g_plugins, sizeof g_plugins, "%s", argv[2]);
-  g_case = argv[3];
+  g_case = c->name;
   void *main_ts = NULL;
-  bool host_python = strcmp(g_case, "start") != 0 && strcmp(g_case, "notinit") != 0;
+  bool host_python = !harness_has(c, "no_host_python");
   if (host_python) {
     Py_InitializeEx(0);
     main_ts = PyEval_SaveThread();
   }
   open_bridge();
-  if (strcmp(g_case, "notinit") == 0) {
-    CHECK(configure(0) == PYOP_ENOTINIT, "not initialised");
-    CHECK(err_has("not initialised") && err_has("start_python"), "ENOTINIT message");
-    api->shutdown();
-    printf("ok %s (%d checks)\n", g_case, g_checks);
-    return 0;
-  }
-  if (strcmp(g_case, "start") == 0) {
-    CHECK(!Py_IsInitialized(), "no Python yet");
-    CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
-    CHECK(Py_IsInitialized(), "the bridge started Python");
-    CHECK(py_ok("import sys\n"
-                "assert sys.flags.isolated == 1 and sys.flags.ignore_environment == 1\n"
-                "assert '' not in sys.path and '.' not in sys.path, sys.path\n"),
-          "isolated configuration");
-    case_threads();
-    case_basic();
-    case_clean();
-    api->shutdown();
-    CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
-    /* Never finalized (numpy and non-daemon threads cannot survive that):
-     * it stays initialised and idle for the next load. */
-    CHECK(Py_IsInitialized(), "the bridge finalized the Python it started");
-    CHECK(py_ok("import sys\n"
-                "left = [n for n in sys.modules if n == 'pyop' or n.startswith('pyop.')]\n"
-                "assert not left, left\n"),
-          "the pyop package is released at shutdown");
-    dlclose(bridge_handle);
+  if (!host_python) {
+    c->run();
     printf("ok %s (%d checks)\n", g_case, g_checks);
     return 0;
   }
   CHECK_OK(configure(0));
-  if (strcmp(g_case, "basic") == 0) case_basic();
-  else if (strcmp(g_case, "attrs") == 0) case_attrs();
-  else if (strcmp(g_case, "errors") == 0) case_errors();
-  else if (strcmp(g_case, "bad") == 0) case_bad();
-  else if (strcmp(g_case, "sync") == 0) case_sync();
-  else if (strcmp(g_case, "escape") == 0) case_escape();
-  else if (strcmp(g_case, "reload") == 0) case_reload();
-  else if (strcmp(g_case, "threads") == 0) case_threads();
-  else if (strcmp(g_case, "launch") == 0) case_launch();
-  else if (strcmp(g_case, "bench") == 0) case_bench();
-  else if (strcmp(g_case, "abi") == 0) case_abi();
-  else if (strcmp(g_case, "clean") == 0) case_clean();
-  else if (strcmp(g_case, "hostile") == 0) case_hostile();
-  else if (strcmp(g_case, "names") == 0) case_names();
-  else if (strcmp(g_case, "artifact_name") == 0) case_artifact_name();
-  else if (strcmp(g_case, "dtypes") == 0) case_dtypes();
-  else if (strcmp(g_case, "results") == 0) case_results();
-  else if (strcmp(g_case, "views") == 0) case_views();
-  else if (strcmp(g_case, "all") == 0) {
-    case_basic();
-    case_attrs();
-    case_errors();
-    case_bad();
-    case_sync();
-    case_escape();
-    case_reload();
-    case_threads();
-    case_launch();
-    case_clean();
-    case_hostile();
-    case_names();
-    case_dtypes();
-    case_results();
-    case_views();
-  } else {
-    fprintf(stderr, "unknown case %s\n", g_case);
-    return 2;
-  }
+  c->run();
   api->shutdown();
   /* Only a plugin that kept a Tensor (escape) may leave the bridge mapped;
    * after anything else every object of the bridge must have been freed. */

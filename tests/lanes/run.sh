@@ -47,6 +47,10 @@ if [ -n "${LANES_VALGRIND:-}" ]; then
       --suppressions="$src/tests/lanes/valgrind-lanes.supp")
   export PYTHONMALLOC=malloc
 fi
+# What the uninstrumented libpython orders itself (tests/lanes/tsan-lanes.supp).
+if [[ " $* " == *" -DPYOP_TSAN=ON "* ]]; then
+  export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$src/tests/lanes/tsan-lanes.supp"
+fi
 for exe in "${pys[@]}"; do
   ver=$("$exe" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   tree=$work/py$ver

@@ -17,6 +17,7 @@ from .. import _convert
 from ..graph.types import DataType
 from ..runtime import (_Scope, _View, _check as _check_view, ExpandDimsType, StorageFormat,
                        StorageShape, Tensor, TensorPlacement)
+from ._values import attr_from_pyop, wrap_tensor
 from ._launch_args import (_nonneg, AnnotatedArgsContext, AnnotatedKernelArgs,
                            AnnotatedKernelLaunchInfo, WorkspaceAddr)
 
@@ -188,12 +189,6 @@ def get_compile_platform_info():
     return get_compile_ctx()._get_platform_info()
 
 
-def wrap_tensor(scope, t, placement=TensorPlacement.ON_HOST):
-    """A ge.runtime.Tensor for a pyop Tensor (execute) or TensorDesc
-    (compile / declare_launch_args: addr 0), read on first use."""
-    return Tensor._lazy(scope, t)
-
-
 class RuntimeAttrs:
     """The op's attributes by IR index: get_int(i), get_float(i) (float32
     values), ..., get_attr_num(). A bad index -> RuntimeError; a getter of
@@ -273,7 +268,6 @@ class RuntimeAttrs:
 def _attr_values(ir, kw, scope):
     """The attribute values by IR index, as GE delivers them (defaults
     applied: libpyop gives every attribute)."""
-    from .proto import attr_from_pyop
     vals = []
     for n, t, d, has in ir.attrs:
         v = kw[n] if n in kw else d

@@ -14,7 +14,6 @@ Each prototype is also handed to pyop as an ordinary prototype
 it; names and enum values are translated by name (ge._convert).
 """
 
-import ctypes
 import dataclasses
 import inspect
 import math
@@ -24,14 +23,16 @@ import sys
 import types
 import typing
 
-import pyop
+import pyop  # noqa: F401  (importable from here before _values.py)
 from pyop import ext
 from pyop.ext import AttrType, IoKind
 
 from .. import _convert
 from ..graph.types import DataType
-from ..runtime import Tensor, TensorDesc
+from ..runtime import Tensor, TensorDesc, _Scope
 from . import _state
+from ._values import (_dt_from, attr_from_pyop, desc_from_pyop,  # noqa: F401
+                      desc_to_pyop, f32, wrap_tensor)
 from ._ir_types import InputType, OutputType
 
 # No __all__, as in GE.
@@ -615,46 +616,6 @@ def pyop_attr(name, ir, default, has_default, op_type):
     return at, default
 
 
-def f32(x):
-    """x rounded to float32, as GE's C++ side stores float attributes."""
-    return ctypes.c_float(x).value
-
-
-def attr_from_pyop(ir, v):
-    """The value a GE plugin sees for a pyop attribute value."""
-    if ir == "VT_FLOAT":
-        return f32(v)
-    if ir == "VT_LIST_FLOAT":
-        return [f32(x) for x in v]
-    if ir == "VT_DATA_TYPE":
-        return _dt_from(v)
-    if ir == "VT_LIST_DATA_TYPE":
-        return [_dt_from(x) for x in v]
-    if ir in ("VT_LIST_INT", "VT_LIST_BOOL", "VT_LIST_STRING"):
-        return list(v)
-    if ir == "VT_LIST_LIST_INT":
-        return [list(r) for r in v]
-    return v
-
-
-def _dt_from(v):
-    if isinstance(v, pyop.DataType):
-        return _convert.dtype_from_pyop(v)
-    return DataType(v)  # an int attribute holding GE's number
-
-
-def desc_from_pyop(d):
-    """ge.runtime.TensorDesc for a pyop TensorDesc (format dropped)."""
-    return TensorDesc(list(d.shape), _convert.dtype_from_pyop(d.dtype))
-
-
-def desc_to_pyop(d, what):
-    if not isinstance(d, TensorDesc):
-        raise TypeError("%s: expected a ge.runtime.TensorDesc, got %s"
-                        % (what, type(d).__name__))
-    return pyop.TensorDesc(tuple(d._t), _convert.dtype_to_pyop(d._dt, what + " data_type"))
-
-
 class GeOpProto(ext.OpProto):
     """pyop's view of a GE prototype; .ge is the OpProtoDescriptor."""
 
@@ -682,9 +643,7 @@ def _make_infer(desc):
                 continue
             if t == "VT_TENSOR":
                 if scope is None:
-                    from ..runtime import _Scope
                     scope = _Scope("op %r: a Tensor attribute given to infer_meta" % op_type)
-                from .context import wrap_tensor
                 ge_kw[n] = wrap_tensor(scope, kw[n])
             else:
                 ge_kw[n] = attr_from_pyop(t, kw[n])

@@ -1,10 +1,11 @@
 """VersionedPkg(x) -> y, y[0] = impl.VERSION: a package plugin whose
 submodule a deploy replaces (cp + mv) while a load imports it. With
 PYOP_TEST_REPLACE=1, its first import (a lane's) writes VERSION = 2 over
-impl.py, once compiled, and leaves a mark (.deployed beside the package) so
-that no later one does: the other lanes and the main interpreter then
-compile version 2 of impl.py, this file staying the same
-(tests/lanes/lanes_load.c, replaced). Loaded from a copy."""
+impl.py, once compiled, and leaves a mark (.deployed beside the package,
+taken atomically: lanes import in parallel) so that no other one does: the
+other lanes and the main interpreter then compile version 2 of impl.py,
+this file staying the same (tests/lanes/lanes_load.c, replaced). Loaded
+from a copy."""
 import os
 
 import pyop
@@ -15,9 +16,14 @@ from . import impl
 
 def _deploy_once():
     mark = os.path.join(os.path.dirname(os.path.dirname(__file__)), ".deployed")
-    if os.environ.get("PYOP_TEST_REPLACE") != "1" or os.path.exists(mark):
+    if os.environ.get("PYOP_TEST_REPLACE") != "1":
         return
-    open(mark, "w").close()
+    # Lanes import in parallel: the mark is taken atomically, so exactly
+    # one import deploys.
+    try:
+        os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
     with open(impl.__file__) as f:
         source = f.read().replace("VERSION = " + "1", "VERSION = " + "2", 1)
     with open(impl.__file__ + ".new", "w") as f:
