@@ -11,8 +11,10 @@ pure-Python pyop package (pyop.testing). Needs only the standard library.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import unittest
 
@@ -214,6 +216,30 @@ class WorkNeverDoneTest(_Cli):
 
 class DeathAndHangTest(_Cli):
     """B: process death and hangs (items 4, 5, 6, 13, 18)."""
+
+    def test_not_used_notes_once_across_worker_restarts(self):
+        """The "--proto ...: REG_OP(X) is not used" notes of every worker's
+        loads, said once by the command: not one per worker, not one for
+        an op an earlier (dead) worker bound, not lost when the last dies."""
+        tmp = tempfile.mkdtemp(prefix="pyop-notes-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        mixed = os.path.join(tmp, "mixed")
+        os.makedirs(mixed)
+        for name in ("process_exit.py", "ge_declare_only.py"):
+            shutil.copy(_op(name), mixed)
+        proto = os.path.join(tmp, "p.reg_op")
+        with open(_op("ge_declare_only.reg_op")) as f, open(proto, "w") as g:
+            g.write(f.read() + '\nREG_OP("Nobody").INPUT("x").OUTPUT("y").OP_END_FACTORY_REG()\n')
+        # dies_at_import fails the combined load and kills the worker that
+        # imports it alone: each plugin is then checked alone, worker after
+        # worker; first or last in the path.
+        dies = _op("dies_at_import")
+        for opp in (dies + ":" + mixed, mixed + ":" + dies):
+            r = self.check(1, "--proto", proto, opp=opp)
+            self.assertIn("GeDeclareOnly ", r.stdout)
+            self.assertNotIn("REG_OP(GeDeclareOnly) is not used", r.stderr, opp)
+            self.assertEqual(r.stderr.count("REG_OP(Nobody) is not used: no loaded plugin "
+                                            "implements it"), 1, (opp, r.stderr))
 
     def test_an_op_that_ends_the_process_is_named_with_its_case(self):  # item 4
         ops, r = self.json_check(1, _op("process_exit.py"))

@@ -77,9 +77,10 @@ class CliMessagesTest(unittest.TestCase):
         env["ASCEND_CUSTOM_OPP_PATH"] = self.ops if opp is None else opp
         if unset:
             del env["ASCEND_CUSTOM_OPP_PATH"]
+        cwd = extra.pop("_cwd", None)
         env.update(extra)
         return subprocess.run([self.cli] + list(args), capture_output=True, text=True,
-                              env=env, timeout=300)
+                              env=env, timeout=300, cwd=cwd)
 
     def json_error(self, r, status):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
@@ -360,6 +361,67 @@ class CliMessagesTest(unittest.TestCase):
         ops = {os.path.basename(p["plugin"]): p["ops"] for p in d["plugins"]}
         self.assertEqual(ops["tensor_pack"], ["Clip", "Concat"])
 
+    def test_doctor_start_python_is_libpyops_lanes_choice(self):
+        """The artifact start_python starts with lanes asked for, chosen as
+        libpyop chooses (src/start_python.c): this build, then fake
+        artifact trees through the command's own rule."""
+        r = self.pyop("--lanes", "2", "doctor", "--json")
+        sp = json.loads(r.stdout)["start_python"]
+        plain = json.loads(self.pyop("doctor", "--json").stdout)["start_python"]
+        self.assertIsNone(plain["note"])
+        self.assertEqual(plain["artifact"], plain["default"])
+        if sp["artifact"] == sp["default"] and sp["note"] is not None:
+            self.assertRegex(sp["note"], r"^lanes: 2 asked for, but start_python starts %s, the "
+                             r"build's default, which cannot run them \(" % sp["default"])
+        tools = ENV.get("PYOP_TEST_TOOLS")
+        if not tools:
+            self.skipTest("PYOP_TEST_TOOLS is not set")
+        sys.path.insert(0, tools)
+        try:
+            from pyop_cli import start_choice
+        finally:
+            sys.path.remove(tools)
+        root = os.path.join(self.tmp, "artifacts")
+
+        def art(name, tag, hexv, flags="", lib="/usr/lib/libpython.so", abi="7"):
+            os.makedirs(os.path.join(root, name), exist_ok=True)
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("# test\nformat=1\npython_tag=%s\nabi_flags=%s\nbridge_abi_major=1\n"
+                        "bridge_abi_minor=%s\nlibpython=%s\npython_version_hex=%s\n"
+                        % (tag, flags, abi, lib, hexv))
+
+        art("cp311-x86_64", "cp311", "0x30b02f0")
+        art("cp312-x86_64", "cp312", "0x30c01f0")            # 3.12.1: gh-119213
+        art("cp313t-x86_64", "cp313", "0x30d00f0", flags="t")
+        art("cp314-x86_64", "cp314", "0x30e00f0", lib="")    # no shared libpython
+        art("cp315-x86_64", "cp315", "0x30f00f0", abi="5")   # an old bridge
+        order = "cp311-x86_64;cp312-x86_64;cp313t-x86_64;cp314-x86_64;cp315-x86_64"
+        choose = start_choice.choose
+        self.assertEqual(choose(root, 0, "cp311-x86_64", order), ("cp311-x86_64", None))
+        k, note = choose(root, 2, "cp311-x86_64", order)
+        self.assertEqual(k, "cp311-x86_64")
+        self.assertEqual(note, "lanes: 2 asked for, but start_python starts cp311-x86_64, the "
+                               "build's default, which cannot run them (Python 3.11 has no "
+                               "per-interpreter GIL)")
+        for name, why in (("cp312-x86_64", "CPython 3.12.1 cannot end a sub-interpreter safely "
+                           "(CPython gh-119213): lanes need CPython 3.12.4 or later"),
+                          ("cp313t-x86_64", "Python 3.13t is free-threaded: its threads run "
+                           "Python in parallel without lanes"),
+                          ("cp314-x86_64", "its Python has no shared libpython to start"),
+                          ("cp315-x86_64", "its bridge speaks ABI 1.5, lanes need 1.6")):
+            self.assertEqual(choose(root, 2, name, order)[1],
+                             "lanes: 2 asked for, but start_python starts %s, the build's "
+                             "default, which cannot run them (%s)" % (name, why))
+        # Fit ones: the first in the build's order, then by name.
+        art("cp313-x86_64", "cp313", "0x30d00f0")
+        art("cp312a-x86_64", "cp312", "0x30c04f0")            # 3.12.4: fixed
+        self.assertEqual(choose(root, 2, "cp311-x86_64", order + ";cp313-x86_64"),
+                         ("cp313-x86_64", "lanes asked for (2): starting cp313-x86_64 instead "
+                          "of the build's default cp311-x86_64 (Python 3.11 has no "
+                          "per-interpreter GIL)"))
+        self.assertEqual(choose(root, 2, "cp311-x86_64", order)[0], "cp312a-x86_64")
+        self.assertEqual(choose(root, 2, "cp313-x86_64", order), ("cp313-x86_64", None))
+
     # --- item 3: one message, one prefix; plugin frames only
 
     def test_op_error_one_prefix(self):
@@ -540,6 +602,57 @@ class CliMessagesTest(unittest.TestCase):
                        "%s: a plugin path cannot contain ':' (it separates "
                        "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a path "
                        "without one" % odd)
+
+    def test_check_reads_the_path_as_libpyop_does(self):
+        """check takes the ASCEND_CUSTOM_OPP_PATH elements libpyop's scan
+        takes (src/scan.c), and says libpyop's words for one it skips."""
+        rel = os.path.basename(self.good)
+        doctor = json.loads(self.pyop("doctor", "--json", opp=rel, _cwd=self.tmp).stdout)
+        words = "ASCEND_CUSTOM_OPP_PATH element '%s' skipped: %s" % (
+            rel, doctor["path"][0]["detail"])
+        self.assertEqual(doctor["path"][0]["verdict"], "relative", doctor["path"])
+        self.assertIn("relative path refused (libpyop never resolves paths", words)
+        # A relative element alone: nothing a host loads, nothing checked.
+        r = self.pyop("check", opp=rel, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "pyop: check: nothing to check: %s\n" % words)
+        self.assertNotIn("Fine", r.stdout)
+        # Beside an absolute one: skipped with libpyop's words, the other checked.
+        other = os.path.join(self.tmp, "good2")
+        os.makedirs(other, exist_ok=True)
+        with open(os.path.join(other, "fine2.py"), "w") as f:
+            f.write(GOOD.replace('"Fine"', '"Fine2"'))
+        r = self.pyop("check", "--json", opp=rel + ":" + other, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual(out["warnings"], [words], out["warnings"])
+        self.assertEqual([o["op_type"] for o in out["ops"]], ["Fine2"])
+        # Whitespace around an element is dropped, empty elements are
+        # ignored, a directory twice (or with a trailing slash) is one.
+        for value in (" \t%s \n" % self.good, ":%s::" % self.good,
+                      "%s:%s/" % (self.good, self.good)):
+            r = self.pyop("check", "--json", opp=value, _cwd=self.tmp)
+            self.assertEqual(r.returncode, 0, (value, r.stdout + r.stderr))
+            out = json.loads(r.stdout)
+            self.assertEqual([o["op_type"] for o in out["ops"]], ["Fine"], value)
+            self.assertEqual(out["warnings"], [], value)
+            listed = json.loads(self.pyop("list", "--json", opp=value).stdout)
+            self.assertEqual([o["op_type"] for o in listed["ops"]], ["Fine"], value)
+        # A path argument libpyop would read as another path is refused.
+        for command in ("list", "check"):
+            self.usage(self.pyop(command, ""), command,
+                       "an empty plugin path: libpyop ignores an empty ASCEND_CUSTOM_OPP_PATH "
+                       "element (it never means the current directory); give the directory")
+            for arg in (" " + self.good, self.good + "\t"):
+                self.usage(self.pyop(command, arg), command,
+                           "%r: a plugin path cannot start or end with whitespace (libpyop "
+                           "drops the whitespace around an ASCEND_CUSTOM_OPP_PATH element, as "
+                           "GE does, so it would load %r); rename it or link to it from a path "
+                           "without such whitespace" % (arg, self.good))
+        # A relative path argument is the command's (from the current
+        # directory), made absolute before libpyop sees it.
+        r = self.pyop("check", rel, _cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_an_output_too_large_is_refused_by_the_host(self):
         d = os.path.join(self.tmp, "huge")

@@ -81,6 +81,8 @@ static int fail(int status, const char *msg) {
   return status;
 }
 
+/* A log line through libpyop, which prefixes a bridge's lines with
+ * "bridge: ": msg starts with the variant's name, not "fake bridge". */
 FAKE_MAYBE_UNUSED static void say(int level, const char *msg) {
   if (services && services->log) services->log(level, S(msg));
 }
@@ -172,7 +174,7 @@ static int (*kept_add_output)(void *, size_t, const pyop_tensor *);
 
 static void say_rc(const char *what, int rc) {
   char line[160];
-  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": %s returned %d", what, rc);
+  snprintf(line, sizeof line, FAKE_VARIANT_NAME ": %s returned %d", what, rc);
   say(PYOP_LOG_WARN, line);
 }
 
@@ -386,7 +388,7 @@ static int fake_set_config(const pyop_bridge_config *config) {
                            ": cannot start the interpreter (configuration "
                            "refused on purpose)");
 #else
-  say(PYOP_LOG_DEBUG, "fake bridge " FAKE_VARIANT_NAME ": configured");
+  say(PYOP_LOG_DEBUG, FAKE_VARIANT_NAME ": configured");
   return PYOP_OK;
 #endif
 }
@@ -403,7 +405,7 @@ static void late_add(const char *when) {
   char op_type[32], line[160];
   snprintf(op_type, sizeof op_type, "FakeLate%d", kept_n++);
   int rc = add_identity(&kept, op_type, "fake:" FAKE_VARIANT_NAME ".late", 40);
-  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": late add_proto (%s) returned %d",
+  snprintf(line, sizeof line, FAKE_VARIANT_NAME ": late add_proto (%s) returned %d",
            when, rc);
   say(PYOP_LOG_WARN, line);
 }
@@ -466,7 +468,7 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
     pthread_create(&th[k], NULL, register_thread, (void *)(intptr_t)k);
   for (int k = 0; k < FAKE_NTHREADS; k++) pthread_join(th[k], NULL);
   char line[160];
-  snprintf(line, sizeof line, "fake bridge " FAKE_VARIANT_NAME ": thread statuses %d %d %d %d",
+  snprintf(line, sizeof line, FAKE_VARIANT_NAME ": thread statuses %d %d %d %d",
            thread_rc[0], thread_rc[1], thread_rc[2], thread_rc[3]);
   say(PYOP_LOG_WARN, line);
   return PYOP_OK;
@@ -480,7 +482,7 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
   return fail(-999, "fake bridge " FAKE_VARIANT_NAME ": odd status on purpose");
 #else
 #if defined(FAKE_LOGGY)
-  say(PYOP_LOG_WARN, "fake bridge " FAKE_VARIANT_NAME ": registering (a log line "
+  say(PYOP_LOG_WARN, FAKE_VARIANT_NAME ": registering (a log line "
                      "during registration)");
 #endif
   int rc = add_fake_add(r, "FakeAdd", "fake:" FAKE_VARIANT_NAME ".fake_add", 7);

@@ -118,5 +118,23 @@ else
   grep -q "set pyop_options.start_python_key = \"$first\" to run lanes" <<<"$out" ||
     fail "the warning does not name the key to set: $out"
 fi
+# pyop doctor says the choice libpyop makes (tools/pyop_cli/start_choice.py).
+doctor_pick() {  # what `pyop --lanes N doctor` says start_python starts: $1 artifact or note
+  ASCEND_CUSTOM_OPP_PATH="$here/plugins" "$work/bin/pyop" --lanes "$2" doctor --json 2>/dev/null |
+    "${pys[0]}" -c 'import json, sys; print(json.load(sys.stdin)["start_python"][sys.argv[1]] or "")' "$1"
+}
+for lanes in 0 2; do
+  out=$(host "$lanes") || fail "start_host $lanes: $out"
+  started=$(sed -n 's/^key=//p' <<<"$out")
+  said=$(doctor_pick artifact "$lanes")
+  [ -n "$started" ] && [ "$said" = "$started" ] ||
+    fail "pyop --lanes $lanes doctor says start_python starts '$said'; libpyop started '$started'"
+  note=$(doctor_pick note "$lanes")
+  [ -z "$note" ] || grep -qF -- "$note" <<<"$out" ||
+    fail "pyop --lanes $lanes doctor's note '$note' is not libpyop's: $out"
+  [ "$lanes" = 0 ] || [ -n "$note" ] || [ "$started" = "$default_key" ] ||
+    fail "pyop --lanes $lanes doctor says nothing of starting $started: $out"
+done
+echo "pyop doctor: start_python's choice as libpyop makes it: ok"
 echo "start_python: the key asked for, or one that runs the lanes asked for: ok"
 echo "multipython: ${#pys[@]} Pythons, one libpyop, one bridge each: ok"

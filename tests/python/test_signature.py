@@ -1,4 +1,5 @@
 import sys
+import re
 import unittest
 from typing import List, Optional
 
@@ -376,6 +377,47 @@ class LaunchTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"scalar float32 needs a number, got True"):
             launch.scalar("float32", True)
         self.assertEqual(launch.scalar("float64", 2).value, 2.0)
+
+    def test_scalar_bool_and_int_kept_apart(self):
+        """One rule: a bool is not a number, a number is not a bool."""
+        from pyop import launch
+        for name in ("int8", "int32", "int64", "uint8", "uint64", "pointer", "float32",
+                     "float64"):
+            with self.assertRaisesRegex(TypeError, r"scalar %s needs a number, got True "
+                                        r"\(a bool is not a number here" % name):
+                launch.scalar(name, True)
+            with self.assertRaises(TypeError):
+                launch.scalar(name, False)
+        for v in (0, 1, 2, 1.0, "true", None):
+            with self.assertRaisesRegex(TypeError, r"scalar bool needs a bool \(True or False\), "
+                                        r"got %s" % re.escape(repr(v))):
+                launch.scalar("bool", v)
+        self.assertEqual((launch.scalar("bool", True).value, launch.scalar("bool", False).value),
+                         (1, 0))
+        self.assertEqual(launch.scalar("int64", 7).value, 7)
+
+    def test_scalar_ranges(self):
+        """Values past 2**63 (and each type's range) refused, naming it."""
+        from pyop import launch
+        self.assertEqual(launch.scalar("int64", (1 << 63) - 1).value, (1 << 63) - 1)
+        self.assertEqual(launch.scalar("int64", -(1 << 63)).value, -(1 << 63))
+        with self.assertRaisesRegex(OverflowError, r"scalar int64 value 9223372036854775808 is "
+                                    r"out of range \[-9223372036854775808, 9223372036854775807\]"):
+            launch.scalar("int64", 1 << 63)
+        with self.assertRaises(OverflowError):
+            launch.scalar("int64", -(1 << 63) - 1)
+        self.assertEqual(launch.scalar("uint64", (1 << 64) - 1).value, (1 << 64) - 1)
+        self.assertEqual(launch.scalar("pointer", 1 << 63).value, 1 << 63)
+        for name, bad in (("uint64", 1 << 64), ("pointer", 1 << 64), ("uint8", -1),
+                          ("int8", 128), ("int32", 1 << 31), ("uint32", 1 << 32)):
+            with self.assertRaisesRegex(OverflowError, r"scalar %s value %d is out of range"
+                                        % (name, bad)):
+                launch.scalar(name, bad)
+        with self.assertRaisesRegex(OverflowError, r"scalar float64 value \d+ is out of range"):
+            launch.scalar("float64", 1 << 1100)
+        with self.assertRaisesRegex(OverflowError, r"scalar float32 value 1e\+39 is out of range"):
+            launch.scalar("float32", 1e39)
+        self.assertEqual(launch.scalar("float32", float("inf")).value, float("inf"))
 
 
 def _names_table():

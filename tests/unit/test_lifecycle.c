@@ -1650,6 +1650,9 @@ static void test_registrar_kept(void **state) {
   log_reset();
   assert_int_equal(pyop_unload(), PYOP_OK); /* reset: a late call */
   expect_in(log_buf, "late add_proto (reset) returned -14\n");
+  /* One origin per line: libpyop's "bridge: ", then the variant's name. */
+  expect_in(log_buf, "libpyop: warn: bridge: REGISTRAR_KEPT: late add_proto (reset)");
+  assert_null(strstr(log_buf, "bridge: fake bridge"));
   expect_in(log_buf, "registrar used after register_custom_ops returned");
   expect_in(log_buf, "the bridge ");
   expect_in(log_buf, "REGISTRAR_KEPT/libpyop_bridge.so");

@@ -7,8 +7,10 @@ import time
 from .binding import DTYPES, EXEC_EXPECT_OUTPUTS, OutputList, Tensor, TensorList
 from .errors import CliError, PyopError, UsageError, plural
 from .host import (_attrs_from_args, compile_options, _inputs_from_args, Instance,
-                   plugin_output_to_stderr, set_compile_options, _warn_other_python)
+                   set_compile_options, _warn_other_python)
 from .instance import exec_ctx_with
+from .output import say
+from .supervise import activity, LOADING
 from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes, make_tensor,
                      max_bytes, _sample_values, shape_text)
 
@@ -43,20 +45,20 @@ def cmd_bench(lib, args):
     --compile-option, and the kernel plan) by one checked run first."""
     _warn_other_python("bench", "timed")
     options = compile_options(args)
-    with plugin_output_to_stderr():
-        lib.load()
-        unused = set_compile_options(options)
-        if unused:
-            sys.stderr.write("pyop: bench: warning: %s\n" % unused)
-        result, attrs = _bench(lib, args)
+    activity(LOADING)
+    lib.load()
+    unused = set_compile_options(options)
+    if unused:
+        sys.stderr.write("pyop: bench: warning: %s\n" % unused)
+    result, attrs = _bench(lib, args)
     if args.json:
         dump_json(result)
     else:
-        print("%s: %s %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
-              "(median of %d x %s from Python; bench/run.sh measures from C)"
-              % (args.op, result["mode"], result["execute_ns"], result["ctypes_call_ns"],
-                 result["execute_minus_ctypes_ns"], args.repeat, plural(args.calls, "call")))
-        print("inputs: %s%s" % (", ".join(result["inputs"]) or "none", "; attrs: %s" % ", ".join(
+        say("%s: %s %.0f ns/call, a bare ctypes call %.0f ns, difference %.0f ns "
+            "(median of %d x %s from Python; bench/run.sh measures from C)"
+            % (args.op, result["mode"], result["execute_ns"], result["ctypes_call_ns"],
+               result["execute_minus_ctypes_ns"], args.repeat, plural(args.calls, "call")))
+        say("inputs: %s%s" % (", ".join(result["inputs"]) or "none", "; attrs: %s" % ", ".join(
             "%s=%s" % kv for kv in result["attrs"].items()) if attrs else ""))
     return 0
 
@@ -91,9 +93,10 @@ def _bench(lib, args):
     # instance (an output other than infer_meta's, a write outside a buffer,
     # a failed call end the command as they end `run`); the timed calls are
     # held to infer_meta's outputs too (PYOP_EXEC_EXPECT_OUTPUTS).
+    activity("creating the op", args.op)
     inst = Instance(lib, info, attrs)
     try:
-        res = inst.run(inputs)
+        res = inst.run(inputs, stage=lambda name: activity(name, args.op))
         if res.error is not None:
             raise res.error
         used = [_input_text(i, k, slot) for i, slot in zip(info["inputs"], inputs)
@@ -163,6 +166,8 @@ def _time(lib, args, op, ex, call_args, bufs, launch):
     what = "%s of %s" % ("launch" if launch else "execute", args.op)
 
     def run_execute(n):
+        activity("timed %s (%s)" % ("launch" if launch else "execute", plural(n, "call")),
+                 args.op, n)
         t0 = time.perf_counter()
         for _ in range(n):
             rc = ex(*call_args)

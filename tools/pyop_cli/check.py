@@ -12,7 +12,9 @@ import sys
 from . import config
 from .check_supervise import DEFAULT_CASE_TIMEOUT, Supervisor
 from .errors import CliError, UsageError, plural, too_deep_notes
-from .host import check_paths, compile_options, _other_python_note
+from .host import check_paths, compile_options, _other_python_note, SCAN_SPACE
+from .output import say
+from .proto import note_unused
 from .values import dump_json
 
 # Exit status when nothing failed but some op never ran on data (its
@@ -22,10 +24,10 @@ EXIT_INCONCLUSIVE = 3
 
 
 def _check_target_kind(t):
-    return "path" if (os.path.exists(t) or os.sep in t or t.endswith(".py")) else "op"
+    return "path" if (not t or os.path.exists(t) or os.sep in t or t.endswith(".py")) else "op"
 
 
-def _job(args):
+def _job(lib, args):
     """What the workers do: the paths (the arguments, else the elements of
     ASCEND_CUSTOM_OPP_PATH), the ops named, the compile options."""
     targets = args.target or []
@@ -35,13 +37,49 @@ def _job(args):
         raise UsageError("--input/--attr need exactly one OP to check")
     check_paths(paths)
     given = bool(paths)
-    if not paths:
-        env = os.environ.get("ASCEND_CUSTOM_OPP_PATH", "")
-        paths = [p for p in env.split(":") if p]
+    if given:
+        value = ":".join(os.path.abspath(p) for p in paths)
+    else:
+        value = os.environ.get("ASCEND_CUSTOM_OPP_PATH", "")
+    paths, skipped = _scanned(lib, value)
+    if not paths and skipped:
+        raise CliError("nothing to check: %s" % "; ".join(skipped), "PYOP_ENOENT")
     if not paths:
         raise UsageError("nothing to check: give plugin paths or set ASCEND_CUSTOM_OPP_PATH")
-    return {"paths": [os.path.abspath(p) for p in paths], "ops": ops, "given": given, "phase": "together", "done": [],
-            "done_plugins": [], "compile_options": compile_options(args)}
+    return {"paths": paths, "ops": ops, "given": given, "phase": "together", "done": [],
+            "done_plugins": [], "compile_options": compile_options(args),
+            "skipped": skipped}
+
+
+# The verdicts of elements libpyop's scan skips with a warning (src/scan.c
+# mark_skipped): a load never imports them.
+_SKIPPED = ("relative", "unreadable", "not-python", "missing-dir")
+
+
+def _scanned(lib, value):
+    """The ASCEND_CUSTOM_OPP_PATH value as libpyop's own scan reads it (the
+    elements of pyop_doctor: split at ':', the whitespace around each
+    dropped, empty ones ignored, relative ones refused): (the elements a
+    load takes, in order, the texts of those it skips, in libpyop's words:
+    "ASCEND_CUSTOM_OPP_PATH element 'ops' skipped: relative path refused
+    (...)")."""
+    from .doctor import parse_doctor_report  # doctor imports host, which check imports
+    if not value.strip(":" + SCAN_SPACE):
+        return [], []
+    saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = value
+    try:
+        elements = parse_doctor_report(lib.doctor())["path"]
+    finally:
+        if saved is None:
+            del os.environ["ASCEND_CUSTOM_OPP_PATH"]
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = saved
+    taken = [e["element"] for e in elements if e["verdict"] not in _SKIPPED]
+    skipped = ["ASCEND_CUSTOM_OPP_PATH element '%s' skipped: %s"
+               % (e["element"], e["detail"] or e["verdict"])
+               for e in elements if e["verdict"] in _SKIPPED]
+    return taken, skipped
 
 
 def _case_timeout(args):
@@ -58,9 +96,11 @@ def cmd_check(lib, args):
     if getattr(args, "_worker", None) is not None:
         from .check_worker import serve
         serve(lib, args)  # never returns: the worker ends its process
-    job = _job(args)
+    job = _job(lib, args)
     sup = Supervisor(lib, args, job, _case_timeout(args))
     sup.run()
+    sup.warnings[:0] = job["skipped"]  # as libpyop's load warns of them
+    note_unused("check")  # before the report's last line; each once, of every worker
     if sup.interrupted is not None:
         raise KeyboardInterrupt(sup.interrupted)
     if sup.fatal is not None:
@@ -127,35 +167,35 @@ def _print_text(report, broken, load_error, missing, warnings, other, count):
     """The report as text: notes, load failures, each op and its lines, the
     summary."""
     if other:
-        print("note: " + other)
+        say("note: " + other)
     if load_error:
-        print("load of all plugins together: FAILED (%s)" % load_error["status"])
-        print("    " + load_error["message"].rstrip().replace("\n", "\n    "))
-        print("    (a host loads them together and refuses them; each plugin is "
-              "checked alone below)")
+        say("load of all plugins together: FAILED (%s)" % load_error["status"])
+        say("    " + load_error["message"].rstrip().replace("\n", "\n    "))
+        say("    (a host loads them together and refuses them; each plugin is "
+            "checked alone below)")
     for b in broken:
-        print("plugin %s: FAILED to load" % b["plugin"])
-        print("    " + b["problem"].rstrip().replace("\n", "\n    "))
+        say("plugin %s: FAILED to load" % b["plugin"])
+        say("    " + b["problem"].rstrip().replace("\n", "\n    "))
     for r in report:
-        print("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
-                                      ", ".join(r["checked"]) or (
-                                          "implementation only" if r.get("pending")
-                                          else "nothing ran"), r["inputs"]))
+        say("%-24s %s (%s; %s)" % (r["op_type"], r["status"],
+                                    ", ".join(r["checked"]) or (
+                                        "implementation only" if r.get("pending")
+                                        else "nothing ran"), r["inputs"]))
         for line in _report_lines(r):
-            print("    " + line.rstrip("\n").replace("\n", "\n      "))
+            say("    " + line.rstrip("\n").replace("\n", "\n      "))
     for o in missing:
-        print("%-24s not found" % o)
+        say("%-24s not found" % o)
     for w in warnings:
-        print("warning: " + w)
+        say("warning: " + w)
     # (infer-only ops count as neither: their own lines say what ran)
-    print("%s checked, %d failed%s%s%s"
-          % (plural(len(report), "op"), count["failed"],
-             ", %d inconclusive" % count["inconclusive"] if count["inconclusive"] else "",
-             ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
-             ", the plugins do not load together" if load_error else ""))
+    say("%s checked, %d failed%s%s%s"
+        % (plural(len(report), "op"), count["failed"],
+           ", %d inconclusive" % count["inconclusive"] if count["inconclusive"] else "",
+           ", %s failed to load" % plural(len(broken), "plugin") if broken else "",
+           ", the plugins do not load together" if load_error else ""))
     if not report:
         for note in too_deep_notes():
-            print("  " + note)
+            say("  " + note)
 
 
 def _ran_line(r):

@@ -8,18 +8,14 @@ normal case is one worker, started once."""
 
 import json
 import os
-import selectors
-import signal
-import subprocess
-import sys
-import time
 
-from . import config
 from .check_verdict import checked, _grouped, STAGES
 from .check_worker import UNLOADING
-from .errors import CliError, plural
+from .errors import plural
+from .proto import merge_binding
+from .supervise import DEFAULT_TIMEOUT, how_it_ended, read_events, self_command, spawn, stop
 
-DEFAULT_CASE_TIMEOUT = 60.0  # seconds one case (or one load) may take
+DEFAULT_CASE_TIMEOUT = DEFAULT_TIMEOUT  # seconds one case (or one load) may take
 MAX_WORKERS = 64             # workers started for one check at most
 
 
@@ -30,26 +26,10 @@ class _Raw:
         self.label, self.short = label or "", short or label or ""
 
 
-def _self_command():
-    """How this command runs itself: the Python running it with its flags,
-    then bin/pyop (or the package directory from a source tree)."""
-    script = config.SCRIPT or os.path.dirname(os.path.abspath(__file__))
-    return [sys.executable] + subprocess._args_from_interpreter_flags() + [script]
-
-
 def _how_it_ended(status, limit):
-    """What ended a worker, said of the op: from its exit status (None: the
-    command stopped it at the time limit)."""
-    if status is None:
-        return "did not finish within %g s (the per-case limit, --case-timeout): a hang?" % limit
-    if status < 0:
-        try:
-            name = signal.Signals(-status).name
-        except ValueError:
-            name = "signal %d" % -status
-        return "ended the process running the check: killed by %s" % name
-    return ("ended the process running the check: it exited with status %d (os._exit() or "
-            "C exit() in plugin code?)" % status)
+    """What ended a worker, said of the op (None: stopped at the limit)."""
+    return how_it_ended(status, limit, "the per-case limit, --case-timeout",
+                        "the process running the check")
 
 
 class Supervisor:
@@ -66,7 +46,7 @@ class Supervisor:
         self.partial = None   # the op running: {"begin", "ran", "problems"}
 
     def _argv(self, wfd):
-        argv = _self_command() + ["--library", self.lib.path]
+        argv = self_command() + ["--library", self.lib.path]
         if getattr(self.args, "lanes", 0):
             argv += ["--lanes", str(self.args.lanes)]
         argv += ["check", "--_worker", str(wfd), "--_job", json.dumps(self.job)]
@@ -89,21 +69,12 @@ class Supervisor:
 
     def _one_worker(self):
         """Runs one worker; True when the job is done (or cannot go on)."""
-        rfd, wfd = os.pipe()
-        try:
-            proc = subprocess.Popen(self._argv(wfd), pass_fds=(wfd,), stdin=subprocess.DEVNULL,
-                                    stdout=sys.stderr.fileno(), start_new_session=True)
-        except OSError as e:
-            os.close(rfd)
-            raise CliError("pyop check: cannot start its worker process (%s): %s"
-                           % (sys.executable, e), "PYOP_ENOENT") from None
-        finally:
-            os.close(wfd)
+        proc, rfd = spawn(self._argv)
         self.current, self.partial = None, None
         try:
-            finished = self._read(proc, rfd)
+            finished = read_events(proc, rfd, self.limit, self._event)
         except BaseException:
-            _stop(proc)  # Ctrl-C (or any failure here) ends the worker too
+            stop(proc)  # Ctrl-C (or any failure here) ends the worker too
             raise
         finally:
             os.close(rfd)
@@ -113,39 +84,6 @@ class Supervisor:
         if self.interrupted is not None or self.fatal is not None:
             return True
         return self._died(status)
-
-    def _read(self, proc, rfd):
-        """Handles the worker's events until its stream ends: True after
-        "done", False when it ended without (a death), None when it
-        outlived the limit (then stopped)."""
-        sel = selectors.DefaultSelector()
-        sel.register(rfd, selectors.EVENT_READ)
-        buf, done = b"", False
-        deadline = time.monotonic() + self.limit
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    _stop(proc)
-                    return None
-                if not sel.select(min(left, 1.0)):
-                    if done and proc.poll() is not None:
-                        return True  # finished; a process it forked holds the stream
-                    continue
-                chunk = os.read(rfd, 1 << 16)
-                if not chunk:
-                    return done
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    try:
-                        ev = json.loads(line)
-                    except ValueError:  # not the worker's (a plugin wrote to the pipe)
-                        continue
-                    done = self._event(ev) or done
-                deadline = time.monotonic() + self.limit
-        finally:
-            sel.close()
 
     def _event(self, ev):
         """Takes one event; True for "done"."""
@@ -181,6 +119,8 @@ class Supervisor:
             self.load_error = ev["error"]
         elif kind == "phase":
             self.job["phase"] = ev["phase"]
+        elif kind == "protos":
+            merge_binding(ev)
         elif kind == "warning":
             self.warnings.append(ev["text"])
         elif kind == "threads":
@@ -257,12 +197,3 @@ class Supervisor:
         self.ops.append(entry)
         self.job["done"].append([cur["plugin"], cur["op"]])
 
-
-def _stop(proc):
-    """Ends the worker and whatever it started (its own session)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait()

@@ -20,23 +20,10 @@ from .errors import CliError, PyopError
 from .host import (_attrs_from_args, end_now, _inputs_from_args, set_compile_options,
                    stray_threads, with_opp_path)
 from .plugins import PENDING_HINT, pending_impls
-from .proto import note_unused, skip_unbound
+from .proto import binding_seen, skip_unbound
 
 
-UNLOADING = "unloading the plugins"  # the activity of a pyop_unload after a check
-
-
-class Stream:
-    """The worker's end of the event stream: one JSON object per line."""
-
-    def __init__(self, fd):
-        self.fd = fd
-
-    def send(self, event):
-        data = (json.dumps(event, sort_keys=True) + "\n").encode("utf-8", "backslashreplace")
-        while data:
-            n = os.write(self.fd, data)
-            data = data[n:]
+from .supervise import Stream, UNLOADING  # noqa: F401 (UNLOADING: check_supervise's too)
 
 
 class StreamMonitor(Monitor):
@@ -241,10 +228,14 @@ class Worker:
             for i in pending:
                 if (not ops or i["op_type"] in ops) and (plugin, i["op_type"]) not in self.done:
                     self._send_op(_pending_entry(i, plugin))
+            # A --proto REG_OP no plugin implements is left out (a note says
+            # so), unless the command names it. What this load binds is sent
+            # before any op runs (an op may end the process): the command
+            # says the "not used" notes, once, of every worker's loads.
+            unbound = {t for t in types if skip_unbound(self.lib.op_info(t))}
+            self.stream.send(dict(binding_seen(), e="protos"))
             for t in types:
-                # A --proto REG_OP no plugin implements is left out (a note says
-                # so), unless the command names it.
-                if not (ops and t in ops) and skip_unbound(self.lib.op_info(t)):
+                if not (ops and t in ops) and t in unbound:
                     continue
                 if (not ops or t in ops) and (plugin, t) not in self.done:
                     self._send_op(self._check_op(t, plugin, pending))
@@ -340,7 +331,6 @@ def serve(lib, args):
     --_job, streams the events, then ends the process, never waiting for a
     thread a plugin left running (named in a warning event), as a C host's
     pyop_shutdown does not."""
-    os.dup2(2, 1)  # the op's print() goes to stderr, never into the stream
     stream = Stream(args._worker)
     code = 0
     try:
@@ -358,7 +348,6 @@ def serve(lib, args):
             "status": "PYOP_EINTERNAL", "message": "pyop check's worker failed:\n"
             + traceback.format_exc().rstrip(), "op": None, "file": None, "line": None}})
         code = 1
-    note_unused("check")  # on stderr, which the command's is
     left = stray_threads()
     if left:
         stream.send({"e": "threads", "names": [t.name for t in left]})

@@ -7,5 +7,6 @@ the source tree."""
 
 BUILD_PYTHON = None
 BUILD_ARTIFACT = None
+BUILD_ARTIFACTS = ""  # the bridges' artifacts, ';'-separated, in -DPYOP_PYTHONS order
 SCRIPT = None
 LIBDIR = None

@@ -7,12 +7,13 @@ import shutil
 import sys
 import tempfile
 
-from . import config
+from . import config, start_choice
 from .binding import HostHooks, LOG_HOOK
 from .errors import CliError, plural, too_deep_notes
 from .host import ge_status_lines, _same_file
 from .list import lanes_line
 from .plugins import loaded_impls, PENDING_HINT
+from .output import say
 from .values import dump_json
 
 
@@ -106,19 +107,21 @@ def python_report():
             "build_python": config.BUILD_PYTHON, "is_build_python": same if config.BUILD_PYTHON else None}
 
 
-def start_python_report(artifacts):
-    """The libpython start_python would load: the default artifact's manifest."""
-    out = {"artifact": config.BUILD_ARTIFACT, "manifest": None, "libpython": None,
-           "verdict": "unknown"}
+def start_python_report(artifacts, lanes=0):
+    """The libpython start_python would load with lanes asked for, as
+    libpyop chooses it (start_choice): that artifact's manifest, the
+    build's default artifact and libpyop's note on the choice (None
+    without one)."""
+    out = {"artifact": config.BUILD_ARTIFACT, "default": config.BUILD_ARTIFACT,
+           "manifest": None, "libpython": None, "verdict": "unknown", "note": None}
     if not artifacts or not config.BUILD_ARTIFACT:
         out["verdict"] = "unknown (run the built or installed command, not the source file)"
         return out
-    manifest = os.path.join(artifacts, config.BUILD_ARTIFACT, "manifest.txt")
+    out["artifact"], out["note"] = start_choice.choose(artifacts, lanes)
+    manifest = os.path.join(artifacts, out["artifact"], "manifest.txt")
     out["manifest"] = manifest
     try:
-        with open(manifest) as f:
-            fields = dict(l.strip().split("=", 1) for l in f if "=" in l and
-                          not l.startswith("#"))
+        fields = start_choice.read_manifest(manifest)
     except OSError as e:
         out["verdict"] = "no manifest: %s" % e.strerror
         return out
@@ -227,7 +230,7 @@ def doctor_report(lib, lanes=0):
         load.update(status=e.status, error=e.to_json())
     rep.update(parse_doctor_report(lib.doctor()))
     rep["ge"] = ge_status_lines(bool(rep["bridge"] and rep["bridge"]["loaded"]))
-    rep["start_python"] = start_python_report(rep["artifacts"])
+    rep["start_python"] = start_python_report(rep["artifacts"], lanes)
     rep["load"] = load
     rep["lanes_asked"] = lanes
     plugins = []
@@ -285,85 +288,89 @@ def _impl_notes(registered):
 
 def print_doctor(rep):
     py = rep["python"]
-    print("python: %s (Python %s)" % (py["executable"], py["version"]))
+    say("python: %s (Python %s)" % (py["executable"], py["version"]))
     if py["build_python"]:
         if py["is_build_python"]:
-            print("  the build's Python (what a C host with start_python runs)")
+            say("  the build's Python (what a C host with start_python runs)")
         else:
-            print("  NOT the build's Python %s, which a C host with start_python runs:"
-                  " ops may import differently there (e.g. numpy); PYOP_PYTHON=%s"
-                  " runs this command under it" % (py["build_python"], py["build_python"]))
+            say("  NOT the build's Python %s, which a C host with start_python runs:"
+                " ops may import differently there (e.g. numpy); PYOP_PYTHON=%s"
+                " runs this command under it" % (py["build_python"], py["build_python"]))
     np = py["numpy"]
-    print("  numpy: %s" % ("importable (%s)" % np["version"] if np["importable"]
-                           else "not importable: %s" % np["error"]))
-    print("  sys.path:")
+    say("  numpy: %s" % ("importable (%s)" % np["version"] if np["importable"]
+                         else "not importable: %s" % np["error"]))
+    say("  sys.path:")
     for p in py["sys_path"]:
-        print("    %s%s" % (p["path"], "  (site-packages)" if p["site_packages"] else ""))
-    print("runtime key: %s (%s)" % (rep["runtime_key"] or "none", rep["runtime"]))
-    print("ASCEND_CUSTOM_OPP_PATH=%s" % (rep["opp_path"] if rep["opp_path"] is not None
-                                         else "(unset)"))
+        say("    %s%s" % (p["path"], "  (site-packages)" if p["site_packages"] else ""))
+    say("runtime key: %s (%s)" % (rep["runtime_key"] or "none", rep["runtime"]))
+    say("ASCEND_CUSTOM_OPP_PATH=%s" % (rep["opp_path"] if rep["opp_path"] is not None
+                                       else "(unset)"))
     for el in rep["path"]:
-        print("  %s: %s%s" % (el["element"], el["verdict"],
-                              ": " + el["detail"] if el["detail"] else ""))
+        say("  %s: %s%s" % (el["element"], el["verdict"],
+                            ": " + el["detail"] if el["detail"] else ""))
     for note in too_deep_notes():
-        print("  note: " + note)
+        say("  note: " + note)
     if rep.get("path_error"):
-        print("  error: %s" % rep["path_error"])
-    print("artifacts: %s" % rep["artifacts"])
+        say("  error: %s" % rep["path_error"])
+    say("artifacts: %s" % rep["artifacts"])
     for c in rep["candidates"]:
-        print("  %s: %s%s" % (c["dir"], c["status"], ": " + c["reason"] if c["reason"] else ""))
+        say("  %s: %s%s" % (c["dir"], c["status"], ": " + c["reason"] if c["reason"] else ""))
     if rep["bridge"]:
-        print("bridge: %s%s" % ("loaded " if rep["bridge"]["loaded"] else "",
-                                rep["bridge"]["detail"]))
+        say("bridge: %s%s" % ("loaded " if rep["bridge"]["loaded"] else "",
+                              rep["bridge"]["detail"]))
     for line in rep["ge"]:
-        print(line)
+        say(line)
     sp = rep["start_python"]
-    print("start_python would load: %s (%s)" % (sp["libpython"] or "-", sp["verdict"]))
+    say("start_python would load: %s (%s)%s" % (
+        sp["libpython"] or "-", sp["verdict"],
+        "" if sp["artifact"] == sp["default"] else ", the bridge %s" % sp["artifact"]))
+    if sp["note"]:
+        say("  " + sp["note"])
     load = rep["load"]
     if load["status"] == "ok":
-        print("load: ok, %s registered" % plural(len(load["ops"]), "op"))
+        say("load: ok, %s registered" % plural(len(load["ops"]), "op"))
         if rep["lanes_asked"]:
-            print("lanes: %d asked for (pyop_options.lanes); how each op runs:"
-                  % rep["lanes_asked"])
+            say("lanes: %d asked for (pyop_options.lanes); how each op runs:"
+                % rep["lanes_asked"])
             mem = rep.get("lane_memory") or {}
             if mem.get("bytes_per_lane") is not None:
-                print("  memory: each lane adds %.1f MB (resident memory of this load minus "
-                      "the same load without lanes, divided by %d)"
-                      % (mem["bytes_per_lane"] / 1048576.0, rep["lanes_asked"]))
+                say("  memory: each lane adds %.1f MB (resident memory of this load minus "
+                    "the same load without lanes, divided by %d)"
+                    % (mem["bytes_per_lane"] / 1048576.0, rep["lanes_asked"]))
             else:
-                print("  memory per lane: not measured: %s" % mem.get("why"))
+                say("  memory per lane: not measured: %s" % mem.get("why"))
         else:
-            print("lanes: none asked for: every Python op runs in the main interpreter, "
-                  "one at a time under its GIL (`pyop --lanes N doctor` shows which ops "
-                  "could run in parallel in N lanes; docs/host-guide.md, \"Python ops in "
-                  "parallel\")")
+            say("lanes: none asked for: every Python op runs in the main interpreter, "
+                "one at a time under its GIL (`pyop --lanes N doctor` shows which ops "
+                "could run in parallel in N lanes; docs/host-guide.md, \"Python ops in "
+                "parallel\")")
         for i in rep.get("lanes", []):
-            print("  op %s: %s" % (i["op_type"], lanes_line(i)))
+            say("  op %s: %s" % (i["op_type"], lanes_line(i)))
     else:
-        print("load: FAILED (%s)" % load["status"])
+        say("load: FAILED (%s)" % load["status"])
         for line in load["error"]["message"].splitlines():
-            print("  " + line)
+            say("  " + line)
     for p in rep["plugins"]:
         if p["verdict"] == "ok":
-            print("  plugin %s: ok (%s%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops",
-                                             "; waiting for a prototype: %s"
-                                             % ", ".join(p["pending"]) if p["pending"] else ""))
+            say("  plugin %s: ok (%s%s)" % (p["plugin"], ", ".join(p["ops"]) or "no ops",
+                                           "; waiting for a prototype: %s"
+                                           % ", ".join(p["pending"]) if p["pending"] else ""))
         else:
             first = p["error"]["message"].splitlines()[0]
-            print("  plugin %s: FAILED: %s" % (p["plugin"], first))
+            say("  plugin %s: FAILED: %s" % (p["plugin"], first))
     for i in rep["implementations"]:
         if i["pending"]:
-            print("  op %s (%s): implementation %s" % (i["op_type"], i["impl_source"],
-                                                      PENDING_HINT))
+            say("  op %s (%s): implementation %s" % (i["op_type"], i["impl_source"],
+                                                    PENDING_HINT))
         if i["legacy"]:
-            print("  op %s (%s): legacy execute(self, ctx): runs here, as on GE master and "
-                  "develop, but is rejected by newer GE: write a schema-bound execute(self, "
-                  "<inputs>, *, <attrs>) -> None" % (i["op_type"], i["impl_source"]))
+            say("  op %s (%s): legacy execute(self, ctx): runs here, as on GE master and "
+                "develop, but is rejected by newer GE: write a schema-bound execute(self, "
+                "<inputs>, *, <attrs>) -> None" % (i["op_type"], i["impl_source"]))
         if "compile" in i["capabilities"]:
-            print("  op %s (%s): has compile: it runs where the host compiles the op "
-                  "(pyop_op_compile)%s" % (i["op_type"], i["impl_source"],
-                                           "; CompilePlatformInfo queries need an NPU"
-                                           if i["ge"] else ""))
+            say("  op %s (%s): has compile: it runs where the host compiles the op "
+                "(pyop_op_compile)%s" % (i["op_type"], i["impl_source"],
+                                         "; CompilePlatformInfo queries need an NPU"
+                                         if i["ge"] else ""))
 
 
 def cmd_doctor(lib, args):

@@ -6,20 +6,37 @@ import os
 import sys
 import threading
 
-from . import config
+from . import config, output
 from .errors import UsageError, did_you_mean
 from .instance import Instance, RunResult, run_op  # noqa: F401 (shared by the commands)
 from .values import numel, parse_attr_text, parse_input, _sample_values
 
 
+# The whitespace libpyop's scan drops around an element (src/scan.c, is_space).
+SCAN_SPACE = " \t\n\v\f\r"
+
+
 def check_paths(paths):
-    """Plugin path arguments become ASCEND_CUSTOM_OPP_PATH elements, which ':'
-    separates: a path containing one cannot be passed (UsageError)."""
+    """Plugin path arguments become ASCEND_CUSTOM_OPP_PATH elements as they
+    are (made absolute): one libpyop's scan (src/scan.c) would read as
+    another path cannot be passed (UsageError): one containing ':' (it
+    separates elements), one starting or ending with whitespace (dropped
+    around an element, as GE does), an empty one (ignored: it would never
+    mean the current directory)."""
     for p in paths or []:
         if ":" in p:
             raise UsageError("%s: a plugin path cannot contain ':' (it separates "
                              "ASCEND_CUSTOM_OPP_PATH elements); rename it or link it from a "
                              "path without one" % p)
+        if not p:
+            raise UsageError("an empty plugin path: libpyop ignores an empty "
+                             "ASCEND_CUSTOM_OPP_PATH element (it never means the current "
+                             "directory); give the directory")
+        if p.strip(SCAN_SPACE) != p:
+            raise UsageError("%r: a plugin path cannot start or end with whitespace (libpyop "
+                             "drops the whitespace around an ASCEND_CUSTOM_OPP_PATH element, "
+                             "as GE does, so it would load %r); rename it or link to it from a "
+                             "path without such whitespace" % (p, p.strip(SCAN_SPACE)))
 
 
 def with_opp_path(paths):
@@ -158,30 +175,6 @@ def set_compile_options(options):
     return None
 
 
-class plugin_output_to_stderr:
-    """Context manager: what plugin code prints while it is active (print()
-    through sys.stdout, or C writes to fd 1) goes to stderr, so a command's
-    stdout (--json above all) holds its result only."""
-
-    def __enter__(self):
-        sys.stdout.flush()
-        self.fd = os.dup(1)
-        self.stdout = sys.stdout
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-        return self
-
-    def __exit__(self, *exc):
-        sys.stdout = self.stdout
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-        os.dup2(self.fd, 1)
-        os.close(self.fd)
-        return False
-
-
 def stray_threads():
     """The threads still running that keep a Python process alive at exit
     (not daemon threads): what a plugin started and left running."""
@@ -192,9 +185,5 @@ def stray_threads():
 def end_now(code):
     """Ends the process with code at once, stdout and stderr flushed first,
     waiting for no thread a plugin left running (os._exit)."""
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except (OSError, ValueError):
-            pass
+    output.flush()
     os._exit(code)

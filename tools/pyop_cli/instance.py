@@ -326,11 +326,13 @@ def _held_to_infer_meta(message, info):
         first, info.get("proto_source") or "the prototype", nl, rest)
 
 
-def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64):
+def run_op(lib, info, inputs, attrs, want_execute=True, capacity=64, stage=_no_stage):
     """Instance.run on a fresh instance, destroyed after; raises PyopError
-    when creating the op fails too."""
+    when creating the op fails too. stage(name) is called before each
+    stage, "creating the op" first."""
+    stage("creating the op")
     inst = Instance(lib, info, attrs)
     try:
-        return inst.run(inputs, want_execute, capacity)
+        return inst.run(inputs, want_execute, capacity, stage)
     finally:
         inst.destroy()

@@ -4,7 +4,8 @@ source."""
 import os
 
 from .errors import opp_path_note, plural, too_deep_notes
-from .host import plugin_output_to_stderr, with_opp_path
+from .host import with_opp_path
+from .output import say
 from .plugins import PENDING_HINT, pending_impls
 from .proto import skip_unbound
 from .values import dump_json
@@ -15,8 +16,7 @@ def cmd_list(lib, args):
     (loaded, not registered: an implementation-only plugin whose REG_OP the
     host has not declared; --json: "pending")."""
     with_opp_path(args.path)
-    with plugin_output_to_stderr():  # stdout (--json) holds the listing only
-        lib.load()
+    lib.load()
     types = lib.op_types()
     ops = [i for i in (lib.op_info(t) for t in types) if not skip_unbound(i)]
     pending = [{k: i[k] for k in ("op_type", "impl_key", "impl_source", "capabilities")}
@@ -26,29 +26,29 @@ def cmd_list(lib, args):
         dump_json({"ops": ops, "pending": pending})
         return 0
     if not ops and not pending:
-        print("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
-                                          % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
+        say("no ops registered (%s)" % (opp_path_note() or "ASCEND_CUSTOM_OPP_PATH=%s"
+                                        % os.environ.get("ASCEND_CUSTOM_OPP_PATH")))
         for note in too_deep_notes():
-            print("  " + note)
+            say("  " + note)
     for op in ops:
-        print(signature_line(op))
-        print("    capabilities: %s" % (", ".join(op["capabilities"]) or "none"))
+        say(signature_line(op))
+        say("    capabilities: %s" % (", ".join(op["capabilities"]) or "none"))
         src = op["proto_source"]
         if op["op_type"] in protos and op["proto_key"] == "host:" + op["op_type"]:
             src = "%s, the REG_OP of --proto %s" % (src, protos[op["op_type"]])
-        print("    prototype: %s (%s)" % (src, op["proto_key"]))
+        say("    prototype: %s (%s)" % (src, op["proto_key"]))
         if op["impl_key"]:
-            print("    implementation: %s (%s)" % (op["impl_source"], op["impl_key"]))
+            say("    implementation: %s (%s)" % (op["impl_source"], op["impl_key"]))
         line = dtypes_line(op)
         if line:
-            print("    " + line)
+            say("    " + line)
         line = lanes_line(op)
         if line:
-            print("    " + line)
+            say("    " + line)
     for i in pending:
-        print("%s: implementation %s" % (i["op_type"], PENDING_HINT))
-        print("    capabilities: %s" % (", ".join(i["capabilities"]) or "none"))
-        print("    implementation: %s (%s)" % (i["impl_source"], i["impl_key"]))
+        say("%s: implementation %s" % (i["op_type"], PENDING_HINT))
+        say("    capabilities: %s" % (", ".join(i["capabilities"]) or "none"))
+        say("    implementation: %s (%s)" % (i["impl_source"], i["impl_key"]))
     return 0
 
 

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 
-from . import config
+from . import config, output, supervise
 from .bench import cmd_bench
 from .binding import _find_library, Lib
 from .check import cmd_check
@@ -17,6 +17,7 @@ from .host import end_now, _same_file, stray_threads
 from .list import cmd_list
 from .proto import note_unused, register_protos
 from .run import cmd_run
+from .supervise import DEFAULT_TIMEOUT
 from .values import dump_json, INT64_MAX
 
 
@@ -26,6 +27,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError("%s (see %s --help)" % (message, self.prog))
+
+    def _print_message(self, message, file=None):
+        # --help is the command's result: stdout (output.py), not stderr.
+        if message and (file is None or file is sys.stdout):
+            output.write(message)
+        elif message:
+            file.write(message)
 
 
 def _count(least):
@@ -43,6 +51,25 @@ def _count(least):
     return parse
 
 
+def _seconds(text):
+    """An argparse type: a time limit in seconds, a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text) from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError("%s is not a number of seconds > 0" % text)
+    return value
+
+
+def _supervised(p):
+    """run's and bench's options of the worker they run the op in (supervise.py)."""
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="the time one step (the load, one call of the op) may take before "
+                        "it counts as hung and the command fails (default %g)" % DEFAULT_TIMEOUT)
+    p.add_argument("--_worker", type=int, help=argparse.SUPPRESS)  # supervise.become_worker
+
+
 def run_under_requested_python(argv):
     """PYOP_PYTHON=/path/to/python: runs this command under that Python
     instead (once; a no-op when it already is that Python)."""
@@ -55,7 +82,7 @@ def run_under_requested_python(argv):
     if _same_file(exe, sys.executable):
         return
     os.environ["PYOP__REEXECUTED"] = want
-    sys.stdout.flush()
+    output.release()
     os.execv(exe, [exe, os.path.abspath(config.SCRIPT)] + list(argv))
 
 
@@ -90,15 +117,18 @@ def leave_plugin_threads(command, code):
     """A plugin may start a thread and leave it running: a Python process
     waits for such a (non-daemon) thread at exit, a C host's pyop_shutdown
     never does. The command does not either: it says so on stderr and ends
-    with its own status, its output flushed."""
+    with its own status, its output flushed. A worker of run or bench
+    (supervise.py) ends here, saying its status to the command."""
     left = stray_threads()
     if not left:
+        supervise.worker_done(code)
         return
     sys.stderr.write("pyop: %swarning: a plugin left %s running (%s); the command does not "
                      "wait for %s, as a C host's pyop_shutdown does not\n"
                      % ("%s: " % command if command else "",
                         "a thread" if len(left) == 1 else "%d threads" % len(left),
                         ", ".join(t.name for t in left), "it" if len(left) == 1 else "them"))
+    supervise.worker_done(code)
     end_now(code)
 
 
@@ -109,7 +139,7 @@ def report_failure(command, err, as_json):
     sys.stderr.write(where + lines[0] + "\n")
     for line in lines[1:]:
         sys.stderr.write(line + "\n")
-    if as_json:
+    if as_json and not getattr(err, "result_said", False):
         dump_json({"error": err.to_json()})
     return err.exit_code
 
@@ -134,11 +164,14 @@ def main(argv=None):
     KeyboardInterrupt raised in plugin code, which libpyop reports as
     PYOP_EINTR and raises again in this Python) ends any subcommand with
     one line on stderr and EXIT_INTERRUPTED, never a traceback; a thread a
-    plugin left running never keeps it alive (leave_plugin_threads)."""
+    plugin left running never keeps it alive (leave_plugin_threads). stdout
+    holds the command's result only, whatever plugin code prints, when and
+    where (output.py)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((a for a in argv if a in ("doctor", "list", "check", "run", "bench")), None)
-    code = _interruptible(argv, command)
-    leave_plugin_threads(command, code)
+    with output.command_output():
+        code = _interruptible(argv, command)
+        leave_plugin_threads(command, code)
     return code
 
 
@@ -148,8 +181,8 @@ def _interruptible(argv, command):
         return _main(argv, command)
     except KeyboardInterrupt as e:
         try:
-            sys.stdout.flush()
-        except (BrokenPipeError, KeyboardInterrupt):
+            output.flush()
+        except KeyboardInterrupt:
             pass
         what = str(e).strip()
         text = "interrupted%s" % (" (%s)" % what if what else "")
@@ -215,6 +248,7 @@ def _main(argv, command):
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
                         "for implementation-only plugins")
+    _supervised(p)
     p = sub.add_parser("bench", help="execute dispatch time of one op")
     p.add_argument("op")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -230,11 +264,19 @@ def _main(argv, command):
                    help="REG_OP prototypes (a C++ header FILE.h, or the Python form of "
                         "ge.custom_op.host_proto) registered as the host's before the load, "
                         "for implementation-only plugins")
+    _supervised(p)
     try:
         run_under_requested_python(argv)
         args = ap.parse_args(argv)
     except UsageError as e:
         return report_failure(command, e, as_json)
+    if args.command in ("run", "bench"):
+        if args._worker is None:  # the command: the op runs in a worker it watches
+            try:
+                return supervise.run_in_worker(args, argv, args.timeout)
+            except CliError as e:
+                return report_failure(args.command, e, args.json)
+        supervise.become_worker(args._worker)
     try:
         lib = Lib(args.library or _find_library())
     except OSError as e:
@@ -247,9 +289,9 @@ def _main(argv, command):
             lib.set_lanes(args.lanes)
         # Before any load, as a GE-style engine registers its REG_OPs.
         # A check worker registers them again, quietly: the command said its notes.
-        worker = getattr(args, "_worker", None) is not None
+        quiet = args.command == "check" and getattr(args, "_worker", None) is not None
         args.proto_files = _register_protos(lib, getattr(args, "proto", None), args.command,
-                                            not worker)
+                                            not quiet)
         status = handlers[args.command](lib, args)
         note_unused(args.command)
         return status
@@ -261,9 +303,8 @@ def _main(argv, command):
         return report_failure(args.command, e, args.json)
     except BrokenPipeError:
         # The reader went away (`pyop list | head`): stop writing, quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        output.discard()
         return 1
     finally:
+        supervise.activity(supervise.UNLOADING)
         lib.shutdown()

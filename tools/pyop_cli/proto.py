@@ -154,6 +154,7 @@ def _op_info(info, path, keep):
 # The REG_OPs of this command's --proto files: op type -> "file:line";
 # those seen without an implementation in a load, and those seen with one.
 _declared, _unbound, _bound = {}, set(), set()
+_noted = set()  # the REG_OPs note_unused named already
 
 
 def _note(command, text):
@@ -202,8 +203,22 @@ def skip_unbound(info):
     return True
 
 
+def binding_seen():
+    """What skip_unbound saw in this process's loads: {"bound": [...],
+    "unbound": [...]} (a check worker sends it to the command: merge_binding)."""
+    return {"bound": sorted(_bound), "unbound": sorted(_unbound)}
+
+
+def merge_binding(seen):
+    """Adds what another process (a check worker) saw: binding_seen()."""
+    _bound.update(seen.get("bound", ()))
+    _unbound.update(seen.get("unbound", ()))
+
+
 def note_unused(command):
-    """One note per --proto REG_OP that list/check left out in every load."""
-    for op in [o for o in _declared if o in _unbound and o not in _bound]:  # file order
+    """One note per --proto REG_OP that list/check left out in every load
+    (of this process and of the workers merged in): each said once."""
+    for op in [o for o in _declared if o in _unbound and o not in _bound and o not in _noted]:
+        _noted.add(op)  # file order
         _note(command, "--proto %s: REG_OP(%s) is not used: no loaded plugin implements it"
               % (_declared[op], op))

@@ -5,8 +5,10 @@ import sys
 
 from .binding import DTYPES
 from .errors import CliError, plural
-from .host import (_attrs_from_args, compile_options, _inputs_from_args, plugin_output_to_stderr,
+from .host import (_attrs_from_args, compile_options, _inputs_from_args,
                    run_op, set_compile_options, _warn_other_python)
+from .output import say
+from .supervise import activity, LOADING
 from .values import decode_values, dump_json, _fmt_values, parse_input, read_values, shape_text
 
 
@@ -34,19 +36,21 @@ def run_as_a_host(lib, args, command, seen=None):
     """Loads the plugins and runs args.op once as a host does: infer_meta,
     compile (with --compile-option), declare_launch_args where the op
     launches, then execute or the launch; the plugins' own output goes to
-    stderr. (info, inputs, attrs, RunResult); the run's failure raised,
+    stderr (output.py). When this process is the command's worker
+    (supervise.py), each step that runs plugin code is said first. (info,
+    inputs, attrs, RunResult); the run's failure raised,
     after seen(info, res) when given (what the run was given, failed or
     not)."""
     options = compile_options(args)
-    with plugin_output_to_stderr():
-        lib.load()
-        unused = set_compile_options(options)
-        if unused:
-            sys.stderr.write("pyop: %s: warning: %s\n" % (command, unused))
-        info = lib.op_info(args.op)
-        inputs = _inputs_from_args(info, args)
-        attrs = _attrs_from_args(info, args)
-        res = run_op(lib, info, inputs, attrs)
+    activity(LOADING)
+    lib.load()
+    unused = set_compile_options(options)
+    if unused:
+        sys.stderr.write("pyop: %s: warning: %s\n" % (command, unused))
+    info = lib.op_info(args.op)
+    inputs = _inputs_from_args(info, args)
+    attrs = _attrs_from_args(info, args)
+    res = run_op(lib, info, inputs, attrs, stage=lambda name: activity(name, args.op))
     if seen is not None:
         seen(info, res)
     if res.error is not None:
@@ -64,8 +68,8 @@ def cmd_run(lib, args):
         used.extend(_inputs_used(info, args, res) if res.before else [])
         for u in used if not args.json else []:
             if u["generated"]:
-                print("input %s (generated): %s = %s" % (u["name"], shape_text(u["dtype"],
-                      u["shape"]), _fmt_values(u["values"])))
+                say("input %s (generated): %s = %s" % (u["name"], shape_text(u["dtype"],
+                    u["shape"]), _fmt_values(u["values"])))
 
     info, _, _, res = run_as_a_host(lib, args, "run", generated)
     if res.produced is None:
@@ -98,16 +102,16 @@ def cmd_run(lib, args):
         for r in result:
             alias = " (input %s's buffer)" % r["alias"] if r.get("alias") else ""
             if "tensors" in r:
-                print("%s: %s" % (r["name"], plural(len(r["tensors"]), "tensor")))
+                say("%s: %s" % (r["name"], plural(len(r["tensors"]), "tensor")))
                 for j, t in enumerate(r["tensors"]):
-                    print("%s[%d]: %s = %s" % (r["name"], j, shape_text(t["dtype"], t["shape"]),
-                                               _fmt_values(t["values"])))
+                    say("%s[%d]: %s = %s" % (r["name"], j, shape_text(t["dtype"], t["shape"]),
+                                             _fmt_values(t["values"])))
             else:
-                print("%s: %s = %s%s" % (r["name"], shape_text(r["dtype"], r["shape"]),
-                                         _fmt_values(r["values"]), alias))
+                say("%s: %s = %s%s" % (r["name"], shape_text(r["dtype"], r["shape"]),
+                                       _fmt_values(r["values"]), alias))
         if not result:
-            print("(no outputs)")
+            say("(no outputs)")
         for m in mutated:
-            print("input %s after the call (mutated): %s = %s"
-                  % (m["name"], shape_text(m["dtype"], m["shape"]), _fmt_values(m["values"])))
+            say("input %s after the call (mutated): %s = %s"
+                % (m["name"], shape_text(m["dtype"], m["shape"]), _fmt_values(m["values"])))
     return 0

@@ -14,6 +14,7 @@ import struct
 from .binding import (Attr, ATTR_TYPES, DTYPE_SIZE, DTYPE_STRUCT, DTYPES, IntList, MAX_DIMS,
                       Str, Tensor)
 from .errors import CliError, UsageError, plural
+from .output import say
 
 
 def _json_float(x):
@@ -32,7 +33,7 @@ def json_safe(obj):
 
 
 def dump_json(obj):
-    print(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False))
+    say(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False))
 
 
 # The largest buffer the command allocates for one tensor or workspace: a
@@ -188,9 +189,31 @@ def numel(shape):
     return n
 
 
+BF16_MAX = (2 - 2 ** -7) * 2.0 ** 127  # bfloat16's largest finite value
+
+
 def _bf16_bits(x):
-    bits = struct.unpack("<I", struct.pack("<f", x))[0]
-    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    """The bfloat16 word nearest to the float x, rounded once from x (to
+    nearest, ties to even), as pyop.elements writes it; a NaN stays a NaN
+    and an infinity infinite, with its sign (bit tricks on a NaN's float32
+    word carried its payload into the exponent or the sign: inf, -0.0);
+    OverflowError for a finite x beyond bfloat16's range."""
+    sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
+    if math.isnan(x):
+        return sign | 0x7FC0
+    if math.isinf(x):
+        return sign | 0x7F80
+    a = abs(x)
+    if a < 2.0 ** -126:  # zero or subnormal: k units of 2**-133 (k = 128: the smallest normal)
+        return sign | round(math.ldexp(a, 133))
+    m, e = math.frexp(a)  # a = m * 2**e, 0.5 <= m < 1
+    q = round(m * 256)  # 8 significant bits (m * 256 is exact): ties to even
+    if q == 256:
+        q, e = 128, e + 1
+    if e + 126 >= 255:
+        raise OverflowError("%r is out of range for bfloat16 (largest finite %r)"
+                            % (x, BF16_MAX))
+    return sign | (e + 126) << 7 | (q - 128)
 
 
 def _bf16_value(bits):

@@ -10,6 +10,8 @@ A relative library path is resolved against the directory of the file that
 defines the implementation class.
 """
 
+import operator
+
 from ._types import DataType
 
 __all__ = ["LaunchArg", "input", "output", "workspace", "scalar", "stream"]
@@ -69,20 +71,61 @@ def stream():
     return LaunchArg(STREAM)
 
 
+# The values each integer scalar type holds, [lo, hi] (bool: False and True).
+_INT_RANGE = {
+    1: (-(1 << 7), (1 << 7) - 1), 2: (-(1 << 15), (1 << 15) - 1),
+    3: (-(1 << 31), (1 << 31) - 1), 4: (-(1 << 63), (1 << 63) - 1),
+    5: (0, (1 << 8) - 1), 6: (0, (1 << 16) - 1), 7: (0, (1 << 32) - 1), 8: (0, (1 << 64) - 1),
+    12: (0, (1 << 64) - 1),
+}
+_FLOAT32_MAX = 3.4028234663852886e38
+_BOOL = 11
+
+
+def _is_bool(value):
+    """A Python bool or numpy's bool_ (which is not an int)."""
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool8")
+
+
 def scalar(dtype, value):
-    """A typed scalar: dtype is a name of SCALAR_TYPES or a DataType."""
+    """A typed scalar: dtype is a name of SCALAR_TYPES or a DataType. One
+    rule, whatever the type: a bool is not a number and a number is not a
+    bool. An integer type takes an int (or an object with __index__, such
+    as a numpy integer; not a bool, not a float) within its range, a
+    float type an int or a float (not a bool) within its range, bool a
+    bool (True/False, or numpy's bool_; not 0 or 1). TypeError for a value
+    of the wrong kind, OverflowError (naming the type's range) for one out
+    of it: nothing wraps, nothing is rounded into range."""
     if isinstance(dtype, DataType):
         dtype = dtype.name
     st = SCALAR_TYPES.get(dtype)
     if st is None:
         raise ValueError("unknown scalar type %r (expected one of %s)"
                          % (dtype, ", ".join(SCALAR_TYPES)))
+    if st == _BOOL:
+        if not _is_bool(value):
+            raise TypeError("scalar bool needs a bool (True or False), got %r" % (value,))
+        return LaunchArg(SCALAR, 0, st, 1 if value else 0)
+    if _is_bool(value):
+        raise TypeError("scalar %s needs a number, got %r (a bool is not a number here; "
+                        "use scalar(\"bool\", ...))" % (dtype, value))
     if st in _FLOAT_SCALARS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not isinstance(value, (int, float)):
             raise TypeError("scalar %s needs a number, got %r" % (dtype, value))
-        value = float(value)
-    else:
-        if not isinstance(value, int):
-            raise TypeError("scalar %s needs an int, got %r" % (dtype, value))
-        value = int(value)
-    return LaunchArg(SCALAR, 0, st, value)
+        try:
+            f = float(value)
+        except OverflowError:
+            raise OverflowError("scalar %s value %d is out of range (a C double holds "
+                                "about +-1.8e308)" % (dtype, value)) from None
+        if dtype == "float32" and f == f and abs(f) != float("inf") and abs(f) > _FLOAT32_MAX:
+            raise OverflowError("scalar float32 value %r is out of range (largest finite %r)"
+                                % (value, _FLOAT32_MAX))
+        return LaunchArg(SCALAR, 0, st, f)
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise TypeError("scalar %s needs an int, got %r" % (dtype, value)) from None
+    lo, hi = _INT_RANGE[st]
+    if not lo <= i <= hi:
+        raise OverflowError("scalar %s value %d is out of range [%d, %d]" % (dtype, i, lo, hi))
+    return LaunchArg(SCALAR, 0, st, i)

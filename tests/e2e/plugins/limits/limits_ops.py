@@ -48,7 +48,9 @@ class PlanNumberImpl:
             arg = launch.input(0)
             setattr(arg, field, v)
         else:  # a scalar type's name: its value
-            arg = launch.scalar(field, 0)
+            # scalar() takes its own type's kind (bool: False); the value
+            # set after is what the bridge's range check sees.
+            arg = launch.scalar(field, False if field == "bool" else 0)
             arg.value = v
         ctx.add_launch(NOT_KERNELS, "not_kernels_store", [arg, launch.scalar("int32", 0)])
 
