@@ -392,7 +392,7 @@ static int load_busy(void *arg) {
   int rc = pyop__scan(pyop__getenv(OPP_PATH_VAR), false, &r);
   if (rc != PYOP_OK) {
     pyop__scan_result_free(&r);
-    return pyop__error_prefix(rc, "pyop_load: " OPP_PATH_VAR);
+    return pyop__error_prefix(rc, "pyop_load"); /* its messages name the variable */
   }
   if (!r.has_python) {
     PYOP_LOG_I("no Python entries in " OPP_PATH_VAR ": nothing to load");
