@@ -8,10 +8,10 @@ main() holds command_output() for the whole command: while it is active
 fd 1 and sys.stdout are stderr's, and the command writes its result with
 say() (dump_json too) to a private copy of the original stdout. When a
 thread (a plugin's daemon thread) is still running at its end, they stay
-stderr's: what it prints while the process ends goes to stderr too. A worker process the command
-starts gets result_fd() as its stdout, so what it says is the command's
-result, and holds its own command_output() in turn. Before an exec
-(PYOP_PYTHON), release() gives fd 1 back.
+stderr's: what it prints while the process ends goes to stderr too. A
+worker process the command starts gets result_fd() as its stdout, so what
+it says is the command's result, and holds its own command_output() in
+turn. Before an exec (PYOP_PYTHON), release() gives fd 1 back.
 """
 
 import io
