@@ -6,8 +6,10 @@
  * (the API table) and register.c (the load) both depend on this one.
  */
 #include "bridge.h"
+#include "../src/str_view.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 pb_state pb;
@@ -79,12 +81,7 @@ bool pb_take_registrar(const pyop_registrar *r, pyop_registrar *out) {
   return out->add_proto != NULL && out->add_impl != NULL;
 }
 
-/* Whether s is NUL-free, non-NULL when len > 0 and, when required,
- * non-empty (see bridge.h). */
+/* See bridge.h: libpyop's own check of a view (src/str_view.h). */
 bool pb_str_ok(pyop_str s, bool required) {
-  if (s.len > 0 && s.data == NULL)
-    return false;
-  if (required && s.len == 0)
-    return false;
-  return s.len == 0 || memchr(s.data, '\0', s.len) == NULL;
+  return pyop__str_view_problem(s, required, SIZE_MAX) == NULL;
 }
