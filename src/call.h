@@ -56,6 +56,29 @@ static inline void *pyop__call_state(const void *ctx) {
  * object is named). Returns PYOP_ESTATE. */
 int pyop__call_refused(const char *what, const char *call, const void *pc)
     __attribute__((cold));
+/*
+ * The first failure of a service or sink of one call (the exec services,
+ * infer_meta's add_output, compile's set_artifact, declare_launch_args'
+ * add_launch and add_workspace), carried in that call's state: the bridge
+ * turns a failure into a Python exception whose text replaces libpyop's
+ * message, so the reason is kept here, and pyop__call_result (op.h) turns
+ * it and what the callback returned into the call's result. Only status is
+ * set before the call (PYOP_OK: nothing failed); the rest is written by
+ * pyop__call_failed.
+ */
+typedef struct pyop__call_failure {
+  int status;
+  bool stands;         /* the call fails even when the op catches it and returns */
+  const char *service; /* the member that failed: "alloc_output", "add_launch"... */
+  unsigned mark;       /* pyop__error_mark() just after reason was recorded */
+  char reason[1024];   /* libpyop's message of the failure */
+} pyop__call_failure;
+/* Keeps the failure of service with rc, whose message (just recorded)
+ * starts with the call, when it is the call's first (stands: see above);
+ * marks that message as naming its call (pyop__error_names_call) either
+ * way. Returns rc. */
+int pyop__call_failed(pyop__call_failure *f, int rc, const char *service, bool stands)
+    __attribute__((cold));
 /* "the bridge <file>" for the object holding code address pc, or "a
  * bridge" (for messages about a misbehaving caller). */
 void pyop__caller_object(const void *pc, char *buf, size_t n);

@@ -605,21 +605,26 @@ typedef struct artifact_sink {
   const pyop_op *op;
   void *data;
   size_t len;
+  pyop__call_failure fail; /* an artefact refused and caught leaves the last one */
 } artifact_sink;
 
 static int sink_set_artifact(void *vctx, const void *data, size_t len) {
   artifact_sink *s = pyop__call_state(vctx);
   if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
   if (len && !data)
-    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
-                                   "from NULL", s->op->op_type, len,
-                                   PYOP__PLURAL(len, "byte", "bytes")));
+    return pyop__call_failed(&s->fail,
+                             pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
+                                         "from NULL", s->op->op_type, len,
+                                         PYOP__PLURAL(len, "byte", "bytes")),
+                             "set_artifact", false);
   void *copy = NULL;
   if (len) {
     copy = pyop__malloc(len);
     if (!copy)
-      return sink_failed(pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a "
-                                     "%zu-byte artefact", s->op->op_type, len));
+      return pyop__call_failed(&s->fail,
+                               pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory "
+                                           "for a %zu-byte artefact", s->op->op_type, len),
+                               "set_artifact", false);
     memcpy(copy, data, len);
   }
   pyop__free(s->data); /* a later call replaces an earlier artefact */
@@ -645,45 +650,41 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   if (rc == PYOP_OK)
     rc = check_output_descs(op, outputs, n_outputs, false, "compile", NULL, 0);
   if (rc != PYOP_OK) return rc;
-  artifact_sink sink = {op, NULL, 0};
+  artifact_sink sink;
+  sink.op = op;
+  sink.data = NULL;
+  sink.len = 0;
+  sink.fail.status = PYOP_OK;
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_set_artifact};
   unsigned mark = call.mark;
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
+  rc = pyop__call_result(rc, &sink.fail, op, "compile", mark);
   if (rc != PYOP_OK) {
     pyop__free(sink.data);
-    return pyop__callback_failed(rc, op, "compile", mark);
+    return rc;
   }
   *artifact = sink.data;
   *len = sink.len;
   return PYOP_OK;
 }
 
-/* The plan being declared and the first refusal of a sink call: its
- * reason is libpyop's (the plan checks), kept for the call's error, since
- * the bridge reports the refusal to Python in its own words. */
+/* The plan being declared and the first refusal of a sink call, which
+ * stands: a plan missing a refused launch is never kept, even when the op
+ * caught the refusal and returned normally. */
 typedef struct declare_sink {
   pyop__plan *plan;
-  int status;
-  char detail[1024];
+  pyop__call_failure fail;
 } declare_sink;
-
-static int sink_refused(declare_sink *d, int rc) {
-  if (d->status == PYOP_OK) {
-    d->status = rc;
-    snprintf(d->detail, sizeof d->detail, "%s", pyop_last_error());
-  }
-  return rc;
-}
 
 static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
   declare_sink *d = pyop__call_state(vctx);
   if (!d)
     return pyop__call_refused("add_launch", "declare_launch_args", __builtin_return_address(0));
   int rc = pyop__plan_add_launch(d->plan, v);
-  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+  return rc == PYOP_OK ? rc : pyop__call_failed(&d->fail, rc, "add_launch", true);
 }
 
 static int sink_add_workspace(void *vctx, uint64_t nbytes) {
@@ -692,7 +693,7 @@ static int sink_add_workspace(void *vctx, uint64_t nbytes) {
     return pyop__call_refused("add_workspace", "declare_launch_args",
                               __builtin_return_address(0));
   int rc = pyop__plan_add_workspace(d->plan, nbytes);
-  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+  return rc == PYOP_OK ? rc : pyop__call_failed(&d->fail, rc, "add_workspace", true);
 }
 
 /*
@@ -714,27 +715,17 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan *plan;
   rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
   if (rc != PYOP_OK) return rc;
-  declare_sink sink = {plan, PYOP_OK, ""};
+  declare_sink sink;
+  sink.plan = plan;
+  sink.fail.status = PYOP_OK;
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
                             pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
   unsigned mark = call.mark;
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
-  if (rc != PYOP_OK || sink.status != PYOP_OK) {
-    pyop__plan_free(plan);
-    if (sink.status == PYOP_OK) return pyop__callback_failed(rc, op, "declare_launch_args", mark);
-    /* libpyop's reason first (what is wrong with the plan), then what the
-     * op saw of it; a plan missing a refused launch is never kept, even
-     * when the op caught the refusal and returned normally. */
-    char seen[2048];
-    snprintf(seen, sizeof seen, "%s", rc != PYOP_OK ? pyop_last_error() : "");
-    if (rc == PYOP_OK)
-      return pyop__error(sink.status, "%s\n(the op caught that error and returned normally)",
-                         sink.detail);
-    return pyop__error(sink.status, "%s\n(in the op: %s)", sink.detail, seen);
-  }
-  rc = pyop__plan_finish(plan);
+  rc = pyop__call_result(rc, &sink.fail, op, "declare_launch_args", mark);
+  if (rc == PYOP_OK) rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {
     pyop__plan_free(plan);
     return rc;
