@@ -150,9 +150,9 @@ static ffi_type *scalar_ffi_type(int32_t t) {
   return NULL;
 }
 
-/* Converts a scalar view to its C type. NULL, or the reason in why. */
-static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *out,
-                                  char *why, size_t n) {
+/* Converts a scalar view to its C type: true, or false and the reason
+ * appended to why. */
+static bool scalar_convert(const pyop_launch_arg_view *a, scalar_value *out, pyop__sb *why) {
   const char *name = scalar_name(a->scalar_type);
   int64_t lo = 0, hi = 0;
   uint64_t umax = 0;
@@ -170,27 +170,26 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
     double d = a->value.f;
     /* Converting a finite double beyond float's range is undefined. */
     if (!isnan(d) && !isinf(d) && (d > FLT_MAX || d < -FLT_MAX)) {
-      snprintf(why, n, "float32 value %g out of range", d);
-      return why;
+      pyop__sb_printf(why, "float32 value %g out of range", d);
+      return false;
     }
     out->f32 = (float)d;
-    return NULL;
+    return true;
   }
-  case PYOP_SCALAR_DOUBLE: out->f64 = a->value.f; return NULL;
-  case PYOP_SCALAR_POINTER: out->ptr = (void *)a->value.p; return NULL;
+  case PYOP_SCALAR_DOUBLE: out->f64 = a->value.f; return true;
+  case PYOP_SCALAR_POINTER: out->ptr = (void *)a->value.p; return true;
   default:
-    snprintf(why, n, "unknown scalar type %d", (int)a->scalar_type);
-    return why;
+    pyop__sb_printf(why, "unknown scalar type %d", (int)a->scalar_type);
+    return false;
   }
   if (umax) {
     if (a->value.u > umax) {
       if (a->scalar_type == PYOP_SCALAR_BOOL)
-        snprintf(why, n, "bool value %llu must be 0 or 1",
-                 (unsigned long long)a->value.u);
+        pyop__sb_printf(why, "bool value %llu must be 0 or 1", (unsigned long long)a->value.u);
       else
-        snprintf(why, n, "%s value %llu out of range (at most %llu)", name,
-                 (unsigned long long)a->value.u, (unsigned long long)umax);
-      return why;
+        pyop__sb_printf(why, "%s value %llu out of range (at most %llu)", name,
+                        (unsigned long long)a->value.u, (unsigned long long)umax);
+      return false;
     }
     switch (a->scalar_type) {
     case PYOP_SCALAR_UINT8: out->u8 = (uint8_t)a->value.u; break;
@@ -199,12 +198,12 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
     case PYOP_SCALAR_BOOL: out->b = (uint8_t)a->value.u; break;
     default: out->u64 = a->value.u; break;
     }
-    return NULL;
+    return true;
   }
   if (a->value.i < lo || a->value.i > hi) {
-    snprintf(why, n, "%s value %lld out of range [%lld, %lld]", name,
-             (long long)a->value.i, (long long)lo, (long long)hi);
-    return why;
+    pyop__sb_printf(why, "%s value %lld out of range [%lld, %lld]", name,
+                    (long long)a->value.i, (long long)lo, (long long)hi);
+    return false;
   }
   switch (a->scalar_type) {
   case PYOP_SCALAR_INT8: out->i8 = (int8_t)a->value.i; break;
@@ -212,7 +211,7 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
   case PYOP_SCALAR_INT32: out->i32 = (int32_t)a->value.i; break;
   default: out->i64 = a->value.i; break;
   }
-  return NULL;
+  return true;
 }
 
 /* Records `op "T": launch L[ argument A]: <message>`; returns status.
@@ -302,10 +301,14 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
       if ((size_t)a->index + 1 > need[src]) need[src] = (size_t)a->index + 1;
       continue;
     }
-    char why[256];
+    pyop__sb why = PYOP__SB_INIT;
     scalar_value tmp;
-    if (scalar_convert(a, &tmp, why, sizeof why))
-      return plan_fail(PYOP_ELAUNCH, p, no, aj, "%s", why);
+    if (!scalar_convert(a, &tmp, &why)) {
+      int rc = plan_fail(PYOP_ELAUNCH, p, no, aj, "%s",
+                         why.oom ? "(out of memory)" : pyop__sb_str(&why));
+      pyop__sb_free(&why);
+      return rc;
+    }
   }
   return PYOP_OK;
 }
@@ -338,8 +341,9 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
     memset(d, 0, sizeof *d);
     d->kind = a->kind;
     if (a->kind == PYOP_LAUNCH_ARG_SCALAR) {
-      char why[256];
-      (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
+      pyop__sb unused = PYOP__SB_INIT; /* checked before: no reason to write */
+      (void)scalar_convert(a, &d->value, &unused);
+      pyop__sb_free(&unused);
       L->types[j] = scalar_ffi_type(a->scalar_type);
       L->refs[j] = (arg_ref){&d->value, 0, 0};
       continue;
