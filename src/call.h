@@ -30,6 +30,9 @@ typedef struct pyop__call {
  * out. c->mark is the error mark to judge the call's failure by. */
 static inline void *pyop__call_open(pyop__call *c, void *state) {
   pyop__call_tls *t = &pyop__call_live;
+  /* Opaque to the compiler: it keeps t rather than look the thread's block
+   * up again (a second __tls_get_addr) after the refill branch. */
+  __asm__("" : "+r"(t));
   uintptr_t token = t->next;
   if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
   t->next = token + 1;
