@@ -11,7 +11,7 @@
  * call that returned (a kept table called later, even from the same stack
  * address) or of another thread, so such a call is refused without touching
  * the call's (perhaps dead) state. Calls nest: close restores the call open
- * before. The tokens live in the thread's block (core.h, pyop__call_live).
+ * before. The tokens live in the thread's block (error.h, pyop__call_live).
  */
 #ifndef PYOP_CALL_H
 #define PYOP_CALL_H

@@ -12,7 +12,7 @@
 /*
  * The registrar handed to the bridge for one register_custom_ops call
  * (docs/bridge-abi.md, "The registrar") is a callback table of one call
- * (core.h, pyop__call): its ctx is a token live only while the call runs,
+ * (call.h, pyop__call): its ctx is a token live only while the call runs,
  * and only on the thread that made it, so a registrar kept after the call
  * or called from another thread is refused without touching any
  * transaction. A call from another thread while the call runs also fails

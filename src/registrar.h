@@ -13,7 +13,7 @@
 
 /*
  * Opens the registrar of one register_custom_ops call on the calling thread
- * (a call of core.h's pyop__call) and fills out (handed to the bridge): its
+ * (a call of call.h's pyop__call) and fills out (handed to the bridge): its
  * callbacks add to t while it is open, on this thread only. At most one session is open at
  * a time (the caller is the serialised lifecycle).
  */
