@@ -114,16 +114,14 @@ infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   infer_sink sink;
   sink.op = op;
   sink.lists = lists;
-  sink.fail.status = PYOP_OK;
   pyop__call call;
   pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
-                          pyop__call_open(&call, &sink), sink_add_output};
-  unsigned mark = call.mark;
+                          pyop__call_open(&call, &sink, &sink.fail), sink_add_output};
   int rc = op->infer_meta(op->proto_holder, &args);
   pyop__call_close(&call);
   /* add_output's failures do not stand: PYOP_OK is the result of PYOP_OK. */
   if (__builtin_expect(rc == PYOP_OK, 1)) return PYOP_OK;
-  return pyop__call_result(rc, &sink.fail, op, "infer_meta", mark);
+  return pyop__call_result(rc, &sink.fail, op, "infer_meta");
 }
 
 /*
@@ -481,10 +479,10 @@ static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) 
 /* The status of an execute whose op returned rc: the call's result
  * (pyop__call_result: the services' failure or the op's), then, for
  * PYOP_OK, the contract: every output produced as expected. */
-static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned mark) {
+static __attribute__((noinline)) int exec_end(exec_state *st, int rc) {
   const pyop_op *op = st->op;
   const pyop__proto *p = op->proto;
-  rc = pyop__call_result(rc, &st->fail, op, "execute", mark);
+  rc = pyop__call_result(rc, &st->fail, op, "execute");
   if (rc != PYOP_OK) return rc;
   const char *src = op->impl ? op->impl->source : p->source;
   for (size_t i = 0; i < st->n_outputs; i++) {
@@ -551,21 +549,19 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   /* Only the words alloc_output can reach (index < n_outputs). */
   st.done[0] = 0;
   if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
-  st.fail.status = PYOP_OK;
   pyop__call call;
-  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st), svc_alloc_output,
+  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st, &st.fail), svc_alloc_output,
                             svc_alloc_workspace, svc_alias_output};
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
-  unsigned mark = call.mark;
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
   /* The common case: success, every (non-dynamic) output produced. */
   if (rc == PYOP_OK && st.fail.status == PYOP_OK && !op->proto->dynamic_outputs &&
       n_outputs <= 64 && st.done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
     return PYOP_OK;
-  return exec_end(&st, rc, mark);
+  return exec_end(&st, rc);
 }
 
 /*

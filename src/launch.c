@@ -658,14 +658,12 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   sink.op = op;
   sink.data = NULL;
   sink.len = 0;
-  sink.fail.status = PYOP_OK;
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
-                            pyop__call_open(&call, &sink), sink_set_artifact};
-  unsigned mark = call.mark;
+                            pyop__call_open(&call, &sink, &sink.fail), sink_set_artifact};
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
-  rc = pyop__call_result(rc, &sink.fail, op, "compile", mark);
+  rc = pyop__call_result(rc, &sink.fail, op, "compile");
   if (rc != PYOP_OK) {
     pyop__free(sink.data);
     return rc;
@@ -721,14 +719,13 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   if (rc != PYOP_OK) return rc;
   declare_sink sink;
   sink.plan = plan;
-  sink.fail.status = PYOP_OK;
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
-                            pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
-  unsigned mark = call.mark;
+                            pyop__call_open(&call, &sink, &sink.fail), sink_add_launch,
+                            sink_add_workspace};
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
-  rc = pyop__call_result(rc, &sink.fail, op, "declare_launch_args", mark);
+  rc = pyop__call_result(rc, &sink.fail, op, "declare_launch_args");
   if (rc == PYOP_OK) rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {
     pyop__plan_free(plan);

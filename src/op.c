@@ -188,10 +188,9 @@ static void said_once(const char *text, const char *reason, pyop__sb *out) {
   pyop__sb_puts(out, text);
 }
 
-int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what,
-                      unsigned mark) {
+int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what) {
   if (f->status == PYOP_OK)
-    return rc == PYOP_OK ? PYOP_OK : pyop__callback_failed(rc, op, what, mark);
+    return rc == PYOP_OK ? PYOP_OK : pyop__callback_failed(rc, op, what, f->mark);
   if (rc == PYOP_OK)
     return f->stands ? pyop__error(f->status, "%s\n(%s failed; the op caught it and returned "
                                    "normally)", f->reason, f->service)

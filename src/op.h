@@ -143,10 +143,10 @@ int pyop__unsupported(const pyop_op *op, const char *what) __attribute__((noinli
 int pyop__callback_failed(int rc, const pyop_op *op, const char *what, unsigned mark);
 /*
  * The result of the bridge call `what` ("execute", "infer_meta", "compile",
- * "declare_launch_args") of op that returned rc, given the first failure f
- * of its services (call.h) and the call's mark (pyop__call.mark); the one
- * policy of every call (op.c). Nothing failed: rc, its message made by
- * pyop__callback_failed. A service failed and
+ * "declare_launch_args") of op that returned rc, given its failure record
+ * f (call.h: opened with the call, holding the first failure of its
+ * services); the one policy of every call (op.c). Nothing failed: rc, its
+ * message made by pyop__callback_failed. A service failed and
  * - the call ended with that failure (rc is its status): that status, and
  *   libpyop's reason first, then what the op said of it: "<reason>\n(<service>
  *   failed; in the op: <its message, the reason replaced by 'see above'>)";
@@ -156,8 +156,8 @@ int pyop__callback_failed(int rc, const pyop_op *op, const char *what, unsigned 
  *   status, "<reason>\n(<service> failed; the op caught it and returned
  *   normally)".
  */
-int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what,
-                      unsigned mark) __attribute__((noinline));
+int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what)
+    __attribute__((noinline));
 
 /* The flags of ctx: 0 when its struct_size does not hold them whole (a
  * caller of the version before flags). */

@@ -63,7 +63,7 @@ void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
   assert(t && atomic_load(&reg_open) == 0);
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
-  out->ctx = pyop__call_open(call, t);
+  out->ctx = pyop__call_open(call, t, NULL);
   out->add_proto = registrar_add_proto;
   out->add_impl = registrar_add_impl;
   atomic_store(&reg_foreign, 0);
