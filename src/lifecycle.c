@@ -15,7 +15,6 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
-#include "call.h"
 #include "bridge_loader.h"
 #include "core.h"
 #include "kernel_libs.h"
@@ -182,11 +181,11 @@ static int retire_lost_interpreter(void) {
 
 /*
  * The register stage of pyop_load: one transaction for the plugins at
- * paths, filled by the open bridge's register_custom_ops through the
- * registrar, then committed, or aborted (and the bridge reset when it may
- * have kept the plugins) when the bridge failed, a registrar call came from
- * another thread or the commit refused. The caller holds the busy flag
- * (asserted).
+ * paths, filled by the open bridge through the registrar
+ * (pyop__registrar_call), then committed; aborted when that failed, and
+ * the bridge reset when it may have kept the plugins of a load that is not
+ * registered (the registrar refused a call, or the commit refused). The
+ * caller holds the busy flag (asserted).
  */
 static int register_busy(const pyop_str *paths, size_t n_paths) {
   assert(life_owner);
@@ -195,35 +194,11 @@ static int register_busy(const pyop_str *paths, size_t n_paths) {
   int rc = pyop__txn_begin(&txn);
   if (rc != PYOP_OK) return rc;
   pyop__txn_set_serial_reason(txn, pyop__bridge_serial_reason(&bridge, options.lanes));
-  pyop_registrar reg;
-  pyop__call call;
-  pyop__registrar_open(txn, &call, &reg);
-  unsigned mark = pyop__error_mark();
-  int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
-  /* A registrar call from another bridge thread lost its descriptors:
-   * whatever the bridge returned, this load cannot be committed. */
-  int crc = pyop__registrar_close(&call, bridge.path);
-  if (crc != PYOP_OK) {
-    rc = crc;
+  bool reset = false;
+  rc = pyop__registrar_call(txn, &bridge, paths, n_paths, &reset);
+  if (rc != PYOP_OK) {
     pyop__txn_abort(txn);
-    bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-  } else if (brc != PYOP_OK) {
-    pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
-    rc = f.status;
-    if (f.odd && f.said)
-      pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
-                             "%d, which is not a libpyop status (reported as %s); "
-                             "its message",
-                         brc, pyop_status_name(rc));
-    else if (f.odd)
-      pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
-                      "which is not a libpyop status (reported as %s), and gave "
-                      "no detail",
-                  brc, pyop_status_name(rc));
-    else if (!f.said)
-      pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
-                      "gave no detail", pyop_status_name(rc));
-    pyop__txn_abort(txn);
+    if (reset) bridge.api->reset();
   } else {
     rc = pyop__txn_commit(txn);
     /* Nothing of this load is registered: drop the plugins' state. */
