@@ -248,6 +248,7 @@ typedef struct exec_state {
    */
   const pyop_tensor_list *expect;
   uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
+  size_t produced; /* how many of the non-dynamic outputs (each once) */
   /* The first service failure; one the op asked for against the contract
    * (PYOP_ECONTRACT) stands even when the op catches it. */
   pyop__call_failure fail;
@@ -408,6 +409,7 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   *t = *o;
   l->count++;
   st->done[index / 64] |= bit;
+  st->produced += !dynamic;
   return PYOP_OK;
 }
 
@@ -448,6 +450,7 @@ static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop
   l->count = 1;
   *t = *in;
   st->done[index / 64] |= bit;
+  st->produced++;
   return PYOP_OK;
 }
 
@@ -547,8 +550,8 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   st.n_outputs = n_outputs;
   st.expect = expect;
   /* Only the words alloc_output can reach (index < n_outputs). */
-  st.done[0] = 0;
-  if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
+  for (size_t w = 0; w * 64 < n_outputs; w++) st.done[w] = 0;
+  st.produced = 0;
   pyop__call call;
   pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st, &st.fail), svc_alloc_output,
                             svc_alloc_workspace, svc_alias_output};
@@ -557,10 +560,9 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
                          op->proto->input_flags};
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
-  /* The common case: success, every (non-dynamic) output produced. */
-  if (rc == PYOP_OK && st.fail.status == PYOP_OK && !op->proto->dynamic_outputs &&
-      n_outputs <= 64 && st.done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
-    return PYOP_OK;
+  /* The common case: success, every output produced (an op with a dynamic
+   * output never counts all of them: exec_end checks its counts). */
+  if (rc == PYOP_OK && st.fail.status == PYOP_OK && st.produced == n_outputs) return PYOP_OK;
   return exec_end(&st, rc);
 }
 
