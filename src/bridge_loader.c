@@ -537,3 +537,42 @@ void pyop__bridge_close(pyop__bridge *b) {
   pyop__free(b->dir);
   memset(b, 0, sizeof *b);
 }
+
+/* ---------------------------------------------------- the load's bridge */
+
+int pyop__bridge_open(const pyop__runtime_key *key, const pyop_options *opt,
+                      pyop__bridge *out, char **report) {
+  *report = NULL;
+  pyop__candidates cands;
+  int rc = pyop__candidates_find(key, &cands);
+  if (rc != PYOP_OK) return rc;
+  uint32_t flags = opt->start_python ? PYOP_BRIDGE_START_PYTHON : 0;
+  rc = pyop__bridge_load(&cands, flags, opt->lanes, out);
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__sb_printf(&sb, "runtime: %s\n", key->text);
+  pyop__candidates_report(&cands, &sb);
+  pyop__candidates_free(&cands);
+  *report = pyop__sb_take(&sb);
+  if (!*report && rc == PYOP_OK) {
+    /* All or nothing: an open bridge without its report would leave
+     * pyop_doctor saying "not loaded yet", and the next load would not
+     * rebuild it. */
+    pyop__bridge_close(out);
+    rc = pyop__error(PYOP_ENOMEM,
+                     "pyop_load: out of memory recording the bridge candidates");
+  }
+  if (rc != PYOP_OK) return rc;
+  PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", out->path, key->text, out->abi_major,
+             out->abi_minor);
+  if (pyop__bridge_serial_reason(out, opt->lanes)[0])
+    PYOP_LOG_W("lanes: %u asked for, but the bridge %s speaks ABI %u.%u (lanes need 1.6): "
+               "every Python op runs serially in the main interpreter",
+               opt->lanes, out->path, out->abi_major, out->abi_minor);
+  return PYOP_OK;
+}
+
+const char *pyop__bridge_serial_reason(const pyop__bridge *b, uint32_t lanes) {
+  return lanes > 0 && b->abi_minor < 6
+             ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)"
+             : "";
+}

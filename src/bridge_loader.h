@@ -8,6 +8,7 @@
 #include "candidates.h"
 #include "core.h"
 #include "pyop/bridge_abi.h"
+#include "runtime_key.h"
 
 typedef struct pyop__bridge {
   void *handle;
@@ -33,6 +34,26 @@ extern const pyop_loader_services pyop__loader_services;
  */
 int pyop__bridge_load(pyop__candidates *cands, uint32_t config_flags, uint32_t lanes,
                       pyop__bridge *out);
+/*
+ * The bridge of a load for the Python key (pyop_load's second stage): its
+ * candidates ranked (candidates.h) and the first that works loaded
+ * (pyop__bridge_load, with PYOP_BRIDGE_START_PYTHON when opt->start_python
+ * and opt->lanes), logged. *report receives the candidate report for
+ * pyop_doctor ("runtime: <key>" and every candidate with its verdict;
+ * allocated, NULL when out of memory), on failure too. All or nothing: on
+ * success *out is open and *report set; a report that cannot be built
+ * closes the bridge again (PYOP_ENOMEM). On failure *out is zeroed and the
+ * error recorded.
+ */
+int pyop__bridge_open(const pyop__runtime_key *key, const pyop_options *opt,
+                      pyop__bridge *out, char **report);
+/*
+ * Why every Python op of a load through the open bridge b runs serially
+ * when lanes were asked for (lanes > 0) and b cannot run them (ABI 1.5 or
+ * older): a static text, "" when nothing stands in the way (the load's
+ * transaction keeps it on its entries, registry.h).
+ */
+const char *pyop__bridge_serial_reason(const pyop__bridge *b, uint32_t lanes);
 /*
  * True when the open bridge b says (ABI 1.5 interpreter_status) that the
  * interpreter its objects belong to was finalized, or that no Python is

@@ -1,9 +1,11 @@
 /*
- * Call tokens (call.h): handing them out in blocks, and the refusal of a
- * callback called outside its call.
+ * Call tokens (call.h): handing them out in blocks, the refusal of a
+ * callback called outside its call, and a service's failure kept for its
+ * call.
  */
 #include "call.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,4 +41,17 @@ int pyop__call_refused(const char *what, const char *call, const void *pc) {
                      "another thread (%s); such a callback is valid only during that "
                      "call, on its thread",
                      call, what, who);
+}
+
+int pyop__call_failed(pyop__call_failure *f, int rc, const char *service, bool stands) {
+  assert(rc != PYOP_OK);
+  pyop__error_names_call(); /* the message starts with the call */
+  if (f->status == PYOP_OK) {
+    f->status = rc;
+    f->stands = stands;
+    f->service = service;
+    f->mark = pyop__error_mark();
+    snprintf(f->reason, sizeof f->reason, "%s", pyop_last_error());
+  }
+  return rc;
 }

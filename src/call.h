@@ -11,30 +11,60 @@
  * call that returned (a kept table called later, even from the same stack
  * address) or of another thread, so such a call is refused without touching
  * the call's (perhaps dead) state. Calls nest: close restores the call open
- * before. The tokens live in the thread's block (core.h, pyop__call_live).
+ * before. The tokens live in the thread's block (error.h, pyop__call_live).
  */
 #ifndef PYOP_CALL_H
 #define PYOP_CALL_H
 
 #include "core.h"
 
+/*
+ * The first failure of a service or sink of one call (the exec services,
+ * infer_meta's add_output, compile's set_artifact, declare_launch_args'
+ * add_launch and add_workspace), carried in that call's state: the bridge
+ * turns a failure into a Python exception whose text replaces libpyop's
+ * message, so the reason is kept here, and pyop__call_result (op.h) turns
+ * it and what the callback returned into the call's result. pyop__call_open
+ * sets status and mark; the rest is written by pyop__call_failed.
+ */
+typedef struct pyop__call_failure {
+  int status;          /* PYOP_OK: nothing failed */
+  /* pyop__error_mark() when the call opened, or after a failure when its
+   * reason was recorded: the bridge's own message is what came after. */
+  unsigned mark;
+  bool stands;         /* the call fails even when the op catches it and returns */
+  const char *service; /* the member that failed: "alloc_output", "add_launch"... */
+  char reason[1024];   /* libpyop's message of the failure */
+} pyop__call_failure;
+/* Keeps the failure of service with rc, whose message (just recorded)
+ * starts with the call, when it is the call's first (stands: see above);
+ * marks that message as naming its call (pyop__error_names_call) either
+ * way. Returns rc. */
+int pyop__call_failed(pyop__call_failure *f, int rc, const char *service, bool stands)
+    __attribute__((cold));
 /* Refills next/end with a fresh block of tokens; returns next (cold). */
 uintptr_t pyop__call_refill(pyop__call_tls *t) __attribute__((cold));
 typedef struct pyop__call {
   pyop__call_tls *tls; /* this thread's (looked up once per call) */
   uintptr_t prev_token;
   void *prev_state;
-  unsigned mark; /* pyop__error_mark() when the call was opened */
 } pyop__call;
 /* Opens a call with this state on this thread; returns the ctx to hand
- * out. c->mark is the error mark to judge the call's failure by. */
-static inline void *pyop__call_open(pyop__call *c, void *state) {
+ * out. f, when not NULL, is the call's failure record (in state): nothing
+ * failed, marked now. */
+static inline void *pyop__call_open(pyop__call *c, void *state, pyop__call_failure *f) {
   pyop__call_tls *t = &pyop__call_live;
+  /* Opaque to the compiler: it keeps t rather than look the thread's block
+   * up again (a second __tls_get_addr) after the refill branch. */
+  __asm__("" : "+r"(t));
   uintptr_t token = t->next;
   if (__builtin_expect(token == t->end, 0)) token = pyop__call_refill(t);
   t->next = token + 1;
   c->tls = t;
-  c->mark = t->error_seq;
+  if (f) {
+    f->status = PYOP_OK;
+    f->mark = t->error_seq;
+  }
   c->prev_token = t->token;
   c->prev_state = t->state;
   t->token = token;

@@ -53,19 +53,19 @@ static bool same_value(const pyop_attr_value *a, const pyop_attr_value *b) {
 }
 
 static bool same_ios(const pyop_io_info *a, size_t na, const pyop_io_info *b, size_t nb,
-                     const char *what, char *why, size_t n) {
+                     const char *what, pyop__sb *why) {
   if (na != nb) {
-    snprintf(why, n, "%zu %ss vs %zu", na, what, nb);
+    pyop__sb_printf(why, "%zu %ss vs %zu", na, what, nb);
     return false;
   }
   for (size_t i = 0; i < na; i++) {
     if (strcmp(a[i].name, b[i].name) != 0) {
-      snprintf(why, n, "%s %zu: name \"%s\" vs \"%s\"", what, i, a[i].name, b[i].name);
+      pyop__sb_printf(why, "%s %zu: name \"%s\" vs \"%s\"", what, i, a[i].name, b[i].name);
       return false;
     }
     if (a[i].kind != b[i].kind) {
-      snprintf(why, n, "%s %zu \"%s\": kind %s vs %s", what, i, a[i].name,
-               pyop__io_kind_name(a[i].kind), pyop__io_kind_name(b[i].kind));
+      pyop__sb_printf(why, "%s %zu \"%s\": kind %s vs %s", what, i, a[i].name,
+                      pyop__io_kind_name(a[i].kind), pyop__io_kind_name(b[i].kind));
       return false;
     }
   }
@@ -75,33 +75,33 @@ static bool same_ios(const pyop_io_info *a, size_t na, const pyop_io_info *b, si
 /* The part of pyop__proto_same and pyop__impl_same both have: op type and
  * caps. */
 static bool same_head(const char *type_a, uint32_t caps_a, const char *type_b,
-                      uint32_t caps_b, char *why, size_t n) {
+                      uint32_t caps_b, pyop__sb *why) {
   char ca[64], cb[64];
   if (strcmp(type_a, type_b) != 0) {
-    snprintf(why, n, "op type \"%s\" vs \"%s\"", type_a, type_b);
+    pyop__sb_printf(why, "op type \"%s\" vs \"%s\"", type_a, type_b);
     return false;
   }
   if (caps_a != caps_b) {
-    snprintf(why, n, "capabilities %s vs %s", pyop__caps_str(caps_a, ca, sizeof ca),
-             pyop__caps_str(caps_b, cb, sizeof cb));
+    pyop__sb_printf(why, "capabilities %s vs %s", pyop__caps_str(caps_a, ca, sizeof ca),
+                    pyop__caps_str(caps_b, cb, sizeof cb));
     return false;
   }
   return true;
 }
 
-bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, size_t n) {
-  if (!same_head(a->op_type, a->caps, b->op_type, b->caps, why, n)) return false;
-  if (!same_ios(a->inputs, a->n_inputs, b->inputs, b->n_inputs, "input", why, n))
+bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, pyop__sb *why) {
+  if (!same_head(a->op_type, a->caps, b->op_type, b->caps, why)) return false;
+  if (!same_ios(a->inputs, a->n_inputs, b->inputs, b->n_inputs, "input", why))
     return false;
-  if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why, n))
+  if (!same_ios(a->outputs, a->n_outputs, b->outputs, b->n_outputs, "output", why))
     return false;
   for (size_t i = 0; i < a->n_inputs; i++) {
     uint32_t fa = a->input_flags ? a->input_flags[i] : 0;
     uint32_t fb = b->input_flags ? b->input_flags[i] : 0;
     if (fa != fb) {
-      snprintf(why, n, "input %zu \"%s\": %s vs %s", i, a->inputs[i].name,
-               fa & PYOP_INPUT_MUTATED ? "mutated" : "read-only",
-               fb & PYOP_INPUT_MUTATED ? "mutated" : "read-only");
+      pyop__sb_printf(why, "input %zu \"%s\": %s vs %s", i, a->inputs[i].name,
+                      fa & PYOP_INPUT_MUTATED ? "mutated" : "read-only",
+                      fb & PYOP_INPUT_MUTATED ? "mutated" : "read-only");
       return false;
     }
   }
@@ -109,45 +109,46 @@ bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why, siz
     int32_t xa = a->output_alias ? a->output_alias[i] : -1;
     int32_t xb = b->output_alias ? b->output_alias[i] : -1;
     if (xa != xb) {
-      snprintf(why, n, "output %zu \"%s\": aliases input %d vs %d", i, a->outputs[i].name,
-               (int)xa, (int)xb);
+      pyop__sb_printf(why, "output %zu \"%s\": aliases input %d vs %d", i,
+                      a->outputs[i].name, (int)xa, (int)xb);
       return false;
     }
   }
   if (!pyop__dtypes_same(&a->dtypes, &b->dtypes, a->inputs, a->n_inputs, a->outputs,
-                         a->n_outputs, why, n))
+                         a->n_outputs, why))
     return false;
   if (a->n_attrs != b->n_attrs) {
-    snprintf(why, n, "%zu %s vs %zu", a->n_attrs, PYOP__PLURAL(a->n_attrs, "attr", "attrs"),
-             b->n_attrs);
+    pyop__sb_printf(why, "%zu %s vs %zu", a->n_attrs,
+                    PYOP__PLURAL(a->n_attrs, "attr", "attrs"), b->n_attrs);
     return false;
   }
   for (size_t i = 0; i < a->n_attrs; i++) {
     const pyop_attr_info *x = &a->attrs[i], *y = &b->attrs[i];
     if (strcmp(x->name, y->name) != 0) {
-      snprintf(why, n, "attr %zu: name \"%s\" vs \"%s\"", i, x->name, y->name);
+      pyop__sb_printf(why, "attr %zu: name \"%s\" vs \"%s\"", i, x->name, y->name);
       return false;
     }
     if (x->type != y->type) {
-      snprintf(why, n, "attr %zu \"%s\": type %s vs %s", i, x->name,
-               pyop_attr_type_name(x->type), pyop_attr_type_name(y->type));
+      pyop__sb_printf(why, "attr %zu \"%s\": type %s vs %s", i, x->name,
+                      pyop_attr_type_name(x->type), pyop_attr_type_name(y->type));
       return false;
     }
     if (x->required != y->required) {
-      snprintf(why, n, "attr %zu \"%s\": %s vs %s", i, x->name,
-               x->required ? "required" : "optional", y->required ? "required" : "optional");
+      pyop__sb_printf(why, "attr %zu \"%s\": %s vs %s", i, x->name,
+                      x->required ? "required" : "optional",
+                      y->required ? "required" : "optional");
       return false;
     }
     if (!x->required && !same_value(&x->default_value, &y->default_value)) {
-      snprintf(why, n, "attr %zu \"%s\": different default values", i, x->name);
+      pyop__sb_printf(why, "attr %zu \"%s\": different default values", i, x->name);
       return false;
     }
   }
   return true;
 }
 
-bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why, size_t n) {
-  return same_head(a->op_type, a->caps, b->op_type, b->caps, why, n);
+bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, pyop__sb *why) {
+  return same_head(a->op_type, a->caps, b->op_type, b->caps, why);
 }
 
 /* --------------------------------------------------- same definition? */
@@ -158,11 +159,12 @@ bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why, size_t
  */
 static int conflict(const char *kind, const char *op_type, const char *new_key,
                     const char *new_src, const char *old_key, const char *old_src,
-                    const char *where, const char *reason) {
+                    const char *where, const char *reason, const char *detail) {
   return pyop__error(PYOP_ECONFLICT,
-                     "op type \"%s\": %s \"%s\" (%s) conflicts with %s \"%s\" (%s) %s: %s",
+                     "op type \"%s\": %s \"%s\" (%s) conflicts with %s \"%s\" (%s) %s: "
+                     "%s%s%s%s",
                      op_type, kind, new_key, new_src, kind, old_key, old_src, where,
-                     reason);
+                     reason, detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
 }
 
 /*
@@ -204,41 +206,43 @@ static const char *other_definition(const ident *a, const ident *b) {
 
 /*
  * PYOP_OK when a new descriptor n may stand with an earlier one o whose
- * content compared same or not (why); else the conflict, recorded.
+ * content compared same or not (why: the first difference); else the
+ * conflict, recorded.
  */
 static int check_same(const char *kind, const char *op_type, const ident *n,
-                      const ident *o, const char *where, bool same, const char *why) {
-  char reason[400];
+                      const ident *o, const char *where, bool same, const pyop__sb *why) {
+  const char *w = why->oom ? "(out of memory)" : pyop__sb_str(why), *reason;
   bool same_key = strcmp(n->key, o->key) == 0;
   if (same_key && same) {
-    const char *dwhy = other_definition(n, o);
-    if (!dwhy) return PYOP_OK;
-    snprintf(reason, sizeof reason,
-             "same descriptor key and content but two different definitions (%s)",
-             dwhy);
-  } else if (!same_key && !same) {
-    snprintf(reason, sizeof reason, "different descriptor key and content (%s)", why);
+    w = other_definition(n, o);
+    if (!w) return PYOP_OK;
+    reason = "same descriptor key and content but two different definitions";
   } else if (!same_key) {
-    snprintf(reason, sizeof reason, "different descriptor key");
+    reason = same ? "different descriptor key" : "different descriptor key and content";
+    if (same) w = NULL;
   } else {
-    snprintf(reason, sizeof reason, "same descriptor key, different content (%s)", why);
+    reason = "same descriptor key, different content";
   }
-  return conflict(kind, op_type, n->key, n->source, o->key, o->source, where, reason);
+  return conflict(kind, op_type, n->key, n->source, o->key, o->source, where, reason, w);
 }
 
 /* A prototype n against the held o (conflict.h). */
 int pyop__check_protos(const pyop__proto *n, const pyop__proto *o, const char *where) {
-  char why[300] = "";
-  bool same = pyop__proto_same(n, o, why, sizeof why);
+  pyop__sb why = PYOP__SB_INIT;
+  bool same = pyop__proto_same(n, o, &why);
   ident in = proto_ident(n), io = proto_ident(o);
-  return check_same("prototype", n->op_type, &in, &io, where, same, why);
+  int rc = check_same("prototype", n->op_type, &in, &io, where, same, &why);
+  pyop__sb_free(&why);
+  return rc;
 }
 
 /* An implementation n against the held o (conflict.h). */
 int pyop__check_impls(const pyop__impl *n, const pyop__impl *o, const char *where) {
-  char why[300] = "";
-  bool same = pyop__impl_same(n, o, why, sizeof why);
+  pyop__sb why = PYOP__SB_INIT;
+  bool same = pyop__impl_same(n, o, &why);
   ident in = impl_ident(n), io = impl_ident(o);
-  return check_same("implementation", n->op_type, &in, &io, where, same, why);
+  int rc = check_same("implementation", n->op_type, &in, &io, where, same, &why);
+  pyop__sb_free(&why);
+  return rc;
 }
 

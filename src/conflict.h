@@ -16,12 +16,10 @@
  * True when a and b have the same content (op type, inputs, outputs, attrs
  * with defaults, caps, data type constraints; not key, source, digest or
  * callbacks). Otherwise false and a short description of the first
- * difference in why.
+ * difference appended to why.
  */
-bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, char *why,
-                      size_t why_len);
-bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, char *why,
-                     size_t why_len);
+bool pyop__proto_same(const pyop__proto *a, const pyop__proto *b, pyop__sb *why);
+bool pyop__impl_same(const pyop__impl *a, const pyop__impl *b, pyop__sb *why);
 
 int pyop__check_protos(const pyop__proto *n, const pyop__proto *o, const char *where);
 int pyop__check_impls(const pyop__impl *n, const pyop__impl *o, const char *where);

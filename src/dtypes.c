@@ -257,25 +257,25 @@ static bool same_symbol(const char *a, const char *b) {
 
 /* One side of pyop__dtypes_same. */
 static bool same_side(const pyop_dtype_set *a, const pyop_dtype_set *b, const pyop_io_info *ios,
-                      size_t n, const char *what, char *why, size_t len) {
+                      size_t n, const char *what, pyop__sb *why) {
   for (size_t i = 0; i < n; i++) {
     const pyop_dtype_set *x = a ? &a[i] : &none_set, *y = b ? &b[i] : &none_set;
     if (x->mask == y->mask && same_symbol(x->symbol, y->symbol)) continue;
     char ma[200], mb[200];
-    snprintf(why, len, "%s %zu \"%s\": data types %s%s%s vs %s%s%s", what, i, ios[i].name,
-             pyop__dtype_mask_str(x->mask, ma, sizeof ma), x->symbol ? " as " : "",
-             x->symbol ? x->symbol : "", pyop__dtype_mask_str(y->mask, mb, sizeof mb),
-             y->symbol ? " as " : "", y->symbol ? y->symbol : "");
+    pyop__sb_printf(why, "%s %zu \"%s\": data types %s%s%s vs %s%s%s", what, i, ios[i].name,
+                    pyop__dtype_mask_str(x->mask, ma, sizeof ma), x->symbol ? " as " : "",
+                    x->symbol ? x->symbol : "", pyop__dtype_mask_str(y->mask, mb, sizeof mb),
+                    y->symbol ? " as " : "", y->symbol ? y->symbol : "");
     return false;
   }
   return true;
 }
 
 bool pyop__dtypes_same(const pyop__dtypes *a, const pyop__dtypes *b, const pyop_io_info *ins,
-                       size_t n_inputs, const pyop_io_info *outs, size_t n_outputs, char *why,
-                       size_t len) {
-  return same_side(a->inputs, b->inputs, ins, n_inputs, "input", why, len) &&
-         same_side(a->outputs, b->outputs, outs, n_outputs, "output", why, len);
+                       size_t n_inputs, const pyop_io_info *outs, size_t n_outputs,
+                       pyop__sb *why) {
+  return same_side(a->inputs, b->inputs, ins, n_inputs, "input", why) &&
+         same_side(a->outputs, b->outputs, outs, n_outputs, "output", why);
 }
 
 /* -------------------------------------------------------------- checks */

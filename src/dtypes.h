@@ -57,11 +57,11 @@ void pyop__dtypes_build(const pyop_proto_view *v, void *mem, pyop__dtypes *out);
 /*
  * True when a and b (of prototypes with the same inputs and outputs, ins
  * and outs) constrain alike: same masks and same symbols. Otherwise false
- * and the first difference in why.
+ * and the first difference appended to why.
  */
 bool pyop__dtypes_same(const pyop__dtypes *a, const pyop__dtypes *b, const pyop_io_info *ins,
                        size_t n_inputs, const pyop_io_info *outs, size_t n_outputs,
-                       char *why, size_t why_len);
+                       pyop__sb *why);
 
 struct pyop__proto; /* descriptor.h */
 

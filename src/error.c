@@ -3,7 +3,7 @@
  * error. The message buffer is fixed-size thread-local storage, so recording
  * an error never allocates and works on out-of-memory paths.
  */
-#include "core.h"
+#include "error.h"
 
 #include <assert.h>
 

@@ -55,6 +55,7 @@ static bool same_desc(const pyop_tensor *a, const pyop_tensor *b) {
 typedef struct infer_sink {
   const pyop_op *op;
   pyop_output_list *lists; /* NULL for pyop_op_infer_meta (no dynamic output) */
+  pyop__call_failure fail;
 } infer_sink;
 
 static int sink_add_output(void *vctx, size_t index, const pyop_tensor *desc) {
@@ -62,11 +63,16 @@ static int sink_add_output(void *vctx, size_t index, const pyop_tensor *desc) {
   if (!s) return pyop__call_refused("add_output", "infer_meta", __builtin_return_address(0));
   const pyop__proto *p = s->op->proto;
   if (!desc)
-    return sink_failed(pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc is "
-                                   "NULL", s->op->op_type));
+    return pyop__call_failed(&s->fail,
+                             pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: desc "
+                                         "is NULL", s->op->op_type),
+                             "add_output", false);
   if (index >= p->n_outputs || p->outputs[index].kind != PYOP_IO_DYNAMIC || !s->lists)
-    return sink_failed(pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: output "
-                                   "%zu is not a dynamic output", s->op->op_type, index));
+    return pyop__call_failed(&s->fail,
+                             pyop__error(PYOP_EINVAL, "infer_meta of \"%s\": add_output: "
+                                         "output %zu is not a dynamic output",
+                                         s->op->op_type, index),
+                             "add_output", false);
   pyop_output_list *l = &s->lists[index];
   if (l->count < l->capacity) l->items[l->count] = *desc;
   l->count++; /* counted past capacity too: the caller reports what is needed */
@@ -95,22 +101,27 @@ static int infer_result_ok(const pyop_op *op, pyop_tensor *t, size_t i, size_t k
  * The call into the prototype's infer_meta shared by both forms: req (one
  * per output, where the bridge writes the required outputs) cleared to
  * dtype -1 first; lists (NULL for pyop_op_infer_meta) receive the dynamic
- * outputs through the sink. The bridge's failure is reported here.
+ * outputs through the sink. The call's failure is reported here
+ * (pyop__call_result).
  */
-static inline int infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
-                             pyop_tensor *req, size_t n_outputs, pyop_output_list *lists) {
+static inline __attribute__((always_inline)) int
+infer_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
+           pyop_tensor *req, size_t n_outputs, pyop_output_list *lists) {
   for (size_t i = 0; i < n_outputs; i++) {
     memset(&req[i], 0, sizeof req[i]);
     req[i].dtype = -1;
   }
-  infer_sink sink = {op, lists};
+  infer_sink sink;
+  sink.op = op;
+  sink.lists = lists;
   pyop__call call;
   pyop_infer_args args = {sizeof args, inputs, n_inputs, req, n_outputs,
-                          pyop__call_open(&call, &sink), sink_add_output};
-  unsigned mark = call.mark;
+                          pyop__call_open(&call, &sink, &sink.fail), sink_add_output};
   int rc = op->infer_meta(op->proto_holder, &args);
   pyop__call_close(&call);
-  return rc == PYOP_OK ? PYOP_OK : pyop__callback_failed(rc, op, "infer_meta", mark);
+  /* add_output's failures do not stand: PYOP_OK is the result of PYOP_OK. */
+  if (__builtin_expect(rc == PYOP_OK, 1)) return PYOP_OK;
+  return pyop__call_result(rc, &sink.fail, op, "infer_meta");
 }
 
 /*
@@ -237,19 +248,16 @@ typedef struct exec_state {
    */
   const pyop_tensor_list *expect;
   uint64_t done[(PYOP__MAX_IOS + 63) / 64]; /* outputs already handed out */
-  /* The first service failure of the call, kept because the bridge turns it
-   * into a Python exception whose text replaces libpyop's message. */
-  int svc_status;
-  char svc_detail[1024];
+  size_t produced; /* how many of the non-dynamic outputs (each once) */
+  /* The first service failure; one the op asked for against the contract
+   * (PYOP_ECONTRACT) stands even when the op catches it. */
+  pyop__call_failure fail;
 } exec_state;
 
-/* Remembers the first failure of a service call (a cold path). */
-static int svc_failed(exec_state *st, int rc) {
-  if (st->svc_status == PYOP_OK) {
-    st->svc_status = rc;
-    snprintf(st->svc_detail, sizeof st->svc_detail, "%s", pyop_last_error());
-  }
-  return rc;
+/* The failure rc of service `what`: kept for the call (cold). */
+static __attribute__((cold, noinline)) int svc_failed(exec_state *st, int rc,
+                                                     const char *what) {
+  return pyop__call_failed(&st->fail, rc, what, rc == PYOP_ECONTRACT);
 }
 
 static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t);
@@ -259,14 +267,14 @@ static int svc_alloc_output(void *vctx, size_t index, pyop_tensor *t) {
   exec_state *st = pyop__call_state(vctx);
   if (!st) return pyop__call_refused("alloc_output", "execute", __builtin_return_address(0));
   int rc = alloc_output_checked(st, index, t);
-  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc, "alloc_output");
 }
 
 static int svc_alias_output(void *vctx, size_t index, size_t input, pyop_tensor *t) {
   exec_state *st = pyop__call_state(vctx);
   if (!st) return pyop__call_refused("alias_output", "execute", __builtin_return_address(0));
   int rc = alias_output_checked(st, index, input, t);
-  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc, "alias_output");
 }
 
 /* The expectation for tensor k of output index, or NULL when the host
@@ -401,6 +409,7 @@ static int alloc_output_checked(exec_state *st, size_t index, pyop_tensor *t) {
   *t = *o;
   l->count++;
   st->done[index / 64] |= bit;
+  st->produced += !dynamic;
   return PYOP_OK;
 }
 
@@ -441,6 +450,7 @@ static int alias_output_checked(exec_state *st, size_t index, size_t input, pyop
   l->count = 1;
   *t = *in;
   st->done[index / 64] |= bit;
+  st->produced++;
   return PYOP_OK;
 }
 
@@ -450,7 +460,7 @@ static int svc_alloc_workspace(void *vctx, uint64_t nbytes, void **out) {
   exec_state *st = pyop__call_state(vctx);
   if (!st) return pyop__call_refused("alloc_workspace", "execute", __builtin_return_address(0));
   int rc = alloc_workspace_checked(st, nbytes, out);
-  return rc == PYOP_OK ? rc : svc_failed(st, rc);
+  return rc == PYOP_OK ? rc : svc_failed(st, rc, "alloc_workspace");
 }
 
 static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) {
@@ -469,53 +479,14 @@ static int alloc_workspace_checked(exec_state *st, uint64_t nbytes, void **out) 
   return PYOP_OK;
 }
 
-/* text into out with every occurrence of reason (libpyop's message, which
- * the op's exception repeats) replaced by "see above". */
-static void said_once(const char *text, const char *reason, pyop__sb *out) {
-  size_t n = strlen(reason);
-  const char *at;
-  while (n && (at = strstr(text, reason)) != NULL) {
-    pyop__sb_append(out, text, (size_t)(at - text));
-    pyop__sb_puts(out, "see above");
-    text = at + n;
-  }
-  pyop__sb_puts(out, text);
-}
-
-/* The status of an execute whose op returned rc: the services' failure, the
- * op's, or (rc PYOP_OK) the contract: every output produced as expected. */
-static __attribute__((noinline)) int exec_end(exec_state *st, int rc, unsigned mark) {
+/* The status of an execute whose op returned rc: the call's result
+ * (pyop__call_result: the services' failure or the op's), then, for
+ * PYOP_OK, the contract: every output produced as expected. */
+static __attribute__((noinline)) int exec_end(exec_state *st, int rc) {
   const pyop_op *op = st->op;
   const pyop__proto *p = op->proto;
-  if (rc != PYOP_OK) {
-    /* The bridge returns the service's status when the call ended with that
-     * failure; any other status is the op's own (it caught the refusal). */
-    if (st->svc_status != PYOP_OK && rc == st->svc_status) {
-      /* libpyop's reason first (it says what the host or the request got
-       * wrong), then what the op saw of it in Python, where the reason,
-       * repeated in the exception's text, is not said again. */
-      pyop__sb seen = PYOP__SB_INIT;
-      said_once(pyop_last_error(), st->svc_detail, &seen);
-      const char *text = seen.oom ? "(out of memory)" : pyop__sb_str(&seen);
-      /* An op that said nothing but the reason adds nothing to it. */
-      int r = text[0] && strcmp(text, "see above") != 0
-                  ? pyop__error(st->svc_status, "%s\n(in the op: %s)", st->svc_detail, text)
-                  : pyop__error(st->svc_status, "%s", st->svc_detail);
-      pyop__sb_free(&seen);
-      return r;
-    }
-    int r = pyop__callback_failed(rc, op, "execute", mark);
-    if (st->svc_status != PYOP_OK) {
-      char own[2048];
-      snprintf(own, sizeof own, "%s", pyop_last_error());
-      r = pyop__error(r, "%s\n(earlier in this call, which the op caught: %s)", own,
-                      st->svc_detail);
-    }
-    return r;
-  }
-  if (st->svc_status == PYOP_ECONTRACT)
-    return pyop__error(PYOP_ECONTRACT, "%s\n(the op caught that error and returned normally)",
-                       st->svc_detail);
+  rc = pyop__call_result(rc, &st->fail, op, "execute");
+  if (rc != PYOP_OK) return rc;
   const char *src = op->impl ? op->impl->source : p->source;
   for (size_t i = 0; i < st->n_outputs; i++) {
     bool dynamic = p->outputs[i].kind == PYOP_IO_DYNAMIC;
@@ -579,23 +550,20 @@ exec_call(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs,
   st.n_outputs = n_outputs;
   st.expect = expect;
   /* Only the words alloc_output can reach (index < n_outputs). */
-  st.done[0] = 0;
-  if (n_outputs > 64) memset(st.done + 1, 0, (n_outputs - 1) / 64 * sizeof st.done[0]);
-  st.svc_status = PYOP_OK;
+  for (size_t w = 0; w * 64 < n_outputs; w++) st.done[w] = 0;
+  st.produced = 0;
   pyop__call call;
-  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st), svc_alloc_output,
+  pyop_exec_services svc = {sizeof svc, pyop__call_open(&call, &st, &st.fail), svc_alloc_output,
                             svc_alloc_workspace, svc_alias_output};
   pyop_exec_args args = {sizeof args, inputs,           n_inputs,
                          n_outputs,   &svc,             ctx->stream,
                          op->proto->input_flags};
-  unsigned mark = call.mark;
   int rc = op->execute(op->impl_holder, &args);
   pyop__call_close(&call);
-  /* The common case: success, every (non-dynamic) output produced. */
-  if (rc == PYOP_OK && st.svc_status == PYOP_OK && !op->proto->dynamic_outputs &&
-      n_outputs <= 64 && st.done[0] == (n_outputs == 64 ? ~0ull : (1ull << n_outputs) - 1))
-    return PYOP_OK;
-  return exec_end(&st, rc, mark);
+  /* The common case: success, every output produced (an op with a dynamic
+   * output never counts all of them: exec_end checks its counts). */
+  if (rc == PYOP_OK && st.fail.status == PYOP_OK && st.produced == n_outputs) return PYOP_OK;
+  return exec_end(&st, rc);
 }
 
 /*

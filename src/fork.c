@@ -1,10 +1,10 @@
 /*
  * fork(): the pthread_atfork handlers that keep every libpyop lock
  * consistent in the child, and the forked flag behind PYOP__FORK_GUARD
- * (core.h; docs/design.md §Threads).
+ * (fork.h; docs/design.md §Threads).
  */
 #include "candidates.h"
-#include "core.h"
+#include "fork.h"
 #include "hooks.h"
 #include "kernel_libs.h"
 #include "lifecycle.h"

@@ -150,9 +150,9 @@ static ffi_type *scalar_ffi_type(int32_t t) {
   return NULL;
 }
 
-/* Converts a scalar view to its C type. NULL, or the reason in why. */
-static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *out,
-                                  char *why, size_t n) {
+/* Converts a scalar view to its C type: true, or false and the reason
+ * appended to why. */
+static bool scalar_convert(const pyop_launch_arg_view *a, scalar_value *out, pyop__sb *why) {
   const char *name = scalar_name(a->scalar_type);
   int64_t lo = 0, hi = 0;
   uint64_t umax = 0;
@@ -170,27 +170,26 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
     double d = a->value.f;
     /* Converting a finite double beyond float's range is undefined. */
     if (!isnan(d) && !isinf(d) && (d > FLT_MAX || d < -FLT_MAX)) {
-      snprintf(why, n, "float32 value %g out of range", d);
-      return why;
+      pyop__sb_printf(why, "float32 value %g out of range", d);
+      return false;
     }
     out->f32 = (float)d;
-    return NULL;
+    return true;
   }
-  case PYOP_SCALAR_DOUBLE: out->f64 = a->value.f; return NULL;
-  case PYOP_SCALAR_POINTER: out->ptr = (void *)a->value.p; return NULL;
+  case PYOP_SCALAR_DOUBLE: out->f64 = a->value.f; return true;
+  case PYOP_SCALAR_POINTER: out->ptr = (void *)a->value.p; return true;
   default:
-    snprintf(why, n, "unknown scalar type %d", (int)a->scalar_type);
-    return why;
+    pyop__sb_printf(why, "unknown scalar type %d", (int)a->scalar_type);
+    return false;
   }
   if (umax) {
     if (a->value.u > umax) {
       if (a->scalar_type == PYOP_SCALAR_BOOL)
-        snprintf(why, n, "bool value %llu must be 0 or 1",
-                 (unsigned long long)a->value.u);
+        pyop__sb_printf(why, "bool value %llu must be 0 or 1", (unsigned long long)a->value.u);
       else
-        snprintf(why, n, "%s value %llu out of range (at most %llu)", name,
-                 (unsigned long long)a->value.u, (unsigned long long)umax);
-      return why;
+        pyop__sb_printf(why, "%s value %llu out of range (at most %llu)", name,
+                        (unsigned long long)a->value.u, (unsigned long long)umax);
+      return false;
     }
     switch (a->scalar_type) {
     case PYOP_SCALAR_UINT8: out->u8 = (uint8_t)a->value.u; break;
@@ -199,12 +198,12 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
     case PYOP_SCALAR_BOOL: out->b = (uint8_t)a->value.u; break;
     default: out->u64 = a->value.u; break;
     }
-    return NULL;
+    return true;
   }
   if (a->value.i < lo || a->value.i > hi) {
-    snprintf(why, n, "%s value %lld out of range [%lld, %lld]", name,
-             (long long)a->value.i, (long long)lo, (long long)hi);
-    return why;
+    pyop__sb_printf(why, "%s value %lld out of range [%lld, %lld]", name,
+                    (long long)a->value.i, (long long)lo, (long long)hi);
+    return false;
   }
   switch (a->scalar_type) {
   case PYOP_SCALAR_INT8: out->i8 = (int8_t)a->value.i; break;
@@ -212,7 +211,7 @@ static const char *scalar_convert(const pyop_launch_arg_view *a, scalar_value *o
   case PYOP_SCALAR_INT32: out->i32 = (int32_t)a->value.i; break;
   default: out->i64 = a->value.i; break;
   }
-  return NULL;
+  return true;
 }
 
 /* Records `op "T": launch L[ argument A]: <message>`; returns status.
@@ -302,10 +301,14 @@ static int check_args(const pyop__plan *p, size_t no, const pyop_launch_view *v,
       if ((size_t)a->index + 1 > need[src]) need[src] = (size_t)a->index + 1;
       continue;
     }
-    char why[256];
+    pyop__sb why = PYOP__SB_INIT;
     scalar_value tmp;
-    if (scalar_convert(a, &tmp, why, sizeof why))
-      return plan_fail(PYOP_ELAUNCH, p, no, aj, "%s", why);
+    if (!scalar_convert(a, &tmp, &why)) {
+      int rc = plan_fail(PYOP_ELAUNCH, p, no, aj, "%s",
+                         why.oom ? "(out of memory)" : pyop__sb_str(&why));
+      pyop__sb_free(&why);
+      return rc;
+    }
   }
   return PYOP_OK;
 }
@@ -338,8 +341,9 @@ static int build_launch(const pyop__plan *p, size_t no, const pyop_launch_view *
     memset(d, 0, sizeof *d);
     d->kind = a->kind;
     if (a->kind == PYOP_LAUNCH_ARG_SCALAR) {
-      char why[256];
-      (void)scalar_convert(a, &d->value, why, sizeof why); /* checked before */
+      pyop__sb unused = PYOP__SB_INIT; /* checked before: no reason to write */
+      (void)scalar_convert(a, &d->value, &unused);
+      pyop__sb_free(&unused);
       L->types[j] = scalar_ffi_type(a->scalar_type);
       L->refs[j] = (arg_ref){&d->value, 0, 0};
       continue;
@@ -605,21 +609,26 @@ typedef struct artifact_sink {
   const pyop_op *op;
   void *data;
   size_t len;
+  pyop__call_failure fail; /* an artefact refused and caught leaves the last one */
 } artifact_sink;
 
 static int sink_set_artifact(void *vctx, const void *data, size_t len) {
   artifact_sink *s = pyop__call_state(vctx);
   if (!s) return pyop__call_refused("set_artifact", "compile", __builtin_return_address(0));
   if (len && !data)
-    return sink_failed(pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
-                                   "from NULL", s->op->op_type, len,
-                                   PYOP__PLURAL(len, "byte", "bytes")));
+    return pyop__call_failed(&s->fail,
+                             pyop__error(PYOP_EINVAL, "compile of \"%s\": set_artifact: %zu %s "
+                                         "from NULL", s->op->op_type, len,
+                                         PYOP__PLURAL(len, "byte", "bytes")),
+                             "set_artifact", false);
   void *copy = NULL;
   if (len) {
     copy = pyop__malloc(len);
     if (!copy)
-      return sink_failed(pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory for a "
-                                     "%zu-byte artefact", s->op->op_type, len));
+      return pyop__call_failed(&s->fail,
+                               pyop__error(PYOP_ENOMEM, "compile of \"%s\": out of memory "
+                                           "for a %zu-byte artefact", s->op->op_type, len),
+                               "set_artifact", false);
     memcpy(copy, data, len);
   }
   pyop__free(s->data); /* a later call replaces an earlier artefact */
@@ -645,45 +654,39 @@ int pyop_op_compile(pyop_op *op, const pyop_tensor_list *inputs, size_t n_inputs
   if (rc == PYOP_OK)
     rc = check_output_descs(op, outputs, n_outputs, false, "compile", NULL, 0);
   if (rc != PYOP_OK) return rc;
-  artifact_sink sink = {op, NULL, 0};
+  artifact_sink sink;
+  sink.op = op;
+  sink.data = NULL;
+  sink.len = 0;
   pyop__call call;
   pyop_compile_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
-                            pyop__call_open(&call, &sink), sink_set_artifact};
-  unsigned mark = call.mark;
+                            pyop__call_open(&call, &sink, &sink.fail), sink_set_artifact};
   rc = op->compile(op->impl_holder, &args);
   pyop__call_close(&call);
+  rc = pyop__call_result(rc, &sink.fail, op, "compile");
   if (rc != PYOP_OK) {
     pyop__free(sink.data);
-    return pyop__callback_failed(rc, op, "compile", mark);
+    return rc;
   }
   *artifact = sink.data;
   *len = sink.len;
   return PYOP_OK;
 }
 
-/* The plan being declared and the first refusal of a sink call: its
- * reason is libpyop's (the plan checks), kept for the call's error, since
- * the bridge reports the refusal to Python in its own words. */
+/* The plan being declared and the first refusal of a sink call, which
+ * stands: a plan missing a refused launch is never kept, even when the op
+ * caught the refusal and returned normally. */
 typedef struct declare_sink {
   pyop__plan *plan;
-  int status;
-  char detail[1024];
+  pyop__call_failure fail;
 } declare_sink;
-
-static int sink_refused(declare_sink *d, int rc) {
-  if (d->status == PYOP_OK) {
-    d->status = rc;
-    snprintf(d->detail, sizeof d->detail, "%s", pyop_last_error());
-  }
-  return rc;
-}
 
 static int sink_add_launch(void *vctx, const pyop_launch_view *v) {
   declare_sink *d = pyop__call_state(vctx);
   if (!d)
     return pyop__call_refused("add_launch", "declare_launch_args", __builtin_return_address(0));
   int rc = pyop__plan_add_launch(d->plan, v);
-  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+  return rc == PYOP_OK ? rc : pyop__call_failed(&d->fail, rc, "add_launch", true);
 }
 
 static int sink_add_workspace(void *vctx, uint64_t nbytes) {
@@ -692,7 +695,7 @@ static int sink_add_workspace(void *vctx, uint64_t nbytes) {
     return pyop__call_refused("add_workspace", "declare_launch_args",
                               __builtin_return_address(0));
   int rc = pyop__plan_add_workspace(d->plan, nbytes);
-  return rc == PYOP_OK ? rc : sink_refused(d, rc);
+  return rc == PYOP_OK ? rc : pyop__call_failed(&d->fail, rc, "add_workspace", true);
 }
 
 /*
@@ -714,27 +717,16 @@ int pyop_op_declare_launch_args(pyop_op *op, const pyop_tensor_list *inputs,
   pyop__plan *plan;
   rc = pyop__plan_new(op->op_type, flat, n_outputs, &plan);
   if (rc != PYOP_OK) return rc;
-  declare_sink sink = {plan, PYOP_OK, ""};
+  declare_sink sink;
+  sink.plan = plan;
   pyop__call call;
   pyop_declare_args args = {sizeof args, inputs, n_inputs, outputs, n_outputs,
-                            pyop__call_open(&call, &sink), sink_add_launch, sink_add_workspace};
-  unsigned mark = call.mark;
+                            pyop__call_open(&call, &sink, &sink.fail), sink_add_launch,
+                            sink_add_workspace};
   rc = op->declare(op->impl_holder, &args);
   pyop__call_close(&call);
-  if (rc != PYOP_OK || sink.status != PYOP_OK) {
-    pyop__plan_free(plan);
-    if (sink.status == PYOP_OK) return pyop__callback_failed(rc, op, "declare_launch_args", mark);
-    /* libpyop's reason first (what is wrong with the plan), then what the
-     * op saw of it; a plan missing a refused launch is never kept, even
-     * when the op caught the refusal and returned normally. */
-    char seen[2048];
-    snprintf(seen, sizeof seen, "%s", rc != PYOP_OK ? pyop_last_error() : "");
-    if (rc == PYOP_OK)
-      return pyop__error(sink.status, "%s\n(the op caught that error and returned normally)",
-                         sink.detail);
-    return pyop__error(sink.status, "%s\n(in the op: %s)", sink.detail, seen);
-  }
-  rc = pyop__plan_finish(plan);
+  rc = pyop__call_result(rc, &sink.fail, op, "declare_launch_args");
+  if (rc == PYOP_OK) rc = pyop__plan_finish(plan);
   if (rc != PYOP_OK) {
     pyop__plan_free(plan);
     return rc;

@@ -15,9 +15,7 @@
  * load re-imports the plugins); pyop_shutdown also shuts the bridge down and
  * closes it.
  */
-#include "call.h"
 #include "bridge_loader.h"
-#include "candidates.h"
 #include "core.h"
 #include "kernel_libs.h"
 #include "lifecycle.h"
@@ -26,7 +24,6 @@
 #include "runtime_key.h"
 #include "scan.h"
 #include "start_python.h"
-#include "trust.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -49,7 +46,6 @@ static int state = ST_IDLE;
 static pyop__bridge bridge;
 static pyop_options options = PYOP_OPTIONS_INIT;
 static char *start_key;         /* options.start_python_key's copy, or NULL */
-static void *started_libpython; /* dlopened for start_python; kept open */
 static char *last_report;       /* candidates of the last bridge load */
 
 /* ------------------------------------------------------------------ fork */
@@ -133,152 +129,26 @@ int pyop_check_need_load(bool *need_load) {
   return rc;
 }
 
-/*
- * Collects the Python elements of a full scan as string views into
- * *out_paths (views point into r; caller frees the array).
- */
-static int python_paths(const pyop__scan_result *r, pyop_str **out_paths,
-                        size_t *out_n) {
-  size_t n = 0;
-  for (size_t i = 0; i < r->n; i++)
-    if (pyop__path_verdict_is_python(r->entries[i].verdict)) n++;
-  pyop_str *paths = pyop__calloc(n, sizeof *paths);
-  if (!paths)
-    return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory listing paths");
-  size_t k = 0;
-  for (size_t i = 0; i < r->n; i++) {
-    const pyop__scan_entry *e = &r->entries[i];
-    if (pyop__path_verdict_is_python(e->verdict)) {
-      paths[k].data = e->path;
-      paths[k].len = strlen(e->path);
-      k++;
-    }
-  }
-  *out_paths = paths;
-  *out_n = n;
-  return PYOP_OK;
-}
-
-/* --------------------------------------------------------- Python runtime */
+/* ------------------------------------------------------------ the bridge */
 
 /*
- * Opt-in start-up for hosts without Python: chooses which of this
- * libpyop's bridges' Pythons to start (start_python.h: the key asked for,
- * the build's default, or one that runs the lanes asked for), logs what the
- * choice says, then dlopens, RTLD_GLOBAL, the libpython its manifest
- * records, after the same file checks as a bridge. The library stays loaded
- * for the life of the process (an interpreter cannot be unloaded safely).
- * The caller holds the busy flag (asserted): started_libpython is the
- * lifecycle's.
- */
-static int load_start_libpython(void) {
-  assert(life_owner);
-  if (started_libpython) return PYOP_OK;
-  pyop__start_choice ch;
-  int rc = pyop__start_choose(options.start_python_key, options.lanes, &ch);
-  if (rc != PYOP_OK) return rc;
-  if (ch.note && ch.note_warns)
-    PYOP_LOG_W("%s", ch.note);
-  else if (ch.note)
-    PYOP_LOG_I("%s", ch.note);
-  pyop__sb why = PYOP__SB_INIT;
-  int fd = -1;
-  char *resolved = NULL;
-  struct stat st;
-  rc = pyop__open_trusted(ch.libpython, &fd, &resolved, &st, &why);
-  if (rc == PYOP_OK) {
-    /* A libpython that cannot be opened, or was swapped, cannot start Python. */
-    if (pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_GLOBAL, &started_libpython,
-                             &why) != PYOP_OK)
-      rc = PYOP_ENOPYTHON;
-    PYOP_SYS(close)(fd);
-    pyop__free(resolved);
-  }
-  if (rc != PYOP_OK)
-    rc = pyop__error(rc == PYOP_ESECURITY ? rc : PYOP_ENOPYTHON,
-                     "pyop_load: cannot start Python from %s (bridge %s): %s", ch.libpython,
-                     ch.key, pyop__sb_str(&why));
-  else
-    PYOP_LOG_I("loaded %s to start Python %s (start_python option)", ch.libpython, ch.key);
-  pyop__start_choice_free(&ch);
-  pyop__sb_free(&why);
-  return rc;
-}
-
-/* Lanes were asked for and the open bridge cannot run them (ABI < 1.6);
- * owned by the thread that holds the busy flag. */
-static bool lanes_old_bridge;
-
-/* Why every Python op of a load runs serially when no descriptor says
- * why (the load's transaction keeps it on its entries): "" or static. */
-static const char *serial_reason(void) {
-  return lanes_old_bridge ? "the bridge speaks bridge ABI 1.5 or older (lanes need 1.6)" : "";
-}
-
-/*
- * Makes sure a bridge is open: resolves the runtime key (starting Python's
- * library first when opted in), ranks the candidates and loads the first
- * that works. Keeps the candidate report for pyop_doctor. On success both
- * the bridge and its report are kept; on failure no bridge is open and the
- * report of the failed attempt replaces the previous one (NULL when it could
- * not be built). The caller holds the busy flag (asserted): bridge and
- * last_report are the lifecycle's.
+ * Makes sure a bridge is open: the runtime the load uses (started first
+ * when opted in), then the bridge for it. Keeps the candidate report for
+ * pyop_doctor: on success both the bridge and its report are kept; on
+ * failure no bridge is open and the report of the failed attempt replaces
+ * the previous one (NULL when it could not be built). The caller holds the
+ * busy flag (asserted): bridge and last_report are the lifecycle's.
  */
 static int open_bridge(void) {
   assert(life_owner);
   if (bridge.api) return PYOP_OK;
   pyop__runtime_key key;
-  int rc;
-  /* With start_python a missing Python is expected, not a failure: probed
-   * first so its message never replaces the thread's last error. */
-  bool present = options.start_python && pyop__runtime_python_present();
-  if (options.start_python && !present) {
-    rc = load_start_libpython();
-    if (rc != PYOP_OK) return rc;
-  }
-  rc = pyop__runtime_key_resolve(&key);
-  if (rc != PYOP_OK) return pyop__error_prefix(rc, "pyop_load");
-  if (options.start_python && present && options.start_python_key &&
-      strcmp(options.start_python_key, key.text) != 0)
-    PYOP_LOG_W("start_python_key %s not used: Python %s is already in the process (%s), so "
-               "start_python starts no other",
-               options.start_python_key, key.text,
-               key.initialized ? "running" : "linked, not initialised");
-  if (!key.initialized && !options.start_python)
-    return pyop__error(PYOP_ENOTINIT,
-                       "pyop_load: Python %u.%u (%s) is in the process but not "
-                       "initialised; initialise it before loading, or set "
-                       "pyop_options.start_python to let libpyop start it",
-                       key.major, key.minor, key.text);
-
-  pyop__candidates cands;
-  rc = pyop__candidates_find(&key, &cands);
+  int rc = pyop__start_runtime(&options, &key);
   if (rc != PYOP_OK) return rc;
-  uint32_t flags = options.start_python ? PYOP_BRIDGE_START_PYTHON : 0;
-  rc = pyop__bridge_load(&cands, flags, options.lanes, &bridge);
-  pyop__sb report = PYOP__SB_INIT;
-  pyop__sb_printf(&report, "runtime: %s\n", key.text);
-  pyop__candidates_report(&cands, &report);
-  pyop__candidates_free(&cands);
-  char *text = pyop__sb_take(&report);
-  if (!text && rc == PYOP_OK) {
-    /* All or nothing: an open bridge without its report would leave
-     * pyop_doctor saying "not loaded yet", and the next load would not
-     * rebuild it. */
-    pyop__bridge_close(&bridge);
-    rc = pyop__error(PYOP_ENOMEM,
-                     "pyop_load: out of memory recording the bridge candidates");
-  }
+  char *report = NULL;
+  rc = pyop__bridge_open(&key, &options, &bridge, &report);
   pyop__free(last_report);
-  last_report = text;
-  if (rc == PYOP_OK)
-    PYOP_LOG_I("bridge %s loaded for %s (ABI %u.%u)", bridge.path, key.text,
-               bridge.abi_major, bridge.abi_minor);
-  lanes_old_bridge = rc == PYOP_OK && options.lanes > 0 && bridge.abi_minor < 6;
-  if (lanes_old_bridge)
-    PYOP_LOG_W("lanes: %u asked for, but the bridge %s speaks ABI %u.%u (lanes need 1.6): "
-               "every Python op runs serially in the main interpreter",
-               options.lanes, bridge.path, bridge.abi_major, bridge.abi_minor);
+  last_report = report;
   return rc;
 }
 
@@ -311,11 +181,11 @@ static int retire_lost_interpreter(void) {
 
 /*
  * The register stage of pyop_load: one transaction for the plugins at
- * paths, filled by the open bridge's register_custom_ops through the
- * registrar, then committed, or aborted (and the bridge reset when it may
- * have kept the plugins) when the bridge failed, a registrar call came from
- * another thread or the commit refused. The caller holds the busy flag
- * (asserted).
+ * paths, filled by the open bridge through the registrar
+ * (pyop__registrar_call), then committed; aborted when that failed, and
+ * the bridge reset when it may have kept the plugins of a load that is not
+ * registered (the registrar refused a call, or the commit refused). The
+ * caller holds the busy flag (asserted).
  */
 static int register_busy(const pyop_str *paths, size_t n_paths) {
   assert(life_owner);
@@ -323,36 +193,12 @@ static int register_busy(const pyop_str *paths, size_t n_paths) {
   pyop__txn *txn = NULL;
   int rc = pyop__txn_begin(&txn);
   if (rc != PYOP_OK) return rc;
-  pyop__txn_set_serial_reason(txn, serial_reason());
-  pyop_registrar reg;
-  pyop__call call;
-  pyop__registrar_open(txn, &call, &reg);
-  unsigned mark = pyop__error_mark();
-  int brc = bridge.api->register_custom_ops(&reg, paths, n_paths);
-  /* A registrar call from another bridge thread lost its descriptors:
-   * whatever the bridge returned, this load cannot be committed. */
-  int crc = pyop__registrar_close(&call, bridge.path);
-  if (crc != PYOP_OK) {
-    rc = crc;
+  pyop__txn_set_serial_reason(txn, pyop__bridge_serial_reason(&bridge, options.lanes));
+  bool reset = false;
+  rc = pyop__registrar_call(txn, &bridge, paths, n_paths, &reset);
+  if (rc != PYOP_OK) {
     pyop__txn_abort(txn);
-    bridge.api->reset(); /* harmless when the bridge failed and kept nothing */
-  } else if (brc != PYOP_OK) {
-    pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
-    rc = f.status;
-    if (f.odd && f.said)
-      pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
-                             "%d, which is not a libpyop status (reported as %s); "
-                             "its message",
-                         brc, pyop_status_name(rc));
-    else if (f.odd)
-      pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
-                      "which is not a libpyop status (reported as %s), and gave "
-                      "no detail",
-                  brc, pyop_status_name(rc));
-    else if (!f.said)
-      pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
-                      "gave no detail", pyop_status_name(rc));
-    pyop__txn_abort(txn);
+    if (reset) bridge.api->reset();
   } else {
     rc = pyop__txn_commit(txn);
     /* Nothing of this load is registered: drop the plugins' state. */
@@ -401,7 +247,7 @@ static int load_busy(void *arg) {
   }
   pyop_str *paths = NULL;
   size_t n_paths = 0;
-  rc = python_paths(&r, &paths, &n_paths);
+  rc = pyop__scan_python_paths(&r, &paths, &n_paths);
   if (rc == PYOP_OK) rc = open_bridge();
   if (rc == PYOP_OK) rc = register_busy(paths, n_paths);
   pyop__free(paths);

@@ -1,9 +1,9 @@
 /*
- * Logging (core.h: pyop__log, the PYOP_LOG level) and environment access
+ * Logging (log.h: pyop__log, the PYOP_LOG level) and environment access
  * (pyop__getenv). A line goes to the host's log hook (hooks.h) when one
  * takes it, else to stderr.
  */
-#include "core.h"
+#include "log.h"
 #include "hooks.h"
 
 #include <assert.h>

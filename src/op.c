@@ -175,6 +175,46 @@ int pyop__callback_failed(int rc, const pyop_op *op, const char *what, unsigned 
   return pyop__error_prefix(rc, "%s of \"%s\"", what, op->op_type);
 }
 
+/* text into out with every occurrence of reason (libpyop's message, which
+ * the op's exception repeats) replaced by "see above". */
+static void said_once(const char *text, const char *reason, pyop__sb *out) {
+  size_t n = strlen(reason);
+  const char *at;
+  while (n && (at = strstr(text, reason)) != NULL) {
+    pyop__sb_append(out, text, (size_t)(at - text));
+    pyop__sb_puts(out, "see above");
+    text = at + n;
+  }
+  pyop__sb_puts(out, text);
+}
+
+int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what) {
+  if (f->status == PYOP_OK)
+    return rc == PYOP_OK ? PYOP_OK : pyop__callback_failed(rc, op, what, f->mark);
+  if (rc == PYOP_OK)
+    return f->stands ? pyop__error(f->status, "%s\n(%s failed; the op caught it and returned "
+                                   "normally)", f->reason, f->service)
+                     : PYOP_OK;
+  pyop__sb seen = PYOP__SB_INIT;
+  int r;
+  if (rc == f->status) {
+    /* The op let the failure through: what it said of it, when it said
+     * anything since, without the reason it repeats. */
+    if (pyop__bridge_failed(rc, f->mark).said) said_once(pyop_last_error(), f->reason, &seen);
+    const char *text = seen.oom ? "(out of memory)" : pyop__sb_str(&seen);
+    r = text[0] && strcmp(text, "see above") != 0
+            ? pyop__error(rc, "%s\n(%s failed; in the op: %s)", f->reason, f->service, text)
+            : pyop__error(rc, "%s\n(%s failed)", f->reason, f->service);
+  } else {
+    r = pyop__callback_failed(rc, op, what, f->mark);
+    pyop__sb_puts(&seen, pyop_last_error());
+    r = pyop__error(r, "%s\n(earlier in this call, %s failed: %s)",
+                    seen.oom ? "(out of memory)" : pyop__sb_str(&seen), f->service, f->reason);
+  }
+  pyop__sb_free(&seen);
+  return r;
+}
+
 /* Calls cb->create_holder (create_holder_in for an instance placed in a
  * lane: the descriptor then has one, descriptor.c) with the resolved
  * attributes. */

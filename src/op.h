@@ -7,6 +7,7 @@
 #ifndef PYOP_OP_H
 #define PYOP_OP_H
 
+#include "call.h"
 #include "launch.h"
 #include "registry.h"
 #include "shape.h"
@@ -140,13 +141,23 @@ static inline int check_outputs(const pyop_op *op, const pyop_tensor *outputs, s
 int pyop__unsupported(const pyop_op *op, const char *what) __attribute__((noinline, cold));
 /* The status and message of a failed bridge call of op (op.c). */
 int pyop__callback_failed(int rc, const pyop_op *op, const char *what, unsigned mark);
-
-/* rc, the failure of a sink of one call whose message (just recorded)
- * starts with the call: the callback's caller keeps it whole. */
-static inline int sink_failed(int rc) {
-  pyop__error_names_call();
-  return rc;
-}
+/*
+ * The result of the bridge call `what` ("execute", "infer_meta", "compile",
+ * "declare_launch_args") of op that returned rc, given its failure record
+ * f (call.h: opened with the call, holding the first failure of its
+ * services); the one policy of every call (op.c). Nothing failed: rc, its
+ * message made by pyop__callback_failed. A service failed and
+ * - the call ended with that failure (rc is its status): that status, and
+ *   libpyop's reason first, then what the op said of it: "<reason>\n(<service>
+ *   failed; in the op: <its message, the reason replaced by 'see above'>)";
+ * - the op failed on its own after it: the op's status and message, then
+ *   "\n(earlier in this call, <service> failed: <reason>)";
+ * - the op returned normally: PYOP_OK, unless the failure stands: then its
+ *   status, "<reason>\n(<service> failed; the op caught it and returned
+ *   normally)".
+ */
+int pyop__call_result(int rc, const pyop__call_failure *f, const pyop_op *op, const char *what)
+    __attribute__((noinline));
 
 /* The flags of ctx: 0 when its struct_size does not hold them whole (a
  * caller of the version before flags). */

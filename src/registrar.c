@@ -12,7 +12,7 @@
 /*
  * The registrar handed to the bridge for one register_custom_ops call
  * (docs/bridge-abi.md, "The registrar") is a callback table of one call
- * (core.h, pyop__call): its ctx is a token live only while the call runs,
+ * (call.h, pyop__call): its ctx is a token live only while the call runs,
  * and only on the thread that made it, so a registrar kept after the call
  * or called from another thread is refused without touching any
  * transaction. A call from another thread while the call runs also fails
@@ -59,18 +59,24 @@ static int registrar_add_impl(void *ctx, const pyop_impl_view *v) {
   return pyop__txn_add_impl(t, v);
 }
 
-void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
+/* Opens the registrar of one register_custom_ops call on the calling
+ * thread and fills out (handed to the bridge): its callbacks add to t
+ * while it is open, on this thread only. */
+static void registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out) {
   assert(t && atomic_load(&reg_open) == 0);
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
-  out->ctx = pyop__call_open(call, t);
+  out->ctx = pyop__call_open(call, t, NULL);
   out->add_proto = registrar_add_proto;
   out->add_impl = registrar_add_impl;
   atomic_store(&reg_foreign, 0);
   atomic_store(&reg_open, (uintptr_t)out->ctx);
 }
 
-int pyop__registrar_close(const pyop__call *call, const char *bridge) {
+/* Closes it right after register_custom_ops returned: every later call is
+ * refused. PYOP_OK, or PYOP_ESTATE naming bridge when calls from other
+ * threads were refused during the call (their descriptors are lost). */
+static int registrar_close(const pyop__call *call, const char *bridge) {
   assert(atomic_load(&reg_open) != 0);
   atomic_store(&reg_open, 0);
   pyop__call_close(call);
@@ -83,4 +89,38 @@ int pyop__registrar_close(const pyop__call *call, const char *bridge) {
                      "is registered. A bridge registers on the calling thread only "
                      "(docs/bridge-abi.md, \"The registrar\")",
                      bridge, foreign, foreign == 1 ? "" : "s");
+}
+
+int pyop__registrar_call(pyop__txn *t, const pyop__bridge *b, const pyop_str *paths,
+                         size_t n_paths, bool *reset) {
+  *reset = false;
+  pyop_registrar reg;
+  pyop__call call;
+  registrar_open(t, &call, &reg);
+  unsigned mark = pyop__error_mark();
+  int brc = b->api->register_custom_ops(&reg, paths, n_paths);
+  /* A registrar call from another bridge thread lost its descriptors:
+   * whatever the bridge returned, this load cannot be committed. */
+  int rc = registrar_close(&call, b->path);
+  if (rc != PYOP_OK) {
+    *reset = true; /* harmless when the bridge failed and kept nothing */
+    return rc;
+  }
+  if (brc == PYOP_OK) return PYOP_OK;
+  pyop__bridge_failure f = pyop__bridge_failed(brc, mark);
+  rc = f.status;
+  if (f.odd && f.said)
+    pyop__error_prefix(rc, "pyop_load: the bridge's register_custom_ops returned "
+                           "%d, which is not a libpyop status (reported as %s); "
+                           "its message",
+                       brc, pyop_status_name(rc));
+  else if (f.odd)
+    pyop__error(rc, "pyop_load: the bridge's register_custom_ops returned %d, "
+                    "which is not a libpyop status (reported as %s), and gave "
+                    "no detail",
+                brc, pyop_status_name(rc));
+  else if (!f.said)
+    pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
+                    "gave no detail", pyop_status_name(rc));
+  return rc;
 }

@@ -6,25 +6,27 @@
 #ifndef PYOP_REGISTRAR_H
 #define PYOP_REGISTRAR_H
 
+#include "bridge_loader.h"
 #include "call.h"
 #include "core.h"
 #include "pyop/bridge_abi.h"
 #include "registry.h"
 
 /*
- * Opens the registrar of one register_custom_ops call on the calling thread
- * (a call of core.h's pyop__call) and fills out (handed to the bridge): its
- * callbacks add to t while it is open, on this thread only. At most one session is open at
- * a time (the caller is the serialised lifecycle).
+ * Runs the open bridge b's register_custom_ops(registrar, paths) for the
+ * transaction t (pyop_load's register stage): the registrar's add_proto
+ * and add_impl add to t during that call and on this thread only; a call
+ * after it returned, or from another thread, is refused (PYOP_ESTATE,
+ * logged). Returns PYOP_OK when the bridge succeeded and nothing was
+ * refused. Otherwise the status, recorded: the calls refused from other
+ * threads (their descriptors are lost; *reset is set: the bridge may hold
+ * the plugins of a load that will not be registered), or the bridge's
+ * failure read once (pyop__bridge_failed: its own message, or one naming
+ * the status it returned when it gave none or returned one outside
+ * PYOP_STATUS_MAP). The caller aborts t on failure. One call at a time
+ * (the caller is the serialised lifecycle).
  */
-void pyop__registrar_open(pyop__txn *t, pyop__call *call, pyop_registrar *out);
-/*
- * Closes it right after register_custom_ops returned: every later
- * call of that registrar is refused (PYOP_ESTATE, logged). Returns PYOP_OK,
- * or PYOP_ESTATE with a message naming bridge (its path) when calls from
- * other threads were refused during the call: their descriptors are lost,
- * so the caller must abort t.
- */
-int pyop__registrar_close(const pyop__call *call, const char *bridge);
+int pyop__registrar_call(pyop__txn *t, const pyop__bridge *b, const pyop_str *paths,
+                         size_t n_paths, bool *reset);
 
 #endif

@@ -436,3 +436,26 @@ const char *pyop__path_verdict_name(int verdict) {
     return "unknown";
   return names[verdict];
 }
+
+/* Lists the Python entries of r as views (scan.h). */
+int pyop__scan_python_paths(const pyop__scan_result *r, pyop_str **out_paths,
+                            size_t *out_n) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++)
+    if (pyop__path_verdict_is_python(r->entries[i].verdict)) n++;
+  pyop_str *paths = pyop__calloc(n, sizeof *paths);
+  if (!paths)
+    return pyop__error(PYOP_ENOMEM, "pyop_load: out of memory listing paths");
+  size_t k = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    const pyop__scan_entry *e = &r->entries[i];
+    if (pyop__path_verdict_is_python(e->verdict)) {
+      paths[k].data = e->path;
+      paths[k].len = strlen(e->path);
+      k++;
+    }
+  }
+  *out_paths = paths;
+  *out_n = n;
+  return PYOP_OK;
+}

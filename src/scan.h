@@ -137,6 +137,12 @@ const char *pyop__path_verdict_name(int verdict);
  * instead. Scans anew: for error messages only (it logs what a scan logs).
  */
 void pyop__scan_explain(const char *value, pyop__sb *sb);
+/*
+ * The Python entries of a full scan r as string views into *out_paths, in
+ * scan order (the views point into r: free r after the array; the caller
+ * frees the array with pyop__free). PYOP_OK, or PYOP_ENOMEM recorded.
+ */
+int pyop__scan_python_paths(const pyop__scan_result *r, pyop_str **out_paths, size_t *out_n);
 /* True for the verdicts of a Python entry (PYTHON_FILE, PYTHON_DIR). */
 static inline bool pyop__path_verdict_is_python(int verdict) {
   return verdict == PYOP__PATH_PYTHON_FILE || verdict == PYOP__PATH_PYTHON_DIR;

@@ -1,11 +1,14 @@
 /*
  * Which Python start_python starts: the choice among this libpyop's
- * bridges, from their manifests (the rule: start_python.h).
+ * bridges, from their manifests (the rule: start_python.h), and the
+ * runtime a load uses, started first when asked.
  */
 #include "start_python.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "trust.h"
 
 #include "build_facts.h"
 #include "candidates.h"
@@ -295,4 +298,76 @@ bool pyop__build_has_artifact(const char *key) {
 int pyop__start_choose(const char *asked, uint32_t lanes, pyop__start_choice *out) {
   return pyop__start_choose_with(PYOP_DEFAULT_ARTIFACT, PYOP_BUILD_ARTIFACTS,
                                  PYOP_BUILD_PYTHONS, asked, lanes, out);
+}
+
+/* ------------------------------------------------- the load's runtime */
+
+/* The libpython dlopened for start_python; kept open for the life of the
+ * process (an interpreter cannot be unloaded safely). */
+static void *started_libpython;
+
+/*
+ * Opt-in start-up for hosts without Python: chooses which of this
+ * libpyop's bridges' Pythons to start (start_python.h: the key asked for,
+ * the build's default, or one that runs the lanes asked for), logs what the
+ * choice says, then dlopens, RTLD_GLOBAL, the libpython its manifest
+ * records, after the same file checks as a bridge. The library stays loaded
+ * for the life of the process (an interpreter cannot be unloaded safely).
+ */
+static int load_start_libpython(const pyop_options *opt) {
+  if (started_libpython) return PYOP_OK;
+  pyop__start_choice ch;
+  int rc = pyop__start_choose(opt->start_python_key, opt->lanes, &ch);
+  if (rc != PYOP_OK) return rc;
+  if (ch.note && ch.note_warns)
+    PYOP_LOG_W("%s", ch.note);
+  else if (ch.note)
+    PYOP_LOG_I("%s", ch.note);
+  pyop__sb why = PYOP__SB_INIT;
+  int fd = -1;
+  char *resolved = NULL;
+  struct stat st;
+  rc = pyop__open_trusted(ch.libpython, &fd, &resolved, &st, &why);
+  if (rc == PYOP_OK) {
+    /* A libpython that cannot be opened, or was swapped, cannot start Python. */
+    if (pyop__dlopen_trusted(fd, resolved, &st, RTLD_NOW | RTLD_GLOBAL, &started_libpython,
+                             &why) != PYOP_OK)
+      rc = PYOP_ENOPYTHON;
+    PYOP_SYS(close)(fd);
+    pyop__free(resolved);
+  }
+  if (rc != PYOP_OK)
+    rc = pyop__error(rc == PYOP_ESECURITY ? rc : PYOP_ENOPYTHON,
+                     "pyop_load: cannot start Python from %s (bridge %s): %s", ch.libpython,
+                     ch.key, pyop__sb_str(&why));
+  else
+    PYOP_LOG_I("loaded %s to start Python %s (start_python option)", ch.libpython, ch.key);
+  pyop__start_choice_free(&ch);
+  pyop__sb_free(&why);
+  return rc;
+}
+
+int pyop__start_runtime(const pyop_options *opt, pyop__runtime_key *key) {
+  /* With start_python a missing Python is expected, not a failure: probed
+   * first so its message never replaces the thread's last error. */
+  bool present = opt->start_python && pyop__runtime_python_present();
+  if (opt->start_python && !present) {
+    int rc = load_start_libpython(opt);
+    if (rc != PYOP_OK) return rc;
+  }
+  int rc = pyop__runtime_key_resolve(key);
+  if (rc != PYOP_OK) return pyop__error_prefix(rc, "pyop_load");
+  if (opt->start_python && present && opt->start_python_key &&
+      strcmp(opt->start_python_key, key->text) != 0)
+    PYOP_LOG_W("start_python_key %s not used: Python %s is already in the process (%s), so "
+               "start_python starts no other",
+               opt->start_python_key, key->text,
+               key->initialized ? "running" : "linked, not initialised");
+  if (!key->initialized && !opt->start_python)
+    return pyop__error(PYOP_ENOTINIT,
+                       "pyop_load: Python %u.%u (%s) is in the process but not "
+                       "initialised; initialise it before loading, or set "
+                       "pyop_options.start_python to let libpyop start it",
+                       key->major, key->minor, key->text);
+  return PYOP_OK;
 }

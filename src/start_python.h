@@ -17,6 +17,7 @@
 #define PYOP_START_PYTHON_H
 
 #include "core.h"
+#include "runtime_key.h"
 
 typedef struct pyop__start_choice {
   char *key;        /* the artifact directory's name ("cp312-x86_64") */
@@ -42,6 +43,19 @@ int pyop__start_choose_with(const char *default_key, const char *order, const ch
                             const char *asked, uint32_t lanes, pyop__start_choice *out);
 
 void pyop__start_choice_free(pyop__start_choice *c);
+
+/*
+ * The runtime key of the Python a load uses (pyop_load's first stage):
+ * with opt->start_python and no Python in the process, the libpython of
+ * the bridge pyop__start_choose picks is dlopened first (RTLD_GLOBAL, after
+ * the file checks of a bridge; kept loaded for the life of the process),
+ * the bridge then starts it. PYOP_OK with *key resolved, or the failure
+ * recorded: PYOP_ENOPYTHON (no Python, or none could be started),
+ * PYOP_ESECURITY, PYOP_ENOTINIT (a Python present but not initialised and
+ * start_python not set). Called by the lifecycle call that holds the busy
+ * flag only (the started library is its state).
+ */
+int pyop__start_runtime(const pyop_options *opt, pyop__runtime_key *key);
 
 /* Whether this libpyop was built with a bridge whose artifact is key
  * ("cp311-x86_64"; PYOP_BUILD_ARTIFACTS). */

@@ -748,7 +748,8 @@ static void case_refusals(void) {
   CHECK_RC(pyop_op_execute(op, in2, 2, out, 1, &ctx), PYOP_ECONTRACT);
   show_error("alias of the wrong input");
   CHECK_ERR_HAS("execute of \"WrongAlias\": output 0 \"x\" was bound to input 1, the prototype "
-                "declares it aliases input 0 \"x\"\n(in the op: ");
+                "declares it aliases input 0 \"x\"\n(alias_output failed; in the op: ");
+  CHECK(out[0].data == NULL, "the refused alias was written to the host's output");
   CHECK_ERR_HAS("RuntimeError: libpyop refused to make output 0 input 1's buffer "
                 "(PYOP_ECONTRACT): see above");
   host_mem_reset(&mem);

@@ -29,6 +29,7 @@ enum mode {
   M_EXEC_TWICE,
   M_EXEC_WORKSPACE,
   M_DECLARE_CATCH, /* declare_launch_args ignores a refused launch */
+  M_DECLARE_OWN, /* it fails on its own after a refused launch */
   M_EXEC_BAD_STATUS,
 };
 static enum mode mode;
@@ -156,6 +157,7 @@ static int declare_cb(void *hv, const pyop_declare_args *a) {
   pyop_launch_arg_view arg = {sizeof arg, PYOP_LAUNCH_ARG_INPUT, 0, 0, {0}};
   pyop_launch_view l = {sizeof l, S("/nonexistent/libkernel.so"), S("add"), &arg, 1};
   rc = a->add_launch(a->sink_ctx, &l);
+  if (mode == M_DECLARE_OWN) return PYOP_EPYTHON;
   return mode == M_DECLARE_CATCH ? PYOP_OK : rc;
 }
 
@@ -621,7 +623,8 @@ static void test_compile_declare_launch(void **state) {
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_EINVAL);
   assert_msg_has("compile of \"Kern\": set_artifact: 2 bytes from NULL");
-  assert_string_equal(pyop_last_error(), "compile of \"Kern\": set_artifact: 2 bytes from NULL");
+  assert_string_equal(pyop_last_error(), "compile of \"Kern\": set_artifact: 2 bytes from NULL\n"
+                                         "(set_artifact failed)");
   assert_null(art);
   mode = M_OK;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 2, &art, &len), PYOP_EINVAL);
@@ -633,7 +636,13 @@ static void test_compile_declare_launch(void **state) {
   mode = M_DECLARE_CATCH;
   assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
   assert_msg_has("op \"Kern\": launch 0: cannot open kernel library: /nonexistent/libkernel.so");
-  assert_msg_has("(the op caught that error and returned normally)");
+  assert_msg_has("\n(add_launch failed; the op caught it and returned normally)");
+  /* What finally failed is the op (its status), the refusal said after it. */
+  mode = M_DECLARE_OWN;
+  assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_EPYTHON);
+  assert_msg_has("declare_launch_args of \"Kern\" failed (PYOP_EPYTHON) and gave no detail\n"
+                 "(earlier in this call, add_launch failed: op \"Kern\": launch 0: cannot open "
+                 "kernel library: /nonexistent/libkernel.so");
   mode = M_EXEC_WORKSPACE; /* a plan without a launch */
   assert_int_equal(pyop_op_declare_launch_args(op, in, 3, &z, 1), PYOP_ELAUNCH);
   mode = M_OK;

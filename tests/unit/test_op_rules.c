@@ -268,8 +268,12 @@ static void test_first_service_failure_is_kept(void **state) {
   assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_EHOST);
   assert_msg_has("the host's alloc_output failed for output 0 \"y\" (float32[1], 4 bytes) "
                  "with 5");
-  assert_msg_has("(earlier in this call, which the op caught: execute of \"Rules\": output "
+  assert_msg_has("(earlier in this call, alloc_output failed: execute of \"Rules\": output "
                  "index 7 out of range (1 output))");
+  /* The second failure's message, a service's, names the call already:
+   * it is not prefixed again. */
+  const char *head = "execute of \"Rules\": the host's alloc_output failed";
+  assert_int_equal(strncmp(pyop_last_error(), head, strlen(head)), 0);
   host_fails = false;
   assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_OK);
   pyop_op_destroy(op);
