@@ -289,6 +289,9 @@ typedef struct pb_holder {
   /* dict: the plugins a lane image's loads imported since reset, by file                     \
    * identity (load_plugins' seen: a lane loads one path at a time) */                        \
   X(PyObject *, lane_seen, , 0, NULL, NULL)                                                   \
+  /* list: a lane image's record of the imports its interpreter refused                       \
+   * (pyop._lanes.install; NULL in the main image) */                                         \
+  X(PyObject *, lane_refused, , 0, NULL, NULL)                                                \
   /* the pyop package (import_package) */                                                     \
   X(PyObject *, pkg, , 0, NULL, NULL)                                                         \
   /* pyop._native and its types (pb_native_create) */                                         \
@@ -684,6 +687,12 @@ void pb_lanes_refused_note(pyop_str message);
  * main interpreter would have made (lane_calls.c then runs the op there).
  */
 #define PB_STATUS_LANE_REFUSED (-1000)
+/* The other: a call succeeded, but its plugin caught the ImportError of an
+ * import the lane refused and went on without the module (a lazy optional
+ * extension), so the lane ran another path than the main interpreter would
+ * (lane_calls.c: the result stands, the op runs there from then on). A
+ * create_holder that answers it has made its holder. */
+#define PB_STATUS_LANE_CAUGHT (-1001)
 /* Starts recording refused imports in this lane's interpreter (its package
  * import; GIL held): 0, or -1 with an exception. */
 int pb_lane_imports_watch(void);
@@ -696,6 +705,10 @@ int pb_lane_imports_load_end(int rc);
  * PYOP_EPYTHON becomes PB_STATUS_LANE_REFUSED when an import was refused
  * since the last look (taken). */
 int pb_lane_imports_status(int status);
+/* A call's status in a lane image when it succeeded (GIL held): PYOP_OK, or
+ * PB_STATUS_LANE_CAUGHT (reported, the refusals taken) when an import was
+ * refused since the last look. A list length read when none was. */
+int pb_lane_imports_done(int status);
 
 /* ---- free_threaded.c (a free-threaded Python only) */
 #ifdef Py_GIL_DISABLED

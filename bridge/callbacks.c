@@ -425,6 +425,8 @@ static int call_end(pb_call *c, int kind, int rc) {
   free(why);
   if (rc == PYOP_EINTR)
     pb_interrupt_caller();
+  else if (rc == PYOP_OK && pb_lanes_image())
+    rc = pb_lane_imports_done(rc); /* the plugin caught an import the lane refused? */
   return rc;
 }
 

@@ -531,6 +531,8 @@ int pb_cb_create_holder(void *ctx, const pyop_attr_view *attrs, size_t n_attrs,
 #endif
   if (rc == PYOP_EINTR)
     pb_interrupt_caller();
+  else if (rc == PYOP_OK && pb_lanes_image())
+    rc = pb_lane_imports_done(rc); /* PB_STATUS_LANE_CAUGHT: h is made all the same */
   pb_leave(st);
   *out_holder = h;
   return rc;

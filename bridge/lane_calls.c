@@ -327,11 +327,14 @@ static int main_holder(lane_holder *w, void **out) {
 /*
  * A call of w in its lane failed after an import the lane refused and the
  * main interpreter makes (a lazy import of asyncio on 3.12, _ctypes,
- * numpy: lane_imports.c): the op runs in the main interpreter from now on,
- * said once. *retry: the main holder to run this call again with, when the
- * lane called out nothing (calls 0); else the call fails saying so.
+ * numpy: lane_imports.c), or, caught, succeeded with the plugin going on
+ * without the module (its fallback path, where the main interpreter runs
+ * the accelerated one): the op runs in the main interpreter from now on,
+ * said once. retry NULL (a call that succeeded): its result stands,
+ * PYOP_OK. Else *retry: the main holder to run this call again with, when
+ * the lane called out nothing (calls 0); else the call fails saying so.
  */
-static int refused(lane_holder *w, const char *what, unsigned calls, void **retry) {
+static int refused(lane_holder *w, const char *what, bool caught, unsigned calls, void **retry) {
   char *msg = refused_msg != NULL ? refused_msg : pb_strdupf("(no detail)");
   refused_msg = NULL;
   pb_op *op = w->op;
@@ -342,12 +345,16 @@ static int refused(lane_holder *w, const char *what, unsigned calls, void **retr
   char *none = NULL;
   if (why != NULL && atomic_compare_exchange_strong(&op->lane_refusal, &none, why))
     pb_log(PYOP_LOG_WARN, "lanes: %s '%s' (%s) runs in the main interpreter from now on: %s "
-           "failed in its lane after an import the lane refused: %.*s",
+           "%s in its lane after an import the lane refused: %.*s",
            op->is_impl ? "implementation" : "prototype", op->op_type, op->where, what,
-           (int)n, msg != NULL ? msg : "");
+           caught ? "went on" : "failed", (int)n, msg != NULL ? msg : "");
   else
     free(why);
-  int rc;
+  int rc = PYOP_OK;
+  if (retry == NULL) {
+    free(msg);
+    return rc;
+  }
   *retry = NULL;
   if (calls == 0)
     rc = main_holder(w, retry);
@@ -373,10 +380,15 @@ static int hold(const pyop_op_callbacks *cb, bool in_lane, pb_op *op, void *ctx,
   w->n_attrs = n;
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   int rc = cb->create_holder(ctx, attrs, n, &w->holder);
+  bool caught = rc == PB_STATUS_LANE_CAUGHT;
+  if (caught) { /* its constructor went on without what the lane refused: not kept */
+    cb->destroy_holder(w->holder);
+    w->holder = NULL;
+  }
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_REFUSED) { /* its constructor imported what the lane refused */
+  if (rc == PB_STATUS_LANE_REFUSED || caught) { /* its constructor imported what the lane refused */
     void *main = NULL;
-    rc = refused(w, "create_holder", 0, &main);
+    rc = refused(w, "create_holder", caught, 0, &main);
     if (rc == PYOP_OK) { /* the instance is the main interpreter's from the start */
       free(w->attrs);
       *w = (lane_holder){&main_callbacks, main, false, w->epoch, op, NULL, 0, NULL};
@@ -451,7 +463,10 @@ static int disp_infer(void *h, const pyop_infer_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->infer_meta(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_REFUSED && (rc = refused(w, "infer_meta", f.calls, &main)) == PYOP_OK)
+  if (rc == PB_STATUS_LANE_CAUGHT)
+    rc = refused(w, "infer_meta", true, f.calls, NULL);
+  else if (rc == PB_STATUS_LANE_REFUSED &&
+           (rc = refused(w, "infer_meta", false, f.calls, &main)) == PYOP_OK)
     rc = pb_cb_infer_meta(main, a);
   return rc;
 }
@@ -483,7 +498,10 @@ static int disp_execute(void *h, const pyop_exec_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->execute(w->holder, &f.args);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_REFUSED && (rc = refused(w, "execute", f.calls, &main)) == PYOP_OK)
+  if (rc == PB_STATUS_LANE_CAUGHT)
+    rc = refused(w, "execute", true, f.calls, NULL);
+  else if (rc == PB_STATUS_LANE_REFUSED &&
+           (rc = refused(w, "execute", false, f.calls, &main)) == PYOP_OK)
     rc = pb_cb_execute(main, a);
   return rc;
 }
@@ -508,7 +526,10 @@ static int disp_compile(void *h, const pyop_compile_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->compile(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_REFUSED && (rc = refused(w, "compile", f.calls, &main)) == PYOP_OK)
+  if (rc == PB_STATUS_LANE_CAUGHT)
+    rc = refused(w, "compile", true, f.calls, NULL);
+  else if (rc == PB_STATUS_LANE_REFUSED &&
+           (rc = refused(w, "compile", false, f.calls, &main)) == PYOP_OK)
     rc = pb_cb_compile(main, a);
   return rc;
 }
@@ -532,8 +553,10 @@ static int disp_declare(void *h, const pyop_declare_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->declare_launch_args(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_REFUSED &&
-      (rc = refused(w, "declare_launch_args", f.calls, &main)) == PYOP_OK)
+  if (rc == PB_STATUS_LANE_CAUGHT)
+    rc = refused(w, "declare_launch_args", true, f.calls, NULL);
+  else if (rc == PB_STATUS_LANE_REFUSED &&
+           (rc = refused(w, "declare_launch_args", false, f.calls, &main)) == PYOP_OK)
     rc = pb_cb_declare(main, a);
   return rc;
 }

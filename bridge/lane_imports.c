@@ -12,7 +12,11 @@
  *     module), whatever the plugin did with the ImportError;
  *   - when a call fails: a refusal recorded since the last look makes the
  *     failure PB_STATUS_LANE_REFUSED, which the main image's dispatcher
- *     takes as "run this op in the main interpreter" (lane_calls.c).
+ *     takes as "run this op in the main interpreter" (lane_calls.c);
+ *   - when a call succeeds: a refusal recorded since the last look (the
+ *     plugin caught the ImportError inside execute or its constructor)
+ *     makes it PB_STATUS_LANE_CAUGHT: the dispatcher keeps the call's
+ *     result and runs the op in the main interpreter from then on.
  * Only in a lane's image; the main image never records.
  */
 #include "bridge.h"
@@ -33,7 +37,11 @@ static PyObject *lanes_call(const char *fn) {
 
 int pb_lane_imports_watch(void) {
   PyObject *r = lanes_call("install");
-  Py_XDECREF(r);
+  if (r != NULL && !PyList_Check(r)) {
+    PyErr_SetString(PyExc_TypeError, "pyop._lanes.install() did not return a list");
+    Py_CLEAR(r);
+  }
+  Py_XSETREF(pb.lane_refused, r); /* released with the package (pb_package_drop) */
   return r != NULL ? 0 : -1;
 }
 
@@ -96,9 +104,23 @@ int pb_lane_imports_status(int status) {
   return PB_STATUS_LANE_REFUSED;
 }
 
+int pb_lane_imports_done(int status) {
+  if (loading || status != PYOP_OK || pb.lane_refused == NULL ||
+      PyList_GET_SIZE(pb.lane_refused) == 0)
+    return status;
+  char *why = take_refused();
+  if (why == NULL)
+    return status;
+  pb_error(PB_STATUS_LANE_CAUGHT, "the plugin caught the ImportError of %s and went on without it",
+           why);
+  free(why);
+  return PB_STATUS_LANE_CAUGHT;
+}
+
 #else
 int pb_lane_imports_watch(void) { return 0; }
 void pb_lane_imports_load_begin(void) {}
 int pb_lane_imports_load_end(int rc) { return rc; }
 int pb_lane_imports_status(int status) { return status; }
+int pb_lane_imports_done(int status) { return status; }
 #endif /* PB_LANES */

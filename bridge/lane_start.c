@@ -117,7 +117,7 @@ static void lane_set_error(int status, pyop_str m) {
     j->captured = strndup(m.data != NULL ? m.data : "", m.len);
     return;
   }
-  if (status == PB_STATUS_LANE_REFUSED) { /* for the dispatcher, not libpyop */
+  if (status == PB_STATUS_LANE_REFUSED || status == PB_STATUS_LANE_CAUGHT) { /* the dispatcher's */
     pb_lanes_refused_note(m);
     return;
   }

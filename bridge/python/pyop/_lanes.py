@@ -11,7 +11,8 @@ execute, would fail there on every call. So in a lane every ImportError
 raised while an extension module is made (_imp.create_dynamic,
 create_builtin) is recorded, whatever the plugin does with it; the bridge
 takes the record after each path element's load (the element then stays
-serial) and when a call fails (the op then runs in the main interpreter).
+serial) and after each call, failed or not (the op then runs in the main
+interpreter).
 """
 
 import _imp
@@ -21,9 +22,12 @@ __all__ = ["install", "note", "take"]
 
 def install():
     """Wraps _imp's extension-module makers of this interpreter (once: the
-    record lives on _imp, which outlives the pyop package of one load)."""
+    record lives on _imp, which outlives the pyop package of one load) and
+    returns the record, the list take() empties: the bridge reads its
+    length after each call, so that a call whose plugin caught a refusal
+    is seen too."""
     if getattr(_imp, "_pyop_refused", None) is not None:
-        return
+        return _imp._pyop_refused
     refused = []
     for name in ("create_dynamic", "create_builtin"):
         make = getattr(_imp, name, None)
@@ -40,6 +44,7 @@ def install():
         recorded.__name__ = recorded.__qualname__ = name
         setattr(_imp, name, recorded)
     _imp._pyop_refused = refused
+    return refused
 
 
 def note(name, text):

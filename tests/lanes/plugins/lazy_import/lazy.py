@@ -7,6 +7,10 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyLate     execute allocates its output, then imports it
   LazyInit     the implementation's constructor imports it
   LazyAsyncio  execute imports asyncio (refused in a lane on 3.12 only)
+  LazyOptional execute imports the extension module and goes on without it
+               when that raises ImportError (the optional-extension
+               pattern, lazily): its calls never fail
+  LazyOptInit  the implementation's constructor does the same
 """
 import importlib
 import sys
@@ -24,6 +28,13 @@ def _interp_id():
         import _xxsubinterpreters as i  # 3.12
     cur = i.get_current()
     return int(cur[0] if isinstance(cur, tuple) else cur)
+
+
+def _try_import(module):
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pass  # an optional accelerator: the op goes on without it
 
 
 def _run(x, module=None, late=False):
@@ -82,3 +93,29 @@ def lazy_asyncio(x: TensorDesc) -> TensorDesc:
 class LazyAsyncioImpl:
     def execute(self, x: Tensor) -> None:
         _run(x, "asyncio")
+
+
+@pyop.register_op(op_type="LazyOptional")
+def lazy_optional(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyOptional")
+class LazyOptionalImpl:
+    def execute(self, x: Tensor) -> None:
+        _try_import(EXT)
+        _run(x)
+
+
+@pyop.register_op(op_type="LazyOptInit")
+def lazy_opt_init(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyOptInit")
+class LazyOptInitImpl:
+    def __init__(self):
+        _try_import(EXT)
+
+    def execute(self, x: Tensor) -> None:
+        _run(x)
