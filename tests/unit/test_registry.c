@@ -728,6 +728,72 @@ static void test_host_prototype(void **state) {
   assert_int_equal(pyop__registry_count(), 3); /* HostOp, Host2, Host3 */
 }
 
+/* The host registers its own prototypes: no on_register for them, also
+ * when the debug log (which keeps published entries for its lines) is on. */
+static void test_host_prototype_no_hook_debug_log(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  install_hooks(NULL);
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostDbg", NULL, NULL, NULL, NULL, ins, 1,
+                     outs, 1, NULL, 0, 0};
+  int rc = pyop_register_host_prototype(&hi);
+  int registered = hk.registered;
+  /* A load's op still gets its hook under the same log level. */
+  desc d;
+  desc_init(&d, "LoadDbg", "a.py");
+  int rc2 = commit_one(&d, true);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(registered, 0);
+  assert_int_equal(rc2, PYOP_OK);
+  assert_int_equal(hk.registered, 1);
+  assert_string_equal(hk.last_registered, "LoadDbg");
+}
+
+/* "Not registered" with only an implementation waiting for a prototype:
+ * something was loaded, so no explanation of an empty
+ * ASCEND_CUSTOM_OPP_PATH; with nothing at all, there is one. */
+static void test_not_registered_with_only_pending(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Elsewhere", &info), PYOP_ENOENT);
+  assert_msg_has("(none is: ");
+  desc d;
+  desc_init(&d, "Waiting", "w.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 0);
+  assert_int_equal(pyop_op_get("Elsewhere", &info), PYOP_ENOENT);
+  assert_string_equal(pyop_last_error(), "no operator \"Elsewhere\" is registered");
+}
+
+/* The bridge's find_proto (ABI 1.2) takes any op type a prototype may
+ * have: up to the longest name; longer is no op. */
+static void test_find_proto_longest_name(void **state) {
+  (void)state;
+  char name[PYOP__MAX_NAME_LEN + 2];
+  memset(name, 'L', sizeof name - 1);
+  name[PYOP__MAX_NAME_LEN] = '\0';
+  desc d;
+  desc_init(&d, "x", "long.py");
+  d.p.op_type = (pyop_str){name, PYOP__MAX_NAME_LEN};
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *found = NULL;
+  assert_int_equal(pyop__registry_find_proto((pyop_str){name, PYOP__MAX_NAME_LEN}, &found),
+                   PYOP_OK);
+  assert_int_equal(strlen(found->op_type), PYOP__MAX_NAME_LEN);
+  pyop__registry_release_proto(found);
+  name[PYOP__MAX_NAME_LEN] = 'L';
+  assert_int_equal(pyop__registry_find_proto((pyop_str){name, PYOP__MAX_NAME_LEN + 1}, &found),
+                   PYOP_ENOENT);
+  assert_null(found);
+}
+
 static void test_impl_binding(void **state) {
   (void)state;
   desc d;
@@ -1508,6 +1574,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),
