@@ -488,6 +488,14 @@ class RegisterOpTest(unittest.TestCase):
                 _ge_fail(self, TypeError, frag, ns["f"])
         exec("def f(x: TensorDesc, *, a: float = 1e39) -> TensorDesc: pass", ns)
         _ge_fail(self, ValueError, "float32", ns["f"])
+        # below -FLT_MAX too, and in a list[float]; the largest finite float32 fits
+        exec("def f(x: TensorDesc, *, a: float = -1e39) -> TensorDesc: pass", ns)
+        _ge_fail(self, ValueError, "float32", ns["f"])
+        exec("def f(x: TensorDesc, *, a: List[float] = [1.0, -1e39]) -> TensorDesc: pass", ns)
+        _ge_fail(self, ValueError, "float32", ns["f"])
+        exec("def f(x: TensorDesc, *, a: float = -3.4028234663852886e38) -> TensorDesc: pass",
+             ns)
+        gproto.parse(ns["f"], "T")  # accepted
         exec("def f(x: TensorDesc, *, a: float = float('nan'), b: float = float('inf'), "
              "c: int = 3, d: List[float] = [], e: DataType = DataType.DT_STRING) -> TensorDesc: "
              "pass", ns)

@@ -584,6 +584,16 @@ static void test_descriptor_rules(void **state) {
   assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
   assert_msg_has("aliases input \"x\", which is not mutated");
   assert_int_equal(pyop_op_get("AliasUnmutated", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
+  /* Only a required input can be aliased: an optional one may be absent. */
+  static const int32_t alias_y[1] = {1};
+  d = op_inplace;
+  d.op_type = "AliasOptional";
+  d.n_in = 2;
+  d.in[1] = (pyop_io_view)IOV("y", PYOP_IO_OPTIONAL);
+  d.flags = y_mutated;
+  d.alias = alias_y;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("only a required output can alias a required input (input \"y\" is optional");
   static const uint32_t unknown[1] = {0x10};
   d = op_plain;
   d.op_type = "BadFlags";
