@@ -231,6 +231,113 @@ class BindingTest(unittest.TestCase):
                 self.assertEqual([i["mutated"] for i in d["inputs"]], [True, True])
 
 
+class ReferenceCompareTest(unittest.TestCase):
+    """check's comparison with a plugin's reference (check_plugin._compare):
+    the shapes first (numpy would broadcast [3] against [1, 3]), NaN where
+    the reference has NaN is equal, anything else within rtol/atol."""
+
+    def test_compare(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        cp = _cli("check_plugin")
+        got = np.array([1.0, float("nan"), 3.0], dtype=np.float32)
+        self.assertIsNone(cp._compare(np, got, np.array([1.0, float("nan"), 3.0]), "output y",
+                                      1e-6, 0))
+        self.assertEqual(cp._compare(np, got, np.array([[1.0, float("nan"), 3.0]]), "output y",
+                                     1e-6, 0), "output y: shape [3], the reference's [1, 3]")
+        text = cp._compare(np, got, np.array([1.0, float("nan"), 3.5]), "output y", 1e-6, 0)
+        self.assertTrue(text.startswith("output y differs from the reference at element 2: 3.0, "
+                                        "the reference 3.5"), text)
+
+
+class CheckWorkerTest(unittest.TestCase):
+    """check's worker and supervisor (check_worker.py, check_supervise.py):
+    which plugins of a directory are checked, a waiting implementation's
+    entry, what the worker is told, and an op a worker died in."""
+
+    def test_plugin_entries_as_the_loader_finds_them(self):
+        cw = _cli("check_worker")
+        root = tempfile.mkdtemp(prefix="pyop_entries_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        for name in ("a.py", "_private.py", ".hidden.py", "b.txt"):
+            open(os.path.join(root, name), "w").close()
+        os.makedirs(os.path.join(root, "pkg"))
+        open(os.path.join(root, "pkg", "__init__.py"), "w").close()
+        os.makedirs(os.path.join(root, "_pkg"))
+        open(os.path.join(root, "_pkg", "__init__.py"), "w").close()
+        os.makedirs(os.path.join(root, "plain"))
+        self.assertEqual(cw._plugin_entries([root]),
+                         [os.path.join(root, "a.py"), os.path.join(root, "pkg")])
+
+    def test_waiting_implementation_is_inconclusive(self):
+        cw = _cli("check_worker")
+        e = cw._pending_entry({"op_type": "Late", "impl_source": "late.py:4"}, "late.py")
+        self.assertEqual((e["status"], e["pending"], e["inputs"]),
+                         ("inconclusive", True, "no prototype"))
+        self.assertEqual(e["ran"], [])
+
+    def test_worker_gets_every_given_value(self):
+        import argparse
+        cs = _cli("check_supervise")
+        sup = cs.Supervisor.__new__(cs.Supervisor)
+        sup.lib = argparse.Namespace(path="/lib/libpyop.so")
+        sup.args = argparse.Namespace(lanes=0, proto=["p.h"], input=["x=float32[2]"],
+                                      attr=["n=1", "flag=true"])
+        sup.job = {"paths": ["ops.py"], "done": [], "done_plugins": [], "phase": "each"}
+        argv = sup._argv(7)
+        self.assertEqual(argv[argv.index("--_worker") + 1], "7")
+        pairs = [(argv[k], argv[k + 1]) for k in range(len(argv) - 1)
+                 if argv[k] in ("--proto", "--input", "--attr")]
+        self.assertEqual(pairs, [("--proto", "p.h"), ("--input", "x=float32[2]"),
+                                 ("--attr", "n=1"), ("--attr", "flag=true")])
+
+    def test_op_a_worker_died_in_is_done(self):
+        cs = _cli("check_supervise")
+        sup = cs.Supervisor.__new__(cs.Supervisor)
+        sup.ops, sup.partial = [], None
+        sup.job = {"paths": ["ops.py"], "done": [], "done_plugins": [], "phase": "each"}
+        sup._op_died({"plugin": "ops.py", "op": "Crash", "stage": "execute", "case": None},
+                     "ended the process running the check: killed by SIGSEGV")
+        self.assertEqual(sup.job["done"], [["ops.py", "Crash"]])  # the next worker skips it
+        self.assertEqual([(o["op_type"], o["status"]) for o in sup.ops], [("Crash", "failed")])
+
+
+class MaxBytesTest(unittest.TestCase):
+    """PYOP_CLI_MAX_BYTES (values.max_bytes): a positive byte count; 0, a
+    negative or a non-number is a usage error, not a limit that refuses
+    every allocation."""
+
+    def _with(self, text):
+        values = _cli("values")
+        saved = os.environ.get("PYOP_CLI_MAX_BYTES")
+        if text is None:
+            os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+        else:
+            os.environ["PYOP_CLI_MAX_BYTES"] = text
+        try:
+            return values.max_bytes()
+        finally:
+            if saved is None:
+                os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+            else:
+                os.environ["PYOP_CLI_MAX_BYTES"] = saved
+
+    def test_limits(self):
+        values = _cli("values")
+        errors = _cli("errors")
+        self.assertEqual(self._with(None), values.MAX_BYTES_DEFAULT)
+        self.assertEqual(self._with("1"), 1)
+        self.assertEqual(self._with("0x10"), 16)
+        self.assertEqual(self._with(str(values.INT64_MAX)), values.INT64_MAX)
+        for bad in ("0", "-1", "ten", str(values.INT64_MAX + 1)):
+            with self.subTest(bad=bad):
+                with self.assertRaisesRegex(errors.UsageError, "PYOP_CLI_MAX_BYTES=%s: expected a "
+                                            "positive byte count" % bad):
+                    self._with(bad)
+
+
 class _FakeC:
     """The few libpyop calls Lib.check makes, answering a fixed failure."""
 
