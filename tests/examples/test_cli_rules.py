@@ -278,6 +278,25 @@ class CheckWorkerTest(unittest.TestCase):
                          ("inconclusive", True, "no prototype"))
         self.assertEqual(e["ran"], [])
 
+    def test_samples_come_before_the_sweep_not_instead(self):
+        import argparse
+        cw = _cli("check_worker")
+        info = _info()
+        t = ("float32", [2], [1.0, 2.0])
+        worker = cw.Worker.__new__(cw.Worker)
+        worker.args = argparse.Namespace(input=None, attr=None)
+        saved = cw.plugin_samples
+        cw.plugin_samples = lambda: {"Op": (lambda: [{"inputs": {"x": t}, "label": "mine"}],
+                                            "ops.py:3")}
+        try:
+            cases, what = worker._cases(info)
+        finally:
+            cw.plugin_samples = saved
+        generated = _cli("check_cases").generated_cases(info)
+        self.assertEqual(what, "samples + generated")
+        self.assertEqual([c.label for c in cases], ["mine"] + [c.label for c in generated])
+        self.assertGreater(len(generated), 1)
+
     def test_worker_gets_every_given_value(self):
         import argparse
         cs = _cli("check_supervise")
