@@ -92,7 +92,8 @@ class TracebackTest(unittest.TestCase):
         """last_origin() gives the origin of the exception described last,
         once: a second call (a failure with no exception since) has none."""
         with TempDir() as d:
-            path = write(d, "helper_fail.py", "def boom():\n    raise RuntimeError('no')\n\nboom()\n")
+            path = write(d, "helper_fail.py",
+                         "def boom():\n    raise RuntimeError('no')\n\nboom()\n")
             _errors.format_exception(_load_error(d))
         origin = _errors.last_origin()
         self.assertIsNotNone(origin)
