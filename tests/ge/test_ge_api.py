@@ -251,6 +251,34 @@ class RuntimeTypesTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             Tensor()
 
+    def test_runtime_limits_at_their_edges(self):
+        """GE's limits, each at its last value and one past it: a Shape holds
+        kMaxDimNum (25) dims (append_dim past it is ignored, as GE does), an
+        ExpandDimsType rule string up to 56 characters, a rule int up to
+        2**64 - 1."""
+        from ge.runtime._shape import MAX_DIM_NUM
+        self.assertEqual(MAX_DIM_NUM, 25)
+        owner = StorageShape([1] * (MAX_DIM_NUM - 1), [1])
+        full = owner.origin_shape
+        self.assertIs(full.append_dim(7), full)
+        self.assertEqual((full.dim_num, full.get_dim(MAX_DIM_NUM - 1)), (MAX_DIM_NUM, 7))
+        full.append_dim(8)  # one past: ignored
+        self.assertEqual(full.dim_num, MAX_DIM_NUM)
+        self.assertEqual(full.dims[-1], 7)
+        with self.assertRaises(ValueError):
+            StorageShape([1] * (MAX_DIM_NUM + 1), [1])
+        e = ExpandDimsType("0" * 55 + "1")
+        self.assertEqual(e.full_size, 56)
+        self.assertTrue(e.is_expand_index(55))
+        self.assertEqual(ExpandDimsType("1" * 57).full_size, 0)
+        top = ExpandDimsType((1 << 64) - 1)
+        self.assertEqual(top.full_size, 255)
+        self.assertTrue(top.is_expand_index(55))
+        for bad in (1 << 64, -1):
+            with self.assertRaisesRegex(TypeError, "ExpandDimsType rule must be a uint64, got %d"
+                                        % bad):
+                ExpandDimsType(bad)
+
     def test_launch_info(self):
         co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b"x", block_dim=1, stream_id=0)
         with self.assertRaises(TypeError):
@@ -460,6 +488,14 @@ class RegisterOpTest(unittest.TestCase):
                 _ge_fail(self, TypeError, frag, ns["f"])
         exec("def f(x: TensorDesc, *, a: float = 1e39) -> TensorDesc: pass", ns)
         _ge_fail(self, ValueError, "float32", ns["f"])
+        # below -FLT_MAX too, and in a list[float]; the largest finite float32 fits
+        exec("def f(x: TensorDesc, *, a: float = -1e39) -> TensorDesc: pass", ns)
+        _ge_fail(self, ValueError, "float32", ns["f"])
+        exec("def f(x: TensorDesc, *, a: List[float] = [1.0, -1e39]) -> TensorDesc: pass", ns)
+        _ge_fail(self, ValueError, "float32", ns["f"])
+        exec("def f(x: TensorDesc, *, a: float = -3.4028234663852886e38) -> TensorDesc: pass",
+             ns)
+        gproto.parse(ns["f"], "T")  # accepted
         exec("def f(x: TensorDesc, *, a: float = float('nan'), b: float = float('inf'), "
              "c: int = 3, d: List[float] = [], e: DataType = DataType.DT_STRING) -> TensorDesc: "
              "pass", ns)
@@ -655,6 +691,9 @@ class RegisterOpImplTest(unittest.TestCase):
              "n, alpha) -> None: pass", "output parameter at index 0 annotation"),
             ("compile_return", "def compile(self, a, b, c, z, *, n, alpha): pass",
              "invalid compile signature", "missing return annotation"),
+            # every attr in IR order, then one keyword-only parameter no attr has
+            ("extra_kwonly", "def execute(self, a, b, c, *, n, alpha, beta): pass",
+             "2 keyword-only attrs ['n', 'alpha']", "3 keyword-only parameters"),
         ]
         for name, method, *frags in cases:
             with self.subTest(name):

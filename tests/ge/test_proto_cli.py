@@ -184,6 +184,19 @@ class ProtoErrorsTest(_Case):
             with self.subTest(text=text):
                 self.expect(self.file("bad%d.h" % n, text, raw=True), line, part)
 
+    def test_one_reg_op_in_two_files(self):
+        """A REG_OP declared by two --proto files is a conflict naming both
+        places, whichever their content: nothing runs on a guess."""
+        with open(HEADER, encoding="utf-8") as f:
+            copy = self.file("again.h", f.read(), raw=True)
+        line = line_of(HEADER, "REG_OP(GeAddCustom)")
+        rc, out, err = pyop("list", "--proto", HEADER, "--proto", copy)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("--proto %s:%d: REG_OP('GeAddCustom') is declared in %s:%d too"
+                      % (copy, line, HEADER, line), err)
+        self.assertEqual(out, "")
+        self.assertNotIn("Traceback", err)
+
     def test_a_header_given_the_python_form_says_so(self):
         with open(HEADER, encoding="utf-8") as f:
             path = self.file("ge_add_custom.txt", f.read(), raw=True)

@@ -1894,6 +1894,59 @@ static void case_dtypes(void) {
   CHECK(r.n == 0, "nothing handed over");
   api->reset();
   rec_clear(&r);
+  /* Constraints on the outputs alone are refused the same way: a 1.6
+   * loader would drop them just as well. */
+  char out_only[300];
+  snprintf(out_only, sizeof out_only, "%s/out_only.py", dir);
+  write_file(out_only, "import pyop\n"
+                       "from pyop import TensorDesc\n"
+                       "@pyop.register_op(op_type='OutTyped', dtypes={'y': 'float32'})\n"
+                       "def out_typed(x: TensorDesc) -> TensorDesc:\n"
+                       "    return x\n");
+  CHECK(load(&r, 1, out_only) != PYOP_OK, "an op with output dtypes refused by a 1.6 loader");
+  CHECK(err_has("op 'OutTyped'") && err_has("declares data types (dtypes=), which needs "
+                                            "bridge ABI 1.7"),
+        "message: %s", g_err);
+  CHECK(r.n == 0, "nothing handed over");
+  api->reset();
+  rec_clear(&r);
+  unlink(out_only);
+  /* Every data type can be named to malloc_output_tensor, the last of the
+   * map too: the output is allocated as that type. */
+  char cast[300];
+  snprintf(cast, sizeof cast, "%s/cast.py", dir);
+  write_file(cast, "import pyop\n"
+                   "from pyop import TensorDesc\n"
+                   "@pyop.register_op(op_type='CastTo')\n"
+                   "def cast_to(x: TensorDesc, *, to: str) -> TensorDesc:\n"
+                   "    return x\n"
+                   "@pyop.register_op_impl(op_type='CastTo')\n"
+                   "class CastToImpl:\n"
+                   "    def execute(self, x, *, to):\n"
+                   "        pyop.get_execute_ctx().malloc_output_tensor(0, (2,), to)\n");
+  CHECK_OK(load(&r, 1, cast));
+  const rec_op *ci = find(&r, "CastTo", true);
+#define DT_NAME_SIZE(name, value, str, size) {str, size},
+  static const struct { const char *name; size_t size; } dts[] = {PYOP_DTYPE_MAP(DT_NAME_SIZE)};
+#undef DT_NAME_SIZE
+  CHECK(sizeof dts / sizeof dts[0] == PYOP_DTYPE_COUNT, "the dtype map");
+  for (int d = 0; d < PYOP_DTYPE_COUNT; d++) {
+    pyop_attr_view to = attr_str("to", dts[d].name);
+    void *h = holder_of(ci, &to, 1);
+    float x[2] = {0};
+    int64_t s1[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s1);
+    outputs o = {0};
+    int rc = exec1(ci, h, &in, 1, ONE, 1, &o);
+    CHECK(rc == PYOP_OK, "malloc_output_tensor(0, (2,), '%s'): %d %s", dts[d].name, rc, g_err);
+    CHECK(o.t[0].dtype == d && o.t[0].nbytes == 2 * dts[d].size, "%s: dtype %d, %llu bytes",
+          dts[d].name, (int)o.t[0].dtype, (unsigned long long)o.t[0].nbytes);
+    outputs_free(&o);
+    ci->cb->destroy_holder(h);
+  }
+  api->reset();
+  rec_clear(&r);
+  unlink(cast);
   CHECK_OK(load(&r, 1, plain));
   const rec_op *p = find(&r, "Plain", false);
   CHECK(p != NULL && p->view_size == offsetof(pyop_proto_view, input_dtypes), "a 1.6 view");

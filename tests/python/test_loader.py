@@ -605,5 +605,51 @@ class ClassLocationTest(unittest.TestCase):
                 _loader.unload_modules(res.modules)
 
 
+class GeLinkTest(unittest.TestCase):
+    """pyop._ge_link: installing libpyop's ge package is idempotent (a
+    second install, the package already its own, is no foreign ge), and
+    uninstall removes it."""
+
+    def setUp(self):
+        self.saved = {n: m for n, m in sys.modules.items() if n == "ge" or n.startswith("ge.")}
+        for n in self.saved:
+            del sys.modules[n]
+        self.meta_path = list(sys.meta_path)
+
+    def tearDown(self):
+        from pyop import _ge_link
+        _ge_link.uninstall()
+        _ge_link._status.update(state="not installed", detail="")
+        for n in [n for n in sys.modules if n == "ge" or n.startswith("ge.")]:
+            del sys.modules[n]
+        sys.modules.update(self.saved)
+        sys.meta_path[:] = self.meta_path
+
+    def test_install_twice_then_uninstall(self):
+        from pyop import _ge_link
+        _ge_link.install()
+        first = sys.modules["ge"]
+        self.assertEqual(_ge_link.status(), ("installed", _ge_link.GE_DIR))
+        _ge_link.install()
+        self.assertIs(sys.modules["ge"], first)
+        self.assertEqual(_ge_link.status(), ("installed", _ge_link.GE_DIR))
+        removed = _ge_link.uninstall()
+        self.assertIn(first, removed)
+        self.assertNotIn("ge", sys.modules)
+        self.assertEqual(_ge_link.status(), ("not installed", ""))
+
+    def test_foreign_ge_is_left_alone(self):
+        from pyop import _ge_link
+        import types
+        other = types.ModuleType("ge")
+        other.__file__ = "/elsewhere/ge/__init__.py"
+        sys.modules["ge"] = other
+        _ge_link.install()
+        self.assertIs(sys.modules["ge"], other)
+        self.assertEqual(_ge_link.status(), ("foreign", "/elsewhere/ge/__init__.py"))
+        self.assertEqual(_ge_link.uninstall(), [])
+        self.assertIs(sys.modules["ge"], other)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -378,6 +378,20 @@ class LaunchTest(unittest.TestCase):
             launch.scalar("float32", True)
         self.assertEqual(launch.scalar("float64", 2).value, 2.0)
 
+    def test_index_range(self):
+        """An input, output or workspace index is a uint32: 2**32 - 1 is the
+        last one taken, 2**32 is refused where it is given (not later by the
+        bridge), and so are a bool and a negative index."""
+        from pyop import launch
+        for make in (launch.input, launch.output, launch.workspace):
+            with self.subTest(make=make.__name__):
+                self.assertEqual(make((1 << 32) - 1).index, (1 << 32) - 1)
+                self.assertEqual(make(0).index, 0)
+                for bad in (1 << 32, -1, True):
+                    with self.assertRaisesRegex(ValueError, r"index must be an int in "
+                                                r"\[0, 2\*\*32\), got %s" % re.escape(repr(bad))):
+                        make(bad)
+
     def test_scalar_bool_and_int_kept_apart(self):
         """One rule: a bool is not a number, a number is not a bool."""
         from pyop import launch

@@ -74,6 +74,33 @@ class TracebackTest(unittest.TestCase):
         self.assertIn("line 4, in <module>", text)
         self.assertIn("line 2, in boom", text)
 
+    def test_ge_layer_frames_are_trimmed_too(self):
+        """libpyop's ge package is machinery in its subpackages as well
+        (ge/runtime, ge/custom_op): a GE-style plugin's error raised in them
+        shows the plugin's line, not theirs."""
+        import ge.runtime
+        ge_dir = os.path.dirname(os.path.abspath(ge.__file__))
+        with TempDir() as d:
+            path = write(d, "ge_shape.py", "from ge.runtime import Shape\n\nShape()\n")
+            text = _errors.format_exception(_load_error(d))
+        self.assert_no_pyop_frames(text)
+        self.assertNotIn(ge_dir, text)
+        self.assertIn('  File "%s", line 3, in <module>' % path, text)
+        self.assertTrue(text.startswith("TypeError: ge.runtime.Shape cannot be constructed"), text)
+
+    def test_last_origin_is_consumed(self):
+        """last_origin() gives the origin of the exception described last,
+        once: a second call (a failure with no exception since) has none."""
+        with TempDir() as d:
+            path = write(d, "helper_fail.py",
+                         "def boom():\n    raise RuntimeError('no')\n\nboom()\n")
+            _errors.format_exception(_load_error(d))
+        origin = _errors.last_origin()
+        self.assertIsNotNone(origin)
+        self.assertEqual(origin[0][0], "RuntimeError")
+        self.assertEqual(origin[1:], (path, 2, "RuntimeError: no"))
+        self.assertIsNone(_errors.last_origin())
+
     def test_pyop_own_error_keeps_its_frames(self):
         try:
             _loader.discover("relative/dir")

@@ -89,6 +89,7 @@ class TypesTest(unittest.TestCase):
             TensorDesc((1.5,), DataType.int8)
         with self.assertRaises(ValueError):
             TensorDesc((1,) * 9, DataType.int8)
+        self.assertEqual(TensorDesc((1,) * 8, DataType.int8).ndim, 8)  # the maximum rank
         with self.assertRaises(ValueError):
             TensorDesc((2,), 99)
 

@@ -23,7 +23,8 @@ static void assert_msg_has(const char *part) {
 /* ------------------------------------------------------ fake callbacks */
 
 /* What execute does, chosen by the attribute "mode" of the op. */
-enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5 };
+enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
+       X_ALIAS_TWICE = 6 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -102,7 +103,9 @@ static int execute(void *hv, const pyop_exec_args *a) {
     for (int64_t i = 0; i < pyop_tensor_numel(x); i++) xv[i] += 1.0f;
     if (h->mode == X_ALLOC_ALIAS) return svc->alloc_output(svc->ctx, 0, &t);
     pyop_tensor o;
-    return svc->alias_output(svc->ctx, 0, 0, &o);
+    int rc = svc->alias_output(svc->ctx, 0, 0, &o);
+    if (rc == PYOP_OK && h->mode == X_ALIAS_TWICE) rc = svc->alias_output(svc->ctx, 0, 0, &o);
+    return rc;
   }
   if (h->mode == X_WRONG) {
     t.dtype = PYOP_DTYPE_FLOAT16;
@@ -287,6 +290,15 @@ static void test_expectations(void **state) {
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
   assert_int_equal(y.dtype, PYOP_DTYPE_FLOAT32);
   assert_non_null(y.data);
+  /* The format is part of what is stated: the same dtype and shape in
+   * another format than the host expects is another output. */
+  y.format = PYOP_FORMAT_NCHW;
+  y.data = NULL;
+  before = n_allocs;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_int_equal(n_allocs, before);
+  y.format = PYOP_FORMAT_ND;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
   /* An old host's smaller exec ctx has no flags: nothing expected. */
   pyop_exec_ctx old = ctx;
   old.struct_size = offsetof(pyop_exec_ctx, flags);
@@ -461,6 +473,13 @@ static void test_inplace_alias(void **state) {
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
   assert_msg_has("output 0 \"x\" is declared as the buffer of input 0 \"x\"");
   pyop_op_destroy(op);
+  /* Binding one output twice is the op's request made twice: refused, the
+   * input bound once. */
+  op = make("Inplace", X_ALIAS_TWICE, 2);
+  xbuf[0] = 1;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 0 \"x\" requested twice");
+  pyop_op_destroy(op);
   /* So does not binding it. */
   op = make("Plain", X_OK, 2); /* its execute never mutates: flags NULL */
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
@@ -500,6 +519,12 @@ static void test_tensor_attr(void **state) {
   assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
   assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
   wt.nbytes = 12;
+  /* No bytes behind a non-empty shape: refused, nothing read from NULL. */
+  wt.data = NULL;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[3]): NULL data");
+  assert_null(op);
+  wt.data = w;
   a.value.u.tensor = NULL;
   assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
   assert_msg_has("tensor value is NULL");
@@ -570,6 +595,16 @@ static void test_descriptor_rules(void **state) {
   assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
   assert_msg_has("aliases input \"x\", which is not mutated");
   assert_int_equal(pyop_op_get("AliasUnmutated", &(const pyop_op_info *){NULL}), PYOP_ENOENT);
+  /* Only a required input can be aliased: an optional one may be absent. */
+  static const int32_t alias_y[1] = {1};
+  d = op_inplace;
+  d.op_type = "AliasOptional";
+  d.n_in = 2;
+  d.in[1] = (pyop_io_view)IOV("y", PYOP_IO_OPTIONAL);
+  d.flags = y_mutated;
+  d.alias = alias_y;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_EDESCRIPTOR);
+  assert_msg_has("only a required output can alias a required input (input \"y\" is optional");
   static const uint32_t unknown[1] = {0x10};
   d = op_plain;
   d.op_type = "BadFlags";

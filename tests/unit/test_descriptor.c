@@ -151,6 +151,16 @@ static void test_string_views(void **state) {
   fx_init(&f);
   f.p.key = S("a\nb");
   REJECT_PROTO(&f, "key", "control character");
+  /* DEL is a control character too, in every string checked for them. */
+  fx_init(&f);
+  f.p.key = S("a\x7f" "b");
+  REJECT_PROTO(&f, "key", "control character");
+  fx_init(&f);
+  f.p.source_file = S("a\x7f.py");
+  REJECT_PROTO(&f, "source_file", "control character");
+  fx_init(&f);
+  f.i.key = S("k\x7f");
+  REJECT_IMPL(&f, "key", "control character");
   fx_init(&f);
   f.p.source_file = (pyop_str){"a.py\0x", 6};
   REJECT_PROTO(&f, "source_file", "embedded NUL");

@@ -318,6 +318,75 @@ static void test_execute_refuses_outputs(void **state) {
   pyop_op_destroy(own);
 }
 
+/* Two symbols: an output of symbol U is held to U's input (y), never to
+ * the input of another symbol (x, of T), whatever their order. */
+static void test_output_follows_its_own_symbol(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Mix", "T");
+  h.in_sets[0] = (pyop_dtype_set){0, "T"}; /* x: any, as T */
+  h.in_sets[1] = (pyop_dtype_set){0, "U"}; /* y: any, as U */
+  h.out_sets[0] = (pyop_dtype_set){0, "U"}; /* z: y's type */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("Mix");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Mix", NULL, 0, &op), PYOP_OK);
+  pyop_tensor z;
+  out_dtype = PYOP_DTYPE_INT32; /* y's type: what U makes z */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_OK);
+  assert_int_equal(z.dtype, PYOP_DTYPE_INT32);
+  out_dtype = PYOP_DTYPE_FLOAT32; /* x's type: not U's */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_ECONTRACT);
+  assert_msg_has("which input 1 \"y\" makes int32");
+  pyop_op_destroy(op);
+}
+
+/* Constraints on the outputs alone (the inputs unconstrained) still hold
+ * the op to them: an output asked for outside its set breaks the contract. */
+static void test_output_only_constraints(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "OutOnly", NULL); /* z: float32 */
+  h.info.input_dtypes = NULL;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("OutOnly", &info), PYOP_OK);
+  assert_null(info->input_dtypes);
+  assert_int_equal(info->output_dtypes[0].mask, BIT(FLOAT32));
+  pyop_op_info_release(info);
+  add_impl("OutOnly");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("OutOnly", NULL, 0, &op), PYOP_OK);
+  pyop_tensor z;
+  out_dtype = PYOP_DTYPE_FLOAT16;
+  assert_int_equal(run_exec(op, PYOP_DTYPE_INT8, PYOP_DTYPE_INT8, &z), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"z\" asked for as float16; its prototype (<host>) allows float32");
+  out_dtype = PYOP_DTYPE_FLOAT32;
+  assert_int_equal(run_exec(op, PYOP_DTYPE_INT8, PYOP_DTYPE_INT8, &z), PYOP_OK);
+  pyop_op_destroy(op);
+}
+
+/* Registering again with the same sets under another symbol (or none) is
+ * another prototype: the symbol ties types together, so it conflicts. */
+static void test_symbol_is_part_of_the_prototype(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Sym", "T");
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_op u;
+  host_op_init(&u, "Sym", "U");
+  assert_int_equal(pyop_register_host_prototype(&u.info), PYOP_ECONFLICT);
+  assert_msg_has("input 0 \"x\": data types float32, float16 as U vs float32, float16 as T");
+  host_op none;
+  host_op_init(&none, "Sym", NULL);
+  none.out_sets[0].mask = BIT(FLOAT32) | BIT(FLOAT16); /* the same masks, no symbol */
+  assert_int_equal(pyop_register_host_prototype(&none.info), PYOP_ECONFLICT);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Sym", &info), PYOP_OK);
+  assert_string_equal(info->input_dtypes[0].symbol, "T"); /* the first one stays */
+  pyop_op_info_release(info);
+}
+
 /* A bridge's prototype view of ABI 1.7 constrains infer_meta too (and a
  * dynamic input's tensors share their symbol); a 1.6 view's struct_size
  * keeps its (garbage) constraint members unread. */
@@ -409,6 +478,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bad_constraints_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_inputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };

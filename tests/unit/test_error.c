@@ -98,6 +98,25 @@ static void test_prefix_at_the_cap(void **state) {
   }
 }
 
+/* The string builder messages are made with (core.c): a piece formatted
+ * into its small buffer or straight into the builder, at the border of the
+ * two (255, 256, 257 characters), is appended whole, and what follows it
+ * too. */
+static void test_builder_piece_sizes(void **state) {
+  (void)state;
+  for (size_t n = 250; n <= 260; n++) {
+    char *s = text_of(n);
+    pyop__sb sb = PYOP__SB_INIT;
+    pyop__sb_printf(&sb, "%s", s);
+    pyop__sb_printf(&sb, "<%d>", 7);
+    const char *got = pyop__sb_str(&sb);
+    if (strlen(got) != n + 3 || strncmp(got, s, n) != 0 || strcmp(got + n, "<7>") != 0)
+      fail_msg("a piece of %zu characters then \"<7>\": got %zu characters", n, strlen(got));
+    pyop__sb_free(&sb);
+    free(s);
+  }
+}
+
 /* ------------------------------------------------- kept aside around a hook */
 
 static void test_save_restore(void **state) {
@@ -168,6 +187,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncation_at_the_cap),
       cmocka_unit_test(test_prefix_at_the_cap),
+      cmocka_unit_test(test_builder_piece_sizes),
       cmocka_unit_test(test_save_restore),
       cmocka_unit_test(test_hook_keeps_the_last_error),
   };

@@ -178,6 +178,10 @@ static void test_scalar_types_exact(void **state) {
   CHECK_STORE("pyop_example_store_i8", int8_t, A_I(PYOP_SCALAR_INT8, 127), INT8_MAX);
   CHECK_STORE("pyop_example_store_i8", int8_t, A_I(PYOP_SCALAR_INT8, -1), -1);
   CHECK_STORE("pyop_example_store_i16", int16_t, A_I(PYOP_SCALAR_INT16, -32768), INT16_MIN);
+  /* Each signed type at both of its ends (a bound copied from another
+   * type shows at one of them). */
+  CHECK_STORE("pyop_example_store_i16", int16_t, A_I(PYOP_SCALAR_INT16, 32767), INT16_MAX);
+  CHECK_STORE("pyop_example_store_i32", int32_t, A_I(PYOP_SCALAR_INT32, INT32_MAX), INT32_MAX);
   CHECK_STORE("pyop_example_store_i32", int32_t, A_I(PYOP_SCALAR_INT32, INT32_MIN), INT32_MIN);
   CHECK_STORE("pyop_example_store_i64", int64_t, A_I(PYOP_SCALAR_INT64, INT64_MIN), INT64_MIN);
   CHECK_STORE("pyop_example_store_i64", int64_t, A_I(PYOP_SCALAR_INT64, INT64_MAX), INT64_MAX);
@@ -476,6 +480,10 @@ static void test_error_scalar_range(void **state) {
                "argument 0: int8 value 128 out of range [-128, 127]");
   a[0] = A_I(PYOP_SCALAR_INT32, (int64_t)INT32_MIN - 1);
   assert_error(try_launch(&v), PYOP_ELAUNCH, "int32 value -2147483649 out of range");
+  a[0] = A_I(PYOP_SCALAR_INT16, 32768);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "int16 value 32768 out of range [-32768, 32767]");
+  a[0] = A_I(PYOP_SCALAR_INT16, -32769);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "int16 value -32769 out of range [-32768, 32767]");
   a[0] = A_U(PYOP_SCALAR_UINT16, 65536);
   assert_error(try_launch(&v), PYOP_ELAUNCH,
                "uint16 value 65536 out of range (at most 65535)");

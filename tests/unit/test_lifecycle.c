@@ -514,6 +514,8 @@ static void test_lanes(void **state) {
   o.lanes = UINT32_MAX;
   expect_error(pyop_set_options(&o), PYOP_EINVAL,
                "pyop_set_options: lanes 4294967295 is out of range (0..64)");
+  o.lanes = PYOP_MAX_LANES; /* the largest is taken */
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
   o.lanes = 3;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   assert_int_equal(pyop_load(), PYOP_OK);

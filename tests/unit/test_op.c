@@ -31,6 +31,7 @@ enum mode {
   M_DECLARE_CATCH, /* declare_launch_args ignores a refused launch */
   M_DECLARE_OWN, /* it fails on its own after a refused launch */
   M_EXEC_BAD_STATUS,
+  M_INFER_NAMED_OTHER_STATUS, /* set_error with one status, returns another */
 };
 static enum mode mode;
 static int holders_alive;
@@ -97,6 +98,11 @@ static int infer(void *hv, const pyop_infer_args *a) {
     const char *m = "op 'Axpy' (axpy.py:3): TypeError: no shape";
     pyop__loader_services.set_error(PYOP_EPYTHON, (pyop_str){m, strlen(m)});
     return PYOP_EPYTHON;
+  }
+  if (mode == M_INFER_NAMED_OTHER_STATUS) { /* the message said, then interrupted */
+    const char *m = "infer_meta of op 'Axpy' (defined at axpy.py:3) failed: TypeError: no shape";
+    pyop__loader_services.set_error(PYOP_EPYTHON, (pyop_str){m, strlen(m)});
+    return PYOP_EINTR;
   }
   if (mode == M_INFER_FAILS_LOOKS_NAMED)
     return pyop__error(PYOP_EPYTHON, "infer_meta of op 'Axpy' is what this text begins with");
@@ -429,6 +435,13 @@ static void test_infer_meta(void **state) {
   assert_string_equal(pyop_last_error(), "infer_meta of op 'Axpy' (defined at axpy.py:3) "
                                          "failed: TypeError: no shape");
   assert_int_equal(pyop_last_status(), PYOP_EPYTHON);
+  /* The message kept whole is the bridge's, the status the call's: what it
+   * returned, also when the bridge recorded the message under another. */
+  mode = M_INFER_NAMED_OTHER_STATUS;
+  assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINTR);
+  assert_int_equal(pyop_last_status(), PYOP_EINTR);
+  assert_string_equal(pyop_last_error(), "infer_meta of op 'Axpy' (defined at axpy.py:3) "
+                                         "failed: TypeError: no shape");
   /* Whether the call is put in front is decided by who recorded the
    * message, never by its words: the bridge's (set_error) is whole... */
   mode = M_INFER_FAILS_BRIDGE;

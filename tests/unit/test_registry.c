@@ -6,6 +6,7 @@
 #include "registry.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -726,6 +727,142 @@ static void test_host_prototype(void **state) {
   hi.struct_size = 8;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
   assert_int_equal(pyop__registry_count(), 3); /* HostOp, Host2, Host3 */
+}
+
+/*
+ * A host prototype registered again is compared by content (its key and
+ * source are always "host:T" and "<host>"): the same one is idempotent,
+ * NaN defaults included (compared by their bits), and one that differs in
+ * any part conflicts: an item of a list[bool], list[str] or list[list[int]]
+ * default, an attribute required instead of optional, an input mutated.
+ */
+static const bool hb_bools[2] = {true, false}, hb_bools2[2] = {true, true};
+static const int64_t hb_row[2] = {1, 2}, hb_row2[2] = {1, 3};
+static const pyop_int_list hb_rows[1] = {{hb_row, 2}}, hb_rows2[1] = {{hb_row2, 2}};
+static const pyop_str hb_strs[2] = {{"a", 1}, {"b", 1}}, hb_strs2[2] = {{"a", 1}, {"c", 1}};
+static const uint32_t hb_mutated[1] = {PYOP_INPUT_MUTATED};
+
+typedef struct host_body {
+  pyop_io_info ins[1], outs[1];
+  pyop_attr_info ats[5];
+  pyop_op_info info;
+} host_body;
+
+static void host_body_init(host_body *h) {
+  memset(h, 0, sizeof *h);
+  h->ins[0] = (pyop_io_info){"x", PYOP_IO_REQUIRED};
+  h->outs[0] = (pyop_io_info){"y", PYOP_IO_REQUIRED};
+  h->ats[0] = (pyop_attr_info){"flags", PYOP_ATTR_LIST_BOOL, false,
+                               {.type = PYOP_ATTR_LIST_BOOL, .u.bools = {hb_bools, 2}}};
+  h->ats[1] = (pyop_attr_info){"rows", PYOP_ATTR_LIST_LIST_INT, false,
+                               {.type = PYOP_ATTR_LIST_LIST_INT, .u.int_lists = {hb_rows, 1}}};
+  h->ats[2] = (pyop_attr_info){"eps", PYOP_ATTR_FLOAT, false,
+                               {.type = PYOP_ATTR_FLOAT, .u.f = NAN}};
+  h->ats[3] = (pyop_attr_info){"names", PYOP_ATTR_LIST_STR, false,
+                               {.type = PYOP_ATTR_LIST_STR, .u.strs = {hb_strs, 2}}};
+  h->ats[4] = (pyop_attr_info){"k", PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = 1}};
+  h->info = (pyop_op_info){sizeof(pyop_op_info), "HostBody", NULL, NULL, NULL, NULL, h->ins, 1,
+                           h->outs, 1, h->ats, 5, 0};
+}
+
+static void test_host_prototype_content_compared(void **state) {
+  (void)state;
+  host_body h;
+  host_body_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_body_init(&h); /* a fresh copy, equal: NaN included */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_body_init(&h);
+  h.ats[0].default_value.u.bools.items = hb_bools2;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 0 \"flags\": different default values");
+  host_body_init(&h);
+  h.ats[1].default_value.u.int_lists.items = hb_rows2;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"rows\": different default values");
+  host_body_init(&h);
+  h.ats[3].default_value.u.strs.items = hb_strs2;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 3 \"names\": different default values");
+  host_body_init(&h);
+  h.ats[4].required = true;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 4 \"k\": required vs optional");
+  host_body_init(&h);
+  h.info.input_flags = hb_mutated;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("input 0 \"x\": mutated vs read-only");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostBody", &info), PYOP_OK);
+  assert_null(info->input_flags); /* the first registration stays */
+  assert_false(info->attrs[4].required);
+  pyop_op_info_release(info);
+}
+
+/* The host registers its own prototypes: no on_register for them, also
+ * when the debug log (which keeps published entries for its lines) is on. */
+static void test_host_prototype_no_hook_debug_log(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  install_hooks(NULL);
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostDbg", NULL, NULL, NULL, NULL, ins, 1,
+                     outs, 1, NULL, 0, 0};
+  int rc = pyop_register_host_prototype(&hi);
+  int registered = hk.registered;
+  /* A load's op still gets its hook under the same log level. */
+  desc d;
+  desc_init(&d, "LoadDbg", "a.py");
+  int rc2 = commit_one(&d, true);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(registered, 0);
+  assert_int_equal(rc2, PYOP_OK);
+  assert_int_equal(hk.registered, 1);
+  assert_string_equal(hk.last_registered, "LoadDbg");
+}
+
+/* "Not registered" with only an implementation waiting for a prototype:
+ * something was loaded, so no explanation of an empty
+ * ASCEND_CUSTOM_OPP_PATH; with nothing at all, there is one. */
+static void test_not_registered_with_only_pending(void **state) {
+  (void)state;
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Elsewhere", &info), PYOP_ENOENT);
+  assert_msg_has("(none is: ");
+  desc d;
+  desc_init(&d, "Waiting", "w.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop__registry_count(), 0);
+  assert_int_equal(pyop_op_get("Elsewhere", &info), PYOP_ENOENT);
+  assert_string_equal(pyop_last_error(), "no operator \"Elsewhere\" is registered");
+}
+
+/* The bridge's find_proto (ABI 1.2) takes any op type a prototype may
+ * have: up to the longest name; longer is no op. */
+static void test_find_proto_longest_name(void **state) {
+  (void)state;
+  char name[PYOP__MAX_NAME_LEN + 2];
+  memset(name, 'L', sizeof name - 1);
+  name[PYOP__MAX_NAME_LEN] = '\0';
+  desc d;
+  desc_init(&d, "x", "long.py");
+  d.p.op_type = (pyop_str){name, PYOP__MAX_NAME_LEN};
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *found = NULL;
+  assert_int_equal(pyop__registry_find_proto((pyop_str){name, PYOP__MAX_NAME_LEN}, &found),
+                   PYOP_OK);
+  assert_int_equal(strlen(found->op_type), PYOP__MAX_NAME_LEN);
+  pyop__registry_release_proto(found);
+  name[PYOP__MAX_NAME_LEN] = 'L';
+  assert_int_equal(pyop__registry_find_proto((pyop_str){name, PYOP__MAX_NAME_LEN + 1}, &found),
+                   PYOP_ENOENT);
+  assert_null(found);
 }
 
 static void test_impl_binding(void **state) {
@@ -1508,6 +1645,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_content_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),

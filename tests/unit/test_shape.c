@@ -75,6 +75,13 @@ static void test_numel_follows(void **state) {
   assert_int_equal(pyop_tensor_numel(&t), 0);
   memcpy(t.shape, c, sizeof c);
   assert_int_equal(pyop_tensor_numel(&t), -1);
+  /* The largest rank counts like any other; one more is no tensor. */
+  pyop_tensor r = PYOP_TENSOR_INIT;
+  r.ndim = PYOP_MAX_DIMS;
+  for (int i = 0; i < PYOP_MAX_DIMS; i++) r.shape[i] = 2;
+  assert_int_equal(pyop_tensor_numel(&r), 1 << PYOP_MAX_DIMS);
+  r.ndim = PYOP_MAX_DIMS + 1;
+  assert_int_equal(pyop_tensor_numel(&r), -1);
   /* pyop_tensor_of: an empty tensor is 0 bytes in both orders. */
   pyop_tensor e1 = pyop_tensor_of(NULL, PYOP_DTYPE_FLOAT32, 3, a);
   pyop_tensor e2 = pyop_tensor_of(NULL, PYOP_DTYPE_FLOAT32, 3, b);
