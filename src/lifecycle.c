@@ -179,43 +179,13 @@ static int retire_lost_interpreter(void) {
   return PYOP_OK;
 }
 
-/*
- * The register stage of pyop_load: one transaction for the plugins at
- * paths, filled by the open bridge through the registrar
- * (pyop__registrar_call), then committed; aborted when that failed, and
- * the bridge reset when it may have kept the plugins of a load that is not
- * registered (the registrar refused a call, or the commit refused). The
- * caller holds the busy flag (asserted).
- */
-static int register_busy(const pyop_str *paths, size_t n_paths) {
-  assert(life_owner);
-  assert(bridge.api != NULL);
-  pyop__txn *txn = NULL;
-  int rc = pyop__txn_begin(&txn);
-  if (rc != PYOP_OK) return rc;
-  pyop__txn_set_serial_reason(txn, pyop__bridge_serial_reason(&bridge, options.lanes));
-  bool reset = false;
-  rc = pyop__registrar_call(txn, &bridge, paths, n_paths, &reset);
-  if (rc != PYOP_OK) {
-    pyop__txn_abort(txn);
-    if (reset) bridge.api->reset();
-  } else {
-    rc = pyop__txn_commit(txn);
-    /* Nothing of this load is registered: drop the plugins' state. */
-    if (rc != PYOP_OK) bridge.api->reset();
-  }
-  return rc;
-}
-
 /* The body of pyop_load (a life_body; arg unused); the caller holds the
  * busy flag (asserted). */
 static int load_busy(void *arg) {
   (void)arg;
   assert(life_owner);
-  const char *strict = pyop__getenv("PYOP_STRICT_OUTPUTS");
   /* Flows down: the registry keeps it for the instances created next. */
-  pyop__registry_set_strict(options.strict_outputs ||
-                            (strict && strict[0] && strcmp(strict, "0") != 0));
+  pyop__registry_set_strict(options.strict_outputs);
   /* The interpreter the ops (or the open bridge) belong to was finalized
    * behind libpyop's back (the host's Py_FinalizeEx), perhaps followed by
    * a new one: asked of the bridge (ABI 1.5), as an older one cannot tell. */
@@ -249,7 +219,7 @@ static int load_busy(void *arg) {
   size_t n_paths = 0;
   rc = pyop__scan_python_paths(&r, &paths, &n_paths);
   if (rc == PYOP_OK) rc = open_bridge();
-  if (rc == PYOP_OK) rc = register_busy(paths, n_paths);
+  if (rc == PYOP_OK) rc = pyop__registrar_load(&bridge, options.lanes, paths, n_paths);
   pyop__free(paths);
   pyop__scan_result_free(&r);
   if (rc == PYOP_OK) {

@@ -91,8 +91,15 @@ static int registrar_close(const pyop__call *call, const char *bridge) {
                      bridge, foreign, foreign == 1 ? "" : "s");
 }
 
-int pyop__registrar_call(pyop__txn *t, const pyop__bridge *b, const pyop_str *paths,
-                         size_t n_paths, bool *reset) {
+/*
+ * Runs b's register_custom_ops(registrar, paths) for the transaction t.
+ * Returns PYOP_OK when the bridge succeeded and nothing was refused;
+ * otherwise the status, recorded (see pyop__registrar_load), with *reset
+ * set when calls from other threads were refused (the bridge may hold the
+ * plugins of a load that will not be registered).
+ */
+static int registrar_call(pyop__txn *t, const pyop__bridge *b, const pyop_str *paths,
+                          size_t n_paths, bool *reset) {
   *reset = false;
   pyop_registrar reg;
   pyop__call call;
@@ -122,5 +129,25 @@ int pyop__registrar_call(pyop__txn *t, const pyop__bridge *b, const pyop_str *pa
   else if (!f.said)
     pyop__error(rc, "pyop_load: the bridge failed to register ops (%s) and "
                     "gave no detail", pyop_status_name(rc));
+  return rc;
+}
+
+int pyop__registrar_load(const pyop__bridge *b, uint32_t lanes, const pyop_str *paths,
+                         size_t n_paths) {
+  assert(b->api != NULL);
+  pyop__txn *txn = NULL;
+  int rc = pyop__txn_begin(&txn);
+  if (rc != PYOP_OK) return rc;
+  pyop__txn_set_serial_reason(txn, pyop__bridge_serial_reason(b, lanes));
+  bool reset = false;
+  rc = registrar_call(txn, b, paths, n_paths, &reset);
+  if (rc != PYOP_OK) {
+    pyop__txn_abort(txn);
+    if (reset) b->api->reset();
+    return rc;
+  }
+  rc = pyop__txn_commit(txn);
+  /* Nothing of this load is registered: drop the plugins' state. */
+  if (rc != PYOP_OK) b->api->reset();
   return rc;
 }

@@ -834,7 +834,9 @@ int pyop__registry_clear(void) {
   return PYOP_OK;
 }
 
-void pyop__registry_set_strict(bool strict) {
+void pyop__registry_set_strict(bool option) {
+  const char *v = pyop__getenv("PYOP_STRICT_OUTPUTS");
+  bool strict = option || (v && v[0] && strcmp(v, "0") != 0);
   atomic_store_explicit(&reg.strict, strict, memory_order_relaxed);
 }
 

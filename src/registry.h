@@ -67,11 +67,13 @@ int pyop__registry_unload(void);
 void pyop__registry_near_pending(const char *op_type, char *buf, size_t len);
 
 /*
- * Strict output checks (pyop_options.strict_outputs or PYOP_STRICT_OUTPUTS)
- * as of the last pyop_load, which sets them (lifecycle.c); read by
- * pyop_op_create for each new instance, whichever load registered its op.
+ * Strict output checks as of the last pyop_load, which sets them
+ * (lifecycle.c) from its option: on when option is true or the environment
+ * variable PYOP_STRICT_OUTPUTS is set (read now) and neither empty nor
+ * "0". Read by pyop_op_create for each new instance, whichever load
+ * registered its op.
  */
-void pyop__registry_set_strict(bool strict);
+void pyop__registry_set_strict(bool option);
 bool pyop__strict_outputs(void);
 
 /* Number of op types registered (host prototypes included). */
