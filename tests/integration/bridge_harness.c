@@ -81,8 +81,14 @@ static void svc_set_error(int status, pyop_str msg) {
  * its package): expected only after the escape case. */
 static int g_pin_warnings;
 
+/* The last line logged and its level. */
+static char g_log[512];
+static int g_log_level = -1;
+
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
+  snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL)
     g_pin_warnings++;
 }
@@ -973,6 +979,470 @@ static void case_results(void) {
   }
   /* The interpreter is fine, and so is the op. */
   infer_with(en, attr_int("dtype", 0), out, 1, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* What a host's add_output received (dynamic outputs of infer_meta). */
+typedef struct dyn_sink {
+  size_t index[16];
+  int64_t dim0[16];
+  int n;
+  int refuse_at; /* refuse the n-th tensor (0-based), -1 never */
+} dyn_sink;
+
+static int dyn_add(void *ctx, size_t index, const pyop_tensor *desc) {
+  dyn_sink *s = ctx;
+  if (s->n == s->refuse_at || s->n >= 16)
+    return PYOP_EINVAL;
+  s->index[s->n] = index;
+  s->dim0[s->n++] = desc->shape[0];
+  return PYOP_OK;
+}
+
+/* One infer_meta of op (attribute a) on a float32[2] input with an
+ * add_output sink: its status. */
+static int infer_sink(const rec_op *op, pyop_attr_view *a, size_t n_attrs, pyop_tensor *outs,
+                      size_t n_out, dyn_sink *sink) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  void *h = holder_of(op, a, n_attrs);
+  pyop_infer_args args = {sizeof args, lists, 1, outs, n_out, sink, dyn_add};
+  clear_error();
+  int rc = op->cb->infer_meta(h, &args);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/* One infer_meta of op on in (attribute a): its status. */
+static int infer_on(const rec_op *op, pyop_attr_view a, pyop_tensor *in, pyop_tensor *out) {
+  void *h = holder_of(op, &a, 1);
+  memset(out, 0, sizeof *out);
+  int rc = infer1(op, h, in, 1, ONE, out, 1);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/*
+ * infer_meta results at the bridge's edges (plugins/edges): a shape given
+ * as a list is read; a number is refused; dimensions are taken through
+ * __index__ and at both ends of int64_t, one past either end refused with
+ * the output and dimension named; a result without .format, a float dtype,
+ * a single result for two outputs, a bad second item are refused naming
+ * what; the package's DataType and Format members are their values.
+ * Dynamic outputs: each tensor reaches add_output with its output's index
+ * (a tuple is a list too), a refused one fails the call naming it, a host
+ * without add_output and a single TensorDesc are refused. The input
+ * descriptions the host passes are checked: PYOP_MAX_DIMS dimensions and
+ * the last dtype and format pass, one more is refused.
+ */
+static void case_edges(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges"));
+  const rec_op *sh = find(&r, "EdgeShape", false), *pair = find(&r, "EdgePair", false),
+               *dyn = find(&r, "EdgeDyn", false), *ht = find(&r, "EdgeHeadTail", false);
+  CHECK(sh && pair && dyn && ht, "edges ops registered");
+  pyop_tensor out[2];
+  infer_with(sh, attr_str("form", "list"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 2 && out[0].shape[0] == 2 && out[0].shape[1] == 3, "list shape: ndim %d",
+        out[0].ndim);
+  infer_with(sh, attr_str("form", "index_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 2 && out[0].shape[0] == 4 && out[0].shape[1] == 5, "__index__ dims");
+  infer_with(sh, attr_str("form", "min_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == INT64_MIN, "INT64_MIN dim");
+  infer_with(sh, attr_str("form", "max_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == INT64_MAX, "INT64_MAX dim");
+  infer_with(sh, attr_str("form", "members"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].dtype == PYOP_DTYPE_INT64 && out[0].format == PYOP_FORMAT_NCHW,
+        "members: dtype %d format %d", out[0].dtype, out[0].format);
+  {
+    const char *n[] = {"infer_meta of op 'EdgeShape'", "TypeError", "shape must be a sequence",
+                       NULL};
+    infer_with(sh, attr_str("form", "number"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0 dimension 1 must be an int, got str",
+                       NULL};
+    infer_with(sh, attr_str("form", "str_dim"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 dimension 0", "out of range", NULL};
+    infer_with(sh, attr_str("form", "below_min"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 dimension 1", "out of range", NULL};
+    infer_with(sh, attr_str("form", "above_max"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0: expected a TensorDesc, got NoFormat",
+                       NULL};
+    infer_with(sh, attr_str("form", "no_format"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0 dtype must be an int, got float", NULL};
+    infer_with(sh, attr_str("form", "float_dtype"), out, 1, PYOP_EPYTHON, n);
+  }
+  infer_with(pair, attr_str("form", "ok"), out, 2, PYOP_OK, NULL);
+  {
+    const char *n[] = {"infer_meta of op 'EdgePair'", "TypeError",
+                       "infer_meta must return a tuple of 2 outputs, got TensorDesc", NULL};
+    infer_with(pair, attr_str("form", "single"), out, 2, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 1: expected a TensorDesc, got int", NULL};
+    infer_with(pair, attr_str("form", "bad_second"), out, 2, PYOP_EPYTHON, n);
+  }
+  /* Dynamic outputs. */
+  {
+    const char *n[] = {"infer_meta of op 'EdgeDyn'", "RuntimeError", "infer_meta output 0 is a "
+                       "list, but the host's libpyop does not take dynamic outputs", NULL};
+    infer_with(dyn, attr_int("n", 2), out, 1, PYOP_EPYTHON, n);
+  }
+  static const char *const dyn_forms[] = {"list", "tuple"};
+  for (int f = 0; f < 2; f++) {
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a[2] = {attr_int("n", 3), attr_str("form", dyn_forms[f])};
+    CHECK_OK(infer_sink(dyn, a, 2, out, 1, &sk));
+    CHECK(sk.n == 3 && sk.index[0] == 0 && sk.index[2] == 0 && sk.dim0[0] == 1 &&
+              sk.dim0[1] == 2 && sk.dim0[2] == 3,
+          "%s: %d tensors added", dyn_forms[f], sk.n);
+  }
+  {
+    dyn_sink sk = {.refuse_at = 1};
+    pyop_attr_view a[2] = {attr_int("n", 3), attr_str("form", "list")};
+    int rc = infer_sink(dyn, a, 2, out, 1, &sk);
+    const char *n[] = {"RuntimeError", "infer_meta output 0: the host refused tensor 1", NULL};
+    expect_call_error(rc, PYOP_EPYTHON, n);
+    CHECK(sk.n == 1, "no tensor added after the refused one: %d", sk.n);
+  }
+  {
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a[2] = {attr_int("n", 1), attr_str("form", "single")};
+    int rc = infer_sink(dyn, a, 2, out, 1, &sk);
+    const char *n[] = {"TypeError", "infer_meta output 0: a dynamic output must be a list of "
+                       "TensorDesc, got TensorDesc", NULL};
+    expect_call_error(rc, PYOP_EPYTHON, n);
+    CHECK(sk.n == 0, "nothing added");
+  }
+  {
+    /* A required output then a dynamic one: the tail's tensors name index 1. */
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a = attr_int("n", 2);
+    memset(out, 0, sizeof out);
+    CHECK_OK(infer_sink(ht, &a, 1, out, 2, &sk));
+    CHECK(out[0].ndim == 1 && out[0].shape[0] == 1, "head");
+    CHECK(sk.n == 2 && sk.index[0] == 1 && sk.index[1] == 1 && sk.dim0[0] == 7 &&
+              sk.dim0[1] == 8,
+          "tail: %d tensors, index %zu", sk.n, sk.index[0]);
+  }
+  /* Input descriptions from the host: at the limits and one past. */
+  {
+    float x[2] = {1, 2};
+    int64_t s9[PYOP_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    pyop_attr_view a = attr_str("form", "members");
+    pyop_tensor in = tensor_f32(x, PYOP_MAX_DIMS, s9);
+    CHECK_OK(infer_on(sh, a, &in, out));
+    in.dtype = PYOP_DTYPE_COUNT - 1;
+    in.format = PYOP_FORMAT_COUNT - 1;
+    CHECK_OK(infer_on(sh, a, &in, out));
+    in.ndim = PYOP_MAX_DIMS + 1;
+    char want[64];
+    snprintf(want, sizeof want, "tensor description with %d dimensions", PYOP_MAX_DIMS + 1);
+    const char *n[] = {"infer_meta of op 'EdgeShape'", "ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, n);
+    in.ndim = -1;
+    const char *neg[] = {"ValueError", "tensor description with -1 dimensions", NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, neg);
+    in.ndim = 1;
+    in.dtype = PYOP_DTYPE_COUNT;
+    snprintf(want, sizeof want, "unknown dtype %d or format %d", PYOP_DTYPE_COUNT,
+             PYOP_FORMAT_COUNT - 1);
+    const char *dt[] = {"ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, dt);
+    in.dtype = 0;
+    in.format = PYOP_FORMAT_COUNT;
+    snprintf(want, sizeof want, "unknown dtype 0 or format %d", PYOP_FORMAT_COUNT);
+    const char *fm[] = {"ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, fm);
+    in.format = 0;
+    CHECK_OK(infer_on(sh, a, &in, out));
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* What EdgeProbe's execute saw of in (its report, NUL-terminated). */
+static const char *probe(const rec_op *impl, pyop_tensor in) {
+  static char report[257];
+  void *h = holder_of(impl, NULL, 0);
+  outputs o = {0};
+  int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+  CHECK(rc == PYOP_OK && o.mem[0] != NULL && o.t[0].nbytes == 256, "EdgeProbe: %d", rc);
+  memcpy(report, o.mem[0], 256);
+  report[256] = '\0';
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  return report;
+}
+
+#define CHECK_PROBE(report, needle) \
+  CHECK(strstr((report), (needle)) != NULL, "report lacks '%s': %s", (needle), (report))
+
+/* One host call made with invalid arguments: PYOP_EINVAL (or status),
+ * the message holding needle, nothing of the op ran. */
+static void expect_refused(int rc, int status, const char *needle) {
+  CHECK(rc == status && g_err_status == status, "%s: status %d (set_error %d), expected %d",
+        needle, rc, g_err_status, status);
+  CHECK(err_has(needle), "message lacks '%s'", needle);
+}
+
+/*
+ * Tensors as an op sees them (plugins/edges, EdgeProbe): ndim, writable,
+ * dtype, format, numel, repr of an input and an output, and its buffer,
+ * also for tensors only a host bypassing libpyop passes: a dtype or format
+ * one past its enum (the last is fine), negative or overflowing
+ * dimensions, no data, an ndim past PYOP_MAX_DIMS or negative (clamped);
+ * every attribute of a kept Tensor raises after its call. A dynamic input
+ * of 20 tensors (more than a frame keeps inline): each is read, each is
+ * released. The callbacks' argument checks: each invalid argument is
+ * PYOP_EINVAL naming the callback, a callback the op lacks is
+ * PYOP_EUNSUPPORTED, an input slot without items fails the call. pyop's
+ * log() at its levels' ends.
+ */
+static void case_probe(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "edges", "launch"));
+  const rec_op *pi = find(&r, "EdgeProbe", true), *pp = find(&r, "EdgeProbe", false),
+               *many = find(&r, "EdgeMany", true), *kept = find(&r, "EdgeKept", true),
+               *lchy = find(&r, "Launchy", true);
+  CHECK(pi && pp && many && kept && lchy, "ops registered");
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t s23[2] = {2, 3}, s2[1] = {2};
+  const char *rep = probe(pi, tensor_f32(x, 2, s23));
+  CHECK_PROBE(rep, "ndim=2 writable=False out_writable=True dtype=float32 "
+                   "format=ND numel=6 nbytes=24 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2, 3) dtype=float32> "
+                   "out=<pyop.Tensor shape=(256,) dtype=uint8 writable> buffer=24:f");
+  rep = probe(pi, tensor_f32(x, 1, s2));
+  CHECK_PROBE(rep, "ndim=1 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2,) dtype=float32> ");
+  /* dtype: the last one, one past it, far past it. */
+  pyop_tensor t = tensor_f32(x, 1, s2);
+  t.dtype = PYOP_DTYPE_COUNT - 1;
+  t.nbytes = 2;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "dtype=bool format");
+  CHECK_PROBE(rep, "dtype=bool> ");
+  CHECK_PROBE(rep, "buffer=2:?");
+  char want[128];
+  for (int32_t d = PYOP_DTYPE_COUNT; d <= 99; d += 99 - PYOP_DTYPE_COUNT) {
+    t.dtype = d;
+    rep = probe(pi, t);
+    snprintf(want, sizeof want, "dtype=%d format=ND ", d);
+    CHECK_PROBE(rep, want);
+    CHECK_PROBE(rep, "dtype=?> ");
+    snprintf(want, sizeof want, "buffer=BufferError: tensor has an unknown dtype %d", d);
+    CHECK_PROBE(rep, want);
+  }
+  t = tensor_f32(x, 1, s2);
+  t.format = PYOP_FORMAT_COUNT - 1;
+  CHECK_PROBE(probe(pi, t), "format=FRACTAL_NZ ");
+  t.format = PYOP_FORMAT_COUNT;
+  snprintf(want, sizeof want, "format=%d numel=2", PYOP_FORMAT_COUNT);
+  CHECK_PROBE(probe(pi, t), want);
+  /* Shapes no libpyop passes. */
+  int64_t neg[2] = {2, -1}, big[2] = {INT64_C(1) << 62, 8}, zero[1] = {0};
+  t = tensor_f32(x, 2, neg);
+  t.nbytes = 8;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "numel=-1 ");
+  CHECK_PROBE(rep, "buffer=BufferError: tensor shape has negative dimensions");
+  t = tensor_f32(x, 2, big);
+  t.nbytes = 8;
+  CHECK_PROBE(probe(pi, t), "buffer=BufferError: tensor size overflows");
+  t = tensor_f32(NULL, 1, s2);
+  CHECK_PROBE(probe(pi, t), "buffer=BufferError: tensor has no data (it is a description)");
+  t = tensor_f32(NULL, 1, zero);
+  CHECK_PROBE(probe(pi, t), "numel=0 nbytes=0 ");
+  CHECK_PROBE(probe(pi, t), "buffer=0:f");
+  t = tensor_f32(x, 1, s2);
+  t.ndim = PYOP_MAX_DIMS + 1;
+  for (int i = 0; i < PYOP_MAX_DIMS; i++) t.shape[i] = 1;
+  snprintf(want, sizeof want, "ndim=%d ", PYOP_MAX_DIMS);
+  CHECK_PROBE(probe(pi, t), want);
+  t.ndim = -1;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "ndim=0 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=() dtype=float32> ");
+  /* 20 tensors in one dynamic input slot. */
+  {
+    enum { N = 20 };
+    float vals[N];
+    pyop_tensor ins[N];
+    int64_t s1[1] = {1};
+    for (int i = 0; i < N; i++) {
+      vals[i] = (float)(i + 1);
+      ins[i] = tensor_f32(&vals[i], 1, s1);
+    }
+    void *h = holder_of(many, NULL, 0);
+    for (int round = 0; round < 3; round++) {
+      size_t count[1] = {N};
+      outputs o = {0};
+      CHECK_OK(exec1(many, h, ins, 1, count, 1, &o));
+      CHECK(o.mem[0] != NULL && *(float *)o.mem[0] == N * (N + 1) / 2.0f, "sum %g",
+            o.mem[0] ? *(float *)o.mem[0] : -1.0f);
+      outputs_free(&o);
+    }
+    many->cb->destroy_holder(h);
+  }
+  /* What EdgeProbe and EdgeMany kept: every attribute raises now. */
+  {
+    void *h = holder_of(kept, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(kept, h, &t, 1, ONE, 1, &o));
+    outputs_free(&o);
+    kept->cb->destroy_holder(h);
+  }
+  /* The callbacks' own checks of the host's arguments. */
+  {
+    t = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&t, 1}}, nolist[1] = {{NULL, 2}}, noitem[1] = {{NULL, 1}};
+    pyop_tensor out;
+    outputs o = {0};
+    pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+    void *ph = holder_of(pp, NULL, 0), *ih = holder_of(pi, NULL, 0);
+    pyop_infer_args ia = {sizeof ia, lists, 1, &out, 1, NULL, NULL};
+    clear_error();
+    expect_refused(pp->cb->infer_meta(NULL, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, NULL), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.struct_size = sizeof ia - 1;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.struct_size = sizeof ia;
+    ia.inputs = NULL;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.inputs = lists;
+    ia.outputs = NULL;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.outputs = &out;
+    /* Nothing to infer without inputs and outputs, but not refused as
+     * invalid: the op's own count check says what is wrong. */
+    pyop_infer_args none = {sizeof none, NULL, 0, NULL, 0, NULL, NULL};
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &none), PYOP_EINVAL,
+                   "bridge infer_meta of op 'EdgeProbe': 0 outputs asked, the prototype has 1");
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ih, &ia), PYOP_EINVAL,
+                   "bridge infer_meta of op 'EdgeProbe': 1 output asked, the prototype has");
+    CHECK_OK(pp->cb->infer_meta(ph, &ia));
+    pyop_exec_args ea = {sizeof ea, lists, 1, 1, &svc, NULL, NULL};
+    clear_error();
+    expect_refused(pi->cb->execute(NULL, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    clear_error();
+    expect_refused(pi->cb->execute(ih, NULL), PYOP_EINVAL, "bridge execute: invalid");
+    ea.struct_size = sizeof ea - 1;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    ea.struct_size = sizeof ea;
+    ea.inputs = NULL;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    /* A slot claiming tensors without items: the call fails naming it. */
+    ea.inputs = nolist;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EPYTHON,
+                   "ValueError: input slot 0 has 2 tensors and no items");
+    ea.inputs = noitem;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EPYTHON,
+                   "ValueError: input slot 0 has 1 tensor and no items");
+    CHECK(o.mem[0] == NULL, "no refused call ran the op");
+    /* A callback the op does not have (the host called another op's
+     * function on this holder). */
+    clear_error();
+    expect_refused(lchy->cb->compile(ih, &(pyop_compile_args){sizeof(pyop_compile_args), lists, 1,
+                                                               &out, 1, NULL, NULL}),
+                   PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no compile");
+    clear_error();
+    expect_refused(pi->cb->execute(ph, &ea), PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no execute");
+    pyop_attr_view alpha = attr_float("alpha", 0.5);
+    void *lh = holder_of(lchy, &alpha, 1);
+    pyop_tensor_list two[2] = {{&t, 1}, {&t, 1}};
+    pyop_compile_args ca = {sizeof ca, two, 2, &out, 1, NULL, NULL};
+    clear_error();
+    expect_refused(lchy->cb->compile(NULL, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, NULL), PYOP_EINVAL, "bridge compile: invalid");
+    ca.struct_size = sizeof ca - 1;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    ca.struct_size = sizeof ca;
+    ca.inputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    ca.inputs = two;
+    ca.outputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EPYTHON,
+                   "ValueError: output descriptions missing");
+    pyop_declare_args da = {sizeof da, two, 2, &out, 1, NULL, NULL, NULL};
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(NULL, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, NULL), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    da.struct_size = sizeof da - 1;
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    da.struct_size = sizeof da;
+    da.inputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(ih, &(pyop_declare_args){sizeof da, two, 1,
+                                                                            &out, 1, NULL, NULL,
+                                                                            NULL}),
+                   PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no declare_launch_args");
+    lchy->cb->destroy_holder(lh);
+    pi->cb->destroy_holder(ih);
+    pp->cb->destroy_holder(ph);
+    outputs_free(&o);
+  }
+  /* pyop's log(): levels error (0) to debug (3) reach the host's log as
+   * they are; one past either end is refused. */
+  for (int level = 0; level <= 3; level += 3) {
+    char code[256];
+    snprintf(code, sizeof code, "import sys; sys.modules['pyop._native'].log(%d, 'edge log %d')", level,
+             level);
+    g_log_level = -1;
+    CHECK(py_ok(code), "log(%d)", level);
+    snprintf(want, sizeof want, "edge log %d", level);
+    CHECK(g_log_level == level && strcmp(g_log, want) == 0, "logged %d '%s'", g_log_level, g_log);
+  }
+  g_log_level = -1;
+  CHECK(py_ok("def _levels():  # locals only: nothing keeps pyop._native\n"
+              "    import sys\n"
+              "    for lv in (-1, 4):\n"
+              "        try:\n"
+              "            sys.modules['pyop._native'].log(lv, 'never')\n"
+              "        except ValueError as e:\n"
+              "            assert str(e) == 'unknown log level %d' % lv, str(e)\n"
+              "        else:\n"
+              "            raise AssertionError(lv)\n"
+              "_levels()\n"
+              "del _levels\n"),
+        "log levels past the ends refused");
+  CHECK(g_log_level == -1, "a refused level logged nothing");
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);
@@ -2226,7 +2696,9 @@ static void case_start(void) {
   X(artifact_name, "integration bridge", 300, "")                             \
   X(dtypes, "integration bridge", 300, "valgrind")                            \
   X(results, "integration bridge", 300, "valgrind")                           \
-  X(views, "integration bridge", 300, "valgrind")
+  X(views, "integration bridge", 300, "valgrind")                            \
+  X(edges, "integration bridge", 300, "valgrind")                            \
+  X(probe, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
