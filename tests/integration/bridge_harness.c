@@ -116,7 +116,7 @@ typedef struct rec_op {
   char *attrs[32]; /* "name:type:required:default" */
   void *ctx;
   const pyop_op_callbacks *cb;
-  size_t view_size;        /* the proto view's struct_size */
+  size_t view_size;        /* the view's struct_size */
   bool in_dtypes, out_dtypes; /* the ABI 1.7 arrays were given (non-NULL) */
   uint64_t in_masks[16], out_masks[16];
 } rec_op;
@@ -234,6 +234,7 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
   o->is_impl = true;
+  o->view_size = p->struct_size;
   o->op_type = sdup(p->op_type);
   o->key = sdup(p->key);
   o->file = sdup(p->source_file);
@@ -2430,6 +2431,66 @@ static void case_dtypes(void) {
 }
 
 /*
+ * The views as a loader of each ABI minor reads them (plugins/minors): a
+ * proto view ends before input_flags for 1.0, before source_digest for
+ * 1.1 and 1.2, before serial_reason for 1.3 to 1.5, before input_dtypes
+ * for 1.6, whole for 1.7; an impl view before source_digest up to 1.2,
+ * before serial_reason for 1.3 to 1.5, whole from 1.6. A loader of 1.0 is
+ * refused (PYOP_EPYTHON, nothing registered), by name, each op that needs
+ * 1.1: no outputs, a dynamic output, a mutated input, a Tensor attribute;
+ * 1.1 takes them all.
+ */
+static void case_minors(void) {
+  static const struct {
+    uint32_t minor;
+    size_t proto, impl;
+  } sizes[] = {
+      {0, offsetof(pyop_proto_view, input_flags), offsetof(pyop_impl_view, source_digest)},
+      {1, offsetof(pyop_proto_view, source_digest), offsetof(pyop_impl_view, source_digest)},
+      {2, offsetof(pyop_proto_view, source_digest), offsetof(pyop_impl_view, source_digest)},
+      {3, offsetof(pyop_proto_view, serial_reason), offsetof(pyop_impl_view, serial_reason)},
+      {5, offsetof(pyop_proto_view, serial_reason), offsetof(pyop_impl_view, serial_reason)},
+      {6, offsetof(pyop_proto_view, input_dtypes), sizeof(pyop_impl_view)},
+      {7, sizeof(pyop_proto_view), sizeof(pyop_impl_view)},
+  };
+  recorder r = {.fail_at = -1};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    negotiate(sizes[i].minor);
+    CHECK_OK(load(&r, 1, "minors/plain.py"));
+    const rec_op *p = find(&r, "Plain", false), *impl = find(&r, "Plain", true);
+    CHECK(p != NULL && impl != NULL, "1.%u: Plain registered", (unsigned)sizes[i].minor);
+    CHECK(p->view_size == sizes[i].proto && impl->view_size == sizes[i].impl,
+          "1.%u: proto view %zu (expected %zu), impl view %zu (expected %zu)",
+          (unsigned)sizes[i].minor, p->view_size, sizes[i].proto, impl->view_size,
+          sizes[i].impl);
+    api->reset();
+    rec_clear(&r);
+  }
+  static const struct {
+    const char *file, *op, *need;
+  } needs[] = {
+      {"minors/no_outputs.py", "NoOutputs", "has no outputs"},
+      {"minors/dynamic_output.py", "DynOut", "has a dynamic (list) output"},
+      {"minors/mutated.py", "Mutated", "has mutated inputs (mutates_args)"},
+      {"minors/tensor_attr.py", "TensorAttr", "has a Tensor attribute"},
+  };
+  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
+    negotiate(0);
+    char op[64];
+    snprintf(op, sizeof op, "op '%s'", needs[i].op);
+    const char *n[] = {"converting plugin descriptors failed", "TypeError", op, needs[i].need,
+                       "which needs bridge ABI 1.1; the loaded libpyop speaks 1.0", NULL};
+    expect_load_error(needs[i].file, PYOP_EPYTHON, n, 1, needs[i].file, NULL);
+    negotiate(1);
+    CHECK_OK(load(&r, 1, needs[i].file));
+    CHECK(r.n == 1 && find(&r, needs[i].op, false) != NULL, "1.1 takes %s", needs[i].op);
+    api->reset();
+    rec_clear(&r);
+  }
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+}
+
+/*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
  * Its own process: the package is imported once per bridge session.
@@ -2698,7 +2759,8 @@ static void case_start(void) {
   X(results, "integration bridge", 300, "valgrind")                           \
   X(views, "integration bridge", 300, "valgrind")                            \
   X(edges, "integration bridge", 300, "valgrind")                            \
-  X(probe, "integration bridge", 300, "valgrind")
+  X(probe, "integration bridge", 300, "valgrind")                            \
+  X(minors, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
