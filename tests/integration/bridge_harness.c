@@ -2491,6 +2491,50 @@ static void case_minors(void) {
 }
 
 /*
+ * A host whose sys.modules already has another "pyop" (its own module of
+ * that name): the bridge warns naming it, its own package is what plugins
+ * get until shutdown, and shutdown puts the host's module back. Its own
+ * process: the package is imported once per bridge session. Also
+ * register_custom_ops without a path array: no paths is a load of nothing,
+ * paths missing for one path is PYOP_EINVAL.
+ */
+static void case_foreign(void) {
+  CHECK(py_ok("import sys, types\n"
+              "_m = types.ModuleType('pyop')\n"
+              "_m.host_marker = 42\n"
+              "sys.modules['pyop'] = _m\n"
+              "del _m\n"),
+        "the host's own pyop");
+  recorder r = {.fail_at = -1};
+  pyop_registrar reg = {sizeof reg, &r, rec_add_proto, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&reg, NULL, 1) == PYOP_EINVAL && g_err_status == PYOP_EINVAL &&
+            err_has("bridge register_custom_ops: paths is NULL"),
+        "NULL paths for one path: %s", g_err);
+  CHECK(r.n == 0, "nothing registered");
+  g_log_level = -1;
+  g_log[0] = '\0';
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  CHECK(find(&r, "ScaledAdd", true) != NULL, "ScaledAdd registered");
+  CHECK(g_log_level == PYOP_LOG_WARN && strstr(g_log, "sys.modules['pyop'] is another module") &&
+            strstr(g_log, "/python/pyop replaces it until shutdown"),
+        "warning (%d): %s", g_log_level, g_log);
+  CHECK(py_ok("import sys\n"
+              "assert not hasattr(sys.modules['pyop'], 'host_marker')\n"
+              "assert hasattr(sys.modules['pyop'], 'register_op')\n"),
+        "the bridge's package is sys.modules['pyop'] while it runs");
+  CHECK_OK(api->register_custom_ops(&reg, NULL, 0));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop'].host_marker == 42, sys.modules['pyop']\n"
+              "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
+              "del sys.modules['pyop']\n"),
+        "the host's pyop put back at shutdown");
+}
+
+/*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
  * Its own process: the package is imported once per bridge session.
@@ -2760,7 +2804,8 @@ static void case_start(void) {
   X(views, "integration bridge", 300, "valgrind")                            \
   X(edges, "integration bridge", 300, "valgrind")                            \
   X(probe, "integration bridge", 300, "valgrind")                            \
-  X(minors, "integration bridge", 300, "valgrind")
+  X(minors, "integration bridge", 300, "valgrind")                           \
+  X(foreign, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
