@@ -2534,6 +2534,170 @@ static void case_foreign(void) {
         "the host's pyop put back at shutdown");
 }
 
+/* Host services that misbehave on purpose (case services). */
+static int g_svc_status;   /* what they return */
+static bool g_svc_no_data; /* succeed without memory */
+
+static int odd_alloc_output(void *ctx, size_t index, pyop_tensor *t) {
+  if (g_svc_status != PYOP_OK || (g_svc_no_data && t->nbytes > 0))
+    return g_svc_status;
+  return alloc_output(ctx, index, t);
+}
+
+static int odd_alloc_workspace(void *ctx, uint64_t nbytes, void **out) {
+  if (g_svc_status != PYOP_OK || g_svc_no_data) {
+    *out = NULL;
+    return g_svc_status;
+  }
+  return alloc_workspace(ctx, nbytes, out);
+}
+
+static int odd_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t) {
+  (void)ctx;
+  (void)index;
+  (void)input;
+  (void)t;
+  return g_svc_status != PYOP_OK ? g_svc_status : PYOP_EUNSUPPORTED;
+}
+
+/* One execute of EdgeCtx (what) with services svc (its ctx set here):
+ * its status, the error checked against needles when not PYOP_OK. */
+static void ctx_call(const rec_op *impl, const char *what, pyop_exec_services svc, int status,
+                     const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  svc.ctx = &o;
+  pyop_exec_args args = {sizeof args, lists, 1, 1, &svc, NULL, NULL};
+  clear_error();
+  int rc = impl->cb->execute(h, &args);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "EdgeCtx %s: %d %s", what, rc, g_err);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+}
+
+/*
+ * The execute context's checks and the host services' failures
+ * (plugins/edges, EdgeCtx): a dtype name not in the map, a shape that is no
+ * sequence or holds a negative dimension, a size past 2**64 bytes, an output
+ * index one past the last or negative (malloc_output_tensor and
+ * make_output_ref_input), an input index below 0; a host without
+ * alloc_output, alloc_workspace or alias_output (a 1.0-sized services
+ * struct), one that returns success without memory (PYOP_EHOST), one that
+ * returns a status of its own (that status; a positive one is PYOP_EHOST),
+ * each named in the message.
+ */
+static void case_services(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services ok = {sizeof ok, NULL, alloc_output, alloc_workspace, odd_alias_output};
+  pyop_exec_services odd = {sizeof odd, NULL, odd_alloc_output, odd_alloc_workspace,
+                            odd_alias_output};
+  g_svc_status = PYOP_OK;
+  g_svc_no_data = false;
+  ctx_call(impl, "alloc", ok, PYOP_OK, NULL);
+  ctx_call(impl, "alloc_last", ok, PYOP_OK, NULL);
+  ctx_call(impl, "ws", ok, PYOP_OK, NULL);
+  ctx_call(impl, "ws_zero", ok, PYOP_OK, NULL);
+  {
+    const char *n[] = {"execute of op 'EdgeCtx'", "ValueError: unknown data type 'float33'", NULL};
+    ctx_call(impl, "dtype_name", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "got int", NULL};
+    ctx_call(impl, "shape_int", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "shape dimension 1 -1 is out of range [0, ", NULL};
+    ctx_call(impl, "shape_neg", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "output 0: shape x dtype size overflows 2**64 bytes", NULL};
+    ctx_call(impl, "overflow", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "output index 1 out of range (the op has 1 output)", NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+    ctx_call(impl, "ref_out_past", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "output index -1 out of range (the op has 1 output)", NULL};
+    ctx_call(impl, "out_neg", ok, PYOP_EPYTHON, n);
+    ctx_call(impl, "ref_out_neg", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "input index -1 out of range (the op has 1 input)", NULL};
+    ctx_call(impl, "ref_in_neg", ok, PYOP_EPYTHON, n);
+  }
+  /* A host of ABI 1.0's services: no alias_output. */
+  {
+    pyop_exec_services old = ok;
+    old.struct_size = offsetof(pyop_exec_services, alias_output);
+    const char *n[] = {"RuntimeError", "the host's libpyop cannot alias outputs", NULL};
+    ctx_call(impl, "ref", old, PYOP_EPYTHON, n);
+    old.struct_size = sizeof old;
+    old.alias_output = NULL;
+    ctx_call(impl, "ref", old, PYOP_EPYTHON, n);
+  }
+  /* No allocation services at all. */
+  {
+    pyop_exec_services none = ok;
+    none.alloc_output = NULL;
+    const char *n[] = {"RuntimeError", "the host provides no output allocation", NULL};
+    ctx_call(impl, "alloc", none, PYOP_EPYTHON, n);
+    none = ok;
+    none.alloc_workspace = NULL;
+    const char *w[] = {"RuntimeError", "the host provides no workspace allocation", NULL};
+    ctx_call(impl, "ws", none, PYOP_EPYTHON, w);
+  }
+  /* Success without memory: PYOP_EHOST; none is needed for 0 bytes. */
+  g_svc_no_data = true;
+  {
+    const char *n[] = {"RuntimeError", "the host returned no memory for output 0", NULL};
+    ctx_call(impl, "alloc", odd, PYOP_EHOST, n);
+    const char *w[] = {"RuntimeError", "the host returned no memory when asked to allocate a "
+                       "workspace of 16 bytes", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, w);
+  }
+  g_svc_no_data = false;
+  /* The host's own failure status is the call's; a positive one is EHOST. */
+  g_svc_status = PYOP_ENOMEM;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+    const char *a[] = {"RuntimeError: libpyop refused to make output 0 input 0's buffer "
+                       "(PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "ref", odd, PYOP_ENOMEM, a);
+  }
+  g_svc_status = PYOP_EHOST;
+  {
+    const char *n[] = {"RuntimeError: the host failed to allocate a workspace of 16 bytes "
+                       "(PYOP_EHOST)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, n);
+  }
+  g_svc_status = 7;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(status 7)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, n);
+  }
+  g_svc_status = PYOP_OK;
+  ctx_call(impl, "alloc", odd, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 /*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
@@ -2805,7 +2969,8 @@ static void case_start(void) {
   X(edges, "integration bridge", 300, "valgrind")                            \
   X(probe, "integration bridge", 300, "valgrind")                            \
   X(minors, "integration bridge", 300, "valgrind")                           \
-  X(foreign, "integration bridge", 300, "")
+  X(foreign, "integration bridge", 300, "")                                  \
+  X(services, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

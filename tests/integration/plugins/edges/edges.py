@@ -152,3 +152,38 @@ class EdgeKeptImpl:
         if not all(seen) or len(seen) < 7:
             raise AssertionError(seen)
         pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+
+
+CTX_CALLS = {
+    "alloc": lambda c, x: c.malloc_output_tensor(0, (2,), "float32"),
+    "alloc_last": lambda c, x: c.malloc_output_tensor(0, (2,), "bool"),
+    "dtype_name": lambda c, x: c.malloc_output_tensor(0, (2,), "float33"),
+    "shape_int": lambda c, x: c.malloc_output_tensor(0, 5, "float32"),
+    "shape_neg": lambda c, x: c.malloc_output_tensor(0, (2, -1), "float32"),
+    "overflow": lambda c, x: c.malloc_output_tensor(0, (2**62, 2**62), "float32"),
+    "out_past": lambda c, x: c.malloc_output_tensor(1, (2,), "float32"),
+    "out_neg": lambda c, x: c.malloc_output_tensor(-1, (2,), "float32"),
+    "ref": lambda c, x: c.make_output_ref_input(0, 0),
+    "ref_out_past": lambda c, x: c.make_output_ref_input(1, 0),
+    "ref_out_neg": lambda c, x: c.make_output_ref_input(-1, 0),
+    "ref_in_neg": lambda c, x: c.make_output_ref_input(0, -1),
+    "ws": lambda c, x: c.malloc_workspace(16),
+    "ws_zero": lambda c, x: c.malloc_workspace(0),
+}
+
+
+@pyop.register_op(op_type="EdgeCtx")
+def edge_ctx(x: TensorDesc, *, what: str = "alloc") -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="EdgeCtx")
+class EdgeCtxImpl:
+    """One call of the execute context (what), then the output (when the
+    call did not make it)."""
+
+    def execute(self, x, *, what):
+        ctx = pyop.get_execute_ctx()
+        CTX_CALLS[what](ctx, x)
+        if what.startswith("ws"):
+            ctx.malloc_output_tensor(0, (2,), "float32")
