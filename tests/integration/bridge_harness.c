@@ -2699,6 +2699,54 @@ static void case_services(void) {
 }
 
 /*
+ * A plugin that breaks the import system and then fails to load
+ * (plugins/bad/clobber.py): PYOP_EPLUGIN with its exception; sys.meta_path
+ * changed in place is the same list with the same finders again,
+ * sys.path_hooks replaced by a list subclass is a list with the same hooks
+ * again, sys.path_importer_cache replaced by a dict subclass is a dict with
+ * the same keys again, builtins.__import__ is the original, a host's
+ * sys.modules entry the plugin deleted is back, a package entry it added
+ * that is no module is gone; one warning counts the three entries
+ * restored.
+ */
+static void case_clobber(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "launch")); /* the pyop package imported (its finder added) */
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import builtins, sys, types\n"
+              "sys.modules['_edge_host_module'] = types.ModuleType('_edge_host_module')\n"
+              "_cl = (sys.meta_path, list(sys.meta_path), list(sys.path_hooks),\n"
+              "       set(sys.path_importer_cache), builtins.__import__,\n"
+              "       sys.modules['_edge_host_module'])\n"),
+        "save");
+  g_log_level = -1;
+  const char *n[] = {"RuntimeError: clobbered the import system", "clobber.py", NULL};
+  expect_load_error("clobber", PYOP_EPLUGIN, n, 1, "bad/clobber.py", NULL);
+  CHECK(g_log_level == PYOP_LOG_WARN && strstr(g_log, "a plugin changed interpreter state") &&
+            strstr(g_log, "; 3 entries restored"),
+        "warning (%d): %s", g_log_level, g_log);
+  CHECK(py_ok("import builtins, sys\n"
+              "meta, meta_items, hooks, cache_keys, imp, mod = _cl\n"
+              "del _cl\n"
+              "assert sys.meta_path is meta and meta == meta_items, sys.meta_path\n"
+              "assert type(sys.path_hooks) is list and sys.path_hooks == hooks, sys.path_hooks\n"
+              "assert type(sys.path_importer_cache) is dict, type(sys.path_importer_cache)\n"
+              "assert set(sys.path_importer_cache) == cache_keys\n"
+              "assert builtins.__import__ is imp\n"
+              "assert sys.modules['_edge_host_module'] is mod\n"
+              "assert 'pyop._clobbered' not in sys.modules\n"
+              "del sys.modules['_edge_host_module'], meta, meta_items, hooks, cache_keys, imp, "
+              "mod\n"),
+        "the import system as it was");
+  /* And the next load works. */
+  CHECK_OK(load(&r, 1, "launch"));
+  CHECK(r.n == 2, "good load after the clobbering one");
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
  * Its own process: the package is imported once per bridge session.
@@ -2970,7 +3018,8 @@ static void case_start(void) {
   X(probe, "integration bridge", 300, "valgrind")                            \
   X(minors, "integration bridge", 300, "valgrind")                           \
   X(foreign, "integration bridge", 300, "")                                  \
-  X(services, "integration bridge", 300, "valgrind")
+  X(services, "integration bridge", 300, "valgrind")                         \
+  X(clobber, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
