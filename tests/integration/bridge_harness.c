@@ -2496,7 +2496,10 @@ static void case_minors(void) {
  * get until shutdown, and shutdown puts the host's module back. Its own
  * process: the package is imported once per bridge session. Also
  * register_custom_ops without a path array: no paths is a load of nothing,
- * paths missing for one path is PYOP_EINVAL.
+ * paths missing for one path is PYOP_EINVAL. After that shutdown: a
+ * request without services whole is PYOP_EABI, one with them is taken;
+ * register_custom_ops before set_config is PYOP_ESTATE; a config without
+ * flags whole is PYOP_EINVAL, one with them is taken and loads work again.
  */
 static void case_foreign(void) {
   CHECK(py_ok("import sys, types\n"
@@ -2532,6 +2535,36 @@ static void case_foreign(void) {
               "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
               "del sys.modules['pyop']\n"),
         "the host's pyop put back at shutdown");
+  /* After shutdown: entry again (its services), then register_custom_ops
+   * before set_config is refused; set_config must hold flags whole. */
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {offsetof(pyop_bridge_request, services), PYOP_BRIDGE_ABI_MAJOR,
+                             PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "a request without services refused");
+  req.struct_size = PYOP_MEMBER_END(pyop_bridge_request, services);
+  CHECK(entry(&req, &a) == PYOP_OK && a == api, "a request holding services whole");
+  clear_error();
+  CHECK(load(&r, 1, "basic/ops_file.py") == PYOP_ESTATE &&
+            err_has("bridge register_custom_ops: set_config was not called"),
+        "register before set_config: %s", g_err);
+  CHECK(r.n == 0, "nothing registered");
+  clear_error();
+  CHECK(api->set_config(NULL) == PYOP_EINVAL &&
+            err_has("bridge set_config: config is NULL or too small"),
+        "NULL config: %s", g_err);
+  pyop_bridge_config cfg = {offsetof(pyop_bridge_config, flags), {g_artifact, strlen(g_artifact)},
+                            {NULL, 0}, 0};
+  clear_error();
+  CHECK(api->set_config(&cfg) == PYOP_EINVAL && err_has("config is NULL or too small"),
+        "a config without flags: %s", g_err);
+  cfg.struct_size = PYOP_MEMBER_END(pyop_bridge_config, flags);
+  CHECK_OK(api->set_config(&cfg));
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  CHECK(find(&r, "ScaledAdd", true) != NULL, "a load after the shutdown");
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import sys; assert 'pyop' in sys.modules"), "the package imported again");
 }
 
 /* Host services that misbehave on purpose (case services). */
