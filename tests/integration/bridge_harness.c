@@ -2779,6 +2779,101 @@ static void case_clobber(void) {
   rec_clear(&r);
 }
 
+/* create_holder of op with attrs[0..n): its status and *out. */
+static int create_with(const rec_op *op, const pyop_attr_view *attrs, size_t n, void **out) {
+  *out = (void *)1;
+  clear_error();
+  return op->cb->create_holder(op->ctx, attrs, n, out);
+}
+
+/*
+ * create_holder's checks of what the host passes (plugins/edges, EdgeCtx,
+ * EdgeLists; plugins/minors, TensorAttr): no op, no out pointer, attributes
+ * counted without an array are PYOP_EINVAL; an attribute view too small or
+ * without a name is PYOP_EINVAL naming its index and the op; a value whose
+ * type is not the attribute's, a string or list with a length and no data,
+ * a Tensor attribute without a tensor, an unknown type fail naming it; no
+ * holder is made by any, and the op still works after them.
+ */
+static void case_holders(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "edges/edges.py", "minors/tensor_attr.py"));
+  const rec_op *ctx = find(&r, "EdgeCtx", true), *lists = find(&r, "EdgeLists", false),
+               *tattr = find(&r, "TensorAttr", false);
+  CHECK(ctx && lists && tattr, "ops registered");
+  pyop_attr_view a = attr_str("what", "alloc");
+  void *h = (void *)1;
+  clear_error();
+  expect_refused(ctx->cb->create_holder(NULL, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  clear_error();
+  expect_refused(ctx->cb->create_holder(ctx->ctx, &a, 1, NULL), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  expect_refused(create_with(ctx, NULL, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  a.struct_size = sizeof a - 1;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: attribute 0 of op 'EdgeCtx' is invalid");
+  CHECK(h == NULL, "no holder");
+  a = attr_str("what", "alloc");
+  a.name.len = 0;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: attribute 0 of op 'EdgeCtx' is invalid");
+  a = attr_str("what", "alloc");
+  a.default_value.type = PYOP_ATTR_INT;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON,
+                 "attribute value of type 1 given for type 4");
+  CHECK(h == NULL, "no holder");
+  a = attr_str("what", "alloc");
+  a.default_value.u.s.data = NULL;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON, "string attribute with NULL data");
+  a = attr_str("what", "alloc");
+  a.type = a.default_value.type = 99;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON, "unknown attribute type 99");
+  /* An empty string is a value (its data may be NULL). */
+  a = attr_str("what", "alloc");
+  a.default_value.u.s = (pyop_str){NULL, 0};
+  CHECK(create_with(ctx, &a, 1, &h) == PYOP_OK && h != NULL && h != (void *)1, "empty str");
+  ctx->cb->destroy_holder(h);
+  /* Lists with a count and no items. */
+  pyop_attr_view la[2];
+  memset(la, 0, sizeof la);
+  la[0].struct_size = la[1].struct_size = sizeof la[0];
+  la[0].name = (pyop_str){"li", 2};
+  la[0].type = la[0].default_value.type = PYOP_ATTR_LIST_INT;
+  la[1].name = (pyop_str){"ls", 2};
+  la[1].type = la[1].default_value.type = PYOP_ATTR_LIST_STR;
+  CHECK(create_with(lists, la, 2, &h) == PYOP_OK && h != NULL, "empty lists: %s", g_err);
+  lists->cb->destroy_holder(h);
+  la[0].default_value.u.ints.count = 2;
+  expect_refused(create_with(lists, la, 2, &h), PYOP_EPYTHON, "list attribute with NULL items");
+  CHECK(h == NULL, "no holder");
+  la[0].default_value.u.ints.count = 0;
+  la[1].default_value.u.strs.count = 1;
+  expect_refused(create_with(lists, la, 2, &h), PYOP_EPYTHON, "list attribute with NULL items");
+  /* A Tensor attribute without its tensor. */
+  pyop_attr_view ta;
+  memset(&ta, 0, sizeof ta);
+  ta.struct_size = sizeof ta;
+  ta.name = (pyop_str){"table", 5};
+  ta.type = ta.default_value.type = PYOP_ATTR_TENSOR;
+  expect_refused(create_with(tattr, &ta, 1, &h), PYOP_EPYTHON, "Tensor attribute with no tensor");
+  CHECK(h == NULL, "no holder");
+  float tv[2] = {1, 2};
+  int64_t ts[1] = {2};
+  pyop_tensor table = tensor_f32(tv, 1, ts);
+  ta.default_value.u.tensor = &table;
+  CHECK(create_with(tattr, &ta, 1, &h) == PYOP_OK && h != NULL, "Tensor attribute: %s", g_err);
+  tattr->cb->destroy_holder(h);
+  /* The op works. */
+  ctx_call(ctx, "alloc", (pyop_exec_services){sizeof(pyop_exec_services), NULL, alloc_output,
+                                              alloc_workspace, NULL},
+           PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 /*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
@@ -3052,7 +3147,8 @@ static void case_start(void) {
   X(minors, "integration bridge", 300, "valgrind")                           \
   X(foreign, "integration bridge", 300, "")                                  \
   X(services, "integration bridge", 300, "valgrind")                         \
-  X(clobber, "integration bridge", 300, "valgrind")
+  X(clobber, "integration bridge", 300, "valgrind")                          \
+  X(holders, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

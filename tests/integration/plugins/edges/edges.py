@@ -187,3 +187,8 @@ class EdgeCtxImpl:
         CTX_CALLS[what](ctx, x)
         if what.startswith("ws"):
             ctx.malloc_output_tensor(0, (2,), "float32")
+
+
+@pyop.register_op(op_type="EdgeLists")
+def edge_lists(x: TensorDesc, *, li: list[int] = [1], ls: list[str] = ["a"]) -> TensorDesc:
+    return x
