@@ -2874,6 +2874,60 @@ static void case_holders(void) {
   rec_clear(&r);
 }
 
+/* The way plugins/descs rewrites its descriptor ("": none). */
+static void desc_way(const char *how) {
+  char code[160];
+  snprintf(code, sizeof code, "import os; os.environ['PYOP_TEST_DESC'] = '%s'", how);
+  CHECK(py_ok(code), "PYOP_TEST_DESC=%s", how);
+}
+
+/*
+ * Descriptors a plugin rewrote after decoration (plugins/descs, the way
+ * named by PYOP_TEST_DESC): a source line of 0 or past uint32_t is given as
+ * 0, UINT32_MAX as it is; an op_type that is no str, an input that is no
+ * (name, kind) pair or whose kind is no int, an attribute that is no
+ * 4-tuple, output kinds of another count or past int32_t, a dtype entry
+ * that is no (mask, symbol) pair or has a negative mask are each refused
+ * (PYOP_EPYTHON, nothing registered) saying what is wrong.
+ */
+static void case_descs(void) {
+  static const struct {
+    const char *how;
+    uint32_t line;
+  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}};
+  recorder r = {.fail_at = -1};
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    desc_way(lines[i].how);
+    CHECK_OK(load(&r, 1, "descs"));
+    const rec_op *p = find(&r, "Tampered", false);
+    CHECK(p != NULL && p->line == lines[i].line, "%s: line %u", lines[i].how, p ? p->line : 0);
+    api->reset();
+    rec_clear(&r);
+  }
+  static const struct {
+    const char *how, *needle;
+  } bad[] = {
+      {"op_type", "descriptor attribute op_type must be a str"},
+      {"input_pair", "OpProto input must be (name, kind)"},
+      {"input_kind", "OpProto input 0 kind must be an int, got str"},
+      {"attr_shape", "OpProto attr must be (name, type, required, default)"},
+      {"output_kinds", "OpProto.output_kinds must be a tuple of 1 ints"},
+      {"output_kind_big", "OpProto.output_kinds[0] 2147483648 is out of range"},
+      {"dtype_pair", "OpProto.input_dtypes[0] must be (mask, symbol)"},
+      {"dtype_mask", "OpProto.input_dtypes[0] mask -1 is out of range [0, "},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    desc_way(bad[i].how);
+    const char *n[] = {"converting plugin descriptors failed", bad[i].needle, NULL};
+    expect_load_error(bad[i].how, PYOP_EPYTHON, n, 1, "descs", NULL);
+  }
+  desc_way("");
+  CHECK_OK(load(&r, 1, "descs"));
+  CHECK(r.n == 1, "the untouched descriptor");
+  api->reset();
+  rec_clear(&r);
+}
+
 /*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
@@ -3148,7 +3202,8 @@ static void case_start(void) {
   X(foreign, "integration bridge", 300, "")                                  \
   X(services, "integration bridge", 300, "valgrind")                         \
   X(clobber, "integration bridge", 300, "valgrind")                          \
-  X(holders, "integration bridge", 300, "valgrind")
+  X(holders, "integration bridge", 300, "valgrind")                          \
+  X(descs, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
