@@ -1038,7 +1038,9 @@ static int infer_on(const rec_op *op, pyop_attr_view a, pyop_tensor *in, pyop_te
  * (a tuple is a list too), a refused one fails the call naming it, a host
  * without add_output and a single TensorDesc are refused. The input
  * descriptions the host passes are checked: PYOP_MAX_DIMS dimensions and
- * the last dtype and format pass, one more is refused.
+ * the last dtype and format pass, one more is refused. One holder's input
+ * descriptions follow the host's tensors from call to call; one the plugin
+ * kept is never rewritten.
  */
 static void case_edges(void) {
   recorder r = {.fail_at = -1};
@@ -1170,6 +1172,43 @@ static void case_edges(void) {
     expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, fm);
     in.format = 0;
     CHECK_OK(infer_on(sh, a, &in, out));
+  }
+  /* One holder's input descriptions follow the host's tensors from call
+   * to call (its cached TensorDesc rewritten where they differ: dtype,
+   * format, a dimension's value, the rank); a TensorDesc the plugin kept is
+   * never rewritten. */
+  const rec_op *echo = find(&r, "EdgeEcho", false);
+  CHECK(echo != NULL, "EdgeEcho");
+  for (int keep = 0; keep < 2; keep++) {
+    pyop_attr_view a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.name = (pyop_str){"keep", 4};
+    a.type = a.default_value.type = PYOP_ATTR_BOOL;
+    a.default_value.u.b = keep;
+    void *h = holder_of(echo, &a, 1);
+    float x[8] = {0};
+    static const struct {
+      int32_t dtype, format, ndim;
+      int64_t d0, d1;
+    } calls[] = {{PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}, {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3},
+                 {PYOP_DTYPE_INT64, 0, 2, 2, 3},   {PYOP_DTYPE_INT64, PYOP_FORMAT_NCHW, 2, 2, 3},
+                 {PYOP_DTYPE_INT64, 0, 2, 2, 4},   {PYOP_DTYPE_INT64, 0, 2, 4, 2},
+                 {PYOP_DTYPE_INT64, 0, 1, 5, 0},   {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+      int64_t dims[2] = {calls[c].d0, calls[c].d1};
+      pyop_tensor in = tensor_f32(x, calls[c].ndim, dims), got;
+      in.dtype = calls[c].dtype;
+      in.format = calls[c].format;
+      memset(&got, 0, sizeof got);
+      CHECK_OK(infer1(echo, h, &in, 1, ONE, &got, 1));
+      CHECK(got.dtype == calls[c].dtype && got.format == calls[c].format &&
+                got.ndim == calls[c].ndim && got.shape[0] == calls[c].d0 &&
+                got.shape[1] == (calls[c].ndim > 1 ? calls[c].d1 : 0),
+            "keep %d, call %zu: dtype %d format %d ndim %d shape %lld,%lld", keep, c, got.dtype,
+            got.format, got.ndim, (long long)got.shape[0], (long long)got.shape[1]);
+    }
+    echo->cb->destroy_holder(h);
   }
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
