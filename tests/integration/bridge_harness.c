@@ -2664,7 +2664,9 @@ static void ctx_call(const rec_op *impl, const char *what, pyop_exec_services sv
  * alloc_output, alloc_workspace or alias_output (a 1.0-sized services
  * struct), one that returns success without memory (PYOP_EHOST), one that
  * returns a status of its own (that status; a positive one is PYOP_EHOST),
- * each named in the message.
+ * each named in the message. Workspace sizes at their limits: INT64_MAX
+ * bytes for malloc_workspace, UINT64_MAX for add_workspace reach the host,
+ * one past (or -1) does not.
  */
 static void case_services(void) {
   recorder r = {.fail_at = -1};
@@ -2763,8 +2765,53 @@ static void case_services(void) {
                        "(status 7)", NULL};
     ctx_call(impl, "ws", odd, PYOP_EHOST, n);
   }
+  /* malloc_workspace's limit (INT64_MAX bytes) reaches the host, one past
+   * it does not. */
+  g_svc_status = PYOP_ENOMEM;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of "
+                       "9223372036854775807 bytes (PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "mws_max", odd, PYOP_ENOMEM, n);
+  }
   g_svc_status = PYOP_OK;
+  {
+    const char *n[] = {"ValueError", "malloc_workspace nbytes 9223372036854775808 is out of "
+                       "range [0, 9223372036854775807]", NULL};
+    ctx_call(impl, "mws_past", ok, PYOP_EPYTHON, n);
+  }
   ctx_call(impl, "alloc", odd, PYOP_OK, NULL);
+  /* add_workspace takes any uint64_t: UINT64_MAX reaches the host, 2**64
+   * and -1 are refused before it is asked. */
+  {
+    static const char *const whats[] = {"ws_max", "ws_past", "ws_neg"};
+    for (int i = 0; i < 3; i++) {
+      float x[2] = {1, 2};
+      int64_t s2[1] = {2};
+      pyop_tensor in = tensor_f32(x, 1, s2);
+      pyop_tensor_list lists[1] = {{&in, 1}};
+      pyop_attr_view a = attr_str("what", whats[i]);
+      void *h = holder_of(impl, &a, 1);
+      sink sk;
+      memset(&sk, 0, sizeof sk);
+      pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+      clear_error();
+      int rc = impl->cb->declare_launch_args(h, &da);
+      if (i == 0) {
+        CHECK(rc == PYOP_OK && sk.n_ws == 1 && sk.ws[0] == UINT64_MAX, "ws_max: %d, %d ws", rc,
+              sk.n_ws);
+      } else {
+        const char *n[] = {"declare_launch_args of op 'EdgeCtx'", "ValueError",
+                           i == 1 ? "add_workspace nbytes 18446744073709551616 is out of range "
+                                    "[0, 18446744073709551615]"
+                                  : "add_workspace nbytes -1 is out of range [0, "
+                                    "18446744073709551615]",
+                           NULL};
+        expect_call_error(rc, PYOP_EPYTHON, n);
+        CHECK(sk.n_ws == 0, "%s: the host was not asked", whats[i]);
+      }
+      impl->cb->destroy_holder(h);
+    }
+  }
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);

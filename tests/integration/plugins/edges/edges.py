@@ -169,7 +169,11 @@ CTX_CALLS = {
     "ref_in_neg": lambda c, x: c.make_output_ref_input(0, -1),
     "ws": lambda c, x: c.malloc_workspace(16),
     "ws_zero": lambda c, x: c.malloc_workspace(0),
+    "mws_max": lambda c, x: c.malloc_workspace(2**63 - 1),
+    "mws_past": lambda c, x: c.malloc_workspace(2**63),
 }
+
+DECLARE_WS = {"ws_max": 2**64 - 1, "ws_past": 2**64, "ws_neg": -1}
 
 
 @pyop.register_op(op_type="EdgeCtx")
@@ -187,6 +191,9 @@ class EdgeCtxImpl:
         CTX_CALLS[what](ctx, x)
         if what.startswith("ws"):
             ctx.malloc_output_tensor(0, (2,), "float32")
+
+    def declare_launch_args(self, x, y, *, what):
+        pyop.get_declare_launch_args_ctx().add_workspace(DECLARE_WS[what])
 
 
 @pyop.register_op(op_type="EdgeLists")
