@@ -1295,13 +1295,15 @@ static void case_probe(void) {
   snprintf(want, sizeof want, "format=%d numel=2", PYOP_FORMAT_COUNT);
   CHECK_PROBE(probe(pi, t), want);
   /* Shapes no libpyop passes. */
-  int64_t neg[2] = {2, -1}, big[2] = {INT64_C(1) << 62, 8}, zero[1] = {0};
+  int64_t neg[2] = {2, -1}, zero[1] = {0};
   t = tensor_f32(x, 2, neg);
   t.nbytes = 8;
   rep = probe(pi, t);
   CHECK_PROBE(rep, "numel=-1 ");
   CHECK_PROBE(rep, "buffer=BufferError: tensor shape has negative dimensions");
-  t = tensor_f32(x, 2, big);
+  t = tensor_f32(x, 2, s23); /* then 2**62 x 8 elements (tensor_f32 would overflow) */
+  t.shape[0] = INT64_C(1) << 62;
+  t.shape[1] = 8;
   t.nbytes = 8;
   CHECK_PROBE(probe(pi, t), "buffer=BufferError: tensor size overflows");
   t = tensor_f32(NULL, 1, s2);
