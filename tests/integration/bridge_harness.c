@@ -3016,6 +3016,118 @@ static void case_descs(void) {
   rec_clear(&r);
 }
 
+/* One declare_launch_args of EdgeLaunch with a scalar of type st and value
+ * (its text): its status; the argument the host got in *got. */
+static int launch_scalar(const rec_op *impl, int st, const char *value,
+                         pyop_launch_arg_view *got) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a[2] = {attr_int("st", st), attr_str("value", value)};
+  void *h = holder_of(impl, a, 2);
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+  clear_error();
+  int rc = impl->cb->declare_launch_args(h, &da);
+  impl->cb->destroy_holder(h);
+  CHECK(rc != PYOP_OK || sk.n_args == 1, "scalar %d %s: %zu args", st, value, sk.n_args);
+  CHECK(rc == PYOP_OK || sk.n_args == 0, "scalar %d %s refused: the host got no launch", st,
+        value);
+  if (rc == PYOP_OK)
+    *got = sk.args[0];
+  return rc;
+}
+
+/*
+ * Scalar launch arguments at their types' ranges (plugins/edges,
+ * EdgeLaunch: a LaunchArg made directly, so only the bridge checks): for
+ * every integer type, bool and pointer, both ends of its range reach the
+ * host with the value as given (signed in value.i, unsigned in value.u,
+ * pointer in value.p), one past either end is refused naming the argument,
+ * its type, the value and the range; a float or double takes any float and
+ * refuses an int no C double holds; an argument that is no LaunchArg is
+ * refused.
+ */
+static void case_scalars(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeLaunch", true);
+  CHECK(impl != NULL, "EdgeLaunch registered");
+  static const struct {
+    int st;
+    const char *name, *lo, *hi, *below, *above;
+    bool is_signed;
+  } types[] = {
+      {PYOP_SCALAR_INT8, "int8", "-128", "127", "-129", "128", true},
+      {PYOP_SCALAR_INT16, "int16", "-32768", "32767", "-32769", "32768", true},
+      {PYOP_SCALAR_INT32, "int32", "-2147483648", "2147483647", "-2147483649", "2147483648",
+       true},
+      {PYOP_SCALAR_INT64, "int64", "-9223372036854775808", "9223372036854775807",
+       "-9223372036854775809", "9223372036854775808", true},
+      {PYOP_SCALAR_UINT8, "uint8", "0", "255", "-1", "256", false},
+      {PYOP_SCALAR_UINT16, "uint16", "0", "65535", "-1", "65536", false},
+      {PYOP_SCALAR_UINT32, "uint32", "0", "4294967295", "-1", "4294967296", false},
+      {PYOP_SCALAR_UINT64, "uint64", "0", "18446744073709551615", "-1", "18446744073709551616",
+       false},
+      {PYOP_SCALAR_BOOL, "bool", "0", "1", "-1", "2", false},
+#if UINTPTR_MAX == UINT64_MAX
+      {PYOP_SCALAR_POINTER, "pointer", "0", "18446744073709551615", "-1",
+       "18446744073709551616", false},
+#endif
+  };
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    const char *ends[2] = {types[t].lo, types[t].hi};
+    for (int e = 0; e < 2; e++) {
+      pyop_launch_arg_view got;
+      int rc = launch_scalar(impl, types[t].st, ends[e], &got);
+      CHECK(rc == PYOP_OK, "%s %s: %d %s", types[t].name, ends[e], rc, g_err);
+      CHECK(got.kind == PYOP_LAUNCH_ARG_SCALAR && got.scalar_type == types[t].st, "%s kind",
+            types[t].name);
+      char as_text[32];
+      if (types[t].is_signed)
+        snprintf(as_text, sizeof as_text, "%lld", (long long)got.value.i);
+      else if (types[t].st == PYOP_SCALAR_POINTER)
+        snprintf(as_text, sizeof as_text, "%llu", (unsigned long long)got.value.p);
+      else
+        snprintf(as_text, sizeof as_text, "%llu", (unsigned long long)got.value.u);
+      CHECK(strcmp(as_text, ends[e]) == 0, "%s: the host got %s for %s", types[t].name, as_text,
+            ends[e]);
+    }
+    const char *past[2] = {types[t].below, types[t].above};
+    for (int e = 0; e < 2; e++) {
+      pyop_launch_arg_view got;
+      char want[160];
+      snprintf(want, sizeof want, "launch argument 0 (%s) value %s is out of range [%s, %s]",
+               types[t].name, past[e], types[t].lo, types[t].hi);
+      const char *n[] = {"declare_launch_args of op 'EdgeLaunch'", "ValueError", want, NULL};
+      expect_call_error(launch_scalar(impl, types[t].st, past[e], &got), PYOP_EPYTHON, n);
+    }
+  }
+  static const int floats[2] = {PYOP_SCALAR_FLOAT, PYOP_SCALAR_DOUBLE};
+  for (int f = 0; f < 2; f++) {
+    pyop_launch_arg_view got;
+    CHECK_OK(launch_scalar(impl, floats[f], "-2.5", &got));
+    CHECK(got.value.f == -2.5, "float %d: %g", floats[f], got.value.f);
+    CHECK_OK(launch_scalar(impl, floats[f], "7", &got));
+    CHECK(got.value.f == 7.0, "float %d from an int: %g", floats[f], got.value.f);
+    char big[410] = "1";
+    memset(big + 1, '0', 400);
+    big[401] = '\0';
+    const char *n[] = {"ValueError", "launch argument 0", "is not a C double", NULL};
+    expect_call_error(launch_scalar(impl, floats[f], big, &got), PYOP_EPYTHON, n);
+  }
+  {
+    pyop_launch_arg_view got;
+    const char *n[] = {"TypeError", "launch arguments must come from pyop.launch", NULL};
+    expect_call_error(launch_scalar(impl, -1, "0", &got), PYOP_EPYTHON, n);
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 /*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
@@ -3291,7 +3403,8 @@ static void case_start(void) {
   X(services, "integration bridge", 300, "valgrind")                         \
   X(clobber, "integration bridge", 300, "valgrind")                          \
   X(holders, "integration bridge", 300, "valgrind")                          \
-  X(descs, "integration bridge", 300, "valgrind")
+  X(descs, "integration bridge", 300, "valgrind")                            \
+  X(scalars, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

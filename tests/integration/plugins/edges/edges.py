@@ -216,3 +216,23 @@ def edge_echo(x: TensorDesc, *, keep: bool = False) -> TensorDesc:
         if (k.shape, k.dtype, k.format) != (shape, dtype, format):
             raise ValueError("a kept TensorDesc changed: %r" % (k,))
     return x
+
+
+@pyop.register_op(op_type="EdgeLaunch")
+def edge_launch(x: TensorDesc, *, st: int = 1, value: str = "0") -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="EdgeLaunch")
+class EdgeLaunchImpl:
+    """One scalar launch argument of type st (its number) and value (an int,
+    else a float), made directly: the bridge checks its range itself. st -1:
+    an argument that is not a LaunchArg."""
+
+    def declare_launch_args(self, x, y, *, st, value):
+        try:
+            v = int(value)
+        except ValueError:
+            v = float(value)
+        arg = object() if st == -1 else pyop.launch.LaunchArg(pyop.launch.SCALAR, 0, st, v)
+        pyop.get_declare_launch_args_ctx().add_launch("libk.so", "k", [arg])
