@@ -81,8 +81,14 @@ static void svc_set_error(int status, pyop_str msg) {
  * its package): expected only after the escape case. */
 static int g_pin_warnings;
 
+/* The last line logged and its level. */
+static char g_log[512];
+static int g_log_level = -1;
+
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
+  snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL)
     g_pin_warnings++;
 }
@@ -110,7 +116,7 @@ typedef struct rec_op {
   char *attrs[32]; /* "name:type:required:default" */
   void *ctx;
   const pyop_op_callbacks *cb;
-  size_t view_size;        /* the proto view's struct_size */
+  size_t view_size;        /* the view's struct_size */
   bool in_dtypes, out_dtypes; /* the ABI 1.7 arrays were given (non-NULL) */
   uint64_t in_masks[16], out_masks[16];
 } rec_op;
@@ -228,6 +234,7 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   rec_op *o = &r->ops[r->n++];
   memset(o, 0, sizeof *o);
   o->is_impl = true;
+  o->view_size = p->struct_size;
   o->op_type = sdup(p->op_type);
   o->key = sdup(p->key);
   o->file = sdup(p->source_file);
@@ -973,6 +980,511 @@ static void case_results(void) {
   }
   /* The interpreter is fine, and so is the op. */
   infer_with(en, attr_int("dtype", 0), out, 1, PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* What a host's add_output received (dynamic outputs of infer_meta). */
+typedef struct dyn_sink {
+  size_t index[16];
+  int64_t dim0[16];
+  int n;
+  int refuse_at; /* refuse the n-th tensor (0-based), -1 never */
+} dyn_sink;
+
+static int dyn_add(void *ctx, size_t index, const pyop_tensor *desc) {
+  dyn_sink *s = ctx;
+  if (s->n == s->refuse_at || s->n >= 16)
+    return PYOP_EINVAL;
+  s->index[s->n] = index;
+  s->dim0[s->n++] = desc->shape[0];
+  return PYOP_OK;
+}
+
+/* One infer_meta of op (attribute a) on a float32[2] input with an
+ * add_output sink: its status. */
+static int infer_sink(const rec_op *op, pyop_attr_view *a, size_t n_attrs, pyop_tensor *outs,
+                      size_t n_out, dyn_sink *sink) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  void *h = holder_of(op, a, n_attrs);
+  pyop_infer_args args = {sizeof args, lists, 1, outs, n_out, sink, dyn_add};
+  clear_error();
+  int rc = op->cb->infer_meta(h, &args);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/* One infer_meta of op on in (attribute a): its status. */
+static int infer_on(const rec_op *op, pyop_attr_view a, pyop_tensor *in, pyop_tensor *out) {
+  void *h = holder_of(op, &a, 1);
+  memset(out, 0, sizeof *out);
+  int rc = infer1(op, h, in, 1, ONE, out, 1);
+  op->cb->destroy_holder(h);
+  return rc;
+}
+
+/*
+ * infer_meta results at the bridge's edges (plugins/edges): a shape given
+ * as a list is read; a number is refused; dimensions are taken through
+ * __index__ and at both ends of int64_t, one past either end refused with
+ * the output and dimension named; a result without .format, a float dtype,
+ * a single result for two outputs, a bad second item are refused naming
+ * what; the package's DataType and Format members are their values.
+ * Dynamic outputs: each tensor reaches add_output with its output's index
+ * (a tuple is a list too), a refused one fails the call naming it, a host
+ * without add_output and a single TensorDesc are refused. The input
+ * descriptions the host passes are checked: PYOP_MAX_DIMS dimensions and
+ * the last dtype and format pass, one more is refused. One holder's input
+ * descriptions follow the host's tensors from call to call; one the plugin
+ * kept is never rewritten.
+ */
+static void case_edges(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges"));
+  const rec_op *sh = find(&r, "EdgeShape", false), *pair = find(&r, "EdgePair", false),
+               *dyn = find(&r, "EdgeDyn", false), *ht = find(&r, "EdgeHeadTail", false);
+  CHECK(sh && pair && dyn && ht, "edges ops registered");
+  pyop_tensor out[2];
+  infer_with(sh, attr_str("form", "list"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 2 && out[0].shape[0] == 2 && out[0].shape[1] == 3, "list shape: ndim %d",
+        out[0].ndim);
+  infer_with(sh, attr_str("form", "index_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 2 && out[0].shape[0] == 4 && out[0].shape[1] == 5, "__index__ dims");
+  infer_with(sh, attr_str("form", "min_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == INT64_MIN, "INT64_MIN dim");
+  infer_with(sh, attr_str("form", "max_dim"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].ndim == 1 && out[0].shape[0] == INT64_MAX, "INT64_MAX dim");
+  infer_with(sh, attr_str("form", "members"), out, 1, PYOP_OK, NULL);
+  CHECK(out[0].dtype == PYOP_DTYPE_INT64 && out[0].format == PYOP_FORMAT_NCHW,
+        "members: dtype %d format %d", out[0].dtype, out[0].format);
+  {
+    const char *n[] = {"infer_meta of op 'EdgeShape'", "TypeError", "shape must be a sequence",
+                       NULL};
+    infer_with(sh, attr_str("form", "number"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0 dimension 1 must be an int, got str",
+                       NULL};
+    infer_with(sh, attr_str("form", "str_dim"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 dimension 0", "out of range", NULL};
+    infer_with(sh, attr_str("form", "below_min"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "infer_meta output 0 dimension 1", "out of range", NULL};
+    infer_with(sh, attr_str("form", "above_max"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0: expected a TensorDesc, got NoFormat",
+                       NULL};
+    infer_with(sh, attr_str("form", "no_format"), out, 1, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 0 dtype must be an int, got float", NULL};
+    infer_with(sh, attr_str("form", "float_dtype"), out, 1, PYOP_EPYTHON, n);
+  }
+  infer_with(pair, attr_str("form", "ok"), out, 2, PYOP_OK, NULL);
+  {
+    const char *n[] = {"infer_meta of op 'EdgePair'", "TypeError",
+                       "infer_meta must return a tuple of 2 outputs, got TensorDesc", NULL};
+    infer_with(pair, attr_str("form", "single"), out, 2, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "infer_meta output 1: expected a TensorDesc, got int", NULL};
+    infer_with(pair, attr_str("form", "bad_second"), out, 2, PYOP_EPYTHON, n);
+  }
+  /* Dynamic outputs. */
+  {
+    const char *n[] = {"infer_meta of op 'EdgeDyn'", "RuntimeError", "infer_meta output 0 is a "
+                       "list, but the host's libpyop does not take dynamic outputs", NULL};
+    infer_with(dyn, attr_int("n", 2), out, 1, PYOP_EPYTHON, n);
+  }
+  static const char *const dyn_forms[] = {"list", "tuple"};
+  for (int f = 0; f < 2; f++) {
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a[2] = {attr_int("n", 3), attr_str("form", dyn_forms[f])};
+    CHECK_OK(infer_sink(dyn, a, 2, out, 1, &sk));
+    CHECK(sk.n == 3 && sk.index[0] == 0 && sk.index[2] == 0 && sk.dim0[0] == 1 &&
+              sk.dim0[1] == 2 && sk.dim0[2] == 3,
+          "%s: %d tensors added", dyn_forms[f], sk.n);
+  }
+  {
+    dyn_sink sk = {.refuse_at = 1};
+    pyop_attr_view a[2] = {attr_int("n", 3), attr_str("form", "list")};
+    int rc = infer_sink(dyn, a, 2, out, 1, &sk);
+    const char *n[] = {"RuntimeError", "infer_meta output 0: the host refused tensor 1", NULL};
+    expect_call_error(rc, PYOP_EPYTHON, n);
+    CHECK(sk.n == 1, "no tensor added after the refused one: %d", sk.n);
+  }
+  {
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a[2] = {attr_int("n", 1), attr_str("form", "single")};
+    int rc = infer_sink(dyn, a, 2, out, 1, &sk);
+    const char *n[] = {"TypeError", "infer_meta output 0: a dynamic output must be a list of "
+                       "TensorDesc, got TensorDesc", NULL};
+    expect_call_error(rc, PYOP_EPYTHON, n);
+    CHECK(sk.n == 0, "nothing added");
+  }
+  {
+    /* A required output then a dynamic one: the tail's tensors name index 1. */
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a = attr_int("n", 2);
+    memset(out, 0, sizeof out);
+    CHECK_OK(infer_sink(ht, &a, 1, out, 2, &sk));
+    CHECK(out[0].ndim == 1 && out[0].shape[0] == 1, "head");
+    CHECK(sk.n == 2 && sk.index[0] == 1 && sk.index[1] == 1 && sk.dim0[0] == 7 &&
+              sk.dim0[1] == 8,
+          "tail: %d tensors, index %zu", sk.n, sk.index[0]);
+  }
+  /* Input descriptions from the host: at the limits and one past. */
+  {
+    float x[2] = {1, 2};
+    int64_t s9[PYOP_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    pyop_attr_view a = attr_str("form", "members");
+    pyop_tensor in = tensor_f32(x, PYOP_MAX_DIMS, s9);
+    CHECK_OK(infer_on(sh, a, &in, out));
+    in.dtype = PYOP_DTYPE_COUNT - 1;
+    in.format = PYOP_FORMAT_COUNT - 1;
+    CHECK_OK(infer_on(sh, a, &in, out));
+    in.ndim = PYOP_MAX_DIMS + 1;
+    char want[64];
+    snprintf(want, sizeof want, "tensor description with %d dimensions", PYOP_MAX_DIMS + 1);
+    const char *n[] = {"infer_meta of op 'EdgeShape'", "ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, n);
+    in.ndim = -1;
+    const char *neg[] = {"ValueError", "tensor description with -1 dimensions", NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, neg);
+    in.ndim = 1;
+    in.dtype = PYOP_DTYPE_COUNT;
+    snprintf(want, sizeof want, "unknown dtype %d or format %d", PYOP_DTYPE_COUNT,
+             PYOP_FORMAT_COUNT - 1);
+    const char *dt[] = {"ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, dt);
+    in.dtype = 0;
+    in.format = PYOP_FORMAT_COUNT;
+    snprintf(want, sizeof want, "unknown dtype 0 or format %d", PYOP_FORMAT_COUNT);
+    const char *fm[] = {"ValueError", want, NULL};
+    expect_call_error(infer_on(sh, a, &in, out), PYOP_EPYTHON, fm);
+    in.format = 0;
+    CHECK_OK(infer_on(sh, a, &in, out));
+  }
+  /* One holder's input descriptions follow the host's tensors from call
+   * to call (its cached TensorDesc rewritten where they differ: dtype,
+   * format, a dimension's value, the rank); a TensorDesc the plugin kept is
+   * never rewritten. */
+  const rec_op *echo = find(&r, "EdgeEcho", false);
+  CHECK(echo != NULL, "EdgeEcho");
+  for (int keep = 0; keep < 2; keep++) {
+    pyop_attr_view a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.name = (pyop_str){"keep", 4};
+    a.type = a.default_value.type = PYOP_ATTR_BOOL;
+    a.default_value.u.b = keep;
+    void *h = holder_of(echo, &a, 1);
+    float x[8] = {0};
+    static const struct {
+      int32_t dtype, format, ndim;
+      int64_t d0, d1;
+    } calls[] = {{PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}, {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3},
+                 {PYOP_DTYPE_INT64, 0, 2, 2, 3},   {PYOP_DTYPE_INT64, PYOP_FORMAT_NCHW, 2, 2, 3},
+                 {PYOP_DTYPE_INT64, 0, 2, 2, 4},   {PYOP_DTYPE_INT64, 0, 2, 4, 2},
+                 {PYOP_DTYPE_INT64, 0, 1, 5, 0},   {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+      int64_t dims[2] = {calls[c].d0, calls[c].d1};
+      pyop_tensor in = tensor_f32(x, calls[c].ndim, dims), got;
+      in.dtype = calls[c].dtype;
+      in.format = calls[c].format;
+      memset(&got, 0, sizeof got);
+      CHECK_OK(infer1(echo, h, &in, 1, ONE, &got, 1));
+      CHECK(got.dtype == calls[c].dtype && got.format == calls[c].format &&
+                got.ndim == calls[c].ndim && got.shape[0] == calls[c].d0 &&
+                got.shape[1] == (calls[c].ndim > 1 ? calls[c].d1 : 0),
+            "keep %d, call %zu: dtype %d format %d ndim %d shape %lld,%lld", keep, c, got.dtype,
+            got.format, got.ndim, (long long)got.shape[0], (long long)got.shape[1]);
+    }
+    echo->cb->destroy_holder(h);
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* What EdgeProbe's execute saw of in (its report, NUL-terminated). */
+static const char *probe(const rec_op *impl, pyop_tensor in) {
+  static char report[257];
+  void *h = holder_of(impl, NULL, 0);
+  outputs o = {0};
+  int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+  CHECK(rc == PYOP_OK && o.mem[0] != NULL && o.t[0].nbytes == 256, "EdgeProbe: %d", rc);
+  memcpy(report, o.mem[0], 256);
+  report[256] = '\0';
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  return report;
+}
+
+#define CHECK_PROBE(report, needle) \
+  CHECK(strstr((report), (needle)) != NULL, "report lacks '%s': %s", (needle), (report))
+
+/* One host call made with invalid arguments: PYOP_EINVAL (or status),
+ * the message holding needle, nothing of the op ran. */
+static void expect_refused(int rc, int status, const char *needle) {
+  CHECK(rc == status && g_err_status == status, "%s: status %d (set_error %d), expected %d",
+        needle, rc, g_err_status, status);
+  CHECK(err_has(needle), "message lacks '%s'", needle);
+}
+
+/*
+ * Tensors as an op sees them (plugins/edges, EdgeProbe): ndim, writable,
+ * dtype, format, numel, repr of an input and an output, and its buffer,
+ * also for tensors only a host bypassing libpyop passes: a dtype or format
+ * one past its enum (the last is fine), negative or overflowing
+ * dimensions, no data, an ndim past PYOP_MAX_DIMS or negative (clamped);
+ * every attribute of a kept Tensor raises after its call. A dynamic input
+ * of 20 tensors (more than a frame keeps inline): each is read, each is
+ * released. The callbacks' argument checks: each invalid argument is
+ * PYOP_EINVAL naming the callback, a callback the op lacks is
+ * PYOP_EUNSUPPORTED, an input slot without items fails the call. pyop's
+ * log() at its levels' ends.
+ */
+static void case_probe(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "edges", "launch"));
+  const rec_op *pi = find(&r, "EdgeProbe", true), *pp = find(&r, "EdgeProbe", false),
+               *many = find(&r, "EdgeMany", true), *kept = find(&r, "EdgeKept", true),
+               *lchy = find(&r, "Launchy", true);
+  CHECK(pi && pp && many && kept && lchy, "ops registered");
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t s23[2] = {2, 3}, s2[1] = {2};
+  const char *rep = probe(pi, tensor_f32(x, 2, s23));
+  CHECK_PROBE(rep, "ndim=2 writable=False out_writable=True dtype=float32 "
+                   "format=ND numel=6 nbytes=24 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2, 3) dtype=float32> "
+                   "out=<pyop.Tensor shape=(256,) dtype=uint8 writable> buffer=24:f");
+  rep = probe(pi, tensor_f32(x, 1, s2));
+  CHECK_PROBE(rep, "ndim=1 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2,) dtype=float32> ");
+  /* dtype: the last one, one past it, far past it. */
+  pyop_tensor t = tensor_f32(x, 1, s2);
+  t.dtype = PYOP_DTYPE_COUNT - 1;
+  t.nbytes = 2;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "dtype=bool format");
+  CHECK_PROBE(rep, "dtype=bool> ");
+  CHECK_PROBE(rep, "buffer=2:?");
+  char want[128];
+  for (int32_t d = PYOP_DTYPE_COUNT; d <= 99; d += 99 - PYOP_DTYPE_COUNT) {
+    t.dtype = d;
+    rep = probe(pi, t);
+    snprintf(want, sizeof want, "dtype=%d format=ND ", d);
+    CHECK_PROBE(rep, want);
+    CHECK_PROBE(rep, "dtype=?> ");
+    snprintf(want, sizeof want, "buffer=BufferError: tensor has an unknown dtype %d", d);
+    CHECK_PROBE(rep, want);
+  }
+  t = tensor_f32(x, 1, s2);
+  t.format = PYOP_FORMAT_COUNT - 1;
+  CHECK_PROBE(probe(pi, t), "format=FRACTAL_NZ ");
+  t.format = PYOP_FORMAT_COUNT;
+  snprintf(want, sizeof want, "format=%d numel=2", PYOP_FORMAT_COUNT);
+  CHECK_PROBE(probe(pi, t), want);
+  /* Shapes no libpyop passes. */
+  int64_t neg[2] = {2, -1}, zero[1] = {0};
+  t = tensor_f32(x, 2, neg);
+  t.nbytes = 8;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "numel=-1 ");
+  CHECK_PROBE(rep, "buffer=BufferError: tensor shape has negative dimensions");
+  t = tensor_f32(x, 2, s23); /* then 2**62 x 8 elements (tensor_f32 would overflow) */
+  t.shape[0] = INT64_C(1) << 62;
+  t.shape[1] = 8;
+  t.nbytes = 8;
+  CHECK_PROBE(probe(pi, t), "buffer=BufferError: tensor size overflows");
+  t = tensor_f32(NULL, 1, s2);
+  CHECK_PROBE(probe(pi, t), "buffer=BufferError: tensor has no data (it is a description)");
+  t = tensor_f32(NULL, 1, zero);
+  CHECK_PROBE(probe(pi, t), "numel=0 nbytes=0 ");
+  CHECK_PROBE(probe(pi, t), "buffer=0:f");
+  t = tensor_f32(x, 1, s2);
+  t.ndim = PYOP_MAX_DIMS + 1;
+  for (int i = 0; i < PYOP_MAX_DIMS; i++) t.shape[i] = 1;
+  snprintf(want, sizeof want, "ndim=%d ", PYOP_MAX_DIMS);
+  CHECK_PROBE(probe(pi, t), want);
+  t.ndim = -1;
+  rep = probe(pi, t);
+  CHECK_PROBE(rep, "ndim=0 ");
+  CHECK_PROBE(rep, "repr=<pyop.Tensor shape=() dtype=float32> ");
+  /* 20 tensors in one dynamic input slot. */
+  {
+    enum { N = 20 };
+    float vals[N];
+    pyop_tensor ins[N];
+    int64_t s1[1] = {1};
+    for (int i = 0; i < N; i++) {
+      vals[i] = (float)(i + 1);
+      ins[i] = tensor_f32(&vals[i], 1, s1);
+    }
+    void *h = holder_of(many, NULL, 0);
+    for (int round = 0; round < 3; round++) {
+      size_t count[1] = {N};
+      outputs o = {0};
+      CHECK_OK(exec1(many, h, ins, 1, count, 1, &o));
+      CHECK(o.mem[0] != NULL && *(float *)o.mem[0] == N * (N + 1) / 2.0f, "sum %g",
+            o.mem[0] ? *(float *)o.mem[0] : -1.0f);
+      outputs_free(&o);
+    }
+    many->cb->destroy_holder(h);
+  }
+  /* What EdgeProbe and EdgeMany kept: every attribute raises now. */
+  {
+    void *h = holder_of(kept, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(kept, h, &t, 1, ONE, 1, &o));
+    outputs_free(&o);
+    kept->cb->destroy_holder(h);
+  }
+  /* The callbacks' own checks of the host's arguments. */
+  {
+    t = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&t, 1}}, nolist[1] = {{NULL, 2}}, noitem[1] = {{NULL, 1}};
+    pyop_tensor out;
+    outputs o = {0};
+    pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+    void *ph = holder_of(pp, NULL, 0), *ih = holder_of(pi, NULL, 0);
+    pyop_infer_args ia = {sizeof ia, lists, 1, &out, 1, NULL, NULL};
+    clear_error();
+    expect_refused(pp->cb->infer_meta(NULL, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, NULL), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.struct_size = sizeof ia - 1;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.struct_size = sizeof ia;
+    ia.inputs = NULL;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.inputs = lists;
+    ia.outputs = NULL;
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
+    ia.outputs = &out;
+    /* Nothing to infer without inputs and outputs, but not refused as
+     * invalid: the op's own count check says what is wrong. */
+    pyop_infer_args none = {sizeof none, NULL, 0, NULL, 0, NULL, NULL};
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ph, &none), PYOP_EINVAL,
+                   "bridge infer_meta of op 'EdgeProbe': 0 outputs asked, the prototype has 1");
+    clear_error();
+    expect_refused(pp->cb->infer_meta(ih, &ia), PYOP_EINVAL,
+                   "bridge infer_meta of op 'EdgeProbe': 1 output asked, the prototype has");
+    CHECK_OK(pp->cb->infer_meta(ph, &ia));
+    pyop_exec_args ea = {sizeof ea, lists, 1, 1, &svc, NULL, NULL};
+    clear_error();
+    expect_refused(pi->cb->execute(NULL, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    clear_error();
+    expect_refused(pi->cb->execute(ih, NULL), PYOP_EINVAL, "bridge execute: invalid");
+    ea.struct_size = sizeof ea - 1;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    ea.struct_size = sizeof ea;
+    ea.inputs = NULL;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
+    /* A slot claiming tensors without items: the call fails naming it. */
+    ea.inputs = nolist;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EPYTHON,
+                   "ValueError: input slot 0 has 2 tensors and no items");
+    ea.inputs = noitem;
+    clear_error();
+    expect_refused(pi->cb->execute(ih, &ea), PYOP_EPYTHON,
+                   "ValueError: input slot 0 has 1 tensor and no items");
+    CHECK(o.mem[0] == NULL, "no refused call ran the op");
+    /* A callback the op does not have (the host called another op's
+     * function on this holder). */
+    clear_error();
+    expect_refused(lchy->cb->compile(ih, &(pyop_compile_args){sizeof(pyop_compile_args), lists, 1,
+                                                               &out, 1, NULL, NULL}),
+                   PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no compile");
+    clear_error();
+    expect_refused(pi->cb->execute(ph, &ea), PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no execute");
+    pyop_attr_view alpha = attr_float("alpha", 0.5);
+    void *lh = holder_of(lchy, &alpha, 1);
+    pyop_tensor_list two[2] = {{&t, 1}, {&t, 1}};
+    pyop_compile_args ca = {sizeof ca, two, 2, &out, 1, NULL, NULL};
+    clear_error();
+    expect_refused(lchy->cb->compile(NULL, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, NULL), PYOP_EINVAL, "bridge compile: invalid");
+    ca.struct_size = sizeof ca - 1;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    ca.struct_size = sizeof ca;
+    ca.inputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EINVAL, "bridge compile: invalid");
+    ca.inputs = two;
+    ca.outputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->compile(lh, &ca), PYOP_EPYTHON,
+                   "ValueError: output descriptions missing");
+    pyop_declare_args da = {sizeof da, two, 2, &out, 1, NULL, NULL, NULL};
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(NULL, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, NULL), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    da.struct_size = sizeof da - 1;
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    da.struct_size = sizeof da;
+    da.inputs = NULL;
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(lh, &da), PYOP_EINVAL,
+                   "bridge declare_launch_args: invalid");
+    clear_error();
+    expect_refused(lchy->cb->declare_launch_args(ih, &(pyop_declare_args){sizeof da, two, 1,
+                                                                            &out, 1, NULL, NULL,
+                                                                            NULL}),
+                   PYOP_EUNSUPPORTED, "op 'EdgeProbe' has no declare_launch_args");
+    lchy->cb->destroy_holder(lh);
+    pi->cb->destroy_holder(ih);
+    pp->cb->destroy_holder(ph);
+    outputs_free(&o);
+  }
+  /* pyop's log(): levels error (0) to debug (3) reach the host's log as
+   * they are; one past either end is refused. */
+  for (int level = 0; level <= 3; level += 3) {
+    char code[256];
+    snprintf(code, sizeof code, "import sys; sys.modules['pyop._native'].log(%d, 'edge log %d')", level,
+             level);
+    g_log_level = -1;
+    CHECK(py_ok(code), "log(%d)", level);
+    snprintf(want, sizeof want, "edge log %d", level);
+    CHECK(g_log_level == level && strcmp(g_log, want) == 0, "logged %d '%s'", g_log_level, g_log);
+  }
+  g_log_level = -1;
+  CHECK(py_ok("def _levels():  # locals only: nothing keeps pyop._native\n"
+              "    import sys\n"
+              "    for lv in (-1, 4):\n"
+              "        try:\n"
+              "            sys.modules['pyop._native'].log(lv, 'never')\n"
+              "        except ValueError as e:\n"
+              "            assert str(e) == 'unknown log level %d' % lv, str(e)\n"
+              "        else:\n"
+              "            raise AssertionError(lv)\n"
+              "_levels()\n"
+              "del _levels\n"),
+        "log levels past the ends refused");
+  CHECK(g_log_level == -1, "a refused level logged nothing");
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);
@@ -1960,6 +2472,663 @@ static void case_dtypes(void) {
 }
 
 /*
+ * The views as a loader of each ABI minor reads them (plugins/minors): a
+ * proto view ends before input_flags for 1.0, before source_digest for
+ * 1.1 and 1.2, before serial_reason for 1.3 to 1.5, before input_dtypes
+ * for 1.6, whole for 1.7; an impl view before source_digest up to 1.2,
+ * before serial_reason for 1.3 to 1.5, whole from 1.6. A loader of 1.0 is
+ * refused (PYOP_EPYTHON, nothing registered), by name, each op that needs
+ * 1.1: no outputs, a dynamic output, a mutated input, a Tensor attribute;
+ * 1.1 takes them all.
+ */
+static void case_minors(void) {
+  static const struct {
+    uint32_t minor;
+    size_t proto, impl;
+  } sizes[] = {
+      {0, offsetof(pyop_proto_view, input_flags), offsetof(pyop_impl_view, source_digest)},
+      {1, offsetof(pyop_proto_view, source_digest), offsetof(pyop_impl_view, source_digest)},
+      {2, offsetof(pyop_proto_view, source_digest), offsetof(pyop_impl_view, source_digest)},
+      {3, offsetof(pyop_proto_view, serial_reason), offsetof(pyop_impl_view, serial_reason)},
+      {5, offsetof(pyop_proto_view, serial_reason), offsetof(pyop_impl_view, serial_reason)},
+      {6, offsetof(pyop_proto_view, input_dtypes), sizeof(pyop_impl_view)},
+      {7, sizeof(pyop_proto_view), sizeof(pyop_impl_view)},
+  };
+  recorder r = {.fail_at = -1};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    negotiate(sizes[i].minor);
+    CHECK_OK(load(&r, 1, "minors/plain.py"));
+    const rec_op *p = find(&r, "Plain", false), *impl = find(&r, "Plain", true);
+    CHECK(p != NULL && impl != NULL, "1.%u: Plain registered", (unsigned)sizes[i].minor);
+    CHECK(p->view_size == sizes[i].proto && impl->view_size == sizes[i].impl,
+          "1.%u: proto view %zu (expected %zu), impl view %zu (expected %zu)",
+          (unsigned)sizes[i].minor, p->view_size, sizes[i].proto, impl->view_size,
+          sizes[i].impl);
+    api->reset();
+    rec_clear(&r);
+  }
+  static const struct {
+    const char *file, *op, *need;
+  } needs[] = {
+      {"minors/no_outputs.py", "NoOutputs", "has no outputs"},
+      {"minors/dynamic_output.py", "DynOut", "has a dynamic (list) output"},
+      {"minors/mutated.py", "Mutated", "has mutated inputs (mutates_args)"},
+      {"minors/tensor_attr.py", "TensorAttr", "has a Tensor attribute"},
+  };
+  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
+    negotiate(0);
+    char op[64];
+    snprintf(op, sizeof op, "op '%s'", needs[i].op);
+    const char *n[] = {"converting plugin descriptors failed", "TypeError", op, needs[i].need,
+                       "which needs bridge ABI 1.1; the loaded libpyop speaks 1.0", NULL};
+    expect_load_error(needs[i].file, PYOP_EPYTHON, n, 1, needs[i].file, NULL);
+    negotiate(1);
+    CHECK_OK(load(&r, 1, needs[i].file));
+    CHECK(r.n == 1 && find(&r, needs[i].op, false) != NULL, "1.1 takes %s", needs[i].op);
+    api->reset();
+    rec_clear(&r);
+  }
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+}
+
+/*
+ * A host whose sys.modules already has another "pyop" (its own module of
+ * that name): the bridge warns naming it, its own package is what plugins
+ * get until shutdown, and shutdown puts the host's module back. Its own
+ * process: the package is imported once per bridge session. Also
+ * register_custom_ops without a path array: no paths is a load of nothing,
+ * paths missing for one path is PYOP_EINVAL. After that shutdown: a
+ * request without services whole is PYOP_EABI, one with them is taken;
+ * register_custom_ops before set_config is PYOP_ESTATE; a config without
+ * flags whole is PYOP_EINVAL, one with them is taken and loads work again.
+ */
+static void case_foreign(void) {
+  CHECK(py_ok("import sys, types\n"
+              "_m = types.ModuleType('pyop')\n"
+              "_m.host_marker = 42\n"
+              "sys.modules['pyop'] = _m\n"
+              "del _m\n"),
+        "the host's own pyop");
+  recorder r = {.fail_at = -1};
+  pyop_registrar reg = {sizeof reg, &r, rec_add_proto, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&reg, NULL, 1) == PYOP_EINVAL && g_err_status == PYOP_EINVAL &&
+            err_has("bridge register_custom_ops: paths is NULL"),
+        "NULL paths for one path: %s", g_err);
+  CHECK(r.n == 0, "nothing registered");
+  g_log_level = -1;
+  g_log[0] = '\0';
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  CHECK(find(&r, "ScaledAdd", true) != NULL, "ScaledAdd registered");
+  CHECK(g_log_level == PYOP_LOG_WARN && strstr(g_log, "sys.modules['pyop'] is another module") &&
+            strstr(g_log, "/python/pyop replaces it until shutdown"),
+        "warning (%d): %s", g_log_level, g_log);
+  CHECK(py_ok("import sys\n"
+              "assert not hasattr(sys.modules['pyop'], 'host_marker')\n"
+              "assert hasattr(sys.modules['pyop'], 'register_op')\n"),
+        "the bridge's package is sys.modules['pyop'] while it runs");
+  CHECK_OK(api->register_custom_ops(&reg, NULL, 0));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop'].host_marker == 42, sys.modules['pyop']\n"
+              "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
+              "del sys.modules['pyop']\n"),
+        "the host's pyop put back at shutdown");
+  /* After shutdown: entry again (its services), then register_custom_ops
+   * before set_config is refused; set_config must hold flags whole. */
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {offsetof(pyop_bridge_request, services), PYOP_BRIDGE_ABI_MAJOR,
+                             PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "a request without services refused");
+  req.struct_size = PYOP_MEMBER_END(pyop_bridge_request, services);
+  CHECK(entry(&req, &a) == PYOP_OK && a == api, "a request holding services whole");
+  clear_error();
+  CHECK(load(&r, 1, "basic/ops_file.py") == PYOP_ESTATE &&
+            err_has("bridge register_custom_ops: set_config was not called"),
+        "register before set_config: %s", g_err);
+  CHECK(r.n == 0, "nothing registered");
+  clear_error();
+  CHECK(api->set_config(NULL) == PYOP_EINVAL &&
+            err_has("bridge set_config: config is NULL or too small"),
+        "NULL config: %s", g_err);
+  pyop_bridge_config cfg = {offsetof(pyop_bridge_config, flags), {g_artifact, strlen(g_artifact)},
+                            {NULL, 0}, 0};
+  clear_error();
+  CHECK(api->set_config(&cfg) == PYOP_EINVAL && err_has("config is NULL or too small"),
+        "a config without flags: %s", g_err);
+  cfg.struct_size = PYOP_MEMBER_END(pyop_bridge_config, flags);
+  CHECK_OK(api->set_config(&cfg));
+  CHECK_OK(load(&r, 1, "basic/ops_file.py"));
+  CHECK(find(&r, "ScaledAdd", true) != NULL, "a load after the shutdown");
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import sys; assert 'pyop' in sys.modules"), "the package imported again");
+}
+
+/* Host services that misbehave on purpose (case services). */
+static int g_svc_status;   /* what they return */
+static bool g_svc_no_data; /* succeed without memory */
+
+static int odd_alloc_output(void *ctx, size_t index, pyop_tensor *t) {
+  if (g_svc_status != PYOP_OK || (g_svc_no_data && t->nbytes > 0))
+    return g_svc_status;
+  return alloc_output(ctx, index, t);
+}
+
+static int odd_alloc_workspace(void *ctx, uint64_t nbytes, void **out) {
+  if (g_svc_status != PYOP_OK || g_svc_no_data) {
+    *out = NULL;
+    return g_svc_status;
+  }
+  return alloc_workspace(ctx, nbytes, out);
+}
+
+static int odd_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t) {
+  (void)ctx;
+  (void)index;
+  (void)input;
+  (void)t;
+  return g_svc_status != PYOP_OK ? g_svc_status : PYOP_EUNSUPPORTED;
+}
+
+/* One execute of EdgeCtx (what) with services svc (its ctx set here):
+ * its status, the error checked against needles when not PYOP_OK. */
+static void ctx_call(const rec_op *impl, const char *what, pyop_exec_services svc, int status,
+                     const char *const *needles) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  svc.ctx = &o;
+  pyop_exec_args args = {sizeof args, lists, 1, 1, &svc, NULL, NULL};
+  clear_error();
+  int rc = impl->cb->execute(h, &args);
+  if (status != PYOP_OK)
+    expect_call_error(rc, status, needles);
+  else
+    CHECK(rc == PYOP_OK, "EdgeCtx %s: %d %s", what, rc, g_err);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+}
+
+/*
+ * The execute context's checks and the host services' failures
+ * (plugins/edges, EdgeCtx): a dtype name not in the map, a shape that is no
+ * sequence or holds a negative dimension, a size past 2**64 bytes, an output
+ * index one past the last or negative (malloc_output_tensor and
+ * make_output_ref_input), an input index below 0; a host without
+ * alloc_output, alloc_workspace or alias_output (a 1.0-sized services
+ * struct), one that returns success without memory (PYOP_EHOST), one that
+ * returns a status of its own (that status; a positive one is PYOP_EHOST),
+ * each named in the message. Workspace sizes at their limits: INT64_MAX
+ * bytes for malloc_workspace, UINT64_MAX for add_workspace reach the host,
+ * one past (or -1) does not.
+ */
+static void case_services(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services ok = {sizeof ok, NULL, alloc_output, alloc_workspace, odd_alias_output};
+  pyop_exec_services odd = {sizeof odd, NULL, odd_alloc_output, odd_alloc_workspace,
+                            odd_alias_output};
+  g_svc_status = PYOP_OK;
+  g_svc_no_data = false;
+  ctx_call(impl, "alloc", ok, PYOP_OK, NULL);
+  ctx_call(impl, "alloc_last", ok, PYOP_OK, NULL);
+  ctx_call(impl, "ws", ok, PYOP_OK, NULL);
+  ctx_call(impl, "ws_zero", ok, PYOP_OK, NULL);
+  {
+    const char *n[] = {"execute of op 'EdgeCtx'", "ValueError: unknown data type 'float33'", NULL};
+    ctx_call(impl, "dtype_name", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"TypeError", "got int", NULL};
+    ctx_call(impl, "shape_int", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "shape dimension 1 -1 is out of range [0, ", NULL};
+    ctx_call(impl, "shape_neg", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"ValueError", "output 0: shape x dtype size overflows 2**64 bytes", NULL};
+    ctx_call(impl, "overflow", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "output index 1 out of range (the op has 1 output)", NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+    ctx_call(impl, "ref_out_past", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "output index -1 out of range (the op has 1 output)", NULL};
+    ctx_call(impl, "out_neg", ok, PYOP_EPYTHON, n);
+    ctx_call(impl, "ref_out_neg", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError", "input index -1 out of range (the op has 1 input)", NULL};
+    ctx_call(impl, "ref_in_neg", ok, PYOP_EPYTHON, n);
+  }
+  /* A host of ABI 1.0's services: no alias_output. */
+  {
+    pyop_exec_services old = ok;
+    old.struct_size = offsetof(pyop_exec_services, alias_output);
+    const char *n[] = {"RuntimeError", "the host's libpyop cannot alias outputs", NULL};
+    ctx_call(impl, "ref", old, PYOP_EPYTHON, n);
+    old.struct_size = sizeof old;
+    old.alias_output = NULL;
+    ctx_call(impl, "ref", old, PYOP_EPYTHON, n);
+  }
+  /* No allocation services at all. */
+  {
+    pyop_exec_services none = ok;
+    none.alloc_output = NULL;
+    const char *n[] = {"RuntimeError", "the host provides no output allocation", NULL};
+    ctx_call(impl, "alloc", none, PYOP_EPYTHON, n);
+    none = ok;
+    none.alloc_workspace = NULL;
+    const char *w[] = {"RuntimeError", "the host provides no workspace allocation", NULL};
+    ctx_call(impl, "ws", none, PYOP_EPYTHON, w);
+  }
+  /* Success without memory: PYOP_EHOST; none is needed for 0 bytes. */
+  g_svc_no_data = true;
+  {
+    const char *n[] = {"RuntimeError", "the host returned no memory for output 0", NULL};
+    ctx_call(impl, "alloc", odd, PYOP_EHOST, n);
+    const char *w[] = {"RuntimeError", "the host returned no memory when asked to allocate a "
+                       "workspace of 16 bytes", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, w);
+  }
+  g_svc_no_data = false;
+  /* The host's own failure status is the call's; a positive one is EHOST. */
+  g_svc_status = PYOP_ENOMEM;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+    const char *a[] = {"RuntimeError: libpyop refused to make output 0 input 0's buffer "
+                       "(PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "ref", odd, PYOP_ENOMEM, a);
+  }
+  g_svc_status = PYOP_EHOST;
+  {
+    const char *n[] = {"RuntimeError: the host failed to allocate a workspace of 16 bytes "
+                       "(PYOP_EHOST)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, n);
+  }
+  g_svc_status = 7;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(status 7)", NULL};
+    ctx_call(impl, "ws", odd, PYOP_EHOST, n);
+  }
+  /* malloc_workspace's limit (INT64_MAX bytes) reaches the host, one past
+   * it does not. */
+  g_svc_status = PYOP_ENOMEM;
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of "
+                       "9223372036854775807 bytes (PYOP_ENOMEM)", NULL};
+    ctx_call(impl, "mws_max", odd, PYOP_ENOMEM, n);
+  }
+  g_svc_status = PYOP_OK;
+  {
+    const char *n[] = {"ValueError", "malloc_workspace nbytes 9223372036854775808 is out of "
+                       "range [0, 9223372036854775807]", NULL};
+    ctx_call(impl, "mws_past", ok, PYOP_EPYTHON, n);
+  }
+  ctx_call(impl, "alloc", odd, PYOP_OK, NULL);
+  /* add_workspace takes any uint64_t: UINT64_MAX reaches the host, 2**64
+   * and -1 are refused before it is asked. */
+  {
+    static const char *const whats[] = {"ws_max", "ws_past", "ws_neg"};
+    for (int i = 0; i < 3; i++) {
+      float x[2] = {1, 2};
+      int64_t s2[1] = {2};
+      pyop_tensor in = tensor_f32(x, 1, s2);
+      pyop_tensor_list lists[1] = {{&in, 1}};
+      pyop_attr_view a = attr_str("what", whats[i]);
+      void *h = holder_of(impl, &a, 1);
+      sink sk;
+      memset(&sk, 0, sizeof sk);
+      pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+      clear_error();
+      int rc = impl->cb->declare_launch_args(h, &da);
+      if (i == 0) {
+        CHECK(rc == PYOP_OK && sk.n_ws == 1 && sk.ws[0] == UINT64_MAX, "ws_max: %d, %d ws", rc,
+              sk.n_ws);
+      } else {
+        const char *n[] = {"declare_launch_args of op 'EdgeCtx'", "ValueError",
+                           i == 1 ? "add_workspace nbytes 18446744073709551616 is out of range "
+                                    "[0, 18446744073709551615]"
+                                  : "add_workspace nbytes -1 is out of range [0, "
+                                    "18446744073709551615]",
+                           NULL};
+        expect_call_error(rc, PYOP_EPYTHON, n);
+        CHECK(sk.n_ws == 0, "%s: the host was not asked", whats[i]);
+      }
+      impl->cb->destroy_holder(h);
+    }
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * A plugin that breaks the import system and then fails to load
+ * (plugins/bad/clobber.py): PYOP_EPLUGIN with its exception; sys.meta_path
+ * changed in place is the same list with the same finders again,
+ * sys.path_hooks replaced by a list subclass is a list with the same hooks
+ * again, sys.path_importer_cache replaced by a dict subclass is a dict with
+ * the same keys again, builtins.__import__ is the original, a host's
+ * sys.modules entry the plugin deleted is back, a package entry it added
+ * that is no module is gone; one warning counts the three entries
+ * restored.
+ */
+static void case_clobber(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "launch")); /* the pyop package imported (its finder added) */
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import builtins, sys, types\n"
+              "sys.modules['_edge_host_module'] = types.ModuleType('_edge_host_module')\n"
+              "_cl = (sys.meta_path, list(sys.meta_path), list(sys.path_hooks),\n"
+              "       set(sys.path_importer_cache), builtins.__import__,\n"
+              "       sys.modules['_edge_host_module'])\n"),
+        "save");
+  g_log_level = -1;
+  const char *n[] = {"RuntimeError: clobbered the import system", "clobber.py", NULL};
+  expect_load_error("clobber", PYOP_EPLUGIN, n, 1, "bad/clobber.py", NULL);
+  CHECK(g_log_level == PYOP_LOG_WARN && strstr(g_log, "a plugin changed interpreter state") &&
+            strstr(g_log, "; 3 entries restored"),
+        "warning (%d): %s", g_log_level, g_log);
+  CHECK(py_ok("import builtins, sys\n"
+              "meta, meta_items, hooks, cache_keys, imp, mod = _cl\n"
+              "del _cl\n"
+              "assert sys.meta_path is meta and meta == meta_items, sys.meta_path\n"
+              "assert type(sys.path_hooks) is list and sys.path_hooks == hooks, sys.path_hooks\n"
+              "assert type(sys.path_importer_cache) is dict, type(sys.path_importer_cache)\n"
+              "assert set(sys.path_importer_cache) == cache_keys\n"
+              "assert builtins.__import__ is imp\n"
+              "assert sys.modules['_edge_host_module'] is mod\n"
+              "assert 'pyop._clobbered' not in sys.modules\n"
+              "del sys.modules['_edge_host_module'], meta, meta_items, hooks, cache_keys, imp, "
+              "mod\n"),
+        "the import system as it was");
+  /* And the next load works. */
+  CHECK_OK(load(&r, 1, "launch"));
+  CHECK(r.n == 2, "good load after the clobbering one");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* create_holder of op with attrs[0..n): its status and *out. */
+static int create_with(const rec_op *op, const pyop_attr_view *attrs, size_t n, void **out) {
+  *out = (void *)1;
+  clear_error();
+  return op->cb->create_holder(op->ctx, attrs, n, out);
+}
+
+/*
+ * create_holder's checks of what the host passes (plugins/edges, EdgeCtx,
+ * EdgeLists; plugins/minors, TensorAttr): no op, no out pointer, attributes
+ * counted without an array are PYOP_EINVAL; an attribute view too small or
+ * without a name is PYOP_EINVAL naming its index and the op; a value whose
+ * type is not the attribute's, a string or list with a length and no data,
+ * a Tensor attribute without a tensor, an unknown type fail naming it; no
+ * holder is made by any, and the op still works after them.
+ */
+static void case_holders(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "edges/edges.py", "minors/tensor_attr.py"));
+  const rec_op *ctx = find(&r, "EdgeCtx", true), *lists = find(&r, "EdgeLists", false),
+               *tattr = find(&r, "TensorAttr", false);
+  CHECK(ctx && lists && tattr, "ops registered");
+  pyop_attr_view a = attr_str("what", "alloc");
+  void *h = (void *)1;
+  clear_error();
+  expect_refused(ctx->cb->create_holder(NULL, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  clear_error();
+  expect_refused(ctx->cb->create_holder(ctx->ctx, &a, 1, NULL), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  expect_refused(create_with(ctx, NULL, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: invalid arguments");
+  a.struct_size = sizeof a - 1;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: attribute 0 of op 'EdgeCtx' is invalid");
+  CHECK(h == NULL, "no holder");
+  a = attr_str("what", "alloc");
+  a.name.len = 0;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EINVAL,
+                 "bridge create_holder: attribute 0 of op 'EdgeCtx' is invalid");
+  a = attr_str("what", "alloc");
+  a.default_value.type = PYOP_ATTR_INT;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON,
+                 "attribute value of type 1 given for type 4");
+  CHECK(h == NULL, "no holder");
+  a = attr_str("what", "alloc");
+  a.default_value.u.s.data = NULL;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON, "string attribute with NULL data");
+  a = attr_str("what", "alloc");
+  a.type = a.default_value.type = 99;
+  expect_refused(create_with(ctx, &a, 1, &h), PYOP_EPYTHON, "unknown attribute type 99");
+  /* An empty string is a value (its data may be NULL). */
+  a = attr_str("what", "alloc");
+  a.default_value.u.s = (pyop_str){NULL, 0};
+  CHECK(create_with(ctx, &a, 1, &h) == PYOP_OK && h != NULL && h != (void *)1, "empty str");
+  ctx->cb->destroy_holder(h);
+  /* Lists with a count and no items. */
+  pyop_attr_view la[2];
+  memset(la, 0, sizeof la);
+  la[0].struct_size = la[1].struct_size = sizeof la[0];
+  la[0].name = (pyop_str){"li", 2};
+  la[0].type = la[0].default_value.type = PYOP_ATTR_LIST_INT;
+  la[1].name = (pyop_str){"ls", 2};
+  la[1].type = la[1].default_value.type = PYOP_ATTR_LIST_STR;
+  CHECK(create_with(lists, la, 2, &h) == PYOP_OK && h != NULL, "empty lists: %s", g_err);
+  lists->cb->destroy_holder(h);
+  la[0].default_value.u.ints.count = 2;
+  expect_refused(create_with(lists, la, 2, &h), PYOP_EPYTHON, "list attribute with NULL items");
+  CHECK(h == NULL, "no holder");
+  la[0].default_value.u.ints.count = 0;
+  la[1].default_value.u.strs.count = 1;
+  expect_refused(create_with(lists, la, 2, &h), PYOP_EPYTHON, "list attribute with NULL items");
+  /* A Tensor attribute without its tensor. */
+  pyop_attr_view ta;
+  memset(&ta, 0, sizeof ta);
+  ta.struct_size = sizeof ta;
+  ta.name = (pyop_str){"table", 5};
+  ta.type = ta.default_value.type = PYOP_ATTR_TENSOR;
+  expect_refused(create_with(tattr, &ta, 1, &h), PYOP_EPYTHON, "Tensor attribute with no tensor");
+  CHECK(h == NULL, "no holder");
+  float tv[2] = {1, 2};
+  int64_t ts[1] = {2};
+  pyop_tensor table = tensor_f32(tv, 1, ts);
+  ta.default_value.u.tensor = &table;
+  CHECK(create_with(tattr, &ta, 1, &h) == PYOP_OK && h != NULL, "Tensor attribute: %s", g_err);
+  tattr->cb->destroy_holder(h);
+  /* The op works. */
+  ctx_call(ctx, "alloc", (pyop_exec_services){sizeof(pyop_exec_services), NULL, alloc_output,
+                                              alloc_workspace, NULL},
+           PYOP_OK, NULL);
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* The way plugins/descs rewrites its descriptor ("": none). */
+static void desc_way(const char *how) {
+  char code[160];
+  snprintf(code, sizeof code, "import os; os.environ['PYOP_TEST_DESC'] = '%s'", how);
+  CHECK(py_ok(code), "PYOP_TEST_DESC=%s", how);
+}
+
+/*
+ * Descriptors a plugin rewrote after decoration (plugins/descs, the way
+ * named by PYOP_TEST_DESC): a source line of 0 or past uint32_t is given as
+ * 0, UINT32_MAX as it is; an op_type that is no str, an input that is no
+ * (name, kind) pair or whose kind is no int, an attribute that is no
+ * 4-tuple, output kinds of another count or past int32_t, a dtype entry
+ * that is no (mask, symbol) pair or has a negative mask are each refused
+ * (PYOP_EPYTHON, nothing registered) saying what is wrong.
+ */
+static void case_descs(void) {
+  static const struct {
+    const char *how;
+    uint32_t line;
+  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}};
+  recorder r = {.fail_at = -1};
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    desc_way(lines[i].how);
+    CHECK_OK(load(&r, 1, "descs"));
+    const rec_op *p = find(&r, "Tampered", false);
+    CHECK(p != NULL && p->line == lines[i].line, "%s: line %u", lines[i].how, p ? p->line : 0);
+    api->reset();
+    rec_clear(&r);
+  }
+  static const struct {
+    const char *how, *needle;
+  } bad[] = {
+      {"op_type", "descriptor attribute op_type must be a str"},
+      {"input_pair", "OpProto input must be (name, kind)"},
+      {"input_kind", "OpProto input 0 kind must be an int, got str"},
+      {"attr_shape", "OpProto attr must be (name, type, required, default)"},
+      {"output_kinds", "OpProto.output_kinds must be a tuple of 1 ints"},
+      {"output_kind_big", "OpProto.output_kinds[0] 2147483648 is out of range"},
+      {"dtype_pair", "OpProto.input_dtypes[0] must be (mask, symbol)"},
+      {"dtype_mask", "OpProto.input_dtypes[0] mask -1 is out of range [0, "},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    desc_way(bad[i].how);
+    const char *n[] = {"converting plugin descriptors failed", bad[i].needle, NULL};
+    expect_load_error(bad[i].how, PYOP_EPYTHON, n, 1, "descs", NULL);
+  }
+  desc_way("");
+  CHECK_OK(load(&r, 1, "descs"));
+  CHECK(r.n == 1, "the untouched descriptor");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* One declare_launch_args of EdgeLaunch with a scalar of type st and value
+ * (its text): its status; the argument the host got in *got. */
+static int launch_scalar(const rec_op *impl, int st, const char *value,
+                         pyop_launch_arg_view *got) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a[2] = {attr_int("st", st), attr_str("value", value)};
+  void *h = holder_of(impl, a, 2);
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+  clear_error();
+  int rc = impl->cb->declare_launch_args(h, &da);
+  impl->cb->destroy_holder(h);
+  CHECK(rc != PYOP_OK || sk.n_args == 1, "scalar %d %s: %zu args", st, value, sk.n_args);
+  CHECK(rc == PYOP_OK || sk.n_args == 0, "scalar %d %s refused: the host got no launch", st,
+        value);
+  if (rc == PYOP_OK)
+    *got = sk.args[0];
+  return rc;
+}
+
+/*
+ * Scalar launch arguments at their types' ranges (plugins/edges,
+ * EdgeLaunch: a LaunchArg made directly, so only the bridge checks): for
+ * every integer type, bool and pointer, both ends of its range reach the
+ * host with the value as given (signed in value.i, unsigned in value.u,
+ * pointer in value.p), one past either end is refused naming the argument,
+ * its type, the value and the range; a float or double takes any float and
+ * refuses an int no C double holds; an argument that is no LaunchArg is
+ * refused.
+ */
+static void case_scalars(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeLaunch", true);
+  CHECK(impl != NULL, "EdgeLaunch registered");
+  static const struct {
+    int st;
+    const char *name, *lo, *hi, *below, *above;
+    bool is_signed;
+  } types[] = {
+      {PYOP_SCALAR_INT8, "int8", "-128", "127", "-129", "128", true},
+      {PYOP_SCALAR_INT16, "int16", "-32768", "32767", "-32769", "32768", true},
+      {PYOP_SCALAR_INT32, "int32", "-2147483648", "2147483647", "-2147483649", "2147483648",
+       true},
+      {PYOP_SCALAR_INT64, "int64", "-9223372036854775808", "9223372036854775807",
+       "-9223372036854775809", "9223372036854775808", true},
+      {PYOP_SCALAR_UINT8, "uint8", "0", "255", "-1", "256", false},
+      {PYOP_SCALAR_UINT16, "uint16", "0", "65535", "-1", "65536", false},
+      {PYOP_SCALAR_UINT32, "uint32", "0", "4294967295", "-1", "4294967296", false},
+      {PYOP_SCALAR_UINT64, "uint64", "0", "18446744073709551615", "-1", "18446744073709551616",
+       false},
+      {PYOP_SCALAR_BOOL, "bool", "0", "1", "-1", "2", false},
+#if UINTPTR_MAX == UINT64_MAX
+      {PYOP_SCALAR_POINTER, "pointer", "0", "18446744073709551615", "-1",
+       "18446744073709551616", false},
+#endif
+  };
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+    const char *ends[2] = {types[t].lo, types[t].hi};
+    for (int e = 0; e < 2; e++) {
+      pyop_launch_arg_view got;
+      int rc = launch_scalar(impl, types[t].st, ends[e], &got);
+      CHECK(rc == PYOP_OK, "%s %s: %d %s", types[t].name, ends[e], rc, g_err);
+      CHECK(got.kind == PYOP_LAUNCH_ARG_SCALAR && got.scalar_type == types[t].st, "%s kind",
+            types[t].name);
+      char as_text[32];
+      if (types[t].is_signed)
+        snprintf(as_text, sizeof as_text, "%lld", (long long)got.value.i);
+      else if (types[t].st == PYOP_SCALAR_POINTER)
+        snprintf(as_text, sizeof as_text, "%llu", (unsigned long long)got.value.p);
+      else
+        snprintf(as_text, sizeof as_text, "%llu", (unsigned long long)got.value.u);
+      CHECK(strcmp(as_text, ends[e]) == 0, "%s: the host got %s for %s", types[t].name, as_text,
+            ends[e]);
+    }
+    const char *past[2] = {types[t].below, types[t].above};
+    for (int e = 0; e < 2; e++) {
+      pyop_launch_arg_view got;
+      char want[160];
+      snprintf(want, sizeof want, "launch argument 0 (%s) value %s is out of range [%s, %s]",
+               types[t].name, past[e], types[t].lo, types[t].hi);
+      const char *n[] = {"declare_launch_args of op 'EdgeLaunch'", "ValueError", want, NULL};
+      expect_call_error(launch_scalar(impl, types[t].st, past[e], &got), PYOP_EPYTHON, n);
+    }
+  }
+  static const int floats[2] = {PYOP_SCALAR_FLOAT, PYOP_SCALAR_DOUBLE};
+  for (int f = 0; f < 2; f++) {
+    pyop_launch_arg_view got;
+    CHECK_OK(launch_scalar(impl, floats[f], "-2.5", &got));
+    CHECK(got.value.f == -2.5, "float %d: %g", floats[f], got.value.f);
+    CHECK_OK(launch_scalar(impl, floats[f], "7", &got));
+    CHECK(got.value.f == 7.0, "float %d from an int: %g", floats[f], got.value.f);
+    char big[410] = "1";
+    memset(big + 1, '0', 400);
+    big[401] = '\0';
+    const char *n[] = {"ValueError", "launch argument 0", "is not a C double", NULL};
+    expect_call_error(launch_scalar(impl, floats[f], big, &got), PYOP_EPYTHON, n);
+  }
+  {
+    pyop_launch_arg_view got;
+    const char *n[] = {"TypeError", "launch arguments must come from pyop.launch", NULL};
+    expect_call_error(launch_scalar(impl, -1, "0", &got), PYOP_EPYTHON, n);
+  }
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
  * An artifact directory whose name is not UTF-8 (reached through a symlink
  * to the real one): the pyop package is imported from it and plugins load.
  * Its own process: the package is imported once per bridge session.
@@ -2226,7 +3395,16 @@ static void case_start(void) {
   X(artifact_name, "integration bridge", 300, "")                             \
   X(dtypes, "integration bridge", 300, "valgrind")                            \
   X(results, "integration bridge", 300, "valgrind")                           \
-  X(views, "integration bridge", 300, "valgrind")
+  X(views, "integration bridge", 300, "valgrind")                            \
+  X(edges, "integration bridge", 300, "valgrind")                            \
+  X(probe, "integration bridge", 300, "valgrind")                            \
+  X(minors, "integration bridge", 300, "valgrind")                           \
+  X(foreign, "integration bridge", 300, "")                                  \
+  X(services, "integration bridge", 300, "valgrind")                         \
+  X(clobber, "integration bridge", 300, "valgrind")                          \
+  X(holders, "integration bridge", 300, "valgrind")                          \
+  X(descs, "integration bridge", 300, "valgrind")                            \
+  X(scalars, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
