@@ -1176,5 +1176,245 @@ class SiblingImportTest(unittest.TestCase):
                 _loader.load_plugins([p])
 
 
+class EdgesTest(unittest.TestCase):
+    """Issue 31's coverage pass over the ge package's pure-Python rules:
+    each limit taken AT it and refused one past, both arms of each check,
+    and which argument a refusal names."""
+
+    def test_kernel_args_at_their_limits(self):
+        from ge.custom_op.context import AnnotatedArgsContext
+        ctx = AnnotatedArgsContext._make("Op", 2, 1)
+        t = Tensor._make(ctx._s, 0, 0, [2], DataType.DT_FLOAT, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        args = ctx.create_kernel_args()
+        ws = ctx.malloc_workspace(1)
+        args.append_input(0, t)
+        args.append_input(1, t)
+        args.append_output(0, t)
+        args.append_scalar(0)
+        args.append_scalar((1 << 64) - 1)
+        args.append_workspace(ws)
+        self.assertEqual(args._args, [("input", 0), ("input", 1), ("output", 0), ("scalar", 0),
+                                      ("scalar", (1 << 64) - 1), ("workspace", 0)])
+        for bad in (-1, True, 1.0):
+            with self.assertRaisesRegex(TypeError, r"^instance_index must be"):
+                args.append_input(bad, t)
+        for bad in (True, 1.0, None):
+            with self.assertRaisesRegex(TypeError, r"append_scalar\(\) takes a uint64"):
+                args.append_scalar(bad)
+        with self.assertRaisesRegex(TypeError, r"append_output\(\) takes a ge.runtime.Tensor, "
+                                    r"got int"):
+            args.append_output(0, 3)
+        with self.assertRaisesRegex(TypeError, r"append_workspace\(\) takes a WorkspaceAddr, "
+                                    r"got int"):
+            args.append_workspace(0)
+        for bad, exc, text in ((-1, TypeError, r"^size must be >= 0, got -1"),
+                               (True, TypeError, r"^size must be an int, got bool"),
+                               (0, ValueError, r"greater than zero")):
+            with self.assertRaisesRegex(exc, text):
+                ctx.malloc_workspace(bad)
+        self.assertEqual(ctx.get_stream_id(), 0)
+        self.assertRegex(repr(ws), r"^WorkspaceAddr\(index=0, addr=0x[0-9a-f]+\)$")
+        self.assertEqual(ws.addr, int(repr(ws).split("addr=")[1][:-1], 16))
+        info = co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b"x", block_dim=1,
+                                            stream_id=0)
+        with self.assertRaisesRegex(TypeError, r"add_launch\(\) takes an "
+                                    r"AnnotatedKernelLaunchInfo, got AnnotatedKernelArgs"):
+            ctx.add_launch(args, info)
+        with self.assertRaisesRegex(TypeError, r"add_launch\(\) takes AnnotatedKernelArgs, "
+                                    r"got NoneType"):
+            ctx.add_launch(info, None)
+
+    def test_launch_info_at_its_limits(self):
+        top = (1 << 32) - 1
+        for kb in (b"x", bytearray(b"x"), memoryview(b"xy")):
+            info = co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=kb, block_dim=top,
+                                                stream_id=top)
+            self.assertEqual((info._bin, info._block, info._stream), (bytes(kb), top, top))
+        self.assertEqual(repr(info), "<AnnotatedKernelLaunchInfo k>")
+        for kw, text in ((dict(kernel_name=b"k"), r"^kernel_name must be a str, got bytes"),
+                         (dict(kernel_bin="x"), r"^kernel_bin must be bytes, got str"),
+                         (dict(block_dim=True), r"^block_dim must be a uint32"),
+                         (dict(block_dim=top + 1), r"^block_dim must be a uint32"),
+                         (dict(stream_id=top + 1), r"^stream_id must be a uint32"),
+                         (dict(stream_id=1.0), r"^stream_id must be a uint32")):
+            args = dict(kernel_name="k", kernel_bin=b"x", block_dim=1, stream_id=0)
+            args.update(kw)
+            with self.assertRaisesRegex(TypeError, text):
+                co.AnnotatedKernelLaunchInfo(**args)
+
+    def test_shapes_refusals_and_expiry(self):
+        for one in (dict(origin_shape=[1]), dict(storage_shape=[1])):
+            with self.assertRaisesRegex(TypeError, r"takes no arguments or both"):
+                StorageShape(**one)
+        s = StorageShape((2, 3), range(2))  # any int sequence here
+        self.assertEqual((s.origin_shape.dims, s.storage_shape.dims), ([2, 3], [0, 1]))
+        s2 = StorageShape(s.origin_shape, s.storage_shape)  # views are copied
+        self.assertEqual(s2.storage_shape.dims, [0, 1])
+        for bad, which in (([True], "origin_shape"), ([1.0], "origin_shape"), (3, "origin_shape")):
+            with self.assertRaisesRegex(TypeError, r"^%s " % which):
+                StorageShape(bad, [1])
+        with self.assertRaisesRegex(TypeError, r"^storage_shape dimension must be an int"):
+            StorageShape([1], [2, False])
+        self.assertEqual(repr(s), "StorageShape([2, 3], [0, 1])")
+        with self.assertRaisesRegex(TypeError, r"set_origin_shape\(\) takes a ge.runtime.Shape"):
+            s.set_origin_shape([1])
+        with self.assertRaisesRegex(TypeError, r"set_storage_shape\(\) takes a ge.runtime.Shape"):
+            s.set_storage_shape([1])
+        other = StorageShape([7], [8, 9])
+        s.set_origin_shape(other.storage_shape)
+        s.set_storage_shape(other.origin_shape)
+        self.assertEqual(repr(s), "StorageShape([8, 9], [7])")
+        sh = s.origin_shape
+        for bad in (-1, True):
+            with self.assertRaisesRegex(TypeError, r"^index must be"):
+                sh.get_dim(bad)
+        self.assertEqual(sh.get_dim(1), 9)
+        with self.assertRaisesRegex(TypeError, r"^dimension must be an int, got bool"):
+            sh.set_dim(0, True)
+        self.assertEqual(repr(sh), "Shape([8, 9])")
+        sh.set_scalar()
+        self.assertTrue(sh.is_scalar())
+        del s
+        import gc
+        gc.collect()
+        with self.assertRaisesRegex(RuntimeError, r"used after its owner was deleted"):
+            sh.dims
+        self.assertEqual(repr(sh), "<ge.runtime.Shape (expired)>")
+
+    def test_formats_refusals_and_limits(self):
+        e = ExpandDimsType()
+        self.assertEqual((e.full_size, e.is_expand_index(0)), (0, False))
+        e.set_expand_index(55)
+        e.set_expand_index(56)  # past the 56 bits: ignored
+        self.assertTrue(e.is_expand_index(55))
+        self.assertFalse(e.is_expand_index(56))
+        self.assertEqual(repr(e), "ExpandDimsType(size=0, mask=%#x)" % (1 << 55))
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0, got -1"):
+            e.set_expand_index(-1)
+        for bad in (1.0, True, [1]):
+            with self.assertRaisesRegex(TypeError, r"rule must be a str or an int, got"):
+                ExpandDimsType(bad)
+        self.assertEqual(ExpandDimsType("1" * 56).full_size, 56)
+        self.assertEqual(ExpandDimsType(0).full_size, 0)
+        for kw in (dict(origin_format=0), dict(origin_format=0, storage_format=0),
+                   dict(storage_format=0, expand_dims_type=ExpandDimsType())):
+            with self.assertRaisesRegex(TypeError, r"takes no arguments or origin_format, "
+                                        r"storage_format and expand_dims_type"):
+                StorageFormat(**kw)
+        with self.assertRaisesRegex(TypeError, r"expand_dims_type must be a "
+                                    r"ge.runtime.ExpandDimsType"):
+            StorageFormat(0, 0, "1100")
+        for args, text in (((True, 0), r"^origin_format must be a ge Format, got bool"),
+                           ((0, "ND"), r"^storage_format must be a ge Format, got str")):
+            with self.assertRaisesRegex(TypeError, text):
+                StorageFormat(*args, ExpandDimsType())
+        with self.assertRaisesRegex(ValueError, r"^storage_format 100000 is not a ge Format"):
+            StorageFormat(0, 100000, ExpandDimsType())
+        f = StorageFormat(Format.FORMAT_NCHW, int(Format.FORMAT_ND), ExpandDimsType("01"))
+        self.assertEqual(repr(f), "StorageFormat(FORMAT_NCHW, FORMAT_ND)")
+        f.set_origin_format(Format.FORMAT_ND)
+        self.assertIs(f.origin_format, Format.FORMAT_ND)
+        with self.assertRaisesRegex(TypeError, r"set_expand_dims_type\(\) takes a "
+                                    r"ge.runtime.ExpandDimsType"):
+            f.set_expand_dims_type(3)
+        f.set_expand_dims_type(ExpandDimsType("001"))
+        self.assertEqual((f.expand_dims_type.full_size, f.expand_dims_type.is_expand_index(2)),
+                         (3, True))
+
+    def test_placement_members(self):
+        p = TensorPlacement.ON_HOST
+        self.assertEqual(p, TensorPlacement.ON_HOST)
+        self.assertNotEqual(p, TensorPlacement.FOLLOWING)
+        self.assertNotEqual(p, 1)  # not an int
+        self.assertEqual(hash(p), hash(TensorPlacement.ON_HOST))
+        self.assertEqual(len({p, TensorPlacement.ON_HOST, TensorPlacement.END}), 2)
+        self.assertEqual(repr(TensorPlacement.END), "<TensorPlacement.END: 4>")
+        self.assertEqual([1, 2, 3][TensorPlacement.FOLLOWING], 3)  # __index__
+        with self.assertRaises(TypeError):
+            TensorPlacement(1)
+        with self.assertRaisesRegex(AttributeError, "read-only"):
+            p.value = 2
+        self.assertEqual(p.value, 1)
+        self.assertEqual(sorted(TensorPlacement.__members__),
+                         ["END", "FOLLOWING", "ON_DEVICE_HBM", "ON_DEVICE_P2P", "ON_HOST"])
+
+    def test_conversions_name_what(self):
+        self.assertIs(_convert.ge_dtype(int(DataType.DT_INT8)), DataType.DT_INT8)
+        for bad in (True, 1.0, "DT_INT8"):
+            with self.assertRaisesRegex(TypeError, r"^weight must be a ge DataType, got"):
+                _convert.ge_dtype(bad, "weight")
+        with self.assertRaisesRegex(ValueError, r"^weight 100000 is not a ge DataType"):
+            _convert.ge_dtype(100000, "weight")
+        with self.assertRaisesRegex(TypeError, r"^fmt must be a ge Format, got bool"):
+            _convert.ge_format(False, "fmt")
+        with self.assertRaisesRegex(ValueError, r"^format 100000 is not a ge Format"):
+            _convert.ge_format(100000)
+        host = {n for n in DataType.__members__ if DataType[n] in _convert.HOST_DTYPES}
+        self.assertEqual(len(host), 13)
+        no_host = next(d for d in DataType if d not in _convert.HOST_DTYPES and d.name != "DT_MAX")
+        with self.assertRaisesRegex(TypeError, r"^x DataType.%s has no host form in libpyop"
+                                    % no_host.name):
+            _convert.dtype_to_pyop(no_host, "x")
+        with self.assertRaisesRegex(TypeError, r"^y Format.FORMAT_NULL has no host form"):
+            _convert.format_to_pyop(Format.FORMAT_NULL, "y")
+        for g in _convert.HOST_DTYPES:
+            self.assertIs(_convert.dtype_from_pyop(_convert.dtype_to_pyop(g)), g)
+        for g in _convert.HOST_FORMATS:
+            self.assertIs(_convert.format_from_pyop(_convert.format_to_pyop(g)), g)
+
+
+    def test_impl_determinism(self):
+        fresh()
+        for bad in (0, None, "False"):
+            with self.assertRaisesRegex(TypeError, r"register_op_impl op_type 'Det': "
+                                        r"deterministic is True or False, got %s"
+                                        % re.escape(repr(bad))):
+                co.register_op_impl(op_type="Det", deterministic=bad)
+
+        class Random:
+            def execute(self, ctx):
+                pass
+
+        class Plain:
+            def execute(self, ctx):
+                pass
+
+        co.register_op_impl(op_type="Det", deterministic=False)(Random)
+        co.register_op_impl(op_type="Det2")(Plain)
+        self.assertIs(Random.__pyop_deterministic__, False)
+        self.assertFalse(hasattr(Plain, "__pyop_deterministic__"))
+        fresh()
+
+    def test_mutates_args_edges(self):
+        def two(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
+            pass
+        d = gproto.parse(two, "T", ["x", "y"])  # as many names as outputs
+        self.assertEqual([n for n, _ in d.outputs], ["x", "y"])
+        d = gproto.parse(two, "T", [("y", 0)])  # index 0, the first output
+        self.assertEqual([n for n, _ in d.outputs], ["y", "output1"])
+        _ge_fail(self, TypeError, "mutates_args entry 1 is not an input name", two,
+                 mutates_args=["x", 1])
+        _ge_fail(self, ValueError, "output index -1 out of range (the op has 2 outputs)", two,
+                 mutates_args=[("x", -1)])
+
+    def test_attributes_without_a_host_dtype(self):
+        from pyop import DataType as PDT
+        at = gproto.pyop_attr
+        self.assertEqual(at("a", "VT_DATA_TYPE", DataType.DT_FLOAT, True, "T"),
+                         (AttrType.DTYPE, PDT.float32))
+        self.assertEqual(at("a", "VT_DATA_TYPE", DataType.DT_STRING, True, "T"),
+                         (AttrType.INT, int(DataType.DT_STRING)))
+        self.assertEqual(at("a", "VT_DATA_TYPE", None, False, "T"), (AttrType.DTYPE, None))
+        self.assertEqual(at("a", "VT_LIST_DATA_TYPE", [DataType.DT_FLOAT, DataType.DT_INT8],
+                            True, "T"), (AttrType.LIST_DTYPE, [PDT.float32, PDT.int8]))
+        self.assertEqual(at("a", "VT_LIST_DATA_TYPE", [DataType.DT_FLOAT, DataType.DT_STRING],
+                            True, "T"),
+                         (AttrType.LIST_INT, [int(DataType.DT_FLOAT), int(DataType.DT_STRING)]))
+        self.assertEqual(at("a", "VT_TENSOR", None, False, "T"), (AttrType.TENSOR, None))
+        self.assertEqual(at("a", "VT_LIST_INT", (1, 2), True, "T"), (AttrType.LIST_INT, [1, 2]))
+        self.assertEqual(at("a", "VT_LIST_LIST_INT", ((1,), (2, 3)), True, "T"),
+                         (AttrType.LIST_LIST_INT, [[1], [2, 3]]))
+
 if __name__ == "__main__":
     unittest.main()
