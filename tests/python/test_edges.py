@@ -633,5 +633,85 @@ class LanesTest(unittest.TestCase):
         self.assertEqual(out["again"], [])
 
 
+class GeLinkEdgeTest(unittest.TestCase):
+    """pyop._ge_link in a child interpreter (it edits sys.modules,
+    sys.meta_path and sys.path): what it logs through the bridge's log (a
+    stand-in here) and at which level, another ge installed on sys.path
+    (a package, a namespace package, libpyop's own is none), the package
+    missing, and uninstall taking only what install put there."""
+
+    CHILD = textwrap.dedent("""
+        import json, os, sys, types
+        from pyop import _ge_link as gl
+        logs = []
+        sys.modules["pyop._native"] = types.SimpleNamespace(
+            log=lambda level, msg: logs.append([level, msg]))
+        site_pkg, site_ns, nowhere = sys.argv[1:4]
+        out = {"own": gl.shadowed()}
+        sys.path.insert(0, site_pkg)
+        out["pkg"] = gl.shadowed()
+        gl.install()
+        from ge import _npu
+        out["finder"] = _npu.AclFinder in sys.meta_path
+        out["installed_logs"] = logs[:]
+        del logs[:]
+        removed = gl.uninstall()
+        out["removed_ge"] = any(getattr(m, "__name__", "") == "ge" for m in removed)
+        out["finder_after"] = _npu.AclFinder in sys.meta_path
+        out["status_after"] = list(gl.status())
+        saved = sys.path[1:]
+        own = os.path.realpath(os.path.dirname(gl.GE_DIR))
+        sys.path[:] = [site_ns] + [p for p in saved if os.path.realpath(p or ".") != own]
+        out["ns"] = gl.shadowed()  # a namespace package: its directory
+        sys.path[:] = saved
+        gl.install()
+        out["quiet_logs"] = logs[:]
+        sys.modules["ge"] = types.ModuleType("ge")  # replaced behind its back
+        out["uninstall_other"] = gl.uninstall()
+        out["still_other"] = not getattr(sys.modules["ge"], "__pyop_ge__", False)
+        del sys.modules["ge"]
+        for n in [n for n in sys.modules if n.startswith("ge.")]:
+            del sys.modules[n]
+        gl.GE_DIR = nowhere
+        gl.install()
+        out["missing"] = list(gl.status())
+        out["missing_logs"] = logs[len(out["quiet_logs"]):]
+        print(json.dumps(out))
+    """)
+
+    def test_logs_shadows_and_uninstall(self):
+        import subprocess
+        with support.TempDir() as d:
+            d = os.path.realpath(d)
+            pkg_init = support.write(d, "site_pkg/ge/__init__.py", "")
+            os.makedirs(os.path.join(d, "site_ns", "ge"))
+            nowhere = os.path.join(d, "nowhere")
+            env = dict(os.environ, PYTHONPATH=support.PACKAGE_DIR)
+            p = subprocess.run([sys.executable, "-B", "-c", self.CHILD,
+                                os.path.join(d, "site_pkg"), os.path.join(d, "site_ns"),
+                                nowhere], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertIsNone(out["own"])  # libpyop's own ge shadows nothing
+            self.assertEqual(out["pkg"], pkg_init)
+            self.assertEqual(out["ns"], os.path.join(d, "site_ns", "ge"))
+        self.assertTrue(out["finder"])
+        self.assertEqual(len(out["installed_logs"]), 1, out["installed_logs"])
+        level, msg = out["installed_logs"][0]
+        self.assertEqual(level, 2)  # info: a note, not a warning
+        self.assertIn("also installed at %s" % pkg_init, msg)
+        self.assertTrue(out["removed_ge"])
+        self.assertFalse(out["finder_after"])
+        self.assertEqual(out["status_after"], ["not installed", ""])
+        self.assertEqual(out["quiet_logs"], [])
+        self.assertEqual(out["uninstall_other"], [])
+        self.assertTrue(out["still_other"])
+        self.assertEqual(out["missing"], ["missing", nowhere])
+        self.assertEqual(len(out["missing_logs"]), 1, out["missing_logs"])
+        self.assertEqual(out["missing_logs"][0][0], 1)  # a warning
+        self.assertIn("%s is missing" % nowhere, out["missing_logs"][0][1])
+
+
 if __name__ == "__main__":
     unittest.main()
