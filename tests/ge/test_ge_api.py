@@ -31,6 +31,12 @@ from ge.runtime import (Tensor, TensorDesc, Shape, StorageShape, StorageFormat, 
                         ExpandDimsType, TensorPlacement)
 
 
+def struct_f32(x):
+    """x rounded to float32."""
+    import struct
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
 def fresh():
     """A fresh GE registry for decorations made outside a load."""
     from ge.custom_op import _state
@@ -1415,6 +1421,122 @@ class EdgesTest(unittest.TestCase):
         self.assertEqual(at("a", "VT_LIST_INT", (1, 2), True, "T"), (AttrType.LIST_INT, [1, 2]))
         self.assertEqual(at("a", "VT_LIST_LIST_INT", ((1,), (2, 3)), True, "T"),
                          (AttrType.LIST_LIST_INT, [[1], [2, 3]]))
+
+    def test_runtime_attrs_by_index(self):
+        from ge.custom_op.context import RuntimeAttrs
+        from ge.custom_op import _values
+        from ge.runtime import _Scope
+        import pyop as P
+        scope = _Scope("attrs")
+        ir = [("n", "VT_INT"), ("f", "VT_FLOAT"), ("dt", "VT_DATA_TYPE"), ("li", "VT_LIST_INT"),
+              ("lli", "VT_LIST_LIST_INT"), ("ldt", "VT_LIST_DATA_TYPE"), ("lf", "VT_LIST_FLOAT")]
+        raw = [3, 0.1, P.DataType.int8, [1, 2], [[1], [2, 3]],
+               [P.DataType.float32, int(DataType.DT_STRING)], [0.1, 2.0]]
+        vals = [_values.attr_from_pyop(t, v) for (_, t), v in zip(ir, raw)]
+        self.assertEqual(vals[1], struct_f32(0.1))
+        self.assertNotEqual(vals[1], 0.1)  # rounded to float32, as GE stores it
+        self.assertIs(vals[2], DataType.DT_INT8)
+        self.assertEqual(vals[5], [DataType.DT_FLOAT, DataType.DT_STRING])
+        self.assertEqual(vals[6], [struct_f32(0.1), 2.0])
+        a = RuntimeAttrs._make(scope, ir, vals, "Op")
+        self.assertEqual(a.get_attr_num(), 7)
+        self.assertEqual((a.get_int(0), a.get_float(1), a.get_data_type(2)),
+                         (3, struct_f32(0.1), DataType.DT_INT8))
+        got = a.get_list_int(3)
+        got.append(9)  # a copy
+        self.assertEqual(a.get_list_int(3), [1, 2])
+        rows = a.get_list_list_int(4)
+        rows[0].append(9)  # rows copied too
+        self.assertEqual(a.get_list_list_int(4), [[1], [2, 3]])
+        self.assertEqual(a.get_list_data_type(5), [DataType.DT_FLOAT, DataType.DT_STRING])
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': get_list_float\(7\): no attribute "
+                                    r"at that index \(the op has 7\)"):
+            a.get_list_float(7)
+        self.assertEqual(a.get_list_float(6), [struct_f32(0.1), 2.0])
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0"):
+            a.get_int(-1)
+        with self.assertRaisesRegex(TypeError, r"op 'Op': get_float\(0\): attribute 'n' is VT_INT, "
+                                    r"not VT_FLOAT"):
+            a.get_float(0)
+        with self.assertRaisesRegex(TypeError, r"get_str\(0\)"):
+            a.get_str(0)
+        with self.assertRaises(TypeError):
+            RuntimeAttrs()
+        scope.valid = False
+        with self.assertRaisesRegex(RuntimeError, r"Borrowed runtime attrs have expired \(op 'Op'"):
+            a.get_attr_num()
+
+    def test_descs_and_lazy_tensors(self):
+        from ge.custom_op import _values
+        from ge.runtime import _Scope
+        import pyop as P
+        with self.assertRaisesRegex(TypeError, r"^out 0: expected a ge.runtime.TensorDesc, got "
+                                    r"TensorDesc"):
+            _values.desc_to_pyop(P.TensorDesc((2,), "int8"), "out 0")
+        d = _values.desc_to_pyop(TensorDesc([2, 3], DataType.DT_BF16), "out 0")
+        self.assertEqual((d.shape, d.dtype), ((2, 3), P.DataType.bfloat16))
+        with self.assertRaisesRegex(TypeError, r"^out 1 data_type DataType.DT_STRING has no "
+                                    r"host form"):
+            _values.desc_to_pyop(TensorDesc([2], DataType.DT_STRING), "out 1")
+        g = _values.desc_from_pyop(P.TensorDesc((4, 1), "uint16", P.Format.NCHW))
+        self.assertEqual((g.shape.storage_shape.dims, g.data_type), ([4, 1], DataType.DT_UINT16))
+        scope = _Scope("a compile input")
+        t = _values.wrap_tensor(scope, P.TensorDesc((2, 5), "float16", P.Format.NHWC))
+        self.assertEqual((t.addr, t.size, t.shape_size), (0, 0, 10))
+        self.assertIs(t.data_type, DataType.DT_FLOAT16)
+        self.assertIs(t.storage_format, Format.FORMAT_NHWC)
+        self.assertIs(t.origin_format, Format.FORMAT_NHWC)
+        self.assertIs(t.placement, TensorPlacement.ON_HOST)
+        self.assertEqual(repr(t), "<ge.runtime.Tensor shape=[2, 5] DT_FLOAT16 addr=0x0>")
+        scope.valid = False
+        self.assertEqual(repr(t), "<ge.runtime.Tensor (expired: used after its call)>")
+        with self.assertRaisesRegex(RuntimeError, r"a compile input used after its call"):
+            t.size
+
+    def test_compile_options_and_platform(self):
+        from ge.custom_op import context as cx
+        from ge.runtime import _Scope
+        for bad in (None, [("a", "b")], {"a": 1}, {1: "b"}):
+            with self.assertRaisesRegex(TypeError, r"takes a dict of str to str"):
+                cx.set_compile_options(bad)
+        scope = _Scope("compile")
+        c = cx.OpCompileContext._make(scope, "Op", None, [], [], [])
+        try:
+            cx.set_compile_options({"a": "1", "b": ""})
+            self.assertEqual((c.get_option("a"), c.get_option("b")), ("1", ""))
+            cx.set_compile_options({"c": "3"})  # replaces the earlier ones
+            with self.assertRaises(KeyError) as cm:
+                c.get_option("a")
+            self.assertEqual(cm.exception.args, ("a",))
+            self.assertEqual(c.get_option("c"), "3")
+            with self.assertRaisesRegex(TypeError, r"^option_key must be a string"):
+                c.get_option(3)
+            with self.assertRaisesRegex(ValueError, r"^option_key must not be empty"):
+                c.get_option("")
+        finally:
+            cx.set_compile_options({})
+        p = c._get_platform_info()
+        for call, method in ((lambda: p.get_soc_version(), "get_soc_version"),
+                             (lambda: p.get_ai_core_num(), "get_ai_core_num"),
+                             (lambda: p.get_core_num(), "get_core_num"),
+                             (lambda: p.get_core_num("AiCore"), "get_core_num"),
+                             (lambda: p.get_platform_resource("g", "k"), "get_platform_resource"),
+                             (lambda: p.get_platform_resource_group("g"),
+                              "get_platform_resource_group")):
+            with self.assertRaisesRegex(NotImplementedError, r"^CompilePlatformInfo\.%s \(op 'Op'\)"
+                                        % method):
+                call()
+        for call, exc, text in ((lambda: p.get_core_num(""), ValueError, "core_type"),
+                                (lambda: p.get_platform_resource("g", 1), TypeError, "key"),
+                                (lambda: p.get_platform_resource("", "k"), ValueError, "group"),
+                                (lambda: p.get_platform_resource_group(None), TypeError, "group")):
+            with self.assertRaisesRegex(exc, r"^%s must" % text):
+                call()
+        scope.valid = False
+        for call in (lambda: c.get_option("c"), p.get_soc_version):
+            with self.assertRaisesRegex(RuntimeError, r"op 'Op': the compile context is valid "
+                                        r"only during compile"):
+                call()
 
 if __name__ == "__main__":
     unittest.main()
