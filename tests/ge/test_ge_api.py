@@ -1538,5 +1538,82 @@ class EdgesTest(unittest.TestCase):
                                         r"only during compile"):
                 call()
 
+    def _exec_ctx(self, inputs, args, outputs=None, attrs=(), kw=None, func=None):
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        import types as _t
+        ir = _t.SimpleNamespace(inputs=inputs, outputs=outputs, attrs=list(attrs))
+        if func is not None:
+            ir.func = func
+        return EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, args, kw or {})
+
+    def test_execute_inputs_by_index(self):
+        import pyop as P
+        a, b, c = (P.TensorDesc((n,), "int8") for n in (1, 2, 3))
+        ctx = self._exec_ctx([("x", 0), ("o", 1), ("d", 2)], [a, None, [b, c]])
+        self.assertEqual(ctx.get_input_num(), 3)  # the absent optional input counts none
+        self.assertEqual([ctx.get_input_tensor(i).shape_size for i in range(3)], [1, 2, 3])
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': get_input_tensor\(3\): no such "
+                                    r"input \(3 connected\)"):
+            ctx.get_input_tensor(3)
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0"):
+            ctx.get_input_tensor(-1)
+        self.assertEqual(ctx.get_dynamic_input_num(2), 2)
+        self.assertEqual(ctx.get_dynamic_input_num(1), 0)
+        with self.assertRaisesRegex(RuntimeError, r"get_dynamic_input_num\(3\): the op has 3 IR "
+                                    r"inputs"):
+            ctx.get_dynamic_input_num(3)
+        self.assertEqual(ctx.get_required_input_tensor(0).shape_size, 1)
+        for i, name in ((1, "o"), (2, "d")):
+            with self.assertRaisesRegex(RuntimeError, r"get_required_input_tensor\(%d\): input "
+                                        r"'%s' is not a connected required input" % (i, name)):
+                ctx.get_required_input_tensor(i)
+        self.assertIsNone(ctx.get_optional_input_tensor(1))
+        self.assertEqual(ctx.get_optional_input_tensor(0).shape_size, 1)
+        with self.assertRaisesRegex(RuntimeError, r"get_optional_input_tensor\(2\): input 'd' "
+                                    r"is dynamic"):
+            ctx.get_optional_input_tensor(2)
+        self.assertEqual(ctx.get_dynamic_input_tensor(2, 1).shape_size, 3)
+        with self.assertRaisesRegex(RuntimeError, r"get_dynamic_input_tensor\(2, 2\): input 'd' "
+                                    r"has 2 instances"):
+            ctx.get_dynamic_input_tensor(2, 2)
+        with self.assertRaisesRegex(TypeError, r"^relative_index must be >= 0"):
+            ctx.get_dynamic_input_tensor(2, -1)
+        one = self._exec_ctx([("d", 2)], [a])  # one tensor where the bridge knew no kinds
+        self.assertEqual(one.get_dynamic_input_num(0), 1)
+        with self.assertRaisesRegex(RuntimeError, r"input 'd' is not a connected required"):
+            one.get_required_input_tensor(0)  # one instance, still a dynamic input
+        self.assertEqual(self._exec_ctx([("d", 2)], [None]).get_dynamic_input_num(0), 0)
+        ctx._close()
+        with self.assertRaisesRegex(RuntimeError, r"Borrowed native object has expired \(op "
+                                    r"'Op': the execute context"):
+            ctx.get_input_num()
+
+    def test_execute_attrs_and_output_slots(self):
+        import pyop as P
+        ctx = self._exec_ctx([], [], attrs=[("k", "VT_INT", 5, True), ("f", "VT_FLOAT", 0.5, True)],
+                             kw={"f": 0.1})
+        attrs = ctx.get_attrs()
+        self.assertEqual((attrs.get_int(0), attrs.get_float(1)), (5, struct_f32(0.1)))
+        self.assertEqual(self._exec_ctx([], [])._out_slot(7, "f"), (7, 0))  # pyop checks it
+        two = self._exec_ctx([], [], outputs=[("y", 0), ("z", 0)])
+        self.assertEqual(two._out_slot(1, "f"), (1, 0))
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': f\(2\): the op has 2 outputs"):
+            two._out_slot(2, "f")
+        last = self._exec_ctx([], [], outputs=[("y", 0), ("z", 1)])
+        self.assertEqual([last._out_slot(i, "f") for i in (0, 1, 5)], [(0, 0), (1, 0), (1, 4)])
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x, x], x
+        first = self._exec_ctx([("x", 0)], [x], outputs=[("ys", 1), ("z", 0)], func=infer)
+        self.assertEqual([first._out_slot(i, "f") for i in (0, 1, 2)], [(0, 0), (0, 1), (1, 0)])
+        with self.assertRaisesRegex(RuntimeError, r"f\(3\): the op has 3 output instances"):
+            first._out_slot(3, "f")
+        nofunc = self._exec_ctx([], [], outputs=[("ys", 1), ("z", 0)])
+        with self.assertRaisesRegex(RuntimeError, r"instance counts of its dynamic outputs are "
+                                    r"unknown"):
+            nofunc._out_slot(0, "f")
+
 if __name__ == "__main__":
     unittest.main()
