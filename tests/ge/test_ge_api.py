@@ -1615,5 +1615,30 @@ class EdgesTest(unittest.TestCase):
                                     r"unknown"):
             nofunc._out_slot(0, "f")
 
+    def test_tensor_desc_edges(self):
+        import copy
+        import pickle
+        import types as _t
+        from ge.runtime import _Scope
+        top = DataType(int(DataType.DT_MAX) - 1)  # the last valid one
+        d = TensorDesc([2], top)
+        self.assertIs(d.data_type, top)
+        with self.assertRaisesRegex(ValueError, r"must be less than DataType.DT_MAX, got "
+                                    r"DataType.DT_MAX \(%d\)" % int(DataType.DT_MAX)):
+            d.data_type = DataType.DT_MAX
+        self.assertIs(d.data_type, top)
+        self.assertEqual(repr(TensorDesc([2, 3], DataType.DT_INT8)),
+                         "TensorDesc([2, 3], DataType.DT_INT8)")
+        two = TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)
+        self.assertEqual(repr(two), "TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)")
+        for dup in (copy.copy(two), copy.deepcopy(two), pickle.loads(pickle.dumps(two))):
+            self.assertEqual(repr(dup), repr(two))
+            dup.shape.storage_shape.set_dim(0, 7)  # its own dims
+            self.assertEqual(two.shape.storage_shape.dims, [6])
+        host = _t.SimpleNamespace(shape=(3,), dtype=support.pyop.DataType.int32,
+                                  format=support.pyop.Format.ND, data_ptr=4096, nbytes=12)
+        t = Tensor._lazy(_Scope("execute"), host)
+        self.assertEqual((t.addr, t.size, t.data_type), (4096, 12, DataType.DT_INT32))
+
 if __name__ == "__main__":
     unittest.main()
