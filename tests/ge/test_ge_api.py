@@ -1640,5 +1640,36 @@ class EdgesTest(unittest.TestCase):
         t = Tensor._lazy(_Scope("execute"), host)
         self.assertEqual((t.addr, t.size, t.data_type), (4096, 12, DataType.DT_INT32))
 
+    def test_nested_bindings_and_acl(self):
+        from ge.custom_op import context as cx
+        from ge import _npu
+        outer, inner = object(), object()
+        self.assertIsNone(cx.current_op())
+        with cx.binding(cx._EXEC, outer, "A"):
+            self.assertIs(co.get_execute_ctx(), outer)
+            with cx.binding(cx._DECLARE, inner, "B"):
+                self.assertEqual(cx.current_op(), "B")
+                self.assertIs(co.get_declare_launch_args_ctx(), inner)
+                with self.assertRaisesRegex(RuntimeError, r"^get_execute_ctx\(\) is only "
+                                            r"available inside schema-bound execute"):
+                    co.get_execute_ctx()
+                with self.assertRaises(ModuleNotFoundError) as cm:
+                    _npu.AclFinder.find_spec("acl")
+                self.assertIn("imported in op 'B'", str(cm.exception))
+                self.assertEqual(cm.exception.name, "acl")
+            self.assertEqual(cx.current_op(), "A")  # the outer call restored
+            self.assertIs(co.get_execute_ctx(), outer)
+            with cx.binding(cx._EXEC, None, "Legacy"):  # a legacy call: no context
+                with self.assertRaisesRegex(RuntimeError, r"a legacy execute\(self, ctx\)"):
+                    co.get_execute_ctx()
+            self.assertIs(co.get_execute_ctx(), outer)
+        self.assertIsNone(cx.current_op())
+        with self.assertRaisesRegex(RuntimeError, r"^get_compile_ctx\(\) is only available"):
+            co.get_compile_ctx()
+        with self.assertRaises(ModuleNotFoundError) as cm:
+            _npu.AclFinder.find_spec("acl", None)
+        self.assertIn("while the plugins load", str(cm.exception))
+        self.assertIsNone(_npu.AclFinder.find_spec("acl2"))
+
 if __name__ == "__main__":
     unittest.main()
