@@ -713,5 +713,25 @@ class GeLinkEdgeTest(unittest.TestCase):
         self.assertIn("%s is missing" % nowhere, out["missing_logs"][0][1])
 
 
+class ContextGettersTest(unittest.TestCase):
+    def test_each_getter_asks_for_its_kind(self):
+        """The callback kind each getter asks the bridge for (a stand-in
+        _native answering the kind it was asked), and its name in the
+        refusal without a bridge."""
+        import types
+        for fn, name in ((pyop.get_execute_ctx, "get_execute_ctx"),
+                         (pyop.get_compile_ctx, "get_compile_ctx"),
+                         (pyop.get_declare_launch_args_ctx, "get_declare_launch_args_ctx")):
+            with self.assertRaisesRegex(RuntimeError, r"^%s\(\): no bridge is loaded" % name):
+                fn()
+        saved = pyop._native
+        pyop._native = types.SimpleNamespace(current_ctx=lambda kind: kind)
+        try:
+            self.assertEqual((pyop.get_execute_ctx(), pyop.get_compile_ctx(),
+                              pyop.get_declare_launch_args_ctx()), (1, 2, 3))
+        finally:
+            pyop._native = saved
+
+
 if __name__ == "__main__":
     unittest.main()
