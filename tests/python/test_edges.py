@@ -733,5 +733,32 @@ class ContextGettersTest(unittest.TestCase):
             pyop._native = saved
 
 
+class ClassLocationTest(unittest.TestCase):
+    """Where an implementation class is said to be when the class
+    statement cannot be found: its first method's line, else unknown."""
+
+    def test_fallbacks(self):
+        loc = _registry._class_location
+
+        def execute(self):
+            pass
+
+        dyn = type("Dyn", (), {"__module__": __name__, "execute": execute})
+        self.assertEqual(loc(dyn), (__file__, execute.__code__.co_firstlineno))
+        ns = {}
+        exec(compile("class K:\n    x = 1\n\n    def execute(self):\n        pass\n", "<made>",
+                     "exec"), ns)
+        self.assertEqual(loc(ns["K"]), ("<made>", 4))
+        self.assertEqual(loc(type("Empty", (), {"__module__": "no_such_module"})),
+                         ("<unknown>", 0))
+
+        class Here:
+            def execute(self):
+                pass
+
+        line = Here.execute.__code__.co_firstlineno - 1
+        self.assertEqual(loc(Here), (__file__, line))
+
+
 if __name__ == "__main__":
     unittest.main()
