@@ -760,5 +760,83 @@ class ClassLocationTest(unittest.TestCase):
         self.assertEqual(loc(Here), (__file__, line))
 
 
+LOADER_OP = """
+import pyop
+from pyop import TensorDesc
+
+@pyop.register_op(op_type=%r)
+def f(x: TensorDesc) -> TensorDesc:
+    return x
+"""
+
+
+class LoaderEdgeTest(unittest.TestCase):
+    def tearDown(self):
+        from pyop import _loader
+        _loader.shutdown()
+
+    def test_an_empty_directory_is_skipped_and_elements_count(self):
+        from pyop import _loader
+        with support.TempDir() as d:
+            os.makedirs(os.path.join(d, "empty"))
+            support.write(d, "full/a.py", LOADER_OP % "A")
+            res = _loader.load_plugins([os.path.join(d, "empty"), os.path.join(d, "full")])
+            try:
+                self.assertEqual([(p.op_type, p.element) for p in res.protos], [("A", 1)])
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_a_missing_optional_import_is_an_import_error(self):
+        from pyop import _loader
+        with support.TempDir() as d:
+            support.write(d, "plugin.py", "try:\n    import no_such_module_q\nexcept ImportError "
+                          "as e:\n    MISSING = e.name\n" + LOADER_OP % "Opt")
+            res = _loader.load_plugins([d])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.MISSING, "no_such_module_q")
+            finally:
+                _loader.unload_modules(res.modules)
+
+    def test_a_sibling_submodules_own_missing_import_is_named(self):
+        from pyop import _loader
+        with support.TempDir() as d:
+            support.write(d, "plugin.py", "import common.utils\n")
+            support.write(d, "common/__init__.py", "")
+            support.write(d, "common/utils.py", "import no_such_module_r\n")
+            with self.assertRaises(ModuleNotFoundError) as cm:
+                _loader.load_plugins([d])
+            self.assertEqual(cm.exception.name, "no_such_module_r")
+
+
+class AttrAnnotationEdgeTest(unittest.TestCase):
+    def test_a_list_takes_one_item_type(self):
+        for ann in ("list[int, int]", "list[list[int], int]", "list[list[int, int]]",
+                    "list[list[float]]", "list"):
+            ns = {"TensorDesc": TensorDesc}
+            exec("def f(x: TensorDesc, *, a: %s = []) -> TensorDesc:\n    return x\n" % ann, ns)
+            with self.subTest(ann=ann):
+                with self.assertRaisesRegex(TypeError, r"parameter 'a': unsupported attribute "
+                                            r"type"):
+                    pyop.register_op(op_type="L")(ns["f"])
+
+    def test_class_lines_of_a_missing_file(self):
+        import types
+        mod = types.ModuleType("pyop_test_gone")
+        mod.__file__ = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gone_away.py")
+        sys.modules[mod.__name__] = mod
+        try:
+            self.assertIsNone(_registry._class_lines(mod.__file__, mod))
+
+            def execute(self):
+                pass
+
+            cls = type("Gone", (), {"__module__": mod.__name__, "execute": execute})
+            self.assertEqual(_registry._class_location(cls),
+                             (mod.__file__, execute.__code__.co_firstlineno))
+        finally:
+            del sys.modules[mod.__name__]
+
+
 if __name__ == "__main__":
     unittest.main()

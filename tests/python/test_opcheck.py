@@ -121,6 +121,13 @@ class OpcheckTest(unittest.TestCase):
                              "Maybe: inconclusive\n    no case ran\n"
                              "Gone: not found" % word)
 
+    def test_a_failure_alone(self):
+        report = {"ops": [{"op_type": "Bad", "status": "failed", "problems": ["wrong"]}]}
+        self.answer(report, 1)
+        with self.assertRaises(pt.OpCheckError) as cm:
+            pt.opcheck(["a.py", "b.py"], cli=self.cli)
+        self.assertEqual(str(cm.exception), "pyop check a.py b.py: failed\nBad: failed\n    wrong")
+
     def test_error_reports(self):
         self.answer({"error": {"message": "no such option"}}, 2)
         with self.assertRaisesRegex(ValueError, r"^opcheck: no such option$"):
