@@ -1671,5 +1671,75 @@ class EdgesTest(unittest.TestCase):
         self.assertIn("while the plugins load", str(cm.exception))
         self.assertIsNone(_npu.AclFinder.find_spec("acl2"))
 
+    def test_reg_op_python_form_types(self):
+        from ge.custom_op import host_proto as hp
+        f, h, st = DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_STRING
+        self.assertEqual(hp.TensorType(f).types, {f})
+        self.assertEqual(hp.TensorType([hp.TensorType({f}), h]).types, {f, h})
+        self.assertEqual(repr(hp.TensorType({h, f})), "TensorType({DT_FLOAT, DT_FLOAT16})")
+        mask, names = hp.TensorType({f, st}).pyop_mask()
+        self.assertEqual((mask, names), (1 << int(support.pyop.DataType.float32), ["DT_STRING"]))
+        for bad in ("DT_FLOAT", b"x", 3):
+            with self.assertRaisesRegex(TypeError, r"^TensorType takes GE DataTypes"):
+                hp.TensorType(bad)
+        for bad in ([DataType.DT_MAX], [f, 1], [None]):
+            with self.assertRaisesRegex(TypeError, r"^TensorType: .* is not a GE DataType"):
+                hp.TensorType(bad)
+        with self.assertRaisesRegex(TypeError, r"^ListTensorType takes a TensorType"):
+            hp.ListTensorType({f})
+        self.assertEqual(hp.Promote(["T1", "T2"]).syms, ("T1", "T2"))
+        for bad in ("T1", ["T1", 2]):
+            with self.assertRaisesRegex(TypeError, r"^Promote takes type names"):
+                hp.Promote(bad)
+        with self.assertRaises(hp.ReadError) as cm:
+            hp.check_op_type_at("Has Space", 7)
+        self.assertEqual(cm.exception.line, 7)
+        self.assertIn("op_type 'Has Space' is not an op type libpyop can register",
+                      str(cm.exception))
+        hp.check_op_type_at("A" * 256, 1)
+
+    def test_reg_op_defaults_at_their_limits(self):
+        from ge.custom_op import host_proto as hp
+        lo, hi = -(1 << 63), (1 << 63) - 1
+        ok = [(AttrType.INT, lo, lo), (AttrType.INT, hi, hi),
+              (AttrType.FLOAT, hp.FLT_MAX, hp.FLT_MAX), (AttrType.FLOAT, -hp.FLT_MAX, -hp.FLT_MAX),
+              (AttrType.FLOAT, 2, 2.0), (AttrType.FLOAT, float("inf"), float("inf")),
+              (AttrType.BOOL, False, False), (AttrType.STR, "", ""),
+              (AttrType.DTYPE, DataType.DT_INT8, support.pyop.DataType.int8),
+              (AttrType.LIST_INT, (lo, hi), [lo, hi]), (AttrType.LIST_FLOAT, [1], [1.0]),
+              (AttrType.LIST_BOOL, [True], [True]), (AttrType.LIST_STR, ("a",), ["a"]),
+              (AttrType.LIST_DTYPE, [DataType.DT_BOOL], [support.pyop.DataType.bool]),
+              (AttrType.LIST_LIST_INT, [[1], (2, hi)], [[1], [2, hi]])]
+        for at, v, want in ok:
+            with self.subTest(at=at, v=v):
+                got = hp._default("attr 'a'", at, v)
+                self.assertEqual(got, want)
+                self.assertIs(type(got), type(want))
+        bad = [(AttrType.INT, hi + 1, "default 9223372036854775808 is outside int64"),
+               (AttrType.INT, lo - 1, "is outside int64"), (AttrType.INT, True, "not an int"),
+               (AttrType.INT, 1.0, "not an int"),
+               (AttrType.FLOAT, hp.FLT_MAX * (1 + 2 ** -20), "does not fit in float32"),
+               (AttrType.FLOAT, -1e39, "does not fit in float32"),
+               (AttrType.FLOAT, True, "not a number"), (AttrType.FLOAT, "1", "not a number"),
+               (AttrType.BOOL, 1, "not a bool"), (AttrType.STR, 1, "not a str"),
+               (AttrType.STR, "a\0", "NUL"), (AttrType.LIST_INT, 1, "not a list"),
+               (AttrType.LIST_INT, [1, hi + 1], "outside int64"),
+               (AttrType.LIST_LIST_INT, [1], "not a list"),
+               (AttrType.LIST_LIST_INT, "ab", "not a list"),
+               (AttrType.DTYPE, True, "attr 'a' default must be a ge DataType, got bool"),
+               (AttrType.DTYPE, 100000, "attr 'a' default 100000 is not a ge DataType"),
+               (AttrType.TENSOR, None, "a Tensor attribute takes no default")]
+        for at, v, text in bad:
+            with self.subTest(at=at, v=v):
+                with self.assertRaises(hp.ReadError) as cm:
+                    hp._default("attr 'a'", at, v)
+                self.assertNotIsInstance(cm.exception, hp.NoForm)
+                self.assertIn(text, str(cm.exception))
+                self.assertTrue(str(cm.exception).startswith("attr 'a'"), str(cm.exception))
+        for at, v in ((AttrType.DTYPE, DataType.DT_STRING),
+                      (AttrType.LIST_DTYPE, [DataType.DT_FLOAT, DataType.DT_STRING])):
+            with self.assertRaisesRegex(hp.NoForm, r"DataType.DT_STRING has no pyop form"):
+                hp._default("attr 'a'", at, v)
+
 if __name__ == "__main__":
     unittest.main()
