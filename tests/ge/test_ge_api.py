@@ -1741,5 +1741,68 @@ class EdgesTest(unittest.TestCase):
             with self.assertRaisesRegex(hp.NoForm, r"DataType.DT_STRING has no pyop form"):
                 hp._default("attr 'a'", at, v)
 
+    def _infer_of(self, fn, op_type):
+        fresh()
+        with _registry.collecting() as coll:
+            co.register_op(op_type=op_type)(fn)
+        fresh()
+        return coll.protos[op_type].infer
+
+    def test_infer_meta_results_accepted(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        y = pyop.TensorDesc((3, 1), pyop.DataType.int8)
+        seen = {}
+
+        def dyn(xs: List[TensorDesc], *, k: int, f: float) -> Tuple[List[TensorDesc], TensorDesc]:
+            seen["k"], seen["f"] = k, f
+            seen["xs"] = [(d.shape.storage_shape.dims, d.data_type) for d in xs]
+            return list(xs) + [xs[0]], xs[1]
+
+        outs, last = self._infer_of(dyn, "Dyn")([x, y], k=4, f=0.1)
+        self.assertEqual(seen, {"k": 4, "f": struct_f32(0.1),
+                                "xs": [([2], DataType.DT_FLOAT), ([3, 1], DataType.DT_INT8)]})
+        self.assertEqual([(d.shape, d.dtype) for d in outs],
+                         [((2,), pyop.DataType.float32), ((3, 1), pyop.DataType.int8),
+                          ((2,), pyop.DataType.float32)])
+        self.assertEqual((last.shape, last.dtype), ((3, 1), pyop.DataType.int8))
+
+        def none(x: TensorDesc) -> None:
+            return self.ret
+
+        infer = self._infer_of(none, "NoOut")
+        self.ret = None
+        self.assertIsNone(infer(x))
+        self.ret = x
+        with self.assertRaisesRegex(TypeError, r"op 'NoOut': infer_meta \(.*none\): the op has "
+                                    r"no outputs, it returned"):
+            infer(x)
+
+        def opt(x: TensorDesc, o: Optional[TensorDesc]) -> TensorDesc:
+            return x if o is None else o
+        infer = self._infer_of(opt, "Opt")
+        self.assertEqual(infer(x, None).shape, (2,))
+        self.assertEqual(infer(x, y).shape, (3, 1))
+
+        def bad_item(x: TensorDesc) -> List[TensorDesc]:
+            return [TensorDesc([1], DataType.DT_FLOAT), 3]
+        with self.assertRaisesRegex(TypeError, r"infer_meta output\[0\] must be TensorDesc, got "
+                                    r"int \(.*output 'output0'\)"):
+            self._infer_of(bad_item, "BadItem")(x)
+
+    def test_a_tensor_attribute_in_infer_meta(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        kept = {}
+
+        def withw(x: TensorDesc, *, w: Tensor) -> TensorDesc:
+            kept["w"] = w
+            kept["dims"] = w.origin_shape.dims
+            return x
+
+        infer = self._infer_of(withw, "W")
+        infer(x, w=pyop.TensorDesc((5, 2), pyop.DataType.int32))
+        self.assertEqual(kept["dims"], [5, 2])
+        with self.assertRaisesRegex(RuntimeError, r"a Tensor attribute given to infer_meta"):
+            kept["w"].size  # expired with the call
+
 if __name__ == "__main__":
     unittest.main()
