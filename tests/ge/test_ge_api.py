@@ -1804,5 +1804,29 @@ class EdgesTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, r"a Tensor attribute given to infer_meta"):
             kept["w"].size  # expired with the call
 
+    def test_schema_bound_methods_returning_none(self):
+        """`-> None` on every schema-bound method is GE's form (a missing
+        one is refused on compile and declare_launch_args, see
+        RegisterOpImplTest.test_signature_validation)."""
+        fresh()
+        with TempDir() as d:
+            write(d, "plugin.py", _proto_src(
+                "@register_op_impl(op_type='Op')\n"
+                "class Impl:\n"
+                "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+                "                n: int, alpha: float) -> None:\n"
+                "        pass\n"
+                "    def compile(self, a, b, c, y, *, n, alpha) -> None:\n"
+                "        pass\n"
+                "    def declare_launch_args(self, a, b, c, y, *, n, alpha) -> None:\n"
+                "        pass\n"))
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        try:
+            self.assertEqual(res.impls[0].methods, ("execute", "compile", "declare_launch_args"))
+        finally:
+            _loader.shutdown()
+            fresh()
+
 if __name__ == "__main__":
     unittest.main()
