@@ -31,6 +31,12 @@ from ge.runtime import (Tensor, TensorDesc, Shape, StorageShape, StorageFormat, 
                         ExpandDimsType, TensorPlacement)
 
 
+def struct_f32(x):
+    """x rounded to float32."""
+    import struct
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
 def fresh():
     """A fresh GE registry for decorations made outside a load."""
     from ge.custom_op import _state
@@ -1175,6 +1181,652 @@ class SiblingImportTest(unittest.TestCase):
             with self.assertRaises(ModuleNotFoundError):
                 _loader.load_plugins([p])
 
+
+class EdgesTest(unittest.TestCase):
+    """Issue 31's coverage pass over the ge package's pure-Python rules:
+    each limit taken AT it and refused one past, both arms of each check,
+    and which argument a refusal names."""
+
+    def test_kernel_args_at_their_limits(self):
+        from ge.custom_op.context import AnnotatedArgsContext
+        ctx = AnnotatedArgsContext._make("Op", 2, 1)
+        t = Tensor._make(ctx._s, 0, 0, [2], DataType.DT_FLOAT, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        args = ctx.create_kernel_args()
+        ws = ctx.malloc_workspace(1)
+        args.append_input(0, t)
+        args.append_input(1, t)
+        args.append_output(0, t)
+        args.append_scalar(0)
+        args.append_scalar((1 << 64) - 1)
+        args.append_workspace(ws)
+        self.assertEqual(args._args, [("input", 0), ("input", 1), ("output", 0), ("scalar", 0),
+                                      ("scalar", (1 << 64) - 1), ("workspace", 0)])
+        for bad in (-1, True, 1.0):
+            with self.assertRaisesRegex(TypeError, r"^instance_index must be"):
+                args.append_input(bad, t)
+        for bad in (True, 1.0, None):
+            with self.assertRaisesRegex(TypeError, r"append_scalar\(\) takes a uint64"):
+                args.append_scalar(bad)
+        with self.assertRaisesRegex(TypeError, r"append_output\(\) takes a ge.runtime.Tensor, "
+                                    r"got int"):
+            args.append_output(0, 3)
+        with self.assertRaisesRegex(TypeError, r"append_workspace\(\) takes a WorkspaceAddr, "
+                                    r"got int"):
+            args.append_workspace(0)
+        for bad, exc, text in ((-1, TypeError, r"^size must be >= 0, got -1"),
+                               (True, TypeError, r"^size must be an int, got bool"),
+                               (0, ValueError, r"greater than zero")):
+            with self.assertRaisesRegex(exc, text):
+                ctx.malloc_workspace(bad)
+        self.assertEqual(ctx.get_stream_id(), 0)
+        self.assertRegex(repr(ws), r"^WorkspaceAddr\(index=0, addr=0x[0-9a-f]+\)$")
+        self.assertEqual(ws.addr, int(repr(ws).split("addr=")[1][:-1], 16))
+        info = co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b"x", block_dim=1,
+                                            stream_id=0)
+        with self.assertRaisesRegex(TypeError, r"add_launch\(\) takes an "
+                                    r"AnnotatedKernelLaunchInfo, got AnnotatedKernelArgs"):
+            ctx.add_launch(args, info)
+        with self.assertRaisesRegex(TypeError, r"add_launch\(\) takes AnnotatedKernelArgs, "
+                                    r"got NoneType"):
+            ctx.add_launch(info, None)
+
+    def test_launch_info_at_its_limits(self):
+        top = (1 << 32) - 1
+        for kb in (b"x", bytearray(b"x"), memoryview(b"xy")):
+            info = co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=kb, block_dim=top,
+                                                stream_id=top)
+            self.assertEqual((info._bin, info._block, info._stream), (bytes(kb), top, top))
+        self.assertEqual(repr(info), "<AnnotatedKernelLaunchInfo k>")
+        for kw, text in ((dict(kernel_name=b"k"), r"^kernel_name must be a str, got bytes"),
+                         (dict(kernel_bin="x"), r"^kernel_bin must be bytes, got str"),
+                         (dict(block_dim=True), r"^block_dim must be a uint32"),
+                         (dict(block_dim=top + 1), r"^block_dim must be a uint32"),
+                         (dict(stream_id=top + 1), r"^stream_id must be a uint32"),
+                         (dict(stream_id=1.0), r"^stream_id must be a uint32")):
+            args = dict(kernel_name="k", kernel_bin=b"x", block_dim=1, stream_id=0)
+            args.update(kw)
+            with self.assertRaisesRegex(TypeError, text):
+                co.AnnotatedKernelLaunchInfo(**args)
+
+    def test_shapes_refusals_and_expiry(self):
+        for one in (dict(origin_shape=[1]), dict(storage_shape=[1])):
+            with self.assertRaisesRegex(TypeError, r"takes no arguments or both"):
+                StorageShape(**one)
+        s = StorageShape((2, 3), range(2))  # any int sequence here
+        self.assertEqual((s.origin_shape.dims, s.storage_shape.dims), ([2, 3], [0, 1]))
+        s2 = StorageShape(s.origin_shape, s.storage_shape)  # views are copied
+        self.assertEqual(s2.storage_shape.dims, [0, 1])
+        for bad, which in (([True], "origin_shape"), ([1.0], "origin_shape"), (3, "origin_shape")):
+            with self.assertRaisesRegex(TypeError, r"^%s " % which):
+                StorageShape(bad, [1])
+        with self.assertRaisesRegex(TypeError, r"^storage_shape dimension must be an int"):
+            StorageShape([1], [2, False])
+        self.assertEqual(repr(s), "StorageShape([2, 3], [0, 1])")
+        with self.assertRaisesRegex(TypeError, r"set_origin_shape\(\) takes a ge.runtime.Shape"):
+            s.set_origin_shape([1])
+        with self.assertRaisesRegex(TypeError, r"set_storage_shape\(\) takes a ge.runtime.Shape"):
+            s.set_storage_shape([1])
+        other = StorageShape([7], [8, 9])
+        s.set_origin_shape(other.storage_shape)
+        s.set_storage_shape(other.origin_shape)
+        self.assertEqual(repr(s), "StorageShape([8, 9], [7])")
+        sh = s.origin_shape
+        for bad in (-1, True):
+            with self.assertRaisesRegex(TypeError, r"^index must be"):
+                sh.get_dim(bad)
+        self.assertEqual(sh.get_dim(1), 9)
+        with self.assertRaisesRegex(TypeError, r"^dimension must be an int, got bool"):
+            sh.set_dim(0, True)
+        self.assertEqual(repr(sh), "Shape([8, 9])")
+        sh.set_scalar()
+        self.assertTrue(sh.is_scalar())
+        del s
+        import gc
+        gc.collect()
+        with self.assertRaisesRegex(RuntimeError, r"used after its owner was deleted"):
+            sh.dims
+        self.assertEqual(repr(sh), "<ge.runtime.Shape (expired)>")
+
+    def test_formats_refusals_and_limits(self):
+        e = ExpandDimsType()
+        self.assertEqual((e.full_size, e.is_expand_index(0)), (0, False))
+        e.set_expand_index(55)
+        e.set_expand_index(56)  # past the 56 bits: ignored
+        self.assertTrue(e.is_expand_index(55))
+        self.assertFalse(e.is_expand_index(56))
+        self.assertEqual(repr(e), "ExpandDimsType(size=0, mask=%#x)" % (1 << 55))
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0, got -1"):
+            e.set_expand_index(-1)
+        for bad in (1.0, True, [1]):
+            with self.assertRaisesRegex(TypeError, r"rule must be a str or an int, got"):
+                ExpandDimsType(bad)
+        self.assertEqual(ExpandDimsType("1" * 56).full_size, 56)
+        self.assertEqual(ExpandDimsType(0).full_size, 0)
+        for kw in (dict(origin_format=0), dict(origin_format=0, storage_format=0),
+                   dict(storage_format=0, expand_dims_type=ExpandDimsType())):
+            with self.assertRaisesRegex(TypeError, r"takes no arguments or origin_format, "
+                                        r"storage_format and expand_dims_type"):
+                StorageFormat(**kw)
+        with self.assertRaisesRegex(TypeError, r"expand_dims_type must be a "
+                                    r"ge.runtime.ExpandDimsType"):
+            StorageFormat(0, 0, "1100")
+        for args, text in (((True, 0), r"^origin_format must be a ge Format, got bool"),
+                           ((0, "ND"), r"^storage_format must be a ge Format, got str")):
+            with self.assertRaisesRegex(TypeError, text):
+                StorageFormat(*args, ExpandDimsType())
+        with self.assertRaisesRegex(ValueError, r"^storage_format 100000 is not a ge Format"):
+            StorageFormat(0, 100000, ExpandDimsType())
+        f = StorageFormat(Format.FORMAT_NCHW, int(Format.FORMAT_ND), ExpandDimsType("01"))
+        self.assertEqual(repr(f), "StorageFormat(FORMAT_NCHW, FORMAT_ND)")
+        f.set_origin_format(Format.FORMAT_ND)
+        self.assertIs(f.origin_format, Format.FORMAT_ND)
+        with self.assertRaisesRegex(TypeError, r"set_expand_dims_type\(\) takes a "
+                                    r"ge.runtime.ExpandDimsType"):
+            f.set_expand_dims_type(3)
+        f.set_expand_dims_type(ExpandDimsType("001"))
+        self.assertEqual((f.expand_dims_type.full_size, f.expand_dims_type.is_expand_index(2)),
+                         (3, True))
+
+    def test_placement_members(self):
+        p = TensorPlacement.ON_HOST
+        self.assertEqual(p, TensorPlacement.ON_HOST)
+        self.assertNotEqual(p, TensorPlacement.FOLLOWING)
+        self.assertNotEqual(p, 1)  # not an int
+        self.assertEqual(hash(p), hash(TensorPlacement.ON_HOST))
+        self.assertEqual(len({p, TensorPlacement.ON_HOST, TensorPlacement.END}), 2)
+        self.assertEqual(repr(TensorPlacement.END), "<TensorPlacement.END: 4>")
+        self.assertEqual([1, 2, 3][TensorPlacement.FOLLOWING], 3)  # __index__
+        with self.assertRaises(TypeError):
+            TensorPlacement(1)
+        with self.assertRaisesRegex(AttributeError, "read-only"):
+            p.value = 2
+        self.assertEqual(p.value, 1)
+        self.assertEqual(sorted(TensorPlacement.__members__),
+                         ["END", "FOLLOWING", "ON_DEVICE_HBM", "ON_DEVICE_P2P", "ON_HOST"])
+
+    def test_conversions_name_what(self):
+        self.assertIs(_convert.ge_dtype(int(DataType.DT_INT8)), DataType.DT_INT8)
+        for bad in (True, 1.0, "DT_INT8"):
+            with self.assertRaisesRegex(TypeError, r"^weight must be a ge DataType, got"):
+                _convert.ge_dtype(bad, "weight")
+        with self.assertRaisesRegex(ValueError, r"^weight 100000 is not a ge DataType"):
+            _convert.ge_dtype(100000, "weight")
+        with self.assertRaisesRegex(TypeError, r"^fmt must be a ge Format, got bool"):
+            _convert.ge_format(False, "fmt")
+        with self.assertRaisesRegex(ValueError, r"^format 100000 is not a ge Format"):
+            _convert.ge_format(100000)
+        host = {n for n in DataType.__members__ if DataType[n] in _convert.HOST_DTYPES}
+        self.assertEqual(len(host), 13)
+        no_host = next(d for d in DataType if d not in _convert.HOST_DTYPES and d.name != "DT_MAX")
+        with self.assertRaisesRegex(TypeError, r"^x DataType.%s has no host form in libpyop"
+                                    % no_host.name):
+            _convert.dtype_to_pyop(no_host, "x")
+        with self.assertRaisesRegex(TypeError, r"^y Format.FORMAT_NULL has no host form"):
+            _convert.format_to_pyop(Format.FORMAT_NULL, "y")
+        for g in _convert.HOST_DTYPES:
+            self.assertIs(_convert.dtype_from_pyop(_convert.dtype_to_pyop(g)), g)
+        for g in _convert.HOST_FORMATS:
+            self.assertIs(_convert.format_from_pyop(_convert.format_to_pyop(g)), g)
+
+
+    def test_impl_determinism(self):
+        fresh()
+        for bad in (0, None, "False"):
+            with self.assertRaisesRegex(TypeError, r"register_op_impl op_type 'Det': "
+                                        r"deterministic is True or False, got %s"
+                                        % re.escape(repr(bad))):
+                co.register_op_impl(op_type="Det", deterministic=bad)
+
+        class Random:
+            def execute(self, ctx):
+                pass
+
+        class Plain:
+            def execute(self, ctx):
+                pass
+
+        co.register_op_impl(op_type="Det", deterministic=False)(Random)
+        co.register_op_impl(op_type="Det2")(Plain)
+        self.assertIs(Random.__pyop_deterministic__, False)
+        self.assertFalse(hasattr(Plain, "__pyop_deterministic__"))
+        fresh()
+
+    def test_mutates_args_edges(self):
+        def two(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
+            pass
+        d = gproto.parse(two, "T", ["x", "y"])  # as many names as outputs
+        self.assertEqual([n for n, _ in d.outputs], ["x", "y"])
+        d = gproto.parse(two, "T", [("y", 0)])  # index 0, the first output
+        self.assertEqual([n for n, _ in d.outputs], ["y", "output1"])
+        _ge_fail(self, TypeError, "mutates_args entry 1 is not an input name", two,
+                 mutates_args=["x", 1])
+        _ge_fail(self, ValueError, "output index -1 out of range (the op has 2 outputs)", two,
+                 mutates_args=[("x", -1)])
+
+    def test_attributes_without_a_host_dtype(self):
+        from pyop import DataType as PDT
+        at = gproto.pyop_attr
+        self.assertEqual(at("a", "VT_DATA_TYPE", DataType.DT_FLOAT, True, "T"),
+                         (AttrType.DTYPE, PDT.float32))
+        self.assertEqual(at("a", "VT_DATA_TYPE", DataType.DT_STRING, True, "T"),
+                         (AttrType.INT, int(DataType.DT_STRING)))
+        self.assertEqual(at("a", "VT_DATA_TYPE", None, False, "T"), (AttrType.DTYPE, None))
+        self.assertEqual(at("a", "VT_LIST_DATA_TYPE", [DataType.DT_FLOAT, DataType.DT_INT8],
+                            True, "T"), (AttrType.LIST_DTYPE, [PDT.float32, PDT.int8]))
+        self.assertEqual(at("a", "VT_LIST_DATA_TYPE", [DataType.DT_FLOAT, DataType.DT_STRING],
+                            True, "T"),
+                         (AttrType.LIST_INT, [int(DataType.DT_FLOAT), int(DataType.DT_STRING)]))
+        self.assertEqual(at("a", "VT_TENSOR", None, False, "T"), (AttrType.TENSOR, None))
+        self.assertEqual(at("a", "VT_LIST_INT", (1, 2), True, "T"), (AttrType.LIST_INT, [1, 2]))
+        self.assertEqual(at("a", "VT_LIST_LIST_INT", ((1,), (2, 3)), True, "T"),
+                         (AttrType.LIST_LIST_INT, [[1], [2, 3]]))
+
+    def test_runtime_attrs_by_index(self):
+        from ge.custom_op.context import RuntimeAttrs
+        from ge.custom_op import _values
+        from ge.runtime import _Scope
+        import pyop as P
+        scope = _Scope("attrs")
+        ir = [("n", "VT_INT"), ("f", "VT_FLOAT"), ("dt", "VT_DATA_TYPE"), ("li", "VT_LIST_INT"),
+              ("lli", "VT_LIST_LIST_INT"), ("ldt", "VT_LIST_DATA_TYPE"), ("lf", "VT_LIST_FLOAT")]
+        raw = [3, 0.1, P.DataType.int8, [1, 2], [[1], [2, 3]],
+               [P.DataType.float32, int(DataType.DT_STRING)], [0.1, 2.0]]
+        vals = [_values.attr_from_pyop(t, v) for (_, t), v in zip(ir, raw)]
+        self.assertEqual(vals[1], struct_f32(0.1))
+        self.assertNotEqual(vals[1], 0.1)  # rounded to float32, as GE stores it
+        self.assertIs(vals[2], DataType.DT_INT8)
+        self.assertEqual(vals[5], [DataType.DT_FLOAT, DataType.DT_STRING])
+        self.assertEqual(vals[6], [struct_f32(0.1), 2.0])
+        a = RuntimeAttrs._make(scope, ir, vals, "Op")
+        self.assertEqual(a.get_attr_num(), 7)
+        self.assertEqual((a.get_int(0), a.get_float(1), a.get_data_type(2)),
+                         (3, struct_f32(0.1), DataType.DT_INT8))
+        got = a.get_list_int(3)
+        got.append(9)  # a copy
+        self.assertEqual(a.get_list_int(3), [1, 2])
+        rows = a.get_list_list_int(4)
+        rows[0].append(9)  # rows copied too
+        self.assertEqual(a.get_list_list_int(4), [[1], [2, 3]])
+        self.assertEqual(a.get_list_data_type(5), [DataType.DT_FLOAT, DataType.DT_STRING])
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': get_list_float\(7\): no attribute "
+                                    r"at that index \(the op has 7\)"):
+            a.get_list_float(7)
+        self.assertEqual(a.get_list_float(6), [struct_f32(0.1), 2.0])
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0"):
+            a.get_int(-1)
+        with self.assertRaisesRegex(TypeError, r"op 'Op': get_float\(0\): attribute 'n' is VT_INT, "
+                                    r"not VT_FLOAT"):
+            a.get_float(0)
+        with self.assertRaisesRegex(TypeError, r"get_str\(0\)"):
+            a.get_str(0)
+        with self.assertRaises(TypeError):
+            RuntimeAttrs()
+        scope.valid = False
+        with self.assertRaisesRegex(RuntimeError, r"Borrowed runtime attrs have expired \(op 'Op'"):
+            a.get_attr_num()
+
+    def test_descs_and_lazy_tensors(self):
+        from ge.custom_op import _values
+        from ge.runtime import _Scope
+        import pyop as P
+        with self.assertRaisesRegex(TypeError, r"^out 0: expected a ge.runtime.TensorDesc, got "
+                                    r"TensorDesc"):
+            _values.desc_to_pyop(P.TensorDesc((2,), "int8"), "out 0")
+        d = _values.desc_to_pyop(TensorDesc([2, 3], DataType.DT_BF16), "out 0")
+        self.assertEqual((d.shape, d.dtype), ((2, 3), P.DataType.bfloat16))
+        with self.assertRaisesRegex(TypeError, r"^out 1 data_type DataType.DT_STRING has no "
+                                    r"host form"):
+            _values.desc_to_pyop(TensorDesc([2], DataType.DT_STRING), "out 1")
+        g = _values.desc_from_pyop(P.TensorDesc((4, 1), "uint16", P.Format.NCHW))
+        self.assertEqual((g.shape.storage_shape.dims, g.data_type), ([4, 1], DataType.DT_UINT16))
+        scope = _Scope("a compile input")
+        t = _values.wrap_tensor(scope, P.TensorDesc((2, 5), "float16", P.Format.NHWC))
+        self.assertEqual((t.addr, t.size, t.shape_size), (0, 0, 10))
+        self.assertIs(t.data_type, DataType.DT_FLOAT16)
+        self.assertIs(t.storage_format, Format.FORMAT_NHWC)
+        self.assertIs(t.origin_format, Format.FORMAT_NHWC)
+        self.assertIs(t.placement, TensorPlacement.ON_HOST)
+        self.assertEqual(repr(t), "<ge.runtime.Tensor shape=[2, 5] DT_FLOAT16 addr=0x0>")
+        scope.valid = False
+        self.assertEqual(repr(t), "<ge.runtime.Tensor (expired: used after its call)>")
+        with self.assertRaisesRegex(RuntimeError, r"a compile input used after its call"):
+            t.size
+
+    def test_compile_options_and_platform(self):
+        from ge.custom_op import context as cx
+        from ge.runtime import _Scope
+        for bad in (None, [("a", "b")], {"a": 1}, {1: "b"}):
+            with self.assertRaisesRegex(TypeError, r"takes a dict of str to str"):
+                cx.set_compile_options(bad)
+        scope = _Scope("compile")
+        c = cx.OpCompileContext._make(scope, "Op", None, [], [], [])
+        try:
+            cx.set_compile_options({"a": "1", "b": ""})
+            self.assertEqual((c.get_option("a"), c.get_option("b")), ("1", ""))
+            cx.set_compile_options({"c": "3"})  # replaces the earlier ones
+            with self.assertRaises(KeyError) as cm:
+                c.get_option("a")
+            self.assertEqual(cm.exception.args, ("a",))
+            self.assertEqual(c.get_option("c"), "3")
+            with self.assertRaisesRegex(TypeError, r"^option_key must be a string"):
+                c.get_option(3)
+            with self.assertRaisesRegex(ValueError, r"^option_key must not be empty"):
+                c.get_option("")
+        finally:
+            cx.set_compile_options({})
+        p = c._get_platform_info()
+        for call, method in ((lambda: p.get_soc_version(), "get_soc_version"),
+                             (lambda: p.get_ai_core_num(), "get_ai_core_num"),
+                             (lambda: p.get_core_num(), "get_core_num"),
+                             (lambda: p.get_core_num("AiCore"), "get_core_num"),
+                             (lambda: p.get_platform_resource("g", "k"), "get_platform_resource"),
+                             (lambda: p.get_platform_resource_group("g"),
+                              "get_platform_resource_group")):
+            with self.assertRaisesRegex(NotImplementedError, r"^CompilePlatformInfo\.%s \(op 'Op'\)"
+                                        % method):
+                call()
+        for call, exc, text in ((lambda: p.get_core_num(""), ValueError, "core_type"),
+                                (lambda: p.get_platform_resource("g", 1), TypeError, "key"),
+                                (lambda: p.get_platform_resource("", "k"), ValueError, "group"),
+                                (lambda: p.get_platform_resource_group(None), TypeError, "group")):
+            with self.assertRaisesRegex(exc, r"^%s must" % text):
+                call()
+        scope.valid = False
+        for call in (lambda: c.get_option("c"), p.get_soc_version):
+            with self.assertRaisesRegex(RuntimeError, r"op 'Op': the compile context is valid "
+                                        r"only during compile"):
+                call()
+
+    def _exec_ctx(self, inputs, args, outputs=None, attrs=(), kw=None, func=None):
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        import types as _t
+        ir = _t.SimpleNamespace(inputs=inputs, outputs=outputs, attrs=list(attrs))
+        if func is not None:
+            ir.func = func
+        return EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, args, kw or {})
+
+    def test_execute_inputs_by_index(self):
+        import pyop as P
+        a, b, c = (P.TensorDesc((n,), "int8") for n in (1, 2, 3))
+        ctx = self._exec_ctx([("x", 0), ("o", 1), ("d", 2)], [a, None, [b, c]])
+        self.assertEqual(ctx.get_input_num(), 3)  # the absent optional input counts none
+        self.assertEqual([ctx.get_input_tensor(i).shape_size for i in range(3)], [1, 2, 3])
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': get_input_tensor\(3\): no such "
+                                    r"input \(3 connected\)"):
+            ctx.get_input_tensor(3)
+        with self.assertRaisesRegex(TypeError, r"^index must be >= 0"):
+            ctx.get_input_tensor(-1)
+        self.assertEqual(ctx.get_dynamic_input_num(2), 2)
+        self.assertEqual(ctx.get_dynamic_input_num(1), 0)
+        with self.assertRaisesRegex(RuntimeError, r"get_dynamic_input_num\(3\): the op has 3 IR "
+                                    r"inputs"):
+            ctx.get_dynamic_input_num(3)
+        self.assertEqual(ctx.get_required_input_tensor(0).shape_size, 1)
+        for i, name in ((1, "o"), (2, "d")):
+            with self.assertRaisesRegex(RuntimeError, r"get_required_input_tensor\(%d\): input "
+                                        r"'%s' is not a connected required input" % (i, name)):
+                ctx.get_required_input_tensor(i)
+        self.assertIsNone(ctx.get_optional_input_tensor(1))
+        self.assertEqual(ctx.get_optional_input_tensor(0).shape_size, 1)
+        with self.assertRaisesRegex(RuntimeError, r"get_optional_input_tensor\(2\): input 'd' "
+                                    r"is dynamic"):
+            ctx.get_optional_input_tensor(2)
+        self.assertEqual(ctx.get_dynamic_input_tensor(2, 1).shape_size, 3)
+        with self.assertRaisesRegex(RuntimeError, r"get_dynamic_input_tensor\(2, 2\): input 'd' "
+                                    r"has 2 instances"):
+            ctx.get_dynamic_input_tensor(2, 2)
+        with self.assertRaisesRegex(TypeError, r"^relative_index must be >= 0"):
+            ctx.get_dynamic_input_tensor(2, -1)
+        one = self._exec_ctx([("d", 2)], [a])  # one tensor where the bridge knew no kinds
+        self.assertEqual(one.get_dynamic_input_num(0), 1)
+        with self.assertRaisesRegex(RuntimeError, r"input 'd' is not a connected required"):
+            one.get_required_input_tensor(0)  # one instance, still a dynamic input
+        self.assertEqual(self._exec_ctx([("d", 2)], [None]).get_dynamic_input_num(0), 0)
+        ctx._close()
+        with self.assertRaisesRegex(RuntimeError, r"Borrowed native object has expired \(op "
+                                    r"'Op': the execute context"):
+            ctx.get_input_num()
+
+    def test_execute_attrs_and_output_slots(self):
+        import pyop as P
+        ctx = self._exec_ctx([], [], attrs=[("k", "VT_INT", 5, True), ("f", "VT_FLOAT", 0.5, True)],
+                             kw={"f": 0.1})
+        attrs = ctx.get_attrs()
+        self.assertEqual((attrs.get_int(0), attrs.get_float(1)), (5, struct_f32(0.1)))
+        self.assertEqual(self._exec_ctx([], [])._out_slot(7, "f"), (7, 0))  # pyop checks it
+        two = self._exec_ctx([], [], outputs=[("y", 0), ("z", 0)])
+        self.assertEqual(two._out_slot(1, "f"), (1, 0))
+        with self.assertRaisesRegex(RuntimeError, r"op 'Op': f\(2\): the op has 2 outputs"):
+            two._out_slot(2, "f")
+        last = self._exec_ctx([], [], outputs=[("y", 0), ("z", 1)])
+        self.assertEqual([last._out_slot(i, "f") for i in (0, 1, 5)], [(0, 0), (1, 0), (1, 4)])
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x, x], x
+        first = self._exec_ctx([("x", 0)], [x], outputs=[("ys", 1), ("z", 0)], func=infer)
+        self.assertEqual([first._out_slot(i, "f") for i in (0, 1, 2)], [(0, 0), (0, 1), (1, 0)])
+        with self.assertRaisesRegex(RuntimeError, r"f\(3\): the op has 3 output instances"):
+            first._out_slot(3, "f")
+        nofunc = self._exec_ctx([], [], outputs=[("ys", 1), ("z", 0)])
+        with self.assertRaisesRegex(RuntimeError, r"instance counts of its dynamic outputs are "
+                                    r"unknown"):
+            nofunc._out_slot(0, "f")
+
+    def test_tensor_desc_edges(self):
+        import copy
+        import pickle
+        import types as _t
+        from ge.runtime import _Scope
+        top = DataType(int(DataType.DT_MAX) - 1)  # the last valid one
+        d = TensorDesc([2], top)
+        self.assertIs(d.data_type, top)
+        with self.assertRaisesRegex(ValueError, r"must be less than DataType.DT_MAX, got "
+                                    r"DataType.DT_MAX \(%d\)" % int(DataType.DT_MAX)):
+            d.data_type = DataType.DT_MAX
+        self.assertIs(d.data_type, top)
+        self.assertEqual(repr(TensorDesc([2, 3], DataType.DT_INT8)),
+                         "TensorDesc([2, 3], DataType.DT_INT8)")
+        two = TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)
+        self.assertEqual(repr(two), "TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)")
+        for dup in (copy.copy(two), copy.deepcopy(two), pickle.loads(pickle.dumps(two))):
+            self.assertEqual(repr(dup), repr(two))
+            dup.shape.storage_shape.set_dim(0, 7)  # its own dims
+            self.assertEqual(two.shape.storage_shape.dims, [6])
+        host = _t.SimpleNamespace(shape=(3,), dtype=support.pyop.DataType.int32,
+                                  format=support.pyop.Format.ND, data_ptr=4096, nbytes=12)
+        t = Tensor._lazy(_Scope("execute"), host)
+        self.assertEqual((t.addr, t.size, t.data_type), (4096, 12, DataType.DT_INT32))
+
+    def test_nested_bindings_and_acl(self):
+        from ge.custom_op import context as cx
+        from ge import _npu
+        outer, inner = object(), object()
+        self.assertIsNone(cx.current_op())
+        with cx.binding(cx._EXEC, outer, "A"):
+            self.assertIs(co.get_execute_ctx(), outer)
+            with cx.binding(cx._DECLARE, inner, "B"):
+                self.assertEqual(cx.current_op(), "B")
+                self.assertIs(co.get_declare_launch_args_ctx(), inner)
+                with self.assertRaisesRegex(RuntimeError, r"^get_execute_ctx\(\) is only "
+                                            r"available inside schema-bound execute"):
+                    co.get_execute_ctx()
+                with self.assertRaises(ModuleNotFoundError) as cm:
+                    _npu.AclFinder.find_spec("acl")
+                self.assertIn("imported in op 'B'", str(cm.exception))
+                self.assertEqual(cm.exception.name, "acl")
+            self.assertEqual(cx.current_op(), "A")  # the outer call restored
+            self.assertIs(co.get_execute_ctx(), outer)
+            with cx.binding(cx._EXEC, None, "Legacy"):  # a legacy call: no context
+                with self.assertRaisesRegex(RuntimeError, r"a legacy execute\(self, ctx\)"):
+                    co.get_execute_ctx()
+            self.assertIs(co.get_execute_ctx(), outer)
+        self.assertIsNone(cx.current_op())
+        with self.assertRaisesRegex(RuntimeError, r"^get_compile_ctx\(\) is only available"):
+            co.get_compile_ctx()
+        with self.assertRaises(ModuleNotFoundError) as cm:
+            _npu.AclFinder.find_spec("acl", None)
+        self.assertIn("while the plugins load", str(cm.exception))
+        self.assertIsNone(_npu.AclFinder.find_spec("acl2"))
+
+    def test_reg_op_python_form_types(self):
+        from ge.custom_op import host_proto as hp
+        f, h, st = DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_STRING
+        self.assertEqual(hp.TensorType(f).types, {f})
+        self.assertEqual(hp.TensorType([hp.TensorType({f}), h]).types, {f, h})
+        self.assertEqual(repr(hp.TensorType({h, f})), "TensorType({DT_FLOAT, DT_FLOAT16})")
+        mask, names = hp.TensorType({f, st}).pyop_mask()
+        self.assertEqual((mask, names), (1 << int(support.pyop.DataType.float32), ["DT_STRING"]))
+        for bad in ("DT_FLOAT", b"x", 3):
+            with self.assertRaisesRegex(TypeError, r"^TensorType takes GE DataTypes"):
+                hp.TensorType(bad)
+        for bad in ([DataType.DT_MAX], [f, 1], [None]):
+            with self.assertRaisesRegex(TypeError, r"^TensorType: .* is not a GE DataType"):
+                hp.TensorType(bad)
+        with self.assertRaisesRegex(TypeError, r"^ListTensorType takes a TensorType"):
+            hp.ListTensorType({f})
+        self.assertEqual(hp.Promote(["T1", "T2"]).syms, ("T1", "T2"))
+        for bad in ("T1", ["T1", 2]):
+            with self.assertRaisesRegex(TypeError, r"^Promote takes type names"):
+                hp.Promote(bad)
+        with self.assertRaises(hp.ReadError) as cm:
+            hp.check_op_type_at("Has Space", 7)
+        self.assertEqual(cm.exception.line, 7)
+        self.assertIn("op_type 'Has Space' is not an op type libpyop can register",
+                      str(cm.exception))
+        hp.check_op_type_at("A" * 256, 1)
+
+    def test_reg_op_defaults_at_their_limits(self):
+        from ge.custom_op import host_proto as hp
+        lo, hi = -(1 << 63), (1 << 63) - 1
+        ok = [(AttrType.INT, lo, lo), (AttrType.INT, hi, hi),
+              (AttrType.FLOAT, hp.FLT_MAX, hp.FLT_MAX), (AttrType.FLOAT, -hp.FLT_MAX, -hp.FLT_MAX),
+              (AttrType.FLOAT, 2, 2.0), (AttrType.FLOAT, float("inf"), float("inf")),
+              (AttrType.BOOL, False, False), (AttrType.STR, "", ""),
+              (AttrType.DTYPE, DataType.DT_INT8, support.pyop.DataType.int8),
+              (AttrType.LIST_INT, (lo, hi), [lo, hi]), (AttrType.LIST_FLOAT, [1], [1.0]),
+              (AttrType.LIST_BOOL, [True], [True]), (AttrType.LIST_STR, ("a",), ["a"]),
+              (AttrType.LIST_DTYPE, [DataType.DT_BOOL], [support.pyop.DataType.bool]),
+              (AttrType.LIST_LIST_INT, [[1], (2, hi)], [[1], [2, hi]])]
+        for at, v, want in ok:
+            with self.subTest(at=at, v=v):
+                got = hp._default("attr 'a'", at, v)
+                self.assertEqual(got, want)
+                self.assertIs(type(got), type(want))
+        bad = [(AttrType.INT, hi + 1, "default 9223372036854775808 is outside int64"),
+               (AttrType.INT, lo - 1, "is outside int64"), (AttrType.INT, True, "not an int"),
+               (AttrType.INT, 1.0, "not an int"),
+               (AttrType.FLOAT, hp.FLT_MAX * (1 + 2 ** -20), "does not fit in float32"),
+               (AttrType.FLOAT, -1e39, "does not fit in float32"),
+               (AttrType.FLOAT, True, "not a number"), (AttrType.FLOAT, "1", "not a number"),
+               (AttrType.BOOL, 1, "not a bool"), (AttrType.STR, 1, "not a str"),
+               (AttrType.STR, "a\0", "NUL"), (AttrType.LIST_INT, 1, "not a list"),
+               (AttrType.LIST_INT, [1, hi + 1], "outside int64"),
+               (AttrType.LIST_LIST_INT, [1], "not a list"),
+               (AttrType.LIST_LIST_INT, "ab", "not a list"),
+               (AttrType.DTYPE, True, "attr 'a' default must be a ge DataType, got bool"),
+               (AttrType.DTYPE, 100000, "attr 'a' default 100000 is not a ge DataType"),
+               (AttrType.TENSOR, None, "a Tensor attribute takes no default")]
+        for at, v, text in bad:
+            with self.subTest(at=at, v=v):
+                with self.assertRaises(hp.ReadError) as cm:
+                    hp._default("attr 'a'", at, v)
+                self.assertNotIsInstance(cm.exception, hp.NoForm)
+                self.assertIn(text, str(cm.exception))
+                self.assertTrue(str(cm.exception).startswith("attr 'a'"), str(cm.exception))
+        for at, v in ((AttrType.DTYPE, DataType.DT_STRING),
+                      (AttrType.LIST_DTYPE, [DataType.DT_FLOAT, DataType.DT_STRING])):
+            with self.assertRaisesRegex(hp.NoForm, r"DataType.DT_STRING has no pyop form"):
+                hp._default("attr 'a'", at, v)
+
+    def _infer_of(self, fn, op_type):
+        fresh()
+        with _registry.collecting() as coll:
+            co.register_op(op_type=op_type)(fn)
+        fresh()
+        return coll.protos[op_type].infer
+
+    def test_infer_meta_results_accepted(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        y = pyop.TensorDesc((3, 1), pyop.DataType.int8)
+        seen = {}
+
+        def dyn(xs: List[TensorDesc], *, k: int, f: float) -> Tuple[List[TensorDesc], TensorDesc]:
+            seen["k"], seen["f"] = k, f
+            seen["xs"] = [(d.shape.storage_shape.dims, d.data_type) for d in xs]
+            return list(xs) + [xs[0]], xs[1]
+
+        outs, last = self._infer_of(dyn, "Dyn")([x, y], k=4, f=0.1)
+        self.assertEqual(seen, {"k": 4, "f": struct_f32(0.1),
+                                "xs": [([2], DataType.DT_FLOAT), ([3, 1], DataType.DT_INT8)]})
+        self.assertEqual([(d.shape, d.dtype) for d in outs],
+                         [((2,), pyop.DataType.float32), ((3, 1), pyop.DataType.int8),
+                          ((2,), pyop.DataType.float32)])
+        self.assertEqual((last.shape, last.dtype), ((3, 1), pyop.DataType.int8))
+
+        def none(x: TensorDesc) -> None:
+            return self.ret
+
+        infer = self._infer_of(none, "NoOut")
+        self.ret = None
+        self.assertIsNone(infer(x))
+        self.ret = x
+        with self.assertRaisesRegex(TypeError, r"op 'NoOut': infer_meta \(.*none\): the op has "
+                                    r"no outputs, it returned"):
+            infer(x)
+
+        def opt(x: TensorDesc, o: Optional[TensorDesc]) -> TensorDesc:
+            return x if o is None else o
+        infer = self._infer_of(opt, "Opt")
+        self.assertEqual(infer(x, None).shape, (2,))
+        self.assertEqual(infer(x, y).shape, (3, 1))
+
+        def bad_item(x: TensorDesc) -> List[TensorDesc]:
+            return [TensorDesc([1], DataType.DT_FLOAT), 3]
+        with self.assertRaisesRegex(TypeError, r"infer_meta output\[0\] must be TensorDesc, got "
+                                    r"int \(.*output 'output0'\)"):
+            self._infer_of(bad_item, "BadItem")(x)
+
+    def test_a_tensor_attribute_in_infer_meta(self):
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        kept = {}
+
+        def withw(x: TensorDesc, *, w: Tensor) -> TensorDesc:
+            kept["w"] = w
+            kept["dims"] = w.origin_shape.dims
+            return x
+
+        infer = self._infer_of(withw, "W")
+        infer(x, w=pyop.TensorDesc((5, 2), pyop.DataType.int32))
+        self.assertEqual(kept["dims"], [5, 2])
+        with self.assertRaisesRegex(RuntimeError, r"a Tensor attribute given to infer_meta"):
+            kept["w"].size  # expired with the call
+
+    def test_schema_bound_methods_returning_none(self):
+        """`-> None` on every schema-bound method is GE's form (a missing
+        one is refused on compile and declare_launch_args, see
+        RegisterOpImplTest.test_signature_validation)."""
+        fresh()
+        with TempDir() as d:
+            write(d, "plugin.py", _proto_src(
+                "@register_op_impl(op_type='Op')\n"
+                "class Impl:\n"
+                "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+                "                n: int, alpha: float) -> None:\n"
+                "        pass\n"
+                "    def compile(self, a, b, c, y, *, n, alpha) -> None:\n"
+                "        pass\n"
+                "    def declare_launch_args(self, a, b, c, y, *, n, alpha) -> None:\n"
+                "        pass\n"))
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        try:
+            self.assertEqual(res.impls[0].methods, ("execute", "compile", "declare_launch_args"))
+        finally:
+            _loader.shutdown()
+            fresh()
 
 if __name__ == "__main__":
     unittest.main()
