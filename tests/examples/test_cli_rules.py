@@ -419,5 +419,526 @@ class CheckStatusTest(unittest.TestCase):
         self.assertIsNone(cm.exception.origin)
 
 
+
+class _Env:
+    """ASCEND_CUSTOM_OPP_PATH set (None: unset) for a with block."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        if self.value is None:
+            os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.value
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.saved
+
+
+def _tree(test, files):
+    """A temporary directory holding files (relative paths; a name ending
+    in / is a directory)."""
+    root = tempfile.mkdtemp(prefix="pyop_rules_")
+    test.addCleanup(lambda: __import__("shutil").rmtree(root))
+    for name in files:
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path) if not name.endswith("/") else path, exist_ok=True)
+        if not name.endswith("/"):
+            open(path, "w").close()
+    return root
+
+
+class ErrorTextTest(unittest.TestCase):
+    """What the command's messages say (errors.py): the plugin path's
+    state, close names, counts, the text of a failure libpyop gave none
+    for, and the notes on plugins one directory too deep, at their limit."""
+
+    def test_too_deep_names_at_most_the_limit(self):
+        errors = _cli("errors")
+        three = _tree(self, ["sub/a.py", "sub/b.py", "sub/c.py", "sub/_skip.py"])
+        four = _tree(self, ["sub/a.py", "sub/b.py", "sub/c.py", "sub/d.py"])
+        with _Env("%s:%s" % (three, four)):
+            notes = errors.too_deep_notes()
+        self.assertEqual(len(notes), 2, notes)
+        # exactly the limit: every file named, no "and N more"
+        self.assertNotIn("more", notes[0].split(" skipped")[0])
+        self.assertIn(os.path.join(three, "sub", "c.py") + " skipped", notes[0])
+        self.assertIn("`from . import a, b, c`", notes[0])  # _skip.py is no plugin
+        # one past it: three named, the fourth counted
+        self.assertIn(os.path.join(four, "sub", "c.py") + " and 1 more skipped", notes[1])
+        self.assertNotIn(os.path.join(four, "sub", "d.py"), notes[1].split(" skipped")[0])
+        self.assertIn("from . import a, b, c, d", notes[1])
+        with _Env(four):
+            self.assertIn(" and 2 more skipped", errors.too_deep_notes(limit=2)[0])
+
+    def test_too_deep_only_for_plugin_directories_below(self):
+        errors = _cli("errors")
+        # a file, a private directory, an empty one and a directory of no .py
+        # files below the element: none of them is a skipped plugin directory
+        root = _tree(self, ["notes.txt", "_private/a.py", ".hidden/b.py", "empty/",
+                            "data/x.txt", "data/_y.py"])
+        with _Env(root):
+            self.assertEqual(errors.too_deep_notes(), [])
+        with _Env(os.path.relpath(_tree(self, ["sub/a.py"]))):
+            self.assertEqual(errors.too_deep_notes(), [])  # relative: never scanned
+        with _Env(None):
+            self.assertEqual(errors.too_deep_notes(), [])
+
+    def test_path_note_and_unknown_op(self):
+        errors = _cli("errors")
+        with _Env(None):
+            self.assertIn("is not set", errors.opp_path_note())
+            self.assertEqual(errors.unknown_op_message("Relu", []),
+                             'no op "Relu" is registered (ASCEND_CUSTOM_OPP_PATH is not set, '
+                             'so no plugins were loaded)')
+        for empty in ("", ":", "::"):
+            with _Env(empty):
+                self.assertIn("is empty", errors.opp_path_note())
+        with _Env("/ops"):
+            self.assertIsNone(errors.opp_path_note())
+            self.assertEqual(errors.unknown_op_message("Relu", []),
+                             'no op "Relu" is registered (none are registered from '
+                             'ASCEND_CUSTOM_OPP_PATH=/ops)')
+            self.assertEqual(errors.unknown_op_message("relu", ["Relu", "Sigmoid"]),
+                             'no op "relu" is registered; did you mean "Relu"?')
+
+    def test_did_you_mean_and_plural(self):
+        errors = _cli("errors")
+        self.assertEqual(errors.did_you_mean("gama", ["gamma", "beta"]), '; did you mean "gamma"?')
+        self.assertEqual(errors.did_you_mean("X", ["x", "y"]), '; did you mean "x"?')
+        self.assertEqual(errors.did_you_mean("x", ["x"]), "")  # itself is no suggestion
+        self.assertEqual(errors.did_you_mean("alpha", ["zeta"]), "")
+        self.assertEqual(errors.did_you_mean("ab", ["AB", "abc"]), '; did you mean "AB" or "abc"?')
+        self.assertEqual([errors.plural(n, "op") for n in (0, 1, 2)], ["0 ops", "1 op", "2 ops"])
+        self.assertEqual(errors.plural(2, "entry", "entries"), "2 entries")
+        self.assertEqual(errors.plural(1, "entry", "entries"), "1 entry")
+
+    def test_failure_text(self):
+        errors = _cli("errors")
+        for blank in (None, "", "  \n"):
+            with self.subTest(detail=blank):
+                e = errors.PyopError("pyop_load", "PYOP_EINVAL", blank, "bad argument")
+                self.assertEqual(e.message, "pyop_load failed (PYOP_EINVAL: bad argument)")
+                self.assertEqual((e.status, e.exit_code), ("PYOP_EINVAL", 1))
+        self.assertEqual(errors.PyopError("pyop_load", "PYOP_EPYTHON", "it broke\n").message,
+                         "it broke")
+        missing = "while importing pyop plugin /p/a.py\nModuleNotFoundError: No module named 'np'"
+        self.assertIn("a module installed for another Python is not found",
+                      errors.PyopError("pyop_load", "PYOP_EPYTHON", missing).message)
+        for alone in (missing.splitlines()[0] + "\nImportError: no",
+                      "ModuleNotFoundError: No module named 'np'"):
+            self.assertNotIn("another Python", errors.PyopError("x", "PYOP_EPYTHON", alone).message)
+        self.assertEqual(errors.UsageError("bad").exit_code, 2)
+
+    def test_where(self):
+        errors = _cli("errors")
+        self.assertEqual(errors._where("while importing pyop plugin /p/a.py \nboom"),
+                         ("/p/a.py", None))
+        self.assertEqual(errors._where('op "X" (implementation at /p/x.py:12) failed'),
+                         ("/p/x.py", 12))
+        self.assertEqual(errors._where("nothing here"), (None, None))
+        self.assertEqual(errors._op_named('op type "Conv" unknown'), "Conv")
+        self.assertIsNone(errors._op_named("no name"))
+
+
+class HostArgsTest(unittest.TestCase):
+    """--input, --attr, --compile-option and the plugin path arguments as
+    the commands read them (host.py), each rule at its count."""
+
+    def _args(self, inputs=None, attrs=None):
+        import argparse
+        return argparse.Namespace(input=inputs, attr=attrs, op="Op")
+
+    def test_input_counts(self):
+        host, errors = _cli("host"), _cli("errors")
+        info = _info(inputs=(("x", "required"), ("b", "optional")))
+        got = host._inputs_from_args(info, self._args(["x=float32[2]:1,2"]))
+        self.assertEqual(got, [[(0, [2], [1.0, 2.0])], []])
+        got = host._inputs_from_args(info, self._args(["x=float32[3]", "b=float32[1]:5"]))
+        self.assertEqual([len(slot) for slot in got], [1, 1])
+        self.assertEqual(len(got[0][0][2]), 3)  # values made for a shape without them
+        for given in (None, [], ["b=float32[1]"], ["x=float32[1]", "x=float32[1]"]):
+            with self.subTest(given=given):
+                with self.assertRaisesRegex(errors.UsageError,
+                                            'input "x" of "Op" is required') as cm:
+                    host._inputs_from_args(info, self._args(given))
+                self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        with self.assertRaisesRegex(errors.UsageError, 'input "b" is optional: give it at most '
+                                    'once'):
+            host._inputs_from_args(info, self._args(["x=float32[1]", "b=float32[1]",
+                                                     "b=float32[1]"]))
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no input "X" \\(inputs: x, '
+                                    'b\\); did you mean "x"\\?'):
+            host._inputs_from_args(info, self._args(["x=float32[1]", "X=float32[1]"]))
+        with self.assertRaisesRegex(errors.UsageError, 'has no input "x" \\(inputs: none\\)'):
+            host._inputs_from_args(_info(inputs=()), self._args(["x=float32[1]"]))
+
+    def test_attrs(self):
+        host, errors = _cli("host"), _cli("errors")
+        info = _info(attrs=({"name": "n", "type": "int"}, {"name": "s", "type": "str"}))
+        self.assertEqual(host._attrs_from_args(info, self._args(attrs=["n=3", "s=a=b"])),
+                         {"n": 3, "s": "a=b"})
+        self.assertEqual(host._attrs_from_args(info, self._args()), {})
+        with self.assertRaisesRegex(errors.UsageError, "--attr n: expected NAME=VALUE"):
+            host._attrs_from_args(info, self._args(attrs=["n"]))
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no attribute "N" \\(it has: '
+                                    'n, s\\); did you mean "n"\\?'):
+            host._attrs_from_args(info, self._args(attrs=["N=3"]))
+        with self.assertRaisesRegex(errors.UsageError, r"\(it has: none\)"):
+            host._attrs_from_args(_info(), self._args(attrs=["n=3"]))
+
+    def test_plugin_paths(self):
+        host, errors = _cli("host"), _cli("errors")
+        host.check_paths(["ops", "my ops", "/a/b"])  # space inside a name is fine
+        host.check_paths(None)
+        for bad, text in (("a:b", "cannot contain ':'"), ("", "an empty plugin path"),
+                          (" ops", "cannot start or end with whitespace"),
+                          ("ops\t", "cannot start or end with whitespace"),
+                          ("ops\n", "cannot start or end with whitespace")):
+            with self.subTest(path=bad):
+                with self.assertRaisesRegex(errors.UsageError, text) as cm:
+                    host.check_paths(["ops", bad])
+                self.assertEqual(cm.exception.exit_code, 2)
+        with _Env("/unchanged"):
+            host.with_opp_path([])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/unchanged")
+            host.with_opp_path(["/a", "/b"])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/a:/b")
+
+    def test_compile_options(self):
+        import argparse
+        host, errors = _cli("host"), _cli("errors")
+
+        def opts(*texts):
+            return host.compile_options(argparse.Namespace(compile_option=list(texts)))
+        self.assertEqual(opts(), {})
+        self.assertEqual(opts("K=1", "E=", "K=2", "U=a=b"), {"K": "2", "E": "", "U": "a=b"})
+        for bad in ("K", "=V"):
+            with self.subTest(option=bad):
+                with self.assertRaisesRegex(errors.UsageError,
+                                            "--compile-option %s: expected KEY=VALUE" % bad):
+                    opts("K=1", bad)
+        self.assertIsNone(host.set_compile_options({}))
+        saved = sys.modules.pop("ge.custom_op.context", None)
+        try:
+            self.assertIn("no GE plugin is loaded", host.set_compile_options({"K": "1"}))
+            got = []
+            sys.modules["ge.custom_op.context"] = type(sys)("ctx")
+            sys.modules["ge.custom_op.context"].set_compile_options = got.append
+            self.assertIsNone(host.set_compile_options({"K": "1"}))
+            self.assertEqual(got, [{"K": "1"}])
+        finally:
+            sys.modules.pop("ge.custom_op.context", None)
+            if saved is not None:
+                sys.modules["ge.custom_op.context"] = saved
+
+
+class MainOptionTypesTest(unittest.TestCase):
+    """The command line's number types (main.py): a count at its least and
+    at INT64_MAX, one past each; a time limit > 0 and finite."""
+
+    def test_count(self):
+        import argparse
+        main = _cli("main")
+        values = _cli("values")
+        one = main._count(1)
+        self.assertEqual([one("1"), one("0x10"), one(str(values.INT64_MAX))],
+                         [1, 16, values.INT64_MAX])
+        for bad in ("0", "-1", str(values.INT64_MAX + 1), "ten", "1.5"):
+            with self.subTest(text=bad):
+                with self.assertRaises(argparse.ArgumentTypeError):
+                    one(bad)
+        self.assertEqual(main._count(0)("0"), 0)
+        with self.assertRaisesRegex(argparse.ArgumentTypeError, "-1 is not an integer >= 0"):
+            main._count(0)("-1")
+
+    def test_seconds(self):
+        import argparse
+        main = _cli("main")
+        self.assertEqual([main._seconds("0.5"), main._seconds("1e-9"), main._seconds("600")],
+                         [0.5, 1e-9, 600.0])
+        for bad in ("0", "-1", "inf", "nan", "", "soon"):
+            with self.subTest(text=bad):
+                with self.assertRaises(argparse.ArgumentTypeError):
+                    main._seconds(bad)
+
+    def test_parser_error_is_a_usage_error(self):
+        main, errors = _cli("main"), _cli("errors")
+        p = main._Parser(prog="pyop x")
+        with self.assertRaisesRegex(errors.UsageError, r"^bad \(see pyop x --help\)$") as cm:
+            p.error("bad")
+        self.assertEqual(cm.exception.exit_code, 2)
+
+
+class _Res:
+    """The part of an instance.RunResult that check's comparisons read."""
+
+    def __init__(self, outputs, after=None):
+        self.outputs, self.after = outputs, after
+
+    def output_bytes(self):
+        return self.outputs
+
+
+class CheckVerdictRulesTest(unittest.TestCase):
+    """check's rules of a verdict (check_verdict.py): what two runs differ
+    in, a thread's result against its inputs run alone, and an op's status
+    from what ran."""
+
+    def test_difference(self):
+        cv = _cli("check_verdict")
+        self.assertIsNone(cv._difference({"output y": b"ab"}, {"output y": b"ab"}))
+        self.assertIsNone(cv._difference({}, {}))
+        self.assertEqual(cv._difference({"output y": b"abc"}, {"output y": b"abd"}),
+                         "output y differs from byte 2")
+        self.assertEqual(cv._difference({"output y": b"xbc"}, {"output y": b"abc"}),
+                         "output y differs from byte 0")
+        self.assertEqual(cv._difference({"output y": b"ab"}, {"output y": b"abc"}),
+                         "output y differs from byte 2")  # one is a prefix of the other
+        self.assertEqual(cv._difference({"output z": 1}, {"output z": 2}),
+                         "output z has 1 tensors, then 2")
+        self.assertEqual(cv._difference({"output z": b"a"}, {"output z": 2}),
+                         "output z has b'a' tensors, then 2")
+        self.assertEqual(cv._difference({"a": b"1"}, {"a": b"1", "b": b"2"}),
+                         "b is missing from one run")
+        self.assertEqual(cv._difference({"a": b"1", "b": b"2"}, {"a": b"1"}),
+                         "b is missing from one run")
+
+    def test_result_bytes(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("acc", "required"), ("x", "required")),
+                     outputs=(("y", "required"), ("zs", "dynamic")))
+        info["inputs"][0]["mutated"] = True
+        res = _Res([[b"y0"], [b"z0", b"z1"]], after=[[b"a0", b"a1"], [b"x0"]])
+        self.assertEqual(cv._result_bytes(info, res),
+                         {"output y": b"y0", "output zs": 2, "output zs[0]": b"z0",
+                          "output zs[1]": b"z1", "input acc (mutated)": b"a0",
+                          "input acc[1] (mutated)": b"a1"})
+        self.assertEqual(cv._result_bytes(info, _Res([[b"y0"], []], after=None)),
+                         {"output y": b"y0", "output zs": 0})
+
+    def test_thread_problems(self):
+        cv, errors = _cli("check_verdict"), _cli("errors")
+        alone = [{"output y": b"ab"}, {"output y": b"cd"}]
+        self.assertEqual(cv._thread_problems([[{"output y": b"ab"}, None],
+                                              [{"output y": b"cd"}] * 2], alone, True, "w"), [])
+        got = cv._thread_problems([[{"output y": b"ab"}], [{"output y": b"cx"}]], alone, True,
+                                  "w")
+        self.assertEqual(len(got), 1)
+        self.assertTrue(got[0].startswith("w: thread 1: output y differs from byte 1, compared "
+                                          "with its inputs run alone"), got)
+        # not deterministic: the same sizes are all that is asked
+        self.assertEqual(cv._thread_problems([[{"output y": b"zz"}], [{"output y": b"cx"}]],
+                                             alone, False, "w"), [])
+        got = cv._thread_problems([[{"output y": b"z"}], [{"output y": b"cd"}]], alone, False, "w")
+        self.assertTrue(got and got[0].startswith("w: thread 0: output y"), got)
+        got = cv._thread_problems([[{"output y": b"ab"}],
+                                   [errors.CliError("it broke", "PYOP_EPYTHON")]], alone, True,
+                                  "w")
+        self.assertTrue(got[0].startswith("w: thread 1 failed: PYOP_EPYTHON: it broke; "), got)
+        got = cv._thread_problems([[RuntimeError("bad")], [None]], alone, True, "w")
+        self.assertTrue(got[0].startswith("w: thread 0 failed: RuntimeError: bad; "), got)
+        with self.assertRaises(KeyboardInterrupt):
+            cv._thread_problems([[{"output y": b"ab"}], [KeyboardInterrupt()]], alone, True, "w")
+
+    def _verdict(self, **kw):
+        v = _cli("check_verdict")._new_verdict()
+        v.update(kw)
+        return v
+
+    def test_op_status(self):
+        cv = _cli("check_verdict")
+        info = dict(_info(), impl_key="pyop:op")
+        self.assertEqual(cv.op_status(info, self._verdict(problems=["x"],
+                                                          stages={"execute": 1})), "failed")
+        self.assertEqual(cv.op_status(info, self._verdict(stages={"execute": 1})), "ok")
+        self.assertEqual(cv.op_status(info, self._verdict(stages={"launch": 2})), "ok")
+        v = self._verdict(stages={"infer_meta": 1})
+        self.assertEqual(cv.op_status(dict(_info(), impl_key=None), v), "infer-only")
+        self.assertEqual((v["inconclusive"], v["why"]), (None, None))
+        v = self._verdict(stages={"infer_meta": 1})
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "nothing ran")
+        self.assertIn("capabilities: infer_meta, execute", v["inconclusive"])
+        v = self._verdict(stages={"infer_meta": 2, "compile": 2})
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "compile only")
+        self.assertIn("only compile ran (2 cases)", v["inconclusive"])
+        v = self._verdict()
+        self.assertEqual(cv.op_status(dict(_info(), capabilities=[], proto_source=None), v),
+                         "inconclusive")
+        self.assertEqual(v["why"], "no implementation")
+        self.assertIn("the prototype (the host's) has no infer_meta", v["inconclusive"])
+        refused = {"case": "float32[2,3]", "reason": "ValueError: no", "file": "/p/op.py",
+                   "line": 4}
+        v = self._verdict(refusals=[refused])
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "infer_meta refused every generated input")
+        self.assertIn("(float32[2,3]: ValueError: no, /p/op.py:4)", v["inconclusive"])
+        # a refusal beside a case that ran is not "refused every input"
+        v = self._verdict(refusals=[refused], ran=["float16[2,3]"], stages={"infer_meta": 2})
+        cv.op_status(info, v)
+        self.assertEqual(v["why"], "nothing ran")
+        v = self._verdict(npu=[("declare_launch_args", "float32[2,3]", "no NPU")])
+        cv.op_status(info, v)
+        self.assertEqual(v["why"], "declare_launch_args needs an NPU")
+
+    def test_checked_in_host_order(self):
+        cv = _cli("check_verdict")
+        self.assertEqual(cv.checked({"execute": 1, "infer_meta": 1}), ["infer_meta", "execute"])
+        self.assertEqual(cv.checked({"launch": 1, "compile": 1}),
+                         ["compile", "declare_launch_args"])
+        self.assertEqual(cv.checked({}), [])
+
+    def test_refusal_only_of_generated_cases(self):
+        cv, cc = _cli("check_verdict"), _cli("check_cases")
+        err = _cli("errors").CliError("no", "PYOP_EPYTHON")
+        err.origin = (("ValueError",), "/nowhere/op.py", 3, "ValueError: no")
+        saved = cv.in_plugin_code
+        cv.in_plugin_code = lambda f: f == "/nowhere/op.py"
+        try:
+            for kind, refused in (("generated", True), ("sweep", True), ("samples", False),
+                                  ("given", False)):
+                with self.subTest(kind=kind):
+                    got = cv.refusal(err, cc.Case("c", [], {}, kind))
+                    self.assertEqual(got is not None, refused)
+            self.assertEqual(cv.refusal(err, cc.Case("c", [], {}, "sweep")),
+                             {"reason": "ValueError: no", "file": "/nowhere/op.py", "line": 3})
+            err.origin = (("KeyError", "LookupError"), "/nowhere/op.py", 3, "KeyError: k")
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+            err.origin = (("TypeError",), "/lib/numpy.py", 3, "TypeError: t")
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+            err.origin = None
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+        finally:
+            cv.in_plugin_code = saved
+
+
+class SampleRulesTest(unittest.TestCase):
+    """A plugin's samples as check reads them (check_cases.py): a value's
+    count held to its shape, at it and one off on each side; a dim that is
+    no integer; the cases' labels and a dynamic input's list."""
+
+    def test_values_held_to_the_shape(self):
+        cc = _cli("check_cases")
+        self.assertEqual(cc._sample_tensor(("float32", [2], [1.0, 2.0]), "s"), (0, [2], [1.0, 2.0]))
+        self.assertEqual(cc._sample_tensor(("int32", [], [7]), "s")[1:], ([], [7]))
+        self.assertEqual(cc._sample_tensor(("float32", [0, 3], []), "s")[1:], ([0, 3], []))
+        for values, n in (([1.0], "1 value"), ([1.0, 2.0, 3.0], "3 values")):
+            with self.assertRaisesRegex(ValueError, r"^s: %s for shape \[2\]$" % n):
+                cc._sample_tensor(("float32", [2], values), "s")
+        with self.assertRaisesRegex(ValueError, "s: unknown data type 'float99'"):
+            cc._sample_tensor(("float99", [1], [1]), "s")
+        for bad in (("float32", [1]), 3.0, None):
+            with self.assertRaisesRegex(ValueError, "s: expected \\(dtype, shape, values\\) or a "
+                                        "numpy array"):
+                cc._sample_tensor(bad, "s")
+
+    def test_dims(self):
+        cc = _cli("check_cases")
+        self.assertEqual(cc._sample_shape((2, 3), "s"), [2, 3])
+        for dim in (True, 2.5, "2"):
+            with self.assertRaisesRegex(ValueError, "s: dim %r is not an integer" % (dim,)):
+                cc._sample_shape([1, dim], "s")
+        with self.assertRaisesRegex(ValueError, "s: shape 4 is not a list of dims"):
+            cc._sample_shape(4, "s")
+
+    def test_numpy_samples(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        cc = _cli("check_cases")
+        got = cc._sample_tensor(np.arange(6, dtype=np.int32).reshape(2, 3), "s")
+        self.assertEqual(got[1:], ([2, 3], [0, 1, 2, 3, 4, 5]))
+        with self.assertRaisesRegex(ValueError, "s: numpy dtype complex64 has no pyop equivalent"):
+            cc._sample_tensor(np.zeros(2, dtype=np.complex64), "s")
+
+    def test_cases_and_labels(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"), ("b", "optional")),
+                     attrs=({"name": "w", "type": "Tensor"}, {"name": "n", "type": "int"}))
+        t = ("float32", [1], [1.0])
+        cases = cc.sample_cases(info, lambda: [
+            {"inputs": {"xs": [t, t, t]}, "label": "three"},
+            {"inputs": {"xs": [t], "b": None}, "attrs": {"w": t, "n": 2}}], "ops.py:1")
+        self.assertEqual([c.label for c in cases], ["three", "sample 1"])
+        self.assertEqual([len(s) for s in cases[0].inputs], [3, 0])
+        self.assertEqual([len(s) for s in cases[1].inputs], [1, 0])
+        self.assertEqual(cases[1].attrs, {"w": (0, [1], [1.0]), "n": 2})
+        self.assertEqual({c.kind for c in cases}, {"samples"})
+        for bad, text in (([], "must be a non-empty list of cases"),
+                          ((), "must be a non-empty list of cases"),
+                          ({"inputs": {}}, "must be a non-empty list of cases"),
+                          ([{"inputs": {"xs": [t]}}, ["xs"]],
+                           r"sample 1 of Op \(ops.py:1\): a case is a dict"),
+                          ([{"inputs": {"xs": [t]}, "attrs": {"m": 1}}],
+                           r"sample 0 of Op \(ops.py:1\): 'm' is not an attribute")):
+            with self.subTest(samples=bad):
+                with self.assertRaisesRegex(ValueError, text):
+                    cc.sample_cases(info, lambda: bad, "ops.py:1")
+
+    def test_generated_without_sweep(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional")),
+                     attrs=({"name": "n", "type": "int", "required": False, "default": 1},))
+        cases = cc.generated_cases(info, sweep=False)
+        self.assertEqual([c.kind for c in cases], ["generated", "generated"])
+        self.assertTrue(cases[1].short.endswith("(optional inputs absent)"))
+        swept = cc.generated_cases(info)
+        self.assertGreater(len(swept), 2)
+        self.assertEqual(swept[-1].attrs, {"n": 2})  # the attribute case comes last
+        # no inputs: no data type or shape to sweep, the attribute case only
+        bare = cc.generated_cases(_info(inputs=(), attrs=info["attrs"]))
+        self.assertEqual([c.kind for c in bare], ["generated", "sweep"])
+        self.assertEqual(bare[1].attrs, {"n": 2})
+
+
+class CommandOutputTest(unittest.TestCase):
+    """output.command_output: while active, the result goes to stdout and
+    anything else printed to stderr; after it, stdout is stdout again unless
+    a thread is still running (it could print into the result)."""
+
+    def _run(self, code):
+        import subprocess
+        tools = _need("PYOP_TEST_TOOLS")
+        script = ("import sys, threading; sys.path.insert(0, %r)\n"
+                  "from pyop_cli import output\n" % tools) + code
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=60)
+
+    def test_result_alone_on_stdout(self):
+        p = self._run("with output.command_output():\n"
+                      "    output.say('result')\n"
+                      "    print('noise')\n"
+                      "print('after')\n"
+                      "output.release()\n")  # inactive: nothing to do
+        self.assertEqual((p.returncode, p.stdout), (0, "result\nafter\n"), p.stderr)
+        self.assertEqual(p.stderr, "noise\n")
+
+    def test_a_running_thread_keeps_stdout_on_stderr(self):
+        p = self._run("stop = threading.Event()\n"
+                      "t = threading.Thread(target=stop.wait)\n"
+                      "with output.command_output():\n"
+                      "    t.start()\n"
+                      "    output.say('result')\n"
+                      "print('after')\n"
+                      "stop.set(); t.join()\n")
+        self.assertEqual((p.returncode, p.stdout), (0, "result\n"), p.stderr)
+        self.assertEqual(p.stderr, "after\n")
+
+    def test_release_early(self):
+        p = self._run("with output.command_output():\n"
+                      "    output.say('result')\n"
+                      "    output.release()\n"
+                      "    print('mine')\n")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "result\nmine\n", ""))
+
+
 if __name__ == "__main__":
     unittest.main()
