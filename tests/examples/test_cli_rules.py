@@ -940,5 +940,208 @@ class CommandOutputTest(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "result\nmine\n", ""))
 
 
+
+class SupervisorRulesTest(unittest.TestCase):
+    """check's supervisor (check_supervise.py, supervise.py): how a worker
+    ended, said; what a worker that died in each place costs; the number of
+    workers one check starts at most, at it."""
+
+    def _sup(self, phase="each", lanes=0):
+        import argparse
+        cs = _cli("check_supervise")
+        return cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                             argparse.Namespace(lanes=lanes, proto=None, input=None, attr=None),
+                             {"paths": ["/ops"], "done": [], "done_plugins": [], "phase": phase},
+                             2.5)
+
+    def test_how_it_ended(self):
+        sv = _cli("supervise")
+        self.assertEqual(sv.how_it_ended(None, 2.5, "L", "P"), "did not finish within 2.5 s (L): "
+                                                              "a hang?")
+        self.assertEqual(sv.how_it_ended(-9, 1, "L", "P"), "ended P: killed by SIGKILL")
+        self.assertEqual(sv.how_it_ended(-1000, 1, "L", "P"), "ended P: killed by signal 1000")
+        for status in (0, 1, 3):
+            self.assertTrue(sv.how_it_ended(status, 1, "L", "P").startswith(
+                "ended P: it exited with status %d " % status))
+
+    def test_lanes_reach_the_worker(self):
+        argv = self._sup(lanes=3)._argv(5)
+        self.assertEqual(argv[argv.index("--lanes") + 1], "3")
+        self.assertLess(argv.index("--lanes"), argv.index("check"))
+        self.assertNotIn("--lanes", self._sup()._argv(5))
+
+    def test_events(self):
+        sup = self._sup()
+        self.assertFalse(sup._event({"e": "threads", "names": ["t1"]}))
+        self.assertFalse(sup._event({"e": "threads", "names": ["t1", "t2"]}))
+        self.assertFalse(sup._event({"e": "warning", "text": "careful"}))
+        self.assertIn("left a thread running (t1): the check did not wait for it,", sup.warnings[0])
+        self.assertIn("left 2 threads running (t1, t2): the check did not wait for them,",
+                      sup.warnings[1])
+        self.assertEqual(sup.warnings[2], "careful")
+        self.assertFalse(sup._event({"e": "plugin_done", "plugin": "/ops/a.py"}))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/a.py"])
+        self.assertFalse(sup._event({"e": "interrupted", "text": "Ctrl-C"}))
+        self.assertEqual(sup.interrupted, "Ctrl-C")
+        self.assertTrue(sup._event({"e": "done"}))
+
+    def test_a_death_before_any_event_ends_the_check(self):
+        sup = self._sup()
+        self.assertTrue(sup._died(-9))
+        self.assertEqual(sup.fatal["error"]["status"], "PYOP_EINTERNAL")
+        self.assertIn("its worker process killed by SIGKILL before it reported anything",
+                      sup.fatal["error"]["message"])
+
+    def test_a_death_outside_an_op(self):
+        cw = _cli("check_worker")
+        sup = self._sup()
+        sup.current = {"plugin": "/ops/a.py", "op": None, "between": True}
+        self.assertFalse(sup._died(3))
+        self.assertIn("between the checks of two of its ops", sup.broken[-1]["problem"])
+        # unloading: the plugin is done when each is loaded alone; the check
+        # cannot go on when they were loaded together
+        sup.current = {"plugin": "/ops/a.py", "op": None, "stage": cw.UNLOADING}
+        self.assertFalse(sup._died(3))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/a.py"])
+        sup = self._sup(phase="together")
+        sup.current = {"plugin": "/ops/a.py", "op": None, "stage": cw.UNLOADING}
+        self.assertTrue(sup._died(3))
+        self.assertEqual(sup.job["done_plugins"], [])
+        # importing: together, the load fails and each plugin is imported alone next
+        sup = self._sup(phase="together")
+        sup.current = {"plugin": "/ops", "op": None, "stage": "import"}
+        self.assertFalse(sup._died(3))
+        self.assertEqual((sup.load_error["status"], sup.job["phase"]), ("PYOP_EPLUGIN", "each"))
+        self.assertIn("the plugins, imported together (/ops), ended", sup.load_error["message"])
+        sup = self._sup()
+        sup.current = {"plugin": "/ops/b.py", "op": None, "stage": "import"}
+        self.assertFalse(sup._died(None))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/b.py"])
+        self.assertIn("imported alone, the plugin did not finish within 2.5 s",
+                      sup.broken[-1]["problem"])
+
+    def test_workers_at_most(self):
+        cs = _cli("check_supervise")
+        for last_ok, broken in ((cs.MAX_WORKERS, 0), (cs.MAX_WORKERS + 1, 1)):
+            with self.subTest(done_by_worker=last_ok):
+                sup = self._sup()
+                calls = []
+                sup._one_worker = lambda: calls.append(1) or len(calls) == last_ok
+                sup.run()
+                self.assertEqual(len(calls), cs.MAX_WORKERS)
+                self.assertEqual(len(sup.broken), broken)
+        self.assertEqual(sup.broken[0]["problem"], "%d processes running the check died; the ops "
+                         "not reported above were not checked" % cs.MAX_WORKERS)
+
+
+class _T:
+    """An output tensor as res.produced holds it."""
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape, self.ndim = dtype, list(shape) + [0] * 3, len(shape)
+
+
+class ReferenceRulesTest(unittest.TestCase):
+    """check against a plugin's reference (check_plugin.py): what the
+    reference is given, how many outputs it must return, the tolerances
+    each in its place."""
+
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        self.np = numpy
+
+    def _problem(self, info, case, produced, fn, tol=(1e-5, 1e-8)):
+        cp = _cli("check_plugin")
+
+        class R:
+            pass
+        res = R()
+        res.produced = produced
+        return cp.reference_problem(info, case, res, (fn, tol))
+
+    def test_arguments_and_outputs(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                     attrs=({"name": "k", "type": "int", "required": False, "default": 2},
+                            {"name": "m", "type": "int", "required": False, "default": 5},
+                            {"name": "w", "type": "Tensor", "required": True, "default": None}),
+                     outputs=(("y", "required"),))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])], [], [(0, [1], [3.0]), (0, [1], [4.0])]],
+                       {"m": 7, "w": (0, [1], [0.5])}, "generated")
+        seen = []
+
+        def ref(x, b, xs, **attrs):
+            seen.append((x.tolist(), b, [a.tolist() for a in xs], attrs))
+            return x * 2
+        self.assertIsNone(self._problem(info, case, [[(_T(0, [2]), [2.0, 4.0])]], ref))
+        x, b, xs, attrs = seen[0]
+        self.assertEqual((x, b, xs), ([1.0, 2.0], None, [[3.0], [4.0]]))
+        self.assertEqual((attrs["k"], attrs["m"], attrs["w"].tolist()), (2, 7, [0.5]))
+        text = self._problem(info, case, [[(_T(0, [2]), [2.0, 4.5])]], ref)
+        self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
+
+        def broken(*a, **k):
+            raise KeyError("k")
+        self.assertEqual(self._problem(info, case, [[(_T(0, [2]), [2.0, 4.0])]], broken),
+                         "the reference raised KeyError: 'k'")
+        bf16 = cc.Case("c", [[(_cli("binding").DTYPES.index("bfloat16"), [2], [1.0, 2.0])], [],
+                             []], {"w": (0, [1], [0.5])}, "generated")
+        self.assertIsNone(self._problem(info, bf16, [[(_T(0, [2]), [9.0, 9.0])]], ref))
+
+    def test_output_counts(self):
+        cc, np = _cli("check_cases"), self.np
+        info = _info(outputs=(("y", "required"), ("zs", "dynamic")))
+        case = cc.Case("c", [[(0, [1], [1.0])]], {}, "generated")
+        one = [(_T(0, [1]), [1.0])]
+        two = [(_T(0, [1]), [1.0]), (_T(0, [1]), [2.0])]
+        arr = np.array([1.0])
+        self.assertIsNone(self._problem(info, case, [one, two], lambda x: (arr, [arr, arr * 2])))
+        for got in (arr, (arr,), (arr, [arr], arr)):
+            self.assertEqual(self._problem(info, case, [one, two], lambda x: got),
+                             "the reference returned %r, not 2 outputs" % type(got).__name__)
+        self.assertEqual(self._problem(info, case, [one, two], lambda x: (arr, [arr])),
+                         "output zs: 2 tensors, the reference 1")
+        self.assertEqual(self._problem(info, case, [one, one], lambda x: (arr, [arr, arr])),
+                         "output zs: 1 tensor, the reference 2")
+        text = self._problem(info, case, [one, two], lambda x: (arr, [arr, arr]))
+        self.assertTrue(text.startswith("output zs[1] differs from the reference at element 0"),
+                        text)
+
+    def test_tolerances_each_in_its_place(self):
+        cp, np = _cli("check_plugin"), self.np
+        got = np.array([0.4, 105.0])
+        # atol alone covers 0.4 against 0; rtol alone covers 105 against 100
+        self.assertIsNone(cp._compare(np, got[:1], np.array([0.0]), "y", 0.0, 0.5))
+        self.assertIsNotNone(cp._compare(np, got[:1], np.array([0.0]), "y", 0.5, 0.0))
+        self.assertIsNone(cp._compare(np, got[1:], np.array([100.0]), "y", 0.1, 0.0))
+        self.assertIsNotNone(cp._compare(np, got[1:], np.array([100.0]), "y", 0.0, 0.1))
+        text = cp._compare(np, np.array([1.0, 2.0]), np.array([1.0, 3.0]), "y", 0.0, 0.25)
+        self.assertEqual(text, "y differs from the reference at element 1: 2.0, the reference "
+                               "3.0 (rtol=0, atol=0.25)")
+
+    def test_attr_watch_regions(self):
+        cp = _cli("check_plugin")
+        import ctypes
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class View:
+            pass
+        v = View()
+        v.data_ptr, v.nbytes = ctypes.addressof(buf), 4
+        self.assertEqual(cp.AttrWatch._region("w", v), ("w", v.data_ptr, 4, b"abcd"))
+        v.nbytes = 1
+        self.assertEqual(cp.AttrWatch._region("w", v)[2:], (1, b"a"))
+        for size in (0, -1, None):
+            v.nbytes = size
+            self.assertIsNone(cp.AttrWatch._region("w", v))
+        v.nbytes, v.data_ptr = 4, 0
+        self.assertIsNone(cp.AttrWatch._region("w", v))
+        self.assertFalse(cp.in_plugin_code(""))
+        self.assertFalse(cp.in_plugin_code(None))
+
+
 if __name__ == "__main__":
     unittest.main()
