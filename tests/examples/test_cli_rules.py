@@ -1143,5 +1143,139 @@ class ReferenceRulesTest(unittest.TestCase):
         self.assertFalse(cp.in_plugin_code(None))
 
 
+
+class DoctorRulesTest(unittest.TestCase):
+    """doctor's readings (doctor.py): libpyop's report lines, the plugin a
+    source belongs to, the memory a lane costs, the libpython start_python
+    would load."""
+
+    def test_report_items(self):
+        doctor = _cli("doctor")
+        names = doctor.PATH_VERDICTS
+        self.assertEqual(doctor._item("  /p/a.py: python-file", names),
+                         ("/p/a.py", "python-file", None))
+        self.assertEqual(doctor._item("  /p: no-python: nothing to load", names),
+                         ("/p", "no-python", "nothing to load"))
+        self.assertEqual(doctor._item("  a: relative", names), ("a", "relative", None))
+        # the name right after the indent names no path: no verdict there
+        self.assertEqual(doctor._item("  : relative", names), (": relative", "unknown", None))
+        self.assertEqual(doctor._item("  /p: relatively", names), ("/p: relatively", "unknown",
+                                                                   None))
+        # the leftmost name that fits, whatever the order of the names
+        self.assertEqual(doctor._item("  /p: not-python: missing-dir", names),
+                         ("/p", "not-python", "missing-dir"))
+        self.assertEqual(doctor._item("  /a: loaded", doctor.CAND_STATUSES), ("/a", "loaded", None))
+
+    def test_plugin_owner(self):
+        doctor = _cli("doctor")
+        pkg, mod = {"plugin": "/ops/pkg"}, {"plugin": "/ops/a.py"}
+        plugins = [pkg, mod]
+        self.assertIs(doctor._plugin_owner("/ops/pkg/sub/m.py:3", plugins), pkg)
+        self.assertIs(doctor._plugin_owner("/ops/a.py:12", plugins), mod)
+        self.assertIsNone(doctor._plugin_owner("/ops/pkg2/m.py:3", plugins))  # not below pkg
+        self.assertIsNone(doctor._plugin_owner(None, plugins))
+
+    def test_lane_memory(self):
+        doctor = _cli("doctor")
+        ok, lanes_op = {"status": "ok"}, [{"lanes": 1}, {"lanes": 0}]
+        saved = doctor._rss
+        try:
+            doctor._rss = lambda: 5000
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, lanes_op),
+                             {"bytes_per_lane": 2000, "why": None})
+            self.assertEqual(doctor._lane_memory(1000, None, 3, ok, lanes_op)["bytes_per_lane"],
+                             1333)
+            self.assertEqual(doctor._lane_memory(9000, None, 2, ok, lanes_op)["bytes_per_lane"], 0)
+            self.assertEqual(doctor._lane_memory(1000, None, 2, {"status": "failed"}, lanes_op),
+                             {"bytes_per_lane": None, "why": "the load with lanes failed"})
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, [{"lanes": 0}]),
+                             {"bytes_per_lane": None, "why": "no op runs in lanes"})
+            self.assertEqual(doctor._lane_memory(None, "mine", 2, ok, lanes_op),
+                             {"bytes_per_lane": None, "why": "mine"})
+            doctor._rss = lambda: None
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, lanes_op)["why"],
+                             "this system does not report resident memory")
+        finally:
+            doctor._rss = saved
+
+    def test_start_python_report(self):
+        doctor, config = _cli("doctor"), _cli("config")
+        lib = _tree(self, ["libpython3.12.so"])
+        root = _tree(self, ["none/", "empty/", "gone/", "here/", "nomanifest/"])
+        for name, libpython in (("empty", ""), ("gone", "/nowhere/libpython.so"),
+                                ("here", os.path.join(lib, "libpython3.12.so"))):
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("libpython=%s\n" % libpython)
+        saved = config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS
+        try:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = None, ""
+            self.assertTrue(doctor.start_python_report(root)["verdict"].startswith("unknown"))
+            for name, verdict in (("empty", "none recorded"), ("gone", "missing: /nowhere/"),
+                                  ("here", "present"), ("nomanifest", "no manifest: ")):
+                with self.subTest(artifact=name):
+                    config.BUILD_ARTIFACT = name
+                    rep = doctor.start_python_report(root)
+                    self.assertTrue(rep["verdict"].startswith(verdict), rep)
+                    self.assertEqual((rep["artifact"], rep["default"]), (name, name))
+            self.assertTrue(doctor.start_python_report(None)["verdict"].startswith("unknown"))
+        finally:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = saved
+
+
+class BenchRulesTest(unittest.TestCase):
+    """bench's choices before it times anything (bench.py): the inputs of
+    --size, what it says it used, the ops it refuses to time."""
+
+    def _args(self, **kw):
+        import argparse
+        a = dict(op="Op", input=None, attr=None, size=16)
+        a.update(kw)
+        return argparse.Namespace(**a)
+
+    def test_size_inputs(self):
+        bench, errors = _cli("bench"), _cli("errors")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")))
+        got = bench._bench_inputs(info, self._args(size=3))
+        self.assertEqual([len(slot) for slot in got], [1, 0, 1])
+        self.assertEqual([(d, s, len(v)) for d, s, v in (got[0][0], got[2][0])],
+                         [(0, [3], 3), (0, [3], 3)])
+        self.assertEqual(bench._bench_inputs(info, self._args(size=0))[0][0][1:], ([0], []))
+        given = bench._bench_inputs(info, self._args(input=["x=float32[1]:4"]))
+        self.assertEqual(given[0], [(0, [1], [4.0])])
+        values = _cli("values")
+        with self.assertRaises(errors.UsageError) as cm:
+            bench._bench_inputs(info, self._args(size=values.INT64_MAX))
+        self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        self.assertIn("--size %d" % values.INT64_MAX, cm.exception.message)
+
+    def test_what_it_used(self):
+        bench = _cli("bench")
+        slot = [(0, [16], []), (0, [2, 3], [])]
+        self.assertEqual(bench._input_text({"name": "x", "kind": "required"}, 0, slot),
+                         "x=float32[16]")
+        self.assertEqual(bench._input_text({"name": "xs", "kind": "dynamic"}, 1, slot),
+                         "xs[1]=float32[2,3]")
+        self.assertEqual(bench.attrs_text({"n": 3, "w": (0, [2], [1.0, 2.0]), "p": (1, 2)}),
+                         {"n": 3, "w": "float32[2]", "p": (1, 2)})
+
+    def test_refused_ops(self):
+        import argparse
+        bench, errors = _cli("bench"), _cli("errors")
+
+        def lib_of(info):
+            return argparse.Namespace(op_info=lambda op: info)
+        nothing = dict(_info(), capabilities=["infer_meta", "compile"])
+        with self.assertRaisesRegex(errors.CliError, 'op "Op" has no execute implementation nor '
+                                    'kernel launch to time') as cm:
+            bench._bench(lib_of(nothing), self._args())
+        self.assertEqual((cm.exception.status, cm.exception.exit_code), ("PYOP_EUNSUPPORTED", 1))
+        launch_dynamic = dict(_info(outputs=(("ys", "dynamic"),)),
+                              capabilities=["infer_meta", "declare_launch_args"])
+        with self.assertRaisesRegex(errors.CliError, 'op "Op": a launch-only op with a dynamic '
+                                    'output cannot be timed') as cm:
+            bench._bench(lib_of(launch_dynamic), self._args())
+        self.assertEqual(cm.exception.status, "PYOP_EUNSUPPORTED")
+
+
 if __name__ == "__main__":
     unittest.main()
