@@ -1277,5 +1277,183 @@ class BenchRulesTest(unittest.TestCase):
         self.assertEqual(cm.exception.status, "PYOP_EUNSUPPORTED")
 
 
+
+class ValueTextRulesTest(unittest.TestCase):
+    """Values as the command reads them (values.py): --attr text of each
+    type, --input text, a plugin's attribute values, int64 at both ends and
+    one past."""
+
+    def test_attr_text(self):
+        values, errors = _cli("values"), _cli("errors")
+        p = values.parse_attr_text
+        self.assertEqual(p("[1, 2]", "list[int]"), [1, 2])
+        self.assertEqual(p("1,,2,", "list[int]"), [1, 2])
+        self.assertEqual(p("[[1],[2,3],[]]", "list[list[int]]"), [[1], [2, 3], []])
+        self.assertEqual(p("int8,float32", "list[DataType]"), ["int8", "float32"])
+        self.assertEqual([p(t, "bool") for t in ("on", "YES", "1", "off", "no", "0")],
+                         [True, True, True, False, False, False])
+        self.assertEqual(p(str(values.INT64_MIN), "int"), values.INT64_MIN)
+        self.assertEqual(p(str(values.INT64_MAX), "int"), values.INT64_MAX)
+        self.assertEqual(p("float32[2]", "Tensor", "w"), (0, [2], [0.0, 0.5]))
+        for text, t, why in (
+                ("1.5", "int", "is an int, and '1.5' is not one (an integer such as 1"),
+                (str(values.INT64_MAX + 1), "int", "(%d is outside int64)" % (values.INT64_MAX + 1)),
+                (str(values.INT64_MIN - 1), "int", "(%d is outside int64)" % (values.INT64_MIN - 1)),
+                ("[[1.5]]", "list[list[int]]", "is a list[list[int]]"),
+                ("[1]", "list[list[int]]", "is a list[list[int]]"),
+                ("{}", "list[list[int]]", "is a list[list[int]]"),
+                ("[[%d]]" % (values.INT64_MAX + 1), "list[list[int]]", "outside int64"),
+                ("int9", "DataType", "is a DataType, and 'int9' is not one (a data type"),
+                ("maybe", "bool", "is a bool, and 'maybe' is not one (true or false)"),
+                ("x", "float", "is a float, and 'x' is not one (a number such as 0.5)")):
+            with self.subTest(text=text, type=t):
+                with self.assertRaises(errors.UsageError) as cm:
+                    p(text, t, "n", "Op")
+                self.assertIn('--attr n=%s: attribute "n" of "Op" ' % text, cm.exception.message)
+                self.assertIn(why, cm.exception.message)
+                self.assertEqual((cm.exception.op, cm.exception.exit_code), ("Op", 2))
+        with self.assertRaises(errors.UsageError) as cm:
+            p("x", "int", "n")
+        self.assertIn('attribute "n" is an int', cm.exception.message)  # no op named
+
+    def test_input_text(self):
+        values, errors = _cli("values"), _cli("errors")
+        int32 = _cli("binding").DTYPES.index("int32")
+        self.assertEqual(values.parse_input("x=int32[2,1]:3, 4"), ("x", int32, [2, 1], [3, 4]))
+        self.assertEqual(values.parse_input("x=float32[]"), ("x", 0, [], None))
+        for text, why in (("float32[2]", "expected NAME=DTYPE[SHAPE]:VALUES"),
+                          ("x=float32", "expected DTYPE[SHAPE]"),
+                          ("x=float32[2", "expected DTYPE[SHAPE]"),
+                          ("x=float99[2]", "unknown data type 'float99'"),
+                          ("x=float32[a]", "the shape must be integers"),
+                          ("x=float32[2]1,2", "expected ':' before the values"),
+                          ("x=float32[-2]", "--input x=float32[-2]")):
+            with self.subTest(text=text):
+                with self.assertRaises(errors.UsageError) as cm:
+                    values.parse_input(text)
+                self.assertIn(why, cm.exception.message)
+                self.assertEqual(cm.exception.exit_code, 2)
+
+    def test_plugin_attr_values(self):
+        values = _cli("values")
+        v = values.plugin_attr_value
+        self.assertEqual(v("s", "str"), "s")
+        self.assertEqual(v("int8", "DataType"), "int8")
+
+        class Named:
+            name = "float16"
+        self.assertEqual(v(Named(), "DataType"), "float16")
+        self.assertEqual(v([Named(), "int8"], "list[DataType]"), ["float16", "int8"])
+        self.assertEqual(v((1, 2), "list[int]"), [1, 2])
+        self.assertEqual(v([[1], (2, 3)], "list[list[int]]"), [[1], [2, 3]])
+        self.assertEqual(v(values.INT64_MIN, "int"), values.INT64_MIN)
+        self.assertEqual(v(values.INT64_MAX, "int"), values.INT64_MAX)
+        self.assertEqual(v(2, "float"), 2.0)
+        for value, t, why in ((3, "str", "3 is not a str"),
+                              ("int9", "DataType", "'int9' is not a data type"),
+                              (1, "list[int]", "1 is not a list[int]"),
+                              ([1], "list[list[int]]", "[1] is not a list of lists of int"),
+                              ([[True]], "list[list[int]]", "True is not an int"),
+                              (values.INT64_MAX + 1, "int", "outside int64"),
+                              (values.INT64_MIN - 1, "int", "outside int64"),
+                              (True, "int", "True is not an int"),
+                              (True, "float", "True is not a number"),
+                              (1, "bool", "1 is not a bool"),
+                              (1, "complex", "attribute type complex")):
+            with self.subTest(value=value, type=t):
+                with self.assertRaisesRegex(ValueError, __import__("re").escape(why)):
+                    v(value, t)
+
+    def test_make_attrs_names_the_op(self):
+        values, errors = _cli("values"), _cli("errors")
+        _, n = values.make_attrs(_info(attrs=({"name": "n", "type": "int"},)), {"n": 2}, [])
+        self.assertEqual(n, 1)
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no attribute "m" \\(it has: '
+                                    'none\\)') as cm:
+            values.make_attrs(_info(), {"m": 1}, [])
+        self.assertEqual(cm.exception.op, "Op")
+
+
+class ProtoReadRulesTest(unittest.TestCase):
+    """A --proto file's own failures (proto._read): which is bad usage,
+    which a bad descriptor, and the line of the file each names."""
+
+    def _reader(self, exc):
+        mod = type(sys)("host_proto")
+
+        class ReadError(Exception):
+            def __init__(self, text, line=None):
+                super().__init__(text)
+                self.line = line
+        mod.ReadError = ReadError
+
+        def read(path):
+            raise exc(ReadError) if callable(exc) and not isinstance(exc, type) else exc
+        mod.read = read
+        return mod
+
+    def _fails(self, exc):
+        proto, errors = _cli("proto"), _cli("errors")
+        with self.assertRaises(errors.CliError) as cm:
+            proto._read(self._reader(exc), "/p/ops.h")
+        return cm.exception
+
+    def test_failures(self):
+        e = self._fails(FileNotFoundError(2, "No such file or directory"))
+        self.assertEqual((e.exit_code, e.message), (2, "--proto /p/ops.h: No such file or "
+                                                       "directory"))
+        e = self._fails(UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"))
+        self.assertEqual((e.exit_code, e.status), (1, "PYOP_EDESCRIPTOR"))
+        self.assertIn("--proto /p/ops.h: not UTF-8 text", e.message)
+        e = self._fails(lambda RE: RE("REG_OP(X) has no OUTPUT", line=7))
+        self.assertEqual((e.status, e.message), ("PYOP_EDESCRIPTOR", "--proto /p/ops.h: REG_OP(X) "
+                                                 "has no OUTPUT (/p/ops.h:7)"))
+        e = self._fails(lambda RE: RE("bad"))
+        self.assertEqual(e.message, "--proto /p/ops.h: bad")
+        e = self._fails(SyntaxError("invalid syntax", ("/p/ops.h", 3, 1, "x")))
+        self.assertTrue(e.message.startswith("--proto /p/ops.h: SyntaxError: invalid syntax"),
+                        e.message)
+        self.assertTrue(e.message.endswith(" (/p/ops.h:3)"), e.message)
+        e = self._fails(ValueError("no"))
+        self.assertEqual((e.status, e.message), ("PYOP_EDESCRIPTOR", "--proto /p/ops.h: "
+                                                 "ValueError: no"))
+
+    def test_declarations_of_a_missing_file(self):
+        proto, errors = _cli("proto"), _cli("errors")
+        with self.assertRaisesRegex(errors.UsageError, "--proto /nowhere/ops.h: no such file"):
+            proto.read_declarations(None, "/nowhere/ops.h")
+
+
+class StartChoiceEdgesTest(unittest.TestCase):
+    """start_choice.py beyond lanes_unfit's versions: tags that name no one
+    CPython, artifacts without a manifest, a root that cannot be read."""
+
+    def test_tags(self):
+        sc = _cli("start_choice")
+        for tag in ("abi3", "cp3", "cpx12", "py312", "cp3100", ""):
+            with self.subTest(tag=tag):
+                self.assertEqual(sc.lanes_unfit(_manifest(tag=tag)),
+                                 "built for %s, no one CPython version" % tag)
+        self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp399", version=0)))
+        self.assertIn("Python 3.11 has no per-interpreter GIL",
+                      sc.lanes_unfit(_manifest(tag="cp311")))
+        self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp312", version=0)))  # no version: 0
+        self.assertIn("lanes need 1.6", sc.lanes_unfit(dict(_manifest(), bridge_abi_minor="x")))
+
+    def test_artifacts_without_a_manifest(self):
+        sc = _cli("start_choice")
+        root = _tree(self, ["bare/", "file.txt"])
+        with open(os.path.join(root, "bare", "manifest.txt.bak"), "w"):
+            pass
+        os.mkdir(os.path.join(root, "good"))
+        with open(os.path.join(root, "good", "manifest.txt"), "w") as f:
+            f.write("# python_tag=cp311\npython_tag=cp312\nno equals sign\nlibpython=/a=b\n")
+        self.assertEqual(sc.artifacts(root, []),
+                         [("good", {"python_tag": "cp312", "libpython": "/a=b"})])
+        self.assertEqual(sc.artifacts(os.path.join(root, "none"), []), [])
+        self.assertEqual(sc.choose(os.path.join(root, "none"), 2, default="d", order=""),
+                         ("d", None))
+
+
 if __name__ == "__main__":
     unittest.main()
