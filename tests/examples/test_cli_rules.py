@@ -1455,5 +1455,114 @@ class StartChoiceEdgesTest(unittest.TestCase):
                          ("d", None))
 
 
+
+class _DoctorLib:
+    """A Lib whose pyop_doctor() text lists the path elements given, each
+    with its verdict (and detail), as libpyop's does."""
+
+    def __init__(self, elements):
+        self.elements = elements
+
+    def doctor(self):
+        lines = ["runtime key: none (no runtime)",
+                 "ASCEND_CUSTOM_OPP_PATH=%s" % os.environ.get("ASCEND_CUSTOM_OPP_PATH")]
+        lines += ["  %s: %s%s" % (e, v, ": " + d if d else "") for e, v, d in self.elements]
+        lines += ["artifacts: /a", "candidates:", "  /a/cp312: loaded", "ops registered: 3"]
+        return "\n".join(lines) + "\n"
+
+
+class CheckJobRulesTest(unittest.TestCase):
+    """What `pyop check` is asked to do (check.py): paths or op names,
+    --input for exactly one op, the elements libpyop's scan skips, the
+    per-case limit at its ends."""
+
+    def _args(self, target=None, inputs=None, attrs=None):
+        import argparse
+        return argparse.Namespace(target=target, input=inputs, attr=attrs, compile_option=None)
+
+    def test_target_kinds(self):
+        check = _cli("check")
+        self.assertEqual([check._check_target_kind(t) for t in
+                          ("Relu", "", "ops.py", "a" + os.sep + "b", os.curdir)],
+                         ["op", "path", "path", "path", "path"])
+
+    def test_case_timeout(self):
+        import argparse
+        check, errors = _cli("check"), _cli("errors")
+
+        def limit(v):
+            return check._case_timeout(argparse.Namespace(case_timeout=v))
+        self.assertEqual(limit(None), _cli("check_supervise").DEFAULT_CASE_TIMEOUT)
+        self.assertEqual(check._case_timeout(argparse.Namespace()),
+                         _cli("check_supervise").DEFAULT_CASE_TIMEOUT)
+        self.assertEqual([limit(86400), limit(0.001)], [86400, 0.001])
+        for bad in (0, -1, 86400.5, float("nan"), float("inf")):
+            with self.subTest(limit=bad):
+                with self.assertRaisesRegex(errors.UsageError, "--case-timeout .*: expected "
+                                            "seconds, more than 0 \\(at most a day\\)"):
+                    limit(bad)
+
+    def test_inputs_for_exactly_one_op(self):
+        check, errors = _cli("check"), _cli("errors")
+        for target in (None, ["Relu", "Gelu"], ["/ops"]):
+            for given in (dict(inputs=["x=float32[1]"]), dict(attrs=["n=1"])):
+                with self.subTest(target=target, given=given):
+                    with self.assertRaisesRegex(errors.UsageError,
+                                                "--input/--attr need exactly one OP to check"):
+                        check._job(None, self._args(target, **given))
+        root = _tree(self, ["a.py"])
+        lib = _DoctorLib([(root, "python-dir", None)])
+        with _Env(root):
+            job = check._job(lib, self._args(["Relu"], inputs=["x=float32[1]"]))
+        self.assertEqual((job["paths"], job["ops"], job["given"]), ([root], ["Relu"], False))
+
+    def test_paths_as_the_scan_takes_them(self):
+        check, errors = _cli("check"), _cli("errors")
+        root = _tree(self, ["a.py"])
+        skip = ("ops", "relative", "relative path refused")
+        with _Env(root + ":ops"):
+            job = check._job(_DoctorLib([(root, "python-dir", None), skip]), self._args())
+            self.assertEqual((job["paths"], job["given"]), ([root], False))
+            self.assertEqual(job["skipped"], ["ASCEND_CUSTOM_OPP_PATH element 'ops' skipped: "
+                                              "relative path refused"])
+            with self.assertRaises(errors.CliError) as cm:
+                check._job(_DoctorLib([skip, ("/gone", "missing-dir", None)]), self._args())
+            self.assertEqual((cm.exception.status, cm.exception.exit_code), ("PYOP_ENOENT", 1))
+            self.assertEqual(cm.exception.message, "nothing to check: ASCEND_CUSTOM_OPP_PATH "
+                             "element 'ops' skipped: relative path refused; ASCEND_CUSTOM_OPP_PATH "
+                             "element '/gone' skipped: missing-dir")
+            # a given path: ASCEND_CUSTOM_OPP_PATH is not read, and is left as it was
+            job = check._job(_DoctorLib([(root, "python-dir", None)]), self._args([root]))
+            self.assertEqual((job["paths"], job["given"]), ([root], True))
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], root + ":ops")
+        for value in (None, "", " : \t"):
+            with self.subTest(value=value):
+                with _Env(value):
+                    with self.assertRaisesRegex(errors.UsageError, "nothing to check: give "
+                                                "plugin paths") as cm:
+                        check._job(None, self._args())  # libpyop is not asked
+                    self.assertEqual(cm.exception.exit_code, 2)
+
+    def test_doctor_text_read(self):
+        doctor = _cli("doctor")
+        with _Env("/ops:rel"):
+            rep = doctor.parse_doctor_report(_DoctorLib([("/ops", "python-dir", None),
+                                                         ("rel", "relative", "refused")]).doctor()
+                                             + "bridge: loaded /a/cp312 (ok)\n"
+                                             "ASCEND_CUSTOM_OPP_PATH=(unset)\n  error: no\n")
+        self.assertEqual((rep["runtime_key"], rep["runtime"]), (None, "no runtime"))
+        self.assertEqual(rep["path"], [{"element": "/ops", "verdict": "python-dir", "detail": None},
+                                       {"element": "rel", "verdict": "relative",
+                                        "detail": "refused"}])
+        self.assertEqual(rep["candidates"], [{"dir": "/a/cp312", "status": "loaded",
+                                              "reason": None}])
+        self.assertEqual((rep["ops_registered"], rep["artifacts"]), (3, "/a"))
+        self.assertEqual(rep["bridge"], {"loaded": True, "detail": "/a/cp312 (ok)"})
+        self.assertEqual((rep["opp_path"], rep["path_error"]), (None, "no"))
+        rep = doctor.parse_doctor_report("runtime key: cp312-x (python 3.12)\nbridge: none\n")
+        self.assertEqual((rep["runtime_key"], rep["bridge"]),
+                         ("cp312-x", {"loaded": False, "detail": "none"}))
+
+
 if __name__ == "__main__":
     unittest.main()
