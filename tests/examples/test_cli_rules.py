@@ -1564,5 +1564,71 @@ class CheckJobRulesTest(unittest.TestCase):
                          ("cp312-x", {"loaded": False, "detail": "none"}))
 
 
+
+class _Ended:
+    """A worker process that has ended (what read_events and stop ask of it)."""
+
+    pid = -1
+    returncode = 0
+
+    def poll(self):
+        return 0
+
+    def wait(self, timeout=None):
+        return 0
+
+
+class WorkerStreamRulesTest(unittest.TestCase):
+    """The stream of a worker's events (supervise.read_events): only the
+    worker's own events are handed on, "done" said is a finished worker, a
+    stream ending without it a death; and how run and bench name a worker
+    that did not finish (supervise._unfinished)."""
+
+    def _read(self, text):
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, text.encode())
+        os.close(wfd)
+        seen = []
+        try:
+            got = sv.read_events(_Ended(), rfd, 60, lambda ev: seen.append(ev) or ev["e"] == "done")
+        finally:
+            os.close(rfd)
+        return got, seen
+
+    def test_events(self):
+        got, seen = self._read('not json\n[1, 2]\n{"x": 1}\n{"e": "activity", "calls": 2}\n'
+                               '{"e": "done"}\n{"e": "late"}\n{"e": "cut')
+        self.assertIs(got, True)
+        self.assertEqual([ev["e"] for ev in seen], ["activity", "done", "late"])
+        got, seen = self._read('{"e": "activity"}\n')
+        self.assertIs(got, False)  # ended without "done": a death
+        self.assertEqual(self._read(""), (False, []))
+
+    def test_unfinished(self):
+        import argparse
+        sv = _cli("supervise")
+        run = argparse.Namespace(command="run", op="Op")
+        bench = argparse.Namespace(command="bench", op="Op")
+        e = sv._unfinished(run, {"stage": sv.UNLOADING, "op": None}, -9, 5)
+        self.assertEqual((e.status, e.op, getattr(e, "result_said", False)),
+                         ("PYOP_EPLUGIN", "Op", True))
+        self.assertEqual(e.message, "while unloading the plugins after the run, the plugin code "
+                                    "ended the process running it: killed by SIGKILL; the command "
+                                    "did not finish")
+        e = sv._unfinished(bench, {"stage": "execute", "op": "Inner"}, None, 5)
+        self.assertEqual((e.op, e.message), ("Inner", 'execute of "Inner" did not finish within '
+                                             '5 s (the per-call limit, --timeout): a hang?; the '
+                                             'benchmark did not finish'))
+        self.assertFalse(getattr(e, "result_said", False))
+        e = sv._unfinished(run, None, 3, 5)
+        self.assertEqual((e.op, e.exit_code), ("Op", 1))
+        self.assertTrue(e.message.startswith('op "Op": while starting, the plugin code ended the '
+                                             'process running it: it exited with status 3'),
+                        e.message)
+        e = sv._unfinished(run, {"stage": sv.LOADING, "op": None}, 3, 5)
+        self.assertTrue(e.message.startswith('op "Op": while loading the plugins, '), e.message)
+
+
 if __name__ == "__main__":
     unittest.main()
