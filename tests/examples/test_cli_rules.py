@@ -1630,5 +1630,97 @@ class WorkerStreamRulesTest(unittest.TestCase):
         self.assertTrue(e.message.startswith('op "Op": while loading the plugins, '), e.message)
 
 
+
+class _ListLib:
+    """The calls `pyop list` makes, answering with the ops given."""
+
+    def __init__(self, ops):
+        self.ops = {o["op_type"]: o for o in ops}
+
+    def load(self):
+        pass
+
+    def op_types(self):
+        return list(self.ops)
+
+    def op_info(self, t):
+        return self.ops[t]
+
+
+def _listed(op_type="Op", impl_key="pyop:op", proto_key=None, **kw):
+    op = dict(_info(), op_type=op_type, impl_key=impl_key, impl_source="op.py:3",
+              proto_source="op.py:1", proto_key=proto_key or "pyop:" + op_type)
+    op.update(kw)
+    return op
+
+
+class ListOutputRulesTest(unittest.TestCase):
+    """What `pyop list` prints of each op (list.py): the signature's marks,
+    the lanes line, the implementation line only where there is one, a
+    --proto REG_OP named only for the op it declared, and nothing
+    registered."""
+
+    def _list(self, ops, protos=None, path=None):
+        import argparse
+        import contextlib
+        import io
+        lst = _cli("list")
+        out = io.StringIO()
+        args = argparse.Namespace(path=path, json=False, proto_files=protos)
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(lst.cmd_list(_ListLib(ops), args), 0)
+        return out.getvalue()
+
+    def test_signature(self):
+        lst = _cli("list")
+        op = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                   outputs=(("y", "required"), ("ys", "dynamic")),
+                   attrs=({"name": "n", "type": "int", "required": False, "default": 1},
+                          {"name": "mode", "type": "str", "required": True, "default": None}))
+        op["inputs"][0]["mutated"] = True
+        op["outputs"][0]["alias"] = "x"
+        self.assertEqual(lst.signature_line(op), "Op(x (mutated), b?, xs[]; n: int = 1, mode: str) "
+                                                 "-> y (input x's buffer), ys[]")
+        self.assertEqual(lst.signature_line(_info(outputs=())), "Op(x)")
+        self.assertEqual(lst.signature_line(_info(inputs=())), "Op() -> y")
+
+    def test_lanes_and_symbols(self):
+        lst = _cli("list")
+        self.assertEqual(lst.lanes_line(dict(_info(), lanes=1)), "parallel: 1 lane")
+        self.assertEqual(lst.lanes_line(dict(_info(), lanes=4)), "parallel: 4 lanes")
+        self.assertEqual(lst.lanes_line(dict(_info(), serial_reason="it holds state")),
+                         "serial (main interpreter): it holds state")
+        self.assertIsNone(lst.lanes_line(_info()))
+        op = _info(inputs=(("x", "required"), ("y", "required")))
+        op["inputs"][0]["dtype_symbol"] = "T"
+        op["inputs"][1]["dtype_symbol"] = "T"
+        self.assertEqual(lst.dtypes_line(op), "data types: x, y (one type T): any")
+
+    def test_op_lines(self):
+        text = self._list([_listed("A"), _listed("B", impl_key=None, proto_key="host:B",
+                                                 lanes=2)], protos={"B": "ops.h", "A": "ops.h"})
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "A(x) -> y")
+        self.assertIn("    prototype: op.py:1 (pyop:A)", lines)  # A's prototype is its plugin's
+        self.assertIn("    prototype: op.py:1, the REG_OP of --proto ops.h (host:B)", lines)
+        self.assertEqual(sum(1 for t in lines if t.startswith("    implementation: ")), 1)
+        self.assertIn("    parallel: 2 lanes", lines)
+        self.assertEqual(lines.count("    capabilities: infer_meta, execute"), 2)
+        text = self._list([_listed("A", capabilities=[])])
+        self.assertIn("    capabilities: none", text.splitlines())
+
+    def test_nothing_registered(self):
+        with _Env(None):
+            self.assertEqual(self._list([]), "no ops registered (ASCEND_CUSTOM_OPP_PATH is not "
+                                             "set, so no plugins were loaded)\n")
+        root = _tree(self, ["sub/a.py"])
+        with _Env(root):
+            lines = self._list([]).splitlines()
+        self.assertEqual(lines[0], "no ops registered (ASCEND_CUSTOM_OPP_PATH=%s)" % root)
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[1].startswith("  " + os.path.join(root, "sub", "a.py") + " skipped"),
+                        lines)
+
+
 if __name__ == "__main__":
     unittest.main()
