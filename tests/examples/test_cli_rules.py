@@ -1722,5 +1722,89 @@ class ListOutputRulesTest(unittest.TestCase):
                         lines)
 
 
+
+class MainFailureRulesTest(unittest.TestCase):
+    """How the command ends on a failure (main.py): the exit status of
+    each kind, one message on stderr, the --json error object on stdout
+    only once; an interrupt's status and line; PYOP_PYTHON."""
+
+    def _captured(self, fn, *args):
+        import contextlib
+        import io
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = fn(*args)
+        return code, out.getvalue(), err.getvalue()
+
+    def test_report_failure(self):
+        import json
+        main, errors = _cli("main"), _cli("errors")
+        code, out, err = self._captured(main.report_failure, "run",
+                                        errors.UsageError("bad --input\nsecond line", "Op"), False)
+        self.assertEqual((code, out, err), (2, "", "pyop: run: bad --input\nsecond line\n"))
+        code, out, err = self._captured(main.report_failure, None,
+                                        errors.CliError("it failed", "PYOP_EPYTHON"), True)
+        self.assertEqual((code, err), (1, "pyop: it failed\n"))
+        self.assertEqual(json.loads(out)["error"]["status"], "PYOP_EPYTHON")
+        said = errors.CliError("after the result", "PYOP_EPLUGIN")
+        said.result_said = True
+        self.assertEqual(self._captured(main.report_failure, "run", said, True),
+                         (1, "", "pyop: run: after the result\n"))
+        self.assertEqual(self._captured(main.report_failure, "list", errors.CliError(""), False),
+                         (1, "", "pyop: list: \n"))
+
+    def test_interrupted(self):
+        import json
+        main = _cli("main")
+        saved = main._main
+
+        def interrupted(text):
+            def fn(argv, command):
+                raise KeyboardInterrupt(text)
+            return fn
+        try:
+            main._main = interrupted("execute of \"Slow\"")
+            code, out, err = self._captured(main._interruptible, ["run", "Slow"], "run")
+            self.assertEqual((code, out, err), (main.EXIT_INTERRUPTED, "",
+                                                'pyop: run: interrupted (execute of "Slow")\n'))
+            main._main = interrupted("")
+            code, out, err = self._captured(main._interruptible, ["--json", "list"], None)
+            self.assertEqual((code, err), (130, "pyop: interrupted\n"))
+            self.assertEqual(json.loads(out)["error"]["status"], "PYOP_EINTR")
+            main._main = lambda argv, command: 3
+            self.assertEqual(self._captured(main._interruptible, ["check"], "check"), (3, "", ""))
+        finally:
+            main._main = saved
+
+    def test_requested_python(self):
+        main, errors = _cli("main"), _cli("errors")
+        saved = {k: os.environ.get(k) for k in ("PYOP_PYTHON", "PYOP__REEXECUTED")}
+        try:
+            os.environ.pop("PYOP__REEXECUTED", None)
+            os.environ.pop("PYOP_PYTHON", None)
+            self.assertIsNone(main.run_under_requested_python(["list"]))
+            os.environ["PYOP_PYTHON"] = "/nowhere/python9"
+            with self.assertRaisesRegex(errors.UsageError, "PYOP_PYTHON=/nowhere/python9: no such "
+                                        "Python") as cm:
+                main.run_under_requested_python(["list"])
+            self.assertEqual(cm.exception.exit_code, 2)
+            os.environ["PYOP_PYTHON"] = "no-such-python-here"  # looked up on PATH
+            with self.assertRaises(errors.UsageError):
+                main.run_under_requested_python(["list"])
+            os.environ["PYOP__REEXECUTED"] = "/nowhere/python9"
+            os.environ["PYOP_PYTHON"] = "/nowhere/python9"
+            self.assertIsNone(main.run_under_requested_python(["list"]))  # already re-executed
+            os.environ.pop("PYOP__REEXECUTED")
+            os.environ["PYOP_PYTHON"] = sys.executable  # this one: nothing to do
+            self.assertIsNone(main.run_under_requested_python(["list"]))
+            self.assertNotIn("PYOP__REEXECUTED", os.environ)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 if __name__ == "__main__":
     unittest.main()
