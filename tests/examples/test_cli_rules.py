@@ -1806,5 +1806,156 @@ class MainFailureRulesTest(unittest.TestCase):
                     os.environ[k] = v
 
 
+
+class BindingValueRulesTest(unittest.TestCase):
+    """binding.py's readings of libpyop's structs: an attribute value of
+    each type written as the command writes it and read back, a data type
+    at the end of the table and past it, dtype masks, which libpyop is
+    loaded, an interrupt's detail."""
+
+    def test_attr_values_round_trip(self):
+        b, values = _cli("binding"), _cli("values")
+        for t, value in (("int", -3), ("int", values.INT64_MIN), ("float", 0.5), ("bool", True),
+                         ("bool", False), ("str", ""), ("str", "ab"), ("DataType", "bool"),
+                         ("list[int]", []), ("list[int]", [1, values.INT64_MAX]),
+                         ("list[float]", [0.5, -1.0]), ("list[bool]", [True, False]),
+                         ("list[str]", ["", "a"]), ("list[DataType]", ["int8", "float32"]),
+                         ("list[list[int]]", [[], [1, 2]]), ("list[list[int]]", [])):
+            with self.subTest(type=t, value=value):
+                keep = []
+                a = b.AttrValue()
+                values.set_attr_value(a, t, value, keep)
+                self.assertEqual(b.attr_value_to_py(a), value)
+
+    def test_data_type_past_the_table(self):
+        b = _cli("binding")
+        a = b.AttrValue()
+        a.type = 5
+        a.u.dtype = len(b.DTYPES) - 1
+        self.assertEqual(b.attr_value_to_py(a), b.DTYPES[-1])
+        a.u.dtype = len(b.DTYPES)
+        self.assertEqual(b.attr_value_to_py(a), len(b.DTYPES))  # shown as the number
+        a.u.dtype = -1
+        self.assertEqual(b.attr_value_to_py(a), -1)
+        a.type, a.u.span.count = 99, 1
+        self.assertIsNone(b.attr_value_to_py(a))
+
+    def test_dtype_masks(self):
+        b = _cli("binding")
+        self.assertIsNone(b.dtype_names(0))
+        self.assertEqual(b.dtype_names(1), ["float32"])
+        self.assertEqual(b.dtype_names(1 << (len(b.DTYPES) - 1) | 2), ["float16", b.DTYPES[-1]])
+        self.assertEqual(b.dtype_names(1 << len(b.DTYPES)), None)  # a bit past the table
+
+    def test_which_library(self):
+        b, config = _cli("binding"), _cli("config")
+        saved = os.environ.get("PYOP_LIBRARY"), config.LIBDIR, config.SCRIPT
+        try:
+            os.environ["PYOP_LIBRARY"] = "/x/libpyop.so"
+            config.LIBDIR, config.SCRIPT = "../lib", "/inst/bin/pyop"
+            self.assertEqual(b._find_library(), "/x/libpyop.so")
+            del os.environ["PYOP_LIBRARY"]
+            self.assertEqual(b._find_library(), os.path.join(
+                os.path.dirname(os.path.dirname(os.path.realpath("/inst/bin/pyop"))), "lib",
+                "libpyop.so.0"))
+            config.LIBDIR = "/usr/lib64"
+            self.assertEqual(b._find_library(), "/usr/lib64/libpyop.so.0")
+            for libdir, script in ((None, "/inst/bin/pyop"), ("../lib", None)):
+                config.LIBDIR, config.SCRIPT = libdir, script
+                self.assertEqual(b._find_library(), "libpyop.so.0")
+        finally:
+            if saved[0] is None:
+                os.environ.pop("PYOP_LIBRARY", None)
+            else:
+                os.environ["PYOP_LIBRARY"] = saved[0]
+            config.LIBDIR, config.SCRIPT = saved[1], saved[2]
+
+    def test_interrupt_detail_only_after_an_interrupt(self):
+        b = _cli("binding")
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = _FakeC("PYOP_EINVAL", "bad input\nmore")
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR + 1
+        self.assertIsNone(lib.interrupt_detail())  # the last status is not PYOP_EINTR
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR
+        self.assertEqual(lib.interrupt_detail(), "bad input")
+        lib.c = _FakeC("PYOP_EINTR", "  \n")
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR
+        self.assertIsNone(lib.interrupt_detail())
+
+
+class _Desc:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class LoadedImplsRulesTest(unittest.TestCase):
+    """The implementations the loaded plugins define (plugins.py), read from
+    their modules: pyop's with their capability bits, GE's with their
+    interfaces, each once, in op type order; waiting ones."""
+
+    def setUp(self):
+        self.saved = {n: sys.modules.get(n) for n in ("pyop._loader", "pyop.ext",
+                                                      "ge.custom_op.registry", "_pyopplg_a",
+                                                      "_pyopplg_b", "_pyopplg_none",
+                                                      "_notplg_c")}
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def _module(self, name, **objs):
+        mod = type(sys)(name)
+        mod.__dict__.update(objs)
+        sys.modules[name] = mod
+        return mod
+
+    def test_impls(self):
+        plugins = _cli("plugins")
+        sys.modules.pop("pyop._loader", None)
+        self.assertEqual(plugins.loaded_impls(), [])  # no plugin loaded
+        self._module("pyop._loader", PLUGIN_PREFIX="_pyopplg_")
+        Zed = type("Zed", (), {"__pyop_descriptor__": _Desc(op_type="Zed", key="pyop:zed",
+                                                            file="/p/a.py", line=3, caps=1 | 8)})
+        Abs = type("Abs", (), {"__pyop_descriptor__": _Desc(op_type="Abs", key="pyop:abs",
+                                                            file="/p/a.py", line=9, caps=2 | 4)})
+        Ge = type("Ge", (), {"__ge_op_impl_descriptor__": _Desc(
+            op_type="Gelu", interfaces=["host_cpu_execute", "compilable", "other"])})
+        Ge.__module__ = "_pyopplg_b"
+        self._module("_pyopplg_a", Zed=Zed, Abs=Abs, Again=Abs, value=3)
+        self._module("_pyopplg_b", Ge=Ge, Zed=Zed)
+        sys.modules["_pyopplg_none"] = None
+        # a module not of a plugin (its name without the loader's prefix)
+        Other = type("Other", (), {"__pyop_descriptor__": _Desc(
+            op_type="Other", key="pyop:other", file="/q/c.py", line=1, caps=2)})
+        self._module("_notplg_c", Other=Other)
+        # without pyop.ext (or without either of its functions), GE classes
+        # cannot be placed: pyop's only
+        sys.modules.pop("pyop.ext", None)
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", class_location=lambda cls: ("/p/b.py", 5))
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", module_label=lambda name: "b")
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", class_location=lambda cls: ("/p/b.py", 5),
+                     module_label=lambda name: "b")
+        self._module("ge.custom_op.registry", uses_legacy_execute=lambda desc: True)
+        got = plugins.loaded_impls()
+        self.assertEqual([(i["op_type"], i["impl_key"], i["capabilities"], i["ge"]) for i in got],
+                         [("Abs", "pyop:abs", ["execute", "compile"], False),
+                          ("Gelu", "ge:b:Ge:Gelu", ["execute", "compile"], True),
+                          ("Zed", "pyop:zed", ["infer_meta", "declare_launch_args"], False)])
+        self.assertEqual((got[1]["impl_source"], got[1]["legacy"]), ("/p/b.py:5", True))
+        self.assertEqual(got[0]["impl_source"], "/p/a.py:9")
+        self.assertEqual([i["op_type"] for i in plugins.pending_impls(["Abs", "Zed"])], ["Gelu"])
+        sys.modules["ge.custom_op.registry"] = type(sys)("no_rule")
+        self.assertFalse(plugins.loaded_impls()[1]["legacy"])
+        sys.modules["pyop._loader"] = type(sys)("no_prefix")
+        self.assertEqual(plugins.loaded_impls(), [])
+
+
 if __name__ == "__main__":
     unittest.main()
