@@ -1957,5 +1957,64 @@ class LoadedImplsRulesTest(unittest.TestCase):
         self.assertEqual(plugins.loaded_impls(), [])
 
 
+
+class _Stream:
+    def __init__(self):
+        self.events = []
+
+    def send(self, ev):
+        self.events.append(ev)
+
+
+class CheckWorkerPathsRulesTest(unittest.TestCase):
+    """What check's worker loads for the paths it was given
+    (check_worker._as_loaded): a directory as it is, the .py files of one
+    directory through one private directory holding them and their _
+    helpers, a _ file as given; and a warning said once per worker."""
+
+    def test_files_of_one_directory_share_one(self):
+        cw = _cli("check_worker")
+        a = _tree(self, ["x.py", "y.py", "z.py", "_helper.py", "__pycache__/"])
+        b = _tree(self, ["w.py"])
+        holders = {}
+        got = cw._as_loaded([os.path.join(a, "x.py"), b, os.path.join(a, "y.py"),
+                             os.path.join(a, "_helper.py"), os.path.join(a, "nope.py")], holders)
+        self.addCleanup(lambda: [__import__("shutil").rmtree(h) for h in holders])
+        self.assertEqual(len(got), 4)
+        self.assertEqual(got[1:], [b, os.path.join(a, "_helper.py"), os.path.join(a, "nope.py")])
+        self.assertEqual(holders, {got[0]: a})
+        self.assertEqual(sorted(os.listdir(got[0])), ["_helper.py", "x.py", "y.py"])
+        self.assertEqual(os.path.realpath(os.path.join(got[0], "x.py")),
+                         os.path.realpath(os.path.join(a, "x.py")))
+        worker = cw.Worker(None, None, {"done": []}, _Stream())
+        worker.holders = holders
+        self.assertEqual(worker.real("at %s/x.py:3" % got[0]), "at %s/x.py:3" % a)
+        self.assertEqual(worker.real(""), "")
+        self.assertIsNone(worker.real(None))
+
+    def test_unused_compile_options_said_once(self):
+        import argparse
+        cw = _cli("check_worker")
+        stream = _Stream()
+        lib = argparse.Namespace(load=lambda: None)
+        worker = cw.Worker(lib, None, {"done": [["a.py", "Op"]], "compile_options": {"K": "1"}},
+                           stream)
+        self.assertEqual(worker.done, {("a.py", "Op")})
+        saved = sys.modules.pop("ge.custom_op.context", None)
+        try:
+            worker._load("/p/a.py", "loading")
+            worker._load("/p/b.py", "loading")
+        finally:
+            if saved is not None:
+                sys.modules["ge.custom_op.context"] = saved
+        self.assertEqual([ev["e"] for ev in stream.events],
+                         ["activity", "warning", "activity"])
+        self.assertIn("no GE plugin is loaded", stream.events[1]["text"])
+        quiet = _Stream()
+        worker = cw.Worker(lib, None, {"done": [], "compile_options": {}}, quiet)
+        worker._load("/p/a.py", "loading")
+        self.assertEqual([ev["e"] for ev in quiet.events], ["activity"])
+
+
 if __name__ == "__main__":
     unittest.main()
