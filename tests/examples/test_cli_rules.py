@@ -2016,5 +2016,118 @@ class CheckWorkerPathsRulesTest(unittest.TestCase):
         self.assertEqual([ev["e"] for ev in quiet.events], ["activity"])
 
 
+
+class _Run:
+    """An instance.RunResult as _contract_problems reads it."""
+
+    def __init__(self, **kw):
+        self.before = self.after = None
+        self.attrs_written, self.error, self.declare_error = [], None, None
+        self.produced = self.inferred = None
+        self.inputs, self.ran = [], "execute"
+        self.__dict__.update(kw)
+
+
+class _Buf:
+    def __init__(self, data, dtype=0, shape=(2,)):
+        self.data, self.dtype, self.shape, self.ndim = data, dtype, list(shape), len(shape)
+
+
+class ContractRulesTest(unittest.TestCase):
+    """What one run broke (check_verdict._contract_problems): an input
+    written without mutates_args (its index said for a dynamic one only), a
+    Tensor attribute written, a failed call, a declare_launch_args failure
+    (not where a GE op needs an NPU), outputs other than infer_meta's, an
+    alias that is not the input's buffer."""
+
+    def test_writes(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("x", "required"), ("xs", "dynamic"), ("acc", "required")))
+        info["inputs"][2]["mutated"] = True
+        res = _Run(before=[[b"a"], [b"b", b"c"], [b"d"]], after=[[b"A"], [b"b", b"C"], [b"D"]],
+                   attrs_written=[("w", "execute")])
+        self.assertEqual(cv._contract_problems(info, "c", res), [
+            "c: input x was written, but it is not declared in mutates_args",
+            "c: input xs[1] was written, but it is not declared in mutates_args",
+            "c: attribute w (a Tensor attribute, read-only for the op) was written by execute"])
+        self.assertEqual(cv._contract_problems(info, "c", _Run(before=res.before)), [])
+
+    def test_failures(self):
+        cv, errors = _cli("check_verdict"), _cli("errors")
+        info = _info()
+        err = errors.CliError("no output", "PYOP_ECONTRACT")
+        declare = errors.CliError("no NPU", "PYOP_EPYTHON")
+        declare.origin = (("NotImplementedError",), "/lib/ge/x.py", 3, "NotImplementedError: npu")
+        res = _Run(error=err, declare_error=declare)
+        self.assertEqual(cv._contract_problems(info, "c", res), ["c: PYOP_ECONTRACT: no output"])
+        res = _Run(declare_error=declare)
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: PYOP_EPYTHON: no NPU (a host that launches the op instead of "
+                          "executing it fails here)"])
+        ge = dict(info, impl_key="ge:m:Cls:Op")
+        self.assertEqual(cv._contract_problems(ge, "c", res), [])  # where GE needs an NPU
+        declare.origin = (("ValueError",), "/lib/ge/x.py", 3, "ValueError: v")
+        self.assertEqual(len(cv._contract_problems(ge, "c", res)), 1)
+
+    def test_outputs(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("acc", "required"),), outputs=(("y", "required"),))
+        info["outputs"][0]["alias"] = "acc"
+        same = [_Buf(100)]
+        ok = _Run(inputs=[same], produced=[[(_Buf(100), None)]], inferred=[[(0, [2])]])
+        self.assertEqual(cv._contract_problems(info, "c", ok), [])
+        moved = _Run(inputs=[same], produced=[[(_Buf(200), None)]], inferred=None)
+        self.assertEqual(cv._contract_problems(info, "c", moved),
+                         ["c: output y is declared as input acc's buffer but is not"])
+        for produced, inputs in (([[]], [same]), ([[(_Buf(100), None)]], [[]])):
+            with self.subTest(produced=produced, inputs=inputs):
+                res = _Run(inputs=inputs, produced=produced)
+                self.assertEqual(cv._contract_problems(info, "c", res),
+                                 ["c: output y is declared as input acc's buffer but is not"])
+        other = _Run(inputs=[same], produced=[[(_Buf(100, shape=(3,)), None)]],
+                     inferred=[[(0, [2])]])
+        self.assertEqual(cv._contract_problems(info, "c", other),
+                         ["c: output y: infer_meta said float32[2], execute produced float32[3]"])
+
+
+class GeStatusRulesTest(unittest.TestCase):
+    """What serves `import ge` (host.ge_status_lines): a CANN ge imported
+    before the load, nothing without a bridge, libpyop's package, a ge
+    installed beside it."""
+
+    def setUp(self):
+        self.saved = {n: sys.modules.get(n) for n in ("ge", "pyop._ge_link")}
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def test_lines(self):
+        host = _cli("host")
+        cann = type(sys)("ge")
+        cann.__file__ = "/cann/ge/__init__.py"
+        sys.modules["ge"] = cann
+        self.assertEqual(len(host.ge_status_lines()), 1)
+        self.assertIn("a CANN `ge` package is already imported (/cann/ge/__init__.py)",
+                      host.ge_status_lines(False)[0])
+        ours = type(sys)("ge")
+        ours.__pyop_ge__ = True
+        sys.modules["ge"] = ours
+        self.assertIn("no bridge is loaded", host.ge_status_lines(False)[0])
+        link = type(sys)("pyop._ge_link")
+        link.shadowed = lambda: "/site/ge"
+        sys.modules["pyop._ge_link"] = link
+        lines = host.ge_status_lines()
+        self.assertEqual(len(lines), 2)
+        self.assertIn("libpyop's GE compatibility package", lines[0])
+        self.assertIn("a `ge` package is installed at /site/ge", lines[1])
+        link.shadowed = lambda: None
+        self.assertEqual(len(host.ge_status_lines()), 1)  # ge imported: not looked up again
+
+
 if __name__ == "__main__":
     unittest.main()
