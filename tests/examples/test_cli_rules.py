@@ -932,6 +932,19 @@ class CommandOutputTest(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (0, "result\n"), p.stderr)
         self.assertEqual(p.stderr, "after\n")
 
+    def test_result_fd_and_discard(self):
+        p = self._run("import os\n"
+                      "with output.command_output():\n"
+                      "    fd = output.result_fd()\n"
+                      "    os.write(fd, b'raw\\n')\n"
+                      "    print('noise', flush=True)\n"
+                      "    output.discard()\n"  # the reader went away: the rest is dropped
+                      "    output.say('dropped')\n"
+                      "print('after')\n"  # stdout is the reader's too: dropped
+                      "sys.stderr.write('%s\\n' % (output.result_fd() == 1))\n")
+        self.assertEqual((p.returncode, p.stdout), (0, "raw\n"), p.stderr)
+        self.assertEqual(p.stderr, "noise\nTrue\n")
+
     def test_release_early(self):
         p = self._run("with output.command_output():\n"
                       "    output.say('result')\n"
