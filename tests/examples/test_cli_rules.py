@@ -2,7 +2,11 @@
 call (tools/pyop_cli): each held at its edges and on both sides of them,
 so that a flipped comparison or a dropped check shows. The command's
 end-to-end behaviour is tested by the other examples.cli.* tests; these
-call the modules directly (pure Python, no bridge).
+call the modules directly (pure Python, no bridge; libpyop, a worker or a
+plugin module stood in for by small fakes where a rule reads one). Issue
+31's coverage pass added the classes after CheckStatusTest: each line and
+arm of tools/pyop_cli the @cli tests never ran, and each limit at it and
+one past (their mutants: cli.cov.* in tests/mutation/mutants.txt).
 
 Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.rules):
 
