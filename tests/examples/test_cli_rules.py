@@ -2146,5 +2146,120 @@ class GeStatusRulesTest(unittest.TestCase):
         self.assertEqual(len(host.ge_status_lines()), 1)  # ge imported: not looked up again
 
 
+
+class ConcurrencyInputsRulesTest(unittest.TestCase):
+    """The concurrency run's inputs (check_cases.thread_inputs): thread 0
+    the case's own, a sample's values rotated by t places (modulo their
+    count), fresh values where a rotation changes nothing; and each
+    thread's inputs run alone first (check_verdict._alone_runs)."""
+
+    def test_rotations(self):
+        cc = _cli("check_cases")
+        case = cc.Case("s", [[(0, [3], [1.0, 2.0, 3.0])], [(0, [1], [7.0])], []], {}, "samples")
+        self.assertIs(cc.thread_inputs(case, 0), case.inputs)
+        self.assertEqual(cc.thread_inputs(case, 1)[0][0][2], [2.0, 3.0, 1.0])
+        self.assertEqual(cc.thread_inputs(case, 2)[0][0][2], [3.0, 1.0, 2.0])
+        self.assertEqual(cc.thread_inputs(case, 4)[0][0][2], [2.0, 3.0, 1.0])  # 4 = 3 + 1
+        for t in (1, 3):
+            got = cc.thread_inputs(case, t)
+            self.assertEqual([len(slot) for slot in got], [1, 1, 0])
+            self.assertEqual(got[1][0][:2], (0, [1]))
+            self.assertNotEqual(got[1][0][2], [7.0])  # one element: fresh values
+        self.assertNotEqual(cc.thread_inputs(case, 3)[0][0][2], [1.0, 2.0, 3.0])  # a full turn
+        gen = cc.Case("g", [[(0, [3], [1.0, 2.0, 3.0])]], {}, "generated")
+        self.assertNotIn(cc.thread_inputs(gen, 1)[0][0][2], ([1.0, 2.0, 3.0], [2.0, 3.0, 1.0]))
+        self.assertNotEqual(cc.thread_inputs(gen, 1), cc.thread_inputs(gen, 2))
+
+    def test_alone_runs(self):
+        cv, cc, errors = _cli("check_verdict"), _cli("check_cases"), _cli("errors")
+        info = _info()
+        case = cc.Case("s", [[(0, [2], [1.0, 2.0])]], {}, "samples")
+
+        class Inst:
+            def __init__(self, answers):
+                self.answers, self.given = list(answers), []
+
+            def run(self, inputs):
+                self.given.append(inputs)
+                a = self.answers.pop(0)
+                if isinstance(a, Exception):
+                    raise a
+                return a
+        ok = _Res([[b"y"]])
+        ok.error = None
+        failed = _Res(None)
+        failed.error = errors.CliError("refused", "PYOP_EPYTHON")
+        inst = Inst([ok, ok])
+        variants, alone, why = cv._alone_runs(inst, info, case, 2)
+        self.assertIsNone(why)
+        self.assertEqual(variants, [case.inputs, cc.thread_inputs(case, 1)])
+        self.assertEqual(alone, [{"output y": b"y"}, {"output y": b"y"}])
+        # thread 1's own values fail: it runs the case's instead
+        inst = Inst([ok, failed, ok])
+        variants, _, why = cv._alone_runs(inst, info, case, 2)
+        self.assertEqual((variants[1], why), (case.inputs, None))
+        inst = Inst([ok, errors.CliError("no", "PYOP_EINVAL"), ok])
+        self.assertEqual(cv._alone_runs(inst, info, case, 2)[0][1], case.inputs)
+        inst = Inst([failed, failed])
+        self.assertEqual(cv._alone_runs(inst, info, case, 2),
+                         (None, None, "the case no longer runs on a fresh instance: refused"))
+        inst = Inst([errors.CliError("a", "PYOP_EINVAL"), errors.CliError("b", "PYOP_EINVAL")])
+        self.assertEqual(cv._alone_runs(inst, info, case, 1)[2],
+                         "the case no longer runs on a fresh instance: infer_meta refused it")
+
+
+class CheckExitRulesTest(unittest.TestCase):
+    """How `pyop check` ends on what its workers said (check.cmd_check): an
+    interrupt is an interrupt, a worker's fatal usage error exit 2, any
+    other fatal error exit 1 with its status and op; and a worker that
+    cannot be started (supervise.spawn)."""
+
+    def _check(self, **state):
+        import argparse
+        check = _cli("check")
+
+        class Sup:
+            def __init__(self, lib, args, job, limit):
+                self.warnings, self.interrupted, self.fatal = [], None, None
+                self.__dict__.update(state)
+
+            def run(self):
+                pass
+        saved = check.Supervisor, check._job
+        check.Supervisor = Sup
+        check._job = lambda lib, args: {"skipped": []}
+        try:
+            return check.cmd_check(None, argparse.Namespace())
+        finally:
+            check.Supervisor, check._job = saved
+
+    def test_fatal_and_interrupted(self):
+        errors = _cli("errors")
+        error = {"message": "bad --attr", "status": "usage", "op": "Op"}
+        with self.assertRaises(errors.UsageError) as cm:
+            self._check(fatal={"exit": 2, "error": error})
+        self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        error = {"message": "it broke", "status": "PYOP_EINTERNAL", "op": None}
+        with self.assertRaises(errors.CliError) as cm:
+            self._check(fatal={"exit": 1, "error": error})
+        self.assertEqual((cm.exception.exit_code, cm.exception.status, cm.exception.message),
+                         (1, "PYOP_EINTERNAL", "it broke"))
+        self.assertNotIsInstance(cm.exception, errors.UsageError)
+        with self.assertRaises(KeyboardInterrupt) as cm:
+            self._check(interrupted="execute of \"Slow\"",
+                        fatal={"exit": 1, "error": error})
+        self.assertEqual(str(cm.exception), 'execute of "Slow"')
+
+    def test_worker_that_cannot_start(self):
+        sv, errors = _cli("supervise"), _cli("errors")
+        fds = []
+        with self.assertRaises(errors.CliError) as cm:
+            sv.spawn(lambda fd: fds.append(fd) or ["/nowhere/python9"])
+        self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertIn("cannot start the worker process", cm.exception.message)
+        with self.assertRaises(OSError):
+            os.fstat(fds[0])  # the pipe's ends are closed
+
+
 if __name__ == "__main__":
     unittest.main()
