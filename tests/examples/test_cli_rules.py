@@ -2261,5 +2261,127 @@ class CheckExitRulesTest(unittest.TestCase):
             os.fstat(fds[0])  # the pipe's ends are closed
 
 
+
+def _doctor_rep(**kw):
+    """A doctor report as doctor_report makes it."""
+    rep = {"python": {"executable": "/py/bin/python3", "version": "3.12.4",
+                      "build_python": "/usr/bin/python3.12", "is_build_python": True,
+                      "numpy": {"importable": True, "version": "2.0", "error": None},
+                      "sys_path": [{"path": "/lib/py", "site_packages": False},
+                                   {"path": "/lib/site-packages", "site_packages": True}]},
+           "runtime_key": "cp312-x", "runtime": "CPython 3.12", "opp_path": "/ops",
+           "path": [{"element": "/ops", "verdict": "python-dir", "detail": None},
+                    {"element": "rel", "verdict": "relative", "detail": "refused"}],
+           "artifacts": "/art",
+           "candidates": [{"dir": "/art/cp312", "status": "loaded", "reason": None},
+                          {"dir": "/art/cp311", "status": "ABI rejected", "reason": "too old"}],
+           "bridge": {"loaded": True, "detail": "/art/cp312"}, "ge": ["ge: line"],
+           "start_python": {"libpython": "/lib/libpython3.12.so", "verdict": "present",
+                            "artifact": "cp312", "default": "cp312", "note": None},
+           "load": {"status": "ok", "ops": ["A", "B"], "error": None}, "lanes_asked": 0,
+           "plugins": [], "implementations": []}
+    rep.update(kw)
+    return rep
+
+
+class PrintDoctorRulesTest(unittest.TestCase):
+    """doctor's text (doctor.print_doctor), each line that depends on the
+    report: the Python, the path, candidates, start_python, the load,
+    lanes and their memory, plugins and implementations."""
+
+    def _lines(self, rep):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with _Env(None), contextlib.redirect_stdout(out):
+            _cli("doctor").print_doctor(rep)
+        return out.getvalue().splitlines()
+
+    def test_the_usual_report(self):
+        lines = self._lines(_doctor_rep())
+        self.assertEqual(lines[:6], ["python: /py/bin/python3 (Python 3.12.4)",
+                                     "  the build's Python (what a C host with start_python "
+                                     "runs)",
+                                     "  numpy: importable (2.0)", "  sys.path:", "    /lib/py",
+                                     "    /lib/site-packages  (site-packages)"])
+        for line in ("runtime key: cp312-x (CPython 3.12)", "ASCEND_CUSTOM_OPP_PATH=/ops",
+                     "  /ops: python-dir", "  rel: relative: refused", "artifacts: /art",
+                     "  /art/cp312: loaded", "  /art/cp311: ABI rejected: too old",
+                     "bridge: loaded /art/cp312", "ge: line",
+                     "start_python would load: /lib/libpython3.12.so (present)",
+                     "load: ok, 2 ops registered"):
+            self.assertIn(line, lines)
+        self.assertTrue(any(t.startswith("lanes: none asked for") for t in lines))
+
+    def test_other_python_and_missing_parts(self):
+        py = dict(_doctor_rep()["python"], is_build_python=False,
+                  numpy={"importable": False, "version": None, "error": "ImportError: no"})
+        lines = self._lines(_doctor_rep(
+            python=py, runtime_key=None, opp_path=None, path=[], path_error="bad path",
+            bridge={"loaded": False, "detail": "not loaded"},
+            start_python={"libpython": None, "verdict": "unknown", "artifact": "cp313",
+                          "default": "cp312", "note": "lanes: a note"}))
+        self.assertTrue(lines[1].startswith("  NOT the build's Python /usr/bin/python3.12, "),
+                        lines)
+        for line in ("  numpy: not importable: ImportError: no", "runtime key: none (CPython 3.12)",
+                     "ASCEND_CUSTOM_OPP_PATH=(unset)", "  error: bad path", "bridge: not loaded",
+                     "start_python would load: - (unknown), the bridge cp313", "  lanes: a note"):
+            self.assertIn(line, lines)
+        lines = self._lines(_doctor_rep(python=dict(py, build_python=None), bridge=None))
+        self.assertFalse(any("build's Python" in t for t in lines[:2]), lines)
+        self.assertFalse(any(t.startswith("bridge: ") for t in lines))
+
+    def test_load_and_lanes(self):
+        mb = 1048576
+        lanes = [dict(_info(), op_type="A", lanes=2), dict(_info(), op_type="B",
+                                                          serial_reason="stateful")]
+        lines = self._lines(_doctor_rep(lanes_asked=2, lanes=lanes,
+                                        lane_memory={"bytes_per_lane": 3 * mb, "why": None}))
+        self.assertIn("lanes: 2 asked for (pyop_options.lanes); how each op runs:", lines)
+        self.assertIn("  memory: each lane adds 3.0 MB (resident memory of this load minus the "
+                      "same load without lanes, divided by 2)", lines)
+        self.assertIn("  op A: parallel: 2 lanes", lines)
+        self.assertIn("  op B: serial (main interpreter): stateful", lines)
+        lines = self._lines(_doctor_rep(lanes_asked=2, lane_memory={"bytes_per_lane": 0,
+                                                                     "why": None}))
+        self.assertIn("  memory: each lane adds 0.0 MB (resident memory of this load minus the "
+                      "same load without lanes, divided by 2)", lines)
+        lines = self._lines(_doctor_rep(lanes_asked=2, lane_memory={"bytes_per_lane": None,
+                                                                     "why": "no op runs in lanes"}))
+        self.assertIn("  memory per lane: not measured: no op runs in lanes", lines)
+        lines = self._lines(_doctor_rep(load={"status": "PYOP_EPLUGIN", "ops": [], "error": {
+            "message": "plugin x failed\nTraceback"}}, lanes_asked=2))
+        self.assertEqual(lines[-3:], ["load: FAILED (PYOP_EPLUGIN)", "  plugin x failed",
+                                      "  Traceback"])
+        self.assertFalse(any(t.startswith("lanes: ") for t in lines))
+
+    def test_plugins_and_implementations(self):
+        plugins = [{"plugin": "/ops/a.py", "verdict": "ok", "ops": ["A"], "pending": ["P"]},
+                   {"plugin": "/ops/b.py", "verdict": "ok", "ops": [], "pending": []},
+                   {"plugin": "/ops/c.py", "verdict": "failed",
+                    "error": {"message": "SyntaxError: bad\nmore"}}]
+        impls = [{"op_type": "P", "impl_source": "a.py:3", "pending": True, "legacy": False,
+                  "capabilities": ["execute"], "ge": False},
+                 {"op_type": "L", "impl_source": "l.py:1", "pending": False, "legacy": True,
+                  "capabilities": ["execute"], "ge": True},
+                 {"op_type": "G", "impl_source": "g.py:1", "pending": False, "legacy": False,
+                  "capabilities": ["execute", "compile"], "ge": True},
+                 {"op_type": "C", "impl_source": "c.py:1", "pending": False, "legacy": False,
+                  "capabilities": ["compile"], "ge": False}]
+        lines = self._lines(_doctor_rep(plugins=plugins, implementations=impls))
+        self.assertIn("  plugin /ops/a.py: ok (A; waiting for a prototype: P)", lines)
+        self.assertIn("  plugin /ops/b.py: ok (no ops)", lines)
+        self.assertIn("  plugin /ops/c.py: FAILED: SyntaxError: bad", lines)
+        tail = [t for t in lines if t.startswith("  op ")]
+        self.assertEqual(len(tail), 4, tail)
+        self.assertTrue(tail[0].startswith("  op P (a.py:3): implementation waiting for a "
+                                           "prototype"), tail)
+        self.assertTrue(tail[1].startswith("  op L (l.py:1): legacy execute(self, ctx)"), tail)
+        self.assertTrue(tail[2].startswith("  op G (g.py:1): has compile"), tail)
+        self.assertTrue(tail[2].endswith("(pyop_op_compile); CompilePlatformInfo queries need an "
+                                         "NPU"), tail)
+        self.assertTrue(tail[3].endswith("(pyop_op_compile)"), tail)
+
+
 if __name__ == "__main__":
     unittest.main()
