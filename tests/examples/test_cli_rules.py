@@ -2383,5 +2383,88 @@ class PrintDoctorRulesTest(unittest.TestCase):
         self.assertTrue(tail[3].endswith("(pyop_op_compile)"), tail)
 
 
+
+class AnnotationRulesTest(unittest.TestCase):
+    """The implementation's annotations against the prototype
+    (check_plugin.annotation_problems), read with the bridge's readers
+    (pyop._signature, stood in for here): an input or attribute annotated
+    as another kind or type; unannotated parameters, methods the op does
+    not have and another bridge's readers are not compared."""
+
+    def setUp(self):
+        import inspect
+        cp = _cli("check_plugin")
+        saved_sig, saved_impl = sys.modules.get("pyop._signature"), cp.impl_class
+        self.addCleanup(self._restore, cp, saved_sig, saved_impl)
+
+        class Impl:
+            def execute(self, x: "list", b, xs: "one", *, n: "float", k: "int",
+                        other: "str"):
+                pass
+
+            def compile(self, x: "one"):
+                pass
+
+        def params(cls, method, what):
+            fn = getattr(cls, method, None)
+            if fn is None:
+                raise TypeError("no " + method)
+            sig = list(inspect.signature(fn).parameters.values())[1:]
+            return (fn, [p for p in sig if p.kind != p.KEYWORD_ONLY],
+                    [p for p in sig if p.kind == p.KEYWORD_ONLY], None, None)
+        sig = type(sys)("pyop._signature")
+        sig._method_params = params
+        sig._resolve = lambda ann, fn, method: ann
+        sig._input_kind = lambda ann: {"list": 2, "one": 0}.get(ann)
+        sig._attr_type = lambda ann: {"int": 1, "float": 2, "str": 4}.get(ann)
+        sys.modules["pyop._signature"] = sig
+        cp.impl_class = lambda info: Impl
+        self.cp, self.sig, self.Impl = cp, sig, Impl
+
+    def _restore(self, cp, sig, impl):
+        cp.impl_class = impl
+        if sig is None:
+            sys.modules.pop("pyop._signature", None)
+        else:
+            sys.modules["pyop._signature"] = sig
+
+    def _info(self, caps=("infer_meta", "execute")):
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                     attrs=({"name": "n", "type": "int"}, {"name": "k", "type": "int"}))
+        return dict(info, impl_key="pyop:op", capabilities=list(caps))
+
+    def test_problems(self):
+        got = self.cp.annotation_problems(self._info())
+        self.assertEqual(len(got), 3, got)
+        self.assertIn("execute() (", got[0])
+        self.assertTrue(got[0].endswith(": parameter x is annotated list (a dynamic input), but "
+                                        "the prototype's input x is required (one tensor)"), got)
+        self.assertTrue(got[1].endswith(": parameter xs is annotated one (a required input), but "
+                                        "the prototype's input xs is dynamic (a list of "
+                                        "tensors)"), got)
+        self.assertTrue(got[2].endswith(": attribute n is annotated float, but the prototype's n "
+                                        "is int (the host passes a int)"), got)
+        # compile's x is annotated as a single input, as the prototype says
+        self.assertEqual(len(self.cp.annotation_problems(self._info(("execute", "compile")))), 3)
+        self.assertEqual(self.cp.annotation_problems(self._info(("infer_meta",))), [])
+        self.Impl.compile.__annotations__["x"] = "list"
+        got = self.cp.annotation_problems(self._info(("compile",)))
+        self.assertEqual(len(got), 1)
+        self.assertTrue(got[0].startswith("compile() ("), got)
+
+    def test_not_compared(self):
+        cp = self.cp
+        self.assertEqual(cp.annotation_problems(dict(self._info(), impl_key="ge:m:C:Op")), [])
+        self.assertEqual(cp.annotation_problems(dict(self._info(), impl_key=None)), [])
+        del self.sig._attr_type  # another bridge version
+        self.assertEqual(cp.annotation_problems(self._info()), [])
+        sys.modules.pop("pyop._signature")
+        self.assertEqual(cp.annotation_problems(self._info()), [])
+        self.assertEqual(cp._ann_text(int), "int")
+        self.assertEqual(cp._ann_text("list[Tensor]"), "list[Tensor]")
+        import typing
+        self.assertEqual(cp._ann_text(typing.Optional[int]), "Optional[int]")
+
+
 if __name__ == "__main__":
     unittest.main()
