@@ -2466,5 +2466,66 @@ class AnnotationRulesTest(unittest.TestCase):
         self.assertEqual(cp._ann_text(typing.Optional[int]), "Optional[int]")
 
 
+
+class InstanceRulesTest(unittest.TestCase):
+    """What an instance says after a run (instance.py): a write outside a
+    buffer the host gave, past its end, before its start or both; execute
+    held to infer_meta's outputs; a launch-only op with a dynamic output."""
+
+    def _inst(self, info):
+        inst_mod = _cli("instance")
+        inst = inst_mod.Instance.__new__(inst_mod.Instance)
+        inst.info = info
+        return inst_mod, inst
+
+    def test_overruns(self):
+        import argparse
+        inst_mod, inst = self._inst(_info())
+        res = inst_mod.RunResult.__new__(inst_mod.RunResult)
+        res.error, res.failed, res.stages = None, None, []
+
+        def bufs(*overruns):
+            return argparse.Namespace(overruns=lambda: list(overruns))
+        self.assertTrue(inst._finish(res, bufs()))
+        past = "output y (8 bytes written past its end)"
+        before = "input x (2 bytes written before its start)"
+        for overruns, how in (((past,), "wrote past the end of"),
+                              ((before,), "wrote before the start of"),
+                              ((past, before), "wrote outside")):
+            with self.subTest(overruns=overruns):
+                res.error, res.failed, res.stages = None, None, ["infer_meta", "execute"]
+                self.assertFalse(inst._finish(res, bufs(*overruns)))
+                self.assertEqual(res.error.message, 'execute of "Op" %s %s'
+                                 % (how, ", ".join(overruns)))
+                self.assertEqual((res.error.status, res.error.op, res.failed),
+                                 ("PYOP_ECONTRACT", "Op", "execute"))
+        res.error, res.failed, res.stages = None, None, []
+        self.assertFalse(inst._finish(res, bufs(past), what="the launch"))
+        self.assertTrue(res.error.message.startswith("the launch wrote past the end of"))
+        self.assertIsNone(res.failed)
+        res.error, res.stages = None, []
+        inst._finish(res, bufs(past))
+        self.assertTrue(res.error.message.startswith('a call of "Op" wrote past'))
+        res.error = _cli("errors").CliError("earlier", "PYOP_EPYTHON")
+        self.assertFalse(inst._finish(res, bufs()))  # no overrun, but the run had failed
+
+    def test_held_to_infer_meta(self):
+        inst_mod = _cli("instance")
+        self.assertEqual(inst_mod._held_to_infer_meta("no y\nmore", {"proto_source": "p.py:3"}),
+                         "no y\n(pyop holds execute to what infer_meta (p.py:3) returned for "
+                         "these inputs)\nmore")
+        self.assertEqual(inst_mod._held_to_infer_meta("no y", {}),
+                         "no y\n(pyop holds execute to what infer_meta (the prototype) returned "
+                         "for these inputs)")
+
+    def test_launch_only_dynamic_output(self):
+        errors = _cli("errors")
+        _, inst = self._inst(_info(outputs=(("y", "required"), ("ys", "dynamic"))))
+        with self.assertRaisesRegex(errors.CliError, 'op "Op": a launch-only op with a dynamic '
+                                    'output cannot be run') as cm:
+            inst._launch(None, 0, None, [], None, None)
+        self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
+
+
 if __name__ == "__main__":
     unittest.main()
