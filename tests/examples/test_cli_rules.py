@@ -671,6 +671,19 @@ class MainOptionTypesTest(unittest.TestCase):
                 with self.assertRaises(argparse.ArgumentTypeError):
                     main._seconds(bad)
 
+    def test_help_is_the_result(self):
+        import contextlib
+        import io
+        main = _cli("main")
+        p = main._Parser(prog="pyop")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            p._print_message("help text\n")
+            p._print_message("to stdout\n", sys.stdout)
+            p._print_message("a note\n", sys.stderr)
+            p._print_message("", sys.stderr)
+        self.assertEqual((out.getvalue(), err.getvalue()), ("help text\nto stdout\n", "a note\n"))
+
     def test_parser_error_is_a_usage_error(self):
         main, errors = _cli("main"), _cli("errors")
         p = main._Parser(prog="pyop x")
