@@ -2540,5 +2540,113 @@ class InstanceRulesTest(unittest.TestCase):
         self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
 
 
+
+def _entry(op_type="Op", status="ok", **kw):
+    """One op's entry of check's report, as the worker makes it."""
+    e = {"op_type": op_type, "status": status, "checked": ["infer_meta", "execute"],
+         "inputs": "generated", "problems": [], "inconclusive": None, "why": None,
+         "ran": ["float32[2,3]"], "refusals": [], "notes": [], "warnings": [],
+         "stages": {"infer_meta": 2, "execute": 2}, "deterministic": True, "reference": None,
+         "threads": 0}
+    e.update(kw)
+    return e
+
+
+class CheckReportRulesTest(unittest.TestCase):
+    """check's report and exit status (check._report): 0 when every op
+    passed (infer-only ones too), 3 when one is inconclusive and none
+    failed, 1 for a failure of any kind, each said on stderr."""
+
+    def _report(self, ops=(), broken=(), load_error=None, wanted=(), json_out=False):
+        import argparse
+        import contextlib
+        import io
+        check, config = _cli("check"), _cli("config")
+        sup = argparse.Namespace(ops=list(ops), broken=list(broken), load_error=load_error,
+                                 warnings=[])
+        out, err = io.StringIO(), io.StringIO()
+        saved = config.BUILD_PYTHON
+        config.BUILD_PYTHON = None
+        try:
+            with _Env(None), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = check._report(argparse.Namespace(json=json_out), {"ops": list(wanted)},
+                                     sup)
+        finally:
+            config.BUILD_PYTHON = saved
+        return code, out.getvalue().splitlines(), err.getvalue()
+
+    def test_exit_status(self):
+        code, out, err = self._report([_entry()])
+        self.assertEqual((code, out[-1], err), (0, "1 op checked, 0 failed", ""))
+        code, _, err = self._report([_entry(status="infer-only", ran=[])])
+        self.assertEqual((code, err), (0, ""))
+        code, out, err = self._report([_entry(), _entry("Late", "inconclusive",
+                                                        inconclusive="nothing ran",
+                                                        why="compile only", ran=[])])
+        self.assertEqual(code, 3)
+        self.assertEqual(err, "pyop: check: 1 of 2 ops inconclusive: Late (compile only)\n")
+        self.assertEqual(out[-1], "2 ops checked, 0 failed, 1 inconclusive")
+        code, out, err = self._report([_entry("Bad", "failed", problems=["c: it broke"]),
+                                       _entry("Late", "inconclusive", why="x", ran=[])])
+        self.assertEqual((code, err), (1, "pyop: check: 1 of 2 ops failed\n"))
+        self.assertIn("    c: it broke", out)
+
+    def test_each_kind_of_failure(self):
+        code, out, err = self._report([_entry()], wanted=["Op", "Nope"])
+        self.assertEqual((code, err), (1, "pyop: check: op(s) not found: Nope\n"))
+        self.assertIn("Nope" + " " * 20 + " not found", out)
+        code, out, err = self._report([])
+        self.assertEqual((code, err), (1, "pyop: check: 0 ops checked\n"))
+        code, out, err = self._report([_entry()], broken=[{"plugin": "/p/b.py",
+                                                          "problem": "SyntaxError: x"}])
+        self.assertEqual((code, err), (1, "pyop: check: 1 plugin failed to load\n"))
+        self.assertEqual(out[-1], "1 op checked, 0 failed, 1 plugin failed to load")
+        load = {"status": "PYOP_ECONFLICT", "message": "two define Op\nmore", "op": None}
+        code, out, err = self._report([_entry()], load_error=load)
+        self.assertEqual((code, err), (1, "pyop: check: the plugins do not load together: two "
+                                          "define Op\n"))
+        self.assertEqual(out[-1], "1 op checked, 0 failed, the plugins do not load together")
+        self.assertIn("load of all plugins together: FAILED (PYOP_ECONFLICT)", out)
+        # the same failure as a plugin's own: said once, with that plugin
+        code, out, err = self._report([_entry()], load_error=load,
+                                      broken=[{"plugin": "/p/b.py", "problem": "two define Op"}])
+        self.assertEqual(err, "pyop: check: 1 plugin failed to load\n")
+        self.assertFalse(any(t.startswith("load of all plugins") for t in out))
+        errors = _cli("errors")
+        with self.assertRaises(errors.CliError) as cm:
+            self._report([], load_error=load)  # no op loaded at all: the command's error
+        self.assertEqual((cm.exception.status, cm.exception.message),
+                         ("PYOP_ECONFLICT", "two define Op\nmore"))
+
+    def test_op_lines(self):
+        check = _cli("check")
+        r = _entry(deterministic=False, reference=(1e-5, 1e-8), threads=4)
+        self.assertEqual(check._ran_line(r), "ran: infer_meta, execute on float32[2,3] (each "
+                         "twice on one instance; nondeterministic: values not compared; compared "
+                         "with the reference, rtol=1e-05 atol=1e-08, and from 4 threads at once)")
+        self.assertEqual(check._ran_line(_entry(stages={"infer_meta": 1}, ran=["a", "b"])),
+                         "ran: infer_meta on a, b")
+        self.assertEqual(check._ran_line(_entry(stages={"launch": 1})),
+                         "ran: launch on float32[2,3] (each twice on one instance)")
+        # an op whose worker died has no verdict on determinism (None): not "nondeterministic"
+        self.assertEqual(check._ran_line(_entry(deterministic=None)),
+                         "ran: infer_meta, execute on float32[2,3] (each twice on one instance)")
+        refusals = [{"case": "c1", "reason": "ValueError: no", "file": "/p/op.py", "line": 3},
+                    {"case": "c2", "reason": "ValueError: other", "file": "/p/op.py", "line": 3},
+                    {"case": "c3", "reason": "ValueError: no", "file": "/p/op.py", "line": 4},
+                    {"case": "c4", "reason": "TypeError: t", "file": "/p/op.py", "line": 3}]
+        self.assertEqual(check._refused_line({"refusals": refusals}),
+                         "infer_meta refused: c1, c2 (ValueError: no, /p/op.py:3); c3 "
+                         "(ValueError: no, /p/op.py:4); c4 (TypeError: t, /p/op.py:3)")
+        lines = check._report_lines(_entry(refusals=refusals[:1], notes=["n"], warnings=["w"]))
+        self.assertEqual([t.split(":")[0] for t in lines],
+                         ["ran", "infer_meta refused", "note", "warning"])
+        lines = check._report_lines(_entry(refusals=refusals[:1], ran=[], status="inconclusive",
+                                           inconclusive="refused all"))
+        self.assertEqual(lines, ["inconclusive: refused all"])  # the reason says the refusals
+        lines = check._report_lines(_entry(status="infer-only", ran=[]))
+        self.assertTrue(lines[0].startswith("infer-only: no implementation is loaded"), lines)
+
+
 if __name__ == "__main__":
     unittest.main()
