@@ -2648,5 +2648,40 @@ class CheckReportRulesTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith("infer-only: no implementation is loaded"), lines)
 
 
+
+class TensorValuesRulesTest(unittest.TestCase):
+    """A tensor the command makes from given values (values.make_tensor):
+    the count held to the shape, at it and one off on each side; values at
+    the data type's ends and one past; an int attribute at int64's ends."""
+
+    def test_counts_and_ranges(self):
+        values, errors, b = _cli("values"), _cli("errors"), _cli("binding")
+        keep = []
+        i8 = b.DTYPES.index("int8")
+        t = values.make_tensor(values.Buffers.shared(keep), i8, [2], [-128, 127])
+        self.assertEqual((values.read_values(t), values.tensor_repr(t)), ([-128, 127], "int8[2]"))
+        for given, why in (([1], "1 value given for shape [2] (2 elements)"),
+                           ([1, 2, 3], "3 values given for shape [2] (2 elements)"),
+                           ([1, 128], "values 1,128 do not fit int8: "),
+                           ([-129, 0], "values -129,0 do not fit int8: ")):
+            with self.subTest(values=given):
+                with self.assertRaises(errors.UsageError) as cm:
+                    values.make_tensor(values.Buffers.shared(keep), i8, [2], given)
+                self.assertTrue(cm.exception.message.startswith(why), cm.exception.message)
+                self.assertEqual(cm.exception.exit_code, 2)
+        empty = values.make_tensor(values.Buffers.shared(keep), i8, [0, 3], [])
+        self.assertEqual((values.read_values(empty), values.tensor_repr(empty)), ([], "int8[0,3]"))
+
+    def test_int_attribute_ends(self):
+        values, errors = _cli("values"), _cli("errors")
+        self.assertEqual(values._attr_int64(values.INT64_MIN), values.INT64_MIN)
+        self.assertEqual(values._attr_int64(values.INT64_MAX), values.INT64_MAX)
+        for bad in (values.INT64_MAX + 1, values.INT64_MIN - 1):
+            with self.assertRaises(errors.CliError) as cm:
+                values._attr_int64(bad)
+            self.assertEqual((cm.exception.status, cm.exception.message),
+                             ("PYOP_EINVAL", "attribute value %d is outside int64" % bad))
+
+
 if __name__ == "__main__":
     unittest.main()
