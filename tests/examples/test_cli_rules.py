@@ -2158,6 +2158,40 @@ class GeStatusRulesTest(unittest.TestCase):
         link.shadowed = lambda: None
         self.assertEqual(len(host.ge_status_lines()), 1)  # ge imported: not looked up again
 
+    def test_installed_ge_looked_up_when_none_is_imported(self):
+        import importlib.util
+        host = _cli("host")
+        sys.modules.pop("ge", None)
+        sys.modules.pop("pyop._ge_link", None)
+        saved = importlib.util.find_spec
+        asked = []
+
+        def find(name, answer):
+            asked.append(name)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        try:
+            spec = type(sys)("spec")
+            spec.origin = "/site/ge/__init__.py"
+            importlib.util.find_spec = lambda name, *a: find(name, spec)
+            lines = host.ge_status_lines()
+            self.assertEqual(len(lines), 2, lines)
+            self.assertIn("a `ge` package is installed at /site/ge/__init__.py", lines[1])
+            self.assertEqual(asked, ["ge"])
+            for answer in (None, ValueError("ge.__spec__ is None"), ImportError("no")):
+                importlib.util.find_spec = lambda name, *a: find(name, answer)
+                self.assertEqual(len(host.ge_status_lines()), 1)
+            ours = type(sys)("ge")
+            ours.__pyop_ge__ = True
+            sys.modules["ge"] = ours
+            importlib.util.find_spec = lambda name, *a: find(name, spec)
+            del asked[:]
+            self.assertEqual(len(host.ge_status_lines()), 1)
+            self.assertEqual(asked, [])  # libpyop's ge is imported: nothing looked up
+        finally:
+            importlib.util.find_spec = saved
+
 
 
 class ConcurrencyInputsRulesTest(unittest.TestCase):
