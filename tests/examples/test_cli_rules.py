@@ -2717,5 +2717,65 @@ class TensorValuesRulesTest(unittest.TestCase):
                              ("PYOP_EINVAL", "attribute value %d is outside int64" % bad))
 
 
+
+class RunInWorkerRulesTest(unittest.TestCase):
+    """run's and bench's exit status from their worker
+    (supervise.run_in_worker, the worker's process stood in for): its own
+    status once it said "done" (1 when that says none), else an error
+    naming the step it was in; an interrupt ends with the worker's status
+    when it said one, else it is the command's interrupt."""
+
+    def _run(self, stream, interrupt=False):
+        import argparse
+        sv = _cli("supervise")
+        saved = sv.spawn, sv.read_events, sv._signal
+        argvs, signals = [], []
+
+        def spawn(argv_of):
+            rfd, wfd = os.pipe()
+            argvs.append(argv_of(wfd))
+            os.write(wfd, stream.encode())
+            os.close(wfd)
+            return _Ended(), rfd
+        calls = []
+
+        def read_events(proc, rfd, limit, on_event):
+            calls.append(limit)
+            if interrupt and len(calls) == 1:
+                raise KeyboardInterrupt()
+            return saved[1](proc, rfd, limit, on_event)
+        sv.spawn, sv.read_events = spawn, read_events
+        sv._signal = lambda proc, sig: signals.append(sig)
+        try:
+            code = sv.run_in_worker(argparse.Namespace(command="run", op="Op"),
+                                    ["--lanes", "2", "run", "Op", "--json"], 7)
+        finally:
+            sv.spawn, sv.read_events, sv._signal = saved
+        return code, argvs[0], calls, signals
+
+    def test_status_of_the_worker(self):
+        import signal
+        sv, errors = _cli("supervise"), _cli("errors")
+        code, argv, calls, _ = self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n'
+                                         '{"e": "done", "code": 3}\n')
+        self.assertEqual((code, calls), (3, [7]))
+        k = argv.index("run")
+        self.assertEqual(argv[k - 2:], ["--lanes", "2", "run", "--_worker", argv[k + 2], "Op",
+                                        "--json"])
+        self.assertEqual(self._run('{"e": "done", "code": "3"}\n')[0], 1)
+        self.assertEqual(self._run('{"e": "done"}\n')[0], 1)
+        self.assertEqual(self._run('{"e": "done", "code": 0}\n')[0], 0)
+        with self.assertRaises(errors.CliError) as cm:
+            self._run('{"e": "activity", "stage": "compile", "op": "Op"}\n')
+        self.assertTrue(cm.exception.message.startswith('compile of "Op" ended the process '
+                                                        'running it: it exited with status 0'),
+                        cm.exception.message)
+        # interrupted: the worker is told, and its status is the command's once it says one
+        code, _, calls, signals = self._run('{"e": "done", "code": 130}\n', interrupt=True)
+        self.assertEqual((code, calls, signals), (130, [7, sv.STOP_GRACE], [signal.SIGINT]))
+        with self.assertRaises(KeyboardInterrupt):
+            self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n', interrupt=True)
+
+
 if __name__ == "__main__":
     unittest.main()
