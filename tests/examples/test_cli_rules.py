@@ -2777,5 +2777,61 @@ class RunInWorkerRulesTest(unittest.TestCase):
             self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n', interrupt=True)
 
 
+
+class ProtoRulesTest(unittest.TestCase):
+    """--proto declarations turned into libpyop's structs (proto._op_info):
+    an attribute type with no pyop form and a default that is no value of
+    its type refused naming the file, line and attribute; and the bridge
+    artifact whose REG_OP reader is used (proto._python_dir)."""
+
+    def _decl(self, attrs):
+        return {"op_type": "Op", "line": 4, "inputs": [("x", 0)], "outputs": [("y", 0)],
+                "attrs": attrs}
+
+    def test_attrs(self):
+        proto, errors = _cli("proto"), _cli("errors")
+        keep = []
+        o = proto._op_info(self._decl([("n", 1, False, 3), ("m", 2, True, None)]), "/p/ops.h",
+                           keep)
+        self.assertEqual((o.op_type, o.n_inputs, o.n_outputs, o.n_attrs), (b"Op", 1, 1, 2))
+        self.assertEqual((o.attrs[0].required, o.attrs[1].required), (False, True))
+        self.assertEqual(_cli("binding").attr_value_to_py(o.attrs[0].default_value), 3)
+        with self.assertRaises(errors.CliError) as cm:
+            proto._op_info(self._decl([("t", 99, False, None)]), "/p/ops.h", keep)
+        self.assertEqual((cm.exception.status, cm.exception.op, cm.exception.message),
+                         ("PYOP_EDESCRIPTOR", "Op", "--proto /p/ops.h:4: REG_OP('Op') attr 't': "
+                                                    "attribute type 99 has no pyop form"))
+        with self.assertRaises(errors.CliError) as cm:
+            proto._op_info(self._decl([("n", 1, False, 2.5)]), "/p/ops.h", keep)
+        self.assertEqual(cm.exception.message, "--proto /p/ops.h:4: REG_OP('Op') ATTR('n'): "
+                                               "default 2.5 is not an int")
+        # a required attribute's default is not read
+        proto._op_info(self._decl([("n", 1, True, 2.5)]), "/p/ops.h", keep)
+        o = proto._op_info(dict(self._decl([]), line=None), "/p/ops.h", keep)
+        self.assertEqual(o.n_attrs, 0)
+
+    def test_reader_of_a_usable_artifact(self):
+        import argparse
+        proto, errors = _cli("proto"), _cli("errors")
+        root = _tree(self, ["bad/python/ge/custom_op/host_proto.py", "bare/python/",
+                            "good/python/ge/custom_op/host_proto.py"])
+
+        def lib_of(cands):
+            text = "artifacts: %s\ncandidates:\n" % root + "".join(
+                "  %s: %s\n" % (os.path.join(root, d), st) for d, st in cands)
+            return argparse.Namespace(doctor=lambda: text)
+        got = proto._python_dir(lib_of([("bad", "ABI rejected"), ("bare", "untried"),
+                                        ("good", "duplicate")]))
+        self.assertEqual(got, os.path.join(root, "good", "python"))
+        for status in ("untried", "loaded", "duplicate"):
+            self.assertEqual(proto._python_dir(lib_of([("good", status)])),
+                             os.path.join(root, "good", "python"))
+        with self.assertRaises(errors.CliError) as cm:
+            proto._python_dir(lib_of([("bad", "open failed"), ("bare", "loaded")]))
+        self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertIn("no bridge artifact for this Python has the REG_OP reader",
+                      cm.exception.message)
+
+
 if __name__ == "__main__":
     unittest.main()
