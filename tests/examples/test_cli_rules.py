@@ -1325,10 +1325,11 @@ class ValueTextRulesTest(unittest.TestCase):
         self.assertEqual(p(str(values.INT64_MIN), "int"), values.INT64_MIN)
         self.assertEqual(p(str(values.INT64_MAX), "int"), values.INT64_MAX)
         self.assertEqual(p("float32[2]", "Tensor", "w"), (0, [2], [0.0, 0.5]))
+        over, under = values.INT64_MAX + 1, values.INT64_MIN - 1
         for text, t, why in (
                 ("1.5", "int", "is an int, and '1.5' is not one (an integer such as 1"),
-                (str(values.INT64_MAX + 1), "int", "(%d is outside int64)" % (values.INT64_MAX + 1)),
-                (str(values.INT64_MIN - 1), "int", "(%d is outside int64)" % (values.INT64_MIN - 1)),
+                (str(over), "int", "(%d is outside int64)" % over),
+                (str(under), "int", "(%d is outside int64)" % under),
                 ("[[1.5]]", "list[list[int]]", "is a list[list[int]]"),
                 ("[1]", "list[list[int]]", "is a list[list[int]]"),
                 ("{}", "list[list[int]]", "is a list[list[int]]"),
@@ -2445,11 +2446,11 @@ class AnnotationRulesTest(unittest.TestCase):
         self.addCleanup(self._restore, cp, saved_sig, saved_impl)
 
         class Impl:
-            def execute(self, x: "list", b, xs: "one", *, n: "float", k: "int",
+            def execute(self, x: "list", b, xs: "object", *, n: "float", k: "int",
                         other: "str"):
                 pass
 
-            def compile(self, x: "one"):
+            def compile(self, x: "object"):
                 pass
 
         def params(cls, method, what):
@@ -2462,7 +2463,7 @@ class AnnotationRulesTest(unittest.TestCase):
         sig = type(sys)("pyop._signature")
         sig._method_params = params
         sig._resolve = lambda ann, fn, method: ann
-        sig._input_kind = lambda ann: {"list": 2, "one": 0}.get(ann)
+        sig._input_kind = lambda ann: {"list": 2, "object": 0}.get(ann)
         sig._attr_type = lambda ann: {"int": 1, "float": 2, "str": 4}.get(ann)
         sys.modules["pyop._signature"] = sig
         cp.impl_class = lambda info: Impl
@@ -2486,8 +2487,8 @@ class AnnotationRulesTest(unittest.TestCase):
         self.assertIn("execute() (", got[0])
         self.assertTrue(got[0].endswith(": parameter x is annotated list (a dynamic input), but "
                                         "the prototype's input x is required (one tensor)"), got)
-        self.assertTrue(got[1].endswith(": parameter xs is annotated one (a required input), but "
-                                        "the prototype's input xs is dynamic (a list of "
+        self.assertTrue(got[1].endswith(": parameter xs is annotated object (a required input), "
+                                        "but the prototype's input xs is dynamic (a list of "
                                         "tensors)"), got)
         self.assertTrue(got[2].endswith(": attribute n is annotated float, but the prototype's n "
                                         "is int (the host passes a int)"), got)
