@@ -2834,5 +2834,47 @@ class ProtoRulesTest(unittest.TestCase):
                       cm.exception.message)
 
 
+
+class BenchBuffersRulesTest(unittest.TestCase):
+    """bench's outputs (bench._reusing_ctx): one buffer per output index,
+    reused while it is large enough, a larger one made when not; an output
+    larger than PYOP_CLI_MAX_BYTES refused (at the limit allocated)."""
+
+    def test_reused_and_refused(self):
+        import ctypes
+        bench, values, b = _cli("bench"), _cli("values"), _cli("binding")
+        saved = os.environ.get("PYOP_CLI_MAX_BYTES")
+        os.environ["PYOP_CLI_MAX_BYTES"] = "16"
+        try:
+            bufs = values.Buffers()
+            ctx = bench._reusing_ctx(bufs)
+            t = b.Tensor()
+
+            def alloc(index, nbytes):
+                t.nbytes, t.data = nbytes, None
+                return ctx.alloc_output(None, index, ctypes.pointer(t)), t.data
+            rc, first = alloc(0, 8)
+            self.assertEqual(rc, 0)
+            self.assertTrue(first)
+            self.assertEqual(alloc(0, 8), (0, first))  # the same output: the same buffer
+            self.assertEqual(alloc(0, 4), (0, first))
+            rc, other = alloc(1, 8)
+            self.assertNotEqual(other, first)  # another output: its own
+            rc, grown = alloc(0, 16)  # at the limit: allocated, larger than the first
+            self.assertEqual(rc, 0)
+            self.assertNotEqual(grown, first)
+            self.assertIsNone(bufs.refused)
+            rc, _ = alloc(0, 0)
+            self.assertEqual(rc, 0)
+            self.assertEqual(alloc(0, 17)[0], 1)
+            self.assertEqual(bufs.refused, "output 0 of 17 bytes refused: more than the 16 bytes "
+                                           "the command allocates (PYOP_CLI_MAX_BYTES)")
+        finally:
+            if saved is None:
+                os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+            else:
+                os.environ["PYOP_CLI_MAX_BYTES"] = saved
+
+
 if __name__ == "__main__":
     unittest.main()
