@@ -2876,5 +2876,54 @@ class BenchBuffersRulesTest(unittest.TestCase):
                 os.environ["PYOP_CLI_MAX_BYTES"] = saved
 
 
+
+class BenchTimingRulesTest(unittest.TestCase):
+    """bench's timed calls (bench._time, with the op's call stood in for):
+    the warm-up then --repeat interleaved rounds of --calls each (the
+    warm-up at most 200 calls), and a call failing midway ends the command
+    with libpyop's error and the output refused, when one was."""
+
+    def _time(self, ex, calls=3, repeat=2, refused=None):
+        import argparse
+        bench, errors = _cli("bench"), _cli("errors")
+        base_calls = []
+
+        def check(what, rc):
+            raise errors.PyopError(what, "PYOP_EPYTHON", "execute failed (%d)" % rc)
+        lib = argparse.Namespace(c=argparse.Namespace(pyop_op_capabilities=base_calls.append),
+                                 check=check)
+        args = argparse.Namespace(op="Op", calls=calls, repeat=repeat)
+        bufs = argparse.Namespace(refused=refused)
+        got = bench._time(lib, args, "op-handle", ex, ("a", 1), bufs, False)
+        return got, base_calls
+
+    def test_rounds(self):
+        seen = []
+        (ex_t, base_t), base_calls = self._time(lambda *a: seen.append(a) or 0)
+        self.assertEqual((len(ex_t), len(base_t)), (2, 2))
+        self.assertEqual(ex_t, sorted(ex_t))
+        self.assertEqual((len(seen), len(base_calls)), (3 + 2 * 3, 3 + 2 * 3))
+        self.assertEqual(seen[0], ("a", 1))
+        self.assertEqual(set(base_calls), {"op-handle"})
+        seen = []
+        self._time(lambda *a: seen.append(a) or 0, calls=250, repeat=1)
+        self.assertEqual(len(seen), 200 + 250)  # the warm-up: 200 calls at most
+
+    def test_failure_midway(self):
+        errors = _cli("errors")
+        n = []
+
+        def ex(*a):
+            n.append(1)
+            return -6 if len(n) == 5 else 0
+        with self.assertRaises(errors.PyopError) as cm:
+            self._time(ex, refused="output 0 of 17 bytes refused")
+        self.assertEqual(cm.exception.message, "execute failed (-6) (output 0 of 17 bytes "
+                                               "refused)")
+        with self.assertRaises(errors.PyopError) as cm:
+            self._time(lambda *a: -6)
+        self.assertEqual(cm.exception.message, "execute failed (-6)")
+
+
 if __name__ == "__main__":
     unittest.main()
