@@ -2925,5 +2925,61 @@ class BenchTimingRulesTest(unittest.TestCase):
         self.assertEqual(cm.exception.message, "execute failed (-6)")
 
 
+
+class SecondRunRulesTest(unittest.TestCase):
+    """A case run twice on one instance (check_verdict._Run.again): the
+    second run failing, breaking the contract, or differing from the first
+    is a problem named as the second run's; a difference is none for a
+    nondeterministic op."""
+
+    def _again(self, second, deterministic=True):
+        cv, cc = _cli("check_verdict"), _cli("check_cases")
+        run = cv._Run(None, _info(), cv.Monitor(), deterministic, None)
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {}, "generated")
+
+        class Inst:
+            def run(self, inputs, stage=None):
+                if isinstance(second, Exception):
+                    raise second
+                return second
+        first = _Res([[b"ab"]])
+        first.stages, first.guessed = ["execute"], False
+        run.again(Inst(), case, first)
+        return run
+
+    def _res(self, data, error=None, after=None):
+        r = _Res([[data]], after=after)
+        r.stages, r.guessed, r.error, r.declare_error = ["execute"], False, error, None
+        r.attrs_written, r.produced, r.inferred, r.inputs = [], None, None, []
+        r.before = None
+        return r
+
+    def test_second_run(self):
+        errors = _cli("errors")
+        run = self._again(self._res(b"ab"))
+        self.assertEqual((run.raw, run.first_ok.label), ([], "c"))
+        self.assertEqual(run.v["stages"], {"execute": 1})
+        run = self._again(self._res(b"ax"))
+        self.assertEqual(len(run.raw), 1)
+        self.assertTrue(run.raw[0][1].startswith("run twice on one instance with the same inputs, "
+                                                 "output y differs from byte 1 ("), run.raw)
+        self.assertIsNone(run.first_ok)
+        run = self._again(self._res(b"ax"), deterministic=False)
+        self.assertEqual((run.raw, run.first_ok.label), ([], "c"))
+        run = self._again(errors.CliError("gone", "PYOP_EPYTHON"))
+        self.assertEqual(run.raw[0][1], "the second run on the same instance failed: "
+                                        "PYOP_EPYTHON: gone")
+        run = self._again(self._res(b"ab", error=errors.CliError("no", "PYOP_ECONTRACT")))
+        self.assertEqual(run.raw[0][1], "the first run succeeded, the second on the same "
+                                        "instance failed: PYOP_ECONTRACT: no")
+        res = self._res(b"ab")
+        res.attrs_written = [("w", "execute")]
+        run = self._again(res)
+        self.assertEqual([t for _, t in run.raw], [
+            "the second run on the same instance: attribute w (a Tensor attribute, read-only for "
+            "the op) was written by execute"])
+        self.assertIsNone(run.first_ok)
+
+
 if __name__ == "__main__":
     unittest.main()
