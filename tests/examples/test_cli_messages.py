@@ -211,6 +211,19 @@ class CliMessagesTest(unittest.TestCase):
         self.assertIn("\nge: libpyop's GE compatibility package (python/ge of the bridge "
                       "artifact) serves GE-style plugins", r.stdout)
 
+    def test_no_libpyop(self):
+        """--library naming no libpyop: exit 1, one line naming the file and
+        the command, and with --json the error object (PYOP_ENOENT) on
+        stdout, nothing else."""
+        missing = os.path.join(self.tmp, "nowhere", "libpyop.so.0")
+        r = self.pyop("--library", missing, "list")
+        self.assertEqual((r.returncode, r.stdout), (1, ""), r.stderr)
+        self.assertTrue(r.stderr.startswith("pyop: list: cannot load libpyop: "), r.stderr)
+        self.assertIn(missing, r.stderr)
+        r = self.pyop("--library", missing, "doctor", "--json")
+        err = self.json_error(r, "PYOP_ENOENT")
+        self.assertIn("cannot load libpyop", err["message"])
+
     def test_no_bridge_for_this_python_says_the_fix(self):
         """Under a Python the build made no bridge for, the failure names
         -DPYOP_PYTHONS as the build was configured and a rebuild."""

@@ -2,7 +2,11 @@
 call (tools/pyop_cli): each held at its edges and on both sides of them,
 so that a flipped comparison or a dropped check shows. The command's
 end-to-end behaviour is tested by the other examples.cli.* tests; these
-call the modules directly (pure Python, no bridge).
+call the modules directly (pure Python, no bridge; libpyop, a worker or a
+plugin module stood in for by small fakes where a rule reads one). Issue
+31's coverage pass added the classes after CheckStatusTest: each line and
+arm of tools/pyop_cli the @cli tests never ran, and each limit at it and
+one past (their mutants: cli.cov.* in tests/mutation/mutants.txt).
 
 Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.rules):
 
@@ -417,6 +421,2564 @@ class CheckStatusTest(unittest.TestCase):
         with self.assertRaises(errors.PyopError) as cm:
             lib.check("pyop_op_execute", -1)
         self.assertIsNone(cm.exception.origin)
+
+
+
+class _Env:
+    """ASCEND_CUSTOM_OPP_PATH set (None: unset) for a with block."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        if self.value is None:
+            os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.value
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.saved
+
+
+def _tree(test, files):
+    """A temporary directory holding files (relative paths; a name ending
+    in / is a directory)."""
+    root = tempfile.mkdtemp(prefix="pyop_rules_")
+    test.addCleanup(lambda: __import__("shutil").rmtree(root))
+    for name in files:
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path) if not name.endswith("/") else path, exist_ok=True)
+        if not name.endswith("/"):
+            open(path, "w").close()
+    return root
+
+
+class ErrorTextTest(unittest.TestCase):
+    """What the command's messages say (errors.py): the plugin path's
+    state, close names, counts, the text of a failure libpyop gave none
+    for, and the notes on plugins one directory too deep, at their limit."""
+
+    def test_too_deep_names_at_most_the_limit(self):
+        errors = _cli("errors")
+        three = _tree(self, ["sub/a.py", "sub/b.py", "sub/c.py", "sub/_skip.py"])
+        four = _tree(self, ["sub/a.py", "sub/b.py", "sub/c.py", "sub/d.py"])
+        with _Env("%s:%s" % (three, four)):
+            notes = errors.too_deep_notes()
+        self.assertEqual(len(notes), 2, notes)
+        # exactly the limit: every file named, no "and N more"
+        self.assertNotIn("more", notes[0].split(" skipped")[0])
+        self.assertIn(os.path.join(three, "sub", "c.py") + " skipped", notes[0])
+        self.assertIn("`from . import a, b, c`", notes[0])  # _skip.py is no plugin
+        # one past it: three named, the fourth counted
+        self.assertIn(os.path.join(four, "sub", "c.py") + " and 1 more skipped", notes[1])
+        self.assertNotIn(os.path.join(four, "sub", "d.py"), notes[1].split(" skipped")[0])
+        self.assertIn("from . import a, b, c, d", notes[1])
+        with _Env(four):
+            self.assertIn(" and 2 more skipped", errors.too_deep_notes(limit=2)[0])
+
+    def test_too_deep_only_for_plugin_directories_below(self):
+        errors = _cli("errors")
+        # a file, a private directory, an empty one and a directory of no .py
+        # files below the element: none of them is a skipped plugin directory
+        root = _tree(self, ["notes.txt", "_private/a.py", ".hidden/b.py", "empty/",
+                            "data/x.txt", "data/_y.py"])
+        with _Env(root):
+            self.assertEqual(errors.too_deep_notes(), [])
+        with _Env(os.path.relpath(_tree(self, ["sub/a.py"]))):
+            self.assertEqual(errors.too_deep_notes(), [])  # relative: never scanned
+        with _Env(None):
+            self.assertEqual(errors.too_deep_notes(), [])
+
+    def test_path_note_and_unknown_op(self):
+        errors = _cli("errors")
+        with _Env(None):
+            self.assertIn("is not set", errors.opp_path_note())
+            self.assertEqual(errors.unknown_op_message("Relu", []),
+                             'no op "Relu" is registered (ASCEND_CUSTOM_OPP_PATH is not set, '
+                             'so no plugins were loaded)')
+        for empty in ("", ":", "::"):
+            with _Env(empty):
+                self.assertIn("is empty", errors.opp_path_note())
+        with _Env("/ops"):
+            self.assertIsNone(errors.opp_path_note())
+            self.assertEqual(errors.unknown_op_message("Relu", []),
+                             'no op "Relu" is registered (none are registered from '
+                             'ASCEND_CUSTOM_OPP_PATH=/ops)')
+            self.assertEqual(errors.unknown_op_message("relu", ["Relu", "Sigmoid"]),
+                             'no op "relu" is registered; did you mean "Relu"?')
+
+    def test_did_you_mean_and_plural(self):
+        errors = _cli("errors")
+        self.assertEqual(errors.did_you_mean("gama", ["gamma", "beta"]), '; did you mean "gamma"?')
+        self.assertEqual(errors.did_you_mean("X", ["x", "y"]), '; did you mean "x"?')
+        self.assertEqual(errors.did_you_mean("x", ["x"]), "")  # itself is no suggestion
+        self.assertEqual(errors.did_you_mean("alpha", ["zeta"]), "")
+        self.assertEqual(errors.did_you_mean("ab", ["AB", "abc"]), '; did you mean "AB" or "abc"?')
+        self.assertEqual([errors.plural(n, "op") for n in (0, 1, 2)], ["0 ops", "1 op", "2 ops"])
+        self.assertEqual(errors.plural(2, "entry", "entries"), "2 entries")
+        self.assertEqual(errors.plural(1, "entry", "entries"), "1 entry")
+
+    def test_failure_text(self):
+        errors = _cli("errors")
+        for blank in (None, "", "  \n"):
+            with self.subTest(detail=blank):
+                e = errors.PyopError("pyop_load", "PYOP_EINVAL", blank, "bad argument")
+                self.assertEqual(e.message, "pyop_load failed (PYOP_EINVAL: bad argument)")
+                self.assertEqual((e.status, e.exit_code), ("PYOP_EINVAL", 1))
+        self.assertEqual(errors.PyopError("pyop_load", "PYOP_EPYTHON", "it broke\n").message,
+                         "it broke")
+        missing = "while importing pyop plugin /p/a.py\nModuleNotFoundError: No module named 'np'"
+        self.assertIn("a module installed for another Python is not found",
+                      errors.PyopError("pyop_load", "PYOP_EPYTHON", missing).message)
+        for alone in (missing.splitlines()[0] + "\nImportError: no",
+                      "ModuleNotFoundError: No module named 'np'"):
+            self.assertNotIn("another Python", errors.PyopError("x", "PYOP_EPYTHON", alone).message)
+        self.assertEqual(errors.UsageError("bad").exit_code, 2)
+
+    def test_where(self):
+        errors = _cli("errors")
+        self.assertEqual(errors._where("while importing pyop plugin /p/a.py \nboom"),
+                         ("/p/a.py", None))
+        self.assertEqual(errors._where('op "X" (implementation at /p/x.py:12) failed'),
+                         ("/p/x.py", 12))
+        self.assertEqual(errors._where("nothing here"), (None, None))
+        self.assertEqual(errors._op_named('op type "Conv" unknown'), "Conv")
+        self.assertIsNone(errors._op_named("no name"))
+
+
+class HostArgsTest(unittest.TestCase):
+    """--input, --attr, --compile-option and the plugin path arguments as
+    the commands read them (host.py), each rule at its count."""
+
+    def _args(self, inputs=None, attrs=None):
+        import argparse
+        return argparse.Namespace(input=inputs, attr=attrs, op="Op")
+
+    def test_input_counts(self):
+        host, errors = _cli("host"), _cli("errors")
+        info = _info(inputs=(("x", "required"), ("b", "optional")))
+        got = host._inputs_from_args(info, self._args(["x=float32[2]:1,2"]))
+        self.assertEqual(got, [[(0, [2], [1.0, 2.0])], []])
+        got = host._inputs_from_args(info, self._args(["x=float32[3]", "b=float32[1]:5"]))
+        self.assertEqual([len(slot) for slot in got], [1, 1])
+        self.assertEqual(len(got[0][0][2]), 3)  # values made for a shape without them
+        for given in (None, [], ["b=float32[1]"], ["x=float32[1]", "x=float32[1]"]):
+            with self.subTest(given=given):
+                with self.assertRaisesRegex(errors.UsageError,
+                                            'input "x" of "Op" is required') as cm:
+                    host._inputs_from_args(info, self._args(given))
+                self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        with self.assertRaisesRegex(errors.UsageError, 'input "b" is optional: give it at most '
+                                    'once'):
+            host._inputs_from_args(info, self._args(["x=float32[1]", "b=float32[1]",
+                                                     "b=float32[1]"]))
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no input "X" \\(inputs: x, '
+                                    'b\\); did you mean "x"\\?'):
+            host._inputs_from_args(info, self._args(["x=float32[1]", "X=float32[1]"]))
+        with self.assertRaisesRegex(errors.UsageError, 'has no input "x" \\(inputs: none\\)'):
+            host._inputs_from_args(_info(inputs=()), self._args(["x=float32[1]"]))
+
+    def test_attrs(self):
+        host, errors = _cli("host"), _cli("errors")
+        info = _info(attrs=({"name": "n", "type": "int"}, {"name": "s", "type": "str"}))
+        self.assertEqual(host._attrs_from_args(info, self._args(attrs=["n=3", "s=a=b"])),
+                         {"n": 3, "s": "a=b"})
+        self.assertEqual(host._attrs_from_args(info, self._args()), {})
+        with self.assertRaisesRegex(errors.UsageError, "--attr n: expected NAME=VALUE"):
+            host._attrs_from_args(info, self._args(attrs=["n"]))
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no attribute "N" \\(it has: '
+                                    'n, s\\); did you mean "n"\\?'):
+            host._attrs_from_args(info, self._args(attrs=["N=3"]))
+        with self.assertRaisesRegex(errors.UsageError, r"\(it has: none\)"):
+            host._attrs_from_args(_info(), self._args(attrs=["n=3"]))
+
+    def test_plugin_paths(self):
+        host, errors = _cli("host"), _cli("errors")
+        host.check_paths(["ops", "my ops", "/a/b"])  # space inside a name is fine
+        host.check_paths(None)
+        for bad, text in (("a:b", "cannot contain ':'"), ("", "an empty plugin path"),
+                          (" ops", "cannot start or end with whitespace"),
+                          ("ops\t", "cannot start or end with whitespace"),
+                          ("ops\n", "cannot start or end with whitespace")):
+            with self.subTest(path=bad):
+                with self.assertRaisesRegex(errors.UsageError, text) as cm:
+                    host.check_paths(["ops", bad])
+                self.assertEqual(cm.exception.exit_code, 2)
+        with _Env("/unchanged"):
+            host.with_opp_path([])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/unchanged")
+            host.with_opp_path(["/a", "/b"])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/a:/b")
+
+    def test_compile_options(self):
+        import argparse
+        host, errors = _cli("host"), _cli("errors")
+
+        def opts(*texts):
+            return host.compile_options(argparse.Namespace(compile_option=list(texts)))
+        self.assertEqual(opts(), {})
+        self.assertEqual(opts("K=1", "E=", "K=2", "U=a=b"), {"K": "2", "E": "", "U": "a=b"})
+        for bad in ("K", "=V"):
+            with self.subTest(option=bad):
+                with self.assertRaisesRegex(errors.UsageError,
+                                            "--compile-option %s: expected KEY=VALUE" % bad):
+                    opts("K=1", bad)
+        self.assertIsNone(host.set_compile_options({}))
+        saved = sys.modules.pop("ge.custom_op.context", None)
+        try:
+            self.assertIn("no GE plugin is loaded", host.set_compile_options({"K": "1"}))
+            got = []
+            sys.modules["ge.custom_op.context"] = type(sys)("ctx")
+            sys.modules["ge.custom_op.context"].set_compile_options = got.append
+            self.assertIsNone(host.set_compile_options({"K": "1"}))
+            self.assertEqual(got, [{"K": "1"}])
+        finally:
+            sys.modules.pop("ge.custom_op.context", None)
+            if saved is not None:
+                sys.modules["ge.custom_op.context"] = saved
+
+
+class MainOptionTypesTest(unittest.TestCase):
+    """The command line's number types (main.py): a count at its least and
+    at INT64_MAX, one past each; a time limit > 0 and finite."""
+
+    def test_count(self):
+        import argparse
+        main = _cli("main")
+        values = _cli("values")
+        one = main._count(1)
+        self.assertEqual([one("1"), one("0x10"), one(str(values.INT64_MAX))],
+                         [1, 16, values.INT64_MAX])
+        for bad in ("0", "-1", str(values.INT64_MAX + 1), "ten", "1.5"):
+            with self.subTest(text=bad):
+                with self.assertRaises(argparse.ArgumentTypeError):
+                    one(bad)
+        self.assertEqual(main._count(0)("0"), 0)
+        with self.assertRaisesRegex(argparse.ArgumentTypeError, "-1 is not an integer >= 0"):
+            main._count(0)("-1")
+
+    def test_seconds(self):
+        import argparse
+        main = _cli("main")
+        self.assertEqual([main._seconds("0.5"), main._seconds("1e-9"), main._seconds("600")],
+                         [0.5, 1e-9, 600.0])
+        for bad in ("0", "-1", "inf", "nan", "", "soon"):
+            with self.subTest(text=bad):
+                with self.assertRaises(argparse.ArgumentTypeError):
+                    main._seconds(bad)
+
+    def test_help_is_the_result(self):
+        import contextlib
+        import io
+        main = _cli("main")
+        p = main._Parser(prog="pyop")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            p._print_message("help text\n")
+            p._print_message("to stdout\n", sys.stdout)
+            p._print_message("a note\n", sys.stderr)
+            p._print_message("", sys.stderr)
+        self.assertEqual((out.getvalue(), err.getvalue()), ("help text\nto stdout\n", "a note\n"))
+
+    def test_parser_error_is_a_usage_error(self):
+        main, errors = _cli("main"), _cli("errors")
+        p = main._Parser(prog="pyop x")
+        with self.assertRaisesRegex(errors.UsageError, r"^bad \(see pyop x --help\)$") as cm:
+            p.error("bad")
+        self.assertEqual(cm.exception.exit_code, 2)
+
+
+class _Res:
+    """The part of an instance.RunResult that check's comparisons read."""
+
+    def __init__(self, outputs, after=None):
+        self.outputs, self.after = outputs, after
+
+    def output_bytes(self):
+        return self.outputs
+
+
+class CheckVerdictRulesTest(unittest.TestCase):
+    """check's rules of a verdict (check_verdict.py): what two runs differ
+    in, a thread's result against its inputs run alone, and an op's status
+    from what ran."""
+
+    def test_difference(self):
+        cv = _cli("check_verdict")
+        self.assertIsNone(cv._difference({"output y": b"ab"}, {"output y": b"ab"}))
+        self.assertIsNone(cv._difference({}, {}))
+        self.assertEqual(cv._difference({"output y": b"abc"}, {"output y": b"abd"}),
+                         "output y differs from byte 2")
+        self.assertEqual(cv._difference({"output y": b"xbc"}, {"output y": b"abc"}),
+                         "output y differs from byte 0")
+        self.assertEqual(cv._difference({"output y": b"ab"}, {"output y": b"abc"}),
+                         "output y differs from byte 2")  # one is a prefix of the other
+        self.assertEqual(cv._difference({"output z": 1}, {"output z": 2}),
+                         "output z has 1 tensors, then 2")
+        self.assertEqual(cv._difference({"output z": b"a"}, {"output z": 2}),
+                         "output z has b'a' tensors, then 2")
+        self.assertEqual(cv._difference({"a": b"1"}, {"a": b"1", "b": b"2"}),
+                         "b is missing from one run")
+        self.assertEqual(cv._difference({"a": b"1", "b": b"2"}, {"a": b"1"}),
+                         "b is missing from one run")
+
+    def test_result_bytes(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("acc", "required"), ("x", "required")),
+                     outputs=(("y", "required"), ("zs", "dynamic")))
+        info["inputs"][0]["mutated"] = True
+        res = _Res([[b"y0"], [b"z0", b"z1"]], after=[[b"a0", b"a1"], [b"x0"]])
+        self.assertEqual(cv._result_bytes(info, res),
+                         {"output y": b"y0", "output zs": 2, "output zs[0]": b"z0",
+                          "output zs[1]": b"z1", "input acc (mutated)": b"a0",
+                          "input acc[1] (mutated)": b"a1"})
+        self.assertEqual(cv._result_bytes(info, _Res([[b"y0"], []], after=None)),
+                         {"output y": b"y0", "output zs": 0})
+
+    def test_thread_problems(self):
+        cv, errors = _cli("check_verdict"), _cli("errors")
+        alone = [{"output y": b"ab"}, {"output y": b"cd"}]
+        self.assertEqual(cv._thread_problems([[{"output y": b"ab"}, None],
+                                              [{"output y": b"cd"}] * 2], alone, True, "w"), [])
+        got = cv._thread_problems([[{"output y": b"ab"}], [{"output y": b"cx"}]], alone, True,
+                                  "w")
+        self.assertEqual(len(got), 1)
+        self.assertTrue(got[0].startswith("w: thread 1: output y differs from byte 1, compared "
+                                          "with its inputs run alone"), got)
+        # not deterministic: the same sizes are all that is asked
+        self.assertEqual(cv._thread_problems([[{"output y": b"zz"}], [{"output y": b"cx"}]],
+                                             alone, False, "w"), [])
+        got = cv._thread_problems([[{"output y": b"z"}], [{"output y": b"cd"}]], alone, False, "w")
+        self.assertTrue(got and got[0].startswith("w: thread 0: output y"), got)
+        got = cv._thread_problems([[{"output y": b"ab"}],
+                                   [errors.CliError("it broke", "PYOP_EPYTHON")]], alone, True,
+                                  "w")
+        self.assertTrue(got[0].startswith("w: thread 1 failed: PYOP_EPYTHON: it broke; "), got)
+        got = cv._thread_problems([[RuntimeError("bad")], [None]], alone, True, "w")
+        self.assertTrue(got[0].startswith("w: thread 0 failed: RuntimeError: bad; "), got)
+        with self.assertRaises(KeyboardInterrupt):
+            cv._thread_problems([[{"output y": b"ab"}], [KeyboardInterrupt()]], alone, True, "w")
+
+    def _verdict(self, **kw):
+        v = _cli("check_verdict")._new_verdict()
+        v.update(kw)
+        return v
+
+    def test_op_status(self):
+        cv = _cli("check_verdict")
+        info = dict(_info(), impl_key="pyop:op")
+        self.assertEqual(cv.op_status(info, self._verdict(problems=["x"],
+                                                          stages={"execute": 1})), "failed")
+        self.assertEqual(cv.op_status(info, self._verdict(stages={"execute": 1})), "ok")
+        self.assertEqual(cv.op_status(info, self._verdict(stages={"launch": 2})), "ok")
+        v = self._verdict(stages={"infer_meta": 1})
+        self.assertEqual(cv.op_status(dict(_info(), impl_key=None), v), "infer-only")
+        self.assertEqual((v["inconclusive"], v["why"]), (None, None))
+        v = self._verdict(stages={"infer_meta": 1})
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "nothing ran")
+        self.assertIn("capabilities: infer_meta, execute", v["inconclusive"])
+        v = self._verdict(stages={"infer_meta": 2, "compile": 2})
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "compile only")
+        self.assertIn("only compile ran (2 cases)", v["inconclusive"])
+        v = self._verdict()
+        self.assertEqual(cv.op_status(dict(_info(), capabilities=[], proto_source=None), v),
+                         "inconclusive")
+        self.assertEqual(v["why"], "no implementation")
+        self.assertIn("the prototype (the host's) has no infer_meta", v["inconclusive"])
+        refused = {"case": "float32[2,3]", "reason": "ValueError: no", "file": "/p/op.py",
+                   "line": 4}
+        v = self._verdict(refusals=[refused])
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "infer_meta refused every generated input")
+        self.assertIn("(float32[2,3]: ValueError: no, /p/op.py:4)", v["inconclusive"])
+        # a refusal beside a case that ran is not "refused every input"
+        v = self._verdict(refusals=[refused], ran=["float16[2,3]"], stages={"infer_meta": 2})
+        cv.op_status(info, v)
+        self.assertEqual(v["why"], "nothing ran")
+        v = self._verdict(npu=[("declare_launch_args", "float32[2,3]", "no NPU")])
+        cv.op_status(info, v)
+        self.assertEqual(v["why"], "declare_launch_args needs an NPU")
+
+    def test_checked_in_host_order(self):
+        cv = _cli("check_verdict")
+        self.assertEqual(cv.checked({"execute": 1, "infer_meta": 1}), ["infer_meta", "execute"])
+        self.assertEqual(cv.checked({"launch": 1, "compile": 1}),
+                         ["compile", "declare_launch_args"])
+        self.assertEqual(cv.checked({}), [])
+
+    def test_refusal_only_of_generated_cases(self):
+        cv, cc = _cli("check_verdict"), _cli("check_cases")
+        err = _cli("errors").CliError("no", "PYOP_EPYTHON")
+        err.origin = (("ValueError",), "/nowhere/op.py", 3, "ValueError: no")
+        saved = cv.in_plugin_code
+        cv.in_plugin_code = lambda f: f == "/nowhere/op.py"
+        try:
+            for kind, refused in (("generated", True), ("sweep", True), ("samples", False),
+                                  ("given", False)):
+                with self.subTest(kind=kind):
+                    got = cv.refusal(err, cc.Case("c", [], {}, kind))
+                    self.assertEqual(got is not None, refused)
+            self.assertEqual(cv.refusal(err, cc.Case("c", [], {}, "sweep")),
+                             {"reason": "ValueError: no", "file": "/nowhere/op.py", "line": 3})
+            err.origin = (("KeyError", "LookupError"), "/nowhere/op.py", 3, "KeyError: k")
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+            err.origin = (("TypeError",), "/lib/numpy.py", 3, "TypeError: t")
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+            err.origin = None
+            self.assertIsNone(cv.refusal(err, cc.Case("c", [], {}, "generated")))
+        finally:
+            cv.in_plugin_code = saved
+
+
+class SampleRulesTest(unittest.TestCase):
+    """A plugin's samples as check reads them (check_cases.py): a value's
+    count held to its shape, at it and one off on each side; a dim that is
+    no integer; the cases' labels and a dynamic input's list."""
+
+    def test_values_held_to_the_shape(self):
+        cc = _cli("check_cases")
+        self.assertEqual(cc._sample_tensor(("float32", [2], [1.0, 2.0]), "s"), (0, [2], [1.0, 2.0]))
+        self.assertEqual(cc._sample_tensor(("int32", [], [7]), "s")[1:], ([], [7]))
+        self.assertEqual(cc._sample_tensor(("float32", [0, 3], []), "s")[1:], ([0, 3], []))
+        for values, n in (([1.0], "1 value"), ([1.0, 2.0, 3.0], "3 values")):
+            with self.assertRaisesRegex(ValueError, r"^s: %s for shape \[2\]$" % n):
+                cc._sample_tensor(("float32", [2], values), "s")
+        with self.assertRaisesRegex(ValueError, "s: unknown data type 'float99'"):
+            cc._sample_tensor(("float99", [1], [1]), "s")
+        for bad in (("float32", [1]), 3.0, None):
+            with self.assertRaisesRegex(ValueError, "s: expected \\(dtype, shape, values\\) or a "
+                                        "numpy array"):
+                cc._sample_tensor(bad, "s")
+
+    def test_dims(self):
+        cc = _cli("check_cases")
+        self.assertEqual(cc._sample_shape((2, 3), "s"), [2, 3])
+        for dim in (True, 2.5, "2"):
+            with self.assertRaisesRegex(ValueError, "s: dim %r is not an integer" % (dim,)):
+                cc._sample_shape([1, dim], "s")
+        with self.assertRaisesRegex(ValueError, "s: shape 4 is not a list of dims"):
+            cc._sample_shape(4, "s")
+
+    def test_numpy_samples(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        cc = _cli("check_cases")
+        got = cc._sample_tensor(np.arange(6, dtype=np.int32).reshape(2, 3), "s")
+        self.assertEqual(got[1:], ([2, 3], [0, 1, 2, 3, 4, 5]))
+        with self.assertRaisesRegex(ValueError, "s: numpy dtype complex64 has no pyop equivalent"):
+            cc._sample_tensor(np.zeros(2, dtype=np.complex64), "s")
+
+    def test_cases_and_labels(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"), ("b", "optional")),
+                     attrs=({"name": "w", "type": "Tensor"}, {"name": "n", "type": "int"}))
+        t = ("float32", [1], [1.0])
+        cases = cc.sample_cases(info, lambda: [
+            {"inputs": {"xs": [t, t, t]}, "label": "three"},
+            {"inputs": {"xs": [t], "b": None}, "attrs": {"w": t, "n": 2}}], "ops.py:1")
+        self.assertEqual([c.label for c in cases], ["three", "sample 1"])
+        self.assertEqual([len(s) for s in cases[0].inputs], [3, 0])
+        self.assertEqual([len(s) for s in cases[1].inputs], [1, 0])
+        self.assertEqual(cases[1].attrs, {"w": (0, [1], [1.0]), "n": 2})
+        self.assertEqual({c.kind for c in cases}, {"samples"})
+        for bad, text in (([], "must be a non-empty list of cases"),
+                          ((), "must be a non-empty list of cases"),
+                          ({"inputs": {}}, "must be a non-empty list of cases"),
+                          ([{"inputs": {"xs": [t]}}, ["xs"]],
+                           r"sample 1 of Op \(ops.py:1\): a case is a dict"),
+                          ([{"inputs": {"xs": [t]}, "attrs": {"m": 1}}],
+                           r"sample 0 of Op \(ops.py:1\): 'm' is not an attribute")):
+            with self.subTest(samples=bad):
+                with self.assertRaisesRegex(ValueError, text):
+                    cc.sample_cases(info, lambda: bad, "ops.py:1")
+
+    def test_generated_without_sweep(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional")),
+                     attrs=({"name": "n", "type": "int", "required": False, "default": 1},))
+        cases = cc.generated_cases(info, sweep=False)
+        self.assertEqual([c.kind for c in cases], ["generated", "generated"])
+        self.assertTrue(cases[1].short.endswith("(optional inputs absent)"))
+        swept = cc.generated_cases(info)
+        self.assertGreater(len(swept), 2)
+        self.assertEqual(swept[-1].attrs, {"n": 2})  # the attribute case comes last
+        # no inputs: no data type or shape to sweep, the attribute case only
+        bare = cc.generated_cases(_info(inputs=(), attrs=info["attrs"]))
+        self.assertEqual([c.kind for c in bare], ["generated", "sweep"])
+        self.assertEqual(bare[1].attrs, {"n": 2})
+
+
+class CommandOutputTest(unittest.TestCase):
+    """output.command_output: while active, the result goes to stdout and
+    anything else printed to stderr; after it, stdout is stdout again unless
+    a thread is still running (it could print into the result)."""
+
+    def _run(self, code):
+        import subprocess
+        tools = _need("PYOP_TEST_TOOLS")
+        script = ("import sys, threading; sys.path.insert(0, %r)\n"
+                  "from pyop_cli import output\n" % tools) + code
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=60)
+
+    def test_result_alone_on_stdout(self):
+        p = self._run("with output.command_output():\n"
+                      "    output.say('result')\n"
+                      "    print('noise')\n"
+                      "print('after')\n"
+                      "output.release()\n")  # inactive: nothing to do
+        self.assertEqual((p.returncode, p.stdout), (0, "result\nafter\n"), p.stderr)
+        self.assertEqual(p.stderr, "noise\n")
+
+    def test_a_running_thread_keeps_stdout_on_stderr(self):
+        p = self._run("stop = threading.Event()\n"
+                      "t = threading.Thread(target=stop.wait)\n"
+                      "with output.command_output():\n"
+                      "    t.start()\n"
+                      "    output.say('result')\n"
+                      "print('after')\n"
+                      "stop.set(); t.join()\n")
+        self.assertEqual((p.returncode, p.stdout), (0, "result\n"), p.stderr)
+        self.assertEqual(p.stderr, "after\n")
+
+    def test_result_fd_and_discard(self):
+        p = self._run("import os\n"
+                      "with output.command_output():\n"
+                      "    fd = output.result_fd()\n"
+                      "    os.write(fd, b'raw\\n')\n"
+                      "    print('noise', flush=True)\n"
+                      "    output.discard()\n"  # the reader went away: the rest is dropped
+                      "    output.say('dropped')\n"
+                      "print('after')\n"  # stdout is the reader's too: dropped
+                      "sys.stderr.write('%s\\n' % (output.result_fd() == 1))\n")
+        self.assertEqual((p.returncode, p.stdout), (0, "raw\n"), p.stderr)
+        self.assertEqual(p.stderr, "noise\nTrue\n")
+
+    def test_release_early(self):
+        p = self._run("with output.command_output():\n"
+                      "    output.say('result')\n"
+                      "    output.release()\n"
+                      "    print('mine')\n")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "result\nmine\n", ""))
+
+
+
+class SupervisorRulesTest(unittest.TestCase):
+    """check's supervisor (check_supervise.py, supervise.py): how a worker
+    ended, said; what a worker that died in each place costs; the number of
+    workers one check starts at most, at it."""
+
+    def _sup(self, phase="each", lanes=0):
+        import argparse
+        cs = _cli("check_supervise")
+        return cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                             argparse.Namespace(lanes=lanes, proto=None, input=None, attr=None),
+                             {"paths": ["/ops"], "done": [], "done_plugins": [], "phase": phase},
+                             2.5)
+
+    def test_how_it_ended(self):
+        sv = _cli("supervise")
+        self.assertEqual(sv.how_it_ended(None, 2.5, "L", "P"), "did not finish within 2.5 s (L): "
+                                                              "a hang?")
+        self.assertEqual(sv.how_it_ended(-9, 1, "L", "P"), "ended P: killed by SIGKILL")
+        self.assertEqual(sv.how_it_ended(-1000, 1, "L", "P"), "ended P: killed by signal 1000")
+        for status in (0, 1, 3):
+            self.assertTrue(sv.how_it_ended(status, 1, "L", "P").startswith(
+                "ended P: it exited with status %d " % status))
+
+    def test_lanes_reach_the_worker(self):
+        argv = self._sup(lanes=3)._argv(5)
+        self.assertEqual(argv[argv.index("--lanes") + 1], "3")
+        self.assertLess(argv.index("--lanes"), argv.index("check"))
+        self.assertNotIn("--lanes", self._sup()._argv(5))
+
+    def test_events(self):
+        sup = self._sup()
+        self.assertFalse(sup._event({"e": "threads", "names": ["t1"]}))
+        self.assertFalse(sup._event({"e": "threads", "names": ["t1", "t2"]}))
+        self.assertFalse(sup._event({"e": "warning", "text": "careful"}))
+        self.assertIn("left a thread running (t1): the check did not wait for it,", sup.warnings[0])
+        self.assertIn("left 2 threads running (t1, t2): the check did not wait for them,",
+                      sup.warnings[1])
+        self.assertEqual(sup.warnings[2], "careful")
+        self.assertFalse(sup._event({"e": "plugin_done", "plugin": "/ops/a.py"}))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/a.py"])
+        self.assertFalse(sup._event({"e": "interrupted", "text": "Ctrl-C"}))
+        self.assertEqual(sup.interrupted, "Ctrl-C")
+        self.assertTrue(sup._event({"e": "done"}))
+
+    def test_a_death_before_any_event_ends_the_check(self):
+        sup = self._sup()
+        self.assertTrue(sup._died(-9))
+        self.assertEqual(sup.fatal["error"]["status"], "PYOP_EINTERNAL")
+        self.assertIn("its worker process killed by SIGKILL before it reported anything",
+                      sup.fatal["error"]["message"])
+
+    def test_a_death_outside_an_op(self):
+        cw = _cli("check_worker")
+        sup = self._sup()
+        sup.current = {"plugin": "/ops/a.py", "op": None, "between": True}
+        self.assertFalse(sup._died(3))
+        self.assertIn("between the checks of two of its ops", sup.broken[-1]["problem"])
+        # unloading: the plugin is done when each is loaded alone; the check
+        # cannot go on when they were loaded together
+        sup.current = {"plugin": "/ops/a.py", "op": None, "stage": cw.UNLOADING}
+        self.assertFalse(sup._died(3))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/a.py"])
+        sup = self._sup(phase="together")
+        sup.current = {"plugin": "/ops/a.py", "op": None, "stage": cw.UNLOADING}
+        self.assertTrue(sup._died(3))
+        self.assertEqual(sup.job["done_plugins"], [])
+        # importing: together, the load fails and each plugin is imported alone next
+        sup = self._sup(phase="together")
+        sup.current = {"plugin": "/ops", "op": None, "stage": "import"}
+        self.assertFalse(sup._died(3))
+        self.assertEqual((sup.load_error["status"], sup.job["phase"]), ("PYOP_EPLUGIN", "each"))
+        self.assertIn("the plugins, imported together (/ops), ended", sup.load_error["message"])
+        sup = self._sup()
+        sup.current = {"plugin": "/ops/b.py", "op": None, "stage": "import"}
+        self.assertFalse(sup._died(None))
+        self.assertEqual(sup.job["done_plugins"], ["/ops/b.py"])
+        self.assertIn("imported alone, the plugin did not finish within 2.5 s",
+                      sup.broken[-1]["problem"])
+
+    def test_workers_at_most(self):
+        cs = _cli("check_supervise")
+        for last_ok, broken in ((cs.MAX_WORKERS, 0), (cs.MAX_WORKERS + 1, 1)):
+            with self.subTest(done_by_worker=last_ok):
+                sup = self._sup()
+                calls = []
+                sup._one_worker = lambda: calls.append(1) or len(calls) == last_ok
+                sup.run()
+                self.assertEqual(len(calls), cs.MAX_WORKERS)
+                self.assertEqual(len(sup.broken), broken)
+        self.assertEqual(sup.broken[0]["problem"], "%d processes running the check died; the ops "
+                         "not reported above were not checked" % cs.MAX_WORKERS)
+
+
+class _T:
+    """An output tensor as res.produced holds it."""
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape, self.ndim = dtype, list(shape) + [0] * 3, len(shape)
+
+
+class ReferenceRulesTest(unittest.TestCase):
+    """check against a plugin's reference (check_plugin.py): what the
+    reference is given, how many outputs it must return, the tolerances
+    each in its place."""
+
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        self.np = numpy
+
+    def _problem(self, info, case, produced, fn, tol=(1e-5, 1e-8)):
+        cp = _cli("check_plugin")
+
+        class R:
+            pass
+        res = R()
+        res.produced = produced
+        return cp.reference_problem(info, case, res, (fn, tol))
+
+    def test_arguments_and_outputs(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                     attrs=({"name": "k", "type": "int", "required": False, "default": 2},
+                            {"name": "m", "type": "int", "required": False, "default": 5},
+                            {"name": "w", "type": "Tensor", "required": True, "default": None}),
+                     outputs=(("y", "required"),))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])], [], [(0, [1], [3.0]), (0, [1], [4.0])]],
+                       {"m": 7, "w": (0, [1], [0.5])}, "generated")
+        seen = []
+
+        def ref(x, b, xs, **attrs):
+            seen.append((x.tolist(), b, [a.tolist() for a in xs], attrs))
+            return x * 2
+        self.assertIsNone(self._problem(info, case, [[(_T(0, [2]), [2.0, 4.0])]], ref))
+        x, b, xs, attrs = seen[0]
+        self.assertEqual((x, b, xs), ([1.0, 2.0], None, [[3.0], [4.0]]))
+        self.assertEqual((attrs["k"], attrs["m"], attrs["w"].tolist()), (2, 7, [0.5]))
+        text = self._problem(info, case, [[(_T(0, [2]), [2.0, 4.5])]], ref)
+        self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
+
+        def broken(*a, **k):
+            raise KeyError("k")
+        self.assertEqual(self._problem(info, case, [[(_T(0, [2]), [2.0, 4.0])]], broken),
+                         "the reference raised KeyError: 'k'")
+        bf16 = cc.Case("c", [[(_cli("binding").DTYPES.index("bfloat16"), [2], [1.0, 2.0])], [],
+                             []], {"w": (0, [1], [0.5])}, "generated")
+        self.assertIsNone(self._problem(info, bf16, [[(_T(0, [2]), [9.0, 9.0])]], ref))
+
+    def test_output_counts(self):
+        cc, np = _cli("check_cases"), self.np
+        info = _info(outputs=(("y", "required"), ("zs", "dynamic")))
+        case = cc.Case("c", [[(0, [1], [1.0])]], {}, "generated")
+        one = [(_T(0, [1]), [1.0])]
+        two = [(_T(0, [1]), [1.0]), (_T(0, [1]), [2.0])]
+        arr = np.array([1.0])
+        self.assertIsNone(self._problem(info, case, [one, two], lambda x: (arr, [arr, arr * 2])))
+        for got in (arr, (arr,), (arr, [arr], arr)):
+            self.assertEqual(self._problem(info, case, [one, two], lambda x: got),
+                             "the reference returned %r, not 2 outputs" % type(got).__name__)
+        self.assertEqual(self._problem(info, case, [one, two], lambda x: (arr, [arr])),
+                         "output zs: 2 tensors, the reference 1")
+        self.assertEqual(self._problem(info, case, [one, one], lambda x: (arr, [arr, arr])),
+                         "output zs: 1 tensor, the reference 2")
+        text = self._problem(info, case, [one, two], lambda x: (arr, [arr, arr]))
+        self.assertTrue(text.startswith("output zs[1] differs from the reference at element 0"),
+                        text)
+
+    def test_tolerances_each_in_its_place(self):
+        cp, np = _cli("check_plugin"), self.np
+        got = np.array([0.4, 105.0])
+        # atol alone covers 0.4 against 0; rtol alone covers 105 against 100
+        self.assertIsNone(cp._compare(np, got[:1], np.array([0.0]), "y", 0.0, 0.5))
+        self.assertIsNotNone(cp._compare(np, got[:1], np.array([0.0]), "y", 0.5, 0.0))
+        self.assertIsNone(cp._compare(np, got[1:], np.array([100.0]), "y", 0.1, 0.0))
+        self.assertIsNotNone(cp._compare(np, got[1:], np.array([100.0]), "y", 0.0, 0.1))
+        text = cp._compare(np, np.array([1.0, 2.0]), np.array([1.0, 3.0]), "y", 0.0, 0.25)
+        self.assertEqual(text, "y differs from the reference at element 1: 2.0, the reference "
+                               "3.0 (rtol=0, atol=0.25)")
+
+    def test_attr_watch_regions(self):
+        cp = _cli("check_plugin")
+        import ctypes
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class View:
+            pass
+        v = View()
+        v.data_ptr, v.nbytes = ctypes.addressof(buf), 4
+        self.assertEqual(cp.AttrWatch._region("w", v), ("w", v.data_ptr, 4, b"abcd"))
+        v.nbytes = 1
+        self.assertEqual(cp.AttrWatch._region("w", v)[2:], (1, b"a"))
+        for size in (0, -1, None):
+            v.nbytes = size
+            self.assertIsNone(cp.AttrWatch._region("w", v))
+        v.nbytes, v.data_ptr = 4, 0
+        self.assertIsNone(cp.AttrWatch._region("w", v))
+        self.assertFalse(cp.in_plugin_code(""))
+        self.assertFalse(cp.in_plugin_code(None))
+
+
+
+class DoctorRulesTest(unittest.TestCase):
+    """doctor's readings (doctor.py): libpyop's report lines, the plugin a
+    source belongs to, the memory a lane costs, the libpython start_python
+    would load."""
+
+    def test_report_items(self):
+        doctor = _cli("doctor")
+        names = doctor.PATH_VERDICTS
+        self.assertEqual(doctor._item("  /p/a.py: python-file", names),
+                         ("/p/a.py", "python-file", None))
+        self.assertEqual(doctor._item("  /p: no-python: nothing to load", names),
+                         ("/p", "no-python", "nothing to load"))
+        self.assertEqual(doctor._item("  a: relative", names), ("a", "relative", None))
+        # the name right after the indent names no path: no verdict there
+        self.assertEqual(doctor._item("  : relative", names), (": relative", "unknown", None))
+        self.assertEqual(doctor._item("  /p: relatively", names), ("/p: relatively", "unknown",
+                                                                   None))
+        # the leftmost name that fits, whatever the order of the names
+        self.assertEqual(doctor._item("  /p: not-python: missing-dir", names),
+                         ("/p", "not-python", "missing-dir"))
+        self.assertEqual(doctor._item("  /a: loaded", doctor.CAND_STATUSES), ("/a", "loaded", None))
+
+    def test_plugin_owner(self):
+        doctor = _cli("doctor")
+        pkg, mod = {"plugin": "/ops/pkg"}, {"plugin": "/ops/a.py"}
+        plugins = [pkg, mod]
+        self.assertIs(doctor._plugin_owner("/ops/pkg/sub/m.py:3", plugins), pkg)
+        self.assertIs(doctor._plugin_owner("/ops/a.py:12", plugins), mod)
+        self.assertIsNone(doctor._plugin_owner("/ops/pkg2/m.py:3", plugins))  # not below pkg
+        self.assertIsNone(doctor._plugin_owner(None, plugins))
+
+    def test_lane_memory(self):
+        doctor = _cli("doctor")
+        ok, lanes_op = {"status": "ok"}, [{"lanes": 1}, {"lanes": 0}]
+        saved = doctor._rss
+        try:
+            doctor._rss = lambda: 5000
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, lanes_op),
+                             {"bytes_per_lane": 2000, "why": None})
+            self.assertEqual(doctor._lane_memory(1000, None, 3, ok, lanes_op)["bytes_per_lane"],
+                             1333)
+            self.assertEqual(doctor._lane_memory(9000, None, 2, ok, lanes_op)["bytes_per_lane"], 0)
+            self.assertEqual(doctor._lane_memory(1000, None, 2, {"status": "failed"}, lanes_op),
+                             {"bytes_per_lane": None, "why": "the load with lanes failed"})
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, [{"lanes": 0}]),
+                             {"bytes_per_lane": None, "why": "no op runs in lanes"})
+            self.assertEqual(doctor._lane_memory(None, "mine", 2, ok, lanes_op),
+                             {"bytes_per_lane": None, "why": "mine"})
+            doctor._rss = lambda: None
+            self.assertEqual(doctor._lane_memory(1000, None, 2, ok, lanes_op)["why"],
+                             "this system does not report resident memory")
+        finally:
+            doctor._rss = saved
+
+    def test_start_python_report(self):
+        doctor, config = _cli("doctor"), _cli("config")
+        lib = _tree(self, ["libpython3.12.so"])
+        root = _tree(self, ["none/", "empty/", "gone/", "here/", "nomanifest/"])
+        for name, libpython in (("empty", ""), ("gone", "/nowhere/libpython.so"),
+                                ("here", os.path.join(lib, "libpython3.12.so"))):
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("libpython=%s\n" % libpython)
+        saved = config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS
+        try:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = None, ""
+            self.assertTrue(doctor.start_python_report(root)["verdict"].startswith("unknown"))
+            for name, verdict in (("empty", "none recorded"), ("gone", "missing: /nowhere/"),
+                                  ("here", "present"), ("nomanifest", "no manifest: ")):
+                with self.subTest(artifact=name):
+                    config.BUILD_ARTIFACT = name
+                    rep = doctor.start_python_report(root)
+                    self.assertTrue(rep["verdict"].startswith(verdict), rep)
+                    self.assertEqual((rep["artifact"], rep["default"]), (name, name))
+            self.assertTrue(doctor.start_python_report(None)["verdict"].startswith("unknown"))
+        finally:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = saved
+
+
+class BenchRulesTest(unittest.TestCase):
+    """bench's choices before it times anything (bench.py): the inputs of
+    --size, what it says it used, the ops it refuses to time."""
+
+    def _args(self, **kw):
+        import argparse
+        a = dict(op="Op", input=None, attr=None, size=16)
+        a.update(kw)
+        return argparse.Namespace(**a)
+
+    def test_size_inputs(self):
+        bench, errors = _cli("bench"), _cli("errors")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")))
+        got = bench._bench_inputs(info, self._args(size=3))
+        self.assertEqual([len(slot) for slot in got], [1, 0, 1])
+        self.assertEqual([(d, s, len(v)) for d, s, v in (got[0][0], got[2][0])],
+                         [(0, [3], 3), (0, [3], 3)])
+        self.assertEqual(bench._bench_inputs(info, self._args(size=0))[0][0][1:], ([0], []))
+        given = bench._bench_inputs(info, self._args(input=["x=float32[1]:4"]))
+        self.assertEqual(given[0], [(0, [1], [4.0])])
+        values = _cli("values")
+        with self.assertRaises(errors.UsageError) as cm:
+            bench._bench_inputs(info, self._args(size=values.INT64_MAX))
+        self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        self.assertIn("--size %d" % values.INT64_MAX, cm.exception.message)
+
+    def test_what_it_used(self):
+        bench = _cli("bench")
+        slot = [(0, [16], []), (0, [2, 3], [])]
+        self.assertEqual(bench._input_text({"name": "x", "kind": "required"}, 0, slot),
+                         "x=float32[16]")
+        self.assertEqual(bench._input_text({"name": "xs", "kind": "dynamic"}, 1, slot),
+                         "xs[1]=float32[2,3]")
+        self.assertEqual(bench.attrs_text({"n": 3, "w": (0, [2], [1.0, 2.0]), "p": (1, 2)}),
+                         {"n": 3, "w": "float32[2]", "p": (1, 2)})
+
+    def test_refused_ops(self):
+        import argparse
+        bench, errors = _cli("bench"), _cli("errors")
+
+        def lib_of(info):
+            return argparse.Namespace(op_info=lambda op: info)
+        nothing = dict(_info(), capabilities=["infer_meta", "compile"])
+        with self.assertRaisesRegex(errors.CliError, 'op "Op" has no execute implementation nor '
+                                    'kernel launch to time') as cm:
+            bench._bench(lib_of(nothing), self._args())
+        self.assertEqual((cm.exception.status, cm.exception.exit_code), ("PYOP_EUNSUPPORTED", 1))
+        launch_dynamic = dict(_info(outputs=(("ys", "dynamic"),)),
+                              capabilities=["infer_meta", "declare_launch_args"])
+        with self.assertRaisesRegex(errors.CliError, 'op "Op": a launch-only op with a dynamic '
+                                    'output cannot be timed') as cm:
+            bench._bench(lib_of(launch_dynamic), self._args())
+        self.assertEqual(cm.exception.status, "PYOP_EUNSUPPORTED")
+
+
+
+class ValueTextRulesTest(unittest.TestCase):
+    """Values as the command reads them (values.py): --attr text of each
+    type, --input text, a plugin's attribute values, int64 at both ends and
+    one past."""
+
+    def test_attr_text(self):
+        values, errors = _cli("values"), _cli("errors")
+        p = values.parse_attr_text
+        self.assertEqual(p("[1, 2]", "list[int]"), [1, 2])
+        self.assertEqual(p("1,,2,", "list[int]"), [1, 2])
+        self.assertEqual(p("[[1],[2,3],[]]", "list[list[int]]"), [[1], [2, 3], []])
+        self.assertEqual(p("int8,float32", "list[DataType]"), ["int8", "float32"])
+        self.assertEqual([p(t, "bool") for t in ("on", "YES", "1", "off", "no", "0")],
+                         [True, True, True, False, False, False])
+        self.assertEqual(p(str(values.INT64_MIN), "int"), values.INT64_MIN)
+        self.assertEqual(p(str(values.INT64_MAX), "int"), values.INT64_MAX)
+        self.assertEqual(p("float32[2]", "Tensor", "w"), (0, [2], [0.0, 0.5]))
+        over, under = values.INT64_MAX + 1, values.INT64_MIN - 1
+        for text, t, why in (
+                ("1.5", "int", "is an int, and '1.5' is not one (an integer such as 1"),
+                (str(over), "int", "(%d is outside int64)" % over),
+                (str(under), "int", "(%d is outside int64)" % under),
+                ("[[1.5]]", "list[list[int]]", "is a list[list[int]]"),
+                ("[1]", "list[list[int]]", "is a list[list[int]]"),
+                ("{}", "list[list[int]]", "is a list[list[int]]"),
+                ("[[%d]]" % (values.INT64_MAX + 1), "list[list[int]]", "outside int64"),
+                ("int9", "DataType", "is a DataType, and 'int9' is not one (a data type"),
+                ("maybe", "bool", "is a bool, and 'maybe' is not one (true or false)"),
+                ("x", "float", "is a float, and 'x' is not one (a number such as 0.5)")):
+            with self.subTest(text=text, type=t):
+                with self.assertRaises(errors.UsageError) as cm:
+                    p(text, t, "n", "Op")
+                self.assertIn('--attr n=%s: attribute "n" of "Op" ' % text, cm.exception.message)
+                self.assertIn(why, cm.exception.message)
+                self.assertEqual((cm.exception.op, cm.exception.exit_code), ("Op", 2))
+        with self.assertRaises(errors.UsageError) as cm:
+            p("x", "int", "n")
+        self.assertIn('attribute "n" is an int', cm.exception.message)  # no op named
+
+    def test_input_text(self):
+        values, errors = _cli("values"), _cli("errors")
+        int32 = _cli("binding").DTYPES.index("int32")
+        self.assertEqual(values.parse_input("x=int32[2,1]:3, 4"), ("x", int32, [2, 1], [3, 4]))
+        self.assertEqual(values.parse_input("x=float32[]"), ("x", 0, [], None))
+        for text, why in (("float32[2]", "expected NAME=DTYPE[SHAPE]:VALUES"),
+                          ("x=float32", "expected DTYPE[SHAPE]"),
+                          ("x=float32[2", "expected DTYPE[SHAPE]"),
+                          ("x=float99[2]", "unknown data type 'float99'"),
+                          ("x=float32[a]", "the shape must be integers"),
+                          ("x=float32[2]1,2", "expected ':' before the values"),
+                          ("x=float32[-2]", "--input x=float32[-2]")):
+            with self.subTest(text=text):
+                with self.assertRaises(errors.UsageError) as cm:
+                    values.parse_input(text)
+                self.assertIn(why, cm.exception.message)
+                self.assertEqual(cm.exception.exit_code, 2)
+
+    def test_plugin_attr_values(self):
+        values = _cli("values")
+        v = values.plugin_attr_value
+        self.assertEqual(v("s", "str"), "s")
+        self.assertEqual(v("int8", "DataType"), "int8")
+
+        class Named:
+            name = "float16"
+        self.assertEqual(v(Named(), "DataType"), "float16")
+        self.assertEqual(v([Named(), "int8"], "list[DataType]"), ["float16", "int8"])
+        self.assertEqual(v((1, 2), "list[int]"), [1, 2])
+        self.assertEqual(v([[1], (2, 3)], "list[list[int]]"), [[1], [2, 3]])
+        self.assertEqual(v(values.INT64_MIN, "int"), values.INT64_MIN)
+        self.assertEqual(v(values.INT64_MAX, "int"), values.INT64_MAX)
+        self.assertEqual(v(2, "float"), 2.0)
+        for value, t, why in ((3, "str", "3 is not a str"),
+                              ("int9", "DataType", "'int9' is not a data type"),
+                              (1, "list[int]", "1 is not a list[int]"),
+                              ([1], "list[list[int]]", "[1] is not a list of lists of int"),
+                              ([[True]], "list[list[int]]", "True is not an int"),
+                              (values.INT64_MAX + 1, "int", "outside int64"),
+                              (values.INT64_MIN - 1, "int", "outside int64"),
+                              (True, "int", "True is not an int"),
+                              (True, "float", "True is not a number"),
+                              (1, "bool", "1 is not a bool"),
+                              (1, "complex", "attribute type complex")):
+            with self.subTest(value=value, type=t):
+                with self.assertRaisesRegex(ValueError, __import__("re").escape(why)):
+                    v(value, t)
+
+    def test_make_attrs_names_the_op(self):
+        values, errors = _cli("values"), _cli("errors")
+        _, n = values.make_attrs(_info(attrs=({"name": "n", "type": "int"},)), {"n": 2}, [])
+        self.assertEqual(n, 1)
+        with self.assertRaisesRegex(errors.UsageError, 'op "Op" has no attribute "m" \\(it has: '
+                                    'none\\)') as cm:
+            values.make_attrs(_info(), {"m": 1}, [])
+        self.assertEqual(cm.exception.op, "Op")
+
+
+class ProtoReadRulesTest(unittest.TestCase):
+    """A --proto file's own failures (proto._read): which is bad usage,
+    which a bad descriptor, and the line of the file each names."""
+
+    def _reader(self, exc):
+        mod = type(sys)("host_proto")
+
+        class ReadError(Exception):
+            def __init__(self, text, line=None):
+                super().__init__(text)
+                self.line = line
+        mod.ReadError = ReadError
+
+        def read(path):
+            raise exc(ReadError) if callable(exc) and not isinstance(exc, type) else exc
+        mod.read = read
+        return mod
+
+    def _fails(self, exc):
+        proto, errors = _cli("proto"), _cli("errors")
+        with self.assertRaises(errors.CliError) as cm:
+            proto._read(self._reader(exc), "/p/ops.h")
+        return cm.exception
+
+    def test_failures(self):
+        e = self._fails(FileNotFoundError(2, "No such file or directory"))
+        self.assertEqual((e.exit_code, e.message), (2, "--proto /p/ops.h: No such file or "
+                                                       "directory"))
+        e = self._fails(UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"))
+        self.assertEqual((e.exit_code, e.status), (1, "PYOP_EDESCRIPTOR"))
+        self.assertIn("--proto /p/ops.h: not UTF-8 text", e.message)
+        e = self._fails(lambda RE: RE("REG_OP(X) has no OUTPUT", line=7))
+        self.assertEqual((e.status, e.message), ("PYOP_EDESCRIPTOR", "--proto /p/ops.h: REG_OP(X) "
+                                                 "has no OUTPUT (/p/ops.h:7)"))
+        e = self._fails(lambda RE: RE("bad"))
+        self.assertEqual(e.message, "--proto /p/ops.h: bad")
+        e = self._fails(SyntaxError("invalid syntax", ("/p/ops.h", 3, 1, "x")))
+        self.assertTrue(e.message.startswith("--proto /p/ops.h: SyntaxError: invalid syntax"),
+                        e.message)
+        self.assertTrue(e.message.endswith(" (/p/ops.h:3)"), e.message)
+        e = self._fails(ValueError("no"))
+        self.assertEqual((e.status, e.message), ("PYOP_EDESCRIPTOR", "--proto /p/ops.h: "
+                                                 "ValueError: no"))
+
+    def test_declarations_of_a_missing_file(self):
+        proto, errors = _cli("proto"), _cli("errors")
+        with self.assertRaisesRegex(errors.UsageError, "--proto /nowhere/ops.h: no such file"):
+            proto.read_declarations(None, "/nowhere/ops.h")
+
+
+class StartChoiceEdgesTest(unittest.TestCase):
+    """start_choice.py beyond lanes_unfit's versions: tags that name no one
+    CPython, artifacts without a manifest, a root that cannot be read."""
+
+    def test_tags(self):
+        sc = _cli("start_choice")
+        for tag in ("abi3", "cp3", "cpx12", "py312", "cp3100", ""):
+            with self.subTest(tag=tag):
+                self.assertEqual(sc.lanes_unfit(_manifest(tag=tag)),
+                                 "built for %s, no one CPython version" % tag)
+        self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp399", version=0)))
+        self.assertIn("Python 3.11 has no per-interpreter GIL",
+                      sc.lanes_unfit(_manifest(tag="cp311")))
+        self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp312", version=0)))  # no version: 0
+        self.assertIn("lanes need 1.6", sc.lanes_unfit(dict(_manifest(), bridge_abi_minor="x")))
+
+    def test_artifacts_without_a_manifest(self):
+        sc = _cli("start_choice")
+        root = _tree(self, ["bare/", "file.txt"])
+        with open(os.path.join(root, "bare", "manifest.txt.bak"), "w"):
+            pass
+        os.mkdir(os.path.join(root, "good"))
+        with open(os.path.join(root, "good", "manifest.txt"), "w") as f:
+            f.write("# python_tag=cp311\npython_tag=cp312\nno equals sign\nlibpython=/a=b\n")
+        self.assertEqual(sc.artifacts(root, []),
+                         [("good", {"python_tag": "cp312", "libpython": "/a=b"})])
+        self.assertEqual(sc.artifacts(os.path.join(root, "none"), []), [])
+        self.assertEqual(sc.choose(os.path.join(root, "none"), 2, default="d", order=""),
+                         ("d", None))
+
+
+
+class _DoctorLib:
+    """A Lib whose pyop_doctor() text lists the path elements given, each
+    with its verdict (and detail), as libpyop's does."""
+
+    def __init__(self, elements):
+        self.elements = elements
+
+    def doctor(self):
+        lines = ["runtime key: none (no runtime)",
+                 "ASCEND_CUSTOM_OPP_PATH=%s" % os.environ.get("ASCEND_CUSTOM_OPP_PATH")]
+        lines += ["  %s: %s%s" % (e, v, ": " + d if d else "") for e, v, d in self.elements]
+        lines += ["artifacts: /a", "candidates:", "  /a/cp312: loaded", "ops registered: 3"]
+        return "\n".join(lines) + "\n"
+
+
+class CheckJobRulesTest(unittest.TestCase):
+    """What `pyop check` is asked to do (check.py): paths or op names,
+    --input for exactly one op, the elements libpyop's scan skips, the
+    per-case limit at its ends."""
+
+    def _args(self, target=None, inputs=None, attrs=None):
+        import argparse
+        return argparse.Namespace(target=target, input=inputs, attr=attrs, compile_option=None)
+
+    def test_target_kinds(self):
+        check = _cli("check")
+        self.assertEqual([check._check_target_kind(t) for t in
+                          ("Relu", "", "ops.py", "a" + os.sep + "b", os.curdir)],
+                         ["op", "path", "path", "path", "path"])
+
+    def test_case_timeout(self):
+        import argparse
+        check, errors = _cli("check"), _cli("errors")
+
+        def limit(v):
+            return check._case_timeout(argparse.Namespace(case_timeout=v))
+        self.assertEqual(limit(None), _cli("check_supervise").DEFAULT_CASE_TIMEOUT)
+        self.assertEqual(check._case_timeout(argparse.Namespace()),
+                         _cli("check_supervise").DEFAULT_CASE_TIMEOUT)
+        self.assertEqual([limit(86400), limit(0.001)], [86400, 0.001])
+        for bad in (0, -1, 86400.5, float("nan"), float("inf")):
+            with self.subTest(limit=bad):
+                with self.assertRaisesRegex(errors.UsageError, "--case-timeout .*: expected "
+                                            "seconds, more than 0 \\(at most a day\\)"):
+                    limit(bad)
+
+    def test_inputs_for_exactly_one_op(self):
+        check, errors = _cli("check"), _cli("errors")
+        for target in (None, ["Relu", "Gelu"], ["/ops"]):
+            for given in (dict(inputs=["x=float32[1]"]), dict(attrs=["n=1"])):
+                with self.subTest(target=target, given=given):
+                    with self.assertRaisesRegex(errors.UsageError,
+                                                "--input/--attr need exactly one OP to check"):
+                        check._job(None, self._args(target, **given))
+        root = _tree(self, ["a.py"])
+        lib = _DoctorLib([(root, "python-dir", None)])
+        with _Env(root):
+            job = check._job(lib, self._args(["Relu"], inputs=["x=float32[1]"]))
+        self.assertEqual((job["paths"], job["ops"], job["given"]), ([root], ["Relu"], False))
+
+    def test_paths_as_the_scan_takes_them(self):
+        check, errors = _cli("check"), _cli("errors")
+        root = _tree(self, ["a.py"])
+        skip = ("ops", "relative", "relative path refused")
+        with _Env(root + ":ops"):
+            job = check._job(_DoctorLib([(root, "python-dir", None), skip]), self._args())
+            self.assertEqual((job["paths"], job["given"]), ([root], False))
+            self.assertEqual(job["skipped"], ["ASCEND_CUSTOM_OPP_PATH element 'ops' skipped: "
+                                              "relative path refused"])
+            with self.assertRaises(errors.CliError) as cm:
+                check._job(_DoctorLib([skip, ("/gone", "missing-dir", None)]), self._args())
+            self.assertEqual((cm.exception.status, cm.exception.exit_code), ("PYOP_ENOENT", 1))
+            self.assertEqual(cm.exception.message, "nothing to check: ASCEND_CUSTOM_OPP_PATH "
+                             "element 'ops' skipped: relative path refused; ASCEND_CUSTOM_OPP_PATH "
+                             "element '/gone' skipped: missing-dir")
+            # a given path: ASCEND_CUSTOM_OPP_PATH is not read, and is left as it was
+            job = check._job(_DoctorLib([(root, "python-dir", None)]), self._args([root]))
+            self.assertEqual((job["paths"], job["given"]), ([root], True))
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], root + ":ops")
+        for value in (None, "", " : \t"):
+            with self.subTest(value=value):
+                with _Env(value):
+                    with self.assertRaisesRegex(errors.UsageError, "nothing to check: give "
+                                                "plugin paths") as cm:
+                        check._job(None, self._args())  # libpyop is not asked
+                    self.assertEqual(cm.exception.exit_code, 2)
+
+    def test_doctor_text_read(self):
+        doctor = _cli("doctor")
+        with _Env("/ops:rel"):
+            rep = doctor.parse_doctor_report(_DoctorLib([("/ops", "python-dir", None),
+                                                         ("rel", "relative", "refused")]).doctor()
+                                             + "bridge: loaded /a/cp312 (ok)\n"
+                                             "ASCEND_CUSTOM_OPP_PATH=(unset)\n  error: no\n")
+        self.assertEqual((rep["runtime_key"], rep["runtime"]), (None, "no runtime"))
+        self.assertEqual(rep["path"], [{"element": "/ops", "verdict": "python-dir", "detail": None},
+                                       {"element": "rel", "verdict": "relative",
+                                        "detail": "refused"}])
+        self.assertEqual(rep["candidates"], [{"dir": "/a/cp312", "status": "loaded",
+                                              "reason": None}])
+        self.assertEqual((rep["ops_registered"], rep["artifacts"]), (3, "/a"))
+        self.assertEqual(rep["bridge"], {"loaded": True, "detail": "/a/cp312 (ok)"})
+        self.assertEqual((rep["opp_path"], rep["path_error"]), (None, "no"))
+        rep = doctor.parse_doctor_report("runtime key: cp312-x (python 3.12)\nbridge: none\n")
+        self.assertEqual((rep["runtime_key"], rep["bridge"]),
+                         ("cp312-x", {"loaded": False, "detail": "none"}))
+
+
+
+class _Ended:
+    """A worker process that has ended (what read_events and stop ask of it)."""
+
+    pid = -1
+    returncode = 0
+
+    def poll(self):
+        return 0
+
+    def wait(self, timeout=None):
+        return 0
+
+
+class WorkerStreamRulesTest(unittest.TestCase):
+    """The stream of a worker's events (supervise.read_events): only the
+    worker's own events are handed on, "done" said is a finished worker, a
+    stream ending without it a death; and how run and bench name a worker
+    that did not finish (supervise._unfinished)."""
+
+    def _read(self, text):
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, text.encode())
+        os.close(wfd)
+        seen = []
+        try:
+            got = sv.read_events(_Ended(), rfd, 60, lambda ev: seen.append(ev) or ev["e"] == "done")
+        finally:
+            os.close(rfd)
+        return got, seen
+
+    def test_events(self):
+        got, seen = self._read('not json\n[1, 2]\n{"x": 1}\n{"e": "activity", "calls": 2}\n'
+                               '{"e": "done"}\n{"e": "late"}\n{"e": "cut')
+        self.assertIs(got, True)
+        self.assertEqual([ev["e"] for ev in seen], ["activity", "done", "late"])
+        got, seen = self._read('{"e": "activity"}\n')
+        self.assertIs(got, False)  # ended without "done": a death
+        self.assertEqual(self._read(""), (False, []))
+
+    def test_unfinished(self):
+        import argparse
+        sv = _cli("supervise")
+        run = argparse.Namespace(command="run", op="Op")
+        bench = argparse.Namespace(command="bench", op="Op")
+        e = sv._unfinished(run, {"stage": sv.UNLOADING, "op": None}, -9, 5)
+        self.assertEqual((e.status, e.op, getattr(e, "result_said", False)),
+                         ("PYOP_EPLUGIN", "Op", True))
+        self.assertEqual(e.message, "while unloading the plugins after the run, the plugin code "
+                                    "ended the process running it: killed by SIGKILL; the command "
+                                    "did not finish")
+        e = sv._unfinished(bench, {"stage": "execute", "op": "Inner"}, None, 5)
+        self.assertEqual((e.op, e.message), ("Inner", 'execute of "Inner" did not finish within '
+                                             '5 s (the per-call limit, --timeout): a hang?; the '
+                                             'benchmark did not finish'))
+        self.assertFalse(getattr(e, "result_said", False))
+        e = sv._unfinished(run, None, 3, 5)
+        self.assertEqual((e.op, e.exit_code), ("Op", 1))
+        self.assertTrue(e.message.startswith('op "Op": while starting, the plugin code ended the '
+                                             'process running it: it exited with status 3'),
+                        e.message)
+        e = sv._unfinished(run, {"stage": sv.LOADING, "op": None}, 3, 5)
+        self.assertTrue(e.message.startswith('op "Op": while loading the plugins, '), e.message)
+
+
+
+class _ListLib:
+    """The calls `pyop list` makes, answering with the ops given."""
+
+    def __init__(self, ops):
+        self.ops = {o["op_type"]: o for o in ops}
+
+    def load(self):
+        pass
+
+    def op_types(self):
+        return list(self.ops)
+
+    def op_info(self, t):
+        return self.ops[t]
+
+
+def _listed(op_type="Op", impl_key="pyop:op", proto_key=None, **kw):
+    op = dict(_info(), op_type=op_type, impl_key=impl_key, impl_source="op.py:3",
+              proto_source="op.py:1", proto_key=proto_key or "pyop:" + op_type)
+    op.update(kw)
+    return op
+
+
+class ListOutputRulesTest(unittest.TestCase):
+    """What `pyop list` prints of each op (list.py): the signature's marks,
+    the lanes line, the implementation line only where there is one, a
+    --proto REG_OP named only for the op it declared, and nothing
+    registered."""
+
+    def _list(self, ops, protos=None, path=None):
+        import argparse
+        import contextlib
+        import io
+        lst = _cli("list")
+        out = io.StringIO()
+        args = argparse.Namespace(path=path, json=False, proto_files=protos)
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(lst.cmd_list(_ListLib(ops), args), 0)
+        return out.getvalue()
+
+    def test_signature(self):
+        lst = _cli("list")
+        op = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                   outputs=(("y", "required"), ("ys", "dynamic")),
+                   attrs=({"name": "n", "type": "int", "required": False, "default": 1},
+                          {"name": "mode", "type": "str", "required": True, "default": None}))
+        op["inputs"][0]["mutated"] = True
+        op["outputs"][0]["alias"] = "x"
+        self.assertEqual(lst.signature_line(op), "Op(x (mutated), b?, xs[]; n: int = 1, mode: str) "
+                                                 "-> y (input x's buffer), ys[]")
+        self.assertEqual(lst.signature_line(_info(outputs=())), "Op(x)")
+        self.assertEqual(lst.signature_line(_info(inputs=())), "Op() -> y")
+
+    def test_lanes_and_symbols(self):
+        lst = _cli("list")
+        self.assertEqual(lst.lanes_line(dict(_info(), lanes=1)), "parallel: 1 lane")
+        self.assertEqual(lst.lanes_line(dict(_info(), lanes=4)), "parallel: 4 lanes")
+        self.assertEqual(lst.lanes_line(dict(_info(), serial_reason="it holds state")),
+                         "serial (main interpreter): it holds state")
+        self.assertIsNone(lst.lanes_line(_info()))
+        op = _info(inputs=(("x", "required"), ("y", "required")))
+        op["inputs"][0]["dtype_symbol"] = "T"
+        op["inputs"][1]["dtype_symbol"] = "T"
+        self.assertEqual(lst.dtypes_line(op), "data types: x, y (one type T): any")
+
+    def test_op_lines(self):
+        text = self._list([_listed("A"), _listed("B", impl_key=None, proto_key="host:B",
+                                                 lanes=2)], protos={"B": "ops.h", "A": "ops.h"})
+        lines = text.splitlines()
+        self.assertEqual(lines[0], "A(x) -> y")
+        self.assertIn("    prototype: op.py:1 (pyop:A)", lines)  # A's prototype is its plugin's
+        self.assertIn("    prototype: op.py:1, the REG_OP of --proto ops.h (host:B)", lines)
+        self.assertEqual(sum(1 for t in lines if t.startswith("    implementation: ")), 1)
+        self.assertIn("    parallel: 2 lanes", lines)
+        self.assertEqual(lines.count("    capabilities: infer_meta, execute"), 2)
+        text = self._list([_listed("A", capabilities=[])])
+        self.assertIn("    capabilities: none", text.splitlines())
+
+    def test_nothing_registered(self):
+        with _Env(None):
+            self.assertEqual(self._list([]), "no ops registered (ASCEND_CUSTOM_OPP_PATH is not "
+                                             "set, so no plugins were loaded)\n")
+        root = _tree(self, ["sub/a.py"])
+        with _Env(root):
+            lines = self._list([]).splitlines()
+        self.assertEqual(lines[0], "no ops registered (ASCEND_CUSTOM_OPP_PATH=%s)" % root)
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[1].startswith("  " + os.path.join(root, "sub", "a.py") + " skipped"),
+                        lines)
+
+
+
+class MainFailureRulesTest(unittest.TestCase):
+    """How the command ends on a failure (main.py): the exit status of
+    each kind, one message on stderr, the --json error object on stdout
+    only once; an interrupt's status and line; PYOP_PYTHON."""
+
+    def _captured(self, fn, *args):
+        import contextlib
+        import io
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = fn(*args)
+        return code, out.getvalue(), err.getvalue()
+
+    def test_report_failure(self):
+        import json
+        main, errors = _cli("main"), _cli("errors")
+        code, out, err = self._captured(main.report_failure, "run",
+                                        errors.UsageError("bad --input\nsecond line", "Op"), False)
+        self.assertEqual((code, out, err), (2, "", "pyop: run: bad --input\nsecond line\n"))
+        code, out, err = self._captured(main.report_failure, None,
+                                        errors.CliError("it failed", "PYOP_EPYTHON"), True)
+        self.assertEqual((code, err), (1, "pyop: it failed\n"))
+        self.assertEqual(json.loads(out)["error"]["status"], "PYOP_EPYTHON")
+        said = errors.CliError("after the result", "PYOP_EPLUGIN")
+        said.result_said = True
+        self.assertEqual(self._captured(main.report_failure, "run", said, True),
+                         (1, "", "pyop: run: after the result\n"))
+        self.assertEqual(self._captured(main.report_failure, "list", errors.CliError(""), False),
+                         (1, "", "pyop: list: \n"))
+
+    def test_interrupted(self):
+        import json
+        main = _cli("main")
+        saved = main._main
+
+        def interrupted(text):
+            def fn(argv, command):
+                raise KeyboardInterrupt(text)
+            return fn
+        try:
+            main._main = interrupted("execute of \"Slow\"")
+            code, out, err = self._captured(main._interruptible, ["run", "Slow"], "run")
+            self.assertEqual((code, out, err), (main.EXIT_INTERRUPTED, "",
+                                                'pyop: run: interrupted (execute of "Slow")\n'))
+            main._main = interrupted("")
+            code, out, err = self._captured(main._interruptible, ["--json", "list"], None)
+            self.assertEqual((code, err), (130, "pyop: interrupted\n"))
+            self.assertEqual(json.loads(out)["error"]["status"], "PYOP_EINTR")
+            main._main = lambda argv, command: 3
+            self.assertEqual(self._captured(main._interruptible, ["check"], "check"), (3, "", ""))
+        finally:
+            main._main = saved
+
+    def test_requested_python(self):
+        main, errors = _cli("main"), _cli("errors")
+        saved = {k: os.environ.get(k) for k in ("PYOP_PYTHON", "PYOP__REEXECUTED")}
+        try:
+            os.environ.pop("PYOP__REEXECUTED", None)
+            os.environ.pop("PYOP_PYTHON", None)
+            self.assertIsNone(main.run_under_requested_python(["list"]))
+            os.environ["PYOP_PYTHON"] = "/nowhere/python9"
+            with self.assertRaisesRegex(errors.UsageError, "PYOP_PYTHON=/nowhere/python9: no such "
+                                        "Python") as cm:
+                main.run_under_requested_python(["list"])
+            self.assertEqual(cm.exception.exit_code, 2)
+            os.environ["PYOP_PYTHON"] = "no-such-python-here"  # looked up on PATH
+            with self.assertRaises(errors.UsageError):
+                main.run_under_requested_python(["list"])
+            os.environ["PYOP__REEXECUTED"] = "/nowhere/python9"
+            os.environ["PYOP_PYTHON"] = "/nowhere/python9"
+            self.assertIsNone(main.run_under_requested_python(["list"]))  # already re-executed
+            os.environ.pop("PYOP__REEXECUTED")
+            os.environ["PYOP_PYTHON"] = sys.executable  # this one: nothing to do
+            self.assertIsNone(main.run_under_requested_python(["list"]))
+            self.assertNotIn("PYOP__REEXECUTED", os.environ)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+
+class BindingValueRulesTest(unittest.TestCase):
+    """binding.py's readings of libpyop's structs: an attribute value of
+    each type written as the command writes it and read back, a data type
+    at the end of the table and past it, dtype masks, which libpyop is
+    loaded, an interrupt's detail."""
+
+    def test_attr_values_round_trip(self):
+        b, values = _cli("binding"), _cli("values")
+        for t, value in (("int", -3), ("int", values.INT64_MIN), ("float", 0.5), ("bool", True),
+                         ("bool", False), ("str", ""), ("str", "ab"), ("DataType", "bool"),
+                         ("list[int]", []), ("list[int]", [1, values.INT64_MAX]),
+                         ("list[float]", [0.5, -1.0]), ("list[bool]", [True, False]),
+                         ("list[str]", ["", "a"]), ("list[DataType]", ["int8", "float32"]),
+                         ("list[list[int]]", [[], [1, 2]]), ("list[list[int]]", [])):
+            with self.subTest(type=t, value=value):
+                keep = []
+                a = b.AttrValue()
+                values.set_attr_value(a, t, value, keep)
+                self.assertEqual(b.attr_value_to_py(a), value)
+
+    def test_data_type_past_the_table(self):
+        b = _cli("binding")
+        a = b.AttrValue()
+        a.type = 5
+        a.u.dtype = len(b.DTYPES) - 1
+        self.assertEqual(b.attr_value_to_py(a), b.DTYPES[-1])
+        a.u.dtype = len(b.DTYPES)
+        self.assertEqual(b.attr_value_to_py(a), len(b.DTYPES))  # shown as the number
+        a.u.dtype = -1
+        self.assertEqual(b.attr_value_to_py(a), -1)
+        a.type, a.u.span.count = 99, 1
+        self.assertIsNone(b.attr_value_to_py(a))
+
+    def test_dtype_masks(self):
+        b = _cli("binding")
+        self.assertIsNone(b.dtype_names(0))
+        self.assertEqual(b.dtype_names(1), ["float32"])
+        self.assertEqual(b.dtype_names(1 << (len(b.DTYPES) - 1) | 2), ["float16", b.DTYPES[-1]])
+        self.assertEqual(b.dtype_names(1 << len(b.DTYPES)), None)  # a bit past the table
+
+    def test_which_library(self):
+        b, config = _cli("binding"), _cli("config")
+        saved = os.environ.get("PYOP_LIBRARY"), config.LIBDIR, config.SCRIPT
+        try:
+            os.environ["PYOP_LIBRARY"] = "/x/libpyop.so"
+            config.LIBDIR, config.SCRIPT = "../lib", "/inst/bin/pyop"
+            self.assertEqual(b._find_library(), "/x/libpyop.so")
+            del os.environ["PYOP_LIBRARY"]
+            self.assertEqual(b._find_library(), os.path.join(
+                os.path.dirname(os.path.dirname(os.path.realpath("/inst/bin/pyop"))), "lib",
+                "libpyop.so.0"))
+            config.LIBDIR = "/usr/lib64"
+            self.assertEqual(b._find_library(), "/usr/lib64/libpyop.so.0")
+            for libdir, script in ((None, "/inst/bin/pyop"), ("../lib", None)):
+                config.LIBDIR, config.SCRIPT = libdir, script
+                self.assertEqual(b._find_library(), "libpyop.so.0")
+        finally:
+            if saved[0] is None:
+                os.environ.pop("PYOP_LIBRARY", None)
+            else:
+                os.environ["PYOP_LIBRARY"] = saved[0]
+            config.LIBDIR, config.SCRIPT = saved[1], saved[2]
+
+    def test_interrupt_detail_only_after_an_interrupt(self):
+        b = _cli("binding")
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = _FakeC("PYOP_EINVAL", "bad input\nmore")
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR + 1
+        self.assertIsNone(lib.interrupt_detail())  # the last status is not PYOP_EINTR
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR
+        self.assertEqual(lib.interrupt_detail(), "bad input")
+        lib.c = _FakeC("PYOP_EINTR", "  \n")
+        lib.c.pyop_last_status = lambda: b.PYOP_EINTR
+        self.assertIsNone(lib.interrupt_detail())
+
+
+class _Desc:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class LoadedImplsRulesTest(unittest.TestCase):
+    """The implementations the loaded plugins define (plugins.py), read from
+    their modules: pyop's with their capability bits, GE's with their
+    interfaces, each once, in op type order; waiting ones."""
+
+    def setUp(self):
+        self.saved = {n: sys.modules.get(n) for n in ("pyop._loader", "pyop.ext",
+                                                      "ge.custom_op.registry", "_pyopplg_a",
+                                                      "_pyopplg_b", "_pyopplg_none",
+                                                      "_notplg_c")}
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def _module(self, name, **objs):
+        mod = type(sys)(name)
+        mod.__dict__.update(objs)
+        sys.modules[name] = mod
+        return mod
+
+    def test_impls(self):
+        plugins = _cli("plugins")
+        sys.modules.pop("pyop._loader", None)
+        self.assertEqual(plugins.loaded_impls(), [])  # no plugin loaded
+        self._module("pyop._loader", PLUGIN_PREFIX="_pyopplg_")
+        Zed = type("Zed", (), {"__pyop_descriptor__": _Desc(op_type="Zed", key="pyop:zed",
+                                                            file="/p/a.py", line=3, caps=1 | 8)})
+        Abs = type("Abs", (), {"__pyop_descriptor__": _Desc(op_type="Abs", key="pyop:abs",
+                                                            file="/p/a.py", line=9, caps=2 | 4)})
+        Ge = type("Ge", (), {"__ge_op_impl_descriptor__": _Desc(
+            op_type="Gelu", interfaces=["host_cpu_execute", "compilable", "other"])})
+        Ge.__module__ = "_pyopplg_b"
+        self._module("_pyopplg_a", Zed=Zed, Abs=Abs, Again=Abs, value=3)
+        self._module("_pyopplg_b", Ge=Ge, Zed=Zed)
+        sys.modules["_pyopplg_none"] = None
+        # a module not of a plugin (its name without the loader's prefix)
+        Other = type("Other", (), {"__pyop_descriptor__": _Desc(
+            op_type="Other", key="pyop:other", file="/q/c.py", line=1, caps=2)})
+        self._module("_notplg_c", Other=Other)
+        # without pyop.ext (or without either of its functions), GE classes
+        # cannot be placed: pyop's only
+        sys.modules.pop("pyop.ext", None)
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", class_location=lambda cls: ("/p/b.py", 5))
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", module_label=lambda name: "b")
+        self.assertEqual([i["op_type"] for i in plugins.loaded_impls()], ["Abs", "Zed"])
+        self._module("pyop.ext", class_location=lambda cls: ("/p/b.py", 5),
+                     module_label=lambda name: "b")
+        self._module("ge.custom_op.registry", uses_legacy_execute=lambda desc: True)
+        got = plugins.loaded_impls()
+        self.assertEqual([(i["op_type"], i["impl_key"], i["capabilities"], i["ge"]) for i in got],
+                         [("Abs", "pyop:abs", ["execute", "compile"], False),
+                          ("Gelu", "ge:b:Ge:Gelu", ["execute", "compile"], True),
+                          ("Zed", "pyop:zed", ["infer_meta", "declare_launch_args"], False)])
+        self.assertEqual((got[1]["impl_source"], got[1]["legacy"]), ("/p/b.py:5", True))
+        self.assertEqual(got[0]["impl_source"], "/p/a.py:9")
+        self.assertEqual([i["op_type"] for i in plugins.pending_impls(["Abs", "Zed"])], ["Gelu"])
+        sys.modules["ge.custom_op.registry"] = type(sys)("no_rule")
+        self.assertFalse(plugins.loaded_impls()[1]["legacy"])
+        sys.modules["pyop._loader"] = type(sys)("no_prefix")
+        self.assertEqual(plugins.loaded_impls(), [])
+
+
+
+class _Stream:
+    def __init__(self):
+        self.events = []
+
+    def send(self, ev):
+        self.events.append(ev)
+
+
+class CheckWorkerPathsRulesTest(unittest.TestCase):
+    """What check's worker loads for the paths it was given
+    (check_worker._as_loaded): a directory as it is, the .py files of one
+    directory through one private directory holding them and their _
+    helpers, a _ file as given; and a warning said once per worker."""
+
+    def test_files_of_one_directory_share_one(self):
+        cw = _cli("check_worker")
+        a = _tree(self, ["x.py", "y.py", "z.py", "_helper.py", "__pycache__/"])
+        b = _tree(self, ["w.py"])
+        holders = {}
+        got = cw._as_loaded([os.path.join(a, "x.py"), b, os.path.join(a, "y.py"),
+                             os.path.join(a, "_helper.py"), os.path.join(a, "nope.py")], holders)
+        self.addCleanup(lambda: [__import__("shutil").rmtree(h) for h in holders])
+        self.assertEqual(len(got), 4)
+        self.assertEqual(got[1:], [b, os.path.join(a, "_helper.py"), os.path.join(a, "nope.py")])
+        self.assertEqual(holders, {got[0]: a})
+        self.assertEqual(sorted(os.listdir(got[0])), ["_helper.py", "x.py", "y.py"])
+        self.assertEqual(os.path.realpath(os.path.join(got[0], "x.py")),
+                         os.path.realpath(os.path.join(a, "x.py")))
+        worker = cw.Worker(None, None, {"done": []}, _Stream())
+        worker.holders = holders
+        self.assertEqual(worker.real("at %s/x.py:3" % got[0]), "at %s/x.py:3" % a)
+        self.assertEqual(worker.real(""), "")
+        self.assertIsNone(worker.real(None))
+
+    def test_unused_compile_options_said_once(self):
+        import argparse
+        cw = _cli("check_worker")
+        stream = _Stream()
+        lib = argparse.Namespace(load=lambda: None)
+        worker = cw.Worker(lib, None, {"done": [["a.py", "Op"]], "compile_options": {"K": "1"}},
+                           stream)
+        self.assertEqual(worker.done, {("a.py", "Op")})
+        saved = sys.modules.pop("ge.custom_op.context", None)
+        try:
+            worker._load("/p/a.py", "loading")
+            worker._load("/p/b.py", "loading")
+        finally:
+            if saved is not None:
+                sys.modules["ge.custom_op.context"] = saved
+        self.assertEqual([ev["e"] for ev in stream.events],
+                         ["activity", "warning", "activity"])
+        self.assertIn("no GE plugin is loaded", stream.events[1]["text"])
+        quiet = _Stream()
+        worker = cw.Worker(lib, None, {"done": [], "compile_options": {}}, quiet)
+        worker._load("/p/a.py", "loading")
+        self.assertEqual([ev["e"] for ev in quiet.events], ["activity"])
+
+
+
+class _Run:
+    """An instance.RunResult as _contract_problems reads it."""
+
+    def __init__(self, **kw):
+        self.before = self.after = None
+        self.attrs_written, self.error, self.declare_error = [], None, None
+        self.produced = self.inferred = None
+        self.inputs, self.ran = [], "execute"
+        self.__dict__.update(kw)
+
+
+class _Buf:
+    def __init__(self, data, dtype=0, shape=(2,)):
+        self.data, self.dtype, self.shape, self.ndim = data, dtype, list(shape), len(shape)
+
+
+class ContractRulesTest(unittest.TestCase):
+    """What one run broke (check_verdict._contract_problems): an input
+    written without mutates_args (its index said for a dynamic one only), a
+    Tensor attribute written, a failed call, a declare_launch_args failure
+    (not where a GE op needs an NPU), outputs other than infer_meta's, an
+    alias that is not the input's buffer."""
+
+    def test_writes(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("x", "required"), ("xs", "dynamic"), ("acc", "required")))
+        info["inputs"][2]["mutated"] = True
+        res = _Run(before=[[b"a"], [b"b", b"c"], [b"d"]], after=[[b"A"], [b"b", b"C"], [b"D"]],
+                   attrs_written=[("w", "execute")])
+        self.assertEqual(cv._contract_problems(info, "c", res), [
+            "c: input x was written, but it is not declared in mutates_args",
+            "c: input xs[1] was written, but it is not declared in mutates_args",
+            "c: attribute w (a Tensor attribute, read-only for the op) was written by execute"])
+        self.assertEqual(cv._contract_problems(info, "c", _Run(before=res.before)), [])
+
+    def test_failures(self):
+        cv, errors = _cli("check_verdict"), _cli("errors")
+        info = _info()
+        err = errors.CliError("no output", "PYOP_ECONTRACT")
+        declare = errors.CliError("no NPU", "PYOP_EPYTHON")
+        declare.origin = (("NotImplementedError",), "/lib/ge/x.py", 3, "NotImplementedError: npu")
+        res = _Run(error=err, declare_error=declare)
+        self.assertEqual(cv._contract_problems(info, "c", res), ["c: PYOP_ECONTRACT: no output"])
+        res = _Run(declare_error=declare)
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: PYOP_EPYTHON: no NPU (a host that launches the op instead of "
+                          "executing it fails here)"])
+        ge = dict(info, impl_key="ge:m:Cls:Op")
+        self.assertEqual(cv._contract_problems(ge, "c", res), [])  # where GE needs an NPU
+        declare.origin = (("ValueError",), "/lib/ge/x.py", 3, "ValueError: v")
+        self.assertEqual(len(cv._contract_problems(ge, "c", res)), 1)
+
+    def test_outputs(self):
+        cv = _cli("check_verdict")
+        info = _info(inputs=(("acc", "required"),), outputs=(("y", "required"),))
+        info["outputs"][0]["alias"] = "acc"
+        same = [_Buf(100)]
+        ok = _Run(inputs=[same], produced=[[(_Buf(100), None)]], inferred=[[(0, [2])]])
+        self.assertEqual(cv._contract_problems(info, "c", ok), [])
+        moved = _Run(inputs=[same], produced=[[(_Buf(200), None)]], inferred=None)
+        self.assertEqual(cv._contract_problems(info, "c", moved),
+                         ["c: output y is declared as input acc's buffer but is not"])
+        for produced, inputs in (([[]], [same]), ([[(_Buf(100), None)]], [[]])):
+            with self.subTest(produced=produced, inputs=inputs):
+                res = _Run(inputs=inputs, produced=produced)
+                self.assertEqual(cv._contract_problems(info, "c", res),
+                                 ["c: output y is declared as input acc's buffer but is not"])
+        other = _Run(inputs=[same], produced=[[(_Buf(100, shape=(3,)), None)]],
+                     inferred=[[(0, [2])]])
+        self.assertEqual(cv._contract_problems(info, "c", other),
+                         ["c: output y: infer_meta said float32[2], execute produced float32[3]"])
+
+
+class GeStatusRulesTest(unittest.TestCase):
+    """What serves `import ge` (host.ge_status_lines): a CANN ge imported
+    before the load, nothing without a bridge, libpyop's package, a ge
+    installed beside it."""
+
+    def setUp(self):
+        self.saved = {n: sys.modules.get(n) for n in ("ge", "pyop._ge_link")}
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def test_lines(self):
+        host = _cli("host")
+        cann = type(sys)("ge")
+        cann.__file__ = "/cann/ge/__init__.py"
+        sys.modules["ge"] = cann
+        self.assertEqual(len(host.ge_status_lines()), 1)
+        self.assertIn("a CANN `ge` package is already imported (/cann/ge/__init__.py)",
+                      host.ge_status_lines(False)[0])
+        ours = type(sys)("ge")
+        ours.__pyop_ge__ = True
+        sys.modules["ge"] = ours
+        self.assertIn("no bridge is loaded", host.ge_status_lines(False)[0])
+        link = type(sys)("pyop._ge_link")
+        link.shadowed = lambda: "/site/ge"
+        sys.modules["pyop._ge_link"] = link
+        lines = host.ge_status_lines()
+        self.assertEqual(len(lines), 2)
+        self.assertIn("libpyop's GE compatibility package", lines[0])
+        self.assertIn("a `ge` package is installed at /site/ge", lines[1])
+        link.shadowed = lambda: None
+        self.assertEqual(len(host.ge_status_lines()), 1)  # ge imported: not looked up again
+
+    def test_installed_ge_looked_up_when_none_is_imported(self):
+        import importlib.util
+        host = _cli("host")
+        sys.modules.pop("ge", None)
+        sys.modules.pop("pyop._ge_link", None)
+        saved = importlib.util.find_spec
+        asked = []
+
+        def find(name, answer):
+            asked.append(name)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        try:
+            spec = type(sys)("spec")
+            spec.origin = "/site/ge/__init__.py"
+            importlib.util.find_spec = lambda name, *a: find(name, spec)
+            lines = host.ge_status_lines()
+            self.assertEqual(len(lines), 2, lines)
+            self.assertIn("a `ge` package is installed at /site/ge/__init__.py", lines[1])
+            self.assertEqual(asked, ["ge"])
+            for answer in (None, ValueError("ge.__spec__ is None"), ImportError("no")):
+                importlib.util.find_spec = lambda name, *a: find(name, answer)
+                self.assertEqual(len(host.ge_status_lines()), 1)
+            ours = type(sys)("ge")
+            ours.__pyop_ge__ = True
+            sys.modules["ge"] = ours
+            importlib.util.find_spec = lambda name, *a: find(name, spec)
+            del asked[:]
+            self.assertEqual(len(host.ge_status_lines()), 1)
+            self.assertEqual(asked, [])  # libpyop's ge is imported: nothing looked up
+        finally:
+            importlib.util.find_spec = saved
+
+
+
+class ConcurrencyInputsRulesTest(unittest.TestCase):
+    """The concurrency run's inputs (check_cases.thread_inputs): thread 0
+    the case's own, a sample's values rotated by t places (modulo their
+    count), fresh values where a rotation changes nothing; and each
+    thread's inputs run alone first (check_verdict._alone_runs)."""
+
+    def test_rotations(self):
+        cc = _cli("check_cases")
+        case = cc.Case("s", [[(0, [3], [1.0, 2.0, 3.0])], [(0, [1], [7.0])], []], {}, "samples")
+        self.assertIs(cc.thread_inputs(case, 0), case.inputs)
+        self.assertEqual(cc.thread_inputs(case, 1)[0][0][2], [2.0, 3.0, 1.0])
+        self.assertEqual(cc.thread_inputs(case, 2)[0][0][2], [3.0, 1.0, 2.0])
+        self.assertEqual(cc.thread_inputs(case, 4)[0][0][2], [2.0, 3.0, 1.0])  # 4 = 3 + 1
+        for t in (1, 3):
+            got = cc.thread_inputs(case, t)
+            self.assertEqual([len(slot) for slot in got], [1, 1, 0])
+            self.assertEqual(got[1][0][:2], (0, [1]))
+            self.assertNotEqual(got[1][0][2], [7.0])  # one element: fresh values
+        self.assertNotEqual(cc.thread_inputs(case, 3)[0][0][2], [1.0, 2.0, 3.0])  # a full turn
+        gen = cc.Case("g", [[(0, [3], [1.0, 2.0, 3.0])]], {}, "generated")
+        self.assertNotIn(cc.thread_inputs(gen, 1)[0][0][2], ([1.0, 2.0, 3.0], [2.0, 3.0, 1.0]))
+        self.assertNotEqual(cc.thread_inputs(gen, 1), cc.thread_inputs(gen, 2))
+
+    def test_alone_runs(self):
+        cv, cc, errors = _cli("check_verdict"), _cli("check_cases"), _cli("errors")
+        info = _info()
+        case = cc.Case("s", [[(0, [2], [1.0, 2.0])]], {}, "samples")
+
+        class Inst:
+            def __init__(self, answers):
+                self.answers, self.given = list(answers), []
+
+            def run(self, inputs):
+                self.given.append(inputs)
+                a = self.answers.pop(0)
+                if isinstance(a, Exception):
+                    raise a
+                return a
+        ok = _Res([[b"y"]])
+        ok.error = None
+        failed = _Res(None)
+        failed.error = errors.CliError("refused", "PYOP_EPYTHON")
+        inst = Inst([ok, ok])
+        variants, alone, why = cv._alone_runs(inst, info, case, 2)
+        self.assertIsNone(why)
+        self.assertEqual(variants, [case.inputs, cc.thread_inputs(case, 1)])
+        self.assertEqual(alone, [{"output y": b"y"}, {"output y": b"y"}])
+        # thread 1's own values fail: it runs the case's instead
+        inst = Inst([ok, failed, ok])
+        variants, _, why = cv._alone_runs(inst, info, case, 2)
+        self.assertEqual((variants[1], why), (case.inputs, None))
+        inst = Inst([ok, errors.CliError("no", "PYOP_EINVAL"), ok])
+        self.assertEqual(cv._alone_runs(inst, info, case, 2)[0][1], case.inputs)
+        inst = Inst([failed, failed])
+        self.assertEqual(cv._alone_runs(inst, info, case, 2),
+                         (None, None, "the case no longer runs on a fresh instance: refused"))
+        inst = Inst([errors.CliError("a", "PYOP_EINVAL"), errors.CliError("b", "PYOP_EINVAL")])
+        self.assertEqual(cv._alone_runs(inst, info, case, 1)[2],
+                         "the case no longer runs on a fresh instance: infer_meta refused it")
+
+
+class CheckExitRulesTest(unittest.TestCase):
+    """How `pyop check` ends on what its workers said (check.cmd_check): an
+    interrupt is an interrupt, a worker's fatal usage error exit 2, any
+    other fatal error exit 1 with its status and op; and a worker that
+    cannot be started (supervise.spawn)."""
+
+    def _check(self, **state):
+        import argparse
+        check = _cli("check")
+
+        class Sup:
+            def __init__(self, lib, args, job, limit):
+                self.warnings, self.interrupted, self.fatal = [], None, None
+                self.__dict__.update(state)
+
+            def run(self):
+                pass
+        saved = check.Supervisor, check._job
+        check.Supervisor = Sup
+        check._job = lambda lib, args: {"skipped": []}
+        try:
+            return check.cmd_check(None, argparse.Namespace())
+        finally:
+            check.Supervisor, check._job = saved
+
+    def test_fatal_and_interrupted(self):
+        errors = _cli("errors")
+        error = {"message": "bad --attr", "status": "usage", "op": "Op"}
+        with self.assertRaises(errors.UsageError) as cm:
+            self._check(fatal={"exit": 2, "error": error})
+        self.assertEqual((cm.exception.exit_code, cm.exception.op), (2, "Op"))
+        error = {"message": "it broke", "status": "PYOP_EINTERNAL", "op": None}
+        with self.assertRaises(errors.CliError) as cm:
+            self._check(fatal={"exit": 1, "error": error})
+        self.assertEqual((cm.exception.exit_code, cm.exception.status, cm.exception.message),
+                         (1, "PYOP_EINTERNAL", "it broke"))
+        self.assertNotIsInstance(cm.exception, errors.UsageError)
+        with self.assertRaises(KeyboardInterrupt) as cm:
+            self._check(interrupted="execute of \"Slow\"",
+                        fatal={"exit": 1, "error": error})
+        self.assertEqual(str(cm.exception), 'execute of "Slow"')
+
+    def test_worker_that_cannot_start(self):
+        sv, errors = _cli("supervise"), _cli("errors")
+        fds = []
+        with self.assertRaises(errors.CliError) as cm:
+            sv.spawn(lambda fd: fds.append(fd) or ["/nowhere/python9"])
+        self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertIn("cannot start the worker process", cm.exception.message)
+        with self.assertRaises(OSError):
+            os.fstat(fds[0])  # the pipe's ends are closed
+
+
+
+def _doctor_rep(**kw):
+    """A doctor report as doctor_report makes it."""
+    rep = {"python": {"executable": "/py/bin/python3", "version": "3.12.4",
+                      "build_python": "/usr/bin/python3.12", "is_build_python": True,
+                      "numpy": {"importable": True, "version": "2.0", "error": None},
+                      "sys_path": [{"path": "/lib/py", "site_packages": False},
+                                   {"path": "/lib/site-packages", "site_packages": True}]},
+           "runtime_key": "cp312-x", "runtime": "CPython 3.12", "opp_path": "/ops",
+           "path": [{"element": "/ops", "verdict": "python-dir", "detail": None},
+                    {"element": "rel", "verdict": "relative", "detail": "refused"}],
+           "artifacts": "/art",
+           "candidates": [{"dir": "/art/cp312", "status": "loaded", "reason": None},
+                          {"dir": "/art/cp311", "status": "ABI rejected", "reason": "too old"}],
+           "bridge": {"loaded": True, "detail": "/art/cp312"}, "ge": ["ge: line"],
+           "start_python": {"libpython": "/lib/libpython3.12.so", "verdict": "present",
+                            "artifact": "cp312", "default": "cp312", "note": None},
+           "load": {"status": "ok", "ops": ["A", "B"], "error": None}, "lanes_asked": 0,
+           "plugins": [], "implementations": []}
+    rep.update(kw)
+    return rep
+
+
+class PrintDoctorRulesTest(unittest.TestCase):
+    """doctor's text (doctor.print_doctor), each line that depends on the
+    report: the Python, the path, candidates, start_python, the load,
+    lanes and their memory, plugins and implementations."""
+
+    def _lines(self, rep):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with _Env(None), contextlib.redirect_stdout(out):
+            _cli("doctor").print_doctor(rep)
+        return out.getvalue().splitlines()
+
+    def test_the_usual_report(self):
+        lines = self._lines(_doctor_rep())
+        self.assertEqual(lines[:6], ["python: /py/bin/python3 (Python 3.12.4)",
+                                     "  the build's Python (what a C host with start_python "
+                                     "runs)",
+                                     "  numpy: importable (2.0)", "  sys.path:", "    /lib/py",
+                                     "    /lib/site-packages  (site-packages)"])
+        for line in ("runtime key: cp312-x (CPython 3.12)", "ASCEND_CUSTOM_OPP_PATH=/ops",
+                     "  /ops: python-dir", "  rel: relative: refused", "artifacts: /art",
+                     "  /art/cp312: loaded", "  /art/cp311: ABI rejected: too old",
+                     "bridge: loaded /art/cp312", "ge: line",
+                     "start_python would load: /lib/libpython3.12.so (present)",
+                     "load: ok, 2 ops registered"):
+            self.assertIn(line, lines)
+        self.assertTrue(any(t.startswith("lanes: none asked for") for t in lines))
+
+    def test_other_python_and_missing_parts(self):
+        py = dict(_doctor_rep()["python"], is_build_python=False,
+                  numpy={"importable": False, "version": None, "error": "ImportError: no"})
+        lines = self._lines(_doctor_rep(
+            python=py, runtime_key=None, opp_path=None, path=[], path_error="bad path",
+            bridge={"loaded": False, "detail": "not loaded"},
+            start_python={"libpython": None, "verdict": "unknown", "artifact": "cp313",
+                          "default": "cp312", "note": "lanes: a note"}))
+        self.assertTrue(lines[1].startswith("  NOT the build's Python /usr/bin/python3.12, "),
+                        lines)
+        for line in ("  numpy: not importable: ImportError: no", "runtime key: none (CPython 3.12)",
+                     "ASCEND_CUSTOM_OPP_PATH=(unset)", "  error: bad path", "bridge: not loaded",
+                     "start_python would load: - (unknown), the bridge cp313", "  lanes: a note"):
+            self.assertIn(line, lines)
+        lines = self._lines(_doctor_rep(python=dict(py, build_python=None), bridge=None))
+        self.assertFalse(any("build's Python" in t for t in lines[:2]), lines)
+        self.assertFalse(any(t.startswith("bridge: ") for t in lines))
+
+    def test_load_and_lanes(self):
+        mb = 1048576
+        lanes = [dict(_info(), op_type="A", lanes=2), dict(_info(), op_type="B",
+                                                          serial_reason="stateful")]
+        lines = self._lines(_doctor_rep(lanes_asked=2, lanes=lanes,
+                                        lane_memory={"bytes_per_lane": 3 * mb, "why": None}))
+        self.assertIn("lanes: 2 asked for (pyop_options.lanes); how each op runs:", lines)
+        self.assertIn("  memory: each lane adds 3.0 MB (resident memory of this load minus the "
+                      "same load without lanes, divided by 2)", lines)
+        self.assertIn("  op A: parallel: 2 lanes", lines)
+        self.assertIn("  op B: serial (main interpreter): stateful", lines)
+        lines = self._lines(_doctor_rep(lanes_asked=2, lane_memory={"bytes_per_lane": 0,
+                                                                     "why": None}))
+        self.assertIn("  memory: each lane adds 0.0 MB (resident memory of this load minus the "
+                      "same load without lanes, divided by 2)", lines)
+        lines = self._lines(_doctor_rep(lanes_asked=2, lane_memory={"bytes_per_lane": None,
+                                                                     "why": "no op runs in lanes"}))
+        self.assertIn("  memory per lane: not measured: no op runs in lanes", lines)
+        lines = self._lines(_doctor_rep(load={"status": "PYOP_EPLUGIN", "ops": [], "error": {
+            "message": "plugin x failed\nTraceback"}}, lanes_asked=2))
+        self.assertEqual(lines[-3:], ["load: FAILED (PYOP_EPLUGIN)", "  plugin x failed",
+                                      "  Traceback"])
+        self.assertFalse(any(t.startswith("lanes: ") for t in lines))
+
+    def test_plugins_and_implementations(self):
+        plugins = [{"plugin": "/ops/a.py", "verdict": "ok", "ops": ["A"], "pending": ["P"]},
+                   {"plugin": "/ops/b.py", "verdict": "ok", "ops": [], "pending": []},
+                   {"plugin": "/ops/c.py", "verdict": "failed",
+                    "error": {"message": "SyntaxError: bad\nmore"}}]
+        impls = [{"op_type": "P", "impl_source": "a.py:3", "pending": True, "legacy": False,
+                  "capabilities": ["execute"], "ge": False},
+                 {"op_type": "L", "impl_source": "l.py:1", "pending": False, "legacy": True,
+                  "capabilities": ["execute"], "ge": True},
+                 {"op_type": "G", "impl_source": "g.py:1", "pending": False, "legacy": False,
+                  "capabilities": ["execute", "compile"], "ge": True},
+                 {"op_type": "C", "impl_source": "c.py:1", "pending": False, "legacy": False,
+                  "capabilities": ["compile"], "ge": False}]
+        lines = self._lines(_doctor_rep(plugins=plugins, implementations=impls))
+        self.assertIn("  plugin /ops/a.py: ok (A; waiting for a prototype: P)", lines)
+        self.assertIn("  plugin /ops/b.py: ok (no ops)", lines)
+        self.assertIn("  plugin /ops/c.py: FAILED: SyntaxError: bad", lines)
+        tail = [t for t in lines if t.startswith("  op ")]
+        self.assertEqual(len(tail), 4, tail)
+        self.assertTrue(tail[0].startswith("  op P (a.py:3): implementation waiting for a "
+                                           "prototype"), tail)
+        self.assertTrue(tail[1].startswith("  op L (l.py:1): legacy execute(self, ctx)"), tail)
+        self.assertTrue(tail[2].startswith("  op G (g.py:1): has compile"), tail)
+        self.assertTrue(tail[2].endswith("(pyop_op_compile); CompilePlatformInfo queries need an "
+                                         "NPU"), tail)
+        self.assertTrue(tail[3].endswith("(pyop_op_compile)"), tail)
+
+
+
+class AnnotationRulesTest(unittest.TestCase):
+    """The implementation's annotations against the prototype
+    (check_plugin.annotation_problems), read with the bridge's readers
+    (pyop._signature, stood in for here): an input or attribute annotated
+    as another kind or type; unannotated parameters, methods the op does
+    not have and another bridge's readers are not compared."""
+
+    def setUp(self):
+        import inspect
+        cp = _cli("check_plugin")
+        saved_sig, saved_impl = sys.modules.get("pyop._signature"), cp.impl_class
+        self.addCleanup(self._restore, cp, saved_sig, saved_impl)
+
+        class Impl:
+            def execute(self, x: "list", b, xs: "object", *, n: "float", k: "int",
+                        other: "str"):
+                pass
+
+            def compile(self, x: "object"):
+                pass
+
+        def params(cls, method, what):
+            fn = getattr(cls, method, None)
+            if fn is None:
+                raise TypeError("no " + method)
+            sig = list(inspect.signature(fn).parameters.values())[1:]
+            return (fn, [p for p in sig if p.kind != p.KEYWORD_ONLY],
+                    [p for p in sig if p.kind == p.KEYWORD_ONLY], None, None)
+        sig = type(sys)("pyop._signature")
+        sig._method_params = params
+        sig._resolve = lambda ann, fn, method: ann
+        sig._input_kind = lambda ann: {"list": 2, "object": 0}.get(ann)
+        sig._attr_type = lambda ann: {"int": 1, "float": 2, "str": 4}.get(ann)
+        sys.modules["pyop._signature"] = sig
+        cp.impl_class = lambda info: Impl
+        self.cp, self.sig, self.Impl = cp, sig, Impl
+
+    def _restore(self, cp, sig, impl):
+        cp.impl_class = impl
+        if sig is None:
+            sys.modules.pop("pyop._signature", None)
+        else:
+            sys.modules["pyop._signature"] = sig
+
+    def _info(self, caps=("infer_meta", "execute")):
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")),
+                     attrs=({"name": "n", "type": "int"}, {"name": "k", "type": "int"}))
+        return dict(info, impl_key="pyop:op", capabilities=list(caps))
+
+    def test_problems(self):
+        got = self.cp.annotation_problems(self._info())
+        self.assertEqual(len(got), 3, got)
+        self.assertIn("execute() (", got[0])
+        self.assertTrue(got[0].endswith(": parameter x is annotated list (a dynamic input), but "
+                                        "the prototype's input x is required (one tensor)"), got)
+        self.assertTrue(got[1].endswith(": parameter xs is annotated object (a required input), "
+                                        "but the prototype's input xs is dynamic (a list of "
+                                        "tensors)"), got)
+        self.assertTrue(got[2].endswith(": attribute n is annotated float, but the prototype's n "
+                                        "is int (the host passes a int)"), got)
+        # compile's x is annotated as a single input, as the prototype says
+        self.assertEqual(len(self.cp.annotation_problems(self._info(("execute", "compile")))), 3)
+        self.assertEqual(self.cp.annotation_problems(self._info(("infer_meta",))), [])
+        self.Impl.compile.__annotations__["x"] = "list"
+        got = self.cp.annotation_problems(self._info(("compile",)))
+        self.assertEqual(len(got), 1)
+        self.assertTrue(got[0].startswith("compile() ("), got)
+
+    def test_not_compared(self):
+        cp = self.cp
+        self.assertEqual(cp.annotation_problems(dict(self._info(), impl_key="ge:m:C:Op")), [])
+        self.assertEqual(cp.annotation_problems(dict(self._info(), impl_key=None)), [])
+        del self.sig._attr_type  # another bridge version
+        self.assertEqual(cp.annotation_problems(self._info()), [])
+        sys.modules.pop("pyop._signature")
+        self.assertEqual(cp.annotation_problems(self._info()), [])
+        self.assertEqual(cp._ann_text(int), "int")
+        self.assertEqual(cp._ann_text("list[Tensor]"), "list[Tensor]")
+        import typing
+        self.assertEqual(cp._ann_text(typing.Optional[int]), "Optional[int]")
+
+
+
+class InstanceRulesTest(unittest.TestCase):
+    """What an instance says after a run (instance.py): a write outside a
+    buffer the host gave, past its end, before its start or both; execute
+    held to infer_meta's outputs; a launch-only op with a dynamic output."""
+
+    def _inst(self, info):
+        inst_mod = _cli("instance")
+        inst = inst_mod.Instance.__new__(inst_mod.Instance)
+        inst.info = info
+        return inst_mod, inst
+
+    def test_overruns(self):
+        import argparse
+        inst_mod, inst = self._inst(_info())
+        res = inst_mod.RunResult.__new__(inst_mod.RunResult)
+        res.error, res.failed, res.stages = None, None, []
+
+        def bufs(*overruns):
+            return argparse.Namespace(overruns=lambda: list(overruns))
+        self.assertTrue(inst._finish(res, bufs()))
+        past = "output y (8 bytes written past its end)"
+        before = "input x (2 bytes written before its start)"
+        for overruns, how in (((past,), "wrote past the end of"),
+                              ((before,), "wrote before the start of"),
+                              ((past, before), "wrote outside")):
+            with self.subTest(overruns=overruns):
+                res.error, res.failed, res.stages = None, None, ["infer_meta", "execute"]
+                self.assertFalse(inst._finish(res, bufs(*overruns)))
+                self.assertEqual(res.error.message, 'execute of "Op" %s %s'
+                                 % (how, ", ".join(overruns)))
+                self.assertEqual((res.error.status, res.error.op, res.failed),
+                                 ("PYOP_ECONTRACT", "Op", "execute"))
+        res.error, res.failed, res.stages = None, None, []
+        self.assertFalse(inst._finish(res, bufs(past), what="the launch"))
+        self.assertTrue(res.error.message.startswith("the launch wrote past the end of"))
+        self.assertIsNone(res.failed)
+        res.error, res.stages = None, []
+        inst._finish(res, bufs(past))
+        self.assertTrue(res.error.message.startswith('a call of "Op" wrote past'))
+        res.error = _cli("errors").CliError("earlier", "PYOP_EPYTHON")
+        self.assertFalse(inst._finish(res, bufs()))  # no overrun, but the run had failed
+
+    def test_held_to_infer_meta(self):
+        inst_mod = _cli("instance")
+        self.assertEqual(inst_mod._held_to_infer_meta("no y\nmore", {"proto_source": "p.py:3"}),
+                         "no y\n(pyop holds execute to what infer_meta (p.py:3) returned for "
+                         "these inputs)\nmore")
+        self.assertEqual(inst_mod._held_to_infer_meta("no y", {}),
+                         "no y\n(pyop holds execute to what infer_meta (the prototype) returned "
+                         "for these inputs)")
+
+    def test_launch_only_dynamic_output(self):
+        errors = _cli("errors")
+        _, inst = self._inst(_info(outputs=(("y", "required"), ("ys", "dynamic"))))
+        with self.assertRaisesRegex(errors.CliError, 'op "Op": a launch-only op with a dynamic '
+                                    'output cannot be run') as cm:
+            inst._launch(None, 0, None, [], None, None)
+        self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
+
+
+
+def _entry(op_type="Op", status="ok", **kw):
+    """One op's entry of check's report, as the worker makes it."""
+    e = {"op_type": op_type, "status": status, "checked": ["infer_meta", "execute"],
+         "inputs": "generated", "problems": [], "inconclusive": None, "why": None,
+         "ran": ["float32[2,3]"], "refusals": [], "notes": [], "warnings": [],
+         "stages": {"infer_meta": 2, "execute": 2}, "deterministic": True, "reference": None,
+         "threads": 0}
+    e.update(kw)
+    return e
+
+
+class CheckReportRulesTest(unittest.TestCase):
+    """check's report and exit status (check._report): 0 when every op
+    passed (infer-only ones too), 3 when one is inconclusive and none
+    failed, 1 for a failure of any kind, each said on stderr."""
+
+    def _report(self, ops=(), broken=(), load_error=None, wanted=(), json_out=False):
+        import argparse
+        import contextlib
+        import io
+        check, config = _cli("check"), _cli("config")
+        sup = argparse.Namespace(ops=list(ops), broken=list(broken), load_error=load_error,
+                                 warnings=[])
+        out, err = io.StringIO(), io.StringIO()
+        saved = config.BUILD_PYTHON
+        config.BUILD_PYTHON = None
+        try:
+            with _Env(None), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = check._report(argparse.Namespace(json=json_out), {"ops": list(wanted)},
+                                     sup)
+        finally:
+            config.BUILD_PYTHON = saved
+        return code, out.getvalue().splitlines(), err.getvalue()
+
+    def test_exit_status(self):
+        code, out, err = self._report([_entry()])
+        self.assertEqual((code, out[-1], err), (0, "1 op checked, 0 failed", ""))
+        code, _, err = self._report([_entry(status="infer-only", ran=[])])
+        self.assertEqual((code, err), (0, ""))
+        code, out, err = self._report([_entry(), _entry("Late", "inconclusive",
+                                                        inconclusive="nothing ran",
+                                                        why="compile only", ran=[])])
+        self.assertEqual(code, 3)
+        self.assertEqual(err, "pyop: check: 1 of 2 ops inconclusive: Late (compile only)\n")
+        self.assertEqual(out[-1], "2 ops checked, 0 failed, 1 inconclusive")
+        code, out, err = self._report([_entry("Bad", "failed", problems=["c: it broke"]),
+                                       _entry("Late", "inconclusive", why="x", ran=[])])
+        self.assertEqual((code, err), (1, "pyop: check: 1 of 2 ops failed\n"))
+        self.assertIn("    c: it broke", out)
+
+    def test_each_kind_of_failure(self):
+        code, out, err = self._report([_entry()], wanted=["Op", "Nope"])
+        self.assertEqual((code, err), (1, "pyop: check: op(s) not found: Nope\n"))
+        self.assertIn("Nope" + " " * 20 + " not found", out)
+        code, out, err = self._report([])
+        self.assertEqual((code, err), (1, "pyop: check: 0 ops checked\n"))
+        code, out, err = self._report([_entry()], broken=[{"plugin": "/p/b.py",
+                                                          "problem": "SyntaxError: x"}])
+        self.assertEqual((code, err), (1, "pyop: check: 1 plugin failed to load\n"))
+        self.assertEqual(out[-1], "1 op checked, 0 failed, 1 plugin failed to load")
+        load = {"status": "PYOP_ECONFLICT", "message": "two define Op\nmore", "op": None}
+        code, out, err = self._report([_entry()], load_error=load)
+        self.assertEqual((code, err), (1, "pyop: check: the plugins do not load together: two "
+                                          "define Op\n"))
+        self.assertEqual(out[-1], "1 op checked, 0 failed, the plugins do not load together")
+        self.assertIn("load of all plugins together: FAILED (PYOP_ECONFLICT)", out)
+        # the same failure as a plugin's own: said once, with that plugin
+        code, out, err = self._report([_entry()], load_error=load,
+                                      broken=[{"plugin": "/p/b.py", "problem": "two define Op"}])
+        self.assertEqual(err, "pyop: check: 1 plugin failed to load\n")
+        self.assertFalse(any(t.startswith("load of all plugins") for t in out))
+        errors = _cli("errors")
+        with self.assertRaises(errors.CliError) as cm:
+            self._report([], load_error=load)  # no op loaded at all: the command's error
+        self.assertEqual((cm.exception.status, cm.exception.message),
+                         ("PYOP_ECONFLICT", "two define Op\nmore"))
+
+    def test_op_lines(self):
+        check = _cli("check")
+        r = _entry(deterministic=False, reference=(1e-5, 1e-8), threads=4)
+        self.assertEqual(check._ran_line(r), "ran: infer_meta, execute on float32[2,3] (each "
+                         "twice on one instance; nondeterministic: values not compared; compared "
+                         "with the reference, rtol=1e-05 atol=1e-08, and from 4 threads at once)")
+        self.assertEqual(check._ran_line(_entry(stages={"infer_meta": 1}, ran=["a", "b"])),
+                         "ran: infer_meta on a, b")
+        self.assertEqual(check._ran_line(_entry(stages={"launch": 1})),
+                         "ran: launch on float32[2,3] (each twice on one instance)")
+        # an op whose worker died has no verdict on determinism (None): not "nondeterministic"
+        self.assertEqual(check._ran_line(_entry(deterministic=None)),
+                         "ran: infer_meta, execute on float32[2,3] (each twice on one instance)")
+        refusals = [{"case": "c1", "reason": "ValueError: no", "file": "/p/op.py", "line": 3},
+                    {"case": "c2", "reason": "ValueError: other", "file": "/p/op.py", "line": 3},
+                    {"case": "c3", "reason": "ValueError: no", "file": "/p/op.py", "line": 4},
+                    {"case": "c4", "reason": "TypeError: t", "file": "/p/op.py", "line": 3}]
+        self.assertEqual(check._refused_line({"refusals": refusals}),
+                         "infer_meta refused: c1, c2 (ValueError: no, /p/op.py:3); c3 "
+                         "(ValueError: no, /p/op.py:4); c4 (TypeError: t, /p/op.py:3)")
+        lines = check._report_lines(_entry(refusals=refusals[:1], notes=["n"], warnings=["w"]))
+        self.assertEqual([t.split(":")[0] for t in lines],
+                         ["ran", "infer_meta refused", "note", "warning"])
+        lines = check._report_lines(_entry(refusals=refusals[:1], ran=[], status="inconclusive",
+                                           inconclusive="refused all"))
+        self.assertEqual(lines, ["inconclusive: refused all"])  # the reason says the refusals
+        lines = check._report_lines(_entry(status="infer-only", ran=[]))
+        self.assertTrue(lines[0].startswith("infer-only: no implementation is loaded"), lines)
+
+
+
+class TensorValuesRulesTest(unittest.TestCase):
+    """A tensor the command makes from given values (values.make_tensor):
+    the count held to the shape, at it and one off on each side; values at
+    the data type's ends and one past; an int attribute at int64's ends."""
+
+    def test_counts_and_ranges(self):
+        values, errors, b = _cli("values"), _cli("errors"), _cli("binding")
+        keep = []
+        i8 = b.DTYPES.index("int8")
+        t = values.make_tensor(values.Buffers.shared(keep), i8, [2], [-128, 127])
+        self.assertEqual((values.read_values(t), values.tensor_repr(t)), ([-128, 127], "int8[2]"))
+        for given, why in (([1], "1 value given for shape [2] (2 elements)"),
+                           ([1, 2, 3], "3 values given for shape [2] (2 elements)"),
+                           ([1, 128], "values 1,128 do not fit int8: "),
+                           ([-129, 0], "values -129,0 do not fit int8: ")):
+            with self.subTest(values=given):
+                with self.assertRaises(errors.UsageError) as cm:
+                    values.make_tensor(values.Buffers.shared(keep), i8, [2], given)
+                self.assertTrue(cm.exception.message.startswith(why), cm.exception.message)
+                self.assertEqual(cm.exception.exit_code, 2)
+        empty = values.make_tensor(values.Buffers.shared(keep), i8, [0, 3], [])
+        self.assertEqual((values.read_values(empty), values.tensor_repr(empty)), ([], "int8[0,3]"))
+
+    def test_int_attribute_ends(self):
+        values, errors = _cli("values"), _cli("errors")
+        self.assertEqual(values._attr_int64(values.INT64_MIN), values.INT64_MIN)
+        self.assertEqual(values._attr_int64(values.INT64_MAX), values.INT64_MAX)
+        for bad in (values.INT64_MAX + 1, values.INT64_MIN - 1):
+            with self.assertRaises(errors.CliError) as cm:
+                values._attr_int64(bad)
+            self.assertEqual((cm.exception.status, cm.exception.message),
+                             ("PYOP_EINVAL", "attribute value %d is outside int64" % bad))
+
+
+
+class RunInWorkerRulesTest(unittest.TestCase):
+    """run's and bench's exit status from their worker
+    (supervise.run_in_worker, the worker's process stood in for): its own
+    status once it said "done" (1 when that says none), else an error
+    naming the step it was in; an interrupt ends with the worker's status
+    when it said one, else it is the command's interrupt."""
+
+    def _run(self, stream, interrupt=False):
+        import argparse
+        sv = _cli("supervise")
+        saved = sv.spawn, sv.read_events, sv._signal
+        argvs, signals = [], []
+
+        def spawn(argv_of):
+            rfd, wfd = os.pipe()
+            argvs.append(argv_of(wfd))
+            os.write(wfd, stream.encode())
+            os.close(wfd)
+            return _Ended(), rfd
+        calls = []
+
+        def read_events(proc, rfd, limit, on_event):
+            calls.append(limit)
+            if interrupt and len(calls) == 1:
+                raise KeyboardInterrupt()
+            return saved[1](proc, rfd, limit, on_event)
+        sv.spawn, sv.read_events = spawn, read_events
+        sv._signal = lambda proc, sig: signals.append(sig)
+        try:
+            code = sv.run_in_worker(argparse.Namespace(command="run", op="Op"),
+                                    ["--lanes", "2", "run", "Op", "--json"], 7)
+        finally:
+            sv.spawn, sv.read_events, sv._signal = saved
+        return code, argvs[0], calls, signals
+
+    def test_status_of_the_worker(self):
+        import signal
+        sv, errors = _cli("supervise"), _cli("errors")
+        code, argv, calls, _ = self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n'
+                                         '{"e": "done", "code": 3}\n')
+        self.assertEqual((code, calls), (3, [7]))
+        k = argv.index("run")
+        self.assertEqual(argv[k - 2:], ["--lanes", "2", "run", "--_worker", argv[k + 2], "Op",
+                                        "--json"])
+        self.assertEqual(self._run('{"e": "done", "code": "3"}\n')[0], 1)
+        self.assertEqual(self._run('{"e": "done"}\n')[0], 1)
+        self.assertEqual(self._run('{"e": "done", "code": 0}\n')[0], 0)
+        with self.assertRaises(errors.CliError) as cm:
+            self._run('{"e": "activity", "stage": "compile", "op": "Op"}\n')
+        self.assertTrue(cm.exception.message.startswith('compile of "Op" ended the process '
+                                                        'running it: it exited with status 0'),
+                        cm.exception.message)
+        # interrupted: the worker is told, and its status is the command's once it says one
+        code, _, calls, signals = self._run('{"e": "done", "code": 130}\n', interrupt=True)
+        self.assertEqual((code, calls, signals), (130, [7, sv.STOP_GRACE], [signal.SIGINT]))
+        with self.assertRaises(KeyboardInterrupt):
+            self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n', interrupt=True)
+
+
+
+class ProtoRulesTest(unittest.TestCase):
+    """--proto declarations turned into libpyop's structs (proto._op_info):
+    an attribute type with no pyop form and a default that is no value of
+    its type refused naming the file, line and attribute; and the bridge
+    artifact whose REG_OP reader is used (proto._python_dir)."""
+
+    def _decl(self, attrs):
+        return {"op_type": "Op", "line": 4, "inputs": [("x", 0)], "outputs": [("y", 0)],
+                "attrs": attrs}
+
+    def test_attrs(self):
+        proto, errors = _cli("proto"), _cli("errors")
+        keep = []
+        o = proto._op_info(self._decl([("n", 1, False, 3), ("m", 2, True, None)]), "/p/ops.h",
+                           keep)
+        self.assertEqual((o.op_type, o.n_inputs, o.n_outputs, o.n_attrs), (b"Op", 1, 1, 2))
+        self.assertEqual((o.attrs[0].required, o.attrs[1].required), (False, True))
+        self.assertEqual(_cli("binding").attr_value_to_py(o.attrs[0].default_value), 3)
+        with self.assertRaises(errors.CliError) as cm:
+            proto._op_info(self._decl([("t", 99, False, None)]), "/p/ops.h", keep)
+        self.assertEqual((cm.exception.status, cm.exception.op, cm.exception.message),
+                         ("PYOP_EDESCRIPTOR", "Op", "--proto /p/ops.h:4: REG_OP('Op') attr 't': "
+                                                    "attribute type 99 has no pyop form"))
+        with self.assertRaises(errors.CliError) as cm:
+            proto._op_info(self._decl([("n", 1, False, 2.5)]), "/p/ops.h", keep)
+        self.assertEqual(cm.exception.message, "--proto /p/ops.h:4: REG_OP('Op') ATTR('n'): "
+                                               "default 2.5 is not an int")
+        # a required attribute's default is not read
+        proto._op_info(self._decl([("n", 1, True, 2.5)]), "/p/ops.h", keep)
+        o = proto._op_info(dict(self._decl([]), line=None), "/p/ops.h", keep)
+        self.assertEqual(o.n_attrs, 0)
+
+    def test_reader_of_a_usable_artifact(self):
+        import argparse
+        proto, errors = _cli("proto"), _cli("errors")
+        root = _tree(self, ["bad/python/ge/custom_op/host_proto.py", "bare/python/",
+                            "good/python/ge/custom_op/host_proto.py"])
+
+        def lib_of(cands):
+            text = "artifacts: %s\ncandidates:\n" % root + "".join(
+                "  %s: %s\n" % (os.path.join(root, d), st) for d, st in cands)
+            return argparse.Namespace(doctor=lambda: text)
+        got = proto._python_dir(lib_of([("bad", "ABI rejected"), ("bare", "untried"),
+                                        ("good", "duplicate")]))
+        self.assertEqual(got, os.path.join(root, "good", "python"))
+        for status in ("untried", "loaded", "duplicate"):
+            self.assertEqual(proto._python_dir(lib_of([("good", status)])),
+                             os.path.join(root, "good", "python"))
+        with self.assertRaises(errors.CliError) as cm:
+            proto._python_dir(lib_of([("bad", "open failed"), ("bare", "loaded")]))
+        self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertIn("no bridge artifact for this Python has the REG_OP reader",
+                      cm.exception.message)
+
+
+
+class BenchBuffersRulesTest(unittest.TestCase):
+    """bench's outputs (bench._reusing_ctx): one buffer per output index,
+    reused while it is large enough, a larger one made when not; an output
+    larger than PYOP_CLI_MAX_BYTES refused (at the limit allocated)."""
+
+    def test_reused_and_refused(self):
+        import ctypes
+        bench, values, b = _cli("bench"), _cli("values"), _cli("binding")
+        saved = os.environ.get("PYOP_CLI_MAX_BYTES")
+        os.environ["PYOP_CLI_MAX_BYTES"] = "16"
+        try:
+            bufs = values.Buffers()
+            ctx = bench._reusing_ctx(bufs)
+            t = b.Tensor()
+
+            def alloc(index, nbytes):
+                t.nbytes, t.data = nbytes, None
+                return ctx.alloc_output(None, index, ctypes.pointer(t)), t.data
+            rc, first = alloc(0, 8)
+            self.assertEqual(rc, 0)
+            self.assertTrue(first)
+            self.assertEqual(alloc(0, 8), (0, first))  # the same output: the same buffer
+            self.assertEqual(alloc(0, 4), (0, first))
+            rc, other = alloc(1, 8)
+            self.assertNotEqual(other, first)  # another output: its own
+            rc, grown = alloc(0, 16)  # at the limit: allocated, larger than the first
+            self.assertEqual(rc, 0)
+            self.assertNotEqual(grown, first)
+            self.assertIsNone(bufs.refused)
+            rc, _ = alloc(0, 0)
+            self.assertEqual(rc, 0)
+            self.assertEqual(alloc(0, 17)[0], 1)
+            self.assertEqual(bufs.refused, "output 0 of 17 bytes refused: more than the 16 bytes "
+                                           "the command allocates (PYOP_CLI_MAX_BYTES)")
+        finally:
+            if saved is None:
+                os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+            else:
+                os.environ["PYOP_CLI_MAX_BYTES"] = saved
+
+
+
+class BenchTimingRulesTest(unittest.TestCase):
+    """bench's timed calls (bench._time, with the op's call stood in for):
+    the warm-up then --repeat interleaved rounds of --calls each (the
+    warm-up at most 200 calls), and a call failing midway ends the command
+    with libpyop's error and the output refused, when one was."""
+
+    def _time(self, ex, calls=3, repeat=2, refused=None):
+        import argparse
+        bench, errors = _cli("bench"), _cli("errors")
+        base_calls = []
+
+        def check(what, rc):
+            raise errors.PyopError(what, "PYOP_EPYTHON", "execute failed (%d)" % rc)
+        lib = argparse.Namespace(c=argparse.Namespace(pyop_op_capabilities=base_calls.append),
+                                 check=check)
+        args = argparse.Namespace(op="Op", calls=calls, repeat=repeat)
+        bufs = argparse.Namespace(refused=refused)
+        got = bench._time(lib, args, "op-handle", ex, ("a", 1), bufs, False)
+        return got, base_calls
+
+    def test_rounds(self):
+        seen = []
+        (ex_t, base_t), base_calls = self._time(lambda *a: seen.append(a) or 0)
+        self.assertEqual((len(ex_t), len(base_t)), (2, 2))
+        self.assertEqual(ex_t, sorted(ex_t))
+        self.assertEqual((len(seen), len(base_calls)), (3 + 2 * 3, 3 + 2 * 3))
+        self.assertEqual(seen[0], ("a", 1))
+        self.assertEqual(set(base_calls), {"op-handle"})
+        seen = []
+        self._time(lambda *a: seen.append(a) or 0, calls=250, repeat=1)
+        self.assertEqual(len(seen), 200 + 250)  # the warm-up: 200 calls at most
+
+    def test_failure_midway(self):
+        errors = _cli("errors")
+        n = []
+
+        def ex(*a):
+            n.append(1)
+            return -6 if len(n) == 5 else 0
+        with self.assertRaises(errors.PyopError) as cm:
+            self._time(ex, refused="output 0 of 17 bytes refused")
+        self.assertEqual(cm.exception.message, "execute failed (-6) (output 0 of 17 bytes "
+                                               "refused)")
+        with self.assertRaises(errors.PyopError) as cm:
+            self._time(lambda *a: -6)
+        self.assertEqual(cm.exception.message, "execute failed (-6)")
+
+
+
+class SecondRunRulesTest(unittest.TestCase):
+    """A case run twice on one instance (check_verdict._Run.again): the
+    second run failing, breaking the contract, or differing from the first
+    is a problem named as the second run's; a difference is none for a
+    nondeterministic op."""
+
+    def _again(self, second, deterministic=True):
+        cv, cc = _cli("check_verdict"), _cli("check_cases")
+        run = cv._Run(None, _info(), cv.Monitor(), deterministic, None)
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {}, "generated")
+
+        class Inst:
+            def run(self, inputs, stage=None):
+                if isinstance(second, Exception):
+                    raise second
+                return second
+        first = _Res([[b"ab"]])
+        first.stages, first.guessed = ["execute"], False
+        run.again(Inst(), case, first)
+        return run
+
+    def _res(self, data, error=None, after=None):
+        r = _Res([[data]], after=after)
+        r.stages, r.guessed, r.error, r.declare_error = ["execute"], False, error, None
+        r.attrs_written, r.produced, r.inferred, r.inputs = [], None, None, []
+        r.before = None
+        return r
+
+    def test_second_run(self):
+        errors = _cli("errors")
+        run = self._again(self._res(b"ab"))
+        self.assertEqual((run.raw, run.first_ok.label), ([], "c"))
+        self.assertEqual(run.v["stages"], {"execute": 1})
+        run = self._again(self._res(b"ax"))
+        self.assertEqual(len(run.raw), 1)
+        self.assertTrue(run.raw[0][1].startswith("run twice on one instance with the same inputs, "
+                                                 "output y differs from byte 1 ("), run.raw)
+        self.assertIsNone(run.first_ok)
+        run = self._again(self._res(b"ax"), deterministic=False)
+        self.assertEqual((run.raw, run.first_ok.label), ([], "c"))
+        run = self._again(errors.CliError("gone", "PYOP_EPYTHON"))
+        self.assertEqual(run.raw[0][1], "the second run on the same instance failed: "
+                                        "PYOP_EPYTHON: gone")
+        run = self._again(self._res(b"ab", error=errors.CliError("no", "PYOP_ECONTRACT")))
+        self.assertEqual(run.raw[0][1], "the first run succeeded, the second on the same "
+                                        "instance failed: PYOP_ECONTRACT: no")
+        res = self._res(b"ab")
+        res.attrs_written = [("w", "execute")]
+        run = self._again(res)
+        self.assertEqual([t for _, t in run.raw], [
+            "the second run on the same instance: attribute w (a Tensor attribute, read-only for "
+            "the op) was written by execute"])
+        self.assertIsNone(run.first_ok)
 
 
 if __name__ == "__main__":
