@@ -799,6 +799,86 @@ static void test_host_prototype_content_compared(void **state) {
   pyop_op_info_release(info);
 }
 
+/* The other default kinds a prototype may carry (bool, dtype, str, list of
+ * floats, list of dtypes) are compared by value too, and so are the attr
+ * count, names and types: an equal copy is idempotent, each difference is
+ * a conflict naming it, and the first registration stays. */
+typedef struct host_kinds {
+  pyop_io_info ins[1], outs[1];
+  pyop_attr_info ats[5];
+  pyop_op_info info;
+} host_kinds;
+
+static const double hk_floats[2] = {0.5, 2.0}, hk_floats2[2] = {0.5, 3.0};
+static const int32_t hk_dtypes[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32},
+                     hk_dtypes2[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT64};
+
+static void host_kinds_init(host_kinds *h) {
+  memset(h, 0, sizeof *h);
+  h->ins[0] = (pyop_io_info){"x", PYOP_IO_REQUIRED};
+  h->outs[0] = (pyop_io_info){"y", PYOP_IO_REQUIRED};
+  h->ats[0] = (pyop_attr_info){"on", PYOP_ATTR_BOOL, false, {.type = PYOP_ATTR_BOOL, .u.b = true}};
+  h->ats[1] = (pyop_attr_info){"dt", PYOP_ATTR_DTYPE, false,
+                               {.type = PYOP_ATTR_DTYPE, .u.dtype = PYOP_DTYPE_FLOAT16}};
+  h->ats[2] = (pyop_attr_info){"mode", PYOP_ATTR_STR, false,
+                               {.type = PYOP_ATTR_STR, .u.s = {"fast", 4}}};
+  h->ats[3] = (pyop_attr_info){"w", PYOP_ATTR_LIST_FLOAT, false,
+                               {.type = PYOP_ATTR_LIST_FLOAT, .u.floats = {hk_floats, 2}}};
+  h->ats[4] = (pyop_attr_info){"dts", PYOP_ATTR_LIST_DTYPE, false,
+                               {.type = PYOP_ATTR_LIST_DTYPE, .u.dtypes = {hk_dtypes, 2}}};
+  h->info = (pyop_op_info){sizeof(pyop_op_info), "HostKinds", NULL, NULL, NULL, NULL, h->ins, 1,
+                           h->outs, 1, h->ats, 5, 0};
+}
+
+static void kinds_conflict(host_kinds *h, const char *part) {
+  assert_int_equal(pyop_register_host_prototype(&h->info), PYOP_ECONFLICT);
+  assert_msg_has(part);
+  host_kinds_init(h);
+}
+
+static void test_host_prototype_attr_kinds_compared(void **state) {
+  (void)state;
+  host_kinds h;
+  host_kinds_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_kinds_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK); /* equal: idempotent */
+  /* An equal string default held in another buffer is the same. */
+  char fast[5] = "fast";
+  h.ats[2].default_value.u.s.data = fast;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_kinds_init(&h);
+  h.ats[0].default_value.u.b = false;
+  kinds_conflict(&h, "attr 0 \"on\": different default values");
+  h.ats[1].default_value.u.dtype = PYOP_DTYPE_FLOAT32;
+  kinds_conflict(&h, "attr 1 \"dt\": different default values");
+  h.ats[2].default_value.u.s = (pyop_str){"slow", 4};
+  kinds_conflict(&h, "attr 2 \"mode\": different default values");
+  h.ats[2].default_value.u.s = (pyop_str){"fast", 3}; /* a prefix */
+  kinds_conflict(&h, "attr 2 \"mode\": different default values");
+  h.ats[3].default_value.u.floats.items = hk_floats2;
+  kinds_conflict(&h, "attr 3 \"w\": different default values");
+  h.ats[3].default_value.u.floats.count = 1; /* the same first item, one fewer */
+  kinds_conflict(&h, "attr 3 \"w\": different default values");
+  h.ats[4].default_value.u.dtypes.items = hk_dtypes2;
+  kinds_conflict(&h, "attr 4 \"dts\": different default values");
+  h.info.n_attrs = 4; /* the last attr left out */
+  kinds_conflict(&h, "(4 attrs vs 5)"); /* the new one first */
+  h.ats[1].name = "dtype";
+  kinds_conflict(&h, "attr 1: name \"dtype\" vs \"dt\"");
+  h.ats[0] = (pyop_attr_info){"on", PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = 1}};
+  kinds_conflict(&h, "attr 0 \"on\": type ");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostKinds", &info), PYOP_OK);
+  assert_int_equal(info->n_attrs, 5);
+  assert_true(info->attrs[0].default_value.u.b);
+  assert_int_equal(info->attrs[1].default_value.u.dtype, PYOP_DTYPE_FLOAT16);
+  assert_int_equal(info->attrs[3].default_value.u.floats.count, 2);
+  assert_true(info->attrs[3].default_value.u.floats.items[1] == 2.0);
+  assert_int_equal(info->attrs[4].default_value.u.dtypes.items[1], PYOP_DTYPE_INT32);
+  pyop_op_info_release(info);
+}
+
 /* The host registers its own prototypes: no on_register for them, also
  * when the debug log (which keeps published entries for its lines) is on. */
 static void test_host_prototype_no_hook_debug_log(void **state) {
@@ -1646,6 +1726,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_content_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_attr_kinds_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
