@@ -435,6 +435,60 @@ static void test_dynamic_outputs(void **state) {
   pyop_op_destroy(op);
 }
 
+/* The list calls' argument checks, each for infer_meta_list, execute_list
+ * and infer_meta_expect: the output count the op has (one fewer and one
+ * more refused), outputs NULL, a capacity without items; an input slot
+ * array NULL or a slot's items NULL. Nothing is written to the host's
+ * lists when refused. */
+static void test_list_args_refused(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor ys[2], last;
+  pyop_output_list l[3] = {{ys, 2, 7}, {&last, 1, 7}, {&last, 1, 7}};
+  for (size_t n = 1; n <= 3; n += 2) {
+    char want[64];
+    snprintf(want, sizeof want, "%zu output%s given, the op has 2", n, n == 1 ? "" : "s");
+    assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, n), PYOP_EINVAL);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, n, &ctx), PYOP_EINVAL);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, n), PYOP_EINVAL);
+    assert_msg_has(want);
+  }
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, NULL, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": outputs is NULL");
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, NULL, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Split\": outputs is NULL");
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, NULL, 2), PYOP_EINVAL);
+  assert_msg_has("outputs is NULL");
+  /* The second list has room but no items: the index names it. */
+  l[1].items = NULL;
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("output 1 \"last\": capacity 1 but items is NULL");
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 1 \"last\": capacity 1 but items is NULL");
+  assert_int_equal(l[0].count, 7); /* untouched */
+  assert_int_equal(l[1].count, 7);
+  assert_int_equal(n_allocs, 0);
+  /* No room and no items is a valid empty list for the dynamic output. */
+  l[1].items = &last;
+  l[0] = (pyop_output_list){NULL, 0, 0};
+  op = (pyop_op_destroy(op), make("Split", X_OK, 0));
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 0);
+  assert_int_equal(l[1].count, 1);
+  /* Inputs: the slot array NULL, a slot's items NULL. */
+  assert_int_equal(pyop_op_infer_meta_list(op, NULL, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": inputs is NULL");
+  pyop_tensor_list noitems = {NULL, 1};
+  assert_int_equal(pyop_op_execute_list(op, &noitems, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("input 0 \"x\": 1 tensor but items is NULL");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
 static void test_inplace_alias(void **state) {
   (void)state;
   const pyop_op_info *info;
@@ -640,6 +694,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
