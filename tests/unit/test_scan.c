@@ -398,6 +398,59 @@ static void test_empty_elements_never_cwd(void **state) {
   free(t);
 }
 
+/* The whitespace GE strips around an element (space and \t \n \v \f \r,
+ * before and after) is dropped, and the info log says how the element was
+ * read (not in quiet mode); the characters just outside that range
+ * (\x08, \x0e) stay part of the element. An element of whitespace only is
+ * empty. */
+static void test_whitespace_around_elements(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "a.py");
+  touch(t, "b.py");
+  char value[3 * PATH_MAX];
+  snprintf(value, sizeof value, " \t%s\n:\v\f%s\r : \t\n\v\f\r :%s\x0e", P(t, "a.py"),
+           P(t, "b.py"), P(t, "a.py"));
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop__scan_result r;
+  int rc = pyop__scan(value, false, &r);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(r.n, 3);
+  assert_string_equal(r.entries[0].path, P(t, "a.py"));
+  assert_verdict(&r, 0, PYOP__PATH_PYTHON_FILE);
+  assert_string_equal(r.entries[1].path, P(t, "b.py"));
+  assert_verdict(&r, 1, PYOP__PATH_PYTHON_FILE);
+  char kept[PATH_MAX];
+  snprintf(kept, sizeof kept, "%s\x0e", P(t, "a.py"));
+  assert_string_equal(r.entries[2].path, kept);
+  assert_verdict(&r, 2, PYOP__PATH_MISSING_DIR); /* no longer a .py name */
+  char line[2 * PATH_MAX];
+  snprintf(line, sizeof line, "read as '%s' (the whitespace around an element is dropped",
+           P(t, "b.py"));
+  assert_non_null(strstr(log_buf, line));
+  pyop__scan_result_free(&r);
+  /* Quiet: the same reading, no info line. */
+  log_reset();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  rc = pyop__scan_opts(value, false, true, &r);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(r.n, 3);
+  assert_string_equal(r.entries[1].path, P(t, "b.py"));
+  assert_null(strstr(log_buf, "read as"));
+  pyop__scan_result_free(&r);
+  /* \x08 before an absolute path keeps it relative. */
+  snprintf(value, sizeof value, "\x08%s", P(t, "a.py"));
+  assert_int_equal(pyop__scan(value, false, &r), PYOP_OK);
+  assert_int_equal(r.n, 1);
+  assert_verdict(&r, 0, PYOP__PATH_RELATIVE);
+  pyop__scan_result_free(&r);
+  pt_rmtree(t);
+  free(t);
+}
+
 static void test_relative_element_refused(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -927,6 +980,7 @@ int main(void) {
       T(test_missing_py_file),
       T(test_missing_dir),
       T(test_empty_elements_never_cwd),
+      T(test_whitespace_around_elements),
       T(test_relative_element_refused),
       T(test_many_non_python_files_one_readdir),
       T(test_fifo_and_dir_named_py),
