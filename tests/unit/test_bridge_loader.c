@@ -569,6 +569,58 @@ static void test_services(void **state) {
   s->log(99, bad); /* out-of-range level, invalid view: ignored safely */
 }
 
+/* The log service: a level below PYOP_LOG_ERROR is logged as an error, one
+ * above PYOP_LOG_DEBUG as debug (so not at the default level), the log
+ * level filters, an invalid view is dropped; the line names the bridge.
+ * set_error with a status outside libpyop's says so in the message. */
+static int svc_log_n, svc_log_level;
+static char svc_log_line[512];
+static void svc_capture(void *user, int level, const char *line) {
+  (void)user;
+  svc_log_n++;
+  svc_log_level = level;
+  snprintf(svc_log_line, sizeof svc_log_line, "%s", line);
+}
+
+static void test_services_log_levels(void **state) {
+  (void)state;
+  const pyop_loader_services *s = &pyop__loader_services;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = svc_capture;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_WARN), PYOP_OK);
+  svc_log_n = 0;
+  s->log(-7, (pyop_str){"below error", 11});
+  assert_int_equal(svc_log_n, 1);
+  assert_int_equal(svc_log_level, PYOP_LOG_ERROR);
+  assert_non_null(strstr(svc_log_line, "bridge"));
+  assert_non_null(strstr(svc_log_line, "below error"));
+  s->log(PYOP_LOG_WARN, (pyop_str){"a warning, cut here", 9});
+  assert_int_equal(svc_log_n, 2);
+  assert_int_equal(svc_log_level, PYOP_LOG_WARN);
+  assert_non_null(strstr(svc_log_line, "a warning"));
+  assert_null(strstr(svc_log_line, "cut here"));
+  s->log(PYOP_LOG_INFO, (pyop_str){"info", 4});
+  s->log(99, (pyop_str){"above debug", 11});
+  s->log(PYOP_LOG_ERROR, (pyop_str){NULL, 3});
+  assert_int_equal(svc_log_n, 2); /* filtered, filtered, invalid */
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  s->log(99, (pyop_str){"above debug", 11});
+  assert_int_equal(svc_log_n, 3);
+  assert_int_equal(svc_log_level, PYOP_LOG_DEBUG);
+  assert_non_null(strstr(svc_log_line, "above debug"));
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* A status that is not libpyop's, or success: named in the message. */
+  s->set_error(0, (pyop_str){"it broke", 8});
+  assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
+  assert_non_null(strstr(pyop_last_error(), "it broke (the bridge reported status 0, not a "
+                                            "libpyop error status; reported as "));
+  s->set_error(PYOP_EPYTHON, (pyop_str){"plain", 5});
+  assert_string_equal(pyop_last_error(), "plain");
+}
+
 /* ------------------------------------------------------ fault injection */
 
 typedef struct sweep_ctx {
@@ -655,6 +707,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_services_log_levels, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_many, pt_seam_setup, pt_seam_teardown),
   };
