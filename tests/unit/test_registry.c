@@ -945,6 +945,39 @@ static void test_find_proto_longest_name(void **state) {
   assert_null(found);
 }
 
+/* find_proto refuses views that name no op type: NULL data with a length,
+ * an empty view, an embedded NUL; a view of a prefix or of the name within
+ * a longer buffer is compared by its length. pyop_op_list refuses either
+ * out pointer NULL. */
+static void test_find_proto_views_and_list_args(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Viewed", "v.py");
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *found = (const pyop_op_info *)&d;
+  assert_int_equal(pyop__registry_find_proto((pyop_str){NULL, 6}, &found), PYOP_ENOENT);
+  assert_null(found);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 0}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"View\0d", 6}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 5}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"ViewedX", 6}, &found), PYOP_OK);
+  assert_string_equal(found->op_type, "Viewed");
+  pyop__registry_release_proto(found);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 6}, NULL), PYOP_EINVAL);
+  char **types = (char **)&d;
+  size_t n = 77;
+  assert_int_equal(pyop_op_list(NULL, &n), PYOP_EINVAL);
+  assert_msg_has("pyop_op_list: out_types or out_count is NULL");
+  assert_int_equal(n, 77);
+  assert_int_equal(pyop_op_list(&types, NULL), PYOP_EINVAL);
+  assert_msg_has("pyop_op_list: out_types or out_count is NULL");
+  assert_ptr_equal(types, (char **)&d);
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(types[0], "Viewed");
+  pyop_free(types);
+}
+
 static void test_impl_binding(void **state) {
   (void)state;
   desc d;
@@ -1092,6 +1125,39 @@ static void test_info_outlives_unload(void **state) {
   assert_true(pt_live_allocs() < held); /* freed at the last release */
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
   assert_int_equal(pt_live_allocs(), base);
+}
+
+/* The unload refusal names the op types with live instances: eight of
+ * them in full, then ", ..." for the rest (nine: eight and the dots). */
+static void busy_types(int n_types, const char *want_count) {
+  desc d[9];
+  pyop_op *ops[9];
+  char name[16];
+  for (int i = 0; i < n_types; i++) {
+    snprintf(name, sizeof name, "Busy%d", i);
+    desc_init(&d[i], name, "a.py");
+    assert_int_equal(commit_one(&d[i], true), PYOP_OK);
+    assert_int_equal(pyop_op_create(name, NULL, 0, &ops[i]), PYOP_OK);
+  }
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has(want_count);
+  const char *m = pyop_last_error();
+  int named = 0;
+  for (const char *q = m; (q = strstr(q, "1 of \"Busy")); q++) named++;
+  assert_int_equal(named, n_types < 8 ? n_types : 8);
+  if (n_types > 8)
+    assert_msg_has(", ...");
+  else
+    assert_null(strstr(m, "..."));
+  assert_int_equal(pyop__registry_count(), n_types); /* nothing unloaded */
+  for (int i = 0; i < n_types; i++) pyop_op_destroy(ops[i]);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+}
+
+static void test_unload_busy_many(void **state) {
+  (void)state;
+  busy_types(8, "8 op instances are alive");
+  busy_types(9, "9 op instances are alive");
 }
 
 static void test_unload_busy(void **state) {
@@ -1731,9 +1797,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unload_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unload_busy_many, setup, teardown),
       cmocka_unit_test_setup_teardown(test_many_ops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_txn, setup, teardown),
