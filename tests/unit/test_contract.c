@@ -350,6 +350,30 @@ static void test_strict_mode(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/* PYOP_STRICT_OUTPUTS set to "0" or to "" leaves strict mode off; any other
+ * value turns it on (read by pyop_load). */
+static void test_strict_env_values(void **state) {
+  (void)state;
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  const char *values[] = {"0", "", "yes"};
+  const int want[] = {PYOP_OK, PYOP_OK, PYOP_ECONTRACT};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", values[i], 1), 0);
+    assert_int_equal(pyop_load(), PYOP_OK);
+    pyop_op *op = make("Plain", X_WRONG, 2);
+    int rc = pyop_op_execute(op, &xin, 1, &y, 1, &ctx);
+    if (rc != want[i])
+      fail_msg("PYOP_STRICT_OUTPUTS=\"%s\": %s, expected %s", values[i], pyop_status_name(rc),
+               pyop_status_name(want[i]));
+    pyop_op_destroy(op);
+  }
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 static void test_no_outputs(void **state) {
   (void)state;
   const pyop_op_info *info;
@@ -692,6 +716,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),

@@ -367,6 +367,9 @@ static void test_load_without_python_entries(void **state) {
   bool need = true;
   assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
   assert_false(need);
+  /* No out pointer: refused, nothing scanned. */
+  assert_int_equal(pyop_check_need_load(NULL), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "pyop_check_need_load: need_load is NULL");
   assert_int_equal(pyop_load(), PYOP_OK);
   expect_ops("");
   free(so);
