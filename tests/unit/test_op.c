@@ -291,6 +291,16 @@ static void test_attr_errors(void **state) {
   a[1] = attr_int("flag", 1);
   assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
   assert_msg_has("attribute \"flag\": expected bool, given int");
+  /* Only list[int] stands in for list[float] (as int for float): not a
+   * list[bool], and a list[int] is no float. */
+  static const bool bools[2] = {true, false};
+  a[1] = (pyop_attr){"scale", {.type = PYOP_ATTR_LIST_BOOL, .u.bools = {bools, 2}}};
+  assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"scale\": expected list[float], given list[bool]");
+  static const int64_t ints[1] = {2};
+  a[1] = (pyop_attr){"alpha", {.type = PYOP_ATTR_LIST_INT, .u.ints = {ints, 1}}};
+  assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"alpha\": expected float, given list[int]");
   a[1] = attr_int("alpha", 1);
   assert_int_equal(pyop_op_create("Axpy", a + 1, 1, &op), PYOP_EINVAL);
   assert_msg_has("required attribute \"mode\" (str) is missing");
