@@ -24,7 +24,7 @@ static void assert_msg_has(const char *part) {
 
 /* What execute does, chosen by the attribute "mode" of the op. */
 enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
-       X_ALIAS_TWICE = 6 };
+       X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -103,9 +103,14 @@ static int execute(void *hv, const pyop_exec_args *a) {
     for (int64_t i = 0; i < pyop_tensor_numel(x); i++) xv[i] += 1.0f;
     if (h->mode == X_ALLOC_ALIAS) return svc->alloc_output(svc->ctx, 0, &t);
     pyop_tensor o;
+    if (h->mode == X_ALIAS_INDEX) return svc->alias_output(svc->ctx, 1, 0, &o);
     int rc = svc->alias_output(svc->ctx, 0, 0, &o);
     if (rc == PYOP_OK && h->mode == X_ALIAS_TWICE) rc = svc->alias_output(svc->ctx, 0, 0, &o);
     return rc;
+  }
+  if (h->mode == X_ALIAS_UNDECLARED) {
+    pyop_tensor o;
+    return svc->alias_output(svc->ctx, 0, 0, &o);
   }
   if (h->mode == X_WRONG) {
     t.dtype = PYOP_DTYPE_FLOAT16;
@@ -565,6 +570,38 @@ static void test_inplace_alias(void **state) {
   pyop_op_destroy(op);
 }
 
+/* alias_output refused: an output index one past the last, an output the
+ * prototype declares no alias for, a list without room; the call fails
+ * with that status and the host's output is not written. */
+static void test_alias_output_refused(void **state) {
+  (void)state;
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_op *op = make("Inplace", X_ALIAS_INDEX, 2);
+  pyop_tensor y = {0};
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Inplace\": output index 1 out of range (1 output)");
+  assert_null(y.data);
+  pyop_op_destroy(op);
+  op = make("Plain", X_ALIAS_UNDECLARED, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"Plain\": output 0 \"y\" was bound to input 0, but the "
+                 "prototype declares no alias for it");
+  assert_null(y.data);
+  pyop_op_destroy(op);
+  op = make("Inplace", X_OK, 2);
+  pyop_output_list none = {&y, 0, 0};
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &none, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 0 \"x\": the host gave no room for it");
+  assert_int_equal(none.count, 0);
+  pyop_output_list one = {&y, 1, 0};
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &one, 1, &ctx), PYOP_OK);
+  assert_int_equal(one.count, 1);
+  assert_ptr_equal(y.data, xbuf); /* the input's own buffer */
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
 static void test_alias_not_bound(void **state) {
   (void)state;
   /* Inplace whose execute returns before binding (mode NOTHING). */
@@ -721,6 +758,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alias_output_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
