@@ -461,6 +461,31 @@ static void sweep_check(void *user, int rc) {
   assert_int_equal(pyop__registry_count(), 0);
 }
 
+/* A mask as the messages show it: 0 is "any", the names in dtype order,
+ * a bit with no name as dtype(N), and a small buffer is cut, never
+ * overrun. */
+static void test_mask_text(void **state) {
+  (void)state;
+  char buf[128];
+  assert_string_equal(pyop__dtype_mask_str(0, buf, sizeof buf), "any");
+  assert_string_equal(
+      pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_INT8) | PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32),
+                           buf, sizeof buf),
+      "float32, int8");
+  assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT16), buf, sizeof buf),
+                      "float16");
+  assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(63) | PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32),
+                                           buf, sizeof buf),
+                      "float32, dtype(63)");
+  char small[8];
+  memset(small, 'z', sizeof small);
+  pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32) | PYOP_DTYPE_BIT(PYOP_DTYPE_INT8) |
+                           PYOP_DTYPE_BIT(PYOP_DTYPE_INT64),
+                       small, sizeof small);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_string_equal(small, "float32");
+}
+
 static void test_fault_sweep(void **state) {
   (void)state;
   host_op_init(&sweep_op, "Swept", "T");
@@ -482,6 +507,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mask_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
