@@ -552,6 +552,48 @@ static void test_no_bridge_for_this_python(void **state) {
   free(root);
 }
 
+/* The fix lists every bridge there is for another Python, comma-separated;
+ * an empty root says no directory was found; without a runtime key the
+ * message speaks of "the running Python" and names no version. */
+static void test_no_bridge_lists_and_unknown_key(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  fb_link(root, "m1", "MISMATCH");
+  fb_link(root, "m2", "MISMATCH");
+  pyop__runtime_key other = key;
+  other.minor = 99;
+  snprintf(other.tag, sizeof other.tag, "cp399");
+  snprintf(other.text, sizeof other.text, "cp399-%s", key.machine);
+  pyop__candidates c;
+  pyop__bridge b;
+  pyop__artifacts_set_root(root);
+  assert_int_equal(pyop__candidates_find(&other, &c), PYOP_OK);
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_ENOBRIDGE);
+  char want[512];
+  snprintf(want, sizeof want, "; or run under a Python it has a bridge for: cp312-%s, cp312-%s",
+           key.machine, key.machine);
+  if (!strstr(pyop_last_error(), want)) fail_msg("\"%s\" lacks \"%s\"", pyop_last_error(), want);
+  pyop__candidates_free(&c);
+  char *empty = pt_mkdtemp();
+  pyop__artifacts_set_root(empty);
+  pyop__runtime_key unknown = key;
+  unknown.text[0] = '\0'; /* no key text: the running Python's could not be told */
+  assert_int_equal(pyop__candidates_find(&unknown, &c), PYOP_OK);
+  assert_int_equal(c.n, 0);
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_ENOBRIDGE);
+  snprintf(want, sizeof want, "no usable bridge for the running Python in %s:\n  (no artifact "
+           "directory found)\n  this libpyop has no bridge for the running Python: add that "
+           "Python to -DPYOP_PYTHONS", empty);
+  if (!strstr(pyop_last_error(), want)) fail_msg("\"%s\" lacks \"%s\"", pyop_last_error(), want);
+  if (PYOP_BUILD_PYTHONS[0]) assert_non_null(strstr(pyop_last_error(), ";/path/to/python3\")"));
+  assert_null(strstr(pyop_last_error(), "or run under"));
+  pyop__candidates_free(&c);
+  fb_rmtree(empty);
+  free(empty);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_services(void **state) {
   (void)state;
   const pyop_loader_services *s = &pyop__loader_services;
@@ -706,6 +748,7 @@ int main(void) {
                                       pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services_log_levels, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),
