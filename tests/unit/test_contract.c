@@ -24,7 +24,8 @@ static void assert_msg_has(const char *part) {
 
 /* What execute does, chosen by the attribute "mode" of the op. */
 enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
-       X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8 };
+       X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8, X_BAD_RANK = 9,
+       X_RANK_8 = 10 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -111,6 +112,11 @@ static int execute(void *hv, const pyop_exec_args *a) {
   if (h->mode == X_ALIAS_UNDECLARED) {
     pyop_tensor o;
     return svc->alias_output(svc->ctx, 0, 0, &o);
+  }
+  if (h->mode == X_BAD_RANK || h->mode == X_RANK_8) { /* [1]*9 or [1]*7+[3] */
+    t.ndim = h->mode == X_BAD_RANK ? PYOP_MAX_DIMS + 1 : PYOP_MAX_DIMS;
+    for (int i = 0; i < PYOP_MAX_DIMS; i++) t.shape[i] = 1;
+    t.shape[PYOP_MAX_DIMS - 1] = 3;
   }
   if (h->mode == X_WRONG) {
     t.dtype = PYOP_DTYPE_FLOAT16;
@@ -602,6 +608,41 @@ static void test_alias_output_refused(void **state) {
   pyop_op_destroy(op);
 }
 
+/* An output requested with a rank one past PYOP_MAX_DIMS is refused before
+ * the host is asked; at the limit it is allocated. A host alloc_output that
+ * returns success without a buffer is the host's failure (PYOP_EHOST). */
+static int alloc_nothing(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  t->data = NULL;
+  return 0;
+}
+
+static void test_requested_output_checked(void **state) {
+  (void)state;
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y = {0};
+  pyop_op *op = make("Plain", X_BAD_RANK, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Plain\": output 0 \"y\" requested as ");
+  assert_msg_has(": ndim out of 0..8");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+  op = make("Plain", X_RANK_8, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(y.ndim, PYOP_MAX_DIMS);
+  assert_int_equal(y.nbytes, 3 * sizeof(float));
+  assert_int_equal(n_allocs, 1);
+  ctx.alloc_output = alloc_nothing;
+  memset(&y, 0, sizeof y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EHOST);
+  assert_msg_has("the host's alloc_output gave output 0 \"y\" (float32[1,1,1,1,1,1,1,3]) no "
+                 "buffer");
+  assert_null(y.data);
+  pyop_op_destroy(op);
+}
+
 static void test_alias_not_bound(void **state) {
   (void)state;
   /* Inplace whose execute returns before binding (mode NOTHING). */
@@ -759,6 +800,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_output_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_requested_output_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
