@@ -758,6 +758,13 @@ static int no_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
   return 0;
 }
 
+static int no_dlinfo(void *handle, int request, void *info) {
+  (void)handle;
+  (void)request;
+  (void)info;
+  return -1;
+}
+
 /*
  * Only a function defined in the kernel library itself is a kernel: a data
  * object (const or not), a thread-local variable, or a function dlsym finds
@@ -808,6 +815,12 @@ static void test_error_not_a_function(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH,
                "kernel symbol \"not_kernels_store\" cannot be checked: no loaded object "
                "holds its address");
+  /* Nor is no link map for the library itself. */
+  pyop__sys_table.dladdr1 = dladdr1;
+  pyop__sys_table.dlinfo = no_dlinfo;
+  snprintf(want, sizeof want, "kernel symbol \"not_kernels_store\" cannot be checked: the "
+           "loaded object of %s is unknown (dlinfo failed)", lib);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
 }
 
 static void test_error_not_a_library(void **state) {
