@@ -1096,6 +1096,66 @@ static void test_library_opened_once(void **state) {
   free(dir);
 }
 
+/* Nine copies of the kernels library (more than the table's first eight
+ * slots): each is its own library, each found again afterwards (the first
+ * and the last, with no new dlopen); closing with plans of two libraries
+ * alive says "2 kernel libraries", with one "1 kernel library". */
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) assert_int_equal(fwrite(buf, 1, n, out), n);
+  fclose(in);
+  assert_int_equal(fclose(out), 0);
+  chmod(to, 0644);
+}
+
+static void test_library_table_grows(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pyop__sys_table.dlopen = counting_dlopen;
+  dlopen_count = 0;
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char path[9][PATH_MAX];
+  pyop__plan *p[9];
+  for (int i = 0; i < 9; i++) {
+    snprintf(path[i], sizeof path[i], "%s/libk%d.so", dir, i);
+    copy_file(kernels, path[i]);
+    p[i] = add_scale_plan(path[i]);
+    if (!p[i]) fail_msg("copy %d: %s", i, pyop_last_error());
+  }
+  assert_int_equal(dlopen_count, 9);
+  pyop__plan *again0 = add_scale_plan(path[0]), *again8 = add_scale_plan(path[8]);
+  assert_non_null(again0);
+  assert_non_null(again8);
+  assert_int_equal(dlopen_count, 9);
+  run_add_scale(again8);
+  run_add_scale(p[4]);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  for (int i = 1; i < 8; i++) pyop__plan_free(p[i]);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close(); /* libk0 and libk8 still used */
+  assert_non_null(strstr(log_buf, "2 kernel libraries still used by live launch plans: left open"));
+  pyop__plan_free(p[0]);
+  pyop__plan_free(again0);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_non_null(strstr(log_buf, "1 kernel library still used by live launch plans: left open"));
+  run_add_scale(p[8]);
+  pyop__plan_free(p[8]);
+  pyop__plan_free(again8);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_string_equal(log_buf, "");
+  pt_rmtree(dir);
+  free(dir);
+}
+
 /* ------------------------------------------------------ fault injection */
 
 static int build_for_sweep(void *user) {
@@ -1167,6 +1227,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, group_setup, NULL);
