@@ -879,6 +879,47 @@ static void test_host_prototype_attr_kinds_compared(void **state) {
   pyop_op_info_release(info);
 }
 
+/* A host prototype may have PYOP__MAX_IOS inputs, outputs and attrs; one
+ * more of any is refused naming that count, and nothing is registered. */
+static void test_host_prototype_count_limits(void **state) {
+  (void)state;
+  enum { N = PYOP__MAX_IOS + 1 };
+  static char names[N][8], anames[N][8];
+  static pyop_io_info ios[N];
+  static pyop_attr_info ats[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "n%d", i);
+    snprintf(anames[i], sizeof anames[i], "a%d", i);
+    ios[i] = (pyop_io_info){names[i], PYOP_IO_REQUIRED};
+    ats[i] = (pyop_attr_info){anames[i], PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = i}};
+  }
+  pyop_io_info out[1] = {{"out", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "ManyIns", NULL, NULL, NULL, NULL, ios,
+                     PYOP__MAX_IOS, out, 1, ats, PYOP__MAX_IOS, 0};
+  int rc = pyop_register_host_prototype(&hi);
+  if (rc != PYOP_OK) fail_msg("at the limit: %s", pyop_last_error());
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("ManyIns", &info), PYOP_OK);
+  assert_int_equal(info->n_inputs, PYOP__MAX_IOS);
+  assert_int_equal(info->n_attrs, PYOP__MAX_IOS);
+  assert_string_equal(info->inputs[PYOP__MAX_IOS - 1].name, "n1023");
+  pyop_op_info_release(info);
+  const char *what[3] = {"n_inputs", "n_outputs", "n_attrs"};
+  for (int k = 0; k < 3; k++) {
+    pyop_op_info over = {sizeof(pyop_op_info), "TooMany", NULL, NULL, NULL, NULL, ios, 1,
+                         out, 1, ats, 1, 0};
+    if (k == 0) over.n_inputs = N;
+    if (k == 1) over.outputs = ios, over.n_outputs = N;
+    if (k == 2) over.n_attrs = N;
+    assert_int_equal(pyop_register_host_prototype(&over), PYOP_EDESCRIPTOR);
+    char want[128];
+    snprintf(want, sizeof want, "pyop_register_host_prototype(\"TooMany\"): %s 1025 is more "
+             "than the 1024 allowed", what[k]);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_get("TooMany", &info), PYOP_ENOENT);
+  }
+}
+
 /* The host registers its own prototypes: no on_register for them, also
  * when the debug log (which keeps published entries for its lines) is on. */
 static void test_host_prototype_no_hook_debug_log(void **state) {
@@ -1793,6 +1834,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_content_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_attr_kinds_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_count_limits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
