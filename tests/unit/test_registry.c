@@ -799,6 +799,36 @@ static void test_host_prototype_content_compared(void **state) {
   pyop_op_info_release(info);
 }
 
+/* List defaults whose lengths differ while the common items agree (one
+ * item fewer, a row one item shorter, no rows at all) are different. */
+static void test_host_prototype_list_lengths_compared(void **state) {
+  (void)state;
+  host_body h;
+  host_body_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_body_init(&h);
+  h.ats[0].default_value.u.bools.count = 1;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 0 \"flags\": different default values");
+  host_body_init(&h);
+  static const int64_t row_short[1] = {1};
+  static const pyop_int_list rows_short[1] = {{row_short, 1}};
+  assert_int_equal(hb_row[0], 1); /* the same first item */
+  h.ats[1].default_value.u.int_lists.items = rows_short;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"rows\": different default values");
+  host_body_init(&h);
+  h.ats[1].default_value.u.int_lists.count = 0;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"rows\": different default values");
+  host_body_init(&h);
+  h.ats[3].default_value.u.strs.count = 1;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 3 \"names\": different default values");
+  host_body_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK); /* still the same */
+}
+
 /* The other default kinds a prototype may carry (bool, dtype, str, list of
  * floats, list of dtypes) are compared by value too, and so are the attr
  * count, names and types: an equal copy is idempotent, each difference is
@@ -1834,6 +1864,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_content_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_attr_kinds_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_list_lengths_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_count_limits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
