@@ -924,6 +924,10 @@ static void test_start_python_key(void **state) {
   expect_error(pyop_set_options(&o), PYOP_ESTATE,
                "pyop_set_options: start_python_key cannot change to (none) while the bridge "
                "stays open (it was loaded with cp399-x86_64); call pyop_shutdown first");
+  o.start_python_key = "cp398-x86_64"; /* another key, not only none */
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "pyop_set_options: start_python_key cannot change to cp398-x86_64 while the "
+               "bridge stays open (it was loaded with cp399-x86_64)");
   o.start_python_key = "cp399-x86_64";
   assert_int_equal(pyop_set_options(&o), PYOP_OK); /* the same key: nothing changes */
   assert_int_equal(pyop_shutdown(), PYOP_OK);
