@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,14 @@ static int infer(void *hv, const pyop_infer_args *a) {
 }
 
 /* z = x + alpha * y (float32), y optional. */
+/* A copy of the services table of the last execute, kept past its return
+ * (the table itself lives only during the call). */
+static pyop_exec_services kept_svc;
+
 static int execute(void *hv, const pyop_exec_args *a) {
   holder *h = hv;
   const pyop_exec_services *svc = a->services;
+  kept_svc = *svc;
   if (mode == M_EXEC_BAD_STATUS) return 7;
   const pyop_tensor *x = &a->inputs[0].items[0];
   const pyop_tensor *y = a->inputs[1].count ? &a->inputs[1].items[0] : NULL;
@@ -594,6 +600,52 @@ static void test_execute_host_alloc(void **state) {
   pyop_op_destroy(op);
 }
 
+/* A service of execute called after execute returned is refused
+ * (PYOP_ESTATE), naming the service, the call and the object that called
+ * it (dladdr's file name; "a bridge" when dladdr cannot tell or gives an
+ * empty name); nothing is allocated. */
+static int no_dladdr(const void *addr, Dl_info *info) {
+  (void)addr;
+  (void)info;
+  return 0;
+}
+static int empty_dladdr(const void *addr, Dl_info *info) {
+  (void)addr;
+  memset(info, 0, sizeof *info);
+  info->dli_fname = "";
+  return 1;
+}
+
+static void test_service_after_return(void **state) {
+  (void)state;
+  pyop_op *op = make_op("Axpy");
+  int64_t shape[1] = {2};
+  float xv[2] = {1, 2}, zv[2];
+  pyop_tensor x = f32(xv, 1, shape), z = f32(zv, 1, shape);
+  pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = &host;
+  ctx.alloc_output = host_alloc_output;
+  assert_int_equal(pyop_op_execute(op, in, 3, &z, 1, &ctx), PYOP_OK);
+  assert_int_equal(host.outputs, 1);
+  pyop_tensor late = x;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("execute: alloc_output called after the call it was passed to returned, or "
+                 "from another thread (the bridge ");
+  assert_msg_has("); such a callback is valid only during that call, on its thread");
+  assert_int_equal(host.outputs, 1); /* the host was not asked again */
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.dladdr = no_dladdr;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("or from another thread (a bridge);");
+  pyop__sys_table.dladdr = empty_dladdr;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("or from another thread (a bridge);");
+  pyop__sys_table = saved;
+  host_reset();
+  pyop_op_destroy(op);
+}
+
 static void test_execute_preallocated(void **state) {
   (void)state;
   pyop_op *op = make_op("Axpy");
@@ -751,6 +803,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unsupported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_host_alloc, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_preallocated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_service_after_return, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compile_declare_launch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_create, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_pins_entry, setup, teardown),
