@@ -985,6 +985,16 @@ static void test_error_struct_sizes(void **state) {
   v.struct_size = sizeof v;
   a[0].struct_size = 8;
   assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0 argument 0: struct_size 8 is smaller");
+  /* The argument view's size up to its value: exactly that is enough, one
+   * byte less is not. */
+  size_t min = offsetof(pyop_launch_arg_view, value) + sizeof a[0].value;
+  a[0].struct_size = min - 1;
+  char want[96];
+  snprintf(want, sizeof want, "launch 0 argument 0: struct_size %zu is smaller than %zu", min - 1,
+           min);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
+  a[0].struct_size = min;
+  assert_int_equal(try_launch(&v), PYOP_OK);
   a[0].struct_size = sizeof a[0];
   v.args = NULL;
   assert_error(try_launch(&v), PYOP_ELAUNCH, "1 argument but the array is NULL");

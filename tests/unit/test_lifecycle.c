@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +371,21 @@ static void test_load_without_python_entries(void **state) {
   /* No out pointer: refused, nothing scanned. */
   assert_int_equal(pyop_check_need_load(NULL), PYOP_EINVAL);
   assert_string_equal(pyop_last_error(), "pyop_check_need_load: need_load is NULL");
+  /* A scan that fails (a listed .py file is missing) answers no, even with
+   * Python found elsewhere in the variable. */
+  char *pydir = pt_mkdtemp();
+  char *pyfile = fb_join(pydir, "op.py");
+  pt_write_file(pyfile, "# op\n");
+  char value[2 * PATH_MAX];
+  snprintf(value, sizeof value, "%s/gone.py:%s", pydir, pydir);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  need = true;
+  assert_int_equal(pyop_check_need_load(&need), PYOP_ENOENT);
+  assert_false(need);
+  setenv("ASCEND_CUSTOM_OPP_PATH", cxx, 1);
+  free(pyfile);
+  fb_rmtree(pydir);
+  free(pydir);
   assert_int_equal(pyop_load(), PYOP_OK);
   expect_ops("");
   free(so);

@@ -46,6 +46,8 @@ static struct {
   char mode_s[16];
   size_t n_scale;
   double scale[4];
+  size_t n_shift; /* the "Lists" op's second list[float] */
+  double shift[4];
   bool flag;
 } seen;
 
@@ -75,6 +77,10 @@ static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
       for (size_t k = 0; k < v->u.floats.count && k < 4; k++) seen.scale[k] = v->u.floats.items[k];
     }
     if (strcmp(seen.names[i], "flag") == 0) seen.flag = v->u.b;
+    if (strcmp(seen.names[i], "shift") == 0) {
+      seen.n_shift = v->u.floats.count;
+      for (size_t k = 0; k < v->u.floats.count && k < 4; k++) seen.shift[k] = v->u.floats.items[k];
+    }
   }
   holders_alive++;
   *out = h;
@@ -283,6 +289,36 @@ static void test_attr_resolution(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Two list[float] attributes both given as list[int]: each converted into
+ * its own part of the conversion buffer. */
+static void test_two_int_lists_converted(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED}};
+  pyop_attr_view at[2];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("scale"), PYOP_ATTR_LIST_FLOAT, 0,
+                           {.type = PYOP_ATTR_LIST_FLOAT}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("shift"), PYOP_ATTR_LIST_FLOAT, 0,
+                           {.type = PYOP_ATTR_LIST_FLOAT}};
+  pyop_proto_view p = {sizeof p, S("Lists"), S("pyop:lists"), S("lists.py"), 3,
+                       PYOP_CAP_INFER_META, in, 1, out, 1, at, 2, (void *)0x5, &proto_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  static const int64_t a[2] = {1, 2}, b[3] = {3, 4, 5};
+  pyop_attr attrs[2] = {{"shift", {.type = PYOP_ATTR_LIST_INT, .u.ints = {b, 3}}},
+                        {"scale", {.type = PYOP_ATTR_LIST_INT, .u.ints = {a, 2}}}};
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Lists", attrs, 2, &op), PYOP_OK);
+  assert_int_equal(seen.n_scale, 2);
+  assert_true(seen.scale[0] == 1.0 && seen.scale[1] == 2.0);
+  assert_int_equal(seen.n_shift, 3);
+  assert_true(seen.shift[0] == 3.0 && seen.shift[1] == 4.0 && seen.shift[2] == 5.0);
+  pyop_op_destroy(op);
+}
+
 static void test_attr_errors(void **state) {
   (void)state;
   pyop_op *op = (pyop_op *)0x1;
@@ -324,6 +360,11 @@ static void test_attr_errors(void **state) {
   assert_int_equal(pyop_op_create("Nope", NULL, 0, &op), PYOP_ENOENT);
   assert_msg_has("\"Nope\"");
   assert_int_equal(pyop_op_create("Axpy", NULL, 0, NULL), PYOP_EINVAL);
+  /* Valid attributes, no out pointer: refused for that, no instance made. */
+  pyop_attr ok_mode = attr_str("mode", "x");
+  assert_int_equal(pyop_op_create("Axpy", &ok_mode, 1, NULL), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "pyop_op_create: op_type or out is NULL");
+  assert_int_equal(pyop__registry_live_instances(), 0);
   assert_int_equal(pyop_op_create(NULL, NULL, 0, &op), PYOP_EINVAL);
   assert_int_equal(holders_alive, 0);
   assert_int_equal(pyop__registry_live_instances(), 0);
@@ -646,6 +687,35 @@ static void test_service_after_return(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Strict outputs compare execute with infer_meta: an op whose prototype
+ * has no infer_meta runs as before (nothing to compare with). */
+static void test_strict_without_infer_meta(void **state) {
+  (void)state;
+  register_axpy("ExecOnly", true, 0);
+  assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing to load; reads the variable */
+  pyop_attr a = attr_str("mode", "x");
+  pyop_op *op = NULL;
+  int rc = pyop_op_create("ExecOnly", &a, 1, &op);
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(rc, PYOP_OK);
+  int64_t shape[1] = {2};
+  float xv[2] = {1, 2};
+  pyop_tensor x = f32(xv, 1, shape), z;
+  memset(&z, 0, sizeof z);
+  pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = &host;
+  ctx.alloc_output = host_alloc_output;
+  rc = pyop_op_execute(op, in, 3, &z, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("strict execute without infer_meta: %s", pyop_last_error());
+  assert_true(((float *)z.data)[1] == 2.0f);
+  host_reset();
+  pyop_op_destroy(op);
+  assert_int_equal(pyop_load(), PYOP_OK); /* strict mode off again */
+}
+
 static void test_execute_preallocated(void **state) {
   (void)state;
   pyop_op *op = make_op("Axpy");
@@ -691,10 +761,21 @@ static void test_compile_declare_launch(void **state) {
   pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
   void *art;
   size_t len;
+  /* The artefact replaced by a later set_artifact is freed: once the last
+   * one is freed too, nothing is left. */
+  pt_faults_install();
+  pt_faults_arm(-1);
+  long live = pt_live_allocs();
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_OK);
   assert_int_equal(len, 4);
   assert_memory_equal(art, "wxyz", 4);
   pyop_free(art);
+  assert_int_equal(pt_live_allocs(), live);
+  pt_faults_remove();
+  /* No out pointer for the length (or the artefact): refused, nothing run. */
+  assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, NULL), PYOP_EINVAL);
+  assert_msg_has("pyop_op_compile: op, artifact or len is NULL");
+  assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, NULL, &len), PYOP_EINVAL);
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_EINVAL);
   assert_msg_has("compile of \"Kern\": set_artifact: 2 bytes from NULL");
@@ -798,12 +879,14 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_resolution, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_two_int_lists_converted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_host_alloc, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_preallocated, setup, teardown),
       cmocka_unit_test_setup_teardown(test_service_after_return, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_without_infer_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compile_declare_launch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_create, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_pins_entry, setup, teardown),

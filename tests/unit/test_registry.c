@@ -525,6 +525,47 @@ static void test_near_names_boundary(void **state) {
   }
 }
 
+/* More of "did you mean": a long name allows three edits, never four; at
+ * most three names are suggested; an implementation waiting under a near
+ * op type is suggested too, with its source. */
+static void test_near_names_cap_count_pending(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Abcdefghijklmnop", "n.py"); /* 16 letters: len/4 = 4, capped at 3 */
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("XXXdefghijklmnop", &info), PYOP_ENOENT);
+  assert_msg_has("did you mean \"Abcdefghijklmnop\"?");
+  assert_int_equal(pyop_op_get("XXXXefghijklmnop", &info), PYOP_ENOENT);
+  assert_null(strstr(pyop_last_error(), "did you mean"));
+  const char *names[4] = {"Conv1", "Conv2", "Conv3", "Conv4"};
+  desc c[4];
+  for (int i = 0; i < 4; i++) {
+    desc_init(&c[i], names[i], "c.py");
+    assert_int_equal(commit_one(&c[i], false), PYOP_OK);
+  }
+  assert_int_equal(pyop_op_get("Conv0", &info), PYOP_ENOENT);
+  const char *m = pyop_last_error();
+  int named = 0;
+  for (int i = 0; i < 4; i++) {
+    char q[16];
+    snprintf(q, sizeof q, "\"%s\"", names[i]);
+    named += strstr(m, q) != NULL;
+  }
+  if (named != 3) fail_msg("%d of 4 near names in \"%s\"", named, m);
+  /* A waiting implementation, one letter off. */
+  desc w;
+  desc_init(&w, "Waitng", "w.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &w.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop_op_get("Waiting", &info), PYOP_ENOENT);
+  assert_msg_has("no operator \"Waiting\" is registered (no prototype and implementation pair "
+                 "has that name); did you mean \"Waitng\", an implementation (w.py:30) waiting "
+                 "for a prototype of that name");
+}
+
 /* Hooks record what they see and prove no registry lock is held (they call
  * back into the registry, which would deadlock otherwise). */
 static struct {
@@ -1859,6 +1900,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_near_names_boundary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_near_names_cap_count_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
