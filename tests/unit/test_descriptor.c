@@ -480,6 +480,13 @@ static void test_lanes_members(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   f.p.lanes = PYOP_MAX_LANES + 1;
   REJECT_PROTO(&f, "lanes: 65 is out of range (0..64)");
+  f.p.lanes = PYOP_MAX_LANES; /* the limit itself is a number of lanes */
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* A callbacks struct that ends before create_holder_in has none, whatever
+   * lies in memory after it. */
+  cb.struct_size = offsetof(pyop_op_callbacks, create_holder_in);
+  REJECT_PROTO(&f, "lanes: 64 but callbacks have no create_holder_in");
+  cb.struct_size = sizeof cb;
   f.p.lanes = 2;
   f.p.serial_reason = S("lane 1: ImportError");
   REJECT_PROTO(&f, "lanes: 2 with a serial_reason");

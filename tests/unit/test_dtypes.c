@@ -341,6 +341,35 @@ static void test_output_follows_its_own_symbol(void **state) {
   pyop_op_destroy(op);
 }
 
+/* An output whose symbol's only input is an absent optional one is free:
+ * nothing makes its type (the absent input is not read); present, it does. */
+static void test_output_symbol_of_absent_input(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Opt", "T");
+  h.ins[1].kind = PYOP_IO_OPTIONAL;
+  h.in_sets[0] = (pyop_dtype_set){0, "T"}; /* x: any, as T */
+  h.in_sets[1] = (pyop_dtype_set){0, "U"}; /* y (optional): any, as U */
+  h.out_sets[0] = (pyop_dtype_set){0, "U"}; /* z: y's type */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("Opt");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Opt", NULL, 0, &op), PYOP_OK);
+  static float xb[4], zb[4];
+  int64_t shape[1] = {4};
+  pyop_tensor x = pyop_tensor_of(xb, PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_tensor_list in[2] = {pyop_tensor_list_of(&x, 1), {NULL, 0}};
+  pyop_tensor z = pyop_tensor_of(zb, PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  int rc = pyop_op_execute(op, in, 2, &z, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("y absent: %s", pyop_last_error());
+  assert_int_equal(executed, 1);
+  out_dtype = PYOP_DTYPE_FLOAT32; /* y present as int32: z must be int32 */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_ECONTRACT);
+  assert_msg_has("which input 1 \"y\" makes int32");
+  pyop_op_destroy(op);
+}
+
 /* Constraints on the outputs alone (the inputs unconstrained) still hold
  * the op to them: an output asked for outside its set breaks the contract. */
 static void test_output_only_constraints(void **state) {
@@ -505,6 +534,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mask_text, setup, teardown),
