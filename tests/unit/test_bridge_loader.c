@@ -594,6 +594,38 @@ static void test_no_bridge_lists_and_unknown_key(void **state) {
   free(root);
 }
 
+/* "Inside the artifact directory" is by path components: a bridge that
+ * resolves into a sibling directory whose name only extends the
+ * directory's ("p" -> "p2/libpyop_bridge.so") is outside, and refused; the
+ * sibling itself loads. */
+static void test_bridge_in_prefix_sibling(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *p2 = fb_make_artifact(root, "p2", "GOOD", NULL);
+  char *p = fb_make_artifact(root, "p", "GOOD", NULL);
+  char *p_so = fb_join(p, "libpyop_bridge.so");
+  char *p2_so = fb_join(p2, "other.so"); /* a file of its own: no duplicate of p2's */
+  char *good_so = fb_join(FB_DIR "/GOOD", "libpyop_bridge.so");
+  fb_copy(good_so, p2_so, 0755);
+  free(good_so);
+  assert_int_equal(unlink(p_so), 0);
+  assert_int_equal(symlink(p2_so, p_so), 0);
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
+  assert_int_equal(cand(&c, root, "p")->status, PYOP__CAND_INVALID_PATH);
+  assert_non_null(strstr(cand(&c, root, "p")->reason, "outside the artifact directory"));
+  assert_int_equal(cand(&c, root, "p2")->status, PYOP__CAND_LOADED);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(p_so);
+  free(p2_so);
+  free(p);
+  free(p2);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_services(void **state) {
   (void)state;
   const pyop_loader_services *s = &pyop__loader_services;
@@ -749,6 +781,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_bridge_in_prefix_sibling, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services_log_levels, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),

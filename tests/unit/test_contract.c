@@ -524,6 +524,55 @@ static void test_list_args_refused(void **state) {
   pyop_op_destroy(op);
 }
 
+/* infer_meta_expect: the host's stated instance count of a dynamic output
+ * is held against what infer_meta returns; more stated than room is the
+ * host's error (one more than the room; the room itself is fine), and a
+ * count that also overflowed the room is still a count mismatch. */
+static void test_infer_meta_expect_counts(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 4, 3}, {&last, 1, 0}};
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  l[0].count = 2;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("dynamic output 0 \"ys\": instance count mismatch: the host states 2 "
+                 "tensors, infer_meta returned 3");
+  l[0].count = 5;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": dynamic output 0 \"ys\": 5 tensors stated, room "
+                 "was given for 4");
+  l[0].count = 4;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("the host states 4 tensors, infer_meta returned 3");
+  /* Room for 2, 2 stated, 3 returned: a mismatch, not the room's EINVAL. */
+  l[0] = (pyop_output_list){ys, 2, 2};
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("the host states 2 tensors, infer_meta returned 3");
+  pyop_op_destroy(op);
+}
+
+/* Execute with the host's expectations: a stated count above the room is
+ * read as the room (the tensors the host can hold). */
+static void test_expect_count_clamped_to_room(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 2);
+  pyop_tensor ys[2], last;
+  pyop_output_list l[2] = {{ys, 2, 0}, {&last, 1, 0}};
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  l[0].count = 3; /* more than its room of 2 */
+  int rc = pyop_op_execute_list(op, &xin, 1, l, 2, &ctx);
+  if (rc != PYOP_OK) fail_msg("expected 3 with room for 2: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 2);
+  pyop_op_destroy(op);
+}
+
 static void test_inplace_alias(void **state) {
   (void)state;
   const pyop_op_info *info;
@@ -798,6 +847,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_meta_expect_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_expect_count_clamped_to_room, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_output_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_requested_output_checked, setup, teardown),

@@ -190,6 +190,22 @@ static void test_no_bridge_runs_lanes(void **state) {
   pyop__start_choice_free(&ch);
 }
 
+/* The build's order names artifacts whole: one whose name only starts with
+ * a listed name ("cp313-x86_64-alt" for "cp313-x86_64") is not listed, so
+ * it comes after those that are. */
+static void test_order_matches_whole_names(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 6);
+  artifact("cp313-x86_64-alt", "cp313", "", "/opt/py/lib/libpython3.13.so.1.0", 6);
+  pyop__start_choice ch;
+  choose_ok(NULL, 2, "cp311-x86_64;cp313-x86_64;cp312-x86_64", "cp312-x86_64", &ch);
+  pyop__start_choice_free(&ch);
+  /* Listed, it is taken in its place. */
+  choose_ok(NULL, 2, "cp311-x86_64;cp313-x86_64-alt;cp312-x86_64", "cp313-x86_64-alt", &ch);
+  pyop__start_choice_free(&ch);
+}
+
 /* Tags that name no CPython able to run lanes, each with its reason in
  * the note: abi3 (no one version), a minor of three digits, Python 2, 3.11;
  * 3.12 with a bridge one ABI minor too old. The default is started. */
@@ -315,6 +331,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_version_floor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_runs_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_tag_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_order_matches_whole_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_syntax, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
