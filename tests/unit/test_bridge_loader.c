@@ -552,6 +552,80 @@ static void test_no_bridge_for_this_python(void **state) {
   free(root);
 }
 
+/* The fix lists every bridge there is for another Python, comma-separated;
+ * an empty root says no directory was found; without a runtime key the
+ * message speaks of "the running Python" and names no version. */
+static void test_no_bridge_lists_and_unknown_key(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  fb_link(root, "m1", "MISMATCH");
+  fb_link(root, "m2", "MISMATCH");
+  pyop__runtime_key other = key;
+  other.minor = 99;
+  snprintf(other.tag, sizeof other.tag, "cp399");
+  snprintf(other.text, sizeof other.text, "cp399-%s", key.machine);
+  pyop__candidates c;
+  pyop__bridge b;
+  pyop__artifacts_set_root(root);
+  assert_int_equal(pyop__candidates_find(&other, &c), PYOP_OK);
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_ENOBRIDGE);
+  char want[512];
+  snprintf(want, sizeof want, "; or run under a Python it has a bridge for: cp312-%s, cp312-%s",
+           key.machine, key.machine);
+  if (!strstr(pyop_last_error(), want)) fail_msg("\"%s\" lacks \"%s\"", pyop_last_error(), want);
+  pyop__candidates_free(&c);
+  char *empty = pt_mkdtemp();
+  pyop__artifacts_set_root(empty);
+  pyop__runtime_key unknown = key;
+  unknown.text[0] = '\0'; /* no key text: the running Python's could not be told */
+  assert_int_equal(pyop__candidates_find(&unknown, &c), PYOP_OK);
+  assert_int_equal(c.n, 0);
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_ENOBRIDGE);
+  snprintf(want, sizeof want, "no usable bridge for the running Python in %s:\n  (no artifact "
+           "directory found)\n  this libpyop has no bridge for the running Python: add that "
+           "Python to -DPYOP_PYTHONS", empty);
+  if (!strstr(pyop_last_error(), want)) fail_msg("\"%s\" lacks \"%s\"", pyop_last_error(), want);
+  if (PYOP_BUILD_PYTHONS[0]) assert_non_null(strstr(pyop_last_error(), ";/path/to/python3\")"));
+  assert_null(strstr(pyop_last_error(), "or run under"));
+  pyop__candidates_free(&c);
+  fb_rmtree(empty);
+  free(empty);
+  fb_rmtree(root);
+  free(root);
+}
+
+/* "Inside the artifact directory" is by path components: a bridge that
+ * resolves into a sibling directory whose name only extends the
+ * directory's ("p" -> "p2/libpyop_bridge.so") is outside, and refused; the
+ * sibling itself loads. */
+static void test_bridge_in_prefix_sibling(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *p2 = fb_make_artifact(root, "p2", "GOOD", NULL);
+  char *p = fb_make_artifact(root, "p", "GOOD", NULL);
+  char *p_so = fb_join(p, "libpyop_bridge.so");
+  char *p2_so = fb_join(p2, "other.so"); /* a file of its own: no duplicate of p2's */
+  char *good_so = fb_join(FB_DIR "/GOOD", "libpyop_bridge.so");
+  fb_copy(good_so, p2_so, 0755);
+  free(good_so);
+  assert_int_equal(unlink(p_so), 0);
+  assert_int_equal(symlink(p2_so, p_so), 0);
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
+  assert_int_equal(cand(&c, root, "p")->status, PYOP__CAND_INVALID_PATH);
+  assert_non_null(strstr(cand(&c, root, "p")->reason, "outside the artifact directory"));
+  assert_int_equal(cand(&c, root, "p2")->status, PYOP__CAND_LOADED);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(p_so);
+  free(p2_so);
+  free(p);
+  free(p2);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_services(void **state) {
   (void)state;
   const pyop_loader_services *s = &pyop__loader_services;
@@ -567,6 +641,58 @@ static void test_services(void **state) {
   assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
   s->log(PYOP_LOG_DEBUG, msg);
   s->log(99, bad); /* out-of-range level, invalid view: ignored safely */
+}
+
+/* The log service: a level below PYOP_LOG_ERROR is logged as an error, one
+ * above PYOP_LOG_DEBUG as debug (so not at the default level), the log
+ * level filters, an invalid view is dropped; the line names the bridge.
+ * set_error with a status outside libpyop's says so in the message. */
+static int svc_log_n, svc_log_level;
+static char svc_log_line[512];
+static void svc_capture(void *user, int level, const char *line) {
+  (void)user;
+  svc_log_n++;
+  svc_log_level = level;
+  snprintf(svc_log_line, sizeof svc_log_line, "%s", line);
+}
+
+static void test_services_log_levels(void **state) {
+  (void)state;
+  const pyop_loader_services *s = &pyop__loader_services;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = svc_capture;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_WARN), PYOP_OK);
+  svc_log_n = 0;
+  s->log(-7, (pyop_str){"below error", 11});
+  assert_int_equal(svc_log_n, 1);
+  assert_int_equal(svc_log_level, PYOP_LOG_ERROR);
+  assert_non_null(strstr(svc_log_line, "bridge"));
+  assert_non_null(strstr(svc_log_line, "below error"));
+  s->log(PYOP_LOG_WARN, (pyop_str){"a warning, cut here", 9});
+  assert_int_equal(svc_log_n, 2);
+  assert_int_equal(svc_log_level, PYOP_LOG_WARN);
+  assert_non_null(strstr(svc_log_line, "a warning"));
+  assert_null(strstr(svc_log_line, "cut here"));
+  s->log(PYOP_LOG_INFO, (pyop_str){"info", 4});
+  s->log(99, (pyop_str){"above debug", 11});
+  s->log(PYOP_LOG_ERROR, (pyop_str){NULL, 3});
+  assert_int_equal(svc_log_n, 2); /* filtered, filtered, invalid */
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  s->log(99, (pyop_str){"above debug", 11});
+  assert_int_equal(svc_log_n, 3);
+  assert_int_equal(svc_log_level, PYOP_LOG_DEBUG);
+  assert_non_null(strstr(svc_log_line, "above debug"));
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* A status that is not libpyop's, or success: named in the message. */
+  s->set_error(0, (pyop_str){"it broke", 8});
+  assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
+  assert_non_null(strstr(pyop_last_error(), "it broke (the bridge reported status 0, not a "
+                                            "libpyop error status; reported as "));
+  s->set_error(PYOP_EPYTHON, (pyop_str){"plain", 5});
+  assert_string_equal(pyop_last_error(), "plain");
 }
 
 /* ------------------------------------------------------ fault injection */
@@ -654,7 +780,10 @@ int main(void) {
                                       pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_bridge_in_prefix_sibling, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_services_log_levels, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_many, pt_seam_setup, pt_seam_teardown),
   };

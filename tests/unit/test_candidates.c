@@ -206,6 +206,19 @@ static void test_override_rules(void **state) {
                       "cannot stat: No such file or directory");
   pyop__candidates_free(&c);
 
+  /* A file, not a directory: refused as a path, the other candidates
+   * still listed. */
+  char *file = fb_join(f.root, "plain-file");
+  pt_write_file(file, "x");
+  setenv("PYOP_BRIDGE_DIR", file, 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(find_dir(&c, file)->status, PYOP__CAND_INVALID_PATH);
+  assert_string_equal(find_dir(&c, file)->reason, "not a directory");
+  assert_int_equal(find_dir(&c, file)->rank, -1);
+  pyop__candidates_free(&c);
+  unlink(file);
+  free(file);
+
   /* Secure execution: the variable is not even read. */
   setenv("PYOP_BRIDGE_DIR", f.override, 1);
   pyop__sys saved = pyop__sys_table;
@@ -361,6 +374,15 @@ static void test_root_missing_and_default(void **state) {
   assert_int_equal(c.n, 1);
   expect(&c, 0, "/nonexistent/pyop/artifacts", PYOP__CAND_INVALID_PATH, -1,
          "cannot open directory: No such file or directory");
+  pyop__candidates_free(&c);
+
+  /* A root that is not absolute is never listed (nor resolved against the
+   * current directory): one entry says why. */
+  pyop__artifacts_set_root("relative/artifacts");
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 1);
+  expect(&c, 0, "relative/artifacts", PYOP__CAND_INVALID_PATH, -1,
+         "artifacts root unknown (libpyop cannot locate its own file)");
   pyop__candidates_free(&c);
 
   /* The default: next to the file that holds libpyop's code (here the

@@ -24,7 +24,8 @@ static void assert_msg_has(const char *part) {
 
 /* What execute does, chosen by the attribute "mode" of the op. */
 enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
-       X_ALIAS_TWICE = 6 };
+       X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8, X_BAD_RANK = 9,
+       X_RANK_8 = 10 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -103,9 +104,19 @@ static int execute(void *hv, const pyop_exec_args *a) {
     for (int64_t i = 0; i < pyop_tensor_numel(x); i++) xv[i] += 1.0f;
     if (h->mode == X_ALLOC_ALIAS) return svc->alloc_output(svc->ctx, 0, &t);
     pyop_tensor o;
+    if (h->mode == X_ALIAS_INDEX) return svc->alias_output(svc->ctx, 1, 0, &o);
     int rc = svc->alias_output(svc->ctx, 0, 0, &o);
     if (rc == PYOP_OK && h->mode == X_ALIAS_TWICE) rc = svc->alias_output(svc->ctx, 0, 0, &o);
     return rc;
+  }
+  if (h->mode == X_ALIAS_UNDECLARED) {
+    pyop_tensor o;
+    return svc->alias_output(svc->ctx, 0, 0, &o);
+  }
+  if (h->mode == X_BAD_RANK || h->mode == X_RANK_8) { /* [1]*9 or [1]*7+[3] */
+    t.ndim = h->mode == X_BAD_RANK ? PYOP_MAX_DIMS + 1 : PYOP_MAX_DIMS;
+    for (int i = 0; i < PYOP_MAX_DIMS; i++) t.shape[i] = 1;
+    t.shape[PYOP_MAX_DIMS - 1] = 3;
   }
   if (h->mode == X_WRONG) {
     t.dtype = PYOP_DTYPE_FLOAT16;
@@ -350,6 +361,30 @@ static void test_strict_mode(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/* PYOP_STRICT_OUTPUTS set to "0" or to "" leaves strict mode off; any other
+ * value turns it on (read by pyop_load). */
+static void test_strict_env_values(void **state) {
+  (void)state;
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y;
+  const char *values[] = {"0", "", "yes"};
+  const int want[] = {PYOP_OK, PYOP_OK, PYOP_ECONTRACT};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", values[i], 1), 0);
+    assert_int_equal(pyop_load(), PYOP_OK);
+    pyop_op *op = make("Plain", X_WRONG, 2);
+    int rc = pyop_op_execute(op, &xin, 1, &y, 1, &ctx);
+    if (rc != want[i])
+      fail_msg("PYOP_STRICT_OUTPUTS=\"%s\": %s, expected %s", values[i], pyop_status_name(rc),
+               pyop_status_name(want[i]));
+    pyop_op_destroy(op);
+  }
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 static void test_no_outputs(void **state) {
   (void)state;
   const pyop_op_info *info;
@@ -435,6 +470,109 @@ static void test_dynamic_outputs(void **state) {
   pyop_op_destroy(op);
 }
 
+/* The list calls' argument checks, each for infer_meta_list, execute_list
+ * and infer_meta_expect: the output count the op has (one fewer and one
+ * more refused), outputs NULL, a capacity without items; an input slot
+ * array NULL or a slot's items NULL. Nothing is written to the host's
+ * lists when refused. */
+static void test_list_args_refused(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor ys[2], last;
+  pyop_output_list l[3] = {{ys, 2, 7}, {&last, 1, 7}, {&last, 1, 7}};
+  for (size_t n = 1; n <= 3; n += 2) {
+    char want[64];
+    snprintf(want, sizeof want, "%zu output%s given, the op has 2", n, n == 1 ? "" : "s");
+    assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, n), PYOP_EINVAL);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, n, &ctx), PYOP_EINVAL);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, n), PYOP_EINVAL);
+    assert_msg_has(want);
+  }
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, NULL, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": outputs is NULL");
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, NULL, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Split\": outputs is NULL");
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, NULL, 2), PYOP_EINVAL);
+  assert_msg_has("outputs is NULL");
+  /* The second list has room but no items: the index names it. */
+  l[1].items = NULL;
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("output 1 \"last\": capacity 1 but items is NULL");
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 1 \"last\": capacity 1 but items is NULL");
+  assert_int_equal(l[0].count, 7); /* untouched */
+  assert_int_equal(l[1].count, 7);
+  assert_int_equal(n_allocs, 0);
+  /* No room and no items is a valid empty list for the dynamic output. */
+  l[1].items = &last;
+  l[0] = (pyop_output_list){NULL, 0, 0};
+  op = (pyop_op_destroy(op), make("Split", X_OK, 0));
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 0);
+  assert_int_equal(l[1].count, 1);
+  /* Inputs: the slot array NULL, a slot's items NULL. */
+  assert_int_equal(pyop_op_infer_meta_list(op, NULL, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": inputs is NULL");
+  pyop_tensor_list noitems = {NULL, 1};
+  assert_int_equal(pyop_op_execute_list(op, &noitems, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("input 0 \"x\": 1 tensor but items is NULL");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
+/* infer_meta_expect: the host's stated instance count of a dynamic output
+ * is held against what infer_meta returns; more stated than room is the
+ * host's error (one more than the room; the room itself is fine), and a
+ * count that also overflowed the room is still a count mismatch. */
+static void test_infer_meta_expect_counts(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 4, 3}, {&last, 1, 0}};
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  l[0].count = 2;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("dynamic output 0 \"ys\": instance count mismatch: the host states 2 "
+                 "tensors, infer_meta returned 3");
+  l[0].count = 5;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"Split\": dynamic output 0 \"ys\": 5 tensors stated, room "
+                 "was given for 4");
+  l[0].count = 4;
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("the host states 4 tensors, infer_meta returned 3");
+  /* Room for 2, 2 stated, 3 returned: a mismatch, not the room's EINVAL. */
+  l[0] = (pyop_output_list){ys, 2, 2};
+  assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
+  assert_msg_has("the host states 2 tensors, infer_meta returned 3");
+  pyop_op_destroy(op);
+}
+
+/* Execute with the host's expectations: a stated count above the room is
+ * read as the room (the tensors the host can hold). */
+static void test_expect_count_clamped_to_room(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 2);
+  pyop_tensor ys[2], last;
+  pyop_output_list l[2] = {{ys, 2, 0}, {&last, 1, 0}};
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[0].count, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  l[0].count = 3; /* more than its room of 2 */
+  int rc = pyop_op_execute_list(op, &xin, 1, l, 2, &ctx);
+  if (rc != PYOP_OK) fail_msg("expected 3 with room for 2: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 2);
+  pyop_op_destroy(op);
+}
+
 static void test_inplace_alias(void **state) {
   (void)state;
   const pyop_op_info *info;
@@ -484,6 +622,73 @@ static void test_inplace_alias(void **state) {
   op = make("Plain", X_OK, 2); /* its execute never mutates: flags NULL */
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
   assert_null(seen_flags);
+  pyop_op_destroy(op);
+}
+
+/* alias_output refused: an output index one past the last, an output the
+ * prototype declares no alias for, a list without room; the call fails
+ * with that status and the host's output is not written. */
+static void test_alias_output_refused(void **state) {
+  (void)state;
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_op *op = make("Inplace", X_ALIAS_INDEX, 2);
+  pyop_tensor y = {0};
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Inplace\": output index 1 out of range (1 output)");
+  assert_null(y.data);
+  pyop_op_destroy(op);
+  op = make("Plain", X_ALIAS_UNDECLARED, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"Plain\": output 0 \"y\" was bound to input 0, but the "
+                 "prototype declares no alias for it");
+  assert_null(y.data);
+  pyop_op_destroy(op);
+  op = make("Inplace", X_OK, 2);
+  pyop_output_list none = {&y, 0, 0};
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &none, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 0 \"x\": the host gave no room for it");
+  assert_int_equal(none.count, 0);
+  pyop_output_list one = {&y, 1, 0};
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, &one, 1, &ctx), PYOP_OK);
+  assert_int_equal(one.count, 1);
+  assert_ptr_equal(y.data, xbuf); /* the input's own buffer */
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
+/* An output requested with a rank one past PYOP_MAX_DIMS is refused before
+ * the host is asked; at the limit it is allocated. A host alloc_output that
+ * returns success without a buffer is the host's failure (PYOP_EHOST). */
+static int alloc_nothing(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  t->data = NULL;
+  return 0;
+}
+
+static void test_requested_output_checked(void **state) {
+  (void)state;
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y = {0};
+  pyop_op *op = make("Plain", X_BAD_RANK, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Plain\": output 0 \"y\" requested as ");
+  assert_msg_has(": ndim out of 0..8");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+  op = make("Plain", X_RANK_8, 2);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(y.ndim, PYOP_MAX_DIMS);
+  assert_int_equal(y.nbytes, 3 * sizeof(float));
+  assert_int_equal(n_allocs, 1);
+  ctx.alloc_output = alloc_nothing;
+  memset(&y, 0, sizeof y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EHOST);
+  assert_msg_has("the host's alloc_output gave output 0 \"y\" (float32[1,1,1,1,1,1,1,3]) no "
+                 "buffer");
+  assert_null(y.data);
   pyop_op_destroy(op);
 }
 
@@ -638,9 +843,15 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_meta_expect_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_expect_count_clamped_to_room, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alias_output_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_requested_output_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),

@@ -327,6 +327,78 @@ static void test_attr_types_defaults(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
 }
 
+/* Attribute values at their limits and one past: a list of
+ * PYOP__MAX_LIST_LEN items (also one row of a list[list[int]]), the first
+ * and last data type and one on either side, a NULL tensor value; an
+ * output aliasing a negative index other than -1, or a dynamic output
+ * aliasing. */
+static void test_value_limits(void **state) {
+  (void)state;
+  fx f;
+  static const int64_t some[1] = {7};
+  fx_init(&f);
+  f.at[0].type = PYOP_ATTR_LIST_INT;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_INT;
+  f.at[0].default_value.u.ints.items = some; /* a length check: items are not read */
+  f.at[0].default_value.u.ints.count = PYOP__MAX_LIST_LEN;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  f.at[0].default_value.u.ints.count = PYOP__MAX_LIST_LEN + 1;
+  REJECT_PROTO(&f, "attr 0 \"alpha\"", "list of 1048577 items (at most 1048576)");
+  fx_init(&f);
+  pyop_int_list rows[2] = {{some, 1}, {some, PYOP__MAX_LIST_LEN}};
+  f.at[0].type = PYOP_ATTR_LIST_LIST_INT;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_LIST_INT;
+  f.at[0].default_value.u.int_lists.items = rows;
+  f.at[0].default_value.u.int_lists.count = 2;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  rows[1].count = PYOP__MAX_LIST_LEN + 1;
+  REJECT_PROTO(&f, "item 1: list of 1048577 items (at most 1048576)");
+  /* Data types: 0 and COUNT - 1 are, -1 and COUNT are not. */
+  fx_init(&f);
+  f.at[0].type = PYOP_ATTR_DTYPE;
+  f.at[0].default_value.type = PYOP_ATTR_DTYPE;
+  f.at[0].default_value.u.dtype = 0;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  f.at[0].default_value.u.dtype = PYOP_DTYPE_COUNT - 1;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  f.at[0].default_value.u.dtype = -1;
+  REJECT_PROTO(&f, "default value", "data type -1 out of range");
+  fx_init(&f);
+  int32_t dts[2] = {PYOP_DTYPE_COUNT - 1, 0};
+  f.at[0].type = PYOP_ATTR_LIST_DTYPE;
+  f.at[0].default_value.type = PYOP_ATTR_LIST_DTYPE;
+  f.at[0].default_value.u.dtypes.items = dts;
+  f.at[0].default_value.u.dtypes.count = 2;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  dts[1] = -1;
+  REJECT_PROTO(&f, "item 1: data type -1 out of range");
+  /* A tensor value must point at a tensor. */
+  pyop_attr_value tv = {.type = PYOP_ATTR_TENSOR, .u.tensor = NULL};
+  pyop__sb why = PYOP__SB_INIT;
+  assert_false(pyop__attr_value_check(&tv, &why));
+  assert_string_equal(pyop__sb_str(&why), "tensor value is NULL");
+  pyop__sb_free(&why);
+  pyop_tensor t = {0};
+  tv.u.tensor = &t;
+  assert_true(pyop__attr_value_check(&tv, &why));
+  assert_int_equal(why.len, 0);
+  /* Aliases: -1 is "none", -2 is out of range; a dynamic output cannot
+   * alias (a required, mutated input). */
+  static const uint32_t mut[2] = {PYOP_INPUT_MUTATED, 0};
+  int32_t alias[1] = {-1};
+  fx_init(&f);
+  f.p.input_flags = mut;
+  f.p.output_alias = alias;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  alias[0] = -2;
+  REJECT_PROTO(&f, "output 0 \"z\": aliases input -2, the op has 2 inputs");
+  alias[0] = 0;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  f.out[0].kind = PYOP_IO_DYNAMIC;
+  REJECT_PROTO(&f, "output 0 \"z\": only a required output can alias a required input "
+                   "(input \"x\" is required, the output dynamic)");
+}
+
 static void test_caps_callbacks(void **state) {
   (void)state;
   fx f;
@@ -408,6 +480,13 @@ static void test_lanes_members(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   f.p.lanes = PYOP_MAX_LANES + 1;
   REJECT_PROTO(&f, "lanes: 65 is out of range (0..64)");
+  f.p.lanes = PYOP_MAX_LANES; /* the limit itself is a number of lanes */
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  /* A callbacks struct that ends before create_holder_in has none, whatever
+   * lies in memory after it. */
+  cb.struct_size = offsetof(pyop_op_callbacks, create_holder_in);
+  REJECT_PROTO(&f, "lanes: 64 but callbacks have no create_holder_in");
+  cb.struct_size = sizeof cb;
   f.p.lanes = 2;
   f.p.serial_reason = S("lane 1: ImportError");
   REJECT_PROTO(&f, "lanes: 2 with a serial_reason");
@@ -727,6 +806,7 @@ int main(void) {
       cmocka_unit_test(test_duplicate_names),
       cmocka_unit_test(test_kinds_counts),
       cmocka_unit_test(test_attr_types_defaults),
+      cmocka_unit_test(test_value_limits),
       cmocka_unit_test(test_caps_callbacks),
       cmocka_unit_test(test_lanes_members),
       cmocka_unit_test(test_deep_copy),

@@ -341,6 +341,35 @@ static void test_output_follows_its_own_symbol(void **state) {
   pyop_op_destroy(op);
 }
 
+/* An output whose symbol's only input is an absent optional one is free:
+ * nothing makes its type (the absent input is not read); present, it does. */
+static void test_output_symbol_of_absent_input(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Opt", "T");
+  h.ins[1].kind = PYOP_IO_OPTIONAL;
+  h.in_sets[0] = (pyop_dtype_set){0, "T"}; /* x: any, as T */
+  h.in_sets[1] = (pyop_dtype_set){0, "U"}; /* y (optional): any, as U */
+  h.out_sets[0] = (pyop_dtype_set){0, "U"}; /* z: y's type */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("Opt");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Opt", NULL, 0, &op), PYOP_OK);
+  static float xb[4], zb[4];
+  int64_t shape[1] = {4};
+  pyop_tensor x = pyop_tensor_of(xb, PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_tensor_list in[2] = {pyop_tensor_list_of(&x, 1), {NULL, 0}};
+  pyop_tensor z = pyop_tensor_of(zb, PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  int rc = pyop_op_execute(op, in, 2, &z, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("y absent: %s", pyop_last_error());
+  assert_int_equal(executed, 1);
+  out_dtype = PYOP_DTYPE_FLOAT32; /* y present as int32: z must be int32 */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_ECONTRACT);
+  assert_msg_has("which input 1 \"y\" makes int32");
+  pyop_op_destroy(op);
+}
+
 /* Constraints on the outputs alone (the inputs unconstrained) still hold
  * the op to them: an output asked for outside its set breaks the contract. */
 static void test_output_only_constraints(void **state) {
@@ -461,6 +490,31 @@ static void sweep_check(void *user, int rc) {
   assert_int_equal(pyop__registry_count(), 0);
 }
 
+/* A mask as the messages show it: 0 is "any", the names in dtype order,
+ * a bit with no name as dtype(N), and a small buffer is cut, never
+ * overrun. */
+static void test_mask_text(void **state) {
+  (void)state;
+  char buf[128];
+  assert_string_equal(pyop__dtype_mask_str(0, buf, sizeof buf), "any");
+  assert_string_equal(
+      pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_INT8) | PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32),
+                           buf, sizeof buf),
+      "float32, int8");
+  assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT16), buf, sizeof buf),
+                      "float16");
+  assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(63) | PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32),
+                                           buf, sizeof buf),
+                      "float32, dtype(63)");
+  char small[8];
+  memset(small, 'z', sizeof small);
+  pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32) | PYOP_DTYPE_BIT(PYOP_DTYPE_INT8) |
+                           PYOP_DTYPE_BIT(PYOP_DTYPE_INT64),
+                       small, sizeof small);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_string_equal(small, "float32");
+}
+
 static void test_fault_sweep(void **state) {
   (void)state;
   host_op_init(&sweep_op, "Swept", "T");
@@ -480,8 +534,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mask_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

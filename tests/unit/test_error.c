@@ -7,6 +7,8 @@
  */
 #include "testutil.h"
 
+#include <limits.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,43 @@ static void test_hook_keeps_the_last_error(void **state) {
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
 }
 
+/* Every status has its own name and message and is known; a number
+ * outside the map is none of them. A bridge's status is its own when
+ * libpyop knows it, else (positive, unknown) PYOP_EINTERNAL and "odd". */
+static void test_status_table(void **state) {
+  (void)state;
+  static const struct {
+    int value;
+    const char *name, *msg;
+  } all[] = {
+#define PYOP__ROW(name, value, msg) {value, "PYOP_" #name, msg},
+      PYOP_STATUS_MAP(PYOP__ROW)
+#undef PYOP__ROW
+  };
+  size_t n = sizeof all / sizeof all[0];
+  assert_true(n > 10);
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(pyop_status_name(all[i].value), all[i].name);
+    assert_string_equal(pyop_strerror(all[i].value), all[i].msg);
+    assert_true(pyop__status_known(all[i].value));
+    bool odd = true;
+    int st = pyop__bridge_status(all[i].value, &odd);
+    assert_true(all[i].value <= 0);
+    assert_false(odd); /* PYOP_OK included: its callers tell success apart */
+    assert_int_equal(st, all[i].value);
+    for (size_t j = 0; j < i; j++) assert_int_not_equal(all[i].value, all[j].value);
+  }
+  const int unknown[] = {1, -999, 12345, INT_MIN};
+  for (size_t i = 0; i < 4; i++) {
+    assert_string_equal(pyop_status_name(unknown[i]), "PYOP_UNKNOWN");
+    assert_string_equal(pyop_strerror(unknown[i]), "unknown status");
+    assert_false(pyop__status_known(unknown[i]));
+    bool odd = false;
+    assert_int_equal(pyop__bridge_status(unknown[i], &odd), PYOP_EINTERNAL);
+    assert_true(odd);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncation_at_the_cap),
@@ -190,6 +229,7 @@ int main(void) {
       cmocka_unit_test(test_builder_piece_sizes),
       cmocka_unit_test(test_save_restore),
       cmocka_unit_test(test_hook_keeps_the_last_error),
+      cmocka_unit_test(test_status_table),
   };
   return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

@@ -569,6 +569,163 @@ static void test_op_launch_input_count(void **state) {
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
 
+/* "Spill"(xs: dynamic) -> y, declared two ways: WS, out = 0.5 * (xs[0] +
+ * xs[1]) through a 16-byte workspace; PTRS, collect4 of the first two and
+ * the last two input pointers into y (an array of 4 pointers). */
+enum { SPILL_WS, SPILL_PTRS };
+static int spill_mode;
+static int s_declare(void *h, const pyop_declare_args *a) {
+  (void)h;
+  if (spill_mode == SPILL_WS) {
+    pyop_launch_arg_view a1[] = {A_IN(0), A_IN(1), A_WS(0), A_I(PYOP_SCALAR_INT64, 4)};
+    pyop_launch_arg_view a2[] = {A_WS(0), A_OUT(0), A_I(PYOP_SCALAR_INT64, 4),
+                                 A_F(PYOP_SCALAR_FLOAT, 0.5)};
+    pyop_launch_view v1 = LV(kernels, "pyop_example_add_f32", a1, NARGS(a1));
+    pyop_launch_view v2 = LV(kernels, "pyop_example_scale_f32", a2, NARGS(a2));
+    int rc = a->add_launch(a->sink_ctx, &v1);
+    if (rc == PYOP_OK) rc = a->add_workspace(a->sink_ctx, 4 * sizeof(float));
+    return rc == PYOP_OK ? a->add_launch(a->sink_ctx, &v2) : rc;
+  }
+  uint32_t n = (uint32_t)a->inputs[0].count;
+  pyop_launch_arg_view c[] = {A_IN(0), A_IN(1), A_IN(n - 2), A_IN(n - 1), A_OUT(0)};
+  pyop_launch_view v = LV(kernels, "pyop_example_collect4", c, NARGS(c));
+  return a->add_launch(a->sink_ctx, &v);
+}
+static const pyop_op_callbacks s_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
+                                        NULL, NULL, s_declare};
+
+static pyop_op *spill_op(void) {
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("xs"), PYOP_IO_DYNAMIC}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("y"), PYOP_IO_REQUIRED}};
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  p.op_type = S("Spill");
+  p.key = S("test:spill");
+  p.source_file = S("spill.py");
+  p.source_line = 1;
+  p.inputs = in;
+  p.n_inputs = 1;
+  p.outputs = out;
+  p.n_outputs = 1;
+  pyop_impl_view i = {sizeof i, S("Spill"), S("test:spill.impl"), S("spill.py"), 5,
+                      PYOP_CAP_LAUNCH, NULL, &s_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("Spill", NULL, 0, &op), PYOP_OK);
+  return op;
+}
+
+static void vec_tensor(pyop_tensor *t, void *data, int64_t n, uint64_t nbytes) {
+  memset(t, 0, sizeof *t);
+  t->data = data;
+  t->ndim = 1;
+  t->shape[0] = n;
+  t->nbytes = nbytes;
+}
+
+/* What the host's alloc_workspace does next, and what it saw. */
+static struct {
+  int rc;
+  bool give_null;
+  int calls;
+  uint64_t nbytes;
+  float buf[4];
+} ws_host;
+static int ws_alloc(void *user, uint64_t nbytes, void **out) {
+  assert_ptr_equal(user, &ws_host);
+  ws_host.calls++;
+  ws_host.nbytes = nbytes;
+  *out = ws_host.give_null ? NULL : ws_host.buf;
+  return ws_host.rc;
+}
+
+/* A plan with a workspace: the host's exec context must have
+ * alloc_workspace, its failure (a status, or success without memory) is
+ * PYOP_EHOST naming the workspace and nothing is written; with it the
+ * plan runs through the workspace it gave. */
+static void test_op_launch_workspace(void **state) {
+  (void)state;
+  spill_mode = SPILL_WS;
+  pyop_op *op = spill_op();
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {-1, -1, -1, -1};
+  pyop_tensor xs[2], y;
+  vec_tensor(&xs[0], a, 4, sizeof a);
+  vec_tensor(&xs[1], b, 4, sizeof b);
+  vec_tensor(&y, out, 4, sizeof out);
+  pyop_tensor_list two = {xs, 2};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EUNSUPPORTED,
+               "launch of \"Spill\": the plan needs 1 workspace but the host's exec context "
+               "has no alloc_workspace");
+  memset(&ws_host, 0, sizeof ws_host);
+  ctx.user = &ws_host;
+  ctx.alloc_workspace = ws_alloc;
+  ws_host.rc = -3;
+  assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EHOST,
+               "alloc_workspace failed for workspace 0 (16 bytes, -3)");
+  ws_host.rc = 0;
+  ws_host.give_null = true;
+  assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EHOST,
+               "alloc_workspace failed for workspace 0 (16 bytes, 0)");
+  assert_true(out[0] == -1 && out[3] == -1); /* no kernel ran */
+  assert_int_equal(ws_host.calls, 2);
+  ws_host.give_null = false;
+  assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(ws_host.calls, 3);
+  assert_int_equal(ws_host.nbytes, 16);
+  float want[4] = {5.5f, 11, 16.5f, 22};
+  assert_memory_equal(out, want, sizeof want);
+  assert_true(ws_host.buf[3] == 44); /* the sum went through the host's workspace */
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
+/* As many input pointers as the stack holds (64), then one more (65: the
+ * pointer arrays on the heap, gathered again): either way the kernel sees
+ * every tensor's own pointer, the last included. */
+static void test_op_launch_many_inputs(void **state) {
+  (void)state;
+  spill_mode = SPILL_PTRS;
+  pyop_op *op = spill_op();
+  static float v[65];
+  pyop_tensor xs[65], y;
+  for (int k = 0; k < 65; k++) vec_tensor(&xs[k], &v[k], 1, sizeof v[k]);
+  void *got[4];
+  vec_tensor(&y, got, 4, sizeof got);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  for (size_t n = 64; n <= 65; n++) {
+    pyop_tensor_list l = {xs, n};
+    memset(got, 0, sizeof got);
+    assert_int_equal(pyop_op_declare_launch_args(op, &l, 1, &y, 1), PYOP_OK);
+    assert_int_equal(pyop_op_launch(op, &l, 1, &y, 1, &ctx), PYOP_OK);
+    assert_ptr_equal(got[0], &v[0]);
+    assert_ptr_equal(got[1], &v[1]);
+    assert_ptr_equal(got[2], &v[n - 2]);
+    assert_ptr_equal(got[3], &v[n - 1]);
+  }
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
+/* A plan takes PYOP__LAUNCH_MAX_LAUNCHES launches, not one more; the
+ * refusal leaves the plan as it was. */
+static void test_error_too_many_launches(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Many", 0, 0, &p), PYOP_OK);
+  pyop_launch_view v = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  for (int i = 0; i < PYOP__LAUNCH_MAX_LAUNCHES; i++)
+    assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  assert_error(pyop__plan_add_launch(p, &v), PYOP_ELAUNCH, "too many launches (at most 1024)");
+  assert_int_equal(pyop__plan_launch_count(p), PYOP__LAUNCH_MAX_LAUNCHES);
+  pyop__plan_free(p);
+}
+
 static void test_error_library_paths(void **state) {
   (void)state;
   pyop_launch_view v = LV("libpyop_example_kernels.so", "pyop_example_empty4", NULL, 0);
@@ -599,6 +756,13 @@ static int no_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
   (void)extra;
   (void)flags;
   return 0;
+}
+
+static int no_dlinfo(void *handle, int request, void *info) {
+  (void)handle;
+  (void)request;
+  (void)info;
+  return -1;
 }
 
 /*
@@ -651,6 +815,12 @@ static void test_error_not_a_function(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH,
                "kernel symbol \"not_kernels_store\" cannot be checked: no loaded object "
                "holds its address");
+  /* Nor is no link map for the library itself. */
+  pyop__sys_table.dladdr1 = dladdr1;
+  pyop__sys_table.dlinfo = no_dlinfo;
+  snprintf(want, sizeof want, "kernel symbol \"not_kernels_store\" cannot be checked: the "
+           "loaded object of %s is unknown (dlinfo failed)", lib);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
 }
 
 static void test_error_not_a_library(void **state) {
@@ -815,6 +985,16 @@ static void test_error_struct_sizes(void **state) {
   v.struct_size = sizeof v;
   a[0].struct_size = 8;
   assert_error(try_launch(&v), PYOP_ELAUNCH, "launch 0 argument 0: struct_size 8 is smaller");
+  /* The argument view's size up to its value: exactly that is enough, one
+   * byte less is not. */
+  size_t min = offsetof(pyop_launch_arg_view, value) + sizeof a[0].value;
+  a[0].struct_size = min - 1;
+  char want[96];
+  snprintf(want, sizeof want, "launch 0 argument 0: struct_size %zu is smaller than %zu", min - 1,
+           min);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
+  a[0].struct_size = min;
+  assert_int_equal(try_launch(&v), PYOP_OK);
   a[0].struct_size = sizeof a[0];
   v.args = NULL;
   assert_error(try_launch(&v), PYOP_ELAUNCH, "1 argument but the array is NULL");
@@ -926,6 +1106,75 @@ static void test_library_opened_once(void **state) {
   free(dir);
 }
 
+/* Nine copies of the kernels library (more than the table's first eight
+ * slots): each is its own library, each found again afterwards (the first
+ * and the last, with no new dlopen); closing with plans of two libraries
+ * alive says "2 kernel libraries", with one "1 kernel library". */
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) assert_int_equal(fwrite(buf, 1, n, out), n);
+  fclose(in);
+  assert_int_equal(fclose(out), 0);
+  chmod(to, 0644);
+}
+
+static void test_library_table_grows(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pyop__sys_table.dlopen = counting_dlopen;
+  dlopen_count = 0;
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char path[9][PATH_MAX];
+  pyop__plan *p[9];
+  for (int i = 0; i < 9; i++) {
+    snprintf(path[i], sizeof path[i], "%s/libk%d.so", dir, i);
+    copy_file(kernels, path[i]);
+    p[i] = add_scale_plan(path[i]);
+    if (!p[i]) fail_msg("copy %d: %s", i, pyop_last_error());
+  }
+  assert_int_equal(dlopen_count, 9);
+  pyop__plan *again0 = add_scale_plan(path[0]), *again8 = add_scale_plan(path[8]);
+  assert_non_null(again0);
+  assert_non_null(again8);
+  assert_int_equal(dlopen_count, 9);
+  run_add_scale(again8);
+  run_add_scale(p[4]);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  for (int i = 1; i < 8; i++) pyop__plan_free(p[i]);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close(); /* libk0 and libk8 still used */
+  assert_non_null(strstr(log_buf, "2 kernel libraries still used by live launch plans: left open"));
+  pyop__plan_free(p[0]);
+  pyop__plan_free(again0);
+  /* libk8 held by one launch of one plan only: a single reference. */
+  pyop__plan *single = NULL;
+  assert_int_equal(pyop__plan_new("One", 0, 0, &single), PYOP_OK);
+  pyop_launch_view one = LV(path[8], "pyop_example_count_calls", NULL, 0);
+  assert_int_equal(pyop__plan_add_launch(single, &one), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(single), PYOP_OK);
+  assert_int_equal(dlopen_count, 9);
+  run_add_scale(p[8]);
+  pyop__plan_free(p[8]);
+  pyop__plan_free(again8);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_non_null(strstr(log_buf, "1 kernel library still used by live launch plans: left open"));
+  assert_int_equal(pyop__plan_run(single, NULL, NULL, NULL, NULL), PYOP_OK); /* still loaded */
+  pyop__plan_free(single);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_string_equal(log_buf, "");
+  pt_rmtree(dir);
+  free(dir);
+}
+
 /* ------------------------------------------------------ fault injection */
 
 static int build_for_sweep(void *user) {
@@ -969,6 +1218,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_input_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_workspace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_many_inputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_error_too_many_launches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_fifo_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_origin_runpath, setup, teardown),
       cmocka_unit_test_setup_teardown(test_float_specials, setup, teardown),
@@ -994,6 +1246,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, group_setup, NULL);

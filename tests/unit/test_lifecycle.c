@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,24 @@ static void test_load_without_python_entries(void **state) {
   bool need = true;
   assert_int_equal(pyop_check_need_load(&need), PYOP_OK);
   assert_false(need);
+  /* No out pointer: refused, nothing scanned. */
+  assert_int_equal(pyop_check_need_load(NULL), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "pyop_check_need_load: need_load is NULL");
+  /* A scan that fails (a listed .py file is missing) answers no, even with
+   * Python found elsewhere in the variable. */
+  char *pydir = pt_mkdtemp();
+  char *pyfile = fb_join(pydir, "op.py");
+  pt_write_file(pyfile, "# op\n");
+  char value[2 * PATH_MAX];
+  snprintf(value, sizeof value, "%s/gone.py:%s", pydir, pydir);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  need = true;
+  assert_int_equal(pyop_check_need_load(&need), PYOP_ENOENT);
+  assert_false(need);
+  setenv("ASCEND_CUSTOM_OPP_PATH", cxx, 1);
+  free(pyfile);
+  fb_rmtree(pydir);
+  free(pydir);
   assert_int_equal(pyop_load(), PYOP_OK);
   expect_ops("");
   free(so);
@@ -921,6 +940,10 @@ static void test_start_python_key(void **state) {
   expect_error(pyop_set_options(&o), PYOP_ESTATE,
                "pyop_set_options: start_python_key cannot change to (none) while the bridge "
                "stays open (it was loaded with cp399-x86_64); call pyop_shutdown first");
+  o.start_python_key = "cp398-x86_64"; /* another key, not only none */
+  expect_error(pyop_set_options(&o), PYOP_ESTATE,
+               "pyop_set_options: start_python_key cannot change to cp398-x86_64 while the "
+               "bridge stays open (it was loaded with cp399-x86_64)");
   o.start_python_key = "cp399-x86_64";
   assert_int_equal(pyop_set_options(&o), PYOP_OK); /* the same key: nothing changes */
   assert_int_equal(pyop_shutdown(), PYOP_OK);

@@ -65,6 +65,23 @@ static void test_set_log_level(void **state) {
   pyop_set_host_hooks(NULL);
 }
 
+/* A line logged at a level outside the enum (a caller's or a bridge's
+ * mistake) is an error line: shown at every log level, named "error". */
+static void test_log_line_level_out_of_range(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  hook_on();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_ERROR), PYOP_OK);
+  pyop__log(-1, "test", "below");
+  assert_int_equal(atomic_load(&seen[PYOP_LOG_ERROR]), 1);
+  assert_non_null(strstr(last_line, "libpyop: error: test: below"));
+  pyop__log(PYOP_LOG_DEBUG + 1, "test", "above");
+  assert_int_equal(atomic_load(&seen[PYOP_LOG_ERROR]), 2);
+  assert_non_null(strstr(last_line, "libpyop: error: test: above"));
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  pyop_set_host_hooks(NULL);
+}
+
 /* A level outside the enum is refused, named, and changes nothing. */
 static void test_set_log_level_refused(void **state) {
   (void)state;
@@ -165,6 +182,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_set_log_level),
       cmocka_unit_test(test_set_log_level_refused),
+      cmocka_unit_test(test_log_line_level_out_of_range),
       cmocka_unit_test(test_log_level_threads),
       cmocka_unit_test(test_version_number),
       cmocka_unit_test(test_level_from_environment),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
@@ -274,6 +275,124 @@ static void test_manifest_limits(void **state) {
   pyop__sb_free(&why);
 }
 
+/* Parses BASE plus one line and returns the manifest (the caller frees). */
+static void parse_ok(const char *extra, pyop__manifest *m) {
+  char text[2048];
+  snprintf(text, sizeof text, BASE "%s\n", extra);
+  pyop__sb why = PYOP__SB_INIT;
+  if (parse(text, strlen(text), m, &why) != PYOP_OK)
+    fail_msg("manifest line \"%s\" refused: %s", extra, pyop__sb_str(&why));
+  pyop__sb_free(&why);
+}
+
+/* Each value's limit, at it (accepted) and one past (refused): platform 31
+ * characters, numbers 10 digits, min_python's minor below 1000, a hex
+ * version of 8 digits, a bridge name of NAME_MAX bytes; the characters a
+ * key, a platform, a python tag and a hex version may hold. */
+static void test_manifest_value_limits(void **state) {
+  (void)state;
+  pyop__manifest m;
+  char line[1024], want[1024];
+  /* Platform: 31 characters of every kind allowed, then 32. */
+  char plat[40];
+  memset(plat, 'a', sizeof plat);
+  memcpy(plat, "Az09_", 5);
+  plat[31] = '\0';
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=%s\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n", plat);
+  pyop__sb why = PYOP__SB_INIT;
+  assert_int_equal(parse(line, strlen(line), &m, &why), PYOP_OK);
+  assert_string_equal(m.platform, plat);
+  pyop__manifest_free(&m);
+  plat[31] = 'a';
+  plat[32] = '\0';
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=%s\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n", plat);
+  snprintf(want, sizeof want, "line 3: platform: \"%s\" is not a machine name", plat);
+  check_bad(line, strlen(line), want);
+  /* Numbers: ten digits (UINT32_MAX) fit, eleven do not, even when small. */
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=x86_64\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=4294967295\n");
+  assert_int_equal(parse(line, strlen(line), &m, &why), PYOP_OK);
+  assert_int_equal(m.abi_minor, 4294967295u);
+  pyop__manifest_free(&m);
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=x86_64\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=00000000001\n");
+  check_bad(line, strlen(line), "line 6: bridge_abi_minor: \"00000000001\" is not a number");
+  /* Python tags of 2 and 4 digits. */
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp39\nplatform=x86_64\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n");
+  assert_int_equal(parse(line, strlen(line), &m, &why), PYOP_OK);
+  assert_string_equal(m.python_tag, "cp39");
+  pyop__manifest_free(&m);
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp3999\nplatform=x86_64\nbridge=b.so\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n");
+  assert_int_equal(parse(line, strlen(line), &m, &why), PYOP_OK);
+  assert_string_equal(m.python_tag, "cp3999");
+  pyop__manifest_free(&m);
+  /* min_python: 3.999 is the last minor. */
+  parse_ok("min_python=3.999", &m);
+  assert_int_equal(m.min_python_minor, 999);
+  pyop__manifest_free(&m);
+  check_bad(BASE "min_python=3.1000\n", strlen(BASE "min_python=3.1000\n"),
+            "line 7: min_python: \"3.1000\" is not 3.N");
+  check_bad(BASE "min_python=3.\n", strlen(BASE "min_python=3.\n"),
+            "line 7: min_python: \"3.\" is not 3.N");
+  check_bad(BASE "min_python=4.1\n", strlen(BASE "min_python=4.1\n"),
+            "line 7: min_python: \"4.1\" is not 3.N");
+  /* The hex version: 8 digits, upper-case X and digits. */
+  parse_ok("python_version_hex=0XFFFFFFFF", &m);
+  assert_int_equal(m.python_version_hex, 0xffffffffUL);
+  pyop__manifest_free(&m);
+  parse_ok("python_version_hex=0x1", &m);
+  assert_int_equal(m.python_version_hex, 1);
+  pyop__manifest_free(&m);
+  check_bad(BASE "python_version_hex=0x30c0G\n", strlen(BASE "python_version_hex=0x30c0G\n"),
+            "line 7: python_version_hex: \"0x30c0G\" is not 0x and 1 to 8 hex digits");
+  check_bad(BASE "python_version_hex=1x30\n", strlen(BASE "python_version_hex=1x30\n"),
+            "line 7: python_version_hex: \"1x30\" is not 0x and 1 to 8 hex digits");
+  /* python_dir: components that only start with dots are names. */
+  parse_ok("python_dir=..a/.b/c..", &m);
+  assert_string_equal(m.python_dir, "..a/.b/c..");
+  pyop__manifest_free(&m);
+  check_bad(BASE "python_dir=a/..\n", strlen(BASE "python_dir=a/..\n"),
+            "line 7: python_dir: \"a/..\" must be a relative path inside the artifact "
+            "directory");
+  check_bad(BASE "python_dir=a/\n", strlen(BASE "python_dir=a/\n"),
+            "line 7: python_dir: \"a/\" must be a relative path inside the artifact "
+            "directory");
+  /* Keys: letters, digits, '_', '-', '.'. */
+  parse_ok("x-Fu.ture_2=1", &m);
+  pyop__manifest_free(&m);
+  check_bad(BASE "x/y=1\n", strlen(BASE "x/y=1\n"), "line 7: invalid character 0x2f in key");
+  /* A bridge file name of NAME_MAX bytes is one; one more is not. */
+  char name[NAME_MAX + 2];
+  memset(name, 'b', sizeof name);
+  name[NAME_MAX] = '\0';
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=x86_64\nbridge=%s\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n", name);
+  assert_int_equal(parse(line, strlen(line), &m, &why), PYOP_OK);
+  assert_int_equal(strlen(m.bridge), NAME_MAX);
+  pyop__manifest_free(&m);
+  name[NAME_MAX] = 'b';
+  name[NAME_MAX + 1] = '\0';
+  snprintf(line, sizeof line,
+           "format=1\npython_tag=cp311\nplatform=x86_64\nbridge=%s\nbridge_abi_major=1\n"
+           "bridge_abi_minor=0\n", name);
+  /* The message shows the first 64 bytes of a value. */
+  snprintf(want, sizeof want, "line 4: bridge: \"%.64s\" must be a file name inside the "
+           "artifact directory (no '/', no leading '.')", name);
+  check_bad(line, strlen(line), want);
+  pyop__sb_free(&why);
+}
+
 static int parse_good(void *user) {
   (void)user;
   pyop__manifest m;
@@ -376,6 +495,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_manifest_good, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_minimal_and_abi3, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_bad, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_value_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_read, pt_seam_setup, pt_seam_teardown),

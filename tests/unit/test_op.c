@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ static struct {
   char mode_s[16];
   size_t n_scale;
   double scale[4];
+  size_t n_shift; /* the "Lists" op's second list[float] */
+  double shift[4];
   bool flag;
 } seen;
 
@@ -74,6 +77,10 @@ static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
       for (size_t k = 0; k < v->u.floats.count && k < 4; k++) seen.scale[k] = v->u.floats.items[k];
     }
     if (strcmp(seen.names[i], "flag") == 0) seen.flag = v->u.b;
+    if (strcmp(seen.names[i], "shift") == 0) {
+      seen.n_shift = v->u.floats.count;
+      for (size_t k = 0; k < v->u.floats.count && k < 4; k++) seen.shift[k] = v->u.floats.items[k];
+    }
   }
   holders_alive++;
   *out = h;
@@ -115,9 +122,14 @@ static int infer(void *hv, const pyop_infer_args *a) {
 }
 
 /* z = x + alpha * y (float32), y optional. */
+/* A copy of the services table of the last execute, kept past its return
+ * (the table itself lives only during the call). */
+static pyop_exec_services kept_svc;
+
 static int execute(void *hv, const pyop_exec_args *a) {
   holder *h = hv;
   const pyop_exec_services *svc = a->services;
+  kept_svc = *svc;
   if (mode == M_EXEC_BAD_STATUS) return 7;
   const pyop_tensor *x = &a->inputs[0].items[0];
   const pyop_tensor *y = a->inputs[1].count ? &a->inputs[1].items[0] : NULL;
@@ -277,6 +289,36 @@ static void test_attr_resolution(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Two list[float] attributes both given as list[int]: each converted into
+ * its own part of the conversion buffer. */
+static void test_two_int_lists_converted(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED}};
+  pyop_attr_view at[2];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("scale"), PYOP_ATTR_LIST_FLOAT, 0,
+                           {.type = PYOP_ATTR_LIST_FLOAT}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("shift"), PYOP_ATTR_LIST_FLOAT, 0,
+                           {.type = PYOP_ATTR_LIST_FLOAT}};
+  pyop_proto_view p = {sizeof p, S("Lists"), S("pyop:lists"), S("lists.py"), 3,
+                       PYOP_CAP_INFER_META, in, 1, out, 1, at, 2, (void *)0x5, &proto_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  static const int64_t a[2] = {1, 2}, b[3] = {3, 4, 5};
+  pyop_attr attrs[2] = {{"shift", {.type = PYOP_ATTR_LIST_INT, .u.ints = {b, 3}}},
+                        {"scale", {.type = PYOP_ATTR_LIST_INT, .u.ints = {a, 2}}}};
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Lists", attrs, 2, &op), PYOP_OK);
+  assert_int_equal(seen.n_scale, 2);
+  assert_true(seen.scale[0] == 1.0 && seen.scale[1] == 2.0);
+  assert_int_equal(seen.n_shift, 3);
+  assert_true(seen.shift[0] == 3.0 && seen.shift[1] == 4.0 && seen.shift[2] == 5.0);
+  pyop_op_destroy(op);
+}
+
 static void test_attr_errors(void **state) {
   (void)state;
   pyop_op *op = (pyop_op *)0x1;
@@ -291,6 +333,16 @@ static void test_attr_errors(void **state) {
   a[1] = attr_int("flag", 1);
   assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
   assert_msg_has("attribute \"flag\": expected bool, given int");
+  /* Only list[int] stands in for list[float] (as int for float): not a
+   * list[bool], and a list[int] is no float. */
+  static const bool bools[2] = {true, false};
+  a[1] = (pyop_attr){"scale", {.type = PYOP_ATTR_LIST_BOOL, .u.bools = {bools, 2}}};
+  assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"scale\": expected list[float], given list[bool]");
+  static const int64_t ints[1] = {2};
+  a[1] = (pyop_attr){"alpha", {.type = PYOP_ATTR_LIST_INT, .u.ints = {ints, 1}}};
+  assert_int_equal(pyop_op_create("Axpy", a, 2, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"alpha\": expected float, given list[int]");
   a[1] = attr_int("alpha", 1);
   assert_int_equal(pyop_op_create("Axpy", a + 1, 1, &op), PYOP_EINVAL);
   assert_msg_has("required attribute \"mode\" (str) is missing");
@@ -308,6 +360,11 @@ static void test_attr_errors(void **state) {
   assert_int_equal(pyop_op_create("Nope", NULL, 0, &op), PYOP_ENOENT);
   assert_msg_has("\"Nope\"");
   assert_int_equal(pyop_op_create("Axpy", NULL, 0, NULL), PYOP_EINVAL);
+  /* Valid attributes, no out pointer: refused for that, no instance made. */
+  pyop_attr ok_mode = attr_str("mode", "x");
+  assert_int_equal(pyop_op_create("Axpy", &ok_mode, 1, NULL), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "pyop_op_create: op_type or out is NULL");
+  assert_int_equal(pyop__registry_live_instances(), 0);
   assert_int_equal(pyop_op_create(NULL, NULL, 0, &op), PYOP_EINVAL);
   assert_int_equal(holders_alive, 0);
   assert_int_equal(pyop__registry_live_instances(), 0);
@@ -584,6 +641,81 @@ static void test_execute_host_alloc(void **state) {
   pyop_op_destroy(op);
 }
 
+/* A service of execute called after execute returned is refused
+ * (PYOP_ESTATE), naming the service, the call and the object that called
+ * it (dladdr's file name; "a bridge" when dladdr cannot tell or gives an
+ * empty name); nothing is allocated. */
+static int no_dladdr(const void *addr, Dl_info *info) {
+  (void)addr;
+  (void)info;
+  return 0;
+}
+static int empty_dladdr(const void *addr, Dl_info *info) {
+  (void)addr;
+  memset(info, 0, sizeof *info);
+  info->dli_fname = "";
+  return 1;
+}
+
+static void test_service_after_return(void **state) {
+  (void)state;
+  pyop_op *op = make_op("Axpy");
+  int64_t shape[1] = {2};
+  float xv[2] = {1, 2}, zv[2];
+  pyop_tensor x = f32(xv, 1, shape), z = f32(zv, 1, shape);
+  pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = &host;
+  ctx.alloc_output = host_alloc_output;
+  assert_int_equal(pyop_op_execute(op, in, 3, &z, 1, &ctx), PYOP_OK);
+  assert_int_equal(host.outputs, 1);
+  pyop_tensor late = x;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("execute: alloc_output called after the call it was passed to returned, or "
+                 "from another thread (the bridge ");
+  assert_msg_has("); such a callback is valid only during that call, on its thread");
+  assert_int_equal(host.outputs, 1); /* the host was not asked again */
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.dladdr = no_dladdr;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("or from another thread (a bridge);");
+  pyop__sys_table.dladdr = empty_dladdr;
+  assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_msg_has("or from another thread (a bridge);");
+  pyop__sys_table = saved;
+  host_reset();
+  pyop_op_destroy(op);
+}
+
+/* Strict outputs compare execute with infer_meta: an op whose prototype
+ * has no infer_meta runs as before (nothing to compare with). */
+static void test_strict_without_infer_meta(void **state) {
+  (void)state;
+  register_axpy("ExecOnly", true, 0);
+  assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing to load; reads the variable */
+  pyop_attr a = attr_str("mode", "x");
+  pyop_op *op = NULL;
+  int rc = pyop_op_create("ExecOnly", &a, 1, &op);
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(rc, PYOP_OK);
+  int64_t shape[1] = {2};
+  float xv[2] = {1, 2};
+  pyop_tensor x = f32(xv, 1, shape), z;
+  memset(&z, 0, sizeof z);
+  pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = &host;
+  ctx.alloc_output = host_alloc_output;
+  rc = pyop_op_execute(op, in, 3, &z, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("strict execute without infer_meta: %s", pyop_last_error());
+  assert_true(((float *)z.data)[1] == 2.0f);
+  host_reset();
+  pyop_op_destroy(op);
+  assert_int_equal(pyop_load(), PYOP_OK); /* strict mode off again */
+}
+
 static void test_execute_preallocated(void **state) {
   (void)state;
   pyop_op *op = make_op("Axpy");
@@ -629,10 +761,21 @@ static void test_compile_declare_launch(void **state) {
   pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
   void *art;
   size_t len;
+  /* The artefact replaced by a later set_artifact is freed: once the last
+   * one is freed too, nothing is left. */
+  pt_faults_install();
+  pt_faults_arm(-1);
+  long live = pt_live_allocs();
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_OK);
   assert_int_equal(len, 4);
   assert_memory_equal(art, "wxyz", 4);
   pyop_free(art);
+  assert_int_equal(pt_live_allocs(), live);
+  pt_faults_remove();
+  /* No out pointer for the length (or the artefact): refused, nothing run. */
+  assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, NULL), PYOP_EINVAL);
+  assert_msg_has("pyop_op_compile: op, artifact or len is NULL");
+  assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, NULL, &len), PYOP_EINVAL);
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 1, &art, &len), PYOP_EINVAL);
   assert_msg_has("compile of \"Kern\": set_artifact: 2 bytes from NULL");
@@ -736,11 +879,14 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_resolution, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_two_int_lists_converted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_host_alloc, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_preallocated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_service_after_return, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_without_infer_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compile_declare_launch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_create, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_pins_entry, setup, teardown),

@@ -525,6 +525,47 @@ static void test_near_names_boundary(void **state) {
   }
 }
 
+/* More of "did you mean": a long name allows three edits, never four; at
+ * most three names are suggested; an implementation waiting under a near
+ * op type is suggested too, with its source. */
+static void test_near_names_cap_count_pending(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Abcdefghijklmnop", "n.py"); /* 16 letters: len/4 = 4, capped at 3 */
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("XXXdefghijklmnop", &info), PYOP_ENOENT);
+  assert_msg_has("did you mean \"Abcdefghijklmnop\"?");
+  assert_int_equal(pyop_op_get("XXXXefghijklmnop", &info), PYOP_ENOENT);
+  assert_null(strstr(pyop_last_error(), "did you mean"));
+  const char *names[4] = {"Conv1", "Conv2", "Conv3", "Conv4"};
+  desc c[4];
+  for (int i = 0; i < 4; i++) {
+    desc_init(&c[i], names[i], "c.py");
+    assert_int_equal(commit_one(&c[i], false), PYOP_OK);
+  }
+  assert_int_equal(pyop_op_get("Conv0", &info), PYOP_ENOENT);
+  const char *m = pyop_last_error();
+  int named = 0;
+  for (int i = 0; i < 4; i++) {
+    char q[16];
+    snprintf(q, sizeof q, "\"%s\"", names[i]);
+    named += strstr(m, q) != NULL;
+  }
+  if (named != 3) fail_msg("%d of 4 near names in \"%s\"", named, m);
+  /* A waiting implementation, one letter off. */
+  desc w;
+  desc_init(&w, "Waitng", "w.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &w.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop_op_get("Waiting", &info), PYOP_ENOENT);
+  assert_msg_has("no operator \"Waiting\" is registered (no prototype and implementation pair "
+                 "has that name); did you mean \"Waitng\", an implementation (w.py:30) waiting "
+                 "for a prototype of that name");
+}
+
 /* Hooks record what they see and prove no registry lock is held (they call
  * back into the registry, which would deadlock otherwise). */
 static struct {
@@ -799,6 +840,157 @@ static void test_host_prototype_content_compared(void **state) {
   pyop_op_info_release(info);
 }
 
+/* List defaults whose lengths differ while the common items agree (one
+ * item fewer, a row one item shorter, no rows at all) are different. */
+static void test_host_prototype_list_lengths_compared(void **state) {
+  (void)state;
+  host_body h;
+  host_body_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_body_init(&h);
+  h.ats[0].default_value.u.bools.count = 1;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 0 \"flags\": different default values");
+  host_body_init(&h);
+  static const int64_t row_short[1] = {1};
+  static const pyop_int_list rows_short[1] = {{row_short, 1}};
+  assert_int_equal(hb_row[0], 1); /* the same first item */
+  h.ats[1].default_value.u.int_lists.items = rows_short;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"rows\": different default values");
+  host_body_init(&h);
+  h.ats[1].default_value.u.int_lists.count = 0;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"rows\": different default values");
+  host_body_init(&h);
+  h.ats[3].default_value.u.strs.count = 1;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 3 \"names\": different default values");
+  host_body_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK); /* still the same */
+}
+
+/* The other default kinds a prototype may carry (bool, dtype, str, list of
+ * floats, list of dtypes) are compared by value too, and so are the attr
+ * count, names and types: an equal copy is idempotent, each difference is
+ * a conflict naming it, and the first registration stays. */
+typedef struct host_kinds {
+  pyop_io_info ins[1], outs[1];
+  pyop_attr_info ats[5];
+  pyop_op_info info;
+} host_kinds;
+
+static const double hk_floats[2] = {0.5, 2.0}, hk_floats2[2] = {0.5, 3.0};
+static const int32_t hk_dtypes[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32},
+                     hk_dtypes2[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT64};
+
+static void host_kinds_init(host_kinds *h) {
+  memset(h, 0, sizeof *h);
+  h->ins[0] = (pyop_io_info){"x", PYOP_IO_REQUIRED};
+  h->outs[0] = (pyop_io_info){"y", PYOP_IO_REQUIRED};
+  h->ats[0] = (pyop_attr_info){"on", PYOP_ATTR_BOOL, false, {.type = PYOP_ATTR_BOOL, .u.b = true}};
+  h->ats[1] = (pyop_attr_info){"dt", PYOP_ATTR_DTYPE, false,
+                               {.type = PYOP_ATTR_DTYPE, .u.dtype = PYOP_DTYPE_FLOAT16}};
+  h->ats[2] = (pyop_attr_info){"mode", PYOP_ATTR_STR, false,
+                               {.type = PYOP_ATTR_STR, .u.s = {"fast", 4}}};
+  h->ats[3] = (pyop_attr_info){"w", PYOP_ATTR_LIST_FLOAT, false,
+                               {.type = PYOP_ATTR_LIST_FLOAT, .u.floats = {hk_floats, 2}}};
+  h->ats[4] = (pyop_attr_info){"dts", PYOP_ATTR_LIST_DTYPE, false,
+                               {.type = PYOP_ATTR_LIST_DTYPE, .u.dtypes = {hk_dtypes, 2}}};
+  h->info = (pyop_op_info){sizeof(pyop_op_info), "HostKinds", NULL, NULL, NULL, NULL, h->ins, 1,
+                           h->outs, 1, h->ats, 5, 0};
+}
+
+static void kinds_conflict(host_kinds *h, const char *part) {
+  assert_int_equal(pyop_register_host_prototype(&h->info), PYOP_ECONFLICT);
+  assert_msg_has(part);
+  host_kinds_init(h);
+}
+
+static void test_host_prototype_attr_kinds_compared(void **state) {
+  (void)state;
+  host_kinds h;
+  host_kinds_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_kinds_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK); /* equal: idempotent */
+  /* An equal string default held in another buffer is the same. */
+  char fast[5] = "fast";
+  h.ats[2].default_value.u.s.data = fast;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_kinds_init(&h);
+  h.ats[0].default_value.u.b = false;
+  kinds_conflict(&h, "attr 0 \"on\": different default values");
+  h.ats[1].default_value.u.dtype = PYOP_DTYPE_FLOAT32;
+  kinds_conflict(&h, "attr 1 \"dt\": different default values");
+  h.ats[2].default_value.u.s = (pyop_str){"slow", 4};
+  kinds_conflict(&h, "attr 2 \"mode\": different default values");
+  h.ats[2].default_value.u.s = (pyop_str){"fast", 3}; /* a prefix */
+  kinds_conflict(&h, "attr 2 \"mode\": different default values");
+  h.ats[3].default_value.u.floats.items = hk_floats2;
+  kinds_conflict(&h, "attr 3 \"w\": different default values");
+  h.ats[3].default_value.u.floats.count = 1; /* the same first item, one fewer */
+  kinds_conflict(&h, "attr 3 \"w\": different default values");
+  h.ats[4].default_value.u.dtypes.items = hk_dtypes2;
+  kinds_conflict(&h, "attr 4 \"dts\": different default values");
+  h.info.n_attrs = 4; /* the last attr left out */
+  kinds_conflict(&h, "(4 attrs vs 5)"); /* the new one first */
+  h.ats[1].name = "dtype";
+  kinds_conflict(&h, "attr 1: name \"dtype\" vs \"dt\"");
+  h.ats[0] = (pyop_attr_info){"on", PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = 1}};
+  kinds_conflict(&h, "attr 0 \"on\": type ");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostKinds", &info), PYOP_OK);
+  assert_int_equal(info->n_attrs, 5);
+  assert_true(info->attrs[0].default_value.u.b);
+  assert_int_equal(info->attrs[1].default_value.u.dtype, PYOP_DTYPE_FLOAT16);
+  assert_int_equal(info->attrs[3].default_value.u.floats.count, 2);
+  assert_true(info->attrs[3].default_value.u.floats.items[1] == 2.0);
+  assert_int_equal(info->attrs[4].default_value.u.dtypes.items[1], PYOP_DTYPE_INT32);
+  pyop_op_info_release(info);
+}
+
+/* A host prototype may have PYOP__MAX_IOS inputs, outputs and attrs; one
+ * more of any is refused naming that count, and nothing is registered. */
+static void test_host_prototype_count_limits(void **state) {
+  (void)state;
+  enum { N = PYOP__MAX_IOS + 1 };
+  static char names[N][8], anames[N][8];
+  static pyop_io_info ios[N];
+  static pyop_attr_info ats[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "n%d", i);
+    snprintf(anames[i], sizeof anames[i], "a%d", i);
+    ios[i] = (pyop_io_info){names[i], PYOP_IO_REQUIRED};
+    ats[i] = (pyop_attr_info){anames[i], PYOP_ATTR_INT, false, {.type = PYOP_ATTR_INT, .u.i = i}};
+  }
+  pyop_io_info out[1] = {{"out", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "ManyIns", NULL, NULL, NULL, NULL, ios,
+                     PYOP__MAX_IOS, out, 1, ats, PYOP__MAX_IOS, 0};
+  int rc = pyop_register_host_prototype(&hi);
+  if (rc != PYOP_OK) fail_msg("at the limit: %s", pyop_last_error());
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("ManyIns", &info), PYOP_OK);
+  assert_int_equal(info->n_inputs, PYOP__MAX_IOS);
+  assert_int_equal(info->n_attrs, PYOP__MAX_IOS);
+  assert_string_equal(info->inputs[PYOP__MAX_IOS - 1].name, "n1023");
+  pyop_op_info_release(info);
+  const char *what[3] = {"n_inputs", "n_outputs", "n_attrs"};
+  for (int k = 0; k < 3; k++) {
+    pyop_op_info over = {sizeof(pyop_op_info), "TooMany", NULL, NULL, NULL, NULL, ios, 1,
+                         out, 1, ats, 1, 0};
+    if (k == 0) over.n_inputs = N;
+    if (k == 1) over.outputs = ios, over.n_outputs = N;
+    if (k == 2) over.n_attrs = N;
+    assert_int_equal(pyop_register_host_prototype(&over), PYOP_EDESCRIPTOR);
+    char want[128];
+    snprintf(want, sizeof want, "pyop_register_host_prototype(\"TooMany\"): %s 1025 is more "
+             "than the 1024 allowed", what[k]);
+    assert_msg_has(want);
+    assert_int_equal(pyop_op_get("TooMany", &info), PYOP_ENOENT);
+  }
+}
+
 /* The host registers its own prototypes: no on_register for them, also
  * when the debug log (which keeps published entries for its lines) is on. */
 static void test_host_prototype_no_hook_debug_log(void **state) {
@@ -863,6 +1055,39 @@ static void test_find_proto_longest_name(void **state) {
   assert_int_equal(pyop__registry_find_proto((pyop_str){name, PYOP__MAX_NAME_LEN + 1}, &found),
                    PYOP_ENOENT);
   assert_null(found);
+}
+
+/* find_proto refuses views that name no op type: NULL data with a length,
+ * an empty view, an embedded NUL; a view of a prefix or of the name within
+ * a longer buffer is compared by its length. pyop_op_list refuses either
+ * out pointer NULL. */
+static void test_find_proto_views_and_list_args(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "Viewed", "v.py");
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  const pyop_op_info *found = (const pyop_op_info *)&d;
+  assert_int_equal(pyop__registry_find_proto((pyop_str){NULL, 6}, &found), PYOP_ENOENT);
+  assert_null(found);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 0}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"View\0d", 6}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 5}, &found), PYOP_ENOENT);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"ViewedX", 6}, &found), PYOP_OK);
+  assert_string_equal(found->op_type, "Viewed");
+  pyop__registry_release_proto(found);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 6}, NULL), PYOP_EINVAL);
+  char **types = (char **)&d;
+  size_t n = 77;
+  assert_int_equal(pyop_op_list(NULL, &n), PYOP_EINVAL);
+  assert_msg_has("pyop_op_list: out_types or out_count is NULL");
+  assert_int_equal(n, 77);
+  assert_int_equal(pyop_op_list(&types, NULL), PYOP_EINVAL);
+  assert_msg_has("pyop_op_list: out_types or out_count is NULL");
+  assert_ptr_equal(types, (char **)&d);
+  assert_int_equal(pyop_op_list(&types, &n), PYOP_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(types[0], "Viewed");
+  pyop_free(types);
 }
 
 static void test_impl_binding(void **state) {
@@ -1012,6 +1237,39 @@ static void test_info_outlives_unload(void **state) {
   assert_true(pt_live_allocs() < held); /* freed at the last release */
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
   assert_int_equal(pt_live_allocs(), base);
+}
+
+/* The unload refusal names the op types with live instances: eight of
+ * them in full, then ", ..." for the rest (nine: eight and the dots). */
+static void busy_types(int n_types, const char *want_count) {
+  desc d[9];
+  pyop_op *ops[9];
+  char name[16];
+  for (int i = 0; i < n_types; i++) {
+    snprintf(name, sizeof name, "Busy%d", i);
+    desc_init(&d[i], name, "a.py");
+    assert_int_equal(commit_one(&d[i], true), PYOP_OK);
+    assert_int_equal(pyop_op_create(name, NULL, 0, &ops[i]), PYOP_OK);
+  }
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has(want_count);
+  const char *m = pyop_last_error();
+  int named = 0;
+  for (const char *q = m; (q = strstr(q, "1 of \"Busy")); q++) named++;
+  assert_int_equal(named, n_types < 8 ? n_types : 8);
+  if (n_types > 8)
+    assert_msg_has(", ...");
+  else
+    assert_null(strstr(m, "..."));
+  assert_int_equal(pyop__registry_count(), n_types); /* nothing unloaded */
+  for (int i = 0; i < n_types; i++) pyop_op_destroy(ops[i]);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+}
+
+static void test_unload_busy_many(void **state) {
+  (void)state;
+  busy_types(8, "8 op instances are alive");
+  busy_types(9, "9 op instances are alive");
 }
 
 static void test_unload_busy(void **state) {
@@ -1642,17 +1900,23 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_conflict_at_commit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_near_names_boundary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_near_names_cap_count_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_of_proto_and_impl, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_veto_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_content_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_attr_kinds_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_list_lengths_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_count_limits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_all_or_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_info_outlives_unload, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unload_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unload_busy_many, setup, teardown),
       cmocka_unit_test_setup_teardown(test_many_ops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_txn, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_txn, setup, teardown),

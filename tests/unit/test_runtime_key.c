@@ -159,6 +159,18 @@ static void test_unreadable_version_text(void **state) {
   assert_string_equal(pyop_last_error(),
                       "Python runtime in the process reports an unreadable "
                       "version \"banana\" (Py_GetVersion)");
+  /* A major alone is no version; a part of five digits is read, six are
+   * not. */
+  fake_version_text = "3 (no minor)";
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
+  assert_non_null(strstr(pyop_last_error(), "unreadable version \"3 (no minor)\""));
+  fake_version_text = "3.12.99999";
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  assert_int_equal(k.minor, 12);
+  assert_int_equal(k.micro, 99999);
+  fake_version_text = "3.12.100000";
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
+  assert_false(k.present);
 }
 
 static void test_missing_is_initialized(void **state) {

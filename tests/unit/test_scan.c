@@ -398,6 +398,109 @@ static void test_empty_elements_never_cwd(void **state) {
   free(t);
 }
 
+/* The whitespace GE strips around an element (space and \t \n \v \f \r,
+ * before and after) is dropped, and the info log says how the element was
+ * read (not in quiet mode); the characters just outside that range
+ * (\x08, \x0e) stay part of the element. An element of whitespace only is
+ * empty. */
+static void test_whitespace_around_elements(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "a.py");
+  touch(t, "b.py");
+  char value[3 * PATH_MAX];
+  snprintf(value, sizeof value, " \t%s\n:\v\f%s\r : \t\n\v\f\r :%s\x0e", P(t, "a.py"),
+           P(t, "b.py"), P(t, "a.py"));
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop__scan_result r;
+  int rc = pyop__scan(value, false, &r);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(r.n, 3);
+  assert_string_equal(r.entries[0].path, P(t, "a.py"));
+  assert_verdict(&r, 0, PYOP__PATH_PYTHON_FILE);
+  assert_string_equal(r.entries[1].path, P(t, "b.py"));
+  assert_verdict(&r, 1, PYOP__PATH_PYTHON_FILE);
+  char kept[PATH_MAX];
+  snprintf(kept, sizeof kept, "%s\x0e", P(t, "a.py"));
+  assert_string_equal(r.entries[2].path, kept);
+  assert_verdict(&r, 2, PYOP__PATH_MISSING_DIR); /* no longer a .py name */
+  char line[2 * PATH_MAX];
+  snprintf(line, sizeof line, "read as '%s' (the whitespace around an element is dropped",
+           P(t, "b.py"));
+  assert_non_null(strstr(log_buf, line));
+  pyop__scan_result_free(&r);
+  /* Quiet: the same reading, no info line. */
+  log_reset();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  rc = pyop__scan_opts(value, false, true, &r);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(r.n, 3);
+  assert_string_equal(r.entries[1].path, P(t, "b.py"));
+  assert_null(strstr(log_buf, "read as"));
+  pyop__scan_result_free(&r);
+  /* \x08 before an absolute path keeps it relative. */
+  snprintf(value, sizeof value, "\x08%s", P(t, "a.py"));
+  assert_int_equal(pyop__scan(value, false, &r), PYOP_OK);
+  assert_int_equal(r.n, 1);
+  assert_verdict(&r, 0, PYOP__PATH_RELATIVE);
+  pyop__scan_result_free(&r);
+  pt_rmtree(t);
+  free(t);
+}
+
+/* A .py element whose stat fails other than ENOENT/ENOTDIR (EACCES) is
+ * unreadable and skipped with a warning, not missing. With the debug log,
+ * an element found to hold Python says so, file and directory alike. */
+static int eacces_stat(const char *p, struct stat *st) {
+  (void)p;
+  (void)st;
+  errno = EACCES;
+  return -1;
+}
+
+static void test_py_element_stat_and_debug(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "ops/a.py");
+  pyop__scan_result r;
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.stat = eacces_stat;
+  log_reset();
+  int rc = pyop__scan(P(t, "ops/a.py"), false, &r);
+  pyop__sys_table = saved;
+  assert_int_equal(rc, PYOP_OK);
+  assert_verdict(&r, 0, PYOP__PATH_UNREADABLE);
+  assert_true(r.entries[0].skipped);
+  assert_false(r.has_python);
+  assert_non_null(strstr(r.entries[0].detail, "cannot stat: "));
+  assert_int_equal(log_warnings, 1);
+  assert_non_null(strstr(log_buf, "skipped: cannot stat: "));
+  pyop__scan_result_free(&r);
+  /* The debug lines. */
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  log_reset();
+  char *both = join2(P(t, "ops/a.py"), P(t, "ops"));
+  rc = pyop__scan(both, false, &r);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  assert_verdict(&r, 0, PYOP__PATH_PYTHON_FILE);
+  assert_verdict(&r, 1, PYOP__PATH_PYTHON_DIR);
+  char line[2 * PATH_MAX];
+  snprintf(line, sizeof line, "element '%s': a regular .py file", P(t, "ops/a.py"));
+  assert_non_null(strstr(log_buf, line));
+  snprintf(line, sizeof line, "element '%s': %s", P(t, "ops"), r.entries[1].detail);
+  assert_non_null(strstr(log_buf, line));
+  assert_int_equal(log_warnings, 0);
+  pyop__scan_result_free(&r);
+  free(both);
+  pt_rmtree(t);
+  free(t);
+}
+
 static void test_relative_element_refused(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -927,6 +1030,8 @@ int main(void) {
       T(test_missing_py_file),
       T(test_missing_dir),
       T(test_empty_elements_never_cwd),
+      T(test_whitespace_around_elements),
+      T(test_py_element_stat_and_debug),
       T(test_relative_element_refused),
       T(test_many_non_python_files_one_readdir),
       T(test_fifo_and_dir_named_py),

@@ -82,6 +82,20 @@ static void test_numel_follows(void **state) {
   assert_int_equal(pyop_tensor_numel(&r), 1 << PYOP_MAX_DIMS);
   r.ndim = PYOP_MAX_DIMS + 1;
   assert_int_equal(pyop_tensor_numel(&r), -1);
+  /* A negative rank is no tensor either; rank 0 is a scalar; NULL is -1. */
+  r.ndim = -1;
+  assert_int_equal(pyop_tensor_numel(&r), -1);
+  r.ndim = 0;
+  assert_int_equal(pyop_tensor_numel(&r), 1);
+  assert_int_equal(pyop_tensor_numel(NULL), -1);
+  /* pyop_dtype_from_name: NULL in either argument is refused, *out kept. */
+  int d = 77;
+  assert_int_equal(pyop_dtype_from_name(NULL, &d), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "pyop_dtype_from_name: name or out_dtype is NULL");
+  assert_int_equal(d, 77);
+  assert_int_equal(pyop_dtype_from_name("float32", NULL), PYOP_EINVAL);
+  assert_int_equal(pyop_dtype_from_name("float32", &d), PYOP_OK);
+  assert_int_equal(d, PYOP_DTYPE_FLOAT32);
   /* pyop_tensor_of: an empty tensor is 0 bytes in both orders. */
   pyop_tensor e1 = pyop_tensor_of(NULL, PYOP_DTYPE_FLOAT32, 3, a);
   pyop_tensor e2 = pyop_tensor_of(NULL, PYOP_DTYPE_FLOAT32, 3, b);

@@ -190,6 +190,53 @@ static void test_no_bridge_runs_lanes(void **state) {
   pyop__start_choice_free(&ch);
 }
 
+/* The build's order names artifacts whole: one whose name only starts with
+ * a listed name ("cp313-x86_64-alt" for "cp313-x86_64") is not listed, so
+ * it comes after those that are. */
+static void test_order_matches_whole_names(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 6);
+  artifact("cp313-x86_64-alt", "cp313", "", "/opt/py/lib/libpython3.13.so.1.0", 6);
+  pyop__start_choice ch;
+  choose_ok(NULL, 2, "cp311-x86_64;cp313-x86_64;cp312-x86_64", "cp312-x86_64", &ch);
+  pyop__start_choice_free(&ch);
+  /* Listed, it is taken in its place. */
+  choose_ok(NULL, 2, "cp311-x86_64;cp313-x86_64-alt;cp312-x86_64", "cp313-x86_64-alt", &ch);
+  pyop__start_choice_free(&ch);
+}
+
+/* Tags that name no CPython able to run lanes, each with its reason in
+ * the note: abi3 (no one version), a minor of three digits, Python 2, 3.11;
+ * 3.12 with a bridge one ABI minor too old. The default is started. */
+static void test_lanes_tag_reasons(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  char *dir = fb_join(root, "abi3-x86_64");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char *mf = fb_join(dir, "manifest.txt");
+  char text[512];
+  snprintf(text, sizeof text,
+           "format=1\npython_tag=abi3\nmin_python=3.12\nplatform=x86_64\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=%u\nbridge_abi_minor=6\n"
+           "libpython=/opt/py/lib/libpython3.so\n", PYOP_BRIDGE_ABI_MAJOR);
+  pt_write_file(mf, text);
+  free(mf);
+  free(dir);
+  artifact("cp3100-x86_64", "cp3100", "", "/opt/py/lib/libpython3.100.so", 6);
+  artifact("cp27-x86_64", "cp27", "", "/opt/py/lib/libpython2.7.so", 6);
+  artifact("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 5);
+  pyop__start_choice ch;
+  choose_ok(NULL, 2, "cp311-x86_64;abi3-x86_64;cp3100-x86_64;cp27-x86_64;cp312-x86_64",
+            "cp311-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "abi3-x86_64 (built for abi3, no one CPython version)");
+  has(ch.note, "cp3100-x86_64 (built for cp3100, no one CPython version)");
+  has(ch.note, "cp27-x86_64 (Python 2.7 has no per-interpreter GIL)");
+  has(ch.note, "cp312-x86_64 (its bridge speaks ABI");
+  pyop__start_choice_free(&ch);
+}
+
 static void expect_refused(const char *dflt, const char *asked, const char *needle) {
   pyop__start_choice ch;
   memset(&ch, 0x5a, sizeof ch);
@@ -283,6 +330,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_asked_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_version_floor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_runs_lanes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes_tag_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_order_matches_whole_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_syntax, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),

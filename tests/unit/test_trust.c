@@ -4,10 +4,12 @@
  */
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
@@ -155,6 +157,26 @@ static void test_trusted_owner(void **state) {
              so, (unsigned)me);
     expect_refused(so, PYOP_ESECURITY, want);
     pyop__sys_table = saved;
+  }
+  /* Root's files are trusted whoever runs: libc's own file (root-owned on
+   * any system that installs it), with an effective uid that is not root. */
+  Dl_info li;
+  assert_true(dladdr((void *)&strlen, &li) != 0 && li.dli_fname && li.dli_fname[0] == '/');
+  struct stat lst;
+  assert_int_equal(stat(li.dli_fname, &lst), 0);
+  if (lst.st_uid == 0 && !(lst.st_mode & (S_IWGRP | S_IWOTH))) {
+    pyop__sys saved = pyop__sys_table;
+    pyop__sys_table.geteuid = fake_euid;
+    int fd;
+    char *resolved;
+    struct stat st;
+    pyop__sb why = PYOP__SB_INIT;
+    int rc = pyop__open_trusted(li.dli_fname, &fd, &resolved, &st, &why);
+    pyop__sys_table = saved;
+    if (rc != PYOP_OK) fail_msg("%s refused: %s", li.dli_fname, pyop__sb_str(&why));
+    close(fd);
+    pyop__free(resolved);
+    pyop__sb_free(&why);
   }
   free(good);
   free(so);
@@ -381,6 +403,46 @@ static void test_dlopen_trusted_replaced(void **state) {
   free(other);
 }
 
+/* "/" (no file name in it), a name the kernel answers with ELOOP while
+ * opening (swapped for a symbolic link after realpath) or with another
+ * error: each refused with its own status and reason, nothing left open.
+ * (A socket cannot be opened at all: open's ENXIO, before any fstat.) */
+static int openat_errno;
+static int failing_openat(int dirfd, const char *path, int flags) {
+  (void)dirfd;
+  (void)path;
+  (void)flags;
+  errno = openat_errno;
+  return -1;
+}
+
+static void test_trusted_odd_paths(void **state) {
+  (void)state;
+  char want[1024];
+  expect_refused("/", PYOP_ENOENT, "/: not a file path");
+  char *good = so_of("GOOD");
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.openat = failing_openat;
+  openat_errno = ELOOP;
+  snprintf(want, sizeof want, "%s: replaced by a symbolic link while being checked", good);
+  expect_refused(good, PYOP_ESECURITY, want);
+  openat_errno = EACCES;
+  snprintf(want, sizeof want, "%s: cannot open: %s", good, strerror(EACCES));
+  expect_refused(good, PYOP_EIO, want);
+  openat_errno = ENOTDIR;
+  snprintf(want, sizeof want, "%s: cannot open: %s", good, strerror(ENOTDIR));
+  expect_refused(good, PYOP_ENOENT, want);
+  pyop__sys_table = saved;
+  /* The kinds no test file is: named too. */
+  assert_string_equal(pyop__file_kind(S_IFBLK | 0600), "block device");
+  assert_string_equal(pyop__file_kind(S_IFLNK | 0777), "symbolic link");
+  assert_string_equal(pyop__file_kind(S_IFSOCK | 0755), "socket");
+  assert_string_equal(pyop__file_kind(S_IFREG | 0644), "regular file");
+  assert_string_equal(pyop__file_kind(S_IFDIR | 0755), "directory");
+  assert_string_equal(pyop__file_kind(0), "unknown file type");
+  free(good);
+}
+
 static int run_trusted(void *user) {
   const char *path = user;
   int fd;
@@ -427,6 +489,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trusted_owner, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_not_regular, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_odd_paths, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_faults, pt_seam_setup, pt_seam_teardown),
