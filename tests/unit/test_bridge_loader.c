@@ -159,6 +159,30 @@ static void test_load_good_and_run_fake_op(void **state) {
   free(root);
 }
 
+/* Lanes need bridge ABI 1.6: a bridge of 1.5 (the last minor before) or
+ * older gives the load a serial reason, 1.6 and later none; without lanes
+ * asked for there is never one. */
+static void test_serial_reason_minor_edge(void **state) {
+  (void)state;
+  pyop__bridge b;
+  memset(&b, 0, sizeof b);
+  b.abi_major = 1;
+  for (uint32_t minor = 0; minor <= 8; minor++) {
+    b.abi_minor = minor;
+    const char *with = pyop__bridge_serial_reason(&b, 2);
+    if (minor <= 5) {
+      if (!strstr(with, "1.5 or older") || !strstr(with, "lanes need 1.6"))
+        fail_msg("minor %u: serial reason \"%s\"", minor, with);
+    } else if (with[0]) {
+      fail_msg("minor %u: a bridge able to run lanes given a serial reason \"%s\"", minor,
+               with);
+    }
+    assert_string_equal(pyop__bridge_serial_reason(&b, 0), "");
+  }
+  b.abi_minor = 5;
+  assert_true(pyop__bridge_serial_reason(&b, 1)[0] != '\0'); /* one lane is lanes */
+}
+
 /* Every variant meant for the registry tests is a valid bridge, and hands
  * out the defect it is named after. */
 static void test_registry_variants_load(void **state) {
@@ -772,6 +796,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_load_good_and_run_fake_op, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_registry_variants_load, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test(test_serial_reason_minor_edge),
       cmocka_unit_test_setup_teardown(test_every_failure_listed, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, pt_seam_setup, pt_seam_teardown),
