@@ -103,6 +103,20 @@ static void clear_error(void) {
 
 static bool err_has(const char *needle) { return strstr(g_err, needle) != NULL; }
 
+/* Whether the last error starts with parts[0] and holds every later part
+ * after the one before it (NULL-terminated): a message says what failed
+ * first, then the Python exception that made it fail. */
+static bool err_in_order(const char *const *parts) {
+  const char *at = g_err;
+  for (size_t i = 0; parts[i] != NULL; i++) {
+    const char *p = strstr(at, parts[i]);
+    if (p == NULL || (i == 0 && p != g_err))
+      return false;
+    at = p + strlen(parts[i]);
+  }
+  return true;
+}
+
 /* -------------------------------------------------------- registrar */
 
 typedef struct rec_op {
@@ -1733,6 +1747,9 @@ static void case_bad(void) {
   {
     const char *n[] = {"SystemExit: 3", "sys_exit.py", NULL};
     expect_load_error("sys.exit", PYOP_EPLUGIN, n, 1, "bad/sys_exit.py", NULL);
+    const char *order[] = {"loading Python plugins failed: ", "SystemExit: 3", "Traceback",
+                           "sys_exit.py", NULL};
+    CHECK(err_in_order(order), "sys.exit: not what failed, then the exception: %s", g_err);
   }
   {
     const char *n[] = {"KeyboardInterrupt", "plugin interrupted", NULL};
@@ -2540,7 +2557,9 @@ static void case_minors(void) {
  * paths missing for one path is PYOP_EINVAL. After that shutdown: a
  * request without services whole is PYOP_EABI, one with them is taken;
  * register_custom_ops before set_config is PYOP_ESTATE; a config without
- * flags whole is PYOP_EINVAL, one with them is taken and loads work again.
+ * flags whole is PYOP_EINVAL, one with them is taken; one naming a directory
+ * without the pyop package fails the load naming the package, then the
+ * exception; loads work again with the right one.
  */
 static void case_foreign(void) {
   CHECK(py_ok("import sys, types\n"
@@ -2600,6 +2619,21 @@ static void case_foreign(void) {
   CHECK(api->set_config(&cfg) == PYOP_EINVAL && err_has("config is NULL or too small"),
         "a config without flags: %s", g_err);
   cfg.struct_size = PYOP_MEMBER_END(pyop_bridge_config, flags);
+  /* An artifact directory without the pyop package: the load fails naming
+   * it, then the exception (its type and text: the package's formatter is
+   * not there to describe it). */
+  static const char nowhere[] = "/nonexistent/pyop-artifact";
+  cfg.artifact_dir = (pyop_str){nowhere, strlen(nowhere)};
+  CHECK_OK(api->set_config(&cfg));
+  {
+    const char *order[] = {"importing the pyop package from /nonexistent/pyop-artifact/python/"
+                           "pyop failed: ",
+                           "FileNotFoundError: ", "pyop-artifact/python/pyop/__init__.py", NULL};
+    CHECK(load(&r, 1, "basic/ops_file.py") == PYOP_EPLUGIN && err_in_order(order),
+          "no package: %s", g_err);
+    CHECK(r.n == 0, "nothing registered");
+  }
+  cfg.artifact_dir = (pyop_str){g_artifact, strlen(g_artifact)};
   CHECK_OK(api->set_config(&cfg));
   CHECK_OK(load(&r, 1, "basic/ops_file.py"));
   CHECK(find(&r, "ScaledAdd", true) != NULL, "a load after the shutdown");

@@ -15,6 +15,10 @@
  *              the lane, the plugin and the error; one that fails in both
  *              names lane 1 (the lanes import at the same time); the
  *              registry stays empty and a load without the failure works
+ *   main_differs  the lanes load but the main interpreter's load fails (a
+ *              plugin error there; a plugin registering an op in the lanes
+ *              only): the load fails saying why, and the lanes forget it, so
+ *              the next loads import every plugin afresh in them
  *   hooks      a host allocator that calls back into libpyop (a lookup and
  *              another op's execute, in another lane) from inside a lane
  *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
@@ -203,6 +207,47 @@ static void case_one_lane(void) {
   free(dir);
   free(counter);
   free(opp);
+}
+
+/*
+ * A load the lanes made but the main interpreter's part fails: its plugin
+ * import (the counter plugin fails at import 3, the main interpreter's:
+ * the lanes take 1 and 2), then a plugin that registers LaneOnly in the
+ * lanes only (lane_only/extra.py). Each fails the load with its own
+ * message and leaves the registry empty, and every lane drops what it
+ * imported: the next load imports each plugin afresh there (a lane that
+ * kept pure/scale.py would take it as imported already and yield nothing
+ * for it).
+ */
+static void case_main_differs(void) {
+  char *dir = make_temp_dir("lanes-main-differs");
+  char *counter = path_join(dir, "count");
+  setenv("PYOP_TEST_COUNTER_FILE", counter, 1);
+  setenv("PYOP_TEST_COUNTER_FAIL", "3", 1);
+  char *opp = xasprintf("%s/pure:%s/counter", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("RuntimeError: this plugin fails in the interpreter of import 3");
+  CHECK(!err_has("lane 1") && !err_has("lane 2"), "a lane named for the main interpreter's "
+        "failure: %s", pyop_last_error());
+  CHECK_LIST("");
+  char *differs = xasprintf("%s/pure:%s/lane_only", LANES_PLUGINS, LANES_PLUGINS);
+  set_opp_path(differs);
+  CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+  CHECK_ERR_HAS("lane 1 yields prototype 'LaneOnly' (");
+  CHECK_ERR_HAS("/lane_only that the main interpreter does not");
+  CHECK_LIST("");
+  set_opp_path(opp); /* imports 4 and 5 in the lanes, 6 in the main interpreter */
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  expect_info("Counted", 2, NULL);
+  float ids[2] = {0, 0};
+  lane_ids(2, ids, 3);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  unsetenv("PYOP_TEST_COUNTER_FILE");
+  unsetenv("PYOP_TEST_COUNTER_FAIL");
+  remove_tree(dir);
+  free(dir), free(counter), free(opp), free(differs);
 }
 
 /* The allocator of Scale's output runs the Lane op of another instance
@@ -935,7 +980,7 @@ static void case_cycles(void) {
 }
 
 #define LANES_HOST_CASES(X)                                                      \
-  X(basic) X(threads) X(one_lane) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
+  X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
   X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail)
 
 int main(int argc, char **argv) {
