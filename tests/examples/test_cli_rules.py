@@ -1754,6 +1754,111 @@ class ListOutputRulesTest(unittest.TestCase):
 
 
 
+def _pending(op_type="Late", caps=("execute",)):
+    """An implementation waiting for a prototype, as plugins.loaded_impls gives it."""
+    return {"op_type": op_type, "impl_key": "pyop:" + op_type.lower(),
+            "impl_source": "late.py:4", "capabilities": list(caps), "ge": False,
+            "legacy": False}
+
+
+class ListSectionsRulesTest(unittest.TestCase):
+    """Which sections `pyop list` prints (list.py), in each combination of
+    registered ops (none; one; one left out, a --proto REG_OP no plugin
+    implements), implementations waiting for a prototype (none; one) and
+    ASCEND_CUSTOM_OPP_PATH (unset; a directory whose .py files are one
+    level too deep), as text and --json: "no ops registered" (with the
+    path's notes) only when there is neither an op nor a waiting
+    implementation; the exit status 0 in every case."""
+
+    def _list(self, ops, pending, as_json, declared=()):
+        import argparse
+        import contextlib
+        import io
+        from unittest import mock
+        lst, proto = _cli("list"), _cli("proto")
+        saved = (dict(proto._declared), set(proto._bound), set(proto._unbound))
+
+        def restore():
+            proto._declared.clear()
+            proto._declared.update(saved[0])
+            proto._bound.clear()
+            proto._bound.update(saved[1])
+            proto._unbound.clear()
+            proto._unbound.update(saved[2])
+        self.addCleanup(restore)
+        proto._declared.update({op: "ops.h" for op in declared})
+        lib = _ListLib(ops)
+        asked = []
+
+        def pending_impls(types):
+            asked.append(list(types))
+            return [i for i in pending if i["op_type"] not in types]
+        out = io.StringIO()
+        args = argparse.Namespace(path=None, json=as_json, proto_files=None)
+        with mock.patch.object(lst, "pending_impls", pending_impls), \
+                contextlib.redirect_stdout(out):
+            status = lst.cmd_list(lib, args)
+        self.assertEqual(asked, [list(lib.ops)])  # every registered type, left out or not
+        return status, out.getvalue()
+
+    def test_every_combination(self):
+        import itertools
+        import json
+        plugins = _cli("plugins")
+        root = _tree(self, ["sub/a.py"])
+        kinds = {"none": ([], ()), "one": ([_listed("A")], ()),
+                 "unbound": ([_listed("U", impl_key=None, proto_key="host:U")], ("U",))}
+        for (kind, (ops, declared)), pend, env, as_json in itertools.product(
+                kinds.items(), ([], [_pending()]), (None, root), (False, True)):
+            with self.subTest(ops=kind, pending=len(pend), env=env, json=as_json), _Env(env):
+                status, out = self._list(ops, pend, as_json, declared)
+                self.assertEqual(status, 0)
+                listed = ["A"] if kind == "one" else []
+                if as_json:
+                    got = json.loads(out)
+                    self.assertEqual(sorted(got), ["ops", "pending"])
+                    self.assertEqual([o["op_type"] for o in got["ops"]], listed)
+                    self.assertEqual(got["pending"], [
+                        {k: p[k] for k in ("op_type", "impl_key", "impl_source",
+                                           "capabilities")} for p in pend])
+                    continue
+                lines = out.splitlines()
+                empty = not listed and not pend
+                none_line = [t for t in lines if t.startswith("no ops registered")]
+                self.assertEqual(len(none_line), 1 if empty else 0, out)
+                notes = [t for t in lines if t.startswith("  " + root)]
+                self.assertEqual(len(notes), 1 if empty and env else 0, out)
+                if empty:
+                    self.assertEqual(lines[0], "no ops registered (%s)" % (
+                        "ASCEND_CUSTOM_OPP_PATH=" + root if env else
+                        "ASCEND_CUSTOM_OPP_PATH is not set, so no plugins were loaded"))
+                    self.assertEqual(len(lines), 2 if env else 1)
+                    continue
+                heads = [t for t in lines if not t.startswith(" ")]
+                self.assertEqual(heads, (["A(x) -> y"] if listed else []) + (
+                    ["Late: implementation " + plugins.PENDING_HINT] if pend else []), out)
+                self.assertNotIn("U(x) -> y", lines)
+                if pend:
+                    self.assertEqual(lines[-2:], ["    capabilities: execute",
+                                                  "    implementation: late.py:4 (pyop:late)"])
+
+    def test_only_pending(self):
+        # the implementations waiting for a prototype, with no "no ops
+        # registered" line above them, whatever the path says
+        plugins = _cli("plugins")
+        with _Env(None):
+            status, out = self._list([], [_pending("Late"), _pending("Zed", caps=())], False)
+        self.assertEqual(status, 0)
+        self.assertEqual(out.splitlines(), [
+            "Late: implementation " + plugins.PENDING_HINT,
+            "    capabilities: execute",
+            "    implementation: late.py:4 (pyop:late)",
+            "Zed: implementation " + plugins.PENDING_HINT,
+            "    capabilities: none",
+            "    implementation: late.py:4 (pyop:zed)"])
+
+
+
 class MainFailureRulesTest(unittest.TestCase):
     """How the command ends on a failure (main.py): the exit status of
     each kind, one message on stderr, the --json error object on stdout
@@ -2573,6 +2678,166 @@ class InstanceRulesTest(unittest.TestCase):
                                     'output cannot be run') as cm:
             inst._launch(None, 0, None, [], None, None)
         self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
+
+
+
+class _OpC:
+    """The libpyop calls an Instance makes for one op of capability bits
+    caps, each recorded by its stage name; fail: {stage: status} to
+    refuse. Like libpyop, a launch runs only the plan declare_launch_args
+    declared (PYOP_ESTATE without one)."""
+
+    def __init__(self, caps, fail=()):
+        self.caps, self.fail, self.calls, self.declared = caps, dict(fail), [], False
+
+    def _call(self, stage):
+        self.calls.append(stage)
+        return self.fail.get(stage, 0)
+
+    def pyop_op_create(self, *_):
+        return 0
+
+    def pyop_op_capabilities(self, _op):
+        return self.caps
+
+    def pyop_op_destroy(self, _op):
+        pass
+
+    def pyop_free(self, _p):
+        pass
+
+    def pyop_op_compile(self, *_):
+        return self._call("compile")
+
+    def pyop_op_declare_launch_args(self, *_):
+        rc = self._call("declare_launch_args")
+        self.declared = rc == 0
+        return rc
+
+    def pyop_op_execute_list(self, *_):
+        return self._call("execute")
+
+    def pyop_op_launch(self, *_):
+        return self._call("launch") or (0 if self.declared else -9)
+
+
+class _OpLib:
+    """A Lib over _OpC: check raises PyopError on a non-zero status."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def check(self, what, rc):
+        if rc != 0:
+            raise _cli("errors").PyopError(what, "PYOP_ESTATE" if rc == -9 else "PYOP_EINVAL",
+                                           "%s failed (%d)" % (what, rc))
+
+
+class DeclareRulesTest(unittest.TestCase):
+    """When an instance runs declare_launch_args (instance.py, prepare): in
+    the default mode ("launch": run, bench) only when the kernel launch is
+    the path that runs (declare_launch_args without execute), in "always"
+    mode (check) whenever the op has it; what its failure does in each
+    case; a launch-only op's run declares once, then launches the plan."""
+
+    def _inst(self, caps, declare=None, fail=()):
+        im = _cli("instance")
+        lib = _OpLib(_OpC(caps, fail))
+        info = _info(inputs=(("x", "required"),))
+        inst = (im.Instance(lib, info, {}) if declare is None
+                else im.Instance(lib, info, {}, declare=declare))
+        self.addCleanup(inst.destroy)
+        return im, inst, lib.c
+
+    def _prepare(self, inst):
+        res = _cli("instance").RunResult()
+        res.keep = []
+        ok = inst.prepare(None, 1, [(0, [2, 3])], res)
+        return ok, res
+
+    def test_decision_table(self):
+        im = _cli("instance")
+        E, C, L, I = im.CAP_EXECUTE, im.CAP_COMPILE, im.CAP_LAUNCH, im.CAP_INFER
+        for declare in (None, "launch", "always"):
+            for bits in range(16):
+                caps = bits & (E | C | L | I)
+                wanted = bool(caps & L) and (declare == "always" or not caps & E)
+                with self.subTest(declare=declare, caps=caps):
+                    _, inst, c = self._inst(caps, declare)
+                    ok, res = self._prepare(inst)
+                    self.assertTrue(ok)
+                    want = (["compile"] if caps & C else []) + (
+                        ["declare_launch_args"] if wanted else [])
+                    self.assertEqual(c.calls, want)
+                    self.assertEqual(res.stages, want)
+                    self.assertIsNone(res.error)
+                    self.assertIsNone(res.declare_error)
+
+    def test_the_named_rows(self):
+        # the rows a host meets: a launch-only op in run/bench's default
+        # mode, and an op with both paths in check's "always" mode
+        im = _cli("instance")
+        _, inst, c = self._inst(im.CAP_INFER | im.CAP_LAUNCH)
+        self.assertEqual(inst.declare, "launch")
+        self._prepare(inst)
+        self.assertEqual(c.calls, ["declare_launch_args"])
+        _, inst, c = self._inst(im.CAP_EXECUTE | im.CAP_LAUNCH, "always")
+        self._prepare(inst)
+        self.assertEqual(c.calls, ["declare_launch_args"])
+        _, inst, c = self._inst(im.CAP_EXECUTE | im.CAP_LAUNCH)
+        self._prepare(inst)
+        self.assertEqual(c.calls, [])
+
+    def test_declare_failure(self):
+        im = _cli("instance")
+        E, L = im.CAP_EXECUTE, im.CAP_LAUNCH
+        # launch-only: the run ends in declare_launch_args
+        for declare in ("launch", "always"):
+            with self.subTest(declare=declare):
+                _, inst, c = self._inst(L, declare, fail={"declare_launch_args": -22})
+                ok, res = self._prepare(inst)
+                self.assertFalse(ok)
+                self.assertEqual(res.failed, "declare_launch_args")
+                self.assertEqual(res.error.message, 'declare_launch_args of "Op" failed (-22)')
+                self.assertIsNone(res.declare_error)
+        # both paths (check): kept aside, the op executes all the same
+        _, inst, c = self._inst(E | L, "always", fail={"declare_launch_args": -22})
+        ok, res = self._prepare(inst)
+        self.assertTrue(ok)
+        self.assertIsNone(res.error)
+        self.assertIsNotNone(res.declare_error)
+        self.assertEqual(res.declare_error.message, 'declare_launch_args of "Op" failed (-22)')
+        # a failed compile ends the run before it
+        _, inst, c = self._inst(im.CAP_COMPILE | L, fail={"compile": -22})
+        ok, res = self._prepare(inst)
+        self.assertFalse(ok)
+        self.assertEqual((c.calls, res.failed), (["compile"], "compile"))
+
+    def test_launch_only_run_declares_then_launches(self):
+        im = _cli("instance")
+        _, inst, c = self._inst(im.CAP_LAUNCH)
+        x = [[(0, [2], [1.0, 2.0])]]
+        res = inst.run(x)
+        self.assertIsNone(res.error)
+        self.assertEqual(res.ran, "launch")
+        self.assertEqual(res.stages, ["declare_launch_args", "launch"])
+        self.assertEqual(c.calls, ["declare_launch_args", "launch"])
+        self.assertEqual([[v for _, v in o] for o in res.produced], [[[0.0, 0.0]]])
+        # once per set of descriptions: the second run launches the plan
+        res = inst.run(x)
+        self.assertEqual(res.stages, ["launch"])
+        self.assertEqual(c.calls, ["declare_launch_args", "launch", "launch"])
+        # new descriptions are declared again
+        res = inst.run([[(0, [3], [1.0, 2.0, 3.0])]])
+        self.assertEqual(res.stages, ["declare_launch_args", "launch"])
+        # through run_op (pyop run's path) as well
+        lib = _OpLib(_OpC(im.CAP_LAUNCH))
+        res = im.run_op(lib, _info(), x, {})
+        self.assertEqual((res.error, res.stages), (None, ["declare_launch_args", "launch"]))
+        # both paths in the default mode: execute, nothing declared
+        _, inst, c = self._inst(im.CAP_EXECUTE | im.CAP_LAUNCH)
+        res = inst.run(x)
+        self.assertEqual((res.ran, c.calls), ("execute", ["execute"]))
 
 
 
