@@ -715,6 +715,11 @@ static int owns_identity(void *user, const char *op_type) {
   return strcmp(op_type, "FakeIdentity") == 0;
 }
 
+/* Claims FakeIdentity with *(int *)user: any non-zero value is "owned". */
+static int owns_identity_with(void *user, const char *op_type) {
+  return strcmp(op_type, "FakeIdentity") == 0 ? *(const int *)user : 0;
+}
+
 /* (b) conflicting descriptors across a host prototype and a load: the
  * message names both (keys and sources). The fake bridges register one
  * variant per load, so CONFLICT_A and CONFLICT_B cannot meet in one load;
@@ -757,6 +762,19 @@ static void test_host_owns_op(void **state) {
                "op type \"FakeIdentity\": prototype \"fake:GOOD.fake_identity\" "
                "(GOOD/fake_ops.py:30) conflicts with an operator owned by the host");
   expect_ops("");
+  /* "Non-zero" (pyop.h), not only 1: 2 and -1 claim the op as well. */
+  static const int claims[] = {2, -1, INT32_MIN};
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(claims); i++) {
+    int v = claims[i];
+    h.owns_op = owns_identity_with;
+    h.user = &v;
+    assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+    expect_error(pyop_load(), PYOP_ECONFLICT, "conflicts with an operator owned by the host");
+    expect_ops("");
+  }
+  h.owns_op = owns_identity; /* as the test set it first */
+  h.user = NULL;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
 }
 
 /* (b) every malformed view is PYOP_EDESCRIPTOR; nothing is registered. */
@@ -1703,6 +1721,9 @@ static void test_registrar_kept(void **state) {
 static void test_registrar_threads(void **state) {
   (void)state;
   use_variant("REGISTRAR_THREADS");
+  char *dir = pt_mkdtemp();
+  char *trace = fb_join(dir, "trace");
+  setenv("PYOP_FAKE_TRACE", trace, 1);
   log_reset();
   expect_error(pyop_load(), PYOP_ESTATE,
                "called the registrar from another thread than the one libpyop "
@@ -1711,8 +1732,17 @@ static void test_registrar_threads(void **state) {
   expect_in(pyop_last_error(), "nothing of this load is registered");
   expect_in(log_buf, "thread statuses -14 -14 -14 -14\n");
   expect_ops("");
+  /* The bridge returned PYOP_OK and holds this load's plugins: libpyop,
+   * which registers nothing, asks it to drop them (reset), each time. */
+  assert_int_equal(trace_count(trace, "reset"), 1);
   expect_error(pyop_load(), PYOP_ESTATE, "200 calls refused");
   expect_ops("");
+  assert_int_equal(trace_count(trace, "register_custom_ops"), 2);
+  assert_int_equal(trace_count(trace, "reset"), 2);
+  unsetenv("PYOP_FAKE_TRACE");
+  fb_rmtree(dir);
+  free(trace);
+  free(dir);
 }
 
 /* The same class for the callbacks of one op call: exec services and the

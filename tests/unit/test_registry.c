@@ -1886,6 +1886,18 @@ static void test_op_info_struct_size_inside_member(void **state) {
   pyop_op_info_release(got);
   hi.struct_size = offsetof(pyop_op_info, n_attrs) + 4;
   assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
+  /* The whole struct: the aliases are kept (a ref output is the buffer of
+   * its input, for the instances and the host's info alike). */
+  static const int32_t alias[1] = {0};
+  hi.op_type = "HalfHost3";
+  hi.output_alias = alias;
+  hi.struct_size = sizeof hi;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_op_get("HalfHost3", &got), PYOP_OK);
+  assert_non_null(got->output_alias);
+  assert_int_equal(got->output_alias[0], 0);
+  assert_non_null(got->input_flags);
+  pyop_op_info_release(got);
 }
 
 int main(void) {
