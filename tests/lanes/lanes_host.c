@@ -17,8 +17,10 @@
  *              registry stays empty and a load without the failure works
  *   main_differs  the lanes load but the main interpreter's load fails (a
  *              plugin error there; a plugin registering an op in the lanes
- *              only): the load fails saying why, and the lanes forget it, so
- *              the next loads import every plugin afresh in them
+ *              only, twice): the load fails saying why, and every
+ *              interpreter forgets it: the next loads import every plugin
+ *              afresh in the lanes, and the main interpreter keeps no module
+ *              of a refused load
  *   hooks      a host allocator that calls back into libpyop (a lookup and
  *              another op's execute, in another lane) from inside a lane
  *   ge         GE plugins (tests/ge/plugins) in lanes on 3.13, serial with
