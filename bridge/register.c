@@ -1,7 +1,8 @@
 /*
  * A load: the plugins of the given paths imported (pyop._loader, under the
  * import guard) and every descriptor they yield handed to the registrar
- * (views.c); and reset, which drops every load's plugins.
+ * (views.c); its undo, when the lanes then refuse the load (entry.c); and
+ * reset, which drops every load's plugins.
  */
 #include "bridge.h"
 
@@ -185,6 +186,42 @@ out:
   Py_XDECREF(impls);
   Py_XDECREF(modules);
   return rc;
+}
+
+/*
+ * Undoes the loads committed since pb.ops was ops and pb.modules held
+ * n_modules entries (entry.c: the one load whose lanes then yielded other
+ * descriptors), as pb_register's own failure does: their op ctx are freed,
+ * their modules removed from sys.modules and pb.modules, and the signal
+ * dispositions restored when no plugin of any load is left. The caller
+ * holds the GIL (asserted).
+ */
+void pb_register_undo(pb_op *ops, Py_ssize_t n_modules) {
+  assert(PyGILState_Check());
+  if (pb.ops != ops) { /* new ops are prepended: detach the run before ops */
+    pb_op *added = pb.ops, *last = pb.ops;
+    while (last->next != ops && last->next != NULL)
+      last = last->next;
+    assert(last->next == ops);
+    last->next = NULL;
+    pb.ops = ops;
+    pb_ops_free(added);
+  }
+  Py_ssize_t n = pb.modules != NULL ? PyList_GET_SIZE(pb.modules) : 0;
+  if (n > n_modules) {
+    PyObject *mine = PyList_GetSlice(pb.modules, n_modules, n);
+    if (mine == NULL) { /* kept in pb.modules: reset() drops them */
+      pb_log(PYOP_LOG_WARN, "removing plugin modules failed");
+      PyErr_Clear();
+      return;
+    }
+    unload(mine);
+    Py_DECREF(mine);
+    if (PyList_SetSlice(pb.modules, n_modules, n, NULL) < 0)
+      PyErr_Clear();
+  }
+  if (pb.modules == NULL || PyList_GET_SIZE(pb.modules) == 0)
+    pb_signals_restore(); /* no plugin of any load is left */
 }
 
 void pb_reset_gil(void) {
