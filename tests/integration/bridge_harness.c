@@ -1856,7 +1856,8 @@ static void case_bad(void) {
  * past the call fails that call; a kept view of an output fails its call
  * and every later call of that instance, while other instances work (numpy
  * views too, when numpy is there); a Tensor kept where shutdown cannot drop
- * it is the one "still referenced" warning main() expects.
+ * it is the one "still referenced" warning main() expects (logged while
+ * interpreter_status still says the bridge's Python runs).
  */
 static void case_escape(void) {
   recorder r = {.fail_at = -1};
