@@ -80,6 +80,12 @@ static void svc_set_error(int status, pyop_str msg) {
 /* Times the bridge said it must stay mapped (a Tensor or context outlived
  * its package): expected only after the escape case. */
 static int g_pin_warnings;
+/* What interpreter_status answered when that warning was logged (the
+ * bridge's Python still runs then: its shutdown removes the exit watch
+ * disarmed). */
+static int g_pin_interp_status;
+
+static const pyop_bridge_api *api; /* the bridge's table (open_bridge) */
 
 /* The last line logged and its level. */
 static char g_log[512];
@@ -89,8 +95,10 @@ static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
   snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
   g_log_level = level;
-  if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL)
+  if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL) {
     g_pin_warnings++;
+    g_pin_interp_status = api->interpreter_status();
+  }
 }
 
 static const pyop_loader_services g_services = {sizeof(pyop_loader_services), svc_set_error,
@@ -282,7 +290,6 @@ static const rec_op *find(const recorder *r, const char *op_type, bool impl) {
 
 /* ------------------------------------------------------------ bridge */
 
-static const pyop_bridge_api *api;
 static void *bridge_handle;
 static char g_artifact[4096], g_plugins[4096];
 
@@ -1262,7 +1269,8 @@ static void expect_refused(int rc, int status, const char *needle) {
  * dimensions, no data, an ndim past PYOP_MAX_DIMS or negative (clamped);
  * every attribute of a kept Tensor raises after its call. A dynamic input
  * of 20 tensors (more than a frame keeps inline): each is read, each is
- * released. The callbacks' argument checks: each invalid argument is
+ * released; a view of one of them kept past the call names it by its
+ * number. The callbacks' argument checks: each invalid argument is
  * PYOP_EINVAL naming the callback, a callback the op lacks is
  * PYOP_EUNSUPPORTED, an input slot without items fails the call. pyop's
  * log() at its levels' ends.
@@ -1344,7 +1352,8 @@ static void case_probe(void) {
       vals[i] = (float)(i + 1);
       ins[i] = tensor_f32(&vals[i], 1, s1);
     }
-    void *h = holder_of(many, NULL, 0);
+    pyop_attr_view a = attr_int("keep", -1);
+    void *h = holder_of(many, &a, 1);
     for (int round = 0; round < 3; round++) {
       size_t count[1] = {N};
       outputs o = {0};
@@ -1353,6 +1362,20 @@ static void case_probe(void) {
             o.mem[0] ? *(float *)o.mem[0] : -1.0f);
       outputs_free(&o);
     }
+    /* A view of the slot's fourth tensor kept past the call is reported as
+     * input 3 (the tensors are numbered across the slots); the next call
+     * releases it. */
+    a = attr_int("keep", 3);
+    void *hk = holder_of(many, &a, 1);
+    size_t count[1] = {N};
+    outputs o = {0};
+    const char *n[] = {"execute of op 'EdgeMany'", "a buffer of input 3 (a memoryview",
+                       "still alive", NULL};
+    expect_call_error(exec1(many, hk, ins, 1, count, 1, &o), PYOP_EPYTHON, n);
+    outputs_free(&o);
+    CHECK_OK(exec1(many, h, ins, 1, count, 1, &o));
+    outputs_free(&o);
+    many->cb->destroy_holder(hk);
     many->cb->destroy_holder(h);
   }
   /* What EdgeProbe and EdgeMany kept: every attribute raises now. */
@@ -1833,7 +1856,8 @@ static void case_bad(void) {
  * past the call fails that call; a kept view of an output fails its call
  * and every later call of that instance, while other instances work (numpy
  * views too, when numpy is there); a Tensor kept where shutdown cannot drop
- * it is the one "still referenced" warning main() expects.
+ * it is the one "still referenced" warning main() expects (logged while
+ * interpreter_status still says the bridge's Python runs).
  */
 static void case_escape(void) {
   recorder r = {.fail_at = -1};
@@ -2551,7 +2575,8 @@ static void case_minors(void) {
 /*
  * A host whose sys.modules already has another "pyop" (its own module of
  * that name): the bridge warns naming it, its own package is what plugins
- * get until shutdown, and shutdown puts the host's module back. Its own
+ * get until shutdown, and shutdown puts the host's module back (and leaves
+ * its pyop_utils, only a name starting with "pyop", alone). Its own
  * process: the package is imported once per bridge session. Also
  * register_custom_ops without a path array: no paths is a load of nothing,
  * paths missing for one path is PYOP_EINVAL. After that shutdown: a
@@ -2566,6 +2591,7 @@ static void case_foreign(void) {
               "_m = types.ModuleType('pyop')\n"
               "_m.host_marker = 42\n"
               "sys.modules['pyop'] = _m\n"
+              "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
               "del _m\n"),
         "the host's own pyop");
   recorder r = {.fail_at = -1};
@@ -2593,8 +2619,9 @@ static void case_foreign(void) {
   CHECK(py_ok("import sys\n"
               "assert sys.modules['pyop'].host_marker == 42, sys.modules['pyop']\n"
               "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
-              "del sys.modules['pyop']\n"),
-        "the host's pyop put back at shutdown");
+              "assert sys.modules['pyop_utils'].__name__ == 'pyop_utils'\n"
+              "del sys.modules['pyop'], sys.modules['pyop_utils']\n"),
+        "the host's pyop put back at shutdown, its pyop_utils left alone");
   /* After shutdown: entry again (its services), then register_custom_ops
    * before set_config is refused; set_config must hold flags whole. */
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
@@ -2693,8 +2720,9 @@ static void ctx_call(const rec_op *impl, const char *what, pyop_exec_services sv
 
 /*
  * The execute context's checks and the host services' failures
- * (plugins/edges, EdgeCtx): a dtype name not in the map, a shape that is no
- * sequence or holds a negative dimension, a size past 2**64 bytes, an output
+ * (plugins/edges, EdgeCtx): a dtype name not in the map, a format one past
+ * the last (the last is taken), a shape that is no sequence or holds a
+ * negative dimension, a size past 2**64 bytes, an output
  * index one past the last or negative (malloc_output_tensor and
  * make_output_ref_input), an input index below 0; a host without
  * alloc_output, alloc_workspace or alias_output (a 1.0-sized services
@@ -2716,6 +2744,14 @@ static void case_services(void) {
   g_svc_no_data = false;
   ctx_call(impl, "alloc", ok, PYOP_OK, NULL);
   ctx_call(impl, "alloc_last", ok, PYOP_OK, NULL);
+  ctx_call(impl, "format_last", ok, PYOP_OK, NULL);
+  {
+    char want[64];
+    snprintf(want, sizeof want, "format value %d is out of range [0, %d]", PYOP_FORMAT_COUNT,
+             PYOP_FORMAT_COUNT - 1);
+    const char *n[] = {"execute of op 'EdgeCtx'", "ValueError", want, NULL};
+    ctx_call(impl, "format_past", ok, PYOP_EPYTHON, n);
+  }
   ctx_call(impl, "ws", ok, PYOP_OK, NULL);
   ctx_call(impl, "ws_zero", ok, PYOP_OK, NULL);
   {
@@ -3487,6 +3523,9 @@ int main(int argc, char **argv) {
   bool escaped = strcmp(g_case, "escape") == 0 || strcmp(g_case, "all") == 0;
   CHECK(escaped ? g_pin_warnings == 1 : g_pin_warnings == 0,
         "%d \"still referenced at shutdown\" warnings after case %s", g_pin_warnings, g_case);
+  CHECK(g_pin_interp_status == PYOP_OK,
+        "interpreter_status %d while shutdown warned: the bridge took its running Python for "
+        "lost", g_pin_interp_status);
   CHECK(Py_IsInitialized(), "the host's Python is left running");
   dlclose(bridge_handle);
   PyEval_RestoreThread(main_ts);

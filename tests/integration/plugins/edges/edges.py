@@ -107,17 +107,23 @@ class EdgeProbeImpl:
 
 
 @pyop.register_op(op_type="EdgeMany")
-def edge_many(xs: list[TensorDesc]) -> TensorDesc:
+def edge_many(xs: list[TensorDesc], *, keep: int = -1) -> TensorDesc:
     return TensorDesc((1,), "float32")
 
 
 @pyop.register_op_impl(op_type="EdgeMany")
 class EdgeManyImpl:
-    """Sums the first element of every tensor of its dynamic input."""
+    """Sums the first element of every tensor of its dynamic input; with
+    keep >= 0, keeps a memoryview of xs[keep] past the call (the next call
+    releases it)."""
 
     kept = []
+    views = []
 
-    def execute(self, xs):
+    def execute(self, xs, *, keep):
+        EdgeManyImpl.views.clear()
+        if keep >= 0:
+            EdgeManyImpl.views.append(memoryview(xs[keep]))
         total = 0.0
         for t in xs:
             with memoryview(t) as m:
@@ -157,6 +163,8 @@ class EdgeKeptImpl:
 CTX_CALLS = {
     "alloc": lambda c, x: c.malloc_output_tensor(0, (2,), "float32"),
     "alloc_last": lambda c, x: c.malloc_output_tensor(0, (2,), "bool"),
+    "format_last": lambda c, x: c.malloc_output_tensor(0, (2,), "float32", max(pyop.Format)),
+    "format_past": lambda c, x: c.malloc_output_tensor(0, (2,), "float32", max(pyop.Format) + 1),
     "dtype_name": lambda c, x: c.malloc_output_tensor(0, (2,), "float33"),
     "shape_int": lambda c, x: c.malloc_output_tensor(0, 5, "float32"),
     "shape_neg": lambda c, x: c.malloc_output_tensor(0, (2, -1), "float32"),
