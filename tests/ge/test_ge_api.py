@@ -1615,6 +1615,39 @@ class EdgesTest(unittest.TestCase):
                                     r"unknown"):
             nofunc._out_slot(0, "f")
 
+    def test_host_prototype_output_aliasing_input_0(self):
+        """A prototype the host registered (host_ir: the bridge's
+        registered_proto, a stand-in here) whose output aliases input 0, the
+        first slot, keeps that alias: make_output_ref_input(0, 0) binds it,
+        and an output aliasing nothing is refused by the alias check."""
+        import types as _t
+        from unittest import mock
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        proto = {"op_type": "Ref", "proto_key": None, "proto_source": None,
+                 "inputs": [("x", 0), ("y", 0)], "outputs": [("x", 0), ("z", 0)],
+                 "attrs": [], "input_flags": (1, 0), "output_alias": (0, -1)}
+        native = _t.SimpleNamespace(registered_proto=lambda t: proto if t == "Ref" else None)
+        with mock.patch.object(greg.ext, "native", native):
+            ir = greg.host_ir("Ref")
+            self.assertIsNone(greg.host_ir("Other"))
+        self.assertEqual(ir.alias, {0: 0})
+        a = P.TensorDesc((2,), "int8")
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Ref", ir, [a, a], {})
+        bound = []
+
+        def bind(slot, in_slot):
+            bound.append((slot, in_slot))
+            return _t.SimpleNamespace(data_ptr=0, nbytes=2)
+        ctx._p = _t.SimpleNamespace(make_output_ref_input=bind)
+        self.assertEqual(ctx.make_output_ref_input(0, 0).shape_size, 2)
+        self.assertEqual(bound, [(0, 0)])
+        with self.assertRaisesRegex(RuntimeError, r"make_output_ref_input\(1, 1\): output 'z' "
+                                    r"is not bound to input 'y' by mutates_args"):
+            ctx.make_output_ref_input(1, 1)
+        self.assertEqual(bound, [(0, 0)])
+
     def test_tensor_desc_edges(self):
         import copy
         import pickle

@@ -712,6 +712,38 @@ class GeLinkEdgeTest(unittest.TestCase):
         self.assertEqual(out["missing_logs"][0][0], 1)  # a warning
         self.assertIn("%s is missing" % nowhere, out["missing_logs"][0][1])
 
+    def test_uninstall_keeps_other_modules_named_ge_something(self):
+        """uninstall removes ge and ge.* only: a module whose name merely
+        starts with "ge" (the stdlib's gettext and genericpath, a host's
+        geometry or ge_tools) stays."""
+        import subprocess
+        code = textwrap.dedent("""
+            import gettext, genericpath, json, sys, types
+            from pyop import _ge_link as gl
+            for n in ("geometry", "ge_tools"):
+                sys.modules[n] = types.ModuleType(n)
+            others = ("gettext", "genericpath", "geometry", "ge_tools")
+            before = {n: sys.modules[n] for n in others}
+            gl.install()
+            import ge.custom_op
+            removed = sorted(m.__name__ for m in gl.uninstall())
+            print(json.dumps({
+                "removed": removed,
+                "kept": [n for n in others if sys.modules.get(n) is before[n]],
+                "ge_left": sorted(n for n in sys.modules if n == "ge" or n.startswith("ge."))}))
+        """)
+        env = dict(os.environ, PYTHONPATH=support.PACKAGE_DIR)
+        p = subprocess.run([sys.executable, "-B", "-c", code], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual(out["kept"], ["gettext", "genericpath", "geometry", "ge_tools"])
+        self.assertEqual(out["ge_left"], [])
+        self.assertIn("ge", out["removed"])
+        self.assertIn("ge.custom_op", out["removed"])
+        self.assertEqual([n for n in out["removed"] if n != "ge" and not n.startswith("ge.")],
+                         [])
+
 
 class ContextGettersTest(unittest.TestCase):
     def test_each_getter_asks_for_its_kind(self):
@@ -807,6 +839,37 @@ class LoaderEdgeTest(unittest.TestCase):
             with self.assertRaises(ModuleNotFoundError) as cm:
                 _loader.load_plugins([d])
             self.assertEqual(cm.exception.name, "no_such_module_r")
+
+
+    def test_a_directorys_plugins_are_imported_in_name_order(self):
+        """Whatever order the directory lists its entries in (os.listdir's
+        is the file system's: reversed here so it surely differs), its
+        plugins, files and packages alike, are imported sorted by name."""
+        import types
+        from unittest import mock
+        from pyop import _loader
+        names = ["a_first", "b_pkg", "c_mid", "d_last"]
+        probe = sys.modules["_pyop_order_probe"] = types.ModuleType("_pyop_order_probe")
+        probe.seen = []
+        real_listdir = os.listdir
+        try:
+            with support.TempDir() as d:
+                for n in names:
+                    rel = n + "/__init__.py" if n.endswith("_pkg") else n + ".py"
+                    support.write(d, rel, "import _pyop_order_probe\n"
+                                  "_pyop_order_probe.seen.append(%r)\n" % n)
+
+                def listdir(path="."):
+                    got = real_listdir(path)
+                    return sorted(got, reverse=True) if path == d else got
+
+                self.assertNotEqual(listdir(d), sorted(listdir(d)))
+                with mock.patch.object(_loader.os, "listdir", listdir):
+                    res = _loader.load_plugins([d])
+                _loader.unload_modules(res.modules)
+        finally:
+            del sys.modules["_pyop_order_probe"]
+        self.assertEqual(probe.seen, names)
 
 
 class AttrAnnotationEdgeTest(unittest.TestCase):
