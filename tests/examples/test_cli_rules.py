@@ -1063,6 +1063,34 @@ class SupervisorRulesTest(unittest.TestCase):
         self.assertEqual(sup.broken[0]["problem"], "%d processes running the check died; the ops "
                          "not reported above were not checked" % cs.MAX_WORKERS)
 
+    def test_no_new_worker_after_an_interrupt_or_a_fatal_error(self):
+        # a worker that said it was interrupted (Ctrl-C) or failed fatally
+        # ends the check: no new worker goes on, the op it was in is not
+        # blamed for a death
+        cs = _cli("check_supervise")
+        begin = '{"e": "op_begin", "plugin": "/ops/a.py", "op": "Op"}\n'
+        fatal = ('{"e": "fatal", "exit": 1, "error": {"status": "PYOP_EINTERNAL", '
+                 '"message": "it broke", "op": null}}\n')
+        for last, said in (('{"e": "interrupted", "text": "Ctrl-C"}\n', ("Ctrl-C", None)),
+                           (fatal, (None, 1))):
+            with self.subTest(last=last):
+                sup, spawned = self._sup(), []
+
+                def spawn(argv_of):
+                    rfd, wfd = os.pipe()
+                    spawned.append(argv_of(wfd))
+                    os.write(wfd, (begin + last).encode())
+                    os.close(wfd)  # the stream ends without "done"
+                    return _Ended(), rfd
+                saved, cs.spawn = cs.spawn, spawn
+                try:
+                    sup.run()
+                finally:
+                    cs.spawn = saved
+                self.assertEqual(len(spawned), 1)
+                self.assertEqual((sup.ops, sup.broken), ([], []))
+                self.assertEqual((sup.interrupted, sup.fatal and sup.fatal["exit"]), said)
+
 
 class _T:
     """An output tensor as res.produced holds it."""
@@ -1911,6 +1939,38 @@ class MainFailureRulesTest(unittest.TestCase):
             self.assertEqual(self._captured(main._interruptible, ["check"], "check"), (3, "", ""))
         finally:
             main._main = saved
+
+    def test_plugin_threads_left_running(self):
+        # a daemon thread a plugin started does not keep the process alive:
+        # nothing said, the command returns to end as usual; a non-daemon
+        # one is named, and the command ends at once with its status
+        import threading
+        main = _cli("main")
+        release = threading.Event()
+        ended = []
+        saved, main.end_now = main.end_now, ended.append
+        try:
+            for daemon in (True, False):
+                with self.subTest(daemon=daemon):
+                    t = threading.Thread(target=release.wait, name="plugin-daemon-%s" % daemon,
+                                         daemon=daemon)
+                    t.start()
+                    try:
+                        code, out, err = self._captured(main.leave_plugin_threads, "run", 3)
+                    finally:
+                        release.set()
+                        t.join()
+                        release.clear()
+                    self.assertEqual((code, out), (None, ""))
+                    if daemon:
+                        self.assertEqual((err, ended), ("", []))
+                    else:
+                        self.assertEqual(err, "pyop: run: warning: a plugin left a thread running "
+                                              "(plugin-daemon-False); the command does not wait "
+                                              "for it, as a C host's pyop_shutdown does not\n")
+                        self.assertEqual(ended, [3])
+        finally:
+            main.end_now = saved
 
     def test_requested_python(self):
         main, errors = _cli("main"), _cli("errors")
@@ -3041,6 +3101,29 @@ class RunInWorkerRulesTest(unittest.TestCase):
         self.assertEqual((code, calls, signals), (130, [7, sv.STOP_GRACE], [signal.SIGINT]))
         with self.assertRaises(KeyboardInterrupt):
             self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n', interrupt=True)
+
+    def test_done_then_outlived_the_limit(self):
+        # "done" said, then the worker did not end within its limit (stopped:
+        # read_events answers None): the command did not finish, whatever
+        # status the worker said
+        sv, errors = _cli("supervise"), _cli("errors")
+        saved = sv.read_events
+
+        def outlived(proc, rfd, limit, on_event):
+            saved(proc, rfd, limit, on_event)
+            return None
+        sv.read_events = outlived
+        try:
+            for stream in ('{"e": "done", "code": 0}\n', '{"e": "done"}\n'):
+                with self.subTest(stream=stream):
+                    with self.assertRaises(errors.CliError) as cm:
+                        self._run('{"e": "activity", "stage": "execute", "op": "Op"}\n' + stream)
+                    self.assertEqual(cm.exception.exit_code, 1)
+                    self.assertTrue(cm.exception.message.startswith(
+                        'execute of "Op" did not finish within 7 s (the per-call limit, '
+                        '--timeout)'), cm.exception.message)
+        finally:
+            sv.read_events = saved
 
 
 
