@@ -169,9 +169,10 @@ def run_in_worker(args, argv, limit):
     """The command (run or bench) as the parent of its worker: the worker is
     this command line with --_worker FD; its result (and its failure, said
     on stderr and with --json on stdout) is the command's. The exit status:
-    the worker's own once it said "done"; otherwise a CliError naming the
-    op and the step it was in (it ended the process, or outlived limit
-    seconds per call). Ctrl-C reaches the worker too (SIGINT; it says where
+    the worker's own once it said "done" and then ended (a code it did not
+    give is 1); otherwise a CliError naming the op and the step it was in
+    (it ended the process without "done", or outlived limit seconds per
+    call, even after "done": its output may not be all written). Ctrl-C reaches the worker too (SIGINT; it says where
     it was and ends with its own status), killed after STOP_GRACE."""
     state = {"code": None, "current": None}
 
