@@ -365,6 +365,19 @@ static int refused(lane_holder *w, const char *what, bool caught, unsigned calls
   return rc;
 }
 
+/* After a call of w in its lane returned rc: rc itself, or, when the lane
+ * refused an import during it, refused()'s answer (a caught refusal keeps
+ * the call's result); *main is the holder to run the call again with in
+ * the main interpreter, NULL when it is not run again. */
+static int lane_outcome(lane_holder *w, const char *what, int rc, unsigned calls, void **main) {
+  *main = NULL;
+  if (rc == PB_STATUS_LANE_CAUGHT)
+    return refused(w, what, true, calls, NULL);
+  if (rc == PB_STATUS_LANE_REFUSED)
+    return refused(w, what, false, calls, main);
+  return rc;
+}
+
 /* A holder made by cb (a lane's when in_lane) from ctx and the attributes:
  * PYOP_OK and *out, or the callback's status. */
 static int hold(const pyop_op_callbacks *cb, bool in_lane, pb_op *op, void *ctx,
@@ -463,12 +476,8 @@ static int disp_infer(void *h, const pyop_infer_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->infer_meta(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_CAUGHT)
-    rc = refused(w, "infer_meta", true, f.calls, NULL);
-  else if (rc == PB_STATUS_LANE_REFUSED &&
-           (rc = refused(w, "infer_meta", false, f.calls, &main)) == PYOP_OK)
-    rc = pb_cb_infer_meta(main, a);
-  return rc;
+  rc = lane_outcome(w, "infer_meta", rc, f.calls, &main);
+  return main != NULL ? pb_cb_infer_meta(main, a) : rc;
 }
 
 static int disp_execute(void *h, const pyop_exec_args *a) {
@@ -498,12 +507,8 @@ static int disp_execute(void *h, const pyop_exec_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->execute(w->holder, &f.args);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_CAUGHT)
-    rc = refused(w, "execute", true, f.calls, NULL);
-  else if (rc == PB_STATUS_LANE_REFUSED &&
-           (rc = refused(w, "execute", false, f.calls, &main)) == PYOP_OK)
-    rc = pb_cb_execute(main, a);
-  return rc;
+  rc = lane_outcome(w, "execute", rc, f.calls, &main);
+  return main != NULL ? pb_cb_execute(main, a) : rc;
 }
 
 static int disp_compile(void *h, const pyop_compile_args *a) {
@@ -526,12 +531,8 @@ static int disp_compile(void *h, const pyop_compile_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->compile(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_CAUGHT)
-    rc = refused(w, "compile", true, f.calls, NULL);
-  else if (rc == PB_STATUS_LANE_REFUSED &&
-           (rc = refused(w, "compile", false, f.calls, &main)) == PYOP_OK)
-    rc = pb_cb_compile(main, a);
-  return rc;
+  rc = lane_outcome(w, "compile", rc, f.calls, &main);
+  return main != NULL ? pb_cb_compile(main, a) : rc;
 }
 
 static int disp_declare(void *h, const pyop_declare_args *a) {
@@ -553,12 +554,8 @@ static int disp_declare(void *h, const pyop_declare_args *a) {
   pb_host_mark m = pb_lanes_enter(pb_attached_tstate());
   rc = w->cb->declare_launch_args(w->holder, &b);
   pb_lanes_leave(m);
-  if (rc == PB_STATUS_LANE_CAUGHT)
-    rc = refused(w, "declare_launch_args", true, f.calls, NULL);
-  else if (rc == PB_STATUS_LANE_REFUSED &&
-           (rc = refused(w, "declare_launch_args", false, f.calls, &main)) == PYOP_OK)
-    rc = pb_cb_declare(main, a);
-  return rc;
+  rc = lane_outcome(w, "declare_launch_args", rc, f.calls, &main);
+  return main != NULL ? pb_cb_declare(main, a) : rc;
 }
 
 void pb_lanes_dispatch(pb_op *op) {

@@ -191,7 +191,8 @@ out:
 /*
  * Undoes the loads committed since pb.ops was ops and pb.modules held
  * n_modules entries (entry.c: the one load whose lanes then yielded other
- * descriptors), as pb_register's own failure does: their op ctx are freed,
+ * descriptors; reset: every load, NULL and 0), as pb_register's own
+ * failure does: their op ctx are freed,
  * their modules removed from sys.modules and pb.modules, and the signal
  * dispositions restored when no plugin of any load is left. The caller
  * holds the GIL (asserted).
@@ -209,7 +210,8 @@ void pb_register_undo(pb_op *ops, Py_ssize_t n_modules) {
   }
   Py_ssize_t n = pb.modules != NULL ? PyList_GET_SIZE(pb.modules) : 0;
   if (n > n_modules) {
-    PyObject *mine = PyList_GetSlice(pb.modules, n_modules, n);
+    PyObject *mine = n_modules == 0 ? Py_NewRef(pb.modules)
+                                    : PyList_GetSlice(pb.modules, n_modules, n);
     if (mine == NULL) { /* kept in pb.modules: reset() drops them */
       pb_log(PYOP_LOG_WARN, "removing plugin modules failed");
       PyErr_Clear();
@@ -225,17 +227,9 @@ void pb_register_undo(pb_op *ops, Py_ssize_t n_modules) {
 }
 
 void pb_reset_gil(void) {
-  assert(PyGILState_Check());
-  pb_ops_free(pb.ops);
-  pb.ops = NULL;
-  pb_signals_restore();
+  pb_register_undo(NULL, 0); /* every load's (asserts the GIL) */
   if (pb.lane_seen != NULL)
     PyDict_Clear(pb.lane_seen);
-  if (pb.modules != NULL && PyList_GET_SIZE(pb.modules) > 0) {
-    unload(pb.modules);
-    if (PyList_SetSlice(pb.modules, 0, PyList_GET_SIZE(pb.modules), NULL) < 0)
-      PyErr_Clear();
-  }
   /* Plugin functions and their module globals form cycles. */
   PyGC_Collect();
 }
