@@ -517,32 +517,44 @@ static int g_declare(void *h, const pyop_declare_args *a) {
 static const pyop_op_callbacks g_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
                                         NULL, NULL, g_declare};
 
-/* A launch with another number of input tensors than the plan was declared
- * for is refused, fewer as more (the mutation check: only more was). */
-static void test_op_launch_input_count(void **state) {
-  (void)state;
+/* Registers op type `type` (one dynamic input "xs", one output "y"; keys
+ * "test:<name>" and "test:<name>.impl", source "<name>.py") with a
+ * launch-only implementation of callbacks cbs, and makes an instance. */
+static pyop_op *dynamic_launch_op(const char *type, const char *name,
+                                  const pyop_op_callbacks *cbs) {
+  char key[64], impl_key[64], file[64];
+  snprintf(key, sizeof key, "test:%s", name);
+  snprintf(impl_key, sizeof impl_key, "test:%s.impl", name);
+  snprintf(file, sizeof file, "%s.py", name);
   pyop_io_view in[1] = {{sizeof(pyop_io_view), S("xs"), PYOP_IO_DYNAMIC}};
   pyop_io_view out[1] = {{sizeof(pyop_io_view), S("y"), PYOP_IO_REQUIRED}};
   pyop_proto_view p;
   memset(&p, 0, sizeof p);
   p.struct_size = sizeof p;
-  p.op_type = S("Gather");
-  p.key = S("test:gather");
-  p.source_file = S("gather.py");
+  p.op_type = S(type);
+  p.key = S(key);
+  p.source_file = S(file);
   p.source_line = 1;
   p.inputs = in;
   p.n_inputs = 1;
   p.outputs = out;
   p.n_outputs = 1;
-  pyop_impl_view i = {sizeof i, S("Gather"), S("test:gather.impl"), S("gather.py"), 5,
-                      PYOP_CAP_LAUNCH, NULL, &g_cbs};
+  pyop_impl_view i = {sizeof i, S(type), S(impl_key), S(file), 5, PYOP_CAP_LAUNCH, NULL, cbs};
   pyop__txn *t;
   assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
   assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
   assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
   assert_int_equal(pyop__txn_commit(t), PYOP_OK);
   pyop_op *op = NULL;
-  assert_int_equal(pyop_op_create("Gather", NULL, 0, &op), PYOP_OK);
+  assert_int_equal(pyop_op_create(type, NULL, 0, &op), PYOP_OK);
+  return op;
+}
+
+/* A launch with another number of input tensors than the plan was declared
+ * for is refused, fewer as more (the mutation check: only more was). */
+static void test_op_launch_input_count(void **state) {
+  (void)state;
+  pyop_op *op = dynamic_launch_op("Gather", "gather", &g_cbs);
   float v[3][2] = {{1, 2}, {3, 4}, {5, 6}}, yv[2];
   pyop_tensor xs[3], y;
   for (int k = 0; k < 3; k++) {
@@ -594,31 +606,7 @@ static int s_declare(void *h, const pyop_declare_args *a) {
 static const pyop_op_callbacks s_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
                                         NULL, NULL, s_declare};
 
-static pyop_op *spill_op(void) {
-  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("xs"), PYOP_IO_DYNAMIC}};
-  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("y"), PYOP_IO_REQUIRED}};
-  pyop_proto_view p;
-  memset(&p, 0, sizeof p);
-  p.struct_size = sizeof p;
-  p.op_type = S("Spill");
-  p.key = S("test:spill");
-  p.source_file = S("spill.py");
-  p.source_line = 1;
-  p.inputs = in;
-  p.n_inputs = 1;
-  p.outputs = out;
-  p.n_outputs = 1;
-  pyop_impl_view i = {sizeof i, S("Spill"), S("test:spill.impl"), S("spill.py"), 5,
-                      PYOP_CAP_LAUNCH, NULL, &s_cbs};
-  pyop__txn *t;
-  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
-  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
-  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
-  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
-  pyop_op *op = NULL;
-  assert_int_equal(pyop_op_create("Spill", NULL, 0, &op), PYOP_OK);
-  return op;
-}
+static pyop_op *spill_op(void) { return dynamic_launch_op("Spill", "spill", &s_cbs); }
 
 static void vec_tensor(pyop_tensor *t, void *data, int64_t n, uint64_t nbytes) {
   memset(t, 0, sizeof *t);
