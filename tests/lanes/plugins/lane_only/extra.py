@@ -30,15 +30,15 @@ if _finders and _interp.get_current() == _interp.get_main():
     raise RuntimeError("a failed load left its finder in sys.meta_path (%d)" % len(_finders))
 
 
-class LaneOnlyFinder:
-    """Finds nothing: only its presence is looked at."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        return None
-
-
-sys.meta_path.append(LaneOnlyFinder())
+# A finder that finds nothing (only its presence is looked at), made in a
+# namespace of its own: what stays in a lane's sys.meta_path must not keep
+# this module, and what it registered, alive.
+_ns = {}
+exec("class LaneOnlyFinder:\n"
+     "    @staticmethod\n"
+     "    def find_spec(name, path=None, target=None):\n"
+     "        return None\n", _ns)
+sys.meta_path.append(_ns["LaneOnlyFinder"]())
 
 
 @pyop.register_op(op_type="Everywhere")
