@@ -762,10 +762,6 @@ void pb_modules_release(PyObject *modules);
 
 /* ---- register.c */
 int pb_register(const pyop_registrar *registrar, const pyop_str *paths, size_t n);
-/* Undoes the loads committed since pb.ops was ops and pb.modules held
- * n_modules entries (a load the lanes check refused): their op ctx freed,
- * their modules unloaded; the caller holds the GIL (asserted). */
-void pb_register_undo(pb_op *ops, Py_ssize_t n_modules);
 /* Drops plugin modules and every op ctx; the caller holds the GIL
  * (asserted). `_locked` in the bridge means only "holds the mutex". */
 void pb_reset_gil(void);

@@ -92,14 +92,7 @@ static int pb_register_custom_ops(const pyop_registrar *registrar, const pyop_st
   pb_watch_note_load(st);
   int rc = pb_lanes_load(paths, n_paths);
   if (rc == PYOP_OK) {
-    pb_op *ops = pb.ops; /* what earlier loads committed */
-    Py_ssize_t n_modules = pb.modules != NULL ? PyList_GET_SIZE(pb.modules) : 0;
     rc = pb_register(registrar, paths, n_paths);
-    if (rc == PYOP_OK) {
-      rc = pb_lanes_check_all_matched();
-      if (rc != PYOP_OK) /* the main interpreter committed this load: drop it */
-        pb_register_undo(ops, n_modules);
-    }
     if (rc != PYOP_OK)
       pb_lanes_reset(); /* libpyop drops the load: every lane forgets it too */
   }

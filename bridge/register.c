@@ -152,6 +152,11 @@ int pb_register(const pyop_registrar *given, const pyop_str *paths, size_t n_pat
     goto py_fail;
   if (ar == PB_ADD_REFUSED)
     goto out;
+  /* The lanes yielded what this interpreter did (lanes.c), checked before
+   * committing: a refusal undoes the load as any failure here does, the
+   * import system the plugins changed included. */
+  if (!pb_lanes_image() && (rc = pb_lanes_check_all_matched()) != PYOP_OK)
+    goto out;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(modules); i++) {
     if (PyList_Append(pb.modules, PyTuple_GET_ITEM(modules, i)) < 0)
       goto py_fail;
@@ -188,46 +193,20 @@ out:
   return rc;
 }
 
-/*
- * Undoes the loads committed since pb.ops was ops and pb.modules held
- * n_modules entries (entry.c: the one load whose lanes then yielded other
- * descriptors; reset: every load, NULL and 0), as pb_register's own
- * failure does: their op ctx are freed,
- * their modules removed from sys.modules and pb.modules, and the signal
- * dispositions restored when no plugin of any load is left. The caller
- * holds the GIL (asserted).
- */
-void pb_register_undo(pb_op *ops, Py_ssize_t n_modules) {
-  assert(PyGILState_Check());
-  if (pb.ops != ops) { /* new ops are prepended: detach the run before ops */
-    pb_op *added = pb.ops, *last = pb.ops;
-    while (last->next != ops && last->next != NULL)
-      last = last->next;
-    assert(last->next == ops);
-    last->next = NULL;
-    pb.ops = ops;
-    pb_ops_free(added);
-  }
-  Py_ssize_t n = pb.modules != NULL ? PyList_GET_SIZE(pb.modules) : 0;
-  if (n > n_modules) {
-    PyObject *mine = n_modules == 0 ? Py_NewRef(pb.modules)
-                                    : PyList_GetSlice(pb.modules, n_modules, n);
-    if (mine == NULL) { /* kept in pb.modules: reset() drops them */
-      pb_log(PYOP_LOG_WARN, "removing plugin modules failed");
-      PyErr_Clear();
-      return;
-    }
-    unload(mine);
-    Py_DECREF(mine);
-    if (PyList_SetSlice(pb.modules, n_modules, n, NULL) < 0)
-      PyErr_Clear();
-  }
-  if (pb.modules == NULL || PyList_GET_SIZE(pb.modules) == 0)
-    pb_signals_restore(); /* no plugin of any load is left */
-}
-
+/* Every committed load undone, as pb_register's failure undoes its own:
+ * the op ctx freed, the modules removed from sys.modules and pb.modules
+ * (the list itself is handed to unload: nothing to allocate, so nothing
+ * here can fail for lack of memory), the signal dispositions restored. */
 void pb_reset_gil(void) {
-  pb_register_undo(NULL, 0); /* every load's (asserts the GIL) */
+  assert(PyGILState_Check());
+  pb_ops_free(pb.ops);
+  pb.ops = NULL;
+  if (pb.modules != NULL && PyList_GET_SIZE(pb.modules) > 0) {
+    unload(pb.modules);
+    if (PyList_SetSlice(pb.modules, 0, PyList_GET_SIZE(pb.modules), NULL) < 0)
+      PyErr_Clear();
+  }
+  pb_signals_restore(); /* no plugin of any load is left */
   if (pb.lane_seen != NULL)
     PyDict_Clear(pb.lane_seen);
   /* Plugin functions and their module globals form cycles. */
