@@ -3461,10 +3461,16 @@ static void case_start(void) {
  *   per call on one holder (a reused Tensor follows the flags);
  * - an execute that returns a value succeeds (only a view class's must
  *   return None);
+ * - both views carry the sha256 source_digest of their file;
  * - views kept past a call are numbered across the slots (a dynamic slot of
  *   3 and an absent optional one before y: input 3), the first one kept is
  *   the one named, and the refusal that follows names the latest escape,
- *   not one of an earlier, released call;
+ *   not one of an earlier, released call; compile is refused too while a
+ *   view lives, and runs once it is released;
+ * - a dynamic slot of one tensor is a list of one in infer_meta and execute;
+ * - a view class's state (_x) starts afresh each call;
+ * - an infer_meta result sharing its input's shape tuple gives this call's
+ *   dimensions, zero past the rank (after a call of a higher rank);
  * - a result read by getattr works for the last holder after another is
  *   destroyed, with dtype and format 0 as ints through __index__;
  * - a Tensor attribute holds the host's bytes and stays valid between calls,
