@@ -3464,15 +3464,21 @@ static void case_start(void) {
  * - both views carry the sha256 source_digest of their file;
  * - views kept past a call are numbered across the slots (a dynamic slot of
  *   3 and an absent optional one before y: input 3), the first one kept is
- *   the one named, and the refusal that follows names the latest escape,
- *   not one of an earlier, released call; compile is refused too while a
+ *   the one named (by the call and by the refusals that follow it), and
+ *   after its release the refusal names the latest escape, not one of an
+ *   earlier call; compile is refused too while a
  *   view lives, and runs once it is released;
  * - a dynamic slot of one tensor is a list of one in infer_meta and execute;
- * - a view class's state (_x) starts afresh each call;
+ * - a view class's fields (_dims, _nbytes, _data, _dtype, _format); its
+ *   state (_x) starts afresh each call, and on a view kept past its call
+ *   can be cleared but not set;
+ * - a __pyop_input_view__ that is no ViewBase subclass (5, int,
+ *   pyop.TensorDesc): no instance is made;
  * - an infer_meta result sharing its input's shape tuple gives this call's
  *   dimensions, zero past the rank (after a call of a higher rank);
  * - a result read by getattr works for the last holder after another is
- *   destroyed, with dtype and format 0 as ints through __index__;
+ *   destroyed; its dtype and format through __index__: 0 and the last pass,
+ *   one past the last is refused;
  * - a Tensor attribute holds the host's bytes and stays valid between calls,
  *   until its instance is destroyed;
  * - __pyop_input_view__ = None: pyop.Tensor inputs;
@@ -3608,6 +3614,24 @@ static void case_outcome(void) {
     CHECK_OK(infer1(ip, h2, &in, 1, ONE, &out, 1));
     CHECK(out.ndim == 1 && out.shape[0] == 3 && out.dtype == 0 && out.format == 0,
           "OutIndex: ndim %d dtype %d format %d", out.ndim, out.dtype, out.format);
+    /* The last dtype and format through __index__; one past either refused. */
+    pyop_attr_view last[2] = {attr_int("dt", PYOP_DTYPE_COUNT - 1),
+                              attr_int("fm", PYOP_FORMAT_COUNT - 1)};
+    void *h3 = holder_of(ip, last, 2);
+    CHECK(infer1(ip, h3, &in, 1, ONE, &out, 1) == PYOP_OK &&
+              out.dtype == PYOP_DTYPE_COUNT - 1 && out.format == PYOP_FORMAT_COUNT - 1,
+          "the last dtype and format through __index__: %s", g_err);
+    ip->cb->destroy_holder(h3);
+    for (int k = 0; k < 2; k++) {
+      pyop_attr_view past[2] = {attr_int("dt", PYOP_DTYPE_COUNT - 1 + (k == 0)),
+                                attr_int("fm", PYOP_FORMAT_COUNT - 1 + (k == 1))};
+      void *h4 = holder_of(ip, past, 2);
+      CHECK(infer1(ip, h4, &in, 1, ONE, &out, 1) == PYOP_EPYTHON &&
+                err_has(k == 0 ? "infer_meta output 0 dtype" : "infer_meta output 0 format") &&
+                err_has("out of range"),
+            "one past the last %s through __index__: %s", k == 0 ? "dtype" : "format", g_err);
+      ip->cb->destroy_holder(h4);
+    }
     ip->cb->destroy_holder(h2);
   }
 
@@ -3664,6 +3688,11 @@ static void case_outcome(void) {
     CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_EPYTHON, "two views kept: %s", g_err);
     CHECK(err_has("a buffer of input 0 (a memoryview") && !err_has("input 3"),
           "the first view kept is named: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep'] = ()"), "keep none");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_ESTATE &&
+              err_has("refused: a buffer of input 0 (a memoryview or numpy array of it) "
+                      "outlived an earlier call"),
+          "the refusal names the first view kept: %s", g_err);
     CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
                 "o['views'].clear(); o['keep'] = ('y',)\n"),
           "release, keep y");
@@ -3723,11 +3752,37 @@ static void case_outcome(void) {
       CHECK(exec1(vi, h, &in, 1, ONE, 1, &o) == PYOP_OK, "OutView call %d: %s", c, g_err);
       outputs_free(&o);
     }
+    char code[1024];
+    snprintf(code, sizeof code,
+             "import builtins, pyop\n"
+             "s = builtins._pyop_outcome['states']\n"
+             "want = ('View', None, (2,), 8, %llu, pyop.DataType.float32, pyop.Format.ND)\n"
+             "assert s == [want] * 3, s\n"
+             "del s, want, pyop\n",
+             (unsigned long long)(uintptr_t)x);
+    CHECK(py_ok(code), "a view's fields, its state afresh each call");
+    /* A view kept past its call: its state can be cleared, not set. */
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep_view'] = True"), "keep view");
+    outputs o = {0};
+    CHECK(exec1(vi, h, &in, 1, ONE, 1, &o) == PYOP_OK, "OutView kept: %s", g_err);
+    outputs_free(&o);
     CHECK(py_ok("import builtins\n"
-                "s = builtins._pyop_outcome['states']\n"
-                "assert s == [('View', None, (2,))] * 3, s\n"
-                "del s\n"),
-          "a view's state starts afresh each call");
+                "def _late(v):\n"
+                "    assert v.valid is False and v._x is None\n"
+                "    v._x = None\n"
+                "    del v._x\n"
+                "    try:\n"
+                "        v._x = 1\n"
+                "    except RuntimeError as e:\n"
+                "        assert str(e) == 'tensor used outside its callback', e\n"
+                "    else:\n"
+                "        raise AssertionError('state set on a view after its call')\n"
+                "    assert v._x is None\n"
+                "o = builtins._pyop_outcome\n"
+                "_late(o.pop('kept_view'))\n"
+                "o['keep_view'] = False\n"
+                "del _late, o\n"),
+          "a kept view's state: cleared, not set");
     vi->cb->destroy_holder(h);
   }
   /* An infer_meta result sharing its input's shape tuple: the host sees the
@@ -3751,6 +3806,27 @@ static void case_outcome(void) {
     wp->cb->destroy_holder(h);
   }
 
+  /* __pyop_input_view__ that is not a ViewBase class: no instance. */
+  {
+    const rec_op *bi = find(&r, "OutBadView", true);
+    CHECK(bi != NULL, "OutBadView");
+    static const char *const bad[] = {"5", "int", "pyop.TensorDesc"};
+    for (size_t i = 0; i < HARNESS_N(bad); i++) {
+      char code[512];
+      snprintf(code, sizeof code,
+               "import sys, pyop\n"
+               "[m for m in list(sys.modules.values())\n"
+               " if hasattr(m, 'OutBadViewImpl')][0].OutBadViewImpl.__pyop_input_view__ = %s\n"
+               "del pyop\n",
+               bad[i]);
+      CHECK(py_ok(code), "set the view class %s", bad[i]);
+      void *h = (void *)1;
+      clear_error();
+      CHECK(bi->cb->create_holder(bi->ctx, NULL, 0, &h) == PYOP_EPYTHON && h == NULL &&
+                err_has("__pyop_input_view__ must be a subclass of pyop._native.ViewBase"),
+            "view class %s: %s", bad[i], g_err);
+    }
+  }
   /* A Tensor attribute: the host's bytes, valid between calls, not after
    * its instance. An implementation without a view class gets pyop.Tensor. */
   {
@@ -3817,6 +3893,7 @@ static void case_outcome(void) {
   }
   /* What EdgeProbe kept (a Tensor) would outlive the package. */
   CHECK(py_ok("import builtins, sys\n"
+              "import gc, sys; print('DEBUG', sys.getrefcount(None), [n for n in dir(__import__('__main__')) if not n.startswith('__')])\n"
               "builtins._pyop_outcome.clear()\n"
               "del builtins._pyop_outcome\n"
               "for m in list(sys.modules.values()):\n"

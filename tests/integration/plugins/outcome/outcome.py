@@ -68,8 +68,22 @@ class OutViewImpl:
     __pyop_input_view__ = View
 
     def execute(self, x):
-        R["states"].append((type(x).__name__, x._x, x._dims))
+        if R.get("keep_view"):
+            R["kept_view"] = x
+        R["states"].append((type(x).__name__, x._x, x._dims, x._nbytes, x._data, x._dtype,
+                            x._format))
         x._x = "state of this call"
+
+
+@pyop.register_op_impl(op_type="OutBadView")
+class OutBadViewImpl:
+    """Its view class is what the harness sets (an int, a class that is no
+    ViewBase): no instance can be made."""
+
+    __pyop_input_view__ = None
+
+    def execute(self, x):
+        pass
 
 
 class Index:
@@ -90,9 +104,9 @@ class Desc:
 
 
 @pyop.register_op(op_type="OutIndex")
-def out_index(x: TensorDesc) -> TensorDesc:
-    """dtype and format 0 as ints only through __index__, in a plain object."""
-    return Desc((3,), Index(0), Index(0))
+def out_index(x: TensorDesc, *, dt: int = 0, fm: int = 0) -> TensorDesc:
+    """dtype and format as ints only through __index__, in a plain object."""
+    return Desc((3,), Index(dt), Index(fm))
 
 
 @pyop.register_op(op_type="OutTable")
