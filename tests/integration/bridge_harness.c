@@ -3466,14 +3466,15 @@ static void case_start(void) {
  *   3 and an absent optional one before y: input 3), the first one kept is
  *   the one named (by the call and by the refusals that follow it), and
  *   after its release the refusal names the latest escape, not one of an
- *   earlier call; compile is refused too while a
+ *   earlier call; a call that fails after keeping one reports its own
+ *   error, and the view refuses the next; compile is refused too while a
  *   view lives, and runs once it is released;
  * - a dynamic slot of one tensor is a list of one in infer_meta and execute;
  * - a view class's fields (_dims, _nbytes, _data, _dtype, _format); its
  *   state (_x) starts afresh each call, and on a view kept past its call
  *   can be cleared but not set;
  * - a __pyop_input_view__ that is no ViewBase subclass (5, int,
- *   pyop.TensorDesc): no instance is made;
+ *   pyop.TensorDesc, a class as large as one): no instance is made;
  * - an infer_meta result sharing its input's shape tuple gives this call's
  *   dimensions, zero past the rank (after a call of a higher rank);
  * - a result read by getattr works for the last holder after another is
@@ -3718,6 +3719,23 @@ static void case_outcome(void) {
           "the refused compile did not run");
     CHECK(py_ok("import builtins; builtins._pyop_outcome['views'].clear()"), "release");
     CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_OK, "released: %s", g_err);
+    /* A call that fails after keeping a view reports its own error; the
+     * view still refuses the next call. */
+    CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
+                "o['keep'] = ('y',); o['raise'] = True\n"),
+          "keep y and raise");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_EPYTHON &&
+              err_has("execute of op 'OutKeep'") &&
+              err_has("ValueError: failing after keeping views") && !err_has("still alive"),
+          "the call's own error: %s", g_err);
+    CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
+                "o['keep'] = (); o['raise'] = False\n"),
+          "keep none");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_ESTATE &&
+              err_has("refused: a buffer of input 3"),
+          "refused after the failed call: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['views'].clear()"), "release");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_OK, "released again: %s", g_err);
     clear_error();
     CHECK(ki->cb->compile(h, &ca) == PYOP_OK, "compile after the release: %s", g_err);
     CHECK(py_ok("import builtins; assert builtins._pyop_outcome['compiled'] == 1"),
@@ -3810,9 +3828,11 @@ static void case_outcome(void) {
   {
     const rec_op *bi = find(&r, "OutBadView", true);
     CHECK(bi != NULL, "OutBadView");
-    static const char *const bad[] = {"5", "int", "pyop.TensorDesc"};
+    static const char *const bad[] = {
+        "5", "int", "pyop.TensorDesc",
+        "type('Big', (), {'__slots__': tuple('s%d' % i for i in range(64))})"};
     for (size_t i = 0; i < HARNESS_N(bad); i++) {
-      char code[512];
+      char code[1024];
       snprintf(code, sizeof code,
                "import sys, pyop\n"
                "[m for m in list(sys.modules.values())\n"

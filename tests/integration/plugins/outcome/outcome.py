@@ -41,12 +41,15 @@ def out_keep(xs: list[TensorDesc], o: Optional[TensorDesc], y: TensorDesc) -> Te
 @pyop.register_op_impl(op_type="OutKeep")
 class OutKeepImpl:
     """Keeps a memoryview of each input R["keep"] names ("x0": xs[0], "y")
-    in R["views"] past the call (the harness clears them)."""
+    in R["views"] past the call (the harness clears them); then raises when
+    R["raise"]."""
 
     def execute(self, xs, o, y):
         assert isinstance(xs, list) and o is None, (xs, o)
         for k in R["keep"]:
             R["views"].append(memoryview(xs[0] if k == "x0" else y))
+        if R.get("raise"):
+            raise ValueError("failing after keeping views")
 
     def compile(self, xs, o, y, out):
         R["compiled"] += 1
