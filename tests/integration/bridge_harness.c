@@ -3479,7 +3479,8 @@ static void case_start(void) {
  *   dimensions, zero past the rank (after a call of a higher rank);
  * - a result read by getattr works for the last holder after another is
  *   destroyed; its dtype and format through __index__: 0 and the last pass,
- *   one past the last is refused;
+ *   one past the last is refused, an __index__ that raises fails the call
+ *   with its own exception;
  * - a Tensor attribute holds the host's bytes and stays valid between calls,
  *   until its instance is destroyed;
  * - __pyop_input_view__ = None: pyop.Tensor inputs;
@@ -3633,6 +3634,13 @@ static void case_outcome(void) {
             "one past the last %s through __index__: %s", k == 0 ? "dtype" : "format", g_err);
       ip->cb->destroy_holder(h4);
     }
+    /* An __index__ that raises: the plugin's own error, not a TypeError. */
+    pyop_attr_view failing[2] = {attr_int("dt", -2), attr_int("fm", 0)};
+    void *h5 = holder_of(ip, failing, 2);
+    CHECK(infer1(ip, h5, &in, 1, ONE, &out, 1) == PYOP_EPYTHON &&
+              err_has("ValueError: index failed on purpose") && !err_has("must be an int"),
+          "an __index__ that raises: %s", g_err);
+    ip->cb->destroy_holder(h5);
     ip->cb->destroy_holder(h2);
   }
 

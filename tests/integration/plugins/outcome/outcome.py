@@ -99,6 +99,13 @@ class Index:
         return self.v
 
 
+class FailingIndex:
+    """An int whose __index__ fails with the plugin's own error."""
+
+    def __index__(self):
+        raise ValueError("index failed on purpose")
+
+
 class Desc:
     """What the bridge reads of a result by getattr: .shape, .dtype, .format."""
 
@@ -108,8 +115,9 @@ class Desc:
 
 @pyop.register_op(op_type="OutIndex")
 def out_index(x: TensorDesc, *, dt: int = 0, fm: int = 0) -> TensorDesc:
-    """dtype and format as ints only through __index__, in a plain object."""
-    return Desc((3,), Index(dt), Index(fm))
+    """dtype and format as ints only through __index__, in a plain object
+    (dt -2: an __index__ that raises)."""
+    return Desc((3,), FailingIndex() if dt == -2 else Index(dt), Index(fm))
 
 
 @pyop.register_op(op_type="OutTable")
