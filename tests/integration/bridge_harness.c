@@ -3469,7 +3469,8 @@ static void case_start(void) {
  *   earlier call; a call that fails after keeping one reports its own
  *   error, and the view refuses the next; compile is refused too while a
  *   view lives, and runs once it is released;
- * - a dynamic slot of one tensor is a list of one in infer_meta and execute;
+ * - a dynamic slot of one tensor is a list of one in infer_meta and execute,
+ *   an empty one an empty list;
  * - a view class's fields (_dims, _nbytes, _data, _dtype, _format); its
  *   state (_x) starts afresh each call, and on a view kept past its call
  *   can be cleared but not set;
@@ -3762,6 +3763,14 @@ static void case_outcome(void) {
     for (int c = 0; c < 2; c++)
       CHECK(exec_flags(ki, ih, one, 3, NULL) == PYOP_OK, "execute with a dynamic slot of one: %s",
             g_err);
+    /* ... and an empty one an empty list (an absent optional one is None). */
+    pyop_tensor_list none[3] = {{NULL, 0}, {NULL, 0}, {&ins[3], 1}};
+    ia.inputs = none;
+    clear_error();
+    CHECK(kp->cb->infer_meta(ph, &ia) == PYOP_OK, "infer_meta with an empty dynamic slot: %s",
+          g_err);
+    CHECK(exec_flags(ki, ih, none, 3, NULL) == PYOP_OK, "execute with an empty dynamic slot: %s",
+          g_err);
     kp->cb->destroy_holder(ph);
     ki->cb->destroy_holder(ih);
   }
