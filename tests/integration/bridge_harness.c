@@ -3047,18 +3047,19 @@ static void desc_way(const char *how) {
 
 /*
  * Descriptors a plugin rewrote after decoration (plugins/descs, the way
- * named by PYOP_TEST_DESC): a source line of 0 or past uint32_t is given as
- * 0, UINT32_MAX as it is; an op_type that is no str, an input that is no
- * (name, kind) pair or whose kind is no int, an attribute that is no
- * 4-tuple, output kinds of another count or past int32_t, a dtype entry
- * that is no (mask, symbol) pair or has a negative mask are each refused
+ * named by PYOP_TEST_DESC): a source line of 0, negative or past uint32_t
+ * is given as 0, UINT32_MAX as it is; an op_type that is no str, an input
+ * that is no (name, kind) pair or whose kind is no int, an attribute that
+ * is no 4-tuple, outputs or attributes in a list (not a tuple), output
+ * kinds of another count or past int32_t, a dtype entry that is no (mask,
+ * symbol) pair or has a negative mask are each refused
  * (PYOP_EPYTHON, nothing registered) saying what is wrong.
  */
 static void case_descs(void) {
   static const struct {
     const char *how;
     uint32_t line;
-  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}};
+  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}, {"line_neg", 0}};
   recorder r = {.fail_at = -1};
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     desc_way(lines[i].how);
@@ -3079,6 +3080,8 @@ static void case_descs(void) {
       {"output_kind_big", "OpProto.output_kinds[0] 2147483648 is out of range"},
       {"dtype_pair", "OpProto.input_dtypes[0] must be (mask, symbol)"},
       {"dtype_mask", "OpProto.input_dtypes[0] mask -1 is out of range [0, "},
+      {"outputs_list", "OpProto inputs/outputs/attrs must be tuples"},
+      {"attrs_list", "OpProto inputs/outputs/attrs must be tuples"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     desc_way(bad[i].how);
@@ -3485,7 +3488,8 @@ static void case_start(void) {
  * - a Tensor attribute holds the host's bytes and stays valid between calls,
  *   until its instance is destroyed;
  * - __pyop_input_view__ = None: pyop.Tensor inputs;
- * - each dtype's buffer format (struct module codes).
+ * - each dtype's buffer format (struct module codes); a negative dtype is
+ *   unknown (repr "?", no buffer).
  */
 static int g_outcome_finds, g_outcome_releases;
 static const pyop_io_info g_out_ins[2] = {{"x", PYOP_IO_REQUIRED}, {"y", PYOP_IO_OPTIONAL}};
@@ -3927,6 +3931,14 @@ static void case_outcome(void) {
       const char *at = strstr(rep, "buffer=");
       CHECK(at != NULL && strcmp(at, want) == 0, "dtype %d: %s, expected %s", d, rep, want);
     }
+    /* A negative dtype (which no libpyop passes) is unknown as one past the
+     * last is. */
+    pyop_tensor t = tensor_f32((float *)buf, 1, s2);
+    t.dtype = -1;
+    const char *rep = probe(pi, t);
+    CHECK_PROBE(rep, "dtype=-1 format=ND ");
+    CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2,) dtype=?> ");
+    CHECK_PROBE(rep, "buffer=BufferError: tensor has an unknown dtype -1");
   }
   /* What EdgeProbe kept (a Tensor) would outlive the package. */
   CHECK(py_ok("import builtins, sys\n"
