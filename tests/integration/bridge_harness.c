@@ -141,6 +141,7 @@ typedef struct rec_op {
   size_t view_size;        /* the view's struct_size */
   bool in_dtypes, out_dtypes; /* the ABI 1.7 arrays were given (non-NULL) */
   uint64_t in_masks[16], out_masks[16];
+  char *digest; /* the view's source_digest (NULL: none given) */
 } rec_op;
 
 typedef struct recorder {
@@ -236,6 +237,8 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
   o->ctx = p->ctx;
   o->cb = p->callbacks;
   o->view_size = p->struct_size;
+  if (PYOP_STRUCT_HAS(pyop_proto_view, p, source_digest) && p->source_digest.data != NULL)
+    o->digest = sdup(p->source_digest);
   if (PYOP_STRUCT_HAS(pyop_proto_view, p, output_dtypes)) {
     o->in_dtypes = p->input_dtypes != NULL;
     o->out_dtypes = p->output_dtypes != NULL;
@@ -264,6 +267,8 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   o->caps = p->caps;
   o->ctx = p->ctx;
   o->cb = p->callbacks;
+  if (PYOP_STRUCT_HAS(pyop_impl_view, p, source_digest) && p->source_digest.data != NULL)
+    o->digest = sdup(p->source_digest);
   return PYOP_OK;
 }
 
@@ -273,6 +278,7 @@ static void rec_clear(recorder *r) {
     free(o->op_type);
     free(o->key);
     free(o->file);
+    free(o->digest);
     for (size_t j = 0; j < o->n_inputs; j++) free(o->inputs[j]);
     for (size_t j = 0; j < o->n_outputs; j++) free(o->outputs[j]);
     for (size_t j = 0; j < o->n_attrs; j++) free(o->attrs[j]);
@@ -3041,18 +3047,19 @@ static void desc_way(const char *how) {
 
 /*
  * Descriptors a plugin rewrote after decoration (plugins/descs, the way
- * named by PYOP_TEST_DESC): a source line of 0 or past uint32_t is given as
- * 0, UINT32_MAX as it is; an op_type that is no str, an input that is no
- * (name, kind) pair or whose kind is no int, an attribute that is no
- * 4-tuple, output kinds of another count or past int32_t, a dtype entry
- * that is no (mask, symbol) pair or has a negative mask are each refused
+ * named by PYOP_TEST_DESC): a source line of 0, negative or past uint32_t
+ * is given as 0, UINT32_MAX as it is; an op_type that is no str, an input
+ * that is no (name, kind) pair or whose kind is no int, an attribute that
+ * is no 4-tuple, outputs or attributes in a list (not a tuple), output
+ * kinds of another count or past int32_t, a dtype entry that is no (mask,
+ * symbol) pair or has a negative mask are each refused
  * (PYOP_EPYTHON, nothing registered) saying what is wrong.
  */
 static void case_descs(void) {
   static const struct {
     const char *how;
     uint32_t line;
-  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}};
+  } lines[] = {{"line_zero", 0}, {"line_max", UINT32_MAX}, {"line_past", 0}, {"line_neg", 0}};
   recorder r = {.fail_at = -1};
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     desc_way(lines[i].how);
@@ -3073,6 +3080,8 @@ static void case_descs(void) {
       {"output_kind_big", "OpProto.output_kinds[0] 2147483648 is out of range"},
       {"dtype_pair", "OpProto.input_dtypes[0] must be (mask, symbol)"},
       {"dtype_mask", "OpProto.input_dtypes[0] mask -1 is out of range [0, "},
+      {"outputs_list", "OpProto inputs/outputs/attrs must be tuples"},
+      {"attrs_list", "OpProto inputs/outputs/attrs must be tuples"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     desc_way(bad[i].how);
@@ -3442,6 +3451,509 @@ static void case_start(void) {
   dlclose(bridge_handle);
 }
 
+/*
+ * The outcome of the bridge's branches as a host and an op author see them
+ * (plugins/outcome, issue 31's outcome pass):
+ * - _native.registered_proto: the whole dict of a host prototype (keys,
+ *   sources, io kinds, a required attribute's None beside an optional one's
+ *   default, input_flags and output_alias sized by their own counts, None
+ *   when absent), each found prototype released once;
+ * - each op's callbacks are those of its capabilities only (declare without
+ *   compile);
+ * - an input is writable exactly when its own PYOP_INPUT_MUTATED bit is set,
+ *   per call on one holder (a reused Tensor follows the flags);
+ * - an execute that returns a value succeeds (only a view class's must
+ *   return None);
+ * - both views carry the sha256 source_digest of their file;
+ * - views kept past a call are numbered across the slots (a dynamic slot of
+ *   3 and an absent optional one before y: input 3), the first one kept is
+ *   the one named (by the call and by the refusals that follow it), and
+ *   after its release the refusal names the latest escape, not one of an
+ *   earlier call; a call that fails after keeping one reports its own
+ *   error, and the view refuses the next; compile is refused too while a
+ *   view lives, and runs once it is released;
+ * - a dynamic slot of one tensor is a list of one in infer_meta and execute,
+ *   an empty one an empty list;
+ * - a view class's fields (_dims, _nbytes, _data, _dtype, _format); its
+ *   state (_x) starts afresh each call, and on a view kept past its call
+ *   can be cleared but not set;
+ * - a __pyop_input_view__ that is no ViewBase subclass (5, int,
+ *   pyop.TensorDesc, a class as large as one): no instance is made;
+ * - an infer_meta result sharing its input's shape tuple gives this call's
+ *   dimensions, zero past the rank (after a call of a higher rank);
+ * - a result read by getattr works for the last holder after another is
+ *   destroyed; its dtype and format through __index__: 0 and the last pass,
+ *   one past the last is refused, an __index__ that raises fails the call
+ *   with its own exception;
+ * - a Tensor attribute holds the host's bytes and stays valid between calls,
+ *   until its instance is destroyed;
+ * - __pyop_input_view__ = None: pyop.Tensor inputs;
+ * - each dtype's buffer format (struct module codes); a negative dtype is
+ *   unknown (repr "?", no buffer).
+ */
+static int g_outcome_finds, g_outcome_releases;
+static const pyop_io_info g_out_ins[2] = {{"x", PYOP_IO_REQUIRED}, {"y", PYOP_IO_OPTIONAL}};
+static const pyop_io_info g_out_outs[1] = {{"out", PYOP_IO_REQUIRED}};
+static pyop_attr_info g_out_attrs[2];
+static const uint32_t g_out_flags[2] = {PYOP_INPUT_MUTATED, 0};
+static const int32_t g_out_alias[2] = {0, 7}; /* one output: the 7 is past it */
+static pyop_op_info g_out_info[2];
+
+static int outcome_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  for (int i = 0; i < 2; i++)
+    if (op_type.len == strlen(g_out_info[i].op_type) &&
+        memcmp(op_type.data, g_out_info[i].op_type, op_type.len) == 0) {
+      g_outcome_finds++;
+      *out = &g_out_info[i];
+      return PYOP_OK;
+    }
+  return PYOP_ENOENT;
+}
+
+static void outcome_release_proto(const pyop_op_info *info) {
+  (void)info;
+  g_outcome_releases++;
+}
+
+static pyop_str outcome_last_error(void) { return (pyop_str){"", 0}; }
+
+static void outcome_registered_proto(void) {
+  pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  CHECK(entry != NULL, "no entry symbol");
+  memset(g_out_attrs, 0, sizeof g_out_attrs);
+  g_out_attrs[0].name = "n";
+  g_out_attrs[0].type = PYOP_ATTR_INT;
+  g_out_attrs[0].required = true;
+  g_out_attrs[0].default_value.type = PYOP_ATTR_FLOAT; /* not read: required */
+  g_out_attrs[1].name = "alpha";
+  g_out_attrs[1].type = PYOP_ATTR_FLOAT;
+  g_out_attrs[1].default_value.type = PYOP_ATTR_FLOAT;
+  g_out_attrs[1].default_value.u.f = 0.5;
+  memset(g_out_info, 0, sizeof g_out_info);
+  g_out_info[0] = (pyop_op_info){sizeof g_out_info[0], "Crafted", "host:crafted", "<host>",
+                                 NULL, NULL, g_out_ins, 2, g_out_outs, 1, g_out_attrs, 2,
+                                 PYOP_CAP_INFER_META, g_out_flags, g_out_alias};
+  g_out_info[1] = (pyop_op_info){sizeof g_out_info[1], "Bare", "host:bare", "bare.py:3",
+                                 NULL, NULL, g_out_ins, 1, g_out_outs, 1, NULL, 0,
+                                 PYOP_CAP_INFER_META, NULL, NULL};
+  pyop_loader_services svc = {sizeof svc, svc_set_error, svc_log, outcome_find_proto,
+                              outcome_release_proto, outcome_last_error};
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &a));
+  g_outcome_finds = g_outcome_releases = 0;
+  char code[2048];
+  snprintf(code, sizeof code,
+           "def _rp():\n"
+           "    import sys\n"
+           "    rp = sys.modules['pyop._native'].registered_proto\n"
+           "    d = rp('Crafted')\n"
+           "    want = {'op_type': 'Crafted', 'proto_key': 'host:crafted',\n"
+           "            'proto_source': '<host>', 'inputs': [('x', %d), ('y', %d)],\n"
+           "            'outputs': [('out', %d)],\n"
+           "            'attrs': [('n', %d, True, None), ('alpha', %d, False, 0.5)],\n"
+           "            'input_flags': (%u, 0), 'output_alias': (0,)}\n"
+           "    assert d == want, d\n"
+           "    d = rp('Bare')\n"
+           "    assert d == {'op_type': 'Bare', 'proto_key': 'host:bare',\n"
+           "                 'proto_source': 'bare.py:3', 'inputs': [('x', %d)],\n"
+           "                 'outputs': [('out', %d)], 'attrs': [], 'input_flags': None,\n"
+           "                 'output_alias': None}, d\n"
+           "    assert rp('Nope') is None and rp('Crafted2') is None and rp('Craft') is None\n"
+           "_rp()\n"
+           "del _rp\n",
+           PYOP_IO_REQUIRED, PYOP_IO_OPTIONAL, PYOP_IO_REQUIRED, PYOP_ATTR_INT, PYOP_ATTR_FLOAT,
+           PYOP_INPUT_MUTATED, PYOP_IO_REQUIRED, PYOP_IO_REQUIRED);
+  CHECK(py_ok(code), "registered_proto's dicts");
+  CHECK(g_outcome_finds == 2 && g_outcome_releases == 2,
+        "found %d prototypes, released %d", g_outcome_finds, g_outcome_releases);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &a));
+}
+
+static int exec_flags(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t n_slots,
+                      const uint32_t *flags) {
+  outputs o = {0};
+  pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+  pyop_exec_args a = {sizeof a, lists, n_slots, 1, &svc, NULL, flags};
+  clear_error();
+  int rc = impl->cb->execute(h, &a);
+  outputs_free(&o);
+  return rc;
+}
+
+static void case_outcome(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "outcome", "edges"));
+  outcome_registered_proto();
+  const rec_op *wp = find(&r, "OutWrite", false), *wi = find(&r, "OutWrite", true),
+               *ki = find(&r, "OutKeep", true), *ip = find(&r, "OutIndex", false),
+               *tp = find(&r, "OutTable", false), *ti = find(&r, "OutTable", true),
+               *di = find(&r, "OutDeclare", true), *pi = find(&r, "EdgeProbe", true);
+  CHECK(wp && wi && ki && ip && tp && ti && di && pi, "ops registered");
+  /* Both views carry the digest of the file's bytes (libpyop's identity of
+   * a definition's source). */
+  {
+    char code[8192];
+    snprintf(code, sizeof code,
+             "import hashlib\n"
+             "with open('%s/outcome/outcome.py', 'rb') as f:\n"
+             "    want = 'sha256:' + hashlib.sha256(f.read()).hexdigest()\n"
+             "assert '%s' == want == '%s', want\n"
+             "del f, want\n",
+             g_plugins, wp->digest ? wp->digest : "(none)", wi->digest ? wi->digest : "(none)");
+    CHECK(py_ok(code), "source digests: %s %s", wp->digest ? wp->digest : "(none)",
+          wi->digest ? wi->digest : "(none)");
+  }
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {6, 5, 4, 3, 2, 1};
+  int64_t s2[1] = {2}, s3[1] = {3};
+
+  /* A getattr result for the last holder after another is gone; dtype and
+   * format 0 through __index__ (no holder of any op lives beside these). */
+  {
+    void *h1 = holder_of(ip, NULL, 0), *h2 = holder_of(ip, NULL, 0);
+    pyop_tensor in = tensor_f32(x, 1, s2), out;
+    memset(&out, 0x5a, sizeof out);
+    CHECK_OK(infer1(ip, h1, &in, 1, ONE, &out, 1));
+    ip->cb->destroy_holder(h1);
+    memset(&out, 0x5a, sizeof out);
+    CHECK_OK(infer1(ip, h2, &in, 1, ONE, &out, 1));
+    CHECK(out.ndim == 1 && out.shape[0] == 3 && out.dtype == 0 && out.format == 0,
+          "OutIndex: ndim %d dtype %d format %d", out.ndim, out.dtype, out.format);
+    /* The last dtype and format through __index__; one past either refused. */
+    pyop_attr_view last[2] = {attr_int("dt", PYOP_DTYPE_COUNT - 1),
+                              attr_int("fm", PYOP_FORMAT_COUNT - 1)};
+    void *h3 = holder_of(ip, last, 2);
+    CHECK(infer1(ip, h3, &in, 1, ONE, &out, 1) == PYOP_OK &&
+              out.dtype == PYOP_DTYPE_COUNT - 1 && out.format == PYOP_FORMAT_COUNT - 1,
+          "the last dtype and format through __index__: %s", g_err);
+    ip->cb->destroy_holder(h3);
+    for (int k = 0; k < 2; k++) {
+      pyop_attr_view past[2] = {attr_int("dt", PYOP_DTYPE_COUNT - 1 + (k == 0)),
+                                attr_int("fm", PYOP_FORMAT_COUNT - 1 + (k == 1))};
+      void *h4 = holder_of(ip, past, 2);
+      CHECK(infer1(ip, h4, &in, 1, ONE, &out, 1) == PYOP_EPYTHON &&
+                err_has(k == 0 ? "infer_meta output 0 dtype" : "infer_meta output 0 format") &&
+                err_has("out of range"),
+            "one past the last %s through __index__: %s", k == 0 ? "dtype" : "format", g_err);
+      ip->cb->destroy_holder(h4);
+    }
+    /* An __index__ that raises: the plugin's own error, not a TypeError. */
+    pyop_attr_view failing[2] = {attr_int("dt", -2), attr_int("fm", 0)};
+    void *h5 = holder_of(ip, failing, 2);
+    CHECK(infer1(ip, h5, &in, 1, ONE, &out, 1) == PYOP_EPYTHON &&
+              err_has("ValueError: index failed on purpose") && !err_has("must be an int"),
+          "an __index__ that raises: %s", g_err);
+    ip->cb->destroy_holder(h5);
+    ip->cb->destroy_holder(h2);
+  }
+
+  /* Callbacks of the capabilities only. */
+  CHECK(wp->cb->infer_meta != NULL && wp->cb->execute == NULL && wp->cb->compile == NULL &&
+            wp->cb->declare_launch_args == NULL,
+        "a prototype's callbacks");
+  CHECK(wi->cb->execute != NULL && wi->cb->infer_meta == NULL && wi->cb->compile == NULL &&
+            wi->cb->declare_launch_args == NULL,
+        "an execute-only implementation's callbacks");
+  CHECK(di->cb->declare_launch_args != NULL && di->cb->compile == NULL &&
+            di->cb->execute == NULL && di->cb->infer_meta == NULL,
+        "a declare-only implementation's callbacks");
+  {
+    void *h = holder_of(di, NULL, 0);
+    pyop_tensor in = tensor_f32(x, 1, s2), out = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(di->cb->declare_launch_args(h, &da));
+    CHECK(sk.n_args == 2 && strcmp(sk.sym, "kern") == 0, "OutDeclare launch: %zu args",
+          sk.n_args);
+    di->cb->destroy_holder(h);
+  }
+
+  /* Writable inputs follow each call's flags, per input; execute's 42 is
+   * ignored. */
+  {
+    void *h = holder_of(wi, NULL, 0);
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+    pyop_tensor_list lists[2] = {{&ins[0], 1}, {&ins[1], 1}};
+    const uint32_t second[2] = {0, PYOP_INPUT_MUTATED}, first[2] = {PYOP_INPUT_MUTATED, 0};
+    const uint32_t *calls[] = {NULL, NULL, second, second, first, NULL};
+    for (size_t c = 0; c < HARNESS_N(calls); c++)
+      CHECK(exec_flags(wi, h, lists, 2, calls[c]) == PYOP_OK, "OutWrite call %zu: %s", c, g_err);
+    CHECK(py_ok("import builtins\n"
+                "w = builtins._pyop_outcome['writable']\n"
+                "assert w == [(False, False), (False, False), (False, True), (False, True),\n"
+                "             (True, False), (False, False)], w\n"),
+          "writable per input and call");
+    wi->cb->destroy_holder(h);
+  }
+
+  /* Views kept past a call: numbered across the slots, the first named; the
+   * refusal names the latest escape. */
+  {
+    void *h = holder_of(ki, NULL, 0);
+    pyop_tensor ins[4] = {tensor_f32(x, 1, s2), tensor_f32(x + 2, 1, s2),
+                          tensor_f32(x + 4, 1, s2), tensor_f32(y, 1, s3)};
+    pyop_tensor_list lists[3] = {{&ins[0], 3}, {NULL, 0}, {&ins[3], 1}};
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep'] = ('x0', 'y')"), "keep");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_EPYTHON, "two views kept: %s", g_err);
+    CHECK(err_has("a buffer of input 0 (a memoryview") && !err_has("input 3"),
+          "the first view kept is named: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep'] = ()"), "keep none");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_ESTATE &&
+              err_has("refused: a buffer of input 0 (a memoryview or numpy array of it) "
+                      "outlived an earlier call"),
+          "the refusal names the first view kept: %s", g_err);
+    CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
+                "o['views'].clear(); o['keep'] = ('y',)\n"),
+          "release, keep y");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_EPYTHON, "y kept: %s", g_err);
+    CHECK(err_has("a buffer of input 3 (a memoryview") && !err_has("input 0") &&
+              !err_has("input 1 ") && !err_has("input 2"),
+          "y is input 3: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep'] = ()"), "keep none");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_ESTATE, "refused: %s", g_err);
+    CHECK(err_has("refused: a buffer of input 3 (a memoryview or numpy array of it) outlived "
+                  "an earlier call"),
+          "the refusal names the latest escape: %s", g_err);
+    /* compile on that instance is refused too, and runs after the release. */
+    pyop_tensor out = tensor_f32(NULL, 1, s3);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 3, &out, 1, &sk, sink_artifact};
+    clear_error();
+    CHECK(ki->cb->compile(h, &ca) == PYOP_ESTATE && g_err_status == PYOP_ESTATE &&
+              err_has("compile of op 'OutKeep'") && err_has("refused: a buffer of input 3"),
+          "compile refused while a view is kept: %s", g_err);
+    CHECK(py_ok("import builtins; assert builtins._pyop_outcome['compiled'] == 0"),
+          "the refused compile did not run");
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['views'].clear()"), "release");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_OK, "released: %s", g_err);
+    /* A call that fails after keeping a view reports its own error; the
+     * view still refuses the next call. */
+    CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
+                "o['keep'] = ('y',); o['raise'] = True\n"),
+          "keep y and raise");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_EPYTHON &&
+              err_has("execute of op 'OutKeep'") &&
+              err_has("ValueError: failing after keeping views") && !err_has("still alive"),
+          "the call's own error: %s", g_err);
+    CHECK(py_ok("import builtins; o = builtins._pyop_outcome\n"
+                "o['keep'] = (); o['raise'] = False\n"),
+          "keep none");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_ESTATE &&
+              err_has("refused: a buffer of input 3"),
+          "refused after the failed call: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['views'].clear()"), "release");
+    CHECK(exec_flags(ki, h, lists, 3, NULL) == PYOP_OK, "released again: %s", g_err);
+    clear_error();
+    CHECK(ki->cb->compile(h, &ca) == PYOP_OK, "compile after the release: %s", g_err);
+    CHECK(py_ok("import builtins; assert builtins._pyop_outcome['compiled'] == 1"),
+          "compile ran");
+    ki->cb->destroy_holder(h);
+    /* A dynamic slot of one tensor is a list of one, in infer_meta and in
+     * execute (the kinds of both descriptors are kept). */
+    const rec_op *kp = find(&r, "OutKeep", false);
+    void *ph = holder_of(kp, NULL, 0), *ih = holder_of(ki, NULL, 0);
+    pyop_tensor_list one[3] = {{&ins[0], 1}, {NULL, 0}, {&ins[3], 1}};
+    pyop_tensor pout;
+    pyop_infer_args ia = {sizeof ia, one, 3, &pout, 1, NULL, NULL};
+    clear_error();
+    CHECK(kp->cb->infer_meta(ph, &ia) == PYOP_OK && pout.ndim == 1 && pout.shape[0] == 3,
+          "infer_meta with a dynamic slot of one: %s", g_err);
+    for (int c = 0; c < 2; c++)
+      CHECK(exec_flags(ki, ih, one, 3, NULL) == PYOP_OK, "execute with a dynamic slot of one: %s",
+            g_err);
+    /* ... and an empty one an empty list (an absent optional one is None). */
+    pyop_tensor_list none[3] = {{NULL, 0}, {NULL, 0}, {&ins[3], 1}};
+    ia.inputs = none;
+    clear_error();
+    CHECK(kp->cb->infer_meta(ph, &ia) == PYOP_OK, "infer_meta with an empty dynamic slot: %s",
+          g_err);
+    CHECK(exec_flags(ki, ih, none, 3, NULL) == PYOP_OK, "execute with an empty dynamic slot: %s",
+          g_err);
+    kp->cb->destroy_holder(ph);
+    ki->cb->destroy_holder(ih);
+  }
+
+  /* A view class's state (_x) is the call's: none when the next call
+   * begins, on the same view object or a new one. */
+  {
+    const rec_op *vi = find(&r, "OutView", true);
+    CHECK(vi != NULL, "OutView");
+    void *h = holder_of(vi, NULL, 0);
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    for (int c = 0; c < 3; c++) {
+      outputs o = {0};
+      CHECK(exec1(vi, h, &in, 1, ONE, 1, &o) == PYOP_OK, "OutView call %d: %s", c, g_err);
+      outputs_free(&o);
+    }
+    char code[1024];
+    snprintf(code, sizeof code,
+             "import builtins, pyop\n"
+             "s = builtins._pyop_outcome['states']\n"
+             "want = ('View', None, (2,), 8, %llu, pyop.DataType.float32, pyop.Format.ND)\n"
+             "assert s == [want] * 3, s\n"
+             "del s, want, pyop\n",
+             (unsigned long long)(uintptr_t)x);
+    CHECK(py_ok(code), "a view's fields, its state afresh each call");
+    /* A view kept past its call: its state can be cleared, not set. */
+    CHECK(py_ok("import builtins; builtins._pyop_outcome['keep_view'] = True"), "keep view");
+    outputs o = {0};
+    CHECK(exec1(vi, h, &in, 1, ONE, 1, &o) == PYOP_OK, "OutView kept: %s", g_err);
+    outputs_free(&o);
+    CHECK(py_ok("import builtins\n"
+                "def _late(v):\n"
+                "    assert v.valid is False and v._x is None\n"
+                "    v._x = None\n"
+                "    del v._x\n"
+                "    try:\n"
+                "        v._x = 1\n"
+                "    except RuntimeError as e:\n"
+                "        assert str(e) == 'tensor used outside its callback', e\n"
+                "    else:\n"
+                "        raise AssertionError('state set on a view after its call')\n"
+                "    assert v._x is None\n"
+                "o = builtins._pyop_outcome\n"
+                "_late(o.pop('kept_view'))\n"
+                "o['keep_view'] = False\n"
+                "del _late, o\n"),
+          "a kept view's state: cleared, not set");
+    vi->cb->destroy_holder(h);
+  }
+  /* An infer_meta result sharing its input's shape tuple: the host sees the
+   * dimensions of this call's input, zero past its rank (the input had a
+   * higher rank on the call before). */
+  {
+    void *h = holder_of(wp, NULL, 0);
+    int64_t s23[2] = {2, 3};
+    pyop_tensor ins[2] = {tensor_f32(x, 2, s23), tensor_f32(y, 2, s23)}, out;
+    CHECK_OK(infer1(wp, h, ins, 2, ONE, &out, 1));
+    CHECK(out.ndim == 2 && out.shape[0] == 2 && out.shape[1] == 3, "rank 2: %d", out.ndim);
+    ins[0] = tensor_f32(x, 1, s3);
+    memset(&out, 0x5a, sizeof out);
+    CHECK_OK(infer1(wp, h, ins, 2, ONE, &out, 1));
+    bool zero = true;
+    for (int i = 1; i < PYOP_MAX_DIMS; i++)
+      zero = zero && out.shape[i] == 0;
+    CHECK(out.ndim == 1 && out.shape[0] == 3 && zero,
+          "rank 1 after rank 2: ndim %d shape %lld,%lld", out.ndim, (long long)out.shape[0],
+          (long long)out.shape[1]);
+    wp->cb->destroy_holder(h);
+  }
+
+  /* __pyop_input_view__ that is not a ViewBase class: no instance. */
+  {
+    const rec_op *bi = find(&r, "OutBadView", true);
+    CHECK(bi != NULL, "OutBadView");
+    static const char *const bad[] = {
+        "5", "int", "pyop.TensorDesc",
+        "type('Big', (), {'__slots__': tuple('s%d' % i for i in range(64))})"};
+    for (size_t i = 0; i < HARNESS_N(bad); i++) {
+      char code[1024];
+      snprintf(code, sizeof code,
+               "import sys, pyop\n"
+               "[m for m in list(sys.modules.values())\n"
+               " if hasattr(m, 'OutBadViewImpl')][0].OutBadViewImpl.__pyop_input_view__ = %s\n"
+               "del pyop\n",
+               bad[i]);
+      CHECK(py_ok(code), "set the view class %s", bad[i]);
+      void *h = (void *)1;
+      clear_error();
+      CHECK(bi->cb->create_holder(bi->ctx, NULL, 0, &h) == PYOP_EPYTHON && h == NULL &&
+                err_has("__pyop_input_view__ must be a subclass of pyop._native.ViewBase"),
+            "view class %s: %s", bad[i], g_err);
+    }
+  }
+  /* A Tensor attribute: the host's bytes, valid between calls, not after
+   * its instance. An implementation without a view class gets pyop.Tensor. */
+  {
+    float tv[2] = {1.5f, -2.0f};
+    pyop_tensor table = tensor_f32(tv, 1, s2);
+    pyop_attr_view ta;
+    memset(&ta, 0, sizeof ta);
+    ta.struct_size = sizeof ta;
+    ta.name = (pyop_str){"table", 5};
+    ta.type = ta.default_value.type = PYOP_ATTR_TENSOR;
+    ta.default_value.u.tensor = &table;
+    void *h = holder_of(tp, &ta, 1), *hi = holder_of(ti, &ta, 1);
+    tv[0] = 99.0f; /* the bridge copied the bytes at create_holder */
+    pyop_tensor in = tensor_f32(x, 1, s2), out;
+    CHECK_OK(infer1(tp, h, &in, 1, ONE, &out, 1));
+    CHECK(py_ok("import builtins\n"
+                "t, vals = builtins._pyop_outcome['tattr'][0]\n"
+                "assert vals == [1.5, -2.0], vals\n"
+                "assert t.valid is True and t.shape == (2,), t\n"
+                "del t, vals\n"),
+          "Tensor attribute during its instance");
+    outputs o = {0};
+    CHECK_OK(exec1(ti, hi, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    CHECK(py_ok("import builtins\n"
+                "v = builtins._pyop_outcome['view_types']\n"
+                "assert v == ['Tensor'], v\n"),
+          "__pyop_input_view__ = None: pyop.Tensor");
+    ti->cb->destroy_holder(hi);
+    tp->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "t = builtins._pyop_outcome['tattr'][0][0]\n"
+                "assert t.valid is False, t\n"
+                "try:\n"
+                "    t.shape\n"
+                "except RuntimeError as e:\n"
+                "    assert str(e) == 'tensor used outside its callback', e\n"
+                "else:\n"
+                "    raise AssertionError('a Tensor attribute read after its instance')\n"
+                "del t\n"),
+          "Tensor attribute after its instance");
+  }
+
+  /* Each dtype's buffer format. */
+  {
+    static const char *const fmt[PYOP_DTYPE_COUNT] = {
+        [PYOP_DTYPE_FLOAT32] = "f", [PYOP_DTYPE_FLOAT16] = "e", [PYOP_DTYPE_BFLOAT16] = "H",
+        [PYOP_DTYPE_FLOAT64] = "d", [PYOP_DTYPE_INT8] = "b",    [PYOP_DTYPE_INT16] = "h",
+        [PYOP_DTYPE_INT32] = "i",   [PYOP_DTYPE_INT64] = "q",   [PYOP_DTYPE_UINT8] = "B",
+        [PYOP_DTYPE_UINT16] = "H",  [PYOP_DTYPE_UINT32] = "I",  [PYOP_DTYPE_UINT64] = "Q",
+        [PYOP_DTYPE_BOOL] = "?"};
+    static const int size[PYOP_DTYPE_COUNT] = {4, 2, 2, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1};
+    uint64_t buf[4] = {0};
+    for (int d = 0; d < PYOP_DTYPE_COUNT; d++) {
+      pyop_tensor t = tensor_f32((float *)buf, 1, s2);
+      t.dtype = d;
+      t.nbytes = (uint64_t)(2 * size[d]);
+      const char *rep = probe(pi, t);
+      char want[64];
+      snprintf(want, sizeof want, "buffer=%d:%s", 2 * size[d], fmt[d]);
+      const char *at = strstr(rep, "buffer=");
+      CHECK(at != NULL && strcmp(at, want) == 0, "dtype %d: %s, expected %s", d, rep, want);
+    }
+    /* A negative dtype (which no libpyop passes) is unknown as one past the
+     * last is. */
+    pyop_tensor t = tensor_f32((float *)buf, 1, s2);
+    t.dtype = -1;
+    const char *rep = probe(pi, t);
+    CHECK_PROBE(rep, "dtype=-1 format=ND ");
+    CHECK_PROBE(rep, "repr=<pyop.Tensor shape=(2,) dtype=?> ");
+    CHECK_PROBE(rep, "buffer=BufferError: tensor has an unknown dtype -1");
+  }
+  /* What EdgeProbe kept (a Tensor) would outlive the package. */
+  CHECK(py_ok("import builtins, sys\n"
+              "import gc, sys; print('DEBUG', sys.getrefcount(None), [n for n in dir(__import__('__main__')) if not n.startswith('__')])\n"
+              "builtins._pyop_outcome.clear()\n"
+              "del builtins._pyop_outcome\n"
+              "for m in list(sys.modules.values()):\n"
+              "    if hasattr(m, 'EdgeProbeImpl'):\n"
+              "        m.EdgeProbeImpl.kept = None\n"),
+        "cleanup");
+  CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+}
+
 /* The cases, one ctest integration.bridge.<name> each: X(name, labels,
  * timeout, variants), tests/cases.h. "valgrind": run by "all" (in this
  * order), which integration.bridge.valgrind runs under valgrind;
@@ -3474,7 +3986,8 @@ static void case_start(void) {
   X(clobber, "integration bridge", 300, "valgrind")                          \
   X(holders, "integration bridge", 300, "valgrind")                          \
   X(descs, "integration bridge", 300, "valgrind")                            \
-  X(scalars, "integration bridge", 300, "valgrind")
+  X(scalars, "integration bridge", 300, "valgrind")                          \
+  X(outcome, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

@@ -1,6 +1,6 @@
 """A descriptor the plugin rewrote after decoration, one way per load
 (tests/integration/bridge_harness.c, case descs: PYOP_TEST_DESC names the
-way): a line at and past the ends of uint32_t, fields of the wrong type or
+way): a line at and past the ends of uint32_t (and negative), fields of the wrong type or
 shape. The descriptor is a plain object a plugin can rewrite; the bridge
 checks what it reads."""
 import os
@@ -20,6 +20,7 @@ _ways = {
     "line_zero": ("line", 0),
     "line_max": ("line", 2**32 - 1),
     "line_past": ("line", 2**32),
+    "line_neg": ("line", -1),
     "op_type": ("op_type", 5),
     "input_pair": ("inputs", (("x",),)),
     "input_kind": ("inputs", (("x", "required"),)),
@@ -28,6 +29,8 @@ _ways = {
     "output_kind_big": ("output_kinds", (2**31,)),
     "dtype_pair": ("input_dtypes", ((1,),)),
     "dtype_mask": ("input_dtypes", ((-1, "x"),)),
+    "outputs_list": ("outputs", list(_d.outputs)),
+    "attrs_list": ("attrs", list(_d.attrs)),
 }
 if _how:
     setattr(_d, *_ways[_how])
