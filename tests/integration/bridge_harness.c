@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,9 +93,26 @@ static const pyop_bridge_api *api; /* the bridge's table (open_bridge) */
 static char g_log[512];
 static int g_log_level = -1;
 
+/* Every line logged since log_all_clear() (the outcome and start cases). */
+static char g_log_all[65536];
+static size_t g_log_all_len;
+
+static void log_all_clear(void) {
+  g_log_all[0] = '\0';
+  g_log_all_len = 0;
+}
+
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
   snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  if (g_log_all_len < sizeof g_log_all - 1) {
+    int w = snprintf(g_log_all + g_log_all_len, sizeof g_log_all - g_log_all_len, "%.*s\n",
+                     (int)msg.len, msg.data);
+    if (w > 0)
+      g_log_all_len += (size_t)w;
+    if (g_log_all_len > sizeof g_log_all - 1)
+      g_log_all_len = sizeof g_log_all - 1;
+  }
   g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL) {
     g_pin_warnings++;
@@ -3406,6 +3425,231 @@ static void case_abi(void) {
   CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
+/* ------------------------------------------- outcome pass (session 10) */
+
+static void outcome_usr1(int sig) { (void)sig; }
+
+/* The handler SIGUSR1... has now (sa_handler or sa_sigaction). */
+static void *handler_now(int sig) {
+  struct sigaction sa;
+  CHECK(sigaction(sig, NULL, &sa) == 0, "sigaction %d", sig);
+  return (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+}
+
+/*
+ * Signal dispositions across loads (plugins/outcome/sig_usr1.py replaces
+ * the host's SIGUSR1 handler at import): a failed load while that plugin
+ * is loaded leaves its handler (a plugin is still loaded); a second load
+ * does not take the plugin's handler for the host's; reset, with no plugin
+ * left, puts the host's handler back and resets Python's own table
+ * (signal.getsignal is SIG_DFL, no plugin function kept), and says so.
+ */
+static void outcome_signals(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = outcome_usr1;
+  CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "install the host's SIGUSR1 handler");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/sig_usr1.py"));
+  void *plugin_handler = handler_now(SIGUSR1);
+  CHECK(plugin_handler != (void *)outcome_usr1, "test bug: the plugin did not replace SIGUSR1");
+  CHECK(load(&r, 1, "outcome/fails.py") == PYOP_EPLUGIN && err_has("outcome plugin fails"),
+        "the failing plugin");
+  CHECK(handler_now(SIGUSR1) == plugin_handler,
+        "a failed load restored the host's SIGUSR1 while a plugin that replaced it is loaded");
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK(find(&r, "OutSig", false) != NULL && find(&r, "OutPlain", false) != NULL, "both loads");
+  log_all_clear();
+  api->reset();
+  CHECK(handler_now(SIGUSR1) == (void *)outcome_usr1,
+        "reset (no plugin left) did not restore the host's SIGUSR1 handler");
+  CHECK(strstr(g_log_all, "restored the host's handler for SIGUSR1") != NULL,
+        "no line says SIGUSR1 was restored:\n%s", g_log_all);
+  CHECK(py_ok("import signal\n"
+              "assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL, "
+              "signal.getsignal(signal.SIGUSR1)\n"),
+        "Python's signal table still holds the plugin's SIGUSR1 function");
+  rec_clear(&r);
+  sigaction(SIGUSR1, &old, NULL);
+}
+
+/*
+ * The import guard after a successful load: a module of another package
+ * whose name starts with "pyop" (pyop_utils), replaced by a plugin, is the
+ * plugin's (only the pyop package's entries are put back); a pyop.* entry
+ * the host made before the load (None) stays; a clean load logs no repair.
+ */
+static void outcome_guard(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/plain.py")); /* the pyop package imported */
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
+              "sys.modules['pyop_utils'].owner = 'host'\n"
+              "sys.modules['pyop._outcome_host_none'] = None\n"),
+        "host entries");
+  log_all_clear();
+  CHECK_OK(load(&r, 1, "outcome/utils.py"));
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop_utils'].owner == 'plugin', sys.modules['pyop_utils']\n"
+              "assert 'pyop._outcome_host_none' in sys.modules\n"
+              "assert sys.modules['pyop._outcome_host_none'] is None\n"
+              "del sys.modules['pyop_utils'], sys.modules['pyop._outcome_host_none']\n"),
+        "the guard put back entries that are no part of the pyop package, or dropped the "
+        "host's");
+  CHECK(strstr(g_log_all, "a plugin changed interpreter state") == NULL,
+        "a load that changed no pyop entry logged a repair:\n%s", g_log_all);
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * A load from a thread that holds the GIL while running no Python (a host
+ * that initialised Python and kept it: here PyGILState_Ensure) is named in
+ * a warning with its thread id; a load with the GIL free is not.
+ */
+static void outcome_gil_kept(void) {
+  recorder r = {.fail_at = -1};
+  log_all_clear();
+  int st = PyGILState_Ensure();
+  int rc = load(&r, 1, "outcome/plain.py");
+  PyGILState_Release(st);
+  CHECK(rc == PYOP_OK, "load holding the GIL: %d", rc);
+  char want[160];
+  snprintf(want, sizeof want,
+           "the thread calling pyop_load (thread %ld) holds the GIL while running no Python",
+           (long)syscall(SYS_gettid));
+  CHECK(strstr(g_log_all, want) != NULL, "no warning \"%s\":\n%s", want, g_log_all);
+  api->reset();
+  rec_clear(&r);
+  log_all_clear();
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK(strstr(g_log_all, "holds the GIL") == NULL, "a load with the GIL free warned:\n%s",
+        g_log_all);
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * What register_custom_ops and set_config refuse before anything is
+ * loaded: a registrar without add_proto (or none), a path after the first
+ * that is empty, an empty artifact_dir (the one set before stays in use).
+ */
+static void outcome_requests(void) {
+  recorder r = {.fail_at = -1};
+  pyop_registrar no_proto = {sizeof no_proto, &r, NULL, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&no_proto, NULL, 0) == PYOP_EINVAL &&
+            err_has("invalid registrar"),
+        "a registrar without add_proto accepted");
+  clear_error();
+  CHECK(api->register_custom_ops(NULL, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
+        "no registrar accepted");
+  char good[4200];
+  snprintf(good, sizeof good, "%s/outcome/plain.py", g_plugins);
+  pyop_str paths[2] = {{good, strlen(good)}, {"", 0}};
+  pyop_registrar reg = {sizeof reg, &r, rec_add_proto, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&reg, paths, 2) == PYOP_EINVAL &&
+            err_has("path 1 is empty or invalid"),
+        "an empty second path: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "the first path was loaded (%zu ops)", r.n);
+  pyop_bridge_config empty = {sizeof empty, {"", 0}, {NULL, 0}, 0};
+  clear_error();
+  CHECK(api->set_config(&empty) == PYOP_EINVAL && err_has("artifact_dir is empty or invalid"),
+        "an empty artifact_dir accepted");
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK(r.n == 1, "a load after the refused set_config");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* declare_launch_args: an output's and a workspace's index past 0 reach
+ * the host as the plugin wrote them (plugins/outcome/launch2.py). */
+static void outcome_launch_index(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/launch2.py"));
+  const rec_op *impl = find(&r, "OutLaunch", true);
+  CHECK(impl != NULL, "OutLaunch registered");
+  void *h = holder_of(impl, NULL, 0);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out = tensor_f32(NULL, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+  clear_error();
+  CHECK_OK(impl->cb->declare_launch_args(h, &da));
+  CHECK(sk.n_ws == 2 && sk.ws[0] == 8 && sk.ws[1] == 16, "workspaces");
+  CHECK(sk.n_args == 3, "n_args %zu", sk.n_args);
+  CHECK(sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT && sk.args[0].index == 2, "input index %u",
+        sk.args[0].index);
+  CHECK(sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT && sk.args[1].index == 3, "output index %u",
+        sk.args[1].index);
+  CHECK(sk.args[2].kind == PYOP_LAUNCH_ARG_WORKSPACE && sk.args[2].index == 1,
+        "workspace index %u", sk.args[2].index);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
+/* After shutdown the bridge calls none of the loader's services (the
+ * loader may be gone): a refused call records nothing. Negotiated again
+ * after, as the other cases left it. */
+static void outcome_shutdown_services(void) {
+  api->shutdown();
+  int before = g_set_error_calls;
+  CHECK(api->set_config(NULL) == PYOP_EINVAL, "set_config(NULL) after shutdown");
+  CHECK(g_set_error_calls == before, "set_error called after shutdown (%d calls)",
+        g_set_error_calls - before);
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK(entry(&req, NULL) == PYOP_EINVAL, "no out_api");
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  api->reset();
+  rec_clear(&r);
+}
+
+/* A plugin's error whose text holds a file name that is not UTF-8 (its
+ * directory's name has the byte 0xff): the message gives the name's bytes
+ * back as they are, not an escape of them. */
+static void outcome_undecodable_name(void) {
+  char dir[] = "/tmp/pyop_outcome_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char sub[256], file[300];
+  snprintf(sub, sizeof sub, "%s/bad\xff" "dir", dir);
+  CHECK(mkdir(sub, 0700) == 0, "mkdir %s", sub);
+  snprintf(file, sizeof file, "%s/boom.py", sub);
+  write_file(file, "raise ValueError('boom in ' + __file__)\n");
+  recorder r = {.fail_at = -1};
+  CHECK(load(&r, 1, file) == PYOP_EPLUGIN, "the failing plugin: %d", g_err_status);
+  char want[320];
+  snprintf(want, sizeof want, "ValueError: boom in %s", file);
+  CHECK(err_has(want), "the message does not hold the file's name as its bytes:\n%s", g_err);
+  rec_clear(&r);
+  unlink(file);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+/* The outcome pass's checks (session 10): each names the bug it catches
+ * in tests/mutation/mutants.txt (bridge.out.*). */
+static void case_outcome(void) {
+  outcome_signals();
+  outcome_guard();
+  outcome_gil_kept();
+  outcome_requests();
+  outcome_launch_index();
+  outcome_undecodable_name();
+  outcome_shutdown_services();
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -3421,8 +3665,15 @@ static void case_notinit(void) {
  * of the bridge referenced. */
 static void case_start(void) {
   CHECK(!Py_IsInitialized(), "no Python yet");
+  void *pipe_before = handler_now(SIGPIPE);
   CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
   CHECK(Py_IsInitialized(), "the bridge started Python");
+  /* Python installs no signal handler (SIGPIPE would be SIG_IGN). */
+  CHECK(handler_now(SIGPIPE) == pipe_before, "starting Python changed SIGPIPE");
+  /* threading's main thread is the interpreter thread, not this host one. */
+  CHECK(py_ok("import threading\n"
+              "assert threading.main_thread().ident != threading.get_ident()\n"),
+        "threading.main_thread() is a host thread");
   CHECK(py_ok("import sys\n"
               "assert sys.flags.isolated == 1 and sys.flags.ignore_environment == 1\n"
               "assert '' not in sys.path and '.' not in sys.path, sys.path\n"),
@@ -3430,7 +3681,25 @@ static void case_start(void) {
   case_threads();
   case_basic();
   case_clean();
+  /* A plugin leaves a non-daemon and a daemon thread running: shutdown
+   * names the first only (not the daemon, not Python's main thread). */
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/threads.py"));
+  rec_clear(&r);
+  log_all_clear();
   api->shutdown();
+  CHECK(strstr(g_log_all, "Python thread(s) 'outcome-worker' (ident ") != NULL &&
+            strstr(g_log_all, "started by a plugin are still running at pyop_shutdown") != NULL,
+        "shutdown did not name the plugin's thread:\n%s", g_log_all);
+  CHECK(strstr(g_log_all, "outcome-daemon") == NULL && strstr(g_log_all, "MainThread") == NULL,
+        "shutdown named a daemon or the main thread:\n%s", g_log_all);
+  CHECK(py_ok("import sys, threading\n"
+              "sys._outcome_stop.set()\n"
+              "for t in threading.enumerate():\n"
+              "    if t.name.startswith('outcome-'):\n"
+              "        t.join()\n"
+              "del sys._outcome_stop\n"),
+        "the plugin's threads end");
   CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
   /* Never finalized (numpy and non-daemon threads cannot survive that):
    * it stays initialised and idle for the next load. */
@@ -3474,7 +3743,8 @@ static void case_start(void) {
   X(clobber, "integration bridge", 300, "valgrind")                          \
   X(holders, "integration bridge", 300, "valgrind")                          \
   X(descs, "integration bridge", 300, "valgrind")                            \
-  X(scalars, "integration bridge", 300, "valgrind")
+  X(scalars, "integration bridge", 300, "valgrind")                          \
+  X(outcome, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

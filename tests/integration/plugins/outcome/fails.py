@@ -1,0 +1,2 @@
+"""Fails at import (the outcome case)."""
+raise RuntimeError("outcome plugin fails")
