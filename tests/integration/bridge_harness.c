@@ -3595,11 +3595,17 @@ static void outcome_launch_index(void) {
   rec_clear(&r);
 }
 
-/* After shutdown the bridge calls none of the loader's services (the
- * loader may be gone): a refused call records nothing. Negotiated again
- * after, as the other cases left it. */
+/* After shutdown the package's finder is gone from sys.meta_path and the
+ * bridge calls none of the loader's services (the loader may be gone): a
+ * refused call records nothing. Negotiated again after, as the other cases
+ * left it. */
 static void outcome_shutdown_services(void) {
   api->shutdown();
+  /* The package's shutdown ran: the plugin finder left sys.meta_path. */
+  CHECK(py_ok("import sys\n"
+              "left = [f for f in sys.meta_path if getattr(f, '__module__', '') == 'pyop._loader']\n"
+              "assert not left, left\n"),
+        "the plugin finder stayed in sys.meta_path after shutdown");
   int before = g_set_error_calls;
   CHECK(api->set_config(NULL) == PYOP_EINVAL, "set_config(NULL) after shutdown");
   CHECK(g_set_error_calls == before, "set_error called after shutdown (%d calls)",
@@ -3638,6 +3644,148 @@ static void outcome_undecodable_name(void) {
   rmdir(dir);
 }
 
+static int refuse_ws(void *ctx, uint64_t nbytes) {
+  (void)ctx;
+  (void)nbytes;
+  return PYOP_EINVAL;
+}
+
+static int refuse_launch(void *ctx, const pyop_launch_view *l) {
+  (void)ctx;
+  (void)l;
+  return PYOP_ENOMEM;
+}
+
+/*
+ * compile and declare_launch_args (plugins/outcome/sinks.py) whose host
+ * sink is missing fail with PYOP_EUNSUPPORTED, and with the sink's own
+ * status when it refuses: set_artifact, add_workspace, add_launch.
+ */
+static void outcome_sinks(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/sinks.py"));
+  const rec_op *impl = find(&r, "OutSinks", true);
+  CHECK(impl != NULL, "OutSinks registered");
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out = tensor_f32(NULL, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  static const char *const whats[] = {"", "long", "workspace"};
+  void *h[3];
+  for (int i = 0; i < 3; i++) {
+    pyop_attr_view a = attr_str("what", whats[i]);
+    h[i] = holder_of(impl, &a, 1);
+  }
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_compile_args ca = {sizeof ca, lists, 1, &out, 1, &sk, NULL};
+  clear_error();
+  int rc = impl->cb->compile(h[0], &ca);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the artifact"),
+        "compile without set_artifact: %d %s", rc, g_err);
+  ca.set_artifact = sink_artifact;
+  clear_error();
+  rc = impl->cb->compile(h[1], &ca);
+  CHECK(rc == PYOP_EINVAL && err_has("the host rejected the artifact (status -1)"),
+        "an artifact the host refuses: %d %s", rc, g_err);
+  CHECK_OK(impl->cb->compile(h[0], &ca));
+  CHECK(sk.artifact_len == 4 && memcmp(sk.artifact, "zzzz", 4) == 0, "the artifact");
+  pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, NULL, NULL};
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[2], &da);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the workspace"),
+        "add_workspace without the sink: %d %s", rc, g_err);
+  da.add_workspace = refuse_ws;
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[2], &da);
+  CHECK(rc == PYOP_EINVAL && err_has("the host rejected the workspace (status -1)"),
+        "a workspace the host refuses: %d %s", rc, g_err);
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[0], &da);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the launch of k in /lib/libk.so"),
+        "add_launch without the sink: %d %s", rc, g_err);
+  da.add_launch = refuse_launch;
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[0], &da);
+  CHECK(rc == PYOP_ENOMEM && err_has("the host rejected the launch of k in /lib/libk.so (status -2)"),
+        "a launch the host refuses: %d %s", rc, g_err);
+  for (int i = 0; i < 3; i++)
+    impl->cb->destroy_holder(h[i]);
+  api->reset();
+  rec_clear(&r);
+}
+
+static pyop_str g_reason;
+static pyop_str reason_last_error(void) { return g_reason; }
+
+/*
+ * A host service that libpyop refused, with a loader of ABI 1.4 (its
+ * last_error gives the reason): the reason ends the exception's text; an
+ * empty reason, or one not NUL-terminated at its length, is not used (the
+ * status's own message is).
+ */
+static void outcome_refusal_reason(void) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_loader_services svc = g_services;
+  svc.last_error = reason_last_error;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &api));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services odd = {sizeof odd, NULL, odd_alloc_output, odd_alloc_workspace,
+                            odd_alias_output};
+  g_svc_status = PYOP_ENOMEM;
+  static const char reason[] = "the workspace limit is 8 bytes";
+  g_reason = (pyop_str){reason, sizeof reason - 1};
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): the workspace limit is 8 bytes\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_reason = (pyop_str){"", 0};
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): out of memory\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_reason = (pyop_str){reason, 3}; /* "the" and no NUL after it */
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): out of memory\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_svc_status = PYOP_OK;
+  api->reset();
+  rec_clear(&r);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &api));
+}
+
+/* A load interrupted by a KeyboardInterrupt (plugins/outcome/interrupt.py)
+ * for a C host: PYOP_EINTR, and no interrupt is left pending for the next
+ * Python code (with Python's SIGINT handler in its table, as a host that
+ * installed Python's handlers has it). */
+static void outcome_interrupt(void) {
+  CHECK(py_ok("import signal\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"),
+        "Python's SIGINT handler");
+  recorder r = {.fail_at = -1};
+  CHECK(load(&r, 1, "outcome/interrupt.py") == PYOP_EINTR && err_has("KeyboardInterrupt"),
+        "an interrupted load: %d %s", g_err_status, g_err);
+  CHECK(py_ok("n = 0\n"
+              "for i in range(1000):\n"
+              "    n += len(str(i))\n"
+              "del n\n"),
+        "an interrupt was left pending for a C host's Python");
+  CHECK(py_ok("import signal\n"
+              "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"),
+        "SIGINT back to SIG_DFL");
+  rec_clear(&r);
+}
+
 /* The outcome pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
 static void case_outcome(void) {
@@ -3647,6 +3795,9 @@ static void case_outcome(void) {
   outcome_requests();
   outcome_launch_index();
   outcome_undecodable_name();
+  outcome_sinks();
+  outcome_refusal_reason();
+  outcome_interrupt();
   outcome_shutdown_services();
 }
 
@@ -3687,7 +3838,34 @@ static void case_start(void) {
   CHECK_OK(load(&r, 1, "outcome/threads.py"));
   rec_clear(&r);
   log_all_clear();
+  /* The plugin left partial lines in sys.stdout and sys.stderr: shutdown
+   * flushes both (the Python stays, never finalized). Read through files
+   * put in place of fds 1 and 2 for the shutdown only. */
+  char out_path[] = "/tmp/pyop_outcome_out_XXXXXX", err_path[] = "/tmp/pyop_outcome_err_XXXXXX";
+  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+  CHECK(out_fd >= 0 && err_fd >= 0, "mkstemp");
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  CHECK(saved_out >= 0 && saved_err >= 0 && dup2(out_fd, 1) == 1 && dup2(err_fd, 2) == 2, "dup2");
   api->shutdown();
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  char got_out[4096] = "", got_err[65536] = "";
+  ssize_t n_out = pread(out_fd, got_out, sizeof got_out - 1, 0);
+  ssize_t n_err = pread(err_fd, got_err, sizeof got_err - 1, 0);
+  got_out[n_out > 0 ? n_out : 0] = '\0';
+  got_err[n_err > 0 ? n_err : 0] = '\0';
+  close(out_fd);
+  close(err_fd);
+  unlink(out_path);
+  unlink(err_path);
+  CHECK(strstr(got_out, "outcome-stdout") != NULL, "sys.stdout not flushed at shutdown: '%s'",
+        got_out);
+  CHECK(strstr(got_err, "outcome-stderr") != NULL, "sys.stderr not flushed at shutdown");
   CHECK(strstr(g_log_all, "Python thread(s) 'outcome-worker' (ident ") != NULL &&
             strstr(g_log_all, "started by a plugin are still running at pyop_shutdown") != NULL,
         "shutdown did not name the plugin's thread:\n%s", g_log_all);
