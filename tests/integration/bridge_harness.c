@@ -3428,6 +3428,7 @@ static void case_abi(void) {
 /* ------------------------------------------- outcome pass (session 10) */
 
 static void outcome_usr1(int sig) { (void)sig; }
+static void outcome_usr1b(int sig) { (void)sig; }
 
 /* The handler SIGUSR1... has now (sa_handler or sa_sigaction). */
 static void *handler_now(int sig) {
@@ -3442,7 +3443,9 @@ static void *handler_now(int sig) {
  * is loaded leaves its handler (a plugin is still loaded); a second load
  * does not take the plugin's handler for the host's; reset, with no plugin
  * left, puts the host's handler back and resets Python's own table
- * (signal.getsignal is SIG_DFL, no plugin function kept), and says so.
+ * (signal.getsignal is SIG_DFL, no plugin function kept), and says so; a
+ * handler the host set between two loads is the one the second reset
+ * restores.
  */
 static void outcome_signals(void) {
   struct sigaction sa, old;
@@ -3469,6 +3472,16 @@ static void outcome_signals(void) {
               "assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL, "
               "signal.getsignal(signal.SIGUSR1)\n"),
         "Python's signal table still holds the plugin's SIGUSR1 function");
+  rec_clear(&r);
+  /* The host changes its handler between loads: the next unload restores
+   * that one (saved afresh at the next load), not the first. */
+  sa.sa_handler = outcome_usr1b;
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "the host's second SIGUSR1 handler");
+  CHECK_OK(load(&r, 1, "outcome/sig_usr1.py"));
+  CHECK(handler_now(SIGUSR1) != (void *)outcome_usr1b, "test bug: SIGUSR1 not replaced");
+  api->reset();
+  CHECK(handler_now(SIGUSR1) == (void *)outcome_usr1b,
+        "reset restored a handler the host had before an earlier load");
   rec_clear(&r);
   sigaction(SIGUSR1, &old, NULL);
 }
@@ -3612,6 +3625,11 @@ static void outcome_shutdown_services(void) {
         g_set_error_calls - before);
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  /* No services at all: the bridge works and reports nothing. */
+  pyop_bridge_request none = {sizeof none, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, NULL};
+  CHECK_OK(entry(&none, &api));
+  CHECK(api->set_config(NULL) == PYOP_EINVAL && g_set_error_calls == before,
+        "set_config(NULL) without services");
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
   CHECK(entry(&req, NULL) == PYOP_EINVAL, "no out_api");
   CHECK_OK(entry(&req, &api));
