@@ -3491,6 +3491,8 @@ static void outcome_signals(void) {
  * whose name starts with "pyop" (pyop_utils), replaced by a plugin, is the
  * plugin's (only the pyop package's entries are put back); a pyop.* entry
  * the host made before the load (None) stays; a clean load logs no repair.
+ * After a failed load, an entry its plugin added to
+ * sys.path_importer_cache in place is gone.
  */
 static void outcome_guard(void) {
   recorder r = {.fail_at = -1};
@@ -3514,6 +3516,18 @@ static void outcome_guard(void) {
   CHECK(strstr(g_log_all, "a plugin changed interpreter state") == NULL,
         "a load that changed no pyop entry logged a repair:\n%s", g_log_all);
   api->reset();
+  rec_clear(&r);
+  /* A failed load whose plugin added to sys.path_importer_cache in place:
+   * the entry is gone, the dict is the same one. */
+  CHECK(py_ok("import sys; _oc_cache = sys.path_importer_cache"), "save");
+  CHECK(load(&r, 1, "outcome/fails_cache.py") == PYOP_EPLUGIN &&
+            err_has("outcome plugin fails after changing the importer cache"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(py_ok("import sys\n"
+              "assert sys.path_importer_cache is _oc_cache\n"
+              "assert '/outcome/not-a-path' not in sys.path_importer_cache\n"
+              "del _oc_cache\n"),
+        "the failed load's entry stayed in sys.path_importer_cache");
   rec_clear(&r);
 }
 
@@ -3804,6 +3818,77 @@ static void outcome_interrupt(void) {
   rec_clear(&r);
 }
 
+/* The prototype the loader's find_proto gives (outcome_index_hint). */
+static pyop_io_info g_info_outputs[2];
+static pyop_op_info g_info;
+static int g_finds, g_releases;
+
+static int info_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  (void)op_type;
+  g_finds++;
+  *out = &g_info;
+  return PYOP_OK;
+}
+
+static void info_release_proto(const pyop_op_info *info) {
+  CHECK(info == &g_info, "release_proto of another info");
+  g_releases++;
+}
+
+/*
+ * malloc_output_tensor's index past the outputs, with a loader of ABI 1.2
+ * (find_proto gives the outputs' kinds): the hint to repeat an index names
+ * a dynamic output among the call's outputs only; a static output, an
+ * output past the call's count and a negative index get none; every
+ * prototype found is released.
+ */
+static void outcome_index_hint(void) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_loader_services svc = g_services;
+  svc.find_proto = info_find_proto;
+  svc.release_proto = info_release_proto;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &api));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services ok = {sizeof ok, NULL, alloc_output, alloc_workspace, odd_alias_output};
+  memset(&g_info, 0, sizeof g_info);
+  g_info.struct_size = sizeof g_info;
+  g_info.op_type = "EdgeCtx";
+  g_info.outputs = g_info_outputs;
+  g_info.n_outputs = 2;
+  g_finds = g_releases = 0;
+  /* Output 0 static, output 1 (past the call's one output) dynamic. */
+  g_info_outputs[0] = (pyop_io_info){"fixed", PYOP_IO_REQUIRED};
+  g_info_outputs[1] = (pyop_io_info){"pieces", PYOP_IO_DYNAMIC};
+  {
+    const char *n[] = {"IndexError: output index 1 out of range (the op has 1 output)\n", NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+  }
+  /* Output 0 dynamic: the hint names it. */
+  g_info_outputs[0] = (pyop_io_info){"pieces", PYOP_IO_DYNAMIC};
+  {
+    const char *n[] = {"IndexError: output index 1 out of range (the op has 1 output); output 0 "
+                       "'pieces' is dynamic: call malloc_output_tensor(0, ...) again for its "
+                       "next tensor\n",
+                       NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError: output index -1 out of range (the op has 1 output)\n", NULL};
+    ctx_call(impl, "out_neg", ok, PYOP_EPYTHON, n);
+  }
+  CHECK(g_finds >= 2 && g_releases == g_finds, "%d prototypes found, %d released", g_finds,
+        g_releases);
+  api->reset();
+  rec_clear(&r);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &api));
+}
+
 /* The outcome pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
 static void case_outcome(void) {
@@ -3815,6 +3900,7 @@ static void case_outcome(void) {
   outcome_undecodable_name();
   outcome_sinks();
   outcome_refusal_reason();
+  outcome_index_hint();
   outcome_interrupt();
   outcome_shutdown_services();
 }
