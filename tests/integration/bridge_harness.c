@@ -3889,6 +3889,52 @@ static void outcome_index_hint(void) {
   CHECK_OK(entry(&req, &api));
 }
 
+typedef struct local_call {
+  const rec_op *impl;
+  void *h;
+  int rc;
+} local_call;
+
+static void *local_thread(void *p) {
+  local_call *c = p;
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  c->rc = exec1(c->impl, c->h, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  return NULL;
+}
+
+/*
+ * A host thread without a Python thread state of its own calls execute
+ * (plugins/outcome/tlocal.py keeps an object in a threading.local): when
+ * that thread exits, the thread state the bridge kept for it is deleted
+ * and with it the object (its __del__ ran once per thread).
+ */
+static void outcome_thread_exit(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/tlocal.py"));
+  local_call c = {find(&r, "OutLocal", true), NULL, -1};
+  CHECK(c.impl != NULL, "OutLocal registered");
+  c.h = holder_of(c.impl, NULL, 0);
+  for (int round = 1; round <= 2; round++) {
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, local_thread, &c) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    CHECK(c.rc == PYOP_OK, "execute on a host thread: %d %s", c.rc, g_err);
+    char code[128];
+    snprintf(code, sizeof code,
+             "import sys\nassert sys._outcome_local_dels == %d, sys._outcome_local_dels\n",
+             round);
+    CHECK(py_ok(code), "the thread state of an exited host thread was kept (round %d)", round);
+  }
+  c.impl->cb->destroy_holder(c.h);
+  CHECK(py_ok("import sys; del sys._outcome_local_dels"), "clean up");
+  api->reset();
+  rec_clear(&r);
+}
+
 /* The outcome pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
 static void case_outcome(void) {
@@ -3897,6 +3943,7 @@ static void case_outcome(void) {
   outcome_gil_kept();
   outcome_requests();
   outcome_launch_index();
+  outcome_thread_exit();
   outcome_undecodable_name();
   outcome_sinks();
   outcome_refusal_reason();
