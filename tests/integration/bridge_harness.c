@@ -3935,6 +3935,52 @@ static void outcome_thread_exit(void) {
   rec_clear(&r);
 }
 
+/* Shutdown, then the entry and set_config again with artifact_dir dir. */
+static void outcome_restart(const char *dir) {
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  pyop_bridge_config cfg = {sizeof cfg, {dir, strlen(dir)}, {NULL, 0}, 0};
+  CHECK_OK(api->set_config(&cfg));
+}
+
+/*
+ * An artifact whose pyop.TensorDesc adds a field (__slots__ = ('extra',):
+ * a larger object than the bridge reads and writes) is refused when the
+ * package is imported (PYOP_EPLUGIN); its copy without the change loads.
+ */
+static void outcome_desc_layout(void) {
+  char dir[] = "/tmp/pyop_outcome_art_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char cmd[9000], init[4200];
+  snprintf(cmd, sizeof cmd, "cp -R '%s/python' '%s/'", g_artifact, dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+  recorder r = {.fail_at = -1};
+  outcome_restart(dir);
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK(r.n == 1, "a load with the copied package");
+  rec_clear(&r);
+  snprintf(init, sizeof init, "%s/python/pyop/__init__.py", dir);
+  FILE *f = fopen(init, "a");
+  CHECK(f != NULL, "open %s", init);
+  fputs("\n\nclass TensorDesc(TensorDesc):\n    __slots__ = ('extra',)\n", f);
+  fclose(f);
+  outcome_restart(dir);
+  CHECK(load(&r, 1, "outcome/plain.py") == PYOP_EPLUGIN &&
+            err_has("importing the pyop package from") &&
+            err_has("must subclass pyop._native.TensorDescBase with __slots__ = ()"),
+        "a TensorDesc with a field of its own: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "nothing registered");
+  outcome_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+}
+
 /* The outcome pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
 static void case_outcome(void) {
@@ -3949,6 +3995,7 @@ static void case_outcome(void) {
   outcome_refusal_reason();
   outcome_index_hint();
   outcome_interrupt();
+  outcome_desc_layout();
   outcome_shutdown_services();
 }
 
