@@ -4057,6 +4057,7 @@ static void case_start(void) {
   ssize_t n_err = pread(err_fd, got_err, sizeof got_err - 1, 0);
   got_out[n_out > 0 ? n_out : 0] = '\0';
   got_err[n_err > 0 ? n_err : 0] = '\0';
+  fputs(got_err, stderr); /* the shutdown's log lines, for the test's output */
   close(out_fd);
   close(err_fd);
   unlink(out_path);
