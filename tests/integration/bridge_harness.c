@@ -3981,6 +3981,29 @@ static void outcome_desc_layout(void) {
   CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/* malloc_workspace(16) (plugins/outcome/ws.py): a writable uint8 Tensor
+ * of shape (16,) on the host's memory, which holds what the plugin wrote. */
+static void outcome_workspace(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/ws.py"));
+  const rec_op *impl = find(&r, "OutWs", true);
+  CHECK(impl != NULL, "OutWs registered");
+  void *h = holder_of(impl, NULL, 0);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  CHECK(o.n_ws == 1, "%d workspaces", o.n_ws);
+  const unsigned char *ws = o.ws[0];
+  for (int i = 0; i < 16; i++)
+    CHECK(ws[i] == i, "workspace byte %d is %d", i, ws[i]);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
 /* The outcome pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
 static void case_outcome(void) {
@@ -3990,6 +4013,7 @@ static void case_outcome(void) {
   outcome_requests();
   outcome_launch_index();
   outcome_thread_exit();
+  outcome_workspace();
   outcome_undecodable_name();
   outcome_sinks();
   outcome_refusal_reason();
