@@ -89,6 +89,9 @@ static int g_pin_interp_status;
 
 static const pyop_bridge_api *api; /* the bridge's table (open_bridge) */
 
+/* The host's main thread state, saved after Py_InitializeEx (main). */
+static void *g_main_ts;
+
 /* The last line logged and its level. */
 static char g_log[512];
 static int g_log_level = -1;
@@ -4023,6 +4026,39 @@ static void case_outcome(void) {
   outcome_shutdown_services();
 }
 
+/*
+ * The host finalizes its Python after a second package import (a shutdown
+ * between the two loads) and starts a new one: the bridge sees that its
+ * interpreter is gone (interpreter_status is PYOP_ENOTINIT although
+ * Python is initialised), as after the first import. The bridge is then
+ * shut down and negotiated again, as main expects it.
+ */
+static void case_outcome_exit(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  rec_clear(&r);
+  outcome_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  rec_clear(&r);
+  CHECK(api->interpreter_status() == PYOP_OK, "interpreter_status while it runs");
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "finalize");
+  Py_InitializeEx(0); /* Py_IsInitialized() again: only the watch can tell */
+  g_main_ts = PyEval_SaveThread();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT,
+        "the bridge did not see the host finalize Python after its second package import");
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK(r.n == 1, "a load in the new Python");
+  api->reset();
+  rec_clear(&r);
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -4145,7 +4181,8 @@ static void case_start(void) {
   X(holders, "integration bridge", 300, "valgrind")                          \
   X(descs, "integration bridge", 300, "valgrind")                            \
   X(scalars, "integration bridge", 300, "valgrind")                          \
-  X(outcome, "integration bridge", 300, "")
+  X(outcome, "integration bridge", 300, "")                                  \
+  X(outcome_exit, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
@@ -4174,11 +4211,10 @@ int main(int argc, char **argv) {
   snprintf(g_artifact, sizeof g_artifact, "%s", argv[1]);
   snprintf(g_plugins, sizeof g_plugins, "%s", argv[2]);
   g_case = c->name;
-  void *main_ts = NULL;
   bool host_python = !harness_has(c, "no_host_python");
   if (host_python) {
     Py_InitializeEx(0);
-    main_ts = PyEval_SaveThread();
+    g_main_ts = PyEval_SaveThread();
   }
   open_bridge();
   if (!host_python) {
@@ -4199,7 +4235,7 @@ int main(int argc, char **argv) {
         "lost", g_pin_interp_status);
   CHECK(Py_IsInitialized(), "the host's Python is left running");
   dlclose(bridge_handle);
-  PyEval_RestoreThread(main_ts);
+  PyEval_RestoreThread(g_main_ts);
   CHECK(py_ok("import sys; assert 'pyop' not in sys.modules"), "package dropped at shutdown");
   CHECK(Py_FinalizeEx() == 0, "finalize");
   printf("ok %s (%d checks)\n", g_case, g_checks);
