@@ -96,7 +96,7 @@ static void *g_main_ts;
 static char g_log[512];
 static int g_log_level = -1;
 
-/* Every line logged since log_all_clear() (the outcome and start cases). */
+/* Every line logged since log_all_clear() (the loadstate and start cases). */
 static char g_log_all[65536];
 static size_t g_log_all_len;
 
@@ -3428,10 +3428,10 @@ static void case_abi(void) {
   CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
-/* ------------------------------------------- outcome pass (session 10) */
+/* ------------------------------------------- loadstate pass (session 10) */
 
-static void outcome_usr1(int sig) { (void)sig; }
-static void outcome_usr1b(int sig) { (void)sig; }
+static void loadstate_usr1(int sig) { (void)sig; }
+static void loadstate_usr1b(int sig) { (void)sig; }
 
 /* The handler SIGUSR1... has now (sa_handler or sa_sigaction). */
 static void *handler_now(int sig) {
@@ -3441,7 +3441,7 @@ static void *handler_now(int sig) {
 }
 
 /*
- * Signal dispositions across loads (plugins/outcome/sig_usr1.py replaces
+ * Signal dispositions across loads (plugins/loadstate/sig_usr1.py replaces
  * the host's SIGUSR1 handler at import): a failed load while that plugin
  * is loaded leaves its handler (a plugin is still loaded); a second load
  * does not take the plugin's handler for the host's; reset, with no plugin
@@ -3450,24 +3450,24 @@ static void *handler_now(int sig) {
  * handler the host set between two loads is the one the second reset
  * restores.
  */
-static void outcome_signals(void) {
+static void loadstate_signals(void) {
   struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = outcome_usr1;
+  sa.sa_handler = loadstate_usr1;
   CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "install the host's SIGUSR1 handler");
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/sig_usr1.py"));
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
   void *plugin_handler = handler_now(SIGUSR1);
-  CHECK(plugin_handler != (void *)outcome_usr1, "test bug: the plugin did not replace SIGUSR1");
-  CHECK(load(&r, 1, "outcome/fails.py") == PYOP_EPLUGIN && err_has("outcome plugin fails"),
+  CHECK(plugin_handler != (void *)loadstate_usr1, "test bug: the plugin did not replace SIGUSR1");
+  CHECK(load(&r, 1, "loadstate/fails.py") == PYOP_EPLUGIN && err_has("loadstate plugin fails"),
         "the failing plugin");
   CHECK(handler_now(SIGUSR1) == plugin_handler,
         "a failed load restored the host's SIGUSR1 while a plugin that replaced it is loaded");
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   CHECK(find(&r, "OutSig", false) != NULL && find(&r, "OutPlain", false) != NULL, "both loads");
   log_all_clear();
   api->reset();
-  CHECK(handler_now(SIGUSR1) == (void *)outcome_usr1,
+  CHECK(handler_now(SIGUSR1) == (void *)loadstate_usr1,
         "reset (no plugin left) did not restore the host's SIGUSR1 handler");
   CHECK(strstr(g_log_all, "restored the host's handler for SIGUSR1") != NULL,
         "no line says SIGUSR1 was restored:\n%s", g_log_all);
@@ -3478,12 +3478,12 @@ static void outcome_signals(void) {
   rec_clear(&r);
   /* The host changes its handler between loads: the next unload restores
    * that one (saved afresh at the next load), not the first. */
-  sa.sa_handler = outcome_usr1b;
+  sa.sa_handler = loadstate_usr1b;
   CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "the host's second SIGUSR1 handler");
-  CHECK_OK(load(&r, 1, "outcome/sig_usr1.py"));
-  CHECK(handler_now(SIGUSR1) != (void *)outcome_usr1b, "test bug: SIGUSR1 not replaced");
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
+  CHECK(handler_now(SIGUSR1) != (void *)loadstate_usr1b, "test bug: SIGUSR1 not replaced");
   api->reset();
-  CHECK(handler_now(SIGUSR1) == (void *)outcome_usr1b,
+  CHECK(handler_now(SIGUSR1) == (void *)loadstate_usr1b,
         "reset restored a handler the host had before an earlier load");
   rec_clear(&r);
   sigaction(SIGUSR1, &old, NULL);
@@ -3497,23 +3497,23 @@ static void outcome_signals(void) {
  * After a failed load, an entry its plugin added to
  * sys.path_importer_cache in place is gone.
  */
-static void outcome_guard(void) {
+static void loadstate_guard(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/plain.py")); /* the pyop package imported */
+  CHECK_OK(load(&r, 1, "loadstate/plain.py")); /* the pyop package imported */
   api->reset();
   rec_clear(&r);
   CHECK(py_ok("import sys, types\n"
               "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
               "sys.modules['pyop_utils'].owner = 'host'\n"
-              "sys.modules['pyop._outcome_host_none'] = None\n"),
+              "sys.modules['pyop._loadstate_host_none'] = None\n"),
         "host entries");
   log_all_clear();
-  CHECK_OK(load(&r, 1, "outcome/utils.py"));
+  CHECK_OK(load(&r, 1, "loadstate/utils.py"));
   CHECK(py_ok("import sys\n"
               "assert sys.modules['pyop_utils'].owner == 'plugin', sys.modules['pyop_utils']\n"
-              "assert 'pyop._outcome_host_none' in sys.modules\n"
-              "assert sys.modules['pyop._outcome_host_none'] is None\n"
-              "del sys.modules['pyop_utils'], sys.modules['pyop._outcome_host_none']\n"),
+              "assert 'pyop._loadstate_host_none' in sys.modules\n"
+              "assert sys.modules['pyop._loadstate_host_none'] is None\n"
+              "del sys.modules['pyop_utils'], sys.modules['pyop._loadstate_host_none']\n"),
         "the guard put back entries that are no part of the pyop package, or dropped the "
         "host's");
   CHECK(strstr(g_log_all, "a plugin changed interpreter state") == NULL,
@@ -3523,12 +3523,12 @@ static void outcome_guard(void) {
   /* A failed load whose plugin added to sys.path_importer_cache in place:
    * the entry is gone, the dict is the same one. */
   CHECK(py_ok("import sys; _oc_cache = sys.path_importer_cache"), "save");
-  CHECK(load(&r, 1, "outcome/fails_cache.py") == PYOP_EPLUGIN &&
-            err_has("outcome plugin fails after changing the importer cache"),
+  CHECK(load(&r, 1, "loadstate/fails_cache.py") == PYOP_EPLUGIN &&
+            err_has("loadstate plugin fails after changing the importer cache"),
         "the failing plugin: %d %s", g_err_status, g_err);
   CHECK(py_ok("import sys\n"
               "assert sys.path_importer_cache is _oc_cache\n"
-              "assert '/outcome/not-a-path' not in sys.path_importer_cache\n"
+              "assert '/loadstate/not-a-path' not in sys.path_importer_cache\n"
               "del _oc_cache\n"),
         "the failed load's entry stayed in sys.path_importer_cache");
   rec_clear(&r);
@@ -3539,11 +3539,11 @@ static void outcome_guard(void) {
  * that initialised Python and kept it: here PyGILState_Ensure) is named in
  * a warning with its thread id; a load with the GIL free is not.
  */
-static void outcome_gil_kept(void) {
+static void loadstate_gil_kept(void) {
   recorder r = {.fail_at = -1};
   log_all_clear();
   int st = PyGILState_Ensure();
-  int rc = load(&r, 1, "outcome/plain.py");
+  int rc = load(&r, 1, "loadstate/plain.py");
   PyGILState_Release(st);
   CHECK(rc == PYOP_OK, "load holding the GIL: %d", rc);
   char want[160];
@@ -3554,7 +3554,7 @@ static void outcome_gil_kept(void) {
   api->reset();
   rec_clear(&r);
   log_all_clear();
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   CHECK(strstr(g_log_all, "holds the GIL") == NULL, "a load with the GIL free warned:\n%s",
         g_log_all);
   api->reset();
@@ -3566,7 +3566,7 @@ static void outcome_gil_kept(void) {
  * loaded: a registrar without add_proto (or none), a path after the first
  * that is empty, an empty artifact_dir (the one set before stays in use).
  */
-static void outcome_requests(void) {
+static void loadstate_requests(void) {
   recorder r = {.fail_at = -1};
   pyop_registrar no_proto = {sizeof no_proto, &r, NULL, rec_add_impl};
   clear_error();
@@ -3577,7 +3577,7 @@ static void outcome_requests(void) {
   CHECK(api->register_custom_ops(NULL, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
         "no registrar accepted");
   char good[4200];
-  snprintf(good, sizeof good, "%s/outcome/plain.py", g_plugins);
+  snprintf(good, sizeof good, "%s/loadstate/plain.py", g_plugins);
   pyop_str paths[2] = {{good, strlen(good)}, {"", 0}};
   pyop_registrar reg = {sizeof reg, &r, rec_add_proto, rec_add_impl};
   clear_error();
@@ -3589,17 +3589,17 @@ static void outcome_requests(void) {
   clear_error();
   CHECK(api->set_config(&empty) == PYOP_EINVAL && err_has("artifact_dir is empty or invalid"),
         "an empty artifact_dir accepted");
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   CHECK(r.n == 1, "a load after the refused set_config");
   api->reset();
   rec_clear(&r);
 }
 
 /* declare_launch_args: an output's and a workspace's index past 0 reach
- * the host as the plugin wrote them (plugins/outcome/launch2.py). */
-static void outcome_launch_index(void) {
+ * the host as the plugin wrote them (plugins/loadstate/launch2.py). */
+static void loadstate_launch_index(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/launch2.py"));
+  CHECK_OK(load(&r, 1, "loadstate/launch2.py"));
   const rec_op *impl = find(&r, "OutLaunch", true);
   CHECK(impl != NULL, "OutLaunch registered");
   void *h = holder_of(impl, NULL, 0);
@@ -3629,7 +3629,7 @@ static void outcome_launch_index(void) {
  * bridge calls none of the loader's services (the loader may be gone): a
  * refused call records nothing. Negotiated again after, as the other cases
  * left it. */
-static void outcome_shutdown_services(void) {
+static void loadstate_shutdown_services(void) {
   api->shutdown();
   /* The package's shutdown ran: the plugin finder left sys.meta_path. */
   CHECK(py_ok("import sys\n"
@@ -3652,7 +3652,7 @@ static void outcome_shutdown_services(void) {
   CHECK_OK(entry(&req, &api));
   CHECK_OK(configure(0));
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   api->reset();
   rec_clear(&r);
 }
@@ -3660,8 +3660,8 @@ static void outcome_shutdown_services(void) {
 /* A plugin's error whose text holds a file name that is not UTF-8 (its
  * directory's name has the byte 0xff): the message gives the name's bytes
  * back as they are, not an escape of them. */
-static void outcome_undecodable_name(void) {
-  char dir[] = "/tmp/pyop_outcome_XXXXXX";
+static void loadstate_undecodable_name(void) {
+  char dir[] = "/tmp/pyop_loadstate_XXXXXX";
   CHECK(mkdtemp(dir) != NULL, "mkdtemp");
   char sub[256], file[300];
   snprintf(sub, sizeof sub, "%s/bad\xff" "dir", dir);
@@ -3692,13 +3692,13 @@ static int refuse_launch(void *ctx, const pyop_launch_view *l) {
 }
 
 /*
- * compile and declare_launch_args (plugins/outcome/sinks.py) whose host
+ * compile and declare_launch_args (plugins/loadstate/sinks.py) whose host
  * sink is missing fail with PYOP_EUNSUPPORTED, and with the sink's own
  * status when it refuses: set_artifact, add_workspace, add_launch.
  */
-static void outcome_sinks(void) {
+static void loadstate_sinks(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/sinks.py"));
+  CHECK_OK(load(&r, 1, "loadstate/sinks.py"));
   const rec_op *impl = find(&r, "OutSinks", true);
   CHECK(impl != NULL, "OutSinks registered");
   float x[2] = {1, 2};
@@ -3759,7 +3759,7 @@ static pyop_str reason_last_error(void) { return g_reason; }
  * empty reason, or one not NUL-terminated at its length, is not used (the
  * status's own message is).
  */
-static void outcome_refusal_reason(void) {
+static void loadstate_refusal_reason(void) {
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   pyop_loader_services svc = g_services;
@@ -3799,16 +3799,16 @@ static void outcome_refusal_reason(void) {
   CHECK_OK(entry(&req, &api));
 }
 
-/* A load interrupted by a KeyboardInterrupt (plugins/outcome/interrupt.py)
+/* A load interrupted by a KeyboardInterrupt (plugins/loadstate/interrupt.py)
  * for a C host: PYOP_EINTR, and no interrupt is left pending for the next
  * Python code (with Python's SIGINT handler in its table, as a host that
  * installed Python's handlers has it). */
-static void outcome_interrupt(void) {
+static void loadstate_interrupt(void) {
   CHECK(py_ok("import signal\n"
               "signal.signal(signal.SIGINT, signal.default_int_handler)\n"),
         "Python's SIGINT handler");
   recorder r = {.fail_at = -1};
-  CHECK(load(&r, 1, "outcome/interrupt.py") == PYOP_EINTR && err_has("KeyboardInterrupt"),
+  CHECK(load(&r, 1, "loadstate/interrupt.py") == PYOP_EINTR && err_has("KeyboardInterrupt"),
         "an interrupted load: %d %s", g_err_status, g_err);
   CHECK(py_ok("n = 0\n"
               "for i in range(1000):\n"
@@ -3821,7 +3821,7 @@ static void outcome_interrupt(void) {
   rec_clear(&r);
 }
 
-/* The prototype the loader's find_proto gives (outcome_index_hint). */
+/* The prototype the loader's find_proto gives (loadstate_index_hint). */
 static pyop_io_info g_info_outputs[2];
 static pyop_op_info g_info;
 static int g_finds, g_releases;
@@ -3845,7 +3845,7 @@ static void info_release_proto(const pyop_op_info *info) {
  * output past the call's count and a negative index get none; every
  * prototype found is released.
  */
-static void outcome_index_hint(void) {
+static void loadstate_index_hint(void) {
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   pyop_loader_services svc = g_services;
@@ -3911,13 +3911,13 @@ static void *local_thread(void *p) {
 
 /*
  * A host thread without a Python thread state of its own calls execute
- * (plugins/outcome/tlocal.py keeps an object in a threading.local): when
+ * (plugins/loadstate/tlocal.py keeps an object in a threading.local): when
  * that thread exits, the thread state the bridge kept for it is deleted
  * and with it the object (its __del__ ran once per thread).
  */
-static void outcome_thread_exit(void) {
+static void loadstate_thread_exit(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/tlocal.py"));
+  CHECK_OK(load(&r, 1, "loadstate/tlocal.py"));
   local_call c = {find(&r, "OutLocal", true), NULL, -1};
   CHECK(c.impl != NULL, "OutLocal registered");
   c.h = holder_of(c.impl, NULL, 0);
@@ -3928,18 +3928,18 @@ static void outcome_thread_exit(void) {
     CHECK(c.rc == PYOP_OK, "execute on a host thread: %d %s", c.rc, g_err);
     char code[128];
     snprintf(code, sizeof code,
-             "import sys\nassert sys._outcome_local_dels == %d, sys._outcome_local_dels\n",
+             "import sys\nassert sys._loadstate_local_dels == %d, sys._loadstate_local_dels\n",
              round);
     CHECK(py_ok(code), "the thread state of an exited host thread was kept (round %d)", round);
   }
   c.impl->cb->destroy_holder(c.h);
-  CHECK(py_ok("import sys; del sys._outcome_local_dels"), "clean up");
+  CHECK(py_ok("import sys; del sys._loadstate_local_dels"), "clean up");
   api->reset();
   rec_clear(&r);
 }
 
 /* Shutdown, then the entry and set_config again with artifact_dir dir. */
-static void outcome_restart(const char *dir) {
+static void loadstate_restart(const char *dir) {
   api->shutdown();
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
@@ -3954,15 +3954,15 @@ static void outcome_restart(const char *dir) {
  * a larger object than the bridge reads and writes) is refused when the
  * package is imported (PYOP_EPLUGIN); its copy without the change loads.
  */
-static void outcome_desc_layout(void) {
-  char dir[] = "/tmp/pyop_outcome_art_XXXXXX";
+static void loadstate_desc_layout(void) {
+  char dir[] = "/tmp/pyop_loadstate_art_XXXXXX";
   CHECK(mkdtemp(dir) != NULL, "mkdtemp");
   char cmd[9000], init[4200];
   snprintf(cmd, sizeof cmd, "cp -R '%s/python' '%s/'", g_artifact, dir);
   CHECK(system(cmd) == 0, "%s", cmd);
   recorder r = {.fail_at = -1};
-  outcome_restart(dir);
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  loadstate_restart(dir);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   CHECK(r.n == 1, "a load with the copied package");
   rec_clear(&r);
   snprintf(init, sizeof init, "%s/python/pyop/__init__.py", dir);
@@ -3970,25 +3970,25 @@ static void outcome_desc_layout(void) {
   CHECK(f != NULL, "open %s", init);
   fputs("\n\nclass TensorDesc(TensorDesc):\n    __slots__ = ('extra',)\n", f);
   fclose(f);
-  outcome_restart(dir);
-  CHECK(load(&r, 1, "outcome/plain.py") == PYOP_EPLUGIN &&
+  loadstate_restart(dir);
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_EPLUGIN &&
             err_has("importing the pyop package from") &&
             err_has("must subclass pyop._native.TensorDescBase with __slots__ = ()"),
         "a TensorDesc with a field of its own: %d %s", g_err_status, g_err);
   CHECK(r.n == 0, "nothing registered");
-  outcome_restart(g_artifact);
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  loadstate_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   api->reset();
   rec_clear(&r);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0, "%s", cmd);
 }
 
-/* malloc_workspace(16) (plugins/outcome/ws.py): a writable uint8 Tensor
+/* malloc_workspace(16) (plugins/loadstate/ws.py): a writable uint8 Tensor
  * of shape (16,) on the host's memory, which holds what the plugin wrote. */
-static void outcome_workspace(void) {
+static void loadstate_workspace(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/ws.py"));
+  CHECK_OK(load(&r, 1, "loadstate/ws.py"));
   const rec_op *impl = find(&r, "OutWs", true);
   CHECK(impl != NULL, "OutWs registered");
   void *h = holder_of(impl, NULL, 0);
@@ -4007,23 +4007,23 @@ static void outcome_workspace(void) {
   rec_clear(&r);
 }
 
-/* The outcome pass's checks (session 10): each names the bug it catches
+/* The loadstate pass's checks (session 10): each names the bug it catches
  * in tests/mutation/mutants.txt (bridge.out.*). */
-static void case_outcome(void) {
-  outcome_signals();
-  outcome_guard();
-  outcome_gil_kept();
-  outcome_requests();
-  outcome_launch_index();
-  outcome_thread_exit();
-  outcome_workspace();
-  outcome_undecodable_name();
-  outcome_sinks();
-  outcome_refusal_reason();
-  outcome_index_hint();
-  outcome_interrupt();
-  outcome_desc_layout();
-  outcome_shutdown_services();
+static void case_loadstate(void) {
+  loadstate_signals();
+  loadstate_guard();
+  loadstate_gil_kept();
+  loadstate_requests();
+  loadstate_launch_index();
+  loadstate_thread_exit();
+  loadstate_workspace();
+  loadstate_undecodable_name();
+  loadstate_sinks();
+  loadstate_refusal_reason();
+  loadstate_index_hint();
+  loadstate_interrupt();
+  loadstate_desc_layout();
+  loadstate_shutdown_services();
 }
 
 /*
@@ -4033,12 +4033,12 @@ static void case_outcome(void) {
  * Python is initialised), as after the first import. The bridge is then
  * shut down and negotiated again, as main expects it.
  */
-static void case_outcome_exit(void) {
+static void case_loadstate_exit(void) {
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   rec_clear(&r);
-  outcome_restart(g_artifact);
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  loadstate_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   rec_clear(&r);
   CHECK(api->interpreter_status() == PYOP_OK, "interpreter_status while it runs");
   PyEval_RestoreThread(g_main_ts);
@@ -4053,7 +4053,7 @@ static void case_outcome_exit(void) {
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
   CHECK_OK(entry(&req, &api));
   CHECK_OK(configure(0));
-  CHECK_OK(load(&r, 1, "outcome/plain.py"));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   CHECK(r.n == 1, "a load in the new Python");
   api->reset();
   rec_clear(&r);
@@ -4093,13 +4093,13 @@ static void case_start(void) {
   /* A plugin leaves a non-daemon and a daemon thread running: shutdown
    * names the first only (not the daemon, not Python's main thread). */
   recorder r = {.fail_at = -1};
-  CHECK_OK(load(&r, 1, "outcome/threads.py"));
+  CHECK_OK(load(&r, 1, "loadstate/threads.py"));
   rec_clear(&r);
   log_all_clear();
   /* The plugin left partial lines in sys.stdout and sys.stderr: shutdown
    * flushes both (the Python stays, never finalized). Read through files
    * put in place of fds 1 and 2 for the shutdown only. */
-  char out_path[] = "/tmp/pyop_outcome_out_XXXXXX", err_path[] = "/tmp/pyop_outcome_err_XXXXXX";
+  char out_path[] = "/tmp/pyop_loadstate_out_XXXXXX", err_path[] = "/tmp/pyop_loadstate_err_XXXXXX";
   int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
   CHECK(out_fd >= 0 && err_fd >= 0, "mkstemp");
   fflush(stdout);
@@ -4122,20 +4122,20 @@ static void case_start(void) {
   close(err_fd);
   unlink(out_path);
   unlink(err_path);
-  CHECK(strstr(got_out, "outcome-stdout") != NULL, "sys.stdout not flushed at shutdown: '%s'",
+  CHECK(strstr(got_out, "loadstate-stdout") != NULL, "sys.stdout not flushed at shutdown: '%s'",
         got_out);
-  CHECK(strstr(got_err, "outcome-stderr") != NULL, "sys.stderr not flushed at shutdown");
-  CHECK(strstr(g_log_all, "Python thread(s) 'outcome-worker' (ident ") != NULL &&
+  CHECK(strstr(got_err, "loadstate-stderr") != NULL, "sys.stderr not flushed at shutdown");
+  CHECK(strstr(g_log_all, "Python thread(s) 'loadstate-worker' (ident ") != NULL &&
             strstr(g_log_all, "started by a plugin are still running at pyop_shutdown") != NULL,
         "shutdown did not name the plugin's thread:\n%s", g_log_all);
-  CHECK(strstr(g_log_all, "outcome-daemon") == NULL && strstr(g_log_all, "MainThread") == NULL,
+  CHECK(strstr(g_log_all, "loadstate-daemon") == NULL && strstr(g_log_all, "MainThread") == NULL,
         "shutdown named a daemon or the main thread:\n%s", g_log_all);
   CHECK(py_ok("import sys, threading\n"
-              "sys._outcome_stop.set()\n"
+              "sys._loadstate_stop.set()\n"
               "for t in threading.enumerate():\n"
-              "    if t.name.startswith('outcome-'):\n"
+              "    if t.name.startswith('loadstate-'):\n"
               "        t.join()\n"
-              "del sys._outcome_stop\n"),
+              "del sys._loadstate_stop\n"),
         "the plugin's threads end");
   CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
   /* Never finalized (numpy and non-daemon threads cannot survive that):
@@ -4181,8 +4181,8 @@ static void case_start(void) {
   X(holders, "integration bridge", 300, "valgrind")                          \
   X(descs, "integration bridge", 300, "valgrind")                            \
   X(scalars, "integration bridge", 300, "valgrind")                          \
-  X(outcome, "integration bridge", 300, "")                                  \
-  X(outcome_exit, "integration bridge", 300, "")
+  X(loadstate, "integration bridge", 300, "")                                \
+  X(loadstate_exit, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

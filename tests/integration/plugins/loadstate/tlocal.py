@@ -1,19 +1,19 @@
-"""execute keeps an object in a threading.local (the outcome case: when the
+"""execute keeps an object in a threading.local (the loadstate case: when the
 host thread that called exits, its thread state is deleted and the object
-freed: sys._outcome_local_dels counts them)."""
+freed: sys._loadstate_local_dels counts them)."""
 import sys
 import threading
 
 import pyop
 from pyop import TensorDesc
 
-sys._outcome_local_dels = 0
+sys._loadstate_local_dels = 0
 _local = threading.local()
 
 
 class _Tracked:
     def __del__(self):
-        sys._outcome_local_dels += 1
+        sys._loadstate_local_dels += 1
 
 
 @pyop.register_op(op_type="OutLocal")

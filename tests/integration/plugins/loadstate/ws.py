@@ -1,5 +1,5 @@
 """execute asks for a workspace of 16 bytes and fills it through its buffer
-(the outcome case: the host's memory holds 0..15 after the call)."""
+(the loadstate case: the host's memory holds 0..15 after the call)."""
 import pyop
 from pyop import DataType, TensorDesc
 

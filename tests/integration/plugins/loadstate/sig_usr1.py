@@ -1,4 +1,4 @@
-"""Replaces SIGUSR1 with a Python handler at import (the outcome case:
+"""Replaces SIGUSR1 with a Python handler at import (the loadstate case:
 the host's handler comes back only when no plugin is left)."""
 import signal
 

@@ -1,5 +1,5 @@
 """Replaces sys.modules['pyop_utils'] (a module of its own, no part of the
-pyop package) at import; the outcome case checks it is kept."""
+pyop package) at import; the loadstate case checks it is kept."""
 import sys
 import types
 

@@ -1,5 +1,5 @@
 """compile and declare_launch_args that hand the host what `what` says (the
-outcome case: a host sink that is missing or refuses gives its status)."""
+loadstate case: a host sink that is missing or refuses gives its status)."""
 import pyop
 from pyop import TensorDesc, launch
 

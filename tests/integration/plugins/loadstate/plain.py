@@ -1,4 +1,4 @@
-"""An op and nothing else (the outcome case)."""
+"""An op and nothing else (the loadstate case)."""
 import pyop
 from pyop import TensorDesc
 

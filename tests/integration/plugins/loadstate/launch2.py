@@ -1,5 +1,5 @@
 """declare_launch_args naming an output and a workspace past index 0 (the
-outcome case: each argument's index reaches the host as written)."""
+loadstate case: each argument's index reaches the host as written)."""
 import pyop
 from pyop import TensorDesc, launch
 

@@ -1,2 +1,0 @@
-"""Fails at import (the outcome case)."""
-raise RuntimeError("outcome plugin fails")
