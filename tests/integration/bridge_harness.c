@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,13 +89,33 @@ static int g_pin_interp_status;
 
 static const pyop_bridge_api *api; /* the bridge's table (open_bridge) */
 
+/* The host's main thread state, saved after Py_InitializeEx (main). */
+static void *g_main_ts;
+
 /* The last line logged and its level. */
 static char g_log[512];
 static int g_log_level = -1;
 
+/* Every line logged since log_all_clear() (the loadstate and start cases). */
+static char g_log_all[65536];
+static size_t g_log_all_len;
+
+static void log_all_clear(void) {
+  g_log_all[0] = '\0';
+  g_log_all_len = 0;
+}
+
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
   snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  if (g_log_all_len < sizeof g_log_all - 1) {
+    int w = snprintf(g_log_all + g_log_all_len, sizeof g_log_all - g_log_all_len, "%.*s\n",
+                     (int)msg.len, msg.data);
+    if (w > 0)
+      g_log_all_len += (size_t)w;
+    if (g_log_all_len > sizeof g_log_all - 1)
+      g_log_all_len = sizeof g_log_all - 1;
+  }
   g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL) {
     g_pin_warnings++;
@@ -3415,6 +3437,637 @@ static void case_abi(void) {
   CHECK(a->set_config(&nul_dir) == PYOP_EINVAL, "an artifact_dir with a NUL");
 }
 
+/* ------------------------------------------- loadstate pass (session 10) */
+
+static void loadstate_usr1(int sig) { (void)sig; }
+static void loadstate_usr1b(int sig) { (void)sig; }
+
+/* The handler SIGUSR1... has now (sa_handler or sa_sigaction). */
+static void *handler_now(int sig) {
+  struct sigaction sa;
+  CHECK(sigaction(sig, NULL, &sa) == 0, "sigaction %d", sig);
+  return (sa.sa_flags & SA_SIGINFO) ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+}
+
+/*
+ * Signal dispositions across loads (plugins/loadstate/sig_usr1.py replaces
+ * the host's SIGUSR1 handler at import): a failed load while that plugin
+ * is loaded leaves its handler (a plugin is still loaded); a second load
+ * does not take the plugin's handler for the host's; reset, with no plugin
+ * left, puts the host's handler back and resets Python's own table
+ * (signal.getsignal is SIG_DFL, no plugin function kept), and says so; a
+ * handler the host set between two loads is the one the second reset
+ * restores.
+ */
+static void loadstate_signals(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = loadstate_usr1;
+  CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "install the host's SIGUSR1 handler");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
+  void *plugin_handler = handler_now(SIGUSR1);
+  CHECK(plugin_handler != (void *)loadstate_usr1, "test bug: the plugin did not replace SIGUSR1");
+  CHECK(load(&r, 1, "loadstate/fails.py") == PYOP_EPLUGIN && err_has("loadstate plugin fails"),
+        "the failing plugin");
+  CHECK(handler_now(SIGUSR1) == plugin_handler,
+        "a failed load restored the host's SIGUSR1 while a plugin that replaced it is loaded");
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(find(&r, "OutSig", false) != NULL && find(&r, "OutPlain", false) != NULL, "both loads");
+  log_all_clear();
+  api->reset();
+  CHECK(handler_now(SIGUSR1) == (void *)loadstate_usr1,
+        "reset (no plugin left) did not restore the host's SIGUSR1 handler");
+  CHECK(strstr(g_log_all, "restored the host's handler for SIGUSR1") != NULL,
+        "no line says SIGUSR1 was restored:\n%s", g_log_all);
+  CHECK(py_ok("import signal\n"
+              "assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL, "
+              "signal.getsignal(signal.SIGUSR1)\n"),
+        "Python's signal table still holds the plugin's SIGUSR1 function");
+  rec_clear(&r);
+  /* The host changes its handler between loads: the next unload restores
+   * that one (saved afresh at the next load), not the first. */
+  sa.sa_handler = loadstate_usr1b;
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "the host's second SIGUSR1 handler");
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
+  CHECK(handler_now(SIGUSR1) != (void *)loadstate_usr1b, "test bug: SIGUSR1 not replaced");
+  api->reset();
+  CHECK(handler_now(SIGUSR1) == (void *)loadstate_usr1b,
+        "reset restored a handler the host had before an earlier load");
+  rec_clear(&r);
+  sigaction(SIGUSR1, &old, NULL);
+}
+
+/*
+ * The import guard after a successful load: a module of another package
+ * whose name starts with "pyop" (pyop_utils), replaced by a plugin, is the
+ * plugin's (only the pyop package's entries are put back); a pyop.* entry
+ * the host made before the load (None) stays; a clean load logs no repair.
+ * After a failed load, an entry its plugin added to
+ * sys.path_importer_cache in place is gone.
+ */
+static void loadstate_guard(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py")); /* the pyop package imported */
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
+              "sys.modules['pyop_utils'].owner = 'host'\n"
+              "sys.modules['pyop._loadstate_host_none'] = None\n"),
+        "host entries");
+  log_all_clear();
+  CHECK_OK(load(&r, 1, "loadstate/utils.py"));
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop_utils'].owner == 'plugin', sys.modules['pyop_utils']\n"
+              "assert 'pyop._loadstate_host_none' in sys.modules\n"
+              "assert sys.modules['pyop._loadstate_host_none'] is None\n"
+              "del sys.modules['pyop_utils'], sys.modules['pyop._loadstate_host_none']\n"),
+        "the guard put back entries that are no part of the pyop package, or dropped the "
+        "host's");
+  CHECK(strstr(g_log_all, "a plugin changed interpreter state") == NULL,
+        "a load that changed no pyop entry logged a repair:\n%s", g_log_all);
+  api->reset();
+  rec_clear(&r);
+  /* A failed load whose plugin added to sys.path_importer_cache in place:
+   * the entry is gone, the dict is the same one. */
+  CHECK(py_ok("import sys; _oc_cache = sys.path_importer_cache"), "save");
+  CHECK(load(&r, 1, "loadstate/fails_cache.py") == PYOP_EPLUGIN &&
+            err_has("loadstate plugin fails after changing the importer cache"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(py_ok("import sys\n"
+              "assert sys.path_importer_cache is _oc_cache\n"
+              "assert '/loadstate/not-a-path' not in sys.path_importer_cache\n"
+              "del _oc_cache\n"),
+        "the failed load's entry stayed in sys.path_importer_cache");
+  rec_clear(&r);
+}
+
+/*
+ * A load from a thread that holds the GIL while running no Python (a host
+ * that initialised Python and kept it: here PyGILState_Ensure) is named in
+ * a warning with its thread id; a load with the GIL free is not.
+ */
+static void loadstate_gil_kept(void) {
+  recorder r = {.fail_at = -1};
+  log_all_clear();
+  int st = PyGILState_Ensure();
+  int rc = load(&r, 1, "loadstate/plain.py");
+  PyGILState_Release(st);
+  CHECK(rc == PYOP_OK, "load holding the GIL: %d", rc);
+  char want[160];
+  snprintf(want, sizeof want,
+           "the thread calling pyop_load (thread %ld) holds the GIL while running no Python",
+           (long)syscall(SYS_gettid));
+  CHECK(strstr(g_log_all, want) != NULL, "no warning \"%s\":\n%s", want, g_log_all);
+  api->reset();
+  rec_clear(&r);
+  log_all_clear();
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(strstr(g_log_all, "holds the GIL") == NULL, "a load with the GIL free warned:\n%s",
+        g_log_all);
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * What register_custom_ops and set_config refuse before anything is
+ * loaded: a registrar without add_proto (or none), a path after the first
+ * that is empty, an empty artifact_dir (the one set before stays in use).
+ */
+static void loadstate_requests(void) {
+  recorder r = {.fail_at = -1};
+  pyop_registrar no_proto = {sizeof no_proto, &r, NULL, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&no_proto, NULL, 0) == PYOP_EINVAL &&
+            err_has("invalid registrar"),
+        "a registrar without add_proto accepted");
+  clear_error();
+  CHECK(api->register_custom_ops(NULL, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
+        "no registrar accepted");
+  char good[4200];
+  snprintf(good, sizeof good, "%s/loadstate/plain.py", g_plugins);
+  pyop_str paths[2] = {{good, strlen(good)}, {"", 0}};
+  pyop_registrar reg = {sizeof reg, &r, rec_add_proto, rec_add_impl};
+  clear_error();
+  CHECK(api->register_custom_ops(&reg, paths, 2) == PYOP_EINVAL &&
+            err_has("path 1 is empty or invalid"),
+        "an empty second path: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "the first path was loaded (%zu ops)", r.n);
+  pyop_bridge_config empty = {sizeof empty, {"", 0}, {NULL, 0}, 0};
+  clear_error();
+  CHECK(api->set_config(&empty) == PYOP_EINVAL && err_has("artifact_dir is empty or invalid"),
+        "an empty artifact_dir accepted");
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load after the refused set_config");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* declare_launch_args: an output's and a workspace's index past 0 reach
+ * the host as the plugin wrote them (plugins/loadstate/launch2.py). */
+static void loadstate_launch_index(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/launch2.py"));
+  const rec_op *impl = find(&r, "OutLaunch", true);
+  CHECK(impl != NULL, "OutLaunch registered");
+  void *h = holder_of(impl, NULL, 0);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out = tensor_f32(NULL, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+  clear_error();
+  CHECK_OK(impl->cb->declare_launch_args(h, &da));
+  CHECK(sk.n_ws == 2 && sk.ws[0] == 8 && sk.ws[1] == 16, "workspaces");
+  CHECK(sk.n_args == 3, "n_args %zu", sk.n_args);
+  CHECK(sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT && sk.args[0].index == 2, "input index %u",
+        sk.args[0].index);
+  CHECK(sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT && sk.args[1].index == 3, "output index %u",
+        sk.args[1].index);
+  CHECK(sk.args[2].kind == PYOP_LAUNCH_ARG_WORKSPACE && sk.args[2].index == 1,
+        "workspace index %u", sk.args[2].index);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
+/* After shutdown the package's finder is gone from sys.meta_path and the
+ * bridge calls none of the loader's services (the loader may be gone): a
+ * refused call records nothing. Negotiated again after, as the other cases
+ * left it. */
+static void loadstate_shutdown_services(void) {
+  api->shutdown();
+  /* The package's shutdown ran: the plugin finder left sys.meta_path. */
+  CHECK(py_ok("import sys\n"
+              "left = [f for f in sys.meta_path if getattr(f, '__module__', '') == 'pyop._loader']\n"
+              "assert not left, left\n"),
+        "the plugin finder stayed in sys.meta_path after shutdown");
+  int before = g_set_error_calls;
+  CHECK(api->set_config(NULL) == PYOP_EINVAL, "set_config(NULL) after shutdown");
+  CHECK(g_set_error_calls == before, "set_error called after shutdown (%d calls)",
+        g_set_error_calls - before);
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  /* No services at all: the bridge works and reports nothing. */
+  pyop_bridge_request none = {sizeof none, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, NULL};
+  CHECK_OK(entry(&none, &api));
+  CHECK(api->set_config(NULL) == PYOP_EINVAL && g_set_error_calls == before,
+        "set_config(NULL) without services");
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK(entry(&req, NULL) == PYOP_EINVAL, "no out_api");
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+}
+
+/* A plugin's error whose text holds a file name that is not UTF-8 (its
+ * directory's name has the byte 0xff): the message gives the name's bytes
+ * back as they are, not an escape of them. */
+static void loadstate_undecodable_name(void) {
+  char dir[] = "/tmp/pyop_loadstate_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char sub[256], file[300];
+  snprintf(sub, sizeof sub, "%s/bad\xff" "dir", dir);
+  CHECK(mkdir(sub, 0700) == 0, "mkdir %s", sub);
+  snprintf(file, sizeof file, "%s/boom.py", sub);
+  write_file(file, "raise ValueError('boom in ' + __file__)\n");
+  recorder r = {.fail_at = -1};
+  CHECK(load(&r, 1, file) == PYOP_EPLUGIN, "the failing plugin: %d", g_err_status);
+  char want[320];
+  snprintf(want, sizeof want, "ValueError: boom in %s", file);
+  CHECK(err_has(want), "the message does not hold the file's name as its bytes:\n%s", g_err);
+  rec_clear(&r);
+  unlink(file);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+static int refuse_ws(void *ctx, uint64_t nbytes) {
+  (void)ctx;
+  (void)nbytes;
+  return PYOP_EINVAL;
+}
+
+static int refuse_launch(void *ctx, const pyop_launch_view *l) {
+  (void)ctx;
+  (void)l;
+  return PYOP_ENOMEM;
+}
+
+/*
+ * compile and declare_launch_args (plugins/loadstate/sinks.py) whose host
+ * sink is missing fail with PYOP_EUNSUPPORTED, and with the sink's own
+ * status when it refuses: set_artifact, add_workspace, add_launch.
+ */
+static void loadstate_sinks(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/sinks.py"));
+  const rec_op *impl = find(&r, "OutSinks", true);
+  CHECK(impl != NULL, "OutSinks registered");
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out = tensor_f32(NULL, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  static const char *const whats[] = {"", "long", "workspace"};
+  void *h[3];
+  for (int i = 0; i < 3; i++) {
+    pyop_attr_view a = attr_str("what", whats[i]);
+    h[i] = holder_of(impl, &a, 1);
+  }
+  sink sk;
+  memset(&sk, 0, sizeof sk);
+  pyop_compile_args ca = {sizeof ca, lists, 1, &out, 1, &sk, NULL};
+  clear_error();
+  int rc = impl->cb->compile(h[0], &ca);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the artifact"),
+        "compile without set_artifact: %d %s", rc, g_err);
+  ca.set_artifact = sink_artifact;
+  clear_error();
+  rc = impl->cb->compile(h[1], &ca);
+  CHECK(rc == PYOP_EINVAL && err_has("the host rejected the artifact (status -1)"),
+        "an artifact the host refuses: %d %s", rc, g_err);
+  CHECK_OK(impl->cb->compile(h[0], &ca));
+  CHECK(sk.artifact_len == 4 && memcmp(sk.artifact, "zzzz", 4) == 0, "the artifact");
+  pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, NULL, NULL};
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[2], &da);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the workspace"),
+        "add_workspace without the sink: %d %s", rc, g_err);
+  da.add_workspace = refuse_ws;
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[2], &da);
+  CHECK(rc == PYOP_EINVAL && err_has("the host rejected the workspace (status -1)"),
+        "a workspace the host refuses: %d %s", rc, g_err);
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[0], &da);
+  CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the launch of k in /lib/libk.so"),
+        "add_launch without the sink: %d %s", rc, g_err);
+  da.add_launch = refuse_launch;
+  clear_error();
+  rc = impl->cb->declare_launch_args(h[0], &da);
+  CHECK(rc == PYOP_ENOMEM && err_has("the host rejected the launch of k in /lib/libk.so (status -2)"),
+        "a launch the host refuses: %d %s", rc, g_err);
+  for (int i = 0; i < 3; i++)
+    impl->cb->destroy_holder(h[i]);
+  api->reset();
+  rec_clear(&r);
+}
+
+static pyop_str g_reason;
+static pyop_str reason_last_error(void) { return g_reason; }
+
+/*
+ * A host service that libpyop refused, with a loader of ABI 1.4 (its
+ * last_error gives the reason): the reason ends the exception's text; an
+ * empty reason, or one not NUL-terminated at its length, is not used (the
+ * status's own message is).
+ */
+static void loadstate_refusal_reason(void) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_loader_services svc = g_services;
+  svc.last_error = reason_last_error;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &api));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services odd = {sizeof odd, NULL, odd_alloc_output, odd_alloc_workspace,
+                            odd_alias_output};
+  g_svc_status = PYOP_ENOMEM;
+  static const char reason[] = "the workspace limit is 8 bytes";
+  g_reason = (pyop_str){reason, sizeof reason - 1};
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): the workspace limit is 8 bytes\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_reason = (pyop_str){"", 0};
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): out of memory\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_reason = (pyop_str){reason, 3}; /* "the" and no NUL after it */
+  {
+    const char *n[] = {"RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+                       "(PYOP_ENOMEM): out of memory\n", NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+  }
+  g_svc_status = PYOP_OK;
+  api->reset();
+  rec_clear(&r);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &api));
+}
+
+/* A load interrupted by a KeyboardInterrupt (plugins/loadstate/interrupt.py)
+ * for a C host: PYOP_EINTR, and no interrupt is left pending for the next
+ * Python code (with Python's SIGINT handler in its table, as a host that
+ * installed Python's handlers has it). */
+static void loadstate_interrupt(void) {
+  CHECK(py_ok("import signal\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"),
+        "Python's SIGINT handler");
+  recorder r = {.fail_at = -1};
+  CHECK(load(&r, 1, "loadstate/interrupt.py") == PYOP_EINTR && err_has("KeyboardInterrupt"),
+        "an interrupted load: %d %s", g_err_status, g_err);
+  CHECK(py_ok("n = 0\n"
+              "for i in range(1000):\n"
+              "    n += len(str(i))\n"
+              "del n\n"),
+        "an interrupt was left pending for a C host's Python");
+  CHECK(py_ok("import signal\n"
+              "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"),
+        "SIGINT back to SIG_DFL");
+  rec_clear(&r);
+}
+
+/* The prototype the loader's find_proto gives (loadstate_index_hint). */
+static pyop_io_info g_info_outputs[2];
+static pyop_op_info g_info;
+static int g_finds, g_releases;
+
+static int info_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  (void)op_type;
+  g_finds++;
+  *out = &g_info;
+  return PYOP_OK;
+}
+
+static void info_release_proto(const pyop_op_info *info) {
+  CHECK(info == &g_info, "release_proto of another info");
+  g_releases++;
+}
+
+/*
+ * malloc_output_tensor's index past the outputs, with a loader of ABI 1.2
+ * (find_proto gives the outputs' kinds): the hint to repeat an index names
+ * a dynamic output among the call's outputs only; a static output, an
+ * output past the call's count and a negative index get none; every
+ * prototype found is released.
+ */
+static void loadstate_index_hint(void) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_loader_services svc = g_services;
+  svc.find_proto = info_find_proto;
+  svc.release_proto = info_release_proto;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &api));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  pyop_exec_services ok = {sizeof ok, NULL, alloc_output, alloc_workspace, odd_alias_output};
+  memset(&g_info, 0, sizeof g_info);
+  g_info.struct_size = sizeof g_info;
+  g_info.op_type = "EdgeCtx";
+  g_info.outputs = g_info_outputs;
+  g_info.n_outputs = 2;
+  g_finds = g_releases = 0;
+  /* Output 0 static, output 1 (past the call's one output) dynamic. */
+  g_info_outputs[0] = (pyop_io_info){"fixed", PYOP_IO_REQUIRED};
+  g_info_outputs[1] = (pyop_io_info){"pieces", PYOP_IO_DYNAMIC};
+  {
+    const char *n[] = {"IndexError: output index 1 out of range (the op has 1 output)\n", NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+  }
+  /* Output 0 dynamic: the hint names it. */
+  g_info_outputs[0] = (pyop_io_info){"pieces", PYOP_IO_DYNAMIC};
+  {
+    const char *n[] = {"IndexError: output index 1 out of range (the op has 1 output); output 0 "
+                       "'pieces' is dynamic: call malloc_output_tensor(0, ...) again for its "
+                       "next tensor\n",
+                       NULL};
+    ctx_call(impl, "out_past", ok, PYOP_EPYTHON, n);
+  }
+  {
+    const char *n[] = {"IndexError: output index -1 out of range (the op has 1 output)\n", NULL};
+    ctx_call(impl, "out_neg", ok, PYOP_EPYTHON, n);
+  }
+  CHECK(g_finds >= 2 && g_releases == g_finds, "%d prototypes found, %d released", g_finds,
+        g_releases);
+  api->reset();
+  rec_clear(&r);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &api));
+}
+
+typedef struct local_call {
+  const rec_op *impl;
+  void *h;
+  int rc;
+} local_call;
+
+static void *local_thread(void *p) {
+  local_call *c = p;
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  c->rc = exec1(c->impl, c->h, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  return NULL;
+}
+
+/*
+ * A host thread without a Python thread state of its own calls execute
+ * (plugins/loadstate/tlocal.py keeps an object in a threading.local): when
+ * that thread exits, the thread state the bridge kept for it is deleted
+ * and with it the object (its __del__ ran once per thread).
+ */
+static void loadstate_thread_exit(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/tlocal.py"));
+  local_call c = {find(&r, "OutLocal", true), NULL, -1};
+  CHECK(c.impl != NULL, "OutLocal registered");
+  c.h = holder_of(c.impl, NULL, 0);
+  for (int round = 1; round <= 2; round++) {
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, local_thread, &c) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    CHECK(c.rc == PYOP_OK, "execute on a host thread: %d %s", c.rc, g_err);
+    char code[128];
+    snprintf(code, sizeof code,
+             "import sys\nassert sys._loadstate_local_dels == %d, sys._loadstate_local_dels\n",
+             round);
+    CHECK(py_ok(code), "the thread state of an exited host thread was kept (round %d)", round);
+  }
+  c.impl->cb->destroy_holder(c.h);
+  CHECK(py_ok("import sys; del sys._loadstate_local_dels"), "clean up");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* Shutdown, then the entry and set_config again with artifact_dir dir. */
+static void loadstate_restart(const char *dir) {
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  pyop_bridge_config cfg = {sizeof cfg, {dir, strlen(dir)}, {NULL, 0}, 0};
+  CHECK_OK(api->set_config(&cfg));
+}
+
+/*
+ * An artifact whose pyop.TensorDesc adds a field (__slots__ = ('extra',):
+ * a larger object than the bridge reads and writes) is refused when the
+ * package is imported (PYOP_EPLUGIN); its copy without the change loads.
+ */
+static void loadstate_desc_layout(void) {
+  char dir[] = "/tmp/pyop_loadstate_art_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char cmd[9000], init[4200];
+  snprintf(cmd, sizeof cmd, "cp -R '%s/python' '%s/'", g_artifact, dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+  recorder r = {.fail_at = -1};
+  loadstate_restart(dir);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load with the copied package");
+  rec_clear(&r);
+  snprintf(init, sizeof init, "%s/python/pyop/__init__.py", dir);
+  FILE *f = fopen(init, "a");
+  CHECK(f != NULL, "open %s", init);
+  fputs("\n\nclass TensorDesc(TensorDesc):\n    __slots__ = ('extra',)\n", f);
+  fclose(f);
+  loadstate_restart(dir);
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_EPLUGIN &&
+            err_has("importing the pyop package from") &&
+            err_has("must subclass pyop._native.TensorDescBase with __slots__ = ()"),
+        "a TensorDesc with a field of its own: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "nothing registered");
+  loadstate_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/* malloc_workspace(16) (plugins/loadstate/ws.py): a writable uint8 Tensor
+ * of shape (16,) on the host's memory, which holds what the plugin wrote. */
+static void loadstate_workspace(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/ws.py"));
+  const rec_op *impl = find(&r, "OutWs", true);
+  CHECK(impl != NULL, "OutWs registered");
+  void *h = holder_of(impl, NULL, 0);
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  CHECK(o.n_ws == 1, "%d workspaces", o.n_ws);
+  const unsigned char *ws = o.ws[0];
+  for (int i = 0; i < 16; i++)
+    CHECK(ws[i] == i, "workspace byte %d is %d", i, ws[i]);
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
+/* The loadstate pass's checks (session 10): each names the bug it catches
+ * in tests/mutation/mutants.txt (bridge.out.*). */
+static void case_loadstate(void) {
+  loadstate_signals();
+  loadstate_guard();
+  loadstate_gil_kept();
+  loadstate_requests();
+  loadstate_launch_index();
+  loadstate_thread_exit();
+  loadstate_workspace();
+  loadstate_undecodable_name();
+  loadstate_sinks();
+  loadstate_refusal_reason();
+  loadstate_index_hint();
+  loadstate_interrupt();
+  loadstate_desc_layout();
+  loadstate_shutdown_services();
+}
+
+/*
+ * The host finalizes its Python after a second package import (a shutdown
+ * between the two loads) and starts a new one: the bridge sees that its
+ * interpreter is gone (interpreter_status is PYOP_ENOTINIT although
+ * Python is initialised), as after the first import. The bridge is then
+ * shut down and negotiated again, as main expects it.
+ */
+static void case_loadstate_exit(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  loadstate_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  CHECK(api->interpreter_status() == PYOP_OK, "interpreter_status while it runs");
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "finalize");
+  Py_InitializeEx(0); /* Py_IsInitialized() again: only the watch can tell */
+  g_main_ts = PyEval_SaveThread();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT,
+        "the bridge did not see the host finalize Python after its second package import");
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load in the new Python");
+  api->reset();
+  rec_clear(&r);
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -3430,8 +4083,15 @@ static void case_notinit(void) {
  * of the bridge referenced. */
 static void case_start(void) {
   CHECK(!Py_IsInitialized(), "no Python yet");
+  void *pipe_before = handler_now(SIGPIPE);
   CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
   CHECK(Py_IsInitialized(), "the bridge started Python");
+  /* Python installs no signal handler (SIGPIPE would be SIG_IGN). */
+  CHECK(handler_now(SIGPIPE) == pipe_before, "starting Python changed SIGPIPE");
+  /* threading's main thread is the interpreter thread, not this host one. */
+  CHECK(py_ok("import threading\n"
+              "assert threading.main_thread().ident != threading.get_ident()\n"),
+        "threading.main_thread() is a host thread");
   CHECK(py_ok("import sys\n"
               "assert sys.flags.isolated == 1 and sys.flags.ignore_environment == 1\n"
               "assert '' not in sys.path and '.' not in sys.path, sys.path\n"),
@@ -3439,7 +4099,53 @@ static void case_start(void) {
   case_threads();
   case_basic();
   case_clean();
+  /* A plugin leaves a non-daemon and a daemon thread running: shutdown
+   * names the first only (not the daemon, not Python's main thread). */
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/threads.py"));
+  rec_clear(&r);
+  log_all_clear();
+  /* The plugin left partial lines in sys.stdout and sys.stderr: shutdown
+   * flushes both (the Python stays, never finalized). Read through files
+   * put in place of fds 1 and 2 for the shutdown only. */
+  char out_path[] = "/tmp/pyop_loadstate_out_XXXXXX", err_path[] = "/tmp/pyop_loadstate_err_XXXXXX";
+  int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+  CHECK(out_fd >= 0 && err_fd >= 0, "mkstemp");
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  CHECK(saved_out >= 0 && saved_err >= 0 && dup2(out_fd, 1) == 1 && dup2(err_fd, 2) == 2, "dup2");
   api->shutdown();
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  char got_out[4096] = "", got_err[65536] = "";
+  ssize_t n_out = pread(out_fd, got_out, sizeof got_out - 1, 0);
+  ssize_t n_err = pread(err_fd, got_err, sizeof got_err - 1, 0);
+  got_out[n_out > 0 ? n_out : 0] = '\0';
+  got_err[n_err > 0 ? n_err : 0] = '\0';
+  fputs(got_err, stderr); /* the shutdown's log lines, for the test's output */
+  close(out_fd);
+  close(err_fd);
+  unlink(out_path);
+  unlink(err_path);
+  CHECK(strstr(got_out, "loadstate-stdout") != NULL, "sys.stdout not flushed at shutdown: '%s'",
+        got_out);
+  CHECK(strstr(got_err, "loadstate-stderr") != NULL, "sys.stderr not flushed at shutdown");
+  CHECK(strstr(g_log_all, "Python thread(s) 'loadstate-worker' (ident ") != NULL &&
+            strstr(g_log_all, "started by a plugin are still running at pyop_shutdown") != NULL,
+        "shutdown did not name the plugin's thread:\n%s", g_log_all);
+  CHECK(strstr(g_log_all, "loadstate-daemon") == NULL && strstr(g_log_all, "MainThread") == NULL,
+        "shutdown named a daemon or the main thread:\n%s", g_log_all);
+  CHECK(py_ok("import sys, threading\n"
+              "sys._loadstate_stop.set()\n"
+              "for t in threading.enumerate():\n"
+              "    if t.name.startswith('loadstate-'):\n"
+              "        t.join()\n"
+              "del sys._loadstate_stop\n"),
+        "the plugin's threads end");
   CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
   /* Never finalized (numpy and non-daemon threads cannot survive that):
    * it stays initialised and idle for the next load. */
@@ -3987,7 +4693,9 @@ static void case_outcome(void) {
   X(holders, "integration bridge", 300, "valgrind")                          \
   X(descs, "integration bridge", 300, "valgrind")                            \
   X(scalars, "integration bridge", 300, "valgrind")                          \
-  X(outcome, "integration bridge", 300, "")
+  X(outcome, "integration bridge", 300, "")                                  \
+  X(loadstate, "integration bridge", 300, "")                                \
+  X(loadstate_exit, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
@@ -4016,11 +4724,10 @@ int main(int argc, char **argv) {
   snprintf(g_artifact, sizeof g_artifact, "%s", argv[1]);
   snprintf(g_plugins, sizeof g_plugins, "%s", argv[2]);
   g_case = c->name;
-  void *main_ts = NULL;
   bool host_python = !harness_has(c, "no_host_python");
   if (host_python) {
     Py_InitializeEx(0);
-    main_ts = PyEval_SaveThread();
+    g_main_ts = PyEval_SaveThread();
   }
   open_bridge();
   if (!host_python) {
@@ -4041,7 +4748,7 @@ int main(int argc, char **argv) {
         "lost", g_pin_interp_status);
   CHECK(Py_IsInitialized(), "the host's Python is left running");
   dlclose(bridge_handle);
-  PyEval_RestoreThread(main_ts);
+  PyEval_RestoreThread(g_main_ts);
   CHECK(py_ok("import sys; assert 'pyop' not in sys.modules"), "package dropped at shutdown");
   CHECK(Py_FinalizeEx() == 0, "finalize");
   printf("ok %s (%d checks)\n", g_case, g_checks);

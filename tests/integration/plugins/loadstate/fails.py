@@ -1,0 +1,2 @@
+"""Fails at import (the loadstate case)."""
+raise RuntimeError("loadstate plugin fails")
