@@ -132,6 +132,7 @@ class Impl:
     execute = functools.partialmethod(_run, scale=2)
 """
         self.assertIsNone(_signature.sync_problem(functools.partialmethod(lambda self, x: None)))
+        before = {n for n in __import__("sys").modules if n.startswith(_registry.PLUGIN_PREFIX)}
         msg = self.refused(PROTO + helper + body, "op 'Op'",
                            "execute() of class at ", "@L@pyop.register_op_impl",
                            ": execute is not a method")
@@ -149,8 +150,8 @@ class Impl:
             finally:
                 _loader.unload_modules(res.modules)
         # A refused load leaves no module of it behind.
-        self.assertEqual([n for n in list(__import__("sys").modules)
-                          if n.startswith(_registry.PLUGIN_PREFIX)], [])
+        self.assertEqual({n for n in list(__import__("sys").modules)
+                          if n.startswith(_registry.PLUGIN_PREFIX)} - before, set())
 
     def test_infer_meta_and_samples(self):
         self.refused("""
