@@ -319,6 +319,26 @@ class LoaderOutcomeTest(unittest.TestCase):
                              ["while importing pyop plugin %s" % os.path.join(d, "pkg")])
             self.assertEqual(_plugin_modules(), [])
 
+    def test_a_failed_call_adds_nothing_to_seen(self):
+        # seen (a lane's record across the calls of one load) takes a
+        # call's plugins only when it succeeds: after a failure the same
+        # plugin is imported again, not taken as imported already.
+        with TempDir() as d:
+            write(d, "a/ok.py", OP % "Ok")
+            write(d, "a/zbad.py", "raise RuntimeError('bad')\n")
+            seen = {}
+            with self.assertRaises(RuntimeError):
+                _loader.load_plugins([os.path.join(d, "a")], seen)
+            self.assertEqual(seen, {})
+            self.assertEqual(_plugin_modules(), [])
+            os.remove(os.path.join(d, "a", "zbad.py"))
+            res = _loader.load_plugins([os.path.join(d, "a")], seen)
+            try:
+                self.assertEqual([p.op_type for p in res.protos], ["Ok"])
+                self.assertEqual(len(seen), 1)
+            finally:
+                _loader.unload_modules(res.modules)
+
 class ElementsOutcomeTest(unittest.TestCase):
     def _bf16(self, n, readonly=False):
         buf = bytes(2 * n) if readonly else bytearray(2 * n)
