@@ -185,6 +185,36 @@ class Impl:
                          (code.co_filename, code.co_firstlineno, "Impl.execute"))
 
 
+    def test_every_method_is_checked_not_only_execute(self):
+        # bind (a Python prototype) and check_attrs (a foreign one) check
+        # each method the class defines: here execute is right and the
+        # later ones are wrong.
+        @pyop.register_op(op_type="Every")
+        def f(x: TensorDesc, *, k: int) -> TensorDesc:
+            return x
+
+        class Impl:
+            def execute(self, x, *, k):
+                pass
+
+            def compile(self, x, y, *, k):
+                pass
+
+            def declare_launch_args(self, x, y, *, k, extra):
+                pass
+
+        impl = pyop.register_op_impl(op_type="Every")(Impl).__pyop_descriptor__
+        self.assertEqual(impl.methods, ("execute", "compile", "declare_launch_args"))
+        with self.assertRaises(TypeError) as cm:
+            impl.bind(f.__pyop_descriptor__)
+        self.assertIn("declare_launch_args() at", str(cm.exception))
+        self.assertIn("parameter 'extra': not an attribute of the prototype", str(cm.exception))
+        self.assertFalse(impl.proto_known)
+        with self.assertRaises(TypeError) as cm:
+            impl.check_attrs(["k"])
+        self.assertIn("declare_launch_args() at", str(cm.exception))
+        self.assertEqual(cm.exception.__pyop_blame__[2], "Impl.declare_launch_args")
+
 class LoaderOutcomeTest(unittest.TestCase):
     def tearDown(self):
         _loader.shutdown()
