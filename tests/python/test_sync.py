@@ -117,6 +117,42 @@ class Impl:
     execute = %s
 """ % value, "op 'Op'", "execute()", "not a function", "called without self")
 
+    def test_partialmethod_of_a_def_is_not_a_method(self):
+        # check_sync_method lets a partialmethod of a def through (it is a
+        # descriptor, not async); check_impl_method refuses it: a method is
+        # a def, a staticmethod or a classmethod (docs/op-author-guide.md).
+        # The same execute as a def loads (the control).
+        helper = """
+def _run(self, x, scale):
+    pass
+"""
+        body = """
+@pyop.register_op_impl(op_type="Op")
+class Impl:
+    execute = functools.partialmethod(_run, scale=2)
+"""
+        self.assertIsNone(_signature.sync_problem(functools.partialmethod(lambda self, x: None)))
+        before = {n for n in __import__("sys").modules if n.startswith(_registry.PLUGIN_PREFIX)}
+        msg = self.refused(PROTO + helper + body, "op 'Op'",
+                           "execute() of class at ", "@L@pyop.register_op_impl",
+                           ": execute is not a method")
+        self.assertNotIn("coroutine", msg)
+        with TempDir() as d:
+            write(d, "plugin.py", HEAD + PROTO + helper + """
+@pyop.register_op_impl(op_type="Op")
+class Impl:
+    def execute(self, x):
+        pass
+""")
+            res = _loader.load_plugins([d])
+            try:
+                self.assertEqual([i.op_type for i in res.impls], ["Op"])
+            finally:
+                _loader.unload_modules(res.modules)
+        # A refused load leaves no module of it behind.
+        self.assertEqual({n for n in list(__import__("sys").modules)
+                          if n.startswith(_registry.PLUGIN_PREFIX)} - before, set())
+
     def test_infer_meta_and_samples(self):
         self.refused("""
 @pyop.register_op(op_type="Op")

@@ -155,10 +155,15 @@ def check_sync_method(cls, name, op_type, class_where):
     """TypeError naming the op, the method, why and its file:line (else the
     class's) unless method `name` of cls is a function libpyop can call on
     an instance and use the result of: a def (or a staticmethod /
-    classmethod, or another descriptor such as functools.partialmethod),
-    not async, not a generator. A callable object that is not a descriptor
-    (a partial, an instance with __call__) is refused too: it is not bound
-    to the instance, so it would be called without self."""
+    classmethod), not async, not a generator. A callable object that is not
+    a descriptor (a partial, an instance with __call__) is refused too: it
+    is not bound to the instance, so it would be called without self.
+    Only the synchronous rule is checked here: another descriptor (a
+    functools.partialmethod of a def) passes this check, and pyop's
+    register_op_impl then refuses it in check_impl_method ("is not a
+    method": its signature cannot be checked against the prototype),
+    as docs/op-author-guide.md says (a method is a def, a staticmethod or
+    a classmethod)."""
     try:
         raw = inspect.getattr_static(cls, name)
     except AttributeError:
