@@ -723,6 +723,11 @@ static void test_tensor_attr(void **state) {
   wt.nbytes = 8;
   assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
   assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
+  /* One byte short of its 12 is short too (nothing copied from past it). */
+  wt.nbytes = 11;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
+  assert_null(op);
   wt.nbytes = 12;
   /* No bytes behind a non-empty shape: refused, nothing read from NULL. */
   wt.data = NULL;
