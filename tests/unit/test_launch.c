@@ -1122,6 +1122,40 @@ static void test_error_states(void **state) {
   pyop__plan_free(NULL);
 }
 
+/* What a plan uses of each array is the largest index any argument of any
+ * launch refers to, whatever the order of the arguments and launches: a
+ * run without that array is refused naming that count, and nothing runs. */
+static void test_plan_need_is_largest(void **state) {
+  (void)state;
+  void *got[4] = {NULL, NULL, NULL, NULL};
+  void *outs[] = {got};
+  /* One launch: input 1 referred to before input 0. */
+  pyop_launch_arg_view c[] = {A_IN(1), A_IN(0), A_IN(0), A_IN(0), A_OUT(0)};
+  pyop__plan *p = one_launch("pyop_example_collect4", c, NARGS(c), 3, 1);
+  assert_error(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_EINVAL,
+               "inputs array is NULL but 2 are used");
+  assert_null(got[0]);
+  pyop__plan_free(p);
+  /* Two launches: the first refers to input 2, the second to input 0. */
+  assert_int_equal(pyop__plan_new("Need", 3, 1, &p), PYOP_OK);
+  pyop_launch_arg_view c2[] = {A_IN(2), A_IN(2), A_IN(2), A_IN(2), A_OUT(0)};
+  pyop_launch_arg_view s0[] = {A_IN(0), A_OUT(0)};
+  pyop_launch_view v1 = LV(kernels, "pyop_example_collect4", c2, NARGS(c2));
+  pyop_launch_view v2 = LV(kernels, "pyop_example_store_ptr", s0, NARGS(s0));
+  assert_int_equal(pyop__plan_add_launch(p, &v1), PYOP_OK);
+  assert_int_equal(pyop__plan_add_launch(p, &v2), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  assert_error(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_EINVAL,
+               "inputs array is NULL but 3 are used");
+  assert_null(got[0]);
+  int a, b, cc;
+  void *ins[] = {&a, &b, &cc};
+  assert_int_equal(pyop__plan_run(p, ins, outs, NULL, NULL), PYOP_OK);
+  assert_ptr_equal(got[0], &a); /* store_ptr of input 0, after collect4 */
+  assert_ptr_equal(got[1], &cc);
+  pyop__plan_free(p);
+}
+
 static void test_error_too_many_workspaces(void **state) {
   (void)state;
   pyop__plan *p = NULL;
@@ -1331,6 +1365,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_string_views, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_struct_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plan_need_is_largest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
