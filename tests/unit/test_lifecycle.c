@@ -973,6 +973,14 @@ static void test_start_python_key(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
   assert_null(strstr(log_buf, "start_python_key"));
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* An empty key is none (the build's default), not a malformed key. */
+  o.struct_size = sizeof o;
+  o.start_python_key = "";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_null(strstr(log_buf, "start_python_key"));
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
   /* The key's running Python: no warning. */
   o = (pyop_options)PYOP_OPTIONS_INIT;
   o.start_python = true;
@@ -1679,6 +1687,16 @@ static void test_odd_status_from_register(void **state) {
   expect_in(pyop_last_error(), "gave no detail");
   if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
   unsetenv("PYOP_FAKE_ODD_SILENT");
+  expect_ops("");
+  /* A libpyop status with no message: that status, saying so, and not the
+   * earlier unrelated error. */
+  setenv("PYOP_FAKE_KNOWN_SILENT", "1", 1);
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}),
+               PYOP_ENOENT, NULL);
+  expect_error(pyop_load(), PYOP_EPYTHON,
+               "pyop_load: the bridge failed to register ops (PYOP_EPYTHON) and gave no detail");
+  if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
+  unsetenv("PYOP_FAKE_KNOWN_SILENT");
   expect_ops("");
 }
 
