@@ -844,6 +844,57 @@ static void test_descriptor_rules(void **state) {
   assert_msg_has("output 0 \"x\": aliases input -1 vs 0");
 }
 
+/* A dynamic output after a required one makes the op's outputs lists as
+ * much as a first one does: the single-tensor calls refuse it, naming it. */
+static void test_dynamic_output_not_first(void **state) {
+  (void)state;
+  opdef d = op_split;
+  d.op_type = "SplitLast";
+  d.out[0] = (pyop_io_view)IOV("last", PYOP_IO_REQUIRED);
+  d.out[1] = (pyop_io_view)IOV("ys", PYOP_IO_DYNAMIC);
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_OK);
+  pyop_op *op = make("SplitLast", X_OK, 2);
+  pyop_tensor t2[2];
+  memset(t2, 0, sizeof t2);
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, t2, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"SplitLast\": output 1 \"ys\" is dynamic (a list of tensors): "
+                 "use pyop_op_infer_meta_list");
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, t2, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 1 \"ys\" is dynamic (a list of tensors): use pyop_op_execute_list");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
+/* Mutation and aliasing declared on the second input and output only are
+ * kept: the op's info and the input_flags execute sees say so. */
+static void test_second_input_mutated(void **state) {
+  (void)state;
+  static const uint32_t b_mutated[2] = {0, PYOP_INPUT_MUTATED};
+  static const int32_t alias_b[2] = {-1, 1};
+  opdef d = op_split;
+  d.op_type = "InplaceB";
+  d.n_in = 2;
+  d.in[0] = (pyop_io_view)IOV("a", PYOP_IO_REQUIRED);
+  d.in[1] = (pyop_io_view)IOV("b", PYOP_IO_REQUIRED);
+  d.out[0] = (pyop_io_view)IOV("y", PYOP_IO_REQUIRED);
+  d.out[1] = (pyop_io_view)IOV("b", PYOP_IO_REQUIRED);
+  d.flags = b_mutated;
+  d.alias = alias_b;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("InplaceB", &info), PYOP_OK);
+  assert_true(PYOP_OP_INFO_HAS(info, output_alias));
+  assert_non_null(info->input_flags);
+  assert_int_equal(info->input_flags[0], 0);
+  assert_int_equal(info->input_flags[1], PYOP_INPUT_MUTATED);
+  assert_non_null(info->output_alias);
+  assert_int_equal(info->output_alias[0], -1);
+  assert_int_equal(info->output_alias[1], 1);
+  pyop_op_info_release(info);
+}
+
 /* ------------------------------------- more outputs than the stack's 16 */
 
 /* "Many"(x) -> y0 .. y69: execute fills output k with k (every element);
@@ -1071,6 +1122,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_many_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_output_not_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_second_input_mutated, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_many_strict, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -589,6 +589,17 @@ static void test_lanes(void **state) {
                "pyop_set_options: lanes cannot change to 2 while the bridge stays open (it "
                "was loaded with lanes 3); call pyop_shutdown first");
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* One lane: every instance runs in it (lane 1), none in the main
+   * interpreter (lane 0). */
+  o.lanes = 1;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 1);
+  pyop_op_info_release(info);
+  for (int i = 0; i < 2; i++) assert_int_equal(lane_of_new_instance(&ops[i]), 1);
+  for (int i = 0; i < 2; i++) pyop_op_destroy(ops[i]);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
   /* An old caller: the member it lacks is 0, and nothing runs in lanes. */
   o.lanes = 5;
   o.struct_size = PYOP_MEMBER_END(pyop_options, reserved_);
