@@ -479,6 +479,8 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
 #elif defined(FAKE_ODD_STATUS)
   /* A status libpyop does not define, with and without a message. */
   if (getenv("PYOP_FAKE_ODD_SILENT")) return -999;
+  /* A status libpyop defines, with no message. */
+  if (getenv("PYOP_FAKE_KNOWN_SILENT")) return PYOP_EPYTHON;
   return fail(-999, "fake bridge " FAKE_VARIANT_NAME ": odd status on purpose");
 #else
 #if defined(FAKE_LOGGY)

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -792,11 +793,54 @@ static int group_setup(void **state) {
   return 0;
 }
 
+/* Whether the interpreter a bridge's ops live in is gone: asked of a
+ * bridge of ABI 1.5 or later only (a 1.4 bridge is never asked, even with
+ * the member), and only PYOP_ENOTINIT says so: PYOP_OK and any other
+ * status (a bridge bug) are "cannot tell", never "lost". */
+static int status_given, status_calls;
+static int give_status(void) {
+  status_calls++;
+  return status_given;
+}
+
+static void test_interpreter_lost_rules(void **state) {
+  (void)state;
+  pyop_bridge_api api;
+  memset(&api, 0, sizeof api);
+  api.struct_size = sizeof api;
+  api.interpreter_status = give_status;
+  char path[] = "/x/libpyop_bridge.so", dir[] = "/x";
+  pyop__bridge b = {NULL, &api, 1, 5, path, dir};
+  status_calls = 0;
+  status_given = PYOP_ENOTINIT;
+  assert_true(pyop__bridge_interpreter_lost(&b));
+  status_given = PYOP_OK;
+  assert_false(pyop__bridge_interpreter_lost(&b));
+  const int odd[] = {PYOP_EINTERNAL, PYOP_EPYTHON, PYOP_EINVAL, 1};
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+    status_given = odd[i];
+    if (pyop__bridge_interpreter_lost(&b))
+      fail_msg("interpreter_status %d taken as lost", odd[i]);
+  }
+  assert_int_equal(status_calls, 6);
+  /* ABI 1.4: not asked. */
+  b.abi_minor = 4;
+  status_given = PYOP_ENOTINIT;
+  assert_false(pyop__bridge_interpreter_lost(&b));
+  assert_int_equal(status_calls, 6);
+  /* 1.5 with a table too short to hold the member: not asked either. */
+  b.abi_minor = 5;
+  api.struct_size = offsetof(pyop_bridge_api, interpreter_status);
+  assert_false(pyop__bridge_interpreter_lost(&b));
+  assert_int_equal(status_calls, 6);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_load_good_and_run_fake_op, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_registry_variants_load, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test(test_serial_reason_minor_edge),
+      cmocka_unit_test(test_interpreter_lost_rules),
       cmocka_unit_test_setup_teardown(test_every_failure_listed, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, pt_seam_setup, pt_seam_teardown),

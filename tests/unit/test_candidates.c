@@ -6,6 +6,7 @@
 #define PYOP__XSTR(x) PYOP__STR(x)
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -457,6 +458,61 @@ static void test_status_names(void **state) {
   }
 }
 
+/* A readdir giving a directory's entries in descending name order (as a
+ * file system may), whatever the real order. */
+static struct dirent *(*real_readdir)(DIR *);
+static struct dirent desc_ents[8];
+static size_t desc_n, desc_at;
+static DIR *desc_dir;
+static int desc_cmp(const void *a, const void *b) {
+  return -strcmp(((const struct dirent *)a)->d_name, ((const struct dirent *)b)->d_name);
+}
+static struct dirent *desc_readdir(DIR *d) {
+  if (d != desc_dir) {
+    desc_dir = d;
+    desc_n = desc_at = 0;
+    struct dirent *de;
+    while ((de = real_readdir(d)) != NULL) {
+      assert_true(desc_n < 8);
+      desc_ents[desc_n++] = *de;
+    }
+    qsort(desc_ents, desc_n, sizeof *desc_ents, desc_cmp);
+  }
+  return desc_at < desc_n ? &desc_ents[desc_at++] : NULL;
+}
+
+/* The directories of the root are taken in name order whatever order the
+ * file system lists them in, two of them too: two rejected candidates are
+ * reported in that order. */
+static void test_two_dirs_sorted(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  const char *names[] = {"a-first", "b-second"};
+  for (int i = 0; i < 2; i++) {
+    char *d = fb_join(root, names[i]);
+    assert_int_equal(mkdir(d, 0755), 0); /* no manifest: rejected */
+    free(d);
+  }
+  pyop__artifacts_set_root(root);
+  real_readdir = pyop__sys_table.readdir;
+  pyop__sys_table.readdir = desc_readdir;
+  desc_dir = NULL;
+  pyop__candidates c;
+  int rc = pyop__candidates_find(&key, &c);
+  pyop__sys_table.readdir = real_readdir;
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(c.n, 2);
+  for (int i = 0; i < 2; i++) {
+    char want[512];
+    snprintf(want, sizeof want, "%s/%s", root, names[i]);
+    expect(&c, (size_t)i, want, PYOP__CAND_INVALID_PATH, -1,
+           "no manifest.txt: No such file or directory");
+  }
+  pyop__candidates_free(&c);
+  fb_rmtree(root);
+  free(root);
+}
+
 static int group_setup(void **state) {
   (void)state;
   fb_key(&key);
@@ -474,6 +530,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_abi_major_both_ways, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_two_dirs_sorted, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("candidates", tests, group_setup, NULL);
 }

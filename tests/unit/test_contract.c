@@ -674,8 +674,9 @@ static void test_requested_output_checked(void **state) {
   pyop_tensor y = {0};
   pyop_op *op = make("Plain", X_BAD_RANK, 2);
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_EINVAL);
-  assert_msg_has("execute of \"Plain\": output 0 \"y\" requested as ");
-  assert_msg_has(": ndim out of 0..8");
+  /* Its description shows the 8 dims a tensor can have (9 are not read). */
+  assert_msg_has("execute of \"Plain\": output 0 \"y\" requested as "
+                 "float32[1,1,1,1,1,1,1,3]: ndim out of 0..8");
   assert_int_equal(n_allocs, 0);
   pyop_op_destroy(op);
   op = make("Plain", X_RANK_8, 2);
@@ -723,6 +724,11 @@ static void test_tensor_attr(void **state) {
   wt.nbytes = 8;
   assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
   assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
+  /* One byte short of its 12 is short too (nothing copied from past it). */
+  wt.nbytes = 11;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[3]): nbytes smaller than shape x dtype");
+  assert_null(op);
   wt.nbytes = 12;
   /* No bytes behind a non-empty shape: refused, nothing read from NULL. */
   wt.data = NULL;
@@ -838,6 +844,266 @@ static void test_descriptor_rules(void **state) {
   assert_msg_has("output 0 \"x\": aliases input -1 vs 0");
 }
 
+/* A dynamic output after a required one makes the op's outputs lists as
+ * much as a first one does: the single-tensor calls refuse it, naming it. */
+static void test_dynamic_output_not_first(void **state) {
+  (void)state;
+  opdef d = op_split;
+  d.op_type = "SplitLast";
+  d.out[0] = (pyop_io_view)IOV("last", PYOP_IO_REQUIRED);
+  d.out[1] = (pyop_io_view)IOV("ys", PYOP_IO_DYNAMIC);
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_OK);
+  pyop_op *op = make("SplitLast", X_OK, 2);
+  pyop_tensor t2[2];
+  memset(t2, 0, sizeof t2);
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, t2, 2), PYOP_EINVAL);
+  assert_msg_has("infer_meta of \"SplitLast\": output 1 \"ys\" is dynamic (a list of tensors): "
+                 "use pyop_op_infer_meta_list");
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, t2, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("output 1 \"ys\" is dynamic (a list of tensors): use pyop_op_execute_list");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+}
+
+/* Mutation and aliasing declared on the second input and output only are
+ * kept: the op's info and the input_flags execute sees say so. */
+static void test_second_input_mutated(void **state) {
+  (void)state;
+  static const uint32_t b_mutated[2] = {0, PYOP_INPUT_MUTATED};
+  static const int32_t alias_b[2] = {-1, 1};
+  opdef d = op_split;
+  d.op_type = "InplaceB";
+  d.n_in = 2;
+  d.in[0] = (pyop_io_view)IOV("a", PYOP_IO_REQUIRED);
+  d.in[1] = (pyop_io_view)IOV("b", PYOP_IO_REQUIRED);
+  d.out[0] = (pyop_io_view)IOV("y", PYOP_IO_REQUIRED);
+  d.out[1] = (pyop_io_view)IOV("b", PYOP_IO_REQUIRED);
+  d.flags = b_mutated;
+  d.alias = alias_b;
+  assert_int_equal(reg(&d, sizeof(pyop_proto_view)), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("InplaceB", &info), PYOP_OK);
+  assert_true(PYOP_OP_INFO_HAS(info, output_alias));
+  assert_non_null(info->input_flags);
+  assert_int_equal(info->input_flags[0], 0);
+  assert_int_equal(info->input_flags[1], PYOP_INPUT_MUTATED);
+  assert_non_null(info->output_alias);
+  assert_int_equal(info->output_alias[0], -1);
+  assert_int_equal(info->output_alias[1], 1);
+  pyop_op_info_release(info);
+}
+
+/* ------------------------------------- more outputs than the stack's 16 */
+
+/* "Many"(x) -> y0 .. y69: execute fills output k with k (every element);
+ * attribute n picks the output the faulty modes get wrong: X_NO_LAST
+ * skips it, X_ALIAS_TWICE asks for it twice, X_WRONG asks for it as
+ * float16[6]. infer_meta describes every output as x. */
+#define MANY 70
+static int many_infer(void *hv, const pyop_infer_args *a) {
+  (void)hv;
+  for (size_t k = 0; k < a->n_outputs; k++) a->outputs[k] = a->inputs[0].items[0];
+  return PYOP_OK;
+}
+static int many_execute(void *hv, const pyop_exec_args *a) {
+  holder *h = hv;
+  const pyop_exec_services *svc = a->services;
+  for (size_t k = 0; k < a->n_outputs; k++) {
+    if (h->mode == X_NO_LAST && (int64_t)k == h->n) continue;
+    pyop_tensor o = a->inputs[0].items[0];
+    o.data = NULL;
+    if (h->mode == X_WRONG && (int64_t)k == h->n) {
+      o.dtype = PYOP_DTYPE_FLOAT16;
+      o.shape[0] = 6;
+    }
+    int rc = svc->alloc_output(svc->ctx, k, &o);
+    if (rc == PYOP_OK && h->mode == X_ALIAS_TWICE && (int64_t)k == h->n)
+      rc = svc->alloc_output(svc->ctx, k, &o);
+    if (rc != PYOP_OK) return rc;
+    for (int64_t i = 0; i < pyop_tensor_numel(&o); i++) ((float *)o.data)[i] = (float)k;
+  }
+  return PYOP_OK;
+}
+static const pyop_op_callbacks many_proto_cbs = {sizeof(pyop_op_callbacks), create, destroy,
+                                                 many_infer, NULL, NULL, NULL};
+static const pyop_op_callbacks many_impl_cbs = {sizeof(pyop_op_callbacks), create, destroy,
+                                                NULL, many_execute, NULL, NULL};
+
+static void reg_many(void) {
+  static char names[MANY][8];
+  pyop_io_view out[MANY];
+  for (int k = 0; k < MANY; k++) {
+    snprintf(names[k], sizeof names[k], "y%d", k);
+    out[k] = (pyop_io_view){sizeof(pyop_io_view), S(names[k]), PYOP_IO_REQUIRED};
+  }
+  pyop_io_view in[1] = {IOV("x", PYOP_IO_REQUIRED)};
+  pyop_attr_view at[2];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("mode"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 0}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("n"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 2}};
+  pyop_proto_view p = {sizeof p, S("Many"), S("test:many"), S("many.py"), 3,
+                       PYOP_CAP_INFER_META, in, 1, out, MANY, at, 2, NULL, &many_proto_cbs,
+                       NULL, NULL};
+  pyop_impl_view i = {sizeof i, S("Many"), S("test:many.impl"), S("many.py"), 9,
+                      PYOP_CAP_EXECUTE, NULL, &many_impl_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+}
+
+/* The host's buffers of Many's outputs, and an allocator handing them out
+ * by index (recording which outputs were asked for). */
+static float many_buf[MANY][3];
+static int many_asked[MANY];
+static int many_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  assert_true(index < MANY);
+  many_asked[index]++;
+  t->data = many_buf[index];
+  return 0;
+}
+
+/* Fresh outputs: each described as float32[3] over its own buffer, which
+ * holds -1. */
+static void many_reset(pyop_tensor *y) {
+  for (int k = 0; k < MANY; k++) {
+    y[k] = (pyop_tensor){many_buf[k], PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, sizeof many_buf[k]};
+    for (int i = 0; i < 3; i++) many_buf[k][i] = -1;
+    many_asked[k] = 0;
+  }
+}
+
+/* Every output k holds k: each went to its own buffer. */
+static void many_all_written(const pyop_tensor *y) {
+  for (int k = 0; k < MANY; k++) {
+    if (y[k].data != many_buf[k]) fail_msg("output %d: data is not its buffer", k);
+    for (int i = 0; i < 3; i++)
+      if (many_buf[k][i] != (float)k)
+        fail_msg("output %d [%d]: %g, expected %d", k, i, many_buf[k][i], k);
+  }
+}
+
+/* pyop_op_execute of an op with 70 outputs (more than the 16 of the hot
+ * path's frame, and more than one 64-bit word of produced outputs): each
+ * output is produced into its own buffer, preallocated or from the host,
+ * and the contract still holds for each of them, those past the 64th
+ * included. */
+static void test_execute_many_outputs(void **state) {
+  (void)state;
+  reg_many();
+  pyop_tensor y[MANY];
+  pyop_exec_ctx pre = PYOP_EXEC_CTX_INIT;
+  pyop_exec_ctx alloc = PYOP_EXEC_CTX_INIT;
+  alloc.alloc_output = many_alloc;
+  /* infer_meta describes all 70. */
+  pyop_op *op = make("Many", X_OK, 2);
+  pyop_tensor d[MANY];
+  assert_int_equal(pyop_op_infer_meta(op, &xin, 1, d, MANY), PYOP_OK);
+  assert_int_equal(d[MANY - 1].dtype, PYOP_DTYPE_FLOAT32);
+  assert_int_equal(d[MANY - 1].nbytes, 12);
+  pyop_output_list dl[MANY];
+  for (int k = 0; k < MANY; k++) dl[k] = (pyop_output_list){&d[k], 1, 0};
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, dl, MANY), PYOP_OK);
+  assert_int_equal(dl[MANY - 1].count, 1);
+  assert_int_equal(d[MANY - 1].shape[0], 3);
+  /* Preallocated: every output written in place. */
+  many_reset(y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &pre), PYOP_OK);
+  many_all_written(y);
+  /* From the host: each output asked for once, by its own index. */
+  many_reset(y);
+  for (int k = 0; k < MANY; k++) y[k].data = NULL;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_OK);
+  many_all_written(y);
+  for (int k = 0; k < MANY; k++) assert_int_equal(many_asked[k], 1);
+  /* The host's expectations, stated for each output: met. */
+  alloc.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  many_reset(y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_OK);
+  many_all_written(y);
+  /* ... and one past the 64th stated otherwise: not met, and not allocated. */
+  many_reset(y);
+  y[66].dtype = PYOP_DTYPE_INT32;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"Many\" (many.py:9): output 66 \"y66\": the host expected "
+                 "int32[3], the op asked for float32[3]");
+  assert_int_equal(many_asked[66], 0);
+  assert_int_equal(many_asked[65], 1);
+  alloc.flags = 0;
+  pyop_op_destroy(op);
+  /* An output left unproduced is named, wherever it is: the first, the
+   * 64th and 65th (either side of a word of the produced set), the last. */
+  const int64_t skipped[] = {0, 63, 64, MANY - 1};
+  for (size_t s = 0; s < sizeof skipped / sizeof *skipped; s++) {
+    char want[64];
+    snprintf(want, sizeof want, "returned without producing output %d \"y%d\"",
+             (int)skipped[s], (int)skipped[s]);
+    op = make("Many", X_NO_LAST, skipped[s]);
+    many_reset(y);
+    assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &pre), PYOP_ECONTRACT);
+    assert_msg_has(want);
+    assert_true(many_buf[skipped[s]][0] == -1);
+    pyop_op_destroy(op);
+  }
+  /* An output asked for twice is refused, past the 64th too (its request
+   * is not taken for output 0's). */
+  const int64_t twice[] = {1, 64, 65};
+  for (size_t s = 0; s < sizeof twice / sizeof *twice; s++) {
+    char want[64];
+    snprintf(want, sizeof want, "output %d \"y%d\" requested twice", (int)twice[s],
+             (int)twice[s]);
+    op = make("Many", X_ALIAS_TWICE, twice[s]);
+    many_reset(y);
+    assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_EINVAL);
+    assert_msg_has(want);
+    assert_int_equal(many_asked[twice[s]], 1);
+    assert_int_equal(many_asked[twice[s] + 1], 0); /* the op stopped there */
+    pyop_op_destroy(op);
+  }
+}
+
+/* Strict mode with 70 outputs: infer_meta's descriptions of all of them
+ * (more than the 16 kept on the stack) are the expectations; an op that
+ * meets them writes every output, one that asks output 67 otherwise is
+ * refused naming it. */
+static void test_execute_many_strict(void **state) {
+  (void)state;
+  reg_many();
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.strict_outputs = true;
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_tensor y[MANY];
+  pyop_exec_ctx alloc = PYOP_EXEC_CTX_INIT;
+  alloc.alloc_output = many_alloc;
+  pyop_op *op = make("Many", X_OK, 2);
+  many_reset(y);
+  for (int k = 0; k < MANY; k++) y[k].dtype = PYOP_DTYPE_INT8; /* not stated: no flag */
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_OK);
+  many_all_written(y);
+  assert_int_equal(y[MANY - 1].dtype, PYOP_DTYPE_FLOAT32);
+  pyop_op_destroy(op);
+  op = make("Many", X_WRONG, 67);
+  many_reset(y);
+  assert_int_equal(pyop_op_execute(op, &xin, 1, y, MANY, &alloc), PYOP_ECONTRACT);
+  assert_msg_has("output 67 \"y67\": infer_meta (many.py:3) expected float32[3], the op "
+                 "asked for float16[6]");
+  assert_int_equal(many_asked[66], 1);
+  assert_int_equal(many_asked[67], 0);
+  pyop_op_destroy(op);
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
@@ -855,6 +1121,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_execute_many_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_output_not_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_second_input_mutated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_execute_many_strict, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

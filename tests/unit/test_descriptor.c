@@ -406,6 +406,13 @@ static void test_caps_callbacks(void **state) {
   fx_init(&f);
   f.p.caps = PYOP_CAP_EXECUTE;
   REJECT_PROTO(&f, "caps", "not a subset of infer_meta");
+  /* Bits no capability has are shown alone, after the known ones. */
+  fx_init(&f);
+  f.p.caps = PYOP_CAP_INFER_META | 0x30;
+  REJECT_PROTO(&f, "caps: infer_meta|0x30 is not a subset of infer_meta");
+  fx_init(&f);
+  f.p.caps = 0x20;
+  REJECT_PROTO(&f, "caps: 0x20 is not a subset of infer_meta");
   fx_init(&f);
   f.p.callbacks = NULL;
   REJECT_PROTO(&f, "callbacks: NULL");

@@ -506,6 +506,7 @@ static void test_mask_text(void **state) {
   assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(63) | PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32),
                                            buf, sizeof buf),
                       "float32, dtype(63)");
+  assert_string_equal(pyop__dtype_mask_str(PYOP_DTYPE_BIT(63), buf, sizeof buf), "dtype(63)");
   char small[8];
   memset(small, 'z', sizeof small);
   pyop__dtype_mask_str(PYOP_DTYPE_BIT(PYOP_DTYPE_FLOAT32) | PYOP_DTYPE_BIT(PYOP_DTYPE_INT8) |

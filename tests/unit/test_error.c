@@ -222,11 +222,35 @@ static void test_status_table(void **state) {
   }
 }
 
+/* The builder's room always holds its text and the NUL after it, at each
+ * growth border too (a text of exactly 64, 128 or 256 bytes needs the next
+ * size up): one piece of each length, and two pieces adding up to it. */
+static void test_builder_room_for_nul(void **state) {
+  (void)state;
+  for (size_t n = 1; n <= 300; n++) {
+    char *s = text_of(n);
+    pyop__sb sb = PYOP__SB_INIT;
+    pyop__sb_puts(&sb, s);
+    if (sb.oom || sb.len != n || sb.cap < n + 1 || strcmp(pyop__sb_str(&sb), s) != 0)
+      fail_msg("one piece of %zu bytes: len %zu, room %zu", n, sb.len, sb.cap);
+    pyop__sb_free(&sb);
+    if (n > 1) {
+      pyop__sb_printf(&sb, "%.*s", (int)(n - 1), s);
+      pyop__sb_puts(&sb, s + n - 1);
+      if (sb.oom || sb.len != n || sb.cap < n + 1 || strcmp(pyop__sb_str(&sb), s) != 0)
+        fail_msg("%zu then 1 bytes: len %zu, room %zu", n - 1, sb.len, sb.cap);
+      pyop__sb_free(&sb);
+    }
+    free(s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncation_at_the_cap),
       cmocka_unit_test(test_prefix_at_the_cap),
       cmocka_unit_test(test_builder_piece_sizes),
+      cmocka_unit_test(test_builder_room_for_nul),
       cmocka_unit_test(test_save_restore),
       cmocka_unit_test(test_hook_keeps_the_last_error),
       cmocka_unit_test(test_status_table),

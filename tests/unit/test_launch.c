@@ -700,6 +700,104 @@ static void test_op_launch_many_inputs(void **state) {
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
 
+/* "Fan"(x) -> y0 .. y65: more outputs than the stack's 64 pointers. Its
+ * plan stores 64 into y64 and 65 into y65, then collects the pointers of
+ * y0, y1, y64 and y65 into y0 (an array of 4 pointers). */
+#define FAN_OUTS 66
+static int f_declare(void *h, const pyop_declare_args *a) {
+  (void)h;
+  assert_int_equal(a->n_outputs, FAN_OUTS);
+  pyop_launch_arg_view s64[] = {A_I(PYOP_SCALAR_INT32, 64), A_OUT(64)};
+  pyop_launch_arg_view s65[] = {A_I(PYOP_SCALAR_INT32, 65), A_OUT(65)};
+  pyop_launch_arg_view c[] = {A_OUT(0), A_OUT(1), A_OUT(64), A_OUT(65), A_OUT(0)};
+  pyop_launch_view v[] = {LV(kernels, "pyop_example_store_i32", s64, NARGS(s64)),
+                          LV(kernels, "pyop_example_store_i32", s65, NARGS(s65)),
+                          LV(kernels, "pyop_example_collect4", c, NARGS(c))};
+  for (size_t k = 0; k < NARGS(v); k++) {
+    int rc = a->add_launch(a->sink_ctx, &v[k]);
+    if (rc != PYOP_OK) return rc;
+  }
+  return PYOP_OK;
+}
+static const pyop_op_callbacks f_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
+                                        NULL, NULL, f_declare};
+
+/* A launch with more output pointers than the stack holds (66 > 64): the
+ * output pointers are gathered on the heap, and each kernel writes the
+ * output it was given, those past the 64th included; the other outputs are
+ * left as they were. */
+static void test_op_launch_many_outputs(void **state) {
+  (void)state;
+  static char names[FAN_OUTS][8];
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[FAN_OUTS];
+  for (int k = 0; k < FAN_OUTS; k++) {
+    snprintf(names[k], sizeof names[k], "y%d", k);
+    out[k] = (pyop_io_view){sizeof(pyop_io_view), S(names[k]), PYOP_IO_REQUIRED};
+  }
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p.struct_size = sizeof p;
+  p.op_type = S("Fan");
+  p.key = S("test:fan");
+  p.source_file = S("fan.py");
+  p.source_line = 1;
+  p.inputs = in;
+  p.n_inputs = 1;
+  p.outputs = out;
+  p.n_outputs = FAN_OUTS;
+  pyop_impl_view i = {sizeof i, S("Fan"), S("test:fan.impl"), S("fan.py"), 5, PYOP_CAP_LAUNCH,
+                      NULL, &f_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("Fan", NULL, 0, &op), PYOP_OK);
+  /* Every output (and x) an int64[4]: room for 4 pointers or one int32. */
+  static int64_t xv[4], yv[FAN_OUTS][4];
+  pyop_tensor x, y[FAN_OUTS];
+  vec_tensor(&x, xv, 4, sizeof xv);
+  x.dtype = PYOP_DTYPE_INT64;
+  for (int k = 0; k < FAN_OUTS; k++) {
+    vec_tensor(&y[k], yv[k], 4, sizeof yv[k]);
+    y[k].dtype = PYOP_DTYPE_INT64;
+  }
+  pyop_tensor_list xl = {&x, 1};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  for (int round = 0; round < 2; round++) { /* declared by the first launch, then kept */
+    memset(xv, 0x5A, sizeof xv);
+    memset(yv, 0x5A, sizeof yv);
+    assert_int_equal(pyop_op_launch(op, &xl, 1, y, FAN_OUTS, &ctx), PYOP_OK);
+    void *got[4];
+    memcpy(got, yv[0], sizeof got);
+    assert_ptr_equal(got[0], yv[0]);
+    assert_ptr_equal(got[1], yv[1]);
+    assert_ptr_equal(got[2], yv[64]);
+    assert_ptr_equal(got[3], yv[65]);
+    int32_t v64, v65;
+    memcpy(&v64, yv[64], sizeof v64);
+    memcpy(&v65, yv[65], sizeof v65);
+    assert_int_equal(v64, 64);
+    assert_int_equal(v65, 65);
+    int64_t untouched;
+    memset(&untouched, 0x5A, sizeof untouched);
+    for (int k = 1; k < 64; k++) assert_memory_equal(yv[k], &untouched, sizeof untouched);
+    assert_memory_equal(xv, &untouched, sizeof untouched);
+  }
+  /* The 66th output unallocated: refused before any kernel runs. */
+  y[65].data = NULL;
+  memset(yv, 0x5A, sizeof yv);
+  assert_error(pyop_op_launch(op, &xl, 1, y, FAN_OUTS, &ctx), PYOP_EINVAL,
+               "launch of \"Fan\": output 65 \"y65\"");
+  int32_t v64;
+  memcpy(&v64, yv[64], sizeof v64);
+  assert_int_not_equal(v64, 64);
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
 /* A plan takes PYOP__LAUNCH_MAX_LAUNCHES launches, not one more; the
  * refusal leaves the plan as it was. */
 static void test_error_too_many_launches(void **state) {
@@ -1024,6 +1122,40 @@ static void test_error_states(void **state) {
   pyop__plan_free(NULL);
 }
 
+/* What a plan uses of each array is the largest index any argument of any
+ * launch refers to, whatever the order of the arguments and launches: a
+ * run without that array is refused naming that count, and nothing runs. */
+static void test_plan_need_is_largest(void **state) {
+  (void)state;
+  void *got[4] = {NULL, NULL, NULL, NULL};
+  void *outs[] = {got};
+  /* One launch: input 1 referred to before input 0. */
+  pyop_launch_arg_view c[] = {A_IN(1), A_IN(0), A_IN(0), A_IN(0), A_OUT(0)};
+  pyop__plan *p = one_launch("pyop_example_collect4", c, NARGS(c), 3, 1);
+  assert_error(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_EINVAL,
+               "inputs array is NULL but 2 are used");
+  assert_null(got[0]);
+  pyop__plan_free(p);
+  /* Two launches: the first refers to input 2, the second to input 0. */
+  assert_int_equal(pyop__plan_new("Need", 3, 1, &p), PYOP_OK);
+  pyop_launch_arg_view c2[] = {A_IN(2), A_IN(2), A_IN(2), A_IN(2), A_OUT(0)};
+  pyop_launch_arg_view s0[] = {A_IN(0), A_OUT(0)};
+  pyop_launch_view v1 = LV(kernels, "pyop_example_collect4", c2, NARGS(c2));
+  pyop_launch_view v2 = LV(kernels, "pyop_example_store_ptr", s0, NARGS(s0));
+  assert_int_equal(pyop__plan_add_launch(p, &v1), PYOP_OK);
+  assert_int_equal(pyop__plan_add_launch(p, &v2), PYOP_OK);
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  assert_error(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_EINVAL,
+               "inputs array is NULL but 3 are used");
+  assert_null(got[0]);
+  int a, b, cc;
+  void *ins[] = {&a, &b, &cc};
+  assert_int_equal(pyop__plan_run(p, ins, outs, NULL, NULL), PYOP_OK);
+  assert_ptr_equal(got[0], &a); /* store_ptr of input 0, after collect4 */
+  assert_ptr_equal(got[1], &cc);
+  pyop__plan_free(p);
+}
+
 static void test_error_too_many_workspaces(void **state) {
   (void)state;
   pyop__plan *p = NULL;
@@ -1208,6 +1340,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_op_launch_input_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_workspace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_many_inputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_many_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_launches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_fifo_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_origin_runpath, setup, teardown),
@@ -1232,6 +1365,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_string_views, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_struct_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plan_need_is_largest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),

@@ -589,6 +589,17 @@ static void test_lanes(void **state) {
                "pyop_set_options: lanes cannot change to 2 while the bridge stays open (it "
                "was loaded with lanes 3); call pyop_shutdown first");
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* One lane: every instance runs in it (lane 1), none in the main
+   * interpreter (lane 0). */
+  o.lanes = 1;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_op_get("FakeAdd", &info), PYOP_OK);
+  assert_int_equal(info->lanes, 1);
+  pyop_op_info_release(info);
+  for (int i = 0; i < 2; i++) assert_int_equal(lane_of_new_instance(&ops[i]), 1);
+  for (int i = 0; i < 2; i++) pyop_op_destroy(ops[i]);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
   /* An old caller: the member it lacks is 0, and nothing runs in lanes. */
   o.lanes = 5;
   o.struct_size = PYOP_MEMBER_END(pyop_options, reserved_);
@@ -968,6 +979,14 @@ static void test_start_python_key(void **state) {
   /* An older caller's struct ends before the key: what lies there is not read. */
   o.start_python_key = "../not read";
   o.struct_size = offsetof(pyop_options, start_python_key);
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_null(strstr(log_buf, "start_python_key"));
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  /* An empty key is none (the build's default), not a malformed key. */
+  o.struct_size = sizeof o;
+  o.start_python_key = "";
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   log_reset();
   assert_int_equal(pyop_load(), PYOP_OK);
@@ -1679,6 +1698,16 @@ static void test_odd_status_from_register(void **state) {
   expect_in(pyop_last_error(), "gave no detail");
   if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
   unsetenv("PYOP_FAKE_ODD_SILENT");
+  expect_ops("");
+  /* A libpyop status with no message: that status, saying so, and not the
+   * earlier unrelated error. */
+  setenv("PYOP_FAKE_KNOWN_SILENT", "1", 1);
+  expect_error(pyop_op_get("EarlierUnrelated", &(const pyop_op_info *){NULL}),
+               PYOP_ENOENT, NULL);
+  expect_error(pyop_load(), PYOP_EPYTHON,
+               "pyop_load: the bridge failed to register ops (PYOP_EPYTHON) and gave no detail");
+  if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
+  unsetenv("PYOP_FAKE_KNOWN_SILENT");
   expect_ops("");
 }
 

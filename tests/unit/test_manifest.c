@@ -98,6 +98,41 @@ static void test_manifest_minimal_and_abi3(void **state) {
   pyop__sb_free(&why);
 }
 
+/* Each abi_flags value the rule names ("", t, d, td) is accepted and
+ * kept as written; the reverse order "dt" is not one of them. */
+static void test_manifest_abi_flags_values(void **state) {
+  (void)state;
+  static const char *const ok[] = {"", "t", "d", "td"};
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  char text[512];
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    snprintf(text, sizeof text, BASE "abi_flags=%s\n", ok[i]);
+    if (parse(text, strlen(text), &m, &why) != PYOP_OK)
+      fail_msg("abi_flags=%s refused: %s", ok[i], pyop__sb_str(&why));
+    assert_string_equal(m.abi_flags, ok[i]);
+    pyop__manifest_free(&m);
+  }
+  snprintf(text, sizeof text, BASE "abi_flags=dt\n");
+  assert_int_equal(parse(text, strlen(text), &m, &why), PYOP_EDESCRIPTOR);
+  assert_non_null(strstr(pyop__sb_str(&why), "abi_flags: \"dt\" is not one of"));
+  pyop__sb_free(&why);
+}
+
+/* Unknown keys are ignored, each once: one that is a prefix of an earlier
+ * one (or the earlier one a prefix of it) is another key, no duplicate. */
+static void test_manifest_unknown_key_prefixes(void **state) {
+  (void)state;
+  static const char text[] = "x-future-long=1\nx-future=2\n" BASE "x-future-longer=3\n";
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  if (parse(text, strlen(text), &m, &why) != PYOP_OK)
+    fail_msg("refused: %s", pyop__sb_str(&why));
+  assert_string_equal(m.python_tag, "cp311");
+  pyop__manifest_free(&m);
+  pyop__sb_free(&why);
+}
+
 typedef struct bad_case {
   const char *text;
   const char *why;
@@ -494,6 +529,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_manifest_good, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_minimal_and_abi3, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_abi_flags_values, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_unknown_key_prefixes, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_bad, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_value_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_limits, pt_seam_setup, pt_seam_teardown),

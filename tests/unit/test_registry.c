@@ -564,6 +564,11 @@ static void test_near_names_cap_count_pending(void **state) {
   assert_msg_has("no operator \"Waiting\" is registered (no prototype and implementation pair "
                  "has that name); did you mean \"Waitng\", an implementation (w.py:30) waiting "
                  "for a prototype of that name");
+  /* The suggestion ends with its own question, no second '?'. */
+  const char *m2 = pyop_last_error();
+  const char *end = "a typo in its register_op_impl op type?";
+  assert_true(strlen(m2) >= strlen(end));
+  assert_string_equal(m2 + strlen(m2) - strlen(end), end);
 }
 
 /* Hooks record what they see and prove no registry lock is held (they call

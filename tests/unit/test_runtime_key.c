@@ -171,6 +171,10 @@ static void test_unreadable_version_text(void **state) {
   fake_version_text = "3.12.100000";
   assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
   assert_false(k.present);
+  /* The parts are separated by dots only: "3-12" names no minor. */
+  fake_version_text = "3-12 (a dash)";
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_ENOPYTHON);
+  assert_false(k.present);
 }
 
 static void test_missing_is_initialized(void **state) {

@@ -323,9 +323,19 @@ static void test_missing_py_file(void **state) {
   msg = pyop_last_error();
   assert_non_null(strstr(msg, P(t, "plain/x.py")));
   assert_non_null(strstr(msg, "not a directory"));
-  assert_non_null(strstr(msg, "1 more missing .py file"));
+  assert_non_null(strstr(msg, "(and 1 more missing .py file)")); /* one: no "files" */
   pyop__scan_result_free(&r);
   free(value);
+  /* Three missing: the first named, "2 more" files. */
+  char *three = malloc(3 * PATH_MAX);
+  assert_non_null(three);
+  snprintf(three, 3 * PATH_MAX, "%s:%s:%s", P(t, "a.py"), P(t, "b.py"), P(t, "c.py"));
+  assert_int_equal(pyop__scan(three, false, &r), PYOP_ENOENT);
+  assert_non_null(strstr(pyop_last_error(), P(t, "a.py")));
+  assert_non_null(strstr(pyop_last_error(), "(and 2 more missing .py files)"));
+  assert_int_equal(r.n, 3);
+  pyop__scan_result_free(&r);
+  free(three);
   pt_rmtree(t);
   free(t);
 }
@@ -1018,6 +1028,24 @@ static void test_fault_sweep(void **state) {
   free(t);
 }
 
+/* An element that is a regular file but no .py file is not Python, and
+ * its verdict says what it is (a regular file), not "not a directory, a
+ * .py file or a link". */
+static void test_regular_file_element(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "notes.txt");
+  pyop__scan_result r;
+  assert_int_equal(pyop__scan(P(t, "notes.txt"), false, &r), PYOP_OK);
+  assert_int_equal(r.n, 1);
+  assert_verdict(&r, 0, PYOP__PATH_NOT_PYTHON);
+  assert_false(r.has_python);
+  assert_string_equal(r.entries[0].detail, "a regular file, neither a directory nor a .py file");
+  pyop__scan_result_free(&r);
+  pt_rmtree(t);
+  free(t);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void) {
@@ -1029,6 +1057,7 @@ int main(void) {
       T(test_only_skipped_names),
       T(test_missing_py_file),
       T(test_missing_dir),
+      T(test_regular_file_element),
       T(test_empty_elements_never_cwd),
       T(test_whitespace_around_elements),
       T(test_py_element_stat_and_debug),

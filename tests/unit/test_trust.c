@@ -482,6 +482,29 @@ static void test_trusted_faults(void **state) {
   free(good);
 }
 
+/* The dynamic loader's text without the "<path>: " it starts with; a
+ * text about another file whose path only starts with ours, or one not
+ * starting with the path at all, is kept whole. */
+static const char *dl_text;
+static char *fake_dlerror(void) { return (char *)dl_text; }
+
+static void test_dlerror_detail(void **state) {
+  (void)state;
+  char *(*real)(void) = pyop__sys_table.dlerror;
+  pyop__sys_table.dlerror = fake_dlerror;
+  dl_text = "/a/lib.so: invalid ELF header";
+  assert_string_equal(pyop__dlerror_detail("/a/lib.so"), "invalid ELF header");
+  dl_text = "/a/lib.so.1: cannot open shared object file";
+  assert_string_equal(pyop__dlerror_detail("/a/lib.so"), dl_text);
+  dl_text = "/a/lib.so:x";
+  assert_string_equal(pyop__dlerror_detail("/a/lib.so"), dl_text);
+  dl_text = "libc.so.6: version not found";
+  assert_string_equal(pyop__dlerror_detail("/a/lib.so"), dl_text);
+  dl_text = NULL;
+  assert_string_equal(pyop__dlerror_detail("/a/lib.so"), "unknown dynamic loader error");
+  pyop__sys_table.dlerror = real;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_trusted_good, pt_seam_setup, pt_seam_teardown),
@@ -493,6 +516,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_faults, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dlerror_detail, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("trust", tests, NULL, NULL);
 }
