@@ -2065,6 +2065,97 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual([d.op_type for d in res.impls], ["Nat"])
 
 
+    def test_adapter_calls(self):
+        """Through the adapter libpyop calls: compile's tensors expire when
+        it returns; declare_launch_args counts the connected inputs (an
+        absent optional input none, a dynamic one per tensor) and the output
+        instances; an optional input reaches execute as one Tensor or None,
+        a float attribute float32-rounded, and only an op of required inputs
+        and pyop-typed attributes is called directly (__pyop_input_view__)."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "seen = {}\n"
+            "from ge.custom_op import get_declare_launch_args_ctx\n"
+            "@register_op_impl(op_type='Op')\n"
+            "class Impl:\n"
+            "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+            "                n: int, alpha: float) -> None:\n"
+            "        seen['exec'] = (a, b, c, n, alpha)\n"
+            "    def compile(self, a, b, c, y, *, n, alpha) -> None:\n"
+            "        seen['compile'] = (a, y, alpha)\n"
+            "    def declare_launch_args(self, a, b, c, y, *, n, alpha) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        got = []\n"
+            "        for kind, i, t in (('input', 2, a), ('input', 3, a), ('output', 0, y),\n"
+            "                           ('output', 1, y)):\n"
+            "            try:\n"
+            "                getattr(args, 'append_' + kind)(i, t)\n"
+            "                got.append((kind, i, True))\n"
+            "            except IndexError:\n"
+            "                got.append((kind, i, False))\n"
+            "        seen['declare'] = got\n"
+            "@register_op(op_type='Dyn')\n"
+            "def dyn(x: TensorDesc) -> tuple[List[TensorDesc], TensorDesc]:\n"
+            "    return [x], x\n"
+            "@register_op_impl(op_type='Dyn')\n"
+            "class D:\n"
+            "    def declare_launch_args(self, x, ys, z) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        got = []\n"
+            "        for i in (2, 3):\n"
+            "            try:\n"
+            "                args.append_output(i, z)\n"
+            "                got.append(True)\n"
+            "            except IndexError:\n"
+            "                got.append(False)\n"
+            "        seen['dyn'] = got\n"
+            "@register_op(op_type='Req')\n"
+            "def req(x: TensorDesc, *, k: int) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Req')\n"
+            "class R:\n"
+            "    def execute(self, x: Tensor, *, k: int) -> None: pass\n"
+            "@register_op(op_type='Opt')\n"
+            "def opt(x: TensorDesc, o: Optional[TensorDesc], *, k: int) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Opt')\n"
+            "class O:\n"
+            "    def execute(self, x: Tensor, o: Optional[Tensor], *, k: int) -> None: pass\n"
+            "@register_op(op_type='Flt')\n"
+            "def flt(x: TensorDesc, *, f: float) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Flt')\n"
+            "class F:\n"
+            "    def execute(self, x: Tensor, *, f: float) -> None:\n"
+            "        seen['flt'] = f\n"))
+        impls = {i.op_type: i for i in res.impls}
+        seen = impls["Op"].user_cls.execute.__globals__["seen"]
+        x = P.TensorDesc((2, 3), "float32")
+        op = impls["Op"].cls()
+        op.compile(x, None, [x, x], x, n=1, alpha=0.1)
+        a, y, alpha = seen["compile"]
+        self.assertEqual(alpha, struct_f32(0.1))
+        with self.assertRaisesRegex(RuntimeError, r"a compile-time Tensor used after its call"):
+            a.shape_size
+        with self.assertRaises(NotImplementedError):
+            op.declare_launch_args(x, None, [x, x], x, n=1, alpha=0.1)
+        self.assertEqual(seen["declare"], [("input", 2, True), ("input", 3, False),
+                                           ("output", 0, True), ("output", 1, False)])
+        with self.assertRaises(NotImplementedError):
+            impls["Dyn"].cls().declare_launch_args(x, [x, x], x)
+        self.assertEqual(seen["dyn"], [True, False])  # 2 + 1 output instances
+        op.execute(x, x, [x, x], n=2, alpha=0.1)
+        ta, tb, tc, n, alpha = seen["exec"]
+        self.assertIsInstance(tb, Tensor)
+        self.assertEqual((len(tc), n, alpha), (2, 2, struct_f32(0.1)))
+        op.execute(x, None, [], n=2, alpha=0.5)
+        self.assertIsNone(seen["exec"][1])
+        self.assertIsNotNone(impls["Req"].cls.__pyop_input_view__)  # called directly
+        self.assertIsNone(impls["Opt"].cls.__pyop_input_view__)
+        self.assertIsNone(impls["Flt"].cls.__pyop_input_view__)
+        impls["Flt"].cls().execute(x, f=0.1)
+        self.assertEqual(seen["flt"], struct_f32(0.1))
+
     # ------------------------------------------------------------ contexts
 
     def _ctx(self, inputs, args, outputs, alias=None, host=False, func=None):
