@@ -2228,6 +2228,23 @@ class OutcomeTest(unittest.TestCase):
                 ctx.malloc_output_tensor(1, shape, fmt, DataType.DT_FLOAT)
         self.assertEqual(len(self.p.calls), 1)
 
+    def test_malloc_with_expired_descriptions(self):
+        """A StorageShape or StorageFormat view of a tensor whose call has
+        ended is refused (nothing allocated), either of the two."""
+        from ge.runtime import _Scope
+        P = __import__("pyop")
+        old = _Scope("an earlier call's tensor")
+        t = Tensor._make(old, 0, 0, [2], DataType.DT_INT8, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        shape, fmt = t.shape, t.format
+        old.valid = False
+        ctx = self._ctx([], [], [("y", 0)])
+        for s, f in ((shape, StorageFormat()), (StorageShape([2], [2]), fmt)):
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired: an earlier call's "
+                                        r"tensor used after its call returned"):
+                ctx.malloc_output_tensor(0, s, f, DataType.DT_INT8)
+        self.assertEqual(self.p.calls, [])
+
     def test_dynamic_output_instances_in_order(self):
         """A dynamic output's instances are allocated in order, each once,
         named <output><instance>, and found by their flattened index."""

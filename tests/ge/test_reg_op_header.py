@@ -517,5 +517,21 @@ class OutcomeTest(unittest.TestCase):
                        "'DT_MAX' is not a GE data type")
 
 
+    def test_type_sets_escapes_and_lists(self):
+        r"""A parenthesised group of types, a named set called with () inside
+        a list, a \U escape of eight digits and a list default with a
+        trailing comma read as C++ reads them."""
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .INPUT(x, TensorType({(DT_FLOAT, DT_INT8), DT_BOOL}))\n'
+                         '    .INPUT(i, TensorType({IndexNumberType(), DT_UINT8}))\n'
+                         '    .ATTR(s, String, "\\U0001F600")\n'
+                         '    .ATTR(axes, ListInt, {0, 1,})\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertEqual(a["input_dtypes"], [(F32 | I8 | BOOL, ""), (I32 | I64 | U8, "")])
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("s", "\U0001F600"), ("axes", [0, 1])])
+        self.assertIsNone(a["unusable"])
+
+
 if __name__ == "__main__":
     unittest.main()
