@@ -1861,5 +1861,629 @@ class EdgesTest(unittest.TestCase):
             _loader.shutdown()
             fresh()
 
+
+class OutcomeTest(unittest.TestCase):
+    """Issue 31's outcome pass (session 10): what each branch of the ge
+    package's registry, contexts and readers gives the op author or the
+    host, asserted as a value or a state, each test named after the bug it
+    catches (tests/mutation/mutants.txt, bridge.out.*)."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        _loader.shutdown()
+        fresh()
+
+    def load(self, src):
+        with TempDir() as d:
+            write(d, "plugin.py", src)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            return res
+
+    # ------------------------------------------------------------ registry
+
+    def test_a_subclass_inherits_a_callable_legacy_execute(self):
+        """A registered class whose execute is a callable object (no kernel
+        binding) passes that execute on to a subclass registered for
+        another op type: it is an eager_execute implementation too."""
+        class Call:
+            def __call__(self, ctx):
+                pass
+
+        class Base:
+            execute = staticmethod(Call())
+        co.register_op_impl(op_type="A")(Base)
+
+        class Sub(Base):
+            pass
+        co.register_op_impl(op_type="B")(Sub)
+        self.assertEqual(Base.__ge_op_impl_descriptor__.interfaces, ["eager_execute"])
+        self.assertEqual(Sub.__ge_op_impl_descriptor__.interfaces, ["eager_execute"])
+        self.assertEqual(dict(Sub.__ge_op_impl_descriptor__.kernel_bindings), {})
+
+    def test_ir_alias_maps_output_to_input(self):
+        """mutates_args=[("y", 0)]: output 0 is input 1's buffer, in the IR
+        the contexts read (output slot -> input slot), not the reverse."""
+        def two(x: TensorDesc, y: TensorDesc) -> Tuple[TensorDesc, TensorDesc]:
+            pass
+        p = gproto.to_pyop(gproto.parse(two, "T", [("y", 0)]))
+        self.assertEqual(greg._ir_of(p).alias, {0: 1})
+        native = type("P", (), {"inputs": (("x", 0), ("y", 0)), "attrs": (),
+                                "outputs": ("x", "z"), "output_kinds": None,
+                                "output_alias": (0, -1)})()
+        self.assertEqual(greg._ir_of(native).alias, {0: 0})  # input 0 is an input too
+        native.output_alias = (-1, 1)
+        self.assertEqual(greg._ir_of(native).alias, {1: 1})
+
+    def test_guessed_ir_of_a_host_prototype_legacy_call(self):
+        """A legacy execute of a prototype the host registered: the input
+        kinds and attribute types come from the values of the call."""
+        import pyop as P
+        t = P.TensorDesc((1,), "int8")
+        ir = greg._guess_ir([t, None, [t, t]],
+                            {"b": True, "i": 3, "f": 0.5, "s": "x", "d": P.DataType.int8,
+                             "li": [1, 2], "lb": [True], "ll": [[1], [2, 3]], "e": []})
+        self.assertEqual([k for _, k in ir.inputs], [0, 1, 2])
+        self.assertEqual({n: t for n, t, _, _ in ir.attrs},
+                         {"b": "VT_BOOL", "i": "VT_INT", "f": "VT_FLOAT", "s": "VT_STRING",
+                          "d": "VT_DATA_TYPE", "li": "VT_LIST_INT", "lb": "VT_LIST_BOOL",
+                          "ll": "VT_LIST_LIST_INT", "e": "VT_LIST_INT"})
+        self.assertIsNone(ir.outputs)
+
+    def test_which_execute_is_legacy(self):
+        """Only execute(self, ctx) with ctx positional is the legacy form
+        (pyop doctor reports it): a second parameter or a keyword-only ctx
+        is schema-bound; with a HOST and a DEVICE kernel the HOST one
+        decides."""
+        class Two:
+            def execute(self, ctx, extra):
+                pass
+
+        class KwOnly:
+            def execute(self, *, ctx):
+                pass
+
+        class Legacy:
+            def execute(self, ctx):
+                pass
+
+        class Both:
+            @co.register_kernel(backend=co.OpBackend.DEVICE)
+            def execute(self, x: Tensor) -> None:
+                pass
+
+            @co.register_kernel(backend=co.OpBackend.HOST)
+            def execute(self, ctx):
+                pass
+
+        class BothSchemaHost:
+            @co.register_kernel(backend=co.OpBackend.DEVICE)
+            def execute(self, ctx):
+                pass
+
+            @co.register_kernel(backend=co.OpBackend.HOST)
+            def execute(self, x: Tensor) -> None:
+                pass
+        for i, (cls, legacy) in enumerate(((Two, False), (KwOnly, False), (Legacy, True),
+                                           (Both, True), (BothSchemaHost, False))):
+            co.register_op_impl(op_type="L%d" % i)(cls)
+            with self.subTest(cls.__name__):
+                self.assertIs(greg.uses_legacy_execute(cls.__ge_op_impl_descriptor__), legacy)
+
+    def test_legacy_form_seen_per_function(self):
+        """The legacy form is remembered for the last execute seen only: a
+        replaced execute is looked at again."""
+        import types as _t
+        impl = _t.SimpleNamespace(legacy_seen=None)
+
+        def legacy(ctx):
+            pass
+
+        def schema(x):
+            pass
+        self.assertTrue(greg._bound_is_legacy(impl, legacy))
+        self.assertFalse(greg._bound_is_legacy(impl, schema))
+        self.assertTrue(greg._bound_is_legacy(impl, legacy))
+
+    def test_variadic_keywords_refused(self):
+        """**kw alone (no *args) is refused too, even on an op without
+        attributes, where nothing else would fail."""
+        src = ("from ge.custom_op import register_op, register_op_impl\n"
+               "from ge.runtime import Tensor, TensorDesc\n"
+               "@register_op(op_type='Op')\n"
+               "def op(x: TensorDesc) -> TensorDesc:\n"
+               "    return x\n"
+               "@register_op_impl(op_type='Op')\n"
+               "class Impl:\n"
+               "    def execute(self, x, **kw) -> None: pass\n")
+        with self.assertRaises(TypeError) as cm:
+            self.load(src)
+        self.assertIn("variadic parameter 'kw'", str(cm.exception))
+        ok = self.load(src.replace(", **kw", ""))
+        self.assertEqual(ok.impls[0].methods, ("execute",))
+
+    def test_host_and_device_kernels(self):
+        """A class with a HOST and a DEVICE execute: both interfaces, the
+        HOST kernel runs on a host with the host context; a HOST kernel
+        alone is host_cpu_execute only; one instance per op type."""
+        src = _proto_src(
+            "made = []\n"
+            "from ge.custom_op import register_kernel, OpBackend\n"
+            "@register_op_impl(op_type='Op')\n"
+            "class Impl:\n"
+            "    def __init__(self): made.append(self)\n"
+            "    @register_kernel(backend=OpBackend.DEVICE)\n"
+            "    def execute(self, ctx): pass\n"
+            "    @register_kernel(backend=OpBackend.HOST)\n"
+            "    def execute(self, ctx): pass\n"
+            "@register_op_impl(op_type='HostOnly')\n"
+            "class H:\n"
+            "    @register_kernel(backend=OpBackend.HOST)\n"
+            "    def execute(self, ctx): pass\n")
+        res = self.load(src)
+        impl, host = res.impls
+        self.assertEqual(impl.ge.interfaces, ["eager_execute", "host_cpu_execute"])
+        self.assertEqual(host.ge.interfaces, ["host_cpu_execute"])
+        self.assertIs(impl.backend, co.OpBackend.HOST)
+        self.assertIs(impl.kernel, impl.ge.kernel_bindings[co.OpBackend.HOST].function)
+        a, b = impl.cls(), impl.cls()
+        self.assertIs(a._inst, b._inst)
+        self.assertIs(a.__pyop_shared__, b.__pyop_shared__)
+        self.assertEqual(len(impl.user_cls.__init__.__globals__["made"]), 1)
+
+    def test_clear_then_register_the_same_op_type(self):
+        """After clear_registered_op_impls the op type is free again."""
+        class A:
+            def execute(self, ctx):
+                pass
+
+        class B:
+            def execute(self, ctx):
+                pass
+        co.register_op_impl(op_type="X")(A)
+        co.clear_registered_op_impls()
+        co.register_op_impl(op_type="X")(B)
+        self.assertEqual([d.cls for d in co.get_registered_op_impls()], [B])
+
+    def test_clear_in_a_load_keeps_pyop_native_impls(self):
+        """clear_registered_op_impls forgets the GE implementations only: a
+        pyop-native implementation of the same load is still handed over."""
+        res = self.load("import pyop\n"
+                        "@pyop.register_op(op_type='Nat')\n"
+                        "def nat(x: pyop.TensorDesc) -> pyop.TensorDesc:\n"
+                        "    return x\n"
+                        "@pyop.register_op_impl(op_type='Nat')\n"
+                        "class N:\n"
+                        "    def execute(self, x: pyop.Tensor) -> None: pass\n"
+                        "from ge.custom_op import register_op_impl, clear_registered_op_impls\n"
+                        "@register_op_impl(op_type='G')\n"
+                        "class G:\n"
+                        "    def execute(self, ctx): pass\n"
+                        "clear_registered_op_impls()\n")
+        self.assertEqual([d.op_type for d in res.impls], ["Nat"])
+
+
+    def test_adapter_calls(self):
+        """Through the adapter libpyop calls: compile's tensors expire when
+        it returns; declare_launch_args counts the connected inputs (an
+        absent optional input none, a dynamic one per tensor) and the output
+        instances; an optional input reaches execute as one Tensor or None,
+        a float attribute float32-rounded, and only an op of required inputs
+        and pyop-typed attributes is called directly (__pyop_input_view__)."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "seen = {}\n"
+            "from ge.custom_op import get_declare_launch_args_ctx\n"
+            "@register_op_impl(op_type='Op')\n"
+            "class Impl:\n"
+            "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+            "                n: int, alpha: float) -> None:\n"
+            "        seen['exec'] = (a, b, c, n, alpha)\n"
+            "    def compile(self, a, b, c, y, *, n, alpha) -> None:\n"
+            "        seen['compile'] = (a, y, alpha)\n"
+            "    def declare_launch_args(self, a, b, c, y, *, n, alpha) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        got = []\n"
+            "        for kind, i, t in (('input', 2, a), ('input', 3, a), ('output', 0, y),\n"
+            "                           ('output', 1, y)):\n"
+            "            try:\n"
+            "                getattr(args, 'append_' + kind)(i, t)\n"
+            "                got.append((kind, i, True))\n"
+            "            except IndexError:\n"
+            "                got.append((kind, i, False))\n"
+            "        seen['declare'] = got\n"
+            "@register_op(op_type='Dyn')\n"
+            "def dyn(x: TensorDesc) -> tuple[List[TensorDesc], TensorDesc]:\n"
+            "    return [x], x\n"
+            "@register_op_impl(op_type='Dyn')\n"
+            "class D:\n"
+            "    def declare_launch_args(self, x, ys, z) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        got = []\n"
+            "        for i in (2, 3):\n"
+            "            try:\n"
+            "                args.append_output(i, z)\n"
+            "                got.append(True)\n"
+            "            except IndexError:\n"
+            "                got.append(False)\n"
+            "        seen['dyn'] = got\n"
+            "@register_op(op_type='Req')\n"
+            "def req(x: TensorDesc, *, k: int) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Req')\n"
+            "class R:\n"
+            "    def execute(self, x: Tensor, *, k: int) -> None: pass\n"
+            "@register_op(op_type='Opt')\n"
+            "def opt(x: TensorDesc, o: Optional[TensorDesc], *, k: int) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Opt')\n"
+            "class O:\n"
+            "    def execute(self, x: Tensor, o: Optional[Tensor], *, k: int) -> None: pass\n"
+            "@register_op(op_type='Flt')\n"
+            "def flt(x: TensorDesc, *, f: float) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Flt')\n"
+            "class F:\n"
+            "    def execute(self, x: Tensor, *, f: float) -> None:\n"
+            "        seen['flt'] = f\n"))
+        impls = {i.op_type: i for i in res.impls}
+        seen = impls["Op"].user_cls.execute.__globals__["seen"]
+        x = P.TensorDesc((2, 3), "float32")
+        op = impls["Op"].cls()
+        op.compile(x, None, [x, x], x, n=1, alpha=0.1)
+        a, y, alpha = seen["compile"]
+        self.assertEqual(alpha, struct_f32(0.1))
+        with self.assertRaisesRegex(RuntimeError, r"a compile-time Tensor used after its call"):
+            a.shape_size
+        with self.assertRaises(NotImplementedError):
+            op.declare_launch_args(x, None, [x, x], x, n=1, alpha=0.1)
+        self.assertEqual(seen["declare"], [("input", 2, True), ("input", 3, False),
+                                           ("output", 0, True), ("output", 1, False)])
+        with self.assertRaises(NotImplementedError):
+            impls["Dyn"].cls().declare_launch_args(x, [x, x], x)
+        self.assertEqual(seen["dyn"], [True, False])  # 2 + 1 output instances
+        op.execute(x, x, [x, x], n=2, alpha=0.1)
+        ta, tb, tc, n, alpha = seen["exec"]
+        self.assertIsInstance(tb, Tensor)
+        self.assertEqual((len(tc), n, alpha), (2, 2, struct_f32(0.1)))
+        op.execute(x, None, [], n=2, alpha=0.5)
+        self.assertIsNone(seen["exec"][1])
+        self.assertIsNotNone(impls["Req"].cls.__pyop_input_view__)  # called directly
+        self.assertIsNone(impls["Opt"].cls.__pyop_input_view__)
+        self.assertIsNone(impls["Flt"].cls.__pyop_input_view__)
+        impls["Flt"].cls().execute(x, f=0.1)
+        self.assertEqual(seen["flt"], struct_f32(0.1))
+
+    # ------------------------------------------------------------ contexts
+
+    def _ctx(self, inputs, args, outputs, alias=None, host=False, func=None):
+        """An execute context over a stand-in for pyop's (self.p): what it
+        was asked to allocate is in self.p.calls."""
+        import types as _t
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext, HostCpuOpExecutionContext
+        from ge.runtime import _Scope
+        calls = []
+
+        def malloc(slot, dims, pdt, pfmt):
+            calls.append((slot, dims, pdt, pfmt))
+            return _t.SimpleNamespace(data_ptr=0x1000 * len(calls), nbytes=4)
+
+        def ws(size):
+            calls.append(("ws", size))
+            if size < 0:
+                raise ValueError("negative")
+            return _t.SimpleNamespace(data_ptr=0x9000)
+
+        def ref(slot, in_slot):
+            calls.append(("ref", slot, in_slot))
+            return _t.SimpleNamespace(data_ptr=0x5000, nbytes=24)
+        self.p = _t.SimpleNamespace(malloc_output_tensor=malloc, malloc_workspace=ws,
+                                    make_output_ref_input=ref, stream=None, calls=calls)
+        ir = _t.SimpleNamespace(inputs=inputs, outputs=outputs, attrs=[], alias=alias or {},
+                                func=func)
+        cls = HostCpuOpExecutionContext if host else EagerOpExecutionContext
+        ctx = cls._make(_Scope("execute"), "Op", ir, args, {})
+        ctx._p = self.p
+        self.P = P
+        return ctx
+
+    def test_malloc_output_keeps_the_description(self):
+        """The tensor malloc_output_tensor returns has the origin shape,
+        origin format and expand rule asked for (libpyop allocates the
+        storage shape), get_output_tensor(i) finds it at its index, and the
+        same description again returns it without a second allocation."""
+        from ge.runtime import _Scope
+        P = __import__("pyop")
+        x = P.TensorDesc((6,), "float32")
+        ctx = self._ctx([("x", 0)], [x], [("y", 0), ("z", 0)])
+
+        def desc():
+            return (StorageShape([2, 3], [6]),
+                    StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("0110")))
+        shape, fmt = desc()
+        out = ctx.malloc_output_tensor(1, shape, fmt, DataType.DT_FLOAT)
+        self.assertEqual(self.p.calls, [(1, (6,), P.DataType.float32, P.Format.ND)])
+        self.assertEqual((out.origin_shape.dims, out.storage_shape.dims), ([2, 3], [6]))
+        self.assertEqual((out.origin_format, out.storage_format),
+                         (Format.FORMAT_NCHW, Format.FORMAT_ND))
+        e = out.expand_dims_type
+        self.assertEqual((e.full_size, [e.is_expand_index(i) for i in range(4)]),
+                         (4, [False, True, True, False]))
+        self.assertIs(ctx.get_output_tensor(1), out)
+        with self.assertRaisesRegex(RuntimeError, r"get_output_tensor\(0\): output not "
+                                    r"allocated"):
+            ctx.get_output_tensor(0)
+        self.assertIs(ctx.malloc_output_tensor(1, *desc(), DataType.DT_FLOAT), out)
+        self.assertEqual(len(self.p.calls), 1)  # not allocated twice
+        for shape, fmt in ((StorageShape([3, 2], [6]), desc()[1]),
+                           (desc()[0], StorageFormat(Format.FORMAT_NHWC, Format.FORMAT_ND,
+                                                     ExpandDimsType("0110"))),
+                           (desc()[0], StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND,
+                                                     ExpandDimsType("0111")))):
+            with self.assertRaisesRegex(RuntimeError, r"malloc_output_tensor\(1\): the output "
+                                        r"already has memory"):
+                ctx.malloc_output_tensor(1, shape, fmt, DataType.DT_FLOAT)
+        self.assertEqual(len(self.p.calls), 1)
+
+    def test_malloc_with_expired_descriptions(self):
+        """A StorageShape or StorageFormat view of a tensor whose call has
+        ended is refused (nothing allocated), either of the two."""
+        from ge.runtime import _Scope
+        P = __import__("pyop")
+        old = _Scope("an earlier call's tensor")
+        t = Tensor._make(old, 0, 0, [2], DataType.DT_INT8, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        shape, fmt = t.shape, t.format
+        old.valid = False
+        ctx = self._ctx([], [], [("y", 0)])
+        for s, f in ((shape, StorageFormat()), (StorageShape([2], [2]), fmt)):
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired: an earlier call's "
+                                        r"tensor used after its call returned"):
+                ctx.malloc_output_tensor(0, s, f, DataType.DT_INT8)
+        self.assertEqual(self.p.calls, [])
+
+    def test_dynamic_output_instances_in_order(self):
+        """A dynamic output's instances are allocated in order, each once,
+        named <output><instance>, and found by their flattened index."""
+        ctx = self._ctx([], [], [("ys", 1)])
+        shape, fmt = StorageShape([2], [2]), StorageFormat()
+        with self.assertRaisesRegex(RuntimeError, r"instance 'ys1' of a dynamic output "
+                                    r"allocated before instance 0"):
+            ctx.malloc_output_tensor(1, shape, fmt, DataType.DT_INT8)
+        self.assertEqual(self.p.calls, [])
+        a = ctx.malloc_output_tensor(0, shape, fmt, DataType.DT_INT8)
+        b = ctx.malloc_output_tensor(1, shape, fmt, DataType.DT_INT8)
+        self.assertEqual([c[0] for c in self.p.calls], [0, 0])
+        self.assertIs(ctx.get_output_tensor(1), b)
+        self.assertIs(ctx.get_output_tensor(0), a)
+        with self.assertRaisesRegex(RuntimeError, r"instance 'ys3' of a dynamic output "
+                                    r"allocated before instance 2"):
+            ctx.malloc_output_tensor(3, shape, fmt, DataType.DT_INT8)
+
+    def test_ref_outputs(self):
+        """An output bound to an input by mutates_args: the HOST context
+        refuses to allocate it (GE's rule), the eager one allocates it;
+        make_output_ref_input gives the input's description at its index."""
+        P = __import__("pyop")
+        a, x = P.TensorDesc((1,), "int8"), P.TensorDesc((2, 3), "float32")
+        shape, fmt = StorageShape([1], [1]), StorageFormat()
+        host = self._ctx([("a", 0), ("x", 0)], [a, x], [("x", 0)], alias={0: 1}, host=True)
+        with self.assertRaisesRegex(RuntimeError, r"^Failed to malloc host output tensor: op "
+                                    r"'Op': malloc_output_tensor\(0\): output 'x' is a ref "
+                                    r"output"):
+            host.malloc_output_tensor(0, shape, fmt, DataType.DT_INT8)
+        self.assertEqual(self.p.calls, [])
+        out = host.make_output_ref_input(0, 1)
+        self.assertEqual(self.p.calls, [("ref", 0, 1)])
+        self.assertEqual((out.addr, out.origin_shape.dims, out.data_type),
+                         (0x5000, [2, 3], DataType.DT_FLOAT))
+        self.assertIs(host.get_output_tensor(0), out)
+        eager = self._ctx([("a", 0), ("x", 0)], [a, x], [("x", 0)], alias={0: 1})
+        eager.malloc_output_tensor(0, shape, fmt, DataType.DT_INT8)
+        self.assertEqual([c[0] for c in self.p.calls], [0])
+
+    def test_workspace_stream_and_compile_attrs(self):
+        from ge.custom_op.context import OpCompileContext
+        from ge.runtime import _Scope
+        import types as _t
+        ctx = self._ctx([], [], [])
+        with self.assertRaisesRegex(TypeError, r"^size must be >= 0, got -1"):
+            ctx.malloc_workspace(-1)
+        self.assertEqual(self.p.calls, [])
+        self.assertEqual(ctx.malloc_workspace(0), 0x9000)
+        self.assertEqual(ctx.get_stream(), 0)  # the host gave none
+        self.p.stream = 7
+        self.assertEqual(ctx.get_stream(), 7)
+        ir = _t.SimpleNamespace(attrs=[("n", "VT_INT", None, False)])
+        c = OpCompileContext._make(_Scope("compile", ro=True), "Op", ir, [], [], [3])
+        self.assertEqual(c._get_attrs().get_int(0), 3)
+        c._invalidate()
+        with self.assertRaisesRegex(RuntimeError, r"the compile context is valid only during "
+                                    r"compile"):
+            c._get_attrs()
+
+    def test_dynamic_output_counts_from_a_tuple(self):
+        """infer_meta may give a dynamic output's instances as a tuple: they
+        count as instances all the same."""
+        P = __import__("pyop")
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return (x, x, x), x
+        ctx = self._ctx([("x", 0)], [x], [("ys", 1), ("z", 0)], func=infer)
+        self.assertEqual([ctx._out_slot(i, "f") for i in range(4)],
+                         [(0, 0), (0, 1), (0, 2), (1, 0)])
+
+
+    # ------------------------------------------------------------ register_op
+
+    def test_int_defaults_at_the_int64_ends(self):
+        """An int default at either end of int64 is kept (in a list and a
+        list of lists too), one past either end is refused, wherever in the
+        list it is."""
+        top, bottom = (1 << 63) - 1, -(1 << 63)
+
+        def ok(x: TensorDesc, *, a: int = top, b: int = bottom, c: List[int] = [0, top],
+               d: List[List[int]] = [[0], [bottom]]) -> TensorDesc:
+            return x
+        ir = gproto.parse(ok, "T")
+        self.assertEqual([d for _, _, d, _ in ir.attrs], [top, bottom, [0, top], [[0], [bottom]]])
+        for name, bad in (("a", top + 1), ("b", bottom - 1)):
+            def f(x: TensorDesc, *, a: int = 0, b: int = 0) -> TensorDesc:
+                return x
+            f.__kwdefaults__[name] = bad
+            _ge_fail(self, ValueError, "default value for attr %r does not fit in int64: %d"
+                     % (name, bad), f)
+
+        def lst(x: TensorDesc, *, c: List[int] = [0, top + 1]) -> TensorDesc:
+            return x
+        _ge_fail(self, ValueError, "attr 'c' does not fit in int64: %d" % (top + 1), lst)
+
+        def rows(x: TensorDesc, *, d: List[List[int]] = [[0], [1, bottom - 1]]) -> TensorDesc:
+            return x
+        _ge_fail(self, ValueError, "attr 'd' does not fit in int64: %d" % (bottom - 1), rows)
+
+    def test_registered_again_only_with_the_same_content(self):
+        """The same descriptor key registered again: the same prototype is
+        the registered one; another default or another mutates_args is
+        GE's "content changed" ValueError."""
+        def make(v):
+            def op(x: TensorDesc, y: TensorDesc, *, a: int = v) -> TensorDesc:
+                return x
+            return op
+        first = co.register_op(op_type="T")(make(1))
+        again = co.register_op(op_type="T")(make(1))
+        self.assertIs(again.__ge_op_proto_descriptor__, first.__ge_op_proto_descriptor__)
+        for fn, kw in ((make(2), {}), (make(1), {"mutates_args": ["x"]})):
+            with self.assertRaisesRegex(ValueError, r"content changed for descriptor_key"):
+                co.register_op(op_type="T", **kw)(fn)
+        self.assertEqual(len(gproto.get_registered_op_protos()), 1)
+
+
+    def test_clear_then_register_the_same_proto_op_type(self):
+        """After clear_registered_op_protos the op type is free again for
+        another function."""
+        def first(x: TensorDesc) -> TensorDesc:
+            return x
+
+        def second(x: TensorDesc) -> TensorDesc:
+            return x
+        co.register_op(op_type="T")(first)
+        gproto.clear_registered_op_protos()
+        co.register_op(op_type="T")(second)
+        self.assertIs(gproto.get_registered_op_proto_by_op_type("T").infer_func, second)
+
+    def test_infer_meta_attributes_and_result_count(self):
+        """infer_meta gets every attribute it is given, also after one it
+        is not given (its own default then); a result with more entries
+        than outputs is refused."""
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        seen = {}
+
+        def two(x: TensorDesc, *, a: int = 1, b: int = 2) -> Tuple[TensorDesc, TensorDesc]:
+            seen.update(a=a, b=b)
+            return self.ret
+        infer = OutcomeTest._infer_of(self, two, "Two")
+        self.ret = (TensorDesc([1], DataType.DT_FLOAT),) * 2
+        infer(x, b=5)
+        self.assertEqual(seen, {"a": 1, "b": 5})
+        self.ret = (TensorDesc([1], DataType.DT_FLOAT),) * 3
+        with self.assertRaisesRegex(TypeError, r"infer_meta return count 3 != output count 2"):
+            infer(x, a=0, b=0)
+
+    def _infer_of(self, fn, op_type):
+        with _registry.collecting() as coll:
+            co.register_op(op_type=op_type)(fn)
+        fresh()
+        return coll.protos[op_type].infer
+
+
+    # ------------------------------------------------------------ runtime types
+
+    def test_declare_ctx_after_its_call(self):
+        from ge.custom_op.context import AnnotatedArgsContext
+        ctx = AnnotatedArgsContext._make("Op", 1, 1)
+        self.assertEqual(ctx.malloc_workspace(4).index, 0)
+        ctx._close()
+        with self.assertRaisesRegex(RuntimeError, r"Borrowed native object has expired \(op "
+                                    r"'Op': the declare_launch_args context"):
+            ctx.malloc_workspace(4)
+
+    def test_expand_rules_and_copies(self):
+        """Only a '1' of a rule expands; a StorageFormat keeps its own copy
+        of the ExpandDimsType it is given or set (editing that object later
+        changes nothing)."""
+        e = ExpandDimsType("1x01")
+        self.assertEqual([e.is_expand_index(i) for i in range(4)], [True, False, False, True])
+        e = ExpandDimsType("10")
+        f = StorageFormat(Format.FORMAT_ND, Format.FORMAT_ND, e)
+        e.set_expand_index(1)
+        self.assertFalse(f.expand_dims_type.is_expand_index(1))
+        g = StorageFormat()
+        e2 = ExpandDimsType("01")
+        g.set_expand_dims_type(e2)
+        e2.set_expand_index(0)
+        self.assertEqual([g.expand_dims_type.is_expand_index(i) for i in (0, 1)], [False, True])
+
+    def test_compile_time_format_is_read_only(self):
+        from ge.runtime import _Scope
+        t = Tensor._make(_Scope("a compile input", ro=True), 0, 0, [2], DataType.DT_FLOAT,
+                         Format.FORMAT_NCHW, TensorPlacement.ON_HOST)
+        f = t.format
+        for call in (lambda: f.set_origin_format(Format.FORMAT_ND),
+                     lambda: f.set_storage_format(Format.FORMAT_ND),
+                     lambda: f.set_expand_dims_type(ExpandDimsType("1"))):
+            with self.assertRaisesRegex(RuntimeError, r"read-only: a compile input is a "
+                                        r"compile-time view"):
+                call()
+        self.assertEqual((t.origin_format, t.storage_format),
+                         (Format.FORMAT_NCHW, Format.FORMAT_NCHW))
+
+    def test_shape_sizes_and_dim_counts_at_their_limits(self):
+        """size is the product while it fits int64 (int64's max included),
+        else INT64_MIN; a StorageShape takes 25 dimensions, not 26."""
+        top = (1 << 63) - 1
+        a, b, c = (StorageShape(d, d) for d in ([top], [1 << 62, 2], [-(1 << 62), 2]))
+        self.assertEqual(a.storage_shape.size, top)
+        self.assertEqual(b.storage_shape.size, -(1 << 63))  # 2**63: past int64's max
+        self.assertEqual(c.origin_shape.size, -(1 << 63))  # int64's min itself
+        s = StorageShape([1] * 25, [2] * 25)
+        self.assertEqual((s.origin_shape.dim_num, s.storage_shape.dim_num), (25, 25))
+        for o, t in (([1] * 26, [1]), ([1], [1] * 26)):
+            with self.assertRaisesRegex(ValueError, r"has 26 dimensions, at most 25"):
+                StorageShape(o, t)
+
+    def test_origin_and_storage_are_separate_lists(self):
+        """Editing a storage dimension never changes the origin one: of a
+        TensorDesc made from a list, of a Tensor read from pyop's, of a
+        Tensor made for an output; shape_size is the storage's; a
+        StorageShape set from a Shape copies it, and views of it stay live."""
+        from ge.custom_op import _values
+        from ge.runtime import _Scope
+        import pyop as P
+        d = TensorDesc([2, 3], DataType.DT_FLOAT)
+        d.shape.storage_shape.set_dim(0, 5)
+        self.assertEqual((d.shape.origin_shape.dims, d.shape.storage_shape.dims), ([2, 3], [5, 3]))
+        scope = _Scope("an input")
+        t = _values.wrap_tensor(scope, P.TensorDesc((2, 3), "float32"))
+        t.storage_shape.set_dim(1, 4)
+        self.assertEqual((t.origin_shape.dims, t.storage_shape.dims, t.shape_size),
+                         ([2, 3], [2, 4], 8))
+        m = Tensor._make(scope, 0, 0, [2, 3], DataType.DT_FLOAT, Format.FORMAT_ND,
+                         TensorPlacement.ON_HOST)
+        m.storage_shape.append_dim(2)
+        self.assertEqual((m.origin_shape.dims, m.shape_size), ([2, 3], 12))
+        ss = StorageShape([1], [1])
+        view = ss.origin_shape
+        src = StorageShape([4, 5], [20])
+        ss.set_origin_shape(src.origin_shape)
+        self.assertEqual(view.dims, [4, 5])  # the view handed out before is live
+        src.origin_shape.set_dim(0, 9)
+        self.assertEqual(ss.origin_shape.dims, [4, 5])  # a copy
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -424,5 +424,114 @@ class FuzzTest(unittest.TestCase):
         self.assertGreater(read, 0)
 
 
+class OutcomeTest(unittest.TestCase):
+    """Issue 31's outcome pass (session 10): what each branch of the two
+    readers gives the host (the declarations read, their defaults and
+    type masks), asserted as values (tests/mutation/mutants.txt,
+    bridge.out.host_proto.*, bridge.out.reg_op_cpp.*)."""
+
+    def read_py(self, text):
+        with TempDir() as d:
+            return [r.info() for r in host_proto.read(write(d, "ops.reg_op", text))]
+
+    def read_h(self, text):
+        with TempDir() as d:
+            return [r.info() for r in read_text(d, text)]
+
+    def test_python_form_lists_and_namespaces(self):
+        """Every element of a ListBool default is checked; an output may
+        share an input's name (outputs have their own namespace); a set of
+        DataTypes is a TensorType."""
+        with self.assertRaisesRegex(host_proto.ReadError, r"default 1 is not a bool"):
+            self.read_py('REG_OP("A").ATTR("flags", "ListBool", [True, 1])\n')
+        a, = self.read_py('REG_OP("A").ATTR("flags", "ListBool", [True, False])\n')
+        self.assertEqual(a["attrs"], [("flags", AttrType.LIST_BOOL, False, [True, False])])
+        a, = self.read_py('REG_OP("A").INPUT("x").OUTPUT("x")\n')
+        self.assertEqual((a["inputs"], a["outputs"]),
+                         ([("x", IoKind.REQUIRED)], [("x", IoKind.REQUIRED)]))
+        a, = self.read_py('REG_OP("A").INPUT("x", {DataType.DT_FLOAT, DataType.DT_INT8}) \\\n'
+                          '    .INPUT("y", frozenset({DataType.DT_INT32}))\n')
+        self.assertEqual(a["input_dtypes"], [(F32 | I8, ""), (I32, "")])
+
+    def test_dtype_sides(self):
+        """A side with one constrained io lists every io (0 and "" for an
+        unconstrained one); a Promote type constrains nothing, so a side of
+        Promote types only is None."""
+        a, = self.read_py('REG_OP("A").INPUT("x", [DataType.DT_FLOAT]).INPUT("y") \\\n'
+                          '    .OUTPUT("z", "T").DATATYPE("T", Promote({"T1", "T2"}))\n')
+        self.assertEqual(a["input_dtypes"], [(F32, ""), (0, "")])
+        self.assertIsNone(a["output_dtypes"])
+
+    def test_number_literals(self):
+        """Octal, hex (an f is a hex digit there) and signed literals read
+        as C++ reads them."""
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .ATTR(o, Int, 010)\n"
+                         "    .ATTR(h, Int, 0x1F)\n"
+                         "    .ATTR(hl, Int, 0xffULL)\n"
+                         "    .ATTR(p, Int, +3)\n"
+                         "    .ATTR(n, Int, -3)\n"
+                         "    .ATTR(pf, Float, +0.5)\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("o", 8), ("h", 31), ("hl", 255), ("p", 3), ("n", -3), ("pf", 0.5)])
+
+    def test_escapes(self):
+        r"""\101 is octal, \x263a takes every hex digit that follows."""
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .ATTR(s, String, "\\101\\x263a")\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertEqual(a["attrs"][0][3], "A\u263a")
+
+    def test_conditional_blocks(self):
+        """#if 0 / #if false / #elif 0 blocks are skipped, one branch of an
+        #if chain is read, a block inside a skipped one stays skipped."""
+        def ops(text):
+            return [r["op_type"] for r in self.read_h(text)]
+
+        def reg(name):
+            return "REG_OP(%s).OP_END_FACTORY_REG(%s);\n" % (name, name)
+        self.assertEqual(ops("#if 0\n" + reg("A") + "#elif 0\n" + reg("B") + "#else\n" +
+                             reg("C") + "#endif\n"), ["C"])
+        self.assertEqual(ops("#if 1\n" + reg("A") + "#elif 1\n" + reg("B") + "#else\n" +
+                             reg("C") + "#endif\n"), ["A"])
+        self.assertEqual(ops("#if false\n" + reg("A") + "#endif\n" + reg("B")), ["B"])
+        self.assertEqual(ops("#if 0\n#if 1\n" + reg("A") + "#endif\n" + reg("B") +
+                             "#endif\n" + reg("C")), ["C"])
+
+
+    def test_type_names_lines_and_dt_max(self):
+        """Adjacent string literals make one type name; a line continuation
+        still counts its line; DT_MAX is no data type (a ReadError at its
+        line, not another exception)."""
+        a, b = self.read_h('REG_OP(A) \\\n'
+                           '    .INPUT(x, "T" "1")\n'
+                           '    .DATATYPE(T1, TensorType({DT_FLOAT}))\n'
+                           '    .OP_END_FACTORY_REG(A);\n'
+                           'REG_OP(B).OP_END_FACTORY_REG(B);\n')
+        self.assertEqual(a["input_dtypes"], [(F32, "T1")])
+        self.assertEqual((a["line"], b["line"]), (1, 5))
+        with TempDir() as d:
+            read_error(self, d, "REG_OP(A)\n    .INPUT(x, TensorType({DT_FLOAT,\n"
+                       "        DT_MAX}))\n    .OP_END_FACTORY_REG(A);\n", 3,
+                       "'DT_MAX' is not a GE data type")
+
+
+    def test_type_sets_escapes_and_lists(self):
+        r"""A parenthesised group of types, a named set called with () inside
+        a list, a \U escape of eight digits and a list default with a
+        trailing comma read as C++ reads them."""
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .INPUT(x, TensorType({(DT_FLOAT, DT_INT8), DT_BOOL}))\n'
+                         '    .INPUT(i, TensorType({IndexNumberType(), DT_UINT8}))\n'
+                         '    .ATTR(s, String, "\\U0001F600")\n'
+                         '    .ATTR(axes, ListInt, {0, 1,})\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertEqual(a["input_dtypes"], [(F32 | I8 | BOOL, ""), (I32 | I64 | U8, "")])
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("s", "\U0001F600"), ("axes", [0, 1])])
+        self.assertIsNone(a["unusable"])
+
+
 if __name__ == "__main__":
     unittest.main()
