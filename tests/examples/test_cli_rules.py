@@ -14,6 +14,7 @@ Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.rules):
 """
 
 import os
+import struct
 import sys
 import tempfile
 import unittest
@@ -3327,6 +3328,274 @@ class SecondRunRulesTest(unittest.TestCase):
             "the second run on the same instance: attribute w (a Tensor attribute, read-only for "
             "the op) was written by execute"])
         self.assertIsNone(run.first_ok)
+
+
+
+# ---- outcome pass, session 10: each branch's outcome asserted (mutants
+# cli.out.* in tests/mutation/mutants.txt).
+
+class SweepOutcomeTest(unittest.TestCase):
+    """check's generated cases (check_cases.py) as an op author sees them:
+    the data types chosen per input where the prototype declares them, a
+    dynamic input's two tensors with values of their own, the attribute
+    case moving every optional scalar off its default, the concurrency
+    run's inputs that differ from the case's in every data type."""
+
+    def _two_typed(self):
+        info = _info(inputs=(("x", "required"), ("idx", "required")))
+        info["inputs"][0]["dtypes"] = ["float16", "float32"]
+        info["inputs"][1]["dtypes"] = ["int32", "int64"]
+        return info
+
+    def test_declared_dtypes(self):
+        cc = _cli("check_cases")
+        # int32 is idx's own, x takes the first of its own (float16): the same
+        # choice as float16's, so one case; int64 likewise gives x float16.
+        self.assertEqual(cc.sweep_dtypes(self._two_typed()),
+                         [("float32", ("float32", "int32")), ("float16", ("float16", "int32")),
+                          ("int64", ("float16", "int64"))])
+        self.assertEqual(cc._short(self._two_typed(), "float16", ("float16", "int32"), [2, 3]),
+                         "float16[2,3] (idx: int32)")
+        self.assertEqual(cc._short(_info(), "float32", ("float32",), [2, 3]), "float32[2,3]")
+        shorts = [c.short for c in cc.generated_cases(self._two_typed())]
+        self.assertEqual(shorts[:3], ["float32[2,3] (idx: int32)", "float16[2,3] (idx: int32)",
+                                      "int64[2,3] (x: float16)"])
+
+    def test_dynamic_input_two_tensors(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"), ("b", "required")))
+        base = cc.generated_cases(info, sweep=False)
+        self.assertEqual(len(base), 1)
+        xs, b = base[0].inputs
+        self.assertEqual([(d, s) for d, s, _ in xs], [(0, [2, 3]), (0, [2, 3])])
+        self.assertNotEqual(xs[0][2], xs[1][2])  # each tensor its own values
+        self.assertEqual(len(b), 1)
+        self.assertEqual(base[0].label, "inputs xs=2 x float32[2,3], b=float32[2,3]")
+        # the same for an int type
+        i32 = cc._make_case(info, [2, 1], {}, "int32", [2, 3], "generated", "s")
+        self.assertNotEqual(i32.inputs[0][0][2], i32.inputs[0][1][2])
+        self.assertNotEqual(i32.inputs[0][0][2], i32.inputs[1][0][2])
+
+    def test_attribute_case_of_infinite_defaults(self):
+        cc = _cli("check_cases")
+        for d in (float("inf"), float("-inf"), float("nan")):
+            with self.subTest(default=d):
+                self.assertEqual(cc._other_value({"type": "float", "default": d}), 0.5)
+
+    def test_attribute_case_leaves_required_attributes(self):
+        cc = _cli("check_cases")
+        attrs = ({"name": "flag", "type": "bool", "required": True, "default": None},)
+        info = _info(attrs=attrs)
+        self.assertIsNone(cc._attr_case(info, {"flag": False}, "float32", ("float32",)))
+        cases = cc.generated_cases(info)
+        self.assertTrue(all(c.attrs == {"flag": False} for c in cases), [c.attrs for c in cases])
+        attrs += ({"name": "k", "type": "int", "required": False, "default": 2},)
+        case = cc._attr_case(_info(attrs=attrs), {"flag": False}, "float32", ("float32",))
+        self.assertEqual(case.attrs, {"flag": False, "k": 3})
+
+    def test_thread_inputs_of_every_kind(self):
+        cc = _cli("check_cases")
+        given = cc.Case("g", [[(0, [3], [1.0, 2.0, 3.0])]], {}, "given")
+        self.assertEqual(cc.thread_inputs(given, 1)[0][0][2], [2.0, 3.0, 1.0])
+        for dtype in ("int32", "bool", "float32", "uint8"):
+            with self.subTest(dtype=dtype):
+                case = cc._make_case(_info(), [1], {}, dtype, [2, 3], "generated", "s")
+                own = case.inputs[0][0][2]
+                # (bool has two patterns only: thread 2's are thread 0's again)
+                for t in (1, 3) if dtype == "bool" else (1, 2, 3):
+                    self.assertNotEqual(cc.thread_inputs(case, t)[0][0][2], own)
+
+    def test_numpy_sample_of_no_pyop_type(self):
+        cc = _cli("check_cases")
+
+        class Arr:
+            def __init__(self, dtype):
+                self.dtype, self.shape = dtype, (2,)
+
+            def reshape(self, n):
+                return self
+
+            def tolist(self):
+                return [1, 2]
+        self.assertEqual(cc._sample_tensor(Arr("int32"), "s"), (6, [2], [1, 2]))
+        with self.assertRaisesRegex(ValueError, "numpy dtype complex64 has no pyop equivalent"):
+            cc._sample_tensor(Arr("complex64"), "s")
+
+
+
+class RunCasesOutcomeTest(unittest.TestCase):
+    """An op's verdict from its runs (check_verdict.run_cases), with the
+    instance stood in for: what counts as ran, which case the concurrency
+    run takes and when it runs at all, the warning of a mutated input no
+    run wrote, a guessed description's note, failures grouped."""
+
+    def setUp(self):
+        self.cv, self.cc, self.errors = (_cli("check_verdict"), _cli("check_cases"),
+                                         _cli("errors"))
+
+    def _res(self, data=b"ab", stages=("execute",), guessed=False, error=None, before=None,
+             after=None):
+        r = _Res([[data]], after=after)
+        r.stages, r.guessed, r.error, r.declare_error = list(stages), guessed, error, None
+        r.attrs_written, r.inferred, r.inputs, r.before = [], None, [], before
+        r.produced = [[(_Buf(1), None)]]
+        r.ran = r.failed = "execute"
+        return r
+
+    def _run(self, info, cases, answer, threads=1, deterministic=True):
+        """run_cases with Instance.run(inputs) answered by answer(inputs);
+        returns (verdict, [(activity, case label)])."""
+        cv = self.cv
+
+        class Inst:
+            def __init__(self, lib, info, attrs, declare=None):
+                pass
+
+            def run(self, inputs, stage=None):
+                a = answer(inputs)
+                if isinstance(a, Exception):
+                    raise a
+                return a
+
+            def destroy(self):
+                pass
+
+        seen = []
+
+        class Mon(cv.Monitor):
+            def activity(self, what, case=None):
+                seen.append((what, case.label if case else None))
+        saved = cv.Instance
+        cv.Instance = Inst
+        try:
+            v = cv.run_cases(None, info, cases, Mon(), deterministic, threads)
+        finally:
+            cv.Instance = saved
+        return v, seen
+
+    def _case(self, label, value=1.0, kind="generated"):
+        return self.cc.Case(label, [[(0, [1], [value])]], {}, kind, short=label + "s")
+
+    def test_ran_and_the_concurrency_case(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        v, seen = self._run(_info(), [a, b], lambda inputs: self._res(), threads=2)
+        self.assertEqual((v["problems"], v["ran"], v["threads"]), ([], ["As", "Bs"], 2))
+        # the first case that passed is the one run from several threads
+        self.assertEqual(seen, [("run from 2 threads at once on one instance", "A")])
+        # one thread: no concurrency run
+        v, seen = self._run(_info(), [a, b], lambda inputs: self._res(), threads=1)
+        self.assertEqual((v["threads"], seen), (0, []))
+        # nothing ran (no stage): not listed as ran, never the concurrency case
+        v, seen = self._run(_info(), [a], lambda inputs: self._res(stages=()), threads=2)
+        self.assertEqual((v["ran"], v["stages"]), ([], {}))
+
+    def test_no_concurrency_run_after_a_failure(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        err = self.errors.CliError("no output", "PYOP_ECONTRACT")
+
+        def answer(inputs):
+            return self._res(error=err) if inputs[0][0][2] == [1.0] else self._res()
+        v, seen = self._run(_info(), [a, b], answer, threads=2)
+        self.assertEqual(v["problems"], ["A: PYOP_ECONTRACT: no output"])
+        self.assertEqual((v["threads"], seen), (0, []))
+        self.assertEqual(v["ran"], ["As", "Bs"])
+
+    def test_infer_meta_failure_counted(self):
+        err = self.errors.CliError("bad shape", "PYOP_EPYTHON")
+        err.stage = "infer_meta"
+        v, _ = self._run(_info(), [self._case("A")], lambda inputs: err)
+        self.assertEqual(v["stages"], {"infer_meta": 1})
+        self.assertEqual(v["problems"], ["A: PYOP_EPYTHON: bad shape"])
+        self.assertEqual(self.cv.op_status(dict(_info(), impl_key=None), v), "failed")
+        other = self.errors.CliError("gone", "PYOP_EPYTHON")  # not infer_meta's
+        v, _ = self._run(_info(), [self._case("A")], lambda inputs: other)
+        self.assertEqual(v["stages"], {})
+
+    def test_guessed_in_any_case_noted(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        v, _ = self._run(_info(), [a, b],
+                         lambda inputs: self._res(guessed=inputs[0][0][2] == [1.0]))
+        self.assertTrue(v["guessed"])
+        self.assertEqual(len(v["notes"]), 1)
+        self.assertTrue(v["notes"][0].startswith("no infer_meta:"), v["notes"])
+        v, _ = self._run(_info(), [a, b], lambda inputs: self._res())
+        self.assertEqual((v["guessed"], v["notes"]), (False, []))
+
+    def test_mutated_input_warning_counts_runs_on_data(self):
+        info = _info(inputs=(("acc", "required"),))
+        info["inputs"][0]["mutated"] = True
+        empty = self._case("E")
+
+        def unwritten(before):
+            return lambda inputs: self._res(before=[[before]], after=[[before]])
+        # an empty tensor is no run that could write it: no warning
+        v, _ = self._run(info, [empty], unwritten(b""))
+        self.assertEqual(v["warnings"], [])
+        v, _ = self._run(info, [empty, self._case("F", 2.0)], unwritten(b"\0\0\0\0"))
+        self.assertEqual(v["warnings"], [
+            "input acc is declared in mutates_args, but none of the 2 runs wrote it: if "
+            "execute never writes it, drop it from mutates_args"])
+        # a case that failed ran nothing to count: no warning either
+        err = self.errors.CliError("no output", "PYOP_ECONTRACT")
+        v, _ = self._run(info, [empty], lambda inputs: self._res(error=err))
+        self.assertEqual(v["warnings"], [])
+        v, _ = self._run(info, [empty], lambda inputs: self._res(before=[[b"\0"]],
+                                                                 after=[[b"\1"]]))
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+
+    def test_grouped_failures(self):
+        cc, cv = self.cc, self.cv
+        a, b, c = (cc.Case(n, [], {}, "sweep", short=n + "s") for n in ("A", "B", "C"))
+        self.assertEqual(cv._grouped([(a, "y is float32[2,3]"), (b, "y is int8[0,3]"),
+                                      (c, "y is bool[4,1]")]),
+                         ["A: y is float32[2,3]\n(the same failure with Bs, Cs)"])
+        # digits of a name or a source line are not masked: other failures
+        for one, two in (('File "op.py", line 12', 'File "op.py", line 13'),
+                         ("at op.py:12", "at op.py:13"), ("output y1", "output y2")):
+            with self.subTest(one=one):
+                self.assertEqual(cv._grouped([(a, one), (b, two)]),
+                                 ["A: " + one, "B: " + two])
+
+    def test_npu_note_only_beside_execute(self):
+        cv = self.cv
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "A", "needs an NPU")]
+        cv._notes(_info(), v)
+        self.assertEqual(v["notes"], [])
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "A", "needs an NPU"), ("execute", "B", "x"),
+                    ("declare_launch_args", "C", "other")]
+        v["stages"] = {"execute": 1}
+        cv._notes(_info(), v)
+        self.assertEqual(v["notes"], ["declare_launch_args ran on 2 cases and stopped where it "
+                                      "needs an NPU (needs an NPU): the launch path is not "
+                                      "checked here; execute ran"])
+
+    def test_dynamic_input_written_names_its_first_tensor(self):
+        cv = self.cv
+        info = _info(inputs=(("xs", "dynamic"),))
+        res = _Run(before=[[b"a", b"b"]], after=[[b"A", b"b"]])
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: input xs[0] was written, but it is not declared in mutates_args"])
+
+
+
+class Bfloat16EdgesOutcomeTest(unittest.TestCase):
+    """The command's bfloat16 values (values._bf16_bits) at the edge of the
+    subnormals: the smallest normal, the subnormals below it, read back as
+    written."""
+
+    def test_round_trip_at_the_smallest_normal(self):
+        values, binding = _cli("values"), _cli("binding")
+        bf16 = binding.DTYPES.index("bfloat16")
+        for x, bits in ((2.0 ** -126, 0x0080), (1.5 * 2.0 ** -127, 0x0060),
+                        (2.0 ** -127, 0x0040), (127 * 2.0 ** -133, 0x007F),
+                        (-1.5 * 2.0 ** -127, 0x8060), (2.0 ** -133, 0x0001),
+                        (1.5 * 2.0 ** -126, 0x00C0)):
+            with self.subTest(x=x):
+                raw = values.encode_values(bf16, [x])
+                self.assertEqual(raw, struct.pack("<H", bits))
+                self.assertEqual(values.decode_values(bf16, raw), [x])
 
 
 if __name__ == "__main__":
