@@ -3598,5 +3598,140 @@ class Bfloat16EdgesOutcomeTest(unittest.TestCase):
                 self.assertEqual(values.decode_values(bf16, raw), [x])
 
 
+
+class PluginIndexOutcomeTest(unittest.TestCase):
+    """What check reads of the loaded plugins (check_plugin.py), with plugin
+    modules stood in for under the loader's prefix: the index follows the
+    modules loaded now (a reload's classes, never an unloaded plugin's), a
+    placeholder None module is skipped, a file reached through a symlink is
+    the plugin's own, a reference's default tolerances, a Tensor attribute
+    written twice named once."""
+
+    def setUp(self):
+        self.cp = _cli("check_plugin")
+        self.cp.forget_plugins()
+        self.names = []
+        self.addCleanup(self._drop)
+
+    def _drop(self):
+        for n in self.names:
+            sys.modules.pop(n, None)
+        self.cp.forget_plugins()
+
+    def _module(self, name, **objs):
+        mod = type(sys)(name)
+        for k, v in objs.items():
+            setattr(mod, k, v)
+        sys.modules[name] = mod
+        self.names.append(name)
+        return mod
+
+    def _impl(self, key):
+        desc = type("Desc", (), {"key": key})()
+        return type("Impl", (), {"__pyop_descriptor__": desc})
+
+    def test_index_follows_the_loaded_modules(self):
+        cp = self.cp
+        first = self._impl("pyop:a:Impl")
+        self._module("_pyop_plugin_a", Impl=first)
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a:Impl"}), first)
+        # the plugin unloaded and another loaded: its class, not the old one
+        sys.modules.pop("_pyop_plugin_a")
+        second = self._impl("pyop:a:Impl")
+        self._module("_pyop_plugin_a", Impl=second)
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a:Impl"}), second)
+        sys.modules.pop("_pyop_plugin_a")
+        self.assertIsNone(cp.impl_class({"impl_key": "pyop:a:Impl"}))
+        # a None placeholder under the prefix is no module
+        sys.modules["_pyop_plugin_none"] = None
+        self.names.append("_pyop_plugin_none")
+        self.assertIsNone(cp.impl_class({"impl_key": "pyop:a:Impl"}))
+        self.assertFalse(cp.in_plugin_code("/nowhere/x.py"))
+
+    def test_in_plugin_code_through_a_symlink(self):
+        cp = self.cp
+        root = tempfile.mkdtemp(prefix="pyop_plugin_link_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        real = os.path.join(root, "real")
+        os.mkdir(real)
+        with open(os.path.join(real, "op.py"), "w") as f:
+            f.write("# op\n")
+        os.symlink(real, os.path.join(root, "link"))
+        mod = self._module("_pyop_plugin_op")
+        mod.__file__ = os.path.join(root, "link", "op.py")
+        self.assertTrue(cp.in_plugin_code(os.path.join(real, "op.py")))
+        self.assertTrue(cp.in_plugin_code(os.path.join(root, "link", "op.py")))
+        self.assertFalse(cp.in_plugin_code(os.path.join(real, "other.py")))
+        self.assertFalse(cp.in_plugin_code(""))
+
+    def test_reference_default_tolerances(self):
+        cp = self.cp
+
+        def ref(x):
+            return x
+        ref.__pyop_reference__ = "Op"
+        self._module("_pyop_plugin_ref", ref=ref)
+        self.assertEqual(cp.find_reference({"op_type": "Op"}), (ref, (1e-5, 1e-8)))
+        self.assertIsNone(cp.find_reference({"op_type": "Other"}))
+
+    def test_attribute_written_twice_named_once(self):
+        import ctypes
+        cp = self.cp
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class W:
+            data_ptr, nbytes = ctypes.addressof(buf), 4
+
+        class Impl:
+            def execute(self, w):
+                buf[0] = bytes([buf.raw[0] + 1])  # another byte each call
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:w:Impl"})()
+        self._module("_pyop_plugin_w", Impl=Impl)
+        with cp.AttrWatch({"impl_key": "pyop:w:Impl"}, ["w"]) as watch:
+            Impl().execute(W())
+            Impl().execute(W())
+        self.assertEqual(watch.written, [("w", "execute")])
+
+
+
+class CheckScanOutcomeTest(unittest.TestCase):
+    """The elements check's workers load (check._scanned): each verdict
+    libpyop's scan skips is skipped, the others taken in order, and
+    ASCEND_CUSTOM_OPP_PATH is as it was afterwards, unset included; an
+    implementation-only op's line says so."""
+
+    def test_skipped_verdicts_and_the_variable_left_alone(self):
+        check = _cli("check")
+        elements = [("/a", "python-dir", None), ("rel", "relative", "refused"),
+                    ("/u", "unreadable", "EACCES"), ("/t", "not-python", "no .py files"),
+                    ("/m", "missing-dir", None), ("/b.py", "python-file", None)]
+        for before in (None, "/before"):
+            with self.subTest(before=before):
+                with _Env(before):
+                    taken, skipped = check._scanned(_DoctorLib(elements), "/a:rel:/u:/t:/m:/b.py")
+                    self.assertEqual(os.environ.get("ASCEND_CUSTOM_OPP_PATH"), before)
+                self.assertEqual(taken, ["/a", "/b.py"])
+                self.assertEqual(skipped, [
+                    "ASCEND_CUSTOM_OPP_PATH element 'rel' skipped: refused",
+                    "ASCEND_CUSTOM_OPP_PATH element '/u' skipped: EACCES",
+                    "ASCEND_CUSTOM_OPP_PATH element '/t' skipped: no .py files",
+                    "ASCEND_CUSTOM_OPP_PATH element '/m' skipped: missing-dir"])
+
+    def test_implementation_only_line(self):
+        import contextlib
+        import io
+        check = _cli("check")
+        out = io.StringIO()
+        entry = _entry(status="inconclusive", checked=[], pending=True, ran=[],
+                       inconclusive="waits for a prototype", why="no prototype")
+        with _Env(None), contextlib.redirect_stdout(out):
+            check._print_text([entry, _entry("Q", status="inconclusive", checked=[], ran=[])],
+                              [], None, [], [], None,
+                              {"failed": 0, "inconclusive": 2, "infer-only": 0})
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], "%-24s inconclusive (implementation only; generated)" % "Op")
+        self.assertIn("%-24s inconclusive (nothing ran; generated)" % "Q", lines)
+
+
 if __name__ == "__main__":
     unittest.main()
