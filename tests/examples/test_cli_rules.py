@@ -3733,5 +3733,42 @@ class CheckScanOutcomeTest(unittest.TestCase):
         self.assertIn("%-24s inconclusive (nothing ran; generated)" % "Q", lines)
 
 
+
+class RunInputsOutcomeTest(unittest.TestCase):
+    """What `pyop run` says of the inputs it ran on (run._inputs_used):
+    each tensor of a dynamic input by its index, its values as the op got
+    them (before the call, not as a mutating op left them), generated or
+    given per tensor; a relative plugin path is made absolute."""
+
+    def test_inputs_used(self):
+        import argparse
+        run, values = _cli("run"), _cli("values")
+        info = _info(inputs=(("xs", "dynamic"), ("acc", "required")))
+        bufs = values.Buffers()
+        xs = [values.make_tensor(bufs, 0, [2], [1.0, 2.0]),
+              values.make_tensor(bufs, 0, [1], [0.0])]
+        acc = values.make_tensor(bufs, 6, [2], [5, 6])
+        before = [[values.encode_values(0, [1.0, 2.0]), values.encode_values(0, [0.0])],
+                  [values.encode_values(6, [5, 6])]]
+        values.write_values(acc, [7, 8])  # the op wrote it
+        res = argparse.Namespace(inputs=[xs, [acc]], before=before)
+        args = argparse.Namespace(input=["xs=float32[2]:1,2", "xs=float32[1]",
+                                         "acc=int32[2]:5,6"])
+        self.assertEqual(run._inputs_used(info, args, res), [
+            {"name": "xs[0]", "dtype": "float32", "shape": [2], "values": [1.0, 2.0],
+             "generated": False},
+            {"name": "xs[1]", "dtype": "float32", "shape": [1], "values": [0.0],
+             "generated": True},
+            {"name": "acc", "dtype": "int32", "shape": [2], "values": [5, 6],
+             "generated": False}])
+
+    def test_relative_plugin_path_made_absolute(self):
+        host = _cli("host")
+        with _Env("/unchanged"):
+            host.with_opp_path(["ops", "/b"])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"],
+                             os.path.join(os.getcwd(), "ops") + ":/b")
+
+
 if __name__ == "__main__":
     unittest.main()
