@@ -3770,5 +3770,88 @@ class RunInputsOutcomeTest(unittest.TestCase):
                              os.path.join(os.getcwd(), "ops") + ":/b")
 
 
+
+class BenchResultOutcomeTest(unittest.TestCase):
+    """What bench reports from its timings (bench._bench, the instance and
+    the timing stood in for): the medians, their difference (execute minus
+    the bare call), the attributes and inputs it ran with."""
+
+    def test_medians_and_what_was_used(self):
+        import argparse
+        bench = _cli("bench")
+        info = _info(inputs=(("x", "required"), ("y", "required")),
+                     attrs=({"name": "n", "type": "int", "required": True, "default": None},
+                            {"name": "f", "type": "float", "required": False, "default": 1.0}))
+        made = []
+
+        class Inst:
+            def __init__(self, lib, info, attrs, declare="launch"):
+                made.append(attrs)
+                self.op = None
+
+            def run(self, inputs, stage=None):
+                made.append(inputs)
+                return argparse.Namespace(error=None)
+
+            def destroy(self):
+                pass
+        saved = bench.Instance, bench._timed_call, bench._time
+        bench.Instance = Inst
+        bench._timed_call = lambda *a: (None, (), None)
+        # sorted per-call times: execute 1, 3, 9 us; the bare call 1, 2, 4 us
+        bench._time = lambda *a: ([1e-6, 3e-6, 9e-6], [1e-6, 2e-6, 4e-6])
+        try:
+            result, attrs = bench._bench(argparse.Namespace(op_info=lambda op: info),
+                                         argparse.Namespace(op="Op", input=None, attr=None,
+                                                            size=4, calls=10, repeat=3))
+        finally:
+            bench.Instance, bench._timed_call, bench._time = saved
+        self.assertEqual((result["execute_ns"], result["ctypes_call_ns"],
+                          result["execute_minus_ctypes_ns"]), (3000.0, 2000.0, 1000.0))
+        self.assertEqual((result["mode"], result["inputs"]),
+                         ("execute", ["x=float32[4]", "y=float32[4]"]))
+        # a required attribute gets a sample value; the optional keeps its default
+        self.assertEqual(made[0], {"n": 1})
+        self.assertEqual(attrs, {"n": 1})
+        x, y = made[1]
+        self.assertNotEqual(x[0][2], y[0][2])  # each input values of its own
+
+
+class InstanceDescsOutcomeTest(unittest.TestCase):
+    """The output descriptions compile, declare_launch_args and a launch
+    get (instance.Instance._descs): infer_meta's, float32[0] for a dynamic
+    output it gave no tensor, else the first input's (guessed), float32[1]
+    without inputs; guarded input buffers named per tensor of a dynamic
+    input."""
+
+    def _inst(self, outputs):
+        im = _cli("instance")
+        inst = im.Instance.__new__(im.Instance)
+        inst.info = _info(outputs=outputs)
+        return im, inst
+
+    def test_descs(self):
+        im, inst = self._inst((("y", "required"), ("zs", "dynamic")))
+        res = im.RunResult()
+        res.inferred = [[(6, [2, 3])], []]
+        self.assertEqual(inst._descs(res, []), [(6, [2, 3]), (0, [0])])
+        self.assertFalse(res.guessed)
+        res = im.RunResult()
+        self.assertEqual(inst._descs(res, [[], [(1, [4], [0] * 4)]]), [(1, [4]), (1, [4])])
+        self.assertTrue(res.guessed)
+        res = im.RunResult()
+        self.assertEqual(inst._descs(res, []), [(0, [1]), (0, [1])])
+        self.assertTrue(res.guessed)
+
+    def test_input_guard_names(self):
+        im, inst = self._inst((("y", "required"),))
+        inst.info = _info(inputs=(("x", "required"), ("xs", "dynamic")))
+        values = _cli("values")
+        bufs, res = values.Buffers(), im.RunResult()
+        res.keep = []
+        inst._input_slots([[(0, [1], [1.0])], [(0, [1], [1.0]), (0, [1], [2.0])]], bufs, res)
+        self.assertEqual([g[4] for g in bufs.guards], ["input x", "input xs[0]", "input xs[1]"])
+
+
 if __name__ == "__main__":
     unittest.main()
