@@ -3853,5 +3853,70 @@ class InstanceDescsOutcomeTest(unittest.TestCase):
         self.assertEqual([g[4] for g in bufs.guards], ["input x", "input xs[0]", "input xs[1]"])
 
 
+
+class BindingOutcomeTest(unittest.TestCase):
+    """What the binding reads of libpyop (binding.py): each capability by
+    its own bit, an empty serial reason as none, an interrupt with no text
+    named by the call, an unknown op told apart from one whose
+    implementation waits for its prototype."""
+
+    def _info(self, caps, serial=None):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 1)((b"x", 0))
+        outs = (b.IoInfo * 1)((b"y", 0))
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1",
+                        None, None, ins, 1, outs, 1, None, 0, caps, None, None)
+        info.serial_reason = serial
+        return b.info_to_dict(info)
+
+    def test_capabilities_by_bit(self):
+        for caps, want in ((0, []), (1, ["infer_meta"]), (2, ["execute"]), (4, ["compile"]),
+                           (8, ["declare_launch_args"]), (5, ["infer_meta", "compile"]),
+                           (10, ["execute", "declare_launch_args"]),
+                           (15, ["infer_meta", "execute", "compile", "declare_launch_args"])):
+            with self.subTest(caps=caps):
+                self.assertEqual(self._info(caps)["capabilities"], want)
+
+    def test_serial_reason(self):
+        self.assertIsNone(self._info(3, b"")["serial_reason"])
+        self.assertIsNone(self._info(3, None)["serial_reason"])
+        self.assertEqual(self._info(3, b"stateful")["serial_reason"], "stateful")
+
+    def test_interrupt_without_text(self):
+        b = _cli("binding")
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = _FakeC("PYOP_EINTR", "  \n")
+        with self.assertRaises(KeyboardInterrupt) as cm:
+            lib.check("execute of \"Slow\"", b.PYOP_EINTR)
+        self.assertEqual(str(cm.exception), 'execute of "Slow"')
+
+    def test_unknown_op_beside_a_pending_one(self):
+        b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
+
+        class C(_FakeC):
+            def pyop_op_get(self, name, out):
+                return -3
+
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = C("PYOP_ENOENT", 'no op "Gelu" is registered; Gelu waits for its prototype')
+        lib.op_types = lambda: ["Relu"]
+        saved = plugins.loaded_impls
+        plugins.loaded_impls = lambda: [{"op_type": "Gelu"}]
+        try:
+            with self.assertRaises(errors.CliError) as cm:
+                lib.op_info("Gelu")
+            self.assertIn("give it its REG_OP with --proto FILE", cm.exception.message)
+            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Gelu"))
+            with _Env("/ops"):
+                with self.assertRaises(errors.CliError) as cm:
+                    lib.op_info("Relux")
+            self.assertEqual(cm.exception.message,
+                             'no op "Relux" is registered; did you mean "Relu"?')
+            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Relux"))
+        finally:
+            plugins.loaded_impls = saved
+
+
 if __name__ == "__main__":
     unittest.main()
