@@ -3918,5 +3918,122 @@ class BindingOutcomeTest(unittest.TestCase):
             plugins.loaded_impls = saved
 
 
+
+class ProtoOutcomeTest(unittest.TestCase):
+    """--proto as the command handles it (proto.py): the bridge's packages
+    are pyop and ge and their submodules only (never pyop_utils or
+    gettext); the reader is imported for the reading and gone after it,
+    sys.path as it was; a REG_OP declared twice is refused naming both
+    places; an unusable one noted (quietly in a check worker); an unused
+    one noted once, never when some load implemented it."""
+
+    def setUp(self):
+        self.proto = _cli("proto")
+        saved = {n: m for n, m in sys.modules.items() if self.proto._ours(n)}
+        for n in saved:
+            del sys.modules[n]
+        state = [set(x) if isinstance(x, set) else dict(x) for x in
+                 (self.proto._declared, self.proto._unbound, self.proto._bound,
+                  self.proto._noted)]
+
+        def restore():
+            sys.modules.update(saved)
+            for cur, old in zip((self.proto._declared, self.proto._unbound, self.proto._bound,
+                                 self.proto._noted), state):
+                cur.clear()
+                cur.update(old)
+        self.addCleanup(restore)
+
+    def test_ours(self):
+        ours = self.proto._ours
+        for name in ("pyop", "ge", "pyop.ext", "ge.custom_op", "ge.custom_op.host_proto"):
+            self.assertTrue(ours(name), name)
+        for name in ("pyop_utils", "gettext", "geometry", "pyopx.y", "my.ge", "numpy"):
+            self.assertFalse(ours(name), name)
+
+    def test_reader_imported_for_the_reading_only(self):
+        import argparse
+        root = _tree(self, ["a/python/ge/__init__.py", "a/python/ge/custom_op/__init__.py",
+                            "a/python/ge/custom_op/host_proto.py", "ops.h"])
+        with open(os.path.join(root, "a/python/ge/custom_op/host_proto.py"), "w") as f:
+            f.write("class ReadError(Exception):\n    pass\n\n"
+                    "class Decl:\n    def info(self):\n        return {'op_type': 'Op'}\n\n"
+                    "def read(path):\n    return [Decl(), Decl()]\n")
+        lib = argparse.Namespace(doctor=lambda: "artifacts: %s\ncandidates:\n  %s: untried\n"
+                                 % (root, os.path.join(root, "a")))
+        bystanders = {n: type(sys)(n) for n in ("pyop_utils", "gettext_x", "geo")}
+        sys.modules.update(bystanders)
+        self.addCleanup(lambda: [sys.modules.pop(n, None) for n in bystanders])
+        path_before = list(sys.path)
+        got = self.proto.read_declarations(lib, os.path.join(root, "ops.h"))
+        self.assertEqual(got, [{"op_type": "Op"}, {"op_type": "Op"}])
+        self.assertEqual(sys.path, path_before)
+        self.assertEqual([n for n in sys.modules if self.proto._ours(n)], [])
+        for n, m in bystanders.items():
+            self.assertIs(sys.modules.get(n), m)
+
+    def _register(self, decls_by_file, notes=True):
+        import argparse
+        import contextlib
+        import io
+        proto = self.proto
+        registered = []
+        lib = argparse.Namespace(check=lambda what, rc: None,
+                                 c=argparse.Namespace(pyop_register_host_prototype=lambda p:
+                                                      registered.append(p) or 0))
+        saved = proto.read_declarations
+        proto.read_declarations = lambda lib, path: decls_by_file[path]
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                done = proto.register_protos(lib, list(decls_by_file), "check", notes)
+        finally:
+            proto.read_declarations = saved
+        return done, len(registered), err.getvalue()
+
+    def _decl(self, op, line, **kw):
+        return dict({"op_type": op, "line": line, "inputs": [("x", 0)], "outputs": [("y", 0)],
+                     "attrs": []}, **kw)
+
+    def test_registered_once_each(self):
+        errors = _cli("errors")
+        done, n, err = self._register({"/p/a.h": [self._decl("A", 3), self._decl("B", 7)]})
+        self.assertEqual((done, n, err), ({"A": "/p/a.h", "B": "/p/a.h"}, 2, ""))
+        with self.assertRaises(errors.CliError) as cm:
+            self._register({"/p/a.h": [self._decl("A", 3)], "/p/b.h": [self._decl("A", 9)]})
+        self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ECONFLICT", "A"))
+        self.assertEqual(cm.exception.message,
+                         "--proto /p/b.h:9: REG_OP('A') is declared in /p/a.h:3 too")
+        odd = self._decl("U", 5, unusable="a Tensor list attribute")
+        done, n, err = self._register({"/p/u.h": [odd, self._decl("C", 6)]})
+        self.assertEqual((done, n), ({"C": "/p/u.h"}, 1))
+        self.assertEqual(err, "pyop: check: note: --proto /p/u.h:5: REG_OP(U) is not "
+                              "registered: a Tensor list attribute\n")
+        done, n, err = self._register({"/p/u.h": [odd]}, notes=False)
+        self.assertEqual((done, n, err), ({}, 0, ""))
+
+    def test_unused_noted_once(self):
+        import contextlib
+        import io
+        proto = self.proto
+        for c in (proto._declared, proto._unbound, proto._bound, proto._noted):
+            c.clear()
+        proto._declared.update({"A": "/p/a.h:1", "B": "/p/a.h:2", "C": "/p/a.h:3"})
+
+        def info(op, impl):
+            return {"op_type": op, "proto_key": "host:" + op, "impl_key": impl}
+        self.assertTrue(proto.skip_unbound(info("A", None)))
+        self.assertFalse(proto.skip_unbound(info("B", "pyop:b")))
+        self.assertTrue(proto.skip_unbound(info("C", None)))
+        self.assertFalse(proto.skip_unbound(info("Z", None)))  # not a --proto REG_OP
+        proto.merge_binding({"bound": ["C"], "unbound": []})  # a worker's load implemented C
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            proto.note_unused("check")
+            proto.note_unused("check")
+        self.assertEqual(err.getvalue(), "pyop: check: note: --proto /p/a.h:1: REG_OP(A) is "
+                                         "not used: no loaded plugin implements it\n")
+
+
 if __name__ == "__main__":
     unittest.main()
