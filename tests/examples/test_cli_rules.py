@@ -4035,5 +4035,47 @@ class ProtoOutcomeTest(unittest.TestCase):
                                          "not used: no loaded plugin implements it\n")
 
 
+
+class WorkerCommandOutcomeTest(unittest.TestCase):
+    """How run and bench start their worker and read it (supervise.py): this
+    Python with its own flags (-B here) and the command (bin/pyop, or the
+    package directory from a source tree); an event cut across two reads
+    of the pipe is one event."""
+
+    def test_self_command(self):
+        sv, config = _cli("supervise"), _cli("config")
+        saved = config.SCRIPT
+        try:
+            config.SCRIPT = None
+            cmd = sv.self_command()
+            self.assertEqual(cmd[0], sys.executable)
+            self.assertIn("-B", cmd[1:-1])  # ctest runs this file with python -B
+            self.assertEqual(cmd[-1], os.path.dirname(os.path.abspath(sv.__file__)))
+            self.assertTrue(os.path.isfile(os.path.join(cmd[-1], "__main__.py")))
+            config.SCRIPT = "/opt/bin/pyop"
+            self.assertEqual(sv.self_command()[-1], "/opt/bin/pyop")
+        finally:
+            config.SCRIPT = saved
+
+    def test_event_cut_across_reads(self):
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b'{"e": "activity", "stage": "execute"}\n{"e": "do')
+        seen = []
+
+        def on_event(ev):
+            seen.append(ev)
+            if ev["e"] == "activity":  # the rest arrives in a read of its own
+                os.write(wfd, b'ne", "code": 0}\n')
+                os.close(wfd)
+            return ev["e"] == "done"
+        try:
+            got = sv.read_events(_Ended(), rfd, 60, on_event)
+        finally:
+            os.close(rfd)
+        self.assertIs(got, True)
+        self.assertEqual(seen, [{"e": "activity", "stage": "execute"}, {"e": "done", "code": 0}])
+
+
 if __name__ == "__main__":
     unittest.main()
