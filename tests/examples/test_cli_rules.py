@@ -4077,5 +4077,85 @@ class WorkerCommandOutcomeTest(unittest.TestCase):
         self.assertEqual(seen, [{"e": "activity", "stage": "execute"}, {"e": "done", "code": 0}])
 
 
+
+class OpDiedOutcomeTest(unittest.TestCase):
+    """What the command keeps of a worker's events (check_supervise.py):
+    an op reported is done (the next worker skips it), a phase said is the
+    job's; an op the worker died in is failed with the stages that ran (the
+    supervisor's own steps not counted), the cases that ran and were
+    refused, the problems found, the death named by case and stage (the
+    concurrency run's as such), and is done."""
+
+    def _sup(self):
+        import argparse
+        cs = _cli("check_supervise")
+        return cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                             argparse.Namespace(lanes=0, proto=None, input=None, attr=None),
+                             {"paths": ["/ops"], "done": [], "done_plugins": [],
+                              "phase": "together"}, 2.5)
+
+    def test_reported_op_and_phase(self):
+        sup = self._sup()
+        entry = {"plugin": "/ops/a.py", "op_type": "A", "status": "ok"}
+        self.assertFalse(sup._event({"e": "op", "entry": entry}))
+        self.assertEqual((sup.ops, sup.job["done"]), ([entry], [["/ops/a.py", "A"]]))
+        self.assertFalse(sup._event({"e": "phase", "phase": "each"}))
+        self.assertEqual(sup.job["phase"], "each")
+
+    def _died_in(self, activity, refused=True):
+        sup = self._sup()
+        sup._event({"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "inputs": "generated",
+                     "source": "/ops/a.py:3"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "infer_meta",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "second run",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "ran", "short": "float32[2,3]"})
+        if refused:
+            sup._event({"e": "refused", "refusal": {"case": "int8[2,3]", "reason": "TypeError: t",
+                                                    "file": "/ops/a.py", "line": 4}})
+        sup._event({"e": "problem", "case": "inputs x=float16[2,3]", "short": None,
+                    "text": "output y differs"})
+        sup._event(dict({"e": "activity", "plugin": "/ops/a.py", "op": "A"}, **activity))
+        self.assertFalse(sup._died(-9))
+        return sup
+
+    def test_op_died_in_a_case(self):
+        sup = self._died_in({"stage": "execute", "case": "inputs x=bool[0,3]",
+                             "short": "bool[0,3] (empty)"})
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+        e = sup.ops[0]
+        self.assertEqual((e["op_type"], e["status"], e["plugin"], e["source"]),
+                         ("A", "failed", "/ops/a.py", "/ops/a.py:3"))
+        self.assertEqual(e["stages"], {"infer_meta": 1, "execute": 2})
+        self.assertEqual(e["checked"], ["infer_meta", "execute"])
+        self.assertEqual((e["ran"], e["refused"]), (["float32[2,3]"], ["int8[2,3]"]))
+        self.assertEqual(e["problems"], [
+            "inputs x=float16[2,3]: output y differs",
+            "inputs x=bool[0,3]: execute ended the process running the check: killed by "
+            "SIGKILL"])
+
+    def test_op_died_in_the_concurrency_run(self):
+        sup = self._died_in({"stage": "run from 4 threads at once on one instance",
+                             "case": "inputs x=float32[2,3]", "short": "float32[2,3]"},
+                            refused=False)
+        e = sup.ops[0]
+        self.assertEqual(e["refused"], [])
+        self.assertEqual(e["problems"][-1], "inputs x=float32[2,3]: run from 4 threads at once "
+                         "on one instance: the op ended the process running the check: killed "
+                         "by SIGKILL")
+
+    def test_grouped_deaths_name_the_case_short_or_label(self):
+        cs, cv = _cli("check_supervise"), _cli("check_verdict")
+        a, b = cs._Raw("inputs x=float32[2,3]", None), cs._Raw("inputs x=int8[2,3]", "int8")
+        self.assertEqual((a.short, b.short), ("inputs x=float32[2,3]", "int8"))
+        self.assertEqual(cs._Raw(None, None).short, "")
+        self.assertEqual(cv._grouped([(b, "died"), (a, "died")]),
+                         ["inputs x=int8[2,3]: died\n(the same failure with "
+                          "inputs x=float32[2,3])"])
+
+
 if __name__ == "__main__":
     unittest.main()
