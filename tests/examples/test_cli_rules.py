@@ -4157,5 +4157,143 @@ class OpDiedOutcomeTest(unittest.TestCase):
                           "inputs x=float32[2,3])"])
 
 
+
+class CheckWorkerOutcomeTest(unittest.TestCase):
+    """check's worker (check_worker.py): a directory's plugins in sorted
+    order; which loaded ops it checks (the named ones, a --proto REG_OP no
+    plugin implements only when named, none already reported); given
+    inputs from --attr alone; the private directories named as the real
+    ones everywhere in what it sends; its exit status."""
+
+    def test_plugins_of_a_directory_sorted(self):
+        cw = _cli("check_worker")
+        names = ["p%02d_%s.py" % (k, c) for k, c in enumerate("qwertyuiopasdfghjklz")]
+        root = _tree(self, list(reversed(names)))
+        self.assertEqual(cw._plugin_entries([root]), [os.path.join(root, n) for n in names])
+
+    def _checked(self, ops, done=(), unbound=(), pending=()):
+        """The ops _check_loaded checks (and the pending ones it reports)."""
+        import argparse
+        cw = _cli("check_worker")
+        lib = argparse.Namespace(op_types=lambda: ["A", "B", "P"],
+                                 op_info=lambda t: {"op_type": t})
+        stream = _Stream()
+        worker = cw.Worker(lib, None, {"done": [list(d) for d in done], "ops": list(ops)},
+                           stream)
+        checked = []
+        worker._check_op = lambda t, plugin, pend: checked.append(t) or dict(
+            cw._entry(t, plugin, None))
+        saved = cw.pending_impls, cw.skip_unbound
+        cw.pending_impls = lambda types: [{"op_type": n, "impl_source": "/p/%s.py:1" % n}
+                                          for n in pending]
+        cw.skip_unbound = lambda info: info["op_type"] in unbound
+        try:
+            worker._check_loaded("/p")
+        finally:
+            cw.pending_impls, cw.skip_unbound = saved
+        sent = [ev["entry"]["op_type"] for ev in stream.events if ev["e"] == "op"]
+        return checked, sent
+
+    def test_which_ops_are_checked(self):
+        self.assertEqual(self._checked([]), (["A", "B", "P"], ["A", "B", "P"]))
+        self.assertEqual(self._checked(["B"]), (["B"], ["B"]))
+        # reported by an earlier worker: not again
+        self.assertEqual(self._checked([], done=[("/p", "A")]), (["B", "P"], ["B", "P"]))
+        self.assertEqual(self._checked([], done=[("/q", "A")])[0], ["A", "B", "P"])
+        # a --proto REG_OP nothing implements: left out unless named
+        self.assertEqual(self._checked([], unbound=["P"])[0], ["A", "B"])
+        self.assertEqual(self._checked(["P"], unbound=["P"])[0], ["P"])
+        # an implementation waiting for its prototype: reported, when wanted
+        self.assertEqual(self._checked([], pending=["W"]), (["A", "B", "P"],
+                                                            ["W", "A", "B", "P"]))
+        self.assertEqual(self._checked(["A"], pending=["W"]), (["A"], ["A"]))
+        self.assertEqual(self._checked(["W"], pending=["W"]), ([], ["W"]))
+
+    def test_given_attributes_alone_are_given_inputs(self):
+        import argparse
+        cw = _cli("check_worker")
+        info = _info(inputs=(), attrs=({"name": "n", "type": "int", "required": True,
+                                        "default": None},))
+        worker = cw.Worker(None, argparse.Namespace(input=None, attr=["n=2"]), {"done": []},
+                           _Stream())
+        cases, what = worker._cases(info)
+        self.assertEqual(what, "given")
+        self.assertEqual([(c.kind, c.attrs) for c in cases], [("given", {"n": 2})])
+
+    def test_case_typos(self):
+        cw = _cli("check_worker")
+        pending = [{"op_type": "ab", "impl_source": "/p/a.py:3"}]
+        self.assertEqual(cw._typo_notes("AB", pending), [
+            "no implementation is loaded for AB, and one waits for a prototype of ab "
+            "(/p/a.py:3): a typo in an op_type?"])
+        self.assertEqual(cw._typo_notes("Zq", pending), [])
+
+    def test_real_paths_everywhere(self):
+        cw = _cli("check_worker")
+        stream = _Stream()
+        worker = cw.Worker(None, None, {"done": []}, stream)
+        worker.holders = {"/tmp/pyop-check-x": "/ops"}
+        self.assertEqual(worker.real("/tmp/pyop-check-x/a.py imports /tmp/pyop-check-x/b.py"),
+                         "/ops/a.py imports /ops/b.py")
+        entry = dict(cw._entry("Op", "/ops/a.py", "/tmp/pyop-check-x/a.py:3"),
+                     problems=["/tmp/pyop-check-x/a.py:4: bad"],
+                     inconclusive="refused at /tmp/pyop-check-x/a.py:5",
+                     refusals=[{"case": "c", "reason": "ValueError: /tmp/pyop-check-x/a.py",
+                                "file": "/tmp/pyop-check-x/a.py", "line": 6}])
+        worker._send_op(entry)
+        sent = stream.events[0]["entry"]
+        self.assertEqual((sent["source"], sent["problems"], sent["inconclusive"]),
+                         ("/ops/a.py:3", ["/ops/a.py:4: bad"], "refused at /ops/a.py:5"))
+        self.assertEqual(sent["refusals"], [{"case": "c", "reason": "ValueError: /ops/a.py",
+                                             "file": "/ops/a.py", "line": 6}])
+        mon = cw.StreamMonitor(stream, "/ops/a.py", "Op", worker.real)
+        mon.case(_cli("check_cases").Case("inputs from /tmp/pyop-check-x/s.npy", [], {},
+                                          "samples", short="s"))
+        self.assertEqual(stream.events[-1]["case"], "inputs from /ops/s.npy")
+
+    def test_exit_status_of_the_worker(self):
+        import argparse
+        cw, errors = _cli("check_worker"), _cli("errors")
+        ended = []
+
+        class Ended(Exception):
+            pass
+
+        def end_now(code):
+            ended.append(code)
+            raise Ended()
+        streams = []
+
+        class S(_Stream):
+            def __init__(self, fd):
+                super().__init__()
+                streams.append(self)
+        saved = cw.Worker, cw.end_now, cw.Stream
+        try:
+            cw.end_now, cw.Stream = end_now, S
+            for raised, code, last in ((KeyboardInterrupt("at execute"), 130, "interrupted"),
+                                       (errors.UsageError("bad --input"), 2, "fatal"),
+                                       (errors.CliError("no", "PYOP_ENOENT"), 1, "fatal"),
+                                       (RuntimeError("bug"), 1, "fatal"), (None, 0, "done")):
+                with self.subTest(raised=raised):
+                    class W:
+                        def __init__(self, *a):
+                            pass
+
+                        def run(self):
+                            if raised is not None:
+                                raise raised
+                    cw.Worker = W
+                    with self.assertRaises(Ended):
+                        cw.serve(argparse.Namespace(interrupt_detail=lambda: None),
+                                 argparse.Namespace(_worker=9, _job="{}"))
+                    self.assertEqual(ended[-1], code)
+                    self.assertEqual(streams[-1].events[-1]["e"], last)
+        finally:
+            cw.Worker, cw.end_now, cw.Stream = saved
+        self.assertEqual(streams[0].events[-1]["text"], "at execute")
+        self.assertEqual(streams[1].events[-1]["exit"], 2)
+
+
 if __name__ == "__main__":
     unittest.main()
