@@ -4295,5 +4295,149 @@ class CheckWorkerOutcomeTest(unittest.TestCase):
         self.assertEqual(streams[1].events[-1]["exit"], 2)
 
 
+
+class _DoctorHost:
+    """A Lib for doctor_report: the whole load fails (fail_whole) or
+    registers ops; each plugin's own load registers the ops of that
+    plugin; records what it was asked."""
+
+    def __init__(self, fail_whole, elements):
+        import argparse
+        self.fail_whole, self.elements = fail_whole, elements
+        self.loads, self.lanes, self.unloads = [], [], []
+        self.c = argparse.Namespace(pyop_unload=lambda: self.unloads.append(len(self.loads)))
+
+    def load(self):
+        errors = _cli("errors")
+        where = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        listing = sorted(os.listdir(where)) if where and os.path.isdir(where) and \
+            where.startswith(tempfile.gettempdir()) else None
+        self.loads.append((where, listing))
+        self.current = where
+        if len(self.loads) == 1 and self.fail_whole:
+            raise errors.CliError("two plugins define A", "PYOP_ECONFLICT")
+        _DoctorHost.loaded = (self._IMPLS["/x/b.py"] + self._IMPLS["pkg"]
+                              if len(self.loads) == 1 else self._IMPLS.get(
+                                  "pkg" if listing == ["pkg"] else where, []))
+        if where == "/x/bad.py":
+            raise errors.CliError("bad.py: SyntaxError", "PYOP_EPYTHON")
+
+    _IMPLS = {"/x/b.py": [
+        {"op_type": "C", "impl_source": "/x/b.py:7", "capabilities": ["compile", "execute"],
+         "legacy": False},
+        {"op_type": "A", "impl_source": "/x/b.py:3", "capabilities": ["execute"],
+         "legacy": False}],
+        "pkg": [{"op_type": "W", "impl_source": "/ops/pkg/__init__.py:9",
+                 "capabilities": ["execute"], "legacy": False}]}
+    loaded = []  # the implementations of the plugins loaded now (plugins.loaded_impls)
+
+    def op_types(self):
+        if len(self.loads) == 1:
+            return ["A", "B", "C"]
+        return ["A"] if self.current == "/x/b.py" else ["B"]
+
+    def op_info(self, t):
+        src = {"A": "/x/b.py:3", "B": "/ops/pkg/__init__.py:5", "C": "/x/b.py:7"}[t]
+        return {"op_type": t, "proto_source": src, "impl_source": src, "lanes": 0,
+                "serial_reason": None}
+
+    def doctor(self):
+        return ("runtime key: none (no runtime)\nASCEND_CUSTOM_OPP_PATH=/x/b.py:/ops\n"
+                + "".join("  %s: %s\n" % e for e in self.elements)
+                + "artifacts: /a\ncandidates:\n  /a/cp312: loaded\nops registered: 2\n")
+
+    def set_lanes(self, n):
+        self.lanes.append(n)
+
+    def shutdown(self):
+        pass
+
+
+class DoctorReportOutcomeTest(unittest.TestCase):
+    """doctor's report (doctor.doctor_report) with libpyop and the bridge's
+    discovery stood in for: the plugins of python-file and python-dir
+    elements; when the whole load fails each plugin loaded alone (a package
+    from a directory holding only it), unloaded after, the variable as it
+    was; an op listed once under its plugin; the implementations noted
+    once (compile ones too); lanes set again after the load without them;
+    the Python's site directories."""
+
+    def setUp(self):
+        self.doctor = _cli("doctor")
+        saved = self.doctor._discover, self.doctor.loaded_impls
+        self.addCleanup(self._restore, saved)
+        found = {"/x/b.py": [{"plugin": "/x/b.py", "package": False}],
+                 "/x/bad.py": [{"plugin": "/x/bad.py", "package": False}],
+                 "/ops": [{"plugin": "/ops/pkg", "package": True}]}
+        self.doctor._discover = lambda el: [dict(p) for p in found.get(el, [])]
+        self.doctor.loaded_impls = lambda: [dict(i) for i in _DoctorHost.loaded]
+
+    def _restore(self, saved):
+        self.doctor._discover, self.doctor.loaded_impls = saved
+
+    def _report(self, lib, lanes=0):
+        import contextlib
+        import io
+        with contextlib.redirect_stderr(io.StringIO()):
+            return self.doctor.doctor_report(lib, lanes)
+
+    def test_failed_load_each_plugin_alone(self):
+        lib = _DoctorHost(True, [("/x/b.py", "python-file"), ("/ops", "python-dir"),
+                                 ("/x/bad.py", "python-file")])
+        with _Env(None):
+            rep = self._report(lib)
+            self.assertNotIn("ASCEND_CUSTOM_OPP_PATH", os.environ)
+        self.assertEqual(rep["load"]["status"], "PYOP_ECONFLICT")
+        self.assertEqual([(p["plugin"], p["verdict"], p["ops"]) for p in rep["plugins"]],
+                         [("/x/b.py", "ok", ["A"]), ("/ops/pkg", "ok", ["B"]),
+                          ("/x/bad.py", "failed", [])])
+        self.assertEqual(rep["plugins"][2]["error"]["status"], "PYOP_EPYTHON")
+        where = [w for w, _ in lib.loads]
+        self.assertEqual((where[0], where[1], where[3]), (None, "/x/b.py", "/x/bad.py"))
+        self.assertTrue(where[2].startswith(tempfile.gettempdir()), where)
+        self.assertEqual(lib.loads[2][1], ["pkg"])  # a directory holding only the package
+        self.assertFalse(os.path.exists(where[2]))  # removed after
+        # the failed whole load unloaded, then each plugin's load
+        self.assertEqual(lib.unloads, [1, 2, 3, 4])
+        # each plugin's implementations worth a line: C (compile), W (no prototype)
+        self.assertEqual([(i["op_type"], i["pending"]) for i in rep["implementations"]],
+                         [("C", True), ("W", True)])
+        self.assertEqual([p["pending"] for p in rep["plugins"]], [["C"], ["W"], []])
+        with _Env("/before"):
+            self._report(_DoctorHost(True, [("/x/b.py", "python-file")]))
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/before")
+
+    def test_loaded_together(self):
+        lib = _DoctorHost(False, [("/x/b.py", "python-file"), ("/ops", "python-dir")])
+        rep = self._report(lib)
+        self.assertEqual(rep["load"], {"status": "ok", "ops": ["A", "B", "C"], "error": None})
+        self.assertEqual([(p["plugin"], p["verdict"], p["ops"]) for p in rep["plugins"]],
+                         [("/x/b.py", "ok", ["A", "C"]), ("/ops/pkg", "ok", ["B"])])
+        self.assertEqual(len(lib.loads), 1)
+        # C is registered, noted for its compile; W waits for its prototype
+        self.assertEqual([(i["op_type"], i["pending"]) for i in rep["implementations"]],
+                         [("C", False), ("W", True)])
+        self.assertEqual([p["pending"] for p in rep["plugins"]], [[], ["W"]])
+        lib = _DoctorHost(False, [("/x/b.py", "python-file")])
+        self._report(lib, lanes=3)
+        self.assertEqual(lib.lanes, [0, 3])  # the load without lanes, then lanes again
+
+    def test_site_directories(self):
+        doctor, config = self.doctor, _cli("config")
+        saved = config.BUILD_PYTHON
+        extra = ["/opt/py/lib/python3/dist-packages", "/opt/py/lib/site-packages/",
+                 "/opt/py/lib/mine"]
+        sys.path.extend(extra)
+        try:
+            config.BUILD_PYTHON = None
+            rep = doctor.python_report()
+        finally:
+            config.BUILD_PYTHON = saved
+            del sys.path[-len(extra):]
+        flags = {p["path"]: p["site_packages"] for p in rep["sys_path"]}
+        self.assertEqual([flags[p] for p in extra], [True, True, False])
+        self.assertIsNone(rep["is_build_python"])
+
+
 if __name__ == "__main__":
     unittest.main()
