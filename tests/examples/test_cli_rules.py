@@ -4439,5 +4439,59 @@ class DoctorReportOutcomeTest(unittest.TestCase):
         self.assertIsNone(rep["is_build_python"])
 
 
+
+class TooDeepOutcomeTest(unittest.TestCase):
+    """A directory named like a plugin file (odd.py/, no __init__.py) is no
+    plugin (errors._is_plugin_entry): the too-deep note still names the
+    .py files one directory down."""
+
+    def test_directory_named_py_is_no_plugin(self):
+        errors = _cli("errors")
+        root = _tree(self, ["odd.py/readme.txt", "sub/a.py"])
+        with _Env(root):
+            notes = errors.too_deep_notes()
+        self.assertEqual(len(notes), 1)
+        self.assertTrue(notes[0].startswith(os.path.join(root, "sub", "a.py") + " skipped: "),
+                        notes)
+        self.assertFalse(errors._is_plugin_entry(root, "odd.py"))
+        root = _tree(self, ["real.py", "sub/a.py"])
+        with _Env(root):
+            self.assertEqual(errors.too_deep_notes(), [])
+
+
+
+class ProtoNotesOutcomeTest(unittest.TestCase):
+    """Who says the notes of the --proto files (main._main): the command,
+    and run's or bench's worker (the one process of theirs that registers
+    them), never a check worker (its command said them)."""
+
+    def test_quiet_only_in_a_check_worker(self):
+        import argparse
+        main, supervise = _cli("main"), _cli("supervise")
+        seen = []
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_run,
+                 main.cmd_check, main.note_unused, supervise._worker)
+        main.Lib = lambda path: argparse.Namespace(shutdown=lambda: None)
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: seen.append(
+            (command, notes)) or {}
+        main.cmd_run = main.cmd_check = lambda lib, args: 0
+        main.note_unused = lambda command: None
+        rfd, wfd = os.pipe()
+        try:
+            for argv in (["run", "Op", "--_worker", str(wfd)], ["check", "--_worker", "7",
+                                                                 "--_job", "{}"],
+                         ["check", "/ops"]):
+                with self.subTest(argv=argv):
+                    self.assertEqual(main._main(argv, argv[0]), 0)
+                    supervise._worker = None
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_run, main.cmd_check,
+             main.note_unused, supervise._worker) = saved
+            os.close(rfd)
+            os.close(wfd)
+        self.assertEqual(seen, [("run", True), ("check", False), ("check", True)])
+
+
 if __name__ == "__main__":
     unittest.main()
