@@ -3405,23 +3405,6 @@ class SweepOutcomeTest(unittest.TestCase):
                 for t in (1, 3) if dtype == "bool" else (1, 2, 3):
                     self.assertNotEqual(cc.thread_inputs(case, t)[0][0][2], own)
 
-    def test_numpy_sample_of_no_pyop_type(self):
-        cc = _cli("check_cases")
-
-        class Arr:
-            def __init__(self, dtype):
-                self.dtype, self.shape = dtype, (2,)
-
-            def reshape(self, n):
-                return self
-
-            def tolist(self):
-                return [1, 2]
-        self.assertEqual(cc._sample_tensor(Arr("int32"), "s"), (6, [2], [1, 2]))
-        with self.assertRaisesRegex(ValueError, "numpy dtype complex64 has no pyop equivalent"):
-            cc._sample_tensor(Arr("complex64"), "s")
-
-
 
 class RunCasesOutcomeTest(unittest.TestCase):
     """An op's verdict from its runs (check_verdict.run_cases), with the
