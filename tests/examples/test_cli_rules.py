@@ -4341,8 +4341,8 @@ class DoctorReportOutcomeTest(unittest.TestCase):
     discovery stood in for: the plugins of python-file and python-dir
     elements; when the whole load fails each plugin loaded alone (a package
     from a directory holding only it), unloaded after, the variable as it
-    was; an op listed once under its plugin; the implementations noted
-    once (compile ones too); lanes set again after the load without them;
+    was; an op listed once under its plugin; the implementations worth a
+    note (one with compile too); lanes set again after the load without them;
     the Python's site directories."""
 
     def setUp(self):
@@ -4382,7 +4382,7 @@ class DoctorReportOutcomeTest(unittest.TestCase):
         self.assertFalse(os.path.exists(where[2]))  # removed after
         # the failed whole load unloaded, then each plugin's load
         self.assertEqual(lib.unloads, [1, 2, 3, 4])
-        # each plugin's implementations worth a line: C (compile), W (no prototype)
+        # each plugin's implementations worth a line: C and W, their prototypes not loaded
         self.assertEqual([(i["op_type"], i["pending"]) for i in rep["implementations"]],
                          [("C", True), ("W", True)])
         self.assertEqual([p["pending"] for p in rep["plugins"]], [["C"], ["W"], []])
