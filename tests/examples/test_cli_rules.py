@@ -14,6 +14,7 @@ Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.rules):
 """
 
 import os
+import struct
 import sys
 import tempfile
 import unittest
@@ -3327,6 +3328,1152 @@ class SecondRunRulesTest(unittest.TestCase):
             "the second run on the same instance: attribute w (a Tensor attribute, read-only for "
             "the op) was written by execute"])
         self.assertIsNone(run.first_ok)
+
+
+
+# ---- outcome pass, session 10: each branch's outcome asserted (mutants
+# cli.out.* in tests/mutation/mutants.txt).
+
+class SweepOutcomeTest(unittest.TestCase):
+    """check's generated cases (check_cases.py) as an op author sees them:
+    the data types chosen per input where the prototype declares them, a
+    dynamic input's two tensors with values of their own, the attribute
+    case moving every optional scalar off its default, the concurrency
+    run's inputs that differ from the case's in every data type."""
+
+    def _two_typed(self):
+        info = _info(inputs=(("x", "required"), ("idx", "required")))
+        info["inputs"][0]["dtypes"] = ["float16", "float32"]
+        info["inputs"][1]["dtypes"] = ["int32", "int64"]
+        return info
+
+    def test_declared_dtypes(self):
+        cc = _cli("check_cases")
+        # int32 is idx's own, x takes the first of its own (float16): the same
+        # choice as float16's, so one case; int64 likewise gives x float16.
+        self.assertEqual(cc.sweep_dtypes(self._two_typed()),
+                         [("float32", ("float32", "int32")), ("float16", ("float16", "int32")),
+                          ("int64", ("float16", "int64"))])
+        self.assertEqual(cc._short(self._two_typed(), "float16", ("float16", "int32"), [2, 3]),
+                         "float16[2,3] (idx: int32)")
+        self.assertEqual(cc._short(_info(), "float32", ("float32",), [2, 3]), "float32[2,3]")
+        shorts = [c.short for c in cc.generated_cases(self._two_typed())]
+        self.assertEqual(shorts[:3], ["float32[2,3] (idx: int32)", "float16[2,3] (idx: int32)",
+                                      "int64[2,3] (x: float16)"])
+
+    def test_dynamic_input_two_tensors(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"), ("b", "required")))
+        base = cc.generated_cases(info, sweep=False)
+        self.assertEqual(len(base), 1)
+        xs, b = base[0].inputs
+        self.assertEqual([(d, s) for d, s, _ in xs], [(0, [2, 3]), (0, [2, 3])])
+        self.assertNotEqual(xs[0][2], xs[1][2])  # each tensor its own values
+        self.assertEqual(len(b), 1)
+        self.assertEqual(base[0].label, "inputs xs=2 x float32[2,3], b=float32[2,3]")
+        # the same for an int type
+        i32 = cc._make_case(info, [2, 1], {}, "int32", [2, 3], "generated", "s")
+        self.assertNotEqual(i32.inputs[0][0][2], i32.inputs[0][1][2])
+        self.assertNotEqual(i32.inputs[0][0][2], i32.inputs[1][0][2])
+
+    def test_attribute_case_of_infinite_defaults(self):
+        cc = _cli("check_cases")
+        for d in (float("inf"), float("-inf"), float("nan")):
+            with self.subTest(default=d):
+                self.assertEqual(cc._other_value({"type": "float", "default": d}), 0.5)
+
+    def test_attribute_case_leaves_required_attributes(self):
+        cc = _cli("check_cases")
+        attrs = ({"name": "flag", "type": "bool", "required": True, "default": None},)
+        info = _info(attrs=attrs)
+        self.assertIsNone(cc._attr_case(info, {"flag": False}, "float32", ("float32",)))
+        cases = cc.generated_cases(info)
+        self.assertTrue(all(c.attrs == {"flag": False} for c in cases), [c.attrs for c in cases])
+        attrs += ({"name": "k", "type": "int", "required": False, "default": 2},)
+        case = cc._attr_case(_info(attrs=attrs), {"flag": False}, "float32", ("float32",))
+        self.assertEqual(case.attrs, {"flag": False, "k": 3})
+
+    def test_thread_inputs_of_every_kind(self):
+        cc = _cli("check_cases")
+        given = cc.Case("g", [[(0, [3], [1.0, 2.0, 3.0])]], {}, "given")
+        self.assertEqual(cc.thread_inputs(given, 1)[0][0][2], [2.0, 3.0, 1.0])
+        for dtype in ("int32", "bool", "float32", "uint8"):
+            with self.subTest(dtype=dtype):
+                case = cc._make_case(_info(), [1], {}, dtype, [2, 3], "generated", "s")
+                own = case.inputs[0][0][2]
+                # (bool has two patterns only: thread 2's are thread 0's again)
+                for t in (1, 3) if dtype == "bool" else (1, 2, 3):
+                    self.assertNotEqual(cc.thread_inputs(case, t)[0][0][2], own)
+
+
+class RunCasesOutcomeTest(unittest.TestCase):
+    """An op's verdict from its runs (check_verdict.run_cases), with the
+    instance stood in for: what counts as ran, which case the concurrency
+    run takes and when it runs at all, the warning of a mutated input no
+    run wrote, a guessed description's note, failures grouped."""
+
+    def setUp(self):
+        self.cv, self.cc, self.errors = (_cli("check_verdict"), _cli("check_cases"),
+                                         _cli("errors"))
+
+    def _res(self, data=b"ab", stages=("execute",), guessed=False, error=None, before=None,
+             after=None):
+        r = _Res([[data]], after=after)
+        r.stages, r.guessed, r.error, r.declare_error = list(stages), guessed, error, None
+        r.attrs_written, r.inferred, r.inputs, r.before = [], None, [], before
+        r.produced = [[(_Buf(1), None)]]
+        r.ran = r.failed = "execute"
+        return r
+
+    def _run(self, info, cases, answer, threads=1, deterministic=True):
+        """run_cases with Instance.run(inputs) answered by answer(inputs);
+        returns (verdict, [(activity, case label)])."""
+        cv = self.cv
+
+        class Inst:
+            def __init__(self, lib, info, attrs, declare=None):
+                pass
+
+            def run(self, inputs, stage=None):
+                a = answer(inputs)
+                if isinstance(a, Exception):
+                    raise a
+                return a
+
+            def destroy(self):
+                pass
+
+        seen = []
+
+        class Mon(cv.Monitor):
+            def activity(self, what, case=None):
+                seen.append((what, case.label if case else None))
+        saved = cv.Instance
+        cv.Instance = Inst
+        try:
+            v = cv.run_cases(None, info, cases, Mon(), deterministic, threads)
+        finally:
+            cv.Instance = saved
+        return v, seen
+
+    def _case(self, label, value=1.0, kind="generated"):
+        return self.cc.Case(label, [[(0, [1], [value])]], {}, kind, short=label + "s")
+
+    def test_ran_and_the_concurrency_case(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        v, seen = self._run(_info(), [a, b], lambda inputs: self._res(), threads=2)
+        self.assertEqual((v["problems"], v["ran"], v["threads"]), ([], ["As", "Bs"], 2))
+        # the first case that passed is the one run from several threads
+        self.assertEqual(seen, [("run from 2 threads at once on one instance", "A")])
+        # one thread: no concurrency run
+        v, seen = self._run(_info(), [a, b], lambda inputs: self._res(), threads=1)
+        self.assertEqual((v["threads"], seen), (0, []))
+        # nothing ran (no stage): not listed as ran, never the concurrency case
+        v, seen = self._run(_info(), [a], lambda inputs: self._res(stages=()), threads=2)
+        self.assertEqual((v["ran"], v["stages"]), ([], {}))
+
+    def test_no_concurrency_run_after_a_failure(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        err = self.errors.CliError("no output", "PYOP_ECONTRACT")
+
+        def answer(inputs):
+            return self._res(error=err) if inputs[0][0][2] == [1.0] else self._res()
+        v, seen = self._run(_info(), [a, b], answer, threads=2)
+        self.assertEqual(v["problems"], ["A: PYOP_ECONTRACT: no output"])
+        self.assertEqual((v["threads"], seen), (0, []))
+        self.assertEqual(v["ran"], ["As", "Bs"])
+
+    def test_infer_meta_failure_counted(self):
+        err = self.errors.CliError("bad shape", "PYOP_EPYTHON")
+        err.stage = "infer_meta"
+        v, _ = self._run(_info(), [self._case("A")], lambda inputs: err)
+        self.assertEqual(v["stages"], {"infer_meta": 1})
+        self.assertEqual(v["problems"], ["A: PYOP_EPYTHON: bad shape"])
+        self.assertEqual(self.cv.op_status(dict(_info(), impl_key=None), v), "failed")
+        other = self.errors.CliError("gone", "PYOP_EPYTHON")  # not infer_meta's
+        v, _ = self._run(_info(), [self._case("A")], lambda inputs: other)
+        self.assertEqual(v["stages"], {})
+
+    def test_guessed_in_any_case_noted(self):
+        a, b = self._case("A", 1.0), self._case("B", 2.0)
+        v, _ = self._run(_info(), [a, b],
+                         lambda inputs: self._res(guessed=inputs[0][0][2] == [1.0]))
+        self.assertTrue(v["guessed"])
+        self.assertEqual(len(v["notes"]), 1)
+        self.assertTrue(v["notes"][0].startswith("no infer_meta:"), v["notes"])
+        v, _ = self._run(_info(), [a, b], lambda inputs: self._res())
+        self.assertEqual((v["guessed"], v["notes"]), (False, []))
+
+    def test_mutated_input_warning_counts_runs_on_data(self):
+        info = _info(inputs=(("acc", "required"),))
+        info["inputs"][0]["mutated"] = True
+        empty = self._case("E")
+
+        def unwritten(before):
+            return lambda inputs: self._res(before=[[before]], after=[[before]])
+        # an empty tensor is no run that could write it: no warning
+        v, _ = self._run(info, [empty], unwritten(b""))
+        self.assertEqual(v["warnings"], [])
+        v, _ = self._run(info, [empty, self._case("F", 2.0)], unwritten(b"\0\0\0\0"))
+        self.assertEqual(v["warnings"], [
+            "input acc is declared in mutates_args, but none of the 2 runs wrote it: if "
+            "execute never writes it, drop it from mutates_args"])
+        # a case that failed ran nothing to count: no warning either
+        err = self.errors.CliError("no output", "PYOP_ECONTRACT")
+        v, _ = self._run(info, [empty], lambda inputs: self._res(error=err))
+        self.assertEqual(v["warnings"], [])
+        v, _ = self._run(info, [empty], lambda inputs: self._res(before=[[b"\0"]],
+                                                                 after=[[b"\1"]]))
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+
+    def test_grouped_failures(self):
+        cc, cv = self.cc, self.cv
+        a, b, c = (cc.Case(n, [], {}, "sweep", short=n + "s") for n in ("A", "B", "C"))
+        self.assertEqual(cv._grouped([(a, "y is float32[2,3]"), (b, "y is int8[0,3]"),
+                                      (c, "y is bool[4,1]")]),
+                         ["A: y is float32[2,3]\n(the same failure with Bs, Cs)"])
+        # digits of a name or a source line are not masked: other failures
+        for one, two in (('File "op.py", line 12', 'File "op.py", line 13'),
+                         ("at op.py:12", "at op.py:13"), ("output y1", "output y2")):
+            with self.subTest(one=one):
+                self.assertEqual(cv._grouped([(a, one), (b, two)]),
+                                 ["A: " + one, "B: " + two])
+
+    def test_npu_note_only_beside_execute(self):
+        cv = self.cv
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "A", "needs an NPU")]
+        cv._notes(_info(), v)
+        self.assertEqual(v["notes"], [])
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "A", "needs an NPU"), ("execute", "B", "x"),
+                    ("declare_launch_args", "C", "other")]
+        v["stages"] = {"execute": 1}
+        cv._notes(_info(), v)
+        self.assertEqual(v["notes"], ["declare_launch_args ran on 2 cases and stopped where it "
+                                      "needs an NPU (needs an NPU): the launch path is not "
+                                      "checked here; execute ran"])
+
+    def test_dynamic_input_written_names_its_first_tensor(self):
+        cv = self.cv
+        info = _info(inputs=(("xs", "dynamic"),))
+        res = _Run(before=[[b"a", b"b"]], after=[[b"A", b"b"]])
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: input xs[0] was written, but it is not declared in mutates_args"])
+
+
+
+class Bfloat16EdgesOutcomeTest(unittest.TestCase):
+    """The command's bfloat16 values (values._bf16_bits) at the edge of the
+    subnormals: the smallest normal, the subnormals below it, read back as
+    written."""
+
+    def test_round_trip_at_the_smallest_normal(self):
+        values, binding = _cli("values"), _cli("binding")
+        bf16 = binding.DTYPES.index("bfloat16")
+        for x, bits in ((2.0 ** -126, 0x0080), (1.5 * 2.0 ** -127, 0x0060),
+                        (2.0 ** -127, 0x0040), (127 * 2.0 ** -133, 0x007F),
+                        (-1.5 * 2.0 ** -127, 0x8060), (2.0 ** -133, 0x0001),
+                        (1.5 * 2.0 ** -126, 0x00C0)):
+            with self.subTest(x=x):
+                raw = values.encode_values(bf16, [x])
+                self.assertEqual(raw, struct.pack("<H", bits))
+                self.assertEqual(values.decode_values(bf16, raw), [x])
+
+
+
+class PluginIndexOutcomeTest(unittest.TestCase):
+    """What check reads of the loaded plugins (check_plugin.py), with plugin
+    modules stood in for under the loader's prefix: the index follows the
+    modules loaded now (a reload's classes, never an unloaded plugin's), a
+    placeholder None module is skipped, a file reached through a symlink is
+    the plugin's own, a reference's default tolerances, a Tensor attribute
+    written twice named once."""
+
+    def setUp(self):
+        self.cp = _cli("check_plugin")
+        self.cp.forget_plugins()
+        self.names = []
+        self.addCleanup(self._drop)
+
+    def _drop(self):
+        for n in self.names:
+            sys.modules.pop(n, None)
+        self.cp.forget_plugins()
+
+    def _module(self, name, **objs):
+        mod = type(sys)(name)
+        for k, v in objs.items():
+            setattr(mod, k, v)
+        sys.modules[name] = mod
+        self.names.append(name)
+        return mod
+
+    def _impl(self, key):
+        desc = type("Desc", (), {"key": key})()
+        return type("Impl", (), {"__pyop_descriptor__": desc})
+
+    def test_index_follows_the_loaded_modules(self):
+        cp = self.cp
+        first = self._impl("pyop:a:Impl")
+        self._module("_pyop_plugin_a", Impl=first)
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a:Impl"}), first)
+        # the plugin unloaded and another loaded: its class, not the old one
+        sys.modules.pop("_pyop_plugin_a")
+        second = self._impl("pyop:a:Impl")
+        self._module("_pyop_plugin_a", Impl=second)
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a:Impl"}), second)
+        sys.modules.pop("_pyop_plugin_a")
+        self.assertIsNone(cp.impl_class({"impl_key": "pyop:a:Impl"}))
+        # a None placeholder under the prefix is no module
+        sys.modules["_pyop_plugin_none"] = None
+        self.names.append("_pyop_plugin_none")
+        self.assertIsNone(cp.impl_class({"impl_key": "pyop:a:Impl"}))
+        self.assertFalse(cp.in_plugin_code("/nowhere/x.py"))
+
+    def test_in_plugin_code_through_a_symlink(self):
+        cp = self.cp
+        root = tempfile.mkdtemp(prefix="pyop_plugin_link_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        real = os.path.join(root, "real")
+        os.mkdir(real)
+        with open(os.path.join(real, "op.py"), "w") as f:
+            f.write("# op\n")
+        os.symlink(real, os.path.join(root, "link"))
+        mod = self._module("_pyop_plugin_op")
+        mod.__file__ = os.path.join(root, "link", "op.py")
+        self.assertTrue(cp.in_plugin_code(os.path.join(real, "op.py")))
+        self.assertTrue(cp.in_plugin_code(os.path.join(root, "link", "op.py")))
+        self.assertFalse(cp.in_plugin_code(os.path.join(real, "other.py")))
+        self.assertFalse(cp.in_plugin_code(""))
+
+    def test_reference_default_tolerances(self):
+        cp = self.cp
+
+        def ref(x):
+            return x
+        ref.__pyop_reference__ = "Op"
+        self._module("_pyop_plugin_ref", ref=ref)
+        self.assertEqual(cp.find_reference({"op_type": "Op"}), (ref, (1e-5, 1e-8)))
+        self.assertIsNone(cp.find_reference({"op_type": "Other"}))
+
+    def test_attribute_written_twice_named_once(self):
+        import ctypes
+        cp = self.cp
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class W:
+            data_ptr, nbytes = ctypes.addressof(buf), 4
+
+        class Impl:
+            def execute(self, w):
+                buf[0] = bytes([buf.raw[0] + 1])  # another byte each call
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:w:Impl"})()
+        self._module("_pyop_plugin_w", Impl=Impl)
+        with cp.AttrWatch({"impl_key": "pyop:w:Impl"}, ["w"]) as watch:
+            Impl().execute(W())
+            Impl().execute(W())
+        self.assertEqual(watch.written, [("w", "execute")])
+
+
+
+class CheckScanOutcomeTest(unittest.TestCase):
+    """The elements check's workers load (check._scanned): each verdict
+    libpyop's scan skips is skipped, the others taken in order, and
+    ASCEND_CUSTOM_OPP_PATH is as it was afterwards, unset included; an
+    implementation-only op's line says so."""
+
+    def test_skipped_verdicts_and_the_variable_left_alone(self):
+        check = _cli("check")
+        elements = [("/a", "python-dir", None), ("rel", "relative", "refused"),
+                    ("/u", "unreadable", "EACCES"), ("/t", "not-python", "no .py files"),
+                    ("/m", "missing-dir", None), ("/b.py", "python-file", None)]
+        for before in (None, "/before"):
+            with self.subTest(before=before):
+                with _Env(before):
+                    taken, skipped = check._scanned(_DoctorLib(elements), "/a:rel:/u:/t:/m:/b.py")
+                    self.assertEqual(os.environ.get("ASCEND_CUSTOM_OPP_PATH"), before)
+                self.assertEqual(taken, ["/a", "/b.py"])
+                self.assertEqual(skipped, [
+                    "ASCEND_CUSTOM_OPP_PATH element 'rel' skipped: refused",
+                    "ASCEND_CUSTOM_OPP_PATH element '/u' skipped: EACCES",
+                    "ASCEND_CUSTOM_OPP_PATH element '/t' skipped: no .py files",
+                    "ASCEND_CUSTOM_OPP_PATH element '/m' skipped: missing-dir"])
+
+    def test_implementation_only_line(self):
+        import contextlib
+        import io
+        check = _cli("check")
+        out = io.StringIO()
+        entry = _entry(status="inconclusive", checked=[], pending=True, ran=[],
+                       inconclusive="waits for a prototype", why="no prototype")
+        with _Env(None), contextlib.redirect_stdout(out):
+            check._print_text([entry, _entry("Q", status="inconclusive", checked=[], ran=[])],
+                              [], None, [], [], None,
+                              {"failed": 0, "inconclusive": 2, "infer-only": 0})
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], "%-24s inconclusive (implementation only; generated)" % "Op")
+        self.assertIn("%-24s inconclusive (nothing ran; generated)" % "Q", lines)
+
+
+
+class RunInputsOutcomeTest(unittest.TestCase):
+    """What `pyop run` says of the inputs it ran on (run._inputs_used):
+    each tensor of a dynamic input by its index, its values as the op got
+    them (before the call, not as a mutating op left them), generated or
+    given per tensor; a relative plugin path is made absolute."""
+
+    def test_inputs_used(self):
+        import argparse
+        run, values = _cli("run"), _cli("values")
+        info = _info(inputs=(("xs", "dynamic"), ("acc", "required")))
+        bufs = values.Buffers()
+        xs = [values.make_tensor(bufs, 0, [2], [1.0, 2.0]),
+              values.make_tensor(bufs, 0, [1], [0.0])]
+        acc = values.make_tensor(bufs, 6, [2], [5, 6])
+        before = [[values.encode_values(0, [1.0, 2.0]), values.encode_values(0, [0.0])],
+                  [values.encode_values(6, [5, 6])]]
+        values.write_values(acc, [7, 8])  # the op wrote it
+        res = argparse.Namespace(inputs=[xs, [acc]], before=before)
+        args = argparse.Namespace(input=["xs=float32[2]:1,2", "xs=float32[1]",
+                                         "acc=int32[2]:5,6"])
+        self.assertEqual(run._inputs_used(info, args, res), [
+            {"name": "xs[0]", "dtype": "float32", "shape": [2], "values": [1.0, 2.0],
+             "generated": False},
+            {"name": "xs[1]", "dtype": "float32", "shape": [1], "values": [0.0],
+             "generated": True},
+            {"name": "acc", "dtype": "int32", "shape": [2], "values": [5, 6],
+             "generated": False}])
+
+    def test_relative_plugin_path_made_absolute(self):
+        host = _cli("host")
+        with _Env("/unchanged"):
+            host.with_opp_path(["ops", "/b"])
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"],
+                             os.path.join(os.getcwd(), "ops") + ":/b")
+
+
+
+class BenchResultOutcomeTest(unittest.TestCase):
+    """What bench reports from its timings (bench._bench, the instance and
+    the timing stood in for): the medians, their difference (execute minus
+    the bare call), the attributes and inputs it ran with."""
+
+    def test_medians_and_what_was_used(self):
+        import argparse
+        bench = _cli("bench")
+        info = _info(inputs=(("x", "required"), ("y", "required")),
+                     attrs=({"name": "n", "type": "int", "required": True, "default": None},
+                            {"name": "f", "type": "float", "required": False, "default": 1.0}))
+        made = []
+
+        class Inst:
+            def __init__(self, lib, info, attrs, declare="launch"):
+                made.append(attrs)
+                self.op = None
+
+            def run(self, inputs, stage=None):
+                made.append(inputs)
+                return argparse.Namespace(error=None)
+
+            def destroy(self):
+                pass
+        saved = bench.Instance, bench._timed_call, bench._time
+        bench.Instance = Inst
+        bench._timed_call = lambda *a: (None, (), None)
+        # sorted per-call times: execute 1, 3, 9 us; the bare call 1, 2, 4 us
+        bench._time = lambda *a: ([1e-6, 3e-6, 9e-6], [1e-6, 2e-6, 4e-6])
+        try:
+            result, attrs = bench._bench(argparse.Namespace(op_info=lambda op: info),
+                                         argparse.Namespace(op="Op", input=None, attr=None,
+                                                            size=4, calls=10, repeat=3))
+        finally:
+            bench.Instance, bench._timed_call, bench._time = saved
+        self.assertEqual((result["execute_ns"], result["ctypes_call_ns"],
+                          result["execute_minus_ctypes_ns"]), (3000.0, 2000.0, 1000.0))
+        self.assertEqual((result["mode"], result["inputs"]),
+                         ("execute", ["x=float32[4]", "y=float32[4]"]))
+        # a required attribute gets a sample value; the optional keeps its default
+        self.assertEqual(made[0], {"n": 1})
+        self.assertEqual(attrs, {"n": 1})
+        x, y = made[1]
+        self.assertNotEqual(x[0][2], y[0][2])  # each input values of its own
+
+
+class InstanceDescsOutcomeTest(unittest.TestCase):
+    """The output descriptions compile, declare_launch_args and a launch
+    get (instance.Instance._descs): infer_meta's, float32[0] for a dynamic
+    output it gave no tensor, else the first input's (guessed), float32[1]
+    without inputs; guarded input buffers named per tensor of a dynamic
+    input."""
+
+    def _inst(self, outputs):
+        im = _cli("instance")
+        inst = im.Instance.__new__(im.Instance)
+        inst.info = _info(outputs=outputs)
+        return im, inst
+
+    def test_descs(self):
+        im, inst = self._inst((("y", "required"), ("zs", "dynamic")))
+        res = im.RunResult()
+        res.inferred = [[(6, [2, 3])], []]
+        self.assertEqual(inst._descs(res, []), [(6, [2, 3]), (0, [0])])
+        self.assertFalse(res.guessed)
+        res = im.RunResult()
+        self.assertEqual(inst._descs(res, [[], [(1, [4], [0] * 4)]]), [(1, [4]), (1, [4])])
+        self.assertTrue(res.guessed)
+        res = im.RunResult()
+        self.assertEqual(inst._descs(res, []), [(0, [1]), (0, [1])])
+        self.assertTrue(res.guessed)
+
+    def test_input_guard_names(self):
+        im, inst = self._inst((("y", "required"),))
+        inst.info = _info(inputs=(("x", "required"), ("xs", "dynamic")))
+        values = _cli("values")
+        bufs, res = values.Buffers(), im.RunResult()
+        res.keep = []
+        inst._input_slots([[(0, [1], [1.0])], [(0, [1], [1.0]), (0, [1], [2.0])]], bufs, res)
+        self.assertEqual([g[4] for g in bufs.guards], ["input x", "input xs[0]", "input xs[1]"])
+
+
+
+class BindingOutcomeTest(unittest.TestCase):
+    """What the binding reads of libpyop (binding.py): each capability by
+    its own bit, an empty serial reason as none, an interrupt with no text
+    named by the call, an unknown op told apart from one whose
+    implementation waits for its prototype."""
+
+    def _info(self, caps, serial=None):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 1)((b"x", 0))
+        outs = (b.IoInfo * 1)((b"y", 0))
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1",
+                        None, None, ins, 1, outs, 1, None, 0, caps, None, None)
+        info.serial_reason = serial
+        return b.info_to_dict(info)
+
+    def test_capabilities_by_bit(self):
+        for caps, want in ((0, []), (1, ["infer_meta"]), (2, ["execute"]), (4, ["compile"]),
+                           (8, ["declare_launch_args"]), (5, ["infer_meta", "compile"]),
+                           (10, ["execute", "declare_launch_args"]),
+                           (15, ["infer_meta", "execute", "compile", "declare_launch_args"])):
+            with self.subTest(caps=caps):
+                self.assertEqual(self._info(caps)["capabilities"], want)
+
+    def test_serial_reason(self):
+        self.assertIsNone(self._info(3, b"")["serial_reason"])
+        self.assertIsNone(self._info(3, None)["serial_reason"])
+        self.assertEqual(self._info(3, b"stateful")["serial_reason"], "stateful")
+
+    def test_interrupt_without_text(self):
+        b = _cli("binding")
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = _FakeC("PYOP_EINTR", "  \n")
+        with self.assertRaises(KeyboardInterrupt) as cm:
+            lib.check("execute of \"Slow\"", b.PYOP_EINTR)
+        self.assertEqual(str(cm.exception), 'execute of "Slow"')
+
+    def test_unknown_op_beside_a_pending_one(self):
+        b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
+
+        class C(_FakeC):
+            def pyop_op_get(self, name, out):
+                return -3
+
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = C("PYOP_ENOENT", 'no op "Gelu" is registered; Gelu waits for its prototype')
+        lib.op_types = lambda: ["Relu"]
+        saved = plugins.loaded_impls
+        plugins.loaded_impls = lambda: [{"op_type": "Gelu"}]
+        try:
+            with self.assertRaises(errors.CliError) as cm:
+                lib.op_info("Gelu")
+            self.assertIn("give it its REG_OP with --proto FILE", cm.exception.message)
+            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Gelu"))
+            with _Env("/ops"):
+                with self.assertRaises(errors.CliError) as cm:
+                    lib.op_info("Relux")
+            self.assertEqual(cm.exception.message,
+                             'no op "Relux" is registered; did you mean "Relu"?')
+            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Relux"))
+        finally:
+            plugins.loaded_impls = saved
+
+
+
+class ProtoOutcomeTest(unittest.TestCase):
+    """--proto as the command handles it (proto.py): the bridge's packages
+    are pyop and ge and their submodules only (never pyop_utils or
+    gettext); the reader is imported for the reading and gone after it,
+    sys.path as it was; a REG_OP declared twice is refused naming both
+    places; an unusable one noted (quietly in a check worker); an unused
+    one noted once, never when some load implemented it."""
+
+    def setUp(self):
+        self.proto = _cli("proto")
+        saved = {n: m for n, m in sys.modules.items() if self.proto._ours(n)}
+        for n in saved:
+            del sys.modules[n]
+        state = [set(x) if isinstance(x, set) else dict(x) for x in
+                 (self.proto._declared, self.proto._unbound, self.proto._bound,
+                  self.proto._noted)]
+
+        def restore():
+            sys.modules.update(saved)
+            for cur, old in zip((self.proto._declared, self.proto._unbound, self.proto._bound,
+                                 self.proto._noted), state):
+                cur.clear()
+                cur.update(old)
+        self.addCleanup(restore)
+
+    def test_ours(self):
+        ours = self.proto._ours
+        for name in ("pyop", "ge", "pyop.ext", "ge.custom_op", "ge.custom_op.host_proto"):
+            self.assertTrue(ours(name), name)
+        for name in ("pyop_utils", "gettext", "geometry", "pyopx.y", "my.ge", "numpy"):
+            self.assertFalse(ours(name), name)
+
+    def test_reader_imported_for_the_reading_only(self):
+        import argparse
+        root = _tree(self, ["a/python/ge/__init__.py", "a/python/ge/custom_op/__init__.py",
+                            "a/python/ge/custom_op/host_proto.py", "ops.h"])
+        with open(os.path.join(root, "a/python/ge/custom_op/host_proto.py"), "w") as f:
+            f.write("class ReadError(Exception):\n    pass\n\n"
+                    "class Decl:\n    def info(self):\n        return {'op_type': 'Op'}\n\n"
+                    "def read(path):\n    return [Decl(), Decl()]\n")
+        lib = argparse.Namespace(doctor=lambda: "artifacts: %s\ncandidates:\n  %s: untried\n"
+                                 % (root, os.path.join(root, "a")))
+        bystanders = {n: type(sys)(n) for n in ("pyop_utils", "gettext_x", "geo")}
+        sys.modules.update(bystanders)
+        self.addCleanup(lambda: [sys.modules.pop(n, None) for n in bystanders])
+        path_before = list(sys.path)
+        got = self.proto.read_declarations(lib, os.path.join(root, "ops.h"))
+        self.assertEqual(got, [{"op_type": "Op"}, {"op_type": "Op"}])
+        self.assertEqual(sys.path, path_before)
+        self.assertEqual([n for n in sys.modules if self.proto._ours(n)], [])
+        for n, m in bystanders.items():
+            self.assertIs(sys.modules.get(n), m)
+
+    def _register(self, decls_by_file, notes=True):
+        import argparse
+        import contextlib
+        import io
+        proto = self.proto
+        registered = []
+        lib = argparse.Namespace(check=lambda what, rc: None,
+                                 c=argparse.Namespace(pyop_register_host_prototype=lambda p:
+                                                      registered.append(p) or 0))
+        saved = proto.read_declarations
+        proto.read_declarations = lambda lib, path: decls_by_file[path]
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                done = proto.register_protos(lib, list(decls_by_file), "check", notes)
+        finally:
+            proto.read_declarations = saved
+        return done, len(registered), err.getvalue()
+
+    def _decl(self, op, line, **kw):
+        return dict({"op_type": op, "line": line, "inputs": [("x", 0)], "outputs": [("y", 0)],
+                     "attrs": []}, **kw)
+
+    def test_registered_once_each(self):
+        errors = _cli("errors")
+        done, n, err = self._register({"/p/a.h": [self._decl("A", 3), self._decl("B", 7)]})
+        self.assertEqual((done, n, err), ({"A": "/p/a.h", "B": "/p/a.h"}, 2, ""))
+        with self.assertRaises(errors.CliError) as cm:
+            self._register({"/p/a.h": [self._decl("A", 3)], "/p/b.h": [self._decl("A", 9)]})
+        self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ECONFLICT", "A"))
+        self.assertEqual(cm.exception.message,
+                         "--proto /p/b.h:9: REG_OP('A') is declared in /p/a.h:3 too")
+        odd = self._decl("U", 5, unusable="a Tensor list attribute")
+        done, n, err = self._register({"/p/u.h": [odd, self._decl("C", 6)]})
+        self.assertEqual((done, n), ({"C": "/p/u.h"}, 1))
+        self.assertEqual(err, "pyop: check: note: --proto /p/u.h:5: REG_OP(U) is not "
+                              "registered: a Tensor list attribute\n")
+        done, n, err = self._register({"/p/u.h": [odd]}, notes=False)
+        self.assertEqual((done, n, err), ({}, 0, ""))
+
+    def test_unused_noted_once(self):
+        import contextlib
+        import io
+        proto = self.proto
+        for c in (proto._declared, proto._unbound, proto._bound, proto._noted):
+            c.clear()
+        proto._declared.update({"A": "/p/a.h:1", "B": "/p/a.h:2", "C": "/p/a.h:3"})
+
+        def info(op, impl):
+            return {"op_type": op, "proto_key": "host:" + op, "impl_key": impl}
+        self.assertTrue(proto.skip_unbound(info("A", None)))
+        self.assertFalse(proto.skip_unbound(info("B", "pyop:b")))
+        self.assertTrue(proto.skip_unbound(info("C", None)))
+        self.assertFalse(proto.skip_unbound(info("Z", None)))  # not a --proto REG_OP
+        proto.merge_binding({"bound": ["C"], "unbound": []})  # a worker's load implemented C
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            proto.note_unused("check")
+            proto.note_unused("check")
+        self.assertEqual(err.getvalue(), "pyop: check: note: --proto /p/a.h:1: REG_OP(A) is "
+                                         "not used: no loaded plugin implements it\n")
+
+
+
+class WorkerCommandOutcomeTest(unittest.TestCase):
+    """How run and bench start their worker and read it (supervise.py): this
+    Python with its own flags (-B here) and the command (bin/pyop, or the
+    package directory from a source tree); an event cut across two reads
+    of the pipe is one event."""
+
+    def test_self_command(self):
+        sv, config = _cli("supervise"), _cli("config")
+        saved = config.SCRIPT
+        try:
+            config.SCRIPT = None
+            cmd = sv.self_command()
+            self.assertEqual(cmd[0], sys.executable)
+            self.assertIn("-B", cmd[1:-1])  # ctest runs this file with python -B
+            self.assertEqual(cmd[-1], os.path.dirname(os.path.abspath(sv.__file__)))
+            self.assertTrue(os.path.isfile(os.path.join(cmd[-1], "__main__.py")))
+            config.SCRIPT = "/opt/bin/pyop"
+            self.assertEqual(sv.self_command()[-1], "/opt/bin/pyop")
+        finally:
+            config.SCRIPT = saved
+
+    def test_event_cut_across_reads(self):
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b'{"e": "activity", "stage": "execute"}\n{"e": "do')
+        seen = []
+
+        def on_event(ev):
+            seen.append(ev)
+            if ev["e"] == "activity":  # the rest arrives in a read of its own
+                os.write(wfd, b'ne", "code": 0}\n')
+                os.close(wfd)
+            return ev["e"] == "done"
+        try:
+            got = sv.read_events(_Ended(), rfd, 60, on_event)
+        finally:
+            os.close(rfd)
+        self.assertIs(got, True)
+        self.assertEqual(seen, [{"e": "activity", "stage": "execute"}, {"e": "done", "code": 0}])
+
+
+
+class OpDiedOutcomeTest(unittest.TestCase):
+    """What the command keeps of a worker's events (check_supervise.py):
+    an op reported is done (the next worker skips it), a phase said is the
+    job's; an op the worker died in is failed with the stages that ran (the
+    supervisor's own steps not counted), the cases that ran and were
+    refused, the problems found, the death named by case and stage (the
+    concurrency run's as such), and is done."""
+
+    def _sup(self):
+        import argparse
+        cs = _cli("check_supervise")
+        return cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                             argparse.Namespace(lanes=0, proto=None, input=None, attr=None),
+                             {"paths": ["/ops"], "done": [], "done_plugins": [],
+                              "phase": "together"}, 2.5)
+
+    def test_reported_op_and_phase(self):
+        sup = self._sup()
+        entry = {"plugin": "/ops/a.py", "op_type": "A", "status": "ok"}
+        self.assertFalse(sup._event({"e": "op", "entry": entry}))
+        self.assertEqual((sup.ops, sup.job["done"]), ([entry], [["/ops/a.py", "A"]]))
+        self.assertFalse(sup._event({"e": "phase", "phase": "each"}))
+        self.assertEqual(sup.job["phase"], "each")
+
+    def _died_in(self, activity, refused=True):
+        sup = self._sup()
+        sup._event({"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "inputs": "generated",
+                     "source": "/ops/a.py:3"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "infer_meta",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "second run",
+                    "case": "inputs x=float32[2,3]", "short": "float32[2,3]"})
+        sup._event({"e": "ran", "short": "float32[2,3]"})
+        if refused:
+            sup._event({"e": "refused", "refusal": {"case": "int8[2,3]", "reason": "TypeError: t",
+                                                    "file": "/ops/a.py", "line": 4}})
+        sup._event({"e": "problem", "case": "inputs x=float16[2,3]", "short": None,
+                    "text": "output y differs"})
+        sup._event(dict({"e": "activity", "plugin": "/ops/a.py", "op": "A"}, **activity))
+        self.assertFalse(sup._died(-9))
+        return sup
+
+    def test_op_died_in_a_case(self):
+        sup = self._died_in({"stage": "execute", "case": "inputs x=bool[0,3]",
+                             "short": "bool[0,3] (empty)"})
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+        e = sup.ops[0]
+        self.assertEqual((e["op_type"], e["status"], e["plugin"], e["source"]),
+                         ("A", "failed", "/ops/a.py", "/ops/a.py:3"))
+        self.assertEqual(e["stages"], {"infer_meta": 1, "execute": 2})
+        self.assertEqual(e["checked"], ["infer_meta", "execute"])
+        self.assertEqual((e["ran"], e["refused"]), (["float32[2,3]"], ["int8[2,3]"]))
+        self.assertEqual(e["problems"], [
+            "inputs x=float16[2,3]: output y differs",
+            "inputs x=bool[0,3]: execute ended the process running the check: killed by "
+            "SIGKILL"])
+
+    def test_op_died_in_the_concurrency_run(self):
+        sup = self._died_in({"stage": "run from 4 threads at once on one instance",
+                             "case": "inputs x=float32[2,3]", "short": "float32[2,3]"},
+                            refused=False)
+        e = sup.ops[0]
+        self.assertEqual(e["refused"], [])
+        self.assertEqual(e["problems"][-1], "inputs x=float32[2,3]: run from 4 threads at once "
+                         "on one instance: the op ended the process running the check: killed "
+                         "by SIGKILL")
+
+    def test_grouped_deaths_name_the_case_short_or_label(self):
+        cs, cv = _cli("check_supervise"), _cli("check_verdict")
+        a, b = cs._Raw("inputs x=float32[2,3]", None), cs._Raw("inputs x=int8[2,3]", "int8")
+        self.assertEqual((a.short, b.short), ("inputs x=float32[2,3]", "int8"))
+        self.assertEqual(cs._Raw(None, None).short, "")
+        self.assertEqual(cv._grouped([(b, "died"), (a, "died")]),
+                         ["inputs x=int8[2,3]: died\n(the same failure with "
+                          "inputs x=float32[2,3])"])
+
+
+
+class CheckWorkerOutcomeTest(unittest.TestCase):
+    """check's worker (check_worker.py): a directory's plugins in sorted
+    order; which loaded ops it checks (the named ones, a --proto REG_OP no
+    plugin implements only when named, none already reported); given
+    inputs from --attr alone; the private directories named as the real
+    ones everywhere in what it sends; its exit status."""
+
+    def test_plugins_of_a_directory_sorted(self):
+        cw = _cli("check_worker")
+        names = ["p%02d_%s.py" % (k, c) for k, c in enumerate("qwertyuiopasdfghjklz")]
+        root = _tree(self, list(reversed(names)))
+        self.assertEqual(cw._plugin_entries([root]), [os.path.join(root, n) for n in names])
+
+    def _checked(self, ops, done=(), unbound=(), pending=()):
+        """The ops _check_loaded checks (and the pending ones it reports)."""
+        import argparse
+        cw = _cli("check_worker")
+        lib = argparse.Namespace(op_types=lambda: ["A", "B", "P"],
+                                 op_info=lambda t: {"op_type": t})
+        stream = _Stream()
+        worker = cw.Worker(lib, None, {"done": [list(d) for d in done], "ops": list(ops)},
+                           stream)
+        checked = []
+        worker._check_op = lambda t, plugin, pend: checked.append(t) or dict(
+            cw._entry(t, plugin, None))
+        saved = cw.pending_impls, cw.skip_unbound
+        cw.pending_impls = lambda types: [{"op_type": n, "impl_source": "/p/%s.py:1" % n}
+                                          for n in pending]
+        cw.skip_unbound = lambda info: info["op_type"] in unbound
+        try:
+            worker._check_loaded("/p")
+        finally:
+            cw.pending_impls, cw.skip_unbound = saved
+        sent = [ev["entry"]["op_type"] for ev in stream.events if ev["e"] == "op"]
+        return checked, sent
+
+    def test_which_ops_are_checked(self):
+        self.assertEqual(self._checked([]), (["A", "B", "P"], ["A", "B", "P"]))
+        self.assertEqual(self._checked(["B"]), (["B"], ["B"]))
+        # reported by an earlier worker: not again
+        self.assertEqual(self._checked([], done=[("/p", "A")]), (["B", "P"], ["B", "P"]))
+        self.assertEqual(self._checked([], done=[("/q", "A")])[0], ["A", "B", "P"])
+        # a --proto REG_OP nothing implements: left out unless named
+        self.assertEqual(self._checked([], unbound=["P"])[0], ["A", "B"])
+        self.assertEqual(self._checked(["P"], unbound=["P"])[0], ["P"])
+        # an implementation waiting for its prototype: reported, when wanted
+        self.assertEqual(self._checked([], pending=["W"]), (["A", "B", "P"],
+                                                            ["W", "A", "B", "P"]))
+        self.assertEqual(self._checked(["A"], pending=["W"]), (["A"], ["A"]))
+        self.assertEqual(self._checked(["W"], pending=["W"]), ([], ["W"]))
+
+    def test_given_attributes_alone_are_given_inputs(self):
+        import argparse
+        cw = _cli("check_worker")
+        info = _info(inputs=(), attrs=({"name": "n", "type": "int", "required": True,
+                                        "default": None},))
+        worker = cw.Worker(None, argparse.Namespace(input=None, attr=["n=2"]), {"done": []},
+                           _Stream())
+        cases, what = worker._cases(info)
+        self.assertEqual(what, "given")
+        self.assertEqual([(c.kind, c.attrs) for c in cases], [("given", {"n": 2})])
+
+    def test_case_typos(self):
+        cw = _cli("check_worker")
+        pending = [{"op_type": "ab", "impl_source": "/p/a.py:3"}]
+        self.assertEqual(cw._typo_notes("AB", pending), [
+            "no implementation is loaded for AB, and one waits for a prototype of ab "
+            "(/p/a.py:3): a typo in an op_type?"])
+        self.assertEqual(cw._typo_notes("Zq", pending), [])
+
+    def test_real_paths_everywhere(self):
+        cw = _cli("check_worker")
+        stream = _Stream()
+        worker = cw.Worker(None, None, {"done": []}, stream)
+        worker.holders = {"/tmp/pyop-check-x": "/ops"}
+        self.assertEqual(worker.real("/tmp/pyop-check-x/a.py imports /tmp/pyop-check-x/b.py"),
+                         "/ops/a.py imports /ops/b.py")
+        entry = dict(cw._entry("Op", "/ops/a.py", "/tmp/pyop-check-x/a.py:3"),
+                     problems=["/tmp/pyop-check-x/a.py:4: bad"],
+                     inconclusive="refused at /tmp/pyop-check-x/a.py:5",
+                     refusals=[{"case": "c", "reason": "ValueError: /tmp/pyop-check-x/a.py",
+                                "file": "/tmp/pyop-check-x/a.py", "line": 6}])
+        worker._send_op(entry)
+        sent = stream.events[0]["entry"]
+        self.assertEqual((sent["source"], sent["problems"], sent["inconclusive"]),
+                         ("/ops/a.py:3", ["/ops/a.py:4: bad"], "refused at /ops/a.py:5"))
+        self.assertEqual(sent["refusals"], [{"case": "c", "reason": "ValueError: /ops/a.py",
+                                             "file": "/ops/a.py", "line": 6}])
+        mon = cw.StreamMonitor(stream, "/ops/a.py", "Op", worker.real)
+        mon.case(_cli("check_cases").Case("inputs from /tmp/pyop-check-x/s.npy", [], {},
+                                          "samples", short="s"))
+        self.assertEqual(stream.events[-1]["case"], "inputs from /ops/s.npy")
+
+    def test_exit_status_of_the_worker(self):
+        import argparse
+        cw, errors = _cli("check_worker"), _cli("errors")
+        ended = []
+
+        class Ended(Exception):
+            pass
+
+        def end_now(code):
+            ended.append(code)
+            raise Ended()
+        streams = []
+
+        class S(_Stream):
+            def __init__(self, fd):
+                super().__init__()
+                streams.append(self)
+        saved = cw.Worker, cw.end_now, cw.Stream
+        try:
+            cw.end_now, cw.Stream = end_now, S
+            for raised, code, last in ((KeyboardInterrupt("at execute"), 130, "interrupted"),
+                                       (errors.UsageError("bad --input"), 2, "fatal"),
+                                       (errors.CliError("no", "PYOP_ENOENT"), 1, "fatal"),
+                                       (RuntimeError("bug"), 1, "fatal"), (None, 0, "done")):
+                with self.subTest(raised=raised):
+                    class W:
+                        def __init__(self, *a):
+                            pass
+
+                        def run(self):
+                            if raised is not None:
+                                raise raised
+                    cw.Worker = W
+                    with self.assertRaises(Ended):
+                        cw.serve(argparse.Namespace(interrupt_detail=lambda: None),
+                                 argparse.Namespace(_worker=9, _job="{}"))
+                    self.assertEqual(ended[-1], code)
+                    self.assertEqual(streams[-1].events[-1]["e"], last)
+        finally:
+            cw.Worker, cw.end_now, cw.Stream = saved
+        self.assertEqual(streams[0].events[-1]["text"], "at execute")
+        self.assertEqual(streams[1].events[-1]["exit"], 2)
+
+
+
+class _DoctorHost:
+    """A Lib for doctor_report: the whole load fails (fail_whole) or
+    registers ops; each plugin's own load registers the ops of that
+    plugin; records what it was asked."""
+
+    def __init__(self, fail_whole, elements):
+        import argparse
+        self.fail_whole, self.elements = fail_whole, elements
+        self.loads, self.lanes, self.unloads = [], [], []
+        self.c = argparse.Namespace(pyop_unload=lambda: self.unloads.append(len(self.loads)))
+
+    def load(self):
+        errors = _cli("errors")
+        where = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        listing = sorted(os.listdir(where)) if where and os.path.isdir(where) and \
+            where.startswith(tempfile.gettempdir()) else None
+        self.loads.append((where, listing))
+        self.current = where
+        if len(self.loads) == 1 and self.fail_whole:
+            raise errors.CliError("two plugins define A", "PYOP_ECONFLICT")
+        _DoctorHost.loaded = (self._IMPLS["/x/b.py"] + self._IMPLS["pkg"]
+                              if len(self.loads) == 1 else self._IMPLS.get(
+                                  "pkg" if listing == ["pkg"] else where, []))
+        if where == "/x/bad.py":
+            raise errors.CliError("bad.py: SyntaxError", "PYOP_EPYTHON")
+
+    _IMPLS = {"/x/b.py": [
+        {"op_type": "C", "impl_source": "/x/b.py:7", "capabilities": ["compile", "execute"],
+         "legacy": False},
+        {"op_type": "A", "impl_source": "/x/b.py:3", "capabilities": ["execute"],
+         "legacy": False}],
+        "pkg": [{"op_type": "W", "impl_source": "/ops/pkg/__init__.py:9",
+                 "capabilities": ["execute"], "legacy": False}]}
+    loaded = []  # the implementations of the plugins loaded now (plugins.loaded_impls)
+
+    def op_types(self):
+        if len(self.loads) == 1:
+            return ["A", "B", "C"]
+        return ["A"] if self.current == "/x/b.py" else ["B"]
+
+    def op_info(self, t):
+        src = {"A": "/x/b.py:3", "B": "/ops/pkg/__init__.py:5", "C": "/x/b.py:7"}[t]
+        return {"op_type": t, "proto_source": src, "impl_source": src, "lanes": 0,
+                "serial_reason": None}
+
+    def doctor(self):
+        return ("runtime key: none (no runtime)\nASCEND_CUSTOM_OPP_PATH=/x/b.py:/ops\n"
+                + "".join("  %s: %s\n" % e for e in self.elements)
+                + "artifacts: /a\ncandidates:\n  /a/cp312: loaded\nops registered: 2\n")
+
+    def set_lanes(self, n):
+        self.lanes.append(n)
+
+    def shutdown(self):
+        pass
+
+
+class DoctorReportOutcomeTest(unittest.TestCase):
+    """doctor's report (doctor.doctor_report) with libpyop and the bridge's
+    discovery stood in for: the plugins of python-file and python-dir
+    elements; when the whole load fails each plugin loaded alone (a package
+    from a directory holding only it), unloaded after, the variable as it
+    was; an op listed once under its plugin; the implementations worth a
+    note (one with compile too); lanes set again after the load without them;
+    the Python's site directories."""
+
+    def setUp(self):
+        self.doctor = _cli("doctor")
+        saved = self.doctor._discover, self.doctor.loaded_impls
+        self.addCleanup(self._restore, saved)
+        found = {"/x/b.py": [{"plugin": "/x/b.py", "package": False}],
+                 "/x/bad.py": [{"plugin": "/x/bad.py", "package": False}],
+                 "/ops": [{"plugin": "/ops/pkg", "package": True}]}
+        self.doctor._discover = lambda el: [dict(p) for p in found.get(el, [])]
+        self.doctor.loaded_impls = lambda: [dict(i) for i in _DoctorHost.loaded]
+
+    def _restore(self, saved):
+        self.doctor._discover, self.doctor.loaded_impls = saved
+
+    def _report(self, lib, lanes=0):
+        import contextlib
+        import io
+        with contextlib.redirect_stderr(io.StringIO()):
+            return self.doctor.doctor_report(lib, lanes)
+
+    def test_failed_load_each_plugin_alone(self):
+        lib = _DoctorHost(True, [("/x/b.py", "python-file"), ("/ops", "python-dir"),
+                                 ("/x/bad.py", "python-file")])
+        with _Env(None):
+            rep = self._report(lib)
+            self.assertNotIn("ASCEND_CUSTOM_OPP_PATH", os.environ)
+        self.assertEqual(rep["load"]["status"], "PYOP_ECONFLICT")
+        self.assertEqual([(p["plugin"], p["verdict"], p["ops"]) for p in rep["plugins"]],
+                         [("/x/b.py", "ok", ["A"]), ("/ops/pkg", "ok", ["B"]),
+                          ("/x/bad.py", "failed", [])])
+        self.assertEqual(rep["plugins"][2]["error"]["status"], "PYOP_EPYTHON")
+        where = [w for w, _ in lib.loads]
+        self.assertEqual((where[0], where[1], where[3]), (None, "/x/b.py", "/x/bad.py"))
+        self.assertTrue(where[2].startswith(tempfile.gettempdir()), where)
+        self.assertEqual(lib.loads[2][1], ["pkg"])  # a directory holding only the package
+        self.assertFalse(os.path.exists(where[2]))  # removed after
+        # the failed whole load unloaded, then each plugin's load
+        self.assertEqual(lib.unloads, [1, 2, 3, 4])
+        # each plugin's implementations worth a line: C and W, their prototypes not loaded
+        self.assertEqual([(i["op_type"], i["pending"]) for i in rep["implementations"]],
+                         [("C", True), ("W", True)])
+        self.assertEqual([p["pending"] for p in rep["plugins"]], [["C"], ["W"], []])
+        with _Env("/before"):
+            self._report(_DoctorHost(True, [("/x/b.py", "python-file")]))
+            self.assertEqual(os.environ["ASCEND_CUSTOM_OPP_PATH"], "/before")
+
+    def test_loaded_together(self):
+        lib = _DoctorHost(False, [("/x/b.py", "python-file"), ("/ops", "python-dir")])
+        rep = self._report(lib)
+        self.assertEqual(rep["load"], {"status": "ok", "ops": ["A", "B", "C"], "error": None})
+        self.assertEqual([(p["plugin"], p["verdict"], p["ops"]) for p in rep["plugins"]],
+                         [("/x/b.py", "ok", ["A", "C"]), ("/ops/pkg", "ok", ["B"])])
+        self.assertEqual(len(lib.loads), 1)
+        # C is registered, noted for its compile; W waits for its prototype
+        self.assertEqual([(i["op_type"], i["pending"]) for i in rep["implementations"]],
+                         [("C", False), ("W", True)])
+        self.assertEqual([p["pending"] for p in rep["plugins"]], [[], ["W"]])
+        lib = _DoctorHost(False, [("/x/b.py", "python-file")])
+        self._report(lib, lanes=3)
+        self.assertEqual(lib.lanes, [0, 3])  # the load without lanes, then lanes again
+
+    def test_site_directories(self):
+        doctor, config = self.doctor, _cli("config")
+        saved = config.BUILD_PYTHON
+        extra = ["/opt/py/lib/python3/dist-packages", "/opt/py/lib/site-packages/",
+                 "/opt/py/lib/mine"]
+        sys.path.extend(extra)
+        try:
+            config.BUILD_PYTHON = None
+            rep = doctor.python_report()
+        finally:
+            config.BUILD_PYTHON = saved
+            del sys.path[-len(extra):]
+        flags = {p["path"]: p["site_packages"] for p in rep["sys_path"]}
+        self.assertEqual([flags[p] for p in extra], [True, True, False])
+        self.assertIsNone(rep["is_build_python"])
+
+
+
+class TooDeepOutcomeTest(unittest.TestCase):
+    """A directory named like a plugin file (odd.py/, no __init__.py) is no
+    plugin (errors._is_plugin_entry): the too-deep note still names the
+    .py files one directory down."""
+
+    def test_directory_named_py_is_no_plugin(self):
+        errors = _cli("errors")
+        root = _tree(self, ["odd.py/readme.txt", "sub/a.py"])
+        with _Env(root):
+            notes = errors.too_deep_notes()
+        self.assertEqual(len(notes), 1)
+        self.assertTrue(notes[0].startswith(os.path.join(root, "sub", "a.py") + " skipped: "),
+                        notes)
+        self.assertFalse(errors._is_plugin_entry(root, "odd.py"))
+        root = _tree(self, ["real.py", "sub/a.py"])
+        with _Env(root):
+            self.assertEqual(errors.too_deep_notes(), [])
+
+
+
+class ProtoNotesOutcomeTest(unittest.TestCase):
+    """Who says the notes of the --proto files (main._main): the command,
+    and run's or bench's worker (the one process of theirs that registers
+    them), never a check worker (its command said them)."""
+
+    def test_quiet_only_in_a_check_worker(self):
+        import argparse
+        main, supervise = _cli("main"), _cli("supervise")
+        seen = []
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_run,
+                 main.cmd_check, main.note_unused, supervise._worker)
+        main.Lib = lambda path: argparse.Namespace(shutdown=lambda: None)
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: seen.append(
+            (command, notes)) or {}
+        main.cmd_run = main.cmd_check = lambda lib, args: 0
+        main.note_unused = lambda command: None
+        rfd, wfd = os.pipe()
+        try:
+            for argv in (["run", "Op", "--_worker", str(wfd)], ["check", "--_worker", "7",
+                                                                 "--_job", "{}"],
+                         ["check", "/ops"]):
+                with self.subTest(argv=argv):
+                    self.assertEqual(main._main(argv, argv[0]), 0)
+                    supervise._worker = None
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_run, main.cmd_check,
+             main.note_unused, supervise._worker) = saved
+            os.close(rfd)
+            os.close(wfd)
+        self.assertEqual(seen, [("run", True), ("check", False), ("check", True)])
 
 
 if __name__ == "__main__":
