@@ -481,6 +481,11 @@ static int fake_register(const pyop_registrar *r, const pyop_str *paths,
   if (getenv("PYOP_FAKE_ODD_SILENT")) return -999;
   /* A status libpyop defines, with no message. */
   if (getenv("PYOP_FAKE_KNOWN_SILENT")) return PYOP_EPYTHON;
+  /* A positive status once an op is registered: no success either. */
+  if (getenv("PYOP_FAKE_ODD_POSITIVE")) {
+    int rc = add_identity(r, "FakeIdentity", "fake:" FAKE_VARIANT_NAME ".fake_identity", 30);
+    return rc != PYOP_OK ? rc : 1;
+  }
   return fail(-999, "fake bridge " FAKE_VARIANT_NAME ": odd status on purpose");
 #else
 #if defined(FAKE_LOGGY)

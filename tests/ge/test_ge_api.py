@@ -684,6 +684,9 @@ class RegisterOpImplTest(unittest.TestCase):
              "input parameter at index 2 annotation"),
             ("attr_order", "def execute(self, a, b, c, *, alpha, n): pass",
              "expected attr name 'n'", "actual attr name 'alpha'"),
+            # a name the attribute's is only a prefix of is another name
+            ("attr_name_longer", "def execute(self, a, b, c, *, n, alpha_x): pass",
+             "expected attr name 'alpha'", "actual attr name 'alpha_x'"),
             ("attr_positional", "def execute(self, a, b, c, n, *, alpha): pass",
              "expected 3 positional"),
             ("attr_type", "def execute(self, a, b, c, *, n: float, alpha): pass", "'n'"),

@@ -1709,6 +1709,12 @@ static void test_odd_status_from_register(void **state) {
   if (strstr(pyop_last_error(), "EarlierUnrelated")) fail_msg("%s", pyop_last_error());
   unsetenv("PYOP_FAKE_KNOWN_SILENT");
   expect_ops("");
+  /* A positive status is no success: what the bridge registered before it
+   * returned is not committed. */
+  setenv("PYOP_FAKE_ODD_POSITIVE", "1", 1);
+  expect_error(pyop_load(), PYOP_EINTERNAL, "returned 1, which is not a libpyop status");
+  unsetenv("PYOP_FAKE_ODD_POSITIVE");
+  expect_ops("");
 }
 
 /* ------------------------------------------------ the registrar (#17.3) */

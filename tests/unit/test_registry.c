@@ -1040,6 +1040,34 @@ static void test_not_registered_with_only_pending(void **state) {
   assert_string_equal(pyop_last_error(), "no operator \"Elsewhere\" is registered");
 }
 
+/* A waiting implementation binds to the prototype of its own op type only:
+ * a host prototype "Add" leaves the implementation of "AddN" waiting (its
+ * name is a prefix of that one), and "AddN"'s binds it. */
+static void test_pending_binds_its_own_name(void **state) {
+  (void)state;
+  desc d;
+  desc_init(&d, "AddN", "addn.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "Add", NULL, NULL, NULL, NULL, ins, 1,
+                     outs, 1, NULL, 0, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Add", &info), PYOP_OK);
+  assert_null(info->impl_key);
+  pyop_op_info_release(info);
+  hi.op_type = "AddN";
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  assert_int_equal(pyop_op_get("AddN", &info), PYOP_OK);
+  assert_non_null(info->impl_key);
+  assert_string_equal(info->impl_key, "pyop:AddN.impl");
+  pyop_op_info_release(info);
+}
+
 /* The bridge's find_proto (ABI 1.2) takes any op type a prototype may
  * have: up to the longest name; longer is no op. */
 static void test_find_proto_longest_name(void **state) {
@@ -1927,6 +1955,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype_count_limits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),
