@@ -63,6 +63,9 @@ class StartChoiceTest(unittest.TestCase):
         self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp313", version=0x030D00F0)))
         self.assertIn("no per-interpreter GIL", sc.lanes_unfit(_manifest(tag="cp311")))
         self.assertIn("free-threaded", sc.lanes_unfit(_manifest(tag="cp313", flags="t")))
+        # a free-threaded debug build ("td") is free-threaded too; a debug one is not
+        self.assertIn("free-threaded", sc.lanes_unfit(_manifest(tag="cp313", flags="td")))
+        self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp313", version=0x030D00F0, flags="d")))
         self.assertIn("no shared libpython", sc.lanes_unfit(_manifest(libpython="")))
         # Bridge ABI 1.6 is the first with lanes.
         self.assertIsNone(sc.lanes_unfit(_manifest(abi=(1, 6))))
@@ -234,6 +237,30 @@ class BindingTest(unittest.TestCase):
                 d = b.info_to_dict(info)
                 self.assertEqual([o["alias"] for o in d["outputs"]], want)
                 self.assertEqual([i["mutated"] for i in d["inputs"]], [True, True])
+
+
+    def test_dtype_constraints_of_each_io(self):
+        """Each input and output shows its own constraint (mask and
+        symbol), none when the array is NULL."""
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 1)((b"x", 0))
+        outs = (b.IoInfo * 2)((b"y", 0), (b"z", 0))
+        in_sets = (b.DtypeSet * 1)((1 << 0, b"T"))
+        out_sets = (b.DtypeSet * 2)((1 << 0, b"T"), (1 << 1 | 1 << 2, None))
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1", None, None,
+                        ins, 1, outs, 2, None, 0, 0, None, None)
+        info.input_dtypes, info.output_dtypes = in_sets, out_sets
+        d = b.info_to_dict(info)
+        names = b.DTYPES
+        self.assertEqual([(i["dtypes"], i["dtype_symbol"]) for i in d["inputs"]],
+                         [([names[0]], "T")])
+        self.assertEqual([(o["dtypes"], o["dtype_symbol"]) for o in d["outputs"]],
+                         [([names[0]], "T"), ([names[1], names[2]], None)])
+        info.input_dtypes = None
+        d = b.info_to_dict(info)
+        self.assertEqual((d["inputs"][0]["dtypes"], d["inputs"][0]["dtype_symbol"]), (None, None))
+        self.assertEqual(d["outputs"][1]["dtypes"], [names[1], names[2]])
 
 
 class ReferenceCompareTest(unittest.TestCase):
@@ -1665,6 +1692,62 @@ class WorkerStreamRulesTest(unittest.TestCase):
         self.assertIs(got, False)  # ended without "done": a death
         self.assertEqual(self._read(""), (False, []))
 
+    def _clocked(self, events, step, limit=1.0):
+        """read_events over a clock that moves step seconds each time it
+        is read (0.4 s for its first two reads: the start and the first
+        look, within the limit); each event is written when the one before was handled (one
+        event per read), the stream closed after the last. What it answered
+        and the events seen."""
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        now = [0.0]
+
+        reads = [0]
+
+        def monotonic():
+            reads[0] += 1
+            now[0] += 0.4 if reads[0] <= 2 else step
+            return now[0]
+        lines = [(__import__("json").dumps(ev) + "\n").encode() for ev in events]
+        seen = []
+
+        def on_event(ev):
+            seen.append(ev)
+            if len(seen) < len(lines):
+                os.write(wfd, lines[len(seen)])
+            else:
+                os.close(wfd)
+            return ev["e"] == "done"
+        os.write(wfd, lines[0])
+        saved = sv.time
+        sv.time = __import__("types").SimpleNamespace(monotonic=monotonic)
+        try:
+            got = sv.read_events(_Ended(), rfd, limit, on_event)
+        finally:
+            sv.time = saved
+            os.close(rfd)
+            if len(seen) < len(lines):
+                os.close(wfd)
+        return got, seen
+
+    def test_each_event_restarts_the_limit(self):
+        """A worker that reports within its limit is never stopped however
+        long it runs in all; one whose event says it makes n calls gets n
+        limits; one silent past its limit is stopped (None)."""
+        progress = [{"e": "activity"}] * 6 + [{"e": "done"}]
+        # 0.4 s from each event to the next look at the clock, a 1 s limit:
+        # 2.8 s in all, never stopped
+        got, seen = self._clocked(progress, 0.4)
+        self.assertIs(got, True)
+        self.assertEqual(len(seen), 7)
+        # 1.2 s: past a 1 s limit, within the limit of 3 calls
+        got, seen = self._clocked([{"e": "activity", "calls": 3}] * 6
+                                  + [{"e": "done", "calls": 3}], 1.2)
+        self.assertIs(got, True)
+        got, seen = self._clocked(progress, 1.2)  # 1 call each: stopped after the first
+        self.assertIsNone(got)
+        self.assertEqual(len(seen), 1)
+
     def test_unfinished(self):
         import argparse
         sv = _cli("supervise")
@@ -2956,6 +3039,11 @@ class CheckReportRulesTest(unittest.TestCase):
         code, out, err = self._report([_entry()], wanted=["Op", "Nope"])
         self.assertEqual((code, err), (1, "pyop: check: op(s) not found: Nope\n"))
         self.assertIn("Nope" + " " * 20 + " not found", out)
+        # an op type is found by its whole name: "Op" is not "OpN"
+        code, out, err = self._report([_entry("OpN")], wanted=["Op"])
+        self.assertEqual((code, err), (1, "pyop: check: op(s) not found: Op\n"))
+        code, out, err = self._report([_entry("OpN")], wanted=["Op"], json_out=True)
+        self.assertEqual(__import__("json").loads("\n".join(out))["missing_ops"], ["Op"])
         code, out, err = self._report([])
         self.assertEqual((code, err), (1, "pyop: check: 0 ops checked\n"))
         code, out, err = self._report([_entry()], broken=[{"plugin": "/p/b.py",
@@ -3159,6 +3247,22 @@ class ProtoRulesTest(unittest.TestCase):
         proto._op_info(self._decl([("n", 1, True, 2.5)]), "/p/ops.h", keep)
         o = proto._op_info(dict(self._decl([]), line=None), "/p/ops.h", keep)
         self.assertEqual(o.n_attrs, 0)
+
+    def test_dtype_constraints_per_slot(self):
+        """Each input's and each output's constraint lands in its own slot,
+        the arrays sized by their own count (two outputs after one input)."""
+        proto = _cli("proto")
+        keep = []
+        d = dict(self._decl([]), inputs=[("x", 0)], outputs=[("y", 0), ("z", 0)],
+                 input_dtypes=[(0x1, "T")], output_dtypes=[(0x1, "T"), (0x6, "")])
+        o = proto._op_info(d, "/p/ops.h", keep)
+        self.assertEqual((o.n_inputs, o.n_outputs), (1, 2))
+        self.assertEqual((o.input_dtypes[0].mask, o.input_dtypes[0].symbol), (0x1, b"T"))
+        self.assertEqual([(o.output_dtypes[k].mask, o.output_dtypes[k].symbol) for k in (0, 1)],
+                         [(0x1, b"T"), (0x6, None)])
+        o = proto._op_info(self._decl([]), "/p/ops.h", keep)  # no constraints: NULL arrays
+        self.assertFalse(o.input_dtypes)
+        self.assertFalse(o.output_dtypes)
 
     def test_reader_of_a_usable_artifact(self):
         import argparse
@@ -3759,7 +3863,10 @@ class BenchResultOutcomeTest(unittest.TestCase):
     the timing stood in for): the medians, their difference (execute minus
     the bare call), the attributes and inputs it ran with."""
 
-    def test_medians_and_what_was_used(self):
+    def _bench(self, attr=None):
+        """bench._bench of a two-input op with attributes n (int, required)
+        and f (float, default 1.0), --attr attr: (result, attrs, what the
+        instance was made and run with)."""
         import argparse
         bench = _cli("bench")
         info = _info(inputs=(("x", "required"), ("y", "required")),
@@ -3785,10 +3892,14 @@ class BenchResultOutcomeTest(unittest.TestCase):
         bench._time = lambda *a: ([1e-6, 3e-6, 9e-6], [1e-6, 2e-6, 4e-6])
         try:
             result, attrs = bench._bench(argparse.Namespace(op_info=lambda op: info),
-                                         argparse.Namespace(op="Op", input=None, attr=None,
+                                         argparse.Namespace(op="Op", input=None, attr=attr,
                                                             size=4, calls=10, repeat=3))
         finally:
             bench.Instance, bench._timed_call, bench._time = saved
+        return result, attrs, made
+
+    def test_medians_and_what_was_used(self):
+        result, attrs, made = self._bench()
         self.assertEqual((result["execute_ns"], result["ctypes_call_ns"],
                           result["execute_minus_ctypes_ns"]), (3000.0, 2000.0, 1000.0))
         self.assertEqual((result["mode"], result["inputs"]),
@@ -3798,6 +3909,15 @@ class BenchResultOutcomeTest(unittest.TestCase):
         self.assertEqual(attrs, {"n": 1})
         x, y = made[1]
         self.assertNotEqual(x[0][2], y[0][2])  # each input values of its own
+
+    def test_attrs_given_are_the_ones_timed(self):
+        """--attr values reach the timed instance, over the sample value of
+        a required attribute and beside it."""
+        result, attrs, made = self._bench(["f=2.5"])
+        self.assertEqual(made[0], {"n": 1, "f": 2.5})
+        result, attrs, made = self._bench(["n=7", "f=0.5"])
+        self.assertEqual(made[0], {"n": 7, "f": 0.5})
+        self.assertEqual(attrs, {"n": 7, "f": 0.5})
 
 
 class InstanceDescsOutcomeTest(unittest.TestCase):

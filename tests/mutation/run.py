@@ -709,15 +709,20 @@ def main(argv=None):
                                                            not args.all_killers)
                     failed = [n for n in tests if n in got and got[n][0] not in
                               ("Passed", "Skipped")]
-                    if t_out:
+                    if failed:
+                        # A test that failed (or crashed) before the run ran
+                        # out of time is the killer, not the clock.
+                        res["status"], res["killer"] = "killed", failed[0]
+                        said = ["also " + ", ".join(failed[1:])] if len(failed) > 1 else []
+                        if t_out:
+                            said.append("then the tests ran past their budget (%.0f s)"
+                                        % budget)
+                        if said:
+                            res["detail"] = "; ".join(said)
+                    elif t_out:
                         res["status"] = "killed"
                         res["killer"] = "timeout (%.0f s)" % budget
-                        res["detail"] = "tests ran past their budget; reported: %s" % (
-                            ", ".join(failed) or "none")
-                    elif failed:
-                        res["status"], res["killer"] = "killed", failed[0]
-                        if len(failed) > 1:
-                            res["detail"] = "also " + ", ".join(failed[1:])
+                        res["detail"] = "tests ran past their budget; none failed before"
                     else:
                         res["status"] = "survived"
                         if m.get("equivalent"):

@@ -30,6 +30,7 @@ enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_N
 typedef struct holder {
   int64_t mode, n;
   const pyop_tensor *w; /* Tensor attribute "w" when the op has one */
+  const pyop_tensor *v; /* and "v" (Const2: two Tensor attributes) */
 } holder;
 
 static int holders_alive;
@@ -46,6 +47,10 @@ static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
     if (a[i].name.len == 1 && a[i].name.data[0] == 'w') {
       assert_int_equal(a[i].default_value.type, PYOP_ATTR_TENSOR);
       h->w = a[i].default_value.u.tensor;
+    }
+    if (a[i].name.len == 1 && a[i].name.data[0] == 'v') {
+      assert_int_equal(a[i].default_value.type, PYOP_ATTR_TENSOR);
+      h->v = a[i].default_value.u.tensor;
     }
   }
   holders_alive++;
@@ -126,9 +131,11 @@ static int execute(void *hv, const pyop_exec_args *a) {
   int rc = svc->alloc_output(svc->ctx, 0, &t);
   if (h->mode == X_CATCH) return PYOP_OK; /* swallows the failure */
   if (rc != PYOP_OK) return rc;
-  if (h->w) { /* Const: y = x + w */
+  if (h->w) { /* Const: y = x + w; Const2: y = x + w + v */
     const float *w = h->w->data, *xv = x->data;
-    for (int64_t i = 0; i < pyop_tensor_numel(x); i++) ((float *)t.data)[i] = xv[i] + w[i];
+    const float *v = h->v ? h->v->data : NULL;
+    for (int64_t i = 0; i < pyop_tensor_numel(x); i++)
+      ((float *)t.data)[i] = xv[i] + w[i] + (v ? v[i] : 0.0f);
   }
   return PYOP_OK;
 }
@@ -752,6 +759,51 @@ static void test_tensor_attr(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Two Tensor attributes, an int between them: each instance keeps its own
+ * copy of both (one slot each: the prototype counts them), the host's
+ * buffers may go after create, and execute sees both. */
+static void test_two_tensor_attrs(void **state) {
+  (void)state;
+  pyop_attr_view at[3] = {
+      {sizeof(pyop_attr_view), S("w"), PYOP_ATTR_TENSOR, 1, {.type = PYOP_ATTR_TENSOR}},
+      {sizeof(pyop_attr_view), S("mode"), PYOP_ATTR_INT, 0, {.type = PYOP_ATTR_INT, .u.i = 0}},
+      {sizeof(pyop_attr_view), S("v"), PYOP_ATTR_TENSOR, 1, {.type = PYOP_ATTR_TENSOR}}};
+  const opdef *d = &op_const;
+  pyop_proto_view p = {sizeof p, S("Const2"), S("test:const2"), S("contract.py"), 3,
+                       PYOP_CAP_INFER_META, d->in, d->n_in, d->out, d->n_out, at, 3, NULL,
+                       &proto_cbs, NULL, NULL};
+  pyop_impl_view i = {sizeof i, S("Const2"), S("test:const2.impl"), S("contract.py"), 9,
+                      PYOP_CAP_EXECUTE, NULL, &impl_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  float *w = malloc(3 * sizeof *w), *v = malloc(3 * sizeof *v);
+  w[0] = 10, w[1] = 20, w[2] = 30;
+  v[0] = 100, v[1] = 200, v[2] = 300;
+  pyop_tensor wt = {w, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, 3 * sizeof *w};
+  pyop_tensor vt = {v, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, 3 * sizeof *v};
+  pyop_attr a[2] = {{"v", {.type = PYOP_ATTR_TENSOR, .u.tensor = &vt}},
+                    {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &wt}}};
+  pyop_op *op1 = NULL, *op2 = NULL;
+  assert_int_equal(pyop_op_create("Const2", a, 2, &op1), PYOP_OK);
+  v[0] = 1000; /* a second instance copies what the host has now */
+  assert_int_equal(pyop_op_create("Const2", a, 2, &op2), PYOP_OK);
+  free(w);
+  free(v);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor y1, y2;
+  assert_int_equal(pyop_op_execute(op1, &xin, 1, &y1, 1, &ctx), PYOP_OK);
+  assert_int_equal(pyop_op_execute(op2, &xin, 1, &y2, 1, &ctx), PYOP_OK);
+  const float *y1v = y1.data, *y2v = y2.data;
+  assert_true(y1v[0] == 111.0f && y1v[1] == 222.0f && y1v[2] == 333.0f);
+  assert_true(y2v[0] == 1011.0f && y2v[1] == 222.0f && y2v[2] == 333.0f);
+  pyop_op_destroy(op1);
+  pyop_op_destroy(op2);
+}
+
 static void test_descriptor_rules(void **state) {
   (void)state;
   size_t v10 = offsetof(pyop_proto_view, input_flags);
@@ -1120,6 +1172,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_requested_output_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_not_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tensor_attr, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_two_tensor_attrs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_descriptor_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_many_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_output_not_first, setup, teardown),
