@@ -287,6 +287,30 @@ def run(libpath, opp):
     check(lib.pyop_shutdown() == OK, "shutdown after the interrupt: " + err())
     check(sum(range(10)) == 45, "the interpreter is still usable after the interrupt")
 
+    # 8. The same at load: a plugin whose import raises KeyboardInterrupt
+    # fails the load with PYOP_EINTR, registers nothing, and this Python gets
+    # the KeyboardInterrupt as pyop_load returns.
+    intr_load = os.path.join(os.path.dirname(opp), "interrupt_load")
+    os.mkdir(intr_load)
+    with open(os.path.join(intr_load, "kbd_import.py"), "w") as f:
+        f.write("raise KeyboardInterrupt('interrupted while imported')\n")
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = intr_load
+    interrupted = False
+    try:
+        lib.pyop_load()
+        for _ in range(100):  # a pending interrupt is raised here at the latest
+            pass
+    except KeyboardInterrupt:
+        interrupted = True
+    status = name(lib.pyop_last_status())
+    check(interrupted, "the host Python did not get the import's KeyboardInterrupt "
+          "(status %s: %s)" % (status, err()))
+    check(status == "PYOP_EINTR" and "interrupted while imported" in err(),
+          "interrupted load: %s: %s" % (status, err()))
+    check(lib.pyop_op_create(b"Kbd", None, 0, ctypes.byref(kop)) != OK,
+          "an interrupted load registered an op")
+    check(lib.pyop_shutdown() == OK, "shutdown after the interrupted load: " + err())
+
     if failures:
         print("%d failures" % len(failures), file=sys.stderr)
         return 1

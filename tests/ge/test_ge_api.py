@@ -1441,6 +1441,14 @@ class EdgesTest(unittest.TestCase):
         self.assertIs(vals[2], DataType.DT_INT8)
         self.assertEqual(vals[5], [DataType.DT_FLOAT, DataType.DT_STRING])
         self.assertEqual(vals[6], [struct_f32(0.1), 2.0])
+        # pyop hands lists as tuples; a GE plugin gets lists, of every list type
+        for t, v in (("VT_LIST_INT", (1, 2)), ("VT_LIST_BOOL", (True, False)),
+                     ("VT_LIST_STRING", ("a", "b")), ("VT_LIST_FLOAT", (0.5,)),
+                     ("VT_LIST_LIST_INT", ((1,), (2, 3)))):
+            with self.subTest(t):
+                got = _values.attr_from_pyop(t, v)
+                self.assertIs(type(got), list)
+                self.assertEqual(got, [list(x) if isinstance(x, tuple) else x for x in v])
         a = RuntimeAttrs._make(scope, ir, vals, "Op")
         self.assertEqual(a.get_attr_num(), 7)
         self.assertEqual((a.get_int(0), a.get_float(1), a.get_data_type(2)),

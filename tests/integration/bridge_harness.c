@@ -1224,8 +1224,8 @@ static void case_edges(void) {
   }
   /* One holder's input descriptions follow the host's tensors from call
    * to call (its cached TensorDesc rewritten where they differ: dtype,
-   * format, a dimension's value, the rank); a TensorDesc the plugin kept is
-   * never rewritten. */
+   * format, a dimension's value, the rank, down or up with the same first
+   * dimension); a TensorDesc the plugin kept is never rewritten. */
   const rec_op *echo = find(&r, "EdgeEcho", false);
   CHECK(echo != NULL, "EdgeEcho");
   for (int keep = 0; keep < 2; keep++) {
@@ -1243,6 +1243,7 @@ static void case_edges(void) {
     } calls[] = {{PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}, {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3},
                  {PYOP_DTYPE_INT64, 0, 2, 2, 3},   {PYOP_DTYPE_INT64, PYOP_FORMAT_NCHW, 2, 2, 3},
                  {PYOP_DTYPE_INT64, 0, 2, 2, 4},   {PYOP_DTYPE_INT64, 0, 2, 4, 2},
+                 {PYOP_DTYPE_INT64, 0, 1, 4, 0},   {PYOP_DTYPE_INT64, 0, 2, 4, 2},
                  {PYOP_DTYPE_INT64, 0, 1, 5, 0},   {PYOP_DTYPE_FLOAT32, 0, 2, 2, 3}};
     for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
       int64_t dims[2] = {calls[c].d0, calls[c].d1};
@@ -2785,6 +2786,10 @@ static void case_services(void) {
   {
     const char *n[] = {"execute of op 'EdgeCtx'", "ValueError: unknown data type 'float33'", NULL};
     ctx_call(impl, "dtype_name", ok, PYOP_EPYTHON, n);
+  }
+  { /* a name is the whole name: "float" is none (not float32, not float16) */
+    const char *n[] = {"execute of op 'EdgeCtx'", "ValueError: unknown data type 'float'", NULL};
+    ctx_call(impl, "dtype_prefix", ok, PYOP_EPYTHON, n);
   }
   {
     const char *n[] = {"TypeError", "got int", NULL};

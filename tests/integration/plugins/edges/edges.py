@@ -166,6 +166,7 @@ CTX_CALLS = {
     "format_last": lambda c, x: c.malloc_output_tensor(0, (2,), "float32", max(pyop.Format)),
     "format_past": lambda c, x: c.malloc_output_tensor(0, (2,), "float32", max(pyop.Format) + 1),
     "dtype_name": lambda c, x: c.malloc_output_tensor(0, (2,), "float33"),
+    "dtype_prefix": lambda c, x: c.malloc_output_tensor(0, (2,), "float"),
     "shape_int": lambda c, x: c.malloc_output_tensor(0, 5, "float32"),
     "shape_neg": lambda c, x: c.malloc_output_tensor(0, (2, -1), "float32"),
     "overflow": lambda c, x: c.malloc_output_tensor(0, (2**62, 2**62), "float32"),
