@@ -7,6 +7,7 @@
 #include "descriptor.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +637,34 @@ static void test_deep_copy(void **state) {
   pt_faults_remove();
 }
 
+/* Thirty attributes whose names begin one another ("a", "a1", "a10"):
+ * each is found by its whole name (outcome pass 2:
+ * src.out2.descriptor.attr_is_prefix). */
+static void test_attr_find_whole_name(void **state) {
+  (void)state;
+  enum { N = 30 };
+  fx f;
+  fx_init(&f);
+  pyop_attr_view at[N];
+  char names[N][8];
+  for (int k = 0; k < N; k++) {
+    if (k == 0) snprintf(names[k], sizeof names[k], "a");
+    else snprintf(names[k], sizeof names[k], "a%d", k - 1);
+    at[k] = f.at[0];
+    at[k].name = (pyop_str){names[k], strlen(names[k])};
+  }
+  f.p.attrs = at;
+  f.p.n_attrs = N;
+  pyop__proto *p;
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  for (int k = 0; k < N; k++)
+    if (pyop__proto_attr_find(p, names[k]) != k)
+      fail_msg("attr \"%s\" found at %ld, not %d", names[k], pyop__proto_attr_find(p, names[k]),
+               k);
+  assert_int_equal(pyop__proto_attr_find(p, "a99"), -1);
+  pyop__proto_free(p);
+}
+
 /* ------------------------------------------- conflicts, part by part */
 
 /* Copies v (a plugin's view) and compares it with the copy of w. */
@@ -723,6 +752,15 @@ static void test_proto_same_every_part(void **state) {
   g.at[0].default_value.u.strs.items = sa;
   g.at[0].default_value.u.strs.count = 2;
   assert_true(views_same(&f.p, &g.p, why, sizeof why));
+  /* Float defaults by their bits: 0.0 and -0.0 differ, a NaN is itself. */
+  fx_init(&f);
+  fx_init(&g);
+  f.at[0].default_value.u.f = 0.0;
+  g.at[0].default_value.u.f = -0.0;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "attr 0 \"alpha\": different default values");
+  f.at[0].default_value.u.f = g.at[0].default_value.u.f = NAN;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
 }
 
 /* pyop__check_protos of a new prototype n against the held o (same content). */
@@ -758,6 +796,14 @@ static void test_conflict_names_whole(void **state) {
   assert_non_null(strstr(pyop_last_error(), "two different definitions"));
   n.p.source_line = 12;
   assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+  /* Digests compared whole: one that extends the other is other code
+   * (src.out2.conflict.digest_prefix). */
+  n.p.source_digest = S("sha256:0123");
+  o.p.source_digest = S("sha256:01234");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "the source files differ"));
+  o.p.source_digest = S("sha256:0123");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
 }
 
 static void test_types_helpers(void **state) {
@@ -772,6 +818,14 @@ static void test_types_helpers(void **state) {
   assert_int_equal(pyop_dtype_from_name("float", &d), PYOP_EINVAL);
   assert_non_null(strstr(pyop_last_error(), "float32"));
   assert_int_equal(d, PYOP_DTYPE_UINT16);
+  /* A known name with more after it is no name (outcome pass 2:
+   * src.out2.types.dtype_name_trailing). */
+  static const char *const longer[] = {"float32x", "bool ", "int8_t", "bfloat16s"};
+  for (size_t i = 0; i < 4; i++) {
+    if (pyop_dtype_from_name(longer[i], &d) != PYOP_EINVAL)
+      fail_msg("\"%s\" read as data type %d", longer[i], d);
+    assert_int_equal(d, PYOP_DTYPE_UINT16);
+  }
   assert_string_equal(pyop_format_name(PYOP_FORMAT_FRACTAL_NZ), "FRACTAL_NZ");
   assert_null(pyop_format_name(17));
   assert_string_equal(pyop_attr_type_name(PYOP_ATTR_LIST_LIST_INT), "list[list[int]]");
@@ -943,6 +997,7 @@ int main(void) {
       cmocka_unit_test(test_deep_copy),
       cmocka_unit_test(test_proto_same_every_part),
       cmocka_unit_test(test_conflict_names_whole),
+      cmocka_unit_test(test_attr_find_whole_name),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),
   };

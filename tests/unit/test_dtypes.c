@@ -425,6 +425,15 @@ static void test_symbol_names_whole(void **state) {
   assert_string_equal(info->input_dtypes[1].symbol, "T");
   pyop_op_info_release(info);
 
+  /* Sets that differ on the output only (src.out2.dtypes.outputs_unchecked). */
+  host_op o1, o2;
+  host_op_init(&o1, "OutSets", NULL);
+  host_op_init(&o2, "OutSets", NULL);
+  o2.out_sets[0].mask = BIT(FLOAT16);
+  assert_int_equal(pyop_register_host_prototype(&o1.info), PYOP_OK);
+  assert_int_equal(pyop_register_host_prototype(&o2.info), PYOP_ECONFLICT);
+  assert_msg_has("output 0 \"z\": data types float16 vs float32");
+
   static const char *const order[2][2] = {{"T", "T1"}, {"T1", "T"}};
   static const char *const types[2] = {"SymA", "SymB"};
   for (int i = 0; i < 2; i++) {

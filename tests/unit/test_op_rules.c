@@ -251,7 +251,7 @@ static void test_host_workspace_null(void **state) {
 
 /* A host allocator that gave the memory but returned a positive status
  * failed all the same: PYOP_EHOST with its status (outcome pass 2:
- * src.out2.outputs.alloc_output_positive_ok, alloc_workspace_positive_ok). */
+ * src.out2.outputs.alloc_workspace_positive_ok). */
 static void test_host_positive_status(void **state) {
   (void)state;
   pyop_op *op = make(M_COPY);
