@@ -637,34 +637,6 @@ static void test_deep_copy(void **state) {
   pt_faults_remove();
 }
 
-/* Thirty attributes whose names begin one another ("a", "a1", "a10"):
- * each is found by its whole name (outcome pass 2:
- * src.out2.descriptor.attr_is_prefix). */
-static void test_attr_find_whole_name(void **state) {
-  (void)state;
-  enum { N = 30 };
-  fx f;
-  fx_init(&f);
-  pyop_attr_view at[N];
-  char names[N][8];
-  for (int k = 0; k < N; k++) {
-    if (k == 0) snprintf(names[k], sizeof names[k], "a");
-    else snprintf(names[k], sizeof names[k], "a%d", k - 1);
-    at[k] = f.at[0];
-    at[k].name = (pyop_str){names[k], strlen(names[k])};
-  }
-  f.p.attrs = at;
-  f.p.n_attrs = N;
-  pyop__proto *p;
-  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
-  for (int k = 0; k < N; k++)
-    if (pyop__proto_attr_find(p, names[k]) != k)
-      fail_msg("attr \"%s\" found at %ld, not %d", names[k], pyop__proto_attr_find(p, names[k]),
-               k);
-  assert_int_equal(pyop__proto_attr_find(p, "a99"), -1);
-  pyop__proto_free(p);
-}
-
 /* ------------------------------------------- conflicts, part by part */
 
 /* Copies v (a plugin's view) and compares it with the copy of w. */
@@ -997,7 +969,6 @@ int main(void) {
       cmocka_unit_test(test_deep_copy),
       cmocka_unit_test(test_proto_same_every_part),
       cmocka_unit_test(test_conflict_names_whole),
-      cmocka_unit_test(test_attr_find_whole_name),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),
   };

@@ -1068,35 +1068,6 @@ static void test_pending_binds_its_own_name(void **state) {
   pyop_op_info_release(info);
 }
 
-/* Forty op types of one load, each name a prefix of others ("P", "P1",
- * "P10"): the load's index and the table find each by its whole name
- * (outcome pass 2: src.out2.registry.item_is_prefix, entry_is_prefix). */
-static void test_names_prefix_of_others(void **state) {
-  (void)state;
-  enum { N = 40 };
-  static desc d[N];
-  pyop__txn *t;
-  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
-  for (int k = 0; k < N; k++) {
-    char name[8];
-    if (k == 0) snprintf(name, sizeof name, "P");
-    else snprintf(name, sizeof name, "P%d", k - 1);
-    desc_init(&d[k], name, "p.py");
-    assert_int_equal(pyop__txn_add_proto(t, &d[k].p), PYOP_OK);
-    assert_int_equal(pyop__txn_add_impl(t, &d[k].i), PYOP_OK);
-  }
-  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
-  assert_int_equal(pyop__registry_count(), N);
-  for (int k = 0; k < N; k++) {
-    const pyop_op_info *info;
-    assert_int_equal(pyop_op_get(d[k].op, &info), PYOP_OK);
-    assert_string_equal(info->op_type, d[k].op);
-    assert_string_equal(info->proto_key, d[k].pkey);
-    assert_string_equal(info->impl_key, d[k].ikey);
-    pyop_op_info_release(info);
-  }
-}
-
 /* Three implementations waiting: a host prototype binds the middle one,
  * then the last, then the first; each binds its own and the others keep
  * waiting (outcome pass 2: the pending list walked and unlinked past its
@@ -2019,7 +1990,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_list_of_three, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_names_prefix_of_others, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),
