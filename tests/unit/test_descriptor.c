@@ -536,6 +536,16 @@ static void test_lanes_members(void **state) {
   f.i.lanes = 0;
   f.i.serial_reason = S("x\001");
   REJECT_IMPL(&f, "serial_reason: control character");
+  /* A 1.5 implementation view: the members are not read either (outcome
+   * pass 2: src.out2.descriptor.impl_lanes_old_view, impl_reason_old_view). */
+  f.i.struct_size = offsetof(pyop_impl_view, serial_reason);
+  f.i.serial_reason = S("stray");
+  f.i.lanes = 99;
+  assert_int_equal(pyop__validate_impl_view(&f.i), PYOP_OK);
+  assert_int_equal(pyop__impl_copy(&f.i, &im), PYOP_OK);
+  assert_int_equal(im->lanes, 0);
+  assert_string_equal(im->serial_reason, "");
+  pyop__impl_free(im);
 }
 
 static void test_deep_copy(void **state) {

@@ -886,6 +886,19 @@ static void test_options_and_hooks(void **state) {
   expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size is too small");
   o.struct_size = offsetof(pyop_options, start_python);
   expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size");
+  /* An older caller's struct that ends before lanes, or before
+   * strict_outputs: what lies there is not read (outcome pass 2:
+   * src.out2.lifecycle.old_struct_lanes_read, old_struct_strict_read). */
+  pyop_options old = PYOP_OPTIONS_INIT;
+  old.lanes = PYOP_MAX_LANES + 7;
+  old.struct_size = offsetof(pyop_options, lanes);
+  assert_int_equal(pyop_set_options(&old), PYOP_OK);
+  old.strict_outputs = true;
+  old.struct_size = offsetof(pyop_options, strict_outputs);
+  assert_int_equal(pyop_set_options(&old), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_false(pyop__strict_outputs());
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
   o.struct_size = sizeof o;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   assert_int_equal(pyop_load(), PYOP_OK);
