@@ -886,19 +886,6 @@ static void test_options_and_hooks(void **state) {
   expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size is too small");
   o.struct_size = offsetof(pyop_options, start_python);
   expect_error(pyop_set_options(&o), PYOP_EINVAL, "struct_size");
-  /* An older caller's struct that ends before lanes, or before
-   * strict_outputs: what lies there is not read (outcome pass 2:
-   * src.out2.lifecycle.old_struct_lanes_read, old_struct_strict_read). */
-  pyop_options old = PYOP_OPTIONS_INIT;
-  old.lanes = PYOP_MAX_LANES + 7;
-  old.struct_size = offsetof(pyop_options, lanes);
-  assert_int_equal(pyop_set_options(&old), PYOP_OK);
-  old.strict_outputs = true;
-  old.struct_size = offsetof(pyop_options, strict_outputs);
-  assert_int_equal(pyop_set_options(&old), PYOP_OK);
-  assert_int_equal(pyop_load(), PYOP_OK);
-  assert_false(pyop__strict_outputs());
-  assert_int_equal(pyop_shutdown(), PYOP_OK);
   o.struct_size = sizeof o;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
   assert_int_equal(pyop_load(), PYOP_OK);
@@ -1022,6 +1009,19 @@ static void test_start_python_key(void **state) {
   log_reset();
   assert_int_equal(pyop_load(), PYOP_OK);
   assert_null(strstr(log_buf, "start_python_key"));
+  /* A key that only begins the running one's is another key: not used
+   * (outcome pass 2: src.out2.start_python.unused_key_prefix). */
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  char shorter[64];
+  snprintf(shorter, sizeof shorter, "%s", key.text);
+  shorter[strlen(shorter) - 1] = '\0';
+  o.start_python_key = shorter;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  snprintf(want, sizeof want, "start_python_key %s not used: Python %s is already in the process",
+           shorter, key.text);
+  expect_in(log_buf, want);
 }
 
 /* How often a line appears in the captured log. */
