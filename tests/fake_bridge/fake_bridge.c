@@ -388,6 +388,9 @@ static int fake_set_config(const pyop_bridge_config *config) {
                            ": cannot start the interpreter (configuration "
                            "refused on purpose)");
 #else
+  /* A status the test chose (no libpyop status when positive), no message. */
+  const char *st = getenv("PYOP_FAKE_CONFIG_STATUS");
+  if (st && *st) return atoi(st);
   say(PYOP_LOG_DEBUG, FAKE_VARIANT_NAME ": configured");
   return PYOP_OK;
 #endif
@@ -578,6 +581,9 @@ FAKE_ENTRY_DEF int pyop_bridge_entry(const pyop_bridge_request *request,
   if (request->abi_major != PYOP_BRIDGE_ABI_MAJOR)
     return fail(PYOP_EABI, "fake bridge: loader speaks another ABI major");
   *out_api = &api;
+  /* A status the test chose, with the table filled in all the same. */
+  const char *st = getenv("PYOP_FAKE_ENTRY_STATUS");
+  if (st && *st) return atoi(st);
   return PYOP_OK;
 #endif
 }

@@ -651,6 +651,57 @@ static void test_bridge_in_prefix_sibling(void **state) {
   free(root);
 }
 
+/*
+ * A positive status from pyop_bridge_entry or set_config is no success,
+ * though the entry filled in its table: the candidate is refused (ABI
+ * rejected, config rejected) and the message says the status is not
+ * libpyop's; unset, the same bridge loads (outcome pass 2:
+ * src.out2.bridge_loader.entry_positive_ok, config_positive_ok).
+ */
+static void test_positive_status_refused(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *a = fb_make_artifact(root, "a", "GOOD", NULL);
+  static const struct {
+    const char *var;
+    int status;
+    const char *reason;
+  } cases[] = {
+      {"PYOP_FAKE_ENTRY_STATUS", PYOP__CAND_ABI_REJECTED,
+       "refused bridge ABI 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " with status 3 (not a libpyop "
+       "status)"},
+      {"PYOP_FAKE_CONFIG_STATUS", PYOP__CAND_CONFIG_REJECTED,
+       "set_config failed with status 3 (not a libpyop status)"},
+  };
+  for (size_t i = 0; i < 2; i++) {
+    assert_int_equal(setenv(cases[i].var, "3", 1), 0);
+    pyop__candidates c;
+    pyop__bridge b;
+    int rc = find_and_load(root, &c, &b);
+    assert_int_equal(unsetenv(cases[i].var), 0);
+    if (rc == PYOP_OK) {
+      pyop__bridge_close(&b);
+      fail_msg("%s=3: the bridge loaded", cases[i].var);
+    }
+    assert_int_equal(rc, PYOP_ENOBRIDGE);
+    const pyop__candidate *it = cand(&c, root, "a");
+    assert_int_equal(it->status, cases[i].status);
+    assert_non_null(it->reason);
+    if (!strstr(it->reason, cases[i].reason))
+      fail_msg("\"%s\" lacks \"%s\"", it->reason, cases[i].reason);
+    pyop__candidates_free(&c);
+  }
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
+  assert_int_equal(cand(&c, root, "a")->status, PYOP__CAND_LOADED);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(a);
+  fb_rmtree(root);
+  free(root);
+}
+
 static void test_services(void **state) {
   (void)state;
   const pyop_loader_services *s = &pyop__loader_services;
@@ -851,6 +902,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_bridge_in_prefix_sibling, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_positive_status_refused, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_services_log_levels, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_one, pt_seam_setup, pt_seam_teardown),

@@ -513,6 +513,66 @@ static void test_two_dirs_sorted(void **state) {
   free(root);
 }
 
+/*
+ * A manifest matches by whole values: a platform that only begins the
+ * machine's ("x86_6" on x86_64), a tag that only begins the running one's
+ * ("cp31" on 3.12), and a plain build's empty abi_flags on a free-threaded
+ * (t) or debug (d) Python are mismatches (outcome pass 2:
+ * src.out2.candidates.platform_prefix, tag_prefix, flags_prefix).
+ */
+static void test_manifest_values_whole(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  pyop__artifacts_set_root(root);
+  char plain[16], short_tag[16], short_machine[32];
+  snprintf(plain, sizeof plain, "cp%u%u", key.major, key.minor);
+  snprintf(short_tag, sizeof short_tag, "%s", plain);
+  short_tag[strlen(short_tag) - 1] = '\0'; /* cp312 -> cp31, cp39 -> cp3 (invalid) */
+  snprintf(short_machine, sizeof short_machine, "%s", key.machine);
+  short_machine[strlen(short_machine) - 1] = '\0';
+  free(make_dir(root, "a-plain", plain, "", key.machine, 1, NULL));
+  free(make_dir(root, "b-short-platform", plain, "", short_machine, 1, NULL));
+  bool tag_ok = key.minor >= 10; /* cp3 is no valid tag: an invalid manifest */
+  if (tag_ok) free(make_dir(root, "c-short-tag", short_tag, "", key.machine, 1, NULL));
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, tag_ok ? 3 : 2);
+  char dir[512], want[256];
+  snprintf(dir, sizeof dir, "%s/a-plain", root);
+  expect(&c, 0, dir, PYOP__CAND_UNTRIED, 1, NULL);
+  snprintf(dir, sizeof dir, "%s/b-short-platform", root);
+  snprintf(want, sizeof want, "built for %s-%s, running %s", plain, short_machine, key.text);
+  expect(&c, 1, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
+  if (tag_ok) {
+    snprintf(dir, sizeof dir, "%s/c-short-tag", root);
+    snprintf(want, sizeof want, "built for %s-%s, running %s", short_tag, key.machine,
+             key.text);
+    expect(&c, 2, dir, PYOP__CAND_MANIFEST_MISMATCH, -1, want);
+  }
+  pyop__candidates_free(&c);
+
+  /* The plain build on a free-threaded or a debug Python of the same version. */
+  static const char *const flags[] = {"t", "d", "td"};
+  for (size_t i = 0; i < 3; i++) {
+    pyop__runtime_key k = key;
+    k.free_threaded = strchr(flags[i], 't') != NULL;
+    k.debug = strchr(flags[i], 'd') != NULL;
+    snprintf(k.abi_flags, sizeof k.abi_flags, "%s", flags[i]);
+    snprintf(k.text, sizeof k.text, "%s%s-%s", plain, flags[i], key.machine);
+    assert_int_equal(pyop__candidates_find(&k, &c), PYOP_OK);
+    snprintf(dir, sizeof dir, "%s/a-plain", root);
+    const pyop__candidate *it = find_dir(&c, dir);
+    if (it->status != PYOP__CAND_MANIFEST_MISMATCH)
+      fail_msg("a plain %s build taken on %s: %s", plain, k.text,
+               pyop__cand_status_name(it->status));
+    snprintf(want, sizeof want, "built for %s-%s, running %s", plain, key.machine, k.text);
+    assert_string_equal(it->reason, want);
+    pyop__candidates_free(&c);
+  }
+  fb_rmtree(root);
+  free(root);
+}
+
 static int group_setup(void **state) {
   (void)state;
   fb_key(&key);
@@ -531,6 +591,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_two_dirs_sorted, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_values_whole, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("candidates", tests, group_setup, NULL);
 }

@@ -7,6 +7,7 @@
 #include "descriptor.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,6 +536,16 @@ static void test_lanes_members(void **state) {
   f.i.lanes = 0;
   f.i.serial_reason = S("x\001");
   REJECT_IMPL(&f, "serial_reason: control character");
+  /* A 1.5 implementation view: the members are not read either (outcome
+   * pass 2: src.out2.descriptor.impl_lanes_old_view, impl_reason_old_view). */
+  f.i.struct_size = offsetof(pyop_impl_view, serial_reason);
+  f.i.serial_reason = S("stray");
+  f.i.lanes = 99;
+  assert_int_equal(pyop__validate_impl_view(&f.i), PYOP_OK);
+  assert_int_equal(pyop__impl_copy(&f.i, &im), PYOP_OK);
+  assert_int_equal(im->lanes, 0);
+  assert_string_equal(im->serial_reason, "");
+  pyop__impl_free(im);
 }
 
 static void test_deep_copy(void **state) {
@@ -636,6 +647,147 @@ static void test_deep_copy(void **state) {
   pt_faults_remove();
 }
 
+/* ------------------------------------------- conflicts, part by part */
+
+/* Copies v (a plugin's view) and compares it with the copy of w. */
+static bool views_same(const pyop_proto_view *v, const pyop_proto_view *w, char *why_out,
+                       size_t cap) {
+  pyop__proto *a, *b;
+  assert_int_equal(pyop__proto_copy(v, false, &a), PYOP_OK);
+  assert_int_equal(pyop__proto_copy(w, false, &b), PYOP_OK);
+  pyop__sb why = PYOP__SB_INIT;
+  bool same = pyop__proto_same(a, b, &why);
+  snprintf(why_out, cap, "%s", pyop__sb_str(&why));
+  pyop__sb_free(&why);
+  pyop__proto_free(a);
+  pyop__proto_free(b);
+  return same;
+}
+
+/*
+ * Two prototypes differ in any part, also the LAST input, the only output,
+ * the last input's flags, the output's alias, a list default's second item
+ * and a name that only extends the other: each is a difference (outcome
+ * pass 2: the comparisons' loops and names, src.out2.conflict.*).
+ */
+static void test_proto_same_every_part(void **state) {
+  (void)state;
+  char why[512];
+  fx f, g;
+  fx_init(&f);
+  fx_init(&g);
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+  /* The last input's name; a name extending the other one. */
+  g.in[1].name = S("y2");
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "input 1: name \"y\" vs \"y2\"");
+  fx_init(&g);
+  g.out[0].name = S("zz");
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "output 0: name \"z\" vs \"zz\"");
+  /* An attribute name extending the other one. */
+  fx_init(&g);
+  g.at[0].name = S("alphas");
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "attr 0: name \"alpha\" vs \"alphas\"");
+  /* The last input's flags. */
+  uint32_t fl_a[2] = {PYOP_INPUT_MUTATED, 0}, fl_b[2] = {PYOP_INPUT_MUTATED,
+                                                         PYOP_INPUT_MUTATED};
+  fx_init(&f);
+  fx_init(&g);
+  f.p.input_flags = fl_a;
+  g.p.input_flags = fl_b;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "input 1 \"y\": read-only vs mutated");
+  /* The only output's alias (of the mutated input x) against none. */
+  int32_t alias[1] = {0}, none[1] = {-1};
+  g.p.input_flags = fl_a;
+  f.p.output_alias = alias;
+  g.p.output_alias = none;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "output 0 \"z\": aliases input 0 vs -1");
+  g.p.output_alias = alias;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+  /* Defaults: list[bool] and list[str] differing in their second item only. */
+  fx_init(&f);
+  fx_init(&g);
+  bool ba[2] = {true, false}, bb[2] = {true, true};
+  f.at[0].type = g.at[0].type = PYOP_ATTR_LIST_BOOL;
+  f.at[0].default_value.type = g.at[0].default_value.type = PYOP_ATTR_LIST_BOOL;
+  f.at[0].default_value.u.bools.items = ba;
+  f.at[0].default_value.u.bools.count = 2;
+  g.at[0].default_value.u.bools.items = bb;
+  g.at[0].default_value.u.bools.count = 2;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "attr 0 \"alpha\": different default values");
+  g.at[0].default_value.u.bools.items = ba;
+  g.at[0].default_value.u.bools.count = 2;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+  pyop_str sa[2] = {S("p"), S("q")}, sb[2] = {S("p"), S("r")};
+  f.at[0].type = g.at[0].type = PYOP_ATTR_LIST_STR;
+  f.at[0].default_value.type = g.at[0].default_value.type = PYOP_ATTR_LIST_STR;
+  f.at[0].default_value.u.strs.items = sa;
+  f.at[0].default_value.u.strs.count = 2;
+  g.at[0].default_value.u.strs.items = sb;
+  g.at[0].default_value.u.strs.count = 2;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  g.at[0].default_value.u.strs.items = sa;
+  g.at[0].default_value.u.strs.count = 2;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+  /* Float defaults by their bits: 0.0 and -0.0 differ, a NaN is itself. */
+  fx_init(&f);
+  fx_init(&g);
+  f.at[0].default_value.u.f = 0.0;
+  g.at[0].default_value.u.f = -0.0;
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "attr 0 \"alpha\": different default values");
+  f.at[0].default_value.u.f = g.at[0].default_value.u.f = NAN;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+}
+
+/* pyop__check_protos of a new prototype n against the held o (same content). */
+static int check_views(const pyop_proto_view *n, const pyop_proto_view *o) {
+  pyop__proto *a, *b;
+  assert_int_equal(pyop__proto_copy(n, false, &a), PYOP_OK);
+  assert_int_equal(pyop__proto_copy(o, false, &b), PYOP_OK);
+  int rc = pyop__check_protos(a, b, "registered");
+  pyop__proto_free(a);
+  pyop__proto_free(b);
+  return rc;
+}
+
+/*
+ * The same content under a key that only extends the held one's, or at a
+ * source line whose text extends the held one's ("p.py:1" and "p.py:12",
+ * no digest), is another definition: PYOP_ECONFLICT; the same key and
+ * source is one definition (src.out2.conflict.key_prefix, source_prefix).
+ */
+static void test_conflict_names_whole(void **state) {
+  (void)state;
+  fx n, o;
+  fx_init(&n);
+  fx_init(&o);
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+  o.p.key = S("pyop:plugin_a.scaled_add2");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "different descriptor key"));
+  fx_init(&o);
+  n.p.source_line = 1;
+  o.p.source_line = 12;
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "two different definitions"));
+  n.p.source_line = 12;
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+  /* Digests compared whole: one that extends the other is other code
+   * (src.out2.conflict.digest_prefix). */
+  n.p.source_digest = S("sha256:0123");
+  o.p.source_digest = S("sha256:01234");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "the source files differ"));
+  o.p.source_digest = S("sha256:0123");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+}
+
 static void test_types_helpers(void **state) {
   (void)state;
   assert_string_equal(pyop_dtype_name(PYOP_DTYPE_BFLOAT16), "bfloat16");
@@ -648,6 +800,14 @@ static void test_types_helpers(void **state) {
   assert_int_equal(pyop_dtype_from_name("float", &d), PYOP_EINVAL);
   assert_non_null(strstr(pyop_last_error(), "float32"));
   assert_int_equal(d, PYOP_DTYPE_UINT16);
+  /* A known name with more after it is no name (outcome pass 2:
+   * src.out2.types.dtype_name_trailing). */
+  static const char *const longer[] = {"float32x", "bool ", "int8_t", "bfloat16s"};
+  for (size_t i = 0; i < 4; i++) {
+    if (pyop_dtype_from_name(longer[i], &d) != PYOP_EINVAL)
+      fail_msg("\"%s\" read as data type %d", longer[i], d);
+    assert_int_equal(d, PYOP_DTYPE_UINT16);
+  }
   assert_string_equal(pyop_format_name(PYOP_FORMAT_FRACTAL_NZ), "FRACTAL_NZ");
   assert_null(pyop_format_name(17));
   assert_string_equal(pyop_attr_type_name(PYOP_ATTR_LIST_LIST_INT), "list[list[int]]");
@@ -817,6 +977,8 @@ int main(void) {
       cmocka_unit_test(test_caps_callbacks),
       cmocka_unit_test(test_lanes_members),
       cmocka_unit_test(test_deep_copy),
+      cmocka_unit_test(test_proto_same_every_part),
+      cmocka_unit_test(test_conflict_names_whole),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),
   };

@@ -395,6 +395,58 @@ static void test_output_only_constraints(void **state) {
   pyop_op_destroy(op);
 }
 
+/*
+ * Symbols one of which extends the other ("T1" and "T") are two symbols:
+ * x of T1 and y of T may differ, z follows y; and a prototype under "T"
+ * conflicts with one under "T1", in either order (outcome pass 2:
+ * src.out2.dtypes.symbol_prefix_merged, same_symbol_prefix).
+ */
+static void test_symbol_names_whole(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Mix2", "T");
+  h.in_sets[0] = (pyop_dtype_set){0, "T1"}; /* x: any, as T1 */
+  h.in_sets[1] = (pyop_dtype_set){0, "T"};  /* y: any, as T */
+  h.out_sets[0] = (pyop_dtype_set){0, "T"}; /* z: y's type */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("Mix2");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Mix2", NULL, 0, &op), PYOP_OK);
+  pyop_tensor z;
+  out_dtype = PYOP_DTYPE_INT32;
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_OK);
+  assert_int_equal(z.dtype, PYOP_DTYPE_INT32);
+  out_dtype = PYOP_DTYPE_FLOAT32; /* x's type: not T's */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT32, &z), PYOP_ECONTRACT);
+  pyop_op_destroy(op);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Mix2", &info), PYOP_OK);
+  assert_string_equal(info->input_dtypes[0].symbol, "T1");
+  assert_string_equal(info->input_dtypes[1].symbol, "T");
+  pyop_op_info_release(info);
+
+  /* Sets that differ on the output only (src.out2.dtypes.outputs_unchecked). */
+  host_op o1, o2;
+  host_op_init(&o1, "OutSets", NULL);
+  host_op_init(&o2, "OutSets", NULL);
+  o2.out_sets[0].mask = BIT(FLOAT16);
+  assert_int_equal(pyop_register_host_prototype(&o1.info), PYOP_OK);
+  assert_int_equal(pyop_register_host_prototype(&o2.info), PYOP_ECONFLICT);
+  assert_msg_has("output 0 \"z\": data types float16 vs float32");
+
+  static const char *const order[2][2] = {{"T", "T1"}, {"T1", "T"}};
+  static const char *const types[2] = {"SymA", "SymB"};
+  for (int i = 0; i < 2; i++) {
+    host_op a, b;
+    host_op_init(&a, types[i], order[i][0]);
+    host_op_init(&b, types[i], order[i][1]);
+    assert_int_equal(pyop_register_host_prototype(&a.info), PYOP_OK);
+    if (pyop_register_host_prototype(&b.info) != PYOP_ECONFLICT)
+      fail_msg("%s under \"%s\" after \"%s\": not a conflict", types[i], order[i][1],
+               order[i][0]);
+  }
+}
+
 /* Registering again with the same sets under another symbol (or none) is
  * another prototype: the symbol ties types together, so it conflicts. */
 static void test_symbol_is_part_of_the_prototype(void **state) {
@@ -534,6 +586,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_execute_refuses_inputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_names_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),

@@ -656,15 +656,18 @@ static void test_op_launch_workspace(void **state) {
   ws_host.rc = -3;
   assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EHOST,
                "alloc_workspace failed for workspace 0 (16 bytes, -3)");
+  ws_host.rc = 4; /* memory given, a positive status: a failure all the same */
+  assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EHOST,
+               "alloc_workspace failed for workspace 0 (16 bytes, 4)");
   ws_host.rc = 0;
   ws_host.give_null = true;
   assert_error(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_EHOST,
                "alloc_workspace failed for workspace 0 (16 bytes, 0)");
   assert_true(out[0] == -1 && out[3] == -1); /* no kernel ran */
-  assert_int_equal(ws_host.calls, 2);
+  assert_int_equal(ws_host.calls, 3);
   ws_host.give_null = false;
   assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK);
-  assert_int_equal(ws_host.calls, 3);
+  assert_int_equal(ws_host.calls, 4);
   assert_int_equal(ws_host.nbytes, 16);
   float want[4] = {5.5f, 11, 16.5f, 22};
   assert_memory_equal(out, want, sizeof want);

@@ -973,6 +973,15 @@ static void test_start_python_key(void **state) {
   expect_error(pyop_set_options(&o), PYOP_ESTATE,
                "pyop_set_options: start_python_key cannot change to cp398-x86_64 while the "
                "bridge stays open (it was loaded with cp399-x86_64)");
+  /* A key that only begins the loaded one, or extends it, is another key
+   * (outcome pass 2: src.out2.lifecycle.key_prefix_same). */
+  static const char *const others[] = {"cp399-x86", "cp399-x86_64x"};
+  for (size_t i = 0; i < PYOP__ARRAY_LEN(others); i++) {
+    o.start_python_key = others[i];
+    if (pyop_set_options(&o) != PYOP_ESTATE)
+      fail_msg("start_python_key %s taken for cp399-x86_64", others[i]);
+    assert_non_null(strstr(pyop_last_error(), "(it was loaded with cp399-x86_64)"));
+  }
   o.start_python_key = "cp399-x86_64";
   assert_int_equal(pyop_set_options(&o), PYOP_OK); /* the same key: nothing changes */
   assert_int_equal(pyop_shutdown(), PYOP_OK);
@@ -1000,6 +1009,19 @@ static void test_start_python_key(void **state) {
   log_reset();
   assert_int_equal(pyop_load(), PYOP_OK);
   assert_null(strstr(log_buf, "start_python_key"));
+  /* A key that only begins the running one's is another key: not used
+   * (outcome pass 2: src.out2.start_python.unused_key_prefix). */
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  char shorter[64];
+  snprintf(shorter, sizeof shorter, "%s", key.text);
+  shorter[strlen(shorter) - 1] = '\0';
+  o.start_python_key = shorter;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  snprintf(want, sizeof want, "start_python_key %s not used: Python %s is already in the process",
+           shorter, key.text);
+  expect_in(log_buf, want);
 }
 
 /* How often a line appears in the captured log. */

@@ -156,6 +156,8 @@ static void test_level_from_environment(void **state) {
       {"debug", PYOP_LOG_DEBUG}, {"DEBUG", PYOP_LOG_DEBUG}, {"Info", PYOP_LOG_INFO},
       {"ERROR", PYOP_LOG_ERROR}, {"warn", PYOP_LOG_WARN},   {"verbose", PYOP_LOG_WARN},
       {"", PYOP_LOG_WARN},       {NULL, PYOP_LOG_WARN},
+      /* A name with more after it is no name (outcome pass 2: src.out2.log.env_name_prefix). */
+      {"debugging", PYOP_LOG_WARN}, {"errors", PYOP_LOG_WARN}, {"info2", PYOP_LOG_WARN},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char cmd[128];

@@ -33,6 +33,8 @@ enum mode {
   M_DECLARE_OWN, /* it fails on its own after a refused launch */
   M_EXEC_BAD_STATUS,
   M_INFER_NAMED_OTHER_STATUS, /* set_error with one status, returns another */
+  M_INFER_ODD,       /* infer_meta sets its output, then returns 7 (no status) */
+  M_IMPL_CREATE_ODD, /* the implementation's create_holder returns 7, no holder */
 };
 static enum mode mode;
 static int holders_alive;
@@ -60,6 +62,7 @@ static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
   if ((mode == M_PROTO_CREATE_FAILS && a && holders_alive == 0) ||
       (mode == M_IMPL_CREATE_FAILS && holders_alive == 1))
     return pyop__error(PYOP_EPYTHON, "ValueError: bad alpha (plugin.py:7)");
+  if (mode == M_IMPL_CREATE_ODD && holders_alive == 1) return 7;
   memset(&seen, 0, sizeof seen);
   seen.n = n;
   holder *h = malloc(sizeof *h);
@@ -118,6 +121,7 @@ static int infer(void *hv, const pyop_infer_args *a) {
   a->outputs[0] = *x;
   a->outputs[0].data = (void *)0x1; /* libpyop clears it */
   if (mode == M_INFER_NEG_DIM) a->outputs[0].shape[0] = -2;
+  if (mode == M_INFER_ODD) return 7;
   return PYOP_OK;
 }
 
@@ -381,6 +385,13 @@ static void test_create_failures(void **state) {
   assert_int_equal(pyop_op_create("Axpy", a, 1, &op), PYOP_EPYTHON);
   assert_msg_has("create_holder (implementation) of \"Axpy\"");
   assert_int_equal(holders_alive, 0); /* the prototype's holder was destroyed */
+  /* A positive status is no success (outcome pass 2: src.out2.op.holder_positive_ok). */
+  mode = M_IMPL_CREATE_ODD;
+  op = NULL;
+  assert_int_equal(pyop_op_create("Axpy", a, 1, &op), PYOP_EINTERNAL);
+  assert_null(op);
+  assert_msg_has("create_holder (implementation) of \"Axpy\" returned the invalid status 7");
+  assert_int_equal(holders_alive, 0);
   assert_int_equal(pyop__registry_live_instances(), 0);
   assert_int_equal(pyop__registry_unload(), PYOP_OK);
 }
@@ -486,6 +497,11 @@ static void test_infer_meta(void **state) {
   mode = M_INFER_FAILS;
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);
   assert_msg_has("infer_meta of \"Axpy\": TypeError: no shape");
+  /* A positive status is no success, though the outputs were set (outcome
+   * pass 2: src.out2.execute.infer_positive_ok). */
+  mode = M_INFER_ODD;
+  assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EINTERNAL);
+  assert_msg_has("infer_meta of \"Axpy\" returned the invalid status 7");
   /* One message, one prefix: a message naming the call is kept as is. */
   mode = M_INFER_FAILS_NAMED;
   assert_int_equal(pyop_op_infer_meta(op, in, 3, out, 1), PYOP_EPYTHON);

@@ -105,6 +105,10 @@ static pyop_op *make(int64_t mode) {
 static uint64_t host_short;
 static bool host_workspace_null, host_fails;
 static void *host_mem;
+/* What the allocators return having given memory: non-zero is a failure,
+ * whatever its sign (pyop.h). */
+static int host_status, host_ws_status;
+static double host_ws_mem[8];
 
 static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   (void)user;
@@ -114,13 +118,17 @@ static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   host_mem = calloc(1, t->nbytes + 16);
   t->data = host_mem;
   t->nbytes -= host_short;
-  return 0;
+  return host_status;
 }
 
 static int host_workspace(void *user, uint64_t nbytes, void **out) {
   (void)user;
   (void)nbytes;
   *out = NULL; /* "success" without memory when host_workspace_null */
+  if (host_ws_status) {
+    *out = host_ws_mem;
+    return host_ws_status;
+  }
   return host_workspace_null ? 0 : PYOP_ENOMEM;
 }
 
@@ -135,6 +143,7 @@ static int setup(void **state) {
   (void)state;
   host_short = 0;
   host_workspace_null = host_fails = false;
+  host_status = host_ws_status = 0;
   if (pyop__registry_clear() != PYOP_OK || register_rules() != PYOP_OK) return -1;
   return 0;
 }
@@ -240,6 +249,30 @@ static void test_host_workspace_null(void **state) {
   pyop_op_destroy(op);
 }
 
+/* A host allocator that gave the memory but returned a positive status
+ * failed all the same: PYOP_EHOST with its status (outcome pass 2:
+ * src.out2.outputs.alloc_workspace_positive_ok). */
+static void test_host_positive_status(void **state) {
+  (void)state;
+  pyop_op *op = make(M_COPY);
+  pyop_exec_ctx ctx = exec_ctx();
+  pyop_tensor x = input(1), y;
+  pyop_tensor_list in = {&x, 1};
+  host_status = 7;
+  assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_EHOST);
+  assert_msg_has("the host's alloc_output failed for output 0 \"y\"");
+  assert_msg_has(" with 7");
+  host_status = 0;
+  assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_OK);
+  pyop_op_destroy(op);
+  op = make(M_WORKSPACE);
+  host_ws_status = 3;
+  assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &ctx), PYOP_EHOST);
+  assert_msg_has("the host's alloc_workspace failed for 64 bytes (3)");
+  host_ws_status = 0;
+  pyop_op_destroy(op);
+}
+
 /* add_output is for dynamic outputs only. */
 static void test_add_output_on_a_required_output(void **state) {
   (void)state;
@@ -285,6 +318,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_dims, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_buffer_short, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_workspace_null, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_positive_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_add_output_on_a_required_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_service_failure_is_kept, setup, teardown),
   };

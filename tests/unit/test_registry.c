@@ -1068,6 +1068,39 @@ static void test_pending_binds_its_own_name(void **state) {
   pyop_op_info_release(info);
 }
 
+/* Three implementations waiting: a host prototype binds the middle one,
+ * then the last, then the first; each binds its own and the others keep
+ * waiting (outcome pass 2: the pending list walked and unlinked past its
+ * head, src.out2.registry.pending_unlink_head, pending_find_stops_early). */
+static void test_pending_list_of_three(void **state) {
+  (void)state;
+  static const char *const names[3] = {"WaitA", "WaitB", "WaitC"};
+  desc d[3];
+  for (int k = 0; k < 3; k++) { /* one load each: WaitC heads the list */
+    desc_init(&d[k], names[k], "w.py");
+    pyop__txn *t;
+    assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+    assert_int_equal(pyop__txn_add_impl(t, &d[k].i), PYOP_OK);
+    assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  }
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  static const int order[3] = {1, 2, 0};
+  for (int n = 0; n < 3; n++) {
+    int k = order[n];
+    pyop_op_info hi = {sizeof(pyop_op_info), names[k], NULL, NULL, NULL, NULL, ins, 1,
+                       outs, 1, NULL, 0, 0};
+    assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+    const pyop_op_info *info;
+    assert_int_equal(pyop_op_get(names[k], &info), PYOP_OK);
+    if (!info->impl_key) fail_msg("%s: its waiting implementation was not bound", names[k]);
+    char want[64];
+    snprintf(want, sizeof want, "pyop:%s.impl", names[k]);
+    assert_string_equal(info->impl_key, want);
+    pyop_op_info_release(info);
+  }
+}
+
 /* The bridge's find_proto (ABI 1.2) takes any op type a prototype may
  * have: up to the longest name; longer is no op. */
 static void test_find_proto_longest_name(void **state) {
@@ -1956,6 +1989,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pending_list_of_three, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),
