@@ -245,12 +245,35 @@ static void test_builder_room_for_nul(void **state) {
   }
 }
 
+/* Taking a builder hands over its text, "" when nothing was appended (a
+ * caller reads NULL as out of memory), and leaves it empty for reuse. */
+static void test_builder_take(void **state) {
+  (void)state;
+  pyop__sb sb = PYOP__SB_INIT;
+  char *empty = pyop__sb_take(&sb);
+  assert_non_null(empty);
+  assert_string_equal(empty, "");
+  pyop__free(empty);
+  pyop__sb_printf(&sb, "reason %d", 3);
+  char *text = pyop__sb_take(&sb);
+  assert_non_null(text);
+  assert_string_equal(text, "reason 3");
+  pyop__free(text);
+  assert_null(sb.buf);
+  assert_int_equal(sb.len, 0);
+  char *again = pyop__sb_take(&sb); /* taken: empty again */
+  assert_non_null(again);
+  assert_string_equal(again, "");
+  pyop__free(again);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncation_at_the_cap),
       cmocka_unit_test(test_prefix_at_the_cap),
       cmocka_unit_test(test_builder_piece_sizes),
       cmocka_unit_test(test_builder_room_for_nul),
+      cmocka_unit_test(test_builder_take),
       cmocka_unit_test(test_save_restore),
       cmocka_unit_test(test_hook_keeps_the_last_error),
       cmocka_unit_test(test_status_table),
