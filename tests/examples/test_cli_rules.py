@@ -4596,5 +4596,567 @@ class ProtoNotesOutcomeTest(unittest.TestCase):
         self.assertEqual(seen, [("run", True), ("check", False), ("check", True)])
 
 
+# Outcome pass 2 (session 10): each rule below held where a value is parsed
+# but might not reach its use, where per-slot arrays differ per slot, where
+# a name might be matched by prefix, where a flag set has more than one
+# value (their mutants: cli.out2.* in tests/mutation/mutants.txt).
+
+
+class BindingSlotsOutcomeTest(unittest.TestCase):
+    """What binding.info_to_dict reads per input (its own flag word, the
+    mutated bit only) and what Lib.op_info says of an unknown op beside a
+    waiting implementation whose op type only starts with its name."""
+
+    def _info(self, flags):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 3)((b"x", 0), (b"acc", 0), (b"z", 0))
+        outs = (b.IoInfo * 1)((b"y", 0),)
+        arr = (ctypes.c_uint32 * 3)(*flags)
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1", None, None,
+                        ins, 3, outs, 1, None, 0, 3, arr, None)
+        return b.info_to_dict(info)
+
+    def test_mutated_per_input_by_its_bit(self):
+        b = _cli("binding")
+        d = self._info((0, b.INPUT_MUTATED, 0))
+        self.assertEqual([i["mutated"] for i in d["inputs"]], [False, True, False])
+        d = self._info((b.INPUT_MUTATED, 0, b.INPUT_MUTATED))
+        self.assertEqual([i["mutated"] for i in d["inputs"]], [True, False, True])
+        # a flag word with other bits only is no mutated input
+        d = self._info((b.INPUT_MUTATED << 1, b.INPUT_MUTATED << 2 | b.INPUT_MUTATED, 0))
+        self.assertEqual([i["mutated"] for i in d["inputs"]], [False, True, False])
+
+    def test_unknown_op_beside_a_waiting_op_of_a_longer_name(self):
+        b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
+
+        class C(_FakeC):
+            def pyop_op_get(self, name, out):
+                return -3
+
+        lib = b.Lib.__new__(b.Lib)
+        lib.c = C("PYOP_ENOENT", 'no op "Add" is registered')
+        lib.op_types = lambda: ["Relu"]
+        saved = plugins.loaded_impls
+        plugins.loaded_impls = lambda: [{"op_type": "AddN"}]
+        try:
+            with _Env("/ops"):
+                with self.assertRaises(errors.CliError) as cm:
+                    lib.op_info("Add")
+        finally:
+            plugins.loaded_impls = saved
+        self.assertNotIn("--proto", cm.exception.message)
+        self.assertTrue(cm.exception.message.startswith('no op "Add" is registered'),
+                        cm.exception.message)
+
+
+class PluginsOutcomeTest(unittest.TestCase):
+    """plugins.py: GE's legacy rule asked of each implementation (not only
+    whether it exists), each GE interface mapped to its capability, an
+    implementation waiting when only a longer op type is registered, a
+    dotted exception class named by its last part."""
+
+    def setUp(self):
+        names = ("pyop._loader", "pyop.ext", "ge.custom_op.registry", "_pyopplg2_a")
+        self.saved = {n: sys.modules.get(n) for n in names}
+        self.addCleanup(self._restore)
+        plugins = _cli("plugins")
+        self.plugins = plugins
+
+        def module(name, **objs):
+            mod = type(sys)(name)
+            mod.__dict__.update(objs)
+            sys.modules[name] = mod
+        self.module = module
+        module("pyop._loader", PLUGIN_PREFIX="_pyopplg2_")
+        module("pyop.ext", class_location=lambda cls: ("/p/g.py", 1),
+               module_label=lambda name: "g")
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def _ge(self, **ifaces):
+        classes = {}
+        for op, interfaces in ifaces.items():
+            cls = type(op + "Impl", (), {"__ge_op_impl_descriptor__": _Desc(
+                op_type=op, interfaces=interfaces)})
+            cls.__module__ = "_pyopplg2_a"
+            classes[op + "Impl"] = cls
+        self.module("_pyopplg2_a", **classes)
+
+    def test_legacy_asked_of_each(self):
+        self._ge(Old=["eager_execute"], New=["eager_execute"])
+        self.module("ge.custom_op.registry",
+                    uses_legacy_execute=lambda desc: desc.op_type == "Old")
+        got = {i["op_type"]: i["legacy"] for i in self.plugins.loaded_impls()}
+        self.assertEqual(got, {"New": False, "Old": True})
+
+    def test_each_interface_its_capability(self):
+        self._ge(A=["eager_execute"], B=["host_cpu_execute"], C=["compilable"],
+                 D=["annotated_args"], E=["eager_execute", "annotated_args", "compilable"])
+        got = {i["op_type"]: i["capabilities"] for i in self.plugins.loaded_impls()}
+        self.assertEqual(got, {"A": ["execute"], "B": ["execute"], "C": ["compile"],
+                               "D": ["declare_launch_args"],
+                               "E": ["execute", "compile", "declare_launch_args"]})
+
+    def test_waiting_beside_a_longer_name(self):
+        self._ge(Add=["eager_execute"], AddN=["eager_execute"])
+        self.assertEqual([i["op_type"] for i in self.plugins.pending_impls(["AddN"])], ["Add"])
+        self.assertEqual([i["op_type"] for i in self.plugins.pending_impls(["Add"])], ["AddN"])
+
+    def test_dotted_exception_class(self):
+        text = ("pkg.errors.ShapeError: bad\nTraceback (most recent call last):\n"
+                '  File "/p/op.py", line 4, in execute\n'
+                "pkg.errors.ShapeError: bad")
+        self.assertEqual(self.plugins._origin_of_text(text),
+                         (("ShapeError",), "/p/op.py", 4, "pkg.errors.ShapeError: bad"))
+
+
+class AttrArrayOutcomeTest(unittest.TestCase):
+    """values.make_attrs: the count is of the attributes given (not of the
+    prototype's), each value in its own entry under its own name."""
+
+    def test_given_count_and_entries(self):
+        values, b = _cli("values"), _cli("binding")
+        info = _info(attrs=({"name": "n", "type": "int"}, {"name": "f", "type": "float"},
+                            {"name": "s", "type": "str"}))
+        keep = []
+        arr, n = values.make_attrs(info, {"s": "hi", "n": 4}, keep)
+        self.assertEqual(n, 2)
+        self.assertEqual([(arr[k].name, b.attr_value_to_py(arr[k].value)) for k in range(n)],
+                         [(b"s", "hi"), (b"n", 4)])
+        arr, n = values.make_attrs(info, {}, keep)
+        self.assertEqual(n, 0)
+
+
+class MessageNamesOutcomeTest(unittest.TestCase):
+    """errors.py: each way a message names an op and a place is read (op
+    'X', op "X", of "X", op type "X"; defined at, implementation at, class
+    at, bare file:line)."""
+
+    def test_op_named(self):
+        errors = _cli("errors")
+        for text, op in (("op 'Relu': bad", "Relu"), ('no op "Gelu" is registered', "Gelu"),
+                         ('execute of "Add" failed', "Add"), ('op type "Conv" unknown', "Conv")):
+            with self.subTest(text=text):
+                self.assertEqual(errors.CliError(text).to_json()["op"], op)
+
+    def test_where(self):
+        errors = _cli("errors")
+        for text, where in (("(defined at /p/a.py:3)", ("/p/a.py", 3)),
+                            ("(implementation at /p/b.py:4)", ("/p/b.py", 4)),
+                            ("(class at /p/c.py:5)", ("/p/c.py", 5)),
+                            ("(/p/d.py:6)", ("/p/d.py", 6))):
+            with self.subTest(text=text):
+                self.assertEqual(errors._where('op "X" ' + text + " failed"), where)
+
+
+class ProtoBindingOutcomeTest(unittest.TestCase):
+    """proto.skip_unbound: a --proto op whose prototype is a plugin's own
+    (not the host's REG_OP) is listed, implemented or not."""
+
+    def test_plugin_prototype_kept(self):
+        proto = _cli("proto")
+        saved = dict(proto._declared), set(proto._unbound), set(proto._bound)
+        try:
+            proto._declared["P"] = "/p/a.h:1"
+            self.assertFalse(proto.skip_unbound({"op_type": "P", "proto_key": "pyop:p",
+                                                 "impl_key": None}))
+            self.assertNotIn("P", proto._unbound)
+            self.assertTrue(proto.skip_unbound({"op_type": "P", "proto_key": "host:P",
+                                                "impl_key": None}))
+        finally:
+            proto._declared.clear()
+            proto._declared.update(saved[0])
+            proto._unbound.clear()
+            proto._unbound.update(saved[1])
+            proto._bound.clear()
+            proto._bound.update(saved[2])
+
+
+class PluginPathSpaceOutcomeTest(unittest.TestCase):
+    """host.check_paths: every character libpyop's scan drops around an
+    element (src/scan.c is_space: space, \t, \n, \v, \f, \r) refuses a path
+    that starts or ends with it."""
+
+    def test_each_scan_space(self):
+        host, errors = _cli("host"), _cli("errors")
+        for c in " \t\n\v\f\r":
+            for bad in (c + "ops", "ops" + c):
+                with self.subTest(path=bad):
+                    with self.assertRaisesRegex(errors.UsageError,
+                                                "cannot start or end with whitespace"):
+                        host.check_paths([bad])
+        host.check_paths(["o\vp\fs\r1"])  # inside a name: kept
+
+
+class DoctorNotesOutcomeTest(unittest.TestCase):
+    """doctor._impl_notes: an implementation is worth a line when it waits
+    (its op type, exactly, is not registered), is a GE legacy execute, or
+    has compile; a plain registered one is not."""
+
+    def test_each_reason(self):
+        doctor = _cli("doctor")
+        saved = doctor.loaded_impls
+        impls = [{"op_type": "Add", "capabilities": ["execute"], "legacy": False},
+                 {"op_type": "Old", "capabilities": ["execute"], "legacy": True},
+                 {"op_type": "Comp", "capabilities": ["execute", "compile"], "legacy": False},
+                 {"op_type": "Plain", "capabilities": ["execute"], "legacy": False}]
+        doctor.loaded_impls = lambda: [dict(i) for i in impls]
+        try:
+            got = doctor._impl_notes(["AddN", "Old", "Comp", "Plain"])
+        finally:
+            doctor.loaded_impls = saved
+        self.assertEqual([(i["op_type"], i["pending"]) for i in got],
+                         [("Add", True), ("Old", False), ("Comp", False)])
+
+
+class CheckLoadErrorOutcomeTest(unittest.TestCase):
+    """check._load_error: the combined load's failure is left out only when
+    a plugin loaded alone failed with the same first line (not one that
+    only starts with it); with no op loaded it is the command's error."""
+
+    def test_shown_unless_a_plugin_says_it(self):
+        import argparse
+        check, errors = _cli("check"), _cli("errors")
+        err = {"message": "A: defined twice\nmore", "status": "PYOP_ECONFLICT", "op": None}
+
+        def sup(broken, ops=({"op_type": "X"},)):
+            return argparse.Namespace(load_error=err, ops=list(ops),
+                                      broken=[{"problem": p} for p in broken])
+        self.assertIsNone(check._load_error(argparse.Namespace(load_error=None)))
+        self.assertIsNone(check._load_error(sup(["A: defined twice\nother"])))
+        self.assertIs(check._load_error(sup(["A: defined twice (and more)\nx"])), err)
+        self.assertIs(check._load_error(sup(["B: no\n", "other"])), err)
+        self.assertIs(check._load_error(sup([])), err)
+        with self.assertRaises(errors.CliError) as cm:
+            check._load_error(sup([], ops=()))
+        self.assertEqual((cm.exception.message, cm.exception.status),
+                         (err["message"], "PYOP_ECONFLICT"))
+
+
+class BenchTimedCallOutcomeTest(unittest.TestCase):
+    """bench._timed_call (libpyop stood in for): each input slot with its
+    own tensor count; the timed execute held to infer_meta's outputs
+    (PYOP_EXEC_EXPECT_OUTPUTS) exactly when the op has infer_meta, in the
+    list form (dynamic outputs) too; a launch-only op's outputs each
+    allocated as infer_meta described it."""
+
+    class _C:
+        def __init__(self):
+            self.calls = []
+
+        def _infer(self, outs, n_out):
+            for k in range(n_out):
+                outs[k].dtype, outs[k].ndim = (0, 1) if k == 0 else (6, 2)
+                outs[k].shape[0] = 3 if k == 0 else 2
+                outs[k].shape[1] = 5
+
+        def pyop_op_infer_meta(self, op, slots, n_in, outs, n_out):
+            self.calls.append(("infer_meta", n_in, [slots[k].count for k in range(n_in)]))
+            self._infer(outs, n_out)
+            return 0
+
+        def pyop_op_infer_meta_list(self, op, slots, n_in, lists, n_out):
+            self.calls.append(("infer_meta_list", n_in, [slots[k].count for k in range(n_in)]))
+            return 0
+
+        def pyop_op_execute(self, *a):
+            return 0
+
+        def pyop_op_execute_list(self, *a):
+            return 0
+
+        def pyop_op_launch(self, *a):
+            return 0
+
+    def _call(self, caps, outputs=(("y", "required"),), launch=False, dynamic=False):
+        bench = _cli("bench")
+        c = self._C()
+        lib = _OpLib(c)
+        info = dict(_info(inputs=(("xs", "dynamic"), ("b", "required")), outputs=outputs),
+                    capabilities=caps)
+        inputs = [[(0, [2], [1.0, 2.0]), (0, [1], [3.0])], [(0, [1], [4.0])]]
+        fn, args, bufs = bench._timed_call(lib, info, None, inputs, launch, dynamic)
+        return c, fn, args
+
+    def test_flags_and_slots(self):
+        b = _cli("binding")
+        for dynamic in (False, True):
+            for caps, want in ((["infer_meta", "execute"], b.EXEC_EXPECT_OUTPUTS),
+                               (["execute"], 0)):
+                with self.subTest(dynamic=dynamic, caps=caps):
+                    c, fn, args = self._call(caps, dynamic=dynamic)
+                    ctx = args[-1]._obj
+                    self.assertEqual(ctx.flags, want)
+                    slots, n_in = args[1], args[2]
+                    self.assertEqual((n_in, [slots[k].count for k in range(n_in)]), (2, [2, 1]))
+                    self.assertEqual(fn, c.pyop_op_execute_list if dynamic else c.pyop_op_execute)
+                    self.assertEqual(len(c.calls), 1 if want else 0)
+
+    def test_launch_outputs_as_described(self):
+        c, fn, args = self._call(["infer_meta", "declare_launch_args"],
+                                 outputs=(("y", "required"), ("z", "required")), launch=True)
+        self.assertEqual(fn, c.pyop_op_launch)
+        outs, n_out = args[3], args[4]
+        self.assertEqual([(outs[k].dtype, list(outs[k].shape[:outs[k].ndim]), outs[k].nbytes)
+                          for k in range(n_out)], [(0, [3], 12), (6, [2, 5], 40)])
+        self.assertTrue(all(outs[k].data for k in range(n_out)))
+
+
+class ProtoFileLineOutcomeTest(unittest.TestCase):
+    """A --proto file (the Python form runs as code) that fails inside a
+    function of its own is named at the innermost line of the file, where
+    it failed, not where the file called the function: an error
+    (proto._read) and an exit() (main._register_protos) alike."""
+
+    def _file(self, body):
+        root = _tree(self, [])
+        path = os.path.join(root, "ops.reg_op")
+        with open(path, "w") as f:
+            f.write(body)
+        return path
+
+    def _run(self, path):
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), {"__name__": "ops"})
+
+    def test_error_at_the_innermost_line(self):
+        proto, errors = _cli("proto"), _cli("errors")
+        path = self._file("def f():\n    raise ValueError('bad')\n\nf()\n")
+        mod = type(sys)("host_proto")
+        mod.ReadError = type("ReadError", (Exception,), {})
+        mod.read = lambda p: self._run(p)
+        with self.assertRaises(errors.CliError) as cm:
+            proto._read(mod, path)
+        self.assertEqual(cm.exception.message, "--proto %s: ValueError: bad (%s:2)" % (path, path))
+
+    def test_exit_at_the_innermost_line(self):
+        main, errors = _cli("main"), _cli("errors")
+        path = self._file("import sys\ndef f():\n    sys.exit(3)\n\nf()\n")
+        saved = main.register_protos
+        main.register_protos = lambda lib, files, command, notes: self._run(files[0])
+        try:
+            with self.assertRaises(errors.CliError) as cm:
+                main._register_protos(None, [path], "list", True)
+        finally:
+            main.register_protos = saved
+        self.assertEqual(cm.exception.message,
+                         "--proto %s: the file called exit(3) while it was read (%s:3); a "
+                         "--proto file only declares REG_OPs" % (path, path))
+
+
+class RunOutputOutcomeTest(unittest.TestCase):
+    """What `pyop run` prints (run.cmd_run, the run stood in for): each
+    output by its kind (a dynamic one tensor by tensor, its count said),
+    an output that is an input's buffer said so, and after the outputs
+    exactly the inputs the prototype declares mutated, each tensor of a
+    dynamic one by its index."""
+
+    def _run(self, as_json=False):
+        import argparse
+        import contextlib
+        import io
+        run, values = _cli("run"), _cli("values")
+        info = _info(inputs=(("acc", "required"), ("xs", "dynamic"), ("b", "required")),
+                     outputs=(("y", "required"), ("ys", "dynamic"), ("o", "optional")))
+        info["inputs"][0]["mutated"] = True
+        info["inputs"][1]["mutated"] = True
+        info["outputs"][0]["alias"] = "acc"
+        bufs = values.Buffers()
+        t = lambda vals: values.make_tensor(bufs, 6, [len(vals)], vals)  # noqa: E731
+        ins = [[t([1, 2])], [t([3]), t([4])], [t([5])]]
+        y, y0, y1, o = t([7, 8]), t([9]), t([10, 11]), t([12])
+        res = argparse.Namespace(inputs=ins, before=[], error=None, produced=[
+            [(y, [7, 8])], [(y0, [9]), (y1, [10, 11])], [(o, [12])]])
+        saved = run.run_as_a_host, run._warn_other_python
+        run.run_as_a_host = lambda lib, args, command, seen=None: (info, None, None, res)
+        run._warn_other_python = lambda *a: None
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                run.cmd_run(None, argparse.Namespace(op="Op", json=as_json, input=None))
+        finally:
+            run.run_as_a_host, run._warn_other_python = saved
+        return out.getvalue()
+
+    def test_text(self):
+        self.assertEqual(self._run().splitlines(), [
+            "y: int32[2] = [7, 8] (input acc's buffer)",
+            "ys: 2 tensors",
+            "ys[0]: int32[1] = [9]",
+            "ys[1]: int32[2] = [10, 11]",
+            "o: int32[1] = [12]",
+            "input acc after the call (mutated): int32[2] = [1, 2]",
+            "input xs[0] after the call (mutated): int32[1] = [3]",
+            "input xs[1] after the call (mutated): int32[1] = [4]"])
+
+    def test_json(self):
+        import json
+        got = json.loads(self._run(as_json=True))
+        self.assertEqual(got["outputs"], [
+            {"name": "y", "kind": "required", "dtype": "int32", "shape": [2],
+             "values": [7, 8], "alias": "acc"},
+            {"name": "ys", "kind": "dynamic", "alias": None, "tensors": [
+                {"dtype": "int32", "shape": [1], "values": [9]},
+                {"dtype": "int32", "shape": [2], "values": [10, 11]}]},
+            {"name": "o", "kind": "optional", "dtype": "int32", "shape": [1], "values": [12],
+             "alias": None}])
+        self.assertEqual([m["name"] for m in got["mutated_inputs"]], ["acc", "xs[0]", "xs[1]"])
+
+
+class BindingKindsOutcomeTest(unittest.TestCase):
+    """binding.info_to_dict: each input and each output with its own kind
+    (the outputs' from the outputs' array, whatever the inputs are)."""
+
+    def test_kinds_per_io(self):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 2)((b"x", 0), (b"xs", 2))
+        outs = (b.IoInfo * 3)((b"ys", 2), (b"y", 0), (b"o", 1))
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1", None, None,
+                        ins, 2, outs, 3, None, 0, 3, None, None)
+        d = b.info_to_dict(info)
+        self.assertEqual([(i["name"], i["kind"]) for i in d["inputs"]],
+                         [("x", "required"), ("xs", "dynamic")])
+        self.assertEqual([(o["name"], o["kind"]) for o in d["outputs"]],
+                         [("ys", "dynamic"), ("y", "required"), ("o", "optional")])
+
+
+class CheckWorkerJobOutcomeTest(unittest.TestCase):
+    """A check worker's job (check_worker.Worker): an implementation waiting
+    for its prototype that an earlier worker reported is not reported
+    again; the plugins an earlier worker finished are skipped; after a
+    failed load together the worker says it goes on plugin by plugin
+    (the phase the next worker starts in) before the first plugin."""
+
+    def test_pending_reported_once(self):
+        import argparse
+        cw = _cli("check_worker")
+        lib = argparse.Namespace(op_types=lambda: ["A"], op_info=lambda t: {"op_type": t})
+        stream = _Stream()
+        worker = cw.Worker(lib, None, {"done": [["/p", "W"]], "ops": []}, stream)
+        worker._check_op = lambda t, plugin, pend: dict(cw._entry(t, plugin, None))
+        saved = cw.pending_impls, cw.skip_unbound
+        cw.pending_impls = lambda types: [{"op_type": n, "impl_source": "/p/%s.py:1" % n}
+                                          for n in ("V", "W")]
+        cw.skip_unbound = lambda info: False
+        try:
+            worker._check_loaded("/p")
+        finally:
+            cw.pending_impls, cw.skip_unbound = saved
+        self.assertEqual([ev["entry"]["op_type"] for ev in stream.events if ev["e"] == "op"],
+                         ["V", "A"])
+
+    def test_plugins_done_skipped_and_phase_said(self):
+        cw = _cli("check_worker")
+        root = _tree(self, ["a.py", "b.py", "c.py"])
+        a, b, c = (os.path.join(root, n) for n in ("a.py", "b.py", "c.py"))
+        for phase in ("each", "together"):
+            with self.subTest(phase=phase):
+                stream = _Stream()
+                worker = cw.Worker(None, None, {"done": [], "paths": [root], "phase": phase,
+                                                "done_plugins": [b]}, stream)
+                worker._together = lambda: stream.events.append({"e": "together"}) or False
+                worker._one_plugin = lambda entry: stream.events.append(
+                    {"e": "one", "plugin": entry})
+                worker.run()
+                want = [{"e": "together"}, {"e": "phase", "phase": "each"}] \
+                    if phase == "together" else []
+                self.assertEqual(stream.events, want + [
+                    {"e": "one", "plugin": a}, {"e": "plugin_done", "plugin": a},
+                    {"e": "one", "plugin": c}, {"e": "plugin_done", "plugin": c}])
+
+
+class StartChoiceDefaultOutcomeTest(unittest.TestCase):
+    """start_choice.choose with lanes: the build's default kept, with no
+    note, when its own Python runs lanes, whatever sorts before it."""
+
+    def test_default_that_fits_is_kept(self):
+        sc = _cli("start_choice")
+        root = _tree(self, [])
+        for name, m in (("a311", _manifest(tag="cp311")), ("b312", _manifest()),
+                        ("c312", _manifest())):
+            os.mkdir(os.path.join(root, name))
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("".join("%s=%s\n" % kv for kv in m.items()))
+        self.assertEqual(sc.choose(root, 2, default="c312", order="a311;b312;c312"),
+                         ("c312", None))
+        name, note = sc.choose(root, 2, default="a311", order="a311;c312;b312")
+        self.assertEqual(name, "c312")
+        self.assertIn("instead of the build's default a311", note)
+
+
+class _InferOpC(_OpC):
+    """_OpC with infer_meta (no outputs) and the execute context kept."""
+
+    def pyop_op_infer_meta_list(self, *_):
+        return self._call("infer_meta")
+
+    def pyop_op_execute_list(self, op, slots, n_in, lists, n_out, ctx):
+        self.flags = ctx._obj.flags
+        return self._call("execute")
+
+
+class InstanceRunOutcomeTest(unittest.TestCase):
+    """instance.Instance.run: execute held to infer_meta's outputs
+    (PYOP_EXEC_EXPECT_OUTPUTS) exactly when infer_meta ran; a compile that
+    failed leaves the instance unprepared, so the next run compiles
+    again."""
+
+    def _inst(self, caps, fail=()):
+        im = _cli("instance")
+        c = _InferOpC(caps, fail)
+        inst = im.Instance(_OpLib(c), _info(outputs=()), {})
+        self.addCleanup(inst.destroy)
+        return im, inst, c
+
+    def test_held_to_infer_meta_only_after_it(self):
+        im = _cli("instance")
+        b = _cli("binding")
+        x = [[(0, [2], [1.0, 2.0])]]
+        for caps, want in ((im.CAP_INFER | im.CAP_EXECUTE, b.EXEC_EXPECT_OUTPUTS),
+                           (im.CAP_EXECUTE, 0)):
+            with self.subTest(caps=caps):
+                _, inst, c = self._inst(caps)
+                res = inst.run(x)
+                self.assertIsNone(res.error)
+                self.assertEqual(c.flags, want)
+
+    def test_failed_compile_is_compiled_again(self):
+        im = _cli("instance")
+        _, inst, c = self._inst(im.CAP_COMPILE | im.CAP_EXECUTE, fail={"compile": -22})
+        x = [[(0, [2], [1.0, 2.0])]]
+        res = inst.run(x)
+        self.assertEqual(res.failed, "compile")
+        c.fail = {}
+        res = inst.run(x)
+        self.assertIsNone(res.error)
+        self.assertEqual(c.calls, ["compile", "compile", "execute"])
+        inst.run(x)  # prepared now: not again
+        self.assertEqual(c.calls, ["compile", "compile", "execute", "execute"])
+
+
+class ThreadRoundsOutcomeTest(unittest.TestCase):
+    """check_verdict._thread_problems: every round of every thread is
+    compared with that thread's inputs run alone, a later round too."""
+
+    def test_later_round_compared(self):
+        cv = _cli("check_verdict")
+        alone = [{"output y": b"ab"}, {"output y": b"cd"}]
+        got = cv._thread_problems([[{"output y": b"ab"}, {"output y": b"ax"}],
+                                   [{"output y": b"cd"}, {"output y": b"cd"}]], alone, True, "w")
+        self.assertEqual(len(got), 1)
+        self.assertTrue(got[0].startswith("w: thread 0: output y differs from byte 1"), got)
+        got = cv._thread_problems([[{"output y": b"ab"}] * 3,
+                                   [{"output y": b"cd"}, None, {"output y": b"c"}]],
+                                  alone, True, "w")
+        self.assertTrue(got and got[0].startswith("w: thread 1: output y"), got)
+
+
 if __name__ == "__main__":
     unittest.main()
