@@ -219,6 +219,59 @@ class JsonErrorTest(unittest.TestCase):
                         notes[0])
 
 
+class SampleValuesTest(unittest.TestCase):
+    """The values generated for an input (values._sample_values): ints for
+    every integer type, signed and unsigned, bools for bool, halves for the
+    floating types; each packs as its type."""
+
+    def test_each_dtype(self):
+        import struct as st
+        v, b = _cli("values"), _cli("binding")
+        for k, name in enumerate(b.DTYPES):
+            with self.subTest(name):
+                got = v._sample_values(k, 12, 3)
+                self.assertEqual(len(got), 12)
+                if name == "bool":
+                    self.assertTrue(all(type(x) is bool for x in got))
+                elif name.startswith(("int", "uint")):
+                    self.assertTrue(all(type(x) is int and 0 <= x < 7 for x in got), got)
+                else:
+                    self.assertTrue(all(type(x) is float for x in got), got)
+                    self.assertIn(0.5, [x % 1 for x in got])
+                if name != "bfloat16":  # packed from its bits, not from the float
+                    st.pack("<%d%s" % (len(got), b.DTYPE_STRUCT[k]), *got)
+
+
+class DoctorRssTest(unittest.TestCase):
+    """doctor's memory figure (doctor._rss) is this process's resident
+    memory (statm's second field, VmRSS), not its virtual size; None
+    where there is no /proc."""
+
+    def test_resident_not_virtual(self):
+        doctor = _cli("doctor")
+        if not os.path.exists("/proc/self/status"):
+            self.skipTest("no /proc")
+        got = doctor._rss()
+        with open("/proc/self/status") as f:
+            kb = {ln.split(":")[0]: int(ln.split()[1]) for ln in f
+                  if ln.startswith(("VmRSS:", "VmSize:"))}
+        rss, size = kb["VmRSS"] * 1024, kb["VmSize"] * 1024
+        self.assertGreater(size - rss, 4 << 20, "test bug: resident and virtual too close")
+        self.assertLess(abs(got - rss), 2 << 20, (got, rss, size))
+        import builtins
+        saved = builtins.open
+
+        def no_proc(path, *a, **k):
+            if str(path).startswith("/proc/"):
+                raise FileNotFoundError(path)
+            return saved(path, *a, **k)
+        builtins.open = no_proc
+        try:
+            self.assertIsNone(doctor._rss())
+        finally:
+            builtins.open = saved
+
+
 class BindingTest(unittest.TestCase):
     """binding.info_to_dict: what list, check and run read of an op."""
 
@@ -1729,6 +1782,35 @@ class WorkerStreamRulesTest(unittest.TestCase):
             if len(seen) < len(lines):
                 os.close(wfd)
         return got, seen
+
+    def test_done_waits_for_the_process(self):
+        """"done" said, the stream still open (a process the worker forked
+        holds it): finished only once the worker's own process has ended."""
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b'{"e": "done"}\n')
+        polls = []
+
+        class Running:
+            pid = -1
+
+            def poll(self):
+                polls.append(1)
+                return None if len(polls) < 3 else 0
+
+            def wait(self, timeout=None):
+                return 0
+        saved = sv.time
+        # a clock that stands still: each idle wait is the limit, 0.05 s
+        sv.time = __import__("types").SimpleNamespace(monotonic=lambda: 100.0)
+        try:
+            got = sv.read_events(Running(), rfd, 0.05, lambda ev: ev["e"] == "done")
+        finally:
+            sv.time = saved
+            os.close(rfd)
+            os.close(wfd)
+        self.assertIs(got, True)
+        self.assertEqual(len(polls), 3)  # asked until it ended, not taken as ended
 
     def test_each_event_restarts_the_limit(self):
         """A worker that reports within its limit is never stopped however
@@ -4204,6 +4286,47 @@ class OpDiedOutcomeTest(unittest.TestCase):
         self.assertEqual((sup.ops, sup.job["done"]), ([entry], [["/ops/a.py", "A"]]))
         self.assertFalse(sup._event({"e": "phase", "phase": "each"}))
         self.assertEqual(sup.job["phase"], "each")
+
+    def test_a_new_worker_starts_with_nothing_of_the_last(self):
+        """Each worker starts with no op under way: one that dies with an
+        activity of op B before B's begin reached the supervisor blames B
+        alone, never with the cases and problems of the op A the worker
+        before it died in."""
+        cs = _cli("check_supervise")
+        sup = self._sup()
+        workers = [
+            [{"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+             {"e": "ran", "short": "float32[2]"},
+             {"e": "problem", "case": "inputs x=float16[2]", "short": None, "text": "A broke"},
+             {"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+              "case": "inputs x=int8[2]", "short": "int8[2]"}],
+            [{"e": "activity", "plugin": "/ops/b.py", "op": "B", "stage": "execute",
+              "case": "inputs y=int8[1]", "short": "int8[1]"}]]
+
+        class Proc:
+            def wait(self):
+                return -9
+
+        def spawn(argv_of):
+            return Proc(), os.open(os.devnull, os.O_RDONLY)
+
+        def read_events(proc, rfd, limit, on_event):
+            for ev in workers.pop(0):
+                on_event(ev)
+            return False  # ended without "done"
+        saved = cs.spawn, cs.read_events
+        cs.spawn, cs.read_events = spawn, read_events
+        try:
+            self.assertFalse(sup._one_worker())
+            self.assertFalse(sup._one_worker())
+        finally:
+            cs.spawn, cs.read_events = saved
+        a, b = sup.ops
+        self.assertEqual((a["op_type"], a["ran"]), ("A", ["float32[2]"]))
+        self.assertTrue(any("A broke" in p for p in a["problems"]), a["problems"])
+        self.assertEqual((b["op_type"], b["ran"], b["source"]), ("B", [], None))
+        self.assertFalse(any("A broke" in p for p in b["problems"]), b["problems"])
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"], ["/ops/b.py", "B"]])
 
     def _died_in(self, activity, refused=True):
         sup = self._sup()
