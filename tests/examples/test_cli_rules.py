@@ -525,6 +525,32 @@ class _Env:
             os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.saved
 
 
+def _op_info_error(op, message, waiting=()):
+    """The CliError binding.Lib.op_info raises for op (or None) when
+    libpyop answers PYOP_ENOENT with message, "Relu" is the registered op
+    type and waiting the op types of the loaded implementations
+    (ASCEND_CUSTOM_OPP_PATH=/ops)."""
+    b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
+
+    class C(_FakeC):
+        def pyop_op_get(self, name, out):
+            return -3
+
+    lib = b.Lib.__new__(b.Lib)
+    lib.c = C("PYOP_ENOENT", message)
+    lib.op_types = lambda: ["Relu"]
+    saved = plugins.loaded_impls
+    plugins.loaded_impls = lambda: [{"op_type": t} for t in waiting]
+    try:
+        with _Env("/ops"):
+            lib.op_info(op)
+    except errors.CliError as e:
+        return e
+    finally:
+        plugins.loaded_impls = saved
+    return None
+
+
 def _tree(test, files):
     """A temporary directory holding files (relative paths; a name ending
     in / is a directory)."""
@@ -4077,31 +4103,16 @@ class BindingOutcomeTest(unittest.TestCase):
         self.assertEqual(str(cm.exception), 'execute of "Slow"')
 
     def test_unknown_op_beside_a_pending_one(self):
-        b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
-
-        class C(_FakeC):
-            def pyop_op_get(self, name, out):
-                return -3
-
-        lib = b.Lib.__new__(b.Lib)
-        lib.c = C("PYOP_ENOENT", 'no op "Gelu" is registered; Gelu waits for its prototype')
-        lib.op_types = lambda: ["Relu"]
-        saved = plugins.loaded_impls
-        plugins.loaded_impls = lambda: [{"op_type": "Gelu"}]
-        try:
-            with self.assertRaises(errors.CliError) as cm:
-                lib.op_info("Gelu")
-            self.assertIn("give it its REG_OP with --proto FILE", cm.exception.message)
-            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Gelu"))
-            with _Env("/ops"):
-                with self.assertRaises(errors.CliError) as cm:
-                    lib.op_info("Relux")
-            self.assertEqual(cm.exception.message,
-                             'no op "Relux" is registered; did you mean "Relu"?')
-            self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_ENOENT", "Relux"))
-        finally:
-            plugins.loaded_impls = saved
-
+        e = _op_info_error("Gelu", 'no op "Gelu" is registered; Gelu waits for its prototype',
+                           ["Gelu"])
+        self.assertIsNotNone(e)
+        self.assertIn("give it its REG_OP with --proto FILE", e.message)
+        self.assertEqual((e.status, e.op), ("PYOP_ENOENT", "Gelu"))
+        e = _op_info_error("Relux", 'no op "Gelu" is registered; Gelu waits for its prototype',
+                           ["Gelu"])
+        self.assertIsNotNone(e)
+        self.assertEqual(e.message, 'no op "Relux" is registered; did you mean "Relu"?')
+        self.assertEqual((e.status, e.op), ("PYOP_ENOENT", "Relux"))
 
 
 class ProtoOutcomeTest(unittest.TestCase):
@@ -4751,26 +4762,10 @@ class BindingSlotsOutcomeTest(unittest.TestCase):
         self.assertEqual([i["mutated"] for i in d["inputs"]], [False, True, False])
 
     def test_unknown_op_beside_a_waiting_op_of_a_longer_name(self):
-        b, errors, plugins = _cli("binding"), _cli("errors"), _cli("plugins")
-
-        class C(_FakeC):
-            def pyop_op_get(self, name, out):
-                return -3
-
-        lib = b.Lib.__new__(b.Lib)
-        lib.c = C("PYOP_ENOENT", 'no op "Add" is registered')
-        lib.op_types = lambda: ["Relu"]
-        saved = plugins.loaded_impls
-        plugins.loaded_impls = lambda: [{"op_type": "AddN"}]
-        try:
-            with _Env("/ops"):
-                with self.assertRaises(errors.CliError) as cm:
-                    lib.op_info("Add")
-        finally:
-            plugins.loaded_impls = saved
-        self.assertNotIn("--proto", cm.exception.message)
-        self.assertTrue(cm.exception.message.startswith('no op "Add" is registered'),
-                        cm.exception.message)
+        e = _op_info_error("Add", 'no op "Add" is registered', ["AddN"])
+        self.assertIsNotNone(e)
+        self.assertNotIn("--proto", e.message)
+        self.assertTrue(e.message.startswith('no op "Add" is registered'), e.message)
 
 
 class PluginsOutcomeTest(unittest.TestCase):
