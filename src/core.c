@@ -104,15 +104,17 @@ char *pyop__strndup(const char *s, size_t len) {
 
 char *pyop__strdup(const char *s) { return s ? pyop__strndup(s, strlen(s)) : NULL; }
 
-/* Joins dir and name with one '/' (trailing '/'s of dir dropped). */
+/* Joins dir and name with one '/' (trailing '/'s of dir dropped): "/" and
+ * "x" give "/x", "a//" and "x" give "a/x". */
 char *pyop__path_join(const char *dir, const char *name) {
   size_t dl = strlen(dir), nl = strlen(name);
   while (dl > 1 && dir[dl - 1] == '/') dl--;
-  char *p = pyop__malloc(dl + 1 + nl + 1);
+  size_t sep = dl > 0 && dir[dl - 1] == '/' ? 0 : 1; /* dir is "/" */
+  char *p = pyop__malloc(dl + sep + nl + 1);
   if (!p) return NULL;
   memcpy(p, dir, dl);
-  p[dl] = '/';
-  memcpy(p + dl + 1, name, nl + 1);
+  if (sep) p[dl] = '/';
+  memcpy(p + dl + sep, name, nl + 1);
   return p;
 }
 

@@ -573,6 +573,24 @@ static void test_manifest_values_whole(void **state) {
   free(root);
 }
 
+/* Paths of candidates and manifests are joined with one '/' whatever the
+ * root's trailing slashes, "/" itself included. */
+static void test_path_join(void **state) {
+  (void)state;
+  static const char *const cases[][3] = {
+      {"/a", "b", "/a/b"}, {"/a/", "b", "/a/b"}, {"/a///", "b", "/a/b"},
+      {"/", "b", "/b"},    {"///", "b", "/b"},   {"a", "b", "a/b"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *p = pyop__path_join(cases[i][0], cases[i][1]);
+    assert_non_null(p);
+    if (strcmp(p, cases[i][2]) != 0)
+      fail_msg("join(\"%s\", \"%s\") gave \"%s\", not \"%s\"", cases[i][0], cases[i][1], p,
+               cases[i][2]);
+    pyop__free(p);
+  }
+}
+
 static int group_setup(void **state) {
   (void)state;
   fb_key(&key);
@@ -592,6 +610,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_two_dirs_sorted, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_values_whole, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test(test_path_join),
   };
   return cmocka_run_group_tests_name("candidates", tests, group_setup, NULL);
 }
