@@ -3,11 +3,15 @@
  * at exactly the cap, one under and one over, for each way a message is
  * recorded; and the error kept aside around a host hook (save/restore), so
  * that what a hook's nested call failed with never becomes the error of
- * the call that ran the hook (issue 31).
+ * the call that ran the hook (issue 31). And the call tokens kept in the
+ * thread's block (src/call.c): unique across threads and never reused.
  */
 #include "testutil.h"
 
 #include <limits.h>
+#include <pthread.h>
+
+#include "call.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +271,57 @@ static void test_builder_take(void **state) {
   pyop__free(again);
 }
 
+/* A thread in a call of its own: its ctx differs from the other thread's,
+ * and the other thread's ctx is no live call here. */
+struct token_peer {
+  void *other;   /* the main thread's ctx, live there */
+  void *mine;
+  bool other_live;
+  bool mine_live;
+};
+
+static void *token_peer_run(void *arg) {
+  struct token_peer *p = arg;
+  int state = 0;
+  pyop__call c;
+  p->mine = pyop__call_open(&c, &state, NULL);
+  p->other_live = pyop__call_state(p->other) != NULL;
+  p->mine_live = pyop__call_state(p->mine) == &state;
+  pyop__call_close(&c);
+  return NULL;
+}
+
+/* Tokens are handed out in blocks per thread; each refill takes a block no
+ * thread had: two threads' calls never share a ctx (a ctx handed from one
+ * thread's call to another thread in a call is refused there), and a
+ * thread's ctx of a returned call never comes back, even a block later. */
+static void test_call_tokens_unique(void **state) {
+  (void)state;
+  int mine = 0;
+  pyop__call c;
+  void *first = pyop__call_open(&c, &mine, NULL);
+  assert_ptr_equal(pyop__call_state(first), &mine);
+  for (int t = 0; t < 2; t++) { /* each peer is a new thread: a fresh refill */
+    struct token_peer p = {.other = first};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, token_peer_run, &p), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(p.mine_live);
+    if (p.mine == first || p.other_live)
+      fail_msg("peer %d: ctx %p, the main thread's %p (%s there)", t, p.mine, first,
+               p.other_live ? "live" : "not live");
+  }
+  pyop__call_close(&c);
+  /* Two blocks' worth of calls later, the first ctx was not handed out again. */
+  for (unsigned long i = 0; i < 2ul << 16; i++) {
+    int other = 0;
+    void *ctx = pyop__call_open(&c, &other, NULL);
+    bool again = ctx == first || pyop__call_state(first) != NULL;
+    pyop__call_close(&c);
+    if (again) fail_msg("call %lu got the ctx of the first call again", i);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncation_at_the_cap),
@@ -277,6 +332,7 @@ int main(void) {
       cmocka_unit_test(test_save_restore),
       cmocka_unit_test(test_hook_keeps_the_last_error),
       cmocka_unit_test(test_status_table),
+      cmocka_unit_test(test_call_tokens_unique),
   };
   return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

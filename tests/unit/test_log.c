@@ -176,6 +176,43 @@ static void test_level_from_environment(void **state) {
   unsetenv("PYOP_LOG");
 }
 
+/* stderr (fd 2) while fn runs, as text (at most n-1 bytes). */
+static void capture_stderr(void (*fn)(void), char *out, size_t n) {
+  char path[] = "/tmp/pyop-test-log-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  fflush(stderr);
+  int saved = dup(2);
+  assert_true(saved >= 0);
+  assert_int_equal(dup2(fd, 2), 2);
+  fn();
+  fflush(stderr);
+  assert_int_equal(dup2(saved, 2), 2);
+  close(saved);
+  ssize_t got = pread(fd, out, n - 1, 0);
+  assert_true(got >= 0);
+  out[got] = '\0';
+  close(fd);
+}
+
+static void log_one_error(void) { pyop__log(PYOP_LOG_ERROR, "test", "routed line"); }
+
+/* A line the host's log hook takes is the host's: it is not written to
+ * stderr as well; without a hook it goes to stderr. */
+static void test_hook_takes_the_line(void **state) {
+  (void)state;
+  char text[512];
+  hook_on();
+  capture_stderr(log_one_error, text, sizeof text);
+  pyop_set_host_hooks(NULL);
+  assert_int_equal(atomic_load(&seen[PYOP_LOG_ERROR]), 1);
+  assert_non_null(strstr(last_line, "routed line"));
+  if (strstr(text, "routed line")) fail_msg("the hooked line reached stderr too: %s", text);
+  capture_stderr(log_one_error, text, sizeof text);
+  assert_non_null(strstr(text, "libpyop: error: test: routed line"));
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--level-from-env") == 0) {
     printf("%d\n", pyop_get_log_level());
@@ -188,6 +225,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_log_level_threads),
       cmocka_unit_test(test_version_number),
       cmocka_unit_test(test_level_from_environment),
+      cmocka_unit_test(test_hook_takes_the_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
