@@ -210,8 +210,8 @@ class ProtoStateTest(unittest.TestCase):
     """--proto (proto.py): a declaration's error names its file:line once
     (register_protos gives _op_info the file, _op_info adds the line); a
     REG_OP a check worker's load left out is noted by the command, which
-    merged what the worker saw. Kills cli.st.proto.where_line_twice,
-    cli.st.proto.worker_unbound_dropped."""
+    merged what the worker saw. Kills cli.st.proto.where_line_twice (the
+    merge is also held by ge.proto_cli)."""
 
     def setUp(self):
         self.proto = _cli("proto")
