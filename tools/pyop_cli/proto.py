@@ -183,7 +183,7 @@ def register_protos(lib, files, command=None, notes=True):
             keep = []
             lib.check("registering REG_OP(%r) of --proto %s" % (info["op_type"], where),
                       lib.c.pyop_register_host_prototype(
-                          ctypes.byref(_op_info(info, where, keep))))
+                          ctypes.byref(_op_info(info, path, keep))))
             done[info["op_type"]] = path
             _declared[info["op_type"]] = where
     return done
