@@ -2329,6 +2329,71 @@ class OutcomeTest(unittest.TestCase):
                          [(0, 0), (0, 1), (0, 2), (1, 0)])
 
 
+    # ---------------------------------- state pass (session 11): contexts
+
+    def test_two_dynamic_outputs_allocated_interleaved(self):
+        """Each dynamic output counts its own instances and each flattened
+        index keeps its own tensor: ys0, zs0, ys1, zs1 (indices 0, 2, 1, 3)
+        is in order for both outputs, and asking any index again returns
+        that index's tensor, not another instance's of the same output."""
+        P = __import__("pyop")
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x, x], [x, x]
+        ctx = self._ctx([("x", 0)], [x], [("ys", 1), ("zs", 1)], func=infer)
+        shape, fmt = StorageShape([2], [2]), StorageFormat()
+        got = {i: ctx.malloc_output_tensor(i, shape, fmt, DataType.DT_INT8) for i in (0, 2, 1, 3)}
+        self.assertEqual([c[0] for c in self.p.calls], [0, 1, 0, 1])
+        self.assertEqual([got[i].addr for i in (0, 2, 1, 3)], [0x1000, 0x2000, 0x3000, 0x4000])
+        for i in (0, 1, 2, 3):
+            self.assertIs(ctx.malloc_output_tensor(i, shape, fmt, DataType.DT_INT8), got[i])
+            self.assertIs(ctx.get_output_tensor(i), got[i])
+        self.assertEqual(len(self.p.calls), 4)  # nothing allocated twice
+
+    def test_ref_output_after_a_dynamic_input(self):
+        """make_output_ref_input's input index is flattened: after a dynamic
+        input of two tensors, index 2 is the next input's tensor (its IR
+        slot is 1), index 1 the dynamic input's second one."""
+        P = __import__("pyop")
+        a, y = P.TensorDesc((1,), "int8"), P.TensorDesc((2, 3), "float32")
+        ctx = self._ctx([("xs", 2), ("y", 0)], [[a, a], y], [("y", 0)], alias={0: 1})
+        out = ctx.make_output_ref_input(0, 2)
+        self.assertEqual(self.p.calls, [("ref", 0, 1)])
+        self.assertEqual((out.origin_shape.dims, out.data_type), ([2, 3], DataType.DT_FLOAT))
+        with self.assertRaisesRegex(RuntimeError, r"make_output_ref_input\(0, 1\): output 'y' "
+                                    r"is not bound to input 'xs'"):
+            ctx.make_output_ref_input(0, 1)
+        with self.assertRaisesRegex(RuntimeError, r"make_output_ref_input\(0, 3\): no such "
+                                    r"input \(3 connected\)"):
+            ctx.make_output_ref_input(0, 3)
+        self.assertEqual(len(self.p.calls), 1)
+
+    def test_a_closed_context_lets_go_of_every_input(self):
+        """After the call, a view the plugin kept of any input (not only the
+        first) no longer holds pyop's tensor: it expires, and pyop's
+        tensor is free to go."""
+        import gc
+        import weakref
+        P = __import__("pyop")
+
+        class PT:  # pyop's tensor as a view reads it
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n,), P.DataType.int8, P.Format.ND
+                self.data_ptr, self.nbytes = 0x100 * n, n
+        pts = [PT(1), PT(2), PT(3)]
+        refs = [weakref.ref(t) for t in pts]
+        ctx = self._ctx([("x", 0), ("ys", 2)], [pts[0], pts[1:]], [])
+        kept = [ctx.get_input_tensor(i) for i in range(3)]
+        self.assertEqual(ctx.get_dynamic_input_tensor(1, 1).size, 3)
+        ctx._close()
+        del pts, ctx
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None, None, None])
+        for t in kept:
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired"):
+                t.addr
+
     # ------------------------------------------------------------ register_op
 
     def test_int_defaults_at_the_int64_ends(self):

@@ -505,5 +505,90 @@ print(json.dumps(out))
         self.assertEqual((out["then"], out["ours"]), ("installed", True))
 
 
+class StateOutcomeTest(unittest.TestCase):
+    """Issue 31's state pass (session 11): state carried across
+    registrations, loads, elements and nested collections, each test named
+    after the bug it catches (tests/mutation/mutants.txt, bridge.st.pyop_*)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_every_implementation_of_a_load_is_bound(self):
+        # Two implementations of one op type in one load: the second (kept
+        # as an extra for libpyop's registry to judge) is bound to the
+        # load's prototype like the first, and checked against it.
+        impl = ("import pyop\n\n@pyop.register_op_impl(op_type='Two')\n"
+                "class Impl:\n    def execute(self, %s):\n        pass\n")
+        with TempDir() as d:
+            write(d, "a.py", OP % "Two" + impl % "x")
+            write(d, "b.py", impl % "x")
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        self.assertEqual([(i.proto_known, i.input_kinds, i.n_outputs) for i in res.impls],
+                         [(True, (int(IoKind.REQUIRED),), 1)] * 2)
+        with TempDir() as d:
+            write(d, "a.py", OP % "Two" + impl % "x")
+            write(d, "b.py", impl % "x, extra")
+            with self.assertRaises(TypeError) as cm:
+                _loader.load_plugins([d])
+        self.assertIn("'Two'", str(cm.exception))
+        self.assertIn("extra", str(cm.exception))
+        self.assertEqual(_plugin_modules(), [])
+
+    def test_a_nested_collection_keeps_what_is_made_inside_it(self):
+        # Collections stack (a load inside a load): what is decorated,
+        # compiled, discarded or kept as a layer's state inside the inner
+        # one is the inner one's, and the outer one keeps its own.
+        from pyop import ext
+
+        def proto(op_type):
+            def f(x: TensorDesc) -> TensorDesc:
+                return x
+            return pyop.register_op(op_type=op_type)(f)
+
+        def samples():
+            return []
+
+        with _registry.collecting() as outer:
+            proto("Gone")
+            outer_state = ext.load_state("layer", dict)
+            with _registry.collecting() as inner:
+                proto("Inner")
+                proto("Gone")
+                pyop.register_samples(op_type="Inner")(samples)
+                _registry.note_compiled("/nowhere/inner.py", b"x = 1\n")
+                st = ext.load_state("layer", dict)
+                self.assertIs(ext.load_state("layer", dict), st)
+                self.assertIsNot(st, outer_state)
+                ext.discard_descriptors(lambda d: d.op_type == "Gone")
+            self.assertIs(ext.load_state("layer", dict), outer_state)
+        self.assertEqual(sorted(inner.protos), ["Inner"])
+        self.assertEqual(sorted(outer.protos), ["Gone"])
+        self.assertEqual(list(inner.samples), ["Inner"])
+        self.assertEqual(outer.samples, {})
+        self.assertEqual(list(inner.compiled), ["/nowhere/inner.py"])
+        self.assertEqual(outer.compiled, {})
+        self.assertEqual(inner.layer_states, {"layer": st})
+        self.assertEqual(outer.layer_states, {"layer": outer_state})
+
+    def test_each_directory_element_imports_its_own_helper(self):
+        # Two directory elements each with a helper of the same name
+        # (_common.py, not a plugin): each element's plugin imports its own
+        # directory's, not the one the element before it imported.
+        src = ("import _common\nimport pyop\nfrom pyop import TensorDesc\n\n"
+               "@pyop.register_op(op_type='Op%d' % _common.VALUE)\n"
+               "def f(x: TensorDesc) -> TensorDesc:\n    return x\n")
+        with TempDir() as d:
+            write(d, "one/a.py", src)
+            write(d, "one/_common.py", "VALUE = 1\n")
+            write(d, "two/b.py", src)
+            write(d, "two/_common.py", "VALUE = 2\n")
+            res = _loader.load_plugins([os.path.join(d, "one"), os.path.join(d, "two")])
+            _loader.unload_modules(res.modules)
+        self.assertEqual([(p.op_type, p.element) for p in res.protos], [("Op1", 0), ("Op2", 1)])
+        self.assertEqual(sum(m.endswith("__common") for m in res.modules), 2, res.modules)
+        self.assertEqual(_plugin_modules(), [])
+
+
 if __name__ == "__main__":
     unittest.main()
