@@ -2394,6 +2394,29 @@ class OutcomeTest(unittest.TestCase):
             with self.assertRaisesRegex(RuntimeError, r"handle has expired"):
                 t.addr
 
+    def test_registry_dicts_are_fresh_copies(self):
+        """bootstrap's readers return fresh dicts: a caller that edits one
+        (an implementation's interfaces, a prototype's list default)
+        changes neither the next answer nor the descriptor."""
+        from ge.custom_op import bootstrap
+
+        @co.register_op(op_type="Fresh")
+        def f(x: TensorDesc, *, k: List[int] = [1]) -> TensorDesc:
+            return x
+
+        @co.register_op_impl(op_type="Fresh")
+        class Impl:
+            def execute(self, ctx):
+                pass
+        d = bootstrap.get_registered_op_impls()[0]
+        d["interfaces"].append("edited")
+        self.assertEqual(bootstrap.get_registered_op_impls()[0]["interfaces"], ["eager_execute"])
+        self.assertEqual(Impl.__ge_op_impl_descriptor__.interfaces, ["eager_execute"])
+        p = bootstrap.get_registered_op_protos()[0]
+        p["attrs"][0]["default"].append(9)
+        self.assertEqual(bootstrap.get_registered_op_protos()[0]["attrs"][0]["default"], [1])
+        self.assertEqual(f.__ge_op_proto_descriptor__.attrs[0].default, (1,))
+
     # ------------------------------------------------------------ register_op
 
     def test_int_defaults_at_the_int64_ends(self):

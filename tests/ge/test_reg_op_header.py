@@ -565,5 +565,21 @@ class StateTest(unittest.TestCase):
         self.assertEqual((a["input_dtypes"], a["output_dtypes"]), (None, [(I8, "T"), (I32, "")]))
 
 
+    def test_lines_after_a_raw_string_and_a_block_comment(self):
+        """The line count carries past a raw string and a block comment
+        over several lines: a later REG_OP's line and a later error's are
+        the file's (and the raw string keeps its newline)."""
+        text = ('REG_OP(A)\n    .ATTR(doc, String, R"(line one\nline two)")\n'
+                '    .OP_END_FACTORY_REG(A)\n/* a\n   b */\nREG_OP(B)\n'
+                '    .OUTPUT(y, TensorType({DT_INT8}))\n    .OP_END_FACTORY_REG(B)\n')
+        with TempDir() as d:
+            a, b = read_text(d, text)
+            self.assertEqual((a.line, b.line), (1, 7))
+            self.assertEqual(a.info()["attrs"], [("doc", AttrType.STR, False,
+                                                  "line one\nline two")])
+            read_error(self, d, text.replace("TensorType({DT_INT8})", '"T"'), 8,
+                       "output 'y' is of type 'T'")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -571,6 +571,23 @@ class StateOutcomeTest(unittest.TestCase):
         self.assertEqual(inner.layer_states, {"layer": st})
         self.assertEqual(outer.layer_states, {"layer": outer_state})
 
+    def test_last_origin_is_per_thread(self):
+        # The origin format_exception records is this thread's: another
+        # thread neither sees nor consumes it.
+        import threading
+        try:
+            raise ValueError("here")
+        except ValueError as e:
+            _errors.format_exception(e)
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(_errors.last_origin()))
+        t.start()
+        t.join()
+        self.assertEqual(seen, [None])
+        origin = _errors.last_origin()
+        self.assertEqual((origin[0][0], origin[1], origin[3]),
+                         ("ValueError", __file__, "ValueError: here"))
+
     def test_each_directory_element_imports_its_own_helper(self):
         # Two directory elements each with a helper of the same name
         # (_common.py, not a plugin): each element's plugin imports its own
