@@ -2417,6 +2417,28 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(bootstrap.get_registered_op_protos()[0]["attrs"][0]["default"], [1])
         self.assertEqual(f.__ge_op_proto_descriptor__.attrs[0].default, (1,))
 
+    def test_a_callable_execute_without_a_prototype_loads(self):
+        """An execute that is a callable object (no kernel binding, the
+        legacy form) with no prototype anywhere loads and waits for one;
+        the chosen-kernel state of an implementation without a kernel is
+        'not legacy', not left unset. A schema-bound one beside it waits
+        too, with its kernel chosen."""
+        res = self.load(
+            "import ge.custom_op as co\nfrom ge.runtime import Tensor\n\n"
+            "class Call:\n    def __call__(self, ctx):\n        pass\n\n"
+            "@co.register_op_impl(op_type='Waiting')\nclass Impl:\n"
+            "    execute = staticmethod(Call())\n\n"
+            "@co.register_op_impl(op_type='Bound')\nclass Other:\n"
+            "    def execute(self, x: Tensor) -> None:\n        pass\n")
+        by = {i.op_type: i for i in res.impls}
+        self.assertEqual(sorted(by), ["Bound", "Waiting"])
+        w, b = by["Waiting"], by["Bound"]
+        self.assertEqual((w.kernel, w.legacy, w.proto_known, w.input_kinds),
+                         (None, False, False, None))
+        self.assertEqual((b.backend, b.legacy, b.proto_known), (greg.OpBackend.DEVICE, False,
+                                                                 False))
+        self.assertEqual(w.ge.interfaces, ["eager_execute"])
+
     # ------------------------------------------------------------ register_op
 
     def test_int_defaults_at_the_int64_ends(self):
