@@ -588,6 +588,28 @@ class StateOutcomeTest(unittest.TestCase):
         self.assertEqual((origin[0][0], origin[1], origin[3]),
                          ("ValueError", __file__, "ValueError: here"))
 
+    def test_a_rewritten_plugin_is_located_anew_after_unload(self):
+        # unload_modules forgets the source lines it read: a plugin file
+        # replaced by another of the same size and time stamp is located
+        # by its new lines at the next load, not by the old ones kept.
+        v1 = ("import pyop\n# pad\n\n@pyop.register_op_impl(op_type='L')\n"
+              "class Impl:\n    def execute(self, x):\n        pass\n")
+        v2 = ("import pyop\n\n@pyop.register_op_impl(op_type='L')\n"
+              "class Impl:\n    def execute(self, x):\n        pass\n# pad\n")
+        self.assertEqual(len(v1), len(v2))
+        with TempDir() as d:
+            f = write(d, "plugin.py", v1)
+            st = os.stat(f)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            first = [(i.file, i.line) for i in res.impls]
+            write(d, "plugin.py", v2)
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        self.assertEqual(first, [(f, 4)])
+        self.assertEqual([(i.file, i.line) for i in res.impls], [(f, 3)])
+
     def test_each_directory_element_imports_its_own_helper(self):
         # Two directory elements each with a helper of the same name
         # (_common.py, not a plugin): each element's plugin imports its own
