@@ -2369,6 +2369,22 @@ class OutcomeTest(unittest.TestCase):
             ctx.make_output_ref_input(0, 3)
         self.assertEqual(len(self.p.calls), 1)
 
+    def test_dynamic_output_counts_from_every_input_tensor(self):
+        """The instance counts come from infer_meta called with every tensor
+        of a dynamic input, each its own description (here the count is
+        the second tensor's size)."""
+        P = __import__("pyop")
+        a, b = P.TensorDesc((1,), "int8"), P.TensorDesc((3,), "int8")
+        seen = []
+
+        def infer(xs):
+            seen.append([x.shape.origin_shape.dims for x in xs])
+            return [xs[0]] * xs[1].shape.origin_shape.size, xs[0]
+        ctx = self._ctx([("xs", 2)], [[a, b]], [("ys", 1), ("z", 0)], func=infer)
+        self.assertEqual([ctx._out_slot(i, "f") for i in range(4)],
+                         [(0, 0), (0, 1), (0, 2), (1, 0)])
+        self.assertEqual(seen, [[[1], [3]]])
+
     def test_a_closed_context_lets_go_of_every_input(self):
         """After the call, a view the plugin kept of any input (not only the
         first) no longer holds pyop's tensor: it expires, and pyop's
