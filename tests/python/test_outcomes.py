@@ -610,6 +610,31 @@ class StateOutcomeTest(unittest.TestCase):
         self.assertEqual(first, [(f, 4)])
         self.assertEqual([(i.file, i.line) for i in res.impls], [(f, 3)])
 
+    def test_samples_of_two_loads_are_kept_apart(self):
+        # The samples registry outlives a load: unloading the second load's
+        # modules drops only its samples, and a caller that edits what
+        # loaded_samples() returned changes nothing.
+        src = ("import pyop\n\n@pyop.register_samples(op_type=%r)\n"
+               "def cases():\n    return []\n")
+        with TempDir() as d1, TempDir() as d2:
+            write(d1, "a.py", src % "S1")
+            write(d2, "b.py", src % "S2")
+            r1 = _loader.load_plugins([d1])
+            r2 = _loader.load_plugins([d2])
+            try:
+                got = _registry.loaded_samples()
+                self.assertEqual(sorted(k for k in got if k in ("S1", "S2")), ["S1", "S2"])
+                got.clear()
+                self.assertIn("S1", _registry.loaded_samples())
+                _loader.unload_modules(r2.modules)
+                got = _registry.loaded_samples()
+                self.assertIn("S1", got)
+                self.assertNotIn("S2", got)
+                self.assertTrue(got["S1"][1].startswith(os.path.join(d1, "a.py") + ":"))
+            finally:
+                _loader.unload_modules(r1.modules + r2.modules)
+        self.assertNotIn("S1", _registry.loaded_samples())
+
     def test_each_directory_element_imports_its_own_helper(self):
         # Two directory elements each with a helper of the same name
         # (_common.py, not a plugin): each element's plugin imports its own
