@@ -2385,6 +2385,36 @@ class OutcomeTest(unittest.TestCase):
                          [(0, 0), (0, 1), (0, 2), (1, 0)])
         self.assertEqual(seen, [[[1], [3]]])
 
+    def test_compile_and_declare_see_every_tensor_of_a_dynamic_io(self):
+        """compile and declare_launch_args get one description per tensor
+        of a dynamic input and output, each its own (not the first one's
+        repeated), and a second call its own arguments."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "seen = []\n"
+            "@register_op(op_type='Dio')\n"
+            "def dio(xs: List[TensorDesc]) -> List[TensorDesc]:\n"
+            "    return list(xs)\n"
+            "@register_op_impl(op_type='Dio')\n"
+            "class D:\n"
+            "    def compile(self, xs, ys) -> None:\n"
+            "        seen.append(('compile', [x.origin_shape.dims for x in xs],\n"
+            "                     [y.origin_shape.dims for y in ys]))\n"
+            "    def declare_launch_args(self, xs, ys) -> None:\n"
+            "        seen.append(('declare', [x.origin_shape.dims for x in xs],\n"
+            "                     [y.origin_shape.dims for y in ys]))\n"))
+        impl = {i.op_type: i for i in res.impls}["Dio"]
+        seen = impl.user_cls.compile.__globals__["seen"]
+        a, b, c = (P.TensorDesc(s, "float32") for s in ((1,), (2, 3), (4,)))
+        op = impl.cls()
+        op.compile([a, b], [b, c])
+        op.compile([c], [a])
+        with self.assertRaises(NotImplementedError):
+            op.declare_launch_args([b, a], [c, b])
+        self.assertEqual(seen, [("compile", [[1], [2, 3]], [[2, 3], [4]]),
+                                ("compile", [[4]], [[1]]),
+                                ("declare", [[2, 3], [1]], [[4], [2, 3]])])
+
     def test_a_closed_context_lets_go_of_every_input(self):
         """After the call, a view the plugin kept of any input (not only the
         first) no longer holds pyop's tensor: it expires, and pyop's
