@@ -565,6 +565,20 @@ class StateTest(unittest.TestCase):
         self.assertEqual((a["input_dtypes"], a["output_dtypes"]), (None, [(I8, "T"), (I32, "")]))
 
 
+    def test_each_named_set_of_the_python_form_is_its_own(self):
+        """TensorType.ALL(), .FLOAT(), ... of the Python form are each the
+        named set of that name (as the header's TensorType::ALL()), not
+        one set for all: two inputs typed by two of them differ."""
+        for name, members in host_proto.NAMED_SETS.items():
+            with self.subTest(name=name):
+                self.assertEqual(getattr(host_proto.TensorType, name)().types, members)
+        with TempDir() as d:
+            a, = [r.info() for r in host_proto.read(write(
+                d, "ops.reg_op", 'REG_OP("A").INPUT("x", TensorType.SignedDataType()) \\\n'
+                '    .INPUT("y", TensorType.UnsignedDataType())\n'))]
+        self.assertEqual(a["input_dtypes"], [(I8 | I16 | I32 | I64, ""),
+                                             (U8 | U16 | U32 | U64, "")])
+
     def test_lines_after_a_raw_string_and_a_block_comment(self):
         """The line count carries past a raw string and a block comment
         over several lines: a later REG_OP's line and a later error's are
