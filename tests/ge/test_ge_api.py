@@ -2415,6 +2415,28 @@ class OutcomeTest(unittest.TestCase):
                                 ("compile", [[4]], [[1]]),
                                 ("declare", [[2, 3], [1]], [[4], [2, 3]])])
 
+    def test_every_tensor_attribute_expires_with_infer_meta(self):
+        """Two Tensor attributes given to infer_meta: each is read as its
+        own, and every one (not only the last) expires with the call; the
+        next call's are valid again."""
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        kept = []
+
+        def two(x: TensorDesc, *, v: Tensor, w: Tensor) -> TensorDesc:
+            kept.append((v, w, v.origin_shape.dims, w.origin_shape.dims))
+            return x
+
+        infer = self._infer_of(two, "TwoT")
+        for dims in ((5, 2), (3,)):
+            infer(x, v=pyop.TensorDesc(dims, pyop.DataType.int32),
+                  w=pyop.TensorDesc((7,), pyop.DataType.int8))
+        self.assertEqual([k[2:] for k in kept], [([5, 2], [7]), ([3], [7])])
+        for v, w, _, _ in kept:
+            for t in (v, w):
+                with self.assertRaisesRegex(RuntimeError, r"a Tensor attribute given to "
+                                            r"infer_meta"):
+                    t.size
+
     def test_a_closed_context_lets_go_of_every_input(self):
         """After the call, a view the plugin kept of any input (not only the
         first) no longer holds pyop's tensor: it expires, and pyop's
