@@ -2437,6 +2437,45 @@ class OutcomeTest(unittest.TestCase):
                                             r"infer_meta"):
                     t.size
 
+    def test_execute_contexts_expire_with_their_call(self):
+        """The context of a schema-bound execute the adapter runs (an
+        Optional input: not called directly) and a legacy execute's
+        argument, kept by the plugin, expire when the call returns, with
+        the input views they gave; each call gets a fresh one."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "kept = []\n"
+            "from ge.custom_op import get_execute_ctx\n"
+            "@register_op_impl(op_type='Op')\n"
+            "class Impl:\n"
+            "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+            "                n: int, alpha: float) -> None:\n"
+            "        ctx = get_execute_ctx()\n"
+            "        kept.append(('schema', ctx, a, ctx.get_input_num()))\n"
+            "@register_op(op_type='Leg')\n"
+            "def leg(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Leg')\n"
+            "class L:\n"
+            "    def execute(self, ctx):\n"
+            "        kept.append(('legacy', ctx, ctx.get_input_tensor(0), ctx.get_input_num()))\n"))
+        impls = {i.op_type: i for i in res.impls}
+        kept = impls["Op"].user_cls.execute.__globals__["kept"]
+        x = P.TensorDesc((2, 3), "float32")
+        op, leg = impls["Op"].cls(), impls["Leg"].cls()
+        op.execute(x, None, [x, x], n=1, alpha=0.5)
+        leg.execute(x)
+        op.execute(x, x, [x], n=1, alpha=0.5)
+        leg.execute(x)
+        self.assertEqual([(k[0], k[3]) for k in kept],
+                         [("schema", 3), ("legacy", 1), ("schema", 3), ("legacy", 1)])
+        self.assertEqual(len({id(k[1]) for k in kept}), 4)
+        for _, ctx, t, _ in kept:
+            with self.assertRaisesRegex(RuntimeError, r"Borrowed native object has expired"):
+                ctx.get_input_num()
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired"):
+                t.addr
+
     def test_a_closed_context_lets_go_of_every_input(self):
         """After the call, a view the plugin kept of any input (not only the
         first) no longer holds pyop's tensor: it expires, and pyop's
