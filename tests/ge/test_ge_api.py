@@ -2329,6 +2329,223 @@ class OutcomeTest(unittest.TestCase):
                          [(0, 0), (0, 1), (0, 2), (1, 0)])
 
 
+    # ---------------------------------- state pass (session 11): contexts
+
+    def test_two_dynamic_outputs_allocated_interleaved(self):
+        """Each dynamic output counts its own instances and each flattened
+        index keeps its own tensor: ys0, zs0, ys1, zs1 (indices 0, 2, 1, 3)
+        is in order for both outputs, and asking any index again returns
+        that index's tensor, not another instance's of the same output."""
+        P = __import__("pyop")
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x, x], [x, x]
+        ctx = self._ctx([("x", 0)], [x], [("ys", 1), ("zs", 1)], func=infer)
+        shape, fmt = StorageShape([2], [2]), StorageFormat()
+        got = {i: ctx.malloc_output_tensor(i, shape, fmt, DataType.DT_INT8) for i in (0, 2, 1, 3)}
+        self.assertEqual([c[0] for c in self.p.calls], [0, 1, 0, 1])
+        self.assertEqual([got[i].addr for i in (0, 2, 1, 3)], [0x1000, 0x2000, 0x3000, 0x4000])
+        for i in (0, 1, 2, 3):
+            self.assertIs(ctx.malloc_output_tensor(i, shape, fmt, DataType.DT_INT8), got[i])
+            self.assertIs(ctx.get_output_tensor(i), got[i])
+        self.assertEqual(len(self.p.calls), 4)  # nothing allocated twice
+
+    def test_ref_output_after_a_dynamic_input(self):
+        """make_output_ref_input's input index is flattened: after a dynamic
+        input of two tensors, index 2 is the next input's tensor (its IR
+        slot is 1), index 1 the dynamic input's second one."""
+        P = __import__("pyop")
+        a, y = P.TensorDesc((1,), "int8"), P.TensorDesc((2, 3), "float32")
+        ctx = self._ctx([("xs", 2), ("y", 0)], [[a, a], y], [("y", 0)], alias={0: 1})
+        out = ctx.make_output_ref_input(0, 2)
+        self.assertEqual(self.p.calls, [("ref", 0, 1)])
+        self.assertEqual((out.origin_shape.dims, out.data_type), ([2, 3], DataType.DT_FLOAT))
+        with self.assertRaisesRegex(RuntimeError, r"make_output_ref_input\(0, 1\): output 'y' "
+                                    r"is not bound to input 'xs'"):
+            ctx.make_output_ref_input(0, 1)
+        with self.assertRaisesRegex(RuntimeError, r"make_output_ref_input\(0, 3\): no such "
+                                    r"input \(3 connected\)"):
+            ctx.make_output_ref_input(0, 3)
+        self.assertEqual(len(self.p.calls), 1)
+
+    def test_dynamic_output_counts_from_every_input_tensor(self):
+        """The instance counts come from infer_meta called with every tensor
+        of a dynamic input, each its own description (here the count is
+        the second tensor's size)."""
+        P = __import__("pyop")
+        a, b = P.TensorDesc((1,), "int8"), P.TensorDesc((3,), "int8")
+        seen = []
+
+        def infer(xs):
+            seen.append([x.shape.origin_shape.dims for x in xs])
+            return [xs[0]] * xs[1].shape.origin_shape.size, xs[0]
+        ctx = self._ctx([("xs", 2)], [[a, b]], [("ys", 1), ("z", 0)], func=infer)
+        self.assertEqual([ctx._out_slot(i, "f") for i in range(4)],
+                         [(0, 0), (0, 1), (0, 2), (1, 0)])
+        self.assertEqual(seen, [[[1], [3]]])
+
+    def test_compile_and_declare_see_every_tensor_of_a_dynamic_io(self):
+        """compile and declare_launch_args get one description per tensor
+        of a dynamic input and output, each its own (not the first one's
+        repeated), and a second call its own arguments."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "seen = []\n"
+            "@register_op(op_type='Dio')\n"
+            "def dio(xs: List[TensorDesc]) -> List[TensorDesc]:\n"
+            "    return list(xs)\n"
+            "@register_op_impl(op_type='Dio')\n"
+            "class D:\n"
+            "    def compile(self, xs, ys) -> None:\n"
+            "        seen.append(('compile', [x.origin_shape.dims for x in xs],\n"
+            "                     [y.origin_shape.dims for y in ys]))\n"
+            "    def declare_launch_args(self, xs, ys) -> None:\n"
+            "        seen.append(('declare', [x.origin_shape.dims for x in xs],\n"
+            "                     [y.origin_shape.dims for y in ys]))\n"))
+        impl = {i.op_type: i for i in res.impls}["Dio"]
+        seen = impl.user_cls.compile.__globals__["seen"]
+        a, b, c = (P.TensorDesc(s, "float32") for s in ((1,), (2, 3), (4,)))
+        op = impl.cls()
+        op.compile([a, b], [b, c])
+        op.compile([c], [a])
+        with self.assertRaises(NotImplementedError):
+            op.declare_launch_args([b, a], [c, b])
+        self.assertEqual(seen, [("compile", [[1], [2, 3]], [[2, 3], [4]]),
+                                ("compile", [[4]], [[1]]),
+                                ("declare", [[2, 3], [1]], [[4], [2, 3]])])
+
+    def test_every_tensor_attribute_expires_with_infer_meta(self):
+        """Two Tensor attributes given to infer_meta: each is read as its
+        own, and every one (not only the last) expires with the call; the
+        next call's are valid again."""
+        x = pyop.TensorDesc((2,), pyop.DataType.float32)
+        kept = []
+
+        def two(x: TensorDesc, *, v: Tensor, w: Tensor) -> TensorDesc:
+            kept.append((v, w, v.origin_shape.dims, w.origin_shape.dims))
+            return x
+
+        infer = self._infer_of(two, "TwoT")
+        for dims in ((5, 2), (3,)):
+            infer(x, v=pyop.TensorDesc(dims, pyop.DataType.int32),
+                  w=pyop.TensorDesc((7,), pyop.DataType.int8))
+        self.assertEqual([k[2:] for k in kept], [([5, 2], [7]), ([3], [7])])
+        for v, w, _, _ in kept:
+            for t in (v, w):
+                with self.assertRaisesRegex(RuntimeError, r"a Tensor attribute given to "
+                                            r"infer_meta"):
+                    t.size
+
+    def test_execute_contexts_expire_with_their_call(self):
+        """The context of a schema-bound execute the adapter runs (an
+        Optional input: not called directly) and a legacy execute's
+        argument, kept by the plugin, expire when the call returns, with
+        the input views they gave; each call gets a fresh one."""
+        import pyop as P
+        res = self.load(_proto_src(
+            "kept = []\n"
+            "from ge.custom_op import get_execute_ctx\n"
+            "@register_op_impl(op_type='Op')\n"
+            "class Impl:\n"
+            "    def execute(self, a: Tensor, b: Optional[Tensor], c: List[Tensor], *,\n"
+            "                n: int, alpha: float) -> None:\n"
+            "        ctx = get_execute_ctx()\n"
+            "        kept.append(('schema', ctx, a, ctx.get_input_num()))\n"
+            "@register_op(op_type='Leg')\n"
+            "def leg(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='Leg')\n"
+            "class L:\n"
+            "    def execute(self, ctx):\n"
+            "        kept.append(('legacy', ctx, ctx.get_input_tensor(0), ctx.get_input_num()))\n"))
+        impls = {i.op_type: i for i in res.impls}
+        kept = impls["Op"].user_cls.execute.__globals__["kept"]
+        x = P.TensorDesc((2, 3), "float32")
+        op, leg = impls["Op"].cls(), impls["Leg"].cls()
+        op.execute(x, None, [x, x], n=1, alpha=0.5)
+        leg.execute(x)
+        op.execute(x, x, [x], n=1, alpha=0.5)
+        leg.execute(x)
+        self.assertEqual([(k[0], k[3]) for k in kept],
+                         [("schema", 3), ("legacy", 1), ("schema", 3), ("legacy", 1)])
+        self.assertEqual(len({id(k[1]) for k in kept}), 4)
+        for _, ctx, t, _ in kept:
+            with self.assertRaisesRegex(RuntimeError, r"Borrowed native object has expired"):
+                ctx.get_input_num()
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired"):
+                t.addr
+
+    def test_a_closed_context_lets_go_of_every_input(self):
+        """After the call, a view the plugin kept of any input (not only the
+        first) no longer holds pyop's tensor: it expires, and pyop's
+        tensor is free to go."""
+        import gc
+        import weakref
+        P = __import__("pyop")
+
+        class PT:  # pyop's tensor as a view reads it
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n,), P.DataType.int8, P.Format.ND
+                self.data_ptr, self.nbytes = 0x100 * n, n
+        pts = [PT(1), PT(2), PT(3)]
+        refs = [weakref.ref(t) for t in pts]
+        ctx = self._ctx([("x", 0), ("ys", 2)], [pts[0], pts[1:]], [])
+        kept = [ctx.get_input_tensor(i) for i in range(3)]
+        self.assertEqual(ctx.get_dynamic_input_tensor(1, 1).size, 3)
+        ctx._close()
+        del pts, ctx
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None, None, None])
+        for t in kept:
+            with self.assertRaisesRegex(RuntimeError, r"handle has expired"):
+                t.addr
+
+    def test_registry_dicts_are_fresh_copies(self):
+        """bootstrap's readers return fresh dicts: a caller that edits one
+        (an implementation's interfaces, a prototype's list default)
+        changes neither the next answer nor the descriptor."""
+        from ge.custom_op import bootstrap
+
+        @co.register_op(op_type="Fresh")
+        def f(x: TensorDesc, *, k: List[int] = [1]) -> TensorDesc:
+            return x
+
+        @co.register_op_impl(op_type="Fresh")
+        class Impl:
+            def execute(self, ctx):
+                pass
+        d = bootstrap.get_registered_op_impls()[0]
+        d["interfaces"].append("edited")
+        self.assertEqual(bootstrap.get_registered_op_impls()[0]["interfaces"], ["eager_execute"])
+        self.assertEqual(Impl.__ge_op_impl_descriptor__.interfaces, ["eager_execute"])
+        p = bootstrap.get_registered_op_protos()[0]
+        p["attrs"][0]["default"].append(9)
+        self.assertEqual(bootstrap.get_registered_op_protos()[0]["attrs"][0]["default"], [1])
+        self.assertEqual(f.__ge_op_proto_descriptor__.attrs[0].default, (1,))
+
+    def test_a_callable_execute_without_a_prototype_loads(self):
+        """An execute that is a callable object (no kernel binding, the
+        legacy form) with no prototype anywhere loads and waits for one;
+        the chosen-kernel state of an implementation without a kernel is
+        'not legacy', not left unset. A schema-bound one beside it waits
+        too, with its kernel chosen."""
+        res = self.load(
+            "import ge.custom_op as co\nfrom ge.runtime import Tensor\n\n"
+            "class Call:\n    def __call__(self, ctx):\n        pass\n\n"
+            "@co.register_op_impl(op_type='Waiting')\nclass Impl:\n"
+            "    execute = staticmethod(Call())\n\n"
+            "@co.register_op_impl(op_type='Bound')\nclass Other:\n"
+            "    def execute(self, x: Tensor) -> None:\n        pass\n")
+        by = {i.op_type: i for i in res.impls}
+        self.assertEqual(sorted(by), ["Bound", "Waiting"])
+        w, b = by["Waiting"], by["Bound"]
+        self.assertEqual((w.kernel, w.legacy, w.proto_known, w.input_kinds),
+                         (None, False, False, None))
+        self.assertEqual((b.backend, b.legacy, b.proto_known), (greg.OpBackend.DEVICE, False,
+                                                                 False))
+        self.assertEqual(w.ge.interfaces, ["eager_execute"])
+
     # ------------------------------------------------------------ register_op
 
     def test_int_defaults_at_the_int64_ends(self):

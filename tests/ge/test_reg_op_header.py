@@ -533,5 +533,67 @@ class OutcomeTest(unittest.TestCase):
         self.assertIsNone(a["unusable"])
 
 
+
+class StateTest(unittest.TestCase):
+    """Issue 31's state pass (session 11): what one declaration of a file
+    leaves to the next (tests/mutation/mutants.txt, bridge.st.ge_host_proto.*)."""
+
+    def test_every_declaration_of_a_file_is_resolved_at_read(self):
+        """A type name no DATATYPE declares fails the read at its line in
+        the second REG_OP of a file as in the first (Python form and
+        header), not later when the host asks for the prototype."""
+        for name, text, line in (
+                ("ops.reg_op", 'REG_OP("A").INPUT("x")\nREG_OP("B").INPUT("y", "T")\n', 2),
+                ("ops.h", "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                          ".OP_END_FACTORY_REG(A)\nREG_OP(B)\n.INPUT(y, \"T\")\n"
+                          ".OP_END_FACTORY_REG(B)\n", 5)):
+            with self.subTest(name=name), TempDir() as d:
+                read_error(self, d, text, line, "REG_OP('B')", "input 'y' is of type 'T'",
+                           name=name)
+
+    def test_a_datatype_belongs_to_its_own_declaration(self):
+        """DATATYPE(T) of one REG_OP is not the next one's: B's use of T
+        is refused, A's own is resolved (and an output's type goes to the
+        output side)."""
+        with TempDir() as d:
+            read_error(self, d, 'REG_OP("A").DATATYPE("T", [DataType.DT_INT8]).OUTPUT("y", "T")\n'
+                       'REG_OP("B").INPUT("x", "T")\n', 2, "REG_OP('B')",
+                       "input 'x' is of type 'T'", name="ops.reg_op")
+            a, = [r.info() for r in host_proto.read(write(
+                d, "ok.reg_op", 'REG_OP("A").INPUT("x").DATATYPE("T", [DataType.DT_INT8]) \\\n'
+                '    .OUTPUT("y", "T").OUTPUT("z", [DataType.DT_INT32])\n'))]
+        self.assertEqual((a["input_dtypes"], a["output_dtypes"]), (None, [(I8, "T"), (I32, "")]))
+
+
+    def test_each_named_set_of_the_python_form_is_its_own(self):
+        """TensorType.ALL(), .FLOAT(), ... of the Python form are each the
+        named set of that name (as the header's TensorType::ALL()), not
+        one set for all: two inputs typed by two of them differ."""
+        for name, members in host_proto.NAMED_SETS.items():
+            with self.subTest(name=name):
+                self.assertEqual(getattr(host_proto.TensorType, name)().types, members)
+        with TempDir() as d:
+            a, = [r.info() for r in host_proto.read(write(
+                d, "ops.reg_op", 'REG_OP("A").INPUT("x", TensorType.SignedDataType()) \\\n'
+                '    .INPUT("y", TensorType.UnsignedDataType())\n'))]
+        self.assertEqual(a["input_dtypes"], [(I8 | I16 | I32 | I64, ""),
+                                             (U8 | U16 | U32 | U64, "")])
+
+    def test_lines_after_a_raw_string_and_a_block_comment(self):
+        """The line count carries past a raw string and a block comment
+        over several lines: a later REG_OP's line and a later error's are
+        the file's (and the raw string keeps its newline)."""
+        text = ('REG_OP(A)\n    .ATTR(doc, String, R"(line one\nline two)")\n'
+                '    .OP_END_FACTORY_REG(A)\n/* a\n   b */\nREG_OP(B)\n'
+                '    .OUTPUT(y, TensorType({DT_INT8}))\n    .OP_END_FACTORY_REG(B)\n')
+        with TempDir() as d:
+            a, b = read_text(d, text)
+            self.assertEqual((a.line, b.line), (1, 7))
+            self.assertEqual(a.info()["attrs"], [("doc", AttrType.STR, False,
+                                                  "line one\nline two")])
+            read_error(self, d, text.replace("TensorType({DT_INT8})", '"T"'), 8,
+                       "output 'y' is of type 'T'")
+
+
 if __name__ == "__main__":
     unittest.main()

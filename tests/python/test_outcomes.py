@@ -505,5 +505,154 @@ print(json.dumps(out))
         self.assertEqual((out["then"], out["ours"]), ("installed", True))
 
 
+class StateOutcomeTest(unittest.TestCase):
+    """Issue 31's state pass (session 11): state carried across
+    registrations, loads, elements and nested collections, each test named
+    after the bug it catches (tests/mutation/mutants.txt, bridge.st.pyop_*)."""
+
+    def tearDown(self):
+        _loader.shutdown()
+
+    def test_every_implementation_of_a_load_is_bound(self):
+        # Two implementations of one op type in one load: the second (kept
+        # as an extra for libpyop's registry to judge) is bound to the
+        # load's prototype like the first, and checked against it.
+        impl = ("import pyop\n\n@pyop.register_op_impl(op_type='Two')\n"
+                "class Impl:\n    def execute(self, %s):\n        pass\n")
+        with TempDir() as d:
+            write(d, "a.py", OP % "Two" + impl % "x")
+            write(d, "b.py", impl % "x")
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        self.assertEqual([(i.proto_known, i.input_kinds, i.n_outputs) for i in res.impls],
+                         [(True, (int(IoKind.REQUIRED),), 1)] * 2)
+        with TempDir() as d:
+            write(d, "a.py", OP % "Two" + impl % "x")
+            write(d, "b.py", impl % "x, extra")
+            with self.assertRaises(TypeError) as cm:
+                _loader.load_plugins([d])
+        self.assertIn("'Two'", str(cm.exception))
+        self.assertIn("extra", str(cm.exception))
+        self.assertEqual(_plugin_modules(), [])
+
+    def test_a_nested_collection_keeps_what_is_made_inside_it(self):
+        # Collections stack (a load inside a load): what is decorated,
+        # compiled, discarded or kept as a layer's state inside the inner
+        # one is the inner one's, and the outer one keeps its own.
+        from pyop import ext
+
+        def proto(op_type):
+            def f(x: TensorDesc) -> TensorDesc:
+                return x
+            return pyop.register_op(op_type=op_type)(f)
+
+        def samples():
+            return []
+
+        with _registry.collecting() as outer:
+            proto("Gone")
+            outer_state = ext.load_state("layer", dict)
+            with _registry.collecting() as inner:
+                proto("Inner")
+                proto("Gone")
+                pyop.register_samples(op_type="Inner")(samples)
+                _registry.note_compiled("/nowhere/inner.py", b"x = 1\n")
+                st = ext.load_state("layer", dict)
+                self.assertIs(ext.load_state("layer", dict), st)
+                self.assertIsNot(st, outer_state)
+                ext.discard_descriptors(lambda d: d.op_type == "Gone")
+            self.assertIs(ext.load_state("layer", dict), outer_state)
+        self.assertEqual(sorted(inner.protos), ["Inner"])
+        self.assertEqual(sorted(outer.protos), ["Gone"])
+        self.assertEqual(list(inner.samples), ["Inner"])
+        self.assertEqual(outer.samples, {})
+        self.assertEqual(list(inner.compiled), ["/nowhere/inner.py"])
+        self.assertEqual(outer.compiled, {})
+        self.assertEqual(inner.layer_states, {"layer": st})
+        self.assertEqual(outer.layer_states, {"layer": outer_state})
+
+    def test_last_origin_is_per_thread(self):
+        # The origin format_exception records is this thread's: another
+        # thread neither sees nor consumes it.
+        import threading
+        try:
+            raise ValueError("here")
+        except ValueError as e:
+            _errors.format_exception(e)
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(_errors.last_origin()))
+        t.start()
+        t.join()
+        self.assertEqual(seen, [None])
+        origin = _errors.last_origin()
+        self.assertEqual((origin[0][0], origin[1], origin[3]),
+                         ("ValueError", __file__, "ValueError: here"))
+
+    def test_a_rewritten_plugin_is_located_anew_after_unload(self):
+        # unload_modules forgets the source lines it read: a plugin file
+        # replaced by another of the same size and time stamp is located
+        # by its new lines at the next load, not by the old ones kept.
+        v1 = ("import pyop\n# pad\n\n@pyop.register_op_impl(op_type='L')\n"
+              "class Impl:\n    def execute(self, x):\n        pass\n")
+        v2 = ("import pyop\n\n@pyop.register_op_impl(op_type='L')\n"
+              "class Impl:\n    def execute(self, x):\n        pass\n# pad\n")
+        self.assertEqual(len(v1), len(v2))
+        with TempDir() as d:
+            f = write(d, "plugin.py", v1)
+            st = os.stat(f)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            first = [(i.file, i.line) for i in res.impls]
+            write(d, "plugin.py", v2)
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+        self.assertEqual(first, [(f, 4)])
+        self.assertEqual([(i.file, i.line) for i in res.impls], [(f, 3)])
+
+    def test_samples_of_two_loads_are_kept_apart(self):
+        # The samples registry outlives a load: unloading the second load's
+        # modules drops only its samples, and a caller that edits what
+        # loaded_samples() returned changes nothing.
+        src = ("import pyop\n\n@pyop.register_samples(op_type=%r)\n"
+               "def cases():\n    return []\n")
+        with TempDir() as d1, TempDir() as d2:
+            write(d1, "a.py", src % "S1")
+            write(d2, "b.py", src % "S2")
+            r1 = _loader.load_plugins([d1])
+            r2 = _loader.load_plugins([d2])
+            try:
+                got = _registry.loaded_samples()
+                self.assertEqual(sorted(k for k in got if k in ("S1", "S2")), ["S1", "S2"])
+                got.clear()
+                self.assertIn("S1", _registry.loaded_samples())
+                _loader.unload_modules(r2.modules)
+                got = _registry.loaded_samples()
+                self.assertIn("S1", got)
+                self.assertNotIn("S2", got)
+                self.assertTrue(got["S1"][1].startswith(os.path.join(d1, "a.py") + ":"))
+            finally:
+                _loader.unload_modules(r1.modules + r2.modules)
+        self.assertNotIn("S1", _registry.loaded_samples())
+
+    def test_each_directory_element_imports_its_own_helper(self):
+        # Two directory elements each with a helper of the same name
+        # (_common.py, not a plugin): each element's plugin imports its own
+        # directory's, not the one the element before it imported.
+        src = ("import _common\nimport pyop\nfrom pyop import TensorDesc\n\n"
+               "@pyop.register_op(op_type='Op%d' % _common.VALUE)\n"
+               "def f(x: TensorDesc) -> TensorDesc:\n    return x\n")
+        with TempDir() as d:
+            write(d, "one/a.py", src)
+            write(d, "one/_common.py", "VALUE = 1\n")
+            write(d, "two/b.py", src)
+            write(d, "two/_common.py", "VALUE = 2\n")
+            res = _loader.load_plugins([os.path.join(d, "one"), os.path.join(d, "two")])
+            _loader.unload_modules(res.modules)
+        self.assertEqual([(p.op_type, p.element) for p in res.protos], [("Op1", 0), ("Op2", 1)])
+        self.assertEqual(sum(m.endswith("__common") for m in res.modules), 2, res.modules)
+        self.assertEqual(_plugin_modules(), [])
+
+
 if __name__ == "__main__":
     unittest.main()
