@@ -5552,6 +5552,47 @@ class CheckWorkerStateTest(unittest.TestCase):
                          [("broken", "a.py"), ("plugin_done", "a.py"), ("plugin_done", "b.py")])
 
 
+class DiedOpInputsTest(unittest.TestCase):
+    """The report of an op the check worker died in names the inputs its
+    cases were (given, samples + generated, generated) as a finished op's
+    does: the worker's op_begin says them (before the samples function
+    runs), the supervisor keeps them."""
+
+    def test_op_begin_says_the_inputs(self):
+        import argparse
+        cw, cs = _cli("check_worker"), _cli("check_supervise")
+        lib = argparse.Namespace(op_info=lambda t: {"op_type": t, "proto_source": "/p/a.py:1"})
+        for given, samples, want in ((["x=float32[3]:1,2,3"], {}, "given"),
+                                     (None, {"Op": (None, "/p/a.py:9")}, "samples + generated"),
+                                     (None, {"Other": (None, "/p/a.py:9")}, "generated")):
+            with self.subTest(want=want):
+                stream = _Stream()
+                worker = cw.Worker(lib, argparse.Namespace(input=given, attr=None),
+                                   {"done": []}, stream)
+
+                def cases(info):
+                    raise ValueError("the worker dies here")
+                worker._cases = cases
+                saved = cw.plugin_samples
+                cw.plugin_samples = lambda: samples
+                try:
+                    worker._check_op("Op", "/p/a.py", [])
+                finally:
+                    cw.plugin_samples = saved
+                begin = stream.events[0]
+                self.assertEqual((begin["e"], begin.get("inputs")), ("op_begin", want))
+                sup = cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                                    argparse.Namespace(lanes=0, proto=None, input=given,
+                                                       attr=None),
+                                    {"paths": ["/p"], "done": [], "done_plugins": [],
+                                     "phase": "each"}, 2.5)
+                sup._event(begin)
+                sup._event({"e": "activity", "plugin": "/p/a.py", "op": "Op",
+                            "stage": "execute", "case": "given inputs", "short": None})
+                self.assertFalse(sup._died(0))
+                self.assertEqual((sup.ops[0]["op_type"], sup.ops[0]["inputs"]), ("Op", want))
+
+
 class CheckCommandStateTest(unittest.TestCase):
     """check.py: the scan's skipped elements come before the workers'
     warnings (as libpyop's load says them first); the combined load's
