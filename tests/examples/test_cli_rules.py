@@ -5357,7 +5357,8 @@ class SupervisorStateTest(unittest.TestCase):
     starts with no current activity (one that dies before any event ends
     the check, it does not blame the last worker's op again); an op once
     reported is no longer what the worker is doing (a death after it is
-    between ops, the op is not failed a second time)."""
+    between ops, the op is not failed a second time); an op begun is (a
+    death in its samples function fails it)."""
 
     def _sup(self, phase="each"):
         import argparse
@@ -5446,8 +5447,11 @@ class CheckWorkerStateTest(unittest.TestCase):
     outside a case names none, not the case before); every refusal of an
     op gets its real paths; each directory of the .py files given gets its
     private directory in the place of its first file, after the other
-    arguments before it; a file given twice is linked once; the private
-    directories are removed when the worker's job ends."""
+    arguments before it; a file given twice is linked once; the plugins of
+    every path are checked one by one, not only the last path's; the
+    private directories are removed when the worker's job ends; each typo
+    note names its own waiting implementation; a plugin that fails alone
+    is unloaded before the next one loads."""
 
     def test_monitor_case_is_the_current_one(self):
         cw, cc = _cli("check_worker"), _cli("check_cases")
@@ -5489,6 +5493,13 @@ class CheckWorkerStateTest(unittest.TestCase):
         self.assertEqual((holders.get(got[1]), holders.get(got[2])), (a, b))
         self.assertEqual(os.listdir(got[1]), ["x.py"])  # given twice, linked once
         self.assertEqual(os.listdir(got[2]), ["y.py"])
+
+    def test_plugins_of_every_path(self):
+        cw = _cli("check_worker")
+        a, b, c = _tree(self, ["p.py", "q.py"]), _tree(self, ["x.py"]), _tree(self, ["z.py"])
+        self.assertEqual(cw._plugin_entries([a, os.path.join(b, "x.py"), c]),
+                         [os.path.join(a, "p.py"), os.path.join(a, "q.py"),
+                          os.path.join(b, "x.py"), os.path.join(c, "z.py")])
 
     def test_private_directories_removed_at_the_end(self):
         import argparse
@@ -5635,9 +5646,10 @@ class CheckCommandStateTest(unittest.TestCase):
 
 class CheckCasesStateTest(unittest.TestCase):
     """check_cases: each tensor of a dynamic sample input is its own; a
-    thread's generated values differ between the tensors of a dynamic
-    input, as the case's own do; the attribute case's varied values are
-    its own (the cases before it keep their attributes)."""
+    thread's values differ between the tensors of a dynamic input, as the
+    case's own do, each rotated by its own size; the attribute case's
+    varied values are its own (the cases before it keep their attributes);
+    only the second generated case leaves the optional inputs out."""
 
     def test_dynamic_sample_tensors_each_their_own(self):
         cc = _cli("check_cases")
@@ -5657,6 +5669,19 @@ class CheckCasesStateTest(unittest.TestCase):
         for t in (1, 2):
             x0, x1 = cc.thread_inputs(case, t)[0]
             self.assertNotEqual(x0[2], x1[2], t)
+
+    def test_thread_values_sized_per_tensor(self):
+        """A dynamic sample input's tensors of different sizes: each
+        thread's tensor is its own rotated by t places (by its own size)."""
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.sample_cases(info, lambda: [{"inputs": {"xs": [
+            ("int32", [2], [1, 2]), ("int32", [3], [3, 4, 5])]}}], "a.py:1")[0]
+        (d0, s0, v0), (d1, s1, v1) = cc.thread_inputs(case, 2)[0]
+        self.assertEqual((s0, len(v0)), ([2], 2))
+        self.assertEqual((s1, list(v1)), ([3], [5, 3, 4]))
+        (_, _, v1), = cc.thread_inputs(case, 1)[0][1:]
+        self.assertEqual(list(v1), [4, 5, 3])
 
     def test_attr_case_keeps_its_values_to_itself(self):
         cc = _cli("check_cases")
