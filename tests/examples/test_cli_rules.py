@@ -5683,6 +5683,17 @@ class CheckCasesStateTest(unittest.TestCase):
         (_, _, v1), = cc.thread_inputs(case, 1)[0][1:]
         self.assertEqual(list(v1), [4, 5, 3])
 
+    def test_each_input_in_its_own_data_type(self):
+        """A case whose inputs take different data types (a pick of one per
+        input, sweep_dtypes): each input's tensors are made in its own."""
+        cc, binding = _cli("check_cases"), _cli("binding")
+        info = _info(inputs=(("x", "required"), ("idx", "dynamic")))
+        case = cc._make_case(info, [1, 2], {}, ("float16", "int32"), [2, 3], "sweep", "s")
+        self.assertEqual([[binding.DTYPES[d] for d, _, _ in slot] for slot in case.inputs],
+                         [["float16"], ["int32", "int32"]])
+        self.assertTrue(all(isinstance(v, int) for v in case.inputs[1][1][2]))
+        self.assertIn("idx=2 x int32[2,3]", case.label)
+
     def test_attr_case_keeps_its_values_to_itself(self):
         cc = _cli("check_cases")
         info = _info(attrs=({"name": "r", "type": "int", "required": True, "default": None},
