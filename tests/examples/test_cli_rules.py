@@ -5281,5 +5281,506 @@ class ThreadRoundsOutcomeTest(unittest.TestCase):
         self.assertTrue(got and got[0].startswith("w: thread 1: output y"), got)
 
 
+
+# ------------------------------------------------------------------
+# State pass (session 11): what carries across events, workers, calls and
+# elements in check_worker, check_supervise, supervise, check,
+# check_cases, start_choice and run (mutants cli.st.*).
+
+
+class StreamStateTest(unittest.TestCase):
+    """supervise.read_events and run_in_worker: the limit after a chunk of
+    events is the LAST event's (calls of an earlier event in the chunk are
+    not kept); the step run or bench names is the worker's last activity,
+    not its first."""
+
+    def test_limit_of_the_last_event_of_a_chunk(self):
+        """Two events arrive in one read: {"calls": 3} then one without
+        calls (1). The clock then moves 1.2 s, past one 1 s limit: the
+        worker is stopped (None); had the 3 calls of the first event been
+        kept, it would have read on to its "done"."""
+        import json
+        import types
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        now, reads = [0.0], [0]
+
+        def monotonic():
+            reads[0] += 1
+            now[0] += 0.4 if reads[0] <= 2 else 1.2
+            return now[0]
+        seen = []
+        closed = []
+
+        def on_event(ev):
+            seen.append(ev)
+            if len(seen) == 2:  # the next chunk: "done" (3 calls), then the end
+                os.write(wfd, (json.dumps({"e": "done", "calls": 3}) + "\n").encode())
+                os.close(wfd)
+                closed.append(1)
+            return ev["e"] == "done"
+        os.write(wfd, b'{"e": "activity", "calls": 3}\n{"e": "activity"}\n')
+        saved = sv.time
+        sv.time = types.SimpleNamespace(monotonic=monotonic)
+        try:
+            got = sv.read_events(_Ended(), rfd, 1.0, on_event)
+        finally:
+            sv.time = saved
+            os.close(rfd)
+            if not closed:
+                os.close(wfd)
+        self.assertIsNone(got)
+        self.assertEqual([ev["e"] for ev in seen], ["activity", "activity"])
+        # the same chunk the other way round (1 call, then 3): 3.6 s, read on
+        rfd, wfd = os.pipe()
+        now[0], reads[0], seen[:], closed[:] = 0.0, 0, [], []
+        os.write(wfd, b'{"e": "activity"}\n{"e": "activity", "calls": 3}\n')
+        sv.time = types.SimpleNamespace(monotonic=monotonic)
+        try:
+            got = sv.read_events(_Ended(), rfd, 1.0, on_event)
+        finally:
+            sv.time = saved
+            os.close(rfd)
+            if not closed:
+                os.close(wfd)
+        self.assertIs(got, True)
+
+    def test_run_names_the_last_step(self):
+        errors = _cli("errors")
+        with self.assertRaises(errors.CliError) as cm:
+            RunInWorkerRulesTest._run(self, '{"e": "activity", "stage": "loading the plugins", '
+                                            '"op": null}\n'
+                                            '{"e": "activity", "stage": "infer_meta", "op": "Op"}\n'
+                                            '{"e": "activity", "stage": "execute", "op": "Op"}\n')
+        self.assertEqual(cm.exception.op, "Op")
+        self.assertTrue(cm.exception.message.startswith('execute of "Op" ended the process'),
+                        cm.exception.message)
+
+
+class SupervisorStateTest(unittest.TestCase):
+    """check_supervise.Supervisor across workers and ops: a new worker
+    starts with no current activity (one that dies before any event ends
+    the check, it does not blame the last worker's op again); an op once
+    reported is no longer what the worker is doing (a death after it is
+    between ops, the op is not failed a second time); an op begun is (a
+    death in its samples function fails it)."""
+
+    def _sup(self, phase="each"):
+        import argparse
+        cs = _cli("check_supervise")
+        return cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                             argparse.Namespace(lanes=0, proto=None, input=None, attr=None),
+                             {"paths": ["/ops"], "done": [], "done_plugins": [],
+                              "phase": phase}, 2.5)
+
+    def _workers(self, sup, workers, statuses):
+        """Runs sup._one_worker once per worker (its events, then its death
+        with its status); what each returned."""
+        cs = _cli("check_supervise")
+        workers, statuses = list(workers), list(statuses)
+
+        class Proc:
+            def wait(self):
+                return statuses.pop(0)
+
+        def spawn(argv_of):
+            return Proc(), os.open(os.devnull, os.O_RDONLY)
+
+        def read_events(proc, rfd, limit, on_event):
+            for ev in workers.pop(0):
+                on_event(ev)
+            return False
+        saved = cs.spawn, cs.read_events
+        cs.spawn, cs.read_events = spawn, read_events
+        try:
+            return [sup._one_worker() for _ in range(len(workers))]
+        finally:
+            cs.spawn, cs.read_events = saved
+
+    def test_a_silent_worker_after_a_death_is_fatal(self):
+        sup = self._sup()
+        got = self._workers(sup, [
+            [{"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+             {"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+              "case": "inputs x=int8[2]", "short": "int8[2]"}],
+            []], [-9, 3])
+        self.assertEqual(got, [False, True])
+        self.assertEqual([o["op_type"] for o in sup.ops], ["A"])
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+        self.assertEqual(sup.fatal["error"]["status"], "PYOP_EINTERNAL")
+        self.assertIn("before it reported anything", sup.fatal["error"]["message"])
+
+    def test_a_death_after_an_op_was_reported(self):
+        sup = self._sup()
+        entry = {"plugin": "/ops/a.py", "op_type": "A", "status": "ok"}
+        got = self._workers(sup, [
+            [{"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+             {"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+              "case": "inputs x=int8[2]", "short": "int8[2]"},
+             {"e": "op", "entry": entry}]], [-9])
+        self.assertEqual(got, [False])
+        self.assertEqual(sup.ops, [entry])  # not failed a second time
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+        self.assertEqual(len(sup.broken), 1)
+        self.assertTrue(sup.broken[0]["problem"].startswith("between the checks of two of its "
+                                                            "ops"), sup.broken[0])
+        self.assertEqual(sup.broken[0]["plugin"], "/ops/a.py")
+
+    def test_a_death_in_the_next_ops_samples(self):
+        """An op reported, then the next op begun (its samples function
+        runs): a death there fails that op, not "between two ops"."""
+        sup = self._sup()
+        entry = {"plugin": "/ops/a.py", "op_type": "A", "status": "ok"}
+        got = self._workers(sup, [
+            [{"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+             {"e": "op", "entry": entry},
+             {"e": "op_begin", "plugin": "/ops/a.py", "op": "B", "source": "/ops/a.py:9"}]],
+            [-9])
+        self.assertEqual(got, [False])
+        self.assertEqual(sup.broken, [])
+        self.assertEqual([(o["op_type"], o["status"]) for o in sup.ops],
+                         [("A", "ok"), ("B", "failed")])
+        self.assertEqual((sup.ops[1]["source"], sup.ops[1]["plugin"]), ("/ops/a.py:9", "/ops/a.py"))
+        self.assertEqual(sup.ops[1]["problems"], [
+            "op B: while preparing its cases (its samples function runs here), the op ended "
+            "the process running the check: killed by SIGKILL"])
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"], ["/ops/a.py", "B"]])
+
+
+class CheckWorkerStateTest(unittest.TestCase):
+    """check_worker: the monitor's case is the current one (an activity
+    outside a case names none, not the case before); every refusal of an
+    op gets its real paths; each directory of the .py files given gets its
+    private directory in the place of its first file, after the other
+    arguments before it; a file given twice is linked once; the plugins of
+    every path are checked one by one, not only the last path's; the
+    private directories are removed when the worker's job ends; each typo
+    note names its own waiting implementation; a plugin that fails alone
+    is unloaded before the next one loads."""
+
+    def test_monitor_case_is_the_current_one(self):
+        cw, cc = _cli("check_worker"), _cli("check_cases")
+        stream = _Stream()
+        mon = cw.StreamMonitor(stream, "/ops/a.py", "Op", lambda t: t)
+        mon.case(cc.Case("inputs x=int8[2,3]", [], {}, "sweep", short="int8[2,3]"))
+        mon.activity("run from 4 threads at once")
+        mon.problem(None, "threads differ")
+        self.assertEqual([(ev["case"], ev["short"]) for ev in stream.events],
+                         [("inputs x=int8[2,3]", "int8[2,3]"), (None, None), (None, None)])
+        mon.activity("second run", cc.Case("inputs x=bool[1]", [], {}, "sweep", short="b"))
+        mon.stage("execute")
+        self.assertEqual([(ev["case"], ev["short"]) for ev in stream.events[-2:]],
+                         [("inputs x=bool[1]", "b")] * 2)
+
+    def test_every_refusal_real(self):
+        cw = _cli("check_worker")
+        stream = _Stream()
+        worker = cw.Worker(None, None, {"done": []}, stream)
+        worker.holders = {"/tmp/pyop-check-y": "/ops"}
+        refusals = [{"case": c, "reason": "TypeError: /tmp/pyop-check-y/a.py:%d" % n,
+                     "file": "/tmp/pyop-check-y/a.py", "line": n}
+                    for n, c in ((4, "int8[2,3]"), (9, "bool[2,3]"))]
+        worker._send_op(dict(cw._entry("Op", "/ops/a.py", None), refusals=refusals))
+        self.assertEqual([(r["reason"], r["file"]) for r in
+                          stream.events[0]["entry"]["refusals"]],
+                         [("TypeError: /ops/a.py:4", "/ops/a.py"),
+                          ("TypeError: /ops/a.py:9", "/ops/a.py")])
+
+    def test_each_directory_in_the_place_of_its_first_file(self):
+        cw = _cli("check_worker")
+        a, b, d = _tree(self, ["x.py"]), _tree(self, ["y.py"]), _tree(self, ["z.py"])
+        holders = {}
+        got = cw._as_loaded([d, os.path.join(a, "x.py"), os.path.join(b, "y.py"),
+                             os.path.join(a, "x.py")], holders)
+        self.addCleanup(lambda: [__import__("shutil").rmtree(h) for h in holders])
+        self.assertEqual(len(got), 3)
+        self.assertEqual(got[0], d)
+        self.assertEqual((holders.get(got[1]), holders.get(got[2])), (a, b))
+        self.assertEqual(os.listdir(got[1]), ["x.py"])  # given twice, linked once
+        self.assertEqual(os.listdir(got[2]), ["y.py"])
+
+    def test_plugins_of_every_path(self):
+        cw = _cli("check_worker")
+        a, b, c = _tree(self, ["p.py", "q.py"]), _tree(self, ["x.py"]), _tree(self, ["z.py"])
+        self.assertEqual(cw._plugin_entries([a, os.path.join(b, "x.py"), c]),
+                         [os.path.join(a, "p.py"), os.path.join(a, "q.py"),
+                          os.path.join(b, "x.py"), os.path.join(c, "z.py")])
+
+    def test_private_directories_removed_at_the_end(self):
+        import argparse
+        cw = _cli("check_worker")
+        a = _tree(self, ["x.py", "y.py"])
+        lib = argparse.Namespace(load=lambda: None,
+                                 c=argparse.Namespace(pyop_unload=lambda: None))
+        worker = cw.Worker(lib, None, {"done": [], "done_plugins": [], "ops": [],
+                                       "paths": [os.path.join(a, "x.py")], "given": True,
+                                       "phase": "together", "compile_options": {}}, _Stream())
+        seen = []
+        worker._check_loaded = lambda plugin: seen.extend(worker.holders)
+        saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        try:
+            worker.run()
+        finally:
+            if saved is None:
+                os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+            else:
+                os.environ["ASCEND_CUSTOM_OPP_PATH"] = saved
+        self.assertEqual(len(seen), 1)  # the load saw its private directory
+        self.assertFalse(os.path.exists(seen[0]), seen[0])
+
+    def test_each_typo_note_names_its_own_implementation(self):
+        cw = _cli("check_worker")
+        pending = [{"op_type": "Other", "impl_source": "/p/o.py:1"},
+                   {"op_type": "Scael2", "impl_source": "/p/s.py:16"},
+                   {"op_type": "scale2", "impl_source": "/p/t.py:4"}]
+        notes = cw._typo_notes("Scale2", pending)
+        self.assertEqual(sorted(n.split("prototype of ")[1].split(":")[0] for n in notes),
+                         ["Scael2 (/p/s.py", "scale2 (/p/t.py"], notes)
+
+    def test_a_plugin_that_fails_alone_is_unloaded_before_the_next(self):
+        import argparse
+        cw, errors = _cli("check_worker"), _cli("errors")
+        root = _tree(self, ["a.py", "b.py"])
+        calls = []
+
+        def load():
+            calls.append("load")
+            if len(calls) == 1:
+                raise errors.PyopError("pyop_load", "PYOP_EPLUGIN", "a.py: SyntaxError")
+        lib = argparse.Namespace(load=load, c=argparse.Namespace(
+            pyop_unload=lambda: calls.append("unload")))
+        stream = _Stream()
+        worker = cw.Worker(lib, None, {"done": [], "done_plugins": [], "ops": [],
+                                       "paths": [root], "phase": "each",
+                                       "compile_options": {}}, stream)
+        worker._check_loaded = lambda plugin: calls.append("check " + os.path.basename(plugin))
+        saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        try:
+            worker.run()
+        finally:
+            if saved is None:
+                os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+            else:
+                os.environ["ASCEND_CUSTOM_OPP_PATH"] = saved
+        self.assertEqual(calls, ["load", "unload", "load", "check b.py", "unload"])
+        self.assertEqual([(ev["e"], os.path.basename(ev.get("plugin") or ""))
+                          for ev in stream.events if ev["e"] != "activity"],
+                         [("broken", "a.py"), ("plugin_done", "a.py"), ("plugin_done", "b.py")])
+
+
+class DiedOpInputsTest(unittest.TestCase):
+    """The report of an op the check worker died in names the inputs its
+    cases were (given, samples + generated, generated) as a finished op's
+    does: the worker's op_begin says them (before the samples function
+    runs), the supervisor keeps them."""
+
+    def test_op_begin_says_the_inputs(self):
+        import argparse
+        cw, cs = _cli("check_worker"), _cli("check_supervise")
+        lib = argparse.Namespace(op_info=lambda t: {"op_type": t, "proto_source": "/p/a.py:1"})
+        for given, samples, want in ((["x=float32[3]:1,2,3"], {}, "given"),
+                                     (None, {"Op": (None, "/p/a.py:9")}, "samples + generated"),
+                                     (None, {"Other": (None, "/p/a.py:9")}, "generated")):
+            with self.subTest(want=want):
+                stream = _Stream()
+                worker = cw.Worker(lib, argparse.Namespace(input=given, attr=None),
+                                   {"done": []}, stream)
+
+                def cases(info):
+                    raise ValueError("the worker dies here")
+                worker._cases = cases
+                saved = cw.plugin_samples
+                cw.plugin_samples = lambda: samples
+                try:
+                    worker._check_op("Op", "/p/a.py", [])
+                finally:
+                    cw.plugin_samples = saved
+                begin = stream.events[0]
+                self.assertEqual((begin["e"], begin.get("inputs")), ("op_begin", want))
+                sup = cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                                    argparse.Namespace(lanes=0, proto=None, input=given,
+                                                       attr=None),
+                                    {"paths": ["/p"], "done": [], "done_plugins": [],
+                                     "phase": "each"}, 2.5)
+                sup._event(begin)
+                sup._event({"e": "activity", "plugin": "/p/a.py", "op": "Op",
+                            "stage": "execute", "case": "given inputs", "short": None})
+                self.assertFalse(sup._died(0))
+                self.assertEqual((sup.ops[0]["op_type"], sup.ops[0]["inputs"]), ("Op", want))
+
+
+class CheckCommandStateTest(unittest.TestCase):
+    """check.py: the scan's skipped elements come before the workers'
+    warnings (as libpyop's load says them first); the combined load's
+    failure is left out when ANY plugin failing alone is it, not only the
+    first."""
+
+    def test_skipped_first(self):
+        import argparse
+        ck = _cli("check")
+        got = []
+
+        class Sup:
+            def __init__(self, lib, args, job, limit):
+                self.warnings, self.interrupted, self.fatal = [], None, None
+
+            def run(self):
+                self.warnings.extend(["w1", "w2"])
+        saved = ck._job, ck.Supervisor, ck.note_unused, ck._report
+        ck._job = lambda lib, args: {"skipped": ["s1", "s2"]}
+        ck.Supervisor, ck.note_unused = Sup, lambda command: None
+        ck._report = lambda args, job, sup: got.append(list(sup.warnings)) or 0
+        try:
+            self.assertEqual(ck.cmd_check(None, argparse.Namespace(case_timeout=None)), 0)
+        finally:
+            ck._job, ck.Supervisor, ck.note_unused, ck._report = saved
+        self.assertEqual(got, [["s1", "s2", "w1", "w2"]])
+
+    def test_load_error_told_by_any_broken_plugin(self):
+        import argparse
+        ck = _cli("check")
+        err = {"status": "PYOP_EPLUGIN", "message": "b.py: ImportError: no\n  detail",
+               "op": None}
+        sup = argparse.Namespace(load_error=err, ops=[{"op_type": "A"}], broken=[
+            {"plugin": "/ops/a.py", "problem": "a.py: SyntaxError"},
+            {"plugin": "/ops/b.py", "problem": "b.py: ImportError: no\n  more"}])
+        self.assertIsNone(ck._load_error(sup))
+        sup.broken.pop()
+        self.assertIs(ck._load_error(sup), err)
+
+
+class CheckCasesStateTest(unittest.TestCase):
+    """check_cases: each tensor of a dynamic sample input is its own; a
+    thread's values differ between the tensors of a dynamic input, as the
+    case's own do, each rotated by its own size; the attribute case's
+    varied values are its own (the cases before it keep their attributes);
+    only the second generated case leaves the optional inputs out."""
+
+    def test_dynamic_sample_tensors_each_their_own(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"),))
+        cases = cc.sample_cases(info, lambda: [{"inputs": {"xs": [
+            ("int32", [2], [1, 2]), ("int32", [3], [3, 4, 5])]}}], "a.py:1")
+        (d0, s0, v0), (d1, s1, v1) = cases[0].inputs[0]
+        self.assertEqual((s0, s1), ([2], [3]))
+        self.assertEqual((list(v0), list(v1)), ([1, 2], [3, 4, 5]))
+
+    def test_thread_values_differ_between_tensors(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.generated_cases(info, sweep=False)[0]
+        a, b = case.inputs[0]
+        self.assertNotEqual(a[2], b[2])  # the case's own (test's premise)
+        for t in (1, 2):
+            x0, x1 = cc.thread_inputs(case, t)[0]
+            self.assertNotEqual(x0[2], x1[2], t)
+
+    def test_thread_values_sized_per_tensor(self):
+        """A dynamic sample input's tensors of different sizes: each
+        thread's tensor is its own rotated by t places (by its own size)."""
+        cc = _cli("check_cases")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.sample_cases(info, lambda: [{"inputs": {"xs": [
+            ("int32", [2], [1, 2]), ("int32", [3], [3, 4, 5])]}}], "a.py:1")[0]
+        (d0, s0, v0), (d1, s1, v1) = cc.thread_inputs(case, 2)[0]
+        self.assertEqual((s0, len(v0)), ([2], 2))
+        self.assertEqual((s1, list(v1)), ([3], [5, 3, 4]))
+        (_, _, v1), = cc.thread_inputs(case, 1)[0][1:]
+        self.assertEqual(list(v1), [4, 5, 3])
+
+    def test_each_input_in_its_own_data_type(self):
+        """A case whose inputs take different data types (a pick of one per
+        input, sweep_dtypes): each input's tensors are made in its own."""
+        cc, binding = _cli("check_cases"), _cli("binding")
+        info = _info(inputs=(("x", "required"), ("idx", "dynamic")))
+        case = cc._make_case(info, [1, 2], {}, ("float16", "int32"), [2, 3], "sweep", "s")
+        self.assertEqual([[binding.DTYPES[d] for d, _, _ in slot] for slot in case.inputs],
+                         [["float16"], ["int32", "int32"]])
+        self.assertTrue(all(isinstance(v, int) for v in case.inputs[1][1][2]))
+        self.assertIn("idx=2 x int32[2,3]", case.label)
+
+    def test_attr_case_keeps_its_values_to_itself(self):
+        cc = _cli("check_cases")
+        info = _info(attrs=({"name": "r", "type": "int", "required": True, "default": None},
+                            {"name": "k", "type": "int", "required": False, "default": 1},
+                            {"name": "on", "type": "bool", "required": False,
+                             "default": False}))
+        cases = cc.generated_cases(info)
+        self.assertIn("attrs", cases[-1].short)
+        self.assertEqual((cases[-1].attrs["k"], cases[-1].attrs["on"]), (2, True))
+        for c in cases[:-1]:
+            self.assertEqual(sorted(c.attrs), ["r"], c.short)
+
+    def test_optional_inputs_present_in_every_sweep_case(self):
+        """Only the second generated case leaves the optional input out;
+        the data type, shape and attribute sweeps have it (the loop over
+        the input sets ends on the absent one: its counts are not kept)."""
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional")),
+                     attrs=({"name": "k", "type": "int", "required": False, "default": 1},))
+        cases = cc.generated_cases(info)
+        self.assertGreater(len(cases), 6)
+        self.assertEqual([len(c.inputs[1]) for c in cases[:2]], [1, 0])
+        self.assertEqual([c.short for c in cases[2:] if len(c.inputs[1]) != 1], [])
+        self.assertEqual([len(c.inputs[0]) for c in cases], [1] * len(cases))
+        kinds = {c.kind for c in cases[2:]}
+        self.assertEqual(kinds, {"sweep"})
+        self.assertIn("attrs k=2", cases[-1].short)  # the attribute case is among them
+        self.assertTrue(any("empty" in c.short for c in cases))  # and the shapes
+
+
+class RunStateTest(unittest.TestCase):
+    """run: every input the prototype declares mutated is shown after the
+    call, also one after an input that is not."""
+
+    def test_mutated_after_an_unmutated_input(self):
+        import argparse
+        import contextlib
+        import io
+        import json
+        run, values = _cli("run"), _cli("values")
+        info = _info(inputs=(("x", "required"), ("acc", "required"), ("ys", "dynamic")),
+                     outputs=())
+        info["inputs"][2]["mutated"] = True
+        info["inputs"][1]["mutated"] = True
+        bufs = values.Buffers()
+        t = lambda vals: values.make_tensor(bufs, 6, [len(vals)], vals)  # noqa: E731
+        res = argparse.Namespace(inputs=[[t([1])], [t([2, 3])], [t([4]), t([5])]], before=[],
+                                 error=None, produced=[])
+        saved = run.run_as_a_host, run._warn_other_python
+        run.run_as_a_host = lambda lib, args, command, seen=None: (info, None, None, res)
+        run._warn_other_python = lambda *a: None
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                run.cmd_run(None, argparse.Namespace(op="Op", json=True, input=None))
+        finally:
+            run.run_as_a_host, run._warn_other_python = saved
+        got = json.loads(out.getvalue())["mutated_inputs"]
+        self.assertEqual([(m["name"], m["values"]) for m in got],
+                         [("acc", [2, 3]), ("ys[0]", [4]), ("ys[1]", [5])])
+
+
+class StartChoiceStateTest(unittest.TestCase):
+    """start_choice.artifacts: artifacts the build's order does not name
+    come after it by name, whatever order the directory lists them in."""
+
+    def test_unranked_by_name(self):
+        import types
+        sc = _cli("start_choice")
+        root = _tree(self, [])
+        for name in ("c", "a", "d", "b"):
+            os.makedirs(os.path.join(root, name))
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("python_tag=cp312\n")
+        saved = sc.os
+        sc.os = types.SimpleNamespace(listdir=lambda p: ["c", "a", "d", "b"], path=os.path)
+        try:
+            got = sc.artifacts(root, ["d"])
+        finally:
+            sc.os = saved
+        self.assertEqual([n for n, _ in got], ["d", "a", "b", "c"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -251,17 +251,26 @@ class Worker:
             r["reason"], r["file"] = self.real(r["reason"]), self.real(r["file"])
         self.stream.send({"e": "op", "entry": entry})
 
-    def _cases(self, info):
-        """(cases, what they are) of the op: the given inputs, else its
-        samples followed by the generated sweep, else the sweep. A broken
-        samples function (one that raises, or returns a wrong case) is a
-        ValueError naming it."""
+    def _inputs_kind(self, info):
+        """What the op's cases are (_cases): "given" (--input/--attr),
+        "samples + generated" (a plugin registered samples for it) or
+        "generated"; known before its samples function runs, so that
+        op_begin says it (the report of an op the worker dies in)."""
         if self.args.input or self.args.attr:
+            return "given"
+        return "samples + generated" if info["op_type"] in plugin_samples() else "generated"
+
+    def _cases(self, info):
+        """(cases, what they are: _inputs_kind) of the op: the given inputs,
+        else its samples followed by the generated sweep, else the sweep. A
+        broken samples function (one that raises, or returns a wrong case)
+        is a ValueError naming it."""
+        kind = self._inputs_kind(info)
+        if kind == "given":
             return [Case("given inputs", _inputs_from_args(info, self.args),
                          _attrs_from_args(info, self.args), "given")], "given"
-        samples = plugin_samples()
-        if info["op_type"] in samples:
-            fn, where = samples[info["op_type"]]
+        if kind == "samples + generated":
+            fn, where = plugin_samples()[info["op_type"]]
             try:
                 given = sample_cases(info, fn, where)
             except Exception as e:  # a broken samples function is the op's problem
@@ -272,7 +281,8 @@ class Worker:
     def _check_op(self, t, plugin, pending):
         info = self.lib.op_info(t)
         self.stream.send({"e": "op_begin", "plugin": plugin, "op": t,
-                          "source": self.real(info["proto_source"])})
+                          "source": self.real(info["proto_source"]),
+                          "inputs": self._inputs_kind(info)})
         entry = _entry(t, plugin, info["proto_source"])
         try:
             cases, entry["inputs"] = self._cases(info)  # runs the plugin's samples
