@@ -4718,7 +4718,9 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
  * - a launch argument out of its range is named by its own number (2, not
  *   0), nothing is launched, and the next declare launches all three;
  * - an output made input 1's buffer (make_output_ref_input(0, 1)) is
- *   output 0 in the message about a view kept of it.
+ *   output 0 in the message about a view kept of it;
+ * - view_call finds a view kernel the host called (depth 1) deeper than 0
+ *   but not deeper than 1, and never an execute on pyop.Tensor inputs.
  */
 static void case_state(void) {
   recorder r = {.fail_at = -1};
@@ -4930,6 +4932,25 @@ static void case_state(void) {
     clear_error();
     CHECK(ri->cb->execute(h, &a) == PYOP_OK, "released: %s", g_err);
     ri->cb->destroy_holder(h);
+  }
+  /* view_call: a view kernel called by the host (depth 1) is found deeper
+   * than 0 only; an execute on pyop.Tensor inputs never. */
+  {
+    const rec_op *vi = find(&r, "StView", true);
+    CHECK(vi != NULL, "StView");
+    void *h = holder_of(vi, NULL, 0), *kh = holder_of(ki, NULL, 0);
+    outputs o = {0};
+    CHECK(exec1(vi, h, ins, 1, ONE, 1, &o) == PYOP_OK, "StView: %s", g_err);
+    CHECK(py_ok("import builtins; v = builtins._pyop_state['view_call']\n"
+                "assert v == (True, None, 1), v\n"),
+          "view_call of a view kernel at depth 1");
+    CHECK(exec1(ki, kh, ins, 2, ONE, 1, &o) == PYOP_OK, "StKeep: %s", g_err);
+    CHECK(py_ok("import builtins; v = builtins._pyop_state['view_call']\n"
+                "assert v == (None, 1), v\n"),
+          "view_call of an execute on pyop.Tensor inputs");
+    outputs_free(&o);
+    ki->cb->destroy_holder(kh);
+    vi->cb->destroy_holder(h);
   }
   CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
 }

@@ -5,7 +5,7 @@ What they see goes to builtins._pyop_state (the harness reads it)."""
 import builtins
 
 import pyop
-from pyop import TensorDesc, launch
+from pyop import TensorDesc, _native, launch
 
 R = builtins._pyop_state = {"keep": (), "views": [], "seen": [], "tensors": [], "bound": []}
 
@@ -23,6 +23,7 @@ class StKeepImpl:
 
     def execute(self, x, y):
         R["seen"].append((tuple(memoryview(x).tolist()), tuple(memoryview(y).tolist())))
+        R["view_call"] = (_native.view_call(0), _native.depth())
         for k in R["keep"]:
             R["views"].append((k, memoryview(x if k == "x" else y)))
         if R.get("keep_tensors"):
@@ -138,3 +139,24 @@ class StRefImpl:
         R["ref"] = tuple(memoryview(t).tolist())
         if R.get("keep_ref"):
             R["views"].append(("ref", memoryview(t)))
+
+
+class View(_native.ViewBase):
+    """A package's view class (as ge.runtime.Tensor is)."""
+
+
+@pyop.register_op(op_type="StView")
+def st_view(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="StView")
+class StViewImpl:
+    """A kernel on views: what view_call finds for it at depths 0 and 1."""
+
+    __pyop_input_view__ = View
+
+    def execute(self, x):
+        c = _native.view_call(0)
+        R["view_call"] = (c is not None and c is pyop.get_execute_ctx(), _native.view_call(1),
+                          _native.depth())
