@@ -4710,7 +4710,8 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
  * - list attributes after other attributes: each call gets new lists of
  *   the holder's values, the other attributes as they are; ctx._attrs
  *   holds the very objects the call got;
- * - the Tensors of a call on reused inputs, kept past it, are invalid;
+ * - the Tensors of a call on reused inputs, kept past it, are invalid; a
+ *   context kept past its call is invalid and its _x was dropped with it;
  * - a dynamic slot after a reused one numbers its tensors from 1 (a kept
  *   view of ys[1] is input 2); ctx._inputs holds the call's own x and ys;
  * - an execute that is another object's bound method (set on the
@@ -4757,6 +4758,16 @@ static void case_state(void) {
                 "s['tensors'].clear(); s['keep_tensors'] = False\n"
                 "del s, x, y\n"),
           "kept Tensors of reused inputs are invalid after their call");
+    /* A context kept past its call: invalid, its _x dropped with the call. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep_ctx'] = True"), "keep ctx");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "ctx kept: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "ctx, marker = s.pop('ctx')\n"
+                "assert ctx.valid is False and ctx._x is None and marker() is None, \\\n"
+                "    (ctx.valid, ctx._x, marker())\n"
+                "s['keep_ctx'] = False\n"
+                "del s, ctx, marker\n"),
+          "a kept context's _x is dropped when its call ends");
 
     /* Two views kept: the call fails naming the first; releasing x alone
      * still refuses (y is alive), releasing y too runs the call. */

@@ -3,11 +3,16 @@
 
 What they see goes to builtins._pyop_state (the harness reads it)."""
 import builtins
+import weakref
 
 import pyop
 from pyop import TensorDesc, _native, launch
 
 R = builtins._pyop_state = {"keep": (), "views": [], "seen": [], "tensors": [], "bound": []}
+
+
+class Marker:
+    """What a package keeps in ctx._x for one call."""
 
 
 @pyop.register_op(op_type="StKeep")
@@ -18,8 +23,9 @@ def st_keep(x: TensorDesc, y: TensorDesc) -> TensorDesc:
 @pyop.register_op_impl(op_type="StKeep")
 class StKeepImpl:
     """Keeps a memoryview of each input R["keep"] names ("x", "y") in
-    R["views"] past the call (the harness releases them), and the Tensor
-    objects themselves in R["tensors"] when R["keep_tensors"]."""
+    R["views"] past the call (the harness releases them), the Tensor
+    objects themselves in R["tensors"] when R["keep_tensors"], and its
+    context (with a Marker in its _x) in R["ctx"] when R["keep_ctx"]."""
 
     def execute(self, x, y):
         R["seen"].append((tuple(memoryview(x).tolist()), tuple(memoryview(y).tolist())))
@@ -28,6 +34,10 @@ class StKeepImpl:
             R["views"].append((k, memoryview(x if k == "x" else y)))
         if R.get("keep_tensors"):
             R["tensors"].append((x, y))
+        if R.get("keep_ctx"):
+            ctx = pyop.get_execute_ctx()
+            ctx._x = Marker()
+            R["ctx"] = (ctx, weakref.ref(ctx._x))
 
 
 @pyop.register_op(op_type="StMix")
