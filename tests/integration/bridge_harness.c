@@ -4721,7 +4721,9 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
  * - an output made input 1's buffer (make_output_ref_input(0, 1)) is
  *   output 0 in the message about a view kept of it;
  * - view_call finds a view kernel the host called (depth 1) deeper than 0
- *   but not deeper than 1, and never an execute on pyop.Tensor inputs.
+ *   but not deeper than 1, and never an execute on pyop.Tensor inputs;
+ * - a view kept of a workspace names it by its number among the call's
+ *   workspaces (0, 1), not by the count of tensors the call made before.
  */
 static void case_state(void) {
   recorder r = {.fail_at = -1};
@@ -4962,6 +4964,32 @@ static void case_state(void) {
     outputs_free(&o);
     ki->cb->destroy_holder(kh);
     vi->cb->destroy_holder(h);
+  }
+  /* Workspaces are numbered among the call's workspaces: a view kept of
+   * the second one is workspace 1, of the first workspace 0 (whatever the
+   * inputs before them). */
+  {
+    const rec_op *wi = find(&r, "StWs", true);
+    CHECK(wi != NULL, "StWs");
+    void *h = holder_of(wi, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+      outputs o = {0};
+      CHECK(py_ok(k == 1 ? "import builtins; builtins._pyop_state['keep_ws'] = (1,)"
+                         : "import builtins; builtins._pyop_state['keep_ws'] = (0,)"),
+            "keep_ws");
+      int rc = exec1(wi, h, ins, 1, ONE, 1, &o);
+      CHECK(rc == PYOP_EPYTHON && o.n_ws == 2 &&
+                err_has(k == 1 ? "a buffer of workspace 1 (a memoryview"
+                               : "a buffer of workspace 0 (a memoryview") &&
+                !err_has(k == 1 ? "workspace 2" : "workspace 1"),
+            "a kept view of workspace %d: %d %s", k, rc, g_err);
+      CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep_ws'] = ()\n"
+                  "assert s['ws'] == [8, 4], s['ws']\n"
+                  "s['views'].clear(); del s\n"),
+            "release");
+      outputs_free(&o);
+    }
+    wi->cb->destroy_holder(h);
   }
   CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
 }

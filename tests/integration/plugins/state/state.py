@@ -170,3 +170,21 @@ class StViewImpl:
         c = _native.view_call(0)
         R["view_call"] = (c is not None and c is pyop.get_execute_ctx(), _native.view_call(1),
                           _native.depth())
+
+
+@pyop.register_op(op_type="StWs")
+def st_ws(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="StWs")
+class StWsImpl:
+    """Takes two workspaces (8 and 4 bytes); keeps a memoryview of
+    workspace k past the call for each k in R["keep_ws"]."""
+
+    def execute(self, x):
+        ctx = pyop.get_execute_ctx()
+        ws = [ctx.malloc_workspace(8), ctx.malloc_workspace(4)]
+        R["ws"] = [w.nbytes for w in ws]
+        for k in R.get("keep_ws", ()):
+            R["views"].append(("ws", memoryview(ws[k])))
