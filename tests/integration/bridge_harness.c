@@ -4701,8 +4701,8 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
  * - a call on reused inputs (the second call of a holder on the same
  *   tensors) numbers the view it keeps by its own input (y: input 1), and
  *   so does the refusal that follows;
- * - every view kept is watched: with two kept, releasing the first still
- *   refuses the next call (execute and compile alike), releasing both runs it;
+ * - every view kept is watched: with two kept, releasing either one still
+ *   refuses the next call, releasing both runs it;
  * - an infer_meta result in a new shape tuple gives zeros past its rank,
  *   whatever the host's output struct held before, and reserved 0;
  * - input_flags and output_alias reach the host when only the first entry
@@ -4794,6 +4794,20 @@ static void case_state(void) {
     CHECK(py_ok("import builtins; s = builtins._pyop_state['seen']\n"
                 "assert s == [((1.0, 2.0), (3.0, 4.0))], s\n"),
           "the call ran once, on this call's inputs");
+    /* The other order: releasing y alone leaves x watched. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = ('x', 'y')"), "keep x, y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_EPYTHON, "x and y kept again: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep'] = ()\n"
+                "s['views'] = [v for v in s['views'] if v[0] != 'y']\n"
+                "assert [k for k, v in s['views']] == ['x'], s['views']\n"
+                "del s\n"),
+          "release y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_ESTATE && err_has("refused"),
+          "x still alive: refused: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "s['views'].clear(); s['seen'].clear(); del s\n"),
+          "release x");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "both released again: %s", g_err);
     outputs_free(&o);
     ki->cb->destroy_holder(h);
   }
