@@ -4695,6 +4695,14 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
   return PYOP_OK;
 }
 
+/* alloc_output of case state's StHost: refuses, PYOP_ENOMEM. */
+static int st_refusing_alloc(void *ctx, size_t index, pyop_tensor *t) {
+  (void)ctx;
+  (void)index;
+  (void)t;
+  return PYOP_ENOMEM;
+}
+
 /*
  * State carried from one call, input or output to the next (plugins/state,
  * issue 31's state pass):
@@ -4723,7 +4731,9 @@ static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t
  * - view_call finds a view kernel the host called (depth 1) deeper than 0
  *   but not deeper than 1, and never an execute on pyop.Tensor inputs;
  * - a view kept of a workspace names it by its number among the call's
- *   workspaces (0, 1), not by the count of tensors the call made before.
+ *   workspaces (0, 1), not by the count of tensors the call made before;
+ * - a host refusal the op caught, then a second one it let through: the
+ *   call ends with the host's status.
  */
 static void case_state(void) {
   recorder r = {.fail_at = -1};
@@ -5004,6 +5014,25 @@ static void case_state(void) {
       outputs_free(&o);
     }
     wi->cb->destroy_holder(h);
+  }
+  /* A host refusal the op caught, then a second one it let through: the
+   * call fails with the host's status (the second refusal is the one that
+   * ended it), on every call. */
+  {
+    const rec_op *hi = find(&r, "StHost", true);
+    CHECK(hi != NULL, "StHost");
+    void *h = holder_of(hi, NULL, 0);
+    pyop_tensor_list lists[1] = {{&ins[0], 1}};
+    pyop_exec_services svc = {sizeof svc, NULL, st_refusing_alloc, alloc_workspace};
+    pyop_exec_args a = {sizeof a, lists, 1, 1, &svc, NULL, NULL};
+    for (int c = 0; c < 2; c++) {
+      clear_error();
+      int rc = hi->cb->execute(h, &a);
+      CHECK(rc == PYOP_ENOMEM && err_has("allocate output 0"),
+            "call %d: the second refusal's status: %d %s", c, rc, g_err);
+    }
+    CHECK(py_ok("import builtins; assert builtins._pyop_state['caught'] == 2"), "caught twice");
+    hi->cb->destroy_holder(h);
   }
   CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
 }
