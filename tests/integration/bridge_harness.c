@@ -4725,6 +4725,8 @@ static int st_refusing_alloc(void *ctx, size_t index, pyop_tensor *t) {
  *   context kept past its call is invalid and its _x was dropped with it;
  * - a dynamic slot after a reused one numbers its tensors from 1 (a kept
  *   view of ys[1] is input 2); ctx._inputs holds the call's own x and ys;
+ *   with the dynamic slot's PYOP_INPUT_MUTATED bit each of its tensors is
+ *   writable, x not;
  * - an execute that is another object's bound method (set on the
  *   instance) is called with that object as self;
  * - a launch argument out of its range is named by its own number (2, not
@@ -4847,6 +4849,16 @@ static void case_state(void) {
                 "s['views'].clear(); del s\n"),
           "release");
     CHECK(exec1(mi, h, mix, 2, counts, 1, &o) == PYOP_OK, "released: %s", g_err);
+    CHECK(py_ok("import builtins; w = builtins._pyop_state['mix_writable']\n"
+                "assert w == (False, [False, False]), w\n"),
+          "no flags: nothing writable");
+    /* Flags: the dynamic slot mutated, each of its tensors writable. */
+    const uint32_t flags[2] = {0, PYOP_INPUT_MUTATED};
+    pyop_tensor_list ml[2] = {{&mix[0], 1}, {&mix[1], 2}};
+    CHECK(exec_flags(mi, h, ml, 2, flags) == PYOP_OK, "StMix with flags: %s", g_err);
+    CHECK(py_ok("import builtins; w = builtins._pyop_state['mix_writable']\n"
+                "assert w == (False, [True, True]), w\n"),
+          "a mutated dynamic slot: every tensor of it writable");
     outputs_free(&o);
     mi->cb->destroy_holder(h);
   }

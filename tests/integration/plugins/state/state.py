@@ -53,6 +53,7 @@ class StMixImpl:
     def execute(self, x, ys):
         got = pyop.get_execute_ctx()._inputs
         R["ctx_inputs"] = (len(got), got[0] is x, got[1] is ys)
+        R["mix_writable"] = (x.writable, [y.writable for y in ys])
         for k in R["keep"]:
             R["views"].append((k, memoryview(ys[k])))
 
