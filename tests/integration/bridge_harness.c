@@ -4738,7 +4738,9 @@ static int st_refusing_alloc(void *ctx, size_t index, pyop_tensor *t) {
  * - a view kept of a workspace names it by its number among the call's
  *   workspaces (0, 1), not by the count of tensors the call made before;
  * - a host refusal the op caught, then a second one it let through: the
- *   call ends with the second one's status.
+ *   call ends with the second one's status;
+ * - compile gets each output's own description (the second's shape and
+ *   dtype differ from the first's).
  */
 static void case_state(void) {
   recorder r = {.fail_at = -1};
@@ -5049,6 +5051,27 @@ static void case_state(void) {
     }
     CHECK(py_ok("import builtins; assert builtins._pyop_state['caught'] == 2"), "caught twice");
     hi->cb->destroy_holder(h);
+  }
+  /* compile gets each output's own description. */
+  {
+    const rec_op *ti = find(&r, "StTwoOut", true);
+    CHECK(ti != NULL, "StTwoOut");
+    void *h = holder_of(ti, NULL, 0);
+    int64_t s3[2] = {3, 2};
+    int64_t s1[1] = {1};
+    pyop_tensor outs[2] = {tensor_f32(NULL, 2, s3), tensor_f32(NULL, 1, s1)};
+    outs[1].dtype = PYOP_DTYPE_INT64;
+    pyop_tensor_list lists[1] = {{&ins[0], 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, outs, 2, &sk, sink_artifact};
+    clear_error();
+    CHECK(ti->cb->compile(h, &ca) == PYOP_OK && sk.artifact_len == 2, "StTwoOut compile: %s",
+          g_err);
+    CHECK(py_ok("import builtins; d = builtins._pyop_state['compile_descs']\n"
+                "assert d == ((2,), (3, 2), (1,), 'int64'), d\n"),
+          "each output's description");
+    ti->cb->destroy_holder(h);
   }
   CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
 }

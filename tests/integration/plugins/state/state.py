@@ -208,3 +208,17 @@ class StHostImpl:
         except RuntimeError:
             R["caught"] = R.get("caught", 0) + 1
         ctx.malloc_output_tensor(0, (2,), "float32")
+
+
+@pyop.register_op(op_type="StTwoOut", outputs=("a", "b"))
+def st_two_out(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+    return TensorDesc(x.shape, x.dtype), TensorDesc((1,), x.dtype)
+
+
+@pyop.register_op_impl(op_type="StTwoOut")
+class StTwoOutImpl:
+    """Records the output descriptions compile gets."""
+
+    def compile(self, x, a, b):
+        R["compile_descs"] = (x.shape, a.shape, b.shape, b.dtype.name)
+        pyop.get_compile_ctx().set_artifact(b"st")
