@@ -4717,7 +4717,8 @@ static int st_refusing_alloc(void *ctx, size_t index, pyop_tensor *t) {
  * - an infer_meta result in a new shape tuple gives zeros past its rank,
  *   whatever the host's output struct held before, and reserved 0;
  * - input_flags and output_alias reach the host when only the first entry
- *   is set (x mutated, output 0 is x);
+ *   is set (x mutated, output 0 is x); infer_meta of two outputs fills
+ *   each with its own description;
  * - list attributes after other attributes: each call gets new lists of
  *   the holder's values, the other attributes as they are; ctx._attrs
  *   holds the very objects the call got;
@@ -4884,6 +4885,22 @@ static void case_state(void) {
             (long long)out.shape[0], (long long)out.shape[1], (int)out.reserved);
     }
     fp->cb->destroy_holder(h);
+  }
+
+  /* infer_meta of two outputs: each gets its own description (the
+   * second's shape is input y's). */
+  {
+    void *h = holder_of(fl, NULL, 0);
+    int64_t s3[1] = {3};
+    float z[3] = {0, 0, 0};
+    pyop_tensor two[2] = {tensor_f32(x, 1, s2), tensor_f32(z, 1, s3)}, outs[2];
+    memset(outs, 0x5a, sizeof outs);
+    CHECK_OK(infer1(fl, h, two, 2, ONE, outs, 2));
+    CHECK(outs[0].ndim == 1 && outs[0].shape[0] == 2 && outs[1].ndim == 1 &&
+              outs[1].shape[0] == 3 && outs[1].dtype == PYOP_DTYPE_FLOAT32,
+          "StFlags outputs: (%lld,) (%lld,)", (long long)outs[0].shape[0],
+          (long long)outs[1].shape[0]);
+    fl->cb->destroy_holder(h);
   }
 
   /* Flags and alias given when only their first entry is set. */
