@@ -343,7 +343,12 @@ static PyObject *ctx_malloc_workspace(PyObject *o, PyObject *arg) {
   t.ndim = 1;
   t.shape[0] = (int64_t)nbytes;
   t.nbytes = nbytes;
-  return frame_tensor(f, NULL, &t, PB_ROLE_WORKSPACE, f->n_made);
+  /* Numbered among this call's workspaces (what a message about a view
+   * kept of it names), not among every tensor the call made. */
+  size_t k = 0;
+  for (size_t i = 0; i < f->n_made; i++)
+    k += f->made[i].role == PB_ROLE_WORKSPACE;
+  return frame_tensor(f, NULL, &t, PB_ROLE_WORKSPACE, k);
 }
 
 static PyObject *ctx_set_artifact(PyObject *o, PyObject *arg) {

@@ -164,6 +164,10 @@ typedef struct rec_op {
   bool in_dtypes, out_dtypes; /* the ABI 1.7 arrays were given (non-NULL) */
   uint64_t in_masks[16], out_masks[16];
   char *digest; /* the view's source_digest (NULL: none given) */
+  int output_kinds[16];
+  bool has_flags, has_alias; /* input_flags / output_alias given (non-NULL) */
+  uint32_t in_flags[16];
+  int32_t alias[16];
 } rec_op;
 
 typedef struct recorder {
@@ -245,8 +249,18 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
     o->input_kinds[i] = p->inputs[i].kind;
   }
   o->n_outputs = p->n_outputs;
-  for (size_t i = 0; i < p->n_outputs; i++)
+  for (size_t i = 0; i < p->n_outputs; i++) {
     o->outputs[i] = sdup(p->outputs[i].name);
+    o->output_kinds[i] = p->outputs[i].kind;
+  }
+  if (PYOP_STRUCT_HAS(pyop_proto_view, p, output_alias)) {
+    o->has_flags = p->input_flags != NULL;
+    o->has_alias = p->output_alias != NULL;
+    for (size_t i = 0; o->has_flags && i < p->n_inputs && i < 16; i++)
+      o->in_flags[i] = p->input_flags[i];
+    for (size_t i = 0; o->has_alias && i < p->n_outputs && i < 16; i++)
+      o->alias[i] = p->output_alias[i];
+  }
   o->n_attrs = p->n_attrs;
   for (size_t i = 0; i < p->n_attrs; i++) {
     char val[512] = "";
@@ -4669,6 +4683,416 @@ static void case_outcome(void) {
  * timeout, variants), tests/cases.h. "valgrind": run by "all" (in this
  * order), which integration.bridge.valgrind runs under valgrind;
  * "no_host_python": this host does not initialise Python first. */
+/* alias_output of case state: output index becomes g_st_ins[input]. */
+static pyop_tensor *g_st_ins;
+static size_t g_st_alias[2];
+
+static int st_alias_output(void *ctx, size_t index, size_t input, pyop_tensor *t) {
+  (void)ctx;
+  g_st_alias[0] = index;
+  g_st_alias[1] = input;
+  *t = g_st_ins[input];
+  return PYOP_OK;
+}
+
+/* alloc_output of case state's StHost: refuses, with PYOP_ENOMEM and
+ * PYOP_EINVAL in turn. */
+static int g_st_refusals;
+
+static int st_refusing_alloc(void *ctx, size_t index, pyop_tensor *t) {
+  (void)ctx;
+  (void)index;
+  (void)t;
+  return g_st_refusals++ % 2 == 0 ? PYOP_ENOMEM : PYOP_EINVAL;
+}
+
+/*
+ * State carried from one call, input or output to the next (plugins/state,
+ * issue 31's state pass):
+ * - a call on reused inputs (the second call of a holder on the same
+ *   tensors) numbers the view it keeps by its own input (y: input 1), and
+ *   so does the refusal that follows;
+ * - every view kept is watched: with two kept, releasing either one still
+ *   refuses the next call, releasing both runs it;
+ * - an infer_meta result in a new shape tuple gives zeros past its rank,
+ *   whatever the host's output struct held before, and reserved 0;
+ * - input_flags and output_alias reach the host when only the first entry
+ *   is set (x mutated, output 0 is x); infer_meta of two outputs fills
+ *   each with its own description;
+ * - list attributes after other attributes: each call gets new lists of
+ *   the holder's values, the other attributes as they are; ctx._attrs
+ *   holds the very objects the call got;
+ * - the Tensors of a call on reused inputs, kept past it, are invalid; a
+ *   context kept past its call is invalid and its _x was dropped with it;
+ * - a dynamic slot after a reused one numbers its tensors from 1 (a kept
+ *   view of ys[1] is input 2); ctx._inputs holds the call's own x and ys;
+ *   with the dynamic slot's PYOP_INPUT_MUTATED bit each of its tensors is
+ *   writable, x not;
+ * - an execute that is another object's bound method (set on the
+ *   instance) is called with that object as self;
+ * - a launch argument out of its range is named by its own number (2, not
+ *   0), nothing is launched, and the next declare launches all three;
+ * - an output made input 1's buffer (make_output_ref_input(0, 1)) is
+ *   output 0 in the message about a view kept of it;
+ * - view_call finds a view kernel the host called (depth 1) deeper than 0
+ *   but not deeper than 1, and never an execute on pyop.Tensor inputs;
+ * - a view kept of a workspace names it by its number among the call's
+ *   workspaces (0, 1), not by the count of tensors the call made before;
+ * - a host refusal the op caught, then a second one it let through: the
+ *   call ends with the second one's status;
+ * - compile gets each output's own description (the second's shape and
+ *   dtype differ from the first's).
+ */
+static void case_state(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "state"));
+  const rec_op *ki = find(&r, "StKeep", true), *fp = find(&r, "StFresh", false),
+               *fl = find(&r, "StFlags", false), *li = find(&r, "StLists", true);
+  CHECK(ki && fp && fl && li, "ops registered");
+  float x[2] = {1, 2}, y[2] = {3, 4};
+  int64_t s2[1] = {2};
+  pyop_tensor ins[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+
+  /* Reused inputs: the view kept is named by its own input. */
+  {
+    void *h = holder_of(ki, NULL, 0);
+    outputs o = {0};
+    for (int c = 0; c < 2; c++)
+      CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "call %d keeping nothing: %s", c, g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = ('y',)"), "keep y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_EPYTHON, "y kept: %s", g_err);
+    CHECK(err_has("a buffer of input 1 (a memoryview") && !err_has("input 0"),
+          "a reused y is input 1: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = ()"), "keep none");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_ESTATE &&
+              err_has("refused: a buffer of input 1 (a memoryview"),
+          "the refusal names input 1: %s", g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_state['views'].clear()"), "release");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "released: %s", g_err);
+    /* The Tensors of a call on reused inputs, kept: invalid after it. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep_tensors'] = True"), "keep Tensors");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "Tensors kept: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "(x, y), = s['tensors']\n"
+                "assert x.valid is False and y.valid is False, (x.valid, y.valid)\n"
+                "s['tensors'].clear(); s['keep_tensors'] = False\n"
+                "del s, x, y\n"),
+          "kept Tensors of reused inputs are invalid after their call");
+    /* A context kept past its call: invalid, its _x dropped with the call. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep_ctx'] = True"), "keep ctx");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "ctx kept: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "ctx, marker = s.pop('ctx')\n"
+                "assert ctx.valid is False and ctx._x is None and marker() is None, \\\n"
+                "    (ctx.valid, ctx._x, marker())\n"
+                "s['keep_ctx'] = False\n"
+                "del s, ctx, marker\n"),
+          "a kept context's _x is dropped when its call ends");
+
+    /* Two views kept: the call fails naming the first; releasing x alone
+     * still refuses (y is alive), releasing y too runs the call. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = ('x', 'y')"), "keep x, y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_EPYTHON &&
+              err_has("a buffer of input 0 (a memoryview"),
+          "x and y kept: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep'] = ()\n"
+                "s['views'] = [v for v in s['views'] if v[0] != 'x']\n"
+                "assert [k for k, v in s['views']] == ['y'], s['views']\n"
+                "del s\n"),
+          "release x");
+    CHECK(py_ok("import builtins; builtins._pyop_state['seen'].clear()"), "seen cleared");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_ESTATE && err_has("refused"),
+          "y still alive: refused: %s", g_err);
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_ESTATE, "still refused: %s", g_err);
+    CHECK(py_ok("import builtins; assert builtins._pyop_state['seen'] == [], "
+                "builtins._pyop_state['seen']"),
+          "the refused calls did not run");
+    CHECK(py_ok("import builtins; builtins._pyop_state['views'].clear()"), "release y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "both released: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state['seen']\n"
+                "assert s == [((1.0, 2.0), (3.0, 4.0))], s\n"),
+          "the call ran once, on this call's inputs");
+    /* The other order: releasing y alone leaves x watched. */
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = ('x', 'y')"), "keep x, y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_EPYTHON, "x and y kept again: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep'] = ()\n"
+                "s['views'] = [v for v in s['views'] if v[0] != 'y']\n"
+                "assert [k for k, v in s['views']] == ['x'], s['views']\n"
+                "del s\n"),
+          "release y");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_ESTATE && err_has("refused"),
+          "x still alive: refused: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "s['views'].clear(); s['seen'].clear(); del s\n"),
+          "release x");
+    CHECK(exec1(ki, h, ins, 2, ONE, 1, &o) == PYOP_OK, "both released again: %s", g_err);
+    outputs_free(&o);
+    ki->cb->destroy_holder(h);
+  }
+
+  /* A dynamic slot after a reused one: its tensors are inputs 1.. */
+  {
+    const rec_op *mi = find(&r, "StMix", true);
+    CHECK(mi != NULL, "StMix");
+    void *h = holder_of(mi, NULL, 0);
+    outputs o = {0};
+    pyop_tensor mix[3] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2), tensor_f32(x, 1, s2)};
+    const size_t counts[2] = {1, 2};
+    for (int c = 0; c < 2; c++)
+      CHECK(exec1(mi, h, mix, 2, counts, 1, &o) == PYOP_OK, "StMix call %d: %s", c, g_err);
+    CHECK(py_ok("import builtins; i = builtins._pyop_state['ctx_inputs']\n"
+                "assert i == (2, True, True), i\n"),
+          "ctx._inputs: the call's own arguments");
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep'] = (1,)"), "keep ys[1]");
+    CHECK(exec1(mi, h, mix, 2, counts, 1, &o) == PYOP_EPYTHON &&
+              err_has("a buffer of input 2 (a memoryview") && !err_has("input 1 ") &&
+              !err_has("input 0"),
+          "ys[1] after a reused x is input 2: %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep'] = ()\n"
+                "s['views'].clear(); del s\n"),
+          "release");
+    CHECK(exec1(mi, h, mix, 2, counts, 1, &o) == PYOP_OK, "released: %s", g_err);
+    CHECK(py_ok("import builtins; w = builtins._pyop_state['mix_writable']\n"
+                "assert w == (False, [False, False]), w\n"),
+          "no flags: nothing writable");
+    /* Flags: the dynamic slot mutated, each of its tensors writable. */
+    const uint32_t flags[2] = {0, PYOP_INPUT_MUTATED};
+    pyop_tensor_list ml[2] = {{&mix[0], 1}, {&mix[1], 2}};
+    CHECK(exec_flags(mi, h, ml, 2, flags) == PYOP_OK, "StMix with flags: %s", g_err);
+    CHECK(py_ok("import builtins; w = builtins._pyop_state['mix_writable']\n"
+                "assert w == (False, [True, True]), w\n"),
+          "a mutated dynamic slot: every tensor of it writable");
+    outputs_free(&o);
+    mi->cb->destroy_holder(h);
+  }
+
+  /* A result in a new shape tuple: zero past its rank, after a call whose
+   * output struct held garbage. */
+  {
+    void *h = holder_of(fp, NULL, 0);
+    int64_t s23[2] = {2, 3};
+    pyop_tensor in[2] = {tensor_f32(x, 2, s23), tensor_f32(x, 1, s2)};
+    for (int c = 0; c < 2; c++) {
+      pyop_tensor out;
+      memset(&out, 0x5a, sizeof out);
+      CHECK_OK(infer1(fp, h, &in[c], 1, ONE, &out, 1));
+      bool zero = out.reserved == 0;
+      for (int d = 1; d < PYOP_MAX_DIMS; d++)
+        zero = zero && out.shape[d] == 0;
+      CHECK(out.ndim == 1 && out.shape[0] == (c == 0 ? 3 : 2) && zero &&
+                out.dtype == PYOP_DTYPE_FLOAT32 && out.format == 0,
+            "call %d: ndim %d shape[0] %lld shape[1] %lld reserved %d", c, out.ndim,
+            (long long)out.shape[0], (long long)out.shape[1], (int)out.reserved);
+    }
+    fp->cb->destroy_holder(h);
+  }
+
+  /* infer_meta of two outputs: each gets its own description (the
+   * second's shape is input y's). */
+  {
+    void *h = holder_of(fl, NULL, 0);
+    int64_t s3[1] = {3};
+    float z[3] = {0, 0, 0};
+    pyop_tensor two[2] = {tensor_f32(x, 1, s2), tensor_f32(z, 1, s3)}, outs[2];
+    memset(outs, 0x5a, sizeof outs);
+    CHECK_OK(infer1(fl, h, two, 2, ONE, outs, 2));
+    CHECK(outs[0].ndim == 1 && outs[0].shape[0] == 2 && outs[1].ndim == 1 &&
+              outs[1].shape[0] == 3 && outs[1].dtype == PYOP_DTYPE_FLOAT32,
+          "StFlags outputs: (%lld,) (%lld,)", (long long)outs[0].shape[0],
+          (long long)outs[1].shape[0]);
+    fl->cb->destroy_holder(h);
+  }
+
+  /* Flags and alias given when only their first entry is set. */
+  CHECK(fl->n_inputs == 2 && fl->n_outputs == 2 && fl->has_flags && fl->has_alias &&
+            fl->in_flags[0] == PYOP_INPUT_MUTATED && fl->in_flags[1] == 0 &&
+            fl->alias[0] == 0 && fl->alias[1] == -1,
+        "StFlags: flags %d (%u, %u), alias %d (%d, %d)", fl->has_flags, fl->in_flags[0],
+        fl->in_flags[1], fl->has_alias, fl->alias[0], fl->alias[1]);
+
+  /* List attributes after other attributes: new lists each call. */
+  {
+    int64_t ai[2] = {4, 5};
+    double bf[1] = {1.25};
+    pyop_attr_view at[4] = {attr_int("n", 7), attr_int("a", 0), attr_str("s", "txt"),
+                            attr_float("b", 0)};
+    at[1].type = at[1].default_value.type = PYOP_ATTR_LIST_INT;
+    at[1].default_value.u.ints.items = ai;
+    at[1].default_value.u.ints.count = 2;
+    at[3].type = at[3].default_value.type = PYOP_ATTR_LIST_FLOAT;
+    at[3].default_value.u.floats.items = bf;
+    at[3].default_value.u.floats.count = 1;
+    void *h = holder_of(li, at, 4);
+    outputs o = {0};
+    CHECK(py_ok("import builtins; builtins._pyop_state['seen'].clear()"), "seen cleared");
+    for (int c = 0; c < 2; c++)
+      CHECK(exec1(li, h, ins, 1, ONE, 1, &o) == PYOP_OK, "StLists call %d: %s", c, g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state['seen']\n"
+                "one = ('int', 7, 'list', [4, 5], 'txt', 'list', [1.25])\n"
+                "assert s == [one, one], s\n"
+                "a = builtins._pyop_state['ctx_attrs']\n"
+                "assert a == (True, True, 7, 'txt'), a\n"),
+          "each call's attributes, the same in ctx._attrs");
+    outputs_free(&o);
+    li->cb->destroy_holder(h);
+  }
+  /* An execute bound to another object (set on the instance): that object
+   * is its self, on every call. */
+  {
+    const rec_op *bi = find(&r, "StBound", true);
+    CHECK(bi != NULL, "StBound");
+    void *h = holder_of(bi, NULL, 0);
+    outputs o = {0};
+    for (int c = 0; c < 2; c++)
+      CHECK(exec1(bi, h, ins, 2, ONE, 1, &o) == PYOP_OK, "StBound call %d: %s", c, g_err);
+    CHECK(py_ok("import builtins; b = builtins._pyop_state['bound']\n"
+                "assert b == ['Helper:helper'] * 2, b\n"),
+          "the bound method's own self");
+    outputs_free(&o);
+    bi->cb->destroy_holder(h);
+  }
+  /* An error in launch argument 2 names argument 2; nothing is launched,
+   * and the next declare (a value in range) launches all three. */
+  {
+    const rec_op *la = find(&r, "StLaunch", true);
+    CHECK(la != NULL, "StLaunch");
+    void *h = holder_of(la, NULL, 0);
+    pyop_tensor out = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&ins[0], 1}};
+    for (int c = 0; c < 2; c++) {
+      sink sk;
+      memset(&sk, 0, sizeof sk);
+      pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+      CHECK(py_ok(c == 0 ? "import builtins; builtins._pyop_state['value'] = 300"
+                         : "import builtins; builtins._pyop_state['value'] = 255"),
+            "value");
+      clear_error();
+      int rc = la->cb->declare_launch_args(h, &da);
+      if (c == 0)
+        CHECK(rc == PYOP_EPYTHON && err_has("launch argument 2 (uint8) value 300 is out of range") &&
+                  !err_has("launch argument 0") && sk.n_args == 0 && sk.sym[0] == 0,
+              "argument 2 out of range: %d %s", rc, g_err);
+      else
+        CHECK(rc == PYOP_OK && sk.n_args == 3 && strcmp(sk.sym, "k") == 0 &&
+                  sk.args[2].kind == PYOP_LAUNCH_ARG_SCALAR && sk.args[2].value.u == 255 &&
+                  sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT &&
+                  sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT,
+              "the next declare: %d %zu args %s", rc, sk.n_args, g_err);
+    }
+    la->cb->destroy_holder(h);
+  }
+  /* Output 0 made input 1's buffer: a view kept of it is output 0's. */
+  {
+    const rec_op *ri = find(&r, "StRef", true);
+    CHECK(ri != NULL, "StRef");
+    void *h = holder_of(ri, NULL, 0);
+    g_st_ins = ins;
+    const uint32_t flags[2] = {0, PYOP_INPUT_MUTATED};
+    pyop_tensor_list lists[2] = {{&ins[0], 1}, {&ins[1], 1}};
+    pyop_exec_services svc = {sizeof svc, NULL, alloc_output, alloc_workspace, st_alias_output};
+    pyop_exec_args a = {sizeof a, lists, 2, 1, &svc, NULL, flags};
+    CHECK(py_ok("import builtins; builtins._pyop_state['keep_ref'] = True"), "keep ref");
+    clear_error();
+    CHECK(ri->cb->execute(h, &a) == PYOP_EPYTHON && g_st_alias[0] == 0 && g_st_alias[1] == 1 &&
+              err_has("a buffer of output 0 (a memoryview") && !err_has("output 1"),
+          "a kept view of output 0 (input 1's buffer): %s", g_err);
+    CHECK(py_ok("import builtins; s = builtins._pyop_state\n"
+                "assert s['ref'] == (3.0, 4.0), s['ref']\n"
+                "s['keep_ref'] = False; s['views'].clear(); del s\n"),
+          "output 0 showed input 1's data");
+    clear_error();
+    CHECK(ri->cb->execute(h, &a) == PYOP_OK, "released: %s", g_err);
+    ri->cb->destroy_holder(h);
+  }
+  /* view_call: a view kernel called by the host (depth 1) is found deeper
+   * than 0 only; an execute on pyop.Tensor inputs never. */
+  {
+    const rec_op *vi = find(&r, "StView", true);
+    CHECK(vi != NULL, "StView");
+    void *h = holder_of(vi, NULL, 0), *kh = holder_of(ki, NULL, 0);
+    outputs o = {0};
+    CHECK(exec1(vi, h, ins, 1, ONE, 1, &o) == PYOP_OK, "StView: %s", g_err);
+    CHECK(py_ok("import builtins; v = builtins._pyop_state['view_call']\n"
+                "assert v == (True, None, 1), v\n"),
+          "view_call of a view kernel at depth 1");
+    CHECK(exec1(ki, kh, ins, 2, ONE, 1, &o) == PYOP_OK, "StKeep: %s", g_err);
+    CHECK(py_ok("import builtins; v = builtins._pyop_state['view_call']\n"
+                "assert v == (None, 1), v\n"),
+          "view_call of an execute on pyop.Tensor inputs");
+    outputs_free(&o);
+    ki->cb->destroy_holder(kh);
+    vi->cb->destroy_holder(h);
+  }
+  /* Workspaces are numbered among the call's workspaces: a view kept of
+   * the second one is workspace 1, of the first workspace 0 (whatever the
+   * inputs before them). */
+  {
+    const rec_op *wi = find(&r, "StWs", true);
+    CHECK(wi != NULL, "StWs");
+    void *h = holder_of(wi, NULL, 0);
+    for (int k = 0; k < 2; k++) {
+      outputs o = {0};
+      CHECK(py_ok(k == 1 ? "import builtins; builtins._pyop_state['keep_ws'] = (1,)"
+                         : "import builtins; builtins._pyop_state['keep_ws'] = (0,)"),
+            "keep_ws");
+      int rc = exec1(wi, h, ins, 1, ONE, 1, &o);
+      CHECK(rc == PYOP_EPYTHON && o.n_ws == 2 &&
+                err_has(k == 1 ? "a buffer of workspace 1 (a memoryview"
+                               : "a buffer of workspace 0 (a memoryview") &&
+                !err_has(k == 1 ? "workspace 2" : "workspace 1"),
+            "a kept view of workspace %d: %d %s", k, rc, g_err);
+      CHECK(py_ok("import builtins; s = builtins._pyop_state; s['keep_ws'] = ()\n"
+                  "assert s['ws'] == [8, 4], s['ws']\n"
+                  "s['views'].clear(); del s\n"),
+            "release");
+      outputs_free(&o);
+    }
+    wi->cb->destroy_holder(h);
+  }
+  /* A host refusal the op caught (PYOP_ENOMEM), then a second one it let
+   * through (PYOP_EINVAL): the call fails with the second one's status, on
+   * every call. */
+  {
+    const rec_op *hi = find(&r, "StHost", true);
+    CHECK(hi != NULL, "StHost");
+    void *h = holder_of(hi, NULL, 0);
+    pyop_tensor_list lists[1] = {{&ins[0], 1}};
+    pyop_exec_services svc = {sizeof svc, NULL, st_refusing_alloc, alloc_workspace};
+    pyop_exec_args a = {sizeof a, lists, 1, 1, &svc, NULL, NULL};
+    for (int c = 0; c < 2; c++) {
+      clear_error();
+      int rc = hi->cb->execute(h, &a);
+      CHECK(rc == PYOP_EINVAL && err_has("allocate output 0 (PYOP_EINVAL)") &&
+                !err_has("PYOP_ENOMEM"),
+            "call %d: the second refusal's status: %d %s", c, rc, g_err);
+    }
+    CHECK(py_ok("import builtins; assert builtins._pyop_state['caught'] == 2"), "caught twice");
+    hi->cb->destroy_holder(h);
+  }
+  /* compile gets each output's own description. */
+  {
+    const rec_op *ti = find(&r, "StTwoOut", true);
+    CHECK(ti != NULL, "StTwoOut");
+    void *h = holder_of(ti, NULL, 0);
+    int64_t s3[2] = {3, 2};
+    int64_t s1[1] = {1};
+    pyop_tensor outs[2] = {tensor_f32(NULL, 2, s3), tensor_f32(NULL, 1, s1)};
+    outs[1].dtype = PYOP_DTYPE_INT64;
+    pyop_tensor_list lists[1] = {{&ins[0], 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, outs, 2, &sk, sink_artifact};
+    clear_error();
+    CHECK(ti->cb->compile(h, &ca) == PYOP_OK && sk.artifact_len == 2, "StTwoOut compile: %s",
+          g_err);
+    CHECK(py_ok("import builtins; d = builtins._pyop_state['compile_descs']\n"
+                "assert d == ((2,), (3, 2), (1,), 'int64'), d\n"),
+          "each output's description");
+    ti->cb->destroy_holder(h);
+  }
+  CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -4700,7 +5124,8 @@ static void case_outcome(void) {
   X(scalars, "integration bridge", 300, "valgrind")                          \
   X(outcome, "integration bridge", 300, "")                                  \
   X(loadstate, "integration bridge", 300, "")                                \
-  X(loadstate_exit, "integration bridge", 300, "")
+  X(loadstate_exit, "integration bridge", 300, "")                           \
+  X(state, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
