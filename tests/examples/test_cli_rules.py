@@ -5276,5 +5276,229 @@ class ThreadRoundsOutcomeTest(unittest.TestCase):
         self.assertTrue(got and got[0].startswith("w: thread 1: output y"), got)
 
 
+
+class GuardStateOutcomeTest(unittest.TestCase):
+    """The guard zones' state (values.Buffers): each buffer of a Buffers
+    its own pattern, each Buffers (run) its own too, a change far past the
+    end of a large buffer found and measured from the end (a zone longer
+    than one pattern is compared chunk by chunk, every chunk)."""
+
+    def _guard(self, bufs, k):
+        addr, nbytes, back, pattern, what = bufs.guards[k]
+        return addr + nbytes, back, pattern
+
+    def test_bytes_of_another_buffers_guard_are_seen(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(4, "input 0")
+        bufs.alloc(4, "output 0")
+        # output 0's guard gets the bytes input 0's guard holds (a copy of the wrong zone)
+        src, n, _ = self._guard(bufs, 0)
+        dst, _, mine = self._guard(bufs, 1)
+        copied = ctypes.string_at(src, n)
+        ctypes.memmove(dst, copied, n)
+        last = max(k for k in range(n) if copied[k] != mine[k])  # 63 but for a 1/256 chance
+        self.assertEqual(bufs.overruns(), ["output 0 (%d bytes past its end)" % (last + 1)])
+
+    def test_each_run_its_own_pattern(self):
+        import ctypes
+        values = _cli("values")
+        one, two = values.Buffers(), values.Buffers()
+        self.assertNotEqual(one.run, two.run)
+        one.alloc(4, "x")
+        two.alloc(4, "x")
+        src, n, _ = self._guard(one, 0)
+        dst, _, mine = self._guard(two, 0)
+        copied = ctypes.string_at(src, 16)
+        ctypes.memmove(dst, copied, 16)
+        last = max(k for k in range(16) if copied[k] != mine[k])
+        self.assertEqual(two.overruns(), ["x (%d bytes past its end)" % (last + 1)])
+        self.assertEqual(one.overruns(), [])
+
+    def test_a_write_far_past_a_large_buffer(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(1024, "output 0", "y")  # a back zone of 8192 bytes: two patterns
+        end, back, pattern = self._guard(bufs, 0)
+        self.assertGreater(back, values.GUARD_PATTERN)
+        at = 5000  # in the zone's second chunk; its first chunk is untouched
+        ctypes.memmove(end + at, bytes([pattern[at % len(pattern)] ^ 0xFF]), 1)
+        self.assertEqual(bufs.overruns(), ['output 0 "y" (5001 bytes past its end)'])
+
+
+class ValueStateOutcomeTest(unittest.TestCase):
+    """Per-element and per-dtype values (values.py): every value a plugin
+    gives is checked, not only the first, and a failure names the value
+    that does not fit; a Tensor attribute's sample values are of its own
+    data type; every row of a list[list[int]] is checked."""
+
+    def test_every_plugin_value_checked(self):
+        values, b = _cli("values"), _cli("binding")
+        i32 = b.DTYPES.index("int32")
+        with self.assertRaisesRegex(ValueError, r"s: 2\.5 is not an int32 value"):
+            values.plugin_tensor_values(i32, [1, 2.5], "s")
+        with self.assertRaisesRegex(ValueError, r"s: True is not an int32 value"):
+            values.plugin_tensor_values(i32, [1, 2, True], "s")
+        f32 = b.DTYPES.index("float32")
+        with self.assertRaisesRegex(ValueError, r"s: 'x' is not a float32 value"):
+            values.plugin_tensor_values(f32, [1.0, "x"], "s")
+        self.assertEqual(values.plugin_tensor_values(i32, [1, 2, 3], "s"), [1, 2, 3])
+
+    def test_the_value_that_does_not_fit_is_named(self):
+        values, b = _cli("values"), _cli("binding")
+        u8 = b.DTYPES.index("uint8")
+        with self.assertRaisesRegex(ValueError, r"^s: 300 does not fit uint8"):
+            values.plugin_tensor_values(u8, [1, 300, 2], "s")
+        with self.assertRaisesRegex(ValueError, r"^s: -1 does not fit uint8"):
+            values.plugin_tensor_values(u8, [0, 255, -1], "s")
+
+    def test_tensor_attribute_samples_of_its_dtype(self):
+        values, b = _cli("values"), _cli("binding")
+        for name in ("int32", "uint8", "int64"):
+            with self.subTest(name):
+                dtype, shape, vals = values.parse_tensor_text(name + "[3]", "w")
+                self.assertEqual((dtype, shape, vals), (b.DTYPES.index(name), [3], [0, 1, 2]))
+                self.assertTrue(all(type(v) is int for v in vals), vals)
+        dtype, shape, vals = values.parse_tensor_text("bool[2,2]", "w")
+        self.assertEqual(vals, [True, False, True, False])
+        self.assertEqual(values.parse_tensor_text("float16[2]", "w")[2], [0.0, 0.5])
+
+    def test_every_row_of_a_list_of_lists(self):
+        values = _cli("values")
+        for value in ([[1], 2], [[1], [2], "3"], ([], 5)):
+            with self.subTest(value=value):
+                with self.assertRaisesRegex(ValueError, "is not a list of lists of int"):
+                    values.plugin_attr_value(value, "list[list[int]]")
+        self.assertEqual(values.plugin_attr_value([[1], [], (2, 3)], "list[list[int]]"),
+                         [[1], [], [2, 3]])
+
+
+
+class VerdictStateOutcomeTest(unittest.TestCase):
+    """State check_verdict carries across slots, cases and threads: an
+    alias and an infer_meta description read at their own slot, a mutated
+    input's writes summed over every case (and read at its own index), the
+    stage counts summed over the runs, each thread of the concurrency run
+    running its own inputs and compared by its own results, the first
+    refusal and NPU stop the ones named."""
+
+    setUp = RunCasesOutcomeTest.setUp
+    _res = RunCasesOutcomeTest._res
+    _run = RunCasesOutcomeTest._run
+    _case = RunCasesOutcomeTest._case
+
+    def test_alias_of_a_later_input(self):
+        cv = self.cv
+        info = _info(inputs=(("x", "required"), ("acc", "required")),
+                     outputs=(("y", "required"),))
+        info["outputs"][0]["alias"] = "acc"
+        x, acc = _Buf(100), _Buf(200)
+        ok = _Run(inputs=[[x], [acc]], produced=[[(_Buf(200), None)]])
+        self.assertEqual(cv._contract_problems(info, "c", ok), [])
+        wrong = _Run(inputs=[[x], [acc]], produced=[[(_Buf(100), None)]])
+        self.assertEqual(cv._contract_problems(info, "c", wrong),
+                         ["c: output y is declared as input acc's buffer but is not"])
+
+    def test_each_output_against_its_own_description(self):
+        cv = self.cv
+        info = _info(outputs=(("y", "required"), ("z", "required")))
+        res = _Run(produced=[[(_Buf(1, shape=(2,)), None)], [(_Buf(2, shape=(3,)), None)]],
+                   inferred=[[(0, [2])], [(0, [3])]])
+        self.assertEqual(cv._contract_problems(info, "c", res), [])
+        res.inferred = [[(0, [2])], [(0, [4])]]
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: output z: infer_meta said float32[4], execute produced float32[3]"])
+
+    def _mutated_info(self):
+        info = _info(inputs=(("x", "required"), ("acc", "required")))
+        info["inputs"][1]["mutated"] = True
+        return info
+
+    def test_a_write_in_any_case_counts(self):
+        info = self._mutated_info()
+
+        def answer(inputs):  # case A writes acc, case B does not
+            wrote = inputs[0][0][2] == [1.0]
+            return self._res(before=[[b"x"], [b"\0"]], after=[[b"x"], [b"\1" if wrote else b"\0"]])
+        v, _ = self._run(info, [self._case("A", 1.0), self._case("B", 2.0)], answer)
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        v, _ = self._run(info, [self._case("B", 2.0), self._case("A", 1.0)], answer)
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        v, _ = self._run(info, [self._case("B", 2.0), self._case("C", 3.0)], answer)
+        self.assertEqual(len(v["warnings"]), 1, v["warnings"])
+        self.assertIn("input acc is declared in mutates_args, but none of the 2 runs",
+                      v["warnings"][0])
+
+    def test_the_mutated_inputs_own_bytes(self):
+        info = self._mutated_info()
+        # acc (input 1) written; x (input 0) not: no warning
+        v, _ = self._run(info, [self._case("A")], lambda inputs: self._res(
+            before=[[b"x"], [b"\0"]], after=[[b"x"], [b"\1"]]))
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        cv = self.cv
+        res = _Res([[b"y"]], after=[[b"x"], [b"a0", b"a1"]])
+        self.assertEqual(cv._result_bytes(info, res),
+                         {"output y": b"y", "input acc (mutated)": b"a0",
+                          "input acc[1] (mutated)": b"a1"})
+
+    def test_stage_calls_summed(self):
+        v, _ = self._run(_info(), [self._case("A", 1.0), self._case("B", 2.0)],
+                         lambda inputs: self._res(stages=("infer_meta", "execute")))
+        # two cases, each run twice on its instance
+        self.assertEqual(v["stages"], {"infer_meta": 4, "execute": 4})
+        err = self.errors.CliError("bad shape", "PYOP_EPYTHON")
+        err.stage = "infer_meta"
+        v, _ = self._run(_info(), [self._case("A", 1.0), self._case("B", 2.0)],
+                         lambda inputs: err)
+        self.assertEqual(v["stages"], {"infer_meta": 2})
+
+    def test_each_thread_runs_and_is_compared_by_its_own_inputs(self):
+        def answer(inputs):
+            return self._res(data=repr(inputs).encode())
+        v, seen = self._run(_info(), [self._case("A", 1.0)], answer, threads=3)
+        self.assertEqual((v["problems"], v["threads"]), ([], 3))
+        self.assertEqual(len(seen), 1)
+
+    def test_a_racy_thread_is_named(self):
+        import threading
+        calls, lock = {}, threading.Lock()
+        case = self._case("A", 1.0)
+        other = self.cc.thread_inputs(case, 1)
+
+        def answer(inputs):
+            with lock:
+                key = repr(inputs)
+                calls[key] = calls.get(key, 0) + 1
+                n = calls[key]
+            # thread 1's inputs give other bytes once run after their run alone
+            data = b"late" if inputs == other and n > 1 else repr(inputs).encode()
+            return self._res(data=data)
+        v, _ = self._run(_info(), [case], answer, threads=2)
+        self.assertEqual(len(v["problems"]), 1, v["problems"])
+        self.assertTrue(v["problems"][0].startswith(
+            "A: run from 2 threads at once on one instance: thread 1: output y differs"),
+            v["problems"])
+
+    def test_the_first_refusal_and_stop_named(self):
+        cv = self.cv
+        info = dict(_info(), impl_key="pyop:op")
+        refusals = [{"case": "float32[2,3]", "reason": "ValueError: first", "file": "/p/op.py",
+                     "line": 4},
+                    {"case": "int8[2,3]", "reason": "TypeError: second", "file": "/p/op.py",
+                     "line": 9}]
+        v = cv._new_verdict()
+        v["refusals"] = refusals
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertIn("(float32[2,3]: ValueError: first, /p/op.py:4)", v["inconclusive"])
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "float32[2,3]", "no NPU"),
+                    ("execute", "int8[2,3]", "other")]
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "declare_launch_args needs an NPU")
+        self.assertIn("(float32[2,3]: no NPU)", v["inconclusive"])
+
+
 if __name__ == "__main__":
     unittest.main()
