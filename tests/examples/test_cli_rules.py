@@ -5500,5 +5500,124 @@ class VerdictStateOutcomeTest(unittest.TestCase):
         self.assertIn("(float32[2,3]: no NPU)", v["inconclusive"])
 
 
+
+class PluginStateOutcomeTest(unittest.TestCase):
+    """Per-element and per-method state of check_plugin.py: a bfloat16
+    tensor anywhere in a dynamic input skips the reference, each tensor of
+    a dynamic input reaches the reference with its own data type and
+    shape, every plugin module's file is the plugin's own, and a Tensor
+    attribute written by compile or declare_launch_args is watched and
+    named with that method."""
+
+    setUp = PluginIndexOutcomeTest.setUp
+    _drop = PluginIndexOutcomeTest._drop
+    _module = PluginIndexOutcomeTest._module
+
+    def _np(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        return numpy
+
+    def test_bfloat16_in_a_later_tensor(self):
+        self._np()
+        cc, b = _cli("check_cases"), _cli("binding")
+        bf16 = b.DTYPES.index("bfloat16")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.Case("c", [[(0, [1], [1.0]), (bf16, [1], [2.0])]], {}, "generated")
+
+        class R:
+            produced = [[(_T(0, [1]), [5.0])]]
+        seen = []
+        self.assertIsNone(self.cp.reference_problem(info, case, R(),
+                                                    (lambda xs: seen.append(xs), (0, 0))))
+        self.assertEqual(seen, [])  # not called: numpy has no bfloat16
+
+    def test_each_dynamic_tensor_its_own_dtype_and_shape(self):
+        np = self._np()
+        cc, b = _cli("check_cases"), _cli("binding")
+        i32 = b.DTYPES.index("int32")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0]), (i32, [1, 3], [1, 2, 3])]], {}, "generated")
+        args, attrs = self.cp._reference_args(info, case, np)
+        xs = args[0]
+        self.assertEqual([a.dtype.name for a in xs], ["float32", "int32"])
+        self.assertEqual([list(a.shape) for a in xs], [[2], [1, 3]])
+        self.assertEqual(xs[1].tolist(), [[1, 2, 3]])
+
+    def test_every_plugin_modules_file(self):
+        cp = self.cp
+        root = tempfile.mkdtemp(prefix="pyop_plugin_files_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        paths = []
+        for name in ("a", "b", "c"):
+            path = os.path.join(root, name + ".py")
+            open(path, "w").close()
+            self._module("_pyop_plugin_files_" + name).__file__ = path
+            paths.append(path)
+        for path in paths:
+            self.assertTrue(cp.in_plugin_code(path), path)
+        self.assertFalse(cp.in_plugin_code(os.path.join(root, "d.py")))
+
+    def test_tensor_attribute_written_by_each_method(self):
+        import ctypes
+        cp = self.cp
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class W:
+            data_ptr, nbytes = ctypes.addressof(buf), 4
+
+        def bump():
+            buf[0] = bytes([buf.raw[0] + 1])
+
+        class Impl:
+            def execute(self, w):
+                pass
+
+            def compile(self, w):
+                bump()
+
+            def declare_launch_args(self, w):
+                bump()
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:wm:Impl"})()
+        self._module("_pyop_plugin_wm", Impl=Impl)
+        with cp.AttrWatch({"impl_key": "pyop:wm:Impl"}, ["w"]) as watch:
+            Impl().compile(W())
+            Impl().execute(W())
+            Impl().declare_launch_args(W())
+        self.assertEqual(watch.written, [("w", "compile"), ("w", "declare_launch_args")])
+
+
+class BindingSlotsStateOutcomeTest(unittest.TestCase):
+    """binding.info_to_dict reads each input's data type constraint and
+    each attribute's required flag and default at its own index."""
+
+    def test_per_slot_dtypes_and_attrs(self):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 2)((b"x", 0), (b"idx", 0))
+        outs = (b.IoInfo * 1)((b"y", 0),)
+        in_sets = (b.DtypeSet * 2)((1 << 0, b"T"), (1 << 6 | 1 << 7, b"I"))
+        attrs = (b.AttrInfo * 3)()
+        for k, (name, t, required, value) in enumerate(
+                (("axis", 1, True, None), ("scale", 2, False, 0.5), ("k", 1, False, 3))):
+            attrs[k].name, attrs[k].type, attrs[k].required = name.encode(), t, required
+            attrs[k].default_value.type = t
+            if t == 1:
+                attrs[k].default_value.u.i = value or 0
+            else:
+                attrs[k].default_value.u.f = value
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1", None, None,
+                        ins, 2, outs, 1, attrs, 3, 3, None, None)
+        info.input_dtypes = in_sets
+        d = b.info_to_dict(info)
+        self.assertEqual([(i["dtypes"], i["dtype_symbol"]) for i in d["inputs"]],
+                         [(["float32"], "T"), (["int32", "int64"], "I")])
+        self.assertEqual([(a["name"], a["type"], a["required"], a["default"]) for a in d["attrs"]],
+                         [("axis", "int", True, None), ("scale", "float", False, 0.5),
+                          ("k", "int", False, 3)])
+
+
 if __name__ == "__main__":
     unittest.main()
