@@ -5323,9 +5323,23 @@ class GuardStateOutcomeTest(unittest.TestCase):
         bufs.alloc(1024, "output 0", "y")  # a back zone of 8192 bytes: two patterns
         end, back, pattern = self._guard(bufs, 0)
         self.assertGreater(back, values.GUARD_PATTERN)
+        self.assertEqual(bufs.overruns(), [])  # every chunk of the zone filled
         at = 5000  # in the zone's second chunk; its first chunk is untouched
         ctypes.memmove(end + at, bytes([pattern[at % len(pattern)] ^ 0xFF]), 1)
         self.assertEqual(bufs.overruns(), ['output 0 "y" (5001 bytes past its end)'])
+
+    def test_every_buffer_looked_at(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(4, "input 0", "x")
+        bufs.alloc(4, "output 0", "y")
+        bufs.alloc(4, "output 1", "z")
+        for k in (1, 2):
+            end, _, pattern = self._guard(bufs, k)
+            ctypes.memmove(end, bytes([pattern[0] ^ 0xFF]), 1)
+        self.assertEqual(bufs.overruns(), ['output 0 "y" (1 byte past its end)',
+                                           'output 1 "z" (1 byte past its end)'])
 
 
 class ValueStateOutcomeTest(unittest.TestCase):
@@ -5480,6 +5494,28 @@ class VerdictStateOutcomeTest(unittest.TestCase):
         self.assertTrue(v["problems"][0].startswith(
             "A: run from 2 threads at once on one instance: thread 1: output y differs"),
             v["problems"])
+
+    def test_the_concurrency_instance_has_the_cases_attributes(self):
+        cv, made = self.cv, []
+
+        class Inst:
+            def __init__(inst, lib, info, attrs, declare=None):
+                made.append(dict(attrs))
+
+            def run(inst, inputs, stage=None):
+                return self._res()
+
+            def destroy(inst):
+                pass
+        case = self.cc.Case("A", [[(0, [1], [1.0])]], {"k": 2}, "generated", short="As")
+        saved = cv.Instance
+        cv.Instance = Inst
+        try:
+            v = cv.run_cases(None, _info(), [case], None, True, 2)
+        finally:
+            cv.Instance = saved
+        self.assertEqual((v["problems"], v["threads"]), ([], 2))
+        self.assertEqual(made, [{"k": 2}, {"k": 2}])  # the case's, then the concurrency run's
 
     def test_the_first_refusal_and_stop_named(self):
         cv = self.cv
