@@ -5343,30 +5343,9 @@ class GuardStateOutcomeTest(unittest.TestCase):
 
 
 class ValueStateOutcomeTest(unittest.TestCase):
-    """Per-element and per-dtype values (values.py): every value a plugin
-    gives is checked, not only the first, and a failure names the value
-    that does not fit; a Tensor attribute's sample values are of its own
-    data type; every row of a list[list[int]] is checked."""
-
-    def test_every_plugin_value_checked(self):
-        values, b = _cli("values"), _cli("binding")
-        i32 = b.DTYPES.index("int32")
-        with self.assertRaisesRegex(ValueError, r"s: 2\.5 is not an int32 value"):
-            values.plugin_tensor_values(i32, [1, 2.5], "s")
-        with self.assertRaisesRegex(ValueError, r"s: True is not an int32 value"):
-            values.plugin_tensor_values(i32, [1, 2, True], "s")
-        f32 = b.DTYPES.index("float32")
-        with self.assertRaisesRegex(ValueError, r"s: 'x' is not a float32 value"):
-            values.plugin_tensor_values(f32, [1.0, "x"], "s")
-        self.assertEqual(values.plugin_tensor_values(i32, [1, 2, 3], "s"), [1, 2, 3])
-
-    def test_the_value_that_does_not_fit_is_named(self):
-        values, b = _cli("values"), _cli("binding")
-        u8 = b.DTYPES.index("uint8")
-        with self.assertRaisesRegex(ValueError, r"^s: 300 does not fit uint8"):
-            values.plugin_tensor_values(u8, [1, 300, 2], "s")
-        with self.assertRaisesRegex(ValueError, r"^s: -1 does not fit uint8"):
-            values.plugin_tensor_values(u8, [0, 255, -1], "s")
+    """Per-dtype and per-element values (values.py): a Tensor attribute's
+    sample values are of its own data type; every row of a plugin's
+    list[list[int]] value is checked."""
 
     def test_tensor_attribute_samples_of_its_dtype(self):
         values, b = _cli("values"), _cli("binding")
@@ -5517,17 +5496,9 @@ class VerdictStateOutcomeTest(unittest.TestCase):
         self.assertEqual((v["problems"], v["threads"]), ([], 2))
         self.assertEqual(made, [{"k": 2}, {"k": 2}])  # the case's, then the concurrency run's
 
-    def test_the_first_refusal_and_stop_named(self):
+    def test_the_first_npu_stop_named(self):
         cv = self.cv
         info = dict(_info(), impl_key="pyop:op")
-        refusals = [{"case": "float32[2,3]", "reason": "ValueError: first", "file": "/p/op.py",
-                     "line": 4},
-                    {"case": "int8[2,3]", "reason": "TypeError: second", "file": "/p/op.py",
-                     "line": 9}]
-        v = cv._new_verdict()
-        v["refusals"] = refusals
-        self.assertEqual(cv.op_status(info, v), "inconclusive")
-        self.assertIn("(float32[2,3]: ValueError: first, /p/op.py:4)", v["inconclusive"])
         v = cv._new_verdict()
         v["npu"] = [("declare_launch_args", "float32[2,3]", "no NPU"),
                     ("execute", "int8[2,3]", "other")]
