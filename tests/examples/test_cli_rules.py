@@ -5626,5 +5626,41 @@ class BindingSlotsStateOutcomeTest(unittest.TestCase):
                           ("k", "int", False, 3)])
 
 
+
+class ReferenceBfloat16OutcomeTest(unittest.TestCase):
+    """A case with bfloat16 anywhere numpy would get it -- an input, an
+    output, a Tensor attribute -- is not compared with the reference
+    (numpy has no bfloat16): check_plugin.reference_problem says nothing
+    and does not call the reference, instead of failing with a KeyError."""
+
+    def test_bfloat16_output_or_tensor_attribute(self):
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        cp, cc, b = _cli("check_plugin"), _cli("check_cases"), _cli("binding")
+        bf16 = b.DTYPES.index("bfloat16")
+        seen = []
+
+        def ref(x, **attrs):
+            seen.append(x)
+            return x
+
+        class R:
+            produced = [[(_T(bf16, [2]), [1.0, 2.0])]]
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {}, "generated")
+        self.assertIsNone(cp.reference_problem(_info(), case, R(), (ref, (0, 0))))
+        info = _info(attrs=({"name": "w", "type": "Tensor", "required": True, "default": None},))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {"w": (bf16, [1], [0.5])}, "generated")
+        R.produced = [[(_T(0, [2]), [1.0, 2.0])]]
+        self.assertIsNone(cp.reference_problem(info, case, R(), (ref, (0, 0))))
+        self.assertEqual(seen, [])
+        # the same with float32 is compared
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {"w": (0, [1], [0.5])}, "generated")
+        R.produced = [[(_T(0, [2]), [1.0, 3.0])]]
+        text = cp.reference_problem(info, case, R(), (ref, (0, 0)))
+        self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
+
+
 if __name__ == "__main__":
     unittest.main()
