@@ -5496,6 +5496,14 @@ class VerdictStateOutcomeTest(unittest.TestCase):
         self.assertEqual((v["problems"], v["threads"]), ([], 2))
         self.assertEqual(made, [{"k": 2}, {"k": 2}])  # the case's, then the concurrency run's
 
+    def test_switch_interval_restored_after_the_threads(self):
+        saved = sys.getswitchinterval()
+        self.addCleanup(sys.setswitchinterval, saved)
+        sys.setswitchinterval(0.004)  # whatever an earlier run may have left
+        v, _ = self._run(_info(), [self._case("A", 1.0)], lambda inputs: self._res(), threads=2)
+        self.assertEqual(v["threads"], 2)
+        self.assertEqual(sys.getswitchinterval(), 0.004)
+
     def test_the_first_npu_stop_named(self):
         cv = self.cv
         info = dict(_info(), impl_key="pyop:op")
@@ -5594,6 +5602,28 @@ class PluginStateOutcomeTest(unittest.TestCase):
             Impl().execute(W())
             Impl().declare_launch_args(W())
         self.assertEqual(watch.written, [("w", "compile"), ("w", "declare_launch_args")])
+
+    def test_a_profile_function_before_is_restored(self):
+        cp = self.cp
+
+        class Impl:
+            def execute(self, w):
+                pass
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:wp:Impl"})()
+        self._module("_pyop_plugin_wp", Impl=Impl)
+        calls = []
+
+        def mine(frame, event, arg):
+            calls.append(event)
+        saved = sys.getprofile()
+        sys.setprofile(mine)
+        try:
+            with cp.AttrWatch({"impl_key": "pyop:wp:Impl"}, ["w"]):
+                Impl().execute(None)
+            after = sys.getprofile()
+        finally:
+            sys.setprofile(saved)
+        self.assertIs(after, mine)
 
 
 class BindingSlotsStateOutcomeTest(unittest.TestCase):
