@@ -5782,5 +5782,420 @@ class StartChoiceStateTest(unittest.TestCase):
         self.assertEqual([n for n, _ in got], ["d", "a", "b", "c"])
 
 
+class GuardStateOutcomeTest(unittest.TestCase):
+    """The guard zones' state (values.Buffers): each buffer of a Buffers
+    its own pattern, each Buffers (run) its own too, a change far past the
+    end of a large buffer found and measured from the end (a zone longer
+    than one pattern is compared chunk by chunk, every chunk)."""
+
+    def _guard(self, bufs, k):
+        addr, nbytes, back, pattern, what = bufs.guards[k]
+        return addr + nbytes, back, pattern
+
+    def test_bytes_of_another_buffers_guard_are_seen(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(4, "input 0")
+        bufs.alloc(4, "output 0")
+        # output 0's guard gets the bytes input 0's guard holds (a copy of the wrong zone)
+        src, n, _ = self._guard(bufs, 0)
+        dst, _, mine = self._guard(bufs, 1)
+        copied = ctypes.string_at(src, n)
+        ctypes.memmove(dst, copied, n)
+        last = max(k for k in range(n) if copied[k] != mine[k])  # 63 but for a 1/256 chance
+        self.assertEqual(bufs.overruns(), ["output 0 (%d bytes past its end)" % (last + 1)])
+
+    def test_each_run_its_own_pattern(self):
+        import ctypes
+        values = _cli("values")
+        one, two = values.Buffers(), values.Buffers()
+        self.assertNotEqual(one.run, two.run)
+        one.alloc(4, "x")
+        two.alloc(4, "x")
+        src, n, _ = self._guard(one, 0)
+        dst, _, mine = self._guard(two, 0)
+        copied = ctypes.string_at(src, 16)
+        ctypes.memmove(dst, copied, 16)
+        last = max(k for k in range(16) if copied[k] != mine[k])
+        self.assertEqual(two.overruns(), ["x (%d bytes past its end)" % (last + 1)])
+        self.assertEqual(one.overruns(), [])
+
+    def test_a_write_far_past_a_large_buffer(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(1024, "output 0", "y")  # a back zone of 8192 bytes: two patterns
+        end, back, pattern = self._guard(bufs, 0)
+        self.assertGreater(back, values.GUARD_PATTERN)
+        self.assertEqual(bufs.overruns(), [])  # every chunk of the zone filled
+        at = 5000  # in the zone's second chunk; its first chunk is untouched
+        ctypes.memmove(end + at, bytes([pattern[at % len(pattern)] ^ 0xFF]), 1)
+        self.assertEqual(bufs.overruns(), ['output 0 "y" (5001 bytes past its end)'])
+
+    def test_every_buffer_looked_at(self):
+        import ctypes
+        values = _cli("values")
+        bufs = values.Buffers()
+        bufs.alloc(4, "input 0", "x")
+        bufs.alloc(4, "output 0", "y")
+        bufs.alloc(4, "output 1", "z")
+        for k in (1, 2):
+            end, _, pattern = self._guard(bufs, k)
+            ctypes.memmove(end, bytes([pattern[0] ^ 0xFF]), 1)
+        self.assertEqual(bufs.overruns(), ['output 0 "y" (1 byte past its end)',
+                                           'output 1 "z" (1 byte past its end)'])
+
+
+class ValueStateOutcomeTest(unittest.TestCase):
+    """Per-dtype and per-element values (values.py): a Tensor attribute's
+    sample values are of its own data type; every row of a plugin's
+    list[list[int]] value is checked."""
+
+    def test_tensor_attribute_samples_of_its_dtype(self):
+        values, b = _cli("values"), _cli("binding")
+        for name in ("int32", "uint8", "int64"):
+            with self.subTest(name):
+                dtype, shape, vals = values.parse_tensor_text(name + "[3]", "w")
+                self.assertEqual((dtype, shape, vals), (b.DTYPES.index(name), [3], [0, 1, 2]))
+                self.assertTrue(all(type(v) is int for v in vals), vals)
+        dtype, shape, vals = values.parse_tensor_text("bool[2,2]", "w")
+        self.assertEqual(vals, [True, False, True, False])
+        self.assertEqual(values.parse_tensor_text("float16[2]", "w")[2], [0.0, 0.5])
+
+    def test_every_row_of_a_list_of_lists(self):
+        values = _cli("values")
+        for value in ([[1], 2], [[1], [2], "3"], ([], 5)):
+            with self.subTest(value=value):
+                with self.assertRaisesRegex(ValueError, "is not a list of lists of int"):
+                    values.plugin_attr_value(value, "list[list[int]]")
+        self.assertEqual(values.plugin_attr_value([[1], [], (2, 3)], "list[list[int]]"),
+                         [[1], [], [2, 3]])
+
+
+
+class VerdictStateOutcomeTest(unittest.TestCase):
+    """State check_verdict carries across slots, cases and threads: an
+    alias and an infer_meta description read at their own slot, a mutated
+    input's writes summed over every case (and read at its own index), the
+    stage counts summed over the runs, each thread of the concurrency run
+    running its own inputs and compared by its own results, the first
+    refusal and NPU stop the ones named."""
+
+    setUp = RunCasesOutcomeTest.setUp
+    _res = RunCasesOutcomeTest._res
+    _run = RunCasesOutcomeTest._run
+    _case = RunCasesOutcomeTest._case
+
+    def test_alias_of_a_later_input(self):
+        cv = self.cv
+        info = _info(inputs=(("x", "required"), ("acc", "required")),
+                     outputs=(("y", "required"),))
+        info["outputs"][0]["alias"] = "acc"
+        x, acc = _Buf(100), _Buf(200)
+        ok = _Run(inputs=[[x], [acc]], produced=[[(_Buf(200), None)]])
+        self.assertEqual(cv._contract_problems(info, "c", ok), [])
+        wrong = _Run(inputs=[[x], [acc]], produced=[[(_Buf(100), None)]])
+        self.assertEqual(cv._contract_problems(info, "c", wrong),
+                         ["c: output y is declared as input acc's buffer but is not"])
+
+    def test_each_output_against_its_own_description(self):
+        cv = self.cv
+        info = _info(outputs=(("y", "required"), ("z", "required")))
+        res = _Run(produced=[[(_Buf(1, shape=(2,)), None)], [(_Buf(2, shape=(3,)), None)]],
+                   inferred=[[(0, [2])], [(0, [3])]])
+        self.assertEqual(cv._contract_problems(info, "c", res), [])
+        res.inferred = [[(0, [2])], [(0, [4])]]
+        self.assertEqual(cv._contract_problems(info, "c", res),
+                         ["c: output z: infer_meta said float32[4], execute produced float32[3]"])
+
+    def _mutated_info(self):
+        info = _info(inputs=(("x", "required"), ("acc", "required")))
+        info["inputs"][1]["mutated"] = True
+        return info
+
+    def test_a_write_in_any_case_counts(self):
+        info = self._mutated_info()
+
+        def answer(inputs):  # case A writes acc, case B does not
+            wrote = inputs[0][0][2] == [1.0]
+            return self._res(before=[[b"x"], [b"\0"]], after=[[b"x"], [b"\1" if wrote else b"\0"]])
+        v, _ = self._run(info, [self._case("A", 1.0), self._case("B", 2.0)], answer)
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        v, _ = self._run(info, [self._case("B", 2.0), self._case("A", 1.0)], answer)
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        v, _ = self._run(info, [self._case("B", 2.0), self._case("C", 3.0)], answer)
+        self.assertEqual(len(v["warnings"]), 1, v["warnings"])
+        self.assertIn("input acc is declared in mutates_args, but none of the 2 runs",
+                      v["warnings"][0])
+
+    def test_the_mutated_inputs_own_bytes(self):
+        info = self._mutated_info()
+        # acc (input 1) written; x (input 0) not: no warning
+        v, _ = self._run(info, [self._case("A")], lambda inputs: self._res(
+            before=[[b"x"], [b"\0"]], after=[[b"x"], [b"\1"]]))
+        self.assertEqual((v["warnings"], v["problems"]), ([], []))
+        cv = self.cv
+        res = _Res([[b"y"]], after=[[b"x"], [b"a0", b"a1"]])
+        self.assertEqual(cv._result_bytes(info, res),
+                         {"output y": b"y", "input acc (mutated)": b"a0",
+                          "input acc[1] (mutated)": b"a1"})
+
+    def test_stage_calls_summed(self):
+        v, _ = self._run(_info(), [self._case("A", 1.0), self._case("B", 2.0)],
+                         lambda inputs: self._res(stages=("infer_meta", "execute")))
+        # two cases, each run twice on its instance
+        self.assertEqual(v["stages"], {"infer_meta": 4, "execute": 4})
+        err = self.errors.CliError("bad shape", "PYOP_EPYTHON")
+        err.stage = "infer_meta"
+        v, _ = self._run(_info(), [self._case("A", 1.0), self._case("B", 2.0)],
+                         lambda inputs: err)
+        self.assertEqual(v["stages"], {"infer_meta": 2})
+
+    def test_each_thread_runs_and_is_compared_by_its_own_inputs(self):
+        def answer(inputs):
+            return self._res(data=repr(inputs).encode())
+        v, seen = self._run(_info(), [self._case("A", 1.0)], answer, threads=3)
+        self.assertEqual((v["problems"], v["threads"]), ([], 3))
+        self.assertEqual(len(seen), 1)
+
+    def test_a_racy_thread_is_named(self):
+        import threading
+        calls, lock = {}, threading.Lock()
+        case = self._case("A", 1.0)
+        other = self.cc.thread_inputs(case, 1)
+
+        def answer(inputs):
+            with lock:
+                key = repr(inputs)
+                calls[key] = calls.get(key, 0) + 1
+                n = calls[key]
+            # thread 1's inputs give other bytes once run after their run alone
+            data = b"late" if inputs == other and n > 1 else repr(inputs).encode()
+            return self._res(data=data)
+        v, _ = self._run(_info(), [case], answer, threads=2)
+        self.assertEqual(len(v["problems"]), 1, v["problems"])
+        self.assertTrue(v["problems"][0].startswith(
+            "A: run from 2 threads at once on one instance: thread 1: output y differs"),
+            v["problems"])
+
+    def test_the_concurrency_instance_has_the_cases_attributes(self):
+        cv, made = self.cv, []
+
+        class Inst:
+            def __init__(inst, lib, info, attrs, declare=None):
+                made.append(dict(attrs))
+
+            def run(inst, inputs, stage=None):
+                return self._res()
+
+            def destroy(inst):
+                pass
+        case = self.cc.Case("A", [[(0, [1], [1.0])]], {"k": 2}, "generated", short="As")
+        saved = cv.Instance
+        cv.Instance = Inst
+        try:
+            v = cv.run_cases(None, _info(), [case], None, True, 2)
+        finally:
+            cv.Instance = saved
+        self.assertEqual((v["problems"], v["threads"]), ([], 2))
+        self.assertEqual(made, [{"k": 2}, {"k": 2}])  # the case's, then the concurrency run's
+
+    def test_switch_interval_restored_after_the_threads(self):
+        saved = sys.getswitchinterval()
+        self.addCleanup(sys.setswitchinterval, saved)
+        sys.setswitchinterval(0.004)  # whatever an earlier run may have left
+        v, _ = self._run(_info(), [self._case("A", 1.0)], lambda inputs: self._res(), threads=2)
+        self.assertEqual(v["threads"], 2)
+        self.assertEqual(sys.getswitchinterval(), 0.004)
+
+    def test_the_first_npu_stop_named(self):
+        cv = self.cv
+        info = dict(_info(), impl_key="pyop:op")
+        v = cv._new_verdict()
+        v["npu"] = [("declare_launch_args", "float32[2,3]", "no NPU"),
+                    ("execute", "int8[2,3]", "other")]
+        self.assertEqual(cv.op_status(info, v), "inconclusive")
+        self.assertEqual(v["why"], "declare_launch_args needs an NPU")
+        self.assertIn("(float32[2,3]: no NPU)", v["inconclusive"])
+
+
+
+class PluginStateOutcomeTest(unittest.TestCase):
+    """Per-element and per-method state of check_plugin.py: a bfloat16
+    tensor anywhere in a dynamic input skips the reference, each tensor of
+    a dynamic input reaches the reference with its own data type and
+    shape, every plugin module's file is the plugin's own, and a Tensor
+    attribute written by compile or declare_launch_args is watched and
+    named with that method."""
+
+    setUp = PluginIndexOutcomeTest.setUp
+    _drop = PluginIndexOutcomeTest._drop
+    _module = PluginIndexOutcomeTest._module
+
+    def _np(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        return numpy
+
+    def test_bfloat16_in_a_later_tensor(self):
+        self._np()
+        cc, b = _cli("check_cases"), _cli("binding")
+        bf16 = b.DTYPES.index("bfloat16")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.Case("c", [[(0, [1], [1.0]), (bf16, [1], [2.0])]], {}, "generated")
+
+        class R:
+            produced = [[(_T(0, [1]), [5.0])]]
+        seen = []
+        self.assertIsNone(self.cp.reference_problem(info, case, R(),
+                                                    (lambda xs: seen.append(xs), (0, 0))))
+        self.assertEqual(seen, [])  # not called: numpy has no bfloat16
+
+    def test_each_dynamic_tensor_its_own_dtype_and_shape(self):
+        np = self._np()
+        cc, b = _cli("check_cases"), _cli("binding")
+        i32 = b.DTYPES.index("int32")
+        info = _info(inputs=(("xs", "dynamic"),))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0]), (i32, [1, 3], [1, 2, 3])]], {}, "generated")
+        args, attrs = self.cp._reference_args(info, case, np)
+        xs = args[0]
+        self.assertEqual([a.dtype.name for a in xs], ["float32", "int32"])
+        self.assertEqual([list(a.shape) for a in xs], [[2], [1, 3]])
+        self.assertEqual(xs[1].tolist(), [[1, 2, 3]])
+
+    def test_every_plugin_modules_file(self):
+        cp = self.cp
+        root = tempfile.mkdtemp(prefix="pyop_plugin_files_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        paths = []
+        for name in ("a", "b", "c"):
+            path = os.path.join(root, name + ".py")
+            open(path, "w").close()
+            self._module("_pyop_plugin_files_" + name).__file__ = path
+            paths.append(path)
+        for path in paths:
+            self.assertTrue(cp.in_plugin_code(path), path)
+        self.assertFalse(cp.in_plugin_code(os.path.join(root, "d.py")))
+
+    def test_tensor_attribute_written_by_each_method(self):
+        import ctypes
+        cp = self.cp
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class W:
+            data_ptr, nbytes = ctypes.addressof(buf), 4
+
+        def bump():
+            buf[0] = bytes([buf.raw[0] + 1])
+
+        class Impl:
+            def execute(self, w):
+                pass
+
+            def compile(self, w):
+                bump()
+
+            def declare_launch_args(self, w):
+                bump()
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:wm:Impl"})()
+        self._module("_pyop_plugin_wm", Impl=Impl)
+        with cp.AttrWatch({"impl_key": "pyop:wm:Impl"}, ["w"]) as watch:
+            Impl().compile(W())
+            Impl().execute(W())
+            Impl().declare_launch_args(W())
+        self.assertEqual(watch.written, [("w", "compile"), ("w", "declare_launch_args")])
+
+    def test_a_profile_function_before_is_restored(self):
+        cp = self.cp
+
+        class Impl:
+            def execute(self, w):
+                pass
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:wp:Impl"})()
+        self._module("_pyop_plugin_wp", Impl=Impl)
+        calls = []
+
+        def mine(frame, event, arg):
+            calls.append(event)
+        saved = sys.getprofile()
+        sys.setprofile(mine)
+        try:
+            with cp.AttrWatch({"impl_key": "pyop:wp:Impl"}, ["w"]):
+                Impl().execute(None)
+            after = sys.getprofile()
+        finally:
+            sys.setprofile(saved)
+        self.assertIs(after, mine)
+
+
+class BindingSlotsStateOutcomeTest(unittest.TestCase):
+    """binding.info_to_dict reads each input's data type constraint and
+    each attribute's required flag and default at its own index."""
+
+    def test_per_slot_dtypes_and_attrs(self):
+        import ctypes
+        b = _cli("binding")
+        ins = (b.IoInfo * 2)((b"x", 0), (b"idx", 0))
+        outs = (b.IoInfo * 1)((b"y", 0),)
+        in_sets = (b.DtypeSet * 2)((1 << 0, b"T"), (1 << 6 | 1 << 7, b"I"))
+        attrs = (b.AttrInfo * 3)()
+        for k, (name, t, required, value) in enumerate(
+                (("axis", 1, True, None), ("scale", 2, False, 0.5), ("k", 1, False, 3))):
+            attrs[k].name, attrs[k].type, attrs[k].required = name.encode(), t, required
+            attrs[k].default_value.type = t
+            if t == 1:
+                attrs[k].default_value.u.i = value or 0
+            else:
+                attrs[k].default_value.u.f = value
+        info = b.OpInfo(ctypes.sizeof(b.OpInfo), b"Op", b"pyop:op", b"op.py:1", None, None,
+                        ins, 2, outs, 1, attrs, 3, 3, None, None)
+        info.input_dtypes = in_sets
+        d = b.info_to_dict(info)
+        self.assertEqual([(i["dtypes"], i["dtype_symbol"]) for i in d["inputs"]],
+                         [(["float32"], "T"), (["int32", "int64"], "I")])
+        self.assertEqual([(a["name"], a["type"], a["required"], a["default"]) for a in d["attrs"]],
+                         [("axis", "int", True, None), ("scale", "float", False, 0.5),
+                          ("k", "int", False, 3)])
+
+
+
+class ReferenceBfloat16OutcomeTest(unittest.TestCase):
+    """A case with bfloat16 anywhere numpy would get it -- an input, an
+    output, a Tensor attribute -- is not compared with the reference
+    (numpy has no bfloat16): check_plugin.reference_problem says nothing
+    and does not call the reference, instead of failing with a KeyError."""
+
+    def test_bfloat16_output_or_tensor_attribute(self):
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        cp, cc, b = _cli("check_plugin"), _cli("check_cases"), _cli("binding")
+        bf16 = b.DTYPES.index("bfloat16")
+        seen = []
+
+        def ref(x, **attrs):
+            seen.append(x)
+            return x
+
+        class R:
+            produced = [[(_T(bf16, [2]), [1.0, 2.0])]]
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {}, "generated")
+        self.assertIsNone(cp.reference_problem(_info(), case, R(), (ref, (0, 0))))
+        info = _info(attrs=({"name": "w", "type": "Tensor", "required": True, "default": None},))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {"w": (bf16, [1], [0.5])}, "generated")
+        R.produced = [[(_T(0, [2]), [1.0, 2.0])]]
+        self.assertIsNone(cp.reference_problem(info, case, R(), (ref, (0, 0))))
+        self.assertEqual(seen, [])
+        # the same with float32 is compared
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {"w": (0, [1], [0.5])}, "generated")
+        R.produced = [[(_T(0, [2]), [1.0, 3.0])]]
+        text = cp.reference_problem(info, case, R(), (ref, (0, 0)))
+        self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
+
+
 if __name__ == "__main__":
     unittest.main()

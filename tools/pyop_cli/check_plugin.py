@@ -199,13 +199,14 @@ def _reference_args(info, case, np):
 def reference_problem(info, case, res, reference):
     """Compares what execute produced (res) with the reference on the same
     inputs and attributes; a message, or None when they agree (or the case
-    has bfloat16, which numpy has no type for)."""
+    has bfloat16, which numpy has no type for: an input, an output or a
+    Tensor attribute)."""
     fn, (rtol, atol) = reference
     try:
         import numpy as np
     except ImportError as e:
         return "the reference needs numpy, which does not import here (%s)" % e
-    if any(DTYPES[d] == "bfloat16" for slot in case.inputs for d, _, _ in slot):
+    if _has_bfloat16(case, res):
         return None
     args, attrs = _reference_args(info, case, np)
     try:
@@ -231,6 +232,16 @@ def reference_problem(info, case, res, reference):
             if text:
                 return text
     return None
+
+
+def _has_bfloat16(case, res):
+    """Whether a tensor the reference would get or be compared with is
+    bfloat16: an input, a Tensor attribute (dtype, shape, values), an
+    output produced."""
+    dtypes = [d for slot in case.inputs for d, _, _ in slot]
+    dtypes += [v[0] for v in case.attrs.values() if isinstance(v, tuple) and len(v) == 3]
+    dtypes += [t.dtype for out in res.produced for t, _ in out]
+    return any(0 <= d < len(DTYPES) and DTYPES[d] == "bfloat16" for d in dtypes)
 
 
 def _compare(np, g, w, what, rtol, atol):
