@@ -4073,6 +4073,203 @@ static void case_loadstate_exit(void) {
   rec_clear(&r);
 }
 
+/* ------------------------------------ state pass (session 11, st-bc-b) */
+
+static void bcstate_host_handler(int sig) { (void)sig; }
+
+/*
+ * A plugin (plugins/bcstate/sig_many.py) replaces the handlers the host had
+ * for SIGHUP (signal 1, the first), SIGUSR2 and SIGRTMAX (the last): reset
+ * puts the host's handler back for each of them, not only for the signals
+ * between the ends, and resets Python's table for each.
+ */
+static void bcstate_signals_many(void) {
+  const int sigs[3] = {SIGHUP, SIGUSR2, SIGRTMAX};
+  struct sigaction sa, old[3];
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = bcstate_host_handler;
+  for (int i = 0; i < 3; i++)
+    CHECK(sigaction(sigs[i], &sa, &old[i]) == 0, "the host's handler for signal %d", sigs[i]);
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/sig_many.py"));
+  for (int i = 0; i < 3; i++)
+    CHECK(handler_now(sigs[i]) != (void *)bcstate_host_handler,
+          "test bug: the plugin did not replace signal %d", sigs[i]);
+  api->reset();
+  for (int i = 0; i < 3; i++)
+    CHECK(handler_now(sigs[i]) == (void *)bcstate_host_handler,
+          "reset did not give the host its handler for signal %d back", sigs[i]);
+  CHECK(py_ok("import signal\n"
+              "for s in (signal.SIGHUP, signal.SIGUSR2, signal.SIGRTMAX):\n"
+              "    assert signal.getsignal(s) == signal.SIG_DFL, (s, signal.getsignal(s))\n"),
+        "Python's signal table still holds a plugin's function");
+  rec_clear(&r);
+  for (int i = 0; i < 3; i++)
+    sigaction(sigs[i], &old[i], NULL);
+}
+
+/*
+ * A reset drops every plugin: a load that fails after it, whose plugin
+ * replaced the host's SIGUSR1 before failing (plugins/bcstate/fails_sig.py),
+ * finds no plugin left and gives the host its handler back (the reset's
+ * plugins are not taken for loaded ones).
+ */
+static void bcstate_failed_after_reset(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = bcstate_host_handler;
+  CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "the host's SIGUSR1 handler");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  CHECK(load(&r, 1, "bcstate/fails_sig.py") == PYOP_EPLUGIN &&
+            err_has("bcstate plugin fails after replacing SIGUSR1"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(handler_now(SIGUSR1) == (void *)bcstate_host_handler,
+        "a failed load after a reset (no plugin left) kept the plugin's SIGUSR1 handler");
+  rec_clear(&r);
+  sigaction(SIGUSR1, &old, NULL);
+}
+
+/* The state pass's checks (session 11, st-bc-b): each names the bug it
+ * catches in tests/mutation/mutants.txt (bridge.st.*). */
+static void case_bcstate(void) {
+  bcstate_signals_many();
+  bcstate_failed_after_reset();
+}
+
+/* A host thread that lives across the Pythons of case bcstate_exit and
+ * runs one execute of StExec each time it is asked. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const rec_op *impl;
+  void *h;
+  int pending; /* 1: a call asked, -1: stop */
+  int rc;
+  bool same; /* the output holds the input's bytes */
+} g_bw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void *bcstate_worker(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_bw.mu);
+  for (;;) {
+    while (g_bw.pending == 0)
+      pthread_cond_wait(&g_bw.cv, &g_bw.mu);
+    if (g_bw.pending < 0)
+      break;
+    pthread_mutex_unlock(&g_bw.mu);
+    float x[2] = {3, 4};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    outputs o = {0};
+    int rc = exec1(g_bw.impl, g_bw.h, &in, 1, ONE, 1, &o);
+    bool same = rc == PYOP_OK && o.mem[0] != NULL && memcmp(o.mem[0], x, sizeof x) == 0;
+    outputs_free(&o);
+    pthread_mutex_lock(&g_bw.mu);
+    g_bw.rc = rc;
+    g_bw.same = same;
+    g_bw.pending = 0;
+    pthread_cond_broadcast(&g_bw.cv);
+  }
+  pthread_mutex_unlock(&g_bw.mu);
+  return NULL;
+}
+
+/* Loads plugins/bcstate/exec.py and has the worker call StExec once. */
+static void bcstate_worker_call(const char *when) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  const rec_op *impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (%s)", when);
+  void *h = holder_of(impl, NULL, 0);
+  pthread_mutex_lock(&g_bw.mu);
+  g_bw.impl = impl;
+  g_bw.h = h;
+  g_bw.pending = 1;
+  pthread_cond_broadcast(&g_bw.cv);
+  while (g_bw.pending != 0)
+    pthread_cond_wait(&g_bw.cv, &g_bw.mu);
+  int rc = g_bw.rc;
+  bool same = g_bw.same;
+  pthread_mutex_unlock(&g_bw.mu);
+  CHECK(rc == PYOP_OK && same, "the host thread's execute %s: %d %s", when, rc, g_err);
+  impl->cb->destroy_holder(h);
+  rec_clear(&r);
+}
+
+/* The host finalizes its Python and initialises a new one. */
+static void bcstate_host_restarts_python(void) {
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "finalize");
+  Py_InitializeEx(0);
+  g_main_ts = PyEval_SaveThread();
+}
+
+/* Shutdown, the entry and set_config again. */
+static void bcstate_renegotiate(void) {
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+}
+
+/*
+ * One host thread (no Python state of its own) calls execute in four
+ * Pythons the host starts one after the other: the thread state the bridge
+ * kept for it in one is never used in the next, whether the bridge saw its
+ * Python finalized (lost: shutdown then forgets it) or was shut down before
+ * the host finalized it. The exit watch is armed again in the Python after
+ * a lost one (the host finalizing that one too is seen). A foreign "pyop"
+ * the host had in the first Python, which the bridge saved, is not put into
+ * a later one at its shutdown. SIGALRM ends the process if a call hangs on
+ * a dead thread state (a failure, not a ctest timeout).
+ */
+static void case_bcstate_exit(void) {
+  alarm(120);
+  pthread_t w;
+  CHECK(pthread_create(&w, NULL, bcstate_worker, NULL) == 0, "pthread_create");
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['pyop'] = types.ModuleType('pyop')\n"
+              "sys.modules['pyop'].host_marker = 1\n"),
+        "the host's own pyop");
+  /* Python 1: lost. */
+  bcstate_worker_call("in the first Python");
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT, "the first Python's end not seen");
+  bcstate_renegotiate();
+  /* Python 2: the watch is armed again; lost too. */
+  bcstate_worker_call("in a Python after a lost one");
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT,
+        "the host finalized the Python after a lost one and the bridge did not see it");
+  bcstate_renegotiate();
+  /* Python 3: shut down cleanly, then finalized by the host. */
+  bcstate_worker_call("in a third Python");
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert 'pyop' not in sys.modules, sys.modules.get('pyop')\n"),
+        "shutdown put a pyop of an earlier Python into sys.modules");
+  bcstate_host_restarts_python();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  /* Python 4: after a clean shutdown and the host's finalize. */
+  bcstate_worker_call("after a shutdown and the host's finalize");
+  pthread_mutex_lock(&g_bw.mu);
+  g_bw.pending = -1;
+  pthread_cond_broadcast(&g_bw.cv);
+  pthread_mutex_unlock(&g_bw.mu);
+  pthread_join(w, NULL);
+  api->reset();
+  alarm(0);
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -4700,7 +4897,9 @@ static void case_outcome(void) {
   X(scalars, "integration bridge", 300, "valgrind")                          \
   X(outcome, "integration bridge", 300, "")                                  \
   X(loadstate, "integration bridge", 300, "")                                \
-  X(loadstate_exit, "integration bridge", 300, "")
+  X(loadstate_exit, "integration bridge", 300, "")                           \
+  X(bcstate, "integration bridge", 300, "")                                  \
+  X(bcstate_exit, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
