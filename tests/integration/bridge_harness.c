@@ -108,6 +108,7 @@ static void log_all_clear(void) {
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
   snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  pthread_mutex_lock(&g_lock); /* the GIL watch logs from its own thread */
   if (g_log_all_len < sizeof g_log_all - 1) {
     int w = snprintf(g_log_all + g_log_all_len, sizeof g_log_all - g_log_all_len, "%.*s\n",
                      (int)msg.len, msg.data);
@@ -116,6 +117,7 @@ static void svc_log(int level, pyop_str msg) {
     if (g_log_all_len > sizeof g_log_all - 1)
       g_log_all_len = sizeof g_log_all - 1;
   }
+  pthread_mutex_unlock(&g_lock);
   g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL) {
     g_pin_warnings++;
@@ -4132,11 +4134,84 @@ static void bcstate_failed_after_reset(void) {
   sigaction(SIGUSR1, &old, NULL);
 }
 
+/* alloc_output that calls into the bridge (create and destroy a holder of
+ * the op) before allocating: a host service nested in a call. */
+typedef struct nested_ctx {
+  outputs o;
+  const rec_op *impl;
+  int inner_rc;
+} nested_ctx;
+
+static int nested_alloc_output(void *ctx, size_t index, pyop_tensor *t) {
+  nested_ctx *c = ctx;
+  void *h = NULL;
+  c->inner_rc = c->impl->cb->create_holder(c->impl->ctx, NULL, 0, &h);
+  if (c->inner_rc == PYOP_OK)
+    c->impl->cb->destroy_holder(h);
+  return alloc_output(&c->o, index, t);
+}
+
+typedef struct nested_call {
+  const rec_op *impl;
+  void *h;
+  int rc, inner_rc;
+  bool same;
+} nested_call;
+
+static void *nested_thread(void *arg) {
+  nested_call *n = arg;
+  float x[2] = {5, 6};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  for (int round = 0; round < 2; round++) { /* the first call keeps a thread state */
+    nested_ctx c = {.impl = n->impl, .inner_rc = -100};
+    pyop_exec_services svc = {sizeof svc, &c, nested_alloc_output, alloc_workspace};
+    pyop_exec_args a = {sizeof a, lists, 1, 1, &svc, NULL, NULL};
+    n->rc = n->impl->cb->execute(n->h, &a);
+    n->inner_rc = c.inner_rc;
+    n->same = n->rc == PYOP_OK && c.o.mem[0] != NULL && memcmp(c.o.mem[0], x, sizeof x) == 0;
+    outputs_free(&c.o);
+    if (n->rc != PYOP_OK || n->inner_rc != PYOP_OK || !n->same)
+      break;
+  }
+  return NULL;
+}
+
+/*
+ * A host thread without a Python state of its own (its state is the one
+ * the bridge keeps) calls execute, and the host's alloc_output calls into
+ * the bridge again (create_holder, destroy_holder) on that thread: the
+ * nested call finds the GIL taken by this thread's state and neither takes
+ * it again (a wait on itself) nor gives it back (the outer call still runs
+ * Python); the outer call then ends as usual. Twice: the first call of the
+ * thread makes its state. SIGALRM ends the process if the thread waits on
+ * itself.
+ */
+static void bcstate_nested_call(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  nested_call n = {find(&r, "StExec", true), NULL, -1, -1, false};
+  CHECK(n.impl != NULL, "StExec registered");
+  n.h = holder_of(n.impl, NULL, 0);
+  alarm(60);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, nested_thread, &n) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  alarm(0);
+  CHECK(n.inner_rc == PYOP_OK, "create_holder inside alloc_output: %d", n.inner_rc);
+  CHECK(n.rc == PYOP_OK && n.same, "execute around a nested call: %d %s", n.rc, g_err);
+  n.impl->cb->destroy_holder(n.h);
+  api->reset();
+  rec_clear(&r);
+}
+
 /* The state pass's checks (session 11, st-bc-b): each names the bug it
  * catches in tests/mutation/mutants.txt (bridge.st.*). */
 static void case_bcstate(void) {
   bcstate_signals_many();
   bcstate_failed_after_reset();
+  bcstate_nested_call();
 }
 
 /* A host thread that lives across the Pythons of case bcstate_exit and
@@ -4268,6 +4343,124 @@ static void case_bcstate_exit(void) {
   pthread_join(w, NULL);
   api->reset();
   alarm(0);
+}
+
+/* A host thread that holds the GIL running no Python, never entered by
+ * libpyop (case bcstate_watch): 1 once it holds it, 2 to let it go. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+} g_gh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void gh_set(int state) {
+  pthread_mutex_lock(&g_gh.mu);
+  g_gh.state = state;
+  pthread_cond_broadcast(&g_gh.cv);
+  pthread_mutex_unlock(&g_gh.mu);
+}
+
+static void gh_wait(int state) {
+  pthread_mutex_lock(&g_gh.mu);
+  while (g_gh.state != state)
+    pthread_cond_wait(&g_gh.cv, &g_gh.mu);
+  pthread_mutex_unlock(&g_gh.mu);
+}
+
+static void *gil_holding_thread(void *arg) {
+  (void)arg;
+  int st = PyGILState_Ensure();
+  gh_set(1);
+  gh_wait(2);
+  PyGILState_Release(st);
+  return NULL;
+}
+
+static void *one_exec_thread(void *arg) {
+  local_call *c = arg;
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  c->rc = exec1(c->impl, c->h, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  return NULL;
+}
+
+/*
+ * One execute of StExec from a new host thread while another host thread
+ * (never inside libpyop) holds the GIL: the watch's line for that wait
+ * (what follows "has waited", up to the end of its line) into line, or ""
+ * when none came within 30 s. The GIL is then given back and the call ends.
+ */
+static void bcstate_watched_wait(const rec_op *impl, void *h, char *line, size_t cap) {
+  gh_set(0);
+  pthread_t x, w;
+  CHECK(pthread_create(&x, NULL, gil_holding_thread, NULL) == 0, "pthread_create");
+  gh_wait(1);
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  local_call c = {impl, h, -1};
+  CHECK(pthread_create(&w, NULL, one_exec_thread, &c) == 0, "pthread_create");
+  line[0] = '\0';
+  for (int i = 0; i < 600 && line[0] == '\0'; i++) {
+    usleep(50 * 1000);
+    pthread_mutex_lock(&g_lock);
+    const char *p = strstr(g_log_all + mark, "has waited");
+    if (p != NULL)
+      snprintf(line, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    pthread_mutex_unlock(&g_lock);
+  }
+  gh_set(2);
+  pthread_join(x, NULL);
+  pthread_join(w, NULL);
+  CHECK(c.rc == PYOP_OK, "the waiting execute: %d %s", c.rc, g_err);
+}
+
+/*
+ * The GIL watch's state across loads and sessions (each wait about 3 s):
+ * a load that finds the GIL free forgets the thread an earlier load found
+ * keeping it (the line for a later wait names no such thread: a thread
+ * libpyop did not enter holds it); after a shutdown and a new session the
+ * watch runs again and logs a wait.
+ */
+static void case_bcstate_watch(void) {
+  recorder r = {.fail_at = -1};
+  log_all_clear();
+  int st = PyGILState_Ensure();
+  int rc = load(&r, 1, "bcstate/exec.py");
+  PyGILState_Release(st);
+  CHECK(rc == PYOP_OK, "load holding the GIL: %d", rc);
+  CHECK(strstr(g_log_all, "holds the GIL while running no Python") != NULL,
+        "test bug: the load did not find the GIL kept:\n%s", g_log_all);
+  api->reset();
+  rec_clear(&r);
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  const rec_op *impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered");
+  void *h = holder_of(impl, NULL, 0);
+  char line[1024];
+  bcstate_watched_wait(impl, h, line, sizeof line);
+  CHECK(line[0] != '\0', "no watch line for an execute waiting for the GIL:\n%s", g_log_all);
+  CHECK(strstr(line, "No host thread inside libpyop holds it: a thread libpyop did not enter "
+                     "does") != NULL &&
+            strstr(line, "when it called pyop_load") == NULL,
+        "the line for a wait after a load that found the GIL free names the thread an "
+        "earlier load found keeping it: %s", line);
+  impl->cb->destroy_holder(h);
+  rec_clear(&r);
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (second session)");
+  h = holder_of(impl, NULL, 0);
+  bcstate_watched_wait(impl, h, line, sizeof line);
+  CHECK(line[0] != '\0', "no watch line for a wait in a session after a shutdown:\n%s",
+        g_log_all);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
 }
 
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
@@ -4899,7 +5092,8 @@ static void case_outcome(void) {
   X(loadstate, "integration bridge", 300, "")                                \
   X(loadstate_exit, "integration bridge", 300, "")                           \
   X(bcstate, "integration bridge", 300, "")                                  \
-  X(bcstate_exit, "integration bridge", 300, "")
+  X(bcstate_exit, "integration bridge", 300, "")                             \
+  X(bcstate_watch, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
