@@ -4388,14 +4388,24 @@ static void *one_exec_thread(void *arg) {
 }
 
 /*
- * One execute of StExec from a new host thread while another host thread
- * (never inside libpyop) holds the GIL: the watch's line for that wait
+ * One execute of StExec from a host thread (when first_call), then one
+ * from a new host thread while another host thread (never inside libpyop)
+ * holds the GIL: the watch's line for that wait
  * (what follows "has waited", up to the end of its line) into line, or ""
  * when none came within 30 s. The GIL is then given back and the call ends.
  */
-static void bcstate_watched_wait(const rec_op *impl, void *h, char *line, size_t cap) {
+static void bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
+                                 size_t cap) {
   gh_set(0);
   pthread_t x, w;
+  if (first_call) {
+    /* A call from another host thread (its kept state), which ends: it
+     * holds the GIL no more. */
+    local_call first = {impl, h, -1};
+    CHECK(pthread_create(&w, NULL, one_exec_thread, &first) == 0, "pthread_create");
+    pthread_join(w, NULL);
+    CHECK(first.rc == PYOP_OK, "the first execute: %d %s", first.rc, g_err);
+  }
   CHECK(pthread_create(&x, NULL, gil_holding_thread, NULL) == 0, "pthread_create");
   gh_wait(1);
   pthread_mutex_lock(&g_lock);
@@ -4419,11 +4429,12 @@ static void bcstate_watched_wait(const rec_op *impl, void *h, char *line, size_t
 }
 
 /*
- * The GIL watch's state across loads and sessions (each wait about 3 s):
- * a load that finds the GIL free forgets the thread an earlier load found
- * keeping it (the line for a later wait names no such thread: a thread
- * libpyop did not enter holds it); after a shutdown and a new session the
- * watch runs again and logs a wait.
+ * The GIL watch's state across loads, calls and sessions (each wait about
+ * 3 s): a load that finds the GIL free forgets the thread an earlier load
+ * found keeping it, and a call that ended (a load, create on this thread,
+ * an execute on another) holds the GIL no more: the line for a later wait
+ * names no such thread (a thread libpyop did not enter holds it); after a
+ * shutdown and a new session the watch runs again and logs a wait.
  */
 static void case_bcstate_watch(void) {
   recorder r = {.fail_at = -1};
@@ -4441,13 +4452,14 @@ static void case_bcstate_watch(void) {
   CHECK(impl != NULL, "StExec registered");
   void *h = holder_of(impl, NULL, 0);
   char line[1024];
-  bcstate_watched_wait(impl, h, line, sizeof line);
+  /* The last call before the wait: an execute on another host thread. */
+  bcstate_watched_wait(impl, h, true, line, sizeof line);
   CHECK(line[0] != '\0', "no watch line for an execute waiting for the GIL:\n%s", g_log_all);
   CHECK(strstr(line, "No host thread inside libpyop holds it: a thread libpyop did not enter "
                      "does") != NULL &&
             strstr(line, "when it called pyop_load") == NULL,
-        "the line for a wait after a load that found the GIL free names the thread an "
-        "earlier load found keeping it: %s", line);
+        "the line for a wait after a load that found the GIL free, and after an execute "
+        "that ended, names a thread that holds the GIL no more: %s", line);
   impl->cb->destroy_holder(h);
   rec_clear(&r);
   bcstate_renegotiate();
@@ -4455,9 +4467,12 @@ static void case_bcstate_watch(void) {
   impl = find(&r, "StExec", true);
   CHECK(impl != NULL, "StExec registered (second session)");
   h = holder_of(impl, NULL, 0);
-  bcstate_watched_wait(impl, h, line, sizeof line);
+  /* The last call before the wait: create_holder on this thread. */
+  bcstate_watched_wait(impl, h, false, line, sizeof line);
   CHECK(line[0] != '\0', "no watch line for a wait in a session after a shutdown:\n%s",
         g_log_all);
+  CHECK(strstr(line, "No host thread inside libpyop holds it") != NULL,
+        "the line names a thread whose call (create_holder) ended: %s", line);
   impl->cb->destroy_holder(h);
   api->reset();
   rec_clear(&r);
