@@ -4390,12 +4390,13 @@ static void *one_exec_thread(void *arg) {
 /*
  * One execute of StExec from a host thread (when first_call), then one
  * from a new host thread while another host thread (never inside libpyop)
- * holds the GIL: the watch's line for that wait
- * (what follows "has waited", up to the end of its line) into line, or ""
- * when none came within 30 s. The GIL is then given back and the call ends.
+ * holds the GIL: the watch's first line for that wait (what follows "has
+ * waited", up to the end of its line) into line, or "" when none came
+ * within 30 s. The GIL is kept 2.5 s past that line, then given back and
+ * the call ends. Returns the number of wait lines logged meanwhile.
  */
-static void bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
-                                 size_t cap) {
+static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
+                                size_t cap) {
   gh_set(0);
   pthread_t x, w;
   if (first_call) {
@@ -4422,10 +4423,19 @@ static void bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, c
       snprintf(line, cap, "%.*s", (int)strcspn(p, "\n"), p);
     pthread_mutex_unlock(&g_lock);
   }
+  /* The wait goes on 2.5 s past its line: lines for it after the first? */
+  if (line[0] != '\0')
+    usleep(2500 * 1000);
+  int lines = 0;
+  pthread_mutex_lock(&g_lock);
+  for (const char *p = g_log_all + mark; (p = strstr(p, "has waited")) != NULL; p++)
+    lines++;
+  pthread_mutex_unlock(&g_lock);
   gh_set(2);
   pthread_join(x, NULL);
   pthread_join(w, NULL);
   CHECK(c.rc == PYOP_OK, "the waiting execute: %d %s", c.rc, g_err);
+  return lines;
 }
 
 /*
@@ -4433,8 +4443,9 @@ static void bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, c
  * 3 s): a load that finds the GIL free forgets the thread an earlier load
  * found keeping it, and a call that ended (a load, create on this thread,
  * an execute on another) holds the GIL no more: the line for a later wait
- * names no such thread (a thread libpyop did not enter holds it); after a
- * shutdown and a new session the watch runs again and logs a wait.
+ * names no such thread (a thread libpyop did not enter holds it); a wait
+ * is logged once however long it lasts; after a shutdown and a new session
+ * the watch runs again and logs a wait, once.
  */
 static void case_bcstate_watch(void) {
   recorder r = {.fail_at = -1};
@@ -4453,8 +4464,9 @@ static void case_bcstate_watch(void) {
   void *h = holder_of(impl, NULL, 0);
   char line[1024];
   /* The last call before the wait: an execute on another host thread. */
-  bcstate_watched_wait(impl, h, true, line, sizeof line);
+  int lines = bcstate_watched_wait(impl, h, true, line, sizeof line);
   CHECK(line[0] != '\0', "no watch line for an execute waiting for the GIL:\n%s", g_log_all);
+  CHECK(lines == 1, "%d lines for one wait (once per wait):\n%s", lines, g_log_all);
   CHECK(strstr(line, "No host thread inside libpyop holds it: a thread libpyop did not enter "
                      "does") != NULL &&
             strstr(line, "when it called pyop_load") == NULL,
@@ -4468,11 +4480,12 @@ static void case_bcstate_watch(void) {
   CHECK(impl != NULL, "StExec registered (second session)");
   h = holder_of(impl, NULL, 0);
   /* The last call before the wait: create_holder on this thread. */
-  bcstate_watched_wait(impl, h, false, line, sizeof line);
+  lines = bcstate_watched_wait(impl, h, false, line, sizeof line);
   CHECK(line[0] != '\0', "no watch line for a wait in a session after a shutdown:\n%s",
         g_log_all);
   CHECK(strstr(line, "No host thread inside libpyop holds it") != NULL,
         "the line names a thread whose call (create_holder) ended: %s", line);
+  CHECK(lines == 1, "%d lines for one wait in the second session:\n%s", lines, g_log_all);
   impl->cb->destroy_holder(h);
   api->reset();
   rec_clear(&r);
