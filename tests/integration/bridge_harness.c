@@ -4078,29 +4078,45 @@ static void case_loadstate_exit(void) {
 /* ------------------------------------ state pass (session 11, st-bc-b) */
 
 static void bcstate_host_handler(int sig) { (void)sig; }
+static void bcstate_host_action(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)si;
+  (void)uc;
+}
 
 /*
  * A plugin (plugins/bcstate/sig_many.py) replaces the handlers the host had
  * for SIGHUP (signal 1, the first), SIGUSR2 and SIGRTMAX (the last): reset
- * puts the host's handler back for each of them, not only for the signals
- * between the ends, and resets Python's table for each.
+ * puts the host's disposition back for each of them, not only for the
+ * signals between the ends (its SA_SIGINFO handler with its flags and
+ * mask, not the handler alone), and resets Python's table for each.
  */
 static void bcstate_signals_many(void) {
   const int sigs[3] = {SIGHUP, SIGUSR2, SIGRTMAX};
   struct sigaction sa, old[3];
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = bcstate_host_handler;
+  sa.sa_sigaction = bcstate_host_action;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGUSR1);
   for (int i = 0; i < 3; i++)
     CHECK(sigaction(sigs[i], &sa, &old[i]) == 0, "the host's handler for signal %d", sigs[i]);
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "bcstate/sig_many.py"));
   for (int i = 0; i < 3; i++)
-    CHECK(handler_now(sigs[i]) != (void *)bcstate_host_handler,
+    CHECK(handler_now(sigs[i]) != (void *)bcstate_host_action,
           "test bug: the plugin did not replace signal %d", sigs[i]);
   api->reset();
-  for (int i = 0; i < 3; i++)
-    CHECK(handler_now(sigs[i]) == (void *)bcstate_host_handler,
+  for (int i = 0; i < 3; i++) {
+    struct sigaction now;
+    CHECK(sigaction(sigs[i], NULL, &now) == 0, "sigaction %d", sigs[i]);
+    CHECK(handler_now(sigs[i]) == (void *)bcstate_host_action,
           "reset did not give the host its handler for signal %d back", sigs[i]);
+    CHECK((now.sa_flags & (SA_SIGINFO | SA_ONSTACK | SA_RESTART)) == (SA_SIGINFO | SA_ONSTACK) &&
+              sigismember(&now.sa_mask, SIGUSR1) == 1,
+          "signal %d: the host's handler is back without its flags (0x%x) or mask",
+          sigs[i], (unsigned)now.sa_flags);
+  }
   CHECK(py_ok("import signal\n"
               "for s in (signal.SIGHUP, signal.SIGUSR2, signal.SIGRTMAX):\n"
               "    assert signal.getsignal(s) == signal.SIG_DFL, (s, signal.getsignal(s))\n"),
