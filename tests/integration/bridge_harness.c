@@ -108,6 +108,7 @@ static void log_all_clear(void) {
 static void svc_log(int level, pyop_str msg) {
   fprintf(stderr, "bridge log %d: %.*s\n", level, (int)msg.len, msg.data);
   snprintf(g_log, sizeof g_log, "%.*s", (int)msg.len, msg.data);
+  pthread_mutex_lock(&g_lock); /* the GIL watch logs from its own thread */
   if (g_log_all_len < sizeof g_log_all - 1) {
     int w = snprintf(g_log_all + g_log_all_len, sizeof g_log_all - g_log_all_len, "%.*s\n",
                      (int)msg.len, msg.data);
@@ -116,6 +117,7 @@ static void svc_log(int level, pyop_str msg) {
     if (g_log_all_len > sizeof g_log_all - 1)
       g_log_all_len = sizeof g_log_all - 1;
   }
+  pthread_mutex_unlock(&g_lock);
   g_log_level = level;
   if (msg.data != NULL && memmem(msg.data, msg.len, "still referenced at shutdown", 28) != NULL) {
     g_pin_warnings++;
@@ -4087,6 +4089,438 @@ static void case_loadstate_exit(void) {
   rec_clear(&r);
 }
 
+/* ------------------------------------ state pass (session 11, st-bc-b) */
+
+static void bcstate_host_handler(int sig) { (void)sig; }
+static void bcstate_host_action(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)si;
+  (void)uc;
+}
+
+/*
+ * A plugin (plugins/bcstate/sig_many.py) replaces the handlers the host had
+ * for SIGHUP (signal 1, the first), SIGUSR2 and SIGRTMAX (the last): reset
+ * puts the host's disposition back for each of them, not only for the
+ * signals between the ends (its SA_SIGINFO handler with its flags and
+ * mask, not the handler alone), and resets Python's table for each.
+ */
+static void bcstate_signals_many(void) {
+  const int sigs[3] = {SIGHUP, SIGUSR2, SIGRTMAX};
+  struct sigaction sa, old[3];
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = bcstate_host_action;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGUSR1);
+  for (int i = 0; i < 3; i++)
+    CHECK(sigaction(sigs[i], &sa, &old[i]) == 0, "the host's handler for signal %d", sigs[i]);
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/sig_many.py"));
+  for (int i = 0; i < 3; i++)
+    CHECK(handler_now(sigs[i]) != (void *)bcstate_host_action,
+          "test bug: the plugin did not replace signal %d", sigs[i]);
+  api->reset();
+  for (int i = 0; i < 3; i++) {
+    struct sigaction now;
+    CHECK(sigaction(sigs[i], NULL, &now) == 0, "sigaction %d", sigs[i]);
+    CHECK(handler_now(sigs[i]) == (void *)bcstate_host_action,
+          "reset did not give the host its handler for signal %d back", sigs[i]);
+    CHECK((now.sa_flags & (SA_SIGINFO | SA_ONSTACK | SA_RESTART)) == (SA_SIGINFO | SA_ONSTACK) &&
+              sigismember(&now.sa_mask, SIGUSR1) == 1,
+          "signal %d: the host's handler is back without its flags (0x%x) or mask",
+          sigs[i], (unsigned)now.sa_flags);
+  }
+  CHECK(py_ok("import signal\n"
+              "for s in (signal.SIGHUP, signal.SIGUSR2, signal.SIGRTMAX):\n"
+              "    assert signal.getsignal(s) == signal.SIG_DFL, (s, signal.getsignal(s))\n"),
+        "Python's signal table still holds a plugin's function");
+  rec_clear(&r);
+  for (int i = 0; i < 3; i++)
+    sigaction(sigs[i], &old[i], NULL);
+}
+
+/*
+ * A reset drops every plugin: a load that fails after it, whose plugin
+ * replaced the host's SIGUSR1 before failing (plugins/bcstate/fails_sig.py),
+ * finds no plugin left and gives the host its handler back (the reset's
+ * plugins are not taken for loaded ones).
+ */
+static void bcstate_failed_after_reset(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = bcstate_host_handler;
+  CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "the host's SIGUSR1 handler");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  CHECK(load(&r, 1, "bcstate/fails_sig.py") == PYOP_EPLUGIN &&
+            err_has("bcstate plugin fails after replacing SIGUSR1"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(handler_now(SIGUSR1) == (void *)bcstate_host_handler,
+        "a failed load after a reset (no plugin left) kept the plugin's SIGUSR1 handler");
+  rec_clear(&r);
+  sigaction(SIGUSR1, &old, NULL);
+}
+
+/* alloc_output that calls into the bridge (create and destroy a holder of
+ * the op) before allocating: a host service nested in a call. */
+typedef struct nested_ctx {
+  outputs o;
+  const rec_op *impl;
+  int inner_rc;
+} nested_ctx;
+
+static int nested_alloc_output(void *ctx, size_t index, pyop_tensor *t) {
+  nested_ctx *c = ctx;
+  void *h = NULL;
+  c->inner_rc = c->impl->cb->create_holder(c->impl->ctx, NULL, 0, &h);
+  if (c->inner_rc == PYOP_OK)
+    c->impl->cb->destroy_holder(h);
+  return alloc_output(&c->o, index, t);
+}
+
+typedef struct nested_call {
+  const rec_op *impl;
+  void *h;
+  int rc, inner_rc;
+  bool same;
+} nested_call;
+
+static void *nested_thread(void *arg) {
+  nested_call *n = arg;
+  float x[2] = {5, 6};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  for (int round = 0; round < 2; round++) { /* the first call keeps a thread state */
+    nested_ctx c = {.impl = n->impl, .inner_rc = -100};
+    pyop_exec_services svc = {sizeof svc, &c, nested_alloc_output, alloc_workspace};
+    pyop_exec_args a = {sizeof a, lists, 1, 1, &svc, NULL, NULL};
+    n->rc = n->impl->cb->execute(n->h, &a);
+    n->inner_rc = c.inner_rc;
+    n->same = n->rc == PYOP_OK && c.o.mem[0] != NULL && memcmp(c.o.mem[0], x, sizeof x) == 0;
+    outputs_free(&c.o);
+    if (n->rc != PYOP_OK || n->inner_rc != PYOP_OK || !n->same)
+      break;
+  }
+  return NULL;
+}
+
+/*
+ * A host thread without a Python state of its own (its state is the one
+ * the bridge keeps) calls execute, and the host's alloc_output calls into
+ * the bridge again (create_holder, destroy_holder) on that thread: the
+ * nested call finds the GIL taken by this thread's state and neither takes
+ * it again (a wait on itself) nor gives it back (the outer call still runs
+ * Python); the outer call then ends as usual. Twice: the first call of the
+ * thread makes its state. SIGALRM ends the process if the thread waits on
+ * itself.
+ */
+static void bcstate_nested_call(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  nested_call n = {find(&r, "StExec", true), NULL, -1, -1, false};
+  CHECK(n.impl != NULL, "StExec registered");
+  n.h = holder_of(n.impl, NULL, 0);
+  alarm(60);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, nested_thread, &n) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  alarm(0);
+  CHECK(n.inner_rc == PYOP_OK, "create_holder inside alloc_output: %d", n.inner_rc);
+  CHECK(n.rc == PYOP_OK && n.same, "execute around a nested call: %d %s", n.rc, g_err);
+  n.impl->cb->destroy_holder(n.h);
+  api->reset();
+  rec_clear(&r);
+}
+
+/* The state pass's checks (session 11, st-bc-b): each names the bug it
+ * catches in tests/mutation/mutants.txt (bridge.st.*). */
+static void case_bcstate(void) {
+  bcstate_signals_many();
+  bcstate_failed_after_reset();
+  bcstate_nested_call();
+}
+
+/* A host thread that lives across the Pythons of case bcstate_exit and
+ * runs one execute of StExec each time it is asked. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const rec_op *impl;
+  void *h;
+  int pending; /* 1: a call asked, -1: stop */
+  int rc;
+  bool same; /* the output holds the input's bytes */
+} g_bw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void *bcstate_worker(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_bw.mu);
+  for (;;) {
+    while (g_bw.pending == 0)
+      pthread_cond_wait(&g_bw.cv, &g_bw.mu);
+    if (g_bw.pending < 0)
+      break;
+    pthread_mutex_unlock(&g_bw.mu);
+    float x[2] = {3, 4};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    outputs o = {0};
+    int rc = exec1(g_bw.impl, g_bw.h, &in, 1, ONE, 1, &o);
+    bool same = rc == PYOP_OK && o.mem[0] != NULL && memcmp(o.mem[0], x, sizeof x) == 0;
+    outputs_free(&o);
+    pthread_mutex_lock(&g_bw.mu);
+    g_bw.rc = rc;
+    g_bw.same = same;
+    g_bw.pending = 0;
+    pthread_cond_broadcast(&g_bw.cv);
+  }
+  pthread_mutex_unlock(&g_bw.mu);
+  return NULL;
+}
+
+/* Loads plugins/bcstate/exec.py and has the worker call StExec once. */
+static void bcstate_worker_call(const char *when) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  const rec_op *impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (%s)", when);
+  void *h = holder_of(impl, NULL, 0);
+  pthread_mutex_lock(&g_bw.mu);
+  g_bw.impl = impl;
+  g_bw.h = h;
+  g_bw.pending = 1;
+  pthread_cond_broadcast(&g_bw.cv);
+  while (g_bw.pending != 0)
+    pthread_cond_wait(&g_bw.cv, &g_bw.mu);
+  int rc = g_bw.rc;
+  bool same = g_bw.same;
+  pthread_mutex_unlock(&g_bw.mu);
+  CHECK(rc == PYOP_OK && same, "the host thread's execute %s: %d %s", when, rc, g_err);
+  impl->cb->destroy_holder(h);
+  rec_clear(&r);
+}
+
+/* The host finalizes its Python and initialises a new one. */
+static void bcstate_host_restarts_python(void) {
+  PyEval_RestoreThread(g_main_ts);
+  CHECK(Py_FinalizeEx() == 0, "finalize");
+  Py_InitializeEx(0);
+  g_main_ts = PyEval_SaveThread();
+}
+
+/* Shutdown, the entry and set_config again. */
+static void bcstate_renegotiate(void) {
+  api->shutdown();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+}
+
+/*
+ * One host thread (no Python state of its own) calls execute in four
+ * Pythons the host starts one after the other: the thread state the bridge
+ * kept for it in one is never used in the next, whether the bridge saw its
+ * Python finalized (lost: shutdown then forgets it) or was shut down before
+ * the host finalized it. The exit watch is armed again in the Python after
+ * a lost one (the host finalizing that one too is seen). A foreign "pyop"
+ * the host had in the first Python, which the bridge saved, is not put into
+ * a later one at its shutdown. SIGALRM ends the process if a call hangs on
+ * a dead thread state (a failure, not a ctest timeout).
+ */
+static void case_bcstate_exit(void) {
+  alarm(120);
+  pthread_t w;
+  CHECK(pthread_create(&w, NULL, bcstate_worker, NULL) == 0, "pthread_create");
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['pyop'] = types.ModuleType('pyop')\n"
+              "sys.modules['pyop'].host_marker = 1\n"),
+        "the host's own pyop");
+  /* Python 1: lost. */
+  bcstate_worker_call("in the first Python");
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT, "the first Python's end not seen");
+  bcstate_renegotiate();
+  /* Python 2: the watch is armed again; lost too. */
+  bcstate_worker_call("in a Python after a lost one");
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT,
+        "the host finalized the Python after a lost one and the bridge did not see it");
+  bcstate_renegotiate();
+  /* Python 3: shut down cleanly, then finalized by the host. */
+  bcstate_worker_call("in a third Python");
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert 'pyop' not in sys.modules, sys.modules.get('pyop')\n"),
+        "shutdown put a pyop of an earlier Python into sys.modules");
+  bcstate_host_restarts_python();
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  /* Python 4: after a clean shutdown and the host's finalize. */
+  bcstate_worker_call("after a shutdown and the host's finalize");
+  pthread_mutex_lock(&g_bw.mu);
+  g_bw.pending = -1;
+  pthread_cond_broadcast(&g_bw.cv);
+  pthread_mutex_unlock(&g_bw.mu);
+  pthread_join(w, NULL);
+  api->reset();
+  alarm(0);
+}
+
+/* A host thread that holds the GIL running no Python, never entered by
+ * libpyop (case bcstate_watch): 1 once it holds it, 2 to let it go. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+} g_gh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void gh_set(int state) {
+  pthread_mutex_lock(&g_gh.mu);
+  g_gh.state = state;
+  pthread_cond_broadcast(&g_gh.cv);
+  pthread_mutex_unlock(&g_gh.mu);
+}
+
+static void gh_wait(int state) {
+  pthread_mutex_lock(&g_gh.mu);
+  while (g_gh.state != state)
+    pthread_cond_wait(&g_gh.cv, &g_gh.mu);
+  pthread_mutex_unlock(&g_gh.mu);
+}
+
+static void *gil_holding_thread(void *arg) {
+  (void)arg;
+  int st = PyGILState_Ensure();
+  gh_set(1);
+  gh_wait(2);
+  PyGILState_Release(st);
+  return NULL;
+}
+
+static void *one_exec_thread(void *arg) {
+  local_call *c = arg;
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  c->rc = exec1(c->impl, c->h, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  return NULL;
+}
+
+/*
+ * One execute of StExec from a host thread (when first_call), then one
+ * from a new host thread while another host thread (never inside libpyop)
+ * holds the GIL: the watch's first line for that wait (what follows "has
+ * waited", up to the end of its line) into line, or "" when none came
+ * within 30 s. The GIL is kept 2.5 s past that line, then given back and
+ * the call ends. Returns the number of wait lines logged meanwhile.
+ */
+static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
+                                size_t cap) {
+  gh_set(0);
+  pthread_t x, w;
+  if (first_call) {
+    /* A call from another host thread (its kept state), which ends: it
+     * holds the GIL no more. */
+    local_call first = {impl, h, -1};
+    CHECK(pthread_create(&w, NULL, one_exec_thread, &first) == 0, "pthread_create");
+    pthread_join(w, NULL);
+    CHECK(first.rc == PYOP_OK, "the first execute: %d %s", first.rc, g_err);
+  }
+  CHECK(pthread_create(&x, NULL, gil_holding_thread, NULL) == 0, "pthread_create");
+  gh_wait(1);
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  local_call c = {impl, h, -1};
+  CHECK(pthread_create(&w, NULL, one_exec_thread, &c) == 0, "pthread_create");
+  line[0] = '\0';
+  for (int i = 0; i < 600 && line[0] == '\0'; i++) {
+    usleep(50 * 1000);
+    pthread_mutex_lock(&g_lock);
+    const char *p = strstr(g_log_all + mark, "has waited");
+    if (p != NULL)
+      snprintf(line, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    pthread_mutex_unlock(&g_lock);
+  }
+  /* The wait goes on 2.5 s past its line: lines for it after the first? */
+  if (line[0] != '\0')
+    usleep(2500 * 1000);
+  int lines = 0;
+  pthread_mutex_lock(&g_lock);
+  for (const char *p = g_log_all + mark; (p = strstr(p, "has waited")) != NULL; p++)
+    lines++;
+  pthread_mutex_unlock(&g_lock);
+  gh_set(2);
+  pthread_join(x, NULL);
+  pthread_join(w, NULL);
+  CHECK(c.rc == PYOP_OK, "the waiting execute: %d %s", c.rc, g_err);
+  return lines;
+}
+
+/*
+ * The GIL watch's state across loads, calls and sessions (each wait about
+ * 3 s): a load that finds the GIL free forgets the thread an earlier load
+ * found keeping it, and a call that ended (a load, create on this thread,
+ * an execute on another) holds the GIL no more: the line for a later wait
+ * names no such thread (a thread libpyop did not enter holds it); a wait
+ * is logged once however long it lasts; after a shutdown and a new session
+ * the watch runs again and logs a wait, once.
+ */
+static void case_bcstate_watch(void) {
+  recorder r = {.fail_at = -1};
+  log_all_clear();
+  int st = PyGILState_Ensure();
+  int rc = load(&r, 1, "bcstate/exec.py");
+  PyGILState_Release(st);
+  CHECK(rc == PYOP_OK, "load holding the GIL: %d", rc);
+  CHECK(strstr(g_log_all, "holds the GIL while running no Python") != NULL,
+        "test bug: the load did not find the GIL kept:\n%s", g_log_all);
+  api->reset();
+  rec_clear(&r);
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  const rec_op *impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered");
+  void *h = holder_of(impl, NULL, 0);
+  char line[1024];
+  /* The last call before the wait: an execute on another host thread. */
+  int lines = bcstate_watched_wait(impl, h, true, line, sizeof line);
+  CHECK(line[0] != '\0', "no watch line for an execute waiting for the GIL:\n%s", g_log_all);
+  CHECK(lines == 1, "%d lines for one wait (once per wait):\n%s", lines, g_log_all);
+  CHECK(strstr(line, "No host thread inside libpyop holds it: a thread libpyop did not enter "
+                     "does") != NULL &&
+            strstr(line, "when it called pyop_load") == NULL,
+        "the line for a wait after a load that found the GIL free, and after an execute "
+        "that ended, names a thread that holds the GIL no more: %s", line);
+  impl->cb->destroy_holder(h);
+  rec_clear(&r);
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (second session)");
+  h = holder_of(impl, NULL, 0);
+  /* The last call before the wait: create_holder on this thread. */
+  lines = bcstate_watched_wait(impl, h, false, line, sizeof line);
+  CHECK(line[0] != '\0', "no watch line for a wait in a session after a shutdown:\n%s",
+        g_log_all);
+  CHECK(strstr(line, "No host thread inside libpyop holds it") != NULL,
+        "the line names a thread whose call (create_holder) ended: %s", line);
+  CHECK(lines == 1, "%d lines for one wait in the second session:\n%s", lines, g_log_all);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -5125,7 +5559,10 @@ static void case_state(void) {
   X(outcome, "integration bridge", 300, "")                                  \
   X(loadstate, "integration bridge", 300, "")                                \
   X(loadstate_exit, "integration bridge", 300, "")                           \
-  X(state, "integration bridge", 300, "valgrind")
+  X(state, "integration bridge", 300, "valgrind")                           \
+  X(bcstate, "integration bridge", 300, "")                                  \
+  X(bcstate_exit, "integration bridge", 300, "")                             \
+  X(bcstate_watch, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

@@ -97,6 +97,27 @@ static void test_no_proc_word(void **state) {
   expect_own_file_refused(NO_PROC);
 }
 
+/* A PYOP_TEST_LANES word is taken whole, wherever it is in the list: a
+ * longer word that starts with it (no-procs) or a list without it fault
+ * nothing, and pb_lane_own_file works (state pass, session 11). */
+static void test_seam_words_whole(void **state) {
+  (void)state;
+  setenv("PYOP_TEST_LANES", "no-procs,force", 1);
+  assert_false(pb_lanes_test_seam("no-proc"));
+  assert_true(pb_lanes_test_seam("force"));
+  const char *file = NULL;
+  const void *addr = libc_addr(&file);
+  char why[384] = "";
+  int fd = pb_lane_own_file(addr, why, sizeof why);
+  assert_true(fd >= 0);
+  close(fd);
+  setenv("PYOP_TEST_LANES", "force,no-proc", 1);
+  assert_true(pb_lanes_test_seam("no-proc"));
+  assert_true(pb_lanes_test_seam("force")); /* ends at its comma */
+  assert_false(pb_lanes_test_seam("no"));
+  assert_false(pb_lanes_test_seam("forc"));
+}
+
 static int fstat_other_inode(int fd, struct stat *st) {
   int rc = fstat(fd, st);
   st->st_ino += 1;
@@ -222,6 +243,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_own_file, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_no_proc, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_no_proc_word, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_seam_words_whole, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_replaced_file, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_own_file_other_faults, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_memfd_refused, os_setup, os_teardown),
