@@ -11,7 +11,9 @@
  *              reason, Scale in lanes
  *   replaced   a plugin module, and a package's submodule, replaced (cp +
  *              mv) while the load imports them: serial, every instance runs
- *              one version; the next load runs them in lanes
+ *              one version; the next load runs them in lanes (the
+ *              replaced plugin is the path's second element: its reason
+ *              names that element, the first's ops run in lanes)
  *   unavailable  no /proc, then memfd_create refused (the test seam
  *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
  *              serial naming the cause; after shutdown lanes start again
@@ -24,6 +26,11 @@
  *              again there unless the lane had called out. Ops that catch
  *              that ImportError there and go on without the module: the
  *              call's result stands, then the same
+ *   lazy_attrs  two instances with other attributes (a float, a list of
+ *              ints, a list of strings) of an op that falls back at its
+ *              first call: each runs in the main interpreter with its own
+ *              attributes, every element, and one Python object per
+ *              instance there, kept across its calls
  */
 #include "lanes_util.h"
 
@@ -107,13 +114,19 @@ static void replaced_run(const char *plugin, const char *op_type) {
   char *dir = make_temp_dir("lanes-replaced");
   char *from = path_join(LANES_PLUGINS, plugin), *to = path_join(dir, plugin);
   copy_tree(from, to);
-  load_with_lanes(2, to);
+  /* The replaced plugin is the second element: the reason names it, not
+   * the first, whose ops run in lanes. */
+  char *opp = xasprintf("%s/pure:%s", LANES_PLUGINS, to);
+  char *names = xasprintf(" compiled other sources for the plugins of %s than the main "
+                          "interpreter", to);
+  load_with_lanes(2, opp);
   for (int round = 0; round < 2; round++) {
     REQUIRE_RC(pyop_load(), PYOP_OK);
     if (round == 0)
-      expect_info(op_type, 0, " compiled other sources for the plugins of ");
+      expect_info(op_type, 0, names);
     else
       expect_info(op_type, 2, NULL);
+    expect_info("Scale", 2, NULL);
     for (int i = 0; i < 3; i++) {
       pyop_op *op = NULL;
       REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op), PYOP_OK);
@@ -127,7 +140,7 @@ static void replaced_run(const char *plugin, const char *op_type) {
   }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   remove_tree(dir);
-  free(dir), free(from), free(to);
+  free(dir), free(from), free(to), free(opp), free(names);
 }
 
 static void case_replaced(void) {
@@ -312,8 +325,69 @@ static void case_lazy_import(void) {
   free(opp);
 }
 
+/* y[3] of LazyAttrs for tags {a, b}: its characters' codes weighted by
+ * their place in "a|b" (tests/lanes/plugins/lazy_attrs). */
+static float tags_code(const char *a, const char *b) {
+  char *s = xasprintf("%s|%s", a, b);
+  float sum = 0;
+  for (size_t i = 0; s[i] != '\0'; i++)
+    sum += (float)((unsigned char)s[i] * (i + 1));
+  free(s);
+  return sum;
+}
+
+/*
+ * The instance a lane made is remade in the main interpreter when its op
+ * falls back (LazyAttrs imports what the lane refuses at every call), from
+ * the attributes the host gave that instance: two instances made in the
+ * lanes before the fallback, with other values (a float, three ints, two
+ * strings), each compute with their own, every element of each list, in
+ * the main interpreter; each keeps one Python object there across its
+ * calls (its call count goes 1, 2, 3), not a new one per call.
+ */
+static void case_lazy_attrs(void) {
+  char *opp = xasprintf("%s/lazy_attrs", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("LazyAttrs", 2, NULL);
+  static const double alpha[2] = {3.0, 5.0};
+  static const int64_t add[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  static const char *const tags[2][2] = {{"ab", "cde"}, {"x", "yz"}};
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    pyop_str t[2] = {pyop_str_of(tags[i][0]), pyop_str_of(tags[i][1])};
+    pyop_attr at[3] = {pyop_attr_float("alpha", alpha[i]), pyop_attr_ints("add", add[i], 3),
+                       pyop_attr_strs("tags", t, 2)};
+    REQUIRE_RC(pyop_op_create("LazyAttrs", at, 3, &op[i]), PYOP_OK);
+    CHECK(pyop_op_lane(op[i]) != 0, "instance %d made in lane %u", i,
+          (unsigned)pyop_op_lane(op[i]));
+  }
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 2; i++) {
+      float x[4] = {2, 0, 0, 0}, y[4] = {-1, -1, -1, -1};
+      pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4);
+      pyop_tensor_list in[1] = {one(&tx)};
+      pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+      CHECK_RC(pyop_op_execute(op[i], in, 1, &ty, 1, &ctx), PYOP_OK);
+      float want = (float)(alpha[i] * 2 + (double)add[i][0] + 10.0 * (double)add[i][1] +
+                           100.0 * (double)add[i][2]);
+      CHECK(y[0] == want, "instance %d round %d: y[0] = %g, its attributes give %g", i, round,
+            y[0], want);
+      CHECK(y[1] == 0.0f, "instance %d round %d ran in interpreter %g", i, round, y[1]);
+      CHECK(y[2] == (float)(round + 1), "instance %d round %d: its object in the main "
+            "interpreter has run %g calls (a new object per call?)", i, round, y[2]);
+      CHECK(y[3] == tags_code(tags[i][0], tags[i][1]), "instance %d round %d: tags code %g, "
+            "expected %g", i, round, y[3], tags_code(tags[i][0], tags[i][1]));
+    }
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
-  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import)
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import) \
+  X(lazy_attrs)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
