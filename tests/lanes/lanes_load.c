@@ -26,8 +26,8 @@
  *              again there unless the lane had called out. Ops that catch
  *              that ImportError there and go on without the module: the
  *              call's result stands, then the same
- *   lazy_attrs  two instances with other attributes (a float, a list of
- *              ints, a list of strings) of an op that falls back at its
+ *   lazy_attrs  three instances with other attributes (a float, a list of
+ *              ints, a list of strings; one the float only) of an op that falls back at its
  *              first call: each runs in the main interpreter with its own
  *              attributes, every element, and one Python object per
  *              instance there, kept across its calls
@@ -121,7 +121,26 @@ static void replaced_run(const char *plugin, const char *op_type) {
                           "interpreter", to);
   load_with_lanes(2, opp);
   for (int round = 0; round < 2; round++) {
+    lanes_warnings[0] = '\0';
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = lanes_keep_warning;
+    CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
     REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+    /* One warning per lane that compiled the other version (one or both),
+     * however many of its descriptors (prototype, implementation) differ. */
+    int said = 0;
+    for (int k = 1; k <= 2; k++) {
+      char lane[64];
+      snprintf(lane, sizeof lane, "lane %d compiled other sources", k);
+      const char *at = strstr(lanes_warnings, lane);
+      CHECK(at == NULL || strstr(at + 1, lane) == NULL, "round %d: '%s' said twice:\n%s",
+            round, lane, lanes_warnings);
+      said += at != NULL;
+    }
+    CHECK(said == (round == 0 ? 1 : 0) || (round == 0 && said == 2),
+          "round %d: %d lanes said they compiled other sources:\n%s", round, said,
+          lanes_warnings);
     if (round == 0)
       expect_info(op_type, 0, names);
     else
@@ -339,9 +358,9 @@ static float tags_code(const char *a, const char *b) {
 /*
  * The instance a lane made is remade in the main interpreter when its op
  * falls back (LazyAttrs imports what the lane refuses at every call), from
- * the attributes the host gave that instance: two instances made in the
- * lanes before the fallback, with other values (a float, three ints, two
- * strings), each compute with their own, every element of each list, in
+ * the attributes the host gave that instance: three instances made in the
+ * lanes before the fallback, two with other values (a float, three ints,
+ * two strings), one with a single attribute, each compute with their own, every element of each list, in
  * the main interpreter; each keeps one Python object there across its
  * calls (its call count goes 1, 2, 3), not a new one per call.
  */
@@ -350,20 +369,22 @@ static void case_lazy_attrs(void) {
   load_with_lanes(2, opp);
   REQUIRE_RC(pyop_load(), PYOP_OK);
   expect_info("LazyAttrs", 2, NULL);
-  static const double alpha[2] = {3.0, 5.0};
-  static const int64_t add[2][3] = {{1, 2, 3}, {4, 5, 6}};
-  static const char *const tags[2][2] = {{"ab", "cde"}, {"x", "yz"}};
-  pyop_op *op[2] = {NULL, NULL};
-  for (int i = 0; i < 2; i++) {
+  /* The third instance is given alpha only (one attribute): the others
+   * are the op's defaults. */
+  static const double alpha[3] = {3.0, 5.0, 7.0};
+  static const int64_t add[3][3] = {{1, 2, 3}, {4, 5, 6}, {0, 0, 0}};
+  static const char *const tags[3][2] = {{"ab", "cde"}, {"x", "yz"}, {"", ""}};
+  pyop_op *op[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; i++) {
     pyop_str t[2] = {pyop_str_of(tags[i][0]), pyop_str_of(tags[i][1])};
     pyop_attr at[3] = {pyop_attr_float("alpha", alpha[i]), pyop_attr_ints("add", add[i], 3),
                        pyop_attr_strs("tags", t, 2)};
-    REQUIRE_RC(pyop_op_create("LazyAttrs", at, 3, &op[i]), PYOP_OK);
+    REQUIRE_RC(pyop_op_create("LazyAttrs", at, i < 2 ? 3 : 1, &op[i]), PYOP_OK);
     CHECK(pyop_op_lane(op[i]) != 0, "instance %d made in lane %u", i,
           (unsigned)pyop_op_lane(op[i]));
   }
   for (int round = 0; round < 3; round++)
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
       float x[4] = {2, 0, 0, 0}, y[4] = {-1, -1, -1, -1};
       pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4);
       pyop_tensor_list in[1] = {one(&tx)};
@@ -379,7 +400,7 @@ static void case_lazy_attrs(void) {
       CHECK(y[3] == tags_code(tags[i][0], tags[i][1]), "instance %d round %d: tags code %g, "
             "expected %g", i, round, y[3], tags_code(tags[i][0], tags[i][1]));
     }
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     pyop_op_destroy(op[i]);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
