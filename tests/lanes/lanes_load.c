@@ -27,7 +27,8 @@
  *              that ImportError there and go on without the module: the
  *              call's result stands, then the same
  *   lazy_attrs  three instances with other attributes (a float, a list of
- *              ints, a list of strings; one the float only) of an op that falls back at its
+ *              ints, a list of strings; one the float only; an op with
+ *              one attribute) of an op that falls back at its
  *              first call: each runs in the main interpreter with its own
  *              attributes, every element, and one Python object per
  *              instance there, kept across its calls
@@ -402,6 +403,18 @@ static void case_lazy_attrs(void) {
     }
   for (int i = 0; i < 3; i++)
     pyop_op_destroy(op[i]);
+  /* An op with a single attribute: its value too. */
+  pyop_attr one_alpha = pyop_attr_float("alpha", 7.0);
+  pyop_op *one = NULL;
+  REQUIRE_RC(pyop_op_create("LazyOne", &one_alpha, 1, &one), PYOP_OK);
+  CHECK(pyop_op_lane(one) != 0, "LazyOne made in lane %u", (unsigned)pyop_op_lane(one));
+  for (int round = 0; round < 2; round++) {
+    float x[2] = {2, 0}, y[2] = {-1, -1};
+    CHECK_RC(run(one, x, y, 2), PYOP_OK);
+    CHECK(y[0] == 14.0f && y[1] == 0.0f, "LazyOne round %d: y[0] = %g (alpha 7 gives 14) in "
+          "interpreter %g", round, y[0], y[1]);
+  }
+  pyop_op_destroy(one);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }

@@ -6,7 +6,10 @@ host gave (tests/lanes/lanes_load.c, lazy_attrs). y[0] = alpha * x[0] +
 add[0] + 10 * add[1] + 100 * add[2], y[1] = the id of the interpreter that
 ran it, y[2] = how many calls this instance (this Python object) has run,
 y[3] = the codes of the characters of tags[0] + "|" + tags[1], each times
-its place (1, 2, ...), summed."""
+its place (1, 2, ...), summed.
+
+LazyOne(x; alpha) -> y, y[0] = alpha * x[0], y[1] the interpreter's id: the
+same fallback, of an op with a single attribute."""
 import importlib
 import sys
 
@@ -46,3 +49,18 @@ class LazyAttrsImpl:
         o[2] = float(self.calls)
         s = tags[0] + "|" + tags[1]
         o[3] = float(sum(ord(c) * (i + 1) for i, c in enumerate(s)))
+
+
+@pyop.register_op(op_type="LazyOne")
+def lazy_one(x: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyOne")
+class LazyOneImpl:
+    def execute(self, x: Tensor, *, alpha: float) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = alpha * memoryview(x).cast("B").cast("f")[0]
+        o[1] = float(_interp_id())
