@@ -32,6 +32,9 @@
  *              first call: each runs in the main interpreter with its own
  *              attributes, every element, and one Python object per
  *              instance there, kept across its calls
+ *   optional_many  a plugin that goes on without three refused extension
+ *              modules: its reason names the first two, in import order,
+ *              and "and 1 more"
  */
 #include "lanes_util.h"
 
@@ -419,9 +422,30 @@ static void case_lazy_attrs(void) {
   free(opp);
 }
 
+/* Three refused extension modules (optional_many/many.py): the element's
+ * reason names the first two in their order, then how many more. */
+static void case_optional_many(void) {
+  char *opp = xasprintf("%s/optional_many", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("OptionalMany", 0, "the plugins imported extension module '_testsinglephase' "
+                                 "(ImportError: ");
+  expect_info("OptionalMany", 0, "), extension module 'xxlimited_35' (ImportError: ");
+  expect_info("OptionalMany", 0, ") and 1 more, which "); /* cut at 300 bytes */
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get("OptionalMany", &info), PYOP_OK);
+  if (info != NULL) {
+    CHECK(strstr(info->serial_reason, "_curses_panel") == NULL, "the third module named too: %s",
+          info->serial_reason);
+    pyop_op_info_release(info);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import) \
-  X(lazy_attrs)
+  X(lazy_attrs) X(optional_many)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
