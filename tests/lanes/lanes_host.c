@@ -869,6 +869,13 @@ static void case_one_lane_differs(void) {
              k + 1,
              (int)ids[k]);
     expect_info("ByInterp", 0, want);
+    const pyop_op_info *info = NULL;
+    CHECK_RC(pyop_op_get("ByInterp", &info), PYOP_OK);
+    if (info != NULL) { /* the first line of the lane's error only (no traceback) */
+      CHECK(strchr(info->serial_reason, '\n') == NULL, "a reason of several lines: %s",
+            info->serial_reason);
+      pyop_op_info_release(info);
+    }
     expect_info("Scale", 2, NULL);
     expect_info("Lane", 2, NULL);
     pyop_op *op = NULL;
