@@ -59,6 +59,14 @@
  *   start_fail lane 2 cannot start (test seam): the load fails naming it, the
  *              registry is empty; the next load runs lane 1 in the interpreter
  *              started beside it (kept) and starts lane 2
+ *   one_lane_differs  a plugin (the path's second element) whose import
+ *              differs in one lane only, lane 1's then lane 2's, across
+ *              unload and load: refused there (serial, naming that lane),
+ *              registering an extra op there (the load fails naming that
+ *              lane and the element); then the same lanes load it again
+ *   kept_counts  the log line of each start says how many lanes were
+ *              started and how many taken up from an earlier load (2, 3,
+ *              1, 2 lanes, one shutdown between each)
  */
 #include "lanes_util.h"
 
@@ -822,6 +830,147 @@ static void case_start_fail(void) {
   free(opp);
 }
 
+/* ------------------------------------------------------- one_lane_differs */
+
+/* What tests/lanes/plugins/per_interp does differently in interpreter id. */
+static void by_interp(const char *file, const char *action, float id) {
+  char *text = xasprintf("%s %d\n", action, (int)id);
+  write_file(file, text);
+  free(text);
+}
+
+/*
+ * Each lane's load of an element is its own: per_interp (the second
+ * element, after pure) refused in lane 1 only, then in lane 2 only, leaves
+ * its op serial naming that lane, while pure's ops run in both; registering
+ * an extra op in one lane only fails the load naming that lane and the
+ * element. The lanes keep their interpreters across unload and load (ids
+ * from lane_ids), so the plugin knows which one differs. After that, the
+ * same lanes load it alike again and it runs in both.
+ */
+static void case_one_lane_differs(void) {
+  char *dir = make_temp_dir("lanes-by-interp");
+  char *file = path_join(dir, "action");
+  setenv("PYOP_TEST_BY_INTERP_FILE", file, 1); /* before Python starts: its os.environ */
+  char *opp = xasprintf("%s/pure:%s/per_interp", LANES_PLUGINS, LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("ByInterp", 2, NULL);
+  float ids[2] = {0, 0};
+  lane_ids(2, ids, 0);
+  REQUIRE(ids[0] != 0 && ids[1] != 0 && ids[0] != ids[1], "lanes in interpreters %g %g",
+          ids[0], ids[1]);
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "refuse", ids[k]);
+    CHECK_RC(pyop_unload(), PYOP_OK);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    char want[128];
+    snprintf(want, sizeof want, "lane %d: loading Python plugins failed: ImportError: by_interp refuses interpreter %d",
+             k + 1,
+             (int)ids[k]);
+    expect_info("ByInterp", 0, want);
+    const pyop_op_info *info = NULL;
+    CHECK_RC(pyop_op_get("ByInterp", &info), PYOP_OK);
+    if (info != NULL) { /* the first line of the lane's error only (no traceback) */
+      CHECK(strchr(info->serial_reason, '\n') == NULL, "a reason of several lines: %s",
+            info->serial_reason);
+      pyop_op_info_release(info);
+    }
+    expect_info("Scale", 2, NULL);
+    expect_info("Lane", 2, NULL);
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("ByInterp", NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) == 0, "refused in lane %d: placed in lane %u", k + 1,
+          (unsigned)pyop_op_lane(op));
+    float x[2] = {3, 4}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 4.0f, "ByInterp: y[1] = %g", y[1]);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_unload(), PYOP_OK);
+  char *elem = xasprintf("of %s/per_interp that the main interpreter does not", LANES_PLUGINS);
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "extra", ids[k]);
+    CHECK_RC(pyop_load(), PYOP_EPLUGIN);
+    char want[64];
+    snprintf(want, sizeof want, "lane %d yields prototype 'ByInterpExtra' (", k + 1);
+    CHECK_ERR_HAS(want);
+    CHECK_ERR_HAS(elem);
+    CHECK(!err_has(k ? "lane 1" : "lane 2"), "the other lane named: %s", pyop_last_error());
+    CHECK_LIST("");
+  }
+  REQUIRE(remove(file) == 0, "remove %s", file);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("ByInterp", 2, NULL);
+  expect_info("Scale", 2, NULL);
+  float again[2] = {0, 0};
+  lane_ids(2, again, 1);
+  CHECK(again[0] == ids[0] && again[1] == ids[1], "interpreters %g %g, then %g %g", ids[0],
+        ids[1], again[0], again[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  unsetenv("PYOP_TEST_BY_INTERP_FILE");
+  remove_tree(dir);
+  free(dir), free(file), free(opp), free(elem);
+}
+
+/* ------------------------------------------------------------ kept_counts */
+
+static char ready_lines[2048];
+
+/* Keeps the lines that say the lanes are ready (INFO). */
+static void keep_ready(void *user, int level, const char *line) {
+  (void)user, (void)level;
+  size_t used = strlen(ready_lines);
+  if (strstr(line, "GIL ready in") != NULL && used + strlen(line) + 2 < sizeof ready_lines) {
+    strcat(ready_lines, line);
+    strcat(ready_lines, "\n");
+  }
+}
+
+/*
+ * How many lanes each start made and took up from the kept ones, as its
+ * log line says: 2 lanes (both new), 3 (two kept, one new), 1 (one of the
+ * three kept), 2 (two of the three kept); a load after unload starts none
+ * and says nothing.
+ */
+static void case_kept_counts(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_ready;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  static const struct {
+    uint32_t lanes;
+    const char *says;
+  } loads[] = {
+      {2, "lanes: 2 sub-interpreters with their own GIL ready in "},
+      {3, "(1 started, 2 kept from an earlier load)"},
+      {1, "lanes: 1 sub-interpreter with their own GIL ready in "},
+      {2, "(0 started, 2 kept from an earlier load)"},
+  };
+  static const char *const counts[] = {"(2 started, 0 kept", "lanes: 3 sub-interpreters",
+                                       "(0 started, 1 kept", "lanes: 2 sub-interpreters"};
+  for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+    ready_lines[0] = '\0';
+    load_with_lanes(loads[i].lanes, opp);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK(strstr(ready_lines, loads[i].says) != NULL && strstr(ready_lines, counts[i]) != NULL,
+          "load %zu (%u lanes) said: '%s'", i, (unsigned)loads[i].lanes, ready_lines);
+    expect_info("Scale", loads[i].lanes, NULL);
+    if (i == 3) {
+      ready_lines[0] = '\0';
+      CHECK_RC(pyop_unload(), PYOP_OK);
+      REQUIRE_RC(pyop_load(), PYOP_OK);
+      CHECK(ready_lines[0] == '\0', "a load after unload started lanes: '%s'", ready_lines);
+    }
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+  }
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  free(opp);
+}
+
 /* ----------------------------------------------------------------- cycles */
 
 /* A copy of this libpyop's artifact directory for the running Python, in
@@ -990,7 +1139,8 @@ static void case_cycles(void) {
 
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
-  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail)
+  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
+  X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};

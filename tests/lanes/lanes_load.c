@@ -11,7 +11,9 @@
  *              reason, Scale in lanes
  *   replaced   a plugin module, and a package's submodule, replaced (cp +
  *              mv) while the load imports them: serial, every instance runs
- *              one version; the next load runs them in lanes
+ *              one version; the next load runs them in lanes (the
+ *              replaced plugin is the path's second element: its reason
+ *              names that element, the first's ops run in lanes)
  *   unavailable  no /proc, then memfd_create refused (the test seam
  *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
  *              serial naming the cause; after shutdown lanes start again
@@ -24,6 +26,15 @@
  *              again there unless the lane had called out. Ops that catch
  *              that ImportError there and go on without the module: the
  *              call's result stands, then the same
+ *   lazy_attrs  three instances with other attributes (a float, a list of
+ *              ints, a list of strings; one the float only; an op with
+ *              one attribute) of an op that falls back at its
+ *              first call: each runs in the main interpreter with its own
+ *              attributes, every element, and one Python object per
+ *              instance there, kept across its calls
+ *   optional_many  a plugin that goes on without three refused extension
+ *              modules: its reason names the first two, in import order,
+ *              and "and 1 more"
  */
 #include "lanes_util.h"
 
@@ -107,13 +118,38 @@ static void replaced_run(const char *plugin, const char *op_type) {
   char *dir = make_temp_dir("lanes-replaced");
   char *from = path_join(LANES_PLUGINS, plugin), *to = path_join(dir, plugin);
   copy_tree(from, to);
-  load_with_lanes(2, to);
+  /* The replaced plugin is the second element: the reason names it, not
+   * the first, whose ops run in lanes. */
+  char *opp = xasprintf("%s/pure:%s", LANES_PLUGINS, to);
+  char *names = xasprintf(" compiled other sources for the plugins of %s than the main "
+                          "interpreter", to);
+  load_with_lanes(2, opp);
   for (int round = 0; round < 2; round++) {
+    lanes_warnings[0] = '\0';
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = lanes_keep_warning;
+    CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
     REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+    /* One warning per lane that compiled the other version (one or both),
+     * however many of its descriptors (prototype, implementation) differ. */
+    int said = 0;
+    for (int k = 1; k <= 2; k++) {
+      char lane[64];
+      snprintf(lane, sizeof lane, "lane %d compiled other sources", k);
+      const char *at = strstr(lanes_warnings, lane);
+      CHECK(at == NULL || strstr(at + 1, lane) == NULL, "round %d: '%s' said twice:\n%s",
+            round, lane, lanes_warnings);
+      said += at != NULL;
+    }
+    CHECK(said == (round == 0 ? 1 : 0) || (round == 0 && said == 2),
+          "round %d: %d lanes said they compiled other sources:\n%s", round, said,
+          lanes_warnings);
     if (round == 0)
-      expect_info(op_type, 0, " compiled other sources for the plugins of ");
+      expect_info(op_type, 0, names);
     else
       expect_info(op_type, 2, NULL);
+    expect_info("Scale", 2, NULL);
     for (int i = 0; i < 3; i++) {
       pyop_op *op = NULL;
       REQUIRE_RC(pyop_op_create(op_type, NULL, 0, &op), PYOP_OK);
@@ -127,7 +163,7 @@ static void replaced_run(const char *plugin, const char *op_type) {
   }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   remove_tree(dir);
-  free(dir), free(from), free(to);
+  free(dir), free(from), free(to), free(opp), free(names);
 }
 
 static void case_replaced(void) {
@@ -312,8 +348,104 @@ static void case_lazy_import(void) {
   free(opp);
 }
 
+/* y[3] of LazyAttrs for tags {a, b}: its characters' codes weighted by
+ * their place in "a|b" (tests/lanes/plugins/lazy_attrs). */
+static float tags_code(const char *a, const char *b) {
+  char *s = xasprintf("%s|%s", a, b);
+  float sum = 0;
+  for (size_t i = 0; s[i] != '\0'; i++)
+    sum += (float)((unsigned char)s[i] * (i + 1));
+  free(s);
+  return sum;
+}
+
+/*
+ * The instance a lane made is remade in the main interpreter when its op
+ * falls back (LazyAttrs imports what the lane refuses at every call), from
+ * the attributes the host gave that instance: three instances made in the
+ * lanes before the fallback, two with other values (a float, three ints,
+ * two strings), one with a single attribute, each compute with their own, every element of each list, in
+ * the main interpreter; each keeps one Python object there across its
+ * calls (its call count goes 1, 2, 3), not a new one per call.
+ */
+static void case_lazy_attrs(void) {
+  char *opp = xasprintf("%s/lazy_attrs", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("LazyAttrs", 2, NULL);
+  /* The third instance is given alpha only (one attribute): the others
+   * are the op's defaults. */
+  static const double alpha[3] = {3.0, 5.0, 7.0};
+  static const int64_t add[3][3] = {{1, 2, 3}, {4, 5, 6}, {0, 0, 0}};
+  static const char *const tags[3][2] = {{"ab", "cde"}, {"x", "yz"}, {"", ""}};
+  pyop_op *op[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; i++) {
+    pyop_str t[2] = {pyop_str_of(tags[i][0]), pyop_str_of(tags[i][1])};
+    pyop_attr at[3] = {pyop_attr_float("alpha", alpha[i]), pyop_attr_ints("add", add[i], 3),
+                       pyop_attr_strs("tags", t, 2)};
+    REQUIRE_RC(pyop_op_create("LazyAttrs", at, i < 2 ? 3 : 1, &op[i]), PYOP_OK);
+    CHECK(pyop_op_lane(op[i]) != 0, "instance %d made in lane %u", i,
+          (unsigned)pyop_op_lane(op[i]));
+  }
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 3; i++) {
+      float x[4] = {2, 0, 0, 0}, y[4] = {-1, -1, -1, -1};
+      pyop_tensor tx = f32_1d(x, 4), ty = f32_1d(y, 4);
+      pyop_tensor_list in[1] = {one(&tx)};
+      pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+      CHECK_RC(pyop_op_execute(op[i], in, 1, &ty, 1, &ctx), PYOP_OK);
+      float want = (float)(alpha[i] * 2 + (double)add[i][0] + 10.0 * (double)add[i][1] +
+                           100.0 * (double)add[i][2]);
+      CHECK(y[0] == want, "instance %d round %d: y[0] = %g, its attributes give %g", i, round,
+            y[0], want);
+      CHECK(y[1] == 0.0f, "instance %d round %d ran in interpreter %g", i, round, y[1]);
+      CHECK(y[2] == (float)(round + 1), "instance %d round %d: its object in the main "
+            "interpreter has run %g calls (a new object per call?)", i, round, y[2]);
+      CHECK(y[3] == tags_code(tags[i][0], tags[i][1]), "instance %d round %d: tags code %g, "
+            "expected %g", i, round, y[3], tags_code(tags[i][0], tags[i][1]));
+    }
+  for (int i = 0; i < 3; i++)
+    pyop_op_destroy(op[i]);
+  /* An op with a single attribute: its value too. */
+  pyop_attr one_alpha = pyop_attr_float("alpha", 7.0);
+  pyop_op *one = NULL;
+  REQUIRE_RC(pyop_op_create("LazyOne", &one_alpha, 1, &one), PYOP_OK);
+  CHECK(pyop_op_lane(one) != 0, "LazyOne made in lane %u", (unsigned)pyop_op_lane(one));
+  for (int round = 0; round < 2; round++) {
+    float x[2] = {2, 0}, y[2] = {-1, -1};
+    CHECK_RC(run(one, x, y, 2), PYOP_OK);
+    CHECK(y[0] == 14.0f && y[1] == 0.0f, "LazyOne round %d: y[0] = %g (alpha 7 gives 14) in "
+          "interpreter %g", round, y[0], y[1]);
+  }
+  pyop_op_destroy(one);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/* Three refused extension modules (optional_many/many.py): the element's
+ * reason names the first two in their order, then how many more. */
+static void case_optional_many(void) {
+  char *opp = xasprintf("%s/optional_many", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("OptionalMany", 0, "the plugins imported extension module '_testsinglephase' "
+                                 "(ImportError: ");
+  expect_info("OptionalMany", 0, "), extension module 'xxlimited_35' (ImportError: ");
+  expect_info("OptionalMany", 0, ") and 1 more, which "); /* cut at 300 bytes */
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get("OptionalMany", &info), PYOP_OK);
+  if (info != NULL) {
+    CHECK(strstr(info->serial_reason, "_curses_panel") == NULL, "the third module named too: %s",
+          info->serial_reason);
+    pyop_op_info_release(info);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
-  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import)
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import) \
+  X(lazy_attrs) X(optional_many)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};

@@ -238,6 +238,59 @@ static void test_copy_faults(void **state) {
   close(src);
 }
 
+/* A pread that returns at most 5000 bytes and EINTR every third call, and
+ * a write that takes at most 777 bytes and says EINTR every fifth call:
+ * what a copy must go on through (a signal, a pipe-like short count). */
+static unsigned short_calls;
+
+static ssize_t pread_short(int fd, void *buf, size_t n, off_t at) {
+  if (++short_calls % 3 == 0) {
+    errno = EINTR;
+    return -1;
+  }
+  return pread(fd, buf, n < 5000 ? n : 5000, at);
+}
+
+static ssize_t write_short(int fd, const void *buf, size_t n) {
+  if (++short_calls % 5 == 0) {
+    errno = EINTR;
+    return -1;
+  }
+  return write(fd, buf, n < 777 ? n : 777);
+}
+
+/* The copy made through short reads, short writes and EINTR is the whole
+ * file, byte for byte (every chunk written from where the last one
+ * stopped, each read from where the copy is), and sealed. */
+static void test_copy_short_counts(void **state) {
+  (void)state;
+  int src = libc_fd();
+  short_calls = 0;
+  pb_os_table.pread = pread_short;
+  pb_os_table.write = write_short;
+  char why[256] = "";
+  int fd = pb_lane_image_copy(src, 4, why, sizeof why);
+  pb_os_reset();
+  assert_true(fd >= 0);
+  assert_string_equal(why, "");
+  struct stat a, b;
+  assert_int_equal(fstat(src, &a), 0);
+  assert_int_equal(fstat(fd, &b), 0);
+  assert_int_equal(a.st_size, b.st_size);
+  char *x = malloc((size_t)a.st_size), *y = malloc((size_t)a.st_size);
+  assert_non_null(x);
+  assert_non_null(y);
+  assert_int_equal(pread(src, x, (size_t)a.st_size, 0), (ssize_t)a.st_size);
+  assert_int_equal(pread(fd, y, (size_t)a.st_size, 0), (ssize_t)a.st_size);
+  assert_memory_equal(x, y, (size_t)a.st_size);
+  assert_true(short_calls > 100); /* many short calls, many EINTR */
+  assert_int_equal(fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE, F_SEAL_WRITE);
+  free(x);
+  free(y);
+  close(fd);
+  close(src);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_own_file, os_setup, os_teardown),
@@ -249,6 +302,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_memfd_refused, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy_faults, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_copy_short_counts, os_setup, os_teardown),
   };
   return cmocka_run_group_tests_name("bridge_os", tests, NULL, NULL);
 }

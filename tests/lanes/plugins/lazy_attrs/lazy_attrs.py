@@ -1,0 +1,66 @@
+"""LazyAttrs(x; alpha, add, tags) -> y: execute imports, before anything
+else, an extension module an interpreter lane refuses (_ctypes on 3.12,
+_testsinglephase on 3.13), so the op falls back to the main interpreter at
+its first call, and the instance there is made from the attributes the
+host gave (tests/lanes/lanes_load.c, lazy_attrs). y[0] = alpha * x[0] +
+add[0] + 10 * add[1] + 100 * add[2], y[1] = the id of the interpreter that
+ran it, y[2] = how many calls this instance (this Python object) has run,
+y[3] = the codes of the characters of tags[0] + "|" + tags[1], each times
+its place (1, 2, ...), summed.
+
+LazyOne(x; alpha) -> y, y[0] = alpha * x[0], y[1] the interpreter's id: the
+same fallback, of an op with a single attribute."""
+import importlib
+import sys
+
+import pyop
+from pyop import Tensor, TensorDesc
+
+EXT = "_ctypes" if sys.version_info < (3, 13) else "_testsinglephase"
+
+
+def _interp_id():
+    try:
+        import _interpreters as i  # 3.13
+    except ImportError:
+        import _xxsubinterpreters as i  # 3.12
+    cur = i.get_current()
+    return int(cur[0] if isinstance(cur, tuple) else cur)
+
+
+@pyop.register_op(op_type="LazyAttrs")
+def lazy_attrs(x: TensorDesc, *, alpha: float = 1.0, add: list[int] = [0, 0, 0],
+               tags: list[str] = ["", ""]) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyAttrs")
+class LazyAttrsImpl:
+    def __init__(self):
+        self.calls = 0
+
+    def execute(self, x: Tensor, *, alpha: float, add: list[int], tags: list[str]) -> None:
+        importlib.import_module(EXT)
+        self.calls += 1
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = alpha * memoryview(x).cast("B").cast("f")[0] + add[0] + 10 * add[1] + 100 * add[2]
+        o[1] = float(_interp_id())
+        o[2] = float(self.calls)
+        s = tags[0] + "|" + tags[1]
+        o[3] = float(sum(ord(c) * (i + 1) for i, c in enumerate(s)))
+
+
+@pyop.register_op(op_type="LazyOne")
+def lazy_one(x: TensorDesc, *, alpha: float = 1.0) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyOne")
+class LazyOneImpl:
+    def execute(self, x: Tensor, *, alpha: float) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = alpha * memoryview(x).cast("B").cast("f")[0]
+        o[1] = float(_interp_id())

@@ -1,0 +1,55 @@
+"""ByInterp(x) -> y = x: a plugin that behaves otherwise in one
+interpreter only, as the file PYOP_TEST_BY_INTERP_FILE says ("ACTION ID",
+read at each import; no file: it loads everywhere the same):
+  refuse ID  its import raises ImportError in interpreter ID (a lane's
+             ImportError leaves the element serial with that lane's reason)
+  extra ID   interpreter ID also registers ByInterpExtra (a lane that
+             yields what the main interpreter does not fails the load)
+tests/lanes/lanes_host.c, one_lane_differs, writes the id of lane 1's or
+lane 2's interpreter there (the lanes keep their interpreters across
+unload and load), so that exactly that lane differs."""
+import os
+
+import pyop
+from pyop import Tensor, TensorDesc
+
+
+def _interp_id():
+    try:
+        import _interpreters as i  # 3.13
+    except ImportError:
+        import _xxsubinterpreters as i  # 3.12
+    cur = i.get_current()
+    return int(cur[0] if isinstance(cur, tuple) else cur)
+
+
+_action, _id = "", -1
+_path = os.environ.get("PYOP_TEST_BY_INTERP_FILE")
+if _path and os.path.exists(_path):
+    with open(_path) as f:
+        _action, _id = f.read().split()
+    _id = int(_id)
+_here = _interp_id() == _id
+if _here and _action == "refuse":
+    raise ImportError("by_interp refuses interpreter %d (PYOP_TEST_BY_INTERP_FILE)" % _id)
+
+
+@pyop.register_op(op_type="ByInterp")
+def by_interp(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="ByInterp")
+class ByInterpImpl:
+    def execute(self, x: Tensor) -> None:
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        a = memoryview(x).cast("B").cast("f")
+        for i in range(len(o)):
+            o[i] = a[i]
+
+
+if _here and _action == "extra":
+    @pyop.register_op(op_type="ByInterpExtra")
+    def by_interp_extra(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(shape=x.shape, dtype=x.dtype)
