@@ -411,9 +411,9 @@ static int lanes_run(const pyop_str *paths, size_t n) {
     return pb_lanes_unavailable("%s", pb_lane_jobs_unavailable());
   if (start && started && rc == PYOP_OK) {
     uint32_t reused = kept < n_lanes ? kept : n_lanes;
-    pb_log(PYOP_LOG_INFO, "lanes: %u %s with their own GIL ready in %.0f ms "
+    pb_log(PYOP_LOG_INFO, "lanes: %u %s GIL ready in %.0f ms "
            "(%u started, %u kept from an earlier load)", (unsigned)n_lanes,
-           PB_PLURAL(n_lanes, "sub-interpreter", "sub-interpreters"),
+           PB_PLURAL(n_lanes, "sub-interpreter with its own", "sub-interpreters with their own"),
            (seconds() - t0) * 1e3, (unsigned)(n_lanes - reused), (unsigned)reused);
   }
   return rc;

@@ -946,7 +946,7 @@ static void case_kept_counts(void) {
   } loads[] = {
       {2, "lanes: 2 sub-interpreters with their own GIL ready in "},
       {3, "(1 started, 2 kept from an earlier load)"},
-      {1, "lanes: 1 sub-interpreter with their own GIL ready in "},
+      {1, "lanes: 1 sub-interpreter with its own GIL ready in "},
       {2, "(0 started, 2 kept from an earlier load)"},
   };
   static const char *const counts[] = {"(2 started, 0 kept", "lanes: 3 sub-interpreters",
