@@ -6197,5 +6197,51 @@ class ReferenceBfloat16OutcomeTest(unittest.TestCase):
         self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
 
 
+class StreamNoiseTest(unittest.TestCase):
+    """supervise.read_events: only an event restarts the worker's limit. A
+    plugin that writes to the event pipe in a loop (lines that are no
+    events, or a half line that never ends) is stopped at its limit, not
+    kept alive by its own noise."""
+
+    def _read_forever(self, data):
+        import types
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b"x")  # readable for select; the reads below are fake
+        now, reads, seen = [0.0], [0], []
+
+        def monotonic():
+            now[0] += 0.3
+            return now[0]
+
+        def read(fd, n):
+            reads[0] += 1
+            if reads[0] > 200:
+                raise AssertionError("still reading after 200 chunks of noise")
+            return data
+        saved_time, saved_os = sv.time, sv.os
+        sv.time = types.SimpleNamespace(monotonic=monotonic)
+        sv.os = types.SimpleNamespace(read=read, killpg=os.killpg)
+        try:
+            got = sv.read_events(_Ended(), rfd, 1.0, lambda ev: seen.append(ev))
+        finally:
+            sv.time, sv.os = saved_time, saved_os
+            os.close(rfd)
+            os.close(wfd)
+        return got, reads[0], seen
+
+    def test_lines_that_are_no_events(self):
+        got, reads, seen = self._read_forever(b"plugin noise\n[1, 2]\n{}\n")
+        self.assertIsNone(got)  # stopped at the limit
+        self.assertLess(reads, 10)
+        self.assertEqual(seen, [])
+
+    def test_a_half_line(self):
+        got, reads, seen = self._read_forever(b'{"e": "activity", "calls": 9')
+        self.assertIsNone(got)
+        self.assertLess(reads, 10)
+        self.assertEqual(seen, [])
+
+
 if __name__ == "__main__":
     unittest.main()

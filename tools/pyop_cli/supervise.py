@@ -77,7 +77,8 @@ def read_events(proc, rfd, limit, on_event):
     True for "done") until the stream ends: True after "done", False when
     it ended without (a death), None when the worker outlived its limit
     (then stopped): limit seconds after the last event, times that event's
-    "calls"."""
+    "calls". Anything else on the stream (a half line, a line that is no
+    event: a plugin writing to the pipe) does not restart the limit."""
     sel = selectors.DefaultSelector()
     sel.register(rfd, selectors.EVENT_READ)
     buf, done = b"", False
@@ -97,7 +98,7 @@ def read_events(proc, rfd, limit, on_event):
                 return done
             buf += chunk
             *lines, buf = buf.split(b"\n")
-            calls = 1
+            calls = None  # no event in this chunk: the limit runs on
             for line in lines:
                 try:
                     ev = json.loads(line)
@@ -107,7 +108,8 @@ def read_events(proc, rfd, limit, on_event):
                     continue
                 done = on_event(ev) or done
                 calls = ev.get("calls", 1) if isinstance(ev.get("calls"), int) else 1
-            deadline = time.monotonic() + limit * max(calls, 1)
+            if calls is not None:
+                deadline = time.monotonic() + limit * max(calls, 1)
     finally:
         sel.close()
 
