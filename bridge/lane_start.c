@@ -379,12 +379,10 @@ static void lane_load(lane_job *j) {
     const char *msg = j->captured != NULL ? j->captured : "(no detail)";
     if (r == PYOP_EUNSUPPORTED) {
       char *line = first_line(msg);
+      /* Said once per element after every lane loaded (lanes.c), naming
+       * the first lane that refused it. */
       l->serial_why[i] = line != NULL ? pb_strdupf("lane %u: %s", (unsigned)l->index, line)
                                       : NULL;
-      if (l->index == 1)
-        job_log(j, PYOP_LOG_WARN,
-                "lanes: the plugins of %s stay serial in the main interpreter: lane %u: %s",
-                j->names[i], (unsigned)l->index, line != NULL ? line : msg);
       free(line);
     } else if (r != PYOP_OK) {
       job_fail(j, r,

@@ -362,6 +362,22 @@ static double seconds(void) {
 }
 
 /*
+ * One warning per element of the load a lane refused to run (its plugins
+ * need what a sub-interpreter does not give): the reason of the first lane
+ * that refused it. Lanes load at once, each may refuse alone, so this is
+ * said after all of them loaded, not by one of them.
+ */
+static void log_serial_elements(size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < n_lanes; k++)
+      if (lanes[k].serial_why[i] != NULL) {
+        pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
+               load_paths[i], lanes[k].serial_why[i]);
+        break;
+      }
+}
+
+/*
  * Before the first load of this image (n_lanes 0): the lanes kept by an
  * earlier main image are taken up in their order (lane_pool.c), new ones
  * made for the rest, and the lanes' part of the load (their start, then
@@ -407,6 +423,8 @@ static int lanes_run(const pyop_str *paths, size_t n) {
   if (!started)
     pb_lanes_stop(); /* all or nothing: every lane back to the pool */
   PyEval_RestoreThread(main);
+  if (rc == PYOP_OK)
+    log_serial_elements(n);
   if (rc == PYOP_EUNSUPPORTED) /* an image could not be made here */
     return pb_lanes_unavailable("%s", pb_lane_jobs_unavailable());
   if (start && started && rc == PYOP_OK) {
