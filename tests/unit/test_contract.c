@@ -430,6 +430,13 @@ static void test_dynamic_outputs(void **state) {
   assert_msg_has("output 0 \"ys\" has 3 tensors, room was given for 1");
   assert_int_equal(l[0].count, 3);
   assert_int_equal(l[1].count, 1);
+  /* Both outputs short of room: the error names the first of them, and
+   * every count is set. */
+  pyop_output_list none[2] = {{ys, 1, 0}, {NULL, 0, 0}};
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, none, 2), PYOP_EINVAL);
+  assert_msg_has("output 0 \"ys\" has 3 tensors, room was given for 1");
+  assert_int_equal(none[0].count, 3);
+  assert_int_equal(none[1].count, 1);
   l[0].capacity = 4;
   assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
   assert_int_equal(l[0].count, 3);

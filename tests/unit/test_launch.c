@@ -1159,6 +1159,43 @@ static void test_plan_need_is_largest(void **state) {
   pyop__plan_free(p);
 }
 
+/* realloc whose fresh blocks hold 0xA5 bytes, not zeros: a read past the
+ * last workspace size would see them. */
+static void *(*poison_next)(void *, size_t);
+static void *poison_realloc(void *old, size_t n) {
+  void *q = poison_next(old, n);
+  if (q && !old) memset(q, 0xA5, n);
+  return q;
+}
+
+/* The size of workspace k is 0 for every k past the last one declared,
+ * k == count included, whatever the array's spare room holds; a plan with
+ * no workspace has size 0 at index 0. */
+static void test_workspace_size_past_end(void **state) {
+  (void)state;
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("WsEnd", 0, 0, &p), PYOP_OK);
+  poison_next = pyop__sys_table.realloc;
+  pyop__sys_table.realloc = poison_realloc;
+  int rc = pyop__plan_add_workspace(p, 5);
+  pyop__sys_table.realloc = poison_next;
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(pyop__plan_workspace_count(p), 1);
+  assert_int_equal(pyop__plan_workspace_size(p, 0), 5);
+  assert_int_equal(pyop__plan_workspace_size(p, 1), 0);
+  assert_int_equal(pyop__plan_add_workspace(p, 7), PYOP_OK);
+  assert_int_equal(pyop__plan_workspace_size(p, 1), 7);
+  assert_int_equal(pyop__plan_workspace_size(p, 2), 0);
+  assert_int_equal(pyop__plan_workspace_size(p, SIZE_MAX), 0);
+  pyop__plan_free(p);
+  p = NULL;
+  assert_int_equal(pyop__plan_new("WsNone", 0, 0, &p), PYOP_OK);
+  assert_int_equal(pyop__plan_workspace_count(p), 0);
+  assert_int_equal(pyop__plan_workspace_size(p, 0), 0);
+  assert_int_equal(pyop__plan_workspace_size(NULL, 0), 0);
+  pyop__plan_free(p);
+}
+
 static void test_error_too_many_workspaces(void **state) {
   (void)state;
   pyop__plan *p = NULL;
@@ -1370,6 +1407,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_states, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plan_need_is_largest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_workspace_size_past_end, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),

@@ -1212,8 +1212,18 @@ static void test_doctor(void **state) {
   expect_in(d, "ops registered: 2\n");
   free(d);
 
-  /* Without Python the first line says so. */
+  /* A plain pyop_shutdown closes the bridge but keeps the candidates of
+   * the last load (only ShutdownPythonCustomOpsForProcess forgets them). */
   assert_int_equal(pyop_shutdown(), PYOP_OK);
+  d = doctor();
+  expect_in(d, "bridge: not loaded\n");
+  expect_in(d, "candidates (last load):\n");
+  snprintf(want, sizeof want, "  %s/good: loaded\n", root);
+  expect_in(d, want);
+  if (strstr(d, "not loaded yet")) fail_msg("doctor:\n%s", d);
+  free(d);
+
+  /* Without Python the first line says so. */
   ShutdownPythonCustomOpsForProcess();
   py.present = false;
   d = doctor();

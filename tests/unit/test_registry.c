@@ -1124,9 +1124,9 @@ static void test_find_proto_longest_name(void **state) {
 }
 
 /* find_proto refuses views that name no op type: NULL data with a length,
- * an empty view, an embedded NUL; a view of a prefix or of the name within
- * a longer buffer is compared by its length. pyop_op_list refuses either
- * out pointer NULL. */
+ * an empty view, an embedded NUL (also one after a registered name); a view
+ * of a prefix or of the name within a longer buffer is compared by its
+ * length. pyop_op_list refuses either out pointer NULL. */
 static void test_find_proto_views_and_list_args(void **state) {
   (void)state;
   desc d;
@@ -1137,6 +1137,12 @@ static void test_find_proto_views_and_list_args(void **state) {
   assert_null(found);
   assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 0}, &found), PYOP_ENOENT);
   assert_int_equal(pyop__registry_find_proto((pyop_str){"View\0d", 6}, &found), PYOP_ENOENT);
+  /* A registered name followed by a NUL and more bytes is no op type: the
+   * view is not cut at the NUL to find "Viewed" by its prefix. */
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed\0X", 8}, &found), PYOP_ENOENT);
+  assert_null(found);
+  assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed\0", 7}, &found), PYOP_ENOENT);
+  assert_null(found);
   assert_int_equal(pyop__registry_find_proto((pyop_str){"Viewed", 5}, &found), PYOP_ENOENT);
   assert_int_equal(pyop__registry_find_proto((pyop_str){"ViewedX", 6}, &found), PYOP_OK);
   assert_string_equal(found->op_type, "Viewed");
