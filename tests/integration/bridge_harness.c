@@ -2719,8 +2719,10 @@ static int g_svc_status;   /* what they return */
 static bool g_svc_no_data; /* succeed without memory */
 
 static int odd_alloc_output(void *ctx, size_t index, pyop_tensor *t) {
-  if (g_svc_status != PYOP_OK || (g_svc_no_data && t->nbytes > 0))
+  if (g_svc_status != PYOP_OK || g_svc_no_data) {
+    t->data = NULL; /* no memory, whatever the size */
     return g_svc_status;
+  }
   return alloc_output(ctx, index, t);
 }
 
@@ -2771,7 +2773,8 @@ static void ctx_call(const rec_op *impl, const char *what, pyop_exec_services sv
  * index one past the last or negative (malloc_output_tensor and
  * make_output_ref_input), an input index below 0; a host without
  * alloc_output, alloc_workspace or alias_output (a 1.0-sized services
- * struct), one that returns success without memory (PYOP_EHOST), one that
+ * struct), one that returns success without memory (PYOP_EHOST; for an
+ * empty output none is needed: that call succeeds), one that
  * returns a status of its own (that status; a positive one is PYOP_EHOST),
  * each named in the message. Workspace sizes at their limits: INT64_MAX
  * bytes for malloc_workspace, UINT64_MAX for add_workspace reach the host,
@@ -2862,6 +2865,9 @@ static void case_services(void) {
     const char *w[] = {"RuntimeError", "the host returned no memory when asked to allocate a "
                        "workspace of 16 bytes", NULL};
     ctx_call(impl, "ws", odd, PYOP_EHOST, w);
+    /* An empty output (0 bytes) without memory is no failure: the op gets
+     * it (shape (0,), nbytes 0) and the call succeeds. */
+    ctx_call(impl, "alloc_empty", odd, PYOP_OK, NULL);
   }
   g_svc_no_data = false;
   /* The host's own failure status is the call's; a positive one is EHOST. */
@@ -4616,7 +4622,8 @@ static void case_start(void) {
  * - _native.registered_proto: the whole dict of a host prototype (keys,
  *   sources, io kinds, a required attribute's None beside an optional one's
  *   default, input_flags and output_alias sized by their own counts, None
- *   when absent), each found prototype released once;
+ *   when absent; each output's own alias: none for the first of two, input
+ *   0 for the second), each found prototype released once;
  * - each op's callbacks are those of its capabilities only (declare without
  *   compile);
  * - an input is writable exactly when its own PYOP_INPUT_MUTATED bit is set,
@@ -4656,11 +4663,14 @@ static const pyop_io_info g_out_outs[1] = {{"out", PYOP_IO_REQUIRED}};
 static pyop_attr_info g_out_attrs[2];
 static const uint32_t g_out_flags[2] = {PYOP_INPUT_MUTATED, 0};
 static const int32_t g_out_alias[2] = {0, 7}; /* one output: the 7 is past it */
-static pyop_op_info g_out_info[2];
+/* Two outputs: the first no alias, the second input 0's buffer. */
+static const pyop_io_info g_out_outs2[2] = {{"sum", PYOP_IO_REQUIRED}, {"x", PYOP_IO_REQUIRED}};
+static const int32_t g_out_alias2[2] = {-1, 0};
+static pyop_op_info g_out_info[3];
 
 static int outcome_find_proto(pyop_str op_type, const pyop_op_info **out) {
   *out = NULL;
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     if (op_type.len == strlen(g_out_info[i].op_type) &&
         memcmp(op_type.data, g_out_info[i].op_type, op_type.len) == 0) {
       g_outcome_finds++;
@@ -4696,6 +4706,9 @@ static void outcome_registered_proto(void) {
   g_out_info[1] = (pyop_op_info){sizeof g_out_info[1], "Bare", "host:bare", "bare.py:3",
                                  NULL, NULL, g_out_ins, 1, g_out_outs, 1, NULL, 0,
                                  PYOP_CAP_INFER_META, NULL, NULL};
+  g_out_info[2] = (pyop_op_info){sizeof g_out_info[2], "Twin", "host:twin", "<host>",
+                                 NULL, NULL, g_out_ins, 2, g_out_outs2, 2, NULL, 0,
+                                 PYOP_CAP_INFER_META, g_out_flags, g_out_alias2};
   pyop_loader_services svc = {sizeof svc, svc_set_error, svc_log, outcome_find_proto,
                               outcome_release_proto, outcome_last_error};
   const pyop_bridge_api *a = NULL;
@@ -4719,13 +4732,17 @@ static void outcome_registered_proto(void) {
            "                 'proto_source': 'bare.py:3', 'inputs': [('x', %d)],\n"
            "                 'outputs': [('out', %d)], 'attrs': [], 'input_flags': None,\n"
            "                 'output_alias': None}, d\n"
+           "    d = rp('Twin')\n"
+           "    assert d['outputs'] == [('sum', %d), ('x', %d)], d\n"
+           "    assert d['input_flags'] == (%u, 0) and d['output_alias'] == (-1, 0), d\n"
            "    assert rp('Nope') is None and rp('Crafted2') is None and rp('Craft') is None\n"
            "_rp()\n"
            "del _rp\n",
            PYOP_IO_REQUIRED, PYOP_IO_OPTIONAL, PYOP_IO_REQUIRED, PYOP_ATTR_INT, PYOP_ATTR_FLOAT,
-           PYOP_INPUT_MUTATED, PYOP_IO_REQUIRED, PYOP_IO_REQUIRED);
+           PYOP_INPUT_MUTATED, PYOP_IO_REQUIRED, PYOP_IO_REQUIRED, PYOP_IO_REQUIRED,
+           PYOP_IO_REQUIRED, PYOP_INPUT_MUTATED);
   CHECK(py_ok(code), "registered_proto's dicts");
-  CHECK(g_outcome_finds == 2 && g_outcome_releases == 2,
+  CHECK(g_outcome_finds == 3 && g_outcome_releases == 3,
         "found %d prototypes, released %d", g_outcome_finds, g_outcome_releases);
   req.services = &g_services; /* back to what the other cases use */
   CHECK_OK(entry(&req, &a));

@@ -114,6 +114,11 @@ class OutputsTest(unittest.TestCase):
         self.refuse(TypeError, r"return annotation .*expected None, TensorDesc", None,
                     "tuple[()]")
         self.refuse(TypeError, r"return annotation .*expected None, TensorDesc", None, "int")
+        # A tuple is refused when any element (first, last) is no output.
+        self.refuse(TypeError, r"return annotation .*expected None, TensorDesc", None,
+                    "tuple[TensorDesc, int]")
+        self.refuse(TypeError, r"return annotation .*expected None, TensorDesc", None,
+                    "tuple[int, TensorDesc]")
 
     def test_outputs_without_return_annotation(self):
         """outputs= alone: that many single outputs (and for tuple[T, ...])."""
