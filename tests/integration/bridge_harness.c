@@ -5542,6 +5542,7 @@ static void case_state(void) {
     ti->cb->destroy_holder(h);
   }
   CHECK(py_ok("import builtins; del builtins._pyop_state"), "state dropped");
+  rec_clear(&r);
 }
 
 #define BRIDGE_HARNESS_CASES(X)                                               \
