@@ -20,8 +20,8 @@
  *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
  *                   runs in the same interpreters; a C fork's child running
  *                   the exit hook leaves its copies of them alone (still
- *                   listed); the exit hook in atexit
- *                   ends them (atexit._run_exitfuncs), the load after starts
+ *                   listed); the exit hook in atexit ends them
+ *                   (atexit._run_exitfuncs), the load after starts
  *                   new ones; Python finalizes. 3.12: they end at
  *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
@@ -172,14 +172,6 @@ static void case_finalize(void) {
 }
 
 /*
- * The lanes kept across pyop_shutdown in a host that owns Python (3.13+:
- * its Py_FinalizeEx ends sub-interpreters left; 3.12's aborts on one, so
- * there they end at pyop_shutdown): the next load takes up the same
- * interpreters; the exit hook libpyop registered in atexit ends them
- * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), so the load
- * after that starts new ones; Python then finalizes.
- */
-/*
  * A child of a C fork (Python used as the parent left it: no
  * PyOS_AfterFork_Child) that runs the exit hooks, as its Py_FinalizeEx
  * would: the kept lanes' record is the parent's, so the hook ends nothing
@@ -212,6 +204,15 @@ static void fork_leaves_kept_lanes(PyThreadState *mine, const float *ids) {
         WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
+/*
+ * The lanes kept across pyop_shutdown in a host that owns Python (3.13+:
+ * its Py_FinalizeEx ends sub-interpreters left; 3.12's aborts on one, so
+ * there they end at pyop_shutdown): the next load takes up the same
+ * interpreters; the exit hook libpyop registered in atexit ends them
+ * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), except in a C
+ * fork's child (fork_leaves_kept_lanes), so the load after that starts new
+ * ones; Python then finalizes.
+ */
 static void case_kept_exit(void) {
   Py_InitializeEx(0);
   PyThreadState *mine = PyEval_SaveThread();
