@@ -18,8 +18,10 @@
  *                   exit); lanes run where CPython can end them safely
  *                   (3.12.4+), else every op is serial naming the version
  *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
- *                   runs in the same interpreters; the exit hook in atexit
- *                   ends them (atexit._run_exitfuncs), the load after starts
+ *                   runs in the same interpreters; a C fork's child running
+ *                   the exit hook leaves its copies of them alone (still
+ *                   listed); the exit hook in atexit ends them
+ *                   (atexit._run_exitfuncs), the load after starts
  *                   new ones; Python finalizes. 3.12: they end at
  *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
@@ -35,6 +37,10 @@
 #include <Python.h>
 
 #include "lanes_util.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The thread state attached to this thread, or NULL. */
 static PyThreadState *attached(void) {
@@ -166,12 +172,46 @@ static void case_finalize(void) {
 }
 
 /*
+ * A child of a C fork (Python used as the parent left it: no
+ * PyOS_AfterFork_Child) that runs the exit hooks, as its Py_FinalizeEx
+ * would: the kept lanes' record is the parent's, so the hook ends nothing
+ * there: the lanes' interpreters ids[0..2) are still listed after. The
+ * parent's lanes and hook are left as they were. mine: detached.
+ */
+static void fork_leaves_kept_lanes(PyThreadState *mine, const float *ids) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    alarm(60); /* a hook that waits for a parent's thread: killed, not hung */
+    PyEval_RestoreThread(mine);
+    char code[512];
+    snprintf(code, sizeof code,
+             "import atexit, _interpreters\n"
+             "atexit._run_exitfuncs()\n"
+             "ids = {t[0] if isinstance(t, tuple) else int(t) for t in "
+             "_interpreters.list_all()}\n"
+             "assert {%d, %d} <= ids, 'the exit hook ended the parent\\'s lanes in a forked "
+             "child: %%s' %% sorted(ids)\n",
+             (int)ids[0], (int)ids[1]);
+    _exit(PyRun_SimpleString(code) == 0 ? 0 : 1);
+  }
+  int st = 0;
+  REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid: %s", strerror(errno));
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+        "the forked child running the exit hooks: %s %d (the lanes kept by its parent)",
+        WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/*
  * The lanes kept across pyop_shutdown in a host that owns Python (3.13+:
  * its Py_FinalizeEx ends sub-interpreters left; 3.12's aborts on one, so
  * there they end at pyop_shutdown): the next load takes up the same
  * interpreters; the exit hook libpyop registered in atexit ends them
- * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), so the load
- * after that starts new ones; Python then finalizes.
+ * (atexit._run_exitfuncs() runs it, as Py_FinalizeEx does), except in a C
+ * fork's child (fork_leaves_kept_lanes), so the load after that starts new
+ * ones; Python then finalizes.
  */
 static void case_kept_exit(void) {
   Py_InitializeEx(0);
@@ -190,6 +230,7 @@ static void case_kept_exit(void) {
         "the second load ran in interpreters %g %g, the first in %g %g (%s)", ids[0], ids[1],
         first[0], first[1], kept ? "not kept" : "kept on 3.12");
   if (kept) {
+    fork_leaves_kept_lanes(mine, first);
     PyEval_RestoreThread(mine);
     CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
     mine = PyEval_SaveThread();

@@ -12,7 +12,8 @@
  *              reload, shutdown, load again
  *   threads    4 host threads on 8 instances over 3 lanes, results checked
  *   one_lane   a plugin that fails in one lane only fails the load, naming
- *              the lane, the plugin and the error; one that fails in both
+ *              the lane, the plugin and the error (with the plugin's
+ *              traceback, as from the main interpreter); one that fails in both
  *              names lane 1 (the lanes import at the same time); the
  *              registry stays empty and a load without the failure works
  *   main_differs  the lanes load but the main interpreter's load fails (a
@@ -202,6 +203,11 @@ static void case_one_lane(void) {
   CHECK_ERR_HAS("/counter failed (every lane must load what the main interpreter does)");
   CHECK_ERR_HAS("RuntimeError: this plugin fails in the interpreter of import 2");
   CHECK_ERR_HAS("per_process.py");
+  /* The lane's image describes its exception with the pyop formatter, as
+   * the main interpreter does: the plugin's traceback, its raising line. */
+  CHECK_ERR_HAS("Traceback (most recent call last):");
+  CHECK_ERR_HAS("per_process.py\", line ");
+  CHECK_ERR_HAS("raise RuntimeError(\"this plugin fails in the interpreter of import %d\" % n)");
   CHECK_LIST("");
   /* Both lanes fail: the first lane is named, whichever finished first. */
   CHECK_RC(pyop_load(), PYOP_EPLUGIN);

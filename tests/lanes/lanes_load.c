@@ -17,6 +17,11 @@
  *   unavailable  no /proc, then memfd_create refused (the test seam
  *              PYOP_TEST_LANES=no-proc / no-memfd): the load works, every op
  *              serial naming the cause; after shutdown lanes start again
+ *   refusal_reset  lanes refused by no-proc without force in a bridge
+ *              image a kept Tensor keeps mapped after shutdown, then a load
+ *              without the seam (directly, and after one with 0 lanes):
+ *              the refusal is not carried over, the ops get the lanes (or
+ *              the reason) a first load gets on this Python
  *   optional_ext  a plugin that catches the ImportError of an extension a
  *              lane refuses: serial naming the module, every instance on
  *              the main interpreter's accelerated path
@@ -212,6 +217,83 @@ static void case_unavailable(void) {
   REQUIRE_RC(pyop_load(), PYOP_OK);
   expect_info("Scale", 2, NULL);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
+}
+
+/* Scale's lanes and serial reason after a load of opp with n lanes
+ * (PYOP_TEST_LANES as set by the caller), then shutdown. With pin, Pin
+ * (tests/lanes/plugins/pin, in opp) runs first: it keeps its input Tensor
+ * where shutdown cannot drop it, so the bridge's image stays mapped
+ * (checked: the shutdown says so) and the next load configures that same
+ * image again, with its static state. */
+static uint32_t scale_lanes(uint32_t n, const char *opp, bool pin, char *reason,
+                            size_t size) {
+  set_lanes(n, opp, true);
+  uint32_t lanes = UINT32_MAX;
+  reason[0] = '\0';
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get("Scale", &info), PYOP_OK);
+  if (info != NULL) {
+    lanes = info->lanes;
+    snprintf(reason, size, "%s", info->serial_reason);
+    pyop_op_info_release(info);
+  }
+  if (pin) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("Pin", NULL, 0, &op), PYOP_OK);
+    float x[2] = {1, 2}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 2.0f, "Pin: y[1] = %g", y[1]);
+    pyop_op_destroy(op);
+    lanes_warnings[0] = '\0';
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = lanes_keep_warning;
+    CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  if (pin) {
+    CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+    CHECK(strstr(lanes_warnings, "still referenced at shutdown; the bridge stays mapped") !=
+              NULL,
+          "the bridge was not kept mapped: %s", lanes_warnings);
+  }
+  return lanes;
+}
+
+/*
+ * Why lanes were refused belongs to one configuration of the bridge's
+ * image, not to the image: lanes refused by no-proc (without force: on
+ * 3.12.0-3.12.3 the CPython check refuses them first) in an image kept
+ * mapped after shutdown (pin), then the seam gone: the next load with
+ * lanes in that image, and one after a load with 0 lanes, get what a first
+ * load gets on this Python (2 lanes, or serial with the CPython reason),
+ * not the earlier refusal.
+ */
+static void case_refusal_reset(void) {
+  const char *pure = LANES_PLUGINS "/pure";
+  const char *pinned = LANES_PLUGINS "/pure:" LANES_PLUGINS "/pin";
+  char first[512], reason[512];
+  unsetenv("PYOP_TEST_LANES");
+  uint32_t want = scale_lanes(2, pure, false, first, sizeof first);
+  CHECK(want == 2 || strstr(first, "gh-119213") != NULL, "first load: Scale in %u lanes (%s)",
+        (unsigned)want, first);
+  for (int zero_between = 0; zero_between < 2; zero_between++) {
+    setenv("PYOP_TEST_LANES", "no-proc", 1);
+    uint32_t got = scale_lanes(2, pinned, true, reason, sizeof reason);
+    CHECK(got == 0 && reason[0] != '\0', "no-proc: Scale in %u lanes (%s)", (unsigned)got,
+          reason);
+    unsetenv("PYOP_TEST_LANES");
+    if (zero_between) {
+      got = scale_lanes(0, pure, false, reason, sizeof reason);
+      CHECK(got == 0 && reason[0] == '\0', "0 lanes: Scale in %u lanes (%s)", (unsigned)got,
+            reason);
+    }
+    got = scale_lanes(2, pure, false, reason, sizeof reason);
+    CHECK(got == want && strcmp(reason, first) == 0,
+          "after a refusal%s: Scale in %u lanes (%s), a first load's %u (%s)",
+          zero_between ? " and a load with 0 lanes" : "", (unsigned)got, reason,
+          (unsigned)want, first);
+  }
 }
 
 /* ---------------------------------------- what a lane refuses to import */
@@ -444,8 +526,8 @@ static void case_optional_many(void) {
 }
 
 #define LANES_LOAD_CASES(X)                                                                   \
-  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(optional_ext) X(lazy_import) \
-  X(lazy_attrs) X(optional_many)
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(optional_ext) \
+  X(lazy_import) X(lazy_attrs) X(optional_many)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
