@@ -5485,6 +5485,57 @@ class SupervisorStateTest(unittest.TestCase):
             "the process running the check: killed by SIGKILL"])
         self.assertEqual(sup.job["done"], [["/ops/a.py", "A"], ["/ops/a.py", "B"]])
 
+    def test_an_exit_without_done_while_a_child_holds_the_stream(self):
+        """The worker exits (status 3) in an op's execute without saying
+        "done" while a process it forked still holds the event stream (the
+        real read_events, the stream idle, then closed): the op is failed
+        naming the exit, never the check taken for finished with the op
+        left out."""
+        import json
+        import types
+        cs, sv = _cli("check_supervise"), _cli("supervise")
+        sup = self._sup()
+        rfd, wfd = os.pipe()
+        for ev in ({"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+                   {"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+                    "case": "inputs x=int8[2]", "short": "int8[2]"}):
+            os.write(wfd, (json.dumps(ev) + "\n").encode())
+        reads = [0]
+
+        def monotonic():
+            # a clock that stands still (each idle wait is the 2.5 s limit
+            # capped at 1 s). Its reads: the start, a look (the events), their
+            # new limit, a look (an idle wait); the forked process ends at the
+            # 5th (the stream closes)
+            reads[0] += 1
+            if reads[0] == 5:
+                os.close(wfd)
+            return 100.0
+
+        class Exited:
+            pid, returncode = -1, 3
+
+            def poll(self):
+                return 3
+
+            def wait(self, timeout=None):
+                return 3
+        saved = cs.spawn, sv.time
+        cs.spawn = lambda argv_of: (Exited(), rfd)
+        sv.time = types.SimpleNamespace(monotonic=monotonic)
+        try:
+            got = sup._one_worker()
+        finally:
+            cs.spawn, sv.time = saved
+            if reads[0] < 5:
+                os.close(wfd)
+        self.assertIs(got, False)  # a death: the next worker goes on
+        self.assertEqual([(o["op_type"], o["status"]) for o in sup.ops], [("A", "failed")])
+        self.assertEqual(sup.ops[0]["problems"], [
+            "inputs x=int8[2]: execute ended the process running the check: it exited with "
+            "status 3 (os._exit() or C exit() in plugin code?)"])
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+
 
 class CheckWorkerStateTest(unittest.TestCase):
     """check_worker: the monitor's case is the current one (an activity
