@@ -1445,6 +1445,14 @@ class BenchRulesTest(unittest.TestCase):
                                     'output cannot be timed') as cm:
             bench._bench(lib_of(launch_dynamic), self._args())
         self.assertEqual(cm.exception.status, "PYOP_EUNSUPPORTED")
+        # one dynamic output among required ones is a dynamic output too
+        launch_mixed = dict(_info(outputs=(("y", "required"), ("ys", "dynamic"),
+                                           ("z", "required"))),
+                            capabilities=["infer_meta", "declare_launch_args"])
+        with self.assertRaisesRegex(errors.CliError, 'op "Op": a launch-only op with a dynamic '
+                                    'output cannot be timed') as cm:
+            bench._bench(lib_of(launch_mixed), self._args())
+        self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
 
 
 
@@ -1842,6 +1850,37 @@ class WorkerStreamRulesTest(unittest.TestCase):
             os.close(wfd)
         self.assertIs(got, True)
         self.assertEqual(len(polls), 3)  # asked until it ended, not taken as ended
+
+    def test_ended_without_done_is_no_finish(self):
+        """The worker's process has ended without saying "done" while a
+        process it forked still holds the stream (idle, open): not a
+        finished worker; when the stream then ends, a death (False)."""
+        sv = _cli("supervise")
+        rfd, wfd = os.pipe()
+        os.write(wfd, b'{"e": "activity", "stage": "execute"}\n')
+        reads = [0]
+
+        def monotonic():
+            # a clock that stands still (each idle wait is the 0.05 s limit);
+            # the forked process ends (the stream closes) at its 6th read
+            reads[0] += 1
+            if reads[0] == 6:
+                os.close(wfd)
+            return 100.0
+        saved = sv.time
+        sv.time = __import__("types").SimpleNamespace(monotonic=monotonic)
+        seen = []
+        try:
+            got = sv.read_events(_Ended(), rfd, 0.05,
+                                 lambda ev: seen.append(ev["e"]) or ev["e"] == "done")
+        finally:
+            sv.time = saved
+            os.close(rfd)
+            if reads[0] < 6:
+                os.close(wfd)
+        self.assertEqual(seen, ["activity"])
+        self.assertIs(got, False)  # a death, never taken for finished
+        self.assertGreaterEqual(reads[0], 6)  # it waited for the stream to end
 
     def test_each_event_restarts_the_limit(self):
         """A worker that reports within its limit is never stopped however
@@ -5446,6 +5485,57 @@ class SupervisorStateTest(unittest.TestCase):
             "the process running the check: killed by SIGKILL"])
         self.assertEqual(sup.job["done"], [["/ops/a.py", "A"], ["/ops/a.py", "B"]])
 
+    def test_an_exit_without_done_while_a_child_holds_the_stream(self):
+        """The worker exits (status 3) in an op's execute without saying
+        "done" while a process it forked still holds the event stream (the
+        real read_events, the stream idle, then closed): the op is failed
+        naming the exit, never the check taken for finished with the op
+        left out."""
+        import json
+        import types
+        cs, sv = _cli("check_supervise"), _cli("supervise")
+        sup = self._sup()
+        rfd, wfd = os.pipe()
+        for ev in ({"e": "op_begin", "plugin": "/ops/a.py", "op": "A", "source": "/ops/a.py:3"},
+                   {"e": "activity", "plugin": "/ops/a.py", "op": "A", "stage": "execute",
+                    "case": "inputs x=int8[2]", "short": "int8[2]"}):
+            os.write(wfd, (json.dumps(ev) + "\n").encode())
+        reads = [0]
+
+        def monotonic():
+            # a clock that stands still (each idle wait is the 2.5 s limit
+            # capped at 1 s). Its reads: the start, a look (the events), their
+            # new limit, a look (an idle wait); the forked process ends at the
+            # 5th (the stream closes)
+            reads[0] += 1
+            if reads[0] == 5:
+                os.close(wfd)
+            return 100.0
+
+        class Exited:
+            pid, returncode = -1, 3
+
+            def poll(self):
+                return 3
+
+            def wait(self, timeout=None):
+                return 3
+        saved = cs.spawn, sv.time
+        cs.spawn = lambda argv_of: (Exited(), rfd)
+        sv.time = types.SimpleNamespace(monotonic=monotonic)
+        try:
+            got = sup._one_worker()
+        finally:
+            cs.spawn, sv.time = saved
+            if reads[0] < 5:
+                os.close(wfd)
+        self.assertIs(got, False)  # a death: the next worker goes on
+        self.assertEqual([(o["op_type"], o["status"]) for o in sup.ops], [("A", "failed")])
+        self.assertEqual(sup.ops[0]["problems"], [
+            "inputs x=int8[2]: execute ended the process running the check: it exited with "
+            "status 3 (os._exit() or C exit() in plugin code?)"])
+        self.assertEqual(sup.job["done"], [["/ops/a.py", "A"]])
+
 
 class CheckWorkerStateTest(unittest.TestCase):
     """check_worker: the monitor's case is the current one (an activity
@@ -5845,6 +5935,24 @@ class GuardStateOutcomeTest(unittest.TestCase):
             ctypes.memmove(end, bytes([pattern[0] ^ 0xFF]), 1)
         self.assertEqual(bufs.overruns(), ['output 0 "y" (1 byte past its end)',
                                            'output 1 "z" (1 byte past its end)'])
+
+    def test_a_front_zone_of_several_patterns_counts_from_its_first_change(self):
+        """A front zone longer than one pattern (GUARD_FRONT past
+        GUARD_PATTERN), written in two of its pattern blocks: the count
+        before the start is the farthest byte written, in the first block,
+        not the first change of the last block."""
+        import ctypes
+        from unittest import mock
+        values = _cli("values")
+        with mock.patch.object(values, "GUARD_FRONT", 3 * values.GUARD_PATTERN):
+            bufs = values.Buffers()
+            addr = bufs.alloc(4, "input 0", "x")
+            pattern = bufs.guards[0][3]
+            self.assertEqual(bufs.overruns(), [])  # every block of the front zone filled
+            for back in (10000, 1):  # y[-10000] (the zone's first block) and y[-1] (its last)
+                at = values.GUARD_FRONT - back
+                ctypes.memmove(addr - back, bytes([pattern[at % len(pattern)] ^ 0xFF]), 1)
+            self.assertEqual(bufs.overruns(), ['input 0 "x" (10000 bytes before its start)'])
 
 
 class ValueStateOutcomeTest(unittest.TestCase):
