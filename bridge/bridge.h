@@ -589,6 +589,12 @@ void pb_signals_save(void);
 /* Restores the saved dispositions of signals a plugin's Python code
  * replaced (GIL held; see signals.c). */
 void pb_signals_restore(void);
+/* At a shutdown after the host finalized the interpreter the saved
+ * dispositions were taken for: forgets them, touching no disposition (a
+ * Python the host started since may have installed its own), so that the
+ * next session of this image (it stays mapped when a plugin kept a Tensor)
+ * saves afresh at its load. */
+void pb_signals_forget(void);
 /* On the interpreter thread of a Python libpyop started, before any
  * plugin: imports signal and gives SIGINT back to the host (GIL held). */
 void pb_signals_keep_host_sigint(void);

@@ -118,6 +118,7 @@ static void pb_shutdown(void) {
   if (!pb_python_usable()) {
     /* The interpreter is gone (or is another one): forget, touch nothing. */
     pb_package_forget();
+    pb_signals_forget();
     pb_lanes_exit_hook_drop();
     pb_exit_watch_forget(); /* died with that interpreter's state dict */
     pb_kept_retire();

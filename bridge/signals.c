@@ -77,6 +77,8 @@ void pb_signals_restore(void) {
   }
 }
 
+void pb_signals_forget(void) { saved_sig_valid = false; }
+
 /*
  * CPython's signal module, when it is first imported in the main
  * interpreter, installs its own SIGINT handler (KeyboardInterrupt) if

@@ -5545,6 +5545,51 @@ static void case_state(void) {
   rec_clear(&r);
 }
 
+/* ----------------------- state pass (session 11): the image kept mapped */
+
+static void mapped_usr1_first(int sig) { (void)sig; }
+static void mapped_usr1_second(int sig) { (void)sig; }
+
+/*
+ * The signal dispositions saved at a load are not carried into the next
+ * session of the same image (this harness keeps its handle, as libpyop
+ * keeps a bridge a plugin's Tensor pins) when the host finalized its Python
+ * under a plugin that replaced SIGUSR1 and then shut the bridge down
+ * (nothing restored then: that Python is gone): the next session's reset
+ * restores the host's handler at that session's load, not the first's.
+ */
+static void case_mapped_signals(void) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = mapped_usr1_first;
+  CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "install the host's SIGUSR1 handler");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
+  CHECK(handler_now(SIGUSR1) != (void *)mapped_usr1_first,
+        "test bug: the plugin did not replace SIGUSR1");
+  rec_clear(&r);
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT, "the bridge did not see Python finalized");
+  api->shutdown();
+  /* The next session, in this same image: the host's handler is another. */
+  sa.sa_handler = mapped_usr1_second;
+  CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "the host's second SIGUSR1 handler");
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "loadstate/sig_usr1.py"));
+  CHECK(handler_now(SIGUSR1) != (void *)mapped_usr1_second, "test bug: SIGUSR1 not replaced");
+  api->reset();
+  CHECK(handler_now(SIGUSR1) == (void *)mapped_usr1_second,
+        "the second session's reset restored %p, not the host's handler at its load (%p; the "
+        "first session's was %p)",
+        handler_now(SIGUSR1), (void *)mapped_usr1_second, (void *)mapped_usr1_first);
+  rec_clear(&r);
+  sigaction(SIGUSR1, &old, NULL);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -5580,7 +5625,8 @@ static void case_state(void) {
   X(state, "integration bridge", 300, "valgrind")                           \
   X(bcstate, "integration bridge", 300, "")                                  \
   X(bcstate_exit, "integration bridge", 300, "")                             \
-  X(bcstate_watch, "integration bridge", 300, "")
+  X(bcstate_watch, "integration bridge", 300, "")                             \
+  X(mapped_signals, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

@@ -20,6 +20,11 @@ Cases:
           end is libpyop's atexit callback); an atexit callback of the
           program's, run after that one, executes the instance left
           (PYOP_ENOTINIT: its lane ended) and destroys it; exit status 0
+  noshut_mapped  as noshut, after a session with 2 lanes whose plugin Pin
+          (serial: tests/lanes/plugins/pin) keeps its input Tensor: its
+          shutdown keeps the bridge's image mapped and drops the lanes'
+          atexit callback, and the noshut load runs in that same image:
+          it registers the callback again, which ends the lanes at exit
 
 Where CPython cannot end lanes safely (3.12.0 - 3.12.3, gh-119213) lanes are
 forced with the test seam (PYOP_TEST_LANES=force) and the program ends with
@@ -31,7 +36,7 @@ import os
 import sys
 import threading
 
-CASES = ("pydll", "cdll", "noshut")
+CASES = ("pydll", "cdll", "noshut", "noshut_mapped")
 
 if sys.argv[1:] == ["--list"]:
     print("\n".join(CASES))
@@ -104,7 +109,34 @@ ok("pyop_set_host_hooks", lib.pyop_set_host_hooks(ctypes.byref(hooks)))
 ok("pyop_set_log_level", lib.pyop_set_log_level(3))
 ok("pyop_set_options", lib.pyop_set_options(ctypes.byref(
     Options(ctypes.sizeof(Options), False, False, b"", 2, 0))))
-if CASE == "noshut":
+NOSHUT = CASE in ("noshut", "noshut_mapped")
+if CASE == "noshut_mapped":
+    # A session with lanes (their atexit callback registered) whose Pin,
+    # serial, keeps its input Tensor past pyop_shutdown: the bridge's image
+    # stays mapped for the next load.
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = os.pathsep.join(
+        os.path.join(PLUGINS, d) for d in ("pure", "pin"))
+    ok("pyop_load (pinned)", lib.pyop_load())
+    check(any("GIL ready" in ln for ln in lines), "no lanes in the pinned session: %r" % lines)
+    pin = ctypes.c_void_p()
+    ok("pyop_op_create Pin", lib.pyop_op_create(b"Pin", None, 0, ctypes.byref(pin)))
+    check(lib.pyop_op_lane(pin) == 0, "Pin in lane %d" % lib.pyop_op_lane(pin))
+    px, py = (ctypes.c_float * 2)(1, 2), (ctypes.c_float * 2)()
+    ptx = Tensor(ctypes.cast(px, ctypes.c_void_p), 0, 0, 1)
+    ptx.shape[0], ptx.nbytes = 2, 8
+    pty = Tensor(ctypes.cast(py, ctypes.c_void_p), 0, 0, 1)
+    pty.shape[0], pty.nbytes = 2, 8
+    ok("Pin execute", lib.pyop_op_execute(pin, ctypes.byref(TensorList(ctypes.pointer(ptx), 1)),
+                                          1, ctypes.byref(pty), 1,
+                                          ctypes.byref(ExecCtx(ctypes.sizeof(ExecCtx)))))
+    check(list(py) == [1.0, 2.0], "Pin: %r" % list(py))
+    lib.pyop_op_destroy(pin)
+    del lines[:]
+    ok("pyop_shutdown (pinned)", lib.pyop_shutdown())
+    check(any("the bridge stays mapped" in ln for ln in lines),
+          "the bridge was not kept mapped: %r" % lines)
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = os.path.join(PLUGINS, "pure")
+if NOSHUT:
     import atexit
 
     def after_lanes():  # registered first: runs after libpyop's callback
@@ -120,7 +152,7 @@ if CASE == "noshut":
         check(rc != 0 and "interpreter lane ended" in err,
               "execute after the lanes ended: %d %s" % (rc, err))
         lib.pyop_op_destroy(ops[0])
-        sys.stderr.write("[noshut] at exit: %d failures\n" % len(failures))
+        sys.stderr.write("[%s] at exit: %d failures\n" % (CASE, len(failures)))
         sys.stderr.flush()
         if failures:
             os._exit(1)
@@ -160,12 +192,12 @@ for round_ in range(3):
         ok("pyop_op_execute", lib.pyop_op_execute(op, ctypes.byref(ins), 1, ctypes.byref(ty), 1,
                                                   ctypes.byref(ctx)))
         check(list(out) == [2.0, 4.0, 6.0, 8.0], "Scale: %r" % list(out))
-for op in ops if CASE != "noshut" else ops[1:]:
+for op in ops if not NOSHUT else ops[1:]:
     lib.pyop_op_destroy(op)
 check(not wrong, "the host's Python callbacks ran in another interpreter than the host's "
       "(%d): %r" % (MAIN, sorted(set(wrong))))
 
-if CASE != "noshut":
+if not NOSHUT:
     ok("pyop_shutdown", lib.pyop_shutdown())
     # This thread's state is still this interpreter's, attached and usable.
     check(threading.current_thread() is threading.main_thread(), "main thread")

@@ -22,6 +22,10 @@
  *              without the seam (directly, and after one with 0 lanes):
  *              the refusal is not carried over, the ops get the lanes (or
  *              the reason) a first load gets on this Python
+ *   mapped_lanes  loads with 2, 1, then 2 lanes in a bridge image a kept
+ *              Tensor keeps mapped after shutdown: each starts or takes
+ *              up its lanes as in a new image (the earlier ones kept by
+ *              the shutdown before it) and runs Scale in them
  *   optional_ext  a plugin that catches the ImportError of an extension a
  *              lane refuses: serial naming the module, every instance on
  *              the main interpreter's accelerated path
@@ -296,6 +300,78 @@ static void case_refusal_reset(void) {
   }
 }
 
+/* ------------------------------------------ lanes in an image kept mapped */
+
+static char mapped_ready[2048];
+
+/* Keeps the lines that say the lanes are ready (INFO). */
+static void keep_mapped_ready(void *user, int level, const char *line) {
+  (void)user, (void)level;
+  size_t used = strlen(mapped_ready);
+  if (strstr(line, "GIL ready in") != NULL && used + strlen(line) + 2 < sizeof mapped_ready) {
+    strcat(mapped_ready, line);
+    strcat(mapped_ready, "\n");
+  }
+}
+
+/*
+ * The lanes of a bridge image kept mapped after shutdown (pin, with 0
+ * lanes: Pin runs in the main interpreter), then loads with lanes in that
+ * same image (forced: 3.12.0-3.12.3 too), each shut down before the next:
+ * 2 lanes (both new), 1 (one of the two kept), 2 (both kept). Each starts
+ * its lanes as a load in a new image would (the lanes of the previous
+ * session are not taken as this one's), takes up the ones the previous
+ * shutdown kept (the Python libpyop started is known as its own again:
+ * its lanes are kept on 3.12 too), and runs Scale in its lanes.
+ */
+static void case_mapped_lanes(void) {
+  const char *pure = LANES_PLUGINS "/pure";
+  const char *pinned = LANES_PLUGINS "/pure:" LANES_PLUGINS "/pin";
+  char reason[512];
+  unsetenv("PYOP_TEST_LANES");
+  uint32_t got = scale_lanes(0, pinned, true, reason, sizeof reason);
+  CHECK(got == 0 && reason[0] == '\0', "0 lanes: Scale in %u lanes (%s)", (unsigned)got, reason);
+  int level = pyop_get_log_level();
+  static const struct {
+    uint32_t lanes;
+    const char *says;
+  } loads[] = {
+      {2, "lanes: 2 sub-interpreters with their own GIL ready in "},
+      {1, "lanes: 1 sub-interpreter with its own GIL ready in "},
+      {2, "lanes: 2 sub-interpreters with their own GIL ready in "},
+  };
+  static const char *const counts[] = {"(2 started, 0 kept from an earlier load)",
+                                       "(0 started, 1 kept from an earlier load)",
+                                       "(0 started, 2 kept from an earlier load)"};
+  for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+    mapped_ready[0] = '\0';
+    load_with_lanes(loads[i].lanes, pure);
+    CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.log = keep_mapped_ready;
+    CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    CHECK(strstr(mapped_ready, loads[i].says) != NULL && strstr(mapped_ready, counts[i]) != NULL,
+          "load %zu (%u lanes) in the mapped image said: '%s'", i, (unsigned)loads[i].lanes,
+          mapped_ready);
+    expect_info("Scale", loads[i].lanes, NULL);
+    for (uint32_t k = 0; k < loads[i].lanes; k++) {
+      pyop_op *op = NULL;
+      REQUIRE_RC(pyop_op_create("Scale", NULL, 0, &op), PYOP_OK);
+      CHECK(pyop_op_lane(op) != 0, "load %zu: Scale instance %u in lane %u", i, (unsigned)k,
+            (unsigned)pyop_op_lane(op));
+      float x[2] = {1, 2}, y[2] = {0, 0};
+      CHECK_RC(run(op, x, y, 2), PYOP_OK);
+      CHECK(y[0] == 2.0f && y[1] == 4.0f, "load %zu: Scale gave %g %g", i, y[0], y[1]);
+      pyop_op_destroy(op);
+    }
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
+    CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+    CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  }
+  unsetenv("PYOP_TEST_LANES");
+}
+
 /* ---------------------------------------- what a lane refuses to import */
 
 
@@ -526,8 +602,8 @@ static void case_optional_many(void) {
 }
 
 #define LANES_LOAD_CASES(X)                                                                   \
-  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(optional_ext) \
-  X(lazy_import) X(lazy_attrs) X(optional_many)
+  X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
+  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
