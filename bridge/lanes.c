@@ -361,6 +361,12 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The warning that element el of the load stays serial, and why. */
+static void warn_serial(size_t el, const char *why) {
+  pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
+         load_paths[el], why);
+}
+
 /*
  * One warning per element of the load a lane refused to run (its plugins
  * need what a sub-interpreter does not give): the reason of the first lane
@@ -371,8 +377,7 @@ static void log_serial_elements(size_t n) {
   for (size_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < n_lanes; k++)
       if (lanes[k].serial_why[i] != NULL) {
-        pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
-               load_paths[i], lanes[k].serial_why[i]);
+        warn_serial(i, lanes[k].serial_why[i]);
         break;
       }
 }
@@ -504,8 +509,7 @@ static const char *code_differs(pb_lane *l, size_t el) {
                                    "load again to run them in lanes",
                                    (unsigned)l->index, load_paths[el]);
     if (l->serial_why[el] != NULL)
-      pb_log(PYOP_LOG_WARN, "lanes: the plugins of %s stay serial in the main interpreter: %s",
-             load_paths[el], l->serial_why[el]);
+      warn_serial(el, l->serial_why[el]);
   }
   return l->serial_why[el];
 }
