@@ -1374,6 +1374,41 @@ static void test_unsupported_hint_pending_only(void **state) {
   pyop_op_destroy(op);
 }
 
+/*
+ * An instance created on a host prototype before a load bound its
+ * implementation lives on the entry the bound one keeps as its base: the
+ * unload refused while it lives names that op (configuration pass,
+ * src.cf.registry.busy_base_unnamed), and succeeds once it is destroyed,
+ * the host prototype staying.
+ */
+static void test_unload_busy_on_host_base(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostBusy", NULL, NULL, NULL, NULL, ins, 1,
+                     outs, 1, NULL, 0, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  pyop_op *early;
+  assert_int_equal(pyop_op_create("HostBusy", NULL, 0, &early), PYOP_OK);
+  desc d;
+  desc_init(&d, "HostBusy", "hb.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostBusy", &info), PYOP_OK);
+  assert_string_equal(info->impl_key, "pyop:HostBusy.impl"); /* bound */
+  pyop_op_info_release(info);
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has("1 op instance is alive (1 of \"HostBusy\"); destroy them first");
+  pyop_op_destroy(early);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop_op_get("HostBusy", &info), PYOP_OK);
+  assert_null(info->impl_key); /* the host prototype alone again */
+  pyop_op_info_release(info);
+}
+
 static void test_unload_busy_many(void **state) {
   (void)state;
   busy_types(8, "8 op instances are alive");
@@ -2032,6 +2067,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_list_of_three, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unload_busy_on_host_base, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_hint_pending_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
