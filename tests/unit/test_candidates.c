@@ -220,6 +220,21 @@ static void test_override_rules(void **state) {
   unlink(file);
   free(file);
 
+  /* Set but empty: no override at all, as when unset (not a relative
+   * path refused: configuration pass, src.cf.candidates.empty_override). */
+  unsetenv("PYOP_BRIDGE_DIR");
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  size_t n_unset = c.n;
+  pyop__candidates_free(&c);
+  setenv("PYOP_BRIDGE_DIR", "", 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, n_unset);
+  for (size_t i = 0; i < c.n; i++) {
+    assert_string_not_equal(c.items[i].dir, "");
+    if (c.items[i].reason) assert_null(strstr(c.items[i].reason, "PYOP_BRIDGE_DIR"));
+  }
+  pyop__candidates_free(&c);
+
   /* Secure execution: the variable is not even read. */
   setenv("PYOP_BRIDGE_DIR", f.override, 1);
   pyop__sys saved = pyop__sys_table;
