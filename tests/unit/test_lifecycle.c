@@ -1163,6 +1163,33 @@ static void test_runtime_key(void **state) {
   assert_string_equal(buf, "");
 }
 
+/*
+ * pyop_doctor with ASCEND_CUSTOM_OPP_PATH unset, then listing a .py file
+ * that does not exist: "(unset)"; the missing file's verdict and the scan's
+ * error line, and the rest of the report still given (configuration
+ * pass, src.cf.doctor.*).
+ */
+static void test_doctor_unset_and_missing_file(void **state) {
+  (void)state;
+  unsetenv("ASCEND_CUSTOM_OPP_PATH");
+  char *d = doctor();
+  expect_in(d, "ASCEND_CUSTOM_OPP_PATH=(unset)\n");
+  assert_null(strstr(d, "  error: "));
+  free(d);
+  char *gone = fb_join(opp, "gone.py");
+  setenv("ASCEND_CUSTOM_OPP_PATH", gone, 1);
+  d = doctor();
+  char want[1200];
+  snprintf(want, sizeof want, "  %s: missing-file", gone);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  error: ASCEND_CUSTOM_OPP_PATH lists the Python file '%s', "
+                              "which does not exist", gone);
+  expect_in(d, want);
+  expect_in(d, "ops registered: 0\n");
+  free(d);
+  free(gone);
+}
+
 /* pyop_doctor: runtime key line, every path element with its verdict, the
  * candidates before and after a load. */
 static void test_doctor(void **state) {
@@ -2058,6 +2085,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_unset_and_missing_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_failure_in_a_successful_call, setup, teardown),
