@@ -159,35 +159,6 @@ static void test_save_restore(void **state) {
   pt_faults_remove();
 }
 
-/*
- * A message marked as naming its call is that message only: the next call
- * on the thread whose bridge records an unmarked message reads it as not
- * naming its call (so its caller puts the call in front); a call that
- * records nothing has said nothing (configuration pass: a second call,
- * src.cf.error.named_once_named_always).
- */
-static void test_names_call_is_per_message(void **state) {
-  (void)state;
-  unsigned mark = pyop__error_mark();
-  pyop__error(PYOP_EPYTHON, "execute of \"Op\": ValueError: first");
-  pyop__error_names_call();
-  pyop__bridge_failure f = pyop__bridge_failed(PYOP_EPYTHON, mark);
-  assert_true(f.said);
-  assert_true(f.names_call);
-  /* The second call: a plain message of the bridge. */
-  mark = pyop__error_mark();
-  pyop__error(PYOP_EPYTHON, "ValueError: second");
-  f = pyop__bridge_failed(PYOP_EPYTHON, mark);
-  assert_true(f.said);
-  assert_false(f.names_call);
-  assert_int_equal(f.status, PYOP_EPYTHON);
-  /* A third that records nothing. */
-  mark = pyop__error_mark();
-  f = pyop__bridge_failed(PYOP_EPYTHON, mark);
-  assert_false(f.said);
-  assert_false(f.names_call);
-}
-
 /* A log hook that makes a libpyop call fail (and logs nothing itself). */
 static int hook_calls;
 static void failing_log_hook(void *user, int level, const char *line) {
@@ -359,7 +330,6 @@ int main(void) {
       cmocka_unit_test(test_builder_room_for_nul),
       cmocka_unit_test(test_builder_take),
       cmocka_unit_test(test_save_restore),
-      cmocka_unit_test(test_names_call_is_per_message),
       cmocka_unit_test(test_hook_keeps_the_last_error),
       cmocka_unit_test(test_status_table),
       cmocka_unit_test(test_call_tokens_unique),

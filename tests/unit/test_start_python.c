@@ -275,10 +275,11 @@ static void test_refusals(void **state) {
 }
 
 /*
- * Two partitions the others leave (configuration pass,
- * src.cf.start_python.*): lanes asked for with a key whose Python runs
- * them: that one, and no note at all (nothing passed over, nothing to warn
- * of); and an artifacts root with no artifact: refused, "none" listed.
+ * Two partitions the others leave: an artifacts root with no artifact:
+ * refused, "none" listed (configuration pass,
+ * src.cf.start_python.no_bridges_unnamed); lanes asked for with a key, or
+ * a default, whose Python runs them: that one, and no note at all (nothing
+ * passed over, nothing to warn of).
  */
 static void test_asked_key_runs_lanes_and_empty_root(void **state) {
   (void)state;
