@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
+#include "kernel_libs.h"
 #include "lifecycle.h"
 #include "registry.h"
 
@@ -631,6 +632,48 @@ static void test_lanes(void **state) {
   assert_int_equal(pyop_shutdown(), PYOP_OK);
   o.lanes = 0;
   assert_int_equal(pyop_set_options(&o), PYOP_OK);
+}
+
+/*
+ * A lost interpreter is retired as pyop_shutdown would: its kernel
+ * libraries that no plan uses are closed with the bridge, so the fresh
+ * load opens them again (configuration pass,
+ * src.cf.lifecycle.retire_keeps_kernel_libs). The fake bridge's own
+ * library stands in for a kernel library.
+ */
+static int kl_dlopens;
+static void *(*kl_real_dlopen)(const char *, int);
+static void *kl_counting_dlopen(const char *path, int flags) {
+  kl_dlopens++;
+  return kl_real_dlopen(path, flags);
+}
+
+static void test_interpreter_lost_closes_kernel_libs(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  char *dir = fb_variant("GOOD"), *so = fb_join(dir, "libpyop_bridge.so");
+  pyop__kernel_lib *lib = NULL;
+  pyop__sb why = PYOP__SB_INIT;
+  if (pyop__kernel_lib_acquire(so, &lib, &why) != PYOP_OK)
+    fail_msg("acquire %s: %s", so, pyop__sb_str(&why));
+  pyop__kernel_lib_release(lib); /* unused: closed with the bridge */
+  kl_real_dlopen = pyop__sys_table.dlopen;
+  pyop__sys_table.dlopen = kl_counting_dlopen;
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  expect_in(log_buf, "was finalized: closing it to load afresh");
+  kl_dlopens = 0;
+  lib = NULL;
+  if (pyop__kernel_lib_acquire(so, &lib, &why) != PYOP_OK)
+    fail_msg("acquire %s again: %s", so, pyop__sb_str(&why));
+  pyop__sys_table.dlopen = kl_real_dlopen;
+  assert_int_equal(kl_dlopens, 1); /* opened again: the retirement closed it */
+  pyop__kernel_lib_release(lib);
+  pyop__sb_free(&why);
+  free(so);
+  free(dir);
 }
 
 /*
@@ -2071,6 +2114,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_old_minor_bridge, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_interpreter_lost, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interpreter_lost_closes_kernel_libs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_register_fail_halfway, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_owns_op, setup, teardown),
