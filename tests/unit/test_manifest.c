@@ -95,6 +95,13 @@ static void test_manifest_minimal_and_abi3(void **state) {
   assert_int_equal(m.min_python_minor, 8);
   assert_null(m.libpython); /* empty value: not set */
   pyop__manifest_free(&m);
+  /* An empty python_dir is not set either: accepted, absent (configuration
+   * pass, src.cf.manifest.empty_python_dir_*). */
+  static const char empty_dir[] = BASE "python_dir=\n";
+  assert_int_equal(parse(empty_dir, strlen(empty_dir), &m, &why), PYOP_OK);
+  assert_null(m.python_dir);
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  pyop__manifest_free(&m);
   pyop__sb_free(&why);
 }
 
