@@ -184,6 +184,37 @@ static char *fake_secure_getenv(const char *name) {
   return NULL; /* what secure_getenv answers under AT_SECURE */
 }
 
+/*
+ * An entry of the root that cannot be stat'ed (a link to nothing) is not
+ * skipped as "not a directory": it is a candidate, refused as a path with
+ * the reason, and the good one is still first (configuration pass,
+ * src.cf.candidates.dangling_skipped).
+ */
+static void test_dangling_entry_listed(void **state) {
+  (void)state;
+  unsetenv("PYOP_BRIDGE_DIR");
+  char *root = pt_mkdtemp();
+  char exact[64];
+  snprintf(exact, sizeof exact, "%s-%s", key.tag, key.machine);
+  char *good = make_dir(root, exact, key.tag, "", key.machine, 1, NULL);
+  char *gone = fb_join(root, "gone-link");
+  char *target = fb_join(root, "no-such-artifact");
+  assert_int_equal(symlink(target, gone), 0);
+  pyop__artifacts_set_root(root);
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 2);
+  expect(&c, 0, good, PYOP__CAND_UNTRIED, 1, NULL);
+  expect(&c, 1, gone, PYOP__CAND_INVALID_PATH, -1, "cannot stat: No such file or directory");
+  pyop__candidates_free(&c);
+  pyop__artifacts_set_root(NULL);
+  fb_rmtree(root);
+  free(target);
+  free(gone);
+  free(good);
+  free(root);
+}
+
 static void test_override_rules(void **state) {
   (void)state;
   order_fixture f;
@@ -617,6 +648,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_candidates_order, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test(test_status_names),
       cmocka_unit_test_setup_teardown(test_override_rules, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dangling_entry_listed, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_abi3_min_python_boundary, pt_seam_setup,
                                       pt_seam_teardown),
