@@ -576,25 +576,6 @@ static void test_list_args_refused(void **state) {
   pyop_op_destroy(op);
 }
 
-/*
- * infer_meta_expect reads the host's count of the dynamic outputs only: a
- * required output's count on entry, whatever it holds (9, more than its
- * room), is not a statement, and comes back 1 (configuration pass,
- * src.cf.execute.expect_required_count_read).
- */
-static void test_infer_meta_expect_required_count_ignored(void **state) {
-  (void)state;
-  pyop_op *op = make("Split", X_OK, 3);
-  pyop_tensor ys[4], last;
-  pyop_output_list l[2] = {{ys, 4, 3}, {&last, 1, 9}};
-  if (pyop_op_infer_meta_expect(op, &xin, 1, l, 2) != PYOP_OK)
-    fail_msg("a required output's count read as stated: %s", pyop_last_error());
-  assert_int_equal(l[0].count, 3);
-  assert_int_equal(l[1].count, 1);
-  assert_int_equal(last.dtype, PYOP_DTYPE_FLOAT32);
-  pyop_op_destroy(op);
-}
-
 /* infer_meta_expect: the host's stated instance count of a dynamic output
  * is held against what infer_meta returns; more stated than room is the
  * host's error (one more than the room; the room itself is fine), and a
@@ -1231,7 +1212,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta_expect_counts, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_infer_meta_expect_required_count_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expect_count_clamped_to_room, setup, teardown),
       cmocka_unit_test_setup_teardown(test_inplace_alias, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alias_output_refused, setup, teardown),
