@@ -1578,6 +1578,40 @@ static void reentry_install(void) {
   assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
 }
 
+/*
+ * pyop_doctor from a log hook of a running load reads the lifecycle's
+ * state as that call's own and leaves the call in charge: a lifecycle call
+ * the same hook makes after it is still refused with PYOP_EBUSY, and the
+ * load completes (configuration pass: a hook that calls back twice,
+ * src.cf.lifecycle.nested_doctor_ends_call).
+ */
+static int nd_lines, nd_doctor_rc = -1, nd_unload_rc = -1;
+static void nd_log(void *user, int level, const char *line) {
+  log_hook(user, level, line);
+  if (nd_lines++) return;
+  char *out = NULL;
+  nd_doctor_rc = pyop_doctor(&out);
+  pyop_free(out);
+  nd_unload_rc = pyop_unload();
+}
+
+static void test_doctor_in_hook_keeps_the_call(void **state) {
+  (void)state;
+  use_variant("LOGGY");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = nd_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  nd_lines = 0;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  install_log_hook();
+  assert_true(nd_lines > 0);
+  assert_int_equal(nd_doctor_rc, PYOP_OK);
+  if (nd_unload_rc != PYOP_EBUSY)
+    fail_msg("pyop_unload from the hook after pyop_doctor: %s, want PYOP_EBUSY",
+             pyop_status_name(nd_unload_rc));
+  expect_ops("FakeAdd,FakeIdentity");
+}
+
 static void test_reentrant_hooks(void **state) {
   (void)state;
   use_variant("LOGGY"); /* logs a warning from inside register_custom_ops */
@@ -2131,6 +2165,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_unset_and_missing_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_in_hook_keeps_the_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_failure_in_a_successful_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_what_the_bridge_is_asked, setup, teardown),
