@@ -60,6 +60,9 @@
  *   start_fail lane 2 cannot start (test seam): the load fails naming it, the
  *              registry is empty; the next load runs lane 1 in the interpreter
  *              started beside it (kept) and starts lane 2
+ *   start_fail_one  one lane, which cannot start (test seam): the load fails
+ *              naming lane 1, nothing is kept (no warning); the next load
+ *              starts it
  *   one_lane_differs  a plugin (the path's second element) whose import
  *              differs in one lane only, lane 1's then lane 2's, across
  *              unload and load: refused there (serial, naming that lane),
@@ -836,6 +839,38 @@ static void case_start_fail(void) {
   free(opp);
 }
 
+/*
+ * One lane, the one that cannot start (the limit 1 and its first lane):
+ * the load fails naming lane 1, and the shutdown of lanes that made no
+ * interpreter keeps nothing and warns of nothing; the next load starts
+ * lane 1 (configuration pass, session 12).
+ */
+static void case_start_fail_one(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-1", 1);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 1: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-1");
+  CHECK_LIST("");
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL,
+        "lanes that made no interpreter warned of keeping them:\n%s", lanes_warnings);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 1, NULL);
+  float ids[1] = {0};
+  lane_ids(1, ids, 1);
+  CHECK(ids[0] != 0.0f, "Scale's lane ran in the main interpreter");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL, "the lanes not kept:\n%s",
+        lanes_warnings);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  free(opp);
+}
+
 /* ------------------------------------------------------- one_lane_differs */
 
 /* What tests/lanes/plugins/per_interp does differently in interpreter id. */
@@ -1168,7 +1203,7 @@ static void case_cycles(void) {
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
   X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
-  X(one_lane_differs) X(kept_counts)
+  X(start_fail_one) X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};

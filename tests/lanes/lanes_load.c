@@ -8,7 +8,7 @@
  *              an identical copy in c with a trailing slash) loads once per
  *              file as without lanes and runs in lanes
  *   trailing_slash  "pure/:refused/": Refused serial with the lane's
- *              reason, Scale in lanes
+ *              reason (its failed import, one line), Scale in lanes
  *   replaced   a plugin module, and a package's submodule, replaced (cp +
  *              mv) while the load imports them: serial, every instance runs
  *              one version; the next load runs them in lanes (the
@@ -34,7 +34,9 @@
  *              run in the main interpreter, said once; the failed call runs
  *              again there unless the lane had called out. Ops that catch
  *              that ImportError there and go on without the module: the
- *              call's result stands, then the same
+ *              call's result stands, then the same; a workspace taken is a
+ *              call out too (LazyWs); the main interpreter's instance of a
+ *              fallen-back one is deleted with it (LazyDel)
  *   lazy_attrs  three instances with other attributes (a float, a list of
  *              ints, a list of strings; one the float only; an op with
  *              one attribute) of an op that falls back at its
@@ -112,6 +114,18 @@ static void case_trailing_slash(void) {
   expect_info("Scale", 2, NULL);
   expect_info("Refused", 0, "does not support loading in subinterpreters");
   expect_info("Refused", 0, "lane 1: ");
+  /* Its import failed (it did not go on without the module), and the reason
+   * is one line (configuration pass, session 12). */
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get("Refused", &info), PYOP_OK);
+  if (info != NULL) {
+    CHECK(strstr(info->serial_reason, "went on without it") == NULL &&
+              strstr(info->serial_reason, "loading Python plugins failed") != NULL,
+          "Refused: reason of a failed import: %s", info->serial_reason);
+    CHECK(strchr(info->serial_reason, '\n') == NULL, "Refused: a reason of many lines: %s",
+          info->serial_reason);
+    pyop_op_info_release(info);
+  }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
@@ -397,10 +411,25 @@ static int lines_with(const char *text, const char *a, const char *b) {
   return n;
 }
 
-/* Runs op on {x0, 0}; *id the interpreter that ran it (0: the main one). */
+/* The host's workspace for run_id's calls (LazyWs takes 64 bytes). */
+static int give_workspace(void *user, uint64_t nbytes, void **out) {
+  static _Thread_local uint64_t ws[32];
+  (void)user;
+  if (nbytes > sizeof ws)
+    return PYOP_ENOMEM;
+  *out = ws;
+  return PYOP_OK;
+}
+
+/* Runs op on {x0, 0}, with a workspace allocator; *id the interpreter that
+ * ran it (0: the main one). */
 static int run_id(pyop_op *op, float x0, float *y0, float *id) {
   float x[2] = {x0, 0}, y[2] = {-1, -1};
-  int rc = run(op, x, y, 2);
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_workspace = give_workspace;
+  int rc = pyop_op_execute(op, in, 1, &ty, 1, &ctx);
   *y0 = y[0];
   *id = y[1];
   return rc;
@@ -481,6 +510,27 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late, bool caug
         times, lanes_warnings);
 }
 
+/*
+ * The main interpreter's instance of a fallen-back lane instance goes with
+ * it: LazyDel's first instance falls back at its first call (made again in
+ * the main interpreter, which runs the call), then is destroyed; the
+ * instances made after (in the main interpreter from the start) see each
+ * earlier one deleted there (configuration pass, session 12).
+ */
+static void lazy_del(void) {
+  for (int i = 0; i < 3; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LazyDel", NULL, 0, &op), PYOP_OK);
+    float x[3] = {7, 0, 0}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(op, x, y, 3), PYOP_OK);
+    CHECK(y[0] == 7.0f && y[1] == 0.0f, "LazyDel instance %d: y[0] = %g in interpreter %g", i,
+          y[0], y[1]);
+    CHECK(y[2] == (float)i, "LazyDel instance %d: the main interpreter deleted %g of the %d "
+          "instances destroyed before it", i, y[2], i);
+    pyop_op_destroy(op);
+  }
+}
+
 static void case_lazy_import(void) {
   bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
@@ -496,7 +546,10 @@ static void case_lazy_import(void) {
   lazy_op("LazyAsyncio", py312, false, false);
   lazy_op("LazyOptional", true, false, true);
   lazy_op("LazyOptInit", true, false, false);
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 6 : 5),
+  /* A workspace taken is a call out, as an output is (configuration pass). */
+  lazy_op("LazyWs", true, true, false);
+  lazy_del();
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 8 : 7),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

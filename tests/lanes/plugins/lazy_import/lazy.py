@@ -11,6 +11,9 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
                when that raises ImportError (the optional-extension
                pattern, lazily): its calls never fail
   LazyOptInit  the implementation's constructor does the same
+  LazyWs       execute takes a workspace, then imports the extension module
+  LazyDel      execute imports the extension module; y[2] = how many
+               LazyDel objects this interpreter has deleted so far
 """
 import importlib
 import sys
@@ -119,3 +122,38 @@ class LazyOptInitImpl:
 
     def execute(self, x: Tensor) -> None:
         _run(x)
+
+
+@pyop.register_op(op_type="LazyWs")
+def lazy_ws(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyWs")
+class LazyWsImpl:
+    def execute(self, x: Tensor) -> None:
+        pyop.get_execute_ctx().malloc_workspace(64)
+        _run(x, EXT)
+
+
+_deleted = 0
+
+
+@pyop.register_op(op_type="LazyDel")
+def lazy_del(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDel")
+class LazyDelImpl:
+    def __del__(self):
+        global _deleted
+        _deleted += 1
+
+    def execute(self, x: Tensor) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = memoryview(x).cast("B").cast("f")[0]
+        o[1] = float(_interp_id())
+        o[2] = float(_deleted)
