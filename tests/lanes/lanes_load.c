@@ -105,12 +105,23 @@ static void case_twice(void) {
   free(dir), free(a), free(b), free(c), free(src), free(fa), free(fb), free(fc);
 }
 
+static int count_in(const char *text, const char *s);
+
 /* A trailing slash on an element whose plugin a lane refuses: serial with
  * the reason, the other element's ops in lanes (issue 28 item 8). */
 static void case_trailing_slash(void) {
   char *opp = xasprintf("%s/pure/:%s/refused/", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
   REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* Both lanes refused the element: one warning, naming the first. */
+  CHECK(count_in(lanes_warnings, "stay serial in the main interpreter") == 1 &&
+            count_in(lanes_warnings, "refused/ stay serial in the main interpreter: lane 1: ") == 1,
+        "the element refused by both lanes warned:\n%s", lanes_warnings);
   expect_info("Scale", 2, NULL);
   expect_info("Refused", 0, "does not support loading in subinterpreters");
   expect_info("Refused", 0, "lane 1: ");
