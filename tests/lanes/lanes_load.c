@@ -498,6 +498,7 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late, bool caug
         CHECK_RC(rc, PYOP_EPYTHON);
         CHECK_ERR_HAS("(after it had called out, so this call is not run again: the op's "
                       "later calls run in the main interpreter)");
+        CHECK_ERR_HAS("ImportError: "); /* what the lane refused, named */
         continue;
       }
       if (caught && round == 0 && i == 0) {
@@ -519,6 +520,11 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late, bool caug
   int times = lines_with(lanes_warnings, said, "runs in the main interpreter from now on");
   CHECK(times == (lane_refuses ? 1 : 0), "%s: said %d times that it falls back:\n%s", op_type,
         times, lanes_warnings);
+  /* The warning names what the lane refused (the lane's ImportError). */
+  if (lane_refuses)
+    CHECK(lines_with(lanes_warnings, said, "ImportError") == 1,
+          "%s: the fallback's warning does not name the ImportError:\n%s", op_type,
+          lanes_warnings);
 }
 
 /*
