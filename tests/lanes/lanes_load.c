@@ -36,7 +36,9 @@
  *              that ImportError there and go on without the module: the
  *              call's result stands, then the same; a workspace taken is a
  *              call out too (LazyWs); the main interpreter's instance of a
- *              fallen-back one is deleted with it (LazyDel)
+ *              fallen-back one is deleted with it (LazyDel); an output
+ *              bound to its input from a lane (LaneInto) is a call out too
+ *              (LazyInto)
  *   lazy_attrs  three instances with other attributes (a float, a list of
  *              ints, a list of strings; one the float only; an op with
  *              one attribute) of an op that falls back at its
@@ -548,6 +550,54 @@ static void lazy_del(void) {
   }
 }
 
+/* Runs the in-place op on x[2]: its status; *bound whether the output is
+ * x's buffer. */
+static int run_into(pyop_op *op, float *x, bool *bound) {
+  pyop_tensor tx = f32_1d(x, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  int rc = pyop_op_execute(op, in, 1, out, 1, &ctx);
+  *bound = out[0].data == x;
+  return rc;
+}
+
+/*
+ * In-place ops in lanes: the output bound to the input's buffer from a
+ * lane (LaneInto, one instance per lane); a call that bound it and then
+ * failed on an import the lane refused is not run again (LazyInto: x
+ * written once), the next runs in the main interpreter (configuration
+ * pass, session 12).
+ */
+static void into_ops(void) {
+  expect_info("LaneInto", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneInto", NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) != 0, "LaneInto instance %d in lane %u", i,
+          (unsigned)pyop_op_lane(op));
+    float x[2] = {1, 2};
+    bool bound = false;
+    CHECK_RC(run_into(op, x, &bound), PYOP_OK);
+    CHECK(x[0] == 2.0f && x[1] == 3.0f && bound, "LaneInto instance %d: x = %g %g, bound %d",
+          i, x[0], x[1], bound);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyInto", NULL, 0, &op), PYOP_OK);
+  float x[2] = {1, 2};
+  bool bound = false;
+  CHECK_RC(run_into(op, x, &bound), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK(x[0] == 2.0f && x[1] == 3.0f, "LazyInto's failed call wrote x %g %g (run again?)", x[0],
+        x[1]);
+  CHECK_RC(run_into(op, x, &bound), PYOP_OK);
+  CHECK(x[0] == 3.0f && bound, "LazyInto in the main interpreter: x[0] = %g, bound %d", x[0],
+        bound);
+  pyop_op_destroy(op);
+}
+
 static void case_lazy_import(void) {
   bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
@@ -566,7 +616,8 @@ static void case_lazy_import(void) {
   /* A workspace taken is a call out, as an output is (configuration pass). */
   lazy_op("LazyWs", true, true, false);
   lazy_del();
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 8 : 7),
+  into_ops();
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 9 : 8),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

@@ -14,6 +14,9 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyWs       execute takes a workspace, then imports the extension module
   LazyDel      execute imports the extension module; y[2] = how many
                LazyDel objects this interpreter has deleted so far
+  LaneInto     x += 1 in place, the output bound to x's buffer (no import:
+               runs in lanes)
+  LazyInto     the same, then imports the extension module
 """
 import importlib
 import sys
@@ -157,3 +160,34 @@ class LazyDelImpl:
         o[0] = memoryview(x).cast("B").cast("f")[0]
         o[1] = float(_interp_id())
         o[2] = float(_deleted)
+
+
+def _add_one(x):
+    xv = memoryview(x).cast("B").cast("f")
+    for i in range(len(xv)):
+        xv[i] += 1.0
+    del xv
+    pyop.get_execute_ctx().make_output_ref_input(0, 0)
+
+
+@pyop.register_op(op_type="LaneInto", mutates_args=("x",), outputs=("x",))
+def lane_into(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneInto")
+class LaneIntoImpl:
+    def execute(self, x: Tensor) -> None:
+        _add_one(x)
+
+
+@pyop.register_op(op_type="LazyInto", mutates_args=("x",), outputs=("x",))
+def lazy_into(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyInto")
+class LazyIntoImpl:
+    def execute(self, x: Tensor) -> None:
+        _add_one(x)
+        importlib.import_module(EXT)
