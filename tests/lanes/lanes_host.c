@@ -70,10 +70,12 @@
  *              lane and the element); then the same lanes load it again
  *   kept_counts  the log line of each start says how many lanes were
  *              started and how many taken up from an earlier load (2, 3,
- *              1, 2 lanes, one shutdown between each)
+ *              1, 2 lanes, one shutdown between each); one lane image open
+ *              per lane of the load
  */
 #include "lanes_util.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -990,6 +992,28 @@ static void keep_ready(void *user, int level, const char *line) {
   }
 }
 
+/* How many lane images (memfds "pyop-lane-N", lane_files.c) this process
+ * has open. */
+static int lane_images_open(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len <= 0)
+      continue;
+    target[len] = '\0';
+    if (strstr(target, "memfd:pyop-lane-") != NULL)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
 /*
  * How many lanes each start made and took up from the kept ones, as its
  * log line says: 2 lanes (both new), 3 (two kept, one new), 1 (one of the
@@ -1021,6 +1045,12 @@ static void case_kept_counts(void) {
     CHECK(strstr(ready_lines, loads[i].says) != NULL && strstr(ready_lines, counts[i]) != NULL,
           "load %zu (%u lanes) said: '%s'", i, (unsigned)loads[i].lanes, ready_lines);
     expect_info("Scale", loads[i].lanes, NULL);
+    /* One image per lane of this load: a kept lane's last image is closed
+     * when a new one takes it up, and the kept lanes this load does not use
+     * keep none (configuration pass, session 12). */
+    int images = lane_images_open();
+    CHECK(images == (int)loads[i].lanes, "load %zu (%u lanes): %d lane images open", i,
+          (unsigned)loads[i].lanes, images);
     if (i == 3) {
       ready_lines[0] = '\0';
       CHECK_RC(pyop_unload(), PYOP_OK);

@@ -17,6 +17,8 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LaneInto     x += 1 in place, the output bound to x's buffer (no import:
                runs in lanes)
   LazyInto     the same, then imports the extension module
+  AsyncioNamed execute looks for a module whose name starts with "asyncio"
+               (absent: ModuleNotFoundError, caught): runs in lanes on 3.12 too
 """
 import importlib
 import sys
@@ -191,3 +193,18 @@ class LazyIntoImpl:
     def execute(self, x: Tensor) -> None:
         _add_one(x)
         importlib.import_module(EXT)
+
+
+@pyop.register_op(op_type="AsyncioNamed")
+def asyncio_named(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="AsyncioNamed")
+class AsyncioNamedImpl:
+    def execute(self, x: Tensor) -> None:
+        try:
+            importlib.import_module("asyncio_pyop_absent")
+        except ModuleNotFoundError:
+            pass  # not asyncio: a lane of 3.12 looks for it as usual
+        _run(x)
