@@ -38,7 +38,8 @@
  *              call out too (LazyWs); the main interpreter's instance of a
  *              fallen-back one is deleted with it (LazyDel); an output
  *              bound to its input from a lane (LaneInto) is a call out too
- *              (LazyInto)
+ *              (LazyInto); so is a compile's artifact (LaneCompile,
+ *              LazyCompile)
  *   lazy_attrs  three instances with other attributes (a float, a list of
  *              ints, a list of strings; one the float only; an op with
  *              one attribute) of an op that falls back at its
@@ -598,6 +599,47 @@ static void into_ops(void) {
   pyop_op_destroy(op);
 }
 
+/* Compiles op for x[2] -> y[2]: its status; the artifact's text in
+ * art[size]. */
+static int compile_into(pyop_op *op, char *art, size_t size) {
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  void *a = NULL;
+  size_t len = 0;
+  int rc = pyop_op_compile(op, in, 1, &ty, 1, &a, &len);
+  snprintf(art, size, "%.*s", (int)len, a != NULL ? (const char *)a : "");
+  pyop_free(a);
+  return rc;
+}
+
+/*
+ * compile in lanes: the artifact stored from a lane reaches the host
+ * (LaneCompile, one instance per lane); a compile that stored one and then
+ * failed on an import the lane refused is not run again, the next runs in
+ * the main interpreter (LazyCompile) (configuration pass, session 12).
+ */
+static void compile_ops(void) {
+  expect_info("LaneCompile", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneCompile", NULL, 0, &op), PYOP_OK);
+    char art[64];
+    CHECK_RC(compile_into(op, art, sizeof art), PYOP_OK);
+    CHECK(strncmp(art, "id ", 3) == 0 && strcmp(art, "id 0") != 0,
+          "LaneCompile instance %d: artifact '%s' (from a lane?)", i, art);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyCompile", NULL, 0, &op), PYOP_OK);
+  char art[64] = "";
+  CHECK_RC(compile_into(op, art, sizeof art), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(compile_into(op, art, sizeof art), PYOP_OK);
+  CHECK(strcmp(art, "id 0") == 0, "LazyCompile in the main interpreter: artifact '%s'", art);
+  pyop_op_destroy(op);
+}
+
 static void case_lazy_import(void) {
   bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
@@ -620,7 +662,8 @@ static void case_lazy_import(void) {
   /* Only asyncio and its submodules are refused on 3.12, not a name that
    * starts like it (configuration pass, session 12). */
   lazy_op("AsyncioNamed", false, false, false);
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 9 : 8),
+  compile_ops();
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 10 : 9),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

@@ -19,6 +19,8 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyInto     the same, then imports the extension module
   AsyncioNamed execute looks for a module whose name starts with "asyncio"
                (absent: ModuleNotFoundError, caught): runs in lanes on 3.12 too
+  LaneCompile  compile stores the artifact "id N", N the interpreter's id
+  LazyCompile  the same, then imports the extension module
 """
 import importlib
 import sys
@@ -208,3 +210,32 @@ class AsyncioNamedImpl:
         except ModuleNotFoundError:
             pass  # not asyncio: a lane of 3.12 looks for it as usual
         _run(x)
+
+
+@pyop.register_op(op_type="LaneCompile")
+def lane_compile(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneCompile")
+class LaneCompileImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def compile(self, x, y):
+        pyop.get_compile_ctx().set_artifact(b"id %d" % _interp_id())
+
+
+@pyop.register_op(op_type="LazyCompile")
+def lazy_compile(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyCompile")
+class LazyCompileImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def compile(self, x, y):
+        pyop.get_compile_ctx().set_artifact(b"id %d" % _interp_id())
+        importlib.import_module(EXT)
