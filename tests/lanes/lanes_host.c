@@ -63,6 +63,9 @@
  *   start_fail_one  one lane, which cannot start (test seam): the load fails
  *              naming lane 1, nothing is kept (no warning); the next load
  *              starts it
+ *   start_fail_first  lane 1 of 2 cannot start (test seam): the load fails
+ *              naming it, lane 2's interpreter is kept (no warning) and
+ *              taken up by the next load, which starts one more
  *   one_lane_differs  a plugin (the path's second element) whose import
  *              differs in one lane only, lane 1's then lane 2's, across
  *              unload and load: refused there (serial, naming that lane),
@@ -873,6 +876,44 @@ static void case_start_fail_one(void) {
   free(opp);
 }
 
+/*
+ * Lane 1 of 2 cannot start, lane 2 does: the load fails naming lane 1, and
+ * lane 2's interpreter, the only one made, is kept (its image runs the
+ * pool's exit hook) without a warning: the next load takes it up and
+ * starts one more (configuration pass, session 12).
+ */
+static char ready_lines[2048];
+static void keep_ready(void *user, int level, const char *line);
+
+static void case_start_fail_first(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-1", 1);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 1: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-1");
+  CHECK_LIST("");
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL,
+        "lane 2's interpreter not kept:\n%s", lanes_warnings);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  h.log = keep_ready;
+  ready_lines[0] = '\0';
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strstr(ready_lines, "(1 started, 1 kept from an earlier load)") != NULL,
+        "the load after said: '%s'", ready_lines);
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  free(opp);
+}
+
 /* ------------------------------------------------------- one_lane_differs */
 
 /* What tests/lanes/plugins/per_interp does differently in interpreter id. */
@@ -979,8 +1020,6 @@ static void case_one_lane_differs(void) {
 }
 
 /* ------------------------------------------------------------ kept_counts */
-
-static char ready_lines[2048];
 
 /* Keeps the lines that say the lanes are ready (INFO). */
 static void keep_ready(void *user, int level, const char *line) {
@@ -1233,7 +1272,7 @@ static void case_cycles(void) {
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
   X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
-  X(start_fail_one) X(one_lane_differs) X(kept_counts)
+  X(start_fail_one) X(start_fail_first) X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};
