@@ -39,7 +39,8 @@
  *              fallen-back one is deleted with it (LazyDel); an output
  *              bound to its input from a lane (LaneInto) is a call out too
  *              (LazyInto); so is a compile's artifact (LaneCompile,
- *              LazyCompile)
+ *              LazyCompile), and a declared launch or workspace
+ *              (LaneDeclare, LazyDeclare, LazyDeclareWs)
  *   lazy_attrs  three instances with other attributes (a float, a list of
  *              ints, a list of strings; one the float only; an op with
  *              one attribute) of an op that falls back at its
@@ -640,6 +641,45 @@ static void compile_ops(void) {
   pyop_op_destroy(op);
 }
 
+/* Declares op's launches for x[2] -> y[2]: its status. */
+static int declare_for(pyop_op *op) {
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  return pyop_op_declare_launch_args(op, in, 1, &ty, 1);
+}
+
+/*
+ * declare_launch_args in lanes: a launch declared from a lane reaches
+ * libpyop (LaneDeclare, one instance per lane); a declare that added one
+ * and then failed on an import the lane refused is not run again, the next
+ * runs in the main interpreter (LazyDeclare) (configuration pass, session
+ * 12).
+ */
+static void declare_ops(void) {
+  expect_info("LaneDeclare", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneDeclare", NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) != 0, "LaneDeclare instance %d in lane %u", i,
+          (unsigned)pyop_op_lane(op));
+    CHECK_RC(declare_for(op), PYOP_OK);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyDeclare", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(declare_for(op), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(declare_for(op), PYOP_OK);
+  pyop_op_destroy(op);
+  /* A workspace declared is a call out too. */
+  REQUIRE_RC(pyop_op_create("LazyDeclareWs", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(declare_for(op), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(declare_for(op), PYOP_OK);
+  pyop_op_destroy(op);
+}
+
 static void case_lazy_import(void) {
   bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
@@ -663,7 +703,8 @@ static void case_lazy_import(void) {
    * starts like it (configuration pass, session 12). */
   lazy_op("AsyncioNamed", false, false, false);
   compile_ops();
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 10 : 9),
+  declare_ops();
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 12 : 11),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

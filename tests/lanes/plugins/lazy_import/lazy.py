@@ -21,12 +21,16 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
                (absent: ModuleNotFoundError, caught): runs in lanes on 3.12 too
   LaneCompile  compile stores the artifact "id N", N the interpreter's id
   LazyCompile  the same, then imports the extension module
+  LaneDeclare  declare_launch_args declares a launch of libc's abs
+  LazyDeclare  the same, then imports the extension module
+  LazyDeclareWs  declares a workspace, imports the extension module, then
+               declares the launch
 """
 import importlib
 import sys
 
 import pyop
-from pyop import Tensor, TensorDesc
+from pyop import Tensor, TensorDesc, launch
 
 EXT = "_ctypes" if sys.version_info < (3, 13) else "_testsinglephase"
 
@@ -239,3 +243,66 @@ class LazyCompileImpl:
     def compile(self, x, y):
         pyop.get_compile_ctx().set_artifact(b"id %d" % _interp_id())
         importlib.import_module(EXT)
+
+
+def _libc():
+    """The path of the C library mapped in this process (a kernel library
+    whose abs() a declared launch names: declare only, never launched)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.rstrip("\n").partition("/")[2]
+            if path and "/libc.so" in "/" + path:
+                return "/" + path
+    raise FileNotFoundError("libc.so is not mapped")
+
+
+def _declare(late_import, workspace_first=False):
+    ctx = pyop.get_declare_launch_args_ctx()
+    if workspace_first:
+        ctx.add_workspace(16)
+        importlib.import_module(EXT)
+    ctx.add_launch(_libc(), "abs", [launch.scalar("int32", _interp_id())])
+    if late_import:
+        importlib.import_module(EXT)
+
+
+@pyop.register_op(op_type="LaneDeclare")
+def lane_declare(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneDeclare")
+class LaneDeclareImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(False)
+
+
+@pyop.register_op(op_type="LazyDeclare")
+def lazy_declare(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDeclare")
+class LazyDeclareImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(True)
+
+
+@pyop.register_op(op_type="LazyDeclareWs")
+def lazy_declare_ws(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDeclareWs")
+class LazyDeclareWsImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(False, workspace_first=True)
