@@ -70,7 +70,9 @@
  *              differs in one lane only, lane 1's then lane 2's, across
  *              unload and load: refused there (serial, naming that lane),
  *              registering an extra op there (the load fails naming that
- *              lane and the element); then the same lanes load it again
+ *              lane and the element); its implementation without compile
+ *              in one lane (the load fails naming it); then the same lanes
+ *              load it again
  *   kept_counts  the log line of each start says how many lanes were
  *              started and how many taken up from an earlier load (2, 3,
  *              1, 2 lanes, one shutdown between each); one lane image open
@@ -1003,6 +1005,18 @@ static void case_one_lane_differs(void) {
     CHECK_ERR_HAS(want);
     CHECK_ERR_HAS(elem);
     CHECK(!err_has(k ? "lane 1" : "lane 2"), "the other lane named: %s", pyop_last_error());
+    CHECK_LIST("");
+  }
+  /* An implementation with other capabilities in one lane (no compile
+   * there): the load fails naming that lane (configuration pass, session
+   * 12). */
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "nocompile", ids[k]);
+    CHECK(pyop_load() != PYOP_OK, "capabilities differing in lane %d accepted", k + 1);
+    char want[64];
+    snprintf(want, sizeof want, "in lane %d but ", k + 1);
+    CHECK_ERR_HAS("implementation 'ByInterp' (");
+    CHECK_ERR_HAS(want);
     CHECK_LIST("");
   }
   REQUIRE(remove(file) == 0, "remove %s", file);
