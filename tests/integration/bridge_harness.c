@@ -3384,6 +3384,17 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
   clear_error();
   CHECK(a->set_config(&cfg) == PYOP_EINVAL && err_has("lanes 100000 is out of range"),
         "lanes within struct_size read");
+  /* The limit itself is a number of lanes; one past it is refused (then 0
+   * again: no lane starts here) (configuration pass, session 12). */
+  cfg.lanes = PYOP_MAX_LANES + 1;
+  clear_error();
+  CHECK(a->set_config(&cfg) == PYOP_EINVAL && err_has("lanes 65 is out of range (0..64)"),
+        "lanes one past the limit: %s", g_err);
+  cfg.lanes = PYOP_MAX_LANES;
+  clear_error();
+  CHECK(a->set_config(&cfg) == PYOP_OK, "lanes at the limit refused: %s", g_err);
+  cfg.lanes = 0;
+  CHECK(a->set_config(&cfg) == PYOP_OK, "lanes 0: %s", g_err);
   CHECK(g_trap_calls == 0, "a member past struct_size called (%d)", g_trap_calls);
   /* Full-size services with a loader of 1.1: the 1.2/1.4 members unused. */
   old.struct_size = sizeof old;
