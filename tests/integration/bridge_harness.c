@@ -6035,12 +6035,15 @@ static void case_cfstart(void) {
   snprintf(code, sizeof code,
            "import ctypes, os, threading\n"
            "def _cf_hog():\n"
+           "    os.read(%d, 1)\n"
            "    os.write(%d, b'%%8d' %% threading.get_native_id())\n"
            "    ctypes.PyDLL(None).read(%d, ctypes.create_string_buffer(1), 1)\n"
            "_cf_t = threading.Thread(target=_cf_hog, name='cf-hog', daemon=True)\n"
            "_cf_t.start()\n",
-           ready[1], release[0]);
+           release[0], ready[1], release[0]);
   CHECK(py_ok(code), "the Python thread");
+  /* It keeps the GIL once told to, after this thread's Python code ended. */
+  CHECK(write(release[1], "g", 1) == 1, "the Python thread's go");
   char tidtext[9] = "";
   CHECK(read(ready[0], tidtext, 8) == 8, "the Python thread did not start");
   cf_wait_blocked(atol(tidtext), release[0]);
