@@ -5982,6 +5982,34 @@ static void cf_signals_untouched(void) {
   rec_clear(&r);
 }
 
+/*
+ * The host finalizes its Python (and starts a new one) while a load of
+ * the bridge is in place: interpreter_status says so, a load in that
+ * session is refused (PYOP_ENOTINIT, saying the interpreter the ops were
+ * loaded into is gone) without touching the new Python, reset forgets; a
+ * shutdown and a new session load again.
+ */
+static void cf_load_after_finalize(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT, "the host's finalize not seen");
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_ENOTINIT &&
+            err_has("loading Python plugins: the Python interpreter the ops were loaded into "
+                    "has been finalized"),
+        "a load after the host finalized the session's Python: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "registered %zu descriptors from a finalized session", r.n);
+  CHECK(py_ok("import sys\nassert 'pyop' not in sys.modules, sys.modules['pyop']\n"),
+        "the refused load imported the package into the new Python");
+  api->reset();
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load in a new session");
+  api->reset();
+  rec_clear(&r);
+}
+
 /* The configuration pass's checks (session 12, cflife): each names the bug
  * it catches in tests/mutation/mutants.txt (bridge.cf.*). */
 static void case_cfstate(void) {
@@ -5995,11 +6023,13 @@ static void case_cfstate(void) {
   cf_watch_kept_by_loader();
   for (int way = 0; way < 3; way++)
     cf_watch_holder_in_call(way);
+  cf_load_after_finalize();
 }
 
 /*
  * Two sessions of one bridge image in the Python it started
- * (PYOP_BRIDGE_START_PYTHON, no host Python): the second set_config finds
+ * (PYOP_BRIDGE_START_PYTHON, no host Python): the first shutdown, whose
+ * plugin left no thread, names none; the second set_config finds
  * that Python running and uses it (it does not own it: its shutdown waits
  * for no interpreter thread of the first), and it knows the Python as
  * libpyop's from the interpreter's state dict: the GIL watch's line for a
@@ -6015,8 +6045,12 @@ static void case_cfstart(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "loadstate/plain.py"));
   rec_clear(&r);
+  log_all_clear();
   api->shutdown();
   CHECK(Py_IsInitialized(), "the Python libpyop started stays");
+  CHECK(strstr(g_log_all, "are still running at pyop_shutdown") == NULL &&
+            strstr(g_log_all, "could not list the Python threads") == NULL,
+        "a shutdown whose plugins left no thread running names threads:\n%s", g_log_all);
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
