@@ -5752,7 +5752,7 @@ static void cf_wait_blocked(long tid, int fd) {
   CHECK(false, "thread %ld is not blocked reading fd %d: %s", tid, fd, buf);
 }
 
-/* The line logged after mark that holds "has waited" (up to its end) into
+/* The line logged after mark that holds "has waited" (the whole line) into
  * line, polled for up to 30 s; "" when none came. */
 static void cf_wait_line(size_t mark, char *line, size_t cap) {
   line[0] = '\0';
@@ -5760,8 +5760,11 @@ static void cf_wait_line(size_t mark, char *line, size_t cap) {
     usleep(50 * 1000);
     pthread_mutex_lock(&g_lock);
     const char *p = strstr(g_log_all + mark, "has waited");
-    if (p != NULL)
+    if (p != NULL) {
+      while (p > g_log_all + mark && p[-1] != '\n')
+        p--; /* from the start of its line */
       snprintf(line, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    }
     pthread_mutex_unlock(&g_lock);
   }
 }
@@ -5859,12 +5862,24 @@ static void *cf_holding_thread(void *arg) {
   return NULL;
 }
 
+/* One infer_meta of StExec's prototype (local_call's impl) from a new host
+ * thread. */
+static void *cf_infer_thread(void *arg) {
+  local_call *c = arg;
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  c->rc = infer1(c->impl, c->h, &in, 1, ONE, &out, 1);
+  return NULL;
+}
+
 /*
  * A host thread inside a libpyop call keeps the GIL (plugins/cfstate,
  * CfHold): the line of an execute waiting on another host thread names
- * that thread and the kind of call it is in. Three ways: its first call
- * (its kept state made in the call), a call after an earlier one (the kept
- * state's path), an infer_meta (the first kind) instead of an execute.
+ * that thread and the kind of call it is in, and begins with the waiting
+ * call. Three ways: its first call (its kept state made in the call), a
+ * call after an earlier one (the kept state's path), an infer_meta (the
+ * first kind) instead of an execute, both the holder's and the waiter's.
  */
 static void cf_watch_holder_in_call(int way) {
   recorder r = {.fail_at = -1};
@@ -5873,7 +5888,9 @@ static void cf_watch_holder_in_call(int way) {
   cf_holding c = {way == 1 ? st : NULL, find(&r, "CfHold", true), find(&r, "CfHold", false),
                   NULL, NULL, 0, -1, -1, way == 2};
   CHECK(st != NULL && c.hold != NULL && c.hold_proto != NULL, "StExec and CfHold registered");
-  void *sh = holder_of(st, NULL, 0);
+  const rec_op *stp = find(&r, "StExec", false);
+  CHECK(stp != NULL, "StExec's prototype registered");
+  void *sh = holder_of(st, NULL, 0), *sph = holder_of(stp, NULL, 0);
   c.sh = sh;
   c.hh = holder_of(way == 2 ? c.hold_proto : c.hold, NULL, 0);
   int ready[2], release[2];
@@ -5889,8 +5906,9 @@ static void cf_watch_holder_in_call(int way) {
   char b;
   CHECK(read(ready[0], &b, 1) == 1, "CfHold's call did not start");
   cf_wait_blocked(c.tid, release[0]);
-  local_call wc = {st, sh, -1};
-  CHECK(pthread_create(&w, NULL, one_exec_thread, &wc) == 0, "pthread_create");
+  local_call wc = {way == 2 ? stp : st, way == 2 ? sph : sh, -1};
+  CHECK(pthread_create(&w, NULL, way == 2 ? cf_infer_thread : one_exec_thread, &wc) == 0,
+        "pthread_create");
   char line[1024];
   cf_wait_line(mark, line, sizeof line);
   CHECK(write(release[1], "x", 1) == 1, "release CfHold");
@@ -5903,12 +5921,17 @@ static void cf_watch_holder_in_call(int way) {
            way == 2 ? "infer_meta" : "execute");
   CHECK(strstr(line, want) != NULL, "way %d: the wait line does not say \"%s\": '%s'\n%s", way,
         want, line, g_log_all + mark);
+  const char *waiter = way == 2 ? "infer_meta of op 'StExec' on thread "
+                                : "execute of op 'StExec' on thread ";
+  CHECK(strncmp(line, waiter, strlen(waiter)) == 0,
+        "way %d: the wait line does not begin with \"%s\": '%s'", way, waiter, line);
   CHECK(py_ok("import sys; del sys._cf_pipes"), "clean up");
   for (int i = 0; i < 2; i++) {
     close(ready[i]);
     close(release[i]);
   }
   st->cb->destroy_holder(sh);
+  stp->cb->destroy_holder(sph);
   (way == 2 ? c.hold_proto : c.hold)->cb->destroy_holder(c.hh);
   api->reset();
   rec_clear(&r);
