@@ -6005,6 +6005,84 @@ static void cf_signals_untouched(void) {
   rec_clear(&r);
 }
 
+/* The host's helper while its main thread is inside CfHold (cf_helper):
+ * once that thread blocks holding the GIL, an execute of StExec waits on
+ * another thread; the watch's line for it is read, then CfHold released. */
+typedef struct cf_helper {
+  long holder_tid;
+  int ready_r, release_r, release_w;
+  const rec_op *st;
+  void *sh;
+  size_t mark;
+  char line[1024];
+  int rc;
+} cf_helper;
+
+static void *cf_helper_thread(void *arg) {
+  cf_helper *h = arg;
+  char b;
+  if (read(h->ready_r, &b, 1) != 1)
+    return NULL;
+  cf_wait_blocked(h->holder_tid, h->release_r);
+  local_call wc = {h->st, h->sh, -1};
+  pthread_t w;
+  if (pthread_create(&w, NULL, one_exec_thread, &wc) == 0) {
+    cf_wait_line(h->mark, h->line, sizeof h->line);
+    (void)!write(h->release_w, "x", 1);
+    pthread_join(w, NULL);
+    h->rc = wc.rc;
+  } else {
+    (void)!write(h->release_w, "x", 1);
+  }
+  return NULL;
+}
+
+/*
+ * The holder is a host thread with a Python thread state of its own (the
+ * main thread, which initialised Python: PyGILState's path, not a kept
+ * state): the watch's line names it inside its call.
+ */
+static void cf_watch_holder_own_state(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "bcstate/exec.py", "cfstate/hold.py"));
+  const rec_op *st = find(&r, "StExec", true), *hold = find(&r, "CfHold", true);
+  CHECK(st != NULL && hold != NULL, "StExec and CfHold registered");
+  void *sh = holder_of(st, NULL, 0), *hh = holder_of(hold, NULL, 0);
+  int ready[2], release[2];
+  CHECK(pipe(ready) == 0 && pipe(release) == 0, "pipe");
+  char code[200];
+  snprintf(code, sizeof code, "import sys; sys._cf_pipes = (%d, %d)", ready[1], release[0]);
+  CHECK(py_ok(code), "the pipes");
+  cf_helper h = {(long)syscall(SYS_gettid), ready[0], release[0], release[1], st, sh, 0, "", -1};
+  pthread_mutex_lock(&g_lock);
+  h.mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  pthread_t ht;
+  CHECK(pthread_create(&ht, NULL, cf_helper_thread, &h) == 0, "pthread_create");
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  int rc = exec1(hold, hh, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  pthread_join(ht, NULL);
+  CHECK(rc == PYOP_OK && h.rc == PYOP_OK, "the executes: %d %d %s", rc, h.rc, g_err);
+  char want[200];
+  snprintf(want, sizeof want, "Thread %ld holds it, inside a libpyop call (execute)",
+           h.holder_tid);
+  CHECK(strstr(h.line, want) != NULL, "the wait line does not say \"%s\": '%s'\n%s", want,
+        h.line, g_log_all + h.mark);
+  CHECK(py_ok("import sys; del sys._cf_pipes"), "clean up");
+  for (int i = 0; i < 2; i++) {
+    close(ready[i]);
+    close(release[i]);
+  }
+  st->cb->destroy_holder(sh);
+  hold->cb->destroy_holder(hh);
+  api->reset();
+  rec_clear(&r);
+}
+
 /*
  * The host finalizes its Python (and starts a new one) while a load of
  * the bridge is in place: interpreter_status says so, a load in that
@@ -6046,6 +6124,7 @@ static void case_cfstate(void) {
   cf_watch_kept_by_loader();
   for (int way = 0; way < 3; way++)
     cf_watch_holder_in_call(way);
+  cf_watch_holder_own_state();
   cf_load_after_finalize();
 }
 
