@@ -2713,5 +2713,127 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(ss.origin_shape.dims, [4, 5])  # a copy
 
 
+
+class ConfigurationTest(unittest.TestCase):
+    """Second configurations of the GE API (configuration pass, session 12):
+    one class registered for two op types, a GE implementation bound to a
+    pyop-native prototype, a prototype the host registered with attributes
+    and a dynamic output."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        fresh()
+
+    def load(self, src):
+        with TempDir() as d:
+            write(d, "plugin.py", src)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            return res
+
+    def test_one_class_for_two_op_types(self):
+        """GE allows one class to implement two op types: each is its own
+        implementation (its own descriptor key, pyop key, IR and kinds),
+        bound to its own prototype, and each op type makes its own instance."""
+        res = self.load(
+            "from typing import List\n"
+            "from ge.custom_op import register_op, register_op_impl, "
+            "get_registered_op_impls\n"
+            "from ge.runtime import TensorDesc\n"
+            "@register_op(op_type='GA')\n"
+            "def ga(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op(op_type='GB')\n"
+            "def gb(x: TensorDesc, y: TensorDesc) -> List[TensorDesc]:\n"
+            "    return [x, y]\n"
+            "@register_op_impl(op_type='GB')\n"
+            "@register_op_impl(op_type='GA')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n"
+            "KEYS = sorted(d.descriptor_key for d in get_registered_op_impls())\n"
+            "import pyop\n"
+            "pyop.KEYS_SEEN = KEYS\n")
+        keys = pyop.__dict__.pop("KEYS_SEEN")
+        self.assertEqual([k.rsplit(":", 1)[1] for k in keys], ["GA", "GB"])
+        by_type = {i.op_type: i for i in res.impls}
+        self.assertEqual(sorted(by_type), ["GA", "GB"])
+        ga, gb = by_type["GA"], by_type["GB"]
+        self.assertEqual((ga.key, gb.key), ("ge:plugin:K:GA", "ge:plugin:K:GB"))
+        self.assertNotEqual(ga.ge.descriptor_key, gb.ge.descriptor_key)
+        self.assertEqual((ga.input_kinds, gb.input_kinds), ((0,), (0, 0)))
+        self.assertEqual((ga.n_outputs, gb.n_outputs), (1, 1))
+        self.assertEqual((ga.ir.outputs, gb.ir.outputs), ((("output0", 0),), (("output0", 1),)))
+        self.assertTrue(ga.proto_known and gb.proto_known)
+        a1, a2, b1 = ga.cls(), ga.cls(), gb.cls()
+        self.assertIs(a1._inst, a2._inst)  # one instance per op type (GE's model)
+        self.assertIsNot(a1._inst, b1._inst)
+
+    def test_ge_implementation_of_a_pyop_prototype(self):
+        """A GE implementation bound to a pyop.register_op prototype of the
+        same load reads its IR from it: input kinds, output kinds in GE's
+        numbers (a list[TensorDesc] output is GE's dynamic 1, not pyop's 2),
+        attributes with their defaults (has_default for the optional one
+        only) and the alias of a mutated input."""
+        res = self.load(
+            "from typing import Optional\n"
+            "import pyop\n"
+            "from pyop import TensorDesc\n"
+            "from ge.custom_op import register_op_impl\n"
+            "@pyop.register_op(op_type='Mix', outputs=('x', 'ys'), mutates_args=('x',))\n"
+            "def mix(w: TensorDesc, x: TensorDesc, o: Optional[TensorDesc],\n"
+            "        d: list[TensorDesc], *, k: int = 3, f: float\n"
+            "        ) -> tuple[TensorDesc, list[TensorDesc]]:\n"
+            "    return x, [x]\n"
+            "@register_op_impl(op_type='Mix')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n")
+        impl, = res.impls
+        ir = impl.ir
+        self.assertEqual(ir.inputs, (("w", 0), ("x", 0), ("o", 1), ("d", 2)))
+        self.assertEqual(impl.input_kinds, (0, 0, 1, 2))
+        self.assertEqual(ir.outputs, (("x", 0), ("ys", 1)))
+        self.assertEqual(impl.n_outputs, 2)
+        self.assertEqual(ir.attrs, (("k", "VT_INT", 3, True), ("f", "VT_FLOAT", None, False)))
+        self.assertEqual(ir.alias, {0: 1})
+        # The execute context reads those kinds: output 1 is dynamic and
+        # last, so its instances are unbounded; output 0 is one tensor.
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        import pyop as P
+        t = P.TensorDesc((2,), "int8")
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Mix", ir, [t, t, None, [t]], {})
+        self.assertEqual([ctx._out_slot(i, "f") for i in (0, 1, 3)], [(0, 0), (1, 0), (1, 2)])
+
+    def test_host_prototype_with_attrs_and_a_dynamic_output(self):
+        """host_ir of a prototype the host registered (the bridge's
+        registered_proto, a stand-in here): an optional attribute keeps its
+        default (a list again, not the tuple the bridge hands over) and
+        has_default, a required one has neither; a dynamic output is GE's
+        kind 1."""
+        import types as _t
+        from unittest import mock
+        proto = {"op_type": "H", "proto_key": None, "proto_source": None,
+                 "inputs": [("x", 0), ("o", 1), ("d", 2)],
+                 "outputs": [("y", 0), ("ys", 2)],
+                 "attrs": [("r", int(AttrType.INT), True, None),
+                           ("li", int(AttrType.LIST_INT), False, (1, 2)),
+                           ("ll", int(AttrType.LIST_LIST_INT), False, ((1,), (2, 3)))],
+                 "input_flags": None, "output_alias": None}
+        native = _t.SimpleNamespace(registered_proto=lambda t: proto if t == "H" else None)
+        with mock.patch.object(greg.ext, "native", native):
+            ir = greg.host_ir("H")
+        self.assertEqual(ir.inputs, (("x", 0), ("o", 1), ("d", 2)))
+        self.assertEqual(ir.outputs, (("y", 0), ("ys", 1)))
+        self.assertEqual(ir.attrs, (("r", "VT_INT", None, False),
+                                    ("li", "VT_LIST_INT", [1, 2], True),
+                                    ("ll", "VT_LIST_LIST_INT", [[1], [2, 3]], True)))
+        self.assertIs(type(ir.attrs[2][2][1]), list)
+        self.assertEqual(ir.alias, {})
+
+
 if __name__ == "__main__":
     unittest.main()
