@@ -2835,5 +2835,93 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(ir.alias, {})
 
 
+    def test_shape_set_again_keeps_the_views_live(self):
+        """TensorDesc.shape = ... edits the description in place (as GE's
+        SetShape): views taken before it read the new dims, of a second
+        shape as of the first; a list sets origin and storage as separate
+        lists, a StorageShape is copied, None makes it a scalar."""
+        d = TensorDesc([2, 3], DataType.DT_FLOAT)
+        origin, storage = d.shape.origin_shape, d.shape.storage_shape
+        d.shape = StorageShape([4, 5], [20])
+        self.assertEqual((origin.dims, storage.dims), ([4, 5], [20]))
+        d.shape = [7]
+        self.assertEqual((origin.dims, storage.dims), ([7], [7]))
+        storage.set_dim(0, 8)
+        self.assertEqual((origin.dims, d.shape.origin_shape.dims), ([7], [7]))
+        src = StorageShape([1], [1])
+        d.shape = src
+        src.storage_shape.set_dim(0, 9)
+        self.assertEqual(storage.dims, [1])
+        d.shape = None
+        self.assertTrue(origin.is_scalar() and storage.is_scalar())
+
+
+    def test_an_edit_through_a_view_reaches_the_owner(self):
+        """set_scalar through one Shape view of a TensorDesc, and
+        set_expand_dims_type through the StorageFormat view of a Tensor,
+        edit the owner: a second view (and the one taken before) reads the
+        edit."""
+        from ge.runtime import _Scope
+        d = TensorDesc([2, 3], DataType.DT_FLOAT)
+        before = d.shape.storage_shape
+        d.shape.storage_shape.set_scalar()
+        self.assertTrue(d.shape.storage_shape.is_scalar())
+        self.assertTrue(before.is_scalar())
+        self.assertEqual(d.shape.origin_shape.dims, [2, 3])
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        kept = t.expand_dims_type
+        t.format.set_expand_dims_type(ExpandDimsType("011"))
+        self.assertEqual((t.expand_dims_type.full_size, t.format.expand_dims_type.full_size,
+                          kept.full_size), (3, 3, 3))
+        self.assertEqual([t.expand_dims_type.is_expand_index(i) for i in range(3)],
+                         [False, True, True])
+
+
+    def test_declare_launch_args_counts_instances(self):
+        """The instance indexes declare_launch_args may append are the
+        connected tensors: an absent optional input counts none, a dynamic
+        input or output each of its instances (here 1 + 0 + 3 inputs, 2
+        outputs)."""
+        res = self.load(
+            "from typing import List, Optional\n"
+            "import pyop\n"
+            "from ge.custom_op import register_op, register_op_impl, "
+            "get_declare_launch_args_ctx\n"
+            "from ge.runtime import TensorDesc, Tensor\n"
+            "@register_op(op_type='Decl')\n"
+            "def decl(x: TensorDesc, o: Optional[TensorDesc], d: List[TensorDesc]\n"
+            "         ) -> List[TensorDesc]:\n"
+            "    return [x, x]\n"
+            "@register_op_impl(op_type='Decl')\n"
+            "class K:\n"
+            "    def declare_launch_args(self, x: Tensor, o: Optional[Tensor],\n"
+            "                            d: List[Tensor], ys: List[Tensor]) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        seen = pyop.DECL_SEEN\n"
+            "        for kind, append in (('input', args.append_input),\n"
+            "                             ('output', args.append_output)):\n"
+            "            n = 0\n"
+            "            while n < 10:\n"
+            "                try:\n"
+            "                    append(n, x)\n"
+            "                except IndexError:\n"
+            "                    break\n"
+            "                n += 1\n"
+            "            seen.append((kind, n))\n"
+            "        seen.append((o, len(d), len(ys)))\n")
+        impl, = res.impls
+        import pyop as P
+        x = P.TensorDesc((2,), "float32")
+        P.DECL_SEEN = seen = []
+        try:
+            with self.assertRaisesRegex(NotImplementedError, r"op 'Decl': declare_launch_args "
+                                        r"describes NPU kernel launches"):
+                impl.cls().declare_launch_args(x, None, [x, x, x], [x, x])
+        finally:
+            del P.DECL_SEEN
+        self.assertEqual(seen, [("input", 4), ("output", 2), (None, 3, 2)])
+
+
 if __name__ == "__main__":
     unittest.main()
