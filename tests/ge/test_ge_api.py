@@ -2923,5 +2923,33 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(seen, [("input", 4), ("output", 2), (None, 3, 2)])
 
 
+    def test_clear_protos_in_a_load_hands_nothing_to_libpyop(self):
+        """clear_registered_op_protos in a load forgets the prototypes for
+        libpyop too (as clear_registered_op_impls does the implementations):
+        the op type registered again after it reaches libpyop once, with the
+        second function, not beside the cleared one (a conflict)."""
+        res = self.load(
+            "from ge.custom_op import register_op, register_op_impl\n"
+            "from ge.custom_op.proto import clear_registered_op_protos\n"
+            "from ge.runtime import TensorDesc\n"
+            "@register_op(op_type='P')\n"
+            "def first(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op(op_type='Q')\n"
+            "def q(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "clear_registered_op_protos()\n"
+            "@register_op(op_type='P')\n"
+            "def second(x: TensorDesc, y: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='P')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n")
+        self.assertEqual([(p.op_type, p.key) for p in res.protos], [("P", "ge:plugin:second:P")])
+        self.assertEqual([n for n, _ in res.protos[0].inputs], ["x", "y"])
+        self.assertEqual(res.impls[0].input_kinds, (0, 0))  # bound to the second
+
+
 if __name__ == "__main__":
     unittest.main()
