@@ -2951,5 +2951,36 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(res.impls[0].input_kinds, (0, 0))  # bound to the second
 
 
+    def test_ref_output_after_a_dynamic_output(self):
+        """An output aliasing an input after a dynamic output of two
+        instances: its flattened index is 2, its IR slot 1; pyop binds the
+        slot, and get_output_tensor finds it at its flattened index (where
+        the dynamic output's second instance is not)."""
+        import types as _t
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2, 3), "float32")
+
+        def infer(x):
+            return [x, x], x
+        ir = _t.SimpleNamespace(inputs=[("x", 0)], outputs=[("ys", 1), ("x", 0)], attrs=[],
+                                alias={1: 0}, func=infer)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x], {})
+        calls = []
+
+        def ref(slot, in_slot):
+            calls.append((slot, in_slot))
+            return _t.SimpleNamespace(data_ptr=0x5000, nbytes=24)
+        ctx._p = _t.SimpleNamespace(make_output_ref_input=ref)
+        out = ctx.make_output_ref_input(2, 0)
+        self.assertEqual(calls, [(1, 0)])
+        self.assertEqual((out.addr, out.origin_shape.dims), (0x5000, [2, 3]))
+        self.assertIs(ctx.get_output_tensor(2), out)
+        with self.assertRaisesRegex(RuntimeError, r"get_output_tensor\(1\): output not "
+                                    r"allocated"):
+            ctx.get_output_tensor(1)
+
+
 if __name__ == "__main__":
     unittest.main()
