@@ -2982,5 +2982,29 @@ class ConfigurationTest(unittest.TestCase):
             ctx.get_output_tensor(1)
 
 
+    def test_dynamic_output_counts_with_an_absent_input_and_a_default(self):
+        """The instance counts of a dynamic output that is not last come
+        from infer_meta called as GE calls it: an absent optional input is
+        None, an attribute the call does not give has its IR default (not
+        the function's own)."""
+        import types as _t
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2,), "float32")
+        seen = []
+
+        def infer(x, o, *, n=5):
+            seen.append((o is None, n))
+            return [x] * (n if o is None else 1), x
+        ir = _t.SimpleNamespace(inputs=[("x", 0), ("o", 1)], outputs=[("ys", 1), ("z", 0)],
+                                attrs=[("n", "VT_INT", 2, True)], alias={}, func=infer)
+        absent = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x, None], {})
+        self.assertEqual([absent._out_slot(i, "f") for i in range(3)], [(0, 0), (0, 1), (1, 0)])
+        given = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x, x], {"n": 3})
+        self.assertEqual([given._out_slot(i, "f") for i in range(2)], [(0, 0), (1, 0)])
+        self.assertEqual(seen, [(True, 2), (False, 3)])
+
+
 if __name__ == "__main__":
     unittest.main()
