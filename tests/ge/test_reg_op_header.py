@@ -630,5 +630,21 @@ class ConfigurationTest(unittest.TestCase):
                          "    .OP_END_FACTORY_REG(A);\n")
         self.assertEqual([v for _, _, _, v in a["attrs"]], [-host_proto.FLT_MAX, math.inf])
 
+    def test_a_type_name_without_a_host_type_names_its_datatype_line(self):
+        # Two inputs of one type name whose DATATYPE (declared after them)
+        # allows no type libpyop can pass: the REG_OP is unusable, said at
+        # the DATATYPE's line (for each use), not at an input's.
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .INPUT(x, \"T\")\n"
+                         "    .INPUT(y, \"T\")\n"
+                         "    .OUTPUT(z, TensorType({DT_FLOAT}))\n"
+                         "    .DATATYPE(T, TensorType({DT_STRING}))\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertIsNotNone(a["unusable"])
+        for why in a["unusable"].split("; "):
+            self.assertTrue(why.startswith("line 5: DATATYPE(T): "), a["unusable"])
+        self.assertEqual(a["output_dtypes"], [(F32, "")])
+
+
 if __name__ == "__main__":
     unittest.main()
