@@ -1,0 +1,550 @@
+"""The `pyop` command in its SECOND CONFIGURATIONS and at the partitions of
+its inputs no other test reaches (tools/pyop_cli): two plugin paths where
+the other tests give one, the second of two optional inputs, a dynamic
+input a sample leaves out, an option given twice, the last element of a
+list held to the rules of the first, a limit at itself and one past.
+Issue 31's configuration pass (session 12): each class names the mutants
+(cli.cf.* in tests/mutation/mutants.txt) it was seen killing. Pure
+Python, no bridge: libpyop, a worker and plugins stood in for by small
+fakes, the helpers of test_cli_rules.py reused.
+
+Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.config):
+
+  PYOP_TEST_TOOLS  tools/ of the source tree (holds the pyop_cli package)
+"""
+
+import argparse
+import math
+import numbers
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cli_rules import _cli, _info  # noqa: E402
+
+
+class _MaxBytes:
+    """PYOP_CLI_MAX_BYTES set for a with block (restored after)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = os.environ.get("PYOP_CLI_MAX_BYTES")
+        os.environ["PYOP_CLI_MAX_BYTES"] = str(self.value)
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+        else:
+            os.environ["PYOP_CLI_MAX_BYTES"] = self.saved
+        return False
+
+
+class SupervisorPathsConfigTest(unittest.TestCase):
+    """check_supervise.Supervisor.run with two plugin paths: when every
+    worker it may start died, the broken entry names the whole job (both
+    paths, as the together load names them), not its first path. Kills
+    cli.cf.check_supervise.max_workers_first_path."""
+
+    def test_every_worker_died_names_both_paths(self):
+        cs = _cli("check_supervise")
+        sup = cs.Supervisor(argparse.Namespace(path="/lib/libpyop.so"),
+                            argparse.Namespace(lanes=0, proto=None, input=None, attr=None),
+                            {"paths": ["/ops/a", "/ops/b.py"], "done": [], "done_plugins": [],
+                             "phase": "each"}, 2.5)
+        sup._one_worker = lambda: False
+        sup.run()
+        self.assertEqual(sup.broken, [{"plugin": "/ops/a:/ops/b.py", "problem": (
+            "%d processes running the check died; the ops not reported above were not "
+            "checked" % cs.MAX_WORKERS)}])
+
+
+class SignatureKindsConfigTest(unittest.TestCase):
+    """list.signature_line for the kinds other than required: a dynamic
+    input the op writes says (mutated) after its [], an optional output
+    that is an input's buffer says so. Kills cli.cf.list.dynamic_mutated,
+    cli.cf.list.optional_output_alias."""
+
+    def test_dynamic_mutated_and_optional_alias(self):
+        lst = _cli("list")
+        op = _info(inputs=(("x", "required"), ("accs", "dynamic")),
+                   outputs=(("y", "required"), ("acc_out", "optional")))
+        op["inputs"][1]["mutated"] = True
+        op["outputs"][1]["alias"] = "x"
+        self.assertEqual(lst.signature_line(op),
+                         "Op(x, accs[] (mutated)) -> y, acc_out (input x's buffer)")
+        op["inputs"][1]["kind"] = "optional"
+        self.assertEqual(lst.signature_line(op),
+                         "Op(x, accs? (mutated)) -> y, acc_out (input x's buffer)")
+
+
+class SampleKindsConfigTest(unittest.TestCase):
+    """check_cases.sample_cases: a sample that leaves out a dynamic input
+    gives it no tensor (as one that leaves out an optional one), only a
+    required one missing is refused. Kills
+    cli.cf.check_cases.dynamic_missing_refused."""
+
+    def test_dynamic_left_out_is_empty(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("xs", "dynamic"), ("b", "optional")))
+        one = ("float32", [1], [1.0])
+        cases = cc.sample_cases(info, lambda: [{"inputs": {"x": one}},
+                                               {"inputs": {"x": one, "xs": None}}], "p.py:3")
+        self.assertEqual([c.inputs for c in cases], [[[(0, [1], [1.0])], [], []]] * 2)
+        with self.assertRaisesRegex(ValueError, "required input 'x' missing"):
+            cc.sample_cases(info, lambda: [{"inputs": {"xs": [one]}}], "p.py:3")
+
+
+class GeneratedOptionalConfigTest(unittest.TestCase):
+    """check_cases.generated_cases with two optional inputs: the case with
+    the optional inputs absent leaves out both (the second as the first),
+    one such case. Kills cli.cf.check_cases.absent_first_optional_only."""
+
+    def test_two_optionals_both_absent(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("c", "optional")))
+        self.assertEqual(cc._input_counts(info), [[1, 1, 1], [1, 0, 0]])
+        cases = cc.generated_cases(info, sweep=False)
+        self.assertEqual([[len(s) for s in c.inputs] for c in cases], [[1, 1, 1], [1, 0, 0]])
+        self.assertEqual(cases[1].label, "inputs x=float32[2,3], b=absent, c=absent")
+
+
+class ByteLimitsConfigTest(unittest.TestCase):
+    """values.py at its byte limits: a tensor of exactly PYOP_CLI_MAX_BYTES
+    is taken, one element more refused; a size of exactly 1 KiB, 1 MiB,
+    1 GiB is said in that unit. Kills cli.cf.values.max_bytes_limit_eq,
+    cli.cf.values.fmt_bytes_exact."""
+
+    def test_tensor_at_the_limit(self):
+        values = _cli("values")
+        with _MaxBytes(16):
+            values.check_shape(0, [4], "x")  # float32[4]: 16 bytes, the limit
+            values.check_shape(3, [2], "x")  # float64[2]
+            with self.assertRaisesRegex(ValueError, r"float32\[5\] needs 20 bytes, more than "
+                                                    r"the 16 bytes"):
+                values.check_shape(0, [5], "x")
+
+    def test_units_at_their_size(self):
+        values = _cli("values")
+        self.assertEqual([values._fmt_bytes(n) for n in (1023, 1024, 1 << 20, 1 << 30)],
+                         ["1023 bytes", "1 KiB", "1 MiB", "1 GiB"])
+        self.assertEqual(values._fmt_bytes((1 << 20) - 1), "1024 KiB")
+
+
+class PluginValuesConfigTest(unittest.TestCase):
+    """values.plugin_attr_value on every element of a list (the last held
+    to the type as the first is), and an integer that is no Python int (a
+    numpy integer is a numbers.Integral). Kills
+    cli.cf.values.plugin_list_first_only, cli.cf.values.plugin_integral_only_int."""
+
+    def test_last_element_checked(self):
+        values = _cli("values")
+        for t, good, bad in (("list[int]", [1, 2], [1, True]), ("list[float]", [0.5, 1],
+                                                                  [0.5, "1"]),
+                             ("list[bool]", [True, False], [True, 0]),
+                             ("list[str]", ["a", "b"], ["a", 2])):
+            with self.subTest(type=t):
+                self.assertEqual(values.plugin_attr_value(good, t), good)
+                with self.assertRaises(ValueError):
+                    values.plugin_attr_value(bad, t)
+                with self.assertRaises(ValueError):
+                    values.plugin_attr_value(tuple(bad), t)
+
+    def test_an_integral_that_is_no_int(self):
+        values = _cli("values")
+
+        class Int64:  # as numpy.int64: an Integral, not a subclass of int
+            def __init__(self, v):
+                self.v = v
+
+            def __int__(self):
+                return self.v
+
+            __index__ = __int__
+        numbers.Integral.register(Int64)
+        self.assertEqual(values.plugin_attr_value(Int64(3), "int"), 3)
+        self.assertEqual(values.plugin_attr_value([Int64(1), Int64(-2)], "list[int]"), [1, -2])
+        self.assertEqual([int(v) for v in values.plugin_tensor_values(6, [Int64(7)], "x")],
+                         [7])  # int32
+        with self.assertRaises(ValueError):
+            values.plugin_attr_value(Int64(1 << 63), "int")
+
+
+class InputTextConfigTest(unittest.TestCase):
+    """values.parse_input at the partitions of its text: a name with spaces
+    around it (the shell's --input "x = float32[2]") is the input's name,
+    a trailing comma after the values adds none. Kills
+    cli.cf.values.input_name_unstripped, cli.cf.values.input_trailing_comma."""
+
+    def test_name_and_values_edges(self):
+        values = _cli("values")
+        self.assertEqual(values.parse_input(" x =float32[2]:1,2"), ("x", 0, [2], [1.0, 2.0]))
+        self.assertEqual(values.parse_input("x=int8[2]:1,2,"), ("x", 4, [2], [1, 2]))
+        self.assertEqual(values.parse_input("x=int8[0]:"), ("x", 4, [0], []))
+
+
+class JsonNestedConfigTest(unittest.TestCase):
+    """values.json_safe reaches every level: a non-finite float inside a
+    dict inside a list (run --json's outputs) is written as text, and
+    dump_json does not fail on it. Kills cli.cf.values.json_list_items_flat."""
+
+    def test_inf_in_a_dict_in_a_list(self):
+        values = _cli("values")
+        got = values.json_safe({"outputs": [{"values": [math.inf, 1.0]}, [[-math.inf]]]})
+        self.assertEqual(got, {"outputs": [{"values": ["inf", 1.0]}, [["-inf"]]]})
+
+
+class RepeatedOptionsConfigTest(unittest.TestCase):
+    """An option given twice: --attr NAME=... twice keeps the last (as
+    --compile-option does), on run's, bench's and check's path alike
+    (host._attrs_from_args). Kills cli.cf.host.attr_twice_first."""
+
+    def test_attr_twice_last_wins(self):
+        host = _cli("host")
+        info = _info(attrs=({"name": "n", "type": "int", "required": False, "default": 1},
+                            {"name": "s", "type": "str", "required": False, "default": ""}))
+        args = argparse.Namespace(op="Op", attr=["n=2", "s=a", "n=3", "s=b=c"])
+        self.assertEqual(host._attrs_from_args(info, args), {"n": 3, "s": "b=c"})
+
+
+class ProtoFilesConfigTest(unittest.TestCase):
+    """--proto given twice, two files declaring different REG_OPs
+    (proto.register_protos): each op is said to come from its own file
+    (list names it: "the REG_OP of --proto FILE"); and each input's and
+    output's kind (optional, dynamic) reaches its pyop_io_info, the last
+    as the first (proto._op_info). Kills cli.cf.proto.done_first_file,
+    cli.cf.proto.io_kinds_required."""
+
+    def setUp(self):
+        self.proto = _cli("proto")
+        saved = [dict(self.proto._declared), set(self.proto._unbound), set(self.proto._bound),
+                 set(self.proto._noted)]
+
+        def restore():
+            for cur, old in zip((self.proto._declared, self.proto._unbound, self.proto._bound,
+                                 self.proto._noted), saved):
+                cur.clear()
+                cur.update(old)
+        self.addCleanup(restore)
+
+    def _decl(self, op, line, inputs=(("x", 0),), outputs=(("y", 0),)):
+        return {"op_type": op, "line": line, "inputs": list(inputs), "outputs": list(outputs),
+                "attrs": []}
+
+    def test_each_op_from_its_own_file(self):
+        proto = self.proto
+        registered = []
+        lib = argparse.Namespace(check=lambda what, rc: None,
+                                 c=argparse.Namespace(pyop_register_host_prototype=lambda p:
+                                                      registered.append(p) or 0))
+        files = {"/p/a.h": [self._decl("A", 3)], "/p/b.h": [self._decl("B", 4),
+                                                            self._decl("C", 8)]}
+        saved = proto.read_declarations
+        proto.read_declarations = lambda lib, path: files[path]
+        try:
+            done = proto.register_protos(lib, list(files), "list")
+        finally:
+            proto.read_declarations = saved
+        self.assertEqual(done, {"A": "/p/a.h", "B": "/p/b.h", "C": "/p/b.h"})
+        self.assertEqual(len(registered), 3)
+        self.assertEqual(proto._declared, {"A": "/p/a.h:3", "B": "/p/b.h:4", "C": "/p/b.h:8"})
+
+    def test_kinds_of_each_io(self):
+        keep = []
+        o = self.proto._op_info(self._decl("Op", 2, inputs=(("x", 0), ("b", 1), ("xs", 2)),
+                                           outputs=(("y", 0), ("ys", 2), ("o", 1))),
+                                "/p/ops.h", keep)
+        self.assertEqual([(o.inputs[k].name, o.inputs[k].kind) for k in range(o.n_inputs)],
+                         [(b"x", 0), (b"b", 1), (b"xs", 2)])
+        self.assertEqual([(o.outputs[k].name, o.outputs[k].kind) for k in range(o.n_outputs)],
+                         [(b"y", 0), (b"ys", 2), (b"o", 1)])
+        d = _cli("binding").info_to_dict(o)
+        self.assertEqual([i["kind"] for i in d["inputs"]], ["required", "optional", "dynamic"])
+
+
+class OutputNamesConfigTest(unittest.TestCase):
+    """instance.exec_ctx names each output's buffer after its own output
+    (a write past the end of the second output names the second), not the
+    first's. Kills cli.cf.instance.guard_name_of_output0."""
+
+    def test_second_output_named(self):
+        import ctypes
+        values, instance, b = _cli("values"), _cli("instance"), _cli("binding")
+        bufs, allocated = values.Buffers(), {}
+        ctx = instance.exec_ctx(bufs, allocated, ["y", "z"])
+        ts = []
+        for k, n in enumerate((4, 8)):
+            t = b.Tensor()
+            t.dtype, t.ndim, t.nbytes = 4, 1, n  # int8[n]
+            t.shape[0] = n
+            self.assertEqual(ctx.alloc_output(None, k, ctypes.pointer(t)), 0)
+            ts.append(t)
+        self.assertEqual(allocated, {0: (4, [4]), 1: (4, [8])})
+        past = ctypes.string_at(ts[1].data + 8, 2)  # two bytes past the end of z, changed
+        ctypes.memmove(ts[1].data + 8, bytes(c ^ 0xFF for c in past), 2)
+        self.assertEqual(bufs.overruns(), ['output 1 "z" (2 bytes past its end)'])
+        t = b.Tensor()
+        t.dtype, t.nbytes = 4, 1
+        self.assertEqual(ctx.alloc_output(None, 2, ctypes.pointer(t)), 0)  # past the names
+        self.assertEqual(bufs.guards[-1][4], "output 2")
+
+
+class GeneratedKindsConfigTest(unittest.TestCase):
+    """check_cases.generated_cases with an optional and a dynamic input:
+    the case with the optional inputs absent keeps the dynamic input's two
+    tensors (only optional ones are left out); the attribute case's label
+    says the attributes it changed. Kills
+    cli.cf.check_cases.absent_dynamic_too, cli.cf.check_cases.attr_case_unlabelled."""
+
+    def test_absent_case_keeps_dynamic(self):
+        cc = _cli("check_cases")
+        info = _info(inputs=(("x", "required"), ("b", "optional"), ("xs", "dynamic")))
+        self.assertEqual(cc._input_counts(info), [[1, 1, 2], [1, 0, 2]])
+        cases = cc.generated_cases(info, sweep=False)
+        self.assertEqual([[len(s) for s in c.inputs] for c in cases], [[1, 1, 2], [1, 0, 2]])
+
+    def test_attr_case_label(self):
+        cc = _cli("check_cases")
+        info = _info(attrs=({"name": "n", "type": "int", "required": False, "default": 1},
+                            {"name": "on", "type": "bool", "required": False, "default": True}))
+        case = cc.generated_cases(info)[-1]
+        self.assertEqual(case.attrs, {"n": 2, "on": False})
+        self.assertEqual(case.label, "inputs x=float32[2,3]; attrs n=2, on=false")
+        self.assertEqual(case.short, "float32[2,3] (attrs n=2, on=false)")
+
+
+class SampleFormsConfigTest(unittest.TestCase):
+    """A plugin's sample tensor in each of its forms (check_cases): a
+    [dtype, shape, values] list as a tuple is, for an input and for a
+    Tensor attribute; an object with dtype/shape/tolist (a numpy array) for
+    a Tensor attribute too. Kills cli.cf.check_cases.sample_list_refused,
+    cli.cf.check_cases.tensor_attr_tuple_only."""
+
+    class _Array:  # what a sample reads of a numpy array
+        def __init__(self, dtype, shape, flat):
+            self.dtype, self.shape, self.flat = dtype, shape, flat
+
+        def reshape(self, _n):
+            return self
+
+        def tolist(self):
+            return list(self.flat)
+
+    def test_list_and_array_forms(self):
+        cc = _cli("check_cases")
+        self.assertEqual(cc._sample_tensor(["int8", [2], [1, 2]], "s"), (4, [2], [1, 2]))
+        self.assertEqual(cc._sample_tensor(("int8", (2,), [1, 2]), "s"), (4, [2], [1, 2]))
+        info = _info(attrs=({"name": "w", "type": "Tensor", "required": True},))
+        for w in (["float32", [2], [0.5, 1.0]], ("float32", [2], [0.5, 1.0]),
+                  self._Array("float32", (2,), [0.5, 1.0])):
+            with self.subTest(w=w):
+                case, = cc.sample_cases(info, lambda: [{"inputs": {"x": ("float32", [1], [1.0])},
+                                                        "attrs": {"w": w}}], "p.py:2")
+                self.assertEqual(case.attrs, {"w": (0, [2], [0.5, 1.0])})
+
+
+class OriginTextConfigTest(unittest.TestCase):
+    """plugins._origin_of_text when the text's first line names another
+    exception than the innermost frame raised (a chained exception, the
+    bridge's summary line): the type and message said after that frame.
+    Kills cli.cf.plugins.origin_head_first_line."""
+
+    def test_head_after_the_innermost_frame(self):
+        plugins = _cli("plugins")
+        text = ("RuntimeError: execute failed\n"
+                "Traceback (most recent call last):\n"
+                '  File "/p/op.py", line 9, in execute\n'
+                "    check(x)\n"
+                '  File "/p/lib.py", line 4, in check\n'
+                '    raise ValueError("x must be 2-D")\n'
+                "ValueError: x must be 2-D")
+        self.assertEqual(plugins._origin_of_text(text),
+                         (("ValueError",), "/p/lib.py", 4, "ValueError: x must be 2-D"))
+
+
+class DoctorLanesConfigTest(unittest.TestCase):
+    """doctor_report's "lanes" (doctor --json): only the ops with something
+    to say of lanes (parallel in N lanes, or serial with a reason), not
+    every op. Kills cli.cf.doctor.lanes_every_op."""
+
+    def test_only_ops_with_a_lanes_line(self):
+        import contextlib
+        import io
+        from test_cli_rules import _DoctorHost
+        doctor = _cli("doctor")
+
+        class Host(_DoctorHost):
+            def op_info(self, t):
+                i = _DoctorHost.op_info(self, t)
+                i.update({"A": {"lanes": 2}, "C": {"serial_reason": "uses ctypes"}}.get(t, {}))
+                return i
+        saved = doctor._discover, doctor.loaded_impls
+        doctor._discover, doctor.loaded_impls = (lambda el: []), (lambda: [])
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                rep = doctor.doctor_report(Host(False, [("/x/b.py", "python-file")]), 0)
+        finally:
+            doctor._discover, doctor.loaded_impls = saved
+        self.assertEqual(rep["load"]["ops"], ["A", "B", "C"])
+        self.assertEqual(rep["lanes"], [{"op_type": "A", "lanes": 2, "serial_reason": None},
+                                        {"op_type": "C", "lanes": 0,
+                                         "serial_reason": "uses ctypes"}])
+
+
+class CommandWordsConfigTest(unittest.TestCase):
+    """The subcommand named by the first command word (main.main): a plugin
+    directory or op named like another subcommand after it ("pyop check
+    run", ./run holding the plugins) does not make the failure that of the
+    other command. And --lanes N reaches pyop_options.lanes from N = 1 on
+    (main._main), 0 leaving the options alone. Kills
+    cli.cf.main.command_last_word, cli.cf.main.one_lane_dropped."""
+
+    def test_first_command_word(self):
+        import subprocess
+        tools = os.environ.get("PYOP_TEST_TOOLS")
+        if not tools:
+            raise unittest.SkipTest("PYOP_TEST_TOOLS is not set (run through ctest)")
+        env = dict(os.environ, PYTHONPATH=tools)
+        env.pop("PYOP_PYTHON", None)
+        r = subprocess.run([sys.executable, "-m", "pyop_cli", "check", "run", "--bogus"],
+                           env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr, "pyop: check: unrecognized arguments: --bogus "
+                                   "(see pyop --help)\n")
+
+    def test_lanes_from_one(self):
+        main = _cli("main")
+        lanes = []
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+                 main.note_unused)
+        main.Lib = lambda path: argparse.Namespace(shutdown=lambda: None,
+                                                   set_lanes=lanes.append)
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: {}
+        main.cmd_list = lambda lib, args: 0
+        main.note_unused = lambda command: None
+        try:
+            for n in ("0", "1", "2"):
+                self.assertEqual(main._main(["--lanes", n, "list"], "list"), 0)
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+             main.note_unused) = saved
+        self.assertEqual(lanes, [1, 2])
+
+
+class WorkerProblemsConfigTest(unittest.TestCase):
+    """check_worker.Worker._check_op for an op with both annotation
+    problems and problems its runs found: the report holds both, the
+    annotations' first. Kills cli.cf.check_worker.annotations_replace_runs."""
+
+    def test_both_kinds_of_problem(self):
+        cw = _cli("check_worker")
+        verdict = {"ran": ["float32[2,3]"], "refused": [], "refusals": [],
+                   "problems": ["inputs x=float32[2,3]: output y differs"], "warnings": [],
+                   "notes": [], "inconclusive": None, "why": None,
+                   "stages": {"infer_meta": 1, "execute": 2}, "threads": 0}
+        names = ("annotation_problems", "run_cases", "is_deterministic", "find_reference",
+                 "plugin_samples")
+        saved = [getattr(cw, n) for n in names]
+        cw.annotation_problems = lambda info: ["execute() (/p/a.py:3): parameter x is "
+                                               "annotated list[Tensor]"]
+        cw.run_cases = lambda lib, info, cases, mon, det, reference=None: dict(
+            verdict, problems=list(verdict["problems"]))
+        cw.is_deterministic = lambda info: True
+        cw.find_reference = lambda info: None
+        cw.plugin_samples = lambda: {}
+        sent = []
+        try:
+            lib = argparse.Namespace(op_info=lambda t: dict(_info(), impl_key="pyop:a",
+                                                            proto_source="/p/a.py:1"))
+            w = cw.Worker(lib, argparse.Namespace(input=None, attr=None),
+                          {"done": [], "paths": ["/p"]},
+                          argparse.Namespace(send=sent.append))
+            entry = w._check_op("Op", "/p/a.py", [])
+        finally:
+            for n, v in zip(names, saved):
+                setattr(cw, n, v)
+        self.assertEqual(entry["status"], "failed")
+        self.assertEqual(entry["problems"], [
+            "execute() (/p/a.py:3): parameter x is annotated list[Tensor]",
+            "inputs x=float32[2,3]: output y differs"])
+        self.assertEqual(entry["checked"], ["infer_meta", "execute"])
+        self.assertEqual(sent[0]["e"], "op_begin")
+
+    def test_typo_note_of_an_infer_only_op(self):
+        """A prototype with no implementation whose infer_meta passed
+        (infer-only) beside an implementation waiting for a prototype of a
+        close name gets the typo note, as an inconclusive one does. Kills
+        cli.cf.check_worker.typo_inconclusive_only."""
+        cw = _cli("check_worker")
+        names = ("annotation_problems", "run_cases", "is_deterministic", "find_reference",
+                 "plugin_samples")
+        saved = [getattr(cw, n) for n in names]
+        cw.annotation_problems = lambda info: []
+        cw.run_cases = lambda lib, info, cases, mon, det, reference=None: {
+            "ran": [], "refused": [], "refusals": [], "problems": [], "warnings": [],
+            "notes": [], "inconclusive": None, "why": None, "stages": {"infer_meta": 3}, "npu": [],
+            "threads": 0}
+        cw.is_deterministic = lambda info: True
+        cw.find_reference = lambda info: None
+        cw.plugin_samples = lambda: {}
+        try:
+            lib = argparse.Namespace(op_info=lambda t: dict(_info(), op_type=t, impl_key=None,
+                                                            proto_source="/p/ops.h:4"))
+            w = cw.Worker(lib, argparse.Namespace(input=None, attr=None),
+                          {"done": [], "paths": ["/p"]}, argparse.Namespace(send=lambda e: None))
+            entry = w._check_op("ScaledAdd", "/p", [{"op_type": "ScaledAd",
+                                                      "impl_source": "/p/b.py:3"}])
+        finally:
+            for n, v in zip(names, saved):
+                setattr(cw, n, v)
+        self.assertEqual(entry["status"], "infer-only")
+        self.assertEqual(entry["notes"], [
+            "no implementation is loaded for ScaledAdd, and one waits for a prototype of "
+            "ScaledAd (/p/b.py:3): a typo in an op_type?"])
+
+
+class PluginIndexConfigTest(unittest.TestCase):
+    """check_plugin's index of the loaded plugins across two loads: the
+    second load's modules are indexed afresh (its class, not the first's),
+    and forget_plugins (after each load's check) keeps nothing of an
+    unloaded plugin alive (the bridge warns about plugin objects still
+    referenced at shutdown). Kills cli.cf.check_plugin.forget_kept."""
+
+    def _module(self, name, key):
+        import types
+        mod = types.ModuleType(name)
+        cls = type("Impl", (), {"__pyop_descriptor__": argparse.Namespace(key=key)})
+        mod.Impl = cls
+        sys.modules[name] = mod
+        self.addCleanup(sys.modules.pop, name, None)
+        return cls
+
+    def test_second_load_and_forget(self):
+        import gc
+        import weakref
+        cp = _cli("check_plugin")
+        cp.forget_plugins()
+        first = self._module("_pyop_plugin_cfg_1", "pyop:a")
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a"}), first)
+        cp.forget_plugins()
+        del sys.modules["_pyop_plugin_cfg_1"]
+        gone = weakref.ref(first)
+        del first
+        second = self._module("_pyop_plugin_cfg_2", "pyop:a")  # the next load's
+        self.assertIs(cp.impl_class({"impl_key": "pyop:a"}), second)
+        cp.forget_plugins()
+        gc.collect()
+        self.assertIsNone(gone())  # nothing of the first load held
+        del sys.modules["_pyop_plugin_cfg_2"]
+        ref = weakref.ref(second)
+        del second
+        gc.collect()
+        self.assertIsNone(ref())
+        self.assertIsNone(cp.impl_class({"impl_key": "pyop:a"}))
+
+
+if __name__ == "__main__":
+    unittest.main()
