@@ -830,5 +830,22 @@ class FlushConfigTest(unittest.TestCase):
         self.assertEqual(err.getvalue(), "said")
 
 
+class AttrListBracketsConfigTest(unittest.TestCase):
+    """--attr NAME=[...] for a list attribute (values.parse_attr_text): the
+    brackets are taken off only as a pair; an unclosed "[1,2" is a usage
+    error, never the list [1] with its last element dropped (a real bug
+    of session 12: body[1:-1] took off the "2" for the missing "]")."""
+
+    def test_unclosed_bracket_refused(self):
+        values, errors = _cli("values"), _cli("errors")
+        for text, want in (("[1,2]", [1, 2]), ("1,2", [1, 2]), ("[]", []), ("[ 3 ]", [3])):
+            self.assertEqual(values.parse_attr_text(text, "list[int]", "axes", "Op"), want)
+        for text in ("[1,2", "[", "1,2]"):
+            with self.subTest(text=text), self.assertRaises(errors.UsageError) as cm:
+                values.parse_attr_text(text, "list[int]", "axes", "Op")
+            self.assertEqual(cm.exception.exit_code, 2)
+        self.assertEqual(values.parse_attr_text("[0.5,1]", "list[float]", "w"), [0.5, 1.0])
+
+
 if __name__ == "__main__":
     unittest.main()
