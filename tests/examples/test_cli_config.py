@@ -847,5 +847,22 @@ class AttrListBracketsConfigTest(unittest.TestCase):
         self.assertEqual(values.parse_attr_text("[0.5,1]", "list[float]", "w"), [0.5, 1.0])
 
 
+class StrValueNulConfigTest(unittest.TestCase):
+    """binding.attr_value_to_py reads a str (and each list[str] item) as the
+    pointer and length libpyop gives: a value holding a NUL comes back
+    whole (a real bug of session 12: the c_char_p field was read as a
+    Python bytes copy cut at the NUL, then `len` bytes were read from that
+    copy, past its end: 'a\\0b' came back 'a\\0\\0' or with garbage)."""
+
+    def test_nul_inside(self):
+        b, values = _cli("binding"), _cli("values")
+        for t, value in (("str", "a\0b"), ("str", "\0"), ("str", "ab\0"),
+                         ("list[str]", ["a\0bc", "", "d\0"])):
+            with self.subTest(value=value):
+                a, keep = b.AttrValue(), []
+                values.set_attr_value(a, t, value, keep)
+                self.assertEqual(b.attr_value_to_py(a), value)
+
+
 if __name__ == "__main__":
     unittest.main()
