@@ -864,5 +864,63 @@ class StrValueNulConfigTest(unittest.TestCase):
                 self.assertEqual(b.attr_value_to_py(a), value)
 
 
+class ReferenceKindsConfigTest(unittest.TestCase):
+    """check's reference comparison (check_plugin) with a list attribute of
+    three numbers (a list, not a Tensor attribute's (dtype, shape, values)
+    tuple: passed to the reference as the list, and its first number is no
+    data type, so a 2 there does not read as bfloat16 and skip the
+    comparison), and with an optional output among required ones (one
+    tensor, compared whole, not split into rows as a dynamic output is).
+    Kills cli.cf.check_plugin.list_attr_as_tensor,
+    cli.cf.check_plugin.list_attr_as_bfloat16,
+    cli.cf.check_plugin.optional_output_as_dynamic."""
+
+    def _np(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("no numpy in this Python")
+        return numpy
+
+    def test_list_attribute_of_three(self):
+        np = self._np()
+        cc, cp = _cli("check_cases"), _cli("check_plugin")
+        from test_cli_rules import _T
+        info = _info(attrs=({"name": "axes", "type": "list[int]", "required": False,
+                             "default": [0]},
+                            {"name": "w", "type": "Tensor", "required": True}))
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]],
+                       {"axes": [2, 0, 1], "w": (0, [1], [0.5])}, "generated")
+        args, attrs = cp._reference_args(info, case, np)
+        self.assertEqual(attrs["axes"], [2, 0, 1])
+        self.assertEqual(attrs["w"].tolist(), [0.5])
+
+        class R:
+            produced = [[(_T(0, [2]), [1.0, 2.0])]]
+        seen = []
+        got = cp.reference_problem(info, case, R(), (lambda x, axes, w: seen.append(axes)
+                                                     or x * 2, (0, 0)))
+        self.assertEqual(seen, [[2, 0, 1]])  # called: nothing in the case is bfloat16
+        self.assertEqual(got, "output y differs from the reference at element 0: 1.0, the "
+                              "reference 2.0 (rtol=0, atol=0)")
+
+    def test_optional_output_compared_whole(self):
+        np = self._np()
+        cc, cp = _cli("check_cases"), _cli("check_plugin")
+        from test_cli_rules import _T
+        info = _info(outputs=(("y", "required"), ("aux", "optional")))
+        case = cc.Case("c", [[(0, [2, 2], [1.0, 2.0, 3.0, 4.0])]], {}, "generated")
+
+        class R:
+            produced = [[(_T(0, [2, 2]), [1.0, 2.0, 3.0, 4.0])],
+                        [(_T(0, [2, 2]), [2.0, 4.0, 6.0, 8.0])]]
+        ref = (lambda x: (x, x * 2), (0, 0))
+        self.assertIsNone(cp.reference_problem(info, case, R(), ref))
+        R.produced[1] = [(_T(0, [2, 2]), [2.0, 4.0, 6.0, 9.0])]
+        self.assertEqual(cp.reference_problem(info, case, R(), ref),
+                         "output aux differs from the reference at element 3: 9.0, the "
+                         "reference 8.0 (rtol=0, atol=0)")
+
+
 if __name__ == "__main__":
     unittest.main()
