@@ -922,5 +922,65 @@ class ReferenceKindsConfigTest(unittest.TestCase):
                          "reference 8.0 (rtol=0, atol=0)")
 
 
+class BuildPythonNamesConfigTest(unittest.TestCase):
+    """host._other_python_note when the build's Python is another name for
+    this very interpreter (a symlink, as /usr/bin/python3 to python3.11):
+    no "NOT the build's Python" note (run, bench and check would warn of a
+    difference there is none of); another interpreter gets it. Kills
+    cli.cf.host.build_python_by_name."""
+
+    def test_symlink_is_the_same_python(self):
+        import shutil
+        import tempfile
+        host, config = _cli("host"), _cli("config")
+        root = tempfile.mkdtemp(prefix="pyop-cfg-")
+        self.addCleanup(shutil.rmtree, root, True)
+        alias = os.path.join(root, "python-alias")
+        os.symlink(sys.executable, alias)
+        other = os.path.join(root, "other-python")
+        open(other, "w").close()
+        saved = config.BUILD_PYTHON
+        try:
+            config.BUILD_PYTHON = alias
+            self.assertIsNone(host._other_python_note())
+            config.BUILD_PYTHON = other
+            self.assertIn("NOT the build's Python %s" % other, host._other_python_note())
+        finally:
+            config.BUILD_PYTHON = saved
+
+
+class RunDynamicOneConfigTest(unittest.TestCase):
+    """run's text for a dynamic output that produced one tensor: "1 tensor"
+    and that tensor as ys[0], as --json has it in "tensors". Kills
+    cli.cf.run.one_tensor_plural."""
+
+    def test_one_tensor(self):
+        import contextlib
+        import io
+        import json
+        run, b = _cli("run"), _cli("binding")
+        info = _info(inputs=(("x", "required"),), outputs=(("ys", "dynamic"),))
+        y = b.Tensor()
+        y.dtype, y.ndim, y.shape[0] = 0, 1, 1
+
+        class Res:
+            inputs, before, produced = [[]], [[]], [[(y, [3.0])]]
+        saved = run.run_as_a_host
+        run.run_as_a_host = lambda lib, args, command, seen: (info, None, {}, Res)
+        try:
+            outs = []
+            for as_json in (False, True):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    run.cmd_run(None, argparse.Namespace(op="Op", json=as_json,
+                                                         input=["x=float32[1]:1"], attr=None))
+                outs.append(out.getvalue())
+        finally:
+            run.run_as_a_host = saved
+        self.assertEqual(outs[0], "ys: 1 tensor\nys[0]: float32[1] = [3]\n")
+        self.assertEqual(json.loads(outs[1])["outputs"][0]["tensors"],
+                         [{"dtype": "float32", "shape": [1], "values": [3.0]}])
+
+
 if __name__ == "__main__":
     unittest.main()
