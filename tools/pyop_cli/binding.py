@@ -280,6 +280,16 @@ def _s(b):
     return b.decode("utf-8", "replace") if b is not None else None
 
 
+def _str_value(s):
+    """The text of a pyop_str (data, len) as libpyop gave it, NULs included:
+    read at its data pointer (Str.data, a c_char_p, reads as a bytes copy
+    cut at the first NUL, too short for len)."""
+    if not s.len:
+        return ""
+    data = ctypes.cast(ctypes.pointer(s), ctypes.POINTER(ctypes.c_void_p))[0]  # Str.data
+    return ctypes.string_at(data, s.len).decode("utf-8", "replace")
+
+
 def attr_value_to_py(v):
     t = v.type
     u = v.u
@@ -290,7 +300,7 @@ def attr_value_to_py(v):
     if t == 3:
         return bool(u.b)
     if t == 4:
-        return ctypes.string_at(u.s.data, u.s.len).decode("utf-8", "replace") if u.s.len else ""
+        return _str_value(u.s)
     if t == 5:
         return DTYPES[u.dtype] if 0 <= u.dtype < len(DTYPES) else u.dtype
     n = u.span.count
@@ -305,8 +315,7 @@ def attr_value_to_py(v):
         return [bool(x) for x in ctypes.cast(p, ctypes.POINTER(ctypes.c_bool))[:n]]
     if t == 9:
         items = ctypes.cast(p, ctypes.POINTER(Str))
-        return [ctypes.string_at(items[i].data, items[i].len).decode("utf-8", "replace")
-                if items[i].len else "" for i in range(n)]
+        return [_str_value(items[i]) if items[i].len else "" for i in range(n)]
     if t == 10:
         return [DTYPES[d] for d in ctypes.cast(p, ctypes.POINTER(ctypes.c_int32))[:n]]
     if t == 11:

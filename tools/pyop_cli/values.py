@@ -478,8 +478,8 @@ def parse_attr_text(text, type_name, name="", op=None):
             return [[_int64(x) for x in r] for r in value]
         inner = type_name[5:-1]
         body = text.strip()
-        if body.startswith("["):
-            body = body[1:-1]
+        if body.startswith("[") and body.endswith("]"):
+            body = body[1:-1]  # a pair only: "[1,2" keeps its "[" and is refused
         return [_scalar(x.strip(), inner) for x in body.split(",") if x.strip()]
     except ValueError as e:
         why = str(e) if "outside int64" in str(e) else None
