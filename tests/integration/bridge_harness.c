@@ -5590,6 +5590,246 @@ static void case_mapped_signals(void) {
   sigaction(SIGUSR1, &old, NULL);
 }
 
+/*
+ * Second configurations of the call path (plugins/configs, issue 31's
+ * configuration pass):
+ * - one instance's optional input given, then absent (count 0, the host's
+ *   items pointer still at the tensor it gave before: the count says
+ *   absent), then given again: y is its value, None, its value (the reused
+ *   Tensor of the first call is not handed out for an absent input);
+ * - an op of 33 arguments (10 inputs, 23 attributes: one more than the
+ *   bridge's stack room) called twice on the same tensors with new values
+ *   (the second call reuses all ten cached Tensors, two more than a
+ *   frame's first room): each input's value and every attribute, in
+ *   order, both times;
+ * - views kept of two inputs: releasing the last one alone leaves the
+ *   instance refused (the first still lives), releasing both lets it run;
+ * - _native.registered_proto of a host prototype without a proto_key or an
+ *   op_type is None, each found prototype released once.
+ */
+static int g_cf_finds, g_cf_releases;
+static pyop_op_info g_cf_info[2];
+
+static int cf_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  static const char *const names[2] = {"Keyless", "Typeless"};
+  for (int i = 0; i < 2; i++)
+    if (op_type.len == strlen(names[i]) && memcmp(op_type.data, names[i], op_type.len) == 0) {
+      g_cf_finds++;
+      *out = &g_cf_info[i];
+      return PYOP_OK;
+    }
+  return PYOP_ENOENT;
+}
+
+static void cf_release_proto(const pyop_op_info *info) {
+  (void)info;
+  g_cf_releases++;
+}
+
+static void configs_registered_proto(void) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  CHECK(entry != NULL, "no entry symbol");
+  static const pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}}, outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  memset(g_cf_info, 0, sizeof g_cf_info);
+  g_cf_info[0] = (pyop_op_info){sizeof g_cf_info[0], "Keyless", NULL, "<host>", NULL, NULL,
+                                ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL, NULL};
+  g_cf_info[1] = (pyop_op_info){sizeof g_cf_info[1], NULL, "host:typeless", "<host>", NULL,
+                                NULL, ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL,
+                                NULL};
+  pyop_loader_services svc = {sizeof svc, svc_set_error, svc_log, cf_find_proto,
+                              cf_release_proto, NULL};
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &a));
+  g_cf_finds = g_cf_releases = 0;
+  CHECK(py_ok("import sys\n"
+              "rp = sys.modules['pyop._native'].registered_proto\n"
+              "assert rp('Keyless') is None, rp('Keyless')\n"
+              "assert rp('Typeless') is None, rp('Typeless')\n"
+              "del rp\n"),
+        "a host prototype without a key or an op type is no prototype");
+  CHECK(g_cf_finds == 2 && g_cf_releases == 2, "found %d prototypes, released %d", g_cf_finds,
+        g_cf_releases);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &a));
+}
+
+/* A host whose workspaces have no memory (and succeed). */
+static int cf_ws_null(void *ctx, uint64_t nbytes, void **out) {
+  (void)ctx;
+  (void)nbytes;
+  *out = NULL;
+  return PYOP_OK;
+}
+
+static bool g_cf_ws_null; /* cf_exec's host gives workspaces no memory */
+
+static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t n) {
+  outputs o = {0};
+  pyop_exec_services svc = {sizeof svc, &o, alloc_output,
+                            g_cf_ws_null ? cf_ws_null : alloc_workspace};
+  pyop_exec_args a = {sizeof a, lists, n, 1, &svc, NULL, NULL};
+  clear_error();
+  int rc = impl->cb->execute(h, &a);
+  outputs_free(&o);
+  return rc;
+}
+
+/* One execute of CfCtx (what) on a float32[2] input: its status must be
+ * status. */
+static void cf_ctx_call(const rec_op *impl, const char *what, int status) {
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  int rc = cf_exec(impl, h, lists, 1);
+  CHECK(rc == status, "CfCtx %s: %d (want %d) %s", what, rc, status, g_err);
+  impl->cb->destroy_holder(h);
+}
+
+static void case_configs(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "configs"));
+  const rec_op *opt = find(&r, "CfOpt", true), *wide = find(&r, "CfWide", true),
+               *keep = find(&r, "CfKeep", true);
+  CHECK(opt && wide && keep, "ops registered");
+  int64_t s2[1] = {2};
+
+  /* An optional input given, absent (its items pointer left), given. */
+  {
+    float x[2] = {1, 2}, y[2] = {7, 8};
+    pyop_tensor t[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+    pyop_tensor_list lists[2] = {{&t[0], 1}, {&t[1], 1}};
+    void *h = holder_of(opt, NULL, 0);
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    lists[1].count = 0; /* absent: the count says so, whatever items points at */
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    lists[1].count = 1;
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    opt->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['opt'] == [7.0, None, 7.0], R['opt']\n"
+                "R['opt'].clear()\n"
+                "del R\n"),
+          "CfOpt's y per call");
+  }
+
+  /* 33 arguments, ten cached Tensors reused. */
+  {
+    char names[23][8];
+    pyop_attr_view attrs[23];
+    for (int i = 0; i < 23; i++) {
+      snprintf(names[i], sizeof names[i], "a%d", i);
+      attrs[i] = attr_int(names[i], 100 + i);
+    }
+    float x[10][2];
+    pyop_tensor t[10];
+    pyop_tensor_list lists[10];
+    for (int i = 0; i < 10; i++) {
+      x[i][0] = (float)(i + 1);
+      x[i][1] = 0;
+      t[i] = tensor_f32(x[i], 1, s2);
+      lists[i] = (pyop_tensor_list){&t[i], 1};
+    }
+    void *h = holder_of(wide, attrs, 23);
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    for (int i = 0; i < 10; i++)
+      x[i][0] = (float)(10 * (i + 1)); /* the same tensors, new values */
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    wide->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "a = list(range(100, 123))\n"
+                "first = [float(i) for i in range(1, 11)]\n"
+                "then = [float(10 * i) for i in range(1, 11)]\n"
+                "assert R['wide'] == [(first, a), (then, a), (then, a)], R['wide']\n"
+                "R['wide'].clear()\n"
+                "del R, a, first, then\n"),
+          "CfWide's inputs and attributes per call");
+  }
+
+  /* Views kept of both inputs, released last first. */
+  {
+    float x[2] = {1, 2}, y[2] = {3, 4};
+    pyop_tensor t[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+    pyop_tensor_list lists[2] = {{&t[0], 1}, {&t[1], 1}};
+    void *h = holder_of(keep, NULL, 0);
+    CHECK(py_ok("import builtins; builtins._pyop_configs['keep'] = True"), "keep");
+    int rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_EPYTHON && err_has("input 0"), "kept views: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep'] = False\n"
+                "assert len(R['views']) == 2, R['views']\n"
+                "R['views'][1].release()\n"
+                "del R\n"),
+          "the last view released");
+    rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_ESTATE && err_has("input 0"),
+          "with the first view alive the instance is refused: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "builtins._pyop_configs['views'][0].release()\n"
+                "builtins._pyop_configs['views'].clear()\n"),
+          "the first view released");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
+    keep->cb->destroy_holder(h);
+  }
+
+  /* The execute context's arguments in their other partitions. */
+  {
+    const rec_op *ctx = find(&r, "CfCtx", true);
+    CHECK(ctx != NULL, "CfCtx registered");
+    cf_ctx_call(ctx, "format_none", PYOP_OK);
+    CHECK(py_ok("import builtins, pyop\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['format_none'] == (pyop.Format.ND, (2,)), R['format_none']\n"
+                "del R, pyop\n"),
+          "format=None is the default format");
+    g_cf_ws_null = true;
+    cf_ctx_call(ctx, "ws_zero", PYOP_OK);
+    g_cf_ws_null = false;
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['ws_zero'] == (0, (0,), 0), R['ws_zero']\n"
+                "del R\n"),
+          "an empty workspace without memory");
+  }
+
+  /* A launch of an empty library name, an input index of 2**32 - 1. */
+  {
+    const rec_op *li = find(&r, "CfLaunch", true);
+    CHECK(li != NULL, "CfLaunch registered");
+    void *h = holder_of(li, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), out = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    strcpy(sk.lib, "(not called)");
+    pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(li->cb->declare_launch_args(h, &da));
+    CHECK(strcmp(sk.lib, "") == 0 && strcmp(sk.sym, "kern") == 0, "launch of '%s' %s", sk.lib,
+          sk.sym);
+    CHECK(sk.n_args == 2 && sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT &&
+              sk.args[0].index == UINT32_MAX && sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT &&
+              sk.args[1].index == 0,
+          "%zu args, the first of index %u", sk.n_args, (unsigned)sk.args[0].index);
+    li->cb->destroy_holder(h);
+  }
+
+  configs_registered_proto();
+  CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -5626,7 +5866,8 @@ static void case_mapped_signals(void) {
   X(bcstate, "integration bridge", 300, "")                                  \
   X(bcstate_exit, "integration bridge", 300, "")                             \
   X(bcstate_watch, "integration bridge", 300, "")                             \
-  X(mapped_signals, "integration bridge", 300, "")
+  X(mapped_signals, "integration bridge", 300, "")                          \
+  X(configs, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

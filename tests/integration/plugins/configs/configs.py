@@ -1,0 +1,119 @@
+"""Ops for the configuration pass (tests/integration/bridge_harness.c, case
+configs): calls of one instance where a later call differs from the first
+(an optional input absent after it was given), an op of many arguments
+(more than the bridge's stack room and its first frame's tensor room),
+views kept of several inputs and released one by one.
+
+What they see goes to builtins._pyop_configs (the harness reads and
+deletes it)."""
+import builtins
+from typing import Optional
+
+import pyop
+from pyop import TensorDesc, launch
+
+R = builtins._pyop_configs = {"opt": [], "wide": [], "views": []}
+
+
+@pyop.register_op(op_type="CfOpt")
+def cf_opt(x: TensorDesc, y: Optional[TensorDesc]) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="CfOpt")
+class CfOptImpl:
+    """Records whether y came as None, and y's first element when given."""
+
+    def execute(self, x, y):
+        if y is None:
+            R["opt"].append(None)
+        else:
+            with memoryview(y) as m:
+                R["opt"].append(m[0])
+
+
+@pyop.register_op(op_type="CfWide")
+def cf_wide(x0: TensorDesc, x1: TensorDesc, x2: TensorDesc, x3: TensorDesc, x4: TensorDesc,
+            x5: TensorDesc, x6: TensorDesc, x7: TensorDesc, x8: TensorDesc, x9: TensorDesc, *,
+            a0: int = 0, a1: int = 0, a2: int = 0, a3: int = 0, a4: int = 0, a5: int = 0,
+            a6: int = 0, a7: int = 0, a8: int = 0, a9: int = 0, a10: int = 0, a11: int = 0,
+            a12: int = 0, a13: int = 0, a14: int = 0, a15: int = 0, a16: int = 0,
+            a17: int = 0, a18: int = 0, a19: int = 0, a20: int = 0, a21: int = 0,
+            a22: int = 0) -> TensorDesc:
+    return x9
+
+
+@pyop.register_op_impl(op_type="CfWide")
+class CfWideImpl:
+    """Ten inputs and 23 attributes: 33 arguments, one more than the
+    bridge's stack room (PB_STACK_ARGS); ten tensors, two more than a
+    frame's first room. Records each input's first element and the
+    attributes in order."""
+
+    def execute(self, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, **attrs):
+        firsts = []
+        for x in (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9):
+            with memoryview(x) as m:
+                firsts.append(m[0])
+        R["wide"].append((firsts, [attrs["a%d" % i] for i in range(23)]))
+
+
+@pyop.register_op(op_type="CfKeep")
+def cf_keep(x: TensorDesc, y: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="CfKeep")
+class CfKeepImpl:
+    """Keeps a memoryview of each input when R["keep"] is set."""
+
+    def execute(self, x, y):
+        if R.get("keep"):
+            R["views"] += [memoryview(x), memoryview(y)]
+
+
+def _format_none(c, x):
+    """format=None given: the default (ND), as when it is left out."""
+    t = c.malloc_output_tensor(0, (2,), "float32", None)
+    return (t.format, t.shape)
+
+
+def _ws_zero(c, x):
+    """An empty workspace: the host may give it no memory."""
+    t = c.malloc_workspace(0)
+    return (t.nbytes, t.shape, t.data_ptr)
+
+
+CTX_CALLS = {
+    "format_none": _format_none,
+    "ws_zero": _ws_zero,
+}
+
+
+@pyop.register_op(op_type="CfCtx")
+def cf_ctx(x: TensorDesc, *, what: str = "format_none") -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="CfCtx")
+class CfCtxImpl:
+    """Runs CTX_CALLS[what] on its execute context; records what it returns
+    under R[what]."""
+
+    def execute(self, x, *, what):
+        R[what] = CTX_CALLS[what](pyop.get_execute_ctx(), x)
+
+
+@pyop.register_op(op_type="CfLaunch")
+def cf_launch(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="CfLaunch")
+class CfLaunchImpl:
+    """A launch of an empty library name (given as it is, never made a
+    path) whose input index is the last one a launch argument takes."""
+
+    def declare_launch_args(self, x, out):
+        pyop.get_declare_launch_args_ctx().add_launch(
+            "", "kern", [launch.input(2**32 - 1), launch.output(0)])
