@@ -5608,12 +5608,12 @@ static void case_mapped_signals(void) {
  *   op_type is None, each found prototype released once.
  */
 static int g_cf_finds, g_cf_releases;
-static pyop_op_info g_cf_info[2];
+static pyop_op_info g_cf_info[3];
 
 static int cf_find_proto(pyop_str op_type, const pyop_op_info **out) {
   *out = NULL;
-  static const char *const names[2] = {"Keyless", "Typeless"};
-  for (int i = 0; i < 2; i++)
+  static const char *const names[3] = {"Keyless", "Typeless", "CfCtx"};
+  for (int i = 0; i < 3; i++)
     if (op_type.len == strlen(names[i]) && memcmp(op_type.data, names[i], op_type.len) == 0) {
       g_cf_finds++;
       *out = &g_cf_info[i];
@@ -5627,17 +5627,26 @@ static void cf_release_proto(const pyop_op_info *info) {
   g_cf_releases++;
 }
 
-static void configs_registered_proto(void) {
+static void cf_ctx_call(const rec_op *impl, const char *what, int status);
+static size_t g_cf_n_out = 1; /* the outputs cf_exec's calls have */
+
+/* And an output index past the last of CfCtx's two (out, then the dynamic
+ * parts: its host prototype) names the last one as dynamic. */
+static void configs_registered_proto(const rec_op *ctx) {
   pyop_bridge_entry_fn entry =
       (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   CHECK(entry != NULL, "no entry symbol");
   static const pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}}, outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  static const pyop_io_info outs2[2] = {{"out", PYOP_IO_REQUIRED}, {"parts", PYOP_IO_DYNAMIC}};
   memset(g_cf_info, 0, sizeof g_cf_info);
   g_cf_info[0] = (pyop_op_info){sizeof g_cf_info[0], "Keyless", NULL, "<host>", NULL, NULL,
                                 ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL, NULL};
   g_cf_info[1] = (pyop_op_info){sizeof g_cf_info[1], NULL, "host:typeless", "<host>", NULL,
                                 NULL, ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL,
                                 NULL};
+  g_cf_info[2] = (pyop_op_info){sizeof g_cf_info[2], "CfCtx", "host:cfctx", "<host>", NULL,
+                                NULL, ins, 1, outs2, 2, NULL, 0,
+                                PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE, NULL, NULL};
   pyop_loader_services svc = {sizeof svc, svc_set_error, svc_log, cf_find_proto,
                               cf_release_proto, NULL};
   const pyop_bridge_api *a = NULL;
@@ -5651,6 +5660,19 @@ static void configs_registered_proto(void) {
               "del rp\n"),
         "a host prototype without a key or an op type is no prototype");
   CHECK(g_cf_finds == 2 && g_cf_releases == 2, "found %d prototypes, released %d", g_cf_finds,
+        g_cf_releases);
+  g_cf_n_out = 2;
+  cf_ctx_call(ctx, "out_past", PYOP_OK);
+  g_cf_n_out = 1;
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_configs\n"
+              "want = ('output index 2 out of range (the op has 2 outputs); output 1 '\n"
+              "        \"'parts' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+              "        'next tensor')\n"
+              "assert R['out_past'] == want, R['out_past']\n"
+              "del R, want\n"),
+        "the hint names the last output, dynamic");
+  CHECK(g_cf_finds == 3 && g_cf_releases == 3, "found %d prototypes, released %d", g_cf_finds,
         g_cf_releases);
   req.services = &g_services; /* back to what the other cases use */
   CHECK_OK(entry(&req, &a));
@@ -5670,7 +5692,7 @@ static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t 
   outputs o = {0};
   pyop_exec_services svc = {sizeof svc, &o, alloc_output,
                             g_cf_ws_null ? cf_ws_null : alloc_workspace};
-  pyop_exec_args a = {sizeof a, lists, n, 1, &svc, NULL, NULL};
+  pyop_exec_args a = {sizeof a, lists, n, g_cf_n_out, &svc, NULL, NULL};
   clear_error();
   int rc = impl->cb->execute(h, &a);
   outputs_free(&o);
@@ -5824,7 +5846,7 @@ static void case_configs(void) {
     li->cb->destroy_holder(h);
   }
 
-  configs_registered_proto();
+  configs_registered_proto(find(&r, "CfCtx", true));
   CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
   api->reset();
   rec_clear(&r);

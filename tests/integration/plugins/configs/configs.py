@@ -84,7 +84,17 @@ def _ws_zero(c, x):
     return (t.nbytes, t.shape, t.data_ptr)
 
 
+def _out_past(c, x):
+    """An output index past the last of two: the message's hint."""
+    try:
+        c.malloc_output_tensor(2, (2,), "float32")
+    except IndexError as e:
+        return str(e)
+    return None
+
+
 CTX_CALLS = {
+    "out_past": _out_past,
     "format_none": _format_none,
     "ws_zero": _ws_zero,
 }
