@@ -5605,7 +5605,15 @@ static void case_mapped_signals(void) {
  * - views kept of two inputs: releasing the last one alone leaves the
  *   instance refused (the first still lives), releasing both lets it run;
  * - _native.registered_proto of a host prototype without a proto_key or an
- *   op_type is None, each found prototype released once.
+ *   op_type is None, each found prototype released once; with a host
+ *   prototype whose last output is dynamic, an output index past the last
+ *   names that output in its hint;
+ * - a mutated input that no output aliases: the proto view gives
+ *   input_flags, and no output_alias (NULL, not -1 for each output);
+ * - the execute context: format=None is the default format; an empty
+ *   workspace from a host that gives it no memory is a valid empty
+ *   Tensor; a launch of an empty library name reaches the host as it is
+ *   (not made a path), an input index of 2**32 - 1 too.
  */
 static int g_cf_finds, g_cf_releases;
 static pyop_op_info g_cf_info[3];
@@ -5720,6 +5728,15 @@ static void case_configs(void) {
                *keep = find(&r, "CfKeep", true);
   CHECK(opt && wide && keep, "ops registered");
   int64_t s2[1] = {2};
+
+  /* A mutated input no output aliases: flags given, no alias array. */
+  {
+    const rec_op *mut = find(&r, "CfMut", false);
+    CHECK(mut != NULL && mut->has_flags && mut->in_flags[0] == PYOP_INPUT_MUTATED &&
+              !mut->has_alias,
+          "CfMut: flags %d (%u), alias %d (%d)", mut ? mut->has_flags : -1,
+          mut ? mut->in_flags[0] : 0, mut ? mut->has_alias : -1, mut ? mut->alias[0] : 0);
+  }
 
   /* An optional input given, absent (its items pointer left), given. */
   {
@@ -5852,6 +5869,59 @@ static void case_configs(void) {
   rec_clear(&r);
 }
 
+/*
+ * The host finalizes its Python under a live instance (plugins/configs),
+ * then starts another and a new session in the same image:
+ * - a call and a new instance are refused with PYOP_ENOTINIT, the message
+ *   saying the interpreter the ops were loaded into was finalized by the
+ *   host (and what to do: destroy, shutdown, pyop_load again);
+ * - the instance destroyed without its Python, the next session's first
+ *   instance reads a result by getattr (the names it reads by were made
+ *   anew in that Python, not kept from the lost one).
+ */
+static void case_configs_lost(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "configs"));
+  const rec_op *opt = find(&r, "CfOpt", true), *plain = find(&r, "CfPlain", false);
+  CHECK(opt && plain, "ops registered");
+  void *h = holder_of(opt, NULL, 0), *hp = holder_of(plain, NULL, 0);
+  bcstate_host_restarts_python();
+  float x[2] = {1, 2};
+  int64_t s2[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s2);
+  pyop_tensor_list lists[2] = {{&in, 1}, {NULL, 0}};
+  int rc = cf_exec(opt, h, lists, 2);
+  CHECK(rc == PYOP_ENOTINIT && err_has("execute of op 'CfOpt': the Python interpreter the ops "
+                                       "were loaded into has been finalized (Py_FinalizeEx by "
+                                       "the host)") && err_has("pyop_load again"),
+        "a call after the host finalized: %d %s", rc, g_err);
+  void *h2 = NULL;
+  clear_error();
+  rc = opt->cb->create_holder(opt->ctx, NULL, 0, &h2);
+  CHECK(rc == PYOP_ENOTINIT && h2 == NULL &&
+            err_has("creating an instance of op 'CfOpt': the Python interpreter the ops were "
+                    "loaded into has been finalized"),
+        "an instance after the host finalized: %d %s", rc, g_err);
+  opt->cb->destroy_holder(h);
+  plain->cb->destroy_holder(hp);
+  rec_clear(&r);
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "configs"));
+  plain = find(&r, "CfPlain", false);
+  CHECK(plain != NULL, "CfPlain registered again");
+  hp = holder_of(plain, NULL, 0);
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  CHECK_OK(infer1(plain, hp, &in, 1, ONE, &out, 1));
+  CHECK(out.ndim == 2 && out.shape[0] == 2 && out.shape[1] == 5 && out.dtype == 0,
+        "CfPlain: ndim %d shape %lld,%lld", out.ndim, (long long)out.shape[0],
+        (long long)out.shape[1]);
+  plain->cb->destroy_holder(hp);
+  CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -5889,7 +5959,8 @@ static void case_configs(void) {
   X(bcstate_exit, "integration bridge", 300, "")                             \
   X(bcstate_watch, "integration bridge", 300, "")                             \
   X(mapped_signals, "integration bridge", 300, "")                          \
-  X(configs, "integration bridge", 300, "")
+  X(configs, "integration bridge", 300, "")                                  \
+  X(configs_lost, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

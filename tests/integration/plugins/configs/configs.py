@@ -127,3 +127,21 @@ class CfLaunchImpl:
     def declare_launch_args(self, x, out):
         pyop.get_declare_launch_args_ctx().add_launch(
             "", "kern", [launch.input(2**32 - 1), launch.output(0)])
+
+
+class Plain:
+    """A result the bridge reads by getattr (no TensorDesc)."""
+
+    def __init__(self, shape):
+        self.shape, self.dtype, self.format = shape, 0, 0
+
+
+@pyop.register_op(op_type="CfPlain")
+def cf_plain(x: TensorDesc) -> TensorDesc:
+    return Plain(tuple(x.shape) + (5,))
+
+
+@pyop.register_op(op_type="CfMut", mutates_args=("x",))
+def cf_mut(x: TensorDesc) -> TensorDesc:
+    """x is mutated, no output is its buffer (the output is not named x)."""
+    return x
