@@ -5613,7 +5613,8 @@ static void case_mapped_signals(void) {
  * - the execute context: format=None is the default format; an empty
  *   workspace from a host that gives it no memory is a valid empty
  *   Tensor; a launch of an empty library name reaches the host as it is
- *   (not made a path), an input index of 2**32 - 1 too.
+ *   (not made a path), an input index of 2**32 - 1 too; a subclass of
+ *   KeyboardInterrupt the op raises is an interrupt (PYOP_EINTR).
  */
 static int g_cf_finds, g_cf_releases;
 static pyop_op_info g_cf_info[3];
@@ -5838,6 +5839,9 @@ static void case_configs(void) {
                 "assert R['ws_zero'] == (0, (0,), 0), R['ws_zero']\n"
                 "del R\n"),
           "an empty workspace without memory");
+    /* A KeyboardInterrupt subclass is an interrupt too. */
+    cf_ctx_call(ctx, "interrupt_sub", PYOP_EINTR);
+    CHECK(err_has("_Interrupt: interrupted by a subclass"), "the interrupt's text: %s", g_err);
   }
 
   /* A launch of an empty library name, an input index of 2**32 - 1. */

@@ -93,7 +93,16 @@ def _out_past(c, x):
     return None
 
 
+class _Interrupt(KeyboardInterrupt):
+    """A KeyboardInterrupt of the plugin's own: an interrupt all the same."""
+
+
+def _interrupt_sub(c, x):
+    raise _Interrupt("interrupted by a subclass")
+
+
 CTX_CALLS = {
+    "interrupt_sub": _interrupt_sub,
     "out_past": _out_past,
     "format_none": _format_none,
     "ws_zero": _ws_zero,
