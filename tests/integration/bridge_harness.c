@@ -5608,6 +5608,8 @@ static void case_mapped_signals(void) {
  *   op_type is None, each found prototype released once; with a host
  *   prototype whose last output is dynamic, an output index past the last
  *   names that output in its hint;
+ * - infer_meta's third result of three with a bad dtype: the call fails
+ *   naming output 2;
  * - a mutated input that no output aliases: the proto view gives
  *   input_flags, and no output_alias (NULL, not -1 for each output);
  * - the execute context: format=None is the default format; an empty
@@ -5729,6 +5731,21 @@ static void case_configs(void) {
                *keep = find(&r, "CfKeep", true);
   CHECK(opt && wide && keep, "ops registered");
   int64_t s2[1] = {2};
+
+  /* The last of three results with a bad dtype: the call fails naming it. */
+  {
+    const rec_op *trio = find(&r, "CfTrio", false);
+    CHECK(trio != NULL, "CfTrio registered");
+    void *h = holder_of(trio, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), outs[3];
+    memset(outs, 0, sizeof outs);
+    int rc = infer1(trio, h, &in, 1, ONE, outs, 3);
+    CHECK(rc == PYOP_EPYTHON && err_has("infer_meta output 2 dtype") &&
+              !err_has("output 0") && !err_has("output 1"),
+          "CfTrio: %d %s", rc, g_err);
+    trio->cb->destroy_holder(h);
+  }
 
   /* A mutated input no output aliases: flags given, no alias array. */
   {

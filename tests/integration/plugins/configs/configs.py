@@ -154,3 +154,17 @@ def cf_plain(x: TensorDesc) -> TensorDesc:
 def cf_mut(x: TensorDesc) -> TensorDesc:
     """x is mutated, no output is its buffer (the output is not named x)."""
     return x
+
+
+class BadDtype(Plain):
+    """A result whose dtype is no DataType value."""
+
+    def __init__(self, shape):
+        super().__init__(shape)
+        self.dtype = 99
+
+
+@pyop.register_op(op_type="CfTrio")
+def cf_trio(x: TensorDesc) -> tuple[TensorDesc, TensorDesc, TensorDesc]:
+    """Three results, the last with a bad dtype."""
+    return (Plain(x.shape), Plain(x.shape), BadDtype(x.shape))
