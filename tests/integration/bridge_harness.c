@@ -5604,6 +5604,8 @@ static void case_mapped_signals(void) {
  *   order, both times;
  * - views kept of two inputs: releasing the last one alone leaves the
  *   instance refused (the first still lives), releasing both lets it run;
+ *   Tensors kept (not their buffers) are each invalid after the call, the
+ *   output made last too;
  * - _native.registered_proto of a host prototype without a proto_key or an
  *   op_type is None, each found prototype released once; with a host
  *   prototype whose last output is dynamic, an output index past the last
@@ -5835,6 +5837,24 @@ static void case_configs(void) {
                 "builtins._pyop_configs['views'].clear()\n"),
           "the first view released");
     CHECK_OK(cf_exec(keep, h, lists, 2));
+    /* Tensors (not their buffers) kept: every one is invalid after the
+     * call, the last one made (the output) too. */
+    CHECK(py_ok("import builtins; builtins._pyop_configs['keep_tensors'] = True"), "keep");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep_tensors'] = False\n"
+                "ts = R.pop('tensors')\n"
+                "assert [t.valid for t in ts] == [False, False, False], ts\n"
+                "for t in ts:\n"
+                "    try:\n"
+                "        t.shape\n"
+                "    except RuntimeError:\n"
+                "        pass\n"
+                "    else:\n"
+                "        raise AssertionError('%r read after its call' % (t,))\n"
+                "del R, ts, t\n"),
+          "kept Tensors are invalid after their call, the last one made too");
     keep->cb->destroy_holder(h);
   }
 

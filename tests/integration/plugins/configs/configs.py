@@ -65,11 +65,16 @@ def cf_keep(x: TensorDesc, y: TensorDesc) -> TensorDesc:
 
 @pyop.register_op_impl(op_type="CfKeep")
 class CfKeepImpl:
-    """Keeps a memoryview of each input when R["keep"] is set."""
+    """Keeps a memoryview of each input when R["keep"] is set; with
+    R["keep_tensors"], the Tensors themselves (the inputs, then the output
+    it makes last)."""
 
     def execute(self, x, y):
         if R.get("keep"):
             R["views"] += [memoryview(x), memoryview(y)]
+        if R.get("keep_tensors"):
+            out = pyop.get_execute_ctx().malloc_output_tensor(0, (2,), "float32")
+            R["tensors"] = [x, y, out]
 
 
 def _format_none(c, x):
