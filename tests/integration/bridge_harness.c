@@ -5610,6 +5610,7 @@ static void case_mapped_signals(void) {
  *   op_type is None, each found prototype released once; with a host
  *   prototype whose last output is dynamic, an output index past the last
  *   names that output in its hint;
+ * - an op without inputs: execute given no input list (NULL, 0) runs;
  * - infer_meta's third result of three with a bad dtype: the call fails
  *   naming output 2;
  * - a mutated input that no output aliases: the proto view gives
@@ -5747,6 +5748,18 @@ static void case_configs(void) {
               !err_has("output 0") && !err_has("output 1"),
           "CfTrio: %d %s", rc, g_err);
     trio->cb->destroy_holder(h);
+  }
+
+  /* An op without inputs: execute takes no input list (NULL). */
+  {
+    const rec_op *none = find(&r, "CfNone", true);
+    CHECK(none != NULL, "CfNone registered");
+    pyop_attr_view n = attr_int("n", 3);
+    void *h = holder_of(none, &n, 1);
+    CHECK_OK(cf_exec(none, h, NULL, 0));
+    none->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins; assert builtins._pyop_configs.pop('none') == 3"),
+          "CfNone ran");
   }
 
   /* A mutated input no output aliases: flags given, no alias array. */

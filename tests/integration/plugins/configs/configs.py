@@ -173,3 +173,18 @@ class BadDtype(Plain):
 def cf_trio(x: TensorDesc) -> tuple[TensorDesc, TensorDesc, TensorDesc]:
     """Three results, the last with a bad dtype."""
     return (Plain(x.shape), Plain(x.shape), BadDtype(x.shape))
+
+
+@pyop.register_op(op_type="CfNone")
+def cf_none(*, n: int = 2) -> TensorDesc:
+    """No inputs: an output of n float32."""
+    return TensorDesc((n,), pyop.DataType.float32)
+
+
+@pyop.register_op_impl(op_type="CfNone")
+class CfNoneImpl:
+    """Records n, makes its output."""
+
+    def execute(self, *, n):
+        R["none"] = n
+        pyop.get_execute_ctx().malloc_output_tensor(0, (n,), "float32")
