@@ -5605,7 +5605,7 @@ static void case_mapped_signals(void) {
  * - views kept of two inputs: releasing the last one alone leaves the
  *   instance refused (the first still lives), releasing both lets it run;
  *   Tensors kept (not their buffers) are each invalid after the call, the
- *   output made last too;
+ *   output made last too, also when views of the inputs outlived it;
  * - _native.registered_proto of a host prototype without a proto_key or an
  *   op_type is None, each found prototype released once; with a host
  *   prototype whose last output is dynamic, an output index past the last
@@ -5868,6 +5868,31 @@ static void case_configs(void) {
                 "        raise AssertionError('%r read after its call' % (t,))\n"
                 "del R, ts, t\n"),
           "kept Tensors are invalid after their call, the last one made too");
+    /* The same with views of the inputs kept too (the call then fails):
+     * the output made after them is invalid as well. */
+    CHECK(py_ok("import builtins\n"
+                "builtins._pyop_configs['keep'] = True\n"
+                "builtins._pyop_configs['keep_tensors'] = True\n"),
+          "keep both");
+    rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_EPYTHON && err_has("input 0"), "kept views and Tensors: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep'] = R['keep_tensors'] = False\n"
+                "ts = R.pop('tensors')\n"
+                "assert [t.valid for t in ts] == [False, False, False], ts\n"
+                "try:\n"
+                "    ts[2].data_ptr\n"
+                "except RuntimeError:\n"
+                "    pass\n"
+                "else:\n"
+                "    raise AssertionError('the output read after its call')\n"
+                "for v in R['views']:\n"
+                "    v.release()\n"
+                "R['views'].clear()\n"
+                "del R, ts, v\n"),
+          "kept Tensors beside kept views are invalid after their call");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
     keep->cb->destroy_holder(h);
   }
 
