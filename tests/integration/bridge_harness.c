@@ -5611,11 +5611,16 @@ static void case_mapped_signals(void) {
  *   prototype whose last output is dynamic, an output index past the last
  *   names that output in its hint;
  * - an op without inputs: execute given no input list (NULL, 0) runs;
+ * - infer_meta that assigns its input description's shape and dtype: the
+ *   next calls on the instance see the host's tensor again;
  * - infer_meta's third result of three with a bad dtype: the call fails
  *   naming output 2;
  * - a mutated input that no output aliases: the proto view gives
  *   input_flags, and no output_alias (NULL, not -1 for each output);
- * - the execute context: format=None is the default format; an empty
+ * - the execute context: format=None is the default format; a shape of
+ *   PYOP_MAX_DIMS dimensions and one given as an iterator are taken; an
+ *   input whose buffer is larger than its shape is viewed at its shape's
+ *   size; an empty
  *   workspace from a host that gives it no memory is a valid empty
  *   Tensor; a launch of an empty library name reaches the host as it is
  *   (not made a path), an input index of 2**32 - 1 too; a subclass of
@@ -5715,10 +5720,13 @@ static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t 
 
 /* One execute of CfCtx (what) on a float32[2] input: its status must be
  * status. */
+static uint64_t g_cf_extra_bytes; /* cf_ctx_call's input buffer has these more */
+
 static void cf_ctx_call(const rec_op *impl, const char *what, int status) {
-  float x[2] = {1, 2};
+  float x[4] = {1, 2, 0, 0};
   int64_t s[1] = {2};
   pyop_tensor in = tensor_f32(x, 1, s);
+  in.nbytes += g_cf_extra_bytes;
   pyop_tensor_list lists[1] = {{&in, 1}};
   pyop_attr_view a = attr_str("what", what);
   void *h = holder_of(impl, &a, 1);
@@ -5760,6 +5768,30 @@ static void case_configs(void) {
     none->cb->destroy_holder(h);
     CHECK(py_ok("import builtins; assert builtins._pyop_configs.pop('none') == 3"),
           "CfNone ran");
+  }
+
+  /* infer_meta assigning its input description's fields: the next call on
+   * the instance (same input) still sees the host's. */
+  {
+    const rec_op *scr = find(&r, "CfScribble", false);
+    CHECK(scr != NULL, "CfScribble registered");
+    void *h = holder_of(scr, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), out;
+    for (int i = 0; i < 3; i++) {
+      memset(&out, 0, sizeof out);
+      CHECK_OK(infer1(scr, h, &in, 1, ONE, &out, 1));
+      CHECK(out.ndim == 1 && out.shape[0] == 2 && out.dtype == PYOP_DTYPE_FLOAT32,
+            "CfScribble call %d: ndim %d dim %lld dtype %d", i, out.ndim,
+            (long long)out.shape[0], out.dtype);
+    }
+    scr->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins, pyop\n"
+                "seen = builtins._pyop_configs.pop('seen')\n"
+                "want = ((2,), pyop.DataType.float32, pyop.Format.ND)\n"
+                "assert seen == [want] * 3, seen\n"
+                "del seen, want, pyop\n"),
+          "each call's input description is the host's");
   }
 
   /* A mutated input no output aliases: flags given, no alias array. */
@@ -5914,6 +5946,18 @@ static void case_configs(void) {
                 "assert R['ws_zero'] == (0, (0,), 0), R['ws_zero']\n"
                 "del R\n"),
           "an empty workspace without memory");
+    cf_ctx_call(ctx, "dims_max", PYOP_OK);
+    cf_ctx_call(ctx, "shape_iter", PYOP_OK);
+    g_cf_extra_bytes = 8;
+    cf_ctx_call(ctx, "x_len", PYOP_OK);
+    g_cf_extra_bytes = 0;
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['dims_max'] == (1,) * 8, R['dims_max']\n"
+                "assert R['shape_iter'] == (2, 3), R['shape_iter']\n"
+                "assert R['x_len'] == (8, [1.0, 2.0], 16), R['x_len']\n"
+                "del R\n"),
+          "8 dimensions, an iterator shape, an input buffer larger than its shape");
     /* A KeyboardInterrupt subclass is an interrupt too. */
     cf_ctx_call(ctx, "interrupt_sub", PYOP_EINTR);
     CHECK(err_has("_Interrupt: interrupted by a subclass"), "the interrupt's text: %s", g_err);

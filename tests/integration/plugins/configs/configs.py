@@ -106,7 +106,26 @@ def _interrupt_sub(c, x):
     raise _Interrupt("interrupted by a subclass")
 
 
+def _dims_max(c, x):
+    """An output of the most dimensions a tensor has (8)."""
+    return c.malloc_output_tensor(0, (1,) * 8, "float32").shape
+
+
+def _shape_iter(c, x):
+    """A shape given as an iterator (no sequence)."""
+    return c.malloc_output_tensor(0, (d for d in (2, 3)), "float32").shape
+
+
+def _x_len(c, x):
+    """The bytes a view of x has: its shape's, not the host's buffer size."""
+    with memoryview(x) as m:
+        return (m.nbytes, m.tolist(), x.nbytes)
+
+
 CTX_CALLS = {
+    "dims_max": _dims_max,
+    "shape_iter": _shape_iter,
+    "x_len": _x_len,
     "interrupt_sub": _interrupt_sub,
     "out_past": _out_past,
     "format_none": _format_none,
@@ -188,3 +207,14 @@ class CfNoneImpl:
     def execute(self, *, n):
         R["none"] = n
         pyop.get_execute_ctx().malloc_output_tensor(0, (n,), "float32")
+
+
+@pyop.register_op(op_type="CfScribble")
+def cf_scribble(x: TensorDesc) -> TensorDesc:
+    """Records what x says, then assigns its fields (the bridge may reuse
+    this TensorDesc for the next call: it must show that call's input)."""
+    R.setdefault("seen", []).append((x.shape, x.dtype, x.format))
+    out = TensorDesc(x.shape, x.dtype)
+    x.shape = (9, 9)
+    x.dtype = pyop.DataType.int64
+    return out
