@@ -5609,7 +5609,8 @@ static void case_mapped_signals(void) {
  * - _native.registered_proto of a host prototype without a proto_key or an
  *   op_type is None, each found prototype released once; with a host
  *   prototype whose last output is dynamic, an output index past the last
- *   names that output in its hint;
+ *   names that output in its hint; a loader with find_proto but no
+ *   release_proto is asked for none;
  * - an op without inputs: execute given no input list (NULL, 0) runs;
  * - infer_meta that assigns its input description's shape and dtype: the
  *   next calls on the instance see the host's tensor again;
@@ -5620,7 +5621,9 @@ static void case_mapped_signals(void) {
  * - the execute context: format=None is the default format; a shape of
  *   PYOP_MAX_DIMS dimensions and one given as an iterator are taken; an
  *   input whose buffer is larger than its shape is viewed at its shape's
- *   size; an empty
+ *   size; the context used from another thread of the plugin is refused
+ *   there; a refused make_output_ref_input(1, 0) names output 1 and
+ *   input 0, with the host's status; an empty
  *   workspace from a host that gives it no memory is a valid empty
  *   Tensor; a launch of an empty library name reaches the host as it is
  *   (not made a path), an input index of 2**32 - 1 too; a subclass of
@@ -5693,6 +5696,14 @@ static void configs_registered_proto(const rec_op *ctx) {
         "the hint names the last output, dynamic");
   CHECK(g_cf_finds == 3 && g_cf_releases == 3, "found %d prototypes, released %d", g_cf_finds,
         g_cf_releases);
+  /* A loader with find_proto but no release_proto: none is looked up (it
+   * could not be released). */
+  svc.release_proto = NULL;
+  CHECK_OK(entry(&req, &a));
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop._native'].registered_proto('CfCtx') is None\n"),
+        "registered_proto without release_proto");
+  CHECK(g_cf_finds == 3, "find_proto called without release_proto (%d)", g_cf_finds);
   req.services = &g_services; /* back to what the other cases use */
   CHECK_OK(entry(&req, &a));
 }
@@ -5706,11 +5717,13 @@ static int cf_ws_null(void *ctx, uint64_t nbytes, void **out) {
 }
 
 static bool g_cf_ws_null; /* cf_exec's host gives workspaces no memory */
+static bool g_cf_alias;   /* cf_exec's host has alias_output (odd_alias_output) */
 
 static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t n) {
   outputs o = {0};
   pyop_exec_services svc = {sizeof svc, &o, alloc_output,
-                            g_cf_ws_null ? cf_ws_null : alloc_workspace};
+                            g_cf_ws_null ? cf_ws_null : alloc_workspace,
+                            g_cf_alias ? odd_alias_output : NULL};
   pyop_exec_args a = {sizeof a, lists, n, g_cf_n_out, &svc, NULL, NULL};
   clear_error();
   int rc = impl->cb->execute(h, &a);
@@ -5958,6 +5971,24 @@ static void case_configs(void) {
                 "assert R['x_len'] == (8, [1.0, 2.0], 16), R['x_len']\n"
                 "del R\n"),
           "8 dimensions, an iterator shape, an input buffer larger than its shape");
+    /* The context from another thread of the plugin: refused there. */
+    cf_ctx_call(ctx, "other_thread", PYOP_OK);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_configs['other_thread']\n"
+                "assert len(seen) == 1 and 'context used from another thread' in seen[0], seen\n"
+                "del seen\n"),
+          "the context used from another thread");
+    /* Output 1 as input 0's buffer, refused by the host: the message names
+     * output 1 and input 0, the status is the host's. */
+    g_cf_alias = true;
+    g_cf_n_out = 2;
+    g_svc_status = PYOP_ECONTRACT;
+    cf_ctx_call(ctx, "ref_1_0", PYOP_ECONTRACT);
+    CHECK(err_has("libpyop refused to make output 1 input 0's buffer (PYOP_ECONTRACT)"),
+          "the refused alias: %s", g_err);
+    g_svc_status = PYOP_OK;
+    g_cf_n_out = 1;
+    g_cf_alias = false;
     /* A KeyboardInterrupt subclass is an interrupt too. */
     cf_ctx_call(ctx, "interrupt_sub", PYOP_EINTR);
     CHECK(err_has("_Interrupt: interrupted by a subclass"), "the interrupt's text: %s", g_err);

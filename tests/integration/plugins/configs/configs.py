@@ -122,7 +122,32 @@ def _x_len(c, x):
         return (m.nbytes, m.tolist(), x.nbytes)
 
 
+def _other_thread(c, x):
+    """The context used from a thread of the plugin's: refused there."""
+    import threading
+    seen = []
+
+    def run():
+        try:
+            c.malloc_workspace(4)
+            seen.append("allocated")
+        except RuntimeError as e:
+            seen.append(str(e))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return seen
+
+
+def _ref_1_0(c, x):
+    """Output 1 as input 0's buffer (the host refuses it)."""
+    c.make_output_ref_input(1, 0)
+
+
 CTX_CALLS = {
+    "other_thread": _other_thread,
+    "ref_1_0": _ref_1_0,
     "dims_max": _dims_max,
     "shape_iter": _shape_iter,
     "x_len": _x_len,
