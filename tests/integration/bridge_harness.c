@@ -5623,9 +5623,8 @@ static void case_mapped_signals(void) {
  *   input whose buffer is larger than its shape is viewed at its shape's
  *   size; the context used from another thread of the plugin is refused
  *   there; a refused make_output_ref_input(1, 0) names output 1 and
- *   input 0, with the host's status; an empty
- *   workspace from a host that gives it no memory is a valid empty
- *   Tensor; a launch of an empty library name reaches the host as it is
+ *   input 0, with the host's status; an empty workspace from a host
+ *   that gives it no memory is a valid empty Tensor; a launch of an empty library name reaches the host as it is
  *   (not made a path), an input index of 2**32 - 1 too; a subclass of
  *   KeyboardInterrupt the op raises is an interrupt (PYOP_EINTR).
  */
