@@ -5612,8 +5612,8 @@ static void case_mapped_signals(void) {
  *   names that output in its hint; a loader with find_proto but no
  *   release_proto is asked for none;
  * - an op without inputs: execute given no input list (NULL, 0) runs;
- * - infer_meta that assigns its input description's shape and dtype: the
- *   next calls on the instance see the host's tensor again;
+ * - infer_meta that assigns its input description's shape (dims and dtype
+ *   unchanged): the next calls on the instance see the host's shape again;
  * - infer_meta's third result of three with a bad dtype: the call fails
  *   naming output 2;
  * - a mutated input that no output aliases: the proto view gives
@@ -5782,7 +5782,7 @@ static void case_configs(void) {
           "CfNone ran");
   }
 
-  /* infer_meta assigning its input description's fields: the next call on
+  /* infer_meta assigning its input description's shape: the next call on
    * the instance (same input) still sees the host's. */
   {
     const rec_op *scr = find(&r, "CfScribble", false);
