@@ -6028,9 +6028,10 @@ static void case_configs(void) {
  * - a call and a new instance are refused with PYOP_ENOTINIT, the message
  *   saying the interpreter the ops were loaded into was finalized by the
  *   host (and what to do: destroy, shutdown, pyop_load again);
- * - the instance destroyed without its Python, the next session's first
- *   instance reads a result by getattr (the names it reads by were made
- *   anew in that Python, not kept from the lost one).
+ * - the instances destroyed without their Python, the next session's
+ *   first instance reads a result by getattr (the TensorDesc field names
+ *   are that Python's: whether the lost one's would be read by luck, a
+ *   test cannot tell reliably, so no mutant claims it).
  */
 static void case_configs_lost(void) {
   recorder r = {.fail_at = -1};
