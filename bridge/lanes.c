@@ -531,7 +531,7 @@ static const char *lanes_match(pb_op *op, pyop_str key, lane_desc **found, bool 
       found[k]->matched = true;
       if (found[k]->caps != op->caps) {
         PyErr_Format(PyExc_ImportError,
-                     "%s '%s' (%s) has capabilities %#x in lane %u but %#x in the main "
+                     "%s '%s' (%s) has capabilities 0x%x in lane %u but 0x%x in the main "
                      "interpreter: every lane must yield the same descriptors",
                      op->is_impl ? "implementation" : "prototype", op->op_type, op->where,
                      (unsigned)found[k]->caps, (unsigned)l->index, (unsigned)op->caps);

@@ -225,9 +225,9 @@ static bool near_name(const char *a, const char *b) {
 
 enum { NEAR_MAX = 3 };
 
-/* The registered op types and waiting implementations near op_type (at
- * most NEAR_MAX, copied), and whether the registry holds nothing at all.
- * Cold: walks every slot. */
+/* The registered op types (unless pending_only) and waiting
+ * implementations near op_type (at most NEAR_MAX, copied), and whether the
+ * registry holds nothing at all. Cold: walks every slot. */
 typedef struct near_names {
   size_t n;
   bool empty;
@@ -235,16 +235,17 @@ typedef struct near_names {
   char pending_source[NEAR_MAX][PYOP__MAX_SOURCE_LEN + 16]; /* "" for a registered op */
 } near_names;
 
-static void near_names_locked(const char *op_type, near_names *out) {
+static void near_names_locked(const char *op_type, bool pending_only, near_names *out) {
   out->n = 0;
   out->empty = reg.ops.count == 0 && reg.pending == NULL;
-  for (size_t i = 0; i < reg.ops.cap && out->n < NEAR_MAX; i++) {
-    const pyop__entry *e = (const pyop__entry *)reg.ops.slots[i].val;
-    if (e && near_name(op_type, e->info.op_type)) {
-      snprintf(out->name[out->n], sizeof out->name[0], "%s", e->info.op_type);
-      out->pending_source[out->n++][0] = '\0';
+  if (!pending_only)
+    for (size_t i = 0; i < reg.ops.cap && out->n < NEAR_MAX; i++) {
+      const pyop__entry *e = (const pyop__entry *)reg.ops.slots[i].val;
+      if (e && near_name(op_type, e->info.op_type)) {
+        snprintf(out->name[out->n], sizeof out->name[0], "%s", e->info.op_type);
+        out->pending_source[out->n++][0] = '\0';
+      }
     }
-  }
   for (const pyop__entry *p = reg.pending; p && out->n < NEAR_MAX; p = p->next_pending)
     if (near_name(op_type, p->own_impl->op_type)) {
       snprintf(out->name[out->n], sizeof out->name[0], "%s", p->own_impl->op_type);
@@ -258,12 +259,13 @@ void pyop__registry_near_pending(const char *op_type, char *buf, size_t len) {
   buf[0] = '\0';
   near_names *near = pyop__calloc(1, sizeof *near);
   if (!near) return;
+  /* Only the waiting implementations: registered names near op_type (op_type
+   * itself among them) would take their places. */
   lock();
-  near_names_locked(op_type, near);
+  near_names_locked(op_type, true, near);
   unlock();
   size_t used = 0;
   for (size_t i = 0; i < near->n && used < len; i++) {
-    if (!near->pending_source[i][0]) continue;
     int w = snprintf(buf + used, len - used, "; the implementation of \"%s\" (%s) waits for a "
                      "prototype of that name: a typo in its register_op_impl op type?",
                      near->name[i], near->pending_source[i]);
@@ -285,7 +287,7 @@ static __attribute__((noinline, cold)) int not_registered(const char *op_type) {
   lock();
   pyop__entry *p = pending_find_locked(op_type, NULL);
   if (p) snprintf(src, sizeof src, "%s", p->own_impl->source);
-  else if (near) near_names_locked(op_type, near);
+  else if (near) near_names_locked(op_type, false, near);
   unlock();
   if (src[0]) {
     pyop__free(near);

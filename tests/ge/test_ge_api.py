@@ -2713,5 +2713,298 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual(ss.origin_shape.dims, [4, 5])  # a copy
 
 
+
+class ConfigurationTest(unittest.TestCase):
+    """Second configurations of the GE API (configuration pass, session 12):
+    one class registered for two op types, a GE implementation bound to a
+    pyop-native prototype, a prototype the host registered with attributes
+    and a dynamic output."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        fresh()
+
+    def load(self, src):
+        with TempDir() as d:
+            write(d, "plugin.py", src)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            return res
+
+    def test_one_class_for_two_op_types(self):
+        """GE allows one class to implement two op types: each is its own
+        implementation (its own descriptor key, pyop key, IR and kinds),
+        bound to its own prototype, and each op type makes its own instance."""
+        res = self.load(
+            "from typing import List\n"
+            "from ge.custom_op import register_op, register_op_impl, "
+            "get_registered_op_impls\n"
+            "from ge.runtime import TensorDesc\n"
+            "@register_op(op_type='GA')\n"
+            "def ga(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op(op_type='GB')\n"
+            "def gb(x: TensorDesc, y: TensorDesc) -> List[TensorDesc]:\n"
+            "    return [x, y]\n"
+            "@register_op_impl(op_type='GB')\n"
+            "@register_op_impl(op_type='GA')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n"
+            "KEYS = sorted(d.descriptor_key for d in get_registered_op_impls())\n"
+            "import pyop\n"
+            "pyop.KEYS_SEEN = KEYS\n")
+        keys = pyop.__dict__.pop("KEYS_SEEN")
+        self.assertEqual([k.rsplit(":", 1)[1] for k in keys], ["GA", "GB"])
+        by_type = {i.op_type: i for i in res.impls}
+        self.assertEqual(sorted(by_type), ["GA", "GB"])
+        ga, gb = by_type["GA"], by_type["GB"]
+        self.assertEqual((ga.key, gb.key), ("ge:plugin:K:GA", "ge:plugin:K:GB"))
+        self.assertNotEqual(ga.ge.descriptor_key, gb.ge.descriptor_key)
+        self.assertEqual((ga.input_kinds, gb.input_kinds), ((0,), (0, 0)))
+        self.assertEqual((ga.n_outputs, gb.n_outputs), (1, 1))
+        self.assertEqual((ga.ir.outputs, gb.ir.outputs), ((("output0", 0),), (("output0", 1),)))
+        self.assertTrue(ga.proto_known and gb.proto_known)
+        a1, a2, b1 = ga.cls(), ga.cls(), gb.cls()
+        self.assertIs(a1._inst, a2._inst)  # one instance per op type (GE's model)
+        self.assertIsNot(a1._inst, b1._inst)
+
+    def test_ge_implementation_of_a_pyop_prototype(self):
+        """A GE implementation bound to a pyop.register_op prototype of the
+        same load reads its IR from it: input kinds, output kinds in GE's
+        numbers (a list[TensorDesc] output is GE's dynamic 1, not pyop's 2),
+        attributes with their defaults (has_default for the optional one
+        only) and the alias of a mutated input."""
+        res = self.load(
+            "from typing import Optional\n"
+            "import pyop\n"
+            "from pyop import TensorDesc\n"
+            "from ge.custom_op import register_op_impl\n"
+            "@pyop.register_op(op_type='Mix', outputs=('x', 'ys'), mutates_args=('x',))\n"
+            "def mix(w: TensorDesc, x: TensorDesc, o: Optional[TensorDesc],\n"
+            "        d: list[TensorDesc], *, k: int = 3, f: float\n"
+            "        ) -> tuple[TensorDesc, list[TensorDesc]]:\n"
+            "    return x, [x]\n"
+            "@register_op_impl(op_type='Mix')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n")
+        impl, = res.impls
+        ir = impl.ir
+        self.assertEqual(ir.inputs, (("w", 0), ("x", 0), ("o", 1), ("d", 2)))
+        self.assertEqual(impl.input_kinds, (0, 0, 1, 2))
+        self.assertEqual(ir.outputs, (("x", 0), ("ys", 1)))
+        self.assertEqual(impl.n_outputs, 2)
+        self.assertEqual(ir.attrs, (("k", "VT_INT", 3, True), ("f", "VT_FLOAT", None, False)))
+        self.assertEqual(ir.alias, {0: 1})
+        # The execute context reads those kinds: output 1 is dynamic and
+        # last, so its instances are unbounded; output 0 is one tensor.
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        import pyop as P
+        t = P.TensorDesc((2,), "int8")
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Mix", ir, [t, t, None, [t]], {})
+        self.assertEqual([ctx._out_slot(i, "f") for i in (0, 1, 3)], [(0, 0), (1, 0), (1, 2)])
+
+    def test_host_prototype_with_attrs_and_a_dynamic_output(self):
+        """host_ir of a prototype the host registered (the bridge's
+        registered_proto, a stand-in here): an optional attribute keeps its
+        default (a list again, not the tuple the bridge hands over) and
+        has_default, a required one has neither; a dynamic output is GE's
+        kind 1."""
+        import types as _t
+        from unittest import mock
+        proto = {"op_type": "H", "proto_key": None, "proto_source": None,
+                 "inputs": [("x", 0), ("o", 1), ("d", 2)],
+                 "outputs": [("y", 0), ("ys", 2)],
+                 "attrs": [("r", int(AttrType.INT), True, None),
+                           ("li", int(AttrType.LIST_INT), False, (1, 2)),
+                           ("ll", int(AttrType.LIST_LIST_INT), False, ((1,), (2, 3)))],
+                 "input_flags": None, "output_alias": None}
+        native = _t.SimpleNamespace(registered_proto=lambda t: proto if t == "H" else None)
+        with mock.patch.object(greg.ext, "native", native):
+            ir = greg.host_ir("H")
+        self.assertEqual(ir.inputs, (("x", 0), ("o", 1), ("d", 2)))
+        self.assertEqual(ir.outputs, (("y", 0), ("ys", 1)))
+        self.assertEqual(ir.attrs, (("r", "VT_INT", None, False),
+                                    ("li", "VT_LIST_INT", [1, 2], True),
+                                    ("ll", "VT_LIST_LIST_INT", [[1], [2, 3]], True)))
+        self.assertIs(type(ir.attrs[2][2][1]), list)
+        self.assertEqual(ir.alias, {})
+
+
+    def test_shape_set_again_keeps_the_views_live(self):
+        """TensorDesc.shape = ... edits the description in place (as GE's
+        SetShape): views taken before it read the new dims, of a second
+        shape as of the first; a list sets origin and storage as separate
+        lists, a StorageShape is copied, None makes it a scalar."""
+        d = TensorDesc([2, 3], DataType.DT_FLOAT)
+        origin, storage = d.shape.origin_shape, d.shape.storage_shape
+        d.shape = StorageShape([4, 5], [20])
+        self.assertEqual((origin.dims, storage.dims), ([4, 5], [20]))
+        d.shape = [7]
+        self.assertEqual((origin.dims, storage.dims), ([7], [7]))
+        storage.set_dim(0, 8)
+        self.assertEqual((origin.dims, d.shape.origin_shape.dims), ([7], [7]))
+        src = StorageShape([1], [1])
+        d.shape = src
+        src.storage_shape.set_dim(0, 9)
+        self.assertEqual(storage.dims, [1])
+        d.shape = None
+        self.assertTrue(origin.is_scalar() and storage.is_scalar())
+
+
+    def test_an_edit_through_a_view_reaches_the_owner(self):
+        """set_scalar through one Shape view of a TensorDesc, and
+        set_expand_dims_type through the StorageFormat view of a Tensor,
+        edit the owner: a second view (and the one taken before) reads the
+        edit."""
+        from ge.runtime import _Scope
+        d = TensorDesc([2, 3], DataType.DT_FLOAT)
+        before = d.shape.storage_shape
+        d.shape.storage_shape.set_scalar()
+        self.assertTrue(d.shape.storage_shape.is_scalar())
+        self.assertTrue(before.is_scalar())
+        self.assertEqual(d.shape.origin_shape.dims, [2, 3])
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        kept = t.expand_dims_type
+        t.format.set_expand_dims_type(ExpandDimsType("011"))
+        self.assertEqual((t.expand_dims_type.full_size, t.format.expand_dims_type.full_size,
+                          kept.full_size), (3, 3, 3))
+        self.assertEqual([t.expand_dims_type.is_expand_index(i) for i in range(3)],
+                         [False, True, True])
+
+
+    def test_declare_launch_args_counts_instances(self):
+        """The instance indexes declare_launch_args may append are the
+        connected tensors: an absent optional input counts none, a dynamic
+        input or output each of its instances (here 1 + 0 + 3 inputs, 2
+        outputs)."""
+        res = self.load(
+            "from typing import List, Optional\n"
+            "import pyop\n"
+            "from ge.custom_op import register_op, register_op_impl, "
+            "get_declare_launch_args_ctx\n"
+            "from ge.runtime import TensorDesc, Tensor\n"
+            "@register_op(op_type='Decl')\n"
+            "def decl(x: TensorDesc, o: Optional[TensorDesc], d: List[TensorDesc]\n"
+            "         ) -> List[TensorDesc]:\n"
+            "    return [x, x]\n"
+            "@register_op_impl(op_type='Decl')\n"
+            "class K:\n"
+            "    def declare_launch_args(self, x: Tensor, o: Optional[Tensor],\n"
+            "                            d: List[Tensor], ys: List[Tensor]) -> None:\n"
+            "        args = get_declare_launch_args_ctx().create_kernel_args()\n"
+            "        seen = pyop.DECL_SEEN\n"
+            "        for kind, append in (('input', args.append_input),\n"
+            "                             ('output', args.append_output)):\n"
+            "            n = 0\n"
+            "            while n < 10:\n"
+            "                try:\n"
+            "                    append(n, x)\n"
+            "                except IndexError:\n"
+            "                    break\n"
+            "                n += 1\n"
+            "            seen.append((kind, n))\n"
+            "        seen.append((o, len(d), len(ys)))\n")
+        impl, = res.impls
+        import pyop as P
+        x = P.TensorDesc((2,), "float32")
+        P.DECL_SEEN = seen = []
+        try:
+            with self.assertRaisesRegex(NotImplementedError, r"op 'Decl': declare_launch_args "
+                                        r"describes NPU kernel launches"):
+                impl.cls().declare_launch_args(x, None, [x, x, x], [x, x])
+        finally:
+            del P.DECL_SEEN
+        self.assertEqual(seen, [("input", 4), ("output", 2), (None, 3, 2)])
+
+
+    def test_clear_protos_in_a_load_hands_nothing_to_libpyop(self):
+        """clear_registered_op_protos in a load forgets the prototypes for
+        libpyop too (as clear_registered_op_impls does the implementations):
+        the op type registered again after it reaches libpyop once, with the
+        second function, not beside the cleared one (a conflict)."""
+        res = self.load(
+            "from ge.custom_op import register_op, register_op_impl\n"
+            "from ge.custom_op.proto import clear_registered_op_protos\n"
+            "from ge.runtime import TensorDesc\n"
+            "@register_op(op_type='P')\n"
+            "def first(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op(op_type='Q')\n"
+            "def q(x: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "clear_registered_op_protos()\n"
+            "@register_op(op_type='P')\n"
+            "def second(x: TensorDesc, y: TensorDesc) -> TensorDesc:\n"
+            "    return x\n"
+            "@register_op_impl(op_type='P')\n"
+            "class K:\n"
+            "    def execute(self, ctx):\n"
+            "        pass\n")
+        self.assertEqual([(p.op_type, p.key) for p in res.protos], [("P", "ge:plugin:second:P")])
+        self.assertEqual([n for n, _ in res.protos[0].inputs], ["x", "y"])
+        self.assertEqual(res.impls[0].input_kinds, (0, 0))  # bound to the second
+
+
+    def test_ref_output_after_a_dynamic_output(self):
+        """An output aliasing an input after a dynamic output of two
+        instances: its flattened index is 2, its IR slot 1; pyop binds the
+        slot, and get_output_tensor finds it at its flattened index (where
+        the dynamic output's second instance is not)."""
+        import types as _t
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2, 3), "float32")
+
+        def infer(x):
+            return [x, x], x
+        ir = _t.SimpleNamespace(inputs=[("x", 0)], outputs=[("ys", 1), ("x", 0)], attrs=[],
+                                alias={1: 0}, func=infer)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x], {})
+        calls = []
+
+        def ref(slot, in_slot):
+            calls.append((slot, in_slot))
+            return _t.SimpleNamespace(data_ptr=0x5000, nbytes=24)
+        ctx._p = _t.SimpleNamespace(make_output_ref_input=ref)
+        out = ctx.make_output_ref_input(2, 0)
+        self.assertEqual(calls, [(1, 0)])
+        self.assertEqual((out.addr, out.origin_shape.dims), (0x5000, [2, 3]))
+        self.assertIs(ctx.get_output_tensor(2), out)
+        with self.assertRaisesRegex(RuntimeError, r"get_output_tensor\(1\): output not "
+                                    r"allocated"):
+            ctx.get_output_tensor(1)
+
+
+    def test_dynamic_output_counts_with_an_absent_input_and_a_default(self):
+        """The instance counts of a dynamic output that is not last come
+        from infer_meta called as GE calls it: an absent optional input is
+        None, an attribute the call does not give has its IR default (not
+        the function's own)."""
+        import types as _t
+        import pyop as P
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2,), "float32")
+        seen = []
+
+        def infer(x, o, *, n=5):
+            seen.append((o is None, n))
+            return [x] * (n if o is None else 1), x
+        ir = _t.SimpleNamespace(inputs=[("x", 0), ("o", 1)], outputs=[("ys", 1), ("z", 0)],
+                                attrs=[("n", "VT_INT", 2, True)], alias={}, func=infer)
+        absent = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x, None], {})
+        self.assertEqual([absent._out_slot(i, "f") for i in range(3)], [(0, 0), (0, 1), (1, 0)])
+        given = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x, x], {"n": 3})
+        self.assertEqual([given._out_slot(i, "f") for i in range(2)], [(0, 0), (1, 0)])
+        self.assertEqual(seen, [(True, 2), (False, 3)])
+
+
 if __name__ == "__main__":
     unittest.main()

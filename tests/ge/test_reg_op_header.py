@@ -595,5 +595,56 @@ class StateTest(unittest.TestCase):
                        "output 'y' is of type 'T'")
 
 
+class ConfigurationTest(unittest.TestCase):
+    """Untested partitions of a header's default values (configuration
+    pass, session 12): more than two adjacent string literals, the lowest
+    double beside the largest."""
+
+    def read_h(self, text):
+        with TempDir() as d:
+            return [r.info() for r in read_text(d, text)]
+
+    def test_every_adjacent_string_literal_is_joined(self):
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .ATTR(one, String, "a")\n'
+                         '    .ATTR(two, String, "a" "b")\n'
+                         '    .ATTR(three, String, "a" "b" "c")\n'
+                         '    .ATTR(four, ListString, {"x" "y" "z", "w"})\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertIsNone(a["unusable"])
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("one", "a"), ("two", "ab"), ("three", "abc"),
+                          ("four", ["xyz", "w"])])
+
+    def test_the_lowest_double_does_not_fit_in_float32(self):
+        # numeric_limits<double>::lowest() is -DBL_MAX, as max() is DBL_MAX:
+        # both are refused for a Float attribute, not taken as float's.
+        with TempDir() as d:
+            for limit in ("max", "lowest"):
+                read_error(self, d, "REG_OP(A)\n .ATTR(f, Float, std::numeric_limits<double>::"
+                           "%s())\n.OP_END_FACTORY_REG(A);" % limit, 2,
+                           "does not fit in float32")
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .ATTR(f, Float, std::numeric_limits<float>::lowest())\n"
+                         "    .ATTR(i, Float, std::numeric_limits<double>::infinity())\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertEqual([v for _, _, _, v in a["attrs"]], [-host_proto.FLT_MAX, math.inf])
+
+    def test_a_type_name_without_a_host_type_names_its_datatype_line(self):
+        # Two inputs of one type name whose DATATYPE (declared after them)
+        # allows no type libpyop can pass: the REG_OP is unusable, said at
+        # the DATATYPE's line (for each use), not at an input's.
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .INPUT(x, \"T\")\n"
+                         "    .INPUT(y, \"T\")\n"
+                         "    .OUTPUT(z, TensorType({DT_FLOAT}))\n"
+                         "    .DATATYPE(T, TensorType({DT_STRING}))\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertIsNotNone(a["unusable"])
+        for why in a["unusable"].split("; "):
+            self.assertTrue(why.startswith("line 5: DATATYPE(T): "), a["unusable"])
+        self.assertEqual(a["output_dtypes"], [(F32, "")])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -3384,6 +3384,17 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
   clear_error();
   CHECK(a->set_config(&cfg) == PYOP_EINVAL && err_has("lanes 100000 is out of range"),
         "lanes within struct_size read");
+  /* The limit itself is a number of lanes; one past it is refused (then 0
+   * again: no lane starts here) (configuration pass, session 12). */
+  cfg.lanes = PYOP_MAX_LANES + 1;
+  clear_error();
+  CHECK(a->set_config(&cfg) == PYOP_EINVAL && err_has("lanes 65 is out of range (0..64)"),
+        "lanes one past the limit: %s", g_err);
+  cfg.lanes = PYOP_MAX_LANES;
+  clear_error();
+  CHECK(a->set_config(&cfg) == PYOP_OK, "lanes at the limit refused: %s", g_err);
+  cfg.lanes = 0;
+  CHECK(a->set_config(&cfg) == PYOP_OK, "lanes 0: %s", g_err);
   CHECK(g_trap_calls == 0, "a member past struct_size called (%d)", g_trap_calls);
   /* Full-size services with a loader of 1.1: the 1.2/1.4 members unused. */
   old.struct_size = sizeof old;
@@ -5590,6 +5601,635 @@ static void case_mapped_signals(void) {
   sigaction(SIGUSR1, &old, NULL);
 }
 
+/* ------------------ configuration pass (session 12, cflife): entry/load path */
+
+/* set_config with artifact_dir dir (the session's own, from the entry). */
+static int cf_set_dir(const char *dir) {
+  pyop_bridge_config cfg = {sizeof cfg, {dir, strlen(dir)}, {NULL, 0}, 0};
+  clear_error();
+  return api->set_config(&cfg);
+}
+
+/*
+ * set_config twice in one session: the load imports the package of the
+ * last artifact directory given, whichever of the two is the good one
+ * (set_config only stores the directory: a missing one fails at the load,
+ * naming it).
+ */
+static void cf_config_twice(void) {
+  static const char missing[] = "/nonexistent/pyop_cf_artifact";
+  recorder r = {.fail_at = -1};
+  loadstate_restart(missing);
+  CHECK_OK(cf_set_dir(g_artifact));
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load after a second set_config named the good directory");
+  api->reset();
+  rec_clear(&r);
+  loadstate_restart(g_artifact);
+  CHECK_OK(cf_set_dir(missing));
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_EPLUGIN &&
+            err_has("importing the pyop package from /nonexistent/pyop_cf_artifact/python/pyop"),
+        "a load after a second set_config naming a missing directory: %d %s", g_err_status,
+        g_err);
+  CHECK(r.n == 0, "nothing registered");
+  loadstate_restart(g_artifact);
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * An artifact whose pyop/__init__.py ends with tail (a pyop.TensorDesc the
+ * bridge cannot read and write as pb_desc, of the same size) is refused
+ * when the package is imported, naming the rule.
+ */
+static void cf_desc_refused(const char *tail, const char *what) {
+  char dir[] = "/tmp/pyop_cf_art_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char cmd[9000], init[4200];
+  snprintf(cmd, sizeof cmd, "cp -R '%s/python' '%s/'", g_artifact, dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+  snprintf(init, sizeof init, "%s/python/pyop/__init__.py", dir);
+  FILE *f = fopen(init, "a");
+  CHECK(f != NULL, "open %s", init);
+  fputs(tail, f);
+  fclose(f);
+  recorder r = {.fail_at = -1};
+  loadstate_restart(dir);
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_EPLUGIN &&
+            err_has("importing the pyop package from") &&
+            err_has("must subclass pyop._native.TensorDescBase with __slots__ = ()"),
+        "%s: %d %s", what, g_err_status, g_err);
+  CHECK(r.n == 0, "nothing registered (%s)", what);
+  rec_clear(&r);
+  loadstate_restart(g_artifact);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/* Each way a pyop.TensorDesc may keep pb_desc's size and still not be one:
+ * a __dict__, a __weakref__, no TensorDescBase base at all. */
+static void cf_desc_layouts(void) {
+  cf_desc_refused("\n\nclass TensorDesc(TensorDesc):\n    __slots__ = ('__dict__',)\n",
+                  "a TensorDesc with a __dict__");
+  cf_desc_refused("\n\nclass TensorDesc(TensorDesc):\n    __slots__ = ('__weakref__',)\n",
+                  "a TensorDesc with a __weakref__");
+  cf_desc_refused("\n\nclass TensorDesc:\n    __slots__ = ('shape', 'dtype', 'format')\n",
+                  "a TensorDesc that is no TensorDescBase (its slots at the same places)");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * The import guard, each way: a load that succeeds after its plugin
+ * replaced sys.modules["pyop"] and a host module's entry gets the package
+ * back and keeps the host module as the plugin left it; a load that fails
+ * after its plugin replaced (not deleted) a host module's entry puts the
+ * host's module back.
+ */
+static void cf_guard(void) {
+  recorder r = {.fail_at = -1};
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['_cf_host_module'] = _cf_host = types.ModuleType('_cf_host_module')\n"),
+        "the host's module");
+  CHECK_OK(load(&r, 1, "cfstate/guard_ok.py"));
+  CHECK(find(&r, "CfGuard", false) != NULL, "CfGuard registered");
+  CHECK(py_ok("import sys\n"
+              "assert hasattr(sys.modules['pyop'], 'register_op'), sys.modules['pyop']\n"
+              "m = sys.modules['_cf_host_module']\n"
+              "assert m.__name__ == '_cf_host_module_by_plugin', m\n"
+              "sys.modules['_cf_host_module'] = _cf_host\n"),
+        "after a load whose plugin replaced sys.modules['pyop'] and a host module");
+  api->reset();
+  rec_clear(&r);
+  CHECK(load(&r, 1, "cfstate/guard_fail.py") == PYOP_EPLUGIN &&
+            err_has("cfstate guard plugin fails after replacing a host module"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['_cf_host_module'] is _cf_host, sys.modules['_cf_host_module']\n"
+              "del sys.modules['_cf_host_module'], _cf_host\n"),
+        "a failed load left a host module its plugin replaced");
+  rec_clear(&r);
+}
+
+/*
+ * A dtype and a format below 0 given through __index__ (plugins/outcome,
+ * OutIndex dt=-1, fm=-1: the checked path, not the exact int's) are refused
+ * naming the value, not taken as -1.
+ */
+static void cf_index_below(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "outcome"));
+  const rec_op *ip = find(&r, "OutIndex", false);
+  CHECK(ip != NULL, "OutIndex registered");
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  for (int k = 0; k < 2; k++) {
+    pyop_attr_view below[2] = {attr_int("dt", k == 0 ? -1 : 0), attr_int("fm", k == 1 ? -1 : 0)};
+    void *h = holder_of(ip, below, 2);
+    memset(&out, 0, sizeof out);
+    CHECK(infer1(ip, h, &in, 1, ONE, &out, 1) == PYOP_EPYTHON &&
+              err_has(k == 0 ? "infer_meta output 0 dtype -1 is out of range [0, "
+                             : "infer_meta output 0 format -1 is out of range [0, "),
+          "a %s of -1 through __index__: %d dtype %d format %d %s", k == 0 ? "dtype" : "format",
+          g_err_status, out.dtype, out.format, g_err);
+    ip->cb->destroy_holder(h);
+  }
+  api->reset();
+  rec_clear(&r);
+}
+
+/* Waits (up to 30 s) until thread tid of this process is blocked in a
+ * read() of fd: a plugin's ctypes.PyDLL read, which holds the GIL from
+ * before the call (its pipe write may release it: the byte it wrote says
+ * it is near, this says it is there). */
+static void cf_wait_blocked(long tid, int fd) {
+  char path[64], buf[256], want[64];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+  snprintf(want, sizeof want, "%d 0x%x ", (int)SYS_read, fd);
+  for (int i = 0; i < 3000; i++) {
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f != NULL)
+      fclose(f);
+    buf[n] = '\0';
+    if (strncmp(buf, want, strlen(want)) == 0)
+      return;
+    usleep(10 * 1000);
+  }
+  CHECK(false, "thread %ld is not blocked reading fd %d: %s", tid, fd, buf);
+}
+
+/* The line logged after mark that holds "has waited" (the whole line) into
+ * line, polled for up to 30 s; "" when none came. */
+static void cf_wait_line(size_t mark, char *line, size_t cap) {
+  line[0] = '\0';
+  for (int i = 0; i < 600 && line[0] == '\0'; i++) {
+    usleep(50 * 1000);
+    pthread_mutex_lock(&g_lock);
+    const char *p = strstr(g_log_all + mark, "has waited");
+    if (p != NULL) {
+      while (p > g_log_all + mark && p[-1] != '\n')
+        p--; /* from the start of its line */
+      snprintf(line, cap, "%.*s", (int)strcspn(p, "\n"), p);
+    }
+    pthread_mutex_unlock(&g_lock);
+  }
+}
+
+/* A host thread that loads holding the GIL (running no Python), makes a
+ * holder of StExec, then keeps the GIL until told (g_gh: 1 once loaded and
+ * holding, 2 to let go). */
+static struct {
+  recorder r;
+  int rc;
+  long tid;
+  const rec_op *impl;
+  void *h;
+} g_cf_loader;
+
+static void *cf_loading_holder(void *arg) {
+  (void)arg;
+  g_cf_loader.tid = (long)syscall(SYS_gettid);
+  int st = PyGILState_Ensure();
+  g_cf_loader.rc = load(&g_cf_loader.r, 1, "bcstate/exec.py");
+  g_cf_loader.impl = find(&g_cf_loader.r, "StExec", true);
+  if (g_cf_loader.rc == PYOP_OK && g_cf_loader.impl != NULL &&
+      g_cf_loader.impl->cb->create_holder(g_cf_loader.impl->ctx, NULL, 0, &g_cf_loader.h) !=
+          PYOP_OK)
+    g_cf_loader.h = NULL;
+  gh_set(1);
+  gh_wait(2);
+  PyGILState_Release(st);
+  return NULL;
+}
+
+/*
+ * The watch names the thread a load found keeping the GIL: a host thread
+ * loads holding the GIL (running no Python) and keeps it; an execute from
+ * another host thread waits, and its line says that thread held it when
+ * it called pyop_load (once, naming that thread).
+ */
+static void cf_watch_kept_by_loader(void) {
+  memset(&g_cf_loader, 0, sizeof g_cf_loader);
+  g_cf_loader.r.fail_at = -1;
+  gh_set(0);
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  pthread_t x, w;
+  CHECK(pthread_create(&x, NULL, cf_loading_holder, NULL) == 0, "pthread_create");
+  gh_wait(1);
+  CHECK(g_cf_loader.rc == PYOP_OK && g_cf_loader.h != NULL,
+        "the load and create_holder holding the GIL: %d %s", g_cf_loader.rc, g_err);
+  local_call c = {g_cf_loader.impl, g_cf_loader.h, -1};
+  CHECK(pthread_create(&w, NULL, one_exec_thread, &c) == 0, "pthread_create");
+  char line[1024];
+  cf_wait_line(mark, line, sizeof line);
+  gh_set(2);
+  pthread_join(x, NULL);
+  pthread_join(w, NULL);
+  CHECK(c.rc == PYOP_OK, "the waiting execute: %d %s", c.rc, g_err);
+  char want[200];
+  snprintf(want, sizeof want,
+           "thread %ld held it while running no Python when it called pyop_load",
+           g_cf_loader.tid);
+  CHECK(strstr(line, want) != NULL, "the wait line does not say \"%s\": '%s'\n%s", want, line,
+        g_log_all + mark);
+  g_cf_loader.impl->cb->destroy_holder(g_cf_loader.h);
+  api->reset();
+  rec_clear(&g_cf_loader.r);
+}
+
+/* A host thread that calls StExec once (its kept state made), then CfHold,
+ * which keeps the GIL inside the call until the host lets it go. */
+typedef struct cf_holding {
+  const rec_op *st, *hold, *hold_proto;
+  void *sh, *hh;
+  long tid;
+  int rc_first, rc;
+  bool infer;
+} cf_holding;
+
+static void *cf_holding_thread(void *arg) {
+  cf_holding *c = arg;
+  c->tid = (long)syscall(SYS_gettid);
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  outputs o = {0};
+  if (c->st != NULL) {
+    c->rc_first = exec1(c->st, c->sh, &in, 1, ONE, 1, &o);
+    outputs_free(&o);
+  }
+  if (c->infer)
+    c->rc = infer1(c->hold_proto, c->hh, &in, 1, ONE, &out, 1);
+  else
+    c->rc = exec1(c->hold, c->hh, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  return NULL;
+}
+
+/* One infer_meta of StExec's prototype (local_call's impl) from a new host
+ * thread. */
+static void *cf_infer_thread(void *arg) {
+  local_call *c = arg;
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s), out;
+  c->rc = infer1(c->impl, c->h, &in, 1, ONE, &out, 1);
+  return NULL;
+}
+
+/*
+ * A host thread inside a libpyop call keeps the GIL (plugins/cfstate,
+ * CfHold): the line of an execute waiting on another host thread names
+ * that thread and the kind of call it is in, and begins with the waiting
+ * call. Three ways: its first call (its kept state made in the call), a
+ * call after an earlier one (the kept state's path), an infer_meta (the
+ * first kind) instead of an execute, both the holder's and the waiter's.
+ */
+static void cf_watch_holder_in_call(int way) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "bcstate/exec.py", "cfstate/hold.py"));
+  const rec_op *st = find(&r, "StExec", true);
+  cf_holding c = {way == 1 ? st : NULL, find(&r, "CfHold", true), find(&r, "CfHold", false),
+                  NULL, NULL, 0, -1, -1, way == 2};
+  CHECK(st != NULL && c.hold != NULL && c.hold_proto != NULL, "StExec and CfHold registered");
+  const rec_op *stp = find(&r, "StExec", false);
+  CHECK(stp != NULL, "StExec's prototype registered");
+  void *sh = holder_of(st, NULL, 0), *sph = holder_of(stp, NULL, 0);
+  c.sh = sh;
+  c.hh = holder_of(way == 2 ? c.hold_proto : c.hold, NULL, 0);
+  int ready[2], release[2];
+  CHECK(pipe(ready) == 0 && pipe(release) == 0, "pipe");
+  char code[200];
+  snprintf(code, sizeof code, "import sys; sys._cf_pipes = (%d, %d)", ready[1], release[0]);
+  CHECK(py_ok(code), "the pipes");
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  pthread_t a, w;
+  CHECK(pthread_create(&a, NULL, cf_holding_thread, &c) == 0, "pthread_create");
+  char b;
+  CHECK(read(ready[0], &b, 1) == 1, "CfHold's call did not start");
+  cf_wait_blocked(c.tid, release[0]);
+  local_call wc = {way == 2 ? stp : st, way == 2 ? sph : sh, -1};
+  CHECK(pthread_create(&w, NULL, way == 2 ? cf_infer_thread : one_exec_thread, &wc) == 0,
+        "pthread_create");
+  char line[1024];
+  cf_wait_line(mark, line, sizeof line);
+  CHECK(write(release[1], "x", 1) == 1, "release CfHold");
+  pthread_join(a, NULL);
+  pthread_join(w, NULL);
+  CHECK((way != 1 || c.rc_first == PYOP_OK) && c.rc == PYOP_OK && wc.rc == PYOP_OK,
+        "the calls (way %d): %d %d %d %s", way, c.rc_first, c.rc, wc.rc, g_err);
+  char want[200];
+  snprintf(want, sizeof want, "Thread %ld holds it, inside a libpyop call (%s)", c.tid,
+           way == 2 ? "infer_meta" : "execute");
+  CHECK(strstr(line, want) != NULL, "way %d: the wait line does not say \"%s\": '%s'\n%s", way,
+        want, line, g_log_all + mark);
+  const char *waiter = way == 2 ? "infer_meta of op 'StExec' on thread "
+                                : "execute of op 'StExec' on thread ";
+  CHECK(strncmp(line, waiter, strlen(waiter)) == 0,
+        "way %d: the wait line does not begin with \"%s\": '%s'", way, waiter, line);
+  CHECK(py_ok("import sys; del sys._cf_pipes"), "clean up");
+  for (int i = 0; i < 2; i++) {
+    close(ready[i]);
+    close(release[i]);
+  }
+  st->cb->destroy_holder(sh);
+  stp->cb->destroy_holder(sph);
+  (way == 2 ? c.hold_proto : c.hold)->cb->destroy_holder(c.hh);
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * pyop.TensorDesc's fields are TensorDescBase's C members: copy.copy,
+ * copy.deepcopy and a pickle round trip of a TensorDesc keep its shape,
+ * dtype and format (they see the members as slots).
+ */
+static void cf_desc_copy(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(py_ok("import copy, pickle, sys\n"
+              "pyop = sys.modules['pyop']\n"
+              "d = pyop.TensorDesc((2, 3), pyop.DataType.int8, pyop.Format(1))\n"
+              "for c in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):\n"
+              "    assert type(c) is pyop.TensorDesc and c is not d, c\n"
+              "    assert (c.shape, c.dtype, c.format) == ((2, 3), pyop.DataType.int8,\n"
+              "                                            pyop.Format(1)), c\n"
+              "del d, c, pyop\n"),
+        "a copy of a TensorDesc lost its fields");
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * An artifact directory whose name is not UTF-8 (the byte 0xff): the
+ * package is imported from it (its path decoded as the file system's
+ * name), and a load works.
+ */
+static void cf_artifact_undecodable(void) {
+  char dir[] = "/tmp/pyop_cf_\xff" "art_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "cp -R '%s/python' '%s/'", g_artifact, dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+  recorder r = {.fail_at = -1};
+  loadstate_restart(dir);
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_OK && r.n == 1,
+        "a load with an artifact directory whose name is not UTF-8: %d %s", g_err_status, g_err);
+  api->reset();
+  rec_clear(&r);
+  loadstate_restart(g_artifact);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+}
+
+/*
+ * A load and a reset whose plugins changed no signal disposition: the
+ * reset restores nothing (no line says it did) and leaves Python's own
+ * table as it was (the host's SIGINT and SIGTERM entries).
+ */
+static void cf_signals_untouched(void) {
+  CHECK(py_ok("import signal\n"
+              "_cf_sig = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"),
+        "the host's SIGTERM");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  log_all_clear();
+  api->reset();
+  CHECK(strstr(g_log_all, "restored the host's handler") == NULL,
+        "a reset after plugins that changed no signal restored handlers:\n%s", g_log_all);
+  CHECK(py_ok("import signal\n"
+              "assert signal.getsignal(signal.SIGINT) is _cf_sig[0], signal.getsignal(signal.SIGINT)\n"
+              "assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN\n"
+              "signal.signal(signal.SIGTERM, _cf_sig[1])\n"
+              "del _cf_sig\n"),
+        "a reset changed Python's signal table though no plugin had");
+  rec_clear(&r);
+}
+
+/* The host's helper while its main thread is inside CfHold (cf_helper):
+ * once that thread blocks holding the GIL, an execute of StExec waits on
+ * another thread; the watch's line for it is read, then CfHold released. */
+typedef struct cf_helper {
+  long holder_tid;
+  int ready_r, release_r, release_w;
+  const rec_op *st;
+  void *sh;
+  size_t mark;
+  char line[1024];
+  int rc;
+} cf_helper;
+
+static void *cf_helper_thread(void *arg) {
+  cf_helper *h = arg;
+  char b;
+  if (read(h->ready_r, &b, 1) != 1)
+    return NULL;
+  cf_wait_blocked(h->holder_tid, h->release_r);
+  local_call wc = {h->st, h->sh, -1};
+  pthread_t w;
+  if (pthread_create(&w, NULL, one_exec_thread, &wc) == 0) {
+    cf_wait_line(h->mark, h->line, sizeof h->line);
+    (void)!write(h->release_w, "x", 1);
+    pthread_join(w, NULL);
+    h->rc = wc.rc;
+  } else {
+    (void)!write(h->release_w, "x", 1);
+  }
+  return NULL;
+}
+
+/*
+ * The holder is a host thread with a Python thread state of its own (the
+ * main thread, which initialised Python: PyGILState's path, not a kept
+ * state): the watch's line names it inside its call.
+ */
+static void cf_watch_holder_own_state(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 2, "bcstate/exec.py", "cfstate/hold.py"));
+  const rec_op *st = find(&r, "StExec", true), *hold = find(&r, "CfHold", true);
+  CHECK(st != NULL && hold != NULL, "StExec and CfHold registered");
+  void *sh = holder_of(st, NULL, 0), *hh = holder_of(hold, NULL, 0);
+  int ready[2], release[2];
+  CHECK(pipe(ready) == 0 && pipe(release) == 0, "pipe");
+  char code[200];
+  snprintf(code, sizeof code, "import sys; sys._cf_pipes = (%d, %d)", ready[1], release[0]);
+  CHECK(py_ok(code), "the pipes");
+  cf_helper h = {(long)syscall(SYS_gettid), ready[0], release[0], release[1], st, sh, 0, "", -1};
+  pthread_mutex_lock(&g_lock);
+  h.mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  pthread_t ht;
+  CHECK(pthread_create(&ht, NULL, cf_helper_thread, &h) == 0, "pthread_create");
+  float x[2] = {7, 8};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  outputs o = {0};
+  int rc = exec1(hold, hh, &in, 1, ONE, 1, &o);
+  outputs_free(&o);
+  pthread_join(ht, NULL);
+  CHECK(rc == PYOP_OK && h.rc == PYOP_OK, "the executes: %d %d %s", rc, h.rc, g_err);
+  char want[200];
+  snprintf(want, sizeof want, "Thread %ld holds it, inside a libpyop call (execute)",
+           h.holder_tid);
+  CHECK(strstr(h.line, want) != NULL, "the wait line does not say \"%s\": '%s'\n%s", want,
+        h.line, g_log_all + h.mark);
+  CHECK(py_ok("import sys; del sys._cf_pipes"), "clean up");
+  for (int i = 0; i < 2; i++) {
+    close(ready[i]);
+    close(release[i]);
+  }
+  st->cb->destroy_holder(sh);
+  hold->cb->destroy_holder(hh);
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * The host finalizes its Python (and starts a new one) while a load of
+ * the bridge is in place: interpreter_status says so, a load in that
+ * session is refused (PYOP_ENOTINIT, saying the interpreter the ops were
+ * loaded into is gone) without touching the new Python, reset forgets; a
+ * shutdown and a new session load again.
+ */
+static void cf_load_after_finalize(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  bcstate_host_restarts_python();
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT, "the host's finalize not seen");
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_ENOTINIT &&
+            err_has("loading Python plugins: the Python interpreter the ops were loaded into "
+                    "has been finalized"),
+        "a load after the host finalized the session's Python: %d %s", g_err_status, g_err);
+  CHECK(r.n == 0, "registered %zu descriptors from a finalized session", r.n);
+  CHECK(py_ok("import sys\nassert 'pyop' not in sys.modules, sys.modules['pyop']\n"),
+        "the refused load imported the package into the new Python");
+  api->reset();
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  CHECK(r.n == 1, "a load in a new session");
+  api->reset();
+  rec_clear(&r);
+}
+
+/* The configuration pass's checks (session 12, cflife): each names the bug
+ * it catches in tests/mutation/mutants.txt (bridge.cf.*). */
+static void case_cfstate(void) {
+  cf_config_twice();
+  cf_desc_layouts();
+  cf_desc_copy();
+  cf_artifact_undecodable();
+  cf_signals_untouched();
+  cf_guard();
+  cf_index_below();
+  cf_watch_kept_by_loader();
+  for (int way = 0; way < 3; way++)
+    cf_watch_holder_in_call(way);
+  cf_watch_holder_own_state();
+  cf_load_after_finalize();
+}
+
+/*
+ * Two sessions of one bridge image in the Python it started
+ * (PYOP_BRIDGE_START_PYTHON, no host Python): the first shutdown, whose
+ * plugin left no thread, names none; the second set_config finds
+ * that Python running and uses it (it does not own it: its shutdown waits
+ * for no interpreter thread of the first), and it knows the Python as
+ * libpyop's from the interpreter's state dict: the GIL watch's line for a
+ * call waiting on a Python thread says libpyop started this Python, and
+ * its shutdown names the thread a plugin of the second session left
+ * running. SIGALRM ends the
+ * process if a shutdown waits for an interpreter thread that is gone.
+ */
+static void case_cfstart(void) {
+  alarm(120);
+  CHECK(!Py_IsInitialized(), "no Python yet");
+  CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  log_all_clear();
+  api->shutdown();
+  CHECK(Py_IsInitialized(), "the Python libpyop started stays");
+  CHECK(strstr(g_log_all, "are still running at pyop_shutdown") == NULL &&
+            strstr(g_log_all, "could not list the Python threads") == NULL,
+        "a shutdown whose plugins left no thread running names threads:\n%s", g_log_all);
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK_OK(entry(&req, &api));
+  CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
+  CHECK_OK(load(&r, 2, "loadstate/threads.py", "bcstate/exec.py"));
+  CHECK(find(&r, "OutThreads", false) != NULL, "OutThreads registered");
+  /* A Python thread (no host thread) keeps the GIL running C: the line of
+   * an execute waiting for it says libpyop started this Python. */
+  const rec_op *st = find(&r, "StExec", true);
+  CHECK(st != NULL, "StExec registered");
+  void *sh = holder_of(st, NULL, 0);
+  int ready[2], release[2];
+  CHECK(pipe(ready) == 0 && pipe(release) == 0, "pipe");
+  char code[1024];
+  snprintf(code, sizeof code,
+           "import ctypes, os, threading\n"
+           "def _cf_hog():\n"
+           "    os.read(%d, 1)\n"
+           "    os.write(%d, b'%%8d' %% threading.get_native_id())\n"
+           "    ctypes.PyDLL(None).read(%d, ctypes.create_string_buffer(1), 1)\n"
+           "_cf_t = threading.Thread(target=_cf_hog, name='cf-hog', daemon=True)\n"
+           "_cf_t.start()\n",
+           release[0], ready[1], release[0]);
+  CHECK(py_ok(code), "the Python thread");
+  /* It keeps the GIL once told to, after this thread's Python code ended. */
+  CHECK(write(release[1], "g", 1) == 1, "the Python thread's go");
+  char tidtext[9] = "";
+  CHECK(read(ready[0], tidtext, 8) == 8, "the Python thread did not start");
+  cf_wait_blocked(atol(tidtext), release[0]);
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  local_call wc = {st, sh, -1};
+  pthread_t w;
+  CHECK(pthread_create(&w, NULL, one_exec_thread, &wc) == 0, "pthread_create");
+  char line[1024];
+  cf_wait_line(mark, line, sizeof line);
+  CHECK(write(release[1], "x", 1) == 1, "release the Python thread");
+  pthread_join(w, NULL);
+  CHECK(wc.rc == PYOP_OK, "the waiting execute: %d %s", wc.rc, g_err);
+  CHECK(strstr(line, "libpyop, which started this Python, released it after start-up") != NULL,
+        "the second session's wait line does not take the Python for libpyop's: '%s'\n%s",
+        line, g_log_all + mark);
+  CHECK(py_ok("_cf_t.join(); del _cf_t, _cf_hog"), "the Python thread ends");
+  for (int i = 0; i < 2; i++) {
+    close(ready[i]);
+    close(release[i]);
+  }
+  st->cb->destroy_holder(sh);
+  rec_clear(&r);
+  log_all_clear();
+  api->shutdown();
+  CHECK(strstr(g_log_all, "Python thread(s) 'loadstate-worker' (ident ") != NULL,
+        "the second session's shutdown did not take the Python for libpyop's:\n%s", g_log_all);
+  CHECK(py_ok("import sys, threading\n"
+              "sys._loadstate_stop.set()\n"
+              "for t in threading.enumerate():\n"
+              "    if t.name.startswith('loadstate-'):\n"
+              "        t.join()\n"
+              "del sys._loadstate_stop\n"),
+        "the plugin's threads end");
+  alarm(0);
+  dlclose(bridge_handle);
+}
+
 /*
  * Second configurations of the call path (plugins/configs, issue 31's
  * configuration pass):
@@ -6112,7 +6752,9 @@ static void case_configs_lost(void) {
   X(bcstate, "integration bridge", 300, "")                                  \
   X(bcstate_exit, "integration bridge", 300, "")                             \
   X(bcstate_watch, "integration bridge", 300, "")                             \
-  X(mapped_signals, "integration bridge", 300, "")                          \
+  X(mapped_signals, "integration bridge", 300, "")                           \
+  X(cfstate, "integration bridge", 300, "")                                  \
+  X(cfstart, "integration bridge", 300, "no_host_python")                    \
   X(configs, "integration bridge", 300, "")                                  \
   X(configs_lost, "integration bridge", 300, "")
 

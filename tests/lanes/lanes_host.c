@@ -60,17 +60,27 @@
  *   start_fail lane 2 cannot start (test seam): the load fails naming it, the
  *              registry is empty; the next load runs lane 1 in the interpreter
  *              started beside it (kept) and starts lane 2
+ *   start_fail_one  one lane, which cannot start (test seam): the load fails
+ *              naming lane 1, nothing is kept (no warning); the next load
+ *              starts it
+ *   start_fail_first  lane 1 of 2 cannot start (test seam): the load fails
+ *              naming it, lane 2's interpreter is kept (no warning) and
+ *              taken up by the next load, which starts one more
  *   one_lane_differs  a plugin (the path's second element) whose import
  *              differs in one lane only, lane 1's then lane 2's, across
  *              unload and load: refused there (serial, naming that lane),
  *              registering an extra op there (the load fails naming that
- *              lane and the element); then the same lanes load it again
+ *              lane and the element); its implementation without compile
+ *              in one lane (the load fails naming it); then the same lanes
+ *              load it again
  *   kept_counts  the log line of each start says how many lanes were
  *              started and how many taken up from an earlier load (2, 3,
- *              1, 2 lanes, one shutdown between each)
+ *              1, 2 lanes, one shutdown between each); one lane image open
+ *              per lane of the load
  */
 #include "lanes_util.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -836,6 +846,76 @@ static void case_start_fail(void) {
   free(opp);
 }
 
+/*
+ * One lane, the one that cannot start (the limit 1 and its first lane):
+ * the load fails naming lane 1, and the shutdown of lanes that made no
+ * interpreter keeps nothing and warns of nothing; the next load starts
+ * lane 1 (configuration pass, session 12).
+ */
+static void case_start_fail_one(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(1, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-1", 1);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 1: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-1");
+  CHECK_LIST("");
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL,
+        "lanes that made no interpreter warned of keeping them:\n%s", lanes_warnings);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 1, NULL);
+  float ids[1] = {0};
+  lane_ids(1, ids, 1);
+  CHECK(ids[0] != 0.0f, "Scale's lane ran in the main interpreter");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL, "the lanes not kept:\n%s",
+        lanes_warnings);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  free(opp);
+}
+
+/*
+ * Lane 1 of 2 cannot start, lane 2 does: the load fails naming lane 1, and
+ * lane 2's interpreter, the only one made, is kept (its image runs the
+ * pool's exit hook) without a warning: the next load takes it up and
+ * starts one more (configuration pass, session 12).
+ */
+static char ready_lines[2048];
+static void keep_ready(void *user, int level, const char *line);
+
+static void case_start_fail_first(void) {
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  setenv("PYOP_TEST_LANES", "force,fail-start-1", 1);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK_ERR_HAS("lane 1: cannot start a sub-interpreter: PYOP_TEST_LANES=fail-start-1");
+  CHECK_LIST("");
+  CHECK(strstr(lanes_warnings, "cannot keep them") == NULL,
+        "lane 2's interpreter not kept:\n%s", lanes_warnings);
+  setenv("PYOP_TEST_LANES", "force", 1);
+  h.log = keep_ready;
+  ready_lines[0] = '\0';
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK(strstr(ready_lines, "(1 started, 1 kept from an earlier load)") != NULL,
+        "the load after said: '%s'", ready_lines);
+  expect_info("Scale", 2, NULL);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  free(opp);
+}
+
 /* ------------------------------------------------------- one_lane_differs */
 
 /* What tests/lanes/plugins/per_interp does differently in interpreter id. */
@@ -927,6 +1007,18 @@ static void case_one_lane_differs(void) {
     CHECK(!err_has(k ? "lane 1" : "lane 2"), "the other lane named: %s", pyop_last_error());
     CHECK_LIST("");
   }
+  /* An implementation with other capabilities in one lane (no compile
+   * there): the load fails naming that lane (configuration pass, session
+   * 12). */
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "nocompile", ids[k]);
+    CHECK(pyop_load() != PYOP_OK, "capabilities differing in lane %d accepted", k + 1);
+    char want[64];
+    snprintf(want, sizeof want, "in lane %d but ", k + 1);
+    CHECK_ERR_HAS("implementation 'ByInterp' (");
+    CHECK_ERR_HAS(want);
+    CHECK_LIST("");
+  }
   REQUIRE(remove(file) == 0, "remove %s", file);
   REQUIRE_RC(pyop_load(), PYOP_OK);
   expect_info("ByInterp", 2, NULL);
@@ -943,8 +1035,6 @@ static void case_one_lane_differs(void) {
 
 /* ------------------------------------------------------------ kept_counts */
 
-static char ready_lines[2048];
-
 /* Keeps the lines that say the lanes are ready (INFO). */
 static void keep_ready(void *user, int level, const char *line) {
   (void)user, (void)level;
@@ -953,6 +1043,28 @@ static void keep_ready(void *user, int level, const char *line) {
     strcat(ready_lines, line);
     strcat(ready_lines, "\n");
   }
+}
+
+/* How many lane images (memfds "pyop-lane-N", lane_files.c) this process
+ * has open. */
+static int lane_images_open(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len <= 0)
+      continue;
+    target[len] = '\0';
+    if (strstr(target, "memfd:pyop-lane-") != NULL)
+      n++;
+  }
+  closedir(d);
+  return n;
 }
 
 /*
@@ -986,6 +1098,12 @@ static void case_kept_counts(void) {
     CHECK(strstr(ready_lines, loads[i].says) != NULL && strstr(ready_lines, counts[i]) != NULL,
           "load %zu (%u lanes) said: '%s'", i, (unsigned)loads[i].lanes, ready_lines);
     expect_info("Scale", loads[i].lanes, NULL);
+    /* One image per lane of this load: a kept lane's last image is closed
+     * when a new one takes it up, and the kept lanes this load does not use
+     * keep none (configuration pass, session 12). */
+    int images = lane_images_open();
+    CHECK(images == (int)loads[i].lanes, "load %zu (%u lanes): %d lane images open", i,
+          (unsigned)loads[i].lanes, images);
     if (i == 3) {
       ready_lines[0] = '\0';
       CHECK_RC(pyop_unload(), PYOP_OK);
@@ -1168,7 +1286,7 @@ static void case_cycles(void) {
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
   X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
-  X(one_lane_differs) X(kept_counts)
+  X(start_fail_one) X(start_fail_first) X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_HOST_CASES(LANES_CASE_ENTRY)};

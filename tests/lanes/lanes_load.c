@@ -8,7 +8,7 @@
  *              an identical copy in c with a trailing slash) loads once per
  *              file as without lanes and runs in lanes
  *   trailing_slash  "pure/:refused/": Refused serial with the lane's
- *              reason, Scale in lanes
+ *              reason (its failed import, one line), Scale in lanes
  *   replaced   a plugin module, and a package's submodule, replaced (cp +
  *              mv) while the load imports them: serial, every instance runs
  *              one version; the next load runs them in lanes (the
@@ -34,7 +34,13 @@
  *              run in the main interpreter, said once; the failed call runs
  *              again there unless the lane had called out. Ops that catch
  *              that ImportError there and go on without the module: the
- *              call's result stands, then the same
+ *              call's result stands, then the same; a workspace taken is a
+ *              call out too (LazyWs); the main interpreter's instance of a
+ *              fallen-back one is deleted with it (LazyDel); an output
+ *              bound to its input from a lane (LaneInto) is a call out too
+ *              (LazyInto); so is a compile's artifact (LaneCompile,
+ *              LazyCompile), and a declared launch or workspace
+ *              (LaneDeclare, LazyDeclare, LazyDeclareWs)
  *   lazy_attrs  three instances with other attributes (a float, a list of
  *              ints, a list of strings; one the float only; an op with
  *              one attribute) of an op that falls back at its
@@ -103,15 +109,38 @@ static void case_twice(void) {
   free(dir), free(a), free(b), free(c), free(src), free(fa), free(fb), free(fc);
 }
 
+static int count_in(const char *text, const char *s);
+
 /* A trailing slash on an element whose plugin a lane refuses: serial with
  * the reason, the other element's ops in lanes (issue 28 item 8). */
 static void case_trailing_slash(void) {
   char *opp = xasprintf("%s/pure/:%s/refused/", LANES_PLUGINS, LANES_PLUGINS);
   load_with_lanes(2, opp);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  lanes_warnings[0] = '\0';
   REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* Both lanes refused the element: one warning, naming the first. */
+  CHECK(count_in(lanes_warnings, "stay serial in the main interpreter") == 1 &&
+            count_in(lanes_warnings, "refused/ stay serial in the main interpreter: lane 1: ") == 1,
+        "the element refused by both lanes warned:\n%s", lanes_warnings);
   expect_info("Scale", 2, NULL);
   expect_info("Refused", 0, "does not support loading in subinterpreters");
   expect_info("Refused", 0, "lane 1: ");
+  /* Its import failed (it did not go on without the module), and the reason
+   * is one line (configuration pass, session 12). */
+  const pyop_op_info *info = NULL;
+  CHECK_RC(pyop_op_get("Refused", &info), PYOP_OK);
+  if (info != NULL) {
+    CHECK(strstr(info->serial_reason, "went on without it") == NULL &&
+              strstr(info->serial_reason, "loading Python plugins failed") != NULL,
+          "Refused: reason of a failed import: %s", info->serial_reason);
+    CHECK(strchr(info->serial_reason, '\n') == NULL, "Refused: a reason of many lines: %s",
+          info->serial_reason);
+    pyop_op_info_release(info);
+  }
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
@@ -397,10 +426,25 @@ static int lines_with(const char *text, const char *a, const char *b) {
   return n;
 }
 
-/* Runs op on {x0, 0}; *id the interpreter that ran it (0: the main one). */
+/* The host's workspace for run_id's calls (LazyWs takes 64 bytes). */
+static int give_workspace(void *user, uint64_t nbytes, void **out) {
+  static _Thread_local uint64_t ws[32];
+  (void)user;
+  if (nbytes > sizeof ws)
+    return PYOP_ENOMEM;
+  *out = ws;
+  return PYOP_OK;
+}
+
+/* Runs op on {x0, 0}, with a workspace allocator; *id the interpreter that
+ * ran it (0: the main one). */
 static int run_id(pyop_op *op, float x0, float *y0, float *id) {
   float x[2] = {x0, 0}, y[2] = {-1, -1};
-  int rc = run(op, x, y, 2);
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_workspace = give_workspace;
+  int rc = pyop_op_execute(op, in, 1, &ty, 1, &ctx);
   *y0 = y[0];
   *id = y[1];
   return rc;
@@ -458,6 +502,7 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late, bool caug
         CHECK_RC(rc, PYOP_EPYTHON);
         CHECK_ERR_HAS("(after it had called out, so this call is not run again: the op's "
                       "later calls run in the main interpreter)");
+        CHECK_ERR_HAS("ImportError: "); /* what the lane refused, named */
         continue;
       }
       if (caught && round == 0 && i == 0) {
@@ -479,6 +524,160 @@ static void lazy_op(const char *op_type, bool lane_refuses, bool late, bool caug
   int times = lines_with(lanes_warnings, said, "runs in the main interpreter from now on");
   CHECK(times == (lane_refuses ? 1 : 0), "%s: said %d times that it falls back:\n%s", op_type,
         times, lanes_warnings);
+  /* The warning names what the lane refused (the lane's ImportError). */
+  if (lane_refuses)
+    CHECK(lines_with(lanes_warnings, said, "ImportError") == 1,
+          "%s: the fallback's warning does not name the ImportError:\n%s", op_type,
+          lanes_warnings);
+}
+
+/*
+ * The main interpreter's instance of a fallen-back lane instance goes with
+ * it: LazyDel's first instance falls back at its first call (made again in
+ * the main interpreter, which runs the call), then is destroyed; the
+ * instances made after (in the main interpreter from the start) see each
+ * earlier one deleted there (configuration pass, session 12).
+ */
+static void lazy_del(void) {
+  for (int i = 0; i < 3; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LazyDel", NULL, 0, &op), PYOP_OK);
+    float x[3] = {7, 0, 0}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(op, x, y, 3), PYOP_OK);
+    CHECK(y[0] == 7.0f && y[1] == 0.0f, "LazyDel instance %d: y[0] = %g in interpreter %g", i,
+          y[0], y[1]);
+    CHECK(y[2] == (float)i, "LazyDel instance %d: the main interpreter deleted %g of the %d "
+          "instances destroyed before it", i, y[2], i);
+    pyop_op_destroy(op);
+  }
+}
+
+/* Runs the in-place op on x[2]: its status; *bound whether the output is
+ * x's buffer. */
+static int run_into(pyop_op *op, float *x, bool *bound) {
+  pyop_tensor tx = f32_1d(x, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  int rc = pyop_op_execute(op, in, 1, out, 1, &ctx);
+  *bound = out[0].data == x;
+  return rc;
+}
+
+/*
+ * In-place ops in lanes: the output bound to the input's buffer from a
+ * lane (LaneInto, one instance per lane); a call that bound it and then
+ * failed on an import the lane refused is not run again (LazyInto: x
+ * written once), the next runs in the main interpreter (configuration
+ * pass, session 12).
+ */
+static void into_ops(void) {
+  expect_info("LaneInto", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneInto", NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) != 0, "LaneInto instance %d in lane %u", i,
+          (unsigned)pyop_op_lane(op));
+    float x[2] = {1, 2};
+    bool bound = false;
+    CHECK_RC(run_into(op, x, &bound), PYOP_OK);
+    CHECK(x[0] == 2.0f && x[1] == 3.0f && bound, "LaneInto instance %d: x = %g %g, bound %d",
+          i, x[0], x[1], bound);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyInto", NULL, 0, &op), PYOP_OK);
+  float x[2] = {1, 2};
+  bool bound = false;
+  CHECK_RC(run_into(op, x, &bound), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK(x[0] == 2.0f && x[1] == 3.0f, "LazyInto's failed call wrote x %g %g (run again?)", x[0],
+        x[1]);
+  CHECK_RC(run_into(op, x, &bound), PYOP_OK);
+  CHECK(x[0] == 3.0f && bound, "LazyInto in the main interpreter: x[0] = %g, bound %d", x[0],
+        bound);
+  pyop_op_destroy(op);
+}
+
+/* Compiles op for x[2] -> y[2]: its status; the artifact's text in
+ * art[size]. */
+static int compile_into(pyop_op *op, char *art, size_t size) {
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  void *a = NULL;
+  size_t len = 0;
+  int rc = pyop_op_compile(op, in, 1, &ty, 1, &a, &len);
+  snprintf(art, size, "%.*s", (int)len, a != NULL ? (const char *)a : "");
+  pyop_free(a);
+  return rc;
+}
+
+/*
+ * compile in lanes: the artifact stored from a lane reaches the host
+ * (LaneCompile, one instance per lane); a compile that stored one and then
+ * failed on an import the lane refused is not run again, the next runs in
+ * the main interpreter (LazyCompile) (configuration pass, session 12).
+ */
+static void compile_ops(void) {
+  expect_info("LaneCompile", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneCompile", NULL, 0, &op), PYOP_OK);
+    char art[64];
+    CHECK_RC(compile_into(op, art, sizeof art), PYOP_OK);
+    CHECK(strncmp(art, "id ", 3) == 0 && strcmp(art, "id 0") != 0,
+          "LaneCompile instance %d: artifact '%s' (from a lane?)", i, art);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyCompile", NULL, 0, &op), PYOP_OK);
+  char art[64] = "";
+  CHECK_RC(compile_into(op, art, sizeof art), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(compile_into(op, art, sizeof art), PYOP_OK);
+  CHECK(strcmp(art, "id 0") == 0, "LazyCompile in the main interpreter: artifact '%s'", art);
+  pyop_op_destroy(op);
+}
+
+/* Declares op's launches for x[2] -> y[2]: its status. */
+static int declare_for(pyop_op *op) {
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  pyop_tensor tx = f32_1d(x, 2), ty = f32_1d(y, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  return pyop_op_declare_launch_args(op, in, 1, &ty, 1);
+}
+
+/*
+ * declare_launch_args in lanes: a launch declared from a lane reaches
+ * libpyop (LaneDeclare, one instance per lane); a declare that added one
+ * and then failed on an import the lane refused is not run again, the next
+ * runs in the main interpreter (LazyDeclare) (configuration pass, session
+ * 12).
+ */
+static void declare_ops(void) {
+  expect_info("LaneDeclare", 2, NULL);
+  for (int i = 0; i < 2; i++) {
+    pyop_op *op = NULL;
+    REQUIRE_RC(pyop_op_create("LaneDeclare", NULL, 0, &op), PYOP_OK);
+    CHECK(pyop_op_lane(op) != 0, "LaneDeclare instance %d in lane %u", i,
+          (unsigned)pyop_op_lane(op));
+    CHECK_RC(declare_for(op), PYOP_OK);
+    pyop_op_destroy(op);
+  }
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyDeclare", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(declare_for(op), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(declare_for(op), PYOP_OK);
+  pyop_op_destroy(op);
+  /* A workspace declared is a call out too. */
+  REQUIRE_RC(pyop_op_create("LazyDeclareWs", NULL, 0, &op), PYOP_OK);
+  CHECK_RC(declare_for(op), PYOP_EPYTHON);
+  CHECK_ERR_HAS("(after it had called out, so this call is not run again");
+  CHECK_RC(declare_for(op), PYOP_OK);
+  pyop_op_destroy(op);
 }
 
 static void case_lazy_import(void) {
@@ -496,7 +695,16 @@ static void case_lazy_import(void) {
   lazy_op("LazyAsyncio", py312, false, false);
   lazy_op("LazyOptional", true, false, true);
   lazy_op("LazyOptInit", true, false, false);
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 6 : 5),
+  /* A workspace taken is a call out, as an output is (configuration pass). */
+  lazy_op("LazyWs", true, true, false);
+  lazy_del();
+  into_ops();
+  /* Only asyncio and its submodules are refused on 3.12, not a name that
+   * starts like it (configuration pass, session 12). */
+  lazy_op("AsyncioNamed", false, false, false);
+  compile_ops();
+  declare_ops();
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 12 : 11),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

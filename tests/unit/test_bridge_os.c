@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
@@ -131,6 +133,46 @@ static void test_replaced_file(void **state) {
                           "(replaced since it was loaded?)");
 }
 
+/* The bridge's file on another device with the same inode number (another
+ * mount, an overlay layer): not the file mapped, whichever part of the
+ * device number differs (configuration pass, session 12). */
+static int fstat_other_minor(int fd, struct stat *st) {
+  int rc = fstat(fd, st);
+  st->st_dev = makedev(major(st->st_dev), minor(st->st_dev) + 1);
+  return rc;
+}
+
+static int fstat_other_major(int fd, struct stat *st) {
+  int rc = fstat(fd, st);
+  st->st_dev = makedev(major(st->st_dev) + 1, minor(st->st_dev));
+  return rc;
+}
+
+static void test_other_device(void **state) {
+  (void)state;
+  pb_os_table.fstat = fstat_other_minor;
+  expect_own_file_refused("the bridge's file %s is not the one mapped in this process "
+                          "(replaced since it was loaded?)");
+  pb_os_table.fstat = fstat_other_major;
+  expect_own_file_refused("the bridge's file %s is not the one mapped in this process "
+                          "(replaced since it was loaded?)");
+}
+
+/* fstat failing on the opened file (EIO): the reason names it, and the
+ * descriptor opened is closed (configuration pass, session 12). */
+static int fstat_fails(int fd, struct stat *st) {
+  (void)fd;
+  memset(st, 0, sizeof *st);
+  errno = EIO;
+  return -1;
+}
+
+static void test_own_file_fstat_fails(void **state) {
+  (void)state;
+  pb_os_table.fstat = fstat_fails;
+  expect_own_file_refused("cannot open the bridge's file %s: Input/output error");
+}
+
 static int open_refused(const char *path, int flags) {
   (void)path;
   (void)flags;
@@ -207,6 +249,9 @@ static void test_copy(void **state) {
   assert_int_equal(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL),
                    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
   assert_int_equal(write(fd, "x", 1), -1); /* sealed */
+  /* Not inherited by a program the host (or a plugin) executes: the lane's
+   * copy of the bridge stays this process's (configuration pass, session 12). */
+  assert_true((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
   close(fd);
   close(src);
 }
@@ -235,6 +280,28 @@ static void test_copy_faults(void **state) {
   pb_os_reset();
   pb_os_table.fcntl = seal_refused;
   expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: Invalid argument");
+  close(src);
+}
+
+/* A pread that reads the first chunk, then fails (EIO: a bad disk block):
+ * the copy fails, never a truncated image (configuration pass, session 12). */
+static unsigned read_calls;
+
+static ssize_t pread_fails_second(int fd, void *buf, size_t n, off_t at) {
+  if (++read_calls >= 2) {
+    errno = EIO;
+    return -1;
+  }
+  return pread(fd, buf, n, at);
+}
+
+static void test_copy_read_fails(void **state) {
+  (void)state;
+  int src = libc_fd();
+  read_calls = 0;
+  pb_os_table.pread = pread_fails_second;
+  expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: Input/output error");
+  assert_true(read_calls >= 2);
   close(src);
 }
 
@@ -303,6 +370,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_copy, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy_faults, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy_short_counts, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_other_device, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_own_file_fstat_fails, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_copy_read_fails, os_setup, os_teardown),
   };
   return cmocka_run_group_tests_name("bridge_os", tests, NULL, NULL);
 }

@@ -184,6 +184,37 @@ static char *fake_secure_getenv(const char *name) {
   return NULL; /* what secure_getenv answers under AT_SECURE */
 }
 
+/*
+ * An entry of the root that cannot be stat'ed (a link to nothing) is not
+ * skipped as "not a directory": it is a candidate, refused as a path with
+ * the reason, and the good one is still first (configuration pass,
+ * src.cf.candidates.dangling_skipped).
+ */
+static void test_dangling_entry_listed(void **state) {
+  (void)state;
+  unsetenv("PYOP_BRIDGE_DIR");
+  char *root = pt_mkdtemp();
+  char exact[64];
+  snprintf(exact, sizeof exact, "%s-%s", key.tag, key.machine);
+  char *good = make_dir(root, exact, key.tag, "", key.machine, 1, NULL);
+  char *gone = fb_join(root, "gone-link");
+  char *target = fb_join(root, "no-such-artifact");
+  assert_int_equal(symlink(target, gone), 0);
+  pyop__artifacts_set_root(root);
+  pyop__candidates c;
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 2);
+  expect(&c, 0, good, PYOP__CAND_UNTRIED, 1, NULL);
+  expect(&c, 1, gone, PYOP__CAND_INVALID_PATH, -1, "cannot stat: No such file or directory");
+  pyop__candidates_free(&c);
+  pyop__artifacts_set_root(NULL);
+  fb_rmtree(root);
+  free(target);
+  free(gone);
+  free(good);
+  free(root);
+}
+
 static void test_override_rules(void **state) {
   (void)state;
   order_fixture f;
@@ -219,6 +250,21 @@ static void test_override_rules(void **state) {
   pyop__candidates_free(&c);
   unlink(file);
   free(file);
+
+  /* Set but empty: no override at all, as when unset (not a relative
+   * path refused: configuration pass, src.cf.candidates.empty_override). */
+  unsetenv("PYOP_BRIDGE_DIR");
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  size_t n_unset = c.n;
+  pyop__candidates_free(&c);
+  setenv("PYOP_BRIDGE_DIR", "", 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, n_unset);
+  for (size_t i = 0; i < c.n; i++) {
+    assert_string_not_equal(c.items[i].dir, "");
+    if (c.items[i].reason) assert_null(strstr(c.items[i].reason, "PYOP_BRIDGE_DIR"));
+  }
+  pyop__candidates_free(&c);
 
   /* Secure execution: the variable is not even read. */
   setenv("PYOP_BRIDGE_DIR", f.override, 1);
@@ -602,6 +648,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_candidates_order, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test(test_status_names),
       cmocka_unit_test_setup_teardown(test_override_rules, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dangling_entry_listed, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_reasons, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_abi3_min_python_boundary, pt_seam_setup,
                                       pt_seam_teardown),

@@ -368,6 +368,44 @@ static void test_strict_mode(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/*
+ * Strict mode with a dynamic output (the list form): the expectation is the
+ * count infer_meta returned, not the room the host gave (room for four,
+ * three made: fine); with less room than infer_meta's count the execute is
+ * refused before the op runs (configuration pass, src.cf.execute.*).
+ */
+static void test_strict_mode_dynamic(void **state) {
+  (void)state;
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.strict_outputs = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 4, 0}, {&last, 1, 0}};
+  if (pyop_op_execute_list(op, &xin, 1, l, 2, &ctx) != PYOP_OK)
+    fail_msg("strict, room for 4, 3 made: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  assert_true(((float *)ys[2].data)[0] == 2.0f);
+  assert_non_null(last.data);
+  free_allocs();
+  /* Room for two of infer_meta's three: refused, the op not run. */
+  l[0].capacity = 2;
+  assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("execute of \"Split\" (strict outputs: infer_meta first): infer_meta of "
+                 "\"Split\": output 0 \"ys\" has 3 tensors, room was given for 2");
+  assert_int_equal(n_allocs, 0);
+  pyop_op_destroy(op);
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 /* PYOP_STRICT_OUTPUTS set to "0" or to "" leaves strict mode off; any other
  * value turns it on (read by pyop_load). */
 static void test_strict_env_values(void **state) {
@@ -1168,6 +1206,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_mode_dynamic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),

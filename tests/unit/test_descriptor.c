@@ -745,6 +745,51 @@ static void test_proto_same_every_part(void **state) {
   assert_true(views_same(&f.p, &g.p, why, sizeof why));
 }
 
+/*
+ * Two int defaults that differ only past 2^32 (1 and 1 + 2^32: the same low
+ * 32 bits) are two prototypes; the same value is one (configuration pass,
+ * src.cf.conflict.int_default_low_bits).
+ */
+static void test_proto_same_int_default_past_2_32(void **state) {
+  (void)state;
+  char why[512];
+  fx f, g;
+  fx_init(&f);
+  fx_init(&g);
+  f.at[0].type = g.at[0].type = PYOP_ATTR_INT;
+  f.at[0].default_value.type = g.at[0].default_value.type = PYOP_ATTR_INT;
+  f.at[0].default_value.u.i = 1;
+  g.at[0].default_value.u.i = INT64_C(1) + (INT64_C(1) << 32);
+  assert_false(views_same(&f.p, &g.p, why, sizeof why));
+  assert_string_equal(why, "attr 0 \"alpha\": different default values");
+  g.at[0].default_value.u.i = 1;
+  assert_true(views_same(&f.p, &g.p, why, sizeof why));
+}
+
+/*
+ * Two implementations of one op type whose capabilities differ (one adds
+ * launch) are two contents: with the same key and source it is a conflict
+ * ("same descriptor key, different content"), not the same definition.
+ */
+static void test_impl_same_caps(void **state) {
+  (void)state;
+  fx f, g;
+  fx_init(&f);
+  fx_init(&g);
+  pyop__impl *a, *b;
+  assert_int_equal(pyop__impl_copy(&f.i, &a), PYOP_OK);
+  assert_int_equal(pyop__impl_copy(&g.i, &b), PYOP_OK);
+  b->caps = PYOP_CAP_EXECUTE | PYOP_CAP_COMPILE; /* as a copy of a view with compile */
+  pyop__sb why = PYOP__SB_INIT;
+  assert_false(pyop__impl_same(a, b, &why));
+  pyop__sb_free(&why);
+  assert_int_equal(pyop__check_impls(b, a, "registered"), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "same descriptor key, different content"));
+  assert_int_equal(pyop__check_impls(a, a, "registered"), PYOP_OK);
+  pyop__impl_free(a);
+  pyop__impl_free(b);
+}
+
 /* pyop__check_protos of a new prototype n against the held o (same content). */
 static int check_views(const pyop_proto_view *n, const pyop_proto_view *o) {
   pyop__proto *a, *b;
@@ -786,6 +831,43 @@ static void test_conflict_names_whole(void **state) {
   assert_non_null(strstr(pyop_last_error(), "the source files differ"));
   o.p.source_digest = S("sha256:0123");
   assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+}
+
+/*
+ * The three ways two prototypes of an op type conflict, each message whole
+ * (configuration pass: a second descriptor that differs in key, content or
+ * both, src.cf.conflict.key_reason_swapped, key_only_detail):
+ * another key with the same content says nothing of the content; another
+ * key and content gives the first difference; the same key, another
+ * content, too.
+ */
+static void test_conflict_reasons_whole(void **state) {
+  (void)state;
+  fx n, o;
+  fx_init(&n);
+  fx_init(&o);
+  o.p.key = S("pyop:plugin_b.scaled_add");
+  o.p.source_file = S("plugin_b.py");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_int_equal(pyop_last_status(), PYOP_ECONFLICT);
+  assert_string_equal(pyop_last_error(),
+                      "op type \"ScaledAdd\": prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) conflicts with prototype \"pyop:plugin_b.scaled_add\" "
+                      "(plugin_b.py:12) registered: different descriptor key");
+  n.out[0].name = S("w");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_string_equal(pyop_last_error(),
+                      "op type \"ScaledAdd\": prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) conflicts with prototype \"pyop:plugin_b.scaled_add\" "
+                      "(plugin_b.py:12) registered: different descriptor key and content "
+                      "(output 0: name \"w\" vs \"z\")");
+  fx_init(&o);
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_string_equal(pyop_last_error(),
+                      "op type \"ScaledAdd\": prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) conflicts with prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) registered: same descriptor key, different content "
+                      "(output 0: name \"w\" vs \"z\")");
 }
 
 static void test_types_helpers(void **state) {
@@ -978,7 +1060,10 @@ int main(void) {
       cmocka_unit_test(test_lanes_members),
       cmocka_unit_test(test_deep_copy),
       cmocka_unit_test(test_proto_same_every_part),
+      cmocka_unit_test(test_proto_same_int_default_past_2_32),
+      cmocka_unit_test(test_impl_same_caps),
       cmocka_unit_test(test_conflict_names_whole),
+      cmocka_unit_test(test_conflict_reasons_whole),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),
   };

@@ -159,6 +159,26 @@ static void test_save_restore(void **state) {
   pt_faults_remove();
 }
 
+/*
+ * A bridge that records an empty message has said nothing: its caller
+ * writes one (configuration pass: the empty partition of a message,
+ * src.cf.error.empty_message_said).
+ */
+static void test_empty_bridge_message_not_said(void **state) {
+  (void)state;
+  pyop__error(PYOP_EIO, "an earlier failure");
+  unsigned mark = pyop__error_mark();
+  pyop__error_str(PYOP_EPYTHON, "", 0);
+  pyop__bridge_failure f = pyop__bridge_failed(PYOP_EPYTHON, mark);
+  assert_false(f.said);
+  assert_false(f.names_call);
+  assert_int_equal(f.status, PYOP_EPYTHON);
+  /* One character is a message. */
+  mark = pyop__error_mark();
+  pyop__error_str(PYOP_EPYTHON, "x", 1);
+  assert_true(pyop__bridge_failed(PYOP_EPYTHON, mark).said);
+}
+
 /* A log hook that makes a libpyop call fail (and logs nothing itself). */
 static int hook_calls;
 static void failing_log_hook(void *user, int level, const char *line) {
@@ -330,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_builder_room_for_nul),
       cmocka_unit_test(test_builder_take),
       cmocka_unit_test(test_save_restore),
+      cmocka_unit_test(test_empty_bridge_message_not_said),
       cmocka_unit_test(test_hook_keeps_the_last_error),
       cmocka_unit_test(test_status_table),
       cmocka_unit_test(test_call_tokens_unique),

@@ -155,10 +155,67 @@ static void test_fork_during_hook_call(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * fork() from inside a hook, on the thread that runs it (a host's
+ * on_register that forks): in the child that call of the hook ends (its
+ * generation began before the fork: not counted), so the child's
+ * pyop_set_host_hooks, outside any hook, does not wait for it, and a hook
+ * it installs runs (configuration pass, src.cf.hooks.fork_gen_kept).
+ */
+static pid_t forked_in_hook = -1;
+static atomic_int child_registered;
+
+static void forking_on_register(void *user, const pyop_op_info *info) {
+  (void)user;
+  (void)info;
+  forked_in_hook = fork();
+}
+
+static void counting_on_register(void *user, const pyop_op_info *info) {
+  (void)user;
+  (void)info;
+  atomic_fetch_add(&child_registered, 1);
+}
+
+static int forked_in_hook_child_main(void) {
+  alarm(10);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.on_register = counting_on_register;
+  if (pyop_set_host_hooks(&h) != PYOP_OK) return 2;
+  if (pyop_set_host_hooks(NULL) != PYOP_OK) return 3;
+  if (pyop_set_host_hooks(&h) != PYOP_OK) return 4;
+  if (pyop__registry_clear() != PYOP_OK) return 5;
+  commit_thread(NULL); /* registers ForkOp again: the child's hook runs */
+  if (atomic_load(&child_registered) != 1) return 6;
+  return pyop_set_host_hooks(NULL) == PYOP_OK ? 0 : 7;
+}
+
+static void test_fork_inside_own_hook(void **state) {
+  (void)state;
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.on_register = forking_on_register;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  commit_thread(NULL);
+  if (forked_in_hook == 0) _exit(forked_in_hook_child_main());
+  pid_t pid = forked_in_hook;
+  assert_true(pid > 0);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+  if (WIFSIGNALED(status))
+    fail_msg("the child died of signal %d: pyop_set_host_hooks waited for the hook call the "
+             "fork was made in", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fork_during_root_resolution),
       cmocka_unit_test(test_fork_during_hook_call),
+      cmocka_unit_test(test_fork_inside_own_hook),
   };
   return cmocka_run_group_tests_name("fork", tests, NULL, NULL);
 }

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../fake_bridge/fake_bridge_util.h"
+#include "kernel_libs.h"
 #include "lifecycle.h"
 #include "registry.h"
 
@@ -634,6 +635,48 @@ static void test_lanes(void **state) {
 }
 
 /*
+ * A lost interpreter is retired as pyop_shutdown would: its kernel
+ * libraries that no plan uses are closed with the bridge, so the fresh
+ * load opens them again (configuration pass,
+ * src.cf.lifecycle.retire_keeps_kernel_libs). The fake bridge's own
+ * library stands in for a kernel library.
+ */
+static int kl_dlopens;
+static void *(*kl_real_dlopen)(const char *, int);
+static void *kl_counting_dlopen(const char *path, int flags) {
+  kl_dlopens++;
+  return kl_real_dlopen(path, flags);
+}
+
+static void test_interpreter_lost_closes_kernel_libs(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  char *dir = fb_variant("GOOD"), *so = fb_join(dir, "libpyop_bridge.so");
+  pyop__kernel_lib *lib = NULL;
+  pyop__sb why = PYOP__SB_INIT;
+  if (pyop__kernel_lib_acquire(so, &lib, &why) != PYOP_OK)
+    fail_msg("acquire %s: %s", so, pyop__sb_str(&why));
+  pyop__kernel_lib_release(lib); /* unused: closed with the bridge */
+  kl_real_dlopen = pyop__sys_table.dlopen;
+  pyop__sys_table.dlopen = kl_counting_dlopen;
+  setenv("PYOP_FAKE_PYTHON_GONE", "1", 1);
+  log_reset();
+  assert_int_equal(pyop_load(), PYOP_OK);
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  expect_in(log_buf, "was finalized: closing it to load afresh");
+  kl_dlopens = 0;
+  lib = NULL;
+  if (pyop__kernel_lib_acquire(so, &lib, &why) != PYOP_OK)
+    fail_msg("acquire %s again: %s", so, pyop__sb_str(&why));
+  pyop__sys_table.dlopen = kl_real_dlopen;
+  assert_int_equal(kl_dlopens, 1); /* opened again: the retirement closed it */
+  pyop__kernel_lib_release(lib);
+  pyop__sb_free(&why);
+  free(so);
+  free(dir);
+}
+
+/*
  * The host finalized the interpreter the ops live in and started a new one
  * (the bridge, ABI 1.5, says so: PYOP_FAKE_PYTHON_GONE). pyop_load never
  * answers PYOP_OK for dead ops: with an instance alive it refuses
@@ -1163,6 +1206,33 @@ static void test_runtime_key(void **state) {
   assert_string_equal(buf, "");
 }
 
+/*
+ * pyop_doctor with ASCEND_CUSTOM_OPP_PATH unset, then listing a .py file
+ * that does not exist: "(unset)"; the missing file's verdict and the scan's
+ * error line, and the rest of the report still given (configuration
+ * pass, src.cf.doctor.*).
+ */
+static void test_doctor_unset_and_missing_file(void **state) {
+  (void)state;
+  unsetenv("ASCEND_CUSTOM_OPP_PATH");
+  char *d = doctor();
+  expect_in(d, "ASCEND_CUSTOM_OPP_PATH=(unset)\n");
+  assert_null(strstr(d, "  error: "));
+  free(d);
+  char *gone = fb_join(opp, "gone.py");
+  setenv("ASCEND_CUSTOM_OPP_PATH", gone, 1);
+  d = doctor();
+  char want[1200];
+  snprintf(want, sizeof want, "  %s: missing-file", gone);
+  expect_in(d, want);
+  snprintf(want, sizeof want, "  error: ASCEND_CUSTOM_OPP_PATH lists the Python file '%s', "
+                              "which does not exist", gone);
+  expect_in(d, want);
+  expect_in(d, "ops registered: 0\n");
+  free(d);
+  free(gone);
+}
+
 /* pyop_doctor: runtime key line, every path element with its verdict, the
  * candidates before and after a load. */
 static void test_doctor(void **state) {
@@ -1506,6 +1576,40 @@ static void reentry_install(void) {
   h.on_unregister = re_unregister;
   h.log = re_log;
   assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+}
+
+/*
+ * pyop_doctor from a log hook of a running load reads the lifecycle's
+ * state as that call's own and leaves the call in charge: a lifecycle call
+ * the same hook makes after it is still refused with PYOP_EBUSY, and the
+ * load completes (configuration pass: a hook that calls back twice,
+ * src.cf.lifecycle.nested_doctor_ends_call).
+ */
+static int nd_lines, nd_doctor_rc = -1, nd_unload_rc = -1;
+static void nd_log(void *user, int level, const char *line) {
+  log_hook(user, level, line);
+  if (nd_lines++) return;
+  char *out = NULL;
+  nd_doctor_rc = pyop_doctor(&out);
+  pyop_free(out);
+  nd_unload_rc = pyop_unload();
+}
+
+static void test_doctor_in_hook_keeps_the_call(void **state) {
+  (void)state;
+  use_variant("LOGGY");
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = nd_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  nd_lines = 0;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  install_log_hook();
+  assert_true(nd_lines > 0);
+  assert_int_equal(nd_doctor_rc, PYOP_OK);
+  if (nd_unload_rc != PYOP_EBUSY)
+    fail_msg("pyop_unload from the hook after pyop_doctor: %s, want PYOP_EBUSY",
+             pyop_status_name(nd_unload_rc));
+  expect_ops("FakeAdd,FakeIdentity");
 }
 
 static void test_reentrant_hooks(void **state) {
@@ -2044,6 +2148,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_old_minor_bridge, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_interpreter_lost, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interpreter_lost_closes_kernel_libs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_register_fail_halfway, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_owns_op, setup, teardown),
@@ -2058,7 +2163,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_exec_ctx_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_unset_and_missing_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_in_hook_keeps_the_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_failure_in_a_successful_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_what_the_bridge_is_asked, setup, teardown),

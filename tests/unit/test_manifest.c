@@ -95,6 +95,13 @@ static void test_manifest_minimal_and_abi3(void **state) {
   assert_int_equal(m.min_python_minor, 8);
   assert_null(m.libpython); /* empty value: not set */
   pyop__manifest_free(&m);
+  /* An empty python_dir is not set either: accepted, absent (configuration
+   * pass, src.cf.manifest.empty_python_dir_*). */
+  static const char empty_dir[] = BASE "python_dir=\n";
+  assert_int_equal(parse(empty_dir, strlen(empty_dir), &m, &why), PYOP_OK);
+  assert_null(m.python_dir);
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  pyop__manifest_free(&m);
   pyop__sb_free(&why);
 }
 
@@ -495,6 +502,27 @@ static void test_manifest_read(void **state) {
   assert_string_equal(pyop__sb_str(&why),
                       "manifest.txt: 8193 bytes, more than the 8192 allowed");
   pyop__sb_free(&why);
+
+  /* A file of exactly the maximum is read whole (the fstat's size and the
+   * read's count at the limit: configuration pass,
+   * src.cf.manifest.file_at_max_refused, read_at_max_refused). */
+  char *at_max = malloc(PYOP__MANIFEST_MAX + 1);
+  assert_non_null(at_max);
+  memset(at_max, '#', PYOP__MANIFEST_MAX);
+  memcpy(at_max, BASE, strlen(BASE));
+  at_max[PYOP__MANIFEST_MAX - 1] = '\n';
+  at_max[PYOP__MANIFEST_MAX] = '\0';
+  /* Comment lines of at most 1024 bytes each. */
+  for (size_t i = strlen(BASE) + 1000; i < PYOP__MANIFEST_MAX - 1; i += 1000) at_max[i] = '\n';
+  pt_write_file(mf, at_max);
+  free(at_max);
+  struct stat mst;
+  assert_int_equal(stat(mf, &mst), 0);
+  assert_int_equal(mst.st_size, PYOP__MANIFEST_MAX);
+  assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_OK);
+  assert_string_equal(pyop__sb_str(&why), "");
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  pyop__manifest_free(&m);
 
   pt_write_file(mf, BASE);
   assert_int_equal(pyop__manifest_read(dir, &m, &why), PYOP_OK);

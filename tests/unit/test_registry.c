@@ -1338,6 +1338,77 @@ static void busy_types(int n_types, const char *want_count) {
   assert_int_equal(pyop__registry_unload(), PYOP_OK);
 }
 
+/*
+ * The hint of an op with no implementation (PYOP_EUNSUPPORTED) names the
+ * implementations waiting under a near op type, each of them, and not a
+ * registered op whose name is as near ("Scald": it waits for nothing). The
+ * registered names near the op (the op itself among them) once took two of
+ * the three places, and "Scal" went unnamed (configuration pass,
+ * src.cf.registry.near_hint_crowded).
+ */
+static void test_unsupported_hint_pending_only(void **state) {
+  (void)state;
+  desc d, reg_near, w1, w2;
+  desc_init(&d, "Scale", "s.py");
+  desc_init(&reg_near, "Scald", "s.py");
+  desc_init(&w1, "Scal", "w1.py");
+  desc_init(&w2, "Scalx", "w2.py");
+  assert_int_equal(commit_one(&d, false), PYOP_OK);
+  assert_int_equal(commit_one(&reg_near, false), PYOP_OK);
+  desc *waiting[2] = {&w1, &w2};
+  for (int k = 0; k < 2; k++) {
+    pyop__txn *t;
+    assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+    assert_int_equal(pyop__txn_add_impl(t, &waiting[k]->i), PYOP_OK);
+    assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  }
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Scale", NULL, 0, &op), PYOP_OK);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_execute(op, NULL, 0, NULL, 0, &ctx), PYOP_EUNSUPPORTED);
+  assert_msg_has("\"Scale\" has no execute (prototype s.py:12, no implementation)");
+  assert_msg_has("; the implementation of \"Scal\" (w1.py:30) waits for a prototype");
+  assert_msg_has("; the implementation of \"Scalx\" (w2.py:30) waits for a prototype");
+  if (strstr(pyop_last_error(), "\"Scald\""))
+    fail_msg("a registered op named as waiting: %s", pyop_last_error());
+  pyop_op_destroy(op);
+}
+
+/*
+ * An instance created on a host prototype before a load bound its
+ * implementation lives on the entry the bound one keeps as its base: the
+ * unload refused while it lives names that op (configuration pass,
+ * src.cf.registry.busy_base_unnamed), and succeeds once it is destroyed,
+ * the host prototype staying.
+ */
+static void test_unload_busy_on_host_base(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostBusy", NULL, NULL, NULL, NULL, ins, 1,
+                     outs, 1, NULL, 0, 0};
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  pyop_op *early;
+  assert_int_equal(pyop_op_create("HostBusy", NULL, 0, &early), PYOP_OK);
+  desc d;
+  desc_init(&d, "HostBusy", "hb.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostBusy", &info), PYOP_OK);
+  assert_string_equal(info->impl_key, "pyop:HostBusy.impl"); /* bound */
+  pyop_op_info_release(info);
+  assert_int_equal(pyop__registry_unload(), PYOP_EBUSY);
+  assert_msg_has("1 op instance is alive (1 of \"HostBusy\"); destroy them first");
+  pyop_op_destroy(early);
+  assert_int_equal(pyop__registry_unload(), PYOP_OK);
+  assert_int_equal(pyop_op_get("HostBusy", &info), PYOP_OK);
+  assert_null(info->impl_key); /* the host prototype alone again */
+  pyop_op_info_release(info);
+}
+
 static void test_unload_busy_many(void **state) {
   (void)state;
   busy_types(8, "8 op instances are alive");
@@ -1996,6 +2067,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_list_of_three, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unload_busy_on_host_base, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unsupported_hint_pending_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_longest_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_impl_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_find_proto_views_and_list_args, setup, teardown),

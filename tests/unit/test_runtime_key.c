@@ -301,6 +301,17 @@ static void test_symbol_kinds_checked(void **state) {
   fake_sym.size = sizeof fake_Py_Version;
   assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
   assert_int_equal(k.minor, 11);
+  /* A size of 0 says nothing (not "0 bytes"), and a common symbol is data
+   * too: both read (configuration pass, src.cf.runtime_key.size_zero_refused,
+   * common_refused). */
+  fake_sym.size = 0;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  assert_int_equal(k.minor, 11);
+  fake_sym.type = STT_COMMON;
+  fake_sym.size = sizeof fake_Py_Version;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  assert_int_equal(k.minor, 11);
+  fake_sym.type = STT_OBJECT;
 
   /* An address no loaded object holds cannot be checked: refused. */
   fake_sym.nothing = true;

@@ -746,6 +746,34 @@ static void test_unreadable_dir(void **state) {
   free(t);
 }
 
+/*
+ * pyop__scan_explain (what a lookup in an empty registry says of the
+ * variable) when its Python entry is not the first element, and when the
+ * same directory is listed twice: the Python entries are said to be there
+ * and each element is named in order (configuration pass,
+ * src.cf.scan.explain_first_only).
+ */
+static void test_explain_python_not_first(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "cpp/libcust_op.so");
+  touch(t, "py/a.py");
+  char value[3 * PATH_MAX + 4];
+  snprintf(value, sizeof value, "%s:%s:%s", P(t, "cpp"), P(t, "py"), P(t, "py"));
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__scan_explain(value, &sb);
+  char want[4 * PATH_MAX];
+  snprintf(want, sizeof want,
+           "ASCEND_CUSTOM_OPP_PATH has Python entries ('%s': no-python, '%s': python-dir, "
+           "'%s': python-dir): has pyop_load run, and do they register operators?",
+           P(t, "cpp"), P(t, "py"), P(t, "py"));
+  assert_string_equal(pyop__sb_str(&sb), want);
+  pyop__sb_free(&sb);
+  assert_int_equal(log_warnings, 0); /* quiet */
+  pt_rmtree(t);
+  free(t);
+}
+
 static void test_stop_at_first(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -1067,6 +1095,7 @@ int main(void) {
       T(test_unreadable_file),
       T(test_unreadable_dir),
       T(test_stop_at_first),
+      T(test_explain_python_not_first),
       T(test_verdict_names),
       T(test_cpp_opp_dir_mixed),
       T(test_symlinks),

@@ -274,6 +274,33 @@ static void test_refusals(void **state) {
   free(broken);
 }
 
+/*
+ * Two partitions the others leave: an artifacts root with no artifact:
+ * refused, "none" listed (configuration pass,
+ * src.cf.start_python.no_bridges_unnamed); lanes asked for with a key, or
+ * a default, whose Python runs them: that one, and no note at all (nothing
+ * passed over, nothing to warn of).
+ */
+static void test_asked_key_runs_lanes_and_empty_root(void **state) {
+  (void)state;
+  pyop__start_choice ch;
+  expect_refused("cp311-x86_64", NULL,
+                 "the build's default cp311-x86_64 is not among this libpyop's bridges in ");
+  has(pyop_last_error(), " (the bridges there: none)");
+  five();
+  choose_ok("cp312-x86_64", 2, ORDER, "cp312-x86_64", &ch);
+  assert_null(ch.note);
+  assert_false(ch.note_warns);
+  pyop__start_choice_free(&ch);
+  /* The build's default running lanes: no note either. */
+  int rc = pyop__start_choose_with("cp313-x86_64", ORDER, PYTHONS, NULL, 3, &ch);
+  assert_int_equal(rc, PYOP_OK);
+  assert_string_equal(ch.key, "cp313-x86_64");
+  assert_null(ch.note);
+  assert_false(ch.note_warns);
+  pyop__start_choice_free(&ch);
+}
+
 static void test_key_syntax(void **state) {
   (void)state;
   static const char *const good[] = {"cp312-x86_64", "cp313t-aarch64", "abi3-x86_64", "a",
@@ -333,6 +360,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_tag_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_order_matches_whole_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_asked_key_runs_lanes_and_empty_root, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_syntax, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };

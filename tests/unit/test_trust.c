@@ -443,6 +443,66 @@ static void test_trusted_odd_paths(void **state) {
   free(good);
 }
 
+/*
+ * A file directly in the root directory ("/libk.so": a container's kernel
+ * library): its directory is "/" itself, opened and checked as any other
+ * (configuration pass, src.cf.trust.root_dir_empty). The seam stands the
+ * GOOD bridge in for /pyop-cf-root.so: realpath names it so, openat opens
+ * the real file by that base name.
+ */
+static const char *root_file_real;
+static char *root_realpath(const char *path, char *resolved) {
+  (void)path;
+  snprintf(resolved, PATH_MAX, "/pyop-cf-root.so");
+  return resolved;
+}
+static int root_openat(int dirfd, const char *path, int flags) {
+  (void)dirfd;
+  if (strcmp(path, "pyop-cf-root.so") != 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  return open(root_file_real, flags);
+}
+static char root_dir_opened[PATH_MAX];
+static int root_open(const char *path, int flags) {
+  snprintf(root_dir_opened, sizeof root_dir_opened, "%s", path);
+  return open(path, flags);
+}
+
+static void test_trusted_in_root_dir(void **state) {
+  (void)state;
+  struct stat rst;
+  assert_int_equal(stat("/", &rst), 0);
+  if ((rst.st_uid != 0 && rst.st_uid != geteuid()) || (rst.st_mode & (S_IWGRP | S_IWOTH))) {
+    print_message("/ is not a directory the checks accept here: skipped\n");
+    skip();
+  }
+  char *good = so_of("GOOD");
+  root_file_real = good;
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.realpath = root_realpath;
+  pyop__sys_table.openat = root_openat;
+  pyop__sys_table.open = root_open;
+  int fd = -1;
+  char *resolved = NULL;
+  struct stat st;
+  pyop__sb why = PYOP__SB_INIT;
+  int rc = pyop__open_trusted("/anything/libk.so", &fd, &resolved, &st, &why);
+  pyop__sys_table = saved;
+  if (rc != PYOP_OK) fail_msg("a file in /: %s: %s", pyop_status_name(rc), pyop__sb_str(&why));
+  assert_string_equal(root_dir_opened, "/");
+  assert_string_equal(resolved, "/pyop-cf-root.so");
+  assert_true(fd >= 0);
+  struct stat want;
+  assert_int_equal(stat(good, &want), 0);
+  assert_true(st.st_ino == want.st_ino && st.st_dev == want.st_dev);
+  close(fd);
+  pyop__free(resolved);
+  pyop__sb_free(&why);
+  free(good);
+}
+
 static int run_trusted(void *user) {
   const char *path = user;
   int fd;
@@ -513,6 +573,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_not_regular, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_odd_paths, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_trusted_in_root_dir, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_replaced, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_name_reuse, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_faults, pt_seam_setup, pt_seam_teardown),

@@ -581,9 +581,15 @@ def get_registered_op_proto_by_op_type(op_type):
 
 
 def clear_registered_op_protos():
+    """Forgets the GE prototypes registered so far (in a load: they are
+    not handed to libpyop either, as clear_registered_op_impls does for
+    the implementations; an op type registered again after it is then
+    the only definition, not a conflict with the cleared one)."""
     st = _state.current()
+    keys = set(st.protos)
     st.protos.clear()
     st.proto_types.clear()
+    ext.discard_descriptors(lambda d: isinstance(d, GeOpProto) and d.ge.descriptor_key in keys)
 
 
 # ------------------------------------------------------------ to pyop

@@ -11,12 +11,26 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
                when that raises ImportError (the optional-extension
                pattern, lazily): its calls never fail
   LazyOptInit  the implementation's constructor does the same
+  LazyWs       execute takes a workspace, then imports the extension module
+  LazyDel      execute imports the extension module; y[2] = how many
+               LazyDel objects this interpreter has deleted so far
+  LaneInto     x += 1 in place, the output bound to x's buffer (no import:
+               runs in lanes)
+  LazyInto     the same, then imports the extension module
+  AsyncioNamed execute looks for a module whose name starts with "asyncio"
+               (absent: ModuleNotFoundError, caught): runs in lanes on 3.12 too
+  LaneCompile  compile stores the artifact "id N", N the interpreter's id
+  LazyCompile  the same, then imports the extension module
+  LaneDeclare  declare_launch_args declares a launch of libc's abs
+  LazyDeclare  the same, then imports the extension module
+  LazyDeclareWs  declares a workspace, imports the extension module, then
+               declares the launch
 """
 import importlib
 import sys
 
 import pyop
-from pyop import Tensor, TensorDesc
+from pyop import Tensor, TensorDesc, launch
 
 EXT = "_ctypes" if sys.version_info < (3, 13) else "_testsinglephase"
 
@@ -119,3 +133,176 @@ class LazyOptInitImpl:
 
     def execute(self, x: Tensor) -> None:
         _run(x)
+
+
+@pyop.register_op(op_type="LazyWs")
+def lazy_ws(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyWs")
+class LazyWsImpl:
+    def execute(self, x: Tensor) -> None:
+        pyop.get_execute_ctx().malloc_workspace(64)
+        _run(x, EXT)
+
+
+_deleted = 0
+
+
+@pyop.register_op(op_type="LazyDel")
+def lazy_del(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDel")
+class LazyDelImpl:
+    def __del__(self):
+        global _deleted
+        _deleted += 1
+
+    def execute(self, x: Tensor) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = memoryview(x).cast("B").cast("f")[0]
+        o[1] = float(_interp_id())
+        o[2] = float(_deleted)
+
+
+def _add_one(x):
+    xv = memoryview(x).cast("B").cast("f")
+    for i in range(len(xv)):
+        xv[i] += 1.0
+    del xv
+    pyop.get_execute_ctx().make_output_ref_input(0, 0)
+
+
+@pyop.register_op(op_type="LaneInto", mutates_args=("x",), outputs=("x",))
+def lane_into(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneInto")
+class LaneIntoImpl:
+    def execute(self, x: Tensor) -> None:
+        _add_one(x)
+
+
+@pyop.register_op(op_type="LazyInto", mutates_args=("x",), outputs=("x",))
+def lazy_into(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyInto")
+class LazyIntoImpl:
+    def execute(self, x: Tensor) -> None:
+        _add_one(x)
+        importlib.import_module(EXT)
+
+
+@pyop.register_op(op_type="AsyncioNamed")
+def asyncio_named(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="AsyncioNamed")
+class AsyncioNamedImpl:
+    def execute(self, x: Tensor) -> None:
+        try:
+            importlib.import_module("asyncio_pyop_absent")
+        except ModuleNotFoundError:
+            pass  # not asyncio: a lane of 3.12 looks for it as usual
+        _run(x)
+
+
+@pyop.register_op(op_type="LaneCompile")
+def lane_compile(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneCompile")
+class LaneCompileImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def compile(self, x, y):
+        pyop.get_compile_ctx().set_artifact(b"id %d" % _interp_id())
+
+
+@pyop.register_op(op_type="LazyCompile")
+def lazy_compile(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyCompile")
+class LazyCompileImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def compile(self, x, y):
+        pyop.get_compile_ctx().set_artifact(b"id %d" % _interp_id())
+        importlib.import_module(EXT)
+
+
+def _libc():
+    """The path of the C library mapped in this process (a kernel library
+    whose abs() a declared launch names: declare only, never launched)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.rstrip("\n").partition("/")[2]
+            if path and "/libc.so" in "/" + path:
+                return "/" + path
+    raise FileNotFoundError("libc.so is not mapped")
+
+
+def _declare(late_import, workspace_first=False):
+    ctx = pyop.get_declare_launch_args_ctx()
+    if workspace_first:
+        ctx.add_workspace(16)
+        importlib.import_module(EXT)
+    ctx.add_launch(_libc(), "abs", [launch.scalar("int32", _interp_id())])
+    if late_import:
+        importlib.import_module(EXT)
+
+
+@pyop.register_op(op_type="LaneDeclare")
+def lane_declare(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneDeclare")
+class LaneDeclareImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(False)
+
+
+@pyop.register_op(op_type="LazyDeclare")
+def lazy_declare(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDeclare")
+class LazyDeclareImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(True)
+
+
+@pyop.register_op(op_type="LazyDeclareWs")
+def lazy_declare_ws(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDeclareWs")
+class LazyDeclareWsImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+    def declare_launch_args(self, x, y):
+        _declare(False, workspace_first=True)

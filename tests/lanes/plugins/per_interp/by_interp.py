@@ -5,6 +5,8 @@ read at each import; no file: it loads everywhere the same):
              ImportError leaves the element serial with that lane's reason)
   extra ID   interpreter ID also registers ByInterpExtra (a lane that
              yields what the main interpreter does not fails the load)
+  nocompile ID  the implementation has no compile in interpreter ID (other
+             capabilities in that lane: the load fails)
 tests/lanes/lanes_host.c, one_lane_differs, writes the id of lane 1's or
 lane 2's interpreter there (the lanes keep their interpreters across
 unload and load), so that exactly that lane differs."""
@@ -39,14 +41,24 @@ def by_interp(x: TensorDesc) -> TensorDesc:
     return TensorDesc(shape=x.shape, dtype=x.dtype)
 
 
-@pyop.register_op_impl(op_type="ByInterp")
-class ByInterpImpl:
+class _ByInterpBase:
     def execute(self, x: Tensor) -> None:
         out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
         o = memoryview(out).cast("B").cast("f")
         a = memoryview(x).cast("B").cast("f")
         for i in range(len(o)):
             o[i] = a[i]
+
+
+if _here and _action == "nocompile":
+    @pyop.register_op_impl(op_type="ByInterp")
+    class ByInterpImpl(_ByInterpBase):
+        pass
+else:
+    @pyop.register_op_impl(op_type="ByInterp")
+    class ByInterpImpl(_ByInterpBase):
+        def compile(self, x, y):
+            pyop.get_compile_ctx().set_artifact(b"ok")
 
 
 if _here and _action == "extra":
