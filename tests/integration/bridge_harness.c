@@ -6230,6 +6230,492 @@ static void case_cfstart(void) {
   dlclose(bridge_handle);
 }
 
+/*
+ * Second configurations of the call path (plugins/configs, issue 31's
+ * configuration pass):
+ * - one instance's optional input given, then absent (count 0, the host's
+ *   items pointer still at the tensor it gave before: the count says
+ *   absent), then given again: y is its value, None, its value (the reused
+ *   Tensor of the first call is not handed out for an absent input);
+ * - an op of 33 arguments (10 inputs, 23 attributes: one more than the
+ *   bridge's stack room) called twice on the same tensors with new values
+ *   (the second call reuses all ten cached Tensors, two more than a
+ *   frame's first room): each input's value and every attribute, in
+ *   order, both times;
+ * - views kept of two inputs: releasing the last one alone leaves the
+ *   instance refused (the first still lives), releasing both lets it run;
+ *   Tensors kept (not their buffers) are each invalid after the call, the
+ *   output made last too, also when views of the inputs outlived it;
+ * - _native.registered_proto of a host prototype without a proto_key or an
+ *   op_type is None, each found prototype released once; with a host
+ *   prototype whose last output is dynamic, an output index past the last
+ *   names that output in its hint; a loader with find_proto but no
+ *   release_proto is asked for none;
+ * - an op without inputs: execute given no input list (NULL, 0) runs;
+ * - infer_meta that assigns its input description's shape (dims and dtype
+ *   unchanged): the next calls on the instance see the host's shape again;
+ * - infer_meta's third result of three with a bad dtype: the call fails
+ *   naming output 2;
+ * - a mutated input that no output aliases: the proto view gives
+ *   input_flags, and no output_alias (NULL, not -1 for each output);
+ * - the execute context: format=None is the default format; a shape of
+ *   PYOP_MAX_DIMS dimensions and one given as an iterator are taken; an
+ *   input whose buffer is larger than its shape is viewed at its shape's
+ *   size; the context used from another thread of the plugin is refused
+ *   there; a refused make_output_ref_input(1, 0) names output 1 and
+ *   input 0, with the host's status; an empty workspace from a host
+ *   that gives it no memory is a valid empty Tensor; a launch of an empty library name reaches the host as it is
+ *   (not made a path), an input index of 2**32 - 1 too; a subclass of
+ *   KeyboardInterrupt the op raises is an interrupt (PYOP_EINTR).
+ */
+static int g_cf_finds, g_cf_releases;
+static pyop_op_info g_cf_info[3];
+
+static int cf_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  static const char *const names[3] = {"Keyless", "Typeless", "CfCtx"};
+  for (int i = 0; i < 3; i++)
+    if (op_type.len == strlen(names[i]) && memcmp(op_type.data, names[i], op_type.len) == 0) {
+      g_cf_finds++;
+      *out = &g_cf_info[i];
+      return PYOP_OK;
+    }
+  return PYOP_ENOENT;
+}
+
+static void cf_release_proto(const pyop_op_info *info) {
+  (void)info;
+  g_cf_releases++;
+}
+
+static void cf_ctx_call(const rec_op *impl, const char *what, int status);
+static size_t g_cf_n_out = 1; /* the outputs cf_exec's calls have */
+
+/* And an output index past the last of CfCtx's two (out, then the dynamic
+ * parts: its host prototype) names the last one as dynamic. */
+static void configs_registered_proto(const rec_op *ctx) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  CHECK(entry != NULL, "no entry symbol");
+  static const pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}}, outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  static const pyop_io_info outs2[2] = {{"out", PYOP_IO_REQUIRED}, {"parts", PYOP_IO_DYNAMIC}};
+  memset(g_cf_info, 0, sizeof g_cf_info);
+  g_cf_info[0] = (pyop_op_info){sizeof g_cf_info[0], "Keyless", NULL, "<host>", NULL, NULL,
+                                ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL, NULL};
+  g_cf_info[1] = (pyop_op_info){sizeof g_cf_info[1], NULL, "host:typeless", "<host>", NULL,
+                                NULL, ins, 1, outs, 1, NULL, 0, PYOP_CAP_INFER_META, NULL,
+                                NULL};
+  g_cf_info[2] = (pyop_op_info){sizeof g_cf_info[2], "CfCtx", "host:cfctx", "<host>", NULL,
+                                NULL, ins, 1, outs2, 2, NULL, 0,
+                                PYOP_CAP_INFER_META | PYOP_CAP_EXECUTE, NULL, NULL};
+  pyop_loader_services svc = {sizeof svc, svc_set_error, svc_log, cf_find_proto,
+                              cf_release_proto, NULL};
+  const pyop_bridge_api *a = NULL;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &a));
+  g_cf_finds = g_cf_releases = 0;
+  CHECK(py_ok("import sys\n"
+              "rp = sys.modules['pyop._native'].registered_proto\n"
+              "assert rp('Keyless') is None, rp('Keyless')\n"
+              "assert rp('Typeless') is None, rp('Typeless')\n"
+              "del rp\n"),
+        "a host prototype without a key or an op type is no prototype");
+  CHECK(g_cf_finds == 2 && g_cf_releases == 2, "found %d prototypes, released %d", g_cf_finds,
+        g_cf_releases);
+  g_cf_n_out = 2;
+  cf_ctx_call(ctx, "out_past", PYOP_OK);
+  g_cf_n_out = 1;
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_configs\n"
+              "want = ('output index 2 out of range (the op has 2 outputs); output 1 '\n"
+              "        \"'parts' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+              "        'next tensor')\n"
+              "assert R['out_past'] == want, R['out_past']\n"
+              "del R, want\n"),
+        "the hint names the last output, dynamic");
+  CHECK(g_cf_finds == 3 && g_cf_releases == 3, "found %d prototypes, released %d", g_cf_finds,
+        g_cf_releases);
+  /* A loader with find_proto but no release_proto: none is looked up (it
+   * could not be released). */
+  svc.release_proto = NULL;
+  CHECK_OK(entry(&req, &a));
+  CHECK(py_ok("import sys\n"
+              "assert sys.modules['pyop._native'].registered_proto('CfCtx') is None\n"),
+        "registered_proto without release_proto");
+  CHECK(g_cf_finds == 3, "find_proto called without release_proto (%d)", g_cf_finds);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &a));
+}
+
+/* A host whose workspaces have no memory (and succeed). */
+static int cf_ws_null(void *ctx, uint64_t nbytes, void **out) {
+  (void)ctx;
+  (void)nbytes;
+  *out = NULL;
+  return PYOP_OK;
+}
+
+static bool g_cf_ws_null; /* cf_exec's host gives workspaces no memory */
+static bool g_cf_alias;   /* cf_exec's host has alias_output (odd_alias_output) */
+
+static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t n) {
+  outputs o = {0};
+  pyop_exec_services svc = {sizeof svc, &o, alloc_output,
+                            g_cf_ws_null ? cf_ws_null : alloc_workspace,
+                            g_cf_alias ? odd_alias_output : NULL};
+  pyop_exec_args a = {sizeof a, lists, n, g_cf_n_out, &svc, NULL, NULL};
+  clear_error();
+  int rc = impl->cb->execute(h, &a);
+  outputs_free(&o);
+  return rc;
+}
+
+/* One execute of CfCtx (what) on a float32[2] input: its status must be
+ * status. */
+static uint64_t g_cf_extra_bytes; /* cf_ctx_call's input buffer has these more */
+
+static void cf_ctx_call(const rec_op *impl, const char *what, int status) {
+  float x[4] = {1, 2, 0, 0};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  in.nbytes += g_cf_extra_bytes;
+  pyop_tensor_list lists[1] = {{&in, 1}};
+  pyop_attr_view a = attr_str("what", what);
+  void *h = holder_of(impl, &a, 1);
+  int rc = cf_exec(impl, h, lists, 1);
+  CHECK(rc == status, "CfCtx %s: %d (want %d) %s", what, rc, status, g_err);
+  impl->cb->destroy_holder(h);
+}
+
+static void case_configs(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "configs"));
+  const rec_op *opt = find(&r, "CfOpt", true), *wide = find(&r, "CfWide", true),
+               *keep = find(&r, "CfKeep", true);
+  CHECK(opt && wide && keep, "ops registered");
+  int64_t s2[1] = {2};
+
+  /* The last of three results with a bad dtype: the call fails naming it. */
+  {
+    const rec_op *trio = find(&r, "CfTrio", false);
+    CHECK(trio != NULL, "CfTrio registered");
+    void *h = holder_of(trio, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), outs[3];
+    memset(outs, 0, sizeof outs);
+    int rc = infer1(trio, h, &in, 1, ONE, outs, 3);
+    CHECK(rc == PYOP_EPYTHON && err_has("infer_meta output 2 dtype") &&
+              !err_has("output 0") && !err_has("output 1"),
+          "CfTrio: %d %s", rc, g_err);
+    trio->cb->destroy_holder(h);
+  }
+
+  /* An op without inputs: execute takes no input list (NULL). */
+  {
+    const rec_op *none = find(&r, "CfNone", true);
+    CHECK(none != NULL, "CfNone registered");
+    pyop_attr_view n = attr_int("n", 3);
+    void *h = holder_of(none, &n, 1);
+    CHECK_OK(cf_exec(none, h, NULL, 0));
+    none->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins; assert builtins._pyop_configs.pop('none') == 3"),
+          "CfNone ran");
+  }
+
+  /* infer_meta assigning its input description's shape: the next call on
+   * the instance (same input) still sees the host's. */
+  {
+    const rec_op *scr = find(&r, "CfScribble", false);
+    CHECK(scr != NULL, "CfScribble registered");
+    void *h = holder_of(scr, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), out;
+    for (int i = 0; i < 3; i++) {
+      memset(&out, 0, sizeof out);
+      CHECK_OK(infer1(scr, h, &in, 1, ONE, &out, 1));
+      CHECK(out.ndim == 1 && out.shape[0] == 2 && out.dtype == PYOP_DTYPE_FLOAT32,
+            "CfScribble call %d: ndim %d dim %lld dtype %d", i, out.ndim,
+            (long long)out.shape[0], out.dtype);
+    }
+    scr->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins, pyop\n"
+                "seen = builtins._pyop_configs.pop('seen')\n"
+                "want = ((2,), pyop.DataType.float32, pyop.Format.ND)\n"
+                "assert seen == [want] * 3, seen\n"
+                "del seen, want, pyop\n"),
+          "each call's input description is the host's");
+  }
+
+  /* A mutated input no output aliases: flags given, no alias array. */
+  {
+    const rec_op *mut = find(&r, "CfMut", false);
+    CHECK(mut != NULL && mut->has_flags && mut->in_flags[0] == PYOP_INPUT_MUTATED &&
+              !mut->has_alias,
+          "CfMut: flags %d (%u), alias %d (%d)", mut ? mut->has_flags : -1,
+          mut ? mut->in_flags[0] : 0, mut ? mut->has_alias : -1, mut ? mut->alias[0] : 0);
+  }
+
+  /* An optional input given, absent (its items pointer left), given. */
+  {
+    float x[2] = {1, 2}, y[2] = {7, 8};
+    pyop_tensor t[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+    pyop_tensor_list lists[2] = {{&t[0], 1}, {&t[1], 1}};
+    void *h = holder_of(opt, NULL, 0);
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    lists[1].count = 0; /* absent: the count says so, whatever items points at */
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    lists[1].count = 1;
+    CHECK_OK(cf_exec(opt, h, lists, 2));
+    opt->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['opt'] == [7.0, None, 7.0], R['opt']\n"
+                "R['opt'].clear()\n"
+                "del R\n"),
+          "CfOpt's y per call");
+  }
+
+  /* 33 arguments, ten cached Tensors reused. */
+  {
+    char names[23][8];
+    pyop_attr_view attrs[23];
+    for (int i = 0; i < 23; i++) {
+      snprintf(names[i], sizeof names[i], "a%d", i);
+      attrs[i] = attr_int(names[i], 100 + i);
+    }
+    float x[10][2];
+    pyop_tensor t[10];
+    pyop_tensor_list lists[10];
+    for (int i = 0; i < 10; i++) {
+      x[i][0] = (float)(i + 1);
+      x[i][1] = 0;
+      t[i] = tensor_f32(x[i], 1, s2);
+      lists[i] = (pyop_tensor_list){&t[i], 1};
+    }
+    void *h = holder_of(wide, attrs, 23);
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    for (int i = 0; i < 10; i++)
+      x[i][0] = (float)(10 * (i + 1)); /* the same tensors, new values */
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    CHECK_OK(cf_exec(wide, h, lists, 10));
+    wide->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "a = list(range(100, 123))\n"
+                "first = [float(i) for i in range(1, 11)]\n"
+                "then = [float(10 * i) for i in range(1, 11)]\n"
+                "assert R['wide'] == [(first, a), (then, a), (then, a)], R['wide']\n"
+                "R['wide'].clear()\n"
+                "del R, a, first, then\n"),
+          "CfWide's inputs and attributes per call");
+  }
+
+  /* Views kept of both inputs, released last first. */
+  {
+    float x[2] = {1, 2}, y[2] = {3, 4};
+    pyop_tensor t[2] = {tensor_f32(x, 1, s2), tensor_f32(y, 1, s2)};
+    pyop_tensor_list lists[2] = {{&t[0], 1}, {&t[1], 1}};
+    void *h = holder_of(keep, NULL, 0);
+    CHECK(py_ok("import builtins; builtins._pyop_configs['keep'] = True"), "keep");
+    int rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_EPYTHON && err_has("input 0"), "kept views: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep'] = False\n"
+                "assert len(R['views']) == 2, R['views']\n"
+                "R['views'][1].release()\n"
+                "del R\n"),
+          "the last view released");
+    rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_ESTATE && err_has("input 0"),
+          "with the first view alive the instance is refused: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "builtins._pyop_configs['views'][0].release()\n"
+                "builtins._pyop_configs['views'].clear()\n"),
+          "the first view released");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
+    /* Tensors (not their buffers) kept: every one is invalid after the
+     * call, the last one made (the output) too. */
+    CHECK(py_ok("import builtins; builtins._pyop_configs['keep_tensors'] = True"), "keep");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep_tensors'] = False\n"
+                "ts = R.pop('tensors')\n"
+                "assert [t.valid for t in ts] == [False, False, False], ts\n"
+                "for t in ts:\n"
+                "    try:\n"
+                "        t.shape\n"
+                "    except RuntimeError:\n"
+                "        pass\n"
+                "    else:\n"
+                "        raise AssertionError('%r read after its call' % (t,))\n"
+                "del R, ts, t\n"),
+          "kept Tensors are invalid after their call, the last one made too");
+    /* The same with views of the inputs kept too (the call then fails):
+     * the output made after them is invalid as well. */
+    CHECK(py_ok("import builtins\n"
+                "builtins._pyop_configs['keep'] = True\n"
+                "builtins._pyop_configs['keep_tensors'] = True\n"),
+          "keep both");
+    rc = cf_exec(keep, h, lists, 2);
+    CHECK(rc == PYOP_EPYTHON && err_has("input 0"), "kept views and Tensors: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "R['keep'] = R['keep_tensors'] = False\n"
+                "ts = R.pop('tensors')\n"
+                "assert [t.valid for t in ts] == [False, False, False], ts\n"
+                "try:\n"
+                "    ts[2].data_ptr\n"
+                "except RuntimeError:\n"
+                "    pass\n"
+                "else:\n"
+                "    raise AssertionError('the output read after its call')\n"
+                "for v in R['views']:\n"
+                "    v.release()\n"
+                "R['views'].clear()\n"
+                "del R, ts, v\n"),
+          "kept Tensors beside kept views are invalid after their call");
+    CHECK_OK(cf_exec(keep, h, lists, 2));
+    keep->cb->destroy_holder(h);
+  }
+
+  /* The execute context's arguments in their other partitions. */
+  {
+    const rec_op *ctx = find(&r, "CfCtx", true);
+    CHECK(ctx != NULL, "CfCtx registered");
+    cf_ctx_call(ctx, "format_none", PYOP_OK);
+    CHECK(py_ok("import builtins, pyop\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['format_none'] == (pyop.Format.ND, (2,)), R['format_none']\n"
+                "del R, pyop\n"),
+          "format=None is the default format");
+    g_cf_ws_null = true;
+    cf_ctx_call(ctx, "ws_zero", PYOP_OK);
+    g_cf_ws_null = false;
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['ws_zero'] == (0, (0,), 0), R['ws_zero']\n"
+                "del R\n"),
+          "an empty workspace without memory");
+    cf_ctx_call(ctx, "dims_max", PYOP_OK);
+    cf_ctx_call(ctx, "shape_iter", PYOP_OK);
+    g_cf_extra_bytes = 8;
+    cf_ctx_call(ctx, "x_len", PYOP_OK);
+    g_cf_extra_bytes = 0;
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['dims_max'] == (1,) * 8, R['dims_max']\n"
+                "assert R['shape_iter'] == (2, 3), R['shape_iter']\n"
+                "assert R['x_len'] == (8, [1.0, 2.0], 16), R['x_len']\n"
+                "del R\n"),
+          "8 dimensions, an iterator shape, an input buffer larger than its shape");
+    /* The context from another thread of the plugin: refused there. */
+    cf_ctx_call(ctx, "other_thread", PYOP_OK);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_configs['other_thread']\n"
+                "assert len(seen) == 1 and 'context used from another thread' in seen[0], seen\n"
+                "del seen\n"),
+          "the context used from another thread");
+    /* Output 1 as input 0's buffer, refused by the host: the message names
+     * output 1 and input 0, the status is the host's. */
+    g_cf_alias = true;
+    g_cf_n_out = 2;
+    g_svc_status = PYOP_ECONTRACT;
+    cf_ctx_call(ctx, "ref_1_0", PYOP_ECONTRACT);
+    CHECK(err_has("libpyop refused to make output 1 input 0's buffer (PYOP_ECONTRACT)"),
+          "the refused alias: %s", g_err);
+    g_svc_status = PYOP_OK;
+    g_cf_n_out = 1;
+    g_cf_alias = false;
+    /* A KeyboardInterrupt subclass is an interrupt too. */
+    cf_ctx_call(ctx, "interrupt_sub", PYOP_EINTR);
+    CHECK(err_has("_Interrupt: interrupted by a subclass"), "the interrupt's text: %s", g_err);
+  }
+
+  /* A launch of an empty library name, an input index of 2**32 - 1. */
+  {
+    const rec_op *li = find(&r, "CfLaunch", true);
+    CHECK(li != NULL, "CfLaunch registered");
+    void *h = holder_of(li, NULL, 0);
+    float x[2] = {1, 2};
+    pyop_tensor in = tensor_f32(x, 1, s2), out = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    strcpy(sk.lib, "(not called)");
+    pyop_declare_args da = {sizeof da, lists, 1, &out, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(li->cb->declare_launch_args(h, &da));
+    CHECK(strcmp(sk.lib, "") == 0 && strcmp(sk.sym, "kern") == 0, "launch of '%s' %s", sk.lib,
+          sk.sym);
+    CHECK(sk.n_args == 2 && sk.args[0].kind == PYOP_LAUNCH_ARG_INPUT &&
+              sk.args[0].index == UINT32_MAX && sk.args[1].kind == PYOP_LAUNCH_ARG_OUTPUT &&
+              sk.args[1].index == 0,
+          "%zu args, the first of index %u", sk.n_args, (unsigned)sk.args[0].index);
+    li->cb->destroy_holder(h);
+  }
+
+  configs_registered_proto(find(&r, "CfCtx", true));
+  CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
+/*
+ * The host finalizes its Python under a live instance (plugins/configs),
+ * then starts another and a new session in the same image:
+ * - a call and a new instance are refused with PYOP_ENOTINIT, the message
+ *   saying the interpreter the ops were loaded into was finalized by the
+ *   host (and what to do: destroy, shutdown, pyop_load again);
+ * - the instances destroyed without their Python, the next session's
+ *   first instance reads a result by getattr (the TensorDesc field names
+ *   are that Python's: whether the lost one's would be read by luck, a
+ *   test cannot tell reliably, so no mutant claims it).
+ */
+static void case_configs_lost(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "configs"));
+  const rec_op *opt = find(&r, "CfOpt", true), *plain = find(&r, "CfPlain", false);
+  CHECK(opt && plain, "ops registered");
+  void *h = holder_of(opt, NULL, 0), *hp = holder_of(plain, NULL, 0);
+  bcstate_host_restarts_python();
+  float x[2] = {1, 2};
+  int64_t s2[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s2);
+  pyop_tensor_list lists[2] = {{&in, 1}, {NULL, 0}};
+  int rc = cf_exec(opt, h, lists, 2);
+  CHECK(rc == PYOP_ENOTINIT && err_has("execute of op 'CfOpt': the Python interpreter the ops "
+                                       "were loaded into has been finalized (Py_FinalizeEx by "
+                                       "the host)") && err_has("pyop_load again"),
+        "a call after the host finalized: %d %s", rc, g_err);
+  void *h2 = NULL;
+  clear_error();
+  rc = opt->cb->create_holder(opt->ctx, NULL, 0, &h2);
+  CHECK(rc == PYOP_ENOTINIT && h2 == NULL &&
+            err_has("creating an instance of op 'CfOpt': the Python interpreter the ops were "
+                    "loaded into has been finalized"),
+        "an instance after the host finalized: %d %s", rc, g_err);
+  opt->cb->destroy_holder(h);
+  plain->cb->destroy_holder(hp);
+  rec_clear(&r);
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "configs"));
+  plain = find(&r, "CfPlain", false);
+  CHECK(plain != NULL, "CfPlain registered again");
+  hp = holder_of(plain, NULL, 0);
+  pyop_tensor out;
+  memset(&out, 0, sizeof out);
+  CHECK_OK(infer1(plain, hp, &in, 1, ONE, &out, 1));
+  CHECK(out.ndim == 2 && out.shape[0] == 2 && out.shape[1] == 5 && out.dtype == 0,
+        "CfPlain: ndim %d shape %lld,%lld", out.ndim, (long long)out.shape[0],
+        (long long)out.shape[1]);
+  plain->cb->destroy_holder(hp);
+  CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -6268,7 +6754,9 @@ static void case_cfstart(void) {
   X(bcstate_watch, "integration bridge", 300, "")                             \
   X(mapped_signals, "integration bridge", 300, "")                           \
   X(cfstate, "integration bridge", 300, "")                                  \
-  X(cfstart, "integration bridge", 300, "no_host_python")
+  X(cfstart, "integration bridge", 300, "no_host_python")                    \
+  X(configs, "integration bridge", 300, "")                                  \
+  X(configs_lost, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
