@@ -578,6 +578,65 @@ class LoadsAsAHostTest(_CliCase):
 
 
 
+TWO_TYPES = {
+    "ge_two.py": '''
+        import ctypes
+        import os
+        from ge.custom_op import register_op_impl, get_execute_ctx
+        from ge.runtime import Tensor
+
+        @register_op_impl(op_type="TwoB")
+        @register_op_impl(op_type="TwoA", deterministic=False)
+        class Noisy:
+            def execute(self, x: Tensor) -> None:
+                y = get_execute_ctx().malloc_output_tensor(0, x.shape, x.format, x.data_type)
+                if y.size:
+                    ctypes.memmove(y.addr, os.urandom(y.size), y.size)
+        ''',
+    "py_two.py": '''
+        import pyop
+
+        @pyop.register_op_impl("PyTwoB")
+        @pyop.register_op_impl("PyTwoA")
+        class Twice:
+            def execute(self, x):
+                pass
+        ''',
+    "two.reg_op": '''
+        REG_OP("TwoA").INPUT("x").OUTPUT("y").OP_END_FACTORY_REG()
+        REG_OP("TwoB").INPUT("x").OUTPUT("y").OP_END_FACTORY_REG()
+        '''}
+
+
+class OneClassTwoOpTypesTest(_CliCase):
+    """One class registered for two op types (GE and pyop allow it) is two
+    implementations: `pyop list` shows both waiting for a prototype, not the
+    last registration only, and `pyop check` finds the class of each (here:
+    it declared itself nondeterministic at its first registration, TwoA, so
+    TwoA's random values are compared by shape only)."""
+
+    def setUp(self):
+        self.ops = os.path.join(self.tmp, "ops")
+        _write(self.ops, {k: v for k, v in TWO_TYPES.items() if k.endswith(".py")})
+        self.reg_op = os.path.join(self.tmp, "two.reg_op")
+        _write(self.tmp, {"two.reg_op": TWO_TYPES["two.reg_op"]})
+
+    def test_list_shows_every_op_type_waiting(self):
+        r = self.pyop("list", "--json", opp=self.ops)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        pending = [(p["op_type"], p["impl_key"]) for p in json.loads(r.stdout)["pending"]]
+        self.assertEqual(pending, [("PyTwoA", "pyop:py_two.Twice"),
+                                   ("PyTwoB", "pyop:py_two.Twice"),
+                                   ("TwoA", "ge:ge_two:Noisy:TwoA"),
+                                   ("TwoB", "ge:ge_two:Noisy:TwoB")])
+
+    def test_check_finds_the_class_of_the_first_op_type(self):
+        r = self.pyop("check", "--proto", self.reg_op, self.ops, "TwoA", opp=self.ops)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"TwoA +ok ")
+        self.assertIn("nondeterministic: values not compared", r.stdout)
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMPL_ONLY = os.path.normpath(os.path.join(HERE, "..", "ge", "impl_only"))
 IMPL_ONLY_BAD = os.path.normpath(os.path.join(HERE, "..", "ge", "impl_only_bad"))

@@ -10,6 +10,7 @@ import sys
 
 from .binding import ATTR_TYPES, DTYPES, IO_KINDS
 from .errors import plural
+from .plugins import registrations
 
 _index = [None, {}, {}]  # [plugin modules seen, {impl key: class}, {op_type: ref}]
 
@@ -40,12 +41,15 @@ def _plugin_index():
         for _, mod in mods:
             for obj in list(vars(mod).values()):
                 if isinstance(obj, type):
-                    desc = obj.__dict__.get("__pyop_descriptor__")
-                    if desc is not None and hasattr(desc, "key"):
-                        impls.setdefault(desc.key, obj)
-                    ge = obj.__dict__.get("__ge_op_impl_descriptor__")
-                    if ge is not None and hasattr(ge, "op_type"):
-                        impls.setdefault(_ge_key(obj, ge), obj)
+                    # Every op type the class was registered for.
+                    for desc in registrations(obj, "__pyop_descriptor__",
+                                              "__pyop_descriptors__"):
+                        if desc is not None and hasattr(desc, "key"):
+                            impls.setdefault(desc.key, obj)
+                    for ge in registrations(obj, "__ge_op_impl_descriptor__",
+                                            "__ge_op_impl_descriptors__"):
+                        if ge is not None and hasattr(ge, "op_type"):
+                            impls.setdefault(_ge_key(obj, ge), obj)
                 op_type = getattr(obj, "__pyop_reference__", None) if callable(obj) else None
                 if isinstance(op_type, str):
                     refs.setdefault(op_type, obj)

@@ -33,6 +33,18 @@ def _plugin_classes():
                 yield obj
 
 
+def registrations(cls, last, every):
+    """Every descriptor a register_op_impl put on cls: the tuple under
+    every (one per op type the class was registered for; pyop's and GE's
+    layers keep it), else the one under last (the last registration's),
+    else none."""
+    many = cls.__dict__.get(every)
+    if isinstance(many, tuple):
+        return many
+    one = cls.__dict__.get(last)
+    return () if one is None else (one,)
+
+
 def _ge_legacy(desc):
     """Whether the GE implementation's execute that runs is the legacy
     execute(self, ctx): the ge layer's own rule
@@ -52,24 +64,27 @@ def loaded_impls():
     location = getattr(ext, "class_location", None)
     label = getattr(ext, "module_label", None)
     for cls in _plugin_classes():
-        desc = cls.__dict__.get("__pyop_descriptor__")
-        if desc is not None and hasattr(desc, "caps") and hasattr(desc, "key"):
-            out.setdefault(desc.key, {
+        descs = [d for d in registrations(cls, "__pyop_descriptor__", "__pyop_descriptors__")
+                 if hasattr(d, "caps") and hasattr(d, "key")]
+        for desc in descs:
+            out.setdefault((desc.op_type, desc.key), {
                 "op_type": desc.op_type, "impl_key": desc.key,
                 "impl_source": "%s:%s" % (desc.file, desc.line),
                 "capabilities": [n for bit, n in CAPS if desc.caps & bit],
                 "ge": False, "legacy": False})
+        if descs:
             continue
-        desc = cls.__dict__.get("__ge_op_impl_descriptor__")
-        if desc is None or location is None or label is None:
-            continue
-        file, line = location(cls)
-        key = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, desc.op_type)
-        caps = {_GE_INTERFACES[i] for i in desc.interfaces if i in _GE_INTERFACES}
-        out.setdefault(key, {
-            "op_type": desc.op_type, "impl_key": key, "impl_source": "%s:%s" % (file, line),
-            "capabilities": [n for _, n in CAPS if n in caps], "ge": True,
-            "legacy": _ge_legacy(desc)})
+        for desc in registrations(cls, "__ge_op_impl_descriptor__",
+                                   "__ge_op_impl_descriptors__"):
+            if desc is None or location is None or label is None:
+                continue
+            file, line = location(cls)
+            key = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, desc.op_type)
+            caps = {_GE_INTERFACES[i] for i in desc.interfaces if i in _GE_INTERFACES}
+            out.setdefault(key, {
+                "op_type": desc.op_type, "impl_key": key, "impl_source": "%s:%s" % (file, line),
+                "capabilities": [n for _, n in CAPS if n in caps], "ge": True,
+                "legacy": _ge_legacy(desc)})
     return sorted(out.values(), key=lambda i: (i["op_type"], i["impl_key"]))
 
 

@@ -523,6 +523,9 @@ def register_op_impl(op_type=None, *, deterministic=True):
         desc = OpImpl(op_type, key, file, line, cls, caps, tuple(methods))
         _add(desc)
         cls.__pyop_descriptor__ = desc
+        # Every registration of the class, one per op type (the attribute
+        # above keeps the last): what pyop list and check read.
+        cls.__pyop_descriptors__ = cls.__dict__.get("__pyop_descriptors__", ()) + (desc,)
         cls.__pyop_deterministic__ = deterministic
         return cls
 

@@ -806,6 +806,9 @@ def register_op_impl(*, op_type, deterministic=True):
         st.impl_types[op_type] = key
         ext.add_descriptor(impl)
         cls.__ge_op_impl_descriptor__ = desc
+        # Every registration of the class, one per op type (GE's attribute
+        # above keeps the last): what pyop list and check read.
+        cls.__ge_op_impl_descriptors__ = cls.__dict__.get("__ge_op_impl_descriptors__", ()) + (desc,)
         if not deterministic:
             cls.__pyop_deterministic__ = False
         return cls
