@@ -589,6 +589,11 @@ static void test_deep_copy(void **state) {
   assert_true(p->attrs[0].default_value.u.f == 1.5);
   assert_int_equal(p->attrs[1].default_value.u.strs.count, 2);
   assert_string_equal(p->attrs[1].default_value.u.strs.items[0].data, "p");
+  /* Each string of a list[str] keeps its own length, not the first's
+   * (batch 12 survivor: src.b12.descriptor.list_str_first_len). */
+  assert_int_equal(p->attrs[1].default_value.u.strs.items[0].len, 1);
+  assert_int_equal(p->attrs[1].default_value.u.strs.items[1].len, 2);
+  assert_string_equal(p->attrs[1].default_value.u.strs.items[1].data, "qq");
   assert_int_equal(p->attrs[2].default_value.u.ints.items[0], 1);
   assert_int_equal(pyop__proto_attr_find(p, "shape"), 2);
   assert_int_equal(pyop__proto_attr_find(p, "alpha"), 0);

@@ -584,7 +584,7 @@ static void test_op_launch_input_count(void **state) {
 /* "Spill"(xs: dynamic) -> y, declared two ways: WS, out = 0.5 * (xs[0] +
  * xs[1]) through a 16-byte workspace; PTRS, collect4 of the first two and
  * the last two input pointers into y (an array of 4 pointers). */
-enum { SPILL_WS, SPILL_PTRS };
+enum { SPILL_WS, SPILL_PTRS, SPILL_WS_CAUGHT };
 static int spill_mode;
 static int s_declare(void *h, const pyop_declare_args *a) {
   (void)h;
@@ -597,6 +597,14 @@ static int s_declare(void *h, const pyop_declare_args *a) {
     int rc = a->add_launch(a->sink_ctx, &v1);
     if (rc == PYOP_OK) rc = a->add_workspace(a->sink_ctx, 4 * sizeof(float));
     return rc == PYOP_OK ? a->add_launch(a->sink_ctx, &v2) : rc;
+  }
+  if (spill_mode == SPILL_WS_CAUGHT) { /* one workspace too many, the refusal ignored */
+    pyop_launch_arg_view a1[] = {A_IN(0), A_IN(1), A_WS(0), A_I(PYOP_SCALAR_INT64, 4)};
+    pyop_launch_view v1 = LV(kernels, "pyop_example_add_f32", a1, NARGS(a1));
+    int rc = a->add_launch(a->sink_ctx, &v1);
+    for (int k = 0; rc == PYOP_OK && k < PYOP__LAUNCH_MAX_WORKSPACES + 1; k++)
+      (void)a->add_workspace(a->sink_ctx, 4 * sizeof(float));
+    return rc;
   }
   uint32_t n = (uint32_t)a->inputs[0].count;
   pyop_launch_arg_view c[] = {A_IN(0), A_IN(1), A_IN(n - 2), A_IN(n - 1), A_OUT(0)};
@@ -672,6 +680,39 @@ static void test_op_launch_workspace(void **state) {
   float want[4] = {5.5f, 11, 16.5f, 22};
   assert_memory_equal(out, want, sizeof want);
   assert_true(ws_host.buf[3] == 44); /* the sum went through the host's workspace */
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
+/* A refused add_workspace (one more than PYOP__LAUNCH_MAX_WORKSPACES)
+ * stands though the op caught it and returned normally: the declare fails
+ * with the refusal, and the earlier plan stays (one workspace asked of the
+ * host, not 1024) (batch 11 survivor:
+ * src.b11.launch.workspace_refusal_not_standing). */
+static void test_op_declare_workspace_refusal_stands(void **state) {
+  (void)state;
+  spill_mode = SPILL_WS;
+  pyop_op *op = spill_op();
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {-1, -1, -1, -1};
+  pyop_tensor xs[2], y;
+  vec_tensor(&xs[0], a, 4, sizeof a);
+  vec_tensor(&xs[1], b, 4, sizeof b);
+  vec_tensor(&y, out, 4, sizeof out);
+  pyop_tensor_list two = {xs, 2};
+  assert_int_equal(pyop_op_declare_launch_args(op, &two, 1, &y, 1), PYOP_OK);
+  spill_mode = SPILL_WS_CAUGHT;
+  assert_error(pyop_op_declare_launch_args(op, &two, 1, &y, 1), PYOP_ELAUNCH,
+               "op \"Spill\": workspace 1024: too many workspaces (at most 1024)\n"
+               "(add_workspace failed; the op caught it and returned normally)");
+  memset(&ws_host, 0, sizeof ws_host);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.user = &ws_host;
+  ctx.alloc_workspace = ws_alloc;
+  assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK); /* the earlier plan */
+  assert_int_equal(ws_host.calls, 1);
+  float want[4] = {5.5f, 11, 16.5f, 22};
+  assert_memory_equal(out, want, sizeof want);
+  spill_mode = SPILL_WS;
   pyop_op_destroy(op);
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
@@ -1379,6 +1420,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_input_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_workspace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_declare_workspace_refusal_stands, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_many_inputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_many_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_too_many_launches, setup, teardown),

@@ -839,6 +839,78 @@ static void test_compile_declare_launch(void **state) {
   pyop_op_destroy(op);
 }
 
+/*
+ * One message, one prefix, also nested: an op whose infer_meta runs another
+ * op's infer_meta (pyop_op_infer_meta from inside its callback) and returns
+ * the status it got, saying nothing itself. The inner call's failure keeps
+ * the bridge's message whole (it names the inner call); the outer call is
+ * put in front of it, the message now being the inner call's result, not a
+ * message naming the outer call (batch 11 survivor:
+ * src.b11.error.keep_not_counted: a kept message not counted as a new one
+ * was still "the bridge's" to the outer call, which then kept it as is).
+ */
+static pyop_op *nested_inner;
+static int nested_calls;
+static int outer_infer(void *hv, const pyop_infer_args *a) {
+  (void)hv;
+  nested_calls++;
+  int64_t shape[1] = {2};
+  pyop_tensor x = f32(NULL, 1, shape);
+  pyop_tensor_list in[3] = {{&x, 1}, {NULL, 0}, {NULL, 0}};
+  pyop_tensor out[1];
+  int rc = pyop_op_infer_meta(nested_inner, in, 3, out, 1);
+  if (rc == PYOP_OK) a->outputs[0] = out[0];
+  return rc;
+}
+static const pyop_op_callbacks outer_cbs = {sizeof(pyop_op_callbacks), create, destroy,
+                                            outer_infer, NULL, NULL, NULL};
+
+static void test_nested_failure_prefixed_once(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED}};
+  pyop_proto_view p = {sizeof p, S("Outer"), S("pyop:outer"), S("outer.py"), 9,
+                       PYOP_CAP_INFER_META, in, 1, out, 1, NULL, 0, (void *)0x5, &outer_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  nested_inner = make_op("Axpy");
+  pyop_op *outer;
+  assert_int_equal(pyop_op_create("Outer", NULL, 0, &outer), PYOP_OK);
+  int64_t shape[1] = {2};
+  pyop_tensor x = f32(NULL, 1, shape);
+  pyop_tensor_list xl[1] = {{&x, 1}};
+  pyop_tensor z[1];
+  nested_calls = 0;
+  assert_int_equal(pyop_op_infer_meta(outer, xl, 1, z, 1), PYOP_OK); /* both succeed */
+  assert_int_equal(nested_calls, 1);
+  /* The inner bridge's message names the inner call: kept whole there,
+   * the outer call in front of it once. */
+  mode = M_INFER_FAILS_NAMED;
+  assert_int_equal(pyop_op_infer_meta(outer, xl, 1, z, 1), PYOP_EPYTHON);
+  assert_string_equal(pyop_last_error(),
+                      "infer_meta of \"Outer\": infer_meta of op 'Axpy' (defined at axpy.py:3) "
+                      "failed: TypeError: no shape");
+  assert_int_equal(pyop_last_status(), PYOP_EPYTHON);
+  /* Likewise when the inner status differs from the bridge's message's. */
+  mode = M_INFER_NAMED_OTHER_STATUS;
+  assert_int_equal(pyop_op_infer_meta(outer, xl, 1, z, 1), PYOP_EINTR);
+  assert_string_equal(pyop_last_error(),
+                      "infer_meta of \"Outer\": infer_meta of op 'Axpy' (defined at axpy.py:3) "
+                      "failed: TypeError: no shape");
+  assert_int_equal(pyop_last_status(), PYOP_EINTR);
+  /* An inner message libpyop prefixed: the outer call in front too. */
+  mode = M_INFER_FAILS;
+  assert_int_equal(pyop_op_infer_meta(outer, xl, 1, z, 1), PYOP_EPYTHON);
+  assert_string_equal(pyop_last_error(),
+                      "infer_meta of \"Outer\": infer_meta of \"Axpy\": TypeError: no shape");
+  mode = M_OK;
+  pyop_op_destroy(outer);
+  pyop_op_destroy(nested_inner);
+  nested_inner = NULL;
+}
+
 /* ---------------------------------------------------- fault injection */
 
 typedef struct sweep {
@@ -904,6 +976,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_service_after_return, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_without_infer_meta, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compile_declare_launch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nested_failure_prefixed_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep_create, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_pins_entry, setup, teardown),
   };

@@ -955,6 +955,46 @@ static void test_host_prototype_attr_kinds_compared(void **state) {
   pyop_op_info_release(info);
 }
 
+/* A host prototype's inputs and outputs keep the kinds the host gave: a
+ * dynamic output is one (pyop_op_get), not a required one; the same
+ * prototype with another output kind conflicts; an optional output (no
+ * output may be) is refused, naming it (batch 11 survivor:
+ * src.b11.host_proto.output_kind_dropped). */
+static void test_host_prototype_io_kinds(void **state) {
+  (void)state;
+  pyop_io_info ins[3] = {{"x", PYOP_IO_REQUIRED}, {"bias", PYOP_IO_OPTIONAL},
+                         {"xs", PYOP_IO_DYNAMIC}};
+  pyop_io_info outs[2] = {{"y", PYOP_IO_REQUIRED}, {"ys", PYOP_IO_DYNAMIC}};
+  pyop_op_info hi = {sizeof(pyop_op_info), "HostKinds", NULL, NULL, NULL, NULL, ins, 3,
+                     outs, 2, NULL, 0, 0};
+  int rc = pyop_register_host_prototype(&hi);
+  if (rc != PYOP_OK) fail_msg("register: %s", pyop_last_error());
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostKinds", &info), PYOP_OK);
+  assert_int_equal(info->n_inputs, 3);
+  assert_int_equal(info->n_outputs, 2);
+  for (int i = 0; i < 3; i++) {
+    assert_string_equal(info->inputs[i].name, ins[i].name);
+    assert_int_equal(info->inputs[i].kind, ins[i].kind);
+  }
+  for (int i = 0; i < 2; i++) {
+    assert_string_equal(info->outputs[i].name, outs[i].name);
+    if (info->outputs[i].kind != outs[i].kind)
+      fail_msg("output %d \"%s\": kind %d, the host gave %d", i, outs[i].name,
+               (int)info->outputs[i].kind, (int)outs[i].kind);
+  }
+  pyop_op_info_release(info);
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK); /* the same: idempotent */
+  outs[1].kind = PYOP_IO_REQUIRED; /* another output kind: another prototype */
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_ECONFLICT);
+  outs[1].kind = PYOP_IO_OPTIONAL;
+  hi.op_type = "HostOptOut";
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EDESCRIPTOR);
+  assert_msg_has("prototype \"HostOptOut\": output 1 \"ys\": kind optional is not "
+                 "supported for outputs");
+  assert_int_equal(pyop_op_get("HostOptOut", &info), PYOP_ENOENT);
+}
+
 /* A host prototype may have PYOP__MAX_IOS inputs, outputs and attrs; one
  * more of any is refused naming that count, and nothing is registered. */
 static void test_host_prototype_count_limits(void **state) {
@@ -2063,6 +2103,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype_attr_kinds_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_list_lengths_compared, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_count_limits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_io_kinds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),

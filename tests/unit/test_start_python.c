@@ -275,6 +275,28 @@ static void test_refusals(void **state) {
 }
 
 /*
+ * A key names a bridge whole: a prefix of an artifact's name ("cp31",
+ * "cp311"), asked for or the build's default, starts none of them but is
+ * refused as not among the bridges; the whole name starts that one (batch
+ * 11 survivor: src.b11.start_python.key_matched_by_prefix).
+ */
+static void test_key_is_a_whole_name(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact("cp312-x86_64", "cp312", "", "/opt/py/lib/libpython3.12.so.1.0", 6);
+  expect_refused("cp311-x86_64", "cp31",
+                 "pyop_load: cannot start Python: start_python_key cp31 is not among this "
+                 "libpyop's bridges in ");
+  expect_refused("cp311-x86_64", "cp312",
+                 "start_python_key cp312 is not among this libpyop's bridges in ");
+  expect_refused("cp311", NULL, "the build's default cp311 is not among this libpyop's "
+                                "bridges in ");
+  pyop__start_choice ch;
+  choose_ok("cp312-x86_64", 0, ORDER, "cp312-x86_64", &ch);
+  pyop__start_choice_free(&ch);
+}
+
+/*
  * Two partitions the others leave: an artifacts root with no artifact:
  * refused, "none" listed (configuration pass,
  * src.cf.start_python.no_bridges_unnamed); lanes asked for with a key, or
@@ -360,6 +382,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_tag_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_order_matches_whole_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_key_is_a_whole_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_asked_key_runs_lanes_and_empty_root, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_syntax, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
