@@ -83,6 +83,17 @@ def _format_none(c, x):
     return (t.format, t.shape)
 
 
+def _format_nhwc(c, x):
+    """A format asked for: the output has it (the host is given it too)."""
+    t = c.malloc_output_tensor(0, (2,), "float32", pyop.Format.NHWC)
+    return t.format
+
+
+def _lone_surrogate(c, x):
+    """A message with a lone surrogate surrogateescape cannot encode."""
+    raise ValueError("bad \ud800 text")
+
+
 def _ws_zero(c, x):
     """An empty workspace: the host may give it no memory."""
     t = c.malloc_workspace(0)
@@ -154,6 +165,8 @@ CTX_CALLS = {
     "interrupt_sub": _interrupt_sub,
     "out_past": _out_past,
     "format_none": _format_none,
+    "format_nhwc": _format_nhwc,
+    "lone_surrogate": _lone_surrogate,
     "ws_zero": _ws_zero,
 }
 
