@@ -6731,6 +6731,20 @@ static void case_configs_lost(void) {
         "CfPlain: ndim %d shape %lld,%lld", out.ndim, (long long)out.shape[0],
         (long long)out.shape[1]);
   plain->cb->destroy_holder(hp);
+  /* The descriptor names a result is read by are the new interpreter's:
+   * the holders destroyed without Python gave theirs back (batch 12
+   * survivor, session 12: bridge.b12.holders.names_kept_without_python). */
+  const rec_op *named = find(&r, "CfNamed", false);
+  CHECK(named != NULL, "CfNamed registered");
+  void *hn = holder_of(named, NULL, 0);
+  memset(&out, 0, sizeof out);
+  CHECK_OK(infer1(named, hn, &in, 1, ONE, &out, 1));
+  named->cb->destroy_holder(hn);
+  CHECK(py_ok("import builtins\n"
+              "seen = builtins.__dict__.pop('_pyop_names')\n"
+              "assert seen == [True, True, True], seen\n"
+              "del seen\n"),
+        "a result read by names of the finalized interpreter");
   CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
   api->reset();
   rec_clear(&r);

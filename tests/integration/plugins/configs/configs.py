@@ -218,6 +218,22 @@ def cf_mut(x: TensorDesc) -> TensorDesc:
     return x
 
 
+class NameSeen(Plain):
+    """A result that records whether each name the bridge reads it by is
+    this interpreter's interned str (not one of an earlier interpreter)."""
+
+    def __getattribute__(self, name):
+        import builtins
+        import sys
+        builtins.__dict__.setdefault("_pyop_names", []).append(name is sys.intern(name))
+        return object.__getattribute__(self, name)
+
+
+@pyop.register_op(op_type="CfNamed")
+def cf_named(x: TensorDesc) -> TensorDesc:
+    return NameSeen(tuple(x.shape))
+
+
 class BadDtype(Plain):
     """A result whose dtype is no DataType value."""
 
