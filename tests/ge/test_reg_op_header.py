@@ -646,5 +646,67 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(a["output_dtypes"], [(F32, "")])
 
 
+class AttrTypeNameTest(unittest.TestCase):
+    """Each GE attribute type name a REG_OP may use is registered with the
+    pyop type of its values (batch 11 survivor, session 12: a
+    ListAscendString attribute registered as one string,
+    bridge.b11.host_proto.list_ascend_string_scalar), in both forms, with
+    and without a default."""
+
+    # GE type name -> (pyop type, a default as C++ writes it, as Python
+    # writes it, the value the host gets).
+    TYPES = [
+        ("Int", AttrType.INT, "3", "3", 3),
+        ("Float", AttrType.FLOAT, "0.5", "0.5", 0.5),
+        ("Bool", AttrType.BOOL, "true", "True", True),
+        ("String", AttrType.STR, '"s"', '"s"', "s"),
+        ("AscendString", AttrType.STR, '"as"', '"as"', "as"),
+        ("Type", AttrType.DTYPE, "DT_INT8", "DataType.DT_INT8", pyop.DataType.int8),
+        ("ListInt", AttrType.LIST_INT, "{1, 2}", "[1, 2]", [1, 2]),
+        ("ListFloat", AttrType.LIST_FLOAT, "{0.5}", "[0.5]", [0.5]),
+        ("ListBool", AttrType.LIST_BOOL, "{false}", "[False]", [False]),
+        ("ListString", AttrType.LIST_STR, '{"a", "b"}', '["a", "b"]', ["a", "b"]),
+        ("ListAscendString", AttrType.LIST_STR, '{"c", "d"}', '["c", "d"]', ["c", "d"]),
+        ("ListType", AttrType.LIST_DTYPE, "{DT_FLOAT}", "[DataType.DT_FLOAT]",
+         [pyop.DataType.float32]),
+        ("ListListInt", AttrType.LIST_LIST_INT, "{{1}, {}}", "[[1], []]", [[1], []]),
+    ]
+
+    def test_every_type_name_in_a_header(self):
+        lines = ["REG_OP(A)"]
+        for i, (name, _, cpp, _, _) in enumerate(self.TYPES):
+            lines.append("    .ATTR(d%d, %s, %s)" % (i, name, cpp))
+            lines.append("    .REQUIRED_ATTR(r%d, %s)" % (i, name))
+        lines.append("    .REQUIRED_ATTR(t, Tensor)")
+        lines.append("    .OP_END_FACTORY_REG(A);\n")
+        with TempDir() as d:
+            a, = [r.info() for r in read_text(d, "\n".join(lines))]
+        self.assertIsNone(a["unusable"])
+        want = []
+        for i, (_, at, _, _, value) in enumerate(self.TYPES):
+            want += [("d%d" % i, at, False, value), ("r%d" % i, at, True, None)]
+        want.append(("t", AttrType.TENSOR, True, None))
+        self.assertEqual(a["attrs"], want)
+
+    def test_every_type_name_in_the_python_form(self):
+        text = 'REG_OP("A")'
+        for i, (name, _, _, py, _) in enumerate(self.TYPES):
+            text += ' \\\n    .ATTR("d%d", "%s", %s)' % (i, name, py)
+            text += ' \\\n    .REQUIRED_ATTR("r%d", "%s")' % (i, name)
+        text += "\n"
+        with TempDir() as d:
+            a, = [r.info() for r in host_proto.read(write(d, "ops.reg_op", text))]
+        want = []
+        for i, (_, at, _, _, value) in enumerate(self.TYPES):
+            want += [("d%d" % i, at, False, value), ("r%d" % i, at, True, None)]
+        self.assertEqual(a["attrs"], want)
+
+    def test_a_list_default_of_a_scalar_string_type_is_refused(self):
+        # The other way round: a list is no default of an AscendString.
+        with TempDir() as d:
+            read_error(self, d, 'REG_OP(A)\n    .ATTR(s, AscendString, {"a"})\n'
+                       '    .OP_END_FACTORY_REG(A);\n', 2, "ATTR('s'): default ['a'] is not a str")
+
+
 if __name__ == "__main__":
     unittest.main()

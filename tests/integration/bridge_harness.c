@@ -6358,6 +6358,8 @@ static int cf_ws_null(void *ctx, uint64_t nbytes, void **out) {
 static bool g_cf_ws_null; /* cf_exec's host gives workspaces no memory */
 static bool g_cf_alias;   /* cf_exec's host has alias_output (odd_alias_output) */
 
+static int32_t g_cf_last_format; /* output 0's format at cf_exec's host */
+
 static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t n) {
   outputs o = {0};
   pyop_exec_services svc = {sizeof svc, &o, alloc_output,
@@ -6366,6 +6368,7 @@ static int cf_exec(const rec_op *impl, void *h, pyop_tensor_list *lists, size_t 
   pyop_exec_args a = {sizeof a, lists, n, g_cf_n_out, &svc, NULL, NULL};
   clear_error();
   int rc = impl->cb->execute(h, &a);
+  g_cf_last_format = o.t[0].format;
   outputs_free(&o);
   return rc;
 }
@@ -6590,6 +6593,23 @@ static void case_configs(void) {
                 "assert R['format_none'] == (pyop.Format.ND, (2,)), R['format_none']\n"
                 "del R, pyop\n"),
           "format=None is the default format");
+    /* A format asked for is the output's, in Python and at the host (batch
+     * 12 survivor, session 12: bridge.b12.context.output_format_dropped). */
+    g_cf_last_format = -1;
+    cf_ctx_call(ctx, "format_nhwc", PYOP_OK);
+    CHECK(g_cf_last_format == PYOP_FORMAT_NHWC, "the host was asked for format %d",
+          (int)g_cf_last_format);
+    CHECK(py_ok("import builtins, pyop\n"
+                "R = builtins._pyop_configs\n"
+                "assert R['format_nhwc'] == pyop.Format.NHWC, R['format_nhwc']\n"
+                "del R, pyop\n"),
+          "the format asked for is the output's");
+    /* An exception's text with a lone surrogate (no surrogateescape byte)
+     * reaches the host with it escaped, not as a failed str() (batch 12
+     * survivor, session 12: bridge.b12.errors.surrogate_text_lost). */
+    cf_ctx_call(ctx, "lone_surrogate", PYOP_EPYTHON);
+    CHECK(err_has("ValueError: bad \\ud800 text") && !err_has("str() failed"),
+          "a lone surrogate escaped: %s", g_err);
     g_cf_ws_null = true;
     cf_ctx_call(ctx, "ws_zero", PYOP_OK);
     g_cf_ws_null = false;
@@ -6711,6 +6731,20 @@ static void case_configs_lost(void) {
         "CfPlain: ndim %d shape %lld,%lld", out.ndim, (long long)out.shape[0],
         (long long)out.shape[1]);
   plain->cb->destroy_holder(hp);
+  /* The descriptor names a result is read by are the new interpreter's:
+   * the holders destroyed without Python gave theirs back (batch 12
+   * survivor, session 12: bridge.b12.holders.names_kept_without_python). */
+  const rec_op *named = find(&r, "CfNamed", false);
+  CHECK(named != NULL, "CfNamed registered");
+  void *hn = holder_of(named, NULL, 0);
+  memset(&out, 0, sizeof out);
+  CHECK_OK(infer1(named, hn, &in, 1, ONE, &out, 1));
+  named->cb->destroy_holder(hn);
+  CHECK(py_ok("import builtins\n"
+              "seen = builtins.__dict__.pop('_pyop_names')\n"
+              "assert seen == [True, True, True], seen\n"
+              "del seen\n"),
+        "a result read by names of the finalized interpreter");
   CHECK(py_ok("import builtins; del builtins._pyop_configs"), "record dropped");
   api->reset();
   rec_clear(&r);

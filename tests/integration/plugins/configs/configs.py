@@ -83,6 +83,17 @@ def _format_none(c, x):
     return (t.format, t.shape)
 
 
+def _format_nhwc(c, x):
+    """A format asked for: the output has it (the host is given it too)."""
+    t = c.malloc_output_tensor(0, (2,), "float32", pyop.Format.NHWC)
+    return t.format
+
+
+def _lone_surrogate(c, x):
+    """A message with a lone surrogate surrogateescape cannot encode."""
+    raise ValueError("bad \ud800 text")
+
+
 def _ws_zero(c, x):
     """An empty workspace: the host may give it no memory."""
     t = c.malloc_workspace(0)
@@ -154,6 +165,8 @@ CTX_CALLS = {
     "interrupt_sub": _interrupt_sub,
     "out_past": _out_past,
     "format_none": _format_none,
+    "format_nhwc": _format_nhwc,
+    "lone_surrogate": _lone_surrogate,
     "ws_zero": _ws_zero,
 }
 
@@ -203,6 +216,22 @@ def cf_plain(x: TensorDesc) -> TensorDesc:
 def cf_mut(x: TensorDesc) -> TensorDesc:
     """x is mutated, no output is its buffer (the output is not named x)."""
     return x
+
+
+class NameSeen(Plain):
+    """A result that records whether each name the bridge reads it by is
+    this interpreter's interned str (not one of an earlier interpreter)."""
+
+    def __getattribute__(self, name):
+        import builtins
+        import sys
+        builtins.__dict__.setdefault("_pyop_names", []).append(name is sys.intern(name))
+        return object.__getattribute__(self, name)
+
+
+@pyop.register_op(op_type="CfNamed")
+def cf_named(x: TensorDesc) -> TensorDesc:
+    return NameSeen(tuple(x.shape))
 
 
 class BadDtype(Plain):
