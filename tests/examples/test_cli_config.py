@@ -1140,5 +1140,34 @@ class GeNestedClassConfigTest(unittest.TestCase):
         self.assertFalse(cp.is_deterministic(info))
 
 
+class DoctorLanesStartConfigTest(unittest.TestCase):
+    """doctor --lanes: the start_python report names the artifact libpyop
+    starts with the lanes asked for (not the build's default, which cannot
+    run them) and says why. Kills cli.b12.doctor.start_choice_without_lanes."""
+
+    def test_lanes_start_another_artifact(self):
+        import shutil
+        import tempfile
+        from test_cli_rules import _manifest
+        doctor, config = _cli("doctor"), _cli("config")
+        root = tempfile.mkdtemp(prefix="pyop-doctor-")
+        self.addCleanup(shutil.rmtree, root)
+        for name, m in (("py311", _manifest(tag="cp311", version=0x030B09F0)),
+                        ("py312", _manifest())):
+            os.mkdir(os.path.join(root, name))
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("".join("%s=%s\n" % kv for kv in m.items()))
+        saved = config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS
+        try:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = "py311", "py311;py312"
+            rep = doctor.start_python_report(root, 2)
+            self.assertEqual((rep["artifact"], rep["default"]), ("py312", "py311"))
+            self.assertIn("starting py312 instead of the build's default py311", rep["note"])
+            rep = doctor.start_python_report(root, 0)
+            self.assertEqual((rep["artifact"], rep["note"]), ("py311", None))
+        finally:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = saved
+
+
 if __name__ == "__main__":
     unittest.main()
