@@ -982,5 +982,192 @@ class RunDynamicOneConfigTest(unittest.TestCase):
                          [{"dtype": "float32", "shape": [1], "values": [3.0]}])
 
 
+class RunFailureShowsInputsConfigTest(unittest.TestCase):
+    """run_as_a_host when the op fails: what the run was given is shown
+    (seen) before the failure is raised, so `pyop run` prints the inputs
+    it generated that the op failed on. Kills cli.b11.run.inputs_unsaid_on_failure."""
+
+    def test_seen_before_the_failure(self):
+        run, errors = _cli("run"), _cli("errors")
+        info = _info(inputs=())
+        failure = errors.CliError('execute of "Op" failed', "PYOP_EPYTHON", "Op")
+
+        class Res:
+            error = failure
+
+        class Lib:
+            def load(self):
+                pass
+
+            def op_info(self, op):
+                return info
+        saved = run.run_op
+        run.run_op = lambda lib, info, inputs, attrs, stage: Res
+        seen = []
+        try:
+            with self.assertRaises(errors.CliError) as cm:
+                run.run_as_a_host(Lib(), argparse.Namespace(op="Op", input=None, attr=None,
+                                                            compile_option=None), "run",
+                                  lambda i, r: seen.append((i, r)))
+        finally:
+            run.run_op = saved
+        self.assertIs(cm.exception, failure)
+        self.assertEqual(seen, [(info, Res)])
+
+
+class BenchTimedConfigTest(unittest.TestCase):
+    """bench's timed steps and its --json: each timed execute step is
+    announced as --calls calls long (its limit is --timeout per call), and
+    the result says --calls as "calls" and --repeat as "repeat". Kills
+    cli.b11.bench.timed_activity_one_call, cli.b11.bench.json_calls_repeat_swapped."""
+
+    def test_timed_step_is_calls_long(self):
+        bench = _cli("bench")
+        said = []
+        lib = argparse.Namespace(c=argparse.Namespace(pyop_op_capabilities=lambda op: 0))
+        saved = bench.activity
+        bench.activity = lambda stage, op=None, calls=1: said.append((stage, op, calls))
+        try:
+            ex_t, base_t = bench._time(lib, argparse.Namespace(op="Op", calls=7, repeat=2),
+                                       None, lambda: 0, (), None, False)
+        finally:
+            bench.activity = saved
+        self.assertEqual((len(ex_t), len(base_t)), (2, 2))
+        self.assertEqual(said, [("timed execute (7 calls)", "Op", 7)] * 3)
+
+    def test_json_calls_and_repeat(self):
+        bench = _cli("bench")
+        info = _info(inputs=(), outputs=())
+
+        class Inst:
+            op = None
+
+            def __init__(self, lib, info, attrs):
+                pass
+
+            def run(self, inputs, stage):
+                return argparse.Namespace(error=None)
+
+            def destroy(self):
+                pass
+        saved = bench.Instance, bench._timed_call, bench._time, bench.activity
+        bench.Instance = Inst
+        bench._timed_call = lambda *a: (None, None, None)
+        bench._time = lambda *a: ([2e-7], [1e-7])
+        bench.activity = lambda *a, **k: None
+        try:
+            got, _ = bench._bench(argparse.Namespace(op_info=lambda op: info), argparse.Namespace(
+                op="Op", calls=7, repeat=3, input=None, size=4, attr=None))
+        finally:
+            bench.Instance, bench._timed_call, bench._time, bench.activity = saved
+        self.assertEqual((got["calls"], got["repeat"]), (7, 3))
+
+
+class StopKillsSessionConfigTest(unittest.TestCase):
+    """supervise.stop ends the worker's whole session: a process a plugin
+    started (here holding the event pipe open) is killed with the worker,
+    so the pipe ends. Kills cli.b11.supervise.stop_spares_children."""
+
+    def test_child_of_the_worker_killed(self):
+        import select
+        import signal
+        sv = _cli("supervise")
+        script = ("import os, subprocess, sys, time\n"
+                  "fd = int(sys.argv[1])\n"
+                  "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+                  " pass_fds=(fd,), stdout=subprocess.DEVNULL)\n"
+                  "os.write(fd, b'started\\n')\n"
+                  "time.sleep(60)\n")
+        proc, rfd = sv.spawn(lambda fd: [sys.executable, "-c", script, str(fd)])
+        try:
+            self.assertTrue(select.select([rfd], [], [], 30)[0])
+            self.assertEqual(os.read(rfd, 100), b"started\n")
+            sv.stop(proc)
+            # every process holding the pipe's write end is gone: it ends
+            self.assertTrue(select.select([rfd], [], [], 10)[0], "the plugin's process lives")
+            self.assertEqual(os.read(rfd, 100), b"")
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            os.close(rfd)
+
+
+class GeNestedClassConfigTest(unittest.TestCase):
+    """check finds a GE implementation class by libpyop's key, which holds
+    the class's qualified name: a class nested in another (and bound at the
+    module's top level) is found, so its deterministic=False is honoured.
+    Kills cli.b11.check_plugin.ge_key_by_name."""
+
+    def setUp(self):
+        names = ("pyop._loader", "pyop.ext", "_pyopplg5_a")
+        self.saved = {n: sys.modules.get(n) for n in names}
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        for n, m in self.saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+        _cli("check_plugin").forget_plugins()
+
+    def _module(self, name, **objs):
+        mod = type(sys)(name)
+        mod.__dict__.update(objs)
+        sys.modules[name] = mod
+
+    def test_nested_class_found(self):
+        from test_cli_rules import _Desc
+        cp = _cli("check_plugin")
+        cp.forget_plugins()
+        self._module("pyop._loader", PLUGIN_PREFIX="_pyopplg5_")
+        self._module("pyop.ext", module_label=lambda name: "g")
+
+        class Outer:
+            class Impl:
+                __ge_op_impl_descriptor__ = _Desc(op_type="Noise")
+                __pyop_deterministic__ = False
+        Outer.Impl.__module__ = "_pyopplg5_a"
+        Outer.Impl.__qualname__ = "Outer.Impl"
+        self._module("_pyopplg5_a", Outer=Outer, Impl=Outer.Impl)
+        info = {"op_type": "Noise", "impl_key": "ge:g:Outer.Impl:Noise"}
+        self.assertIs(cp.impl_class(info), Outer.Impl)
+        self.assertFalse(cp.is_deterministic(info))
+
+
+class DoctorLanesStartConfigTest(unittest.TestCase):
+    """doctor --lanes: the start_python report names the artifact libpyop
+    starts with the lanes asked for (not the build's default, which cannot
+    run them) and says why. Kills cli.b12.doctor.start_choice_without_lanes."""
+
+    def test_lanes_start_another_artifact(self):
+        import shutil
+        import tempfile
+        from test_cli_rules import _manifest
+        doctor, config = _cli("doctor"), _cli("config")
+        root = tempfile.mkdtemp(prefix="pyop-doctor-")
+        self.addCleanup(shutil.rmtree, root)
+        for name, m in (("py311", _manifest(tag="cp311", version=0x030B09F0)),
+                        ("py312", _manifest())):
+            os.mkdir(os.path.join(root, name))
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("".join("%s=%s\n" % kv for kv in m.items()))
+        saved = config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS
+        try:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = "py311", "py311;py312"
+            rep = doctor.start_python_report(root, 2)
+            self.assertEqual((rep["artifact"], rep["default"]), ("py312", "py311"))
+            self.assertIn("starting py312 instead of the build's default py311", rep["note"])
+            rep = doctor.start_python_report(root, 0)
+            self.assertEqual((rep["artifact"], rep["note"]), ("py311", None))
+        finally:
+            config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = saved
+
+
 if __name__ == "__main__":
     unittest.main()
