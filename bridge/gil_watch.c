@@ -142,8 +142,13 @@ static char *lock_wait_line(const char *call, long tid) {
 }
 
 /* Per watched thread, kept by the watch thread only. */
+/* A wait seen by the last scan: the thread's block, its thread id (a block
+ * freed when its thread ended can come back at the same address for a new
+ * thread, whose first wait has the same count), the wait's count and for
+ * how many scans it has waited. */
 typedef struct watch_seen {
   const pb_thread *t;
+  long tid;
   unsigned seq;
   int scans;
 } watch_seen;
@@ -170,9 +175,9 @@ static void *watch_main(void *arg) {
         continue; /* not waiting */
       int scans = 1;
       for (size_t i = 0; i < n_seen; i++)
-        if (seen[i].t == t && seen[i].seq == seq)
+        if (seen[i].t == t && seen[i].tid == t->tid && seen[i].seq == seq)
           scans = seen[i].scans + 1;
-      now[n_now++] = (watch_seen){t, seq, scans};
+      now[n_now++] = (watch_seen){t, t->tid, seq, scans};
       if (scans != PB_WATCH_SECONDS || n_lines == sizeof lines / sizeof lines[0])
         continue; /* logged once per wait: when it reaches the threshold */
       int kind = atomic_load_explicit(&t->wait_kind, memory_order_relaxed);
