@@ -282,11 +282,11 @@ def _s(b):
 
 def _str_value(s):
     """The text of a pyop_str (data, len) as libpyop gave it, NULs included:
-    read at its data pointer (Str.data, a c_char_p, reads as a bytes copy
-    cut at the first NUL, too short for len)."""
+    read at its data pointer (the field Str.data, a c_char_p, reads as a
+    bytes copy cut at the first NUL, too short for len)."""
     if not s.len:
         return ""
-    data = ctypes.cast(ctypes.pointer(s), ctypes.POINTER(ctypes.c_void_p))[0]  # Str.data
+    data = ctypes.c_void_p.from_address(ctypes.addressof(s) + Str.data.offset).value
     return ctypes.string_at(data, s.len).decode("utf-8", "replace")
 
 
@@ -315,7 +315,7 @@ def attr_value_to_py(v):
         return [bool(x) for x in ctypes.cast(p, ctypes.POINTER(ctypes.c_bool))[:n]]
     if t == 9:
         items = ctypes.cast(p, ctypes.POINTER(Str))
-        return [_str_value(items[i]) if items[i].len else "" for i in range(n)]
+        return [_str_value(items[i]) for i in range(n)]
     if t == 10:
         return [DTYPES[d] for d in ctypes.cast(p, ctypes.POINTER(ctypes.c_int32))[:n]]
     if t == 11:
