@@ -44,11 +44,11 @@ def _plugin_index():
                     # Every op type the class was registered for.
                     for desc in registrations(obj, "__pyop_descriptor__",
                                               "__pyop_descriptors__"):
-                        if desc is not None and hasattr(desc, "key"):
+                        if hasattr(desc, "key"):
                             impls.setdefault(desc.key, obj)
                     for ge in registrations(obj, "__ge_op_impl_descriptor__",
                                             "__ge_op_impl_descriptors__"):
-                        if ge is not None and hasattr(ge, "op_type"):
+                        if hasattr(ge, "op_type"):
                             impls.setdefault(_ge_key(obj, ge), obj)
                 op_type = getattr(obj, "__pyop_reference__", None) if callable(obj) else None
                 if isinstance(op_type, str):

@@ -72,12 +72,10 @@ def loaded_impls():
                 "impl_source": "%s:%s" % (desc.file, desc.line),
                 "capabilities": [n for bit, n in CAPS if desc.caps & bit],
                 "ge": False, "legacy": False})
-        if descs:
+        if descs or location is None or label is None:
             continue
         for desc in registrations(cls, "__ge_op_impl_descriptor__",
                                    "__ge_op_impl_descriptors__"):
-            if desc is None or location is None or label is None:
-                continue
             file, line = location(cls)
             key = "ge:%s:%s:%s" % (label(cls.__module__), cls.__qualname__, desc.op_type)
             caps = {_GE_INTERFACES[i] for i in desc.interfaces if i in _GE_INTERFACES}
