@@ -50,6 +50,11 @@
  *   optional_many  a plugin that goes on without three refused extension
  *              modules: its reason names the first two, in import order,
  *              and "and 1 more"
+ *   desc_refused  converting a descriptor fails in the lanes alone, after
+ *              the plugin caught a refused import (an attribute default's
+ *              __index__): the load fails with PYOP_EPYTHON naming the
+ *              lane and the conversion, nothing registered; the main
+ *              interpreter's own load of it works
  */
 #include "lanes_util.h"
 
@@ -809,9 +814,40 @@ static void case_optional_many(void) {
   free(opp);
 }
 
+/*
+ * A lane's descriptor conversion fails after the plugin caught a refused
+ * import (desc_refused/desc_probe.py: an attribute default's __index__):
+ * the lane's Python error is the load's, PYOP_EPYTHON, not taken for a
+ * refusal that sends an op to the main interpreter (lane_imports.c: a
+ * load's refusals are the load's; batch 12 survivor
+ * bridge.b12.lane_imports.status_during_load); without lanes the same
+ * plugin loads, k's default [3].
+ */
+static void case_desc_refused(void) {
+  char *opp = xasprintf("%s/desc_refused", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK(err_has("lane 1: loading the plugins of ") || err_has("lane 2: loading the plugins of "),
+        "no lane named: %s", pyop_last_error());
+  CHECK_ERR_HAS("converting plugin descriptors failed");
+  CHECK_ERR_HAS("ValueError: DescProbe: no default for k without the extension");
+  const pyop_op_info *info = NULL;
+  CHECK(pyop_op_get("DescProbe", &info) != PYOP_OK, "DescProbe registered by a failed load");
+  if (info != NULL)
+    pyop_op_info_release(info);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  set_lanes(0, opp, true);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_get("DescProbe", &info), PYOP_OK);
+  if (info != NULL)
+    pyop_op_info_release(info);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
-  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many)
+  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
