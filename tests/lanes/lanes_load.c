@@ -55,6 +55,10 @@
  *              __index__): the load fails with PYOP_EPYTHON naming the
  *              lane and the conversion, nothing registered; the main
  *              interpreter's own load of it works
+ *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
+ *              execute (INFO): every lane's lines and the main
+ *              interpreter's reach the host's log hook, each at its own
+ *              level
  */
 #include "lanes_util.h"
 
@@ -845,9 +849,73 @@ static void case_desc_refused(void) {
   free(opp);
 }
 
+/*
+ * What a lane's image logs reaches the host with its level (lane_start.c):
+ * during a load a worker keeps each line and the loading thread replays it,
+ * every lane's; in a call it goes to libpyop's log service directly.
+ * tests/lanes/plugins/logs logs at import and in execute, naming the
+ * interpreter (dataflow pass, session 13).
+ */
+static int log_bad, log_import_info, log_import_debug, log_exec_info;
+static long log_ids[8];
+static int n_log_ids;
+
+static void keep_plugin_log(void *user, int level, const char *line) {
+  (void)user;
+  const char *p;
+  if ((p = strstr(line, "logs-import info in ")) != NULL) {
+    log_bad += level != PYOP_LOG_INFO;
+    log_import_info++;
+    if (n_log_ids < 8)
+      log_ids[n_log_ids++] = strtol(p + strlen("logs-import info in "), NULL, 10);
+  } else if (strstr(line, "logs-import debug in ") != NULL) {
+    log_bad += level != PYOP_LOG_DEBUG;
+    log_import_debug++;
+  } else if (strstr(line, "logs-exec info in ") != NULL) {
+    log_bad += level != PYOP_LOG_INFO;
+    log_exec_info++;
+  }
+}
+
+static void case_lane_log(void) {
+  char *opp = xasprintf("%s/logs", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_plugin_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Logs", 2, NULL);
+  /* The main interpreter's lines and each lane's: three interpreters. */
+  CHECK(log_import_info == 3 && log_import_debug == 3,
+        "import lines: %d at INFO, %d at DEBUG, expected 3 each", log_import_info,
+        log_import_debug);
+  bool distinct = n_log_ids == 3;
+  for (int a = 0; a < n_log_ids; a++)
+    for (int b = a + 1; b < n_log_ids; b++)
+      distinct = distinct && log_ids[a] != log_ids[b];
+  CHECK(distinct, "import lines from %d interpreters (%ld %ld %ld), expected 3 distinct",
+        n_log_ids, log_ids[0], log_ids[1], log_ids[2]);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Logs", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_lane(op) != 0, "Logs ran in the main interpreter");
+  float y0 = -1, id = -1;
+  CHECK_RC(run_id(op, 5, &y0, &id), PYOP_OK);
+  CHECK(y0 == 5.0f && id != 0.0f, "Logs: y %g in interpreter %g", y0, id);
+  CHECK(log_exec_info == 1, "execute's line said %d times", log_exec_info);
+  CHECK(log_bad == 0, "%d plugin lines at another level than their own", log_bad);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
-  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused)
+  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
+  X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
