@@ -718,6 +718,16 @@ static void case_lazy_import(void) {
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,
         "the fallbacks said:\n%s", lanes_warnings);
+  /* Each warning names the callback the refusal came in, and what it did
+   * (dataflow pass, session 13). */
+  static const char *const named[][2] = {
+      {"implementation 'LazyExt' (", ": execute failed in its lane after"},
+      {"implementation 'LazyInit' (", ": create_holder failed in its lane after"},
+      {"implementation 'LazyOptional' (", ": execute went on in its lane after"},
+      {"implementation 'LazyOptInit' (", ": create_holder went on in its lane after"}};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    CHECK(lines_with(lanes_warnings, named[i][0], named[i][1]) == 1,
+          "no warning with \"%s\" and \"%s\":\n%s", named[i][0], named[i][1], lanes_warnings);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
