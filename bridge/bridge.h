@@ -704,7 +704,9 @@ void pb_lanes_refused_note(pyop_str message);
 int pb_lane_imports_watch(void);
 /* Around a lane image's load of one path element (GIL held): end returns
  * rc, or PYOP_EUNSUPPORTED (error reported) when rc is PYOP_OK and an
- * import was refused during the load. */
+ * import was refused during the load. End with PYOP_OK is the check
+ * before the descriptors are handed over and leaves the load going on
+ * (the load ends with end(another rc), whatever happened). */
 void pb_lane_imports_load_begin(void);
 int pb_lane_imports_load_end(int rc);
 /* A failed call's status in a lane image (pb_error_python): a call's

@@ -80,7 +80,13 @@ void pb_lane_imports_load_begin(void) {
 }
 
 int pb_lane_imports_load_end(int rc) {
-  loading = false;
+  /* PYOP_OK: the check before the load hands its descriptors over, which
+   * is still the load (converting one runs plugin code: a Python error
+   * there is the load's PYOP_EPYTHON, not a call's refusal); any other rc
+   * ends it. */
+  if (rc != PYOP_OK) {
+    loading = false;
+  }
   char *why = take_refused();
   if (why == NULL || rc != PYOP_OK) {
     free(why);

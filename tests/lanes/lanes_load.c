@@ -50,6 +50,15 @@
  *   optional_many  a plugin that goes on without three refused extension
  *              modules: its reason names the first two, in import order,
  *              and "and 1 more"
+ *   desc_refused  converting a descriptor fails in the lanes alone, after
+ *              the plugin caught a refused import (an attribute default's
+ *              __index__): the load fails with PYOP_EPYTHON naming the
+ *              lane and the conversion, nothing registered; the main
+ *              interpreter's own load of it works
+ *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
+ *              execute (INFO): every lane's lines and the main
+ *              interpreter's reach the host's log hook, each at its own
+ *              level
  */
 #include "lanes_util.h"
 
@@ -709,6 +718,16 @@ static void case_lazy_import(void) {
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,
         "the fallbacks said:\n%s", lanes_warnings);
+  /* Each warning names the callback the refusal came in, and what it did
+   * (dataflow pass, session 13). */
+  static const char *const named[][2] = {
+      {"implementation 'LazyExt' (", ": execute failed in its lane after"},
+      {"implementation 'LazyInit' (", ": create_holder failed in its lane after"},
+      {"implementation 'LazyOptional' (", ": execute went on in its lane after"},
+      {"implementation 'LazyOptInit' (", ": create_holder went on in its lane after"}};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    CHECK(lines_with(lanes_warnings, named[i][0], named[i][1]) == 1,
+          "no warning with \"%s\" and \"%s\":\n%s", named[i][0], named[i][1], lanes_warnings);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -809,9 +828,104 @@ static void case_optional_many(void) {
   free(opp);
 }
 
+/*
+ * A lane's descriptor conversion fails after the plugin caught a refused
+ * import (desc_refused/desc_probe.py: an attribute default's __index__):
+ * the lane's Python error is the load's, PYOP_EPYTHON, not taken for a
+ * refusal that sends an op to the main interpreter (lane_imports.c: a
+ * load's refusals are the load's; batch 12 survivor
+ * bridge.b12.lane_imports.status_during_load); without lanes the same
+ * plugin loads, k's default [3].
+ */
+static void case_desc_refused(void) {
+  char *opp = xasprintf("%s/desc_refused", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  CHECK_RC(pyop_load(), PYOP_EPYTHON);
+  CHECK(err_has("lane 1: loading the plugins of ") || err_has("lane 2: loading the plugins of "),
+        "no lane named: %s", pyop_last_error());
+  CHECK_ERR_HAS("converting plugin descriptors failed");
+  CHECK_ERR_HAS("ValueError: DescProbe: no default for k without the extension");
+  const pyop_op_info *info = NULL;
+  CHECK(pyop_op_get("DescProbe", &info) != PYOP_OK, "DescProbe registered by a failed load");
+  if (info != NULL)
+    pyop_op_info_release(info);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  set_lanes(0, opp, true);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_op_get("DescProbe", &info), PYOP_OK);
+  if (info != NULL)
+    pyop_op_info_release(info);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/*
+ * What a lane's image logs reaches the host with its level (lane_start.c):
+ * during a load a worker keeps each line and the loading thread replays it,
+ * every lane's; in a call it goes to libpyop's log service directly.
+ * tests/lanes/plugins/logs logs at import and in execute, naming the
+ * interpreter (dataflow pass, session 13).
+ */
+static int log_bad, log_import_info, log_import_debug, log_exec_info;
+static long log_ids[8];
+static int n_log_ids;
+
+static void keep_plugin_log(void *user, int level, const char *line) {
+  (void)user;
+  const char *p;
+  if ((p = strstr(line, "logs-import info in ")) != NULL) {
+    log_bad += level != PYOP_LOG_INFO;
+    log_import_info++;
+    if (n_log_ids < 8)
+      log_ids[n_log_ids++] = strtol(p + strlen("logs-import info in "), NULL, 10);
+  } else if (strstr(line, "logs-import debug in ") != NULL) {
+    log_bad += level != PYOP_LOG_DEBUG;
+    log_import_debug++;
+  } else if (strstr(line, "logs-exec info in ") != NULL) {
+    log_bad += level != PYOP_LOG_INFO;
+    log_exec_info++;
+  }
+}
+
+static void case_lane_log(void) {
+  char *opp = xasprintf("%s/logs", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_DEBUG), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = keep_plugin_log;
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Logs", 2, NULL);
+  /* The main interpreter's lines and each lane's: three interpreters. */
+  CHECK(log_import_info == 3 && log_import_debug == 3,
+        "import lines: %d at INFO, %d at DEBUG, expected 3 each", log_import_info,
+        log_import_debug);
+  bool distinct = n_log_ids == 3;
+  for (int a = 0; a < n_log_ids; a++)
+    for (int b = a + 1; b < n_log_ids; b++)
+      distinct = distinct && log_ids[a] != log_ids[b];
+  CHECK(distinct, "import lines from %d interpreters (%ld %ld %ld), expected 3 distinct",
+        n_log_ids, log_ids[0], log_ids[1], log_ids[2]);
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("Logs", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_lane(op) != 0, "Logs ran in the main interpreter");
+  float y0 = -1, id = -1;
+  CHECK_RC(run_id(op, 5, &y0, &id), PYOP_OK);
+  CHECK(y0 == 5.0f && id != 0.0f, "Logs: y %g in interpreter %g", y0, id);
+  CHECK(log_exec_info == 1, "execute's line said %d times", log_exec_info);
+  CHECK(log_bad == 0, "%d plugin lines at another level than their own", log_bad);
+  pyop_op_destroy(op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
-  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many)
+  X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
+  X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};

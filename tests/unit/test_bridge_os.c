@@ -252,6 +252,14 @@ static void test_copy(void **state) {
   /* Not inherited by a program the host (or a plugin) executes: the lane's
    * copy of the bridge stays this process's (configuration pass, session 12). */
   assert_true((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+  /* Named by its lane (index 2): what /proc/<pid>/maps and a debugger show
+   * for that lane's image (dataflow pass, session 13). */
+  char link[64], target[256];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t len = readlink(link, target, sizeof target - 1);
+  assert_true(len > 0);
+  target[len] = '\0';
+  assert_string_equal(target, "/memfd:pyop-lane-2 (deleted)");
   close(fd);
   close(src);
 }
