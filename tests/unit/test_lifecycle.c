@@ -36,6 +36,7 @@
  * sweep accepts PYOP_OK only in that case: a "skipped" warning reached the
  * log hook, nothing was registered and the state stayed unloaded.
  */
+#include "hooks.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -909,6 +910,18 @@ static void test_busy(void **state) {
   expect_ops("FakeAdd,FakeIdentity");
   /* Still usable. */
   assert_int_equal(run_fake_add(), PYOP_OK);
+  /* The counts are each op type's live ones: a second instance of FakeAdd
+   * and one of FakeIdentity, both destroyed again, leave 1 of FakeAdd
+   * (dataflow pass, session 13: the op type's count not decremented). */
+  pyop_op *op2 = NULL, *op3 = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op2), PYOP_OK);
+  assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &op3), PYOP_OK);
+  expect_error(pyop_unload(), PYOP_EBUSY, "3 op instances are alive (");
+  expect_in(pyop_last_error(), "2 of \"FakeAdd\"");
+  expect_in(pyop_last_error(), "1 of \"FakeIdentity\"");
+  pyop_op_destroy(op3);
+  pyop_op_destroy(op2);
+  expect_error(pyop_unload(), PYOP_EBUSY, "1 op instance is alive (1 of \"FakeAdd\");");
   pyop_op_destroy(op);
   assert_int_equal(pyop_unload(), PYOP_OK);
   expect_ops("");
@@ -978,6 +991,69 @@ static void test_options_and_hooks(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK); /* nothing Python: OK */
   assert_int_equal(log_len, 0);           /* log member not copied */
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+/*
+ * pyop_set_host_hooks returns only when the calls of the hooks it replaces
+ * have ended: a call running on another thread when the hooks change is
+ * waited for (dataflow pass, session 13: the running calls not carried
+ * over to the old generation, so nothing was waited for). The releaser
+ * lets the hook go a while later; a set_host_hooks that returns before it
+ * finds the hook still running.
+ */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool entered, released, finished;
+} slow_hook = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, false};
+
+static int slow_owns(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  pthread_mutex_lock(&slow_hook.mu);
+  slow_hook.entered = true;
+  pthread_cond_broadcast(&slow_hook.cv);
+  while (!slow_hook.released) pthread_cond_wait(&slow_hook.cv, &slow_hook.mu);
+  slow_hook.finished = true;
+  pthread_mutex_unlock(&slow_hook.mu);
+  return 0;
+}
+
+static void *slow_caller(void *arg) {
+  (void)arg;
+  (void)pyop__hook_owns_op("Slow");
+  return NULL;
+}
+
+static void *slow_releaser(void *arg) {
+  (void)arg;
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  pthread_mutex_lock(&slow_hook.mu);
+  slow_hook.released = true;
+  pthread_cond_broadcast(&slow_hook.cv);
+  pthread_mutex_unlock(&slow_hook.mu);
+  return NULL;
+}
+
+static void test_set_hooks_waits(void **state) {
+  (void)state;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = slow_owns;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  pthread_t caller, releaser;
+  assert_int_equal(pthread_create(&caller, NULL, slow_caller, NULL), 0);
+  pthread_mutex_lock(&slow_hook.mu);
+  while (!slow_hook.entered) pthread_cond_wait(&slow_hook.cv, &slow_hook.mu);
+  pthread_mutex_unlock(&slow_hook.mu);
+  assert_int_equal(pthread_create(&releaser, NULL, slow_releaser, NULL), 0);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  pthread_mutex_lock(&slow_hook.mu);
+  bool finished = slow_hook.finished;
+  pthread_mutex_unlock(&slow_hook.mu);
+  pthread_join(releaser, NULL);
+  pthread_join(caller, NULL);
+  if (!finished) fail_msg("pyop_set_host_hooks returned while a call of the old owns_op ran");
 }
 
 /*
@@ -2157,6 +2233,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_set_hooks_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),
