@@ -221,6 +221,19 @@ static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   return 0;
 }
 
+/* host_alloc giving 64 bytes more than asked; asked_nbytes is what it was
+ * asked for. */
+static uint64_t asked_nbytes;
+static int roomy_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  assert_true(n_allocs < 16);
+  asked_nbytes = t->nbytes;
+  t->nbytes += 64;
+  t->data = allocs[n_allocs++] = calloc(1, (size_t)t->nbytes);
+  return 0;
+}
+
 static void free_allocs(void) {
   for (size_t i = 0; i < n_allocs; i++) free(allocs[i]);
   n_allocs = 0;
@@ -313,6 +326,28 @@ static void test_stream_passed(void **state) {
   ctx.flags = 0;
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
   assert_null(seen_stream);
+  pyop_op_destroy(op);
+}
+
+/* A host buffer larger than needed: the output (what the host gets back)
+ * is the host's buffer, its nbytes the host's, with the shape and dtype
+ * the op asked for (dataflow pass, session 13: nbytes replaced by what the
+ * shape needs). */
+static void test_host_buffer_kept(void **state) {
+  (void)state;
+  pyop_op *op = make("Plain", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = roomy_alloc;
+  pyop_tensor y;
+  memset(&y, 0, sizeof y);
+  asked_nbytes = 0;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(asked_nbytes, 12); /* float32[3] */
+  assert_ptr_equal(y.data, allocs[n_allocs - 1]);
+  assert_int_equal(y.nbytes, 12 + 64);
+  assert_int_equal(y.dtype, PYOP_DTYPE_FLOAT32);
+  assert_int_equal(y.ndim, 1);
+  assert_int_equal(y.shape[0], 3);
   pyop_op_destroy(op);
 }
 
@@ -1249,6 +1284,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_buffer_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode_dynamic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
