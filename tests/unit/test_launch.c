@@ -879,6 +879,40 @@ static void test_error_unknown_symbol(void **state) {
   assert_null(strstr(pyop_last_error(), "/proc/self/fd"));
 }
 
+/* A kernel refused after its library was opened (no such symbol, a data
+ * object) keeps no reference to it: closing the table with no plan alive
+ * closes it, and says nothing is still used (dataflow pass, session 13:
+ * the reference of the refused kernel leaked, its library left open for
+ * the life of the process). */
+static void test_refused_kernel_released(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  pyop_launch_view v = LV(kernels, "pyop_example_no_such_kernel", NULL, 0);
+  assert_int_equal(try_launch(&v), PYOP_ELAUNCH);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  if (log_buf[0]) fail_msg("after an unknown symbol: %s", log_buf);
+  v = LV(kernels, "pyop_example_calls", NULL, 0); /* a data object */
+  assert_int_equal(try_launch(&v), PYOP_ELAUNCH);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  if (log_buf[0]) fail_msg("after a data object: %s", log_buf);
+  /* What would be logged with a reference kept: the check can fail. */
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Kept", 0, 0, &p), PYOP_OK);
+  v = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  pyop__kernel_libs_close();
+  assert_non_null(strstr(log_buf, "1 kernel library still used by live launch plans"));
+  pyop__plan_free(p);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_string_equal(log_buf, "");
+}
+
 /* A dladdr1 that finds nothing (the seam's replacement). */
 static int no_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
   (void)a;
@@ -1440,6 +1474,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_scalar_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refused_kernel_released, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_function, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_world_writable, setup, teardown),
