@@ -1036,24 +1036,42 @@ static void *slow_releaser(void *arg) {
   return NULL;
 }
 
-static void test_set_hooks_waits(void **state) {
-  (void)state;
+/* The scenario, in a child process (a wrong count left by a failure would
+ * make every later pyop_set_host_hooks of the process wait): 0 when
+ * pyop_set_host_hooks(NULL) returned after the hook call ended. */
+static int set_hooks_waits_child(void) {
+  alarm(20);
   pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
   h.owns_op = slow_owns;
-  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  if (pyop_set_host_hooks(&h) != PYOP_OK) return 2;
   pthread_t caller, releaser;
-  assert_int_equal(pthread_create(&caller, NULL, slow_caller, NULL), 0);
+  if (pthread_create(&caller, NULL, slow_caller, NULL) != 0) return 3;
   pthread_mutex_lock(&slow_hook.mu);
   while (!slow_hook.entered) pthread_cond_wait(&slow_hook.cv, &slow_hook.mu);
   pthread_mutex_unlock(&slow_hook.mu);
-  assert_int_equal(pthread_create(&releaser, NULL, slow_releaser, NULL), 0);
-  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  if (pthread_create(&releaser, NULL, slow_releaser, NULL) != 0) return 4;
+  if (pyop_set_host_hooks(NULL) != PYOP_OK) return 5;
   pthread_mutex_lock(&slow_hook.mu);
   bool finished = slow_hook.finished;
   pthread_mutex_unlock(&slow_hook.mu);
   pthread_join(releaser, NULL);
   pthread_join(caller, NULL);
-  if (!finished) fail_msg("pyop_set_host_hooks returned while a call of the old owns_op ran");
+  return finished ? 0 : 6;
+}
+
+static void test_set_hooks_waits(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(set_hooks_waits_child());
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 6)
+    fail_msg("pyop_set_host_hooks returned while a call of the old owns_op ran");
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /*
