@@ -1075,6 +1075,51 @@ static void test_set_hooks_waits(void **state) {
 }
 
 /*
+ * fork() while a pyop_load runs but before it opened a bridge (from the log
+ * hook of its scan's warning): the child is marked forked (a lifecycle call
+ * was in progress: its busy flag, copied set, would hold every lifecycle
+ * call of the child), so libpyop refuses there with PYOP_EFORKED (dataflow
+ * pass, session 13: only an open bridge marked the child).
+ */
+static pid_t load_child = -1;
+static void forking_log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  if (load_child >= 0 || !strstr(line, "skipped")) return;
+  fflush(NULL);
+  load_child = fork();
+  if (load_child == 0) {
+    alarm(10);
+    char **types = NULL;
+    size_t n = 0;
+    int rc = pyop_op_list(&types, &n);
+    _exit(rc == PYOP_EFORKED ? 0 : 3);
+  }
+}
+
+static void test_fork_during_load(void **state) {
+  (void)state;
+  ShutdownPythonCustomOpsForProcess(); /* no bridge open */
+  char value[4200];
+  snprintf(value, sizeof value, "relative/ops:%s", opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = forking_log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  load_child = -1;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  assert_true(load_child > 0);
+  int status = 0;
+  assert_int_equal(waitpid(load_child, &status, 0), load_child);
+  if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3)
+    fail_msg("the child of a fork during pyop_load was not marked forked");
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
  * pyop_options.start_python_key: checked and copied by pyop_set_options,
  * fixed while the bridge is open, not read from an older caller's struct;
  * with a Python already in the process start_python starts none, and a
@@ -2252,6 +2297,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_hooks_waits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),
