@@ -911,8 +911,7 @@ static void test_busy(void **state) {
   /* Still usable. */
   assert_int_equal(run_fake_add(), PYOP_OK);
   /* The counts are each op type's live ones: a second instance of FakeAdd
-   * and one of FakeIdentity, both destroyed again, leave 1 of FakeAdd
-   * (dataflow pass, session 13: the op type's count not decremented). */
+   * and one of FakeIdentity, both destroyed again, leave 1 of FakeAdd. */
   pyop_op *op2 = NULL, *op3 = NULL;
   assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op2), PYOP_OK);
   assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &op3), PYOP_OK);
