@@ -942,9 +942,7 @@ static void test_error_unknown_symbol(void **state) {
 
 /* A kernel refused after its library was opened (no such symbol, a data
  * object) keeps no reference to it: closing the table with no plan alive
- * closes it, and says nothing is still used (dataflow pass, session 13:
- * the reference of the refused kernel leaked, its library left open for
- * the life of the process). */
+ * closes it, and says nothing is still used. */
 static void test_refused_kernel_released(void **state) {
   (void)state;
   pyop__kernel_libs_close();
