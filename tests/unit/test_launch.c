@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -972,6 +974,40 @@ static void test_refused_kernel_released(void **state) {
   assert_string_equal(log_buf, "");
 }
 
+/* fork(): the child gets the kernel library table unlocked, so a plan
+ * declared there opens (or finds) its library and runs; a table left
+ * locked would hold the child for ever (dataflow pass, session 13: the
+ * fork handler of the child skipping the table). The child runs under a
+ * watchdog. */
+static int fork_child_launch(void) {
+  alarm(10);
+  pyop__plan *p = NULL;
+  if (pyop__plan_new("Child", 0, 0, &p) != PYOP_OK) return 2;
+  pyop_launch_view v = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  if (pyop__plan_add_launch(p, &v) != PYOP_OK || pyop__plan_finish(p) != PYOP_OK) return 3;
+  if (pyop__plan_run(p, NULL, NULL, NULL, NULL) != PYOP_OK) return 4;
+  pyop__plan_free(p);
+  pyop__kernel_libs_close();
+  return 0;
+}
+
+static void test_fork_child_kernel_table(void **state) {
+  (void)state;
+  pyop__plan *held = one_launch("pyop_example_count_calls", NULL, 0, 0, 0); /* table in use */
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(fork_child_launch());
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  pyop__plan_free(held);
+  if (WIFSIGNALED(status))
+    fail_msg("the child died of signal %d (%s)", WTERMSIG(status),
+             WTERMSIG(status) == SIGALRM ? "it waited for the kernel library table" : "a crash");
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* A dladdr1 that finds nothing (the seam's replacement). */
 static int no_dladdr1(const void *a, Dl_info *i, void **extra, int flags) {
   (void)a;
@@ -1535,6 +1571,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused_kernel_released, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_child_kernel_table, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_function, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_world_writable, setup, teardown),
