@@ -1074,6 +1074,28 @@ static void test_set_hooks_waits(void **state) {
 }
 
 /*
+ * What a load announces at the info level: the bridge it opened, with the
+ * runtime key and the negotiated ABI, and how many op types it registered
+ * (dataflow pass, session 13: the count of the load's paths announced as
+ * its op types).
+ */
+static void test_load_announced(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  log_reset();
+  int rc = pyop_load();
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  expect_in(log_buf, "libpyop: info: loaded; 2 op types registered\n");
+  char want[300];
+  snprintf(want, sizeof want, "/GOOD/libpyop_bridge.so loaded for %s (ABI 1.", key.text);
+  expect_in(log_buf, "libpyop: info: bridge /");
+  expect_in(log_buf, want);
+}
+
+/*
  * fork() while a pyop_load runs but before it opened a bridge (from the log
  * hook of its scan's warning): the child is marked forked (a lifecycle call
  * was in progress: its busy flag, copied set, would hold every lifecycle
@@ -2297,6 +2319,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_set_hooks_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_load_announced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),
