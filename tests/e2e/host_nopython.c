@@ -136,9 +136,16 @@ static void case_start_python(void) {
   h.log = np_log_hook;
   REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
   np_log[0] = '\0';
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
   REQUIRE_RC(pyop_set_options(&o), PYOP_OK);
   REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* ... and which libpython it loaded for which bridge. */
+  CHECK(strstr(np_log, "libpyop: info: loaded /") != NULL &&
+            strstr(np_log, " to start Python cp311-x86_64 (start_python option)\n") != NULL,
+        "no start line; the log:\n%s", np_log);
   {
     char want[200];
     snprintf(want, sizeof want, "%d libpyop: warn: lanes: 2 asked for, but start_python starts "
