@@ -404,6 +404,33 @@ static void test_second_output_own_symbol(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Each output of a host prototype keeps its own set: z float32, w int32
+ * (dataflow pass, session 13: the second output's mask taken from the
+ * first's). */
+static void test_host_output_sets_each_own(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[2] = {{"z", PYOP_IO_REQUIRED}, {"w", PYOP_IO_REQUIRED}};
+  pyop_dtype_set out_sets[2] = {{BIT(FLOAT32), NULL}, {BIT(INT32), NULL}};
+  pyop_op_info hi;
+  memset(&hi, 0, sizeof hi);
+  hi.struct_size = sizeof hi;
+  hi.op_type = "TwoSets";
+  hi.inputs = ins;
+  hi.n_inputs = 1;
+  hi.outputs = outs;
+  hi.n_outputs = 2;
+  hi.output_dtypes = out_sets;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("TwoSets", &info), PYOP_OK);
+  assert_non_null(info->output_dtypes);
+  assert_int_equal(info->output_dtypes[0].mask, BIT(FLOAT32));
+  assert_int_equal(info->output_dtypes[1].mask, BIT(INT32));
+  assert_null(info->input_dtypes);
+  pyop_op_info_release(info);
+}
+
 /* An output whose symbol's only input is an absent optional one is free:
  * nothing makes its type (the absent input is not read); present, it does. */
 static void test_output_symbol_of_absent_input(void **state) {
@@ -650,6 +677,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_second_output_own_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_output_sets_each_own, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_names_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),
