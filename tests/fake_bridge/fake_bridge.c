@@ -538,7 +538,7 @@ FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
     PYOP_BRIDGE_ABI_MAJOR,
 #endif
 #if defined(FAKE_NEWER_MINOR)
-    7,
+    PYOP_BRIDGE_ABI_MINOR + 1, /* newer than this libpyop, whatever its minor */
 #else
     FAKE_ABI_MINOR,
 #endif
