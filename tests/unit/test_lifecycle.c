@@ -677,6 +677,25 @@ static void test_interpreter_lost_closes_kernel_libs(void **state) {
   free(dir);
 }
 
+/* A bridge whose interpreter_status answers neither PYOP_OK nor
+ * PYOP_ENOTINIT cannot tell: the load stays idempotent (nothing retired)
+ * and a warning names the bridge and what it answered (dataflow pass,
+ * session 13: the answer taken as "cannot tell" silently). */
+static void test_interpreter_status_odd(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  setenv("PYOP_FAKE_PYTHON_GONE", "odd", 1);
+  log_reset();
+  int rc = pyop_load();
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  assert_int_equal(rc, PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  if (strstr(log_buf, "closing it to load afresh")) fail_msg("retired:\n%s", log_buf);
+  expect_in(log_buf, "libpyop: warn: bridge /");
+  expect_in(log_buf, "/GOOD/libpyop_bridge.so: interpreter_status returned 7, neither PYOP_OK "
+                     "nor PYOP_ENOTINIT; taken as \"cannot tell\"");
+}
+
 /*
  * The host finalized the interpreter the ops live in and started a new one
  * (the bridge, ABI 1.5, says so: PYOP_FAKE_PYTHON_GONE). pyop_load never
@@ -2320,6 +2339,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_set_hooks_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_load_announced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interpreter_status_odd, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),
