@@ -2000,6 +2000,14 @@ static void test_registrar_threads(void **state) {
   expect_in(pyop_last_error(), "REGISTRAR_THREADS/libpyop_bridge.so");
   expect_in(pyop_last_error(), "nothing of this load is registered");
   expect_in(log_buf, "thread statuses -14 -14 -14 -14\n");
+  /* The refusals are logged once per call (the first), naming the bridge
+   * (dataflow pass, session 13: the "first" test of the count lost, a
+   * line for each of the 200). */
+  if (log_count("called the registrar's add_") != 1)
+    fail_msg("logged %d times:\n%.2000s", log_count("called the registrar's add_"), log_buf);
+  expect_in(log_buf, "REGISTRAR_THREADS/libpyop_bridge.so called the registrar's add_");
+  expect_in(log_buf, " from another thread than the one libpyop called register_custom_ops "
+                     "on; refused (the load fails)");
   expect_ops("");
   /* The bridge returned PYOP_OK and holds this load's plugins: libpyop,
    * which registers nothing, asks it to drop them (reset), each time. */
