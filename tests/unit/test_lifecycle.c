@@ -1012,6 +1012,49 @@ static void test_options_and_hooks(void **state) {
 }
 
 /*
+ * start_python with a libpython that cannot be used: a missing file is
+ * PYOP_ENOPYTHON, one the file policy refuses (world-writable) keeps
+ * PYOP_ESECURITY; both name the libpython and the bridge chosen (dataflow
+ * pass, session 13: the security refusal reported as no Python).
+ */
+static void test_start_python_libpython_refused(void **state) {
+  (void)state;
+  char *lpdir = pt_mkdtemp();
+  assert_int_equal(chmod(lpdir, 0755), 0);
+  char *bad = fb_join(lpdir, "libpython3.11.so");
+  pt_write_file(bad, "not a library\n");
+  assert_int_equal(chmod(bad, 0666), 0);
+  char mf[2 * PATH_MAX];
+  snprintf(mf, sizeof mf, "format=1\npython_tag=cp311\nabi_flags=\nplatform=x86_64\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=1\nbridge_abi_minor=0\n"
+           "libpython=/nonexistent-pyop/libpython3.11.so\n");
+  free(fb_make_artifact(root, "cp399-x86_64", "GOOD", mf));
+  snprintf(mf, sizeof mf, "format=1\npython_tag=cp311\nabi_flags=\nplatform=x86_64\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=1\nbridge_abi_minor=0\n"
+           "libpython=%s\n", bad);
+  free(fb_make_artifact(root, "cp398-x86_64", "GOOD", mf));
+  py.present = false;
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.start_python_key = "cp399-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ENOPYTHON,
+               "pyop_load: cannot start Python from /nonexistent-pyop/libpython3.11.so "
+               "(bridge cp399-x86_64): ");
+  o.start_python_key = "cp398-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  char want[PATH_MAX + 128];
+  snprintf(want, sizeof want, "pyop_load: cannot start Python from %s (bridge cp398-x86_64): ",
+           bad);
+  expect_error(pyop_load(), PYOP_ESECURITY, want);
+  expect_in(pyop_last_error(), "writable");
+  py.present = true;
+  fb_rmtree(lpdir);
+  free(lpdir);
+  free(bad);
+}
+
+/*
  * What a load announces at the info level: the bridge it opened, with the
  * runtime key and the negotiated ABI, and how many op types it registered
  * (dataflow pass, session 13: the count of the load's paths announced as
@@ -2265,6 +2308,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_load_announced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_start_python_libpython_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_interpreter_status_odd, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
