@@ -702,8 +702,7 @@ static void test_service_after_return(void **state) {
   assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
   /* Logged too (a bridge that ignores the status leaves a trace), naming
-   * the service and the call (dataflow pass, session 13: the refusal
-   * logged with the call and the service swapped). */
+   * the service and the call. */
   if (!strstr(refused_log_buf, "libpyop: error: the bridge ") ||
       !strstr(refused_log_buf, " called alloc_output of execute after that call returned, or "
                                "from another thread; refused"))
