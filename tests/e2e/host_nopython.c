@@ -109,6 +109,14 @@ static void case_enopython(void) {
   CHECK(python_initialized() == -1, "a failed load loaded Python anyway");
 }
 
+/* Lines the host's log hook received, with their levels. */
+static char np_log[16384];
+static void np_log_hook(void *user, int level, const char *line) {
+  (void)user;
+  size_t len = strlen(np_log);
+  snprintf(np_log + len, sizeof np_log - len, "%d %s\n", level, line);
+}
+
 /* (m) pyop_options.start_python: libpyop starts the build's default Python,
  * isolated (no PYTHONPATH / PYTHONHOME, no cwd, no user site), and the ops
  * run; pyop_shutdown leaves it initialised (never finalized) and the next
@@ -120,8 +128,30 @@ static void case_start_python(void) {
   setenv("PYTHONHOME", "/nonexistent/pyop-e2e-marker-home", 1);
   pyop_options o = PYOP_OPTIONS_INIT;
   o.start_python = true;
+  /* Lanes asked of the build's default (3.11: none run): the note says so
+   * as a warning (dataflow pass, session 13: the warning logged at the info
+   * level, unseen at the default level). */
+  o.lanes = 2;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = np_log_hook;
+  REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  np_log[0] = '\0';
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
   REQUIRE_RC(pyop_set_options(&o), PYOP_OK);
   REQUIRE_RC(pyop_load(), PYOP_OK);
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* ... and which libpython it loaded for which bridge. */
+  CHECK(strstr(np_log, "libpyop: info: loaded /") != NULL &&
+            strstr(np_log, " to start Python cp311-x86_64 (start_python option)\n") != NULL,
+        "no start line; the log:\n%s", np_log);
+  {
+    char want[200];
+    snprintf(want, sizeof want, "%d libpyop: warn: lanes: 2 asked for, but start_python starts "
+             "cp311-x86_64, the build's default, which cannot run them", PYOP_LOG_WARN);
+    CHECK(strstr(np_log, want) != NULL, "no lanes warning; the log:\n%s", np_log);
+  }
   CHECK(python_initialized() == 1, "Python not running after the load");
   CHECK_LIST("IoKinds,PkgDouble,Probe,ScaledAdd,ShadowJson");
   char key[64];

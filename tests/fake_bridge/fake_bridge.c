@@ -521,9 +521,12 @@ static void fake_shutdown(void) {
   artifact_dir[0] = '\0';
 }
 
-/* ABI 1.5: the "interpreter" is gone while PYOP_FAKE_PYTHON_GONE is set. */
+/* ABI 1.5: the "interpreter" is gone while PYOP_FAKE_PYTHON_GONE is set;
+ * set to "odd", the answer is a status that says neither (7). */
 static int fake_interpreter_status(void) {
-  return getenv("PYOP_FAKE_PYTHON_GONE") ? PYOP_ENOTINIT : PYOP_OK;
+  const char *gone = getenv("PYOP_FAKE_PYTHON_GONE");
+  if (gone && strcmp(gone, "odd") == 0) return 7;
+  return gone ? PYOP_ENOTINIT : PYOP_OK;
 }
 
 FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
@@ -538,7 +541,7 @@ FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
     PYOP_BRIDGE_ABI_MAJOR,
 #endif
 #if defined(FAKE_NEWER_MINOR)
-    7,
+    PYOP_BRIDGE_ABI_MINOR + 1, /* newer than this libpyop, whatever its minor */
 #else
     FAKE_ABI_MINOR,
 #endif

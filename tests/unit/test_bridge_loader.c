@@ -204,8 +204,12 @@ static void test_registry_variants_load(void **state) {
     int rc = run_register(&b, &r);
     const pyop_proto_view *p = &r.first_proto;
     if (strcmp(names[i], "NEWER_MINOR") == 0) {
-      assert_int_equal(b.abi_minor, PYOP_BRIDGE_ABI_MINOR); /* bridge said 7 */
-      assert_int_equal(b.api->abi_minor, 7);
+      /* The bridge said one more than this libpyop speaks: the loader keeps
+       * its own (dataflow pass, session 13: the fake answered 7, which
+       * became this libpyop's own minor, so the bridge's was taken
+       * unnoticed). */
+      assert_int_equal(b.abi_minor, PYOP_BRIDGE_ABI_MINOR);
+      assert_int_equal(b.api->abi_minor, PYOP_BRIDGE_ABI_MINOR + 1);
       assert_int_equal(rc, PYOP_OK);
     } else if (strcmp(names[i], "OLD_MINOR") == 0) {
       assert_int_equal(b.abi_minor, 0); /* the older side's minor */

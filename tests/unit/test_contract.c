@@ -25,7 +25,7 @@ static void assert_msg_has(const char *part) {
 /* What execute does, chosen by the attribute "mode" of the op. */
 enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
        X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8, X_BAD_RANK = 9,
-       X_RANK_8 = 10 };
+       X_RANK_8 = 10, X_LAST_SHORT = 11 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -35,6 +35,7 @@ typedef struct holder {
 
 static int holders_alive;
 static const uint32_t *seen_flags; /* input_flags of the last execute */
+static void *seen_stream;          /* stream of the last execute */
 
 static int create(void *ctx, const pyop_attr_view *a, size_t n, void **out) {
   (void)ctx;
@@ -75,6 +76,7 @@ static int infer(void *hv, const pyop_infer_args *a) {
       if (rc != PYOP_OK) return rc;
     }
     if (a->n_outputs == 2) a->outputs[1] = t;
+    if (a->n_outputs == 2 && h->mode == X_LAST_SHORT) a->outputs[1].shape[0] = 1;
     return PYOP_OK;
   }
   a->outputs[0] = t;
@@ -87,6 +89,7 @@ static int execute(void *hv, const pyop_exec_args *a) {
   assert_true(a->struct_size >= offsetof(pyop_exec_args, input_flags) + sizeof(void *));
   assert_true(svc->struct_size >= offsetof(pyop_exec_services, alias_output) + sizeof(void *));
   seen_flags = a->input_flags;
+  seen_stream = a->stream;
   if (a->n_outputs == 0 || h->mode == X_NOTHING) return PYOP_OK;
   const pyop_tensor *x = &a->inputs[0].items[0];
   pyop_tensor t = *x;
@@ -100,6 +103,7 @@ static int execute(void *hv, const pyop_exec_args *a) {
     }
     if (a->n_outputs == 2 && h->mode != X_NO_LAST) {
       pyop_tensor o = t;
+      if (h->mode == X_LAST_SHORT) o.shape[0] = 1;
       return svc->alloc_output(svc->ctx, 1, &o);
     }
     return PYOP_OK;
@@ -217,6 +221,19 @@ static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   return 0;
 }
 
+/* host_alloc giving 64 bytes more than asked; asked_nbytes is what it was
+ * asked for. */
+static uint64_t asked_nbytes;
+static int roomy_alloc(void *user, size_t index, pyop_tensor *t) {
+  (void)user;
+  (void)index;
+  assert_true(n_allocs < 16);
+  asked_nbytes = t->nbytes;
+  t->nbytes += 64;
+  t->data = allocs[n_allocs++] = calloc(1, (size_t)t->nbytes);
+  return 0;
+}
+
 static void free_allocs(void) {
   for (size_t i = 0; i < n_allocs; i++) free(allocs[i]);
   n_allocs = 0;
@@ -281,6 +298,56 @@ static void test_unproduced_output(void **state) {
   assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
   assert_msg_has("\n(alloc_output failed; the op caught it and returned normally)");
   assert_null(y.data); /* the refused request allocated nothing */
+  pyop_op_destroy(op);
+}
+
+/* The host's stream reaches the op's execute, on every path (plain, the
+ * host's expectations, strict mode, more outputs than the stack holds)
+ * (dataflow pass, session 13: the stream dropped on the way). */
+static void test_stream_passed(void **state) {
+  (void)state;
+  int s1, s2;
+  pyop_op *op = make("Plain", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.stream = &s1;
+  pyop_tensor y;
+  memset(&y, 0, sizeof y);
+  seen_stream = NULL;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_ptr_equal(seen_stream, &s1);
+  ctx.stream = &s2;
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  y = (pyop_tensor){NULL, PYOP_DTYPE_FLOAT32, 0, 1, 0, {3}, 0};
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_ptr_equal(seen_stream, &s2);
+  /* No stream: NULL, not the last one. */
+  ctx.stream = NULL;
+  ctx.flags = 0;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_null(seen_stream);
+  pyop_op_destroy(op);
+}
+
+/* A host buffer larger than needed: the output (what the host gets back)
+ * is the host's buffer, its nbytes the host's, with the shape and dtype
+ * the op asked for (dataflow pass, session 13: nbytes replaced by what the
+ * shape needs). */
+static void test_host_buffer_kept(void **state) {
+  (void)state;
+  pyop_op *op = make("Plain", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = roomy_alloc;
+  pyop_tensor y;
+  memset(&y, 0, sizeof y);
+  asked_nbytes = 0;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(asked_nbytes, 12); /* float32[3] */
+  assert_ptr_equal(y.data, allocs[n_allocs - 1]);
+  assert_int_equal(y.nbytes, 12 + 64);
+  assert_int_equal(y.dtype, PYOP_DTYPE_FLOAT32);
+  assert_int_equal(y.ndim, 1);
+  assert_int_equal(y.shape[0], 3);
   pyop_op_destroy(op);
 }
 
@@ -393,6 +460,17 @@ static void test_strict_mode_dynamic(void **state) {
   assert_int_equal(l[1].count, 1);
   assert_true(((float *)ys[2].data)[0] == 2.0f);
   assert_non_null(last.data);
+  free_allocs();
+  pyop_op_destroy(op);
+  /* Each output's expectations are its own: "last" of shape [1] beside
+   * three "ys" of shape [3] (dataflow pass, session 13: the lists laid
+   * over one another, the last output's description read as ys[0]'s). */
+  op = make("Split", X_LAST_SHORT, 3);
+  if (pyop_op_execute_list(op, &xin, 1, l, 2, &ctx) != PYOP_OK)
+    fail_msg("strict, last of shape [1]: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(ys[0].shape[0], 3);
+  assert_int_equal(last.shape[0], 1);
   free_allocs();
   /* Room for two of infer_meta's three: refused, the op not run. */
   l[0].capacity = 2;
@@ -1205,6 +1283,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_buffer_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode_dynamic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),

@@ -341,6 +341,96 @@ static void test_output_follows_its_own_symbol(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Two outputs of two symbols: output 1 "w" is held to its own symbol's
+ * input (y, of U), not to output 0's (x, of T) (dataflow pass, session 13:
+ * every output checked with output 0's symbol). Execute asks for z as x's
+ * type and w as y's. */
+static int cb_exec_two(void *h, const pyop_exec_args *a) {
+  (void)h;
+  executed++;
+  pyop_tensor z = a->inputs[0].items[0], w = a->inputs[1].items[0];
+  z.data = w.data = NULL;
+  int rc = a->services->alloc_output(a->services->ctx, 0, &z);
+  return rc == PYOP_OK ? a->services->alloc_output(a->services->ctx, 1, &w) : rc;
+}
+static const pyop_op_callbacks two_cbs = {sizeof(pyop_op_callbacks), cb_create, cb_destroy,
+                                          NULL, cb_exec_two, NULL, NULL};
+static int two_alloc(void *user, size_t index, pyop_tensor *t) {
+  static double bufs[2][4];
+  (void)user;
+  t->data = bufs[index];
+  return 0;
+}
+
+static void test_second_output_own_symbol(void **state) {
+  (void)state;
+  pyop_io_info ins[2] = {{"x", PYOP_IO_REQUIRED}, {"y", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[2] = {{"z", PYOP_IO_REQUIRED}, {"w", PYOP_IO_REQUIRED}};
+  pyop_dtype_set in_sets[2] = {{0, "T"}, {0, "U"}};
+  pyop_dtype_set out_sets[2] = {{0, "T"}, {0, "U"}};
+  pyop_op_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  info.op_type = "TwoSyms";
+  info.inputs = ins;
+  info.n_inputs = 2;
+  info.outputs = outs;
+  info.n_outputs = 2;
+  info.input_dtypes = in_sets;
+  info.output_dtypes = out_sets;
+  assert_int_equal(pyop_register_host_prototype(&info), PYOP_OK);
+  pyop_impl_view iv = {sizeof iv, S("TwoSyms"), S("pyop:p.Two"), S("two.py"), 3,
+                       PYOP_CAP_EXECUTE, NULL, &two_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &iv), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("TwoSyms", NULL, 0, &op), PYOP_OK);
+  static double buf[2][4];
+  int64_t shape[1] = {4};
+  pyop_tensor x = pyop_tensor_of(buf[0], PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_tensor y = pyop_tensor_of(buf[1], PYOP_DTYPE_INT32, 1, shape);
+  pyop_tensor_list in[2] = {pyop_tensor_list_of(&x, 1), pyop_tensor_list_of(&y, 1)};
+  pyop_tensor out[2];
+  memset(out, 0, sizeof out);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = two_alloc;
+  int rc = pyop_op_execute(op, in, 2, out, 2, &ctx);
+  if (rc != PYOP_OK) fail_msg("%s", pyop_last_error());
+  assert_int_equal(out[0].dtype, PYOP_DTYPE_FLOAT32);
+  assert_int_equal(out[1].dtype, PYOP_DTYPE_INT32);
+  assert_int_equal(executed, 1);
+  pyop_op_destroy(op);
+}
+
+/* Each output of a host prototype keeps its own set: z float32, w int32
+ * (dataflow pass, session 13: the second output's mask taken from the
+ * first's). */
+static void test_host_output_sets_each_own(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[2] = {{"z", PYOP_IO_REQUIRED}, {"w", PYOP_IO_REQUIRED}};
+  pyop_dtype_set out_sets[2] = {{BIT(FLOAT32), NULL}, {BIT(INT32), NULL}};
+  pyop_op_info hi;
+  memset(&hi, 0, sizeof hi);
+  hi.struct_size = sizeof hi;
+  hi.op_type = "TwoSets";
+  hi.inputs = ins;
+  hi.n_inputs = 1;
+  hi.outputs = outs;
+  hi.n_outputs = 2;
+  hi.output_dtypes = out_sets;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_OK);
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("TwoSets", &info), PYOP_OK);
+  assert_non_null(info->output_dtypes);
+  assert_int_equal(info->output_dtypes[0].mask, BIT(FLOAT32));
+  assert_int_equal(info->output_dtypes[1].mask, BIT(INT32));
+  assert_null(info->input_dtypes);
+  pyop_op_info_release(info);
+}
+
 /* An output whose symbol's only input is an absent optional one is free:
  * nothing makes its type (the absent input is not read); present, it does. */
 static void test_output_symbol_of_absent_input(void **state) {
@@ -586,6 +676,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_execute_refuses_inputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_second_output_own_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_output_sets_each_own, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_names_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),

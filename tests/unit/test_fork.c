@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "candidates.h"
+#include "hooks.h"
 #include "trust.h"
 #include "registry.h"
 
@@ -211,11 +212,95 @@ static void test_fork_inside_own_hook(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * pyop_set_host_hooks returns only when the calls of the hooks it replaces
+ * have ended: a call running on another thread when the hooks change is
+ * waited for (dataflow pass, session 13: the running calls not carried
+ * over to the old generation, so nothing was waited for). The releaser
+ * lets the hook go a while later; a set_host_hooks that returns before it
+ * finds the hook still running. Last in this executable, and in a child:
+ * with the count wrong, every later pyop_set_host_hooks of the process
+ * would wait for ever.
+ */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool entered, released, finished;
+} slow_hook = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, false};
+
+static int slow_owns(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  pthread_mutex_lock(&slow_hook.mu);
+  slow_hook.entered = true;
+  pthread_cond_broadcast(&slow_hook.cv);
+  while (!slow_hook.released) pthread_cond_wait(&slow_hook.cv, &slow_hook.mu);
+  slow_hook.finished = true;
+  pthread_mutex_unlock(&slow_hook.mu);
+  return 0;
+}
+
+static void *slow_caller(void *arg) {
+  (void)arg;
+  (void)pyop__hook_owns_op("Slow");
+  return NULL;
+}
+
+static void *slow_releaser(void *arg) {
+  (void)arg;
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  pthread_mutex_lock(&slow_hook.mu);
+  slow_hook.released = true;
+  pthread_cond_broadcast(&slow_hook.cv);
+  pthread_mutex_unlock(&slow_hook.mu);
+  return NULL;
+}
+
+/* The scenario, in a child process (a wrong count left by a failure would
+ * make every later pyop_set_host_hooks of the process wait): 0 when
+ * pyop_set_host_hooks(NULL) returned after the hook call ended. */
+static int set_hooks_waits_child(void) {
+  alarm(20);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.owns_op = slow_owns;
+  if (pyop_set_host_hooks(&h) != PYOP_OK) return 2;
+  pthread_t caller, releaser;
+  if (pthread_create(&caller, NULL, slow_caller, NULL) != 0) return 3;
+  pthread_mutex_lock(&slow_hook.mu);
+  while (!slow_hook.entered) pthread_cond_wait(&slow_hook.cv, &slow_hook.mu);
+  pthread_mutex_unlock(&slow_hook.mu);
+  if (pthread_create(&releaser, NULL, slow_releaser, NULL) != 0) return 4;
+  if (pyop_set_host_hooks(NULL) != PYOP_OK) return 5;
+  pthread_mutex_lock(&slow_hook.mu);
+  bool finished = slow_hook.finished;
+  pthread_mutex_unlock(&slow_hook.mu);
+  pthread_join(releaser, NULL);
+  pthread_join(caller, NULL);
+  return finished ? 0 : 6;
+}
+
+static void test_set_hooks_waits(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(set_hooks_waits_child());
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 6)
+    fail_msg("pyop_set_host_hooks returned while a call of the old owns_op ran");
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fork_during_root_resolution),
       cmocka_unit_test(test_fork_during_hook_call),
       cmocka_unit_test(test_fork_inside_own_hook),
+      cmocka_unit_test(test_set_hooks_waits), /* last: see there */
   };
   return cmocka_run_group_tests_name("fork", tests, NULL, NULL);
 }

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -584,7 +586,7 @@ static void test_op_launch_input_count(void **state) {
 /* "Spill"(xs: dynamic) -> y, declared two ways: WS, out = 0.5 * (xs[0] +
  * xs[1]) through a 16-byte workspace; PTRS, collect4 of the first two and
  * the last two input pointers into y (an array of 4 pointers). */
-enum { SPILL_WS, SPILL_PTRS, SPILL_WS_CAUGHT };
+enum { SPILL_WS, SPILL_PTRS, SPILL_WS_CAUGHT, SPILL_WS_TWO };
 static int spill_mode;
 static int s_declare(void *h, const pyop_declare_args *a) {
   (void)h;
@@ -597,6 +599,20 @@ static int s_declare(void *h, const pyop_declare_args *a) {
     int rc = a->add_launch(a->sink_ctx, &v1);
     if (rc == PYOP_OK) rc = a->add_workspace(a->sink_ctx, 4 * sizeof(float));
     return rc == PYOP_OK ? a->add_launch(a->sink_ctx, &v2) : rc;
+  }
+  if (spill_mode == SPILL_WS_TWO) { /* ws0: 32 bytes, ws1: 16 bytes */
+    pyop_launch_arg_view a1[] = {A_IN(0), A_IN(1), A_WS(1), A_I(PYOP_SCALAR_INT64, 4)};
+    pyop_launch_arg_view a2[] = {A_WS(1), A_OUT(0), A_I(PYOP_SCALAR_INT64, 4),
+                                 A_F(PYOP_SCALAR_FLOAT, 0.5)};
+    pyop_launch_arg_view a3[] = {A_STREAM(), A_IN(0), A_IN(1), A_STREAM(), A_WS(0)};
+    pyop_launch_view v1 = LV(kernels, "pyop_example_add_f32", a1, NARGS(a1));
+    pyop_launch_view v2 = LV(kernels, "pyop_example_scale_f32", a2, NARGS(a2));
+    pyop_launch_view v3 = LV(kernels, "pyop_example_collect4", a3, NARGS(a3));
+    int rc = a->add_workspace(a->sink_ctx, 4 * sizeof(void *));
+    if (rc == PYOP_OK) rc = a->add_workspace(a->sink_ctx, 4 * sizeof(float));
+    if (rc == PYOP_OK) rc = a->add_launch(a->sink_ctx, &v1);
+    if (rc == PYOP_OK) rc = a->add_launch(a->sink_ctx, &v2);
+    return rc == PYOP_OK ? a->add_launch(a->sink_ctx, &v3) : rc;
   }
   if (spill_mode == SPILL_WS_CAUGHT) { /* one workspace too many, the refusal ignored */
     pyop_launch_arg_view a1[] = {A_IN(0), A_IN(1), A_WS(0), A_I(PYOP_SCALAR_INT64, 4)};
@@ -680,6 +696,53 @@ static void test_op_launch_workspace(void **state) {
   float want[4] = {5.5f, 11, 16.5f, 22};
   assert_memory_equal(out, want, sizeof want);
   assert_true(ws_host.buf[3] == 44); /* the sum went through the host's workspace */
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
+/* Two workspaces of their own sizes, each asked of the host with its size
+ * and passed to the kernels that use it, and the host's stream reaching the
+ * kernels on this (workspace) path (dataflow pass, session 13: every
+ * workspace asked with the first one's size; the stream dropped). */
+static struct {
+  int calls;
+  uint64_t nbytes[2];
+  void *ptrs[2][4];
+} ws2_host;
+static int ws2_alloc(void *user, uint64_t nbytes, void **out) {
+  (void)user;
+  assert_true(ws2_host.calls < 2);
+  ws2_host.nbytes[ws2_host.calls] = nbytes;
+  *out = ws2_host.ptrs[ws2_host.calls++];
+  return 0;
+}
+
+static void test_op_launch_two_workspaces(void **state) {
+  (void)state;
+  spill_mode = SPILL_WS_TWO;
+  pyop_op *op = spill_op();
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {-1, -1, -1, -1};
+  pyop_tensor xs[2], y;
+  vec_tensor(&xs[0], a, 4, sizeof a);
+  vec_tensor(&xs[1], b, 4, sizeof b);
+  vec_tensor(&y, out, 4, sizeof out);
+  pyop_tensor_list two = {xs, 2};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  int stream;
+  ctx.stream = &stream;
+  ctx.alloc_workspace = ws2_alloc;
+  memset(&ws2_host, 0, sizeof ws2_host);
+  assert_int_equal(pyop_op_launch(op, &two, 1, &y, 1, &ctx), PYOP_OK);
+  assert_int_equal(ws2_host.calls, 2);
+  assert_int_equal(ws2_host.nbytes[0], 4 * sizeof(void *));
+  assert_int_equal(ws2_host.nbytes[1], 4 * sizeof(float));
+  float want[4] = {5.5f, 11, 16.5f, 22};
+  assert_memory_equal(out, want, sizeof want);
+  /* collect4(stream, xs[0], xs[1], stream) into workspace 0 */
+  assert_ptr_equal(ws2_host.ptrs[0][0], &stream);
+  assert_ptr_equal(ws2_host.ptrs[0][1], a);
+  assert_ptr_equal(ws2_host.ptrs[0][2], b);
+  assert_ptr_equal(ws2_host.ptrs[0][3], &stream);
   pyop_op_destroy(op);
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
@@ -877,6 +940,72 @@ static void test_error_unknown_symbol(void **state) {
                "launch 0: kernel symbol \"pyop_example_no_such_kernel\" not found in ");
   assert_non_null(strstr(pyop_last_error(), "libpyop_example_kernels.so ("));
   assert_null(strstr(pyop_last_error(), "/proc/self/fd"));
+}
+
+/* A kernel refused after its library was opened (no such symbol, a data
+ * object) keeps no reference to it: closing the table with no plan alive
+ * closes it, and says nothing is still used. */
+static void test_refused_kernel_released(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = capture_log;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  pyop_launch_view v = LV(kernels, "pyop_example_no_such_kernel", NULL, 0);
+  assert_int_equal(try_launch(&v), PYOP_ELAUNCH);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  if (log_buf[0]) fail_msg("after an unknown symbol: %s", log_buf);
+  v = LV(kernels, "pyop_example_calls", NULL, 0); /* a data object */
+  assert_int_equal(try_launch(&v), PYOP_ELAUNCH);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  if (log_buf[0]) fail_msg("after a data object: %s", log_buf);
+  /* What would be logged with a reference kept: the check can fail. */
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Kept", 0, 0, &p), PYOP_OK);
+  v = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  assert_int_equal(pyop__plan_add_launch(p, &v), PYOP_OK);
+  pyop__kernel_libs_close();
+  assert_non_null(strstr(log_buf, "1 kernel library still used by live launch plans"));
+  pyop__plan_free(p);
+  log_buf[0] = '\0';
+  pyop__kernel_libs_close();
+  assert_string_equal(log_buf, "");
+}
+
+/* fork(): the child gets the kernel library table unlocked, so a plan
+ * declared there opens (or finds) its library and runs; a table left
+ * locked would hold the child for ever (dataflow pass, session 13: the
+ * fork handler of the child skipping the table). The child runs under a
+ * watchdog. */
+static int fork_child_launch(void) {
+  alarm(10);
+  pyop__plan *p = NULL;
+  if (pyop__plan_new("Child", 0, 0, &p) != PYOP_OK) return 2;
+  pyop_launch_view v = LV(kernels, "pyop_example_count_calls", NULL, 0);
+  if (pyop__plan_add_launch(p, &v) != PYOP_OK || pyop__plan_finish(p) != PYOP_OK) return 3;
+  if (pyop__plan_run(p, NULL, NULL, NULL, NULL) != PYOP_OK) return 4;
+  pyop__plan_free(p);
+  pyop__kernel_libs_close();
+  return 0;
+}
+
+static void test_fork_child_kernel_table(void **state) {
+  (void)state;
+  pyop__plan *held = one_launch("pyop_example_count_calls", NULL, 0, 0, 0); /* table in use */
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(fork_child_launch());
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  pyop__plan_free(held);
+  if (WIFSIGNALED(status))
+    fail_msg("the child died of signal %d (%s)", WTERMSIG(status),
+             WTERMSIG(status) == SIGALRM ? "it waited for the kernel library table" : "a crash");
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* A dladdr1 that finds nothing (the seam's replacement). */
@@ -1420,6 +1549,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scalar_types_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_input_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_workspace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_two_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_declare_workspace_refusal_stands, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_many_inputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_op_launch_many_outputs, setup, teardown),
@@ -1440,6 +1570,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_scalar_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refused_kernel_released, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_child_kernel_table, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_library, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_not_a_function, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_world_writable, setup, teardown),

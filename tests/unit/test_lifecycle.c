@@ -36,6 +36,7 @@
  * sweep accepts PYOP_OK only in that case: a "skipped" warning reached the
  * log hook, nothing was registered and the state stayed unloaded.
  */
+#include "hooks.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -676,6 +677,25 @@ static void test_interpreter_lost_closes_kernel_libs(void **state) {
   free(dir);
 }
 
+/* A bridge whose interpreter_status answers neither PYOP_OK nor
+ * PYOP_ENOTINIT cannot tell: the load stays idempotent (nothing retired)
+ * and a warning names the bridge and what it answered (dataflow pass,
+ * session 13: the answer taken as "cannot tell" silently). */
+static void test_interpreter_status_odd(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  setenv("PYOP_FAKE_PYTHON_GONE", "odd", 1);
+  log_reset();
+  int rc = pyop_load();
+  unsetenv("PYOP_FAKE_PYTHON_GONE");
+  assert_int_equal(rc, PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  if (strstr(log_buf, "closing it to load afresh")) fail_msg("retired:\n%s", log_buf);
+  expect_in(log_buf, "libpyop: warn: bridge /");
+  expect_in(log_buf, "/GOOD/libpyop_bridge.so: interpreter_status returned 7, neither PYOP_OK "
+                     "nor PYOP_ENOTINIT; taken as \"cannot tell\"");
+}
+
 /*
  * The host finalized the interpreter the ops live in and started a new one
  * (the bridge, ABI 1.5, says so: PYOP_FAKE_PYTHON_GONE). pyop_load never
@@ -909,6 +929,17 @@ static void test_busy(void **state) {
   expect_ops("FakeAdd,FakeIdentity");
   /* Still usable. */
   assert_int_equal(run_fake_add(), PYOP_OK);
+  /* The counts are each op type's live ones: a second instance of FakeAdd
+   * and one of FakeIdentity, both destroyed again, leave 1 of FakeAdd. */
+  pyop_op *op2 = NULL, *op3 = NULL;
+  assert_int_equal(pyop_op_create("FakeAdd", NULL, 0, &op2), PYOP_OK);
+  assert_int_equal(pyop_op_create("FakeIdentity", NULL, 0, &op3), PYOP_OK);
+  expect_error(pyop_unload(), PYOP_EBUSY, "3 op instances are alive (");
+  expect_in(pyop_last_error(), "2 of \"FakeAdd\"");
+  expect_in(pyop_last_error(), "1 of \"FakeIdentity\"");
+  pyop_op_destroy(op3);
+  pyop_op_destroy(op2);
+  expect_error(pyop_unload(), PYOP_EBUSY, "1 op instance is alive (1 of \"FakeAdd\");");
   pyop_op_destroy(op);
   assert_int_equal(pyop_unload(), PYOP_OK);
   expect_ops("");
@@ -978,6 +1009,116 @@ static void test_options_and_hooks(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK); /* nothing Python: OK */
   assert_int_equal(log_len, 0);           /* log member not copied */
   assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+}
+
+/*
+ * start_python with a libpython that cannot be used: a missing file is
+ * PYOP_ENOPYTHON, one the file policy refuses (world-writable) keeps
+ * PYOP_ESECURITY; both name the libpython and the bridge chosen (dataflow
+ * pass, session 13: the security refusal reported as no Python).
+ */
+static void test_start_python_libpython_refused(void **state) {
+  (void)state;
+  char *lpdir = pt_mkdtemp();
+  assert_int_equal(chmod(lpdir, 0755), 0);
+  char *bad = fb_join(lpdir, "libpython3.11.so");
+  pt_write_file(bad, "not a library\n");
+  assert_int_equal(chmod(bad, 0666), 0);
+  char mf[2 * PATH_MAX];
+  snprintf(mf, sizeof mf, "format=1\npython_tag=cp311\nabi_flags=\nplatform=x86_64\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=1\nbridge_abi_minor=0\n"
+           "libpython=/nonexistent-pyop/libpython3.11.so\n");
+  free(fb_make_artifact(root, "cp399-x86_64", "GOOD", mf));
+  snprintf(mf, sizeof mf, "format=1\npython_tag=cp311\nabi_flags=\nplatform=x86_64\n"
+           "bridge=libpyop_bridge.so\nbridge_abi_major=1\nbridge_abi_minor=0\n"
+           "libpython=%s\n", bad);
+  free(fb_make_artifact(root, "cp398-x86_64", "GOOD", mf));
+  py.present = false;
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.start_python_key = "cp399-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  expect_error(pyop_load(), PYOP_ENOPYTHON,
+               "pyop_load: cannot start Python from /nonexistent-pyop/libpython3.11.so "
+               "(bridge cp399-x86_64): ");
+  o.start_python_key = "cp398-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  char want[PATH_MAX + 128];
+  snprintf(want, sizeof want, "pyop_load: cannot start Python from %s (bridge cp398-x86_64): ",
+           bad);
+  expect_error(pyop_load(), PYOP_ESECURITY, want);
+  expect_in(pyop_last_error(), "writable");
+  py.present = true;
+  fb_rmtree(lpdir);
+  free(lpdir);
+  free(bad);
+}
+
+/*
+ * What a load announces at the info level: the bridge it opened, with the
+ * runtime key and the negotiated ABI, and how many op types it registered
+ * (dataflow pass, session 13: the count of the load's paths announced as
+ * its op types).
+ */
+static void test_load_announced(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  log_reset();
+  int rc = pyop_load();
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  assert_int_equal(rc, PYOP_OK);
+  expect_ops("FakeAdd,FakeIdentity");
+  expect_in(log_buf, "libpyop: info: loaded; 2 op types registered\n");
+  char want[300];
+  snprintf(want, sizeof want, "/GOOD/libpyop_bridge.so loaded for %s (ABI 1.", key.text);
+  expect_in(log_buf, "libpyop: info: bridge /");
+  expect_in(log_buf, want);
+}
+
+/*
+ * fork() while a pyop_load runs but before it opened a bridge (from the log
+ * hook of its scan's warning): the child is marked forked (a lifecycle call
+ * was in progress: its busy flag, copied set, would hold every lifecycle
+ * call of the child), so libpyop refuses there with PYOP_EFORKED (dataflow
+ * pass, session 13: only an open bridge marked the child).
+ */
+static pid_t load_child = -1;
+static void forking_log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  if (load_child >= 0 || !strstr(line, "skipped")) return;
+  fflush(NULL);
+  load_child = fork();
+  if (load_child == 0) {
+    alarm(10);
+    char **types = NULL;
+    size_t n = 0;
+    int rc = pyop_op_list(&types, &n);
+    _exit(rc == PYOP_EFORKED ? 0 : 3);
+  }
+}
+
+static void test_fork_during_load(void **state) {
+  (void)state;
+  ShutdownPythonCustomOpsForProcess(); /* no bridge open */
+  char value[4200];
+  snprintf(value, sizeof value, "relative/ops:%s", opp);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = forking_log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  load_child = -1;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  assert_true(load_child > 0);
+  int status = 0;
+  assert_int_equal(waitpid(load_child, &status, 0), load_child);
+  if (WIFSIGNALED(status)) fail_msg("the child died of signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3)
+    fail_msg("the child of a fork during pyop_load was not marked forked");
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /*
@@ -1902,6 +2043,14 @@ static void test_registrar_threads(void **state) {
   expect_in(pyop_last_error(), "REGISTRAR_THREADS/libpyop_bridge.so");
   expect_in(pyop_last_error(), "nothing of this load is registered");
   expect_in(log_buf, "thread statuses -14 -14 -14 -14\n");
+  /* The refusals are logged once per call (the first), naming the bridge
+   * (dataflow pass, session 13: the "first" test of the count lost, a
+   * line for each of the 200). */
+  if (log_count("called the registrar's add_") != 1)
+    fail_msg("logged %d times:\n%.2000s", log_count("called the registrar's add_"), log_buf);
+  expect_in(log_buf, "REGISTRAR_THREADS/libpyop_bridge.so called the registrar's add_");
+  expect_in(log_buf, " from another thread than the one libpyop called register_custom_ops "
+                     "on; refused (the load fails)");
   expect_ops("");
   /* The bridge returned PYOP_OK and holds this load's plugins: libpyop,
    * which registers nothing, asks it to drop them (reset), each time. */
@@ -2157,6 +2306,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_relative_and_empty_elements, setup, teardown),
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_load_announced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_start_python_libpython_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interpreter_status_odd, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_skipped_element_warned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ge_shutdown_logs_refusal_once, setup, teardown),

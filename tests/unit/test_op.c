@@ -657,6 +657,15 @@ static void test_execute_host_alloc(void **state) {
   pyop_op_destroy(op);
 }
 
+/* Lines the host's log hook received (the refused callback's). */
+static char refused_log_buf[4096];
+static void refused_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  size_t len = strlen(refused_log_buf);
+  snprintf(refused_log_buf + len, sizeof refused_log_buf - len, "%s\n", line);
+}
+
 /* A service of execute called after execute returned is refused
  * (PYOP_ESTATE), naming the service, the call and the object that called
  * it (dladdr's file name; "a bridge" when dladdr cannot tell or gives an
@@ -686,7 +695,18 @@ static void test_service_after_return(void **state) {
   assert_int_equal(pyop_op_execute(op, in, 3, &z, 1, &ctx), PYOP_OK);
   assert_int_equal(host.outputs, 1);
   pyop_tensor late = x;
+  pyop_host_hooks lh = PYOP_HOST_HOOKS_INIT;
+  lh.log = refused_log;
+  assert_int_equal(pyop_set_host_hooks(&lh), PYOP_OK);
+  refused_log_buf[0] = '\0';
   assert_int_equal(kept_svc.alloc_output(kept_svc.ctx, 0, &late), PYOP_ESTATE);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  /* Logged too (a bridge that ignores the status leaves a trace), naming
+   * the service and the call. */
+  if (!strstr(refused_log_buf, "libpyop: error: the bridge ") ||
+      !strstr(refused_log_buf, " called alloc_output of execute after that call returned, or "
+                               "from another thread; refused"))
+    fail_msg("the refusal was not logged:\n%s", refused_log_buf);
   assert_msg_has("execute: alloc_output called after the call it was passed to returned, or "
                  "from another thread (the bridge ");
   assert_msg_has("); such a callback is valid only during that call, on its thread");

@@ -1080,6 +1080,47 @@ static void test_not_registered_with_only_pending(void **state) {
   assert_string_equal(pyop_last_error(), "no operator \"Elsewhere\" is registered");
 }
 
+/* An implementation that waits for a prototype is announced (at the info
+ * level, through the host's log hook) with its source, once: the load that
+ * repeats it says nothing more (dataflow pass, session 13: the pending
+ * count not used, so a load with nothing else to report said nothing). */
+static char reg_log[4096];
+static void reg_log_hook(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  size_t len = strlen(reg_log);
+  snprintf(reg_log + len, sizeof reg_log - len, "%s\n", line);
+}
+
+static void test_pending_announced(void **state) {
+  (void)state;
+  int level = pyop_get_log_level();
+  assert_int_equal(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = reg_log_hook;
+  assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+  reg_log[0] = '\0';
+  desc d;
+  desc_init(&d, "Waiting", "w.py");
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  char first[4096];
+  snprintf(first, sizeof first, "%s", reg_log);
+  reg_log[0] = '\0';
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &d.i), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+  assert_int_equal(pyop_set_log_level(level), PYOP_OK);
+  if (!strstr(first, "implementation of Waiting (w.py:") ||
+      !strstr(first, "has no prototype yet: it runs once the host registers one"))
+    fail_msg("the waiting implementation was not announced:\n%s", first);
+  if (strstr(reg_log, "has no prototype yet")) fail_msg("announced twice:\n%s", reg_log);
+  assert_int_equal(pyop__registry_count(), 0);
+}
+
 /* A waiting implementation binds to the prototype of its own op type only:
  * a host prototype "Add" leaves the implementation of "AddN" waiting (its
  * name is a prefix of that one), and "AddN"'s binds it. */
@@ -2107,6 +2148,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_prototype_no_hook_debug_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_registered_with_only_pending, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_binds_its_own_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pending_announced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pending_list_of_three, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unload_busy_on_host_base, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unsupported_hint_pending_only, setup, teardown),

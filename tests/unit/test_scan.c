@@ -268,6 +268,38 @@ static void test_dir_with_package(void **state) {
   free(t);
 }
 
+/* A package's __init__.py that cannot be checked (EACCES on its fstatat):
+ * not a package, and a warning names the directory, the file and why
+ * (dataflow pass, session 13: the failure taken as "no package" without a
+ * word). */
+static int eacces_init_fstatat(int d, const char *p, struct stat *st, int f) {
+  size_t n = strlen(p);
+  if (n >= 12 && strcmp(p + n - 12, "/__init__.py") == 0) {
+    errno = EACCES;
+    return -1;
+  }
+  return real_sys.fstatat(d, p, st, f);
+}
+
+static void test_package_check_failed_warned(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "my_ops/__init__.py");
+  counting_install();
+  pyop__sys_table.fstatat = eacces_init_fstatat;
+  pyop__scan_result r;
+  assert_int_equal(pyop__scan(t, false, &r), PYOP_OK);
+  pyop__sys_reset();
+  assert_false(r.has_python);
+  pyop__scan_result_free(&r);
+  char want[PATH_MAX + 128];
+  snprintf(want, sizeof want, "cannot check for '%s/my_ops/__init__.py': ", t);
+  if (!strstr(log_buf, want)) fail_msg("log lacks %s:\n%s", want, log_buf);
+  assert_non_null(strstr(log_buf, "; not treated as a package"));
+  pt_rmtree(t);
+  free(t);
+}
+
 static void test_only_skipped_names(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -1082,6 +1114,7 @@ int main(void) {
       T(test_py_file_element),
       T(test_dir_with_py_file),
       T(test_dir_with_package),
+      T(test_package_check_failed_warned),
       T(test_only_skipped_names),
       T(test_missing_py_file),
       T(test_missing_dir),
