@@ -3006,5 +3006,123 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(seen, [(True, 2), (False, 3)])
 
 
+
+class DataflowTest(unittest.TestCase):
+    """Values followed to where an op author or the host sees them
+    (dataflow pass, session 13; tests/mutation/mutants.txt,
+    bridge.df.*): which shape of a returned description the host gets,
+    which registration a lookup by key returns, which definition a
+    conflict's message places where."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        fresh()
+
+    def test_infer_meta_hands_the_host_the_storage_shape(self):
+        """An infer_meta returning TensorDesc(StorageShape(origin, storage))
+        gives the host the storage shape (the memory malloc_output_tensor
+        makes for the output), not the origin one."""
+        def padded(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(StorageShape([2, 3], [6]), DataType.DT_INT16)
+        with _registry.collecting() as coll:
+            co.register_op(op_type="Padded")(padded)
+        got = coll.protos["Padded"].infer(pyop.TensorDesc((4,), pyop.DataType.float32))
+        self.assertEqual(got, pyop.TensorDesc((6,), pyop.DataType.int16))
+
+    def test_lookup_by_descriptor_key_is_that_registration(self):
+        """get_registered_op_impl_by_descriptor_key and
+        get_registered_op_proto_by_descriptor_key return the registration
+        of the key asked for (the second one too), None for an unknown key."""
+        def p1(x: TensorDesc) -> TensorDesc:
+            return x
+
+        def p2(x: TensorDesc) -> TensorDesc:
+            return x
+        co.register_op(op_type="First")(p1)
+        co.register_op(op_type="Second")(p2)
+
+        class I1:
+            def execute(self, ctx):
+                pass
+
+        class I2:
+            def execute(self, ctx):
+                pass
+        co.register_op_impl(op_type="First")(I1)
+        co.register_op_impl(op_type="Second")(I2)
+        for d in (I1.__ge_op_impl_descriptor__, I2.__ge_op_impl_descriptor__):
+            self.assertIs(co.get_registered_op_impl_by_descriptor_key(d.descriptor_key), d)
+        for d in (p1.__ge_op_proto_descriptor__, p2.__ge_op_proto_descriptor__):
+            self.assertIs(gproto.get_registered_op_proto_by_descriptor_key(d.descriptor_key), d)
+            self.assertIs(gproto.get_registered_op_proto_by_op_type(d.op_type), d)
+        self.assertIsNone(co.get_registered_op_impl_by_descriptor_key("no:such:Key"))
+        self.assertIsNone(gproto.get_registered_op_proto_by_descriptor_key("no:such:Key"))
+
+    def test_a_conflict_places_each_definition(self):
+        """Two prototypes of one op type: the message names each function
+        by its qualified name (a nested one as GE's func_name gives it) and
+        puts the existing one at its own line, not the current one's."""
+        def outer():
+            def infer(x: TensorDesc) -> TensorDesc:
+                return x
+            return infer
+        first = outer()
+        first_line = first.__code__.co_firstlineno
+
+        def second(x: TensorDesc) -> TensorDesc:
+            return x
+        co.register_op(op_type="Twice")(first)
+        with self.assertRaises(ValueError) as cm:
+            co.register_op(op_type="Twice")(second)
+        msg = str(cm.exception)
+        self.assertIn("existing source: module_name.func_name '%s.%s'"
+                      % (first.__module__, first.__qualname__), msg)
+        self.assertIn("outer.<locals>.infer", msg)
+        self.assertIn("(the existing one at %s:%d)" % (__file__, first_line), msg)
+        self.assertIs(gproto.get_registered_op_proto_by_op_type("Twice").infer_func, first)
+
+    def test_a_nested_infer_meta_keyed_by_its_qualified_name(self):
+        """The descriptor key libpyop compares (and names in a conflict) of
+        a prototype whose infer_meta is nested is made of its qualified
+        name, as GE's func_name, not its bare name."""
+        def outer():
+            def infer(x: TensorDesc) -> TensorDesc:
+                return x
+            return infer
+        with _registry.collecting() as coll:
+            co.register_op(op_type="Nested")(outer())
+        self.assertEqual(coll.protos["Nested"].key,
+                         "ge:%s:%s:Nested" % (__name__, outer().__qualname__))
+        self.assertIn(".outer.<locals>.infer:", coll.protos["Nested"].key)
+
+    def test_copies_of_a_storage_format_keep_both_formats(self):
+        """copy, deepcopy and pickle of a StorageFormat whose origin and
+        storage formats differ keep each (the storage one is not the
+        origin one again), and its expand rule."""
+        import copy
+        import pickle
+        f = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_NC1HWC0, ExpandDimsType("0110"))
+        for c in (copy.copy(f), copy.deepcopy(f), pickle.loads(pickle.dumps(f))):
+            self.assertIsNot(c, f)
+            self.assertEqual((c.get_origin_format(), c.get_storage_format()),
+                             (Format.FORMAT_NCHW, Format.FORMAT_NC1HWC0))
+            e = c.expand_dims_type
+            self.assertEqual((e.full_size, [e.is_expand_index(i) for i in range(4)]),
+                             (4, [False, True, True, False]))
+
+    def test_a_backend_declared_twice_names_the_first_then_the_second(self):
+        """register_kernel's "declared twice: at A and at B": A is the
+        first execute's line, B the second's (the one refused)."""
+        m = _import_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "next",
+                                      "ge_next_rules.py"), "ge_next_rules_df")
+        with self.assertRaises(TypeError) as cm:
+            m.CASES["same_backend_twice"]()
+        lines = [int(n) for n in re.findall(r"ge_next_rules\.py:(\d+)", str(cm.exception))]
+        self.assertEqual(len(lines), 2, str(cm.exception))
+        self.assertLess(lines[0], lines[1], str(cm.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -79,6 +79,17 @@ class OpcheckTest(unittest.TestCase):
                                         "--case-timeout", "2.5"])
         self.assertIsNone(seen["opp"])  # the caller's GE op path is not handed on
 
+    def test_rows_given_as_tuples(self):
+        # A list[list[int]] attribute given as a tuple of tuples (or a list
+        # of tuples) is JSON like a list of lists: each row whole, not
+        # "(4,),(5, 6)" (test_check_decls' test_arguments has the lists).
+        self.answer({"ops": []})
+        pt.opcheck("ops", "A", attrs={"trows": ((4,), (5, 6)), "lrows": [(7, 8)], "ks": (4, 5)},
+                   cli=self.cli)
+        self.assertEqual(self.got()["argv"], [
+            "check", "--json", "ops", "A", "--attr", "trows=[[4], [5, 6]]",
+            "--attr", "lrows=[[7, 8]]", "--attr", "ks=4,5"])
+
     def test_defaults_add_nothing(self):
         self.answer({"ops": []})
         os.environ["PYOP_CLI"] = self.cli
