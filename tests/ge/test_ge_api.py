@@ -3018,6 +3018,7 @@ class DataflowTest(unittest.TestCase):
         fresh()
 
     def tearDown(self):
+        _loader.shutdown()
         fresh()
 
     def test_infer_meta_hands_the_host_the_storage_shape(self):
@@ -3111,6 +3112,61 @@ class DataflowTest(unittest.TestCase):
             e = c.expand_dims_type
             self.assertEqual((e.full_size, [e.is_expand_index(i) for i in range(4)]),
                              (4, [False, True, True, False]))
+
+    def load(self, src):
+        with TempDir() as d:
+            write(d, "plugin.py", src)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            return res
+
+    def test_compile_context_reads_outputs_as_outputs(self):
+        """The compile context's readers (newest GE's _get_* names) give
+        the op's output descriptions for an output index, not its inputs',
+        and the dynamic output's count and tensors its own; every
+        description compile gets is read-only."""
+        import pyop as P
+        res = self.load(
+            "from typing import List, Tuple\n"
+            "from ge.custom_op import register_op, register_op_impl, get_compile_ctx\n"
+            "from ge.runtime import TensorDesc\n"
+            "seen = []\n"
+            "@register_op(op_type='Cio')\n"
+            "def cio(x: TensorDesc, xs: List[TensorDesc]) -> Tuple[TensorDesc, List[TensorDesc]]:\n"
+            "    return x, list(xs)\n"
+            "@register_op_impl(op_type='Cio')\n"
+            "class C:\n"
+            "    def compile(self, x, xs, y, ys) -> None:\n"
+            "        c = get_compile_ctx()\n"
+            "        seen.append((c._get_required_input_tensor(0).origin_shape.dims,\n"
+            "                     c._get_required_output_tensor(0).origin_shape.dims,\n"
+            "                     c._get_dynamic_input_num(1), c._get_dynamic_output_num(1),\n"
+            "                     [c._get_dynamic_output_tensor(1, i).origin_shape.dims\n"
+            "                      for i in range(c._get_dynamic_output_num(1))]))\n"
+            "        for t in (x, y, xs[0]):\n"
+            "            try:\n"
+            "                t.origin_shape.set_dim(0, 9)\n"
+            "                seen.append('written')\n"
+            "            except RuntimeError as e:\n"
+            "                seen.append(str(e).split(':')[0])\n")
+        impl = {i.op_type: i for i in res.impls}["Cio"]
+        seen = impl.user_cls.compile.__globals__["seen"]
+        a, b, c, d = (P.TensorDesc(s, "float32") for s in ((1,), (2,), (3,), (4,)))
+        impl.cls().compile(a, [b], c, [d, a, b])
+        # Compile-time descriptions are read-only (GE 6e38964b+): no write
+        # reaches them, inputs and outputs alike.
+        self.assertEqual(seen, [([1], [3], 1, 3, [[4], [1], [2]])] +
+                         ["borrowed object is read-only"] * 3)
+        self.assertEqual((a.shape, c.shape, b.shape), ((1,), (3,), (2,)))
+
+    def test_placement_members_by_name_are_those_members(self):
+        """TensorPlacement.__members__ (a pybind11 enum's, which GE samples
+        read by name) maps each name to its own member."""
+        got = {n: (p.name, int(p)) for n, p in TensorPlacement.__members__.items()}
+        self.assertEqual(got, {"ON_DEVICE_HBM": ("ON_DEVICE_HBM", 0), "ON_HOST": ("ON_HOST", 1),
+                               "FOLLOWING": ("FOLLOWING", 2),
+                               "ON_DEVICE_P2P": ("ON_DEVICE_P2P", 3), "END": ("END", 4)})
+        self.assertIs(TensorPlacement.__members__["ON_HOST"], TensorPlacement.ON_HOST)
 
     def test_a_backend_declared_twice_names_the_first_then_the_second(self):
         """register_kernel's "declared twice: at A and at B": A is the
