@@ -26,6 +26,29 @@ sys.stderr.write(os.environ.get("FAKE_PYOP_ERR", ""))
 sys.exit(int(os.environ.get("FAKE_PYOP_RC", "0")))
 """
 
+# A `pyop check` that hangs with a worker in a session of its own, as the
+# command runs them; on SIGINT it stops and reaps the worker, as the command
+# does on Ctrl-C, and records how the worker ended.
+HUNG = """\
+#!%s
+import json, os, signal, subprocess, sys, time
+state = os.environ["FAKE_PYOP_STATE"]
+worker = None
+def interrupted(*_):
+    if worker is None:  # interrupted before it started one
+        sys.exit(130)
+    os.killpg(worker.pid, signal.SIGKILL)
+    with open(state, "w") as f:
+        json.dump({"worker": worker.wait()}, f)
+    sys.exit(130)
+signal.signal(signal.SIGINT, interrupted)
+worker = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+with open(state + ".pid", "w") as f:
+    f.write(str(worker.pid))
+while True:
+    time.sleep(1)
+"""
+
 
 def _executable(path, text):
     with open(path, "w") as f:
@@ -89,6 +112,30 @@ class OpcheckTest(unittest.TestCase):
         self.assertEqual(self.got()["argv"], [
             "check", "--json", "ops", "A", "--attr", "trows=[[4], [5, 6]]",
             "--attr", "lrows=[[7, 8]]", "--attr", "ks=4,5"])
+
+    def test_timeout_stops_the_checks_the_command_runs(self):
+        # At opcheck's timeout the command is interrupted as by Ctrl-C (pyop
+        # check then stops its workers, each in a session of its own), not
+        # killed outright, which would leave a hung op's worker running for
+        # good. The stand-in starts such a worker and stops it on SIGINT.
+        hung = _executable(os.path.join(self.dir, "hung"), HUNG % sys.executable)
+        state = os.path.join(self.dir, "state.json")
+        os.environ["FAKE_PYOP_STATE"] = state
+        try:
+            with self.assertRaisesRegex(pt.OpCheckError, r"did not finish within 5 s"):
+                pt.opcheck("ops", "A", cli=hung, timeout=5)
+            self.assertTrue(os.path.exists(state), "the command was killed, not "
+                            "interrupted: the worker it started was left running")
+            with open(state) as f:
+                got = json.load(f)
+            self.assertEqual(got["worker"], -9)  # stopped by the command, and waited for
+        finally:
+            os.environ.pop("FAKE_PYOP_STATE", None)
+            try:
+                with open(state + ".pid") as f:
+                    os.kill(int(f.read()), 9)  # a worker left running (the bug)
+            except (OSError, ValueError):
+                pass
 
     def test_defaults_add_nothing(self):
         self.answer({"ops": []})
