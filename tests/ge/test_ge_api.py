@@ -3168,6 +3168,38 @@ class DataflowTest(unittest.TestCase):
                                "ON_DEVICE_P2P": ("ON_DEVICE_P2P", 3), "END": ("END", 4)})
         self.assertIs(TensorPlacement.__members__["ON_HOST"], TensorPlacement.ON_HOST)
 
+    def test_descriptor_entries_carry_their_own_index(self):
+        """GE's registered descriptor: each input, attribute and output
+        carries its own position (the second output's index is 1)."""
+        def three(x: TensorDesc, y: TensorDesc, *, k: int, f: float = 0.5
+                  ) -> Tuple[TensorDesc, List[TensorDesc], TensorDesc]:
+            return x, [y], x
+        co.register_op(op_type="Idx")(three)
+        d = three.__ge_op_proto_descriptor__
+        self.assertEqual([(o.name, o.index) for o in d.outputs],
+                         [("output0", 0), ("output1", 1), ("output2", 2)])
+        self.assertEqual([(i.name, i.index) for i in d.inputs], [("x", 0), ("y", 1)])
+        self.assertEqual([(a.name, a.index) for a in d.attrs], [("k", 0), ("f", 1)])
+
+    def test_a_second_implementation_names_the_first_registrant(self):
+        """An op type implemented twice: GE's "python op impl type already
+        exists" names the class registered first (its descriptor key),
+        not the refused one, and the first stays registered."""
+        class First:
+            def execute(self, ctx):
+                pass
+
+        class Second:
+            def execute(self, ctx):
+                pass
+        co.register_op_impl(op_type="Dup")(First)
+        with self.assertRaises(ValueError) as cm:
+            co.register_op_impl(op_type="Dup")(Second)
+        first_key = First.__ge_op_impl_descriptor__.descriptor_key
+        self.assertIn("registered by %s)" % first_key, str(cm.exception))
+        self.assertNotIn(":Second:", str(cm.exception))
+        self.assertEqual([d.descriptor_key for d in co.get_registered_op_impls()], [first_key])
+
     def test_a_backend_declared_twice_names_the_first_then_the_second(self):
         """register_kernel's "declared twice: at A and at B": A is the
         first execute's line, B the second's (the one refused)."""
