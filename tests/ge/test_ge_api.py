@@ -3062,9 +3062,10 @@ class DataflowTest(unittest.TestCase):
         self.assertIsNone(gproto.get_registered_op_proto_by_descriptor_key("no:such:Key"))
 
     def test_a_conflict_places_each_definition(self):
-        """Two prototypes of one op type: the message names each function
-        by its qualified name (a nested one as GE's func_name gives it) and
-        puts the existing one at its own line, not the current one's."""
+        """Two prototypes of one op type: the message says which key
+        registered it first, names each function by its qualified name (a
+        nested one as GE's func_name gives it) and puts the existing one at
+        its own line, not the current one's."""
         def outer():
             def infer(x: TensorDesc) -> TensorDesc:
                 return x
@@ -3082,6 +3083,8 @@ class DataflowTest(unittest.TestCase):
                       % (first.__module__, first.__qualname__), msg)
         self.assertIn("outer.<locals>.infer", msg)
         self.assertIn("(the existing one at %s:%d)" % (__file__, first_line), msg)
+        self.assertIn("already registered by %r;" % first.__ge_op_proto_descriptor__.descriptor_key,
+                      msg)
         self.assertIs(gproto.get_registered_op_proto_by_op_type("Twice").infer_func, first)
 
     def test_a_nested_infer_meta_keyed_by_its_qualified_name(self):
@@ -3199,6 +3202,24 @@ class DataflowTest(unittest.TestCase):
         self.assertIn("registered by %s)" % first_key, str(cm.exception))
         self.assertNotIn(":Second:", str(cm.exception))
         self.assertEqual([d.descriptor_key for d in co.get_registered_op_impls()], [first_key])
+
+    def test_a_key_registered_again_names_the_second_class(self):
+        """A class of the same module and name registered again for the
+        same op type: "descriptor_key already exists: KEY (FILE:LINE)"
+        places the refused class."""
+        def make():
+            class K:
+                def execute(self, ctx):
+                    pass
+            return K
+        co.register_op_impl(op_type="KeyTwice")(make())
+        again = make()
+        with self.assertRaises(ValueError) as cm:
+            co.register_op_impl(op_type="KeyTwice")(again)
+        from pyop import ext
+        file, line = ext.class_location(again)
+        self.assertIn("descriptor_key already exists: %s:K:KeyTwice (%s:%d)"
+                      % (__name__, file, line), str(cm.exception))
 
     def test_a_backend_declared_twice_names_the_first_then_the_second(self):
         """register_kernel's "declared twice: at A and at B": A is the
