@@ -3221,6 +3221,45 @@ class DataflowTest(unittest.TestCase):
         self.assertIn("descriptor_key already exists: %s:K:KeyTwice (%s:%d)"
                       % (__name__, file, line), str(cm.exception))
 
+    def test_an_implementation_without_a_prototype_names_its_ge_key(self):
+        """compile of a GE implementation no prototype came for: the error
+        names GE's descriptor key (module:Class:op), the one GE's
+        registry lists, not libpyop's internal key."""
+        res = self.load(
+            "from ge.custom_op import register_op_impl\n"
+            "@register_op_impl(op_type='NoProto')\n"
+            "class Alone:\n"
+            "    def compile(self, x, y) -> None:\n"
+            "        pass\n")
+        impl = {i.op_type: i for i in res.impls}["NoProto"]
+        import pyop as P
+        x = P.TensorDesc((1,), "float32")
+        with self.assertRaises(RuntimeError) as cm:
+            impl.cls().compile(x, x)
+        self.assertIn("descriptor key %s:" % impl.ge.descriptor_key, str(cm.exception))
+        self.assertTrue(impl.ge.descriptor_key.endswith(":Alone:NoProto"))
+
+    def test_a_mismatched_kernel_is_placed_at_its_own_line(self):
+        """A register_kernel execute whose parameters do not match the
+        prototype: the refusal gives that kernel's source (its own line),
+        not the class's."""
+        src = ("from ge.custom_op import register_op, register_op_impl, register_kernel, "
+               "OpBackend\n"
+               "from ge.runtime import Tensor, TensorDesc\n"
+               "@register_op(op_type='Mis')\n"
+               "def mis(x: TensorDesc) -> TensorDesc:\n"
+               "    return x\n"
+               "@register_op_impl(op_type='Mis')\n"
+               "class K:\n"
+               "    @register_kernel(backend=OpBackend.HOST)\n"
+               "    def execute(self, x: Tensor, extra: Tensor) -> None:\n"
+               "        pass\n")
+        with self.assertRaises(TypeError) as cm:
+            self.load(src)
+        msg = str(cm.exception)
+        self.assertRegex(msg, r"backend 'host', source .*plugin\.py:8\b")
+        self.assertNotRegex(msg, r"source .*plugin\.py:6\b")
+
     def test_a_backend_declared_twice_names_the_first_then_the_second(self):
         """register_kernel's "declared twice: at A and at B": A is the
         first execute's line, B the second's (the one refused)."""
