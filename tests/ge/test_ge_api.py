@@ -3260,6 +3260,24 @@ class DataflowTest(unittest.TestCase):
         self.assertRegex(msg, r"backend 'host', source .*plugin\.py:8\b")
         self.assertNotRegex(msg, r"source .*plugin\.py:6\b")
 
+    def test_a_compile_of_the_wrong_arity_is_told_the_outputs_count(self):
+        """GE's "expected N positional parameters (I inputs, O outputs)"
+        for a compile that takes too few: O is the op's output count (1
+        here, beside 2 inputs), not its input count again."""
+        src = ("from ge.custom_op import register_op, register_op_impl\n"
+               "from ge.runtime import TensorDesc\n"
+               "@register_op(op_type='Arity')\n"
+               "def arity(x: TensorDesc, y: TensorDesc) -> TensorDesc:\n"
+               "    return x\n"
+               "@register_op_impl(op_type='Arity')\n"
+               "class A:\n"
+               "    def compile(self, x, y) -> None:\n"
+               "        pass\n")
+        with self.assertRaises(TypeError) as cm:
+            self.load(src)
+        self.assertIn("expected 3 positional parameters (2 inputs, 1 outputs)",
+                      str(cm.exception))
+
     def test_a_backend_declared_twice_names_the_first_then_the_second(self):
         """register_kernel's "declared twice: at A and at B": A is the
         first execute's line, B the second's (the one refused)."""
