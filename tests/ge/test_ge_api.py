@@ -3006,5 +3006,296 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual(seen, [(True, 2), (False, 3)])
 
 
+
+class DataflowTest(unittest.TestCase):
+    """Values followed to where an op author or the host sees them
+    (dataflow pass, session 13; tests/mutation/mutants.txt,
+    bridge.df.*): which shape of a returned description the host gets,
+    which registration a lookup by key returns, which definition a
+    conflict's message places where."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        _loader.shutdown()
+        fresh()
+
+    def test_infer_meta_hands_the_host_the_storage_shape(self):
+        """An infer_meta returning TensorDesc(StorageShape(origin, storage))
+        gives the host the storage shape (the memory malloc_output_tensor
+        makes for the output), not the origin one."""
+        def padded(x: TensorDesc) -> TensorDesc:
+            return TensorDesc(StorageShape([2, 3], [6]), DataType.DT_INT16)
+        with _registry.collecting() as coll:
+            co.register_op(op_type="Padded")(padded)
+        got = coll.protos["Padded"].infer(pyop.TensorDesc((4,), pyop.DataType.float32))
+        self.assertEqual(got, pyop.TensorDesc((6,), pyop.DataType.int16))
+
+    def test_lookup_by_descriptor_key_is_that_registration(self):
+        """get_registered_op_impl_by_descriptor_key and
+        get_registered_op_proto_by_descriptor_key return the registration
+        of the key asked for (the second one too), None for an unknown key."""
+        def p1(x: TensorDesc) -> TensorDesc:
+            return x
+
+        def p2(x: TensorDesc) -> TensorDesc:
+            return x
+        co.register_op(op_type="First")(p1)
+        co.register_op(op_type="Second")(p2)
+
+        class I1:
+            def execute(self, ctx):
+                pass
+
+        class I2:
+            def execute(self, ctx):
+                pass
+        co.register_op_impl(op_type="First")(I1)
+        co.register_op_impl(op_type="Second")(I2)
+        for d in (I1.__ge_op_impl_descriptor__, I2.__ge_op_impl_descriptor__):
+            self.assertIs(co.get_registered_op_impl_by_descriptor_key(d.descriptor_key), d)
+        for d in (p1.__ge_op_proto_descriptor__, p2.__ge_op_proto_descriptor__):
+            self.assertIs(gproto.get_registered_op_proto_by_descriptor_key(d.descriptor_key), d)
+            self.assertIs(gproto.get_registered_op_proto_by_op_type(d.op_type), d)
+        self.assertIsNone(co.get_registered_op_impl_by_descriptor_key("no:such:Key"))
+        self.assertIsNone(gproto.get_registered_op_proto_by_descriptor_key("no:such:Key"))
+
+    def test_a_conflict_places_each_definition(self):
+        """Two prototypes of one op type: the message says which key
+        registered it first, names each function by its qualified name (a
+        nested one as GE's func_name gives it) and puts the existing one at
+        its own line, not the current one's."""
+        def outer():
+            def infer(x: TensorDesc) -> TensorDesc:
+                return x
+            return infer
+        first = outer()
+        first_line = first.__code__.co_firstlineno
+
+        def second(x: TensorDesc) -> TensorDesc:
+            return x
+        co.register_op(op_type="Twice")(first)
+        with self.assertRaises(ValueError) as cm:
+            co.register_op(op_type="Twice")(second)
+        msg = str(cm.exception)
+        self.assertIn("existing source: module_name.func_name '%s.%s'"
+                      % (first.__module__, first.__qualname__), msg)
+        self.assertIn("outer.<locals>.infer", msg)
+        self.assertIn("(the existing one at %s:%d)" % (__file__, first_line), msg)
+        self.assertIn("already registered by %r;" % first.__ge_op_proto_descriptor__.descriptor_key,
+                      msg)
+        self.assertIs(gproto.get_registered_op_proto_by_op_type("Twice").infer_func, first)
+
+    def test_a_nested_infer_meta_keyed_by_its_qualified_name(self):
+        """The descriptor key libpyop compares (and names in a conflict) of
+        a prototype whose infer_meta is nested is made of its qualified
+        name, as GE's func_name, not its bare name."""
+        def outer():
+            def infer(x: TensorDesc) -> TensorDesc:
+                return x
+            return infer
+        with _registry.collecting() as coll:
+            co.register_op(op_type="Nested")(outer())
+        self.assertEqual(coll.protos["Nested"].key,
+                         "ge:%s:%s:Nested" % (__name__, outer().__qualname__))
+        self.assertIn(".outer.<locals>.infer:", coll.protos["Nested"].key)
+
+    def test_copies_of_a_storage_format_keep_both_formats(self):
+        """copy, deepcopy and pickle of a StorageFormat whose origin and
+        storage formats differ keep each (the storage one is not the
+        origin one again), and its expand rule."""
+        import copy
+        import pickle
+        f = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_NC1HWC0, ExpandDimsType("0110"))
+        for c in (copy.copy(f), copy.deepcopy(f), pickle.loads(pickle.dumps(f))):
+            self.assertIsNot(c, f)
+            self.assertEqual((c.get_origin_format(), c.get_storage_format()),
+                             (Format.FORMAT_NCHW, Format.FORMAT_NC1HWC0))
+            e = c.expand_dims_type
+            self.assertEqual((e.full_size, [e.is_expand_index(i) for i in range(4)]),
+                             (4, [False, True, True, False]))
+
+    def load(self, src):
+        with TempDir() as d:
+            write(d, "plugin.py", src)
+            res = _loader.load_plugins([d])
+            _loader.unload_modules(res.modules)
+            return res
+
+    def test_compile_context_reads_outputs_as_outputs(self):
+        """The compile context's readers (newest GE's _get_* names) give
+        the op's output descriptions for an output index, not its inputs',
+        and the dynamic output's count and tensors its own; every
+        description compile gets is read-only."""
+        import pyop as P
+        res = self.load(
+            "from typing import List, Tuple\n"
+            "from ge.custom_op import register_op, register_op_impl, get_compile_ctx\n"
+            "from ge.runtime import TensorDesc\n"
+            "seen = []\n"
+            "@register_op(op_type='Cio')\n"
+            "def cio(x: TensorDesc, xs: List[TensorDesc]) -> Tuple[TensorDesc, List[TensorDesc]]:\n"
+            "    return x, list(xs)\n"
+            "@register_op_impl(op_type='Cio')\n"
+            "class C:\n"
+            "    def compile(self, x, xs, y, ys) -> None:\n"
+            "        c = get_compile_ctx()\n"
+            "        seen.append((c._get_required_input_tensor(0).origin_shape.dims,\n"
+            "                     c._get_required_output_tensor(0).origin_shape.dims,\n"
+            "                     c._get_dynamic_input_num(1), c._get_dynamic_output_num(1),\n"
+            "                     [c._get_dynamic_output_tensor(1, i).origin_shape.dims\n"
+            "                      for i in range(c._get_dynamic_output_num(1))]))\n"
+            "        for t in (x, y, xs[0]):\n"
+            "            try:\n"
+            "                t.origin_shape.set_dim(0, 9)\n"
+            "                seen.append('written')\n"
+            "            except RuntimeError as e:\n"
+            "                seen.append(str(e).split(':')[0])\n")
+        impl = {i.op_type: i for i in res.impls}["Cio"]
+        seen = impl.user_cls.compile.__globals__["seen"]
+        a, b, c, d = (P.TensorDesc(s, "float32") for s in ((1,), (2,), (3,), (4,)))
+        impl.cls().compile(a, [b], c, [d, a, b])
+        # Compile-time descriptions are read-only (GE 6e38964b+): no write
+        # reaches them, inputs and outputs alike.
+        self.assertEqual(seen, [([1], [3], 1, 3, [[4], [1], [2]])] +
+                         ["borrowed object is read-only"] * 3)
+        self.assertEqual((a.shape, c.shape, b.shape), ((1,), (3,), (2,)))
+
+    def test_placement_members_by_name_are_those_members(self):
+        """TensorPlacement.__members__ (a pybind11 enum's, which GE samples
+        read by name) maps each name to its own member."""
+        got = {n: (p.name, int(p)) for n, p in TensorPlacement.__members__.items()}
+        self.assertEqual(got, {"ON_DEVICE_HBM": ("ON_DEVICE_HBM", 0), "ON_HOST": ("ON_HOST", 1),
+                               "FOLLOWING": ("FOLLOWING", 2),
+                               "ON_DEVICE_P2P": ("ON_DEVICE_P2P", 3), "END": ("END", 4)})
+        self.assertIs(TensorPlacement.__members__["ON_HOST"], TensorPlacement.ON_HOST)
+
+    def test_descriptor_entries_carry_their_own_index(self):
+        """GE's registered descriptor: each input, attribute and output
+        carries its own position (the second output's index is 1)."""
+        def three(x: TensorDesc, y: TensorDesc, *, k: int, f: float = 0.5
+                  ) -> Tuple[TensorDesc, List[TensorDesc], TensorDesc]:
+            return x, [y], x
+        co.register_op(op_type="Idx")(three)
+        d = three.__ge_op_proto_descriptor__
+        self.assertEqual([(o.name, o.index) for o in d.outputs],
+                         [("output0", 0), ("output1", 1), ("output2", 2)])
+        self.assertEqual([(i.name, i.index) for i in d.inputs], [("x", 0), ("y", 1)])
+        self.assertEqual([(a.name, a.index) for a in d.attrs], [("k", 0), ("f", 1)])
+
+    def test_a_second_implementation_names_the_first_registrant(self):
+        """An op type implemented twice: GE's "python op impl type already
+        exists" names the class registered first (its descriptor key),
+        not the refused one, and the first stays registered."""
+        class First:
+            def execute(self, ctx):
+                pass
+
+        class Second:
+            def execute(self, ctx):
+                pass
+        co.register_op_impl(op_type="Dup")(First)
+        with self.assertRaises(ValueError) as cm:
+            co.register_op_impl(op_type="Dup")(Second)
+        first_key = First.__ge_op_impl_descriptor__.descriptor_key
+        self.assertIn("registered by %s)" % first_key, str(cm.exception))
+        self.assertNotIn(":Second:", str(cm.exception))
+        self.assertEqual([d.descriptor_key for d in co.get_registered_op_impls()], [first_key])
+
+    def test_a_key_registered_again_names_the_second_class(self):
+        """A class of the same module and name registered again for the
+        same op type: "descriptor_key already exists: KEY (FILE:LINE)"
+        places the refused class."""
+        def make():
+            class K:
+                def execute(self, ctx):
+                    pass
+            return K
+        co.register_op_impl(op_type="KeyTwice")(make())
+        again = make()
+        with self.assertRaises(ValueError) as cm:
+            co.register_op_impl(op_type="KeyTwice")(again)
+        from pyop import ext
+        file, line = ext.class_location(again)
+        self.assertIn("descriptor_key already exists: %s:K:KeyTwice (%s:%d)"
+                      % (__name__, file, line), str(cm.exception))
+
+    def test_an_implementation_without_a_prototype_names_its_ge_key(self):
+        """compile of a GE implementation no prototype came for: the error
+        names GE's descriptor key (module:Class:op), the one GE's
+        registry lists, not libpyop's internal key."""
+        res = self.load(
+            "from ge.custom_op import register_op_impl\n"
+            "@register_op_impl(op_type='NoProto')\n"
+            "class Alone:\n"
+            "    def compile(self, x, y) -> None:\n"
+            "        pass\n")
+        impl = {i.op_type: i for i in res.impls}["NoProto"]
+        import pyop as P
+        x = P.TensorDesc((1,), "float32")
+        with self.assertRaises(RuntimeError) as cm:
+            impl.cls().compile(x, x)
+        self.assertIn("descriptor key %s:" % impl.ge.descriptor_key, str(cm.exception))
+        self.assertTrue(impl.ge.descriptor_key.endswith(":Alone:NoProto"))
+
+    def test_a_mismatched_kernel_is_placed_at_its_own_line(self):
+        """A register_kernel execute whose parameters do not match the
+        prototype: the refusal gives that kernel's source (its own line),
+        not the class's."""
+        src = ("from ge.custom_op import register_op, register_op_impl, register_kernel, "
+               "OpBackend\n"
+               "from ge.runtime import Tensor, TensorDesc\n"
+               "@register_op(op_type='Mis')\n"
+               "def mis(x: TensorDesc) -> TensorDesc:\n"
+               "    return x\n"
+               "@register_op_impl(op_type='Mis')\n"
+               "class K:\n"
+               "    @register_kernel(backend=OpBackend.HOST)\n"
+               "    def execute(self, x: Tensor, extra: Tensor) -> None:\n"
+               "        pass\n")
+        with self.assertRaises(TypeError) as cm:
+            self.load(src)
+        msg = str(cm.exception)
+        self.assertRegex(msg, r"backend 'host', source .*plugin\.py:8\b")
+        self.assertNotRegex(msg, r"source .*plugin\.py:6\b")
+
+    def test_a_compile_of_the_wrong_arity_is_told_the_outputs_count(self):
+        """GE's "expected N positional parameters (I inputs, O outputs)"
+        for a compile that takes too few: O is the op's output count (1
+        here, beside 2 inputs), not its input count again."""
+        src = ("from ge.custom_op import register_op, register_op_impl\n"
+               "from ge.runtime import TensorDesc\n"
+               "@register_op(op_type='Arity')\n"
+               "def arity(x: TensorDesc, y: TensorDesc) -> TensorDesc:\n"
+               "    return x\n"
+               "@register_op_impl(op_type='Arity')\n"
+               "class A:\n"
+               "    def compile(self, x, y) -> None:\n"
+               "        pass\n")
+        with self.assertRaises(TypeError) as cm:
+            self.load(src)
+        self.assertIn("expected 3 positional parameters (2 inputs, 1 outputs)",
+                      str(cm.exception))
+
+    def test_a_backend_declared_twice_names_the_first_then_the_second(self):
+        """register_kernel's "declared twice: at A and at B": A is the
+        first execute's line, B the second's (the one refused)."""
+        m = _import_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "next",
+                                      "ge_next_rules.py"), "ge_next_rules_df")
+        with self.assertRaises(TypeError) as cm:
+            m.CASES["same_backend_twice"]()
+        lines = [int(n) for n in re.findall(r"ge_next_rules\.py:(\d+)", str(cm.exception))]
+        # Each is its execute's own first line (the decorator's, as
+        # co_firstlineno gives it): the two @register_kernel lines of the case.
+        with open(m.__file__) as f:
+            src = f.read().split("\n")
+        start = src.index("def same_backend_twice():")
+        want = [n + 1 for n in range(start, start + 12)
+                if src[n].strip() == "@register_kernel(backend=OpBackend.HOST)"]
+        self.assertEqual(len(want), 2)
+        self.assertEqual(lines, want, str(cm.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

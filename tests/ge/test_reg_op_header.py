@@ -708,5 +708,34 @@ class AttrTypeNameTest(unittest.TestCase):
                        '    .OP_END_FACTORY_REG(A);\n', 2, "ATTR('s'): default ['a'] is not a str")
 
 
+
+class DataflowTest(unittest.TestCase):
+    """Each element of a list default followed to what the host gets
+    (dataflow pass, session 13; tests/mutation/mutants.txt, bridge.df.*)."""
+
+    def test_list_type_defaults_are_pyop_data_types(self):
+        """A ListType (and Type) default's GE members become pyop's data
+        types by name (GE's numbers differ: DT_INT8 is 2, pyop's int8 4)."""
+        with TempDir() as d:
+            a, = [r.info() for r in read_text(
+                d, "REG_OP(A)\n    .ATTR(dts, ListType, {DT_INT8, DT_BF16, DT_UINT64})\n"
+                   "    .ATTR(dt, Type, DT_INT16)\n    .OP_END_FACTORY_REG(A);\n")]
+        (_, _, _, dts), (_, _, _, dt) = a["attrs"]
+        self.assertEqual([(type(x), x.name) for x in dts],
+                         [(pyop.DataType, "int8"), (pyop.DataType, "bfloat16"),
+                          (pyop.DataType, "uint64")])
+        self.assertEqual((type(dt), dt.name), (pyop.DataType, "int16"))
+
+    def test_every_string_of_a_list_default_is_checked(self):
+        """A NUL in the second string of a ListString default is refused as
+        in a String default (the host would cut that string at the NUL)."""
+        with TempDir() as d:
+            read_error(self, d, 'REG_OP(A)\n    .ATTR(names, ListString, {"a", "b\\0c"})\n'
+                                '    .OP_END_FACTORY_REG(A);\n', 2, "ATTR('names')",
+                       "holds a NUL character")
+            read_error(self, d, 'REG_OP("A").ATTR("names", "ListString", ["a", "b\\0c"])\n',
+                       1, "holds a NUL character", name="ops.reg_op")
+
+
 if __name__ == "__main__":
     unittest.main()

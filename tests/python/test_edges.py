@@ -382,6 +382,10 @@ class DecoratorTargetTest(unittest.TestCase):
         self.assertEqual(list(c.samples), ["S1"])
         self.assertIs(c.samples["S1"][0], s)
         self.assertRegex(c.samples["S1"][1], r"test_edges.py:\d+$")
+        # The place `pyop check` names for the samples: the function's own
+        # first line (bridge.df.registry.samples_line_lost).
+        self.assertEqual(c.samples["S1"][1], "%s:%d" % (s.__code__.co_filename,
+                                                        s.__code__.co_firstlineno))
         self.assertEqual(s.__pyop_samples__, "S1")
 
         def t():

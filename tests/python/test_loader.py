@@ -407,6 +407,27 @@ class NamespaceTest(unittest.TestCase):
                 _loader.unload_modules(res.modules)
             self.assertEqual([m for m in sys.modules if m.startswith("_pyop_plugin_")], [])
 
+    def test_a_namespace_package_of_every_sibling_directory(self):
+        # A plugin linked into the directory keeps its own neighbours: a
+        # namespace package there and beside the link is made of both
+        # portions, as Python makes one of every sys.path entry's
+        # (dataflow pass, session 13: bridge.df.loader.namespace_one_portion).
+        with TempDir() as d:
+            here, there = os.path.join(d, "here"), os.path.join(d, "there")
+            write(here, "common/near.py", "VALUE = 1\n")
+            write(there, "common/far.py", "VALUE = 2\n")
+            write(there, "plugin.py", "import common.near, common.far\n"
+                  "ALL = (common.near.VALUE, common.far.VALUE, sorted(common.__path__))\n"
+                  + OP % "NsTwo")
+            os.symlink(os.path.join(there, "plugin.py"), os.path.join(here, "plugin.py"))
+            res = _loader.load_plugins([here])
+            try:
+                mod = sys.modules[res.protos[0].infer.__module__]
+                self.assertEqual(mod.ALL, (1, 2, sorted([os.path.join(here, "common"),
+                                                         os.path.join(there, "common")])))
+            finally:
+                _loader.unload_modules(res.modules)
+
     def test_regular_module_wins_over_namespace(self):
         with TempDir() as d:  # as in Python: common.py before the directory common/
             write(d, "common/utils.py", "VALUE = 5\n")

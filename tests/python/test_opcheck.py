@@ -26,6 +26,32 @@ sys.stderr.write(os.environ.get("FAKE_PYOP_ERR", ""))
 sys.exit(int(os.environ.get("FAKE_PYOP_RC", "0")))
 """
 
+# A `pyop check` that hangs with a worker in a session of its own, as the
+# command runs them; on SIGINT it stops and reaps the worker, as the command
+# does on Ctrl-C, and records how the worker ended.
+HUNG = """\
+#!%s
+import json, os, signal, subprocess, sys, time
+state = os.environ["FAKE_PYOP_STATE"]
+worker = None
+def interrupted(*_):
+    if worker is None:  # interrupted before it started one
+        sys.exit(130)
+    os.killpg(worker.pid, signal.SIGKILL)
+    with open(state, "w") as f:
+        json.dump({"worker": worker.wait()}, f)
+    sys.exit(130)
+signal.signal(signal.SIGINT, interrupted)
+# The worker ends by itself once orphaned (the command killed): no test run
+# leaves it behind, whatever the code under test does.
+worker = subprocess.Popen([sys.executable, "-c", "import os, time\\n"
+                           "p = os.getppid()\\n"
+                           "while os.getppid() == p:\\n"
+                           "    time.sleep(0.05)\\n"], start_new_session=True)
+while True:
+    time.sleep(1)
+"""
+
 
 def _executable(path, text):
     with open(path, "w") as f:
@@ -78,6 +104,36 @@ class OpcheckTest(unittest.TestCase):
                                         "--compile-option", "K1=v1", "--compile-option", "K2=2",
                                         "--case-timeout", "2.5"])
         self.assertIsNone(seen["opp"])  # the caller's GE op path is not handed on
+
+    def test_rows_given_as_tuples(self):
+        # A list[list[int]] attribute given as a tuple of tuples (or a list
+        # of tuples) is JSON like a list of lists: each row whole, not
+        # "(4,),(5, 6)" (test_check_decls' test_arguments has the lists).
+        self.answer({"ops": []})
+        pt.opcheck("ops", "A", attrs={"trows": ((4,), (5, 6)), "lrows": [(7, 8)], "ks": (4, 5)},
+                   cli=self.cli)
+        self.assertEqual(self.got()["argv"], [
+            "check", "--json", "ops", "A", "--attr", "trows=[[4], [5, 6]]",
+            "--attr", "lrows=[[7, 8]]", "--attr", "ks=4,5"])
+
+    def test_timeout_stops_the_checks_the_command_runs(self):
+        # At opcheck's timeout the command is interrupted as by Ctrl-C (pyop
+        # check then stops its workers, each in a session of its own), not
+        # killed outright, which would leave a hung op's worker running for
+        # good. The stand-in starts such a worker and stops it on SIGINT.
+        hung = _executable(os.path.join(self.dir, "hung"), HUNG % sys.executable)
+        state = os.path.join(self.dir, "state.json")
+        os.environ["FAKE_PYOP_STATE"] = state
+        try:
+            with self.assertRaisesRegex(pt.OpCheckError, r"did not finish within 5 s"):
+                pt.opcheck("ops", "A", cli=hung, timeout=5)
+            self.assertTrue(os.path.exists(state), "the command was killed, not "
+                            "interrupted: pyop check's worker would be left running")
+            with open(state) as f:
+                got = json.load(f)
+            self.assertEqual(got["worker"], -9)  # stopped by the command, and waited for
+        finally:
+            os.environ.pop("FAKE_PYOP_STATE", None)
 
     def test_defaults_add_nothing(self):
         self.answer({"ops": []})

@@ -28,6 +28,7 @@ print goes to the command's stderr, never into the report.
 
 import json
 import os
+import signal
 import subprocess
 
 __all__ = ["opcheck", "OpCheckError", "find_cli"]
@@ -122,6 +123,24 @@ def _command(cli, paths, ops, inputs, attrs, proto, compile_options, case_timeou
     return cmd
 
 
+# Seconds a `pyop check` stopped at opcheck's timeout has to stop its workers.
+_STOP_GRACE = 10.0
+
+
+def _stop(p):
+    """Ends the `pyop check` process p and the checks it runs: SIGINT
+    first, which the command takes as Ctrl-C and answers by stopping its
+    workers (each runs in a session of its own, so killing the command
+    alone would leave a hung op's worker running for good), then SIGKILL
+    when it has not ended within _STOP_GRACE seconds."""
+    try:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=_STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+
+
 def opcheck(path, op_type=None, *, inputs=None, attrs=None, proto=None, compile_options=None,
             case_timeout=None, cli=None, timeout=600):
     """Checks op_type (or every op) of the plugin file or directory path as
@@ -133,7 +152,9 @@ def opcheck(path, op_type=None, *, inputs=None, attrs=None, proto=None, compile_
     REG_OP file(s) of implementation-only GE plugins; compile_options:
     {KEY: VALUE} the op's compile reads (OpCompileContext.get_option);
     case_timeout: seconds one case may take (the command's default
-    otherwise); timeout: seconds for the whole check. Returns the report;
+    otherwise); timeout: seconds for the whole check (past it the command
+    is interrupted as by Ctrl-C, so that it stops the checks it runs, and
+    killed if it does not end). Returns the report;
     raises OpCheckError with the problems when anything failed, was
     inconclusive or not found (an infer-only op passes)."""
     paths, ops = _many(path), _many(op_type)
@@ -145,19 +166,25 @@ def opcheck(path, op_type=None, *, inputs=None, attrs=None, proto=None, compile_
     env = dict(os.environ)
     env.pop("ASCEND_CUSTOM_OPP_PATH", None)
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise OpCheckError("%s did not finish within %g s (opcheck's timeout; each case has "
-                           "its own limit, case_timeout)" % (what, timeout)) from None
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, env=env)
     except OSError as e:
         raise OpCheckError("pyop.testing: %s could not run: %s" % (cmd[0], e)) from None
     try:
-        report = json.loads(p.stdout)
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(p)
+        raise OpCheckError("%s did not finish within %g s (opcheck's timeout; each case has "
+                           "its own limit, case_timeout)" % (what, timeout)) from None
+    except BaseException:
+        _stop(p)
+        raise
+    try:
+        report = json.loads(stdout)
     except ValueError:
         raise OpCheckError("%s failed (exit %d) without a report: %s%s" % (
-            what, p.returncode, p.stderr.strip(),
-            "\nstdout: %s" % p.stdout[:2000] if p.stdout.strip() else ""))
+            what, p.returncode, stderr.strip(),
+            "\nstdout: %s" % stdout[:2000] if stdout.strip() else ""))
     if "error" in report and "ops" not in report:
         err = report["error"]
         if p.returncode == 2:

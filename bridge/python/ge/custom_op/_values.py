@@ -50,6 +50,9 @@ def desc_from_pyop(d):
 
 
 def desc_to_pyop(d, what):
+    """pyop.TensorDesc for a ge.runtime.TensorDesc infer_meta returned: its
+    storage shape (the memory malloc_output_tensor makes for the output)
+    and data type; TypeError naming what for anything else."""
     if not isinstance(d, TensorDesc):
         raise TypeError("%s: expected a ge.runtime.TensorDesc, got %s"
                         % (what, type(d).__name__))
