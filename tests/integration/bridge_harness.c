@@ -2637,6 +2637,7 @@ static void case_foreign(void) {
               "_m.host_marker = 42\n"
               "sys.modules['pyop'] = _m\n"
               "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
+              "sys.modules['pyop\\x00host'] = types.ModuleType('pyop_nul_host')\n"
               "del _m\n"),
         "the host's own pyop");
   recorder r = {.fail_at = -1};
@@ -2665,8 +2666,9 @@ static void case_foreign(void) {
               "assert sys.modules['pyop'].host_marker == 42, sys.modules['pyop']\n"
               "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
               "assert sys.modules['pyop_utils'].__name__ == 'pyop_utils'\n"
-              "del sys.modules['pyop'], sys.modules['pyop_utils']\n"),
-        "the host's pyop put back at shutdown, its pyop_utils left alone");
+              "assert sys.modules['pyop\\x00host'].__name__ == 'pyop_nul_host'\n"
+              "del sys.modules['pyop'], sys.modules['pyop_utils'], sys.modules['pyop\\x00host']\n"),
+        "the host's pyop put back at shutdown, its pyop_utils and 'pyop\\0host' left alone");
   /* After shutdown: entry again (its services), then register_custom_ops
    * before set_config is refused; set_config must hold flags whole. */
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
@@ -3538,8 +3540,9 @@ static void loadstate_signals(void) {
 
 /*
  * The import guard after a successful load: a module of another package
- * whose name starts with "pyop" (pyop_utils), replaced by a plugin, is the
- * plugin's (only the pyop package's entries are put back); a pyop.* entry
+ * whose name starts with "pyop" (pyop_utils), or holds a NUL after it
+ * ("pyop\0utils"), replaced by a plugin, is the plugin's (only the pyop
+ * package's entries are put back); a pyop.* entry
  * the host made before the load (None) stays; a clean load logs no repair.
  * After a failed load, an entry its plugin added to
  * sys.path_importer_cache in place is gone.
@@ -3552,12 +3555,16 @@ static void loadstate_guard(void) {
   CHECK(py_ok("import sys, types\n"
               "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
               "sys.modules['pyop_utils'].owner = 'host'\n"
+              "sys.modules['pyop\\x00utils'] = types.ModuleType('pyop_nul_utils')\n"
+              "sys.modules['pyop\\x00utils'].owner = 'host'\n"
               "sys.modules['pyop._loadstate_host_none'] = None\n"),
         "host entries");
   log_all_clear();
   CHECK_OK(load(&r, 1, "loadstate/utils.py"));
   CHECK(py_ok("import sys\n"
               "assert sys.modules['pyop_utils'].owner == 'plugin', sys.modules['pyop_utils']\n"
+              "assert sys.modules['pyop\\x00utils'].owner == 'plugin'\n"
+              "del sys.modules['pyop\\x00utils']\n"
               "assert 'pyop._loadstate_host_none' in sys.modules\n"
               "assert sys.modules['pyop._loadstate_host_none'] is None\n"
               "del sys.modules['pyop_utils'], sys.modules['pyop._loadstate_host_none']\n"),
