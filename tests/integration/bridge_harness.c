@@ -3634,8 +3634,9 @@ static void loadstate_gil_kept(void) {
 
 /*
  * What register_custom_ops and set_config refuse before anything is
- * loaded: a registrar without add_proto (or none), a path after the first
- * that is empty, an empty artifact_dir (the one set before stays in use).
+ * loaded: a registrar without add_proto or add_impl (or none), a path
+ * after the first that is empty, an empty artifact_dir (the one set before
+ * stays in use).
  */
 static void loadstate_requests(void) {
   recorder r = {.fail_at = -1};
@@ -3644,6 +3645,16 @@ static void loadstate_requests(void) {
   CHECK(api->register_custom_ops(&no_proto, NULL, 0) == PYOP_EINVAL &&
             err_has("invalid registrar"),
         "a registrar without add_proto accepted");
+  /* add_impl is required too: a load would call it for each op (dataflow
+   * pass, session 13). */
+  char one[4200];
+  snprintf(one, sizeof one, "%s/loadstate/plain.py", g_plugins);
+  pyop_str one_path = {one, strlen(one)};
+  pyop_registrar no_impl = {sizeof no_impl, &r, rec_add_proto, NULL};
+  clear_error();
+  CHECK(api->register_custom_ops(&no_impl, &one_path, 1) == PYOP_EINVAL &&
+            err_has("invalid registrar") && r.n == 0,
+        "a registrar without add_impl accepted: %d %s", g_err_status, g_err);
   clear_error();
   CHECK(api->register_custom_ops(NULL, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
         "no registrar accepted");
