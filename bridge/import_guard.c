@@ -10,14 +10,15 @@
 
 static const char *const guard_lists[2] = {"meta_path", "path_hooks"};
 
-/* "pyop" or "pyop.<anything>". */
+/* "pyop" or "pyop.<anything>" (by length: "pyop\0x" is neither). */
 static bool is_package_name(PyObject *k) {
-  const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+  Py_ssize_t n = 0;
+  const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, &n) : NULL;
   if (s == NULL) {
     PyErr_Clear();
     return false;
   }
-  return strcmp(s, "pyop") == 0 || strncmp(s, "pyop.", 5) == 0;
+  return (n == 4 && memcmp(s, "pyop", 4) == 0) || strncmp(s, "pyop.", 5) == 0;
 }
 
 /* Releases what g holds (each member may be NULL). */

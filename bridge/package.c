@@ -32,12 +32,14 @@ static PyObject *drop_package_modules(void) {
     PyObject *k = PyList_GET_ITEM(keys, i);
     if (!PyUnicode_Check(k))
       continue;
-    const char *s = PyUnicode_AsUTF8(k);
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(k, &n);
     if (s == NULL) {
       PyErr_Clear();
       continue;
     }
-    if (strcmp(s, "pyop") == 0 || strncmp(s, "pyop.", 5) == 0) {
+    /* By length: a name holding a NUL ("pyop\0x") is not "pyop". */
+    if ((n == 4 && memcmp(s, "pyop", 4) == 0) || strncmp(s, "pyop.", 5) == 0) {
 #ifdef Py_GIL_DISABLED
       PyObject *m = NULL;
       if (removed != NULL && PyDict_GetItemRef(mods, k, &m) > 0 && PyList_Append(removed, m) < 0)

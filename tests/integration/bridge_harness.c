@@ -17,6 +17,7 @@
  * declared below.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -2637,6 +2638,7 @@ static void case_foreign(void) {
               "_m.host_marker = 42\n"
               "sys.modules['pyop'] = _m\n"
               "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
+              "sys.modules['pyop\\x00host'] = types.ModuleType('pyop_nul_host')\n"
               "del _m\n"),
         "the host's own pyop");
   recorder r = {.fail_at = -1};
@@ -2665,8 +2667,9 @@ static void case_foreign(void) {
               "assert sys.modules['pyop'].host_marker == 42, sys.modules['pyop']\n"
               "assert not [m for m in sys.modules if m.startswith('pyop.')]\n"
               "assert sys.modules['pyop_utils'].__name__ == 'pyop_utils'\n"
-              "del sys.modules['pyop'], sys.modules['pyop_utils']\n"),
-        "the host's pyop put back at shutdown, its pyop_utils left alone");
+              "assert sys.modules['pyop\\x00host'].__name__ == 'pyop_nul_host'\n"
+              "del sys.modules['pyop'], sys.modules['pyop_utils'], sys.modules['pyop\\x00host']\n"),
+        "the host's pyop put back at shutdown, its pyop_utils and 'pyop\\0host' left alone");
   /* After shutdown: entry again (its services), then register_custom_ops
    * before set_config is refused; set_config must hold flags whole. */
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
@@ -2705,8 +2708,14 @@ static void case_foreign(void) {
           "no package: %s", g_err);
     CHECK(r.n == 0, "nothing registered");
   }
-  cfg.artifact_dir = (pyop_str){g_artifact, strlen(g_artifact)};
+  /* The view's length, not a NUL, ends the directory: the artifact's own
+   * name followed by more bytes in the same buffer (dataflow pass,
+   * session 13). */
+  char *longer = NULL;
+  CHECK(asprintf(&longer, "%s-not-this", g_artifact) > 0, "asprintf");
+  cfg.artifact_dir = (pyop_str){longer, strlen(g_artifact)};
   CHECK_OK(api->set_config(&cfg));
+  free(longer);
   CHECK_OK(load(&r, 1, "basic/ops_file.py"));
   CHECK(find(&r, "ScaledAdd", true) != NULL, "a load after the shutdown");
   api->reset();
@@ -3453,6 +3462,16 @@ static void case_abi(void) {
   case_abi_short_tables(entry);
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR; /* back to what the other cases use */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == PYOP_BRIDGE_ABI_MINOR, "minor restored");
+  /* A refused request leaves no table in *out_api, also when it held one
+   * from an earlier entry (dataflow pass, session 13). */
+  req.abi_major = 2;
+  CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "a refused major left a table");
+  req.abi_major = 1;
+  CHECK_OK(entry(&req, &a));
+  pyop_bridge_request small = {offsetof(pyop_bridge_request, services), 1,
+                               PYOP_BRIDGE_ABI_MINOR, &g_services};
+  CHECK(entry(&small, &a) == PYOP_EABI && a == NULL, "a request too small left a table");
+  CHECK_OK(entry(&req, &a));
   CHECK(a->build_info.len > 0 && strstr(a->build_info.data, "Python headers 3.") != NULL,
         "build_info %.*s", (int)a->build_info.len, a->build_info.data);
   CHECK(entry(NULL, &a) == PYOP_EINVAL, "NULL request");
@@ -3538,8 +3557,9 @@ static void loadstate_signals(void) {
 
 /*
  * The import guard after a successful load: a module of another package
- * whose name starts with "pyop" (pyop_utils), replaced by a plugin, is the
- * plugin's (only the pyop package's entries are put back); a pyop.* entry
+ * whose name starts with "pyop" (pyop_utils), or holds a NUL after it
+ * ("pyop\0utils"), replaced by a plugin, is the plugin's (only the pyop
+ * package's entries are put back); a pyop.* entry
  * the host made before the load (None) stays; a clean load logs no repair.
  * After a failed load, an entry its plugin added to
  * sys.path_importer_cache in place is gone.
@@ -3552,12 +3572,16 @@ static void loadstate_guard(void) {
   CHECK(py_ok("import sys, types\n"
               "sys.modules['pyop_utils'] = types.ModuleType('pyop_utils')\n"
               "sys.modules['pyop_utils'].owner = 'host'\n"
+              "sys.modules['pyop\\x00utils'] = types.ModuleType('pyop_nul_utils')\n"
+              "sys.modules['pyop\\x00utils'].owner = 'host'\n"
               "sys.modules['pyop._loadstate_host_none'] = None\n"),
         "host entries");
   log_all_clear();
   CHECK_OK(load(&r, 1, "loadstate/utils.py"));
   CHECK(py_ok("import sys\n"
               "assert sys.modules['pyop_utils'].owner == 'plugin', sys.modules['pyop_utils']\n"
+              "assert sys.modules['pyop\\x00utils'].owner == 'plugin'\n"
+              "del sys.modules['pyop\\x00utils']\n"
               "assert 'pyop._loadstate_host_none' in sys.modules\n"
               "assert sys.modules['pyop._loadstate_host_none'] is None\n"
               "del sys.modules['pyop_utils'], sys.modules['pyop._loadstate_host_none']\n"),
@@ -3610,8 +3634,9 @@ static void loadstate_gil_kept(void) {
 
 /*
  * What register_custom_ops and set_config refuse before anything is
- * loaded: a registrar without add_proto (or none), a path after the first
- * that is empty, an empty artifact_dir (the one set before stays in use).
+ * loaded: a registrar without add_proto or add_impl (or none), a path
+ * after the first that is empty, an empty artifact_dir (the one set before
+ * stays in use).
  */
 static void loadstate_requests(void) {
   recorder r = {.fail_at = -1};
@@ -3620,6 +3645,16 @@ static void loadstate_requests(void) {
   CHECK(api->register_custom_ops(&no_proto, NULL, 0) == PYOP_EINVAL &&
             err_has("invalid registrar"),
         "a registrar without add_proto accepted");
+  /* add_impl is required too: a load would call it for each op (dataflow
+   * pass, session 13). */
+  char one[4200];
+  snprintf(one, sizeof one, "%s/loadstate/plain.py", g_plugins);
+  pyop_str one_path = {one, strlen(one)};
+  pyop_registrar no_impl = {sizeof no_impl, &r, rec_add_proto, NULL};
+  clear_error();
+  CHECK(api->register_custom_ops(&no_impl, &one_path, 1) == PYOP_EINVAL &&
+            err_has("invalid registrar") && r.n == 0,
+        "a registrar without add_impl accepted: %d %s", g_err_status, g_err);
   clear_error();
   CHECK(api->register_custom_ops(NULL, NULL, 0) == PYOP_EINVAL && err_has("invalid registrar"),
         "no registrar accepted");
@@ -4554,8 +4589,31 @@ static void case_notinit(void) {
 static void case_start(void) {
   CHECK(!Py_IsInitialized(), "no Python yet");
   void *pipe_before = handler_now(SIGPIPE);
+  sigset_t mask_before, mask_after;
+  CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask_before) == 0, "pthread_sigmask");
   CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
   CHECK(Py_IsInitialized(), "the bridge started Python");
+  /* The host thread that asked keeps its own signal mask (the interpreter
+   * thread was created with every signal blocked, then the mask went back),
+   * and the interpreter thread (threading's main thread) blocks the host's
+   * signals: they go to the host's threads (dataflow pass, session 13). */
+  CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask_after) == 0, "pthread_sigmask");
+  {
+    static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,
+                               SIGALRM, SIGTERM, SIGCHLD};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+      CHECK(sigismember(&mask_after, sigs[i]) == sigismember(&mask_before, sigs[i]),
+            "starting Python changed the host thread's mask of signal %d", sigs[i]);
+  }
+  CHECK(py_ok("import signal, threading\n"
+              "tid = threading.main_thread().native_id\n"
+              "with open('/proc/self/task/%d/status' % tid) as f:\n"
+              "    line = [l for l in f if l.startswith('SigBlk:')][0]\n"
+              "blocked = int(line.split()[1], 16)\n"
+              "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1,\n"
+              "          signal.SIGUSR2, signal.SIGALRM, signal.SIGTERM, signal.SIGCHLD):\n"
+              "    assert blocked >> (s - 1) & 1, (int(s), hex(blocked))\n"),
+        "the interpreter thread does not block the host's signals");
   /* Python installs no signal handler (SIGPIPE would be SIG_IGN). */
   CHECK(handler_now(SIGPIPE) == pipe_before, "starting Python changed SIGPIPE");
   /* threading's main thread is the interpreter thread, not this host one. */
@@ -4616,6 +4674,13 @@ static void case_start(void) {
               "        t.join()\n"
               "del sys._loadstate_stop\n"),
         "the plugin's threads end");
+  /* The interpreter thread (threading's main thread) ended at shutdown:
+   * no thread of the bridge is left in the process (dataflow pass,
+   * session 13). */
+  CHECK(py_ok("import os, threading\n"
+              "tid = threading.main_thread().native_id\n"
+              "assert not os.path.exists('/proc/self/task/%d' % tid), tid\n"),
+        "the interpreter thread still runs after shutdown");
   CHECK(g_pin_warnings == 0, "the bridge's objects stayed referenced after an ordinary run");
   /* Never finalized (numpy and non-daemon threads cannot survive that):
    * it stays initialised and idle for the next load. */
@@ -6124,7 +6189,87 @@ static void cf_load_after_finalize(void) {
 
 /* The configuration pass's checks (session 12, cflife): each names the bug
  * it catches in tests/mutation/mutants.txt (bridge.cf.*). */
+/* The task ids of this process (at most n) into ids; how many. */
+static size_t df_tasks(long *ids, size_t n) {
+  DIR *d = opendir("/proc/self/task");
+  CHECK(d != NULL, "opendir /proc/self/task");
+  size_t k = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL && k < n;)
+    if (e->d_name[0] != '.')
+      ids[k++] = atol(e->d_name);
+  closedir(d);
+  return k;
+}
+
+/* SigBlk of task tid (the signals it blocks, bit s-1 for signal s). */
+static unsigned long long df_task_blocked(long tid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL, "fopen %s", path);
+  unsigned long long m = 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, "SigBlk:", 7) == 0)
+      m = strtoull(line + 7, NULL, 16);
+  fclose(f);
+  return m;
+}
+
+typedef struct df_sig_load {
+  int rc;
+  sigset_t before, after; /* the loading thread's mask around its load */
+} df_sig_load;
+
+static void *df_sig_load_thread(void *arg) {
+  df_sig_load *l = arg;
+  recorder r = {.fail_at = -1};
+  pthread_sigmask(SIG_SETMASK, NULL, &l->before);
+  l->rc = load(&r, 1, "loadstate/plain.py");
+  pthread_sigmask(SIG_SETMASK, NULL, &l->after);
+  api->reset();
+  rec_clear(&r);
+  return NULL;
+}
+
+/*
+ * The GIL watch thread, started by the first call of a host thread without
+ * a Python state of its own, blocks the host's signals (they go to the
+ * host's threads), and the host thread whose call started it keeps its own
+ * mask (dataflow pass, session 13). The watch is the one task the load
+ * added (it is this process's first kept thread state).
+ */
+static void df_watch_signals(void) {
+  long before[64], after[64];
+  size_t n_before = df_tasks(before, 64);
+  df_sig_load l = {0};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, df_sig_load_thread, &l) == 0, "pthread_create");
+  pthread_join(t, NULL);
+  CHECK(l.rc == PYOP_OK, "the load from a host thread: %d %s", l.rc, g_err);
+  static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,
+                             SIGALRM, SIGTERM, SIGCHLD};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    CHECK(sigismember(&l.after, sigs[i]) == sigismember(&l.before, sigs[i]),
+          "the load changed its host thread's mask of signal %d", sigs[i]);
+  size_t n_after = df_tasks(after, 64);
+  size_t added = 0;
+  for (size_t i = 0; i < n_after; i++) {
+    bool old = false;
+    for (size_t j = 0; j < n_before; j++)
+      old = old || before[j] == after[i];
+    if (old)
+      continue;
+    added++;
+    unsigned long long m = df_task_blocked(after[i]);
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
+      CHECK((m >> (sigs[k] - 1)) & 1, "the watch thread %ld takes signal %d (SigBlk %llx)",
+            after[i], sigs[k], m);
+  }
+  CHECK(added == 1, "the load added %zu tasks (the GIL watch alone expected)", added);
+}
+
 static void case_cfstate(void) {
+  df_watch_signals();
   cf_config_twice();
   cf_desc_layouts();
   cf_desc_copy();

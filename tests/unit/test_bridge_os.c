@@ -118,6 +118,10 @@ static void test_seam_words_whole(void **state) {
   assert_true(pb_lanes_test_seam("force")); /* ends at its comma */
   assert_false(pb_lanes_test_seam("no"));
   assert_false(pb_lanes_test_seam("forc"));
+  /* Case counts (dataflow pass, session 13). */
+  setenv("PYOP_TEST_LANES", "FORCE,No-Proc", 1);
+  assert_false(pb_lanes_test_seam("force"));
+  assert_false(pb_lanes_test_seam("no-proc"));
 }
 
 static int fstat_other_inode(int fd, struct stat *st) {
