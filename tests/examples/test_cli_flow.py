@@ -401,5 +401,59 @@ class LeftThreadsFlowTest(unittest.TestCase):
         main.stray_threads, main.end_now, main.supervise.worker_done = saved
 
 
+
+class RunSecondTensorFlowTest(unittest.TestCase):
+    """run's result (run.cmd_run): each tensor of a dynamic output and each
+    tensor of a dynamic mutated input is said with its own data type and
+    shape, the second as the first, in the text and in --json. Kills
+    cli.df.run.dynamic_output_dtype_first, cli.df.run.mutated_dtype_first,
+    cli.df.run.mutated_shape_first."""
+
+    def _cmd(self, as_json):
+        run, values = _cli("run"), _cli("values")
+        bufs = values.Buffers()
+        info = _info(inputs=(("acc", "dynamic"),), outputs=(("ys", "dynamic"),))
+        info["inputs"][0]["mutated"] = True
+        f32, i32 = values.DTYPES.index("float32"), values.DTYPES.index("int32")
+        ys = [values.make_tensor(bufs, f32, [2], [0.5, 1.5]),
+              values.make_tensor(bufs, i32, [2, 2], [1, 2, 3, 4])]
+        acc = [values.make_tensor(bufs, f32, [3], [1.0, 2.0, 3.0]),
+               values.make_tensor(bufs, i32, [1, 2], [7, 8])]
+
+        class Res:
+            error, before = None, []
+            produced = [[(t, values.read_values(t)) for t in ys]]
+            inputs = [acc]
+
+        def as_a_host(lib, args, command, seen):
+            seen(info, Res)
+            return info, None, None, Res
+
+        saved = run.run_as_a_host
+        run.run_as_a_host = as_a_host
+        try:
+            args = argparse.Namespace(op="Op", json=as_json, input=None)
+            rc, out, err = _quiet(run.cmd_run, None, args)
+        finally:
+            run.run_as_a_host = saved
+        self.assertEqual((rc, err), (0, ""))
+        return out
+
+    def test_text(self):
+        self.assertEqual(self._cmd(False).splitlines(), [
+            "ys: 2 tensors", "ys[0]: float32[2] = [0.5, 1.5]", "ys[1]: int32[2,2] = [1, 2, 3, 4]",
+            "input acc[0] after the call (mutated): float32[3] = [1, 2, 3]",
+            "input acc[1] after the call (mutated): int32[1,2] = [7, 8]"])
+
+    def test_json(self):
+        got = json.loads(self._cmd(True))
+        self.assertEqual([(t["dtype"], t["shape"], t["values"]) for t in got["outputs"][0]["tensors"]],
+                         [("float32", [2], [0.5, 1.5]), ("int32", [2, 2], [1, 2, 3, 4])])
+        self.assertEqual([(m["name"], m["dtype"], m["shape"], m["values"])
+                          for m in got["mutated_inputs"]],
+                         [("acc[0]", "float32", [3], [1.0, 2.0, 3.0]),
+                          ("acc[1]", "int32", [1, 2], [7, 8])])
+
+
 if __name__ == "__main__":
     unittest.main()
