@@ -200,7 +200,7 @@ class ProtoDefaultsFlowTest(unittest.TestCase):
     """--proto's attributes (proto._op_info): each optional attribute's
     default is written into its own pyop_attr_info, the second's as the
     first's, and read back (binding.info_to_dict) as the REG_OP declared
-    them. Kills cli.df.proto.default_of_first."""
+    them. Kills cli.df.proto.default_of_first, cli.df.proto.default_unconverted."""
 
     def test_each_default_its_own(self):
         proto, binding = _cli("proto"), _cli("binding")
@@ -214,6 +214,26 @@ class ProtoDefaultsFlowTest(unittest.TestCase):
                          [("n", "int", False, 3), ("m", "int", False, 5),
                           ("r", "float", True, None), ("s", "str", False, "abc")])
 
+
+    def test_checked_default_is_the_one_written(self):
+        """A default is checked and converted (values.plugin_attr_value: a
+        DataType as the reader gives it, an object naming its type) and
+        the converted value is written, not the raw one. Kills
+        cli.df.proto.default_unconverted."""
+        proto, binding = _cli("proto"), _cli("binding")
+
+        class DataType:  # the reader's DataType: a name, not a str
+            def __init__(self, name):
+                self.name = name
+
+        keep = []
+        decl = {"op_type": "Op", "line": 4, "inputs": [("x", 0)], "outputs": [("y", 0)],
+                "attrs": [("t", 5, False, DataType("int8")),
+                          ("ts", 10, False, [DataType("float16"), DataType("bool")]),
+                          ("f", 2, False, 2)]}
+        d = binding.info_to_dict(proto._op_info(decl, "/p/ops.h", keep))
+        self.assertEqual([(a["name"], a["default"]) for a in d["attrs"]],
+                         [("t", "int8"), ("ts", ["float16", "bool"]), ("f", 2.0)])
 
 def _op_info_struct(b, lanes=0, reserved=0):
     o = b.OpInfo()
