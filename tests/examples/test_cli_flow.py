@@ -284,8 +284,8 @@ class CheckWithoutDetailFlowTest(unittest.TestCase):
 
 def _manifest_text(tag, version):
     return ("# manifest\npython_tag=%s\npython_version_hex=0x%08x\nabi_flags=\n"
-            "libpython=/usr/lib/libpython.so\nbridge_abi_major=1\nbridge_abi_minor=6\n"
-            % (tag, version))
+            "libpython=%s\nbridge_abi_major=1\nbridge_abi_minor=6\n"
+            % (tag, version, sys.executable if tag == "cp312" else "/no/libpython3.11.so"))
 
 
 class _ArtifactsHost(_DoctorHost):
@@ -303,8 +303,10 @@ class _ArtifactsHost(_DoctorHost):
 class DoctorFlowTest(unittest.TestCase):
     """doctor's report (doctor.doctor_report, cmd_doctor) with libpyop and
     the bridge's discovery stood in for: --lanes N reaches start_python's
-    choice (the artifact whose Python can run lanes, with libpyop's note).
-    Kills cli.df.doctor.start_python_lanes_dropped."""
+    choice (the artifact whose Python can run lanes, with libpyop's note)
+    and the libpython reported is read from that artifact's manifest.
+    Kills cli.df.doctor.start_python_lanes_dropped,
+    cli.df.doctor.manifest_of_default."""
 
     def setUp(self):
         self.doctor, self.config = _cli("doctor"), _cli("config")
@@ -334,6 +336,11 @@ class DoctorFlowTest(unittest.TestCase):
                 self.assertEqual((sp["artifact"], sp["default"]), (artifact, "py311"))
                 self.assertEqual(sp["manifest"], os.path.join(self.root, artifact,
                                                               "manifest.txt"))
+                # the chosen artifact's libpython, read from its own manifest
+                self.assertEqual((sp["libpython"], sp["verdict"]),
+                                 (sys.executable, "present") if lanes else
+                                 ("/no/libpython3.11.so", "missing: /no/libpython3.11.so does "
+                                  "not exist"))
                 if lanes:
                     self.assertEqual(sp["note"], "lanes asked for (2): starting py312 instead "
                                      "of the build's default py311 (Python 3.11 has no "
