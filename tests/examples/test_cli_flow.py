@@ -200,7 +200,9 @@ class ProtoDefaultsFlowTest(unittest.TestCase):
     """--proto's attributes (proto._op_info): each optional attribute's
     default is written into its own pyop_attr_info, the second's as the
     first's, and read back (binding.info_to_dict) as the REG_OP declared
-    them. Kills cli.df.proto.default_of_first, cli.df.proto.default_unconverted."""
+    them (examples.cli.check kills a second default written into the first's
+    slot, as it holds a --proto REG_OP's two attributes; this one holds
+    four)."""
 
     def test_each_default_its_own(self):
         proto, binding = _cli("proto"), _cli("binding")
