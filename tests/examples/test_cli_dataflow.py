@@ -580,5 +580,68 @@ class SampleShapeDataflowTest(unittest.TestCase):
                          (0, [2, 3], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]))
 
 
+class CheckLoadErrorDataflowTest(unittest.TestCase):
+    """A combined load that fails with no op loaded at all is the
+    command's error (check._load_error): with the status and the op the
+    worker's error named."""
+
+    def test_the_op_of_a_load_error_with_nothing_loaded(self):
+        check, errors = _cli("check"), _cli("errors")
+        sup = argparse.Namespace(ops=[], broken=[], load_error={
+            "status": "PYOP_EEXIST", "op": "Relu", "file": "/ops/b.py", "line": 3,
+            "message": "op type Relu registered twice (/ops/a.py:3, /ops/b.py:3)"})
+        with self.assertRaises(errors.CliError) as cm:
+            check._load_error(sup)
+        e = cm.exception
+        self.assertEqual((e.status, e.op, e.exit_code), ("PYOP_EEXIST", "Relu", 1))
+        self.assertEqual(e.to_json()["op"], "Relu")
+
+
+class WorkerCommandDataflowTest(unittest.TestCase):
+    """The check worker's command line (check_supervise.Supervisor._argv):
+    the library the command was given (--library), so the worker loads the
+    same libpyop."""
+
+    def test_the_library_reaches_the_worker(self):
+        cs = _cli("check_supervise")
+        sup = cs.Supervisor(argparse.Namespace(path="/opt/x/libpyop.so.1"),
+                            argparse.Namespace(lanes=0, proto=["/p/op.h"], input=None,
+                                               attr=None),
+                            {"paths": ["/ops"], "done": []}, 5)
+        argv = sup._argv(7)
+        self.assertEqual(argv[argv.index("--library") + 1], "/opt/x/libpyop.so.1")
+        self.assertLess(argv.index("--library"), argv.index("check"))
+        self.assertEqual(argv[argv.index("--_worker") + 1], "7")
+        self.assertEqual(argv[argv.index("--proto") + 1], "/p/op.h")
+
+
+class ReferenceArgsDataflowTest(unittest.TestCase):
+    """What the reference is called with (check_plugin._reference_args): a
+    Tensor attribute as a numpy array of its own data type and shape, as
+    the op gets it (not numpy's default float64 or int64)."""
+
+    def test_a_tensor_attribute_keeps_its_data_type(self):
+        try:
+            import numpy as np
+        except ImportError:
+            raise unittest.SkipTest("numpy does not import")
+        cp, cc, b = _cli("check_plugin"), _cli("check_cases"), _cli("binding")
+        info = dict(_INFO, attrs=[
+            {"name": "w", "type": "Tensor", "required": True, "default": None},
+            {"name": "idx", "type": "Tensor", "required": True, "default": None},
+            {"name": "alpha", "type": "float", "required": False, "default": 1.5}])
+        f32, i32 = b.DTYPES.index("float32"), b.DTYPES.index("int32")
+        case = cc.Case("inputs x=float32[2]", [[(f32, [2], [1.0, 2.0])]],
+                       {"w": (f32, [2], [0.1, 0.2]), "idx": (i32, [1, 2], [3, 4])}, "generated")
+        args, attrs = cp._reference_args(info, case, np)
+        self.assertEqual((args[0].dtype, args[0].shape), (np.float32, (2,)))
+        self.assertEqual(sorted(attrs), ["alpha", "idx", "w"])
+        self.assertEqual((attrs["w"].dtype, attrs["w"].shape), (np.float32, (2,)))
+        self.assertEqual(attrs["w"].tolist(), np.array([0.1, 0.2], dtype=np.float32).tolist())
+        self.assertEqual((attrs["idx"].dtype, attrs["idx"].shape, attrs["idx"].tolist()),
+                         (np.int32, (1, 2), [[3, 4]]))
+        self.assertEqual(attrs["alpha"], 1.5)
+
+
 if __name__ == "__main__":
     unittest.main()
