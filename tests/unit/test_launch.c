@@ -979,7 +979,7 @@ static void test_refused_kernel_released(void **state) {
  * locked would hold the child for ever (dataflow pass, session 13: the
  * fork handler of the child skipping the table). The child runs under a
  * watchdog. */
-static int fork_child_launch(void) {
+static int fork_child_launch(pyop__plan *held) {
   alarm(10);
   pyop__plan *p = NULL;
   if (pyop__plan_new("Child", 0, 0, &p) != PYOP_OK) return 2;
@@ -987,6 +987,7 @@ static int fork_child_launch(void) {
   if (pyop__plan_add_launch(p, &v) != PYOP_OK || pyop__plan_finish(p) != PYOP_OK) return 3;
   if (pyop__plan_run(p, NULL, NULL, NULL, NULL) != PYOP_OK) return 4;
   pyop__plan_free(p);
+  pyop__plan_free(held); /* the child's copy: closed clean under valgrind */
   pyop__kernel_libs_close();
   return 0;
 }
@@ -997,7 +998,7 @@ static void test_fork_child_kernel_table(void **state) {
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
-  if (pid == 0) _exit(fork_child_launch());
+  if (pid == 0) _exit(fork_child_launch(held));
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   pyop__plan_free(held);
