@@ -6750,6 +6750,131 @@ static void case_configs_lost(void) {
   rec_clear(&r);
 }
 
+/*
+ * The dataflow pass of the call path (session 13; plugins/dfcall): each
+ * value the host gives reaches the op whole, and each one the op gives
+ * reaches the host whole:
+ * - a str attribute holding a NUL reaches execute at its length, NUL
+ *   included (not cut at it);
+ * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
+ *   (the bridge's own copy of the host's bytes is whole);
+ * - with a host prototype whose outputs are an optional one then a
+ *   dynamic one, an output index past the last names the dynamic output
+ *   alone in its hint (an optional output is not one to repeat).
+ */
+static pyop_io_info g_df_outs[2];
+static pyop_op_info g_df_info;
+static int g_df_finds, g_df_releases;
+
+static int df_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  if (op_type.len != 6 || memcmp(op_type.data, "DfPast", 6) != 0)
+    return PYOP_ENOENT;
+  g_df_finds++;
+  *out = &g_df_info;
+  return PYOP_OK;
+}
+
+static void df_release_proto(const pyop_op_info *info) {
+  CHECK(info == &g_df_info, "release_proto of another info");
+  g_df_releases++;
+}
+
+static void case_dfcall(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "dfcall"));
+  float x[2] = {1, 2};
+  int64_t s2[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s2);
+
+  /* A str attribute with a NUL inside: its length, not strlen. */
+  {
+    const rec_op *impl = find(&r, "DfStr", true);
+    CHECK(impl != NULL, "DfStr registered");
+    pyop_attr_view a = attr_str("s", "ab");
+    a.default_value.u.s = (pyop_str){"a\0bc", 4};
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('s')\n"
+                "assert seen == ['a\\x00bc'], seen\n"
+                "del seen\n"),
+          "a str attribute with a NUL reaches the op whole");
+  }
+
+  /* A Tensor attribute of four floats: every byte copied. */
+  {
+    const rec_op *proto = find(&r, "DfTable", false);
+    CHECK(proto != NULL, "DfTable registered");
+    float tv[4] = {1.5f, -2.0f, 3.25f, 8.0f};
+    int64_t s4[1] = {4};
+    pyop_tensor table = tensor_f32(tv, 1, s4);
+    pyop_attr_view ta;
+    memset(&ta, 0, sizeof ta);
+    ta.struct_size = sizeof ta;
+    ta.name = (pyop_str){"table", 5};
+    ta.type = ta.default_value.type = PYOP_ATTR_TENSOR;
+    ta.default_value.u.tensor = &table;
+    void *h = holder_of(proto, &ta, 1);
+    memset(tv, 0, sizeof tv); /* the bridge's copy is what the op reads */
+    pyop_tensor out;
+    memset(&out, 0, sizeof out);
+    CHECK_OK(infer1(proto, h, &in, 1, ONE, &out, 1));
+    proto->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('table')\n"
+                "assert seen == [(16, [1.5, -2.0, 3.25, 8.0])], seen\n"
+                "del seen\n"),
+          "a Tensor attribute's 16 bytes reach the op");
+  }
+
+  /* The index hint with an optional output before a dynamic one. */
+  {
+    pyop_bridge_entry_fn entry =
+        (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+    CHECK(entry != NULL, "no entry symbol");
+    pyop_loader_services svc = g_services;
+    svc.find_proto = df_find_proto;
+    svc.release_proto = df_release_proto;
+    pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+    CHECK_OK(entry(&req, &api));
+    memset(&g_df_info, 0, sizeof g_df_info);
+    g_df_info.struct_size = sizeof g_df_info;
+    g_df_info.op_type = "DfPast";
+    g_df_info.outputs = g_df_outs;
+    g_df_info.n_outputs = 2;
+    g_df_outs[0] = (pyop_io_info){"maybe", PYOP_IO_OPTIONAL};
+    g_df_outs[1] = (pyop_io_info){"rest", PYOP_IO_DYNAMIC};
+    g_df_finds = g_df_releases = 0;
+    const rec_op *impl = find(&r, "DfPast", true);
+    CHECK(impl != NULL, "DfPast registered");
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 2, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(g_df_finds == 1 && g_df_releases == 1, "found %d prototypes, released %d", g_df_finds,
+          g_df_releases);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('past')\n"
+                "want = ('output index 2 out of range (the op has 2 outputs); output 1 '\n"
+                "        \"'rest' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+                "        'next tensor')\n"
+                "assert seen == want, seen\n"
+                "del seen, want\n"),
+          "the hint names the dynamic output only");
+    req.services = &g_services;
+    CHECK_OK(entry(&req, &api));
+  }
+
+  CHECK(py_ok("import builtins; del builtins._pyop_dfcall"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -6790,7 +6915,8 @@ static void case_configs_lost(void) {
   X(cfstate, "integration bridge", 300, "")                                  \
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
   X(configs, "integration bridge", 300, "")                                  \
-  X(configs_lost, "integration bridge", 300, "")
+  X(configs_lost, "integration bridge", 300, "")                             \
+  X(dfcall, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

@@ -1,0 +1,50 @@
+"""Ops for the dataflow pass of the bridge's call path
+(tests/integration/bridge_harness.c, case dfcall): each records what it
+was given, whole, so that a value the bridge cut, dropped or took from its
+neighbour shows.
+
+What they see goes to builtins._pyop_dfcall (the harness reads and
+deletes it)."""
+import builtins
+
+import pyop
+from pyop import Tensor, TensorDesc
+
+R = builtins._pyop_dfcall = {}
+
+
+@pyop.register_op(op_type="DfStr")
+def df_str(x: TensorDesc, *, s: str = "") -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="DfStr")
+class DfStrImpl:
+    """Records the str attribute as it came."""
+
+    def execute(self, x, *, s):
+        R.setdefault("s", []).append(s)
+
+
+@pyop.register_op(op_type="DfTable")
+def df_table(x: TensorDesc, *, table: Tensor) -> TensorDesc:
+    """Records every element of its Tensor attribute."""
+    with memoryview(table) as m:
+        R.setdefault("table", []).append((table.nbytes, m.tolist()))
+    return x
+
+
+@pyop.register_op(op_type="DfPast")
+def df_past(x: TensorDesc) -> tuple[TensorDesc, list[TensorDesc]]:
+    return x, [x]
+
+
+@pyop.register_op_impl(op_type="DfPast")
+class DfPastImpl:
+    """Asks for an output one past its two: records the IndexError's text."""
+
+    def execute(self, x):
+        try:
+            pyop.get_execute_ctx().malloc_output_tensor(2, (2,), "float32")
+        except IndexError as e:
+            R["past"] = str(e)
