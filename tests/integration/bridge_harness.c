@@ -6780,6 +6780,30 @@ static void df_release_proto(const pyop_op_info *info) {
   g_df_releases++;
 }
 
+/* What DfLaunch's compile and declare_launch_args handed the host, as
+ * (pointer, length) copies: a NUL inside shows. */
+typedef struct df_sink {
+  char artifact[16], lib[4200], sym[32];
+  size_t artifact_len, lib_len, sym_len, n_args;
+} df_sink;
+
+static int df_sink_artifact(void *ctx, const void *data, size_t len) {
+  df_sink *s = ctx;
+  s->artifact_len = len;
+  memcpy(s->artifact, data, len < sizeof s->artifact ? len : sizeof s->artifact);
+  return 0;
+}
+
+static int df_sink_launch(void *ctx, const pyop_launch_view *l) {
+  df_sink *s = ctx;
+  s->lib_len = l->library.len;
+  memcpy(s->lib, l->library.data, l->library.len < sizeof s->lib ? l->library.len : sizeof s->lib);
+  s->sym_len = l->symbol.len;
+  memcpy(s->sym, l->symbol.data, l->symbol.len < sizeof s->sym ? l->symbol.len : sizeof s->sym);
+  s->n_args = l->n_args;
+  return 0;
+}
+
 static void case_dfcall(void) {
   recorder r = {.fail_at = -1};
   CHECK_OK(load(&r, 1, "dfcall"));
@@ -6829,6 +6853,32 @@ static void case_dfcall(void) {
                 "assert seen == [(16, [1.5, -2.0, 3.25, 8.0])], seen\n"
                 "del seen\n"),
           "a Tensor attribute's 16 bytes reach the op");
+  }
+
+  /* Bytes and names holding a NUL reach the host at their length; a
+   * one-character library name is made a path like any relative one. */
+  {
+    const rec_op *impl = find(&r, "DfLaunch", true);
+    CHECK(impl != NULL, "DfLaunch registered");
+    void *h = holder_of(impl, NULL, 0);
+    pyop_tensor desc = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&desc, 1}};
+    df_sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &desc, 1, &sk, df_sink_artifact};
+    CHECK_OK(impl->cb->compile(h, &ca));
+    CHECK(sk.artifact_len == 4 && memcmp(sk.artifact, "a\0b\0", 4) == 0,
+          "the artifact's 4 bytes, NULs included (%zu)", sk.artifact_len);
+    pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, df_sink_launch, NULL};
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    char lib[4200];
+    int n = snprintf(lib, sizeof lib, "%s/dfcall/k", g_plugins);
+    CHECK(sk.lib_len == (size_t)n && memcmp(sk.lib, lib, (size_t)n) == 0,
+          "library %.*s (want %s)", (int)sk.lib_len, sk.lib, lib);
+    CHECK(sk.sym_len == 7 && memcmp(sk.sym, "kern\0v2", 7) == 0,
+          "the symbol at its length, NUL included (%zu)", sk.sym_len);
+    CHECK(sk.n_args == 1, "one launch argument (%zu)", sk.n_args);
+    impl->cb->destroy_holder(h);
   }
 
   /* The index hint with an optional output before a dynamic one. */

@@ -8,7 +8,7 @@ deletes it)."""
 import builtins
 
 import pyop
-from pyop import Tensor, TensorDesc
+from pyop import Tensor, TensorDesc, launch
 
 R = builtins._pyop_dfcall = {}
 
@@ -48,3 +48,20 @@ class DfPastImpl:
             pyop.get_execute_ctx().malloc_output_tensor(2, (2,), "float32")
         except IndexError as e:
             R["past"] = str(e)
+
+
+@pyop.register_op(op_type="DfLaunch")
+def df_launch(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="DfLaunch")
+class DfLaunchImpl:
+    """An artifact holding NUL bytes; a launch of a one-character library
+    name (relative to this file) and of a symbol holding a NUL."""
+
+    def compile(self, x, out):
+        pyop.get_compile_ctx().set_artifact(b"a\0b\0")
+
+    def declare_launch_args(self, x, out):
+        pyop.get_declare_launch_args_ctx().add_launch("k", "kern\0v2", [launch.input(0)])
