@@ -6755,7 +6755,8 @@ static void case_configs_lost(void) {
  * value the host gives reaches the op whole, and each one the op gives
  * reaches the host whole:
  * - a str attribute holding a NUL reaches execute at its length, NUL
- *   included (not cut at it);
+ *   included (not cut at it); _native.registered_proto of a name holding
+ *   a NUL asks the loader for the whole name (not the name before it);
  * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
  *   (the bridge's own copy of the host's bytes is whole);
  * - with a host prototype whose outputs are an optional one then a
@@ -6811,7 +6812,8 @@ static void case_dfcall(void) {
   int64_t s2[1] = {2};
   pyop_tensor in = tensor_f32(x, 1, s2);
 
-  /* A str attribute with a NUL inside: its length, not strlen. */
+  /* A str attribute with a NUL inside (the host may give one; pyop's own
+   * defaults cannot hold one): its length, not strlen. */
   {
     const rec_op *impl = find(&r, "DfStr", true);
     CHECK(impl != NULL, "DfStr registered");
@@ -6898,6 +6900,18 @@ static void case_dfcall(void) {
     g_df_info.n_outputs = 2;
     g_df_outs[0] = (pyop_io_info){"maybe", PYOP_IO_OPTIONAL};
     g_df_outs[1] = (pyop_io_info){"rest", PYOP_IO_DYNAMIC};
+    g_df_info.proto_key = "host:dfpast";
+    g_df_finds = g_df_releases = 0;
+    /* registered_proto asks for the whole name: one holding a NUL is not
+     * the name before it. */
+    CHECK(py_ok("import sys\n"
+                "rp = sys.modules['pyop._native'].registered_proto\n"
+                "assert rp('DfPast')['op_type'] == 'DfPast', rp('DfPast')\n"
+                "assert rp('DfPast\\x00v2') is None, rp('DfPast\\x00v2')\n"
+                "del rp\n"),
+          "registered_proto of a name holding a NUL");
+    CHECK(g_df_finds == 1 && g_df_releases == 1, "found %d prototypes, released %d",
+          g_df_finds, g_df_releases);
     g_df_finds = g_df_releases = 0;
     const rec_op *impl = find(&r, "DfPast", true);
     CHECK(impl != NULL, "DfPast registered");
