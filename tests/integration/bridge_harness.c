@@ -6759,6 +6759,12 @@ static void case_configs_lost(void) {
  *   a NUL asks the loader for the whole name (not the name before it);
  * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
  *   (the bridge's own copy of the host's bytes is whole);
+ * - compile's artifact and add_launch's symbol holding NULs reach the
+ *   host at their length; a one-character relative library name is made
+ *   a path beside the implementation like any other;
+ * - a view kept of an op's output made after eight inputs (the ninth
+ *   tensor of the call, past the frame's first room) fails the call
+ *   naming output 0;
  * - with a host prototype whose outputs are an optional one then a
  *   dynamic one, an output index past the last names the dynamic output
  *   alone in its hint (an optional output is not one to repeat).
@@ -6880,6 +6886,26 @@ static void case_dfcall(void) {
     CHECK(sk.sym_len == 7 && memcmp(sk.sym, "kern\0v2", 7) == 0,
           "the symbol at its length, NUL included (%zu)", sk.sym_len);
     CHECK(sk.n_args == 1, "one launch argument (%zu)", sk.n_args);
+    impl->cb->destroy_holder(h);
+  }
+
+  /* The ninth tensor of a call (past the frame's first room of eight),
+   * an output, is numbered as output 0 in the refusal a kept view of it
+   * causes (not by its place among the call's tensors). */
+  {
+    const rec_op *impl = find(&r, "DfEight", true);
+    CHECK(impl != NULL, "DfEight registered");
+    void *h = holder_of(impl, NULL, 0);
+    pyop_tensor ins[8];
+    for (int i = 0; i < 8; i++)
+      ins[i] = in;
+    outputs o = {0};
+    int rc = exec1(impl, h, ins, 8, ONE, 1, &o);
+    outputs_free(&o);
+    CHECK(rc == PYOP_EPYTHON && err_has("a buffer of output 0 (") && !err_has("output 8"),
+          "a view of the ninth tensor kept: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_dfcall.pop('view').release()"),
+          "the view released");
     impl->cb->destroy_holder(h);
   }
 
