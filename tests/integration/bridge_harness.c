@@ -6765,6 +6765,8 @@ static void case_configs_lost(void) {
  * - a view kept of an op's output made after eight inputs (the ninth
  *   tensor of the call, past the frame's first room) fails the call
  *   naming output 0;
+ * - an exception whose message holds a NUL reaches the host whole (the
+ *   NUL written as \x00, the rest of the message and the traceback kept);
  * - with a host prototype whose outputs are an optional one then a
  *   dynamic one, an output index past the last names the dynamic output
  *   alone in its hint (an optional output is not one to repeat).
@@ -6906,6 +6908,21 @@ static void case_dfcall(void) {
           "a view of the ninth tensor kept: %d %s", rc, g_err);
     CHECK(py_ok("import builtins; builtins._pyop_dfcall.pop('view').release()"),
           "the view released");
+    impl->cb->destroy_holder(h);
+  }
+
+  /* An exception whose message holds a NUL: the host's error keeps what
+   * follows it, the NUL written as \x00, and the traceback. */
+  {
+    const rec_op *impl = find(&r, "DfNul", true);
+    CHECK(impl != NULL, "DfNul registered");
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    outputs_free(&o);
+    CHECK(rc == PYOP_EPYTHON && err_has("ValueError: bad\\x00tail of the message") &&
+              err_has("Traceback") && err_has("in execute"),
+          "an error message holding a NUL: %d %s", rc, g_err);
     impl->cb->destroy_holder(h);
   }
 

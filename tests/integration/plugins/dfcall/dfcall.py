@@ -81,3 +81,17 @@ class DfEightImpl:
     def execute(self, x0, x1, x2, x3, x4, x5, x6, x7):
         out = pyop.get_execute_ctx().malloc_output_tensor(0, (2,), "float32")
         R["view"] = memoryview(out)
+
+
+@pyop.register_op(op_type="DfNul")
+def df_nul(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="DfNul")
+class DfNulImpl:
+    """Fails with a message holding a NUL: the host's error must still hold
+    what follows it (the rest of the message, the traceback)."""
+
+    def execute(self, x):
+        raise ValueError("bad\0tail of the message")
