@@ -6755,7 +6755,7 @@ static void case_configs_lost(void) {
  * value the host gives reaches the op whole, and each one the op gives
  * reaches the host whole:
  * - a str attribute holding a NUL reaches execute at its length, NUL
- *   included (not cut at it); _native.registered_proto of a name holding
+ *   included (not cut at it); one that is not UTF-8 refuses the instance; _native.registered_proto of a name holding
  *   a NUL asks the loader for the whole name (not the name before it);
  * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
  *   (the bridge's own copy of the host's bytes is whole);
@@ -6837,6 +6837,15 @@ static void case_dfcall(void) {
                 "assert seen == ['a\\x00bc'], seen\n"
                 "del seen\n"),
           "a str attribute with a NUL reaches the op whole");
+    /* One that is not UTF-8: the instance is refused (never made with
+     * U+FFFD standing in for the host's bytes). */
+    a.default_value.u.s = (pyop_str){"a\xff" "b", 3};
+    h = (void *)1;
+    clear_error();
+    int rc = impl->cb->create_holder(impl->ctx, &a, 1, &h);
+    CHECK(rc == PYOP_EPYTHON && h == NULL && err_has("attribute 's': cannot convert its value") &&
+              err_has("UnicodeDecodeError"),
+          "a str attribute that is not UTF-8: %d %s", rc, g_err);
   }
 
   /* A Tensor attribute of four floats: every byte copied. */
