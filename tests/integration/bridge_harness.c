@@ -6758,7 +6758,8 @@ static void case_configs_lost(void) {
  *   included (not cut at it); one that is not UTF-8 refuses the instance; _native.registered_proto of a name holding
  *   a NUL asks the loader for the whole name (not the name before it);
  * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
- *   (the bridge's own copy of the host's bytes is whole);
+ *   (the bridge's own copy of the host's bytes is whole; e2e.host.contract
+ *   sees it through libpyop too);
  * - compile's artifact and add_launch's symbol holding NULs reach the
  *   host at their length; a one-character relative library name is made
  *   a path beside the implementation like any other;
