@@ -6770,7 +6770,8 @@ static void case_configs_lost(void) {
  *   NUL written as \x00, the rest of the message and the traceback kept);
  * - with a host prototype whose outputs are an optional one then a
  *   dynamic one, an output index past the last names the dynamic output
- *   alone in its hint (an optional output is not one to repeat).
+ *   alone in its hint (an optional output is not one to repeat); with two
+ *   dynamic outputs, it names both.
  */
 static pyop_io_info g_df_outs[2];
 static pyop_op_info g_df_info;
@@ -6983,6 +6984,22 @@ static void case_dfcall(void) {
                 "assert seen == want, seen\n"
                 "del seen, want\n"),
           "the hint names the dynamic output only");
+    /* Both outputs dynamic: the hint names each, in order. */
+    g_df_outs[0] = (pyop_io_info){"parts", PYOP_IO_DYNAMIC};
+    h = holder_of(impl, NULL, 0);
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 2, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('past')\n"
+                "want = ('output index 2 out of range (the op has 2 outputs); output 0 '\n"
+                "        \"'parts' is dynamic: call malloc_output_tensor(0, ...) again for its \"\n"
+                "        'next tensor; output 1 '\n"
+                "        \"'rest' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+                "        'next tensor')\n"
+                "assert seen == want, seen\n"
+                "del seen, want\n"),
+          "the hint names both dynamic outputs");
     req.services = &g_services;
     CHECK_OK(entry(&req, &api));
   }
