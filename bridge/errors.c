@@ -100,8 +100,10 @@ void pb_log(int level, const char *fmt, ...) {
 /*
  * A str as a malloc'd C string for a message: UTF-8, where the bytes of a
  * file name that is not UTF-8 (decoded with surrogateescape) are given back
- * as they are, any other lone surrogate written as an escape. NULL when s
- * is not a str or on failure; no exception is left.
+ * as they are, any other lone surrogate written as an escape, and a NUL
+ * written as \x00 (the message is a C string: a NUL would end it there,
+ * losing the rest and the traceback). NULL when s is not a str or on
+ * failure; no exception is left.
  */
 static char *message_text(PyObject *s) {
   PyObject *b = NULL;
@@ -112,7 +114,26 @@ static char *message_text(PyObject *s) {
       b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
     }
   }
-  char *out = b != NULL ? strdup(PyBytes_AS_STRING(b)) : NULL;
+  char *out = NULL;
+  if (b != NULL) {
+    const char *p = PyBytes_AS_STRING(b);
+    size_t n = (size_t)PyBytes_GET_SIZE(b), nuls = 0;
+    for (size_t i = 0; i < n; i++)
+      nuls += p[i] == '\0';
+    out = malloc(n + 3 * nuls + 1);
+    if (out != NULL) {
+      size_t k = 0;
+      for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\0') {
+          memcpy(out + k, "\\x00", 4);
+          k += 4;
+        } else {
+          out[k++] = p[i];
+        }
+      }
+      out[k] = '\0';
+    }
+  }
   Py_XDECREF(b);
   PyErr_Clear();
   return out;

@@ -6895,6 +6895,265 @@ static void case_configs_lost(void) {
   rec_clear(&r);
 }
 
+/*
+ * The dataflow pass of the call path (session 13; plugins/dfcall): each
+ * value the host gives reaches the op whole, and each one the op gives
+ * reaches the host whole:
+ * - a str attribute holding a NUL reaches execute at its length, NUL
+ *   included (not cut at it); one that is not UTF-8 refuses the instance; _native.registered_proto of a name holding
+ *   a NUL asks the loader for the whole name (not the name before it);
+ * - a Tensor attribute of 16 bytes reaches infer_meta with all of them
+ *   (the bridge's own copy of the host's bytes is whole; e2e.host.contract
+ *   sees it through libpyop too);
+ * - compile's artifact and add_launch's symbol holding NULs reach the
+ *   host at their length; a one-character relative library name is made
+ *   a path beside the implementation like any other;
+ * - a view kept of an op's output made after eight inputs (the ninth
+ *   tensor of the call, past the frame's first room) fails the call
+ *   naming output 0;
+ * - an exception whose message holds a NUL reaches the host whole (the
+ *   NUL written as \x00, the rest of the message and the traceback kept);
+ * - with a host prototype whose outputs are an optional one then a
+ *   dynamic one, an output index past the last names the dynamic output
+ *   alone in its hint (an optional output is not one to repeat); with two
+ *   dynamic outputs, it names both.
+ */
+static pyop_io_info g_df_outs[2];
+static pyop_op_info g_df_info;
+static int g_df_finds, g_df_releases;
+
+static int df_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  if (op_type.len != 6 || memcmp(op_type.data, "DfPast", 6) != 0)
+    return PYOP_ENOENT;
+  g_df_finds++;
+  *out = &g_df_info;
+  return PYOP_OK;
+}
+
+static void df_release_proto(const pyop_op_info *info) {
+  CHECK(info == &g_df_info, "release_proto of another info");
+  g_df_releases++;
+}
+
+/* What DfLaunch's compile and declare_launch_args handed the host, as
+ * (pointer, length) copies: a NUL inside shows. */
+typedef struct df_sink {
+  char artifact[16], lib[4200], sym[32];
+  size_t artifact_len, lib_len, sym_len, n_args;
+} df_sink;
+
+static int df_sink_artifact(void *ctx, const void *data, size_t len) {
+  df_sink *s = ctx;
+  s->artifact_len = len;
+  memcpy(s->artifact, data, len < sizeof s->artifact ? len : sizeof s->artifact);
+  return 0;
+}
+
+static int df_sink_launch(void *ctx, const pyop_launch_view *l) {
+  df_sink *s = ctx;
+  s->lib_len = l->library.len;
+  memcpy(s->lib, l->library.data, l->library.len < sizeof s->lib ? l->library.len : sizeof s->lib);
+  s->sym_len = l->symbol.len;
+  memcpy(s->sym, l->symbol.data, l->symbol.len < sizeof s->sym ? l->symbol.len : sizeof s->sym);
+  s->n_args = l->n_args;
+  return 0;
+}
+
+static void case_dfcall(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "dfcall"));
+  float x[2] = {1, 2};
+  int64_t s2[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s2);
+
+  /* A str attribute with a NUL inside (the host may give one; pyop's own
+   * defaults cannot hold one): its length, not strlen. */
+  {
+    const rec_op *impl = find(&r, "DfStr", true);
+    CHECK(impl != NULL, "DfStr registered");
+    pyop_attr_view a = attr_str("s", "ab");
+    a.default_value.u.s = (pyop_str){"a\0bc", 4};
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('s')\n"
+                "assert seen == ['a\\x00bc'], seen\n"
+                "del seen\n"),
+          "a str attribute with a NUL reaches the op whole");
+    /* One that is not UTF-8: the instance is refused (never made with
+     * U+FFFD standing in for the host's bytes). */
+    a.default_value.u.s = (pyop_str){"a\xff" "b", 3};
+    h = (void *)1;
+    clear_error();
+    int rc = impl->cb->create_holder(impl->ctx, &a, 1, &h);
+    CHECK(rc == PYOP_EPYTHON && h == NULL && err_has("attribute 's': cannot convert its value") &&
+              err_has("UnicodeDecodeError"),
+          "a str attribute that is not UTF-8: %d %s", rc, g_err);
+  }
+
+  /* A Tensor attribute of four floats: every byte copied. */
+  {
+    const rec_op *proto = find(&r, "DfTable", false);
+    CHECK(proto != NULL, "DfTable registered");
+    float tv[4] = {1.5f, -2.0f, 3.25f, 8.0f};
+    int64_t s4[1] = {4};
+    pyop_tensor table = tensor_f32(tv, 1, s4);
+    pyop_attr_view ta;
+    memset(&ta, 0, sizeof ta);
+    ta.struct_size = sizeof ta;
+    ta.name = (pyop_str){"table", 5};
+    ta.type = ta.default_value.type = PYOP_ATTR_TENSOR;
+    ta.default_value.u.tensor = &table;
+    void *h = holder_of(proto, &ta, 1);
+    memset(tv, 0, sizeof tv); /* the bridge's copy is what the op reads */
+    pyop_tensor out;
+    memset(&out, 0, sizeof out);
+    CHECK_OK(infer1(proto, h, &in, 1, ONE, &out, 1));
+    proto->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('table')\n"
+                "assert seen == [(16, [1.5, -2.0, 3.25, 8.0])], seen\n"
+                "del seen\n"),
+          "a Tensor attribute's 16 bytes reach the op");
+  }
+
+  /* Bytes and names holding a NUL reach the host at their length; a
+   * one-character library name is made a path like any relative one. */
+  {
+    const rec_op *impl = find(&r, "DfLaunch", true);
+    CHECK(impl != NULL, "DfLaunch registered");
+    void *h = holder_of(impl, NULL, 0);
+    pyop_tensor desc = tensor_f32(NULL, 1, s2);
+    pyop_tensor_list lists[1] = {{&desc, 1}};
+    df_sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, &desc, 1, &sk, df_sink_artifact};
+    CHECK_OK(impl->cb->compile(h, &ca));
+    CHECK(sk.artifact_len == 4 && memcmp(sk.artifact, "a\0b\0", 4) == 0,
+          "the artifact's 4 bytes, NULs included (%zu)", sk.artifact_len);
+    pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, df_sink_launch, NULL};
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    char lib[4200];
+    int n = snprintf(lib, sizeof lib, "%s/dfcall/k", g_plugins);
+    CHECK(sk.lib_len == (size_t)n && memcmp(sk.lib, lib, (size_t)n) == 0,
+          "library %.*s (want %s)", (int)sk.lib_len, sk.lib, lib);
+    CHECK(sk.sym_len == 7 && memcmp(sk.sym, "kern\0v2", 7) == 0,
+          "the symbol at its length, NUL included (%zu)", sk.sym_len);
+    CHECK(sk.n_args == 1, "one launch argument (%zu)", sk.n_args);
+    impl->cb->destroy_holder(h);
+  }
+
+  /* The ninth tensor of a call (past the frame's first room of eight),
+   * an output, is numbered as output 0 in the refusal a kept view of it
+   * causes (not by its place among the call's tensors). */
+  {
+    const rec_op *impl = find(&r, "DfEight", true);
+    CHECK(impl != NULL, "DfEight registered");
+    void *h = holder_of(impl, NULL, 0);
+    pyop_tensor ins[8];
+    for (int i = 0; i < 8; i++)
+      ins[i] = in;
+    outputs o = {0};
+    int rc = exec1(impl, h, ins, 8, ONE, 1, &o);
+    outputs_free(&o);
+    CHECK(rc == PYOP_EPYTHON && err_has("a buffer of output 0 (") && !err_has("output 8"),
+          "a view of the ninth tensor kept: %d %s", rc, g_err);
+    CHECK(py_ok("import builtins; builtins._pyop_dfcall.pop('view').release()"),
+          "the view released");
+    impl->cb->destroy_holder(h);
+  }
+
+  /* An exception whose message holds a NUL: the host's error keeps what
+   * follows it, the NUL written as \x00, and the traceback. */
+  {
+    const rec_op *impl = find(&r, "DfNul", true);
+    CHECK(impl != NULL, "DfNul registered");
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    outputs_free(&o);
+    CHECK(rc == PYOP_EPYTHON && err_has("ValueError: bad\\x00tail of the message") &&
+              err_has("Traceback") && err_has("in execute"),
+          "an error message holding a NUL: %d %s", rc, g_err);
+    impl->cb->destroy_holder(h);
+  }
+
+  /* The index hint with an optional output before a dynamic one. */
+  {
+    pyop_bridge_entry_fn entry =
+        (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+    CHECK(entry != NULL, "no entry symbol");
+    pyop_loader_services svc = g_services;
+    svc.find_proto = df_find_proto;
+    svc.release_proto = df_release_proto;
+    pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+    CHECK_OK(entry(&req, &api));
+    memset(&g_df_info, 0, sizeof g_df_info);
+    g_df_info.struct_size = sizeof g_df_info;
+    g_df_info.op_type = "DfPast";
+    g_df_info.outputs = g_df_outs;
+    g_df_info.n_outputs = 2;
+    g_df_outs[0] = (pyop_io_info){"maybe", PYOP_IO_OPTIONAL};
+    g_df_outs[1] = (pyop_io_info){"rest", PYOP_IO_DYNAMIC};
+    g_df_info.proto_key = "host:dfpast";
+    g_df_finds = g_df_releases = 0;
+    /* registered_proto asks for the whole name: one holding a NUL is not
+     * the name before it. */
+    CHECK(py_ok("import sys\n"
+                "rp = sys.modules['pyop._native'].registered_proto\n"
+                "assert rp('DfPast')['op_type'] == 'DfPast', rp('DfPast')\n"
+                "assert rp('DfPast\\x00v2') is None, rp('DfPast\\x00v2')\n"
+                "del rp\n"),
+          "registered_proto of a name holding a NUL");
+    CHECK(g_df_finds == 1 && g_df_releases == 1, "found %d prototypes, released %d",
+          g_df_finds, g_df_releases);
+    g_df_finds = g_df_releases = 0;
+    const rec_op *impl = find(&r, "DfPast", true);
+    CHECK(impl != NULL, "DfPast registered");
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 2, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(g_df_finds == 1 && g_df_releases == 1, "found %d prototypes, released %d", g_df_finds,
+          g_df_releases);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('past')\n"
+                "want = ('output index 2 out of range (the op has 2 outputs); output 1 '\n"
+                "        \"'rest' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+                "        'next tensor')\n"
+                "assert seen == want, seen\n"
+                "del seen, want\n"),
+          "the hint names the dynamic output only");
+    /* Both outputs dynamic: the hint names each, in order. */
+    g_df_outs[0] = (pyop_io_info){"parts", PYOP_IO_DYNAMIC};
+    h = holder_of(impl, NULL, 0);
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 2, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_dfcall.pop('past')\n"
+                "want = ('output index 2 out of range (the op has 2 outputs); output 0 '\n"
+                "        \"'parts' is dynamic: call malloc_output_tensor(0, ...) again for its \"\n"
+                "        'next tensor; output 1 '\n"
+                "        \"'rest' is dynamic: call malloc_output_tensor(1, ...) again for its \"\n"
+                "        'next tensor')\n"
+                "assert seen == want, seen\n"
+                "del seen, want\n"),
+          "the hint names both dynamic outputs");
+    req.services = &g_services;
+    CHECK_OK(entry(&req, &api));
+  }
+
+  CHECK(py_ok("import builtins; del builtins._pyop_dfcall"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -6935,7 +7194,8 @@ static void case_configs_lost(void) {
   X(cfstate, "integration bridge", 300, "")                                  \
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
   X(configs, "integration bridge", 300, "")                                  \
-  X(configs_lost, "integration bridge", 300, "")
+  X(configs_lost, "integration bridge", 300, "")                             \
+  X(dfcall, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
