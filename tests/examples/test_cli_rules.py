@@ -1619,6 +1619,29 @@ class StartChoiceEdgesTest(unittest.TestCase):
         self.assertIsNone(sc.lanes_unfit(_manifest(tag="cp312", version=0)))  # no version: 0
         self.assertIn("lanes need 1.6", sc.lanes_unfit(dict(_manifest(), bridge_abi_minor="x")))
 
+    def test_a_manifest_without_the_bridge_abi(self):
+        """An older bridge's manifest names no bridge ABI: its artifact
+        cannot run lanes (said, not a crash), and choose starts a fit one
+        instead (batch 13's survivor cli.b13.start_choice.missing_abi_crashes)."""
+        sc = _cli("start_choice")
+        old = dict(_manifest())
+        del old["bridge_abi_major"], old["bridge_abi_minor"]
+        self.assertEqual(sc.lanes_unfit(old), "its bridge speaks ABI None.None, lanes need 1.6")
+        no_minor = dict(_manifest())
+        del no_minor["bridge_abi_minor"]
+        self.assertEqual(sc.lanes_unfit(no_minor),
+                         "its bridge speaks ABI 1.None, lanes need 1.6")
+        root = tempfile.mkdtemp(prefix="pyop_choice_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        for name, m in (("old312", old), ("new312", _manifest())):
+            os.mkdir(os.path.join(root, name))
+            with open(os.path.join(root, name, "manifest.txt"), "w") as f:
+                f.write("".join("%s=%s\n" % kv for kv in m.items()))
+        name, note = sc.choose(root, 1, default="old312", order="old312;new312")
+        self.assertEqual(name, "new312")
+        self.assertIn("starting new312 instead of the build's default old312 (its bridge "
+                      "speaks ABI None.None", note)
+
     def test_artifacts_without_a_manifest(self):
         sc = _cli("start_choice")
         root = _tree(self, ["bare/", "file.txt"])
@@ -2901,6 +2924,23 @@ class AnnotationRulesTest(unittest.TestCase):
         self.assertEqual(len(got), 1)
         self.assertTrue(got[0].startswith("compile() ("), got)
 
+    def test_an_annotation_with_no_attribute_type_not_compared(self):
+        """An attribute annotated with something pyop has no attribute type
+        for (its reader gives None, or a type the command does not know) is
+        not compared with the prototype: no problem is reported for it, only
+        for the attribute annotated as another type (batch 13's survivor
+        cli.b13.check_plugin.unknown_annotation_flagged)."""
+        self.Impl.execute.__annotations__["k"] = "bytes"  # _attr_type: None
+        got = self.cp.annotation_problems(self._info())
+        self.assertEqual([g.split(": ", 1)[1] for g in got if "attribute" in g],
+                         ["attribute n is annotated float, but the prototype's n is int "
+                          "(the host passes a int)"])
+        self.assertEqual(len(got), 3, got)
+        self.sig._attr_type = lambda ann: {"float": 2, "bytes": 99}.get(ann)  # 99: no name
+        got = self.cp.annotation_problems(self._info())
+        self.assertEqual(len(got), 3, got)
+        self.assertFalse([g for g in got if "attribute k" in g], got)
+
     def test_not_compared(self):
         cp = self.cp
         self.assertEqual(cp.annotation_problems(dict(self._info(), impl_key="ge:m:C:Op")), [])
@@ -3930,6 +3970,34 @@ class PluginIndexOutcomeTest(unittest.TestCase):
             Impl().execute(W())
             Impl().execute(W())
         self.assertEqual(watch.written, [("w", "execute")])
+
+    def test_a_ge_implementations_attribute_watched(self):
+        """A GE implementation's Tensor attribute is a ge.runtime.Tensor
+        (its bytes at addr, size of them): a write into it is seen as one
+        into pyop's view (data_ptr, nbytes) is (batch 13's survivor
+        cli.b13.check_plugin.ge_attr_unwatched)."""
+        import ctypes
+        cp = self.cp
+        buf = ctypes.create_string_buffer(b"abcd", 4)
+
+        class GeTensor:  # ge.runtime.Tensor's fields: no data_ptr
+            addr, size = ctypes.addressof(buf), 4
+
+        class GeImpl:
+            def execute(self, w):
+                buf[1] = b"z"
+        desc = _Desc(op_type="GeW")
+        GeImpl.__ge_op_impl_descriptor__ = desc
+        GeImpl.__module__ = "_pyop_plugin_gew"
+        self._module("_pyop_plugin_gew", GeImpl=GeImpl)
+        info = {"impl_key": cp._ge_key(GeImpl, desc)}
+        self.assertIs(cp.impl_class(info), GeImpl)
+        self.assertEqual(cp.AttrWatch._region("w", GeTensor()),
+                         ("w", ctypes.addressof(buf), 4, b"abcd"))
+        with cp.AttrWatch(info, ["w"]) as watch:
+            GeImpl().execute(GeTensor())
+        self.assertEqual(watch.written, [("w", "execute")])
+        self.assertEqual(buf.raw, b"azcd")
 
 
 

@@ -2877,6 +2877,26 @@ class ConfigurationTest(unittest.TestCase):
         self.assertEqual([t.expand_dims_type.is_expand_index(i) for i in range(3)],
                          [False, True, True])
 
+    def test_an_expand_index_set_through_a_formats_view_reaches_it(self):
+        """StorageFormat.expand_dims_type is a view, as GE's is a reference:
+        set_expand_index on it changes the StorageFormat (a view taken
+        before reads it), and through a Tensor's format view the tensor's
+        own rule (batch 13's survivor bridge.b13._format.expand_view_copied)."""
+        from ge.runtime import _Scope
+        f = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("100"))
+        before = f.expand_dims_type
+        f.expand_dims_type.set_expand_index(2)
+        self.assertEqual([f.expand_dims_type.is_expand_index(i) for i in range(3)],
+                         [True, False, True])
+        self.assertTrue(before.is_expand_index(2))
+        self.assertEqual(f.expand_dims_type.full_size, 3)
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        t.format.expand_dims_type.set_expand_index(1)
+        self.assertEqual([t.expand_dims_type.is_expand_index(i) for i in range(3)],
+                         [False, True, False])
+        self.assertTrue(t.format.expand_dims_type.is_expand_index(1))
+
 
     def test_declare_launch_args_counts_instances(self):
         """The instance indexes declare_launch_args may append are the
