@@ -87,9 +87,11 @@ FAKE_MAYBE_UNUSED static void say(int level, const char *msg) {
   if (services && services->log) services->log(level, S(msg));
 }
 
-/* PYOP_FAKE_TRACE=<file>: each register_custom_ops and reset call appends
- * its name as a line, so a test can count what libpyop asked of the bridge
- * (a second load that is idempotent asks nothing; a refused load resets). */
+/* PYOP_FAKE_TRACE=<file>: each register_custom_ops, reset and shutdown
+ * call appends its name as a line, so a test can count what libpyop asked
+ * of the bridge (a second load that is idempotent asks nothing; a refused
+ * load resets; a bridge refused after its table was negotiated is shut
+ * down before it is closed). */
 static void trace(const char *what) {
   const char *path = getenv("PYOP_FAKE_TRACE");
   FILE *f = path && *path ? fopen(path, "a") : NULL;
@@ -512,6 +514,7 @@ FAKE_MAYBE_UNUSED static void fake_reset(void) { trace("reset"); }
 #endif
 
 static void fake_shutdown(void) {
+  trace("shutdown");
 #if defined(FAKE_REGISTRAR_KEPT)
   late_add("shutdown");
   memset(&kept, 0, sizeof kept);

@@ -655,34 +655,59 @@ static void test_bridge_in_prefix_sibling(void **state) {
   free(root);
 }
 
+/* Lines of the fake bridge's PYOP_FAKE_TRACE file equal to what. */
+static int trace_count(const char *path, const char *what) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[128];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    n += strcmp(line, what) == 0;
+  }
+  fclose(f);
+  return n;
+}
+
 /*
  * A positive status from pyop_bridge_entry or set_config is no success,
  * though the entry filled in its table: the candidate is refused (ABI
  * rejected, config rejected) and the message says the status is not
  * libpyop's; unset, the same bridge loads (outcome pass 2:
  * src.out2.bridge_loader.entry_positive_ok, config_positive_ok).
+ * The bridge is asked to shut down before it is closed once its table was
+ * negotiated (refused by set_config: what its entry started is ended),
+ * not when its entry refused (batch 14:
+ * src.b14.bridge_loader.refused_bridge_not_shut_down); the loaded one when
+ * it is closed.
  */
 static void test_positive_status_refused(void **state) {
   (void)state;
   char *root = pt_mkdtemp();
   char *a = fb_make_artifact(root, "a", "GOOD", NULL);
+  char *tdir = pt_mkdtemp(); /* not among the artifacts */
+  char *trace = fb_join(tdir, "trace");
   static const struct {
     const char *var;
     int status;
     const char *reason;
+    int shutdowns;
   } cases[] = {
       {"PYOP_FAKE_ENTRY_STATUS", PYOP__CAND_ABI_REJECTED,
        "refused bridge ABI 1." PYOP__XSTR(PYOP_BRIDGE_ABI_MINOR) " with status 3 (not a libpyop "
-       "status)"},
+       "status)", 0},
       {"PYOP_FAKE_CONFIG_STATUS", PYOP__CAND_CONFIG_REJECTED,
-       "set_config failed with status 3 (not a libpyop status)"},
+       "set_config failed with status 3 (not a libpyop status)", 1},
   };
   for (size_t i = 0; i < 2; i++) {
+    unlink(trace);
+    assert_int_equal(setenv("PYOP_FAKE_TRACE", trace, 1), 0);
     assert_int_equal(setenv(cases[i].var, "3", 1), 0);
     pyop__candidates c;
     pyop__bridge b;
     int rc = find_and_load(root, &c, &b);
     assert_int_equal(unsetenv(cases[i].var), 0);
+    assert_int_equal(unsetenv("PYOP_FAKE_TRACE"), 0);
     if (rc == PYOP_OK) {
       pyop__bridge_close(&b);
       fail_msg("%s=3: the bridge loaded", cases[i].var);
@@ -693,14 +718,25 @@ static void test_positive_status_refused(void **state) {
     assert_non_null(it->reason);
     if (!strstr(it->reason, cases[i].reason))
       fail_msg("\"%s\" lacks \"%s\"", it->reason, cases[i].reason);
+    if (trace_count(trace, "shutdown") != cases[i].shutdowns)
+      fail_msg("%s=3: the refused bridge was shut down %d times, not %d", cases[i].var,
+               trace_count(trace, "shutdown"), cases[i].shutdowns);
     pyop__candidates_free(&c);
   }
+  unlink(trace);
+  assert_int_equal(setenv("PYOP_FAKE_TRACE", trace, 1), 0);
   pyop__candidates c;
   pyop__bridge b;
   assert_int_equal(find_and_load(root, &c, &b), PYOP_OK);
   assert_int_equal(cand(&c, root, "a")->status, PYOP__CAND_LOADED);
+  assert_int_equal(trace_count(trace, "shutdown"), 0);
   pyop__bridge_close(&b);
+  assert_int_equal(trace_count(trace, "shutdown"), 1);
+  assert_int_equal(unsetenv("PYOP_FAKE_TRACE"), 0);
   pyop__candidates_free(&c);
+  fb_rmtree(tdir);
+  free(tdir);
+  free(trace);
   free(a);
   fb_rmtree(root);
   free(root);

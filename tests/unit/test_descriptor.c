@@ -453,6 +453,15 @@ static void test_caps_callbacks(void **state) {
   fx_init(&f);
   f.i.callbacks = NULL;
   REJECT_IMPL(&f, "callbacks: NULL but caps is execute");
+  /* Every capability is named, launch (the last) too (batch 14:
+   * src.b14.descriptor.caps_text_without_launch read "none"). */
+  f.i.caps = PYOP_CAP_LAUNCH;
+  REJECT_IMPL(&f, "callbacks: NULL but caps is launch");
+  f.i.caps = PYOP_CAP_COMPILE | PYOP_CAP_LAUNCH;
+  REJECT_IMPL(&f, "callbacks: NULL but caps is compile|launch");
+  fx_init(&f);
+  f.p.caps = PYOP_CAP_INFER_META | PYOP_CAP_LAUNCH;
+  REJECT_PROTO(&f, "caps: infer_meta|launch is not a subset of infer_meta");
   fx_init(&f);
   f.i.caps = PYOP_CAP_EXECUTE | PYOP_CAP_LAUNCH;
   REJECT_IMPL(&f, "declare_launch_args is NULL but caps has LAUNCH");

@@ -188,6 +188,20 @@ static void test_no_bridge_runs_lanes(void **state) {
                PYTHONS "\"), e.g. -DPYOP_PYTHONS=\"" PYTHONS ";/path/to/python3.12\", "
                "rebuild and reinstall");
   pyop__start_choice_free(&ch);
+  /* One lane is lanes asked for too: the same warning, and with a key
+   * asked for, the same (batch 14: src.b14.start_python.one_lane_no_note,
+   * no note below 2). */
+  choose_ok(NULL, 1, ORDER, "cp311-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "lanes: 1 asked for, but start_python starts cp311-x86_64, the build's "
+               "default, which cannot run them (Python 3.11 has no per-interpreter GIL): "
+               "every Python op runs serially in the main interpreter");
+  has(ch.note, "; to run lanes build a bridge for CPython 3.12 or later");
+  pyop__start_choice_free(&ch);
+  choose_ok("cp313t-x86_64", 1, ORDER, "cp313t-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "lanes: 1 asked for, but start_python_key cp313t-x86_64 cannot run them");
+  pyop__start_choice_free(&ch);
 }
 
 /* The build's order names artifacts whole: one whose name only starts with
