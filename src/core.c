@@ -41,6 +41,31 @@ pyop__sys pyop__sys_table = PYOP__REAL_SYS;
 
 void pyop__sys_reset(void) { pyop__sys_table = real_sys; }
 
+/* Whether addr lies in an executable PT_LOAD segment of a loaded object. */
+struct code_find {
+  uintptr_t addr;
+  bool code;
+};
+
+static int code_segment_cb(struct dl_phdr_info *o, size_t size, void *data) {
+  (void)size;
+  struct code_find *f = data;
+  for (ElfW(Half) i = 0; i < o->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+    uintptr_t start = (uintptr_t)o->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type != PT_LOAD || f->addr < start || f->addr - start >= ph->p_memsz) continue;
+    f->code = (ph->p_flags & PF_X) != 0;
+    return 1;
+  }
+  return 0;
+}
+
+static bool in_code(const void *addr) {
+  struct code_find f = {(uintptr_t)addr, false};
+  dl_iterate_phdr(code_segment_cb, &f);
+  return f.code;
+}
+
 /* See core.h. The defining object is compared by its link_map, the one the
  * dynamic loader keeps for each loaded object. */
 const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *path,
@@ -62,8 +87,19 @@ const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *
     return buf;
   }
   const ElfW(Sym) *es = NULL;
-  if (!PYOP_SYS(dladdr1)(sym, &info, (void **)&es, RTLD_DL_SYMENT) || !es) {
+  if (!PYOP_SYS(dladdr1)(sym, &info, (void **)&es, RTLD_DL_SYMENT)) {
     snprintf(buf, n, "cannot be checked: no symbol of %s is at its address", path);
+    return buf;
+  }
+  if (!es) {
+    /* dlsym gives a symbol's own address, which its dynamic symbol covers,
+     * except for an indirect function (STT_GNU_IFUNC: a C ifunc, a
+     * target_clones function): then the address its resolver chose, a
+     * local function no dynamic symbol covers. Code of the library itself
+     * is a function; anything else its resolver returned is not. */
+    if (in_code(sym)) return NULL;
+    snprintf(buf, n, "is not a function in %s (no symbol covers the address dlsym gave, "
+             "and it is not in the library's code)", path);
     return buf;
   }
   unsigned type = ELF64_ST_TYPE(es->st_info); /* the same bits as ELF32_ST_TYPE */

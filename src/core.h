@@ -121,10 +121,13 @@ void pyop__sys_reset(void);
  * when it may: its ELF symbol is a function (STT_FUNC or STT_GNU_IFUNC) and
  * it is defined in that library itself, not in one of its dependencies
  * (dlsym on a library handle also finds its dependencies' symbols, libc's
- * exit among them). Otherwise the reason, written into buf, reads after
- * `symbol "name" `: "is a data object in <path>, not a function", "is
- * defined in <other>, not in <path>", ... Goes through dladdr1 and dlinfo of
- * the seam; no allocation.
+ * exit among them). An indirect function's address is the one its resolver
+ * chose, often a local function no dynamic symbol covers (a C ifunc,
+ * target_clones): such an address is taken when it lies in the library's
+ * code (an executable segment, found by dl_iterate_phdr). Otherwise the
+ * reason, written into buf, reads after `symbol "name" `: "is a data object
+ * in <path>, not a function", "is defined in <other>, not in <path>", ...
+ * Goes through dladdr1 and dlinfo of the seam; no allocation.
  */
 const char *pyop__dlsym_not_function(void *handle, const void *sym, const char *path,
                                      char *buf, size_t n);

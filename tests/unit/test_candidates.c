@@ -251,6 +251,27 @@ static void test_override_rules(void **state) {
   unlink(file);
   free(file);
 
+  /* Built for another Python: refused as a mismatch, with the reason,
+   * like a directory of the root, and never ranked first: the root's
+   * exact directory is (batch 13 survivor src.b13.candidates.override_unmatched). */
+  char *ovroot = pt_mkdtemp();
+  char othertag[16], exact[512], mismatch[128];
+  snprintf(othertag, sizeof othertag, "cp3%u", key.minor + 1);
+  char *theirs = make_dir(ovroot, "theirs", othertag, "", key.machine, 1, NULL);
+  setenv("PYOP_BRIDGE_DIR", theirs, 1);
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  snprintf(mismatch, sizeof mismatch, "built for cp3%u-%s, running %s", key.minor + 1,
+           key.machine, key.text);
+  assert_int_equal(find_dir(&c, theirs)->status, PYOP__CAND_MANIFEST_MISMATCH);
+  assert_string_equal(find_dir(&c, theirs)->reason, mismatch);
+  assert_int_equal(find_dir(&c, theirs)->rank, -1);
+  snprintf(exact, sizeof exact, "%s/%s-%s", f.root, key.tag, key.machine);
+  expect(&c, 0, exact, PYOP__CAND_UNTRIED, 1, NULL);
+  pyop__candidates_free(&c);
+  fb_rmtree(ovroot);
+  free(theirs);
+  free(ovroot);
+
   /* Set but empty: no override at all, as when unset (not a relative
    * path refused: configuration pass, src.cf.candidates.empty_override). */
   unsetenv("PYOP_BRIDGE_DIR");

@@ -6,6 +6,7 @@
  * refusal before the op runs (infer_meta, execute, declare_launch_args) and
  * when the op asks for an output outside them.
  */
+#include "op.h"
 #include "registry.h"
 #include "testutil.h"
 
@@ -286,6 +287,41 @@ static void test_execute_refuses_inputs(void **state) {
   assert_int_equal(pyop_op_declare_launch_args(op, dl, 2, &zd, 1), PYOP_EINVAL);
   assert_msg_has("declare_launch_args of \"AddT\": input 0 \"x\" is int8");
   assert_int_equal(declared, 0);
+  pyop_op_destroy(op);
+}
+
+/*
+ * An input without a set (any type) beside one with a set: every type
+ * passes it, and the per-call fast test admits every type for it, so such
+ * a call never needs the full check. The allow mask is what the fast test
+ * reads (op.h, pyop__dtypes_check_fast): 0 there would send every call to
+ * pyop__dtypes_check_inputs, the same answer at the full check's cost
+ * (batch 13 survivor src.b13.dtypes.unconstrained_allows_none).
+ */
+static void test_unconstrained_input_fast(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "AddAny", NULL);
+  h.in_sets[1] = (pyop_dtype_set){0, NULL}; /* y: any type */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("AddAny");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("AddAny", NULL, 0, &op), PYOP_OK);
+  const pyop__dtypes *d = &op->proto->dtypes;
+  assert_non_null(d->in_allow);
+  assert_int_equal(d->in_allow[0], BIT(FLOAT32) | BIT(FLOAT16));
+  assert_true(d->in_allow[1] == ~0ull);
+  assert_false(d->in_symbols);
+  out_dtype = PYOP_DTYPE_FLOAT32;
+  pyop_tensor z;
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT16, PYOP_DTYPE_INT8, &z), PYOP_OK);
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT64, &z), PYOP_OK);
+  assert_int_equal(executed, 2);
+  assert_int_equal(run_exec(op, PYOP_DTYPE_INT8, PYOP_DTYPE_INT8, &z), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "execute of \"AddAny\": input 0 \"x\" is int8; its "
+                      "prototype (<host>) allows float32, float16");
+  assert_int_equal(executed, 2);
+  out_dtype = -1;
   pyop_op_destroy(op);
 }
 
@@ -674,6 +710,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_older_info_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_constraints_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_inputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unconstrained_input_fast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_execute_refuses_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_follows_its_own_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_second_output_own_symbol, setup, teardown),

@@ -1069,6 +1069,41 @@ static void test_error_not_a_function(void **state) {
   assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
   assert_int_equal(got, 42);
   pyop__plan_free(p);
+#if defined(__x86_64__)
+  /* So is one whose ELF symbol is a GNU indirect function (STT_GNU_IFUNC),
+   * run as what its resolver chose (batch 14 survivor
+   * src.b14.core.ifunc_not_a_function). */
+  assert_int_equal(pyop__plan_new("Store", 0, 1, &p), PYOP_OK);
+  v = LV(lib, "not_kernels_ifunc", args, 2);
+  rc = pyop__plan_add_launch(p, &v);
+  if (rc != PYOP_OK) fail_msg("add_launch of the ifunc: %s", pyop_last_error());
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  got = 0;
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_int_equal(got, 43);
+  pyop__plan_free(p);
+  /* A C ifunc (as target_clones makes one) resolves to a local function no
+   * dynamic symbol covers: a kernel too, run as chosen (it was refused as
+   * "cannot be checked: no symbol of <lib> is at its address"). */
+  assert_int_equal(pyop__plan_new("Store", 0, 1, &p), PYOP_OK);
+  v = LV(lib, "not_kernels_cifunc", args, 2);
+  rc = pyop__plan_add_launch(p, &v);
+  if (rc != PYOP_OK) fail_msg("add_launch of the C ifunc: %s", pyop_last_error());
+  assert_int_equal(pyop__plan_finish(p), PYOP_OK);
+  got = 0;
+  assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+  assert_int_equal(got, 44);
+  pyop__plan_free(p);
+  /* One whose resolver returned data is refused, naming why. */
+  v = LV(lib, "not_kernels_ifunc_data", args, 2);
+  snprintf(want, sizeof want,
+           "op \"AddKernel\": launch 0: kernel symbol \"not_kernels_ifunc_data\" is not a "
+           "function in %s (no symbol covers the address dlsym gave, and it is not in the "
+           "library's code) (a kernel must be a function defined in the kernel library "
+           "itself)", lib);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, want);
+  v = LV(lib, "not_kernels_store", args, 2);
+#endif
 
   /* The check goes through the seam: no answer from dladdr1 is a refusal. */
   pyop__sys_table.dladdr1 = no_dladdr1;
