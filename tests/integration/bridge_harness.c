@@ -3839,7 +3839,8 @@ static pyop_str reason_last_error(void) { return g_reason; }
  * A host service that libpyop refused, with a loader of ABI 1.4 (its
  * last_error gives the reason): the reason ends the exception's text; an
  * empty reason, or one not NUL-terminated at its length, is not used (the
- * status's own message is).
+ * status's own message is). So from a loader of 1.4 exactly; one of 1.3
+ * that offers the member has it not called.
  */
 static void loadstate_refusal_reason(void) {
   pyop_bridge_entry_fn entry =
@@ -4504,7 +4505,9 @@ static void *one_exec_thread(void *arg) {
  * holds the GIL: the watch's first line for that wait (what follows "has
  * waited", up to the end of its line) into line, or "" when none came
  * within 30 s. The GIL is kept 2.5 s past that line, then given back and
- * the call ends. Returns the number of wait lines logged meanwhile.
+ * the call ends. Returns the number of wait lines logged meanwhile. With
+ * on_worker the waiting execute is bcstate_worker's (of g_bw.impl, g_bw.h)
+ * instead of a new thread's.
  */
 static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
                                 size_t cap, bool on_worker) {
@@ -4572,7 +4575,8 @@ static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, ch
  * an execute on another) holds the GIL no more: the line for a later wait
  * names no such thread (a thread libpyop did not enter holds it); a wait
  * is logged once however long it lasts; after a shutdown and a new session
- * the watch runs again and logs a wait, once.
+ * the watch runs again and logs a wait, once; so it does for a host thread
+ * it watched in a Python the host then finalized.
  */
 static void case_bcstate_watch(void) {
   recorder r = {.fail_at = -1};
