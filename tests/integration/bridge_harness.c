@@ -3839,7 +3839,8 @@ static pyop_str reason_last_error(void) { return g_reason; }
  * A host service that libpyop refused, with a loader of ABI 1.4 (its
  * last_error gives the reason): the reason ends the exception's text; an
  * empty reason, or one not NUL-terminated at its length, is not used (the
- * status's own message is).
+ * status's own message is). So from a loader of 1.4 exactly; one of 1.3
+ * that offers the member has it not called.
  */
 static void loadstate_refusal_reason(void) {
   pyop_bridge_entry_fn entry =
@@ -3877,6 +3878,35 @@ static void loadstate_refusal_reason(void) {
   g_svc_status = PYOP_OK;
   api->reset();
   rec_clear(&r);
+  /* A loader of ABI 1.4 (the minor that added last_error) has its reason
+   * used; one of 1.3 offering the member has it not called (batch 14
+   * survivor, session 13). */
+  static const struct {
+    uint32_t minor;
+    const char *text;
+  } by_minor[] = {
+      {4, "RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+          "(PYOP_ENOMEM): the workspace limit is 8 bytes\n"},
+      {3, "RuntimeError: libpyop refused to allocate a workspace of 16 bytes "
+          "(PYOP_ENOMEM): out of memory\n"},
+  };
+  for (size_t i = 0; i < sizeof by_minor / sizeof by_minor[0]; i++) {
+    req.abi_minor = by_minor[i].minor;
+    const pyop_bridge_api *a = NULL;
+    CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == by_minor[i].minor, "minor %u",
+          (unsigned)by_minor[i].minor);
+    CHECK_OK(load(&r, 1, "edges/edges.py"));
+    impl = find(&r, "EdgeCtx", true);
+    CHECK(impl != NULL, "EdgeCtx registered (1.%u)", (unsigned)by_minor[i].minor);
+    g_svc_status = PYOP_ENOMEM;
+    g_reason = (pyop_str){reason, sizeof reason - 1};
+    const char *n[] = {by_minor[i].text, NULL};
+    ctx_call(impl, "ws", odd, PYOP_ENOMEM, n);
+    g_svc_status = PYOP_OK;
+    api->reset();
+    rec_clear(&r);
+  }
+  req.abi_minor = PYOP_BRIDGE_ABI_MINOR;
   req.services = &g_services; /* back to what the other cases use */
   CHECK_OK(entry(&req, &api));
 }
@@ -4475,10 +4505,12 @@ static void *one_exec_thread(void *arg) {
  * holds the GIL: the watch's first line for that wait (what follows "has
  * waited", up to the end of its line) into line, or "" when none came
  * within 30 s. The GIL is kept 2.5 s past that line, then given back and
- * the call ends. Returns the number of wait lines logged meanwhile.
+ * the call ends. Returns the number of wait lines logged meanwhile. With
+ * on_worker the waiting execute is bcstate_worker's (of g_bw.impl, g_bw.h)
+ * instead of a new thread's.
  */
 static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, char *line,
-                                size_t cap) {
+                                size_t cap, bool on_worker) {
   gh_set(0);
   pthread_t x, w;
   if (first_call) {
@@ -4495,7 +4527,15 @@ static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, ch
   size_t mark = g_log_all_len;
   pthread_mutex_unlock(&g_lock);
   local_call c = {impl, h, -1};
-  CHECK(pthread_create(&w, NULL, one_exec_thread, &c) == 0, "pthread_create");
+  if (on_worker) {
+    /* The waiting call: bcstate_worker's (g_bw.impl, g_bw.h set). */
+    pthread_mutex_lock(&g_bw.mu);
+    g_bw.pending = 1;
+    pthread_cond_broadcast(&g_bw.cv);
+    pthread_mutex_unlock(&g_bw.mu);
+  } else {
+    CHECK(pthread_create(&w, NULL, one_exec_thread, &c) == 0, "pthread_create");
+  }
   line[0] = '\0';
   for (int i = 0; i < 600 && line[0] == '\0'; i++) {
     usleep(50 * 1000);
@@ -4515,7 +4555,15 @@ static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, ch
   pthread_mutex_unlock(&g_lock);
   gh_set(2);
   pthread_join(x, NULL);
-  pthread_join(w, NULL);
+  if (on_worker) {
+    pthread_mutex_lock(&g_bw.mu);
+    while (g_bw.pending != 0)
+      pthread_cond_wait(&g_bw.cv, &g_bw.mu);
+    c.rc = g_bw.rc;
+    pthread_mutex_unlock(&g_bw.mu);
+  } else {
+    pthread_join(w, NULL);
+  }
   CHECK(c.rc == PYOP_OK, "the waiting execute: %d %s", c.rc, g_err);
   return lines;
 }
@@ -4527,7 +4575,8 @@ static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, ch
  * an execute on another) holds the GIL no more: the line for a later wait
  * names no such thread (a thread libpyop did not enter holds it); a wait
  * is logged once however long it lasts; after a shutdown and a new session
- * the watch runs again and logs a wait, once.
+ * the watch runs again and logs a wait, once; so it does for a host thread
+ * it watched in a Python the host then finalized.
  */
 static void case_bcstate_watch(void) {
   recorder r = {.fail_at = -1};
@@ -4546,7 +4595,7 @@ static void case_bcstate_watch(void) {
   void *h = holder_of(impl, NULL, 0);
   char line[1024];
   /* The last call before the wait: an execute on another host thread. */
-  int lines = bcstate_watched_wait(impl, h, true, line, sizeof line);
+  int lines = bcstate_watched_wait(impl, h, true, line, sizeof line, false);
   CHECK(line[0] != '\0', "no watch line for an execute waiting for the GIL:\n%s", g_log_all);
   CHECK(lines == 1, "%d lines for one wait (once per wait):\n%s", lines, g_log_all);
   CHECK(strstr(line, "No host thread inside libpyop holds it: a thread libpyop did not enter "
@@ -4562,12 +4611,40 @@ static void case_bcstate_watch(void) {
   CHECK(impl != NULL, "StExec registered (second session)");
   h = holder_of(impl, NULL, 0);
   /* The last call before the wait: create_holder on this thread. */
-  lines = bcstate_watched_wait(impl, h, false, line, sizeof line);
+  lines = bcstate_watched_wait(impl, h, false, line, sizeof line, false);
   CHECK(line[0] != '\0', "no watch line for a wait in a session after a shutdown:\n%s",
         g_log_all);
   CHECK(strstr(line, "No host thread inside libpyop holds it") != NULL,
         "the line names a thread whose call (create_holder) ended: %s", line);
   CHECK(lines == 1, "%d lines for one wait in the second session:\n%s", lines, g_log_all);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+  /* A host thread that lives across Pythons (its kept state watched in the
+   * one the host then finalizes; the shutdown took it off the watch): its
+   * wait in the next Python, where it gets a kept state again, is watched
+   * again and logged, once (batch 14 survivor, session 13). */
+  pthread_t w;
+  CHECK(pthread_create(&w, NULL, bcstate_worker, NULL) == 0, "pthread_create");
+  bcstate_worker_call("before the host restarts Python");
+  bcstate_host_restarts_python();
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (third session)");
+  h = holder_of(impl, NULL, 0);
+  g_bw.impl = impl;
+  g_bw.h = h;
+  lines = bcstate_watched_wait(impl, h, false, line, sizeof line, true);
+  CHECK(line[0] != '\0',
+        "no watch line for a wait of a host thread watched in the Python before:\n%s", g_log_all);
+  CHECK(lines == 1, "%d lines for one wait of a thread watched in the Python before:\n%s", lines,
+        g_log_all);
+  pthread_mutex_lock(&g_bw.mu);
+  g_bw.pending = -1;
+  pthread_cond_broadcast(&g_bw.cv);
+  pthread_mutex_unlock(&g_bw.mu);
+  pthread_join(w, NULL);
   impl->cb->destroy_holder(h);
   api->reset();
   rec_clear(&r);
