@@ -25,7 +25,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli_rules import _cli, _Desc, _DoctorHost, _Env, _info  # noqa: E402
+from test_cli_rules import _cli, _Desc, _DoctorHost, _Ended, _Env, _info  # noqa: E402
 
 
 def _quiet(fn, *a, **kw):
@@ -482,6 +482,126 @@ class RunSecondTensorFlowTest(unittest.TestCase):
                           for m in got["mutated_inputs"]],
                          [("acc[0]", "float32", [3], [1.0, 2.0, 3.0]),
                           ("acc[1]", "int32", [1, 2], [7, 8])])
+
+
+class LanesOptionFlowTest(unittest.TestCase):
+    """--lanes N (main._main's _count(0)) reaches pyop_options.lanes, an
+    unsigned count: a negative N is a usage error naming the option (exit 2,
+    --json's usage error object), never a load with libpyop's set_lanes
+    given -1 (4294967295 lanes once in the options struct). Kills
+    cli.b14.main.lanes_not_counted."""
+
+    def test_negative_lanes_refused(self):
+        main = _cli("main")
+        lanes, loaded = [], []
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+                 main.note_unused)
+
+        def lib(path):
+            loaded.append(path)
+            return argparse.Namespace(shutdown=lambda: None, set_lanes=lanes.append)
+        main.Lib = lib
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: {}
+        main.cmd_list = lambda lib, args: 0
+        main.note_unused = lambda command: None
+        try:
+            for argv in (["--lanes", "-1", "list"], ["--lanes=-1", "list", "--json"]):
+                with self.subTest(argv=argv):
+                    rc, out, err = _quiet(main._main, argv, "list")
+                    self.assertEqual(rc, 2)
+                    self.assertEqual(err, "pyop: list: argument --lanes: -1 is not an integer "
+                                          ">= 0 (see pyop --help)\n")
+                    if "--json" in argv:
+                        self.assertEqual(json.loads(out)["error"]["status"], "usage")
+                    else:
+                        self.assertEqual(out, "")
+            rc, out, err = _quiet(main._main, ["--lanes", "2", "list"], "list")
+            self.assertEqual((rc, err), (0, ""))
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+             main.note_unused) = saved
+        self.assertEqual((lanes, loaded), ([2], ["/lib/libpyop.so"]))
+
+
+class _DiedAtUnload(BaseException):
+    """A plugin ended the worker's process in pyop_shutdown (os._exit(),
+    a signal): nothing after it runs."""
+
+
+class UnloadActivityFlowTest(unittest.TestCase):
+    """run's and bench's worker says "unloading the plugins" (main._main's
+    finally, supervise.activity) before the pyop_shutdown at its end: a
+    plugin that ends the process there is blamed on the unload after the
+    result, not on the op's last call, and --json's result (said already)
+    is not followed by a second, error, object. The worker's side run in
+    this process (its event pipe read back), then the command's side
+    (supervise.run_in_worker) given those events and a worker killed by
+    SIGSEGV. Kills cli.b14.main.unload_activity_unsaid."""
+
+    def _worker_events(self, command):
+        main, sv = _cli("main"), _cli("supervise")
+        self.addCleanup(setattr, sv, "_worker", sv._worker)
+        rfd, wfd = os.pipe()
+        self.addCleanup(os.close, rfd)
+        self.addCleanup(os.close, wfd)
+
+        def died():
+            raise _DiedAtUnload()
+
+        def the_op(lib, args):
+            sv.activity("execute", args.op, 3)
+            return 0
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_run,
+                 main.cmd_bench, main.note_unused)
+        main.Lib = lambda path: argparse.Namespace(shutdown=died, set_lanes=None)
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: {}
+        main.cmd_run = main.cmd_bench = the_op
+        main.note_unused = lambda command: None
+        try:
+            with self.assertRaises(_DiedAtUnload):
+                _quiet(main._main, [command, "--_worker", str(wfd), "Op", "--json"], command)
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_run,
+             main.cmd_bench, main.note_unused) = saved
+        os.set_blocking(rfd, False)
+        return os.read(rfd, 1 << 16).decode()
+
+    def test_unload_named(self):
+        sv, main = _cli("supervise"), _cli("main")
+        for command, verb in (("run", "run"), ("bench", "benchmark")):
+            with self.subTest(command=command):
+                stream = self._worker_events(command)
+                events = [json.loads(line) for line in stream.splitlines()]
+                self.assertEqual([(e["stage"], e["op"]) for e in events],
+                                 [("execute", "Op"), (sv.UNLOADING, None)])
+
+                class Killed(_Ended):
+                    returncode = -11
+
+                def spawn(argv_of):
+                    r, w = os.pipe()
+                    argv_of(w)
+                    os.write(w, stream.encode())
+                    os.close(w)
+                    return Killed(), r
+                saved = sv.spawn
+                sv.spawn = spawn
+                try:
+                    with self.assertRaises(_cli("errors").CliError) as cm:
+                        sv.run_in_worker(argparse.Namespace(command=command, op="Op"),
+                                         [command, "Op", "--json"], 5)
+                finally:
+                    sv.spawn = saved
+                e = cm.exception
+                self.assertEqual((e.status, e.op, e.exit_code), ("PYOP_EPLUGIN", "Op", 1))
+                self.assertEqual(e.message, "while unloading the plugins after the %s, the "
+                                            "plugin code ended the process running it: killed "
+                                            "by SIGSEGV; the command did not finish" % verb)
+                rc, out, err = _quiet(main.report_failure, command, e, True)
+                self.assertEqual((rc, out), (1, ""))  # the result on stdout was said already
+                self.assertEqual(err, "pyop: %s: %s\n" % (command, e.message))
 
 
 if __name__ == "__main__":
