@@ -185,6 +185,25 @@ class InputTextConfigTest(unittest.TestCase):
         self.assertEqual(values.parse_input("x=int8[2]:1,2,"), ("x", 4, [2], [1, 2]))
         self.assertEqual(values.parse_input("x=int8[0]:"), ("x", 4, [0], []))
 
+    def test_uint_values_are_integers(self):
+        """An unsigned type's --input values are read as integers, as the
+        signed types' are: 1,2 are ints (written exactly), 1.5 is refused
+        (exit 2) rather than truncated to 1. Kills
+        cli.b14.values.uint_values_as_floats."""
+        values, errors = _cli("values"), _cli("errors")
+        DTYPES = _cli("binding").DTYPES
+        for name in ("uint8", "uint16", "uint32", "uint64"):
+            with self.subTest(dtype=name):
+                got = values.parse_input("x=%s[2]:1,2" % name)
+                self.assertEqual(got, ("x", DTYPES.index(name), [2], [1, 2]))
+                self.assertEqual([type(v) for v in got[3]], [int, int])
+                with self.assertRaises(errors.UsageError) as cm:
+                    values.parse_input("x=%s[2]:1.5,2" % name)
+                self.assertRegex(cm.exception.message, r"'1\.5' is not an? %s value" % name)
+                self.assertEqual(cm.exception.exit_code, 2)
+        big = (1 << 64) - 1  # exact: no float's rounding
+        self.assertEqual(values.parse_input("x=uint64[1]:%d" % big)[3], [big])
+
 
 class JsonNestedConfigTest(unittest.TestCase):
     """values.json_safe reaches every level: a non-finite float inside a

@@ -545,6 +545,32 @@ class BenchDataflowTest(unittest.TestCase):
                             cm.exception.message)
 
 
+    def test_the_baseline_is_timed_by_its_own_calls(self):
+        """bench._time returns execute's times and the bare ctypes call's,
+        each measured on its own calls: with a clock that an execute call
+        moves by 5 and a baseline call by 2, the two lists differ (and so
+        does bench's execute_minus_ctypes_ns from 0). Kills
+        cli.b14.bench.baseline_times_are_execute."""
+        bench = _cli("bench")
+        clock = [0.0]
+
+        def ex(*a):
+            clock[0] += 5.0
+            return 0
+
+        def base(op):
+            clock[0] += 2.0
+            return 0
+        _patched(self, bench, activity=lambda *a: None,
+                 time=types.SimpleNamespace(perf_counter=lambda: clock[0]))
+        lib = argparse.Namespace(c=argparse.Namespace(pyop_op_capabilities=base),
+                                 check=lambda what, rc: None)
+        ex_t, base_t = bench._time(lib, argparse.Namespace(op="Op", calls=4, repeat=3), "op",
+                                   ex, (), argparse.Namespace(refused=None), False)
+        self.assertEqual(ex_t, [5.0, 5.0, 5.0])
+        self.assertEqual(base_t, [2.0, 2.0, 2.0])
+
+
 class NondeterministicHintDataflowTest(unittest.TestCase):
     """How a failed determinism check tells the op's author to declare it
     (check_plugin.nondeterministic_hint): in the layer the op was written
