@@ -199,7 +199,7 @@ class InputTextConfigTest(unittest.TestCase):
                 self.assertEqual([type(v) for v in got[3]], [int, int])
                 with self.assertRaises(errors.UsageError) as cm:
                     values.parse_input("x=%s[2]:1.5,2" % name)
-                self.assertRegex(cm.exception.message, r"'1\.5' is not an? %s value" % name)
+                self.assertRegex(cm.exception.message, r"'1\.5' is not a %s value" % name)
                 self.assertEqual(cm.exception.exit_code, 2)
         big = (1 << 64) - 1  # exact: no float's rounding
         self.assertEqual(values.parse_input("x=uint64[1]:%d" % big)[3], [big])

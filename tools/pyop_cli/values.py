@@ -566,8 +566,9 @@ def _value_text(v, dtype_name, text):
 
 
 def _a(name):
-    """'an int8', 'a float32': the data type name with its article."""
-    return ("an " if name[0] in "aeiou" else "a ") + name
+    """'an int8', 'a float32', 'a uint8' (said "you-int"): the data type
+    name with its article."""
+    return ("an " if name[0] in "aeio" else "a ") + name
 
 
 def _sample_values(dtype, n, seed):
