@@ -34,14 +34,17 @@ static void nk_cifunc_body(int32_t *out, int32_t code) {
   *out = 44;
 }
 typedef void (*nk_kernel)(int32_t *, int32_t);
-static nk_kernel nk_cifunc_resolve(void) { return nk_cifunc_body; }
+/* used: clang sees no call of a resolver named only by the ifunc attribute */
+__attribute__((used)) static nk_kernel nk_cifunc_resolve(void) { return nk_cifunc_body; }
 NK_EXPORT void not_kernels_cifunc(int32_t *out, int32_t code)
     __attribute__((ifunc("nk_cifunc_resolve")));
 
 /* not_kernels_ifunc_data: an indirect function whose resolver returns
  * writable data (never code, whatever the segment layout). */
 static int32_t nk_ifunc_cells[4];
-static nk_kernel nk_data_resolve(void) { return (nk_kernel)(uintptr_t)nk_ifunc_cells; }
+__attribute__((used)) static nk_kernel nk_data_resolve(void) {
+  return (nk_kernel)(uintptr_t)nk_ifunc_cells;
+}
 NK_EXPORT void not_kernels_ifunc_data(int32_t *out, int32_t code)
     __attribute__((ifunc("nk_data_resolve")));
 
