@@ -141,11 +141,10 @@ static char *lock_wait_line(const char *call, long tid) {
       call, tid, PB_WATCH_SECONDS);
 }
 
-/* Per watched thread, kept by the watch thread only. */
-/* A wait seen by the last scan: the thread's block, its thread id (a block
- * freed when its thread ended can come back at the same address for a new
- * thread, whose first wait has the same count), the wait's count and for
- * how many scans it has waited. */
+/* A wait seen by the last scan (kept by the watch thread only): the
+ * thread's block, its thread id (a block freed when its thread ended can
+ * come back at the same address for a new thread, whose first wait has the
+ * same count), the wait's count and for how many scans it has waited. */
 typedef struct watch_seen {
   const pb_thread *t;
   long tid;
