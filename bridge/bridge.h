@@ -327,6 +327,10 @@ extern pb_state pb;
 typedef struct pb_thread {
   PyThreadState *ts; /* kept thread state (gil.c), NULL if none */
   unsigned gen;      /* generation ts belongs to */
+  /* The state this image's PyGILState_Ensure made for this thread, kept
+   * past a shutdown (gil.c: keep_thread_state takes it again in a later
+   * session once its mark confirms it is still that state). */
+  PyThreadState *made;
   struct pb_frame *frame; /* innermost callback in progress (frames.h) */
   /*
    * The GIL-wait watch (gil_watch.c): wait_seq is odd while this thread waits

@@ -180,17 +180,46 @@ void pb_kept_end_all(void) {
 }
 
 /*
+ * The key, in the state's own dict, marking a thread state this image's
+ * PyGILState_Ensure made. A shutdown forgets the kept states (the thread
+ * key goes) but the thread keeps the state as its PyGILState one; t->made
+ * remembers its address. In a later session of the same Python the mark
+ * tells that state from one of a Python the host started since at the same
+ * address (a new runtime's state has a dict of its own, without the mark).
+ */
+#define KEPT_MARK "libpyop.kept_thread_state"
+
+/* Whether the attached thread state carries KEPT_MARK. */
+static bool attached_has_mark(void) {
+  PyObject *d = PyThreadState_GetDict();
+  return d != NULL && PyDict_GetItemString(d, KEPT_MARK) == Py_True;
+}
+
+/* Marks the attached thread state (just made by PyGILState_Ensure, so no
+ * exception of the host's is pending) as this image's. */
+static void mark_attached(void) {
+  PyObject *d = PyThreadState_GetDict();
+  if (d == NULL || PyDict_SetItemString(d, KEPT_MARK, Py_True) < 0)
+    PyErr_Clear(); /* unmarked: a later session will not take it again */
+}
+
+/*
  * Gives this thread a kept thread state when it has none of its own. The
  * key's value is set first, so the thread leaves the watch list at exit
  * whatever happens; the first PyGILState_Ensure may wait for the GIL, as a
- * watched wait of (kind, op).
+ * watched wait of (kind, op). A state of its own that an earlier session
+ * made (t->made, still marked) is taken again, the same way.
  */
 static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
   unsigned gen = atomic_load(&generation);
   PyInterpreterState *here = home();
   PyThreadState *own = PyGILState_GetThisThreadState();
-  if (own != NULL && PyThreadState_GetInterpreter(own) == here)
-    return; /* its own state in the bridge's interpreter: PyGILState finds it */
+  bool again = false;
+  if (own != NULL && PyThreadState_GetInterpreter(own) == here) {
+    if (own != t->made)
+      return; /* its own state in the bridge's interpreter: PyGILState finds it */
+    again = true; /* made by an earlier session, if its mark says so */
+  }
   pthread_mutex_lock(&key_lock);
   bool ok = ts_key_ok;
   pthread_mutex_unlock(&key_lock);
@@ -212,7 +241,31 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
     kept_list = k;
     pthread_mutex_unlock(&key_lock);
   }
+  bool was_watched = t->watched;
   pb_watch_add(t);
+  if (again) {
+    bool attached = pb_attached_tstate() == own;
+    if (!attached) {
+      pb_wait_begin(t, kind, op);
+      PyEval_RestoreThread(own);
+      pb_wait_end(t);
+    }
+    bool mine = attached_has_mark();
+    if (!attached)
+      PyEval_SaveThread();
+    if (!mine) {
+      /* The host's state at a known address: leave it to PyGILState. */
+      t->made = NULL;
+      if (!was_watched)
+        pb_watch_remove(t);
+      return;
+    }
+    k->ts = own;
+    k->gen = gen;
+    t->ts = own;
+    t->gen = gen;
+    return;
+  }
   if (own != NULL || here != PyInterpreterState_Main()) {
     /* PyGILState's state of this thread is another interpreter's, or this
      * image is a lane's (PyGILState only ever makes main-interpreter
@@ -228,6 +281,8 @@ static void keep_thread_state(pb_thread *t, int kind, const pb_op *op) {
     PyGILState_STATE st = PyGILState_Ensure();
     pb_wait_end(t);
     (void)st; /* never released: the state stays this thread's until it exits */
+    mark_attached();
+    t->made = pb_attached_tstate();
   }
   k->ts = PyEval_SaveThread();
   k->gen = gen;

@@ -4576,7 +4576,8 @@ static int bcstate_watched_wait(const rec_op *impl, void *h, bool first_call, ch
  * names no such thread (a thread libpyop did not enter holds it); a wait
  * is logged once however long it lasts; after a shutdown and a new session
  * the watch runs again and logs a wait, once; so it does for a host thread
- * it watched in a Python the host then finalized.
+ * it watched in a Python the host then finalized, and for that thread again
+ * after a plain shutdown (its thread state kept from the session before).
  */
 static void case_bcstate_watch(void) {
   recorder r = {.fail_at = -1};
@@ -4640,6 +4641,25 @@ static void case_bcstate_watch(void) {
         "no watch line for a wait of a host thread watched in the Python before:\n%s", g_log_all);
   CHECK(lines == 1, "%d lines for one wait of a thread watched in the Python before:\n%s", lines,
         g_log_all);
+  impl->cb->destroy_holder(h);
+  rec_clear(&r);
+  /* The same host thread after a plain shutdown and a new session in the
+   * same Python: the thread state the last session made for it is still its
+   * PyGILState one; the bridge takes it again (its mark says it made it),
+   * so the thread's wait is watched and logged, once. */
+  bcstate_renegotiate();
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered (fourth session)");
+  h = holder_of(impl, NULL, 0);
+  g_bw.impl = impl;
+  g_bw.h = h;
+  lines = bcstate_watched_wait(impl, h, false, line, sizeof line, true);
+  CHECK(line[0] != '\0',
+        "no watch line for a wait of a host thread the session before watched, after a "
+        "plain shutdown:\n%s",
+        g_log_all);
+  CHECK(lines == 1, "%d lines for one wait after a plain shutdown:\n%s", lines, g_log_all);
   pthread_mutex_lock(&g_bw.mu);
   g_bw.pending = -1;
   pthread_cond_broadcast(&g_bw.cv);
