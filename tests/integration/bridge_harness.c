@@ -43,6 +43,7 @@ void PyEval_RestoreThread(void *tstate);
 int PyGILState_Ensure(void);
 void PyGILState_Release(int state);
 int PyRun_SimpleString(const char *code);
+const char *Py_GetVersion(void);
 
 /* ------------------------------------------------------------ checks */
 
@@ -1665,6 +1666,22 @@ static void case_views(void) {
     poke(impl, "ref_past", 8, PYOP_EPYTHON, ref);
   }
   poke(impl, "read", 8, PYOP_OK, NULL);
+  {
+    /* A flat buffer request (hashlib's PyBUF_SIMPLE) of a 2-D tensor sees
+     * its bytes as one dimension (both-sides pass, session 14: only a
+     * writable flat request, struct.pack_into, was made, never looked at). */
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    pyop_tensor in = tensor_f32(x, 2, s);
+    pyop_attr_view a = attr_str("what", "flat");
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    clear_error();
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    CHECK(rc == PYOP_OK, "Poke flat: %d %s", rc, g_err);
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+  }
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);
@@ -3423,6 +3440,30 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
   req.services = &g_services; /* back to what the other cases use */
   req.abi_major = PYOP_BRIDGE_ABI_MAJOR;
   CHECK(entry(&req, &a) == PYOP_OK, "services restored");
+  /* Lanes asked of a Python without per-interpreter GILs (before 3.12):
+   * set_config takes the config and says at warn level that none runs, for
+   * one lane as for the limit; nothing for none (both-sides pass, session
+   * 14). */
+  unsigned major = 0, minor = 0;
+  CHECK(sscanf(Py_GetVersion(), "%u.%u", &major, &minor) == 2, "version %s", Py_GetVersion());
+  static const uint32_t asked[] = {1, PYOP_MAX_LANES};
+  for (size_t i = 0; major == 3 && minor < 12 && i < sizeof asked / sizeof asked[0]; i++) {
+    cfg.lanes = asked[i];
+    log_all_clear();
+    g_log_level = -1;
+    CHECK(a->set_config(&cfg) == PYOP_OK, "lanes %u: %s", (unsigned)asked[i], g_err);
+    char want[400];
+    snprintf(want, sizeof want,
+             "lanes: %u asked for, but Python %u.%u has no per-interpreter GIL (lanes need "
+             "CPython 3.12.4 or later): every Python op runs serially in the main interpreter\n",
+             (unsigned)asked[i], major, minor);
+    CHECK(g_log_level == PYOP_LOG_WARN && strcmp(g_log_all, want) == 0,
+          "lanes %u: logged (level %d):\n%s", (unsigned)asked[i], g_log_level, g_log_all);
+  }
+  cfg.lanes = 0;
+  log_all_clear();
+  CHECK(a->set_config(&cfg) == PYOP_OK && g_log_all[0] == '\0', "lanes 0 logged:\n%s",
+        g_log_all);
   CHECK_OK(configure(0));
 }
 
@@ -5279,6 +5320,19 @@ static void case_outcome(void) {
               "        m.EdgeProbeImpl.kept = None\n"),
         "cleanup");
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+  /* An op compiled from a string (plugins/digest/generated.py): its file
+   * cannot be read, so neither view carries a source_digest (libpyop then
+   * compares file:line alone), and the load succeeds (both-sides pass,
+   * session 14: only digests of readable files were seen). */
+  CHECK_OK(load(&r, 1, "digest/generated.py"));
+  {
+    const rec_op *gp = find(&r, "Generated", false), *gi = find(&r, "Generated", true);
+    CHECK(gp != NULL && gi != NULL, "Generated registered");
+    CHECK(gp->digest == NULL && gi->digest == NULL, "digests of an unreadable file: %s %s",
+          gp->digest ? gp->digest : "(none)", gi->digest ? gi->digest : "(none)");
+  }
   api->reset();
   rec_clear(&r);
 }

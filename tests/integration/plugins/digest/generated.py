@@ -1,0 +1,20 @@
+"""An op whose code is compiled from a string (tests/integration/
+bridge_harness.c, case outcome): its file, "<generated pyop op>", cannot be
+read, so neither view carries a source_digest (libpyop then compares
+file:line alone), and the load succeeds."""
+SRC = '''
+import pyop
+from pyop import TensorDesc
+
+
+@pyop.register_op(op_type="Generated")
+def generated(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="Generated")
+class GeneratedImpl:
+    def execute(self, x):
+        pyop.get_execute_ctx().make_output_ref_input(0, 0)
+'''
+exec(compile(SRC, "<generated pyop op>", "exec"), {"__name__": "generated_pyop_op"})
