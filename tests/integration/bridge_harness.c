@@ -1446,7 +1446,8 @@ static void case_probe(void) {
     expect_refused(pp->cb->infer_meta(NULL, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
     clear_error();
     expect_refused(pp->cb->infer_meta(ph, NULL), PYOP_EINVAL, "bridge infer_meta: invalid");
-    ia.struct_size = sizeof ia - 1;
+    /* Shorter than a loader of ABI 1.0 sends them (a member cut). */
+    ia.struct_size = PYOP_MEMBER_END(pyop_infer_args, n_outputs) - 1;
     clear_error();
     expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
     ia.struct_size = sizeof ia;
@@ -1473,7 +1474,7 @@ static void case_probe(void) {
     expect_refused(pi->cb->execute(NULL, &ea), PYOP_EINVAL, "bridge execute: invalid");
     clear_error();
     expect_refused(pi->cb->execute(ih, NULL), PYOP_EINVAL, "bridge execute: invalid");
-    ea.struct_size = sizeof ea - 1;
+    ea.struct_size = PYOP_MEMBER_END(pyop_exec_args, stream) - 1;
     clear_error();
     expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
     ea.struct_size = sizeof ea;
@@ -1543,6 +1544,52 @@ static void case_probe(void) {
     pi->cb->destroy_holder(ih);
     pp->cb->destroy_holder(ph);
     outputs_free(&o);
+  }
+  /* The arguments of infer_meta and execute as a loader of ABI 1.0 sends
+   * them (shorter: without add_output, input_flags): taken, and what they
+   * lack is not read, though the bytes past struct_size hold a sink and
+   * flags: a dynamic output is refused naming ABI 1.0, an input the flags
+   * mark mutated stays read-only (a real bug until the both-sides pass,
+   * session 14: every such call was refused as invalid arguments). */
+  {
+    t = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&t, 1}};
+    pyop_tensor out;
+    memset(&out, 0, sizeof out);
+    dyn_sink sk = {.refuse_at = -1};
+    void *ph = holder_of(pp, NULL, 0);
+    pyop_infer_args ia = {PYOP_MEMBER_END(pyop_infer_args, n_outputs), lists, 1, &out, 1, &sk,
+                          dyn_add};
+    clear_error();
+    CHECK(pp->cb->infer_meta(ph, &ia) == PYOP_OK && out.ndim == 1 && out.shape[0] == 1 &&
+              out.dtype == PYOP_DTYPE_UINT8,
+          "infer_meta with 1.0 arguments: %s", g_err);
+    pp->cb->destroy_holder(ph);
+    const rec_op *dyn = find(&r, "EdgeDyn", false);
+    CHECK(dyn != NULL, "EdgeDyn registered");
+    pyop_attr_view n2 = attr_int("n", 2);
+    void *dh = holder_of(dyn, &n2, 1);
+    clear_error();
+    expect_refused(dyn->cb->infer_meta(dh, &ia), PYOP_EPYTHON,
+                   "infer_meta output 0 is a list, but the host's libpyop does not take "
+                   "dynamic outputs (bridge ABI 1.0)");
+    CHECK(sk.n == 0, "add_output past struct_size called %d times", sk.n);
+    dyn->cb->destroy_holder(dh);
+    outputs o = {0};
+    pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+    static const uint32_t mutated[1] = {PYOP_INPUT_MUTATED};
+    pyop_exec_args ea = {PYOP_MEMBER_END(pyop_exec_args, stream), lists, 1, 1, &svc, NULL,
+                         mutated};
+    void *ih = holder_of(pi, NULL, 0);
+    clear_error();
+    CHECK(pi->cb->execute(ih, &ea) == PYOP_OK && o.mem[0] != NULL, "execute with 1.0 arguments: "
+          "%s", g_err);
+    char report[257] = "";
+    if (o.mem[0] != NULL)
+      memcpy(report, o.mem[0], 256);
+    CHECK_PROBE(report, "writable=False out_writable=True");
+    outputs_free(&o);
+    pi->cb->destroy_holder(ih);
   }
   /* pyop's log(): levels error (0) to debug (3) reach the host's log as
    * they are; one past either end is refused. */
