@@ -5379,6 +5379,19 @@ static void case_outcome(void) {
     CHECK(gp != NULL && gi != NULL, "Generated registered");
     CHECK(gp->digest == NULL && gi->digest == NULL, "digests of an unreadable file: %s %s",
           gp->digest ? gp->digest : "(none)", gi->digest ? gi->digest : "(none)");
+    /* Its kernel library, named relative to a file without a directory, is
+     * relative to "." (never to "/"). */
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    void *h = holder_of(gi, NULL, 0);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(gi->cb->declare_launch_args(h, &da));
+    CHECK(strcmp(sk.lib, "./libgen.so") == 0 && strcmp(sk.sym, "gen_kernel") == 0,
+          "library %s, symbol %s", sk.lib, sk.sym);
+    gi->cb->destroy_holder(h);
   }
   api->reset();
   rec_clear(&r);

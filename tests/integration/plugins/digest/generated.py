@@ -1,7 +1,8 @@
 """An op whose code is compiled from a string (tests/integration/
 bridge_harness.c, case outcome): its file, "<generated pyop op>", cannot be
 read, so neither view carries a source_digest (libpyop then compares
-file:line alone), and the load succeeds."""
+file:line alone), and the load succeeds; a kernel library named relative
+to that file (which has no directory) is relative to "."."""
 SRC = '''
 import pyop
 from pyop import TensorDesc
@@ -14,7 +15,7 @@ def generated(x: TensorDesc) -> TensorDesc:
 
 @pyop.register_op_impl(op_type="Generated")
 class GeneratedImpl:
-    def execute(self, x):
-        pyop.get_execute_ctx().make_output_ref_input(0, 0)
+    def declare_launch_args(self, x, y):
+        pyop.get_declare_launch_args_ctx().add_launch("libgen.so", "gen_kernel", [])
 '''
 exec(compile(SRC, "<generated pyop op>", "exec"), {"__name__": "generated_pyop_op"})
