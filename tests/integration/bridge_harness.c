@@ -4756,6 +4756,22 @@ static void case_start(void) {
   void *pipe_before = handler_now(SIGPIPE);
   sigset_t mask_before, mask_after;
   CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask_before) == 0, "pthread_sigmask");
+  /* A set_config refused for its own content (lanes past the limit, an
+   * empty artifact directory) starts no Python: nothing is left half made
+   * for the next one (both-sides pass, session 14). */
+  pyop_bridge_config bad = {sizeof bad, {g_artifact, strlen(g_artifact)}, {NULL, 0},
+                            PYOP_BRIDGE_START_PYTHON};
+  bad.lanes = PYOP_MAX_LANES + 1;
+  clear_error();
+  CHECK(api->set_config(&bad) == PYOP_EINVAL && err_has("lanes 65 is out of range"),
+        "lanes past the limit: %s", g_err);
+  CHECK(!Py_IsInitialized(), "a set_config refused for its lanes started Python");
+  bad.lanes = 0;
+  bad.artifact_dir = (pyop_str){"", 0};
+  clear_error();
+  CHECK(api->set_config(&bad) == PYOP_EINVAL && err_has("artifact_dir is empty or invalid"),
+        "an empty artifact_dir: %s", g_err);
+  CHECK(!Py_IsInitialized(), "a set_config refused for its directory started Python");
   CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
   CHECK(Py_IsInitialized(), "the bridge started Python");
   /* The host thread that asked keeps its own signal mask (the interpreter
