@@ -4290,7 +4290,22 @@ static void bcstate_signals_many(void) {
   for (int i = 0; i < 3; i++)
     CHECK(handler_now(sigs[i]) != (void *)bcstate_host_action,
           "test bug: the plugin did not replace signal %d", sigs[i]);
+  log_all_clear();
   api->reset();
+  /* Each restored signal is named in a line, by its number too, a
+   * real-time one without an abbreviation as "SIG?" (both-sides pass,
+   * session 14: only SIGUSR1's line was looked at). */
+  {
+    char usr2[96], rt[96];
+    snprintf(usr2, sizeof usr2, "restored the host's handler for SIGUSR2 (signal %d)", SIGUSR2);
+    snprintf(rt, sizeof rt, "restored the host's handler for SIG? (signal %d), which a plugin "
+             "had replaced", SIGRTMAX);
+    CHECK(strstr(g_log_all, "restored the host's handler for SIGHUP (signal 1), which a "
+                            "plugin had replaced") != NULL &&
+              strstr(g_log_all, usr2) != NULL && strstr(g_log_all, rt) != NULL &&
+              strstr(g_log_all, "(null)") == NULL,
+          "the restored signals' lines:\n%s", g_log_all);
+  }
   for (int i = 0; i < 3; i++) {
     struct sigaction now;
     CHECK(sigaction(sigs[i], NULL, &now) == 0, "sigaction %d", sigs[i]);
