@@ -520,6 +520,13 @@ static bool args_ok(const void *args, size_t size, size_t need) {
   return args != NULL && size >= need;
 }
 
+/* The arguments of infer_meta and execute as a loader of ABI 1.0 sends
+ * them: the members added since (add_output, input_flags) are read only
+ * where struct_size holds them (PB_HAS), as the bridge negotiated 1.0 with
+ * such a loader (compile's and declare_launch_args' have not grown). */
+#define PB_INFER_ARGS_1_0 PYOP_MEMBER_END(pyop_infer_args, n_outputs)
+#define PB_EXEC_ARGS_1_0 PYOP_MEMBER_END(pyop_exec_args, stream)
+
 /* The value of a DataType/Format member (identity with the package's
  * members), else of any int in [0, n); 0, or -1 with an exception naming
  * what. */
@@ -806,7 +813,7 @@ call_with_inputs(pb_holder *h, int kind, const void *args, const pyop_tensor_lis
 }
 
 int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
-  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, PB_INFER_ARGS_1_0) ||
       (args->n_inputs > 0 && args->inputs == NULL) ||
       (args->n_outputs > 0 && args->outputs == NULL))
     return pb_error(PYOP_EINVAL, "bridge infer_meta: invalid arguments");
@@ -819,7 +826,7 @@ int pb_cb_infer_meta(void *holder, const pyop_infer_args *args) {
 }
 
 int pb_cb_execute(void *holder, const pyop_exec_args *args) {
-  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, sizeof *args) ||
+  if (holder == NULL || !args_ok(args, args ? args->struct_size : 0, PB_EXEC_ARGS_1_0) ||
       (args->n_inputs > 0 && args->inputs == NULL))
     return pb_error(PYOP_EINVAL, "bridge execute: invalid arguments");
   return call_with_inputs(holder, PB_EXECUTE, args, args->inputs, args->n_inputs);

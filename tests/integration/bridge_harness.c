@@ -43,6 +43,7 @@ void PyEval_RestoreThread(void *tstate);
 int PyGILState_Ensure(void);
 void PyGILState_Release(int state);
 int PyRun_SimpleString(const char *code);
+const char *Py_GetVersion(void);
 
 /* ------------------------------------------------------------ checks */
 
@@ -1445,7 +1446,8 @@ static void case_probe(void) {
     expect_refused(pp->cb->infer_meta(NULL, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
     clear_error();
     expect_refused(pp->cb->infer_meta(ph, NULL), PYOP_EINVAL, "bridge infer_meta: invalid");
-    ia.struct_size = sizeof ia - 1;
+    /* Shorter than a loader of ABI 1.0 sends them (a member cut). */
+    ia.struct_size = PYOP_MEMBER_END(pyop_infer_args, n_outputs) - 1;
     clear_error();
     expect_refused(pp->cb->infer_meta(ph, &ia), PYOP_EINVAL, "bridge infer_meta: invalid");
     ia.struct_size = sizeof ia;
@@ -1472,7 +1474,7 @@ static void case_probe(void) {
     expect_refused(pi->cb->execute(NULL, &ea), PYOP_EINVAL, "bridge execute: invalid");
     clear_error();
     expect_refused(pi->cb->execute(ih, NULL), PYOP_EINVAL, "bridge execute: invalid");
-    ea.struct_size = sizeof ea - 1;
+    ea.struct_size = PYOP_MEMBER_END(pyop_exec_args, stream) - 1;
     clear_error();
     expect_refused(pi->cb->execute(ih, &ea), PYOP_EINVAL, "bridge execute: invalid");
     ea.struct_size = sizeof ea;
@@ -1542,6 +1544,52 @@ static void case_probe(void) {
     pi->cb->destroy_holder(ih);
     pp->cb->destroy_holder(ph);
     outputs_free(&o);
+  }
+  /* The arguments of infer_meta and execute as a loader of ABI 1.0 sends
+   * them (shorter: without add_output, input_flags): taken, and what they
+   * lack is not read, though the bytes past struct_size hold a sink and
+   * flags: a dynamic output is refused naming ABI 1.0, an input the flags
+   * mark mutated stays read-only (a real bug until the both-sides pass,
+   * session 14: every such call was refused as invalid arguments). */
+  {
+    t = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&t, 1}};
+    pyop_tensor out;
+    memset(&out, 0, sizeof out);
+    dyn_sink sk = {.refuse_at = -1};
+    void *ph = holder_of(pp, NULL, 0);
+    pyop_infer_args ia = {PYOP_MEMBER_END(pyop_infer_args, n_outputs), lists, 1, &out, 1, &sk,
+                          dyn_add};
+    clear_error();
+    CHECK(pp->cb->infer_meta(ph, &ia) == PYOP_OK && out.ndim == 1 && out.shape[0] == 1 &&
+              out.dtype == PYOP_DTYPE_UINT8,
+          "infer_meta with 1.0 arguments: %s", g_err);
+    pp->cb->destroy_holder(ph);
+    const rec_op *dyn = find(&r, "EdgeDyn", false);
+    CHECK(dyn != NULL, "EdgeDyn registered");
+    pyop_attr_view n2 = attr_int("n", 2);
+    void *dh = holder_of(dyn, &n2, 1);
+    clear_error();
+    expect_refused(dyn->cb->infer_meta(dh, &ia), PYOP_EPYTHON,
+                   "infer_meta output 0 is a list, but the host's libpyop does not take "
+                   "dynamic outputs (bridge ABI 1.0)");
+    CHECK(sk.n == 0, "add_output past struct_size called %d times", sk.n);
+    dyn->cb->destroy_holder(dh);
+    outputs o = {0};
+    pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+    static const uint32_t mutated[1] = {PYOP_INPUT_MUTATED};
+    pyop_exec_args ea = {PYOP_MEMBER_END(pyop_exec_args, stream), lists, 1, 1, &svc, NULL,
+                         mutated};
+    void *ih = holder_of(pi, NULL, 0);
+    clear_error();
+    CHECK(pi->cb->execute(ih, &ea) == PYOP_OK && o.mem[0] != NULL, "execute with 1.0 arguments: "
+          "%s", g_err);
+    char report[257] = "";
+    if (o.mem[0] != NULL)
+      memcpy(report, o.mem[0], 256);
+    CHECK_PROBE(report, "writable=False out_writable=True");
+    outputs_free(&o);
+    pi->cb->destroy_holder(ih);
   }
   /* pyop's log(): levels error (0) to debug (3) reach the host's log as
    * they are; one past either end is refused. */
@@ -1665,6 +1713,22 @@ static void case_views(void) {
     poke(impl, "ref_past", 8, PYOP_EPYTHON, ref);
   }
   poke(impl, "read", 8, PYOP_OK, NULL);
+  {
+    /* A flat buffer request (hashlib's PyBUF_SIMPLE) of a 2-D tensor sees
+     * its bytes as one dimension (both-sides pass, session 14: only a
+     * writable flat request, struct.pack_into, was made, never looked at). */
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    int64_t s[2] = {2, 3};
+    pyop_tensor in = tensor_f32(x, 2, s);
+    pyop_attr_view a = attr_str("what", "flat");
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    clear_error();
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    CHECK(rc == PYOP_OK, "Poke flat: %d %s", rc, g_err);
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+  }
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
   api->reset();
   rec_clear(&r);
@@ -3423,6 +3487,30 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
   req.services = &g_services; /* back to what the other cases use */
   req.abi_major = PYOP_BRIDGE_ABI_MAJOR;
   CHECK(entry(&req, &a) == PYOP_OK, "services restored");
+  /* Lanes asked of a Python without per-interpreter GILs (before 3.12):
+   * set_config takes the config and says at warn level that none runs, for
+   * one lane as for the limit; nothing for none (both-sides pass, session
+   * 14). */
+  unsigned major = 0, minor = 0;
+  CHECK(sscanf(Py_GetVersion(), "%u.%u", &major, &minor) == 2, "version %s", Py_GetVersion());
+  static const uint32_t asked[] = {1, PYOP_MAX_LANES};
+  for (size_t i = 0; major == 3 && minor < 12 && i < sizeof asked / sizeof asked[0]; i++) {
+    cfg.lanes = asked[i];
+    log_all_clear();
+    g_log_level = -1;
+    CHECK(a->set_config(&cfg) == PYOP_OK, "lanes %u: %s", (unsigned)asked[i], g_err);
+    char want[400];
+    snprintf(want, sizeof want,
+             "lanes: %u asked for, but Python %u.%u has no per-interpreter GIL (lanes need "
+             "CPython 3.12.4 or later): every Python op runs serially in the main interpreter\n",
+             (unsigned)asked[i], major, minor);
+    CHECK(g_log_level == PYOP_LOG_WARN && strcmp(g_log_all, want) == 0,
+          "lanes %u: logged (level %d):\n%s", (unsigned)asked[i], g_log_level, g_log_all);
+  }
+  cfg.lanes = 0;
+  log_all_clear();
+  CHECK(a->set_config(&cfg) == PYOP_OK && g_log_all[0] == '\0', "lanes 0 logged:\n%s",
+        g_log_all);
   CHECK_OK(configure(0));
 }
 
@@ -4202,7 +4290,22 @@ static void bcstate_signals_many(void) {
   for (int i = 0; i < 3; i++)
     CHECK(handler_now(sigs[i]) != (void *)bcstate_host_action,
           "test bug: the plugin did not replace signal %d", sigs[i]);
+  log_all_clear();
   api->reset();
+  /* Each restored signal is named in a line, by its number too, a
+   * real-time one without an abbreviation as "SIG?" (both-sides pass,
+   * session 14: only SIGUSR1's line was looked at). */
+  {
+    char usr2[96], rt[96];
+    snprintf(usr2, sizeof usr2, "restored the host's handler for SIGUSR2 (signal %d)", SIGUSR2);
+    snprintf(rt, sizeof rt, "restored the host's handler for SIG? (signal %d), which a plugin "
+             "had replaced", SIGRTMAX);
+    CHECK(strstr(g_log_all, "restored the host's handler for SIGHUP (signal 1), which a "
+                            "plugin had replaced") != NULL &&
+              strstr(g_log_all, usr2) != NULL && strstr(g_log_all, rt) != NULL &&
+              strstr(g_log_all, "(null)") == NULL,
+          "the restored signals' lines:\n%s", g_log_all);
+  }
   for (int i = 0; i < 3; i++) {
     struct sigaction now;
     CHECK(sigaction(sigs[i], NULL, &now) == 0, "sigaction %d", sigs[i]);
@@ -4688,6 +4791,22 @@ static void case_start(void) {
   void *pipe_before = handler_now(SIGPIPE);
   sigset_t mask_before, mask_after;
   CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask_before) == 0, "pthread_sigmask");
+  /* A set_config refused for its own content (lanes past the limit, an
+   * empty artifact directory) starts no Python: nothing is left half made
+   * for the next one (both-sides pass, session 14). */
+  pyop_bridge_config bad = {sizeof bad, {g_artifact, strlen(g_artifact)}, {NULL, 0},
+                            PYOP_BRIDGE_START_PYTHON};
+  bad.lanes = PYOP_MAX_LANES + 1;
+  clear_error();
+  CHECK(api->set_config(&bad) == PYOP_EINVAL && err_has("lanes 65 is out of range"),
+        "lanes past the limit: %s", g_err);
+  CHECK(!Py_IsInitialized(), "a set_config refused for its lanes started Python");
+  bad.lanes = 0;
+  bad.artifact_dir = (pyop_str){"", 0};
+  clear_error();
+  CHECK(api->set_config(&bad) == PYOP_EINVAL && err_has("artifact_dir is empty or invalid"),
+        "an empty artifact_dir: %s", g_err);
+  CHECK(!Py_IsInitialized(), "a set_config refused for its directory started Python");
   CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
   CHECK(Py_IsInitialized(), "the bridge started Python");
   /* The host thread that asked keeps its own signal mask (the interpreter
@@ -5299,6 +5418,32 @@ static void case_outcome(void) {
               "        m.EdgeProbeImpl.kept = None\n"),
         "cleanup");
   CHECK(py_ok("import sys; assert sys.exc_info()[0] is None"), "no exception left");
+  api->reset();
+  rec_clear(&r);
+  /* An op compiled from a string (plugins/digest/generated.py): its file
+   * cannot be read, so neither view carries a source_digest (libpyop then
+   * compares file:line alone), and the load succeeds (both-sides pass,
+   * session 14: only digests of readable files were seen). */
+  CHECK_OK(load(&r, 1, "digest/generated.py"));
+  {
+    const rec_op *gp = find(&r, "Generated", false), *gi = find(&r, "Generated", true);
+    CHECK(gp != NULL && gi != NULL, "Generated registered");
+    CHECK(gp->digest == NULL && gi->digest == NULL, "digests of an unreadable file: %s %s",
+          gp->digest ? gp->digest : "(none)", gi->digest ? gi->digest : "(none)");
+    /* Its kernel library, named relative to a file without a directory, is
+     * relative to "." (never to "/"). */
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    void *h = holder_of(gi, NULL, 0);
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_declare_args da = {sizeof da, lists, 1, &in, 1, &sk, sink_launch, sink_ws};
+    clear_error();
+    CHECK_OK(gi->cb->declare_launch_args(h, &da));
+    CHECK(strcmp(sk.lib, "./libgen.so") == 0 && strcmp(sk.sym, "gen_kernel") == 0,
+          "library %s, symbol %s", sk.lib, sk.sym);
+    gi->cb->destroy_holder(h);
+  }
   api->reset();
   rec_clear(&r);
 }

@@ -118,6 +118,13 @@ static void test_seam_words_whole(void **state) {
   assert_true(pb_lanes_test_seam("force")); /* ends at its comma */
   assert_false(pb_lanes_test_seam("no"));
   assert_false(pb_lanes_test_seam("forc"));
+  /* An empty word (a doubled or a leading comma) ends nothing: the words
+   * after it count (both-sides pass, session 14). */
+  setenv("PYOP_TEST_LANES", "force,,no-proc", 1);
+  assert_true(pb_lanes_test_seam("no-proc"));
+  setenv("PYOP_TEST_LANES", ",no-proc", 1);
+  assert_true(pb_lanes_test_seam("no-proc"));
+  assert_false(pb_lanes_test_seam("force"));
   /* Case counts (dataflow pass, session 13). */
   setenv("PYOP_TEST_LANES", "FORCE,No-Proc", 1);
   assert_false(pb_lanes_test_seam("force"));
@@ -190,12 +197,24 @@ static int dladdr_unknown(const void *addr, Dl_info *info) {
   return 0;
 }
 
+/* dladdr finding the address (non-zero) but giving no file name (an
+ * address of the main program on some libcs): refused as unnamed, never
+ * an open of a NULL path (both-sides pass, session 14). */
+static int dladdr_no_name(const void *addr, Dl_info *info) {
+  int rc = dladdr(addr, info);
+  info->dli_fname = NULL;
+  return rc;
+}
+
 static void test_own_file_other_faults(void **state) {
   (void)state;
   pb_os_table.open = open_refused;
   expect_own_file_refused("cannot open the bridge's file %s: Permission denied");
   pb_os_reset();
   pb_os_table.dladdr = dladdr_unknown;
+  expect_own_file_refused("dladdr cannot name the bridge's file");
+  pb_os_reset();
+  pb_os_table.dladdr = dladdr_no_name;
   expect_own_file_refused("dladdr cannot name the bridge's file");
 }
 
@@ -276,6 +295,19 @@ static ssize_t write_fails(int fd, const void *buf, size_t n) {
   return -1;
 }
 
+/* A write that makes no progress (returns 0; ENOSPC set for the message)
+ * on its first call, then writes: the copy fails rather than retrying a
+ * write that wrote nothing (a full device would loop forever). */
+static unsigned zero_writes;
+
+static ssize_t write_zero_first(int fd, const void *buf, size_t n) {
+  if (zero_writes++ == 0) {
+    errno = ENOSPC;
+    return 0;
+  }
+  return write(fd, buf, n);
+}
+
 static int seal_refused(int fd, int cmd, int arg) {
   if (cmd == F_ADD_SEALS) {
     errno = EINVAL;
@@ -292,6 +324,11 @@ static void test_copy_faults(void **state) {
   pb_os_reset();
   pb_os_table.fcntl = seal_refused;
   expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: Invalid argument");
+  pb_os_reset();
+  zero_writes = 0;
+  pb_os_table.write = write_zero_first;
+  expect_copy_refused(src, "cannot copy the bridge into a sealed memfd: No space left on device");
+  assert_int_equal(zero_writes, 1); /* not tried again */
   close(src);
 }
 

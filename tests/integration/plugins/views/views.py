@@ -2,6 +2,7 @@
 case views): writing into an input not declared in mutates_args, reading an
 input whose buffer the host made smaller than its shape, calling a context
 method of another callback kind."""
+import hashlib
 import struct
 
 import pyop
@@ -22,6 +23,11 @@ class PokeImpl:
         elif what == "read":
             with memoryview(x) as m:
                 m.tobytes()
+        elif what == "flat":  # a flat request (PyBUF_SIMPLE): the bytes, one dimension
+            want = memoryview(x).tobytes()
+            got = hashlib.sha256(x).digest()  # refuses a buffer of more than one dimension
+            if got != hashlib.sha256(want).digest() or b"".join([x]) != want:
+                raise AssertionError("a flat request did not see the tensor's bytes")
         elif what == "artifact":
             ctx.set_artifact(b"from execute")
         elif what == "workspace":
