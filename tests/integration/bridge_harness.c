@@ -5410,7 +5410,6 @@ static void case_outcome(void) {
   }
   /* What EdgeProbe kept (a Tensor) would outlive the package. */
   CHECK(py_ok("import builtins, sys\n"
-              "import gc, sys; print('DEBUG', sys.getrefcount(None), [n for n in dir(__import__('__main__')) if not n.startswith('__')])\n"
               "builtins._pyop_outcome.clear()\n"
               "del builtins._pyop_outcome\n"
               "for m in list(sys.modules.values()):\n"
