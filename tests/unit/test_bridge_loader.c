@@ -581,6 +581,56 @@ static void test_no_bridge_for_this_python(void **state) {
   free(root);
 }
 
+/* A bridge built for the running Python whose file is missing, or that
+ * resolves out of its artifact directory, was matched all the same (an
+ * INVALID_PATH after the manifest matched): the message gives no "built
+ * without a bridge for this Python" fix, whose advice (install the
+ * artifacts, rebuild with -DPYOP_PYTHONS) is wrong for it; a directory
+ * without a manifest (INVALID_PATH before any match) still gets it
+ * (both-sides pass, session 14: src.bs.bridge_loader.located_invalid_unmatched). */
+static void test_matched_but_invalid_path_no_fix(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *n = fb_make_artifact(root, "n_no_bridge", "GOOD", NULL);
+  char *n_so = fb_join(n, "libpyop_bridge.so");
+  assert_int_equal(unlink(n_so), 0);
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  assert_int_equal(cand(&c, root, "n_no_bridge")->status, PYOP__CAND_INVALID_PATH);
+  const char *e = pyop_last_error();
+  assert_non_null(strstr(e, "n_no_bridge: invalid path: "));
+  if (strstr(e, "was built with a bridge for") || strstr(e, "has no bridge for"))
+    fail_msg("a matched bridge's missing file got the no-bridge fix: %s", e);
+  pyop__candidates_free(&c);
+  /* The same, the bridge a link out of its directory. */
+  char *good_so = fb_join(FB_DIR "/GOOD", "libpyop_bridge.so");
+  char *good_real = fb_real(good_so);
+  assert_int_equal(symlink(good_real, n_so), 0);
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  e = pyop_last_error();
+  assert_non_null(strstr(e, "outside the artifact directory"));
+  if (strstr(e, "was built with a bridge for") || strstr(e, "has no bridge for"))
+    fail_msg("a matched bridge outside its directory got the no-bridge fix: %s", e);
+  pyop__candidates_free(&c);
+  /* Only a directory without a manifest: nothing matched, the fix is given. */
+  assert_int_equal(unlink(n_so), 0);
+  char *mf = fb_join(n, "manifest.txt");
+  assert_int_equal(unlink(mf), 0);
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  e = pyop_last_error();
+  if (!strstr(e, "was built with a bridge for") && !strstr(e, "has no bridge for"))
+    fail_msg("no matched bridge, no fix: %s", e);
+  pyop__candidates_free(&c);
+  free(mf);
+  free(good_real);
+  free(good_so);
+  free(n_so);
+  free(n);
+  fb_rmtree(root);
+  free(root);
+}
+
 /* The fix lists every bridge there is for another Python, comma-separated;
  * an empty root says no directory was found; without a runtime key the
  * message speaks of "the running Python" and names no version. */
@@ -939,6 +989,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_bridge_for_this_python, pt_seam_setup,
                                       pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_matched_but_invalid_path_no_fix, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_bridge_in_prefix_sibling, pt_seam_setup, pt_seam_teardown),
