@@ -807,6 +807,18 @@ static void test_services(void **state) {
   assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
   s->log(PYOP_LOG_DEBUG, msg);
   s->log(99, bad); /* out-of-range level, invalid view: ignored safely */
+  /* ABI 1.4's last_error: the calling thread's last failure detail, whole
+   * (both-sides pass, session 14: the member of the newest minor). */
+  assert_true(PYOP__HAS(pyop_loader_services, s, last_error));
+  assert_non_null(s->last_error);
+  (void)pyop__error(PYOP_ENOENT, "the detail %d", 42);
+  pyop_str v = s->last_error();
+  assert_int_equal(v.len, strlen("the detail 42"));
+  assert_memory_equal(v.data, "the detail 42", v.len);
+  pyop__error_clear();
+  v = s->last_error();
+  assert_int_equal(v.len, 0);
+  assert_non_null(v.data);
 }
 
 /* The log service: a level below PYOP_LOG_ERROR is logged as an error, one

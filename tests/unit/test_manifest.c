@@ -268,6 +268,28 @@ static void check_bad(const char *text, size_t len, const char *want) {
   assert_int_equal(pt_live_allocs(), 0);
 }
 
+/* Each required key missing in turn from an otherwise whole manifest (an
+ * older build's manifest without its ABI keys, say) is named, the last of
+ * the list as the first; the optional ones may be missing (both-sides pass,
+ * session 14: only format and platform were tried). */
+static void test_manifest_each_required_missing(void **state) {
+  (void)state;
+  static const char *const lines[] = {"format=1\n", "python_tag=cp311\n", "platform=x86_64\n",
+                                      "bridge=libpyop_bridge.so\n", "bridge_abi_major=1\n",
+                                      "bridge_abi_minor=0\n"};
+  static const char *const keys[] = {"format", "python_tag", "platform", "bridge",
+                                     "bridge_abi_major", "bridge_abi_minor"};
+  for (size_t skip = 0; skip < PYOP__ARRAY_LEN(lines); skip++) {
+    char text[512] = "";
+    for (size_t i = 0; i < PYOP__ARRAY_LEN(lines); i++)
+      if (i != skip) strcat(text, lines[i]);
+    strcat(text, "build_info=an older build\n");
+    char want[128];
+    snprintf(want, sizeof want, "missing required key %s", keys[skip]);
+    check_bad(text, strlen(text), want);
+  }
+}
+
 static void test_manifest_bad(void **state) {
   (void)state;
   for (size_t i = 0; i < PYOP__ARRAY_LEN(bad_cases); i++)
@@ -560,6 +582,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_manifest_abi_flags_values, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_unknown_key_prefixes, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_bad, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_each_required_missing, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_value_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, pt_seam_setup, pt_seam_teardown),
