@@ -1248,6 +1248,33 @@ static void test_start_python_key(void **state) {
   expect_in(log_buf, want);
 }
 
+/* The other side of the unused start_python_key: a Python linked into the
+ * process but not initialised (start_python lets the bridge initialise
+ * it) is still the one used, and the warning says it is not running
+ * (both-sides pass, session 14). */
+static void test_unused_key_python_not_initialised(void **state) {
+  (void)state;
+  py.initialized = 0;
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.start_python_key = "cp399-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  int rc = pyop_load();
+  py.initialized = 1;
+  if (rc != PYOP_OK) fail_msg("load: %s", pyop_last_error());
+  char want[256];
+  snprintf(want, sizeof want,
+           "libpyop: warn: start_python_key cp399-x86_64 not used: Python %s is already in "
+           "the process (linked, not initialised), so start_python starts no other",
+           key.text);
+  expect_in(log_buf, want);
+  char *d = doctor();
+  expect_in(d, "bridge: loaded ");
+  free(d);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+}
+
 /* How often a line appears in the captured log. */
 static int log_count(const char *needle) {
   int n = 0;
@@ -2382,6 +2409,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_unset_and_missing_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_does_not_warn, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unused_key_python_not_initialised, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_in_hook_keeps_the_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),
