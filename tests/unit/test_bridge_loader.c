@@ -215,6 +215,11 @@ static void test_registry_variants_load(void **state) {
       assert_int_equal(b.abi_minor, 0); /* the older side's minor */
       assert_int_equal(rc, PYOP_OK);
       assert_int_equal(p->struct_size, offsetof(pyop_proto_view, input_flags));
+      /* Its table is ABI 1.0's, the smallest taken (both-sides pass,
+       * session 14: the bound's inside, beside SHORT_SIZE's outside); no
+       * member past it is asked. */
+      assert_int_equal(b.api->struct_size, PYOP_MEMBER_END(pyop_bridge_api, shutdown));
+      assert_false(pyop__bridge_interpreter_lost(&b));
     } else if (strcmp(names[i], "REGISTER_FAIL_HALFWAY") == 0) {
       assert_int_equal(rc, PYOP_EPYTHON);
       assert_int_equal(r.n_protos, 2);
