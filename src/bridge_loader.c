@@ -418,17 +418,12 @@ static int try_candidate(pyop__candidates *cands, size_t idx, uint32_t flags,
 }
 
 /* Whether candidate it was built for the running Python (its manifest
- * matched): its status came from a stage after the match. */
-static bool cand_matched(const pyop__candidate *it) {
-  switch (it->status) {
-    case PYOP__CAND_INVALID_PATH:
-    case PYOP__CAND_MANIFEST_INVALID:
-    case PYOP__CAND_MANIFEST_MISMATCH:
-    case PYOP__CAND_DUPLICATE:
-      return false;
-  }
-  return true;
-}
+ * matched). Its status cannot tell: INVALID_PATH is given before the match
+ * (no directory, no manifest) and after it (cand_locate: the bridge file
+ * missing or outside its directory). Its rank can: a rejection before or at
+ * the match (cand_reject) sets it to -1, one by a later stage (cand_drop)
+ * keeps the rank of the match. */
+static bool cand_matched(const pyop__candidate *it) { return it->rank >= 0; }
 
 /*
  * Appends the fix when no candidate was built for the running Python (key,

@@ -406,13 +406,16 @@ void pyop__scan_explain(const char *value, pyop__sb *sb) {
     pyop__sb_puts(sb, PYOP__OPP_VAR " is not set, so no Python operator was loaded");
     return;
   }
-  if (value[strspn(value, ":")] == '\0') {
-    pyop__sb_puts(sb, PYOP__OPP_VAR " is empty, so no Python operator was loaded");
-    return;
-  }
   pyop__scan_result r;
   if (pyop__scan_opts(value, false, true, &r) == PYOP_ENOMEM) {
     pyop__sb_printf(sb, PYOP__OPP_VAR "=%s (not scanned: out of memory)", value);
+    return;
+  }
+  /* No element once the colons and the whitespace around each are dropped
+   * ("", "::", " : "): empty, as the scan reads it. */
+  if (r.n == 0) {
+    pyop__sb_puts(sb, PYOP__OPP_VAR " is empty, so no Python operator was loaded");
+    pyop__scan_result_free(&r);
     return;
   }
   pyop__sb_puts(sb, r.has_python ? PYOP__OPP_VAR " has Python entries ("

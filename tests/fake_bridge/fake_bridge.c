@@ -53,8 +53,8 @@ __attribute__((constructor)) static void fake_constructor(void) {
 extern int pyop_fake_undefined_function(void);
 #endif
 
-/* A bridge built for ABI 1.0 (OLD_*): its views end before the 1.1
- * members, and it answers minor 0. */
+/* A bridge built for ABI 1.0 (OLD_*): its table ends with shutdown and its
+ * views before the 1.1 members, and it answers minor 0. */
 #if defined(FAKE_OLD_MINOR) || defined(FAKE_OLD_DYNAMIC)
 #define FAKE_PROTO_VIEW_SIZE offsetof(pyop_proto_view, input_flags)
 #define FAKE_IMPL_VIEW_SIZE offsetof(pyop_impl_view, source_digest)
@@ -535,6 +535,8 @@ static int fake_interpreter_status(void) {
 FAKE_MAYBE_UNUSED static const pyop_bridge_api api = {
 #if defined(FAKE_SHORT_SIZE)
     offsetof(pyop_bridge_api, set_config), /* too small for ABI 1.0 */
+#elif defined(FAKE_OLD_MINOR) || defined(FAKE_OLD_DYNAMIC)
+    PYOP_MEMBER_END(pyop_bridge_api, shutdown), /* ABI 1.0's table: the smallest taken */
 #else
     sizeof(pyop_bridge_api),
 #endif

@@ -215,6 +215,11 @@ static void test_registry_variants_load(void **state) {
       assert_int_equal(b.abi_minor, 0); /* the older side's minor */
       assert_int_equal(rc, PYOP_OK);
       assert_int_equal(p->struct_size, offsetof(pyop_proto_view, input_flags));
+      /* Its table is ABI 1.0's, the smallest taken (both-sides pass,
+       * session 14: the bound's inside, beside SHORT_SIZE's outside); no
+       * member past it is asked. */
+      assert_int_equal(b.api->struct_size, PYOP_MEMBER_END(pyop_bridge_api, shutdown));
+      assert_false(pyop__bridge_interpreter_lost(&b));
     } else if (strcmp(names[i], "REGISTER_FAIL_HALFWAY") == 0) {
       assert_int_equal(rc, PYOP_EPYTHON);
       assert_int_equal(r.n_protos, 2);
@@ -581,6 +586,56 @@ static void test_no_bridge_for_this_python(void **state) {
   free(root);
 }
 
+/* A bridge built for the running Python whose file is missing, or that
+ * resolves out of its artifact directory, was matched all the same (an
+ * INVALID_PATH after the manifest matched): the message gives no "built
+ * without a bridge for this Python" fix, whose advice (install the
+ * artifacts, rebuild with -DPYOP_PYTHONS) is wrong for it; a directory
+ * without a manifest (INVALID_PATH before any match) still gets it
+ * (both-sides pass, session 14: src.bs.bridge_loader.located_invalid_unmatched). */
+static void test_matched_but_invalid_path_no_fix(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *n = fb_make_artifact(root, "n_no_bridge", "GOOD", NULL);
+  char *n_so = fb_join(n, "libpyop_bridge.so");
+  assert_int_equal(unlink(n_so), 0);
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  assert_int_equal(cand(&c, root, "n_no_bridge")->status, PYOP__CAND_INVALID_PATH);
+  const char *e = pyop_last_error();
+  assert_non_null(strstr(e, "n_no_bridge: invalid path: "));
+  if (strstr(e, "was built with a bridge for") || strstr(e, "has no bridge for"))
+    fail_msg("a matched bridge's missing file got the no-bridge fix: %s", e);
+  pyop__candidates_free(&c);
+  /* The same, the bridge a link out of its directory. */
+  char *good_so = fb_join(FB_DIR "/GOOD", "libpyop_bridge.so");
+  char *good_real = fb_real(good_so);
+  assert_int_equal(symlink(good_real, n_so), 0);
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  e = pyop_last_error();
+  assert_non_null(strstr(e, "outside the artifact directory"));
+  if (strstr(e, "was built with a bridge for") || strstr(e, "has no bridge for"))
+    fail_msg("a matched bridge outside its directory got the no-bridge fix: %s", e);
+  pyop__candidates_free(&c);
+  /* Only a directory without a manifest: nothing matched, the fix is given. */
+  assert_int_equal(unlink(n_so), 0);
+  char *mf = fb_join(n, "manifest.txt");
+  assert_int_equal(unlink(mf), 0);
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  e = pyop_last_error();
+  if (!strstr(e, "was built with a bridge for") && !strstr(e, "has no bridge for"))
+    fail_msg("no matched bridge, no fix: %s", e);
+  pyop__candidates_free(&c);
+  free(mf);
+  free(good_real);
+  free(good_so);
+  free(n_so);
+  free(n);
+  fb_rmtree(root);
+  free(root);
+}
+
 /* The fix lists every bridge there is for another Python, comma-separated;
  * an empty root says no directory was found; without a runtime key the
  * message speaks of "the running Python" and names no version. */
@@ -757,6 +812,18 @@ static void test_services(void **state) {
   assert_int_equal(pyop_last_status(), PYOP_EINTERNAL);
   s->log(PYOP_LOG_DEBUG, msg);
   s->log(99, bad); /* out-of-range level, invalid view: ignored safely */
+  /* ABI 1.4's last_error: the calling thread's last failure detail, whole
+   * (both-sides pass, session 14: the member of the newest minor). */
+  assert_true(PYOP__HAS(pyop_loader_services, s, last_error));
+  assert_non_null(s->last_error);
+  (void)pyop__error(PYOP_ENOENT, "the detail %d", 42);
+  pyop_str v = s->last_error();
+  assert_int_equal(v.len, strlen("the detail 42"));
+  assert_memory_equal(v.data, "the detail 42", v.len);
+  pyop__error_clear();
+  v = s->last_error();
+  assert_int_equal(v.len, 0);
+  assert_non_null(v.data);
 }
 
 /* The log service: a level below PYOP_LOG_ERROR is logged as an error, one
@@ -939,6 +1006,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_bridge_for_this_python, pt_seam_setup,
                                       pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_candidates, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_matched_but_invalid_path_no_fix, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_fifo_bridge_and_manifest, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_lists_and_unknown_key, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_bridge_in_prefix_sibling, pt_seam_setup, pt_seam_teardown),

@@ -580,6 +580,78 @@ static void test_two_dirs_sorted(void **state) {
   free(root);
 }
 
+/* A readdir that gives the first artifact directory of a listing, then
+ * fails with EIO. */
+static DIR *failing_dir;
+static bool failing_gave;
+static struct dirent *failing_readdir(DIR *d) {
+  if (d != failing_dir) {
+    failing_dir = d;
+    failing_gave = false;
+  }
+  struct dirent *de;
+  while (!failing_gave && (de = real_readdir(d)) != NULL) {
+    if (de->d_name[0] == '.') continue;
+    failing_gave = true;
+    return de;
+  }
+  errno = EIO;
+  return NULL;
+}
+
+/*
+ * A root whose listing fails halfway is one INVALID_PATH entry naming the
+ * error, and none of the directories read before the failure is a
+ * candidate (a partial listing would make the choice depend on where it
+ * failed); the PYOP_BRIDGE_DIR override is still tried, and
+ * pyop__artifacts_list says the same (both-sides pass, session 14: the
+ * listing's failing side).
+ */
+static void test_root_listing_fails_halfway(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  free(make_dir(root, "a-first", "abi3", "", key.machine, 1, "min_python=3.8\n"));
+  free(make_dir(root, "b-second", "abi3", "", key.machine, 1, "min_python=3.8\n"));
+  char *ov = pt_mkdtemp();
+  free(make_dir(ov, "o", "abi3", "", key.machine, 1, "min_python=3.8\n"));
+  char *ov_dir = fb_join(ov, "o");
+  pyop__artifacts_set_root(root);
+  real_readdir = pyop__sys_table.readdir;
+  pyop__sys_table.readdir = failing_readdir;
+  failing_dir = NULL;
+  pyop__candidates c;
+  int rc = pyop__candidates_find(&key, &c);
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(c.n, 1);
+  expect(&c, 0, root, PYOP__CAND_INVALID_PATH, -1, "cannot read directory: Input/output error");
+  pyop__candidates_free(&c);
+  setenv("PYOP_BRIDGE_DIR", ov_dir, 1);
+  failing_dir = NULL;
+  rc = pyop__candidates_find(&key, &c);
+  unsetenv("PYOP_BRIDGE_DIR");
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(c.n, 2);
+  expect(&c, 0, ov_dir, PYOP__CAND_UNTRIED, 0, NULL);
+  expect(&c, 1, root, PYOP__CAND_INVALID_PATH, -1, "cannot read directory: Input/output error");
+  pyop__candidates_free(&c);
+  failing_dir = NULL;
+  rc = pyop__artifacts_list(&c);
+  pyop__sys_table.readdir = real_readdir;
+  assert_int_equal(rc, PYOP_OK);
+  assert_int_equal(c.n, 1);
+  expect(&c, 0, root, PYOP__CAND_INVALID_PATH, -1, "cannot read directory: Input/output error");
+  pyop__candidates_free(&c);
+  /* Read whole, both are there. */
+  assert_int_equal(pyop__candidates_find(&key, &c), PYOP_OK);
+  assert_int_equal(c.n, 2);
+  pyop__candidates_free(&c);
+  free(ov_dir);
+  fb_rmtree(ov);
+  free(ov);
+  fb_rmtree(root);
+  free(root);
+}
+
 /*
  * A manifest matches by whole values: a platform that only begins the
  * machine's ("x86_6" on x86_64), a tag that only begins the running one's
@@ -677,6 +749,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_root_missing_and_default, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_candidates_faults, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_two_dirs_sorted, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_root_listing_fails_halfway, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_values_whole, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test(test_path_join),
   };

@@ -1121,6 +1121,46 @@ static void test_fork_during_load(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Forks a child that lists the ops; its pyop_op_list status (-1: died). */
+static int child_list_status(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(10);
+    char **types = NULL;
+    size_t n = 0;
+    int rc = pyop_op_list(&types, &n);
+    pyop_free(types);
+    _exit(rc == PYOP_EFORKED ? 1 : rc == PYOP_OK ? 0 : 2);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+/*
+ * fork() after pyop_unload: nothing is loaded but the bridge stays open
+ * (Python with it), so the child is marked forked and refused; after
+ * pyop_shutdown closed it, a child uses libpyop, as one forked before any
+ * load does (both-sides pass, session 14: the state between a load and a
+ * shutdown).
+ */
+static void test_fork_after_unload_and_shutdown(void **state) {
+  (void)state;
+  assert_int_equal(pyop_load(), PYOP_OK);
+  assert_int_equal(pyop_unload(), PYOP_OK);
+  char *d = doctor();
+  expect_in(d, "bridge: loaded ");
+  free(d);
+  int st = child_list_status();
+  if (st != 1) fail_msg("a child forked after pyop_unload (bridge open): status %d", st);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
+  st = child_list_status();
+  if (st != 0) fail_msg("a child forked after pyop_shutdown: status %d", st);
+  assert_int_equal(pyop_load(), PYOP_OK); /* the parent goes on */
+}
+
 /*
  * pyop_options.start_python_key: checked and copied by pyop_set_options,
  * fixed while the bridge is open, not read from an older caller's struct;
@@ -1206,6 +1246,33 @@ static void test_start_python_key(void **state) {
   snprintf(want, sizeof want, "start_python_key %s not used: Python %s is already in the process",
            shorter, key.text);
   expect_in(log_buf, want);
+}
+
+/* The other side of the unused start_python_key: a Python linked into the
+ * process but not initialised (start_python lets the bridge initialise
+ * it) is still the one used, and the warning says it is not running
+ * (both-sides pass, session 14). */
+static void test_unused_key_python_not_initialised(void **state) {
+  (void)state;
+  py.initialized = 0;
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  o.start_python_key = "cp399-x86_64";
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  log_reset();
+  int rc = pyop_load();
+  py.initialized = 1;
+  if (rc != PYOP_OK) fail_msg("load: %s", pyop_last_error());
+  char want[256];
+  snprintf(want, sizeof want,
+           "libpyop: warn: start_python_key cp399-x86_64 not used: Python %s is already in "
+           "the process (linked, not initialised), so start_python starts no other",
+           key.text);
+  expect_in(log_buf, want);
+  char *d = doctor();
+  expect_in(d, "bridge: loaded ");
+  free(d);
+  assert_int_equal(pyop_shutdown(), PYOP_OK);
 }
 
 /* How often a line appears in the captured log. */
@@ -1372,6 +1439,29 @@ static void test_doctor_unset_and_missing_file(void **state) {
   expect_in(d, "ops registered: 0\n");
   free(d);
   free(gone);
+}
+
+/* pyop_doctor reports the elements it skips (relative, missing): in its
+ * text, never as warnings to the host's log as a load gives them
+ * (both-sides pass, session 14: the report's quiet scan). */
+static void test_doctor_does_not_warn(void **state) {
+  (void)state;
+  char *nothere = fb_join(opp, "no_such_dir");
+  char value[4200];
+  snprintf(value, sizeof value, "rel/dir:%s", nothere);
+  setenv("ASCEND_CUSTOM_OPP_PATH", value, 1);
+  log_reset();
+  char *d = doctor();
+  expect_in(d, "  rel/dir: relative");
+  char want[4300];
+  snprintf(want, sizeof want, "  %s: missing-dir", nothere);
+  expect_in(d, want);
+  free(d);
+  if (strstr(log_buf, "skipped")) fail_msg("pyop_doctor warned:\n%s", log_buf);
+  /* A load warns. */
+  assert_int_equal(pyop_load(), PYOP_OK);
+  expect_in(log_buf, "element 'rel/dir' skipped");
+  free(nothere);
 }
 
 /* pyop_doctor: runtime key line, every path element with its verdict, the
@@ -2307,6 +2397,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_and_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_after_unload_and_shutdown, setup, teardown),
       cmocka_unit_test_setup_teardown(test_load_announced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_start_python_libpython_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_interpreter_status_odd, setup, teardown),
@@ -2317,6 +2408,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_runtime_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_unset_and_missing_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_doctor_does_not_warn, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unused_key_python_not_initialised, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reentrant_hooks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_doctor_in_hook_keeps_the_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hook_keeps_outer_error, setup, teardown),

@@ -1,15 +1,20 @@
 /*
  * The host's control of logging and the runtime version (src/log.c,
  * src/types.c): pyop_set_log_level / pyop_get_log_level over PYOP_LOG, from
- * several threads at once, and pyop_version_number against the header.
+ * several threads at once, and pyop_version_number against the header;
+ * the host hooks a shorter pyop_host_hooks installs (src/hooks.c); what
+ * pyop__getenv says under secure execution.
  */
 #include "testutil.h"
+
+#include "hooks.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 /* Lines the host's log hook received, by level. */
@@ -213,6 +218,120 @@ static void test_hook_takes_the_line(void **state) {
   assert_non_null(strstr(text, "libpyop: error: test: routed line"));
 }
 
+/* pyop__getenv under secure execution (AT_SECURE: setuid, capabilities):
+ * secure_getenv answers NULL for everything, and libpyop says so once per
+ * process on stderr, naming the first variable it could not read; a
+ * variable merely unset in a normal process says nothing (both-sides pass,
+ * session 14: the normal and the secure side, the first and the second
+ * time). */
+static unsigned long secure_getauxval(unsigned long type) {
+  return type == AT_SECURE ? 1 : getauxval(type);
+}
+static unsigned long normal_getauxval(unsigned long type) {
+  return type == AT_SECURE ? 0 : getauxval(type);
+}
+static char *null_secure_getenv(const char *name) {
+  (void)name;
+  return NULL;
+}
+static const char *got_env[2];
+static void getenv_twice(void) {
+  got_env[0] = pyop__getenv("PYOP_TEST_FIRST_VAR");
+  got_env[1] = pyop__getenv("PYOP_TEST_SECOND_VAR");
+}
+
+static void test_secure_execution_said_once(void **state) {
+  (void)state;
+  char text[1024];
+  unsetenv("PYOP_TEST_FIRST_VAR");
+  unsetenv("PYOP_TEST_SECOND_VAR");
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.getauxval = normal_getauxval;
+  capture_stderr(getenv_twice, text, sizeof text);
+  assert_null(got_env[0]);
+  assert_null(got_env[1]);
+  if (text[0]) fail_msg("an unset variable in a normal process said: %s", text);
+  setenv("PYOP_TEST_FIRST_VAR", "1", 1);
+  assert_string_equal(pyop__getenv("PYOP_TEST_FIRST_VAR"), "1");
+  pyop__sys_table.getauxval = secure_getauxval;
+  pyop__sys_table.secure_getenv = null_secure_getenv;
+  capture_stderr(getenv_twice, text, sizeof text);
+  pyop__sys_table = saved;
+  unsetenv("PYOP_TEST_FIRST_VAR");
+  assert_null(got_env[0]); /* set, but not read */
+  assert_null(got_env[1]);
+  assert_string_equal(text, "libpyop: warn: secure execution (setuid/capabilities): "
+                            "environment variables such as PYOP_TEST_FIRST_VAR are ignored\n");
+}
+
+/* The host hooks of an older, shorter pyop_host_hooks: exactly the members
+ * its struct_size holds whole are installed, whatever the bytes past it
+ * hold; a member cut in two is not (both-sides pass, session 14: every
+ * member's boundary, not only the log hook's). */
+static int calls_owns, calls_reg, calls_unreg, calls_log;
+static int all_owns(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  calls_owns++;
+  return 1;
+}
+static void all_reg(void *user, const pyop_op_info *info) {
+  (void)user;
+  (void)info;
+  calls_reg++;
+}
+static void all_unreg(void *user, const char *op_type) {
+  (void)user;
+  (void)op_type;
+  calls_unreg++;
+}
+static void all_log(void *user, int level, const char *line) {
+  (void)user;
+  (void)level;
+  (void)line;
+  calls_log++;
+}
+
+static void test_hooks_of_a_shorter_struct(void **state) {
+  (void)state;
+  const size_t cuts[] = {
+      PYOP_MEMBER_END(pyop_host_hooks, user),
+      PYOP_MEMBER_END(pyop_host_hooks, owns_op),
+      PYOP_MEMBER_END(pyop_host_hooks, on_register),
+      PYOP_MEMBER_END(pyop_host_hooks, on_unregister) - 1, /* on_unregister cut */
+      PYOP_MEMBER_END(pyop_host_hooks, on_unregister),
+      PYOP_MEMBER_END(pyop_host_hooks, log),
+  };
+  /* How many of owns_op, on_register, on_unregister, log each cut holds. */
+  const int held[] = {0, 1, 2, 2, 3, 4};
+  for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+    pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+    h.owns_op = all_owns;
+    h.on_register = all_reg;
+    h.on_unregister = all_unreg;
+    h.log = all_log;
+    h.struct_size = cuts[i];
+    assert_int_equal(pyop_set_host_hooks(&h), PYOP_OK);
+    calls_owns = calls_reg = calls_unreg = calls_log = 0;
+    int owns = pyop__hook_owns_op("Op");
+    pyop__hook_on_register(NULL);
+    pyop__hook_on_unregister("Op");
+    bool logged = pyop__hook_log(PYOP_LOG_ERROR, "libpyop: error: a line");
+    unsigned present = pyop__hooks_present();
+    assert_int_equal(pyop_set_host_hooks(NULL), PYOP_OK);
+    int n = held[i];
+    if (owns != (n >= 1) || calls_owns != (n >= 1) || calls_reg != (n >= 2) ||
+        calls_unreg != (n >= 3) || calls_log != (n >= 4) || logged != (n >= 4) ||
+        !!(present & PYOP__HOOK_OWNS_OP) != (n >= 1) ||
+        !!(present & PYOP__HOOK_ON_REGISTER) != (n >= 2) ||
+        !!(present & PYOP__HOOK_ON_UNREGISTER) != (n >= 3) ||
+        !!(present & PYOP__HOOK_LOG) != (n >= 4))
+      fail_msg("struct_size %zu (%d members): owns_op %d/%d calls, on_register %d, "
+               "on_unregister %d, log %d, present 0x%x",
+               cuts[i], n, owns, calls_owns, calls_reg, calls_unreg, calls_log, present);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--level-from-env") == 0) {
     printf("%d\n", pyop_get_log_level());
@@ -226,6 +345,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_version_number),
       cmocka_unit_test(test_level_from_environment),
       cmocka_unit_test(test_hook_takes_the_line),
+      cmocka_unit_test(test_hooks_of_a_shorter_struct),
+      cmocka_unit_test(test_secure_execution_said_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,6 +268,28 @@ static void check_bad(const char *text, size_t len, const char *want) {
   assert_int_equal(pt_live_allocs(), 0);
 }
 
+/* Each required key missing in turn from an otherwise whole manifest (an
+ * older build's manifest without its ABI keys, say) is named, the last of
+ * the list as the first; the optional ones may be missing (both-sides pass,
+ * session 14: only format and platform were tried). */
+static void test_manifest_each_required_missing(void **state) {
+  (void)state;
+  static const char *const lines[] = {"format=1\n", "python_tag=cp311\n", "platform=x86_64\n",
+                                      "bridge=libpyop_bridge.so\n", "bridge_abi_major=1\n",
+                                      "bridge_abi_minor=0\n"};
+  static const char *const keys[] = {"format", "python_tag", "platform", "bridge",
+                                     "bridge_abi_major", "bridge_abi_minor"};
+  for (size_t skip = 0; skip < PYOP__ARRAY_LEN(lines); skip++) {
+    char text[512] = "";
+    for (size_t i = 0; i < PYOP__ARRAY_LEN(lines); i++)
+      if (i != skip) strcat(text, lines[i]);
+    strcat(text, "build_info=an older build\n");
+    char want[128];
+    snprintf(want, sizeof want, "missing required key %s", keys[skip]);
+    check_bad(text, strlen(text), want);
+  }
+}
+
 static void test_manifest_bad(void **state) {
   (void)state;
   for (size_t i = 0; i < PYOP__ARRAY_LEN(bad_cases); i++)
@@ -458,6 +480,52 @@ static void test_manifest_alloc_faults(void **state) {
   assert_true(n >= 7); /* every copied field */
 }
 
+/* A read of at most 7 bytes a call, the first interrupted by a signal
+ * (EINTR): what a slow or network file system may give. */
+static int reads;
+static ssize_t trickle_read(int fd, void *buf, size_t n) {
+  if (reads++ == 0) {
+    errno = EINTR;
+    return -1;
+  }
+  return read(fd, buf, n < 7 ? n : 7);
+}
+
+/*
+ * pyop__manifest_read's other sides (both-sides pass, session 14): a read
+ * interrupted by a signal is retried and short reads are gathered whole;
+ * an artifact "directory" that is a regular file (open's ENOTDIR) has no
+ * manifest (PYOP_ENOENT), as a missing one, not an I/O error.
+ */
+static void test_manifest_read_edges(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  char *mf = fb_join(dir, "manifest.txt");
+  pt_write_file(mf, BASE "build_info=read seven bytes at a time\n");
+  pyop__manifest m;
+  pyop__sb why = PYOP__SB_INIT;
+  pyop__sys saved = pyop__sys_table;
+  pyop__sys_table.read = trickle_read;
+  reads = 0;
+  int rc = pyop__manifest_read(dir, &m, &why);
+  pyop__sys_table = saved;
+  if (rc != PYOP_OK) fail_msg("rc %d: %s", rc, pyop__sb_str(&why));
+  assert_true(reads > 10);
+  assert_string_equal(m.bridge, "libpyop_bridge.so");
+  assert_string_equal(m.build_info, "read seven bytes at a time");
+  assert_int_equal(m.abi_minor, 0);
+  pyop__manifest_free(&m);
+  pyop__sb_free(&why);
+  /* A file where the directory should be. */
+  assert_int_equal(pyop__manifest_read(mf, &m, &why), PYOP_ENOENT);
+  assert_string_equal(pyop__sb_str(&why), "no manifest.txt: Not a directory");
+  assert_null(m.bridge);
+  pyop__sb_free(&why);
+  free(mf);
+  pt_rmtree(dir);
+  free(dir);
+}
+
 static void test_manifest_read(void **state) {
   (void)state;
   char *dir = pt_mkdtemp();
@@ -560,10 +628,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_manifest_abi_flags_values, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_unknown_key_prefixes, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_bad, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_each_required_missing, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_value_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_limits, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_alloc_faults, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_manifest_read, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_manifest_read_edges, pt_seam_setup, pt_seam_teardown),
   };
   return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

@@ -231,6 +231,7 @@ static struct {
   unsigned char type; /* STT_* of the symbol at addr */
   size_t size;
   bool nothing; /* no loaded object holds any address */
+  const char *fname; /* the object's name dladdr1 gives (NULL: the default) */
 } fake_sym;
 
 static int fake_dladdr1(const void *a, Dl_info *info, void **extra, int flags) {
@@ -238,7 +239,7 @@ static int fake_dladdr1(const void *a, Dl_info *info, void **extra, int flags) {
   static ElfW(Sym) es;
   if (fake_sym.nothing) return 0;
   memset(info, 0, sizeof *info);
-  info->dli_fname = "/opt/host/bin/engine";
+  info->dli_fname = fake_sym.fname ? fake_sym.fname : "/opt/host/bin/engine";
   *extra = NULL;
   if (a == fake_sym.addr) {
     memset(&es, 0, sizeof es);
@@ -319,6 +320,29 @@ static void test_symbol_kinds_checked(void **state) {
                  "address");
 }
 
+/* A symbol of the main executable, which dladdr names "" (glibc's name of
+ * the main program): the refusal says "the process", not an empty name
+ * (both-sides pass, session 14: the empty name beside a path). */
+static void test_symbol_in_main_program(void **state) {
+  (void)state;
+  pyop__sys_table.dladdr1 = fake_dladdr1;
+  memset(&fake_sym, 0, sizeof fake_sym);
+  fake_sym.addr = (const void *)fake_Py_IsInitialized;
+  fake_sym.type = STT_OBJECT;
+  fake_sym.size = 4;
+  fake_sym.fname = "";
+  expect_refused("symbol Py_IsInitialized is a data object in the process, not a function");
+  fake_sym.type = STT_FUNC;
+  pyop__runtime_key k;
+  assert_int_equal(pyop__runtime_key_resolve(&k), PYOP_OK);
+  have.version = true;
+  fake_sym.addr = &fake_Py_Version;
+  fake_sym.type = STT_OBJECT;
+  fake_sym.size = 2;
+  expect_refused("symbol Py_Version in the process is 2 bytes, not an unsigned long");
+  memset(&fake_sym, 0, sizeof fake_sym);
+}
+
 /* With the real dlsym: a process without libpython has no key; after
  * loading the real libpython RTLD_GLOBAL (not initialised) it has one. */
 static void test_real_libpython(void **state) {
@@ -354,6 +378,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_cp311, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_kinds_checked, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_in_main_program, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_threaded_313t, setup, teardown),
       cmocka_unit_test_setup_teardown(test_debug_builds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pre_311_uses_py_get_version, setup, teardown),

@@ -806,6 +806,37 @@ static void test_explain_python_not_first(void **state) {
   free(t);
 }
 
+/*
+ * A value whose elements are all blank (" ", ": \t :") lists nothing, as
+ * "" and "::" do (the scan drops the whitespace around an element, as GE
+ * does): pyop__scan_explain says it is empty, not "has no Python entry
+ * ()" (both-sides pass, session 14: emptiness judged by the colons alone).
+ */
+static void test_explain_blank_value_is_empty(void **state) {
+  (void)state;
+  static const char *const blank[] = {"", "::", " ", ": \t :", "\n"};
+  for (size_t i = 0; i < sizeof blank / sizeof *blank; i++) {
+    pyop__scan_result r;
+    assert_int_equal(pyop__scan(blank[i], false, &r), PYOP_OK);
+    assert_int_equal(r.n, 0);
+    assert_false(r.has_python);
+    pyop__scan_result_free(&r);
+    pyop__sb sb = PYOP__SB_INIT;
+    pyop__scan_explain(blank[i], &sb);
+    if (strcmp(pyop__sb_str(&sb), "ASCEND_CUSTOM_OPP_PATH is empty, so no Python operator "
+                                  "was loaded") != 0)
+      fail_msg("\"%s\": %s", blank[i], pyop__sb_str(&sb));
+    pyop__sb_free(&sb);
+  }
+  /* One element among the blanks is named. */
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__scan_explain(" : relative : ", &sb);
+  assert_string_equal(pyop__sb_str(&sb), "ASCEND_CUSTOM_OPP_PATH has no Python entry "
+                                         "('relative': relative), so no Python operator "
+                                         "was loaded");
+  pyop__sb_free(&sb);
+}
+
 static void test_stop_at_first(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -1129,6 +1160,7 @@ int main(void) {
       T(test_unreadable_dir),
       T(test_stop_at_first),
       T(test_explain_python_not_first),
+      T(test_explain_blank_value_is_empty),
       T(test_verdict_names),
       T(test_cpp_opp_dir_mixed),
       T(test_symlinks),

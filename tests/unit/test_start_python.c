@@ -137,6 +137,49 @@ static void test_asked_key(void **state) {
   pyop__start_choice_free(&ch);
 }
 
+/* The siblings of the lanes rules' other values (both-sides pass, session
+ * 14): a free-threaded debug build ("td", not only "t") runs no lanes and
+ * its warning says the ops still run in parallel; a bridge of another ABI
+ * major runs none whatever its minor (2.7 >= 1.6). Neither is taken for
+ * lanes: the default stays, and the fix is to build a bridge. */
+static void test_lanes_td_and_other_major(void **state) {
+  (void)state;
+  artifact("cp311-x86_64", "cp311", "", "/usr/lib/libpython3.11.so.1.0", 6);
+  artifact("cp313td-x86_64", "cp313", "td", "/opt/py/lib/libpython3.13td.so.1.0", 6);
+  char *dir = fb_join(root, "cp314-x86_64");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  char *mf = fb_join(dir, "manifest.txt");
+  pt_write_file(mf, "format=1\npython_tag=cp314\nabi_flags=\nplatform=x86_64\n"
+                    "bridge=libpyop_bridge.so\nbridge_abi_major=2\nbridge_abi_minor=7\n"
+                    "libpython=/opt/py/lib/libpython3.14.so.1.0\n");
+  free(mf);
+  free(dir);
+  const char *order = "cp311-x86_64;cp313td-x86_64;cp314-x86_64";
+  pyop__start_choice ch;
+  choose_ok(NULL, 2, order, "cp311-x86_64", &ch);
+  assert_string_equal(ch.libpython, "/usr/lib/libpython3.11.so.1.0");
+  assert_true(ch.note_warns);
+  has(ch.note, "cp313td-x86_64 (Python 3.13t is free-threaded: its threads run Python in "
+               "parallel without lanes)");
+  has(ch.note, "cp314-x86_64 (its bridge speaks ABI 2.7, lanes need 1.6)");
+  has(ch.note, "; to run lanes build a bridge for CPython 3.12 or later");
+  if (strstr(ch.note, "runs lanes") || strstr(ch.note, "start_python_key = "))
+    fail_msg("a bridge taken as running lanes: %s", ch.note);
+  pyop__start_choice_free(&ch);
+  choose_ok("cp313td-x86_64", 2, order, "cp313td-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "lanes: 2 asked for, but start_python_key cp313td-x86_64 cannot run them "
+               "(Python 3.13t is free-threaded: its threads run Python in parallel without "
+               "lanes): the Python ops run in the main interpreter, those of different op "
+               "instances in parallel; the bridges");
+  pyop__start_choice_free(&ch);
+  choose_ok("cp314-x86_64", 2, order, "cp314-x86_64", &ch);
+  assert_true(ch.note_warns);
+  has(ch.note, "start_python_key cp314-x86_64 cannot run them (its bridge speaks ABI 2.7, "
+               "lanes need 1.6): every Python op runs serially");
+  pyop__start_choice_free(&ch);
+}
+
 /* A 3.12 whose manifest records a release that cannot end lanes safely
  * (3.12.1, src/lanes_floor.h) is passed over for one that can; 3.12.4 and an
  * unrecorded version are taken. On a free-threaded choice the warning says
@@ -392,6 +435,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lanes_prefer_build_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_asked_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_version_floor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lanes_td_and_other_major, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_runs_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes_tag_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_order_matches_whole_names, setup, teardown),

@@ -6,9 +6,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -294,6 +296,91 @@ static void test_dlopen_trusted_paths(void **state) {
   free(good);
 }
 
+/* /proc/self/maps that cannot be opened for a reason that means "no /proc
+ * for us" (EACCES: a hardened /proc; ENOTDIR: /proc not a procfs) is
+ * treated as absent: the path is stat'ed again, as without /proc; only
+ * another error refuses (both-sides pass, session 14: the siblings of
+ * ENOENT). */
+static int maps_errno;
+static int errno_proc_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") == 0) {
+    errno = maps_errno;
+    return -1;
+  }
+  return open(path, flags);
+}
+
+/* The address dlopen_trusted mapped the checked file at, and a
+ * /proc/self/maps whose first line is a mapping that ends exactly there
+ * (another file's, adjacent below it), then the real lines. */
+static uintptr_t mapped_at;
+static void *recording_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  void *p = mmap(addr, len, prot, flags, fd, off);
+  if (p != MAP_FAILED) mapped_at = (uintptr_t)p;
+  return p;
+}
+static int adjacent_maps_open(const char *path, int flags) {
+  if (strcmp(path, "/proc/self/maps") != 0) return open(path, flags);
+  FILE *f = tmpfile();
+  if (!f) return -1;
+  fprintf(f, "%lx-%lx r--p 00000000 00:00 4242 /fake/adjacent\n",
+          (unsigned long)(mapped_at - 4096), (unsigned long)mapped_at);
+  FILE *real = fopen("/proc/self/maps", "r");
+  if (real) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, real)) > 0) fwrite(buf, 1, n, f);
+    fclose(real);
+  }
+  fflush(f);
+  int fd = dup(fileno(f));
+  fclose(f);
+  if (fd >= 0) lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+static void test_dlopen_trusted_maps_edges(void **state) {
+  (void)state;
+  char *good = so_of("GOOD");
+  pyop__sb why = PYOP__SB_INIT;
+  char want[1024];
+  pyop__sys saved = pyop__sys_table;
+  static const int absent[] = {ENOENT, EACCES, ENOTDIR};
+  for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
+    maps_errno = absent[i];
+    pyop__sys_table.open = errno_proc_open;
+    void *h = open_and_load(good, &why);
+    if (!h) fail_msg("/proc/self/maps %s: refused: %s", strerror(absent[i]), pyop__sb_str(&why));
+    dlclose(h);
+    /* The fallback, not blind trust: a file swapped since is refused. */
+    pyop__sys_table.stat = swapped_stat;
+    assert_null(open_and_load(good, &why));
+    snprintf(want, sizeof want, "%s: file changed between the security check and dlopen", good);
+    assert_string_equal(pyop__sb_str(&why), want);
+    assert_int_equal(load_status, PYOP_ESECURITY);
+    pyop__sb_free(&why);
+    pyop__sys_table = saved;
+  }
+  maps_errno = EPERM; /* another error: refused */
+  pyop__sys_table.open = errno_proc_open;
+  assert_null(open_and_load(good, &why));
+  assert_int_equal(load_status, PYOP_EIO);
+  assert_non_null(strstr(pyop__sb_str(&why), "cannot read /proc/self/maps: "));
+  pyop__sb_free(&why);
+  pyop__sys_table = saved;
+
+  /* A mapping's end is exclusive: one ending where the checked file's
+   * mapping starts is another object's, not the checked file's. */
+  pyop__sys_table.mmap = recording_mmap;
+  pyop__sys_table.open = adjacent_maps_open;
+  void *h = open_and_load(good, &why);
+  if (!h) fail_msg("refused by an adjacent mapping: %s", pyop__sb_str(&why));
+  dlclose(h);
+  pyop__sb_free(&why);
+  pyop__sys_table = saved;
+  free(good);
+}
+
 /* Calls a bridge's entry and returns its build_info text. */
 static const char *build_info_of(void *h) {
   pyop_bridge_entry_fn entry = (pyop_bridge_entry_fn)dlsym(h, "pyop_bridge_entry");
@@ -571,6 +658,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trusted_refusals, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_owner, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_dlopen_trusted_paths, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_dlopen_trusted_maps_edges, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_not_regular, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_odd_paths, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_trusted_in_root_dir, pt_seam_setup, pt_seam_teardown),
