@@ -3317,5 +3317,89 @@ class DataflowTest(unittest.TestCase):
         self.assertEqual(lines, want, str(cm.exception))
 
 
+class BothSidesTest(unittest.TestCase):
+    """Both sides of each check, every configuration, every end of a
+    table, the second time (both-sides pass, session 14;
+    tests/mutation/mutants.txt, bridge.bs.*): the list form of a value
+    converted as its scalar form is, a base class's bindings found past a
+    class between, a subclass's registrations kept apart from its base's."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        _loader.shutdown()
+        fresh()
+
+    def test_list_data_type_attr_is_ge_members(self):
+        """A List[DataType] attribute reaches the plugin as GE's DataType
+        members, as a DataType one does: pyop.DataType.int8 (4) is
+        DataType.DT_INT8 (2), not pyop's member nor GE's number 4."""
+        from ge.custom_op import _values
+        import pyop as P
+        one = _values.attr_from_pyop("VT_DATA_TYPE", P.DataType.int8)
+        got = _values.attr_from_pyop("VT_LIST_DATA_TYPE",
+                                     (P.DataType.int8, P.DataType.float32, P.DataType.bool))
+        self.assertIs(one, DataType.DT_INT8)
+        self.assertEqual([type(g) for g in got], [DataType] * 3)
+        self.assertEqual(got, [DataType.DT_INT8, DataType.DT_FLOAT, DataType.DT_BOOL])
+        self.assertIs(got[0], one)
+        # an int element (a GE number without a host form) stays that GE member
+        self.assertEqual(_values.attr_from_pyop("VT_LIST_DATA_TYPE", [int(DataType.DT_STRING)]),
+                         [DataType.DT_STRING])
+
+    def test_bindings_found_past_a_class_between(self):
+        """A registered class inherits its execute's bindings from the
+        nearest base that has them, however far up the MRO: past a plain
+        class between, the grandparent's HOST binding is found (not an
+        empty table that leaves execute a legacy callable)."""
+        class Grand:
+            @co.register_kernel(backend=co.OpBackend.HOST)
+            def execute(self, x: Tensor) -> None:
+                pass
+        co.register_op_impl(op_type="GrandOp")(Grand)
+
+        class Between(Grand):
+            pass
+
+        class Child(Between):
+            pass
+        co.register_op_impl(op_type="ChildOp")(Child)
+        want = dict(Grand.__ge_op_impl_descriptor__.kernel_bindings)
+        self.assertEqual(list(want), [co.OpBackend.HOST])
+        got = Child.__ge_op_impl_descriptor__
+        self.assertEqual(dict(got.kernel_bindings), want)
+        self.assertFalse(greg.uses_legacy_execute(got))
+
+        class PlainGrand:
+            def execute(self, x: Tensor) -> None:
+                pass
+
+        class PlainBetween(PlainGrand):
+            pass
+
+        class PlainChild(PlainBetween):
+            pass
+        co.register_op_impl(op_type="PlainChildOp")(PlainChild)
+        self.assertEqual(list(PlainChild.__ge_op_impl_descriptor__.kernel_bindings),
+                         [co.OpBackend.DEVICE])
+
+    def test_a_subclass_lists_its_own_registrations_only(self):
+        """__ge_op_impl_descriptors__ (what pyop list and check read) holds
+        the class's own registrations, not its base's."""
+        class Base:
+            def execute(self, x: Tensor) -> None:
+                pass
+        co.register_op_impl(op_type="GBase")(Base)
+
+        class Sub(Base):
+            pass
+        co.register_op_impl(op_type="GSub")(Sub)
+        co.register_op_impl(op_type="GSub2")(Sub)
+        self.assertEqual([d.op_type for d in Base.__ge_op_impl_descriptors__], ["GBase"])
+        self.assertEqual([d.op_type for d in Sub.__ge_op_impl_descriptors__], ["GSub", "GSub2"])
+        self.assertIs(Sub.__ge_op_impl_descriptors__[-1], Sub.__ge_op_impl_descriptor__)
+
+
 if __name__ == "__main__":
     unittest.main()
