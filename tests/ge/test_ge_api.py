@@ -3400,6 +3400,35 @@ class BothSidesTest(unittest.TestCase):
         self.assertEqual([d.op_type for d in Sub.__ge_op_impl_descriptors__], ["GSub", "GSub2"])
         self.assertIs(Sub.__ge_op_impl_descriptors__[-1], Sub.__ge_op_impl_descriptor__)
 
+    def test_nan_defaults_of_other_bits_are_equal(self):
+        """Registering a prototype again (same descriptor key) with a NaN
+        default whose bits differ (-nan, what inf - inf gives on x86) is
+        the same content, as with the same NaN; 0.0 and -0.0 are not."""
+        import math
+        import struct as _st
+
+        def f(x: TensorDesc, *, a: float = float("nan")) -> TensorDesc:
+            pass
+        co.register_op(op_type="NanBits")(f)
+
+        def g(x: TensorDesc, *, a: float = -math.nan) -> TensorDesc:
+            pass
+        g.__qualname__ = f.__qualname__
+        self.assertNotEqual(_st.pack("<d", -math.nan), _st.pack("<d", float("nan")))
+        co.register_op(op_type="NanBits")(g)  # same key, same content: no error
+        self.assertIs(g.__ge_op_proto_descriptor__, f.__ge_op_proto_descriptor__)
+        self.assertEqual(len(gproto.get_registered_op_protos()), 1)
+
+        def z(x: TensorDesc, *, a: float = 0.0) -> TensorDesc:
+            pass
+        co.register_op(op_type="Zero")(z)
+
+        def nz(x: TensorDesc, *, a: float = -0.0) -> TensorDesc:
+            pass
+        nz.__qualname__ = z.__qualname__
+        with self.assertRaisesRegex(ValueError, "descriptor content changed"):
+            co.register_op(op_type="Zero")(nz)
+
 
 if __name__ == "__main__":
     unittest.main()
