@@ -3,12 +3,18 @@ the second time (the both-sides pass, session 14; tests/mutation/
 mutants.txt, bridge.bs.*): a rule held to the sibling input it was written
 for too, a registration of a subclass kept apart from its base's."""
 
+import json
+import os
+import sys
 import unittest
 
 import support  # noqa: F401  (makes bridge/python importable)
+from support import TempDir
 import pyop
+import pyop.testing as pt
 from pyop import Tensor
 from pyop._registry import collecting
+from test_opcheck import FAKE, _executable
 
 
 class SubclassRegistrationTest(unittest.TestCase):
@@ -33,6 +39,61 @@ class SubclassRegistrationTest(unittest.TestCase):
         self.assertIs(Sub.__pyop_descriptors__[-1], Sub.__pyop_descriptor__)
         self.assertIs(Base.__pyop_descriptors__[0], coll.impls["BaseOp"])
         self.assertEqual({d.cls for d in Sub.__pyop_descriptors__}, {Sub})
+
+
+class OpcheckBothSidesTest(unittest.TestCase):
+    """pyop.testing.opcheck against test_opcheck's stand-in command: a
+    dynamic input's tensors given as a tuple are passed as a list's are,
+    every op of the report that is missing is named."""
+
+    def setUp(self):
+        self._tmp = TempDir()
+        self.dir = self._tmp.__enter__()
+        self.cli = _executable(os.path.join(self.dir, "pyop"), FAKE % sys.executable)
+        self.argv_file = os.path.join(self.dir, "argv.json")
+        self._env = {k: os.environ.get(k) for k in
+                     ("FAKE_PYOP_ARGV", "FAKE_PYOP_OUT", "FAKE_PYOP_ERR", "FAKE_PYOP_RC")}
+        os.environ["FAKE_PYOP_ARGV"] = self.argv_file
+
+    def tearDown(self):
+        for k, v in self._env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        self._tmp.__exit__(None, None, None)
+
+    def answer(self, report, rc=0):
+        os.environ["FAKE_PYOP_OUT"] = json.dumps(report)
+        os.environ["FAKE_PYOP_RC"] = str(rc)
+        os.environ["FAKE_PYOP_ERR"] = ""
+
+    def argv(self):
+        with open(self.argv_file) as f:
+            return json.load(f)["argv"]
+
+    def test_dynamic_input_as_tuple_or_list(self):
+        """A dynamic input's tensors as a tuple give one --input each, as
+        a list does (not one --input holding the tuple's repr); one value
+        alone gives one."""
+        self.answer({"ops": []})
+        want = ["check", "--json", "ops", "A", "--input", "xs=int8[1]:1",
+                "--input", "xs=int8[1]:2", "--input", "y=int8[1]:3"]
+        for xs in (("int8[1]:1", "int8[1]:2"), ["int8[1]:1", "int8[1]:2"]):
+            with self.subTest(type(xs).__name__):
+                pt.opcheck("ops", "A", inputs={"xs": xs, "y": "int8[1]:3"}, cli=self.cli)
+                self.assertEqual(self.argv(), want)
+
+    def test_every_missing_op_is_named(self):
+        """Each op the report lists as missing is named in the error, the
+        last as the first."""
+        report = {"ops": [], "missing_ops": ["Gone1", "Gone2", "Gone3"]}
+        self.answer(report, 1)
+        with self.assertRaises(pt.OpCheckError) as cm:
+            pt.opcheck("ops", ["Gone1", "Gone2", "Gone3"], cli=self.cli)
+        self.assertEqual(cm.exception.report, report)
+        self.assertEqual(str(cm.exception).splitlines()[1:],
+                         ["Gone1: not found", "Gone2: not found", "Gone3: not found"])
 
 
 if __name__ == "__main__":
