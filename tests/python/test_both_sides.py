@@ -96,5 +96,37 @@ class OpcheckBothSidesTest(unittest.TestCase):
                          ["Gone1: not found", "Gone2: not found", "Gone3: not found"])
 
 
+class DigestOncePerLoadTest(unittest.TestCase):
+    def test_a_file_is_read_once_per_load(self):
+        """A definition's source_digest is its file's as first read in the
+        load: a second op of the same file (not compiled by the loader)
+        registered after the file changed gets the same digest, and the
+        next load reads the file again."""
+        import hashlib
+        with TempDir() as d:
+            path = os.path.join(d, "ops_by_hand.py")
+            v1 = b"# version 1\n"
+            with open(path, "wb") as f:
+                f.write(v1)
+
+            def op(name):
+                ns = {}
+                exec(compile("def %s(x: pyop.TensorDesc) -> pyop.TensorDesc:\n"
+                             "    return x\n" % name, path, "exec"), {"pyop": pyop}, ns)
+                return ns[name]
+            with collecting() as coll:
+                pyop.register_op(op_type="ReadOnce1")(op("first"))
+                with open(path, "wb") as f:
+                    f.write(b"# version 2\n")
+                pyop.register_op(op_type="ReadOnce2")(op("second"))
+            want = "sha256:" + hashlib.sha256(v1).hexdigest()
+            self.assertEqual([coll.protos[t].source_digest for t in ("ReadOnce1", "ReadOnce2")],
+                             [want, want])
+            with collecting() as again:
+                pyop.register_op(op_type="ReadOnce3")(op("third"))
+            self.assertEqual(again.protos["ReadOnce3"].source_digest,
+                             "sha256:" + hashlib.sha256(b"# version 2\n").hexdigest())
+
+
 if __name__ == "__main__":
     unittest.main()
