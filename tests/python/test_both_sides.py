@@ -128,5 +128,27 @@ class DigestOncePerLoadTest(unittest.TestCase):
                              "sha256:" + hashlib.sha256(b"# version 2\n").hexdigest())
 
 
+class ElementsNumbersTest(unittest.TestCase):
+    def test_a_bytes_like_value_is_not_a_number(self):
+        """Writing a bytes-like value (bytes, bytearray, a memoryview)
+        into a bfloat16 tensor's elements is a TypeError, as a float32
+        tensor's memoryview of format 'f' refuses it (float() would read
+        b"1" as 1.0); the tensor is unchanged."""
+        from pyop import DataType
+        from pyop._elements import Elements
+        words = memoryview(bytearray(4)).cast("H")
+        e = Elements(words, DataType.bfloat16)
+        f = memoryview(bytearray(4)).cast("f")
+        for bad in (b"1", bytearray(b"1"), memoryview(b"1")):
+            with self.subTest(type(bad).__name__):
+                with self.assertRaises(TypeError):
+                    f[0] = bad
+                with self.assertRaises(TypeError):
+                    e[0] = bad
+                self.assertEqual(e.tolist(), [0.0, 0.0])
+        e[1] = 1
+        self.assertEqual(e.tolist(), [0.0, 1.0])
+
+
 if __name__ == "__main__":
     unittest.main()
