@@ -737,5 +737,33 @@ class DataflowTest(unittest.TestCase):
                        1, "holds a NUL character", name="ops.reg_op")
 
 
+class BothSidesTest(unittest.TestCase):
+    """Every entry of a table, both sides of a check (both-sides pass,
+    session 14; tests/mutation/mutants.txt, bridge.bs.*)."""
+
+    def test_every_header_suffix_in_either_case(self):
+        """Each suffix docs/ge-plugins.md lists (the first, the last, each
+        between), in lower or upper case, reads a file as a C++ header;
+        any other name reads it as the Python form (where the header's
+        text is a ReadError naming its line)."""
+        import re as _re
+        with open(os.path.join(support.ROOT, "docs", "ge-plugins.md"), encoding="utf-8") as f:
+            doc = f.read()
+        m = _re.search(r"\*\*C\+\+ headers\*\* \(a name ending in ([^)]*)\)", doc)
+        listed = tuple(_re.findall(r"`(\.[a-z]+)`", m.group(1)))
+        self.assertEqual(listed, host_proto.CPP_SUFFIXES)
+        text = "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n.OUTPUT(y, TensorType({DT_FLOAT}))\n" \
+               ".OP_END_FACTORY_REG(A)\n"
+        with TempDir() as d:
+            for suffix in listed + tuple(x.upper() for x in listed):
+                with self.subTest(suffix):
+                    got = read_text(d, text, name="ops" + suffix)
+                    self.assertEqual([(r.op_type, r.info()["inputs"]) for r in got],
+                                     [("A", [("x", IoKind.REQUIRED)])])
+            for name in ("ops.reg_op", "ops.hxx.txt", "ops.c"):
+                with self.subTest(name):
+                    read_error(self, d, text, 1, "is C++ REG_OP syntax", name=name)
+
+
 if __name__ == "__main__":
     unittest.main()
