@@ -764,6 +764,74 @@ class BothSidesTest(unittest.TestCase):
                 with self.subTest(name):
                     read_error(self, d, text, 1, "is C++ REG_OP syntax", name=name)
 
+    def test_every_named_constant_and_limit(self):
+        """Each named constant a default may use (GE's graph/types.h, C's
+        limits) and each numeric_limits<float> member gives its value,
+        the first and the last of each table too; the tables hold these
+        names and no others."""
+        want = {"UNKNOWN_SHAPE": ("ListInt", [-1]), "UNKNOWN_RANK": ("ListInt", [-2]),
+                "UNKNOWN_DIM": ("Int", -1), "UNKNOWN_DIM_NUM": ("Int", -2),
+                "INFINITY": ("Float", math.inf), "NAN": ("Float", math.nan),
+                "HUGE_VALF": ("Float", math.inf), "HUGE_VAL": ("Float", math.inf),
+                "FLT_MAX": ("Float", 3.4028234663852886e38),
+                "FLT_MIN": ("Float", 1.1754943508222875e-38),
+                "true": ("Bool", True), "false": ("Bool", False),
+                "INT64_MAX": ("Int", (1 << 63) - 1), "INT64_MIN": ("Int", -(1 << 63)),
+                "INT32_MAX": ("Int", (1 << 31) - 1), "INT32_MIN": ("Int", -(1 << 31))}
+        limits = {"infinity": math.inf, "quiet_NaN": math.nan,
+                  "max": 3.4028234663852886e38, "lowest": -3.4028234663852886e38}
+        self.assertEqual(sorted(_reg_op_cpp._CONSTANTS), sorted(want))
+        self.assertEqual(sorted(_reg_op_cpp._LIMITS), sorted(limits))
+        cases = [(n, t, v, n) for n, (t, v) in want.items()]
+        cases += [("std::numeric_limits<float>::%s()" % n, "Float", v, n)
+                  for n, v in limits.items()]
+        with TempDir() as d:
+            for expr, type_name, value, label in cases:
+                with self.subTest(label):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                                       ".ATTR(a, %s, %s)\n.OP_END_FACTORY_REG(A)\n"
+                                       % (type_name, expr))
+                    (name, _, required, default), = got[0].info()["attrs"]
+                    self.assertEqual((name, required), ("a", False))
+                    if isinstance(value, float) and math.isnan(value):
+                        self.assertTrue(math.isnan(default), default)
+                    else:
+                        self.assertEqual(default, value)
+                        self.assertIs(type(default), type(value))
+
+    def test_every_type_without_a_pyop_form_keeps_the_reg_op(self):
+        """Each GE attribute type libpyop has no form for (the first and
+        the last of the list) keeps its REG_OP in a header, unusable and
+        saying why, where a type GE does not have fails the read."""
+        self.assertEqual(host_proto.NO_FORM_TYPES,
+                         ("NamedAttrs", "ListNamedAttrs", "ListTensor", "Bytes"))
+        with TempDir() as d:
+            for t in host_proto.NO_FORM_TYPES:
+                with self.subTest(t):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                                       ".REQUIRED_ATTR(a, %s)\n.OP_END_FACTORY_REG(A)\n" % t)
+                    info = got[0].info()
+                    self.assertEqual((info["op_type"], info["attrs"]), ("A", []))
+                    self.assertEqual(info["unusable"], "line 3: attr 'a': unsupported custom op "
+                                     "runtime attr type: %r (GE's %s has no pyop form)" % (t, t))
+            read_error(self, d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                       ".REQUIRED_ATTR(a, Blob)\n.OP_END_FACTORY_REG(A)\n", 3,
+                       "unsupported custom op runtime attr type: 'Blob'")
+
+    def test_every_cpp_line_names_its_line(self):
+        """A file read as the Python form that fails on C++ syntax names
+        the first line only a C++ header has, for each such start of a
+        line (the first and the last of the list): the line of the hint,
+        not the later REG_OP line."""
+        self.assertEqual(host_proto._CPP_HINTS, ("#include", "#ifndef", "#define", "#pragma",
+                                                 "namespace ", "//", "/*"))
+        with TempDir() as d:
+            for hint in host_proto._CPP_HINTS:
+                with self.subTest(hint):
+                    text = "x = 1\n%s something\nREG_OP(A).INPUT(x)\n" % hint.strip()
+                    read_error(self, d, text, 2, "line 2 is C++ REG_OP syntax",
+                               name="ops.reg_op")
+
 
 if __name__ == "__main__":
     unittest.main()
