@@ -832,6 +832,37 @@ class BothSidesTest(unittest.TestCase):
                     read_error(self, d, text, 2, "line 2 is C++ REG_OP syntax",
                                name="ops.reg_op")
 
+    def test_every_named_set_the_docs_list_reads(self):
+        """The named type sets docs/ge-plugins.md lists are the table's, in
+        its order (ALL first, FLOAT last), and each reads in a header
+        (TensorType::NAME()) as its members; FLOAT is GE's {DT_FLOAT,
+        DT_FLOAT16, DT_BF16}."""
+        import re as _re
+        with open(os.path.join(support.ROOT, "docs", "ge-plugins.md"), encoding="utf-8") as f:
+            doc = f.read()
+        m = _re.search(r"The named type sets are GE's \(`graph/types.h`\): (.*?), written",
+                       doc, _re.S)
+        listed = _re.findall(r"`(\w+)`", m.group(1))
+        self.assertEqual(listed, list(host_proto.NAMED_SETS))
+        self.assertEqual(host_proto.NAMED_SETS["FLOAT"],
+                         {DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_BF16})
+        with TempDir() as d:
+            for name in listed:
+                with self.subTest(name):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType::%s())\n"
+                                       ".OP_END_FACTORY_REG(A)\n" % name)
+                    mask = host_proto.TensorType(host_proto.NAMED_SETS[name]).pyop_mask()[0]
+                    info = got[0].info()
+                    if mask:
+                        self.assertEqual((info["input_dtypes"], info["unusable"]),
+                                         ([(mask, "")], None))
+                    else:  # no member has a host form (QuantifiedType, ComplexDataType)
+                        self.assertIn("allows no data type libpyop can pass", info["unusable"])
+            f32 = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType::FLOAT())\n"
+                               ".OP_END_FACTORY_REG(A)\n")[0].info()["input_dtypes"]
+            self.assertEqual(f32, [((1 << int(pyop.DataType.float32)) | (1 << int(pyop.DataType.float16))
+                                    | (1 << int(pyop.DataType.bfloat16)), "")])
+
 
 if __name__ == "__main__":
     unittest.main()
