@@ -3429,6 +3429,20 @@ class BothSidesTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "descriptor content changed"):
             co.register_op(op_type="Zero")(nz)
 
+    def test_every_data_type_has_ges_number(self):
+        """Every GE DataType has GE's number (metadef's graph/types.h),
+        not only the ends: a DataType without a host form travels to the
+        host as that number (an int attribute), so two members swapped in
+        the list would hand the host another type."""
+        names = ("FLOAT FLOAT16 INT8 INT32 UINT8 - INT16 UINT16 UINT32 INT64 UINT64 DOUBLE BOOL "
+                 "STRING DUAL_SUB_INT8 DUAL_SUB_UINT8 COMPLEX64 COMPLEX128 QINT8 QINT16 QINT32 "
+                 "QUINT8 QUINT16 RESOURCE STRING_REF DUAL VARIANT BF16 UNDEFINED INT4 UINT1 INT2 "
+                 "UINT2 COMPLEX32 HIFLOAT8 FLOAT8_E5M2 FLOAT8_E4M3FN FLOAT8_E8M0 FLOAT6_E3M2 "
+                 "FLOAT6_E2M3 FLOAT4_E2M1 FLOAT4_E1M2 HIFLOAT4 MAX").split()
+        want = {"DT_" + n: v for v, n in enumerate(names) if n != "-"}
+        self.assertEqual({m.name: m.value for m in DataType}, want)
+        self.assertEqual((want["DT_INT4"], want["DT_UINT1"], want["DT_MAX"]), (29, 30, 43))
+
 
 if __name__ == "__main__":
     unittest.main()

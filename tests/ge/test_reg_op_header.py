@@ -863,6 +863,21 @@ class BothSidesTest(unittest.TestCase):
             self.assertEqual(f32, [((1 << int(pyop.DataType.float32)) | (1 << int(pyop.DataType.float16))
                                     | (1 << int(pyop.DataType.bfloat16)), "")])
 
+    def test_every_simple_escape(self):
+        r"""Each of C++'s simple escapes in a String default (the first,
+        \n, and the last, \?, the one a header writes to avoid a trigraph)
+        is its character; \0 is a NUL, which a String default refuses."""
+        want = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"',
+                "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
+        with TempDir() as d:
+            for esc, ch in want.items():
+                with self.subTest(esc):
+                    got = read_text(d, 'REG_OP(A)\n.ATTR(s, String, "x\\%s?y")\n'
+                                       '.OP_END_FACTORY_REG(A)\n' % esc)
+                    self.assertEqual(got[0].info()["attrs"][0][3], "x%s?y" % ch)
+            read_error(self, d, 'REG_OP(A)\n.ATTR(s, String, "x\\0y")\n'
+                       '.OP_END_FACTORY_REG(A)\n', 2, "holds a NUL character")
+
 
 if __name__ == "__main__":
     unittest.main()
