@@ -3443,6 +3443,36 @@ class BothSidesTest(unittest.TestCase):
         self.assertEqual({m.name: m.value for m in DataType}, want)
         self.assertEqual((want["DT_INT4"], want["DT_UINT1"], want["DT_MAX"]), (29, 30, 43))
 
+    def test_malloc_again_with_another_dtype_or_storage_is_refused(self):
+        """malloc_output_tensor of an output that has memory returns it for
+        the same description only: another data type, storage shape or
+        storage format (the sides beside the origin shape, origin format
+        and expand rule) is refused, nothing allocated again; the same one
+        on a HOST kernel's context returns it too."""
+        for host in (False, True):
+            with self.subTest(host=host):
+                P = __import__("pyop")
+                x = P.TensorDesc((6,), "float32")
+                ctx = OutcomeTest._ctx(self, [("x", 0)], [x], [("y", 0)], host=host)
+
+                def fmt(storage=Format.FORMAT_ND):
+                    return StorageFormat(Format.FORMAT_NCHW, storage, ExpandDimsType())
+                out = ctx.malloc_output_tensor(0, StorageShape([2, 3], [6]), fmt(),
+                                               DataType.DT_FLOAT)
+                self.assertEqual(out.data_type, DataType.DT_FLOAT)
+                self.assertIs(ctx.malloc_output_tensor(0, StorageShape([2, 3], [6]), fmt(),
+                                                       DataType.DT_FLOAT), out)
+                for shape, f, dt in ((StorageShape([2, 3], [6]), fmt(), DataType.DT_INT32),
+                                     (StorageShape([2, 3], [2, 3]), fmt(), DataType.DT_FLOAT),
+                                     (StorageShape([2, 3], [6]), fmt(Format.FORMAT_NCHW),
+                                      DataType.DT_FLOAT)):
+                    with self.assertRaisesRegex(RuntimeError, r"malloc_output_tensor\(0\): the "
+                                                r"output already has memory \(DT_FLOAT\[6\] "
+                                                r"FORMAT_ND, 4 bytes"):
+                        ctx.malloc_output_tensor(0, shape, f, dt)
+                self.assertEqual(len(self.p.calls), 1)
+                self.assertEqual(out.data_type, DataType.DT_FLOAT)
+
 
 if __name__ == "__main__":
     unittest.main()
