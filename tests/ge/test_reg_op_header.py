@@ -752,8 +752,8 @@ class BothSidesTest(unittest.TestCase):
         m = _re.search(r"\*\*C\+\+ headers\*\* \(a name ending in ([^)]*)\)", doc)
         listed = tuple(_re.findall(r"`(\.[a-z]+)`", m.group(1)))
         self.assertEqual(listed, host_proto.CPP_SUFFIXES)
-        text = "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n.OUTPUT(y, TensorType({DT_FLOAT}))\n" \
-               ".OP_END_FACTORY_REG(A)\n"
+        text = ("REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                ".OUTPUT(y, TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(A)\n")
         with TempDir() as d:
             for suffix in listed + tuple(x.upper() for x in listed):
                 with self.subTest(suffix):
@@ -860,8 +860,8 @@ class BothSidesTest(unittest.TestCase):
                         self.assertIn("allows no data type libpyop can pass", info["unusable"])
             f32 = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType::FLOAT())\n"
                                ".OP_END_FACTORY_REG(A)\n")[0].info()["input_dtypes"]
-            self.assertEqual(f32, [((1 << int(pyop.DataType.float32)) | (1 << int(pyop.DataType.float16))
-                                    | (1 << int(pyop.DataType.bfloat16)), "")])
+            bits = [1 << int(pyop.DataType[n]) for n in ("float32", "float16", "bfloat16")]
+            self.assertEqual(f32, [(bits[0] | bits[1] | bits[2], "")])
 
     def test_every_simple_escape(self):
         r"""Each of C++'s simple escapes in a String default (the first,
