@@ -3317,5 +3317,162 @@ class DataflowTest(unittest.TestCase):
         self.assertEqual(lines, want, str(cm.exception))
 
 
+class BothSidesTest(unittest.TestCase):
+    """Both sides of each check, every configuration, every end of a
+    table, the second time (both-sides pass, session 14;
+    tests/mutation/mutants.txt, bridge.bs.*): the list form of a value
+    converted as its scalar form is, a base class's bindings found past a
+    class between, a subclass's registrations kept apart from its base's."""
+
+    def setUp(self):
+        fresh()
+
+    def tearDown(self):
+        _loader.shutdown()
+        fresh()
+
+    def test_list_data_type_attr_is_ge_members(self):
+        """A List[DataType] attribute reaches the plugin as GE's DataType
+        members, as a DataType one does: pyop.DataType.int8 (4) is
+        DataType.DT_INT8 (2), not pyop's member nor GE's number 4."""
+        from ge.custom_op import _values
+        import pyop as P
+        one = _values.attr_from_pyop("VT_DATA_TYPE", P.DataType.int8)
+        got = _values.attr_from_pyop("VT_LIST_DATA_TYPE",
+                                     (P.DataType.int8, P.DataType.float32, P.DataType.bool))
+        self.assertIs(one, DataType.DT_INT8)
+        self.assertEqual([type(g) for g in got], [DataType] * 3)
+        self.assertEqual(got, [DataType.DT_INT8, DataType.DT_FLOAT, DataType.DT_BOOL])
+        self.assertIs(got[0], one)
+        # an int element (a GE number without a host form) stays that GE member
+        self.assertEqual(_values.attr_from_pyop("VT_LIST_DATA_TYPE", [int(DataType.DT_STRING)]),
+                         [DataType.DT_STRING])
+
+    def test_bindings_found_past_a_class_between(self):
+        """A registered class inherits its execute's bindings from the
+        nearest base that has them, however far up the MRO: past a plain
+        class between, the grandparent's HOST binding is found (not an
+        empty table that leaves execute a legacy callable)."""
+        class Grand:
+            @co.register_kernel(backend=co.OpBackend.HOST)
+            def execute(self, x: Tensor) -> None:
+                pass
+        co.register_op_impl(op_type="GrandOp")(Grand)
+
+        class Between(Grand):
+            pass
+
+        class Child(Between):
+            pass
+        co.register_op_impl(op_type="ChildOp")(Child)
+        want = dict(Grand.__ge_op_impl_descriptor__.kernel_bindings)
+        self.assertEqual(list(want), [co.OpBackend.HOST])
+        got = Child.__ge_op_impl_descriptor__
+        self.assertEqual(dict(got.kernel_bindings), want)
+        self.assertFalse(greg.uses_legacy_execute(got))
+
+        class PlainGrand:
+            def execute(self, x: Tensor) -> None:
+                pass
+
+        class PlainBetween(PlainGrand):
+            pass
+
+        class PlainChild(PlainBetween):
+            pass
+        co.register_op_impl(op_type="PlainChildOp")(PlainChild)
+        self.assertEqual(list(PlainChild.__ge_op_impl_descriptor__.kernel_bindings),
+                         [co.OpBackend.DEVICE])
+
+    def test_a_subclass_lists_its_own_registrations_only(self):
+        """__ge_op_impl_descriptors__ (what pyop list and check read) holds
+        the class's own registrations, not its base's."""
+        class Base:
+            def execute(self, x: Tensor) -> None:
+                pass
+        co.register_op_impl(op_type="GBase")(Base)
+
+        class Sub(Base):
+            pass
+        co.register_op_impl(op_type="GSub")(Sub)
+        co.register_op_impl(op_type="GSub2")(Sub)
+        self.assertEqual([d.op_type for d in Base.__ge_op_impl_descriptors__], ["GBase"])
+        self.assertEqual([d.op_type for d in Sub.__ge_op_impl_descriptors__], ["GSub", "GSub2"])
+        self.assertIs(Sub.__ge_op_impl_descriptors__[-1], Sub.__ge_op_impl_descriptor__)
+
+    def test_nan_defaults_of_other_bits_are_equal(self):
+        """Registering a prototype again (same descriptor key) with a NaN
+        default whose bits differ (-nan, what inf - inf gives on x86) is
+        the same content, as with the same NaN; 0.0 and -0.0 are not."""
+        import math
+        import struct as _st
+
+        def f(x: TensorDesc, *, a: float = float("nan")) -> TensorDesc:
+            pass
+        co.register_op(op_type="NanBits")(f)
+
+        def g(x: TensorDesc, *, a: float = -math.nan) -> TensorDesc:
+            pass
+        g.__qualname__ = f.__qualname__
+        self.assertNotEqual(_st.pack("<d", -math.nan), _st.pack("<d", float("nan")))
+        co.register_op(op_type="NanBits")(g)  # same key, same content: no error
+        self.assertIs(g.__ge_op_proto_descriptor__, f.__ge_op_proto_descriptor__)
+        self.assertEqual(len(gproto.get_registered_op_protos()), 1)
+
+        def z(x: TensorDesc, *, a: float = 0.0) -> TensorDesc:
+            pass
+        co.register_op(op_type="Zero")(z)
+
+        def nz(x: TensorDesc, *, a: float = -0.0) -> TensorDesc:
+            pass
+        nz.__qualname__ = z.__qualname__
+        with self.assertRaisesRegex(ValueError, "descriptor content changed"):
+            co.register_op(op_type="Zero")(nz)
+
+    def test_every_data_type_has_ges_number(self):
+        """Every GE DataType has GE's number (metadef's graph/types.h),
+        not only the ends: a DataType without a host form travels to the
+        host as that number (an int attribute), so two members swapped in
+        the list would hand the host another type."""
+        names = ("FLOAT FLOAT16 INT8 INT32 UINT8 - INT16 UINT16 UINT32 INT64 UINT64 DOUBLE BOOL "
+                 "STRING DUAL_SUB_INT8 DUAL_SUB_UINT8 COMPLEX64 COMPLEX128 QINT8 QINT16 QINT32 "
+                 "QUINT8 QUINT16 RESOURCE STRING_REF DUAL VARIANT BF16 UNDEFINED INT4 UINT1 INT2 "
+                 "UINT2 COMPLEX32 HIFLOAT8 FLOAT8_E5M2 FLOAT8_E4M3FN FLOAT8_E8M0 FLOAT6_E3M2 "
+                 "FLOAT6_E2M3 FLOAT4_E2M1 FLOAT4_E1M2 HIFLOAT4 MAX").split()
+        want = {"DT_" + n: v for v, n in enumerate(names) if n != "-"}
+        self.assertEqual({m.name: m.value for m in DataType}, want)
+        self.assertEqual((want["DT_INT4"], want["DT_UINT1"], want["DT_MAX"]), (29, 30, 43))
+
+    def test_malloc_again_with_another_dtype_or_storage_is_refused(self):
+        """malloc_output_tensor of an output that has memory returns it for
+        the same description only: another data type, storage shape or
+        storage format (the sides beside the origin shape, origin format
+        and expand rule) is refused, nothing allocated again; the same one
+        on a HOST kernel's context returns it too."""
+        for host in (False, True):
+            with self.subTest(host=host):
+                P = __import__("pyop")
+                x = P.TensorDesc((6,), "float32")
+                ctx = OutcomeTest._ctx(self, [("x", 0)], [x], [("y", 0)], host=host)
+
+                def fmt(storage=Format.FORMAT_ND):
+                    return StorageFormat(Format.FORMAT_NCHW, storage, ExpandDimsType())
+                out = ctx.malloc_output_tensor(0, StorageShape([2, 3], [6]), fmt(),
+                                               DataType.DT_FLOAT)
+                self.assertEqual(out.data_type, DataType.DT_FLOAT)
+                self.assertIs(ctx.malloc_output_tensor(0, StorageShape([2, 3], [6]), fmt(),
+                                                       DataType.DT_FLOAT), out)
+                for shape, f, dt in ((StorageShape([2, 3], [6]), fmt(), DataType.DT_INT32),
+                                     (StorageShape([2, 3], [2, 3]), fmt(), DataType.DT_FLOAT),
+                                     (StorageShape([2, 3], [6]), fmt(Format.FORMAT_NCHW),
+                                      DataType.DT_FLOAT)):
+                    with self.assertRaisesRegex(RuntimeError, r"malloc_output_tensor\(0\): the "
+                                                r"output already has memory \(DT_FLOAT\[6\] "
+                                                r"FORMAT_ND, 4 bytes"):
+                        ctx.malloc_output_tensor(0, shape, f, dt)
+                self.assertEqual(len(self.p.calls), 1)
+                self.assertEqual(out.data_type, DataType.DT_FLOAT)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -737,5 +737,147 @@ class DataflowTest(unittest.TestCase):
                        1, "holds a NUL character", name="ops.reg_op")
 
 
+class BothSidesTest(unittest.TestCase):
+    """Every entry of a table, both sides of a check (both-sides pass,
+    session 14; tests/mutation/mutants.txt, bridge.bs.*)."""
+
+    def test_every_header_suffix_in_either_case(self):
+        """Each suffix docs/ge-plugins.md lists (the first, the last, each
+        between), in lower or upper case, reads a file as a C++ header;
+        any other name reads it as the Python form (where the header's
+        text is a ReadError naming its line)."""
+        import re as _re
+        with open(os.path.join(support.ROOT, "docs", "ge-plugins.md"), encoding="utf-8") as f:
+            doc = f.read()
+        m = _re.search(r"\*\*C\+\+ headers\*\* \(a name ending in ([^)]*)\)", doc)
+        listed = tuple(_re.findall(r"`(\.[a-z]+)`", m.group(1)))
+        self.assertEqual(listed, host_proto.CPP_SUFFIXES)
+        text = ("REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                ".OUTPUT(y, TensorType({DT_FLOAT}))\n.OP_END_FACTORY_REG(A)\n")
+        with TempDir() as d:
+            for suffix in listed + tuple(x.upper() for x in listed):
+                with self.subTest(suffix):
+                    got = read_text(d, text, name="ops" + suffix)
+                    self.assertEqual([(r.op_type, r.info()["inputs"]) for r in got],
+                                     [("A", [("x", IoKind.REQUIRED)])])
+            for name in ("ops.reg_op", "ops.hxx.txt", "ops.c"):
+                with self.subTest(name):
+                    read_error(self, d, text, 1, "is C++ REG_OP syntax", name=name)
+
+    def test_every_named_constant_and_limit(self):
+        """Each named constant a default may use (GE's graph/types.h, C's
+        limits) and each numeric_limits<float> member gives its value,
+        the first and the last of each table too; the tables hold these
+        names and no others."""
+        want = {"UNKNOWN_SHAPE": ("ListInt", [-1]), "UNKNOWN_RANK": ("ListInt", [-2]),
+                "UNKNOWN_DIM": ("Int", -1), "UNKNOWN_DIM_NUM": ("Int", -2),
+                "INFINITY": ("Float", math.inf), "NAN": ("Float", math.nan),
+                "HUGE_VALF": ("Float", math.inf), "HUGE_VAL": ("Float", math.inf),
+                "FLT_MAX": ("Float", 3.4028234663852886e38),
+                "FLT_MIN": ("Float", 1.1754943508222875e-38),
+                "true": ("Bool", True), "false": ("Bool", False),
+                "INT64_MAX": ("Int", (1 << 63) - 1), "INT64_MIN": ("Int", -(1 << 63)),
+                "INT32_MAX": ("Int", (1 << 31) - 1), "INT32_MIN": ("Int", -(1 << 31))}
+        limits = {"infinity": math.inf, "quiet_NaN": math.nan,
+                  "max": 3.4028234663852886e38, "lowest": -3.4028234663852886e38}
+        self.assertEqual(sorted(_reg_op_cpp._CONSTANTS), sorted(want))
+        self.assertEqual(sorted(_reg_op_cpp._LIMITS), sorted(limits))
+        cases = [(n, t, v, n) for n, (t, v) in want.items()]
+        cases += [("std::numeric_limits<float>::%s()" % n, "Float", v, n)
+                  for n, v in limits.items()]
+        with TempDir() as d:
+            for expr, type_name, value, label in cases:
+                with self.subTest(label):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                                       ".ATTR(a, %s, %s)\n.OP_END_FACTORY_REG(A)\n"
+                                       % (type_name, expr))
+                    (name, _, required, default), = got[0].info()["attrs"]
+                    self.assertEqual((name, required), ("a", False))
+                    if isinstance(value, float) and math.isnan(value):
+                        self.assertTrue(math.isnan(default), default)
+                    else:
+                        self.assertEqual(default, value)
+                        self.assertIs(type(default), type(value))
+
+    def test_every_type_without_a_pyop_form_keeps_the_reg_op(self):
+        """Each GE attribute type libpyop has no form for (the first and
+        the last of the list) keeps its REG_OP in a header, unusable and
+        saying why, where a type GE does not have fails the read."""
+        self.assertEqual(host_proto.NO_FORM_TYPES,
+                         ("NamedAttrs", "ListNamedAttrs", "ListTensor", "Bytes"))
+        with TempDir() as d:
+            for t in host_proto.NO_FORM_TYPES:
+                with self.subTest(t):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                                       ".REQUIRED_ATTR(a, %s)\n.OP_END_FACTORY_REG(A)\n" % t)
+                    info = got[0].info()
+                    self.assertEqual((info["op_type"], info["attrs"]), ("A", []))
+                    self.assertEqual(info["unusable"], "line 3: attr 'a': unsupported custom op "
+                                     "runtime attr type: %r (GE's %s has no pyop form)" % (t, t))
+            read_error(self, d, "REG_OP(A)\n.INPUT(x, TensorType({DT_FLOAT}))\n"
+                       ".REQUIRED_ATTR(a, Blob)\n.OP_END_FACTORY_REG(A)\n", 3,
+                       "unsupported custom op runtime attr type: 'Blob'")
+
+    def test_every_cpp_line_names_its_line(self):
+        """A file read as the Python form that fails on C++ syntax names
+        the first line only a C++ header has, for each such start of a
+        line (the first and the last of the list): the line of the hint,
+        not the later REG_OP line."""
+        self.assertEqual(host_proto._CPP_HINTS, ("#include", "#ifndef", "#define", "#pragma",
+                                                 "namespace ", "//", "/*"))
+        with TempDir() as d:
+            for hint in host_proto._CPP_HINTS:
+                with self.subTest(hint):
+                    text = "x = 1\n%s something\nREG_OP(A).INPUT(x)\n" % hint.strip()
+                    read_error(self, d, text, 2, "line 2 is C++ REG_OP syntax",
+                               name="ops.reg_op")
+
+    def test_every_named_set_the_docs_list_reads(self):
+        """The named type sets docs/ge-plugins.md lists are the table's, in
+        its order (ALL first, FLOAT last), and each reads in a header
+        (TensorType::NAME()) as its members; FLOAT is GE's {DT_FLOAT,
+        DT_FLOAT16, DT_BF16}."""
+        import re as _re
+        with open(os.path.join(support.ROOT, "docs", "ge-plugins.md"), encoding="utf-8") as f:
+            doc = f.read()
+        m = _re.search(r"The named type sets are GE's \(`graph/types.h`\): (.*?), written",
+                       doc, _re.S)
+        listed = _re.findall(r"`(\w+)`", m.group(1))
+        self.assertEqual(listed, list(host_proto.NAMED_SETS))
+        self.assertEqual(host_proto.NAMED_SETS["FLOAT"],
+                         {DataType.DT_FLOAT, DataType.DT_FLOAT16, DataType.DT_BF16})
+        with TempDir() as d:
+            for name in listed:
+                with self.subTest(name):
+                    got = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType::%s())\n"
+                                       ".OP_END_FACTORY_REG(A)\n" % name)
+                    mask = host_proto.TensorType(host_proto.NAMED_SETS[name]).pyop_mask()[0]
+                    info = got[0].info()
+                    if mask:
+                        self.assertEqual((info["input_dtypes"], info["unusable"]),
+                                         ([(mask, "")], None))
+                    else:  # no member has a host form (QuantifiedType, ComplexDataType)
+                        self.assertIn("allows no data type libpyop can pass", info["unusable"])
+            f32 = read_text(d, "REG_OP(A)\n.INPUT(x, TensorType::FLOAT())\n"
+                               ".OP_END_FACTORY_REG(A)\n")[0].info()["input_dtypes"]
+            bits = [1 << int(pyop.DataType[n]) for n in ("float32", "float16", "bfloat16")]
+            self.assertEqual(f32, [(bits[0] | bits[1] | bits[2], "")])
+
+    def test_every_simple_escape(self):
+        r"""Each of C++'s simple escapes in a String default (the first,
+        \n, and the last, \?, the one a header writes to avoid a trigraph)
+        is its character; \0 is a NUL, which a String default refuses."""
+        want = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"',
+                "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
+        with TempDir() as d:
+            for esc, ch in want.items():
+                with self.subTest(esc):
+                    got = read_text(d, 'REG_OP(A)\n.ATTR(s, String, "x\\%s?y")\n'
+                                       '.OP_END_FACTORY_REG(A)\n' % esc)
+                    self.assertEqual(got[0].info()["attrs"][0][3], "x%s?y" % ch)
+            read_error(self, d, 'REG_OP(A)\n.ATTR(s, String, "x\\0y")\n'
+                       '.OP_END_FACTORY_REG(A)\n', 2, "holds a NUL character")
+
+
 if __name__ == "__main__":
     unittest.main()
