@@ -1279,8 +1279,86 @@ static void test_execute_many_strict(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/* declare_launch_args and launch (the calls that take one tensor per
+ * output, beside infer_meta and execute) refuse an op with a dynamic
+ * output too, with their own hint: no list form exists for them (both-sides
+ * pass, session 14). The op's declare_launch_args is never called. */
+static int declares;
+static int declare_counted(void *h, const pyop_declare_args *a) {
+  (void)h, (void)a;
+  declares++;
+  return PYOP_OK;
+}
+static const pyop_op_callbacks impl_launch_cbs = {sizeof(pyop_op_callbacks), create, destroy,
+                                                  NULL, execute, NULL, declare_counted};
+
+static void test_dynamic_output_launch_refused(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {IOV("x", PYOP_IO_REQUIRED)};
+  pyop_io_view out[2] = {IOV("ys", PYOP_IO_DYNAMIC), IOV("last", PYOP_IO_REQUIRED)};
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p = (pyop_proto_view){sizeof p, S("SplitL"), S("test:splitl"), S("contract.py"), 3,
+                        PYOP_CAP_INFER_META, in, 1, out, 2, NULL, 0, NULL, &proto_cbs, NULL,
+                        NULL};
+  pyop_impl_view iv = {sizeof iv, S("SplitL"), S("test:splitl.impl"), S("contract.py"), 9,
+                       PYOP_CAP_EXECUTE | PYOP_CAP_LAUNCH, NULL, &impl_launch_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &iv), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("SplitL", NULL, 0, &op), PYOP_OK);
+  declares = 0;
+  pyop_tensor t2[2];
+  memset(t2, 0, sizeof t2);
+  assert_int_equal(pyop_op_declare_launch_args(op, &xin, 1, t2, 2), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "declare_launch_args of \"SplitL\": output 0 \"ys\" "
+                      "is dynamic (a list of tensors): dynamic outputs cannot be compiled or "
+                      "launched yet");
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_launch(op, &xin, 1, t2, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("launch of \"SplitL\": output 0 \"ys\" is dynamic (a list of tensors): "
+                 "dynamic outputs cannot be compiled or launched yet");
+  assert_int_equal(declares, 0);
+  pyop_op_destroy(op);
+}
+
+/* A float is no int (both-sides pass, session 14): int takes no float
+ * value, as float takes an int (test_op: test_attr_resolution) but bool no
+ * int (test_attr_errors); nothing is made. An empty Tensor attribute may
+ * come without data (no bytes to copy); one element may not. */
+static void test_attr_other_sides(void **state) {
+  (void)state;
+  pyop_op *op = NULL;
+  pyop_attr f = {"mode", {.type = PYOP_ATTR_FLOAT, .u.f = 1.0}};
+  assert_int_equal(pyop_op_create("Plain", &f, 1, &op), PYOP_EINVAL);
+  assert_msg_has("pyop_op_create(\"Plain\"): attribute \"mode\": expected int, given float");
+  assert_null(op);
+  pyop_attr b = {"n", {.type = PYOP_ATTR_BOOL, .u.b = true}};
+  assert_int_equal(pyop_op_create("Plain", &b, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"n\": expected int, given bool");
+  assert_int_equal(holders_alive, 0);
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  pyop_tensor wt = {NULL, PYOP_DTYPE_FLOAT32, 0, 1, 0, {0}, 0};
+  pyop_attr a = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &wt}};
+  int rc = pyop_op_create("Const", &a, 1, &op);
+  if (rc != PYOP_OK) fail_msg("an empty Tensor attribute without data: %s", pyop_last_error());
+  assert_non_null(op);
+  pyop_op_destroy(op);
+  op = NULL;
+  wt.shape[0] = 1;
+  wt.nbytes = 4;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[1]): NULL data");
+  assert_null(op);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_dynamic_output_launch_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attr_other_sides, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),

@@ -364,6 +364,9 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   f.at[0].default_value.u.dtype = -1;
   REJECT_PROTO(&f, "default value", "data type -1 out of range");
+  /* One past the last pyop_dtype too (both-sides pass, session 14). */
+  f.at[0].default_value.u.dtype = PYOP_DTYPE_COUNT;
+  REJECT_PROTO(&f, "default value", "data type 13 out of range");
   fx_init(&f);
   int32_t dts[2] = {PYOP_DTYPE_COUNT - 1, 0};
   f.at[0].type = PYOP_ATTR_LIST_DTYPE;
@@ -373,6 +376,8 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   dts[1] = -1;
   REJECT_PROTO(&f, "item 1: data type -1 out of range");
+  dts[1] = PYOP_DTYPE_COUNT;
+  REJECT_PROTO(&f, "item 1: data type 13 out of range");
   /* A tensor value must point at a tensor. */
   pyop_attr_value tv = {.type = PYOP_ATTR_TENSOR, .u.tensor = NULL};
   pyop__sb why = PYOP__SB_INIT;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,6 +473,41 @@ static void test_error_unknown_kind_and_type(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown scalar type 99");
   a[1] = A_I(0, 0);
   assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown scalar type 0");
+}
+
+/* Both ends of every unsigned and narrow signed type (both-sides pass,
+ * session 14): the largest value is stored exactly and the one past it is
+ * refused (uint8 256, uint32 2^32: not truncated), int8's low end too;
+ * float32 takes FLT_MAX itself and the infinities and NaN (representable),
+ * refusing only finite values beyond its range. */
+static void test_scalar_range_both_ends(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[] = {A_U(PYOP_SCALAR_UINT8, 256)};
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "uint8 value 256 out of range (at most 255)");
+  a[0] = A_U(PYOP_SCALAR_UINT32, (uint64_t)UINT32_MAX + 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "uint32 value 4294967296 out of range (at most 4294967295)");
+  a[0] = A_I(PYOP_SCALAR_INT8, -129);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "int8 value -129 out of range [-128, 127]");
+  a[0] = A_I(PYOP_SCALAR_INT8, -128);
+  assert_int_equal(try_launch(&v), PYOP_OK);
+  CHECK_STORE("pyop_example_store_u8", uint8_t, A_U(PYOP_SCALAR_UINT8, 0), 0);
+  CHECK_STORE("pyop_example_store_u32", uint32_t, A_U(PYOP_SCALAR_UINT32, 0), 0);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, FLT_MAX), FLT_MAX);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, (double)INFINITY),
+              INFINITY);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, -(double)INFINITY),
+              -INFINITY);
+  {
+    float got = 0.0f;
+    pyop_launch_arg_view args[] = {A_F(PYOP_SCALAR_FLOAT, (double)NAN), A_OUT(0)};
+    pyop__plan *p = one_launch("pyop_example_store_f32", args, 2, 0, 1);
+    void *outs[] = {&got};
+    assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+    assert_true(isnan(got));
+    pyop__plan_free(p);
+  }
 }
 
 static void test_error_scalar_range(void **state) {
@@ -1604,6 +1640,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_too_many_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_kind_and_type, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_scalar_range, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scalar_range_both_ends, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused_kernel_released, setup, teardown),

@@ -323,6 +323,42 @@ static void test_two_int_lists_converted(void **state) {
   pyop_op_destroy(op);
 }
 
+/* The coercions go one way (both-sides pass, session 14): a list[float]
+ * is no list[int] (as a list[int] is taken for a list[float],
+ * test_two_int_lists_converted), nor a float an int. Nothing is made. */
+static void test_no_float_for_int(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED}};
+  pyop_attr_view at[2];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("axes"), PYOP_ATTR_LIST_INT, 0,
+                           {.type = PYOP_ATTR_LIST_INT}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("k"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 1}};
+  pyop_proto_view p = {sizeof p, S("IntLists"), S("pyop:intlists"), S("lists.py"), 3,
+                       PYOP_CAP_INFER_META, in, 1, out, 1, at, 2, (void *)0x5, &proto_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  static const double f[2] = {1.0, 2.5};
+  pyop_attr a = {"axes", {.type = PYOP_ATTR_LIST_FLOAT, .u.floats = {f, 2}}};
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("IntLists", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"axes\": expected list[int], given list[float]");
+  assert_null(op);
+  pyop_attr k = {"k", {.type = PYOP_ATTR_FLOAT, .u.f = 2.0}};
+  assert_int_equal(pyop_op_create("IntLists", &k, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"k\": expected int, given float");
+  assert_null(op);
+  assert_int_equal(holders_alive, 0);
+  static const int64_t ints[2] = {1, 2};
+  a.value = (pyop_attr_value){.type = PYOP_ATTR_LIST_INT, .u.ints = {ints, 2}};
+  assert_int_equal(pyop_op_create("IntLists", &a, 1, &op), PYOP_OK);
+  pyop_op_destroy(op);
+}
+
 static void test_attr_errors(void **state) {
   (void)state;
   pyop_op *op = (pyop_op *)0x1;
@@ -987,6 +1023,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_resolution, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_float_for_int, setup, teardown),
       cmocka_unit_test_setup_teardown(test_two_int_lists_converted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta, setup, teardown),
