@@ -684,6 +684,22 @@ static void test_infer_meta_expect_counts(void **state) {
   pyop_op_destroy(op);
 }
 
+/* infer_meta_expect reads the count on entry of a dynamic output only: a
+ * required output's count is the call's to set (1), whatever the host left
+ * in it, above its room included (both-sides pass, session 14). */
+static void test_infer_meta_expect_required_count_ignored(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 4, 3}, {&last, 1, 7}};
+  int rc = pyop_op_infer_meta_expect(op, &xin, 1, l, 2);
+  if (rc != PYOP_OK) fail_msg("a required output's count 7 on entry: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  assert_int_equal(last.shape[0], 3);
+  pyop_op_destroy(op);
+}
+
 /* Execute with the host's expectations: a stated count above the room is
  * read as the room (the tensors the host can hold). */
 static void test_expect_count_clamped_to_room(void **state) {
@@ -1359,6 +1375,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_dynamic_output_launch_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_other_sides, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_meta_expect_required_count_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),

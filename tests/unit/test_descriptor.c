@@ -537,6 +537,17 @@ static void test_lanes_members(void **state) {
   assert_string_equal(p->serial_reason, "");
   pyop__proto_free(p);
 
+  /* A prototype without infer_meta (caps 0, no callbacks) makes no holder:
+   * lanes need no create_holder_in there (both-sides pass, session 14). */
+  fx_init(&f);
+  f.p.caps = 0;
+  f.p.callbacks = NULL;
+  f.p.lanes = 2;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_int_equal(p->lanes, 2);
+  pyop__proto_free(p);
+
   fx_init(&f);
   f.i.lanes = 1;
   REJECT_IMPL(&f, "implementation", "lanes: 1 but callbacks have no create_holder_in");

@@ -563,6 +563,29 @@ static void test_last_dtype_in_a_set(void **state) {
   pyop_op_destroy(op);
 }
 
+/* A symbol is held to the length of a name (256 bytes): 256 taken, 257
+ * refused (both-sides pass, session 14). */
+static void test_symbol_length_both_ends(void **state) {
+  (void)state;
+  static char sym[PYOP__MAX_NAME_LEN + 2];
+  memset(sym, 'T', PYOP__MAX_NAME_LEN + 1);
+  sym[PYOP__MAX_NAME_LEN + 1] = '\0';
+  host_op h;
+  host_op_init(&h, "LongSym", sym);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_EDESCRIPTOR);
+  assert_msg_has("input 0 \"x\": data type symbol: ");
+  assert_msg_has("too long");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("LongSym", &info), PYOP_ENOENT);
+  sym[PYOP__MAX_NAME_LEN] = '\0';
+  host_op_init(&h, "LongSym", sym);
+  int rc = pyop_register_host_prototype(&h.info);
+  if (rc != PYOP_OK) fail_msg("a symbol of 256 bytes: %s", pyop_last_error());
+  assert_int_equal(pyop_op_get("LongSym", &info), PYOP_OK);
+  assert_int_equal(strlen(info->input_dtypes[0].symbol), PYOP__MAX_NAME_LEN);
+  pyop_op_info_release(info);
+}
+
 /* Constraints on the outputs alone (the inputs unconstrained) still hold
  * the op to them: an output asked for outside its set breaks the contract. */
 static void test_output_only_constraints(void **state) {
@@ -790,6 +813,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mask_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_symbol_after_absent_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_last_dtype_in_a_set, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_length_both_ends, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,7 +104,7 @@ static pyop_op *make(int64_t mode) {
 /* The host's allocator: a zeroed buffer of nbytes - short (kept until the
  * next call). */
 static uint64_t host_short;
-static bool host_workspace_null, host_fails;
+static bool host_workspace_null, host_fails, host_empty_null;
 static void *host_mem;
 /* What the allocators return having given memory: non-zero is a failure,
  * whatever its sign (pyop.h). */
@@ -115,6 +115,10 @@ static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   (void)user;
   (void)index;
   if (host_fails) return 5;
+  if (host_empty_null && t->nbytes == 0) { /* nothing to hold: no buffer */
+    t->data = NULL;
+    return 0;
+  }
   free(host_mem);
   host_mem = calloc(1, t->nbytes + 16);
   t->data = host_mem;
@@ -143,7 +147,7 @@ static pyop_exec_ctx exec_ctx(void) {
 static int setup(void **state) {
   (void)state;
   host_short = 0;
-  host_workspace_null = host_fails = false;
+  host_workspace_null = host_fails = host_empty_null = false;
   host_status = host_ws_status = 0;
   if (pyop__registry_clear() != PYOP_OK || register_rules() != PYOP_OK) return -1;
   return 0;
@@ -253,7 +257,8 @@ static void test_host_workspace_null(void **state) {
 /* The empty side of the host's answers (both-sides pass, session 14): a
  * 0-byte workspace answered with success and no memory is no failure, nor
  * is an empty output (0 elements) the host passed pre-allocated with NULL
- * data; 64 bytes answered so are (test_host_workspace_null). */
+ * data or its alloc_output answered with none; 64 bytes answered so are
+ * (test_host_workspace_null), and one element without a buffer. */
 static void test_host_empty_without_memory(void **state) {
   (void)state;
   pyop_op *op = make(M_WORKSPACE0);
@@ -277,6 +282,13 @@ static void test_host_empty_without_memory(void **state) {
                               pyop_last_error());
   assert_null(y.data);
   assert_int_equal(y.nbytes, 0);
+  /* The host's alloc_output answering an empty output with no buffer. */
+  host_empty_null = true;
+  rc = pyop_op_execute(op, &in, 1, &y, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("an empty output allocated without data: %s", pyop_last_error());
+  assert_null(y.data);
+  assert_int_equal(y.nbytes, 0);
+  host_empty_null = false;
   /* One element with no buffer is refused. */
   x.shape[0] = 1;
   y.shape[0] = 1;
