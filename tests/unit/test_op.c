@@ -35,6 +35,7 @@ enum mode {
   M_INFER_NAMED_OTHER_STATUS, /* set_error with one status, returns another */
   M_INFER_ODD,       /* infer_meta sets its output, then returns 7 (no status) */
   M_IMPL_CREATE_ODD, /* the implementation's create_holder returns 7, no holder */
+  M_COMPILE_EMPTY,   /* compile ends with an empty artefact (NULL, 0) */
 };
 static enum mode mode;
 static int holders_alive;
@@ -168,6 +169,7 @@ static int compile_cb(void *hv, const pyop_compile_args *a) {
   int rc = a->set_artifact(a->sink_ctx, "abc", 3);
   if (rc == PYOP_OK) rc = a->set_artifact(a->sink_ctx, "wxyz", 4); /* replaces */
   if (rc == PYOP_OK && mode == M_INFER_FAILS) rc = a->set_artifact(a->sink_ctx, NULL, 2);
+  if (rc == PYOP_OK && mode == M_COMPILE_EMPTY) rc = a->set_artifact(a->sink_ctx, NULL, 0);
   return rc;
 }
 
@@ -854,6 +856,15 @@ static void test_compile_declare_launch(void **state) {
   assert_string_equal(pyop_last_error(), "compile of \"Kern\": set_artifact: 2 bytes from NULL\n"
                                          "(set_artifact failed)");
   assert_null(art);
+  /* An empty artefact stored last replaces the earlier one too: no
+   * artefact, and (NULL, 0) is no error (both-sides pass, session 14). */
+  mode = M_COMPILE_EMPTY;
+  art = (void *)1;
+  len = 9;
+  int crc = pyop_op_compile(op, in, 3, &z, 1, &art, &len);
+  if (crc != PYOP_OK) fail_msg("an empty artefact last: %s", pyop_last_error());
+  assert_null(art);
+  assert_int_equal(len, 0);
   mode = M_OK;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 2, &art, &len), PYOP_EINVAL);
 
