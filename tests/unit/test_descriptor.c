@@ -354,6 +354,13 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   rows[1].count = PYOP__MAX_LIST_LEN + 1;
   REJECT_PROTO(&f, "item 1: list of 1048577 items (at most 1048576)");
+  /* An empty row may come without items, first or last (both-sides pass,
+   * session 14); a row of one item may not. */
+  rows[0] = (pyop_int_list){NULL, 0};
+  rows[1] = (pyop_int_list){NULL, 0};
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  rows[1] = (pyop_int_list){NULL, 1};
+  REJECT_PROTO(&f, "item 1: list of 1 item with NULL items");
   /* Data types: 0 and COUNT - 1 are, -1 and COUNT are not. */
   fx_init(&f);
   f.at[0].type = PYOP_ATTR_DTYPE;
