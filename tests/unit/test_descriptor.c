@@ -241,6 +241,24 @@ static void test_kinds_counts(void **state) {
   f.p.n_outputs = 0; /* allowed from bridge ABI 1.1 on (test_contract.c) */
   f.p.struct_size = offsetof(pyop_proto_view, input_flags);
   REJECT_PROTO(&f, "outputs", "at least one");
+  /* A 1.0 view has no input_flags nor output_alias: whatever lies there
+   * (flags no libpyop knows, an alias of a read-only input) is neither
+   * checked nor copied (both-sides pass, session 14). */
+  {
+    static const uint32_t stray_flags[2] = {0x8, 0x8};
+    static const int32_t stray_alias[1] = {1};
+    fx_init(&f);
+    f.p.struct_size = offsetof(pyop_proto_view, input_flags);
+    f.p.input_flags = stray_flags;
+    f.p.output_alias = stray_alias;
+    int vrc = pyop__validate_proto_view(&f.p);
+    if (vrc != PYOP_OK) fail_msg("a 1.0 view's stray members: %s", pyop_last_error());
+    pyop__proto *old10;
+    assert_int_equal(pyop__proto_copy(&f.p, false, &old10), PYOP_OK);
+    assert_null(old10->input_flags);
+    assert_null(old10->output_alias);
+    pyop__proto_free(old10);
+  }
   fx_init(&f);
   f.p.n_inputs = 1025;
   REJECT_PROTO(&f, "inputs", "1025");
