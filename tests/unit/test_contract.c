@@ -392,6 +392,28 @@ static void test_expectations(void **state) {
   pyop_op_destroy(op);
 }
 
+/* An older host's exec context ends before flags: in strict mode the
+ * expectation is infer_meta's, and the message says so whatever lies where
+ * flags would be (both-sides pass, session 14). */
+static void test_strict_mode_old_ctx(void **state) {
+  (void)state;
+  assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing to load; reads the variable */
+  pyop_op *op = make("Plain", X_WRONG, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS; /* past struct_size: not the host's */
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"y\": infer_meta (contract.py:3) expected float32[3], the op "
+                 "asked for float16[6]");
+  pyop_op_destroy(op);
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 static void test_strict_mode(void **state) {
   (void)state;
   assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
@@ -1373,6 +1395,7 @@ static void test_attr_other_sides(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_strict_mode_old_ctx, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_output_launch_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_other_sides, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta_expect_required_count_ignored, setup, teardown),
