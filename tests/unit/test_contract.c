@@ -392,6 +392,28 @@ static void test_expectations(void **state) {
   pyop_op_destroy(op);
 }
 
+/* An older host's exec context ends before flags: in strict mode the
+ * expectation is infer_meta's, and the message says so whatever lies where
+ * flags would be (both-sides pass, session 14). */
+static void test_strict_mode_old_ctx(void **state) {
+  (void)state;
+  assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK); /* nothing to load; reads the variable */
+  pyop_op *op = make("Plain", X_WRONG, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.struct_size = offsetof(pyop_exec_ctx, flags);
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS; /* past struct_size: not the host's */
+  pyop_tensor y;
+  assert_int_equal(pyop_op_execute(op, &xin, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"y\": infer_meta (contract.py:3) expected float32[3], the op "
+                 "asked for float16[6]");
+  pyop_op_destroy(op);
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 static void test_strict_mode(void **state) {
   (void)state;
   assert_int_equal(setenv("PYOP_STRICT_OUTPUTS", "1", 1), 0);
@@ -681,6 +703,22 @@ static void test_infer_meta_expect_counts(void **state) {
   l[0] = (pyop_output_list){ys, 2, 2};
   assert_int_equal(pyop_op_infer_meta_expect(op, &xin, 1, l, 2), PYOP_ECONTRACT);
   assert_msg_has("the host states 2 tensors, infer_meta returned 3");
+  pyop_op_destroy(op);
+}
+
+/* infer_meta_expect reads the count on entry of a dynamic output only: a
+ * required output's count is the call's to set (1), whatever the host left
+ * in it, above its room included (both-sides pass, session 14). */
+static void test_infer_meta_expect_required_count_ignored(void **state) {
+  (void)state;
+  pyop_op *op = make("Split", X_OK, 3);
+  pyop_tensor ys[4], last;
+  pyop_output_list l[2] = {{ys, 4, 3}, {&last, 1, 7}};
+  int rc = pyop_op_infer_meta_expect(op, &xin, 1, l, 2);
+  if (rc != PYOP_OK) fail_msg("a required output's count 7 on entry: %s", pyop_last_error());
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  assert_int_equal(last.shape[0], 3);
   pyop_op_destroy(op);
 }
 
@@ -1279,8 +1317,88 @@ static void test_execute_many_strict(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/* declare_launch_args and launch (the calls that take one tensor per
+ * output, beside infer_meta and execute) refuse an op with a dynamic
+ * output too, with their own hint: no list form exists for them (both-sides
+ * pass, session 14). The op's declare_launch_args is never called. */
+static int declares;
+static int declare_counted(void *h, const pyop_declare_args *a) {
+  (void)h, (void)a;
+  declares++;
+  return PYOP_OK;
+}
+static const pyop_op_callbacks impl_launch_cbs = {sizeof(pyop_op_callbacks), create, destroy,
+                                                  NULL, execute, NULL, declare_counted};
+
+static void test_dynamic_output_launch_refused(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {IOV("x", PYOP_IO_REQUIRED)};
+  pyop_io_view out[2] = {IOV("ys", PYOP_IO_DYNAMIC), IOV("last", PYOP_IO_REQUIRED)};
+  pyop_proto_view p;
+  memset(&p, 0, sizeof p);
+  p = (pyop_proto_view){sizeof p, S("SplitL"), S("test:splitl"), S("contract.py"), 3,
+                        PYOP_CAP_INFER_META, in, 1, out, 2, NULL, 0, NULL, &proto_cbs, NULL,
+                        NULL};
+  pyop_impl_view iv = {sizeof iv, S("SplitL"), S("test:splitl.impl"), S("contract.py"), 9,
+                       PYOP_CAP_EXECUTE | PYOP_CAP_LAUNCH, NULL, &impl_launch_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_add_impl(t, &iv), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("SplitL", NULL, 0, &op), PYOP_OK);
+  declares = 0;
+  pyop_tensor t2[2];
+  memset(t2, 0, sizeof t2);
+  assert_int_equal(pyop_op_declare_launch_args(op, &xin, 1, t2, 2), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "declare_launch_args of \"SplitL\": output 0 \"ys\" "
+                      "is dynamic (a list of tensors): dynamic outputs cannot be compiled or "
+                      "launched yet");
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  assert_int_equal(pyop_op_launch(op, &xin, 1, t2, 2, &ctx), PYOP_EINVAL);
+  assert_msg_has("launch of \"SplitL\": output 0 \"ys\" is dynamic (a list of tensors): "
+                 "dynamic outputs cannot be compiled or launched yet");
+  assert_int_equal(declares, 0);
+  pyop_op_destroy(op);
+}
+
+/* A float is no int (both-sides pass, session 14): int takes no float
+ * value, as float takes an int (test_op: test_attr_resolution) but bool no
+ * int (test_attr_errors); nothing is made. An empty Tensor attribute may
+ * come without data (no bytes to copy); one element may not. */
+static void test_attr_other_sides(void **state) {
+  (void)state;
+  pyop_op *op = NULL;
+  pyop_attr f = {"mode", {.type = PYOP_ATTR_FLOAT, .u.f = 1.0}};
+  assert_int_equal(pyop_op_create("Plain", &f, 1, &op), PYOP_EINVAL);
+  assert_msg_has("pyop_op_create(\"Plain\"): attribute \"mode\": expected int, given float");
+  assert_null(op);
+  pyop_attr b = {"n", {.type = PYOP_ATTR_BOOL, .u.b = true}};
+  assert_int_equal(pyop_op_create("Plain", &b, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"n\": expected int, given bool");
+  assert_int_equal(holders_alive, 0);
+  assert_int_equal(pyop__registry_live_instances(), 0);
+  pyop_tensor wt = {NULL, PYOP_DTYPE_FLOAT32, 0, 1, 0, {0}, 0};
+  pyop_attr a = {"w", {.type = PYOP_ATTR_TENSOR, .u.tensor = &wt}};
+  int rc = pyop_op_create("Const", &a, 1, &op);
+  if (rc != PYOP_OK) fail_msg("an empty Tensor attribute without data: %s", pyop_last_error());
+  assert_non_null(op);
+  pyop_op_destroy(op);
+  op = NULL;
+  wt.shape[0] = 1;
+  wt.nbytes = 4;
+  assert_int_equal(pyop_op_create("Const", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("Tensor attribute \"w\" (float32[1]): NULL data");
+  assert_null(op);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_strict_mode_old_ctx, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_output_launch_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_attr_other_sides, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_meta_expect_required_count_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),

@@ -241,6 +241,24 @@ static void test_kinds_counts(void **state) {
   f.p.n_outputs = 0; /* allowed from bridge ABI 1.1 on (test_contract.c) */
   f.p.struct_size = offsetof(pyop_proto_view, input_flags);
   REJECT_PROTO(&f, "outputs", "at least one");
+  /* A 1.0 view has no input_flags nor output_alias: whatever lies there
+   * (flags no libpyop knows, an alias of a read-only input) is neither
+   * checked nor copied (both-sides pass, session 14). */
+  {
+    static const uint32_t stray_flags[2] = {0x8, 0x8};
+    static const int32_t stray_alias[1] = {1};
+    fx_init(&f);
+    f.p.struct_size = offsetof(pyop_proto_view, input_flags);
+    f.p.input_flags = stray_flags;
+    f.p.output_alias = stray_alias;
+    int vrc = pyop__validate_proto_view(&f.p);
+    if (vrc != PYOP_OK) fail_msg("a 1.0 view's stray members: %s", pyop_last_error());
+    pyop__proto *old10;
+    assert_int_equal(pyop__proto_copy(&f.p, false, &old10), PYOP_OK);
+    assert_null(old10->input_flags);
+    assert_null(old10->output_alias);
+    pyop__proto_free(old10);
+  }
   fx_init(&f);
   f.p.n_inputs = 1025;
   REJECT_PROTO(&f, "inputs", "1025");
@@ -354,6 +372,13 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   rows[1].count = PYOP__MAX_LIST_LEN + 1;
   REJECT_PROTO(&f, "item 1: list of 1048577 items (at most 1048576)");
+  /* An empty row may come without items, first or last (both-sides pass,
+   * session 14); a row of one item may not. */
+  rows[0] = (pyop_int_list){NULL, 0};
+  rows[1] = (pyop_int_list){NULL, 0};
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  rows[1] = (pyop_int_list){NULL, 1};
+  REJECT_PROTO(&f, "item 1: list of 1 item with NULL items");
   /* Data types: 0 and COUNT - 1 are, -1 and COUNT are not. */
   fx_init(&f);
   f.at[0].type = PYOP_ATTR_DTYPE;
@@ -364,6 +389,9 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   f.at[0].default_value.u.dtype = -1;
   REJECT_PROTO(&f, "default value", "data type -1 out of range");
+  /* One past the last pyop_dtype too (both-sides pass, session 14). */
+  f.at[0].default_value.u.dtype = PYOP_DTYPE_COUNT;
+  REJECT_PROTO(&f, "default value", "data type 13 out of range");
   fx_init(&f);
   int32_t dts[2] = {PYOP_DTYPE_COUNT - 1, 0};
   f.at[0].type = PYOP_ATTR_LIST_DTYPE;
@@ -373,6 +401,8 @@ static void test_value_limits(void **state) {
   assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
   dts[1] = -1;
   REJECT_PROTO(&f, "item 1: data type -1 out of range");
+  dts[1] = PYOP_DTYPE_COUNT;
+  REJECT_PROTO(&f, "item 1: data type 13 out of range");
   /* A tensor value must point at a tensor. */
   pyop_attr_value tv = {.type = PYOP_ATTR_TENSOR, .u.tensor = NULL};
   pyop__sb why = PYOP__SB_INIT;
@@ -530,6 +560,17 @@ static void test_lanes_members(void **state) {
   assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
   assert_int_equal(p->lanes, 0);
   assert_string_equal(p->serial_reason, "");
+  pyop__proto_free(p);
+
+  /* A prototype without infer_meta (caps 0, no callbacks) makes no holder:
+   * lanes need no create_holder_in there (both-sides pass, session 14). */
+  fx_init(&f);
+  f.p.caps = 0;
+  f.p.callbacks = NULL;
+  f.p.lanes = 2;
+  assert_int_equal(pyop__validate_proto_view(&f.p), PYOP_OK);
+  assert_int_equal(pyop__proto_copy(&f.p, false, &p), PYOP_OK);
+  assert_int_equal(p->lanes, 2);
   pyop__proto_free(p);
 
   fx_init(&f);

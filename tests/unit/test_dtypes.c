@@ -38,7 +38,8 @@ static int cb_infer(void *h, const pyop_infer_args *a) {
 static int cb_exec(void *h, const pyop_exec_args *a) {
   (void)h;
   executed++;
-  pyop_tensor y = a->inputs[0].items[0];
+  /* Input 0's description, or input 1's when input 0 is an absent optional one. */
+  pyop_tensor y = a->inputs[0].count ? a->inputs[0].items[0] : a->inputs[1].items[0];
   y.data = NULL;
   if (out_dtype >= 0) y.dtype = out_dtype;
   return a->services->alloc_output(a->services->ctx, 0, &y);
@@ -496,6 +497,95 @@ static void test_output_symbol_of_absent_input(void **state) {
   pyop_op_destroy(op);
 }
 
+/* The first input of an output's symbol absent (optional), a later input
+ * of the symbol present: that later input makes the output's type (the
+ * walk over the symbol's inputs goes past the absent one; both-sides pass,
+ * session 14). */
+static void test_output_symbol_after_absent_input(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "OptFirst", "T");
+  h.ins[0].kind = PYOP_IO_OPTIONAL;
+  h.in_sets[0] = (pyop_dtype_set){0, "T"}; /* x (optional): any, as T */
+  h.in_sets[1] = (pyop_dtype_set){0, "T"}; /* y: as T */
+  h.out_sets[0] = (pyop_dtype_set){0, "T"}; /* z: T */
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  add_impl("OptFirst");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("OptFirst", NULL, 0, &op), PYOP_OK);
+  static int32_t yb[4], zb[4];
+  int64_t shape[1] = {4};
+  pyop_tensor y = pyop_tensor_of(yb, PYOP_DTYPE_INT32, 1, shape);
+  pyop_tensor_list in[2] = {{NULL, 0}, pyop_tensor_list_of(&y, 1)};
+  pyop_tensor z = pyop_tensor_of(zb, PYOP_DTYPE_FLOAT32, 1, shape);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  out_dtype = PYOP_DTYPE_FLOAT32; /* the op asks z as float32, y makes T int32 */
+  assert_int_equal(pyop_op_execute(op, in, 2, &z, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"z\" asked for as float32, but it is of type T, which input 1 "
+                 "\"y\" makes int32");
+  out_dtype = PYOP_DTYPE_INT32;
+  z = pyop_tensor_of(zb, PYOP_DTYPE_INT32, 1, shape);
+  int rc = pyop_op_execute(op, in, 2, &z, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("z as int32: %s", pyop_last_error());
+  assert_int_equal(executed, 2);
+  out_dtype = -1;
+  pyop_op_destroy(op);
+}
+
+/* The last pyop_dtype (bool) is a data type a set may name: registered,
+ * admitted, and named in the refusal of another type (a table's last
+ * entry; both-sides pass, session 14). */
+static void test_last_dtype_in_a_set(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "Flags", NULL);
+  h.in_sets[0] = (pyop_dtype_set){BIT(BOOL), NULL};
+  h.in_sets[1] = (pyop_dtype_set){BIT(BOOL) | BIT(UINT64), NULL};
+  h.out_sets[0] = (pyop_dtype_set){BIT(BOOL), NULL};
+  int rc = pyop_register_host_prototype(&h.info);
+  if (rc != PYOP_OK) fail_msg("a set of bool: %s", pyop_last_error());
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("Flags", &info), PYOP_OK);
+  assert_int_equal(info->input_dtypes[0].mask, BIT(BOOL));
+  pyop_op_info_release(info);
+  add_impl("Flags");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("Flags", NULL, 0, &op), PYOP_OK);
+  pyop_tensor z;
+  assert_int_equal(run_exec(op, PYOP_DTYPE_BOOL, PYOP_DTYPE_BOOL, &z), PYOP_OK);
+  assert_int_equal(executed, 1);
+  assert_int_equal(run_exec(op, PYOP_DTYPE_BOOL, PYOP_DTYPE_FLOAT32, &z), PYOP_EINVAL);
+  assert_string_equal(pyop_last_error(), "execute of \"Flags\": input 1 \"y\" is float32; its "
+                      "prototype (<host>) allows uint64, bool");
+  assert_int_equal(executed, 1);
+  char buf[64];
+  assert_string_equal(pyop__dtype_mask_str(BIT(BOOL), buf, sizeof buf), "bool");
+  pyop_op_destroy(op);
+}
+
+/* A symbol is held to the length of a name (256 bytes): 256 taken, 257
+ * refused (both-sides pass, session 14). */
+static void test_symbol_length_both_ends(void **state) {
+  (void)state;
+  static char sym[PYOP__MAX_NAME_LEN + 2];
+  memset(sym, 'T', PYOP__MAX_NAME_LEN + 1);
+  sym[PYOP__MAX_NAME_LEN + 1] = '\0';
+  host_op h;
+  host_op_init(&h, "LongSym", sym);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_EDESCRIPTOR);
+  assert_msg_has("input 0 \"x\": data type symbol: ");
+  assert_msg_has("too long");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("LongSym", &info), PYOP_ENOENT);
+  sym[PYOP__MAX_NAME_LEN] = '\0';
+  host_op_init(&h, "LongSym", sym);
+  int rc = pyop_register_host_prototype(&h.info);
+  if (rc != PYOP_OK) fail_msg("a symbol of 256 bytes: %s", pyop_last_error());
+  assert_int_equal(pyop_op_get("LongSym", &info), PYOP_OK);
+  assert_int_equal(strlen(info->input_dtypes[0].symbol), PYOP__MAX_NAME_LEN);
+  pyop_op_info_release(info);
+}
+
 /* Constraints on the outputs alone (the inputs unconstrained) still hold
  * the op to them: an output asked for outside its set breaks the contract. */
 static void test_output_only_constraints(void **state) {
@@ -721,6 +811,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mask_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_symbol_after_absent_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_last_dtype_in_a_set, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_symbol_length_both_ends, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,6 +475,41 @@ static void test_error_unknown_kind_and_type(void **state) {
   assert_error(try_launch(&v), PYOP_ELAUNCH, "argument 1: unknown scalar type 0");
 }
 
+/* Both ends of every unsigned and narrow signed type (both-sides pass,
+ * session 14): the largest value is stored exactly and the one past it is
+ * refused (uint8 256, uint32 2^32: not truncated), int8's low end too;
+ * float32 takes FLT_MAX itself and the infinities and NaN (representable),
+ * refusing only finite values beyond its range. */
+static void test_scalar_range_both_ends(void **state) {
+  (void)state;
+  pyop_launch_arg_view a[] = {A_U(PYOP_SCALAR_UINT8, 256)};
+  pyop_launch_view v = LV(kernels, "pyop_example_empty4", a, 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "uint8 value 256 out of range (at most 255)");
+  a[0] = A_U(PYOP_SCALAR_UINT32, (uint64_t)UINT32_MAX + 1);
+  assert_error(try_launch(&v), PYOP_ELAUNCH,
+               "uint32 value 4294967296 out of range (at most 4294967295)");
+  a[0] = A_I(PYOP_SCALAR_INT8, -129);
+  assert_error(try_launch(&v), PYOP_ELAUNCH, "int8 value -129 out of range [-128, 127]");
+  a[0] = A_I(PYOP_SCALAR_INT8, -128);
+  assert_int_equal(try_launch(&v), PYOP_OK);
+  CHECK_STORE("pyop_example_store_u8", uint8_t, A_U(PYOP_SCALAR_UINT8, 0), 0);
+  CHECK_STORE("pyop_example_store_u32", uint32_t, A_U(PYOP_SCALAR_UINT32, 0), 0);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, FLT_MAX), FLT_MAX);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, (double)INFINITY),
+              INFINITY);
+  CHECK_STORE("pyop_example_store_f32", float, A_F(PYOP_SCALAR_FLOAT, -(double)INFINITY),
+              -INFINITY);
+  {
+    float got = 0.0f;
+    pyop_launch_arg_view args[] = {A_F(PYOP_SCALAR_FLOAT, (double)NAN), A_OUT(0)};
+    pyop__plan *p = one_launch("pyop_example_store_f32", args, 2, 0, 1);
+    void *outs[] = {&got};
+    assert_int_equal(pyop__plan_run(p, NULL, outs, NULL, NULL), PYOP_OK);
+    assert_true(isnan(got));
+    pyop__plan_free(p);
+  }
+}
+
 static void test_error_scalar_range(void **state) {
   (void)state;
   pyop_launch_arg_view a[] = {A_I(PYOP_SCALAR_INT8, 128)};
@@ -586,7 +622,7 @@ static void test_op_launch_input_count(void **state) {
 /* "Spill"(xs: dynamic) -> y, declared two ways: WS, out = 0.5 * (xs[0] +
  * xs[1]) through a 16-byte workspace; PTRS, collect4 of the first two and
  * the last two input pointers into y (an array of 4 pointers). */
-enum { SPILL_WS, SPILL_PTRS, SPILL_WS_CAUGHT, SPILL_WS_TWO };
+enum { SPILL_WS, SPILL_PTRS, SPILL_WS_CAUGHT, SPILL_WS_TWO, SPILL_WS_EMPTY };
 static int spill_mode;
 static int s_declare(void *h, const pyop_declare_args *a) {
   (void)h;
@@ -625,7 +661,10 @@ static int s_declare(void *h, const pyop_declare_args *a) {
   uint32_t n = (uint32_t)a->inputs[0].count;
   pyop_launch_arg_view c[] = {A_IN(0), A_IN(1), A_IN(n - 2), A_IN(n - 1), A_OUT(0)};
   pyop_launch_view v = LV(kernels, "pyop_example_collect4", c, NARGS(c));
-  return a->add_launch(a->sink_ctx, &v);
+  int rc = a->add_launch(a->sink_ctx, &v);
+  /* SPILL_WS_EMPTY: PTRS with a 0-byte workspace (no kernel reads it). */
+  if (rc == PYOP_OK && spill_mode == SPILL_WS_EMPTY) rc = a->add_workspace(a->sink_ctx, 0);
+  return rc;
 }
 static const pyop_op_callbacks s_cbs = {sizeof(pyop_op_callbacks), g_create, g_destroy, NULL,
                                         NULL, NULL, s_declare};
@@ -776,6 +815,34 @@ static void test_op_declare_workspace_refusal_stands(void **state) {
   float want[4] = {5.5f, 11, 16.5f, 22};
   assert_memory_equal(out, want, sizeof want);
   spill_mode = SPILL_WS;
+  pyop_op_destroy(op);
+  assert_int_equal(pyop__registry_clear(), PYOP_OK);
+}
+
+/* A 0-byte workspace the host answers with success and no memory is no
+ * failure (there is nothing to point at); 16 bytes answered so are
+ * (test_op_launch_workspace). Both-sides pass, session 14. */
+static void test_op_launch_empty_workspace(void **state) {
+  (void)state;
+  spill_mode = SPILL_WS_EMPTY;
+  pyop_op *op = spill_op();
+  static float v[2];
+  pyop_tensor xs[2], y;
+  for (int k = 0; k < 2; k++) vec_tensor(&xs[k], &v[k], 1, sizeof v[k]);
+  void *got[4] = {NULL, NULL, NULL, NULL};
+  vec_tensor(&y, got, 4, sizeof got);
+  pyop_tensor_list l = {xs, 2};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  memset(&ws_host, 0, sizeof ws_host);
+  ctx.user = &ws_host;
+  ctx.alloc_workspace = ws_alloc;
+  ws_host.give_null = true;
+  int rc = pyop_op_launch(op, &l, 1, &y, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("a 0-byte workspace without memory: %s", pyop_last_error());
+  assert_int_equal(ws_host.calls, 1);
+  assert_int_equal(ws_host.nbytes, 0);
+  assert_ptr_equal(got[0], &v[0]); /* the kernel ran */
+  assert_ptr_equal(got[3], &v[1]);
   pyop_op_destroy(op);
   assert_int_equal(pyop__registry_clear(), PYOP_OK);
 }
@@ -1604,6 +1671,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_too_many_args, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_kind_and_type, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_scalar_range, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scalar_range_both_ends, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_launch_empty_workspace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_library_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_error_unknown_symbol, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused_kernel_released, setup, teardown),

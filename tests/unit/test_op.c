@@ -35,6 +35,7 @@ enum mode {
   M_INFER_NAMED_OTHER_STATUS, /* set_error with one status, returns another */
   M_INFER_ODD,       /* infer_meta sets its output, then returns 7 (no status) */
   M_IMPL_CREATE_ODD, /* the implementation's create_holder returns 7, no holder */
+  M_COMPILE_EMPTY,   /* compile ends with an empty artefact (NULL, 0) */
 };
 static enum mode mode;
 static int holders_alive;
@@ -168,6 +169,7 @@ static int compile_cb(void *hv, const pyop_compile_args *a) {
   int rc = a->set_artifact(a->sink_ctx, "abc", 3);
   if (rc == PYOP_OK) rc = a->set_artifact(a->sink_ctx, "wxyz", 4); /* replaces */
   if (rc == PYOP_OK && mode == M_INFER_FAILS) rc = a->set_artifact(a->sink_ctx, NULL, 2);
+  if (rc == PYOP_OK && mode == M_COMPILE_EMPTY) rc = a->set_artifact(a->sink_ctx, NULL, 0);
   return rc;
 }
 
@@ -320,6 +322,42 @@ static void test_two_int_lists_converted(void **state) {
   assert_true(seen.scale[0] == 1.0 && seen.scale[1] == 2.0);
   assert_int_equal(seen.n_shift, 3);
   assert_true(seen.shift[0] == 3.0 && seen.shift[1] == 4.0 && seen.shift[2] == 5.0);
+  pyop_op_destroy(op);
+}
+
+/* The coercions go one way (both-sides pass, session 14): a list[float]
+ * is no list[int] (as a list[int] is taken for a list[float],
+ * test_two_int_lists_converted), nor a float an int. Nothing is made. */
+static void test_no_float_for_int(void **state) {
+  (void)state;
+  pyop_io_view in[1] = {{sizeof(pyop_io_view), S("x"), PYOP_IO_REQUIRED}};
+  pyop_io_view out[1] = {{sizeof(pyop_io_view), S("z"), PYOP_IO_REQUIRED}};
+  pyop_attr_view at[2];
+  memset(at, 0, sizeof at);
+  at[0] = (pyop_attr_view){sizeof(pyop_attr_view), S("axes"), PYOP_ATTR_LIST_INT, 0,
+                           {.type = PYOP_ATTR_LIST_INT}};
+  at[1] = (pyop_attr_view){sizeof(pyop_attr_view), S("k"), PYOP_ATTR_INT, 0,
+                           {.type = PYOP_ATTR_INT, .u.i = 1}};
+  pyop_proto_view p = {sizeof p, S("IntLists"), S("pyop:intlists"), S("lists.py"), 3,
+                       PYOP_CAP_INFER_META, in, 1, out, 1, at, 2, (void *)0x5, &proto_cbs};
+  pyop__txn *t;
+  assert_int_equal(pyop__txn_begin(&t), PYOP_OK);
+  assert_int_equal(pyop__txn_add_proto(t, &p), PYOP_OK);
+  assert_int_equal(pyop__txn_commit(t), PYOP_OK);
+  static const double f[2] = {1.0, 2.5};
+  pyop_attr a = {"axes", {.type = PYOP_ATTR_LIST_FLOAT, .u.floats = {f, 2}}};
+  pyop_op *op = NULL;
+  assert_int_equal(pyop_op_create("IntLists", &a, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"axes\": expected list[int], given list[float]");
+  assert_null(op);
+  pyop_attr k = {"k", {.type = PYOP_ATTR_FLOAT, .u.f = 2.0}};
+  assert_int_equal(pyop_op_create("IntLists", &k, 1, &op), PYOP_EINVAL);
+  assert_msg_has("attribute \"k\": expected int, given float");
+  assert_null(op);
+  assert_int_equal(holders_alive, 0);
+  static const int64_t ints[2] = {1, 2};
+  a.value = (pyop_attr_value){.type = PYOP_ATTR_LIST_INT, .u.ints = {ints, 2}};
+  assert_int_equal(pyop_op_create("IntLists", &a, 1, &op), PYOP_OK);
   pyop_op_destroy(op);
 }
 
@@ -818,6 +856,15 @@ static void test_compile_declare_launch(void **state) {
   assert_string_equal(pyop_last_error(), "compile of \"Kern\": set_artifact: 2 bytes from NULL\n"
                                          "(set_artifact failed)");
   assert_null(art);
+  /* An empty artefact stored last replaces the earlier one too: no
+   * artefact, and (NULL, 0) is no error (both-sides pass, session 14). */
+  mode = M_COMPILE_EMPTY;
+  art = (void *)1;
+  len = 9;
+  int crc = pyop_op_compile(op, in, 3, &z, 1, &art, &len);
+  if (crc != PYOP_OK) fail_msg("an empty artefact last: %s", pyop_last_error());
+  assert_null(art);
+  assert_int_equal(len, 0);
   mode = M_OK;
   assert_int_equal(pyop_op_compile(op, in, 3, &z, 2, &art, &len), PYOP_EINVAL);
 
@@ -987,6 +1034,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attr_resolution, setup, teardown),
       cmocka_unit_test_setup_teardown(test_attr_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_float_for_int, setup, teardown),
       cmocka_unit_test_setup_teardown(test_two_int_lists_converted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta, setup, teardown),

@@ -26,6 +26,7 @@ enum {
   M_ADD_REQUIRED,    /* infer: add_output on the required output 0 */
   M_TWO_REFUSALS,    /* execute: output 7 (refused, ignored), then output 0 */
   M_WORKSPACE,       /* execute: a 64-byte workspace, then output 0 */
+  M_WORKSPACE0,      /* execute: a 0-byte workspace, then output 0 */
 };
 
 typedef struct holder {
@@ -62,9 +63,9 @@ static int execute(void *hv, const pyop_exec_args *a) {
     pyop_tensor bad = t;
     (void)svc->alloc_output(svc->ctx, 7, &bad); /* refused; the op goes on */
   }
-  if (h->mode == M_WORKSPACE) {
+  if (h->mode == M_WORKSPACE || h->mode == M_WORKSPACE0) {
     void *ws = (void *)1;
-    int rc = svc->alloc_workspace(svc->ctx, 64, &ws);
+    int rc = svc->alloc_workspace(svc->ctx, h->mode == M_WORKSPACE ? 64 : 0, &ws);
     if (rc != PYOP_OK) return rc;
   }
   return svc->alloc_output(svc->ctx, 0, &t);
@@ -103,7 +104,7 @@ static pyop_op *make(int64_t mode) {
 /* The host's allocator: a zeroed buffer of nbytes - short (kept until the
  * next call). */
 static uint64_t host_short;
-static bool host_workspace_null, host_fails;
+static bool host_workspace_null, host_fails, host_empty_null;
 static void *host_mem;
 /* What the allocators return having given memory: non-zero is a failure,
  * whatever its sign (pyop.h). */
@@ -114,6 +115,10 @@ static int host_alloc(void *user, size_t index, pyop_tensor *t) {
   (void)user;
   (void)index;
   if (host_fails) return 5;
+  if (host_empty_null && t->nbytes == 0) { /* nothing to hold: no buffer */
+    t->data = NULL;
+    return 0;
+  }
   free(host_mem);
   host_mem = calloc(1, t->nbytes + 16);
   t->data = host_mem;
@@ -142,7 +147,7 @@ static pyop_exec_ctx exec_ctx(void) {
 static int setup(void **state) {
   (void)state;
   host_short = 0;
-  host_workspace_null = host_fails = false;
+  host_workspace_null = host_fails = host_empty_null = false;
   host_status = host_ws_status = 0;
   if (pyop__registry_clear() != PYOP_OK || register_rules() != PYOP_OK) return -1;
   return 0;
@@ -249,6 +254,50 @@ static void test_host_workspace_null(void **state) {
   pyop_op_destroy(op);
 }
 
+/* The empty side of the host's answers (both-sides pass, session 14): a
+ * 0-byte workspace answered with success and no memory is no failure, nor
+ * is an empty output (0 elements) the host passed pre-allocated with NULL
+ * data or its alloc_output answered with none; 64 bytes answered so are
+ * (test_host_workspace_null), and one element without a buffer. */
+static void test_host_empty_without_memory(void **state) {
+  (void)state;
+  pyop_op *op = make(M_WORKSPACE0);
+  pyop_exec_ctx ctx = exec_ctx();
+  pyop_tensor x = input(1), y;
+  pyop_tensor_list in = {&x, 1};
+  host_workspace_null = true;
+  int rc = pyop_op_execute(op, &in, 1, &y, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("a 0-byte workspace without memory: %s", pyop_last_error());
+  assert_int_equal(y.nbytes, 4);
+  pyop_op_destroy(op);
+  op = make(M_COPY);
+  x.shape[0] = 0;
+  pyop_exec_ctx pre = PYOP_EXEC_CTX_INIT; /* outputs pre-allocated */
+  memset(&y, 0, sizeof y);
+  y.dtype = PYOP_DTYPE_FLOAT32;
+  y.ndim = 1;
+  y.shape[0] = 0; /* empty: no bytes, no buffer */
+  rc = pyop_op_execute(op, &in, 1, &y, 1, &pre);
+  if (rc != PYOP_OK) fail_msg("an empty pre-allocated output without data: %s",
+                              pyop_last_error());
+  assert_null(y.data);
+  assert_int_equal(y.nbytes, 0);
+  /* The host's alloc_output answering an empty output with no buffer. */
+  host_empty_null = true;
+  rc = pyop_op_execute(op, &in, 1, &y, 1, &ctx);
+  if (rc != PYOP_OK) fail_msg("an empty output allocated without data: %s", pyop_last_error());
+  assert_null(y.data);
+  assert_int_equal(y.nbytes, 0);
+  host_empty_null = false;
+  /* One element with no buffer is refused. */
+  x.shape[0] = 1;
+  y.shape[0] = 1;
+  y.nbytes = 4;
+  assert_int_equal(pyop_op_execute(op, &in, 1, &y, 1, &pre), PYOP_EINVAL);
+  assert_msg_has("passed by the host has no buffer");
+  pyop_op_destroy(op);
+}
+
 /* A host allocator that gave the memory but returned a positive status
  * failed all the same: PYOP_EHOST with its status (outcome pass 2:
  * src.out2.outputs.alloc_workspace_positive_ok). */
@@ -318,6 +367,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_max_dims, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_buffer_short, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_workspace_null, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_empty_without_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_positive_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_add_output_on_a_required_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_service_failure_is_kept, setup, teardown),

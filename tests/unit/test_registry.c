@@ -2082,6 +2082,93 @@ static void test_hooks_struct_size_inside_member(void **state) {
   assert_msg_has("struct_size 12 is too small");
 }
 
+/*
+ * Every other default type compared by its items (both-sides pass, session
+ * 14): a fresh equal copy of a str, list[int], list[float], list[DataType]
+ * and DataType default registers again (not a conflict), and a str of the
+ * same length with other bytes, a list[int] or list[DataType] with one
+ * other item, conflicts.
+ */
+static const int64_t ht_ints[2] = {4, 5}, ht_ints2[2] = {4, 6};
+static const double ht_floats[2] = {0.5, 1.5};
+static const int32_t ht_dts[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_BOOL},
+                     ht_dts2[2] = {PYOP_DTYPE_FLOAT32, PYOP_DTYPE_INT8};
+
+typedef struct host_typed {
+  pyop_io_info ins[1], outs[1];
+  pyop_attr_info ats[5];
+  char mode[8];
+  pyop_op_info info;
+} host_typed;
+
+static void host_typed_init(host_typed *h) {
+  memset(h, 0, sizeof *h);
+  snprintf(h->mode, sizeof h->mode, "fast"); /* a buffer of its own each time */
+  h->ins[0] = (pyop_io_info){"x", PYOP_IO_REQUIRED};
+  h->outs[0] = (pyop_io_info){"y", PYOP_IO_REQUIRED};
+  h->ats[0] = (pyop_attr_info){"mode", PYOP_ATTR_STR, false,
+                               {.type = PYOP_ATTR_STR, .u.s = {h->mode, 4}}};
+  h->ats[1] = (pyop_attr_info){"axes", PYOP_ATTR_LIST_INT, false,
+                               {.type = PYOP_ATTR_LIST_INT, .u.ints = {ht_ints, 2}}};
+  h->ats[2] = (pyop_attr_info){"w", PYOP_ATTR_LIST_FLOAT, false,
+                               {.type = PYOP_ATTR_LIST_FLOAT, .u.floats = {ht_floats, 2}}};
+  h->ats[3] = (pyop_attr_info){"types", PYOP_ATTR_LIST_DTYPE, false,
+                               {.type = PYOP_ATTR_LIST_DTYPE, .u.dtypes = {ht_dts, 2}}};
+  h->ats[4] = (pyop_attr_info){"dt", PYOP_ATTR_DTYPE, false,
+                               {.type = PYOP_ATTR_DTYPE, .u.dtype = PYOP_DTYPE_BOOL}};
+  h->info = (pyop_op_info){sizeof(pyop_op_info), "HostTyped", NULL, NULL, NULL, NULL, h->ins,
+                           1, h->outs, 1, h->ats, 5, 0};
+}
+
+static void test_host_prototype_typed_defaults_compared(void **state) {
+  (void)state;
+  host_typed h;
+  host_typed_init(&h);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_OK);
+  host_typed_init(&h); /* a fresh equal copy: the same prototype */
+  int rc = pyop_register_host_prototype(&h.info);
+  if (rc != PYOP_OK) fail_msg("the same prototype again: %s", pyop_last_error());
+  host_typed_init(&h);
+  memcpy(h.mode, "slow", 4);
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 0 \"mode\": different default values");
+  host_typed_init(&h);
+  h.ats[1].default_value.u.ints.items = ht_ints2;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 1 \"axes\": different default values");
+  host_typed_init(&h);
+  h.ats[3].default_value.u.dtypes.items = ht_dts2;
+  assert_int_equal(pyop_register_host_prototype(&h.info), PYOP_ECONFLICT);
+  assert_msg_has("attr 3 \"types\": different default values");
+  const pyop_op_info *info;
+  assert_int_equal(pyop_op_get("HostTyped", &info), PYOP_OK);
+  assert_int_equal(info->attrs[0].default_value.u.s.len, 4);
+  assert_memory_equal(info->attrs[0].default_value.u.s.data, "fast", 4);
+  assert_int_equal(info->attrs[3].default_value.u.dtypes.items[1], PYOP_DTYPE_BOOL);
+  pyop_op_info_release(info);
+}
+
+/* The oldest pyop_op_info a host may pass ends right after n_attrs: taken
+ * (both-sides pass, session 14); one byte less is refused. */
+static void test_op_info_oldest_struct_size(void **state) {
+  (void)state;
+  pyop_io_info ins[1] = {{"x", PYOP_IO_REQUIRED}};
+  pyop_io_info outs[1] = {{"y", PYOP_IO_REQUIRED}};
+  pyop_op_info hi = {sizeof hi, "OldestHost", NULL, NULL, NULL, NULL, ins, 1, outs, 1, NULL, 0, 0};
+  hi.struct_size = offsetof(pyop_op_info, n_attrs) + sizeof hi.n_attrs;
+  int rc = pyop_register_host_prototype(&hi);
+  if (rc != PYOP_OK) fail_msg("the oldest struct_size: %s", pyop_last_error());
+  const pyop_op_info *got;
+  assert_int_equal(pyop_op_get("OldestHost", &got), PYOP_OK);
+  assert_int_equal(got->n_inputs, 1);
+  pyop_op_info_release(got);
+  hi.op_type = "OldestHost2";
+  hi.struct_size = offsetof(pyop_op_info, n_attrs) + sizeof hi.n_attrs - 1;
+  assert_int_equal(pyop_register_host_prototype(&hi), PYOP_EINVAL);
+  assert_msg_has("struct_size is too small");
+  assert_int_equal(pyop_op_get("OldestHost2", &got), PYOP_ENOENT);
+}
+
 /* pyop_register_host_prototype: struct_size ending inside input_flags or
  * output_alias (pointers to garbage here) takes neither. */
 static void test_op_info_struct_size_inside_member(void **state) {
@@ -2127,6 +2214,8 @@ static void test_op_info_struct_size_inside_member(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_register_and_get, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_host_prototype_typed_defaults_compared, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_op_info_oldest_struct_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_only_and_list, setup, teardown),
       cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_key, setup, teardown),
