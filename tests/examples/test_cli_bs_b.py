@@ -37,6 +37,96 @@ def _quiet(fn, *a, **kw):
     return value, out.getvalue(), err.getvalue()
 
 
+class _FakeC:
+    """The libpyop functions Lib.set_lanes and Lib.check call."""
+
+    def __init__(self):
+        self.options = []
+
+    def pyop_set_options(self, p):
+        o = ctypes.cast(p, ctypes.POINTER(_cli("binding").Options)).contents
+        self.options.append(o.lanes)
+        return 0
+
+    def pyop_status_name(self, rc):
+        return b"PYOP_EINVAL"
+
+    def pyop_last_error(self):
+        return b""
+
+    def pyop_strerror(self, rc):
+        return b"invalid argument"
+
+
+def _lib_with(c):
+    b = _cli("binding")
+    lib = b.Lib.__new__(b.Lib)
+    lib.c, lib.path = c, "/fake/libpyop.so"
+    return lib
+
+
+class LanesPastUint32Test(unittest.TestCase):
+    """--lanes N reaches pyop_options.lanes, a uint32_t: a count past it
+    (2**32, 2**32 + 2) is refused as libpyop refuses 65 (PYOP_EINVAL, the
+    command fails), never wrapped by ctypes into 0 lanes (a load without
+    the lanes asked for) or 2. The largest uint32_t reaches libpyop as it
+    is (libpyop says it is out of range). Kills
+    cli.bs.binding.lanes_wrapped (a real bug, fixed in this pass)."""
+
+    def test_past_uint32_refused(self):
+        b, errors = _cli("binding"), _cli("errors")
+        for n in (1 << 32, (1 << 32) + 2, (1 << 63) - 1):
+            with self.subTest(n=n):
+                c = _FakeC()
+                with self.assertRaises(errors.CliError) as cm:
+                    _lib_with(c).set_lanes(n)
+                self.assertEqual(cm.exception.status, "PYOP_EINVAL")
+                self.assertEqual(cm.exception.exit_code, 1)
+                self.assertIn("lanes %d is out of range (0..%d)" % (n, b.MAX_LANES),
+                              cm.exception.message)
+                self.assertEqual(c.options, [])
+        for n in (0, 2, b.MAX_LANES, (1 << 32) - 1):
+            with self.subTest(n=n):
+                c = _FakeC()
+                _lib_with(c).set_lanes(n)
+                self.assertEqual(c.options, [n])
+
+    def test_max_lanes_is_the_headers(self):
+        inc = os.environ.get("PYOP_TEST_INCLUDE")
+        if not inc:
+            self.skipTest("PYOP_TEST_INCLUDE is not set (run through ctest)")
+        text = open(os.path.join(inc, "pyop", "pyop.h")).read()
+        m = re.search(r"#define PYOP_MAX_LANES (\d+)u", text)
+        self.assertEqual(int(m.group(1)), _cli("binding").MAX_LANES)
+
+    def test_command_fails_on_lanes_past_uint32(self):
+        main = _cli("main")
+        c = _FakeC()
+        listed = []
+        saved = (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+                 main.note_unused)
+
+        def lib(path):
+            lb = _lib_with(c)
+            lb.shutdown = lambda: None
+            return lb
+        main.Lib = lib
+        main._find_library = lambda: "/lib/libpyop.so"
+        main._register_protos = lambda lib, files, command, notes: {}
+        main.cmd_list = lambda lib, args: listed.append(args) or 0
+        main.note_unused = lambda command: None
+        try:
+            rc, out, err = _quiet(main._main, ["--lanes", str(1 << 32), "list", "--json"],
+                                  "list")
+        finally:
+            (main.Lib, main._find_library, main._register_protos, main.cmd_list,
+             main.note_unused) = saved
+        self.assertEqual(rc, 1)
+        self.assertEqual(json.loads(out)["error"]["status"], "PYOP_EINVAL")
+        self.assertIn("lanes 4294967296 is out of range", err)
+        self.assertEqual((c.options, listed), ([], []))
+
+
 class ListOfListsBoolTest(unittest.TestCase):
     """--attr NAME=[[..]] of a list[list[int]] attribute: a JSON true or
     false is a bool, not an int, refused as the scalar int's "true" and a
