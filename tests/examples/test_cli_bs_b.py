@@ -11,8 +11,8 @@ small fakes, the helpers of test_cli_rules.py reused.
 
 Driven by ctest (tests/examples/CMakeLists.txt, examples.cli.bs_b):
 
-  PYOP_TEST_TOOLS    tools/ of the source tree (holds the pyop_cli package)
-  PYOP_TEST_INCLUDE  include/ of the source tree (pyop.h: the tables compared)
+  PYOP_TEST_TOOLS  tools/ of the source tree (holds the pyop_cli package;
+                   the tables are compared with the headers beside it)
 """
 
 import argparse
@@ -27,6 +27,14 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_cli_rules import _cli, _info, _manifest  # noqa: E402
+
+
+def _source(rel):
+    """The text of a file of the source tree (PYOP_TEST_TOOLS/..)."""
+    _cli("errors")  # skips without PYOP_TEST_TOOLS
+    root = os.path.dirname(os.path.abspath(os.environ["PYOP_TEST_TOOLS"]))
+    with open(os.path.join(root, rel)) as f:
+        return f.read()
 
 
 def _quiet(fn, *a, **kw):
@@ -92,11 +100,7 @@ class LanesPastUint32Test(unittest.TestCase):
                 self.assertEqual(c.options, [n])
 
     def test_max_lanes_is_the_headers(self):
-        inc = os.environ.get("PYOP_TEST_INCLUDE")
-        if not inc:
-            self.skipTest("PYOP_TEST_INCLUDE is not set (run through ctest)")
-        text = open(os.path.join(inc, "pyop", "pyop.h")).read()
-        m = re.search(r"#define PYOP_MAX_LANES (\d+)u", text)
+        m = re.search(r"#define PYOP_MAX_LANES (\d+)u", _source("include/pyop/pyop.h"))
         self.assertEqual(int(m.group(1)), _cli("binding").MAX_LANES)
 
     def test_command_fails_on_lanes_past_uint32(self):
@@ -146,6 +150,346 @@ class ListOfListsBoolTest(unittest.TestCase):
             v.parse_attr_text("true", "int", "n", "Op")
         with self.assertRaises(ValueError):
             v.plugin_attr_value([[True]], "list[list[int]]")
+
+
+class DimAtInt64Test(unittest.TestCase):
+    """--input's shape: a dim is 0..INT64_MAX, a pyop_tensor's int64_t
+    shape: 2**63 is refused even when another dim of 0 keeps the tensor
+    empty (ctypes would wrap it into -2**63 in the shape), INT64_MAX is
+    taken beside a 0. Kills cli.bs.values.dim_past_int64."""
+
+    def test_dim_edges(self):
+        v, errors = _cli("values"), _cli("errors")
+        name, dtype, shape, vals = v.parse_input("x=float32[0,%d]" % v.INT64_MAX)
+        self.assertEqual((name, shape, vals), ("x", [0, v.INT64_MAX], None))
+        for dim in (v.INT64_MAX + 1, 1 << 64):
+            with self.subTest(dim=dim):
+                with self.assertRaises(errors.UsageError) as cm:
+                    v.parse_input("x=float32[0,%d]" % dim)
+                self.assertIn("dim %d does not fit in int64" % dim, cm.exception.message)
+                with self.assertRaises(ValueError):
+                    v.check_shape(0, [dim, 0], "t")
+
+
+class _Limit:
+    """PYOP_CLI_MAX_BYTES set for a with block."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = os.environ.get("PYOP_CLI_MAX_BYTES")
+        os.environ["PYOP_CLI_MAX_BYTES"] = self.value
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("PYOP_CLI_MAX_BYTES", None)
+        else:
+            os.environ["PYOP_CLI_MAX_BYTES"] = self.saved
+
+
+class AllocAtTheLimitTest(unittest.TestCase):
+    """A buffer an op asks for (an output, a workspace: Buffers.alloc) at
+    exactly PYOP_CLI_MAX_BYTES is allocated, one byte more refused (the
+    CliError PYOP_ENOMEM, refused saying why), as --input's tensor at the
+    limit is taken (check_shape). Kills cli.bs.values.alloc_limit_exclusive."""
+
+    def test_alloc_edges(self):
+        v, errors = _cli("values"), _cli("errors")
+        with _Limit("64"):
+            bufs = v.Buffers()
+            addr = bufs.alloc(64, "a workspace")
+            self.assertTrue(addr)
+            self.assertIsNone(bufs.refused)
+            self.assertEqual(bufs.overruns(), [])
+            v.check_shape(0, [16], "t")  # 64 bytes: the sibling's edge
+            with self.assertRaises(errors.CliError) as cm:
+                bufs.alloc(65, "output 0")
+            self.assertEqual(cm.exception.status, "PYOP_ENOMEM")
+            self.assertIn("output 0 of 65 bytes refused", bufs.refused)
+            with self.assertRaises(ValueError):
+                v.check_shape(0, [17], "t")
+
+
+class PluginUintSamplesTest(unittest.TestCase):
+    """A plugin's sample values for a uint tensor are held to what an int
+    tensor's are (values.plugin_tensor_values): integers only, never 2.5
+    or True, within the type; int and uint alike. Kills
+    cli.bs.values.plugin_uint_as_float."""
+
+    def test_uint_like_int(self):
+        v, b = _cli("values"), _cli("binding")
+        for name, top in (("int8", 127), ("uint8", 255), ("uint16", 65535),
+                          ("uint32", (1 << 32) - 1), ("uint64", (1 << 64) - 1)):
+            dt = b.DTYPES.index(name)
+            with self.subTest(dtype=name):
+                self.assertEqual(v.plugin_tensor_values(dt, [0, top], "x"), [0, top])
+                for bad in (2.5, 2.0, True):
+                    with self.assertRaises(ValueError) as cm:
+                        v.plugin_tensor_values(dt, [1, bad], "x")
+                    self.assertIn("is not a%s %s value" % ("n" if name[0] in "aeio" else "",
+                                                          name), str(cm.exception))
+                with self.assertRaises(ValueError):
+                    v.plugin_tensor_values(dt, [top + 1], "x")
+
+
+class ListAttrInt64Test(unittest.TestCase):
+    """An int attribute's value crosses into an int64_t: a list[int]'s and
+    a list[list[int]]'s items are held to int64 as the scalar int's are
+    (values.set_attr_value: CliError PYOP_EINVAL, never a value ctypes
+    wraps into -2**63); the largest and smallest int64 reach libpyop as
+    they are. Kills cli.bs.values.list_int_unchecked,
+    cli.bs.values.list_list_int_unchecked."""
+
+    def _set(self, t, value):
+        v, b = _cli("values"), _cli("binding")
+        a = b.AttrValue()
+        keep = []
+        v.set_attr_value(a, t, value, keep)
+        return b.attr_value_to_py(a)
+
+    def test_lists_at_int64_edges(self):
+        v, errors = _cli("values"), _cli("errors")
+        ends = [v.INT64_MIN, v.INT64_MAX]
+        self.assertEqual(self._set("list[int]", ends), ends)
+        self.assertEqual(self._set("list[list[int]]", [ends, [0]]), [ends, [0]])
+        for t, value in (("list[int]", [1, v.INT64_MAX + 1]), ("list[int]", [v.INT64_MIN - 1]),
+                         ("list[list[int]]", [[1], [v.INT64_MAX + 1]]),
+                         ("list[list[int]]", [[v.INT64_MIN - 1, 0]])):
+            with self.subTest(t=t, value=value):
+                with self.assertRaises(errors.CliError) as cm:
+                    self._set(t, value)
+                self.assertEqual(cm.exception.status, "PYOP_EINVAL")
+                self.assertIn("outside int64", cm.exception.message)
+
+
+class AttrRoundTripTest(unittest.TestCase):
+    """Every attribute type of ATTR_TYPES, first to last, written as the
+    command gives it to libpyop (values.set_attr_value) and read back as
+    it reads a default (binding.attr_value_to_py): each value whole, a
+    list's last item and a one-item row included, an empty list and an
+    empty row as []. Kills cli.bs.binding.one_item_row_empty,
+    cli.bs.binding.list_dtype_last_dropped."""
+
+    def test_each_type(self):
+        v, b = _cli("values"), _cli("binding")
+        cases = {"int": -7, "float": 0.5, "bool": True, "str": "a\0b", "DataType": "bool",
+                 "list[int]": [3, 4, 5], "list[float]": [0.5, -1.0], "list[bool]": [False, True],
+                 "list[str]": ["x", ""], "list[DataType]": ["float32", "int8", "bool"],
+                 "list[list[int]]": [[7], [], [1, 2]]}
+        self.assertEqual(set(cases) | {"Tensor"}, set(b.ATTR_TYPES.values()))
+        for t, value in cases.items():
+            with self.subTest(t=t):
+                a = b.AttrValue()
+                keep = []
+                v.set_attr_value(a, t, value, keep)
+                self.assertEqual(b.ATTR_TYPES[a.type], t)
+                self.assertEqual(b.attr_value_to_py(a), value)
+                if t.startswith("list["):
+                    a = b.AttrValue()
+                    v.set_attr_value(a, t, [], keep)
+                    self.assertEqual(b.attr_value_to_py(a), [])
+
+
+
+def _x_map(text, macro):
+    """{value: (NAME, "text", rest...)} of the X(NAME, value, "text", ...)
+    lines of macro's X-list in header text."""
+    body = text[text.index("#define %s(X)" % macro):]
+    body = body[:body.index("\n\n")]
+    out = {}
+    for m in re.finditer(r'X\((\w+), (-?\d+), "([^"]*)"(?:, (\d+))?\)', body):
+        out[int(m.group(2))] = (m.group(1), m.group(3), m.group(4))
+    return out
+
+
+class TablesMirrorTheHeadersTest(unittest.TestCase):
+    """The command's copies of the headers' tables, entry by entry, first
+    to last (tests/e2e/test_tables.py compares them with libpyop's answers,
+    but runs in no CLI mutant's covering set): the data types with their
+    sizes and struct codes, the formats, the attribute types, the io
+    kinds, the capability bits, doctor's path verdicts and candidate
+    statuses. Kills cli.bs.binding.caps_launch_missing,
+    cli.bs.doctor.verdict_last_missing, cli.bs.doctor.cand_status_missing."""
+
+    def test_binding_tables(self):
+        b = _cli("binding")
+        h = _source("include/pyop/pyop.h")
+        dt = _x_map(h, "PYOP_DTYPE_MAP")
+        self.assertEqual(b.DTYPES, [dt[k][1] for k in sorted(dt)])
+        self.assertEqual(sorted(dt), list(range(len(dt))))
+        self.assertEqual(b.DTYPE_SIZE, [int(dt[k][2]) for k in sorted(dt)])
+        for k, code in enumerate(b.DTYPE_STRUCT):
+            with self.subTest(dtype=b.DTYPES[k]):
+                import struct
+                self.assertEqual(struct.calcsize("<" + code), b.DTYPE_SIZE[k])
+                name = b.DTYPES[k]
+                if name.startswith(("int", "uint")):
+                    self.assertEqual(code.isupper(), name.startswith("uint"))
+        fm = _x_map(h, "PYOP_FORMAT_MAP")
+        self.assertEqual(b.FORMATS, [fm[k][1] for k in sorted(fm)])
+        attrs = {int(v): n for n, v in re.findall(r"PYOP_ATTR_(\w+) = (\d+)", h)}
+        self.assertEqual(sorted(b.ATTR_TYPES), sorted(attrs))
+        words = {"INT": "int", "FLOAT": "float", "BOOL": "bool", "STR": "str",
+                 "DTYPE": "DataType", "TENSOR": "Tensor"}
+        for code, n in attrs.items():
+            parts = n.split("_")
+            t = words[parts[-1]]
+            for _ in parts[:-1]:
+                t = "list[%s]" % t
+            self.assertEqual(b.ATTR_TYPES[code], t)
+        kinds = {int(v): n.lower() for n, v in re.findall(r"PYOP_IO_(\w+) = (\d+)", h)}
+        self.assertEqual(b.IO_KINDS, [kinds[k] for k in sorted(kinds)])
+        caps = {1 << int(s): n for n, s in
+                re.findall(r"#define PYOP_CAP_(\w+) \(1u << (\d+)\)", h)}
+        self.assertEqual([bit for bit, _ in b.CAPS], sorted(caps))
+        self.assertEqual(sum(bit for bit, _ in b.CAPS),
+                         int(re.search(r"#define PYOP_CAP_ALL (0x[0-9A-F]+)u", h).group(1), 16))
+        names = {"INFER_META": "infer_meta", "EXECUTE": "execute", "COMPILE": "compile",
+                 "LAUNCH": "declare_launch_args"}
+        self.assertEqual(b.CAPS, [(bit, names[caps[bit]]) for bit in sorted(caps)])
+        self.assertEqual(b.MAX_DIMS, int(re.search(r"#define PYOP_MAX_DIMS (\d+)", h).group(1)))
+
+    def test_doctor_tables(self):
+        d = _cli("doctor")
+        pv = _x_map(_source("src/scan.h"), "PYOP__PATH_VERDICT_MAP")
+        self.assertEqual(d.PATH_VERDICTS, tuple(pv[k][1] for k in sorted(pv)) + ("unknown",))
+        cs = _x_map(_source("src/candidates.h"), "PYOP__CAND_STATUS_MAP")
+        self.assertEqual(sorted(cs), list(range(len(cs))))
+        self.assertEqual(d.CAND_STATUSES, tuple(cs[k][1] for k in sorted(cs)) + ("unknown",))
+
+
+
+class _Parsed:
+    """main._main with the worker of run and bench stood in for: the
+    arguments it would have been given."""
+
+    def __init__(self, test):
+        self.main = _cli("main")
+        self.got = []
+        sv = self.main.supervise
+        test.addCleanup(setattr, sv, "run_in_worker", sv.run_in_worker)
+        sv.run_in_worker = lambda args, argv, timeout: self.got.append(args) or 0
+
+    def __call__(self, *argv):
+        del self.got[:]
+        rc, out, err = _quiet(self.main._main, list(argv), argv[0])
+        return rc, (self.got[0] if self.got else None), err
+
+
+class BenchCountsBothEndsTest(unittest.TestCase):
+    """bench's counts (main._count): --size is a count from 0 (float32[0]
+    inputs are a size like any other), --calls and --repeat from 1; each
+    taken at its least and refused one below it (a usage error, exit 2,
+    no worker started). Kills cli.bs.main.size_zero_refused,
+    cli.bs.main.repeat_zero_taken."""
+
+    def test_least_and_one_below(self):
+        parsed = _Parsed(self)
+        for opt, least in (("--size", 0), ("--calls", 1), ("--repeat", 1)):
+            with self.subTest(opt=opt):
+                rc, args, err = parsed("bench", "Op", opt, str(least))
+                self.assertEqual((rc, err), (0, ""))
+                self.assertEqual(getattr(args, opt[2:]), least)
+                rc, args, err = parsed("bench", "Op", opt, str(least - 1))
+                self.assertEqual((rc, args), (2, None))
+                self.assertIn("argument %s: %d is not an integer >= %d"
+                              % (opt, least - 1, least), err)
+        rc, args, err = parsed("bench", "Op")
+        self.assertEqual((args.size, args.calls, args.repeat), (16, 2000, 5))
+
+
+
+class OpLookupStatusTest(unittest.TestCase):
+    """binding.Lib.op_info: only PYOP_ENOENT from pyop_op_get is "no op
+    ... is registered" (with close names); any other failure (PYOP_ESTATE
+    before a load, PYOP_EINVAL) is libpyop's own status and text. Kills
+    cli.bs.binding.op_get_any_failure_unknown."""
+
+    def test_other_status_kept(self):
+        b, errors = _cli("binding"), _cli("errors")
+        names = {-3: b"PYOP_ENOENT", -14: b"PYOP_ESTATE", -1: b"PYOP_EINVAL"}
+
+        class C(_FakeC):
+            def __init__(self, rc):
+                super().__init__()
+                self.rc = rc
+
+            def pyop_op_get(self, name, out):
+                return self.rc
+
+            def pyop_status_name(self, rc):
+                return names[rc]
+
+            def pyop_last_error(self):
+                return b"pyop_op_get: the state says no"
+
+        for rc in (-14, -1):
+            with self.subTest(rc=rc):
+                lib = _lib_with(C(rc))
+                lib.op_types = lambda: ["Relu"]
+                with self.assertRaises(errors.PyopError) as cm:
+                    lib.op_info("Relux")
+                self.assertEqual(cm.exception.status, names[rc].decode())
+                self.assertEqual(cm.exception.message, "pyop_op_get: the state says no")
+        lib = _lib_with(C(-3))
+        lib.op_types = lambda: ["Relu"]
+        plugins = _cli("plugins")
+        saved = plugins.loaded_impls
+        plugins.loaded_impls = lambda: []
+        try:
+            with self.assertRaises(errors.CliError) as cm:
+                lib.op_info("Relux")
+        finally:
+            plugins.loaded_impls = saved
+        self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertTrue(cm.exception.message.startswith(
+            'no op "Relux" is registered; did you mean "Relu"?'), cm.exception.message)
+
+
+class LibraryThroughSymlinkTest(unittest.TestCase):
+    """Which libpyop the command loads (binding._find_library) in each
+    configuration: PYOP_LIBRARY as given; else config.LIBDIR relative to
+    the command's real file, also when the command is run through a
+    symbolic link elsewhere (a bin/ link to the install); from the source
+    tree (no LIBDIR or no SCRIPT) the loader's search. Kills
+    cli.bs.binding.libdir_from_link."""
+
+    def test_each_configuration(self):
+        import shutil
+        import tempfile
+        b, config = _cli("binding"), _cli("config")
+        root = tempfile.mkdtemp(prefix="pyop_bs_b_")
+        self.addCleanup(shutil.rmtree, root, True)
+        os.makedirs(os.path.join(root, "inst", "bin"))
+        os.makedirs(os.path.join(root, "elsewhere", "bin"))
+        real = os.path.join(root, "inst", "bin", "pyop")
+        open(real, "w").close()
+        link = os.path.join(root, "elsewhere", "bin", "pyop")
+        os.symlink(real, link)
+        saved = (config.LIBDIR, config.SCRIPT, os.environ.pop("PYOP_LIBRARY", None))
+
+        def restore():
+            config.LIBDIR, config.SCRIPT = saved[:2]
+            if saved[2] is not None:
+                os.environ["PYOP_LIBRARY"] = saved[2]
+        self.addCleanup(restore)
+        config.LIBDIR, config.SCRIPT = "../lib", link
+        want = os.path.join(os.path.realpath(root), "inst", "lib", "libpyop.so.0")
+        self.assertEqual(b._find_library(), want)
+        config.SCRIPT = real
+        self.assertEqual(b._find_library(), want)
+        config.LIBDIR = os.path.join(root, "abs")
+        self.assertEqual(b._find_library(), os.path.join(root, "abs", "libpyop.so.0"))
+        for libdir, script in ((None, link), ("../lib", None)):
+            config.LIBDIR, config.SCRIPT = libdir, script
+            self.assertEqual(b._find_library(), "libpyop.so.0")
+        os.environ["PYOP_LIBRARY"] = "/x/libpyop.so"
+        config.LIBDIR, config.SCRIPT = "../lib", link
+        try:
+            self.assertEqual(b._find_library(), "/x/libpyop.so")
+        finally:
+            os.environ.pop("PYOP_LIBRARY")
 
 
 if __name__ == "__main__":
