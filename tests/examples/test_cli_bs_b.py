@@ -492,5 +492,44 @@ class LibraryThroughSymlinkTest(unittest.TestCase):
             os.environ.pop("PYOP_LIBRARY")
 
 
+
+class Bf16CarryTest(unittest.TestCase):
+    """A float rounded to bfloat16 whose 8 significant bits round up past
+    the last (1.998046875 = 2 - 2**-9, 255.9, -3.999) carries into the next
+    binade: 2.0, 256.0, -4.0, not a value with a broken exponent; the
+    largest finite bfloat16 is written as itself, one that rounds past it
+    is refused (OverflowError). Kills cli.bs.values.bf16_no_carry."""
+
+    def test_carry_and_top(self):
+        v, b = _cli("values"), _cli("binding")
+        bf16 = b.DTYPES.index("bfloat16")
+        for x, want in ((2 - 2 ** -9, 2.0), (255.9, 256.0), (-3.999, -4.0), (1.0, 1.0),
+                        (v.BF16_MAX, v.BF16_MAX), (2.0 ** -126, 2.0 ** -126)):
+            with self.subTest(x=x):
+                got = v.decode_values(bf16, v.encode_values(bf16, [x]))[0]
+                self.assertEqual(got, want)
+        with self.assertRaises(OverflowError):
+            v.encode_values(bf16, [v.BF16_MAX * (1 + 2 ** -8)])
+
+
+class JsonFlagAnywhereTest(unittest.TestCase):
+    """--json before another argument (`pyop list --json --bogus`,
+    `pyop run --json Op --input x`): a usage error is the JSON error object
+    on stdout as with --json last; without --json, nothing on stdout.
+    Kills cli.bs.main.json_flag_last_only."""
+
+    def test_usage_error_as_json(self):
+        main = _cli("main")
+        for argv in (["list", "--json", "--bogus"], ["run", "--json", "Op", "--input"],
+                     ["list", "--bogus", "--json"]):
+            with self.subTest(argv=argv):
+                rc, out, err = _quiet(main._main, argv, argv[0])
+                self.assertEqual(rc, 2)
+                self.assertEqual(json.loads(out)["error"]["status"], "usage")
+                self.assertTrue(err.startswith("pyop: %s: " % argv[0]), err)
+        rc, out, err = _quiet(main._main, ["list", "--bogus"], "list")
+        self.assertEqual((rc, out), (2, ""))
+
+
 if __name__ == "__main__":
     unittest.main()
