@@ -381,8 +381,7 @@ class BenchCountsBothEndsTest(unittest.TestCase):
     """bench's counts (main._count): --size is a count from 0 (float32[0]
     inputs are a size like any other), --calls and --repeat from 1; each
     taken at its least and refused one below it (a usage error, exit 2,
-    no worker started). Kills cli.bs.main.size_zero_refused,
-    cli.bs.main.repeat_zero_taken."""
+    no worker started). Kills cli.bs.main.size_zero_refused."""
 
     def test_least_and_one_below(self):
         parsed = _Parsed(self)
@@ -516,7 +515,8 @@ class JsonFlagAnywhereTest(unittest.TestCase):
     """--json before another argument (`pyop list --json --bogus`,
     `pyop run --json Op --input x`): a usage error is the JSON error object
     on stdout as with --json last; without --json, nothing on stdout.
-    Kills cli.bs.main.json_flag_last_only."""
+    (A mutant that reads --json only last is killed by examples.cli.messages
+    too: not listed.)"""
 
     def test_usage_error_as_json(self):
         main = _cli("main")
