@@ -26,7 +26,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli_rules import _cli, _info, _manifest  # noqa: E402
+from test_cli_rules import _cli, _info, _manifest, _OpC, _OpLib  # noqa: E402
 
 
 def _source(rel):
@@ -529,6 +529,104 @@ class JsonFlagAnywhereTest(unittest.TestCase):
                 self.assertTrue(err.startswith("pyop: %s: " % argv[0]), err)
         rc, out, err = _quiet(main._main, ["list", "--bogus"], "list")
         self.assertEqual((rc, out), (2, ""))
+
+
+
+def _write_manifest(root, name, fields):
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "manifest.txt"), "w") as f:
+        f.write("# an artifact's manifest\n")
+        for k, v in fields.items():
+            f.write("%s=%s\n" % (k, v))
+
+
+class OldManifestTest(unittest.TestCase):
+    """A manifest written before a key existed (an older bridge: no
+    bridge_abi_minor, no python_version_hex, no abi_flags, no libpython)
+    is read as the new one is, each missing key its older meaning, never a
+    crash: lanes_unfit says why it cannot run lanes (or None), doctor's
+    start_python line says no libpython is recorded, and the choice passes
+    over it to a bridge that can. Kills cli.bs.start_choice.abi_minor_missing,
+    cli.bs.doctor.libpython_key_missing."""
+
+    def test_lanes_unfit_of_old_manifests(self):
+        sc = _cli("start_choice")
+        m = _manifest()
+        del m["bridge_abi_minor"]
+        self.assertEqual(sc.lanes_unfit(m), "its bridge speaks ABI 1.None, lanes need 1.6")
+        m = _manifest()
+        del m["bridge_abi_major"], m["bridge_abi_minor"]
+        self.assertEqual(sc.lanes_unfit(m), "its bridge speaks ABI None.None, lanes need 1.6")
+        for key in ("python_version_hex", "abi_flags"):
+            m = _manifest()
+            del m[key]
+            self.assertIsNone(sc.lanes_unfit(m), key)
+        m = _manifest()
+        del m["libpython"]
+        self.assertEqual(sc.lanes_unfit(m), "its Python has no shared libpython to start")
+        self.assertEqual(sc.lanes_unfit({}), "built for , no one CPython version")
+
+    def test_choice_and_report_over_an_old_manifest(self):
+        import shutil
+        import tempfile
+        sc, doctor, config = _cli("start_choice"), _cli("doctor"), _cli("config")
+        root = tempfile.mkdtemp(prefix="pyop_bs_b_")
+        self.addCleanup(shutil.rmtree, root, True)
+        old = _manifest()
+        del old["bridge_abi_minor"], old["libpython"]
+        _write_manifest(root, "cp312-old", old)
+        _write_manifest(root, "cp312-new", _manifest(libpython=os.path.join(root, "nolib.so")))
+        name, note = sc.choose(root, 2, default="cp312-old", order="cp312-old;cp312-new")
+        self.assertEqual(name, "cp312-new")
+        self.assertIn("instead of the build's default cp312-old", note)
+        saved = config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS
+        self.addCleanup(setattr, config, "BUILD_ARTIFACTS", saved[1])
+        self.addCleanup(setattr, config, "BUILD_ARTIFACT", saved[0])
+        config.BUILD_ARTIFACT, config.BUILD_ARTIFACTS = "cp312-old", "cp312-old;cp312-new"
+        rep = doctor.start_python_report(root, 0)
+        self.assertEqual((rep["artifact"], rep["libpython"], rep["verdict"]),
+                         ("cp312-old", None,
+                          "none recorded (the build's Python has no shared libpython)"))
+        rep = doctor.start_python_report(root, 2)
+        self.assertEqual((rep["artifact"], rep["verdict"]), ("cp312-new", "missing: %s does "
+                         "not exist" % os.path.join(root, "nolib.so")))
+
+
+
+class _ContractLib(_OpLib):
+    """_OpLib whose -20 is libpyop's PYOP_ECONTRACT."""
+
+    def check(self, what, rc):
+        if rc == -20:
+            raise _cli("errors").PyopError(what, "PYOP_ECONTRACT", "%s broke its contract" % what)
+        super().check(what, rc)
+
+
+class LaunchContractTest(unittest.TestCase):
+    """A launch-only op whose kernel launch breaks the contract
+    (PYOP_ECONTRACT): the run's error is the launch's, its text as libpyop
+    gave it, failed in "launch"; the note that pyop holds execute to
+    infer_meta is execute's alone (an execute with infer_meta gets it).
+    Kills cli.bs.instance.held_note_any_path."""
+
+    def _run(self, caps, fail):
+        im = _cli("instance")
+        lib = _ContractLib(_OpC(caps, fail))
+        info = _info(inputs=(("x", "required"),))
+        inst = im.Instance(lib, info, {})
+        self.addCleanup(inst.destroy)
+        return inst.run([[(0, [2], [1.0, 2.0])]])
+
+    def test_launch_and_execute(self):
+        im = _cli("instance")
+        res = self._run(im.CAP_LAUNCH, {"launch": -20})
+        self.assertEqual((res.ran, res.failed, res.error.status),
+                         ("launch", "launch", "PYOP_ECONTRACT"))
+        self.assertEqual(res.error.message, 'launch of "Op" broke its contract')
+        res = self._run(im.CAP_EXECUTE, {"execute": -20})
+        self.assertEqual((res.ran, res.failed, res.error.message),
+                         ("execute", "execute", 'execute of "Op" broke its contract'))
 
 
 if __name__ == "__main__":
