@@ -629,5 +629,37 @@ class LaunchContractTest(unittest.TestCase):
                          ("execute", "execute", 'execute of "Op" broke its contract'))
 
 
+
+class CheckArgsUsageTest(unittest.TestCase):
+    """--input and --attr of check are read by the functions run's are
+    (host._inputs_from_args, _attrs_from_args), from check's arguments,
+    which have no op (its targets are paths and ops): an optional input
+    given twice and an --attr without '=' are usage errors naming the op,
+    as for run, never an AttributeError that ends check's worker with a
+    traceback. Kills cli.bs.host.optional_twice_op_of_run,
+    cli.bs.host.attr_text_op_of_run (the real bug the pass fixed)."""
+
+    def test_check_namespace(self):
+        host, errors = _cli("host"), _cli("errors")
+        info = _info(inputs=(("x", "required"), ("b", "optional")),
+                     attrs=({"name": "alpha", "type": "float", "required": False,
+                             "default": 1.0},))
+        for args in (argparse.Namespace(input=["x=float32[1]:1"], attr=["alpha"], target=["Op"]),
+                     argparse.Namespace(input=["x=float32[1]:1"], attr=["alpha"], op="Op")):
+            with self.subTest(op=hasattr(args, "op")):
+                with self.assertRaises(errors.UsageError) as cm:
+                    host._attrs_from_args(info, args)
+                self.assertEqual((cm.exception.message, cm.exception.op, cm.exception.exit_code),
+                                 ("--attr alpha: expected NAME=VALUE", "Op", 2))
+                args.input = ["x=float32[1]:1", "b=float32[1]:1", "b=float32[1]:2"]
+                with self.assertRaises(errors.UsageError) as cm:
+                    host._inputs_from_args(info, args)
+                self.assertEqual((cm.exception.message, cm.exception.op),
+                                 ('input "b" is optional: give it at most once', "Op"))
+                args.input, args.attr = ["x=float32[1]:1", "b=float32[1]:1"], ["alpha=2"]
+                self.assertEqual(len(host._inputs_from_args(info, args)[1]), 1)
+                self.assertEqual(host._attrs_from_args(info, args), {"alpha": 2.0})
+
+
 if __name__ == "__main__":
     unittest.main()
