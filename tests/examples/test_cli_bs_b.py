@@ -742,5 +742,42 @@ class ManifestNotTextTest(unittest.TestCase):
         self.assertTrue(rep["verdict"].startswith("unreadable manifest: "), rep["verdict"])
 
 
+
+class CloseNamesUpToThreeTest(unittest.TestCase):
+    """did_you_mean names every close name up to three (difflib's), best
+    first, after one that differs only in case: three close ones are all
+    named, a fourth is not; an op's unknown name says them. Kills
+    cli.bs.errors.close_names_one."""
+
+    def test_three_named(self):
+        errors = _cli("errors")
+        self.assertEqual(errors.did_you_mean("Rel", ["Relu", "Relu6", "Rely", "Add"]),
+                         '; did you mean "Rely" or "Relu" or "Relu6"?')
+        self.assertEqual(errors.did_you_mean("Rel", ["Relu", "Relu6", "Rely", "Relx", "Add"])
+                         .count('"'), 6)
+        self.assertEqual(errors.did_you_mean("Relux", ["Relu", "Relu6", "ReluX"]),
+                         '; did you mean "ReluX" or "Relu" or "Relu6"?')
+        with _Opp("/ops"):
+            self.assertEqual(errors.unknown_op_message("Rel", ["Relu", "Rely"]),
+                             'no op "Rel" is registered; did you mean "Rely" or "Relu"?')
+
+
+class _Opp:
+    """ASCEND_CUSTOM_OPP_PATH set for a with block."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+        os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.value
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("ASCEND_CUSTOM_OPP_PATH", None)
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.saved
+
+
 if __name__ == "__main__":
     unittest.main()
