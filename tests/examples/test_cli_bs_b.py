@@ -779,5 +779,43 @@ class _Opp:
             os.environ["ASCEND_CUSTOM_OPP_PATH"] = self.saved
 
 
+
+class RelativeProtoPathTest(unittest.TestCase):
+    """--proto FILE given relative (`--proto ops.h`) is read, named in the
+    notes and returned for list's lines as the absolute path, as one given
+    absolute is: the same file whatever the reader's directory. Kills
+    cli.bs.proto.relative_path_kept."""
+
+    def test_relative_made_absolute(self):
+        import tempfile
+        proto = _cli("proto")
+        here = os.getcwd()
+        root = os.path.realpath(tempfile.mkdtemp(prefix="pyop_bs_b_"))
+        self.addCleanup(lambda: __import__("shutil").rmtree(root, True))
+        os.chdir(root)
+        self.addCleanup(os.chdir, here)
+        read = []
+        saved = proto.read_declarations, proto._op_info, dict(proto._declared)
+        self.addCleanup(setattr, proto, "read_declarations", saved[0])
+        self.addCleanup(setattr, proto, "_op_info", saved[1])
+        self.addCleanup(lambda: (proto._declared.clear(), proto._declared.update(saved[2])))
+
+        def declarations(lib, path):
+            read.append(path)
+            return [{"op_type": "BsbA", "line": 3, "unusable": "no pyop form"},
+                    {"op_type": "BsbB", "line": 7}]
+        proto.read_declarations = declarations
+        proto._op_info = lambda info, path, keep: _cli("binding").OpInfo()
+        lib = argparse.Namespace(check=lambda what, rc: None,
+                                 c=argparse.Namespace(pyop_register_host_prototype=lambda p: 0))
+        done, out, err = _quiet(proto.register_protos, lib, ["ops.h"], "list", True)
+        path = os.path.join(root, "ops.h")
+        self.assertEqual(read, [path])
+        self.assertEqual(done, {"BsbB": path})
+        self.assertEqual(proto._declared["BsbB"], path + ":7")
+        self.assertEqual(err, "pyop: list: note: --proto %s:3: REG_OP(BsbA) is not registered: "
+                              "no pyop form\n" % path)
+
+
 if __name__ == "__main__":
     unittest.main()
