@@ -497,7 +497,8 @@ class Bf16CarryTest(unittest.TestCase):
     the last (1.998046875 = 2 - 2**-9, 255.9, -3.999) carries into the next
     binade: 2.0, 256.0, -4.0, not a value with a broken exponent; the
     largest finite bfloat16 is written as itself, one that rounds past it
-    is refused (OverflowError). Kills cli.bs.values.bf16_no_carry."""
+    is refused (OverflowError). (A mutant that drops the carry is killed by
+    examples.cli.values too, through its 3.4e38: not listed.)"""
 
     def test_carry_and_top(self):
         v, b = _cli("values"), _cli("binding")
