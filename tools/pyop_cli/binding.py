@@ -29,6 +29,9 @@ def _find_library():
 MAX_DIMS = 8
 
 
+MAX_LANES = 64  # PYOP_MAX_LANES
+
+
 # Copies of pyop.h's tables (PYOP_DTYPE_MAP, PYOP_FORMAT_MAP, the attribute
 # types, io kinds, capabilities), by value; tests/e2e/test_tables.py compares
 # them with libpyop's answers (pyop_dtype_name, pyop_dtype_size, ...).
@@ -236,6 +239,11 @@ class Lib:
     def set_lanes(self, n):
         """pyop_options.lanes = n for the next load (the other options at
         their defaults)."""
+        if not 0 <= n <= 0xFFFFFFFF:
+            # ctypes would wrap it into the uint32_t (2**32: no lanes, 2**32 + 2:
+            # two): refused as libpyop refuses any count past PYOP_MAX_LANES.
+            raise CliError("pyop_set_options: lanes %d is out of range (0..%d)"
+                           % (n, MAX_LANES), "PYOP_EINVAL")
         o = Options(ctypes.sizeof(Options), False, False, b"", n, 0)
         self.check("pyop_set_options", self.c.pyop_set_options(ctypes.byref(o)))
 

@@ -125,6 +125,9 @@ def start_python_report(artifacts, lanes=0):
     except OSError as e:
         out["verdict"] = "no manifest: %s" % e.strerror
         return out
+    except ValueError as e:  # not text (UnicodeDecodeError): libpyop refuses it too
+        out["verdict"] = "unreadable manifest: %s" % e
+        return out
     lib = fields.get("libpython")
     out["libpython"] = lib
     if not lib:

@@ -86,7 +86,9 @@ def _same_file(a, b):
 
 
 def _inputs_from_args(info, args):
-    """One list of (dtype, shape, values) per prototype input from --input."""
+    """One list of (dtype, shape, values) per prototype input from --input
+    (run's, bench's, check's: args has no op for check, so every error
+    names info's op type)."""
     given = {}
     for text in args.input or []:
         name, dtype, shape, values = parse_input(text)
@@ -107,7 +109,7 @@ def _inputs_from_args(info, args):
                              % (i["name"], info["op_type"], i["name"]), info["op_type"])
         if i["kind"] == "optional" and len(slot) > 1:
             raise UsageError('input "%s" is optional: give it at most once' % i["name"],
-                             args.op)
+                             info["op_type"])
         inputs.append(slot)
     return inputs
 
@@ -119,7 +121,7 @@ def _attrs_from_args(info, args):
     attrs = {}
     for text in args.attr or []:
         if "=" not in text:
-            raise UsageError("--attr %s: expected NAME=VALUE" % text, args.op)
+            raise UsageError("--attr %s: expected NAME=VALUE" % text, info["op_type"])
         name, value = text.split("=", 1)
         if name not in types:
             raise UsageError('op "%s" has no attribute "%s" (it has: %s)%s'

@@ -475,6 +475,8 @@ def parse_attr_text(text, type_name, name="", op=None):
             if not isinstance(value, list) or not all(
                     isinstance(r, list) and all(isinstance(x, int) for x in r) for r in value):
                 raise ValueError(text)
+            if any(_is_bool(x) for r in value for x in r):  # JSON true/false: no int
+                raise ValueError(text)
             return [[_int64(x) for x in r] for r in value]
         inner = type_name[5:-1]
         body = text.strip()
