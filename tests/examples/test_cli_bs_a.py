@@ -117,6 +117,33 @@ class SampleEdgesTest(unittest.TestCase):
             cc._sample_tensor((DataType("float99"), [1], [1]), "s")
 
 
+    def test_an_empty_array_is_an_input_not_absent(self):
+        """A numpy array with no elements given for an input is an empty
+        tensor of it (it is falsy, as an empty list is): never "missing"
+        for a required input, never absent for an optional one."""
+        cc = _cli("check_cases")
+
+        class Array:  # what _sample_tensor reads of a numpy array
+            dtype, shape = "float32", (0, 3)
+
+            def __len__(self):
+                return 0
+
+            def tolist(self):
+                return []
+
+            def reshape(self, *shape):
+                return self
+
+        info = _info(inputs=(("x", "required"), ("b", "optional")))
+        got = cc.sample_cases(info, lambda: [{"inputs": {"x": Array(), "b": Array()}}], "p.py:1")
+        self.assertEqual(got[0].inputs, [[(0, [0, 3], [])], [(0, [0, 3], [])]])
+        got = cc.sample_cases(info, lambda: [{"inputs": {"x": Array(), "b": None}}], "p.py:1")
+        self.assertEqual(got[0].inputs, [[(0, [0, 3], [])], []])
+        with self.assertRaisesRegex(ValueError, "required input 'x' missing"):
+            cc.sample_cases(info, lambda: [{"inputs": {"b": Array()}}], "p.py:1")
+
+
 # ------------------------------------------------------------ check_verdict
 
 
@@ -154,6 +181,29 @@ class StageTableTest(unittest.TestCase):
         entry = self._died_in(["infer_meta", "launch"])
         self.assertEqual(entry["checked"], ["infer_meta", "declare_launch_args"])
         self.assertEqual(entry["status"], "failed")
+
+
+class SecondInstanceRefusedTest(unittest.TestCase):
+    """The concurrency run's instance is the op's second one (with the
+    case's attributes): when its creation fails (an op that allows one
+    instance only), that is the op's problem, not a pass."""
+
+    def test_second_instance_failure_is_a_problem(self):
+        cc, cv, errors = _cli("check_cases"), _cli("check_verdict"), _cli("errors")
+        made = []
+
+        def refused(lib, info, attrs, declare="launch"):
+            made.append((attrs, declare))
+            raise errors.CliError('creating op "Op": RuntimeError: one instance only',
+                                  "PYOP_EPLUGIN", "Op")
+        _patched(self, cv, Instance=refused)
+        case = cc.Case("inputs x=float32[2,3]", [[(0, [2, 3], [0.0] * 6)]], {"n": 2}, "generated")
+        got = cv._concurrency_problems(None, _info(), case, True, cv.Monitor())
+        self.assertEqual(got, ['inputs x=float32[2,3]: creating a second instance failed: '
+                               'PYOP_EPLUGIN: creating op "Op": RuntimeError: one instance only'])
+        self.assertEqual(made, [({"n": 2}, "always")])
+        v = dict(cv._new_verdict(), problems=got, stages={"execute": 2})
+        self.assertEqual(cv.op_status(_info(), v), "failed")
 
 
 class GroupedGeNamesTest(unittest.TestCase):
@@ -328,6 +378,26 @@ class EventCallsEdgesTest(unittest.TestCase):
         for calls in (0, -1, -(1 << 40), 1, True):
             with self.subTest(calls=calls):
                 self.assertEqual(self._read(calls), (False, False))
+
+
+class FailedSpawnTest(unittest.TestCase):
+    """A worker that cannot be started (supervise.spawn): a CliError, and
+    neither end of its event pipe left open (a command that goes on, or a
+    check that tries again, does not leak them)."""
+
+    def _fds(self):
+        return sorted(os.listdir("/proc/self/fd"))
+
+    def test_no_descriptor_left(self):
+        sv, errors = _cli("supervise"), _cli("errors")
+        before = self._fds()
+        given = []
+        for _ in range(3):
+            with self.assertRaises(errors.CliError) as cm:
+                sv.spawn(lambda fd: given.append(fd) or ["/nonexistent/pyop-bs-a-worker"])
+            self.assertEqual(cm.exception.status, "PYOP_ENOENT")
+        self.assertEqual(self._fds(), before)
+        self.assertEqual(len(given), 3)
 
 
 # ------------------------------------------------------------ check
