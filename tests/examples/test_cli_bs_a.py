@@ -206,6 +206,31 @@ class SecondInstanceRefusedTest(unittest.TestCase):
         self.assertEqual(cv.op_status(_info(), v), "failed")
 
 
+class StageOrderTest(unittest.TestCase):
+    """The stages an op's report names, in the order a host calls them
+    (check_verdict.checked, check._ran_line), every one of STAGES in its
+    place: declare_launch_args before execute, launch last."""
+
+    def test_checked_in_host_order(self):
+        cv = _cli("check_verdict")
+        every = {s: 1 for s in reversed(cv.STAGES)}
+        self.assertEqual(cv.checked(every), ["infer_meta", "compile", "declare_launch_args",
+                                             "execute"])
+        self.assertEqual(cv.checked({"execute": 2, "declare_launch_args": 2}),
+                         ["declare_launch_args", "execute"])
+        self.assertEqual(cv.checked({"declare_launch_args": 1}), ["declare_launch_args"])
+
+    def test_ran_line_names_every_stage(self):
+        check, cv = _cli("check"), _cli("check_verdict")
+        r = {"stages": {s: 1 for s in reversed(cv.STAGES)}, "ran": ["float32[2,3]"]}
+        self.assertEqual(check._ran_line(r), "ran: %s on float32[2,3] (each twice on one "
+                         "instance)" % ", ".join(cv.STAGES))
+        for stage in cv.STAGES:
+            with self.subTest(stage=stage):
+                r = {"stages": {stage: 1}, "ran": ["c"]}
+                self.assertTrue(check._ran_line(r).startswith("ran: %s on c" % stage))
+
+
 class GroupedGeNamesTest(unittest.TestCase):
     """Two failures that differ only in a GE data type name (DT_FLOAT,
     DT_INT32) are one failure, as those differing in a pyop name are."""
@@ -336,6 +361,38 @@ class UnloadDeathEachPhaseTest(unittest.TestCase):
         worker._one_plugin = loaded.append
         worker.run()
         self.assertEqual(loaded, [os.path.join(d, "b.py")])
+
+
+class WorkerInterruptTest(unittest.TestCase):
+    """The check worker interrupted (check_worker.serve): the text of a
+    KeyboardInterrupt with no message (Ctrl-C in Python code) is libpyop's
+    detail of where it landed; with a message, the message."""
+
+    def _serve(self, exc, detail):
+        cw = _cli("check_worker")
+        stream, codes = _Stream(), []
+
+        class Worker:
+            def __init__(self, lib, args, job, stream):
+                pass
+
+            def run(self):
+                raise exc
+
+        _patched(self, cw, Worker=Worker, Stream=lambda fd: stream,
+                 end_now=codes.append, stray_threads=lambda: [])
+        lib = argparse.Namespace(interrupt_detail=lambda: detail)
+        cw.serve(lib, argparse.Namespace(_worker=9, _job="{}"))
+        return stream.events, codes
+
+    def test_interrupt_text(self):
+        self.assertEqual(self._serve(KeyboardInterrupt(), 'execute of "Slow" interrupted'),
+                         ([{"e": "interrupted", "text": 'execute of "Slow" interrupted'}],
+                          [130]))
+        self.assertEqual(self._serve(KeyboardInterrupt(" at load "), "other"),
+                         ([{"e": "interrupted", "text": "at load"}], [130]))
+        self.assertEqual(self._serve(KeyboardInterrupt(), None),
+                         ([{"e": "interrupted", "text": ""}], [130]))
 
 
 # ------------------------------------------------------------ supervise
