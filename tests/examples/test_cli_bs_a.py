@@ -299,6 +299,51 @@ class AnnotationLastMethodTest(unittest.TestCase):
         self.assertEqual(self.cp.annotation_problems(dict(info, capabilities=["execute"])), [])
 
 
+class ReferenceWithoutNumpyTest(unittest.TestCase):
+    """A reference when numpy does not import: missing (ModuleNotFoundError)
+    or present and failing (ImportError: built for another Python, a
+    broken install) alike is a problem saying so, never an exception out
+    of the check."""
+
+    def _without_numpy(self, init):
+        saved = {k: v for k, v in sys.modules.items() if k == "numpy" or k.startswith("numpy.")}
+        for k in saved:
+            del sys.modules[k]
+
+        def restore():
+            for k in [k for k in sys.modules if k == "numpy" or k.startswith("numpy.")]:
+                del sys.modules[k]
+            sys.modules.update(saved)
+        self.addCleanup(restore)
+        if init is None:
+            sys.modules["numpy"] = None  # import numpy: ModuleNotFoundError
+            return
+        d = _tmpdir(self)
+        os.makedirs(os.path.join(d, "numpy"))
+        with open(os.path.join(d, "numpy", "__init__.py"), "w") as f:
+            f.write(init)
+        sys.path.insert(0, d)
+        self.addCleanup(sys.path.remove, d)
+
+    def test_numpy_missing_or_broken(self):
+        cc, cp = _cli("check_cases"), _cli("check_plugin")
+        case = cc.Case("c", [[(0, [1], [1.0])]], {}, "generated")
+        res = argparse.Namespace(produced=[[]])
+        called = []
+        reference = (lambda *a, **k: called.append(a), (1e-5, 1e-8))
+        for init, what in ((None, "ModuleNotFoundError"),
+                           ("raise ImportError('numpy built for cp39 (bs_a)')",
+                            "numpy built for cp39 (bs_a)")):
+            with self.subTest(what=what):
+                self._without_numpy(init)
+                got = cp.reference_problem(_info(), case, res, reference)
+                self.assertTrue(got.startswith("the reference needs numpy, which does not "
+                                               "import here ("), got)
+                if init is not None:
+                    self.assertIn(what, got)
+        self.assertEqual(called, [])
+
+
 # ------------------------------------------------------------ check_worker
 
 
