@@ -144,6 +144,41 @@ class SampleEdgesTest(unittest.TestCase):
             cc.sample_cases(info, lambda: [{"inputs": {"b": Array()}}], "p.py:1")
 
 
+class AttrCaseEdgesTest(unittest.TestCase):
+    """The sweep's attribute case (check_cases._other_value) at the ends of
+    each scalar type: a value other than the default, and one a host can
+    pass (an int within int64, a finite float), whatever the default: the
+    float -0.5 (where twice it plus 0.5 is itself), the largest doubles
+    (twice them is infinite), the ends of int64."""
+
+    def test_other_value_differs_and_is_passable(self):
+        import math
+        cc = _cli("check_cases")
+        big = sys.float_info.max
+        for d in (-0.5, 1e308, -1e308, big, -big, 0.0, -0.0, 2.5, -0.25, 5e-324, 1e-300):
+            with self.subTest(default=d):
+                v = cc._other_value({"type": "float", "default": d})
+                self.assertIsInstance(v, float)
+                self.assertNotEqual(v, d)
+                self.assertTrue(math.isfinite(v), v)
+        for d in (-(1 << 63), (1 << 63) - 1, (1 << 62) - 1, 1 << 62, -1, 0):
+            with self.subTest(default=d):
+                v = cc._other_value({"type": "int", "default": d})
+                self.assertNotEqual(v, d)
+                self.assertTrue(-(1 << 63) <= v < (1 << 63), v)
+
+    def test_attr_case_of_minus_a_half(self):
+        """The attribute case of an op whose float attribute defaults to
+        -0.5 gives it another value (the check it exists for: an op that
+        ignores the attribute differs from its reference)."""
+        cc = _cli("check_cases")
+        info = _info(attrs=({"name": "shift", "type": "float", "required": False,
+                             "default": -0.5},))
+        case = cc._attr_case(info, {}, "float32", ("float32",))
+        self.assertNotEqual(case.attrs["shift"], -0.5)
+        self.assertIn("; attrs shift=%g" % case.attrs["shift"], case.label)
+
+
 # ------------------------------------------------------------ check_verdict
 
 

@@ -102,7 +102,12 @@ def _other_value(a):
     if a["type"] == "int" and isinstance(d, int):
         return d + 1 if d < (1 << 62) else d - 1
     if a["type"] == "float" and isinstance(d, float):
-        return 0.5 if d != d or abs(d) == float("inf") else d * 2 + 0.5
+        if d != d or abs(d) == float("inf"):
+            return 0.5
+        other = d * 2 + 0.5
+        # -0.5 is its own double plus 0.5; past half the largest double
+        # it is infinite: half the default there
+        return other if other != d and abs(other) != float("inf") else d / 2
     return None
 
 
