@@ -475,6 +475,47 @@ class WorkerInterruptTest(unittest.TestCase):
                          ([{"e": "interrupted", "text": ""}], [130]))
 
 
+class WorkerPipeClosedTest(unittest.TestCase):
+    """Each check worker's event pipe is closed when that worker is done
+    with (check_supervise._one_worker), whether it finished, died or the
+    reading failed: a check that starts worker after worker (up to
+    MAX_WORKERS) keeps no descriptor of the ones before."""
+
+    def test_read_end_closed_each_time(self):
+        cs = _cli("check_supervise")
+
+        class Proc:
+            def wait(self, timeout=None):
+                return 3
+
+        ends = []
+
+        def spawn(argv_of):
+            r, w = os.pipe()
+            os.close(w)
+            ends.append(r)
+            return Proc(), r
+        outcomes = iter([True, False, KeyboardInterrupt()])
+
+        def read_events(proc, rfd, limit, on_event):
+            got = next(outcomes)
+            if isinstance(got, BaseException):
+                raise got
+            return got
+        _patched(self, cs, spawn=spawn, read_events=read_events, stop=lambda proc: None)
+        job = {"phase": "each", "done": [], "done_plugins": [], "paths": ["/p"]}
+        sup = cs.Supervisor(argparse.Namespace(path="/lib"), argparse.Namespace(), job, 5)
+        self.assertTrue(sup._one_worker())
+        _patched(self, sup, _died=lambda status: False)
+        self.assertFalse(sup._one_worker())
+        with self.assertRaises(KeyboardInterrupt):
+            sup._one_worker()
+        self.assertEqual(len(ends), 3)
+        for fd in ends:
+            with self.assertRaises(OSError):
+                os.fstat(fd)
+
+
 # ------------------------------------------------------------ supervise
 
 
