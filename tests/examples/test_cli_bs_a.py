@@ -578,6 +578,34 @@ class FailedSpawnTest(unittest.TestCase):
         self.assertEqual(len(given), 3)
 
 
+class WorkerGoneBeforeTheSignalTest(unittest.TestCase):
+    """A worker whose process group is gone between the check that it
+    runs and the signal (supervise.stop, supervise._signal: it ended just
+    then): nothing to stop, no exception; stop still reaps it."""
+
+    class _Proc:
+        pid = 2 ** 30 + 12345  # past any pid_max: no such process group
+
+        def __init__(self):
+            self.waited = 0
+
+        def poll(self):
+            return None
+
+        def wait(self, timeout=None):
+            self.waited += 1
+            return -9
+
+    def test_no_such_group(self):
+        import signal
+        sv = _cli("supervise")
+        proc = self._Proc()
+        sv.stop(proc)
+        self.assertEqual(proc.waited, 1)
+        sv._signal(proc, signal.SIGINT)
+        self.assertEqual(proc.waited, 1)
+
+
 # ------------------------------------------------------------ check
 
 
