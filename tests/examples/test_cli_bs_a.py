@@ -81,7 +81,8 @@ class _Stream:
 class SampleEdgesTest(unittest.TestCase):
     """A sample at its edges (check_cases): an empty tensor in the
     concurrency run's rotation, a data type given as a DataType (an object
-    with .name) beside one given as its name."""
+    with .name) beside one given as its name, an empty array (falsy)
+    beside None for an input."""
 
     def test_an_empty_sample_tensor_is_rotated_without_failing(self):
         """A sample (or given) input with no elements, the op's first case
