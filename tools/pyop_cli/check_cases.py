@@ -102,6 +102,10 @@ def _other_value(a):
     if a["type"] == "int" and isinstance(d, int):
         return d + 1 if d < (1 << 62) else d - 1
     if a["type"] == "float" and isinstance(d, float):
+        if abs(d) < float("inf") and (d * 2 + 0.5 == d or abs(d * 2 + 0.5) == float("inf")):
+            # -0.5 is its own double plus 0.5; past half the largest double
+            # that is infinite: half the default there
+            return d / 2
         return 0.5 if d != d or abs(d) == float("inf") else d * 2 + 0.5
     return None
 
