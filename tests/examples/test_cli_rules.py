@@ -623,6 +623,20 @@ class ErrorTextTest(unittest.TestCase):
             with self.subTest(plugin=plugin):
                 with _Env(_tree(self, helpers + plugin)):
                     self.assertEqual(errors.too_deep_notes(), [])
+
+    def test_too_deep_none_beside_a_package_named_dot_py(self):
+        # a directory foo.py/ with __init__.py is a package the loader loads
+        # (src/scan.c, pyop._loader.discover): its directory holds a plugin,
+        # so sub/a.py beside it gets no note; foo.py/ without __init__.py is
+        # no plugin, and the note is given
+        errors = _cli("errors")
+        with _Env(_tree(self, ["foo.py/__init__.py", "sub/a.py"])):
+            self.assertEqual(errors.too_deep_notes(), [])
+        root = _tree(self, ["foo.py/", "sub/a.py"])
+        with _Env(root):
+            notes = errors.too_deep_notes()
+        self.assertEqual([n.split(" skipped")[0] for n in notes],
+                         [os.path.join(root, "sub", "a.py")])
         with _Env(None):
             self.assertEqual(errors.too_deep_notes(), [])
 
