@@ -602,6 +602,41 @@ class ErrorTextTest(unittest.TestCase):
             self.assertEqual(errors.too_deep_notes(), [])
         with _Env(os.path.relpath(_tree(self, ["sub/a.py"]))):
             self.assertEqual(errors.too_deep_notes(), [])  # relative: never scanned
+
+    def test_too_deep_despite_helpers_at_the_top(self):
+        # _helper.py, _pkg/ (a package) and .hidden.py are no plugins (the
+        # loader skips them): a directory holding only those and sub/a.py
+        # still loads nothing, so the note is given; a plugin at the top
+        # (plug.py, or a package pkg/) is what ends it
+        errors = _cli("errors")
+        helpers = ["_helper.py", "_pkg/__init__.py", ".hidden.py", "sub/a.py"]
+        for top in ([], ["_helper.py"], ["_pkg/__init__.py"], [".hidden.py"], helpers[:3]):
+            with self.subTest(top=top):
+                root = _tree(self, top + ["sub/a.py"])
+                with _Env(root):
+                    notes = errors.too_deep_notes()
+                self.assertEqual(len(notes), 1, notes)
+                self.assertTrue(notes[0].startswith(os.path.join(root, "sub", "a.py")
+                                                    + " skipped: one directory too deep"),
+                                notes[0])
+        for plugin in (["plug.py"], ["pkg/__init__.py"]):
+            with self.subTest(plugin=plugin):
+                with _Env(_tree(self, helpers + plugin)):
+                    self.assertEqual(errors.too_deep_notes(), [])
+
+    def test_too_deep_none_beside_a_package_named_dot_py(self):
+        # a directory foo.py/ with __init__.py is a package the loader loads
+        # (src/scan.c, pyop._loader.discover): its directory holds a plugin,
+        # so sub/a.py beside it gets no note; foo.py/ without __init__.py is
+        # no plugin, and the note is given
+        errors = _cli("errors")
+        with _Env(_tree(self, ["foo.py/__init__.py", "sub/a.py"])):
+            self.assertEqual(errors.too_deep_notes(), [])
+        root = _tree(self, ["foo.py/", "sub/a.py"])
+        with _Env(root):
+            notes = errors.too_deep_notes()
+        self.assertEqual([n.split(" skipped")[0] for n in notes],
+                         [os.path.join(root, "sub", "a.py")])
         with _Env(None):
             self.assertEqual(errors.too_deep_notes(), [])
 
@@ -1279,6 +1314,28 @@ class ReferenceRulesTest(unittest.TestCase):
         text = self._problem(info, case, [one, two], lambda x: (arr, [arr, arr]))
         self.assertTrue(text.startswith("output zs[1] differs from the reference at element 0"),
                         text)
+
+    def test_one_output_returned_as_a_list(self):
+        # the op's only output: what the reference returns is that output,
+        # even a list or tuple (a dynamic output's tensors, or a plain list
+        # of numbers for a required one), never taken for the list of outputs
+        cc, np = _cli("check_cases"), self.np
+        case = cc.Case("c", [[(0, [2], [1.0, 2.0])]], {}, "generated")
+        a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+        two = [(_T(0, [2]), [1.0, 2.0]), (_T(0, [2]), [3.0, 4.0])]
+        dyn = _info(outputs=(("zs", "dynamic"),))
+        for ret in ([a, b], (a, b)):
+            with self.subTest(ret=type(ret).__name__):
+                self.assertIsNone(self._problem(dyn, case, [two], lambda x: ret))
+        text = self._problem(dyn, case, [two], lambda x: [a, b + 1])
+        self.assertTrue(text.startswith("output zs[1] differs from the reference at element 0"),
+                        text)
+        self.assertEqual(self._problem(dyn, case, [two], lambda x: [a]),
+                         "output zs: 2 tensors, the reference 1")
+        req = _info(outputs=(("y", "required"),))
+        self.assertIsNone(self._problem(req, case, [[two[0]]], lambda x: [1.0, 2.0]))
+        text = self._problem(req, case, [[two[0]]], lambda x: [1.0, 2.5])
+        self.assertTrue(text.startswith("output y differs from the reference at element 1"), text)
 
     def test_tolerances_each_in_its_place(self):
         cp, np = _cli("check_plugin"), self.np
@@ -2254,6 +2311,49 @@ class MainFailureRulesTest(unittest.TestCase):
             self.assertIsNone(main.run_under_requested_python(["list"]))
             self.assertNotIn("PYOP__REEXECUTED", os.environ)
         finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def test_requested_python_by_command_name(self):
+        # PYOP_PYTHON=python3.12 (a command name, no /) is the one PATH
+        # finds: this Python under another name is no re-exec; another one
+        # is exec'd by its path on PATH, the command's script and argv after
+        main, config = _cli("main"), _cli("config")
+        bin_dir = tempfile.mkdtemp(prefix="pyop_rules_path_")
+        self.addCleanup(lambda: __import__("shutil").rmtree(bin_dir))
+        os.symlink(sys.executable, os.path.join(bin_dir, "pyop-rules-this-python"))
+        other = os.path.join(bin_dir, "pyop-rules-other-python")
+        with open(other, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(other, 0o755)
+        keys = ("PYOP_PYTHON", "PYOP__REEXECUTED", "PATH")
+        saved = {k: os.environ.get(k) for k in keys}
+        saved_execv, saved_script, execs = os.execv, config.SCRIPT, []
+
+        class Execd(Exception):
+            pass
+
+        def execv(path, argv):
+            execs.append((path, list(argv)))
+            raise Execd()
+        try:
+            os.environ.pop("PYOP__REEXECUTED", None)
+            os.environ["PATH"] = bin_dir + os.pathsep + (saved["PATH"] or "")
+            os.execv, config.SCRIPT = execv, "/opt/pyop/bin/pyop"
+            os.environ["PYOP_PYTHON"] = "pyop-rules-this-python"
+            self.assertIsNone(main.run_under_requested_python(["list"]))
+            self.assertEqual(execs, [])
+            self.assertNotIn("PYOP__REEXECUTED", os.environ)
+            os.environ["PYOP_PYTHON"] = "pyop-rules-other-python"
+            with self.assertRaises(Execd):
+                main.run_under_requested_python(["check", "--json"])
+            self.assertEqual(execs, [(other, [other, "/opt/pyop/bin/pyop", "check", "--json"])])
+            self.assertEqual(os.environ.get("PYOP__REEXECUTED"), "pyop-rules-other-python")
+        finally:
+            os.execv, config.SCRIPT = saved_execv, saved_script
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)

@@ -117,13 +117,14 @@ def did_you_mean(name, known):
 
 def _is_plugin_entry(directory, name):
     """Whether directory/name is a plugin of directory as the loader finds
-    them: a .py file or a package (a directory with __init__.py), its name
-    not starting with _ or . (docs/op-author-guide.md, "Where plugins go")."""
+    them: a .py file or a package (a directory with __init__.py, whatever
+    its name ends with: a package foo.py/ loads too), its name not starting
+    with _ or . (docs/op-author-guide.md, "Where plugins go")."""
     if name.startswith(("_", ".")):
         return False
     path = os.path.join(directory, name)
-    if name.endswith(".py"):
-        return os.path.isfile(path)
+    if name.endswith(".py") and os.path.isfile(path):
+        return True
     return os.path.isfile(os.path.join(path, "__init__.py"))
 
 
