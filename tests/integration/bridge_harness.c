@@ -3515,7 +3515,7 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
 }
 
 /*
- * The entry's version negotiation: major 2 refused naming it, a newer minor
+ * The entry's version negotiation: majors 2 and 0 refused naming them, a newer minor
  * answered with the bridge's own, minor 0 with 1.0 (and what a 1.0 loader
  * cannot read refused, not handed over), build_info; NULL requests, bad
  * configurations and views with an embedded NUL refused; loader tables
@@ -3530,6 +3530,14 @@ static void case_abi(void) {
   clear_error();
   CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "major 2 refused");
   CHECK(err_has("loader asked for 2.0"), "abi message");
+  /* An older major is refused as a newer one is: its table has another
+   * layout (batch 16 survivor, session 14). */
+  req.abi_major = PYOP_BRIDGE_ABI_MAJOR - 1;
+  req.abi_minor = 7;
+  clear_error();
+  CHECK(entry(&req, &a) == PYOP_EABI && a == NULL, "major 0 accepted");
+  CHECK(err_has("bridge speaks ABI 1.") && err_has("loader asked for 0.7"), "major 0 message: %s",
+        g_err);
   req.abi_major = 1;
   req.abi_minor = PYOP_BRIDGE_ABI_MINOR + 1; /* a newer loader: the bridge keeps to its own */
   CHECK(entry(&req, &a) == PYOP_OK && a->abi_major == 1 && a->abi_minor == PYOP_BRIDGE_ABI_MINOR,

@@ -55,6 +55,10 @@
  *              __index__): the load fails with PYOP_EPYTHON naming the
  *              lane and the conversion, nothing registered; the main
  *              interpreter's own load of it works
+ *   del_import  an import a lane refuses outside any call or load (an
+ *              implementation's __del__, when the host destroys its
+ *              instances, catching the ImportError) is not the next load's:
+ *              after pyop_unload, pyop_load runs the op in the lanes again
  *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
  *              execute (INFO): every lane's lines and the main
  *              interpreter's reach the host's log hook, each at its own
@@ -860,6 +864,36 @@ static void case_desc_refused(void) {
 }
 
 /*
+ * A lane drops the import refusals recorded before a load begins: one
+ * outside any call or load (DelImport's __del__, run when the host destroys
+ * its instances, imports a module the lane refuses and goes on without it)
+ * does not leave the next load's element serial naming that module: after
+ * pyop_unload, pyop_load runs DelImport in the lanes again (batch 16
+ * survivor, session 14).
+ */
+static void case_del_import(void) {
+  char *opp = xasprintf("%s/del_import", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  for (int round = 0; round < 2; round++) {
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    expect_info("DelImport", 2, NULL);
+    for (int i = 0; i < 2; i++) {
+      pyop_op *op = NULL;
+      REQUIRE_RC(pyop_op_create("DelImport", NULL, 0, &op), PYOP_OK);
+      CHECK(pyop_op_lane(op) != 0, "round %d: DelImport instance %d in the main interpreter",
+            round, i);
+      float x[2] = {1, 2}, y[2] = {0, 0};
+      CHECK_RC(run(op, x, y, 2), PYOP_OK);
+      CHECK(y[1] == 4.0f, "round %d: DelImport: y[1] = %g", round, y[1]);
+      pyop_op_destroy(op); /* its __del__ is refused an import in its lane */
+    }
+    CHECK_RC(pyop_unload(), PYOP_OK);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
+/*
  * What a lane's image logs reaches the host with its level (lane_start.c):
  * during a load a worker keeps each line and the loading thread replays it,
  * every lane's; in a call it goes to libpyop's log service directly.
@@ -925,7 +959,7 @@ static void case_lane_log(void) {
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(lane_log)
+  X(del_import) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
