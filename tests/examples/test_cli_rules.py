@@ -910,6 +910,48 @@ class CheckVerdictRulesTest(unittest.TestCase):
         with self.assertRaises(KeyboardInterrupt):
             cv._thread_problems([[{"output y": b"ab"}], [KeyboardInterrupt()]], alone, True, "w")
 
+    def test_one_thread_hung_is_a_deadlock(self):
+        # one of the threads of the concurrency run never returns (the others
+        # finish): that is reported as a deadlock, not its missing results skipped
+        import threading
+        import types
+        cv = _cli("check_verdict")
+        release = threading.Event()
+        lock = threading.Lock()
+        calls = {"workers": 0, "destroyed": 0}
+
+        class Inst:
+            def __init__(self, *a, **kw):
+                pass
+
+            def run(self, inputs):
+                if threading.current_thread() is not threading.main_thread():
+                    with lock:
+                        calls["workers"] += 1
+                        first = calls["workers"] == 1
+                    if first:
+                        release.wait(60)  # this thread hangs until the test ends
+                res = _Res([[b"y0"]])
+                res.error = None
+                return res
+
+            def destroy(self):
+                calls["destroyed"] += 1
+
+        case = types.SimpleNamespace(label="case 1", inputs=[], attrs={}, kind="given")
+        mon = types.SimpleNamespace(activity=lambda *a: None)
+        old = (cv.Instance, cv.THREAD_TIMEOUT)
+        cv.Instance, cv.THREAD_TIMEOUT = Inst, 2
+        try:
+            got = cv._concurrency_problems(None, _info(inputs=()), case, True, mon,
+                                           n_threads=3, rounds=1)
+        finally:
+            release.set()
+            cv.Instance, cv.THREAD_TIMEOUT = old
+        self.assertEqual(got, ["case 1: run from 3 threads at once on one instance: did not "
+                               "finish within 2 s (a deadlock?)"])
+        self.assertEqual(calls["destroyed"], 1)
+
     def _verdict(self, **kw):
         v = _cli("check_verdict")._new_verdict()
         v.update(kw)

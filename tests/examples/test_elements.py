@@ -180,6 +180,24 @@ class ElemAfter:
         self.prev.x = x
         with pyop.elements(y) as ys:
             ys[0] = 0.0 if prev is None else 1.0
+
+
+RANKS = [None, (2, 3), (), (1, 1, 1, 1)]  # None: x's own shape
+
+
+@pyop.register_op(op_type="ElemRanks", outputs=("ys",))
+def elem_ranks(x: TensorDesc) -> list[TensorDesc]:
+    return [TensorDesc(x.shape if r is None else r, x.dtype) for r in RANKS]
+
+
+@pyop.register_op_impl(op_type="ElemRanks")
+class ElemRanks:
+    """A dynamic output whose tensors have ranks of their own."""
+
+    def execute(self, x: Tensor) -> None:
+        ctx = pyop.get_execute_ctx()
+        for r in RANKS:
+            ctx.malloc_output_tensor(0, x.shape if r is None else r, x.dtype)
 '''
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64",
@@ -327,6 +345,19 @@ class ElementsTest(unittest.TestCase):
         for dtype in ("float32", "bfloat16", "int8"):
             res = self.ok(self.run_op(inst, dtype, [3]), "a later call")
             self.assertEqual(res.produced[0][0][1], [1.0], "the previous x was not checked")
+
+
+    def test_dynamic_output_tensors_keep_their_own_ranks(self):
+        # what a host reads back of infer_meta's list: each tensor's shape at
+        # its own rank, whatever the first tensor's rank is
+        inst = self.instance("ElemRanks")
+        for dtype, shape in (("float32", [3]), ("int8", [2, 5]), ("int64", [])):
+            with self.subTest(dtype=dtype, shape=shape):
+                res = self.ok(self.run_op(inst, dtype, shape), "ElemRanks %s%s" % (dtype, shape))
+                want = [(self.code[dtype], s) for s in (shape, [2, 3], [], [1, 1, 1, 1])]
+                self.assertEqual(res.inferred, [want])
+                self.assertEqual([(t.dtype, list(t.shape[:t.ndim])) for t, _ in res.produced[0]],
+                                 want)
 
 
 if __name__ == "__main__":

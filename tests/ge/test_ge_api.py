@@ -197,6 +197,15 @@ class RuntimeTypesTest(unittest.TestCase):
         self.assertEqual(d.shape.storage_shape.dims, [2, 3])
         self.assertEqual(d.shape.origin_shape.dims, [2, 3])
         self.assertIs(d.data_type, DataType.DT_FLOAT)
+        dims = [2, 3]  # the caller's list is copied, not kept as the origin dims
+        d3 = TensorDesc(dims, DataType.DT_FLOAT)
+        dims.append(4)
+        dims[0] = 9
+        self.assertEqual(d3.shape.origin_shape.dims, [2, 3])
+        self.assertEqual(d3.shape.storage_shape.dims, [2, 3])
+        d3.shape.origin_shape.set_dim(1, 8)  # and editing the desc leaves the list alone
+        self.assertEqual(dims, [9, 3, 4])
+        self.assertEqual(d3.shape.origin_shape.dims, [2, 8])
         scalar = TensorDesc(None, DataType.DT_INT8)  # its views live as long as it does
         self.assertEqual(scalar.shape.storage_shape.dim_num, 0)
         s = StorageShape([2, 3], [6])
