@@ -1109,6 +1109,42 @@ class ReadOnlyViewTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "handle has expired"):
             t.storage_shape
 
+    def test_expired_views_refuse_mutators(self):
+        """Every mutator of a view kept past its call says the handle has
+        expired and changes nothing: a writable (execute-time) view's as
+        well as a read-only (compile-time) one's, whose expiry is named
+        before its read-only state (batch 15 survivor
+        bridge.b15.ge_scope.writable_expired: a writable view was written)."""
+        from ge.runtime import _Scope
+        for ro in (False, True):
+            with self.subTest(ro=ro):
+                s = _Scope("op 'X': an earlier call's Tensor", ro=ro)
+                t = Tensor._make(s, 0, 0, [2, 3], DataType.DT_FLOAT, Format.FORMAT_ND,
+                                 TensorPlacement.ON_HOST)
+                fmt, shape, e = t.format, t.shape, t.expand_dims_type
+                fe, other = fmt.expand_dims_type, StorageShape([7], [8, 9])
+                s.valid = False
+                for name, fn in (("set_origin_format", lambda: fmt.set_origin_format(0)),
+                                 ("set_storage_format", lambda: fmt.set_storage_format(0)),
+                                 ("set_expand_dims_type",
+                                  lambda: fmt.set_expand_dims_type(ExpandDimsType("01"))),
+                                 ("format set_expand_index", lambda: fe.set_expand_index(1)),
+                                 ("set_expand_index", lambda: e.set_expand_index(0)),
+                                 ("set_origin_shape",
+                                  lambda: shape.set_origin_shape(other.storage_shape)),
+                                 ("set_storage_shape",
+                                  lambda: shape.set_storage_shape(other.origin_shape))):
+                    with self.subTest(mutator=name):
+                        with self.assertRaisesRegex(RuntimeError, r"handle has expired: op 'X': "
+                                                    r"an earlier call's Tensor used after"):
+                            fn()
+                s.valid = True  # only to read what the refused mutators left
+                self.assertEqual((fmt.get_origin_format(), fmt.get_storage_format()),
+                                 (Format.FORMAT_ND, Format.FORMAT_ND))
+                self.assertEqual((e.full_size, e.is_expand_index(0), e.is_expand_index(1)),
+                                 (0, False, False))
+                self.assertEqual((t.origin_shape.dims, t.storage_shape.dims), ([2, 3], [2, 3]))
+
 
 class SiblingImportTest(unittest.TestCase):
     """GE's absolute imports inside a plugin directory, with libpyop's rules."""

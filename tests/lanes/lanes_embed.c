@@ -24,6 +24,10 @@
  *                   (atexit._run_exitfuncs), the load after starts
  *                   new ones; Python finalizes. 3.12: they end at
  *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
+ *   kept_address_reused  3.13+: the host ends the kept lanes itself and
+ *                   makes sub-interpreters of its own, one at a kept
+ *                   lane's address: the next load takes none of them up
+ *                   (new lanes, in neither a kept nor a host's interpreter)
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
  *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
  *                   where lanes are off (3.12.0-3.12.3)
@@ -38,6 +42,7 @@
 
 #include "lanes_util.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -247,6 +252,110 @@ static void case_kept_exit(void) {
   free(opp);
 }
 
+/* Ends interp (no state attached on this thread) as libpyop's exit hook
+ * does: a state of this thread ends it, every other state deleted first. */
+static void end_interp(PyInterpreterState *interp) {
+  PyThreadState *ts = PyThreadState_New(interp);
+  REQUIRE(ts != NULL, "PyThreadState_New");
+  PyEval_RestoreThread(ts);
+  for (PyThreadState *o = PyInterpreterState_ThreadHead(interp); o != NULL;) {
+    PyThreadState *next = PyThreadState_Next(o);
+    if (o != ts) {
+      PyThreadState_Clear(o);
+      PyThreadState_Delete(o);
+    }
+    o = next;
+  }
+  Py_EndInterpreter(ts); /* leaves no state attached */
+}
+
+/*
+ * 3.13+: a host that ends the lanes kept across pyop_shutdown itself (as
+ * every sub-interpreter it finds) and makes sub-interpreters of its own,
+ * one at an address a kept lane's had (malloc reuses it): the next load
+ * takes none of them as a kept lane (another id at that address), starts
+ * two new lanes, and the ops run in neither a kept nor a host's
+ * interpreter (batch 15 survivor bridge.b15.lane_pool.interp_id_unchecked:
+ * the host's interpreter was driven as the lane). Where no address is
+ * reused (a sanitizer's allocator) that is noted, the rest still checked.
+ */
+static void case_kept_address_reused(void) {
+  if (Py_Version < 0x030D0000) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes are kept from 3.13)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  /* Every interpreter in a mapping of its own (a fixed threshold: glibc's
+   * own moves up after the first is freed, and a lane's worker thread
+   * allocates from another arena than the host's thread): the kernel gives
+   * a new one the hole an ended one left. */
+  (void)mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  float first[2] = {0, 0}, ids[2] = {0, 0};
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, first, 0);
+  CHECK_RC(pyop_shutdown(), PYOP_OK); /* both lanes kept */
+  PyEval_RestoreThread(mine);
+  PyInterpreterState *main_interp = PyInterpreterState_Main(), *gone[8];
+  size_t n_gone = 0;
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL && n_gone < 8;
+       i = PyInterpreterState_Next(i))
+    if (i != main_interp)
+      gone[n_gone++] = i;
+  CHECK(n_gone == 2, "%zu sub-interpreters kept, expected the 2 lanes", n_gone);
+  (void)PyEval_SaveThread();
+  for (size_t k = 0; k < n_gone; k++)
+    end_interp(gone[k]);
+  /* The host's own sub-interpreters, until one is where a kept lane's was. */
+  PyThreadState *host[8];
+  int64_t host_id[8];
+  size_t n_host = 0;
+  bool reused = false;
+  while (n_host < 8 && !reused) {
+    PyEval_RestoreThread(mine);
+    PyThreadState *ts = NULL;
+    PyInterpreterConfig cfg = {.check_multi_interp_extensions = 1,
+                               .gil = PyInterpreterConfig_OWN_GIL};
+    PyStatus st = Py_NewInterpreterFromConfig(&ts, &cfg);
+    REQUIRE(!PyStatus_Exception(st) && ts != NULL, "Py_NewInterpreterFromConfig");
+    PyInterpreterState *i = PyThreadState_GetInterpreter(ts);
+    host_id[n_host] = PyInterpreterState_GetID(i);
+    host[n_host++] = ts;
+    for (size_t k = 0; k < n_gone; k++)
+      reused = reused || i == gone[k];
+    fprintf(stderr, "[%s] host sub-interpreter %lld at %p (kept lanes' were at %p %p)\n",
+            e2e_case, (long long)host_id[n_host - 1], (void *)i, (void *)gone[0],
+            (void *)gone[n_gone > 1]);
+    (void)PyEval_SaveThread(); /* ts detached, its own GIL released */
+  }
+  if (!reused)
+    fprintf(stderr, "[%s] no sub-interpreter of the host's at a kept lane's address (%zu "
+            "made): the id check is not reached\n", e2e_case, n_host);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 1);
+  for (int k = 0; k < 2; k++) {
+    CHECK(ids[k] != first[0] && ids[k] != first[1],
+          "lane %d runs in interpreter %g, one the host ended (kept: %g %g)", k + 1, ids[k],
+          first[0], first[1]);
+    for (size_t h = 0; h < n_host; h++)
+      CHECK(ids[k] != (float)host_id[h],
+            "lane %d runs in interpreter %g, the host's own (made at a kept lane's address)",
+            k + 1, ids[k]);
+  }
+  CHECK(ids[0] != ids[1], "both lanes in interpreter %g", ids[0]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  for (size_t h = n_host; h-- > 0;) {
+    PyEval_RestoreThread(host[h]);
+    Py_EndInterpreter(host[h]);
+  }
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
 /* pyop_shutdown as an atexit callback of the host's (as a Python program
  * through ctypes would register it): the shutdown runs while Python
  * finalizes, after the point where an exit hook registered then could run. */
@@ -289,7 +398,7 @@ static void case_shutdown_atexit(void) {
 }
 
 #define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
-  X(shutdown_atexit)
+  X(kept_address_reused) X(shutdown_atexit)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};

@@ -1,7 +1,7 @@
 """A descriptor the plugin rewrote after decoration, one way per load
 (tests/integration/bridge_harness.c, case descs: PYOP_TEST_DESC names the
 way): a line at and past the ends of uint32_t (and negative), fields of the wrong type or
-shape. The descriptor is a plain object a plugin can rewrite; the bridge
+shape, tuples of default values only. The descriptor is a plain object a plugin can rewrite; the bridge
 checks what it reads."""
 import os
 
@@ -32,6 +32,10 @@ _ways = {
     "outputs_list": ("outputs", list(_d.outputs)),
     "attrs_list": ("attrs", list(_d.attrs)),
 }
-if _how:
+if _how == "all_default":
+    # Tuples whose every value is the default (a required output, no
+    # mutated input, no alias): the host gets what None gives.
+    _d.output_kinds, _d.input_flags, _d.output_alias = (0,), (0,), (-1,)
+elif _how:
     setattr(_d, *_ways[_how])
 del _d

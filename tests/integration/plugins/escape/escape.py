@@ -4,6 +4,7 @@ from pyop import TensorDesc
 
 KEPT = []
 KEPT_OUT = []  # a writable byte view of an earlier call's output
+KEPT_T = []  # Tensors kept past their calls: (keep_both's, keep_plain's)
 
 
 @pyop.register_op(op_type="Escape")
@@ -52,9 +53,31 @@ class EscapeImpl:
             elif not getattr(type(self), "kept_out", False):
                 type(self).kept_out = True
                 KEPT_OUT.append(memoryview(out).cast("B"))
+        elif mode == "keep_both":
+            # First call: keep the input and a memoryview of it (the call
+            # fails). Later calls: the bridge holds no reference to it any
+            # more than to one kept without a view (keep_plain).
+            if not getattr(type(self), "kept_both", False):
+                type(self).kept_both = True
+                KEPT_T.insert(0, x)
+                KEPT.append(memoryview(x))
+            else:
+                import sys
+                both, plain = KEPT_T
+                assert both is not x and not both.valid and not plain.valid
+                assert sys.getrefcount(both) == sys.getrefcount(plain), (
+                    "the bridge still holds the Tensor kept with a view",
+                    sys.getrefcount(both), sys.getrefcount(plain))
+        elif mode == "keep_plain":
+            KEPT_T.append(x)
+        elif mode == "release":
+            for v in KEPT:
+                v.release()
+            KEPT.clear()
         elif mode == "drop":
             KEPT.clear()
             KEPT_OUT.clear()
+            KEPT_T.clear()
             for name in ("kept", "ctx", "out"):
                 if hasattr(type(self), name):
                     delattr(type(self), name)
