@@ -7442,6 +7442,157 @@ static void case_dfcall(void) {
   rec_clear(&r);
 }
 
+/*
+ * Lifetime pass (session 15): what the bridge lends a plugin (a Tensor, a
+ * view, a context) refuses EVERY accessor and method once its call ended;
+ * what a holder took (the instance, its bound methods, the view class, an
+ * attribute value) is released by destroy_holder, the exception of a
+ * failed create_holder is dropped, and a reset frees the plugin's classes
+ * (plugins/lpobj: reference counts and weak references, compared before
+ * and after).
+ */
+static void case_lpobj(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "lpobj"));
+  const rec_op *impl = find(&r, "LpKeep", true), *proto = find(&r, "LpKeep", false),
+               *vimpl = find(&r, "LpViewed", true);
+  CHECK(impl && proto && vimpl, "ops registered");
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['before'] = R['counts']()\n"
+              "del R\n"),
+        "counts before");
+  /* One instance, one call: what it kept. */
+  pyop_attr_view a = attr_str("tag", "a lifetime tag");
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  CHECK(py_ok("import builtins, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "assert R['same_ctx'] is True, 'get_execute_ctx() gave two contexts in one call'\n"
+              "x, out, ctx = R['kept']\n"
+              "def refused(fn, what, want):\n"
+              "    try:\n"
+              "        fn()\n"
+              "    except RuntimeError as e:\n"
+              "        assert want in str(e), (what, e)\n"
+              "    else:\n"
+              "        raise AssertionError('%s usable after its call' % what)\n"
+              "for t, role in ((x, 'input'), (out, 'output')):\n"
+              "    assert t.valid is False, role\n"
+              "    for name in ('shape', 'dtype', 'format', 'ndim', 'nbytes', 'numel',\n"
+              "                 'data_ptr', 'writable'):\n"
+              "        refused(lambda: getattr(t, name), role + ' ' + name,\n"
+              "                'tensor used outside its callback')\n"
+              "    refused(lambda: memoryview(t), role + ' buffer', 'outside its callback')\n"
+              "    assert repr(t).startswith('<pyop.Tensor (released'), repr(t)\n"
+              "assert ctx.valid is False\n"
+              "# every method, with good arguments and with bad ones (the expiry is\n"
+              "# what it reports, not an argument)\n"
+              "for what, fn in (\n"
+              "        ('malloc_output_tensor', lambda: ctx.malloc_output_tensor(0, (1,), 'float32')),\n"
+              "        ('malloc_output_tensor', lambda: ctx.malloc_output_tensor(0, (1,), 'float33')),\n"
+              "        ('make_output_ref_input', lambda: ctx.make_output_ref_input(0, 0)),\n"
+              "        ('make_output_ref_input', lambda: ctx.make_output_ref_input('a', 0)),\n"
+              "        ('malloc_workspace', lambda: ctx.malloc_workspace(4)),\n"
+              "        ('malloc_workspace', lambda: ctx.malloc_workspace(-1)),\n"
+              "        ('set_artifact', lambda: ctx.set_artifact(b'a')),\n"
+              "        ('set_artifact', lambda: ctx.set_artifact(5)),\n"
+              "        ('add_workspace', lambda: ctx.add_workspace(4)),\n"
+              "        ('add_workspace', lambda: ctx.add_workspace(-1)),\n"
+              "        ('add_launch', lambda: ctx.add_launch('/l.so', 'k', [])),\n"
+              "        ('add_launch', lambda: ctx.add_launch('/l.so', 'k', 5)),\n"
+              "        ('stream', lambda: ctx.stream),\n"
+              "        ('_inputs', lambda: ctx._inputs),\n"
+              "        ('_attrs', lambda: ctx._attrs),\n"
+              "        ('_view', lambda: ctx._view)):\n"
+              "    refused(fn, 'context ' + what, what + '(): context used outside its callback')\n"
+              "refused(lambda: setattr(ctx, '_x', 1), 'context _x', 'outside its callback')\n"
+              "# the holder still has the tag: one reference more than its copy\n"
+              "t, c = R['tag'][0], R['tag_copy'][0]\n"
+              "assert sys.getrefcount(t) == sys.getrefcount(c) + 1, (sys.getrefcount(t),\n"
+              "                                                      sys.getrefcount(c))\n"
+              "del R, x, out, ctx, refused, t, c, fn, what, role, name\n"),
+        "what LpKeep kept, after its call");
+  impl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins, gc, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "gc.collect()\n"
+              "assert [w() for w in R['instances']] == [None], 'the instance outlived its holder'\n"
+              "t, c = R['tag'][0], R['tag_copy'][0]\n"
+              "assert sys.getrefcount(t) == sys.getrefcount(c), (\n"
+              "    'the attribute value outlived its holder', sys.getrefcount(t),\n"
+              "    sys.getrefcount(c))\n"
+              "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+              "R['instances'].clear()\n"
+              "del R, t, c\n"),
+        "what the holder of LpKeep took, released");
+  /* A prototype's holder: its infer function is released too. */
+  h = holder_of(proto, &a, 1);
+  proto->cb->destroy_holder(h);
+  /* An implementation whose inputs are views: a view kept past its call
+   * refuses each field; the view class is released with the holder. */
+  h = holder_of(vimpl, NULL, 0);
+  CHECK_OK(exec1(vimpl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  vimpl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "v = R.pop('view')\n"
+              "assert v.valid is False and v._x is None\n"
+              "for name in ('_dims', '_dtype', '_format', '_data', '_nbytes'):\n"
+              "    try:\n"
+              "        getattr(v, name)\n"
+              "    except RuntimeError as e:\n"
+              "        assert str(e) == 'tensor used outside its callback', (name, e)\n"
+              "    else:\n"
+              "        raise AssertionError('view %s read after its call' % name)\n"
+              "del v  # an instance holds its class\n"
+              "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+              "del R, name\n"),
+        "a kept view, and what the holders took, released");
+  /* A failed create_holder drops the exception (and what its traceback
+   * holds); the next one works. */
+  CHECK(py_ok("import builtins; builtins._pyop_lpobj['boom'] = True"), "boom");
+  void *bad = (void *)1;
+  clear_error();
+  CHECK(impl->cb->create_holder(impl->ctx, &a, 1, &bad) == PYOP_EPYTHON && bad == NULL &&
+            err_has("LpBoom: instance refused"),
+        "create_holder refused: %s", g_err);
+  CHECK(py_ok("import builtins, gc\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['boom'] = False\n"
+              "gc.collect()\n"
+              "assert R.pop('boom_ref')() is None, 'the exception of a failed create_holder kept'\n"
+              "del R\n"),
+        "the failed create_holder's exception dropped");
+  h = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  /* A reset frees the plugin's classes and functions. */
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "for k in ('kept', 'counts', 'before', 'tag', 'tag_copy', 'same_ctx'):\n"
+              "    R.pop(k, None)\n"
+              "R['instances'].clear()\n"
+              "del R, k\n"),
+        "plugin objects dropped");
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import builtins, gc\n"
+              "gc.collect()\n"
+              "R = builtins._pyop_lpobj\n"
+              "left = [k for k, w in R['refs'].items() if w() is not None]\n"
+              "assert not left, ('still alive after the reset', left)\n"
+              "del builtins._pyop_lpobj, R, left\n"),
+        "the plugin's classes freed by the reset");
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -7483,7 +7634,8 @@ static void case_dfcall(void) {
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
   X(configs, "integration bridge", 300, "")                                  \
   X(configs_lost, "integration bridge", 300, "")                             \
-  X(dfcall, "integration bridge", 300, "")
+  X(dfcall, "integration bridge", 300, "")                                   \
+  X(lpobj, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 

@@ -1,0 +1,83 @@
+"""Objects the bridge lends to a plugin or takes from it, looked at after
+the call, the instance or the load that made them (tests/integration/
+bridge_harness.c, case lpobj: the lifetime pass, session 15).
+
+What it sees goes to builtins._pyop_lpobj (the harness reads it). Only
+weak references to the plugin's own classes and functions are kept there,
+so a reset can free them."""
+import builtins
+import sys
+import weakref
+
+import pyop
+from pyop import TensorDesc, _native
+
+R = builtins._pyop_lpobj = {"instances": []}
+
+
+class LpView(_native.ViewBase):
+    """The input view class of LpViewed."""
+
+
+class LpBoom(Exception):
+    """What LpKeepImpl() raises when R["boom"] (it can be weakly referred to)."""
+
+
+@pyop.register_op(op_type="LpKeep")
+def lp_keep(x: TensorDesc, *, tag: str = "t") -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="LpKeep")
+class LpKeepImpl:
+    """Keeps its input, its output, its context and its tag attribute (with
+    an equal str that is another object) in R past the call."""
+
+    def __init__(self):
+        if R.get("boom"):
+            e = LpBoom("instance refused")
+            R["boom_ref"] = weakref.ref(e)
+            raise e
+        R["instances"].append(weakref.ref(self))
+
+    def execute(self, x, *, tag):
+        ctx = pyop.get_execute_ctx()
+        R["same_ctx"] = ctx is pyop.get_execute_ctx()
+        out = ctx.malloc_output_tensor(0, x.shape, x.dtype)
+        R["kept"] = (x, out, ctx)
+        R["tag"] = [tag]
+        R["tag_copy"] = [tag.encode().decode()]
+        assert R["tag_copy"][0] is not tag and R["tag_copy"][0] == tag
+
+
+@pyop.register_op(op_type="LpViewed")
+def lp_viewed(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="LpViewed")
+class LpViewedImpl:
+    """Its inputs are LpView objects: keeps the one it got in R."""
+
+    __pyop_input_view__ = LpView
+
+    def execute(self, x):
+        assert type(x) is LpView and x.valid
+        R["view"] = x
+        pyop.get_execute_ctx().malloc_output_tensor(0, x._dims, x._dtype)
+
+
+R["refs"] = {"impl": weakref.ref(LpKeepImpl), "view_impl": weakref.ref(LpViewedImpl),
+             "view": weakref.ref(LpView), "infer": weakref.ref(lp_keep)}
+
+
+def counts():
+    """Reference counts of what a holder refers to: the implementation's
+    execute function, the view class, the prototype's infer function."""
+    refs = R["refs"]
+    return (sys.getrefcount(refs["impl"]().__dict__["execute"]),
+            sys.getrefcount(refs["view"]()),
+            sys.getrefcount(refs["infer"]()))
+
+
+R["counts"] = counts
