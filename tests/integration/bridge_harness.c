@@ -2690,6 +2690,7 @@ static void case_minors(void) {
       {"minors/dynamic_output.py", "DynOut", "has a dynamic (list) output"},
       {"minors/mutated.py", "Mutated", "has mutated inputs (mutates_args)"},
       {"minors/tensor_attr.py", "TensorAttr", "has a Tensor attribute"},
+      {"minors/tensor_attr_late.py", "TensorAttrLate", "has a Tensor attribute"},
   };
   for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
     negotiate(0);
