@@ -7532,9 +7532,33 @@ static void case_lpobj(void) {
               "R['instances'].clear()\n"
               "del R, t, c\n"),
         "what the holder of LpKeep took, released");
-  /* A prototype's holder: its infer function is released too. */
+  /* A prototype's holder: its infer function and the TensorDescs of its
+   * inputs are released too. */
   h = holder_of(proto, &a, 1);
+  for (int i = 0; i < 2; i++) {
+    pyop_tensor res;
+    CHECK_OK(infer1(proto, h, &in, 1, ONE, &res, 1));
+    CHECK(res.ndim == 1 && res.shape[0] == 2, "LpKeep infer_meta");
+  }
   proto->cb->destroy_holder(h);
+  /* Two refusals of the host caught in one call: the latest is held until
+   * the call ends (for its status), the earlier one not at all. */
+  CHECK(py_ok("import builtins; builtins._pyop_lpobj['twice'] = True"), "twice");
+  h = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['twice'] = False\n"
+              "e1, e2 = R.pop('host_errors')\n"
+              "assert 'to allocate output 0 (PYOP_ENOMEM)' in str(e1), e1\n"
+              "d1, d2 = R.pop('during')\n"
+              "assert d2 == d1 + 1, ('during the call', d1, d2)\n"
+              "assert sys.getrefcount(e1) == sys.getrefcount(e2), (\n"
+              "    'after the call', sys.getrefcount(e1), sys.getrefcount(e2))\n"
+              "del R, e1, e2, d1, d2\n"),
+        "the host's refusals: the latest held during the call, neither after it");
   /* An implementation whose inputs are views: a view kept past its call
    * refuses each field; the view class is released with the holder. */
   h = holder_of(vimpl, NULL, 0);
@@ -7553,8 +7577,10 @@ static void case_lpobj(void) {
               "    else:\n"
               "        raise AssertionError('view %s read after its call' % name)\n"
               "del v  # an instance holds its class\n"
+              "import gc\n"
+              "gc.collect()  # the host errors' tracebacks and the frame holding them\n"
               "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
-              "del R, name\n"),
+              "del R, name, gc\n"),
         "a kept view, and what the holders took, released");
   /* A failed create_holder drops the exception (and what its traceback
    * holds); the next one works. */
