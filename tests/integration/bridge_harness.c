@@ -7512,12 +7512,18 @@ static void case_lpobj(void) {
               "        ('_attrs', lambda: ctx._attrs),\n"
               "        ('_view', lambda: ctx._view)):\n"
               "    refused(fn, 'context ' + what, what + '(): context used outside its callback')\n"
-              "refused(lambda: setattr(ctx, '_x', 1), 'context _x', 'outside its callback')\n"
+              "# its _x: refused even None (a view's _x may be cleared, a context's not)\n"
+              "for v in (1, None):\n"
+              "    refused(lambda: setattr(ctx, '_x', v), 'context _x = %r' % v,\n"
+              "            '_x: context used outside its callback')\n"
+              "refused(lambda: delattr(ctx, '_x'), 'del context _x',\n"
+              "        '_x: context used outside its callback')\n"
+              "assert ctx._x is None\n"
               "# the holder still has the tag: one reference more than its copy\n"
               "t, c = R['tag'][0], R['tag_copy'][0]\n"
               "assert sys.getrefcount(t) == sys.getrefcount(c) + 1, (sys.getrefcount(t),\n"
               "                                                      sys.getrefcount(c))\n"
-              "del R, x, out, ctx, refused, t, c, fn, what, role, name\n"),
+              "del R, x, out, ctx, refused, t, c, fn, what, role, name, v\n"),
         "what LpKeep kept, after its call");
   impl->cb->destroy_holder(h);
   CHECK(py_ok("import builtins, gc, sys\n"
