@@ -7617,13 +7617,16 @@ static void case_lpobj(void) {
         "plugin objects dropped");
   api->reset();
   rec_clear(&r);
-  CHECK(py_ok("import builtins, gc\n"
+  CHECK(py_ok("import builtins, gc, sys\n"
               "gc.collect()\n"
               "R = builtins._pyop_lpobj\n"
               "left = [k for k, w in R['refs'].items() if w() is not None]\n"
               "assert not left, ('still alive after the reset', left)\n"
-              "del builtins._pyop_lpobj, R, left\n"),
-        "the plugin's classes freed by the reset");
+              "t, o = R['tags'], R['opt']\n"
+              "now = (sys.getrefcount(t[0]), sys.getrefcount(t[1]), sys.getrefcount(o[0]))\n"
+              "assert now == R['tag_rc0'], ('an op type or default kept', now, R['tag_rc0'])\n"
+              "del builtins._pyop_lpobj, R, left, t, o, now\n"),
+        "the plugin's classes, op type and defaults freed by the reset");
 }
 
 #define BRIDGE_HARNESS_CASES(X)                                               \

@@ -77,6 +77,19 @@ class LpViewedImpl:
         pyop.get_execute_ctx().malloc_output_tensor(0, x._dims, x._dtype)
 
 
+# Strings made here (not interned constants), given to the registration:
+# what converting the descriptor keeps of them is dropped when the
+# registrar call returns, all of it at the reset (tag_rc0: counts before).
+TAGS = R["tags"] = ["".join(["al", "pha"]), "".join(["be", "ta"])]
+OPT = R["opt"] = ["".join(["Lp", "Tagged"])]
+R["tag_rc0"] = (sys.getrefcount(TAGS[0]), sys.getrefcount(TAGS[1]), sys.getrefcount(OPT[0]))
+
+
+@pyop.register_op(op_type=OPT[0])
+def lp_tagged(x: TensorDesc, *, names: list[str] = TAGS) -> TensorDesc:
+    return x
+
+
 R["refs"] = {"impl": weakref.ref(LpKeepImpl), "view_impl": weakref.ref(LpViewedImpl),
              "view": weakref.ref(LpView), "infer": weakref.ref(lp_keep)}
 
