@@ -7525,6 +7525,25 @@ static void case_lpobj(void) {
               "                                                      sys.getrefcount(c))\n"
               "del R, x, out, ctx, refused, t, c, fn, what, role, name, v\n"),
         "what LpKeep kept, after its call");
+  /* Its declare_launch_args: the argument sequences given to add_launch. */
+  {
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_tensor desc = tensor_f32(NULL, 1, s);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, sink_launch, sink_ws};
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    CHECK(sk.n_args == 1 && strcmp(sk.sym, "k") == 0, "the second launch: %zu %s", sk.n_args,
+          sk.sym);
+  }
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "before, after = R.pop('shape_rc')\n"
+              "assert before == after, ('malloc_output_tensor kept its shape', before, after)\n"
+              "before, after = R.pop('launch_rc')\n"
+              "assert before == after, ('add_launch kept its arguments', before, after)\n"
+              "del R, before, after\n"),
+        "the sequences given to the context, not kept");
   impl->cb->destroy_holder(h);
   CHECK(py_ok("import builtins, gc, sys\n"
               "R = builtins._pyop_lpobj\n"

@@ -10,7 +10,7 @@ import sys
 import weakref
 
 import pyop
-from pyop import TensorDesc, _native
+from pyop import TensorDesc, _native, launch
 
 R = builtins._pyop_lpobj = {"instances": []}
 
@@ -53,11 +53,24 @@ class LpKeepImpl:
                 except RuntimeError as e:
                     errs.append(e)
             R["during"] = (sys.getrefcount(errs[0]), sys.getrefcount(errs[1]))
-        out = ctx.malloc_output_tensor(0, x.shape, x.dtype)
+        shape = x.shape  # a new tuple: the bridge reads it as it is, keeps nothing
+        rc = sys.getrefcount(shape)
+        out = ctx.malloc_output_tensor(0, shape, x.dtype)
+        R["shape_rc"] = (rc, sys.getrefcount(shape))
         R["kept"] = (x, out, ctx)
         R["tag"] = [tag]
         R["tag_copy"] = [tag.encode().decode()]
         assert R["tag_copy"][0] is not tag and R["tag_copy"][0] == tag
+
+    def declare_launch_args(self, x, out, *, tag):
+        """Its launch arguments as a tuple (read as it is) and as a list
+        (read from a copy): the bridge keeps neither after add_launch."""
+        ctx = pyop.get_declare_launch_args_ctx()
+        args, largs = (launch.input(0), launch.output(0)), [launch.input(0)]
+        before = (sys.getrefcount(args), sys.getrefcount(largs[0]))
+        ctx.add_launch("/lib/liblp.so", "k", args)
+        ctx.add_launch("/lib/liblp.so", "k", largs)
+        R["launch_rc"] = (before, (sys.getrefcount(args), sys.getrefcount(largs[0])))
 
 
 @pyop.register_op(op_type="LpViewed")
