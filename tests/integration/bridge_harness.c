@@ -7525,13 +7525,17 @@ static void case_lpobj(void) {
               "                                                      sys.getrefcount(c))\n"
               "del R, x, out, ctx, refused, t, c, fn, what, role, name, v\n"),
         "what LpKeep kept, after its call");
-  /* Its declare_launch_args: the argument sequences given to add_launch. */
+  /* Its compile and declare_launch_args: the buffer given to set_artifact,
+   * the argument sequences given to add_launch. */
   {
     sink sk;
     memset(&sk, 0, sizeof sk);
     pyop_tensor desc = tensor_f32(NULL, 1, s);
     pyop_tensor_list lists[1] = {{&in, 1}};
     pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, sink_launch, sink_ws};
+    pyop_compile_args ca = {sizeof ca, lists, 1, &desc, 1, &sk, sink_artifact};
+    CHECK_OK(impl->cb->compile(h, &ca));
+    CHECK(sk.artifact_len == 2 && memcmp(sk.artifact, "lp", 2) == 0, "the artifact");
     CHECK_OK(impl->cb->declare_launch_args(h, &da));
     CHECK(sk.n_args == 1 && strcmp(sk.sym, "k") == 0, "the second launch: %zu %s", sk.n_args,
           sk.sym);
@@ -7540,6 +7544,8 @@ static void case_lpobj(void) {
               "R = builtins._pyop_lpobj\n"
               "before, after = R.pop('shape_rc')\n"
               "assert before == after, ('malloc_output_tensor kept its shape', before, after)\n"
+              "before, after = R.pop('artifact_rc')\n"
+              "assert before == after, ('set_artifact kept its bytearray', before, after)\n"
               "before, after = R.pop('launch_rc')\n"
               "assert before == after, ('add_launch kept its arguments', before, after)\n"
               "del R, before, after\n"),

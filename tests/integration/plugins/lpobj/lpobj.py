@@ -62,6 +62,15 @@ class LpKeepImpl:
         R["tag_copy"] = [tag.encode().decode()]
         assert R["tag_copy"][0] is not tag and R["tag_copy"][0] == tag
 
+    def compile(self, x, out, *, tag):
+        """Its artefact from a bytearray: released by set_artifact (the
+        bytearray can grow again), referred to no more than before."""
+        art = bytearray(b"lp")
+        before = sys.getrefcount(art)
+        pyop.get_compile_ctx().set_artifact(art)
+        art.extend(b"!")  # BufferError while an export of it is left
+        R["artifact_rc"] = (before, sys.getrefcount(art))
+
     def declare_launch_args(self, x, out, *, tag):
         """Its launch arguments as a tuple (read as it is) and as a list
         (read from a copy): the bridge keeps neither after add_launch."""
