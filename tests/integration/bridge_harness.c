@@ -7467,7 +7467,7 @@ static void case_lpobj(void) {
               "del R\n"),
         "counts before");
   /* One instance, one call: what it kept. */
-  pyop_attr_view a = attr_str("tag", "a lifetime tag");
+  pyop_attr_view a = attr_str("lp_tag", "a lifetime tag");
   void *h = holder_of(impl, &a, 1);
   outputs o = {0};
   CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
@@ -7613,6 +7613,22 @@ static void case_lpobj(void) {
               "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
               "del R, name, gc\n"),
         "a kept view, and what the holders took, released");
+  /* An instance refused for its view class leaves no reference to it
+   * (counted with the others). */
+  {
+    const rec_op *bv = find(&r, "LpBadView", true);
+    CHECK(bv != NULL, "LpBadView registered");
+    void *no = (void *)1;
+    clear_error();
+    CHECK(bv->cb->create_holder(bv->ctx, NULL, 0, &no) == PYOP_EPYTHON && no == NULL &&
+              err_has("__pyop_input_view__ must be a subclass of pyop._native.ViewBase"),
+          "LpBadView refused: %s", g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_lpobj\n"
+                "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+                "del R\n"),
+          "the refused view class, released");
+  }
   /* A failed create_holder drops the exception (and what its traceback
    * holds); the next one works. */
   CHECK(py_ok("import builtins; builtins._pyop_lpobj['boom'] = True"), "boom");

@@ -24,7 +24,7 @@ class LpBoom(Exception):
 
 
 @pyop.register_op(op_type="LpKeep")
-def lp_keep(x: TensorDesc, *, tag: str = "t") -> TensorDesc:
+def lp_keep(x: TensorDesc, *, lp_tag: str = "t") -> TensorDesc:
     return x
 
 
@@ -40,7 +40,8 @@ class LpKeepImpl:
             raise e
         R["instances"].append(weakref.ref(self))
 
-    def execute(self, x, *, tag):
+    def execute(self, x, *, lp_tag):
+        tag = lp_tag
         ctx = pyop.get_execute_ctx()
         R["same_ctx"] = ctx is pyop.get_execute_ctx()
         if R.get("twice"):
@@ -62,7 +63,7 @@ class LpKeepImpl:
         R["tag_copy"] = [tag.encode().decode()]
         assert R["tag_copy"][0] is not tag and R["tag_copy"][0] == tag
 
-    def compile(self, x, out, *, tag):
+    def compile(self, x, out, *, lp_tag):
         """Its artefact from a bytearray: released by set_artifact (the
         bytearray can grow again), referred to no more than before."""
         art = bytearray(b"lp")
@@ -71,7 +72,7 @@ class LpKeepImpl:
         art.extend(b"!")  # BufferError while an export of it is left
         R["artifact_rc"] = (before, sys.getrefcount(art))
 
-    def declare_launch_args(self, x, out, *, tag):
+    def declare_launch_args(self, x, out, *, lp_tag):
         """Its launch arguments as a tuple (read as it is) and as a list
         (read from a copy): the bridge keeps neither after add_launch."""
         ctx = pyop.get_declare_launch_args_ctx()
@@ -80,6 +81,23 @@ class LpKeepImpl:
         ctx.add_launch("/lib/liblp.so", "k", args)
         ctx.add_launch("/lib/liblp.so", "k", largs)
         R["launch_rc"] = (before, (sys.getrefcount(args), sys.getrefcount(largs[0])))
+
+
+class NotAView:
+    """Not a ViewBase subclass: LpBadView's instances are refused."""
+
+
+@pyop.register_op(op_type="LpBadView")
+def lp_bad_view(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="LpBadView")
+class LpBadViewImpl:
+    __pyop_input_view__ = NotAView
+
+    def execute(self, x):
+        raise AssertionError("never made")
 
 
 @pyop.register_op(op_type="LpViewed")
@@ -113,19 +131,24 @@ def lp_tagged(x: TensorDesc, *, names: list[str] = TAGS) -> TensorDesc:
 
 
 R["refs"] = {"impl": weakref.ref(LpKeepImpl), "view_impl": weakref.ref(LpViewedImpl),
-             "view": weakref.ref(LpView), "infer": weakref.ref(lp_keep)}
+             "view": weakref.ref(LpView), "infer": weakref.ref(lp_keep),
+             "not_a_view": weakref.ref(NotAView)}
 
 
 def counts():
     """Reference counts of what a holder refers to: the implementation's
     execute function, the view class, the prototype's infer function, and
     TensorDesc (each of its instances refers to it: the TensorDescs a
-    prototype's holder made for its inputs)."""
+    prototype's holder made for its inputs), the refused view class of
+    LpBadView, and the attribute name lp_tag (interned: the holders'
+    keyword names; immortal from Python 3.12, so compared on 3.11 only)."""
     refs = R["refs"]
     return (sys.getrefcount(refs["impl"]().__dict__["execute"]),
             sys.getrefcount(refs["view"]()),
             sys.getrefcount(refs["infer"]()),
-            sys.getrefcount(TensorDesc))
+            sys.getrefcount(TensorDesc),
+            sys.getrefcount(refs["not_a_view"]()),
+            sys.getrefcount(sys.intern("lp_tag")))
 
 
 R["counts"] = counts
