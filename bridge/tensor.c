@@ -268,7 +268,11 @@ PyType_Spec pb_tensor_spec = {
  * (None until set), dropped when the view's call ends (pb_frame_end), so a
  * view the holder reuses starts afresh. An implementation class names its
  * subclass in __pyop_input_view__ (callbacks.c). ViewBase() itself makes an
- * invalid view of nothing: the subclass's objects made in Python.
+ * invalid view of nothing: the subclass's objects made in Python. Only _x
+ * is dropped: whatever else a subclass keeps on the object (a __dict__'s
+ * or a slot's values, weak references to it) outlives the call into the
+ * view's reuse, the same object valid again in a later call of the holder
+ * (ge.runtime's _View keeps its state in _x and has no __dict__).
  */
 
 static bool view_live(PyObject *o) { return ((pb_tensor *)o)->valid; }

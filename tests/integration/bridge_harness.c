@@ -2690,6 +2690,7 @@ static void case_minors(void) {
       {"minors/dynamic_output.py", "DynOut", "has a dynamic (list) output"},
       {"minors/mutated.py", "Mutated", "has mutated inputs (mutates_args)"},
       {"minors/tensor_attr.py", "TensorAttr", "has a Tensor attribute"},
+      {"minors/tensor_attr_late.py", "TensorAttrLate", "has a Tensor attribute"},
   };
   for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
     negotiate(0);
@@ -7442,6 +7443,233 @@ static void case_dfcall(void) {
   rec_clear(&r);
 }
 
+/*
+ * Lifetime pass (session 15): what the bridge lends a plugin (a Tensor, a
+ * view, a context) refuses EVERY accessor and method once its call ended;
+ * what a holder took (the instance, its bound methods, the view class, an
+ * attribute value) is released by destroy_holder, the exception of a
+ * failed create_holder is dropped, and a reset frees the plugin's classes
+ * (plugins/lpobj: reference counts and weak references, compared before
+ * and after).
+ */
+static void case_lpobj(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "lpobj"));
+  const rec_op *impl = find(&r, "LpKeep", true), *proto = find(&r, "LpKeep", false),
+               *vimpl = find(&r, "LpViewed", true);
+  CHECK(impl && proto && vimpl, "ops registered");
+  float x[2] = {1, 2};
+  int64_t s[1] = {2};
+  pyop_tensor in = tensor_f32(x, 1, s);
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['before'] = R['counts']()\n"
+              "del R\n"),
+        "counts before");
+  /* One instance, one call: what it kept. */
+  pyop_attr_view a = attr_str("lp_tag", "a lifetime tag");
+  void *h = holder_of(impl, &a, 1);
+  outputs o = {0};
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  CHECK(py_ok("import builtins, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "assert R['same_ctx'] is True, 'get_execute_ctx() gave two contexts in one call'\n"
+              "x, out, ctx = R['kept']\n"
+              "def refused(fn, what, want):\n"
+              "    try:\n"
+              "        fn()\n"
+              "    except RuntimeError as e:\n"
+              "        assert want in str(e), (what, e)\n"
+              "    else:\n"
+              "        raise AssertionError('%s usable after its call' % what)\n"
+              "for t, role in ((x, 'input'), (out, 'output')):\n"
+              "    assert t.valid is False, role\n"
+              "    for name in ('shape', 'dtype', 'format', 'ndim', 'nbytes', 'numel',\n"
+              "                 'data_ptr', 'writable'):\n"
+              "        refused(lambda: getattr(t, name), role + ' ' + name,\n"
+              "                'tensor used outside its callback')\n"
+              "    refused(lambda: memoryview(t), role + ' buffer', 'outside its callback')\n"
+              "    assert repr(t).startswith('<pyop.Tensor (released'), repr(t)\n"
+              "assert ctx.valid is False\n"
+              "# every method, with good arguments and with bad ones (the expiry is\n"
+              "# what it reports, not an argument)\n"
+              "for what, fn in (\n"
+              "        ('malloc_output_tensor', lambda: ctx.malloc_output_tensor(0, (1,), 'float32')),\n"
+              "        ('malloc_output_tensor', lambda: ctx.malloc_output_tensor(0, (1,), 'float33')),\n"
+              "        ('make_output_ref_input', lambda: ctx.make_output_ref_input(0, 0)),\n"
+              "        ('make_output_ref_input', lambda: ctx.make_output_ref_input('a', 0)),\n"
+              "        ('malloc_workspace', lambda: ctx.malloc_workspace(4)),\n"
+              "        ('malloc_workspace', lambda: ctx.malloc_workspace(-1)),\n"
+              "        ('set_artifact', lambda: ctx.set_artifact(b'a')),\n"
+              "        ('set_artifact', lambda: ctx.set_artifact(5)),\n"
+              "        ('add_workspace', lambda: ctx.add_workspace(4)),\n"
+              "        ('add_workspace', lambda: ctx.add_workspace(-1)),\n"
+              "        ('add_launch', lambda: ctx.add_launch('/l.so', 'k', [])),\n"
+              "        ('add_launch', lambda: ctx.add_launch('/l.so', 'k', 5)),\n"
+              "        ('stream', lambda: ctx.stream),\n"
+              "        ('_inputs', lambda: ctx._inputs),\n"
+              "        ('_attrs', lambda: ctx._attrs),\n"
+              "        ('_view', lambda: ctx._view)):\n"
+              "    refused(fn, 'context ' + what, what + '(): context used outside its callback')\n"
+              "# its _x: refused even None (a view's _x may be cleared, a context's not)\n"
+              "for v in (1, None):\n"
+              "    refused(lambda: setattr(ctx, '_x', v), 'context _x = %r' % v,\n"
+              "            '_x: context used outside its callback')\n"
+              "refused(lambda: delattr(ctx, '_x'), 'del context _x',\n"
+              "        '_x: context used outside its callback')\n"
+              "assert ctx._x is None\n"
+              "# the holder still has the tag: one reference more than its copy\n"
+              "t, c = R['tag'][0], R['tag_copy'][0]\n"
+              "assert sys.getrefcount(t) == sys.getrefcount(c) + 1, (sys.getrefcount(t),\n"
+              "                                                      sys.getrefcount(c))\n"
+              "del R, x, out, ctx, refused, t, c, fn, what, role, name, v\n"),
+        "what LpKeep kept, after its call");
+  /* Its compile and declare_launch_args: the buffer given to set_artifact,
+   * the argument sequences given to add_launch. */
+  {
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_tensor desc = tensor_f32(NULL, 1, s);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, sink_launch, sink_ws};
+    pyop_compile_args ca = {sizeof ca, lists, 1, &desc, 1, &sk, sink_artifact};
+    CHECK_OK(impl->cb->compile(h, &ca));
+    CHECK(sk.artifact_len == 2 && memcmp(sk.artifact, "lp", 2) == 0, "the artifact");
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    CHECK(sk.n_args == 1 && strcmp(sk.sym, "k") == 0, "the second launch: %zu %s", sk.n_args,
+          sk.sym);
+  }
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "before, after = R.pop('shape_rc')\n"
+              "assert before == after, ('malloc_output_tensor kept its shape', before, after)\n"
+              "before, after = R.pop('artifact_rc')\n"
+              "assert before == after, ('set_artifact kept its bytearray', before, after)\n"
+              "before, after = R.pop('launch_rc')\n"
+              "assert before == after, ('add_launch kept its arguments', before, after)\n"
+              "del R, before, after\n"),
+        "the sequences given to the context, not kept");
+  impl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins, gc, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "gc.collect()\n"
+              "assert [w() for w in R['instances']] == [None], 'the instance outlived its holder'\n"
+              "t, c = R['tag'][0], R['tag_copy'][0]\n"
+              "assert sys.getrefcount(t) == sys.getrefcount(c), (\n"
+              "    'the attribute value outlived its holder', sys.getrefcount(t),\n"
+              "    sys.getrefcount(c))\n"
+              "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+              "R['instances'].clear()\n"
+              "del R, t, c\n"),
+        "what the holder of LpKeep took, released");
+  /* A prototype's holder: its infer function and the TensorDescs of its
+   * inputs are released too. */
+  h = holder_of(proto, &a, 1);
+  for (int i = 0; i < 2; i++) {
+    pyop_tensor res;
+    CHECK_OK(infer1(proto, h, &in, 1, ONE, &res, 1));
+    CHECK(res.ndim == 1 && res.shape[0] == 2, "LpKeep infer_meta");
+  }
+  proto->cb->destroy_holder(h);
+  /* Two refusals of the host caught in one call: the latest is held until
+   * the call ends (for its status), the earlier one not at all. */
+  CHECK(py_ok("import builtins; builtins._pyop_lpobj['twice'] = True"), "twice");
+  h = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins, sys\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['twice'] = False\n"
+              "e1, e2 = R.pop('host_errors')\n"
+              "assert 'to allocate output 0 (PYOP_ENOMEM)' in str(e1), e1\n"
+              "d1, d2 = R.pop('during')\n"
+              "assert d2 == d1 + 1, ('during the call', d1, d2)\n"
+              "assert sys.getrefcount(e1) == sys.getrefcount(e2), (\n"
+              "    'after the call', sys.getrefcount(e1), sys.getrefcount(e2))\n"
+              "del R, e1, e2, d1, d2\n"),
+        "the host's refusals: the latest held during the call, neither after it");
+  /* An implementation whose inputs are views: a view kept past its call
+   * refuses each field; the view class is released with the holder. */
+  h = holder_of(vimpl, NULL, 0);
+  CHECK_OK(exec1(vimpl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  vimpl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "v = R.pop('view')\n"
+              "assert v.valid is False and v._x is None\n"
+              "for name in ('_dims', '_dtype', '_format', '_data', '_nbytes'):\n"
+              "    try:\n"
+              "        getattr(v, name)\n"
+              "    except RuntimeError as e:\n"
+              "        assert str(e) == 'tensor used outside its callback', (name, e)\n"
+              "    else:\n"
+              "        raise AssertionError('view %s read after its call' % name)\n"
+              "del v  # an instance holds its class\n"
+              "import gc\n"
+              "gc.collect()  # the host errors' tracebacks and the frame holding them\n"
+              "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+              "del R, name, gc\n"),
+        "a kept view, and what the holders took, released");
+  /* An instance refused for its view class leaves no reference to it
+   * (counted with the others). */
+  {
+    const rec_op *bv = find(&r, "LpBadView", true);
+    CHECK(bv != NULL, "LpBadView registered");
+    void *no = (void *)1;
+    clear_error();
+    CHECK(bv->cb->create_holder(bv->ctx, NULL, 0, &no) == PYOP_EPYTHON && no == NULL &&
+              err_has("__pyop_input_view__ must be a subclass of pyop._native.ViewBase"),
+          "LpBadView refused: %s", g_err);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_lpobj\n"
+                "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+                "del R\n"),
+          "the refused view class, released");
+  }
+  /* A failed create_holder drops the exception (and what its traceback
+   * holds); the next one works. */
+  CHECK(py_ok("import builtins; builtins._pyop_lpobj['boom'] = True"), "boom");
+  void *bad = (void *)1;
+  clear_error();
+  CHECK(impl->cb->create_holder(impl->ctx, &a, 1, &bad) == PYOP_EPYTHON && bad == NULL &&
+            err_has("LpBoom: instance refused"),
+        "create_holder refused: %s", g_err);
+  CHECK(py_ok("import builtins, gc\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['boom'] = False\n"
+              "gc.collect()\n"
+              "assert R.pop('boom_ref')() is None, 'the exception of a failed create_holder kept'\n"
+              "del R\n"),
+        "the failed create_holder's exception dropped");
+  h = holder_of(impl, &a, 1);
+  CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  impl->cb->destroy_holder(h);
+  /* A reset frees the plugin's classes and functions. */
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "for k in ('kept', 'counts', 'before', 'tag', 'tag_copy', 'same_ctx'):\n"
+              "    R.pop(k, None)\n"
+              "R['instances'].clear()\n"
+              "del R, k\n"),
+        "plugin objects dropped");
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import builtins, gc, sys\n"
+              "gc.collect()\n"
+              "R = builtins._pyop_lpobj\n"
+              "left = [k for k, w in R['refs'].items() if w() is not None]\n"
+              "assert not left, ('still alive after the reset', left)\n"
+              "t, o = R['tags'], R['opt']\n"
+              "now = (sys.getrefcount(t[0]), sys.getrefcount(t[1]), sys.getrefcount(o[0]))\n"
+              "assert now == R['tag_rc0'], ('an op type or default kept', now, R['tag_rc0'])\n"
+              "del builtins._pyop_lpobj, R, left, t, o, now\n"),
+        "the plugin's classes, op type and defaults freed by the reset");
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -7483,7 +7711,8 @@ static void case_dfcall(void) {
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
   X(configs, "integration bridge", 300, "")                                  \
   X(configs_lost, "integration bridge", 300, "")                             \
-  X(dfcall, "integration bridge", 300, "")
+  X(dfcall, "integration bridge", 300, "")                                   \
+  X(lpobj, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
