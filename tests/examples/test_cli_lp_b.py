@@ -295,6 +295,43 @@ class DoctorTrialLoadsTest(_Cli):
                                  [])
 
 
+class PathListedTwiceTest(_Cli):
+    """A plugin directory listed twice in ASCEND_CUSTOM_OPP_PATH (once with
+    a trailing slash): libpyop loads its plugins once, and doctor lists each
+    plugin once with its ops, after a good load and after a failed one (each
+    tried alone once), in --json and text; list and run see each op once. A
+    real bug fixed in this pass: doctor listed every plugin twice, the
+    second time "ok (no ops)". Kills cli.lp.doctor.plugin_listed_twice."""
+
+    def test_doctor_each_plugin_once(self):
+        good = self.dir("twice", {"a.py": _op("LpTwiceA"), "c.py": _op("LpTwiceC")})
+        bad = self.dir("twice_bad", {"a.py": _op("LpTwiceBadA"),
+                                     "b_bad.py": 'raise RuntimeError("b is broken")\n'})
+        for root, status, want in ((good, 0, [("a.py", "ok", ["LpTwiceA"]),
+                                              ("c.py", "ok", ["LpTwiceC"])]),
+                                   (bad, 1, [("a.py", "ok", ["LpTwiceBadA"]),
+                                             ("b_bad.py", "failed", [])])):
+            opp = "%s:%s/" % (root, root)
+            with self.subTest(root=root):
+                code, out, err = self.pyop("doctor", "--json", opp=opp)
+                self.assertEqual(code, status, err)
+                rep = json.loads(out)
+                self.assertEqual([e["element"] for e in rep["path"]], [root, root + "/"])
+                self.assertEqual([(os.path.basename(p["plugin"]), p["verdict"], p["ops"])
+                                  for p in rep["plugins"]], want)
+                code, out, err = self.pyop("doctor", opp=opp)
+                self.assertEqual(code, status, err)
+                for name, verdict, ops in want:
+                    line = "  plugin %s: %s" % (os.path.join(root, name),
+                                                "ok (%s)" % ", ".join(ops) if ops else "FAILED")
+                    self.assertEqual(out.count(line), 1, out)
+                self.assertNotIn("(no ops)", out)
+        code, out, err = self.pyop("list", "--json", good, good + "/")
+        self.assertEqual(code, 0, err)
+        self.assertEqual([o["op_type"] for o in json.loads(out)["ops"]],
+                         ["LpTwiceA", "LpTwiceC"])
+
+
 class TooDeepLaterElementTest(_Cli):
     """The too-deep note of an element after one that is missing, given in
     either form (with and without a trailing slash), and of a
