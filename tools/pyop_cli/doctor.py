@@ -236,10 +236,15 @@ def doctor_report(lib, lanes=0):
     rep["start_python"] = start_python_report(rep["artifacts"], lanes)
     rep["load"] = load
     rep["lanes_asked"] = lanes
-    plugins = []
+    plugins, seen = [], set()
     for el in rep["path"]:
         if el["verdict"] in ("python-file", "python-dir"):
-            plugins.extend(_discover(el["element"]))
+            for p in _discover(el["element"]):
+                # A directory listed twice (or with and without a trailing
+                # slash) holds the same plugins: libpyop loads them once.
+                if p["plugin"] not in seen:
+                    seen.add(p["plugin"])
+                    plugins.append(p)
     impls = []
     infos = []
     if load["status"] == "ok":
