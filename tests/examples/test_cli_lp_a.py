@@ -291,6 +291,25 @@ PLUGINS = {
             for _ in range(2):
                 copy_into(ctx.malloc_output_tensor(1, x.shape, x.dtype), x)
     ''',
+    # bench: a dynamic output whose second tensor is bigger than its first;
+    # the first is read back after the second is allocated.
+    "growing.py": COMMON + '''
+    @pyop.register_op(op_type="GrowingPieces", outputs=("pieces",))
+    def growing_pieces(x: TensorDesc) -> list[TensorDesc]:
+        return [TensorDesc([16], DataType.float32), TensorDesc([1024], DataType.float32)]
+
+    @pyop.register_op_impl(op_type="GrowingPieces")
+    class GrowingPiecesImpl:
+        def execute(self, x: Tensor) -> None:
+            ctx = pyop.get_execute_ctx()
+            first = ctx.malloc_output_tensor(0, [16], DataType.float32)
+            ctypes.memset(first.data_ptr, 0x11, first.nbytes)
+            ctx.malloc_output_tensor(0, [1024], DataType.float32)
+            got = ctypes.string_at(first.data_ptr, first.nbytes)
+            if got != bytes([0x11]) * first.nbytes:
+                raise RuntimeError("GrowingPieces: the first piece changed when the second "
+                                   "was allocated: %r" % got[:16])
+    ''',
 }
 
 GOOD = COMMON + '''
@@ -499,6 +518,28 @@ class BenchLaterOutputTest(_Cli):
         out = json.loads(r.stdout)
         self.assertEqual((out["op_type"], out["mode"], out["inputs"]),
                          ("HeadAndPieces", "execute", ["x=float32[4]"]), out)
+
+
+class BenchBuffersTest(_Cli):
+
+    def test_an_earlier_tensor_of_a_dynamic_output_keeps_its_buffer(self):
+        """bench's outputs reuse one buffer per output index; when a later
+        tensor of a dynamic output needs a bigger one, the earlier tensor's
+        buffer stays alive for the call (it was freed under the op: the op
+        read back other bytes than it wrote, and its writes there went into
+        the command's freed heap). pyop run of the op passes as well."""
+        r = self.pyop("run", "GrowingPieces", "--input", "x=float32[1]:1", "--json",
+                      opp=self.ops)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        pieces = json.loads(r.stdout)["outputs"][0]["tensors"]
+        self.assertEqual([t["shape"] for t in pieces], [[16], [1024]])
+        r = self.pyop("bench", "GrowingPieces", "--size", "1", "--calls", "3", "--repeat",
+                      "2", "--json", opp=self.ops)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("changed", r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual((out["op_type"], out["calls"], out["repeat"]),
+                         ("GrowingPieces", 3, 2), out)
 
 
 class ThreadRoundsTest(unittest.TestCase):

@@ -16,7 +16,10 @@ from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes,
 
 
 def _reusing_ctx(bufs):
-    """An exec context whose outputs reuse one buffer per index (benchmarks)."""
+    """An exec context whose outputs reuse one buffer per index (benchmarks;
+    the tensors of a dynamic output share their index's). A buffer too small
+    for a later tensor is replaced and kept alive with bufs: an earlier
+    tensor of that output, in the same call, still points into it."""
     slots = {}
 
     def alloc_output(_user, index, tp):
@@ -27,6 +30,8 @@ def _reusing_ctx(bufs):
                 "(PYOP_CLI_MAX_BYTES)" % (index, _fmt_bytes(t.nbytes), _fmt_bytes(max_bytes()))
             return 1
         if buf is None or ctypes.sizeof(buf) < t.nbytes:
+            if buf is not None:
+                bufs.keep.append(buf)  # never freed under a tensor the op holds
             buf = slots[index] = ctypes.create_string_buffer(max(int(t.nbytes), 1))
         t.data = ctypes.addressof(buf)
         return 0
