@@ -291,6 +291,23 @@ PLUGINS = {
             for _ in range(2):
                 copy_into(ctx.malloc_output_tensor(1, x.shape, x.dtype), x)
     ''',
+    # A reference, and a second input that may be bfloat16 (numpy has no
+    # such type) while the first and the output may not.
+    "bf16_second.py": COMMON + '''
+    @pyop.register_op(op_type="Bf16Second", dtypes={"x": "float32",
+                                                    "w": ["float32", "bfloat16"], "y": "float32"})
+    def bf16_second(x: TensorDesc, w: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="Bf16Second")
+    class Bf16SecondImpl:
+        def execute(self, x: Tensor, w: Tensor) -> None:
+            copy_into(pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype), x)
+
+    @pyop.register_reference(op_type="Bf16Second", rtol=0, atol=0)
+    def bf16_second_reference(x, w):
+        return x.copy()
+    ''',
     # bench: a dynamic output whose second tensor is bigger than its first;
     # the first is read back after the second is allocated.
     "growing.py": COMMON + '''
@@ -311,6 +328,18 @@ PLUGINS = {
                                    "was allocated: %r" % got[:16])
     ''',
 }
+
+# A prototype beside an implementation of a close name (a typo).
+TYPO = COMMON + '''
+    @pyop.register_op(op_type="Scale")
+    def scale(x: TensorDesc) -> TensorDesc:
+        return TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="Scael")
+    class ScaelImpl:
+        def execute(self, x: Tensor) -> None:
+            pass
+    '''
 
 GOOD = COMMON + '''
     @pyop.register_op(op_type="Good")
@@ -518,6 +547,48 @@ class BenchLaterOutputTest(_Cli):
         out = json.loads(r.stdout)
         self.assertEqual((out["op_type"], out["mode"], out["inputs"]),
                          ("HeadAndPieces", "execute", ["x=float32[4]"]), out)
+
+
+class ReferenceSecondInputTest(_Cli):
+
+    def test_a_bfloat16_second_input_is_not_given_to_the_reference(self):
+        """The case whose second input is bfloat16 (the first and the
+        output may not be) runs, and is not compared with the reference
+        (numpy has no bfloat16); the others are."""
+        r = self.pyop("check", "--json", self.ops, "Bf16Second")
+        out = json.loads(r.stdout)
+        entry = out["ops"][0]
+        if any("needs numpy" in p for p in entry["problems"]):
+            self.skipTest("no numpy in the command's Python")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual((entry["status"], entry["problems"], entry["reference"]),
+                         ("ok", [], [0, 0]), entry)
+        self.assertEqual(entry["ran"], ["float32[2,3]", "bfloat16[2,3] (x: float32)",
+                                        "float32[0,3] (empty)", "float32[] (rank-0)",
+                                        "float32[1] (one element)"], entry)
+
+
+class PrivatePathsTest(_Cli):
+
+    def test_a_typo_note_names_the_plugin_file_given(self):
+        """A .py file given loads from a private directory standing for its
+        own; the note on a prototype beside an implementation of a close
+        name names the file where it is, never the private directory."""
+        d = os.path.join(self.tmp, "typo")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "typo.py")
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(TYPO))
+        r = self.pyop("check", "--json", path)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        ops = {o["op_type"]: o for o in json.loads(r.stdout)["ops"]}
+        self.assertEqual((ops["Scale"]["status"], ops["Scael"]["status"]),
+                         ("infer-only", "inconclusive"), ops)
+        notes = ops["Scale"]["notes"]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn("one waits for a prototype of Scael (%s:" % path, notes[0])
+        self.assertNotIn("pyop-check-", notes[0])
+        self.assertTrue(ops["Scale"]["source"].startswith(path + ":"), ops["Scale"])
 
 
 class BenchBuffersTest(_Cli):
