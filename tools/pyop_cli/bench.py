@@ -154,8 +154,15 @@ def _timed_call(lib, info, op, inputs, launch, dynamic):
             keep.append(items)
             lists[k].items, lists[k].capacity = items, 256
         if "infer_meta" in info["capabilities"]:
-            lib.check("infer_meta of %s" % name,
-                      lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out))
+            rc = lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out)
+            short = [k for k in range(n_out) if lists[k].count > lists[k].capacity]
+            if rc != 0 and short:  # every count is set: again with room for them
+                for k in short:
+                    items = (Tensor * lists[k].count)()
+                    keep.append(items)
+                    lists[k].items, lists[k].capacity = items, lists[k].count
+                rc = lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out)
+            lib.check("infer_meta of %s" % name, rc)
             ctx.flags = EXEC_EXPECT_OUTPUTS
         return lib.c.pyop_op_execute_list, (op, slots, n_in, lists, n_out, ctx_p), bufs
     if "infer_meta" in info["capabilities"]:

@@ -210,9 +210,19 @@ class Instance:
         if self.caps & CAP_INFER:
             stage("infer_meta")
             res.stages.append("infer_meta")
+            rc = lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out)
+            short = [k for k in range(n_out) if lists[k].count > lists[k].capacity]
+            if rc != 0 and short:
+                # A dynamic output with more tensors than the room given:
+                # every count is set, so called again with room for them, as
+                # a host does (pyop.h, pyop_op_infer_meta_list).
+                for k in short:
+                    items = (Tensor * lists[k].count)()
+                    res.keep.append(items)
+                    lists[k].items, lists[k].capacity = items, lists[k].count
+                rc = lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out)
             try:
-                lib.check('infer_meta of "%s"' % info["op_type"],
-                          lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
+                lib.check('infer_meta of "%s"' % info["op_type"], rc)
             except PyopError as e:
                 e.stage = "infer_meta"
                 raise
