@@ -8,7 +8,7 @@ from .binding import DTYPES, EXEC_EXPECT_OUTPUTS, OutputList, Tensor, TensorList
 from .errors import CliError, PyopError, UsageError, plural
 from .host import (_attrs_from_args, compile_options, _inputs_from_args, Instance,
                    set_compile_options, _warn_other_python)
-from .instance import exec_ctx_with
+from .instance import exec_ctx_with, grow_short_lists
 from .output import say
 from .supervise import activity, LOADING
 from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes, make_tensor,
@@ -155,14 +155,11 @@ def _timed_call(lib, info, op, inputs, launch, dynamic):
             lists[k].items, lists[k].capacity = items, 256
         if "infer_meta" in info["capabilities"]:
             rc = lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out)
-            short = [k for k in range(n_out) if lists[k].count > lists[k].capacity]
-            if rc != 0 and short:  # every count is set: again with room for them
-                for k in short:
-                    items = (Tensor * lists[k].count)()
-                    keep.append(items)
-                    lists[k].items, lists[k].capacity = items, lists[k].count
-                rc = lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out)
-            lib.check("infer_meta of %s" % name, rc)
+            if rc != 0 and grow_short_lists(lists, n_out, keep):  # again, with room
+                lib.check("infer_meta of %s" % name,
+                          lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out))
+            else:
+                lib.check("infer_meta of %s" % name, rc)
             ctx.flags = EXEC_EXPECT_OUTPUTS
         return lib.c.pyop_op_execute_list, (op, slots, n_in, lists, n_out, ctx_p), bufs
     if "infer_meta" in info["capabilities"]:
