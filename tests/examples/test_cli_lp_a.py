@@ -308,6 +308,20 @@ PLUGINS = {
     def bf16_second_reference(x, w):
         return x.copy()
     ''',
+    # An in-place op whose SECOND output is its input's buffer (an alias).
+    "alias_second.py": COMMON + '''
+    @pyop.register_op(op_type="AliasSecond", mutates_args=("x",), outputs=("y", "x"))
+    def alias_second(x: TensorDesc) -> tuple[TensorDesc, TensorDesc]:
+        return TensorDesc(x.shape, x.dtype), TensorDesc(x.shape, x.dtype)
+
+    @pyop.register_op_impl(op_type="AliasSecond")
+    class AliasSecondImpl:
+        def execute(self, x: Tensor) -> None:
+            ctx = pyop.get_execute_ctx()
+            copy_into(ctx.malloc_output_tensor(0, x.shape, x.dtype), x)
+            flip_first_byte(x)
+            ctx.make_output_ref_input(1, 0)
+    ''',
     # A dynamic output of 300 tensors: more than the room run/check (64)
     # and bench (256) give at first.
     "many.py": COMMON + '''
@@ -476,6 +490,17 @@ class LaterInputTest(_Cli):
         self.assertIn("parameter w is annotated list[Tensor] (a dynamic input), but the "
                       "prototype's input w is required (one tensor)", text)
         self.assertNotIn("parameter x", text)
+
+
+class LaterOutputKindsTest(_Cli):
+
+    def test_an_alias_as_the_second_output_is_the_inputs_buffer(self):
+        """The second output, declared as input x's buffer, is compared
+        with x (not the first output, a buffer of its own)."""
+        entry, _ = self.check("AliasSecond", 0)
+        self.assertEqual((entry["status"], entry["problems"], entry["threads"]),
+                         ("ok", [], 4), entry)
+        self.assertEqual(len(entry["ran"]), 16, entry)
 
 
 class PerInstanceTest(_Cli):
