@@ -8,7 +8,7 @@ from .binding import DTYPES, EXEC_EXPECT_OUTPUTS, OutputList, Tensor, TensorList
 from .errors import CliError, PyopError, UsageError, plural
 from .host import (_attrs_from_args, compile_options, _inputs_from_args, Instance,
                    set_compile_options, _warn_other_python)
-from .instance import exec_ctx_with
+from .instance import exec_ctx_with, grow_short_lists
 from .output import say
 from .supervise import activity, LOADING
 from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes, make_tensor,
@@ -16,7 +16,10 @@ from .values import (Buffers, check_shape, _default_attr, dump_json, _fmt_bytes,
 
 
 def _reusing_ctx(bufs):
-    """An exec context whose outputs reuse one buffer per index (benchmarks)."""
+    """An exec context whose outputs reuse one buffer per index (benchmarks;
+    the tensors of a dynamic output share their index's). A buffer too small
+    for a later tensor is replaced and kept alive with bufs: an earlier
+    tensor of that output, in the same call, still points into it."""
     slots = {}
 
     def alloc_output(_user, index, tp):
@@ -27,6 +30,8 @@ def _reusing_ctx(bufs):
                 "(PYOP_CLI_MAX_BYTES)" % (index, _fmt_bytes(t.nbytes), _fmt_bytes(max_bytes()))
             return 1
         if buf is None or ctypes.sizeof(buf) < t.nbytes:
+            if buf is not None:
+                bufs.keep.append(buf)  # never freed under a tensor the op holds
             buf = slots[index] = ctypes.create_string_buffer(max(int(t.nbytes), 1))
         t.data = ctypes.addressof(buf)
         return 0
@@ -149,8 +154,12 @@ def _timed_call(lib, info, op, inputs, launch, dynamic):
             keep.append(items)
             lists[k].items, lists[k].capacity = items, 256
         if "infer_meta" in info["capabilities"]:
-            lib.check("infer_meta of %s" % name,
-                      lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out))
+            rc = lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out)
+            if rc != 0 and grow_short_lists(lists, n_out, keep):  # again, with room
+                lib.check("infer_meta of %s" % name,
+                          lib.c.pyop_op_infer_meta_list(op, slots, n_in, lists, n_out))
+            else:
+                lib.check("infer_meta of %s" % name, rc)
             ctx.flags = EXEC_EXPECT_OUTPUTS
         return lib.c.pyop_op_execute_list, (op, slots, n_in, lists, n_out, ctx_p), bufs
     if "infer_meta" in info["capabilities"]:

@@ -84,6 +84,19 @@ class RunResult:
         return [[_bytes_of(t) for t, _ in tensors] for tensors in self.produced]
 
 
+def grow_short_lists(lists, n_out, keep):
+    """After pyop_op_infer_meta_list failed: whether an output had more
+    tensors than its list's room (a dynamic output; every count is then
+    set), each such list given room for them (its items kept in keep): the
+    call is to be made again, as pyop.h asks of a host."""
+    short = [k for k in range(n_out) if lists[k].count > lists[k].capacity]
+    for k in short:
+        items = (Tensor * lists[k].count)()
+        keep.append(items)
+        lists[k].items, lists[k].capacity = items, lists[k].count
+    return bool(short)
+
+
 def _bytes_of(t):
     return ctypes.string_at(t.data, t.nbytes) if t.data and t.nbytes else b""
 
@@ -210,9 +223,11 @@ class Instance:
         if self.caps & CAP_INFER:
             stage("infer_meta")
             res.stages.append("infer_meta")
+            rc = lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out)
+            if rc != 0 and grow_short_lists(lists, n_out, res.keep):
+                rc = lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out)
             try:
-                lib.check('infer_meta of "%s"' % info["op_type"],
-                          lib.c.pyop_op_infer_meta_list(op, slots, len(inputs), lists, n_out))
+                lib.check('infer_meta of "%s"' % info["op_type"], rc)
             except PyopError as e:
                 e.stage = "infer_meta"
                 raise
