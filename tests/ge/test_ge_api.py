@@ -3519,5 +3519,120 @@ class BothSidesTest(unittest.TestCase):
                 self.assertEqual(out.data_type, DataType.DT_FLOAT)
 
 
+class LifetimeTest(unittest.TestCase):
+    """What a ge.runtime object or a context hands back or was given is
+    its own copy (lifetime pass, session 15; tests/mutation/mutants.txt,
+    bridge.lp.*): a TensorDesc or StorageShape built from another object's
+    Shape views, a Shape set into a StorageShape, the description
+    malloc_output_tensor was given and the input make_output_ref_input
+    reads; and a view's edit reaches the object it views."""
+
+    def _ctx(self, inputs, args, outputs, alias=None):
+        """An execute context over a stand-in for pyop's."""
+        import types as _t
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+
+        def malloc(slot, dims, pdt, pfmt):
+            return _t.SimpleNamespace(data_ptr=0x1000, nbytes=4)
+
+        def ref(slot, in_slot):
+            return _t.SimpleNamespace(data_ptr=0x5000, nbytes=24)
+        ir = _t.SimpleNamespace(inputs=inputs, outputs=outputs, attrs=[], alias=alias or {},
+                                func=None)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, args, {})
+        ctx._p = _t.SimpleNamespace(malloc_output_tensor=malloc, make_output_ref_input=ref)
+        return ctx
+
+    def test_desc_from_a_shape_view_has_its_own_dims(self):
+        """TensorDesc(other.shape.storage_shape, dt): a later edit of either
+        leaves the other as it was (bridge.lp._shape.dims_from_view_aliased)."""
+        a = TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)
+        b = TensorDesc(a.shape.storage_shape, DataType.DT_INT8)
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([6], [6]))
+        a.shape.storage_shape.set_dim(0, 9)
+        a.shape.storage_shape.append_dim(4)
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([6], [6]))
+        b.shape.origin_shape.set_dim(0, 5)
+        self.assertEqual((a.shape.origin_shape.dims, a.shape.storage_shape.dims),
+                         ([2, 3], [9, 4]))
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([5], [6]))
+
+    def test_storage_shape_from_views_has_its_own_dims(self):
+        """StorageShape(src.origin_shape, src.storage_shape): a later edit of
+        src leaves it as it was (bridge.lp._shape.dims_seq_view_aliased)."""
+        src = StorageShape([1, 2], [3, 4])
+        ss = StorageShape(src.origin_shape, src.storage_shape)
+        src.origin_shape.set_dim(0, 9)
+        src.storage_shape.append_dim(5)
+        self.assertEqual((ss.origin_shape.dims, ss.storage_shape.dims), ([1, 2], [3, 4]))
+        ss.storage_shape.set_scalar()
+        self.assertEqual(src.storage_shape.dims, [3, 4, 5])
+
+    def test_set_shapes_copy_and_reach_the_owner(self):
+        """set_origin_shape / set_storage_shape copy the given Shape's dims
+        into the StorageShape's own (a Tensor's shape view writes the
+        Tensor's): a later edit of the source changes nothing
+        (bridge.lp._shape.set_storage_shape_rebinds)."""
+        from ge.runtime import _Scope
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        src = StorageShape([5], [6, 7])
+        view = t.shape
+        view.set_storage_shape(src.storage_shape)
+        view.set_origin_shape(src.origin_shape)
+        self.assertEqual((t.origin_shape.dims, t.storage_shape.dims), ([5], [6, 7]))
+        self.assertEqual(t.shape_size, 42)
+        src.storage_shape.set_dim(0, 1)
+        src.origin_shape.append_dim(8)
+        self.assertEqual((t.origin_shape.dims, t.storage_shape.dims), ([5], [6, 7]))
+        self.assertEqual((view.origin_shape.dims, view.storage_shape.dims), ([5], [6, 7]))
+        own = StorageShape()
+        own.set_storage_shape(src.storage_shape)
+        src.storage_shape.set_dim(1, 0)
+        self.assertEqual(own.storage_shape.dims, [1, 7])
+
+    def test_malloc_output_copies_the_description(self):
+        """The tensor malloc_output_tensor returns keeps the origin shape and
+        expand rule it was given: a later edit of the caller's StorageShape
+        or StorageFormat does not reach it, nor an edit of it theirs
+        (bridge.lp.context.malloc_origin_aliased, malloc_expand_aliased)."""
+        P = __import__("pyop")
+        x = P.TensorDesc((6,), "float32")
+        ctx = self._ctx([("x", 0)], [x], [("y", 0), ("z", 0)])
+        ss = StorageShape([2, 3], [6])
+        fmt = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1100"))
+        out = ctx.malloc_output_tensor(0, ss, fmt, DataType.DT_FLOAT)
+        ss.origin_shape.set_dim(0, 9)
+        fmt.set_expand_dims_type(ExpandDimsType("0011"))
+        fmt.expand_dims_type.set_expand_index(5)
+        self.assertEqual(out.origin_shape.dims, [2, 3])
+        self.assertEqual([out.expand_dims_type.is_expand_index(i) for i in range(6)],
+                         [True, True, False, False, False, False])
+        out.origin_shape.append_dim(1)
+        out.expand_dims_type.set_expand_index(4)
+        self.assertEqual(ss.origin_shape.dims, [9, 3])
+        self.assertFalse(fmt.expand_dims_type.is_expand_index(4))
+        # the same description again is the same tensor (it was copied, not moved)
+        again = ctx.malloc_output_tensor(1, StorageShape([2, 3], [6]), StorageFormat(
+            Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1100")), DataType.DT_FLOAT)
+        self.assertEqual((again.origin_shape.dims, again.expand_dims_type.full_size), ([2, 3], 4))
+
+    def test_ref_output_has_its_own_dims(self):
+        """make_output_ref_input's Tensor shares the input's buffer, not its
+        description lists: set_dim on the output's shapes leaves the input's
+        as they were (bridge.lp._tensor.make_caller_dims_aliased)."""
+        P = __import__("pyop")
+        a, x = P.TensorDesc((1,), "int8"), P.TensorDesc((2, 3), "float32")
+        ctx = self._ctx([("a", 0), ("x", 0)], [a, x], [("x", 0)], alias={0: 1})
+        inp = ctx.get_input_tensor(1)
+        self.assertEqual(inp.storage_shape.dims, [2, 3])
+        out = ctx.make_output_ref_input(0, 1)
+        out.origin_shape.set_dim(0, 7)
+        out.storage_shape.append_dim(4)
+        self.assertEqual((inp.origin_shape.dims, inp.storage_shape.dims), ([2, 3], [2, 3]))
+        self.assertEqual((out.origin_shape.dims, out.storage_shape.dims), ([7, 3], [2, 3, 4]))
+
+
 if __name__ == "__main__":
     unittest.main()
