@@ -3618,6 +3618,40 @@ class LifetimeTest(unittest.TestCase):
             Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1100")), DataType.DT_FLOAT)
         self.assertEqual((again.origin_shape.dims, again.expand_dims_type.full_size), ([2, 3], 4))
 
+    def test_a_kept_context_lets_go_of_the_call(self):
+        """An execute context a plugin keeps past its call (self.ctx =
+        get_execute_ctx()) holds neither the call's pyop tensors and
+        attribute values nor the outputs it allocated once the call ended
+        (bridge.lp.context.close_keeps_args, close_keeps_outputs)."""
+        import gc
+        import weakref
+        P = __import__("pyop")
+
+        class PT:  # pyop's tensor as a view reads it
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n,), P.DataType.int8, P.Format.ND
+                self.data_ptr, self.nbytes = 0x100 * n, n
+
+        class Value:  # an attribute value
+            pass
+        pts, value = [PT(1), PT(2), PT(3)], Value()
+        refs = [weakref.ref(t) for t in pts] + [weakref.ref(value)]
+        ctx = self._ctx([("x", 0), ("ys", 2)], [pts[0], pts[1:]], [("y", 0)])
+        ctx._kw = {"k": value}
+        self.assertEqual(ctx.get_input_tensor(2).size, 3)
+        out = ctx.malloc_output_tensor(0, StorageShape([2], [2]), StorageFormat(),
+                                       DataType.DT_INT8)
+        held = sys.getrefcount(out)
+        ctx._close()
+        self.assertLess(sys.getrefcount(out), held)
+        del pts, value
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None] * 4)
+        with self.assertRaisesRegex(RuntimeError, "expired"):
+            ctx.get_output_tensor(0)
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
+            out.addr
+
     def test_ref_output_has_its_own_dims(self):
         """make_output_ref_input's Tensor shares the input's buffer, not its
         description lists: set_dim on the output's shapes leaves the input's

@@ -112,6 +112,18 @@ class ElementsTest(unittest.TestCase):
                 use()
         self.assertIn("released", repr(e))
 
+    def test_dtype_given_as_its_number(self):
+        """Elements(words, 2): the data type given as its number (the older
+        form pyop.elements never uses) is the DataType member, as given by
+        name (lifetime pass, session 15: bridge.lp._elements.dtype_int_kept)."""
+        e = Elements(words(0x3F80, 0x4000), int(DataType.bfloat16))
+        self.assertIs(e.dtype, DataType.bfloat16)
+        self.assertIs(e[1:].dtype, DataType.bfloat16)
+        self.assertEqual(repr(e), "<pyop.Elements bfloat16[2]>")
+        self.assertEqual(e.tolist(), [1.0, 2.0])
+        e[0:1] = Elements(words(0x4040), DataType.bfloat16)[0:1]  # one type, either form
+        self.assertEqual(e.tolist(), [3.0, 2.0])
+
     def test_only_what_it_converts(self):
         with self.assertRaises(TypeError):
             Elements(memoryview(bytearray(4)), DataType.bfloat16)  # format "B"
