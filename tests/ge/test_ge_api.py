@@ -3652,6 +3652,47 @@ class LifetimeTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "handle has expired"):
             out.addr
 
+    def test_launch_info_owns_its_kernel_binary(self):
+        """AnnotatedKernelLaunchInfo keeps a copy of kernel_bin (as GE's
+        does): a bytearray or memoryview the caller changes or releases
+        afterwards leaves it as given (bridge.lp._launch_args.bin_aliased)."""
+        ba = bytearray(b"kern")
+        mv_src = bytearray(b"bin!")
+        mv = memoryview(mv_src)
+        infos = [co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b, block_dim=1,
+                                              stream_id=0) for b in (ba, mv)]
+        ba[:] = b"XXXX"
+        mv_src[0] = ord("Y")
+        mv.release()
+        self.assertEqual([bytes(i._bin) for i in infos], [b"kern", b"bin!"])
+        self.assertEqual([type(i._bin) for i in infos], [bytes, bytes])
+
+    def test_declare_workspaces_are_freed_with_the_call(self):
+        """The host memory of declare_launch_args' workspaces (every one,
+        not only the first) is let go when the call ends, though the plugin
+        keeps the context and the WorkspaceAddrs, which then refuse every
+        use (bridge.lp._launch_args.close_keeps_workspaces)."""
+        import ctypes
+        import gc
+        from ge.custom_op.context import AnnotatedArgsContext
+        ctx = AnnotatedArgsContext._make("Op", 1, 1)
+        ws = [ctx.malloc_workspace(n) for n in (8, 16, 4)]
+        addrs = [w.addr for w in ws]
+
+        def live():
+            gc.collect()
+            held = {ctypes.addressof(o) for o in gc.get_objects() if isinstance(o, ctypes.Array)}
+            return [a for a in addrs if a in held]
+        self.assertEqual(live(), addrs)
+        ctx._close()
+        self.assertEqual(live(), [])
+        for w in ws:
+            for use in (lambda: w.addr, lambda: w.index):
+                with self.assertRaisesRegex(RuntimeError, "has expired"):
+                    use()
+        with self.assertRaisesRegex(RuntimeError, "has expired"):
+            ctx.malloc_workspace(8)
+
     def test_ref_output_has_its_own_dims(self):
         """make_output_ref_input's Tensor shares the input's buffer, not its
         description lists: set_dim on the output's shapes leaves the input's
