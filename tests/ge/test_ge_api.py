@@ -3693,6 +3693,34 @@ class LifetimeTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "has expired"):
             ctx.malloc_workspace(8)
 
+    def test_each_dynamic_output_has_its_own_count(self):
+        """Of two dynamic outputs before a required one, the second has its
+        own instance count from infer_meta (3 here), not the first's (2):
+        the flattened indexes run a0 a1 b0 b1 b2 c
+        (bridge.lp.context.count_outputs_first_dynamic)."""
+        import types as _t
+        P = __import__("pyop")
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x] * 2, [x] * 3, x
+        ir = _t.SimpleNamespace(inputs=[("x", 0)], outputs=[("a", 1), ("b", 1), ("c", 0)],
+                                attrs=[], alias={}, func=infer)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x], {})
+        self.assertEqual([ctx._out_slot(i, "f") for i in range(6)],
+                         [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (2, 0)])
+        with self.assertRaisesRegex(RuntimeError, r"the op has 6 output instances"):
+            ctx._out_slot(6, "f")
+        got = []
+        ctx._p = _t.SimpleNamespace(malloc_output_tensor=lambda slot, dims, pdt, pfmt: (
+            got.append(slot), _t.SimpleNamespace(data_ptr=0x1000, nbytes=8))[1])
+        for i in range(6):
+            ctx.malloc_output_tensor(i, StorageShape([2], [2]), StorageFormat(),
+                                     DataType.DT_FLOAT)
+        self.assertEqual(got, [0, 0, 1, 1, 1, 2])
+
     def test_ref_output_has_its_own_dims(self):
         """make_output_ref_input's Tensor shares the input's buffer, not its
         description lists: set_dim on the output's shapes leaves the input's
