@@ -302,6 +302,27 @@ class PythonFormTest(unittest.TestCase):
             self.assertEqual(b["input_dtypes"][0], (I32 | I64, ""))
             self.assertEqual(b["output_dtypes"], [(BOOL, "")])
 
+    def test_types_in_every_form(self):
+        """An io's types in the Python form given as a tuple, a list, a set,
+        a frozenset, one DataType or a TensorType: each the same set
+        (lifetime pass, session 15: bridge.lp.host_proto.types_arg_tuple);
+        and DATATYPE's too."""
+        forms = ["(DataType.DT_INT32, DataType.DT_INT64)", "[DataType.DT_INT32, DataType.DT_INT64]",
+                 "{DataType.DT_INT32, DataType.DT_INT64}",
+                 "frozenset([DataType.DT_INT32, DataType.DT_INT64])",
+                 "TensorType({DataType.DT_INT32, DataType.DT_INT64})"]
+        text = "".join('REG_OP("F%d").INPUT("x", %s).OUTPUT("y", "T").DATATYPE("T", %s)\n'
+                       % (k, f, f) for k, f in enumerate(forms))
+        text += 'REG_OP("One").INPUT("x", (DataType.DT_INT64,)).OUTPUT("y", DataType.DT_INT64)\n'
+        with TempDir() as d:
+            ops = [r.info() for r in host_proto.read(write(d, "forms.reg_op", text))]
+        for info in ops[:-1]:
+            with self.subTest(op=info["op_type"]):
+                self.assertEqual(info["input_dtypes"], [(I32 | I64, "")])
+                self.assertEqual(info["output_dtypes"], [(I32 | I64, "T")])
+        self.assertEqual((ops[-1]["input_dtypes"], ops[-1]["output_dtypes"]),
+                         ([(I64, "")], [(I64, "")]))
+
     def test_wrong_declarations_name_their_line(self):
         cases = [
             ('\nREG_OP("A").INPUT("x").INPUT("x")\n', 2, "input 'x' is declared twice"),
