@@ -3721,6 +3721,38 @@ class LifetimeTest(unittest.TestCase):
                                      DataType.DT_FLOAT)
         self.assertEqual(got, [0, 0, 1, 1, 1, 2])
 
+    def test_formats_set_by_number_are_members(self):
+        """set_origin_format / set_storage_format take a Format or its number
+        (GE's pybind11 converts either): the number is stored as the Format
+        member, on a plugin's StorageFormat and through a Tensor's format
+        view, and malloc_output_tensor allocates with it
+        (bridge.lp._format.set_origin_int_kept, set_storage_int_kept)."""
+        from ge.runtime import _Scope
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        view = t.format
+        view.set_origin_format(int(Format.FORMAT_NHWC))
+        view.set_storage_format(int(Format.FORMAT_NCHW))
+        self.assertIs(t.origin_format, Format.FORMAT_NHWC)
+        self.assertIs(t.storage_format, Format.FORMAT_NCHW)
+        self.assertEqual(repr(view), "StorageFormat(FORMAT_NHWC, FORMAT_NCHW)")
+        for bad in (-1, 9999):
+            with self.assertRaisesRegex(ValueError, "is not a ge Format"):
+                view.set_storage_format(bad)
+        self.assertIs(t.storage_format, Format.FORMAT_NCHW)
+        fmt = StorageFormat()
+        fmt.set_storage_format(int(Format.FORMAT_NHWC))
+        fmt.set_origin_format(int(Format.FORMAT_NCHW))
+        self.assertEqual((fmt.get_origin_format(), fmt.get_storage_format()),
+                         (Format.FORMAT_NCHW, Format.FORMAT_NHWC))
+        self.assertEqual((fmt.get_origin_format().name, fmt.storage_format.name),
+                         ("FORMAT_NCHW", "FORMAT_NHWC"))
+        P = __import__("pyop")
+        ctx = self._ctx([("x", 0)], [P.TensorDesc((6,), "float32")], [("y", 0)])
+        out = ctx.malloc_output_tensor(0, StorageShape([6], [6]), fmt, DataType.DT_FLOAT)
+        self.assertIs(out.storage_format, Format.FORMAT_NHWC)
+        self.assertIs(out.format.origin_format, Format.FORMAT_NCHW)
+
     def test_ref_output_has_its_own_dims(self):
         """make_output_ref_input's Tensor shares the input's buffer, not its
         description lists: set_dim on the output's shapes leaves the input's
