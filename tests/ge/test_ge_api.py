@@ -3753,6 +3753,35 @@ class LifetimeTest(unittest.TestCase):
         self.assertIs(out.storage_format, Format.FORMAT_NHWC)
         self.assertIs(out.format.origin_format, Format.FORMAT_NCHW)
 
+    def test_a_read_view_lets_go_of_pyop_tensor(self):
+        """A ge.runtime.Tensor reads pyop's tensor (or description) once and
+        then holds only what it read: a compile-time description a plugin
+        keeps after reading it keeps no pyop object alive, and still
+        expires with its call (bridge.lp._tensor.read_keeps_pyop_tensor)."""
+        import gc
+        import weakref
+        from ge.runtime import _Scope
+        P = __import__("pyop")
+
+        class PT:  # pyop's TensorDesc as a view reads it (no data_ptr: a description)
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n, 2), P.DataType.int16, P.Format.NCHW
+
+        scope = _Scope("op 'X': a compile-time Tensor", ro=True)
+        pts = [PT(1), PT(3)]
+        refs = [weakref.ref(p) for p in pts]
+        kept = [Tensor._lazy(scope, p) for p in pts]
+        self.assertEqual([(t.shape_size, t.addr, t.data_type, t.storage_format) for t in kept],
+                         [(2, 0, DataType.DT_INT16, Format.FORMAT_NCHW),
+                          (6, 0, DataType.DT_INT16, Format.FORMAT_NCHW)])
+        del pts
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None, None])
+        self.assertEqual(kept[1].origin_shape.dims, [3, 2])
+        scope.valid = False
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
+            kept[0].origin_shape
+
     def test_ref_output_has_its_own_dims(self):
         """make_output_ref_input's Tensor shares the input's buffer, not its
         description lists: set_dim on the output's shapes leaves the input's
