@@ -497,6 +497,23 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
                          [("o", 8), ("h", 31), ("hl", 255), ("p", 3), ("n", -3), ("pf", 0.5)])
 
+    def test_number_literals_in_every_form(self):
+        """Each prefix in either case (0x / 0X, 0b / 0B) and C++14 digit
+        separators (1'000) read as C++ reads them (lifetime pass, session
+        15: bridge.lp._reg_op_cpp.hex_upper, bin_upper, separators)."""
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .ATTR(h, Int, 0x1F)\n"
+                         "    .ATTR(hu, Int, 0X1F)\n"
+                         "    .ATTR(b, Int, 0b101)\n"
+                         "    .ATTR(bu, Int, 0B101)\n"
+                         "    .ATTR(sep, Int, 1'000'000)\n"
+                         "    .ATTR(hsep, Int, 0xFF'FF)\n"
+                         "    .ATTR(fsep, Float, 1'000.5)\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("h", 31), ("hu", 31), ("b", 5), ("bu", 5), ("sep", 1000000),
+                          ("hsep", 0xFFFF), ("fsep", 1000.5)])
+
     def test_escapes(self):
         r"""\101 is octal, \x263a takes every hex digit that follows."""
         a, = self.read_h('REG_OP(A)\n'
