@@ -514,6 +514,18 @@ class OutcomeTest(unittest.TestCase):
                          [("h", 31), ("hu", 31), ("b", 5), ("bu", 5), ("sep", 1000000),
                           ("hsep", 0xFFFF), ("fsep", 1000.5)])
 
+    def test_three_adjacent_literals_make_one_type_name(self):
+        """An io's type of three adjacent string literals ("T" "1" "0") is
+        one type name, T10, as C++ joins them, on an input and an output
+        (lifetime pass, session 15: bridge.lp._reg_op_cpp.adjacent_two_only)."""
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .INPUT(x, "T" "1" "0")\n'
+                         '    .OUTPUT(y, "T" "1" "0")\n'
+                         '    .DATATYPE(T10, TensorType({DT_FLOAT, DT_INT64}))\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertEqual((a["input_dtypes"], a["output_dtypes"]),
+                         ([(F32 | I64, "T10")], [(F32 | I64, "T10")]))
+
     def test_escapes(self):
         r"""\101 is octal, \x263a takes every hex digit that follows."""
         a, = self.read_h('REG_OP(A)\n'
