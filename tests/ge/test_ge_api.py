@@ -3519,5 +3519,284 @@ class BothSidesTest(unittest.TestCase):
                 self.assertEqual(out.data_type, DataType.DT_FLOAT)
 
 
+class LifetimeTest(unittest.TestCase):
+    """What a ge.runtime object or a context hands back or was given is
+    its own copy (lifetime pass, session 15; tests/mutation/mutants.txt,
+    bridge.lp.*): a TensorDesc or StorageShape built from another object's
+    Shape views, a Shape set into a StorageShape, the description
+    malloc_output_tensor was given and the input make_output_ref_input
+    reads; and a view's edit reaches the object it views."""
+
+    def _ctx(self, inputs, args, outputs, alias=None):
+        """An execute context over a stand-in for pyop's."""
+        import types as _t
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+
+        def malloc(slot, dims, pdt, pfmt):
+            return _t.SimpleNamespace(data_ptr=0x1000, nbytes=4)
+
+        def ref(slot, in_slot):
+            return _t.SimpleNamespace(data_ptr=0x5000, nbytes=24)
+        ir = _t.SimpleNamespace(inputs=inputs, outputs=outputs, attrs=[], alias=alias or {},
+                                func=None)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, args, {})
+        ctx._p = _t.SimpleNamespace(malloc_output_tensor=malloc, make_output_ref_input=ref)
+        return ctx
+
+    def test_desc_from_a_shape_view_has_its_own_dims(self):
+        """TensorDesc(other.shape.storage_shape, dt): a later edit of either
+        leaves the other as it was (bridge.lp._shape.dims_from_view_aliased)."""
+        a = TensorDesc(StorageShape([2, 3], [6]), DataType.DT_FLOAT)
+        b = TensorDesc(a.shape.storage_shape, DataType.DT_INT8)
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([6], [6]))
+        a.shape.storage_shape.set_dim(0, 9)
+        a.shape.storage_shape.append_dim(4)
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([6], [6]))
+        b.shape.origin_shape.set_dim(0, 5)
+        self.assertEqual((a.shape.origin_shape.dims, a.shape.storage_shape.dims),
+                         ([2, 3], [9, 4]))
+        self.assertEqual((b.shape.origin_shape.dims, b.shape.storage_shape.dims), ([5], [6]))
+
+    def test_storage_shape_from_views_has_its_own_dims(self):
+        """StorageShape(src.origin_shape, src.storage_shape): a later edit of
+        src leaves it as it was (bridge.lp._shape.dims_seq_view_aliased)."""
+        src = StorageShape([1, 2], [3, 4])
+        ss = StorageShape(src.origin_shape, src.storage_shape)
+        src.origin_shape.set_dim(0, 9)
+        src.storage_shape.append_dim(5)
+        self.assertEqual((ss.origin_shape.dims, ss.storage_shape.dims), ([1, 2], [3, 4]))
+        ss.storage_shape.set_scalar()
+        self.assertEqual(src.storage_shape.dims, [3, 4, 5])
+
+    def test_set_shapes_copy_and_reach_the_owner(self):
+        """set_origin_shape / set_storage_shape copy the given Shape's dims
+        into the StorageShape's own (a Tensor's shape view writes the
+        Tensor's): a later edit of the source changes nothing
+        (bridge.lp._shape.set_storage_shape_rebinds)."""
+        from ge.runtime import _Scope
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        src = StorageShape([5], [6, 7])
+        view = t.shape
+        view.set_storage_shape(src.storage_shape)
+        view.set_origin_shape(src.origin_shape)
+        self.assertEqual((t.origin_shape.dims, t.storage_shape.dims), ([5], [6, 7]))
+        self.assertEqual(t.shape_size, 42)
+        src.storage_shape.set_dim(0, 1)
+        src.origin_shape.append_dim(8)
+        self.assertEqual((t.origin_shape.dims, t.storage_shape.dims), ([5], [6, 7]))
+        self.assertEqual((view.origin_shape.dims, view.storage_shape.dims), ([5], [6, 7]))
+        own = StorageShape()
+        own.set_storage_shape(src.storage_shape)
+        src.storage_shape.set_dim(1, 0)
+        self.assertEqual(own.storage_shape.dims, [1, 7])
+
+    def test_malloc_output_copies_the_description(self):
+        """The tensor malloc_output_tensor returns keeps the origin shape and
+        expand rule it was given: a later edit of the caller's StorageShape
+        or StorageFormat does not reach it, nor an edit of it theirs
+        (bridge.lp.context.malloc_origin_aliased, malloc_expand_aliased)."""
+        P = __import__("pyop")
+        x = P.TensorDesc((6,), "float32")
+        ctx = self._ctx([("x", 0)], [x], [("y", 0), ("z", 0)])
+        ss = StorageShape([2, 3], [6])
+        fmt = StorageFormat(Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1100"))
+        out = ctx.malloc_output_tensor(0, ss, fmt, DataType.DT_FLOAT)
+        ss.origin_shape.set_dim(0, 9)
+        fmt.set_expand_dims_type(ExpandDimsType("0011"))
+        fmt.expand_dims_type.set_expand_index(5)
+        self.assertEqual(out.origin_shape.dims, [2, 3])
+        self.assertEqual([out.expand_dims_type.is_expand_index(i) for i in range(6)],
+                         [True, True, False, False, False, False])
+        out.origin_shape.append_dim(1)
+        out.expand_dims_type.set_expand_index(4)
+        self.assertEqual(ss.origin_shape.dims, [9, 3])
+        self.assertFalse(fmt.expand_dims_type.is_expand_index(4))
+        # the same description again is the same tensor (it was copied, not moved)
+        again = ctx.malloc_output_tensor(1, StorageShape([2, 3], [6]), StorageFormat(
+            Format.FORMAT_NCHW, Format.FORMAT_ND, ExpandDimsType("1100")), DataType.DT_FLOAT)
+        self.assertEqual((again.origin_shape.dims, again.expand_dims_type.full_size), ([2, 3], 4))
+
+    def test_a_kept_context_lets_go_of_the_call(self):
+        """An execute context a plugin keeps past its call (self.ctx =
+        get_execute_ctx()) holds neither the call's pyop tensors and
+        attribute values nor the outputs it allocated once the call ended
+        (bridge.lp.context.close_keeps_args, close_keeps_outputs)."""
+        import gc
+        import weakref
+        P = __import__("pyop")
+
+        class PT:  # pyop's tensor as a view reads it
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n,), P.DataType.int8, P.Format.ND
+                self.data_ptr, self.nbytes = 0x100 * n, n
+
+        class Value:  # an attribute value
+            pass
+        pts, value = [PT(1), PT(2), PT(3)], Value()
+        refs = [weakref.ref(t) for t in pts] + [weakref.ref(value)]
+        ctx = self._ctx([("x", 0), ("ys", 2)], [pts[0], pts[1:]], [("y", 0)])
+        ctx._kw = {"k": value}
+        self.assertEqual(ctx.get_input_tensor(2).size, 3)
+        out = ctx.malloc_output_tensor(0, StorageShape([2], [2]), StorageFormat(),
+                                       DataType.DT_INT8)
+        held = sys.getrefcount(out)
+        ctx._close()
+        self.assertLess(sys.getrefcount(out), held)
+        del pts, value
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None] * 4)
+        with self.assertRaisesRegex(RuntimeError, "expired"):
+            ctx.get_output_tensor(0)
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
+            out.addr
+
+    def test_launch_info_owns_its_kernel_binary(self):
+        """AnnotatedKernelLaunchInfo keeps a copy of kernel_bin (as GE's
+        does): a bytearray or memoryview the caller changes or releases
+        afterwards leaves it as given (bridge.lp._launch_args.bin_aliased)."""
+        ba = bytearray(b"kern")
+        mv_src = bytearray(b"bin!")
+        mv = memoryview(mv_src)
+        infos = [co.AnnotatedKernelLaunchInfo(kernel_name="k", kernel_bin=b, block_dim=1,
+                                              stream_id=0) for b in (ba, mv)]
+        ba[:] = b"XXXX"
+        mv_src[0] = ord("Y")
+        mv.release()
+        self.assertEqual([bytes(i._bin) for i in infos], [b"kern", b"bin!"])
+        self.assertEqual([type(i._bin) for i in infos], [bytes, bytes])
+
+    def test_declare_workspaces_are_freed_with_the_call(self):
+        """The host memory of declare_launch_args' workspaces (every one,
+        not only the first) is let go when the call ends, though the plugin
+        keeps the context and the WorkspaceAddrs, which then refuse every
+        use (bridge.lp._launch_args.close_keeps_workspaces)."""
+        import ctypes
+        import gc
+        from ge.custom_op.context import AnnotatedArgsContext
+        ctx = AnnotatedArgsContext._make("Op", 1, 1)
+        ws = [ctx.malloc_workspace(n) for n in (8, 16, 4)]
+        addrs = [w.addr for w in ws]
+
+        def live():
+            gc.collect()
+            held = {ctypes.addressof(o) for o in gc.get_objects() if isinstance(o, ctypes.Array)}
+            return [a for a in addrs if a in held]
+        self.assertEqual(live(), addrs)
+        ctx._close()
+        self.assertEqual(live(), [])
+        for w in ws:
+            for use in (lambda: w.addr, lambda: w.index):
+                with self.assertRaisesRegex(RuntimeError, "has expired"):
+                    use()
+        with self.assertRaisesRegex(RuntimeError, "has expired"):
+            ctx.malloc_workspace(8)
+
+    def test_each_dynamic_output_has_its_own_count(self):
+        """Of two dynamic outputs before a required one, the second has its
+        own instance count from infer_meta (3 here), not the first's (2):
+        the flattened indexes run a0 a1 b0 b1 b2 c
+        (bridge.lp.context.count_outputs_first_dynamic)."""
+        import types as _t
+        P = __import__("pyop")
+        from ge.custom_op.context import EagerOpExecutionContext
+        from ge.runtime import _Scope
+        x = P.TensorDesc((2,), "float32")
+
+        def infer(x):
+            return [x] * 2, [x] * 3, x
+        ir = _t.SimpleNamespace(inputs=[("x", 0)], outputs=[("a", 1), ("b", 1), ("c", 0)],
+                                attrs=[], alias={}, func=infer)
+        ctx = EagerOpExecutionContext._make(_Scope("execute"), "Op", ir, [x], {})
+        self.assertEqual([ctx._out_slot(i, "f") for i in range(6)],
+                         [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (2, 0)])
+        with self.assertRaisesRegex(RuntimeError, r"the op has 6 output instances"):
+            ctx._out_slot(6, "f")
+        got = []
+        ctx._p = _t.SimpleNamespace(malloc_output_tensor=lambda slot, dims, pdt, pfmt: (
+            got.append(slot), _t.SimpleNamespace(data_ptr=0x1000, nbytes=8))[1])
+        for i in range(6):
+            ctx.malloc_output_tensor(i, StorageShape([2], [2]), StorageFormat(),
+                                     DataType.DT_FLOAT)
+        self.assertEqual(got, [0, 0, 1, 1, 1, 2])
+
+    def test_formats_set_by_number_are_members(self):
+        """set_origin_format / set_storage_format take a Format or its number
+        (GE's pybind11 converts either): the number is stored as the Format
+        member, on a plugin's StorageFormat and through a Tensor's format
+        view, and malloc_output_tensor allocates with it
+        (bridge.lp._format.set_origin_int_kept, set_storage_int_kept)."""
+        from ge.runtime import _Scope
+        t = Tensor._make(_Scope("an output"), 0, 0, [2, 3], DataType.DT_FLOAT,
+                         Format.FORMAT_ND, TensorPlacement.ON_HOST)
+        view = t.format
+        view.set_origin_format(int(Format.FORMAT_NHWC))
+        view.set_storage_format(int(Format.FORMAT_NCHW))
+        self.assertIs(t.origin_format, Format.FORMAT_NHWC)
+        self.assertIs(t.storage_format, Format.FORMAT_NCHW)
+        self.assertEqual(repr(view), "StorageFormat(FORMAT_NHWC, FORMAT_NCHW)")
+        for bad in (-1, 9999):
+            with self.assertRaisesRegex(ValueError, "is not a ge Format"):
+                view.set_storage_format(bad)
+        self.assertIs(t.storage_format, Format.FORMAT_NCHW)
+        fmt = StorageFormat()
+        fmt.set_storage_format(int(Format.FORMAT_NHWC))
+        fmt.set_origin_format(int(Format.FORMAT_NCHW))
+        self.assertEqual((fmt.get_origin_format(), fmt.get_storage_format()),
+                         (Format.FORMAT_NCHW, Format.FORMAT_NHWC))
+        self.assertEqual((fmt.get_origin_format().name, fmt.storage_format.name),
+                         ("FORMAT_NCHW", "FORMAT_NHWC"))
+        P = __import__("pyop")
+        ctx = self._ctx([("x", 0)], [P.TensorDesc((6,), "float32")], [("y", 0)])
+        out = ctx.malloc_output_tensor(0, StorageShape([6], [6]), fmt, DataType.DT_FLOAT)
+        self.assertIs(out.storage_format, Format.FORMAT_NHWC)
+        self.assertIs(out.format.origin_format, Format.FORMAT_NCHW)
+
+    def test_a_read_view_lets_go_of_pyop_tensor(self):
+        """A ge.runtime.Tensor reads pyop's tensor (or description) once and
+        then holds only what it read: a compile-time description a plugin
+        keeps after reading it keeps no pyop object alive, and still
+        expires with its call (bridge.lp._tensor.read_keeps_pyop_tensor)."""
+        import gc
+        import weakref
+        from ge.runtime import _Scope
+        P = __import__("pyop")
+
+        class PT:  # pyop's TensorDesc as a view reads it (no data_ptr: a description)
+            def __init__(self, n):
+                self.shape, self.dtype, self.format = (n, 2), P.DataType.int16, P.Format.NCHW
+
+        scope = _Scope("op 'X': a compile-time Tensor", ro=True)
+        pts = [PT(1), PT(3)]
+        refs = [weakref.ref(p) for p in pts]
+        kept = [Tensor._lazy(scope, p) for p in pts]
+        self.assertEqual([(t.shape_size, t.addr, t.data_type, t.storage_format) for t in kept],
+                         [(2, 0, DataType.DT_INT16, Format.FORMAT_NCHW),
+                          (6, 0, DataType.DT_INT16, Format.FORMAT_NCHW)])
+        del pts
+        gc.collect()
+        self.assertEqual([r() for r in refs], [None, None])
+        self.assertEqual(kept[1].origin_shape.dims, [3, 2])
+        scope.valid = False
+        with self.assertRaisesRegex(RuntimeError, "handle has expired"):
+            kept[0].origin_shape
+
+    def test_ref_output_has_its_own_dims(self):
+        """make_output_ref_input's Tensor shares the input's buffer, not its
+        description lists: set_dim on the output's shapes leaves the input's
+        as they were (bridge.lp._tensor.make_caller_dims_aliased)."""
+        P = __import__("pyop")
+        a, x = P.TensorDesc((1,), "int8"), P.TensorDesc((2, 3), "float32")
+        ctx = self._ctx([("a", 0), ("x", 0)], [a, x], [("x", 0)], alias={0: 1})
+        inp = ctx.get_input_tensor(1)
+        self.assertEqual(inp.storage_shape.dims, [2, 3])
+        out = ctx.make_output_ref_input(0, 1)
+        out.origin_shape.set_dim(0, 7)
+        out.storage_shape.append_dim(4)
+        self.assertEqual((inp.origin_shape.dims, inp.storage_shape.dims), ([2, 3], [2, 3]))
+        self.assertEqual((out.origin_shape.dims, out.storage_shape.dims), ([7, 3], [2, 3, 4]))
+
+
 if __name__ == "__main__":
     unittest.main()

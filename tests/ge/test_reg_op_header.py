@@ -302,6 +302,27 @@ class PythonFormTest(unittest.TestCase):
             self.assertEqual(b["input_dtypes"][0], (I32 | I64, ""))
             self.assertEqual(b["output_dtypes"], [(BOOL, "")])
 
+    def test_types_in_every_form(self):
+        """An io's types in the Python form given as a tuple, a list, a set,
+        a frozenset, one DataType or a TensorType: each the same set
+        (lifetime pass, session 15: bridge.lp.host_proto.types_arg_tuple);
+        and DATATYPE's too."""
+        forms = ["(DataType.DT_INT32, DataType.DT_INT64)", "[DataType.DT_INT32, DataType.DT_INT64]",
+                 "{DataType.DT_INT32, DataType.DT_INT64}",
+                 "frozenset([DataType.DT_INT32, DataType.DT_INT64])",
+                 "TensorType({DataType.DT_INT32, DataType.DT_INT64})"]
+        text = "".join('REG_OP("F%d").INPUT("x", %s).OUTPUT("y", "T").DATATYPE("T", %s)\n'
+                       % (k, f, f) for k, f in enumerate(forms))
+        text += 'REG_OP("One").INPUT("x", (DataType.DT_INT64,)).OUTPUT("y", DataType.DT_INT64)\n'
+        with TempDir() as d:
+            ops = [r.info() for r in host_proto.read(write(d, "forms.reg_op", text))]
+        for info in ops[:-1]:
+            with self.subTest(op=info["op_type"]):
+                self.assertEqual(info["input_dtypes"], [(I32 | I64, "")])
+                self.assertEqual(info["output_dtypes"], [(I32 | I64, "T")])
+        self.assertEqual((ops[-1]["input_dtypes"], ops[-1]["output_dtypes"]),
+                         ([(I64, "")], [(I64, "")]))
+
     def test_wrong_declarations_name_their_line(self):
         cases = [
             ('\nREG_OP("A").INPUT("x").INPUT("x")\n', 2, "input 'x' is declared twice"),
@@ -475,6 +496,35 @@ class OutcomeTest(unittest.TestCase):
                          "    .OP_END_FACTORY_REG(A);\n")
         self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
                          [("o", 8), ("h", 31), ("hl", 255), ("p", 3), ("n", -3), ("pf", 0.5)])
+
+    def test_number_literals_in_every_form(self):
+        """Each prefix in either case (0x / 0X, 0b / 0B) and C++14 digit
+        separators (1'000) read as C++ reads them (lifetime pass, session
+        15: bridge.lp._reg_op_cpp.hex_upper, bin_upper, separators)."""
+        a, = self.read_h("REG_OP(A)\n"
+                         "    .ATTR(h, Int, 0x1F)\n"
+                         "    .ATTR(hu, Int, 0X1F)\n"
+                         "    .ATTR(b, Int, 0b101)\n"
+                         "    .ATTR(bu, Int, 0B101)\n"
+                         "    .ATTR(sep, Int, 1'000'000)\n"
+                         "    .ATTR(hsep, Int, 0xFF'FF)\n"
+                         "    .ATTR(fsep, Float, 1'000.5)\n"
+                         "    .OP_END_FACTORY_REG(A);\n")
+        self.assertEqual([(n, v) for n, _, _, v in a["attrs"]],
+                         [("h", 31), ("hu", 31), ("b", 5), ("bu", 5), ("sep", 1000000),
+                          ("hsep", 0xFFFF), ("fsep", 1000.5)])
+
+    def test_three_adjacent_literals_make_one_type_name(self):
+        """An io's type of three adjacent string literals ("T" "1" "0") is
+        one type name, T10, as C++ joins them, on an input and an output
+        (lifetime pass, session 15: bridge.lp._reg_op_cpp.adjacent_two_only)."""
+        a, = self.read_h('REG_OP(A)\n'
+                         '    .INPUT(x, "T" "1" "0")\n'
+                         '    .OUTPUT(y, "T" "1" "0")\n'
+                         '    .DATATYPE(T10, TensorType({DT_FLOAT, DT_INT64}))\n'
+                         '    .OP_END_FACTORY_REG(A);\n')
+        self.assertEqual((a["input_dtypes"], a["output_dtypes"]),
+                         ([(F32 | I64, "T10")], [(F32 | I64, "T10")]))
 
     def test_escapes(self):
         r"""\101 is octal, \x263a takes every hex digit that follows."""

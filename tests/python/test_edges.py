@@ -589,6 +589,35 @@ class ErrorsEdgeTest(unittest.TestCase):
         self.assertIn("raise_in_pyop", text)
         self.assertNotIn("_fake.py", text)
 
+    @unittest.skipIf(sys.version_info < (3, 11), "ExceptionGroup is new in 3.11")
+    def test_every_group_member_is_trimmed(self):
+        """The members of an ExceptionGroup after the first have pyop's
+        frames trimmed too: here the first raised in the plugin alone and the
+        second and third through a frame of pyop's (lifetime pass, session
+        15: bridge.lp._errors.group_first_sub_only)."""
+        from pyop import _errors
+        ns = {}
+        exec(compile("def f(what):\n    raise ValueError(what)\n",
+                     os.path.join(_errors._PACKAGE_DIR, "_fake.py"), "exec"), ns)
+
+        def raise_in_pyop(what):
+            ns["f"](what)
+
+        members = [KeyError("plain")]
+        for what in ("second", "third"):
+            try:
+                raise_in_pyop(what)
+            except ValueError as e:
+                members.append(e)
+        try:
+            raise ExceptionGroup("many", members)  # noqa: F821
+        except Exception as g:
+            text = _errors.format_exception(g)
+        for what in ("KeyError: 'plain'", "ValueError: second", "ValueError: third"):
+            self.assertIn(what, text)
+        self.assertEqual(text.count(", in raise_in_pyop"), 2)
+        self.assertNotIn("_fake.py", text)
+
     def test_plural(self):
         from pyop._errors import plural
         self.assertEqual([plural(n, "output") for n in (0, 1, 2)],

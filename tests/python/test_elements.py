@@ -112,6 +112,38 @@ class ElementsTest(unittest.TestCase):
                 use()
         self.assertIn("released", repr(e))
 
+    def test_dtype_given_as_its_number(self):
+        """Elements(words, 2): the data type given as its number (the older
+        form pyop.elements never uses) is the DataType member, as given by
+        name (lifetime pass, session 15: bridge.lp._elements.dtype_int_kept)."""
+        e = Elements(words(0x3F80, 0x4000), int(DataType.bfloat16))
+        self.assertIs(e.dtype, DataType.bfloat16)
+        self.assertIs(e[1:].dtype, DataType.bfloat16)
+        self.assertEqual(repr(e), "<pyop.Elements bfloat16[2]>")
+        self.assertEqual(e.tolist(), [1.0, 2.0])
+        e[0:1] = Elements(words(0x4040), DataType.bfloat16)[0:1]  # one type, either form
+        self.assertEqual(e.tolist(), [3.0, 2.0])
+
+    def test_a_slice_is_a_view(self):
+        """A slice of Elements reads and writes the same memory as the whole
+        (zero-copy, as a memoryview's slice): a write through the slice
+        reaches the tensor's words and a later write to the tensor shows in
+        the slice; a read-only tensor's slice is read-only (lifetime pass,
+        session 15: bridge.lp._elements.slice_copied)."""
+        w = words(0x3F80, 0x4000, 0x4040)
+        e = Elements(w, DataType.bfloat16)
+        tail = e[1:]
+        tail[0] = 0.5
+        self.assertEqual(e.tolist(), [1.0, 0.5, 3.0])
+        self.assertEqual(w[1], 0x3F00)
+        e[2] = 4.0
+        self.assertEqual(tail.tolist(), [0.5, 4.0])
+        ro = Elements(words(0x3F80, 0x4000, readonly=True), DataType.bfloat16)
+        self.assertTrue(ro[1:].readonly)
+        with self.assertRaisesRegex(TypeError, "read-only"):
+            ro[1:][0] = 2.0
+        self.assertEqual(ro.tolist(), [1.0, 2.0])
+
     def test_only_what_it_converts(self):
         with self.assertRaises(TypeError):
             Elements(memoryview(bytearray(4)), DataType.bfloat16)  # format "B"

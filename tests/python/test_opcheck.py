@@ -105,6 +105,18 @@ class OpcheckTest(unittest.TestCase):
                                         "--case-timeout", "2.5"])
         self.assertIsNone(seen["opp"])  # the caller's GE op path is not handed on
 
+    def test_the_callers_environment_is_left_as_it_was(self):
+        """opcheck keeps the caller's GE op path from the command in a copy
+        of the environment: the calling test's own os.environ still has it
+        afterwards, and a second opcheck hides it again (lifetime pass,
+        session 15: bridge.lp.testing.env_aliased)."""
+        self.answer({"ops": []})
+        os.environ["ASCEND_CUSTOM_OPP_PATH"] = "/somewhere"
+        for _ in range(2):
+            pt.opcheck("ops", "A", cli=self.cli)
+            self.assertIsNone(self.got()["opp"])
+            self.assertEqual(os.environ.get("ASCEND_CUSTOM_OPP_PATH"), "/somewhere")
+
     def test_rows_given_as_tuples(self):
         # A list[list[int]] attribute given as a tuple of tuples (or a list
         # of tuples) is JSON like a list of lists: each row whole, not

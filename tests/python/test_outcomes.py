@@ -654,5 +654,36 @@ class StateOutcomeTest(unittest.TestCase):
         self.assertEqual(_plugin_modules(), [])
 
 
+class LifetimeOutcomeTest(unittest.TestCase):
+    """The lifetime pass (session 15; tests/mutation/mutants.txt, bridge.lp.*):
+    what a load caches is dropped when what it was made from changes."""
+
+    def test_a_file_changed_within_a_load_gives_its_new_class_lines(self):
+        """A class's line read from its file's source (Pythons before 3.13,
+        which record no __firstlineno__) comes from the file as it is when
+        the class registers: a file rewritten and imported again within one
+        load gives the new line, not the first version's cached index
+        (bridge.lp._registry.class_lines_stale)."""
+        import importlib.util
+        src = ("import pyop\nfrom pyop import Tensor\n\n%s"
+               "@pyop.register_op_impl(op_type=%r)\nclass K:\n"
+               "    def execute(self, x: Tensor) -> None:\n        pass\n")
+        names = []
+        try:
+            with TempDir() as d, _registry.collecting() as coll:
+                for k, (pad, op) in enumerate((("", "LinesV1"), ("# moved\n" * 5, "LinesV2"))):
+                    path = write(d, "lines_mod.py", src % (pad, op))
+                    name = "_pyop_test_lines_%d" % k
+                    spec = importlib.util.spec_from_file_location(name, path)
+                    mod = importlib.util.module_from_spec(spec)
+                    sys.modules[name] = mod
+                    names.append(name)
+                    spec.loader.exec_module(mod)
+            self.assertEqual((coll.impls["LinesV1"].line, coll.impls["LinesV2"].line), (4, 9))
+        finally:
+            for name in names:
+                sys.modules.pop(name, None)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -27,6 +27,21 @@ class DtypesTest(unittest.TestCase):
         self.assertEqual(p.input_dtypes, ((F32 | F16, ""), (I64, ""), (0, "")))
         self.assertEqual(p.output_dtypes, ((F32, ""),))
 
+    def test_one_type_in_each_form(self):
+        """One allowed type given as a DataType member, its name, a list,
+        tuple, set or frozenset of one: the same mask (lifetime pass, session
+        15: bridge.lp._signature.dtype_mask_single_member)."""
+        forms = [DataType.int64, "int64", [DataType.int64], ("int64",), {DataType.int64},
+                 frozenset(["int64"])]
+        for form in forms:
+            with self.subTest(form=form):
+                @pyop.register_op(op_type="One", dtypes={"x": form, "y": form})
+                def f(x: TensorDesc) -> TensorDesc:
+                    return x
+
+                self.assertEqual((proto(f).input_dtypes, proto(f).output_dtypes),
+                                 (((I64, ""),), ((I64, ""),)))
+
     def test_none_declared(self):
         @pyop.register_op(op_type="D2")
         def f(x: TensorDesc) -> TensorDesc:
