@@ -7490,7 +7490,8 @@ static pyop_loader_services lifetime_trap_services(void) {
  *   (not of 1.1), log from one of 1.0;
  * - the host's own "pyop" module: its reference count is the same after
  *   shutdown as before the load, and a later session without one does not
- *   put it back.
+ *   put it back; a host's None there is put back too;
+ * - a dynamic input slot of two, one or no tensors is a list.
  */
 static void case_lifetime(void) {
   CHECK(py_ok("import sys, types\n"
@@ -7593,6 +7594,29 @@ static void case_lifetime(void) {
                "lpbc_probe.seen.clear()\n",
                m == 0 ? "False" : "True", m == 0 ? "True" : "False");
       CHECK(py_ok(code), "LpMut: the inputs' writability is not the host's flags (%d)", m);
+    }
+  }
+  /* A dynamic input slot is a list whatever its count: of two, of one,
+   * empty (not the tensor, not None). */
+  {
+    const rec_op *list = find(&r, "LpList", false);
+    CHECK(list != NULL, "LpList registered");
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 2, s2)};
+    static const size_t counts[3] = {2, 1, 0};
+    for (int i = 0; i < 3; i++) {
+      void *h = holder_of(list, NULL, 0);
+      size_t c[1] = {counts[i]};
+      memset(out, 0, sizeof out);
+      CHECK(infer1(list, h, ins, 1, c, out, 1) == PYOP_OK, "LpList of %zu: %s", counts[i],
+            g_err);
+      list->cb->destroy_holder(h);
+      char code[200];
+      snprintf(code, sizeof code,
+               "import lpbc_probe\n"
+               "assert lpbc_probe.seen == [('list', %zu)], lpbc_probe.seen\n"
+               "lpbc_probe.seen.clear()\n",
+               counts[i]);
+      CHECK(py_ok(code), "a dynamic slot of %zu tensors is not a list of them", counts[i]);
     }
   }
   /* What compile returns (ignored) is released. */
@@ -7727,6 +7751,20 @@ static void case_lifetime(void) {
               "assert 'pyop' not in sys.modules, sys.modules['pyop']\n"
               "del sys.modules['lpbc_probe']\n"),
         "a session without a host pyop put the earlier host's back at shutdown");
+  /* The host's sys.modules['pyop'] = None (another form of a host's
+   * entry): put back at shutdown as it was. */
+  CHECK(py_ok("import sys; sys.modules['pyop'] = None"), "the host's None");
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "minors/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert 'pyop' in sys.modules and sys.modules['pyop'] is None, "
+              "sys.modules.get('pyop', 'missing')\n"
+              "del sys.modules['pyop']\n"),
+        "the host's sys.modules['pyop'] = None was not put back at shutdown");
   negotiate(PYOP_BRIDGE_ABI_MINOR);
   CHECK_OK(configure(0));
 }
