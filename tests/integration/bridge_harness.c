@@ -7509,9 +7509,10 @@ static void case_lifetime(void) {
   float x[12] = {0};
   int64_t s1[1] = {2}, s2[2] = {3, 4};
   pyop_tensor out[2];
-  /* Two outputs, as a tuple and as a list (the bridge reads a copy). */
-  static const char *const forms[] = {"tuple", "list"};
-  for (size_t i = 0; i < 2; i++) {
+  /* Two outputs, as a tuple, as a list (the bridge reads a copy) and as a
+   * namedtuple (a tuple subclass). */
+  static const char *const forms[] = {"tuple", "list", "named"};
+  for (size_t i = 0; i < 3; i++) {
     memset(out, 0, sizeof out);
     infer_with(pair, attr_str("form", forms[i]), out, 2, PYOP_OK, NULL);
     CHECK(out[0].ndim == 1 && out[0].shape[0] == 2 && out[0].format == 0 && out[1].ndim == 2 &&

@@ -4,10 +4,12 @@ call: every description a result held (and the format number it gave through
 __index__) is released when the call returns, whatever the result's form (a
 tuple or a list of outputs, one output, a dynamic output's list or tuple);
 a result sharing the second input's shape has that input's dimensions; a
-format below 0 given through __index__ is refused; each input slot is
+format below 0 given through __index__ is refused; a namedtuple of outputs is
+read as a tuple; each input slot is
 writable as the host marked it; what compile returns is released too. The harness makes the module
 lpbc_probe before the load: the weak references and what execute saw go
 there."""
+import collections
 import weakref
 
 import lpbc_probe  # made by the harness before the load
@@ -44,6 +46,8 @@ def lp_pair(x: TensorDesc, *, form: str = "tuple") -> tuple[TensorDesc, TensorDe
     if form == "negfmt":  # a format below 0 through __index__: refused
         return _made(Desc((2,), 0), Desc((3, 4), -1))
     a, b = _made(Desc((2,), 0), Desc((3, 4), 1))
+    if form == "named":  # a tuple subclass
+        return collections.namedtuple("LpPairOut", "a b")(a, b)
     return [a, b] if form == "list" else (a, b)
 
 
