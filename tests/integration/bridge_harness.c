@@ -7491,7 +7491,8 @@ static pyop_loader_services lifetime_trap_services(void) {
  * - the host's own "pyop" module: its reference count is the same after
  *   shutdown as before the load, and a later session without one does not
  *   put it back; a host's None there is put back too;
- * - a dynamic input slot of two, one or no tensors is a list.
+ * - a dynamic input slot of two, one or no tensors is a list; a
+ *   list[list[int]] attribute's inner values are lists of each call's own.
  */
 static void case_lifetime(void) {
   CHECK(py_ok("import sys, types\n"
@@ -7619,6 +7620,35 @@ static void case_lifetime(void) {
                counts[i]);
       CHECK(py_ok(code), "a dynamic slot of %zu tensors is not a list of them", counts[i]);
     }
+  }
+  /* A list[list[int]] attribute after another: each call gets lists of
+   * its own, the inner ones too (what the previous call changed is gone). */
+  {
+    const rec_op *nested = find(&r, "LpNested", false);
+    CHECK(nested != NULL, "LpNested registered");
+    static const int64_t i0[2] = {1, 2}, i1[1] = {3};
+    const pyop_int_list lists[2] = {{i0, 2}, {i1, 1}};
+    pyop_attr_view a[2] = {attr_int("n", 1), attr_int("n", 1)};
+    memset(&a[1], 0, sizeof a[1]);
+    a[1].struct_size = sizeof a[1];
+    a[1].name = (pyop_str){"lli", 3};
+    a[1].type = PYOP_ATTR_LIST_LIST_INT;
+    a[1].default_value.type = PYOP_ATTR_LIST_LIST_INT;
+    a[1].default_value.u.int_lists.items = lists;
+    a[1].default_value.u.int_lists.count = 2;
+    void *h = holder_of(nested, a, 2);
+    pyop_tensor in = tensor_f32(x, 1, s1);
+    for (int round = 0; round < 2; round++) {
+      memset(out, 0, sizeof out);
+      CHECK(infer1(nested, h, &in, 1, ONE, out, 1) == PYOP_OK, "LpNested: %s", g_err);
+    }
+    nested->cb->destroy_holder(h);
+    CHECK(py_ok("import lpbc_probe\n"
+                "want = (['list', 'list'], [[1, 2], [3]])\n"
+                "assert lpbc_probe.seen == [want, want], lpbc_probe.seen\n"
+                "lpbc_probe.seen.clear()\n"
+                "del want\n"),
+          "a list[list[int]] attribute's inner lists are not the call's own");
   }
   /* What compile returns (ignored) is released. */
   {

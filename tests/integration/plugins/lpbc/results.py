@@ -94,3 +94,13 @@ def lp_range(x: TensorDesc) -> TensorDesc:
 def lp_list(xs: list[TensorDesc]) -> TensorDesc:
     lpbc_probe.seen.append((type(xs).__name__, len(xs) if isinstance(xs, list) else -1))
     return TensorDesc((1,), "float32")
+
+
+@pyop.register_op(op_type="LpNested")
+def lp_nested(x: TensorDesc, *, n: int = 1, lli: list[list[int]] = [[1, 2], [3]]) -> TensorDesc:
+    # What this call got (inner types and values), then changed in place:
+    # the next call gets lists of its own again, as the host gave them.
+    lpbc_probe.seen.append(([type(e).__name__ for e in lli], [list(e) for e in lli]))
+    lli[0].append(9)
+    lli.append([0])
+    return x
