@@ -7559,16 +7559,19 @@ static void case_lifetime(void) {
     lifetime_released(forms[i], true);
   }
   /* The second input's shape (its slot's tuple) is that input's, not the
-   * first's: rank 2 after rank 1. */
+   * first's: rank 2 after rank 1; in a third call its LAST dimension
+   * changes (the first stays): the new one is seen. */
   {
     pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 2, s2)};
     void *h = holder_of(share, NULL, 0);
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < 3; round++) {
+      int64_t last = round < 2 ? 4 : 2;
+      ins[1].shape[1] = last;
       memset(out, 0, sizeof out);
       CHECK_OK(infer1(share, h, ins, 2, ONE, out, 1));
-      CHECK(out[0].ndim == 2 && out[0].shape[0] == 3 && out[0].shape[1] == 4,
-            "LpShare (round %d): ndim %d shape[0] %lld", round, out[0].ndim,
-            (long long)out[0].shape[0]);
+      CHECK(out[0].ndim == 2 && out[0].shape[0] == 3 && out[0].shape[1] == last,
+            "LpShare (round %d): ndim %d shape (%lld, %lld)", round, out[0].ndim,
+            (long long)out[0].shape[0], (long long)out[0].shape[1]);
     }
     share->cb->destroy_holder(h);
   }
