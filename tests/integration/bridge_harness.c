@@ -7471,6 +7471,8 @@ static pyop_loader_services lifetime_trap_services(void) {
 /*
  * The lifetime, one-of-many and other-form pass (session 15) over the
  * bridge's callbacks, load, package, signals and loader tables:
+ * - a TensorDesc's fields (a plugin may assign any object) are released
+ *   with it, and a cycle through any of them is collected;
  * - the result of infer_meta in each of its forms (two outputs as a tuple
  *   or a list, one output, a dynamic output as a list or a tuple, refused
  *   for a format below 0 given through __index__) and what compile returns:
@@ -7507,6 +7509,21 @@ static void case_lifetime(void) {
                *dyn = find(&r, "LpDyn", false), *share = find(&r, "LpShare", false),
                *mut = find(&r, "LpMut", true);
   CHECK(pair && one && dyn && share && mut, "lpbc ops registered");
+  /* A TensorDesc's fields (shape, dtype, format: plain members a plugin
+   * may assign anything to) are released with it, and one in a cycle
+   * through any of them is collected. */
+  CHECK(py_ok("import gc, weakref, pyop\n"
+              "class _LpObj: pass\n"
+              "for _f in ('shape', 'dtype', 'format'):\n"
+              "    _d = pyop.TensorDesc((1,), 'float32'); _o = _LpObj()\n"
+              "    setattr(_d, _f, _o); _w = weakref.ref(_o); del _d, _o\n"
+              "    assert _w() is None, 'TensorDesc.%s kept after the desc went' % _f\n"
+              "    _d = pyop.TensorDesc((1,), 'float32'); _o = _LpObj(); _o.d = _d\n"
+              "    setattr(_d, _f, _o); _w = weakref.ref(_o); del _d, _o\n"
+              "    gc.collect()\n"
+              "    assert _w() is None, 'a cycle through TensorDesc.%s not collected' % _f\n"
+              "del _LpObj, _f, _w, gc, weakref, pyop\n"),
+        "a TensorDesc's fields outlived it");
   float x[12] = {0};
   int64_t s1[1] = {2}, s2[2] = {3, 4};
   pyop_tensor out[2];
