@@ -7670,6 +7670,384 @@ static void case_lpobj(void) {
         "the plugin's classes, op type and defaults freed by the reset");
 }
 
+/* ------------------------------------------- lifetime pass (session 15) */
+
+static void lifetime_usr1(int sig) { (void)sig; }
+static void lifetime_usr2(int sig) { (void)sig; }
+
+/* Every weak reference plugins/lpbc took (of a result's descriptions and
+ * their format numbers, of plugin functions) is dead now, with a garbage
+ * collection first when collect; what: the call, for the message. */
+static void lifetime_released(const char *what, bool collect) {
+  CHECK(py_ok(collect ? "import gc; gc.collect()" : "pass"), "gc.collect");
+  CHECK(py_ok("import lpbc_probe\n"
+              "alive = [r() for r in lpbc_probe.refs if r() is not None]\n"
+              "assert lpbc_probe.refs and not alive, (len(lpbc_probe.refs), alive)\n"
+              "lpbc_probe.refs.clear()\n"
+              "del alive\n"),
+        "%s: an object of the result outlived the call", what);
+}
+
+/* Loader services whose find_proto and release_proto are traps (counted). */
+static pyop_loader_services lifetime_trap_services(void) {
+  pyop_loader_services s = g_services;
+  s.find_proto = trap_find_proto;
+  s.release_proto = trap_release_proto;
+  return s;
+}
+
+/*
+ * The lifetime, one-of-many and other-form pass (session 15) over the
+ * bridge's callbacks, load, package, signals and loader tables:
+ * - a TensorDesc's fields (a plugin may assign any object) are released
+ *   with it, and a cycle through any of them is collected;
+ * - the result of infer_meta in each of its forms (two outputs as a tuple
+ *   or a list, one output, a dynamic output as a list or a tuple, refused
+ *   for a format below 0 given through __index__) and what compile returns:
+ *   every object it held, down to a format number read through __index__,
+ *   is released when the call returns (plugins/lpbc/results.py); a shape
+ *   that is a range is read;
+ * - a result sharing the SECOND input's shape has that input's dimensions;
+ *   each input slot of execute is writable as the host marked it, the
+ *   second one too;
+ * - a load of three plugin files: reset removes every one's module and
+ *   collects their functions; a plugin's non-module entries of the pyop
+ *   package (None and another object) are removed after its load;
+ * - a plugin that sets a signal to SIG_IGN or SIG_DFL (not a Python
+ *   function): reset puts the host's handler back for both;
+ * - the loader services by ABI minor at both sides of each member's
+ *   minor: find_proto and release_proto used from a loader of 1.2 exactly
+ *   (not of 1.1), log from one of 1.0;
+ * - the host's own "pyop" module: its reference count is the same after
+ *   shutdown as before the load, and a later session without one does not
+ *   put it back; a host's None there is put back too;
+ * - a dynamic input slot of two, one or no tensors is a list; a
+ *   list[list[int]] attribute's inner values are lists of each call's own.
+ */
+static void case_lifetime(void) {
+  CHECK(py_ok("import sys, types\n"
+              "sys.modules['lpbc_probe'] = types.ModuleType('lpbc_probe')\n"
+              "sys.modules['lpbc_probe'].refs = []\n"
+              "sys.modules['lpbc_probe'].seen = []\n"
+              "sys.modules['lpbc_probe'].names = []\n"),
+        "lpbc_probe");
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "lpbc/results.py"));
+  const rec_op *pair = find(&r, "LpPair", false), *one = find(&r, "LpOne", false),
+               *dyn = find(&r, "LpDyn", false), *share = find(&r, "LpShare", false),
+               *mut = find(&r, "LpMut", true);
+  CHECK(pair && one && dyn && share && mut, "lpbc ops registered");
+  /* A TensorDesc's fields (shape, dtype, format: plain members a plugin
+   * may assign anything to) are released with it, and one in a cycle
+   * through any of them is collected. */
+  CHECK(py_ok("import gc, weakref, pyop\n"
+              "class _LpObj: pass\n"
+              "for _f in ('shape', 'dtype', 'format'):\n"
+              "    _d = pyop.TensorDesc((1,), 'float32'); _o = _LpObj()\n"
+              "    setattr(_d, _f, _o); _w = weakref.ref(_o); del _d, _o\n"
+              "    assert _w() is None, 'TensorDesc.%s kept after the desc went' % _f\n"
+              "    _d = pyop.TensorDesc((1,), 'float32'); _o = _LpObj(); _o.d = _d\n"
+              "    setattr(_d, _f, _o); _w = weakref.ref(_o); del _d, _o\n"
+              "    gc.collect()\n"
+              "    assert _w() is None, 'a cycle through TensorDesc.%s not collected' % _f\n"
+              "del _LpObj, _f, _w, gc, weakref, pyop\n"),
+        "a TensorDesc's fields outlived it");
+  float x[12] = {0};
+  int64_t s1[1] = {2}, s2[2] = {3, 4};
+  pyop_tensor out[2];
+  /* Two outputs, as a tuple, as a list (the bridge reads a copy) and as a
+   * namedtuple (a tuple subclass). */
+  static const char *const forms[] = {"tuple", "list", "named"};
+  for (size_t i = 0; i < 3; i++) {
+    memset(out, 0, sizeof out);
+    infer_with(pair, attr_str("form", forms[i]), out, 2, PYOP_OK, NULL);
+    CHECK(out[0].ndim == 1 && out[0].shape[0] == 2 && out[0].format == 0 && out[1].ndim == 2 &&
+              out[1].shape[1] == 4 && out[1].format == 1,
+          "LpPair (%s): %d %d", forms[i], out[0].ndim, out[1].ndim);
+    lifetime_released(forms[i], true);
+  }
+  /* A format below 0 given through __index__ is refused (the call's
+   * objects released all the same). */
+  {
+    const char *n[] = {"ValueError", "infer_meta output 1 format -1 is out of range [0, ",
+                       NULL};
+    infer_with(pair, attr_str("form", "negfmt"), out, 2, PYOP_EPYTHON, n);
+    lifetime_released("a refused format", true);
+  }
+  {
+    pyop_tensor in = tensor_f32(x, 1, s1);
+    void *h = holder_of(one, NULL, 0);
+    memset(out, 0, sizeof out);
+    CHECK_OK(infer1(one, h, &in, 1, ONE, out, 1));
+    CHECK(out[0].ndim == 1 && out[0].shape[0] == 5 && out[0].format == 2, "LpOne");
+    one->cb->destroy_holder(h);
+    lifetime_released("one output", true);
+    /* A shape that is another sequence (a range): read as a list is. */
+    const rec_op *range = find(&r, "LpRange", false);
+    h = holder_of(range, NULL, 0);
+    memset(out, 0, sizeof out);
+    clear_error();
+    CHECK(infer1(range, h, &in, 1, ONE, out, 1) == PYOP_OK && out[0].ndim == 3 &&
+              out[0].shape[0] == 2 && out[0].shape[2] == 4,
+          "LpRange: ndim %d: %s", out[0].ndim, g_err);
+    range->cb->destroy_holder(h);
+    lifetime_released("a range shape", true);
+  }
+  /* A dynamic output, as a list and as a tuple: each tensor reaches the
+   * host (the later one with its own shape), and nothing stays. */
+  for (size_t i = 0; i < 2; i++) {
+    dyn_sink sk = {.refuse_at = -1};
+    pyop_attr_view a = attr_str("form", forms[i]);
+    CHECK(infer_sink(dyn, &a, 1, out, 1, &sk) == PYOP_OK && sk.n == 2 && sk.dim0[0] == 6 &&
+              sk.dim0[1] == 7,
+          "LpDyn (%s): %d tensors: %s", forms[i], sk.n, g_err);
+    lifetime_released(forms[i], true);
+  }
+  /* The second input's shape (its slot's tuple) is that input's, not the
+   * first's: rank 2 after rank 1; in a third call its LAST dimension
+   * changes (the first stays): the new one is seen. */
+  {
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 2, s2)};
+    void *h = holder_of(share, NULL, 0);
+    for (int round = 0; round < 3; round++) {
+      int64_t last = round < 2 ? 4 : 2;
+      ins[1].shape[1] = last;
+      memset(out, 0, sizeof out);
+      CHECK_OK(infer1(share, h, ins, 2, ONE, out, 1));
+      CHECK(out[0].ndim == 2 && out[0].shape[0] == 3 && out[0].shape[1] == last,
+            "LpShare (round %d): ndim %d shape (%lld, %lld)", round, out[0].ndim,
+            (long long)out[0].shape[0], (long long)out[0].shape[1]);
+    }
+    share->cb->destroy_holder(h);
+  }
+  /* Each input slot writable as the host's flags mark it, the second one
+   * too (twice each: a holder's second call takes its kept Tensors). */
+  {
+    static const uint32_t marks[2][2] = {{0, PYOP_INPUT_MUTATED}, {PYOP_INPUT_MUTATED, 0}};
+    for (int m = 0; m < 2; m++) {
+      pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x + 2, 1, s1)};
+      pyop_tensor_list lists[2] = {{&ins[0], 1}, {&ins[1], 1}};
+      void *h = holder_of(mut, NULL, 0);
+      for (int round = 0; round < 2; round++) {
+        outputs o = {0};
+        pyop_exec_services svc = {sizeof svc, &o, alloc_output, alloc_workspace};
+        pyop_exec_args ea = {sizeof ea, lists, 2, 1, &svc, NULL, marks[m]};
+        clear_error();
+        CHECK(mut->cb->execute(h, &ea) == PYOP_OK, "LpMut: %s", g_err);
+        outputs_free(&o);
+      }
+      mut->cb->destroy_holder(h);
+      char code[256];
+      snprintf(code, sizeof code,
+               "import lpbc_probe\n"
+               "assert lpbc_probe.seen == [(%s, %s)] * 2, lpbc_probe.seen\n"
+               "lpbc_probe.seen.clear()\n",
+               m == 0 ? "False" : "True", m == 0 ? "True" : "False");
+      CHECK(py_ok(code), "LpMut: the inputs' writability is not the host's flags (%d)", m);
+    }
+  }
+  /* A dynamic input slot is a list whatever its count: of two, of one,
+   * empty (not the tensor, not None). */
+  {
+    const rec_op *list = find(&r, "LpList", false);
+    CHECK(list != NULL, "LpList registered");
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 2, s2)};
+    static const size_t counts[3] = {2, 1, 0};
+    for (int i = 0; i < 3; i++) {
+      void *h = holder_of(list, NULL, 0);
+      size_t c[1] = {counts[i]};
+      memset(out, 0, sizeof out);
+      CHECK(infer1(list, h, ins, 1, c, out, 1) == PYOP_OK, "LpList of %zu: %s", counts[i],
+            g_err);
+      list->cb->destroy_holder(h);
+      char code[200];
+      snprintf(code, sizeof code,
+               "import lpbc_probe\n"
+               "assert lpbc_probe.seen == [('list', %zu)], lpbc_probe.seen\n"
+               "lpbc_probe.seen.clear()\n",
+               counts[i]);
+      CHECK(py_ok(code), "a dynamic slot of %zu tensors is not a list of them", counts[i]);
+    }
+  }
+  /* A list[list[int]] attribute after another: each call gets lists of
+   * its own, the inner ones too (what the previous call changed is gone). */
+  {
+    const rec_op *nested = find(&r, "LpNested", false);
+    CHECK(nested != NULL, "LpNested registered");
+    static const int64_t i0[2] = {1, 2}, i1[1] = {3};
+    const pyop_int_list lists[2] = {{i0, 2}, {i1, 1}};
+    pyop_attr_view a[2] = {attr_int("n", 1), attr_int("n", 1)};
+    memset(&a[1], 0, sizeof a[1]);
+    a[1].struct_size = sizeof a[1];
+    a[1].name = (pyop_str){"lli", 3};
+    a[1].type = PYOP_ATTR_LIST_LIST_INT;
+    a[1].default_value.type = PYOP_ATTR_LIST_LIST_INT;
+    a[1].default_value.u.int_lists.items = lists;
+    a[1].default_value.u.int_lists.count = 2;
+    void *h = holder_of(nested, a, 2);
+    pyop_tensor in = tensor_f32(x, 1, s1);
+    for (int round = 0; round < 2; round++) {
+      memset(out, 0, sizeof out);
+      CHECK(infer1(nested, h, &in, 1, ONE, out, 1) == PYOP_OK, "LpNested: %s", g_err);
+    }
+    nested->cb->destroy_holder(h);
+    CHECK(py_ok("import lpbc_probe\n"
+                "want = (['list', 'list'], [[1, 2], [3]])\n"
+                "assert lpbc_probe.seen == [want, want], lpbc_probe.seen\n"
+                "lpbc_probe.seen.clear()\n"
+                "del want\n"),
+          "a list[list[int]] attribute's inner lists are not the call's own");
+  }
+  /* What compile returns (ignored) is released. */
+  {
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 2, s2)};
+    pyop_tensor_list lists[2] = {{&ins[0], 1}, {&ins[1], 1}};
+    pyop_tensor o1 = tensor_f32(x, 1, s1);
+    void *h = holder_of(mut, NULL, 0);
+    pyop_compile_args ca = {sizeof ca, lists, 2, &o1, 1, NULL, NULL};
+    clear_error();
+    CHECK(mut->cb->compile(h, &ca) == PYOP_OK, "LpMut compile: %s", g_err);
+    mut->cb->destroy_holder(h);
+    lifetime_released("compile", true);
+  }
+  api->reset();
+  rec_clear(&r);
+
+  /* Three plugin files in one load: reset removes each one's module, and
+   * collects their functions (each in a cycle with its module's globals)
+   * itself: no collection before the check. */
+  CHECK_OK(load(&r, 3, "lpbc/mod_a.py", "lpbc/mod_b.py", "lpbc/mod_c.py"));
+  CHECK(r.n == 3, "three plugin files: %zu ops", r.n);
+  CHECK(py_ok("import sys, lpbc_probe\n"
+              "assert len(lpbc_probe.names) == 3, lpbc_probe.names\n"
+              "assert all(n in sys.modules for n in lpbc_probe.names), lpbc_probe.names\n"),
+        "the three plugin modules are in sys.modules");
+  api->reset();
+  rec_clear(&r);
+  CHECK(py_ok("import sys, lpbc_probe\n"
+              "left = [n for n in lpbc_probe.names if n in sys.modules]\n"
+              "assert not left, left\n"
+              "lpbc_probe.names.clear()\n"
+              "del left\n"),
+        "reset left a plugin module of the load in sys.modules");
+  lifetime_released("reset", false);
+
+  /* Entries of the pyop package a plugin left that are not modules, None
+   * and another object: the import guard removes both. */
+  CHECK_OK(load(&r, 1, "lpbc/guard_forms.py"));
+  CHECK(py_ok("import sys\n"
+              "left = [n for n in ('pyop.lp_guard_none', 'pyop.lp_guard_object') "
+              "if n in sys.modules]\n"
+              "assert not left, left\n"
+              "del left\n"),
+        "a non-module entry of the pyop package a plugin added stayed in sys.modules");
+  api->reset();
+  rec_clear(&r);
+
+  /* SIG_IGN and SIG_DFL set by a plugin: the host's handlers come back. */
+  {
+    struct sigaction sa, old1, old2;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = lifetime_usr1;
+    CHECK(sigaction(SIGUSR1, &sa, &old1) == 0, "host SIGUSR1");
+    sa.sa_handler = lifetime_usr2;
+    CHECK(sigaction(SIGUSR2, &sa, &old2) == 0, "host SIGUSR2");
+    CHECK_OK(load(&r, 1, "lpbc/sig_forms.py"));
+    CHECK(handler_now(SIGUSR1) == (void *)SIG_IGN && handler_now(SIGUSR2) == (void *)SIG_DFL,
+          "test bug: the plugin did not set SIG_IGN and SIG_DFL");
+    api->reset();
+    rec_clear(&r);
+    CHECK(handler_now(SIGUSR1) == (void *)lifetime_usr1,
+          "reset left SIGUSR1 at the SIG_IGN a plugin set");
+    CHECK(handler_now(SIGUSR2) == (void *)lifetime_usr2,
+          "reset left SIGUSR2 at the SIG_DFL a plugin set");
+    sigaction(SIGUSR1, &old1, NULL);
+    sigaction(SIGUSR2, &old2, NULL);
+  }
+
+  /* Loader services by ABI minor: find_proto and release_proto (1.2) are
+   * used from a loader of 1.2, not of 1.1; log (1.0) from a loader of 1.0. */
+  {
+    pyop_bridge_entry_fn entry =
+        (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+    pyop_loader_services svc = lifetime_trap_services();
+    pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, 2, &svc};
+    const char *no_proto = "import sys\n"
+                           "assert sys.modules['pyop._native'].registered_proto('Nope') is None\n";
+    static const struct {
+      uint32_t minor;
+      int asked;
+    } by_minor[] = {{1, 0}, {2, 1}};
+    for (size_t i = 0; i < 2; i++) {
+      req.abi_minor = by_minor[i].minor;
+      const pyop_bridge_api *a = NULL;
+      CHECK(entry(&req, &a) == PYOP_OK && a->abi_minor == by_minor[i].minor, "minor %u",
+            (unsigned)by_minor[i].minor);
+      g_trap_calls = 0;
+      CHECK(py_ok(no_proto), "registered_proto (1.%u)", (unsigned)by_minor[i].minor);
+      CHECK(g_trap_calls == by_minor[i].asked, "a loader of 1.%u: find_proto asked %d times",
+            (unsigned)by_minor[i].minor, g_trap_calls);
+    }
+    negotiate(0);
+    CHECK_OK(load(&r, 1, "minors/plain.py"));
+    log_all_clear();
+    CHECK(py_ok("import sys; sys.modules['pyop._native'].log(1, 'lifetime log 1.0')"), "log");
+    CHECK(strstr(g_log_all, "lifetime log 1.0") != NULL, "a loader of 1.0 got no log line:\n%s",
+          g_log_all);
+    api->reset();
+    rec_clear(&r);
+    negotiate(PYOP_BRIDGE_ABI_MINOR);
+  }
+
+  /* The host's own "pyop": as referenced after shutdown as before the
+   * load; a later session without one leaves sys.modules without "pyop". */
+  api->shutdown(); /* the bridge's package leaves sys.modules */
+  CHECK(py_ok("import sys, types, lpbc_probe\n"
+              "assert 'pyop' not in sys.modules\n"
+              "lpbc_probe.host = types.ModuleType('pyop')\n"
+              "sys.modules['pyop'] = lpbc_probe.host\n"
+              "lpbc_probe.count = sys.getrefcount(lpbc_probe.host)\n"),
+        "the host's pyop");
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "minors/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys, lpbc_probe\n"
+              "assert sys.modules['pyop'] is lpbc_probe.host, sys.modules.get('pyop')\n"
+              "n = sys.getrefcount(lpbc_probe.host)\n"
+              "assert n == lpbc_probe.count, (n, lpbc_probe.count)\n"
+              "del sys.modules['pyop'], n\n"),
+        "the host's pyop after shutdown: not put back, or its reference kept");
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "minors/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert 'pyop' not in sys.modules, sys.modules['pyop']\n"
+              "del sys.modules['lpbc_probe']\n"),
+        "a session without a host pyop put the earlier host's back at shutdown");
+  /* The host's sys.modules['pyop'] = None (another form of a host's
+   * entry): put back at shutdown as it was. */
+  CHECK(py_ok("import sys; sys.modules['pyop'] = None"), "the host's None");
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  CHECK_OK(configure(0));
+  CHECK_OK(load(&r, 1, "minors/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  api->shutdown();
+  CHECK(py_ok("import sys\n"
+              "assert 'pyop' in sys.modules and sys.modules['pyop'] is None, "
+              "sys.modules.get('pyop', 'missing')\n"
+              "del sys.modules['pyop']\n"),
+        "the host's sys.modules['pyop'] = None was not put back at shutdown");
+  negotiate(PYOP_BRIDGE_ABI_MINOR);
+  CHECK_OK(configure(0));
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -7712,7 +8090,8 @@ static void case_lpobj(void) {
   X(configs, "integration bridge", 300, "")                                  \
   X(configs_lost, "integration bridge", 300, "")                             \
   X(dfcall, "integration bridge", 300, "")                                   \
-  X(lpobj, "integration bridge", 300, "valgrind")
+  X(lpobj, "integration bridge", 300, "valgrind") \
+  X(lifetime, "integration bridge", 300, "")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
