@@ -28,6 +28,11 @@
  *                   makes sub-interpreters of its own, one at a kept
  *                   lane's address: the next load takes none of them up
  *                   (new lanes, in neither a kept nor a host's interpreter)
+ *   kept_one_ended  3.13+: the host ends one of the two kept lanes itself: the
+ *                   next load takes up the other (the last ended: lane 1 is
+ *                   the same interpreter, lane 2 a new one) and the exit hook
+ *                   ends the kept lane left when the host ended the first
+ *                   (no sub-interpreter remains)
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
  *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
  *                   where lanes are off (3.12.0-3.12.3)
@@ -356,6 +361,93 @@ static void case_kept_address_reused(void) {
   free(opp);
 }
 
+/* The sub-interpreters of the process (main GIL held): how many, the first
+ * `max` in out. */
+static size_t sub_interps(PyInterpreterState **out, size_t max) {
+  PyInterpreterState *main_interp = PyInterpreterState_Main();
+  size_t n = 0;
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL;
+       i = PyInterpreterState_Next(i))
+    if (i != main_interp) {
+      if (n < max)
+        out[n] = i;
+      n++;
+    }
+  return n;
+}
+
+/* The sub-interpreter whose id is id (main GIL held), or NULL. */
+static PyInterpreterState *interp_of_id(float id) {
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL;
+       i = PyInterpreterState_Next(i))
+    if ((float)PyInterpreterState_GetID(i) == id)
+      return i;
+  return NULL;
+}
+
+/*
+ * 3.13+: one of several kept lanes is gone when the next load or the exit
+ * hook comes (the host ended it, as any sub-interpreter it finds): each
+ * kept lane is checked on its own (lifetime pass, session 15: the pool
+ * judged every kept lane by the first's interpreter; its exit hook stopped
+ * at the first one gone). The host ends the LAST kept lane: the next load
+ * takes lane 1 up (same interpreter) and starts lane 2; then it ends the
+ * FIRST: atexit's hook ends the other, and no sub-interpreter is left.
+ */
+static void case_kept_one_ended(void) {
+  if (Py_Version < 0x030D0000) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes are kept from 3.13)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  float first[2] = {0, 0}, ids[2] = {0, 0};
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, first, 0);
+  CHECK_RC(pyop_shutdown(), PYOP_OK); /* both lanes kept */
+  PyEval_RestoreThread(mine);
+  PyInterpreterState *subs[4], *last = interp_of_id(first[1]);
+  CHECK(sub_interps(subs, 4) == 2 && last != NULL, "kept: %zu sub-interpreters, lane 2's "
+        "(%g) %s", sub_interps(subs, 4), first[1], last != NULL ? "found" : "missing");
+  (void)PyEval_SaveThread();
+  REQUIRE(last != NULL, "lane 2's interpreter");
+  end_interp(last);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 1);
+  CHECK(ids[0] == first[0], "lane 1 runs in interpreter %g, the kept lane 1 was %g", ids[0],
+        first[0]);
+  CHECK(ids[1] != first[0] && ids[1] != first[1] && ids[1] != 0,
+        "lane 2 runs in interpreter %g (kept: %g, ended by the host: %g)", ids[1], first[0],
+        first[1]);
+  run_two(2);
+  float second[2] = {ids[0], ids[1]};
+  CHECK_RC(pyop_shutdown(), PYOP_OK); /* kept again: lane 1's and the new lane 2's */
+  PyEval_RestoreThread(mine);
+  PyInterpreterState *one = interp_of_id(second[0]);
+  (void)PyEval_SaveThread();
+  REQUIRE(one != NULL, "lane 1's interpreter");
+  end_interp(one);
+  PyEval_RestoreThread(mine);
+  CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+  size_t left = sub_interps(subs, 4);
+  CHECK(left == 0, "after the exit hook %zu sub-interpreter(s) left (lane 2's, %g, not ended: "
+        "%s)", left, second[1], interp_of_id(second[1]) != NULL ? "still there" : "another");
+  mine = PyEval_SaveThread();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 2);
+  for (int k = 0; k < 2; k++)
+    CHECK(ids[k] != second[0] && ids[k] != second[1],
+          "after the exit hook lane %d runs in interpreter %g (kept were %g %g)", k + 1,
+          ids[k], second[0], second[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
 /* pyop_shutdown as an atexit callback of the host's (as a Python program
  * through ctypes would register it): the shutdown runs while Python
  * finalizes, after the point where an exit hook registered then could run. */
@@ -398,7 +490,7 @@ static void case_shutdown_atexit(void) {
 }
 
 #define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
-  X(kept_address_reused) X(shutdown_atexit)
+  X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};
