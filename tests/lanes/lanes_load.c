@@ -565,6 +565,34 @@ static void lazy_del(void) {
   }
 }
 
+/*
+ * What a lane made for an instance that fell back is released there too
+ * (lifetime pass, session 15): LazyOptInit's first instance, whose
+ * constructor went on without what its lane refused, is deleted in that
+ * lane at once; LazyDel's first instance, made in a lane and remade in the
+ * main interpreter at its first call, is deleted in both when destroyed.
+ * LaneDeleted (one instance per lane) reads each lane's counts: one of each
+ * over the two lanes.
+ */
+static void lane_deletions(void) {
+  pyop_op *op[2] = {NULL, NULL};
+  float del = 0, opt = 0;
+  for (int i = 0; i < 2; i++) {
+    REQUIRE_RC(pyop_op_create("LaneDeleted", NULL, 0, &op[i]), PYOP_OK);
+    float x[3] = {0, 0, 0}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(op[i], x, y, 3), PYOP_OK);
+    CHECK(y[1] != 0.0f, "LaneDeleted instance %d ran in interpreter %g", i, y[1]);
+    del += y[0];
+    opt += y[2];
+  }
+  CHECK(pyop_op_lane(op[0]) != pyop_op_lane(op[1]), "LaneDeleted: both instances in lane %u",
+        (unsigned)pyop_op_lane(op[0]));
+  CHECK(del == 1.0f, "the lanes deleted %g LazyDel objects (one was made in a lane)", del);
+  CHECK(opt == 1.0f, "the lanes deleted %g LazyOptInit objects (one was made in a lane)", opt);
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+}
+
 /* Runs the in-place op on x[2]: its status; *bound whether the output is
  * x's buffer. */
 static int run_into(pyop_op *op, float *x, bool *bound) {
@@ -711,6 +739,7 @@ static void case_lazy_import(void) {
   /* A workspace taken is a call out, as an output is (configuration pass). */
   lazy_op("LazyWs", true, true, false);
   lazy_del();
+  lane_deletions();
   into_ops();
   /* Only asyncio and its submodules are refused on 3.12, not a name that
    * starts like it (configuration pass, session 12). */
