@@ -42,6 +42,8 @@
  *              thread of its lane that uses them after the call: both
  *              refuse with RuntimeError, as in the main interpreter; one
  *              left waiting at pyop_shutdown is not waited for (warning)
+ *   escape_last  the same thread left waiting in lane 2 of 2: the warning
+ *              names lane 2, and lane 1 (no thread) is not named
  *   sigint     SIGINT (the host has a handler) while a lane and then the main
  *              interpreter import a slow plugin: the host's handler runs,
  *              the load completes
@@ -665,6 +667,41 @@ static void case_escape(void) {
   free(opp);
 }
 
+/*
+ * A plugin's thread left running in the LAST of two lanes (lifetime pass,
+ * session 15: each lane's threads are listed, not lane 1's for all): the
+ * shutdown warning names lane 2's thread, and lane 1, which has none, is
+ * not named.
+ */
+static void case_escape_last(void) {
+  char *opp = xasprintf("%s/escape", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Keep", 2, NULL);
+  pyop_op *keep = NULL;
+  for (int tries = 0; tries < 2 && (keep == NULL || pyop_op_lane(keep) != 2); tries++) {
+    if (keep != NULL)
+      pyop_op_destroy(keep);
+    REQUIRE_RC(pyop_op_create("Keep", NULL, 0, &keep), PYOP_OK);
+  }
+  REQUIRE(pyop_op_lane(keep) == 2, "Keep in lane %u, not 2", (unsigned)pyop_op_lane(keep));
+  float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(keep, x, y, 3), PYOP_OK);
+  pyop_op_destroy(keep);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(strstr(lanes_warnings, "lane 2: Python thread(s) 'Thread-") != NULL &&
+            strstr(lanes_warnings, "still running at pyop_shutdown") != NULL,
+        "no warning names lane 2's thread: %s", lanes_warnings);
+  CHECK(strstr(lanes_warnings, "lane 1: Python thread") == NULL,
+        "lane 1 (no thread) named: %s", lanes_warnings);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  free(opp);
+}
+
 /* ----------------------------------------------------------------- sigint */
 
 static volatile sig_atomic_t sigints;
@@ -1285,7 +1322,7 @@ static void case_cycles(void) {
 
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
-  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
+  X(fork) X(busy) X(escape) X(escape_last) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
   X(start_fail_one) X(start_fail_first) X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {
