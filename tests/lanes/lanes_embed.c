@@ -17,6 +17,11 @@
  *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
  *                   exit); lanes run where CPython can end them safely
  *                   (3.12.4+), else every op is serial naming the version
+ *   finalize_first  the host finalizes Python with lanes loaded, before
+ *                   pyop_shutdown (the lanes end at its atexit): the
+ *                   pyop_shutdown after returns PYOP_OK and touches nothing
+ *                   of the finalized Python (its exit hook is forgotten, not
+ *                   unregistered); skipped where lanes are off (3.12.0-3.12.3)
  *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
  *                   runs in the same interpreters; a C fork's child running
  *                   the exit hook leaves its copies of them alone (still
@@ -178,6 +183,31 @@ static void case_finalize(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   PyEval_RestoreThread(mine);
   finish_python(mine, false);
+  free(opp);
+}
+
+/*
+ * Py_FinalizeEx before pyop_shutdown (lifetime pass, session 15): atexit
+ * runs libpyop's exit hook, which ends the lanes; the pyop_shutdown after
+ * finds Python gone and forgets what it held there, the exit hook included
+ * (unregistering it would call into the finalized Python).
+ */
+static void case_finalize_first(void) {
+  if (!lanes_end_safely()) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes off, CPython gh-119213)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, false);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  run_two(2);
+  PyEval_RestoreThread(mine);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
 
@@ -489,7 +519,7 @@ static void case_shutdown_atexit(void) {
   free(opp);
 }
 
-#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(finalize_first) X(kept_exit) \
   X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit)
 
 int main(int argc, char **argv) {
