@@ -37,7 +37,9 @@
  *                   next load takes up the other (the last ended: lane 1 is
  *                   the same interpreter, lane 2 a new one) and the exit hook
  *                   ends the kept lane left when the host ended the first
- *                   (no sub-interpreter remains)
+ *                   (no sub-interpreter remains); atexit holds one exit
+ *                   hook of libpyop's at a time (the kept lanes' or the
+ *                   running lanes')
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
  *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
  *                   where lanes are off (3.12.0-3.12.3)
@@ -391,6 +393,44 @@ static void case_kept_address_reused(void) {
   free(opp);
 }
 
+/* Wraps atexit.register and unregister (main GIL held) to keep the
+ * callbacks registered since, as __main__._pyop_live (atexit lists none). */
+static void atexit_track(void) {
+  CHECK(PyRun_SimpleString("import atexit\n"
+                           "_pyop_live, _reg, _unreg = [], atexit.register, atexit.unregister\n"
+                           "def _track_reg(f, *a, **k):\n"
+                           "    _pyop_live.append(f)\n"
+                           "    return _reg(f, *a, **k)\n"
+                           "def _track_unreg(f):\n"
+                           "    _pyop_live[:] = [g for g in _pyop_live if g != f]\n"
+                           "    return _unreg(f)\n"
+                           "atexit.register, atexit.unregister = _track_reg, _track_unreg\n") == 0,
+        "atexit tracker");
+}
+
+/* How many callbacks named `name` atexit holds of those registered since
+ * atexit_track (main GIL held), or -1. */
+static long atexit_live(const char *name) {
+  PyObject *main = PyImport_AddModule("__main__"); /* borrowed */
+  PyObject *g = main != NULL ? PyModule_GetDict(main) : NULL;
+  char expr[160];
+  snprintf(expr, sizeof expr, "sum(getattr(f, '__name__', '') == '%s' for f in _pyop_live)", name);
+  PyObject *r = g != NULL ? PyRun_String(expr, Py_eval_input, g, g) : NULL;
+  long n = r != NULL ? PyLong_AsLong(r) : -1;
+  Py_XDECREF(r);
+  if (n < 0)
+    PyErr_Clear();
+  return n;
+}
+
+/* The exit hooks libpyop has registered (main GIL held): the kept lanes'
+ * (lane_pool.c) and the running lanes' (lanes.c), as "pool P, lanes L". */
+static void atexit_expect(long pool, long lanes, const char *when) {
+  long p = atexit_live("_pyop_end_kept_lanes"), l = atexit_live("pyop_lanes_at_exit");
+  CHECK(p == pool && l == lanes, "%s: atexit holds %ld exit hook(s) of kept lanes and %ld of "
+        "running lanes, expected %ld and %ld", when, p, l, pool, lanes);
+}
+
 /* The sub-interpreters of the process (main GIL held): how many, the first
  * `max` in out. */
 static size_t sub_interps(PyInterpreterState **out, size_t max) {
@@ -431,6 +471,7 @@ static void case_kept_one_ended(void) {
     return;
   }
   Py_InitializeEx(0);
+  atexit_track();
   PyThreadState *mine = PyEval_SaveThread();
   char *opp = xasprintf("%s/pure", LANES_PLUGINS);
   embed_lanes(2, opp, true);
@@ -439,6 +480,9 @@ static void case_kept_one_ended(void) {
   lane_ids(2, first, 0);
   CHECK_RC(pyop_shutdown(), PYOP_OK); /* both lanes kept */
   PyEval_RestoreThread(mine);
+  /* One exit hook registered for the kept lanes, none for running ones:
+   * taking the kept lanes up unregisters theirs (lifetime pass, session 15). */
+  atexit_expect(1, 0, "after the first shutdown");
   PyInterpreterState *subs[4], *last = interp_of_id(first[1]);
   CHECK(sub_interps(subs, 4) == 2 && last != NULL, "kept: %zu sub-interpreters, lane 2's "
         "(%g) %s", sub_interps(subs, 4), first[1], last != NULL ? "found" : "missing");
@@ -453,9 +497,13 @@ static void case_kept_one_ended(void) {
         "lane 2 runs in interpreter %g (kept: %g, ended by the host: %g)", ids[1], first[0],
         first[1]);
   run_two(2);
+  PyEval_RestoreThread(mine);
+  atexit_expect(0, 1, "after the second load");
+  (void)PyEval_SaveThread();
   float second[2] = {ids[0], ids[1]};
   CHECK_RC(pyop_shutdown(), PYOP_OK); /* kept again: lane 1's and the new lane 2's */
   PyEval_RestoreThread(mine);
+  atexit_expect(1, 0, "after the second shutdown");
   PyInterpreterState *one = interp_of_id(second[0]);
   (void)PyEval_SaveThread();
   REQUIRE(one != NULL, "lane 1's interpreter");
