@@ -19,7 +19,8 @@ Cases:
           program just ends (Python finalizes with the lanes loaded; their
           end is libpyop's atexit callback); an atexit callback of the
           program's, run after that one, executes the instance left
-          (PYOP_ENOTINIT: its lane ended) and destroys it; exit status 0
+          (PYOP_ENOTINIT: its lane ended) and destroys it, and new instances
+          are refused the same way; exit status 0
   noshut_mapped  as noshut, after a session with 2 lanes whose plugin Pin
           (serial: tests/lanes/plugins/pin) keeps its input Tensor: its
           shutdown keeps the bridge's image mapped and drops the lanes'
@@ -152,6 +153,17 @@ if NOSHUT:
         check(rc != 0 and "interpreter lane ended" in err,
               "execute after the lanes ended: %d %s" % (rc, err))
         lib.pyop_op_destroy(ops[0])
+        # A new instance of an op that ran in the ended lanes (each lane's
+        # turn) is refused too, never made in an ended lane's image
+        # (lifetime pass, session 15).
+        for i in range(2):
+            op = ctypes.c_void_p()
+            rc = lib.pyop_op_create(b"Scale", None, 0, ctypes.byref(op))
+            err = lib.pyop_last_error().decode(errors="replace")
+            check(rc != 0 and not op.value and "create_holder: the op's interpreter lane ended"
+                  in err, "instance %d made after the lanes ended: %d %s" % (i, rc, err))
+            if op.value:
+                lib.pyop_op_destroy(op)
         sys.stderr.write("[%s] at exit: %d failures\n" % (CASE, len(failures)))
         sys.stderr.flush()
         if failures:
