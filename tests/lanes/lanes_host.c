@@ -46,7 +46,8 @@
  *              names lane 2, and lane 1 (no thread) is not named
  *   sigint     SIGINT (the host has a handler) while a lane and then the main
  *              interpreter import a slow plugin: the host's handler runs,
- *              the load completes
+ *              the load completes, the loading thread's signal mask is as
+ *              it was
  *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
  *              while two threads create, run and destroy instances in lanes
  *              at log level DEBUG: every call succeeds, no crash
@@ -728,11 +729,21 @@ static void case_sigint(void) {
   REQUIRE(sigaction(SIGINT, &sa, &old) == 0, "sigaction");
   char *opp = xasprintf("%s/slow_import", LANES_PLUGINS);
   load_with_lanes(1, opp);
+  sigset_t before, after;
+  REQUIRE(pthread_sigmask(SIG_BLOCK, NULL, &before) == 0, "pthread_sigmask");
   pthread_t t;
   REQUIRE(pthread_create(&t, NULL, send_sigints, NULL) == 0, "thread");
   CHECK_RC(pyop_load(), PYOP_OK);
   pthread_join(t, NULL);
   CHECK(sigints == 2, "the host's SIGINT handler ran %d times, expected 2", (int)sigints);
+  /* The loading thread's signal mask is the host's again once the lanes'
+   * workers are made (lifetime pass, session 15: they block every signal). */
+  REQUIRE(pthread_sigmask(SIG_BLOCK, NULL, &after) == 0, "pthread_sigmask");
+  static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGCHLD};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    CHECK(sigismember(&after, sigs[i]) == sigismember(&before, sigs[i]),
+          "signal %d %s on the loading thread after pyop_load", sigs[i],
+          sigismember(&after, sigs[i]) ? "blocked" : "unblocked");
   expect_info("Slow", 1, NULL);
   pyop_op *op = NULL;
   REQUIRE_RC(pyop_op_create("Slow", NULL, 0, &op), PYOP_OK);
