@@ -593,6 +593,36 @@ static void lane_deletions(void) {
     pyop_op_destroy(op[i]);
 }
 
+/*
+ * An infer_meta that imports what its lane refuses (LazyInfer): the call is
+ * run again in the main interpreter (it called nothing out), whose result
+ * the host gets, for an instance of each lane, every time (lifetime pass,
+ * session 15).
+ */
+static void lazy_infer(void) {
+  expect_info("LazyInfer", 2, NULL);
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create("LazyInfer", NULL, 0, &op[i]), PYOP_OK);
+  CHECK(pyop_op_lane(op[0]) != 0 && pyop_op_lane(op[1]) != 0 &&
+            pyop_op_lane(op[0]) != pyop_op_lane(op[1]),
+        "LazyInfer instances in lanes %u and %u", (unsigned)pyop_op_lane(op[0]),
+        (unsigned)pyop_op_lane(op[1]));
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 2; i++) {
+      float x[2] = {1, 2};
+      pyop_tensor tx = f32_1d(x, 2), ty;
+      memset(&ty, 0, sizeof ty);
+      pyop_tensor_list in[1] = {one(&tx)};
+      CHECK_RC(pyop_op_infer_meta(op[i], in, 1, &ty, 1), PYOP_OK);
+      CHECK(ty.ndim == 1 && ty.shape[0] == 3 && ty.dtype == tx.dtype,
+            "LazyInfer instance %d round %d: y of rank %d, shape[0] %lld", i, round,
+            (int)ty.ndim, (long long)ty.shape[0]);
+    }
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+}
+
 /* Runs the in-place op on x[2]: its status; *bound whether the output is
  * x's buffer. */
 static int run_into(pyop_op *op, float *x, bool *bound) {
@@ -740,13 +770,14 @@ static void case_lazy_import(void) {
   lazy_op("LazyWs", true, true, false);
   lazy_del();
   lane_deletions();
+  lazy_infer();
   into_ops();
   /* Only asyncio and its submodules are refused on 3.12, not a name that
    * starts like it (configuration pass, session 12). */
   lazy_op("AsyncioNamed", false, false, false);
   compile_ops();
   declare_ops();
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 12 : 11),
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 13 : 12),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

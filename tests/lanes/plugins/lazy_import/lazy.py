@@ -15,6 +15,8 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyWs       execute takes a workspace, then imports the extension module
   LazyDel      execute imports the extension module; y[2] = how many
                LazyDel objects this interpreter has deleted so far
+  LazyInfer    its infer_meta imports the extension module, then says
+               y has one element more than x
   LaneDeleted  y[0] = how many LazyDel objects this interpreter deleted,
                y[1] its id, y[2] how many LazyOptInit objects (no import:
                runs in lanes)
@@ -179,6 +181,18 @@ class LazyDelImpl:
         o[0] = memoryview(x).cast("B").cast("f")[0]
         o[1] = float(_interp_id())
         o[2] = float(_deleted)
+
+
+@pyop.register_op(op_type="LazyInfer")
+def lazy_infer(x: TensorDesc) -> TensorDesc:
+    importlib.import_module(EXT)
+    return TensorDesc(shape=(x.shape[0] + 1,), dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyInfer")
+class LazyInferImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
 
 
 @pyop.register_op(op_type="LaneDeleted")
