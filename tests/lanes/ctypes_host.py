@@ -19,7 +19,8 @@ Cases:
           program just ends (Python finalizes with the lanes loaded; their
           end is libpyop's atexit callback); an atexit callback of the
           program's, run after that one, executes the instance left
-          (PYOP_ENOTINIT: its lane ended) and destroys it; exit status 0
+          (PYOP_ENOTINIT: its lane ended), its infer_meta too, destroys it, and new instances
+          are refused the same way; exit status 0
   noshut_mapped  as noshut, after a session with 2 lanes whose plugin Pin
           (serial: tests/lanes/plugins/pin) keeps its input Tensor: its
           shutdown keeps the bridge's image mapped and drops the lanes'
@@ -85,6 +86,8 @@ lib.pyop_op_create.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
 lib.pyop_op_lane.argtypes = [ctypes.c_void_p]
 lib.pyop_op_lane.restype = ctypes.c_uint32
 lib.pyop_op_destroy.argtypes = [ctypes.c_void_p]
+lib.pyop_op_infer_meta.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList), ctypes.c_size_t,
+                                   ctypes.POINTER(Tensor), ctypes.c_size_t]
 lib.pyop_op_execute.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorList), ctypes.c_size_t,
                                 ctypes.POINTER(Tensor), ctypes.c_size_t,
                                 ctypes.POINTER(ExecCtx)]
@@ -151,7 +154,24 @@ if NOSHUT:
         err = lib.pyop_last_error().decode(errors="replace")
         check(rc != 0 and "interpreter lane ended" in err,
               "execute after the lanes ended: %d %s" % (rc, err))
+        # infer_meta of that instance too (lifetime pass, session 15).
+        ti = Tensor(None, 0, 0, 1)
+        rc = lib.pyop_op_infer_meta(ops[0], ctypes.byref(ins), 1, ctypes.byref(ti), 1)
+        err = lib.pyop_last_error().decode(errors="replace")
+        check(rc != 0 and "infer_meta: the op's interpreter lane ended" in err,
+              "infer_meta after the lanes ended: %d %s" % (rc, err))
         lib.pyop_op_destroy(ops[0])
+        # A new instance of an op that ran in the ended lanes (each lane's
+        # turn) is refused too, never made in an ended lane's image
+        # (lifetime pass, session 15).
+        for i in range(2):
+            op = ctypes.c_void_p()
+            rc = lib.pyop_op_create(b"Scale", None, 0, ctypes.byref(op))
+            err = lib.pyop_last_error().decode(errors="replace")
+            check(rc != 0 and not op.value and "create_holder: the op's interpreter lane ended"
+                  in err, "instance %d made after the lanes ended: %d %s" % (i, rc, err))
+            if op.value:
+                lib.pyop_op_destroy(op)
         sys.stderr.write("[%s] at exit: %d failures\n" % (CASE, len(failures)))
         sys.stderr.flush()
         if failures:

@@ -17,6 +17,11 @@
  *                   PyEval_RestoreThread, Py_FinalizeEx (0, no crash at
  *                   exit); lanes run where CPython can end them safely
  *                   (3.12.4+), else every op is serial naming the version
+ *   finalize_first  the host finalizes Python with lanes loaded, before
+ *                   pyop_shutdown (the lanes end at its atexit): the
+ *                   pyop_shutdown after returns PYOP_OK and touches nothing
+ *                   of the finalized Python (its exit hook is forgotten, not
+ *                   unregistered); skipped where lanes are off (3.12.0-3.12.3)
  *   kept_exit       3.13+: lanes kept across pyop_shutdown: the next load
  *                   runs in the same interpreters; a C fork's child running
  *                   the exit hook leaves its copies of them alone (still
@@ -28,6 +33,13 @@
  *                   makes sub-interpreters of its own, one at a kept
  *                   lane's address: the next load takes none of them up
  *                   (new lanes, in neither a kept nor a host's interpreter)
+ *   kept_one_ended  3.13+: the host ends one of the two kept lanes itself: the
+ *                   next load takes up the other (the last ended: lane 1 is
+ *                   the same interpreter, lane 2 a new one) and the exit hook
+ *                   ends the kept lane left when the host ended the first
+ *                   (no sub-interpreter remains); atexit holds one exit
+ *                   hook of libpyop's at a time (the kept lanes' or the
+ *                   running lanes')
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
  *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
  *                   where lanes are off (3.12.0-3.12.3)
@@ -173,6 +185,31 @@ static void case_finalize(void) {
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   PyEval_RestoreThread(mine);
   finish_python(mine, false);
+  free(opp);
+}
+
+/*
+ * Py_FinalizeEx before pyop_shutdown (lifetime pass, session 15): atexit
+ * runs libpyop's exit hook, which ends the lanes; the pyop_shutdown after
+ * finds Python gone and forgets what it held there, the exit hook included
+ * (unregistering it would call into the finalized Python).
+ */
+static void case_finalize_first(void) {
+  if (!lanes_end_safely()) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes off, CPython gh-119213)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, false);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Scale", 2, NULL);
+  run_two(2);
+  PyEval_RestoreThread(mine);
+  CHECK(Py_FinalizeEx() == 0, "Py_FinalizeEx failed");
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
 
@@ -356,6 +393,139 @@ static void case_kept_address_reused(void) {
   free(opp);
 }
 
+/* Wraps atexit.register and unregister (main GIL held) to keep the
+ * callbacks registered since, as __main__._pyop_live (atexit lists none). */
+static void atexit_track(void) {
+  CHECK(PyRun_SimpleString("import atexit\n"
+                           "_pyop_live, _reg, _unreg = [], atexit.register, atexit.unregister\n"
+                           "def _track_reg(f, *a, **k):\n"
+                           "    _pyop_live.append(f)\n"
+                           "    return _reg(f, *a, **k)\n"
+                           "def _track_unreg(f):\n"
+                           "    _pyop_live[:] = [g for g in _pyop_live if g != f]\n"
+                           "    return _unreg(f)\n"
+                           "atexit.register, atexit.unregister = _track_reg, _track_unreg\n") == 0,
+        "atexit tracker");
+}
+
+/* How many callbacks named `name` atexit holds of those registered since
+ * atexit_track (main GIL held), or -1. */
+static long atexit_live(const char *name) {
+  PyObject *main = PyImport_AddModule("__main__"); /* borrowed */
+  PyObject *g = main != NULL ? PyModule_GetDict(main) : NULL;
+  char expr[160];
+  snprintf(expr, sizeof expr, "sum(getattr(f, '__name__', '') == '%s' for f in _pyop_live)", name);
+  PyObject *r = g != NULL ? PyRun_String(expr, Py_eval_input, g, g) : NULL;
+  long n = r != NULL ? PyLong_AsLong(r) : -1;
+  Py_XDECREF(r);
+  if (n < 0)
+    PyErr_Clear();
+  return n;
+}
+
+/* The exit hooks libpyop has registered (main GIL held): the kept lanes'
+ * (lane_pool.c) and the running lanes' (lanes.c), as "pool P, lanes L". */
+static void atexit_expect(long pool, long lanes, const char *when) {
+  long p = atexit_live("_pyop_end_kept_lanes"), l = atexit_live("pyop_lanes_at_exit");
+  CHECK(p == pool && l == lanes, "%s: atexit holds %ld exit hook(s) of kept lanes and %ld of "
+        "running lanes, expected %ld and %ld", when, p, l, pool, lanes);
+}
+
+/* The sub-interpreters of the process (main GIL held): how many, the first
+ * `max` in out. */
+static size_t sub_interps(PyInterpreterState **out, size_t max) {
+  PyInterpreterState *main_interp = PyInterpreterState_Main();
+  size_t n = 0;
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL;
+       i = PyInterpreterState_Next(i))
+    if (i != main_interp) {
+      if (n < max)
+        out[n] = i;
+      n++;
+    }
+  return n;
+}
+
+/* The sub-interpreter whose id is id (main GIL held), or NULL. */
+static PyInterpreterState *interp_of_id(float id) {
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL;
+       i = PyInterpreterState_Next(i))
+    if ((float)PyInterpreterState_GetID(i) == id)
+      return i;
+  return NULL;
+}
+
+/*
+ * 3.13+: one of several kept lanes is gone when the next load or the exit
+ * hook comes (the host ended it, as any sub-interpreter it finds): each
+ * kept lane is checked on its own (lifetime pass, session 15: the pool
+ * judged every kept lane by the first's interpreter; its exit hook stopped
+ * at the first one gone). The host ends the LAST kept lane: the next load
+ * takes lane 1 up (same interpreter) and starts lane 2; then it ends the
+ * FIRST: atexit's hook ends the other, and no sub-interpreter is left.
+ */
+static void case_kept_one_ended(void) {
+  if (Py_Version < 0x030D0000) {
+    fprintf(stderr, "[%s] Python %s: skipped (lanes are kept from 3.13)\n", e2e_case,
+            Py_GetVersion());
+    return;
+  }
+  Py_InitializeEx(0);
+  atexit_track();
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/pure", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  float first[2] = {0, 0}, ids[2] = {0, 0};
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, first, 0);
+  CHECK_RC(pyop_shutdown(), PYOP_OK); /* both lanes kept */
+  PyEval_RestoreThread(mine);
+  /* One exit hook registered for the kept lanes, none for running ones:
+   * taking the kept lanes up unregisters theirs (lifetime pass, session 15). */
+  atexit_expect(1, 0, "after the first shutdown");
+  PyInterpreterState *subs[4], *last = interp_of_id(first[1]);
+  CHECK(sub_interps(subs, 4) == 2 && last != NULL, "kept: %zu sub-interpreters, lane 2's "
+        "(%g) %s", sub_interps(subs, 4), first[1], last != NULL ? "found" : "missing");
+  (void)PyEval_SaveThread();
+  REQUIRE(last != NULL, "lane 2's interpreter");
+  end_interp(last);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 1);
+  CHECK(ids[0] == first[0], "lane 1 runs in interpreter %g, the kept lane 1 was %g", ids[0],
+        first[0]);
+  CHECK(ids[1] != first[0] && ids[1] != first[1] && ids[1] != 0,
+        "lane 2 runs in interpreter %g (kept: %g, ended by the host: %g)", ids[1], first[0],
+        first[1]);
+  run_two(2);
+  PyEval_RestoreThread(mine);
+  atexit_expect(0, 1, "after the second load");
+  (void)PyEval_SaveThread();
+  float second[2] = {ids[0], ids[1]};
+  CHECK_RC(pyop_shutdown(), PYOP_OK); /* kept again: lane 1's and the new lane 2's */
+  PyEval_RestoreThread(mine);
+  atexit_expect(1, 0, "after the second shutdown");
+  PyInterpreterState *one = interp_of_id(second[0]);
+  (void)PyEval_SaveThread();
+  REQUIRE(one != NULL, "lane 1's interpreter");
+  end_interp(one);
+  PyEval_RestoreThread(mine);
+  CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+  size_t left = sub_interps(subs, 4);
+  CHECK(left == 0, "after the exit hook %zu sub-interpreter(s) left (lane 2's, %g, not ended: "
+        "%s)", left, second[1], interp_of_id(second[1]) != NULL ? "still there" : "another");
+  mine = PyEval_SaveThread();
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  lane_ids(2, ids, 2);
+  for (int k = 0; k < 2; k++)
+    CHECK(ids[k] != second[0] && ids[k] != second[1],
+          "after the exit hook lane %d runs in interpreter %g (kept were %g %g)", k + 1,
+          ids[k], second[0], second[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
 /* pyop_shutdown as an atexit callback of the host's (as a Python program
  * through ctypes would register it): the shutdown runs while Python
  * finalizes, after the point where an exit hook registered then could run. */
@@ -397,8 +567,8 @@ static void case_shutdown_atexit(void) {
   free(opp);
 }
 
-#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(kept_exit) \
-  X(kept_address_reused) X(shutdown_atexit)
+#define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(finalize_first) X(kept_exit) \
+  X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};

@@ -42,9 +42,12 @@
  *              thread of its lane that uses them after the call: both
  *              refuse with RuntimeError, as in the main interpreter; one
  *              left waiting at pyop_shutdown is not waited for (warning)
+ *   escape_last  the same thread left waiting in lane 2 of 2: the warning
+ *              names lane 2, and lane 1 (no thread) is not named
  *   sigint     SIGINT (the host has a handler) while a lane and then the main
  *              interpreter import a slow plugin: the host's handler runs,
- *              the load completes
+ *              the load completes, the loading thread's signal mask is as
+ *              it was
  *   hook_swap  pyop_set_host_hooks replaced again and again (log hooks, NULL)
  *              while two threads create, run and destroy instances in lanes
  *              at log level DEBUG: every call succeeds, no crash
@@ -665,6 +668,41 @@ static void case_escape(void) {
   free(opp);
 }
 
+/*
+ * A plugin's thread left running in the LAST of two lanes (lifetime pass,
+ * session 15: each lane's threads are listed, not lane 1's for all): the
+ * shutdown warning names lane 2's thread, and lane 1, which has none, is
+ * not named.
+ */
+static void case_escape_last(void) {
+  char *opp = xasprintf("%s/escape", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Keep", 2, NULL);
+  pyop_op *keep = NULL;
+  for (int tries = 0; tries < 2 && (keep == NULL || pyop_op_lane(keep) != 2); tries++) {
+    if (keep != NULL)
+      pyop_op_destroy(keep);
+    REQUIRE_RC(pyop_op_create("Keep", NULL, 0, &keep), PYOP_OK);
+  }
+  REQUIRE(pyop_op_lane(keep) == 2, "Keep in lane %u, not 2", (unsigned)pyop_op_lane(keep));
+  float x[3] = {1, 2, 3}, y[3] = {-1, -1, -1};
+  CHECK_RC(run(keep, x, y, 3), PYOP_OK);
+  pyop_op_destroy(keep);
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = lanes_keep_warning;
+  lanes_warnings[0] = '\0';
+  CHECK_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  CHECK(strstr(lanes_warnings, "lane 2: Python thread(s) 'Thread-") != NULL &&
+            strstr(lanes_warnings, "still running at pyop_shutdown") != NULL,
+        "no warning names lane 2's thread: %s", lanes_warnings);
+  CHECK(strstr(lanes_warnings, "lane 1: Python thread") == NULL,
+        "lane 1 (no thread) named: %s", lanes_warnings);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  free(opp);
+}
+
 /* ----------------------------------------------------------------- sigint */
 
 static volatile sig_atomic_t sigints;
@@ -691,11 +729,21 @@ static void case_sigint(void) {
   REQUIRE(sigaction(SIGINT, &sa, &old) == 0, "sigaction");
   char *opp = xasprintf("%s/slow_import", LANES_PLUGINS);
   load_with_lanes(1, opp);
+  sigset_t before, after;
+  REQUIRE(pthread_sigmask(SIG_BLOCK, NULL, &before) == 0, "pthread_sigmask");
   pthread_t t;
   REQUIRE(pthread_create(&t, NULL, send_sigints, NULL) == 0, "thread");
   CHECK_RC(pyop_load(), PYOP_OK);
   pthread_join(t, NULL);
   CHECK(sigints == 2, "the host's SIGINT handler ran %d times, expected 2", (int)sigints);
+  /* The loading thread's signal mask is the host's again once the lanes'
+   * workers are made (lifetime pass, session 15: they block every signal). */
+  REQUIRE(pthread_sigmask(SIG_BLOCK, NULL, &after) == 0, "pthread_sigmask");
+  static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGCHLD};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    CHECK(sigismember(&after, sigs[i]) == sigismember(&before, sigs[i]),
+          "signal %d %s on the loading thread after pyop_load", sigs[i],
+          sigismember(&after, sigs[i]) ? "blocked" : "unblocked");
   expect_info("Slow", 1, NULL);
   pyop_op *op = NULL;
   REQUIRE_RC(pyop_op_create("Slow", NULL, 0, &op), PYOP_OK);
@@ -1285,7 +1333,7 @@ static void case_cycles(void) {
 
 #define LANES_HOST_CASES(X)                                                      \
   X(basic) X(threads) X(one_lane) X(main_differs) X(hooks) X(ge) X(ge_impl_only) X(asyncio) X(refusals)  \
-  X(fork) X(busy) X(escape) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
+  X(fork) X(busy) X(escape) X(escape_last) X(sigint) X(hook_swap) X(cycles) X(log_threads) X(start_fail) \
   X(start_fail_one) X(start_fail_first) X(one_lane_differs) X(kept_counts)
 
 int main(int argc, char **argv) {

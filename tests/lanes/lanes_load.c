@@ -565,6 +565,64 @@ static void lazy_del(void) {
   }
 }
 
+/*
+ * What a lane made for an instance that fell back is released there too
+ * (lifetime pass, session 15): LazyOptInit's first instance, whose
+ * constructor went on without what its lane refused, is deleted in that
+ * lane at once; LazyDel's first instance, made in a lane and remade in the
+ * main interpreter at its first call, is deleted in both when destroyed.
+ * LaneDeleted (one instance per lane) reads each lane's counts: one of each
+ * over the two lanes.
+ */
+static void lane_deletions(void) {
+  pyop_op *op[2] = {NULL, NULL};
+  float del = 0, opt = 0;
+  for (int i = 0; i < 2; i++) {
+    REQUIRE_RC(pyop_op_create("LaneDeleted", NULL, 0, &op[i]), PYOP_OK);
+    float x[3] = {0, 0, 0}, y[3] = {-1, -1, -1};
+    CHECK_RC(run(op[i], x, y, 3), PYOP_OK);
+    CHECK(y[1] != 0.0f, "LaneDeleted instance %d ran in interpreter %g", i, y[1]);
+    del += y[0];
+    opt += y[2];
+  }
+  CHECK(pyop_op_lane(op[0]) != pyop_op_lane(op[1]), "LaneDeleted: both instances in lane %u",
+        (unsigned)pyop_op_lane(op[0]));
+  CHECK(del == 1.0f, "the lanes deleted %g LazyDel objects (one was made in a lane)", del);
+  CHECK(opt == 1.0f, "the lanes deleted %g LazyOptInit objects (one was made in a lane)", opt);
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+}
+
+/*
+ * An infer_meta that imports what its lane refuses (LazyInfer): the call is
+ * run again in the main interpreter (it called nothing out), whose result
+ * the host gets, for an instance of each lane, every time (lifetime pass,
+ * session 15).
+ */
+static void lazy_infer(void) {
+  expect_info("LazyInfer", 2, NULL);
+  pyop_op *op[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create("LazyInfer", NULL, 0, &op[i]), PYOP_OK);
+  CHECK(pyop_op_lane(op[0]) != 0 && pyop_op_lane(op[1]) != 0 &&
+            pyop_op_lane(op[0]) != pyop_op_lane(op[1]),
+        "LazyInfer instances in lanes %u and %u", (unsigned)pyop_op_lane(op[0]),
+        (unsigned)pyop_op_lane(op[1]));
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 2; i++) {
+      float x[2] = {1, 2};
+      pyop_tensor tx = f32_1d(x, 2), ty;
+      memset(&ty, 0, sizeof ty);
+      pyop_tensor_list in[1] = {one(&tx)};
+      CHECK_RC(pyop_op_infer_meta(op[i], in, 1, &ty, 1), PYOP_OK);
+      CHECK(ty.ndim == 1 && ty.shape[0] == 3 && ty.dtype == tx.dtype,
+            "LazyInfer instance %d round %d: y of rank %d, shape[0] %lld", i, round,
+            (int)ty.ndim, (long long)ty.shape[0]);
+    }
+  for (int i = 0; i < 2; i++)
+    pyop_op_destroy(op[i]);
+}
+
 /* Runs the in-place op on x[2]: its status; *bound whether the output is
  * x's buffer. */
 static int run_into(pyop_op *op, float *x, bool *bound) {
@@ -711,13 +769,15 @@ static void case_lazy_import(void) {
   /* A workspace taken is a call out, as an output is (configuration pass). */
   lazy_op("LazyWs", true, true, false);
   lazy_del();
+  lane_deletions();
+  lazy_infer();
   into_ops();
   /* Only asyncio and its submodules are refused on 3.12, not a name that
    * starts like it (configuration pass, session 12). */
   lazy_op("AsyncioNamed", false, false, false);
   compile_ops();
   declare_ops();
-  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 12 : 11),
+  CHECK(count_in(lanes_warnings, "runs in the main interpreter from now on") == (py312 ? 13 : 12),
         "the fallbacks said:\n%s", lanes_warnings);
   CHECK(count_in(lanes_warnings, "went on in its lane after an import the lane refused: the "
                                  "plugin caught the ImportError of extension module") == 2,

@@ -218,6 +218,36 @@ static void test_own_file_other_faults(void **state) {
   expect_own_file_refused("dladdr cannot name the bridge's file");
 }
 
+/* dladdr naming another file than the one mapped at the address's base:
+ * this test program, mapped in the process too, but elsewhere (the file at
+ * the bridge's path replaced by another library this process loaded): the
+ * mapping at the base is what is compared, not any mapping of that file
+ * (lifetime pass, session 15). */
+static char exe_path[4096];
+
+static int dladdr_other_mapped(const void *addr, Dl_info *info) {
+  int rc = dladdr(addr, info);
+  info->dli_fname = exe_path;
+  return rc;
+}
+
+static void test_own_file_mapped_elsewhere(void **state) {
+  (void)state;
+  ssize_t len = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+  assert_true(len > 0);
+  exe_path[len] = '\0';
+  const char *file = NULL;
+  const void *addr = libc_addr(&file);
+  pb_os_table.dladdr = dladdr_other_mapped;
+  char want[8192], why[384] = "unchanged";
+  snprintf(want, sizeof want, "the bridge's file %s is not the one mapped in this process "
+           "(replaced since it was loaded?)", exe_path);
+  int fds = fb_count_fds();
+  assert_int_equal(pb_lane_own_file(addr, why, sizeof why), -1);
+  assert_string_equal(why, want);
+  assert_int_equal(fb_count_fds(), fds);
+}
+
 /* A copy of the file behind fd src must fail with exactly want and leave
  * no descriptor open. */
 static void expect_copy_refused(int src, const char *want) {
@@ -420,6 +450,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_copy_faults, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy_short_counts, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_other_device, os_setup, os_teardown),
+      cmocka_unit_test_setup_teardown(test_own_file_mapped_elsewhere, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_own_file_fstat_fails, os_setup, os_teardown),
       cmocka_unit_test_setup_teardown(test_copy_read_fails, os_setup, os_teardown),
   };

@@ -10,10 +10,16 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyOptional execute imports the extension module and goes on without it
                when that raises ImportError (the optional-extension
                pattern, lazily): its calls never fail
-  LazyOptInit  the implementation's constructor does the same
+  LazyOptInit  the implementation's constructor does the same (its objects
+               deleted are counted per interpreter)
   LazyWs       execute takes a workspace, then imports the extension module
   LazyDel      execute imports the extension module; y[2] = how many
                LazyDel objects this interpreter has deleted so far
+  LazyInfer    its infer_meta imports the extension module, then says
+               y has one element more than x
+  LaneDeleted  y[0] = how many LazyDel objects this interpreter deleted,
+               y[1] its id, y[2] how many LazyOptInit objects (no import:
+               runs in lanes)
   LaneInto     x += 1 in place, the output bound to x's buffer (no import:
                runs in lanes)
   LazyInto     the same, then imports the extension module
@@ -126,10 +132,17 @@ def lazy_opt_init(x: TensorDesc) -> TensorDesc:
     return TensorDesc(shape=x.shape, dtype=x.dtype)
 
 
+_opt_deleted = 0
+
+
 @pyop.register_op_impl(op_type="LazyOptInit")
 class LazyOptInitImpl:
     def __init__(self):
         _try_import(EXT)
+
+    def __del__(self):
+        global _opt_deleted
+        _opt_deleted += 1
 
     def execute(self, x: Tensor) -> None:
         _run(x)
@@ -168,6 +181,33 @@ class LazyDelImpl:
         o[0] = memoryview(x).cast("B").cast("f")[0]
         o[1] = float(_interp_id())
         o[2] = float(_deleted)
+
+
+@pyop.register_op(op_type="LazyInfer")
+def lazy_infer(x: TensorDesc) -> TensorDesc:
+    importlib.import_module(EXT)
+    return TensorDesc(shape=(x.shape[0] + 1,), dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyInfer")
+class LazyInferImpl:
+    def execute(self, x: Tensor) -> None:
+        _run(x)
+
+
+@pyop.register_op(op_type="LaneDeleted")
+def lane_deleted(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LaneDeleted")
+class LaneDeletedImpl:
+    def execute(self, x: Tensor) -> None:
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        o[0] = float(_deleted)
+        o[1] = float(_interp_id())
+        o[2] = float(_opt_deleted)
 
 
 def _add_one(x):
