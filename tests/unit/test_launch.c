@@ -1539,6 +1539,43 @@ static void test_library_opened_once(void **state) {
   free(dir);
 }
 
+/* Every library acquire closes the descriptor of the file it checked,
+ * whether it opens the library, finds it in the table or fails to load
+ * it: plans declared, run and freed again and again leave no descriptor
+ * open (batch 18 survivor: one descriptor leaked per launch declared). */
+static void test_library_acquire_keeps_no_fd(void **state) {
+  (void)state;
+  char *dir = pt_mkdtemp();
+  chmod(dir, 0755);
+  char junk[PATH_MAX];
+  snprintf(junk, sizeof junk, "%s/libjunk.so", dir);
+  pt_write_file(junk, "not an ELF file\n");
+  chmod(junk, 0644);
+  pyop_launch_view bad = LV(junk, "f", NULL, 0);
+  /* Once first: whatever the dynamic loader keeps open is not counted. */
+  pyop__plan *warm = add_scale_plan(kernels);
+  assert_non_null(warm);
+  pyop__plan_free(warm);
+  pyop__kernel_libs_close();
+  int fds = pt_count_fds();
+  for (int i = 0; i < 8; i++) {
+    pyop__plan *opened = add_scale_plan(kernels); /* dlopened: 2 acquires */
+    pyop__plan *found = add_scale_plan(kernels);  /* found in the table: 2 */
+    assert_non_null(opened);
+    assert_non_null(found);
+    run_add_scale(found);
+    assert_int_equal(try_launch(&bad), PYOP_ELAUNCH); /* refused: 1 */
+    pyop__plan_free(opened);
+    pyop__plan_free(found);
+    pyop__kernel_libs_close();
+  }
+  int after = pt_count_fds();
+  if (after != fds)
+    fail_msg("8 rounds of 5 library acquires: %d descriptors open before, %d after", fds, after);
+  pt_rmtree(dir);
+  free(dir);
+}
+
 /* Nine copies of the kernels library (more than the table's first eight
  * slots): each is its own library, each found again afterwards (the first
  * and the last, with no new dlopen); closing with plans of two libraries
@@ -1689,6 +1726,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_workspace_size_past_end, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_acquire_keeps_no_fd, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
   };
   return cmocka_run_group_tests(tests, group_setup, NULL);

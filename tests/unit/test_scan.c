@@ -227,6 +227,37 @@ static void test_py_file_element(void **state) {
   free(t);
 }
 
+/* The open that checks a listed .py file is readable is closed again:
+ * scanning the same value again and again (every load, need-load check and
+ * doctor run does) leaves no descriptor open (batch 17 survivor: the scan
+ * kept one descriptor per listed .py file). */
+static void test_py_file_not_kept_open(void **state) {
+  (void)state;
+  char *t = pt_mkdtemp();
+  touch(t, "a.py");
+  touch(t, "ops/b.py");
+  touch(t, "pkg/c.py");
+  char *ab = join2(P(t, "a.py"), P(t, "ops/b.py"));
+  char *value = join2(ab, P(t, "pkg"));
+  pyop__scan_result r;
+  int fds = pt_count_fds();
+  for (int i = 0; i < 16; i++) {
+    assert_int_equal(pyop__scan(value, false, &r), PYOP_OK);
+    assert_int_equal(r.n, 3);
+    assert_verdict(&r, 0, PYOP__PATH_PYTHON_FILE);
+    assert_verdict(&r, 1, PYOP__PATH_PYTHON_FILE);
+    assert_verdict(&r, 2, PYOP__PATH_PYTHON_DIR);
+    pyop__scan_result_free(&r);
+  }
+  int after = pt_count_fds();
+  if (after != fds) fail_msg("16 scans of 2 .py files: %d descriptors open before, %d after", fds, after);
+  assert_int_equal(log_warnings, 0);
+  free(value);
+  free(ab);
+  pt_rmtree(t);
+  free(t);
+}
+
 static void test_dir_with_py_file(void **state) {
   (void)state;
   char *t = pt_mkdtemp();
@@ -1143,6 +1174,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_null_and_empty_value),
       T(test_py_file_element),
+      T(test_py_file_not_kept_open),
       T(test_dir_with_py_file),
       T(test_dir_with_package),
       T(test_package_check_failed_warned),

@@ -75,6 +75,20 @@ static void test_numel_follows(void **state) {
   assert_int_equal(pyop_tensor_numel(&t), 0);
   memcpy(t.shape, c, sizeof c);
   assert_int_equal(pyop_tensor_numel(&t), -1);
+  /* A count past INT64_MAX that still fits 64 unsigned bits is -1 too,
+   * never another negative number (batch 18 survivor): 2**63, 3 * 2**62,
+   * 2**64 - 2; INT64_MAX elements is the largest count. */
+  t.ndim = 2;
+  const int64_t past[][2] = {{BIG, 2}, {2, BIG}, {BIG, 3}, {INT64_MAX, 2}};
+  for (size_t k = 0; k < sizeof past / sizeof past[0]; k++) {
+    memcpy(t.shape, past[k], sizeof past[k]);
+    int64_t n = pyop_tensor_numel(&t);
+    if (n != -1) fail_msg("numel of {%lld, %lld}: %lld, expected -1", (long long)past[k][0],
+                          (long long)past[k][1], (long long)n);
+  }
+  const int64_t max[2] = {INT64_MAX, 1};
+  memcpy(t.shape, max, sizeof max);
+  assert_true(pyop_tensor_numel(&t) == INT64_MAX);
   /* The largest rank counts like any other; one more is no tensor. */
   pyop_tensor r = PYOP_TENSOR_INIT;
   r.ndim = PYOP_MAX_DIMS;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static pyop__sys real;
@@ -193,6 +194,18 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ft
 void pt_rmtree(const char *path) {
   chmod(path, 0700);
   nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int pt_count_fds(void) {
+  struct rlimit rl;
+  long limit = 65536;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      rl.rlim_cur < (rlim_t)limit)
+    limit = (long)rl.rlim_cur;
+  int n = 0;
+  for (long fd = 0; fd < limit; fd++)
+    if (fcntl((int)fd, F_GETFD) != -1) n++;
+  return n;
 }
 
 int pt_seam_setup(void **state) {

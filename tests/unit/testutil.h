@@ -59,4 +59,13 @@ void pt_write_file(const char *path, const char *content);
 /* rm -rf of a test directory. */
 void pt_rmtree(const char *path);
 
+/*
+ * How many file descriptors this process has open below 65536 (or the
+ * soft RLIMIT_NOFILE when lower), each number probed with fcntl(F_GETFD):
+ * no /proc needed, and the count opens no descriptor of its own. Compare
+ * two counts around repeated operations: a leaked descriptor takes the
+ * lowest free number, so every leak is counted.
+ */
+int pt_count_fds(void);
+
 #endif
