@@ -25,7 +25,7 @@ static void assert_msg_has(const char *part) {
 /* What execute does, chosen by the attribute "mode" of the op. */
 enum { X_OK = 0, X_NOTHING = 1, X_WRONG = 2, X_ALLOC_ALIAS = 3, X_CATCH = 4, X_NO_LAST = 5,
        X_ALIAS_TWICE = 6, X_ALIAS_INDEX = 7, X_ALIAS_UNDECLARED = 8, X_BAD_RANK = 9,
-       X_RANK_8 = 10, X_LAST_SHORT = 11 };
+       X_RANK_8 = 10, X_LAST_SHORT = 11, X_LAST_UNSET = 12, X_LAST_NEG = 13 };
 
 typedef struct holder {
   int64_t mode, n;
@@ -75,8 +75,9 @@ static int infer(void *hv, const pyop_infer_args *a) {
       int rc = a->add_output(a->sink_ctx, 0, &t);
       if (rc != PYOP_OK) return rc;
     }
-    if (a->n_outputs == 2) a->outputs[1] = t;
+    if (a->n_outputs == 2 && h->mode != X_LAST_UNSET) a->outputs[1] = t;
     if (a->n_outputs == 2 && h->mode == X_LAST_SHORT) a->outputs[1].shape[0] = 1;
+    if (a->n_outputs == 2 && h->mode == X_LAST_NEG) a->outputs[1].shape[0] = -2;
     return PYOP_OK;
   }
   a->outputs[0] = t;
@@ -619,6 +620,39 @@ static void test_dynamic_outputs(void **state) {
   l[0].capacity = 0;
   assert_int_equal(pyop_op_execute_list(op, &xin, 1, l, 2, &ctx), PYOP_OK);
   assert_int_equal(l[0].count, 0);
+  pyop_op_destroy(op);
+}
+
+/*
+ * infer_meta_list checks the LAST output's description too, a required one
+ * after a dynamic one: left unset or with a negative dim, the call fails
+ * naming it; valid, its data is cleared (the input's pointer infer_meta
+ * copied) and its nbytes computed (batch 18 survivor, session 15:
+ * src.b18.execute.list_last_output_unchecked).
+ */
+static void test_infer_list_last_output_checked(void **state) {
+  (void)state;
+  pyop_tensor ys[2], last;
+  pyop_output_list l[2] = {{ys, 2, 0}, {&last, 1, 0}};
+  pyop_op *op = make("Split", X_LAST_UNSET, 2);
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_EDESCRIPTOR);
+  assert_msg_has("infer_meta of \"Split\" (contract.py:3) produced an invalid output 1 "
+                 "\"last\" (");
+  assert_msg_has("): not set");
+  assert_null(strstr(pyop_last_error(), "tensor 0")); /* a required output: no index */
+  pyop_op_destroy(op);
+  op = make("Split", X_LAST_NEG, 2);
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_EDESCRIPTOR);
+  assert_msg_has("produced an invalid output 1 \"last\" (");
+  pyop_op_destroy(op);
+  op = make("Split", X_OK, 2);
+  last.nbytes = 7;
+  assert_int_equal(pyop_op_infer_meta_list(op, &xin, 1, l, 2), PYOP_OK);
+  assert_int_equal(l[1].count, 1);
+  assert_int_equal(last.dtype, PYOP_DTYPE_FLOAT32);
+  assert_int_equal(last.shape[0], 3);
+  assert_null(last.data); /* infer_meta gave x's buffer: cleared */
+  assert_int_equal(last.nbytes, 12);
   pyop_op_destroy(op);
 }
 
@@ -1408,6 +1442,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_infer_list_last_output_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_args_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_infer_meta_expect_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expect_count_clamped_to_room, setup, teardown),

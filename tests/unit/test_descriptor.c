@@ -889,6 +889,49 @@ static void test_conflict_names_whole(void **state) {
 }
 
 /*
+ * A prototype with fewer inputs (or outputs) than the other, the ones it
+ * has the same, is another content in either order: registered after the
+ * held one under its key and source, a conflict, not the same definition
+ * (batch 18 survivor, session 15: src.b18.conflict.io_count_prefix, only
+ * more ios than the held one's compared as a difference).
+ */
+static void test_proto_same_io_count_prefix(void **state) {
+  (void)state;
+  char why[512];
+  fx n, o;
+  fx_init(&n);
+  fx_init(&o);
+  n.p.n_inputs = 1; /* x; the held one has x, y */
+  assert_false(views_same(&n.p, &o.p, why, sizeof why));
+  assert_string_equal(why, "1 inputs vs 2");
+  assert_false(views_same(&o.p, &n.p, why, sizeof why));
+  assert_string_equal(why, "2 inputs vs 1");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_string_equal(pyop_last_error(),
+                      "op type \"ScaledAdd\": prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) conflicts with prototype \"pyop:plugin_a.scaled_add\" "
+                      "(plugin_a.py:12) registered: same descriptor key, different content "
+                      "(1 inputs vs 2)");
+  /* Outputs: z against the held z, w. */
+  fx_init(&n);
+  pyop_io_view outs[2] = {o.out[0], o.out[0]};
+  outs[1].name = S("w");
+  o.p.outputs = outs;
+  o.p.n_outputs = 2;
+  assert_false(views_same(&n.p, &o.p, why, sizeof why));
+  assert_string_equal(why, "1 outputs vs 2");
+  assert_false(views_same(&o.p, &n.p, why, sizeof why));
+  assert_string_equal(why, "2 outputs vs 1");
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_ECONFLICT);
+  assert_non_null(strstr(pyop_last_error(), "same descriptor key, different content "
+                                            "(1 outputs vs 2)"));
+  /* The same counts: one definition. */
+  n.p.outputs = outs;
+  n.p.n_outputs = 2;
+  assert_int_equal(check_views(&n.p, &o.p), PYOP_OK);
+}
+
+/*
  * The three ways two prototypes of an op type conflict, each message whole
  * (configuration pass: a second descriptor that differs in key, content or
  * both, src.cf.conflict.key_reason_swapped, key_only_detail):
@@ -1118,6 +1161,7 @@ int main(void) {
       cmocka_unit_test(test_proto_same_int_default_past_2_32),
       cmocka_unit_test(test_impl_same_caps),
       cmocka_unit_test(test_conflict_names_whole),
+      cmocka_unit_test(test_proto_same_io_count_prefix),
       cmocka_unit_test(test_conflict_reasons_whole),
       cmocka_unit_test(test_types_helpers),
       cmocka_unit_test(test_names_table),

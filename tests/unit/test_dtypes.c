@@ -612,6 +612,41 @@ static void test_output_only_constraints(void **state) {
 }
 
 /*
+ * An output of a symbol no input has (V) is still held to its set: asked
+ * for outside it, the op breaks the contract, naming the set; inside it,
+ * any type of the set is fine (batch 18 survivor, session 15:
+ * src.b18.dtypes.output_set_with_symbol, the set skipped when the output
+ * has a symbol).
+ */
+static void test_output_symbol_no_input_keeps_set(void **state) {
+  (void)state;
+  host_op h;
+  host_op_init(&h, "OwnSym", "T"); /* x, y: float32 or float16, as T */
+  h.out_sets[0] = (pyop_dtype_set){BIT(INT32) | BIT(INT64), "V"}; /* z: int32 or int64, as V */
+  int rc = pyop_register_host_prototype(&h.info);
+  if (rc != PYOP_OK) fail_msg("an output-only symbol: %s", pyop_last_error());
+  add_impl("OwnSym");
+  pyop_op *op;
+  assert_int_equal(pyop_op_create("OwnSym", NULL, 0, &op), PYOP_OK);
+  pyop_tensor z;
+  out_dtype = PYOP_DTYPE_FLOAT32; /* the inputs' type, outside z's set */
+  assert_int_equal(run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_FLOAT32, &z), PYOP_ECONTRACT);
+  assert_msg_has("execute of \"OwnSym\" (impl.py:9): output 0 \"z\" asked for as float32; "
+                 "its prototype (<host>) allows int32, int64\n(alloc_output failed)");
+  assert_int_equal(executed, 1);
+  out_dtype = PYOP_DTYPE_INT64;
+  rc = run_exec(op, PYOP_DTYPE_FLOAT32, PYOP_DTYPE_FLOAT32, &z);
+  if (rc != PYOP_OK) fail_msg("z as int64: %s", pyop_last_error());
+  assert_int_equal(z.dtype, PYOP_DTYPE_INT64);
+  out_dtype = PYOP_DTYPE_INT32;
+  rc = run_exec(op, PYOP_DTYPE_FLOAT16, PYOP_DTYPE_FLOAT16, &z);
+  if (rc != PYOP_OK) fail_msg("z as int32: %s", pyop_last_error());
+  assert_int_equal(executed, 3);
+  out_dtype = -1;
+  pyop_op_destroy(op);
+}
+
+/*
  * Symbols one of which extends the other ("T1" and "T") are two symbols:
  * x of T1 and y of T may differ, z follows y; and a prototype under "T"
  * conflicts with one under "T1", in either order (outcome pass 2:
@@ -807,6 +842,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_output_sets_each_own, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_names_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_only_constraints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_output_symbol_no_input_keeps_set, setup, teardown),
       cmocka_unit_test_setup_teardown(test_output_symbol_of_absent_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symbol_is_part_of_the_prototype, setup, teardown),
       cmocka_unit_test_setup_teardown(test_view_constraints, setup, teardown),
