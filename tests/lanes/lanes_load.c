@@ -46,7 +46,8 @@
  *              one attribute) of an op that falls back at its
  *              first call: each runs in the main interpreter with its own
  *              attributes, every element, and one Python object per
- *              instance there, kept across its calls
+ *              instance there, kept across its calls; an op with a list
+ *              of floats (LazyFloats), every element
  *   optional_many  a plugin that goes on without three refused extension
  *              modules: its reason names the first two, in import order,
  *              and "and 1 more"
@@ -867,6 +868,23 @@ static void case_lazy_attrs(void) {
           "interpreter %g", round, y[0], y[1]);
   }
   pyop_op_destroy(one);
+  /* A list of floats, every element of it (batch 17 survivor, session 15:
+   * bridge.b17.lane_calls.list_float_half): each exact in a float32. */
+  static const double scales[5] = {1.5, -2.25, 4096.125, 0.375, -7.0};
+  pyop_attr fl = pyop_attr_floats("scales", scales, 5);
+  pyop_op *floats = NULL;
+  REQUIRE_RC(pyop_op_create("LazyFloats", &fl, 1, &floats), PYOP_OK);
+  CHECK(pyop_op_lane(floats) != 0, "LazyFloats made in lane %u", (unsigned)pyop_op_lane(floats));
+  for (int round = 0; round < 2; round++) {
+    float x[8] = {0}, y[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    CHECK_RC(run(floats, x, y, 8), PYOP_OK);
+    for (int i = 0; i < 5; i++)
+      CHECK(y[i] == (float)scales[i], "LazyFloats round %d: scales[%d] = %g, the host gave %g",
+            round, i, y[i], scales[i]);
+    CHECK(y[5] == 5.0f && y[6] == 0.0f, "LazyFloats round %d: %g scales, in interpreter %g",
+          round, y[5], y[6]);
+  }
+  pyop_op_destroy(floats);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }

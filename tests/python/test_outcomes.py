@@ -250,6 +250,33 @@ class LoaderOutcomeTest(unittest.TestCase):
             for n in names:
                 sys.modules.pop(n, None)
 
+    def test_unload_drops_a_deep_submodule_imported_after_the_load(self):
+        # A plugin package that imports pkg.lazy.deep at call time (after
+        # the load listed its modules: res.modules is the root alone):
+        # unloading the load's modules removes pkg.lazy and pkg.lazy.deep
+        # too and returns them, nothing of the plugin is left in
+        # sys.modules (batch 18 survivor, session 15:
+        # bridge.b18.loader.deep_submodule_kept).
+        with TempDir() as d:
+            write(d, "pkg/__init__.py", "def value():\n"
+                                        "    from .lazy import deep\n"
+                                        "    return deep.VALUE\n")
+            write(d, "pkg/lazy/__init__.py", "")
+            write(d, "pkg/lazy/deep.py", "VALUE = 1\n")
+            res = _loader.load_plugins([d])
+            root = res.modules[0]
+            try:
+                self.assertEqual(res.modules, [root])
+                self.assertEqual(sys.modules[root].value(), 1)
+                self.assertIn(root + ".lazy.deep", sys.modules)
+                removed = _loader.unload_modules(res.modules)
+                self.assertEqual(sorted(m.__name__ for m in removed),
+                                 [root, root + ".lazy", root + ".lazy.deep"])
+                self.assertEqual(_plugin_modules(), [])
+            finally:
+                for n in [m for m in sys.modules if m == root or m.startswith(root + ".")]:
+                    del sys.modules[n]
+
     def test_unloading_a_root_drops_its_submodules_samples(self):
         with TempDir() as d:
             write(d, "pkg/__init__.py", OP % "S" + "from . import samples\n")

@@ -9,7 +9,11 @@ y[3] = the codes of the characters of tags[0] + "|" + tags[1], each times
 its place (1, 2, ...), summed.
 
 LazyOne(x; alpha) -> y, y[0] = alpha * x[0], y[1] the interpreter's id: the
-same fallback, of an op with a single attribute."""
+same fallback, of an op with a single attribute.
+
+LazyFloats(x; scales) -> y, y[i] = scales[i] for each element of the
+list[float] attribute, then len(scales), then the interpreter's id: the
+same fallback, every element of a list of floats."""
 import importlib
 import sys
 
@@ -64,3 +68,20 @@ class LazyOneImpl:
         o = memoryview(out).cast("B").cast("f")
         o[0] = alpha * memoryview(x).cast("B").cast("f")[0]
         o[1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyFloats")
+def lazy_floats(x: TensorDesc, *, scales: list[float] = [0.0]) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyFloats")
+class LazyFloatsImpl:
+    def execute(self, x: Tensor, *, scales: list[float]) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        for i, s in enumerate(scales):
+            o[i] = s
+        o[len(scales)] = float(len(scales))
+        o[len(scales) + 1] = float(_interp_id())
