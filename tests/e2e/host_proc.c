@@ -870,9 +870,24 @@ static void case_sigint(void) {
   CHECK(st == 128 + SIGINT, "the child exited with %d, not by SIGINT (%d; 4: it survived "
         "SIGINT, 5: its load failed)", st, 128 + SIGINT);
 
-  signal(SIGINT, SIG_DFL);
+  /* The host's default disposition, set with a mask of its own (SIGUSR2)
+   * and no SA_ONSTACK: the load that starts Python (importing signal puts
+   * Python's handler on SIGINT, and resetting Python's table puts SIG_DFL
+   * with Python's flags, SA_ONSTACK and an empty mask) leaves it exactly as
+   * the host set it (batch 18 survivor, session 15). */
+  struct sigaction dfl, got;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaddset(&dfl.sa_mask, SIGUSR2);
+  REQUIRE(sigaction(SIGINT, &dfl, NULL) == 0, "sigaction");
   REQUIRE_RC(pyop_load(), PYOP_OK);
   CHECK(current_handler(SIGINT) == SIG_DFL, "the load replaced the host's SIGINT disposition");
+  REQUIRE(sigaction(SIGINT, NULL, &got) == 0, "sigaction");
+  CHECK(sigismember(&got.sa_mask, SIGUSR2) == 1 && !(got.sa_flags & SA_ONSTACK),
+        "the load changed the mask or flags of the host's SIGINT disposition (SIGUSR2 in its "
+        "mask: %d, SA_ONSTACK: %d): Python's, not the host's",
+        sigismember(&got.sa_mask, SIGUSR2), !!(got.sa_flags & SA_ONSTACK));
   CHECK_RC(pyop_unload(), PYOP_OK);
   CHECK(!log_has("SIGINT", NULL), "a log line blames a plugin for SIGINT:\n%s", g_log);
   /* The host's own handler, set while loaded, is the one that runs. */

@@ -7,7 +7,9 @@ this very interpreter: libpyop finds the running Python, loads the bridge
 built for it and imports the plugins of ASCEND_CUSTOM_OPP_PATH (a private
 copy of PLUGINS_DIR, the integration tests' "basic" plugins). Then it lists,
 describes, runs ScaledAdd with a Python alloc_output callback and with
-pre-allocated outputs, unloads and shuts down.
+pre-allocated outputs, unloads and shuts down. Last, a load through
+ctypes.PyDLL (the GIL kept, held by this Python code) is not said to hold
+the GIL while running no Python.
 
 Run by /usr/bin/python3.11 (interpreter statically linked into the
 executable) and by pyenv's python3 (shared libpython): one bridge serves
@@ -34,8 +36,9 @@ OK, ENOENT, EBUSY = 0, -3, -13
 # (one ctypes binding in the tree; this test exercises it too).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "tools"))
-from pyop_cli import (ALLOC_OUTPUT, Attr, ExecCtx, OpInfo,  # noqa: E402
+from pyop_cli import (ALLOC_OUTPUT, Attr, ExecCtx, HostHooks, OpInfo,  # noqa: E402
                       Tensor, TensorList)
+from pyop_cli.binding import LOG_HOOK  # noqa: E402
 del sys.path[0]
 
 
@@ -310,6 +313,31 @@ def run(libpath, opp):
     check(lib.pyop_op_create(b"Kbd", None, 0, ctypes.byref(kop)) != OK,
           "an interrupted load registered an op")
     check(lib.pyop_shutdown() == OK, "shutdown after the interrupted load: " + err())
+
+    # 9. pyop_load through ctypes.PyDLL: this thread holds the GIL, but it
+    # runs Python code (this one) that called libpyop, so the load does not
+    # warn that the loading thread keeps the GIL while running no Python
+    # (batch 18 survivor, session 15).
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = opp
+    pylib = ctypes.PyDLL(libpath)
+    bind(pylib)
+    lines = []
+
+    def log(_user, level, line):
+        lines.append((level, line.decode(errors="replace")))
+
+    hooks = HostHooks(ctypes.sizeof(HostHooks), None, None, None, None, LOG_HOOK(log))
+    check(pylib.pyop_set_host_hooks(ctypes.byref(hooks)) == OK, "log hook: " + err())
+    level = pylib.pyop_get_log_level()
+    check(pylib.pyop_set_log_level(3) == OK, "log level: " + err())
+    check(pylib.pyop_load() == OK, "load through ctypes.PyDLL: " + err())
+    check(pylib.pyop_shutdown() == OK, "shutdown through ctypes.PyDLL: " + err())
+    pylib.pyop_set_log_level(level)
+    pylib.pyop_set_host_hooks(None)
+    check(lines, "the log hook got no line at the debug level")
+    warned = [ln for _, ln in lines if "holds the GIL" in ln]
+    check(not warned, "a load called from Python code through ctypes.PyDLL was said to hold "
+          "the GIL while running no Python: %r" % warned)
 
     if failures:
         print("%d failures" % len(failures), file=sys.stderr)

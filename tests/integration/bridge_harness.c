@@ -4821,6 +4821,144 @@ static void case_bcstate_watch(void) {
   rec_clear(&r);
 }
 
+/* Case bcstate_watch_waits: a host thread never inside libpyop (sw_holder)
+ * holds the GIL for SW_HOLD_MS at a time, lets one call through between
+ * holds and, the GIL taken back, bumps epoch (mode 0); holds it until told
+ * (mode 1); lets it go for good (2). sw_caller executes StExec once per
+ * epoch, until stop: each call starts while the GIL is held and waits for
+ * it about SW_HOLD_MS. */
+#define SW_HOLD_MS 300
+static void cf_wait_line(size_t mark, char *line, size_t cap);
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int mode;
+  bool stop;
+  long epoch, calls;
+} g_sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, 0, 0};
+
+static void *sw_holder(void *arg) {
+  (void)arg;
+  int st = PyGILState_Ensure();
+  pthread_mutex_lock(&g_sw.mu);
+  g_sw.epoch++;
+  pthread_cond_broadcast(&g_sw.cv);
+  while (g_sw.mode != 2) {
+    if (g_sw.mode == 1) {
+      pthread_cond_wait(&g_sw.cv, &g_sw.mu);
+      continue;
+    }
+    pthread_mutex_unlock(&g_sw.mu);
+    usleep(SW_HOLD_MS * 1000);
+    /* The waiting call asked for the GIL long ago: it takes it here (the
+     * GIL is handed over before this thread can take it back, which it
+     * does as that call returns). */
+    void *ts = PyEval_SaveThread();
+    PyEval_RestoreThread(ts);
+    pthread_mutex_lock(&g_sw.mu);
+    g_sw.epoch++;
+    pthread_cond_broadcast(&g_sw.cv);
+  }
+  pthread_mutex_unlock(&g_sw.mu);
+  PyGILState_Release(st);
+  return NULL;
+}
+
+static void *sw_caller(void *arg) {
+  local_call *c = arg;
+  long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&g_sw.mu);
+    while (g_sw.epoch == seen && !g_sw.stop)
+      pthread_cond_wait(&g_sw.cv, &g_sw.mu);
+    seen = g_sw.epoch;
+    bool stop = g_sw.stop;
+    pthread_mutex_unlock(&g_sw.mu);
+    if (stop)
+      return NULL;
+    float x[2] = {7, 8};
+    int64_t s[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, s);
+    outputs o = {0};
+    c->rc = exec1(c->impl, c->h, &in, 1, ONE, 1, &o);
+    outputs_free(&o);
+    pthread_mutex_lock(&g_sw.mu);
+    g_sw.calls++;
+    stop = g_sw.stop || c->rc != PYOP_OK;
+    pthread_mutex_unlock(&g_sw.mu);
+    if (stop)
+      return NULL;
+  }
+}
+
+static void sw_set_mode(int mode) {
+  pthread_mutex_lock(&g_sw.mu);
+  g_sw.mode = mode;
+  pthread_cond_broadcast(&g_sw.cv);
+  pthread_mutex_unlock(&g_sw.mu);
+}
+
+/*
+ * The GIL watch counts the scans of one wait, not of a thread's separate
+ * waits (batch 18 survivor, session 15): a host thread executes again and
+ * again, each call starting while another host thread holds the GIL (300
+ * ms at a time, one call let through between holds), so almost every scan
+ * (one a second) finds it waiting, each time in another wait, none of them
+ * near the 3 s a wait takes to be logged: in 7 s no line. Then the
+ * GIL is kept: that thread's wait is logged once, naming it (the watch saw
+ * it all along).
+ */
+static void case_bcstate_watch_waits(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "bcstate/exec.py"));
+  const rec_op *impl = find(&r, "StExec", true);
+  CHECK(impl != NULL, "StExec registered");
+  void *h = holder_of(impl, NULL, 0);
+  pthread_mutex_lock(&g_lock);
+  size_t mark = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  sw_set_mode(0);
+  pthread_t x, w;
+  CHECK(pthread_create(&x, NULL, sw_holder, NULL) == 0, "pthread_create");
+  local_call c = {impl, h, -1};
+  CHECK(pthread_create(&w, NULL, sw_caller, &c) == 0, "pthread_create");
+  usleep(7 * 1000 * 1000);
+  pthread_mutex_lock(&g_lock);
+  bool logged = strstr(g_log_all + mark, "has waited") != NULL;
+  size_t mark2 = g_log_all_len;
+  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_lock(&g_sw.mu);
+  long calls = g_sw.calls;
+  pthread_mutex_unlock(&g_sw.mu);
+  CHECK(!logged, "separate waits of %d ms each (%ld calls) were logged as a wait of 3 s:\n%s",
+        SW_HOLD_MS, calls, g_log_all + mark);
+  /* One call per hold: each call waited (it began while the GIL was held). */
+  CHECK(calls >= 5 && calls <= 7000 / SW_HOLD_MS + 2,
+        "%ld calls in 7 s, not about one per %d ms hold: test bug", calls, SW_HOLD_MS);
+  /* The GIL kept: the caller's wait now lasts, and is logged, once. */
+  sw_set_mode(1);
+  char line[1024];
+  cf_wait_line(mark2, line, sizeof line);
+  pthread_mutex_lock(&g_sw.mu);
+  g_sw.stop = true;
+  pthread_mutex_unlock(&g_sw.mu);
+  sw_set_mode(2);
+  pthread_join(x, NULL);
+  pthread_join(w, NULL);
+  CHECK(c.rc == PYOP_OK, "the calls: %d %s", c.rc, g_err);
+  CHECK(strncmp(line, "execute of op 'StExec' on thread ", 33) == 0,
+        "no line for a wait of 3 s after the short ones: '%s'\n%s", line, g_log_all + mark);
+  int lines = 0;
+  pthread_mutex_lock(&g_lock);
+  for (const char *p = g_log_all + mark; (p = strstr(p, "has waited")) != NULL; p++)
+    lines++;
+  pthread_mutex_unlock(&g_lock);
+  CHECK(lines == 1, "%d wait lines:\n%s", lines, g_log_all + mark);
+  impl->cb->destroy_holder(h);
+  api->reset();
+  rec_clear(&r);
+}
+
 /* Without a host Python: configure refuses (PYOP_ENOTINIT) naming the
  * cause and the fix (start_python). */
 static void case_notinit(void) {
@@ -8084,6 +8222,7 @@ static void case_lifetime(void) {
   X(bcstate, "integration bridge", 300, "")                                  \
   X(bcstate_exit, "integration bridge", 300, "")                             \
   X(bcstate_watch, "integration bridge", 300, "")                             \
+  X(bcstate_watch_waits, "integration bridge", 300, "")                       \
   X(mapped_signals, "integration bridge", 300, "")                           \
   X(cfstate, "integration bridge", 300, "")                                  \
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
