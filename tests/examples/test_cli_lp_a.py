@@ -575,6 +575,39 @@ class BenchLaterOutputTest(_Cli):
         self.assertEqual((out["op_type"], out["mode"], out["inputs"]),
                          ("HeadAndPieces", "execute", ["x=float32[4]"]), out)
 
+    def test_bench_an_op_without_infer_meta_whose_last_output_is_dynamic(self):
+        """A host's prototype (--proto REG_OP: no infer_meta) with a dynamic
+        last output: the timed execute gives that output's list room too,
+        as it does the first's."""
+        d = tempfile.mkdtemp(prefix="pyop-lp-a-proto-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.makedirs(os.path.join(d, "ops"))
+        with open(os.path.join(d, "ops", "host_pieces.py"), "w") as f:
+            f.write(textwrap.dedent(COMMON) + textwrap.dedent('''
+            @pyop.register_op_impl(op_type="HostPieces")
+            class HostPiecesImpl:
+                def execute(self, x: Tensor) -> None:
+                    ctx = pyop.get_execute_ctx()
+                    copy_into(ctx.malloc_output_tensor(0, x.shape, x.dtype), x)
+                    for _ in range(3):
+                        copy_into(ctx.malloc_output_tensor(1, x.shape, x.dtype), x)
+            '''))
+        proto = os.path.join(d, "host_pieces.reg_op")
+        with open(proto, "w") as f:
+            f.write('REG_OP("HostPieces").INPUT("x").OUTPUT("y").DYNAMIC_OUTPUT("ys")'
+                    '.OP_END_FACTORY_REG()\n')
+        opp = os.path.join(d, "ops")
+        r = self.pyop("run", "HostPieces", "--proto", proto, "--input", "x=float32[2]:1,2",
+                      "--json", opp=opp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(json.loads(r.stdout)["outputs"][1]["tensors"]), 3)
+        r = self.pyop("bench", "HostPieces", "--proto", proto, "--size", "2", "--calls", "3",
+                      "--repeat", "1", "--json", opp=opp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual((out["op_type"], out["mode"], out["inputs"]),
+                         ("HostPieces", "execute", ["x=float32[2]"]), out)
+
 
 class ReferenceSecondInputTest(_Cli):
 

@@ -101,6 +101,25 @@ class StartChoiceTest(unittest.TestCase):
         self.assertEqual(sc.choose(root, 0, default="py311", order="py311;py312"),
                          ("py311", None))
 
+    def test_from_the_source_tree_no_build_order(self):
+        """Run from the source tree (tools/pyop_cli, config.py as written:
+        no bin/pyop filled it in), the build's artifact order is empty:
+        choose() with lanes asked for and no order of its own takes the
+        first fit by name, and doctor's report says it cannot tell."""
+        sc, config, doctor = _cli("start_choice"), _cli("config"), _cli("doctor")
+        self.assertEqual((config.BUILD_ARTIFACT, config.SCRIPT), (None, None))
+        root = self._root({"py311": _manifest(tag="cp311"), "py312": _manifest(),
+                           "a312": _manifest()})
+        name, note = sc.choose(root, 2, default="py311")
+        self.assertEqual(name, "a312")
+        self.assertIn("starting a312 instead of the build's default py311", note)
+        self.assertEqual(sc.choose(root, 0, default="py311"), ("py311", None))
+        self.assertEqual([n for n, _ in sc.artifacts(root, [])], ["a312", "py311", "py312"])
+        rep = doctor.start_python_report(root, 2)
+        self.assertEqual((rep["artifact"], rep["note"]), (None, None))
+        self.assertTrue(rep["verdict"].startswith("unknown (run the built or installed command"),
+                        rep)
+
 
 class OriginTest(unittest.TestCase):
     """Where an exception came from, read from the bridge's text of it when
@@ -910,6 +929,41 @@ class CheckVerdictRulesTest(unittest.TestCase):
         with self.assertRaises(KeyboardInterrupt):
             cv._thread_problems([[{"output y": b"ab"}], [KeyboardInterrupt()]], alone, True, "w")
 
+    def test_a_call_failing_in_the_threads_run_is_reported_as_failed(self):
+        # a call that fails in the threads run (its inputs ran alone first) is
+        # reported with its status and message, not as outputs it lacks
+        import threading
+        import types
+        cv, errors = _cli("check_verdict"), _cli("errors")
+
+        class Inst:
+            def __init__(self, *a, **kw):
+                pass
+
+            def run(self, inputs):
+                if threading.current_thread() is threading.main_thread():
+                    res = _Res([[b"y0"]])  # alone: fine
+                    res.error = None
+                else:
+                    res = _Res(None)
+                    res.error = errors.PyopError('execute of "Op"', "PYOP_EPYTHON",
+                                                 "RuntimeError: busy")
+                return res
+
+            def destroy(self):
+                pass
+        case = types.SimpleNamespace(label="case 1", inputs=[], attrs={}, kind="given")
+        mon = types.SimpleNamespace(activity=lambda *a: None)
+        saved = cv.Instance
+        cv.Instance = Inst
+        try:
+            got = cv._concurrency_problems(None, _info(inputs=()), case, True, mon,
+                                           n_threads=2, rounds=2)
+        finally:
+            cv.Instance = saved
+        self.assertEqual(got, ["case 1: run from 2 threads at once on one instance: thread 0 "
+                               "failed: PYOP_EPYTHON: RuntimeError: busy; " + cv.SELF_HINT])
+
     def test_one_thread_hung_is_a_deadlock(self):
         # one of the threads of the concurrency run never returns (the others
         # finish): that is reported as a deadlock, not its missing results skipped
@@ -1110,13 +1164,13 @@ class CommandOutputTest(unittest.TestCase):
     anything else printed to stderr; after it, stdout is stdout again unless
     a thread is still running (it could print into the result)."""
 
-    def _run(self, code):
+    def _run(self, code, env=None):
         import subprocess
         tools = _need("PYOP_TEST_TOOLS")
         script = ("import sys, threading; sys.path.insert(0, %r)\n"
                   "from pyop_cli import output\n" % tools) + code
         return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                              timeout=60)
+                              timeout=60, env=env)
 
     def test_result_alone_on_stdout(self):
         p = self._run("with output.command_output():\n"
@@ -1137,6 +1191,29 @@ class CommandOutputTest(unittest.TestCase):
                       "stop.set(); t.join()\n")
         self.assertEqual((p.returncode, p.stdout), (0, "result\n"), p.stderr)
         self.assertEqual(p.stderr, "after\n")
+
+    def test_ending_at_once_flushes_first(self):
+        # host.end_now (check's worker, a plugin's thread left running): the
+        # process ends at once, with what it printed, unended lines too, on
+        # stdout and stderr (pipes: Python buffers them)
+        # buffered as the command's are (not PYTHONUNBUFFERED, which a test's
+        # environment may set)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+        p = self._run("from pyop_cli import host\n"
+                      "sys.stdout.write('out, no newline')\n"
+                      "sys.stderr.write('err, no newline')\n"
+                      "host.end_now(3)\n", env)
+        self.assertEqual((p.returncode, p.stdout, p.stderr),
+                         (3, "out, no newline", "err, no newline"))
+        p = self._run("from pyop_cli import host\n"
+                      "stop = threading.Event()\n"
+                      "threading.Thread(target=stop.wait).start()\n"
+                      "with output.command_output():\n"
+                      "    output.write('result, no newline')\n"
+                      "    print('plugin, no newline', end='')\n"
+                      "    host.end_now(4)\n", env)
+        self.assertEqual((p.returncode, p.stdout, p.stderr),
+                         (4, "result, no newline", "plugin, no newline"))
 
     def test_result_fd_and_discard(self):
         p = self._run("import os\n"
@@ -1552,6 +1629,83 @@ class BenchRulesTest(unittest.TestCase):
                                     'output cannot be timed') as cm:
             bench._bench(lib_of(launch_mixed), self._args())
         self.assertEqual((cm.exception.status, cm.exception.op), ("PYOP_EUNSUPPORTED", "Op"))
+
+
+class BenchOutputRoomRulesTest(unittest.TestCase):
+    """The timed call of an op with a dynamic output (bench._timed_call,
+    libpyop stood in for as pyop.h says it behaves): every output's list,
+    the last one too, has room for 256 tensors before infer_meta is asked,
+    so the op's infer_meta runs once; an op without infer_meta (a host's
+    prototype, --proto) gets that room in its timed execute too, which
+    fails on a list with too little."""
+
+    EINVAL = -3
+
+    def _lib(self, produced, calls):
+        """A libpyop whose op gives produced[k] tensors of output k, in
+        infer_meta_list (a short list: every count set, the call fails) and
+        in execute_list (a tensor past a list's capacity fails the call)."""
+        import argparse
+        import ctypes
+        errors = _cli("errors")
+
+        def infer_meta_list(op, slots, n_in, lists, n_out):
+            calls.append(("infer_meta", [lists[k].capacity for k in range(n_out)]))
+            for k in range(n_out):
+                lists[k].count = produced[k]
+            if any(produced[k] > lists[k].capacity for k in range(n_out)):
+                return self.EINVAL
+            for k in range(n_out):
+                for j in range(produced[k]):
+                    t = lists[k].items[j]
+                    t.dtype, t.ndim, t.shape[0], t.nbytes = 0, 1, 2, 8
+            return 0
+
+        def execute_list(op, slots, n_in, lists, n_out, ctx_p):
+            calls.append(("execute", [lists[k].capacity for k in range(n_out)]))
+            ctx = ctx_p._obj
+            for k in range(n_out):
+                for j in range(produced[k]):
+                    if j >= lists[k].capacity:
+                        return self.EINVAL
+                    t = lists[k].items[j]
+                    t.dtype, t.ndim, t.shape[0], t.nbytes = 0, 1, 2, 8
+                    if ctx.alloc_output(None, k, ctypes.pointer(t)):
+                        return self.EINVAL
+                lists[k].count = produced[k]
+            return 0
+
+        def check(what, rc):
+            if rc:
+                raise errors.PyopError(what, "PYOP_EINVAL", "failed (%d)" % rc)
+        return argparse.Namespace(check=check, c=argparse.Namespace(
+            pyop_op_infer_meta_list=infer_meta_list, pyop_op_execute_list=execute_list))
+
+    def _timed(self, outputs, capabilities, produced):
+        bench, b = _cli("bench"), _cli("binding")
+        info = dict(_info(outputs=outputs), capabilities=capabilities)
+        calls = []
+        lib = self._lib(produced, calls)
+        inputs = [[(0, [2], [1.0, 2.0])]]
+        ex, call_args, bufs = bench._timed_call(lib, info, "op", inputs, False, True)
+        self.assertIs(ex, lib.c.pyop_op_execute_list)
+        rc = ex(*call_args)
+        return rc, calls, call_args[5]._obj.flags & b.EXEC_EXPECT_OUTPUTS, bufs
+
+    def test_without_infer_meta_the_last_dynamic_output_has_room(self):
+        rc, calls, expect, _ = self._timed((("y", "required"), ("ys", "dynamic")),
+                                           ["execute"], [1, 3])
+        self.assertEqual((rc, calls, expect), (0, [("execute", [256, 256])], 0))
+        # a dynamic output first, a required one last: the last has room too
+        rc, calls, _, _ = self._timed((("ys", "dynamic"), ("y", "required")),
+                                      ["execute"], [2, 1])
+        self.assertEqual((rc, calls), (0, [("execute", [256, 256])]))
+
+    def test_infer_meta_asked_once_with_room_for_every_output(self):
+        rc, calls, expect, _ = self._timed((("y", "required"), ("ys", "dynamic")),
+                                           ["infer_meta", "execute"], [1, 3])
+        self.assertEqual((rc, expect), (0, 1))
+        self.assertEqual(calls, [("infer_meta", [256, 256]), ("execute", [256, 256])])
 
 
 
