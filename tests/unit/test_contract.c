@@ -393,6 +393,35 @@ static void test_expectations(void **state) {
   pyop_op_destroy(op);
 }
 
+/* A stated output is compared dimension by dimension: a host expecting
+ * float32[2,3] gets the op's float32[2,3], and one expecting float32[2,2]
+ * refuses it, nothing allocated (batch 19 survivor, session 15: every
+ * dimension compared with the first). */
+static void test_expectations_every_dim(void **state) {
+  (void)state;
+  float buf6[6] = {1, 2, 3, 4, 5, 6};
+  pyop_tensor x2 = {buf6, PYOP_DTYPE_FLOAT32, 0, 2, 0, {2, 3}, sizeof buf6};
+  pyop_tensor_list in2 = {&x2, 1};
+  pyop_op *op = make("Plain", X_OK, 2);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  ctx.flags = PYOP_EXEC_EXPECT_OUTPUTS;
+  pyop_tensor y = {NULL, PYOP_DTYPE_FLOAT32, 0, 2, 0, {2, 3}, 0};
+  if (pyop_op_execute(op, &in2, 1, &y, 1, &ctx) != PYOP_OK) fail_msg("%s", pyop_last_error());
+  assert_non_null(y.data);
+  assert_int_equal(y.ndim, 2);
+  assert_int_equal(y.shape[0], 2);
+  assert_int_equal(y.shape[1], 3);
+  y = (pyop_tensor){NULL, PYOP_DTYPE_FLOAT32, 0, 2, 0, {2, 2}, 0};
+  size_t before = n_allocs;
+  assert_int_equal(pyop_op_execute(op, &in2, 1, &y, 1, &ctx), PYOP_ECONTRACT);
+  assert_msg_has("output 0 \"y\": the host expected float32[2,2], the op asked for "
+                 "float32[2,3]");
+  assert_int_equal(n_allocs, before);
+  assert_null(y.data);
+  pyop_op_destroy(op);
+}
+
 /* An older host's exec context ends before flags: in strict mode the
  * expectation is infer_meta's, and the message says so whatever lies where
  * flags would be (both-sides pass, session 14). */
@@ -1435,6 +1464,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_infer_meta_expect_required_count_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unproduced_output, setup, teardown),
       cmocka_unit_test_setup_teardown(test_expectations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_expectations_every_dim, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stream_passed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_host_buffer_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),

@@ -1481,6 +1481,67 @@ static void test_error_too_many_workspaces(void **state) {
   pyop__plan_free(p);
 }
 
+/* malloc whose blocks hold 0xA5 bytes, not what a fresh heap happens to
+ * hold: a string copied without its terminating NUL runs on into them. */
+static void *(*poison_malloc_next)(size_t);
+static void *poison_malloc(size_t n) {
+  void *q = poison_malloc_next(n);
+  if (q) memset(q, 0xA5, n);
+  return q;
+}
+
+/* The kept library's path is a whole string: the message of an unknown
+ * symbol names the file and goes on with " (", whatever the heap held
+ * (batch 19 survivor, session 15: the path copied without its NUL). */
+static void test_library_path_terminated(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  char path[PATH_MAX];
+  char *dir = copy_kernels(path, sizeof path);
+  char real[PATH_MAX];
+  assert_non_null(realpath(path, real));
+  poison_malloc_next = pyop__sys_table.malloc;
+  pyop__sys_table.malloc = poison_malloc;
+  pyop_launch_view v = LV(path, "pyop_example_no_such_kernel", NULL, 0);
+  int rc = try_launch(&v);
+  pyop__sys_table.malloc = poison_malloc_next;
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "not found in %s (", real);
+  assert_error(rc, PYOP_ELAUNCH, want);
+  pyop__kernel_libs_close();
+  pt_rmtree(dir);
+  free(dir);
+}
+
+/* A library no plan uses any more is unloaded when the table is closed:
+ * the dynamic loader no longer has it (RTLD_NOLOAD finds nothing), while
+ * one a live plan uses stays loaded (batch 19 survivor, session 15: the
+ * library forgotten but never dlclosed). */
+static void test_library_unloaded_on_close(void **state) {
+  (void)state;
+  pyop__kernel_libs_close();
+  char path[PATH_MAX];
+  char *dir = copy_kernels(path, sizeof path);
+  assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
+  pyop__plan *p = NULL;
+  assert_int_equal(pyop__plan_new("Unload", 0, 0, &p), PYOP_OK);
+  pyop_launch_view v = LV(path, "pyop_example_count_calls", NULL, 0);
+  if (pyop__plan_add_launch(p, &v) != PYOP_OK) fail_msg("%s", pyop_last_error());
+  pyop__kernel_libs_close(); /* used: left open */
+  void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  assert_non_null(h); /* the check below can fail */
+  dlclose(h);
+  pyop__plan_free(p);
+  pyop__kernel_libs_close();
+  h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    dlclose(h);
+    fail_msg("%s still loaded after its last plan was freed and the table closed", path);
+  }
+  pt_rmtree(dir);
+  free(dir);
+}
+
 /* ------------------------------------------------------ library table */
 
 static int dlopen_count;
@@ -1725,6 +1786,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_too_many_workspaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_workspace_size_past_end, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_opened_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_path_terminated, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_library_unloaded_on_close, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_table_grows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_library_acquire_keeps_no_fd, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fault_sweep, setup, teardown),
