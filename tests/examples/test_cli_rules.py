@@ -2017,6 +2017,9 @@ class CheckJobRulesTest(unittest.TestCase):
         rep = doctor.parse_doctor_report("runtime key: cp312-x (python 3.12)\nbridge: none\n")
         self.assertEqual((rep["runtime_key"], rep["bridge"]),
                          ("cp312-x", {"loaded": False, "detail": "none"}))
+        # a path element may hold "=": the value is all after the first one
+        rep = doctor.parse_doctor_report("ASCEND_CUSTOM_OPP_PATH=/ops/k=v:/x=\n")
+        self.assertEqual(rep["opp_path"], "/ops/k=v:/x=")
 
 
 

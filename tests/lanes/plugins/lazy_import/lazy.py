@@ -17,6 +17,9 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
                LazyDel objects this interpreter has deleted so far
   LazyInfer    its infer_meta imports the extension module, then says
                y has one element more than x
+  LazyInferList  its infer_meta returns a dynamic output of two tensors,
+               the second a description whose shape, read after the first
+               was added, imports the extension module
   LaneDeleted  y[0] = how many LazyDel objects this interpreter deleted,
                y[1] its id, y[2] how many LazyOptInit objects (no import:
                runs in lanes)
@@ -193,6 +196,31 @@ def lazy_infer(x: TensorDesc) -> TensorDesc:
 class LazyInferImpl:
     def execute(self, x: Tensor) -> None:
         _run(x)
+
+
+class _LateDesc:
+    """A TensorDesc look-alike whose shape imports the extension module:
+    read by the bridge after the tensors before it were added."""
+
+    def __init__(self, desc):
+        self.dtype, self.format, self._shape = desc.dtype, desc.format, desc.shape
+
+    @property
+    def shape(self):
+        importlib.import_module(EXT)
+        return self._shape
+
+
+@pyop.register_op(op_type="LazyInferList")
+def lazy_infer_list(x: TensorDesc) -> list[TensorDesc]:
+    y = TensorDesc(shape=x.shape, dtype=x.dtype)
+    return [y, _LateDesc(y)]
+
+
+@pyop.register_op_impl(op_type="LazyInferList")
+class LazyInferListImpl:
+    def execute(self, x: Tensor) -> None:
+        pass
 
 
 @pyop.register_op(op_type="LaneDeleted")
