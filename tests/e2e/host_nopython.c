@@ -14,6 +14,7 @@
 #include "../cases.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 
 #ifndef E2E_PLUGINS
 #error "E2E_PLUGINS must be defined"
@@ -180,11 +181,81 @@ static void case_start_python(void) {
   CHECK_LIST("");
 }
 
+/* (m) The build's Python home is pinned only where it exists: a bridge
+ * whose recorded home (sys.base_prefix at build time) is gone (a relocated
+ * or removed build prefix) still starts Python, which finds its standard
+ * library by its own search (batch 19: pinning the missing home made the
+ * start fail, and no test had a bridge with a missing home). The bridge
+ * used is a copy of the build's default whose home string is rewritten to
+ * a missing directory of the same length, named in PYOP_BRIDGE_DIR. */
+static void case_start_python_home_missing(void) {
+  CHECK(python_initialized() == -1, "test bug: this host has Python symbols");
+  static const char home[] = E2E_PYTHON_HOME;
+  size_t hl = strlen(home);
+  REQUIRE(hl >= 2 && home[0] == '/', "the build's Python home \"%s\"", home);
+  char *dir = path_join(g_tmp, E2E_DEFAULT_ARTIFACT);
+  copy_tree(E2E_ARTIFACTS "/" E2E_DEFAULT_ARTIFACT, dir);
+  char *so = path_join(dir, "libpyop_bridge.so");
+  FILE *f = fopen(so, "r+b");
+  REQUIRE(f != NULL, "open %s", so);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  REQUIRE(size > 0, "size of %s", so);
+  char *b = malloc((size_t)size);
+  REQUIRE(b != NULL, "malloc");
+  fseek(f, 0, SEEK_SET);
+  REQUIRE(fread(b, 1, (size_t)size, f) == (size_t)size, "read %s", so);
+  /* The home as a whole string: a NUL either side, exactly once. */
+  long at = -1;
+  int found = 0;
+  for (long i = 1; i + (long)hl + 1 <= size; i++)
+    if (b[i - 1] == '\0' && b[i + (long)hl] == '\0' && memcmp(b + i, home, hl) == 0) {
+      at = i;
+      found++;
+    }
+  REQUIRE(found == 1, "\"%s\" found %d times in %s", home, found, so);
+  char gone[PATH_MAX];
+  snprintf(gone, sizeof gone, "/%.*s", (int)(hl - 1), "pyop-e2e-no-such-python-home-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+  REQUIRE(strlen(gone) == hl, "home \"%s\" too long for the test", home);
+  struct stat st;
+  REQUIRE(stat(gone, &st) != 0, "test bug: %s exists", gone);
+  memcpy(b + at, gone, hl);
+  fseek(f, 0, SEEK_SET);
+  REQUIRE(fwrite(b, 1, (size_t)size, f) == (size_t)size, "write %s", so);
+  fclose(f);
+  free(b);
+  setenv("PYOP_BRIDGE_DIR", dir, 1);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.start_python = true;
+  pyop_host_hooks h = PYOP_HOST_HOOKS_INIT;
+  h.log = np_log_hook;
+  REQUIRE_RC(pyop_set_host_hooks(&h), PYOP_OK);
+  np_log[0] = '\0';
+  int level = pyop_get_log_level();
+  CHECK_RC(pyop_set_log_level(PYOP_LOG_INFO), PYOP_OK);
+  REQUIRE_RC(pyop_set_options(&o), PYOP_OK);
+  int rc = pyop_load();
+  CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
+  if (rc != PYOP_OK) show_error("pyop_load with the home missing");
+  CHECK(rc == PYOP_OK, "pyop_load: %d; the log:\n%s", rc, np_log);
+  CHECK(strstr(np_log, dir) != NULL, "the copy in %s was not the bridge used; the log:\n%s",
+        dir, np_log);
+  CHECK(python_initialized() == 1, "Python not running after the load");
+  CHECK_LIST("IoKinds,PkgDouble,Probe,ScaledAdd,ShadowJson");
+  run_scaled_add();
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  unsetenv("PYOP_BRIDGE_DIR");
+  free(so);
+  free(dir);
+}
+
 /* The cases, one ctest e2e.nopython.<name> each: X(name, labels, timeout,
  * variants), tests/cases.h. */
 #define HOST_NOPYTHON_CASES(X)                                                \
   X(enopython, "e2e", 60, "")                                                 \
-  X(start_python, "e2e", 120, "")
+  X(start_python, "e2e", 120, "")                                             \
+  X(start_python_home_missing, "e2e", 120, "")
 
 int main(int argc, char **argv) {
   static const harness_case cases[] = {HOST_NOPYTHON_CASES(HARNESS_CASE)};

@@ -694,6 +694,9 @@ static void test_host_prototype(void **state) {
   assert_string_equal(info->proto_source, "<host>");
   assert_int_equal(info->capabilities, 0);
   assert_int_equal(info->attrs[0].default_value.u.i, 7);
+  /* Nothing Python runs yet: no lanes (0, not "unset"), and no reason. */
+  assert_int_equal(info->lanes, 0);
+  assert_string_equal(info->serial_reason, "");
   const pyop_op_info *host_only = info;
 
   /* A Python impl binds to it. */
