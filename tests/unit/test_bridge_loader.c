@@ -462,6 +462,39 @@ static void test_unsafe_dir_and_owner(void **state) {
 }
 
 
+/*
+ * A candidate refused (its directory writable by group), made safe and
+ * tried again on the same list (set UNTRIED again): it loads, and its old
+ * refusal is gone (blind batch 20: the loaded candidate kept it, the
+ * report showing a loaded bridge with a stale reason).
+ */
+static void test_refused_then_loaded_reason_cleared(void **state) {
+  (void)state;
+  char *root = pt_mkdtemp();
+  char *gw = fb_make_artifact(root, "a_group_writable", "GOOD", NULL);
+  assert_int_equal(chmod(gw, 0775), 0);
+  pyop__candidates c;
+  pyop__bridge b;
+  assert_int_equal(find_and_load(root, &c, &b), PYOP_ENOBRIDGE);
+  assert_int_equal(c.items[0].status, PYOP__CAND_UNSAFE);
+  assert_non_null(c.items[0].reason);
+  assert_int_equal(chmod(gw, 0755), 0);
+  c.items[0].status = PYOP__CAND_UNTRIED;
+  assert_int_equal(pyop__bridge_load(&c, 0, 0, &b), PYOP_OK);
+  assert_int_equal(c.items[0].status, PYOP__CAND_LOADED);
+  assert_null(c.items[0].reason);
+  pyop__sb sb = PYOP__SB_INIT;
+  pyop__candidates_report(&c, &sb);
+  if (strstr(pyop__sb_str(&sb), "mode 0775"))
+    fail_msg("the report of the loaded candidate keeps its refusal: %s", pyop__sb_str(&sb));
+  pyop__sb_free(&sb);
+  pyop__bridge_close(&b);
+  pyop__candidates_free(&c);
+  free(gw);
+  fb_rmtree(root);
+  free(root);
+}
+
 /* A FIFO in a bridge's place, and one in a manifest's place: both refused
  * at once with a reason naming the file; the next candidate loads. */
 static void test_fifo_bridge_and_manifest(void **state) {
@@ -1002,6 +1035,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_every_failure_listed, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_order_loaded_untried, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_unsafe_dir_and_owner, pt_seam_setup, pt_seam_teardown),
+      cmocka_unit_test_setup_teardown(test_refused_then_loaded_reason_cleared, pt_seam_setup,
+                                      pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_entry_not_a_function, pt_seam_setup, pt_seam_teardown),
       cmocka_unit_test_setup_teardown(test_no_bridge_for_this_python, pt_seam_setup,
                                       pt_seam_teardown),

@@ -536,6 +536,66 @@ static void test_strict_mode_dynamic(void **state) {
   assert_int_equal(pyop_load(), PYOP_OK);
 }
 
+/* pyop_op_execute_list under a canary: pad, below the callers' frames and
+ * above libpyop's, filled with 0xA5; returns the execute's status and sets
+ * *clobbered to the number of pad bytes it changed. */
+static __attribute__((noinline)) int execute_under_canary(pyop_op *op, pyop_output_list *l,
+                                                          size_t n, pyop_exec_ctx *ctx,
+                                                          size_t *clobbered) {
+  unsigned char pad[1u << 18];
+  memset(pad, 0xA5, sizeof pad);
+  __asm__ volatile("" : : "r"(pad) : "memory");
+  int rc = pyop_op_execute_list(op, &xin, 1, l, n, ctx);
+  __asm__ volatile("" : : "r"(pad) : "memory");
+  *clobbered = 0;
+  for (size_t i = 0; i < sizeof pad; i++) *clobbered += pad[i] != 0xA5;
+  return rc;
+}
+
+/*
+ * Strict mode, two outputs whose room adds up to more than the 16
+ * descriptions kept on the stack (600 + 1): infer_meta's descriptions go
+ * in a block of their own (blind batch 20: the stack's array given, the
+ * last output's description written 600 places past its end, into the
+ * callers' frames); the execute succeeds, each output as infer_meta said,
+ * and nothing outside libpyop's own memory is written.
+ */
+static void test_strict_mode_room_past_stack(void **state) {
+  (void)state;
+  assert_int_equal(unsetenv("PYOP_STRICT_OUTPUTS"), 0);
+  assert_int_equal(unsetenv("ASCEND_CUSTOM_OPP_PATH"), 0);
+  pyop_options o = PYOP_OPTIONS_INIT;
+  o.strict_outputs = true;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+  pyop_op *op = make("Split", X_LAST_SHORT, 3);
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = host_alloc;
+  enum { ROOM = 600 };
+  pyop_tensor *ys = calloc(ROOM, sizeof *ys);
+  assert_non_null(ys);
+  pyop_tensor last;
+  memset(&last, 0, sizeof last);
+  pyop_output_list l[2] = {{ys, ROOM, 0}, {&last, 1, 0}};
+  size_t clobbered = 0;
+  if (execute_under_canary(op, l, 2, &ctx, &clobbered) != PYOP_OK)
+    fail_msg("strict, room for %d and 1: %s", ROOM, pyop_last_error());
+  if (clobbered)
+    fail_msg("strict, room for %d and 1: %zu bytes of the callers' stack written", ROOM,
+             clobbered);
+  assert_int_equal(l[0].count, 3);
+  assert_int_equal(l[1].count, 1);
+  assert_int_equal(ys[0].shape[0], 3);
+  assert_int_equal(last.shape[0], 1);
+  assert_non_null(last.data);
+  free_allocs();
+  free(ys);
+  pyop_op_destroy(op);
+  o.strict_outputs = false;
+  assert_int_equal(pyop_set_options(&o), PYOP_OK);
+  assert_int_equal(pyop_load(), PYOP_OK);
+}
+
 /* PYOP_STRICT_OUTPUTS set to "0" or to "" leaves strict mode off; any other
  * value turns it on (read by pyop_load). */
 static void test_strict_env_values(void **state) {
@@ -1469,6 +1529,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_host_buffer_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_mode_dynamic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strict_mode_room_past_stack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strict_env_values, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_outputs, setup, teardown),
