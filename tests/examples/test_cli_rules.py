@@ -3294,6 +3294,20 @@ class InstanceRulesTest(unittest.TestCase):
         res.error = _cli("errors").CliError("earlier", "PYOP_EPYTHON")
         self.assertFalse(inst._finish(res, bufs()))  # no overrun, but the run had failed
 
+    def test_overrun_keeps_failed_stage(self):
+        # a run already failed in compile whose guard zones then show a
+        # write: the overrun is the error, the stage that failed stays
+        import argparse
+        inst_mod, inst = self._inst(_info())
+        res = inst_mod.RunResult.__new__(inst_mod.RunResult)
+        res.error = _cli("errors").CliError("compile failed", "PYOP_EINVAL")
+        res.failed, res.stages = "compile", ["infer_meta", "compile", "declare_launch_args"]
+        past = "output y (8 bytes written past its end)"
+        self.assertFalse(inst._finish(res, argparse.Namespace(overruns=lambda: [past])))
+        self.assertEqual(res.error.message,
+                         'declare_launch_args of "Op" wrote past the end of ' + past)
+        self.assertEqual((res.error.status, res.failed), ("PYOP_ECONTRACT", "compile"))
+
     def test_grow_short_lists(self):
         # after a failed infer_meta_list: only a list whose count is over
         # its room is grown (the call made again); one exactly full is not
