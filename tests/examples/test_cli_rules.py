@@ -3297,6 +3297,38 @@ class InstanceRulesTest(unittest.TestCase):
         res.error = _cli("errors").CliError("earlier", "PYOP_EPYTHON")
         self.assertFalse(inst._finish(res, bufs()))  # no overrun, but the run had failed
 
+    def test_overrun_keeps_failed_stage(self):
+        # a run already failed in compile whose guard zones then show a
+        # write: the overrun is the error, the stage that failed stays
+        import argparse
+        inst_mod, inst = self._inst(_info())
+        res = inst_mod.RunResult.__new__(inst_mod.RunResult)
+        res.error = _cli("errors").CliError("compile failed", "PYOP_EINVAL")
+        res.failed, res.stages = "compile", ["infer_meta", "compile", "declare_launch_args"]
+        past = "output y (8 bytes written past its end)"
+        self.assertFalse(inst._finish(res, argparse.Namespace(overruns=lambda: [past])))
+        self.assertEqual(res.error.message,
+                         'declare_launch_args of "Op" wrote past the end of ' + past)
+        self.assertEqual((res.error.status, res.failed), ("PYOP_ECONTRACT", "compile"))
+
+    def test_grow_short_lists(self):
+        # after a failed infer_meta_list: only a list whose count is over
+        # its room is grown (the call made again); one exactly full is not
+        inst_mod = _cli("instance")
+        binding = _cli("binding")
+        lists = (binding.OutputList * 2)()
+        items = [(binding.Tensor * 2)(), (binding.Tensor * 2)()]
+        for k in range(2):
+            lists[k].items, lists[k].capacity, lists[k].count = items[k], 2, 2
+        keep = []
+        self.assertFalse(inst_mod.grow_short_lists(lists, 2, keep))
+        self.assertEqual(([(l.capacity, l.count) for l in lists], keep), ([(2, 2), (2, 2)], []))
+        lists[1].count = 5
+        self.assertTrue(inst_mod.grow_short_lists(lists, 2, keep))
+        self.assertEqual([(l.capacity, l.count) for l in lists], [(2, 2), (5, 5)])
+        self.assertEqual(len(keep), 1)
+        self.assertEqual(len(keep[0]), 5)
+
     def test_held_to_infer_meta(self):
         inst_mod = _cli("instance")
         self.assertEqual(inst_mod._held_to_infer_meta("no y\nmore", {"proto_source": "p.py:3"}),
