@@ -297,12 +297,15 @@ class DoctorTrialLoadsTest(_Cli):
 
 
 class PathListedTwiceTest(_Cli):
-    """A plugin directory listed twice in ASCEND_CUSTOM_OPP_PATH (once with
-    a trailing slash): libpyop loads its plugins once, and doctor lists each
-    plugin once with its ops, after a good load and after a failed one (each
-    tried alone once), in --json and text; list and run see each op once. A
-    real bug fixed in this pass: doctor listed every plugin twice, the
-    second time "ok (no ops)". Kills cli.lp.doctor.plugin_listed_twice."""
+    """A plugin directory listed twice in ASCEND_CUSTOM_OPP_PATH: once with
+    a trailing slash, as D/., or through a symbolic link to it. libpyop
+    loads its plugins once (it knows a file by device and inode), and
+    doctor lists each plugin once with its ops, after a good load and
+    after a failed one (each tried alone once), in --json and text; list
+    and run see each op once. A real bug fixed in the lifetime pass:
+    doctor listed every plugin twice, the second time "ok (no ops)"
+    (kills cli.lp.doctor.plugin_listed_twice); it then still listed a
+    link's plugins twice, keyed on the path string (session 16)."""
 
     def test_doctor_each_plugin_once(self):
         good = self.dir("twice", {"a.py": _op("LpTwiceA"), "c.py": _op("LpTwiceC")})
@@ -312,25 +315,31 @@ class PathListedTwiceTest(_Cli):
                                               ("c.py", "ok", ["LpTwiceC"])]),
                                    (bad, 1, [("a.py", "ok", ["LpTwiceBadA"]),
                                              ("b_bad.py", "failed", [])])):
-            opp = "%s:%s/" % (root, root)
-            with self.subTest(root=root):
-                code, out, err = self.pyop("doctor", "--json", opp=opp)
-                self.assertEqual(code, status, err)
-                rep = json.loads(out)
-                self.assertEqual([e["element"] for e in rep["path"]], [root, root + "/"])
-                self.assertEqual([(os.path.basename(p["plugin"]), p["verdict"], p["ops"])
-                                  for p in rep["plugins"]], want)
-                code, out, err = self.pyop("doctor", opp=opp)
-                self.assertEqual(code, status, err)
-                for name, verdict, ops in want:
-                    line = "  plugin %s: %s" % (os.path.join(root, name),
-                                                "ok (%s)" % ", ".join(ops) if ops else "FAILED")
-                    self.assertEqual(out.count(line), 1, out)
-                self.assertNotIn("(no ops)", out)
-        code, out, err = self.pyop("list", "--json", good, good + "/")
-        self.assertEqual(code, 0, err)
-        self.assertEqual([o["op_type"] for o in json.loads(out)["ops"]],
-                         ["LpTwiceA", "LpTwiceC"])
+            link = root + "_link"
+            if not os.path.islink(link):
+                os.symlink(root, link)
+            for second in (root + "/", root + "/.", link):
+                opp = "%s:%s" % (root, second)
+                with self.subTest(root=root, second=second):
+                    code, out, err = self.pyop("doctor", "--json", opp=opp)
+                    self.assertEqual(code, status, err)
+                    rep = json.loads(out)
+                    self.assertEqual([e["element"] for e in rep["path"]], [root, second])
+                    self.assertEqual([(p["plugin"], p["verdict"], p["ops"])
+                                      for p in rep["plugins"]],
+                                     [(os.path.join(root, n), v, o) for n, v, o in want])
+                    code, out, err = self.pyop("doctor", opp=opp)
+                    self.assertEqual(code, status, err)
+                    for name, verdict, ops in want:
+                        line = "  plugin %s: %s" % (os.path.join(root, name),
+                                                    "ok (%s)" % ", ".join(ops) if ops else "FAILED")
+                        self.assertEqual(out.count(line), 1, out)
+                    self.assertNotIn("(no ops)", out)
+        for second in (good + "/", good + "/.", good + "_link"):
+            code, out, err = self.pyop("list", "--json", good, second)
+            self.assertEqual(code, 0, err)
+            self.assertEqual([o["op_type"] for o in json.loads(out)["ops"]],
+                             ["LpTwiceA", "LpTwiceC"])
 
 
 class TooDeepLaterElementTest(_Cli):
