@@ -4190,6 +4190,35 @@ class RunCasesOutcomeTest(unittest.TestCase):
 
 
 
+class PyDirectorySurvivorTest(unittest.TestCase):
+    """A directory named *.py is a directory of plugins, as libpyop's scan
+    (src/scan.c) and the loader (pyop._loader.discover) take it: when the
+    plugins' load together fails, check tries each of its plugins alone,
+    as it does those of any directory (check_worker._plugin_entries; a real
+    bug found with batch 20's survivor
+    cli.b20.check_worker.py_package_dir_expanded: the directory was tried
+    as one plugin, whose load found none, and the ops of its good plugins
+    were never checked)."""
+
+    def test_each_plugin_of_a_py_directory_tried_alone(self):
+        import argparse
+        cw = _cli("check_worker")
+        root = _tree(self, ["ops.py/a.py", "ops.py/b.py", "ops.py/__init__.py",
+                            "ops.py/_helper.py", "ops.py/pkg/__init__.py", "ops.py/plain/",
+                            "c.py"])
+        d = os.path.join(root, "ops.py")
+        want = [os.path.join(d, n) for n in ("a.py", "b.py", "pkg")]
+        self.assertEqual(cw._plugin_entries([d, os.path.join(root, "c.py")]),
+                         want + [os.path.join(root, "c.py")])
+        worker = cw.Worker(argparse.Namespace(), None,
+                           {"done": [], "done_plugins": [want[1]], "ops": [], "paths": [d],
+                            "given": True, "phase": "each", "compile_options": {}}, _Stream())
+        alone = []
+        worker._one_plugin = alone.append
+        worker.run()
+        self.assertEqual(alone, [want[0], want[2]])  # b.py: reported by an earlier worker
+
+
 class Bfloat16EdgesOutcomeTest(unittest.TestCase):
     """The command's bfloat16 values (values._bf16_bits) at the edge of the
     subnormals: the smallest normal, the subnormals below it, read back as
