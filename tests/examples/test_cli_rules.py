@@ -4190,6 +4190,132 @@ class RunCasesOutcomeTest(unittest.TestCase):
 
 
 
+class OtherLayerKeySurvivorTest(unittest.TestCase):
+    """An implementation key starting with "ge" is not GE's unless it is
+    "ge:...": a layer registering through pyop.ext makes keys of its own
+    ("gemm:...", "geo:..."; docs/design.md, "Identity"). A
+    NotImplementedError raised by such a layer's library is the op's
+    failure, not the place a GE op needs an NPU, and the advice for an op
+    whose results vary is pyop's (batch 20's survivor
+    cli.b20.check_plugin.ge_key_prefix)."""
+
+    setUp = RunCasesOutcomeTest.setUp
+    _res = RunCasesOutcomeTest._res
+    _run = RunCasesOutcomeTest._run
+    _case = RunCasesOutcomeTest._case
+
+    def _failed_in_library(self, key):
+        """The op's status and verdict when every case's declare_launch_args
+        raised NotImplementedError inside a library (not the plugin's code)."""
+        err = self.errors.CliError('declare_launch_args of "Op": NotImplementedError: '
+                                   'no launch here', "PYOP_EPYTHON")
+        err.origin = (("NotImplementedError",), "/site-packages/layer/args.py", 7,
+                      "NotImplementedError: no launch here")
+
+        def answer(inputs):
+            r = self._res(stages=("infer_meta", "declare_launch_args"), error=err)
+            r.ran, r.failed, r.produced = None, "declare_launch_args", None
+            return r
+        info = dict(_info(), impl_key=key, capabilities=["infer_meta", "declare_launch_args"])
+        v, _ = self._run(info, [self._case("A")], answer)
+        return self.cv.op_status(info, v), v
+
+    def test_a_library_failure_of_another_layer_fails_the_op(self):
+        cp = _cli("check_plugin")
+        for key in ("gemm:ops.Gemm", "geo:ops:Rotate:Rotate"):
+            with self.subTest(key=key):
+                status, v = self._failed_in_library(key)
+                self.assertEqual((status, v["npu"]), ("failed", []))
+                self.assertIn('PYOP_EPYTHON: declare_launch_args of "Op": NotImplementedError',
+                              v["problems"][0])
+                self.assertNotIn("ge.custom_op", cp.nondeterministic_hint({"impl_key": key}))
+        # GE's own key: libpyop's ge raising it is where the op needs an NPU
+        status, v = self._failed_in_library("ge:ops:Op:Op")
+        self.assertEqual((status, v["problems"], v["why"]),
+                         ("inconclusive", [], "declare_launch_args needs an NPU"))
+        self.assertIn("ge.custom_op", cp.nondeterministic_hint({"impl_key": "ge:ops:Op:Op"}))
+
+
+class NullDataSurvivorTest(unittest.TestCase):
+    """Nothing is read at address 0: a tensor with no data pointer (a
+    description: an output never allocated) has no values to show
+    (values.read_values), and a Tensor attribute whose address is 0 with a
+    size (a GE-style description) is not watched (check_plugin.AttrWatch)
+    but run through. In a child process, where a read of address 0 is the
+    crash it would be in the command (batch 20's survivors
+    cli.b20.values.null_data_read and cli.b20.check_plugin.null_attr_read;
+    the command's own tensors always have memory, so only a direct call
+    reaches them)."""
+
+    def _child(self, code):
+        import subprocess
+        tools = _need("PYOP_TEST_TOOLS")
+        script = "import sys; sys.path.insert(0, %r)\n" % tools + code
+        p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 0, "the child ended with %d: %s"
+                         % (p.returncode, p.stderr))
+        return p.stdout.splitlines()
+
+    def test_a_tensor_without_data_has_no_values(self):
+        out = self._child(
+            "from pyop_cli import binding, values\n"
+            "t = binding.Tensor()\n"
+            "t.dtype, t.ndim, t.nbytes = binding.DTYPES.index('float32'), 1, 16\n"
+            "t.shape[0] = 4\n"  # data left NULL
+            "print(values.read_values(t), values.tensor_repr(t))\n")
+        self.assertEqual(out, ["[] float32[4]"])
+
+    def test_an_attribute_at_address_0_is_not_read(self):
+        out = self._child(
+            "from pyop_cli import check_plugin as cp\n"
+            "class Described:\n"  # ge.runtime.Tensor's fields: no memory, a size
+            "    addr, size = 0, 16\n"
+            "class Pyop:\n"  # pyop's: data_ptr, nbytes
+            "    data_ptr, nbytes = 0, 16\n"
+            "class Impl:\n"
+            "    def execute(self, w):\n"
+            "        pass\n"
+            "Impl.__pyop_descriptor__ = type('Desc', (), {'key': 'pyop:w0:Impl'})()\n"
+            "mod = type(sys)('_pyop_plugin_w0')\n"
+            "mod.Impl = Impl\n"
+            "sys.modules[mod.__name__] = mod\n"
+            "print(cp.AttrWatch._region('w', Described()), cp.AttrWatch._region('w', Pyop()))\n"
+            "with cp.AttrWatch({'impl_key': 'pyop:w0:Impl'}, ['w']) as watch:\n"
+            "    Impl().execute(Described())\n"
+            "print(sorted(watch.codes) == sorted([Impl.execute.__code__]), watch.written)\n")
+        self.assertEqual(out, ["None None", "True []"])
+
+
+class PyDirectorySurvivorTest(unittest.TestCase):
+    """A directory named *.py is a directory of plugins, as libpyop's scan
+    (src/scan.c) and the loader (pyop._loader.discover) take it: when the
+    plugins' load together fails, check tries each of its plugins alone,
+    as it does those of any directory (check_worker._plugin_entries; a real
+    bug found with batch 20's survivor
+    cli.b20.check_worker.py_package_dir_expanded: the directory was tried
+    as one plugin, whose load found none, and the ops of its good plugins
+    were never checked)."""
+
+    def test_each_plugin_of_a_py_directory_tried_alone(self):
+        import argparse
+        cw = _cli("check_worker")
+        root = _tree(self, ["ops.py/a.py", "ops.py/b.py", "ops.py/__init__.py",
+                            "ops.py/_helper.py", "ops.py/pkg/__init__.py", "ops.py/plain/",
+                            "c.py"])
+        d = os.path.join(root, "ops.py")
+        want = [os.path.join(d, n) for n in ("a.py", "b.py", "pkg")]
+        self.assertEqual(cw._plugin_entries([d, os.path.join(root, "c.py")]),
+                         want + [os.path.join(root, "c.py")])
+        worker = cw.Worker(argparse.Namespace(), None,
+                           {"done": [], "done_plugins": [want[1]], "ops": [], "paths": [d],
+                            "given": True, "phase": "each", "compile_options": {}}, _Stream())
+        alone = []
+        worker._one_plugin = alone.append
+        worker.run()
+        self.assertEqual(alone, [want[0], want[2]])  # b.py: reported by an earlier worker
+
+
 class Bfloat16EdgesOutcomeTest(unittest.TestCase):
     """The command's bfloat16 values (values._bf16_bits) at the edge of the
     subnormals: the smallest normal, the subnormals below it, read back as

@@ -67,11 +67,13 @@ class StreamMonitor(Monitor):
 def _plugin_entries(paths):
     """The plugins of paths, each checked on its own: a .py file, or the
     .py files and packages one level deep in a directory (names starting
-    with '_' or '.' skipped, as the loader does)."""
+    with '_' or '.' skipped, as the loader does). A directory named *.py
+    is a directory, as libpyop's scan (src/scan.c) and the loader
+    (pyop._loader.discover) take it."""
     entries = []
     for p in paths:
         p = os.path.abspath(p)
-        if os.path.isdir(p) and not p.endswith(".py"):
+        if os.path.isdir(p):
             for name in sorted(os.listdir(p)):
                 full = os.path.join(p, name)
                 if name.startswith(("_", ".")):
