@@ -7832,8 +7832,8 @@ static void case_lpobj(void) {
    * two outputs by the host's prototype): its holder knows no number of
    * outputs, so it keeps none of the output Tensors it made; once its
    * instance is destroyed no Tensor made for it is left (batch 20
-   * survivor, session 16: output 0 kept in the cache's spare slot and
-   * output 1 one past its end, neither ever released). */
+   * survivor, session 16: output 0, the one just past its empty cache,
+   * kept in the cache's spare slot and never released). */
   {
     const rec_op *fi = find(&r, "LpForeign", true);
     CHECK(fi != NULL && find(&r, "LpForeign", false) == NULL,
