@@ -3508,6 +3508,32 @@ static void case_abi_short_tables(pyop_bridge_entry_fn entry) {
   CHECK(a->set_config(&cfg) == PYOP_OK, "lanes at the limit refused: %s", g_err);
   cfg.lanes = 0;
   CHECK(a->set_config(&cfg) == PYOP_OK, "lanes 0: %s", g_err);
+  /* The configuration a bridge gives the images of its lanes (the private
+   * flag PB_CONFIG_LANE of bridge/lanes.h, 1 << 31) is refused unless the
+   * lane's interpreter is attached AND no lanes are asked: a lane image
+   * with lanes of its own would start lanes inside a lane. Both arms: the
+   * harness's thread detached (lanes 0), then attached with lanes 2 (batch
+   * 20 survivor, session 16). Neither makes this image a lane image (case
+   * abi's loads after it work). */
+  {
+    const uint32_t lane_flag = 1u << 31;
+    pyop_bridge_config lane = cfg;
+    lane.flags = lane_flag;
+    lane.lanes = 0;
+    clear_error();
+    CHECK(a->set_config(&lane) == PYOP_EINVAL &&
+              err_has("a lane image needs its interpreter attached and no lanes of its own"),
+          "a lane image's config without its interpreter attached: %s", g_err);
+    lane.lanes = 2;
+    clear_error();
+    int st = PyGILState_Ensure();
+    int rc = a->set_config(&lane);
+    PyGILState_Release(st);
+    CHECK(rc == PYOP_EINVAL &&
+              err_has("a lane image needs its interpreter attached and no lanes of its own"),
+          "a lane image's config asking for 2 lanes of its own: %d %s", rc, g_err);
+    CHECK(a->set_config(&cfg) == PYOP_OK, "an ordinary config after them: %s", g_err);
+  }
   CHECK(g_trap_calls == 0, "a member past struct_size called (%d)", g_trap_calls);
   /* Full-size services with a loader of 1.1: the 1.2/1.4 members unused. */
   old.struct_size = sizeof old;
@@ -7338,8 +7364,9 @@ static void case_configs_lost(void) {
  * - a view kept of an op's output made after eight inputs (the ninth
  *   tensor of the call, past the frame's first room) fails the call
  *   naming output 0;
- * - an exception whose message holds a NUL reaches the host whole (the
- *   NUL written as \x00, the rest of the message and the traceback kept);
+ * - an exception whose message holds a NUL, or 1024 in a row, reaches the
+ *   host whole (each NUL written as \x00, the rest of the message and the
+ *   traceback kept);
  * - with a host prototype whose outputs are an optional one then a
  *   dynamic one, an output index past the last names the dynamic output
  *   alone in its hint (an optional output is not one to repeat); with two
@@ -7495,18 +7522,32 @@ static void case_dfcall(void) {
   }
 
   /* An exception whose message holds a NUL: the host's error keeps what
-   * follows it, the NUL written as \x00, and the traceback. */
+   * follows it, the NUL written as \x00, and the traceback. Then 1024 NULs
+   * in a row (a NUL-padded field): each written as its four bytes, none
+   * past the text's buffer (batch 20 survivor, session 16: a buffer with
+   * room for one byte per NUL, overrun by 2048 bytes of the text's end: a
+   * heap overflow ASan names, and in a release build glibc's free() or
+   * the next malloc() aborts on the chunk header it overwrote). */
   {
     const rec_op *impl = find(&r, "DfNul", true);
     CHECK(impl != NULL, "DfNul registered");
-    void *h = holder_of(impl, NULL, 0);
-    outputs o = {0};
-    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
-    outputs_free(&o);
-    CHECK(rc == PYOP_EPYTHON && err_has("ValueError: bad\\x00tail of the message") &&
-              err_has("Traceback") && err_has("in execute"),
-          "an error message holding a NUL: %d %s", rc, g_err);
-    impl->cb->destroy_holder(h);
+    static const int64_t nuls[] = {1, 1024};
+    for (size_t k = 0; k < sizeof nuls / sizeof nuls[0]; k++) {
+      pyop_attr_view na = attr_int("nuls", nuls[k]);
+      void *h = holder_of(impl, &na, 1);
+      outputs o = {0};
+      int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+      outputs_free(&o);
+      char want[4 * 1024 + 64];
+      size_t w = (size_t)snprintf(want, sizeof want, "ValueError: bad");
+      for (int64_t i = 0; i < nuls[k]; i++, w += 4)
+        memcpy(want + w, "\\x00", 4);
+      snprintf(want + w, sizeof want - w, "tail of the message\n");
+      CHECK(rc == PYOP_EPYTHON && err_has(want) && err_has("Traceback") &&
+                err_has("in execute"),
+            "an error message holding %lld NULs: %d %.300s", (long long)nuls[k], rc, g_err);
+      impl->cb->destroy_holder(h);
+    }
   }
 
   /* The index hint with an optional output before a dynamic one. */
@@ -7585,10 +7626,11 @@ static void case_dfcall(void) {
  * Lifetime pass (session 15): what the bridge lends a plugin (a Tensor, a
  * view, a context) refuses EVERY accessor and method once its call ended;
  * what a holder took (the instance, its bound methods, the view class, an
- * attribute value) is released by destroy_holder, the exception of a
- * failed create_holder is dropped, and a reset frees the plugin's classes
- * (plugins/lpobj: reference counts and weak references, compared before
- * and after).
+ * attribute value) is released by destroy_holder, and so are the output
+ * Tensors of an implementation whose prototype is not its package's
+ * (LpForeign), the exception of a failed create_holder is dropped, and a
+ * reset frees the plugin's classes (plugins/lpobj: reference counts and
+ * weak references, compared before and after).
  */
 static void case_lpobj(void) {
   recorder r = {.fail_at = -1};
@@ -7786,10 +7828,44 @@ static void case_lpobj(void) {
   CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
   outputs_free(&o);
   impl->cb->destroy_holder(h);
+  /* An implementation whose prototype is not its package's (LpForeign,
+   * two outputs by the host's prototype): its holder knows no number of
+   * outputs, so it keeps none of the output Tensors it made; once its
+   * instance is destroyed no Tensor made for it is left (batch 20
+   * survivor, session 16: output 0, the one just past its empty cache,
+   * kept in the cache's spare slot and never released). */
+  {
+    const rec_op *fi = find(&r, "LpForeign", true);
+    CHECK(fi != NULL && find(&r, "LpForeign", false) == NULL,
+          "LpForeign registered as an implementation alone");
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_lpobj\n"
+                "R['tensors_before'] = R['tensors']()\n"
+                "del R\n"),
+          "Tensors before LpForeign");
+    void *fh = holder_of(fi, NULL, 0);
+    for (int round = 0; round < 2; round++) {
+      outputs fo = {0};
+      CHECK_OK(exec1(fi, fh, &in, 1, ONE, 2, &fo));
+      const float *y = fo.mem[1];
+      CHECK(fo.mem[0] != NULL && y != NULL && y[0] == 1 && y[1] == 2,
+            "LpForeign round %d: its two outputs", round);
+      outputs_free(&fo);
+    }
+    fi->cb->destroy_holder(fh);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_lpobj\n"
+                "before, now = R.pop('tensors_before'), R['tensors']()\n"
+                "assert now == before, ('a Tensor of LpForeign outlived its instance', before,\n"
+                "                       now)\n"
+                "del R, before, now\n"),
+          "the output Tensors of an implementation alone, released with its instance");
+  }
   /* A reset frees the plugin's classes and functions. */
   CHECK(py_ok("import builtins\n"
               "R = builtins._pyop_lpobj\n"
-              "for k in ('kept', 'counts', 'before', 'tag', 'tag_copy', 'same_ctx'):\n"
+              "for k in ('kept', 'counts', 'tensors', 'before', 'tag', 'tag_copy',\n"
+              "          'same_ctx'):\n"
               "    R.pop(k, None)\n"
               "R['instances'].clear()\n"
               "del R, k\n"),

@@ -84,14 +84,15 @@ class DfEightImpl:
 
 
 @pyop.register_op(op_type="DfNul")
-def df_nul(x: TensorDesc) -> TensorDesc:
+def df_nul(x: TensorDesc, *, nuls: int = 1) -> TensorDesc:
     return x
 
 
 @pyop.register_op_impl(op_type="DfNul")
 class DfNulImpl:
-    """Fails with a message holding a NUL: the host's error must still hold
-    what follows it (the rest of the message, the traceback)."""
+    """Fails with a message holding nuls NULs in a row (a NUL-padded field
+    of a binary record, say): the host's error must still hold what follows
+    them (the rest of the message, the traceback)."""
 
-    def execute(self, x):
-        raise ValueError("bad\0tail of the message")
+    def execute(self, x, *, nuls):
+        raise ValueError("bad" + "\0" * nuls + "tail of the message")

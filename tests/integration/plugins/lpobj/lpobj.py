@@ -83,6 +83,19 @@ class LpKeepImpl:
         R["launch_rc"] = (before, (sys.getrefcount(args), sys.getrefcount(largs[0])))
 
 
+@pyop.register_op_impl(op_type="LpForeign")
+class LpForeignImpl:
+    """An implementation whose prototype is not this package's (a host's,
+    or another plugin's, with two outputs): its holder knows no number of
+    outputs. Makes both outputs, output 1 = x."""
+
+    def execute(self, x):
+        ctx = pyop.get_execute_ctx()
+        ctx.malloc_output_tensor(0, x.shape, x.dtype)
+        out = ctx.malloc_output_tensor(1, x.shape, x.dtype)
+        memoryview(out).cast("B")[:] = memoryview(x).cast("B")
+
+
 class NotAView:
     """Not a ViewBase subclass: LpBadView's instances are refused."""
 
@@ -152,3 +165,12 @@ def counts():
 
 
 R["counts"] = counts
+
+
+def tensors():
+    """References to pyop.Tensor: one per Tensor alive (each refers to its
+    type), what the harness compares before and after an instance."""
+    return sys.getrefcount(_native.Tensor)
+
+
+R["tensors"] = tensors

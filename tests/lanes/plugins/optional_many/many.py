@@ -1,15 +1,16 @@
-"""OptionalMany(x) -> y = x: a plugin that tries three extension modules an
-interpreter lane refuses (on 3.12 and 3.13: _testsinglephase, xxlimited_35,
-_curses_panel, in that order; not _testcapi, whose refusal beside
-_testsinglephase's crashes CPython 3.12.1 itself) and goes on without each: the element stays
-serial, its reason naming the first two refused and how many more
-(tests/lanes/lanes_load.c, optional_many)."""
+"""OptionalMany(x) -> y = x: a plugin that tries four modules an interpreter
+lane refuses (on 3.12 and 3.13: the built-in faulthandler, made by
+_imp.create_builtin, then the extension modules _testsinglephase,
+xxlimited_35, _curses_panel, in that order; not _testcapi, whose refusal
+beside _testsinglephase's crashes CPython 3.12.1 itself) and goes on
+without each: the element stays serial, its reason naming the first two
+refused and how many more (tests/lanes/lanes_load.c, optional_many)."""
 import importlib
 
 import pyop
 from pyop import Tensor, TensorDesc
 
-for _name in ("_testsinglephase", "xxlimited_35", "_curses_panel"):
+for _name in ("faulthandler", "_testsinglephase", "xxlimited_35", "_curses_panel"):
     try:
         importlib.import_module(_name)
     except ImportError:
