@@ -8262,6 +8262,463 @@ static void case_lifetime(void) {
   CHECK_OK(configure(0));
 }
 
+/*
+ * Bounds pass (session 16): each buffer, index and number of the bridge at
+ * its limit, one below and one above (plugins/bounds):
+ * - the plugins' path given as a view shorter than the string it points
+ *   into is that view (never read up to a NUL);
+ * - an infer_meta result sharing its input's shape after a call of a
+ *   higher rank has zeros past its rank;
+ * - a Tensor's repr with eight int64-wide dimensions is whole;
+ * - the hint of an output index past the last, with eight long-named
+ *   dynamic outputs in the host's prototype, is cut at its buffer (511
+ *   characters), never written past it; a negative index gets no hint;
+ * - malloc_workspace takes 2**63 - 1 (the host is asked) but not 2**63
+ *   (refused before the host); an output index past int64 either way is
+ *   refused with its whole range in the message;
+ * - a launch argument's index at 2**32 - 1 reaches the plan, at 2**32 is
+ *   refused; int32, uint32 and bool scalars at their top and one above; a
+ *   pointer at 2**64 - 1; a scalar type one past the last known one is
+ *   passed on as it is (libpyop names it); the eleventh argument out of
+ *   range is named "launch argument 10 (int32) value" whole;
+ *   add_workspace at 2**64 - 1 and 2**64;
+ * - list attributes of no element, one and two with NULL items (float,
+ *   int): only the empty one is a value; one input slot or one output
+ *   description at NULL is refused like several;
+ * - an input slot past the op's inputs, in execute and in compile (twice:
+ *   the second call reuses what the first made), is an argument of its
+ *   own with no cache or description slot of the holder's;
+ * - a str attribute with a NUL and a non-ASCII character reaches the plugin
+ *   whole; a non-ASCII default is registered with its UTF-8 length;
+ * - current_ctx of a kind one past the last is a ValueError.
+ */
+enum { BD_HINT_OUTS = 8 };
+static char g_bd_names[BD_HINT_OUTS][80];
+static pyop_io_info g_bd_outs[BD_HINT_OUTS];
+static pyop_op_info g_bd_info;
+
+static int bd_find_proto(pyop_str op_type, const pyop_op_info **out) {
+  *out = NULL;
+  if (op_type.len != 6 || memcmp(op_type.data, "BdPast", 6) != 0)
+    return PYOP_ENOENT;
+  *out = &g_bd_info;
+  return PYOP_OK;
+}
+
+static void bd_release_proto(const pyop_op_info *info) {
+  CHECK(info == &g_bd_info, "release_proto of another info");
+}
+
+/* Every launch argument and workspace declared, in order. */
+typedef struct bd_sink {
+  pyop_launch_arg_view args[32];
+  size_t n_args;
+  uint64_t ws[4];
+  int n_ws;
+} bd_sink;
+
+static int bd_sink_launch(void *ctx, const pyop_launch_view *l) {
+  bd_sink *s = ctx;
+  for (size_t i = 0; i < l->n_args && s->n_args < 32; i++)
+    s->args[s->n_args++] = l->args[i];
+  return 0;
+}
+
+static int bd_sink_ws(void *ctx, uint64_t nbytes) {
+  bd_sink *s = ctx;
+  if (s->n_ws < 4)
+    s->ws[s->n_ws] = nbytes;
+  s->n_ws++;
+  return 0;
+}
+
+/* A host that refuses a workspace over 1 GiB, counting every request. */
+static int g_bd_ws_asked;
+static uint64_t g_bd_ws_last;
+
+static int bd_alloc_workspace(void *ctx, uint64_t nbytes, void **out) {
+  g_bd_ws_asked++;
+  g_bd_ws_last = nbytes;
+  if (nbytes > (1u << 30))
+    return PYOP_ENOMEM;
+  return alloc_workspace(ctx, nbytes, out);
+}
+
+/* BdStr's attribute default as registered (bytes and length). */
+static char g_bd_default[16];
+static size_t g_bd_default_len;
+
+static int bd_add_proto(void *ctx, const pyop_proto_view *p) {
+  if (p->op_type.len == 5 && memcmp(p->op_type.data, "BdStr", 5) == 0 && p->n_attrs == 1) {
+    pyop_str d = p->attrs[0].default_value.u.s;
+    g_bd_default_len = d.len;
+    memcpy(g_bd_default, d.data, d.len < sizeof g_bd_default ? d.len : sizeof g_bd_default);
+  }
+  return rec_add_proto(ctx, p);
+}
+
+static void case_bounds(void) {
+  recorder r = {.fail_at = -1};
+  /* The plugins' path as a view shorter than the string it points into
+   * (what follows it names no plugin): the view is the path. */
+  {
+    char *buf = NULL;
+    CHECK(asprintf(&buf, "%s/bounds/no_such_plugin.py", g_plugins) > 0, "path");
+    pyop_str path = {buf, strlen(g_plugins) + strlen("/bounds")};
+    pyop_registrar reg = {sizeof reg, &r, bd_add_proto, rec_add_impl};
+    g_bd_default_len = 0;
+    clear_error();
+    CHECK_OK(api->register_custom_ops(&reg, &path, 1));
+    free(buf);
+  }
+  float x[2] = {1, 2};
+  int64_t s2[1] = {2};
+
+  /* An infer_meta result that is its input's description, after a call of
+   * a higher rank: zeros past its rank (the input slot's dimensions were
+   * rank 3 before). */
+  {
+    const rec_op *proto = find(&r, "BdRepr", false);
+    CHECK(proto != NULL, "BdRepr's prototype registered");
+    int64_t s3[3] = {2, 3, 4}, s1[1] = {5};
+    void *h = holder_of(proto, NULL, 0);
+    pyop_tensor ins[2] = {tensor_f32(NULL, 3, s3), tensor_f32(NULL, 1, s1)};
+    for (int round = 0; round < 2; round++) {
+      pyop_tensor out;
+      memset(&out, 0xff, sizeof out);
+      CHECK_OK(infer1(proto, h, &ins[round], 1, ONE, &out, 1));
+      bool zeros = true;
+      for (int i = ins[round].ndim; i < PYOP_MAX_DIMS; i++)
+        zeros = zeros && out.shape[i] == 0;
+      CHECK(out.ndim == ins[round].ndim && out.shape[0] == ins[round].shape[0] && zeros,
+            "round %d: ndim %d, shape (%lld, %lld, %lld)", round, (int)out.ndim,
+            (long long)out.shape[0], (long long)out.shape[1], (long long)out.shape[2]);
+    }
+    proto->cb->destroy_holder(h);
+  }
+
+  /* A Tensor's repr with eight dimensions as wide as int64 gets (an empty
+   * tensor: its first dimension is 0). */
+  {
+    const rec_op *impl = find(&r, "BdRepr", true);
+    CHECK(impl != NULL, "BdRepr registered");
+    pyop_tensor in;
+    memset(&in, 0, sizeof in);
+    in.data = x;
+    in.dtype = PYOP_DTYPE_FLOAT32;
+    in.ndim = PYOP_MAX_DIMS;
+    in.shape[0] = 0;
+    for (int i = 1; i < PYOP_MAX_DIMS; i++)
+      in.shape[i] = INT64_MAX;
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('repr')\n"
+                "want = '<pyop.Tensor shape=(0%s) dtype=float32>' % (\n"
+                "    ', 9223372036854775807' * 7)\n"
+                "assert seen == [want], seen\n"
+                "del seen, want\n"),
+          "the repr of eight int64-wide dimensions");
+  }
+
+  /* The hint of an output index past the last: eight dynamic outputs with
+   * long names make it longer than its buffer. */
+  {
+    pyop_bridge_entry_fn entry =
+        (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+    CHECK(entry != NULL, "no entry symbol");
+    pyop_loader_services svc = g_services;
+    svc.find_proto = bd_find_proto;
+    svc.release_proto = bd_release_proto;
+    pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+    CHECK_OK(entry(&req, &api));
+    memset(&g_bd_info, 0, sizeof g_bd_info);
+    g_bd_info.struct_size = sizeof g_bd_info;
+    g_bd_info.op_type = "BdPast";
+    g_bd_info.proto_key = "host:bdpast";
+    for (int i = 0; i < BD_HINT_OUTS; i++) {
+      snprintf(g_bd_names[i], sizeof g_bd_names[i], "dynamic_%d_%.60s", i,
+               "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+      g_bd_outs[i] = (pyop_io_info){g_bd_names[i], PYOP_IO_DYNAMIC};
+    }
+    g_bd_info.outputs = g_bd_outs;
+    g_bd_info.n_outputs = BD_HINT_OUTS;
+    const rec_op *impl = find(&r, "BdPast", true);
+    CHECK(impl != NULL, "BdPast registered");
+    CHECK(py_ok("import builtins; builtins._pyop_bounds['past_index'] = 8"), "index set");
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, BD_HINT_OUTS, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_bounds\n"
+                "seen = R.pop('past')\n"
+                "hint = ''.join(\"; output %d 'dynamic_%d_%s' is dynamic: call \"\n"
+                "               'malloc_output_tensor(%d, ...) again for its next tensor'\n"
+                "               % (i, i, 'n' * 60, i) for i in range(8))\n"
+                "assert len(hint) > 511, len(hint)\n"
+                "want = ('IndexError', 'output index 8 out of range (the op has 8 outputs)'\n"
+                "        + hint[:511])\n"
+                "assert seen == want, seen\n"
+                "del R, seen, hint, want\n"),
+          "the hint cut at its buffer");
+    /* A negative index is out of range with no hint (no output to
+     * repeat). */
+    CHECK(py_ok("import builtins; builtins._pyop_bounds['past_index'] = -1"), "index set");
+    h = holder_of(impl, NULL, 0);
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, BD_HINT_OUTS, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('past')\n"
+                "want = ('IndexError', 'output index -1 out of range (the op has 8 outputs)')\n"
+                "assert seen == want, seen\n"
+                "del seen, want\n"),
+          "no hint for a negative index");
+    req.services = &g_services;
+    CHECK_OK(entry(&req, &api));
+  }
+
+  /* Numbers at the top of their C types, given to the contexts. */
+  {
+    const rec_op *impl = find(&r, "BdNumbers", true);
+    CHECK(impl != NULL, "BdNumbers registered");
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    outputs o = {0};
+    pyop_exec_services es = {sizeof es, &o, alloc_output, bd_alloc_workspace};
+    pyop_exec_args ea = {sizeof ea, lists, 1, 1, &es, NULL};
+    void *h = holder_of(impl, NULL, 0);
+    g_bd_ws_asked = 0;
+    clear_error();
+    CHECK_OK(impl->cb->execute(h, &ea));
+    outputs_free(&o);
+    CHECK(g_bd_ws_asked == 1 && g_bd_ws_last == (uint64_t)INT64_MAX,
+          "the host asked for %d workspaces (the last of %llu bytes): only 2**63 - 1 is one",
+          g_bd_ws_asked, (unsigned long long)g_bd_ws_last);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('numbers')\n"
+                "M, I = 'malloc_workspace nbytes ', 'output index '\n"
+                "L, H = '-9223372036854775808', '9223372036854775807'\n"
+                "want = [\n"
+                "    ('ValueError', M + '9223372036854775808 is out of range [0, %s]' % H),\n"
+                "    ('ValueError', I + '9223372036854775808 is out of range [%s, %s]' % (L, H)),\n"
+                "    ('ValueError', I + '-9223372036854775809 is out of range [%s, %s]' % (L, H)),\n"
+                "]\n"
+                "assert seen[:3] == want, seen\n"
+                "assert seen[3][0] == 'RuntimeError', seen[3]\n"
+                "assert 'a workspace of 9223372036854775807 bytes' in seen[3][1], seen[3]\n"
+                "del seen, want, M, I, L, H\n"),
+          "numbers at the top of int64");
+
+    /* Launch arguments (kind, index, scalar_type, value) at their edges. */
+    CHECK(py_ok("import builtins\n"
+                "builtins._pyop_bounds['launch_args'] = [\n"
+                "    (1, (1 << 32) - 1), (1, 1 << 32),\n"
+                "    (4, 0, 3, (1 << 31) - 1), (4, 0, 3, 1 << 31), (4, 0, 3, -(1 << 31)),\n"
+                "    (4, 0, 7, (1 << 32) - 1), (4, 0, 7, 1 << 32),\n"
+                "    (4, 0, 11, 1), (4, 0, 11, 2),\n"
+                "    (4, 0, 12, (1 << 64) - 1), (4, 0, 13, 5),\n"
+                "]\n"),
+          "launch arguments set");
+    bd_sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_tensor desc = tensor_f32(NULL, 1, s2);
+    pyop_declare_args da = {sizeof da, lists, 1, &desc, 1, &sk, bd_sink_launch, bd_sink_ws};
+    clear_error();
+    CHECK_OK(impl->cb->declare_launch_args(h, &da));
+    CHECK(py_ok("import builtins\n"
+                "R = builtins._pyop_bounds\n"
+                "seen, nbytes = R.pop('launch'), R.pop('nbytes')\n"
+                "del R['launch_args']\n"
+                "ok = ('ok', None)\n"
+                "def bad(j, what, v, hi, lo='0'):\n"
+                "    return ('ValueError', 'launch argument %d %s %d is out of range [%s, %s]'\n"
+                "            % (j, what, v, lo, hi))\n"
+                "want = [ok, bad(0, 'index', 1 << 32, '4294967295'),\n"
+                "        ok, bad(0, '(int32) value', 1 << 31, '2147483647', '-2147483648'), ok,\n"
+                "        ok, bad(0, '(uint32) value', 1 << 32, '4294967295'),\n"
+                "        ok, bad(0, '(bool) value', 2, '1'),\n"
+                "        ok, ok]\n"
+                "assert seen == want, seen\n"
+                "assert R.pop('wide') == bad(10, '(int32) value', 1 << 31, '2147483647',\n"
+                "                            '-2147483648'), 'an eleventh argument'\n"
+                "assert nbytes == [('ValueError', 'add_workspace nbytes 18446744073709551616 '\n"
+                "                   'is out of range [0, 18446744073709551615]'), ok], nbytes\n"
+                "del R, seen, nbytes, ok, bad, want\n"),
+          "launch arguments at their edges");
+    CHECK(sk.n_args == 7, "%zu launch arguments reached the plan", sk.n_args);
+    if (sk.n_args == 7) {
+      const pyop_launch_arg_view *a = sk.args;
+      CHECK(a[0].kind == PYOP_LAUNCH_ARG_INPUT && a[0].index == UINT32_MAX, "index %u",
+            (unsigned)a[0].index);
+      CHECK(a[1].scalar_type == PYOP_SCALAR_INT32 && a[1].value.i == INT32_MAX, "int32 top");
+      CHECK(a[2].scalar_type == PYOP_SCALAR_INT32 && a[2].value.i == INT32_MIN, "int32 bottom");
+      CHECK(a[3].scalar_type == PYOP_SCALAR_UINT32 && a[3].value.u == UINT32_MAX, "uint32 top");
+      CHECK(a[4].scalar_type == PYOP_SCALAR_BOOL && a[4].value.u == 1, "bool");
+      CHECK(a[5].scalar_type == PYOP_SCALAR_POINTER && a[5].value.p == UINTPTR_MAX, "pointer");
+      CHECK(a[6].kind == PYOP_LAUNCH_ARG_SCALAR && a[6].scalar_type == PYOP_SCALAR_POINTER + 1 &&
+                a[6].value.u == 0,
+            "a scalar type past the last: %d, value %llu", (int)a[6].scalar_type,
+            (unsigned long long)a[6].value.u);
+    }
+    CHECK(sk.n_ws == 1 && sk.ws[0] == UINT64_MAX, "%d workspaces declared", sk.n_ws);
+    impl->cb->destroy_holder(h);
+  }
+
+  /* A list attribute of no element, one and two with NULL items: only
+   * the empty one is a value, the others are refused (never read through
+   * NULL), each list type of its own. */
+  {
+    const rec_op *proto = find(&r, "BdRepr", false);
+    static const int32_t types[2] = {PYOP_ATTR_LIST_FLOAT, PYOP_ATTR_LIST_INT};
+    for (int k = 0; k < 2; k++) {
+      for (size_t count = 0; count < 3; count++) {
+        pyop_attr_view a;
+        memset(&a, 0, sizeof a);
+        a.struct_size = sizeof a;
+        a.name = (pyop_str){"bd_list", 7};
+        a.type = a.default_value.type = types[k];
+        if (types[k] == PYOP_ATTR_LIST_FLOAT)
+          a.default_value.u.floats.count = count;
+        else
+          a.default_value.u.ints.count = count;
+        void *h = NULL;
+        clear_error();
+        int rc = proto->cb->create_holder(proto->ctx, &a, 1, &h);
+        if (count == 0) {
+          CHECK(rc == PYOP_OK && h != NULL, "type %d, no element: %d %s", (int)types[k], rc,
+                g_err);
+          proto->cb->destroy_holder(h);
+        } else {
+          CHECK(rc == PYOP_EPYTHON && h == NULL && err_has("list attribute with NULL items"),
+                "type %d, %zu elements at NULL: %d %s", (int)types[k], count, rc, g_err);
+        }
+      }
+    }
+  }
+
+  /* One input slot or one output description at NULL: refused like
+   * several, never read through NULL. */
+  {
+    const rec_op *impl = find(&r, "BdNumbers", true);
+    void *h = holder_of(impl, NULL, 0);
+    outputs o = {0};
+    pyop_exec_services es = {sizeof es, &o, alloc_output, alloc_workspace};
+    pyop_exec_args ea = {sizeof ea, NULL, 1, 1, &es, NULL};
+    clear_error();
+    int rc = impl->cb->execute(h, &ea);
+    CHECK(rc == PYOP_EINVAL && err_has("bridge execute: invalid arguments"),
+          "execute of one slot at NULL: %d %s", rc, g_err);
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    bd_sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 1, NULL, 1, &sk, NULL};
+    clear_error();
+    rc = impl->cb->compile(h, &ca);
+    CHECK(rc == PYOP_EPYTHON && err_has("output descriptions missing"),
+          "compile of one output at NULL: %d %s", rc, g_err);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "assert 'compiled' not in builtins._pyop_bounds\n"),
+          "compile never ran");
+  }
+
+  /* A slot past the op's inputs (its kind unknown to the bridge): a
+   * tensor as its own argument, twice (the second call reuses the first
+   * slot's Tensor), with no cache or description slot of its own. */
+  {
+    const rec_op *impl = find(&r, "BdExtra", true);
+    CHECK(impl != NULL, "BdExtra registered");
+    int64_t s1[1] = {1}, s3[1] = {3};
+    pyop_tensor ins[2] = {tensor_f32(x, 1, s1), tensor_f32(x, 1, s3)};
+    void *h = holder_of(impl, NULL, 0);
+    for (int round = 0; round < 2; round++) {
+      outputs o = {0};
+      CHECK_OK(exec1(impl, h, ins, 2, ONE, 1, &o));
+      outputs_free(&o);
+    }
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('extra')\n"
+                "assert seen == [[(1,), (3,)]] * 2, seen\n"
+                "del seen\n"),
+          "a slot past the op's inputs");
+  }
+
+  /* compile of BdExtra: a description slot past the op's inputs. */
+  {
+    const rec_op *impl = find(&r, "BdExtra", true);
+    int64_t s1[1] = {1}, s3[1] = {3};
+    pyop_tensor ins[2] = {tensor_f32(NULL, 1, s1), tensor_f32(NULL, 1, s3)};
+    pyop_tensor_list lists[2] = {{&ins[0], 1}, {&ins[1], 1}};
+    pyop_tensor desc = tensor_f32(NULL, 1, s2);
+    bd_sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 2, &desc, 1, &sk, NULL};
+    void *h = holder_of(impl, NULL, 0);
+    for (int round = 0; round < 2; round++) {
+      clear_error();
+      CHECK_OK(impl->cb->compile(h, &ca));
+    }
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('extra_descs')\n"
+                "assert seen == [[(1,), (3,), (2,)]] * 2, seen\n"
+                "del seen\n"),
+          "a description slot past the op's inputs");
+  }
+
+  /* A str attribute holding a NUL and a non-ASCII character, as the host
+   * gives it (a view: its length, not a terminator) and as the plugin
+   * registered its default. */
+  {
+    const rec_op *impl = find(&r, "BdStr", true), *proto = find(&r, "BdStr", false);
+    CHECK(impl != NULL && proto != NULL, "BdStr registered");
+    CHECK(g_bd_default_len == 3 && memcmp(g_bd_default, "b\xc3\xa9", 3) == 0,
+          "BdStr's default registered as %zu bytes", g_bd_default_len);
+    static const char value[] = "x\0y\xc3\xa9z";
+    pyop_attr_view a = attr_str("s", "");
+    a.default_value.u.s = (pyop_str){value, sizeof value - 1};
+    pyop_tensor in = tensor_f32(x, 1, s2);
+    void *h = holder_of(impl, &a, 1);
+    outputs o = {0};
+    CHECK_OK(exec1(impl, h, &in, 1, ONE, 1, &o));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+    CHECK(py_ok("import builtins\n"
+                "seen = builtins._pyop_bounds.pop('str')\n"
+                "assert seen == ['x\\0y\\u00e9z'], seen\n"
+                "del seen\n"),
+          "a str attribute with a NUL");
+  }
+
+  /* current_ctx of each kind's neighbours: the last kind runs none here,
+   * one past it is no kind. */
+  CHECK(py_ok("import sys\n"
+              "n = sys.modules['pyop._native']\n"
+              "for kind, want in ((3, 'no declare_launch_args callback is running'),\n"
+              "                   (4, 'unknown callback kind 4'), (-1, 'unknown callback kind -1')):\n"
+              "    try:\n"
+              "        n.current_ctx(kind)\n"
+              "    except (RuntimeError, ValueError) as e:\n"
+              "        assert str(e).startswith(want), (kind, e)\n"
+              "    else:\n"
+              "        raise AssertionError('current_ctx(%d) gave a context' % kind)\n"
+              "del n, kind, want\n"),
+        "current_ctx past the last kind");
+
+  CHECK(py_ok("import builtins; del builtins._pyop_bounds"), "record dropped");
+  api->reset();
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -8306,7 +8763,8 @@ static void case_lifetime(void) {
   X(configs_lost, "integration bridge", 300, "")                             \
   X(dfcall, "integration bridge", 300, "")                                   \
   X(lpobj, "integration bridge", 300, "valgrind") \
-  X(lifetime, "integration bridge", 300, "")
+  X(lifetime, "integration bridge", 300, "")                                 \
+  X(bounds, "integration bridge", 300, "valgrind")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
