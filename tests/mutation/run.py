@@ -634,13 +634,16 @@ class AsanStage:
             print("mutation: asan stage off: %s" % self.error, flush=True)
             return False
         tests = self.b.tests()
-        names = [n for n, labels in tests.items() if NO_ASAN_LABEL not in labels]
+        covering = set()
         for m in self.mutants:
             try:
-                self.cover[m.id] = resolve_tests(m, self.groups, self.files, names)
+                got = resolve_tests(m, self.groups, self.files, list(tests))
             except ListError:
-                self.cover[m.id] = []
-        union = [n for n in names if any(n in c for c in self.cover.values())]
+                got = []
+            covering.update(got)
+            self.cover[m.id] = [n for n in got if NO_ASAN_LABEL not in tests[n]]
+        union = [n for n in tests if n in covering and NO_ASAN_LABEL not in tests[n]]
+        no_asan = [n for n in covering if NO_ASAN_LABEL in tests[n]]
         base, timed_out, tsecs = run_ctest(
             self.b, union, os.path.join(self.b.logs, "baseline.asan.ctest.log"), self.b.jobs,
             self.BASELINE_BUDGET, stop=False)
@@ -652,9 +655,9 @@ class AsanStage:
         self.broken = sorted(n for n, (s, _) in base.items() if s not in ("Passed", "Skipped"))
         missing = sorted(n for n in union if n not in base)
         self.usable = set(n for n in union if n in base and n not in self.broken)
-        print("mutation: asan baseline build %.0f s, tests %.0f s: %d tests (%d labelled "
-              "%s left out), %d fail unmutated%s%s" % (
-                  bsecs, tsecs, len(union), len(tests) - len(names), NO_ASAN_LABEL,
+        print("mutation: asan baseline build %.0f s, tests %.0f s: %d tests (%d covering "
+              "ones labelled %s left out), %d fail unmutated%s%s" % (
+                  bsecs, tsecs, len(union), len(no_asan), NO_ASAN_LABEL,
                   len(self.broken),
                   (" (left out: %s)" % ", ".join(self.broken)) if self.broken else "",
                   (" (%d did not report: %s)" % (len(missing), ", ".join(missing)))
@@ -687,7 +690,8 @@ def asan_stage(asan, m, res, path, original, new, log, stop):
         # Built in release, not under asan: not a kill; the release verdict
         # (survived) stands, reported as stillborn-asan.
         res["asan"] = "stillborn"
-        res["asan_detail"] = (err or "").splitlines()[0] if err else "build failed"
+        lines = (err or "").splitlines() or ["build failed"]
+        res["asan_detail"] = next((l for l in lines if "error" in l), lines[0]).strip()
         return
     budget = sum(asan.base[n][1] for n in tests) * 3 / asan.b.jobs + 120
     got, t_out, res["asan_test_s"] = run_phases(asan.b, m, tests, log, budget, stop)
@@ -855,7 +859,7 @@ def main(argv=None):
               % asan.b.build, flush=True)
 
     results = []
-    current = {"path": None, "text": None}
+    current = {"path": None, "text": None, "res": None}
 
     def on_signal(signum, frame):
         raise Interrupted()
@@ -884,7 +888,7 @@ def main(argv=None):
                 _line(k, len(sel), res)
                 continue
             path = os.path.join(b.copy, m.file)
-            current["path"], current["text"] = path, original
+            current["path"], current["text"], current["res"] = path, original, res
             try:
                 write_text(path, new)
                 log = os.path.join(b.logs, m.id)
@@ -910,12 +914,15 @@ def main(argv=None):
                 write_text(path, original)
                 current["path"] = None
             res["tests"] = len(tests)
+            current["res"] = None
             _line(k, len(sel), res)
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
         if current["path"]:
             write_text(current["path"], current["text"])
-        results = [r for r in results if "status" in r]
+        # The mutant in progress has no verdict (its release one, when the
+        # asan stage was interrupted, is not the whole of it).
+        results = [r for r in results if "status" in r and r is not current["res"]]
         print("\nmutation: interrupted; the copy is restored", flush=True)
     finally:
         for s, h in old.items():
