@@ -14,6 +14,11 @@ synced from it at the start of every run (only files whose content
 differs are rewritten, so the build stays incremental), and a mutated file
 is restored in the copy after its run, on Ctrl-C too.
 
+A C mutant (.c, .h) that survives is run again, still applied, in a second
+build of the copy under ASan+UBSan (<build-dir>/asan, as tools/test-all.sh's
+asan stage: CI's suite runs it): a memory error a test reaches there kills
+it (stage "asan"). --no-asan measures the release build only.
+
 Usage examples:
 
   tests/mutation/run.py --check              # every snippet found once? (no build)
@@ -383,29 +388,48 @@ def tail(path, n=15, pattern=None):
 # ------------------------------------------------------------------ build
 
 
+# The ASan stage mirrors tools/test-all.sh's run_asan: a Debug build with
+# -DPYOP_SANITIZE=ON, these options, and every covering test but those
+# labelled no-asan.
+ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+NO_ASAN_LABEL = "no-asan"
+
+
 class Build:
-    def __init__(self, args, tree):
+    """One build of the copy: stage "release" (BUILD/build, RelWithDebInfo)
+    or "asan" (BUILD/asan, Debug, -DPYOP_SANITIZE=ON, run under ASAN_ENV)."""
+
+    def __init__(self, args, tree, stage="release"):
         self.tree = tree
+        self.stage = stage
         self.dir = os.path.abspath(args.build_dir or os.path.join(tree, "build", "mutation"))
         self.copy = os.path.join(self.dir, "tree")
-        self.build = os.path.join(self.dir, "build")
+        self.build = os.path.join(self.dir, "build" if stage == "release" else "asan")
         self.logs = os.path.join(self.dir, "logs")
         self.jobs = args.jobs
         self.cmake_args = args.cmake_arg or []
+        # ".asan" in the names of this stage's logs (<id>.asan.build.log...).
+        self.tag = "" if stage == "release" else "." + stage
+        self.env = None if stage == "release" else dict(os.environ, **ASAN_ENV)
         os.makedirs(self.logs, exist_ok=True)
 
     def configure(self):
         if os.path.isfile(os.path.join(self.build, "CMakeCache.txt")):
             return
-        cmd = ["cmake", "-S", self.copy, "-B", self.build,
-               "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DPYOP_WERROR=OFF"]
+        cmd = ["cmake", "-S", self.copy, "-B", self.build]
+        if self.stage == "release":
+            cmd += ["-DCMAKE_BUILD_TYPE=RelWithDebInfo"]
+        else:
+            cmd += ["-DCMAKE_BUILD_TYPE=Debug", "-DPYOP_SANITIZE=ON"]
+        cmd += ["-DPYOP_WERROR=OFF"]
         if shutil.which("ninja"):
             cmd += ["-G", "Ninja"]
         cmd += self.cmake_args
-        log = os.path.join(self.logs, "configure.log")
+        log = os.path.join(self.logs, "configure%s.log" % self.tag)
         rc, _, _ = run_logged(cmd, log)
         if rc != 0:
-            raise SystemExit("mutation: configuring %s failed (see %s):\n%s"
+            raise BuildError("configuring %s failed (see %s):\n%s"
                              % (self.build, log, tail(log)))
 
     def make(self, log, timeout):
@@ -416,10 +440,25 @@ class Build:
             return False, secs, "build timed out after %.0f s" % secs
         return rc == 0, secs, "" if rc == 0 else tail(log, 6, r"error|Error|FAILED")
 
-    def test_names(self):
+    def tests(self):
+        """{ctest name: set of labels}, in ctest order."""
         out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=self.build,
                              capture_output=True, text=True, check=True, timeout=300).stdout
-        return [t["name"] for t in json.loads(out).get("tests", [])]
+        got = {}
+        for t in json.loads(out).get("tests", []):
+            labels = set()
+            for p in t.get("properties", []):
+                if p.get("name") == "LABELS":
+                    labels.update(p.get("value") or [])
+            got[t["name"]] = labels
+        return got
+
+    def test_names(self):
+        return list(self.tests())
+
+
+class BuildError(Exception):
+    pass
 
 
 # "  3/9 Test  #12: unit.test_x ....   Passed    0.21 sec", "...***Failed",
@@ -444,7 +483,7 @@ def run_ctest(build, names, log, jobs, timeout, stop):
     cost = os.path.join(build.build, "Testing", "Temporary", "CTestCostData.txt")
     if os.path.exists(cost):
         os.unlink(cost)
-    rc, secs, timed_out = run_logged(cmd, log, cwd=build.build, timeout=timeout)
+    rc, secs, timed_out = run_logged(cmd, log, cwd=build.build, timeout=timeout, env=build.env)
     results = {}
     with open(log, errors="replace") as f:
         for line in f:
@@ -472,7 +511,7 @@ def run_phases(b, m, tests, log, budget, stop):
     rest = [n for n in tests if n not in first]
     got, t_out, secs = {}, False, 0.0
     for k, part in enumerate(p for p in (first, rest) if p):
-        r, t_out, s = run_ctest(b, part, "%s.ctest%d.log" % (log, k + 1), b.jobs,
+        r, t_out, s = run_ctest(b, part, "%s%s.ctest%d.log" % (log, b.tag, k + 1), b.jobs,
                                 max(30.0, budget - secs), stop)
         got.update(r)
         secs += s
@@ -529,31 +568,168 @@ def changed_files(tree, base):
     return names
 
 
+# ------------------------------------------------------------ the stages
+
+
+def is_c(m):
+    """A mutant of C code (src/, bridge/: .c or .h): the ASan stage's."""
+    return m.file.endswith((".c", ".h"))
+
+
+def judge(res, tests, got, t_out, budget):
+    """Sets res's status (killed or survived), killer and detail from one
+    stage's run of tests."""
+    failed = [n for n in tests if n in got and got[n][0] not in ("Passed", "Skipped")]
+    res["killer"] = res["detail"] = None
+    if failed:
+        # A test that failed (or crashed) before the run ran out of time is
+        # the killer, not the clock.
+        res["status"], res["killer"] = "killed", failed[0]
+        said = ["also " + ", ".join(failed[1:])] if len(failed) > 1 else []
+        if t_out:
+            said.append("then the tests ran past their budget (%.0f s)" % budget)
+        if said:
+            res["detail"] = "; ".join(said)
+    elif t_out:
+        res["status"] = "killed"
+        res["killer"] = "timeout (%.0f s)" % budget
+        res["detail"] = "tests ran past their budget; none failed before"
+    else:
+        res["status"] = "survived"
+
+
+class AsanStage:
+    """The ASan build (BUILD/asan) and its unmutated baseline, made the
+    first time a C survivor needs them (prepare: the copy must then be
+    unmutated)."""
+
+    BASELINE_BUDGET = 7200  # ASan runs the tests about 2-3x slower
+
+    def __init__(self, args, tree, groups, files, mutants):
+        self.b = Build(args, tree, "asan")
+        self.groups, self.files = groups, files
+        self.mutants = mutants
+        self.ready = False
+        self.error = None
+        self.cover, self.base, self.usable, self.broken = {}, {}, set(), None
+        self.seconds = None
+
+    def prepare(self):
+        """True when the stage can run; tried once."""
+        if self.ready or self.error:
+            return self.ready
+        t0 = time.monotonic()
+        print("mutation: asan stage: first C survivor; building the unmutated copy in %s"
+              % self.b.build, flush=True)
+        try:
+            self.b.configure()
+        except BuildError as e:
+            self.error = str(e)
+            print("mutation: asan stage off: %s" % e, flush=True)
+            return False
+        ok, bsecs, err = self.b.make(os.path.join(self.b.logs, "baseline.asan.build.log"),
+                                     3600)
+        if not ok:
+            self.error = "the unmutated tree does not build under asan:\n%s" % err
+            print("mutation: asan stage off: %s" % self.error, flush=True)
+            return False
+        tests = self.b.tests()
+        covering = set()
+        for m in self.mutants:
+            try:
+                got = resolve_tests(m, self.groups, self.files, list(tests))
+            except ListError:
+                got = []
+            covering.update(got)
+            self.cover[m.id] = [n for n in got if NO_ASAN_LABEL not in tests[n]]
+        union = [n for n in tests if n in covering and NO_ASAN_LABEL not in tests[n]]
+        no_asan = [n for n in covering if NO_ASAN_LABEL in tests[n]]
+        base, timed_out, tsecs = run_ctest(
+            self.b, union, os.path.join(self.b.logs, "baseline.asan.ctest.log"), self.b.jobs,
+            self.BASELINE_BUDGET, stop=False)
+        if timed_out:
+            self.error = "the asan baseline tests ran past %d s" % self.BASELINE_BUDGET
+            print("mutation: asan stage off: %s" % self.error, flush=True)
+            return False
+        self.base = base
+        self.broken = sorted(n for n, (s, _) in base.items() if s not in ("Passed", "Skipped"))
+        missing = sorted(n for n in union if n not in base)
+        self.usable = set(n for n in union if n in base and n not in self.broken)
+        print("mutation: asan baseline build %.0f s, tests %.0f s: %d tests (%d covering "
+              "ones labelled %s left out), %d fail unmutated%s%s" % (
+                  bsecs, tsecs, len(union), len(no_asan), NO_ASAN_LABEL,
+                  len(self.broken),
+                  (" (left out: %s)" % ", ".join(self.broken)) if self.broken else "",
+                  (" (%d did not report: %s)" % (len(missing), ", ".join(missing)))
+                  if missing else ""), flush=True)
+        self.ready = True
+        self.seconds = round(time.monotonic() - t0, 1)
+        return True
+
+
+def asan_stage(asan, m, res, path, original, new, log, stop):
+    """Runs a C mutant that survived release under ASan+UBSan (the copy
+    holds it): KILLED with stage "asan" when a test fails there."""
+    if not asan.ready and not asan.error:
+        # The baseline is of the unmutated copy.
+        write_text(path, original)
+        asan.prepare()
+        write_text(path, new)
+    if not asan.ready:
+        res["asan"] = "unavailable"
+        res["detail"] = "asan stage not run (%s)" % asan.error.splitlines()[0]
+        return
+    tests = [n for n in asan.cover.get(m.id, []) if n in asan.usable]
+    res["asan_tests"] = len(tests)
+    if not tests:
+        res["asan"] = "no-test"
+        res["detail"] = "no usable test covers it under asan"
+        return
+    ok, res["asan_build_s"], err = asan.b.make(log + ".asan.build.log", 1800)
+    if not ok:
+        # Built in release, not under asan: not a kill; the release verdict
+        # (survived) stands, reported as stillborn-asan.
+        res["asan"] = "stillborn"
+        lines = (err or "").splitlines() or ["build failed"]
+        res["asan_detail"] = next((l for l in lines if "error" in l), lines[0]).strip()
+        return
+    budget = sum(asan.base[n][1] for n in tests) * 3 / asan.b.jobs + 120
+    got, t_out, res["asan_test_s"] = run_phases(asan.b, m, tests, log, budget, stop)
+    judge(res, tests, got, t_out, budget)
+    res["stage"] = "asan"
+    res["asan"] = res["status"]
+
+
 # ----------------------------------------------------------------- report
 
 
 def summary(results, out=sys.stdout):
+    """Per area: the counts, the kill rate, and (column asan) how many of the
+    kills came from the asan stage: killed - asan is the release-only count."""
     rows = {}
     for r in results:
         for key in (r["area"], r["subarea"]) if r["subarea"] != r["area"] else (r["area"],):
             rows.setdefault(key, []).append(r)
     order = ["src", "bridge", "bridge (C)", "bridge (Python: pyop, ge)", "cli", "other"]
     keys = sorted(rows, key=lambda k: order.index(k) if k in order else 99)
-    head = "%-27s %4s %6s %8s %5s %9s %6s  %-7s %s" % (
-        "area", "all", "killed", "survived", "equiv", "stillborn", "!found", "killed%",
+    head = "%-27s %4s %6s %4s %8s %5s %9s %6s  %-7s %s" % (
+        "area", "all", "killed", "asan", "survived", "equiv", "stillborn", "!found", "killed%",
         "killed% (not targeted)")
     print(head, file=out)
     for k in keys:
         rs = rows[k]
         c = {s: sum(1 for r in rs if r["status"] == s)
              for s in ("killed", "survived", "equivalent", "stillborn", "not-found")}
+        by_asan = sum(1 for r in rs if r["status"] == "killed" and r.get("stage") == "asan")
         nt = [r for r in rs if not r["targeted"]]
         kn = sum(1 for r in nt if r["status"] == "killed")
         sn = sum(1 for r in nt if r["status"] == "survived")
-        print("%-27s %4d %6d %8d %5d %9d %6d  %-7s %s" % (
-            k, len(rs), c["killed"], c["survived"], c["equivalent"], c["stillborn"],
+        an = sum(1 for r in nt if r["status"] == "killed" and r.get("stage") == "asan")
+        print("%-27s %4d %6d %4d %8d %5d %9d %6d  %-7s %s" % (
+            k, len(rs), c["killed"], by_asan, c["survived"], c["equivalent"], c["stillborn"],
             c["not-found"], _pct(c["killed"], c["killed"] + c["survived"]),
-            "%s (%d of %d)" % (_pct(kn, kn + sn), kn, kn + sn)), file=out)
+            "%s (%d of %d%s)" % (_pct(kn, kn + sn), kn, kn + sn,
+                                 "; %d by asan" % an if an else "")), file=out)
 
 
 def _pct(a, b):
@@ -585,6 +761,9 @@ def main(argv=None):
                     help="only check that every selected snippet is found once (no build)")
     ap.add_argument("--verify-equivalent", action="store_true",
                     help="also run the mutants marked equivalent (they must survive)")
+    ap.add_argument("--no-asan", action="store_true",
+                    help="release build only: do not run C survivors again under "
+                         "ASan+UBSan (BUILD/asan, as tools/test-all.sh's asan stage)")
     ap.add_argument("--all-killers", action="store_true",
                     help="run every covering test (name all the killers), not up to the first")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="build and ctest jobs (2)")
@@ -641,7 +820,10 @@ def main(argv=None):
     os.makedirs(b.copy, exist_ok=True)
     w, r = sync_copy(tree, b.copy)
     print("mutation: copy synced (%d files written, %d removed)" % (w, r), flush=True)
-    b.configure()
+    try:
+        b.configure()
+    except BuildError as e:
+        raise SystemExit("mutation: %s" % e)
     ok, secs, err = b.make(os.path.join(b.logs, "baseline.build.log"), 3600)
     if not ok:
         raise SystemExit("mutation: the unmutated tree does not build:\n%s" % err)
@@ -666,8 +848,18 @@ def main(argv=None):
         flush=True)
     usable = set(n for n in union if n in base and n not in broken)
 
+    # The ASan stage (tools/test-all.sh's run_asan): a C mutant that every
+    # release test passes is built again in BUILD/asan and run against its
+    # covering tests there. Its unmutated baseline is made the first time a
+    # survivor needs it.
+    asan = None if args.no_asan else AsanStage(args, tree, groups, files,
+                                               [m for m in sel if is_c(m)])
+    if asan is not None and asan.mutants:
+        print("mutation: asan stage on for C survivors (%s; --no-asan: release only)"
+              % asan.b.build, flush=True)
+
     results = []
-    current = {"path": None, "text": None}
+    current = {"path": None, "text": None, "res": None}
 
     def on_signal(signum, frame):
         raise Interrupted()
@@ -678,7 +870,7 @@ def main(argv=None):
             res = {"id": m.id, "file": m.file, "area": m.area, "subarea": m.subarea,
                    "why": m.get("why"), "targeted": bool(m.get("targeted")),
                    "equivalent": m.get("equivalent"), "killer": None, "detail": None,
-                   "build_s": 0.0, "test_s": 0.0}
+                   "stage": None, "asan": None, "build_s": 0.0, "test_s": 0.0}
             results.append(res)
             tests = [n for n in cover[m.id] if n in usable]
             if m.get("equivalent") and not args.verify_equivalent:
@@ -696,7 +888,7 @@ def main(argv=None):
                 _line(k, len(sel), res)
                 continue
             path = os.path.join(b.copy, m.file)
-            current["path"], current["text"] = path, original
+            current["path"], current["text"], current["res"] = path, original, res
             try:
                 write_text(path, new)
                 log = os.path.join(b.logs, m.id)
@@ -707,38 +899,30 @@ def main(argv=None):
                     budget = sum(base[n][1] for n in tests) * 3 / b.jobs + 120
                     got, t_out, res["test_s"] = run_phases(b, m, tests, log, budget,
                                                            not args.all_killers)
-                    failed = [n for n in tests if n in got and got[n][0] not in
-                              ("Passed", "Skipped")]
-                    if failed:
-                        # A test that failed (or crashed) before the run ran
-                        # out of time is the killer, not the clock.
-                        res["status"], res["killer"] = "killed", failed[0]
-                        said = ["also " + ", ".join(failed[1:])] if len(failed) > 1 else []
-                        if t_out:
-                            said.append("then the tests ran past their budget (%.0f s)"
-                                        % budget)
-                        if said:
-                            res["detail"] = "; ".join(said)
-                    elif t_out:
-                        res["status"] = "killed"
-                        res["killer"] = "timeout (%.0f s)" % budget
-                        res["detail"] = "tests ran past their budget; none failed before"
-                    else:
-                        res["status"] = "survived"
-                        if m.get("equivalent"):
-                            res["detail"] = "equivalent, as the list says"
+                    judge(res, tests, got, t_out, budget)
+                    res["stage"] = "release"
+                    if res["status"] == "survived" and asan is not None and is_c(m):
+                        asan_stage(asan, m, res, path, original, new, log,
+                                   not args.all_killers)
+                    if res["status"] == "survived" and m.get("equivalent"):
+                        res["detail"] = "; ".join(filter(None, [
+                            "equivalent, as the list says", res["detail"]]))
                     if m.get("equivalent") and res["status"] == "killed":
-                        res["detail"] = "marked equivalent, but %s kills it" % res["killer"]
+                        res["detail"] = "marked equivalent, but %s kills it%s" % (
+                            res["killer"], " (asan)" if res["stage"] == "asan" else "")
             finally:
                 write_text(path, original)
                 current["path"] = None
             res["tests"] = len(tests)
+            current["res"] = None
             _line(k, len(sel), res)
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
         if current["path"]:
             write_text(current["path"], current["text"])
-        results = [r for r in results if "status" in r]
+        # The mutant in progress has no verdict (its release one, when the
+        # asan stage was interrupted, is not the whole of it).
+        results = [r for r in results if "status" in r and r is not current["res"]]
         print("\nmutation: interrupted; the copy is restored", flush=True)
     finally:
         for s, h in old.items():
@@ -751,14 +935,25 @@ def main(argv=None):
     if surv:
         print("\nsurvivors (behaviours no covering test looks at):")
         for r in surv:
-            print("  %-46s %s%s" % (r["id"], r["why"], " [targeted]" if r["targeted"] else ""))
+            print("  %-46s %s%s%s" % (r["id"], r["why"], " [targeted]" if r["targeted"] else "",
+                                      " [stillborn-asan]" if r["asan"] == "stillborn" else ""))
     odd = [r for r in results if r["status"] in ("not-found", "stillborn")]
-    if odd:
+    odd_asan = [r for r in results if r["asan"] == "stillborn"]
+    if odd or odd_asan:
         print("\nnot run:")
         for r in odd:
             print("  %-46s %s: %s" % (r["id"], r["status"], (r["detail"] or "").splitlines()[0]
                                       if r["detail"] else ""))
+        for r in odd_asan:
+            print("  %-46s stillborn-asan (survived release; counted survived): %s"
+                  % (r["id"], r["asan_detail"]))
+    if asan is not None and asan.error:
+        print("\nmutation: the asan stage did not run: %s" % asan.error)
     doc = {"tree": tree, "seconds": round(total, 1), "baseline_failures": broken,
+           "asan_stage": asan is not None,
+           "asan_baseline_failures": asan.broken if asan is not None else None,
+           "asan_error": asan.error if asan is not None else None,
+           "asan_baseline_s": asan.seconds if asan is not None else None,
            "interrupted": interrupted, "mutants": results}
     for p in filter(None, [os.path.join(b.dir, "results.json"), args.json]):
         with open(p, "w") as f:
@@ -773,21 +968,33 @@ def main(argv=None):
             s = sum(1 for r in rs if r["status"] == "survived")
             if k + s and 100.0 * k / (k + s) < args.fail_under:
                 return 1
-    return 1 if odd else 0
+    return 1 if odd or odd_asan or (asan is not None and asan.error) else 0
 
 
 def _line(k, n, r):
     st = r["status"].upper()
     extra = r["killer"] or ""
+    if r["status"] == "killed" and r.get("stage") == "asan":
+        st, extra = "KILLED (asan)", "by " + r["killer"]
     if r["status"] in ("not-found", "stillborn"):
         extra = (r["detail"] or "").splitlines()[0] if r["detail"] else ""
     elif r["status"] == "equivalent":
         extra = "(not run) " + (r["equivalent"] or "")[:60]
-    elif r["status"] == "survived" and r.get("detail"):
-        extra = r["detail"]
-    times = " (build %.0f s, tests %.0f s)" % (r["build_s"], r["test_s"]) \
-        if r["build_s"] or r["test_s"] else ""
-    print("[%3d/%d] %-10s %-46s %s%s" % (k, n, st, r["id"], extra, times), flush=True)
+    elif r["status"] == "survived":
+        extra = "; ".join(filter(None, [
+            {"survived": "release and asan",
+             "stillborn": "release; stillborn-asan: %s" % r.get("asan_detail")}.get(
+                r.get("asan")), r.get("detail")]))
+    if r["status"] == "killed" and r.get("detail") and r.get("stage") == "asan":
+        extra += " (" + r["detail"] + ")"
+    times = ""
+    if r["build_s"] or r["test_s"]:
+        times = " (build %.0f s, tests %.0f s" % (r["build_s"], r["test_s"])
+        if r.get("asan_build_s") is not None:
+            times += "; asan build %.0f s, tests %.0f s" % (r["asan_build_s"],
+                                                          r.get("asan_test_s") or 0.0)
+        times += ")"
+    print("[%3d/%d] %-13s %-46s %s%s" % (k, n, st, r["id"], extra, times), flush=True)
 
 
 if __name__ == "__main__":
