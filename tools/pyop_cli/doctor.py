@@ -12,7 +12,7 @@ from .binding import HostHooks, LOG_HOOK
 from .errors import CliError, plural, too_deep_notes
 from .host import ge_status_lines, _same_file
 from .list import lanes_line
-from .plugins import loaded_impls, PENDING_HINT
+from .plugins import loaded_impls, PENDING_HINT, plugin_id
 from .output import say
 from .values import dump_json
 
@@ -240,10 +240,12 @@ def doctor_report(lib, lanes=0):
     for el in rep["path"]:
         if el["verdict"] in ("python-file", "python-dir"):
             for p in _discover(el["element"]):
-                # A directory listed twice (or with and without a trailing
-                # slash) holds the same plugins: libpyop loads them once.
-                if p["plugin"] not in seen:
-                    seen.add(p["plugin"])
+                # A directory listed twice (with a trailing slash, as D/.,
+                # through a link) holds the same plugins, and a link to a
+                # plugin file is that plugin: libpyop loads each once.
+                fid = plugin_id(p["plugin"])
+                if fid not in seen:
+                    seen.add(fid)
                     plugins.append(p)
     impls = []
     infos = []
