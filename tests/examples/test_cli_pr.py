@@ -3,7 +3,7 @@
 plugin reached by two routes (a path given twice, with a trailing slash or
 as D/., a link to its directory or to its file) checked and listed once,
 as libpyop loads it once; each value in its absent, None or empty form;
-the second op of a class, the last input or attribute. Issue 31's
+the second op of a class, the last attribute. Issue 31's
 plugin-reading pass (session 16): a class names the mutants (cli.pr.* in
 tests/mutation/mutants.txt) it kills that no earlier test did.
 
@@ -101,7 +101,9 @@ class OnePluginTwoRoutesTest(_Cli):
     (a broken neighbour fails the load together) and `pyop doctor` lists it
     once. Before session 16 check's each phase checked it once per route
     and doctor listed a link as a second plugin with no ops (a real bug:
-    the lifetime pass compared the paths' text only)."""
+    the lifetime pass compared the paths' text only). Kills
+    cli.pr.check_worker.entries_by_path, cli.pr.check_worker.entry_seen_unrecorded,
+    cli.pr.doctor.plugins_by_path, cli.pr.plugins.plugin_id_lstat."""
 
     @classmethod
     def setUpClass(cls):
@@ -137,6 +139,189 @@ class OnePluginTwoRoutesTest(_Cli):
         self.assertEqual(code, 0, err)
         self.assertEqual([(p["plugin"], p["ops"]) for p in rep["plugins"]],
                          [(os.path.join(self.g, "again.py"), ["PrLinked"])], rep["plugins"])
+
+
+COMMON = """\
+import ctypes
+import os
+from typing import Optional
+
+import pyop
+from pyop import DataType, Tensor, TensorDesc
+
+
+def copy_into(out, x):
+    if x.nbytes:
+        ctypes.memmove(out.data_ptr, x.data_ptr, x.nbytes)
+
+
+def noise_into(out):
+    if out.nbytes:
+        ctypes.memmove(out.data_ptr, os.urandom(out.nbytes), out.nbytes)
+"""
+
+# Plugins whose values come in their absent, None or empty forms, and
+# classes and attributes read past the first.
+FORMS = {
+    # Samples with "inputs": None (an op with no inputs), "attrs": None and
+    # an optional input given as None.
+    "samples.py": COMMON + """
+@pyop.register_op(op_type="PrNoInputs")
+def no_inputs(*, n: int = 2) -> TensorDesc:
+    return TensorDesc([n], DataType.float32)
+
+
+@pyop.register_op_impl(op_type="PrNoInputs")
+class NoInputsImpl:
+    def execute(self, *, n: int = 2) -> None:
+        pyop.get_execute_ctx().malloc_output_tensor(0, [n], DataType.float32)
+
+
+@pyop.register_samples(op_type="PrNoInputs")
+def no_inputs_samples():
+    return [{"inputs": None, "attrs": {"n": 3}, "label": "inputs None"}]
+
+
+@pyop.register_op(op_type="PrNoneForms")
+def none_forms(x: TensorDesc, b: Optional[TensorDesc] = None, *, k: int = 1) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="PrNoneForms")
+class NoneFormsImpl:
+    def execute(self, x: Tensor, b: Optional[Tensor] = None, *, k: int = 1) -> None:
+        copy_into(pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype), x)
+
+
+@pyop.register_samples(op_type="PrNoneForms")
+def none_forms_samples():
+    return [{"inputs": {"x": ("float32", [2], [1, 2]), "b": None}, "attrs": None,
+             "label": "b None, attrs None"}]
+""",
+    # One class for two op types, nondeterministic at both registrations.
+    "two.py": COMMON + """
+@pyop.register_op(op_type="PrTwoA")
+def two_a(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op(op_type="PrTwoB")
+def two_b(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="PrTwoB", deterministic=False)
+@pyop.register_op_impl(op_type="PrTwoA", deterministic=False)
+class TwoNoisy:
+    def execute(self, x: Tensor) -> None:
+        noise_into(pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype))
+""",
+    # The last attribute annotated as another type than the prototype's.
+    "annotated.py": COMMON + """
+@pyop.register_op(op_type="PrLastAttr")
+def last_attr(x: TensorDesc, *, a: int = 1, b: float = 0.5) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="PrLastAttr")
+class LastAttrImpl:
+    def execute(self, x: Tensor, *, a: int, b: int) -> None:
+        copy_into(pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype), x)
+""",
+    # A Tensor attribute, for its values given empty.
+    "tattr.py": COMMON + """
+@pyop.register_op(op_type="PrTensorAttr")
+def tensor_attr(x: TensorDesc, *, t: Tensor) -> TensorDesc:
+    return TensorDesc(x.shape, x.dtype)
+
+
+@pyop.register_op_impl(op_type="PrTensorAttr")
+class TensorAttrImpl:
+    def execute(self, x: Tensor, *, t: Tensor) -> None:
+        copy_into(pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype), x)
+""",
+}
+
+
+class _Forms(_Cli):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.ops = cls.dir(cls, "forms", FORMS)
+
+    def checked(self, *ops):
+        """{op_type: entry} of `pyop check --json` on the plugins, ops named."""
+        code, rep, err = self.json_of("check", self.ops, *ops)
+        return code, {o["op_type"]: o for o in rep["ops"]}, err
+
+
+class SampleNoneFormsTest(_Forms):
+    """A sample's "inputs" or "attrs" given as None (an op with no inputs,
+    one with no attributes set) and an optional input given as None are
+    their empty and absent forms, as pyop.register_samples documents, not a
+    broken samples function. Kills cli.pr.check_cases.inputs_none,
+    cli.pr.check_cases.attrs_none."""
+
+    def test_none_forms(self):
+        code, ops, err = self.checked("PrNoInputs", "PrNoneForms")
+        for op in ("PrNoInputs", "PrNoneForms"):
+            with self.subTest(op):
+                self.assertEqual((ops[op]["status"], ops[op]["problems"], ops[op]["inputs"]),
+                                 ("ok", [], "samples + generated"), ops[op])
+        self.assertEqual(code, 0, err)
+
+
+class EmptyValuesTest(_Forms):
+    """VALUES given empty (x=float32[2]:, a Tensor attribute t=float32[2]:)
+    is 0 values for 2 elements, a usage error, not zeros or sample values.
+    Kills cli.pr.values.empty_values_taken, cli.pr.values.empty_tensor_attr_sampled."""
+
+    def run_op(self, *args):
+        return self.pyop("run", *args, opp=self.ops)
+
+    def test_input(self):
+        code, out, err = self.run_op("PrLastAttr", "--input", "x=float32[2]:")
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("0 values given for shape [2] (2 elements)", err)
+
+    def test_tensor_attribute(self):
+        code, out, err = self.run_op("PrTensorAttr", "--input", "x=float32[2]:1,2",
+                                     "--attr", "t=float32[2]:")
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("0 values given for shape [2] (2 elements)", err)
+        code, out, err = self.run_op("PrTensorAttr", "--input", "x=float32[2]:1,2",
+                                     "--attr", "t=float32[2]")  # no values: sample ones
+        self.assertEqual((code, out), (0, "y: float32[2] = [1, 2]\n"), err)
+
+
+class ClassOfTwoOpTypesTest(_Forms):
+    """A pyop class registered for two op types is found for each (not
+    only for its last registration): both declared themselves
+    nondeterministic, so neither's random values fail. (No mutant: a pyop
+    implementation key names the class, not the op type, so reading the
+    last registration alone finds the class too.)"""
+
+    def test_both_nondeterministic(self):
+        code, ops, err = self.checked("PrTwoA", "PrTwoB")
+        for op in ("PrTwoA", "PrTwoB"):
+            with self.subTest(op):
+                self.assertEqual((ops[op]["status"], ops[op]["deterministic"]), ("ok", False),
+                                 ops[op])
+        self.assertEqual(code, 0, err)
+
+
+class LastAttributeAnnotationTest(_Forms):
+    """The last attribute's annotation (b: int for the prototype's float) is
+    held to the prototype as the first one's is. Kills
+    cli.pr.check_plugin.annotation_first_attr_only."""
+
+    def test_last(self):
+        code, ops, err = self.checked("PrLastAttr")
+        self.assertEqual(code, 1, err)
+        problems = ops["PrLastAttr"]["problems"]
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("attribute b is annotated int, but the prototype's b is float", problems[0])
+
 
 
 if __name__ == "__main__":
