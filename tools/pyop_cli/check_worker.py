@@ -19,7 +19,7 @@ from .check_verdict import checked, Monitor, op_status, run_cases
 from .errors import CliError, PyopError
 from .host import (_attrs_from_args, end_now, _inputs_from_args, set_compile_options,
                    stray_threads, with_opp_path)
-from .plugins import PENDING_HINT, pending_impls
+from .plugins import PENDING_HINT, pending_impls, plugin_id
 from .proto import binding_seen, skip_unbound
 
 
@@ -69,8 +69,18 @@ def _plugin_entries(paths):
     .py files and packages one level deep in a directory (names starting
     with '_' or '.' skipped, as the loader does). A directory named *.py
     is a directory, as libpyop's scan (src/scan.c) and the loader
-    (pyop._loader.discover) take it."""
-    entries = []
+    (pyop._loader.discover) take it. A plugin reached a second time (a
+    path given twice, with a trailing slash or as D/., a link to a
+    directory or to a plugin file) is one entry, as the loader imports it
+    once, by the first route."""
+    entries, seen = [], set()
+
+    def add(path):
+        fid = plugin_id(path)
+        if fid not in seen:
+            seen.add(fid)
+            entries.append(path)
+
     for p in paths:
         p = os.path.abspath(p)
         if os.path.isdir(p):
@@ -80,9 +90,9 @@ def _plugin_entries(paths):
                     continue
                 if (name.endswith(".py") and os.path.isfile(full)) or (
                         os.path.isdir(full) and os.path.isfile(os.path.join(full, "__init__.py"))):
-                    entries.append(full)
+                    add(full)
         else:
-            entries.append(p)
+            add(p)
     return entries
 
 

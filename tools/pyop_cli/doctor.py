@@ -12,7 +12,7 @@ from .binding import HostHooks, LOG_HOOK
 from .errors import CliError, plural, too_deep_notes
 from .host import ge_status_lines, _same_file
 from .list import lanes_line
-from .plugins import loaded_impls, PENDING_HINT
+from .plugins import loaded_impls, PENDING_HINT, plugin_id
 from .output import say
 from .values import dump_json
 
@@ -156,16 +156,6 @@ def _discover(element):
     return [{"plugin": pkg or file, "package": pkg is not None} for file, pkg, _ in found]
 
 
-def _plugin_id(path):
-    """What libpyop's loader knows a plugin by: its file's (or package
-    directory's) device and inode; the path where it has none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return path
-    return (st.st_dev, st.st_ino)
-
-
 def _load_alone(lib, plugin):
     """Loads one plugin by itself; (ops, error dict or None, _impl_notes)."""
     tmp = None
@@ -250,11 +240,10 @@ def doctor_report(lib, lanes=0):
     for el in rep["path"]:
         if el["verdict"] in ("python-file", "python-dir"):
             for p in _discover(el["element"]):
-                # A directory listed twice (with and without a trailing
-                # slash, through a link) holds the same plugins, and a link
-                # to a plugin file is that plugin: libpyop loads each once,
-                # knowing it by its file (pyop._loader's device and inode).
-                fid = _plugin_id(p["plugin"])
+                # A directory listed twice (with a trailing slash, as D/.,
+                # through a link) holds the same plugins, and a link to a
+                # plugin file is that plugin: libpyop loads each once.
+                fid = plugin_id(p["plugin"])
                 if fid not in seen:
                     seen.add(fid)
                     plugins.append(p)

@@ -4,6 +4,7 @@ pyop's and GE's, with what libpyop does not list -- an implementation still
 waiting for a prototype -- and what GE versions disagree on (a legacy
 execute(self, ctx), compile)."""
 
+import os
 import re
 import sys
 
@@ -13,6 +14,19 @@ from .binding import CAPS
 # GE's interfaces (OpImplDescriptor.interfaces) -> pyop's capability names.
 _GE_INTERFACES = {"eager_execute": "execute", "host_cpu_execute": "execute",
                   "compilable": "compile", "annotated_args": "declare_launch_args"}
+
+
+def plugin_id(path):
+    """What libpyop's loader knows a plugin by, which it imports once
+    however often it is reached (a directory listed twice or through a
+    link, a link to a plugin file): the device and inode of the file or
+    package directory, links followed (pyop._loader._file_id); the path
+    itself when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path
+    return (st.st_dev, st.st_ino)
 
 
 def _plugin_classes():
