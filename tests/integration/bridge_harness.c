@@ -2720,7 +2720,10 @@ static void case_minors(void) {
  * register_custom_ops before set_config is PYOP_ESTATE; a config without
  * flags whole is PYOP_EINVAL, one with them is taken; one naming a directory
  * without the pyop package fails the load naming the package, then the
- * exception; loads work again with the right one.
+ * exception; each failed import of the package (its code failing, its
+ * module refused by the host's importlib) puts the host's pyop back and
+ * leaves no pyop.* module (pyop._native); loads work again with the right
+ * one.
  */
 static void case_foreign(void) {
   CHECK(py_ok("import sys, types\n"
@@ -2790,6 +2793,21 @@ static void case_foreign(void) {
   static const char nowhere[] = "/nonexistent/pyop-artifact";
   cfg.artifact_dir = (pyop_str){nowhere, strlen(nowhere)};
   CHECK_OK(api->set_config(&cfg));
+  /* The host's own pyop again: each failed import below puts it back and
+   * leaves no pyop.* module (batch 21 survivor, session 16). */
+  CHECK(py_ok("import sys, types\n"
+              "_m = types.ModuleType('pyop')\n"
+              "_m.host_marker = 43\n"
+              "sys.modules['pyop'] = _m\n"
+              "del _m\n"),
+        "the host's own pyop, before the failed imports");
+  static const char host_pyop_back[] =
+      "import sys\n"
+      "assert getattr(sys.modules.get('pyop'), 'host_marker', None) == 43, (\n"
+      "    'the host\\'s pyop after a failed import', sys.modules.get('pyop'))\n"
+      "left = [m for m in sys.modules if m.startswith('pyop.')]\n"
+      "assert not left, ('left after a failed import', left)\n"
+      "del left\n";
   {
     const char *order[] = {"importing the pyop package from /nonexistent/pyop-artifact/python/"
                            "pyop failed: ",
@@ -2797,7 +2815,33 @@ static void case_foreign(void) {
     CHECK(load(&r, 1, "basic/ops_file.py") == PYOP_EPLUGIN && err_in_order(order),
           "no package: %s", g_err);
     CHECK(r.n == 0, "nothing registered");
+    CHECK(py_ok(host_pyop_back), "the host's pyop, after the package's code failed");
   }
+  /* The import failing before the package's module exists (the host's
+   * importlib refuses to make it): pyop._native, made first, is not left
+   * in sys.modules for the host's `import pyop._native` or the next load. */
+  cfg.artifact_dir = (pyop_str){g_artifact, strlen(g_artifact)};
+  CHECK_OK(api->set_config(&cfg));
+  CHECK(py_ok("import importlib.util\n"
+              "def _refuse(spec):\n"
+              "    raise ImportError('the host refuses module_from_spec')\n"
+              "importlib.util._pyop_saved = importlib.util.module_from_spec\n"
+              "importlib.util.module_from_spec = _refuse\n"
+              "del _refuse\n"),
+        "module_from_spec refused");
+  {
+    const char *order[] = {"importing the pyop package from ", "ImportError: ",
+                           "the host refuses module_from_spec", NULL};
+    CHECK(load(&r, 1, "basic/ops_file.py") == PYOP_EPLUGIN && err_in_order(order),
+          "no module made: %s", g_err);
+    CHECK(r.n == 0, "nothing registered");
+  }
+  CHECK(py_ok("import importlib.util\n"
+              "importlib.util.module_from_spec = importlib.util._pyop_saved\n"
+              "del importlib.util._pyop_saved\n"),
+        "module_from_spec again");
+  CHECK(py_ok(host_pyop_back), "the host's pyop, after the package's module was refused");
+  CHECK(py_ok("import sys; del sys.modules['pyop']"), "the host's pyop dropped");
   /* The view's length, not a NUL, ends the directory: the artifact's own
    * name followed by more bytes in the same buffer (dataflow pass,
    * session 13). */
@@ -7628,7 +7672,8 @@ static void case_dfcall(void) {
  * what a holder took (the instance, its bound methods, the view class, an
  * attribute value) is released by destroy_holder, and so are the output
  * Tensors of an implementation whose prototype is not its package's
- * (LpForeign), the exception of a failed create_holder is dropped, and a
+ * (LpForeign), the exception of a failed create_holder is dropped, a view
+ * the plugin holds from an earlier call is not the next call's, and a
  * reset frees the plugin's classes (plugins/lpobj: reference counts and
  * weak references, compared before and after).
  */
@@ -7793,6 +7838,39 @@ static void case_lpobj(void) {
               "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
               "del R, name, gc\n"),
         "a kept view, and what the holders took, released");
+  /* A view the plugin gets hold of again after its call (here through a
+   * weak reference: a Python view class takes them) is not reused for the
+   * next call: that call gets a view of its own, and the old one goes on
+   * refusing its fields while the call runs (batch 21 survivor, session 16:
+   * the cached view of input 0 reused whoever held it, so the plugin's old
+   * view became valid again, showing the next call's tensor). */
+  h = holder_of(vimpl, NULL, 0);
+  CHECK(py_ok("import builtins; builtins._pyop_lpobj['weak'] = True"), "weak");
+  CHECK_OK(exec1(vimpl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  CHECK(py_ok("import builtins\n"
+              "R = builtins._pyop_lpobj\n"
+              "R['weak'] = False\n"
+              "v = R.pop('view_ref')()\n"
+              "assert v is not None, 'no view of the first call left to take back'\n"
+              "assert type(v).__name__ == 'LpView' and v.valid is False\n"
+              "R['stale'] = v\n"
+              "del R, v\n"),
+        "the first call's view, taken back after it");
+  CHECK_OK(exec1(vimpl, h, &in, 1, ONE, 1, &o));
+  outputs_free(&o);
+  vimpl->cb->destroy_holder(h);
+  CHECK(py_ok("import builtins, gc\n"
+              "R = builtins._pyop_lpobj\n"
+              "same, valid, dims = R.pop('stale_seen')\n"
+              "assert not same, 'the view held from the first call was the second one\\'s input'\n"
+              "assert valid is False and dims == 'tensor used outside its callback', (\n"
+              "    'the view held from the first call, during the second', valid, dims)\n"
+              "del R['stale']\n"
+              "gc.collect()\n"
+              "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
+              "del R, same, valid, dims, gc\n"),
+        "a view held from an earlier call, not the next call's");
   /* An instance refused for its view class leaves no reference to it
    * (counted with the others). */
   {

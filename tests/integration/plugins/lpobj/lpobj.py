@@ -120,13 +120,30 @@ def lp_viewed(x: TensorDesc) -> TensorDesc:
 
 @pyop.register_op_impl(op_type="LpViewed")
 class LpViewedImpl:
-    """Its inputs are LpView objects: keeps the one it got in R."""
+    """Its inputs are LpView objects: keeps the one it got in R (or a weak
+    reference to it when R["weak"]; with R["stale"], looks at that one)."""
 
     __pyop_input_view__ = LpView
 
     def execute(self, x):
         assert type(x) is LpView and x.valid
-        R["view"] = x
+        stale = R.get("stale")
+        if stale is not None:
+            # A view of an earlier call the plugin holds (R["stale"]): not
+            # this call's input, and refusing its fields while this call runs.
+            try:
+                stale._dims
+            except RuntimeError as e:
+                dims = str(e)
+            else:
+                dims = "read"
+            R["stale_seen"] = (x is stale, stale.valid, dims)
+        elif R.get("weak"):
+            # Only a weak reference (the bridge may keep the view for its
+            # next call: R["view_ref"] is how the harness reaches it).
+            R["view_ref"] = weakref.ref(x)
+        else:
+            R["view"] = x
         pyop.get_execute_ctx().malloc_output_tensor(0, x._dims, x._dtype)
 
 
