@@ -47,7 +47,8 @@
  *              first call: each runs in the main interpreter with its own
  *              attributes, every element, and one Python object per
  *              instance there, kept across its calls; an op with a list
- *              of floats (LazyFloats), every element
+ *              of floats (LazyFloats), every element; one with a list
+ *              of lists of ints (LazyRows), every element of every row
  *   optional_many  a plugin that goes on without four refused modules (a
  *              built-in one, then three extension modules): its reason
  *              names the first two, in import order, and "and 2 more"
@@ -913,6 +914,28 @@ static void case_lazy_attrs(void) {
           round, y[5], y[6]);
   }
   pyop_op_destroy(floats);
+  /* A list of lists of ints, every element of every row (batch 21
+   * survivor, session 16: bridge.b21.lane_calls.list_list_int_bytes, each
+   * row kept by its count in bytes): none is its low byte alone, each
+   * exact in a float32. */
+  static const int64_t row0[3] = {-5, 1000, (int64_t)1 << 40}, row1[1] = {-300},
+                       row2[2] = {70000, -2};
+  static const pyop_int_list rows[3] = {{row0, 3}, {row1, 1}, {row2, 2}};
+  static const int64_t flat[6] = {-5, 1000, (int64_t)1 << 40, -300, 70000, -2};
+  pyop_attr rl = pyop_attr_int_lists("rows", rows, 3);
+  pyop_op *nested = NULL;
+  REQUIRE_RC(pyop_op_create("LazyRows", &rl, 1, &nested), PYOP_OK);
+  CHECK(pyop_op_lane(nested) != 0, "LazyRows made in lane %u", (unsigned)pyop_op_lane(nested));
+  for (int round = 0; round < 2; round++) {
+    float x[8] = {0}, y[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    CHECK_RC(run(nested, x, y, 8), PYOP_OK);
+    for (int i = 0; i < 6; i++)
+      CHECK(y[i] == (float)flat[i], "LazyRows round %d: element %d = %g, the host gave %g",
+            round, i, y[i], (double)flat[i]);
+    CHECK(y[6] == 3.0f && y[7] == 0.0f, "LazyRows round %d: %g rows, in interpreter %g", round,
+          y[6], y[7]);
+  }
+  pyop_op_destroy(nested);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }

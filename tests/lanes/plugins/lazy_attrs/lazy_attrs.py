@@ -13,7 +13,11 @@ same fallback, of an op with a single attribute.
 
 LazyFloats(x; scales) -> y, y[i] = scales[i] for each element of the
 list[float] attribute, then len(scales), then the interpreter's id: the
-same fallback, every element of a list of floats."""
+same fallback, every element of a list of floats.
+
+LazyRows(x; rows) -> y: every element of the list[list[int]] attribute,
+row after row, then len(rows), then the interpreter's id: the same
+fallback, every element of every row of a list of lists of ints."""
 import importlib
 import sys
 
@@ -85,3 +89,21 @@ class LazyFloatsImpl:
             o[i] = s
         o[len(scales)] = float(len(scales))
         o[len(scales) + 1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyRows")
+def lazy_rows(x: TensorDesc, *, rows: list[list[int]] = [[0]]) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyRows")
+class LazyRowsImpl:
+    def execute(self, x: Tensor, *, rows: list[list[int]]) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        flat = [v for row in rows for v in row]
+        for i, v in enumerate(flat):
+            o[i] = float(v)
+        o[len(flat)] = float(len(rows))
+        o[len(flat) + 1] = float(_interp_id())
