@@ -128,6 +128,22 @@ class OpcheckTest(unittest.TestCase):
             "check", "--json", "ops", "A", "--attr", "trows=[[4], [5, 6]]",
             "--attr", "lrows=[[7, 8]]", "--attr", "ks=4,5"])
 
+    def test_list_items_written_as_the_command_reads_them(self):
+        # Each item of a list attribute is written as a single one would be:
+        # bools as true/false (not Python's "True,False"), data types by
+        # name (not str() of the enum: "1" or "DataType.float16"), so `pyop
+        # check` gets the values the caller meant (batch 21/22 survivor,
+        # session 16: bridge.b21.testing_py.list_attr_items_unformatted).
+        import pyop
+        self.answer({"ops": []})
+        pt.opcheck("ops", "A", attrs={"flags": [True, False], "dts": (pyop.DataType.float16,
+                                                                      pyop.DataType.int32),
+                                      "flag": False, "dt": pyop.DataType.bfloat16},
+                   cli=self.cli)
+        self.assertEqual(self.got()["argv"], [
+            "check", "--json", "ops", "A", "--attr", "flags=true,false",
+            "--attr", "dts=float16,int32", "--attr", "flag=false", "--attr", "dt=bfloat16"])
+
     def test_timeout_stops_the_checks_the_command_runs(self):
         # At opcheck's timeout the command is interrupted as by Ctrl-C (pyop
         # check then stops its workers, each in a session of its own), not
