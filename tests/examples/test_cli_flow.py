@@ -376,6 +376,59 @@ class ProtoReaderFlowTest(unittest.TestCase):
 
         self.assertEqual(proto._python_dir(Lib()), os.path.join(dirs[1], "python"))
 
+    def test_loaded_packages_read_with_and_kept(self):
+        """With the bridge's packages already loaded (a second --proto read
+        in one command), the REG_OP reader is the loaded one: the artifact's
+        is not imported again, and no pyop or ge module is dropped from
+        sys.modules, which would break the loaded package (batch 22's
+        survivor cli.b22.proto.reader_any_all)."""
+        proto = _cli("proto")
+        root = _tmpdir(self)
+        path = os.path.join(root, "ops.h")
+        with open(path, "w") as f:
+            f.write("REG_OP(Loaded)\n")
+        art = os.path.join(root, "cp", "python", "ge", "custom_op")
+        os.makedirs(art)
+        for d in (os.path.dirname(art), art):
+            open(os.path.join(d, "__init__.py"), "w").close()
+        with open(os.path.join(art, "host_proto.py"), "w") as f:
+            f.write("class ReadError(Exception):\n    pass\n\n"
+                    "class _R:\n    def info(self):\n        return {'op_type': 'Artifact'}\n\n"
+                    "def read(path):\n    return [_R()]\n")
+
+        class Record:
+            def info(self):
+                return {"op_type": "Loaded"}
+
+        loaded = {n: type(sys)(n) for n in ("pyop", "ge", "ge.custom_op",
+                                             "ge.custom_op.host_proto")}
+        loaded["ge.custom_op.host_proto"].ReadError = type("ReadError", (Exception,), {})
+        loaded["ge.custom_op.host_proto"].read = lambda p: [Record()] if p == path else []
+        loaded["ge.custom_op"].host_proto = loaded["ge.custom_op.host_proto"]
+        loaded["ge"].custom_op = loaded["ge.custom_op"]
+        saved = {n: m for n, m in sys.modules.items() if n in ("pyop", "ge")
+                 or n.startswith(("pyop.", "ge."))}
+
+        def restore():
+            for n in [n for n in sys.modules if n in ("pyop", "ge")
+                      or n.startswith(("pyop.", "ge."))]:
+                del sys.modules[n]
+            sys.modules.update(saved)
+        self.addCleanup(restore)
+        restore()
+        sys.modules.update(loaded)
+
+        class Lib:
+            def doctor(self):
+                return ("artifacts: %s\ncandidates:\n  %s: loaded\nops registered: 0\n"
+                        % (root, os.path.join(root, "cp")))
+
+        sys_path = list(sys.path)
+        self.assertEqual(proto.read_declarations(Lib(), path), [{"op_type": "Loaded"}])
+        self.assertEqual(sys.path, sys_path)
+        for n, m in loaded.items():
+            self.assertIs(sys.modules.get(n), m, n)
+
 
 class DoctorCandidatesFlowTest(unittest.TestCase):
     """pyop_doctor's candidate lines (doctor.parse_doctor_report): each

@@ -1228,6 +1228,23 @@ class CommandOutputTest(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (0, "raw\n"), p.stderr)
         self.assertEqual(p.stderr, "noise\nTrue\n")
 
+    def test_result_before_a_worker_comes_first(self):
+        # result text not yet ended by a newline (line buffering keeps it)
+        # when a worker is started with the result as its stdout
+        # (supervise.spawn): it comes before what the worker says, not after
+        # it at the end of the command (batch 22's survivor
+        # cli.b22.output.result_fd_unflushed)
+        p = self._run("import os\n"
+                      "from pyop_cli import supervise\n"
+                      "with output.command_output():\n"
+                      "    output.write('mine, ')\n"
+                      "    proc, rfd = supervise.spawn(lambda fd: [sys.executable, '-c', "
+                      "'print(\"the worker\\'s\")'])\n"
+                      "    proc.wait(); os.close(rfd)\n"
+                      "    output.say('mine again')\n")
+        self.assertEqual((p.returncode, p.stdout), (0, "mine, the worker's\nmine again\n"),
+                         p.stderr)
+
     def test_release_early(self):
         p = self._run("with output.command_output():\n"
                       "    output.say('result')\n"
@@ -4341,7 +4358,7 @@ class PluginIndexOutcomeTest(unittest.TestCase):
     modules loaded now (a reload's classes, never an unloaded plugin's), a
     placeholder None module is skipped, a file reached through a symlink is
     the plugin's own, a reference's default tolerances, a Tensor attribute
-    written twice named once."""
+    written twice named once, an optional one watched as a required one."""
 
     def setUp(self):
         self.cp = _cli("check_plugin")
@@ -4427,6 +4444,34 @@ class PluginIndexOutcomeTest(unittest.TestCase):
             Impl().execute(W())
             Impl().execute(W())
         self.assertEqual(watch.written, [("w", "execute")])
+
+    def test_optional_tensor_attribute_watched(self):
+        """Every Tensor attribute of the op is watched, the one with a
+        default as the required one: an implementation writing into the
+        bytes of an optional Tensor attribute is named, no other kind of
+        attribute is watched (batch 21's survivor
+        cli.b21.check_plugin.optional_tensor_attrs_unwatched)."""
+        import ctypes
+        cp = self.cp
+        info = {"impl_key": "pyop:opt:Impl", "attrs": [
+            {"name": "w", "type": "Tensor", "required": True},
+            {"name": "bias", "type": "Tensor", "required": False},
+            {"name": "n", "type": "int", "required": False}]}
+        names = cp.tensor_attrs(info)
+        self.assertEqual(names, ["w", "bias"])
+        bufs = {n: ctypes.create_string_buffer(b"abcd", 4) for n in ("w", "bias")}
+
+        def view(n):
+            return type("V", (), {"data_ptr": ctypes.addressof(bufs[n]), "nbytes": 4})()
+
+        class Impl:
+            def execute(self, w, bias):
+                bufs["bias"][2] = b"z"  # the optional attribute's bytes only
+        Impl.__pyop_descriptor__ = type("Desc", (), {"key": "pyop:opt:Impl"})()
+        self._module("_pyop_plugin_opt", Impl=Impl)
+        with cp.AttrWatch(info, names) as watch:
+            Impl().execute(view("w"), view("bias"))
+        self.assertEqual(watch.written, [("bias", "execute")])
 
     def test_a_ge_implementations_attribute_watched(self):
         """A GE implementation's Tensor attribute is a ge.runtime.Tensor
