@@ -311,6 +311,9 @@ typedef struct pb_state {
    * than negotiated, is NULL; all NULL before the entry and after
    * shutdown. */
   pyop_loader_services services;
+  /* The table the entry was given, as given: a lane image reads its main
+   * image's trailer past the services (pb_lane_services, lanes.h). */
+  const pyop_loader_services *services_given;
   uint32_t abi_minor;           /* negotiated with the loader (entry.c) */
   char *artifact_dir;
   bool owns_python;
@@ -706,6 +709,9 @@ void pb_lanes_refused_note(pyop_str message);
 /* Starts recording refused imports in this lane's interpreter (its package
  * import; GIL held): 0, or -1 with an exception. */
 int pb_lane_imports_watch(void);
+/* At the package's drop in a lane image (GIL held): the wrappers stop
+ * calling into this image (the gate's functions; lanes.h). */
+void pb_lane_imports_unwatch(void);
 /* Around a lane image's load of one path element (GIL held): end returns
  * rc, or PYOP_EUNSUPPORTED (error reported) when rc is PYOP_OK and an
  * import was refused during the load. End with PYOP_OK is the check

@@ -148,6 +148,7 @@ static void pb_shutdown(void) {
   free(pb.artifact_dir);
   pb.artifact_dir = NULL;
   pb.services = pb_take_services(NULL, 0);
+  pb.services_given = NULL;
   atomic_store(&pb_lost, false);
 }
 
@@ -189,6 +190,7 @@ int pyop_bridge_entry(const pyop_bridge_request *request, const pyop_bridge_api 
   uint32_t ours = PYOP_BRIDGE_ABI_MINOR;
   uint32_t minor = request->abi_minor < ours ? request->abi_minor : ours;
   pb.services = pb_take_services(request->services, minor);
+  pb.services_given = request->services;
   if (request->abi_major != PYOP_BRIDGE_ABI_MAJOR)
     return pb_error(PYOP_EABI, "bridge speaks ABI %u.%u, the loader asked for %u.%u",
                     (unsigned)PYOP_BRIDGE_ABI_MAJOR, (unsigned)PYOP_BRIDGE_ABI_MINOR,

@@ -19,7 +19,7 @@
  *     result and runs the op in the main interpreter from then on.
  * Only in a lane's image; the main image never records.
  */
-#include "bridge.h"
+#include "lanes.h"
 
 #ifdef PB_LANES
 
@@ -35,14 +35,83 @@ static PyObject *lanes_call(const char *fn) {
   return r;
 }
 
+/* ------------------------------------------------ the extension gate */
+
+/* The gate this image's main image shares (lanes.h), NULL until set_config. */
+static pb_ext_gate *gate;
+
+void pb_lane_imports_gate(pb_ext_gate *g) { gate = g; }
+
+/* This interpreter's key in the gate: its id + 1 (0 is "free"). */
+static int64_t gate_key(void) {
+  return PyInterpreterState_GetID(PyInterpreterState_Get()) + 1;
+}
+
+/* pyop._lanes's wrappers call these around making an extension module. The
+ * wait runs with this lane's GIL released: another of its threads may
+ * hold the gate and need the GIL to leave it. */
+static PyObject *gate_enter(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  pb_ext_gate *g = gate;
+  if (g != NULL) {
+    int64_t me = gate_key();
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&g->mu);
+    while (g->owner != 0 && g->owner != me)
+      pthread_cond_wait(&g->freed, &g->mu);
+    g->owner = me;
+    g->depth++;
+    pthread_mutex_unlock(&g->mu);
+    Py_END_ALLOW_THREADS
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *gate_leave(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  pb_ext_gate *g = gate;
+  if (g != NULL) {
+    int64_t me = gate_key();
+    pthread_mutex_lock(&g->mu);
+    if (g->owner == me && g->depth > 0 && --g->depth == 0) {
+      g->owner = 0;
+      pthread_cond_broadcast(&g->freed);
+    }
+    pthread_mutex_unlock(&g->mu);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef gate_defs[] = {
+    {"gate_enter", gate_enter, METH_NOARGS, NULL},
+    {"gate_leave", gate_leave, METH_NOARGS, NULL},
+};
+
 int pb_lane_imports_watch(void) {
-  PyObject *r = lanes_call("install");
+  PyObject *enter = PyCFunction_New(&gate_defs[0], NULL);
+  PyObject *leave = enter != NULL ? PyCFunction_New(&gate_defs[1], NULL) : NULL;
+  PyObject *m = leave != NULL ? PyImport_ImportModule("pyop._lanes") : NULL;
+  PyObject *r = m != NULL ? PyObject_CallMethod(m, "install", "OO", enter, leave) : NULL;
+  Py_XDECREF(m);
+  Py_XDECREF(enter);
+  Py_XDECREF(leave);
   if (r != NULL && !PyList_Check(r)) {
     PyErr_SetString(PyExc_TypeError, "pyop._lanes.install() did not return a list");
     Py_CLEAR(r);
   }
   Py_XSETREF(pb.lane_refused, r); /* released with the package (pb_package_drop) */
   return r != NULL ? 0 : -1;
+}
+
+void pb_lane_imports_unwatch(void) {
+  if (!pb_lanes_image())
+    return;
+  /* The wrappers outlive this image (the record lives on _imp): they must
+   * not call its functions once it is closed. */
+  PyObject *imp = PyImport_ImportModule("_imp");
+  if (imp == NULL || PyObject_SetAttrString(imp, "_pyop_gate", Py_None) < 0)
+    PyErr_Clear();
+  Py_XDECREF(imp);
 }
 
 /* The refusals recorded since the last look, taken, as text ("extension
@@ -125,6 +194,7 @@ int pb_lane_imports_done(int status) {
 
 #else
 int pb_lane_imports_watch(void) { return 0; }
+void pb_lane_imports_unwatch(void) {}
 void pb_lane_imports_load_begin(void) {}
 int pb_lane_imports_load_end(int rc) { return rc; }
 int pb_lane_imports_status(int status) { return status; }

@@ -172,9 +172,13 @@ static pyop_str lane_last_error(void) {
   return (pyop_str){s != NULL ? s : "", s != NULL ? strlen(s) : 0};
 }
 
-static const pyop_loader_services lane_services = {
-    sizeof(pyop_loader_services), lane_set_error, lane_log,
-    lane_find_proto,              lane_release_proto, lane_last_error};
+/* The extension gate of this image's lanes (lanes.h). */
+static pb_ext_gate ext_gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+static const pb_lane_services lane_services = {
+    {sizeof(pb_lane_services), lane_set_error, lane_log, lane_find_proto, lane_release_proto,
+     lane_last_error},
+    &ext_gate};
 
 /* ------------------------------------------------------------- images */
 
@@ -211,7 +215,7 @@ static int image_open(lane_job *j) {
   pyop_bridge_entry_fn entry;
   *(void **)&entry = dlsym(l->handle, PYOP_BRIDGE_ENTRY_SYMBOL);
   pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR,
-                             &lane_services};
+                             &lane_services.base};
   const pyop_bridge_api *api = NULL;
   if (entry == NULL || entry(&req, &api) != PYOP_OK || api == NULL) {
     pb_lane_image_close(l);

@@ -160,6 +160,12 @@ int pb_lanes_configure(const pyop_bridge_config *config) {
                                    "attached and no lanes of its own");
     lane_image = true;
     pb_gil_set_home(PyThreadState_GetInterpreter(ts));
+#ifdef PB_LANES
+    const pyop_loader_services *s = pb.services_given;
+    pb_lane_imports_gate(s != NULL && s->struct_size >= sizeof(pb_lane_services)
+                             ? ((const pb_lane_services *)s)->gate
+                             : NULL);
+#endif
     return PYOP_OK;
   }
   lanes_asked = n;

@@ -26,6 +26,39 @@
 
 #ifdef PB_LANES
 
+/*
+ * The extension gate: one per main image, shared by its lanes' images.
+ * CPython 3.12 and 3.13 run a single-phase extension module's init
+ * function in a sub-interpreter before they refuse the module there, and
+ * such an init readies static types that every interpreter of the process
+ * shares: two lanes readying one at once (each under its own GIL) corrupt
+ * it (seen: _ctypes's types, one lane freeing the __new__ wrapper the other
+ * made, from the wrong interpreter's allocator). So a lane makes an
+ * extension module only while it holds the gate (lane_imports.c wraps
+ * _imp.create_dynamic and create_builtin). The holder is an interpreter,
+ * not a thread: its own threads pass (the GIL orders them, and an init
+ * that imports another extension re-enters), other lanes wait, with their
+ * GIL released. owner is the holding interpreter's id + 1, 0 when free;
+ * depth counts its entries. The main interpreter never takes it.
+ */
+typedef struct pb_ext_gate {
+  pthread_mutex_t mu;
+  pthread_cond_t freed;
+  int64_t owner;
+  uint64_t depth;
+} pb_ext_gate;
+
+/* What the main image hands its lanes' images as their loader services:
+ * the services, then the gate (struct_size covers both). A lane image
+ * takes the gate only with PB_CONFIG_LANE (which libpyop never sets). */
+typedef struct pb_lane_services {
+  pyop_loader_services base;
+  pb_ext_gate *gate;
+} pb_lane_services;
+
+/* A lane image's: the gate its main image shares, from set_config. */
+void pb_lane_imports_gate(pb_ext_gate *gate);
+
 /* One descriptor a lane yielded (deep copy of what identifies it). */
 typedef struct lane_desc {
   bool impl;

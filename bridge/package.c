@@ -173,6 +173,7 @@ static void py_state_image_objects(PyObject **out) {
 
 void pb_package_drop(void) {
   pb_exit_watch_unregister();
+  pb_lane_imports_unwatch();
 #ifdef Py_GIL_DISABLED
   pb_gil_watch_stop(true);
 #endif

@@ -61,6 +61,12 @@
  *              implementation's __del__, when the host destroys its
  *              instances, catching the ImportError) is not the next load's:
  *              after pyop_unload, pyop_load runs the op in the lanes again
+ *   ext_gate   a single-phase extension whose init takes 300 ms, imported
+ *              by 2 lanes at once: the lanes refuse it after its init,
+ *              one init at a time (the extension gate, bridge/lanes.h;
+ *              without it the inits overlap, as _ctypes's did, which
+ *              corrupted its static types); the main interpreter's import
+ *              says none overlapped, the op runs there
  *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
  *              execute (INFO): every lane's lines and the main
  *              interpreter's reach the host's log hook, each at its own
@@ -1090,10 +1096,39 @@ static void case_lane_log(void) {
   free(opp);
 }
 
+/*
+ * Two lanes import a single-phase extension at once (ext_gate/slow.py,
+ * tests/lanes/slow_init.c: LANES_SLOWINIT, built by run.sh): CPython runs
+ * its init in each lane before refusing it there, so the bridge's gate
+ * must run them one after the other. The plugin's import in the main
+ * interpreter fails the load when any two overlapped; the element stays
+ * serial, its reason naming the module, and the op computes.
+ */
+static void case_ext_gate(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("ext_gate: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  char *opp = xasprintf("%s/ext_gate", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  CHECK_RC(pyop_load(), PYOP_OK);
+  expect_info("SlowInit", 0, "extension module '_pyop_slowinit' (ImportError: ");
+  pyop_op *op = NULL;
+  CHECK_RC(pyop_op_create("SlowInit", NULL, 0, &op), PYOP_OK);
+  if (op != NULL) {
+    float x[2] = {1, 2}, y[2] = {0, 0};
+    CHECK_RC(run(op, x, y, 2), PYOP_OK);
+    CHECK(y[1] == 4.0f, "SlowInit: y[1] = %g", y[1]);
+    pyop_op_destroy(op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(del_import) X(lane_log)
+  X(del_import) X(ext_gate) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};

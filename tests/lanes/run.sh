@@ -81,6 +81,10 @@ for exe in "${pys[@]}"; do
   "$cc" "${common[@]}" -I"$pyinc" "$src/tests/lanes/lanes_embed.c" -o "$tree/lanes_embed" \
     -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
     -lpthread
+  # A single-phase extension whose init takes its time (lanes_load's ext_gate).
+  "$cc" -shared -fPIC -g -O1 "${flags[@]}" -I"$pyinc" "$src/tests/lanes/slow_init.c" \
+    -o "$tree/_pyop_slowinit.so"
+  export LANES_SLOWINIT=$tree/_pyop_slowinit.so
   # Each host lists its own cases (--list); LANES_CASES picks some of them.
   # ctypes_host.py and cli_host.py are Python programs driving libpyop
   # through ctypes (an ASan/TSan libpyop cannot be loaded into an

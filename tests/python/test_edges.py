@@ -629,7 +629,9 @@ class ErrorsEdgeTest(unittest.TestCase):
 class LanesTest(unittest.TestCase):
     """pyop._lanes in a child interpreter (install() wraps _imp's makers
     for good): a refused extension module is recorded and still raised,
-    take() empties the record, note() adds to it once installed."""
+    take() empties the record, note() adds to it once installed; each make
+    runs between the gate's enter and leave (those of the last install;
+    none once _imp._pyop_gate is None, as a dropped image leaves it)."""
 
     def test_refusals_recorded(self):
         import subprocess
@@ -638,8 +640,10 @@ class LanesTest(unittest.TestCase):
             from pyop import _lanes
             _lanes.note("early", "before install")
             out = {"before": _lanes.take()}
-            r = _lanes.install()
-            out["same"] = _lanes.install() is r
+            gate = []
+            r = _lanes.install(lambda: gate.append("old enter"), lambda: gate.append("old leave"))
+            out["same"] = _lanes.install(lambda: gate.append("enter"),
+                                         lambda: gate.append("leave")) is r
             path = sys.argv[1]
             spec = importlib.util.spec_from_file_location(
                 "not_ext", path, loader=importlib.machinery.ExtensionFileLoader("not_ext", path))
@@ -648,9 +652,17 @@ class LanesTest(unittest.TestCase):
                 out["raised"] = False
             except ImportError:
                 out["raised"] = True
+            out["gate"] = list(gate)
             _lanes.note("asyncio", "ImportError: no")
             out["took"] = _lanes.take()
             out["again"] = _lanes.take()
+            import _imp
+            _imp._pyop_gate = None
+            try:
+                importlib.util.module_from_spec(spec)
+            except ImportError:
+                pass
+            out["gate_after_drop"] = gate[len(out["gate"]):]
             print(json.dumps(out))
         """)
         with support.TempDir() as d:
@@ -664,6 +676,8 @@ class LanesTest(unittest.TestCase):
         self.assertEqual(out["before"], [])
         self.assertTrue(out["same"])
         self.assertTrue(out["raised"])
+        self.assertEqual(out["gate"], ["enter", "leave"])
+        self.assertEqual(out["gate_after_drop"], [])
         self.assertEqual(len(out["took"]), 2, out["took"])
         self.assertEqual(out["took"][0][0], "not_ext")
         self.assertTrue(out["took"][0][1].startswith("ImportError: "), out["took"])

@@ -13,6 +13,12 @@ create_builtin) is recorded, whatever the plugin does with it; the bridge
 takes the record after each path element's load (the element then stays
 serial) and after each call, failed or not (the op then runs in the main
 interpreter).
+
+The wrappers also make every extension module of a lane behind the
+bridge's extension gate (bridge/lanes.h): CPython runs a single-phase
+module's init before it refuses the module, and two lanes running one at
+once corrupt the static types the init readies (all interpreters share
+them).
 """
 
 import _imp
@@ -20,12 +26,15 @@ import _imp
 __all__ = ["install", "note", "take"]
 
 
-def install():
+def install(enter, leave):
     """Wraps _imp's extension-module makers of this interpreter (once: the
     record lives on _imp, which outlives the pyop package of one load) and
     returns the record, the list take() empties: the bridge reads its
     length after each call, so that a call whose plugin caught a refusal
-    is seen too."""
+    is seen too. enter() and leave() take and give back the extension gate
+    of the image that installs (each image's own: _imp._pyop_gate, None
+    once that image's package is dropped)."""
+    _imp._pyop_gate = (enter, leave)
     if getattr(_imp, "_pyop_refused", None) is not None:
         return _imp._pyop_refused
     refused = []
@@ -35,11 +44,17 @@ def install():
             continue
 
         def recorded(spec, *args, _make=make):
+            gate = getattr(_imp, "_pyop_gate", None)
+            if gate is not None:
+                gate[0]()
             try:
                 return _make(spec, *args)
             except ImportError as e:
                 refused.append((getattr(spec, "name", "?"), "%s: %s" % (type(e).__name__, e)))
                 raise
+            finally:
+                if gate is not None:
+                    gate[1]()
 
         recorded.__name__ = recorded.__qualname__ = name
         setattr(_imp, name, recorded)
