@@ -13,6 +13,8 @@
  * The harness is a C host that links libpython (like an embedding engine)
  * and initialises Python itself, except in the cases marked
  * "no_host_python" (start: the bridge starts an isolated Python; notinit).
+ * The cases marked "lanes" configure 2 interpreter lanes and end the
+ * process without finalizing Python (lane_services).
  * It does not include Python.h: the few embedding calls it makes are
  * declared below.
  */
@@ -172,6 +174,7 @@ typedef struct rec_op {
   bool has_flags, has_alias; /* input_flags / output_alias given (non-NULL) */
   uint32_t in_flags[16];
   int32_t alias[16];
+  uint32_t lanes; /* the impl view's lanes (ABI 1.6) */
 } rec_op;
 
 typedef struct recorder {
@@ -307,6 +310,7 @@ static int rec_add_impl(void *ctx, const pyop_impl_view *p) {
   o->caps = p->caps;
   o->ctx = p->ctx;
   o->cb = p->callbacks;
+  o->lanes = PYOP_STRUCT_HAS(pyop_impl_view, p, lanes) ? p->lanes : 0;
   if (PYOP_STRUCT_HAS(pyop_impl_view, p, source_digest) && p->source_digest.data != NULL)
     o->digest = sdup(p->source_digest);
   return PYOP_OK;
@@ -8797,6 +8801,69 @@ static void case_bounds(void) {
   rec_clear(&r);
 }
 
+/*
+ * The execute services an op gets in a lane are the host's, member by
+ * member (lane_calls.c; batch 21 survivor
+ * bridge.b21.lane_calls.alloc_workspace_by_output: a lane's alloc_workspace
+ * was offered when the host offered alloc_output). Configured with 2 lanes
+ * (PYOP_TEST_LANES=force, as main() does for the cases marked "lanes"):
+ * EdgeCtx's "ws" (malloc_workspace, then its output) with a host offering
+ * alloc_workspace alone gets its workspace from the host once and then
+ * "no output allocation"; offering alloc_output alone, "no workspace
+ * allocation" before any output. In lanes 1 and 2, and in the main
+ * interpreter (lane 0). Where this Python cannot run lanes (3.11: the
+ * ctest integration.bridge.lane_services) the view says lanes 0 with the
+ * reason and only lane 0 runs; tests/lanes/run.sh runs the case with each
+ * CPython 3.12+ (with lanes).
+ */
+static void case_lane_services(void) {
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL, "EdgeCtx registered");
+  if (impl == NULL)
+    return;
+  int major = 0, minor = 0;
+  sscanf(Py_GetVersion(), "%d.%d", &major, &minor);
+  bool can = (major > 3 || (major == 3 && minor >= 12)) &&
+             py_ok("import sysconfig\nassert not sysconfig.get_config_var('Py_GIL_DISABLED')");
+  const uint32_t want = can ? 2 : 0;
+  CHECK(impl->lanes == want, "EdgeCtx in %u lanes, expected %u", impl->lanes, want);
+  pyop_exec_services ws_only = {sizeof ws_only, NULL, NULL, alloc_workspace, odd_alias_output};
+  pyop_exec_services out_only = {sizeof out_only, NULL, alloc_output, NULL, odd_alias_output};
+  for (uint32_t lane = 0; lane <= impl->lanes; lane++) {
+    for (int which = 0; which < 2; which++) {
+      float x[2] = {1, 2};
+      int64_t sh[1] = {2};
+      pyop_tensor in = tensor_f32(x, 1, sh);
+      pyop_tensor_list lists[1] = {{&in, 1}};
+      pyop_attr_view a = attr_str("what", "ws");
+      void *h = NULL;
+      clear_error();
+      int rc = lane == 0 ? impl->cb->create_holder(impl->ctx, &a, 1, &h)
+                         : impl->cb->create_holder_in(impl->ctx, &a, 1, lane, &h);
+      CHECK(rc == PYOP_OK && h != NULL, "create_holder in lane %u: %d %s", lane, rc, g_err);
+      if (h == NULL)
+        continue;
+      outputs o = {0};
+      pyop_exec_services svc = which == 0 ? ws_only : out_only;
+      svc.ctx = &o;
+      pyop_exec_args args = {sizeof args, lists, 1, 1, &svc, NULL, NULL};
+      clear_error();
+      rc = impl->cb->execute(h, &args);
+      const char *want_msg = which == 0 ? "the host provides no output allocation"
+                                        : "the host provides no workspace allocation";
+      CHECK(rc == PYOP_EPYTHON && err_has(want_msg), "lane %u, %s alone: %d %s", lane,
+            which == 0 ? "alloc_workspace" : "alloc_output", rc, g_err);
+      CHECK(o.n_ws == (which == 0 ? 1 : 0), "lane %u: the host allocated %d workspaces", lane,
+            o.n_ws);
+      outputs_free(&o);
+      impl->cb->destroy_holder(h);
+    }
+  }
+  rec_clear(&r);
+}
+
 #define BRIDGE_HARNESS_CASES(X)                                               \
   X(basic, "integration bridge", 300, "valgrind")                             \
   X(attrs, "integration bridge", 300, "valgrind")                             \
@@ -8842,7 +8909,8 @@ static void case_bounds(void) {
   X(dfcall, "integration bridge", 300, "")                                   \
   X(lpobj, "integration bridge", 300, "valgrind") \
   X(lifetime, "integration bridge", 300, "")                                 \
-  X(bounds, "integration bridge", 300, "valgrind")
+  X(bounds, "integration bridge", 300, "valgrind")                           \
+  X(lane_services, "integration bridge", 300, "lanes")
 
 static const harness_case g_cases[] = {BRIDGE_HARNESS_CASES(HARNESS_CASE)};
 
@@ -8881,6 +8949,21 @@ int main(int argc, char **argv) {
     c->run();
     printf("ok %s (%d checks)\n", g_case, g_checks);
     return 0;
+  }
+  if (harness_has(c, "lanes")) {
+    /* 2 lanes, forced where CPython cannot end them safely (3.12.1): the
+     * process then ends without finalizing Python (as the lanes tests'
+     * hosts do). */
+    setenv("PYOP_TEST_LANES", "force", 1);
+    pyop_bridge_config cfg = {.struct_size = sizeof cfg,
+                              .artifact_dir = {g_artifact, strlen(g_artifact)},
+                              .lanes = 2};
+    CHECK_OK(api->set_config(&cfg));
+    c->run();
+    api->shutdown();
+    printf("ok %s (%d checks)\n", g_case, g_checks);
+    fflush(stdout);
+    _exit(0); /* a failed check has exited 1 */
   }
   CHECK_OK(configure(0));
   c->run();

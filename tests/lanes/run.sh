@@ -9,7 +9,8 @@
 # the test hosts against it and runs every case each lists (--list):
 # tests/lanes/lanes_host.c and lanes_load.c (C hosts without Python:
 # start_python starts that one), tests/lanes/lanes_embed.c (C hosts that link libpython and own
-# it), tests/lanes/ctypes_host.py (a Python program calling libpyop
+# it), tests/integration/bridge_harness.c's cases marked "lanes" (a C host
+# driving the bridge directly), tests/lanes/ctypes_host.py (a Python program calling libpyop
 # through ctypes, as the pyop command does) and tests/lanes/cli_host.py (the
 # pyop command with --lanes). LANES_CASES="a b" runs only those cases. Exit
 # 77 (skipped) when no such Python is installed.
@@ -81,6 +82,10 @@ for exe in "${pys[@]}"; do
   "$cc" "${common[@]}" -I"$pyinc" "$src/tests/lanes/lanes_embed.c" -o "$tree/lanes_embed" \
     -L"$tree/lib" -lpyop -Wl,-rpath,"$tree/lib" -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" \
     -lpthread
+  # The bridge harness (tests/integration/bridge_harness.c: a C host that
+  # drives the bridge directly) for its cases marked "lanes".
+  "$cc" "${common[@]}" "$src/tests/integration/bridge_harness.c" -o "$tree/bridge_harness" \
+    -L"$pylib" -lpython"$ver" -Wl,-rpath,"$pylib" -ldl -lpthread
   # A single-phase extension whose init takes its time (lanes_load's ext_gate).
   "$cc" -shared -fPIC -g -O1 "${flags[@]}" -I"$pyinc" "$src/tests/lanes/slow_init.c" \
     -o "$tree/_pyop_slowinit.so"
@@ -89,19 +94,25 @@ for exe in "${pys[@]}"; do
   # ctypes_host.py and cli_host.py are Python programs driving libpyop
   # through ctypes (an ASan/TSan libpyop cannot be loaded into an
   # uninstrumented Python).
-  hosts=(lanes_host lanes_load lanes_embed)
+  hosts=(lanes_host lanes_load lanes_embed bridge_harness)
   ((${#flags[@]} == 0)) && hosts+=(ctypes_host cli_host)
   for host in "${hosts[@]}"; do
     case $host in
       ctypes_host | cli_host) cmd=("$exe" "$src/tests/lanes/$host.py") ;;
       *) cmd=("$tree/$host") ;;
     esac
-    for c in $("${cmd[@]}" --list); do
+    cases=$("${cmd[@]}" --list)
+    [ "$host" = bridge_harness ] && cases=$(grep -o 'X([a-z_0-9]*, "[^"]*", [0-9]*, "lanes")' \
+      "$src/tests/integration/bridge_harness.c" | sed 's/X(\([a-z_0-9]*\),.*/\1/')
+    for c in $cases; do
       if [ -n "${LANES_CASES:-}" ] && [[ " $LANES_CASES " != *" $c "* ]]; then continue; fi
       case $host in
         ctypes_host)
           args=("$tree/lib/libpyop.so.0" "$tree/share/pyop" "$src/tests/lanes/plugins" "$c") ;;
         cli_host) args=("$tree/bin/pyop" "$src/tests/lanes/plugins" "$c") ;;
+        bridge_harness)
+          args=("$(dirname "$(ls "$tree"/lib/pyop/artifacts/*/libpyop_bridge.so | head -1)")"
+                "$src/tests/integration/plugins" "$c") ;;
         *) args=("$c") ;;
       esac
       echo "--- Python $ver: $host $c${vg:+ (valgrind)}"
