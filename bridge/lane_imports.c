@@ -21,6 +21,9 @@
  */
 #include "lanes.h"
 
+#include <stdatomic.h>
+#include <unistd.h>
+
 #ifdef PB_LANES
 
 /* Whether a load of this image is in progress (its refusals are the load's,
@@ -37,7 +40,10 @@ static PyObject *lanes_call(const char *fn) {
 
 /* ------------------------------------------------ the extension gate */
 
-/* The gate this image's main image shares (lanes.h), NULL until set_config. */
+pb_ext_gate pb_ext_gate_main = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+/* The gate this image takes: a lane image's main image's (set_config),
+ * the main image's own once its lanes load (pb_lane_imports_gate_main). */
 static pb_ext_gate *gate;
 
 void pb_lane_imports_gate(pb_ext_gate *g) { gate = g; }
@@ -47,14 +53,28 @@ static int64_t gate_key(void) {
   return PyInterpreterState_GetID(PyInterpreterState_Get()) + 1;
 }
 
+/* In a fork's child the gate's state is the parent's at the fork: the
+ * first to enter starts it afresh (the holder may be a thread the child
+ * does not have). */
+static void gate_after_fork(pb_ext_gate *g) {
+  pid_t seen = atomic_load(&g->pid), now = getpid();
+  if (seen == now || !atomic_compare_exchange_strong(&g->pid, &seen, now))
+    return;
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->freed, NULL);
+  g->owner = 0;
+  g->depth = 0;
+}
+
 /* pyop._lanes's wrappers call these around making an extension module. The
- * wait runs with this lane's GIL released: another of its threads may
- * hold the gate and need the GIL to leave it. */
+ * wait runs with this interpreter's GIL released: another of its threads
+ * may hold the gate and need the GIL to leave it. */
 static PyObject *gate_enter(PyObject *self, PyObject *unused) {
   (void)self, (void)unused;
   pb_ext_gate *g = gate;
   if (g != NULL) {
     int64_t me = gate_key();
+    gate_after_fork(g);
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&g->mu);
     while (g->owner != 0 && g->owner != me)
@@ -87,14 +107,48 @@ static PyMethodDef gate_defs[] = {
     {"gate_leave", gate_leave, METH_NOARGS, NULL},
 };
 
-int pb_lane_imports_watch(void) {
+/* pyop._lanes.fn(enter, leave) with this image's gate functions (new
+ * reference), or NULL with an exception. */
+static PyObject *lanes_call_gated(const char *fn) {
   PyObject *enter = PyCFunction_New(&gate_defs[0], NULL);
   PyObject *leave = enter != NULL ? PyCFunction_New(&gate_defs[1], NULL) : NULL;
   PyObject *m = leave != NULL ? PyImport_ImportModule("pyop._lanes") : NULL;
-  PyObject *r = m != NULL ? PyObject_CallMethod(m, "install", "OO", enter, leave) : NULL;
+  PyObject *r = m != NULL ? PyObject_CallMethod(m, fn, "OO", enter, leave) : NULL;
   Py_XDECREF(m);
   Py_XDECREF(enter);
   Py_XDECREF(leave);
+  return r;
+}
+
+/* Whether this main image put the main interpreter behind the gate. */
+static bool main_gated;
+
+int pb_lane_imports_gate_main(void) {
+  if (main_gated)
+    return PYOP_OK;
+  /* Before any lane runs: free, whatever a thread that entered it before
+   * an earlier drop of this image's package left (its wrapper does not give
+   * back a gate no longer set, pyop/_lanes.py). */
+  atomic_store(&pb_ext_gate_main.pid, getpid());
+  pthread_mutex_lock(&pb_ext_gate_main.mu);
+  pb_ext_gate_main.owner = 0;
+  pb_ext_gate_main.depth = 0;
+  pthread_cond_broadcast(&pb_ext_gate_main.freed);
+  pthread_mutex_unlock(&pb_ext_gate_main.mu);
+  gate = &pb_ext_gate_main;
+  PyObject *r = lanes_call_gated("gate_main");
+  if (r == NULL) {
+    gate = NULL;
+    return pb_error_python(PYOP_EPYTHON, "lanes: putting the main interpreter's extension "
+                                         "modules behind the lanes' gate failed");
+  }
+  Py_DECREF(r);
+  main_gated = true;
+  return PYOP_OK;
+}
+
+int pb_lane_imports_watch(void) {
+  PyObject *r = lanes_call_gated("install");
   if (r != NULL && !PyList_Check(r)) {
     PyErr_SetString(PyExc_TypeError, "pyop._lanes.install() did not return a list");
     Py_CLEAR(r);
@@ -104,14 +158,15 @@ int pb_lane_imports_watch(void) {
 }
 
 void pb_lane_imports_unwatch(void) {
-  if (!pb_lanes_image())
+  if (!pb_lanes_image() && !main_gated)
     return;
-  /* The wrappers outlive this image (the record lives on _imp): they must
-   * not call its functions once it is closed. */
+  /* The wrappers outlive this image (they live on _imp): they must not
+   * call its functions once it is closed. */
   PyObject *imp = PyImport_ImportModule("_imp");
   if (imp == NULL || PyObject_SetAttrString(imp, "_pyop_gate", Py_None) < 0)
     PyErr_Clear();
   Py_XDECREF(imp);
+  main_gated = false;
 }
 
 /* The refusals recorded since the last look, taken, as text ("extension

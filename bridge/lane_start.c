@@ -172,13 +172,10 @@ static pyop_str lane_last_error(void) {
   return (pyop_str){s != NULL ? s : "", s != NULL ? strlen(s) : 0};
 }
 
-/* The extension gate of this image's lanes (lanes.h). */
-static pb_ext_gate ext_gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-
 static const pb_lane_services lane_services = {
     {sizeof(pb_lane_services), lane_set_error, lane_log, lane_find_proto, lane_release_proto,
      lane_last_error},
-    &ext_gate};
+    &pb_ext_gate_main};
 
 /* ------------------------------------------------------------- images */
 

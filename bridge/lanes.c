@@ -456,6 +456,8 @@ int pb_lanes_load(const pyop_str *paths, size_t n) {
      * before any lane: what that first initialises belongs to the main
      * interpreter, which outlives every lane (CPython gh-119213). */
     int rc = pb_package_ensure();
+    if (rc == PYOP_OK)
+      rc = pb_lane_imports_gate_main();
     if (rc != PYOP_OK)
       return rc;
   }

@@ -15,6 +15,8 @@
 #include "os.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 /* set_config flag a bridge sets for the images of its lanes only (libpyop
@@ -31,22 +33,29 @@
  * CPython 3.12 and 3.13 run a single-phase extension module's init
  * function in a sub-interpreter before they refuse the module there, and
  * such an init readies static types that every interpreter of the process
- * shares: two lanes readying one at once (each under its own GIL) corrupt
- * it (seen: _ctypes's types, one lane freeing the __new__ wrapper the other
- * made, from the wrong interpreter's allocator). So a lane makes an
- * extension module only while it holds the gate (lane_imports.c wraps
- * _imp.create_dynamic and create_builtin). The holder is an interpreter,
- * not a thread: its own threads pass (the GIL orders them, and an init
- * that imports another extension re-enters), other lanes wait, with their
- * GIL released. owner is the holding interpreter's id + 1, 0 when free;
- * depth counts its entries. The main interpreter never takes it.
+ * shares: two interpreters readying one at once (each under its own GIL)
+ * corrupt it (seen: _ctypes's types, one lane freeing the __new__ wrapper
+ * the other made, from the wrong interpreter's allocator). So while lanes
+ * serve a main image, every extension module made in its lanes or in the
+ * main interpreter is made behind the gate (lane_imports.c; pyop/_lanes.py
+ * wraps _imp.create_dynamic and create_builtin). The holder is an
+ * interpreter, not a thread: its own threads pass (its GIL orders them,
+ * and an init that imports another extension re-enters), the other
+ * interpreters wait, their GIL released. owner is the holding
+ * interpreter's id + 1, 0 when free; depth counts its entries; pid is the
+ * process the state belongs to (a fork's child starts it afresh: the
+ * holder may be a thread it does not have).
  */
 typedef struct pb_ext_gate {
   pthread_mutex_t mu;
   pthread_cond_t freed;
   int64_t owner;
   uint64_t depth;
+  _Atomic pid_t pid;
 } pb_ext_gate;
+
+/* The main image's gate (lane_imports.c). */
+extern pb_ext_gate pb_ext_gate_main;
 
 /* What the main image hands its lanes' images as their loader services:
  * the services, then the gate (struct_size covers both). A lane image
@@ -58,6 +67,10 @@ typedef struct pb_lane_services {
 
 /* A lane image's: the gate its main image shares, from set_config. */
 void pb_lane_imports_gate(pb_ext_gate *gate);
+/* The main image's, before its lanes' first load (main GIL held): the main
+ * interpreter's extension modules behind the gate too, until the package's
+ * drop. PYOP_OK or a status (error reported). */
+int pb_lane_imports_gate_main(void);
 
 /* One descriptor a lane yielded (deep copy of what identifies it). */
 typedef struct lane_desc {

@@ -67,12 +67,19 @@
  *              without it the inits overlap, as _ctypes's did, which
  *              corrupted its static types); the main interpreter's import
  *              says none overlapped, the op runs there
+ *   ext_gate_lazy  the same extension imported inside execute by two
+ *              instances at once, in lanes 1 and 2: each lane refuses it
+ *              after its init, the op goes on in the main interpreter,
+ *              whose import overlapped lane 2's init unless the main
+ *              interpreter's extension modules are behind the gate too
  *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
  *              execute (INFO): every lane's lines and the main
  *              interpreter's reach the host's log hook, each at its own
  *              level
  */
 #include "lanes_util.h"
+
+#include <pthread.h>
 
 /* Lanes forced where CPython cannot end them safely, as lanes_host.c's
  * (libpyop never finalizes the Python it starts). */
@@ -1125,10 +1132,63 @@ static void case_ext_gate(void) {
   free(opp);
 }
 
+/* One call of an instance of SlowLazy on a thread of its own. */
+typedef struct lazy_call {
+  pyop_op *op;
+  int rc;
+  float y1;
+  char err[1024]; /* the call's error (the thread's last error) */
+} lazy_call;
+
+static void *lazy_call_run(void *p) {
+  lazy_call *c = p;
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  c->rc = run(c->op, x, y, 2);
+  c->y1 = y[1];
+  snprintf(c->err, sizeof c->err, "%s", c->rc != PYOP_OK ? pyop_last_error() : "");
+  return NULL;
+}
+
+/*
+ * ext_gate_lazy/lazy.py imports the slow single-phase extension inside
+ * execute. Two instances (lanes 1 and 2) called at once from two threads:
+ * lane 1 runs the init, refuses the module and its call goes on in the
+ * main interpreter, whose import runs the init again while lane 2 runs
+ * its own (after lane 1's: the gate). The main interpreter's module says
+ * how many overlapped, and execute fails on any: both calls must succeed.
+ */
+static void case_ext_gate_lazy(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("ext_gate_lazy: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  char *opp = xasprintf("%s/ext_gate_lazy", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("SlowLazy", 2, NULL);
+  lazy_call calls[2] = {{0}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create("SlowLazy", NULL, 0, &calls[i].op), PYOP_OK);
+  CHECK(pyop_op_lane(calls[0].op) != pyop_op_lane(calls[1].op), "both instances in lane %u",
+        (unsigned)pyop_op_lane(calls[0].op));
+  for (int i = 0; i < 2; i++)
+    REQUIRE(pthread_create(&t[i], NULL, lazy_call_run, &calls[i]) == 0, "thread");
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    CHECK(calls[i].rc == PYOP_OK, "call %d: %d: %s", i, calls[i].rc, calls[i].err);
+    CHECK(calls[i].y1 == 4.0f, "call %d: y[1] = %g", i, calls[i].y1);
+    pyop_op_destroy(calls[i].op);
+  }
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(del_import) X(ext_gate) X(lane_log)
+  X(del_import) X(ext_gate) X(ext_gate_lazy) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};

@@ -626,6 +626,21 @@ class ErrorsEdgeTest(unittest.TestCase):
         self.assertEqual(plural(1, "index", "indices"), "1 index")
 
 
+def _run_with_bogus_extension(test, code):
+    """Runs code in a child Python with the package importable and the path
+    of a file named not_ext.so that is no ELF file as argv[1]: what it
+    printed, as JSON (test fails when the child did)."""
+    import subprocess
+    with support.TempDir() as d:
+        bogus = support.write(d, "not_ext.so", "not an ELF file\n")
+        env = dict(os.environ, PYTHONPATH=support.PACKAGE_DIR)
+        p = subprocess.run([sys.executable, "-B", "-c", code, bogus], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    return json.loads(p.stdout)
+
+
 class LanesTest(unittest.TestCase):
     """pyop._lanes in a child interpreter (install() wraps _imp's makers
     for good): a refused extension module is recorded and still raised,
@@ -634,7 +649,6 @@ class LanesTest(unittest.TestCase):
     none once _imp._pyop_gate is None, as a dropped image leaves it)."""
 
     def test_refusals_recorded(self):
-        import subprocess
         code = textwrap.dedent("""
             import importlib.machinery, importlib.util, json, sys
             from pyop import _lanes
@@ -663,26 +677,67 @@ class LanesTest(unittest.TestCase):
             except ImportError:
                 pass
             out["gate_after_drop"] = gate[len(out["gate"]):]
+            # Dropped while a make runs: the gate taken is not given back.
+            def enter_then_dropped():
+                gate.append("enter2")
+                _imp._pyop_gate = None
+            _imp._pyop_gate = (enter_then_dropped, lambda: gate.append("leave2"))
+            try:
+                importlib.util.module_from_spec(spec)
+            except ImportError:
+                pass
+            out["gate_dropped_midway"] = gate[len(out["gate"]):]
+            _lanes.take()
             print(json.dumps(out))
         """)
-        with support.TempDir() as d:
-            bogus = support.write(d, "not_ext.so", "not an ELF file\n")
-            env = dict(os.environ, PYTHONPATH=support.PACKAGE_DIR)
-            p = subprocess.run([sys.executable, "-B", "-c", code, bogus], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               universal_newlines=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        out = json.loads(p.stdout)
+        out = _run_with_bogus_extension(self, code)
         self.assertEqual(out["before"], [])
         self.assertTrue(out["same"])
         self.assertTrue(out["raised"])
         self.assertEqual(out["gate"], ["enter", "leave"])
         self.assertEqual(out["gate_after_drop"], [])
+        self.assertEqual(out["gate_dropped_midway"], ["enter2"])
         self.assertEqual(len(out["took"]), 2, out["took"])
         self.assertEqual(out["took"][0][0], "not_ext")
         self.assertTrue(out["took"][0][1].startswith("ImportError: "), out["took"])
         self.assertEqual(out["took"][1], ["asyncio", "ImportError: no"])
         self.assertEqual(out["again"], [])
+
+
+class LanesGateMainTest(unittest.TestCase):
+    """pyop._lanes.gate_main in a child interpreter (the main interpreter's
+    wrappers, for good): each make between the gate's enter and leave,
+    nothing recorded, a second gate_main wraps nothing twice (its own pair
+    used), None as the gate: the wrappers only make."""
+
+    def test_gate_main(self):
+        code = textwrap.dedent("""
+            import _imp, importlib.machinery, importlib.util, json, sys
+            from pyop import _lanes
+            gate = []
+            _lanes.gate_main(lambda: gate.append("a+"), lambda: gate.append("a-"))
+            _lanes.gate_main(lambda: gate.append("b+"), lambda: gate.append("b-"))
+            path = sys.argv[1]
+            spec = importlib.util.spec_from_file_location(
+                "not_ext", path, loader=importlib.machinery.ExtensionFileLoader("not_ext", path))
+            def make():
+                try:
+                    importlib.util.module_from_spec(spec)
+                    return "made"
+                except ImportError as e:
+                    return type(e).__name__
+            out = {"made": make(), "gate": list(gate), "took": _lanes.take()}
+            _imp._pyop_gate = None
+            out["made_ungated"] = make()
+            out["gate_ungated"] = gate[len(out["gate"]):]
+            print(json.dumps(out))
+        """)
+        out = _run_with_bogus_extension(self, code)
+        self.assertEqual(out["made"], "ImportError")
+        self.assertEqual(out["gate"], ["b+", "b-"])
+        self.assertEqual(out["took"], [])
+        self.assertEqual(out["made_ungated"], "ImportError")
+        self.assertEqual(out["gate_ungated"], [])
 
 
 class GeLinkEdgeTest(unittest.TestCase):
