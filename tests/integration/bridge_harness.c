@@ -3100,7 +3100,8 @@ static void case_services(void) {
  * the same keys again, builtins.__import__ is the original, a host's
  * sys.modules entry the plugin deleted is back, a package entry it added
  * that is no module is gone; one warning counts the three entries
- * restored.
+ * restored. Then one that changes sys.path_importer_cache in place: the
+ * same dict holds the host's entries again, and only them.
  */
 static void case_clobber(void) {
   recorder r = {.fail_at = -1};
@@ -3132,6 +3133,25 @@ static void case_clobber(void) {
               "del sys.modules['_edge_host_module'], meta, meta_items, hooks, cache_keys, imp, "
               "mod\n"),
         "the import system as it was");
+  /* The importer cache changed in place (bad/clobber_cache.py): the same
+   * dict with the host's entries, the same finders (batch 23 survivor
+   * bridge.b23.import_guard.importer_cache_aliased: the saved "copy" was
+   * the live dict, and putting it back emptied it). */
+  CHECK(py_ok("import sys\n"
+              "_cc = (sys.path_importer_cache, dict(sys.path_importer_cache))\n"
+              "assert _cc[1], 'no host entries to lose'\n"),
+        "save the importer cache");
+  const char *c[] = {"RuntimeError: clobbered the importer cache in place",
+                     "clobber_cache.py", NULL};
+  expect_load_error("clobber_cache", PYOP_EPLUGIN, c, 1, "bad/clobber_cache.py", NULL);
+  CHECK(py_ok("import sys\n"
+              "cache, items = _cc\n"
+              "del _cc\n"
+              "assert sys.path_importer_cache is cache, type(sys.path_importer_cache)\n"
+              "assert set(cache) == set(items), set(cache) ^ set(items)\n"
+              "assert all(cache[k] is items[k] for k in items)\n"
+              "del cache, items\n"),
+        "the importer cache as it was, in the same dict");
   /* And the next load works. */
   CHECK_OK(load(&r, 1, "launch"));
   CHECK(r.n == 2, "good load after the clobbering one");
