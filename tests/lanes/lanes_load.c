@@ -72,6 +72,9 @@
  *              after its init, the op goes on in the main interpreter,
  *              whose import overlapped lane 2's init unless the main
  *              interpreter's extension modules are behind the gate too
+ *   same_twice  a prototype registered twice in one plugin (the same
+ *              descriptor): each of the main interpreter's two pairs with
+ *              one of every lane's two, and the op runs in lanes
  *   lane_log   a plugin that logs at import (INFO and DEBUG) and in
  *              execute (INFO): every lane's lines and the main
  *              interpreter's reach the host's log hook, each at its own
@@ -1185,10 +1188,29 @@ static void case_ext_gate_lazy(void) {
   free(opp);
 }
 
+/*
+ * One path element yields the same prototype twice (same_twice/twice.py:
+ * the registry takes it once): each main-interpreter descriptor pairs with
+ * a lane descriptor not paired yet, so no lane descriptor is left over and
+ * the load works with the op in lanes (batch 23 survivor
+ * bridge.b23.lanes.same_desc_twice: both paired with the first, and the
+ * load failed saying a lane yields a prototype the main interpreter does
+ * not).
+ */
+static void case_same_twice(void) {
+  char *opp = xasprintf("%s/same_twice", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("Twice", 2, NULL);
+  run_in_lanes("Twice", 2);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  free(opp);
+}
+
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(del_import) X(ext_gate) X(ext_gate_lazy) X(lane_log)
+  X(del_import) X(ext_gate) X(ext_gate_lazy) X(same_twice) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
