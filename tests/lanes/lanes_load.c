@@ -952,6 +952,24 @@ static void case_lazy_attrs(void) {
           y[6], y[7]);
   }
   pyop_op_destroy(nested);
+  /* A list of data types, every element (batch 23 survivor, session 17:
+   * bridge.b23.lane_calls.list_dtype_size, kept by its count in bytes). */
+  static const int32_t dts[4] = {PYOP_DTYPE_INT64, PYOP_DTYPE_BOOL, PYOP_DTYPE_UINT16,
+                                 PYOP_DTYPE_FLOAT16};
+  pyop_attr dl = pyop_attr_dtypes("dts", dts, 4);
+  pyop_op *types = NULL;
+  REQUIRE_RC(pyop_op_create("LazyDtypes", &dl, 1, &types), PYOP_OK);
+  CHECK(pyop_op_lane(types) != 0, "LazyDtypes made in lane %u", (unsigned)pyop_op_lane(types));
+  for (int round = 0; round < 2; round++) {
+    float x[8] = {0}, y[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    CHECK_RC(run(types, x, y, 8), PYOP_OK);
+    for (int i = 0; i < 4; i++)
+      CHECK(y[i] == (float)dts[i], "LazyDtypes round %d: dts[%d] = %g, the host gave %d", round,
+            i, y[i], (int)dts[i]);
+    CHECK(y[4] == 4.0f && y[5] == 0.0f, "LazyDtypes round %d: %g data types, in interpreter %g",
+          round, y[4], y[5]);
+  }
+  pyop_op_destroy(types);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }

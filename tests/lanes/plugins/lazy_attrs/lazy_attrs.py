@@ -17,12 +17,16 @@ same fallback, every element of a list of floats.
 
 LazyRows(x; rows) -> y: every element of the list[list[int]] attribute,
 row after row, then len(rows), then the interpreter's id: the same
-fallback, every element of every row of a list of lists of ints."""
+fallback, every element of every row of a list of lists of ints.
+
+LazyDtypes(x; dts) -> y: the code of each data type of the list[DataType]
+attribute, then len(dts), then the interpreter's id: the same fallback,
+every element of a list of data types."""
 import importlib
 import sys
 
 import pyop
-from pyop import Tensor, TensorDesc
+from pyop import DataType, Tensor, TensorDesc
 
 EXT = "_ctypes" if sys.version_info < (3, 13) else "_testsinglephase"
 
@@ -107,3 +111,20 @@ class LazyRowsImpl:
             o[i] = float(v)
         o[len(flat)] = float(len(rows))
         o[len(flat) + 1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyDtypes")
+def lazy_dtypes(x: TensorDesc, *, dts: list[DataType] = [DataType.float32]) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyDtypes")
+class LazyDtypesImpl:
+    def execute(self, x: Tensor, *, dts: list[DataType]) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        for i, d in enumerate(dts):
+            o[i] = float(int(getattr(d, "value", d)))
+        o[len(dts)] = float(len(dts))
+        o[len(dts) + 1] = float(_interp_id())
