@@ -43,7 +43,7 @@ void pb_os_reset(void);
 
 /* Whether the test seam PYOP_TEST_LANES lists word (docs/design.md §Lanes;
  * ignored under secure execution). Any thread; in every bridge (set_config
- * reads "force"). */
+ * reads "force", signals.c "sigint-at-start"). */
 bool pb_lanes_test_seam(const char *word);
 
 /*

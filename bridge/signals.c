@@ -4,6 +4,7 @@
  * the host's SIGINT kept when the interpreter libpyop starts imports signal.
  */
 #include "bridge.h"
+#include "os.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -99,6 +100,10 @@ void pb_signals_keep_host_sigint(void) {
     PyErr_Clear();
     return;
   }
+  /* Test seam: a SIGINT that Python's handler took meanwhile (on a host
+   * thread: this one blocks it), as its C handler leaves it. */
+  if (pb_lanes_test_seam("sigint-at-start"))
+    (void)PyErr_SetInterruptEx(SIGINT);
   struct sigaction now;
   if (sigaction(SIGINT, NULL, &now) == 0 && handler_of(&now) != handler_of(&before)) {
     sigaction(SIGINT, &before, NULL);

@@ -869,6 +869,20 @@ static void case_sigint(void) {
   int st = wait_child(pid, 60);
   CHECK(st == 128 + SIGINT, "the child exited with %d, not by SIGINT (%d; 4: it survived "
         "SIGINT, 5: its load failed)", st, 128 + SIGINT);
+  /* A SIGINT that Python's handler took while libpyop's Python started
+   * (the seam raises one right after the interpreter thread imports
+   * signal) is sent on to the host: the child, at the default disposition,
+   * dies by it during the load (batch 23 survivor
+   * bridge.b23.signals.sigint_swallowed: it was swallowed). */
+  char *start_argv[] = {(char *)"host_proc_start", (char *)"sigint_child_start", NULL};
+  setenv("PYOP_TEST_LANES", "sigint-at-start", 1);
+  pid = -1;
+  int spawned = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, start_argv, environ);
+  unsetenv("PYOP_TEST_LANES");
+  REQUIRE(spawned == 0, "spawn the sigint_child_start child");
+  st = wait_child(pid, 60);
+  CHECK(st == 128 + SIGINT, "the child exited with %d, not by the SIGINT Python took while it "
+        "started (%d; 4: it survived, 5: its load failed)", st, 128 + SIGINT);
 
   /* The host's default disposition, set with a mask of its own (SIGUSR2)
    * and no SA_ONSTACK: the load that starts Python (importing signal puts
@@ -910,6 +924,17 @@ static void case_sigint(void) {
   CHECK(!log_has("SIGINT", NULL), "a log line blames a plugin for SIGINT:\n%s", g_log);
   signal(SIGINT, SIG_DFL);
   free(dir);
+}
+
+/* The other child of case_sigint: the default disposition, a load that
+ * starts Python with PYOP_TEST_LANES=sigint-at-start; it must die by that
+ * SIGINT. Exit 5: the load failed; 4: it survived. */
+static void case_sigint_child_start(void) {
+  signal(SIGINT, SIG_DFL);
+  start_python_option();
+  if (pyop_load() != PYOP_OK) _exit(5);
+  usleep(500 * 1000);
+  _exit(4);
 }
 
 /* The child of case_sigint: load with start_python (the plugin imports
@@ -1076,6 +1101,10 @@ int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "sigint_child")) {
     e2e_case = argv[1];
     case_sigint_child(); /* no temp dir, no watchdog: it dies */
+  }
+  if (argc == 2 && !strcmp(argv[1], "sigint_child_start")) {
+    e2e_case = argv[1];
+    case_sigint_child_start();
   }
 #endif
   int status;
