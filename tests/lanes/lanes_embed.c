@@ -35,7 +35,8 @@
  *                   (new lanes, in neither a kept nor a host's interpreter)
  *   kept_one_ended  3.13+: the host ends one of the two kept lanes itself: the
  *                   next load takes up the other (the last ended: lane 1 is
- *                   the same interpreter, lane 2 a new one) and the exit hook
+ *                   the same interpreter, lane 2 a new one; the ended one's
+ *                   image closed, 2 open) and the exit hook
  *                   ends the kept lane left when the host ended the first
  *                   (no sub-interpreter remains); atexit holds one exit
  *                   hook of libpyop's at a time (the kept lanes' or the
@@ -497,6 +498,11 @@ static void case_kept_one_ended(void) {
         "lane 2 runs in interpreter %g (kept: %g, ended by the host: %g)", ids[1], first[0],
         first[1]);
   run_two(2);
+  /* The ended lane's last image is closed when the load finds its
+   * interpreter gone (batch 23 survivor bridge.b23.lane_pool.surplus_not_closed:
+   * its memfd stayed open for good): one image per serving lane. */
+  CHECK(lane_images_open() == 2, "%d lane images open after the second load, expected 2",
+        lane_images_open());
   PyEval_RestoreThread(mine);
   atexit_expect(0, 1, "after the second load");
   (void)PyEval_SaveThread();

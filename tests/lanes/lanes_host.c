@@ -1093,27 +1093,6 @@ static void keep_ready(void *user, int level, const char *line) {
   }
 }
 
-/* How many lane images (memfds "pyop-lane-N", lane_files.c) this process
- * has open. */
-static int lane_images_open(void) {
-  DIR *d = opendir("/proc/self/fd");
-  if (d == NULL)
-    return -1;
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    char path[64], target[256];
-    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-    ssize_t len = readlink(path, target, sizeof target - 1);
-    if (len <= 0)
-      continue;
-    target[len] = '\0';
-    if (strstr(target, "memfd:pyop-lane-") != NULL)
-      n++;
-  }
-  closedir(d);
-  return n;
-}
 
 /*
  * How many lanes each start made and took up from the kept ones, as its

@@ -13,9 +13,34 @@
 
 #include "../e2e/e2e_util.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #if !defined(LANES_PLUGINS) || !defined(LANES_GE_PLUGINS) || !defined(Py_VERSION_FOR_TEST)
 #error "LANES_PLUGINS, LANES_GE_PLUGINS and Py_VERSION_FOR_TEST must be defined (run.sh)"
 #endif
+
+/* How many lane images (memfds "pyop-lane-N", lane_files.c) this process
+ * has open. */
+E2E_UNUSED static int lane_images_open(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len <= 0)
+      continue;
+    target[len] = '\0';
+    if (strstr(target, "memfd:pyop-lane-") != NULL)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
 
 /* Sets ASCEND_CUSTOM_OPP_PATH and the options of the next load: n lanes,
  * start_python as given (ignored when the host initialised Python). */
