@@ -61,7 +61,7 @@ E2E_UNUSED static int run(pyop_op *op, const float *x, float *y, int64_t n) {
 }
 
 /* op_type runs in `lanes` lanes, with no serial reason (reason_part NULL)
- * or one containing reason_part. */
+ * or one containing reason_part (one line, either way). */
 E2E_UNUSED static void expect_info(const char *op_type, uint32_t lanes,
                                    const char *reason_part) {
   const pyop_op_info *info = NULL;
@@ -76,6 +76,10 @@ E2E_UNUSED static void expect_info(const char *op_type, uint32_t lanes,
   else
     CHECK(strstr(info->serial_reason, reason_part) != NULL,
           "%s: serial_reason \"%s\" lacks \"%s\"", op_type, info->serial_reason, reason_part);
+  /* One line, whatever the lane's error held (a traceback: batch 23
+   * survivor bridge.b23.lane_start.serial_reason_lines). */
+  CHECK(strchr(info->serial_reason, '\n') == NULL, "%s: serial_reason of several lines: \"%s\"",
+        op_type, info->serial_reason);
   pyop_op_info_release(info);
 }
 
