@@ -3833,14 +3833,60 @@ static void loadstate_guard(void) {
               "del _oc_cache\n"),
         "the failed load's entry stayed in sys.path_importer_cache");
   rec_clear(&r);
+  /* A failed load whose plugin deleted sys.path_hooks: it is a list again
+   * with the hooks it held (process C pass, session 17:
+   * bridge.ppr.import_guard.deleted_list_crash read the missing list). */
+  CHECK(py_ok("import sys\n_oc_hooks = list(sys.path_hooks)\n"), "save");
+  CHECK(load(&r, 1, "loadstate/fails_hooks.py") == PYOP_EPLUGIN &&
+            err_has("loadstate plugin fails after deleting sys.path_hooks"),
+        "the failing plugin: %d %s", g_err_status, g_err);
+  CHECK(py_ok("import sys\n"
+              "assert type(sys.path_hooks) is list, type(sys.path_hooks)\n"
+              "assert sys.path_hooks == _oc_hooks, sys.path_hooks\n"
+              "del _oc_hooks\n"),
+        "the failed load left sys.path_hooks deleted");
+  rec_clear(&r);
+}
+
+/* A host thread that loads once with the GIL free (the bridge keeps a
+ * thread state for it, the thread's PyGILState one), then takes the GIL
+ * with PyGILState_Ensure (that same state attached) and loads again while
+ * running no Python: that load is warned about, naming the thread. */
+static void *gil_kept_own_state_thread(void *arg) {
+  (void)arg;
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  api->reset();
+  rec_clear(&r);
+  log_all_clear();
+  int st = PyGILState_Ensure();
+  int rc = load(&r, 1, "loadstate/plain.py");
+  PyGILState_Release(st);
+  CHECK(rc == PYOP_OK, "load holding the GIL through the thread's kept state: %d", rc);
+  char want[160];
+  snprintf(want, sizeof want,
+           "the thread calling pyop_load (thread %ld) holds the GIL while running no Python",
+           (long)syscall(SYS_gettid));
+  CHECK(strstr(g_log_all, want) != NULL, "no warning \"%s\" for a load holding the GIL through the thread's kept "
+        "state:\n%s", want, g_log_all);
+  api->reset();
+  rec_clear(&r);
+  return NULL;
 }
 
 /*
  * A load from a thread that holds the GIL while running no Python (a host
  * that initialised Python and kept it: here PyGILState_Ensure) is named in
- * a warning with its thread id; a load with the GIL free is not.
+ * a warning with its thread id; a load with the GIL free is not. So is one
+ * from a host thread whose GIL is held through the thread state the bridge
+ * keeps for it (process C pass, session 17:
+ * bridge.ppr.gil_watch.held_not_noted took that nested state for a free
+ * GIL).
  */
 static void loadstate_gil_kept(void) {
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, gil_kept_own_state_thread, NULL) == 0, "pthread_create");
+  pthread_join(t, NULL);
   recorder r = {.fail_at = -1};
   log_all_clear();
   int st = PyGILState_Ensure();
@@ -6897,6 +6943,61 @@ static void case_cfstart(void) {
 }
 
 /*
+ * The Python libpyop started (PYOP_BRIDGE_START_PYTHON, no host Python)
+ * finalized by someone else (here the host, through the symbols the
+ * process has): the bridge takes it for lost (interpreter_status
+ * PYOP_ENOTINIT, a load refused), and its shutdown says so at warn level
+ * and ends the interpreter thread it started (process C pass, session 17:
+ * bridge.ppr.entry.lost_owned_unwarned dropped the line). SIGALRM ends the
+ * process if the shutdown waits for that thread.
+ */
+static void case_start_lost(void) {
+  alarm(120);
+  CHECK(!Py_IsInitialized(), "no Python yet");
+  CHECK_OK(configure(PYOP_BRIDGE_START_PYTHON));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "loadstate/plain.py"));
+  rec_clear(&r);
+  CHECK(api->interpreter_status() == PYOP_OK, "interpreter_status while it runs");
+  /* The interpreter thread, by its native id (threading's main thread). */
+  int tid_pipe[2];
+  CHECK(pipe(tid_pipe) == 0, "pipe");
+  char code[256];
+  snprintf(code, sizeof code,
+           "import os, threading\n"
+           "os.write(%d, b'%%12d' %% threading.main_thread().native_id)\n",
+           tid_pipe[1]);
+  CHECK(py_ok(code), "the interpreter thread's id");
+  char tidtext[13] = "";
+  CHECK(read(tid_pipe[0], tidtext, 12) == 12, "the interpreter thread's id");
+  close(tid_pipe[0]);
+  close(tid_pipe[1]);
+  long interp_tid = atol(tidtext);
+  CHECK(interp_tid > 0, "the interpreter thread's id");
+  char task[64];
+  snprintf(task, sizeof task, "/proc/self/task/%ld", interp_tid);
+  CHECK(access(task, F_OK) == 0, "test bug: no interpreter thread %ld", interp_tid);
+  /* Someone else finalizes it, from this host thread: threading's
+   * shutdown (which would wait for its main thread, the interpreter
+   * thread, to end) is skipped. */
+  CHECK(py_ok("import threading\nthreading._shutdown = lambda: None\n"), "threading");
+  PyGILState_Ensure();
+  CHECK(Py_FinalizeEx() == 0, "finalize the Python libpyop started");
+  CHECK(api->interpreter_status() == PYOP_ENOTINIT,
+        "interpreter_status after the Python libpyop started was finalized");
+  clear_error();
+  CHECK(load(&r, 1, "loadstate/plain.py") == PYOP_ENOTINIT && err_has("finalized"),
+        "a load after the Python libpyop started was finalized: %s", g_err);
+  log_all_clear();
+  api->shutdown();
+  CHECK(strstr(g_log_all, "the Python libpyop started was finalized by someone else") != NULL,
+        "the shutdown does not say the Python libpyop started was finalized:\n%s", g_log_all);
+  CHECK(access(task, F_OK) != 0, "the interpreter thread still runs after shutdown");
+  alarm(0);
+  dlclose(bridge_handle);
+}
+
+/*
  * Second configurations of the call path (plugins/configs, issue 31's
  * configuration pass):
  * - one instance's optional input given, then absent (count 0, the host's
@@ -8924,6 +9025,7 @@ static void case_lane_services(void) {
   X(mapped_signals, "integration bridge", 300, "")                           \
   X(cfstate, "integration bridge", 300, "")                                  \
   X(cfstart, "integration bridge", 300, "no_host_python")                    \
+  X(start_lost, "integration bridge", 300, "no_host_python")                 \
   X(configs, "integration bridge", 300, "")                                  \
   X(configs_lost, "integration bridge", 300, "")                             \
   X(dfcall, "integration bridge", 300, "")                                   \
