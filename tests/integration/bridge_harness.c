@@ -174,7 +174,7 @@ typedef struct rec_op {
   bool has_flags, has_alias; /* input_flags / output_alias given (non-NULL) */
   uint32_t in_flags[16];
   int32_t alias[16];
-  uint32_t lanes; /* the impl view's lanes (ABI 1.6) */
+  uint32_t lanes; /* the view's lanes (ABI 1.6) */
 } rec_op;
 
 typedef struct recorder {
@@ -280,6 +280,7 @@ static int rec_add_proto(void *ctx, const pyop_proto_view *p) {
   o->ctx = p->ctx;
   o->cb = p->callbacks;
   o->view_size = p->struct_size;
+  o->lanes = PYOP_STRUCT_HAS(pyop_proto_view, p, lanes) ? p->lanes : 0;
   if (PYOP_STRUCT_HAS(pyop_proto_view, p, source_digest) && p->source_digest.data != NULL)
     o->digest = sdup(p->source_digest);
   if (PYOP_STRUCT_HAS(pyop_proto_view, p, output_dtypes)) {
@@ -8922,6 +8923,126 @@ static void case_bounds(void) {
   rec_clear(&r);
 }
 
+/* A holder of op in lane (0: the main interpreter) with attribute a. */
+static void *holder_in(const rec_op *op, pyop_attr_view a, uint32_t lane) {
+  void *h = NULL;
+  clear_error();
+  int rc = lane == 0 ? op->cb->create_holder(op->ctx, &a, 1, &h)
+                     : op->cb->create_holder_in(op->ctx, &a, 1, lane, &h);
+  CHECK(rc == PYOP_OK && h != NULL, "create_holder of %s in lane %u: %d %s", op->op_type, lane,
+        rc, g_err);
+  return rc == PYOP_OK ? h : NULL;
+}
+
+/* An alias_output past a host's struct_size (ABI 1.1's services): never
+ * read, never called. */
+static int g_alias_past_calls;
+static int alias_past_size(void *ctx, size_t index, size_t input, pyop_tensor *t) {
+  (void)ctx, (void)index, (void)input, (void)t;
+  g_alias_past_calls++;
+  return PYOP_EINVAL;
+}
+
+/*
+ * What a host does not offer is not offered to an op in a lane either
+ * (lane_calls.c wraps the sinks and services given, member by member; the
+ * lanes C pass, session 17): EdgeCtx's make_output_ref_input with no
+ * alias_output, and with services of ABI 1.1's size whose bytes past it
+ * hold a function; its declare_launch_args with no add_workspace; EdgeDyn's
+ * dynamic output with no add_output. Each is the error it is in the main
+ * interpreter (lane 0), in every lane, and nothing past struct_size is
+ * called.
+ */
+static void lane_sinks_missing(recorder *r, uint32_t lanes) {
+  const rec_op *impl = find(r, "EdgeCtx", true), *dyn = find(r, "EdgeDyn", false);
+  CHECK(impl != NULL && dyn != NULL, "EdgeCtx and EdgeDyn registered");
+  if (impl == NULL || dyn == NULL)
+    return;
+  CHECK(dyn->lanes == lanes, "EdgeDyn in %u lanes, EdgeCtx in %u", dyn->lanes, lanes);
+  for (uint32_t lane = 0; lane <= lanes; lane++) {
+    float x[2] = {1, 2};
+    int64_t sh[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, sh), out = tensor_f32(NULL, 1, sh);
+    pyop_tensor_list lists[1] = {{&in, 1}};
+    void *h = holder_in(impl, attr_str("what", "ref"), lane);
+    if (h != NULL) {
+      outputs o = {0};
+      pyop_exec_services none = {sizeof none, &o, alloc_output, alloc_workspace, NULL};
+      pyop_exec_args args = {sizeof args, lists, 1, 1, &none, NULL, NULL};
+      clear_error();
+      int rc = impl->cb->execute(h, &args);
+      CHECK(rc == PYOP_EPYTHON && err_has("cannot alias outputs"),
+            "lane %u, no alias_output: %d %s", lane, rc, g_err);
+      pyop_exec_services old = {offsetof(pyop_exec_services, alias_output), &o, alloc_output,
+                                alloc_workspace, alias_past_size};
+      args.services = &old;
+      g_alias_past_calls = 0;
+      clear_error();
+      rc = impl->cb->execute(h, &args);
+      CHECK(rc == PYOP_EPYTHON && err_has("cannot alias outputs") && g_alias_past_calls == 0,
+            "lane %u, services of ABI 1.1's size: %d %s (alias_output past it called %d "
+            "times)", lane, rc, g_err, g_alias_past_calls);
+      outputs_free(&o);
+      impl->cb->destroy_holder(h);
+    }
+    if ((h = holder_in(impl, attr_str("what", "ws_max"), lane)) != NULL) {
+      pyop_declare_args da = {sizeof da, lists, 1, &out, 1, NULL, NULL, NULL};
+      clear_error();
+      int rc = impl->cb->declare_launch_args(h, &da);
+      CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the workspace"),
+            "lane %u, no add_workspace: %d %s", lane, rc, g_err);
+      impl->cb->destroy_holder(h);
+    }
+    if ((h = holder_in(dyn, attr_int("n", 2), lane)) != NULL) {
+      pyop_tensor outs[1];
+      memset(outs, 0, sizeof outs);
+      pyop_infer_args ia = {sizeof ia, lists, 1, outs, 1, NULL, NULL};
+      clear_error();
+      int rc = dyn->cb->infer_meta(h, &ia);
+      CHECK(rc == PYOP_EPYTHON && err_has("does not take dynamic outputs"),
+            "lane %u, no add_output: %d %s", lane, rc, g_err);
+      dyn->cb->destroy_holder(h);
+    }
+  }
+}
+
+/*
+ * Launchy (plugins/launch) in each lane and the main interpreter: compile
+ * with no set_artifact, declare_launch_args with no add_launch (its
+ * workspace, declared first, still reaches the host): the host's
+ * "unsupported" as in the main interpreter (the lanes C pass, session 17).
+ */
+static void launch_sinks_missing(recorder *r, uint32_t lanes) {
+  const rec_op *impl = find(r, "Launchy", true);
+  CHECK(impl != NULL && impl->lanes == lanes, "Launchy in %u lanes, expected %u",
+        impl != NULL ? impl->lanes : 0, lanes);
+  if (impl == NULL)
+    return;
+  for (uint32_t lane = 0; lane <= impl->lanes; lane++) {
+    void *h = holder_in(impl, attr_float("alpha", 0.5), lane);
+    if (h == NULL)
+      continue;
+    float x[2] = {1, 2};
+    int64_t s[2] = {1, 2};
+    pyop_tensor in[2] = {tensor_f32(x, 2, s), tensor_f32(x, 2, s)}, out = tensor_f32(NULL, 2, s);
+    pyop_tensor_list lists[2] = {{&in[0], 1}, {&in[1], 1}};
+    sink sk;
+    memset(&sk, 0, sizeof sk);
+    pyop_compile_args ca = {sizeof ca, lists, 2, &out, 1, &sk, NULL};
+    clear_error();
+    int rc = impl->cb->compile(h, &ca);
+    CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the artifact"),
+          "lane %u, no set_artifact: %d %s", lane, rc, g_err);
+    pyop_declare_args da = {sizeof da, lists, 2, &out, 1, &sk, NULL, sink_ws};
+    clear_error();
+    rc = impl->cb->declare_launch_args(h, &da);
+    CHECK(rc == PYOP_EUNSUPPORTED && err_has("the host rejected the launch of kern"),
+          "lane %u, no add_launch: %d %s", lane, rc, g_err);
+    CHECK(sk.n_ws == 1 && sk.ws[0] == 64, "lane %u: %d workspaces declared", lane, sk.n_ws);
+    impl->cb->destroy_holder(h);
+  }
+}
+
 /*
  * The execute services an op gets in a lane are the host's, member by
  * member (lane_calls.c; batch 21 survivor
@@ -8982,7 +9103,15 @@ static void case_lane_services(void) {
       impl->cb->destroy_holder(h);
     }
   }
+  lane_sinks_missing(&r, impl->lanes);
   rec_clear(&r);
+  api->reset();
+  /* A second load after the reset, in the same lanes: compile and
+   * declare_launch_args of Launchy (plugins/launch) with sinks missing. */
+  recorder r2 = {.fail_at = -1};
+  CHECK_OK(load(&r2, 1, "launch"));
+  launch_sinks_missing(&r2, want);
+  rec_clear(&r2);
 }
 
 #define BRIDGE_HARNESS_CASES(X)                                               \

@@ -796,6 +796,39 @@ static void declare_ops(void) {
   pyop_op_destroy(op);
 }
 
+static int refuse_output(void *user, size_t index, pyop_tensor *t) {
+  (void)user, (void)index, (void)t;
+  return 42; /* the host's own status */
+}
+
+/*
+ * A call in a lane that caught a refused import, then failed because the
+ * host refused its output (LazyOptHost, the host's alloc_output answering
+ * 42): the host's failure, PYOP_EHOST, as without lanes; not taken for the
+ * lane's refusal (only a Python error is: lane_imports.c), which would
+ * fail it as a call that "had called out" (the lanes C pass, session 17).
+ * The next call takes the refusal: it runs, and the op falls back.
+ */
+static void lazy_host_status(void) {
+  pyop_op *op = NULL;
+  REQUIRE_RC(pyop_op_create("LazyOptHost", NULL, 0, &op), PYOP_OK);
+  CHECK(pyop_op_lane(op) != 0, "LazyOptHost made in lane %u", (unsigned)pyop_op_lane(op));
+  float x[2] = {5, 0};
+  pyop_tensor tx = f32_1d(x, 2);
+  pyop_tensor_list in[1] = {one(&tx)};
+  pyop_exec_ctx ctx = PYOP_EXEC_CTX_INIT;
+  ctx.alloc_output = refuse_output;
+  pyop_tensor out[1];
+  memset(out, 0, sizeof out);
+  CHECK_RC(pyop_op_execute(op, in, 1, out, 1, &ctx), PYOP_EHOST);
+  CHECK(strstr(pyop_last_error(), "after it had called out") == NULL,
+        "the host's failure taken for the lane's refusal: %s", pyop_last_error());
+  float y0 = -1, id = -1;
+  CHECK_RC(run_id(op, 6.0f, &y0, &id), PYOP_OK);
+  CHECK(y0 == 6.0f, "LazyOptHost after the host's failure: y[0] = %g", y0);
+  pyop_op_destroy(op);
+}
+
 static void case_lazy_import(void) {
   bool py312 = strstr(Py_VERSION_FOR_TEST, "3.12") != NULL;
   char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
@@ -838,6 +871,7 @@ static void case_lazy_import(void) {
   for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
     CHECK(lines_with(lanes_warnings, named[i][0], named[i][1]) == 1,
           "no warning with \"%s\" and \"%s\":\n%s", named[i][0], named[i][1], lanes_warnings);
+  lazy_host_status();
   CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
@@ -852,6 +886,63 @@ static float tags_code(const char *a, const char *b) {
     sum += (float)((unsigned char)s[i] * (i + 1));
   free(s);
   return sum;
+}
+
+/*
+ * What a host gives pyop_op_create is borrowed for the call only: the
+ * instance remade in the main interpreter at the fallback is made from the
+ * lane's own copy of the attributes (lane_calls.c, attrs_copy), never from
+ * the host's memory, which the host here overwrites and frees right after
+ * the create (the lanes C pass, session 17): the names, a list of bools
+ * (every element), a string (every byte, its length; libpyop refuses one
+ * with a NUL in it).
+ */
+static void lazy_borrowed(void) {
+  static const bool want_flags[5] = {true, false, false, true, true};
+  static const char want_text[7] = {'a', ' ', 'b', '\t', 'c', '~', 'z'};
+  char *flags_name = strdup("flags"), *text_name = strdup("text");
+  bool *flags = malloc(sizeof want_flags);
+  char *text = malloc(sizeof want_text);
+  REQUIRE(flags_name != NULL && text_name != NULL && flags != NULL && text != NULL,
+          "out of memory");
+  memcpy(flags, want_flags, sizeof want_flags);
+  memcpy(text, want_text, sizeof want_text);
+  pyop_attr fa = pyop_attr_bools(flags_name, flags, 5);
+  pyop_attr ta = pyop_attr_of_type(text_name, PYOP_ATTR_STR);
+  ta.value.u.s = (pyop_str){text, sizeof want_text};
+  pyop_op *bools = NULL, *str = NULL;
+  REQUIRE_RC(pyop_op_create("LazyBools", &fa, 1, &bools), PYOP_OK);
+  REQUIRE_RC(pyop_op_create("LazyText", &ta, 1, &str), PYOP_OK);
+  CHECK(pyop_op_lane(bools) != 0 && pyop_op_lane(str) != 0, "made in lanes %u and %u",
+        (unsigned)pyop_op_lane(bools), (unsigned)pyop_op_lane(str));
+  /* The host's memory changes, then goes. */
+  for (size_t i = 0; i < 5; i++)
+    flags[i] = !want_flags[i];
+  memset(text, 'Q', sizeof want_text);
+  memcpy(flags_name, "xlags", 5);
+  memcpy(text_name, "xext", 4);
+  free(flags);
+  free(text);
+  free(flags_name);
+  free(text_name);
+  for (int round = 0; round < 2; round++) {
+    float x[10] = {0}, y[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    CHECK_RC(run(bools, x, y, 10), PYOP_OK);
+    for (int i = 0; i < 5; i++)
+      CHECK(y[i] == (want_flags[i] ? 1.0f : 0.0f), "LazyBools round %d: flags[%d] = %g, the "
+            "host gave %d", round, i, y[i], (int)want_flags[i]);
+    CHECK(y[5] == 5.0f && y[6] == 0.0f, "LazyBools round %d: %g flags, in interpreter %g", round,
+          y[5], y[6]);
+    float z[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    CHECK_RC(run(str, x, z, 10), PYOP_OK);
+    for (int i = 0; i < 7; i++)
+      CHECK(z[i] == (float)(unsigned char)want_text[i], "LazyText round %d: byte %d = %g, the "
+            "host gave %d", round, i, z[i], (int)(unsigned char)want_text[i]);
+    CHECK(z[7] == 7.0f && z[8] == 0.0f, "LazyText round %d: %g characters, in interpreter %g",
+          round, z[7], z[8]);
+  }
+  pyop_op_destroy(bools);
+  pyop_op_destroy(str);
 }
 
 /*
@@ -970,6 +1061,7 @@ static void case_lazy_attrs(void) {
           round, y[4], y[5]);
   }
   pyop_op_destroy(types);
+  lazy_borrowed();
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }

@@ -21,7 +21,15 @@ fallback, every element of every row of a list of lists of ints.
 
 LazyDtypes(x; dts) -> y: the code of each data type of the list[DataType]
 attribute, then len(dts), then the interpreter's id: the same fallback,
-every element of a list of data types."""
+every element of a list of data types.
+
+LazyBools(x; flags) -> y: 1 or 0 for each element of the list[bool]
+attribute (-2 for one that is not a bool), then len(flags), then the
+interpreter's id: the same fallback, every element of a list of bools.
+
+LazyText(x; text) -> y: the code of each character of the str attribute,
+then len(text), then the interpreter's id: the same fallback, every byte
+of a string."""
 import importlib
 import sys
 
@@ -128,3 +136,37 @@ class LazyDtypesImpl:
             o[i] = float(int(getattr(d, "value", d)))
         o[len(dts)] = float(len(dts))
         o[len(dts) + 1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyBools")
+def lazy_bools(x: TensorDesc, *, flags: list[bool] = [False]) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyBools")
+class LazyBoolsImpl:
+    def execute(self, x: Tensor, *, flags: list[bool]) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        for i, f in enumerate(flags):
+            o[i] = 1.0 if f is True else 0.0 if f is False else -2.0
+        o[len(flags)] = float(len(flags))
+        o[len(flags) + 1] = float(_interp_id())
+
+
+@pyop.register_op(op_type="LazyText")
+def lazy_text(x: TensorDesc, *, text: str = "") -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyText")
+class LazyTextImpl:
+    def execute(self, x: Tensor, *, text: str) -> None:
+        importlib.import_module(EXT)
+        out = pyop.get_execute_ctx().malloc_output_tensor(0, x.shape, x.dtype)
+        o = memoryview(out).cast("B").cast("f")
+        for i, c in enumerate(text):
+            o[i] = float(ord(c))
+        o[len(text)] = float(len(text))
+        o[len(text) + 1] = float(_interp_id())

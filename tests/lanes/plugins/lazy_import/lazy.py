@@ -10,6 +10,8 @@ Each computes y[0] = x[0] and y[1] = the id of the interpreter that ran it.
   LazyOptional execute imports the extension module and goes on without it
                when that raises ImportError (the optional-extension
                pattern, lazily): its calls never fail
+  LazyOptHost  the same as LazyOptional (a host that refuses its output:
+               lanes_load.c's lazy_host_status)
   LazyOptInit  the implementation's constructor does the same (its objects
                deleted are counted per interpreter)
   LazyWs       execute takes a workspace, then imports the extension module
@@ -374,3 +376,15 @@ class LazyDeclareWsImpl:
 
     def declare_launch_args(self, x, y):
         _declare(False, workspace_first=True)
+
+
+@pyop.register_op(op_type="LazyOptHost")
+def lazy_opt_host(x: TensorDesc) -> TensorDesc:
+    return TensorDesc(shape=x.shape, dtype=x.dtype)
+
+
+@pyop.register_op_impl(op_type="LazyOptHost")
+class LazyOptHostImpl:
+    def execute(self, x: Tensor) -> None:
+        _try_import(EXT)
+        _run(x)
