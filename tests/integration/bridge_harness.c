@@ -8012,6 +8012,17 @@ static void case_lpobj(void) {
                 "assert R['counts']() == R['before'], (R['counts'](), R['before'])\n"
                 "del R\n"),
           "the refused view class, released");
+    /* A view class that cannot be read (its metaclass raises RuntimeError
+     * for the attribute) refuses the instance with that error; only an
+     * AttributeError means none (batch 24 survivor
+     * bridge.b24.holders.input_view_error_swallowed: any error was). */
+    const rec_op *vr = find(&r, "LpViewRaises", true);
+    CHECK(vr != NULL, "LpViewRaises registered");
+    no = (void *)1;
+    clear_error();
+    CHECK(vr->cb->create_holder(vr->ctx, NULL, 0, &no) == PYOP_EPYTHON && no == NULL &&
+              err_has("RuntimeError: LpViewRaises: no view class today"),
+          "LpViewRaises refused: %s", g_err);
   }
   /* A failed create_holder drops the exception (and what its traceback
    * holds); the next one works. */

@@ -113,6 +113,28 @@ class LpBadViewImpl:
         raise AssertionError("never made")
 
 
+class _ViewRaisesMeta(type):
+    """Reading __pyop_input_view__ of its classes raises (not AttributeError)."""
+
+    @property
+    def __pyop_input_view__(cls):
+        raise RuntimeError("LpViewRaises: no view class today")
+
+
+@pyop.register_op(op_type="LpViewRaises")
+def lp_view_raises(x: TensorDesc) -> TensorDesc:
+    return x
+
+
+@pyop.register_op_impl(op_type="LpViewRaises")
+class LpViewRaisesImpl(metaclass=_ViewRaisesMeta):
+    """Its view class cannot be read: each instance is refused with that
+    error (only an AttributeError means "no view class")."""
+
+    def execute(self, x):
+        raise AssertionError("never made")
+
+
 @pyop.register_op(op_type="LpViewed")
 def lp_viewed(x: TensorDesc) -> TensorDesc:
     return x
