@@ -53,6 +53,12 @@ typedef struct lane_job {
   char *captured;                /* the last error a lane image reported */
   job_line *lines;
   size_t n_lines, cap_lines;
+  /* Images the worker closed, closed by the loading thread once every
+   * worker is done (pb_lane_image_close): at most the lane's kept one and
+   * its new one. */
+  void *late_handle[2];
+  int late_fd[2];
+  int n_late;
 } lane_job;
 
 /* The job the calling thread runs, or NULL (not a worker). */
@@ -179,13 +185,28 @@ static const pb_lane_services lane_services = {
 
 /* ------------------------------------------------------------- images */
 
+static void image_close_now(void *handle, int fd) {
+  if (handle != NULL)
+    dlclose(handle);
+  if (fd >= 0)
+    close(fd);
+}
+
+/* On a worker the image is closed only after every worker is done, so that
+ * no other worker's new image takes its addresses or its descriptor's
+ * number (its /proc/self/fd name) while the load runs: ThreadSanitizer
+ * took the entry of a new image mapped where a closed one had been for a
+ * race with the closed one's (lanes_host start_fail_first). */
 void pb_lane_image_close(pb_lane *l) {
   l->api = NULL;
-  if (l->handle != NULL)
-    dlclose(l->handle);
+  lane_job *j = cur_job;
+  if (j != NULL && (l->handle != NULL || l->fd >= 0) && j->n_late < 2) {
+    j->late_handle[j->n_late] = l->handle;
+    j->late_fd[j->n_late++] = l->fd;
+  } else {
+    image_close_now(l->handle, l->fd);
+  }
   l->handle = NULL;
-  if (l->fd >= 0)
-    close(l->fd);
   l->fd = -1;
 }
 
@@ -470,8 +491,8 @@ int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop
     return pb_error(PYOP_ENOMEM, "lanes: out of memory");
   }
   for (uint32_t k = 0; k < n; k++)
-    jobs[k] = (lane_job){&lanes[k], start, src, paths, path_names, n_paths, PYOP_OK,
-                         NULL, NULL, NULL, 0, 0};
+    jobs[k] = (lane_job){.lane = &lanes[k], .start = start, .src = src, .paths = paths,
+                         .names = path_names, .n_paths = n_paths, .rc = PYOP_OK};
   lane_work w = {jobs, n, 0};
   uint32_t most = cores();
   run_workers(&w, most < n ? most : n);
@@ -479,6 +500,8 @@ int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop
   *started_all = true;
   for (uint32_t k = 0; k < n; k++) {
     lane_job *j = &jobs[k];
+    for (int i = 0; i < j->n_late; i++)
+      image_close_now(j->late_handle[i], j->late_fd[i]);
     for (size_t i = 0; i < j->n_lines; i++) {
       pb_log(j->lines[i].level, "%s", j->lines[i].text);
       free(j->lines[i].text);

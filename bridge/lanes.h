@@ -145,7 +145,9 @@ int pb_lane_jobs_run(pb_lane *lanes, uint32_t n, bool start, int src, const pyop
                      char *const *path_names, size_t n_paths, bool *started_all);
 /* Why the last pb_lane_jobs_run answered PYOP_EUNSUPPORTED. */
 const char *pb_lane_jobs_unavailable(void);
-/* Closes l's image (dlclose, close), if any; no GIL needed. */
+/* Closes l's image (dlclose, close), if any: at once, or on a worker of
+ * pb_lane_jobs_run once every worker is done (it forgets it at once); no GIL
+ * needed. */
 void pb_lane_image_close(pb_lane *l);
 
 /* ---- lane_pool.c */
