@@ -18,6 +18,13 @@
  *     makes it PB_STATUS_LANE_CAUGHT: the dispatcher keeps the call's
  *     result and runs the op in the main interpreter from then on.
  * Only in a lane's image; the main image never records.
+ *
+ * Also here: the extension gate (lanes.h), which the wrappers of both kinds
+ * of image take around every extension module they make: a lane image's
+ * (pb_lane_imports_watch) and, while lanes serve, the main image's for the
+ * main interpreter (pb_lane_imports_gate_main). The gate is an import lock,
+ * held across the module's init (Python code) on purpose; no libpyop lock
+ * is taken with it.
  */
 #include "lanes.h"
 
