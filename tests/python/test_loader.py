@@ -85,6 +85,108 @@ class LoadTest(unittest.TestCase):
             self.assertEqual(self._plugin_modules(), [])
             self.assertEqual(sys.path, path_before)
 
+    def _meta_path_cases(self, d, name, setup, tail):
+        write(d, name, "import sys\n" + setup + "\n" + tail)
+
+    def test_meta_path_replaced_by_a_plugin(self):
+        # Python's import system takes any iterable as sys.meta_path; the
+        # loader's finders come off it all the same (it becomes a list of the
+        # same finders), whatever the plugin made it: a tuple, a list
+        # subclass whose remove does nothing (the loader once looped on it for
+        # good), and the plugin's own exception is what propagates.
+        setups = {
+            "tuple": "sys.meta_path = tuple(sys.meta_path)",
+            "subclass": ("class _L(list):\n"
+                         "    calls = 0\n"
+                         "    def remove(self, f):\n"
+                         "        _L.calls += 1\n"
+                         "        if _L.calls > 100:\n"
+                         "            raise AssertionError('remove called 100 times')\n"
+                         "sys.meta_path = _L(sys.meta_path)"),
+        }
+        for what, setup in setups.items():
+            with self.subTest(what), TempDir() as d:
+                _loader._install_finder()  # as a load leaves it
+                before = list(sys.meta_path)
+                self._meta_path_cases(d, "a_ok.py", setup, OP % ("Meta_" + what))
+                res = _loader.load_plugins([d])
+                try:
+                    self.assertEqual([p.op_type for p in res.protos], ["Meta_" + what])
+                    self.assertIs(type(sys.meta_path), list)
+                    self.assertEqual(len(sys.meta_path), len(before))
+                    self.assertTrue(all(a is b for a, b in zip(sys.meta_path, before)))
+                finally:
+                    _loader.unload_modules(res.modules)
+            with self.subTest(what + " then raises"), TempDir() as d:
+                self._meta_path_cases(d, "a_bad.py", setup, "raise SystemExit(6)\n")
+                with self.assertRaises(SystemExit) as cm:
+                    _loader.load_plugins([d])
+                self.assertEqual(cm.exception.code, 6)
+                self.assertIs(type(sys.meta_path), list)
+                self.assertFalse([f for f in sys.meta_path
+                                  if type(f).__name__ == "_SiblingFinder"])
+                self.assertEqual(self._plugin_modules(), [])
+                sys.meta_path[:] = before
+
+    def test_meta_path_not_iterable(self):
+        # A plugin that sets sys.meta_path to None and loads: the load fails
+        # saying so (the bridge then puts the saved list back); one that
+        # also raises keeps its own exception.
+        before = sys.meta_path
+        try:
+            with TempDir() as d:
+                self._meta_path_cases(d, "a_none.py", "sys.meta_path = None", "")
+                with self.assertRaises(TypeError) as cm:
+                    _loader.load_plugins([d])
+                self.assertIn("sys.meta_path is NoneType", str(cm.exception))
+                self.assertEqual(self._plugin_modules(), [])
+            sys.meta_path = before
+            with TempDir() as d:
+                self._meta_path_cases(d, "a_none.py", "sys.meta_path = None",
+                                      "raise SystemExit(7)\n")
+                with self.assertRaises(SystemExit) as cm:
+                    _loader.load_plugins([d])
+                self.assertEqual(cm.exception.code, 7)
+                self.assertEqual(self._plugin_modules(), [])
+        finally:
+            sys.meta_path = before
+            for f in [f for f in before if type(f).__name__ == "_SiblingFinder"]:
+                before.remove(f)
+
+    def test_shutdown_takes_the_finder_off_any_meta_path(self):
+        # The finder comes off a tuple too (it stayed there, and kept the
+        # package's objects alive past the bridge's shutdown: the bridge
+        # pinned itself); a finder
+        # whose __eq__ says yes to everything stays; a sys.meta_path that is
+        # None is no error.
+        class Greedy:
+            def __eq__(self, other):
+                return True
+
+            __hash__ = object.__hash__
+
+            @staticmethod
+            def find_spec(*args):
+                return None
+
+        before = list(sys.meta_path)
+        greedy = Greedy()
+        try:
+            _loader._install_finder()
+            first = sys.meta_path
+            sys.meta_path = tuple(sys.meta_path) + (greedy,)
+            _loader.shutdown()
+            self.assertIs(type(sys.meta_path), list)
+            self.assertFalse(any(f is _loader._PluginFinder for f in sys.meta_path))
+            # Off the list it was put on too, which outlives its replacement
+            # (CPython keeps the list sys.meta_path started as).
+            self.assertFalse(any(f is _loader._PluginFinder for f in first))
+            self.assertTrue(any(f is greedy for f in sys.meta_path))
+            sys.meta_path = None
+            _loader.shutdown()
+        finally:
+            sys.meta_path = [f for f in before if f is not _loader._PluginFinder]
+
     def test_deleted_sys_path_is_put_back(self):
         # sys.path has one owner, load_plugins: a plugin that deletes it gets
         # it back, and its own exception (not an AttributeError) propagates.

@@ -95,12 +95,12 @@ def install():
     try:
         spec.loader.exec_module(module)
         from ge import _npu
+        from ._loader import meta_path_add
+        meta_path_add(_npu.AclFinder, first=False)
     except BaseException:
         for name in [n for n in list(sys.modules) if n == "ge" or n.startswith("ge.")]:
             sys.modules.pop(name, None)
         raise
-    if _npu.AclFinder not in sys.meta_path:
-        sys.meta_path.append(_npu.AclFinder)
     _installed[:] = [module]
     _status.update(state="installed", detail=GE_DIR)
     other = shadowed()
@@ -120,8 +120,12 @@ def uninstall():
         return []
     npu = sys.modules.get("ge._npu")
     finder = getattr(npu, "AclFinder", None)
-    while finder is not None and finder in sys.meta_path:
-        sys.meta_path.remove(finder)
+    if finder is not None:
+        from ._loader import meta_path_remove
+        try:
+            meta_path_remove(finder)
+        except TypeError:
+            pass  # not iterable: nothing of ours to take off
     removed = [sys.modules.pop(n, None) for n in list(sys.modules)
                if n == "ge" or n.startswith("ge.")]
     _status.update(state="not installed", detail="")

@@ -243,31 +243,97 @@ class _Siblings:
         self.sub.peer = self.top
 
     def __enter__(self):
-        sys.meta_path.insert(0, self.sub)
-        sys.meta_path.append(self.top)
+        meta_path_add(self.sub, first=True)
+        meta_path_add(self.top, first=False)
         return self
 
-    def __exit__(self, *exc):
-        for f in (self.sub, self.top):
-            while f in sys.meta_path:
-                sys.meta_path.remove(f)
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            meta_path_remove(self.sub, self.top)
+        except TypeError:
+            if exc_type is None:
+                raise
+            # The plugin's own exception is the one to report; the bridge
+            # puts sys.meta_path back after the failed load.
         for name in self.top.aliases:
             sys.modules.pop(name, None)
         return False
 
 
+# Every list object libpyop put a finder on. A plugin that replaces
+# sys.meta_path (by a tuple, a new list) leaves the list it replaced alive
+# elsewhere: CPython keeps the sys module's first dict in a shallow copy, so
+# the list sys.meta_path started as outlives any replacement. Finders are
+# taken off these too, or they (and the package they hold) would outlive
+# the bridge.
+_meta_lists = []
+
+
+def _meta_path():
+    """sys.meta_path as a list libpyop can change in place. A plugin may have
+    replaced it by a tuple or a list subclass, which Python's import system
+    accepts (it only iterates it): it is replaced by a plain list of the same
+    finders, so a subclass's own insert or remove is never relied on.
+    TypeError when it is not iterable."""
+    mp = sys.meta_path
+    if type(mp) is not list:
+        try:
+            mp = list(mp)
+        except TypeError:
+            raise TypeError("sys.meta_path is %s, not a list of finders (a plugin replaced "
+                            "it): libpyop cannot add or remove its import finders"
+                            % type(mp).__name__) from None
+        sys.meta_path = mp
+    return mp
+
+
+def meta_path_add(finder, first):
+    """Puts finder on sys.meta_path once, at its start or its end."""
+    mp = _meta_path()
+    if not any(m is mp for m in _meta_lists):
+        _meta_lists.append(mp)
+    if not any(f is finder for f in mp):
+        if first:
+            mp.insert(0, finder)
+        else:
+            mp.append(finder)
+
+
+def meta_path_remove(*finders):
+    """Takes every occurrence of finders off sys.meta_path and off the lists
+    libpyop put finders on (compared by identity: a finder's __eq__ is not
+    asked). TypeError, after the lists, when sys.meta_path is not iterable."""
+    error = None
+    try:
+        lists = [_meta_path()]
+    except TypeError as e:
+        error, lists = e, []
+    lists += [m for m in _meta_lists if not any(m is n for n in lists)]
+    for mp in lists:
+        if any(f is g for f in mp for g in finders):
+            mp[:] = [f for f in mp if not any(f is g for g in finders)]
+    if error is not None:
+        raise error
+
+
 def _install_finder():
-    if _PluginFinder not in sys.meta_path:
-        sys.meta_path.insert(0, _PluginFinder)
+    meta_path_add(_PluginFinder, first=True)
 
 
 def shutdown():
     """Removes the finder and libpyop's ge package (the bridge calls this
-    before dropping the package); returns the ge modules removed."""
-    while _PluginFinder in sys.meta_path:
-        sys.meta_path.remove(_PluginFinder)
+    before dropping the package); returns the ge modules removed. A
+    sys.meta_path that is not iterable any more keeps nothing of libpyop's
+    to remove; the ge package is removed all the same."""
+    try:
+        meta_path_remove(_PluginFinder)
+    except TypeError:
+        pass
     from . import _ge_link
-    return _ge_link.uninstall()
+    try:
+        return _ge_link.uninstall()
+    finally:
+        _meta_lists.clear()
 
 
 def _skipped(name):
@@ -476,6 +542,12 @@ def unload_modules(names):
         if mod in gone or mod.split(".")[0] in gone:
             del _registry._samples[op_type]
     removed = [sys.modules.pop(n, None) for n in list(sys.modules) if _under(n, gone)]
-    importlib.invalidate_caches()
+    try:
+        importlib.invalidate_caches()
+    except Exception:
+        # It asks every finder on sys.meta_path: a plugin's finder that
+        # raises, or a sys.meta_path a plugin made None, must not stop an
+        # unload (nor hide the exception of the load it cleans up after).
+        pass
     linecache.clearcache()
     return [m for m in removed if m is not None]
