@@ -1450,6 +1450,11 @@ class ReferenceRulesTest(unittest.TestCase):
         text = self._problem(info, case, [one, two], lambda x: (arr, [arr, arr]))
         self.assertTrue(text.startswith("output zs[1] differs from the reference at element 0"),
                         text)
+        # The first tensor of a dynamic output has its index too (batch 26:
+        # it was named as the whole output "zs").
+        text = self._problem(info, case, [one, two], lambda x: (arr, [arr + 1, arr * 2]))
+        self.assertTrue(text.startswith("output zs[0] differs from the reference at element 0"),
+                        text)
 
     def test_one_output_returned_as_a_list(self):
         # the op's only output: what the reference returns is that output,

@@ -55,6 +55,10 @@ PLUGIN = textwrap.dedent('''\
 
     @pyop.register_op_impl(op_type="Odd")
     class OddImpl:
+        def __init__(self):
+            if "exit_init" in MODE:
+                os._exit(0)
+
         def execute(self, x: Tensor) -> None:
             if "print_execute" in MODE:
                 noise("execute")
@@ -123,6 +127,14 @@ class SupervisedTest(unittest.TestCase):
         self.assert_unfinished(self.pyop("exit_import", *self.RUN),
                                'op "Odd": while loading the plugins, the plugin code ended',
                                "exited with status 0")
+
+    def test_run_op_exits_while_created(self):
+        # The step is creating the op (its class's __init__), not loading
+        # the plugins (batch 26: the stage was never said, the load's stood).
+        r = self.assert_unfinished(self.pyop("exit_init", *self.RUN),
+                                   'creating the op of "Odd" ended the process',
+                                   "exited with status 0")
+        self.assertNotIn("loading the plugins", r.stderr)
 
     def test_run_op_hangs(self):
         r = self.assert_unfinished(self.pyop("hang_execute", *(self.RUN + ("--timeout", "2"))),
