@@ -67,6 +67,9 @@
  *              without it the inits overlap, as _ctypes's did, which
  *              corrupted its static types); the main interpreter's import
  *              says none overlapped, the op runs there
+ *   ext_gate_nested  the same with an init that imports another
+ *              extension module first (the gate entered again inside it):
+ *              still one init at a time
  *   ext_gate_lazy  the same extension imported inside execute by two
  *              instances at once, in lanes 1 and 2: each lane refuses it
  *              after its init, the op goes on in the main interpreter,
@@ -1245,6 +1248,26 @@ static void case_ext_gate(void) {
   free(opp);
 }
 
+/*
+ * The same with an init that first imports another extension module
+ * (_statistics, LANES_SLOWINIT_INNER): each lane enters the gate again
+ * inside its init (on 3.13 from the main interpreter, where CPython runs
+ * a lane's single-phase init: the lane's thread, which holds the gate,
+ * waited for itself there, and the load hung), and leaving that inner
+ * entry must not free the gate while the outer init runs (the lanes C
+ * pass, session 18: the depth was not counted, and lane 2's init
+ * overlapped lane 1's).
+ */
+static void case_ext_gate_nested(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("ext_gate_nested: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  setenv("LANES_SLOWINIT_INNER", "_statistics", 1);
+  case_ext_gate();
+  unsetenv("LANES_SLOWINIT_INNER");
+}
+
 /* One call of an instance of SlowLazy on a thread of its own. */
 typedef struct lazy_call {
   pyop_op *op;
@@ -1320,7 +1343,7 @@ static void case_same_twice(void) {
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(del_import) X(ext_gate) X(ext_gate_lazy) X(same_twice) X(lane_log)
+  X(del_import) X(ext_gate) X(ext_gate_nested) X(ext_gate_lazy) X(same_twice) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};
