@@ -25,7 +25,9 @@
  *   mapped_lanes  loads with 2, 1, then 2 lanes in a bridge image a kept
  *              Tensor keeps mapped after shutdown: each starts or takes
  *              up its lanes as in a new image (the earlier ones kept by
- *              the shutdown before it) and runs Scale in them
+ *              the shutdown before it) and runs Scale in them; then
+ *              ext_gate_lazy's calls there (the main interpreter's
+ *              extension modules behind the gate again)
  *   optional_ext  a plugin that catches the ImportError of an extension a
  *              lane refuses: serial naming the module, every instance on
  *              the main interpreter's accelerated path
@@ -377,6 +379,8 @@ static void keep_mapped_ready(void *user, int level, const char *line) {
   }
 }
 
+static void slow_lazy_pair(void);
+
 /*
  * The lanes of a bridge image kept mapped after shutdown (pin, with 0
  * lanes: Pin runs in the main interpreter), then loads with lanes in that
@@ -385,7 +389,9 @@ static void keep_mapped_ready(void *user, int level, const char *line) {
  * its lanes as a load in a new image would (the lanes of the previous
  * session are not taken as this one's), takes up the ones the previous
  * shutdown kept (the Python libpyop started is known as its own again:
- * its lanes are kept on 3.12 too), and runs Scale in its lanes.
+ * its lanes are kept on 3.12 too), and runs Scale in its lanes. A last
+ * load there has the main interpreter's extension modules behind the
+ * lanes' gate, as the first did (ext_gate_lazy).
  */
 static void case_mapped_lanes(void) {
   const char *pure = LANES_PLUGINS "/pure";
@@ -431,6 +437,17 @@ static void case_mapped_lanes(void) {
     CHECK_RC(pyop_shutdown(), PYOP_OK);
     CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
     CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  }
+  /* A load after those in the same image puts the main interpreter's
+   * extension modules behind the lanes' gate again (each shutdown took
+   * them out; the lanes C pass, session 18: only the first load did):
+   * ext_gate_lazy's pair of calls, whose main-interpreter import (the
+   * first of this process) must not overlap lane 2's init. */
+  if (getenv("LANES_SLOWINIT") != NULL) {
+    load_with_lanes(2, LANES_PLUGINS "/ext_gate_lazy");
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    slow_lazy_pair();
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
   }
   unsetenv("PYOP_TEST_LANES");
 }
@@ -1285,22 +1302,10 @@ static void *lazy_call_run(void *p) {
   return NULL;
 }
 
-/*
- * ext_gate_lazy/lazy.py imports the slow single-phase extension inside
- * execute. Two instances (lanes 1 and 2) called at once from two threads:
- * lane 1 runs the init, refuses the module and its call goes on in the
- * main interpreter, whose import runs the init again while lane 2 runs
- * its own (after lane 1's: the gate). The main interpreter's module says
- * how many overlapped, and execute fails on any: both calls must succeed.
- */
-static void case_ext_gate_lazy(void) {
-  if (getenv("LANES_SLOWINIT") == NULL) {
-    printf("ext_gate_lazy: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
-    return;
-  }
-  char *opp = xasprintf("%s/ext_gate_lazy", LANES_PLUGINS);
-  load_with_lanes(2, opp);
-  REQUIRE_RC(pyop_load(), PYOP_OK);
+/* Two instances of SlowLazy (ext_gate_lazy/lazy.py, loaded with 2 lanes),
+ * one per lane, called at once from two threads: both succeed (none of the
+ * inits, the main interpreter's included, overlapped). */
+static void slow_lazy_pair(void) {
   expect_info("SlowLazy", 2, NULL);
   lazy_call calls[2] = {{0}};
   pthread_t t[2];
@@ -1317,6 +1322,25 @@ static void case_ext_gate_lazy(void) {
     CHECK(calls[i].y1 == 4.0f, "call %d: y[1] = %g", i, calls[i].y1);
     pyop_op_destroy(calls[i].op);
   }
+}
+
+/*
+ * ext_gate_lazy/lazy.py imports the slow single-phase extension inside
+ * execute. Two instances (lanes 1 and 2) called at once from two threads:
+ * lane 1 runs the init, refuses the module and its call goes on in the
+ * main interpreter, whose import runs the init again while lane 2 runs
+ * its own (after lane 1's: the gate). The main interpreter's module says
+ * how many overlapped, and execute fails on any: both calls must succeed.
+ */
+static void case_ext_gate_lazy(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("ext_gate_lazy: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  char *opp = xasprintf("%s/ext_gate_lazy", LANES_PLUGINS);
+  load_with_lanes(2, opp);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  slow_lazy_pair();
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
