@@ -47,7 +47,7 @@ static PyObject *lanes_call(const char *fn) {
 
 /* ------------------------------------------------ the extension gate */
 
-pb_ext_gate pb_ext_gate_main = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+pb_ext_gate pb_ext_gate_main = {.mu = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
 
 /* The gate this image takes: a lane image's main image's (set_config),
  * the main image's own once its lanes load (pb_lane_imports_gate_main). */
@@ -83,10 +83,14 @@ static PyObject *gate_enter(PyObject *self, PyObject *unused) {
     int64_t me = gate_key();
     gate_after_fork(g);
     Py_BEGIN_ALLOW_THREADS
+    pthread_t self = pthread_self();
     pthread_mutex_lock(&g->mu);
-    while (g->owner != 0 && g->owner != me)
+    while (g->owner != 0 && g->owner != me && !pthread_equal(g->thread, self))
       pthread_cond_wait(&g->freed, &g->mu);
-    g->owner = me;
+    if (g->owner == 0) {
+      g->owner = me;
+      g->thread = self;
+    }
     g->depth++;
     pthread_mutex_unlock(&g->mu);
     Py_END_ALLOW_THREADS
@@ -100,7 +104,8 @@ static PyObject *gate_leave(PyObject *self, PyObject *unused) {
   if (g != NULL) {
     int64_t me = gate_key();
     pthread_mutex_lock(&g->mu);
-    if (g->owner == me && g->depth > 0 && --g->depth == 0) {
+    bool mine = g->owner == me || (g->owner != 0 && pthread_equal(g->thread, pthread_self()));
+    if (mine && g->depth > 0 && --g->depth == 0) {
       g->owner = 0;
       pthread_cond_broadcast(&g->freed);
     }

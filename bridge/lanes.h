@@ -41,10 +41,14 @@
  * wraps _imp.create_dynamic and create_builtin). The holder is an
  * interpreter, not a thread: its own threads pass (its GIL orders them,
  * and an init that imports another extension re-enters), the other
- * interpreters wait, their GIL released. owner is the holding
- * interpreter's id + 1, 0 when free; depth counts its entries; pid is the
- * process the state belongs to (a fork's child starts it afresh: the
- * holder may be a thread it does not have).
+ * interpreters wait, their GIL released. The thread that took it passes
+ * too, from any interpreter: CPython 3.13 runs a single-phase init of a
+ * sub-interpreter's import in the main interpreter, so an extension that
+ * init imports is made there, on the holder's thread (it waited for
+ * itself). owner is the holding interpreter's id + 1, 0 when free; thread
+ * the thread that took it; depth counts the entries; pid is the process
+ * the state belongs to (a fork's child starts it afresh: the holder may be
+ * a thread it does not have).
  */
 typedef struct pb_ext_gate {
   pthread_mutex_t mu;
@@ -52,6 +56,7 @@ typedef struct pb_ext_gate {
   int64_t owner;
   uint64_t depth;
   _Atomic pid_t pid;
+  pthread_t thread;
 } pb_ext_gate;
 
 /* The main image's gate (lane_imports.c). */

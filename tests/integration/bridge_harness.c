@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9065,6 +9066,185 @@ static void launch_sinks_missing(recorder *r, uint32_t lanes) {
   }
 }
 
+/* A view of n bytes of src in a heap block of the host's (NULL for 0). */
+static pyop_str heap_str(const char *src, size_t n) {
+  char *d = n > 0 ? malloc(n) : NULL;
+  CHECK(n == 0 || d != NULL, "out of memory");
+  if (n > 0)
+    memcpy(d, src, n);
+  return (pyop_str){d, n};
+}
+
+/* Overwrites then frees what heap_str gave. */
+static void heap_str_free(pyop_str s) {
+  if (s.data != NULL)
+    memset((char *)s.data, 'Q', s.len);
+  free((char *)s.data);
+}
+
+/*
+ * The attributes a lane's holder keeps for its twin in the main
+ * interpreter are a copy of their own, every byte (lane_calls.c,
+ * attrs_copy; the lanes C pass, session 18): FbAttrs
+ * (plugins/lane_fallback) is made in each lane (and the main interpreter)
+ * from views in the host's heap, which the host overwrites and frees right
+ * after create_holder_in (a view is borrowed for the call,
+ * docs/bridge-abi.md); its first call in a lane falls back to the main
+ * interpreter, whose holder gets what the host gave: a str holding a NUL
+ * and a non-ASCII character (the bridge takes a str by its length), a
+ * list[str] with an empty item and one holding a NUL, a list[bool], a
+ * list[list[int]] with an empty row, an empty list[int]; every name.
+ */
+static void lane_attrs_kept(recorder *r, uint32_t lanes) {
+  const rec_op *impl = find(r, "FbAttrs", true);
+  CHECK(impl != NULL && impl->lanes == lanes, "FbAttrs in %u lanes, expected %u",
+        impl != NULL ? impl->lanes : 0, lanes);
+  if (impl == NULL)
+    return;
+  static const char text[] = "x\0y\xc3\xa9z";
+  static const char *const tag_items[3] = {"ab", "", "c\0d"};
+  static const size_t tag_lens[3] = {2, 0, 3};
+  static const bool flag_items[3] = {true, false, true};
+  static const int64_t row0[2] = {-7, (int64_t)1 << 40}, row2[1] = {5};
+  static const char *const names[5] = {"text", "tags", "flags", "rows", "none"};
+  void *h[3] = {NULL, NULL, NULL};
+  for (uint32_t lane = 0; lane <= lanes && lane < 3; lane++) {
+    pyop_attr_view *at = calloc(5, sizeof *at);
+    pyop_str *tags = malloc(3 * sizeof *tags);
+    bool *flags = malloc(sizeof flag_items);
+    int64_t *r0 = malloc(sizeof row0), *r2 = malloc(sizeof row2);
+    pyop_int_list *rows = malloc(3 * sizeof *rows);
+    CHECK(at != NULL && tags != NULL && flags != NULL && r0 != NULL && r2 != NULL &&
+              rows != NULL,
+          "out of memory");
+    for (int i = 0; i < 3; i++)
+      tags[i] = heap_str(tag_items[i], tag_lens[i]);
+    memcpy(flags, flag_items, sizeof flag_items);
+    memcpy(r0, row0, sizeof row0);
+    memcpy(r2, row2, sizeof row2);
+    rows[0] = (pyop_int_list){r0, 2};
+    rows[1] = (pyop_int_list){NULL, 0};
+    rows[2] = (pyop_int_list){r2, 1};
+    static const int32_t types[5] = {PYOP_ATTR_STR, PYOP_ATTR_LIST_STR, PYOP_ATTR_LIST_BOOL,
+                                     PYOP_ATTR_LIST_LIST_INT, PYOP_ATTR_LIST_INT};
+    for (int i = 0; i < 5; i++) {
+      at[i].struct_size = sizeof at[i];
+      at[i].name = heap_str(names[i], strlen(names[i]));
+      at[i].type = at[i].default_value.type = types[i];
+    }
+    at[0].default_value.u.s = heap_str(text, sizeof text - 1);
+    at[1].default_value.u.strs.items = tags;
+    at[1].default_value.u.strs.count = 3;
+    at[2].default_value.u.bools.items = flags;
+    at[2].default_value.u.bools.count = 3;
+    at[3].default_value.u.int_lists.items = rows;
+    at[3].default_value.u.int_lists.count = 3;
+    clear_error();
+    int rc = lane == 0 ? impl->cb->create_holder(impl->ctx, at, 5, &h[lane])
+                       : impl->cb->create_holder_in(impl->ctx, at, 5, lane, &h[lane]);
+    CHECK(rc == PYOP_OK && h[lane] != NULL, "create_holder of FbAttrs in lane %u: %d %s", lane,
+          rc, g_err);
+    /* The host's memory changes, then goes. */
+    for (int i = 0; i < 3; i++)
+      heap_str_free(tags[i]);
+    for (int i = 0; i < 5; i++)
+      heap_str_free(at[i].name);
+    heap_str_free(at[0].default_value.u.s);
+    memset(flags, 0, sizeof flag_items);
+    memset(r0, 0xff, sizeof row0);
+    memset(r2, 0xff, sizeof row2);
+    memset(rows, 0xff, 3 * sizeof *rows);
+    memset(tags, 0xff, 3 * sizeof *tags);
+    memset(at, 0xff, 5 * sizeof *at);
+    free(at), free(tags), free(flags), free(r0), free(r2), free(rows);
+  }
+  /* Python's repr of what the host gave, in UTF-8. */
+  static const char want[] = "('x\\x00y\xc3\xa9z', ['ab', '', 'c\\x00d'], [True, False, True], "
+                             "[[-7, 1099511627776], [], [5]], [])";
+  for (uint32_t lane = 0; lane <= lanes && lane < 3; lane++) {
+    if (h[lane] == NULL)
+      continue;
+    for (int round = 0; round < 2; round++) {
+      float x[128];
+      int64_t sh[1] = {128};
+      memset(x, 0, sizeof x);
+      pyop_tensor in = tensor_f32(x, 1, sh);
+      outputs o = {0};
+      int rc = exec1(impl, h[lane], &in, 1, ONE, 1, &o);
+      CHECK(rc == PYOP_OK && o.mem[0] != NULL, "FbAttrs made in lane %u, call %d: %d %s", lane,
+            round, rc, g_err);
+      if (rc == PYOP_OK && o.mem[0] != NULL) {
+        const float *y = o.mem[0];
+        char got[129];
+        size_t n = 0;
+        while (n < 128 && y[n] >= 0.0f)
+          got[n] = (char)(unsigned char)y[n], n++;
+        got[n] = '\0';
+        CHECK(n == sizeof want - 1 && memcmp(got, want, n) == 0,
+              "FbAttrs made in lane %u, call %d: its holder in the main interpreter got %s, "
+              "the host gave %s",
+              lane, round, got, want);
+      }
+      outputs_free(&o);
+    }
+    impl->cb->destroy_holder(h[lane]);
+  }
+}
+
+/* A find_proto offered without release_proto: counts its calls. */
+static atomic_int g_find_half_calls;
+static int find_proto_half(pyop_str op_type, const pyop_op_info **out) {
+  (void)op_type;
+  atomic_fetch_add(&g_find_half_calls, 1);
+  *out = NULL;
+  return PYOP_ENOENT;
+}
+
+/*
+ * A loader offering find_proto without release_proto (what it finds could
+ * never be given back) has neither called, in a lane as in the main
+ * interpreter (lane 0; lane_start.c's lane services: the lanes C pass,
+ * session 18): EdgeCtx's "out_past" (an output index past the op's, whose
+ * message would name the prototype's dynamic outputs) fails alike, and
+ * find_proto is never called.
+ */
+static void lane_protos_half(uint32_t lanes) {
+  pyop_bridge_entry_fn entry =
+      (pyop_bridge_entry_fn)dlsym(bridge_handle, PYOP_BRIDGE_ENTRY_SYMBOL);
+  pyop_loader_services svc = g_services;
+  svc.find_proto = find_proto_half;
+  svc.release_proto = NULL;
+  pyop_bridge_request req = {sizeof req, PYOP_BRIDGE_ABI_MAJOR, PYOP_BRIDGE_ABI_MINOR, &svc};
+  CHECK_OK(entry(&req, &api));
+  recorder r = {.fail_at = -1};
+  CHECK_OK(load(&r, 1, "edges/edges.py"));
+  const rec_op *impl = find(&r, "EdgeCtx", true);
+  CHECK(impl != NULL && impl->lanes == lanes, "EdgeCtx in %u lanes, expected %u",
+        impl != NULL ? impl->lanes : 0, lanes);
+  for (uint32_t lane = 0; impl != NULL && lane <= impl->lanes; lane++) {
+    void *h = holder_in(impl, attr_str("what", "out_past"), lane);
+    if (h == NULL)
+      continue;
+    float x[2] = {1, 2};
+    int64_t sh[1] = {2};
+    pyop_tensor in = tensor_f32(x, 1, sh);
+    outputs o = {0};
+    atomic_store(&g_find_half_calls, 0);
+    int rc = exec1(impl, h, &in, 1, ONE, 1, &o);
+    CHECK(rc == PYOP_EPYTHON && err_has("output index 1"), "lane %u, out_past: %d %s", lane,
+          rc, g_err);
+    CHECK(atomic_load(&g_find_half_calls) == 0,
+          "lane %u: find_proto called %d times without release_proto", lane,
+          atomic_load(&g_find_half_calls));
+    outputs_free(&o);
+    impl->cb->destroy_holder(h);
+  }
+  api->reset();
+  rec_clear(&r);
+  req.services = &g_services; /* back to what the other cases use */
+  CHECK_OK(entry(&req, &api));
+}
+
 /*
  * The execute services an op gets in a lane are the host's, member by
  * member (lane_calls.c; batch 21 survivor
@@ -9078,7 +9258,9 @@ static void launch_sinks_missing(recorder *r, uint32_t lanes) {
  * interpreter (lane 0). Where this Python cannot run lanes (3.11: the
  * ctest integration.bridge.lane_services) the view says lanes 0 with the
  * reason and only lane 0 runs; tests/lanes/run.sh runs the case with each
- * CPython 3.12+ (with lanes).
+ * CPython 3.12+ (with lanes). Then loads of launch (sinks missing),
+ * lane_fallback (the attributes kept for the main interpreter) and edges
+ * again with a loader offering find_proto without release_proto.
  */
 static void case_lane_services(void) {
   recorder r = {.fail_at = -1};
@@ -9134,6 +9316,14 @@ static void case_lane_services(void) {
   CHECK_OK(load(&r2, 1, "launch"));
   launch_sinks_missing(&r2, want);
   rec_clear(&r2);
+  api->reset();
+  /* A third: attributes kept for the main interpreter. */
+  recorder r3 = {.fail_at = -1};
+  CHECK_OK(load(&r3, 1, "lane_fallback"));
+  lane_attrs_kept(&r3, want);
+  rec_clear(&r3);
+  api->reset();
+  lane_protos_half(want);
 }
 
 #define BRIDGE_HARNESS_CASES(X)                                               \

@@ -44,6 +44,9 @@
  *   shutdown_atexit pyop_shutdown run by an atexit callback of the host's, while
  *                   Py_FinalizeEx runs: it finishes (0, no abort); skipped
  *                   where lanes are off (3.12.0-3.12.3)
+ *   fork_gate       3.12: a C fork while a lane holds the extension gate:
+ *                   the child's import of an extension module in the main
+ *                   interpreter completes (the gate starts afresh there)
  *
  * Where CPython cannot end a lane safely (3.12.0 - 3.12.3, gh-119213) lanes
  * run only with the test seam PYOP_TEST_LANES=force, and then Python is not
@@ -56,6 +59,7 @@
 #include "lanes_util.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -573,8 +577,80 @@ static void case_shutdown_atexit(void) {
   free(opp);
 }
 
+/* One call of op (SlowLazy) on a thread of its own. */
+typedef struct gate_call {
+  pyop_op *op;
+  int rc;
+} gate_call;
+
+static void *gate_call_run(void *p) {
+  gate_call *c = p;
+  float x[2] = {1, 2}, y[2] = {0, 0};
+  c->rc = run(c->op, x, y, 2);
+  return NULL;
+}
+
+/*
+ * A C fork while a lane holds the extension gate (bridge/lanes.h): SlowLazy
+ * (plugins/ext_gate_lazy) imports, in its lane, a single-phase extension
+ * whose init takes 300 ms, and the host forks 150 ms into it. The child
+ * (Python as the parent left it) imports an extension module in the main
+ * interpreter, behind the same gate, which the holder (a thread the child
+ * does not have) can never give back there: the child's first entry starts
+ * the gate afresh, and the import completes (the lanes C pass, session
+ * 18: the parent's holder was kept, and the child waited forever). The
+ * parent's call goes on in the main interpreter. 3.12 only: 3.13 runs the
+ * init in the main interpreter, its GIL held, which such a child cannot
+ * take either.
+ */
+static void case_fork_gate(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("fork_gate: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  if (Py_Version >= 0x030D0000) { /* the init runs holding the main interpreter's GIL */
+    printf("fork_gate: skipped: CPython 3.13+ runs a lane's single-phase init in the main "
+           "interpreter\n");
+    return;
+  }
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/ext_gate_lazy", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("SlowLazy", 2, NULL);
+  gate_call c = {NULL, PYOP_OK};
+  REQUIRE_RC(pyop_op_create("SlowLazy", NULL, 0, &c.op), PYOP_OK);
+  CHECK(pyop_op_lane(c.op) != 0, "SlowLazy in lane %u", (unsigned)pyop_op_lane(c.op));
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, gate_call_run, &c) == 0, "thread");
+  usleep(150 * 1000);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    alarm(20); /* an import that waits for the parent's holder: killed, not hung */
+    PyEval_RestoreThread(mine);
+    _exit(PyRun_SimpleString("import _statistics\n") == 0 ? 0 : 1);
+  }
+  int st = 0;
+  REQUIRE(waitpid(pid, &st, 0) == pid, "waitpid: %s", strerror(errno));
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+        "the forked child importing an extension module: %s %d (a lane held the gate at the "
+        "fork)",
+        WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+  pthread_join(t, NULL);
+  CHECK_RC(c.rc, PYOP_OK);
+  pyop_op_destroy(c.op);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
 #define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(finalize_first) X(kept_exit) \
-  X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit)
+  X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit) X(fork_gate)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};

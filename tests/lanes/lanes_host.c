@@ -74,8 +74,10 @@
  *              unload and load: refused there (serial, naming that lane),
  *              registering an extra op there (the load fails naming that
  *              lane and the element); its implementation without compile
- *              in one lane (the load fails naming it); then the same lanes
- *              load it again
+ *              in one lane, its prototype under a longer key in one lane
+ *              or not registered there, or not by an identical copy of it
+ *              first on the path (each load fails naming it); then the
+ *              same lanes load it again
  *   kept_counts  the log line of each start says how many lanes were
  *              started and how many taken up from an earlier load (2, 3,
  *              1, 2 lanes, one shutdown between each); one lane image open
@@ -978,7 +980,11 @@ static void by_interp(const char *file, const char *action, float id) {
  * element, after pure) refused in lane 1 only, then in lane 2 only, leaves
  * its op serial naming that lane, while pure's ops run in both; registering
  * an extra op in one lane only fails the load naming that lane and the
- * element. The lanes keep their interpreters across unload and load (ids
+ * element; so does one whose prototype has a longer key in one lane, or
+ * is not registered there (the implementation, under the same key, is),
+ * or whose implementation has other capabilities there; or whose identical
+ * copy, first on the path, registers no prototype in one lane (the
+ * original there does). The lanes keep their interpreters across unload and load (ids
  * from lane_ids), so the plugin knows which one differs. After that, the
  * same lanes load it alike again and it runs in both.
  */
@@ -1067,6 +1073,54 @@ static void case_one_lane_differs(void) {
     CHECK_ERR_HAS(want);
     CHECK_LIST("");
   }
+  /* The prototype under a longer key in one lane (its function renamed
+   * there; the main interpreter's key a prefix of it): that lane does not
+   * yield the main interpreter's, and the load fails naming it (the lanes
+   * C pass, session 18: a key was matched by its prefix). */
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "rename", ids[k]);
+    CHECK(pyop_load() != PYOP_OK, "a prototype under another key in lane %d accepted", k + 1);
+    char want[64];
+    snprintf(want, sizeof want, "lane %d does not yield prototype 'ByInterp' (", k + 1);
+    CHECK_ERR_HAS(want);
+    CHECK_LIST("");
+  }
+  /* No prototype in one lane, only the implementation, whose key is the
+   * prototype's: the lane does not yield the prototype (the lanes C pass,
+   * session 18: a descriptor was matched whatever its kind). */
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, "noproto", ids[k]);
+    CHECK(pyop_load() != PYOP_OK, "no prototype in lane %d accepted", k + 1);
+    char want[64];
+    snprintf(want, sizeof want, "lane %d does not yield prototype 'ByInterp' (", k + 1);
+    CHECK_ERR_HAS(want);
+    CHECK_LIST("");
+  }
+  /* The same plugin through two path elements, an identical copy of it
+   * first: lane 1, then lane 2, registers no prototype from the copy alone
+   * (the other element's it does): that lane does not yield the copy's, and
+   * the load fails naming it (the lanes C pass, session 18: the other
+   * element's descriptor was matched, and the op stayed serial as if the
+   * lane had compiled other sources). */
+  char *copy_dir = path_join(dir, "copy"), *copy = path_join(copy_dir, "by_interp.py");
+  char *src = xasprintf("%s/per_interp/by_interp.py", LANES_PLUGINS);
+  char *two = xasprintf("%s/pure:%s:%s/per_interp", LANES_PLUGINS, copy_dir, LANES_PLUGINS);
+  make_dir(copy_dir);
+  copy_file(src, copy);
+  set_opp_path(two);
+  for (int k = 0; k < 2; k++) {
+    char *text = xasprintf("noproto %d %s\n", (int)ids[k], copy_dir);
+    write_file(file, text);
+    free(text);
+    CHECK(pyop_load() != PYOP_OK, "no prototype from the copy in lane %d accepted", k + 1);
+    char want[64];
+    snprintf(want, sizeof want, "lane %d does not yield prototype 'ByInterp' (", k + 1);
+    CHECK_ERR_HAS(want);
+    CHECK_ERR_HAS(copy_dir);
+    CHECK_LIST("");
+  }
+  set_opp_path(opp);
+  free(copy_dir), free(copy), free(src), free(two);
   REQUIRE(remove(file) == 0, "remove %s", file);
   REQUIRE_RC(pyop_load(), PYOP_OK);
   expect_info("ByInterp", 2, NULL);

@@ -25,7 +25,9 @@
  *   mapped_lanes  loads with 2, 1, then 2 lanes in a bridge image a kept
  *              Tensor keeps mapped after shutdown: each starts or takes
  *              up its lanes as in a new image (the earlier ones kept by
- *              the shutdown before it) and runs Scale in them
+ *              the shutdown before it) and runs Scale in them; then
+ *              ext_gate_lazy's calls there (the main interpreter's
+ *              extension modules behind the gate again)
  *   optional_ext  a plugin that catches the ImportError of an extension a
  *              lane refuses: serial naming the module, every instance on
  *              the main interpreter's accelerated path
@@ -67,6 +69,9 @@
  *              without it the inits overlap, as _ctypes's did, which
  *              corrupted its static types); the main interpreter's import
  *              says none overlapped, the op runs there
+ *   ext_gate_nested  the same with an init that imports another
+ *              extension module first (the gate entered again inside it):
+ *              still one init at a time
  *   ext_gate_lazy  the same extension imported inside execute by two
  *              instances at once, in lanes 1 and 2: each lane refuses it
  *              after its init, the op goes on in the main interpreter,
@@ -374,6 +379,8 @@ static void keep_mapped_ready(void *user, int level, const char *line) {
   }
 }
 
+static void slow_lazy_pair(void);
+
 /*
  * The lanes of a bridge image kept mapped after shutdown (pin, with 0
  * lanes: Pin runs in the main interpreter), then loads with lanes in that
@@ -382,7 +389,9 @@ static void keep_mapped_ready(void *user, int level, const char *line) {
  * its lanes as a load in a new image would (the lanes of the previous
  * session are not taken as this one's), takes up the ones the previous
  * shutdown kept (the Python libpyop started is known as its own again:
- * its lanes are kept on 3.12 too), and runs Scale in its lanes.
+ * its lanes are kept on 3.12 too), and runs Scale in its lanes. A last
+ * load there has the main interpreter's extension modules behind the
+ * lanes' gate, as the first did (ext_gate_lazy).
  */
 static void case_mapped_lanes(void) {
   const char *pure = LANES_PLUGINS "/pure";
@@ -428,6 +437,17 @@ static void case_mapped_lanes(void) {
     CHECK_RC(pyop_shutdown(), PYOP_OK);
     CHECK_RC(pyop_set_host_hooks(NULL), PYOP_OK);
     CHECK_RC(pyop_set_log_level(level), PYOP_OK);
+  }
+  /* A load after those in the same image puts the main interpreter's
+   * extension modules behind the lanes' gate again (each shutdown took
+   * them out; the lanes C pass, session 18: only the first load did):
+   * ext_gate_lazy's pair of calls, whose main-interpreter import (the
+   * first of this process) must not overlap lane 2's init. */
+  if (getenv("LANES_SLOWINIT") != NULL) {
+    load_with_lanes(2, LANES_PLUGINS "/ext_gate_lazy");
+    REQUIRE_RC(pyop_load(), PYOP_OK);
+    slow_lazy_pair();
+    CHECK_RC(pyop_shutdown(), PYOP_OK);
   }
   unsetenv("PYOP_TEST_LANES");
 }
@@ -1245,6 +1265,26 @@ static void case_ext_gate(void) {
   free(opp);
 }
 
+/*
+ * The same with an init that first imports another extension module
+ * (_statistics, LANES_SLOWINIT_INNER): each lane enters the gate again
+ * inside its init (on 3.13 from the main interpreter, where CPython runs
+ * a lane's single-phase init: the lane's thread, which holds the gate,
+ * waited for itself there, and the load hung), and leaving that inner
+ * entry must not free the gate while the outer init runs (the lanes C
+ * pass, session 18: the depth was not counted, and lane 2's init
+ * overlapped lane 1's).
+ */
+static void case_ext_gate_nested(void) {
+  if (getenv("LANES_SLOWINIT") == NULL) {
+    printf("ext_gate_nested: skipped: LANES_SLOWINIT is not set (run.sh builds it)\n");
+    return;
+  }
+  setenv("LANES_SLOWINIT_INNER", "_statistics", 1);
+  case_ext_gate();
+  unsetenv("LANES_SLOWINIT_INNER");
+}
+
 /* One call of an instance of SlowLazy on a thread of its own. */
 typedef struct lazy_call {
   pyop_op *op;
@@ -1260,6 +1300,28 @@ static void *lazy_call_run(void *p) {
   c->y1 = y[1];
   snprintf(c->err, sizeof c->err, "%s", c->rc != PYOP_OK ? pyop_last_error() : "");
   return NULL;
+}
+
+/* Two instances of SlowLazy (ext_gate_lazy/lazy.py, loaded with 2 lanes),
+ * one per lane, called at once from two threads: both succeed (none of the
+ * inits, the main interpreter's included, overlapped). */
+static void slow_lazy_pair(void) {
+  expect_info("SlowLazy", 2, NULL);
+  lazy_call calls[2] = {{0}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    REQUIRE_RC(pyop_op_create("SlowLazy", NULL, 0, &calls[i].op), PYOP_OK);
+  CHECK(pyop_op_lane(calls[0].op) != pyop_op_lane(calls[1].op), "both instances in lane %u",
+        (unsigned)pyop_op_lane(calls[0].op));
+  for (int i = 0; i < 2; i++)
+    REQUIRE(pthread_create(&t[i], NULL, lazy_call_run, &calls[i]) == 0, "thread");
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    CHECK(calls[i].rc == PYOP_OK, "call %d: %d: %s", i, calls[i].rc, calls[i].err);
+    CHECK(calls[i].y1 == 4.0f, "call %d: y[1] = %g", i, calls[i].y1);
+    pyop_op_destroy(calls[i].op);
+  }
 }
 
 /*
@@ -1278,22 +1340,7 @@ static void case_ext_gate_lazy(void) {
   char *opp = xasprintf("%s/ext_gate_lazy", LANES_PLUGINS);
   load_with_lanes(2, opp);
   REQUIRE_RC(pyop_load(), PYOP_OK);
-  expect_info("SlowLazy", 2, NULL);
-  lazy_call calls[2] = {{0}};
-  pthread_t t[2];
-  for (int i = 0; i < 2; i++)
-    REQUIRE_RC(pyop_op_create("SlowLazy", NULL, 0, &calls[i].op), PYOP_OK);
-  CHECK(pyop_op_lane(calls[0].op) != pyop_op_lane(calls[1].op), "both instances in lane %u",
-        (unsigned)pyop_op_lane(calls[0].op));
-  for (int i = 0; i < 2; i++)
-    REQUIRE(pthread_create(&t[i], NULL, lazy_call_run, &calls[i]) == 0, "thread");
-  for (int i = 0; i < 2; i++)
-    pthread_join(t[i], NULL);
-  for (int i = 0; i < 2; i++) {
-    CHECK(calls[i].rc == PYOP_OK, "call %d: %d: %s", i, calls[i].rc, calls[i].err);
-    CHECK(calls[i].y1 == 4.0f, "call %d: y[1] = %g", i, calls[i].y1);
-    pyop_op_destroy(calls[i].op);
-  }
+  slow_lazy_pair();
   CHECK_RC(pyop_shutdown(), PYOP_OK);
   free(opp);
 }
@@ -1320,7 +1367,7 @@ static void case_same_twice(void) {
 #define LANES_LOAD_CASES(X)                                                                   \
   X(twice) X(trailing_slash) X(replaced) X(unavailable) X(refusal_reset) X(mapped_lanes) \
   X(optional_ext) X(lazy_import) X(lazy_attrs) X(optional_many) X(desc_refused) \
-  X(del_import) X(ext_gate) X(ext_gate_lazy) X(same_twice) X(lane_log)
+  X(del_import) X(ext_gate) X(ext_gate_nested) X(ext_gate_lazy) X(same_twice) X(lane_log)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_LOAD_CASES(LANES_CASE_ENTRY)};

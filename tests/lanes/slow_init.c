@@ -10,6 +10,7 @@
 #include <Python.h>
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 
 static atomic_int running, overlaps;
@@ -20,6 +21,18 @@ static struct PyModuleDef slowinit_def = {PyModuleDef_HEAD_INIT, "_pyop_slowinit
 PyMODINIT_FUNC PyInit__pyop_slowinit(void) {
   if (atomic_fetch_add(&running, 1) != 0)
     atomic_fetch_add(&overlaps, 1);
+  /* LANES_SLOWINIT_INNER names a module the init imports first (an
+   * extension module made inside this one's init: the gate entered again
+   * by the same interpreter, lanes_load.c ext_gate_nested). */
+  const char *inner = getenv("LANES_SLOWINIT_INNER");
+  if (inner != NULL && inner[0] != '\0') {
+    PyObject *m = PyImport_ImportModule(inner);
+    if (m == NULL) {
+      atomic_fetch_sub(&running, 1);
+      return NULL;
+    }
+    Py_DECREF(m);
+  }
   struct timespec pause = {0, 300 * 1000 * 1000};
   nanosleep(&pause, NULL); /* the GIL held, as an init readying types holds it */
   atomic_fetch_sub(&running, 1);
