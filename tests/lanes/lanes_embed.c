@@ -29,6 +29,13 @@
  *                   (atexit._run_exitfuncs), the load after starts
  *                   new ones; Python finalizes. 3.12: they end at
  *                   pyop_shutdown (forced lanes on 3.12.0-3.12.3: no finalize)
+ *   exit_main_holder  the exit hook in atexit ends the lanes while the host
+ *                   keeps an op that fell back to the main interpreter
+ *                   (LazyDel): its instance made in the main interpreter
+ *                   still runs and is deleted there when destroyed; the
+ *                   one made in a lane is refused (PYOP_ENOTINIT, the
+ *                   lane ended), its destroy safe; Python finalizes
+ *                   (forced lanes on 3.12.0-3.12.3: no finalize)
  *   kept_address_reused  3.13+: the host ends the kept lanes itself and
  *                   makes sub-interpreters of its own, one at a kept
  *                   lane's address: the next load takes none of them up
@@ -289,6 +296,77 @@ static void case_kept_exit(void) {
           "(not ended)", ids[0], ids[1], first[0], first[1]);
     CHECK_RC(pyop_shutdown(), PYOP_OK);
   }
+  PyEval_RestoreThread(mine);
+  finish_python(mine, true);
+  free(opp);
+}
+
+/* One call of LazyDel (tests/lanes/plugins/lazy_import) with x[0] = x0: y
+ * = {x0, the interpreter's id, how many LazyDel objects it deleted}. */
+static int run_del(pyop_op *op, float x0, float *y) {
+  float x[3] = {x0, 0, 0};
+  y[0] = y[1] = y[2] = -1;
+  return run(op, x, y, 3);
+}
+
+/*
+ * The lanes end at libpyop's exit hook (atexit._run_exitfuncs() runs it,
+ * as Py_FinalizeEx would) while the host still holds instances of an op
+ * that fell back to the main interpreter (issue 31): LazyDel's first
+ * instance is made in a lane and falls back at its first call; the two
+ * made after are the main interpreter's from the start. After the hook the
+ * lane's instance is refused (PYOP_ENOTINIT, naming the lane's end) and
+ * its destroy is safe (its main interpreter's object deleted); the main
+ * interpreter's instances still run there, and one destroyed has its
+ * object deleted there (the lanes C pass, session 18: survivor
+ * bridge.plc.lane_calls.main_holder_gone refused them as if in a lane, so
+ * its object was never deleted). Then pyop_shutdown and Python finalizes.
+ */
+static void case_exit_main_holder(void) {
+  Py_InitializeEx(0);
+  PyThreadState *mine = PyEval_SaveThread();
+  char *opp = xasprintf("%s/lazy_import", LANES_PLUGINS);
+  embed_lanes(2, opp, true);
+  REQUIRE(expected_lanes(2, true) == 2, "no lanes");
+  REQUIRE_RC(pyop_load(), PYOP_OK);
+  expect_info("LazyDel", 2, NULL);
+  pyop_op *lane = NULL, *main[2] = {NULL, NULL};
+  float y[3];
+  REQUIRE_RC(pyop_op_create("LazyDel", NULL, 0, &lane), PYOP_OK);
+  CHECK(pyop_op_lane(lane) != 0, "LazyDel in lane %u", (unsigned)pyop_op_lane(lane));
+  CHECK_RC(run_del(lane, 7, y), PYOP_OK); /* falls back: run again in the main interpreter */
+  CHECK(y[0] == 7 && y[1] == 0 && y[2] == 0, "LazyDel's fallback: y = %g %g %g", y[0], y[1],
+        y[2]);
+  for (int i = 0; i < 2; i++) {
+    REQUIRE_RC(pyop_op_create("LazyDel", NULL, 0, &main[i]), PYOP_OK);
+    CHECK_RC(run_del(main[i], 3 + i, y), PYOP_OK);
+    CHECK(y[0] == 3 + i && y[1] == 0 && y[2] == 0,
+          "LazyDel made after the fallback (%d): y = %g %g %g", i, y[0], y[1], y[2]);
+  }
+  PyEval_RestoreThread(mine);
+  CHECK(PyRun_SimpleString("import atexit; atexit._run_exitfuncs()\n") == 0, "atexit");
+  mine = PyEval_SaveThread();
+  CHECK_RC(run_del(lane, 5, y), PYOP_ENOTINIT);
+  CHECK(strstr(pyop_last_error(), "interpreter lane ended") != NULL,
+        "the lane's instance after the exit hook: %s", pyop_last_error());
+  for (int i = 0; i < 2; i++) {
+    CHECK_RC(run_del(main[i], 8 + i, y), PYOP_OK);
+    CHECK(y[0] == 8 + i && y[1] == 0 && y[2] == 0,
+          "the main interpreter's LazyDel (%d) after the exit hook: y = %g %g %g", i, y[0],
+          y[1], y[2]);
+  }
+  pyop_op_destroy(main[0]);
+  CHECK_RC(run_del(main[1], 6, y), PYOP_OK);
+  CHECK(y[0] == 6 && y[1] == 0 && y[2] == 1,
+        "a main interpreter's LazyDel destroyed after the exit hook: the main interpreter "
+        "deleted %g LazyDel objects, expected 1 (y = %g %g)", y[2], y[0], y[1]);
+  pyop_op_destroy(lane);
+  CHECK_RC(run_del(main[1], 4, y), PYOP_OK);
+  CHECK(y[0] == 4 && y[1] == 0 && y[2] == 2,
+        "the lane's LazyDel destroyed after the exit hook: the main interpreter deleted %g "
+        "LazyDel objects, expected 2 (its fallback's too; y = %g %g)", y[2], y[0], y[1]);
+  pyop_op_destroy(main[1]);
+  CHECK_RC(pyop_shutdown(), PYOP_OK);
   PyEval_RestoreThread(mine);
   finish_python(mine, true);
   free(opp);
@@ -650,7 +728,7 @@ static void case_fork_gate(void) {
 }
 
 #define LANES_EMBED_CASES(X) X(gil_kept) X(host_subinterp) X(finalize) X(finalize_first) X(kept_exit) \
-  X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit) X(fork_gate)
+  X(exit_main_holder) X(kept_address_reused) X(kept_one_ended) X(shutdown_atexit) X(fork_gate)
 
 int main(int argc, char **argv) {
   static const lanes_case cases[] = {LANES_EMBED_CASES(LANES_CASE_ENTRY)};
