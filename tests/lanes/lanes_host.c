@@ -1001,6 +1001,23 @@ static void keep_serial(void *user, int level, const char *line) {
   }
 }
 
+/* Lane 1, then lane 2, has by_interp do ACTION: the load fails, its
+ * error has WANT (a format of the lane's number) and ALSO (or NULL), and
+ * nothing is registered. */
+static void load_fails_per_lane(const char *file, const float *ids, const char *action,
+                                const char *want_fmt, const char *also) {
+  for (int k = 0; k < 2; k++) {
+    by_interp(file, action, ids[k]);
+    CHECK(pyop_load() != PYOP_OK, "'%s' in lane %d accepted", action, k + 1);
+    char want[96];
+    snprintf(want, sizeof want, want_fmt, k + 1);
+    CHECK_ERR_HAS(want);
+    if (also != NULL)
+      CHECK_ERR_HAS(also);
+    CHECK_LIST("");
+  }
+}
+
 static void case_one_lane_differs(void) {
   char *dir = make_temp_dir("lanes-by-interp");
   char *file = path_join(dir, "action");
@@ -1064,38 +1081,16 @@ static void case_one_lane_differs(void) {
   /* An implementation with other capabilities in one lane (no compile
    * there): the load fails naming that lane (configuration pass, session
    * 12). */
-  for (int k = 0; k < 2; k++) {
-    by_interp(file, "nocompile", ids[k]);
-    CHECK(pyop_load() != PYOP_OK, "capabilities differing in lane %d accepted", k + 1);
-    char want[64];
-    snprintf(want, sizeof want, "in lane %d but ", k + 1);
-    CHECK_ERR_HAS("implementation 'ByInterp' (");
-    CHECK_ERR_HAS(want);
-    CHECK_LIST("");
-  }
+  load_fails_per_lane(file, ids, "nocompile", "in lane %d but ", "implementation 'ByInterp' (");
   /* The prototype under a longer key in one lane (its function renamed
    * there; the main interpreter's key a prefix of it): that lane does not
    * yield the main interpreter's, and the load fails naming it (the lanes
    * C pass, session 18: a key was matched by its prefix). */
-  for (int k = 0; k < 2; k++) {
-    by_interp(file, "rename", ids[k]);
-    CHECK(pyop_load() != PYOP_OK, "a prototype under another key in lane %d accepted", k + 1);
-    char want[64];
-    snprintf(want, sizeof want, "lane %d does not yield prototype 'ByInterp' (", k + 1);
-    CHECK_ERR_HAS(want);
-    CHECK_LIST("");
-  }
+  load_fails_per_lane(file, ids, "rename", "lane %d does not yield prototype 'ByInterp' (", NULL);
   /* No prototype in one lane, only the implementation, whose key is the
    * prototype's: the lane does not yield the prototype (the lanes C pass,
    * session 18: a descriptor was matched whatever its kind). */
-  for (int k = 0; k < 2; k++) {
-    by_interp(file, "noproto", ids[k]);
-    CHECK(pyop_load() != PYOP_OK, "no prototype in lane %d accepted", k + 1);
-    char want[64];
-    snprintf(want, sizeof want, "lane %d does not yield prototype 'ByInterp' (", k + 1);
-    CHECK_ERR_HAS(want);
-    CHECK_LIST("");
-  }
+  load_fails_per_lane(file, ids, "noproto", "lane %d does not yield prototype 'ByInterp' (", NULL);
   /* The same plugin through two path elements, an identical copy of it
    * first: lane 1, then lane 2, registers no prototype from the copy alone
    * (the other element's it does): that lane does not yield the copy's, and

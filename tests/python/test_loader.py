@@ -139,6 +139,7 @@ class LoadTest(unittest.TestCase):
                 with self.assertRaises(TypeError) as cm:
                     _loader.load_plugins([d])
                 self.assertIn("sys.meta_path is NoneType", str(cm.exception))
+                self.assertIn("(a plugin of %s replaced it)" % d, str(cm.exception))
                 self.assertEqual(self._plugin_modules(), [])
             sys.meta_path = before
             with TempDir() as d:

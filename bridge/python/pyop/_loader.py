@@ -238,6 +238,7 @@ class _Siblings:
     """Context manager: the sibling finders of one directory element."""
 
     def __init__(self, directory, assigned, extra_roots):
+        self.directory = directory
         self.top = _SiblingFinder(directory, assigned, extra_roots, True)
         self.sub = _SiblingFinder(directory, assigned, extra_roots, False)
         self.sub.peer = self.top
@@ -250,9 +251,9 @@ class _Siblings:
     def __exit__(self, exc_type, exc, tb):
         try:
             meta_path_remove(self.sub, self.top)
-        except TypeError:
+        except TypeError as e:
             if exc_type is None:
-                raise
+                raise TypeError("%s (a plugin of %s replaced it)" % (e, self.directory)) from None
             # The plugin's own exception is the one to report; the bridge
             # puts sys.meta_path back after the failed load.
         for name in self.top.aliases:
